@@ -1,0 +1,85 @@
+#include <cstdio>
+#include <fstream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/trace_json.h"
+
+namespace kvs::cli {
+
+int cmd_generate(int argc, char** argv) {
+    auto specs = model_options();
+    for (auto& o : sampler_options()) specs.push_back(o);
+    specs.insert(specs.end(),
+                 {{"prompt", "TEXT", "prompt text (default empty: BOS only)"},
+                  {"max-new-tokens", "N", "tokens to generate (default 256, within the context)"},
+                  {"no-cache", "", "recompute the whole sequence at every decode step"},
+                  {"prefill-token-by-token", "", "feed the prompt one token per forward pass"},
+                  {"trace-json", "FILE", "write the whole trace as JSON"}});
+    Args a("generate", specs, argc, argv, 2);
+    if (a.help()) {
+        std::fputs("Generate text, printing it as llama2.c's run.c does; a summary goes to "
+                   "stderr.\n",
+                   stdout);
+        std::fputs(a.usage().c_str(), stdout);
+        return 0;
+    }
+    Opened o = open_from(a);
+    const Model& m = *o.model;
+    const std::string prompt = a.str("prompt");
+    const auto prompt_ids = m.tokenizer().encode(prompt);
+
+    SessionConfig cfg;
+    cfg.sampler = sampler_from(a);
+    cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
+    cfg.prefill_token_by_token = a.has("prefill-token-by-token");
+    cfg.max_new_tokens = max_new_from(a, m, prompt_ids, 256);
+    const bool full_trace = a.has("trace-json");
+    cfg.capture.attention = full_trace;
+    cfg.capture.kv_rows = full_trace;
+    cfg.keep_logits = full_trace;
+    Session s(m, *o.backend.backend, cfg);
+    s.set_prompt_tokens(prompt_ids);
+
+    const Tokenizer& tok = m.tokenizer();
+    const auto& ids = s.tokens();
+    auto put = [&](std::size_t i) {
+        const std::string p = tok.printable(i > 0 ? ids[i - 1] : -1, ids[i]);
+        std::fwrite(p.data(), 1, p.size(), stdout);
+    };
+    const std::size_t first = tok.bos() >= 0 && ids[0] == tok.bos() ? 1 : 0;
+    double prefill_s = 0, decode_s = 0;
+    int decode_steps = 0;
+    while (!s.finished()) {
+        const StepRecord& r = s.step();
+        if (r.phase == Phase::Prefill) {
+            prefill_s = r.wall_seconds;
+            for (std::size_t i = first; i < static_cast<std::size_t>(s.prompt_len()); ++i) put(i);
+        } else {
+            decode_s += r.wall_seconds;
+            ++decode_steps;
+        }
+        if (s.finish_reason() != "end token") put(s.tokens().size() - 1);
+        std::fflush(stdout);
+    }
+    std::fputs("\n", stdout);
+
+    std::fprintf(stderr,
+                 "kvscope: %s (%s), %s; %d prompt tokens, %d new; prefill %.3f ms; decode %.1f "
+                 "tok/s (%s); stopped: %s; KV cache %s\n",
+                 m.name().c_str(), o.backend.backend->device().c_str(),
+                 o.backend.note.c_str(), s.prompt_len(), s.generated(), prefill_s * 1e3,
+                 decode_steps > 0 && decode_s > 0 ? decode_steps / decode_s : 0.0,
+                 mode_name(cfg.mode), s.finish_reason().c_str(),
+                 human_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
+    if (full_trace) {
+        const std::string path = a.str("trace-json");
+        std::ofstream f(path);
+        if (!f) throw Error(path + ": cannot write");
+        write_trace_json(f, s);
+        if (!f) throw Error(path + ": write failed");
+    }
+    return 0;
+}
+
+}  // namespace kvs::cli

@@ -1,0 +1,64 @@
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/model_loader.h"
+
+namespace kvs::cli {
+
+std::vector<OptionSpec> model_options() {
+    return {{"model", "M", "default (ours, built in) | toy | stories260K | FILE.bin"},
+            {"tokenizer", "FILE", "llama2.c tokenizer (default: found beside the model)"},
+            {"backend", "B", "auto | cpu | cuda (default auto)"}};
+}
+
+std::vector<OptionSpec> sampler_options() {
+    return {{"temperature", "T", "0 = greedy (default 0)"},
+            {"top-k", "K", "keep the K most likely tokens (default 0 = off)"},
+            {"top-p", "P", "nucleus sampling mass (default 0.9; used when T > 0)"},
+            {"seed", "S", "random seed (default 42)"}};
+}
+
+SamplerConfig sampler_from(const Args& a) {
+    SamplerConfig s;
+    s.temperature = static_cast<float>(a.number("temperature", 0.0, 0.0, 100.0));
+    s.top_k = a.integer("top-k", 0, 0, 1 << 20);
+    s.top_p = static_cast<float>(a.number("top-p", 0.9, 0.0, 1.0));
+    const double seed = a.number("seed", 42, 0, 9007199254740992.0);
+    s.seed = static_cast<std::uint64_t>(seed);
+    return s;
+}
+
+Opened open_from(const Args& a) {
+    Opened o;
+    o.model = open_model(a.str("model", "default"), a.str("tokenizer"));
+    o.backend = make_backend(a.str("backend", "auto"));
+    return o;
+}
+
+int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, int fallback) {
+    const int allowed = m.config().seq_len - static_cast<int>(prompt.size()) + 1;
+    if (static_cast<int>(prompt.size()) > m.config().seq_len)
+        throw Error("the prompt is " + std::to_string(prompt.size()) +
+                    " tokens, longer than the model's context of " +
+                    std::to_string(m.config().seq_len) + " tokens");
+    if (!a.has("max-new-tokens")) return std::min(fallback, allowed);
+    const int n = a.integer("max-new-tokens", fallback, 1, 1 << 24);
+    if (n > allowed)
+        throw Error("--max-new-tokens " + std::to_string(n) + " is beyond the context: the prompt is " +
+                    std::to_string(prompt.size()) + " tokens and the context " +
+                    std::to_string(m.config().seq_len) + ", so at most " +
+                    std::to_string(allowed) + " new tokens");
+    return n;
+}
+
+std::string human_bytes(double b) {
+    char buf[32];
+    if (b < 1024) std::snprintf(buf, sizeof buf, "%.0f B", b);
+    else if (b < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+    else if (b < 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576);
+    else std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824);
+    return buf;
+}
+
+}  // namespace kvs::cli

@@ -1,0 +1,60 @@
+// kvscope-cli: the engine without a window, for scripts, notebooks and tests.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+namespace {
+
+struct Command {
+    const char* name;
+    int (*run)(int, char**);
+    const char* help;
+};
+
+const Command kCommands[] = {
+    {"generate", kvs::cli::cmd_generate, "generate text, printed as llama2.c's run.c does"},
+    {"compare", kvs::cli::cmd_compare, "the same generation with and without the KV cache"},
+    {"info", kvs::cli::cmd_info, "a model's shape and its KV cache cost"},
+};
+
+void usage(FILE* f) {
+    std::fputs("usage: kvscope-cli COMMAND [options]   (kvscope-cli COMMAND --help for more)\n",
+               f);
+    for (const auto& c : kCommands) std::fprintf(f, "  %-10s %s\n", c.name, c.help);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+        !std::strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (const auto& c : kCommands) {
+        if (std::strcmp(argv[1], c.name) != 0) continue;
+        try {
+            return c.run(argc, argv);
+        } catch (const kvs::Error& e) {
+            std::fprintf(stderr, "kvscope-cli: error: %s\n", e.what());
+            return 2;
+        } catch (const std::bad_alloc&) {
+            std::fprintf(stderr, "kvscope-cli: error: out of memory\n");
+            return 2;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kvscope-cli: internal error: %s\n", e.what());
+            return 1;
+        }
+    }
+    std::fprintf(stderr, "kvscope-cli: error: unknown command '%s' (see kvscope-cli --help)\n",
+                 argv[1]);
+    return 2;
+}

@@ -1,0 +1,106 @@
+#pragma once
+// The ops the Llama forward pass is written in. A Backend owns its memory: a DeviceSpan may be a
+// GPU address, so core code passes spans around and offsets them but never dereferences them.
+// All tensors are float32, row-major; shapes are given per op.
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace kvs {
+
+struct DeviceSpan {
+    float* data = nullptr;
+    std::size_t size = 0;
+    DeviceSpan at(std::size_t offset, std::size_t n) const { return {data + offset, n}; }
+    bool empty() const { return size == 0; }
+};
+
+// Op families, for per-op timing. Order matters only for display.
+enum class Op { Embed, RmsNorm, Matmul, Rope, KvAppend, Attention, SwiGLU, Add, Transfer, kCount };
+constexpr int kOpCount = static_cast<int>(Op::kCount);
+const char* op_name(Op op);
+
+struct OpTimes {
+    std::array<double, kOpCount> seconds{};
+    std::array<int, kOpCount> calls{};
+    double total() const;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;    // "cpu", "cuda", "cuda-emulated"
+    virtual std::string device() const = 0;  // what measured the times, in words
+
+    virtual DeviceSpan alloc(std::size_t n) = 0;  // zero-filled
+    virtual void release(DeviceSpan s) = 0;
+    virtual void upload(DeviceSpan dst, const float* src, std::size_t n) = 0;
+    virtual void download(float* dst, DeviceSpan src, std::size_t n) = 0;
+
+    // x[t, :] = table[tokens[t], :]          x: [T, dim], table: [vocab, dim], tokens on the host
+    virtual void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) = 0;
+    // out[t] = x[t] / rms(x[t]) * w           out, x: [T, dim], w: [dim]; eps 1e-5
+    virtual void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) = 0;
+    // out[t, i] = sum_j w[i, j] * x[t, j]     x: [T, n], w: [d, n], out: [T, d]
+    virtual void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) = 0;
+    // Rotates adjacent pairs (i, i+1) of q and k for positions pos0..pos0+T-1 (run.c's RoPE).
+    // q: [T, dim], k: [T, kv_dim]
+    virtual void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
+                      int head_dim) = 0;
+    // cache[pos0 + t, :] = new[t, :] for K and V.   cache: [capacity, kv_dim], new: [T, kv_dim]
+    virtual void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v,
+                           int pos0, int T, int kv_dim) = 0;
+    // Causal attention of T queries at positions pos0.. over cache rows 0..pos0+T-1, GQA mapping
+    // query head h -> kv head h / (n_heads / n_kv_heads), scale 1/sqrt(head_dim).
+    // q, out: [T, n_heads * head_dim]; cache: [capacity, n_kv_heads * head_dim].
+    // probs, when not empty: [n_heads, T, pos0 + T] softmax weights, masked cells 0.
+    virtual void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
+                           DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
+                           int head_dim) = 0;
+    // h1 = silu(h1) * h3                      h1, h3: [n]
+    virtual void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) = 0;
+    // x += y                                  x, y: [n]
+    virtual void add(DeviceSpan x, DeviceSpan y, std::size_t n) = 0;
+
+    // Wait for queued work; after it, op_times() is complete.
+    virtual void synchronize() {}
+    virtual void reset_op_times() { times_ = {}; }
+    virtual OpTimes op_times() { return times_; }
+
+protected:
+    OpTimes times_;
+};
+
+// A backend allocation that frees itself.
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    DeviceBuffer(Backend& b, std::size_t n) : backend_(&b), span_(b.alloc(n)) {}
+    DeviceBuffer(DeviceBuffer&& o) noexcept : backend_(o.backend_), span_(o.span_) { o.span_ = {}; }
+    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+        if (this != &o) {
+            reset();
+            backend_ = o.backend_;
+            span_ = o.span_;
+            o.span_ = {};
+        }
+        return *this;
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    ~DeviceBuffer() { reset(); }
+    void reset() {
+        if (backend_ && span_.data) backend_->release(span_);
+        span_ = {};
+    }
+    DeviceSpan span() const { return span_; }
+    DeviceSpan at(std::size_t offset, std::size_t n) const { return span_.at(offset, n); }
+    std::size_t size() const { return span_.size; }
+
+private:
+    Backend* backend_ = nullptr;
+    DeviceSpan span_;
+};
+
+}  // namespace kvs

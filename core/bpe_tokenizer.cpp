@@ -1,0 +1,183 @@
+#include "core/bpe_tokenizer.h"
+
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <queue>
+
+#include "core/error.h"
+#include "core/file_bytes.h"
+
+namespace kvs {
+namespace {
+
+constexpr std::size_t kMaxTokenizerBytes = std::size_t(256) << 20;
+constexpr int kMaxPieceBytes = 4096;
+
+// The byte a "<0xXX>" piece stands for, or -1. run.c matches the prefix with sscanf.
+int byte_of_piece(const std::string& p) {
+    if (p.size() < 4 || p.compare(0, 3, "<0x") != 0) return -1;
+    auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    const int hi = hex(p[3]);
+    if (hi < 0) return -1;
+    const int lo = p.size() > 4 ? hex(p[4]) : -1;
+    return lo < 0 ? hi : hi * 16 + lo;
+}
+
+}  // namespace
+
+BpeTokenizer BpeTokenizer::parse(const unsigned char* data, std::size_t size, int expected_vocab,
+                                 const std::string& name) {
+    auto fail = [&](const std::string& why) -> void {
+        throw Error(name + ": not a llama2.c tokenizer: " + why);
+    };
+    std::size_t at = 0;
+    auto read_i32 = [&](std::int32_t& v) {
+        if (size - at < 4) return false;
+        std::memcpy(&v, data + at, 4);
+        at += 4;
+        return true;
+    };
+    BpeTokenizer t;
+    std::int32_t max_len = 0;
+    if (!read_i32(max_len)) fail("file is shorter than its 4-byte header");
+    if (max_len <= 0 || max_len > kMaxPieceBytes)
+        fail("max_token_length = " + std::to_string(max_len));
+    t.max_token_length_ = max_len;
+
+    while (at < size && (expected_vocab < 0 || t.vocab_size() < expected_vocab)) {
+        const int id = t.vocab_size();
+        float score;
+        std::int32_t len;
+        if (size - at < 8) fail("token " + std::to_string(id) + " is truncated");
+        std::memcpy(&score, data + at, 4);
+        std::memcpy(&len, data + at + 4, 4);
+        at += 8;
+        if (len < 0 || len > max_len)
+            fail("token " + std::to_string(id) + " has length " + std::to_string(len) +
+                 " (max_token_length " + std::to_string(max_len) + ")");
+        if (static_cast<std::size_t>(len) > size - at)
+            fail("token " + std::to_string(id) + " runs past the end of the file");
+        t.pieces_.emplace_back(reinterpret_cast<const char*>(data + at), len);
+        t.scores_.push_back(score);
+        at += len;
+    }
+    if (expected_vocab >= 0 && t.vocab_size() != expected_vocab)
+        fail("holds " + std::to_string(t.vocab_size()) + " tokens, the model needs " +
+             std::to_string(expected_vocab));
+    if (at != size) fail(std::to_string(size - at) + " bytes of trailing data");
+    if (t.vocab_size() < kByteBase) fail("fewer than 3 tokens (<unk>, <s>, </s>)");
+    for (int i = t.vocab_size() - 1; i >= 0; --i) t.index_[t.pieces_[i]] = i;
+    return t;
+}
+
+BpeTokenizer BpeTokenizer::load(const std::string& path, int expected_vocab) {
+    const auto bytes = read_file_bytes(path, kMaxTokenizerBytes);
+    return parse(bytes.data(), bytes.size(), expected_vocab, path);
+}
+
+int BpeTokenizer::find(std::string_view piece) const {
+    auto it = index_.find(std::string(piece));
+    return it == index_.end() ? -1 : it->second;
+}
+
+std::vector<int> BpeTokenizer::encode(std::string_view text) const {
+    std::vector<int> ids{kBos};
+    if (!text.empty()) {
+        // sentencepiece's dummy prefix: the first word gets a leading space like all others.
+        const int space = find(" ");
+        if (space >= 0) ids.push_back(space);
+    }
+    // One piece per UTF-8 code point (a lead byte and at most 3 continuation bytes), else bytes.
+    for (std::size_t i = 0; i < text.size();) {
+        std::size_t n = 1;
+        while (i + n < text.size() && n < 4 &&
+               (static_cast<unsigned char>(text[i + n]) & 0xC0) == 0x80)
+            ++n;
+        const int id = find(text.substr(i, n));
+        if (id >= 0) {
+            ids.push_back(id);
+        } else {
+            for (std::size_t k = 0; k < n; ++k) {
+                const int b = static_cast<unsigned char>(text[i + k]) + kByteBase;
+                ids.push_back(b < vocab_size() ? b : 0);
+            }
+        }
+        i += n;
+    }
+
+    // run.c merges, over and over, the adjacent pair whose concatenation is the vocabulary entry
+    // with the highest score, the leftmost pair on ties. A heap with lazy invalidation makes the
+    // same choices in O(n log n): list order never changes, so "leftmost" is "smallest index".
+    const int n = static_cast<int>(ids.size());
+    std::vector<int> next(n), prev(n), version(n, 0);
+    for (int i = 0; i < n; ++i) {
+        next[i] = i + 1 < n ? i + 1 : -1;
+        prev[i] = i - 1;
+    }
+    struct Cand {
+        float score;
+        int left, right, merged, vl, vr;
+        bool operator<(const Cand& o) const {  // max-heap on score, then min on position
+            return score != o.score ? score < o.score : left > o.left;
+        }
+    };
+    std::priority_queue<Cand> heap;
+    auto consider = [&](int l) {
+        const int r = l < 0 ? -1 : next[l];
+        if (r < 0) return;
+        const int m = find(pieces_[ids[l]] + pieces_[ids[r]]);
+        if (m >= 0 && scores_[m] > -1e10f)
+            heap.push({scores_[m], l, r, m, version[l], version[r]});
+    };
+    for (int i = 0; i + 1 < n; ++i) consider(i);
+    std::vector<bool> alive(n, true);
+    while (!heap.empty()) {
+        const Cand c = heap.top();
+        heap.pop();
+        if (!alive[c.left] || !alive[c.right] || next[c.left] != c.right ||
+            version[c.left] != c.vl || version[c.right] != c.vr)
+            continue;
+        ids[c.left] = c.merged;
+        ++version[c.left];
+        alive[c.right] = false;
+        next[c.left] = next[c.right];
+        if (next[c.right] >= 0) prev[next[c.right]] = c.left;
+        consider(prev[c.left]);
+        consider(c.left);
+    }
+    std::vector<int> out;
+    for (int i = 0; i >= 0 && i < n; i = next[i]) out.push_back(ids[i]);
+    return out;
+}
+
+std::string BpeTokenizer::piece(int token) const {
+    if (token < 0 || token >= vocab_size()) return "<bad id " + std::to_string(token) + ">";
+    return pieces_[token];
+}
+
+std::string BpeTokenizer::decode(int prev, int token) const {
+    std::string p = piece(token);
+    if (prev == kBos && !p.empty() && p[0] == ' ') p.erase(0, 1);
+    const int b = byte_of_piece(p);
+    if (b >= 0) return b == 0 ? std::string() : std::string(1, static_cast<char>(b));
+    // A piece is a C string in run.c: nothing after an embedded NUL is printed.
+    const auto nul = p.find('\0');
+    return nul == std::string::npos ? p : p.substr(0, nul);
+}
+
+std::string BpeTokenizer::printable(int prev, int token) const {
+    std::string p = decode(prev, token);
+    if (p.size() == 1) {
+        const auto c = static_cast<unsigned char>(p[0]);
+        if (!(std::isprint(c) || std::isspace(c))) return {};  // a lone raw byte: run.c skips it
+    }
+    return p;
+}
+
+}  // namespace kvs

@@ -1,0 +1,87 @@
+#include "core/checkpoint.h"
+
+#include <climits>
+#include <cstdint>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/file_bytes.h"
+
+namespace kvs {
+namespace {
+
+constexpr std::size_t kHeaderBytes = 7 * sizeof(std::int32_t);
+constexpr std::size_t kMaxCheckpointBytes = std::size_t(2) << 30;  // 2 GiB: far above our models
+constexpr std::uint32_t kMagicV1 = 0x616b3432;                      // "ak42", llama2.c export v1+
+
+std::int32_t read_i32(const unsigned char* p) {
+    std::int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+}  // namespace
+
+Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const std::string& name) {
+    if (size < kHeaderBytes)
+        throw Error(name + ": not a llama2.c checkpoint: " + std::to_string(size) +
+                    " bytes is shorter than the 28-byte header");
+    if (static_cast<std::uint32_t>(read_i32(data)) == kMagicV1)
+        throw Error(name + ": llama2.c export version 1+ (magic \"ak42\") is not supported; " +
+                    "export the legacy version 0 format");
+    std::int32_t h[7];
+    for (int i = 0; i < 7; ++i) h[i] = read_i32(data + 4 * i);
+
+    Checkpoint ck;
+    ModelConfig& c = ck.config;
+    c.dim = h[0];
+    c.hidden_dim = h[1];
+    c.n_layers = h[2];
+    c.n_heads = h[3];
+    c.n_kv_heads = h[4];
+    // llama2.c convention: a negative vocab size means a separate classifier follows.
+    c.shared_classifier = h[5] > 0;
+    c.vocab_size = (h[5] == INT_MIN) ? 0 : (h[5] < 0 ? -h[5] : h[5]);
+    c.seq_len = h[6];
+    c.validate(name);
+
+    const std::size_t expect = kHeaderBytes + c.stored_floats() * sizeof(float);
+    if (size != expect)
+        throw Error(name + ": size " + std::to_string(size) + " bytes, but its header (" +
+                    c.describe() + ") implies " + std::to_string(expect) + " bytes" +
+                    (size < expect ? " (truncated?)" : " (trailing data?)"));
+
+    LlamaWeights& w = ck.weights;
+    w.storage.resize(c.stored_floats());
+    std::memcpy(w.storage.data(), data + kHeaderBytes, w.storage.size() * sizeof(float));
+
+    const std::size_t d = c.dim, hd = c.hidden_dim, L = c.n_layers, V = c.vocab_size,
+                      kv = c.kv_dim();
+    const float* p = w.storage.data();
+    auto take = [&p](std::size_t n) {
+        const float* at = p;
+        p += n;
+        return at;
+    };
+    w.token_embedding = take(V * d);
+    w.rms_att = take(L * d);
+    w.wq = take(L * d * d);
+    w.wk = take(L * kv * d);
+    w.wv = take(L * kv * d);
+    w.wo = take(L * d * d);
+    w.rms_ffn = take(L * d);
+    w.w1 = take(L * hd * d);
+    w.w2 = take(L * d * hd);
+    w.w3 = take(L * hd * d);
+    w.rms_final = take(d);
+    take(2 * static_cast<std::size_t>(c.seq_len) * (c.head_dim() / 2));  // freq_cis: unused
+    w.wcls = c.shared_classifier ? w.token_embedding : take(V * d);
+    return ck;
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+    const auto bytes = read_file_bytes(path, kMaxCheckpointBytes);
+    return parse_checkpoint(bytes.data(), bytes.size(), path);
+}
+
+}  // namespace kvs

@@ -1,0 +1,132 @@
+#include "core/json_writer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace kvs {
+
+namespace {
+// Length of a valid UTF-8 sequence starting at s[i], or 0.
+std::size_t utf8_len(std::string_view s, std::size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+    return n;
+}
+}  // namespace
+
+std::string json_escape(std::string_view s) {
+    std::string out = "\"";
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const std::size_t n = utf8_len(s, i);
+        char buf[8];
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c < 0x20 || c == 0x7f || n == 0) {
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);  // control or stray byte
+            out += buf;
+            i += 1;
+            continue;
+        } else {
+            out.append(s.substr(i, n));
+            i += n;
+            continue;
+        }
+        i += 1;
+    }
+    return out + "\"";
+}
+
+void JsonWriter::separate() {
+    if (after_key_) {
+        after_key_ = false;
+        return;
+    }
+    if (!first_.empty()) {
+        if (!first_.back()) os_ << ',';
+        first_.back() = false;
+    }
+}
+
+JsonWriter& JsonWriter::begin_object() {
+    separate();
+    os_ << '{';
+    first_.push_back(true);
+    return *this;
+}
+JsonWriter& JsonWriter::end_object() {
+    os_ << '}';
+    first_.pop_back();
+    return *this;
+}
+JsonWriter& JsonWriter::begin_array() {
+    separate();
+    os_ << '[';
+    first_.push_back(true);
+    return *this;
+}
+JsonWriter& JsonWriter::end_array() {
+    os_ << ']';
+    first_.pop_back();
+    return *this;
+}
+JsonWriter& JsonWriter::key(std::string_view k) {
+    separate();
+    os_ << json_escape(k) << ':';
+    after_key_ = true;
+    return *this;
+}
+JsonWriter& JsonWriter::value(std::string_view s) {
+    separate();
+    os_ << json_escape(s);
+    return *this;
+}
+JsonWriter& JsonWriter::value(double v) {
+    separate();
+    if (!std::isfinite(v)) {
+        os_ << "null";
+    } else {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.9g", v);
+        os_ << buf;
+    }
+    return *this;
+}
+JsonWriter& JsonWriter::value(std::int64_t v) {
+    separate();
+    os_ << v;
+    return *this;
+}
+JsonWriter& JsonWriter::value(bool b) {
+    separate();
+    os_ << (b ? "true" : "false");
+    return *this;
+}
+JsonWriter& JsonWriter::null() {
+    separate();
+    os_ << "null";
+    return *this;
+}
+JsonWriter& JsonWriter::floats(std::span<const float> v) {
+    begin_array();
+    for (float f : v) value(static_cast<double>(f));
+    return end_array();
+}
+JsonWriter& JsonWriter::ints(std::span<const int> v) {
+    begin_array();
+    for (int i : v) value(i);
+    return end_array();
+}
+
+}  // namespace kvs

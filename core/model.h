@@ -1,0 +1,63 @@
+#pragma once
+// A Model is immutable (shapes, weights, tokenizer); a Runner is one sequence being computed on a
+// backend, with its KV cache. Session drives a Runner; the Llama model and the tutorials' toy
+// model both implement these, so every view works on both.
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/attention_rows.h"
+#include "core/counts.h"
+#include "core/kv_cache.h"
+#include "core/model_config.h"
+#include "core/tokenizer.h"
+
+namespace kvs {
+
+class Backend;
+
+// What the trace wants back from a forward pass.
+struct Capture {
+    bool attention = true;  // attention weights of the kept rows
+    bool kv_rows = true;    // the K and V rows written, for the KV cache view
+    int last_rows = -1;     // keep only the last n query rows (-1: all)
+};
+
+struct ForwardResult {
+    std::vector<float> logits;  // [vocab] at the last position
+    AttentionRows attention;    // kept rows, every layer and head
+    int kv_rows_kept = 0;
+    std::vector<float> kv_rows;  // [n_layers, 2 (K, V), kv_rows_kept, kv_dim]
+    // A scalar per head for the kept rows, for models whose heads output scalars (the toy):
+    // [n_layers, n_heads, rows]; empty otherwise.
+    std::vector<float> head_outputs;
+};
+
+class Runner {
+public:
+    virtual ~Runner() = default;
+    // Tokens at positions kv().len.., appended to the cache; logits for the last one.
+    // Throws kvs::Error when the cache has no room for them.
+    virtual void forward(std::span<const int> tokens, const Capture& want, ForwardResult& out) = 0;
+    virtual void reset() = 0;  // empty the cache
+    virtual KvShape kv() const = 0;
+    virtual std::string backend_name() const = 0;
+    virtual std::string device() const = 0;
+    virtual Backend* backend() { return nullptr; }
+};
+
+class Model {
+public:
+    virtual ~Model() = default;
+    virtual std::string name() const = 0;
+    virtual const ModelConfig& config() const = 0;
+    virtual const Tokenizer& tokenizer() const = 0;
+    virtual std::unique_ptr<Runner> make_runner(Backend& backend) const = 0;
+    // Tokens that end generation (llama2.c models stop at BOS).
+    virtual std::vector<int> stop_tokens() const = 0;
+    virtual StepCounts count_forward(int pos0, int T) const = 0;
+    virtual bool is_toy() const { return false; }
+};
+
+}  // namespace kvs

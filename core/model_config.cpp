@@ -1,0 +1,61 @@
+#include "core/model_config.h"
+
+#include <sstream>
+
+#include "core/error.h"
+
+namespace kvs {
+
+std::size_t ModelConfig::stored_floats() const {
+    const std::size_t d = dim, h = hidden_dim, L = n_layers, V = vocab_size, kv = kv_dim();
+    std::size_t n = V * d;                                  // token_embedding_table
+    n += L * d;                                             // rms_att_weight
+    n += L * d * d + 2 * L * kv * d + L * d * d;            // wq, wk, wv, wo
+    n += L * d;                                             // rms_ffn_weight
+    n += 3 * L * h * d;                                     // w1, w2, w3
+    n += d;                                                 // rms_final_weight
+    n += 2 * static_cast<std::size_t>(seq_len) * (head_dim() / 2);  // freq_cis real + imag
+    if (!shared_classifier) n += V * d;                     // wcls
+    return n;
+}
+
+std::size_t ModelConfig::parameter_count() const {
+    return stored_floats() - 2 * static_cast<std::size_t>(seq_len) * (head_dim() / 2);
+}
+
+void ModelConfig::validate(const std::string& source) const {
+    auto fail = [&](const std::string& why) {
+        throw Error(source + ": not a usable llama2.c checkpoint: " + why);
+    };
+    // Bounds are generous for a teaching tool but keep every product below far from overflow.
+    auto check = [&](int v, const char* name, int hi) {
+        if (v <= 0 || v > hi)
+            fail(std::string(name) + " = " + std::to_string(v) + " (must be 1.." +
+                 std::to_string(hi) + ")");
+    };
+    check(dim, "dim", 1 << 14);
+    check(hidden_dim, "hidden_dim", 1 << 16);
+    check(n_layers, "n_layers", 256);
+    check(n_heads, "n_heads", 1024);
+    check(n_kv_heads, "n_kv_heads", 1024);
+    check(vocab_size, "vocab_size", 1 << 20);
+    check(seq_len, "seq_len", 1 << 17);
+    if (dim % n_heads != 0)
+        fail("n_heads = " + std::to_string(n_heads) + " does not divide dim = " +
+             std::to_string(dim));
+    if (n_heads % n_kv_heads != 0)
+        fail("n_kv_heads = " + std::to_string(n_kv_heads) + " does not divide n_heads = " +
+             std::to_string(n_heads));
+    if (head_dim() % 2 != 0) fail("head size " + std::to_string(head_dim()) + " is odd (RoPE)");
+}
+
+std::string ModelConfig::describe() const {
+    std::ostringstream s;
+    s << "dim " << dim << ", hidden " << hidden_dim << ", layers " << n_layers << ", heads "
+      << n_heads << ", kv heads " << n_kv_heads << ", head size " << head_dim() << ", vocab "
+      << vocab_size << ", context " << seq_len << ", "
+      << (shared_classifier ? "shared" : "separate") << " classifier";
+    return s.str();
+}
+
+}  // namespace kvs

@@ -1,0 +1,33 @@
+#pragma once
+// Shapes of a Llama-architecture model, as read from a llama2.c checkpoint header.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace kvs {
+
+struct ModelConfig {
+    int dim = 0;         // residual stream width
+    int hidden_dim = 0;  // SwiGLU inner width
+    int n_layers = 0;
+    int n_heads = 0;     // query heads
+    int n_kv_heads = 0;  // key/value heads (GQA: fewer than n_heads)
+    int vocab_size = 0;  // always positive here; the sign in the file picks the classifier
+    int seq_len = 0;     // context length
+    bool shared_classifier = true;
+
+    int head_dim() const { return dim / n_heads; }
+    int kv_dim() const { return n_kv_heads * head_dim(); }
+    int kv_mul() const { return n_heads / n_kv_heads; }  // query heads per kv head
+
+    // Number of float32 weights the checkpoint stores after its header, freq_cis included.
+    std::size_t stored_floats() const;
+    // Weights used by the forward pass (freq_cis excluded, shared classifier counted once).
+    std::size_t parameter_count() const;
+    // Throws kvs::Error naming `source` when a dimension is not positive, not sane, or the
+    // heads do not divide evenly.
+    void validate(const std::string& source) const;
+    std::string describe() const;
+};
+
+}  // namespace kvs

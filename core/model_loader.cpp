@@ -1,0 +1,106 @@
+#include "core/model_loader.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "core/bpe_tokenizer.h"
+#include "core/checkpoint.h"
+#include "core/error.h"
+#include "core/llama_model.h"
+
+#ifndef KVSCOPE_SOURCE_DIR
+#define KVSCOPE_SOURCE_DIR "."
+#endif
+
+namespace kvs {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_file(const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+}
+
+fs::path executable_dir() {
+    std::error_code ec;
+    const auto exe = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? fs::path() : exe.parent_path();
+}
+
+std::string first_existing(const std::vector<fs::path>& candidates) {
+    for (const auto& p : candidates)
+        if (is_file(p)) return p.lexically_normal().string();
+    return {};
+}
+
+}  // namespace
+
+std::optional<std::string> find_tokenizer_beside(const std::string& checkpoint) {
+    const fs::path ck(checkpoint);
+    const fs::path dir = ck.has_parent_path() ? ck.parent_path() : fs::path(".");
+    for (const auto& name : {ck.stem().string() + ".tok.bin", std::string("tokenizer.bin")})
+        if (is_file(dir / name)) return (dir / name).string();
+    std::optional<std::string> only;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const auto fn = e.path().filename().string();
+        if (fn.rfind("tok", 0) == 0 && e.path().extension() == ".bin" && is_file(e.path())) {
+            if (only) return std::nullopt;  // ambiguous
+            only = e.path().string();
+        }
+    }
+    return only;
+}
+
+std::string default_model_path() {
+    const char* env = std::getenv("KVSCOPE_ASSETS");
+    std::vector<fs::path> c;
+    if (env && *env) c.push_back(fs::path(env) / "models/kvscope-tiny.bin");
+    const fs::path exe = executable_dir();
+    c.push_back(exe / "assets/models/kvscope-tiny.bin");
+    c.push_back(exe / "../assets/models/kvscope-tiny.bin");
+    c.push_back(exe / "../share/kvscope/assets/models/kvscope-tiny.bin");
+    c.push_back(fs::path(KVSCOPE_SOURCE_DIR) / "assets/models/kvscope-tiny.bin");
+    return first_existing(c);
+}
+
+std::string stories260k_path() {
+    return first_existing({fs::path("../shared/models/stories260K.bin"),
+                           fs::path(KVSCOPE_SOURCE_DIR) / "../shared/models/stories260K.bin"});
+}
+
+std::vector<std::string> available_model_names() {
+    std::vector<std::string> names{"toy"};
+    if (!default_model_path().empty()) names.push_back("default");
+    if (!stories260k_path().empty()) names.push_back("stories260K");
+    return names;
+}
+
+std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer) {
+    std::string path = spec, name = fs::path(spec).stem().string();
+    if (spec == "default") {
+        path = default_model_path();
+        name = "kvscope-tiny";
+        if (path.empty())
+            throw Error("the default model assets/models/kvscope-tiny.bin was not found "
+                        "(set KVSCOPE_ASSETS to the repository's assets/ folder)");
+    } else if (spec == "stories260K") {
+        path = stories260k_path();
+        if (path.empty()) throw Error("stories260K: ../shared/models/stories260K.bin not found");
+    }
+    Checkpoint ck = load_checkpoint(path);
+    std::string tok_path = tokenizer;
+    if (tok_path.empty()) {
+        auto found = find_tokenizer_beside(path);
+        if (!found)
+            throw Error(path + ": no tokenizer beside it (looked for " +
+                        fs::path(path).stem().string() +
+                        ".tok.bin, tokenizer.bin, tok*.bin); pass --tokenizer FILE");
+        tok_path = *found;
+    }
+    BpeTokenizer tok = BpeTokenizer::load(tok_path, ck.config.vocab_size);
+    return std::make_unique<LlamaModel>(std::move(ck), std::move(tok), name);
+}
+
+}  // namespace kvs

@@ -1,0 +1,28 @@
+#pragma once
+// Finding and opening models by name or path. Names: "default" (our embedded model in assets/),
+// "toy" (the tutorials' four hand-made heads), "stories260K" (../shared/models when present);
+// anything else is a llama2.c checkpoint path.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+
+namespace kvs {
+
+// Opens `spec`; `tokenizer` empty means: look beside the checkpoint. Throws kvs::Error.
+std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer = {});
+
+// The tokenizer beside a checkpoint: STEM.tok.bin, tokenizer.bin, or the only tok*.bin there.
+std::optional<std::string> find_tokenizer_beside(const std::string& checkpoint);
+
+// Where the default model lives; empty when it cannot be found.
+std::string default_model_path();
+// stories260K.bin when a ../shared/models (from the working directory or the source tree) has it.
+std::string stories260k_path();
+
+// Names the app offers in its model menu that resolve on this machine.
+std::vector<std::string> available_model_names();
+
+}  // namespace kvs

@@ -1,0 +1,42 @@
+#pragma once
+// Next-token choice. Temperature 0 is argmax (ties to the lowest id). Otherwise, as llama2.c's
+// run.c: logits / temperature, softmax, one xorshift draw, then nucleus (top-p) or plain
+// multinomial sampling; top-k, when set, keeps the k most likely tokens first.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace kvs {
+
+struct SamplerConfig {
+    float temperature = 0.0f;
+    int top_k = 0;         // 0: off
+    float top_p = 0.9f;    // <= 0 or >= 1: off
+    std::uint64_t seed = 42;
+};
+
+struct Draw {
+    int token = 0;
+    float coin = -1.0f;  // the uniform draw in [0, 1), -1 when greedy
+};
+
+class Sampler {
+public:
+    explicit Sampler(const SamplerConfig& c) : c_(c), state_(c.seed) {}
+    Draw sample(std::span<const float> logits);
+    void reseed() { state_ = c_.seed; }
+    const SamplerConfig& config() const { return c_; }
+
+private:
+    float random_f32();
+    SamplerConfig c_;
+    std::uint64_t state_;
+    std::vector<float> probs_;
+    std::vector<int> order_;
+};
+
+int argmax(std::span<const float> v);
+// Numerically stable softmax of `logits` into `out` (same length).
+void softmax(std::span<const float> logits, std::span<float> out);
+
+}  // namespace kvs

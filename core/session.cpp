@@ -1,0 +1,211 @@
+#include "core/session.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+
+namespace kvs {
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+}  // namespace
+
+Session::Session(const Model& model, Backend& backend, SessionConfig config)
+    : model_(model),
+      runner_(model.make_runner(backend)),
+      config_(config),
+      sampler_(config.sampler),
+      trace_(config.trace_budget) {}
+
+void Session::set_sampler(const SamplerConfig& s) {
+    config_.sampler = s;
+    sampler_ = Sampler(s);
+}
+
+void Session::set_prompt(std::string_view text) {
+    set_prompt_tokens(model_.tokenizer().encode(text));
+}
+
+void Session::set_prompt_tokens(std::vector<int> ids) {
+    const int ctx = model_.config().seq_len;
+    if (ids.empty()) throw Error("the prompt is empty");
+    if (static_cast<int>(ids.size()) > ctx)
+        throw Error("the prompt is " + std::to_string(ids.size()) +
+                    " tokens, longer than the model's context of " + std::to_string(ctx) +
+                    " tokens");
+    for (int t : ids)
+        if (t < 0 || t >= model_.config().vocab_size)
+            throw Error("prompt token id " + std::to_string(t) + " is outside the vocabulary");
+    const auto saved = std::move(tokens_);
+    const int saved_len = prompt_len_;
+    tokens_ = std::move(ids);
+    prompt_len_ = static_cast<int>(tokens_.size());
+    try {
+        check_fits();
+    } catch (...) {
+        tokens_ = saved;
+        prompt_len_ = saved_len;
+        throw;
+    }
+    reset();
+}
+
+int Session::max_new_tokens_allowed() const {
+    // Positions 0..P+N-2 are fed to the model (the last chosen token is never fed back).
+    return model_.config().seq_len - prompt_len_ + 1;
+}
+
+void Session::check_fits() const {
+    const int n = config_.max_new_tokens;
+    if (n > max_new_tokens_allowed())
+        throw Error("max new tokens " + std::to_string(n) + " does not fit: the prompt is " +
+                    std::to_string(prompt_len_) + " tokens and the context " +
+                    std::to_string(model_.config().seq_len) + ", so at most " +
+                    std::to_string(max_new_tokens_allowed()) + " new tokens");
+    if (n == 0) throw Error("max new tokens must be at least 1");
+}
+
+void Session::reset() {
+    tokens_.resize(prompt_len_);
+    runner_->reset();
+    trace_.clear();
+    sampler_.reseed();
+    finish_reason_.clear();
+}
+
+const StepRecord& Session::step() {
+    if (prompt_len_ == 0) throw Error("no prompt set");
+    if (finished()) throw Error("generation has finished (" + finish_reason_ + ")");
+    StepRecord r;
+    r.index = static_cast<int>(trace_.steps().size());
+    r.mode = config_.mode;
+    r.backend = runner_->backend_name();
+    r.device = runner_->device();
+    Backend* be = runner_->backend();
+    if (be) be->reset_op_times();
+    Capture want = config_.capture;
+
+    const auto t0 = Clock::now();
+    if (!prefilled()) {
+        r.phase = Phase::Prefill;
+        r.new_tokens = tokens_;
+        r.pos0 = 0;
+        r.tokens_processed = prompt_len_;
+        if (config_.prefill_token_by_token) {
+            // The slow way, for comparison: one forward pass per prompt token, rows kept from each.
+            ForwardResult one;
+            AttentionRows all;
+            std::vector<float> kv_rows;
+            for (int p = 0; p < prompt_len_; ++p) {
+                runner_->forward(std::span<const int>(&tokens_[p], 1), want, one);
+                r.counts += model_.count_forward(p, 1);
+                ++r.forward_calls;
+                if (want.attention) {
+                    if (p == 0)
+                        all.resize(one.attention.n_layers, one.attention.n_heads, prompt_len_, 0);
+                    for (int l = 0; l < all.n_layers; ++l)
+                        for (int h = 0; h < all.n_heads; ++h) {
+                            auto src = one.attention.row(l, h, 0);
+                            std::copy(src.begin(), src.end(), all.row(l, h, p).begin());
+                        }
+                }
+                kv_rows.insert(kv_rows.end(), one.kv_rows.begin(), one.kv_rows.end());
+            }
+            fr_ = std::move(one);
+            fr_.attention = std::move(all);
+            // Per-token K/V rows arrive as [token][layer][2][kv_dim]; the trace wants
+            // [layer][2][token][kv_dim].
+            const int L = model_.config().n_layers, kv = model_.config().kv_dim();
+            fr_.kv_rows.assign(kv_rows.size(), 0.0f);
+            fr_.kv_rows_kept = want.kv_rows ? prompt_len_ : 0;
+            for (int p = 0; p < fr_.kv_rows_kept; ++p)
+                for (int l = 0; l < L; ++l)
+                    for (int s = 0; s < 2; ++s)
+                        std::copy_n(kv_rows.begin() + ((std::size_t(p) * L + l) * 2 + s) * kv, kv,
+                                    fr_.kv_rows.begin() +
+                                        ((std::size_t(l) * 2 + s) * prompt_len_ + p) * kv);
+        } else {
+            runner_->forward(tokens_, want, fr_);
+            r.counts = model_.count_forward(0, prompt_len_);
+            r.forward_calls = 1;
+        }
+    } else {
+        r.phase = Phase::Decode;
+        const int last = tokens_.back();
+        r.new_tokens = {last};
+        r.forward_calls = 1;
+        if (config_.mode == CacheMode::Cached) {
+            r.pos0 = runner_->kv().len;
+            r.tokens_processed = 1;
+            runner_->forward(std::span<const int>(&tokens_.back(), 1), want, fr_);
+            r.counts = model_.count_forward(r.pos0, 1);
+        } else {
+            // No reuse: the cache is emptied and every token so far goes through the model again.
+            runner_->reset();
+            r.pos0 = 0;
+            r.tokens_processed = static_cast<int>(tokens_.size());
+            want.last_rows = 1;
+            runner_->forward(tokens_, want, fr_);
+            r.counts = model_.count_forward(0, r.tokens_processed);
+        }
+    }
+    if (be) be->synchronize();
+    r.forward_seconds = seconds_since(t0);
+    const Draw d = sampler_.sample(fr_.logits);
+    r.wall_seconds = seconds_since(t0);
+    r.token_out = d.token;
+    r.coin = d.coin;
+    if (be) r.op_times = be->op_times();
+    finish_step(r, fr_);
+    tokens_.push_back(d.token);
+
+    const auto& stops = model_.stop_tokens();
+    if (std::find(stops.begin(), stops.end(), d.token) != stops.end())
+        finish_reason_ = "end token";
+    else if (config_.max_new_tokens > 0 && generated() >= config_.max_new_tokens)
+        finish_reason_ = "length limit";
+    else if (static_cast<int>(tokens_.size()) > model_.config().seq_len)
+        finish_reason_ = "context full";
+    trace_.push(std::move(r));
+    return trace_.back();
+}
+
+void Session::finish_step(StepRecord& r, const ForwardResult& fr) {
+    // Top-k of the next-token distribution at temperature 1, for the views.
+    std::vector<float> probs(fr.logits.size());
+    softmax(fr.logits, probs);
+    std::vector<int> idx(probs.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
+    const int k = std::min<int>(config_.top_k_record, static_cast<int>(idx.size()));
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int a, int b) {
+        return probs[a] != probs[b] ? probs[a] > probs[b] : a < b;
+    });
+    for (int i = 0; i < k; ++i) r.top.push_back({idx[i], probs[idx[i]], fr.logits[idx[i]]});
+    if (config_.keep_logits) r.logits = fr.logits;
+    if (config_.capture.attention) r.attention = fr.attention;
+    r.kv_rows_kept = fr.kv_rows_kept;
+    if (config_.capture.kv_rows) r.kv_rows = fr.kv_rows;
+    r.head_outputs = fr.head_outputs;
+    r.kv = runner_->kv();
+}
+
+std::string Session::text(bool printable_only) const {
+    const Tokenizer& tok = model_.tokenizer();
+    const auto& stops = model_.stop_tokens();
+    std::string s;
+    // Like run.c: from the first token after BOS, each piece decoded against its predecessor.
+    const int first = tok.bos() >= 0 && !tokens_.empty() && tokens_[0] == tok.bos() ? 1 : 0;
+    for (std::size_t i = first; i < tokens_.size(); ++i) {
+        if (i >= static_cast<std::size_t>(prompt_len_) &&
+            std::find(stops.begin(), stops.end(), tokens_[i]) != stops.end())
+            break;
+        const int prev = i > 0 ? tokens_[i - 1] : -1;
+        s += printable_only ? tok.printable(prev, tokens_[i]) : tok.decode(prev, tokens_[i]);
+    }
+    return s;
+}
+
+}  // namespace kvs

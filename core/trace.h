@@ -1,0 +1,84 @@
+#pragma once
+// The record of a session: one StepRecord per step(). Views (GUI panels, the CLI, JSON, tests)
+// only ever read this. Heavy payloads (logits, attention, K/V rows) count against a memory
+// budget; past it, the oldest steps lose their payloads and keep their scalars.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/attention_rows.h"
+#include "core/backend.h"
+#include "core/counts.h"
+#include "core/kv_cache.h"
+
+namespace kvs {
+
+enum class Phase { Prefill, Decode };
+enum class CacheMode { Cached, Uncached };
+const char* phase_name(Phase p);
+const char* mode_name(CacheMode m);
+
+struct TopToken {
+    int id = 0;
+    float prob = 0;  // softmax of the logits at temperature 1
+    float logit = 0;
+};
+
+struct StepRecord {
+    int index = 0;  // 0 is the prefill
+    Phase phase = Phase::Prefill;
+    CacheMode mode = CacheMode::Cached;
+    // Tokens that joined the sequence at this step: the prompt at prefill, one token at decode.
+    std::vector<int> new_tokens;
+    int pos0 = 0;           // position of the first token the forward pass processed
+    int tokens_processed = 0;  // rows through the model: prompt, 1 (cached) or all (uncached)
+    int forward_calls = 0;  // 1, or one per prompt token for token-by-token prefill
+    int token_out = 0;      // the token chosen
+    float coin = -1.0f;     // the random draw when sampling, -1 when greedy
+    std::vector<TopToken> top;  // most likely next tokens, best first
+
+    // Payloads, dropped from old steps past the trace's budget (payload_evicted).
+    std::vector<float> logits;  // [vocab]
+    AttentionRows attention;    // rows computed at this step (uncached decode: the new row)
+    int kv_rows_kept = 0;
+    std::vector<float> kv_rows;       // [n_layers, 2, kv_rows_kept, kv_dim]
+    std::vector<float> head_outputs;  // toy model: [n_layers, n_heads, rows]
+    bool payload_evicted = false;
+
+    KvShape kv;                   // the cache after the step
+    double wall_seconds = 0;      // measured: the whole step (forward passes and sampling)
+    double forward_seconds = 0;   // measured: forward passes only
+    OpTimes op_times;             // measured per op by the backend
+    std::string backend;          // "cpu", "cuda", ...
+    std::string device;           // what measured the times
+    StepCounts counts;            // counted from shapes
+
+    std::size_t payload_bytes() const;
+    void drop_payload();
+};
+
+class Trace {
+public:
+    static constexpr std::size_t kDefaultBudget = std::size_t(256) << 20;
+    explicit Trace(std::size_t budget_bytes = kDefaultBudget) : budget_(budget_bytes) {}
+
+    void push(StepRecord&& r);
+    void clear();
+    const std::vector<StepRecord>& steps() const { return steps_; }
+    bool empty() const { return steps_.empty(); }
+    const StepRecord& back() const { return steps_.back(); }
+    std::size_t payload_bytes() const { return payload_bytes_; }
+    std::size_t budget() const { return budget_; }
+    void set_budget(std::size_t b);
+    int evicted_steps() const { return evicted_; }
+
+private:
+    void enforce_budget();
+    std::vector<StepRecord> steps_;
+    std::size_t budget_;
+    std::size_t payload_bytes_ = 0;
+    int evicted_ = 0;
+    std::size_t next_victim_ = 1;  // the prefill (step 0) is dropped last
+};
+
+}  // namespace kvs

@@ -1,0 +1,112 @@
+#include "core/trace_json.h"
+
+#include "core/json_writer.h"
+#include "core/session.h"
+
+namespace kvs {
+
+void write_trace_json(std::ostream& os, const Session& s) {
+    const Model& m = s.model();
+    const ModelConfig& c = m.config();
+    const Tokenizer& tok = m.tokenizer();
+    JsonWriter j(os);
+    j.begin_object();
+    j.field("kvscope_trace", 1);
+    j.key("model").begin_object();
+    j.field("name", m.name()).field("toy", m.is_toy());
+    j.field("dim", c.dim).field("hidden_dim", c.hidden_dim).field("n_layers", c.n_layers);
+    j.field("n_heads", c.n_heads).field("n_kv_heads", c.n_kv_heads).field("head_dim", c.head_dim());
+    j.field("vocab_size", c.vocab_size).field("seq_len", c.seq_len);
+    j.end_object();
+    j.field("mode", mode_name(s.config().mode));
+    j.key("sampler").begin_object();
+    const auto& sc = s.config().sampler;
+    j.field("temperature", static_cast<double>(sc.temperature)).field("top_k", sc.top_k);
+    j.field("top_p", static_cast<double>(sc.top_p));
+    j.field("seed", static_cast<std::int64_t>(sc.seed));
+    j.end_object();
+    j.key("prompt_tokens").ints(std::span<const int>(s.tokens().data(), s.prompt_len()));
+    j.key("tokens").ints(s.tokens());
+    j.key("token_pieces").begin_array();
+    for (int t : s.tokens()) j.value(tok.piece(t));
+    j.end_array();
+    j.field("text", s.text());
+    j.field("finish_reason", s.finish_reason());
+    j.key("trace_memory").begin_object();
+    j.field("payload_bytes", s.trace().payload_bytes()).field("budget_bytes", s.trace().budget());
+    j.field("evicted_steps", s.trace().evicted_steps());
+    j.end_object();
+
+    j.key("steps").begin_array();
+    for (const StepRecord& r : s.trace().steps()) {
+        j.begin_object();
+        j.field("index", r.index).field("phase", phase_name(r.phase)).field("mode", mode_name(r.mode));
+        j.key("new_tokens").ints(r.new_tokens);
+        j.field("pos0", r.pos0).field("tokens_processed", r.tokens_processed);
+        j.field("forward_calls", r.forward_calls);
+        j.field("token_out", r.token_out).field("token_out_piece", tok.piece(r.token_out));
+        if (r.coin >= 0) j.field("coin", static_cast<double>(r.coin));
+        else j.key("coin").null();
+        j.key("top").begin_array();
+        for (const TopToken& t : r.top) {
+            j.begin_object();
+            j.field("id", t.id).field("piece", tok.piece(t.id));
+            j.field("prob", static_cast<double>(t.prob)).field("logit", static_cast<double>(t.logit));
+            j.end_object();
+        }
+        j.end_array();
+        j.key("kv").begin_object();
+        j.field("n_layers", r.kv.n_layers).field("len", r.kv.len).field("capacity", r.kv.capacity);
+        j.field("n_kv_heads", r.kv.n_kv_heads).field("head_dim", r.kv.head_dim);
+        j.field("bytes", r.kv.bytes());
+        j.end_object();
+        j.key("time").begin_object();
+        j.field("wall_s", r.wall_seconds).field("forward_s", r.forward_seconds);
+        j.field("backend", r.backend).field("device", r.device);
+        j.key("ops").begin_object();
+        for (int i = 0; i < kOpCount; ++i)
+            if (r.op_times.calls[i] > 0) j.field(op_name(static_cast<Op>(i)), r.op_times.seconds[i]);
+        j.end_object();
+        j.end_object();
+        j.key("counts").begin_object();
+        j.field("flops", r.counts.flops).field("matmul_flops", r.counts.matmul_flops);
+        j.field("attention_flops", r.counts.attention_flops).field("bytes", r.counts.bytes);
+        j.end_object();
+        j.field("payload_evicted", r.payload_evicted);
+        if (!r.attention.p.empty()) {
+            const AttentionRows& a = r.attention;
+            j.key("attention").begin_object();
+            j.field("q_pos0", a.q_pos0).field("rows", a.rows);
+            // weights[layer][head][row] = probabilities over keys 0..q_pos0+row (causal)
+            j.key("weights").begin_array();
+            for (int l = 0; l < a.n_layers; ++l) {
+                j.begin_array();
+                for (int h = 0; h < a.n_heads; ++h) {
+                    j.begin_array();
+                    for (int row = 0; row < a.rows; ++row) {
+                        if (a.is_empty_row(l, h, row)) j.null();
+                        else j.floats(a.row(l, h, row));
+                    }
+                    j.end_array();
+                }
+                j.end_array();
+            }
+            j.end_array();
+            j.end_object();
+        }
+        if (!r.head_outputs.empty()) j.key("head_outputs").floats(r.head_outputs);
+        if (!r.logits.empty()) j.key("logits").floats(r.logits);
+        if (!r.kv_rows.empty()) {
+            j.key("kv_rows").begin_object();
+            j.field("rows", r.kv_rows_kept).field("layout", "[n_layers, 2 (K, V), rows, kv_dim]");
+            j.key("values").floats(r.kv_rows);
+            j.end_object();
+        }
+        j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+    os << '\n';
+}
+
+}  // namespace kvs

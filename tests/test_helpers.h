@@ -1,0 +1,38 @@
+#pragma once
+// Shared test fixtures: synthetic llama2.c files, temporary directories, running the CLI.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/model_config.h"
+
+namespace kvs::test {
+
+std::string shared_dir();      // ../shared beside the clone (may not exist)
+std::string stories_model();   // ../shared/models/stories260K.bin
+std::string stories_tokenizer();
+
+// A fresh, empty directory under the system temp dir, removed at exit.
+std::filesystem::path temp_dir(const std::string& tag);
+
+// Bytes of a llama2.c checkpoint with deterministic pseudo-random weights.
+std::vector<unsigned char> synthetic_checkpoint(const ModelConfig& c, std::uint32_t seed = 1);
+// A small model: dim 16, hidden 40, 2 layers, 4 heads, 2 kv heads, vocab 300, context 64.
+ModelConfig tiny_config();
+// Bytes of a llama2.c tokenizer: <unk>, <s>, </s>, 256 byte pieces, then `pieces` (scores
+// descending in order, so earlier pieces merge first).
+std::vector<unsigned char> synthetic_tokenizer(const std::vector<std::string>& pieces,
+                                               int total_vocab);
+// Writes tiny_config() model + tokenizer to DIR/tiny.bin and DIR/tiny.tok.bin; returns model path.
+std::string write_tiny_model(const std::filesystem::path& dir);
+void write_file(const std::filesystem::path& p, const std::vector<unsigned char>& bytes);
+
+struct RunResult {
+    int exit_code = -1;
+    std::string out, err;
+};
+// Runs kvscope-cli with `args` (shell-quoted here), capturing stdout and stderr.
+RunResult run_cli(const std::vector<std::string>& args);
+
+}  // namespace kvs::test

@@ -1,0 +1,53 @@
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "core/sampler.h"
+
+using namespace kvs;
+
+TEST_CASE("greedy picks the largest logit, the lowest id on ties", "[sampler]") {
+    Sampler s({0.0f, 0, 0.9f, 1});
+    const std::vector<float> l{0.5f, 2.0f, 2.0f, -1.0f};
+    const Draw d = s.sample(l);
+    CHECK(d.token == 1);
+    CHECK(d.coin < 0);
+}
+
+TEST_CASE("sampling is reproducible by seed and follows the distribution", "[sampler]") {
+    const std::vector<float> l{0.0f, 1.0f, 2.0f, 3.0f};
+    Sampler a({1.0f, 0, 0.0f, 7}), b({1.0f, 0, 0.0f, 7});
+    std::map<int, int> counts;
+    for (int i = 0; i < 4000; ++i) {
+        const Draw da = a.sample(l), db = b.sample(l);
+        CHECK(da.token == db.token);
+        CHECK(da.coin == db.coin);
+        CHECK(da.coin >= 0.0f);
+        CHECK(da.coin < 1.0f);
+        ++counts[da.token];
+    }
+    // softmax(0,1,2,3) = 0.032, 0.087, 0.237, 0.644
+    CHECK(counts[3] > 2300);
+    CHECK(counts[3] < 2850);
+    CHECK(counts[0] < 250);
+}
+
+TEST_CASE("top-k and top-p keep only the most likely tokens", "[sampler]") {
+    const std::vector<float> l{0.0f, 1.0f, 2.0f, 3.0f, 2.9f};
+    Sampler k({1.0f, 2, 0.0f, 3});
+    Sampler p({1.0f, 0, 0.5f, 3});
+    for (int i = 0; i < 500; ++i) {
+        const int tk = k.sample(l).token;
+        CHECK((tk == 3 || tk == 4));
+        const int tp = p.sample(l).token;  // 3 and 4 hold about 0.7 of the mass
+        CHECK((tp == 3 || tp == 4));
+    }
+}
+
+TEST_CASE("reseeding replays the same draws", "[sampler]") {
+    const std::vector<float> l{0.1f, 0.2f, 0.3f};
+    Sampler s({0.8f, 0, 0.9f, 99});
+    std::vector<int> first;
+    for (int i = 0; i < 20; ++i) first.push_back(s.sample(l).token);
+    s.reseed();
+    for (int i = 0; i < 20; ++i) CHECK(s.sample(l).token == first[i]);
+}

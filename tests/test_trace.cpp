@@ -1,0 +1,73 @@
+// The trace's memory budget and its JSON form.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/model_loader.h"
+#include "core/session.h"
+#include "core/trace_json.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+
+namespace {
+const Model& tiny() {
+    static auto m = open_model(test::write_tiny_model(test::temp_dir("trace")));
+    return *m;
+}
+}  // namespace
+
+TEST_CASE("payloads beyond the budget are dropped oldest first, scalars stay", "[trace]") {
+    CpuBackend be;
+    SessionConfig cfg;
+    cfg.max_new_tokens = 40;
+    cfg.trace_budget = 64 * 1024;
+    Session s(tiny(), be, cfg);
+    s.set_prompt("the cat");
+    while (!s.finished()) s.step();
+    const Trace& t = s.trace();
+    CHECK(t.payload_bytes() <= t.budget());
+    CHECK(t.evicted_steps() > 0);
+    CHECK(t.steps().size() == static_cast<std::size_t>(s.generated()));
+    CHECK(t.steps()[1].payload_evicted);
+    CHECK_FALSE(t.back().payload_evicted);
+    CHECK(t.back().attention.rows == 1);
+    for (const StepRecord& r : t.steps()) {
+        CHECK(r.wall_seconds > 0);
+        CHECK(r.kv.len > 0);
+        CHECK(!r.top.empty());
+    }
+    std::size_t sum = 0;
+    for (const StepRecord& r : t.steps()) sum += r.payload_bytes();
+    CHECK(sum == t.payload_bytes());
+}
+
+TEST_CASE("the trace JSON holds every step, attention rows and KV shape", "[trace]") {
+    CpuBackend be;
+    SessionConfig cfg;
+    cfg.max_new_tokens = 3;
+    Session s(tiny(), be, cfg);
+    s.set_prompt("the \xF0\x9F\x98\x80 cat");
+    while (!s.finished()) s.step();
+    std::ostringstream os;
+    write_trace_json(os, s);
+    const auto j = nlohmann::json::parse(os.str());
+    CHECK(j["kvscope_trace"] == 1);
+    CHECK(j["model"]["n_kv_heads"] == 2);
+    CHECK(j["tokens"].size() == s.tokens().size());
+    REQUIRE(j["steps"].size() == 3);
+    const auto& pre = j["steps"][0];
+    CHECK(pre["phase"] == "prefill");
+    CHECK(pre["attention"]["weights"].size() == 2);          // layers
+    CHECK(pre["attention"]["weights"][0].size() == 4);       // heads
+    CHECK(pre["attention"]["weights"][0][0].size() == static_cast<std::size_t>(s.prompt_len()));
+    CHECK(pre["attention"]["weights"][0][0][2].size() == 3);  // row 2 sees keys 0..2
+    CHECK(pre["kv"]["bytes"] == s.trace().steps()[0].kv.bytes());
+    const auto& d = j["steps"][2];
+    CHECK(d["phase"] == "decode");
+    CHECK(d["attention"]["rows"] == 1);
+    CHECK(d["logits"].size() == 300);
+    CHECK(d["time"]["wall_s"].get<double>() > 0);
+    CHECK(d["counts"]["flops"].get<double>() > 0);
+}
