@@ -1,0 +1,49 @@
+# Shared by scripts/run.sh and scripts/test.sh (sourced, not run): installs the Debian packages
+# kvscope needs when they are missing, then configures and builds incrementally.
+#   kvs_require_packages PKG...   install what is missing (apt as root or via sudo), else explain
+#   kvs_build DIR [cmake args]    configure once, then build incrementally
+set -euo pipefail
+
+KVS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# What the build needs. The GUI packages are here too: the README's run command opens the app.
+KVS_BUILD_PACKAGES=(cmake g++ make pkg-config catch2 nlohmann-json3-dev
+                    libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core fonts-wqy-microhei)
+# What the test suite needs on top: a virtual display for the GUI tests, clang for the fuzzers.
+KVS_TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri clang libclang-rt-14-dev)
+
+kvs_missing_packages() {
+    local p missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing+=("$p")
+    done
+    echo "${missing[@]:-}"
+}
+
+kvs_require_packages() {
+    local missing
+    missing="$(kvs_missing_packages "$@")"
+    [ -z "$missing" ] && return 0
+    local apt=(apt-get install -y --no-install-recommends $missing)
+    echo "kvscope: installing missing packages: $missing" >&2
+    if [ "$(id -u)" = 0 ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive "${apt[@]}" -qq >&2
+    elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+        sudo DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+        sudo DEBIAN_FRONTEND=noninteractive "${apt[@]}" -qq >&2
+    else
+        echo "kvscope: please install them first:  sudo apt-get install $missing" >&2
+        exit 1
+    fi
+}
+
+kvs_build() {
+    local dir="$1"
+    shift
+    if [ ! -f "$dir/CMakeCache.txt" ]; then
+        cmake -S "$KVS_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >&2
+    fi
+    cmake --build "$dir" -j "$(nproc)" >&2
+}

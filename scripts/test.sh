@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Build kvscope and its tests (installing what is missing) and run the whole suite.
+source "$(dirname "$0")/setup.sh"
+kvs_require_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}"
+kvs_build "$KVS_ROOT/build"
+cd "$KVS_ROOT/build"
+ctest --output-on-failure -j "$(nproc)"
