@@ -9,137 +9,203 @@
 namespace kvs {
 namespace {
 
-// One sequence of a Llama model on a backend: the weights uploaded once, the KV cache, scratch.
-class LlamaRunner final : public Runner {
-public:
-    LlamaRunner(const LlamaModel& m, Backend& be)
-        : m_(m),
-          c_(m.config()),
-          be_(be),
-          weights_(be, m.weights().storage.size()),
-          cache_(be, c_.n_layers, c_.seq_len, c_.n_kv_heads, c_.head_dim()) {
-        const auto& w = m.weights().storage;
-        be.upload(weights_.span(), w.data(), w.size());
+// Sequences of a Llama model on a backend: the weights uploaded once, one KV cache per slot,
+// scratch sized for the largest pass so far. Runner is the one-sequence view (slot 0).
+class LlamaRunner final : public Runner, public BatchRunner {
+  public:
+    LlamaRunner(const LlamaModel& m, Backend& be, int slots) : m_(m), c_(m.config()), be_(be) {
+        weights_ = DeviceBuffer(be, m.weights().storage.size());
+        be.upload(weights_.span(), m.weights().storage.data(), m.weights().storage.size());
+        for (int i = 0; i < slots; ++i)
+            caches_.push_back(std::make_unique<KvCache>(be, c_.n_layers, c_.seq_len, c_.n_kv_heads,
+                                                        c_.head_dim()));
         be.synchronize();
     }
 
-    void forward(std::span<const int> tokens, const Capture& want, ForwardResult& out) override;
-    void reset() override { cache_.set_len(0); }
-    KvShape kv() const override { return cache_.shape(); }
+    // Runner: one sequence in slot 0.
+    void forward(std::span<const int> tokens, const Capture& want, ForwardResult& out) override {
+        const SeqInput one{0, tokens};
+        forward_batch(std::span<const SeqInput>(&one, 1), want, std::span<ForwardResult>(&out, 1));
+    }
+    void reset() override { caches_[0]->set_len(0); }
+    KvShape kv() const override { return caches_[0]->shape(); }
     std::string backend_name() const override { return be_.name(); }
     std::string device() const override { return be_.device(); }
     Backend* backend() override { return &be_; }
 
-private:
+    // BatchRunner
+    int max_batch() const override { return static_cast<int>(caches_.size()); }
+    void forward_batch(std::span<const SeqInput> seqs, const Capture& want,
+                       std::span<ForwardResult> out) override;
+    void reset_slot(int slot) override { caches_.at(slot)->set_len(0); }
+    KvShape kv(int slot) const override { return caches_.at(slot)->shape(); }
+
+  private:
     // The device copy of a host weight pointer: same offset into the uploaded storage.
     DeviceSpan w(const float* host, std::size_t n) const {
         return weights_.at(static_cast<std::size_t>(host - m_.weights().storage.data()), n);
     }
-    void ensure_scratch(int T, int pos0, bool probs);
+    void ensure_scratch(int rows, int n_seqs, std::size_t probs_floats);
+    void capture_attention(int layer, DeviceSpan probs, int T, int n_keys, int keep,
+                           AttentionRows& dst);
+    void capture_kv_rows(const KvCache& cache, int keep, ForwardResult& out);
 
     const LlamaModel& m_;
     const ModelConfig& c_;
     Backend& be_;
     DeviceBuffer weights_;
-    KvCache cache_;
-    int scratch_rows_ = 0;
+    std::vector<std::unique_ptr<KvCache>> caches_;
+    int scratch_rows_ = 0, logit_rows_ = 0;
     DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, logits_, probs_;
     std::vector<float> staging_;
+    std::vector<int> all_tokens_;
 };
 
-void LlamaRunner::ensure_scratch(int T, int pos0, bool probs) {
+void LlamaRunner::ensure_scratch(int rows, int n_seqs, std::size_t probs_floats) {
     const std::size_t d = c_.dim, kv = c_.kv_dim(), h = c_.hidden_dim;
-    if (T > scratch_rows_) {
-        scratch_rows_ = T;
-        x_ = DeviceBuffer(be_, T * d);
-        xb_ = DeviceBuffer(be_, T * d);
-        q_ = DeviceBuffer(be_, T * d);
-        k_ = DeviceBuffer(be_, T * kv);
-        v_ = DeviceBuffer(be_, T * kv);
-        att_ = DeviceBuffer(be_, T * d);
-        h1_ = DeviceBuffer(be_, T * h);
-        h3_ = DeviceBuffer(be_, T * h);
+    if (rows > scratch_rows_) {
+        scratch_rows_ = rows;
+        x_ = DeviceBuffer(be_, rows * d);
+        xb_ = DeviceBuffer(be_, rows * d);
+        q_ = DeviceBuffer(be_, rows * d);
+        k_ = DeviceBuffer(be_, rows * kv);
+        v_ = DeviceBuffer(be_, rows * kv);
+        att_ = DeviceBuffer(be_, rows * d);
+        h1_ = DeviceBuffer(be_, rows * h);
+        h3_ = DeviceBuffer(be_, rows * h);
     }
-    if (logits_.size() == 0) logits_ = DeviceBuffer(be_, c_.vocab_size);
-    const std::size_t np = std::size_t(c_.n_heads) * T * (pos0 + T);
-    if (probs && probs_.size() < np) probs_ = DeviceBuffer(be_, np);
+    if (n_seqs > logit_rows_) {
+        logit_rows_ = n_seqs;
+        logits_ = DeviceBuffer(be_, std::size_t(n_seqs) * c_.vocab_size);
+    }
+    if (probs_floats > probs_.size()) probs_ = DeviceBuffer(be_, probs_floats);
 }
 
-void LlamaRunner::forward(std::span<const int> tokens, const Capture& want, ForwardResult& out) {
-    const int T = static_cast<int>(tokens.size());
-    const int pos0 = cache_.len();
-    if (T == 0) throw Error("forward pass with no tokens");
-    if (pos0 + T > c_.seq_len)
-        throw Error("context is full: " + std::to_string(pos0 + T) + " positions needed, the " +
-                    "model's context is " + std::to_string(c_.seq_len));
-    for (int t : tokens)
-        if (t < 0 || t >= c_.vocab_size)
-            throw Error("token id " + std::to_string(t) + " is outside the vocabulary (" +
-                        std::to_string(c_.vocab_size) + ")");
-
-    const int D = c_.dim, KV = c_.kv_dim(), HD = c_.head_dim(), H = c_.n_heads, HID = c_.hidden_dim;
-    const std::size_t d = D, kv = KV, hid = HID;
-    const LlamaWeights& W = m_.weights();
-    ensure_scratch(T, pos0, want.attention);
-    const int keep = want.last_rows < 0 ? T : std::min(want.last_rows, T);
-    const int n_keys = pos0 + T;
-    const DeviceSpan probs = want.attention ? probs_.span() : DeviceSpan{};
-    if (want.attention) out.attention.resize(c_.n_layers, H, keep, pos0 + T - keep);
-    out.head_outputs.clear();
-
-    // x: [T, dim], the residual stream of every token processed in this pass.
-    be_.embed(x_.span(), w(W.token_embedding, c_.vocab_size * d), tokens.data(), T, D);
-    for (int l = 0; l < c_.n_layers; ++l) {
-        // Attention block: xb = rmsnorm(x); q: [T, dim], k, v: [T, kv_dim]
-        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), T, D);
-        be_.matmul(q_.span(), xb_.span(), w(W.wq + l * d * d, d * d), T, D, D);
-        be_.matmul(k_.span(), xb_.span(), w(W.wk + l * kv * d, kv * d), T, D, KV);
-        be_.matmul(v_.span(), xb_.span(), w(W.wv + l * kv * d, kv * d), T, D, KV);
-        be_.rope(q_.span(), k_.span(), T, pos0, D, KV, HD);
-        // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
-        be_.kv_append(cache_.k(l), cache_.v(l), k_.span(), v_.span(), pos0, T, KV);
-        be_.attention(att_.span(), q_.span(), cache_.k(l), cache_.v(l), probs, T, pos0, H,
-                      c_.n_kv_heads, HD);
-        if (want.attention) {
-            // probs: [H, T, n_keys]; keep the last `keep` rows, packed without masked cells.
-            staging_.resize(std::size_t(keep) * n_keys);
-            for (int h = 0; h < H; ++h) {
-                const std::size_t first = (std::size_t(h) * T + (T - keep)) * n_keys;
-                be_.download(staging_.data(), probs.at(first, staging_.size()), staging_.size());
-                for (int r = 0; r < keep; ++r) {
-                    auto dst = out.attention.row(l, h, r);
-                    std::memcpy(dst.data(), staging_.data() + std::size_t(r) * n_keys,
-                                dst.size() * sizeof(float));
-                }
-            }
+// probs: [H, T, n_keys] on the backend -> the last `keep` rows, packed without masked cells.
+void LlamaRunner::capture_attention(int layer, DeviceSpan probs, int T, int n_keys, int keep,
+                                    AttentionRows& dst) {
+    staging_.resize(std::size_t(keep) * n_keys);
+    for (int h = 0; h < c_.n_heads; ++h) {
+        const std::size_t first = (std::size_t(h) * T + (T - keep)) * n_keys;
+        be_.download(staging_.data(), probs.at(first, staging_.size()), staging_.size());
+        for (int r = 0; r < keep; ++r) {
+            auto row = dst.row(layer, h, r);
+            std::memcpy(row.data(), staging_.data() + std::size_t(r) * n_keys,
+                        row.size() * sizeof(float));
         }
-        be_.matmul(xb_.span(), att_.span(), w(W.wo + l * d * d, d * d), T, D, D);
-        be_.add(x_.span(), xb_.span(), T * d);
-
-        // Feed-forward block: x += w2(silu(w1 xb) * w3 xb); h1, h3: [T, hidden]
-        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), T, D);
-        be_.matmul(h1_.span(), xb_.span(), w(W.w1 + l * hid * d, hid * d), T, D, HID);
-        be_.matmul(h3_.span(), xb_.span(), w(W.w3 + l * hid * d, hid * d), T, D, HID);
-        be_.swiglu(h1_.span(), h3_.span(), T * hid);
-        be_.matmul(xb_.span(), h1_.span(), w(W.w2 + l * d * hid, d * hid), T, HID, D);
-        be_.add(x_.span(), xb_.span(), T * d);
     }
-    // Only the last position's next-token distribution is needed: one row through the classifier.
-    const DeviceSpan x_last = x_.at((T - 1) * d, d), xb_last = xb_.at(0, d);
-    be_.rmsnorm(xb_last, x_last, w(W.rms_final, d), 1, D);
-    be_.matmul(logits_.span(), xb_last, w(W.wcls, std::size_t(c_.vocab_size) * d), 1, D,
-               c_.vocab_size);
-    out.logits.resize(c_.vocab_size);
-    be_.download(out.logits.data(), logits_.span(), c_.vocab_size);
-    cache_.set_len(pos0 + T);
+}
 
-    out.kv_rows_kept = want.kv_rows ? keep : 0;
-    out.kv_rows.resize(std::size_t(c_.n_layers) * 2 * out.kv_rows_kept * kv);
-    const std::size_t block = std::size_t(out.kv_rows_kept) * kv, first = (pos0 + T - keep) * kv;
+// The last `keep` K and V rows of every layer: out.kv_rows [n_layers, 2, keep, kv_dim].
+void LlamaRunner::capture_kv_rows(const KvCache& cache, int keep, ForwardResult& out) {
+    const std::size_t kv = c_.kv_dim(), block = std::size_t(keep) * kv;
+    const std::size_t first = std::size_t(cache.len() - keep) * kv;
+    out.kv_rows_kept = keep;
+    out.kv_rows.resize(std::size_t(c_.n_layers) * 2 * block);
     for (int l = 0; l < c_.n_layers && block > 0; ++l) {
         float* dst = out.kv_rows.data() + std::size_t(l) * 2 * block;
-        be_.download(dst, cache_.k(l).at(first, block), block);
-        be_.download(dst + block, cache_.v(l).at(first, block), block);
+        be_.download(dst, cache.k(l).at(first, block), block);
+        be_.download(dst + block, cache.v(l).at(first, block), block);
+    }
+}
+
+void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
+                                std::span<ForwardResult> out) {
+    const int B = static_cast<int>(seqs.size());
+    if (B == 0 || B > max_batch() || static_cast<int>(out.size()) < B)
+        throw Error("forward pass with " + std::to_string(B) + " sequences (runner holds " +
+                    std::to_string(max_batch()) + ")");
+    // Per sequence: rows [first[i], first[i] + T[i]) of the stacked activations.
+    std::vector<int> first(B), T(B), pos0(B), keep(B);
+    int R = 0;
+    std::size_t probs_floats = 0;
+    all_tokens_.clear();
+    for (int i = 0; i < B; ++i) {
+        const SeqInput& s = seqs[i];
+        if (s.slot < 0 || s.slot >= max_batch())
+            throw Error("no KV cache slot " + std::to_string(s.slot));
+        for (int j = 0; j < i; ++j)
+            if (seqs[j].slot == s.slot) throw Error("two sequences share a KV cache slot");
+        T[i] = static_cast<int>(s.tokens.size());
+        pos0[i] = caches_[s.slot]->len();
+        if (T[i] == 0) throw Error("forward pass with no tokens");
+        if (pos0[i] + T[i] > c_.seq_len)
+            throw Error("context is full: " + std::to_string(pos0[i] + T[i]) +
+                        " positions needed, the model's context is " + std::to_string(c_.seq_len));
+        for (int t : s.tokens)
+            if (t < 0 || t >= c_.vocab_size)
+                throw Error("token id " + std::to_string(t) + " is outside the vocabulary (" +
+                            std::to_string(c_.vocab_size) + ")");
+        first[i] = R;
+        R += T[i];
+        keep[i] = want.last_rows < 0 ? T[i] : std::min(want.last_rows, T[i]);
+        probs_floats = std::max(probs_floats, std::size_t(c_.n_heads) * T[i] * (pos0[i] + T[i]));
+        all_tokens_.insert(all_tokens_.end(), s.tokens.begin(), s.tokens.end());
+    }
+
+    const int D = c_.dim, KV = c_.kv_dim(), HD = c_.head_dim(), H = c_.n_heads, HID = c_.hidden_dim;
+    const std::size_t d = D, kv = KV, hid = HID, rows = R;
+    const LlamaWeights& W = m_.weights();
+    ensure_scratch(R, B, want.attention ? probs_floats : 0);
+    const DeviceSpan probs = want.attention ? probs_.span() : DeviceSpan{};
+    for (int i = 0; i < B; ++i) {
+        out[i].head_outputs.clear();
+        if (want.attention)
+            out[i].attention.resize(c_.n_layers, H, keep[i], pos0[i] + T[i] - keep[i]);
+    }
+
+    // x: [R, dim], the residual stream of every row processed in this pass (all sequences).
+    be_.embed(x_.span(), w(W.token_embedding, c_.vocab_size * d), all_tokens_.data(), R, D);
+    for (int l = 0; l < c_.n_layers; ++l) {
+        // Attention block: xb = rmsnorm(x); q: [R, dim], k, v: [R, kv_dim]
+        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), R, D);
+        be_.matmul(q_.span(), xb_.span(), w(W.wq + l * d * d, d * d), R, D, D);
+        be_.matmul(k_.span(), xb_.span(), w(W.wk + l * kv * d, kv * d), R, D, KV);
+        be_.matmul(v_.span(), xb_.span(), w(W.wv + l * kv * d, kv * d), R, D, KV);
+        for (int i = 0; i < B; ++i) {
+            // Each sequence has its own positions and cache: T[i] rows at pos0[i]..
+            KvCache& cache = *caches_[seqs[i].slot];
+            const DeviceSpan qi = q_.at(first[i] * d, T[i] * d),
+                             ki = k_.at(first[i] * kv, T[i] * kv),
+                             vi = v_.at(first[i] * kv, T[i] * kv),
+                             ai = att_.at(first[i] * d, T[i] * d);
+            be_.rope(qi, ki, T[i], pos0[i], D, KV, HD);
+            // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
+            be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0[i], T[i], KV);
+            be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T[i], pos0[i], H, c_.n_kv_heads,
+                          HD);
+            if (want.attention)
+                capture_attention(l, probs, T[i], pos0[i] + T[i], keep[i], out[i].attention);
+        }
+        be_.matmul(xb_.span(), att_.span(), w(W.wo + l * d * d, d * d), R, D, D);
+        be_.add(x_.span(), xb_.span(), rows * d);
+
+        // Feed-forward block: x += w2(silu(w1 xb) * w3 xb); h1, h3: [R, hidden]
+        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), R, D);
+        be_.matmul(h1_.span(), xb_.span(), w(W.w1 + l * hid * d, hid * d), R, D, HID);
+        be_.matmul(h3_.span(), xb_.span(), w(W.w3 + l * hid * d, hid * d), R, D, HID);
+        be_.swiglu(h1_.span(), h3_.span(), rows * hid);
+        be_.matmul(xb_.span(), h1_.span(), w(W.w2 + l * d * hid, d * hid), R, HID, D);
+        be_.add(x_.span(), xb_.span(), rows * d);
+    }
+    // Only each sequence's last position needs a next-token distribution: those B rows are
+    // normalised into xb[0..B) and go through the classifier together. logits: [B, vocab]
+    for (int i = 0; i < B; ++i)
+        be_.rmsnorm(xb_.at(i * d, d), x_.at((first[i] + T[i] - 1) * d, d), w(W.rms_final, d), 1, D);
+    be_.matmul(logits_.span(), xb_.at(0, B * d), w(W.wcls, std::size_t(c_.vocab_size) * d), B, D,
+               c_.vocab_size);
+    for (int i = 0; i < B; ++i) {
+        KvCache& cache = *caches_[seqs[i].slot];
+        cache.set_len(pos0[i] + T[i]);
+        out[i].logits.resize(c_.vocab_size);
+        be_.download(out[i].logits.data(),
+                     logits_.at(std::size_t(i) * c_.vocab_size, c_.vocab_size), c_.vocab_size);
+        if (want.kv_rows)
+            capture_kv_rows(cache, keep[i], out[i]);
+        else {
+            out[i].kv_rows_kept = 0;
+            out[i].kv_rows.clear();
+        }
     }
 }
 
@@ -149,7 +215,13 @@ LlamaModel::LlamaModel(Checkpoint ck, BpeTokenizer tok, std::string name)
     : ck_(std::move(ck)), tok_(std::move(tok)), name_(std::move(name)) {}
 
 std::unique_ptr<Runner> LlamaModel::make_runner(Backend& backend) const {
-    return std::make_unique<LlamaRunner>(*this, backend);
+    return std::make_unique<LlamaRunner>(*this, backend, 1);
+}
+
+std::unique_ptr<BatchRunner> LlamaModel::make_batch_runner(Backend& backend, int max_batch) const {
+    if (max_batch < 1 || max_batch > 64)
+        throw Error("batch size " + std::to_string(max_batch) + " (must be 1..64)");
+    return std::make_unique<LlamaRunner>(*this, backend, max_batch);
 }
 
 }  // namespace kvs

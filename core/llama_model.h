@@ -18,6 +18,7 @@ public:
     const BpeTokenizer& bpe() const { return tok_; }
     const LlamaWeights& weights() const { return ck_.weights; }
     std::unique_ptr<Runner> make_runner(Backend& backend) const override;
+    std::unique_ptr<BatchRunner> make_batch_runner(Backend& backend, int max_batch) const override;
     std::vector<int> stop_tokens() const override { return {BpeTokenizer::kBos}; }
     StepCounts count_forward(int pos0, int T) const override {
         return count_llama_forward(ck_.config, pos0, T);

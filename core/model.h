@@ -35,7 +35,7 @@ struct ForwardResult {
 };
 
 class Runner {
-public:
+  public:
     virtual ~Runner() = default;
     // Tokens at positions kv().len.., appended to the cache; logits for the last one.
     // Throws kvs::Error when the cache has no room for them.
@@ -47,13 +47,38 @@ public:
     virtual Backend* backend() { return nullptr; }
 };
 
+// One sequence's share of a batched forward pass: its KV cache slot and its new tokens.
+struct SeqInput {
+    int slot = 0;
+    std::span<const int> tokens;
+};
+
+// A runner for up to max_batch() sequences, each with its own KV cache. forward_batch stacks
+// the sequences' rows for the dense ops (norms, matmuls, FFN: [sum of T, dim]), which is where
+// batching pays; RoPE, the cache append and attention stay per sequence.
+class BatchRunner {
+  public:
+    virtual ~BatchRunner() = default;
+    virtual int max_batch() const = 0;
+    // out[i] receives sequence i's logits (last position) and captures.
+    virtual void forward_batch(std::span<const SeqInput> seqs, const Capture& want,
+                               std::span<ForwardResult> out) = 0;
+    virtual void reset_slot(int slot) = 0;
+    virtual KvShape kv(int slot) const = 0;
+    virtual Backend* backend() = 0;
+};
+
 class Model {
-public:
+  public:
     virtual ~Model() = default;
     virtual std::string name() const = 0;
     virtual const ModelConfig& config() const = 0;
     virtual const Tokenizer& tokenizer() const = 0;
     virtual std::unique_ptr<Runner> make_runner(Backend& backend) const = 0;
+    // nullptr when the model has no batched path (the toy).
+    virtual std::unique_ptr<BatchRunner> make_batch_runner(Backend&, int /*max_batch*/) const {
+        return nullptr;
+    }
     // Tokens that end generation (llama2.c models stop at BOS).
     virtual std::vector<int> stop_tokens() const = 0;
     virtual StepCounts count_forward(int pos0, int T) const = 0;
