@@ -4,7 +4,8 @@
 //   attention FLOPs  = 4 x dim x (keys summed over query rows)   (q.k and p.v, per layer)
 //   small-op FLOPs   = rmsnorm 4, rope 6/2, softmax 5 per score, swiglu 6, residual 1 per element
 //   bytes moved      = every weight read once + K/V rows read once + K/V rows written
-//                      (activations assumed to stay in cache; float32 everywhere)
+//                      (activations assumed to stay in cache; bytes_per_value per stored number:
+//                      4 for our float32 engine, 2 for the bf16/fp16 of core/scale_accounting.h)
 #include "core/model_config.h"
 
 namespace kvs {
@@ -24,6 +25,8 @@ struct StepCounts {
 };
 
 // One forward of T tokens at positions pos0..pos0+T-1 with logits for the last row only.
-StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T);
+StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T, double bytes_per_value = 4);
+// Bytes of the weights the forward pass reads once per call.
+double weight_bytes(const ModelConfig& c, double bytes_per_value = 4);
 
 }  // namespace kvs
