@@ -18,6 +18,9 @@ struct AttentionRows {
     // 1 where a row had no key it may attend to (the toy's "even positions" head at position 1):
     // its weights are all 0 and its output is "none". Empty vector when no row is empty.
     std::vector<std::uint8_t> empty_row;  // [n_layers, n_heads, rows]
+    // Pre-softmax scores, packed like p, for models whose scores are worth showing (the toy:
+    // 0 where a head's rule selects the key, -inf where it does not). Empty otherwise.
+    std::vector<float> scores;
 
     // Floats per (layer, head): sum over rows of (q_pos0 + r + 1).
     std::size_t per_head() const {
@@ -36,6 +39,7 @@ struct AttentionRows {
         q_pos0 = pos0;
         p.assign(static_cast<std::size_t>(layers) * heads * per_head(), 0.0f);
         empty_row.clear();
+        scores.clear();
     }
     std::span<float> row(int layer, int head, int r) {
         return {p.data() + row_offset(layer, head, r), static_cast<std::size_t>(q_pos0 + r + 1)};
@@ -43,11 +47,19 @@ struct AttentionRows {
     std::span<const float> row(int layer, int head, int r) const {
         return {p.data() + row_offset(layer, head, r), static_cast<std::size_t>(q_pos0 + r + 1)};
     }
+    // Empty when no scores were kept.
+    std::span<const float> score_row(int layer, int head, int r) const {
+        if (scores.empty()) return {};
+        return {scores.data() + row_offset(layer, head, r),
+                static_cast<std::size_t>(q_pos0 + r + 1)};
+    }
     bool is_empty_row(int layer, int head, int r) const {
         return !empty_row.empty() &&
                empty_row[(static_cast<std::size_t>(layer) * n_heads + head) * rows + r];
     }
-    std::size_t bytes() const { return p.capacity() * sizeof(float) + empty_row.capacity(); }
+    std::size_t bytes() const {
+        return (p.capacity() + scores.capacity()) * sizeof(float) + empty_row.capacity();
+    }
 };
 
 }  // namespace kvs

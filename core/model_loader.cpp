@@ -7,6 +7,7 @@
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/llama_model.h"
+#include "core/toy_model.h"
 
 #ifndef KVSCOPE_SOURCE_DIR
 #define KVSCOPE_SOURCE_DIR "."
@@ -78,6 +79,7 @@ std::vector<std::string> available_model_names() {
 }
 
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer) {
+    if (spec == "toy") return std::make_unique<ToyModel>();
     std::string path = spec, name = fs::path(spec).stem().string();
     if (spec == "default") {
         path = default_model_path();

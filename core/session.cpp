@@ -11,6 +11,19 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
+// Row 0 of a one-row pass's scores and "none" flag (toy model) into row r of `all`.
+void copy_row_extras(const AttentionRows& one, AttentionRows& all, int l, int h, int r) {
+    if (!one.scores.empty()) {
+        if (all.scores.empty()) all.scores.assign(all.p.size(), 0.0f);
+        const auto src = one.score_row(l, h, 0);
+        std::copy(src.begin(), src.end(), all.scores.begin() + all.row_offset(l, h, r));
+    }
+    if (one.is_empty_row(l, h, 0)) {
+        if (all.empty_row.empty())
+            all.empty_row.assign(std::size_t(all.n_layers) * all.n_heads * all.rows, 0);
+        all.empty_row[(std::size_t(l) * all.n_heads + h) * all.rows + r] = 1;
+    }
+}
 }  // namespace
 
 Session::Session(const Model& model, Backend& backend, SessionConfig config)
@@ -98,7 +111,7 @@ const StepRecord& Session::step() {
             // The slow way, for comparison: one forward pass per prompt token, rows kept from each.
             ForwardResult one;
             AttentionRows all;
-            std::vector<float> kv_rows;
+            std::vector<float> kv_rows, heads;  // heads: [n_layers, n_heads, prompt]
             for (int p = 0; p < prompt_len_; ++p) {
                 runner_->forward(std::span<const int>(&tokens_[p], 1), want, one);
                 r.counts += model_.count_forward(p, 1);
@@ -110,12 +123,17 @@ const StepRecord& Session::step() {
                         for (int h = 0; h < all.n_heads; ++h) {
                             auto src = one.attention.row(l, h, 0);
                             std::copy(src.begin(), src.end(), all.row(l, h, p).begin());
+                            copy_row_extras(one.attention, all, l, h, p);
                         }
                 }
+                heads.resize(one.head_outputs.size() * prompt_len_);
+                for (std::size_t i = 0; i < one.head_outputs.size(); ++i)
+                    heads[i * prompt_len_ + p] = one.head_outputs[i];
                 kv_rows.insert(kv_rows.end(), one.kv_rows.begin(), one.kv_rows.end());
             }
             fr_ = std::move(one);
             fr_.attention = std::move(all);
+            fr_.head_outputs = std::move(heads);
             // Per-token K/V rows arrive as [token][layer][2][kv_dim]; the trace wants
             // [layer][2][token][kv_dim].
             const int L = model_.config().n_layers, kv = model_.config().kv_dim();

@@ -92,6 +92,20 @@ void write_trace_json(std::ostream& os, const Session& s) {
                 j.end_array();
             }
             j.end_array();
+            if (!a.scores.empty()) {
+                // scores[layer][head][row] before softmax, packed like weights; -inf is null
+                j.key("scores").begin_array();
+                for (int l = 0; l < a.n_layers; ++l) {
+                    j.begin_array();
+                    for (int h = 0; h < a.n_heads; ++h) {
+                        j.begin_array();
+                        for (int row = 0; row < a.rows; ++row) j.floats(a.score_row(l, h, row));
+                        j.end_array();
+                    }
+                    j.end_array();
+                }
+                j.end_array();
+            }
             j.end_object();
         }
         if (!r.head_outputs.empty()) j.key("head_outputs").floats(r.head_outputs);
