@@ -85,8 +85,8 @@ int cmd_info(int argc, char** argv) {
     Opened o = open_from(a);
     const ModelConfig& c = o.model->config();
     std::printf("model %s: %s\n", o.model->name().c_str(), c.describe().c_str());
-    std::printf("parameters %zu (%s float32)\n", c.parameter_count(),
-                human_bytes(4.0 * c.parameter_count()).c_str());
+    const std::size_t params = o.model->parameter_count();
+    std::printf("parameters %zu (%s float32)\n", params, human_bytes(4.0 * params).c_str());
     const double per_token = 2.0 * c.n_layers * c.kv_dim() * 4;
     std::printf("KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "
                 "at the full context of %d\n",

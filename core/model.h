@@ -82,6 +82,9 @@ class Model {
     // Tokens that end generation (llama2.c models stop at BOS).
     virtual std::vector<int> stop_tokens() const = 0;
     virtual StepCounts count_forward(int pos0, int T) const = 0;
+    // Weights the forward pass uses; ModelConfig::parameter_count() assumes the Llama layout,
+    // which the toy does not have.
+    virtual std::size_t parameter_count() const { return config().parameter_count(); }
     virtual bool is_toy() const { return false; }
 };
 

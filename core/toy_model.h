@@ -42,6 +42,10 @@ class ToyModel final : public Model {
     // vocab for the last row; bytes: value table and projection, K/V rows read and written.
     StepCounts count_forward(int pos0, int T) const override;
     bool is_toy() const override { return true; }
+    // The value table [vocab] and the projection [vocab, 4].
+    std::size_t parameter_count() const override {
+        return std::size_t(config_.vocab_size) * (1 + kToyHeads);
+    }
 
   private:
     ModelConfig config_;

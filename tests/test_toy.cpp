@@ -328,4 +328,9 @@ TEST_CASE("kvscope-cli toy prints the table; a bad word is exit 2", "[toy][cli]"
     CHECK(bad.err.find("'hot' is not in the toy vocabulary") != std::string::npos);
     CHECK(bad.err.find('\n') == bad.err.size() - 1);
     CHECK(test::run_cli({"toy", "--decode", "99"}).exit_code == 2);
+
+    // info counts the toy's own weights: value table [10] + projection [10, 4].
+    const auto info = test::run_cli({"info", "--model", "toy"});
+    CHECK(info.exit_code == 0);
+    CHECK(info.out.find("parameters 50 (200 B float32)") != std::string::npos);
 }
