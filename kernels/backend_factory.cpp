@@ -2,19 +2,55 @@
 
 #include "core/error.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/emu/emulated_cuda_backend.h"
+#if KVSCOPE_HAVE_CUDA
+#include "kernels/cuda/cuda_entry.h"
+#endif
 
 namespace kvs {
 
-bool cuda_compiled() { return false; }
-std::string cuda_unavailable_reason() { return "this build has no CUDA backend (no nvcc)"; }
+#if KVSCOPE_HAVE_CUDA
+bool cuda_compiled() {
+    return true;
+}
+std::string cuda_unavailable_reason() {
+    return cuda_device_problem();
+}
+#else
+bool cuda_compiled() {
+    return false;
+}
+std::string cuda_unavailable_reason() {
+    return "this build has no CUDA backend (nvcc was not found when it was configured)";
+}
+#endif
+
+namespace {
+
+std::unique_ptr<Backend> cuda_backend() {
+#if KVSCOPE_HAVE_CUDA
+    return make_cuda_backend();
+#else
+    return nullptr;  // not reached: cuda_unavailable_reason() is never empty here
+#endif
+}
+
+}  // namespace
 
 BackendChoice make_backend(const std::string& name) {
     if (name == "cpu") return {std::make_unique<CpuBackend>(), "CPU backend (asked for)"};
-    if (name == "auto") {
-        return {std::make_unique<CpuBackend>(), "CPU backend: " + cuda_unavailable_reason()};
+    if (name == "cuda-emulated")
+        return {std::make_unique<EmulatedCudaBackend>(),
+                "CUDA kernels emulated on the CPU (asked for)"};
+    if (name == "cuda" || name == "auto") {
+        const std::string why = cuda_unavailable_reason();
+        if (why.empty())
+            return {cuda_backend(), name == "cuda" ? "CUDA backend (asked for)"
+                                                   : "CUDA backend (a CUDA device answered)"};
+        if (name == "cuda") throw Error("--backend cuda: no usable CUDA device (" + why + ")");
+        return {std::make_unique<CpuBackend>(), "CPU backend: no usable CUDA device (" + why + ")"};
     }
-    if (name == "cuda") throw Error("--backend cuda: no CUDA device: " + cuda_unavailable_reason());
-    throw Error("unknown backend '" + name + "' (choose auto, cpu or cuda)");
+    throw Error("unknown backend '" + name + "' (choose auto, cpu, cuda or cuda-emulated)");
 }
 
 }  // namespace kvs

@@ -13,7 +13,8 @@ struct BackendChoice {
     std::string note;  // why this one, e.g. the CUDA error that made "auto" fall back to the CPU
 };
 
-// Throws kvs::Error for an unknown name, or "cuda" when no device answers.
+// Throws kvs::Error for an unknown name, or "cuda" when no device answers. "cuda-emulated" works
+// in every build, nvcc or not.
 BackendChoice make_backend(const std::string& name);
 // Whether this build has the CUDA backend compiled in.
 bool cuda_compiled();

@@ -1,0 +1,28 @@
+// Attention kernels (attention.cuh): causal prefill, one block per (row, head); single-query
+// decode, one block per kv head group. Scores live in dynamic shared memory.
+#include "kernels/cuda/device_side.cuh"
+#include "kernels/cuda/kernel_launchers.h"
+
+namespace kvs::kern {
+
+__global__ void attention_prefill_kernel(AttentionArgs a) {
+    extern __shared__ float shared[];
+    DeviceBlock b;
+    attention_prefill_block(b, a, shared);
+}
+
+__global__ void attention_decode_kernel(AttentionArgs a) {
+    extern __shared__ float shared[];
+    DeviceBlock b;
+    attention_decode_block(b, a, shared);
+}
+
+void launch_attention_prefill(const LaunchShape& s, Stream st, const AttentionArgs& a) {
+    attention_prefill_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+}
+
+void launch_attention_decode(const LaunchShape& s, Stream st, const AttentionArgs& a) {
+    attention_decode_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+}
+
+}  // namespace kvs::kern

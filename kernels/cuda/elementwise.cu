@@ -1,0 +1,22 @@
+// SwiGLU and residual-add kernels (elementwise.cuh).
+#include "kernels/cuda/device_side.cuh"
+#include "kernels/cuda/kernel_launchers.h"
+
+namespace kvs::kern {
+
+__global__ void swiglu_kernel(SwigluArgs a) {
+    swiglu_thread(this_thread(), a);
+}
+__global__ void add_kernel(AddArgs a) {
+    add_thread(this_thread(), a);
+}
+
+void launch_swiglu(const LaunchShape& s, Stream st, const SwigluArgs& a) {
+    swiglu_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+}
+
+void launch_add(const LaunchShape& s, Stream st, const AddArgs& a) {
+    add_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+}
+
+}  // namespace kvs::kern

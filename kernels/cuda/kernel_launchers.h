@@ -1,0 +1,31 @@
+#pragma once
+// Host functions that launch each kernel of kernels/cuda/*.cu on a stream, over a shape from
+// launch_shapes.h. They mirror kernels/emu/emu_kernels.h one for one. Only built with nvcc; the
+// caller checks cudaGetLastError().
+#include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/embed.cuh"
+#include "kernels/cuda/kv_append.cuh"
+#include "kernels/cuda/launch_shapes.h"
+#include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/rmsnorm.cuh"
+#include "kernels/cuda/rope.cuh"
+
+struct CUstream_st;  // cudaStream_t without the CUDA headers
+
+namespace kvs::kern {
+
+using Stream = CUstream_st*;
+
+void launch_embed(const LaunchShape& s, Stream st, const EmbedArgs& a);
+void launch_rmsnorm(const LaunchShape& s, Stream st, const RmsNormArgs& a);
+void launch_matmul_tiled(const LaunchShape& s, Stream st, const MatmulArgs& a);
+void launch_matvec(const LaunchShape& s, Stream st, const MatmulArgs& a);
+void launch_rope(const LaunchShape& s, Stream st, const RopeArgs& a);
+void launch_kv_append(const LaunchShape& s, Stream st, const KvAppendArgs& a);
+void launch_attention_prefill(const LaunchShape& s, Stream st, const AttentionArgs& a);
+void launch_attention_decode(const LaunchShape& s, Stream st, const AttentionArgs& a);
+void launch_swiglu(const LaunchShape& s, Stream st, const SwigluArgs& a);
+void launch_add(const LaunchShape& s, Stream st, const AddArgs& a);
+
+}  // namespace kvs::kern

@@ -1,0 +1,31 @@
+#pragma once
+// KV append: cache[pos0 + t, :] = new[t, :] for K and V; one thread per element of [T, kv_dim].
+// Launch: grid ceil(T * kv_dim / kKvAppendThreads), block kKvAppendThreads.
+#include <cstddef>
+
+#include "kernels/cuda/portability.cuh"
+
+namespace kvs::kern {
+
+constexpr unsigned kKvAppendThreads = 256;
+
+struct KvAppendArgs {
+    float* cache_k;  // [capacity, kv_dim]
+    float* cache_v;  // [capacity, kv_dim]
+    const float* k;  // [T, kv_dim]
+    const float* v;  // [T, kv_dim]
+    int pos0;
+    int T;
+    int kv_dim;
+};
+
+__host__ __device__ inline void kv_append_thread(const ThreadIndex& ix, const KvAppendArgs& a) {
+    const std::size_t e = std::size_t(ix.block.x) * ix.block_dim.x + ix.thread.x;
+    if (e >= std::size_t(a.T) * a.kv_dim) return;
+    // Rows are contiguous, so element e of the new block lands e past the first appended row.
+    const std::size_t dst = std::size_t(a.pos0) * a.kv_dim + e;
+    a.cache_k[dst] = a.k[e];
+    a.cache_v[dst] = a.v[e];
+}
+
+}  // namespace kvs::kern

@@ -1,0 +1,66 @@
+#include "kernels/cuda/launch_shapes.h"
+
+#include <string>
+
+#include "core/error.h"
+#include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/embed.cuh"
+#include "kernels/cuda/kv_append.cuh"
+#include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/rmsnorm.cuh"
+#include "kernels/cuda/rope.cuh"
+
+namespace kvs::kern {
+namespace {
+
+LaunchShape attention_shape(Dim3 grid, int n_keys, int group) {
+    const std::size_t bytes = attention_shared_floats(n_keys, group, kAttnThreads) * sizeof(float);
+    if (bytes > kMaxSharedBytes)
+        throw Error("CUDA attention over " + std::to_string(n_keys) + " keys needs " +
+                    std::to_string(bytes) + " bytes of shared memory per block, more than " +
+                    std::to_string(kMaxSharedBytes));
+    return {grid, {kAttnThreads, 1, 1}, bytes};
+}
+
+}  // namespace
+
+LaunchShape embed_shape(int T, int dim) {
+    return {{unsigned(T), blocks_for(unsigned(dim), kEmbedThreads), 1}, {kEmbedThreads, 1, 1}, 0};
+}
+
+LaunchShape rmsnorm_shape(int T) {
+    return {{unsigned(T), 1, 1}, {kRmsThreads, 1, 1}, 0};
+}
+
+LaunchShape matvec_shape(int d) {
+    return {{blocks_for(unsigned(d), kMatvecRows), 1, 1}, {kMatvecLanes, kMatvecRows, 1}, 0};
+}
+
+LaunchShape matmul_tiled_shape(int T, int d) {
+    return {
+        {blocks_for(unsigned(d), kTile), blocks_for(unsigned(T), kTile), 1}, {kTile, kTile, 1}, 0};
+}
+
+LaunchShape rope_shape(int T, int dim) {
+    return {{unsigned(T), blocks_for(unsigned(dim / 2), kRopeThreads), 1}, {kRopeThreads, 1, 1}, 0};
+}
+
+LaunchShape kv_append_shape(int T, int kv_dim) {
+    return {
+        {blocks_for(std::size_t(T) * kv_dim, kKvAppendThreads), 1, 1}, {kKvAppendThreads, 1, 1}, 0};
+}
+
+LaunchShape attention_prefill_shape(int T, int pos0, int n_heads) {
+    return attention_shape({unsigned(T), unsigned(n_heads), 1}, pos0 + T, 1);
+}
+
+LaunchShape attention_decode_shape(int pos0, int n_heads, int n_kv_heads) {
+    return attention_shape({unsigned(n_kv_heads), 1, 1}, pos0 + 1, n_heads / n_kv_heads);
+}
+
+LaunchShape elementwise_shape(std::size_t n) {
+    return {{blocks_for(n, kElementwiseThreads), 1, 1}, {kElementwiseThreads, 1, 1}, 0};
+}
+
+}  // namespace kvs::kern

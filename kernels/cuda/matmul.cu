@@ -1,0 +1,27 @@
+// Matmul kernels (matmul.cuh): shared-memory tiles for prefill, matrix-vector for decode.
+#include "kernels/cuda/device_side.cuh"
+#include "kernels/cuda/kernel_launchers.h"
+
+namespace kvs::kern {
+
+__global__ void matmul_tiled_kernel(MatmulArgs a) {
+    __shared__ MatmulTiles sm;
+    DeviceBlock b;
+    matmul_tiled_block(b, a, sm);
+}
+
+__global__ void matvec_kernel(MatmulArgs a) {
+    __shared__ MatvecShared sm;
+    DeviceBlock b;
+    matvec_block(b, a, sm);
+}
+
+void launch_matmul_tiled(const LaunchShape& s, Stream st, const MatmulArgs& a) {
+    matmul_tiled_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+}
+
+void launch_matvec(const LaunchShape& s, Stream st, const MatmulArgs& a) {
+    matvec_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+}
+
+}  // namespace kvs::kern

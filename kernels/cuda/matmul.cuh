@@ -1,0 +1,112 @@
+#pragma once
+// out[t, i] = sum_j w[i, j] * x[t, j]      x: [T, n], w: [d, n], out: [T, d]
+//
+// Two kernels, picked by the number of rows:
+// - tiled (prefill, T > 1): a block computes a kTile x kTile tile of out. The n axis is walked in
+//   tiles: the block stages x[rows, k0..k0+kTile) and w[cols, k0..k0+kTile) in shared memory
+//   (each thread loads one element of each), then every thread accumulates its dot product from
+//   them. Each staged value is read by kTile threads, which is the saving over reading w straight
+//   from global memory. Launch: grid (ceil(d / kTile), ceil(T / kTile)), block (kTile, kTile).
+// - matrix-vector (decode, T == 1): a warp-sized row of threads per output element, lanes striding
+//   over n (neighbouring lanes read neighbouring weights), then a tree sum in shared memory.
+//   Launch: grid ceil(d / kMatvecRows), block (kMatvecLanes, kMatvecRows).
+#include <cstddef>
+
+#include "kernels/cuda/block_phases.cuh"
+
+namespace kvs::kern {
+
+struct MatmulArgs {
+    float* out;      // [T, d]
+    const float* x;  // [T, n]
+    const float* w;  // [d, n]
+    int T;
+    int n;
+    int d;
+};
+
+// ---- tiled ----
+constexpr unsigned kTile = 16;
+
+struct MatmulTiles {
+    float x[kTile][kTile + 1];  // x[block rows][k0 + kk]; +1 column: no shared-memory bank clash
+    float w[kTile][kTile + 1];  // w[block cols][k0 + kk]
+};
+
+// Thread (tx, ty) loads x[row ty][k0 + tx] and w[col ty][k0 + tx]; zeros outside the matrices,
+// so the accumulation below needs no bounds checks.
+__host__ __device__ inline void matmul_load_tiles(const ThreadIndex& ix, const MatmulArgs& a,
+                                                  int k0, MatmulTiles& sm) {
+    const unsigned tx = ix.thread.x, ty = ix.thread.y;
+    const int k = k0 + static_cast<int>(tx);
+    const int t = static_cast<int>(ix.block.y * kTile + ty);
+    const int i = static_cast<int>(ix.block.x * kTile + ty);
+    sm.x[ty][tx] = t < a.T && k < a.n ? a.x[std::size_t(t) * a.n + k] : 0.0f;
+    sm.w[ty][tx] = i < a.d && k < a.n ? a.w[std::size_t(i) * a.n + k] : 0.0f;
+}
+
+// acc of thread (tx, ty) is out[row ty, col tx]; terms are added in increasing j, as the CPU does.
+__host__ __device__ inline void matmul_accumulate(const ThreadIndex& ix, const MatmulTiles& sm,
+                                                  float& acc) {
+    const unsigned tx = ix.thread.x, ty = ix.thread.y;
+    for (unsigned kk = 0; kk < kTile; ++kk) acc += sm.w[tx][kk] * sm.x[ty][kk];
+}
+
+__host__ __device__ inline void matmul_store(const ThreadIndex& ix, const MatmulArgs& a,
+                                             float acc) {
+    const int t = static_cast<int>(ix.block.y * kTile + ix.thread.y);
+    const int i = static_cast<int>(ix.block.x * kTile + ix.thread.x);
+    if (t < a.T && i < a.d) a.out[std::size_t(t) * a.d + i] = acc;
+}
+
+template <class Block>
+__host__ __device__ void matmul_tiled_block(Block& b, const MatmulArgs& a, MatmulTiles& sm) {
+    auto acc = b.template per_thread<float>(0.0f);
+    for (int k0 = 0; k0 < a.n; k0 += static_cast<int>(kTile)) {
+        b.phase([&](const ThreadIndex& ix) { matmul_load_tiles(ix, a, k0, sm); });
+        b.phase([&](const ThreadIndex& ix) { matmul_accumulate(ix, sm, acc(ix)); });
+    }
+    b.phase([&](const ThreadIndex& ix) { matmul_store(ix, a, acc(ix)); });
+}
+
+// ---- matrix-vector ----
+constexpr unsigned kMatvecLanes = 32;  // one warp per output element
+constexpr unsigned kMatvecRows = 8;    // output elements per block
+
+struct MatvecShared {
+    float partial[kMatvecRows][kMatvecLanes];
+};
+
+__host__ __device__ inline int matvec_row(const ThreadIndex& ix) {
+    return static_cast<int>(ix.block.x * ix.block_dim.y + ix.thread.y);
+}
+
+__host__ __device__ inline void matvec_partial(const ThreadIndex& ix, const MatmulArgs& a,
+                                               MatvecShared& sm) {
+    const int i = matvec_row(ix);
+    float s = 0.0f;
+    if (i < a.d) {
+        const float* w = a.w + std::size_t(i) * a.n;
+        for (int j = static_cast<int>(ix.thread.x); j < a.n; j += static_cast<int>(ix.block_dim.x))
+            s += w[j] * a.x[j];
+    }
+    sm.partial[ix.thread.y][ix.thread.x] = s;
+}
+
+__host__ __device__ inline void matvec_store(const ThreadIndex& ix, const MatmulArgs& a,
+                                             const MatvecShared& sm) {
+    const int i = matvec_row(ix);
+    if (ix.thread.x == 0 && i < a.d) a.out[i] = sm.partial[ix.thread.y][0];
+}
+
+template <class Block>
+__host__ __device__ void matvec_block(Block& b, const MatmulArgs& a, MatvecShared& sm) {
+    b.phase([&](const ThreadIndex& ix) { matvec_partial(ix, a, sm); });
+    for (unsigned stride = b.block_dim().x / 2; stride > 0; stride /= 2)
+        b.phase([&](const ThreadIndex& ix) {
+            tree_sum_step(sm.partial[ix.thread.y], ix.thread.x, stride);
+        });
+    b.phase([&](const ThreadIndex& ix) { matvec_store(ix, a, sm); });
+}
+
+}  // namespace kvs::kern

@@ -1,0 +1,17 @@
+// RMSNorm kernel (rmsnorm.cuh): one block per row, a shared-memory reduction.
+#include "kernels/cuda/device_side.cuh"
+#include "kernels/cuda/kernel_launchers.h"
+
+namespace kvs::kern {
+
+__global__ void rmsnorm_kernel(RmsNormArgs a) {
+    __shared__ RmsNormShared sm;
+    DeviceBlock b;
+    rmsnorm_block(b, a, sm);
+}
+
+void launch_rmsnorm(const LaunchShape& s, Stream st, const RmsNormArgs& a) {
+    rmsnorm_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+}
+
+}  // namespace kvs::kern

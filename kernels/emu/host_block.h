@@ -1,0 +1,80 @@
+#pragma once
+// The CPU side of the Block contract in kernels/cuda/block_phases.cuh, and the two ways the
+// emulator launches a kernel: thread by thread (kernels without barriers) and block by block in
+// phases (kernels that cooperate through shared memory). Grid and block shapes, the index
+// arithmetic and the bounds checks are the kernels' own; only the threads run one at a time.
+#include <cstddef>
+#include <vector>
+
+#include "kernels/cuda/block_phases.cuh"
+#include "kernels/cuda/launch_shapes.h"
+
+namespace kvs::emu {
+
+using kern::Dim3;
+using kern::LaunchShape;
+using kern::ThreadIndex;
+
+// Order in which the threads of one phase run. A correct kernel gives the same bits either way;
+// tests run both to catch a thread reading what another wrote in the same phase.
+enum class ThreadOrder { Forward, Reverse };
+void set_thread_order(ThreadOrder order);
+ThreadOrder thread_order();
+
+template <class T>
+class HostLocal {
+  public:
+    HostLocal(std::size_t threads, T init) : v_(threads, init) {}
+    T& operator()(const ThreadIndex& ix) { return v_[ix.flat_thread()]; }
+
+  private:
+    std::vector<T> v_;
+};
+
+class HostBlock {
+  public:
+    HostBlock(Dim3 grid, Dim3 block_dim, Dim3 block)
+        : grid_(grid), dim_(block_dim), block_(block) {}
+    Dim3 block_idx() const { return block_; }
+    Dim3 block_dim() const { return dim_; }
+    std::size_t threads() const { return std::size_t(dim_.x) * dim_.y * dim_.z; }
+
+    // Every thread runs f; returning is the barrier.
+    template <class F>
+    void phase(F&& f) const {
+        const std::size_t n = threads();
+        const bool reverse = thread_order() == ThreadOrder::Reverse;
+        for (std::size_t k = 0; k < n; ++k) f(index_of(reverse ? n - 1 - k : k));
+    }
+    template <class T>
+    HostLocal<T> per_thread(T init) const {
+        return HostLocal<T>(threads(), init);
+    }
+    ThreadIndex index_of(std::size_t flat) const {
+        const unsigned x = unsigned(flat % dim_.x), y = unsigned(flat / dim_.x % dim_.y),
+                       z = unsigned(flat / (std::size_t(dim_.x) * dim_.y));
+        return {grid_, dim_, block_, {x, y, z}};
+    }
+
+  private:
+    Dim3 grid_, dim_, block_;
+};
+
+// Calls block_fn(HostBlock&) for every block of the grid, x fastest.
+template <class F>
+void for_each_block(const LaunchShape& s, F&& block_fn) {
+    for (unsigned z = 0; z < s.grid.z; ++z)
+        for (unsigned y = 0; y < s.grid.y; ++y)
+            for (unsigned x = 0; x < s.grid.x; ++x) {
+                HostBlock b(s.grid, s.block, {x, y, z});
+                block_fn(b);
+            }
+}
+
+// A kernel without barriers: every thread of every block, one phase each.
+template <class F>
+void for_each_thread(const LaunchShape& s, F&& thread_fn) {
+    for_each_block(s, [&](HostBlock& b) { b.phase(thread_fn); });
+}
+
+}  // namespace kvs::emu

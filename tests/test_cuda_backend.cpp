@@ -1,0 +1,150 @@
+// The CUDA backend as a whole, through the emulator: the run-time backend choice, the CLI's
+// --backend, and whole generations on stories260K against the CPU backend.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memory>
+
+#include "core/error.h"
+#include "core/model_loader.h"
+#include "core/session.h"
+#include "kernels/backend_factory.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/emu/emulated_cuda_backend.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+
+namespace {
+
+bool one_line(const std::string& s) {
+    return !s.empty() && s.find('\n') == s.size() - 1;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    REQUIRE(a.size() == b.size());
+    double d = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, double(std::fabs(a[i] - b[i])));
+    return d;
+}
+
+}  // namespace
+
+TEST_CASE("make_backend: cuda-emulated always, cuda only with a device, auto falls back",
+          "[emulated][backend]") {
+    const BackendChoice e = make_backend("cuda-emulated");
+    CHECK(e.backend->name() == "cuda-emulated");
+    CHECK_THROWS_AS(make_backend("opencl"), Error);
+
+    const std::string why = cuda_unavailable_reason();
+    if (!cuda_compiled()) CHECK(!why.empty());
+    const BackendChoice a = make_backend("auto");
+    if (why.empty()) {
+        CHECK(a.backend->name() == "cuda");
+        CHECK(make_backend("cuda").backend->name() == "cuda");
+    } else {
+        CHECK(a.backend->name() == "cpu");
+        CHECK(a.note.find(why) != std::string::npos);
+        try {
+            make_backend("cuda");
+            FAIL("--backend cuda without a device must throw");
+        } catch (const Error& err) {
+            const std::string msg = err.what();
+            CHECK(msg.find('\n') == std::string::npos);
+            CHECK(msg.find(why) != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("emulated backend runs a tiny model's generation like the CPU backend",
+          "[emulated][backend]") {
+    const auto model = open_model(test::write_tiny_model(test::temp_dir("emu-tiny")));
+    for (CacheMode mode : {CacheMode::Cached, CacheMode::Uncached}) {
+        SessionConfig cfg;
+        cfg.mode = mode;
+        cfg.max_new_tokens = 12;
+        CpuBackend cpu;
+        EmulatedCudaBackend emu;
+        Session a(*model, cpu, cfg), b(*model, emu, cfg);
+        a.set_prompt("ab");
+        b.set_prompt("ab");
+        while (!a.finished()) a.step();
+        while (!b.finished()) b.step();
+        CHECK(a.tokens() == b.tokens());
+        REQUIRE(a.trace().steps().size() == b.trace().steps().size());
+        for (std::size_t i = 0; i < a.trace().steps().size(); ++i) {
+            const StepRecord &x = a.trace().steps()[i], &y = b.trace().steps()[i];
+            CHECK(max_abs_diff(x.logits, y.logits) <= 1e-4);
+            CHECK(max_abs_diff(x.attention.p, y.attention.p) <= 1e-5);
+            CHECK(max_abs_diff(x.kv_rows, y.kv_rows) <= 1e-5);
+            CHECK(y.backend == "cuda-emulated");
+            CHECK(y.op_times.calls[static_cast<int>(Op::Attention)] > 0);
+        }
+    }
+}
+
+#if KVSCOPE_HAVE_SHARED
+TEST_CASE("stories260K through the emulated CUDA kernels: same greedy text, logits within 1e-4",
+          "[emulated][backend]") {
+    const auto model = open_model(test::stories_model(), test::stories_tokenizer());
+    for (CacheMode mode : {CacheMode::Cached, CacheMode::Uncached}) {
+        INFO("mode " << mode_name(mode));
+        SessionConfig cfg;
+        cfg.mode = mode;
+        cfg.max_new_tokens = 40;
+        CpuBackend cpu;
+        EmulatedCudaBackend emu;
+        Session a(*model, cpu, cfg), b(*model, emu, cfg);
+        a.set_prompt("Once upon a time");
+        b.set_prompt("Once upon a time");
+        double worst_logit = 0, worst_attention = 0;
+        while (!a.finished()) {
+            REQUIRE(!b.finished());
+            const StepRecord& x = a.step();
+            const StepRecord& y = b.step();
+            CHECK(x.token_out == y.token_out);
+            worst_logit = std::max(worst_logit, max_abs_diff(x.logits, y.logits));
+            worst_attention = std::max(worst_attention, max_abs_diff(x.attention.p, y.attention.p));
+        }
+        CHECK(b.finished());
+        CHECK(a.tokens() == b.tokens());
+        CHECK(a.text() == b.text());
+        CHECK(a.generated() == 40);
+        CHECK(worst_logit <= 1e-4);
+        CHECK(worst_attention <= 1e-5);
+    }
+}
+
+TEST_CASE("kvscope-cli --backend: cuda without a device is exit 2, auto says why, emulated = cpu",
+          "[emulated][backend][cli]") {
+    const std::vector<std::string> gen = {"generate", "--model",          test::stories_model(),
+                                          "--prompt", "Once upon a time", "--max-new-tokens",
+                                          "24"};
+    auto with = [&](const std::string& backend) {
+        auto args = gen;
+        args.insert(args.end(), {"--backend", backend});
+        return test::run_cli(args);
+    };
+    const auto cpu = with("cpu");
+    REQUIRE(cpu.exit_code == 0);
+    const auto emu = with("cuda-emulated");
+    CHECK(emu.exit_code == 0);
+    CHECK(emu.out == cpu.out);
+    CHECK(emu.err.find("emulat") != std::string::npos);
+
+    const std::string why = cuda_unavailable_reason();
+    const auto cuda = with("cuda");
+    const auto autob = with("auto");
+    CHECK(autob.exit_code == 0);
+    CHECK(autob.out == cpu.out);
+    if (why.empty()) {
+        CHECK(cuda.exit_code == 0);
+        CHECK(cuda.out == cpu.out);
+    } else {
+        INFO("stderr: " << cuda.err);
+        CHECK(cuda.exit_code == 2);
+        CHECK(one_line(cuda.err));
+        CHECK(cuda.err.find(why) != std::string::npos);
+        CHECK(autob.err.find(why) != std::string::npos);
+    }
+}
+#endif

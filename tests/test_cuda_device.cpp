@@ -1,0 +1,174 @@
+// The CUDA backend on a real device (ctest -L gpu; registered only when a device answered at
+// configure time). Each op against the CPU backend on odd sizes, then whole greedy generations:
+// same tokens, logits within 1e-3; the measured per-op times are printed.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "core/model_loader.h"
+#include "core/session.h"
+#include "kernels/backend_factory.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+
+namespace {
+
+std::unique_ptr<Backend> cuda() {
+    BackendChoice c = make_backend("cuda");  // throws, failing the test, without a device
+    INFO(c.note);
+    REQUIRE(c.backend->name() == "cuda");
+    return std::move(c.backend);
+}
+
+std::vector<float> random_vec(std::size_t n, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = u(rng);
+    return v;
+}
+
+double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    double diff = 0, scale = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::isnan(a[i])) return INFINITY;
+        diff = std::max(diff, double(std::fabs(a[i] - b[i])));
+        scale = std::max(scale, double(std::fabs(b[i])));
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
+// Host tensors mirrored on a backend.
+struct Mirror {
+    Backend& be;
+    std::vector<DeviceBuffer> bufs;
+    DeviceSpan put(const std::vector<float>& host) {
+        bufs.emplace_back(be, host.size());
+        be.upload(bufs.back().span(), host.data(), host.size());
+        return bufs.back().span();
+    }
+    std::vector<float> get(DeviceSpan s) {
+        std::vector<float> h(s.size);
+        be.download(h.data(), s, s.size);
+        return h;
+    }
+};
+
+void print_times(const char* what, const StepRecord& r) {
+    std::printf("  %-28s %-8s wall %8.3f ms:", what, phase_name(r.phase), r.wall_seconds * 1e3);
+    for (int i = 0; i < kOpCount; ++i)
+        if (r.op_times.calls[i] > 0)
+            std::printf(" %s %.3f ms/%d", op_name(static_cast<Op>(i)), r.op_times.seconds[i] * 1e3,
+                        r.op_times.calls[i]);
+    std::printf("\n");
+}
+
+}  // namespace
+
+TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
+    auto gpu = cuda();
+    CpuBackend cpu;
+    Mirror g{*gpu, {}}, c{cpu, {}};
+    std::printf("device: %s\n", gpu->device().c_str());
+    for (int T : {1, 7, 33}) {
+        INFO("T=" << T);
+        const int n = 37, d = 53, H = 6, KVH = 2, HD = 10, dim = H * HD, kv = KVH * HD, pos0 = 5;
+        const int n_keys = pos0 + T;
+        // matmul
+        const auto x = random_vec(std::size_t(T) * n, 1), w = random_vec(std::size_t(d) * n, 2);
+        auto go = g.put(std::vector<float>(std::size_t(T) * d));
+        auto co = c.put(std::vector<float>(std::size_t(T) * d));
+        gpu->matmul(go, g.put(x), g.put(w), T, n, d);
+        cpu.matmul(co, c.put(x), c.put(w), T, n, d);
+        CHECK(rel_diff(g.get(go), c.get(co)) <= 1e-5);
+        // rmsnorm
+        const auto rw = random_vec(n, 3);
+        auto gr = g.put(std::vector<float>(std::size_t(T) * n));
+        auto cr = c.put(std::vector<float>(std::size_t(T) * n));
+        gpu->rmsnorm(gr, g.put(x), g.put(rw), T, n);
+        cpu.rmsnorm(cr, c.put(x), c.put(rw), T, n);
+        CHECK(rel_diff(g.get(gr), c.get(cr)) <= 1e-5);
+        // rope, kv_append, attention (with probs)
+        const auto q = random_vec(std::size_t(T) * dim, 4), k = random_vec(std::size_t(T) * kv, 5),
+                   v = random_vec(std::size_t(T) * kv, 6);
+        const auto cache = random_vec(std::size_t(n_keys) * kv, 7);
+        auto gq = g.put(q), gk = g.put(k), gv = g.put(v), gck = g.put(cache), gcv = g.put(cache);
+        auto cq = c.put(q), ck = c.put(k), cv = c.put(v), cck = c.put(cache), ccv = c.put(cache);
+        gpu->rope(gq, gk, T, pos0, dim, kv, HD);
+        cpu.rope(cq, ck, T, pos0, dim, kv, HD);
+        CHECK(rel_diff(g.get(gq), c.get(cq)) <= 1e-5);
+        gpu->kv_append(gck, gcv, gk, gv, pos0, T, kv);
+        cpu.kv_append(cck, ccv, ck, cv, pos0, T, kv);
+        CHECK(rel_diff(g.get(gck), c.get(cck)) <= 1e-5);
+        const std::vector<float> zeros(std::size_t(T) * dim), pz(std::size_t(H) * T * n_keys);
+        auto gout = g.put(zeros), cout = c.put(zeros), gp = g.put(pz), cp = c.put(pz);
+        gpu->attention(gout, gq, gck, gcv, gp, T, pos0, H, KVH, HD);
+        cpu.attention(cout, cq, cck, ccv, cp, T, pos0, H, KVH, HD);
+        CHECK(rel_diff(g.get(gout), c.get(cout)) <= 1e-5);
+        CHECK(rel_diff(g.get(gp), c.get(cp)) <= 1e-5);
+        // swiglu, add, embed
+        auto gh1 = g.put(x), ch1 = c.put(x);
+        gpu->swiglu(gh1, g.put(q), x.size() <= q.size() ? x.size() : q.size());
+        cpu.swiglu(ch1, c.put(q), x.size() <= q.size() ? x.size() : q.size());
+        CHECK(rel_diff(g.get(gh1), c.get(ch1)) <= 1e-5);
+        gpu->add(gh1, g.put(x), x.size());
+        cpu.add(ch1, c.put(x), x.size());
+        CHECK(rel_diff(g.get(gh1), c.get(ch1)) <= 1e-5);
+        std::vector<int> tokens(T);
+        for (int t = 0; t < T; ++t) tokens[t] = (5 * t + 1) % d;
+        auto ge = g.put(std::vector<float>(std::size_t(T) * n));
+        auto ce = c.put(std::vector<float>(std::size_t(T) * n));
+        gpu->embed(ge, g.put(w), tokens.data(), T, n);
+        cpu.embed(ce, c.put(w), tokens.data(), T, n);
+        CHECK(rel_diff(g.get(ge), c.get(ce)) <= 1e-5);
+    }
+    gpu->synchronize();
+    const OpTimes t = gpu->op_times();
+    CHECK(t.calls[static_cast<int>(Op::Attention)] == 3);
+    CHECK(t.seconds[static_cast<int>(Op::Matmul)] > 0);
+}
+
+TEST_CASE("greedy generation on the device equals the CPU backend's, logits within 1e-3", "[gpu]") {
+    const std::string stories = test::stories_model();
+    const bool have_stories = std::filesystem::exists(stories);
+    const auto model = have_stories
+                           ? open_model(stories, test::stories_tokenizer())
+                           : open_model(test::write_tiny_model(test::temp_dir("gpu-tiny")));
+    auto gpu = cuda();
+    std::printf("model %s on %s\n", model->name().c_str(), gpu->device().c_str());
+    for (CacheMode mode : {CacheMode::Cached, CacheMode::Uncached}) {
+        INFO("mode " << mode_name(mode));
+        SessionConfig cfg;
+        cfg.mode = mode;
+        cfg.max_new_tokens = 128;
+        CpuBackend cpu;
+        Session a(*model, cpu, cfg), b(*model, *gpu, cfg);
+        const std::string prompt = have_stories ? "Once upon a time" : "ab";
+        a.set_prompt(prompt);
+        b.set_prompt(prompt);
+        double worst = 0, gpu_decode = 0, cpu_decode = 0;
+        while (!a.finished()) {
+            const StepRecord& x = a.step();
+            const StepRecord& y = b.step();
+            CHECK(x.token_out == y.token_out);
+            for (std::size_t i = 0; i < x.logits.size(); ++i)
+                worst = std::max(worst, double(std::fabs(x.logits[i] - y.logits[i])));
+            if (y.phase == Phase::Prefill) print_times(mode_name(mode), y);
+            if (y.index == 64) print_times(mode_name(mode), y);
+            if (y.phase == Phase::Decode) {
+                gpu_decode += y.wall_seconds;
+                cpu_decode += x.wall_seconds;
+            }
+        }
+        CHECK(a.tokens() == b.tokens());
+        CHECK(worst <= 1e-3);
+        std::printf(
+            "  %s: %d tokens, max |logit diff| %.2e, decode %.1f tok/s GPU, %.1f tok/s CPU\n",
+            mode_name(mode), b.generated(), worst, (b.generated() - 1) / gpu_decode,
+            (a.generated() - 1) / cpu_decode);
+    }
+}
