@@ -1,17 +1,28 @@
 #pragma once
-// The reference backend: plain loops on the host, in the same arithmetic order as llama2.c's
-// run.c, so its numbers are the ones every other backend is checked against.
+// The CPU backend: host memory, the fast ops of fast_ops.h (same results for a row alone or in a
+// batch, on any number of threads), per-op wall-clock timing, optional OpenMP threads.
+// reference_ops.h holds the plain run.c-order loops the fast ops are tested against.
 #include <vector>
 
 #include "core/backend.h"
+#include "kernels/cpu/fast_ops.h"
 
 namespace kvs {
 
 class CpuBackend final : public Backend {
-public:
+  public:
     explicit CpuBackend(bool time_ops = true) : time_ops_(time_ops) {}
     std::string name() const override { return "cpu"; }
     std::string device() const override;
+
+    // Threads for matmul and attention (1, the default, never starts any). Throws kvs::Error for
+    // n < 1, or n > 1 in a build without OpenMP.
+    void set_threads(int n);
+    int threads() const { return threads_; }
+    static bool openmp_compiled();
+    // Per-op timing costs two clock reads per op; benchmarks switch it off to measure that cost.
+    void set_time_ops(bool on) { time_ops_ = on; }
+    bool time_ops() const { return time_ops_; }
 
     DeviceSpan alloc(std::size_t n) override;
     void release(DeviceSpan s) override;
@@ -31,9 +42,11 @@ public:
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override;
 
-private:
+  private:
     bool time_ops_;
-    std::vector<float> scores_;  // one attention row
+    int threads_ = 1;
+    std::vector<float> scratch_;  // attention rows, one per thread
+    cpu::RopeTable rope_;
 };
 
 }  // namespace kvs

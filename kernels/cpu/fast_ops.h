@@ -1,0 +1,42 @@
+#pragma once
+// The CPU backend's ops, written for speed but kept readable: lane sums (vec_math.h) that the
+// compiler vectorizes without -ffast-math, a register-tiled and cache-blocked matmul, optional
+// OpenMP threads. Each op gives the same value for a row whether it is computed alone, in a batch
+// or on any number of threads; reference_ops.h holds the plain versions they are tested against.
+// Shapes as in core/backend.h; all float32, row-major, host memory.
+#include <cstddef>
+#include <vector>
+
+namespace kvs::cpu {
+
+// out[t, i] = sum_j w[i, j] * x[t, j]   x: [T, n], w: [d, n], out: [T, d]
+void matmul(float* out, const float* x, const float* w, int T, int n, int d, int threads);
+
+// Causal GQA attention, as ref::attention; probs may be null.
+// scratch: reused between calls, grown to threads * (pos0 + T) floats.
+void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
+               int T, int pos0, int n_heads, int n_kv_heads, int head_dim, int threads,
+               std::vector<float>& scratch);
+
+// out[t] = x[t] / rms(x[t]) * w         out, x: [T, dim], w: [dim]
+void rmsnorm(float* out, const float* x, const float* w, int T, int dim);
+// h1 = silu(h1) * h3                    h1, h3: [n]
+void swiglu(float* h1, const float* h3, std::size_t n);
+// x += y                                x, y: [n]
+void add(float* x, const float* y, std::size_t n);
+
+// RoPE with cos/sin looked up instead of recomputed (pow, cos and sin per pair per token cost more
+// than the rotation): the table holds, for every position seen so far and every pair in a head,
+// the values run.c computes each time, by the same float formula.
+class RopeTable {
+  public:
+    // q: [T, dim], k: [T, kv_dim], positions pos0..pos0+T-1
+    void apply(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim);
+
+  private:
+    void grow(int positions, int head_dim);
+    int head_dim_ = 0, positions_ = 0;
+    std::vector<float> cos_, sin_;  // [positions, head_dim / 2]
+};
+
+}  // namespace kvs::cpu

@@ -1,0 +1,108 @@
+#include "kernels/cpu/reference_ops.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace kvs::ref {
+
+void rmsnorm(float* out, const float* x, const float* w, int T, int dim) {
+    for (int t = 0; t < T; ++t) {
+        const float* xr = x + std::size_t(t) * dim;
+        float* o = out + std::size_t(t) * dim;
+        float ss = 0.0f;
+        for (int j = 0; j < dim; ++j) ss += xr[j] * xr[j];
+        ss /= dim;
+        ss += 1e-5f;
+        ss = 1.0f / std::sqrt(ss);
+        for (int j = 0; j < dim; ++j) o[j] = w[j] * (ss * xr[j]);
+    }
+}
+
+void matmul(float* out, const float* x, const float* w, int T, int n, int d) {
+    for (int t = 0; t < T; ++t)
+        for (int i = 0; i < d; ++i) {
+            const float* wr = w + std::size_t(i) * n;
+            const float* xr = x + std::size_t(t) * n;
+            float val = 0.0f;
+            for (int j = 0; j < n; ++j) val += wr[j] * xr[j];
+            out[std::size_t(t) * d + i] = val;
+        }
+}
+
+void rope(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim) {
+    for (int t = 0; t < T; ++t) {
+        const int pos = pos0 + t;
+        float* qr = q + std::size_t(t) * dim;
+        float* kr = k + std::size_t(t) * kv_dim;
+        for (int i = 0; i < dim; i += 2) {
+            const int hd = i % head_dim;
+            const float freq = 1.0f / std::pow(10000.0f, hd / static_cast<float>(head_dim));
+            const float angle = pos * freq;
+            const float c = std::cos(angle), s = std::sin(angle);
+            const int rotations = i < kv_dim ? 2 : 1;  // k is narrower than q under GQA
+            for (int r = 0; r < rotations; ++r) {
+                float* v = r == 0 ? qr : kr;
+                const float v0 = v[i], v1 = v[i + 1];
+                v[i] = v0 * c - v1 * s;
+                v[i + 1] = v0 * s + v1 * c;
+            }
+        }
+    }
+}
+
+void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
+               int T, int pos0, int n_heads, int n_kv_heads, int head_dim) {
+    const int dim = n_heads * head_dim, kv_dim = n_kv_heads * head_dim;
+    const int kv_mul = n_heads / n_kv_heads, n_keys = pos0 + T;
+    const float scale = std::sqrt(static_cast<float>(head_dim));
+    std::vector<float> att(n_keys);
+    for (int t = 0; t < T; ++t) {
+        const int pos = pos0 + t;  // this query sees keys 0..pos
+        for (int h = 0; h < n_heads; ++h) {
+            const float* qh = q + std::size_t(t) * dim + h * head_dim;
+            const int kvh = h / kv_mul;
+            for (int s = 0; s <= pos; ++s) {
+                const float* kh = k_cache + std::size_t(s) * kv_dim + kvh * head_dim;
+                float score = 0.0f;
+                for (int i = 0; i < head_dim; ++i) score += qh[i] * kh[i];
+                att[s] = score / scale;
+            }
+            // softmax over the visible keys, max-subtracted for stability
+            float mx = att[0];
+            for (int s = 1; s <= pos; ++s) mx = att[s] > mx ? att[s] : mx;
+            float sum = 0.0f;
+            for (int s = 0; s <= pos; ++s) {
+                att[s] = std::exp(att[s] - mx);
+                sum += att[s];
+            }
+            for (int s = 0; s <= pos; ++s) att[s] /= sum;
+
+            float* o = out + std::size_t(t) * dim + h * head_dim;
+            std::memset(o, 0, head_dim * sizeof(float));
+            for (int s = 0; s <= pos; ++s) {
+                const float* vh = v_cache + std::size_t(s) * kv_dim + kvh * head_dim;
+                for (int i = 0; i < head_dim; ++i) o[i] += att[s] * vh[i];
+            }
+            if (probs) {
+                float* p = probs + (std::size_t(h) * T + t) * n_keys;
+                std::memcpy(p, att.data(), (pos + 1) * sizeof(float));
+                std::memset(p + pos + 1, 0, (n_keys - pos - 1) * sizeof(float));
+            }
+        }
+    }
+}
+
+void swiglu(float* h1, const float* h3, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        float v = h1[i];
+        v *= 1.0f / (1.0f + std::exp(-v));  // silu
+        h1[i] = v * h3[i];
+    }
+}
+
+void add(float* x, const float* y, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+}  // namespace kvs::ref

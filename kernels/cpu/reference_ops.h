@@ -1,0 +1,25 @@
+#pragma once
+// The plain ops, loop for loop in llama2.c's run.c arithmetic order: the readable definition of
+// each op, and what tests/test_cpu_ops.cpp checks the fast ops against. Shapes as in
+// core/backend.h; all float32, row-major, host memory.
+#include <cstddef>
+
+namespace kvs::ref {
+
+// out[t] = x[t] / rms(x[t]) * w        out, x: [T, dim], w: [dim]
+void rmsnorm(float* out, const float* x, const float* w, int T, int dim);
+// out[t, i] = sum_j w[i, j] * x[t, j]  x: [T, n], w: [d, n], out: [T, d]
+void matmul(float* out, const float* x, const float* w, int T, int n, int d);
+// RoPE on adjacent pairs for positions pos0..pos0+T-1.   q: [T, dim], k: [T, kv_dim]
+void rope(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim);
+// Causal GQA attention over cache rows 0..pos0+T-1.
+// q, out: [T, n_heads * head_dim]; k_cache, v_cache: [>= pos0 + T, n_kv_heads * head_dim];
+// probs (may be null): [n_heads, T, pos0 + T], masked cells 0.
+void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
+               int T, int pos0, int n_heads, int n_kv_heads, int head_dim);
+// h1 = silu(h1) * h3                   h1, h3: [n]
+void swiglu(float* h1, const float* h3, std::size_t n);
+// x += y                               x, y: [n]
+void add(float* x, const float* y, std::size_t n);
+
+}  // namespace kvs::ref

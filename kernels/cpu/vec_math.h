@@ -1,0 +1,109 @@
+#pragma once
+// The arithmetic the fast CPU ops share. Every reduction here has a fixed order that depends only
+// on the length of what is reduced, never on how many rows or threads a call has: that is what
+// keeps a batched prefill, a single decode row and a threaded run bit-identical.
+//
+// A sum of n products keeps kLanes partial sums: lane k takes the elements j with
+// j % kLanes == k (the last partial block zero-padded), then the lanes are added in one fixed
+// tree, ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)). The lanes do not depend on each other,
+// so they live in one SIMD register; -ffast-math (which would let the compiler reorder any sum)
+// is not needed.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace kvs::cpu {
+
+constexpr int kLanes = 8;  // the lane trees below are written for 8
+
+// kLanes floats in one SIMD register, through the vector extension of GCC and Clang: + - * on it
+// are single instructions (AVX with -march=native on x86-64, two SSE or NEON registers
+// otherwise). a * b + c compiles to one FMA where the target has it (both compilers contract it
+// by default); either way every element below goes through the same expression.
+using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
+using VecBits = std::uint32_t __attribute__((vector_size(kLanes * sizeof(float))));
+
+inline Vec load(const float* p) {
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+// The first `count` (< kLanes) floats at p, the other lanes 0.
+inline Vec load_partial(const float* p, int count) {
+    Vec v = {};
+    std::memcpy(&v, p, count * sizeof(float));
+    return v;
+}
+inline void store(float* p, Vec v) {
+    std::memcpy(p, &v, sizeof v);
+}
+inline void store_partial(float* p, Vec v, int count) {
+    std::memcpy(p, &v, count * sizeof(float));
+}
+inline Vec splat(float x) {
+    return Vec{} + x;
+}
+
+// The lane tree of one register: ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
+inline float sum_lanes(Vec v) {
+    return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+
+// The lane trees of eight registers at once: result lane r = sum_lanes(v[r]), in the same order,
+// with 7 shuffle-and-add steps instead of 8 scalar trees.
+inline Vec sum_lanes8(const Vec (&v)[8]) {
+    // pairs: [a0+a1, a2+a3, b0+b1, b2+b3, a4+a5, a6+a7, b4+b5, b6+b7]
+    auto pairs = [](Vec a, Vec b) {
+        return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14) +
+               __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
+    };
+    const Vec q01 = pairs(pairs(v[0], v[1]), pairs(v[2], v[3]));  // rows 0-3: low, high halves
+    const Vec q45 = pairs(pairs(v[4], v[5]), pairs(v[6], v[7]));  // rows 4-7
+    return __builtin_shufflevector(q01, q45, 0, 1, 2, 3, 8, 9, 10, 11) +
+           __builtin_shufflevector(q01, q45, 4, 5, 6, 7, 12, 13, 14, 15);
+}
+
+// Lane partial sums of a[j] * b[j], j < n.
+inline Vec dot_lanes(const float* a, const float* b, int n) {
+    Vec acc = {};
+    int j = 0;
+    for (; j + kLanes <= n; j += kLanes) acc = load(a + j) * load(b + j) + acc;
+    if (j < n) acc = load_partial(a + j, n - j) * load_partial(b + j, n - j) + acc;
+    return acc;
+}
+inline float dot(const float* a, const float* b, int n) {
+    return sum_lanes(dot_lanes(a, b, n));
+}
+
+// sum_j a[j], j < n, in lanes.
+inline float sum(const float* a, int n) {
+    Vec acc = {};
+    int j = 0;
+    for (; j + kLanes <= n; j += kLanes) acc += load(a + j);
+    if (j < n) acc += load_partial(a + j, n - j);
+    return sum_lanes(acc);
+}
+
+// exp(x) lane by lane, with plain vector operations (a libm call would go one float at a time).
+// exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln2 / 2, exp(r) by its Taylor polynomial to
+// degree 7 (truncation error below 1e-8). Inputs are clamped to [-87, 88] so 2^n stays a normal
+// float: below -87 the result is 1.6e-38 where std::exp gives a denormal or 0, which changes a
+// softmax or SiLU by less than 1e-37. tests/test_cpu_ops.cpp measures the error against std::exp.
+inline Vec exp_approx(Vec x) {
+    x = x < -87.0f ? splat(-87.0f) : x;
+    x = x > 88.0f ? splat(88.0f) : x;
+    constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+    const Vec shifted = x * 1.44269504088896341f + kShifter;
+    const Vec n = shifted - kShifter;
+    // r = x - n ln2, with ln2 split in two so n * ln2_hi is exact
+    Vec r = n * -0.693145751953125f + x;
+    r = n * -1.428606765330187e-06f + r;
+    Vec p = splat(1.0f / 5040.0f);
+    for (float c : {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f}) p = p * r + c;
+    // 2^n: the integer n (the low bits of `shifted`) plus the bias 127, into the exponent field
+    const VecBits e = ((VecBits)shifted - std::bit_cast<std::uint32_t>(kShifter) + 127u) << 23;
+    return p * (Vec)e;
+}
+
+}  // namespace kvs::cpu
