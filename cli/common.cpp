@@ -9,7 +9,7 @@ namespace kvs::cli {
 std::vector<OptionSpec> model_options() {
     return {{"model", "M", "default (ours, built in) | toy | stories260K | FILE.bin"},
             {"tokenizer", "FILE", "llama2.c tokenizer (default: found beside the model)"},
-            {"backend", "B", "auto | cpu | cuda (default auto)"}};
+            {"backend", "B", "auto | cpu | cuda | cuda-emulated (default auto)"}};
 }
 
 std::vector<OptionSpec> sampler_options() {
