@@ -1,0 +1,117 @@
+#include <cstdio>
+#include <cstring>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/lesson.h"
+#include "core/lesson_files.h"
+#include "core/lesson_metrics.h"
+#include "core/lesson_player.h"
+#include "core/session_lesson_target.h"
+
+namespace kvs::cli {
+namespace {
+
+void print_list() {
+    const std::string dir = lessons_dir();
+    std::printf("lessons in %s\n", dir.empty() ? "(not found)" : dir.c_str());
+    const auto en = list_lessons("en");
+    const auto zh = list_lessons("zh");
+    for (const auto& f : en) {
+        std::string zh_title = "-";
+        for (const auto& z : zh)
+            if (z.number == f.number) zh_title = load_lesson(z.path).title;
+        std::printf("  %2d  %-24s %s | %s\n", f.number, f.name.c_str(),
+                    load_lesson(f.path).title.c_str(), zh_title.c_str());
+    }
+}
+
+void print_metrics() {
+    std::puts("@expect reads these (step metrics take an optional step index, -1 = latest;");
+    std::puts("prefix a session metric with uncached_ for the twin of @cache compare):");
+    for (const auto& m : lesson_metrics()) {
+        const std::string call =
+            std::string(m.name) + (m.max_args ? std::string("(") + m.args + ")" : "");
+        std::printf("  %-34s %s\n", call.c_str(), m.help);
+    }
+}
+
+}  // namespace
+
+int cmd_lesson(int argc, char** argv) {
+    // The lesson is the one positional argument: kvscope-cli lesson FILE|N [options].
+    std::string spec;
+    int first = 2;
+    if (argc > 2 && argv[2][0] != '-') {
+        spec = argv[2];
+        first = 3;
+    }
+    Args a("lesson",
+           {{"lang", "L", "en | zh: the language of a lesson given by number (default en)"},
+            {"backend", "B", "auto | cpu | cuda (default auto)"},
+            {"list", "", "list the lessons in both languages"},
+            {"metrics", "", "list what @expect lines can read"},
+            {"prose", "", "print each step's text too"},
+            {"quiet", "", "only step titles, checks and the result"}},
+           argc, argv, first);
+    if (a.help()) {
+        std::fputs(
+            "Run a lesson headless: every step's directives on the live engine, with the "
+            "numbers they produce and each @expect checked.\nkvscope-cli lesson FILE|N "
+            "[options]   (N: the lesson's number in lessons/LANG/)\n",
+            stdout);
+        std::fputs(a.usage().c_str(), stdout);
+        return 0;
+    }
+    if (a.has("list")) {
+        print_list();
+        return 0;
+    }
+    if (a.has("metrics")) {
+        print_metrics();
+        return 0;
+    }
+    if (spec.empty()) throw Error("lesson: which lesson? give a FILE or a number (see --list)");
+    const std::string lang = a.str("lang", "en");
+    const Lesson lesson = load_lesson(find_lesson(spec, lang));
+    BackendChoice be = make_backend(a.str("backend", "auto"));
+    SessionLessonTarget target(*be.backend);
+    const bool quiet = a.has("quiet"), prose = a.has("prose");
+
+    std::printf("lesson %s: %s (%zu steps) on %s (%s)\n", lesson.file.c_str(), lesson.title.c_str(),
+                lesson.steps.size(), be.backend->name().c_str(), be.note.c_str());
+    if (prose && !lesson.intro.empty()) std::printf("\n%s\n", lesson.intro.c_str());
+    target.restart();
+    int checks = 0, failed = 0;
+    bool error = false;
+    for (int k = 0; k < static_cast<int>(lesson.steps.size()) && !error; ++k) {
+        const LessonStep& st = lesson.steps[k];
+        std::printf("\n[%d/%zu] %s\n", k + 1, lesson.steps.size(), st.title.c_str());
+        if (prose && !st.prose.empty()) std::printf("%s\n\n", st.prose.c_str());
+        const StepOutcome o = play_step(lesson, k, target);
+        checks += o.checks;
+        failed += o.failed;
+        error = o.error;
+        for (const auto& e : o.log) {
+            using K = LessonLogEntry::Kind;
+            if (e.kind == K::Check) {
+                std::printf("  %s  @%s\n", e.pass ? "PASS" : "FAIL", e.directive.c_str());
+                if (!quiet || !e.pass)
+                    for (const auto& l : e.lines) std::printf("        %s\n", l.c_str());
+                continue;
+            }
+            if (e.kind == K::Error) {
+                std::printf("  ERROR %s\n", e.lines.empty() ? "" : e.lines[0].c_str());
+                continue;
+            }
+            if (quiet) continue;
+            std::printf("  @%s\n", e.directive.c_str());
+            for (const auto& l : e.lines) std::printf("      %s\n", l.c_str());
+        }
+    }
+    std::printf("\nresult: %d checks, %d passed, %d failed; %s\n", checks, checks - failed, failed,
+                error ? "stopped by an error" : "ran to the end");
+    return failed == 0 && !error ? 0 : 1;
+}
+
+}  // namespace kvs::cli

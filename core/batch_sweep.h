@@ -1,0 +1,37 @@
+#pragma once
+// Lesson 8: time per step against batch size, measured with BatchSession. For each batch size B
+// the first B prompts of the plan (cycled) are prefilled together in one forward pass, then
+// decoded together for plan.decode_steps steps; the fastest of plan.repeats runs is kept.
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/lesson.h"
+#include "core/model.h"
+#include "core/trace.h"
+
+namespace kvs {
+
+struct BatchRow {
+    int batch = 0;
+    Phase phase = Phase::Prefill;
+    int steps = 0;                // steps measured (prefill: 1)
+    double rows_per_step = 0;     // rows through the model per step (prefill: all prompt tokens)
+    double seconds_per_step = 0;  // measured, mean over the steps of the fastest run
+    double flops_per_step = 0;    // counted
+    double rows_per_second() const {
+        return seconds_per_step > 0 ? rows_per_step / seconds_per_step : 0;
+    }
+};
+
+struct BatchTable {
+    BatchPlan plan;
+    std::string device;          // what measured the times
+    std::vector<BatchRow> rows;  // per size: prefill row, then decode row
+    const BatchRow* find(Phase p, int batch) const;
+};
+
+// Throws kvs::Error when the model has no batched forward pass (the toy) or a prompt does not fit.
+BatchTable measure_batches(const Model& model, Backend& backend, const BatchPlan& plan);
+
+}  // namespace kvs

@@ -1,0 +1,355 @@
+#include "core/lesson.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <map>
+
+#include "core/error.h"
+#include "core/file_bytes.h"
+#include "core/lesson_metrics.h"
+#include "core/scale_accounting.h"
+
+namespace kvs {
+namespace {
+
+struct DirectiveName {
+    const char* name;
+    DirectiveKind kind;
+};
+constexpr DirectiveName kNames[] = {
+    {"model", DirectiveKind::Model},     {"prompt", DirectiveKind::Prompt},
+    {"limit", DirectiveKind::Limit},     {"cache", DirectiveKind::Cache},
+    {"prefill", DirectiveKind::Prefill}, {"decode", DirectiveKind::Decode},
+    {"reset", DirectiveKind::Reset},     {"highlight", DirectiveKind::Highlight},
+    {"show", DirectiveKind::Show},       {"whatif", DirectiveKind::WhatIf},
+    {"batch", DirectiveKind::Batch},     {"scale", DirectiveKind::Scale},
+    {"expect", DirectiveKind::Expect},
+};
+
+std::string trim(std::string_view s) {
+    std::size_t a = 0, b = s.size();
+    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+    return std::string(s.substr(a, b - a));
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j)
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+// Whole non-negative number, or nothing.
+bool parse_int(const std::string& s, int& out) {
+    if (s.empty() || s.size() > 9) return false;
+    for (char c : s)
+        if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    out = std::atoi(s.c_str());
+    return true;
+}
+
+// key=value pairs; a value may be "quoted", and prompts= takes "A" | "B" | ... to the end.
+std::map<std::string, std::string> key_values(const std::string& args,
+                                              std::vector<std::string>* prompts) {
+    std::map<std::string, std::string> kv;
+    std::size_t i = 0;
+    auto skip_space = [&] {
+        while (i < args.size() && std::isspace(static_cast<unsigned char>(args[i]))) ++i;
+    };
+    auto quoted = [&]() {
+        const auto close = args.find('"', i + 1);
+        if (close == std::string::npos) throw Error("unterminated string");
+        std::string v = args.substr(i + 1, close - i - 1);
+        i = close + 1;
+        return v;
+    };
+    for (skip_space(); i < args.size(); skip_space()) {
+        const auto eq = args.find('=', i);
+        const auto sp = args.find_first_of(" \t", i);
+        if (eq == std::string::npos || (sp != std::string::npos && sp < eq))
+            throw Error("expected key=value, got '" +
+                        args.substr(i, sp == std::string::npos ? std::string::npos : sp - i) + "'");
+        const std::string key = args.substr(i, eq - i);
+        if (kv.count(key)) throw Error("'" + key + "' given twice");
+        i = eq + 1;
+        if (key == "prompts" && prompts) {
+            for (;;) {
+                skip_space();
+                if (i >= args.size() || args[i] != '"')
+                    throw Error("prompts= takes \"quoted\" prompts separated by |");
+                prompts->push_back(quoted());
+                skip_space();
+                if (i >= args.size()) break;
+                if (args[i] != '|') throw Error("expected | between prompts");
+                ++i;
+            }
+            kv[key] = "";
+            continue;
+        }
+        if (i < args.size() && args[i] == '"') {
+            kv[key] = quoted();
+        } else {
+            const auto end = args.find_first_of(" \t", i);
+            kv[key] = args.substr(i, end == std::string::npos ? std::string::npos : end - i);
+            i = end == std::string::npos ? args.size() : end;
+        }
+    }
+    return kv;
+}
+
+void only_keys(const std::map<std::string, std::string>& kv,
+               std::initializer_list<const char*> allowed) {
+    for (const auto& [k, v] : kv) {
+        bool ok = false;
+        std::string list;
+        for (const char* a : allowed) {
+            ok = ok || k == a;
+            list += (list.empty() ? "" : ", ") + std::string(a);
+        }
+        if (!ok) throw Error("unknown key '" + k + "' (known: " + list + ")");
+    }
+}
+
+int int_value(const std::map<std::string, std::string>& kv, const char* key, int fallback, int lo,
+              int hi) {
+    const auto it = kv.find(key);
+    if (it == kv.end()) {
+        if (fallback < lo) throw Error(std::string("missing ") + key + "=N");
+        return fallback;
+    }
+    int v = 0;
+    if (!parse_int(it->second, v) || v < lo || v > hi)
+        throw Error(std::string(key) + "=" + it->second + " is not a whole number in " +
+                    std::to_string(lo) + ".." + std::to_string(hi));
+    return v;
+}
+
+void parse_arguments(Directive& d, const std::string& args) {
+    auto no_args = [&] {
+        if (!args.empty())
+            throw Error(std::string("@") + directive_name(d.kind) + " takes no arguments");
+    };
+    switch (d.kind) {
+        case DirectiveKind::Model:
+            if (args.empty())
+                throw Error("@model needs a name: toy, default, stories260K or a path");
+            d.arg = args;
+            break;
+        case DirectiveKind::Prompt:
+            d.arg = args;
+            // Quotes keep leading or trailing spaces.
+            if (d.arg.size() >= 2 && d.arg.front() == '"' && d.arg.back() == '"')
+                d.arg = d.arg.substr(1, d.arg.size() - 2);
+            if (d.arg.empty()) throw Error("@prompt needs text");
+            break;
+        case DirectiveKind::Limit:
+            if (!parse_int(args, d.n) || d.n < 1)
+                throw Error("@limit needs a whole number of new tokens (1 or more)");
+            break;
+        case DirectiveKind::Cache:
+            if (args == "on")
+                d.cache = LessonCache::On;
+            else if (args == "off")
+                d.cache = LessonCache::Off;
+            else if (args == "compare")
+                d.cache = LessonCache::Compare;
+            else
+                throw Error("@cache takes on, off or compare, not '" + args + "'");
+            break;
+        case DirectiveKind::Prefill:
+        case DirectiveKind::Reset:
+        case DirectiveKind::WhatIf:
+            no_args();
+            break;
+        case DirectiveKind::Decode:
+            if (args.empty())
+                d.n = 1;
+            else if (args == "all")
+                d.n = -1;
+            else if (!parse_int(args, d.n) || d.n < 1)
+                throw Error("@decode takes a number of steps (1 or more) or 'all', not '" + args +
+                            "'");
+            break;
+        case DirectiveKind::Highlight: {
+            const auto kv = key_values(args, nullptr);
+            only_keys(kv, {"layer", "head"});
+            d.n = int_value(kv, "layer", -1, 0, 1 << 10);
+            d.head = int_value(kv, "head", -1, 0, 1 << 10);
+            break;
+        }
+        case DirectiveKind::Show: {
+            const auto& panels = lesson_panels();
+            if (std::find(panels.begin(), panels.end(), args) == panels.end()) {
+                std::string list;
+                for (const auto& p : panels) list += (list.empty() ? "" : ", ") + p;
+                throw Error("@show: unknown panel '" + args + "' (panels: " + list + ")");
+            }
+            d.arg = args;
+            break;
+        }
+        case DirectiveKind::Batch: {
+            const auto kv = key_values(args, &d.batch.prompts);
+            only_keys(kv, {"sizes", "decode", "repeats", "prompts"});
+            const auto sizes = kv.find("sizes");
+            if (sizes == kv.end()) throw Error("@batch needs sizes=1,2,4,8");
+            std::string s = sizes->second;
+            for (std::size_t a = 0; a <= s.size();) {
+                const auto comma = std::min(s.find(',', a), s.size());
+                int b = 0;
+                if (!parse_int(s.substr(a, comma - a), b) || b < 1 || b > 8)
+                    throw Error("sizes=" + s + ": each size is a whole number in 1..8");
+                d.batch.sizes.push_back(b);
+                a = comma + 1;
+            }
+            d.batch.decode_steps = int_value(kv, "decode", 8, 1, 4096);
+            d.batch.repeats = int_value(kv, "repeats", 3, 1, 100);
+            if (d.batch.prompts.empty()) throw Error("@batch needs prompts=\"...\" | \"...\"");
+            break;
+        }
+        case DirectiveKind::Scale: {
+            const auto kv = key_values(args, nullptr);
+            only_keys(kv, {"model", "gpu", "context", "batch", "dtype"});
+            auto need = [&](const char* key) {
+                const auto it = kv.find(key);
+                if (it == kv.end()) throw Error(std::string("@scale needs ") + key + "=...");
+                return it->second;
+            };
+            d.scale.model = need("model");
+            d.scale.gpu = need("gpu");
+            if (!find_scale_model(d.scale.model)) {
+                std::string list;
+                for (const auto& m : scale_models()) list += (list.empty() ? "" : ", ") + m.key;
+                throw Error("@scale: unknown model '" + d.scale.model + "' (known: " + list + ")");
+            }
+            if (!find_scale_gpu(d.scale.gpu)) {
+                std::string list;
+                for (const auto& g : scale_gpus()) list += (list.empty() ? "" : ", ") + g.key;
+                throw Error("@scale: unknown gpu '" + d.scale.gpu + "' (known: " + list + ")");
+            }
+            d.scale.context = int_value(kv, "context", 4096, 1, 1 << 24);
+            d.scale.batch = int_value(kv, "batch", 1, 1, 1 << 16);
+            const auto dt = kv.find("dtype");
+            if (dt != kv.end() && dt->second != "bf16" && dt->second != "fp16")
+                throw Error("@scale dtype is bf16 or fp16 (the datasheet peaks are 16-bit)");
+            d.scale.bytes_per_value = 2;
+            // The context must fit the model: checked here so the file is wrong, not the run.
+            scale_report(d.scale);
+            break;
+        }
+        case DirectiveKind::Expect:
+            d.expect = Expectation::parse(args, validate_lesson_metric);
+            break;
+    }
+}
+
+}  // namespace
+
+const char* directive_name(DirectiveKind k) {
+    for (const auto& n : kNames)
+        if (n.kind == k) return n.name;
+    return "?";
+}
+
+const std::vector<std::string>& lesson_panels() {
+    static const std::vector<std::string> p = {"prompt", "tokens", "attention", "kv",    "whatif",
+                                               "time",   "next",   "toy",       "batch", "scale"};
+    return p;
+}
+
+Lesson parse_lesson(std::string_view text, const std::string& file) {
+    Lesson lesson;
+    lesson.file = file;
+    std::vector<std::string> lines;
+    for (std::size_t a = 0; a <= text.size();) {
+        auto nl = text.find('\n', a);
+        if (nl == std::string_view::npos) nl = text.size();
+        std::string l(text.substr(a, nl - a));
+        if (!l.empty() && l.back() == '\r') l.pop_back();
+        lines.push_back(std::move(l));
+        a = nl + 1;
+    }
+    if (lines.size() > 1 && lines.back().empty()) lines.pop_back();  // after the last newline
+    auto fail = [&](int line, const std::string& why) -> void {
+        throw Error(file + ":" + std::to_string(line) + ": " + why);
+    };
+
+    bool in_fence = false, have_title = false;
+    std::string* prose = &lesson.intro;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const int ln = static_cast<int>(i) + 1;
+        const std::string& l = lines[i];
+        if (!have_title) {
+            if (trim(l).empty()) continue;
+            if (l.rfind("# ", 0) != 0 || trim(l.substr(2)).empty())
+                fail(ln, "a lesson starts with a '# Title' line");
+            lesson.title = trim(l.substr(2));
+            have_title = true;
+            continue;
+        }
+        if (l.rfind("```", 0) == 0 || l.rfind("~~~", 0) == 0) in_fence = !in_fence;
+        if (!in_fence && l.rfind("## ", 0) == 0) {
+            LessonStep s;
+            s.title = trim(l.substr(3));
+            s.line = ln;
+            if (s.title.empty()) fail(ln, "a step heading needs a title");
+            lesson.steps.push_back(std::move(s));
+            prose = &lesson.steps.back().prose;
+            continue;
+        }
+        if (!in_fence && !l.empty() && l[0] == '@') {
+            const auto sp = l.find_first_of(" \t");
+            const std::string name =
+                l.substr(1, sp == std::string::npos ? std::string::npos : sp - 1);
+            Directive d;
+            d.line = ln;
+            d.text = trim(l.substr(1));
+            bool known = false;
+            for (const auto& n : kNames)
+                if (name == n.name) {
+                    d.kind = n.kind;
+                    known = true;
+                }
+            if (!known) {
+                std::string hint;
+                for (const auto& n : kNames)
+                    if (edit_distance(name, n.name) <= 2)
+                        hint = std::string(" (did you mean @") + n.name + "?)";
+                fail(ln, "unknown directive '@" + name + "'" + hint);
+            }
+            if (lesson.steps.empty())
+                fail(ln, "directives belong in a step: put a '## Step title' line above it");
+            try {
+                parse_arguments(d, sp == std::string::npos ? std::string() : trim(l.substr(sp)));
+            } catch (const Error& e) {
+                fail(ln, e.what());
+            }
+            lesson.steps.back().directives.push_back(std::move(d));
+            continue;
+        }
+        // A leading backslash lets prose start with '@'.
+        *prose += (!in_fence && l.rfind("\\@", 0) == 0 ? l.substr(1) : l) + "\n";
+    }
+    if (!have_title) fail(1, "a lesson starts with a '# Title' line (the file is empty)");
+    if (in_fence) fail(static_cast<int>(lines.size()), "a ``` code block is not closed");
+    if (lesson.steps.empty())
+        fail(static_cast<int>(lines.size()), "no steps: each step starts with a '## ' heading");
+    auto tidy = [](std::string& s) { s = trim(s); };
+    tidy(lesson.intro);
+    for (auto& s : lesson.steps) tidy(s.prose);
+    return lesson;
+}
+
+Lesson load_lesson(const std::string& path) {
+    const auto bytes = read_file_bytes(path, std::size_t(1) << 20);
+    return parse_lesson(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                        path);
+}
+
+}  // namespace kvs

@@ -1,0 +1,90 @@
+#pragma once
+// A lesson: Markdown prose in steps, each step with directive lines that act on the live session
+// (lessons/README.md documents the format). The file
+//   # Title
+//   intro prose
+//   ## Step title
+//   prose ...
+//   @model toy
+//   @prefill
+//   @expect token == "nice"
+// parses to a Lesson with one LessonStep per `## ` heading. Every problem is a kvs::Error that
+// starts with FILE:LINE:.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/lesson_expr.h"
+
+namespace kvs {
+
+enum class DirectiveKind {
+    Model,      // @model toy|default|stories260K|PATH
+    Prompt,     // @prompt TEXT
+    Limit,      // @limit N                      new tokens allowed (default: the context)
+    Cache,      // @cache on|off|compare
+    Prefill,    // @prefill
+    Decode,     // @decode N | @decode all
+    Reset,      // @reset                        back to the prompt, cache emptied
+    Highlight,  // @highlight layer=L head=H
+    Show,       // @show PANEL
+    WhatIf,     // @whatif                       KV bytes per token as MHA / GQA / MQA
+    Batch,      // @batch sizes=1,2,4,8 decode=N [repeats=R] prompts="A" | "B" ...
+    Scale,      // @scale model=M context=C gpu=G [batch=B] [dtype=bf16|fp16|fp32]
+    Expect,     // @expect CHECK                 (core/lesson_expr.h)
+};
+const char* directive_name(DirectiveKind k);
+
+enum class LessonCache { On, Off, Compare };
+
+// The panels a GUI can bring forward with @show.
+const std::vector<std::string>& lesson_panels();
+
+struct BatchPlan {
+    std::vector<int> sizes;            // batch sizes to measure, each 1..8
+    int decode_steps = 8;              // decode steps measured per size
+    int repeats = 3;                   // the fastest of R runs is kept
+    std::vector<std::string> prompts;  // batch size B uses the first B (cycling when fewer)
+};
+
+struct ScaleQuery {
+    std::string model;  // a preset of core/scale_accounting.h
+    std::string gpu;    // a preset of core/scale_accounting.h
+    int context = 4096;
+    int batch = 1;
+    int bytes_per_value = 2;  // bf16 / fp16: 2, fp32: 4
+};
+
+struct Directive {
+    DirectiveKind kind = DirectiveKind::Prefill;
+    int line = 0;      // 1-based, in the lesson file
+    std::string text;  // as written, without the '@' (shown in logs; compared across languages)
+    std::string arg;   // @model spec, @prompt text, @show panel
+    int n = 0;         // @decode count (-1: until generation finishes), @limit, @highlight layer
+    int head = 0;      // @highlight
+    LessonCache cache = LessonCache::On;
+    BatchPlan batch;
+    ScaleQuery scale;
+    Expectation expect;
+};
+
+struct LessonStep {
+    std::string title;  // the `## ` heading
+    std::string prose;  // Markdown without the heading and the directive lines
+    int line = 0;       // line of the heading
+    std::vector<Directive> directives;
+};
+
+struct Lesson {
+    std::string file;   // as given to the parser, used in messages
+    std::string title;  // the `# ` line
+    std::string intro;  // prose between the title and the first step
+    std::vector<LessonStep> steps;
+};
+
+// Parses lesson text; `file` names it in error messages.
+Lesson parse_lesson(std::string_view text, const std::string& file);
+// Reads and parses a lesson file.
+Lesson load_lesson(const std::string& path);
+
+}  // namespace kvs

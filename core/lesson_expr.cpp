@@ -1,0 +1,286 @@
+#include "core/lesson_expr.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace kvs {
+
+struct ExprNode {
+    enum class Op { Const, Metric, Neg, Add, Sub, Mul, Div };
+    Op op = Op::Const;
+    LessonValue value;  // Const
+    std::string name;   // Metric
+    std::vector<std::shared_ptr<const ExprNode>> kids;
+};
+
+std::string LessonValue::to_string() const {
+    if (kind == Kind::None) return "none";
+    if (kind == Kind::String) return "\"" + str + "\"";
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.6g", num);
+    return buf;
+}
+
+namespace {
+
+using Node = std::shared_ptr<const ExprNode>;
+
+struct Token {
+    enum class Kind { Number, String, Name, Punct, End };
+    Kind kind = Kind::End;
+    std::string text;  // name, punctuation, or the string's contents
+    double num = 0;
+};
+
+std::vector<Token> lex(std::string_view s) {
+    std::vector<Token> out;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const char c = s[i];
+        if (std::isspace(static_cast<unsigned char>(c))) {
+            ++i;
+        } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+                   (c == '.' && i + 1 < s.size() &&
+                    std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
+            const std::string rest(s.substr(i));
+            char* end = nullptr;
+            const double v = std::strtod(rest.c_str(), &end);
+            out.push_back({Token::Kind::Number, rest.substr(0, end - rest.c_str()), v});
+            i += end - rest.c_str();
+        } else if (c == '"') {
+            const auto close = s.find('"', i + 1);
+            if (close == std::string_view::npos) throw Error("unterminated string");
+            out.push_back({Token::Kind::String, std::string(s.substr(i + 1, close - i - 1)), 0});
+            i = close + 1;
+        } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+            std::size_t j = i;
+            while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_'))
+                ++j;
+            out.push_back({Token::Kind::Name, std::string(s.substr(i, j - i)), 0});
+            i = j;
+        } else {
+            static const char* two[] = {"==", "!=", "<=", ">="};
+            std::string_view p = s.substr(i, 1);
+            for (const char* t : two)
+                if (s.substr(i, 2) == t) p = s.substr(i, 2);
+            if (p.size() == 1 && std::string_view("+-*/(),<>").find(c) == std::string_view::npos)
+                throw Error(std::string("unexpected character '") + c + "'");
+            out.push_back({Token::Kind::Punct, std::string(p), 0});
+            i += p.size();
+        }
+    }
+    out.push_back({});
+    return out;
+}
+
+class Parser {
+  public:
+    Parser(std::vector<Token> toks, const MetricValidator& v) : t_(std::move(toks)), validate_(v) {}
+
+    bool at_punct(const char* p) const {
+        return t_[i_].kind == Token::Kind::Punct && t_[i_].text == p;
+    }
+    bool at_name(const char* n) const {
+        return t_[i_].kind == Token::Kind::Name && t_[i_].text == n;
+    }
+    bool at_end() const { return t_[i_].kind == Token::Kind::End; }
+    const Token& next() { return t_[i_++]; }
+    std::string where() const { return at_end() ? "at the end" : "at '" + t_[i_].text + "'"; }
+    void expect_punct(const char* p) {
+        if (!at_punct(p)) throw Error(std::string("expected '") + p + "' " + where());
+        ++i_;
+    }
+
+    Node sum() {
+        Node n = prod();
+        while (at_punct("+") || at_punct("-")) {
+            const bool add = next().text == "+";
+            n = binary(add ? ExprNode::Op::Add : ExprNode::Op::Sub, n, prod());
+        }
+        return n;
+    }
+
+  private:
+    static Node binary(ExprNode::Op op, Node a, Node b) {
+        auto n = std::make_shared<ExprNode>();
+        n->op = op;
+        n->kids = {std::move(a), std::move(b)};
+        return n;
+    }
+    Node prod() {
+        Node n = unary();
+        while (at_punct("*") || at_punct("/")) {
+            const bool mul = next().text == "*";
+            n = binary(mul ? ExprNode::Op::Mul : ExprNode::Op::Div, n, unary());
+        }
+        return n;
+    }
+    Node unary() {
+        auto n = std::make_shared<ExprNode>();
+        if (at_punct("-")) {
+            ++i_;
+            n->op = ExprNode::Op::Neg;
+            n->kids = {unary()};
+            return n;
+        }
+        if (at_punct("(")) {
+            ++i_;
+            Node inner = sum();
+            expect_punct(")");
+            return inner;
+        }
+        const Token& t = t_[i_];
+        switch (t.kind) {
+            case Token::Kind::Number:
+                n->value = LessonValue::number(next().num);
+                return n;
+            case Token::Kind::String:
+                n->value = LessonValue::string(next().text);
+                return n;
+            case Token::Kind::Name:
+                break;
+            default:
+                throw Error("expected a value " + where());
+        }
+        n->name = next().text;
+        if (n->name == "none") return n;  // Const none
+        if (n->name == "within") throw Error("expected a value before 'within'");
+        n->op = ExprNode::Op::Metric;
+        if (at_punct("(")) {
+            ++i_;
+            if (!at_punct(")")) {
+                n->kids.push_back(sum());
+                while (at_punct(",")) {
+                    ++i_;
+                    n->kids.push_back(sum());
+                }
+            }
+            expect_punct(")");
+        }
+        if (validate_) {
+            const std::string why = validate_(n->name, static_cast<int>(n->kids.size()));
+            if (!why.empty()) throw Error(why);
+        }
+        return n;
+    }
+
+    std::vector<Token> t_;
+    std::size_t i_ = 0;
+    const MetricValidator& validate_;
+};
+
+LessonValue eval(const ExprNode& n, const MetricReader& read) {
+    using Op = ExprNode::Op;
+    switch (n.op) {
+        case Op::Const:
+            return n.value;
+        case Op::Metric: {
+            std::vector<LessonValue> args;
+            for (const auto& k : n.kids) args.push_back(eval(*k, read));
+            return read(n.name, args);
+        }
+        default:
+            break;
+    }
+    const LessonValue a = eval(*n.kids[0], read);
+    if (!a.is_number()) throw Error("arithmetic on " + a.to_string());
+    if (n.op == Op::Neg) return LessonValue::number(-a.num);
+    const LessonValue b = eval(*n.kids[1], read);
+    if (!b.is_number()) throw Error("arithmetic on " + b.to_string());
+    switch (n.op) {
+        case Op::Add:
+            return LessonValue::number(a.num + b.num);
+        case Op::Sub:
+            return LessonValue::number(a.num - b.num);
+        case Op::Mul:
+            return LessonValue::number(a.num * b.num);
+        default:
+            return LessonValue::number(a.num / b.num);
+    }
+}
+
+}  // namespace
+
+Expectation Expectation::parse(std::string_view text, const MetricValidator& validate) {
+    Expectation e;
+    e.text_ = std::string(text);
+    Parser p(lex(text), validate);
+    if (p.at_end()) throw Error("@expect needs a comparison, e.g. token == \"nice\"");
+    e.lhs_ = p.sum();
+    static const std::pair<const char*, Cmp> ops[] = {{"==", Cmp::Eq}, {"!=", Cmp::Ne},
+                                                      {"<=", Cmp::Le}, {">=", Cmp::Ge},
+                                                      {"<", Cmp::Lt},  {">", Cmp::Gt}};
+    bool found = false;
+    for (const auto& [s, c] : ops)
+        if (p.at_punct(s)) {
+            e.cmp_ = c;
+            found = true;
+            p.next();
+            break;
+        }
+    if (!found) throw Error("expected a comparison (== != < <= > >=) " + p.where());
+    e.rhs_ = p.sum();
+    if (p.at_name("within")) {
+        p.next();
+        if (e.cmp_ != Cmp::Eq && e.cmp_ != Cmp::Ne) throw Error("'within' goes with == or != only");
+        e.tol_ = p.sum();
+    }
+    if (!p.at_end()) throw Error("unexpected " + p.where().substr(3));
+    return e;
+}
+
+Expectation::Outcome Expectation::evaluate(const MetricReader& read) const {
+    Outcome o;
+    try {
+        o.lhs = eval(*lhs_, read);
+        o.rhs = eval(*rhs_, read);
+        const LessonValue& a = o.lhs;
+        const LessonValue& b = o.rhs;
+        if (a.is_number() && b.is_number()) {
+            if (tol_) {
+                const LessonValue t = eval(*tol_, read);
+                if (!t.is_number()) throw Error("'within' needs a number");
+                const bool close = std::fabs(a.num - b.num) <= t.num;
+                o.pass = cmp_ == Cmp::Eq ? close : !close;
+            } else {
+                switch (cmp_) {
+                    case Cmp::Eq:
+                        o.pass = a.num == b.num;
+                        break;
+                    case Cmp::Ne:
+                        o.pass = a.num != b.num;
+                        break;
+                    case Cmp::Lt:
+                        o.pass = a.num < b.num;
+                        break;
+                    case Cmp::Le:
+                        o.pass = a.num <= b.num;
+                        break;
+                    case Cmp::Gt:
+                        o.pass = a.num > b.num;
+                        break;
+                    case Cmp::Ge:
+                        o.pass = a.num >= b.num;
+                        break;
+                }
+            }
+        } else {
+            // Strings and none compare only for (in)equality; a number never equals none.
+            if (cmp_ != Cmp::Eq && cmp_ != Cmp::Ne)
+                throw Error("cannot order " + a.to_string() + " and " + b.to_string());
+            const bool same = a.kind == b.kind && a.str == b.str && a.num == b.num;
+            o.pass = cmp_ == Cmp::Eq ? same : !same;
+        }
+        if (!o.pass) o.why = "got " + a.to_string() + " against " + b.to_string();
+    } catch (const Error& err) {
+        o.pass = false;
+        o.why = err.what();
+    }
+    return o;
+}
+
+}  // namespace kvs

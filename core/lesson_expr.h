@@ -1,0 +1,68 @@
+#pragma once
+// The checks a lesson makes with `@expect`: a comparison of two small arithmetic expressions
+// over numbers, quoted strings, `none` and named metrics read from the live session, e.g.
+//   head(0, 3, 2) == 31/3 within 1e-6
+//   logit("nice") > logit("delicious") + 1
+//   max_logit_diff <= 1e-4
+//   token == " Paris"
+// Grammar (whitespace between tokens is free):
+//   check := sum CMP sum [ "within" sum ]        CMP: == != < <= > >=
+//   sum   := prod { (+|-) prod }
+//   prod  := unary { (*|/) unary }
+//   unary := - unary | NUMBER | "STRING" | none | NAME [ "(" sum { "," sum } ")" ] | ( sum )
+// `within T` turns == into |a - b| <= T and != into |a - b| > T.
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvs {
+
+struct LessonValue {
+    enum class Kind { Number, String, None };
+    Kind kind = Kind::None;
+    double num = 0;
+    std::string str;
+
+    static LessonValue number(double v) { return {Kind::Number, v, {}}; }
+    static LessonValue string(std::string s) { return {Kind::String, 0, std::move(s)}; }
+    static LessonValue none() { return {}; }
+    bool is_number() const { return kind == Kind::Number; }
+    bool is_string() const { return kind == Kind::String; }
+    bool is_none() const { return kind == Kind::None; }
+    std::string to_string() const;  // numbers with up to 6 significant digits, strings quoted
+};
+
+struct ExprNode;  // defined in lesson_expr.cpp
+
+// Resolves a metric: name and evaluated arguments to a value; throws kvs::Error when the
+// metric cannot be read in the current state (e.g. no step yet).
+using MetricReader =
+    std::function<LessonValue(const std::string& name, const std::vector<LessonValue>& args)>;
+// At parse time: returns an empty string when NAME with `n_args` arguments is known, else why not.
+using MetricValidator = std::function<std::string(const std::string& name, int n_args)>;
+
+class Expectation {
+  public:
+    enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge };
+    // Throws kvs::Error with a one-line message (no file or line: the caller adds them).
+    static Expectation parse(std::string_view text, const MetricValidator& validate);
+
+    struct Outcome {
+        bool pass = false;
+        LessonValue lhs, rhs;
+        std::string why;  // for a failure or an evaluation error, in words
+    };
+    // Evaluation errors (a metric that cannot be read, arithmetic on a string) are a failed
+    // outcome with `why` set, never an exception.
+    Outcome evaluate(const MetricReader& read) const;
+    const std::string& text() const { return text_; }
+
+  private:
+    std::string text_;
+    std::shared_ptr<const ExprNode> lhs_, rhs_, tol_;
+    Cmp cmp_ = Cmp::Eq;
+};
+
+}  // namespace kvs

@@ -1,0 +1,92 @@
+#include "core/lesson_files.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "core/error.h"
+
+#ifndef KVSCOPE_SOURCE_DIR
+#define KVSCOPE_SOURCE_DIR "."
+#endif
+
+namespace kvs {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_lessons_dir(const fs::path& p) {
+    std::error_code ec;
+    return fs::is_directory(p / "en", ec);
+}
+
+bool is_file(const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+}
+
+}  // namespace
+
+std::string lessons_dir() {
+    std::vector<fs::path> c;
+    if (const char* env = std::getenv("KVSCOPE_LESSONS"); env && *env) c.emplace_back(env);
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const fs::path dir = exe.parent_path();
+        c.push_back(dir / "lessons");
+        c.push_back(dir / "../lessons");
+        c.push_back(dir / "../share/kvscope/lessons");
+    }
+    c.push_back(fs::path(KVSCOPE_SOURCE_DIR) / "lessons");
+    for (const auto& p : c)
+        if (is_lessons_dir(p)) return p.lexically_normal().string();
+    return {};
+}
+
+const std::vector<std::string>& lesson_languages() {
+    static const std::vector<std::string> l = {"en", "zh"};
+    return l;
+}
+
+std::vector<LessonFile> list_lessons(const std::string& lang) {
+    const auto& langs = lesson_languages();
+    if (std::find(langs.begin(), langs.end(), lang) == langs.end())
+        throw Error("unknown lesson language '" + lang + "' (en or zh)");
+    const std::string dir = lessons_dir();
+    if (dir.empty())
+        throw Error(
+            "the lessons folder was not found (set KVSCOPE_LESSONS to the repository's "
+            "lessons/ folder)");
+    std::vector<LessonFile> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(fs::path(dir) / lang, ec)) {
+        const std::string fn = e.path().filename().string();
+        if (e.path().extension() != ".md" || fn.size() < 4 ||
+            !std::isdigit(static_cast<unsigned char>(fn[0])) ||
+            !std::isdigit(static_cast<unsigned char>(fn[1])) || fn[2] != '-')
+            continue;
+        out.push_back(
+            {std::atoi(fn.substr(0, 2).c_str()), e.path().stem().string(), e.path().string()});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const LessonFile& a, const LessonFile& b) { return a.name < b.name; });
+    return out;
+}
+
+std::string find_lesson(const std::string& spec, const std::string& lang) {
+    if (spec.find('/') != std::string::npos || spec.ends_with(".md")) {
+        if (!is_file(spec)) throw Error(spec + ": no such lesson file");
+        return spec;
+    }
+    const bool number = !spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+    });
+    for (const auto& f : list_lessons(lang))
+        if ((number && f.number == std::atoi(spec.c_str())) || f.name == spec) return f.path;
+    throw Error("no lesson '" + spec + "' in " + lang + " (kvscope-cli lesson --list)");
+}
+
+}  // namespace kvs

@@ -1,0 +1,358 @@
+#include "core/lesson_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/batch_sweep.h"
+#include "core/error.h"
+#include "core/kv_what_if.h"
+#include "core/model.h"
+#include "core/scale_accounting.h"
+#include "core/session.h"
+
+namespace kvs {
+namespace {
+
+constexpr const char* kTwin = "uncached_";
+
+// Metrics that read one step of a session: name, help, value of the step.
+const std::vector<LessonMetric>& table() {
+    static const std::vector<LessonMetric> t = {
+        // The driven session, one step (index optional).
+        {"token", 0, 1, "[step]", "the piece of the token chosen at the step", true},
+        {"phase", 0, 1, "[step]", "\"prefill\" or \"decode\"", true},
+        {"rows", 0, 1, "[step]", "rows (tokens) through the model at the step", true},
+        {"forward_calls", 0, 1, "[step]", "forward passes at the step", true},
+        {"attn_rows", 0, 1, "[step]", "attention rows the step computed and kept", true},
+        {"keys", 0, 1, "[step]", "keys the step's last query row attended to", true},
+        {"kv_len", 0, 1, "[step]", "K/V rows in the cache after the step", true},
+        {"kv_growth", 0, 1, "[step]", "K/V rows the cache grew by at the step", true},
+        {"kv_bytes", 0, 1, "[step]", "bytes of the K/V cache after the step", true},
+        {"time", 0, 1, "[step]", "measured seconds of the step", true},
+        {"flops", 0, 1, "[step]", "counted FLOPs of the step", true},
+        {"matmul_flops", 0, 1, "[step]", "counted FLOPs of the linear layers", true},
+        {"attn_flops", 0, 1, "[step]", "counted FLOPs of attention (q.k and p.v)", true},
+        {"bytes", 0, 1, "[step]", "counted bytes moved by the step", true},
+        // The driven session, whole.
+        {"steps", 0, 0, "", "steps taken so far (prefill included)", true},
+        {"prompt_len", 0, 0, "", "prompt tokens (BOS included where the model has one)", true},
+        {"generated", 0, 0, "", "tokens generated so far", true},
+        {"text", 0, 0, "", "the generated text", true},
+        {"finish", 0, 0, "", "why generation stopped, or \"running\"", true},
+        {"total_time", 0, 0, "", "measured seconds of all steps", true},
+        {"total_flops", 0, 0, "", "counted FLOPs of all steps", true},
+        {"decode_time", 0, 0, "", "measured seconds of the decode steps", true},
+        {"decode_flops", 0, 0, "", "counted FLOPs of the decode steps", true},
+        {"decode_attn_flops", 0, 0, "", "counted attention FLOPs of the decode steps", true},
+        {"head", 3, 3, "layer, head, row",
+         "a head's scalar output at the latest step (toy model); none for an empty row", true},
+        {"weight", 4, 4, "layer, head, row, key", "an attention weight at the latest step", true},
+        {"logit", 1, 1, "\"piece\"", "the logit of a vocabulary entry at the latest step", true},
+        {"prob", 1, 1, "\"piece\"", "its probability (softmax at temperature 1)", true},
+        {"top", 1, 1, "k", "the k-th most likely piece at the latest step (0 = best)", true},
+        // Compare mode.
+        {"max_logit_diff", 0, 0, "",
+         "largest |logit difference| cached vs uncached over the steps both took", false},
+        {"same_tokens", 0, 0, "", "1 when cached and uncached chose the same tokens", false},
+        // The model.
+        {"n_layers", 0, 0, "", "layers", false},
+        {"n_heads", 0, 0, "", "query heads", false},
+        {"n_kv_heads", 0, 0, "", "key/value heads", false},
+        {"head_dim", 0, 0, "", "head size", false},
+        {"dim", 0, 0, "", "residual width", false},
+        {"hidden_dim", 0, 0, "", "SwiGLU width", false},
+        {"vocab", 0, 0, "", "vocabulary size", false},
+        {"context", 0, 0, "", "context length", false},
+        {"params", 0, 0, "", "parameters", false},
+        {"kv_kind", 0, 0, "", "\"MHA\", \"GQA\" or \"MQA\"", false},
+        {"kv_per_token", 1, 1, "\"mha\"|\"mqa\"|\"model\"",
+         "float32 K/V bytes per token of the model's shape with that many K/V heads", false},
+        // @batch and @scale.
+        {"batch_time", 2, 2, "\"prefill\"|\"decode\", B", "measured seconds per step", false},
+        {"batch_rows", 2, 2, "\"prefill\"|\"decode\", B", "rows per step", false},
+        {"batch_rate", 2, 2, "\"prefill\"|\"decode\", B", "rows per second", false},
+        {"scale", 1, 1, "\"field\"",
+         "a figure of the last @scale: params weight_bytes kv_bytes kv_bytes_per_token ridge "
+         "prefill_flops prefill_attn_flops prefill_bytes prefill_intensity prefill_seconds "
+         "prefill_bound decode_flops decode_attn_flops decode_bytes decode_intensity "
+         "decode_seconds decode_bound fits",
+         false},
+    };
+    return t;
+}
+
+const LessonMetric* find(const std::string& name) {
+    for (const auto& m : table())
+        if (name == m.name) return &m;
+    return nullptr;
+}
+
+double num(const LessonValue& v, const char* what) {
+    if (!v.is_number()) throw Error(std::string(what) + " must be a number, not " + v.to_string());
+    return v.num;
+}
+int whole(const LessonValue& v, const char* what) {
+    const double d = num(v, what);
+    if (d != std::floor(d)) throw Error(std::string(what) + " must be a whole number");
+    return static_cast<int>(d);
+}
+const std::string& str(const LessonValue& v, const char* what) {
+    if (!v.is_string())
+        throw Error(std::string(what) + " must be a \"string\", not " + v.to_string());
+    return v.str;
+}
+
+// Negative indices count from the end.
+int resolve(int i, int n, const char* what) {
+    const int j = i < 0 ? n + i : i;
+    if (j < 0 || j >= n)
+        throw Error(std::string(what) + " " + std::to_string(i) + " does not exist (there are " +
+                    std::to_string(n) + ")");
+    return j;
+}
+
+const StepRecord& step_of(const Session& s, const std::vector<LessonValue>& args) {
+    const auto& steps = s.trace().steps();
+    if (steps.empty()) throw Error("no step has run yet");
+    const int i = args.empty() ? -1 : whole(args[0], "step");
+    return steps[resolve(i, static_cast<int>(steps.size()), "step")];
+}
+
+const StepRecord& latest_with_payload(const Session& s) {
+    const auto& steps = s.trace().steps();
+    if (steps.empty()) throw Error("no step has run yet");
+    if (steps.back().payload_evicted) throw Error("the latest step's payload was dropped");
+    return steps.back();
+}
+
+int token_id(const Model& m, const std::string& piece) {
+    const Tokenizer& t = m.tokenizer();
+    for (int i = 0; i < t.vocab_size(); ++i)
+        if (t.piece(i) == piece) return i;
+    throw Error("no \"" + piece + "\" in " + m.name() + "'s vocabulary");
+}
+
+LessonValue session_metric(const std::string& name, const Session& s,
+                           const std::vector<LessonValue>& args) {
+    using V = LessonValue;
+    const Model& m = s.model();
+    const auto& steps = s.trace().steps();
+    auto sum = [&](bool decode_only, auto field) {
+        double t = 0;
+        for (const auto& r : steps)
+            if (!decode_only || r.phase == Phase::Decode) t += field(r);
+        return V::number(t);
+    };
+    if (name == "steps") return V::number(static_cast<double>(steps.size()));
+    if (name == "prompt_len") return V::number(s.prompt_len());
+    if (name == "generated") return V::number(s.generated());
+    if (name == "finish") return V::string(s.finished() ? s.finish_reason() : "running");
+    if (name == "text") {
+        std::string out;
+        const auto& toks = s.tokens();
+        const auto& stops = m.stop_tokens();
+        for (std::size_t i = static_cast<std::size_t>(s.prompt_len()); i < toks.size(); ++i) {
+            if (std::find(stops.begin(), stops.end(), toks[i]) != stops.end()) break;
+            out += m.tokenizer().decode(toks[i - 1], toks[i]);
+        }
+        return V::string(out);
+    }
+    if (name == "total_time") return sum(false, [](const StepRecord& r) { return r.wall_seconds; });
+    if (name == "total_flops")
+        return sum(false, [](const StepRecord& r) { return r.counts.flops; });
+    if (name == "decode_time") return sum(true, [](const StepRecord& r) { return r.wall_seconds; });
+    if (name == "decode_flops")
+        return sum(true, [](const StepRecord& r) { return r.counts.flops; });
+    if (name == "decode_attn_flops")
+        return sum(true, [](const StepRecord& r) { return r.counts.attention_flops; });
+
+    if (name == "head" || name == "weight") {
+        const StepRecord& r = latest_with_payload(s);
+        const int L = whole(args[0], "layer"), H = whole(args[1], "head");
+        const ModelConfig& c = m.config();
+        resolve(L, c.n_layers, "layer");
+        resolve(H, c.n_heads, "head");
+        const int rows = name == "head"
+                             ? (r.head_outputs.empty() ? 0
+                                                       : static_cast<int>(r.head_outputs.size()) /
+                                                             (c.n_layers * c.n_heads))
+                             : r.attention.rows;
+        if (rows == 0)
+            throw Error(name == "head" ? "this model reports no per-head outputs (the toy does)"
+                                       : "the latest step kept no attention weights");
+        const int row = resolve(whole(args[2], "row"), rows, "row");
+        if (name == "head") {
+            const float v =
+                r.head_outputs[(static_cast<std::size_t>(L) * c.n_heads + H) * rows + row];
+            if (!std::isfinite(v) || r.attention.is_empty_row(L, H, row)) return V::none();
+            return V::number(v);
+        }
+        const auto w = r.attention.row(L, H, row);
+        const int key = resolve(whole(args[3], "key"), static_cast<int>(w.size()), "key");
+        return V::number(w[key]);
+    }
+    if (name == "logit" || name == "prob") {
+        const StepRecord& r = latest_with_payload(s);
+        if (r.logits.empty()) throw Error("the latest step kept no logits");
+        const int id = token_id(m, str(args[0], name.c_str()));
+        if (name == "logit") return V::number(r.logits[id]);
+        const float mx = *std::max_element(r.logits.begin(), r.logits.end());
+        double z = 0;
+        for (float l : r.logits) z += std::exp(static_cast<double>(l) - mx);
+        return V::number(std::exp(static_cast<double>(r.logits[id]) - mx) / z);
+    }
+    if (name == "top") {
+        const StepRecord& r = step_of(s, {});
+        const int k = resolve(whole(args[0], "k"), static_cast<int>(r.top.size()), "rank");
+        return V::string(m.tokenizer().piece(r.top[k].id));
+    }
+
+    const StepRecord& r = step_of(s, args);
+    if (name == "token") return V::string(m.tokenizer().piece(r.token_out));
+    if (name == "phase") return V::string(phase_name(r.phase));
+    if (name == "rows") return V::number(r.tokens_processed);
+    if (name == "forward_calls") return V::number(r.forward_calls);
+    if (name == "attn_rows") {
+        if (r.payload_evicted) throw Error("that step's payload was dropped");
+        return V::number(r.attention.rows);
+    }
+    if (name == "keys") return V::number(r.pos0 + r.tokens_processed);
+    if (name == "kv_len") return V::number(r.kv.len);
+    if (name == "kv_growth") {
+        const int before = r.index == 0 ? 0 : steps[r.index - 1].kv.len;
+        return V::number(r.kv.len - before);
+    }
+    if (name == "kv_bytes") return V::number(static_cast<double>(r.kv.bytes()));
+    if (name == "time") return V::number(r.wall_seconds);
+    if (name == "flops") return V::number(r.counts.flops);
+    if (name == "matmul_flops") return V::number(r.counts.matmul_flops);
+    if (name == "attn_flops") return V::number(r.counts.attention_flops);
+    if (name == "bytes") return V::number(r.counts.bytes);
+    throw Error("metric '" + name + "' is not readable from a session");
+}
+
+LessonValue compare_metric(const std::string& name, const LessonFacts& f) {
+    if (!f.session || !f.uncached) throw Error(name + " needs @cache compare and a prompt");
+    const auto& a = f.session->trace().steps();
+    const auto& b = f.uncached->trace().steps();
+    const std::size_t n = std::min(a.size(), b.size());
+    if (n == 0) throw Error("no step has run yet");
+    if (name == "same_tokens")
+        return LessonValue::number(f.session->tokens() == f.uncached->tokens() ? 1 : 0);
+    double diff = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (a[i].logits.empty() || b[i].logits.empty())
+            throw Error("step " + std::to_string(i) + " kept no logits");
+        for (std::size_t j = 0; j < a[i].logits.size(); ++j)
+            diff = std::max(diff, static_cast<double>(std::fabs(a[i].logits[j] - b[i].logits[j])));
+    }
+    return LessonValue::number(diff);
+}
+
+LessonValue model_metric(const std::string& name, const Model& m,
+                         const std::vector<LessonValue>& args) {
+    const ModelConfig& c = m.config();
+    auto n = [](double v) { return LessonValue::number(v); };
+    if (name == "n_layers") return n(c.n_layers);
+    if (name == "n_heads") return n(c.n_heads);
+    if (name == "n_kv_heads") return n(c.n_kv_heads);
+    if (name == "head_dim") return n(c.head_dim());
+    if (name == "dim") return n(c.dim);
+    if (name == "hidden_dim") return n(c.hidden_dim);
+    if (name == "vocab") return n(c.vocab_size);
+    if (name == "context") return n(c.seq_len);
+    if (name == "params") return n(static_cast<double>(m.parameter_count()));
+    const auto variants = kv_what_if(c);
+    if (name == "kv_kind") {
+        for (const auto& v : variants)
+            if (v.is_model) return LessonValue::string(v.kind);
+        throw Error("the model's K/V layout is not among its what-if variants");
+    }
+    const std::string& kind = str(args[0], "kv_per_token");
+    for (const auto& v : variants)
+        if ((kind == "mha" && v.kind == "MHA") || (kind == "mqa" && v.kind == "MQA") ||
+            (kind == "model" && v.is_model))
+            return n(static_cast<double>(v.bytes_per_token));
+    throw Error("kv_per_token takes \"mha\", \"mqa\" or \"model\", not \"" + kind + "\"");
+}
+
+LessonValue batch_metric(const std::string& name, const BatchTable& t,
+                         const std::vector<LessonValue>& args) {
+    const std::string& ph = str(args[0], "phase");
+    if (ph != "prefill" && ph != "decode") throw Error("phase is \"prefill\" or \"decode\"");
+    const int B = whole(args[1], "batch size");
+    const BatchRow* r = t.find(ph == "prefill" ? Phase::Prefill : Phase::Decode, B);
+    if (!r) throw Error("@batch did not measure batch size " + std::to_string(B));
+    if (name == "batch_time") return LessonValue::number(r->seconds_per_step);
+    if (name == "batch_rows") return LessonValue::number(r->rows_per_step);
+    return LessonValue::number(r->rows_per_second());
+}
+
+LessonValue scale_metric(const ScaleReport& r, const std::string& field) {
+    auto n = [](double v) { return LessonValue::number(v); };
+    auto bound = [](const PhaseCost& p) {
+        return LessonValue::string(p.memory_bound ? "memory" : "compute");
+    };
+    if (field == "params") return n(r.params);
+    if (field == "weight_bytes") return n(r.weight_bytes);
+    if (field == "kv_bytes") return n(r.kv_bytes);
+    if (field == "kv_bytes_per_token") return n(r.kv_bytes_per_token);
+    if (field == "ridge") return n(r.ridge);
+    if (field == "prefill_flops") return n(r.prefill.flops);
+    if (field == "prefill_attn_flops") return n(r.prefill.attention_flops);
+    if (field == "prefill_bytes") return n(r.prefill.bytes);
+    if (field == "prefill_intensity") return n(r.prefill.intensity);
+    if (field == "prefill_seconds") return n(r.prefill.seconds());
+    if (field == "prefill_bound") return bound(r.prefill);
+    if (field == "decode_flops") return n(r.decode.flops);
+    if (field == "decode_attn_flops") return n(r.decode.attention_flops);
+    if (field == "decode_bytes") return n(r.decode.bytes);
+    if (field == "decode_intensity") return n(r.decode.intensity);
+    if (field == "decode_seconds") return n(r.decode.seconds());
+    if (field == "decode_bound") return bound(r.decode);
+    if (field == "fits") return n(r.fits ? 1 : 0);
+    throw Error("@scale has no figure \"" + field + "\"");
+}
+
+}  // namespace
+
+const std::vector<LessonMetric>& lesson_metrics() {
+    return table();
+}
+
+std::string validate_lesson_metric(const std::string& name, int n_args) {
+    const bool twin = name.rfind(kTwin, 0) == 0;
+    const LessonMetric* m = find(twin ? name.substr(std::string(kTwin).size()) : name);
+    if (!m || (twin && !m->session)) return "unknown metric '" + name + "'";
+    if (n_args < m->min_args || n_args > m->max_args)
+        return name + " takes " +
+               (m->max_args == 0 ? std::string("no arguments") : std::string("(") + m->args + ")");
+    return {};
+}
+
+LessonValue read_lesson_metric(const LessonFacts& f, const std::string& name,
+                               const std::vector<LessonValue>& args) {
+    const std::string why = validate_lesson_metric(name, static_cast<int>(args.size()));
+    if (!why.empty()) throw Error(why);
+    const bool twin = name.rfind(kTwin, 0) == 0;
+    const std::string base = twin ? name.substr(std::string(kTwin).size()) : name;
+    const LessonMetric& m = *find(base);
+    if (m.session) {
+        const Session* s = twin ? f.uncached : f.session;
+        if (!s) throw Error(twin ? name + " needs @cache compare" : name + " needs a prompt");
+        return session_metric(base, *s, args);
+    }
+    if (base == "max_logit_diff" || base == "same_tokens") return compare_metric(base, f);
+    if (base.rfind("batch_", 0) == 0) {
+        if (!f.batch) throw Error(name + " needs a @batch run first");
+        return batch_metric(base, *f.batch, args);
+    }
+    if (base == "scale") {
+        if (!f.scale) throw Error("scale() needs a @scale first");
+        return scale_metric(*f.scale, str(args[0], "scale"));
+    }
+    if (!f.model) throw Error(name + " needs a model (@model)");
+    return model_metric(base, *f.model, args);
+}
+
+}  // namespace kvs

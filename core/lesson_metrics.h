@@ -1,0 +1,32 @@
+#pragma once
+// The names an @expect line may read, each computed from LessonFacts (the live sessions, the
+// last @batch and @scale). Step metrics take an optional step index: the trace's step number,
+// negative counting from the end (default -1, the latest step). Prefix any step or session
+// metric with `uncached_` to read the twin session of `@cache compare`.
+#include <string>
+#include <vector>
+
+#include "core/lesson_expr.h"
+#include "core/lesson_target.h"
+
+namespace kvs {
+
+struct LessonMetric {
+    const char* name;
+    int min_args;
+    int max_args;
+    const char* args;  // argument names for the help text
+    const char* help;
+    bool session;  // reads the driven session (so an uncached_ twin form exists)
+};
+
+const std::vector<LessonMetric>& lesson_metrics();
+
+// Empty when `name` with `n_args` arguments is a known metric, else a one-line reason.
+std::string validate_lesson_metric(const std::string& name, int n_args);
+
+// Throws kvs::Error when the metric cannot be read now (no step yet, unknown word, ...).
+LessonValue read_lesson_metric(const LessonFacts& facts, const std::string& name,
+                               const std::vector<LessonValue>& args);
+
+}  // namespace kvs

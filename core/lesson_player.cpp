@@ -1,0 +1,114 @@
+#include "core/lesson_player.h"
+
+#include "core/error.h"
+#include "core/lesson_metrics.h"
+#include "core/lesson_report.h"
+#include "core/session.h"
+
+namespace kvs {
+namespace {
+
+int trace_size(const Session* s) {
+    return s ? static_cast<int>(s->trace().steps().size()) : 0;
+}
+
+void act(const Directive& d, LessonTarget& t) {
+    switch (d.kind) {
+        case DirectiveKind::Model:
+            t.load_model(d.arg);
+            break;
+        case DirectiveKind::Prompt:
+            t.set_prompt(d.arg);
+            break;
+        case DirectiveKind::Limit:
+            t.set_limit(d.n);
+            break;
+        case DirectiveKind::Cache:
+            t.set_cache(d.cache);
+            break;
+        case DirectiveKind::Prefill:
+            t.prefill();
+            break;
+        case DirectiveKind::Decode:
+            t.decode(d.n);
+            break;
+        case DirectiveKind::Reset:
+            t.reset();
+            break;
+        case DirectiveKind::Highlight:
+            t.highlight(d.n, d.head);
+            break;
+        case DirectiveKind::Show:
+            t.show(d.arg);
+            break;
+        case DirectiveKind::WhatIf:
+            if (!t.facts().model) throw Error("no model loaded yet (@model comes first)");
+            t.show("whatif");
+            break;
+        case DirectiveKind::Batch:
+            t.batch(d.batch);
+            break;
+        case DirectiveKind::Scale:
+            t.scale(d.scale);
+            break;
+        case DirectiveKind::Expect:
+            break;
+    }
+}
+
+}  // namespace
+
+StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target) {
+    StepOutcome out;
+    out.step = step;
+    if (step < 0 || step >= static_cast<int>(lesson.steps.size()))
+        throw Error(lesson.file + ": no step " + std::to_string(step + 1) + " (the lesson has " +
+                    std::to_string(lesson.steps.size()) + ")");
+    for (const Directive& d : lesson.steps[step].directives) {
+        LessonLogEntry e;
+        e.line = d.line;
+        e.directive = d.text;
+        if (d.kind == DirectiveKind::Expect) {
+            const LessonFacts f = target.facts();
+            const auto o = d.expect.evaluate([&](const std::string& name, const auto& args) {
+                return read_lesson_metric(f, name, args);
+            });
+            e.kind = LessonLogEntry::Kind::Check;
+            e.pass = o.pass;
+            e.lines.push_back(o.pass ? "left " + o.lhs.to_string() + ", right " + o.rhs.to_string()
+                                     : o.why);
+            ++out.checks;
+            if (!o.pass) ++out.failed;
+            out.log.push_back(std::move(e));
+            continue;
+        }
+        try {
+            const LessonFacts before = target.facts();
+            const int n0 = trace_size(before.session), u0 = trace_size(before.uncached);
+            act(d, target);
+            e.lines = describe_action(d, target.facts(), n0, u0);
+        } catch (const Error& err) {
+            e.kind = LessonLogEntry::Kind::Error;
+            e.pass = false;
+            e.lines.push_back(lesson.file + ":" + std::to_string(d.line) + ": @" + d.text + ": " +
+                              err.what());
+            out.error = true;
+            out.log.push_back(std::move(e));
+            break;
+        }
+        out.log.push_back(std::move(e));
+    }
+    return out;
+}
+
+std::vector<StepOutcome> replay_to(const Lesson& lesson, int step, LessonTarget& target) {
+    target.restart();
+    std::vector<StepOutcome> all;
+    for (int k = 0; k <= step; ++k) {
+        all.push_back(play_step(lesson, k, target));
+        if (all.back().error) break;
+    }
+    return all;
+}
+
+}  // namespace kvs

@@ -1,0 +1,39 @@
+#pragma once
+// Plays lesson steps on a LessonTarget. The player keeps no state between calls: step k is
+// played by play_step on a target that has played steps 0..k-1, and Back/Next in a GUI replay
+// from the start (replay_to), so every step is reproducible from the file alone.
+#include <string>
+#include <vector>
+
+#include "core/lesson.h"
+#include "core/lesson_target.h"
+
+namespace kvs {
+
+struct LessonLogEntry {
+    enum class Kind { Action, Check, Error };
+    Kind kind = Kind::Action;
+    int line = 0;                    // of the directive in the lesson file
+    std::string directive;           // as written, without '@'
+    bool pass = true;                // checks: whether it held; errors: false
+    std::vector<std::string> lines;  // what happened, with the numbers it produced
+};
+
+struct StepOutcome {
+    int step = 0;
+    std::vector<LessonLogEntry> log;
+    int checks = 0;
+    int failed = 0;      // checks that did not hold
+    bool error = false;  // a directive could not run; the rest of the step was skipped
+    bool ok() const { return failed == 0 && !error; }
+};
+
+// Runs every directive of lesson.steps[step] in order. Directive errors (kvs::Error from the
+// target) end the step and are logged as "FILE:LINE: @directive: why"; failed checks do not.
+StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target);
+
+// target.restart(), then steps 0..step; one outcome per step played. Stops after a step with
+// an error.
+std::vector<StepOutcome> replay_to(const Lesson& lesson, int step, LessonTarget& target);
+
+}  // namespace kvs

@@ -1,0 +1,343 @@
+#include "core/lesson_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/batch_sweep.h"
+#include "core/kv_what_if.h"
+#include "core/model.h"
+#include "core/scale_accounting.h"
+#include "core/session.h"
+#include "core/toy_model.h"
+
+namespace kvs {
+namespace {
+
+std::string fmt(const char* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+std::string scaled(double v, const char* const units[], int n, double step) {
+    int u = 0;
+    while (u + 1 < n && std::fabs(v) >= step) {
+        v /= step;
+        ++u;
+    }
+    return fmt(std::fabs(v) >= 100 || u == 0 ? "%.0f"
+               : std::fabs(v) >= 10          ? "%.1f"
+                                             : "%.2f",
+               v) +
+           " " + units[u];
+}
+
+std::string quoted_piece(const Model& m, int id) {
+    return std::string("'") + m.tokenizer().piece(id) + "'";
+}
+
+std::string head_value(const StepRecord& r, const ModelConfig& c, int L, int H, int row, int rows) {
+    const float v = r.head_outputs[(static_cast<std::size_t>(L) * c.n_heads + H) * rows + row];
+    if (!std::isfinite(v) || r.attention.is_empty_row(L, H, row)) return "none";
+    return fmt("%.4g", v);
+}
+
+std::string pad_left(const std::string& s, std::size_t w) {
+    return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+}
+std::string pad_right(const std::string& s, std::size_t w) {
+    return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
+}
+
+// The toy's per-token table: one line per row of the step, one column per head of layer 0.
+void head_table(std::vector<std::string>& out, const StepRecord& r, const Model& m,
+                const std::vector<int>& tokens) {
+    const ModelConfig& c = m.config();
+    if (r.head_outputs.empty() || r.payload_evicted) return;
+    const int rows = static_cast<int>(r.head_outputs.size()) / (c.n_layers * c.n_heads);
+    std::string h = "  " + pad_right("token", 12);
+    for (int k = 0; k < c.n_heads; ++k)
+        h += pad_left(
+            m.is_toy() ? std::to_string(k) + " " + toy_head_name(k) : "head " + std::to_string(k),
+            10);
+    out.push_back("  per-head outputs (layer 0):");
+    out.push_back(h);
+    const int first_pos = r.pos0 + r.tokens_processed - rows;  // rows are the last ones fed
+    for (int row = 0; row < rows; ++row) {
+        const int pos = first_pos + row;
+        const bool known = pos >= 0 && pos < static_cast<int>(tokens.size());
+        std::string line = "  " + pad_right(known ? m.tokenizer().piece(tokens[pos]) : "?", 12);
+        for (int k = 0; k < c.n_heads; ++k) line += pad_left(head_value(r, c, 0, k, row, rows), 10);
+        out.push_back(line);
+    }
+}
+
+std::string step_line(const StepRecord& r, const Model& m) {
+    std::string s = "step " + std::to_string(r.index) + " " + phase_name(r.phase) + " (" +
+                    mode_name(r.mode) + "): ";
+    if (r.phase == Phase::Prefill)
+        s += std::to_string(r.new_tokens.size()) + " prompt tokens in " +
+             std::to_string(r.forward_calls) + " forward pass" + (r.forward_calls > 1 ? "es" : "");
+    else
+        s += "in " + quoted_piece(m, r.new_tokens.at(0));
+    s += " -> out " + quoted_piece(m, r.token_out);
+    if (!r.top.empty() && r.top[0].id == r.token_out) s += fmt(" (p=%.3f)", r.top[0].prob);
+    return s;
+}
+
+std::string work_line(const StepRecord& r, int kv_before) {
+    const int keys = r.pos0 + r.tokens_processed;
+    std::string s = "  " + std::to_string(r.tokens_processed) + " row" +
+                    (r.tokens_processed == 1 ? "" : "s") + " through the model";
+    if (r.phase == Phase::Prefill && r.tokens_processed > 1)
+        s += " (causal mask: row t sees keys 0..t)";
+    else
+        s += ", last query row over " + std::to_string(keys) + " keys";
+    s += "; KV cache " + std::to_string(kv_before) + " -> " + std::to_string(r.kv.len) + " rows (" +
+         format_bytes(static_cast<double>(r.kv.bytes())) + ")";
+    return s;
+}
+
+std::string cost_line(const StepRecord& r) {
+    return "  measured " + format_seconds(r.wall_seconds) + " on " + r.device + "; counted " +
+           format_flops(r.counts.flops) + " (attention " + format_flops(r.counts.attention_flops) +
+           "), " + format_bytes(r.counts.bytes) + " moved";
+}
+
+double logit_diff(const StepRecord& a, const StepRecord& b) {
+    double d = 0;
+    if (a.logits.size() != b.logits.size()) return NAN;
+    for (std::size_t i = 0; i < a.logits.size(); ++i)
+        d = std::max(d, static_cast<double>(std::fabs(a.logits[i] - b.logits[i])));
+    return d;
+}
+
+void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int before,
+                    int twin_before) {
+    const Session& s = *f.session;
+    const Model& m = s.model();
+    const auto& steps = s.trace().steps();
+    for (std::size_t i = static_cast<std::size_t>(before); i < steps.size(); ++i) {
+        const StepRecord& r = steps[i];
+        const int kv_before = i == 0 ? 0 : steps[i - 1].kv.len;
+        out.push_back(step_line(r, m));
+        out.push_back(work_line(r, kv_before));
+        out.push_back(cost_line(r));
+        head_table(out, r, m, s.tokens());
+        if (!f.uncached) continue;
+        const auto& tw = f.uncached->trace().steps();
+        const std::size_t j = static_cast<std::size_t>(twin_before) + (i - before);
+        if (j >= tw.size()) continue;
+        const StepRecord& u = tw[j];
+        out.push_back("  without the cache: " + std::to_string(u.tokens_processed) +
+                      " rows recomputed, measured " + format_seconds(u.wall_seconds) +
+                      ", counted " + format_flops(u.counts.flops) + " (attention " +
+                      format_flops(u.counts.attention_flops) + "); chose " +
+                      quoted_piece(m, u.token_out) +
+                      fmt("; max |logit difference| %.3g", logit_diff(r, u)));
+    }
+    if (s.finished()) out.push_back("generation finished: " + s.finish_reason());
+}
+
+void describe_highlight(std::vector<std::string>& out, const LessonFacts& f) {
+    const int L = f.highlight_layer, H = f.highlight_head;
+    std::string s = "highlight layer " + std::to_string(L) + ", head " + std::to_string(H);
+    const ModelConfig& c = f.model->config();
+    if (c.n_kv_heads < c.n_heads) s += " (reads K/V head " + std::to_string(H / c.kv_mul()) + ")";
+    out.push_back(s);
+    if (!f.session || f.session->trace().empty()) return;
+    const StepRecord& r = f.session->trace().back();
+    if (r.payload_evicted || r.attention.rows == 0) return;
+    const Model& m = *f.model;
+    const auto& toks = f.session->tokens();
+    const int first = std::max(0, r.attention.rows - 6);  // the last rows are enough to read
+    for (int row = first; row < r.attention.rows; ++row) {
+        const int qpos = r.attention.q_pos0 + row;
+        std::string line = "  query " + quoted_piece(m, toks.at(qpos)) + ":";
+        if (r.attention.is_empty_row(L, H, row)) {
+            out.push_back(line + " no key to attend to (none)");
+            continue;
+        }
+        const auto w = r.attention.row(L, H, row);
+        const int n = static_cast<int>(w.size());
+        const int from = std::max(0, n - 12);
+        if (from > 0) line += " ...";
+        for (int k = from; k < n; ++k) {
+            line += ' ';
+            line += m.tokenizer().piece(toks.at(k));
+            line += fmt("=%.3f", w[k]);
+        }
+        out.push_back(line);
+    }
+}
+
+void describe_whatif(std::vector<std::string>& out, const Model& m) {
+    const ModelConfig& c = m.config();
+    out.push_back("K/V bytes per token = 2 (K, V) x " + std::to_string(c.n_layers) +
+                  " layers x kv_heads x " + std::to_string(c.head_dim()) +
+                  " head size x 4 bytes (float32)");
+    for (const auto& v : kv_what_if(c)) {
+        out.push_back("  " + v.kind + fmt(" %2.0f kv heads", v.n_kv_heads) +
+                      fmt(" (%2.0f query heads each): ", v.group) +
+                      format_bytes(static_cast<double>(v.bytes_per_token)) + " per token, " +
+                      format_bytes(static_cast<double>(v.bytes_per_token) * c.seq_len) + " at " +
+                      std::to_string(c.seq_len) + " tokens" +
+                      (v.is_model ? "   <- this model" : ""));
+    }
+}
+
+void describe_batch(std::vector<std::string>& out, const BatchTable& t) {
+    out.push_back("measured on " + t.device + "; fastest of " + std::to_string(t.plan.repeats) +
+                  " runs; decode averaged over " + std::to_string(t.plan.decode_steps) + " steps");
+    out.push_back(
+        "  batch | prefill rows   time/step    rows/s | decode rows/step   time/step    rows/s");
+    for (int B : t.plan.sizes) {
+        const BatchRow* p = t.find(Phase::Prefill, B);
+        const BatchRow* d = t.find(Phase::Decode, B);
+        if (!p || !d) continue;
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "  %5d | %12.0f %11s %9s | %16.1f %11s %9s", B,
+                      p->rows_per_step, format_seconds(p->seconds_per_step).c_str(),
+                      format_si(p->rows_per_second()).c_str(), d->rows_per_step,
+                      format_seconds(d->seconds_per_step).c_str(),
+                      format_si(d->rows_per_second()).c_str());
+        out.push_back(buf);
+    }
+}
+
+void describe_scale(std::vector<std::string>& out, const ScaleReport& r) {
+    const ModelConfig& c = r.model.config;
+    const ScaleQuery& q = r.query;
+    out.push_back(r.model.name + ": dim " + std::to_string(c.dim) + ", " +
+                  std::to_string(c.n_layers) + " layers, " + std::to_string(c.n_heads) +
+                  " heads, " + std::to_string(c.n_kv_heads) + " K/V heads, hidden " +
+                  std::to_string(c.hidden_dim) + ", vocab " + std::to_string(c.vocab_size) + " (" +
+                  r.model.source + ")");
+    out.push_back(r.gpu.name + ": " + format_si(r.gpu.peak_flops) + "FLOP/s dense 16-bit, " +
+                  format_si(r.gpu.bandwidth) + "B/s, " + format_si(r.gpu.memory) + "B (" +
+                  r.gpu.source + ")");
+    out.push_back("context " + std::to_string(q.context) + " tokens, batch " +
+                  std::to_string(q.batch) + ", " + std::to_string(q.bytes_per_value) +
+                  " bytes per value");
+    out.push_back("weights: " + format_si(r.params) + " parameters x " +
+                  std::to_string(q.bytes_per_value) + " B = " + format_si(r.weight_bytes) + "B");
+    out.push_back("KV cache: 2 x " + std::to_string(c.n_layers) + " x " +
+                  std::to_string(c.n_kv_heads) + " x " + std::to_string(c.head_dim()) + " x " +
+                  std::to_string(q.bytes_per_value) + " B = " + format_bytes(r.kv_bytes_per_token) +
+                  " per token; x " + std::to_string(q.context) + " tokens x " +
+                  std::to_string(q.batch) + " = " + format_si(r.kv_bytes) + "B");
+    out.push_back(std::string("memory: weights + KV = ") + format_si(r.weight_bytes + r.kv_bytes) +
+                  "B, " + (r.fits ? "fits" : "does NOT fit") + " in " + format_si(r.gpu.memory) +
+                  "B");
+    out.push_back("ridge point: " + format_si(r.gpu.peak_flops) + "FLOP/s / " +
+                  format_si(r.gpu.bandwidth) + "B/s = " + fmt("%.0f", r.ridge) + " FLOP per byte");
+    auto phase = [&](const char* name, const PhaseCost& p) {
+        out.push_back(std::string(name) + ": " + format_si(p.flops) + "FLOP (attention " +
+                      fmt("%.1f%%", 100 * p.attention_flops / p.flops) + "), " +
+                      format_si(p.bytes) + "B moved, intensity " + fmt("%.1f", p.intensity) +
+                      " FLOP/B -> compute " + format_seconds(p.compute_seconds) + ", memory " +
+                      format_seconds(p.memory_seconds) + ": " +
+                      (p.memory_bound ? "memory-bound" : "compute-bound") + ", at least " +
+                      format_seconds(p.seconds()));
+    };
+    phase("prefill (all prompts, one pass)", r.prefill);
+    phase("decode step (one token per sequence)", r.decode);
+    out.push_back(
+        "FLOPs = 2 x rows x weights (linear layers) + 4 x dim x keys x layers (attention) "
+        "+ small ops; bytes = weights once + K/V rows read + written (core/counts.h)");
+}
+
+}  // namespace
+
+std::string format_seconds(double s) {
+    if (s >= 1) return fmt("%.3g s", s);
+    if (s >= 1e-3) return fmt("%.3g ms", s * 1e3);
+    return fmt("%.3g us", s * 1e6);
+}
+
+std::string format_flops(double f) {
+    static const char* const u[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
+    return scaled(f, u, 6, 1000);
+}
+
+std::string format_bytes(double b) {
+    static const char* const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    return scaled(b, u, 5, 1024);
+}
+
+std::string format_si(double v) {
+    static const char* const u[] = {"", "k", "M", "G", "T", "P"};
+    return scaled(v, u, 6, 1000);
+}
+
+std::vector<std::string> describe_action(const Directive& d, const LessonFacts& f, int steps_before,
+                                         int twin_steps_before) {
+    std::vector<std::string> out;
+    switch (d.kind) {
+        case DirectiveKind::Model: {
+            if (!f.model) break;
+            const Model& m = *f.model;
+            const ModelConfig& c = m.config();
+            out.push_back("model " + m.name() + ": " + c.describe());
+            std::string line = fmt("%.0f parameters", static_cast<double>(m.parameter_count()));
+            for (const auto& v : kv_what_if(c))
+                if (v.is_model && v.kind != "MHA")
+                    line += "; " + std::to_string(v.group) + " query heads share each K/V head (" +
+                            v.kind + ")";
+            out.push_back(line);
+            break;
+        }
+        case DirectiveKind::Prompt: {
+            if (!f.session) break;
+            const Session& s = *f.session;
+            std::string line = "prompt: " + std::to_string(s.prompt_len()) + " tokens:";
+            for (int i = 0; i < s.prompt_len(); ++i)
+                line += " [" + s.model().tokenizer().piece(s.tokens()[i]) + "]";
+            out.push_back(line);
+            break;
+        }
+        case DirectiveKind::Limit:
+            out.push_back("at most " + std::to_string(d.n) + " new tokens");
+            break;
+        case DirectiveKind::Cache:
+            out.push_back(d.cache == LessonCache::On
+                              ? "KV cache on: a decode step feeds one token and reads the cache"
+                          : d.cache == LessonCache::Off
+                              ? "KV cache off: a decode step recomputes the whole sequence"
+                              : "compare: a twin session takes the same steps without the cache");
+            break;
+        case DirectiveKind::Prefill:
+        case DirectiveKind::Decode:
+            if (!f.session) break;
+            describe_steps(out, f, steps_before, twin_steps_before);
+            if (d.kind == DirectiveKind::Decode &&
+                f.session->trace().steps().size() == static_cast<std::size_t>(steps_before))
+                out.push_back("no step taken: generation had finished (" +
+                              f.session->finish_reason() + ")");
+            break;
+        case DirectiveKind::Reset:
+            out.push_back("back to the prompt: cache emptied, trace cleared");
+            break;
+        case DirectiveKind::Highlight:
+            if (f.model) describe_highlight(out, f);
+            break;
+        case DirectiveKind::Show:
+            out.push_back("panel: " + d.arg);
+            break;
+        case DirectiveKind::WhatIf:
+            if (f.model) describe_whatif(out, *f.model);
+            break;
+        case DirectiveKind::Batch:
+            if (f.batch) describe_batch(out, *f.batch);
+            break;
+        case DirectiveKind::Scale:
+            if (f.scale) describe_scale(out, *f.scale);
+            break;
+        case DirectiveKind::Expect:
+            break;
+    }
+    return out;
+}
+
+}  // namespace kvs

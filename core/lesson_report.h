@@ -1,0 +1,25 @@
+#pragma once
+// Lesson log text: what a directive just did, in lines of plain English with the numbers it
+// produced (measured times, counted FLOPs and bytes), read from LessonFacts. The CLI prints
+// these lines; a GUI can show them under the lesson text.
+#include <string>
+#include <vector>
+
+#include "core/lesson.h"
+#include "core/lesson_target.h"
+
+namespace kvs {
+
+// Facts a target does not provide (null pointers) are left out of the text.
+// `steps_before` / `twin_steps_before`: trace sizes of the session and its uncached twin before
+// the directive ran, so a @decode reports exactly the steps it added.
+std::vector<std::string> describe_action(const Directive& d, const LessonFacts& f, int steps_before,
+                                         int twin_steps_before);
+
+// Number formatting shared with the CLI: 3 significant digits and a unit.
+std::string format_seconds(double s);  // "412 us", "3.20 ms", "1.05 s"
+std::string format_flops(double f);    // "1.23 MFLOP"
+std::string format_bytes(double b);    // binary units: "3.5 KiB"
+std::string format_si(double v);       // decimal units for big figures: "13.5 G"
+
+}  // namespace kvs

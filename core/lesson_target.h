@@ -1,0 +1,51 @@
+#pragma once
+// What a lesson acts on. The player (core/lesson_player.h) turns directives into these calls and
+// then reads LessonFacts to report numbers and check @expect lines, so an implementation only
+// has to act: the headless one is core/session_lesson_target.h (kvscope-cli lesson); the GUI can
+// use that one on its worker thread or implement this interface over its own sessions.
+// Calls come from one thread at a time. Errors a lesson can cause are kvs::Error.
+#include <string>
+
+#include "core/lesson.h"
+
+namespace kvs {
+
+class Model;
+class Session;
+struct BatchTable;
+struct ScaleReport;
+
+// Everything the player may read after an action. Pointers are null when there is no such thing
+// yet (no model loaded, no @batch run, ...); they stay valid until the next call on the target.
+struct LessonFacts {
+    const Model* model = nullptr;
+    const Session* session = nullptr;   // the session the lesson drives (its cache mode per @cache)
+    const Session* uncached = nullptr;  // @cache compare: the same prompt run without the cache
+    LessonCache cache = LessonCache::On;
+    const BatchTable* batch = nullptr;   // the last @batch
+    const ScaleReport* scale = nullptr;  // the last @scale
+    int highlight_layer = 0;
+    int highlight_head = 0;
+};
+
+class LessonTarget {
+  public:
+    virtual ~LessonTarget() = default;
+    // Forget the lesson's state (prompt, sessions, results): the start of a replay. Loaded models
+    // may be kept for speed.
+    virtual void restart() = 0;
+    virtual void load_model(const std::string& spec) = 0;  // open_model() names or a path
+    virtual void set_prompt(const std::string& text) = 0;
+    virtual void set_limit(int max_new_tokens) = 0;  // before @prefill
+    virtual void set_cache(LessonCache mode) = 0;    // compare: before @prefill
+    virtual void prefill() = 0;
+    virtual void decode(int n) = 0;  // n steps, or until finished when n < 0; stops when finished
+    virtual void reset() = 0;        // back to the prompt
+    virtual void highlight(int layer, int head) = 0;
+    virtual void show(const std::string& panel) = 0;
+    virtual void batch(const BatchPlan& plan) = 0;
+    virtual void scale(const ScaleQuery& query) = 0;
+    virtual LessonFacts facts() const = 0;
+};
+
+}  // namespace kvs

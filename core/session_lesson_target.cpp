@@ -1,0 +1,155 @@
+#include "core/session_lesson_target.h"
+
+#include "core/error.h"
+#include "core/model_loader.h"
+
+namespace kvs {
+
+void SessionLessonTarget::restart() {
+    model_ = nullptr;
+    prompt_.clear();
+    limit_ = -1;
+    cache_ = LessonCache::On;
+    session_.reset();
+    uncached_.reset();
+    batch_.reset();
+    scale_.reset();
+    layer_ = head_ = 0;
+    panel_.clear();
+}
+
+const Model& SessionLessonTarget::model() const {
+    if (!model_) throw Error("no model loaded yet (@model comes first)");
+    return *model_;
+}
+
+void SessionLessonTarget::load_model(const std::string& spec) {
+    auto it = models_.find(spec);
+    if (it == models_.end()) it = models_.emplace(spec, open_model(spec)).first;
+    model_ = it->second.get();
+    // A prompt belongs to a vocabulary: the new model starts without one.
+    prompt_.clear();
+    session_.reset();
+    uncached_.reset();
+    layer_ = head_ = 0;
+}
+
+void SessionLessonTarget::require_unstarted(const char* what) const {
+    if (session_ && session_->prefilled())
+        throw Error(std::string(what) + " must come before @prefill (or after @reset)");
+}
+
+void SessionLessonTarget::rebuild_sessions() {
+    session_.reset();
+    uncached_.reset();
+    if (!model_ || prompt_.empty()) return;
+    SessionConfig cfg;
+    cfg.max_new_tokens = limit_;
+    cfg.mode = cache_ == LessonCache::Off ? CacheMode::Uncached : CacheMode::Cached;
+    auto s = std::make_unique<Session>(*model_, backend_, cfg);
+    s->set_prompt(prompt_);
+    if (cache_ == LessonCache::Compare) {
+        cfg.mode = CacheMode::Uncached;
+        uncached_ = std::make_unique<Session>(*model_, backend_, cfg);
+        uncached_->set_prompt(prompt_);
+    }
+    session_ = std::move(s);
+}
+
+void SessionLessonTarget::set_prompt(const std::string& text) {
+    model();
+    const std::string saved = prompt_;
+    prompt_ = text;
+    try {
+        rebuild_sessions();
+    } catch (...) {
+        prompt_ = saved;
+        rebuild_sessions();
+        throw;
+    }
+}
+
+void SessionLessonTarget::set_limit(int max_new_tokens) {
+    require_unstarted("@limit");
+    const int saved = limit_;
+    limit_ = max_new_tokens;
+    try {
+        rebuild_sessions();
+    } catch (...) {
+        limit_ = saved;
+        rebuild_sessions();
+        throw;
+    }
+}
+
+void SessionLessonTarget::set_cache(LessonCache mode) {
+    if (mode == cache_) return;
+    if (mode == LessonCache::Compare) {
+        // The twin must see the same steps from the start.
+        require_unstarted("@cache compare");
+        cache_ = mode;
+        rebuild_sessions();
+        return;
+    }
+    // On and off switch the running session from its next step on; a twin is dropped.
+    cache_ = mode;
+    uncached_.reset();
+    if (session_)
+        session_->set_mode(mode == LessonCache::Off ? CacheMode::Uncached : CacheMode::Cached);
+}
+
+void SessionLessonTarget::prefill() {
+    model();
+    if (!session_) throw Error("no prompt set (@prompt comes before @prefill)");
+    if (session_->prefilled()) throw Error("the prompt is already prefilled (@reset starts over)");
+    session_->step();
+    if (uncached_) uncached_->step();
+}
+
+void SessionLessonTarget::decode(int n) {
+    if (!session_ || !session_->prefilled()) throw Error("@decode needs @prefill first");
+    for (int i = 0; (n < 0 || i < n) && !session_->finished(); ++i) {
+        session_->step();
+        if (uncached_ && !uncached_->finished()) uncached_->step();
+    }
+}
+
+void SessionLessonTarget::reset() {
+    if (session_) session_->reset();
+    if (uncached_) uncached_->reset();
+}
+
+void SessionLessonTarget::highlight(int layer, int head) {
+    const ModelConfig& c = model().config();
+    if (layer < 0 || layer >= c.n_layers)
+        throw Error("layer " + std::to_string(layer) + " does not exist (the model has " +
+                    std::to_string(c.n_layers) + ")");
+    if (head < 0 || head >= c.n_heads)
+        throw Error("head " + std::to_string(head) + " does not exist (the model has " +
+                    std::to_string(c.n_heads) + ")");
+    layer_ = layer;
+    head_ = head;
+}
+
+void SessionLessonTarget::batch(const BatchPlan& plan) {
+    batch_ = measure_batches(model(), backend_, plan);
+}
+
+void SessionLessonTarget::scale(const ScaleQuery& query) {
+    scale_ = scale_report(query);
+}
+
+LessonFacts SessionLessonTarget::facts() const {
+    LessonFacts f;
+    f.model = model_;
+    f.session = session_.get();
+    f.uncached = uncached_.get();
+    f.cache = cache_;
+    f.batch = batch_ ? &*batch_ : nullptr;
+    f.scale = scale_ ? &*scale_ : nullptr;
+    f.highlight_layer = layer_;
+    f.highlight_head = head_;
+    return f;
+}
+
+}  // namespace kvs

@@ -1,0 +1,211 @@
+// The lesson format: what a good file parses to, and that every mistake is reported with the
+// file and line it is on.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+#include "core/lesson.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+
+namespace {
+
+const char* kGood = R"(# Attention by hand
+
+Some intro text.
+
+## Four tokens
+The prompt has four words.
+@model toy
+@prompt Today weather is so
+
+```
+@prefill   <- inside a code block: prose, not a directive
+```
+\@ at the start of prose, escaped.
+
+## Prefill
+@prefill
+@decode 3
+@decode all
+@decode
+@cache compare
+@highlight layer=0 head=3
+@show attention
+@expect head(0, 3, 2) == 31/3 within 1e-6
+@batch sizes=1,2,8 decode=4 repeats=2 prompts="The capital of France is" | "It is sunny"
+@scale model=llama2-7b context=4096 gpu=h100-sxm batch=2 dtype=bf16
+@limit 5
+@whatif
+@reset
+)";
+
+// The error message `text` (named lessons/en/03-decode.md) produces.
+std::string error_of(const std::string& text) {
+    try {
+        parse_lesson(text, "lessons/en/03-decode.md");
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(parsed without error)";
+}
+
+std::string step_with(const std::string& directive_line) {
+    return "# T\n\n## S\nprose\n" + directive_line + "\n";  // the directive is on line 5
+}
+
+}  // namespace
+
+TEST_CASE("a lesson parses into title, intro, steps and directives", "[lesson]") {
+    const Lesson l = parse_lesson(kGood, "good.md");
+    CHECK(l.title == "Attention by hand");
+    CHECK(l.intro == "Some intro text.");
+    REQUIRE(l.steps.size() == 2);
+    CHECK(l.steps[0].title == "Four tokens");
+    CHECK(l.steps[0].line == 5);
+    // Directives are taken out of the prose; code blocks and escaped '@' stay prose.
+    CHECK(l.steps[0].prose.find("The prompt has four words.") != std::string::npos);
+    CHECK(l.steps[0].prose.find("@model") == std::string::npos);
+    CHECK(l.steps[0].prose.find("@prefill   <- inside a code block") != std::string::npos);
+    CHECK(l.steps[0].prose.find("\n@ at the start of prose, escaped.") != std::string::npos);
+    REQUIRE(l.steps[0].directives.size() == 2);
+    CHECK(l.steps[0].directives[0].kind == DirectiveKind::Model);
+    CHECK(l.steps[0].directives[0].arg == "toy");
+    CHECK(l.steps[0].directives[0].line == 7);
+    CHECK(l.steps[0].directives[1].arg == "Today weather is so");
+
+    const auto& d = l.steps[1].directives;
+    REQUIRE(d.size() == 13);
+    CHECK(d[0].kind == DirectiveKind::Prefill);
+    CHECK((d[1].kind == DirectiveKind::Decode && d[1].n == 3));
+    CHECK(d[2].n == -1);  // all
+    CHECK(d[3].n == 1);   // bare @decode is one step
+    CHECK(d[4].cache == LessonCache::Compare);
+    CHECK((d[5].n == 0 && d[5].head == 3));
+    CHECK(d[6].arg == "attention");
+    CHECK(d[7].kind == DirectiveKind::Expect);
+    CHECK(d[7].text == "expect head(0, 3, 2) == 31/3 within 1e-6");
+    CHECK(d[8].batch.sizes == std::vector<int>{1, 2, 8});
+    CHECK(d[8].batch.decode_steps == 4);
+    CHECK(d[8].batch.repeats == 2);
+    CHECK(d[8].batch.prompts ==
+          std::vector<std::string>{"The capital of France is", "It is sunny"});
+    CHECK(d[9].scale.model == "llama2-7b");
+    CHECK(d[9].scale.gpu == "h100-sxm");
+    CHECK(d[9].scale.context == 4096);
+    CHECK(d[9].scale.batch == 2);
+    CHECK(d[9].scale.bytes_per_value == 2);
+    CHECK((d[10].kind == DirectiveKind::Limit && d[10].n == 5));
+    CHECK(d[11].kind == DirectiveKind::WhatIf);
+    CHECK(d[12].kind == DirectiveKind::Reset);
+}
+
+TEST_CASE("a quoted prompt keeps its spaces; CRLF files parse", "[lesson]") {
+    const Lesson l = parse_lesson("# T\r\n## S\r\n@prompt \" Paris\"\r\n@decode 2\r\n", "crlf.md");
+    REQUIRE(l.steps.size() == 1);
+    CHECK(l.steps[0].directives[0].arg == " Paris");
+    CHECK(l.steps[0].directives[1].n == 2);
+}
+
+TEST_CASE("lesson errors name the file and the line", "[lesson]") {
+    // The example from the issue, with a suggestion.
+    CHECK(error_of(step_with("@decod 3")) ==
+          "lessons/en/03-decode.md:5: unknown directive '@decod' (did you mean @decode?)");
+    CHECK(error_of(step_with("@frobnicate")) ==
+          "lessons/en/03-decode.md:5: unknown directive '@frobnicate'");
+    CHECK(error_of(step_with("@decode three")) ==
+          "lessons/en/03-decode.md:5: @decode takes a number of steps (1 or more) or 'all', not "
+          "'three'");
+    CHECK(error_of(step_with("@decode 0")).starts_with("lessons/en/03-decode.md:5: @decode"));
+    CHECK(error_of(step_with("@cache maybe")) ==
+          "lessons/en/03-decode.md:5: @cache takes on, off or compare, not 'maybe'");
+    CHECK(error_of(step_with("@prefill now")) ==
+          "lessons/en/03-decode.md:5: @prefill takes no arguments");
+    CHECK(error_of(step_with("@model")).starts_with("lessons/en/03-decode.md:5: @model needs"));
+    CHECK(error_of(step_with("@prompt")) == "lessons/en/03-decode.md:5: @prompt needs text");
+    CHECK(error_of(step_with("@limit -2")).starts_with("lessons/en/03-decode.md:5: @limit"));
+    CHECK(error_of(step_with("@highlight layer=0")) == "lessons/en/03-decode.md:5: missing head=N");
+    CHECK(error_of(step_with("@highlight layer=x head=1")) ==
+          "lessons/en/03-decode.md:5: layer=x is not a whole number in 0..1024");
+    CHECK(error_of(step_with("@highlight layer=0 head=1 row=2")) ==
+          "lessons/en/03-decode.md:5: unknown key 'row' (known: layer, head)");
+    CHECK(error_of(step_with("@show heatmap"))
+              .starts_with("lessons/en/03-decode.md:5: @show: unknown panel 'heatmap' (panels: "
+                           "prompt, tokens"));
+    CHECK(error_of(step_with("@batch sizes=1,16 prompts=\"a\"")) ==
+          "lessons/en/03-decode.md:5: sizes=1,16: each size is a whole number in 1..8");
+    CHECK(error_of(step_with("@batch sizes=1,2")) ==
+          "lessons/en/03-decode.md:5: @batch needs prompts=\"...\" | \"...\"");
+    CHECK(error_of(step_with("@batch sizes=1 prompts=\"a\" \"b\"")) ==
+          "lessons/en/03-decode.md:5: expected | between prompts");
+    CHECK(error_of(step_with("@scale model=gpt5 gpu=h100-sxm"))
+              .starts_with(
+                  "lessons/en/03-decode.md:5: @scale: unknown model 'gpt5' (known: llama2-7b"));
+    CHECK(
+        error_of(step_with("@scale model=llama2-7b gpu=tpu"))
+            .starts_with("lessons/en/03-decode.md:5: @scale: unknown gpu 'tpu' (known: h100-sxm"));
+    CHECK(error_of(step_with("@scale model=llama2-7b gpu=h100-sxm context=131072")) ==
+          "lessons/en/03-decode.md:5: Llama 2 7B has a context of 4096 tokens, not 131072");
+    CHECK(error_of(step_with("@scale model=llama2-7b gpu=h100-sxm dtype=fp32"))
+              .starts_with("lessons/en/03-decode.md:5: @scale dtype is bf16 or fp16"));
+}
+
+TEST_CASE("@expect lines are parsed when the lesson is loaded", "[lesson]") {
+    CHECK(error_of(step_with("@expect tokn == \"nice\"")) ==
+          "lessons/en/03-decode.md:5: unknown metric 'tokn'");
+    CHECK(error_of(step_with("@expect head(0, 1) == 3")) ==
+          "lessons/en/03-decode.md:5: head takes (layer, head, row)");
+    CHECK(error_of(step_with("@expect steps(2) == 3")) ==
+          "lessons/en/03-decode.md:5: steps takes no arguments");
+    CHECK(error_of(step_with("@expect token")) ==
+          "lessons/en/03-decode.md:5: expected a comparison (== != < <= > >=) at the end");
+    CHECK(error_of(step_with("@expect rows < 3 within 1")) ==
+          "lessons/en/03-decode.md:5: 'within' goes with == or != only");
+    CHECK(error_of(step_with("@expect token == \"nice")) ==
+          "lessons/en/03-decode.md:5: unterminated string");
+    CHECK(error_of(step_with("@expect rows == 3 3")) ==
+          "lessons/en/03-decode.md:5: unexpected '3'");
+    CHECK(error_of(step_with("@expect rows == (3")) ==
+          "lessons/en/03-decode.md:5: expected ')' at the end");
+    CHECK(error_of(step_with("@expect rows == 3 ; 4")) ==
+          "lessons/en/03-decode.md:5: unexpected character ';'");
+    CHECK(error_of(step_with("@expect")) ==
+          "lessons/en/03-decode.md:5: @expect needs a comparison, e.g. token == \"nice\"");
+    // The twin's metrics exist for session metrics only.
+    CHECK(error_of(step_with("@expect uncached_rows == 3")) == "(parsed without error)");
+    CHECK(error_of(step_with("@expect uncached_n_heads == 3")) ==
+          "lessons/en/03-decode.md:5: unknown metric 'uncached_n_heads'");
+}
+
+TEST_CASE("the shape of a lesson file is checked", "[lesson]") {
+    CHECK(error_of("") ==
+          "lessons/en/03-decode.md:1: a lesson starts with a '# Title' line (the file is empty)");
+    CHECK(error_of("\n\nIntro first\n# T\n") ==
+          "lessons/en/03-decode.md:3: a lesson starts with a '# Title' line");
+    CHECK(error_of("# T\nintro\n@prefill\n## S\n") ==
+          "lessons/en/03-decode.md:3: directives belong in a step: put a '## Step title' line "
+          "above it");
+    CHECK(error_of("# T\nintro only\n") ==
+          "lessons/en/03-decode.md:2: no steps: each step starts with a '## ' heading");
+    CHECK(error_of("# T\n## S\n```\n@prefill\n") ==
+          "lessons/en/03-decode.md:4: a ``` code block is not closed");
+    CHECK(error_of("# T\n##   \n") == "lessons/en/03-decode.md:2: a step heading needs a title");
+}
+
+TEST_CASE("load_lesson reads a file and names it in errors", "[lesson]") {
+    const auto dir = test::temp_dir("lesson-file");
+    const std::string good = (dir / "01-good.md").string();
+    test::write_file(dir / "01-good.md",
+                     std::vector<unsigned char>(kGood, kGood + std::strlen(kGood)));
+    CHECK(load_lesson(good).steps.size() == 2);
+
+    const std::string bad_text = "# T\n\n## S\n@prefil\n";
+    test::write_file(dir / "02-bad.md",
+                     std::vector<unsigned char>(bad_text.begin(), bad_text.end()));
+    const std::string bad = (dir / "02-bad.md").string();
+    CHECK_THROWS_WITH(load_lesson(bad),
+                      bad + ":4: unknown directive '@prefil' (did you mean @prefill?)");
+    CHECK_THROWS_AS(load_lesson((dir / "missing.md").string()), Error);
+}

@@ -1,0 +1,180 @@
+// The lesson player: directives become target calls in order, checks are counted, an error
+// stops the step with FILE:LINE, and replays start from a clean target. Then the headless
+// target on the toy model, end to end.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/lesson_player.h"
+#include "core/session.h"
+#include "core/session_lesson_target.h"
+#include "kernels/backend_factory.h"
+
+using namespace kvs;
+
+namespace {
+
+// Records what the player asked for; facts() has no model or session.
+class RecordingTarget : public LessonTarget {
+  public:
+    std::vector<std::string> calls;
+    std::string fail_on;  // a call that throws kvs::Error
+
+    void note(const std::string& c) {
+        calls.push_back(c);
+        if (c == fail_on) throw Error("refused " + c);
+    }
+    void restart() override { note("restart"); }
+    void load_model(const std::string& s) override { note("model " + s); }
+    void set_prompt(const std::string& t) override { note("prompt " + t); }
+    void set_limit(int n) override { note("limit " + std::to_string(n)); }
+    void set_cache(LessonCache m) override {
+        note(std::string("cache ") + (m == LessonCache::On    ? "on"
+                                      : m == LessonCache::Off ? "off"
+                                                              : "compare"));
+    }
+    void prefill() override { note("prefill"); }
+    void decode(int n) override { note("decode " + std::to_string(n)); }
+    void reset() override { note("reset"); }
+    void highlight(int l, int h) override {
+        note("highlight " + std::to_string(l) + " " + std::to_string(h));
+    }
+    void show(const std::string& p) override { note("show " + p); }
+    void batch(const BatchPlan& p) override { note("batch " + std::to_string(p.sizes.size())); }
+    void scale(const ScaleQuery& q) override { note("scale " + q.model); }
+    LessonFacts facts() const override { return {}; }
+};
+
+const char* kActions = R"(# Actions
+## One
+@cache off
+@highlight layer=1 head=2
+@show kv
+## Two
+@decode 2
+@decode all
+@reset
+@limit 7
+@cache compare
+@batch sizes=1,2 prompts="a"
+@scale model=llama2-7b gpu=h100-sxm
+)";
+
+}  // namespace
+
+TEST_CASE("the player turns directives into target calls, in order", "[lesson]") {
+    const Lesson l = parse_lesson(kActions, "actions.md");
+    RecordingTarget t;
+    const auto all = replay_to(l, 1, t);
+    REQUIRE(all.size() == 2);
+    CHECK(all[0].ok());
+    CHECK(all[1].ok());
+    CHECK(t.calls == std::vector<std::string>{"restart", "cache off", "highlight 1 2", "show kv",
+                                              "decode 2", "decode -1", "reset", "limit 7",
+                                              "cache compare", "batch 2", "scale llama2-7b"});
+    // Back/Next replays from a restart; playing step 0 alone calls only its directives.
+    t.calls.clear();
+    replay_to(l, 0, t);
+    CHECK(t.calls == std::vector<std::string>{"restart", "cache off", "highlight 1 2", "show kv"});
+    CHECK_THROWS_WITH(play_step(l, 2, t), "actions.md: no step 3 (the lesson has 2)");
+}
+
+TEST_CASE("an error stops the step with the file and line; later steps are not played",
+          "[lesson]") {
+    const Lesson l = parse_lesson(kActions, "actions.md");
+    RecordingTarget t;
+    t.fail_on = "decode -1";
+    const auto all = replay_to(l, 1, t);
+    REQUIRE(all.size() == 2);
+    CHECK(all[1].error);
+    CHECK_FALSE(all[1].ok());
+    const auto& last = all[1].log.back();
+    CHECK(last.kind == LessonLogEntry::Kind::Error);
+    CHECK(last.lines.at(0) == "actions.md:8: @decode all: refused decode -1");
+    CHECK(t.calls.back() == "decode -1");  // @reset and the rest were skipped
+}
+
+TEST_CASE("checks that cannot be read fail; the step goes on", "[lesson]") {
+    const Lesson l =
+        parse_lesson("# C\n## S\n@expect rows == 1\n@show kv\n@expect 1 + 1 == 2\n", "checks.md");
+    RecordingTarget t;
+    const auto o = play_step(l, 0, t);
+    CHECK(o.checks == 2);
+    CHECK(o.failed == 1);
+    CHECK_FALSE(o.error);
+    CHECK(o.log.at(0).lines.at(0) == "rows needs a prompt");
+    CHECK(o.log.at(2).pass);
+    CHECK(t.calls == std::vector<std::string>{"show kv"});
+}
+
+// The toy model through the headless target: the real engine, the tutorial's numbers.
+TEST_CASE("a toy lesson runs on the headless target", "[lesson][toy]") {
+    const Lesson l = parse_lesson(R"(# Toy
+## Prefill
+@model toy
+@prompt Today weather is so
+@prefill
+@expect head(0, 0, 0) == none
+@expect head(0, 3, 2) == 31/3 within 1e-6
+@expect token == "nice"
+@expect logit("nice") > logit("delicious")
+@expect rows == 4
+@expect kv_len == 4
+## Decode
+@decode 1
+@expect rows == 1
+@expect keys == 5
+@expect kv_growth == 1
+@expect token == "and"
+@expect token == "warm"
+## Compare
+@reset
+@cache compare
+@prefill
+@decode all
+@expect finish == "end token"
+@expect text == " nice and warm"
+@expect generated == 4
+@expect max_logit_diff == 0
+@expect uncached_rows == kv_len
+@expect same_tokens == 1
+)",
+                                  "toy.md");
+    BackendChoice be = make_backend("cpu");
+    SessionLessonTarget t(*be.backend);
+    auto all = replay_to(l, 1, t);
+    REQUIRE(all.size() == 2);
+    CHECK(all[0].ok());
+    CHECK(all[0].checks == 6);
+    // The second step's last check is wrong on purpose: the toy says "and" after "nice".
+    CHECK(all[1].checks == 5);
+    CHECK(all[1].failed == 1);
+    CHECK(all[1].log.back().lines.at(0) == "got \"and\" against \"warm\"");
+    REQUIRE(t.facts().session);
+    CHECK(t.facts().session->trace().steps().size() == 2);
+
+    // Back to step 0 (a replay from a clean target), then on to the comparison.
+    all = replay_to(l, 0, t);
+    CHECK(all.back().ok());
+    CHECK(t.facts().session->trace().steps().size() == 1);
+    all = replay_to(l, 2, t);
+    REQUIRE(all.size() == 3);
+    std::string log;
+    for (const auto& e : all[2].log)
+        log += e.directive + ": " + (e.lines.empty() ? "" : e.lines[0]) + "\n";
+    INFO(log);
+    CHECK(all[2].ok());
+    CHECK(all[2].checks == 6);
+    REQUIRE(t.facts().uncached);
+    CHECK(t.facts().uncached->trace().steps().size() == 4);
+
+    // @cache compare after @prefill is an error that names the line.
+    const Lesson late = parse_lesson(
+        "# E\n## S\n@model toy\n@prompt Today weather is so\n@prefill\n@cache compare\n",
+        "late.md");
+    const auto o = replay_to(late, 0, t).at(0);
+    CHECK(o.error);
+    CHECK(o.log.back().lines.at(0) ==
+          "late.md:6: @cache compare: @cache compare must come before @prefill (or after @reset)");
+}
