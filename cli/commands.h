@@ -15,6 +15,7 @@ namespace kvs::cli {
 int cmd_generate(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
 int cmd_info(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
 int cmd_lesson(int argc, char** argv);
 int cmd_toy(int argc, char** argv);
 

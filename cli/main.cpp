@@ -19,6 +19,7 @@ const Command kCommands[] = {
     {"generate", kvs::cli::cmd_generate, "generate text, printed as llama2.c's run.c does"},
     {"compare", kvs::cli::cmd_compare, "the same generation with and without the KV cache"},
     {"info", kvs::cli::cmd_info, "a model's shape and its KV cache cost"},
+    {"bench", kvs::cli::cmd_bench, "prefill and decode throughput by length, cached and uncached"},
     {"lesson", kvs::cli::cmd_lesson, "run a lesson headless, checking its claims (--list)"},
     {"toy", kvs::cli::cmd_toy, "the tutorials' toy example: four hand-made heads, prefill, decode"},
 };

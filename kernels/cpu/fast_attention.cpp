@@ -31,19 +31,54 @@ float max_of(const float* a, int n) {
     return mx;
 }
 
+// Eight keys' scores at once: lane sums of q * k[s + u] over the head's dimensions, reduced
+// together; per key the same arithmetic as dot(qh, k[s + u], head_dim).
+Vec eight_scores(const float* qh, const float* k, int kv_dim, int head_dim) {
+    Vec parts[8] = {};
+    int i = 0;
+    for (; i + kLanes <= head_dim; i += kLanes) {
+        const Vec qv = load(qh + i);
+        for (int u = 0; u < 8; ++u)
+            parts[u] = qv * load(k + std::size_t(u) * kv_dim + i) + parts[u];
+    }
+    if (i < head_dim) {
+        const int rest = head_dim - i;
+        const Vec qv = load_partial(qh + i, rest);
+        for (int u = 0; u < 8; ++u)
+            parts[u] = qv * load_partial(k + std::size_t(u) * kv_dim + i, rest) + parts[u];
+    }
+    return sum_lanes8(parts);
+}
+
+// out[0 .. width) = sum_s att[s] * v[s][0 .. width), width <= kLanes. Four accumulators take the
+// keys s % 4 = 0..3, so consecutive keys do not wait on each other's multiply-add.
+template <bool Partial>
+void weighted_values(float* out, const float* att, const float* v, int n_keys, int kv_dim,
+                     int width) {
+    auto v_at = [&](int key) {
+        const float* p = v + std::size_t(key) * kv_dim;
+        return Partial ? load_partial(p, width) : load(p);
+    };
+    Vec acc[4] = {};
+    int s = 0;
+    for (; s + 4 <= n_keys; s += 4)
+        for (int u = 0; u < 4; ++u) acc[u] = splat(att[s + u]) * v_at(s + u) + acc[u];
+    for (int u = 0; s < n_keys; ++s, ++u) acc[u] = splat(att[s]) * v_at(s) + acc[u];
+    const Vec total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    if (Partial)
+        store_partial(out, total, width);
+    else
+        store(out, total);
+}
+
 // One query row of one head.   qh, out: [head_dim]; k, v: rows 0..n_keys-1 with stride kv_dim,
 // already offset to this head's kv head; att: [n_keys] scratch, left holding the probabilities.
 void one_row(float* out, const float* qh, const float* k, const float* v, float* att, int n_keys,
              int kv_dim, int head_dim) {
     const float scale = std::sqrt(static_cast<float>(head_dim));
-    // scores q.k[s] / sqrt(head_dim): eight keys at a time share one lane reduction
     int s = 0;
-    for (; s + 8 <= n_keys; s += 8) {
-        Vec parts[8];
-        for (int u = 0; u < 8; ++u)
-            parts[u] = dot_lanes(qh, k + std::size_t(s + u) * kv_dim, head_dim);
-        store(att + s, sum_lanes8(parts) / scale);
-    }
+    for (; s + 8 <= n_keys; s += 8)
+        store(att + s, eight_scores(qh, k + std::size_t(s) * kv_dim, kv_dim, head_dim) / scale);
     for (; s < n_keys; ++s) att[s] = dot(qh, k + std::size_t(s) * kv_dim, head_dim) / scale;
 
     // softmax over the visible keys, max-subtracted for stability
@@ -55,21 +90,10 @@ void one_row(float* out, const float* qh, const float* k, const float* v, float*
     const float total = sum(att, n_keys);
     for (s = 0; s < n_keys; ++s) att[s] /= total;
 
-    // out = sum_s att[s] * v[s], kLanes dimensions at a time; four accumulators take keys
-    // s % 4 = 0..3 so consecutive keys do not wait on each other
-    for (int i = 0; i < head_dim; i += kLanes) {
-        const int width = std::min(kLanes, head_dim - i);
-        auto v_at = [&](int key) {
-            const float* p = v + std::size_t(key) * kv_dim + i;
-            return width == kLanes ? load(p) : load_partial(p, width);
-        };
-        Vec acc[4] = {};
-        s = 0;
-        for (; s + 4 <= n_keys; s += 4)
-            for (int u = 0; u < 4; ++u) acc[u] = splat(att[s + u]) * v_at(s + u) + acc[u];
-        for (int u = 0; s < n_keys; ++s, ++u) acc[u] = splat(att[s]) * v_at(s) + acc[u];
-        store_partial(out + i, (acc[0] + acc[1]) + (acc[2] + acc[3]), width);
-    }
+    int i = 0;
+    for (; i + kLanes <= head_dim; i += kLanes)
+        weighted_values<false>(out + i, att, v + i, n_keys, kv_dim, kLanes);
+    if (i < head_dim) weighted_values<true>(out + i, att, v + i, n_keys, kv_dim, head_dim - i);
 }
 
 }  // namespace

@@ -29,20 +29,22 @@ inline Vec load(const float* p) {
     std::memcpy(&v, p, sizeof v);
     return v;
 }
-// The first `count` (< kLanes) floats at p, the other lanes 0.
+// The first `count` (< kLanes) floats at p, the other lanes 0. An element loop, not a memcpy of
+// variable size: that would be a library call, which clobbers every SIMD register.
 inline Vec load_partial(const float* p, int count) {
     Vec v = {};
-    std::memcpy(&v, p, count * sizeof(float));
+    for (int k = 0; k < count; ++k) v[k] = p[k];
     return v;
 }
 inline void store(float* p, Vec v) {
     std::memcpy(p, &v, sizeof v);
 }
 inline void store_partial(float* p, Vec v, int count) {
-    std::memcpy(p, &v, count * sizeof(float));
+    for (int k = 0; k < count; ++k) p[k] = v[k];
 }
+// x in every lane (a broadcast; Vec{} + x would be an add, which may not be dropped: 0 + -0 = 0)
 inline Vec splat(float x) {
-    return Vec{} + x;
+    return Vec{x, x, x, x, x, x, x, x};
 }
 
 // The lane tree of one register: ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).

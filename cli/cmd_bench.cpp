@@ -1,0 +1,437 @@
+// kvscope-cli bench: prefill and decode throughput by length, with and without the KV cache,
+// measured through Session (bench_runs.h), with min/median/max over repeats, counted FLOPs and
+// bytes beside the measured times, a per-op breakdown, the fitted growth of total cost with
+// length, and what tracing and per-op timing themselves cost.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+#include <utility>
+
+#include "cli/bench_runs.h"
+#include "cli/bench_stats.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "kernels/cpu/cpu_backend.h"
+
+namespace kvs::cli {
+namespace {
+
+// What the machine is and how busy it was: benchmark numbers mean little without it.
+std::string cpu_model_name() {
+    std::ifstream f("/proc/cpuinfo");
+    for (std::string line; std::getline(f, line);)
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos)
+                return line.substr(line.find_first_not_of(' ', colon + 1));
+        }
+    return "unknown CPU";
+}
+
+std::string load_average() {
+    std::ifstream f("/proc/loadavg");
+    std::string a, b, c;
+    if (!(f >> a >> b >> c)) return "n/a";
+    return a + " " + b + " " + c;
+}
+
+// One (length, measure) cell: every repeat's sample.
+struct Cell {
+    int length = 0;
+    Measure measure{};
+    std::vector<RunSample> runs;
+
+    std::vector<double> each(double (*f)(const RunSample&)) const {
+        std::vector<double> v;
+        for (const auto& r : runs) v.push_back(f(r));
+        return v;
+    }
+    Spread rate() const {
+        return spread(each([](const RunSample& r) { return r.tokens / r.seconds; }));
+    }
+    Spread seconds() const {
+        return spread(each([](const RunSample& r) { return r.seconds; }));
+    }
+    Spread total() const {
+        return spread(each([](const RunSample& r) { return r.total_s; }));
+    }
+    Spread first_token() const {
+        return spread(each([](const RunSample& r) { return r.first_token_s; }));
+    }
+    Spread per_token() const {
+        return spread(each([](const RunSample& r) { return r.seconds / r.tokens; }));
+    }
+    Spread gflops() const {
+        return spread(each([](const RunSample& r) { return r.counts.flops / r.forward_s / 1e9; }));
+    }
+    Spread gbytes() const {
+        return spread(each([](const RunSample& r) { return r.counts.bytes / r.forward_s / 1e9; }));
+    }
+    Spread op(int i) const {
+        std::vector<double> v;
+        for (const auto& r : runs) v.push_back(r.ops.seconds[i]);
+        return spread(v);
+    }
+    const StepCounts& counts() const { return runs.front().counts; }  // the same every run
+};
+
+struct CsvRow {
+    std::string length, measure, metric, unit;
+    Spread s;
+    int n = 0;
+};
+
+class Bench {
+  public:
+    Bench(const Model& model, Backend& backend, std::string prompt_text, int repeats, int warmup,
+          bool trace)
+        : model_(model),
+          no_stop_(without_stop_tokens(model)),
+          backend_(backend),
+          prompt_text_(std::move(prompt_text)),
+          repeats_(repeats),
+          warmup_(warmup),
+          trace_(trace),
+          cpu_(dynamic_cast<CpuBackend*>(&backend)) {
+        decode_prompt_ = model.tokenizer().encode(prompt_text_);
+        if (decode_prompt_.empty()) throw Error("the bench prompt encodes to no tokens");
+    }
+
+    int decode_prompt_len() const { return static_cast<int>(decode_prompt_.size()); }
+    bool fits(Measure m, int L) const {
+        const int ctx = model_.config().seq_len;
+        return is_prefill(m) ? L <= ctx : L >= 2 && decode_prompt_len() + L - 1 <= ctx;
+    }
+
+    // Warm-up runs, then the timed repeats, on one Session.
+    Cell measure(Measure m, int L, bool trace) {
+        RunSetup setup;
+        setup.model = is_prefill(m) ? &model_ : no_stop_.get();
+        setup.backend = &backend_;
+        setup.prompt = is_prefill(m) ? prompt_of_length(model_, prompt_text_, L) : decode_prompt_;
+        setup.length = L;
+        setup.trace = trace;
+        MeasureRunner runner(m, setup);
+        for (int i = 0; i < warmup_; ++i) runner.run();
+        Cell c;
+        c.length = L;
+        c.measure = m;
+        for (int i = 0; i < repeats_; ++i) c.runs.push_back(runner.run());
+        return c;
+    }
+    Cell measure(Measure m, int L) { return measure(m, L, trace_); }
+
+    // Two variants of one measurement run alternately (a, b, a, b, ...), so that a change in the
+    // machine's load falls on both alike: how the cost of an instrument is measured.
+    struct Variant {
+        bool trace = false;
+        bool op_timers = true;  // the CPU backend's per-op clocks
+    };
+    std::pair<Cell, Cell> paired(Measure m, int L, Variant va, Variant vb) {
+        auto setup = [&](const Variant& v) {
+            RunSetup s;
+            s.model = is_prefill(m) ? &model_ : no_stop_.get();
+            s.backend = &backend_;
+            s.prompt = is_prefill(m) ? prompt_of_length(model_, prompt_text_, L) : decode_prompt_;
+            s.length = L;
+            s.trace = v.trace;
+            return s;
+        };
+        MeasureRunner ra(m, setup(va)), rb(m, setup(vb));
+        std::pair<Cell, Cell> cells;
+        cells.first.length = cells.second.length = L;
+        cells.first.measure = cells.second.measure = m;
+        auto run = [&](MeasureRunner& r, const Variant& v) {
+            if (cpu_) cpu_->set_time_ops(v.op_timers);
+            RunSample sample = r.run();
+            if (cpu_) cpu_->set_time_ops(true);
+            return sample;
+        };
+        for (int i = 0; i < warmup_; ++i) {
+            run(ra, va);
+            run(rb, vb);
+        }
+        for (int i = 0; i < repeats_; ++i) {
+            cells.first.runs.push_back(run(ra, va));
+            cells.second.runs.push_back(run(rb, vb));
+        }
+        return cells;
+    }
+
+    int repeats() const { return repeats_; }
+
+  private:
+    const Model& model_;
+    std::unique_ptr<Model> no_stop_;
+    Backend& backend_;
+    std::string prompt_text_;
+    std::vector<int> decode_prompt_;
+    int repeats_, warmup_;
+    bool trace_;
+    CpuBackend* cpu_;  // null for other backends
+};
+
+void print_cell(const Cell& c) {
+    const Spread r = c.rate(), t = c.seconds(), g = c.gflops();
+    const bool pre = is_prefill(c.measure);
+    const double latency = pre ? c.first_token().median : c.per_token().median;
+    std::printf("%5d  %-23s %10.1f %10.1f %10.1f  %10.3f  %8.4f %-4s %9.4f %8.2f %8.3f %7.2f\n",
+                c.length, measure_name(c.measure), r.min, r.median, r.max, t.median * 1e3,
+                latency * 1e3, pre ? "TTFT" : "TPOT", c.counts().flops / 1e9, g.median,
+                c.counts().bytes / 1e6, c.gbytes().median);
+}
+
+void print_ops(const std::vector<Cell>& cells) {
+    std::printf(
+        "\nper-op time (median over repeats, ms; measured by the backend inside the "
+        "forward passes; 'other' = forward time not inside an op)\n");
+    std::printf("%5s  %-23s", "L", "measure");
+    for (int i = 0; i < kOpCount; ++i) std::printf(" %9s", op_name(static_cast<Op>(i)));
+    std::printf(" %9s %8s\n", "other", "matmul%");
+    for (const Cell& c : cells) {
+        std::printf("%5d  %-23s", c.length, measure_name(c.measure));
+        double ops = 0;
+        for (int i = 0; i < kOpCount; ++i) {
+            const double ms = c.op(i).median * 1e3;
+            ops += ms;
+            std::printf(" %9.3f", ms);
+        }
+        const double forward =
+            spread(c.each([](const RunSample& r) { return r.forward_s; })).median * 1e3;
+        const double matmul = c.op(static_cast<int>(Op::Matmul)).median * 1e3;
+        std::printf(" %9.3f %7.1f%%\n", std::max(0.0, forward - ops),
+                    forward > 0 ? 100 * matmul / forward : 0.0);
+    }
+}
+
+void add_csv(std::vector<CsvRow>& rows, const Cell& c) {
+    const std::string L = std::to_string(c.length), m = measure_name(c.measure);
+    const int n = static_cast<int>(c.runs.size());
+    auto add = [&](const char* metric, const char* unit, Spread s) {
+        rows.push_back({L, m, metric, unit, s, n});
+    };
+    add("tokens_per_s", "tok/s", c.rate());
+    add("seconds", "s", c.seconds());
+    add("total_seconds", "s", c.total());
+    if (is_prefill(c.measure))
+        add("time_to_first_token", "s", c.first_token());
+    else
+        add("time_per_output_token", "s", c.per_token());
+    add("achieved_gflops", "GFLOP/s", c.gflops());
+    add("achieved_gbytes", "GB/s", c.gbytes());
+    const StepCounts& k = c.counts();
+    add("counted_flops", "FLOP", {k.flops, k.flops, k.flops});
+    add("counted_bytes", "B", {k.bytes, k.bytes, k.bytes});
+    for (int i = 0; i < kOpCount; ++i) {
+        const std::string metric = std::string("op_") + op_name(static_cast<Op>(i));
+        rows.push_back({L, m, metric, "s", c.op(i), n});
+    }
+}
+
+void write_csv(const std::string& path, const std::vector<std::string>& header,
+               const std::vector<CsvRow>& rows) {
+    std::ofstream f(path);
+    if (!f) throw Error(path + ": cannot write");
+    for (const auto& h : header) f << "# " << h << "\n";
+    f << "length,measure,metric,unit,min,median,max,repeats\n";
+    char buf[256];
+    for (const auto& r : rows) {
+        std::snprintf(buf, sizeof buf, "%s,%s,%s,%s,%.9g,%.9g,%.9g,%d\n", r.length.c_str(),
+                      r.measure.c_str(), r.metric.c_str(), r.unit.c_str(), r.s.min, r.s.median,
+                      r.s.max, r.n);
+        f << buf;
+    }
+    if (!f) throw Error(path + ": write failed");
+}
+
+// Median of a before over median of b, as "x.xx" (how many times longer a takes).
+double ratio(const Spread& a, const Spread& b) {
+    return b.median > 0 ? a.median / b.median : 0;
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+    auto specs = model_options();
+    specs.insert(specs.end(),
+                 {{"lengths", "L1,L2,..", "lengths to measure (default 32,64,128,256,512)"},
+                  {"repeats", "R", "timed runs per measurement (default 5)"},
+                  {"warmup", "W", "untimed runs before them (default 1)"},
+                  {"threads", "N", "CPU backend threads (default 1)"},
+                  {"prompt", "TEXT",
+                   "decode prompt; prefill prompts repeat it (default "
+                   "\"Once upon a time\")"},
+                  {"csv", "FILE", "write every figure as CSV"},
+                  {"trace", "", "measure with tracing on (attention, K/V rows, logits kept)"}});
+    Args a("bench", specs, argc, argv, 2);
+    if (a.help()) {
+        std::fputs(
+            "Measure prefill and decode throughput by length, with and without the KV "
+            "cache, through the same Session the GUI uses.\n",
+            stdout);
+        std::fputs(a.usage().c_str(), stdout);
+        return 0;
+    }
+    std::vector<int> lengths = a.int_list("lengths", {32, 64, 128, 256, 512});
+    std::sort(lengths.begin(), lengths.end());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+    const int repeats = a.integer("repeats", 5, 1, 1000);
+    const int warmup = a.integer("warmup", 1, 0, 1000);
+    const int threads = a.integer("threads", 1, 1, 1024);
+    const bool trace = a.has("trace");
+    const std::string prompt = a.str("prompt", "Once upon a time");
+
+    Opened o = open_from(a);
+    Backend& be = *o.backend.backend;
+    auto* cpu = dynamic_cast<CpuBackend*>(&be);
+    if (cpu)
+        cpu->set_threads(threads);
+    else if (a.has("threads"))
+        throw Error("--threads applies to the CPU backend; this run uses " + be.name());
+    const Model& m = *o.model;
+    Bench bench(m, be, prompt, repeats, warmup, trace);
+
+    std::vector<std::string> header;
+    header.push_back("kvscope-cli bench: model " + m.name() + " (" + m.config().describe() + ")");
+    header.push_back("backend " + be.name() + " on " + be.device() + " (" + o.backend.note + ")");
+    header.push_back("machine: " + cpu_model_name() + ", " +
+                     std::to_string(std::thread::hardware_concurrency()) + " logical CPUs");
+    header.push_back("load average at start: " + load_average());
+    header.push_back(std::string("tracing ") +
+                     (trace ? "ON (attention, K/V rows, logits kept)" : "off") + "; warm-up " +
+                     std::to_string(warmup) + ", repeats " + std::to_string(repeats));
+    header.push_back(
+        "length L: prefill = a prompt of L tokens (the prompt text repeated), timed to the "
+        "first new token; decode = L new tokens after the " +
+        std::to_string(bench.decode_prompt_len()) + "-token prompt \"" + prompt +
+        "\": 1 from the prefill, L-1 decode steps (the rate counts those); no stop at the "
+        "end token");
+    for (const auto& h : header) std::printf("%s\n", h.c_str());
+    std::printf(
+        "rates: tokens / wall time of the timed steps; GFLOP/s and GB/s: counted FLOPs "
+        "and bytes / forward time\n\n");
+    std::printf("%5s  %-23s %10s %10s %10s  %10s  %13s %9s %8s %8s %7s\n", "L", "measure",
+                "tok/s min", "median", "max", "median ms", "latency ms", "GFLOP", "GFLOP/s", "MB",
+                "GB/s");
+
+    std::vector<Cell> cells;
+    std::vector<CsvRow> csv;
+    std::vector<std::string> skipped;
+    for (int L : lengths) {
+        for (Measure meas : kMeasures) {
+            if (!bench.fits(meas, L)) {
+                skipped.push_back(std::string(measure_name(meas)) + " at L=" + std::to_string(L));
+                continue;
+            }
+            cells.push_back(bench.measure(meas, L));
+            print_cell(cells.back());
+            std::fflush(stdout);
+            add_csv(csv, cells.back());
+        }
+    }
+    if (cells.empty()) throw Error("no length fits the model's context");
+    if (!skipped.empty()) {
+        std::printf("not run (beyond the context of %d):", m.config().seq_len);
+        for (const auto& s : skipped) std::printf(" %s;", s.c_str());
+        std::printf("\n");
+    }
+    print_ops(cells);
+
+    auto find = [&](Measure meas, int L) -> const Cell* {
+        for (const Cell& c : cells)
+            if (c.measure == meas && c.length == L) return &c;
+        return nullptr;
+    };
+    std::printf(
+        "\nbatched prefill vs token by token (per-token speed-up, ratio of median "
+        "rates):");
+    for (int L : lengths)
+        if (auto* b = find(Measure::PrefillBatched, L), *t = find(Measure::PrefillByToken, L);
+            b && t)
+            std::printf(" L=%d %.2fx;", L, ratio(b->rate(), t->rate()));
+    std::printf("\ncached vs uncached decode (ratio of median decode times):");
+    for (int L : lengths)
+        if (auto* c = find(Measure::DecodeCached, L), *u = find(Measure::DecodeUncached, L); c && u)
+            std::printf(" L=%d %.1fx;", L, ratio(u->seconds(), c->seconds()));
+    std::printf("\n");
+
+    // Growth of the whole generation's cost with L: time ~ L^k, k by least squares on logs.
+    std::printf(
+        "\ngrowth of total generation time with L (least squares on log time vs log L; "
+        "expect ~1 cached, ~2 uncached):\n");
+    for (Measure meas : {Measure::DecodeCached, Measure::DecodeUncached}) {
+        std::vector<double> xs, ys;
+        for (const Cell& c : cells)
+            if (c.measure == meas) {
+                xs.push_back(c.length);
+                ys.push_back(c.total().median);
+            }
+        if (xs.size() < 2) {
+            std::printf("  %s: fewer than two lengths, no fit\n", measure_name(meas));
+            continue;
+        }
+        const PowerFit f = fit_power(xs, ys);
+        std::printf("  %s: time ~ L^%.2f (r^2 %.3f, %d lengths %g..%g)\n", measure_name(meas),
+                    f.exponent, f.r2, f.points, xs.front(), xs.back());
+        csv.push_back({"all",
+                       measure_name(meas),
+                       "growth_exponent",
+                       "",
+                       {f.exponent, f.exponent, f.exponent},
+                       f.points});
+        csv.push_back(
+            {"all", measure_name(meas), "growth_fit_r2", "", {f.r2, f.r2, f.r2}, f.points});
+    }
+
+    // What the instruments cost: tracing (payload capture) and per-op timing, each measured on
+    // the longest cached decode, with and without, in alternating runs.
+    int longest = 0;
+    for (const Cell& c : cells)
+        if (c.measure == Measure::DecodeCached) longest = c.length;
+    if (longest > 0) {
+        const auto [with, without] =
+            bench.paired(Measure::DecodeCached, longest, {true, true}, {false, true});
+        const double cost = ratio(with.seconds(), without.seconds()) - 1;
+        std::printf(
+            "\ntracing cost, cached decode L=%d (alternating runs): median %.3f ms with "
+            "tracing, %.3f ms without: %+.1f%%\n",
+            longest, with.seconds().median * 1e3, without.seconds().median * 1e3, 100 * cost);
+        csv.push_back({std::to_string(longest),
+                       "decode_cached",
+                       "tracing_cost_fraction",
+                       "",
+                       {cost, cost, cost},
+                       repeats});
+        if (cpu) {
+            const auto [timed, untimed] =
+                bench.paired(Measure::DecodeCached, longest, {trace, true}, {trace, false});
+            const double op_cost = ratio(timed.seconds(), untimed.seconds()) - 1;
+            int calls = 0;
+            for (int c : timed.runs.front().ops.calls) calls += c;
+            const double per_call =
+                (timed.seconds().median - untimed.seconds().median) / std::max(calls, 1);
+            std::printf(
+                "per-op timing cost, cached decode L=%d (alternating runs): median %.3f "
+                "ms with op timers, %.3f ms without: %+.1f%% (%.0f ns per op call, %d "
+                "calls)\n",
+                longest, timed.seconds().median * 1e3, untimed.seconds().median * 1e3,
+                100 * op_cost, per_call * 1e9, calls);
+            csv.push_back({std::to_string(longest),
+                           "decode_cached",
+                           "op_timing_cost_fraction",
+                           "",
+                           {op_cost, op_cost, op_cost},
+                           repeats});
+        }
+    }
+    header.push_back("load average at end: " + load_average());
+    std::printf("\n%s\n", header.back().c_str());
+    if (a.has("csv")) {
+        write_csv(a.str("csv"), header, csv);
+        std::printf("wrote %s\n", a.str("csv").c_str());
+    }
+    return 0;
+}
+
+}  // namespace kvs::cli
