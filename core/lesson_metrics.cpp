@@ -39,6 +39,7 @@ const std::vector<LessonMetric>& table() {
         {"generated", 0, 0, "", "tokens generated so far", true},
         {"text", 0, 0, "", "the generated text", true},
         {"finish", 0, 0, "", "why generation stopped, or \"running\"", true},
+        {"total_rows", 0, 0, "", "rows through the model over all steps", true},
         {"total_time", 0, 0, "", "measured seconds of all steps", true},
         {"total_flops", 0, 0, "", "counted FLOPs of all steps", true},
         {"decode_time", 0, 0, "", "measured seconds of the decode steps", true},
@@ -71,6 +72,7 @@ const std::vector<LessonMetric>& table() {
         {"batch_time", 2, 2, "\"prefill\"|\"decode\", B", "measured seconds per step", false},
         {"batch_rows", 2, 2, "\"prefill\"|\"decode\", B", "rows per step", false},
         {"batch_rate", 2, 2, "\"prefill\"|\"decode\", B", "rows per second", false},
+        {"batch_flops", 2, 2, "\"prefill\"|\"decode\", B", "counted FLOPs per step", false},
         {"scale", 1, 1, "\"field\"",
          "a figure of the last @scale: params weight_bytes kv_bytes kv_bytes_per_token ridge "
          "prefill_flops prefill_attn_flops prefill_bytes prefill_intensity prefill_seconds "
@@ -157,6 +159,8 @@ LessonValue session_metric(const std::string& name, const Session& s,
         }
         return V::string(out);
     }
+    if (name == "total_rows")
+        return sum(false, [](const StepRecord& r) { return double(r.tokens_processed); });
     if (name == "total_time") return sum(false, [](const StepRecord& r) { return r.wall_seconds; });
     if (name == "total_flops")
         return sum(false, [](const StepRecord& r) { return r.counts.flops; });
@@ -285,6 +289,7 @@ LessonValue batch_metric(const std::string& name, const BatchTable& t,
     if (!r) throw Error("@batch did not measure batch size " + std::to_string(B));
     if (name == "batch_time") return LessonValue::number(r->seconds_per_step);
     if (name == "batch_rows") return LessonValue::number(r->rows_per_step);
+    if (name == "batch_flops") return LessonValue::number(r->flops_per_step);
     return LessonValue::number(r->rows_per_second());
 }
 

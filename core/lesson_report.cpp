@@ -33,8 +33,29 @@ std::string scaled(double v, const char* const units[], int n, double step) {
            " " + units[u];
 }
 
+// A vocabulary entry printable on one line: control bytes escaped (llama2.c's BOS is "\n<s>\n").
+std::string shown(const std::string& piece) {
+    std::string out;
+    for (unsigned char ch : piece) {
+        if (ch == '\n')
+            out += "\\n";
+        else if (ch < 0x20 || ch == 0x7f)
+            out += fmt("\\x%02x", ch);
+        else
+            out += static_cast<char>(ch);
+    }
+    return out;
+}
+
+std::string piece_of(const Model& m, int id) {
+    return shown(m.tokenizer().piece(id));
+}
+
 std::string quoted_piece(const Model& m, int id) {
-    return std::string("'") + m.tokenizer().piece(id) + "'";
+    std::string s = "'";
+    s += piece_of(m, id);
+    s += "'";
+    return s;
 }
 
 std::string head_value(const StepRecord& r, const ModelConfig& c, int L, int H, int row, int rows) {
@@ -67,7 +88,7 @@ void head_table(std::vector<std::string>& out, const StepRecord& r, const Model&
     for (int row = 0; row < rows; ++row) {
         const int pos = first_pos + row;
         const bool known = pos >= 0 && pos < static_cast<int>(tokens.size());
-        std::string line = "  " + pad_right(known ? m.tokenizer().piece(tokens[pos]) : "?", 12);
+        std::string line = "  " + pad_right(known ? piece_of(m, tokens[pos]) : "?", 12);
         for (int k = 0; k < c.n_heads; ++k) line += pad_left(head_value(r, c, 0, k, row, rows), 10);
         out.push_back(line);
     }
@@ -165,7 +186,7 @@ void describe_highlight(std::vector<std::string>& out, const LessonFacts& f) {
         if (from > 0) line += " ...";
         for (int k = from; k < n; ++k) {
             line += ' ';
-            line += m.tokenizer().piece(toks.at(k));
+            line += piece_of(m, toks.at(k));
             line += fmt("=%.3f", w[k]);
         }
         out.push_back(line);
@@ -293,7 +314,7 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
             const Session& s = *f.session;
             std::string line = "prompt: " + std::to_string(s.prompt_len()) + " tokens:";
             for (int i = 0; i < s.prompt_len(); ++i)
-                line += " [" + s.model().tokenizer().piece(s.tokens()[i]) + "]";
+                line += " [" + piece_of(s.model(), s.tokens()[i]) + "]";
             out.push_back(line);
             break;
         }
