@@ -1,0 +1,45 @@
+#pragma once
+// The window's frame: one screen of panels tiled over the viewport, keyboard shortcuts, play,
+// and saving screenshots. The App reads the engine through EngineWorker's snapshot, under its
+// lock, for the length of a frame's drawing.
+#include <array>
+#include <string>
+
+#include "gui/engine_worker.h"
+#include "gui/fonts.h"
+#include "gui/gl_window.h"
+#include "gui/layout_record.h"
+#include "gui/panels.h"
+#include "gui/theme.h"
+
+namespace kvs::gui {
+
+class App {
+  public:
+    App(GlWindow& window, EngineWorker& worker, UiState& ui, bool headless);
+    // Builds, draws and presents one frame. `screenshot`: also save the frame to this PNG.
+    // `layout`: record where things were drawn.
+    void frame(const std::string& screenshot = {}, LayoutRecord* layout = nullptr);
+    // CPU time of the last frame's building (panels, texture updates, ImGui::Render), in ms.
+    double last_build_ms() const { return build_ms_; }
+
+  private:
+    void handle_keys(FrameContext& f);
+    void play(FrameContext& f);
+    void draw_panels(FrameContext& f);
+    void begin_panel(const char* title, const char* id, float x, float y, float w, float h);
+
+    GlWindow& window_;
+    EngineWorker& worker_;
+    UiState& ui_;
+    bool headless_;
+    FontInfo fonts_;
+    float fonts_scale_ = 0;
+    ThemeColours theme_;
+    std::string theme_name_;
+    float toolbar_h_ = 0;
+    double build_ms_ = 0;
+    std::array<SessionTextures, 2> textures_;
+};
+
+}  // namespace kvs::gui

@@ -1,0 +1,401 @@
+#include "gui/engine_worker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <new>
+
+#include "core/error.h"
+#include "core/model_loader.h"
+
+namespace kvs::gui {
+
+struct EngineWorker::Live {
+    BackendChoice backend;  // declared first: the session's runner uses it until destroyed
+    std::unique_ptr<Session> session;
+};
+
+namespace {
+
+const char* label_for(CacheMode m) {
+    return m == CacheMode::Cached ? "with KV cache" : "without KV cache";
+}
+
+std::vector<CacheMode> modes_for(CacheView c) {
+    switch (c) {
+        case CacheView::On:
+            return {CacheMode::Cached};
+        case CacheView::Off:
+            return {CacheMode::Uncached};
+        case CacheView::Compare:
+            return {CacheMode::Cached, CacheMode::Uncached};
+    }
+    return {CacheMode::Cached};
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.empty() || a.size() != b.size()) return std::numeric_limits<double>::quiet_NaN();
+    double d = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        d = std::max(d, static_cast<double>(std::fabs(a[i] - b[i])));
+    return d;
+}
+
+}  // namespace
+
+EngineWorker::EngineWorker() : thread_([this] { loop(); }) {}
+
+EngineWorker::~EngineWorker() {
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        stop_ = true;
+        queue_.clear();
+    }
+    cancel_ = true;
+    cv_.notify_all();
+    thread_.join();
+    live_.clear();  // sessions before the model they refer to
+}
+
+double EngineWorker::now() {
+    using namespace std::chrono;
+    return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+void EngineWorker::post(std::string what, std::function<void()> job) {
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (stop_) return;
+        queue_.emplace_back(std::move(what), std::move(job));
+        snap_.busy = true;
+    }
+    cv_.notify_all();
+}
+
+bool EngineWorker::idle() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return queue_.empty() && !running_;
+}
+
+void EngineWorker::wait_idle() const {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return queue_.empty() && !running_; });
+}
+
+void EngineWorker::cancel() {
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        queue_.clear();
+    }
+    cancel_ = true;
+}
+
+void EngineWorker::loop() {
+    for (;;) {
+        std::function<void()> job;
+        {
+            std::unique_lock<std::mutex> l(mu_);
+            cv_.wait(l, [&] { return stop_ || !queue_.empty(); });
+            if (stop_) return;
+            snap_.busy_what = std::move(queue_.front().first);
+            job = std::move(queue_.front().second);
+            queue_.pop_front();
+            running_ = true;
+            snap_.busy = true;
+            snap_.busy_done = 0;
+            snap_.busy_total = 0;
+            snap_.busy_since = now();
+            cancel_ = false;
+        }
+        std::string err;
+        try {
+            job();
+        } catch (const Error& e) {
+            err = e.what();
+        } catch (const std::bad_alloc&) {
+            err = "out of memory";
+        } catch (const std::exception& e) {
+            err = std::string("internal error: ") + e.what();
+        }
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            running_ = false;
+            snap_.busy = !queue_.empty();
+            snap_.error = err;
+            if (!err.empty()) ++snap_.error_serial;
+        }
+        cv_.notify_all();
+        wake();
+    }
+}
+
+bool EngineWorker::prefilled() const {
+    return !live_.empty() && live_[0]->session->prefilled();
+}
+
+void EngineWorker::publish_sessions(bool new_generation) {
+    std::vector<SessionView> views;
+    for (const auto& l : live_) {
+        SessionView v;
+        v.mode = l->session->config().mode;
+        v.label = label_for(v.mode);
+        v.prompt_tokens.assign(l->session->tokens().begin(),
+                               l->session->tokens().begin() + l->session->prompt_len());
+        v.finish_reason = l->session->finish_reason();
+        views.push_back(std::move(v));
+    }
+    std::lock_guard<std::mutex> lk(mu_);
+    if (new_generation || views.size() != snap_.sessions.size()) {
+        snap_.sessions = std::move(views);
+        snap_.logit_max_diff.clear();
+        ++snap_.generation;
+    } else {
+        for (std::size_t i = 0; i < views.size(); ++i) {
+            snap_.sessions[i].mode = views[i].mode;
+            snap_.sessions[i].label = views[i].label;
+            snap_.sessions[i].prompt_tokens = std::move(views[i].prompt_tokens);
+            snap_.sessions[i].finish_reason = views[i].finish_reason;
+        }
+    }
+    snap_.model = model_;
+    snap_.cache = cache_;
+    snap_.prompt = prompt_;
+    snap_.sampler = sampler_;
+    snap_.backend_asked = backend_name_;
+    if (!live_.empty()) {
+        snap_.backend_name = live_[0]->backend.backend->name();
+        snap_.backend_device = live_[0]->backend.backend->device();
+        snap_.backend_note = live_[0]->backend.note;
+    }
+}
+
+std::vector<BackendChoice> EngineWorker::make_backends() const {
+    std::vector<BackendChoice> backends;
+    for (std::size_t i = 0; i < modes_for(cache_).size(); ++i)
+        backends.push_back(make_backend(backend_name_));
+    return backends;
+}
+
+void EngineWorker::rebuild_sessions() {
+    build_sessions(make_backends());
+}
+
+void EngineWorker::build_sessions(std::vector<BackendChoice> backends) {
+    live_.clear();
+    std::string prompt_error;
+    const auto modes = modes_for(cache_);
+    for (std::size_t i = 0; i < modes.size(); ++i) {
+        auto l = std::make_unique<Live>();
+        l->backend = std::move(backends[i]);
+        SessionConfig cfg;
+        cfg.mode = modes[i];
+        cfg.sampler = sampler_;
+        // The session keeps only its newest step's payload: the snapshot's trace (which the
+        // window reads) is the record, with the default memory budget.
+        cfg.trace_budget = 0;
+        l->session = std::make_unique<Session>(*model_, *l->backend.backend, cfg);
+        if (!prompt_.empty()) {
+            try {
+                l->session->set_prompt(prompt_);
+            } catch (const Error& e) {
+                prompt_error = e.what();
+            }
+        }
+        live_.push_back(std::move(l));
+    }
+    publish_sessions(true);
+    if (!prompt_error.empty()) throw Error(prompt_error);
+}
+
+void EngineWorker::step_all() {
+    for (std::size_t i = 0; i < live_.size(); ++i) {
+        Session& s = *live_[i]->session;
+        if (s.finished()) continue;
+        s.step();
+        StepRecord copy = s.trace().back();  // copied outside the lock: a prefill can be large
+        std::lock_guard<std::mutex> lk(mu_);
+        snap_.sessions[i].trace.push(std::move(copy));
+        snap_.sessions[i].finish_reason = s.finish_reason();
+    }
+    wake();
+    if (live_.size() == 2) {
+        std::lock_guard<std::mutex> lk(mu_);
+        const auto& a = snap_.sessions[0].trace.steps();
+        const auto& b = snap_.sessions[1].trace.steps();
+        const std::size_t n = std::min(a.size(), b.size());
+        snap_.logit_max_diff.resize(n, std::numeric_limits<double>::quiet_NaN());
+        if (n > 0) snap_.logit_max_diff[n - 1] = max_abs_diff(a[n - 1].logits, b[n - 1].logits);
+    }
+}
+
+void EngineWorker::open_model(const std::string& spec, const std::string& tokenizer,
+                              const std::vector<std::string>& fallbacks,
+                              const std::string& prompt) {
+    post("opening model " + spec, [this, spec, tokenizer, fallbacks, prompt] {
+        std::unique_ptr<Model> m;
+        std::string note;
+        try {
+            m = kvs::open_model(spec, tokenizer);
+        } catch (const Error& first) {
+            for (const auto& fb : fallbacks) {
+                try {
+                    m = kvs::open_model(fb);
+                    note = std::string(first.what()) + "; showing " + fb + " instead";
+                    break;
+                } catch (const Error&) {
+                }
+            }
+            if (!m) throw;
+        }
+        live_.clear();
+        model_ = std::move(m);
+        if (!prompt.empty()) prompt_ = prompt;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.model_spec = spec;
+            snap_.model_note = note;
+        }
+        rebuild_sessions();
+    });
+}
+
+void EngineWorker::set_backend(const std::string& name) {
+    post("switching backend to " + name, [this, name] {
+        const std::string old = backend_name_;
+        backend_name_ = name;
+        if (!model_) return publish_sessions(false);
+        std::vector<BackendChoice> backends;
+        try {
+            backends = make_backends();
+        } catch (const Error&) {
+            backend_name_ = old;  // the sessions stay as they were
+            publish_sessions(false);
+            throw;
+        }
+        build_sessions(std::move(backends));
+    });
+}
+
+void EngineWorker::set_cache(CacheView c) {
+    post(std::string("cache mode ") + cache_view_name(c), [this, c] {
+        const CacheView before = cache_;
+        if (!model_ || live_.empty() || c != CacheView::Compare) {
+            cache_ = c;
+            if (live_.empty()) return publish_sessions(false);
+            // The same session goes on in the other mode from the next step: the trace records
+            // each step's mode. Leaving compare drops the uncached twin.
+            live_.resize(1);
+            live_[0]->session->set_mode(c == CacheView::Off ? CacheMode::Uncached
+                                                            : CacheMode::Cached);
+            if (before == CacheView::Compare) {
+                std::lock_guard<std::mutex> lk(mu_);
+                snap_.sessions.resize(1);
+                snap_.logit_max_diff.clear();
+            }
+            return publish_sessions(false);
+        }
+        if (before == CacheView::Compare) return;
+        // Into compare: the first session goes on with the cache, a second one without it
+        // replays the same number of steps so both stand at the same point.
+        auto l = std::make_unique<Live>();
+        l->backend = make_backend(backend_name_);
+        SessionConfig cfg;
+        cfg.mode = CacheMode::Uncached;
+        cfg.sampler = sampler_;
+        cfg.trace_budget = 0;
+        l->session = std::make_unique<Session>(*model_, *l->backend.backend, cfg);
+        Session& s0 = *live_[0]->session;
+        if (s0.prompt_len() > 0)
+            l->session->set_prompt_tokens(
+                std::vector<int>(s0.tokens().begin(), s0.tokens().begin() + s0.prompt_len()));
+        cache_ = c;
+        s0.set_mode(CacheMode::Cached);
+        live_.push_back(std::move(l));
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            SessionView v;
+            v.mode = CacheMode::Uncached;
+            v.label = label_for(v.mode);
+            snap_.sessions.push_back(std::move(v));
+            snap_.logit_max_diff.clear();
+        }
+        publish_sessions(false);
+        const int target = static_cast<int>(s0.trace().steps().size());
+        Session& s1 = *live_[1]->session;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_total = target;
+        }
+        for (int k = 0; k < target && !s1.finished() && !cancel_; ++k) {
+            s1.step();
+            StepRecord copy = s1.trace().back();
+            std::lock_guard<std::mutex> lk(mu_);
+            auto& t1 = snap_.sessions[1].trace;
+            t1.push(std::move(copy));
+            snap_.sessions[1].finish_reason = s1.finish_reason();
+            const auto& a0 = snap_.sessions[0].trace.steps();
+            const std::size_t i = t1.steps().size() - 1;
+            snap_.logit_max_diff.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
+            if (i < a0.size())
+                snap_.logit_max_diff[i] = max_abs_diff(a0[i].logits, t1.back().logits);
+            snap_.busy_done = k + 1;
+        }
+    });
+}
+
+void EngineWorker::set_prompt(const std::string& text) {
+    post("setting the prompt", [this, text] {
+        for (auto& l : live_) l->session->set_prompt(text);
+        prompt_ = text;
+        publish_sessions(true);
+    });
+}
+
+void EngineWorker::set_sampler(const SamplerConfig& s) {
+    post("setting the sampler", [this, s] {
+        sampler_ = s;
+        for (auto& l : live_) l->session->set_sampler(s);
+        publish_sessions(false);
+    });
+}
+
+void EngineWorker::reset() {
+    post("reset", [this] {
+        for (auto& l : live_) l->session->reset();
+        publish_sessions(true);
+    });
+}
+
+void EngineWorker::prefill() {
+    post("prefill", [this] {
+        if (live_.empty()) throw Error("no model is open");
+        if (prefilled()) return;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_total = 1;
+        }
+        step_all();
+    });
+}
+
+void EngineWorker::decode(int n) {
+    post(n == 1 ? "decode step" : "decode " + std::to_string(n) + " steps", [this, n] {
+        if (live_.empty()) throw Error("no model is open");
+        const int total = n + (prefilled() ? 0 : 1);
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_total = total;
+        }
+        for (int k = 0; k < total && !cancel_; ++k) {
+            bool all_done = true;
+            for (auto& l : live_) all_done = all_done && l->session->finished();
+            if (all_done) break;
+            step_all();
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_done = k + 1;
+        }
+    });
+}
+
+}  // namespace kvs::gui

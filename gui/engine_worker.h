@@ -1,0 +1,135 @@
+#pragma once
+// The hand-off between the window and the engine. A worker thread owns the Model, the backends
+// and the Session(s) and runs every request in order (opening a model, prefill, decode steps),
+// so a long uncached step at 512 tokens never freezes the window. After each step it copies the
+// new StepRecord into the snapshot's trace under a mutex; the window holds that mutex while it
+// draws a frame and reads only the snapshot. The worker needs the lock just to publish, so it
+// waits at most one frame; the window never waits for a step.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/model.h"
+#include "core/sampler.h"
+#include "core/session.h"
+#include "core/trace.h"
+#include "gui/options.h"
+#include "kernels/backend_factory.h"
+
+namespace kvs::gui {
+
+// One live session as the window sees it.
+struct SessionView {
+    std::string label;  // "with KV cache" / "without KV cache"
+    CacheMode mode = CacheMode::Cached;
+    Trace trace;  // every step so far, with its payload (within the trace's memory budget)
+    std::vector<int> prompt_tokens;
+    std::string finish_reason;  // empty while generation may go on
+};
+
+struct EngineSnapshot {
+    std::shared_ptr<const Model> model;  // null until a model opened
+    std::string model_spec;              // what was asked: "default", "toy", a path
+    std::string model_note;              // why another model than the one asked, if so
+    std::string backend_asked = "auto";
+    std::string backend_name, backend_device, backend_note;
+    CacheView cache = CacheView::On;
+    std::string prompt;
+    SamplerConfig sampler;
+    std::vector<SessionView> sessions;  // one, or two in compare mode (cached first)
+    // Compare mode: largest |logit difference| between the two sessions, per step index.
+    std::vector<double> logit_max_diff;
+    // Bumped whenever the traces start over (model, prompt, backend, reset): views keyed on it
+    // rebuild instead of extending.
+    std::uint64_t generation = 1;
+
+    bool busy = false;
+    std::string busy_what;  // e.g. "decode step 3 of 20"
+    int busy_done = 0, busy_total = 0;
+    double busy_since = 0;  // seconds on the worker's clock (EngineWorker::now())
+
+    std::string error;  // the last request's user error, one line; empty after a success
+    std::uint64_t error_serial = 0;
+
+    int steps() const { return sessions.empty() ? 0 : int(sessions[0].trace.steps().size()); }
+    bool finished() const { return !sessions.empty() && !sessions[0].finish_reason.empty(); }
+};
+
+class EngineWorker {
+  public:
+    EngineWorker();
+    ~EngineWorker();
+    EngineWorker(const EngineWorker&) = delete;
+    EngineWorker& operator=(const EngineWorker&) = delete;
+
+    // Requests, queued and run in order on the worker thread. Failures land in snapshot().error.
+    // open_model tries `spec`, then each fallback, and says in model_note why it fell back;
+    // a non-empty `prompt` replaces the prompt for the new model (the toy knows few words).
+    void open_model(const std::string& spec, const std::string& tokenizer = {},
+                    const std::vector<std::string>& fallbacks = {}, const std::string& prompt = {});
+    void set_backend(const std::string& name);
+    void set_cache(CacheView c);
+    void set_prompt(const std::string& text);
+    void set_sampler(const SamplerConfig& s);
+    void reset();
+    void prefill();
+    void decode(int n);  // prefill first when needed; stops early when generation finishes
+    // Drops queued requests; a run of decode steps stops after the step in flight.
+    void cancel();
+
+    // Called on the worker thread after each published change (e.g. glfwPostEmptyEvent, so a
+    // window that sleeps between events redraws). Set it before the first request.
+    void set_wake(std::function<void()> f) { wake_ = std::move(f); }
+
+    bool idle() const;
+    void wait_idle() const;
+    static double now();
+
+    // Hold the lock while reading the snapshot.
+    std::unique_lock<std::mutex> lock() const { return std::unique_lock<std::mutex>(mu_); }
+    const EngineSnapshot& snapshot() const { return snap_; }
+
+  private:
+    struct Live;
+    void post(std::string what, std::function<void()> job);
+    void loop();
+    // Worker thread only. Backends are made first: when one cannot be had (CUDA asked, none
+    // answers) make_backends throws and the old sessions stay.
+    std::vector<BackendChoice> make_backends() const;
+    void build_sessions(std::vector<BackendChoice> backends);
+    void rebuild_sessions();
+    void publish_sessions(bool new_generation);
+    void step_all();
+    bool prefilled() const;
+
+    // Worker-thread state.
+    std::shared_ptr<Model> model_;
+    std::string backend_name_ = "auto";
+    CacheView cache_ = CacheView::On;
+    std::string prompt_;
+    SamplerConfig sampler_;
+    std::vector<std::unique_ptr<Live>> live_;
+    std::function<void()> wake_;
+    void wake() const {
+        if (wake_) wake_();
+    }
+
+    // Shared state.
+    mutable std::mutex mu_;
+    mutable std::condition_variable cv_;
+    std::deque<std::pair<std::string, std::function<void()>>> queue_;
+    bool running_ = false;
+    bool stop_ = false;
+    std::atomic<bool> cancel_{false};
+    EngineSnapshot snap_;
+    std::thread thread_;
+};
+
+}  // namespace kvs::gui

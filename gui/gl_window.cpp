@@ -1,0 +1,118 @@
+#include "gui/gl_window.h"
+
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace kvs::gui {
+namespace {
+
+std::string g_glfw_error;
+void on_glfw_error(int, const char* what) {
+    g_glfw_error = what ? what : "unknown GLFW error";
+}
+
+const char* kUseCli = "kvscope-cli runs the same engine in a terminal";
+
+// "4.5 (Core Profile) Mesa 22.3.6" -> 4, 5
+bool parse_gl_version(const char* v, int& major, int& minor) {
+    return v && std::sscanf(v, "%d.%d", &major, &minor) == 2;
+}
+
+}  // namespace
+
+GlWindow::GlWindow(const WindowConfig& cfg) {
+    const char* x11 = std::getenv("DISPLAY");
+    const char* wl = std::getenv("WAYLAND_DISPLAY");
+    if ((!x11 || !*x11) && (!wl || !*wl))
+        throw Error(std::string("no display (DISPLAY and WAYLAND_DISPLAY are unset), so no window "
+                                "can open; ") +
+                    kUseCli + " (kvscope-cli --help), or run under xvfb-run");
+    glfwSetErrorCallback(on_glfw_error);
+    if (!glfwInit()) throw Error("cannot open a window (" + g_glfw_error + "); " + kUseCli);
+
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    win_ = glfwCreateWindow(cfg.width, cfg.height, "kvscope", nullptr, nullptr);
+    if (!win_) {
+        const std::string why = g_glfw_error;
+        // Was it the version? Ask for any context and see what the driver offers.
+        glfwDefaultWindowHints();
+        glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+        GLFWwindow* probe = glfwCreateWindow(64, 64, "kvscope probe", nullptr, nullptr);
+        std::string offered;
+        if (probe) {
+            glfwMakeContextCurrent(probe);
+            const char* v = reinterpret_cast<const char*>(glGetString(GL_VERSION));
+            offered = v ? v : "";
+            glfwDestroyWindow(probe);
+        }
+        glfwTerminate();
+        if (!offered.empty())
+            throw Error("kvscope needs OpenGL 3.3; this display offers OpenGL " + offered + "; " +
+                        kUseCli);
+        throw Error("cannot create an OpenGL 3.3 window (" + why + "); " + kUseCli);
+    }
+    glfwMakeContextCurrent(win_);
+    const char* v = reinterpret_cast<const char*>(glGetString(GL_VERSION));
+    const char* r = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+    gl_version_ = v ? v : "";
+    gl_renderer_ = r ? r : "";
+    int major = 0, minor = 0;
+    if (!parse_gl_version(v, major, minor) || major * 10 + minor < 33) {
+        glfwDestroyWindow(win_);
+        glfwTerminate();
+        throw Error("kvscope needs OpenGL 3.3; this display offers OpenGL " + gl_version_ + "; " +
+                    kUseCli);
+    }
+    glfwSwapInterval(cfg.vsync ? 1 : 0);
+
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    if (cfg.ini_file) ini_file_ = cfg.ini_file;
+    io.IniFilename = ini_file_.empty() ? nullptr : ini_file_.c_str();
+    ImGui_ImplGlfw_InitForOpenGL(win_, true);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+}
+
+GlWindow::~GlWindow() {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(win_);
+    glfwTerminate();
+}
+
+bool GlWindow::should_close() const {
+    return glfwWindowShouldClose(win_);
+}
+
+void GlWindow::framebuffer_size(int& w, int& h) const {
+    glfwGetFramebufferSize(win_, &w, &h);
+}
+
+void GlWindow::toggle_fullscreen() {
+    if (!fullscreen_) {
+        GLFWmonitor* mon = glfwGetPrimaryMonitor();
+        const GLFWvidmode* mode = mon ? glfwGetVideoMode(mon) : nullptr;
+        if (!mode) return;
+        glfwGetWindowPos(win_, &saved_x_, &saved_y_);
+        glfwGetWindowSize(win_, &saved_w_, &saved_h_);
+        glfwSetWindowMonitor(win_, mon, 0, 0, mode->width, mode->height, mode->refreshRate);
+        fullscreen_ = true;
+    } else {
+        glfwSetWindowMonitor(win_, nullptr, saved_x_, saved_y_, saved_w_, saved_h_, 0);
+        fullscreen_ = false;
+    }
+}
+
+}  // namespace kvs::gui

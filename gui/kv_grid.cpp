@@ -1,0 +1,82 @@
+#include "gui/kv_grid.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace kvs::gui {
+
+KvGridColumns collect_kv_columns(std::span<const StepRecord> steps, int s) {
+    KvGridColumns g;
+    if (s < 0 || s >= static_cast<int>(steps.size())) return g;
+    const StepRecord& cur = steps[s];
+    g.n = cur.kv.len;
+    g.n_layers = cur.kv.n_layers;
+    g.kv_dim = cur.kv.n_kv_heads * cur.kv.head_dim;
+    g.cols.assign(g.n, KvColumnRef{});
+    g.written_begin = std::clamp(cur.pos0, 0, g.n);
+    g.written_end = std::clamp(cur.pos0 + cur.tokens_processed, 0, g.n);
+    g.query_pos = g.n - 1;
+    for (int k = 0; k <= s; ++k) {
+        const StepRecord& st = steps[k];
+        const int kept = st.kv_rows_kept;
+        if (kept <= 0 || st.kv_rows.empty()) continue;
+        // kv_rows holds the last `kept` rows the step wrote, ending at its cache length.
+        const int first = st.kv.len - kept;
+        for (int r = 0; r < kept; ++r) {
+            const int p = first + r;
+            if (p >= 0 && p < g.n && !g.cols[p].step) g.cols[p] = {&st, r};
+        }
+    }
+    return g;
+}
+
+float kv_value(const KvGridColumns& g, int layer, int kv, int pos, int ch) {
+    if (pos < 0 || pos >= g.n || !g.cols[pos].step) return std::numeric_limits<float>::quiet_NaN();
+    const KvColumnRef& c = g.cols[pos];
+    const std::size_t kept = c.step->kv_rows_kept;
+    const std::size_t i = ((std::size_t(layer) * 2 + kv) * kept + c.row) * g.kv_dim + ch;
+    return c.step->kv_rows[i];
+}
+
+float kv_abs_max(const KvGridColumns& g, int layer) {
+    float m = 0;
+    for (int p = 0; p < g.n; ++p) {
+        if (!g.cols[p].step) continue;
+        for (int kv = 0; kv < 2; ++kv)
+            for (int ch = 0; ch < g.kv_dim; ++ch) {
+                const float v = kv_value(g, layer, kv, p, ch);
+                if (std::isfinite(v)) m = std::max(m, std::fabs(v));
+            }
+    }
+    return m;
+}
+
+float kv_colour_scale(const KvGridColumns& g, int layer) {
+    double sum = 0;
+    std::size_t count = 0;
+    for (int p = 0; p < g.n; ++p) {
+        if (!g.cols[p].step) continue;
+        for (int kv = 0; kv < 2; ++kv)
+            for (int ch = 0; ch < g.kv_dim; ++ch) {
+                const float v = kv_value(g, layer, kv, p, ch);
+                if (!std::isfinite(v)) continue;
+                sum += double(v) * v;
+                ++count;
+            }
+    }
+    if (count == 0) return 1.0f;
+    const float s = std::min(kv_abs_max(g, layer), 2.5f * float(std::sqrt(sum / count)));
+    return s > 0 ? s : 1.0f;
+}
+
+void kv_column_pixels(const KvGridColumns& g, int layer, int pos, float scale, Rgba missing,
+                      Rgba* out) {
+    for (int kv = 0; kv < 2; ++kv)
+        for (int ch = 0; ch < g.kv_dim; ++ch) {
+            const float v = kv_value(g, layer, kv, pos, ch);
+            out[kv * g.kv_dim + ch] = std::isfinite(v) ? signed_colour(v, scale) : missing;
+        }
+}
+
+}  // namespace kvs::gui

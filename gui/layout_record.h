@@ -1,0 +1,53 @@
+#pragma once
+// Where a frame drew its panels, heatmaps and KV grids, in window pixels (origin top left), so a
+// screenshot test can find the heatmap's cells without guessing. Written by --layout-json.
+#include <string>
+#include <vector>
+
+#include "gui/colormap.h"
+
+namespace kvs::gui {
+
+struct Rect {
+    float x = 0, y = 0, w = 0, h = 0;
+};
+
+struct HeatmapRecord {
+    std::string session;  // the session's label
+    bool main = false;    // the large heatmap (else a small multiple)
+    int layer = 0, head = 0;
+    int n = 0;                       // rows = columns drawn (tokens in the cache)
+    Rect rect;                       // the n x n cells
+    int new_begin = 0, new_end = 0;  // rows computed at the step shown (outlined)
+};
+
+struct KvGridRecord {
+    std::string session;
+    int layer = 0;
+    int columns = 0;  // tokens in the cache
+    int rows = 0;     // 2 x kv_dim: K channels, then V channels
+    Rect rect;        // the cells: columns x cell_w wide
+    float cell_w = 0, cell_h = 0;
+    int written_begin = 0, written_end = 0;
+};
+
+struct LayoutRecord {
+    int width = 0, height = 0;       // framebuffer pixels
+    float scale_x = 1, scale_y = 1;  // framebuffer pixels per window coordinate
+    std::string model, theme, backend;
+    int step = -1, steps = 0;
+    Rgba mask, missing, empty_row, highlight;
+    Rgba background;  // the window's clear colour, behind every panel
+    std::vector<std::pair<std::string, Rect>> panels;
+    std::vector<HeatmapRecord> heatmaps;
+    std::vector<KvGridRecord> kv_grids;
+
+    void clear_frame() {
+        panels.clear();
+        heatmaps.clear();
+        kv_grids.clear();
+    }
+    std::string to_json() const;
+};
+
+}  // namespace kvs::gui

@@ -1,0 +1,200 @@
+// kvscope: the window. Interactive by default; --screenshot and --frame-stats run the same
+// frames without anyone at the keyboard. User errors (bad options, no display, old OpenGL, a
+// model that will not open) print one line and exit with 2.
+#include <GL/gl.h>
+#include <GLFW/glfw3.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <vector>
+
+#include "core/error.h"
+#include "gui/app.h"
+#include "gui/engine_worker.h"
+#include "gui/gl_window.h"
+#include "gui/options.h"
+#include "gui/settings.h"
+
+namespace {
+using namespace kvs;
+using namespace kvs::gui;
+
+CacheView cache_from(const std::string& s) {
+    return s == "off" ? CacheView::Off : s == "compare" ? CacheView::Compare : CacheView::On;
+}
+
+// Waits for the engine; a user error from the requests so far is fatal in headless runs.
+void settle(EngineWorker& worker) {
+    worker.wait_idle();
+    auto lock = worker.lock();
+    if (worker.snapshot().error_serial != 0) throw Error(worker.snapshot().error);
+}
+
+// User + system time of every thread of this process so far, in ms.
+double process_cpu_ms() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
+           (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-3;
+}
+
+int frame_stats(App& app, EngineWorker& worker, const GlWindow& win, int frames) {
+    for (int i = 0; i < 5; ++i) app.frame();  // fonts, layout and textures settle first
+    std::vector<double> ms, build;
+    ms.reserve(frames);
+    const double cpu0 = process_cpu_ms();
+    for (int i = 0; i < frames; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        glfwPollEvents();
+        app.frame();
+        glFinish();  // count the rendering, not just the queuing of it
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
+        build.push_back(app.last_build_ms());
+    }
+    const double cpu_per_frame = (process_cpu_ms() - cpu0) / frames;
+    std::sort(build.begin(), build.end());
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    int tokens = 0;
+    {
+        auto lock = worker.lock();
+        const auto& s = worker.snapshot();
+        if (!s.sessions.empty() && !s.sessions[0].trace.empty())
+            tokens = s.sessions[0].trace.back().kv.len;
+    }
+    int w = 0, h = 0;
+    win.framebuffer_size(w, h);
+    std::printf("frame time over %d frames: min %.2f ms, median %.2f ms, max %.2f ms\n", frames,
+                sorted.front(), sorted[sorted.size() / 2], sorted.back());
+    std::printf(
+        "of which building the frame on the CPU (panels, texture uploads): median %.2f ms\n",
+        build[build.size() / 2]);
+    std::printf("CPU time per frame, all threads (llvmpipe renders on the CPU): %.2f ms\n",
+                cpu_per_frame);
+    std::printf("(%d tokens in the cache, %dx%d, OpenGL %s, %s)\n", tokens, w, h,
+                win.gl_version().c_str(), win.gl_renderer().c_str());
+    return 0;
+}
+
+int run(int argc, char** argv) {
+    const AppOptions o = parse_options(argc, argv);
+    if (o.help) {
+        std::fputs(usage().c_str(), stdout);
+        return 0;
+    }
+    const bool headless = o.headless();
+    // Headless runs (docs, tests) neither read nor write the user's settings.
+    const bool persist = !o.no_settings && !headless;
+    const std::string dir = persist ? settings_dir() : "";
+    const std::string settings_file = dir.empty() ? "" : dir + "/settings.txt";
+    UiState ui;
+    if (!settings_file.empty()) ui.settings = load_settings(settings_file);
+    Settings& st = ui.settings;
+    if (o.theme) st.theme = *o.theme;
+    if (o.font_scale) st.font_scale = *o.font_scale;
+    if (o.weight_scale) st.weight_scale = *o.weight_scale;
+    if (!o.backend.empty()) st.backend = o.backend;
+    if (o.cache) st.cache = cache_view_name(*o.cache);
+    if (o.prompt) st.prompt = *o.prompt;
+    if (o.layer >= 0) st.layer = o.layer;
+    if (o.head >= 0) st.head = o.head;
+    const std::string saved_model = st.model;
+    std::string spec = st.model == "file" ? st.model_path : st.model;
+    if (!o.model.empty()) {
+        spec = o.model;
+        st.model = o.model;
+    }
+    if (spec.empty()) spec = "default";
+    // The toy reads only its own words: unless a prompt was given (or remembered from the toy
+    // itself), it gets the tutorial's sentence.
+    if (spec == "toy" && !o.prompt && saved_model != "toy") st.prompt = kToyPrompt;
+    std::snprintf(ui.prompt.data(), ui.prompt.size(), "%s", st.prompt.c_str());
+    std::snprintf(ui.model_path.data(), ui.model_path.size(), "%s", st.model_path.c_str());
+
+    std::string ini;
+    if (!dir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        if (!ec) ini = dir + "/imgui.ini";
+    }
+    GlWindow window({o.width, o.height, !headless, ini.empty() ? nullptr : ini.c_str()});
+    EngineWorker worker;
+    worker.set_wake([] { glfwPostEmptyEvent(); });
+    App app(window, worker, ui, headless);
+
+    // A model asked for by name must open; the remembered or default one may fall back (the
+    // default model may not be built yet), with the reason shown in the window.
+    std::vector<std::string> fallbacks;
+    if (o.model.empty())
+        for (const char* fb : {"stories260K", "toy"})
+            if (spec != fb) fallbacks.push_back(fb);
+    SamplerConfig sc;
+    sc.temperature = st.temperature;
+    sc.top_k = st.top_k;
+    sc.top_p = st.top_p;
+    sc.seed = st.seed;
+    worker.set_backend(st.backend);
+    worker.set_cache(cache_from(st.cache));
+    worker.set_sampler(sc);
+    worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);
+    if (headless) {
+        settle(worker);
+        if (o.decode > 0)
+            worker.decode(o.decode);
+        else if (o.prefill)
+            worker.prefill();
+        settle(worker);
+        if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);
+        // Auto-sized windows and the toolbar's height settle over the first frames.
+        for (int i = 0; i < 3; ++i) app.frame();
+        LayoutRecord layout;
+        app.frame(o.screenshot, &layout);
+        if (!o.layout_json.empty()) {
+            std::ofstream f(o.layout_json);
+            f << layout.to_json() << "\n";
+            if (!f) throw Error("cannot write " + o.layout_json);
+        }
+        return 0;
+    }
+    if (o.decode > 0)
+        worker.decode(o.decode);
+    else if (o.prefill)
+        worker.prefill();
+
+    while (!window.should_close()) {
+        // Sleep until something happens unless a step is running or playing.
+        if (!ui.playing && worker.idle())
+            glfwWaitEventsTimeout(0.5);
+        else
+            glfwPollEvents();
+        app.frame();
+    }
+    worker.cancel();
+    if (!settings_file.empty() && !save_settings(st, settings_file))
+        std::fprintf(stderr, "kvscope: could not save settings to %s\n", settings_file.c_str());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const kvs::Error& e) {
+        std::fprintf(stderr, "kvscope: error: %s\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "kvscope: error: out of memory\n");
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kvscope: internal error: %s\n", e.what());
+        return 1;
+    }
+}

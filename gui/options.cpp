@@ -1,0 +1,163 @@
+#include "gui/options.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+#include "core/error.h"
+
+namespace kvs::gui {
+namespace {
+
+Error bad(const std::string& what) {
+    return Error(what + " (see kvscope --help)");
+}
+
+int whole(const std::string& name, const std::string& v, int lo, int hi) {
+    char* end = nullptr;
+    errno = 0;
+    const long x = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || errno == ERANGE)
+        throw bad("--" + name + ": '" + v + "' is not a whole number");
+    if (x < lo || x > hi)
+        throw bad("--" + name + ": " + v + " is out of range (" + std::to_string(lo) + ".." +
+                  std::to_string(hi) + ")");
+    return static_cast<int>(x);
+}
+
+float number(const std::string& name, const std::string& v, double lo, double hi) {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(x))
+        throw bad("--" + name + ": '" + v + "' is not a number");
+    if (x < lo || x > hi) throw bad("--" + name + ": " + v + " is out of range");
+    return static_cast<float>(x);
+}
+
+std::string one_of(const std::string& name, const std::string& v,
+                   std::initializer_list<const char*> allowed) {
+    std::string list;
+    for (const char* a : allowed) {
+        if (v == a) return v;
+        list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    throw bad("--" + name + ": '" + v + "' is not one of " + list);
+}
+
+}  // namespace
+
+const char* cache_view_name(CacheView c) {
+    switch (c) {
+        case CacheView::On:
+            return "on";
+        case CacheView::Off:
+            return "off";
+        case CacheView::Compare:
+            return "compare";
+    }
+    return "?";
+}
+
+std::string usage() {
+    return "usage: kvscope [options]       the window (kvscope-cli is the terminal version)\n"
+           "  --model M              default | toy | stories260K | FILE.bin\n"
+           "  --tokenizer FILE       llama2.c tokenizer (default: found beside the model)\n"
+           "  --backend B            auto | cpu | cuda\n"
+           "  --prompt TEXT          the prompt\n"
+           "  --cache MODE           on | off | compare (both side by side)\n"
+           "  --prefill              run the prefill step\n"
+           "  --decode N             run N decode steps (after the prefill)\n"
+           "  --layer L --head H     the attention head shown large\n"
+           "  --theme T              light | dark\n"
+           "  --font-scale S         text size (1 = 16 px)\n"
+           "  --weight-scale S       attention colours: linear | sqrt | log\n"
+           "  --size WxH             window size (default 1280x800)\n"
+           "  --screenshot FILE.png  render once after the steps above, save a PNG, exit\n"
+           "  --layout-json FILE     with --screenshot: where each panel and heatmap was drawn\n"
+           "  --frame-stats N        render N frames, print frame time min/median/max, exit\n"
+           "  --no-settings          do not read or write the settings file\n"
+           "  --help                 this text\n"
+           "keys: F1 shows them all (Space/Right step, P play, R reset, C cache mode, ...)\n";
+}
+
+AppOptions parse_options(int argc, char** argv) {
+    AppOptions o;
+    using Setter = std::function<void(const std::string&)>;
+    const std::map<std::string, Setter> valued{
+        {"model", [&](const std::string& v) { o.model = v; }},
+        {"tokenizer", [&](const std::string& v) { o.tokenizer = v; }},
+        {"backend",
+         [&](const std::string& v) {
+             o.backend = one_of("backend", v, {"auto", "cpu", "cuda"});
+         }},
+        {"prompt", [&](const std::string& v) { o.prompt = v; }},
+        {"cache",
+         [&](const std::string& v) {
+             const std::string c = one_of("cache", v, {"on", "off", "compare"});
+             o.cache = c == "on" ? CacheView::On : c == "off" ? CacheView::Off : CacheView::Compare;
+         }},
+        {"decode", [&](const std::string& v) { o.decode = whole("decode", v, 0, 1 << 20); }},
+        {"layer", [&](const std::string& v) { o.layer = whole("layer", v, 0, 1 << 16); }},
+        {"head", [&](const std::string& v) { o.head = whole("head", v, 0, 1 << 16); }},
+        {"theme",
+         [&](const std::string& v) {
+             o.theme = one_of("theme", v, {"light", "dark"});
+         }},
+        {"font-scale",
+         [&](const std::string& v) { o.font_scale = number("font-scale", v, 0.5, 4); }},
+        {"weight-scale",
+         [&](const std::string& v) {
+             o.weight_scale = one_of("weight-scale", v, {"linear", "sqrt", "log"});
+         }},
+        {"size",
+         [&](const std::string& v) {
+             const auto x = v.find('x');
+             if (x == std::string::npos) throw bad("--size: '" + v + "' is not WxH");
+             o.width = whole("size", v.substr(0, x), 320, 8192);
+             o.height = whole("size", v.substr(x + 1), 240, 8192);
+         }},
+        {"screenshot", [&](const std::string& v) { o.screenshot = v; }},
+        {"layout-json", [&](const std::string& v) { o.layout_json = v; }},
+        {"frame-stats",
+         [&](const std::string& v) { o.frame_stats = whole("frame-stats", v, 1, 1000000); }},
+    };
+    const std::map<std::string, std::function<void()>> flags{
+        {"prefill", [&] { o.prefill = true; }},
+        {"no-settings", [&] { o.no_settings = true; }},
+        {"help", [&] { o.help = true; }},
+    };
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-h") {
+            o.help = true;
+            continue;
+        }
+        if (a.rfind("--", 0) != 0) throw bad("unexpected argument '" + a + "'");
+        const auto eq = a.find('=');
+        const std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+        if (auto f = flags.find(name); f != flags.end()) {
+            if (eq != std::string::npos) throw bad("--" + name + " takes no value");
+            f->second();
+            continue;
+        }
+        auto s = valued.find(name);
+        if (s == valued.end()) throw bad("unknown option '--" + name + "'");
+        std::string value;
+        if (eq != std::string::npos) {
+            value = a.substr(eq + 1);
+        } else {
+            if (i + 1 >= argc) throw bad("--" + name + " needs a value");
+            value = argv[++i];
+        }
+        s->second(value);
+    }
+    if (!o.layout_json.empty() && o.screenshot.empty())
+        throw bad("--layout-json needs --screenshot");
+    if (!o.screenshot.empty() && o.frame_stats > 0)
+        throw bad("--screenshot and --frame-stats cannot be combined");
+    return o;
+}
+
+}  // namespace kvs::gui

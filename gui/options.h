@@ -1,0 +1,41 @@
+#pragma once
+// kvscope's command line. Interactive by default; --screenshot and --frame-stats render without
+// anyone at the keyboard (for docs, tests and timing). A bad option is a kvs::Error whose
+// one-line message main() prints before exiting with 2.
+#include <optional>
+#include <string>
+
+namespace kvs::gui {
+
+// The tutorial's sentence, the toy's default prompt (its vocabulary knows few words).
+inline constexpr const char* kToyPrompt = "Today weather is so";
+
+enum class CacheView { On, Off, Compare };
+const char* cache_view_name(CacheView c);  // "on", "off", "compare"
+
+struct AppOptions {
+    std::string model;  // empty: the settings' choice, else the default model
+    std::string tokenizer;
+    std::string backend;  // empty: the settings' choice, else "auto"
+    std::optional<std::string> prompt;
+    std::optional<CacheView> cache;
+    bool prefill = false;
+    int decode = 0;  // decode steps to run (prefill first when needed)
+    int width = 1280, height = 800;
+    int layer = -1, head = -1;         // -1: keep the app's choice
+    std::optional<std::string> theme;  // "light" | "dark"
+    std::optional<float> font_scale;
+    std::optional<std::string> weight_scale;  // "linear" | "sqrt" | "log"
+    std::string screenshot;                   // write a PNG of the window and exit
+    std::string layout_json;                  // with --screenshot: where each panel was drawn
+    int frame_stats = 0;       // render this many frames, print frame-time statistics, exit
+    bool no_settings = false;  // neither read nor write the settings file and imgui.ini
+    bool help = false;
+
+    bool headless() const { return !screenshot.empty() || frame_stats > 0; }
+};
+
+AppOptions parse_options(int argc, char** argv);
+std::string usage();
+
+}  // namespace kvs::gui

@@ -1,0 +1,339 @@
+// Attention: the weights of one (layer, head) as a heatmap with token labels on both axes, and
+// every head as small multiples. Rows are queries, columns keys; cells right of the diagonal
+// are causally masked (one flat colour). At the prefill the whole triangle appears at once; each
+// decode step adds exactly one row, outlined. The matrix is put back together from the trace.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gui/attention_matrix.h"
+#include "gui/format.h"
+#include "gui/panels.h"
+
+namespace kvs::gui {
+namespace {
+
+// Text drawn upwards from `pivot` (its baseline runs bottom to top), for column labels.
+void add_text_vertical(ImDrawList* dl, ImVec2 pivot, ImU32 col, const char* text) {
+    const int start = dl->VtxBuffer.Size;
+    dl->AddText(pivot, col, text);
+    for (int i = start; i < dl->VtxBuffer.Size; ++i) {
+        ImVec2& p = dl->VtxBuffer[i].pos;
+        const float dx = p.x - pivot.x, dy = p.y - pivot.y;
+        p = ImVec2(pivot.x + dy, pivot.y - dx);
+    }
+}
+
+// Label every k-th position so labels do not overlap: k in 1, 2, 5, 10, 20, 50, ...
+int label_stride(float cell, float need) {
+    if (cell <= 0) return 1;
+    for (int mag = 1;; mag *= 10)
+        for (int k : {1, 2, 5})
+            if (cell * k * mag >= need) return k * mag;
+}
+
+std::string clipped(const std::string& s, float max_w) {
+    if (ImGui::CalcTextSize(s.c_str()).x <= max_w) return s;
+    std::string t = s;
+    while (!t.empty() && ImGui::CalcTextSize((t + "..").c_str()).x > max_w) {
+        t.pop_back();
+        while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();
+    }
+    return t + "..";
+}
+
+AttentionTexture& head_texture(FrameContext& f, int si, const AttentionMatrixRows& m, int layer,
+                               int head) {
+    auto& heads = f.textures[si].heads;
+    const std::size_t want = std::size_t(m.n_layers) * m.n_heads;
+    if (heads.size() != want) {
+        heads.clear();
+        for (std::size_t i = 0; i < want; ++i)
+            heads.push_back(std::make_unique<AttentionTexture>());
+    }
+    AttentionTexture& t = *heads[std::size_t(layer) * m.n_heads + head];
+    t.update(m, layer, head, f.pal,
+             texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
+                          std::uint64_t(head), f.palette_id()}));
+    return t;
+}
+
+// Colour bar with ticks, then swatches for the cells that are not weights.
+void legend(FrameContext& f, ImVec2 p, float w, bool any_empty) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float fh = f.font_px, bar_h = fh * 0.7f;
+    const int steps = 64;
+    for (int i = 0; i < steps; ++i) {
+        const float t0 = float(i) / steps, t1 = float(i + 1) / steps;
+        dl->AddRectFilled(ImVec2(p.x + w * t0, p.y), ImVec2(p.x + w * t1 + 1, p.y + bar_h),
+                          to_u32(sequential_colour(t0)));
+    }
+    // Ticks where the weights fall on the current colour scale.
+    const float ticks[] = {0.0f, 0.01f, 0.1f, 0.5f, 1.0f};
+    float last_x = -1e9f;
+    for (float wgt : ticks) {
+        const float x = p.x + w * scale_weight(wgt, f.pal.scale);
+        char b[16];
+        std::snprintf(b, sizeof b, "%g", wgt);
+        const float tw = ImGui::CalcTextSize(b).x;
+        if (x - tw * 0.5f < last_x + fh * 0.3f) continue;
+        dl->AddLine(ImVec2(x, p.y + bar_h), ImVec2(x, p.y + bar_h + 3), f.theme.axis);
+        dl->AddText(ImVec2(std::min(x - tw * 0.5f, p.x + w - tw), p.y + bar_h + 2),
+                    f.theme.muted_text, b);
+        last_x = x + tw * 0.5f;
+    }
+    char sc[48];
+    std::snprintf(sc, sizeof sc, "%s scale", weight_scale_name(f.pal.scale));
+    dl->AddText(ImVec2(p.x + w + fh * 0.5f, p.y - fh * 0.15f), f.theme.muted_text, sc);
+    float x = p.x;
+    const float y = p.y + bar_h + fh * 1.3f;
+    auto swatch = [&](Rgba c, const char* label, bool outline) {
+        if (outline)
+            dl->AddRect(ImVec2(x, y), ImVec2(x + bar_h, y + bar_h), to_u32(c), 0, 0, 2);
+        else
+            dl->AddRectFilled(ImVec2(x, y), ImVec2(x + bar_h, y + bar_h), to_u32(c));
+        dl->AddText(ImVec2(x + bar_h + 4, y - fh * 0.15f), f.theme.muted_text, label);
+        x += bar_h + 4 + ImGui::CalcTextSize(label).x + fh * 0.8f;
+    };
+    swatch(f.pal.mask, "masked", false);
+    if (any_empty) swatch(f.pal.empty_row, "none", false);
+    swatch(f.pal.highlight, "new this step", true);
+}
+
+// The large heatmap of session `si` in the box (origin, size), labels included.
+void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int layer, int head,
+                  ImVec2 origin, ImVec2 size, const std::vector<int>& tokens) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float fh = f.font_px;
+    const SessionView& sv = f.snap.sessions[si];
+    const int n = m.n;
+    // Room for labels first: pieces when the cells are tall enough to read, else positions.
+    const float legend_h = fh * 3.4f, title_h = fh * 1.3f;
+    float side = std::min(size.x - fh * 5.5f, size.y - legend_h - title_h - fh * 1.5f);
+    const bool pieces = n > 0 && side / n >= fh * 0.95f;
+    const float top_h = pieces ? std::min(fh * 5.0f, size.y * 0.18f) : fh * 1.3f;
+    const float left_w = pieces ? fh * 5.5f : fh * 2.4f;
+    side = std::max(fh * 4,
+                    std::min(size.x - left_w - fh * 0.5f, size.y - legend_h - title_h - top_h));
+    const ImVec2 a(origin.x + left_w, origin.y + title_h + top_h);
+    const ImVec2 b(a.x + side, a.y + side);
+    char title[96];
+    std::snprintf(title, sizeof title, "%s: layer %d, head %d", sv.label.c_str(), layer, head);
+    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), title);
+    if (n == 0) return;
+    AttentionTexture& tex = head_texture(f, si, m, layer, head);
+    dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
+    const float cell = side / n;
+
+    // Axis labels: queries down the left, keys across the top.
+    const ImU32 lab = f.theme.muted_text;
+    if (pieces) {
+        for (int q = 0; q < n; ++q) {
+            const std::string t = clipped(
+                visible_piece(f.piece(q < static_cast<int>(tokens.size()) ? tokens[q] : -1)),
+                left_w - fh * 0.4f);
+            const float tw = ImGui::CalcTextSize(t.c_str()).x;
+            dl->AddText(ImVec2(a.x - tw - fh * 0.25f, a.y + cell * (q + 0.5f) - fh * 0.5f), lab,
+                        t.c_str());
+            const std::string tk = clipped(
+                visible_piece(f.piece(q < static_cast<int>(tokens.size()) ? tokens[q] : -1)),
+                top_h - fh * 0.3f);
+            add_text_vertical(dl, ImVec2(a.x + cell * (q + 0.5f) - fh * 0.5f, a.y - fh * 0.2f), lab,
+                              tk.c_str());
+        }
+    } else {
+        const int k = label_stride(cell, fh * 2.2f);
+        for (int q = 0; q < n; q += k) {
+            char t[16];
+            std::snprintf(t, sizeof t, "%d", q);
+            const float tw = ImGui::CalcTextSize(t).x;
+            dl->AddText(ImVec2(a.x - tw - fh * 0.25f, a.y + cell * (q + 0.5f) - fh * 0.5f), lab, t);
+            dl->AddText(ImVec2(a.x + cell * (q + 0.5f) - tw * 0.5f, a.y - fh * 1.2f), lab, t);
+        }
+    }
+    // The rows this step computed: a crisp outline (no anti-aliasing) in one exact colour.
+    if (m.new_end > m.new_begin) {
+        const ImDrawListFlags saved = dl->Flags;
+        dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
+        dl->AddRect(ImVec2(std::floor(a.x) - 1.5f, std::floor(a.y + cell * m.new_begin) - 1.5f),
+                    ImVec2(std::floor(a.x + cell * m.new_end) + 1.5f,
+                           std::floor(a.y + cell * m.new_end) + 1.5f),
+                    to_u32(f.pal.highlight), 0, 0, 2.0f);
+        dl->Flags = saved;
+    }
+    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), f.theme.axis);
+
+    bool any_empty = false;
+    for (int q = 0; q < n && !any_empty; ++q)
+        any_empty = attention_cell(m, layer, head, q, 0).kind == CellKind::EmptyRow;
+    legend(f, ImVec2(a.x, b.y + fh * 0.6f), std::min(side * 0.7f, fh * 12), any_empty);
+
+    if (f.layout)
+        f.layout->heatmaps.push_back(
+            {sv.label, true, layer, head, n, Rect{a.x, a.y, side, side}, m.new_begin, m.new_end});
+
+    // Hover: which query, which key, what weight.
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
+        mouse.y < b.y) {
+        const int q = std::clamp(int((mouse.y - a.y) / cell), 0, n - 1);
+        const int k = std::clamp(int((mouse.x - a.x) / cell), 0, n - 1);
+        const CellValue v = attention_cell(m, layer, head, q, k);
+        auto tok = [&](int p) {
+            return visible_piece(f.piece(p < static_cast<int>(tokens.size()) ? tokens[p] : -1));
+        };
+        ImGui::BeginTooltip();
+        ImGui::Text("query %d \"%s\"  ->  key %d \"%s\"", q, tok(q).c_str(), k, tok(k).c_str());
+        switch (v.kind) {
+            case CellKind::Weight:
+                ImGui::Text("weight %.4f", v.weight);
+                break;
+            case CellKind::Masked:
+                ImGui::TextUnformatted("masked: a query never sees tokens after it");
+                break;
+            case CellKind::EmptyRow:
+                ImGui::TextUnformatted("no key this head may attend to: output none");
+                break;
+            case CellKind::Missing:
+                ImGui::TextUnformatted("not in the trace any more (dropped to save memory)");
+                break;
+        }
+        if (m.rows[q].step >= 0)
+            ImGui::Text("row computed at step %d (%s)", m.rows[q].step,
+                        m.rows[q].step == 0 ? "prefill" : "decode");
+        ImGui::EndTooltip();
+    }
+}
+
+// Every (layer, head) as a small heatmap in the box; clicking one shows it large.
+void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origin, ImVec2 size) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float fh = f.font_px;
+    const int L = m.n_layers, H = m.n_heads;
+    if (L == 0 || H == 0) return;
+    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), "All heads (click one)");
+    const float lab_w = fh * 1.8f, lab_h = fh * 2.3f, gap = std::max(2.0f, fh * 0.2f);
+    const float c = std::floor(std::min((size.x - lab_w) / H, (size.y - lab_h) / L) - gap);
+    if (c < 4) return;
+    const ImVec2 g(origin.x + lab_w, origin.y + lab_h);
+    const bool every = c + gap >= ImGui::CalcTextSize("H00").x;
+    for (int h = 0; h < H; ++h) {
+        if (!every && h != 0 && h != H - 1) continue;
+        char t[16];
+        std::snprintf(t, sizeof t, "H%d", h);
+        dl->AddText(ImVec2(g.x + h * (c + gap) + c * 0.5f - ImGui::CalcTextSize(t).x * 0.5f,
+                           g.y - fh * 1.1f),
+                    f.theme.muted_text, t);
+    }
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    for (int l = 0; l < L; ++l) {
+        char t[16];
+        std::snprintf(t, sizeof t, "L%d", l);
+        if (c + gap >= fh || l == 0 || l == L - 1)
+            dl->AddText(ImVec2(origin.x, g.y + l * (c + gap) + c * 0.5f - fh * 0.5f),
+                        f.theme.muted_text, t);
+        for (int h = 0; h < H; ++h) {
+            const ImVec2 a(g.x + h * (c + gap), g.y + l * (c + gap)), b(a.x + c, a.y + c);
+            AttentionTexture& tex = head_texture(f, 0, m, l, h);
+            dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
+            const bool sel = l == f.ui.settings.layer && h == f.ui.settings.head;
+            if (sel)
+                dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2),
+                            to_u32(f.pal.highlight), 0, 0, 2);
+            if (f.layout)
+                f.layout->heatmaps.push_back({f.snap.sessions[0].label, false, l, h, m.n,
+                                              Rect{a.x, a.y, c, c}, m.new_begin, m.new_end});
+            if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
+                mouse.y < b.y) {
+                ImGui::SetTooltip("layer %d, head %d", l, h);
+                if (ImGui::IsMouseClicked(0)) {
+                    f.ui.settings.layer = l;
+                    f.ui.settings.head = h;
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void draw_attention(FrameContext& f) {
+    const float fh = f.font_px;
+    const EngineSnapshot& snap = f.snap;
+    const Model* model = f.model();
+    if (!model || snap.sessions.empty()) {
+        ImGui::TextUnformatted("No model open.");
+        return;
+    }
+    const ModelConfig& c = model->config();
+    UiState& ui = f.ui;
+    ui.settings.layer = std::clamp(ui.settings.layer, 0, c.n_layers - 1);
+    ui.settings.head = std::clamp(ui.settings.head, 0, c.n_heads - 1);
+
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Layer");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fh * 6);
+    ImGui::SliderInt("##layer", &ui.settings.layer, 0, c.n_layers - 1);
+    ImGui::SameLine();
+    ImGui::TextUnformatted("Head");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fh * 6);
+    ImGui::SliderInt("##head", &ui.settings.head, 0, c.n_heads - 1);
+    ImGui::SameLine();
+    ImGui::TextUnformatted("Colours");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fh * 5);
+    const char* scales[] = {"linear", "sqrt", "log"};
+    int sc = static_cast<int>(f.pal.scale);
+    if (ImGui::Combo("##scale", &sc, scales, 3)) ui.settings.weight_scale = scales[sc];
+
+    const SessionView& s0 = snap.sessions[0];
+    const int s = shown_step(s0, f.step);
+    if (s < 0) {
+        ImGui::Spacing();
+        ImGui::TextWrapped(
+            "Nothing computed yet. Prefill (Space) runs the whole prompt through the model at "
+            "once: its attention appears here as a triangle, one row per prompt token.");
+        return;
+    }
+    const StepRecord& st = s0.trace.steps()[s];
+    ImGui::SameLine(0, fh);
+    char what[200];
+    if (st.phase == Phase::Prefill)
+        std::snprintf(what, sizeof what, "prefill: %d rows at once", st.kv.len);
+    else
+        std::snprintf(what, sizeof what, "decode: 1 new row (%d keys)", st.kv.len);
+    ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+    ImGui::TextUnformatted(what);
+    ImGui::PopStyleColor();
+
+    // Tokens by position (the prompt, then each step's choice), for the labels.
+    std::vector<int> tokens = s0.prompt_tokens;
+    for (const auto& r : s0.trace.steps()) tokens.push_back(r.token_out);
+
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const int n_views = static_cast<int>(snap.sessions.size());
+    // The large heatmap is as wide as the height allows (square cells plus labels); the small
+    // multiples take the rest of the width.
+    const float by_height = avail.y - fh * 4.4f + fh * 3.0f;
+    const float main_w =
+        std::min((avail.x - fh) * (n_views > 1 ? 0.74f : 0.66f) / n_views, by_height);
+    const float grid_w = avail.x - main_w * n_views - fh;
+    const AttentionMatrixRows m0 = collect_attention_rows(s0.trace.steps(), s);
+    for (int si = 0; si < n_views; ++si) {
+        const SessionView& sv = snap.sessions[si];
+        const int ss = shown_step(sv, f.step);
+        const AttentionMatrixRows m = si == 0 ? m0 : collect_attention_rows(sv.trace.steps(), ss);
+        main_heatmap(f, si, m, ui.settings.layer, ui.settings.head,
+                     ImVec2(origin.x + si * main_w, origin.y), ImVec2(main_w - fh * 0.5f, avail.y),
+                     tokens);
+    }
+    small_multiples(f, m0, ImVec2(origin.x + avail.x - grid_w, origin.y), ImVec2(grid_w, avail.y));
+    ImGui::Dummy(avail);
+}
+
+}  // namespace kvs::gui

@@ -1,0 +1,228 @@
+// KV cache: for one layer, the K and V blocks as a grid with one column per token (K channels
+// above V channels), growing one column per decode step. The column(s) written at the step shown
+// are outlined; a bar marks the cached rows the step's query reads. Below: the cache's shape and
+// bytes, bytes against tokens, and what the same model would cost as MHA, GQA or MQA.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/kv_what_if.h"
+#include "gui/format.h"
+#include "gui/kv_grid.h"
+#include "gui/panels.h"
+#include "gui/plot.h"
+
+namespace kvs::gui {
+namespace {
+
+void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float fh = f.font_px;
+    const SessionView& sv = f.snap.sessions[si];
+    const int s = shown_step(sv, f.step);
+    if (s < 0) return;
+    const KvGridColumns g = collect_kv_columns(sv.trace.steps(), s);
+    if (g.n == 0 || g.kv_dim == 0) return;
+    const StepRecord& st = sv.trace.steps()[s];
+    char title[200];
+    const int written = g.written_end - g.written_begin;
+    if (st.phase == Phase::Prefill)
+        std::snprintf(title, sizeof title,
+                      "%s: the prefill wrote %d columns; its last query read %d", sv.label.c_str(),
+                      written, g.query_pos + 1);
+    else if (written == 1)
+        std::snprintf(title, sizeof title, "%s: step %d wrote column %d, its query read %d",
+                      sv.label.c_str(), s, g.written_begin, g.query_pos + 1);
+    else
+        std::snprintf(title, sizeof title, "%s: step %d rebuilt all %d columns, read %d",
+                      sv.label.c_str(), s, written, g.query_pos + 1);
+    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), title);
+
+    const float lab_w = fh * 1.4f, top = origin.y + fh * 1.3f;
+    const float avail_w = size.x - lab_w - fh * 0.5f;
+    const float avail_h = size.y - fh * 1.3f - fh * 0.6f;  // title above, read bar below
+    const int rows = 2 * g.kv_dim;
+    // Columns keep a fixed width while they fit, so the grid visibly grows to the right.
+    const float cell_w = std::min(fh * 0.8f, avail_w / std::max(g.n, 1));
+    const float cell_h =
+        std::max(0.5f, std::min(rows <= 8 ? fh * 0.8f : fh * 0.45f, avail_h / rows));
+    const ImVec2 a(origin.x + lab_w, top);
+    const ImVec2 b(a.x + cell_w * g.n, a.y + cell_h * rows);
+    KvTexture& tex = *f.textures[si].kv;
+    tex.update(g, layer, f.pal.missing,
+               texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
+                            f.palette_id(), 77}));
+    dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
+    const float mid = a.y + cell_h * g.kv_dim;
+    dl->AddLine(ImVec2(a.x, mid), ImVec2(b.x, mid), f.theme.panel_bg, std::max(1.0f, fh * 0.12f));
+    dl->AddText(ImVec2(origin.x, (a.y + mid) * 0.5f - fh * 0.5f), f.theme.muted_text, "K");
+    dl->AddText(ImVec2(origin.x, (mid + b.y) * 0.5f - fh * 0.5f), f.theme.muted_text, "V");
+    // Written at this step.
+    dl->AddRect(ImVec2(a.x + cell_w * g.written_begin - 1, a.y - 2),
+                ImVec2(a.x + cell_w * g.written_end + 1, b.y + 2), to_u32(f.pal.highlight), 0, 0,
+                2);
+    // Read by this step's query: every cached row up to and including its own.
+    const float ry = b.y + fh * 0.35f;
+    dl->AddLine(ImVec2(a.x, ry), ImVec2(a.x + cell_w * (g.query_pos + 1), ry), to_u32(f.pal.read),
+                3);
+
+    if (f.layout)
+        f.layout->kv_grids.push_back({sv.label, layer, g.n, rows,
+                                      Rect{a.x, a.y, b.x - a.x, b.y - a.y}, cell_w, cell_h,
+                                      g.written_begin, g.written_end});
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
+        mouse.y < b.y) {
+        const int p = std::clamp(int((mouse.x - a.x) / cell_w), 0, g.n - 1);
+        const int r = std::clamp(int((mouse.y - a.y) / cell_h), 0, rows - 1);
+        const int kv = r / g.kv_dim, ch = r % g.kv_dim;
+        const int head_dim = st.kv.head_dim;
+        const float v = kv_value(g, layer, kv, p, ch);
+        ImGui::BeginTooltip();
+        ImGui::Text("token %d, %s, kv head %d, channel %d", p, kv ? "V" : "K", ch / head_dim,
+                    ch % head_dim);
+        if (std::isfinite(v))
+            ImGui::Text("value %.4f", v);
+        else
+            ImGui::TextUnformatted("not in the trace any more");
+        ImGui::Text("colour scale: +-%.3g", tex.scale());
+        ImGui::EndTooltip();
+    }
+}
+
+}  // namespace
+
+void draw_kv_cache(FrameContext& f) {
+    const float fh = f.font_px;
+    const Model* model = f.model();
+    if (!model || f.snap.sessions.empty()) return;
+    const ModelConfig& c = model->config();
+    UiState& ui = f.ui;
+    const int layer = ui.kv_layer < 0 ? ui.settings.layer : std::min(ui.kv_layer, c.n_layers - 1);
+
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Layer");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fh * 9);
+    char cur[48];
+    std::snprintf(cur, sizeof cur, ui.kv_layer < 0 ? "%d (as attention)" : "%d", layer);
+    if (ImGui::BeginCombo("##kvlayer", cur)) {
+        if (ImGui::Selectable("as the attention panel", ui.kv_layer < 0)) ui.kv_layer = -1;
+        for (int l = 0; l < c.n_layers; ++l) {
+            char b[16];
+            std::snprintf(b, sizeof b, "%d", l);
+            if (ImGui::Selectable(b, ui.kv_layer == l)) ui.kv_layer = l;
+        }
+        ImGui::EndCombo();
+    }
+    const SessionView& s0 = f.snap.sessions[0];
+    const int s = shown_step(s0, f.step);
+    const KvShape kv = s >= 0 ? s0.trace.steps()[s].kv : KvShape{};
+    ImGui::SameLine();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    {
+        // What the outline and the bar under each grid mean.
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float sq = fh * 0.7f, y = p.y + fh * 0.3f;
+        dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + sq, y + sq), to_u32(f.pal.highlight), 0, 0, 2);
+        dl->AddText(ImVec2(p.x + sq + 4, p.y + fh * 0.15f), f.theme.muted_text, "written");
+        const float x2 = p.x + sq + 4 + ImGui::CalcTextSize("written").x + fh * 0.8f;
+        dl->AddLine(ImVec2(x2, y + sq * 0.5f), ImVec2(x2 + sq * 1.5f, y + sq * 0.5f),
+                    to_u32(f.pal.read), 3);
+        dl->AddText(ImVec2(x2 + sq * 1.5f + 4, p.y + fh * 0.15f), f.theme.muted_text,
+                    "read by the query");
+        ImGui::Dummy(ImVec2(x2 - p.x + sq * 1.5f + 4 + ImGui::CalcTextSize("read by the query").x,
+                            ImGui::GetFrameHeight()));
+    }
+    // Bytes from the shapes: each of K and V is [B, T, n_kv_heads, head_dim] float32 per layer.
+    const double per_block = c.n_layers > 0 ? double(kv.bytes()) / (2.0 * c.n_layers) : 0;
+    ImGui::TextWrapped(
+        "K and V, each layer: [B=1, T=%d, n_kv_heads=%d, head_dim=%d] float32 = %s each. "
+        "All: %s; full context (%d): %s",
+        kv.len, c.n_kv_heads, c.head_dim(), fmt_bytes(per_block).c_str(),
+        fmt_bytes(double(kv.bytes())).c_str(), c.seq_len,
+        fmt_bytes(double(kv_bytes_per_token(c, c.n_kv_heads)) * c.seq_len).c_str());
+
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const int views = static_cast<int>(f.snap.sessions.size());
+    // Each grid: a title, the K and V rows (squeezed when short of room), the read bar.
+    const float grid_h = views * std::clamp(avail.y * 0.45f / views, fh * 4.2f, fh * 7.5f);
+    if (s < 0) {
+        ImGui::TextWrapped("The cache is empty: the prefill writes one column per prompt token.");
+    } else {
+        for (int si = 0; si < views; ++si)
+            kv_grid(f, si, layer, ImVec2(origin.x, origin.y + si * grid_h / views),
+                    ImVec2(avail.x, grid_h / views - fh * 0.3f));
+    }
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h));
+
+    // KV bytes against tokens, for each live session and the other layouts of the same model.
+    const float plot_w = avail.x * 0.42f, plot_h = avail.y - grid_h;
+    std::vector<PlotSeries> series;
+    PlotOptions o;
+    o.title = "KV bytes vs tokens";
+    o.fmt = [](double v) { return fmt_bytes(v); };
+    o.x_label = "tokens";
+    o.axis = f.theme.axis;
+    o.grid = f.theme.grid;
+    o.marker = f.theme.marker;
+    o.text = f.theme.muted_text;
+    o.marker_x = s;
+    PlotSeries bytes{"this", {}, f.theme.series[0], false};
+    for (const auto& r : s0.trace.steps()) {
+        bytes.y.push_back(double(r.kv.bytes()));
+        o.x_values.push_back(r.kv.len);
+    }
+    series.push_back(bytes);
+    if (c.n_kv_heads != 1 && !o.x_values.empty()) {
+        PlotSeries mqa{"MQA", {}, f.theme.series_other, true};
+        for (double t : o.x_values) mqa.y.push_back(double(kv_bytes_per_token(c, 1)) * t);
+        series.push_back(mqa);
+    }
+    if (c.n_kv_heads != c.n_heads && !o.x_values.empty()) {
+        PlotSeries mha{"MHA", {}, f.theme.series[1], true};
+        for (double t : o.x_values) mha.y.push_back(double(kv_bytes_per_token(c, c.n_heads)) * t);
+        series.push_back(mha);
+    }
+    o.legend = false;
+    ImGui::BeginGroup();
+    draw_legend(series, f.theme.muted_text);
+    draw_plot("##kvbytes", ImVec2(plot_w, ImGui::GetContentRegionAvail().y), series, o);
+    ImGui::EndGroup();
+
+    // What if the same model used more or fewer K/V heads.
+    ImGui::SetCursorScreenPos(ImVec2(origin.x + plot_w + fh * 0.6f, origin.y + grid_h));
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted("Same model, other K/V head counts");
+    if (ImGui::BeginTable(
+            "whatif", 4,
+            ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY,
+            ImVec2(avail.x - plot_w - fh * 0.6f, plot_h - fh * 1.4f))) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        ImGui::TableSetupColumn("layout");
+        ImGui::TableSetupColumn("K/V");
+        ImGui::TableSetupColumn("per token");
+        char at[32];
+        std::snprintf(at, sizeof at, "T=%d", std::max(kv.len, 0));
+        ImGui::TableSetupColumn(at);
+        ImGui::TableHeadersRow();
+        for (const KvVariant& v : kv_what_if(c)) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::Text("%s%s", v.kind.c_str(), v.is_model ? " (this)" : "");
+            ImGui::TableNextColumn();
+            ImGui::Text("%d", v.n_kv_heads);
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(fmt_bytes(double(v.bytes_per_token)).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(fmt_bytes(double(v.bytes_per_token) * kv.len).c_str());
+        }
+        ImGui::EndTable();
+    }
+    ImGui::EndGroup();
+}
+
+}  // namespace kvs::gui

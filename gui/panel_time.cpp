@@ -1,0 +1,127 @@
+// Time: measured wall time of each step with the cache and without (both live in compare mode),
+// the running total, and the FLOPs of each step counted from the model's shapes. Time to first
+// token is the prefill step; time per output token the mean decode step.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gui/format.h"
+#include "gui/panels.h"
+#include "gui/plot.h"
+
+namespace kvs::gui {
+
+void draw_time(FrameContext& f) {
+    const float fh = f.font_px;
+    const Model* model = f.model();
+    if (!model || f.snap.sessions.empty()) return;
+    UiState& ui = f.ui;
+    const int views = static_cast<int>(f.snap.sessions.size());
+
+    if (ImGui::BeginTable("ttft", 6, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+        ImGui::TableSetupColumn("");
+        ImGui::TableSetupColumn("first token");
+        ImGui::TableSetupColumn("per token");
+        ImGui::TableSetupColumn("total");
+        ImGui::TableSetupColumn("FLOPs");
+        ImGui::TableSetupColumn("measured on", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableHeadersRow();
+        for (int si = 0; si < views; ++si) {
+            const SessionView& sv = f.snap.sessions[si];
+            const int s = shown_step(sv, f.step);
+            double ttft = NAN, decode = 0, total = 0, flops = 0;
+            int n_dec = 0;
+            for (int k = 0; k <= s; ++k) {
+                const StepRecord& r = sv.trace.steps()[k];
+                total += r.wall_seconds;
+                flops += r.counts.flops;
+                if (r.phase == Phase::Prefill)
+                    ttft = r.wall_seconds;
+                else {
+                    decode += r.wall_seconds;
+                    ++n_dec;
+                }
+            }
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::PushStyleColor(ImGuiCol_Text, f.theme.series[si]);
+            ImGui::TextUnformatted(sv.label.c_str());
+            ImGui::PopStyleColor();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(fmt_seconds(ttft).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(n_dec ? fmt_seconds(decode / n_dec).c_str() : "n/a");
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(s >= 0 ? fmt_seconds(total).c_str() : "n/a");
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(s >= 0 ? fmt_flops(flops).c_str() : "n/a");
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(s >= 0 ? sv.trace.steps()[0].device.c_str() : "-");
+        }
+        ImGui::EndTable();
+    }
+
+    std::vector<PlotSeries> per_step, cumulative, flops;
+    for (int si = 0; si < views; ++si) {
+        const SessionView& sv = f.snap.sessions[si];
+        PlotSeries t{sv.label, {}, f.theme.series[si], false};
+        PlotSeries cum{sv.label, {}, f.theme.series[si], false};
+        PlotSeries fl{sv.label, {}, f.theme.series[si], false};
+        double acc = 0;
+        for (const auto& r : sv.trace.steps()) {
+            t.y.push_back(r.wall_seconds);
+            acc += r.wall_seconds;
+            cum.y.push_back(acc);
+            fl.y.push_back(r.counts.flops);
+        }
+        per_step.push_back(std::move(t));
+        cumulative.push_back(std::move(cum));
+        flops.push_back(std::move(fl));
+    }
+    if (views == 1 && !f.snap.sessions[0].trace.empty()) {
+        // The mode that did not run, counted (not measured) from the same shapes.
+        const SessionView& sv = f.snap.sessions[0];
+        const bool cached = sv.mode == CacheMode::Cached;
+        PlotSeries other{cached ? "without cache (counted)" : "with cache (counted)",
+                         {},
+                         f.theme.series_other,
+                         true};
+        for (const auto& r : sv.trace.steps()) {
+            if (r.phase == Phase::Prefill)
+                other.y.push_back(r.counts.flops);
+            else if (cached)
+                other.y.push_back(model->count_forward(0, r.kv.len).flops);
+            else
+                other.y.push_back(model->count_forward(r.kv.len - 1, 1).flops);
+        }
+        flops.push_back(std::move(other));
+    }
+
+    ImGui::Checkbox("log scale", &ui.settings.log_time);
+    ImGui::SameLine(0, fh);
+    draw_legend(flops, f.theme.muted_text);
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float w = (avail.x - 2 * fh * 0.5f) / 3;
+    PlotOptions o;
+    o.legend = false;
+    o.log_y = ui.settings.log_time;
+    o.axis = f.theme.axis;
+    o.grid = f.theme.grid;
+    o.marker = f.theme.marker;
+    o.text = f.theme.muted_text;
+    o.marker_x = f.snap.sessions.empty() ? -1 : shown_step(f.snap.sessions[0], f.step);
+    o.fmt = [](double v) { return fmt_seconds(v); };
+    o.title = "time per step";
+    draw_plot("##tstep", ImVec2(w, avail.y), per_step, o);
+    ImGui::SameLine(0, fh * 0.5f);
+    o.title = "time so far";
+    draw_plot("##tcum", ImVec2(w, avail.y), cumulative, o);
+    ImGui::SameLine(0, fh * 0.5f);
+    o.title = "FLOPs per step (counted)";
+    o.fmt = [](double v) { return fmt_flops(v); };
+    draw_plot("##flops", ImVec2(w, avail.y), flops, o);
+}
+
+}  // namespace kvs::gui

@@ -1,0 +1,153 @@
+// Prompt and tokens: the editable prompt, then every token as a chip coloured by what happened
+// to it at the step shown (processed at the prefill, generated earlier, going in now, just
+// chosen). Hovering a chip shows its position, id and piece.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "gui/format.h"
+#include "gui/panels.h"
+
+namespace kvs::gui {
+namespace {
+
+struct Chip {
+    int pos, id;
+    ImU32 fill;
+    bool outline;
+    std::string why;
+};
+
+void legend_swatch(ImU32 c, const char* label, bool outline, ImU32 text) {
+    const float fh = ImGui::GetFontSize();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(ImVec2(p.x, p.y + fh * 0.15f), ImVec2(p.x + fh * 0.9f, p.y + fh * 0.95f),
+                      outline ? 0 : c, 3);
+    if (outline)
+        dl->AddRect(ImVec2(p.x, p.y + fh * 0.15f), ImVec2(p.x + fh * 0.9f, p.y + fh * 0.95f), c, 3,
+                    0, 2);
+    ImGui::Dummy(ImVec2(fh, fh));
+    ImGui::SameLine(0, 4);
+    ImGui::PushStyleColor(ImGuiCol_Text, text);
+    ImGui::TextUnformatted(label);
+    ImGui::PopStyleColor();
+}
+
+}  // namespace
+
+void draw_tokens(FrameContext& f) {
+    UiState& ui = f.ui;
+    const float fh = f.font_px;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Prompt");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-fh * 7);
+    if (ImGui::InputText("##prompt", ui.prompt.data(), ui.prompt.size(),
+                         ImGuiInputTextFlags_EnterReturnsTrue))
+        apply_prompt(f);
+    if (ImGui::IsItemEdited()) ui.prompt_dirty = true;
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!ui.prompt_dirty);
+    if (ImGui::Button("Use prompt", ImVec2(-1, 0))) apply_prompt(f);
+    ImGui::EndDisabled();
+
+    legend_swatch(f.theme.chip_prompt, "prompt (prefill)", false, f.theme.muted_text);
+    ImGui::SameLine(0, fh);
+    legend_swatch(f.theme.chip_generated, "generated", false, f.theme.muted_text);
+    ImGui::SameLine(0, fh);
+    legend_swatch(f.theme.chip_current, "going in at this step", false, f.theme.muted_text);
+    ImGui::SameLine(0, fh);
+    legend_swatch(f.theme.chip_chosen, "chosen at this step", true, f.theme.muted_text);
+    if (ui.prompt_dirty) {
+        ImGui::SameLine(0, fh);
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
+        ImGui::TextUnformatted("Enter uses the edited prompt (and resets)");
+        ImGui::PopStyleColor();
+    }
+
+    if (f.snap.sessions.empty()) return;
+    const SessionView& sv = f.snap.sessions[0];
+    const auto& steps = sv.trace.steps();
+    const int s = shown_step(sv, f.step);
+    const int P = static_cast<int>(sv.prompt_tokens.size());
+
+    // The sequence as it stood after step s: the prompt, then each step's chosen token.
+    std::vector<Chip> chips;
+    chips.reserve(P + s + 2);
+    const int in_begin = s < 0 ? -1 : s == 0 ? 0 : steps[s].kv.len - 1;
+    const int in_end = s < 0 ? -1 : steps[s].kv.len;
+    for (int p = 0; p < P; ++p) {
+        Chip c{p, sv.prompt_tokens[p], s < 0 ? f.theme.chip_pending : f.theme.chip_prompt, false,
+               s < 0 ? "prompt token: not processed yet (press Prefill)"
+                     : "prompt token: processed at the prefill (step 0)"};
+        chips.push_back(c);
+    }
+    for (int k = 0; k <= s; ++k) {
+        const int p = P + k;
+        Chip c{p, steps[k].token_out, f.theme.chip_generated, false,
+               "chosen at step " + std::to_string(k) + ", fed in at step " + std::to_string(k + 1)};
+        if (k == s) {
+            c.fill = f.theme.chip_chosen;
+            c.outline = true;
+            c.why = "chosen at this step (" + std::to_string(k) + "); goes in at the next step";
+        }
+        chips.push_back(c);
+    }
+    for (auto& c : chips)
+        if (c.pos >= in_begin && c.pos < in_end) {
+            c.fill = f.theme.chip_current;
+            c.why += " (going in now)";
+        }
+
+    ImGui::BeginChild("chips", ImVec2(0, 0), false);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float right = origin.x + ImGui::GetContentRegionAvail().x;
+    const float pad = fh * 0.3f, gap = fh * 0.25f, h = fh + 2 * pad;
+    const float clip_top = ImGui::GetWindowPos().y,
+                clip_bottom = clip_top + ImGui::GetWindowHeight();
+    float x = origin.x, y = origin.y;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const bool window_hovered = ImGui::IsWindowHovered();
+    float last_y = y;
+    for (const Chip& c : chips) {
+        const std::string text = visible_piece(f.piece(c.id));
+        const float w = ImGui::CalcTextSize(text.c_str()).x + 2 * pad;
+        if (x + w > right && x > origin.x) {
+            x = origin.x;
+            y += h + gap;
+        }
+        if (y + h >= clip_top && y <= clip_bottom) {
+            const ImVec2 a(x, y), b(x + w, y + h);
+            if (c.outline) {
+                dl->AddRect(a, b, c.fill, 4, 0, 2.5f);
+                dl->AddText(ImVec2(x + pad, y + pad), ImGui::GetColorU32(ImGuiCol_Text),
+                            text.c_str());
+            } else {
+                dl->AddRectFilled(a, b, c.fill, 4);
+                dl->AddText(ImVec2(x + pad, y + pad), f.theme.chip_text, text.c_str());
+            }
+            if (window_hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
+                mouse.y < b.y) {
+                ImGui::BeginTooltip();
+                ImGui::Text("position %d, token id %d", c.pos, c.id);
+                ImGui::Text("piece: \"%s\"", f.piece(c.id).c_str());
+                ImGui::TextUnformatted(c.why.c_str());
+                ImGui::EndTooltip();
+            }
+        }
+        last_y = y;
+        x += w + gap;
+    }
+    ImGui::Dummy(ImVec2(right - origin.x, last_y + h - origin.y));
+    // Following the newest step: keep the newest token in view.
+    static int last_count = -1;
+    if (ui.view_step < 0 && static_cast<int>(chips.size()) != last_count)
+        ImGui::SetScrollHereY(1.0f);
+    last_count = static_cast<int>(chips.size());
+    ImGui::EndChild();
+}
+
+}  // namespace kvs::gui

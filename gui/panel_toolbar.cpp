@@ -1,0 +1,294 @@
+// Toolbar: model, backend, cache mode, stepping, the step slider, and the status banner.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/model_loader.h"
+#include "gui/format.h"
+#include "gui/panels.h"
+
+namespace kvs::gui {
+namespace {
+
+struct ModelChoice {
+    const char* label;
+    const char* spec;
+};
+
+std::string model_label(const std::string& spec) {
+    if (spec == "toy") return "toy example";
+    if (spec == "default") return "our default model";
+    if (spec == "stories260K") return "stories260K";
+    if (spec.empty()) return "(none)";
+    return std::filesystem::path(spec).filename().string();
+}
+
+const std::vector<std::string>& available() {
+    static const std::vector<std::string> names = available_model_names();
+    return names;
+}
+
+void open_spec(FrameContext& f, const std::string& spec) {
+    f.ui.settings.model = spec;
+    const bool toy = spec == "toy";
+    const bool from_toy = f.snap.model && f.snap.model->is_toy();
+    // The toy reads only its own words; leaving it, the real models' default prompt returns.
+    std::string prompt;
+    if (toy)
+        prompt = kToyPrompt;
+    else if (from_toy)
+        prompt = Settings().prompt;
+    if (!prompt.empty()) {
+        std::snprintf(f.ui.prompt.data(), f.ui.prompt.size(), "%s", prompt.c_str());
+        f.ui.settings.prompt = prompt;
+        f.ui.prompt_dirty = false;
+    }
+    f.ui.playing = false;
+    f.ui.view_step = -1;
+    f.worker.open_model(spec, {}, {}, prompt);
+}
+
+}  // namespace
+
+void request_step(FrameContext& f) {
+    if (f.snap.busy) return;
+    if (f.snap.finished()) {
+        f.ui.notice =
+            "generation has finished (" + f.snap.sessions[0].finish_reason + "): press R to reset";
+        f.ui.notice_until = ImGui::GetTime() + 3;
+        f.ui.playing = false;
+        return;
+    }
+    f.ui.view_step = -1;
+    if (f.snap.steps() == 0)
+        f.worker.prefill();  // the first step is always the prefill
+    else
+        f.worker.decode(1);
+}
+
+void request_prefill(FrameContext& f) {
+    if (f.snap.busy) return;
+    f.ui.view_step = -1;
+    f.worker.prefill();
+}
+
+void request_reset(FrameContext& f) {
+    f.worker.cancel();
+    f.ui.playing = false;
+    f.ui.view_step = -1;
+    f.worker.reset();
+}
+
+void cycle_cache(FrameContext& f) {
+    const CacheView next = f.snap.cache == CacheView::On    ? CacheView::Off
+                           : f.snap.cache == CacheView::Off ? CacheView::Compare
+                                                            : CacheView::On;
+    f.ui.settings.cache = cache_view_name(next);
+    f.worker.set_cache(next);
+}
+
+void apply_prompt(FrameContext& f) {
+    f.ui.settings.prompt = f.ui.prompt.data();
+    f.ui.prompt_dirty = false;
+    f.ui.playing = false;
+    f.ui.view_step = -1;
+    f.worker.set_prompt(f.ui.prompt.data());
+}
+
+void draw_toolbar(FrameContext& f) {
+    const EngineSnapshot& s = f.snap;
+    UiState& ui = f.ui;
+    const float fh = f.font_px;
+
+    // Row 1: what runs, where, and how.
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Model");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fh * 11);
+    const bool file_mode = ui.settings.model == "file";
+    const std::string current = file_mode ? "Open file..." : model_label(s.model_spec);
+    if (ImGui::BeginCombo("##model", current.c_str())) {
+        const ModelChoice choices[] = {{"toy example", "toy"},
+                                       {"our default model", "default"},
+                                       {"stories260K", "stories260K"}};
+        for (const auto& c : choices) {
+            const bool have =
+                c.spec == std::string("default") || c.spec == std::string("toy") ||
+                std::find(available().begin(), available().end(), c.spec) != available().end();
+            if (!have) continue;
+            if (ImGui::Selectable(c.label, s.model_spec == c.spec && !file_mode))
+                open_spec(f, c.spec);
+        }
+        if (ImGui::Selectable("Open file...", file_mode)) ui.settings.model = "file";
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered() && f.model()) {
+        const Model* m = f.model();
+        const ModelConfig& c = m->config();
+        ImGui::SetTooltip(
+            "%s: %d layers, %d heads (%d K/V), head size %d, dim %d, vocab %d, context %d, %s",
+            m->name().c_str(), c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.dim,
+            c.vocab_size, c.seq_len,
+            m->is_toy() ? "hand-made weights"
+                        : (fmt_bytes(m->parameter_count() * 4.0) + " of weights").c_str());
+    }
+    if (ui.settings.model == "file") {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(fh * 16);
+        const bool enter =
+            ImGui::InputTextWithHint("##path", "llama2.c checkpoint .bin", ui.model_path.data(),
+                                     ui.model_path.size(), ImGuiInputTextFlags_EnterReturnsTrue);
+        ImGui::SameLine();
+        if ((ImGui::Button("Open") || enter) && ui.model_path[0]) {
+            ui.settings.model_path = ui.model_path.data();
+            open_spec(f, ui.model_path.data());
+            ui.settings.model = "file";
+        }
+    }
+
+    ImGui::SameLine(0, fh * 1.2f);
+    ImGui::TextUnformatted("Backend");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fh * 5);
+    static const char* kBackends[] = {"auto", "cpu", "cuda"};
+    if (ImGui::BeginCombo("##backend", s.backend_asked.c_str())) {
+        for (const char* b : kBackends)
+            if (ImGui::Selectable(b, s.backend_asked == b)) {
+                ui.settings.backend = b;
+                ui.playing = false;
+                f.worker.set_backend(b);
+            }
+        ImGui::EndCombo();
+    }
+
+    ImGui::SameLine(0, fh * 1.2f);
+    ImGui::TextUnformatted("KV cache");
+    const CacheView modes[] = {CacheView::On, CacheView::Off, CacheView::Compare};
+    const char* names[] = {"on", "off", "compare both"};
+    for (int i = 0; i < 3; ++i) {
+        ImGui::SameLine();
+        if (ImGui::RadioButton(names[i], s.cache == modes[i]) && s.cache != modes[i]) {
+            ui.settings.cache = cache_view_name(modes[i]);
+            f.worker.set_cache(modes[i]);
+        }
+    }
+
+    ImGui::SameLine(0, fh * 1.2f);
+    if (ImGui::Button(ui.settings.theme == "dark" ? "Light" : "Dark"))
+        ui.settings.theme = ui.settings.theme == "dark" ? "light" : "dark";
+    ImGui::SameLine();
+    if (ImGui::Button("A-")) {
+        ui.settings.font_scale = std::max(0.5f, ui.settings.font_scale - 0.125f);
+        ui.fonts_dirty = true;
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("A+")) {
+        ui.settings.font_scale = std::min(4.0f, ui.settings.font_scale + 0.125f);
+        ui.fonts_dirty = true;
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Keys (F1)")) ui.show_help = !ui.show_help;
+
+    // Row 2: stepping and scrubbing.
+    const int n = s.steps();
+    const bool have_prompt = !s.sessions.empty() && !s.sessions[0].prompt_tokens.empty();
+    ImGui::BeginDisabled(s.sessions.empty());
+    if (ImGui::Button("Reset")) request_reset(f);
+    ImGui::SameLine();
+    ImGui::BeginDisabled(n > 0 || !have_prompt || s.busy);
+    if (ImGui::Button("Prefill")) request_prefill(f);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!have_prompt || s.busy || s.finished());
+    if (ImGui::Button("Step")) request_step(f);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (ImGui::Button(ui.playing ? "Pause" : "Play", ImVec2(fh * 3.5f, 0))) {
+        ui.playing = !ui.playing && !s.finished();
+        ui.view_step = -1;
+    }
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fh * 7);
+    ImGui::SliderFloat("##speed", &ui.settings.play_speed, 0.5f, 30.0f, "%.1f steps/s",
+                       ImGuiSliderFlags_Logarithmic);
+
+    ImGui::SameLine(0, fh * 1.2f);
+    ImGui::BeginDisabled(n == 0);
+    int shown = f.step;
+    ImGui::SetNextItemWidth(fh * 16);
+    char fmt[64];
+    std::snprintf(fmt, sizeof fmt, "step %%d of %d", n > 0 ? n - 1 : 0);
+    if (ImGui::SliderInt("##step", &shown, 0, std::max(0, n - 1), fmt,
+                         ImGuiSliderFlags_AlwaysClamp))
+        ui.view_step = shown >= n - 1 ? -1 : shown;
+    ImGui::SameLine();
+    if (ImGui::Button(ui.view_step < 0 ? "latest" : "to latest")) ui.view_step = -1;
+    ImGui::EndDisabled();
+
+    if (s.busy) {
+        ImGui::SameLine(0, fh);
+        const double t = EngineWorker::now() - s.busy_since;
+        char overlay[160];
+        if (s.busy_total > 1)
+            std::snprintf(overlay, sizeof overlay, "%s: %d/%d, %.1f s", s.busy_what.c_str(),
+                          s.busy_done, s.busy_total, t);
+        else
+            std::snprintf(overlay, sizeof overlay, "%s... %.1f s", s.busy_what.c_str(), t);
+        // A known fraction when a run has several steps, else a bar that keeps moving.
+        const float frac =
+            s.busy_total > 1 ? float(s.busy_done) / s.busy_total : float(std::fmod(t, 1.0));
+        ImGui::ProgressBar(frac, ImVec2(-1, 0), overlay);
+    }
+
+    // Row 3: what runs, on which backend and why that one (e.g. the CUDA error behind a
+    // fallback); then anything that went wrong.
+    std::string line;
+    if (const Model* m = f.model()) {
+        const ModelConfig& c = m->config();
+        char b[160];
+        std::snprintf(b, sizeof b, "%s (%d layer%s x %d heads, %d K/V head%s)", m->name().c_str(),
+                      c.n_layers, c.n_layers == 1 ? "" : "s", c.n_heads, c.n_kv_heads,
+                      c.n_kv_heads == 1 ? "" : "s");
+        line = b;
+    } else {
+        line = s.busy ? "opening a model..." : "no model open";
+    }
+    // What the steps report they ran on; a model may bypass the backend (the toy runs on the
+    // host in core), and then the backend's note does not apply.
+    const StepRecord* last =
+        !s.sessions.empty() && !s.sessions[0].trace.empty() ? &s.sessions[0].trace.back() : nullptr;
+    const std::string ran = last ? last->backend : s.backend_name;
+    const std::string device = last ? last->device : s.backend_device;
+    line += " runs on " + (ran.empty() ? s.backend_asked : ran);
+    if (!device.empty() && device != ran) line += " (" + device + ")";
+    if (!s.backend_note.empty() && ran == s.backend_name)
+        line += ". " + s.backend_note;
+    else if (!s.backend_note.empty())
+        line += "; the backend chosen (" + s.backend_name + ") is not used";
+    ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+    ImGui::TextWrapped("%s", line.c_str());
+    ImGui::PopStyleColor();
+    if (!s.error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.error_text);
+        ImGui::TextWrapped("%s", s.error.c_str());
+        ImGui::PopStyleColor();
+    } else if (!s.model_note.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
+        ImGui::TextWrapped("%s", s.model_note.c_str());
+        ImGui::PopStyleColor();
+    } else if (!ui.notice.empty() && ImGui::GetTime() < ui.notice_until) {
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.ok_text);
+        ImGui::TextUnformatted(ui.notice.c_str());
+        ImGui::PopStyleColor();
+    } else if (!ui.font_notice.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
+        ImGui::TextUnformatted(ui.font_notice.c_str());
+        ImGui::PopStyleColor();
+    }
+}
+
+}  // namespace kvs::gui

@@ -1,0 +1,127 @@
+// The toy example's table, as the tutorial prints it: one row per token, one column per head,
+// each head's scalar output (StepRecord::head_outputs) at that token; "none" where the head had
+// no key to attend to. Filled from the step that computed each row.
+#include <imgui.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/toy_model.h"
+#include "gui/format.h"
+#include "gui/panels.h"
+
+namespace kvs::gui {
+
+void draw_toy_table(FrameContext& f) {
+    const Model* model = f.model();
+    if (!model || f.snap.sessions.empty()) return;
+    const SessionView& sv = f.snap.sessions[0];
+    const int s = shown_step(sv, f.step);
+    const ModelConfig& c = model->config();
+    if (s < 0) {
+        ImGui::TextWrapped("Each head's output per token appears here after the prefill.");
+        return;
+    }
+    std::vector<int> tokens = sv.prompt_tokens;
+    for (const auto& r : sv.trace.steps()) tokens.push_back(r.token_out);
+    const int n = sv.trace.steps()[s].kv.len;
+    const int cols = c.n_layers * c.n_heads;
+    if (ImGui::BeginTable("toy", 2 + cols,
+                          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                              ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame)) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        ImGui::TableSetupColumn("pos");
+        ImGui::TableSetupColumn("token");
+        for (int l = 0; l < c.n_layers; ++l)
+            for (int h = 0; h < c.n_heads; ++h) {
+                char b[40];
+                // The toy's heads have names (its rules); a real model's only numbers.
+                if (model->is_toy())
+                    std::snprintf(b, sizeof b, "%s", toy_head_name(h));
+                else if (c.n_layers > 1)
+                    std::snprintf(b, sizeof b, "L%d head %d", l, h);
+                else
+                    std::snprintf(b, sizeof b, "head %d", h);
+                ImGui::TableSetupColumn(b);
+            }
+        ImGui::TableHeadersRow();
+        for (int p = 0; p < n; ++p) {
+            // The step whose rows include position p.
+            const StepRecord* from = nullptr;
+            int row = 0;
+            for (int k = 0; k <= s && !from; ++k) {
+                const StepRecord& r = sv.trace.steps()[k];
+                const int rows = r.attention.rows;
+                const int q0 = r.attention.q_pos0;
+                if (rows > 0 && p >= q0 && p < q0 + rows &&
+                    r.head_outputs.size() == std::size_t(cols) * rows) {
+                    from = &r;
+                    row = p - q0;
+                }
+            }
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::Text("%d", p);
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(
+                visible_piece(f.piece(p < static_cast<int>(tokens.size()) ? tokens[p] : -1))
+                    .c_str());
+            for (int l = 0; l < c.n_layers; ++l)
+                for (int h = 0; h < c.n_heads; ++h) {
+                    ImGui::TableNextColumn();
+                    if (!from) {
+                        ImGui::TextDisabled("-");
+                        continue;
+                    }
+                    const int rows = from->attention.rows;
+                    const float v =
+                        from->head_outputs[(std::size_t(l) * c.n_heads + h) * rows + row];
+                    if (!std::isfinite(v) || from->attention.is_empty_row(l, h, row))
+                        ImGui::TextDisabled("none");
+                    else
+                        ImGui::Text("%.4g", v);
+                }
+        }
+        ImGui::EndTable();
+    }
+}
+
+void draw_help(FrameContext& f) {
+    if (!f.ui.show_help) return;
+    const ImVec2 vp = ImGui::GetMainViewport()->Size;
+    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowBgAlpha(0.96f);
+    if (ImGui::Begin("Keys", &f.ui.show_help,
+                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse |
+                         ImGuiWindowFlags_NoSavedSettings)) {
+        static const char* keys[][2] = {
+            {"Space or Right", "step: prefill first, then one decode token"},
+            {"P", "play / pause (speed slider in the toolbar)"},
+            {"R", "reset to the prompt"},
+            {"C", "cache mode: on, off, compare both"},
+            {"[ and ]  or Shift+Left/Right", "scrub back / forward through the steps"},
+            {"Home / End", "first step / newest step"},
+            {"+ and -", "text size"},
+            {"T", "light / dark theme"},
+            {"F", "full screen"},
+            {"Ctrl+S", "save a PNG of the window (current folder)"},
+            {"F1 or Esc", "this help"},
+        };
+        if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
+            for (const auto& k : keys) {
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(k[0]);
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(k[1]);
+            }
+            ImGui::EndTable();
+        }
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        ImGui::TextUnformatted("Keys are ignored while a text field has the focus.");
+        ImGui::PopStyleColor();
+    }
+    ImGui::End();
+}
+
+}  // namespace kvs::gui

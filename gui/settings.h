@@ -1,0 +1,39 @@
+#pragma once
+// What kvscope remembers between runs, in a small key = value file beside ImGui's own ini:
+//   $KVSCOPE_CONFIG_DIR, else $XDG_CONFIG_HOME/kvscope, else ~/.config/kvscope.
+// Tests point KVSCOPE_CONFIG_DIR at a temporary folder or pass --no-settings, so they never
+// touch a user's files. Unknown keys and unreadable values are ignored (defaults kept).
+#include <cstdint>
+#include <string>
+
+namespace kvs::gui {
+
+struct Settings {
+    std::string theme = "dark";  // "dark" | "light"
+    float font_scale = 1.0f;
+    std::string model = "default";  // a name, or "file" for model_path
+    std::string model_path;
+    std::string backend = "auto";
+    std::string cache = "on";  // "on" | "off" | "compare"
+    std::string prompt = "Once upon a time";
+    float play_speed = 4.0f;  // steps per second
+    int layer = 0, head = 0;
+    std::string weight_scale = "sqrt";
+    bool log_time = true;
+    float temperature = 0.0f;
+    int top_k = 0;
+    float top_p = 0.9f;
+    std::uint64_t seed = 42;
+
+    bool operator==(const Settings&) const = default;
+};
+
+// The folder; empty when neither variable nor HOME is set.
+std::string settings_dir();
+// Reads `path`; a missing file gives the defaults.
+Settings load_settings(const std::string& path);
+// Writes `path` (creating its folder) through a temporary file, so a crash leaves the old one.
+// Returns false when it could not.
+bool save_settings(const Settings& s, const std::string& path);
+
+}  // namespace kvs::gui

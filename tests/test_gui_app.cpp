@@ -1,0 +1,318 @@
+// The kvscope window itself, run under Xvfb: screenshots decoded with stb_image and checked
+// against where the app says it drew (--layout-json). After the prefill the attention heatmap
+// is a lower triangle (cells above the diagonal are exactly the mask colour); one decode step
+// adds exactly one row; the KV grid has one column per token. Plus the one-line failures.
+#include <stb_image.h>
+#include <sys/wait.h>
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/test_helpers.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+struct Run {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+// `env` is a prefix such as "env -u DISPLAY"; `xvfb` runs the app on a virtual display.
+Run run_app(const std::vector<std::string>& args, bool xvfb = true, const std::string& env = {}) {
+    const fs::path dir = kvs::test::temp_dir("gui-run");
+    std::string cmd = env.empty() ? "" : env + " ";
+    if (xvfb) cmd += "xvfb-run -a -s '-screen 0 1280x800x24' ";
+    cmd += quote(KVSCOPE_GUI_BIN);
+    for (const auto& a : args) cmd.append(" ").append(quote(a));
+    cmd.append(" >").append(quote((dir / "out").string()));
+    cmd.append(" 2>").append(quote((dir / "err").string()));
+    Run r;
+    // xvfb-run -a can lose a race for a display number with another Xvfb starting at the same
+    // moment (another build's tests): that one failure is retried.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const int status = std::system(cmd.c_str());
+        r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        r.out = slurp(dir / "out");
+        r.err = slurp(dir / "err");
+        if (!xvfb || r.err.find("Xvfb failed to start") == std::string::npos) break;
+    }
+    return r;
+}
+
+struct Image {
+    int w = 0, h = 0;
+    std::vector<unsigned char> px;
+    std::array<int, 3> at(double x, double y) const {
+        const int ix = static_cast<int>(x), iy = static_cast<int>(y);
+        REQUIRE(ix >= 0);
+        REQUIRE(iy >= 0);
+        REQUIRE(ix < w);
+        REQUIRE(iy < h);
+        const unsigned char* p = &px[(std::size_t(iy) * w + ix) * 3];
+        return {p[0], p[1], p[2]};
+    }
+};
+
+Image load_png(const std::string& path) {
+    Image im;
+    int comp = 0;
+    unsigned char* data = stbi_load(path.c_str(), &im.w, &im.h, &comp, 3);
+    REQUIRE(data != nullptr);
+    im.px.assign(data, data + std::size_t(im.w) * im.h * 3);
+    stbi_image_free(data);
+    return im;
+}
+
+std::array<int, 3> rgb(const json& j) {
+    return {j[0].get<int>(), j[1].get<int>(), j[2].get<int>()};
+}
+
+struct Shot {
+    Image image;
+    json layout;
+};
+
+// Renders the tiny synthetic model (always available) after `steps` and loads both outputs.
+Shot screenshot(const std::vector<std::string>& extra, const std::string& tag) {
+    const fs::path dir = kvs::test::temp_dir("gui-shot-" + tag);
+    std::vector<std::string> args = {"--screenshot",  (dir / "s.png").string(),
+                                     "--layout-json", (dir / "s.json").string(),
+                                     "--size",        "1280x800"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Run r = run_app(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    Shot s;
+    s.image = load_png((dir / "s.png").string());
+    s.layout = json::parse(slurp(dir / "s.json"));
+    return s;
+}
+
+const json& main_heatmap(const json& layout, int index = 0) {
+    int seen = 0;
+    for (const auto& h : layout["heatmaps"])
+        if (h["main"].get<bool>() && seen++ == index) return h;
+    FAIL("no main heatmap in the layout");
+    static json none;
+    return none;
+}
+
+// Centre of cell (q, k) of an n x n heatmap drawn in `rect`.
+std::pair<double, double> cell_centre(const json& rect, int n, int q, int k) {
+    const double x = rect["x"].get<double>(), y = rect["y"].get<double>();
+    const double w = rect["w"].get<double>(), h = rect["h"].get<double>();
+    return {x + (k + 0.5) * w / n, y + (q + 0.5) * h / n};
+}
+
+std::string tiny_model() {
+    static const std::string p = kvs::test::write_tiny_model(kvs::test::temp_dir("gui-app-model"));
+    return p;
+}
+
+// The tiny model with a prompt of several tokens, head (1, 2) shown large, and `more`.
+std::vector<std::string> tiny_with(const std::vector<std::string>& more) {
+    std::vector<std::string> a = {"--model",   tiny_model(), "--prompt", "the cat sat in the hat",
+                                  "--backend", "cpu",        "--layer",  "1",
+                                  "--head",    "2"};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+}
+
+}  // namespace
+
+TEST_CASE("after the prefill the attention heatmap is a lower triangle", "[gui][screenshot]") {
+    const Shot s = screenshot(tiny_with({"--prefill"}), "prefill");
+    const json& hm = main_heatmap(s.layout);
+    const int n = hm["n"].get<int>();
+    REQUIRE(n >= 4);
+    CHECK(hm["layer"] == 1);
+    CHECK(hm["head"] == 2);
+    CHECK(hm["new_rows"][0] == 0);  // the whole block is new at the prefill
+    CHECK(hm["new_rows"][1] == n);
+    CHECK(s.layout["step"] == 0);
+    const auto mask = rgb(s.layout["colours"]["mask"]);
+    int masked = 0, weights = 0;
+    for (int q = 0; q < n; ++q)
+        for (int k = 0; k < n; ++k) {
+            const auto [x, y] = cell_centre(hm["rect"], n, q, k);
+            const auto px = s.image.at(x, y);
+            if (k > q) {
+                CHECK(px == mask);
+                ++masked;
+            } else {
+                CHECK(px != mask);
+                ++weights;
+            }
+        }
+    CHECK(masked == n * (n - 1) / 2);
+    CHECK(weights == n * (n + 1) / 2);
+    // Every small multiple is drawn, one per (layer, head) of the tiny model (2 x 4).
+    int small = 0;
+    for (const auto& h : s.layout["heatmaps"]) small += h["main"].get<bool>() ? 0 : 1;
+    CHECK(small == 8);
+}
+
+TEST_CASE("one decode step adds exactly one row and outlines it", "[gui][screenshot]") {
+    const Shot pre = screenshot(tiny_with({"--prefill"}), "pre");
+    const Shot dec = screenshot(tiny_with({"--decode", "1"}), "dec");
+    const json& h0 = main_heatmap(pre.layout);
+    const json& h1 = main_heatmap(dec.layout);
+    const int n = h0["n"].get<int>();
+    REQUIRE(h1["n"].get<int>() == n + 1);
+    CHECK(h1["new_rows"][0] == n);
+    CHECK(h1["new_rows"][1] == n + 1);
+    CHECK(dec.layout["step"] == 1);
+    const auto mask = rgb(dec.layout["colours"]["mask"]);
+    // The old rows keep their colours; the new row has n + 1 weights and no masked cell.
+    for (int q = 0; q < n; ++q)
+        for (int k = 0; k <= n; ++k) {
+            const auto [x1, y1] = cell_centre(h1["rect"], n + 1, q, k);
+            if (k > q) {
+                CHECK(dec.image.at(x1, y1) == mask);
+                continue;
+            }
+            const auto [x0, y0] = cell_centre(h0["rect"], n, q, k);
+            CHECK(dec.image.at(x1, y1) == pre.image.at(x0, y0));
+        }
+    for (int k = 0; k <= n; ++k) {
+        const auto [x, y] = cell_centre(h1["rect"], n + 1, n, k);
+        CHECK(dec.image.at(x, y) != mask);
+    }
+    // The outline: the highlight colour just outside the new row's left edge.
+    const auto hl = rgb(dec.layout["colours"]["highlight"]);
+    const json& r = h1["rect"];
+    const double row_mid = r["y"].get<double>() + (n + 0.5) * r["h"].get<double>() / (n + 1);
+    bool outlined = false;
+    for (int dx = 0; dx <= 3 && !outlined; ++dx)
+        outlined = dec.image.at(r["x"].get<double>() - dx, row_mid) == hl;
+    CHECK(outlined);
+}
+
+TEST_CASE("the KV grid has one column per token in the cache", "[gui][screenshot]") {
+    const Shot s = screenshot(tiny_with({"--decode", "3"}), "kv");
+    REQUIRE(s.layout["kv_grids"].size() == 1);
+    const json& g = s.layout["kv_grids"][0];
+    const int T = main_heatmap(s.layout)["n"].get<int>();
+    CHECK(g["columns"].get<int>() == T);
+    CHECK(g["rows"].get<int>() == 2 * 8);  // K and V, kv_dim = 2 kv heads x head size 4
+    CHECK(g["written"][0] == T - 1);       // a cached step writes one column
+    CHECK(g["written"][1] == T);
+    const json& r = g["rect"];
+    const double cw = g["cell"][0].get<double>();
+    CHECK(r["w"].get<double>() == Approx(T * cw).margin(0.01));
+    const auto bg = rgb(s.layout["colours"]["background"]);
+    const double y = r["y"].get<double>() + r["h"].get<double>() * 0.25;  // inside the K block
+    // Every column is drawn (a value colour, not the background)...
+    for (int p = 0; p < T; ++p) CHECK(s.image.at(r["x"].get<double>() + (p + 0.5) * cw, y) != bg);
+    // ...and nothing past the last one: the grid is exactly T columns wide.
+    CHECK(s.image.at(r["x"].get<double>() + T * cw + cw * 2.5, y) == bg);
+}
+
+TEST_CASE("compare mode draws both sessions and without the cache every column is rewritten",
+          "[gui][screenshot]") {
+    const Shot s = screenshot(tiny_with({"--decode", "2", "--cache", "compare"}), "cmp");
+    const json& a = main_heatmap(s.layout, 0);
+    const json& b = main_heatmap(s.layout, 1);
+    CHECK(a["session"] == "with KV cache");
+    CHECK(b["session"] == "without KV cache");
+    CHECK(a["n"] == b["n"]);
+    REQUIRE(s.layout["kv_grids"].size() == 2);
+    const int T = a["n"].get<int>();
+    CHECK(s.layout["kv_grids"][0]["written"][0] == T - 1);
+    CHECK(s.layout["kv_grids"][1]["written"][0] == 0);
+    CHECK(s.layout["kv_grids"][1]["written"][1] == T);
+    // The same weights drawn the same way in both.
+    const auto mask = rgb(s.layout["colours"]["mask"]);
+    for (int q = 0; q < T; ++q) {
+        const auto [xa, ya] = cell_centre(a["rect"], T, q, 0);
+        const auto [xb, yb] = cell_centre(b["rect"], T, q, 0);
+        CHECK(s.image.at(xa, ya) == s.image.at(xb, yb));
+        CHECK(s.image.at(xa, ya) != mask);
+    }
+}
+
+TEST_CASE("the toy example shows its table panel and draws none as an empty row",
+          "[gui][screenshot][toy]") {
+    const Shot s =
+        screenshot({"--model", "toy", "--prompt", "Today weather is so", "--prefill", "--layer",
+                    "0", "--head", "0", "--weight-scale", "linear", "--theme", "light"},
+                   "toy");
+    CHECK(s.layout["model"] == "toy");
+    CHECK(s.layout["theme"] == "light");
+    CHECK(s.layout["panels"].contains("toy_table"));
+    const json& hm = main_heatmap(s.layout);
+    REQUIRE(hm["n"] == 4);
+    const auto empty = rgb(s.layout["colours"]["empty_row"]);
+    const auto [x, y] = cell_centre(hm["rect"], 4, 0, 0);
+    CHECK(s.image.at(x, y) == empty);  // head "even" at the first token: none
+    const auto [x2, y2] = cell_centre(hm["rect"], 4, 1, 1);
+    CHECK(s.image.at(x2, y2) != empty);
+}
+
+TEST_CASE("the window's failures are one line and exit code 2", "[gui][errors]") {
+    SECTION("no display points to kvscope-cli") {
+        const Run r = run_app({"--model", "toy"}, false, "env -u DISPLAY -u WAYLAND_DISPLAY");
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("kvscope-cli") != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+    SECTION("OpenGL older than 3.3") {
+        const Run r = run_app({"--model", "toy", "--screenshot", "/dev/null"}, true,
+                              "env MESA_GL_VERSION_OVERRIDE=3.0");
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("OpenGL 3.3") != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+    SECTION("bad options") {
+        for (const auto& args : std::vector<std::vector<std::string>>{
+                 {"--bogus"}, {"--cache", "sometimes"}, {"--decode", "x"}, {"--size", "1x1"}}) {
+            const Run r = run_app(args, false);
+            CHECK(r.exit_code == 2);
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        }
+    }
+    SECTION("a model that does not open") {
+        const Run r = run_app({"--model", "/no/such/model.bin", "--screenshot", "/dev/null"});
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("/no/such/model.bin") != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+}
+
+TEST_CASE("headless runs leave the user settings alone and --frame-stats reports frame times",
+          "[gui][settings]") {
+    const fs::path home = kvs::test::temp_dir("gui-home");
+    const std::string env = "env HOME=" + quote(home.string()) +
+                            " XDG_CONFIG_HOME=" + quote((home / "xdg").string()) +
+                            " KVSCOPE_CONFIG_DIR=" + quote((home / "cfg").string());
+    const Run r = run_app({"--model", "toy", "--prefill", "--frame-stats", "5"}, true, env);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("frame time over 5 frames: min ") != std::string::npos);
+    CHECK(r.out.find("median") != std::string::npos);
+    // No settings file, no imgui.ini, not even their folders.
+    CHECK_FALSE(fs::exists(home / "cfg"));
+    CHECK_FALSE(fs::exists(home / "xdg" / "kvscope"));
+    CHECK_FALSE(fs::exists(home / ".config" / "kvscope"));
+    CHECK_FALSE(fs::exists(fs::current_path() / "imgui.ini"));
+}

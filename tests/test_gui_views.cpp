@@ -1,0 +1,426 @@
+// The window's data side, without a display: the attention matrix and KV grid put back together
+// from a trace, their pixels, the what-if formula, options, settings, and the engine worker that
+// hands steps from its thread to the window.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/kv_what_if.h"
+#include "core/model_loader.h"
+#include "core/session.h"
+#include "gui/attention_matrix.h"
+#include "gui/colormap.h"
+#include "gui/engine_worker.h"
+#include "gui/kv_grid.h"
+#include "gui/options.h"
+#include "gui/settings.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+using namespace kvs::gui;
+
+namespace {
+
+const std::string& tiny_path() {
+    static const std::string p = test::write_tiny_model(test::temp_dir("gui-views"));
+    return p;
+}
+const Model& tiny() {
+    static auto m = open_model(tiny_path());
+    return *m;
+}
+
+std::vector<Rgba> row_pixels(const AttentionMatrixRows& m, int l, int h, int q, int width,
+                             const HeatmapPalette& pal) {
+    std::vector<Rgba> px(width);
+    attention_row_pixels(m, l, h, q, width, pal, px.data());
+    return px;
+}
+
+// Keeps argv strings alive for parse_options.
+AppOptions parse(std::vector<std::string> args) {
+    args.insert(args.begin(), "kvscope");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    return parse_options(static_cast<int>(argv.size()), argv.data());
+}
+
+struct EnvVar {
+    std::string name, old;
+    bool had;
+    EnvVar(const char* n, const std::string& v) : name(n) {
+        const char* o = std::getenv(n);
+        had = o != nullptr;
+        if (had) old = o;
+        if (v.empty())
+            ::unsetenv(n);
+        else
+            ::setenv(n, v.c_str(), 1);
+    }
+    ~EnvVar() {
+        if (had)
+            ::setenv(name.c_str(), old.c_str(), 1);
+        else
+            ::unsetenv(name.c_str());
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a weight never takes the mask colour, in either theme and any scale", "[gui]") {
+    for (bool dark : {true, false})
+        for (WeightScale s : {WeightScale::Linear, WeightScale::Sqrt, WeightScale::Log}) {
+            const HeatmapPalette pal = palette_for(dark, s);
+            CHECK(!(pal.mask == pal.empty_row));
+            CHECK(!(pal.mask == pal.missing));
+            for (int i = 0; i <= 1000; ++i) {
+                const Rgba c = weight_colour(i / 1000.0f, s);
+                REQUIRE(!(c == pal.mask));
+                REQUIRE(!(c == pal.empty_row));
+            }
+        }
+    // The map runs dark to light: a larger weight is brighter.
+    auto lum = [](Rgba c) { return 0.3 * c.r + 0.59 * c.g + 0.11 * c.b; };
+    CHECK(lum(weight_colour(1.0f, WeightScale::Linear)) >
+          lum(weight_colour(0.5f, WeightScale::Linear)));
+    CHECK(lum(weight_colour(0.5f, WeightScale::Linear)) >
+          lum(weight_colour(0.0f, WeightScale::Linear)));
+    CHECK(scale_weight(0.25f, WeightScale::Sqrt) == Approx(0.5f));
+    CHECK(scale_weight(1e-5f, WeightScale::Log) == 0.0f);
+}
+
+TEST_CASE("prefill gives the causal triangle and each decode step adds exactly one row",
+          "[gui][attention]") {
+    CpuBackend be;
+    Session s(tiny(), be);
+    s.set_prompt("the cat sat in the hat");
+    const int P = s.prompt_len();
+    REQUIRE(P >= 4);
+    const HeatmapPalette pal = palette_for(true, WeightScale::Sqrt);
+    const int L = tiny().config().n_layers, H = tiny().config().n_heads;
+
+    s.step();
+    const auto m0 = collect_attention_rows(s.trace().steps(), 0);
+    REQUIRE(m0.n == P);
+    CHECK(m0.n_layers == L);
+    CHECK(m0.n_heads == H);
+    CHECK(m0.new_begin == 0);
+    CHECK(m0.new_end == P);
+    std::vector<std::vector<Rgba>> before;
+    for (int q = 0; q < P; ++q) {
+        const auto px = row_pixels(m0, L - 1, H - 1, q, P, pal);
+        const auto w = s.trace().steps()[0].attention.row(L - 1, H - 1, q);
+        for (int k = 0; k < P; ++k) {
+            if (k > q) {
+                CHECK(px[k] == pal.mask);
+                CHECK(attention_cell(m0, L - 1, H - 1, q, k).kind == CellKind::Masked);
+            } else {
+                CHECK(px[k] == weight_colour(w[k], pal.scale));
+                const CellValue v = attention_cell(m0, L - 1, H - 1, q, k);
+                CHECK(v.kind == CellKind::Weight);
+                CHECK(v.weight == w[k]);
+            }
+        }
+        before.push_back(px);
+    }
+
+    s.step();
+    s.step();
+    const auto m1 = collect_attention_rows(s.trace().steps(), 1);
+    const auto m2 = collect_attention_rows(s.trace().steps(), 2);
+    CHECK(m1.n == P + 1);
+    CHECK(m2.n == P + 2);
+    CHECK(m1.new_begin == P);
+    CHECK(m1.new_end == P + 1);
+    CHECK(m2.new_begin == P + 1);
+    CHECK(m2.new_end == P + 2);
+    // Old rows unchanged (and still the prefill's); the new row is the decode step's.
+    for (int q = 0; q < P; ++q) {
+        CHECK(m2.rows[q].step == 0);
+        auto px = row_pixels(m2, L - 1, H - 1, q, P, pal);
+        CHECK(px == before[q]);
+    }
+    CHECK(m2.rows[P].step == 1);
+    CHECK(m2.rows[P + 1].step == 2);
+    const auto last = row_pixels(m2, 0, 0, P + 1, P + 2, pal);
+    for (int k = 0; k < P + 2; ++k) CHECK(!(last[k] == pal.mask));
+    // Scrubbing back to step 1 shows one row fewer.
+    const auto row_at_1 = row_pixels(m1, 0, 0, P + 1, P + 2, pal);
+    for (const Rgba& c : row_at_1) CHECK(c == pal.mask);
+}
+
+TEST_CASE("uncached decode steps rebuild the same matrix from their single new rows",
+          "[gui][attention]") {
+    CpuBackend b1, b2;
+    SessionConfig cu;
+    cu.mode = CacheMode::Uncached;
+    Session cached(tiny(), b1), uncached(tiny(), b2, cu);
+    for (Session* s : {&cached, &uncached}) {
+        s->set_prompt("a cat in the hat");
+        for (int i = 0; i < 4; ++i) s->step();
+    }
+    const auto a = collect_attention_rows(cached.trace().steps(), 3);
+    const auto b = collect_attention_rows(uncached.trace().steps(), 3);
+    REQUIRE(a.n == b.n);
+    CHECK(b.new_end - b.new_begin == 1);
+    for (int q = 0; q < a.n; ++q)
+        for (int k = 0; k <= q; ++k)
+            CHECK(attention_cell(a, 1, 2, q, k).weight ==
+                  Approx(attention_cell(b, 1, 2, q, k).weight).margin(1e-5));
+}
+
+TEST_CASE("rows whose payload was dropped are reported missing, not invented", "[gui][attention]") {
+    CpuBackend be;
+    SessionConfig cfg;
+    cfg.trace_budget = 1;  // keep only the newest step's payload
+    Session s(tiny(), be, cfg);
+    s.set_prompt("the cat");
+    for (int i = 0; i < 3; ++i) s.step();
+    const auto m = collect_attention_rows(s.trace().steps(), 2);
+    const HeatmapPalette pal = palette_for(false, WeightScale::Linear);
+    CHECK(attention_cell(m, 0, 0, 0, 0).kind == CellKind::Missing);
+    CHECK(row_pixels(m, 0, 0, 0, m.n, pal)[0] == pal.missing);
+    CHECK(attention_cell(m, 0, 0, m.n - 1, 0).kind == CellKind::Weight);
+}
+
+TEST_CASE("the toy's head without a key shows as an empty row", "[gui][attention][toy]") {
+    auto toy = open_model("toy");
+    CpuBackend be;
+    Session s(*toy, be);
+    s.set_prompt("Today weather is so");
+    s.step();
+    const auto m = collect_attention_rows(s.trace().steps(), 0);
+    const HeatmapPalette pal = palette_for(true, WeightScale::Linear);
+    // Head 0 ("even") has nothing to attend to at the first token.
+    CHECK(attention_cell(m, 0, 0, 0, 0).kind == CellKind::EmptyRow);
+    CHECK(row_pixels(m, 0, 0, 0, m.n, pal)[0] == pal.empty_row);
+    CHECK(attention_cell(m, 0, 1, 0, 0).kind == CellKind::Weight);
+}
+
+TEST_CASE("the KV grid has one column per cached token, from the steps that wrote them",
+          "[gui][kv]") {
+    CpuBackend b1, b2;
+    SessionConfig cu;
+    cu.mode = CacheMode::Uncached;
+    Session cached(tiny(), b1), uncached(tiny(), b2, cu);
+    const ModelConfig& c = tiny().config();
+    for (Session* s : {&cached, &uncached}) {
+        s->set_prompt("the cat sat");
+        for (int i = 0; i < 3; ++i) s->step();
+    }
+    const int P = cached.prompt_len();
+    const auto g0 = collect_kv_columns(cached.trace().steps(), 0);
+    CHECK(g0.n == P);
+    CHECK(g0.kv_dim == c.kv_dim());
+    CHECK(g0.written_begin == 0);
+    CHECK(g0.written_end == P);
+    const auto g = collect_kv_columns(cached.trace().steps(), 2);
+    CHECK(g.n == P + 2);
+    CHECK(static_cast<int>(g.cols.size()) == P + 2);
+    CHECK(g.written_begin == P + 1);  // one column written by a cached step
+    CHECK(g.written_end == P + 2);
+    CHECK(g.query_pos == P + 1);
+    // Values are the prefill's K/V rows: [n_layers, 2, rows, kv_dim].
+    const StepRecord& pre = cached.trace().steps()[0];
+    for (int l = 0; l < c.n_layers; ++l)
+        for (int kv = 0; kv < 2; ++kv)
+            for (int ch = 0; ch < c.kv_dim(); ch += 3)
+                CHECK(kv_value(g, l, kv, 1, ch) ==
+                      pre.kv_rows[((std::size_t(l) * 2 + kv) * P + 1) * c.kv_dim() + ch]);
+    // The decode step's own column.
+    const StepRecord& d2 = cached.trace().steps()[2];
+    CHECK(kv_value(g, 1, 1, P + 1, 0) == d2.kv_rows[((1 * 2 + 1) * 1 + 0) * c.kv_dim() + 0]);
+    // Without the cache a decode step rewrites every column.
+    const auto gu = collect_kv_columns(uncached.trace().steps(), 2);
+    CHECK(gu.n == P + 2);
+    CHECK(gu.written_begin == 0);
+    CHECK(gu.written_end == P + 2);
+    for (int p = 0; p < gu.n; ++p)
+        CHECK(kv_value(gu, 0, 0, p, 0) == Approx(kv_value(g, 0, 0, p, 0)).margin(1e-5));
+    // Pixels: 2 x kv_dim per column, none missing.
+    std::vector<Rgba> col(2 * g.kv_dim);
+    const Rgba missing{1, 2, 3, 255};
+    kv_column_pixels(g, 0, P, kv_colour_scale(g, 0), missing, col.data());
+    for (const Rgba& px : col) CHECK(!(px == missing));
+    CHECK(kv_colour_scale(g, 0) > 0);
+    CHECK(kv_colour_scale(g, 0) <= kv_abs_max(g, 0));
+}
+
+TEST_CASE("KV what-if: bytes per token for MHA, GQA and MQA from the config", "[gui][kv]") {
+    ModelConfig c;
+    c.dim = 64;
+    c.n_heads = 8;
+    c.n_kv_heads = 4;
+    c.n_layers = 5;
+    const auto v = kv_what_if(c);
+    REQUIRE(v.size() == 4);  // 8, 4, 2, 1 K/V heads
+    CHECK(v[0].kind == "MHA");
+    CHECK(v[0].n_kv_heads == 8);
+    CHECK(v[1].kind == "GQA");
+    CHECK(v[1].is_model);
+    CHECK(v[3].kind == "MQA");
+    CHECK(v[3].n_kv_heads == 1);
+    // 2 (K, V) x 5 layers x kv heads x head_dim 8 x 4 bytes
+    CHECK(v[0].bytes_per_token == 2 * 5 * 8 * 8 * 4);
+    CHECK(v[1].bytes_per_token == 2 * 5 * 4 * 8 * 4);
+    CHECK(v[3].bytes_per_token == 2 * 5 * 1 * 8 * 4);
+    // The model's own layout agrees with what its KV cache reports.
+    CpuBackend be;
+    Session s(tiny(), be);
+    s.set_prompt("the cat");
+    s.step();
+    CHECK(kv_bytes_per_token(tiny().config(), tiny().config().n_kv_heads) ==
+          s.trace().back().kv.bytes_per_token());
+}
+
+TEST_CASE("command-line options: values, and one-line errors", "[gui][options]") {
+    const AppOptions o = parse({"--model", "toy", "--decode=3", "--cache", "compare", "--size",
+                                "800x600", "--screenshot", "a.png", "--layout-json", "a.json",
+                                "--layer", "1", "--head", "2", "--prefill"});
+    CHECK(o.model == "toy");
+    CHECK(o.decode == 3);
+    CHECK(o.cache == CacheView::Compare);
+    CHECK(o.width == 800);
+    CHECK(o.height == 600);
+    CHECK(o.headless());
+    CHECK(o.layer == 1);
+    CHECK(o.head == 2);
+    CHECK(o.prefill);
+    CHECK_FALSE(parse({}).headless());
+    CHECK_THROWS_AS(parse({"--bogus"}), Error);
+    CHECK_THROWS_AS(parse({"--decode", "-1"}), Error);
+    CHECK_THROWS_AS(parse({"--decode"}), Error);
+    CHECK_THROWS_AS(parse({"--cache", "maybe"}), Error);
+    CHECK_THROWS_AS(parse({"--size", "big"}), Error);
+    CHECK_THROWS_AS(parse({"--layout-json", "x.json"}), Error);  // needs --screenshot
+    CHECK_THROWS_AS(parse({"--prefill=yes"}), Error);
+    try {
+        parse({"--theme", "purple"});
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find('\n') == std::string::npos);
+        CHECK(std::string(e.what()).find("light, dark") != std::string::npos);
+    }
+}
+
+TEST_CASE("settings persist in the folder the environment names", "[gui][settings]") {
+    const auto dir = test::temp_dir("gui-settings");
+    {
+        EnvVar a("KVSCOPE_CONFIG_DIR", (dir / "explicit").string());
+        CHECK(settings_dir() == (dir / "explicit").string());
+    }
+    {
+        EnvVar a("KVSCOPE_CONFIG_DIR", "");
+        EnvVar b("XDG_CONFIG_HOME", (dir / "xdg").string());
+        CHECK(settings_dir() == (dir / "xdg" / "kvscope").string());
+        EnvVar c("XDG_CONFIG_HOME", "");
+        EnvVar d("HOME", (dir / "home").string());
+        CHECK(settings_dir() == (dir / "home" / ".config" / "kvscope").string());
+    }
+    Settings s;
+    s.theme = "light";
+    s.font_scale = 1.5f;
+    s.model = "toy";
+    s.prompt = "Today weather is so";
+    s.cache = "compare";
+    s.layer = 2;
+    s.head = 3;
+    s.temperature = 0.7f;
+    s.top_p = 0.95f;
+    s.seed = 1234567;
+    s.log_time = false;
+    const std::string path = (dir / "nested" / "settings.txt").string();
+    REQUIRE(save_settings(s, path));
+    CHECK(load_settings(path) == s);
+    CHECK(load_settings((dir / "absent.txt").string()) == Settings());
+    // Garbage values keep the defaults.
+    test::write_file(dir / "bad.txt",
+                     {'f', 'o', 'n', 't', '_', 's', 'c', 'a', 'l', 'e', '=', 'x', '\n'});
+    CHECK(load_settings((dir / "bad.txt").string()).font_scale == 1.0f);
+}
+
+TEST_CASE("the engine worker steps on its thread and publishes the same trace", "[gui][worker]") {
+    EngineWorker w;
+    w.open_model(tiny_path(), {}, {}, "the cat sat");
+    w.decode(3);
+    w.wait_idle();
+    CpuBackend be;
+    Session direct(tiny(), be);
+    direct.set_prompt("the cat sat");
+    for (int i = 0; i < 4; ++i) direct.step();
+    {
+        auto lock = w.lock();
+        const EngineSnapshot& s = w.snapshot();
+        CHECK(s.error.empty());
+        REQUIRE(s.sessions.size() == 1);
+        const auto& steps = s.sessions[0].trace.steps();
+        REQUIRE(steps.size() == 4);  // the prefill, then 3 decode steps
+        CHECK(steps[0].phase == Phase::Prefill);
+        for (int i = 0; i < 4; ++i) {
+            CHECK(steps[i].token_out == direct.trace().steps()[i].token_out);
+            CHECK(!steps[i].attention.p.empty());  // payloads kept for the views
+            CHECK(!steps[i].kv_rows.empty());
+        }
+        CHECK(s.sessions[0].prompt_tokens.size() == std::size_t(direct.prompt_len()));
+        CHECK_FALSE(s.busy);
+    }
+    const auto gen = [&] {
+        auto lock = w.lock();
+        return w.snapshot().generation;
+    }();
+    w.reset();
+    w.wait_idle();
+    {
+        auto lock = w.lock();
+        CHECK(w.snapshot().steps() == 0);
+        CHECK(w.snapshot().generation > gen);
+    }
+}
+
+TEST_CASE("compare mode runs both sessions to the same step, logits equal", "[gui][worker]") {
+    EngineWorker w;
+    w.open_model(tiny_path(), {}, {}, "the cat");
+    w.decode(2);
+    w.set_cache(CacheView::Compare);  // the uncached twin replays the steps so far
+    w.decode(2);
+    w.wait_idle();
+    auto lock = w.lock();
+    const EngineSnapshot& s = w.snapshot();
+    CHECK(s.error.empty());
+    REQUIRE(s.sessions.size() == 2);
+    CHECK(s.sessions[0].mode == CacheMode::Cached);
+    CHECK(s.sessions[1].mode == CacheMode::Uncached);
+    REQUIRE(s.sessions[0].trace.steps().size() == 5);
+    REQUIRE(s.sessions[1].trace.steps().size() == 5);
+    REQUIRE(s.logit_max_diff.size() == 5);
+    for (double d : s.logit_max_diff) CHECK(d <= 1e-4);
+    const auto& u = s.sessions[1].trace.steps();
+    CHECK(u[4].tokens_processed == u[4].kv.len);  // the whole sequence again
+    CHECK(s.sessions[0].trace.steps()[4].tokens_processed == 1);
+}
+
+TEST_CASE("the worker reports a model that will not open, and falls back when asked",
+          "[gui][worker]") {
+    EngineWorker w;
+    w.open_model("/no/such/model.bin");
+    w.wait_idle();
+    {
+        auto lock = w.lock();
+        CHECK(w.snapshot().error_serial == 1);
+        CHECK(w.snapshot().error.find("/no/such/model.bin") != std::string::npos);
+        CHECK(w.snapshot().model == nullptr);
+    }
+    w.open_model("/no/such/model.bin", {}, {"toy"}, "Today weather is so");
+    w.prefill();
+    w.wait_idle();
+    auto lock = w.lock();
+    REQUIRE(w.snapshot().model != nullptr);
+    CHECK(w.snapshot().model->is_toy());
+    CHECK(w.snapshot().model_note.find("showing toy instead") != std::string::npos);
+    CHECK(w.snapshot().steps() == 1);
+    CHECK(w.snapshot().error.empty());
+}
