@@ -84,15 +84,13 @@ struct CsvRow {
 
 class Bench {
   public:
-    Bench(const Model& model, Backend& backend, std::string prompt_text, int repeats, int warmup,
-          bool trace)
+    Bench(const Model& model, Backend& backend, std::string prompt_text, int repeats, int warmup)
         : model_(model),
           no_stop_(without_stop_tokens(model)),
           backend_(backend),
           prompt_text_(std::move(prompt_text)),
           repeats_(repeats),
           warmup_(warmup),
-          trace_(trace),
           cpu_(dynamic_cast<CpuBackend*>(&backend)) {
         decode_prompt_ = model.tokenizer().encode(prompt_text_);
         if (decode_prompt_.empty()) throw Error("the bench prompt encodes to no tokens");
@@ -104,58 +102,45 @@ class Bench {
         return is_prefill(m) ? L <= ctx : L >= 2 && decode_prompt_len() + L - 1 <= ctx;
     }
 
-    // Warm-up runs, then the timed repeats, on one Session.
-    Cell measure(Measure m, int L, bool trace) {
-        RunSetup setup;
-        setup.model = is_prefill(m) ? &model_ : no_stop_.get();
-        setup.backend = &backend_;
-        setup.prompt = is_prefill(m) ? prompt_of_length(model_, prompt_text_, L) : decode_prompt_;
-        setup.length = L;
-        setup.trace = trace;
-        MeasureRunner runner(m, setup);
-        for (int i = 0; i < warmup_; ++i) runner.run();
-        Cell c;
-        c.length = L;
-        c.measure = m;
-        for (int i = 0; i < repeats_; ++i) c.runs.push_back(runner.run());
-        return c;
-    }
-    Cell measure(Measure m, int L) { return measure(m, L, trace_); }
-
-    // Two variants of one measurement run alternately (a, b, a, b, ...), so that a change in the
-    // machine's load falls on both alike: how the cost of an instrument is measured.
+    // One measurement at one length, in one variant.
     struct Variant {
         bool trace = false;
         bool op_timers = true;  // the CPU backend's per-op clocks
     };
-    std::pair<Cell, Cell> paired(Measure m, int L, Variant va, Variant vb) {
-        auto setup = [&](const Variant& v) {
-            RunSetup s;
-            s.model = is_prefill(m) ? &model_ : no_stop_.get();
-            s.backend = &backend_;
-            s.prompt = is_prefill(m) ? prompt_of_length(model_, prompt_text_, L) : decode_prompt_;
-            s.length = L;
-            s.trace = v.trace;
-            return s;
-        };
-        MeasureRunner ra(m, setup(va)), rb(m, setup(vb));
-        std::pair<Cell, Cell> cells;
-        cells.first.length = cells.second.length = L;
-        cells.first.measure = cells.second.measure = m;
-        auto run = [&](MeasureRunner& r, const Variant& v) {
-            if (cpu_) cpu_->set_time_ops(v.op_timers);
-            RunSample sample = r.run();
+    struct Job {
+        Measure measure;
+        Variant variant;
+    };
+
+    // Warm-up runs, then the timed repeats, of every job at length L, interleaved: each round
+    // runs every job once, so a change in the machine's load (other processes come and go) falls
+    // on all of them alike rather than on whichever ran during it. One Session per job.
+    std::vector<Cell> interleaved(int L, const std::vector<Job>& jobs) {
+        std::vector<std::unique_ptr<MeasureRunner>> runners;
+        std::vector<Cell> cells(jobs.size());
+        for (std::size_t j = 0; j < jobs.size(); ++j) {
+            const Measure m = jobs[j].measure;
+            RunSetup setup;
+            setup.model = is_prefill(m) ? &model_ : no_stop_.get();
+            setup.backend = &backend_;
+            setup.prompt =
+                is_prefill(m) ? prompt_of_length(model_, prompt_text_, L) : decode_prompt_;
+            setup.length = L;
+            setup.trace = jobs[j].variant.trace;
+            runners.push_back(std::make_unique<MeasureRunner>(m, setup));
+            cells[j].length = L;
+            cells[j].measure = m;
+        }
+        auto run = [&](std::size_t j) {
+            if (cpu_) cpu_->set_time_ops(jobs[j].variant.op_timers);
+            RunSample sample = runners[j]->run();
             if (cpu_) cpu_->set_time_ops(true);
             return sample;
         };
-        for (int i = 0; i < warmup_; ++i) {
-            run(ra, va);
-            run(rb, vb);
-        }
-        for (int i = 0; i < repeats_; ++i) {
-            cells.first.runs.push_back(run(ra, va));
-            cells.second.runs.push_back(run(rb, vb));
-        }
+        for (int i = 0; i < warmup_; ++i)
+            for (std::size_t j = 0; j < jobs.size(); ++j) run(j);
+        for (int i = 0; i < repeats_; ++i)
+            for (std::size_t j = 0; j < jobs.size(); ++j) cells[j].runs.push_back(run(j));
         return cells;
     }
 
@@ -168,7 +153,6 @@ class Bench {
     std::string prompt_text_;
     std::vector<int> decode_prompt_;
     int repeats_, warmup_;
-    bool trace_;
     CpuBackend* cpu_;  // null for other backends
 };
 
@@ -290,7 +274,7 @@ int cmd_bench(int argc, char** argv) {
     else if (a.has("threads"))
         throw Error("--threads applies to the CPU backend; this run uses " + be.name());
     const Model& m = *o.model;
-    Bench bench(m, be, prompt, repeats, warmup, trace);
+    Bench bench(m, be, prompt, repeats, warmup);
 
     std::vector<std::string> header;
     header.push_back("kvscope-cli bench: model " + m.name() + " (" + m.config().describe() + ")");
@@ -319,16 +303,19 @@ int cmd_bench(int argc, char** argv) {
     std::vector<CsvRow> csv;
     std::vector<std::string> skipped;
     for (int L : lengths) {
+        std::vector<Bench::Job> jobs;
         for (Measure meas : kMeasures) {
-            if (!bench.fits(meas, L)) {
+            if (bench.fits(meas, L))
+                jobs.push_back({meas, {trace, true}});
+            else
                 skipped.push_back(std::string(measure_name(meas)) + " at L=" + std::to_string(L));
-                continue;
-            }
-            cells.push_back(bench.measure(meas, L));
-            print_cell(cells.back());
-            std::fflush(stdout);
-            add_csv(csv, cells.back());
         }
+        for (const Cell& c : bench.interleaved(L, jobs)) {
+            cells.push_back(c);
+            print_cell(c);
+            add_csv(csv, c);
+        }
+        std::fflush(stdout);
     }
     if (cells.empty()) throw Error("no length fits the model's context");
     if (!skipped.empty()) {
@@ -390,8 +377,9 @@ int cmd_bench(int argc, char** argv) {
     for (const Cell& c : cells)
         if (c.measure == Measure::DecodeCached) longest = c.length;
     if (longest > 0) {
-        const auto [with, without] =
-            bench.paired(Measure::DecodeCached, longest, {true, true}, {false, true});
+        const auto paired = bench.interleaved(longest, {{Measure::DecodeCached, {true, true}},
+                                                        {Measure::DecodeCached, {false, true}}});
+        const Cell &with = paired[0], &without = paired[1];
         const double cost = ratio(with.seconds(), without.seconds()) - 1;
         std::printf(
             "\ntracing cost, cached decode L=%d (alternating runs): median %.3f ms with "
@@ -404,8 +392,10 @@ int cmd_bench(int argc, char** argv) {
                        {cost, cost, cost},
                        repeats});
         if (cpu) {
-            const auto [timed, untimed] =
-                bench.paired(Measure::DecodeCached, longest, {trace, true}, {trace, false});
+            const auto timers = bench.interleaved(
+                longest,
+                {{Measure::DecodeCached, {trace, true}}, {Measure::DecodeCached, {trace, false}}});
+            const Cell &timed = timers[0], &untimed = timers[1];
             const double op_cost = ratio(timed.seconds(), untimed.seconds()) - 1;
             int calls = 0;
             for (int c : timed.runs.front().ops.calls) calls += c;

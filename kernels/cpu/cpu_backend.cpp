@@ -1,6 +1,5 @@
 #include "kernels/cpu/cpu_backend.h"
 
-#include <chrono>
 #include <cstring>
 
 #include "core/error.h"
@@ -8,28 +7,40 @@
 namespace kvs {
 namespace {
 
-// Adds the wall time of one op call to the backend's per-op totals.
+// Adds the clock ticks of one op call to the backend's per-op totals.
 class OpTimer {
   public:
-    OpTimer(OpTimes& t, Op op, bool on) : t_(t), op_(op), on_(on) {
-        if (on_) start_ = std::chrono::steady_clock::now();
+    OpTimer(const cpu::OpClock& clock, std::array<std::uint64_t, kOpCount>& ticks,
+            std::array<int, kOpCount>& calls, Op op, bool on)
+        : clock_(clock), ticks_(ticks), calls_(calls), op_(static_cast<int>(op)), on_(on) {
+        if (on_) start_ = clock_.now();
     }
     ~OpTimer() {
         if (!on_) return;
-        const auto i = static_cast<int>(op_);
-        t_.seconds[i] +=
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-        t_.calls[i] += 1;
+        ticks_[op_] += clock_.now() - start_;
+        calls_[op_] += 1;
     }
 
   private:
-    OpTimes& t_;
-    Op op_;
+    const cpu::OpClock& clock_;
+    std::array<std::uint64_t, kOpCount>& ticks_;
+    std::array<int, kOpCount>& calls_;
+    int op_;
     bool on_;
-    std::chrono::steady_clock::time_point start_;
+    std::uint64_t start_ = 0;
 };
 
 }  // namespace
+
+void CpuBackend::reset_op_times() {
+    times_ = {};
+    ticks_ = {};
+}
+
+OpTimes CpuBackend::op_times() {
+    for (int i = 0; i < kOpCount; ++i) times_.seconds[i] = clock_.seconds(ticks_[i]);
+    return times_;
+}
 
 std::string CpuBackend::device() const {
     return "CPU, " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
@@ -58,41 +69,41 @@ void CpuBackend::release(DeviceSpan s) {
 }
 
 void CpuBackend::upload(DeviceSpan dst, const float* src, std::size_t n) {
-    OpTimer timer(times_, Op::Transfer, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Transfer, time_ops_);
     std::memcpy(dst.data, src, n * sizeof(float));
 }
 
 void CpuBackend::download(float* dst, DeviceSpan src, std::size_t n) {
-    OpTimer timer(times_, Op::Transfer, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Transfer, time_ops_);
     std::memcpy(dst, src.data, n * sizeof(float));
 }
 
 void CpuBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) {
-    OpTimer timer(times_, Op::Embed, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Embed, time_ops_);
     for (int t = 0; t < T; ++t)
         std::memcpy(x.data + std::size_t(t) * dim, table.data + std::size_t(tokens[t]) * dim,
                     dim * sizeof(float));
 }
 
 void CpuBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) {
-    OpTimer timer(times_, Op::RmsNorm, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::RmsNorm, time_ops_);
     cpu::rmsnorm(out.data, x.data, w.data, T, dim);
 }
 
 void CpuBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
-    OpTimer timer(times_, Op::Matmul, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Matmul, time_ops_);
     cpu::matmul(out.data, x.data, w.data, T, n, d, threads_);
 }
 
 void CpuBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
                       int head_dim) {
-    OpTimer timer(times_, Op::Rope, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Rope, time_ops_);
     rope_.apply(q.data, k.data, T, pos0, dim, kv_dim, head_dim);
 }
 
 void CpuBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v,
                            int pos0, int T, int kv_dim) {
-    OpTimer timer(times_, Op::KvAppend, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::KvAppend, time_ops_);
     const std::size_t row = std::size_t(pos0) * kv_dim, n = std::size_t(T) * kv_dim;
     std::memcpy(cache_k.data + row, k.data, n * sizeof(float));
     std::memcpy(cache_v.data + row, v.data, n * sizeof(float));
@@ -101,19 +112,19 @@ void CpuBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k,
 void CpuBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                            DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
                            int head_dim) {
-    OpTimer timer(times_, Op::Attention, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Attention, time_ops_);
     cpu::attention(out.data, q.data, cache_k.data, cache_v.data,
                    probs.empty() ? nullptr : probs.data, T, pos0, n_heads, n_kv_heads, head_dim,
                    threads_, scratch_);
 }
 
 void CpuBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
-    OpTimer timer(times_, Op::SwiGLU, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::SwiGLU, time_ops_);
     cpu::swiglu(h1.data, h3.data, n);
 }
 
 void CpuBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
-    OpTimer timer(times_, Op::Add, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Add, time_ops_);
     cpu::add(x.data, y.data, n);
 }
 

@@ -2,10 +2,13 @@
 // The CPU backend: host memory, the fast ops of fast_ops.h (same results for a row alone or in a
 // batch, on any number of threads), per-op wall-clock timing, optional OpenMP threads.
 // reference_ops.h holds the plain run.c-order loops the fast ops are tested against.
+#include <array>
+#include <cstdint>
 #include <vector>
 
 #include "core/backend.h"
 #include "kernels/cpu/fast_ops.h"
+#include "kernels/cpu/op_clock.h"
 
 namespace kvs {
 
@@ -20,7 +23,8 @@ class CpuBackend final : public Backend {
     void set_threads(int n);
     int threads() const { return threads_; }
     static bool openmp_compiled();
-    // Per-op timing costs two clock reads per op; benchmarks switch it off to measure that cost.
+    // Per-op timing costs two clock reads per op (op_clock.h); benchmarks switch it off to
+    // measure that cost.
     void set_time_ops(bool on) { time_ops_ = on; }
     bool time_ops() const { return time_ops_; }
 
@@ -42,11 +46,16 @@ class CpuBackend final : public Backend {
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override;
 
+    void reset_op_times() override;
+    OpTimes op_times() override;
+
   private:
     bool time_ops_;
     int threads_ = 1;
     std::vector<float> scratch_;  // attention rows, one per thread
     cpu::RopeTable rope_;
+    cpu::OpClock clock_;
+    std::array<std::uint64_t, kOpCount> ticks_{};  // per op, since reset_op_times()
 };
 
 }  // namespace kvs

@@ -1,7 +1,15 @@
-// Causal attention, one (query row, head) at a time, as run.c does it: scores against every
-// visible key, softmax, weighted sum of the values. The loops over keys are what costs here (at
-// position p, 2 * p * head_dim multiply-adds and p exponentials per head), so each is a lane loop
-// or a vectorizable exp; heads run on threads when the call is big enough.
+// Causal attention, per query row, as run.c defines it: scores against every visible key,
+// softmax, weighted sum of the values. At position p that is, per head, 2 * p * head_dim
+// multiply-adds and p exponentials, and a read of p cached K and V rows.
+//
+// The cache rows are [n_kv_heads * head_dim] wide, so one head reads a short slice of each row
+// and touches a new cache line for every key. The heads of one row therefore go through the keys
+// together, a block of keys at a time: the block's K (then V) lines come from memory once and
+// serve every head while they sit in L1. Each head's arithmetic is the same sequence whatever the
+// blocking: the lane sums of vec_math.h, one softmax per head, and four value accumulators that
+// take the keys s % 4 = 0..3 in order (so consecutive keys do not wait on each other's
+// multiply-add). Rows are independent, so a batched prefill, a single decode row and a threaded
+// run give the same bits.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,6 +25,12 @@ namespace kvs::cpu {
 namespace {
 
 constexpr double kMinParallelMacs = 1 << 15;  // below this, waking threads costs more than it saves
+constexpr std::size_t kBlockBytes = 16 * 1024;  // K or V rows per key block: what stays in L1
+
+struct Shape {
+    int n_heads, n_kv_heads, head_dim, kv_mul, dim, kv_dim;
+    int blocks() const { return (head_dim + kLanes - 1) / kLanes; }  // kLanes-wide dim blocks
+};
 
 float max_of(const float* a, int n) {
     Vec acc = splat(a[0]);
@@ -31,8 +45,8 @@ float max_of(const float* a, int n) {
     return mx;
 }
 
-// Eight keys' scores at once: lane sums of q * k[s + u] over the head's dimensions, reduced
-// together; per key the same arithmetic as dot(qh, k[s + u], head_dim).
+// Eight keys' scores at once: lane sums of q * k[u] over the head's dimensions, reduced
+// together; per key the same arithmetic as dot(qh, k[u], head_dim).   k: 8 rows, stride kv_dim
 Vec eight_scores(const float* qh, const float* k, int kv_dim, int head_dim) {
     Vec parts[8] = {};
     int i = 0;
@@ -50,50 +64,88 @@ Vec eight_scores(const float* qh, const float* k, int kv_dim, int head_dim) {
     return sum_lanes8(parts);
 }
 
-// out[0 .. width) = sum_s att[s] * v[s][0 .. width), width <= kLanes. Four accumulators take the
-// keys s % 4 = 0..3, so consecutive keys do not wait on each other's multiply-add.
+// softmax over n scores, in place, max-subtracted for stability
+void softmax_row(float* att, int n) {
+    const float mx = max_of(att, n);
+    int s = 0;
+    for (; s + kLanes <= n; s += kLanes) store(att + s, exp_approx(load(att + s) - mx));
+    if (s < n) store_partial(att + s, exp_approx(load_partial(att + s, n - s) - mx), n - s);
+    const float total = sum(att, n);
+    for (s = 0; s < n; ++s) att[s] /= total;
+}
+
+// acc[u] += att[s] * v[s] for keys s in [s0, s1) with s % 4 == u, over one kLanes-wide block
+// of a head (width floats of it; Partial when width < kLanes).   acc_mem: [4, kLanes], carried
+// between key blocks; v: rows with stride kv_dim
 template <bool Partial>
-void weighted_values(float* out, const float* att, const float* v, int n_keys, int kv_dim,
-                     int width) {
+void accumulate_values(float* acc_mem, const float* att, const float* v, int s0, int s1, int kv_dim,
+                       int width) {
     auto v_at = [&](int key) {
         const float* p = v + std::size_t(key) * kv_dim;
         return Partial ? load_partial(p, width) : load(p);
     };
-    Vec acc[4] = {};
-    int s = 0;
-    for (; s + 4 <= n_keys; s += 4)
+    Vec acc[4];
+    for (int u = 0; u < 4; ++u) acc[u] = load(acc_mem + u * kLanes);
+    int s = s0;
+    for (; s + 4 <= s1; s += 4)
         for (int u = 0; u < 4; ++u) acc[u] = splat(att[s + u]) * v_at(s + u) + acc[u];
-    for (int u = 0; s < n_keys; ++s, ++u) acc[u] = splat(att[s]) * v_at(s) + acc[u];
-    const Vec total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    if (Partial)
-        store_partial(out, total, width);
-    else
-        store(out, total);
+    for (; s < s1; ++s) acc[s % 4] = splat(att[s]) * v_at(s) + acc[s % 4];
+    for (int u = 0; u < 4; ++u) store(acc_mem + u * kLanes, acc[u]);
 }
 
-// One query row of one head.   qh, out: [head_dim]; k, v: rows 0..n_keys-1 with stride kv_dim,
-// already offset to this head's kv head; att: [n_keys] scratch, left holding the probabilities.
-void one_row(float* out, const float* qh, const float* k, const float* v, float* att, int n_keys,
-             int kv_dim, int head_dim) {
-    const float scale = std::sqrt(static_cast<float>(head_dim));
-    int s = 0;
-    for (; s + 8 <= n_keys; s += 8)
-        store(att + s, eight_scores(qh, k + std::size_t(s) * kv_dim, kv_dim, head_dim) / scale);
-    for (; s < n_keys; ++s) att[s] = dot(qh, k + std::size_t(s) * kv_dim, head_dim) / scale;
+// Query row t, heads [h0, h1) (whole kv groups), keys 0..n_keys-1.
+// q_row, out_row: [dim]; att: [h1 - h0, n_keys] scratch, left holding the probabilities;
+// acc: [h1 - h0, blocks, 4, kLanes] scratch.
+void row_heads(float* out_row, const float* q_row, const float* k_cache, const float* v_cache,
+               float* att, float* acc, int h0, int h1, int n_keys, const Shape& sh) {
+    const int key_block = std::max<int>(8, int(kBlockBytes / (sizeof(float) * sh.kv_dim)) / 8 * 8);
+    const float scale = std::sqrt(static_cast<float>(sh.head_dim));
+    auto k_of = [&](int h) { return k_cache + std::size_t(h / sh.kv_mul) * sh.head_dim; };
+    auto v_of = [&](int h) { return v_cache + std::size_t(h / sh.kv_mul) * sh.head_dim; };
+    auto att_of = [&](int h) { return att + std::size_t(h - h0) * n_keys; };
 
-    // softmax over the visible keys, max-subtracted for stability
-    const float mx = max_of(att, n_keys);
-    s = 0;
-    for (; s + kLanes <= n_keys; s += kLanes) store(att + s, exp_approx(load(att + s) - mx));
-    if (s < n_keys)
-        store_partial(att + s, exp_approx(load_partial(att + s, n_keys - s) - mx), n_keys - s);
-    const float total = sum(att, n_keys);
-    for (s = 0; s < n_keys; ++s) att[s] /= total;
+    // Scores: eight keys at a time, every head over one key block before the next block.
+    const int n8 = n_keys / 8 * 8;
+    for (int b0 = 0; b0 < n8; b0 += key_block)
+        for (int h = h0; h < h1; ++h)
+            for (int s = b0; s < std::min(n8, b0 + key_block); s += 8)
+                store(att_of(h) + s,
+                      eight_scores(q_row + h * sh.head_dim, k_of(h) + std::size_t(s) * sh.kv_dim,
+                                   sh.kv_dim, sh.head_dim) /
+                          scale);
+    for (int h = h0; h < h1; ++h)
+        for (int s = n8; s < n_keys; ++s)
+            att_of(h)[s] =
+                dot(q_row + h * sh.head_dim, k_of(h) + std::size_t(s) * sh.kv_dim, sh.head_dim) /
+                scale;
 
-    int i = 0;
-    for (; i + kLanes <= head_dim; i += kLanes)
-        weighted_values<false>(out + i, att, v + i, n_keys, kv_dim, kLanes);
-    if (i < head_dim) weighted_values<true>(out + i, att, v + i, n_keys, kv_dim, head_dim - i);
+    for (int h = h0; h < h1; ++h) softmax_row(att_of(h), n_keys);
+
+    // Values: every head's accumulators carried from one key block to the next.
+    const int blocks = sh.blocks();
+    auto acc_of = [&](int h, int ib) { return acc + ((h - h0) * blocks + ib) * 4 * kLanes; };
+    std::fill(acc, acc + (h1 - h0) * blocks * 4 * kLanes, 0.0f);
+    for (int b0 = 0; b0 < n_keys; b0 += key_block) {
+        const int b1 = std::min(n_keys, b0 + key_block);
+        for (int h = h0; h < h1; ++h)
+            for (int ib = 0; ib < blocks; ++ib) {
+                const int i = ib * kLanes, width = std::min(kLanes, sh.head_dim - i);
+                if (width == kLanes)
+                    accumulate_values<false>(acc_of(h, ib), att_of(h), v_of(h) + i, b0, b1,
+                                             sh.kv_dim, width);
+                else
+                    accumulate_values<true>(acc_of(h, ib), att_of(h), v_of(h) + i, b0, b1,
+                                            sh.kv_dim, width);
+            }
+    }
+    for (int h = h0; h < h1; ++h)
+        for (int ib = 0; ib < blocks; ++ib) {
+            const float* a = acc_of(h, ib);
+            const Vec total =
+                (load(a) + load(a + kLanes)) + (load(a + 2 * kLanes) + load(a + 3 * kLanes));
+            const int i = ib * kLanes, width = std::min(kLanes, sh.head_dim - i);
+            store_partial(out_row + h * sh.head_dim + i, total, width);
+        }
 }
 
 }  // namespace
@@ -101,25 +153,40 @@ void one_row(float* out, const float* qh, const float* k, const float* v, float*
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
                int T, int pos0, int n_heads, int n_kv_heads, int head_dim, int threads,
                std::vector<float>& scratch) {
-    const int dim = n_heads * head_dim, kv_dim = n_kv_heads * head_dim;
-    const int kv_mul = n_heads / n_kv_heads, n_keys = pos0 + T;
+    const Shape sh{n_heads,
+                   n_kv_heads,
+                   head_dim,
+                   n_heads / n_kv_heads,
+                   n_heads * head_dim,
+                   n_kv_heads * head_dim};
+    const int n_keys = pos0 + T;
     const double macs = 2.0 * n_heads * head_dim * (double(T) * pos0 + double(T) * (T + 1) / 2);
     const int workers = threads > 1 && macs >= kMinParallelMacs ? threads : 1;
-    if (scratch.size() < std::size_t(workers) * n_keys)
-        scratch.resize(std::size_t(workers) * n_keys);
+    // Work items: (row t, a range of kv groups). One range per row when rows alone keep the
+    // workers busy; with fewer rows than workers, each row's kv groups are split among them.
+    const int splits = std::min(n_kv_heads, T >= workers ? 1 : workers);
+    const int items = T * splits;
 
-    // Work items are (row t, head h); each writes only its own slice of out and probs.
-    const int items = T * n_heads;
-    auto run = [&](int item, float* att) {
-        const int t = item / n_heads, h = item % n_heads, visible = pos0 + t + 1;
-        const std::size_t kv_off = std::size_t(h / kv_mul) * head_dim;
-        one_row(out + std::size_t(t) * dim + h * head_dim, q + std::size_t(t) * dim + h * head_dim,
-                k_cache + kv_off, v_cache + kv_off, att, visible, kv_dim, head_dim);
-        if (probs) {
-            float* p = probs + (std::size_t(h) * T + t) * n_keys;
-            std::memcpy(p, att, visible * sizeof(float));
-            std::memset(p + visible, 0, (n_keys - visible) * sizeof(float));
-        }
+    // Per worker: probabilities [n_heads, n_keys], then accumulators [n_heads, blocks, 4].
+    const std::size_t att_floats = std::size_t(n_heads) * n_keys;
+    const std::size_t acc_floats = std::size_t(n_heads) * sh.blocks() * 4 * kLanes;
+    const std::size_t per_worker = att_floats + acc_floats;
+    if (scratch.size() < workers * per_worker) scratch.resize(workers * per_worker);
+
+    auto run = [&](int item, float* mine) {
+        const int t = item / splits, part = item % splits, visible = pos0 + t + 1;
+        const int g0 = n_kv_heads * part / splits, g1 = n_kv_heads * (part + 1) / splits;
+        const int h0 = g0 * sh.kv_mul, h1 = g1 * sh.kv_mul;
+        float* att = mine;
+        float* acc = mine + att_floats;
+        row_heads(out + std::size_t(t) * sh.dim, q + std::size_t(t) * sh.dim, k_cache, v_cache, att,
+                  acc, h0, h1, visible, sh);
+        if (probs)
+            for (int h = h0; h < h1; ++h) {
+                float* p = probs + (std::size_t(h) * T + t) * n_keys;
+                std::memcpy(p, att + std::size_t(h - h0) * visible, visible * sizeof(float));
+                std::memset(p + visible, 0, (n_keys - visible) * sizeof(float));
+            }
     };
     if (workers == 1) {
         for (int item = 0; item < items; ++item) run(item, scratch.data());
@@ -128,9 +195,9 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
 #if defined(_OPENMP)
 #pragma omp parallel num_threads(workers)
     {
-        float* att = scratch.data() + std::size_t(omp_get_thread_num()) * n_keys;
-#pragma omp for schedule(dynamic, 4)
-        for (int item = 0; item < items; ++item) run(item, att);
+        float* mine = scratch.data() + std::size_t(omp_get_thread_num()) * per_worker;
+#pragma omp for schedule(dynamic, 1)
+        for (int item = 0; item < items; ++item) run(item, mine);
     }
 #else
     for (int item = 0; item < items; ++item) run(item, scratch.data());

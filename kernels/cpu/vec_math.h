@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 namespace kvs::cpu {
 
@@ -29,18 +30,32 @@ inline Vec load(const float* p) {
     std::memcpy(&v, p, sizeof v);
     return v;
 }
-// The first `count` (< kLanes) floats at p, the other lanes 0. An element loop, not a memcpy of
-// variable size: that would be a library call, which clobbers every SIMD register.
+// The first `count` (<= kLanes) floats at p, the other lanes 0; and the store that writes only
+// them. Copied in pieces of 8, 4, 2 and 1 floats: fixed-size copies compile to single moves, while
+// a loop or memcpy of variable size becomes a library call (GCC turns such loops into memcpy),
+// which clobbers every SIMD register in the middle of a kernel.
 inline Vec load_partial(const float* p, int count) {
-    Vec v = {};
-    for (int k = 0; k < count; ++k) v[k] = p[k];
-    return v;
+    float lanes[kLanes] = {};
+    int k = 0;
+    for (int piece : {8, 4, 2, 1})  // count = the sum of some of these
+        if (count & piece) {
+            std::memcpy(lanes + k, p + k, piece * sizeof(float));
+            k += piece;
+        }
+    return load(lanes);
 }
 inline void store(float* p, Vec v) {
     std::memcpy(p, &v, sizeof v);
 }
 inline void store_partial(float* p, Vec v, int count) {
-    for (int k = 0; k < count; ++k) p[k] = v[k];
+    float lanes[kLanes];
+    store(lanes, v);
+    int k = 0;
+    for (int piece : {8, 4, 2, 1})
+        if (count & piece) {
+            std::memcpy(p + k, lanes + k, piece * sizeof(float));
+            k += piece;
+        }
 }
 // x in every lane (a broadcast; Vec{} + x would be an add, which may not be dropped: 0 + -0 = 0)
 inline Vec splat(float x) {
