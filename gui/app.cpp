@@ -181,6 +181,8 @@ void App::draw_panels(FrameContext& f) {
         ui_.lesson_panel(f);
         ImGui::End();
     }
+    f.toolbar_bottom = top;
+    draw_messages(f);
     draw_help(f);
 }
 
@@ -189,6 +191,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
     if (ui_.fonts_dirty || scale != fonts_scale_) {
         fonts_ = load_fonts(scale);
         ui_.font_notice = fonts_.notice;
+        ui_.font_notice_until = ImGui::GetTime() + 8;
         fonts_scale_ = scale;
         ui_.fonts_dirty = false;
         theme_name_.clear();  // sizes scale with the text
@@ -214,6 +217,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
         if (snap.error_serial != ui_.seen_error_serial) {
             ui_.seen_error_serial = snap.error_serial;
             ui_.playing = false;
+            ui_.error_until = ImGui::GetTime() + 10;
         }
         if (snap.generation != ui_.seen_generation) {
             ui_.seen_generation = snap.generation;

@@ -48,7 +48,7 @@ EngineWorker::EngineWorker() : thread_([this] { loop(); }) {}
 
 EngineWorker::~EngineWorker() {
     {
-        std::lock_guard<std::mutex> l(mu_);
+        std::lock_guard<std::mutex> l(qmu_);
         stop_ = true;
         queue_.clear();
     }
@@ -65,27 +65,26 @@ double EngineWorker::now() {
 
 void EngineWorker::post(std::string what, std::function<void()> job) {
     {
-        std::lock_guard<std::mutex> l(mu_);
+        std::lock_guard<std::mutex> l(qmu_);
         if (stop_) return;
         queue_.emplace_back(std::move(what), std::move(job));
-        snap_.busy = true;
     }
     cv_.notify_all();
 }
 
 bool EngineWorker::idle() const {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::mutex> l(qmu_);
     return queue_.empty() && !running_;
 }
 
 void EngineWorker::wait_idle() const {
-    std::unique_lock<std::mutex> l(mu_);
+    std::unique_lock<std::mutex> l(qmu_);
     cv_.wait(l, [&] { return queue_.empty() && !running_; });
 }
 
 void EngineWorker::cancel() {
     {
-        std::lock_guard<std::mutex> l(mu_);
+        std::lock_guard<std::mutex> l(qmu_);
         queue_.clear();
     }
     cancel_ = true;
@@ -94,19 +93,24 @@ void EngineWorker::cancel() {
 void EngineWorker::loop() {
     for (;;) {
         std::function<void()> job;
+        std::string what;
         {
-            std::unique_lock<std::mutex> l(mu_);
+            std::unique_lock<std::mutex> l(qmu_);
             cv_.wait(l, [&] { return stop_ || !queue_.empty(); });
             if (stop_) return;
-            snap_.busy_what = std::move(queue_.front().first);
+            what = std::move(queue_.front().first);
             job = std::move(queue_.front().second);
             queue_.pop_front();
             running_ = true;
+            cancel_ = false;
+        }
+        {
+            std::lock_guard<std::mutex> l(mu_);
             snap_.busy = true;
+            snap_.busy_what = std::move(what);
             snap_.busy_done = 0;
             snap_.busy_total = 0;
             snap_.busy_since = now();
-            cancel_ = false;
         }
         std::string err;
         try {
@@ -120,10 +124,13 @@ void EngineWorker::loop() {
         }
         {
             std::lock_guard<std::mutex> l(mu_);
-            running_ = false;
-            snap_.busy = !queue_.empty();
+            snap_.busy = false;
             snap_.error = err;
             if (!err.empty()) ++snap_.error_serial;
+        }
+        {
+            std::lock_guard<std::mutex> l(qmu_);
+            running_ = false;
         }
         cv_.notify_all();
         wake();

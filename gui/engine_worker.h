@@ -50,7 +50,7 @@ struct EngineSnapshot {
     // rebuild instead of extending.
     std::uint64_t generation = 1;
 
-    bool busy = false;
+    bool busy = false;      // a request is running (set by the worker when it starts one)
     std::string busy_what;  // e.g. "decode step 3 of 20"
     int busy_done = 0, busy_total = 0;
     double busy_since = 0;  // seconds on the worker's clock (EngineWorker::now())
@@ -121,9 +121,12 @@ class EngineWorker {
         if (wake_) wake_();
     }
 
-    // Shared state.
+    // Two locks, always taken in this order when both are needed: mu_ (the snapshot; the window
+    // holds it for a frame, and requests made while drawing post under it), then qmu_ (the
+    // queue). The worker never holds one while taking the other.
     mutable std::mutex mu_;
-    mutable std::condition_variable cv_;
+    mutable std::mutex qmu_;
+    mutable std::condition_variable cv_;  // with qmu_
     std::deque<std::pair<std::string, std::function<void()>>> queue_;
     bool running_ = false;
     bool stop_ = false;

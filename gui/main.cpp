@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,12 @@
 namespace {
 using namespace kvs;
 using namespace kvs::gui;
+
+// SIGINT/SIGTERM end the loop like closing the window does, so settings are still saved.
+volatile std::sig_atomic_t g_quit = 0;
+void on_quit_signal(int) {
+    g_quit = 1;
+}
 
 CacheView cache_from(const std::string& s) {
     return s == "off" ? CacheView::Off : s == "compare" ? CacheView::Compare : CacheView::On;
@@ -168,7 +175,9 @@ int run(int argc, char** argv) {
     else if (o.prefill)
         worker.prefill();
 
-    while (!window.should_close()) {
+    std::signal(SIGINT, on_quit_signal);
+    std::signal(SIGTERM, on_quit_signal);
+    while (!window.should_close() && !g_quit) {
         // Sleep until something happens unless a step is running or playing.
         if (!ui.playing && worker.idle())
             glfwWaitEventsTimeout(0.5);
@@ -177,6 +186,11 @@ int run(int argc, char** argv) {
         app.frame();
     }
     worker.cancel();
+    {
+        // Remember the prompt the model accepted, not one it refused.
+        auto lock = worker.lock();
+        if (worker.snapshot().model) st.prompt = worker.snapshot().prompt;
+    }
     if (!settings_file.empty() && !save_settings(st, settings_file))
         std::fprintf(stderr, "kvscope: could not save settings to %s\n", settings_file.c_str());
     return 0;

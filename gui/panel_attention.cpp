@@ -120,7 +120,8 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     const ImVec2 a(origin.x + left_w, origin.y + title_h + top_h);
     const ImVec2 b(a.x + side, a.y + side);
     char title[96];
-    std::snprintf(title, sizeof title, "%s: layer %d, head %d", sv.label.c_str(), layer, head);
+    std::snprintf(title, sizeof title, "%s: layer %d, head %d",
+                  step_label(sv, shown_step(sv, f.step)), layer, head);
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), title);
     if (n == 0) return;
     AttentionTexture& tex = head_texture(f, si, m, layer, head);

@@ -31,4 +31,9 @@ int shown_step(const SessionView& s, int step) {
     return step < 0 ? n - 1 : std::min(step, n - 1);
 }
 
+const char* step_label(const SessionView& s, int step) {
+    if (step < 0 || step >= static_cast<int>(s.trace.steps().size())) return s.label.c_str();
+    return s.trace.steps()[step].mode == CacheMode::Cached ? "with KV cache" : "without KV cache";
+}
+
 }  // namespace kvs::gui

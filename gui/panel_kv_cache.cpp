@@ -30,14 +30,14 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     const int written = g.written_end - g.written_begin;
     if (st.phase == Phase::Prefill)
         std::snprintf(title, sizeof title,
-                      "%s: the prefill wrote %d columns; its last query read %d", sv.label.c_str(),
+                      "%s: the prefill wrote %d columns; its last query read %d", step_label(sv, s),
                       written, g.query_pos + 1);
     else if (written == 1)
         std::snprintf(title, sizeof title, "%s: step %d wrote column %d, its query read %d",
-                      sv.label.c_str(), s, g.written_begin, g.query_pos + 1);
+                      step_label(sv, s), s, g.written_begin, g.query_pos + 1);
     else
         std::snprintf(title, sizeof title, "%s: step %d rebuilt all %d columns, read %d",
-                      sv.label.c_str(), s, written, g.query_pos + 1);
+                      step_label(sv, s), s, written, g.query_pos + 1);
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), title);
 
     const float lab_w = fh * 1.4f, top = origin.y + fh * 1.3f;

@@ -221,7 +221,10 @@ void draw_toolbar(FrameContext& f) {
     int shown = f.step;
     ImGui::SetNextItemWidth(fh * 16);
     char fmt[64];
-    std::snprintf(fmt, sizeof fmt, "step %%d of %d", n > 0 ? n - 1 : 0);
+    if (n > 0)
+        std::snprintf(fmt, sizeof fmt, "step %%d of %d", n - 1);
+    else
+        std::snprintf(fmt, sizeof fmt, "no steps yet");
     if (ImGui::SliderInt("##step", &shown, 0, std::max(0, n - 1), fmt,
                          ImGuiSliderFlags_AlwaysClamp))
         ui.view_step = shown >= n - 1 ? -1 : shown;
@@ -272,23 +275,46 @@ void draw_toolbar(FrameContext& f) {
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextWrapped("%s", line.c_str());
     ImGui::PopStyleColor();
-    if (!s.error.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.error_text);
-        ImGui::TextWrapped("%s", s.error.c_str());
-        ImGui::PopStyleColor();
-    } else if (!s.model_note.empty()) {
+    if (!s.model_note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
         ImGui::TextWrapped("%s", s.model_note.c_str());
         ImGui::PopStyleColor();
-    } else if (!ui.notice.empty() && ImGui::GetTime() < ui.notice_until) {
-        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.ok_text);
-        ImGui::TextUnformatted(ui.notice.c_str());
-        ImGui::PopStyleColor();
-    } else if (!ui.font_notice.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
-        ImGui::TextUnformatted(ui.font_notice.c_str());
+    }
+}
+
+void draw_messages(FrameContext& f) {
+    // Errors, notices and missing fonts float over the panels for a few seconds instead of
+    // pushing the layout down (which would move whatever the user was about to click).
+    const double now = ImGui::GetTime();
+    struct Line {
+        ImU32 colour;
+        std::string text;
+    };
+    std::vector<Line> lines;
+    if (!f.snap.error.empty() && now < f.ui.error_until)
+        lines.push_back({f.theme.error_text, f.snap.error});
+    if (!f.ui.notice.empty() && now < f.ui.notice_until)
+        lines.push_back({f.theme.ok_text, f.ui.notice});
+    if (!f.ui.font_notice.empty() && now < f.ui.font_notice_until)
+        lines.push_back({f.theme.warning_text, f.ui.font_notice});
+    if (lines.empty()) return;
+    const ImVec2 vp = ImGui::GetMainViewport()->Size;
+    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, f.toolbar_bottom + 4), ImGuiCond_Always,
+                            ImVec2(0.5f, 0.0f));
+    ImGui::SetNextWindowBgAlpha(0.97f);
+    ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(vp.x * 0.8f, vp.y * 0.5f));
+    ImGui::Begin("##messages", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                     ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoSavedSettings |
+                     ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+    for (const Line& l : lines) {
+        ImGui::PushStyleColor(ImGuiCol_Text, l.colour);
+        ImGui::PushTextWrapPos(vp.x * 0.78f);
+        ImGui::TextUnformatted(l.text.c_str());
+        ImGui::PopTextWrapPos();
         ImGui::PopStyleColor();
     }
+    ImGui::End();
 }
 
 }  // namespace kvs::gui

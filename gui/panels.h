@@ -36,6 +36,8 @@ struct UiState {
     std::string notice;  // a short message under the toolbar, e.g. where a screenshot went
     double notice_until = 0;
     std::string font_notice;
+    double font_notice_until = 0;
+    double error_until = 0;  // the engine's last error shows until then
     std::uint64_t seen_error_serial = 0;
     std::uint64_t seen_generation = 0;
     // Issue 7's lesson panel: when set, a column at the right draws it (see App::layout).
@@ -58,6 +60,7 @@ struct FrameContext {
     LayoutRecord* layout;  // where panels record their geometry; null when nobody asked
     int step = -1;         // the step shown (index into each session's trace); -1: none yet
     float font_px = 16;
+    float toolbar_bottom = 0;  // y where the panels start
 
     const Model* model() const { return snap.model.get(); }
     // The piece of a token for labels; "?" when out of range.
@@ -68,6 +71,9 @@ struct FrameContext {
 
 // The step a session shows: the one asked, clamped to what the session has.
 int shown_step(const SessionView& s, int step);
+// "with KV cache" / "without KV cache" for the mode step `step` ran in (a session may switch
+// modes between steps); the session's own label when it has no such step.
+const char* step_label(const SessionView& s, int step);
 
 void draw_toolbar(FrameContext& f);
 void draw_tokens(FrameContext& f);
@@ -77,6 +83,7 @@ void draw_time(FrameContext& f);
 void draw_next_token(FrameContext& f);
 void draw_toy_table(FrameContext& f);
 void draw_help(FrameContext& f);
+void draw_messages(FrameContext& f);
 
 // Requests the app makes from several places (toolbar buttons and keys).
 void request_step(FrameContext& f);

@@ -316,3 +316,58 @@ TEST_CASE("headless runs leave the user settings alone and --frame-stats reports
     CHECK_FALSE(fs::exists(home / ".config" / "kvscope"));
     CHECK_FALSE(fs::exists(fs::current_path() / "imgui.ini"));
 }
+
+TEST_CASE("keys drive the window and typing in the prompt is not taken as keys", "[gui][keys]") {
+    // xdotool (a test package) types into the window on Xvfb like a student would.
+    REQUIRE(std::system("command -v xdotool >/dev/null") == 0);
+    const fs::path dir = kvs::test::temp_dir("gui-keys");
+    const fs::path script = dir / "drive.sh";
+    {
+        std::ofstream f(script);
+        f << R"(set -u
+"$@" & pid=$!
+wid=""
+for i in $(seq 200); do
+  wid=$(xdotool search --name '^kvscope$' 2>/dev/null | head -1); [ -n "$wid" ] && break; sleep 0.1
+done
+[ -z "$wid" ] && { kill $pid; exit 3; }
+sleep 1.5
+xdotool windowfocus --sync "$wid"
+# Space: prefill, Space: one decode step, c: cache off, t: light theme, Ctrl+S: a PNG here.
+for k in space space c t ctrl+s; do xdotool key $k; sleep 0.5; done
+# Into the prompt field: these letters are text, not the t (theme) and r (reset) keys.
+xdotool mousemove 520 122 click 1; sleep 0.4
+xdotool type --delay 100 " t r"; sleep 0.3
+xdotool key Return; sleep 0.5
+# Out of the field again (an empty corner), then '=' makes the text larger.
+xdotool mousemove 8 792 click 1; sleep 0.4
+xdotool key equal; sleep 0.6
+kill -TERM $pid; wait $pid
+)";
+    }
+    const std::string env = "KVSCOPE_CONFIG_DIR=" + quote((dir / "cfg").string());
+    const std::string cmd = "cd " + quote(dir.string()) + " && " + env +
+                            " xvfb-run -a -s '-screen 0 1280x800x24' bash " +
+                            quote(script.string()) + " " + quote(KVSCOPE_GUI_BIN) + " --model " +
+                            quote(tiny_model()) + " --prompt 'the cat sat' >out 2>err";
+    const int status = std::system(cmd.c_str());
+    INFO(slurp(dir / "err"));
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);  // SIGTERM ends the loop like closing the window
+    // Ctrl+S saved the window.
+    int pngs = 0;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".png" &&
+            e.path().filename().string().rfind("kvscope-", 0) == 0) {
+            ++pngs;
+            CHECK(load_png(e.path().string()).w == 1280);
+        }
+    CHECK(pngs == 1);
+    // The settings saved on exit record what the keys did.
+    const std::string settings = slurp(dir / "cfg" / "settings.txt");
+    CHECK(settings.find("cache = off\n") != std::string::npos);
+    CHECK(settings.find("theme = light\n") != std::string::npos);  // t typed as text: no toggle
+    CHECK(settings.find("font_scale = 1.125\n") != std::string::npos);
+    CHECK(settings.find("prompt = the cat sat t r\n") != std::string::npos);
+    CHECK(fs::exists(dir / "cfg" / "imgui.ini"));
+}
