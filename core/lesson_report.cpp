@@ -39,9 +39,11 @@ std::string shown(const std::string& piece) {
     for (unsigned char ch : piece) {
         if (ch == '\n')
             out += "\\n";
-        else if (ch < 0x20 || ch == 0x7f)
-            out += fmt("\\x%02x", ch);
-        else
+        else if (ch < 0x20 || ch == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned>(ch));
+            out += hex;
+        } else
             out += static_cast<char>(ch);
     }
     return out;
@@ -158,6 +160,23 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
                       quoted_piece(m, u.token_out) +
                       fmt("; max |logit difference| %.3g", logit_diff(r, u)));
     }
+    if (steps.size() - static_cast<std::size_t>(before) > 1) {
+        // Totals over the whole trace so far, the numbers the lessons compare.
+        auto totals = [&](const char* label, const Session& x) {
+            double rows = 0, secs = 0, flops = 0;
+            for (const auto& r : x.trace().steps()) {
+                rows += r.tokens_processed;
+                secs += r.wall_seconds;
+                flops += r.counts.flops;
+            }
+            out.push_back(std::string(label) + fmt("%.0f rows through the model, ", rows) +
+                          "measured " + format_seconds(secs) + ", counted " + format_flops(flops));
+        };
+        totals(s.config().mode == CacheMode::Cached ? "total so far, cached:   "
+                                                    : "total so far, uncached: ",
+               s);
+        if (f.uncached) totals("total so far, uncached: ", *f.uncached);
+    }
     if (s.finished()) out.push_back("generation finished: " + s.finish_reason());
 }
 
@@ -199,12 +218,12 @@ void describe_whatif(std::vector<std::string>& out, const Model& m) {
                   " layers x kv_heads x " + std::to_string(c.head_dim()) +
                   " head size x 4 bytes (float32)");
     for (const auto& v : kv_what_if(c)) {
-        out.push_back("  " + v.kind + fmt(" %2.0f kv heads", v.n_kv_heads) +
-                      fmt(" (%2.0f query heads each): ", v.group) +
-                      format_bytes(static_cast<double>(v.bytes_per_token)) + " per token, " +
-                      format_bytes(static_cast<double>(v.bytes_per_token) * c.seq_len) + " at " +
-                      std::to_string(c.seq_len) + " tokens" +
-                      (v.is_model ? "   <- this model" : ""));
+        out.push_back(
+            "  " + v.kind + fmt(" %2.0f K/V heads", v.n_kv_heads) +
+            fmt(", %2.0f query head", v.group) + (v.group == 1 ? " each:  " : "s each: ") +
+            format_bytes(static_cast<double>(v.bytes_per_token)) + " per token, " +
+            format_bytes(static_cast<double>(v.bytes_per_token) * c.seq_len) + " at " +
+            std::to_string(c.seq_len) + " tokens" + (v.is_model ? "   <- this model" : ""));
     }
 }
 
