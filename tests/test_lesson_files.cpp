@@ -1,6 +1,8 @@
 // The shipped lessons: nine in each language, every file parses, English and Chinese drive the
 // engine with the same directives; and `kvscope-cli lesson` as a user runs it.
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,20 @@ TEST_CASE("lessons are found by number, name or path", "[lesson]") {
     CHECK(find_lesson(p, "en") == p);  // a path wins over the language
     CHECK_THROWS_WITH(find_lesson("42", "en"), "no lesson '42' in en (kvscope-cli lesson --list)");
     CHECK_THROWS_WITH(find_lesson("/no/such.md", "en"), "/no/such.md: no such lesson file");
+}
+
+TEST_CASE("KVSCOPE_LESSONS points at another lessons folder", "[lesson]") {
+    const auto dir = test::temp_dir("lesson-env");
+    std::filesystem::create_directories(dir / "en");
+    write_text(dir / "en" / "01-only.md", "# Only\n## S\n@model toy\n");
+    ::setenv("KVSCOPE_LESSONS", dir.string().c_str(), 1);
+    const std::string found = lessons_dir();
+    const auto en = list_lessons("en");
+    ::unsetenv("KVSCOPE_LESSONS");
+    CHECK(found == dir.lexically_normal().string());
+    REQUIRE(en.size() == 1);
+    CHECK(en[0].name == "01-only");
+    CHECK(lessons_dir() != found);  // back to the source tree
 }
 
 TEST_CASE("kvscope-cli lesson --list names every lesson in both languages", "[lesson][cli]") {
