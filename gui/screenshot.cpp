@@ -3,7 +3,6 @@
 #include <GL/gl.h>
 #include <stb_image_write.h>
 
-#include <cstring>
 #include <vector>
 
 #include "core/error.h"
@@ -13,14 +12,19 @@ namespace kvs::gui {
 void save_framebuffer_png(const std::string& path, int w, int h) {
     if (w <= 0 || h <= 0) throw Error("the window has no pixels to save");
     const std::size_t row = std::size_t(w) * 4;
-    std::vector<unsigned char> px(row * h), flipped(row * h);
+    std::vector<unsigned char> px(row * h), rgb(std::size_t(w) * 3 * h);
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
     glReadBuffer(GL_BACK);
     glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
-    // OpenGL's rows start at the bottom; PNG's at the top. The window is opaque.
-    for (int y = 0; y < h; ++y) std::memcpy(&flipped[row * y], &px[row * (h - 1 - y)], row);
-    for (std::size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
-    if (!stbi_write_png(path.c_str(), w, h, 4, flipped.data(), static_cast<int>(row)))
+    // OpenGL's rows start at the bottom, PNG's at the top; the window is opaque, so RGB.
+    for (int y = 0; y < h; ++y) {
+        const unsigned char* src = &px[row * (h - 1 - y)];
+        unsigned char* dst = &rgb[std::size_t(w) * 3 * y];
+        for (int x = 0; x < w; ++x)
+            for (int c = 0; c < 3; ++c) dst[x * 3 + c] = src[x * 4 + c];
+    }
+    stbi_write_png_compression_level = 9;  // screenshots go into the docs: smaller is better
+    if (!stbi_write_png(path.c_str(), w, h, 3, rgb.data(), w * 3))
         throw Error("cannot write " + path);
 }
 
