@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::size_t kMaxTokenizerBytes = std::size_t(256) << 20;
 constexpr int kMaxPieceBytes = 4096;
+constexpr int kMaxVocab = 1 << 20;  // as ModelConfig::validate allows
 
 // The byte a "<0xXX>" piece stands for, or -1. run.c matches the prefix with sscanf.
 int byte_of_piece(const std::string& p) {
@@ -50,27 +51,56 @@ BpeTokenizer BpeTokenizer::parse(const unsigned char* data, std::size_t size, in
         fail("max_token_length = " + std::to_string(max_len));
     t.max_token_length_ = max_len;
 
-    while (at < size && (expected_vocab < 0 || t.vocab_size() < expected_vocab)) {
-        const int id = t.vocab_size();
-        float score;
+    // One entry at `at`: its score and piece, or false (with `why`) when the bytes there are not
+    // one. Entries past the model's vocabulary are only counted, never stored, so a huge file of
+    // tiny entries cannot make us allocate gigabytes.
+    std::string why;
+    auto entry = [&](float& score, std::string_view& piece) {
+        const std::size_t id = t.pieces_.size();
         std::int32_t len;
-        if (size - at < 8) fail("token " + std::to_string(id) + " is truncated");
+        if (size - at < 8) {
+            why = "token " + std::to_string(id) + " is truncated";
+            return false;
+        }
         std::memcpy(&score, data + at, 4);
         std::memcpy(&len, data + at + 4, 4);
-        at += 8;
-        if (len < 0 || len > max_len)
-            fail("token " + std::to_string(id) + " has length " + std::to_string(len) +
-                 " (max_token_length " + std::to_string(max_len) + ")");
-        if (static_cast<std::size_t>(len) > size - at)
-            fail("token " + std::to_string(id) + " runs past the end of the file");
-        t.pieces_.emplace_back(reinterpret_cast<const char*>(data + at), len);
+        if (len < 0 || len > max_len) {
+            why = "token " + std::to_string(id) + " has length " + std::to_string(len) +
+                  " (max_token_length " + std::to_string(max_len) + ")";
+            return false;
+        }
+        if (static_cast<std::size_t>(len) > size - at - 8) {
+            why = "token " + std::to_string(id) + " runs past the end of the file";
+            return false;
+        }
+        piece = std::string_view(reinterpret_cast<const char*>(data + at + 8), len);
+        at += 8 + static_cast<std::size_t>(len);
+        return true;
+    };
+    const int most = expected_vocab >= 0 ? expected_vocab : kMaxVocab;
+    while (at < size && t.vocab_size() < most) {
+        float score;
+        std::string_view piece;
+        if (!entry(score, piece)) fail(why);
+        t.pieces_.emplace_back(piece);
         t.scores_.push_back(score);
-        at += len;
     }
-    if (expected_vocab >= 0 && t.vocab_size() != expected_vocab)
+    if (expected_vocab >= 0 && t.vocab_size() < expected_vocab)
         fail("holds " + std::to_string(t.vocab_size()) + " tokens, the model needs " +
              std::to_string(expected_vocab));
-    if (at != size) fail(std::to_string(size - at) + " bytes of trailing data");
+    if (at != size) {
+        if (expected_vocab < 0) fail("more than " + std::to_string(kMaxVocab) + " tokens");
+        const std::size_t rest_at = at;
+        std::size_t extra = 0;
+        float score;
+        std::string_view piece;
+        while (at < size && entry(score, piece)) ++extra;
+        if (at == size)  // a whole tokenizer, for a bigger vocabulary
+            fail("holds " + std::to_string(expected_vocab + extra) +
+                 " tokens, the model needs " + std::to_string(expected_vocab));
+        fail(std::to_string(size - rest_at) + " bytes of trailing data after the model's " +
+             std::to_string(expected_vocab) + " tokens");
+    }
     if (t.vocab_size() < kByteBase) fail("fewer than 3 tokens (<unk>, <s>, </s>)");
     for (int i = t.vocab_size() - 1; i >= 0; --i) t.index_[t.pieces_[i]] = i;
     return t;
@@ -129,7 +159,9 @@ std::vector<int> BpeTokenizer::encode(std::string_view text) const {
     };
     std::priority_queue<Cand> heap;
     auto consider = [&](int l) {
-        const int r = l < 0 ? -1 : next[l];
+        // BOS (index 0) is a marker, not text, and never merges: with a tokenizer that holds an
+        // empty piece, "" + "" would otherwise swallow it (found by fuzz_tokenizer_parse).
+        const int r = l < 1 ? -1 : next[l];
         if (r < 0) return;
         const int m = find(pieces_[ids[l]] + pieces_[ids[r]]);
         if (m >= 0 && scores_[m] > -1e10f)

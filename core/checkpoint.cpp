@@ -20,10 +20,11 @@ std::int32_t read_i32(const unsigned char* p) {
     return v;
 }
 
-}  // namespace
-
-Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const std::string& name) {
-    if (size < kHeaderBytes)
+// The shapes in the 28-byte header at `data`, checked against the file's size: everything that
+// can be refused is refused here, before a byte of weights is read or allocated.
+ModelConfig config_from_header(const unsigned char* data, std::size_t avail, std::uintmax_t size,
+                               const std::string& name) {
+    if (avail < kHeaderBytes)
         throw Error(name + ": not a llama2.c checkpoint: " + std::to_string(size) +
                     " bytes is shorter than the 28-byte header");
     if (static_cast<std::uint32_t>(read_i32(data)) == kMagicV1)
@@ -32,8 +33,7 @@ Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const s
     std::int32_t h[7];
     for (int i = 0; i < 7; ++i) h[i] = read_i32(data + 4 * i);
 
-    Checkpoint ck;
-    ModelConfig& c = ck.config;
+    ModelConfig c;
     c.dim = h[0];
     c.hidden_dim = h[1];
     c.n_layers = h[2];
@@ -45,11 +45,20 @@ Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const s
     c.seq_len = h[6];
     c.validate(name);
 
-    const std::size_t expect = kHeaderBytes + c.stored_floats() * sizeof(float);
+    const std::uintmax_t expect = kHeaderBytes + std::uintmax_t(c.stored_floats()) * sizeof(float);
     if (size != expect)
         throw Error(name + ": size " + std::to_string(size) + " bytes, but its header (" +
                     c.describe() + ") implies " + std::to_string(expect) + " bytes" +
                     (size < expect ? " (truncated?)" : " (trailing data?)"));
+    return c;
+}
+
+}  // namespace
+
+Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const std::string& name) {
+    Checkpoint ck;
+    ck.config = config_from_header(data, size, size, name);
+    const ModelConfig& c = ck.config;
 
     LlamaWeights& w = ck.weights;
     w.storage.resize(c.stored_floats());
@@ -80,6 +89,9 @@ Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const s
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
+    // Header first: a foreign or lying file is refused without reading (or allocating) its size.
+    const auto head = read_file_head(path, kHeaderBytes);
+    config_from_header(head.data(), head.size(), regular_file_size(path), path);
     const auto bytes = read_file_bytes(path, kMaxCheckpointBytes);
     return parse_checkpoint(bytes.data(), bytes.size(), path);
 }

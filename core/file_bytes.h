@@ -1,11 +1,21 @@
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace kvs {
 
-// Whole file as bytes; throws kvs::Error("PATH: cannot open: REASON") when it cannot be read.
-// `limit` guards against being handed a huge unrelated file.
+// Size of the regular file at `path`. Throws kvs::Error naming PATH when it is missing or
+// unreadable, a directory, or not a regular file (a device such as /dev/zero, a pipe): those are
+// refused before anything is read, so a wrong path never means reading gigabytes.
+std::uintmax_t regular_file_size(const std::string& path);
+
+// Whole file as bytes; throws kvs::Error("PATH: ...") when it cannot be read (see above).
+// `limit` guards against being handed a huge unrelated file: it is checked before reading.
 std::vector<unsigned char> read_file_bytes(const std::string& path, std::size_t limit);
+
+// The first min(n, size) bytes, for readers that check a header before reading the rest.
+std::vector<unsigned char> read_file_head(const std::string& path, std::size_t n);
 
 }  // namespace kvs

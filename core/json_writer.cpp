@@ -4,25 +4,15 @@
 #include <cstdio>
 #include <string>
 
-namespace kvs {
+#include "core/utf8.h"
 
-namespace {
-// Length of a valid UTF-8 sequence starting at s[i], or 0.
-std::size_t utf8_len(std::string_view s, std::size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k)
-        if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-    return n;
-}
-}  // namespace
+namespace kvs {
 
 std::string json_escape(std::string_view s) {
     std::string out = "\"";
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
-        const std::size_t n = utf8_len(s, i);
+        const std::size_t n = utf8_sequence_length(s, i);
         char buf[8];
         if (c == '"' || c == '\\') {
             out += '\\';

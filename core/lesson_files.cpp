@@ -78,6 +78,8 @@ std::vector<LessonFile> list_lessons(const std::string& lang) {
 
 std::string find_lesson(const std::string& spec, const std::string& lang) {
     if (spec.find('/') != std::string::npos || spec.ends_with(".md")) {
+        std::error_code ec;
+        if (fs::is_directory(spec, ec)) throw Error(spec + ": is a folder, not a lesson file");
         if (!is_file(spec)) throw Error(spec + ": no such lesson file");
         return spec;
     }

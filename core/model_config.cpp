@@ -47,6 +47,13 @@ void ModelConfig::validate(const std::string& source) const {
         fail("n_kv_heads = " + std::to_string(n_kv_heads) + " does not divide n_heads = " +
              std::to_string(n_heads));
     if (head_dim() % 2 != 0) fail("head size " + std::to_string(head_dim()) + " is odd (RoPE)");
+    // The KV cache is allocated for the whole context when a runner starts: a header may be
+    // honest about its weights and still ask for more cache than any machine here has.
+    const std::size_t kv_bytes = std::size_t(2) * n_layers * seq_len * kv_dim() * sizeof(float);
+    if (kv_bytes > kMaxKvCacheBytes)
+        fail("its KV cache for the whole context (" + std::to_string(seq_len) + " tokens) needs " +
+             std::to_string(kv_bytes >> 20) + " MiB, more than kvscope's " +
+             std::to_string(kMaxKvCacheBytes >> 20) + " MiB");
 }
 
 std::string ModelConfig::describe() const {

@@ -24,8 +24,11 @@ struct ModelConfig {
     std::size_t stored_floats() const;
     // Weights used by the forward pass (freq_cis excluded, shared classifier counted once).
     std::size_t parameter_count() const;
-    // Throws kvs::Error naming `source` when a dimension is not positive, not sane, or the
-    // heads do not divide evenly.
+    // The largest KV cache (K and V, every layer, the whole context, float32) a model may need.
+    static constexpr std::size_t kMaxKvCacheBytes = std::size_t(4) << 30;
+
+    // Throws kvs::Error naming `source` when a dimension is not positive, not sane, the heads do
+    // not divide evenly, or the whole context's KV cache would exceed kMaxKvCacheBytes.
     void validate(const std::string& source) const;
     std::string describe() const;
 };

@@ -74,6 +74,9 @@ Draw Sampler::sample(std::span<const float> logits) {
     order_.clear();
     for (int i = 0; i < n; ++i)
         if (probs_[i] >= cutoff) order_.push_back(i);
+    // NaN probabilities (weights that overflow to inf or NaN, e.g. a foreign file of the right
+    // size) pass no cutoff: fall back to argmax instead of indexing an empty list.
+    if (order_.empty()) return {argmax(logits), coin};
     std::stable_sort(order_.begin(), order_.end(),
                      [&](int a, int b) { return probs_[a] > probs_[b]; });
     float cum = 0.0f;

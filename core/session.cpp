@@ -91,7 +91,11 @@ void Session::reset() {
 
 const StepRecord& Session::step() {
     if (prompt_len_ == 0) throw Error("no prompt set");
-    if (finished()) throw Error("generation has finished (" + finish_reason_ + ")");
+    if (finished())
+        throw Error(finish_reason_ == "context full"
+                        ? "generation has finished: the model's context of " +
+                              std::to_string(model_.config().seq_len) + " tokens is full"
+                        : "generation has finished (" + finish_reason_ + ")");
     StepRecord r;
     r.index = static_cast<int>(trace_.steps().size());
     r.mode = config_.mode;
@@ -181,12 +185,13 @@ const StepRecord& Session::step() {
     tokens_.push_back(d.token);
 
     const auto& stops = model_.stop_tokens();
+    // The context first: a limit equal to what the context allows ends there because of it.
     if (std::find(stops.begin(), stops.end(), d.token) != stops.end())
         finish_reason_ = "end token";
-    else if (config_.max_new_tokens > 0 && generated() >= config_.max_new_tokens)
-        finish_reason_ = "length limit";
     else if (static_cast<int>(tokens_.size()) > model_.config().seq_len)
         finish_reason_ = "context full";
+    else if (config_.max_new_tokens > 0 && generated() >= config_.max_new_tokens)
+        finish_reason_ = "length limit";
     trace_.push(std::move(r));
     return trace_.back();
 }
