@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "core/error.h"
+#include "gui/key_queue.h"
 #include "gui/screenshot.h"
 
 namespace kvs::gui {
@@ -46,11 +47,6 @@ void App::begin_panel(const char* title, const char* id, float x, float y, float
 
 void App::handle_keys(FrameContext& f) {
     ImGuiIO& io = ImGui::GetIO();
-    auto pressed = [](int key) { return ImGui::IsKeyPressed(key, true); };
-    if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_S, false)) ui_.want_screenshot = true;
-    if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) ui_.show_help = !ui_.show_help;
-    if (io.WantTextInput) return;  // typing in the prompt or a number field
-    const bool mod = io.KeyShift || io.KeyCtrl || io.KeyAlt;
     const int n = f.snap.steps();
     auto scrub = [&](int delta) {
         if (n == 0) return;
@@ -59,37 +55,76 @@ void App::handle_keys(FrameContext& f) {
         ui_.view_step = next >= n - 1 ? -1 : next;
         ui_.playing = false;
     };
-    if (ImGui::IsKeyPressed(GLFW_KEY_ESCAPE, false)) ui_.show_help = false;
-    if (mod && !io.KeyCtrl) {
-        if (pressed(GLFW_KEY_LEFT)) scrub(-1);
-        if (pressed(GLFW_KEY_RIGHT)) scrub(+1);
-    } else if (io.KeyCtrl) {
-        if (pressed(GLFW_KEY_LEFT)) scrub(-1);
-        if (pressed(GLFW_KEY_RIGHT)) scrub(+1);
-        return;  // Ctrl+letter is not a letter key
-    } else {
-        if (pressed(GLFW_KEY_SPACE) || pressed(GLFW_KEY_RIGHT)) request_step(f);
-    }
-    if (pressed(GLFW_KEY_LEFT_BRACKET)) scrub(-1);
-    if (pressed(GLFW_KEY_RIGHT_BRACKET)) scrub(+1);
-    if (ImGui::IsKeyPressed(GLFW_KEY_HOME, false) && n > 0) ui_.view_step = 0;
-    if (ImGui::IsKeyPressed(GLFW_KEY_END, false)) ui_.view_step = -1;
-    if (ImGui::IsKeyPressed(GLFW_KEY_P, false)) {
-        ui_.playing = !ui_.playing && !f.snap.finished();
-        ui_.view_step = -1;
-    }
-    if (ImGui::IsKeyPressed(GLFW_KEY_R, false)) request_reset(f);
-    if (ImGui::IsKeyPressed(GLFW_KEY_C, false)) cycle_cache(f);
-    if (ImGui::IsKeyPressed(GLFW_KEY_T, false))
-        ui_.settings.theme = ui_.settings.theme == "dark" ? "light" : "dark";
-    if (ImGui::IsKeyPressed(GLFW_KEY_F, false)) ui_.toggle_fullscreen = true;
-    if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD)) {
-        ui_.settings.font_scale = std::min(4.0f, ui_.settings.font_scale + 0.125f);
+    auto font = [&](float delta) {
+        ui_.settings.font_scale = std::clamp(ui_.settings.font_scale + delta, 0.5f, 4.0f);
         ui_.fonts_dirty = true;
-    }
-    if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT)) {
-        ui_.settings.font_scale = std::max(0.5f, ui_.settings.font_scale - 0.125f);
-        ui_.fonts_dirty = true;
+    };
+    for (const KeyPress& k : take_key_presses()) {
+        const bool ctrl = k.mods & GLFW_MOD_CONTROL;
+        const bool mod = k.mods & (GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT);
+        if (ctrl && k.key == GLFW_KEY_S) ui_.want_screenshot = true;
+        if (k.key == GLFW_KEY_F1) ui_.show_help = !ui_.show_help;
+        if (io.WantTextInput) continue;  // typing in the prompt or a number field
+        switch (k.key) {
+            case GLFW_KEY_ESCAPE:
+                ui_.show_help = false;
+                break;
+            case GLFW_KEY_SPACE:
+                if (!mod) request_step(f);
+                break;
+            case GLFW_KEY_RIGHT:
+                if (mod)
+                    scrub(+1);
+                else
+                    request_step(f);
+                break;
+            case GLFW_KEY_LEFT:
+                if (mod) scrub(-1);
+                break;
+            case GLFW_KEY_LEFT_BRACKET:
+                scrub(-1);
+                break;
+            case GLFW_KEY_RIGHT_BRACKET:
+                scrub(+1);
+                break;
+            case GLFW_KEY_HOME:
+                if (n > 0) ui_.view_step = 0;
+                break;
+            case GLFW_KEY_END:
+                ui_.view_step = -1;
+                break;
+            case GLFW_KEY_EQUAL:
+            case GLFW_KEY_KP_ADD:
+                font(+0.125f);
+                break;
+            case GLFW_KEY_MINUS:
+            case GLFW_KEY_KP_SUBTRACT:
+                font(-0.125f);
+                break;
+            default:
+                break;
+        }
+        if (ctrl) continue;  // Ctrl+letter is not the letter's shortcut
+        switch (k.key) {
+            case GLFW_KEY_P:
+                ui_.playing = !ui_.playing && !f.snap.finished();
+                ui_.view_step = -1;
+                break;
+            case GLFW_KEY_R:
+                request_reset(f);
+                break;
+            case GLFW_KEY_C:
+                cycle_cache(f);
+                break;
+            case GLFW_KEY_T:
+                ui_.settings.theme = ui_.settings.theme == "dark" ? "light" : "dark";
+                break;
+            case GLFW_KEY_F:
+                ui_.toggle_fullscreen = true;
+                break;
+            default:
+                break;
+        }
     }
 }
 

@@ -42,6 +42,8 @@ class AttentionTexture {
     ImTextureID id() const { return tex_.id(); }
     // UV of the bottom-right corner of the n x n matrix inside the texture.
     ImVec2 uv_max() const;
+    // UV of position p along either axis (rows and columns share the texture's size).
+    float uv(int p) const { return cap_ ? float(p) / cap_ : 0.0f; }
     int rows_uploaded_total() const { return uploads_; }
 
   private:

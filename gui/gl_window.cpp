@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "gui/key_queue.h"
 
 namespace kvs::gui {
 namespace {
@@ -80,6 +81,7 @@ GlWindow::GlWindow(const WindowConfig& cfg) {
     ImGuiIO& io = ImGui::GetIO();
     if (cfg.ini_file) ini_file_ = cfg.ini_file;
     io.IniFilename = ini_file_.empty() ? nullptr : ini_file_.c_str();
+    install_key_queue(win_);  // first: ImGui's backend chains to it
     ImGui_ImplGlfw_InitForOpenGL(win_, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
 }

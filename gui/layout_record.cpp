@@ -40,6 +40,7 @@ std::string LayoutRecord::to_json() const {
                                  {"layer", h.layer},
                                  {"head", h.head},
                                  {"n", h.n},
+                                 {"first", h.first},
                                  {"rect", rect(h.rect)},
                                  {"new_rows", {h.new_begin, h.new_end}}});
     j["kv_grids"] = nlohmann::json::array();

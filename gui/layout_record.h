@@ -16,8 +16,9 @@ struct HeatmapRecord {
     std::string session;  // the session's label
     bool main = false;    // the large heatmap (else a small multiple)
     int layer = 0, head = 0;
-    int n = 0;                       // rows = columns drawn (tokens in the cache)
-    Rect rect;                       // the n x n cells
+    int n = 0;                       // rows = columns of the matrix (tokens in the cache)
+    int first = 0;                   // first position drawn (zoomed in: the cells are first..n-1)
+    Rect rect;                       // the (n - first) x (n - first) cells
     int new_begin = 0, new_end = 0;  // rows computed at the step shown (outlined)
 };
 

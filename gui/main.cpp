@@ -112,6 +112,7 @@ int run(int argc, char** argv) {
     if (o.prompt) st.prompt = *o.prompt;
     if (o.layer >= 0) st.layer = o.layer;
     if (o.head >= 0) st.head = o.head;
+    ui.heat_zoom = o.zoom;
     const std::string saved_model = st.model;
     std::string spec = st.model == "file" ? st.model_path : st.model;
     if (!o.model.empty()) {

@@ -73,6 +73,7 @@ std::string usage() {
            "  --theme T              light | dark\n"
            "  --font-scale S         text size (1 = 16 px)\n"
            "  --weight-scale S       attention colours: linear | sqrt | log\n"
+           "  --zoom Z               large heatmap: the newest 1/Z of the tokens (1..64)\n"
            "  --size WxH             window size (default 1280x800)\n"
            "  --screenshot FILE.png  render once after the steps above, save a PNG, exit\n"
            "  --layout-json FILE     with --screenshot: where each panel and heatmap was drawn\n"
@@ -111,6 +112,7 @@ AppOptions parse_options(int argc, char** argv) {
          [&](const std::string& v) {
              o.weight_scale = one_of("weight-scale", v, {"linear", "sqrt", "log"});
          }},
+        {"zoom", [&](const std::string& v) { o.zoom = number("zoom", v, 1, 64); }},
         {"size",
          [&](const std::string& v) {
              const auto x = v.find('x');

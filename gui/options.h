@@ -26,6 +26,7 @@ struct AppOptions {
     std::optional<std::string> theme;  // "light" | "dark"
     std::optional<float> font_scale;
     std::optional<std::string> weight_scale;  // "linear" | "sqrt" | "log"
+    float zoom = 1;                           // the large heatmap shows the newest n / zoom tokens
     std::string screenshot;                   // write a PNG of the window and exit
     std::string layout_json;                  // with --screenshot: where each panel was drawn
     int frame_stats = 0;       // render this many frames, print frame-time statistics, exit

@@ -102,65 +102,71 @@ void legend(FrameContext& f, ImVec2 p, float w, bool any_empty) {
     swatch(f.pal.highlight, "new this step", true);
 }
 
-// The large heatmap of session `si` in the box (origin, size), labels included.
+// The large heatmap of session `si` in the box (origin, size), labels included. Zoomed in, it
+// shows the square of the newest tokens (positions first..n-1), where decode steps add rows.
 void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int layer, int head,
                   ImVec2 origin, ImVec2 size, const std::vector<int>& tokens) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fh = f.font_px;
     const SessionView& sv = f.snap.sessions[si];
     const int n = m.n;
+    const int shown =
+        n == 0 ? 0 : std::clamp(int(std::ceil(n / f.ui.heat_zoom)), std::min(n, 8), n);
+    const int first = n - shown;
     // Room for labels first: pieces when the cells are tall enough to read, else positions.
     const float legend_h = fh * 3.4f, title_h = fh * 1.3f;
     float side = std::min(size.x - fh * 5.5f, size.y - legend_h - title_h - fh * 1.5f);
-    const bool pieces = n > 0 && side / n >= fh * 0.95f;
+    const bool pieces = shown > 0 && side / shown >= fh * 0.95f;
     const float top_h = pieces ? std::min(fh * 5.0f, size.y * 0.18f) : fh * 1.3f;
     const float left_w = pieces ? fh * 5.5f : fh * 2.4f;
     side = std::max(fh * 4,
                     std::min(size.x - left_w - fh * 0.5f, size.y - legend_h - title_h - top_h));
     const ImVec2 a(origin.x + left_w, origin.y + title_h + top_h);
     const ImVec2 b(a.x + side, a.y + side);
-    char title[96];
-    std::snprintf(title, sizeof title, "%s: layer %d, head %d",
-                  step_label(sv, shown_step(sv, f.step)), layer, head);
+    char title[160];
+    int len = std::snprintf(title, sizeof title, "%s: layer %d, head %d",
+                            step_label(sv, shown_step(sv, f.step)), layer, head);
+    if (first > 0 && len > 0 && len < int(sizeof title))
+        std::snprintf(title + len, sizeof title - len, "  (zoom: tokens %d..%d)", first, n - 1);
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), title);
     if (n == 0) return;
     AttentionTexture& tex = head_texture(f, si, m, layer, head);
-    dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
-    const float cell = side / n;
+    dl->AddImage(tex.id(), a, b, ImVec2(tex.uv(first), tex.uv(first)),
+                 ImVec2(tex.uv(n), tex.uv(n)));
+    const float cell = side / shown;
+    auto tok = [&](int p) {
+        return visible_piece(f.piece(p < static_cast<int>(tokens.size()) ? tokens[p] : -1));
+    };
 
     // Axis labels: queries down the left, keys across the top.
     const ImU32 lab = f.theme.muted_text;
     if (pieces) {
-        for (int q = 0; q < n; ++q) {
-            const std::string t = clipped(
-                visible_piece(f.piece(q < static_cast<int>(tokens.size()) ? tokens[q] : -1)),
-                left_w - fh * 0.4f);
+        for (int i = 0; i < shown; ++i) {
+            const std::string t = clipped(tok(first + i), left_w - fh * 0.4f);
             const float tw = ImGui::CalcTextSize(t.c_str()).x;
-            dl->AddText(ImVec2(a.x - tw - fh * 0.25f, a.y + cell * (q + 0.5f) - fh * 0.5f), lab,
+            dl->AddText(ImVec2(a.x - tw - fh * 0.25f, a.y + cell * (i + 0.5f) - fh * 0.5f), lab,
                         t.c_str());
-            const std::string tk = clipped(
-                visible_piece(f.piece(q < static_cast<int>(tokens.size()) ? tokens[q] : -1)),
-                top_h - fh * 0.3f);
-            add_text_vertical(dl, ImVec2(a.x + cell * (q + 0.5f) - fh * 0.5f, a.y - fh * 0.2f), lab,
+            const std::string tk = clipped(tok(first + i), top_h - fh * 0.3f);
+            add_text_vertical(dl, ImVec2(a.x + cell * (i + 0.5f) - fh * 0.5f, a.y - fh * 0.2f), lab,
                               tk.c_str());
         }
     } else {
         const int k = label_stride(cell, fh * 2.2f);
-        for (int q = 0; q < n; q += k) {
+        for (int p = (first + k - 1) / k * k; p < n; p += k) {
             char t[16];
-            std::snprintf(t, sizeof t, "%d", q);
-            const float tw = ImGui::CalcTextSize(t).x;
-            dl->AddText(ImVec2(a.x - tw - fh * 0.25f, a.y + cell * (q + 0.5f) - fh * 0.5f), lab, t);
-            dl->AddText(ImVec2(a.x + cell * (q + 0.5f) - tw * 0.5f, a.y - fh * 1.2f), lab, t);
+            std::snprintf(t, sizeof t, "%d", p);
+            const float tw = ImGui::CalcTextSize(t).x, c = cell * (p - first + 0.5f);
+            dl->AddText(ImVec2(a.x - tw - fh * 0.25f, a.y + c - fh * 0.5f), lab, t);
+            dl->AddText(ImVec2(a.x + c - tw * 0.5f, a.y - fh * 1.2f), lab, t);
         }
     }
     // The rows this step computed: a crisp outline (no anti-aliasing) in one exact colour.
-    if (m.new_end > m.new_begin) {
+    const int nb = std::max(m.new_begin, first) - first, ne = m.new_end - first;
+    if (ne > nb) {
         const ImDrawListFlags saved = dl->Flags;
         dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
-        dl->AddRect(ImVec2(std::floor(a.x) - 1.5f, std::floor(a.y + cell * m.new_begin) - 1.5f),
-                    ImVec2(std::floor(a.x + cell * m.new_end) + 1.5f,
-                           std::floor(a.y + cell * m.new_end) + 1.5f),
+        dl->AddRect(ImVec2(std::floor(a.x) - 1.5f, std::floor(a.y + cell * nb) - 1.5f),
+                    ImVec2(std::floor(a.x + cell * ne) + 1.5f, std::floor(a.y + cell * ne) + 1.5f),
                     to_u32(f.pal.highlight), 0, 0, 2.0f);
         dl->Flags = saved;
     }
@@ -172,19 +178,20 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     legend(f, ImVec2(a.x, b.y + fh * 0.6f), std::min(side * 0.7f, fh * 12), any_empty);
 
     if (f.layout)
-        f.layout->heatmaps.push_back(
-            {sv.label, true, layer, head, n, Rect{a.x, a.y, side, side}, m.new_begin, m.new_end});
+        f.layout->heatmaps.push_back({sv.label, true, layer, head, n, first,
+                                      Rect{a.x, a.y, side, side}, m.new_begin, m.new_end});
 
-    // Hover: which query, which key, what weight.
+    // Hover: which query, which key, what weight; the wheel zooms into the newest tokens.
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
         mouse.y < b.y) {
-        const int q = std::clamp(int((mouse.y - a.y) / cell), 0, n - 1);
-        const int k = std::clamp(int((mouse.x - a.x) / cell), 0, n - 1);
+        const float wheel = ImGui::GetIO().MouseWheel;
+        if (wheel != 0)
+            f.ui.heat_zoom = std::clamp(f.ui.heat_zoom * (wheel > 0 ? 1.25f : 0.8f), 1.0f, 64.0f);
+        if (ImGui::IsMouseDoubleClicked(0)) f.ui.heat_zoom = 1.0f;
+        const int q = first + std::clamp(int((mouse.y - a.y) / cell), 0, shown - 1);
+        const int k = first + std::clamp(int((mouse.x - a.x) / cell), 0, shown - 1);
         const CellValue v = attention_cell(m, layer, head, q, k);
-        auto tok = [&](int p) {
-            return visible_piece(f.piece(p < static_cast<int>(tokens.size()) ? tokens[p] : -1));
-        };
         ImGui::BeginTooltip();
         ImGui::Text("query %d \"%s\"  ->  key %d \"%s\"", q, tok(q).c_str(), k, tok(k).c_str());
         switch (v.kind) {
@@ -204,6 +211,7 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         if (m.rows[q].step >= 0)
             ImGui::Text("row computed at step %d (%s)", m.rows[q].step,
                         m.rows[q].step == 0 ? "prefill" : "decode");
+        ImGui::TextDisabled("mouse wheel: zoom into the newest tokens; double-click: all");
         ImGui::EndTooltip();
     }
 }
@@ -244,7 +252,7 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
                 dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2),
                             to_u32(f.pal.highlight), 0, 0, 2);
             if (f.layout)
-                f.layout->heatmaps.push_back({f.snap.sessions[0].label, false, l, h, m.n,
+                f.layout->heatmaps.push_back({f.snap.sessions[0].label, false, l, h, m.n, 0,
                                               Rect{a.x, a.y, c, c}, m.new_begin, m.new_end});
             if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
                 mouse.y < b.y) {

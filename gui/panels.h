@@ -27,6 +27,8 @@ struct UiState {
     double last_play_request = 0;
     bool show_help = false;
     int kv_layer = -1;  // -1: follow the attention panel's layer
+    // The large heatmap shows the newest n / zoom tokens (mouse wheel; double-click: all).
+    float heat_zoom = 1.0f;
     std::array<char, 2048> prompt{};
     std::array<char, 1024> model_path{};
     bool prompt_dirty = false;

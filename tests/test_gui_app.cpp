@@ -208,6 +208,24 @@ TEST_CASE("one decode step adds exactly one row and outlines it", "[gui][screens
     CHECK(outlined);
 }
 
+TEST_CASE("zoomed in, the large heatmap shows the newest tokens", "[gui][screenshot]") {
+    const Shot s = screenshot(tiny_with({"--decode", "6", "--zoom", "2"}), "zoom");
+    const json& hm = main_heatmap(s.layout);
+    const int n = hm["n"].get<int>(), first = hm["first"].get<int>();
+    REQUIRE(n >= 10);
+    CHECK(first == n - std::max(8, (n + 1) / 2));  // ceil(n / 2) rows, at least 8
+    const int shown = n - first;
+    const auto mask = rgb(s.layout["colours"]["mask"]);
+    for (int i = 0; i < shown; ++i)
+        for (int j = 0; j < shown; ++j) {
+            const auto [x, y] = cell_centre(hm["rect"], shown, i, j);
+            if (j > i)
+                CHECK(s.image.at(x, y) == mask);
+            else
+                CHECK(s.image.at(x, y) != mask);
+        }
+}
+
 TEST_CASE("the KV grid has one column per token in the cache", "[gui][screenshot]") {
     const Shot s = screenshot(tiny_with({"--decode", "3"}), "kv");
     REQUIRE(s.layout["kv_grids"].size() == 1);
