@@ -63,6 +63,9 @@ int cmd_generate(int argc, char** argv) {
         std::fflush(stdout);
     }
     std::fputs("\n", stdout);
+    std::string stopped = s.finish_reason();
+    if (stopped == "context full")
+        stopped += " (the model's context is " + std::to_string(m.config().seq_len) + " tokens)";
 
     std::fprintf(stderr,
                  "kvscope: %s (%s), %s; %d prompt tokens, %d new; prefill %.3f ms; decode %.1f "
@@ -70,7 +73,7 @@ int cmd_generate(int argc, char** argv) {
                  m.name().c_str(), o.backend.backend->device().c_str(),
                  o.backend.note.c_str(), s.prompt_len(), s.generated(), prefill_s * 1e3,
                  decode_steps > 0 && decode_s > 0 ? decode_steps / decode_s : 0.0,
-                 mode_name(cfg.mode), s.finish_reason().c_str(),
+                 mode_name(cfg.mode), stopped.c_str(),
                  human_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
     if (full_trace) {
         const std::string path = a.str("trace-json");

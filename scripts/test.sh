@@ -5,3 +5,6 @@ kvs_require_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}"
 kvs_build "$KVS_ROOT/build"
 cd "$KVS_ROOT/build"
 ctest --output-on-failure -j "$(nproc)"
+# Reliability (issue 9): the suite again under ASan + UBSan, then each fuzzer for a minute.
+"$KVS_ROOT/scripts/sanitize.sh"
+"$KVS_ROOT/scripts/fuzz.sh"

@@ -96,3 +96,97 @@ TEST_CASE("generate --trace-json writes the whole trace", "[cli]") {
     CHECK(j["steps"].size() == 4);
     CHECK(j["steps"][1]["attention"]["rows"] == 1);
 }
+
+// Issue 9: what people will type, paste and open. Each is a working run or one line and exit 2.
+TEST_CASE("any UTF-8, control characters or junk as a prompt: generation runs", "[cli][hostile]") {
+    const auto json = test::temp_dir("hostile-json") / "t.json";
+    for (const std::string prompt :
+         {"\xf0\x9f\x98\x80 \xe4\xbd\xa0\xe5\xa5\xbd cat",  // emoji, Chinese
+          "tab\there\r\nbell\x07 esc\x1b[2J",               // control characters
+          "\xff\xfe\xc3\x28\xed\xa0\x80\xf5\x80\x80\x80",   // not UTF-8
+          "\x01\x02\x03\xc0\xc1\x80\xbf\xf8\xfc\xfe"}) {    // binary junk (argv cannot hold NUL)
+        const auto r = run_cli({"generate", "--model", tiny_model(), "--prompt", prompt,
+                                "--max-new-tokens", "3", "--trace-json", json.string()});
+        INFO("stderr: " << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.err.find(" 3 new;") != std::string::npos);
+        // Like run.c, lone unprintable bytes are not echoed: no escape sequence reaches the
+        // terminal.
+        CHECK(r.out.find_first_of("\x1b\x07") == std::string::npos);
+        std::ifstream f(json);
+        CHECK_NOTHROW(nlohmann::json::parse(f));  // valid UTF-8 JSON
+    }
+}
+
+TEST_CASE("reaching the context ends generation and says so", "[cli][hostile]") {
+    // The tiny model's context is 64 tokens; without --max-new-tokens generation runs to it
+    // unless the sampled text picks the end token first.
+    bool seen = false;
+    for (int seed = 1; seed <= 20 && !seen; ++seed) {
+        const auto r = run_cli({"generate", "--model", tiny_model(), "--prompt", "the cat",
+                                "--temperature", "1", "--seed", std::to_string(seed)});
+        REQUIRE(r.exit_code == 0);
+        seen = r.err.find("stopped: context full (the model's context is 64 tokens)") !=
+               std::string::npos;
+    }
+    CHECK(seen);
+}
+
+TEST_CASE("folders, devices, empty, foreign and oversized files: one line, exit 2",
+          "[cli][hostile]") {
+    const auto dir = test::temp_dir("hostile-files");
+    const std::string tok = tiny_model().substr(0, tiny_model().size() - 4) + ".tok.bin";
+    expect_error({"generate", "--model", dir.string()},
+                 dir.string() + ": is a folder; give the path of a file in it");
+    expect_error({"generate", "--model", tiny_model(), "--tokenizer", dir.string()}, "is a folder");
+    expect_error({"lesson", dir.string()}, dir.string() + ": is a folder, not a lesson file");
+    expect_error({"info", "--model", "/dev/zero"},
+                 "/dev/zero: not a regular file (a device, pipe or socket); give a file");
+
+    test::write_file(dir / "empty.bin", {});
+    expect_error({"info", "--model", (dir / "empty.bin").string()},
+                 "0 bytes is shorter than the 28-byte header");
+    expect_error({"generate", "--model", tiny_model(), "--tokenizer", (dir / "empty.bin").string()},
+                 "not a llama2.c tokenizer: file is shorter than its 4-byte header");
+    const std::string text = "<html><body>not a model</body></html>\n";
+    test::write_file(dir / "page.bin", std::vector<unsigned char>(text.begin(), text.end()));
+    expect_error({"info", "--model", (dir / "page.bin").string()},
+                 "not a usable llama2.c checkpoint");
+    std::string junk_lesson = "\x89PNG\r\n\x1a\n binary";
+    test::write_file(dir / "junk.md",
+                     std::vector<unsigned char>(junk_lesson.begin(), junk_lesson.end()));
+    expect_error({"lesson", (dir / "junk.md").string()},
+                 ":1: a lesson starts with a '# Title' line");
+
+    // A tokenizer made for another model.
+    test::write_file(dir / "big.tok.bin", test::synthetic_tokenizer({" "}, 512));
+    expect_error(
+        {"generate", "--model", tiny_model(), "--tokenizer", (dir / "big.tok.bin").string()},
+        "holds 512 tokens, the model needs 300");
+    // Huge header values: out of range, and in range but asking for a 256 GiB KV cache.
+    auto header_file = [&](const std::string& name, std::vector<std::int32_t> h) {
+        std::vector<unsigned char> b(28);
+        std::memcpy(b.data(), h.data(), 28);
+        test::write_file(dir / name, b);
+        return (dir / name).string();
+    };
+    expect_error({"info", "--model", header_file("dim.bin", {1 << 30, 8, 1, 1, 1, 8, 8}),
+                  "--tokenizer", tok},
+                 "dim = 1073741824 (must be 1..16384)");
+    expect_error({"info", "--model", header_file("kv.bin", {4096, 8, 64, 32, 32, 8, 1 << 17}),
+                  "--tokenizer", tok},
+                 "needs 262144 MiB, more than kvscope's 4096 MiB");
+}
+
+TEST_CASE("user text in an error message is escaped: still one line, no terminal control",
+          "[cli][hostile]") {
+    const auto r = run_cli({"generate", "--model", "bad\nname\x1b[31m\xff.bin"});
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("bad\\x0aname\\x1b[31m\\xff.bin: cannot open") != std::string::npos);
+    CHECK(r.err.find('\x1b') == std::string::npos);
+    const auto o = run_cli({"generate", "--bo\ngus"});
+    CHECK(o.exit_code == 2);
+    CHECK(one_line(o.err));
+}

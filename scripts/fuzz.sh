@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The libFuzzer targets of tests/fuzz/ (issue 9), built with clang into build-fuzz/ and run for a
+# bounded time each, starting from the committed seeds in tests/fuzz/corpus/<target>/; as many at
+# once as there are cores. A crash, sanitizer finding, leak, slow input (10 s) or a process over
+# 2 GiB fails the script, and the input that did it is kept as
+# build-fuzz/artifacts/<target>-crash-* (reproduce: build-fuzz/tests/fuzz/<target> FILE; fix the
+# code and add the file to the target's corpus). New inputs found on the way go to
+# build-fuzz/corpus-new/, never into the committed seeds. Run by scripts/test.sh.
+#   KVS_FUZZ_SECONDS   seconds per target (default 60)
+source "$(dirname "$0")/setup.sh"
+kvs_require_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}"
+start=$SECONDS
+dir="$KVS_ROOT/build-fuzz"
+seconds="${KVS_FUZZ_SECONDS:-60}"
+if [ ! -f "$dir/CMakeCache.txt" ]; then
+    cmake -S "$KVS_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+        -DKVSCOPE_FUZZ=ON -DKVSCOPE_GUI=OFF -DKVSCOPE_TESTS=OFF -DCMAKE_CUDA_COMPILER=OFF >&2
+fi
+cmake --build "$dir" -j "$(nproc)" --target kvscope_fuzzers >&2
+built=$SECONDS
+
+# target:max_len. Inputs are capped so a run explores shapes, not sizes.
+targets=(checkpoint:8192 tokenizer_parse:8192 tokenizer_encode:4096 lesson:4096)
+mkdir -p "$dir/artifacts"
+run_one() {
+    local t="$1" len="$2"
+    mkdir -p "$dir/corpus-new/$t"
+    "$dir/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len="$len" -rss_limit_mb=2048 \
+        -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/artifacts/$t-" \
+        "$dir/corpus-new/$t" "$KVS_ROOT/tests/fuzz/corpus/$t" >"$dir/fuzz_$t.log" 2>&1
+}
+failed=()
+pids=()
+names=()
+finish_one() {  # wait for the oldest running target, report it
+    local t="${names[0]}"
+    if wait "${pids[0]}"; then
+        echo "kvscope: fuzz_$t: $(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' \
+            "$dir/fuzz_$t.log"), $(grep -o 'cov: [0-9]*' "$dir/fuzz_$t.log" | tail -1), no finding" >&2
+    else
+        failed+=("$t")
+        echo "kvscope: fuzz_$t FAILED; the end of build-fuzz/fuzz_$t.log:" >&2
+        tail -n 40 "$dir/fuzz_$t.log" >&2
+    fi
+    pids=("${pids[@]:1}")
+    names=("${names[@]:1}")
+}
+for spec in "${targets[@]}"; do
+    [ "${#pids[@]}" -ge "$(nproc)" ] && finish_one
+    run_one "${spec%%:*}" "${spec##*:}" &
+    pids+=($!)
+    names+=("${spec%%:*}")
+done
+while [ "${#pids[@]}" -gt 0 ]; do finish_one; done
+echo "kvscope: fuzzers built in $((built - start)) s, ran ${seconds} s each in $((SECONDS - built)) s" >&2
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo "kvscope: fuzzing found problems in: ${failed[*]} (inputs in build-fuzz/artifacts/)" >&2
+    exit 1
+fi
