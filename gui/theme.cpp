@@ -27,7 +27,11 @@ ThemeColours apply_theme(bool dark, float scale) {
     style.AntiAliasedFill = false;
     const ImVec4 bg = style.Colors[ImGuiCol_WindowBg];
     style.Colors[ImGuiCol_WindowBg].w = 0.0f;
+    // Title bars likewise: their colour is all but the background's in both themes, and they
+    // are another full row of pixels per panel.
+    style.Colors[ImGuiCol_TitleBg].w = 0.0f;
     style.Colors[ImGuiCol_TitleBgActive] = style.Colors[ImGuiCol_TitleBg];
+    style.Colors[ImGuiCol_TitleBgCollapsed] = style.Colors[ImGuiCol_TitleBg];
 
     ThemeColours t;
     t.dark = dark;
