@@ -1,5 +1,5 @@
-// kvscope-cli soak: many sessions back to back (new prompt, reset, run to the end of the
-// context or the end token), as a long lecture would, printing resident memory as it goes. It
+// kvscope-cli soak: many sessions back to back (new prompt, reset, run to the context limit),
+// as a long lecture would, printing resident memory as it goes. It
 // shows that the trace's memory budget holds (the payload never exceeds it after a decode step)
 // and that resident memory stops growing once the budget is reached.
 #include <algorithm>
@@ -41,7 +41,8 @@ int cmd_soak(int argc, char** argv) {
          {"trace-budget-kib", "K", "the trace's memory budget in KiB (default 4096)"},
          {"report-every", "N", "print a line every N decode steps (default 200)"},
          {"temperature", "T", "sampling temperature (default 1: sessions differ)"},
-         {"seed", "S", "seed of the first session; session i uses S + i (default 42)"}});
+         {"seed", "S", "seed of the first session; session i uses S + i (default 42)"},
+         {"stop-at-end-token", "", "end a session at the end token, not at the context limit"}});
     Args a("soak", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -65,6 +66,9 @@ int cmd_soak(int argc, char** argv) {
     SessionConfig cfg;
     cfg.trace_budget = budget;
     cfg.sampler = sampler;
+    // Each session runs to the context limit, the longest trace a session can have, unless
+    // --stop-at-end-token.
+    cfg.stop_at_end_token = a.has("stop-at-end-token");
     Session s(m, *o.backend.backend, cfg);
 
     std::printf("soak: %s on %s, %d decode steps, trace budget %zu KiB, context %d tokens\n",
@@ -138,9 +142,11 @@ int cmd_soak(int argc, char** argv) {
     }
     // One line for scripts and tests.
     std::printf(
-        "soak: steps=%d sessions=%d budget_bytes=%zu payload_max_bytes=%zu warm_step=%d "
+        "soak: steps=%d sessions=%d context_full=%d budget_bytes=%zu payload_max_bytes=%zu "
+        "warm_step=%d "
         "rss_warm_kib=%zu rss_end_kib=%zu rss_peak_kib=%zu\n",
-        steps, sessions, budget, payload_max, warm_at, rss_warm, mem.rss_kib, mem.peak_kib);
+        steps, sessions, context_full, budget, payload_max, warm_at, rss_warm, mem.rss_kib,
+        mem.peak_kib);
     return 0;
 }
 

@@ -186,7 +186,7 @@ const StepRecord& Session::step() {
 
     const auto& stops = model_.stop_tokens();
     // The context first: a limit equal to what the context allows ends there because of it.
-    if (std::find(stops.begin(), stops.end(), d.token) != stops.end())
+    if (config_.stop_at_end_token && std::find(stops.begin(), stops.end(), d.token) != stops.end())
         finish_reason_ = "end token";
     else if (static_cast<int>(tokens_.size()) > model_.config().seq_len)
         finish_reason_ = "context full";
@@ -223,8 +223,10 @@ std::string Session::text(bool printable_only) const {
     const int first = tok.bos() >= 0 && !tokens_.empty() && tokens_[0] == tok.bos() ? 1 : 0;
     for (std::size_t i = first; i < tokens_.size(); ++i) {
         if (i >= static_cast<std::size_t>(prompt_len_) &&
-            std::find(stops.begin(), stops.end(), tokens_[i]) != stops.end())
-            break;
+            std::find(stops.begin(), stops.end(), tokens_[i]) != stops.end()) {
+            if (config_.stop_at_end_token) break;
+            continue;  // generating past it: the end token itself is not text
+        }
         const int prev = i > 0 ? tokens_[i - 1] : -1;
         s += printable_only ? tok.printable(prev, tokens_[i]) : tok.decode(prev, tokens_[i]);
     }

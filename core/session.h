@@ -24,6 +24,7 @@ struct SessionConfig {
     bool keep_logits = true;
     int top_k_record = 10;
     bool prefill_token_by_token = false;  // feed the prompt one token per forward pass
+    bool stop_at_end_token = true;  // false: generate on past the end token, to the context limit
     std::size_t trace_budget = Trace::kDefaultBudget;
 };
 

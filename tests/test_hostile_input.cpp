@@ -37,18 +37,18 @@ std::string error_of(const std::function<void()>& f) {
 }
 // Prompts people paste, and bytes they should not but will.
 const std::vector<std::string>& hostile_prompts() {
-    static const std::
-        vector<std::string>
-            p =
-                {
-                    "\xf0\x9f\x98\x80\xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd "
-                    "\xf0\x9f\x87\xa9\xf0\x9f\x87\xaa",                              // emoji
-                    "\xe4\xbd\xa0\xe5\xa5\xbd\xef\xbc\x8c\xe4\xb8\x96\xe7\x95\x8c",  // 你好，世界
-                    "tab\there\r\nbell\x07 esc\x1b[2J del\x7f",  // control characters
-                    "\xff\xfe\xc3\x28\xa0\xa1\xe2\x28\xa1\xed\xa0\x80\xf5\x80\x80\x80",  // not
-                                                                                         // UTF-8
-                    std::string("\x01\x02\x03\xc0\xc1\x80\xbf\xf8\xfc\xfe", 10),  // junk, no NUL
-                };
+    static const std::vector<std::string> p = {
+        // emoji with a skin tone, a flag
+        "\xf0\x9f\x98\x80\xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd \xf0\x9f\x87\xa9\xf0\x9f\x87\xaa",
+        // Chinese: 你好，世界
+        "\xe4\xbd\xa0\xe5\xa5\xbd\xef\xbc\x8c\xe4\xb8\x96\xe7\x95\x8c",
+        // control characters
+        "tab\there\r\nbell\x07 esc\x1b[2J del\x7f",
+        // not UTF-8: stray bytes, a surrogate, beyond U+10FFFF
+        "\xff\xfe\xc3\x28\xa0\xa1\xe2\x28\xa1\xed\xa0\x80\xf5\x80\x80\x80",
+        // junk without NUL (a prompt cannot hold NUL on the command line)
+        std::string("\x01\x02\x03\xc0\xc1\x80\xbf\xf8\xfc\xfe", 10),
+    };
     return p;
 }
 }  // namespace
@@ -107,6 +107,19 @@ TEST_CASE("a prompt longer than the context names the limit; reaching it ends ge
                                         std::to_string(ctx) + " tokens is full");
     }
     CHECK(seen);
+    // Told to generate past the end token, a session always runs to the context limit.
+    SessionConfig past;
+    past.stop_at_end_token = false;
+    past.sampler.temperature = 1.0f;
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+        past.sampler.seed = seed;
+        Session u(tiny(), be, past);
+        u.set_prompt("the cat");
+        while (!u.finished()) u.step();
+        CHECK(u.finish_reason() == "context full");
+        CHECK(static_cast<int>(u.tokens().size()) == ctx + 1);
+        CHECK(u.text().find("<s>") == std::string::npos);  // an end token inside is not text
+    }
     // A limit equal to what the context allows also ends as "context full": that is why it stops.
     SessionConfig cfg;
     Session t(tiny(), be, cfg);

@@ -50,8 +50,10 @@ TEST_CASE(
     REQUIRE(v.count("rss_end_kib"));
     CHECK(v.at("steps") == 4000);
     // The tiny model's context is 64 tokens: many sessions, each reset with a new prompt
-    // (emoji, Chinese, control bytes and invalid UTF-8 among them).
+    // (emoji, Chinese, control bytes and invalid UTF-8 among them) and run to the context limit
+    // (the last one is cut short by --steps).
     CHECK(v.at("sessions") >= 4000 / 64);
+    CHECK(v.at("context_full") >= v.at("sessions") - 1);  // each ran to the context limit
     CHECK(v.at("budget_bytes") == 64 * 1024);
     CHECK(v.at("payload_max_bytes") <= v.at("budget_bytes"));
     CHECK(v.at("payload_max_bytes") > v.at("budget_bytes") / 2);  // the budget was reached
