@@ -57,7 +57,7 @@ put('checkpoint', 'nan-weights.bin', checkpoint(4, 8, 1, 2, 1, 8, 4, fill=b'\xff
 put('checkpoint', 'inf-weights.bin', checkpoint(4, 8, 1, 2, 1, 8, 4, fill=struct.pack('<f', 3e38)))
 put('checkpoint', 'truncated.bin', ok[:-5])
 put('checkpoint', 'header-only.bin', ok[:28])
-put('checkpoint', 'export-v1.bin', b'42ka' + ok[4:])
+put('checkpoint', 'export-v1.bin', b'24ka' + ok[4:])  # magic 0x616b3432, little-endian
 put('checkpoint', 'huge-header.bin', struct.pack('<7i', 16384, 65536, 256, 1024, 1024, 1 << 20, 1 << 17))
 
 # Tokenizers: a real-looking one, the smallest legal one, and broken ones.
