@@ -29,6 +29,8 @@ namespace {
 
 using Node = std::shared_ptr<const ExprNode>;
 
+constexpr std::size_t kMaxCheckTokens = 501;  // 500 and the end marker
+
 struct Token {
     enum class Kind { Number, String, Name, Punct, End };
     Kind kind = Kind::End;
@@ -74,6 +76,12 @@ std::vector<Token> lex(std::string_view s) {
         }
     }
     out.push_back({});
+    // Parsing, evaluating and freeing an expression recurse once per level: a bound on its size
+    // keeps a hostile lesson file from overflowing the stack (`((((...` or `1+1+...` a megabyte
+    // long). Real checks are a few dozen tokens.
+    if (out.size() > kMaxCheckTokens)
+        throw Error("the check is too long: " + std::to_string(out.size() - 1) +
+                    " tokens, at most " + std::to_string(kMaxCheckTokens - 1));
     return out;
 }
 

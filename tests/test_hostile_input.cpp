@@ -12,6 +12,7 @@
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/file_bytes.h"
+#include "core/lesson.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "core/trace_json.h"
@@ -267,4 +268,23 @@ TEST_CASE("NaN and inf weights: generation runs (greedy and sampled), no crash",
             CHECK_NOTHROW(nlohmann::json::parse(json.str()));
         }
     }
+}
+
+TEST_CASE("a lesson check nested a hundred thousand deep is refused, not a stack overflow",
+          "[hostile]") {
+    // Parsing, evaluating and freeing a check recurse per level; a megabyte of "(" used to crash.
+    const std::string deep = "# T\n## S\n@expect " + std::string(100000, '(') + "1" +
+                             std::string(100000, ')') + " == 1\n";
+    CHECK(error_of([&] { parse_lesson(deep, "deep.md"); }) ==
+          "deep.md:3: the check is too long: 200003 tokens, at most 500");
+    std::string chain = "# T\n## S\n@expect 0";
+    for (int i = 0; i < 100000; ++i) chain += "+1";
+    chain += " == 100000\n";
+    CHECK(error_of([&] {
+              parse_lesson(chain, "chain.md");
+          }).find("chain.md:3: the check is too long") == 0);
+    // A long but reasonable check still parses.
+    std::string fine =
+        "# T\n## S\n@expect " + std::string(100, '(') + "1" + std::string(100, ')') + " == 1\n";
+    CHECK(parse_lesson(fine, "fine.md").steps.size() == 1);
 }
