@@ -38,6 +38,8 @@ int cmd_generate(int argc, char** argv) {
     cfg.capture.attention = full_trace;
     cfg.capture.kv_rows = full_trace;
     cfg.keep_logits = full_trace;
+    std::ofstream trace_file;
+    if (full_trace) trace_file = open_output(a.str("trace-json"));
     Session s(m, *o.backend.backend, cfg);
     s.set_prompt_tokens(prompt_ids);
 
@@ -76,11 +78,9 @@ int cmd_generate(int argc, char** argv) {
                  mode_name(cfg.mode), stopped.c_str(),
                  human_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
     if (full_trace) {
-        const std::string path = a.str("trace-json");
-        std::ofstream f(path);
-        if (!f) throw Error(path + ": cannot write");
-        write_trace_json(f, s);
-        if (!f) throw Error(path + ": write failed");
+        write_trace_json(trace_file, s);
+        trace_file.flush();
+        if (!trace_file) throw Error(a.str("trace-json") + ": write failed");
     }
     return 0;
 }

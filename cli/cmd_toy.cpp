@@ -159,6 +159,9 @@ int cmd_toy(int argc, char** argv) {
                     std::to_string(P) + " words and the context " + std::to_string(ctx) +
                     ", so at most " + std::to_string(ctx - P) + " decode steps");
 
+    std::ofstream trace_file;
+    if (a.has("trace-json")) trace_file = open_output(a.str("trace-json"));
+
     SessionConfig cfg;
     cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
     cfg.max_new_tokens = decode + 1;  // the prefill chooses one, each decode step one more
@@ -188,11 +191,9 @@ int cmd_toy(int argc, char** argv) {
         std::printf(" (\"%s\")", m.tokenizer().piece(s.trace().back().token_out).c_str());
     std::printf("\n");
     if (a.has("trace-json")) {
-        const std::string path = a.str("trace-json");
-        std::ofstream f(path);
-        if (!f) throw Error(path + ": cannot write");
-        write_trace_json(f, s);
-        if (!f) throw Error(path + ": write failed");
+        write_trace_json(trace_file, s);
+        trace_file.flush();
+        if (!trace_file) throw Error(a.str("trace-json") + ": write failed");
     }
     return 0;
 }

@@ -1,4 +1,8 @@
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -50,6 +54,15 @@ int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, 
                     std::to_string(m.config().seq_len) + ", so at most " +
                     std::to_string(allowed) + " new tokens");
     return n;
+}
+
+std::ofstream open_output(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw Error(path + ": is a folder; give the name of a file to write");
+    std::ofstream f(path, std::ios::binary);
+    if (!f) throw Error(path + ": cannot write: " + std::strerror(errno));
+    return f;
 }
 
 std::string human_bytes(double b) {

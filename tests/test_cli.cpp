@@ -140,6 +140,18 @@ TEST_CASE("folders, devices, empty, foreign and oversized files: one line, exit 
                  dir.string() + ": is a folder; give the path of a file in it");
     expect_error({"generate", "--model", tiny_model(), "--tokenizer", dir.string()}, "is a folder");
     expect_error({"lesson", dir.string()}, dir.string() + ": is a folder, not a lesson file");
+    // An output that cannot be written fails before the run, not after it.
+    for (const auto& out : {dir.string(), (dir / "no/such/folder/t.json").string()}) {
+        const auto r = run_cli({"generate", "--model", tiny_model(), "--prompt", "the",
+                                "--trace-json", out});
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(one_line(r.err));
+    }
+    expect_error({"toy", "--trace-json", dir.string()},
+                 dir.string() + ": is a folder; give the name of a file to write");
+    expect_error({"generate", "--model", tiny_model(), "--trace-json", "/no/such/folder/t.json"},
+                 "/no/such/folder/t.json: cannot write: No such file or directory");
     expect_error({"info", "--model", "/dev/zero"},
                  "/dev/zero: not a regular file (a device, pipe or socket); give a file");
 
