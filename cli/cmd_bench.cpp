@@ -1,7 +1,8 @@
 // kvscope-cli bench: prefill and decode throughput by length, with and without the KV cache,
 // measured through Session (bench_runs.h), with min/median/max over repeats, counted FLOPs and
 // bytes beside the measured times, a per-op breakdown, the fitted growth of total cost with
-// length, and what tracing and per-op timing themselves cost.
+// length, what tracing and per-op timing themselves cost, and (CPU) the fast ops against the
+// plain reference loops on the same machine.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -105,7 +106,8 @@ class Bench {
     // One measurement at one length, in one variant.
     struct Variant {
         bool trace = false;
-        bool op_timers = true;  // the CPU backend's per-op clocks
+        bool op_timers = true;       // the CPU backend's per-op clocks
+        bool reference_ops = false;  // the CPU backend's plain run.c-order loops
     };
     struct Job {
         Measure measure;
@@ -133,9 +135,15 @@ class Bench {
             cells[j].measure = m;
         }
         auto run = [&](std::size_t j) {
-            if (cpu_) cpu_->set_time_ops(jobs[j].variant.op_timers);
+            if (cpu_) {
+                cpu_->set_time_ops(jobs[j].variant.op_timers);
+                cpu_->set_reference_ops(jobs[j].variant.reference_ops);
+            }
             RunSample sample = runners[j]->run();
-            if (cpu_) cpu_->set_time_ops(true);
+            if (cpu_) {
+                cpu_->set_time_ops(true);
+                cpu_->set_reference_ops(false);
+            }
             return sample;
         };
         for (int i = 0; i < warmup_; ++i)
@@ -418,6 +426,25 @@ int cmd_bench(int argc, char** argv) {
                            "op_timing_cost_fraction",
                            "",
                            {op_cost, op_cost, op_cost},
+                           repeats});
+
+            // The same machine, the same moments, the same Session: the fast ops against the
+            // plain loops in run.c's order (kernels/cpu/reference_ops.h).
+            const auto vs =
+                bench.interleaved(longest, {{Measure::DecodeCached, {trace, true, false}},
+                                            {Measure::DecodeCached, {trace, true, true}}});
+            const double speedup = ratio(vs[1].seconds(), vs[0].seconds());
+            std::printf(
+                "fast CPU ops vs the plain run.c-order ops, cached decode L=%d (alternating "
+                "runs): median %.1f tok/s vs %.1f tok/s: %.2fx\n",
+                longest, vs[0].rate().median, vs[1].rate().median, speedup);
+            csv.push_back({std::to_string(longest), "decode_cached_reference_ops", "tokens_per_s",
+                           "tok/s", vs[1].rate(), repeats});
+            csv.push_back({std::to_string(longest),
+                           "decode_cached",
+                           "speedup_over_reference_ops",
+                           "",
+                           {speedup, speedup, speedup},
                            repeats});
         }
     }

@@ -70,7 +70,8 @@ TEST_CASE("bench measures every mode at every length and writes its CSV", "[cli]
     REQUIRE(r.exit_code == 0);
     for (const char* text :
          {"length L: prefill = a prompt of L tokens", "machine: ", "load average at start",
-          "per-op time", "growth of total", "tracing cost", "per-op timing cost"})
+          "per-op time", "growth of total", "tracing cost", "per-op timing cost",
+          "fast CPU ops vs the plain run.c-order ops"})
         CHECK(r.out.find(text) != std::string::npos);
 
     const auto rows = read_csv(csv);
@@ -101,6 +102,9 @@ TEST_CASE("bench measures every mode at every length and writes its CSV", "[cli]
           rows.at("all,decode_cached,growth_exponent").median);
     CHECK(rows.count("256,decode_cached,tracing_cost_fraction"));
     CHECK(rows.count("256,decode_cached,op_timing_cost_fraction"));
+    REQUIRE(rows.count("256,decode_cached_reference_ops,tokens_per_s"));
+    CHECK(rows.at("256,decode_cached_reference_ops,tokens_per_s").min > 0);
+    CHECK(rows.at("256,decode_cached,speedup_over_reference_ops").median > 0);
 }
 
 TEST_CASE("bench rejects what it cannot run with one line and exit code 2", "[cli][bench]") {

@@ -173,6 +173,9 @@ TEST_CASE("CPU backend thread count: validated, and named in the device string",
     CHECK(be.threads() == 1);
     CHECK(be.device() == "CPU, 1 thread");
     CHECK_THROWS_AS(be.set_threads(0), Error);
+    be.set_reference_ops(true);
+    CHECK(be.device() == "CPU, 1 thread, plain reference ops");
+    be.set_reference_ops(false);
     if (CpuBackend::openmp_compiled()) {
         be.set_threads(2);
         CHECK(be.device() == "CPU, 2 threads");

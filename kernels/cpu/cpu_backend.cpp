@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/cpu/reference_ops.h"
 
 namespace kvs {
 namespace {
@@ -43,6 +44,7 @@ OpTimes CpuBackend::op_times() {
 }
 
 std::string CpuBackend::device() const {
+    if (reference_ops_) return "CPU, 1 thread, plain reference ops";
     return "CPU, " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
 }
 
@@ -87,18 +89,27 @@ void CpuBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T,
 
 void CpuBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::RmsNorm, time_ops_);
-    cpu::rmsnorm(out.data, x.data, w.data, T, dim);
+    if (reference_ops_)
+        ref::rmsnorm(out.data, x.data, w.data, T, dim);
+    else
+        cpu::rmsnorm(out.data, x.data, w.data, T, dim);
 }
 
 void CpuBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Matmul, time_ops_);
-    cpu::matmul(out.data, x.data, w.data, T, n, d, threads_);
+    if (reference_ops_)
+        ref::matmul(out.data, x.data, w.data, T, n, d);
+    else
+        cpu::matmul(out.data, x.data, w.data, T, n, d, threads_);
 }
 
 void CpuBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
                       int head_dim) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Rope, time_ops_);
-    rope_.apply(q.data, k.data, T, pos0, dim, kv_dim, head_dim);
+    if (reference_ops_)
+        ref::rope(q.data, k.data, T, pos0, dim, kv_dim, head_dim);
+    else
+        rope_.apply(q.data, k.data, T, pos0, dim, kv_dim, head_dim);
 }
 
 void CpuBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v,
@@ -113,19 +124,29 @@ void CpuBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, Dev
                            DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
                            int head_dim) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Attention, time_ops_);
-    cpu::attention(out.data, q.data, cache_k.data, cache_v.data,
-                   probs.empty() ? nullptr : probs.data, T, pos0, n_heads, n_kv_heads, head_dim,
-                   threads_, scratch_);
+    float* p = probs.empty() ? nullptr : probs.data;
+    if (reference_ops_)
+        ref::attention(out.data, q.data, cache_k.data, cache_v.data, p, T, pos0, n_heads,
+                       n_kv_heads, head_dim);
+    else
+        cpu::attention(out.data, q.data, cache_k.data, cache_v.data, p, T, pos0, n_heads,
+                       n_kv_heads, head_dim, threads_, scratch_);
 }
 
 void CpuBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::SwiGLU, time_ops_);
-    cpu::swiglu(h1.data, h3.data, n);
+    if (reference_ops_)
+        ref::swiglu(h1.data, h3.data, n);
+    else
+        cpu::swiglu(h1.data, h3.data, n);
 }
 
 void CpuBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Add, time_ops_);
-    cpu::add(x.data, y.data, n);
+    if (reference_ops_)
+        ref::add(x.data, y.data, n);
+    else
+        cpu::add(x.data, y.data, n);
 }
 
 }  // namespace kvs

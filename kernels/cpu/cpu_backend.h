@@ -27,6 +27,10 @@ class CpuBackend final : public Backend {
     // measure that cost.
     void set_time_ops(bool on) { time_ops_ = on; }
     bool time_ops() const { return time_ops_; }
+    // The plain run.c-order loops of reference_ops.h instead of the fast ops (1 thread): the
+    // baseline on the same machine that the bench measures the fast ops against.
+    void set_reference_ops(bool on) { reference_ops_ = on; }
+    bool reference_ops() const { return reference_ops_; }
 
     DeviceSpan alloc(std::size_t n) override;
     void release(DeviceSpan s) override;
@@ -51,6 +55,7 @@ class CpuBackend final : public Backend {
 
   private:
     bool time_ops_;
+    bool reference_ops_ = false;
     int threads_ = 1;
     std::vector<float> scratch_;  // attention rows, one per thread
     cpu::RopeTable rope_;
