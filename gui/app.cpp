@@ -10,10 +10,14 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
+#include "gui/format.h"
 #include "gui/key_queue.h"
 #include "gui/screenshot.h"
+#include "gui/strings.h"
 
 namespace kvs::gui {
 namespace {
@@ -29,6 +33,26 @@ std::string timestamped_png() {
     return b;
 }
 
+// The panel a lesson's @show names, as the frame calls it.
+const char* panel_for_show(const std::string& show) {
+    if (show == "prompt" || show == "tokens") return "tokens";
+    if (show == "attention") return "attention";
+    if (show == "kv" || show == "whatif") return "kv_cache";
+    if (show == "time") return "time";
+    if (show == "next") return "next_token";
+    if (show == "toy") return "toy_table";
+    if (show == "batch" || show == "scale") return "lesson";
+    return "";
+}
+
+const char* finish_message(const std::string& reason) {
+    if (reason == "context full") return tr("Generation ended: the context of %d tokens is full.");
+    if (reason == "end token") return tr("Generation ended: the model chose its end token.");
+    if (reason == "length limit")
+        return tr("Generation ended: the limit of new tokens was reached.");
+    return tr("Generation ended.");
+}
+
 }  // namespace
 
 App::App(GlWindow& window, EngineWorker& worker, UiState& ui, bool headless)
@@ -36,7 +60,26 @@ App::App(GlWindow& window, EngineWorker& worker, UiState& ui, bool headless)
     ui_.fonts_dirty = true;
 }
 
+const std::string& App::glyph_text() {
+    if (glyph_text_read_) return glyph_text_;
+    glyph_text_read_ = true;
+    for (const auto& s : ui_strings()) glyph_text_ += s.zh;
+    LessonUi& L = ui_.lesson;
+    if (!L.catalog_loaded) {
+        L.catalog.load();
+        L.catalog_loaded = true;
+    }
+    for (const auto& e : L.catalog.entries()) {
+        std::ifstream f(e.path[static_cast<int>(Lang::Zh)], std::ios::binary);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        glyph_text_ += ss.str();
+    }
+    return glyph_text_;
+}
+
 void App::begin_panel(const char* title, const char* id, float x, float y, float w, float h) {
+    panel_rects_[id] = ImVec4(x, y, w, h);
     ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_Always);
     ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_Always);
     std::string name = std::string(title) + "###" + id;
@@ -93,6 +136,12 @@ void App::handle_keys(FrameContext& f) {
             case GLFW_KEY_END:
                 ui_.view_step = -1;
                 break;
+            case GLFW_KEY_PAGE_DOWN:
+                lesson_next(f);
+                break;
+            case GLFW_KEY_PAGE_UP:
+                lesson_back(f);
+                break;
             case GLFW_KEY_EQUAL:
             case GLFW_KEY_KP_ADD:
                 font(+0.125f);
@@ -122,9 +171,58 @@ void App::handle_keys(FrameContext& f) {
             case GLFW_KEY_F:
                 ui_.toggle_fullscreen = true;
                 break;
+            case GLFW_KEY_N:
+                if (!mod) lesson_next(f);
+                break;
+            case GLFW_KEY_B:
+                if (!mod) lesson_back(f);
+                break;
+            case GLFW_KEY_L:
+                if (ui_.lesson_panel)
+                    close_lesson(ui_);
+                else
+                    open_lesson(ui_, worker_, std::max(1, ui_.lesson.number), ui_.lesson.step);
+                break;
             default:
                 break;
         }
+    }
+}
+
+void App::follow_engine(const EngineSnapshot& snap) {
+    // A lesson step changed the model, prompt, cache mode or sampler: the controls show them.
+    LessonUi& L = ui_.lesson;
+    if (snap.lesson.serial != L.seen_serial) {
+        L.seen_serial = snap.lesson.serial;
+        Settings& st = ui_.settings;
+        copy_to_buffer(ui_.prompt.data(), ui_.prompt.size(), snap.prompt);
+        ui_.prompt_dirty = false;
+        if (!snap.model_spec.empty()) {
+            const bool named = snap.model_spec == "toy" || snap.model_spec == "default" ||
+                               snap.model_spec == "stories260K";
+            st.model = named ? snap.model_spec : "file";
+            if (!named) st.model_path = snap.model_spec;
+        }
+        st.cache = cache_view_name(snap.cache);
+        st.temperature = snap.sampler.temperature;
+        st.top_k = snap.sampler.top_k;
+        st.top_p = snap.sampler.top_p;
+        st.seed = snap.sampler.seed;
+        if (snap.lesson.highlight_serial != L.seen_highlight) {
+            L.seen_highlight = snap.lesson.highlight_serial;
+            st.layer = snap.lesson.layer;
+            st.head = snap.lesson.head;
+        }
+    }
+    // Generation that ended says so once, with why.
+    if (snap.finished() && ui_.announced_finish != snap.generation) {
+        ui_.announced_finish = snap.generation;
+        char b[200];
+        std::snprintf(b, sizeof b, finish_message(snap.sessions[0].finish_reason),
+                      snap.model ? snap.model->config().seq_len : 0);
+        ui_.notice = b;
+        ui_.notice_until = ImGui::GetTime() + 6;
+        ui_.playing = false;
     }
 }
 
@@ -145,6 +243,7 @@ void App::play(FrameContext& f) {
 }
 
 void App::draw_panels(FrameContext& f) {
+    panel_rects_.clear();
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
     const float fh = f.font_px;
     const float gap = 2;
@@ -164,7 +263,8 @@ void App::draw_panels(FrameContext& f) {
     const float top = toolbar_h_ + gap;
     const float h = vp.y - top;
     const bool lesson = static_cast<bool>(ui_.lesson_panel);
-    const float lesson_w = lesson ? vp.x * 0.26f : 0;
+    const float lesson_w =
+        lesson ? std::floor(std::max(vp.x * 0.3f, std::min(fh * 22, vp.x * 0.45f))) : 0;
     const float w = vp.x - lesson_w;
     const float left_w = std::floor(w * 0.52f);
     const float right_x = left_w + gap, right_w = w - right_x;
@@ -172,20 +272,20 @@ void App::draw_panels(FrameContext& f) {
 
     float y = top;
     const float tokens_h = std::max(fh * 7.5f, h * (toy ? 0.2f : 0.22f));
-    begin_panel("Prompt and tokens", "tokens", 0, y, left_w, tokens_h);
+    begin_panel(tr("Prompt and tokens"), "tokens", 0, y, left_w, tokens_h);
     f.record_panel("tokens");
     draw_tokens(f);
     ImGui::End();
     y += tokens_h + gap;
     if (toy) {
         const float toy_h = h * 0.24f;
-        begin_panel("Toy example: each head's output per token", "toy", 0, y, left_w, toy_h);
+        begin_panel(tr("Toy example: each head's output per token"), "toy", 0, y, left_w, toy_h);
         f.record_panel("toy_table");
         draw_toy_table(f);
         ImGui::End();
         y += toy_h + gap;
     }
-    begin_panel("Attention", "attention", 0, y, left_w, vp.y - y);
+    begin_panel(tr("Attention"), "attention", 0, y, left_w, vp.y - y);
     f.record_panel("attention");
     draw_attention(f);
     ImGui::End();
@@ -195,42 +295,68 @@ void App::draw_panels(FrameContext& f) {
     const float next_h = std::max(fh * 11.0f, h * 0.24f);
     const float time_h = std::max(fh * (compare ? 13.5f : 13.0f), h * 0.3f);
     const float kv_h = std::floor(h - next_h - time_h - 2 * gap);
-    begin_panel("KV cache", "kv", right_x, top, right_w, kv_h);
+    begin_panel(tr("KV cache"), "kv", right_x, top, right_w, kv_h);
     f.record_panel("kv_cache");
     draw_kv_cache(f);
     ImGui::End();
-    begin_panel("Time", "time", right_x, top + kv_h + gap, right_w, time_h);
+    begin_panel(tr("Time"), "time", right_x, top + kv_h + gap, right_w, time_h);
     f.record_panel("time");
     draw_time(f);
     ImGui::End();
     const float nt_y = top + kv_h + time_h + 2 * gap;
-    begin_panel("Next token", "next", right_x, nt_y, right_w, vp.y - nt_y);
+    begin_panel(tr("Next token"), "next", right_x, nt_y, right_w, vp.y - nt_y);
     f.record_panel("next_token");
     draw_next_token(f);
     ImGui::End();
 
-    // The slot for a lesson panel (issue 7): a column at the right, when one is set.
+    // The lesson panel: a column at the right, when a lesson is open.
     if (lesson) {
-        begin_panel("Lesson", "lesson", w + gap, top, lesson_w - gap, h);
+        begin_panel(tr("Lesson"), "lesson", w + gap, top, lesson_w - gap, h);
         f.record_panel("lesson");
         ui_.lesson_panel(f);
         ImGui::End();
     }
+    frame_shown_panel(f);
     f.toolbar_bottom = top;
     draw_messages(f);
     draw_help(f);
 }
 
+void App::frame_shown_panel(FrameContext& f) {
+    // A lesson's @show: the panel it names gets a frame in the highlight colour while its step
+    // is the one shown.
+    const LessonRun& run = f.snap.lesson;
+    const LessonUi& L = ui_.lesson;
+    if (!ui_.lesson_panel || run.number != L.number || L.step != run.played() || run.panel.empty())
+        return;
+    static const std::map<std::string, std::string> ids = {
+        {"tokens", "tokens"},   {"attention", "attention"}, {"kv_cache", "kv"},  {"time", "time"},
+        {"next_token", "next"}, {"toy_table", "toy"},       {"lesson", "lesson"}};
+    const auto id = ids.find(panel_for_show(run.panel));
+    if (id == ids.end()) return;
+    const auto r = panel_rects_.find(id->second);
+    if (r == panel_rects_.end()) return;
+    const ImVec4 v = r->second;
+    const float t = std::max(2.0f, f.font_px * 0.18f);
+    ImGui::GetForegroundDrawList()->AddRect(ImVec2(v.x + t * 0.5f, v.y + t * 0.5f),
+                                            ImVec2(v.x + v.z - t * 0.5f, v.y + v.w - t * 0.5f),
+                                            to_u32(f.pal.highlight), 4, 0, t);
+    if (f.layout) f.layout->lesson.shown_panel = run.panel;
+}
+
 void App::frame(const std::string& screenshot, LayoutRecord* layout) {
     const float scale = ui_.settings.font_scale;
     if (ui_.fonts_dirty || scale != fonts_scale_) {
-        fonts_ = load_fonts(scale);
+        fonts_ = load_fonts(scale, glyph_text() + ui_.prompt.data());
         ui_.font_notice = fonts_.notice;
         ui_.font_notice_until = ImGui::GetTime() + 8;
         fonts_scale_ = scale;
         ui_.fonts_dirty = false;
         theme_name_.clear();  // sizes scale with the text
     }
+    // Chinese only where its font is there (else the notice says why).
+    ui_.lang = ui_.settings.lang == "zh" && fonts_.chinese ? Lang::Zh : Lang::En;
+    set_language(ui_.lang);
     if (theme_name_ != ui_.settings.theme) {
         theme_ = apply_theme(ui_.settings.theme != "light", scale);
         theme_name_ = ui_.settings.theme;
@@ -258,6 +384,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
             ui_.seen_generation = snap.generation;
             ui_.view_step = -1;
         }
+        follow_engine(snap);
         FrameContext f{worker_,
                        snap,
                        ui_,
@@ -266,6 +393,8 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
                        textures_,
                        layout};
         f.font_px = fonts_.size_px;
+        f.mono = fonts_.mono;
+        f.bold = fonts_.bold;
         const int n = snap.steps();
         f.step = n == 0 ? -1 : ui_.view_step < 0 ? n - 1 : std::min(ui_.view_step, n - 1);
         if (layout) {
@@ -282,6 +411,9 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
             auto byte = [](float v) { return static_cast<std::uint8_t>(std::lround(v * 255)); };
             layout->background = {byte(theme_.clear.x), byte(theme_.clear.y), byte(theme_.clear.z),
                                   255};
+            layout->lang = lang_code(ui_.lang);
+            layout->font_dejavu = fonts_.dejavu;
+            layout->font_chinese = fonts_.chinese;
         }
         handle_keys(f);
         play(f);
@@ -309,7 +441,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
         const std::string path = timestamped_png();
         try {
             save_framebuffer_png(path, fw, fhgt);
-            ui_.notice = "saved " + path;
+            ui_.notice = std::string(tr("saved")) + " " + path;
         } catch (const Error& e) {
             ui_.notice = e.what();
         }

@@ -3,6 +3,7 @@
 // and saving screenshots. The App reads the engine through EngineWorker's snapshot, under its
 // lock, for the length of a frame's drawing.
 #include <array>
+#include <map>
 #include <string>
 
 #include "gui/engine_worker.h"
@@ -26,8 +27,13 @@ class App {
   private:
     void handle_keys(FrameContext& f);
     void play(FrameContext& f);
+    void follow_engine(const EngineSnapshot& snap);
     void draw_panels(FrameContext& f);
     void begin_panel(const char* title, const char* id, float x, float y, float w, float h);
+    void frame_shown_panel(FrameContext& f);
+    // Every character the window may have to draw beyond the common Chinese set: the Chinese
+    // strings and lesson files (read once).
+    const std::string& glyph_text();
 
     GlWindow& window_;
     EngineWorker& worker_;
@@ -40,6 +46,9 @@ class App {
     float toolbar_h_ = 0;
     double build_ms_ = 0;
     std::array<SessionTextures, 2> textures_;
+    std::map<std::string, ImVec4> panel_rects_;  // this frame's panels: x, y, w, h
+    std::string glyph_text_;
+    bool glyph_text_read_ = false;
 };
 
 }  // namespace kvs::gui

@@ -3,23 +3,21 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <new>
 
 #include "core/error.h"
 #include "core/model_loader.h"
+#include "gui/engine_lesson_target.h"
+#include "gui/strings.h"
 
 namespace kvs::gui {
-
-struct EngineWorker::Live {
-    BackendChoice backend;  // declared first: the session's runner uses it until destroyed
-    std::unique_ptr<Session> session;
-};
 
 namespace {
 
 const char* label_for(CacheMode m) {
-    return m == CacheMode::Cached ? "with KV cache" : "without KV cache";
+    return m == CacheMode::Cached ? tr_later("with KV cache") : tr_later("without KV cache");
 }
 
 std::vector<CacheMode> modes_for(CacheView c) {
@@ -44,7 +42,8 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 
 }  // namespace
 
-EngineWorker::EngineWorker() : thread_([this] { loop(); }) {}
+EngineWorker::EngineWorker()
+    : lesson_(std::make_unique<LessonDriver>(*this)), thread_([this] { loop(); }) {}
 
 EngineWorker::~EngineWorker() {
     {
@@ -55,6 +54,7 @@ EngineWorker::~EngineWorker() {
     cancel_ = true;
     cv_.notify_all();
     thread_.join();
+    lesson_.reset();
     live_.clear();  // sessions before the model they refer to
 }
 
@@ -63,13 +63,17 @@ double EngineWorker::now() {
     return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-void EngineWorker::post(std::string what, std::function<void()> job) {
+void EngineWorker::post(Job job) {
     {
         std::lock_guard<std::mutex> l(qmu_);
         if (stop_) return;
-        queue_.emplace_back(std::move(what), std::move(job));
+        queue_.push_back(std::move(job));
     }
     cv_.notify_all();
+}
+
+void EngineWorker::check_cancel() const {
+    if (cancel_) throw Cancelled{};
 }
 
 bool EngineWorker::idle() const {
@@ -92,14 +96,12 @@ void EngineWorker::cancel() {
 
 void EngineWorker::loop() {
     for (;;) {
-        std::function<void()> job;
-        std::string what;
+        Job job;
         {
             std::unique_lock<std::mutex> l(qmu_);
             cv_.wait(l, [&] { return stop_ || !queue_.empty(); });
             if (stop_) return;
-            what = std::move(queue_.front().first);
-            job = std::move(queue_.front().second);
+            job = std::move(queue_.front());
             queue_.pop_front();
             running_ = true;
             cancel_ = false;
@@ -107,14 +109,18 @@ void EngineWorker::loop() {
         {
             std::lock_guard<std::mutex> l(mu_);
             snap_.busy = true;
-            snap_.busy_what = std::move(what);
+            snap_.busy_what = job.what;
             snap_.busy_done = 0;
             snap_.busy_total = 0;
             snap_.busy_since = now();
         }
+        // Anything but a lesson step changes the sessions under the lesson: its next step
+        // then replays from the start instead of building on them.
+        if (!job.lesson) lesson_->lose_place();
         std::string err;
         try {
-            job();
+            job.run();
+        } catch (const Cancelled&) {
         } catch (const Error& e) {
             err = e.what();
         } catch (const std::bad_alloc&) {
@@ -126,6 +132,7 @@ void EngineWorker::loop() {
             std::lock_guard<std::mutex> l(mu_);
             snap_.busy = false;
             snap_.error = err;
+            snap_.error_context = err.empty() ? "" : job.failure;
             if (!err.empty()) ++snap_.error_serial;
         }
         {
@@ -198,9 +205,8 @@ void EngineWorker::build_sessions(std::vector<BackendChoice> backends) {
         SessionConfig cfg;
         cfg.mode = modes[i];
         cfg.sampler = sampler_;
-        // The session keeps only its newest step's payload: the snapshot's trace (which the
-        // window reads) is the record, with the default memory budget.
-        cfg.trace_budget = 0;
+        cfg.max_new_tokens = limit_;
+        cfg.trace_budget = trace_budget_;
         l->session = std::make_unique<Session>(*model_, *l->backend.backend, cfg);
         if (!prompt_.empty()) {
             try {
@@ -236,173 +242,201 @@ void EngineWorker::step_all() {
     }
 }
 
+void EngineWorker::drop_twin() {
+    if (live_.size() < 2) return;
+    live_.resize(1);
+    std::lock_guard<std::mutex> lk(mu_);
+    snap_.sessions.resize(1);
+    snap_.logit_max_diff.clear();
+}
+
 void EngineWorker::open_model(const std::string& spec, const std::string& tokenizer,
                               const std::vector<std::string>& fallbacks,
                               const std::string& prompt) {
-    post("opening model " + spec, [this, spec, tokenizer, fallbacks, prompt] {
-        std::unique_ptr<Model> m;
-        std::string note;
-        try {
-            m = kvs::open_model(spec, tokenizer);
-        } catch (const Error& first) {
-            for (const auto& fb : fallbacks) {
-                try {
-                    m = kvs::open_model(fb);
-                    note = std::string(first.what()) + "; showing " + fb + " instead";
-                    break;
-                } catch (const Error&) {
-                }
-            }
-            if (!m) throw;
-        }
-        live_.clear();
-        model_ = std::move(m);
-        if (!prompt.empty()) prompt_ = prompt;
-        {
-            std::lock_guard<std::mutex> lk(mu_);
-            snap_.model_spec = spec;
-            snap_.model_note = note;
-        }
-        rebuild_sessions();
-    });
+    char what[256];
+    std::snprintf(what, sizeof what, tr("opening %s"), spec.c_str());
+    post({what, tr_later("could not open the model"), [this, spec, tokenizer, fallbacks, prompt] {
+              std::unique_ptr<Model> m;
+              std::string note;
+              try {
+                  m = kvs::open_model(spec, tokenizer);
+              } catch (const Error& first) {
+                  for (const auto& fb : fallbacks) {
+                      try {
+                          m = kvs::open_model(fb);
+                          note = std::string(first.what()) + "; showing " + fb + " instead";
+                          break;
+                      } catch (const Error&) {
+                      }
+                  }
+                  // The model open so far stays, with its sessions: say so.
+                  if (!m && model_)
+                      throw Error(std::string(first.what()) + " (still showing " + model_->name() +
+                                  ")");
+                  if (!m) throw;
+              }
+              live_.clear();
+              model_ = std::move(m);
+              limit_ = -1;  // a lesson's @limit belonged to its own model and prompt
+              if (!prompt.empty()) prompt_ = prompt;
+              {
+                  std::lock_guard<std::mutex> lk(mu_);
+                  snap_.model_spec = spec;
+                  snap_.model_note = note;
+              }
+              rebuild_sessions();
+          }});
 }
 
 void EngineWorker::set_backend(const std::string& name) {
-    post("switching backend to " + name, [this, name] {
-        const std::string old = backend_name_;
-        backend_name_ = name;
-        if (!model_) return publish_sessions(false);
-        std::vector<BackendChoice> backends;
-        try {
-            backends = make_backends();
-        } catch (const Error&) {
-            backend_name_ = old;  // the sessions stay as they were
-            publish_sessions(false);
-            throw;
-        }
-        build_sessions(std::move(backends));
-    });
+    char what[128];
+    std::snprintf(what, sizeof what, tr("switching the backend to %s"), name.c_str());
+    post({what, tr_later("could not switch the backend"), [this, name] {
+              const std::string old = backend_name_;
+              backend_name_ = name;
+              if (!model_) return publish_sessions(false);
+              std::vector<BackendChoice> backends;
+              try {
+                  backends = make_backends();
+              } catch (const Error&) {
+                  backend_name_ = old;  // the sessions stay as they were
+                  publish_sessions(false);
+                  throw;
+              }
+              build_sessions(std::move(backends));
+          }});
 }
 
 void EngineWorker::set_cache(CacheView c) {
-    post(std::string("cache mode ") + cache_view_name(c), [this, c] {
-        const CacheView before = cache_;
-        if (!model_ || live_.empty() || c != CacheView::Compare) {
-            cache_ = c;
-            if (live_.empty()) return publish_sessions(false);
-            // The same session goes on in the other mode from the next step: the trace records
-            // each step's mode. Leaving compare drops the uncached twin.
-            live_.resize(1);
-            live_[0]->session->set_mode(c == CacheView::Off ? CacheMode::Uncached
-                                                            : CacheMode::Cached);
-            if (before == CacheView::Compare) {
-                std::lock_guard<std::mutex> lk(mu_);
-                snap_.sessions.resize(1);
-                snap_.logit_max_diff.clear();
-            }
-            return publish_sessions(false);
-        }
-        if (before == CacheView::Compare) return;
-        // Into compare: the first session goes on with the cache, a second one without it
-        // replays the same number of steps so both stand at the same point.
-        auto l = std::make_unique<Live>();
-        l->backend = make_backend(backend_name_);
-        SessionConfig cfg;
-        cfg.mode = CacheMode::Uncached;
-        cfg.sampler = sampler_;
-        cfg.trace_budget = 0;
-        l->session = std::make_unique<Session>(*model_, *l->backend.backend, cfg);
-        Session& s0 = *live_[0]->session;
-        if (s0.prompt_len() > 0)
-            l->session->set_prompt_tokens(
-                std::vector<int>(s0.tokens().begin(), s0.tokens().begin() + s0.prompt_len()));
-        cache_ = c;
-        s0.set_mode(CacheMode::Cached);
-        live_.push_back(std::move(l));
-        {
-            std::lock_guard<std::mutex> lk(mu_);
-            SessionView v;
-            v.mode = CacheMode::Uncached;
-            v.label = label_for(v.mode);
-            snap_.sessions.push_back(std::move(v));
-            snap_.logit_max_diff.clear();
-        }
-        publish_sessions(false);
-        const int target = static_cast<int>(s0.trace().steps().size());
-        Session& s1 = *live_[1]->session;
-        {
-            std::lock_guard<std::mutex> lk(mu_);
-            snap_.busy_total = target;
-        }
-        for (int k = 0; k < target && !s1.finished() && !cancel_; ++k) {
-            s1.step();
-            StepRecord copy = s1.trace().back();
-            std::lock_guard<std::mutex> lk(mu_);
-            auto& t1 = snap_.sessions[1].trace;
-            t1.push(std::move(copy));
-            snap_.sessions[1].finish_reason = s1.finish_reason();
-            const auto& a0 = snap_.sessions[0].trace.steps();
-            const std::size_t i = t1.steps().size() - 1;
-            snap_.logit_max_diff.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
-            if (i < a0.size())
-                snap_.logit_max_diff[i] = max_abs_diff(a0[i].logits, t1.back().logits);
-            snap_.busy_done = k + 1;
-        }
-    });
+    post({tr("switching the cache mode"), tr_later("could not switch the cache mode"), [this, c] {
+              const CacheView before = cache_;
+              if (!model_ || live_.empty() || c != CacheView::Compare) {
+                  cache_ = c;
+                  if (live_.empty()) return publish_sessions(false);
+                  // The same session goes on in the other mode from the next step: the trace
+                  // records each step's mode. Leaving compare drops the uncached twin.
+                  drop_twin();
+                  live_[0]->session->set_mode(c == CacheView::Off ? CacheMode::Uncached
+                                                                  : CacheMode::Cached);
+                  return publish_sessions(false);
+              }
+              if (before == CacheView::Compare) return;
+              // Into compare: the first session goes on with the cache, a second one without it
+              // replays the same number of steps so both stand at the same point.
+              auto l = std::make_unique<Live>();
+              l->backend = make_backend(backend_name_);
+              SessionConfig cfg;
+              cfg.mode = CacheMode::Uncached;
+              cfg.sampler = sampler_;
+              cfg.max_new_tokens = limit_;
+              cfg.trace_budget = trace_budget_;
+              l->session = std::make_unique<Session>(*model_, *l->backend.backend, cfg);
+              Session& s0 = *live_[0]->session;
+              if (s0.prompt_len() > 0)
+                  l->session->set_prompt_tokens(
+                      std::vector<int>(s0.tokens().begin(), s0.tokens().begin() + s0.prompt_len()));
+              cache_ = c;
+              s0.set_mode(CacheMode::Cached);
+              live_.push_back(std::move(l));
+              {
+                  std::lock_guard<std::mutex> lk(mu_);
+                  SessionView v;
+                  v.mode = CacheMode::Uncached;
+                  v.label = label_for(v.mode);
+                  snap_.sessions.push_back(std::move(v));
+                  snap_.logit_max_diff.clear();
+              }
+              publish_sessions(false);
+              const int target = static_cast<int>(s0.trace().steps().size());
+              Session& s1 = *live_[1]->session;
+              {
+                  std::lock_guard<std::mutex> lk(mu_);
+                  snap_.busy_total = target;
+              }
+              for (int k = 0; k < target && !s1.finished() && !cancel_; ++k) {
+                  s1.step();
+                  StepRecord copy = s1.trace().back();
+                  std::lock_guard<std::mutex> lk(mu_);
+                  auto& t1 = snap_.sessions[1].trace;
+                  t1.push(std::move(copy));
+                  snap_.sessions[1].finish_reason = s1.finish_reason();
+                  const auto& a0 = snap_.sessions[0].trace.steps();
+                  const std::size_t i = t1.steps().size() - 1;
+                  snap_.logit_max_diff.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
+                  if (i < a0.size())
+                      snap_.logit_max_diff[i] = max_abs_diff(a0[i].logits, t1.back().logits);
+                  snap_.busy_done = k + 1;
+              }
+          }});
 }
 
 void EngineWorker::set_prompt(const std::string& text) {
-    post("setting the prompt", [this, text] {
-        for (auto& l : live_) l->session->set_prompt(text);
-        prompt_ = text;
-        publish_sessions(true);
-    });
+    post({tr("setting the prompt"), tr_later("the prompt was not used"), [this, text] {
+              // Every session or none: a prompt one session refuses leaves them all as they were.
+              for (auto& l : live_) l->session->set_prompt(text);
+              prompt_ = text;
+              publish_sessions(true);
+          }});
 }
 
 void EngineWorker::set_sampler(const SamplerConfig& s) {
-    post("setting the sampler", [this, s] {
-        sampler_ = s;
-        for (auto& l : live_) l->session->set_sampler(s);
-        publish_sessions(false);
-    });
+    post({tr("setting the sampler"), tr_later("could not set the sampler"), [this, s] {
+              sampler_ = s;
+              for (auto& l : live_) l->session->set_sampler(s);
+              publish_sessions(false);
+          }});
 }
 
 void EngineWorker::reset() {
-    post("reset", [this] {
-        for (auto& l : live_) l->session->reset();
-        publish_sessions(true);
-    });
+    post({tr("reset"), tr_later("could not reset"), [this] {
+              for (auto& l : live_) l->session->reset();
+              publish_sessions(true);
+          }});
 }
 
 void EngineWorker::prefill() {
-    post("prefill", [this] {
-        if (live_.empty()) throw Error("no model is open");
-        if (prefilled()) return;
-        {
-            std::lock_guard<std::mutex> lk(mu_);
-            snap_.busy_total = 1;
-        }
-        step_all();
-    });
+    post({tr("prefill"), tr_later("the prefill did not run"), [this] {
+              if (live_.empty()) throw Error("no model is open");
+              if (prefilled()) return;
+              {
+                  std::lock_guard<std::mutex> lk(mu_);
+                  snap_.busy_total = 1;
+              }
+              step_all();
+          }});
 }
 
 void EngineWorker::decode(int n) {
-    post(n == 1 ? "decode step" : "decode " + std::to_string(n) + " steps", [this, n] {
-        if (live_.empty()) throw Error("no model is open");
-        const int total = n + (prefilled() ? 0 : 1);
-        {
-            std::lock_guard<std::mutex> lk(mu_);
-            snap_.busy_total = total;
-        }
-        for (int k = 0; k < total && !cancel_; ++k) {
-            bool all_done = true;
-            for (auto& l : live_) all_done = all_done && l->session->finished();
-            if (all_done) break;
-            step_all();
-            std::lock_guard<std::mutex> lk(mu_);
-            snap_.busy_done = k + 1;
-        }
-    });
+    char what[96];
+    if (n == 1)
+        std::snprintf(what, sizeof what, "%s", tr("decode step"));
+    else
+        std::snprintf(what, sizeof what, tr("decoding %d steps"), n);
+    post({what, tr_later("the step did not run"), [this, n] {
+              if (live_.empty()) throw Error("no model is open");
+              const int total = n + (prefilled() ? 0 : 1);
+              {
+                  std::lock_guard<std::mutex> lk(mu_);
+                  snap_.busy_total = total;
+              }
+              for (int k = 0; k < total && !cancel_; ++k) {
+                  bool all_done = true;
+                  for (auto& l : live_) all_done = all_done && l->session->finished();
+                  if (all_done) break;
+                  step_all();
+                  std::lock_guard<std::mutex> lk(mu_);
+                  snap_.busy_done = k + 1;
+              }
+          }});
+}
+
+void EngineWorker::play_lesson(std::shared_ptr<const Lesson> lesson, int number, int step) {
+    char what[96];
+    std::snprintf(what, sizeof what, tr("lesson %d, step %d"), number, step + 1);
+    Job job{what, tr_later("the lesson step did not run"),
+            [this, lesson, number, step] { lesson_->play(*lesson, number, step); }};
+    job.lesson = true;
+    post(std::move(job));
 }
 
 }  // namespace kvs::gui

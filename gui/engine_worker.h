@@ -16,8 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "core/batch_sweep.h"
+#include "core/lesson.h"
+#include "core/lesson_player.h"
 #include "core/model.h"
 #include "core/sampler.h"
+#include "core/scale_accounting.h"
 #include "core/session.h"
 #include "core/trace.h"
 #include "gui/options.h"
@@ -32,6 +36,23 @@ struct SessionView {
     Trace trace;  // every step so far, with its payload (within the trace's memory budget)
     std::vector<int> prompt_tokens;
     std::string finish_reason;  // empty while generation may go on
+};
+
+// What a lesson played on the live engine has done (gui/engine_lesson_target.cpp), published
+// after every step it plays. The player keeps no state: Next plays the following step on top of
+// the ones before it, anything else replays from the lesson's first step.
+struct LessonRun {
+    int number = 0;                     // the lesson (its NN); 0: none has been played
+    std::vector<StepOutcome> outcomes;  // steps 0..played in order (a replay redoes them all)
+    int target = -1;                    // the step being played now, -1 when none
+    bool cancelled = false;  // the last play was stopped (Back, another lesson) before its end
+    std::shared_ptr<const BatchTable> batch;   // the last @batch
+    std::shared_ptr<const ScaleReport> scale;  // the last @scale
+    int layer = 0, head = 0;                   // the last @highlight
+    std::uint64_t highlight_serial = 0;  // bumped by each @highlight (a replay's last one counts)
+    std::string panel;                   // the last @show of the step played last
+    std::uint64_t serial = 0;            // bumped on every change, so the window can react once
+    int played() const { return static_cast<int>(outcomes.size()) - 1; }
 };
 
 struct EngineSnapshot {
@@ -55,8 +76,11 @@ struct EngineSnapshot {
     int busy_done = 0, busy_total = 0;
     double busy_since = 0;  // seconds on the worker's clock (EngineWorker::now())
 
-    std::string error;  // the last request's user error, one line; empty after a success
+    std::string error;          // the last request's user error, one line; empty after a success
+    std::string error_context;  // what failed, in the window's words ("could not open the model")
     std::uint64_t error_serial = 0;
+
+    LessonRun lesson;
 
     int steps() const { return sessions.empty() ? 0 : int(sessions[0].trace.steps().size()); }
     bool finished() const { return !sessions.empty() && !sessions[0].finish_reason.empty(); }
@@ -81,6 +105,10 @@ class EngineWorker {
     void reset();
     void prefill();
     void decode(int n);  // prefill first when needed; stops early when generation finishes
+    // Plays step `step` (0-based) of `lesson` on the live sessions: the next step on top of the
+    // ones played, else a replay from the first step. `number` names the lesson (its NN); the
+    // languages share directives, so switching language needs no replay.
+    void play_lesson(std::shared_ptr<const Lesson> lesson, int number, int step);
     // Drops queued requests; a run of decode steps stops after the step in flight.
     void cancel();
 
@@ -97,8 +125,19 @@ class EngineWorker {
     const EngineSnapshot& snapshot() const { return snap_; }
 
   private:
-    struct Live;
-    void post(std::string what, std::function<void()> job);
+    // One live session and the backend it runs on.
+    struct Live {
+        BackendChoice backend;  // declared first: the session's runner uses it until destroyed
+        std::unique_ptr<Session> session;
+    };
+    class LessonDriver;  // the LessonTarget over these sessions (gui/engine_lesson_target.cpp)
+    struct Job {
+        std::string what;     // for the busy banner
+        std::string failure;  // the start of the message when it fails
+        std::function<void()> run;
+        bool lesson = false;  // a lesson step: keeps the lesson's sequence of steps intact
+    };
+    void post(Job job);
     void loop();
     // Worker thread only. Backends are made first: when one cannot be had (CUDA asked, none
     // answers) make_backends throws and the old sessions stay.
@@ -106,8 +145,11 @@ class EngineWorker {
     void build_sessions(std::vector<BackendChoice> backends);
     void rebuild_sessions();
     void publish_sessions(bool new_generation);
+    void drop_twin();  // leaves compare mode: the uncached session goes, the cached one stays
     void step_all();
     bool prefilled() const;
+    void check_cancel() const;  // throws Cancelled when cancel() was called
+    struct Cancelled {};
 
     // Worker-thread state.
     std::shared_ptr<Model> model_;
@@ -115,7 +157,12 @@ class EngineWorker {
     CacheView cache_ = CacheView::On;
     std::string prompt_;
     SamplerConfig sampler_;
+    int limit_ = -1;  // new tokens a session may generate (-1: until the context is full)
+    // The sessions keep only their newest step's payload (the snapshot's trace is the record),
+    // except under a lesson, whose checks read earlier steps: then the default budget.
+    std::size_t trace_budget_ = 0;
     std::vector<std::unique_ptr<Live>> live_;
+    std::unique_ptr<LessonDriver> lesson_;
     std::function<void()> wake_;
     void wake() const {
         if (wake_) wake_();
@@ -127,7 +174,7 @@ class EngineWorker {
     mutable std::mutex mu_;
     mutable std::mutex qmu_;
     mutable std::condition_variable cv_;  // with qmu_
-    std::deque<std::pair<std::string, std::function<void()>>> queue_;
+    std::deque<Job> queue_;
     bool running_ = false;
     bool stop_ = false;
     std::atomic<bool> cancel_{false};

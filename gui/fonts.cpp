@@ -3,51 +3,86 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 namespace kvs::gui {
 namespace {
 
-constexpr const char* kDejaVu = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-constexpr const char* kWqy = "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc";
+struct FontFile {
+    const char* name;
+    const char* system_dir;
+};
+constexpr FontFile kDejaVu{"DejaVuSans.ttf", "/usr/share/fonts/truetype/dejavu"};
+constexpr FontFile kMono{"DejaVuSansMono.ttf", "/usr/share/fonts/truetype/dejavu"};
+constexpr FontFile kBold{"DejaVuSans-Bold.ttf", "/usr/share/fonts/truetype/dejavu"};
+constexpr FontFile kWqy{"wqy-microhei.ttc", "/usr/share/fonts/truetype/wqy"};
 
-bool exists(const char* p) {
+// Where the file is: $KVSCOPE_FONTS when set (and nowhere else), else the system folder.
+std::string font_path(const FontFile& f) {
+    const char* dir = std::getenv("KVSCOPE_FONTS");
+    const std::filesystem::path p =
+        std::filesystem::path(dir && *dir ? dir : f.system_dir) / f.name;
     std::error_code ec;
-    return std::filesystem::is_regular_file(p, ec);
+    return std::filesystem::is_regular_file(p, ec) ? p.string() : std::string();
 }
 
 }  // namespace
 
-FontInfo load_fonts(float scale) {
+FontInfo load_fonts(float scale, const std::string& extra_text) {
+    static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x2000, 0x22FF,
+                                     0x2500, 0x25FF, 0x2700, 0x27BF, 0};
     FontInfo info;
     info.size_px = 16.0f * scale;
     ImGuiIO& io = ImGui::GetIO();
     io.Fonts->Clear();
     ImFont* base = nullptr;
-    if (exists(kDejaVu)) {
-        // Latin, Greek and the arrows/box symbols the panels use.
-        static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x2000,
-                                         0x22FF, 0x2500, 0x25FF, 0};
-        base = io.Fonts->AddFontFromFileTTF(kDejaVu, info.size_px, nullptr, ranges);
+    const std::string dejavu = font_path(kDejaVu);
+    if (!dejavu.empty()) {
+        // Latin, Greek, the arrows/maths/box symbols the panels use, and the check marks.
+        base = io.Fonts->AddFontFromFileTTF(dejavu.c_str(), info.size_px, nullptr, ranges);
     }
     if (base) {
         info.dejavu = true;
-        if (exists(kWqy)) {
+        const std::string wqy = font_path(kWqy);
+        if (!wqy.empty()) {
+            // The atlas keeps a pointer to the ranges until it is rebuilt.
+            static ImVector<ImWchar> cjk;
+            cjk.clear();
+            ImFontGlyphRangesBuilder b;
+            b.AddRanges(io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
+            b.AddText(extra_text.c_str(), extra_text.c_str() + extra_text.size());
+            b.BuildRanges(&cjk);
             ImFontConfig merge;
             merge.MergeMode = true;
-            info.chinese = io.Fonts->AddFontFromFileTTF(
-                               kWqy, info.size_px, &merge,
-                               io.Fonts->GetGlyphRangesChineseSimplifiedCommon()) != nullptr;
+            info.chinese = io.Fonts->AddFontFromFileTTF(wqy.c_str(), info.size_px, &merge,
+                                                        cjk.Data) != nullptr;
         }
-        if (!info.chinese) info.notice = "Chinese font (fonts-wqy-microhei) not found";
+        // In English: without the Chinese font a Chinese notice could not be read.
+        if (!info.chinese)
+            info.notice =
+                "Chinese font (fonts-wqy-microhei) not found: Chinese text cannot be shown, so the "
+                "window and the lessons stay in English";
+        const std::string bold = font_path(kBold);
+        if (!bold.empty())
+            info.bold = io.Fonts->AddFontFromFileTTF(bold.c_str(), info.size_px, nullptr, ranges);
+        const std::string mono = font_path(kMono);
+        if (!mono.empty()) {
+            static const ImWchar ascii[] = {0x0020, 0x00FF, 0};
+            info.mono =
+                io.Fonts->AddFontFromFileTTF(mono.c_str(), info.size_px * 0.95f, nullptr, ascii);
+        }
     } else {
         ImFontConfig cfg;
         cfg.SizePixels = 13.0f * scale;
-        io.Fonts->AddFontDefault(&cfg);
+        base = io.Fonts->AddFontDefault(&cfg);
         info.size_px = cfg.SizePixels;
-        info.notice = std::string("DejaVu Sans not found (") + kDejaVu +
-                      "): using ImGui's built-in font (install fonts-dejavu-core)";
+        info.notice =
+            "DejaVu Sans not found: using ImGui's built-in font, which has no Chinese (install "
+            "fonts-dejavu-core and fonts-wqy-microhei)";
     }
+    if (!info.mono) info.mono = base;
     io.Fonts->Build();
     ImGui_ImplOpenGL3_DestroyFontsTexture();
     ImGui_ImplOpenGL3_CreateFontsTexture();

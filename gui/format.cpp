@@ -1,7 +1,10 @@
 #include "gui/format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+
+#include "core/utf8.h"
 
 namespace kvs::gui {
 namespace {
@@ -52,18 +55,39 @@ std::string fmt_flops(double f) {
 
 std::string visible_piece(const std::string& piece) {
     std::string out;
-    for (unsigned char c : piece) {
+    for (std::size_t i = 0; i < piece.size();) {
+        const unsigned char c = static_cast<unsigned char>(piece[i]);
+        const std::size_t n = utf8_sequence_length(piece, i);
         if (c == ' ') {
             out += "\xC2\xB7";  // U+00B7 middle dot
-        } else if (c < 0x20 || c == 0x7F) {
+        } else if (n == 0 || c < 0x20 || c == 0x7F) {
+            // Control bytes, and bytes that are not (a whole) UTF-8 character: a merged
+            // token may hold half of one.
             char buf[8];
             std::snprintf(buf, sizeof buf, "<0x%02X>", c);
             out += buf;
         } else {
-            out += static_cast<char>(c);
+            out.append(piece, i, n);
+            i += n;
+            continue;
         }
+        ++i;
     }
     return out;
+}
+
+}  // namespace kvs::gui
+
+namespace kvs::gui {
+
+void copy_to_buffer(char* buf, std::size_t size, const std::string& s) {
+    if (size == 0) return;
+    std::size_t n = std::min(s.size(), size - 1);
+    // Back off continuation bytes, then the lead byte of the character they belong to.
+    if (n < s.size())
+        while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    s.copy(buf, n);
+    buf[n] = '\0';
 }
 
 }  // namespace kvs::gui

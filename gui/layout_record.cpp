@@ -52,7 +52,30 @@ std::string LayoutRecord::to_json() const {
                                  {"rect", rect(g.rect)},
                                  {"cell", {g.cell_w, g.cell_h}},
                                  {"written", {g.written_begin, g.written_end}}});
-    return j.dump(1);
+    j["lang"] = lang;
+    j["fonts"] = {{"dejavu", font_dejavu}, {"chinese", font_chinese}};
+    j["messages"] = messages;
+    j["tokens"] = tokens;
+    j["finish"] = finish;
+    j["plots"] = nlohmann::json::array();
+    for (const auto& pl : plots) {
+        nlohmann::json series = nlohmann::json::object();
+        for (const auto& [label, y] : pl.series) series[label] = y;
+        j["plots"].push_back({{"name", pl.name}, {"x", pl.x}, {"series", series}});
+    }
+    if (lesson.number > 0)
+        j["lesson"] = {{"number", lesson.number},
+                       {"title", lesson.title},
+                       {"step", lesson.step},
+                       {"steps", lesson.steps},
+                       {"step_title", lesson.step_title},
+                       {"checks_passed", lesson.checks_passed},
+                       {"checks_failed", lesson.checks_failed},
+                       {"running", lesson.running},
+                       {"shown_panel", lesson.shown_panel},
+                       {"errors", lesson.errors}};
+    // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
+    return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace kvs::gui

@@ -32,6 +32,25 @@ struct KvGridRecord {
     int written_begin = 0, written_end = 0;
 };
 
+// A plot the frame drew: its series' labels and values, and what x means.
+struct PlotRecord {
+    std::string name;
+    std::vector<double> x;
+    std::vector<std::pair<std::string, std::vector<double>>> series;
+};
+
+// The lesson panel as drawn: which lesson and step, and the checks shown beside it.
+struct LessonRecord {
+    int number = 0;
+    std::string title;
+    int step = 0, steps = 0;  // step is 1-based, as the panel says it
+    std::string step_title;
+    int checks_passed = 0, checks_failed = 0;
+    bool running = false;     // the step is still being played on the engine
+    std::string shown_panel;  // the panel @show pointed at (framed in the window)
+    std::vector<std::string> errors;
+};
+
 struct LayoutRecord {
     int width = 0, height = 0;       // framebuffer pixels
     float scale_x = 1, scale_y = 1;  // framebuffer pixels per window coordinate
@@ -42,11 +61,23 @@ struct LayoutRecord {
     std::vector<std::pair<std::string, Rect>> panels;
     std::vector<HeatmapRecord> heatmaps;
     std::vector<KvGridRecord> kv_grids;
+    std::string lang;  // the language the window's words are in
+    bool font_dejavu = false, font_chinese = false;
+    std::vector<std::string> messages;  // the lines floating under the toolbar
+    std::vector<std::string> tokens;    // the token chips of the first session, as labelled
+    std::string finish;                 // why generation ended, as the tokens panel says it
+    std::vector<PlotRecord> plots;
+    LessonRecord lesson;  // number 0: no lesson panel
 
     void clear_frame() {
         panels.clear();
         heatmaps.clear();
         kv_grids.clear();
+        messages.clear();
+        tokens.clear();
+        finish.clear();
+        plots.clear();
+        lesson = LessonRecord();
     }
     std::string to_json() const;
 };

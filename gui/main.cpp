@@ -17,9 +17,11 @@
 #include "core/error.h"
 #include "gui/app.h"
 #include "gui/engine_worker.h"
+#include "gui/format.h"
 #include "gui/gl_window.h"
 #include "gui/options.h"
 #include "gui/settings.h"
+#include "gui/soak.h"
 
 namespace {
 using namespace kvs;
@@ -102,8 +104,17 @@ int run(int argc, char** argv) {
     const std::string dir = persist ? settings_dir() : "";
     const std::string settings_file = dir.empty() ? "" : dir + "/settings.txt";
     UiState ui;
+    // A first run (no settings file yet) opens on lesson 1.
+    std::error_code exists_ec;
+    const bool first_run =
+        !settings_file.empty() && !std::filesystem::exists(settings_file, exists_ec);
     if (!settings_file.empty()) ui.settings = load_settings(settings_file);
     Settings& st = ui.settings;
+    if (first_run) {
+        st.lesson = 1;
+        st.lesson_step = 0;
+    }
+    if (o.lang) st.lang = *o.lang;
     if (o.theme) st.theme = *o.theme;
     if (o.font_scale) st.font_scale = *o.font_scale;
     if (o.weight_scale) st.weight_scale = *o.weight_scale;
@@ -123,8 +134,8 @@ int run(int argc, char** argv) {
     // The toy reads only its own words: unless a prompt was given (or remembered from the toy
     // itself), it gets the tutorial's sentence.
     if (spec == "toy" && !o.prompt && saved_model != "toy") st.prompt = kToyPrompt;
-    std::snprintf(ui.prompt.data(), ui.prompt.size(), "%s", st.prompt.c_str());
-    std::snprintf(ui.model_path.data(), ui.model_path.size(), "%s", st.model_path.c_str());
+    copy_to_buffer(ui.prompt.data(), ui.prompt.size(), st.prompt);
+    copy_to_buffer(ui.model_path.data(), ui.model_path.size(), st.model_path);
 
     std::string ini;
     if (!dir.empty()) {
@@ -159,6 +170,22 @@ int run(int argc, char** argv) {
         else if (o.prefill)
             worker.prefill();
         settle(worker);
+        if (o.lesson > 0) {
+            open_lesson(ui, worker, o.lesson, o.lesson_step - 1);
+            settle(worker);
+        }
+        // As a user would: what goes wrong is shown in the window, not fatal.
+        if (!o.open_file.empty()) {
+            open_model_file(ui, worker, o.open_file);
+            worker.wait_idle();
+        }
+        if (o.then_prompt) {
+            copy_to_buffer(ui.prompt.data(), ui.prompt.size(), *o.then_prompt);
+            ui.settings.prompt = *o.then_prompt;
+            worker.set_prompt(*o.then_prompt);
+            worker.wait_idle();
+        }
+        if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
         if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);
         // Auto-sized windows and the toolbar's height settle over the first frames.
         for (int i = 0; i < 3; ++i) app.frame();
@@ -175,6 +202,10 @@ int run(int argc, char** argv) {
         worker.decode(o.decode);
     else if (o.prefill)
         worker.prefill();
+    if (o.lesson > 0)
+        open_lesson(ui, worker, o.lesson, o.lesson_step - 1);
+    else if (st.lesson > 0)
+        open_lesson(ui, worker, st.lesson, st.lesson_step);
 
     std::signal(SIGINT, on_quit_signal);
     std::signal(SIGTERM, on_quit_signal);
@@ -188,9 +219,19 @@ int run(int argc, char** argv) {
     }
     worker.cancel();
     {
-        // Remember the prompt the model accepted, not one it refused.
+        // Remember the model that opened and the prompt it accepted, not ones that failed.
         auto lock = worker.lock();
-        if (worker.snapshot().model) st.prompt = worker.snapshot().prompt;
+        const EngineSnapshot& snap = worker.snapshot();
+        if (snap.model) {
+            st.prompt = snap.prompt;
+            const std::string& m = snap.model_spec;
+            if (m == "toy" || m == "default" || m == "stories260K") {
+                st.model = m;
+            } else if (!m.empty()) {
+                st.model = "file";
+                st.model_path = m;
+            }
+        }
     }
     if (!settings_file.empty() && !save_settings(st, settings_file))
         std::fprintf(stderr, "kvscope: could not save settings to %s\n", settings_file.c_str());

@@ -78,6 +78,14 @@ std::string usage() {
            "  --screenshot FILE.png  render once after the steps above, save a PNG, exit\n"
            "  --layout-json FILE     with --screenshot: where each panel and heatmap was drawn\n"
            "  --frame-stats N        render N frames, print frame time min/median/max, exit\n"
+           "  --lesson N             open lesson N in the lesson panel\n"
+           "  --lesson-step K        at its step K (from 1; the steps before it run too)\n"
+           "  --lang L               en | zh: the window's words and the lessons\n"
+           "  --open FILE            headless: then open FILE as Open file... does\n"
+           "  --then-prompt TEXT     headless: then type TEXT into the prompt field\n"
+           "  --soak-steps N         decode N steps, a frame after each, resetting with a new\n"
+           "                         prompt whenever the context is full; prints VmRSS, exits\n"
+           "  --soak-report N        with --soak-steps: print VmRSS every N steps (250)\n"
            "  --no-settings          do not read or write the settings file\n"
            "  --help                 this text\n"
            "keys: F1 shows them all (Space/Right step, P play, R reset, C cache mode, ...)\n";
@@ -124,6 +132,19 @@ AppOptions parse_options(int argc, char** argv) {
         {"layout-json", [&](const std::string& v) { o.layout_json = v; }},
         {"frame-stats",
          [&](const std::string& v) { o.frame_stats = whole("frame-stats", v, 1, 1000000); }},
+        {"lesson", [&](const std::string& v) { o.lesson = whole("lesson", v, 1, 99); }},
+        {"lesson-step",
+         [&](const std::string& v) { o.lesson_step = whole("lesson-step", v, 1, 999); }},
+        {"lang",
+         [&](const std::string& v) {
+             o.lang = one_of("lang", v, {"en", "zh"});
+         }},
+        {"open", [&](const std::string& v) { o.open_file = v; }},
+        {"then-prompt", [&](const std::string& v) { o.then_prompt = v; }},
+        {"soak-steps",
+         [&](const std::string& v) { o.soak_steps = whole("soak-steps", v, 1, 100000000); }},
+        {"soak-report",
+         [&](const std::string& v) { o.soak_report = whole("soak-report", v, 1, 100000000); }},
     };
     const std::map<std::string, std::function<void()>> flags{
         {"prefill", [&] { o.prefill = true; }},
@@ -157,8 +178,10 @@ AppOptions parse_options(int argc, char** argv) {
     }
     if (!o.layout_json.empty() && o.screenshot.empty())
         throw bad("--layout-json needs --screenshot");
-    if (!o.screenshot.empty() && o.frame_stats > 0)
-        throw bad("--screenshot and --frame-stats cannot be combined");
+    if (int(!o.screenshot.empty()) + int(o.frame_stats > 0) + int(o.soak_steps > 0) > 1)
+        throw bad("--screenshot, --frame-stats and --soak-steps cannot be combined");
+    if ((!o.open_file.empty() || o.then_prompt) && !o.headless())
+        throw bad("--open and --then-prompt are for headless runs (with --screenshot)");
     return o;
 }
 

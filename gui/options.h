@@ -32,8 +32,19 @@ struct AppOptions {
     int frame_stats = 0;       // render this many frames, print frame-time statistics, exit
     bool no_settings = false;  // neither read nor write the settings file and imgui.ini
     bool help = false;
+    int lesson = 0;                   // open this lesson (its number) in the lesson panel
+    int lesson_step = 1;              // at this step, from 1 (steps before it are played too)
+    std::optional<std::string> lang;  // "en" | "zh": the window's words and the lessons
+    // Headless, after the steps above, as a user would in the window: Open file... with this
+    // path, then type this prompt and press Enter. Their errors show in the window.
+    std::string open_file;
+    std::optional<std::string> then_prompt;
+    // The soak: this many decode steps, each followed by a frame, over and over from a reset
+    // with a new prompt when the context is full; VmRSS printed every soak_report steps.
+    int soak_steps = 0;
+    int soak_report = 250;
 
-    bool headless() const { return !screenshot.empty() || frame_stats > 0; }
+    bool headless() const { return !screenshot.empty() || frame_stats > 0 || soak_steps > 0; }
 };
 
 AppOptions parse_options(int argc, char** argv);

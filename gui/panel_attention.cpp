@@ -85,7 +85,7 @@ void legend(FrameContext& f, ImVec2 p, float w, bool any_empty) {
         last_x = x + tw * 0.5f;
     }
     char sc[48];
-    std::snprintf(sc, sizeof sc, "%s scale", weight_scale_name(f.pal.scale));
+    std::snprintf(sc, sizeof sc, tr("%s scale"), tr(weight_scale_name(f.pal.scale)));
     dl->AddText(ImVec2(p.x + w + fh * 0.5f, p.y - fh * 0.15f), f.theme.muted_text, sc);
     float x = p.x;
     const float y = p.y + bar_h + fh * 1.3f;
@@ -97,9 +97,9 @@ void legend(FrameContext& f, ImVec2 p, float w, bool any_empty) {
         dl->AddText(ImVec2(x + bar_h + 4, y - fh * 0.15f), f.theme.muted_text, label);
         x += bar_h + 4 + ImGui::CalcTextSize(label).x + fh * 0.8f;
     };
-    swatch(f.pal.mask, "masked", false);
-    if (any_empty) swatch(f.pal.empty_row, "none", false);
-    swatch(f.pal.highlight, "new this step", true);
+    swatch(f.pal.mask, tr("masked"), false);
+    if (any_empty) swatch(f.pal.empty_row, tr("none"), false);
+    swatch(f.pal.highlight, tr("new this step"), true);
 }
 
 // The large heatmap of session `si` in the box (origin, size), labels included. Zoomed in, it
@@ -124,19 +124,17 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     const ImVec2 a(origin.x + left_w, origin.y + title_h + top_h);
     const ImVec2 b(a.x + side, a.y + side);
     char title[160];
-    int len = std::snprintf(title, sizeof title, "%s: layer %d, head %d",
+    int len = std::snprintf(title, sizeof title, tr("%s: layer %d, head %d"),
                             step_label(sv, shown_step(sv, f.step)), layer, head);
     if (first > 0 && len > 0 && len < int(sizeof title))
-        std::snprintf(title + len, sizeof title - len, "  (zoom: tokens %d..%d)", first, n - 1);
+        std::snprintf(title + len, sizeof title - len, tr("  (zoom: tokens %d..%d)"), first, n - 1);
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), title);
     if (n == 0) return;
     AttentionTexture& tex = head_texture(f, si, m, layer, head);
     dl->AddImage(tex.id(), a, b, ImVec2(tex.uv(first), tex.uv(first)),
                  ImVec2(tex.uv(n), tex.uv(n)));
     const float cell = side / shown;
-    auto tok = [&](int p) {
-        return visible_piece(f.piece(p < static_cast<int>(tokens.size()) ? tokens[p] : -1));
-    };
+    auto tok = [&](int p) { return f.label(p < static_cast<int>(tokens.size()) ? tokens[p] : -1); };
 
     // Axis labels: queries down the left, keys across the top.
     const ImU32 lab = f.theme.muted_text;
@@ -196,22 +194,23 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         ImGui::Text("query %d \"%s\"  ->  key %d \"%s\"", q, tok(q).c_str(), k, tok(k).c_str());
         switch (v.kind) {
             case CellKind::Weight:
-                ImGui::Text("weight %.4f", v.weight);
+                ImGui::Text(tr("weight %.4f"), v.weight);
                 break;
             case CellKind::Masked:
-                ImGui::TextUnformatted("masked: a query never sees tokens after it");
+                ImGui::TextUnformatted(tr("masked: a query never sees tokens after it"));
                 break;
             case CellKind::EmptyRow:
-                ImGui::TextUnformatted("no key this head may attend to: output none");
+                ImGui::TextUnformatted(tr("no key this head may attend to: output none"));
                 break;
             case CellKind::Missing:
-                ImGui::TextUnformatted("not in the trace any more (dropped to save memory)");
+                ImGui::TextUnformatted(tr("not in the trace any more (dropped to save memory)"));
                 break;
         }
         if (m.rows[q].step >= 0)
-            ImGui::Text("row computed at step %d (%s)", m.rows[q].step,
-                        m.rows[q].step == 0 ? "prefill" : "decode");
-        ImGui::TextDisabled("mouse wheel: zoom into the newest tokens; double-click: all");
+            ImGui::Text(tr("row computed at step %d (%s)"), m.rows[q].step,
+                        m.rows[q].step == 0 ? tr("prefill") : tr("decode"));
+        ImGui::TextDisabled("%s",
+                            tr("mouse wheel: zoom into the newest tokens; double-click: all"));
         ImGui::EndTooltip();
     }
 }
@@ -222,7 +221,7 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
     const float fh = f.font_px;
     const int L = m.n_layers, H = m.n_heads;
     if (L == 0 || H == 0) return;
-    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), "All heads (click one)");
+    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), tr("All heads (click one)"));
     const float lab_w = fh * 1.8f, lab_h = fh * 2.3f, gap = std::max(2.0f, fh * 0.2f);
     const float c = std::floor(std::min((size.x - lab_w) / H, (size.y - lab_h) / L) - gap);
     if (c < 4) return;
@@ -256,7 +255,7 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
                                               Rect{a.x, a.y, c, c}, m.new_begin, m.new_end});
             if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
                 mouse.y < b.y) {
-                ImGui::SetTooltip("layer %d, head %d", l, h);
+                ImGui::SetTooltip(tr("layer %d, head %d"), l, h);
                 if (ImGui::IsMouseClicked(0)) {
                     f.ui.settings.layer = l;
                     f.ui.settings.head = h;
@@ -273,7 +272,7 @@ void draw_attention(FrameContext& f) {
     const EngineSnapshot& snap = f.snap;
     const Model* model = f.model();
     if (!model || snap.sessions.empty()) {
-        ImGui::TextUnformatted("No model open.");
+        ImGui::TextUnformatted(tr("No model open."));
         return;
     }
     const ModelConfig& c = model->config();
@@ -282,39 +281,41 @@ void draw_attention(FrameContext& f) {
     ui.settings.head = std::clamp(ui.settings.head, 0, c.n_heads - 1);
 
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("Layer");
+    ImGui::TextUnformatted(tr("Layer"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 6);
     ImGui::SliderInt("##layer", &ui.settings.layer, 0, c.n_layers - 1);
     ImGui::SameLine();
-    ImGui::TextUnformatted("Head");
+    ImGui::TextUnformatted(tr("Head"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 6);
     ImGui::SliderInt("##head", &ui.settings.head, 0, c.n_heads - 1);
     ImGui::SameLine();
-    ImGui::TextUnformatted("Colours");
+    ImGui::TextUnformatted(tr("Colours"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 5);
     const char* scales[] = {"linear", "sqrt", "log"};
+    const char* scale_names[] = {tr("linear"), tr("sqrt"), tr("log")};
     int sc = static_cast<int>(f.pal.scale);
-    if (ImGui::Combo("##scale", &sc, scales, 3)) ui.settings.weight_scale = scales[sc];
+    if (ImGui::Combo("##scale", &sc, scale_names, 3)) ui.settings.weight_scale = scales[sc];
 
     const SessionView& s0 = snap.sessions[0];
     const int s = shown_step(s0, f.step);
     if (s < 0) {
         ImGui::Spacing();
         ImGui::TextWrapped(
-            "Nothing computed yet. Prefill (Space) runs the whole prompt through the model at "
-            "once: its attention appears here as a triangle, one row per prompt token.");
+            "%s", tr("Nothing computed yet. Prefill (Space) runs the whole prompt through the "
+                     "model at once: its attention appears here as a triangle, one row per prompt "
+                     "token."));
         return;
     }
     const StepRecord& st = s0.trace.steps()[s];
     ImGui::SameLine(0, fh);
     char what[200];
     if (st.phase == Phase::Prefill)
-        std::snprintf(what, sizeof what, "prefill: %d rows at once", st.kv.len);
+        std::snprintf(what, sizeof what, tr("prefill: %d rows at once"), st.kv.len);
     else
-        std::snprintf(what, sizeof what, "decode: 1 new row (%d keys)", st.kv.len);
+        std::snprintf(what, sizeof what, tr("decode: 1 new row (%d keys)"), st.kv.len);
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextUnformatted(what);
     ImGui::PopStyleColor();

@@ -2,7 +2,10 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 
+#include "core/utf8.h"
+#include "gui/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {
@@ -15,6 +18,34 @@ std::string FrameContext::piece(int id) const {
     return m->tokenizer().piece(id);
 }
 
+std::string FrameContext::label(int id) const {
+    const std::string v = visible_piece(piece(id));
+    const ImFont* font = ImGui::GetFont();
+    std::string out;
+    for (std::size_t i = 0; i < v.size();) {
+        const std::size_t n = std::max<std::size_t>(1, utf8_sequence_length(v, i));
+        const unsigned char c = static_cast<unsigned char>(v[i]);
+        if (c < 0x80 || n == 1) {
+            out += v[i++];
+            continue;
+        }
+        char32_t cp = c & (0x7F >> n);
+        for (std::size_t k = 1; k < n; ++k)
+            cp = (cp << 6) | (static_cast<unsigned char>(v[i + k]) & 0x3F);
+        // ImGui draws '?' for what its atlas lacks (emoji, rare characters): say which instead.
+        if (cp > IM_UNICODE_CODEPOINT_MAX || !font ||
+            !font->FindGlyphNoFallback(static_cast<ImWchar>(cp))) {
+            char b[16];
+            std::snprintf(b, sizeof b, "<U+%04X>", static_cast<unsigned>(cp));
+            out += b;
+        } else {
+            out.append(v, i, n);
+        }
+        i += n;
+    }
+    return out;
+}
+
 std::uint64_t FrameContext::palette_id() const {
     return (theme.dark ? 1u : 0u) | (static_cast<std::uint64_t>(pal.scale) << 1);
 }
@@ -25,6 +56,13 @@ void FrameContext::record_panel(const char* name) {
     layout->panels.emplace_back(name, Rect{p.x, p.y, s.x, s.y});
 }
 
+const char* finish_reason_text(const std::string& reason) {
+    if (reason == "context full") return tr("the context is full");
+    if (reason == "end token") return tr("end token");
+    if (reason == "length limit") return tr("length limit");
+    return reason.c_str();
+}
+
 int shown_step(const SessionView& s, int step) {
     const int n = static_cast<int>(s.trace.steps().size());
     if (n == 0) return -1;
@@ -32,8 +70,9 @@ int shown_step(const SessionView& s, int step) {
 }
 
 const char* step_label(const SessionView& s, int step) {
-    if (step < 0 || step >= static_cast<int>(s.trace.steps().size())) return s.label.c_str();
-    return s.trace.steps()[step].mode == CacheMode::Cached ? "with KV cache" : "without KV cache";
+    if (step < 0 || step >= static_cast<int>(s.trace.steps().size())) return tr(s.label.c_str());
+    return s.trace.steps()[step].mode == CacheMode::Cached ? tr("with KV cache")
+                                                           : tr("without KV cache");
 }
 
 }  // namespace kvs::gui

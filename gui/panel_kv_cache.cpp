@@ -30,13 +30,13 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     const int written = g.written_end - g.written_begin;
     if (st.phase == Phase::Prefill)
         std::snprintf(title, sizeof title,
-                      "%s: the prefill wrote %d columns; its last query read %d", step_label(sv, s),
-                      written, g.query_pos + 1);
+                      tr("%s: the prefill wrote %d columns; its last query read %d"),
+                      step_label(sv, s), written, g.query_pos + 1);
     else if (written == 1)
-        std::snprintf(title, sizeof title, "%s: step %d wrote column %d, its query read %d",
+        std::snprintf(title, sizeof title, tr("%s: step %d wrote column %d, its query read %d"),
                       step_label(sv, s), s, g.written_begin, g.query_pos + 1);
     else
-        std::snprintf(title, sizeof title, "%s: step %d rebuilt all %d columns, read %d",
+        std::snprintf(title, sizeof title, tr("%s: step %d rebuilt all %d columns, read %d"),
                       step_label(sv, s), s, written, g.query_pos + 1);
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), title);
 
@@ -81,13 +81,13 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
         const int head_dim = st.kv.head_dim;
         const float v = kv_value(g, layer, kv, p, ch);
         ImGui::BeginTooltip();
-        ImGui::Text("token %d, %s, kv head %d, channel %d", p, kv ? "V" : "K", ch / head_dim,
+        ImGui::Text(tr("token %d, %s, kv head %d, channel %d"), p, kv ? "V" : "K", ch / head_dim,
                     ch % head_dim);
         if (std::isfinite(v))
-            ImGui::Text("value %.4f", v);
+            ImGui::Text(tr("value %.4f"), v);
         else
-            ImGui::TextUnformatted("not in the trace any more");
-        ImGui::Text("colour scale: +-%.3g", tex.scale());
+            ImGui::TextUnformatted(tr("not in the trace any more"));
+        ImGui::Text(tr("colour scale: +-%.3g"), tex.scale());
         ImGui::EndTooltip();
     }
 }
@@ -103,13 +103,13 @@ void draw_kv_cache(FrameContext& f) {
     const int layer = ui.kv_layer < 0 ? ui.settings.layer : std::min(ui.kv_layer, c.n_layers - 1);
 
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("Layer");
+    ImGui::TextUnformatted(tr("Layer"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 9);
     char cur[48];
-    std::snprintf(cur, sizeof cur, ui.kv_layer < 0 ? "%d (as attention)" : "%d", layer);
+    std::snprintf(cur, sizeof cur, ui.kv_layer < 0 ? tr("%d (as attention)") : "%d", layer);
     if (ImGui::BeginCombo("##kvlayer", cur)) {
-        if (ImGui::Selectable("as the attention panel", ui.kv_layer < 0)) ui.kv_layer = -1;
+        if (ImGui::Selectable(tr("as the attention panel"), ui.kv_layer < 0)) ui.kv_layer = -1;
         for (int l = 0; l < c.n_layers; ++l) {
             char b[16];
             std::snprintf(b, sizeof b, "%d", l);
@@ -127,20 +127,21 @@ void draw_kv_cache(FrameContext& f) {
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float sq = fh * 0.7f, y = p.y + fh * 0.3f;
         dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + sq, y + sq), to_u32(f.pal.highlight), 0, 0, 2);
-        dl->AddText(ImVec2(p.x + sq + 4, p.y + fh * 0.15f), f.theme.muted_text, "written");
-        const float x2 = p.x + sq + 4 + ImGui::CalcTextSize("written").x + fh * 0.8f;
+        const char* written = tr("written");
+        const char* read = tr("read by the query");
+        dl->AddText(ImVec2(p.x + sq + 4, p.y + fh * 0.15f), f.theme.muted_text, written);
+        const float x2 = p.x + sq + 4 + ImGui::CalcTextSize(written).x + fh * 0.8f;
         dl->AddLine(ImVec2(x2, y + sq * 0.5f), ImVec2(x2 + sq * 1.5f, y + sq * 0.5f),
                     to_u32(f.pal.read), 3);
-        dl->AddText(ImVec2(x2 + sq * 1.5f + 4, p.y + fh * 0.15f), f.theme.muted_text,
-                    "read by the query");
-        ImGui::Dummy(ImVec2(x2 - p.x + sq * 1.5f + 4 + ImGui::CalcTextSize("read by the query").x,
+        dl->AddText(ImVec2(x2 + sq * 1.5f + 4, p.y + fh * 0.15f), f.theme.muted_text, read);
+        ImGui::Dummy(ImVec2(x2 - p.x + sq * 1.5f + 4 + ImGui::CalcTextSize(read).x,
                             ImGui::GetFrameHeight()));
     }
     // Bytes from the shapes: each of K and V is [B, T, n_kv_heads, head_dim] float32 per layer.
     const double per_block = c.n_layers > 0 ? double(kv.bytes()) / (2.0 * c.n_layers) : 0;
     ImGui::TextWrapped(
-        "K and V, each layer: [B=1, T=%d, n_kv_heads=%d, head_dim=%d] float32 = %s each. "
-        "All: %s; full context (%d): %s",
+        tr("K and V, each layer: [B=1, T=%d, n_kv_heads=%d, head_dim=%d] float32 = %s each. "
+           "All: %s; full context (%d): %s"),
         kv.len, c.n_kv_heads, c.head_dim(), fmt_bytes(per_block).c_str(),
         fmt_bytes(double(kv.bytes())).c_str(), c.seq_len,
         fmt_bytes(double(kv_bytes_per_token(c, c.n_kv_heads)) * c.seq_len).c_str());
@@ -151,7 +152,8 @@ void draw_kv_cache(FrameContext& f) {
     // Each grid: a title, the K and V rows (squeezed when short of room), the read bar.
     const float grid_h = views * std::clamp(avail.y * 0.45f / views, fh * 4.2f, fh * 7.5f);
     if (s < 0) {
-        ImGui::TextWrapped("The cache is empty: the prefill writes one column per prompt token.");
+        ImGui::TextWrapped(
+            "%s", tr("The cache is empty: the prefill writes one column per prompt token."));
     } else {
         for (int si = 0; si < views; ++si)
             kv_grid(f, si, layer, ImVec2(origin.x, origin.y + si * grid_h / views),
@@ -163,15 +165,15 @@ void draw_kv_cache(FrameContext& f) {
     const float plot_w = avail.x * 0.42f, plot_h = avail.y - grid_h;
     std::vector<PlotSeries> series;
     PlotOptions o;
-    o.title = "KV bytes vs tokens";
+    o.title = tr("KV bytes vs tokens");
     o.fmt = [](double v) { return fmt_bytes(v); };
-    o.x_label = "tokens";
+    o.x_label = tr("tokens");
     o.axis = f.theme.axis;
     o.grid = f.theme.grid;
     o.marker = f.theme.marker;
     o.text = f.theme.muted_text;
     o.marker_x = s;
-    PlotSeries bytes{"this", {}, f.theme.series[0], false};
+    PlotSeries bytes{tr("this"), {}, f.theme.series[0], false};
     for (const auto& r : s0.trace.steps()) {
         bytes.y.push_back(double(r.kv.bytes()));
         o.x_values.push_back(r.kv.len);
@@ -196,15 +198,15 @@ void draw_kv_cache(FrameContext& f) {
     // What if the same model used more or fewer K/V heads.
     ImGui::SetCursorScreenPos(ImVec2(origin.x + plot_w + fh * 0.6f, origin.y + grid_h));
     ImGui::BeginGroup();
-    ImGui::TextUnformatted("Same model, other K/V head counts");
+    ImGui::TextUnformatted(tr("Same model, other K/V head counts"));
     if (ImGui::BeginTable(
             "whatif", 4,
             ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY,
             ImVec2(avail.x - plot_w - fh * 0.6f, plot_h - fh * 1.4f))) {
         ImGui::TableSetupScrollFreeze(0, 1);
-        ImGui::TableSetupColumn("layout");
+        ImGui::TableSetupColumn(tr("layout"));
         ImGui::TableSetupColumn("K/V");
-        ImGui::TableSetupColumn("per token");
+        ImGui::TableSetupColumn(tr("per token"));
         char at[32];
         std::snprintf(at, sizeof at, "T=%d", std::max(kv.len, 0));
         ImGui::TableSetupColumn(at);
@@ -212,7 +214,7 @@ void draw_kv_cache(FrameContext& f) {
         for (const KvVariant& v : kv_what_if(c)) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            ImGui::Text("%s%s", v.kind.c_str(), v.is_model ? " (this)" : "");
+            ImGui::Text("%s%s", v.kind.c_str(), v.is_model ? tr(" (this)") : "");
             ImGui::TableNextColumn();
             ImGui::Text("%d", v.n_kv_heads);
             ImGui::TableNextColumn();

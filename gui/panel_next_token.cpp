@@ -27,25 +27,25 @@ void sampler_controls(FrameContext& f) {
     const float fh = f.font_px;
     bool apply = false;
     ImGui::SetNextItemWidth(fh * 7);
-    ImGui::SliderFloat("temperature", &st.temperature, 0.0f, 2.0f,
-                       st.temperature == 0 ? "0 (greedy)" : "%.2f");
+    ImGui::SliderFloat(tr("temperature"), &st.temperature, 0.0f, 2.0f,
+                       st.temperature == 0 ? tr("0 (greedy)") : "%.2f");
     apply |= ImGui::IsItemDeactivatedAfterEdit();
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 5);
     ImGui::SliderFloat("top-p", &st.top_p, 0.0f, 1.0f, "%.2f");
     apply |= ImGui::IsItemDeactivatedAfterEdit();
     ImGui::SetNextItemWidth(fh * 7);
-    ImGui::InputInt("top-k (0 off)", &st.top_k);
+    ImGui::InputInt(tr("top-k (0 off)"), &st.top_k);
     st.top_k = std::max(0, st.top_k);
     apply |= ImGui::IsItemDeactivatedAfterEdit();
     ImGui::SameLine();
     int seed = static_cast<int>(st.seed & 0x7fffffff);
     ImGui::SetNextItemWidth(fh * 6);
-    if (ImGui::InputInt("seed", &seed)) st.seed = static_cast<std::uint64_t>(std::max(0, seed));
+    if (ImGui::InputInt(tr("seed"), &seed)) st.seed = static_cast<std::uint64_t>(std::max(0, seed));
     apply |= ImGui::IsItemDeactivatedAfterEdit();
     if (apply) {
         f.worker.set_sampler(sampler_from(st));
-        f.ui.notice = "sampler set (its random stream restarts from the seed)";
+        f.ui.notice = tr("sampler set (its random stream restarts from the seed)");
         f.ui.notice_until = ImGui::GetTime() + 3;
     }
 }
@@ -60,20 +60,20 @@ void draw_next_token(FrameContext& f) {
     sampler_controls(f);
     ImGui::Separator();
     if (s < 0) {
-        ImGui::TextWrapped("The next-token distribution appears after the prefill.");
+        ImGui::TextWrapped("%s", tr("The next-token distribution appears after the prefill."));
         return;
     }
     const StepRecord& r = s0.trace.steps()[s];
     const SamplerConfig& sc = f.snap.sampler;
-    ImGui::Text("Step %d chose \"%s\" (id %d)", s, visible_piece(f.piece(r.token_out)).c_str(),
-                r.token_out);
+    ImGui::Text(tr("Step %d chose \"%s\" (id %d)"), s, f.label(r.token_out).c_str(), r.token_out);
     ImGui::SameLine(0, fh);
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     if (r.coin >= 0)
-        ImGui::Text("random draw %.4f (temperature %.2f, top-k %d, top-p %.2f, seed %llu)", r.coin,
-                    sc.temperature, sc.top_k, sc.top_p, static_cast<unsigned long long>(sc.seed));
+        ImGui::Text(tr("random draw %.4f (temperature %.2f, top-k %d, top-p %.2f, seed %llu)"),
+                    r.coin, sc.temperature, sc.top_k, sc.top_p,
+                    static_cast<unsigned long long>(sc.seed));
     else
-        ImGui::TextUnformatted("greedy: the most likely token");
+        ImGui::TextUnformatted(tr("greedy: the most likely token"));
     ImGui::PopStyleColor();
     if (f.snap.sessions.size() > 1) {
         const SessionView& s1 = f.snap.sessions[1];
@@ -84,16 +84,16 @@ void draw_next_token(FrameContext& f) {
                 s < static_cast<int>(f.snap.logit_max_diff.size()) ? f.snap.logit_max_diff[s] : NAN;
             char db[32] = "n/a";
             if (std::isfinite(d)) std::snprintf(db, sizeof db, "%.3g", d);
-            ImGui::Text("without cache: \"%s\"; largest |logit difference| %s",
-                        visible_piece(f.piece(u.token_out)).c_str(), db);
+            ImGui::Text(tr("without cache: \"%s\"; largest |logit difference| %s"),
+                        f.label(u.token_out).c_str(), db);
         } else {
-            ImGui::TextUnformatted("without cache: still replaying...");
+            ImGui::TextUnformatted(tr("without cache: still replaying..."));
         }
     }
 
     // Bars: probability at temperature 1; the chosen token outlined.
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-    ImGui::TextUnformatted("most likely next tokens (softmax of the logits, temperature 1):");
+    ImGui::TextUnformatted(tr("most likely next tokens (softmax of the logits, temperature 1):"));
     ImGui::PopStyleColor();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -109,7 +109,7 @@ void draw_next_token(FrameContext& f) {
         const float y = o.y + i * row_h;
         if (y + row_h > o.y + avail.y + 1) break;
         const bool chosen = t.id == r.token_out;
-        std::string lab = visible_piece(f.piece(t.id));
+        std::string lab = f.label(t.id);
         dl->AddText(ImVec2(o.x, y + (row_h - fh) * 0.5f),
                     chosen ? ImGui::GetColorU32(ImGuiCol_Text) : f.theme.muted_text, lab.c_str());
         const float w = bar_w * std::clamp(t.prob, 0.0f, 1.0f);

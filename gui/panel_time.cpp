@@ -22,11 +22,11 @@ void draw_time(FrameContext& f) {
 
     if (ImGui::BeginTable("ttft", 6, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
         ImGui::TableSetupColumn("");
-        ImGui::TableSetupColumn("first token");
-        ImGui::TableSetupColumn("per token");
-        ImGui::TableSetupColumn("total");
-        ImGui::TableSetupColumn("FLOPs");
-        ImGui::TableSetupColumn("measured on", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn(tr("first token"));
+        ImGui::TableSetupColumn(tr("per token"));
+        ImGui::TableSetupColumn(tr("total"));
+        ImGui::TableSetupColumn(tr("FLOPs"));
+        ImGui::TableSetupColumn(tr("measured on"), ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableHeadersRow();
         for (int si = 0; si < views; ++si) {
             const SessionView& sv = f.snap.sessions[si];
@@ -47,7 +47,7 @@ void draw_time(FrameContext& f) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             ImGui::PushStyleColor(ImGuiCol_Text, f.theme.series[si]);
-            ImGui::TextUnformatted(sv.label.c_str());
+            ImGui::TextUnformatted(tr(sv.label.c_str()));
             ImGui::PopStyleColor();
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(fmt_seconds(ttft).c_str());
@@ -66,9 +66,9 @@ void draw_time(FrameContext& f) {
     std::vector<PlotSeries> per_step, cumulative, flops;
     for (int si = 0; si < views; ++si) {
         const SessionView& sv = f.snap.sessions[si];
-        PlotSeries t{sv.label, {}, f.theme.series[si], false};
-        PlotSeries cum{sv.label, {}, f.theme.series[si], false};
-        PlotSeries fl{sv.label, {}, f.theme.series[si], false};
+        PlotSeries t{tr(sv.label.c_str()), {}, f.theme.series[si], false};
+        PlotSeries cum{tr(sv.label.c_str()), {}, f.theme.series[si], false};
+        PlotSeries fl{tr(sv.label.c_str()), {}, f.theme.series[si], false};
         double acc = 0;
         for (const auto& r : sv.trace.steps()) {
             t.y.push_back(r.wall_seconds);
@@ -84,7 +84,7 @@ void draw_time(FrameContext& f) {
         // The mode that did not run, counted (not measured) from the same shapes.
         const SessionView& sv = f.snap.sessions[0];
         const bool cached = sv.mode == CacheMode::Cached;
-        PlotSeries other{cached ? "without cache (counted)" : "with cache (counted)",
+        PlotSeries other{cached ? tr("without cache (counted)") : tr("with cache (counted)"),
                          {},
                          f.theme.series_other,
                          true};
@@ -99,7 +99,7 @@ void draw_time(FrameContext& f) {
         flops.push_back(std::move(other));
     }
 
-    ImGui::Checkbox("log scale", &ui.settings.log_time);
+    ImGui::Checkbox(tr("log scale"), &ui.settings.log_time);
     ImGui::SameLine(0, fh);
     draw_legend(flops, f.theme.muted_text);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -113,13 +113,14 @@ void draw_time(FrameContext& f) {
     o.text = f.theme.muted_text;
     o.marker_x = f.snap.sessions.empty() ? -1 : shown_step(f.snap.sessions[0], f.step);
     o.fmt = [](double v) { return fmt_seconds(v); };
-    o.title = "time per step";
+    o.x_label = tr("step");
+    o.title = tr("time per step");
     draw_plot("##tstep", ImVec2(w, avail.y), per_step, o);
     ImGui::SameLine(0, fh * 0.5f);
-    o.title = "time so far";
+    o.title = tr("time so far");
     draw_plot("##tcum", ImVec2(w, avail.y), cumulative, o);
     ImGui::SameLine(0, fh * 0.5f);
-    o.title = "FLOPs per step (counted)";
+    o.title = tr("FLOPs per step (counted)");
     o.fmt = [](double v) { return fmt_flops(v); };
     draw_plot("##flops", ImVec2(w, avail.y), flops, o);
 }

@@ -41,30 +41,48 @@ void draw_tokens(FrameContext& f) {
     UiState& ui = f.ui;
     const float fh = f.font_px;
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("Prompt");
+    ImGui::TextUnformatted(tr("Prompt"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-fh * 7);
     if (ImGui::InputText("##prompt", ui.prompt.data(), ui.prompt.size(),
                          ImGuiInputTextFlags_EnterReturnsTrue))
         apply_prompt(f);
     if (ImGui::IsItemEdited()) ui.prompt_dirty = true;
+    if (f.layout) {
+        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+        f.layout->panels.emplace_back("prompt_field", Rect{a.x, a.y, b.x - a.x, b.y - a.y});
+    }
     ImGui::SameLine();
     ImGui::BeginDisabled(!ui.prompt_dirty);
-    if (ImGui::Button("Use prompt", ImVec2(-1, 0))) apply_prompt(f);
+    if (ImGui::Button(tr("Use prompt"), ImVec2(-1, 0))) apply_prompt(f);
     ImGui::EndDisabled();
 
-    legend_swatch(f.theme.chip_prompt, "prompt (prefill)", false, f.theme.muted_text);
+    legend_swatch(f.theme.chip_prompt, tr("prompt (prefill)"), false, f.theme.muted_text);
     ImGui::SameLine(0, fh);
-    legend_swatch(f.theme.chip_generated, "generated", false, f.theme.muted_text);
+    legend_swatch(f.theme.chip_generated, tr("generated"), false, f.theme.muted_text);
     ImGui::SameLine(0, fh);
-    legend_swatch(f.theme.chip_current, "going in at this step", false, f.theme.muted_text);
+    legend_swatch(f.theme.chip_current, tr("going in at this step"), false, f.theme.muted_text);
     ImGui::SameLine(0, fh);
-    legend_swatch(f.theme.chip_chosen, "chosen at this step", true, f.theme.muted_text);
+    legend_swatch(f.theme.chip_chosen, tr("chosen at this step"), true, f.theme.muted_text);
     if (ui.prompt_dirty) {
         ImGui::SameLine(0, fh);
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
-        ImGui::TextUnformatted("Enter uses the edited prompt (and resets)");
+        ImGui::TextUnformatted(tr("Enter uses the edited prompt (and resets)"));
         ImGui::PopStyleColor();
+    } else if (f.snap.finished()) {
+        // Generation ended: say why where the tokens are, as long as it stays ended.
+        const SessionView& s0 = f.snap.sessions[0];
+        char b[200];
+        if (s0.finish_reason == "context full" && f.model())
+            std::snprintf(b, sizeof b, tr("finished: the context of %d tokens is full"),
+                          f.model()->config().seq_len);
+        else
+            std::snprintf(b, sizeof b, tr("finished: %s"), finish_reason_text(s0.finish_reason));
+        ImGui::SameLine(0, fh);
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
+        ImGui::TextUnformatted(b);
+        ImGui::PopStyleColor();
+        if (f.layout) f.layout->finish = b;
     }
 
     if (f.snap.sessions.empty()) return;
@@ -80,25 +98,28 @@ void draw_tokens(FrameContext& f) {
     const int in_end = s < 0 ? -1 : steps[s].kv.len;
     for (int p = 0; p < P; ++p) {
         Chip c{p, sv.prompt_tokens[p], s < 0 ? f.theme.chip_pending : f.theme.chip_prompt, false,
-               s < 0 ? "prompt token: not processed yet (press Prefill)"
-                     : "prompt token: processed at the prefill (step 0)"};
+               s < 0 ? tr("prompt token: not processed yet (press Prefill)")
+                     : tr("prompt token: processed at the prefill (step 0)")};
         chips.push_back(c);
     }
     for (int k = 0; k <= s; ++k) {
         const int p = P + k;
-        Chip c{p, steps[k].token_out, f.theme.chip_generated, false,
-               "chosen at step " + std::to_string(k) + ", fed in at step " + std::to_string(k + 1)};
+        char why[160];
+        std::snprintf(why, sizeof why, tr("chosen at step %d, fed in at step %d"), k, k + 1);
+        Chip c{p, steps[k].token_out, f.theme.chip_generated, false, why};
         if (k == s) {
             c.fill = f.theme.chip_chosen;
             c.outline = true;
-            c.why = "chosen at this step (" + std::to_string(k) + "); goes in at the next step";
+            std::snprintf(why, sizeof why, tr("chosen at this step (%d); goes in at the next step"),
+                          k);
+            c.why = why;
         }
         chips.push_back(c);
     }
     for (auto& c : chips)
         if (c.pos >= in_begin && c.pos < in_end) {
             c.fill = f.theme.chip_current;
-            c.why += " (going in now)";
+            c.why += std::string(" ") + tr("(going in now)");
         }
 
     ImGui::BeginChild("chips", ImVec2(0, 0), false);
@@ -113,7 +134,8 @@ void draw_tokens(FrameContext& f) {
     const bool window_hovered = ImGui::IsWindowHovered();
     float last_y = y;
     for (const Chip& c : chips) {
-        const std::string text = visible_piece(f.piece(c.id));
+        const std::string text = f.label(c.id);
+        if (f.layout) f.layout->tokens.push_back(text);
         const float w = ImGui::CalcTextSize(text.c_str()).x + 2 * pad;
         if (x + w > right && x > origin.x) {
             x = origin.x;
@@ -132,8 +154,8 @@ void draw_tokens(FrameContext& f) {
             if (window_hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
                 mouse.y < b.y) {
                 ImGui::BeginTooltip();
-                ImGui::Text("position %d, token id %d", c.pos, c.id);
-                ImGui::Text("piece: \"%s\"", f.piece(c.id).c_str());
+                ImGui::Text(tr("position %d, token id %d"), c.pos, c.id);
+                ImGui::Text(tr("piece: \"%s\""), f.label(c.id).c_str());
                 ImGui::TextUnformatted(c.why.c_str());
                 ImGui::EndTooltip();
             }

@@ -19,10 +19,10 @@ struct ModelChoice {
 };
 
 std::string model_label(const std::string& spec) {
-    if (spec == "toy") return "toy example";
-    if (spec == "default") return "our default model";
+    if (spec == "toy") return tr("toy example");
+    if (spec == "default") return tr("our default model");
     if (spec == "stories260K") return "stories260K";
-    if (spec.empty()) return "(none)";
+    if (spec.empty()) return tr("(none)");
     return std::filesystem::path(spec).filename().string();
 }
 
@@ -42,7 +42,7 @@ void open_spec(FrameContext& f, const std::string& spec) {
     else if (from_toy)
         prompt = Settings().prompt;
     if (!prompt.empty()) {
-        std::snprintf(f.ui.prompt.data(), f.ui.prompt.size(), "%s", prompt.c_str());
+        copy_to_buffer(f.ui.prompt.data(), f.ui.prompt.size(), prompt);
         f.ui.settings.prompt = prompt;
         f.ui.prompt_dirty = false;
     }
@@ -53,11 +53,23 @@ void open_spec(FrameContext& f, const std::string& spec) {
 
 }  // namespace
 
+void open_model_file(UiState& ui, EngineWorker& worker, const std::string& path) {
+    copy_to_buffer(ui.model_path.data(), ui.model_path.size(), path);
+    ui.settings.model = "file";
+    ui.settings.model_path = path;
+    ui.playing = false;
+    ui.view_step = -1;
+    // The prompt stays: a file that does not open leaves the model and its session as they were.
+    worker.open_model(path, {}, {}, {});
+}
+
 void request_step(FrameContext& f) {
     if (f.snap.busy) return;
     if (f.snap.finished()) {
-        f.ui.notice =
-            "generation has finished (" + f.snap.sessions[0].finish_reason + "): press R to reset";
+        char b[160];
+        std::snprintf(b, sizeof b, tr("generation has finished (%s): press R to reset"),
+                      finish_reason_text(f.snap.sessions[0].finish_reason));
+        f.ui.notice = b;
         f.ui.notice_until = ImGui::GetTime() + 3;
         f.ui.playing = false;
         return;
@@ -105,14 +117,14 @@ void draw_toolbar(FrameContext& f) {
 
     // Row 1: what runs, where, and how.
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("Model");
+    ImGui::TextUnformatted(tr("Model"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 11);
     const bool file_mode = ui.settings.model == "file";
-    const std::string current = file_mode ? "Open file..." : model_label(s.model_spec);
+    const std::string current = file_mode ? tr("Open file...") : model_label(s.model_spec);
     if (ImGui::BeginCombo("##model", current.c_str())) {
-        const ModelChoice choices[] = {{"toy example", "toy"},
-                                       {"our default model", "default"},
+        const ModelChoice choices[] = {{tr("toy example"), "toy"},
+                                       {tr("our default model"), "default"},
                                        {"stories260K", "stories260K"}};
         for (const auto& c : choices) {
             const bool have =
@@ -122,35 +134,33 @@ void draw_toolbar(FrameContext& f) {
             if (ImGui::Selectable(c.label, s.model_spec == c.spec && !file_mode))
                 open_spec(f, c.spec);
         }
-        if (ImGui::Selectable("Open file...", file_mode)) ui.settings.model = "file";
+        if (ImGui::Selectable(tr("Open file..."), file_mode)) ui.settings.model = "file";
         ImGui::EndCombo();
     }
     if (ImGui::IsItemHovered() && f.model()) {
         const Model* m = f.model();
         const ModelConfig& c = m->config();
+        const std::string weights =
+            m->is_toy() ? std::string(tr("hand-made weights"))
+                        : fmt_bytes(m->parameter_count() * 4.0) + " " + tr("of weights");
         ImGui::SetTooltip(
-            "%s: %d layers, %d heads (%d K/V), head size %d, dim %d, vocab %d, context %d, %s",
+            tr("%s: %d layers, %d heads (%d K/V), head size %d, dim %d, vocab %d, context %d, %s"),
             m->name().c_str(), c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.dim,
-            c.vocab_size, c.seq_len,
-            m->is_toy() ? "hand-made weights"
-                        : (fmt_bytes(m->parameter_count() * 4.0) + " of weights").c_str());
+            c.vocab_size, c.seq_len, weights.c_str());
     }
     if (ui.settings.model == "file") {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(fh * 16);
         const bool enter =
-            ImGui::InputTextWithHint("##path", "llama2.c checkpoint .bin", ui.model_path.data(),
+            ImGui::InputTextWithHint("##path", tr("llama2.c checkpoint .bin"), ui.model_path.data(),
                                      ui.model_path.size(), ImGuiInputTextFlags_EnterReturnsTrue);
         ImGui::SameLine();
-        if ((ImGui::Button("Open") || enter) && ui.model_path[0]) {
-            ui.settings.model_path = ui.model_path.data();
-            open_spec(f, ui.model_path.data());
-            ui.settings.model = "file";
-        }
+        if ((ImGui::Button(tr("Open")) || enter) && ui.model_path[0])
+            open_model_file(f.ui, f.worker, ui.model_path.data());
     }
 
     ImGui::SameLine(0, fh * 1.2f);
-    ImGui::TextUnformatted("Backend");
+    ImGui::TextUnformatted(tr("Backend"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 5);
     static const char* kBackends[] = {"auto", "cpu", "cuda"};
@@ -165,9 +175,9 @@ void draw_toolbar(FrameContext& f) {
     }
 
     ImGui::SameLine(0, fh * 1.2f);
-    ImGui::TextUnformatted("KV cache");
+    ImGui::TextUnformatted(tr("KV cache"));
     const CacheView modes[] = {CacheView::On, CacheView::Off, CacheView::Compare};
-    const char* names[] = {"on", "off", "compare both"};
+    const char* names[] = {tr("on"), tr("off"), tr("compare both")};
     for (int i = 0; i < 3; ++i) {
         ImGui::SameLine();
         if (ImGui::RadioButton(names[i], s.cache == modes[i]) && s.cache != modes[i]) {
@@ -177,7 +187,7 @@ void draw_toolbar(FrameContext& f) {
     }
 
     ImGui::SameLine(0, fh * 1.2f);
-    if (ImGui::Button(ui.settings.theme == "dark" ? "Light" : "Dark"))
+    if (ImGui::Button(ui.settings.theme == "dark" ? tr("Light") : tr("Dark")))
         ui.settings.theme = ui.settings.theme == "dark" ? "light" : "dark";
     ImGui::SameLine();
     if (ImGui::Button("A-")) {
@@ -190,30 +200,41 @@ void draw_toolbar(FrameContext& f) {
         ui.fonts_dirty = true;
     }
     ImGui::SameLine();
-    if (ImGui::Button("Keys (F1)")) ui.show_help = !ui.show_help;
+    if (ImGui::Button(tr("Keys (F1)"))) ui.show_help = !ui.show_help;
+    ImGui::SameLine();
+    if (ImGui::Button(ui.lesson_panel ? tr("Hide lesson (L)") : tr("Lessons (L)"))) {
+        if (ui.lesson_panel)
+            close_lesson(ui);
+        else
+            open_lesson(ui, f.worker, std::max(1, ui.lesson.number), ui.lesson.step);
+    }
+    ImGui::SameLine();
+    // Each language names itself, so either can find the way back.
+    if (ImGui::Button(ui.settings.lang == "zh" ? "English" : "\xE4\xB8\xAD\xE6\x96\x87"))
+        set_ui_language(ui, ui.settings.lang == "zh" ? "en" : "zh");
 
     // Row 2: stepping and scrubbing.
     const int n = s.steps();
     const bool have_prompt = !s.sessions.empty() && !s.sessions[0].prompt_tokens.empty();
     ImGui::BeginDisabled(s.sessions.empty());
-    if (ImGui::Button("Reset")) request_reset(f);
+    if (ImGui::Button(tr("Reset"))) request_reset(f);
     ImGui::SameLine();
     ImGui::BeginDisabled(n > 0 || !have_prompt || s.busy);
-    if (ImGui::Button("Prefill")) request_prefill(f);
+    if (ImGui::Button(tr("Prefill"))) request_prefill(f);
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::BeginDisabled(!have_prompt || s.busy || s.finished());
-    if (ImGui::Button("Step")) request_step(f);
+    if (ImGui::Button(tr("Step"))) request_step(f);
     ImGui::EndDisabled();
     ImGui::SameLine();
-    if (ImGui::Button(ui.playing ? "Pause" : "Play", ImVec2(fh * 3.5f, 0))) {
+    if (ImGui::Button(ui.playing ? tr("Pause") : tr("Play"), ImVec2(fh * 3.5f, 0))) {
         ui.playing = !ui.playing && !s.finished();
         ui.view_step = -1;
     }
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 7);
-    ImGui::SliderFloat("##speed", &ui.settings.play_speed, 0.5f, 30.0f, "%.1f steps/s",
+    ImGui::SliderFloat("##speed", &ui.settings.play_speed, 0.5f, 30.0f, tr("%.1f steps/s"),
                        ImGuiSliderFlags_Logarithmic);
 
     ImGui::SameLine(0, fh * 1.2f);
@@ -222,14 +243,14 @@ void draw_toolbar(FrameContext& f) {
     ImGui::SetNextItemWidth(fh * 16);
     char fmt[64];
     if (n > 0)
-        std::snprintf(fmt, sizeof fmt, "step %%d of %d", n - 1);
+        std::snprintf(fmt, sizeof fmt, tr("step %%d of %d"), n - 1);
     else
-        std::snprintf(fmt, sizeof fmt, "no steps yet");
+        std::snprintf(fmt, sizeof fmt, "%s", tr("no steps yet"));
     if (ImGui::SliderInt("##step", &shown, 0, std::max(0, n - 1), fmt,
                          ImGuiSliderFlags_AlwaysClamp))
         ui.view_step = shown >= n - 1 ? -1 : shown;
     ImGui::SameLine();
-    if (ImGui::Button(ui.view_step < 0 ? "latest" : "to latest")) ui.view_step = -1;
+    if (ImGui::Button(ui.view_step < 0 ? tr("latest") : tr("to latest"))) ui.view_step = -1;
     ImGui::EndDisabled();
 
     if (s.busy) {
@@ -253,12 +274,11 @@ void draw_toolbar(FrameContext& f) {
     if (const Model* m = f.model()) {
         const ModelConfig& c = m->config();
         char b[160];
-        std::snprintf(b, sizeof b, "%s (%d layer%s x %d heads, %d K/V head%s)", m->name().c_str(),
-                      c.n_layers, c.n_layers == 1 ? "" : "s", c.n_heads, c.n_kv_heads,
-                      c.n_kv_heads == 1 ? "" : "s");
+        std::snprintf(b, sizeof b, tr("%s (layers: %d, heads: %d, K/V heads: %d)"),
+                      m->name().c_str(), c.n_layers, c.n_heads, c.n_kv_heads);
         line = b;
     } else {
-        line = s.busy ? "opening a model..." : "no model open";
+        line = s.busy ? tr("opening a model...") : tr("no model open");
     }
     // What the steps report they ran on; a model may bypass the backend (the toy runs on the
     // host in core), and then the backend's note does not apply.
@@ -266,12 +286,13 @@ void draw_toolbar(FrameContext& f) {
         !s.sessions.empty() && !s.sessions[0].trace.empty() ? &s.sessions[0].trace.back() : nullptr;
     const std::string ran = last ? last->backend : s.backend_name;
     const std::string device = last ? last->device : s.backend_device;
-    line += " runs on " + (ran.empty() ? s.backend_asked : ran);
+    line += std::string(" ") + tr("runs on") + " " + (ran.empty() ? s.backend_asked : ran);
     if (!device.empty() && device != ran) line += " (" + device + ")";
     if (!s.backend_note.empty() && ran == s.backend_name)
         line += ". " + s.backend_note;
     else if (!s.backend_note.empty())
-        line += "; the backend chosen (" + s.backend_name + ") is not used";
+        line +=
+            std::string("; ") + tr("the backend chosen is not used") + " (" + s.backend_name + ")";
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextWrapped("%s", line.c_str());
     ImGui::PopStyleColor();
@@ -292,11 +313,16 @@ void draw_messages(FrameContext& f) {
     };
     std::vector<Line> lines;
     if (!f.snap.error.empty() && now < f.ui.error_until)
-        lines.push_back({f.theme.error_text, f.snap.error});
+        lines.push_back({f.theme.error_text, f.snap.error_context.empty()
+                                                 ? f.snap.error
+                                                 : std::string(tr(f.snap.error_context.c_str())) +
+                                                       ": " + f.snap.error});
     if (!f.ui.notice.empty() && now < f.ui.notice_until)
         lines.push_back({f.theme.ok_text, f.ui.notice});
     if (!f.ui.font_notice.empty() && now < f.ui.font_notice_until)
         lines.push_back({f.theme.warning_text, f.ui.font_notice});
+    if (f.layout)
+        for (const Line& l : lines) f.layout->messages.push_back(l.text);
     if (lines.empty()) return;
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
     ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, f.toolbar_bottom + 4), ImGuiCond_Always,

@@ -19,7 +19,8 @@ void draw_toy_table(FrameContext& f) {
     const int s = shown_step(sv, f.step);
     const ModelConfig& c = model->config();
     if (s < 0) {
-        ImGui::TextWrapped("Each head's output per token appears here after the prefill.");
+        ImGui::TextWrapped("%s",
+                           tr("Each head's output per token appears here after the prefill."));
         return;
     }
     std::vector<int> tokens = sv.prompt_tokens;
@@ -30,8 +31,8 @@ void draw_toy_table(FrameContext& f) {
                           ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
                               ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame)) {
         ImGui::TableSetupScrollFreeze(0, 1);
-        ImGui::TableSetupColumn("pos");
-        ImGui::TableSetupColumn("token");
+        ImGui::TableSetupColumn(tr("position"));
+        ImGui::TableSetupColumn(tr("token"));
         for (int l = 0; l < c.n_layers; ++l)
             for (int h = 0; h < c.n_heads; ++h) {
                 char b[40];
@@ -39,9 +40,9 @@ void draw_toy_table(FrameContext& f) {
                 if (model->is_toy())
                     std::snprintf(b, sizeof b, "%s", toy_head_name(h));
                 else if (c.n_layers > 1)
-                    std::snprintf(b, sizeof b, "L%d head %d", l, h);
+                    std::snprintf(b, sizeof b, tr("L%d head %d"), l, h);
                 else
-                    std::snprintf(b, sizeof b, "head %d", h);
+                    std::snprintf(b, sizeof b, tr("head %d"), h);
                 ImGui::TableSetupColumn(b);
             }
         ImGui::TableHeadersRow();
@@ -61,11 +62,11 @@ void draw_toy_table(FrameContext& f) {
             }
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            ImGui::Text("%d", p);
+            // Positions from 1, as the tutorial and `kvscope-cli toy` number them.
+            ImGui::Text("%d", p + 1);
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(
-                visible_piece(f.piece(p < static_cast<int>(tokens.size()) ? tokens[p] : -1))
-                    .c_str());
+                f.label(p < static_cast<int>(tokens.size()) ? tokens[p] : -1).c_str());
             for (int l = 0; l < c.n_layers; ++l)
                 for (int h = 0; h < c.n_heads; ++h) {
                     ImGui::TableNextColumn();
@@ -77,51 +78,13 @@ void draw_toy_table(FrameContext& f) {
                     const float v =
                         from->head_outputs[(std::size_t(l) * c.n_heads + h) * rows + row];
                     if (!std::isfinite(v) || from->attention.is_empty_row(l, h, row))
-                        ImGui::TextDisabled("none");
+                        ImGui::TextDisabled("%s", tr("none"));
                     else
                         ImGui::Text("%.4g", v);
                 }
         }
         ImGui::EndTable();
     }
-}
-
-void draw_help(FrameContext& f) {
-    if (!f.ui.show_help) return;
-    const ImVec2 vp = ImGui::GetMainViewport()->Size;
-    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
-    ImGui::SetNextWindowBgAlpha(0.96f);
-    if (ImGui::Begin("Keys", &f.ui.show_help,
-                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse |
-                         ImGuiWindowFlags_NoSavedSettings)) {
-        static const char* keys[][2] = {
-            {"Space or Right", "step: prefill first, then one decode token"},
-            {"P", "play / pause (speed slider in the toolbar)"},
-            {"R", "reset to the prompt"},
-            {"C", "cache mode: on, off, compare both"},
-            {"[ and ]  or Shift+Left/Right", "scrub back / forward through the steps"},
-            {"Home / End", "first step / newest step"},
-            {"+ and -", "text size"},
-            {"T", "light / dark theme"},
-            {"F", "full screen"},
-            {"Ctrl+S", "save a PNG of the window (current folder)"},
-            {"F1 or Esc", "this help"},
-        };
-        if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
-            for (const auto& k : keys) {
-                ImGui::TableNextRow();
-                ImGui::TableNextColumn();
-                ImGui::TextUnformatted(k[0]);
-                ImGui::TableNextColumn();
-                ImGui::TextUnformatted(k[1]);
-            }
-            ImGui::EndTable();
-        }
-        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-        ImGui::TextUnformatted("Keys are ignored while a text field has the focus.");
-        ImGui::PopStyleColor();
-    }
-    ImGui::End();
 }
 
 }  // namespace kvs::gui

@@ -12,12 +12,31 @@
 #include "gui/engine_worker.h"
 #include "gui/gl_textures.h"
 #include "gui/layout_record.h"
+#include "gui/lesson_catalog.h"
+#include "gui/markdown.h"
 #include "gui/settings.h"
+#include "gui/strings.h"
 #include "gui/theme.h"
+
+struct ImFont;
 
 namespace kvs::gui {
 
 struct FrameContext;
+
+// The lesson panel's side: which lesson and step are shown. What the engine did for them is in
+// the snapshot's LessonRun.
+struct LessonUi {
+    LessonCatalog catalog;
+    bool catalog_loaded = false;
+    int number = 0;  // the lesson open; 0: none
+    int step = 0;    // the step shown, from 0
+    std::uint64_t seen_serial = 0, seen_highlight = 0;
+    int scrolled_for = -1;  // the step the text was last scrolled to the top for
+    // The step's prose, parsed once: keyed by lesson, language and step.
+    std::string blocks_key;
+    std::vector<MdBlock> blocks;
+};
 
 // What the window remembers between frames (the engine's state lives in the snapshot).
 struct UiState {
@@ -42,8 +61,12 @@ struct UiState {
     double error_until = 0;  // the engine's last error shows until then
     std::uint64_t seen_error_serial = 0;
     std::uint64_t seen_generation = 0;
-    // Issue 7's lesson panel: when set, a column at the right draws it (see App::layout).
+    // The lesson panel: when set, a column at the right draws it (see App::draw_panels).
     std::function<void(FrameContext&)> lesson_panel;
+    LessonUi lesson;
+    Lang lang = Lang::En;  // the language in use: settings.lang when its font is there
+    // Generation that ended is announced once per generation of the traces.
+    std::uint64_t announced_finish = 0;
 };
 
 // Heatmap textures of one session: one per (layer, head); the large view reuses its head's.
@@ -63,13 +86,21 @@ struct FrameContext {
     int step = -1;         // the step shown (index into each session's trace); -1: none yet
     float font_px = 16;
     float toolbar_bottom = 0;  // y where the panels start
+    ImFont* mono = nullptr;    // for code in the lesson text
+    ImFont* bold = nullptr;    // for bold lesson text (null: none installed)
 
     const Model* model() const { return snap.model.get(); }
     // The piece of a token for labels; "?" when out of range.
     std::string piece(int id) const;
+    // The piece as a chip or axis label shows it: spaces as '·', control bytes and bytes that
+    // are not UTF-8 as <0xNN>, characters the font lacks as <U+XXXX> (never a '?' box).
+    std::string label(int id) const;
     std::uint64_t palette_id() const;
     void record_panel(const char* name);  // the current ImGui window's rectangle
 };
+
+// Why generation ended, in the window's words.
+const char* finish_reason_text(const std::string& reason);
 
 // The step a session shows: the one asked, clamped to what the session has.
 int shown_step(const SessionView& s, int step);
@@ -86,6 +117,17 @@ void draw_next_token(FrameContext& f);
 void draw_toy_table(FrameContext& f);
 void draw_help(FrameContext& f);
 void draw_messages(FrameContext& f);
+void draw_lesson(FrameContext& f);
+
+// The lesson panel's actions (buttons, keys, the menu, --lesson): they show step `step` of
+// lesson `number` and have the engine play it (the next step on top of the previous ones, else
+// a replay from the first step). A lesson that cannot be read shows its error instead.
+void open_lesson(UiState& ui, EngineWorker& worker, int number, int step);
+void lesson_next(FrameContext& f);
+void lesson_back(FrameContext& f);
+void close_lesson(UiState& ui);
+// Sets the language of the window and the lessons ("en" / "zh").
+void set_ui_language(UiState& ui, const std::string& code);
 
 // Requests the app makes from several places (toolbar buttons and keys).
 void request_step(FrameContext& f);
@@ -93,5 +135,7 @@ void request_reset(FrameContext& f);
 void request_prefill(FrameContext& f);
 void cycle_cache(FrameContext& f);
 void apply_prompt(FrameContext& f);
+// Toolbar's Open file (and --open): a file that does not open shows why and changes nothing.
+void open_model_file(UiState& ui, EngineWorker& worker, const std::string& path);
 
 }  // namespace kvs::gui

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "gui/strings.h"
+
 namespace kvs::gui {
 namespace {
 
@@ -66,7 +68,7 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
     }
     if (n == 0 || !std::isfinite(lo)) {
         dl->AddRect(ImVec2(p0.x, p0.y + fh * 1.3f), p1, o.axis);
-        dl->AddText(ImVec2(p0.x + fh * 0.5f, p0.y + fh * 1.8f), o.text, "no steps yet");
+        dl->AddText(ImVec2(p0.x + fh * 0.5f, p0.y + fh * 1.8f), o.text, tr("no steps yet"));
         return;
     }
     if (o.log_y) {
@@ -127,15 +129,26 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
         const float w = ImGui::CalcTextSize(labels[i].c_str()).x;
         dl->AddText(ImVec2(left - w - 3, y - fh * 0.5f), o.text, labels[i].c_str());
     }
-    // x labels: first and last.
+    // x labels: first and last, or every one.
     auto xval = [&](std::size_t x) {
         return x < o.x_values.size() ? o.x_values[x] : static_cast<double>(x);
     };
     char b[48];
-    std::snprintf(b, sizeof b, "%s %.0f", o.x_label, xval(0));
-    dl->AddText(ImVec2(left, bottom + 1), o.text, b);
-    std::snprintf(b, sizeof b, "%.0f", xval(n - 1));
-    dl->AddText(ImVec2(right - ImGui::CalcTextSize(b).x, bottom + 1), o.text, b);
+    if (o.label_every_x && n > 1) {
+        for (std::size_t x = 0; x < n; ++x) {
+            std::snprintf(b, sizeof b, "%.0f", xval(x));
+            const float w = ImGui::CalcTextSize(b).x;
+            dl->AddText(ImVec2(std::clamp(tx(x) - w * 0.5f, left, right - w), bottom + 1), o.text,
+                        b);
+        }
+        const float w = ImGui::CalcTextSize(o.x_label).x;
+        dl->AddText(ImVec2(left - w - fh * 0.3f, bottom + 1), o.text, o.x_label);
+    } else {
+        std::snprintf(b, sizeof b, "%s %.0f", o.x_label, xval(0));
+        dl->AddText(ImVec2(left, bottom + 1), o.text, b);
+        std::snprintf(b, sizeof b, "%.0f", xval(n - 1));
+        dl->AddText(ImVec2(right - ImGui::CalcTextSize(b).x, bottom + 1), o.text, b);
+    }
 
     dl->PushClipRect(ImVec2(left, top - 1), ImVec2(right + 1, bottom + 1), true);
     if (o.marker_x >= 0 && static_cast<std::size_t>(o.marker_x) < n)

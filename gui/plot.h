@@ -22,6 +22,7 @@ struct PlotOptions {
     std::string (*fmt)(double) = nullptr;  // y labels
     const char* x_label = "step";
     std::vector<double> x_values;  // what x means, for labels (e.g. tokens); empty: x itself
+    bool label_every_x = false;    // a label under every x (few points), else the first and last
     ImU32 axis = 0, grid = 0, marker = 0, text = 0;
     bool legend = true;  // series labels inside the plot
 };

@@ -91,11 +91,19 @@ Settings load_settings(const std::string& path) {
             read_number(v, s.top_p);
         else if (k == "seed")
             read_number(v, s.seed);
+        else if (k == "lang" && (v == "en" || v == "zh"))
+            s.lang = v;
+        else if (k == "lesson")
+            read_number(v, s.lesson);
+        else if (k == "lesson_step")
+            read_number(v, s.lesson_step);
     }
     if (!(s.font_scale >= 0.5f && s.font_scale <= 4.0f)) s.font_scale = 1.0f;
     if (!(s.play_speed > 0 && s.play_speed <= 100)) s.play_speed = 4.0f;
     if (s.layer < 0) s.layer = 0;
     if (s.head < 0) s.head = 0;
+    if (s.lesson < 0 || s.lesson > 99) s.lesson = 0;
+    if (s.lesson_step < 0 || s.lesson_step > 999) s.lesson_step = 0;
     return s;
 }
 
@@ -119,7 +127,8 @@ bool save_settings(const Settings& s, const std::string& path) {
           << "\nhead = " << s.head << "\nweight_scale = " << s.weight_scale
           << "\nlog_time = " << (s.log_time ? 1 : 0) << "\ntemperature = " << num(s.temperature)
           << "\ntop_k = " << s.top_k << "\ntop_p = " << num(s.top_p) << "\nseed = " << s.seed
-          << "\n";
+          << "\nlang = " << s.lang << "\nlesson = " << s.lesson
+          << "\nlesson_step = " << s.lesson_step << "\n";
         if (!f) return false;
     }
     fs::rename(tmp, p, ec);

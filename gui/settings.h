@@ -24,6 +24,9 @@ struct Settings {
     int top_k = 0;
     float top_p = 0.9f;
     std::uint64_t seed = 42;
+    std::string lang = "en";  // the window's words and the lessons: "en" | "zh"
+    int lesson = 0;           // the lesson open in the lesson panel (its NN); 0: the panel is shut
+    int lesson_step = 0;      // its step shown, from 0
 
     bool operator==(const Settings&) const = default;
 };

@@ -359,7 +359,7 @@ xdotool windowfocus --sync "$wid"
 # Space: prefill, Space: one decode step, c: cache off, t: light theme, Ctrl+S: a PNG here.
 for k in space space c t ctrl+s; do xdotool key $k; sleep 0.5; done
 # Into the prompt field: these letters are text, not the t (theme) and r (reset) keys.
-xdotool mousemove 520 122 click 1; sleep 0.4
+xdotool mousemove $PROMPT_X $PROMPT_Y click 1; sleep 0.4
 xdotool type --delay 100 " t r"; sleep 0.3
 xdotool key Return; sleep 0.5
 # Out of the field again (an empty corner), then '=' makes the text larger.
@@ -368,7 +368,22 @@ xdotool key equal; sleep 0.6
 kill -TERM $pid; wait $pid
 )";
     }
-    const std::string env = "KVSCOPE_CONFIG_DIR=" + quote((dir / "cfg").string());
+    // Not a first run (that would open lesson 1 beside the panels): the lesson panel is shut.
+    const auto write_settings = [&] {
+        fs::create_directories(dir / "cfg");
+        std::ofstream(dir / "cfg" / "settings.txt") << "lesson = 0\n";
+    };
+    write_settings();
+    // Where the prompt field is: the same window drawn headless says (the toolbar's height
+    // depends on how long the backend's note is on this machine).
+    const Shot where = screenshot(
+        {"--model", tiny_model(), "--prompt", "the cat sat", "--prefill", "--decode", "1"},
+        "keys-where");
+    const json& field = where.layout["panels"]["prompt_field"];
+    const int px = static_cast<int>(field["x"].get<double>() + field["w"].get<double>() * 0.5);
+    const int py = static_cast<int>(field["y"].get<double>() + field["h"].get<double>() * 0.5);
+    const std::string env = "KVSCOPE_CONFIG_DIR=" + quote((dir / "cfg").string()) +
+                            " PROMPT_X=" + std::to_string(px) + " PROMPT_Y=" + std::to_string(py);
     const std::string cmd = "cd " + quote(dir.string()) + " && " + env +
                             " xvfb-run -a -s '-screen 0 1280x800x24' bash " +
                             quote(script.string()) + " " + quote(KVSCOPE_GUI_BIN) + " --model " +
@@ -378,6 +393,7 @@ kill -TERM $pid; wait $pid
         for (const auto& e : fs::directory_iterator(dir))
             if (e.path().extension() == ".png") fs::remove(e.path());
         fs::remove_all(dir / "cfg");
+        write_settings();
         status = std::system(cmd.c_str());
     }
     INFO(slurp(dir / "err"));

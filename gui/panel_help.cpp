@@ -1,0 +1,50 @@
+// The F1 overlay: every key, in the window's language.
+#include <imgui.h>
+
+#include "gui/panels.h"
+
+namespace kvs::gui {
+
+void draw_help(FrameContext& f) {
+    if (!f.ui.show_help) return;
+    const ImVec2 vp = ImGui::GetMainViewport()->Size;
+    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowBgAlpha(0.96f);
+    const std::string title = std::string(tr("Keys")) + "###keys";
+    if (ImGui::Begin(title.c_str(), &f.ui.show_help,
+                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse |
+                         ImGuiWindowFlags_NoSavedSettings)) {
+        const char* keys[][2] = {
+            {tr("Space or Right"), tr("step: prefill first, then one decode token")},
+            {"P", tr("play / pause (speed slider in the toolbar)")},
+            {"R", tr("reset to the prompt")},
+            {"C", tr("cache mode: on, off, compare both")},
+            {tr("[ and ]  or Shift+Left/Right"), tr("scrub back / forward through the steps")},
+            {"Home / End", tr("first step / newest step")},
+            {tr("+ and -"), tr("text size")},
+            {"T", tr("light / dark theme")},
+            {"F", tr("full screen")},
+            {"Ctrl+S", tr("save a PNG of the window (current folder)")},
+            {"L", tr("show / hide the lesson")},
+            {tr("N or Page Down"), tr("lesson: next step (runs its actions)")},
+            {tr("B or Page Up"), tr("lesson: step back (replays the steps before it)")},
+            {tr("F1 or Esc"), tr("this help")},
+        };
+        if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
+            for (const auto& k : keys) {
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(k[0]);
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(k[1]);
+            }
+            ImGui::EndTable();
+        }
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        ImGui::TextUnformatted(tr("Keys are ignored while a text field has the focus."));
+        ImGui::PopStyleColor();
+    }
+    ImGui::End();
+}
+
+}  // namespace kvs::gui

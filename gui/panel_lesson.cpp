@@ -1,0 +1,403 @@
+// The lesson panel: a lesson's title, the current step's text (Markdown), Back / Next and where
+// we are, then what the step did on the live engine: each @expect as a check mark, @batch as a
+// plot and a table, @scale as a table, and the action log. The engine plays the steps on its
+// worker thread (EngineWorker::play_lesson); this panel only shows what it published.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/lesson_report.h"
+#include "gui/format.h"
+#include "gui/markdown_view.h"
+#include "gui/panels.h"
+#include "gui/plot.h"
+
+namespace kvs::gui {
+namespace {
+
+void ensure_catalog(LessonUi& l) {
+    if (l.catalog_loaded) return;
+    l.catalog.load();
+    l.catalog_loaded = true;
+}
+
+bool step_has(const LessonStep& s, DirectiveKind k) {
+    return std::any_of(s.directives.begin(), s.directives.end(),
+                       [&](const Directive& d) { return d.kind == k; });
+}
+
+MdStyle md_style(const FrameContext& f) {
+    MdStyle s;
+    s.mono = f.mono;
+    s.bold = f.bold;
+    s.text = ImGui::GetColorU32(ImGuiCol_Text);
+    s.heading = f.theme.dark ? IM_COL32(150, 200, 255, 255) : IM_COL32(20, 80, 160, 255);
+    s.muted = f.theme.muted_text;
+    s.code_bg = f.theme.dark ? IM_COL32(255, 255, 255, 28) : IM_COL32(0, 0, 0, 22);
+    return s;
+}
+
+std::string lesson_label(const LessonEntry& e, Lang lang) {
+    const std::string& t = e.title[static_cast<int>(lang)];
+    return std::to_string(e.number) + ". " + (t.empty() ? e.title[static_cast<int>(Lang::En)] : t);
+}
+
+void lesson_menu(FrameContext& f) {
+    LessonUi& L = f.ui.lesson;
+    const float fh = f.font_px;
+    const LessonEntry* cur = L.catalog.find(L.number);
+    const std::string preview = cur ? lesson_label(*cur, f.ui.lang) : tr("Choose a lesson");
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - fh * 3.2f);
+    if (ImGui::BeginCombo("##lessons", preview.c_str(), ImGuiComboFlags_HeightLarge)) {
+        // Every lesson with its title in both languages: the other one muted.
+        const Lang other = f.ui.lang == Lang::Zh ? Lang::En : Lang::Zh;
+        for (const auto& e : L.catalog.entries()) {
+            ImGui::PushID(e.number);
+            if (ImGui::Selectable(lesson_label(e, f.ui.lang).c_str(), e.number == L.number))
+                open_lesson(f.ui, f.worker, e.number, 0);
+            // Chinese titles only where the font can draw them.
+            if (other == Lang::En || ImGui::GetFont()->FindGlyphNoFallback(0x4E2D)) {
+                const std::string& t = e.title[static_cast<int>(other)];
+                if (!t.empty()) {
+                    ImGui::SameLine(0, fh);
+                    ImGui::TextDisabled("%s", t.c_str());
+                }
+            }
+            ImGui::PopID();
+        }
+        ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button(tr("Close"), ImVec2(-1, 0))) close_lesson(f.ui);
+}
+
+void draw_checks(FrameContext& f, const StepOutcome& out, LessonRecord* rec) {
+    const float fh = f.font_px;
+    const float wrap = ImGui::GetContentRegionAvail().x;
+    for (const LessonLogEntry& e : out.log) {
+        if (e.kind == LessonLogEntry::Kind::Check) {
+            std::string text = e.directive;
+            if (text.rfind("expect ", 0) == 0) text = text.substr(7);
+            ImGui::PushStyleColor(ImGuiCol_Text, e.pass ? f.theme.ok_text : f.theme.error_text);
+            ImGui::TextUnformatted(e.pass ? "\xE2\x9C\x93" : "\xE2\x9C\x97");  // ✓ ✗
+            ImGui::PopStyleColor();
+            ImGui::SameLine(0, fh * 0.4f);
+            ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap - fh * 1.4f);
+            ImGui::TextUnformatted(text.c_str());
+            ImGui::PopTextWrapPos();
+            if (ImGui::IsItemHovered() && !e.lines.empty())
+                ImGui::SetTooltip("%s", e.lines[0].c_str());
+            if (!e.pass && !e.lines.empty()) {
+                ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+                ImGui::Indent(fh * 1.4f);
+                ImGui::TextWrapped("%s", e.lines[0].c_str());
+                ImGui::Unindent(fh * 1.4f);
+                ImGui::PopStyleColor();
+            }
+            if (rec) ++(e.pass ? rec->checks_passed : rec->checks_failed);
+        } else if (e.kind == LessonLogEntry::Kind::Error) {
+            ImGui::PushStyleColor(ImGuiCol_Text, f.theme.error_text);
+            for (const auto& l : e.lines) {
+                ImGui::TextWrapped("%s", l.c_str());
+                if (rec) rec->errors.push_back(l);
+            }
+            ImGui::PopStyleColor();
+        }
+    }
+}
+
+void draw_batch(FrameContext& f, const BatchTable& t) {
+    const float fh = f.font_px;
+    ImGui::TextUnformatted(tr("Time per step against batch size"));
+    ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+    ImGui::TextWrapped(tr("measured on %s, the fastest of %d runs"), t.device.c_str(),
+                       t.plan.repeats);
+    ImGui::PopStyleColor();
+    std::vector<PlotSeries> series = {{tr("prefill"), {}, f.theme.series[0], false},
+                                      {tr("decode step"), {}, f.theme.series[1], false}};
+    PlotOptions o;
+    for (int b : t.plan.sizes) {
+        o.x_values.push_back(b);
+        const BatchRow* p = t.find(Phase::Prefill, b);
+        const BatchRow* d = t.find(Phase::Decode, b);
+        series[0].y.push_back(p ? p->seconds_per_step : NAN);
+        series[1].y.push_back(d ? d->seconds_per_step : NAN);
+    }
+    o.title = "";
+    o.log_y = true;
+    o.fmt = [](double v) { return fmt_seconds(v); };
+    o.x_label = tr("batch");
+    o.label_every_x = true;
+    o.axis = f.theme.axis;
+    o.grid = f.theme.grid;
+    o.marker = f.theme.marker;
+    o.text = f.theme.muted_text;
+    const float w = ImGui::GetContentRegionAvail().x;
+    draw_plot("##batchplot", ImVec2(w, std::max(fh * 9, w * 0.55f)), series, o);
+    if (f.layout) {
+        PlotRecord r{"batch", o.x_values, {}};
+        for (const auto& s : series) r.series.emplace_back(s.label, s.y);
+        f.layout->plots.push_back(std::move(r));
+    }
+    if (ImGui::BeginTable(
+            "batchtable", 4,
+            ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+        ImGui::TableSetupColumn(tr("batch"));
+        ImGui::TableSetupColumn(tr("rows per step"));
+        ImGui::TableSetupColumn(tr("time per step"));
+        ImGui::TableSetupColumn(tr("rows per second"));
+        ImGui::TableHeadersRow();
+        for (const Phase ph : {Phase::Prefill, Phase::Decode}) {
+            for (int b : t.plan.sizes) {
+                const BatchRow* r = t.find(ph, b);
+                if (!r) continue;
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                ImGui::Text("%s %d", ph == Phase::Prefill ? tr("prefill") : tr("decode"), b);
+                ImGui::TableNextColumn();
+                ImGui::Text("%.1f", r->rows_per_step);
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(fmt_seconds(r->seconds_per_step).c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(format_si(r->rows_per_second()).c_str());
+            }
+        }
+        ImGui::EndTable();
+    }
+}
+
+void row2(const char* what, const std::string& value) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(what);
+    ImGui::TableNextColumn();
+    ImGui::TextWrapped("%s", value.c_str());
+}
+
+void draw_scale(FrameContext& f, const ScaleReport& r) {
+    const ScaleQuery& q = r.query;
+    const ModelConfig& c = r.model.config;
+    ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+    ImGui::TextWrapped(tr("%s on %s (counted from shapes, not measured)"), r.model.name.c_str(),
+                       r.gpu.name.c_str());
+    ImGui::PopStyleColor();
+    char b[256];
+    const int flags =
+        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
+    if (ImGui::BeginTable("scale", 2, flags)) {
+        std::snprintf(b, sizeof b, tr("%d layers, %d heads, %d K/V heads of %d, dim %d"),
+                      c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.dim);
+        row2(tr("model"), b);
+        std::snprintf(b, sizeof b, tr("%d tokens, batch %d, %d bytes per value"), q.context,
+                      q.batch, q.bytes_per_value);
+        row2(tr("context"), b);
+        row2(tr("weights"), format_si(r.params) + " x " + std::to_string(q.bytes_per_value) +
+                                " B = " + format_si(r.weight_bytes) + "B");
+        row2(tr("KV cache per token"), format_bytes(r.kv_bytes_per_token));
+        row2(tr("KV cache in all"), format_si(r.kv_bytes) + "B");
+        std::snprintf(b, sizeof b, "%sB / %sB: %s", format_si(r.weight_bytes + r.kv_bytes).c_str(),
+                      format_si(r.gpu.memory).c_str(), r.fits ? tr("fits") : tr("does not fit"));
+        row2(tr("memory"), b);
+        std::snprintf(b, sizeof b, tr("%.0f FLOP per byte"), r.ridge);
+        row2(tr("ridge point"), b);
+        ImGui::EndTable();
+    }
+    if (ImGui::BeginTable("scalephases", 3, flags)) {
+        ImGui::TableSetupColumn("");
+        ImGui::TableSetupColumn(tr("prefill"));
+        ImGui::TableSetupColumn(tr("decode step"));
+        ImGui::TableHeadersRow();
+        auto row = [&](const char* what, auto value) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(what);
+            for (const PhaseCost* p : {&r.prefill, &r.decode}) {
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(value(*p).c_str());
+            }
+        };
+        row(tr("FLOPs"), [](const PhaseCost& p) { return format_si(p.flops); });
+        row(tr("bytes"), [](const PhaseCost& p) { return format_si(p.bytes) + "B"; });
+        row(tr("FLOP per byte"), [](const PhaseCost& p) {
+            char x[32];
+            std::snprintf(x, sizeof x, "%.1f", p.intensity);
+            return std::string(x);
+        });
+        row(tr("compute time"),
+            [](const PhaseCost& p) { return format_seconds(p.compute_seconds); });
+        row(tr("memory time"), [](const PhaseCost& p) { return format_seconds(p.memory_seconds); });
+        row(tr("bound by"), [](const PhaseCost& p) {
+            return std::string(p.memory_bound ? tr("memory") : tr("compute"));
+        });
+        ImGui::EndTable();
+    }
+}
+
+}  // namespace
+
+void open_lesson(UiState& ui, EngineWorker& worker, int number, int step) {
+    LessonUi& L = ui.lesson;
+    ensure_catalog(L);
+    const bool next = ui.lesson_panel && number == L.number && step == L.step + 1;
+    ui.lesson_panel = draw_lesson;
+    L.number = number;
+    ui.settings.lesson = number;
+    std::string why;
+    const auto lesson = L.catalog.lesson(number, ui.lang, &why);
+    if (!lesson || lesson->steps.empty()) return;  // the panel shows why
+    L.step = std::clamp(step, 0, static_cast<int>(lesson->steps.size()) - 1);
+    ui.settings.lesson_step = L.step;
+    ui.playing = false;
+    ui.view_step = -1;
+    // Next builds on the steps before it; anything else makes a step in flight useless.
+    if (!next) worker.cancel();
+    worker.play_lesson(lesson, number, L.step);
+}
+
+void lesson_next(FrameContext& f) {
+    LessonUi& L = f.ui.lesson;
+    if (L.number == 0) return;
+    const auto lesson = L.catalog.lesson(L.number, f.ui.lang);
+    if (!lesson || L.step + 1 >= static_cast<int>(lesson->steps.size())) return;
+    open_lesson(f.ui, f.worker, L.number, L.step + 1);
+}
+
+void lesson_back(FrameContext& f) {
+    LessonUi& L = f.ui.lesson;
+    if (L.number == 0 || L.step == 0) return;
+    open_lesson(f.ui, f.worker, L.number, L.step - 1);
+}
+
+void close_lesson(UiState& ui) {
+    // The lesson and step are kept in memory: L (or the toolbar) reopens them there.
+    ui.settings.lesson = 0;
+    ui.settings.lesson_step = 0;
+    ui.lesson_panel = nullptr;
+}
+
+void set_ui_language(UiState& ui, const std::string& code) {
+    ui.settings.lang = code == "zh" ? "zh" : "en";
+    ui.lesson.blocks_key.clear();
+}
+
+void draw_lesson(FrameContext& f) {
+    UiState& ui = f.ui;
+    LessonUi& L = ui.lesson;
+    ensure_catalog(L);
+    const float fh = f.font_px;
+    lesson_menu(f);
+    if (L.number == 0) {
+        ImGui::TextWrapped("%s", L.catalog.entries().empty() ? L.catalog.error().c_str()
+                                                             : tr("Choose a lesson above."));
+        return;
+    }
+    std::string why;
+    const auto lesson = L.catalog.lesson(L.number, ui.lang, &why);
+    if (!lesson || lesson->steps.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.error_text);
+        ImGui::TextWrapped("%s", why.empty() ? tr("this lesson has no steps") : why.c_str());
+        ImGui::PopStyleColor();
+        return;
+    }
+    const int n = static_cast<int>(lesson->steps.size());
+    L.step = std::clamp(L.step, 0, n - 1);
+    const LessonStep& step = lesson->steps[L.step];
+    const LessonRun& run = f.snap.lesson;
+    const bool mine = run.number == L.number;
+    const StepOutcome* out =
+        mine && L.step < static_cast<int>(run.outcomes.size()) ? &run.outcomes[L.step] : nullptr;
+    LessonRecord* rec = f.layout ? &f.layout->lesson : nullptr;
+    const MdStyle style = md_style(f);
+
+    // Title, where we are, and the step's title.
+    draw_md_line(parse_inline(lesson->title), style, ImGui::GetContentRegionAvail().x,
+                 style.heading, 1.2f, true);
+    char progress[96];
+    std::snprintf(progress, sizeof progress, tr("step %d of %d"), L.step + 1, n);
+    ImGui::ProgressBar(float(L.step + 1) / n, ImVec2(-1, fh * 1.1f), progress);
+    draw_md_line(parse_inline(step.title), style, ImGui::GetContentRegionAvail().x, style.text,
+                 1.05f, true);
+    if (rec) {
+        rec->number = L.number;
+        rec->title = lesson->title;
+        rec->step = L.step + 1;
+        rec->steps = n;
+        rec->step_title = step.title;
+        rec->running = !out;
+        if (out && L.step == run.played()) rec->shown_panel = run.panel;
+    }
+
+    // The text, then what the step did, scrolled together above the buttons.
+    const float footer = ImGui::GetFrameHeightWithSpacing() + fh * 0.4f;
+    ImGui::BeginChild("lessontext", ImVec2(0, -footer), false);
+    if (L.scrolled_for != L.step) {
+        ImGui::SetScrollY(0);
+        L.scrolled_for = L.step;
+    }
+    const std::string key = std::to_string(L.number) + "/" + lang_code(ui.lang) + "/" +
+                            std::to_string(L.step) + "/" + lesson->file;
+    if (L.blocks_key != key) {
+        L.blocks =
+            parse_markdown((L.step == 0 ? lesson->intro + "\n\n" : std::string()) + step.prose);
+        L.blocks_key = key;
+    }
+    draw_markdown(L.blocks, style);
+    ImGui::Spacing();
+    ImGui::Separator();
+    if (!out) {
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        const char* dots[] = {"", ".", "..", "..."};
+        ImGui::Text("%s%s",
+                    mine && run.cancelled ? tr("stopped") : tr("the engine is playing this step"),
+                    run.cancelled ? "" : dots[int(ImGui::GetTime() * 3) % 4]);
+        ImGui::PopStyleColor();
+    } else {
+        if (out->checks > 0) {
+            char b[96];
+            std::snprintf(b, sizeof b, tr("%d of %d checks hold"), out->checks - out->failed,
+                          out->checks);
+            ImGui::PushStyleColor(ImGuiCol_Text,
+                                  out->failed ? f.theme.error_text : f.theme.muted_text);
+            ImGui::TextUnformatted(b);
+            ImGui::PopStyleColor();
+        }
+        draw_checks(f, *out, rec);
+        if (step_has(step, DirectiveKind::Batch) && run.batch) {
+            ImGui::Spacing();
+            draw_batch(f, *run.batch);
+        }
+        if (step_has(step, DirectiveKind::Scale) && run.scale) {
+            ImGui::Spacing();
+            draw_scale(f, *run.scale);
+        }
+        bool any_action = false;
+        for (const auto& e : out->log)
+            any_action = any_action || (e.kind == LessonLogEntry::Kind::Action && !e.lines.empty());
+        if (any_action && ImGui::CollapsingHeader(tr("What the engine did (numbers)"))) {
+            ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+            for (const auto& e : out->log) {
+                if (e.kind != LessonLogEntry::Kind::Action) continue;
+                ImGui::TextWrapped("@%s", e.directive.c_str());
+                ImGui::Indent(fh);
+                for (const auto& l : e.lines) ImGui::TextWrapped("%s", l.c_str());
+                ImGui::Unindent(fh);
+            }
+            ImGui::PopStyleColor();
+        }
+    }
+    ImGui::EndChild();
+
+    // Back / Next.
+    const float bw = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
+    ImGui::BeginDisabled(L.step == 0);
+    if (ImGui::Button(tr("< Back (B)"), ImVec2(bw, 0))) lesson_back(f);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(L.step + 1 >= n);
+    if (ImGui::Button(tr("Next (N) >"), ImVec2(bw, 0))) lesson_next(f);
+    ImGui::EndDisabled();
+}
+
+}  // namespace kvs::gui

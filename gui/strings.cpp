@@ -1,0 +1,312 @@
+#include "gui/strings.h"
+
+#include <string_view>
+#include <unordered_map>
+
+namespace kvs::gui {
+namespace {
+
+Lang g_lang = Lang::En;  // the window's thread sets and reads it
+
+}  // namespace
+
+const std::vector<UiString>& ui_strings() {
+    // English, then Simplified Chinese. The same printf conversions in the same order.
+    static const std::vector<UiString> table = {
+        {"Generation ended: the context of %d tokens is full.",
+         "生成结束：%d 个 token 的上下文已满。"},
+        {"Generation ended: the model chose its end token.", "生成结束：模型选择了结束 token。"},
+        {"Generation ended: the limit of new tokens was reached.",
+         "生成结束：新 token 数达到了上限。"},
+        {"Generation ended.", "生成结束。"},
+        {"Prompt and tokens", "提示词与 token"},
+        {"Toy example: each head's output per token", "玩具示例：每个头在每个 token 上的输出"},
+        {"Attention", "注意力"},
+        {"KV cache", "KV 缓存"},
+        {"Time", "时间"},
+        {"Next token", "下一个 token"},
+        {"Lesson", "课程"},
+        {"saved", "已保存"},
+        {"with KV cache", "使用 KV 缓存"},
+        {"without KV cache", "不用 KV 缓存"},
+        {"opening %s", "正在打开 %s"},
+        {"could not open the model", "无法打开模型"},
+        {"switching the backend to %s", "正在切换后端到 %s"},
+        {"could not switch the backend", "无法切换后端"},
+        {"switching the cache mode", "正在切换缓存模式"},
+        {"could not switch the cache mode", "无法切换缓存模式"},
+        {"setting the prompt", "正在设置提示词"},
+        {"the prompt was not used", "提示词未被采用"},
+        {"setting the sampler", "正在设置采样器"},
+        {"could not set the sampler", "无法设置采样器"},
+        {"reset", "重置"},
+        {"could not reset", "无法重置"},
+        {"prefill", "预填充"},
+        {"the prefill did not run", "预填充没有运行"},
+        {"decode step", "解码步"},
+        {"decoding %d steps", "正在解码 %d 步"},
+        {"the step did not run", "这一步没有运行"},
+        {"lesson %d, step %d", "第 %d 课，第 %d 步"},
+        {"the lesson step did not run", "课程的这一步没有运行"},
+        {"%s scale", "%s 刻度"},
+        {"masked", "被掩码"},
+        {"none", "无"},
+        {"new this step", "本步新增"},
+        {"%s: layer %d, head %d", "%s：第 %d 层，第 %d 个头"},
+        {"  (zoom: tokens %d..%d)", "  （放大：token %d..%d）"},
+        {"weight %.4f", "权重 %.4f"},
+        {"masked: a query never sees tokens after it", "被掩码：查询永远看不到它之后的 token"},
+        {"no key this head may attend to: output none", "这个头没有可以关注的键：输出为无"},
+        {"not in the trace any more (dropped to save memory)", "已不在记录中（为节省内存而丢弃）"},
+        {"row computed at step %d (%s)", "这一行在第 %d 步算出（%s）"},
+        {"decode", "解码"},
+        {"mouse wheel: zoom into the newest tokens; double-click: all",
+         "鼠标滚轮：放大最新的 token；双击：显示全部"},
+        {"All heads (click one)", "所有头（点击一个）"},
+        {"layer %d, head %d", "第 %d 层，第 %d 个头"},
+        {"No model open.", "没有打开的模型。"},
+        {"Layer", "层"},
+        {"Head", "头"},
+        {"Colours", "颜色"},
+        {"linear", "线性"},
+        {"sqrt", "平方根"},
+        {"log", "对数"},
+        {"Nothing computed yet. Prefill (Space) runs the whole prompt through the model at once: "
+         "its attention appears here as a triangle, one row per prompt token.",
+         "还没有计算任何东西。预填充（空格键）让整个提示词一次性通过模型：它的注意力会在这里显示为"
+         "一个三角形，每个提示词 token 一行。"},
+        {"prefill: %d rows at once", "预填充：一次 %d 行"},
+        {"decode: 1 new row (%d keys)", "解码：新增 1 行（%d 个键）"},
+        {"the context is full", "上下文已满"},
+        {"end token", "结束 token"},
+        {"length limit", "长度上限"},
+        {"Keys", "按键"},
+        {"Space or Right", "空格或右方向键"},
+        {"step: prefill first, then one decode token",
+         "前进一步：先预填充，之后每次解码一个 token"},
+        {"play / pause (speed slider in the toolbar)", "播放 / 暂停（速度滑块在工具栏里）"},
+        {"reset to the prompt", "重置到提示词"},
+        {"cache mode: on, off, compare both", "缓存模式：开、关、两者对比"},
+        {"[ and ]  or Shift+Left/Right", "[ 和 ]  或 Shift+左/右"},
+        {"scrub back / forward through the steps", "在各步之间后退 / 前进"},
+        {"first step / newest step", "第一步 / 最新一步"},
+        {"+ and -", "+ 和 -"},
+        {"text size", "文字大小"},
+        {"light / dark theme", "浅色 / 深色主题"},
+        {"full screen", "全屏"},
+        {"save a PNG of the window (current folder)", "把窗口保存为 PNG（当前文件夹）"},
+        {"show / hide the lesson", "显示 / 隐藏课程"},
+        {"N or Page Down", "N 或 Page Down"},
+        {"lesson: next step (runs its actions)", "课程：下一步（执行它的操作）"},
+        {"B or Page Up", "B 或 Page Up"},
+        {"lesson: step back (replays the steps before it)", "课程：上一步（重放它之前的各步）"},
+        {"F1 or Esc", "F1 或 Esc"},
+        {"this help", "本帮助"},
+        {"Keys are ignored while a text field has the focus.", "文本框获得焦点时，按键不起作用。"},
+        {"%s: the prefill wrote %d columns; its last query read %d",
+         "%s：预填充写入了 %d 列；它的最后一个查询读取了 %d 列"},
+        {"%s: step %d wrote column %d, its query read %d",
+         "%s：第 %d 步写入了第 %d 列，它的查询读取了 %d 列"},
+        {"%s: step %d rebuilt all %d columns, read %d",
+         "%s：第 %d 步重建了全部 %d 列，读取了 %d 列"},
+        {"token %d, %s, kv head %d, channel %d", "token %d，%s，KV 头 %d，通道 %d"},
+        {"value %.4f", "值 %.4f"},
+        {"not in the trace any more", "已不在记录中"},
+        {"colour scale: +-%.3g", "颜色刻度：±%.3g"},
+        {"%d (as attention)", "%d（同注意力面板）"},
+        {"as the attention panel", "同注意力面板"},
+        {"written", "已写入"},
+        {"read by the query", "被查询读取"},
+        {"K and V, each layer: [B=1, T=%d, n_kv_heads=%d, head_dim=%d] float32 = %s each. All: %s; "
+         "full context (%d): %s",
+         "每层的 K 和 V：[B=1, T=%d, n_kv_heads=%d, head_dim=%d] float32，各 "
+         "%s。全部：%s；完整上下文（%d）：%s"},
+        {"The cache is empty: the prefill writes one column per prompt token.",
+         "缓存是空的：预填充会为每个提示词 token 写入一列。"},
+        {"KV bytes vs tokens", "KV 字节数与 token 数"},
+        {"tokens", "token 数"},
+        {"this", "本模型"},
+        {"Same model, other K/V head counts", "同一模型，其他 K/V 头数"},
+        {"layout", "结构"},
+        {"per token", "每个 token"},
+        {" (this)", "（本模型）"},
+        {"Choose a lesson", "选择一课"},
+        {"Close", "关闭"},
+        {"Time per step against batch size", "每步时间与批量大小"},
+        {"measured on %s, the fastest of %d runs", "在 %s 上测得，取 %d 次运行中最快的一次"},
+        {"batch", "批量"},
+        {"rows per step", "每步行数"},
+        {"time per step", "每步时间"},
+        {"rows per second", "每秒行数"},
+        {"%s on %s (counted from shapes, not measured)",
+         "%s 在 %s 上（由形状计算得出，不是测量值）"},
+        {"%d layers, %d heads, %d K/V heads of %d, dim %d",
+         "%d 层，%d 个头，%d 个 K/V 头（每个 %d），维度 %d"},
+        {"model", "模型"},
+        {"%d tokens, batch %d, %d bytes per value", "%d 个 token，批量 %d，每个数值 %d 字节"},
+        {"context", "上下文"},
+        {"weights", "权重"},
+        {"KV cache per token", "每个 token 的 KV 缓存"},
+        {"KV cache in all", "KV 缓存总量"},
+        {"fits", "装得下"},
+        {"does not fit", "装不下"},
+        {"memory", "显存"},
+        {"%.0f FLOP per byte", "每字节 %.0f FLOP"},
+        {"ridge point", "拐点"},
+        {"FLOPs", "FLOPs"},
+        {"bytes", "字节数"},
+        {"FLOP per byte", "每字节 FLOP"},
+        {"compute time", "计算时间"},
+        {"memory time", "访存时间"},
+        {"bound by", "瓶颈"},
+        {"compute", "计算"},
+        {"Choose a lesson above.", "请在上方选择一课。"},
+        {"this lesson has no steps", "这一课没有步骤"},
+        {"step %d of %d", "第 %d 步，共 %d 步"},
+        {"stopped", "已停止"},
+        {"the engine is playing this step", "引擎正在执行这一步"},
+        {"%d of %d checks hold", "%d / %d 项检查成立"},
+        {"What the engine did (numbers)", "引擎做了什么（数字）"},
+        {"< Back (B)", "< 上一步 (B)"},
+        {"Next (N) >", "下一步 (N) >"},
+        {"temperature", "温度"},
+        {"0 (greedy)", "0（贪心）"},
+        {"top-k (0 off)", "top-k（0 为关闭）"},
+        {"seed", "种子"},
+        {"sampler set (its random stream restarts from the seed)",
+         "采样器已设置（随机数序列从种子重新开始）"},
+        {"The next-token distribution appears after the prefill.",
+         "预填充之后，这里会显示下一个 token 的分布。"},
+        {"Step %d chose \"%s\" (id %d)", "第 %d 步选择了 \"%s\"（编号 %d）"},
+        {"random draw %.4f (temperature %.2f, top-k %d, top-p %.2f, seed %llu)",
+         "随机数 %.4f（温度 %.2f，top-k %d，top-p %.2f，种子 %llu）"},
+        {"greedy: the most likely token", "贪心：选择概率最大的 token"},
+        {"without cache: \"%s\"; largest |logit difference| %s",
+         "不用缓存：\"%s\"；最大 |logit 差| %s"},
+        {"without cache: still replaying...", "不用缓存：仍在重放……"},
+        {"most likely next tokens (softmax of the logits, temperature 1):",
+         "最可能的下一个 token（logits 的 softmax，温度 1）："},
+        {"first token", "首个 token"},
+        {"total", "合计"},
+        {"measured on", "测量设备"},
+        {"without cache (counted)", "不用缓存（计算值）"},
+        {"with cache (counted)", "使用缓存（计算值）"},
+        {"log scale", "对数刻度"},
+        {"time so far", "累计时间"},
+        {"FLOPs per step (counted)", "每步 FLOPs（计算值）"},
+        {"Prompt", "提示词"},
+        {"Use prompt", "使用提示词"},
+        {"prompt (prefill)", "提示词（预填充）"},
+        {"generated", "已生成"},
+        {"going in at this step", "本步输入"},
+        {"chosen at this step", "本步选出"},
+        {"Enter uses the edited prompt (and resets)", "按回车使用修改后的提示词（并重置）"},
+        {"finished: the context of %d tokens is full", "已结束：%d 个 token 的上下文已满"},
+        {"finished: %s", "已结束：%s"},
+        {"prompt token: not processed yet (press Prefill)", "提示词 token：尚未处理（按“预填充”）"},
+        {"prompt token: processed at the prefill (step 0)",
+         "提示词 token：在预填充（第 0 步）中处理"},
+        {"chosen at step %d, fed in at step %d", "在第 %d 步选出，在第 %d 步输入"},
+        {"chosen at this step (%d); goes in at the next step", "在本步（%d）选出；下一步输入"},
+        {"(going in now)", "（正在输入）"},
+        {"position %d, token id %d", "位置 %d，token 编号 %d"},
+        {"piece: \"%s\"", "片段：\"%s\""},
+        {"toy example", "玩具示例"},
+        {"our default model", "我们的默认模型"},
+        {"(none)", "（无）"},
+        {"generation has finished (%s): press R to reset", "生成已经结束（%s）：按 R 重置"},
+        {"Model", "模型"},
+        {"Open file...", "打开文件……"},
+        {"hand-made weights", "手工设定的权重"},
+        {"of weights", "的权重"},
+        {"%s: %d layers, %d heads (%d K/V), head size %d, dim %d, vocab %d, context %d, %s",
+         "%s：%d 层，%d 个头（%d 个 K/V），头大小 %d，维度 %d，词表 %d，上下文 %d，%s"},
+        {"llama2.c checkpoint .bin", "llama2.c 检查点 .bin"},
+        {"Open", "打开"},
+        {"Backend", "后端"},
+        {"on", "开"},
+        {"off", "关"},
+        {"compare both", "两者对比"},
+        {"Light", "浅色"},
+        {"Dark", "深色"},
+        {"Keys (F1)", "按键 (F1)"},
+        {"Hide lesson (L)", "隐藏课程 (L)"},
+        {"Lessons (L)", "课程 (L)"},
+        {"Reset", "重置"},
+        {"Prefill", "预填充"},
+        {"Step", "单步"},
+        {"Pause", "暂停"},
+        {"Play", "播放"},
+        {"%.1f steps/s", "每秒 %.1f 步"},
+        {"step %%d of %d", "第 %%d 步，共 %d 步"},
+        {"no steps yet", "还没有步骤"},
+        {"latest", "最新"},
+        {"to latest", "回到最新"},
+        {"%s (layers: %d, heads: %d, K/V heads: %d)", "%s（层数：%d，头数：%d，K/V 头数：%d）"},
+        {"opening a model...", "正在打开模型……"},
+        {"no model open", "没有打开的模型"},
+        {"runs on", "运行在"},
+        {"the backend chosen is not used", "所选后端未被使用"},
+        {"Each head's output per token appears here after the prefill.",
+         "预填充之后，这里会显示每个头在每个 token 上的输出。"},
+        {"position", "位置"},
+        {"token", "token"},
+        {"L%d head %d", "第 %d 层 头 %d"},
+        {"head %d", "头 %d"},
+        {"step", "步"},
+    };
+    return table;
+}
+
+const char* lang_code(Lang l) {
+    return l == Lang::Zh ? "zh" : "en";
+}
+
+Lang lang_from_code(const std::string& code) {
+    return code == "zh" ? Lang::Zh : Lang::En;
+}
+
+void set_language(Lang l) {
+    g_lang = l;
+}
+
+Lang language() {
+    return g_lang;
+}
+
+const char* tr(const char* en, Lang l) {
+    if (l == Lang::En) return en;
+    static const auto index = [] {
+        std::unordered_map<std::string_view, const char*> m;
+        for (const auto& s : ui_strings()) m.emplace(s.en, s.zh);
+        return m;
+    }();
+    const auto it = index.find(en);
+    return it == index.end() ? en : it->second;
+}
+
+const char* tr(const char* en) {
+    return tr(en, g_lang);
+}
+
+std::string printf_conversions(const char* fmt) {
+    std::string out;
+    for (const char* p = fmt; *p; ++p) {
+        if (*p != '%') continue;
+        ++p;
+        if (*p == '%') continue;  // a literal percent sign
+        // Flags, width, precision and length, then the conversion letter.
+        while (*p &&
+               std::string_view("-+ #0123456789.*hlLqjzt").find(*p) != std::string_view::npos) {
+            if (*p == '*' || *p == 'h' || *p == 'l' || *p == 'L' || *p == 'j' || *p == 'z' ||
+                *p == 't' || *p == 'q')
+                out += *p;
+            ++p;
+        }
+        if (!*p) break;
+        out += *p;
+    }
+    return out;
+}
+
+}  // namespace kvs::gui

@@ -1,0 +1,38 @@
+#pragma once
+// The window's words in English and Simplified Chinese: one table, keyed by the English text, so
+// the code reads as English (`tr("Reset")`) and a missing translation shows English rather than
+// nothing. Format strings keep their printf conversions in the same order in both languages (a
+// test checks every pair, and that every tr("...") in gui/ has a row).
+#include <string>
+#include <vector>
+
+namespace kvs::gui {
+
+enum class Lang { En, Zh };
+
+const char* lang_code(Lang l);                 // "en", "zh"
+Lang lang_from_code(const std::string& code);  // "zh" is Chinese, anything else English
+
+// The language tr() answers in; the window sets it once per frame.
+void set_language(Lang l);
+Lang language();
+
+// `en` in the current language.
+const char* tr(const char* en);
+// `en` in language `l`.
+const char* tr(const char* en, Lang l);
+// Marks a string that is stored in English and put through tr() where it is shown.
+constexpr const char* tr_later(const char* en) {
+    return en;
+}
+
+struct UiString {
+    const char* en;
+    const char* zh;
+};
+const std::vector<UiString>& ui_strings();
+
+// The printf conversions of a format string in order ("%d of %s" -> "ds"), for the tests.
+std::string printf_conversions(const char* fmt);
+
+}  // namespace kvs::gui
