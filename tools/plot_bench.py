@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Plot the CSV written by `kvscope-cli bench --csv FILE` into one PNG.
 
-usage: tools/plot_bench.py BENCH.csv OUT.png
+usage: /usr/bin/python3 tools/plot_bench.py BENCH.csv OUT.png
 
 Needs Debian's python3-matplotlib (apt-get install python3-matplotlib); nothing in the build
 does. Panels: decode and prefill throughput by length (median, bars from min to max), total
