@@ -4,6 +4,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -69,13 +70,35 @@ const std::string& App::glyph_text() {
         L.catalog.load();
         L.catalog_loaded = true;
     }
-    for (const auto& e : L.catalog.entries()) {
-        std::ifstream f(e.path[static_cast<int>(Lang::Zh)], std::ios::binary);
-        std::stringstream ss;
-        ss << f.rdbuf();
-        glyph_text_ += ss.str();
-    }
+    for (const auto& e : L.catalog.entries())
+        for (const auto& path : e.path) {
+            std::ifstream f(path, std::ios::binary);
+            std::stringstream ss;
+            ss << f.rdbuf();
+            glyph_text_ += ss.str();
+        }
     return glyph_text_;
+}
+
+std::vector<std::uint32_t> App::missing_glyphs() {
+    // Every character of the strings and lessons the window may draw that its font lacks
+    // (ImGui would draw '?'): empty when the fonts are complete.
+    std::vector<std::uint32_t> missing;
+    const ImFont* font =
+        ImGui::GetIO().Fonts->Fonts.empty() ? nullptr : ImGui::GetIO().Fonts->Fonts[0];
+    std::string text = glyph_text();
+    for (const auto& s : ui_strings()) text += s.en;
+    const char* p = text.c_str();
+    const char* end = p + text.size();
+    while (p < end) {
+        unsigned int c = 0;
+        const int n = ImTextCharFromUtf8(&c, p, end);
+        p += n > 0 ? n : 1;
+        if (c < 0x20 || c == 0x7F) continue;
+        if (!font || !font->FindGlyphNoFallback(static_cast<ImWchar>(c)))
+            if (std::find(missing.begin(), missing.end(), c) == missing.end()) missing.push_back(c);
+    }
+    return missing;
 }
 
 void App::begin_panel(const char* title, const char* id, float x, float y, float w, float h) {
@@ -414,6 +437,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
             layout->lang = lang_code(ui_.lang);
             layout->font_dejavu = fonts_.dejavu;
             layout->font_chinese = fonts_.chinese;
+            if (fonts_.chinese) layout->missing_glyphs = missing_glyphs();
         }
         handle_keys(f);
         play(f);

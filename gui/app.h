@@ -3,8 +3,10 @@
 // and saving screenshots. The App reads the engine through EngineWorker's snapshot, under its
 // lock, for the length of a frame's drawing.
 #include <array>
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "gui/engine_worker.h"
 #include "gui/fonts.h"
@@ -34,6 +36,7 @@ class App {
     // Every character the window may have to draw beyond the common Chinese set: the Chinese
     // strings and lesson files (read once).
     const std::string& glyph_text();
+    std::vector<std::uint32_t> missing_glyphs();
 
     GlWindow& window_;
     EngineWorker& worker_;

@@ -53,7 +53,8 @@ std::string LayoutRecord::to_json() const {
                                  {"cell", {g.cell_w, g.cell_h}},
                                  {"written", {g.written_begin, g.written_end}}});
     j["lang"] = lang;
-    j["fonts"] = {{"dejavu", font_dejavu}, {"chinese", font_chinese}};
+    j["fonts"] = {
+        {"dejavu", font_dejavu}, {"chinese", font_chinese}, {"missing_glyphs", missing_glyphs}};
     j["messages"] = messages;
     j["tokens"] = tokens;
     j["finish"] = finish;

@@ -1,6 +1,7 @@
 #pragma once
 // Where a frame drew its panels, heatmaps and KV grids, in window pixels (origin top left), so a
 // screenshot test can find the heatmap's cells without guessing. Written by --layout-json.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,8 @@ struct LayoutRecord {
     std::vector<KvGridRecord> kv_grids;
     std::string lang;  // the language the window's words are in
     bool font_dejavu = false, font_chinese = false;
+    std::vector<std::uint32_t>
+        missing_glyphs;                 // characters of the strings and lessons the font lacks
     std::vector<std::string> messages;  // the lines floating under the toolbar
     std::vector<std::string> tokens;    // the token chips of the first session, as labelled
     std::string finish;                 // why generation ended, as the tokens panel says it

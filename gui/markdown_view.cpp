@@ -149,42 +149,68 @@ void draw_md_line(const MdLine& line, const MdStyle& style, float width, ImU32 c
     const float line_h = size * 1.3f;
     const ImVec2 o = ImGui::GetCursorScreenPos();
     width = std::max(width, size * 4);
-    float x = 0, y = 0, right = 0;
+
+    // Every piece with its font and widths; a piece that may not start a line joins the group of
+    // the one before it (a word and the bold comma after it), and groups wrap as one.
+    struct Piece {
+        const MdSpan* span;
+        std::string bare;  // without trailing spaces
+        ImFont* font;
+        float size, w, w_bare;
+        bool heavy, faux_bold, group_start;
+    };
+    std::vector<Piece> pieces;
     BreakState st;
     for (const MdSpan& sp : line) {
         const bool mono = sp.code && style.mono && ascii_only(sp.text);
         const bool heavy = (sp.bold || bold) && !sp.code;
         const float fs = mono ? size * 0.95f : size;
         for (Unit& u : break_units(sp.text, st)) {
-            // The bold font has no Chinese: such units are drawn twice instead.
+            // The bold font has no Chinese: such pieces are drawn twice instead.
             const bool bold_font = heavy && style.bold && !has_cjk(u.text);
             ImFont* f = mono ? style.mono : bold_font ? style.bold : font;
-            std::string t = std::move(u.text);
-            std::string bare = t;
-            while (!bare.empty() && bare.back() == ' ') bare.pop_back();
-            const float w_bare = text_width(f, fs, bare);
-            if (x > 0 && u.break_before && x + w_bare > width) {
-                x = 0;
-                y += line_h;
-                if (bare.empty()) continue;  // spaces at a line break vanish
-            }
-            const float w = text_width(f, fs, t);
-            const ImVec2 p(o.x + x, o.y + y + (line_h - size) * 0.5f + (size - fs) * 0.5f);
+            Piece p{&sp, u.text, f, fs, 0, 0, heavy, heavy && !bold_font, u.break_before};
+            while (!p.bare.empty() && p.bare.back() == ' ') p.bare.pop_back();
+            p.w = text_width(f, fs, u.text);
+            p.w_bare = text_width(f, fs, p.bare);
+            pieces.push_back(std::move(p));
+        }
+    }
+
+    float x = 0, y = 0, right = 0;
+    for (std::size_t g = 0; g < pieces.size();) {
+        std::size_t e = g + 1;
+        while (e < pieces.size() && !pieces[e].group_start) ++e;
+        float group_w = 0;
+        for (std::size_t k = g; k + 1 < e; ++k) group_w += pieces[k].w;
+        group_w += pieces[e - 1].w_bare;
+        if (x > 0 && x + group_w > width) {
+            x = 0;
+            y += line_h;
+        }
+        for (std::size_t k = g; k < e; ++k) {
+            const Piece& pc = pieces[k];
+            if (x == 0 && pc.bare.empty()) continue;  // spaces at a line start vanish
+            const MdSpan& sp = *pc.span;
+            const ImVec2 p(o.x + x, o.y + y + (line_h - size) * 0.5f + (size - pc.size) * 0.5f);
             const ImU32 col = sp.code ? style.text : colour;
             if (sp.code)
                 dl->AddRectFilled(ImVec2(p.x - 1, o.y + y + 1),
-                                  ImVec2(p.x + w_bare + 2, o.y + y + line_h - 1), style.code_bg, 3);
+                                  ImVec2(p.x + pc.w_bare + 2, o.y + y + line_h - 1), style.code_bg,
+                                  3);
             auto draw = [&](ImVec2 at) {
                 if (sp.italic)
-                    add_slanted_text(dl, f, fs, at, col, bare);
+                    add_slanted_text(dl, pc.font, pc.size, at, col, pc.bare);
                 else
-                    dl->AddText(f, fs, at, col, bare.data(), bare.data() + bare.size());
+                    dl->AddText(pc.font, pc.size, at, col, pc.bare.data(),
+                                pc.bare.data() + pc.bare.size());
             };
             draw(p);
-            if (heavy && !bold_font) draw(ImVec2(p.x + std::max(1.0f, size / 16), p.y));
-            x += w;
-            right = std::max(right, x);
+            if (pc.faux_bold) draw(ImVec2(p.x + std::max(1.0f, size / 16), p.y));
+            right = std::max(right, x + pc.w_bare);
+            x += pc.w;
         }
+        g = e;
     }
     ImGui::Dummy(ImVec2(std::min(right, width), y + line_h));
 }
@@ -209,7 +235,10 @@ void draw_markdown(const std::vector<MdBlock>& blocks, const MdStyle& style) {
                 const float indent = fh * (0.4f + 1.2f * b.level);
                 char marker[16];
                 if (b.kind == MdKind::Bullet)
-                    std::snprintf(marker, sizeof marker, "\xE2\x80\xA2");  // U+2022 bullet
+                    std::snprintf(marker, sizeof marker, "%s",
+                                  ImGui::GetFont()->FindGlyphNoFallback(0x2022)
+                                      ? "\xE2\x80\xA2"  // U+2022 bullet
+                                      : "-");
                 else
                     std::snprintf(marker, sizeof marker, "%d.", b.number);
                 const ImVec2 p = ImGui::GetCursorScreenPos();

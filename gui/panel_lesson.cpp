@@ -81,7 +81,10 @@ void draw_checks(FrameContext& f, const StepOutcome& out, LessonRecord* rec) {
             std::string text = e.directive;
             if (text.rfind("expect ", 0) == 0) text = text.substr(7);
             ImGui::PushStyleColor(ImGuiCol_Text, e.pass ? f.theme.ok_text : f.theme.error_text);
-            ImGui::TextUnformatted(e.pass ? "\xE2\x9C\x93" : "\xE2\x9C\x97");  // ✓ ✗
+            // ✓ and ✗, or plain letters in ImGui's own font (no such glyphs).
+            const bool marks = ImGui::GetFont()->FindGlyphNoFallback(0x2713) != nullptr;
+            ImGui::TextUnformatted(e.pass ? (marks ? "\xE2\x9C\x93" : "ok")
+                                          : (marks ? "\xE2\x9C\x97" : "x"));
             ImGui::PopStyleColor();
             ImGui::SameLine(0, fh * 0.4f);
             ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap - fh * 1.4f);
@@ -135,7 +138,7 @@ void draw_batch(FrameContext& f, const BatchTable& t) {
     o.marker = f.theme.marker;
     o.text = f.theme.muted_text;
     const float w = ImGui::GetContentRegionAvail().x;
-    draw_plot("##batchplot", ImVec2(w, std::max(fh * 9, w * 0.55f)), series, o);
+    draw_plot("##batchplot", ImVec2(w, std::max(fh * 8, w * 0.45f)), series, o);
     if (f.layout) {
         PlotRecord r{"batch", o.x_values, {}};
         for (const auto& s : series) r.series.emplace_back(s.label, s.y);
@@ -330,8 +333,13 @@ void draw_lesson(FrameContext& f) {
     }
 
     // The text, then what the step did, scrolled together above the buttons.
+    // The text scrolls on its own; what the step did sits below it, always in view (as much
+    // of it as fits in about half the panel, then it scrolls too).
     const float footer = ImGui::GetFrameHeightWithSpacing() + fh * 0.4f;
-    ImGui::BeginChild("lessontext", ImVec2(0, -footer), false);
+    const float body_h = ImGui::GetContentRegionAvail().y - footer;
+    const float results_h =
+        std::clamp(L.results_h, ImGui::GetFrameHeightWithSpacing() * 1.5f, body_h * 0.55f);
+    ImGui::BeginChild("lessontext", ImVec2(0, body_h - results_h - fh * 0.3f), false);
     if (L.scrolled_for != L.step) {
         ImGui::SetScrollY(0);
         L.scrolled_for = L.step;
@@ -344,8 +352,9 @@ void draw_lesson(FrameContext& f) {
         L.blocks_key = key;
     }
     draw_markdown(L.blocks, style);
-    ImGui::Spacing();
-    ImGui::Separator();
+    ImGui::EndChild();
+
+    ImGui::BeginChild("lessonresults", ImVec2(0, results_h), true);
     if (!out) {
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
         const char* dots[] = {"", ".", "..", "..."};
@@ -354,6 +363,15 @@ void draw_lesson(FrameContext& f) {
                     run.cancelled ? "" : dots[int(ImGui::GetTime() * 3) % 4]);
         ImGui::PopStyleColor();
     } else {
+        // Measurements first (they are what the step is about), then the checks.
+        if (step_has(step, DirectiveKind::Batch) && run.batch) {
+            draw_batch(f, *run.batch);
+            ImGui::Spacing();
+        }
+        if (step_has(step, DirectiveKind::Scale) && run.scale) {
+            draw_scale(f, *run.scale);
+            ImGui::Spacing();
+        }
         if (out->checks > 0) {
             char b[96];
             std::snprintf(b, sizeof b, tr("%d of %d checks hold"), out->checks - out->failed,
@@ -364,14 +382,6 @@ void draw_lesson(FrameContext& f) {
             ImGui::PopStyleColor();
         }
         draw_checks(f, *out, rec);
-        if (step_has(step, DirectiveKind::Batch) && run.batch) {
-            ImGui::Spacing();
-            draw_batch(f, *run.batch);
-        }
-        if (step_has(step, DirectiveKind::Scale) && run.scale) {
-            ImGui::Spacing();
-            draw_scale(f, *run.scale);
-        }
         bool any_action = false;
         for (const auto& e : out->log)
             any_action = any_action || (e.kind == LessonLogEntry::Kind::Action && !e.lines.empty());
@@ -387,6 +397,8 @@ void draw_lesson(FrameContext& f) {
             ImGui::PopStyleColor();
         }
     }
+    // How tall the results were, for next frame's split.
+    L.results_h = ImGui::GetCursorPosY() + ImGui::GetStyle().WindowPadding.y;
     ImGui::EndChild();
 
     // Back / Next.

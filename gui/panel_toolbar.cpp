@@ -199,19 +199,7 @@ void draw_toolbar(FrameContext& f) {
         ui.settings.font_scale = std::min(4.0f, ui.settings.font_scale + 0.125f);
         ui.fonts_dirty = true;
     }
-    ImGui::SameLine();
-    if (ImGui::Button(tr("Keys (F1)"))) ui.show_help = !ui.show_help;
-    ImGui::SameLine();
-    if (ImGui::Button(ui.lesson_panel ? tr("Hide lesson (L)") : tr("Lessons (L)"))) {
-        if (ui.lesson_panel)
-            close_lesson(ui);
-        else
-            open_lesson(ui, f.worker, std::max(1, ui.lesson.number), ui.lesson.step);
-    }
-    ImGui::SameLine();
-    // Each language names itself, so either can find the way back.
-    if (ImGui::Button(ui.settings.lang == "zh" ? "English" : "\xE4\xB8\xAD\xE6\x96\x87"))
-        set_ui_language(ui, ui.settings.lang == "zh" ? "en" : "zh");
+
 
     // Row 2: stepping and scrubbing.
     const int n = s.steps();
@@ -252,6 +240,20 @@ void draw_toolbar(FrameContext& f) {
     ImGui::SameLine();
     if (ImGui::Button(ui.view_step < 0 ? tr("latest") : tr("to latest"))) ui.view_step = -1;
     ImGui::EndDisabled();
+
+    ImGui::SameLine(0, fh * 1.2f);
+    if (ImGui::Button(tr("Keys (F1)"))) ui.show_help = !ui.show_help;
+    ImGui::SameLine();
+    if (ImGui::Button(ui.lesson_panel ? tr("Hide lesson (L)") : tr("Lessons (L)"))) {
+        if (ui.lesson_panel)
+            close_lesson(ui);
+        else
+            open_lesson(ui, f.worker, std::max(1, ui.lesson.number), ui.lesson.step);
+    }
+    ImGui::SameLine();
+    // Each language names itself, so either can find the way back.
+    if (ImGui::Button(ui.settings.lang == "zh" ? "English" : "\xE4\xB8\xAD\xE6\x96\x87"))
+        set_ui_language(ui, ui.settings.lang == "zh" ? "en" : "zh");
 
     if (s.busy) {
         ImGui::SameLine(0, fh);

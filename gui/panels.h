@@ -33,6 +33,7 @@ struct LessonUi {
     int step = 0;    // the step shown, from 0
     std::uint64_t seen_serial = 0, seen_highlight = 0;
     int scrolled_for = -1;  // the step the text was last scrolled to the top for
+    float results_h = 0;    // height the step's results took last frame
     // The step's prose, parsed once: keyed by lesson, language and step.
     std::string blocks_key;
     std::vector<MdBlock> blocks;

@@ -141,8 +141,6 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
             dl->AddText(ImVec2(std::clamp(tx(x) - w * 0.5f, left, right - w), bottom + 1), o.text,
                         b);
         }
-        const float w = ImGui::CalcTextSize(o.x_label).x;
-        dl->AddText(ImVec2(left - w - fh * 0.3f, bottom + 1), o.text, o.x_label);
     } else {
         std::snprintf(b, sizeof b, "%s %.0f", o.x_label, xval(0));
         dl->AddText(ImVec2(left, bottom + 1), o.text, b);

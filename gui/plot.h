@@ -22,7 +22,9 @@ struct PlotOptions {
     std::string (*fmt)(double) = nullptr;  // y labels
     const char* x_label = "step";
     std::vector<double> x_values;  // what x means, for labels (e.g. tokens); empty: x itself
-    bool label_every_x = false;    // a label under every x (few points), else the first and last
+    // A label under every x (few points; x_label then only in the tooltip: the title says what x
+    // is), else the first and last.
+    bool label_every_x = false;
     ImU32 axis = 0, grid = 0, marker = 0, text = 0;
     bool legend = true;  // series labels inside the plot
 };
