@@ -9,7 +9,7 @@
 #include <thread>
 #include <utility>
 
-#include "cli/bench_runs.h"
+#include "cli/bench_plan.h"
 #include "cli/bench_stats.h"
 #include "cli/commands.h"
 #include "core/error.h"
@@ -37,137 +37,10 @@ std::string load_average() {
     return a + " " + b + " " + c;
 }
 
-// One (length, measure) cell: every repeat's sample.
-struct Cell {
-    int length = 0;
-    Measure measure{};
-    std::vector<RunSample> runs;
-
-    std::vector<double> each(double (*f)(const RunSample&)) const {
-        std::vector<double> v;
-        for (const auto& r : runs) v.push_back(f(r));
-        return v;
-    }
-    Spread rate() const {
-        return spread(each([](const RunSample& r) { return r.tokens / r.seconds; }));
-    }
-    Spread seconds() const {
-        return spread(each([](const RunSample& r) { return r.seconds; }));
-    }
-    Spread total() const {
-        return spread(each([](const RunSample& r) { return r.total_s; }));
-    }
-    Spread first_token() const {
-        return spread(each([](const RunSample& r) { return r.first_token_s; }));
-    }
-    Spread per_token() const {
-        return spread(each([](const RunSample& r) { return r.seconds / r.tokens; }));
-    }
-    Spread gflops() const {
-        return spread(each([](const RunSample& r) { return r.counts.flops / r.forward_s / 1e9; }));
-    }
-    Spread gbytes() const {
-        return spread(each([](const RunSample& r) { return r.counts.bytes / r.forward_s / 1e9; }));
-    }
-    Spread op(int i) const {
-        std::vector<double> v;
-        for (const auto& r : runs) v.push_back(r.ops.seconds[i]);
-        return spread(v);
-    }
-    const StepCounts& counts() const { return runs.front().counts; }  // the same every run
-};
-
 struct CsvRow {
     std::string length, measure, metric, unit;
     Spread s;
     int n = 0;
-};
-
-class Bench {
-  public:
-    Bench(const Model& model, Backend& backend, std::string prompt_text, int repeats, int warmup)
-        : model_(model),
-          no_stop_(without_stop_tokens(model)),
-          backend_(backend),
-          prompt_text_(std::move(prompt_text)),
-          repeats_(repeats),
-          warmup_(warmup),
-          cpu_(dynamic_cast<CpuBackend*>(&backend)) {
-        decode_prompt_ = model.tokenizer().encode(prompt_text_);
-        if (decode_prompt_.empty()) throw Error("the bench prompt encodes to no tokens");
-    }
-
-    int decode_prompt_len() const { return static_cast<int>(decode_prompt_.size()); }
-    bool fits(Measure m, int L) const {
-        const int ctx = model_.config().seq_len;
-        return is_prefill(m) ? L <= ctx : L >= 2 && decode_prompt_len() + L - 1 <= ctx;
-    }
-
-    // One measurement at one length, in one variant.
-    struct Variant {
-        bool trace = false;
-        bool op_timers = true;       // the CPU backend's per-op clocks
-        bool reference_ops = false;  // the CPU backend's plain run.c-order loops
-    };
-    struct Job {
-        Measure measure;
-        Variant variant;
-    };
-
-    // Warm-up runs, then the timed repeats, of every job at length L, interleaved: each round
-    // runs every job once, so a change in the machine's load (other processes come and go) falls
-    // on all of them alike rather than on whichever ran during it. One Session per job.
-    static constexpr double kRewarmBelow = 0.1;  // seconds
-    std::vector<Cell> interleaved(int L, const std::vector<Job>& jobs) {
-        std::vector<std::unique_ptr<MeasureRunner>> runners;
-        std::vector<Cell> cells(jobs.size());
-        for (std::size_t j = 0; j < jobs.size(); ++j) {
-            const Measure m = jobs[j].measure;
-            RunSetup setup;
-            setup.model = is_prefill(m) ? &model_ : no_stop_.get();
-            setup.backend = &backend_;
-            setup.prompt =
-                is_prefill(m) ? prompt_of_length(model_, prompt_text_, L) : decode_prompt_;
-            setup.length = L;
-            setup.trace = jobs[j].variant.trace;
-            runners.push_back(std::make_unique<MeasureRunner>(m, setup));
-            cells[j].length = L;
-            cells[j].measure = m;
-        }
-        auto run = [&](std::size_t j) {
-            if (cpu_) {
-                cpu_->set_time_ops(jobs[j].variant.op_timers);
-                cpu_->set_reference_ops(jobs[j].variant.reference_ops);
-            }
-            RunSample sample = runners[j]->run();
-            if (cpu_) {
-                cpu_->set_time_ops(true);
-                cpu_->set_reference_ops(false);
-            }
-            return sample;
-        };
-        for (int i = 0; i < warmup_; ++i)
-            for (std::size_t j = 0; j < jobs.size(); ++j) run(j);
-        for (int i = 0; i < repeats_; ++i)
-            for (std::size_t j = 0; j < jobs.size(); ++j) {
-                // The other jobs' sessions have just used the caches; a short job is run once
-                // untimed first so it is timed warm, as it would be when run on its own.
-                if (i > 0 && cells[j].runs.back().total_s < kRewarmBelow) run(j);
-                cells[j].runs.push_back(run(j));
-            }
-        return cells;
-    }
-
-    int repeats() const { return repeats_; }
-
-  private:
-    const Model& model_;
-    std::unique_ptr<Model> no_stop_;
-    Backend& backend_;
-    std::string prompt_text_;
-    std::vector<int> decode_prompt_;
-    int repeats_, warmup_;
-    CpuBackend* cpu_;  // null for other backends
 };
 
 void print_cell(const Cell& c) {
