@@ -129,6 +129,14 @@ void EngineWorker::LessonDriver::rebuild_or_restore(const std::function<void()>&
 
 void EngineWorker::LessonDriver::set_prompt(const std::string& text) {
     model();
+    if (!w_.live_.empty()) {
+        // Session::set_prompt changes nothing when it refuses a prompt, so a word the model
+        // does not know leaves the sessions (and what they computed) as they were.
+        for (auto& l : w_.live_) l->session->set_prompt(text);
+        w_.prompt_ = text;
+        w_.publish_sessions(true);
+        return;
+    }
     const std::string saved = w_.prompt_;
     w_.prompt_ = text;
     rebuild_or_restore([&] { w_.prompt_ = saved; });

@@ -180,11 +180,12 @@ std::size_t find_closing(std::string_view s, std::size_t from, std::string_view 
             continue;
         }
         if (s.substr(i, marker.size()) != marker || i == from || is_space(s[i - 1])) continue;
-        // A single '*' is not the first half of "**".
+        // A single '*' is not the first half of "**"; in "***" the bold closes with the last two.
         if (marker.size() == 1 && i + 1 < s.size() && s[i + 1] == '*') {
             ++i;
             continue;
         }
+        if (marker.size() == 2 && i + 2 < s.size() && s[i + 2] == '*') continue;
         return i;
     }
     return std::string_view::npos;

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/lesson.h"
+#include "core/lesson_files.h"
 #include "tests/test_helpers.h"
 
 namespace fs = std::filesystem;
@@ -415,4 +417,252 @@ kill -TERM $pid; wait $pid
     CHECK(settings.find("font_scale = 1.125\n") != std::string::npos);
     CHECK(settings.find("prompt = the cat sat t r\n") != std::string::npos);
     CHECK(fs::exists(dir / "cfg" / "imgui.ini"));
+}
+
+// --- Lessons in the window (issue 7) ---
+
+TEST_CASE("a lesson step drives the engine: lesson 1 at step 3 shows the toy's prefill",
+          "[gui][screenshot][lessons]") {
+    const Shot s = screenshot({"--lesson", "1", "--lesson-step", "3", "--theme", "light"}, "l1");
+    CHECK(s.layout["model"] == "toy");
+    CHECK(s.layout["steps"] == 1);  // step 2 of the lesson ran the prefill
+    CHECK(s.layout["panels"].contains("lesson"));
+    CHECK(s.layout["panels"].contains("toy_table"));
+    const json& l = s.layout["lesson"];
+    CHECK(l["number"] == 1);
+    CHECK(l["step"] == 3);
+    CHECK(l["steps"] == 4);
+    CHECK(l["running"] == false);
+    CHECK(l["checks_passed"] == 5);
+    CHECK(l["checks_failed"] == 0);
+    CHECK(l["errors"].empty());
+    CHECK(l["shown_panel"] == "attention");  // @show attention
+    CHECK(s.layout["tokens"] == json({"Today", "weather", "is", "so", "nice"}));
+    // @highlight layer=0 head=0 selected the head the text talks about: the "even" head, whose
+    // first row has no key (drawn as "none") and whose masked cells are the mask colour.
+    const json& hm = main_heatmap(s.layout);
+    CHECK(hm["layer"] == 0);
+    CHECK(hm["head"] == 0);
+    REQUIRE(hm["n"] == 4);
+    const auto [ex, ey] = cell_centre(hm["rect"], 4, 0, 0);
+    CHECK(s.image.at(ex, ey) == rgb(s.layout["colours"]["empty_row"]));
+    for (int q = 0; q < 4; ++q)
+        for (int k = q + 1; k < 4; ++k) {
+            const auto [x, y] = cell_centre(hm["rect"], 4, q, k);
+            CHECK(s.image.at(x, y) == rgb(s.layout["colours"]["mask"]));
+        }
+    // The framed panel is the attention panel: the highlight colour on its edge.
+    const json& r = s.layout["panels"]["attention"];
+    const auto hl = rgb(s.layout["colours"]["highlight"]);
+    bool framed = false;
+    for (int dy = 0; dy < 4 && !framed; ++dy)
+        framed = s.image.at(r["x"].get<double>() + r["w"].get<double>() * 0.5,
+                            r["y"].get<double>() + dy) == hl;
+    CHECK(framed);
+}
+
+TEST_CASE("lessons and the window's words in Chinese, every glyph in the font",
+          "[gui][screenshot][lessons][zh]") {
+    const Shot s = screenshot({"--lesson", "2", "--lesson-step", "2", "--lang", "zh"}, "zh");
+    CHECK(s.layout["lang"] == "zh");
+    CHECK(s.layout["fonts"]["chinese"] == true);
+    // Every character of the Chinese strings and of every lesson is in the atlas (none is '?').
+    CHECK(s.layout["fonts"]["missing_glyphs"].empty());
+    const json& l = s.layout["lesson"];
+    CHECK(l["title"] == kvs::load_lesson(kvs::find_lesson("2", "zh")).title);
+    CHECK(l["checks_failed"] == 0);
+    CHECK(l["checks_passed"] == 5);
+    CHECK(main_heatmap(s.layout)["head"] == 3);  // @highlight layer=0 head=3 (the all head)
+    // The same step in English: another title, the same engine state.
+    const Shot en = screenshot({"--lesson", "2", "--lesson-step", "2", "--lang", "en"}, "en");
+    CHECK(en.layout["lang"] == "en");
+    CHECK(en.layout["lesson"]["title"] == kvs::load_lesson(kvs::find_lesson("2", "en")).title);
+    CHECK(en.layout["lesson"]["title"] != l["title"]);
+    CHECK(en.layout["tokens"] == s.layout["tokens"]);
+}
+
+TEST_CASE("lesson 8 plots time per step against batch size in the window",
+          "[gui][screenshot][lessons]") {
+    const Shot s = screenshot({"--lesson", "8", "--backend", "cpu"}, "batch");
+    CHECK(s.layout["lesson"]["checks_failed"] == 0);
+    REQUIRE(s.layout["plots"].size() == 1);
+    const json& p = s.layout["plots"][0];
+    CHECK(p["name"] == "batch");
+    CHECK(p["x"] == json({1.0, 2.0, 4.0, 8.0}));
+    REQUIRE(p["series"].size() == 2);
+    for (const auto& [label, y] : p["series"].items()) {
+        INFO(label);
+        REQUIRE(y.size() == 4);
+        for (const auto& v : y) CHECK(v.get<double>() > 0);  // measured, every size
+    }
+}
+
+// --- Bad input in the window (issue 9) ---
+
+TEST_CASE("a file that does not open shows why and the session goes on", "[gui][errors]") {
+    const fs::path dir = kvs::test::temp_dir("gui-bad-files");
+    const fs::path tiny = tiny_model();
+    const fs::path tiny_dir = tiny.parent_path();
+    // Truncated: the header promises more than the file holds (its tokenizer beside it).
+    std::string bytes = slurp(tiny);
+    kvs::test::write_file(dir / "cut.bin", {bytes.begin(), bytes.begin() + 100});
+    fs::copy_file(tiny_dir / "tiny.tok.bin", dir / "cut.tok.bin");
+    // Foreign: a PNG where a checkpoint should be.
+    fs::copy_file(fs::path(KVSCOPE_SOURCE_DIR) / "docs" / "screenshots" / "toy.png",
+                  dir / "picture.bin");
+    fs::copy_file(tiny_dir / "tiny.tok.bin", dir / "picture.tok.bin");
+    // Wrong tokenizer: the model's vocabulary is 300, this tokenizer has 50.
+    fs::copy_file(tiny, dir / "mismatch.bin");
+    kvs::test::write_file(dir / "mismatch.tok.bin", kvs::test::synthetic_tokenizer({}, 50));
+    fs::create_directories(dir / "a folder");
+    for (const std::string name : {"cut.bin", "picture.bin", "mismatch.bin", "a folder"}) {
+        INFO(name);
+        const std::string path = (dir / name).string();
+        const Shot s = screenshot({"--model", "toy", "--prefill", "--open", path}, "bad");
+        CHECK(s.layout["model"] == "toy");  // still the toy, prefilled, its tokens shown
+        CHECK(s.layout["steps"] == 1);
+        CHECK(s.layout["tokens"] == json({"Today", "weather", "is", "so", "nice"}));
+        REQUIRE(s.layout["messages"].size() == 1);
+        const std::string m = s.layout["messages"][0];
+        CHECK(m.rfind("could not open the model: ", 0) == 0);
+        CHECK(m.find(fs::path(name).stem().string()) != std::string::npos);
+        CHECK(m.find("(still showing toy)") != std::string::npos);
+        CHECK(m.find('\n') == std::string::npos);
+    }
+}
+
+TEST_CASE("any UTF-8 in the prompt: bytes the vocabulary lacks are chips of their own",
+          "[gui][errors][utf8]") {
+    // The tiny model's vocabulary has byte pieces and a few English ones: an emoji, Chinese and
+    // control characters all go through byte fallback.
+    const Shot s = screenshot({"--model", tiny_model(), "--backend", "cpu", "--prompt",
+                               "a\xF0\x9F\x98\x80\xE4\xBD\xA0\x01\t\x7F", "--prefill"},
+                              "utf8");
+    CHECK(s.layout["messages"].empty());
+    CHECK(s.layout["tokens"] ==
+          json({"<s>",
+                "\xC2\xB7"
+                "a",
+                "<0xF0>", "<0x9F>", "<0x98>", "<0x80>", "<0xE4>", "<0xBD>", "<0xA0>", "<0x01>",
+                "<0x09>", "<0x7F>", s.layout["tokens"].back()}));
+    CHECK(main_heatmap(s.layout)["n"] == 12);
+}
+
+TEST_CASE("a prompt longer than the context is refused with the limit, the old one stays",
+          "[gui][errors]") {
+    std::string words;
+    for (int i = 0; i < 80; ++i) words += " the";
+    const Shot s = screenshot(tiny_with({"--prefill", "--then-prompt", words}), "long");
+    REQUIRE(s.layout["messages"].size() == 1);
+    const std::string m = s.layout["messages"][0];
+    CHECK(m.find("longer than the model's context of 64 tokens") != std::string::npos);
+    // The old prompt and its prefill are still shown.
+    const Shot before = screenshot(tiny_with({"--prefill"}), "long-before");
+    CHECK(s.layout["steps"] == 1);
+    CHECK(s.layout["tokens"] == before.layout["tokens"]);
+}
+
+TEST_CASE("reaching the end of the context ends generation with a message", "[gui][errors]") {
+    const Shot s = screenshot(tiny_with({"--decode", "200"}), "full");
+    CHECK(s.layout["steps"].get<int>() < 200);
+    CHECK(s.layout["finish"] == "finished: the context of 64 tokens is full");
+    REQUIRE(s.layout["messages"].size() == 1);
+    CHECK(s.layout["messages"][0] == "Generation ended: the context of 64 tokens is full.");
+    CHECK(main_heatmap(s.layout)["n"] == 64);
+}
+
+TEST_CASE("without its fonts the window falls back and says so", "[gui][errors][fonts]") {
+    SECTION("no fonts at all: ImGui's own font, in English") {
+        const fs::path empty = kvs::test::temp_dir("gui-no-fonts");
+        const std::string env = "env KVSCOPE_FONTS=" + quote(empty.string());
+        const fs::path dir = kvs::test::temp_dir("gui-no-fonts-shot");
+        const Run r =
+            run_app({"--model", "toy", "--prefill", "--lang", "zh", "--screenshot",
+                     (dir / "s.png").string(), "--layout-json", (dir / "s.json").string()},
+                    true, env);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        const json l = json::parse(slurp(dir / "s.json"));
+        CHECK(l["fonts"]["dejavu"] == false);
+        CHECK(l["lang"] == "en");
+        REQUIRE(l["messages"].size() == 1);
+        CHECK(l["messages"][0].get<std::string>().rfind("DejaVu Sans not found", 0) == 0);
+        CHECK(l["tokens"].size() == 5);
+    }
+    SECTION("DejaVu without the Chinese font: English, with a notice") {
+        const fs::path only = kvs::test::temp_dir("gui-dejavu-only");
+        fs::create_symlink("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                           only / "DejaVuSans.ttf");
+        const std::string env = "env KVSCOPE_FONTS=" + quote(only.string());
+        const fs::path dir = kvs::test::temp_dir("gui-dejavu-only-shot");
+        const Run r =
+            run_app({"--lesson", "1", "--lang", "zh", "--screenshot", (dir / "s.png").string(),
+                     "--layout-json", (dir / "s.json").string()},
+                    true, env);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        const json l = json::parse(slurp(dir / "s.json"));
+        CHECK(l["fonts"]["dejavu"] == true);
+        CHECK(l["fonts"]["chinese"] == false);
+        CHECK(l["lang"] == "en");
+        CHECK(l["lesson"]["title"] == kvs::load_lesson(kvs::find_lesson("1", "en")).title);
+        REQUIRE(l["messages"].size() == 1);
+        CHECK(l["messages"][0].get<std::string>().find("fonts-wqy-microhei") != std::string::npos);
+    }
+}
+
+TEST_CASE("resident memory stays flat over a long session of resets and decodes", "[gui][soak]") {
+    // 600 decode steps of the tiny model (context 64): about 15 runs to the end of the context,
+    // each from a reset with a new prompt, a frame drawn after every step.
+    const Run r = run_app({"--model", tiny_model(), "--backend", "cpu", "--soak-steps", "600",
+                           "--soak-report", "50"});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("soak: 600 decode steps in ") != std::string::npos);
+    const auto at = r.out.find("(spread ");
+    REQUIRE(at != std::string::npos);
+    const double spread = std::stod(r.out.substr(at + 8));
+    CHECK(spread < 2.0);  // MiB, over the samples after the first run to the end
+}
+
+TEST_CASE("a first run opens lesson 1, N goes to the next step, and the place is remembered",
+          "[gui][keys][lessons]") {
+    REQUIRE(std::system("command -v xdotool >/dev/null") == 0);
+    const fs::path dir = kvs::test::temp_dir("gui-first-run");
+    const fs::path script = dir / "drive.sh";
+    {
+        std::ofstream f(script);
+        f << R"(set -u
+"$@" & pid=$!
+wid=""
+for i in $(seq 200); do
+  wid=$(xdotool search --name '^kvscope$' 2>/dev/null | head -1); [ -n "$wid" ] && break; sleep 0.1
+done
+[ -z "$wid" ] && { kill $pid; exit 3; }
+sleep 1.5
+xdotool windowfocus --sync "$wid"
+xdotool key n; sleep 0.8
+xdotool key n; sleep 0.8
+xdotool key b; sleep 0.8
+kill -TERM $pid; wait $pid
+)";
+    }
+    // No settings file yet: a first run.
+    const std::string cmd = "cd " + quote(dir.string()) +
+                            " && KVSCOPE_CONFIG_DIR=" + quote((dir / "cfg").string()) +
+                            " xvfb-run -a -s '-screen 0 1280x800x24' bash " +
+                            quote(script.string()) + " " + quote(KVSCOPE_GUI_BIN) + " >out 2>err";
+    int status = std::system(cmd.c_str());
+    for (int attempt = 0; attempt < 2 && xvfb_trouble(slurp(dir / "err")); ++attempt) {
+        fs::remove_all(dir / "cfg");
+        status = std::system(cmd.c_str());
+    }
+    INFO(slurp(dir / "err"));
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    const std::string settings = slurp(dir / "cfg" / "settings.txt");
+    CHECK(settings.find("lesson = 1\n") != std::string::npos);
+    CHECK(settings.find("lesson_step = 1\n") != std::string::npos);  // N, N, B: the second step
+    CHECK(settings.find("model = toy\n") != std::string::npos);      // what the lesson loaded
+    CHECK(settings.find("lang = en\n") != std::string::npos);
 }

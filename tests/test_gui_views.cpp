@@ -298,6 +298,17 @@ TEST_CASE("command-line options: values, and one-line errors", "[gui][options]")
     CHECK_THROWS_AS(parse({"--size", "big"}), Error);
     CHECK_THROWS_AS(parse({"--layout-json", "x.json"}), Error);  // needs --screenshot
     CHECK_THROWS_AS(parse({"--prefill=yes"}), Error);
+    const AppOptions l = parse({"--lesson", "3", "--lesson-step", "2", "--lang", "zh"});
+    CHECK(l.lesson == 3);
+    CHECK(l.lesson_step == 2);
+    CHECK(l.lang == std::string("zh"));
+    CHECK_FALSE(l.headless());
+    CHECK(parse({"--soak-steps", "10"}).headless());
+    CHECK_THROWS_AS(parse({"--lang", "fr"}), Error);
+    CHECK_THROWS_AS(parse({"--lesson", "0"}), Error);
+    CHECK_THROWS_AS(parse({"--lesson-step", "0"}), Error);
+    CHECK_THROWS_AS(parse({"--open", "x.bin"}), Error);  // headless only
+    CHECK_THROWS_AS(parse({"--soak-steps", "5", "--frame-stats", "5"}), Error);
     try {
         parse({"--theme", "purple"});
         FAIL("no error");
@@ -333,6 +344,9 @@ TEST_CASE("settings persist in the folder the environment names", "[gui][setting
     s.top_p = 0.95f;
     s.seed = 1234567;
     s.log_time = false;
+    s.lang = "zh";
+    s.lesson = 4;
+    s.lesson_step = 2;
     const std::string path = (dir / "nested" / "settings.txt").string();
     REQUIRE(save_settings(s, path));
     CHECK(load_settings(path) == s);
@@ -341,6 +355,15 @@ TEST_CASE("settings persist in the folder the environment names", "[gui][setting
     test::write_file(dir / "bad.txt",
                      {'f', 'o', 'n', 't', '_', 's', 'c', 'a', 'l', 'e', '=', 'x', '\n'});
     CHECK(load_settings((dir / "bad.txt").string()).font_scale == 1.0f);
+    // No lesson open unless the file says so (a first run, with no file, opens lesson 1: main);
+    // an unknown language or a lesson number out of range keeps the defaults.
+    CHECK(Settings().lesson == 0);
+    CHECK(Settings().lang == "en");
+    test::write_file(dir / "bad2.txt",
+                     std::vector<unsigned char>({'l', 'a', 'n', 'g', '=', 'f', 'r', '\n', 'l', 'e',
+                                                 's', 's', 'o', 'n', '=', '-', '3', '\n'}));
+    CHECK(load_settings((dir / "bad2.txt").string()).lang == "en");
+    CHECK(load_settings((dir / "bad2.txt").string()).lesson == 0);
 }
 
 TEST_CASE("the engine worker steps on its thread and publishes the same trace", "[gui][worker]") {
