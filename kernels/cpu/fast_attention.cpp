@@ -47,7 +47,7 @@ float max_of(const float* a, int n) {
 
 // Eight keys' scores at once: lane sums of q * k[u] over the head's dimensions, reduced
 // together; per key the same arithmetic as dot(qh, k[u], head_dim).   k: 8 rows, stride kv_dim
-Vec eight_scores(const float* qh, const float* k, int kv_dim, int head_dim) {
+VEC_INLINE Vec eight_scores(const float* qh, const float* k, int kv_dim, int head_dim) {
     Vec parts[8] = {};
     int i = 0;
     for (; i + kLanes <= head_dim; i += kLanes) {
@@ -80,7 +80,7 @@ void softmax_row(float* att, int n) {
 template <bool Partial>
 void accumulate_values(float* acc_mem, const float* att, const float* v, int s0, int s1, int kv_dim,
                        int width) {
-    auto v_at = [&](int key) {
+    auto v_at = [&](int key) __attribute__((always_inline)) {
         const float* p = v + std::size_t(key) * kv_dim;
         return Partial ? load_partial(p, width) : load(p);
     };

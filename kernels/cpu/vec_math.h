@@ -14,6 +14,14 @@
 #include <cstring>
 #include <initializer_list>
 
+// Without AVX (KVSCOPE_NATIVE=OFF), GCC warns that passing a 32-byte vector by value has another
+// ABI than with AVX. These helpers are always inlined (VEC_INLINE), so no Vec is ever passed in a
+// call, and the warning is silenced in the files that include this header.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#define VEC_INLINE inline __attribute__((always_inline))
+
 namespace kvs::cpu {
 
 constexpr int kLanes = 8;  // the lane trees below are written for 8
@@ -25,7 +33,7 @@ constexpr int kLanes = 8;  // the lane trees below are written for 8
 using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
 using VecBits = std::uint32_t __attribute__((vector_size(kLanes * sizeof(float))));
 
-inline Vec load(const float* p) {
+VEC_INLINE Vec load(const float* p) {
     Vec v;
     std::memcpy(&v, p, sizeof v);
     return v;
@@ -34,7 +42,7 @@ inline Vec load(const float* p) {
 // them. Copied in pieces of 8, 4, 2 and 1 floats: fixed-size copies compile to single moves, while
 // a loop or memcpy of variable size becomes a library call (GCC turns such loops into memcpy),
 // which clobbers every SIMD register in the middle of a kernel.
-inline Vec load_partial(const float* p, int count) {
+VEC_INLINE Vec load_partial(const float* p, int count) {
     float lanes[kLanes] = {};
     int k = 0;
     for (int piece : {8, 4, 2, 1})  // count = the sum of some of these
@@ -44,10 +52,10 @@ inline Vec load_partial(const float* p, int count) {
         }
     return load(lanes);
 }
-inline void store(float* p, Vec v) {
+VEC_INLINE void store(float* p, Vec v) {
     std::memcpy(p, &v, sizeof v);
 }
-inline void store_partial(float* p, Vec v, int count) {
+VEC_INLINE void store_partial(float* p, Vec v, int count) {
     float lanes[kLanes];
     store(lanes, v);
     int k = 0;
@@ -58,20 +66,20 @@ inline void store_partial(float* p, Vec v, int count) {
         }
 }
 // x in every lane (a broadcast; Vec{} + x would be an add, which may not be dropped: 0 + -0 = 0)
-inline Vec splat(float x) {
+VEC_INLINE Vec splat(float x) {
     return Vec{x, x, x, x, x, x, x, x};
 }
 
 // The lane tree of one register: ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
-inline float sum_lanes(Vec v) {
+VEC_INLINE float sum_lanes(Vec v) {
     return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
 
 // The lane trees of eight registers at once: result lane r = sum_lanes(v[r]), in the same order,
 // with 7 shuffle-and-add steps instead of 8 scalar trees.
-inline Vec sum_lanes8(const Vec (&v)[8]) {
+VEC_INLINE Vec sum_lanes8(const Vec (&v)[8]) {
     // pairs: [a0+a1, a2+a3, b0+b1, b2+b3, a4+a5, a6+a7, b4+b5, b6+b7]
-    auto pairs = [](Vec a, Vec b) {
+    auto pairs = [](Vec a, Vec b) __attribute__((always_inline)) {
         return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14) +
                __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
     };
@@ -82,19 +90,19 @@ inline Vec sum_lanes8(const Vec (&v)[8]) {
 }
 
 // Lane partial sums of a[j] * b[j], j < n.
-inline Vec dot_lanes(const float* a, const float* b, int n) {
+VEC_INLINE Vec dot_lanes(const float* a, const float* b, int n) {
     Vec acc = {};
     int j = 0;
     for (; j + kLanes <= n; j += kLanes) acc = load(a + j) * load(b + j) + acc;
     if (j < n) acc = load_partial(a + j, n - j) * load_partial(b + j, n - j) + acc;
     return acc;
 }
-inline float dot(const float* a, const float* b, int n) {
+VEC_INLINE float dot(const float* a, const float* b, int n) {
     return sum_lanes(dot_lanes(a, b, n));
 }
 
 // sum_j a[j], j < n, in lanes.
-inline float sum(const float* a, int n) {
+VEC_INLINE float sum(const float* a, int n) {
     Vec acc = {};
     int j = 0;
     for (; j + kLanes <= n; j += kLanes) acc += load(a + j);
@@ -107,7 +115,7 @@ inline float sum(const float* a, int n) {
 // degree 7 (truncation error below 1e-8). Inputs are clamped to [-87, 88] so 2^n stays a normal
 // float: below -87 the result is 1.6e-38 where std::exp gives a denormal or 0, which changes a
 // softmax or SiLU by less than 1e-37. tests/test_cpu_ops.cpp measures the error against std::exp.
-inline Vec exp_approx(Vec x) {
+VEC_INLINE Vec exp_approx(Vec x) {
     x = x < -87.0f ? splat(-87.0f) : x;
     x = x > 88.0f ? splat(88.0f) : x;
     constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
