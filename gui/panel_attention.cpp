@@ -38,8 +38,9 @@ std::string clipped(const std::string& s, float max_w) {
     if (ImGui::CalcTextSize(s.c_str()).x <= max_w) return s;
     std::string t = s;
     while (!t.empty() && ImGui::CalcTextSize((t + "..").c_str()).x > max_w) {
-        t.pop_back();
+        // One whole character off the end: its continuation bytes, then its first byte.
         while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();
+        if (!t.empty()) t.pop_back();
     }
     return t + "..";
 }
@@ -128,7 +129,9 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
                             step_label(sv, shown_step(sv, f.step)), layer, head);
     if (first > 0 && len > 0 && len < int(sizeof title))
         std::snprintf(title + len, sizeof title - len, tr("  (zoom: tokens %d..%d)"), first, n - 1);
-    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), title);
+    // Side by side (compare mode, a lesson open) the title may be wider than its heatmap.
+    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
+                clipped(title, size.x - fh * 0.3f).c_str());
     if (n == 0) return;
     AttentionTexture& tex = head_texture(f, si, m, layer, head);
     dl->AddImage(tex.id(), a, b, ImVec2(tex.uv(first), tex.uv(first)),
@@ -221,7 +224,8 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
     const float fh = f.font_px;
     const int L = m.n_layers, H = m.n_heads;
     if (L == 0 || H == 0) return;
-    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), tr("All heads (click one)"));
+    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
+                clipped(tr("All heads (click one)"), size.x).c_str());
     const float lab_w = fh * 1.8f, lab_h = fh * 2.3f, gap = std::max(2.0f, fh * 0.2f);
     const float c = std::floor(std::min((size.x - lab_w) / H, (size.y - lab_h) / L) - gap);
     if (c < 4) return;

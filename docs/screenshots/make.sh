@@ -1,0 +1,20 @@
+#!/bin/sh
+# Remakes the README's screenshots with the app's own --screenshot, on a virtual display.
+# usage: docs/screenshots/make.sh [path/to/kvscope]   (default: build/gui/kvscope)
+# Times in them (the Time panel, lesson 8's plot) are measured on the machine that runs this.
+set -eu
+app=${1:-build/gui/kvscope}
+out=$(dirname "$0")
+shot() {
+    name=$1
+    shift
+    xvfb-run -a -s "-screen 0 1600x900x24" "$app" --backend cpu --screenshot "$out/$name.png" "$@"
+    echo "$out/$name.png"
+}
+shot toy --model toy --decode 1
+shot default-prefill --model default --prompt "Once upon a time" --prefill
+shot default-decode20 --model default --prompt "Once upon a time" --decode 20
+shot default-compare --model default --prompt "Once upon a time" --cache compare --decode 20
+shot lesson-1-step-3 --lesson 1 --lesson-step 3 --size 1600x900
+shot lesson-5-step-2-zh --lesson 5 --lesson-step 2 --lang zh --size 1600x900
+shot lesson-8-step-1 --lesson 8 --lesson-step 1 --size 1600x900
