@@ -152,6 +152,7 @@ void EngineWorker::publish_sessions(bool new_generation) {
     std::vector<SessionView> views;
     for (const auto& l : live_) {
         SessionView v;
+        v.trace.set_budget(view_budget_);
         v.mode = l->session->config().mode;
         v.label = label_for(v.mode);
         v.prompt_tokens.assign(l->session->tokens().begin(),
@@ -341,6 +342,7 @@ void EngineWorker::set_cache(CacheView c) {
               {
                   std::lock_guard<std::mutex> lk(mu_);
                   SessionView v;
+                  v.trace.set_budget(view_budget_);
                   v.mode = CacheMode::Uncached;
                   v.label = label_for(v.mode);
                   snap_.sessions.push_back(std::move(v));
@@ -377,6 +379,15 @@ void EngineWorker::set_prompt(const std::string& text) {
               prompt_ = text;
               publish_sessions(true);
           }});
+}
+
+void EngineWorker::set_trace_budget(std::size_t bytes) {
+    post(
+        {tr("setting the trace budget"), tr_later("could not set the trace budget"), [this, bytes] {
+             view_budget_ = bytes;
+             std::lock_guard<std::mutex> lk(mu_);
+             for (auto& v : snap_.sessions) v.trace.set_budget(bytes);
+         }});
 }
 
 void EngineWorker::set_sampler(const SamplerConfig& s) {

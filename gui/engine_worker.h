@@ -102,6 +102,9 @@ class EngineWorker {
     void set_cache(CacheView c);
     void set_prompt(const std::string& text);
     void set_sampler(const SamplerConfig& s);
+    // The memory budget of the traces the window draws (Trace::kDefaultBudget unless set): past
+    // it the oldest steps lose their payloads.
+    void set_trace_budget(std::size_t bytes);
     void reset();
     void prefill();
     void decode(int n);  // prefill first when needed; stops early when generation finishes
@@ -161,6 +164,7 @@ class EngineWorker {
     // The sessions keep only their newest step's payload (the snapshot's trace is the record),
     // except under a lesson, whose checks read earlier steps: then the default budget.
     std::size_t trace_budget_ = 0;
+    std::size_t view_budget_ = Trace::kDefaultBudget;  // the snapshot's traces
     std::vector<std::unique_ptr<Live>> live_;
     std::unique_ptr<LessonDriver> lesson_;
     std::function<void()> wake_;

@@ -2,10 +2,13 @@
 
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
+
+#include "core/utf8.h"
 
 namespace kvs::gui {
 namespace {
@@ -52,7 +55,19 @@ FontInfo load_fonts(float scale, const std::string& extra_text) {
             cjk.clear();
             ImFontGlyphRangesBuilder b;
             b.AddRanges(io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
-            b.AddText(extra_text.c_str(), extra_text.c_str() + extra_text.size());
+            // Whole UTF-8 characters only: ImGui's builder stops at a NUL or a broken byte,
+            // which a lesson file of junk can hold.
+            for (std::size_t i = 0; i < extra_text.size();) {
+                const std::size_t n = utf8_sequence_length(extra_text, i);
+                if (n == 0) {
+                    ++i;
+                    continue;
+                }
+                unsigned int c = 0;
+                ImTextCharFromUtf8(&c, extra_text.data() + i, extra_text.data() + i + n);
+                if (c > 0 && c <= IM_UNICODE_CODEPOINT_MAX) b.AddChar(static_cast<ImWchar>(c));
+                i += n;
+            }
             b.BuildRanges(&cjk);
             ImFontConfig merge;
             merge.MergeMode = true;

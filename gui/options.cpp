@@ -86,6 +86,8 @@ std::string usage() {
            "  --soak-steps N         decode N steps, a frame after each, resetting with a new\n"
            "                         prompt whenever the context is full; prints VmRSS, exits\n"
            "  --soak-report N        with --soak-steps: print VmRSS every N steps (250)\n"
+           "  --trace-budget-mib N   memory for the steps' payloads (default 256); past it the\n"
+           "                         oldest steps keep only their numbers\n"
            "  --no-settings          do not read or write the settings file\n"
            "  --help                 this text\n"
            "keys: F1 shows them all (Space/Right step, P play, R reset, C cache mode, ...)\n";
@@ -143,6 +145,10 @@ AppOptions parse_options(int argc, char** argv) {
         {"then-prompt", [&](const std::string& v) { o.then_prompt = v; }},
         {"soak-steps",
          [&](const std::string& v) { o.soak_steps = whole("soak-steps", v, 1, 100000000); }},
+        {"trace-budget-mib",
+         [&](const std::string& v) {
+             o.trace_budget_mib = whole("trace-budget-mib", v, 1, 1 << 20);
+         }},
         {"soak-report",
          [&](const std::string& v) { o.soak_report = whole("soak-report", v, 1, 100000000); }},
     };

@@ -43,6 +43,7 @@ struct AppOptions {
     // with a new prompt when the context is full; VmRSS printed every soak_report steps.
     int soak_steps = 0;
     int soak_report = 250;
+    int trace_budget_mib = 0;  // the window's trace budget in MiB (0: the default, 256)
 
     bool headless() const { return !screenshot.empty() || frame_stats > 0 || soak_steps > 0; }
 };

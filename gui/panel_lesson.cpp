@@ -299,9 +299,14 @@ void draw_lesson(FrameContext& f) {
     std::string why;
     const auto lesson = L.catalog.lesson(L.number, ui.lang, &why);
     if (!lesson || lesson->steps.empty()) {
+        const std::string text = why.empty() ? tr("this lesson has no steps") : why;
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.error_text);
-        ImGui::TextWrapped("%s", why.empty() ? tr("this lesson has no steps") : why.c_str());
+        ImGui::TextWrapped("%s", text.c_str());
         ImGui::PopStyleColor();
+        if (f.layout) {
+            f.layout->lesson.number = L.number;
+            f.layout->lesson.errors.push_back(text);
+        }
         return;
     }
     const int n = static_cast<int>(lesson->steps.size());

@@ -112,12 +112,17 @@ void draw_next_token(FrameContext& f) {
         std::string lab = f.label(t.id);
         dl->AddText(ImVec2(o.x, y + (row_h - fh) * 0.5f),
                     chosen ? ImGui::GetColorU32(ImGuiCol_Text) : f.theme.muted_text, lab.c_str());
-        const float w = bar_w * std::clamp(t.prob, 0.0f, 1.0f);
+        // Weights that are NaN (a broken model file) give NaN probabilities: no bar, "n/a".
+        const bool known = std::isfinite(t.prob);
+        const float w = bar_w * (known ? std::clamp(t.prob, 0.0f, 1.0f) : 0.0f);
         dl->AddRectFilled(ImVec2(o.x + lab_w, y + row_h * 0.12f),
                           ImVec2(o.x + lab_w + std::max(w, 1.0f), y + row_h * 0.88f),
                           chosen ? f.theme.chip_chosen : f.theme.series[0], 2);
         char pct[24];
-        std::snprintf(pct, sizeof pct, "%.1f%%", 100.0f * t.prob);
+        if (known)
+            std::snprintf(pct, sizeof pct, "%.1f%%", 100.0f * t.prob);
+        else
+            std::snprintf(pct, sizeof pct, "n/a");
         dl->AddText(ImVec2(o.x + lab_w + std::max(w, 1.0f) + 4, y + (row_h - fh) * 0.5f),
                     f.theme.muted_text, pct);
     }

@@ -200,7 +200,6 @@ void draw_toolbar(FrameContext& f) {
         ui.fonts_dirty = true;
     }
 
-
     // Row 2: stepping and scrubbing.
     const int n = s.steps();
     const bool have_prompt = !s.sessions.empty() && !s.sessions[0].prompt_tokens.empty();

@@ -31,6 +31,8 @@ struct State {
     bool toy = false;
     std::string error;
     std::uint64_t error_serial = 0;
+    double payload = 0, budget = 0;  // the window's traces, all sessions
+    int evicted = 0;                 // steps whose payloads were dropped to keep to the budget
 };
 
 State state(EngineWorker& w) {
@@ -43,6 +45,11 @@ State state(EngineWorker& w) {
     st.toy = s.model && s.model->is_toy();
     st.error = s.error;
     st.error_serial = s.error_serial;
+    for (const auto& v : s.sessions) {
+        st.payload += static_cast<double>(v.trace.payload_bytes());
+        st.budget += static_cast<double>(v.trace.budget());
+        st.evicted += v.trace.evicted_steps();
+    }
     return st;
 }
 
@@ -87,8 +94,11 @@ int run_soak(App& app, EngineWorker& worker, int steps, int report) {
                     const double rss = resident_bytes();
                     if (first_rss == 0) first_rss = rss;
                     if (cycle >= 1) after_first_cycle.push_back(rss);
-                    std::printf("soak: %d decode steps, cycle %d at step %d, VmRSS %.1f MiB\n",
-                                done, cycle + 1, st.steps - 1, mib(rss));
+                    std::printf(
+                        "soak: %d decode steps, cycle %d at step %d, VmRSS %.1f MiB; trace "
+                        "payloads %.1f of %.0f MiB, %d steps dropped\n",
+                        done, cycle + 1, st.steps - 1, mib(rss), mib(st.payload), mib(st.budget),
+                        st.evicted);
                     std::fflush(stdout);
                 }
         }

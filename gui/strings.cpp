@@ -254,6 +254,8 @@ const std::vector<UiString>& ui_strings() {
         {"L%d head %d", "第 %d 层 头 %d"},
         {"head %d", "头 %d"},
         {"step", "步"},
+        {"setting the trace budget", "正在设置记录的内存预算"},
+        {"could not set the trace budget", "无法设置记录的内存预算"},
     };
     return table;
 }

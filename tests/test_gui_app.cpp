@@ -666,3 +666,47 @@ kill -TERM $pid; wait $pid
     CHECK(settings.find("model = toy\n") != std::string::npos);      // what the lesson loaded
     CHECK(settings.find("lang = en\n") != std::string::npos);
 }
+
+TEST_CASE("a lesson file with a mistake shows its FILE:LINE error in the lesson panel",
+          "[gui][errors][lessons]") {
+    // A copy of the lessons with a typo in lesson 2 and junk bytes as lesson 3.
+    const fs::path dir = kvs::test::temp_dir("gui-bad-lessons");
+    fs::copy(fs::path(KVSCOPE_SOURCE_DIR) / "lessons", dir / "lessons",
+             fs::copy_options::recursive);
+    const fs::path two = dir / "lessons" / "en" / "02-prefill.md";
+    std::string text = slurp(two);
+    const auto at = text.find("\n@prefill\n");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 10, "\n@prefil\n");
+    std::ofstream(two, std::ios::binary) << text;
+    const int line = static_cast<int>(std::count(text.begin(), text.begin() + at + 1, '\n')) + 1;
+    std::vector<unsigned char> junk(300);
+    for (std::size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<unsigned char>(i * 97 + 13);
+    kvs::test::write_file(dir / "lessons" / "en" / "03-decode.md", junk);
+    const std::string env = "env KVSCOPE_LESSONS=" + quote((dir / "lessons").string());
+    for (const char* n : {"2", "3"}) {
+        INFO("lesson " << n);
+        const fs::path out = kvs::test::temp_dir("gui-bad-lessons-shot");
+        const Run r = run_app({"--lesson", n, "--screenshot", (out / "s.png").string(),
+                               "--layout-json", (out / "s.json").string()},
+                              true, env);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        const json l = json::parse(slurp(out / "s.json"));
+        REQUIRE(l["lesson"]["errors"].size() == 1);
+        const std::string e = l["lesson"]["errors"][0];
+        if (std::string(n) == "2")
+            CHECK(e.find("02-prefill.md:" + std::to_string(line) +
+                         ": unknown directive '@prefil' (did you mean @prefill?)") !=
+                  std::string::npos);
+        else
+            CHECK(e.find("03-decode.md:1: ") != std::string::npos);
+        // Junk bytes in a lesson file do not cost the font its Chinese (中文, 生成: the language
+        // button and the strings); only the junk's own odd characters may lack a glyph.
+        for (const unsigned cp : {0x4E2Du, 0x6587u, 0x751Fu, 0x6210u})
+            CHECK(std::find(l["fonts"]["missing_glyphs"].begin(),
+                            l["fonts"]["missing_glyphs"].end(),
+                            cp) == l["fonts"]["missing_glyphs"].end());
+        CHECK(l["lang"] == "en");
+    }
+}
