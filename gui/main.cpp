@@ -152,7 +152,7 @@ int run(int argc, char** argv) {
     // default model may not be built yet), with the reason shown in the window.
     std::vector<std::string> fallbacks;
     if (o.model.empty())
-        for (const char* fb : {"stories260K", "toy"})
+        for (const char* fb : {"default", "stories260K", "toy"})
             if (spec != fb) fallbacks.push_back(fb);
     SamplerConfig sc;
     sc.temperature = st.temperature;

@@ -19,7 +19,10 @@ std::string FrameContext::piece(int id) const {
 }
 
 std::string FrameContext::label(int id) const {
-    const std::string v = visible_piece(piece(id));
+    return drawable(visible_piece(piece(id)));
+}
+
+std::string FrameContext::drawable(const std::string& v) {
     const ImFont* font = ImGui::GetFont();
     std::string out;
     for (std::size_t i = 0; i < v.size();) {

@@ -78,7 +78,7 @@ void draw_tokens(FrameContext& f) {
                           f.model()->config().seq_len);
         else
             std::snprintf(b, sizeof b, tr("finished: %s"), finish_reason_text(s0.finish_reason));
-        ImGui::SameLine(0, fh);
+        // A line of its own: beside the legend it would be cut off in a narrow panel.
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
         ImGui::TextUnformatted(b);
         ImGui::PopStyleColor();

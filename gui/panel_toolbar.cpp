@@ -322,8 +322,10 @@ void draw_messages(FrameContext& f) {
         lines.push_back({f.theme.ok_text, f.ui.notice});
     if (!f.ui.font_notice.empty() && now < f.ui.font_notice_until)
         lines.push_back({f.theme.warning_text, f.ui.font_notice});
-    if (f.layout)
-        for (const Line& l : lines) f.layout->messages.push_back(l.text);
+    for (Line& l : lines) {
+        l.text = FrameContext::drawable(l.text);
+        if (f.layout) f.layout->messages.push_back(l.text);
+    }
     if (lines.empty()) return;
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
     ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, f.toolbar_bottom + 4), ImGuiCond_Always,

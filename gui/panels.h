@@ -96,6 +96,8 @@ struct FrameContext {
     // The piece as a chip or axis label shows it: spaces as '·', control bytes and bytes that
     // are not UTF-8 as <0xNN>, characters the font lacks as <U+XXXX> (never a '?' box).
     std::string label(int id) const;
+    // `text` with each character the font lacks (an emoji in an error message) as <U+XXXX>.
+    static std::string drawable(const std::string& text);
     std::uint64_t palette_id() const;
     void record_panel(const char* name);  // the current ImGui window's rectangle
 };

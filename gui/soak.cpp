@@ -95,7 +95,7 @@ int run_soak(App& app, EngineWorker& worker, int steps, int report) {
                     if (first_rss == 0) first_rss = rss;
                     if (cycle >= 1) after_first_cycle.push_back(rss);
                     std::printf(
-                        "soak: %d decode steps, cycle %d at step %d, VmRSS %.1f MiB; trace "
+                        "soak: %d decode steps, run %d at step %d, VmRSS %.1f MiB; trace "
                         "payloads %.1f of %.0f MiB, %d steps dropped\n",
                         done, cycle + 1, st.steps - 1, mib(rss), mib(st.payload), mib(st.budget),
                         st.evicted);
@@ -105,17 +105,18 @@ int run_soak(App& app, EngineWorker& worker, int steps, int report) {
         ++cycle;
     }
     const double end_rss = resident_bytes();
-    std::printf("soak: %d decode steps in %d cycles to the context of %d tokens\n", done, cycle,
-                first.context);
+    std::printf(
+        "soak: %d decode steps in %d runs, each to the end token or the context (%d tokens)\n",
+        done, cycle, first.context);
     if (!after_first_cycle.empty()) {
         const auto [lo, hi] =
             std::minmax_element(after_first_cycle.begin(), after_first_cycle.end());
         std::printf(
-            "soak: VmRSS after the first cycle: min %.1f MiB, max %.1f MiB (spread %.1f MiB); "
+            "soak: VmRSS after the first run: min %.1f MiB, max %.1f MiB (spread %.1f MiB); "
             "end %.1f MiB\n",
             mib(*lo), mib(*hi), mib(*hi - *lo), mib(end_rss));
     } else {
-        std::printf("soak: VmRSS at the end %.1f MiB (no sample after the first cycle)\n",
+        std::printf("soak: VmRSS at the end %.1f MiB (no sample after the first run)\n",
                     mib(end_rss));
     }
     return 0;

@@ -447,3 +447,25 @@ TEST_CASE("the worker reports a model that will not open, and falls back when as
     CHECK(w.snapshot().steps() == 1);
     CHECK(w.snapshot().error.empty());
 }
+
+TEST_CASE("a backend that cannot be had leaves the sessions where they were", "[gui][worker]") {
+    EngineWorker w;
+    w.open_model("toy", {}, {}, "Today weather is so");
+    w.prefill();
+    w.set_backend("cuda");
+    w.wait_idle();
+    auto lock = w.lock();
+    const EngineSnapshot& s = w.snapshot();
+    const std::string why = cuda_unavailable_reason();
+    if (why.empty()) {
+        // A CUDA device answered: the sessions moved to it and start over.
+        CHECK(s.error.empty());
+        CHECK(s.backend_asked == "cuda");
+        return;
+    }
+    CHECK(s.error_context == "could not switch the backend");
+    CHECK(s.error.find("no usable CUDA device") != std::string::npos);
+    CHECK(s.error.find('\n') == std::string::npos);
+    CHECK(s.backend_asked != "cuda");  // what runs is what ran before
+    CHECK(s.steps() == 1);             // and its prefill is still there
+}
