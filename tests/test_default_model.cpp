@@ -1,0 +1,150 @@
+// Our default model (assets/models/kvscope-tiny.*, issue 4), checked on the committed files
+// through the engine every view uses: it speaks the tutorials' sentences, one of its heads looks
+// back at " France" as assets/models/README.md says, and cached and uncached agree on it.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/model_loader.h"
+#include "core/sampler.h"
+#include "core/session.h"
+#include "kernels/cpu/cpu_backend.h"
+
+using namespace kvs;
+
+namespace {
+
+const Model& tiny() {
+    static auto m = open_model("default");
+    return *m;
+}
+
+// The first step (prefill) of a greedy session: its logits and attention over the prompt.
+StepRecord prefill(const std::string& prompt) {
+    CpuBackend be;
+    SessionConfig cfg;
+    cfg.max_new_tokens = 1;
+    Session s(tiny(), be, cfg);
+    s.set_prompt(prompt);
+    return s.step();
+}
+
+int single_token(const std::string& word) {
+    // "<s> X" encodes as BOS then the word's own tokens: a lesson word must be exactly one.
+    const auto ids = tiny().tokenizer().encode(word.substr(1));
+    REQUIRE(ids.size() == 2);
+    REQUIRE(tiny().tokenizer().piece(ids[1]) == word);
+    return ids[1];
+}
+
+std::string greedy_text(const std::string& prompt, int n) {
+    CpuBackend be;
+    SessionConfig cfg;
+    cfg.max_new_tokens = n;
+    Session s(tiny(), be, cfg);
+    s.set_prompt(prompt);
+    while (!s.finished()) s.step();
+    return s.text();
+}
+
+}  // namespace
+
+TEST_CASE("the default model is a GQA Llama with the lesson words as single tokens",
+          "[default-model]") {
+    const ModelConfig& c = tiny().config();
+    CHECK(c.n_kv_heads < c.n_heads);
+    CHECK(c.seq_len >= 256);
+    CHECK(c.vocab_size <= 1024);
+    for (const char* w : {" nice", " warm", " delicious", " Paris", " France", " capital",
+                          " weather", " Today", " is", " so", " The", " of"})
+        single_token(w);
+}
+
+TEST_CASE("after \"Today's weather is so\" the model says nice or warm, hardly delicious",
+          "[default-model]") {
+    const StepRecord r = prefill("Today's weather is so");
+    const int nice = single_token(" nice"), warm = single_token(" warm"),
+              delicious = single_token(" delicious");
+    CHECK((r.token_out == nice || r.token_out == warm));
+    std::vector<float> p(r.logits.size());
+    softmax(r.logits, p);
+    INFO("P(nice) " << p[nice] << ", P(warm) " << p[warm] << ", P(delicious) " << p[delicious]);
+    CHECK(p[delicious] < 0.01f);
+    CHECK(p[nice] > 10 * p[delicious]);
+    CHECK(p[warm] > 10 * p[delicious]);
+}
+
+TEST_CASE("\"The capital of X is\" gives X's capital for at least 8 of 10 corpus countries",
+          "[default-model]") {
+    CHECK(greedy_text("The capital of France is", 1) == "The capital of France is Paris");
+    // Ten of the forty pairs in tools/make_corpus.py's CAPITALS.
+    const std::pair<const char*, const char*> pairs[] = {
+        {"Japan", "Tokyo"},   {"Italy", "Rome"},    {"Germany", "Berlin"}, {"Egypt", "Cairo"},
+        {"Canada", "Ottawa"}, {"Greece", "Athens"}, {"Norway", "Oslo"},    {"Kenya", "Nairobi"},
+        {"Peru", "Lima"},     {"Poland", "Warsaw"}};
+    int right = 0;
+    for (const auto& [country, city] : pairs) {
+        const std::string prompt = std::string("The capital of ") + country + " is";
+        // A capital may take more than one token: compare the text that follows the prompt.
+        const std::string text = greedy_text(prompt, 4);
+        const bool ok = text.rfind(prompt + " " + city, 0) == 0;
+        UNSCOPED_INFO(prompt << " ->" << text.substr(prompt.size()) << (ok ? "" : "  (wrong)"));
+        right += ok;
+    }
+    CHECK(right >= 8);
+}
+
+TEST_CASE("at the last position of \"The capital of France is\" a head looks back at France",
+          "[default-model]") {
+    const StepRecord r = prefill("The capital of France is");
+    const auto& ids = r.new_tokens;  // <s> The capital of France is
+    const int france =
+        static_cast<int>(std::find(ids.begin(), ids.end(), single_token(" France")) - ids.begin());
+    REQUIRE(france < static_cast<int>(ids.size()));
+    const AttentionRows& a = r.attention;
+    const int last = a.rows - 1;
+    std::set<std::pair<int, int>> heads;  // (layer, head) whose largest weight is on " France"
+    for (int l = 0; l < a.n_layers; ++l)
+        for (int h = 0; h < a.n_heads; ++h) {
+            const auto row = a.row(l, h, last);
+            if (std::max_element(row.begin(), row.end()) - row.begin() == france)
+                heads.insert({l, h});
+        }
+    CHECK(!heads.empty());
+    // assets/models/README.md and the GQA lesson point at layer 1, heads 0-3 (kv head 0).
+    for (int h = 0; h < 4; ++h) {
+        INFO("layer 1, head " << h);
+        CHECK(heads.count({1, h}) == 1);
+        CHECK(a.row(1, h, last)[france] > 0.9f);
+    }
+}
+
+TEST_CASE("cached and uncached generation agree on the default model", "[default-model]") {
+    CpuBackend be;
+    for (const std::string prompt :
+         {"Today's weather is so", "The capital of France is", "Lily went to the park"}) {
+        SessionConfig cfg;
+        cfg.max_new_tokens = 100;
+        cfg.stop_at_end_token = false;
+        cfg.capture.attention = false;
+        cfg.capture.kv_rows = false;
+        Session cached(tiny(), be, cfg);
+        cfg.mode = CacheMode::Uncached;
+        Session uncached(tiny(), be, cfg);
+        cached.set_prompt(prompt);
+        uncached.set_prompt(prompt);
+        double worst = 0;
+        while (!cached.finished()) {
+            const StepRecord& a = cached.step();
+            const StepRecord& b = uncached.step();
+            for (std::size_t i = 0; i < a.logits.size(); ++i)
+                worst = std::max(worst, static_cast<double>(std::fabs(a.logits[i] - b.logits[i])));
+        }
+        INFO(prompt << ": largest logit difference " << worst);
+        CHECK(cached.tokens() == uncached.tokens());
+        CHECK(cached.generated() == 100);
+        CHECK(worst <= 1e-4);
+    }
+}
