@@ -11,6 +11,7 @@
 namespace kvs {
 
 class Model;
+struct ModelConfig;
 class Session;
 struct BatchTable;
 struct ScaleReport;
@@ -47,5 +48,11 @@ class LessonTarget {
     virtual void scale(const ScaleQuery& query) = 0;
     virtual LessonFacts facts() const = 0;
 };
+
+// The preconditions of the session directives, shared by every LessonTarget so that a lesson
+// fails with the same message headless and in the window. Each throws kvs::Error.
+void require_prompt_before_prefill(bool has_prompt, bool prefilled);  // @prefill
+void require_prefill_before_decode(bool prefilled);                   // @decode
+void require_layer_and_head(const ModelConfig& c, int layer, int head);  // @highlight
 
 }  // namespace kvs

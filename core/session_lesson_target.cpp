@@ -100,14 +100,13 @@ void SessionLessonTarget::set_cache(LessonCache mode) {
 
 void SessionLessonTarget::prefill() {
     model();
-    if (!session_) throw Error("no prompt set (@prompt comes before @prefill)");
-    if (session_->prefilled()) throw Error("the prompt is already prefilled (@reset starts over)");
+    require_prompt_before_prefill(session_ != nullptr, session_ && session_->prefilled());
     session_->step();
     if (uncached_) uncached_->step();
 }
 
 void SessionLessonTarget::decode(int n) {
-    if (!session_ || !session_->prefilled()) throw Error("@decode needs @prefill first");
+    require_prefill_before_decode(session_ && session_->prefilled());
     for (int i = 0; (n < 0 || i < n) && !session_->finished(); ++i) {
         session_->step();
         if (uncached_ && !uncached_->finished()) uncached_->step();
@@ -120,13 +119,7 @@ void SessionLessonTarget::reset() {
 }
 
 void SessionLessonTarget::highlight(int layer, int head) {
-    const ModelConfig& c = model().config();
-    if (layer < 0 || layer >= c.n_layers)
-        throw Error("layer " + std::to_string(layer) + " does not exist (the model has " +
-                    std::to_string(c.n_layers) + ")");
-    if (head < 0 || head >= c.n_heads)
-        throw Error("head " + std::to_string(head) + " does not exist (the model has " +
-                    std::to_string(c.n_heads) + ")");
+    require_layer_and_head(model().config(), layer, head);
     layer_ = layer;
     head_ = head;
 }

@@ -171,13 +171,12 @@ void EngineWorker::LessonDriver::set_cache(LessonCache mode) {
 
 void EngineWorker::LessonDriver::prefill() {
     model();
-    if (!has_session()) throw Error("no prompt set (@prompt comes before @prefill)");
-    if (w_.prefilled()) throw Error("the prompt is already prefilled (@reset starts over)");
+    require_prompt_before_prefill(has_session(), has_session() && w_.prefilled());
     w_.step_all();
 }
 
 void EngineWorker::LessonDriver::decode(int n) {
-    if (!has_session() || !w_.prefilled()) throw Error("@decode needs @prefill first");
+    require_prefill_before_decode(has_session() && w_.prefilled());
     Session& s = *w_.live_[0]->session;
     for (int i = 0; (n < 0 || i < n) && !s.finished(); ++i) {
         w_.check_cancel();
@@ -191,13 +190,7 @@ void EngineWorker::LessonDriver::reset() {
 }
 
 void EngineWorker::LessonDriver::highlight(int layer, int head) {
-    const ModelConfig& c = model().config();
-    if (layer < 0 || layer >= c.n_layers)
-        throw Error("layer " + std::to_string(layer) + " does not exist (the model has " +
-                    std::to_string(c.n_layers) + ")");
-    if (head < 0 || head >= c.n_heads)
-        throw Error("head " + std::to_string(head) + " does not exist (the model has " +
-                    std::to_string(c.n_heads) + ")");
+    require_layer_and_head(model().config(), layer, head);
     layer_ = layer;
     head_ = head;
     ++highlight_serial_;
