@@ -7,10 +7,7 @@
 #include <system_error>
 
 #include "core/error.h"
-
-#ifndef KVSCOPE_SOURCE_DIR
-#define KVSCOPE_SOURCE_DIR "."
-#endif
+#include "core/install_paths.h"
 
 namespace kvs {
 namespace fs = std::filesystem;
@@ -22,26 +19,10 @@ bool is_lessons_dir(const fs::path& p) {
     return fs::is_directory(p / "en", ec);
 }
 
-bool is_file(const fs::path& p) {
-    std::error_code ec;
-    return fs::is_regular_file(p, ec);
-}
-
 }  // namespace
 
 std::string lessons_dir() {
-    std::vector<fs::path> c;
-    if (const char* env = std::getenv("KVSCOPE_LESSONS"); env && *env) c.emplace_back(env);
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const fs::path dir = exe.parent_path();
-        c.push_back(dir / "lessons");
-        c.push_back(dir / "../lessons");
-        c.push_back(dir / "../share/kvscope/lessons");
-    }
-    c.push_back(fs::path(KVSCOPE_SOURCE_DIR) / "lessons");
-    for (const auto& p : c)
+    for (const auto& p : data_folder_candidates("KVSCOPE_LESSONS", "lessons"))
         if (is_lessons_dir(p)) return p.lexically_normal().string();
     return {};
 }

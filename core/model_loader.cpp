@@ -6,6 +6,7 @@
 #include "core/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/install_paths.h"
 #include "core/llama_model.h"
 #include "core/toy_model.h"
 
@@ -17,17 +18,6 @@ namespace kvs {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool is_file(const fs::path& p) {
-    std::error_code ec;
-    return fs::is_regular_file(p, ec);
-}
-
-fs::path executable_dir() {
-    std::error_code ec;
-    const auto exe = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? fs::path() : exe.parent_path();
-}
 
 std::string first_existing(const std::vector<fs::path>& candidates) {
     for (const auto& p : candidates)
@@ -55,14 +45,9 @@ std::optional<std::string> find_tokenizer_beside(const std::string& checkpoint) 
 }
 
 std::string default_model_path() {
-    const char* env = std::getenv("KVSCOPE_ASSETS");
     std::vector<fs::path> c;
-    if (env && *env) c.push_back(fs::path(env) / "models/kvscope-tiny.bin");
-    const fs::path exe = executable_dir();
-    c.push_back(exe / "assets/models/kvscope-tiny.bin");
-    c.push_back(exe / "../assets/models/kvscope-tiny.bin");
-    c.push_back(exe / "../share/kvscope/assets/models/kvscope-tiny.bin");
-    c.push_back(fs::path(KVSCOPE_SOURCE_DIR) / "assets/models/kvscope-tiny.bin");
+    for (const auto& assets : data_folder_candidates("KVSCOPE_ASSETS", "assets"))
+        c.push_back(assets / "models/kvscope-tiny.bin");
     return first_existing(c);
 }
 
