@@ -22,18 +22,8 @@ using nlohmann::json;
 
 namespace {
 
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using kvs::test::quote;
+using kvs::test::slurp;
 
 struct Run {
     int exit_code = -1;
@@ -65,6 +55,19 @@ Run run_app(const std::vector<std::string>& args, bool xvfb = true, const std::s
     }
     return r;
 }
+
+// The start of every xdotool script: run the window (the script's arguments) in the background,
+// wait until it has mapped, give it a moment to draw, and focus it.
+constexpr const char* kStartWindowAndFocus = R"(set -u
+"$@" & pid=$!
+wid=""
+for i in $(seq 200); do
+  wid=$(xdotool search --name '^kvscope$' 2>/dev/null | head -1); [ -n "$wid" ] && break; sleep 0.1
+done
+[ -z "$wid" ] && { kill $pid; exit 3; }
+sleep 1.5
+xdotool windowfocus --sync "$wid"
+)";
 
 // A script that drives the window with xdotool, run in `dir` (stdout and stderr to dir/out and
 // dir/err). `fresh` puts the folder back as the test wants it before each try. A try whose
@@ -368,16 +371,8 @@ TEST_CASE("keys drive the window and typing in the prompt is not taken as keys",
     const fs::path script = dir / "drive.sh";
     {
         std::ofstream f(script);
-        f << R"(set -u
-"$@" & pid=$!
-wid=""
-for i in $(seq 200); do
-  wid=$(xdotool search --name '^kvscope$' 2>/dev/null | head -1); [ -n "$wid" ] && break; sleep 0.1
-done
-[ -z "$wid" ] && { kill $pid; exit 3; }
-sleep 1.5
-xdotool windowfocus --sync "$wid"
-# Space: prefill, Space: one decode step, c: cache off, t: light theme, Ctrl+S: a PNG here.
+        f << kStartWindowAndFocus
+          << R"(# Space: prefill, Space: one decode step, c: cache off, t: light theme, Ctrl+S: a PNG here.
 for k in space space c t ctrl+s; do xdotool key $k; sleep 0.5; done
 # Into the prompt field: these letters are text, not the t (theme) and r (reset) keys.
 xdotool mousemove $PROMPT_X $PROMPT_Y click 1; sleep 0.4
@@ -652,16 +647,7 @@ TEST_CASE("a first run opens lesson 1, N goes to the next step, and the place is
     const fs::path script = dir / "drive.sh";
     {
         std::ofstream f(script);
-        f << R"(set -u
-"$@" & pid=$!
-wid=""
-for i in $(seq 200); do
-  wid=$(xdotool search --name '^kvscope$' 2>/dev/null | head -1); [ -n "$wid" ] && break; sleep 0.1
-done
-[ -z "$wid" ] && { kill $pid; exit 3; }
-sleep 1.5
-xdotool windowfocus --sync "$wid"
-xdotool key n; sleep 0.8
+        f << kStartWindowAndFocus << R"(xdotool key n; sleep 0.8
 xdotool key n; sleep 0.8
 xdotool key b; sleep 0.8
 kill -TERM $pid; wait $pid

@@ -15,6 +15,7 @@
 #include "gui/lesson_catalog.h"
 #include "gui/markdown.h"
 #include "gui/strings.h"
+#include "tests/test_helpers.h"
 
 using namespace kvs;
 using namespace kvs::gui;
@@ -22,12 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using kvs::test::slurp;
 
 bool valid_utf8(const std::string& s) {
     for (std::size_t i = 0; i < s.size();) {

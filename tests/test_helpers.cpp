@@ -41,18 +41,20 @@ void put4(std::vector<unsigned char>& b, T v) {
 }
 void put_i32(std::vector<unsigned char>& b, std::int32_t v) { put4(b, v); }
 void put_f32(std::vector<unsigned char>& b, float v) { put4(b, v); }
+}  // namespace
+
 std::string quote(const std::string& s) {
     std::string q = "'";
     for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return q + "'";
 }
+
 std::string slurp(const fs::path& p) {
     std::ifstream f(p, std::ios::binary);
     std::stringstream ss;
     ss << f.rdbuf();
     return ss.str();
 }
-}  // namespace
 
 fs::path temp_dir(const std::string& tag) {
     static int counter = 0;

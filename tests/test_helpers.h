@@ -9,8 +9,8 @@
 
 namespace kvs::test {
 
-std::string shared_dir();      // ../shared beside the clone (may not exist)
-std::string stories_model();   // ../shared/models/stories260K.bin
+std::string shared_dir();     // ../shared beside the clone (may not exist)
+std::string stories_model();  // ../shared/models/stories260K.bin
 std::string stories_tokenizer();
 
 // A fresh, empty directory under the system temp dir, removed at exit.
@@ -27,6 +27,11 @@ std::vector<unsigned char> synthetic_tokenizer(const std::vector<std::string>& p
 // Writes tiny_config() model + tokenizer to DIR/tiny.bin and DIR/tiny.tok.bin; returns model path.
 std::string write_tiny_model(const std::filesystem::path& dir);
 void write_file(const std::filesystem::path& p, const std::vector<unsigned char>& bytes);
+
+// `s` in single quotes for sh, so any bytes pass through a command line unchanged.
+std::string quote(const std::string& s);
+// A whole file as bytes ("" when it cannot be read).
+std::string slurp(const std::filesystem::path& p);
 
 struct RunResult {
     int exit_code = -1;
