@@ -3,11 +3,11 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
-#include "core/lesson.h"
-#include "core/lesson_files.h"
-#include "core/lesson_metrics.h"
-#include "core/lesson_player.h"
-#include "core/session_lesson_target.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_files.h"
+#include "lessonlib/lesson_metrics.h"
+#include "lessonlib/lesson_player.h"
+#include "lessonlib/session_lesson_target.h"
 
 namespace kvs::cli {
 namespace {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "core/lesson_target.h"
+#include "lessonlib/lesson_target.h"
 #include "gui/engine_worker.h"
 
 namespace kvs::gui {

@@ -16,12 +16,12 @@
 #include <thread>
 #include <vector>
 
-#include "core/batch_sweep.h"
-#include "core/lesson.h"
-#include "core/lesson_player.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_player.h"
 #include "core/model.h"
 #include "core/sampler.h"
-#include "core/scale_accounting.h"
+#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 #include "core/trace.h"
 #include "gui/options.h"

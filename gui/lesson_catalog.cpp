@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "core/lesson_files.h"
+#include "lessonlib/lesson_files.h"
 
 namespace kvs::gui {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/lesson.h"
+#include "lessonlib/lesson.h"
 #include "gui/strings.h"
 
 namespace kvs::gui {
@@ -21,7 +21,7 @@ struct LessonEntry {
 
 class LessonCatalog {
   public:
-    // Scans the lessons folder (core/lesson_files.h); error() says why when none was found.
+    // Scans the lessons folder (lessonlib/lesson_files.h); error() says why when none was found.
     void load();
     const std::vector<LessonEntry>& entries() const { return entries_; }
     const std::string& error() const { return error_; }

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/lesson_report.h"
+#include "lessonlib/lesson_report.h"
 #include "gui/format.h"
 #include "gui/markdown_view.h"
 #include "gui/panels.h"

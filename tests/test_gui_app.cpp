@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/lesson.h"
-#include "core/lesson_files.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_files.h"
 #include "tests/test_helpers.h"
 
 namespace fs = std::filesystem;

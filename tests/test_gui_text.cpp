@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/lesson.h"
+#include "lessonlib/lesson.h"
 #include "core/utf8.h"
 #include "gui/format.h"
 #include "gui/lesson_catalog.h"

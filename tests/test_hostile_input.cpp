@@ -12,7 +12,7 @@
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/file_bytes.h"
-#include "core/lesson.h"
+#include "lessonlib/lesson.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "core/trace_json.h"

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "core/error.h"
-#include "core/lesson_expr.h"
+#include "lessonlib/lesson_expr.h"
 
 using namespace kvs;
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/lesson.h"
-#include "core/lesson_files.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_files.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

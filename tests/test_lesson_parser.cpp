@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "core/lesson.h"
+#include "lessonlib/lesson.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/lesson_player.h"
+#include "lessonlib/lesson_player.h"
 #include "core/session.h"
-#include "core/session_lesson_target.h"
+#include "lessonlib/session_lesson_target.h"
 #include "kernels/backend_factory.h"
 
 using namespace kvs;

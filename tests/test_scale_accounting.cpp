@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "core/scale_accounting.h"
+#include "lessonlib/scale_accounting.h"
 
 using namespace kvs;
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "core/error.h"
-#include "core/lesson.h"
+#include "lessonlib/lesson.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace kvs;

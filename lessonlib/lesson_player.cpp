@@ -1,8 +1,8 @@
-#include "core/lesson_player.h"
+#include "lessonlib/lesson_player.h"
 
 #include "core/error.h"
-#include "core/lesson_metrics.h"
-#include "core/lesson_report.h"
+#include "lessonlib/lesson_metrics.h"
+#include "lessonlib/lesson_report.h"
 #include "core/session.h"
 
 namespace kvs {

@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "core/batch_sweep.h"
-#include "core/lesson_target.h"
-#include "core/scale_accounting.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/lesson_target.h"
+#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 
 namespace kvs {

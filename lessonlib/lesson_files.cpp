@@ -1,4 +1,4 @@
-#include "core/lesson_files.h"
+#include "lessonlib/lesson_files.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,12 +1,12 @@
 #pragma once
-// What a lesson acts on. The player (core/lesson_player.h) turns directives into these calls and
+// What a lesson acts on. The player (lessonlib/lesson_player.h) turns directives into these calls and
 // then reads LessonFacts to report numbers and check @expect lines, so an implementation only
-// has to act: the headless one is core/session_lesson_target.h (kvscope-cli lesson); the GUI can
+// has to act: the headless one is lessonlib/session_lesson_target.h (kvscope-cli lesson); the GUI can
 // use that one on its worker thread or implement this interface over its own sessions.
 // Calls come from one thread at a time. Errors a lesson can cause are kvs::Error.
 #include <string>
 
-#include "core/lesson.h"
+#include "lessonlib/lesson.h"
 
 namespace kvs {
 

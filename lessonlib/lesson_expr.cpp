@@ -1,4 +1,4 @@
-#include "core/lesson_expr.h"
+#include "lessonlib/lesson_expr.h"
 
 #include <cctype>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "core/lesson.h"
+#include "lessonlib/lesson.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,8 +7,8 @@
 
 #include "core/error.h"
 #include "core/file_bytes.h"
-#include "core/lesson_metrics.h"
-#include "core/scale_accounting.h"
+#include "lessonlib/lesson_metrics.h"
+#include "lessonlib/scale_accounting.h"
 
 namespace kvs {
 namespace {

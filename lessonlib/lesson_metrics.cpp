@@ -1,13 +1,13 @@
-#include "core/lesson_metrics.h"
+#include "lessonlib/lesson_metrics.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/batch_sweep.h"
+#include "lessonlib/batch_sweep.h"
 #include "core/error.h"
 #include "core/kv_what_if.h"
 #include "core/model.h"
-#include "core/scale_accounting.h"
+#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 
 namespace kvs {

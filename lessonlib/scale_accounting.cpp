@@ -1,4 +1,4 @@
-#include "core/scale_accounting.h"
+#include "lessonlib/scale_accounting.h"
 
 #include "core/counts.h"
 #include "core/error.h"

@@ -1,4 +1,4 @@
-#include "core/lesson_target.h"
+#include "lessonlib/lesson_target.h"
 
 #include "core/error.h"
 #include "core/model_config.h"

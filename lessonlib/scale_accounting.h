@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/lesson.h"
+#include "lessonlib/lesson.h"
 #include "core/model_config.h"
 
 namespace kvs {

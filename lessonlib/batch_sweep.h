@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/backend.h"
-#include "core/lesson.h"
+#include "lessonlib/lesson.h"
 #include "core/model.h"
 #include "core/trace.h"
 

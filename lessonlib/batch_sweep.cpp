@@ -1,4 +1,4 @@
-#include "core/batch_sweep.h"
+#include "lessonlib/batch_sweep.h"
 
 #include <algorithm>
 #include <limits>

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/lesson_expr.h"
+#include "lessonlib/lesson_expr.h"
 
 namespace kvs {
 
@@ -31,7 +31,7 @@ enum class DirectiveKind {
     WhatIf,     // @whatif                       KV bytes per token as MHA / GQA / MQA
     Batch,      // @batch sizes=1,2,4,8 decode=N [repeats=R] prompts="A" | "B" ...
     Scale,      // @scale model=M context=C gpu=G [batch=B] [dtype=bf16|fp16|fp32]
-    Expect,     // @expect CHECK                 (core/lesson_expr.h)
+    Expect,     // @expect CHECK                 (lessonlib/lesson_expr.h)
 };
 const char* directive_name(DirectiveKind k);
 
@@ -48,8 +48,8 @@ struct BatchPlan {
 };
 
 struct ScaleQuery {
-    std::string model;  // a preset of core/scale_accounting.h
-    std::string gpu;    // a preset of core/scale_accounting.h
+    std::string model;  // a preset of lessonlib/scale_accounting.h
+    std::string gpu;    // a preset of lessonlib/scale_accounting.h
     int context = 4096;
     int batch = 1;
     int bytes_per_value = 2;  // bf16 / fp16: 2, fp32: 4

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/lesson_expr.h"
-#include "core/lesson_target.h"
+#include "lessonlib/lesson_expr.h"
+#include "lessonlib/lesson_target.h"
 
 namespace kvs {
 

@@ -1,4 +1,4 @@
-#include "core/session_lesson_target.h"
+#include "lessonlib/session_lesson_target.h"
 
 #include "core/error.h"
 #include "core/model_loader.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/lesson.h"
-#include "core/lesson_target.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_target.h"
 
 namespace kvs {
 

@@ -1,13 +1,13 @@
-#include "core/lesson_report.h"
+#include "lessonlib/lesson_report.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "core/batch_sweep.h"
+#include "lessonlib/batch_sweep.h"
 #include "core/kv_what_if.h"
 #include "core/model.h"
-#include "core/scale_accounting.h"
+#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 #include "core/toy_model.h"
 
