@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kvs {
 
@@ -21,6 +22,12 @@ enum class Op { Embed, RmsNorm, Matmul, Rope, KvAppend, Attention, SwiGLU, Add, 
 constexpr int kOpCount = static_cast<int>(Op::kCount);
 const char* op_name(Op op);
 
+// One timed op call (transfers excluded), for the op strip.
+struct OpCall {
+    Op op = Op::Embed;
+    double seconds = 0;
+};
+
 struct OpTimes {
     std::array<double, kOpCount> seconds{};
     std::array<int, kOpCount> calls{};
@@ -28,7 +35,7 @@ struct OpTimes {
 };
 
 class Backend {
-public:
+  public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;    // "cpu", "cuda", "cuda-emulated"
     virtual std::string device() const = 0;  // what measured the times, in words
@@ -65,16 +72,29 @@ public:
 
     // Wait for queued work; after it, op_times() is complete.
     virtual void synchronize() {}
-    virtual void reset_op_times() { times_ = {}; }
+    virtual void reset_op_times() {
+        times_ = {};
+        calls_.clear();
+    }
     virtual OpTimes op_times() { return times_; }
+    // Each op call's own time, in issue order, while recording is on (set_record_calls), since
+    // reset_op_times(); transfers left out. Complete after synchronize(). A backend that cannot
+    // time calls one by one leaves it empty.
+    void set_record_calls(bool on) { record_calls_ = on; }
+    virtual std::vector<OpCall> op_calls() { return calls_; }
 
-protected:
+  protected:
+    void note_call(Op op, double seconds) {
+        if (record_calls_ && op != Op::Transfer) calls_.push_back({op, seconds});
+    }
     OpTimes times_;
+    bool record_calls_ = false;
+    std::vector<OpCall> calls_;
 };
 
 // A backend allocation that frees itself.
 class DeviceBuffer {
-public:
+  public:
     DeviceBuffer() = default;
     DeviceBuffer(Backend& b, std::size_t n) : backend_(&b), span_(b.alloc(n)) {}
     DeviceBuffer(DeviceBuffer&& o) noexcept : backend_(o.backend_), span_(o.span_) { o.span_ = {}; }
@@ -98,7 +118,7 @@ public:
     DeviceSpan at(std::size_t offset, std::size_t n) const { return span_.at(offset, n); }
     std::size_t size() const { return span_.size; }
 
-private:
+  private:
     Backend* backend_ = nullptr;
     DeviceSpan span_;
 };
