@@ -200,6 +200,27 @@ void App::handle_keys(FrameContext& f) {
             case GLFW_KEY_B:
                 if (!mod) lesson_back(f);
                 break;
+            case GLFW_KEY_I:
+                if (ui_.explain.open)
+                    ui_.explain.open = false;
+                else
+                    open_inside_attention(ui_, 0, ui_.settings.layer, ui_.settings.head, -1);
+                break;
+            case GLFW_KEY_O:
+                ui_.explain.op_strip = !ui_.explain.op_strip;
+                break;
+            case GLFW_KEY_PERIOD:
+                walk_ops(f, +1);
+                break;
+            case GLFW_KEY_COMMA:
+                walk_ops(f, -1);
+                break;
+            case GLFW_KEY_UP:
+                if (!mod) move_inside_attention_row(f, -1);
+                break;
+            case GLFW_KEY_DOWN:
+                if (!mod) move_inside_attention_row(f, +1);
+                break;
             case GLFW_KEY_L:
                 if (ui_.lesson_panel)
                     close_lesson(ui_);
@@ -235,6 +256,12 @@ void App::follow_engine(const EngineSnapshot& snap) {
             L.seen_highlight = snap.lesson.highlight_serial;
             st.layer = snap.lesson.layer;
             st.head = snap.lesson.head;
+        }
+        // @explain: the inside-attention panel opens on its layer, head and row.
+        if (snap.lesson.explain_serial != L.seen_explain) {
+            L.seen_explain = snap.lesson.explain_serial;
+            open_inside_attention(ui_, 0, snap.lesson.explain_layer, snap.lesson.explain_head,
+                                  snap.lesson.explain_row);
         }
     }
     // Generation that ended says so once, with why.
@@ -284,7 +311,21 @@ void App::draw_panels(FrameContext& f) {
     ImGui::End();
 
     const float top = toolbar_h_ + gap;
+    // The inside-attention panel and the op strip: bands across the bottom, under the panels
+    // (never over them), beside the lesson column.
+    const bool explain = ui_.explain.open, ops = ui_.explain.op_strip;
+    // Its height: the lines above the diagram, then a row per key in the cache, at most about
+    // half the window.
+    const int keys = f.snap.sessions.empty() || f.snap.sessions[0].trace.empty()
+                         ? 0
+                         : f.snap.sessions[0].trace.back().kv.len;
+    const float explain_h =
+        explain ? std::floor(std::clamp(fh * (16.5f + 1.4f * keys), fh * 18, (vp.y - top) * 0.55f))
+                : 0;
+    const float ops_h = ops ? std::floor(fh * 9.5f) : 0;
+    const float bottom = vp.y - explain_h - ops_h;
     const float h = vp.y - top;
+    const float ph = bottom - top;  // height of the panels above the bands
     const bool lesson = static_cast<bool>(ui_.lesson_panel);
     const float lesson_w =
         lesson ? std::floor(std::max(vp.x * 0.3f, std::min(fh * 22, vp.x * 0.45f))) : 0;
@@ -294,30 +335,32 @@ void App::draw_panels(FrameContext& f) {
     const bool toy = f.model() && f.model()->is_toy();
 
     float y = top;
-    const float tokens_h = std::max(fh * 7.5f, h * (toy ? 0.2f : 0.22f));
+    const float tokens_h = std::max(fh * 7.5f, ph * (toy ? 0.2f : 0.22f));
     begin_panel(tr("Prompt and tokens"), "tokens", 0, y, left_w, tokens_h);
     f.record_panel("tokens");
     draw_tokens(f);
     ImGui::End();
     y += tokens_h + gap;
     if (toy) {
-        const float toy_h = h * 0.24f;
+        const float toy_h = ph * 0.24f;
         begin_panel(tr("Toy example: each head's output per token"), "toy", 0, y, left_w, toy_h);
         f.record_panel("toy_table");
         draw_toy_table(f);
         ImGui::End();
         y += toy_h + gap;
     }
-    begin_panel(tr("Attention"), "attention", 0, y, left_w, vp.y - y);
+    begin_panel(tr("Attention"), "attention", 0, y, left_w, bottom - y);
     f.record_panel("attention");
     draw_attention(f);
     ImGui::End();
 
     // Next token and Time get what their content needs; the KV cache takes the rest.
     const bool compare = f.snap.sessions.size() > 1;
-    const float next_h = std::max(fh * 11.0f, h * 0.24f);
-    const float time_h = std::max(fh * (compare ? 13.5f : 13.0f), h * 0.3f);
-    const float kv_h = std::floor(h - next_h - time_h - 2 * gap);
+    // Under the bands they share what is left (Time and Next token then scroll).
+    const float next_h = explain || ops ? ph * 0.3f : std::max(fh * 11.0f, ph * 0.24f);
+    const float time_h =
+        explain || ops ? ph * 0.36f : std::max(fh * (compare ? 13.5f : 13.0f), ph * 0.3f);
+    const float kv_h = std::floor(ph - next_h - time_h - 2 * gap);
     begin_panel(tr("KV cache"), "kv", right_x, top, right_w, kv_h);
     f.record_panel("kv_cache");
     draw_kv_cache(f);
@@ -327,10 +370,22 @@ void App::draw_panels(FrameContext& f) {
     draw_time(f);
     ImGui::End();
     const float nt_y = top + kv_h + time_h + 2 * gap;
-    begin_panel(tr("Next token"), "next", right_x, nt_y, right_w, vp.y - nt_y);
+    begin_panel(tr("Next token"), "next", right_x, nt_y, right_w, bottom - nt_y);
     f.record_panel("next_token");
     draw_next_token(f);
     ImGui::End();
+    if (ops) {
+        begin_panel(tr("Ops of this step"), "ops", 0, bottom + gap, w, ops_h - gap);
+        f.record_panel("op_strip");
+        draw_op_strip(f);
+        ImGui::End();
+    }
+    if (explain) {
+        begin_panel(tr("Inside attention"), "inside", 0, bottom + ops_h + gap, w, explain_h - gap);
+        f.record_panel("inside_attention");
+        draw_inside_attention(f);
+        ImGui::End();
+    }
 
     // The lesson panel: a column at the right, when a lesson is open.
     if (lesson) {
@@ -431,6 +486,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
             layout->missing = f.pal.missing;
             layout->empty_row = f.pal.empty_row;
             layout->highlight = f.pal.highlight;
+            layout->recomputed = f.pal.recomputed;
             auto byte = [](float v) { return static_cast<std::uint8_t>(std::lround(v * 255)); };
             layout->background = {byte(theme_.clear.x), byte(theme_.clear.y), byte(theme_.clear.z),
                                   255};

@@ -84,6 +84,7 @@ HeatmapPalette palette_for(bool dark_theme, WeightScale scale) {
     p.empty_row = dark_theme ? Rgba{30, 90, 120, 255} : Rgba{120, 190, 230, 255};
     p.highlight = {0, 220, 255, 255};
     p.read = {60, 200, 90, 255};
+    p.recomputed = {255, 120, 40, 255};
     p.scale = scale;
     return p;
 }

@@ -19,11 +19,12 @@ const char* weight_scale_name(WeightScale s);
 float scale_weight(float w, WeightScale s);
 
 struct HeatmapPalette {
-    Rgba mask;       // causally masked: the query may not see this key
-    Rgba missing;    // row not in the trace any more (payload dropped for memory)
-    Rgba empty_row;  // a row with no key to attend to (the toy's "none")
-    Rgba highlight;  // outline of the rows/columns computed at this step
-    Rgba read;       // marks the cache rows the current query reads
+    Rgba mask;        // causally masked: the query may not see this key
+    Rgba missing;     // row not in the trace any more (payload dropped for memory)
+    Rgba empty_row;   // a row with no key to attend to (the toy's "none")
+    Rgba highlight;   // outline of the rows/columns computed at this step
+    Rgba read;        // marks the cache rows the current query reads
+    Rgba recomputed;  // outline of rows recomputed without the cache; K/V rows recomputed
     WeightScale scale = WeightScale::Sqrt;
 };
 HeatmapPalette palette_for(bool dark_theme, WeightScale scale);

@@ -33,6 +33,10 @@ void EngineWorker::LessonDriver::publish(const std::vector<StepOutcome>* outcome
     r.layer = layer_;
     r.head = head_;
     r.highlight_serial = highlight_serial_;
+    r.explain_layer = explain_layer_;
+    r.explain_head = explain_head_;
+    r.explain_row = explain_q_pos_;
+    r.explain_serial = explain_serial_;
     r.panel = panel_;
     ++r.serial;
 }
@@ -90,6 +94,7 @@ void EngineWorker::LessonDriver::restart() {
     batch_.reset();
     scale_.reset();
     layer_ = head_ = 0;
+    explain_layer_ = explain_head_ = explain_row_ = explain_q_pos_ = -1;
     panel_.clear();
     w_.drop_twin();
     w_.cache_ = CacheView::On;
@@ -196,6 +201,16 @@ void EngineWorker::LessonDriver::highlight(int layer, int head) {
     ++highlight_serial_;
 }
 
+void EngineWorker::LessonDriver::explain(int layer, int head, int row) {
+    const Session* s = has_session() ? w_.live_[0]->session.get() : nullptr;
+    explain_row_ = require_explainable(s, layer, head, row);
+    explain_q_pos_ = s->trace().back().attention.q_pos0 + explain_row_;
+    layer_ = explain_layer_ = layer;
+    head_ = explain_head_ = head;
+    ++highlight_serial_;
+    ++explain_serial_;
+}
+
 void EngineWorker::LessonDriver::batch(const BatchPlan& plan) {
     const Model& m = model();
     // The sessions' backend when there is one (so the sweep runs where the lesson does).
@@ -226,6 +241,9 @@ LessonFacts EngineWorker::LessonDriver::facts() const {
     f.scale = scale_.get();
     f.highlight_layer = layer_;
     f.highlight_head = head_;
+    f.explain_layer = explain_layer_;
+    f.explain_head = explain_head_;
+    f.explain_row = explain_row_;
     return f;
 }
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "lessonlib/lesson_target.h"
 #include "gui/engine_worker.h"
+#include "lessonlib/lesson_target.h"
 
 namespace kvs::gui {
 
@@ -32,6 +32,8 @@ class EngineWorker::LessonDriver final : public LessonTarget {
     void decode(int n) override;
     void reset() override;
     void highlight(int layer, int head) override;
+    // Opens the window's inside-attention panel on the row (published with the step).
+    void explain(int layer, int head, int row) override;
     void show(const std::string& panel) override { panel_ = panel; }
     void batch(const BatchPlan& plan) override;
     void scale(const ScaleQuery& query) override;
@@ -54,6 +56,9 @@ class EngineWorker::LessonDriver final : public LessonTarget {
     std::shared_ptr<const ScaleReport> scale_;
     int layer_ = 0, head_ = 0;
     std::uint64_t highlight_serial_ = 0;
+    int explain_layer_ = -1, explain_head_ = -1, explain_row_ = -1;
+    int explain_q_pos_ = -1;  // the row's query position, as the window's panel takes it
+    std::uint64_t explain_serial_ = 0;
     std::string panel_;
 };
 

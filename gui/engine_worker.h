@@ -16,16 +16,16 @@
 #include <thread>
 #include <vector>
 
-#include "lessonlib/batch_sweep.h"
-#include "lessonlib/lesson.h"
-#include "lessonlib/lesson_player.h"
 #include "core/model.h"
 #include "core/sampler.h"
-#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 #include "core/trace.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_player.h"
+#include "lessonlib/scale_accounting.h"
 
 namespace kvs::gui {
 
@@ -50,8 +50,11 @@ struct LessonRun {
     std::shared_ptr<const ScaleReport> scale;  // the last @scale
     int layer = 0, head = 0;                   // the last @highlight
     std::uint64_t highlight_serial = 0;  // bumped by each @highlight (a replay's last one counts)
-    std::string panel;                   // the last @show of the step played last
-    std::uint64_t serial = 0;            // bumped on every change, so the window can react once
+    // The last @explain: layer, head and the row's query position (-1: the newest).
+    int explain_layer = 0, explain_head = 0, explain_row = -1;
+    std::uint64_t explain_serial = 0;  // bumped by each @explain: the window opens the panel
+    std::string panel;                 // the last @show of the step played last
+    std::uint64_t serial = 0;          // bumped on every change, so the window can react once
     int played() const { return static_cast<int>(outcomes.size()) - 1; }
 };
 

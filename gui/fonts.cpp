@@ -34,8 +34,9 @@ std::string font_path(const FontFile& f) {
 }  // namespace
 
 FontInfo load_fonts(float scale, const std::string& extra_text) {
-    static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x2000, 0x22FF,
-                                     0x2500, 0x25FF, 0x2700, 0x27BF, 0};
+    // 0x1D2C..: modifier letters, for the transpose in "Kᵀ".
+    static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x1D2C, 0x1D6A, 0x2000,
+                                     0x22FF, 0x2500, 0x25FF, 0x2700, 0x27BF, 0};
     FontInfo info;
     info.size_px = 16.0f * scale;
     ImGuiIO& io = ImGui::GetIO();

@@ -29,6 +29,7 @@ std::string LayoutRecord::to_json() const {
                     {"missing", rgb(missing)},
                     {"empty_row", rgb(empty_row)},
                     {"highlight", rgb(highlight)},
+                    {"recomputed", rgb(recomputed)},
                     {"background", rgb(background)}};
     nlohmann::json p = nlohmann::json::object();
     for (const auto& [name, r] : panels) p[name] = rect(r);
@@ -42,7 +43,8 @@ std::string LayoutRecord::to_json() const {
                                  {"n", h.n},
                                  {"first", h.first},
                                  {"rect", rect(h.rect)},
-                                 {"new_rows", {h.new_begin, h.new_end}}});
+                                 {"new_rows", {h.new_begin, h.new_end}},
+                                 {"recomputed_rows", {h.recomputed_begin, h.recomputed_end}}});
     j["kv_grids"] = nlohmann::json::array();
     for (const auto& g : kv_grids)
         j["kv_grids"].push_back({{"session", g.session},
@@ -75,6 +77,15 @@ std::string LayoutRecord::to_json() const {
                        {"running", lesson.running},
                        {"shown_panel", lesson.shown_panel},
                        {"errors", lesson.errors}};
+    j["texts"] = nlohmann::json::array();
+    for (const auto& t : texts)
+        j["texts"].push_back({{"panel", t.panel}, {"text", t.text}, {"rect", rect(t.rect)}});
+    j["explain"] = {
+        {"open", explain.open},   {"session", explain.session},  {"step", explain.step},
+        {"layer", explain.layer}, {"head", explain.head},        {"row", explain.row},
+        {"q_pos", explain.q_pos}, {"n_keys", explain.n_keys},    {"head_dim", explain.head_dim},
+        {"phase", explain.phase}, {"mode", explain.mode},        {"why", explain.why},
+        {"op", explain.op},       {"op_layer", explain.op_layer}};
     // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
     return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

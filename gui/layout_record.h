@@ -21,6 +21,9 @@ struct HeatmapRecord {
     int first = 0;                   // first position drawn (zoomed in: the cells are first..n-1)
     Rect rect;                       // the (n - first) x (n - first) cells
     int new_begin = 0, new_end = 0;  // rows computed at the step shown (outlined)
+    // Rows the step shown recomputed without the cache (outlined in their own colour); equal
+    // bounds: none.
+    int recomputed_begin = 0, recomputed_end = 0;
 };
 
 struct KvGridRecord {
@@ -52,12 +55,31 @@ struct LessonRecord {
     std::vector<std::string> errors;
 };
 
+// A text a panel drew, where (the panels that record their words: the inside-attention panel
+// and the op strip), so tests can read the numbers shown and check that texts do not overlap.
+struct TextRecord {
+    std::string panel, text;
+    Rect rect;
+};
+
+// The row the inside-attention panel shows (open false: the panel is closed).
+struct ExplainRecord {
+    bool open = false;
+    std::string session;
+    int step = -1, layer = 0, head = 0, row = 0, q_pos = 0;
+    int n_keys = 0, head_dim = 0;
+    std::string phase, mode;
+    std::string why;  // why nothing is shown, when so
+    int op = -1;      // the op strip's highlighted op; -1: none
+    int op_layer = -1;
+};
+
 struct LayoutRecord {
     int width = 0, height = 0;       // framebuffer pixels
     float scale_x = 1, scale_y = 1;  // framebuffer pixels per window coordinate
     std::string model, theme, backend;
     int step = -1, steps = 0;
-    Rgba mask, missing, empty_row, highlight;
+    Rgba mask, missing, empty_row, highlight, recomputed;
     Rgba background;  // the window's clear colour, behind every panel
     std::vector<std::pair<std::string, Rect>> panels;
     std::vector<HeatmapRecord> heatmaps;
@@ -71,8 +93,12 @@ struct LayoutRecord {
     std::string finish;                 // why generation ended, as the tokens panel says it
     std::vector<PlotRecord> plots;
     LessonRecord lesson;  // number 0: no lesson panel
+    std::vector<TextRecord> texts;
+    ExplainRecord explain;
 
     void clear_frame() {
+        texts.clear();
+        explain = ExplainRecord();
         panels.clear();
         heatmaps.clear();
         kv_grids.clear();

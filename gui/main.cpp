@@ -20,6 +20,7 @@
 #include "gui/format.h"
 #include "gui/gl_window.h"
 #include "gui/options.h"
+#include "gui/panels.h"
 #include "gui/settings.h"
 #include "gui/soak.h"
 
@@ -124,6 +125,9 @@ int run(int argc, char** argv) {
     if (o.layer >= 0) st.layer = o.layer;
     if (o.head >= 0) st.head = o.head;
     ui.heat_zoom = o.zoom;
+    if (o.explain) open_inside_attention(ui, 0, o.explain_layer, o.explain_head, o.explain_row);
+    ui.explain.op_strip = o.ops;
+    ui.explain.op = o.op;
     const std::string saved_model = st.model;
     std::string spec = st.model == "file" ? st.model_path : st.model;
     if (!o.model.empty()) {

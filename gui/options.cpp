@@ -88,6 +88,10 @@ std::string usage() {
            "  --soak-report N        with --soak-steps: print VmRSS every N steps (250)\n"
            "  --trace-budget-mib N   memory for the steps' payloads (default 256); past it the\n"
            "                         oldest steps keep only their numbers\n"
+           "  --explain L,H,ROW      open Inside attention: layer L, head H, query position ROW\n"
+           "                         (from 0, as the heatmap's rows; last: the newest row)\n"
+           "  --ops                  show the op strip (every op of the step shown)\n"
+           "  --op N                 with the op strip: op N highlighted (from 0)\n"
            "  --no-settings          do not read or write the settings file\n"
            "  --help                 this text\n"
            "keys: F1 shows them all (Space/Right step, P play, R reset, C cache mode, ...)\n";
@@ -149,11 +153,28 @@ AppOptions parse_options(int argc, char** argv) {
          [&](const std::string& v) {
              o.trace_budget_mib = whole("trace-budget-mib", v, 1, 1 << 20);
          }},
+        {"explain",
+         [&](const std::string& v) {
+             const auto c1 = v.find(','), c2 = c1 == std::string::npos ? c1 : v.find(',', c1 + 1);
+             if (c2 == std::string::npos || v.find(',', c2 + 1) != std::string::npos)
+                 throw bad("--explain: '" + v + "' is not LAYER,HEAD,ROW");
+             o.explain = true;
+             o.explain_layer = whole("explain", v.substr(0, c1), 0, 1 << 16);
+             o.explain_head = whole("explain", v.substr(c1 + 1, c2 - c1 - 1), 0, 1 << 16);
+             const std::string row = v.substr(c2 + 1);
+             o.explain_row = row == "last" ? -1 : whole("explain", row, 0, 1 << 20);
+         }},
+        {"op",
+         [&](const std::string& v) {
+             o.op = whole("op", v, 0, 1 << 20);
+             o.ops = true;
+         }},
         {"soak-report",
          [&](const std::string& v) { o.soak_report = whole("soak-report", v, 1, 100000000); }},
     };
     const std::map<std::string, std::function<void()>> flags{
         {"prefill", [&] { o.prefill = true; }},
+        {"ops", [&] { o.ops = true; }},
         {"no-settings", [&] { o.no_settings = true; }},
         {"help", [&] { o.help = true; }},
     };

@@ -10,6 +10,7 @@
 
 #include "gui/attention_matrix.h"
 #include "gui/format.h"
+#include "gui/inside_attention.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {
@@ -34,17 +35,6 @@ int label_stride(float cell, float need) {
             if (cell * k * mag >= need) return k * mag;
 }
 
-std::string clipped(const std::string& s, float max_w) {
-    if (ImGui::CalcTextSize(s.c_str()).x <= max_w) return s;
-    std::string t = s;
-    while (!t.empty() && ImGui::CalcTextSize((t + "..").c_str()).x > max_w) {
-        // One whole character off the end: its continuation bytes, then its first byte.
-        while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();
-        if (!t.empty()) t.pop_back();
-    }
-    return t + "..";
-}
-
 AttentionTexture& head_texture(FrameContext& f, int si, const AttentionMatrixRows& m, int layer,
                                int head) {
     auto& heads = f.textures[si].heads;
@@ -62,7 +52,7 @@ AttentionTexture& head_texture(FrameContext& f, int si, const AttentionMatrixRow
 }
 
 // Colour bar with ticks, then swatches for the cells that are not weights.
-void legend(FrameContext& f, ImVec2 p, float w, bool any_empty) {
+void legend(FrameContext& f, ImVec2 p, float w, bool any_empty, bool recomputed) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fh = f.font_px, bar_h = fh * 0.7f;
     const int steps = 64;
@@ -101,6 +91,7 @@ void legend(FrameContext& f, ImVec2 p, float w, bool any_empty) {
     swatch(f.pal.mask, tr("masked"), false);
     if (any_empty) swatch(f.pal.empty_row, tr("none"), false);
     swatch(f.pal.highlight, tr("new this step"), true);
+    if (recomputed) swatch(f.pal.recomputed, tr("recomputed"), true);
 }
 
 // The large heatmap of session `si` in the box (origin, size), labels included. Zoomed in, it
@@ -161,26 +152,41 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
             dl->AddText(ImVec2(a.x + c - tw * 0.5f, a.y - fh * 1.2f), lab, t);
         }
     }
-    // The rows this step computed: a crisp outline (no anti-aliasing) in one exact colour.
+    // Without the cache a step recomputes every earlier row too (their Q, K and V), and keeps
+    // only the newest: each recomputed row gets an outline of its own colour, then the rows this
+    // step computed and kept a crisp outline (no anti-aliasing) in one exact colour.
+    const int ss = shown_step(sv, f.step);
+    const StepRecord* st = ss >= 0 ? &sv.trace.steps()[ss] : nullptr;
+    int rb = 0, re = 0;
+    if (st && st->mode == CacheMode::Uncached && st->phase == Phase::Decode) {
+        rb = st->pos0;
+        re = std::min(n, st->pos0 + st->tokens_processed);
+    }
+    const ImDrawListFlags saved = dl->Flags;
+    dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
+    for (int q = std::max(rb, first); q < re; ++q) {
+        if (q >= m.new_begin && q < m.new_end) continue;
+        const float ry = std::floor(a.y + cell * (q - first));
+        const float rx = std::floor(a.x + cell * (q + 1 - first));
+        dl->AddRect(ImVec2(std::floor(a.x) - 1.5f, ry - 0.5f), ImVec2(rx + 1.5f, ry + cell + 0.5f),
+                    to_u32(f.pal.recomputed), 0, 0, cell >= 6 ? 2.0f : 1.0f);
+    }
     const int nb = std::max(m.new_begin, first) - first, ne = m.new_end - first;
-    if (ne > nb) {
-        const ImDrawListFlags saved = dl->Flags;
-        dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
+    if (ne > nb)
         dl->AddRect(ImVec2(std::floor(a.x) - 1.5f, std::floor(a.y + cell * nb) - 1.5f),
                     ImVec2(std::floor(a.x + cell * ne) + 1.5f, std::floor(a.y + cell * ne) + 1.5f),
                     to_u32(f.pal.highlight), 0, 0, 2.0f);
-        dl->Flags = saved;
-    }
+    dl->Flags = saved;
     dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), f.theme.axis);
 
     bool any_empty = false;
     for (int q = 0; q < n && !any_empty; ++q)
         any_empty = attention_cell(m, layer, head, q, 0).kind == CellKind::EmptyRow;
-    legend(f, ImVec2(a.x, b.y + fh * 0.6f), std::min(side * 0.7f, fh * 12), any_empty);
+    legend(f, ImVec2(a.x, b.y + fh * 0.6f), std::min(side * 0.7f, fh * 12), any_empty, re > rb);
 
     if (f.layout)
         f.layout->heatmaps.push_back({sv.label, true, layer, head, n, first,
-                                      Rect{a.x, a.y, side, side}, m.new_begin, m.new_end});
+                                      Rect{a.x, a.y, side, side}, m.new_begin, m.new_end, rb, re});
 
     // Hover: which query, which key, what weight; the wheel zooms into the newest tokens.
     const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -192,6 +198,8 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         if (ImGui::IsMouseDoubleClicked(0)) f.ui.heat_zoom = 1.0f;
         const int q = first + std::clamp(int((mouse.y - a.y) / cell), 0, shown - 1);
         const int k = first + std::clamp(int((mouse.x - a.x) / cell), 0, shown - 1);
+        // A click opens the arithmetic of this query row.
+        if (ImGui::IsMouseClicked(0)) open_inside_attention(f.ui, si, layer, head, q);
         const CellValue v = attention_cell(m, layer, head, q, k);
         ImGui::BeginTooltip();
         ImGui::Text("query %d \"%s\"  ->  key %d \"%s\"", q, tok(q).c_str(), k, tok(k).c_str());
@@ -212,6 +220,7 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         if (m.rows[q].step >= 0)
             ImGui::Text(tr("row computed at step %d (%s)"), m.rows[q].step,
                         m.rows[q].step == 0 ? tr("prefill") : tr("decode"));
+        ImGui::TextDisabled("%s", tr("click: this row's arithmetic (Inside attention)"));
         ImGui::TextDisabled("%s",
                             tr("mouse wheel: zoom into the newest tokens; double-click: all"));
         ImGui::EndTooltip();
@@ -263,6 +272,10 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
                 if (ImGui::IsMouseClicked(0)) {
                     f.ui.settings.layer = l;
                     f.ui.settings.head = h;
+                    // The row clicked, when the inside-attention panel is open.
+                    if (f.ui.explain.open && m.n > 0)
+                        open_inside_attention(
+                            f.ui, 0, l, h, std::clamp(int((mouse.y - a.y) / c * m.n), 0, m.n - 1));
                 }
             }
         }
@@ -323,6 +336,29 @@ void draw_attention(FrameContext& f) {
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextUnformatted(what);
     ImGui::PopStyleColor();
+
+    // Why K and V are cached and Q is not, measured at this step: without the cache (and in
+    // compare mode for both sessions) a line per session.
+    const bool any_uncached =
+        std::any_of(snap.sessions.begin(), snap.sessions.end(), [&](const SessionView& sv) {
+            const int k = shown_step(sv, f.step);
+            return k >= 0 && sv.trace.steps()[k].mode == CacheMode::Uncached;
+        });
+    if (any_uncached)
+        for (const SessionView& sv : snap.sessions) {
+            const int k = shown_step(sv, f.step);
+            if (k < 0) continue;
+            const std::string line = why_not_q_line(sv.trace.steps()[k]);
+            if (line.empty()) continue;
+            const std::string text = std::string(step_label(sv, k)) + ": " + line;
+            const float w = ImGui::GetContentRegionAvail().x;
+            const float used = put_wrapped(f, "attention", ImGui::GetCursorScreenPos(),
+                                           sv.trace.steps()[k].mode == CacheMode::Uncached
+                                               ? to_u32(f.pal.recomputed)
+                                               : f.theme.muted_text,
+                                           text, w);
+            ImGui::Dummy(ImVec2(w, used));
+        }
 
     // Tokens by position (the prompt, then each step's choice), for the labels.
     std::vector<int> tokens = s0.prompt_tokens;

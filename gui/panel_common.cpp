@@ -59,6 +59,17 @@ void FrameContext::record_panel(const char* name) {
     layout->panels.emplace_back(name, Rect{p.x, p.y, s.x, s.y});
 }
 
+std::string clipped(const std::string& s, float max_w) {
+    if (ImGui::CalcTextSize(s.c_str()).x <= max_w) return s;
+    std::string t = s;
+    while (!t.empty() && ImGui::CalcTextSize((t + "..").c_str()).x > max_w) {
+        // One whole character off the end: its continuation bytes, then its first byte.
+        while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();
+        if (!t.empty()) t.pop_back();
+    }
+    return t + "..";
+}
+
 const char* finish_reason_text(const std::string& reason) {
     if (reason == "context full") return tr("the context is full");
     if (reason == "end token") return tr("end token");

@@ -28,6 +28,11 @@ void draw_help(FrameContext& f) {
             {"L", tr("show / hide the lesson")},
             {tr("N or Page Down"), tr("lesson: next step (runs its actions)")},
             {tr("B or Page Up"), tr("lesson: step back (replays the steps before it)")},
+            {"I", tr("inside attention: q·Kᵀ, √d_k, mask, softmax, ×V for one row (click a "
+                     "heatmap row)")},
+            {tr("Up / Down"), tr("inside attention: the query row above / below")},
+            {"O", tr("op strip: every op of the step with shapes, FLOPs, time")},
+            {tr(", and ."), tr("op strip: previous / next op (the panel follows its layer)")},
             {tr("F1 or Esc"), tr("this help")},
         };
         if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {

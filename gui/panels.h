@@ -31,12 +31,25 @@ struct LessonUi {
     bool catalog_loaded = false;
     int number = 0;  // the lesson open; 0: none
     int step = 0;    // the step shown, from 0
-    std::uint64_t seen_serial = 0, seen_highlight = 0;
+    std::uint64_t seen_serial = 0, seen_highlight = 0, seen_explain = 0;
     int scrolled_for = -1;  // the step the text was last scrolled to the top for
     float results_h = 0;    // height the step's results took last frame
     // The step's prose, parsed once: keyed by lesson, language and step.
     std::string blocks_key;
     std::vector<MdBlock> blocks;
+};
+
+// The "Inside attention" panel (gui/panel_inside_attention.cpp) and the op strip
+// (gui/panel_op_strip.cpp): which row they show. Opened by a click on a heatmap, the keys, a
+// lesson's @explain or --explain.
+struct ExplainUi {
+    bool open = false;
+    int session = 0;  // whose trace (compare mode: the heatmap clicked)
+    int layer = 0, head = 0;
+    int q_pos = -1;  // the query's position; -1: the newest row of the step shown
+    bool op_strip = false;
+    int op = -1;           // the op highlighted in the op strip; -1: none
+    int op_followed = -1;  // the op whose layer the panel last took
 };
 
 // What the window remembers between frames (the engine's state lives in the snapshot).
@@ -65,6 +78,7 @@ struct UiState {
     // The lesson panel: when set, a column at the right draws it (see App::draw_panels).
     std::function<void(FrameContext&)> lesson_panel;
     LessonUi lesson;
+    ExplainUi explain;
     Lang lang = Lang::En;  // the language in use: settings.lang when its font is there
     // Generation that ended is announced once per generation of the traces.
     std::uint64_t announced_finish = 0;
@@ -102,6 +116,9 @@ struct FrameContext {
     void record_panel(const char* name);  // the current ImGui window's rectangle
 };
 
+// `s` cut to whole characters and ".." when wider than max_w pixels in the current font.
+std::string clipped(const std::string& s, float max_w);
+
 // Why generation ended, in the window's words.
 const char* finish_reason_text(const std::string& reason);
 
@@ -118,6 +135,8 @@ void draw_kv_cache(FrameContext& f);
 void draw_time(FrameContext& f);
 void draw_next_token(FrameContext& f);
 void draw_toy_table(FrameContext& f);
+void draw_inside_attention(FrameContext& f);
+void draw_op_strip(FrameContext& f);
 void draw_help(FrameContext& f);
 void draw_messages(FrameContext& f);
 void draw_lesson(FrameContext& f);
@@ -129,6 +148,23 @@ void open_lesson(UiState& ui, EngineWorker& worker, int number, int step);
 void lesson_next(FrameContext& f);
 void lesson_back(FrameContext& f);
 void close_lesson(UiState& ui);
+// Opens the inside-attention panel on (layer, head) at query position q_pos (-1: the newest) of
+// session `session`; the heatmap shown large follows.
+void open_inside_attention(UiState& ui, int session, int layer, int head, int q_pos);
+// The keys' moves: the query row above / below (delta -1 / +1), clamped to the rows computed.
+void move_inside_attention_row(FrameContext& f, int delta);
+// The op strip's key: highlights the next / previous op of the step shown (opening the strip);
+// the inside-attention panel follows the op's layer.
+void walk_ops(FrameContext& f, int delta);
+// Draws `text` at `p` in the current window and records it (panel, text, rectangle) for
+// --layout-json; `size` 0: the current font size.
+void put_text(FrameContext& f, const char* panel, ImVec2 p, ImU32 col, const std::string& text,
+              float size = 0);
+// put_text wrapped at word boundaries to `width`, one recorded text per line; returns the height
+// used.
+float put_wrapped(FrameContext& f, const char* panel, ImVec2 p, ImU32 col, const std::string& text,
+                  float width);
+
 // Sets the language of the window and the lessons ("en" / "zh").
 void set_ui_language(UiState& ui, const std::string& code);
 

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/attention_explain.h"
+#include "core/model_loader.h"
+#include "core/session.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
 #include "tests/test_helpers.h"
@@ -711,5 +716,178 @@ TEST_CASE("a lesson file with a mistake shows its FILE:LINE error in the lesson 
                             l["fonts"]["missing_glyphs"].end(),
                             cp) == l["fonts"]["missing_glyphs"].end());
         CHECK(l["lang"] == "en");
+    }
+}
+
+namespace {
+
+// The texts a panel recorded (--layout-json), in drawing order.
+std::vector<json> panel_texts(const json& layout, const std::string& panel) {
+    std::vector<json> out;
+    for (const auto& t : layout["texts"])
+        if (t["panel"] == panel) out.push_back(t);
+    return out;
+}
+
+bool has_text(const json& layout, const std::string& panel, const std::string& text) {
+    for (const auto& t : panel_texts(layout, panel))
+        if (t["text"] == text) return true;
+    return false;
+}
+
+// The numbers drawn in the inside-attention diagram's column headed `header`, top to bottom.
+std::vector<std::string> column_texts(const json& layout, const std::string& header) {
+    const auto texts = panel_texts(layout, "inside_attention");
+    double x = -1, y = -1;
+    for (const auto& t : texts)
+        if (t["text"] == header) {
+            x = t["rect"]["x"].get<double>();
+            y = t["rect"]["y"].get<double>();
+        }
+    REQUIRE(x >= 0);
+    std::vector<std::pair<double, std::string>> col;
+    for (const auto& t : texts) {
+        const double tx = t["rect"]["x"].get<double>(), ty = t["rect"]["y"].get<double>();
+        // Numbers sit a fraction of the font in from the column's left edge.
+        if (tx >= x && tx < x + 8 && ty > y + 1 && t["text"].get<std::string>().find('[') != 0)
+            col.emplace_back(ty, t["text"].get<std::string>());
+    }
+    std::sort(col.begin(), col.end());
+    std::vector<std::string> out;
+    for (const auto& [ty, s] : col) out.push_back(s);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("inside attention on the toy writes the formula with the tutorial's numbers",
+          "[gui][screenshot][explain][toy]") {
+    // Head "even" at "so" (position 3): scores −∞ / 0, weights 0.5 on "weather" and "so", 12.5.
+    const Shot s = screenshot({"--model", "toy", "--prompt", "Today weather is so", "--prefill",
+                               "--explain", "0,0,3", "--theme", "light"},
+                              "explain-toy");
+    const json& x = s.layout["explain"];
+    REQUIRE(x["open"] == true);
+    CHECK(x["why"] == "");
+    CHECK(x["step"] == 0);
+    CHECK(x["q_pos"] == 3);
+    CHECK(x["n_keys"] == 4);
+    CHECK(x["phase"] == "prefill");
+    CHECK(s.layout["panels"].contains("inside_attention"));
+    CHECK(has_text(s.layout, "inside_attention", "softmax(q·Kᵀ/√d_k + mask)·V"));
+    CHECK(has_text(s.layout, "inside_attention", "= softmax([−∞, 0, −∞, 0] × 1 + mask)·V"));
+    CHECK(has_text(s.layout, "inside_attention", "= [0, 0.5, 0, 0.5]·V"));
+    CHECK(has_text(s.layout, "inside_attention", "= [12.5]"));
+    CHECK(has_text(s.layout, "inside_attention", "[4, 1]"));  // K and V: [T, d_k], [T, d_v]
+    CHECK(column_texts(s.layout, "q·k_j") == std::vector<std::string>{"−∞", "0", "−∞", "0"});
+    CHECK(column_texts(s.layout, "softmax w") == std::vector<std::string>{"0", "0.5", "0", "0.5"});
+    CHECK(column_texts(s.layout, "V") == std::vector<std::string>{"10", "20", "1", "5"});
+    CHECK(column_texts(s.layout, "Σ_j w_j·v_j") == std::vector<std::string>{"12.5"});
+
+    // Head "even" at the first token: every key masked, output none.
+    const Shot n = screenshot(
+        {"--model", "toy", "--prompt", "Today weather is so", "--prefill", "--explain", "0,0,0"},
+        "explain-toy-none");
+    CHECK(has_text(n.layout, "inside_attention", "= none"));
+}
+
+TEST_CASE("inside attention draws the numbers explain_attention gives, prefill and decode",
+          "[gui][screenshot][explain]") {
+    // The same prompt in a session of our own: the prefill's rows do not depend on sampling.
+    kvs::CpuBackend be;
+    auto model = kvs::open_model(tiny_model());
+    kvs::Session sess(*model, be);
+    sess.set_prompt("the cat");
+    sess.step();
+    std::string why;
+    const auto e = kvs::explain_attention(sess.trace(), model->config(), 0, 1, 2, 3, &why);
+    INFO(why);
+    REQUIRE(e);
+    // A short prompt and smaller text, so that every key's row has room for its numbers.
+    const std::vector<std::string> base = {"--model",      tiny_model(), "--prompt", "the cat",
+                                           "--backend",    "cpu",        "--layer",  "1",
+                                           "--font-scale", "0.75"};
+    auto with = [&](std::vector<std::string> more) {
+        more.insert(more.begin(), base.begin(), base.end());
+        return more;
+    };
+    const Shot s = screenshot(with({"--prefill", "--explain", "1,2,3"}), "explain-pre");
+    const json& x = s.layout["explain"];
+    CHECK(x["step"] == 0);
+    CHECK(x["row"] == 3);
+    CHECK(x["head_dim"] == e->head_dim);
+    const int T = e->n_keys, dk = e->head_dim;
+    char shape[160];
+    std::snprintf(shape, sizeof shape,
+                  "Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row 3 (position 3)",
+                  e->query_rows_computed, dk, dk, T, e->query_rows_computed, T);
+    CHECK(has_text(s.layout, "inside_attention", shape));
+    const auto w = column_texts(s.layout, "softmax w");
+    const auto raw = column_texts(s.layout, "q·k_j");
+    REQUIRE(int(w.size()) == T);
+    REQUIRE(int(raw.size()) == T);
+    for (int j = 0; j < T; ++j) {
+        if (e->masked[j]) continue;
+        CHECK(std::stod(w[j]) == Approx(e->weights[j]).margin(1e-4).epsilon(1e-3));
+        CHECK(std::stod(raw[j]) == Approx(e->raw[j]).margin(1e-4).epsilon(1e-3));
+    }
+
+    // A decode row: one query row against every cached key, 1/√d_k written with d_k's value.
+    const Shot d = screenshot(with({"--decode", "2", "--explain", "1,2,last"}), "explain-dec");
+    const json& y = d.layout["explain"];
+    CHECK(y["phase"] == "decode");
+    CHECK(y["step"] == 2);
+    const int Td = y["n_keys"].get<int>();
+    std::snprintf(shape, sizeof shape, "q [1, %d] · Kᵀ [%d, %d] → scores [1, %d]", dk, dk, Td, Td);
+    CHECK(has_text(d.layout, "inside_attention", shape));
+    std::snprintf(shape, sizeof shape, "×1/√d_k = 1/√%d = ", dk);
+    bool scale_line = false;
+    for (const auto& t : panel_texts(d.layout, "inside_attention"))
+        scale_line |= t["text"].get<std::string>().rfind(shape, 0) == 0;
+    CHECK(scale_line);
+    // The weights drawn sum to 1.
+    double sum = 0;
+    for (const auto& v : column_texts(d.layout, "softmax w")) sum += std::stod(v);
+    CHECK(sum == Approx(1.0).margin(2e-3));
+    // The K rows: the cached ones and the one this step wrote (its last).
+    const auto labels = column_texts(d.layout, "softmax w");
+    CHECK(int(labels.size()) == Td);
+}
+
+TEST_CASE("compare mode outlines every row the uncached step recomputed and says Q was not needed",
+          "[gui][screenshot][explain]") {
+    const Shot s = screenshot(tiny_with({"--decode", "2", "--cache", "compare"}), "recomputed");
+    const json& a = main_heatmap(s.layout, 0);
+    const json& b = main_heatmap(s.layout, 1);
+    const int T = b["n"].get<int>();
+    CHECK(a["recomputed_rows"][0] == a["recomputed_rows"][1]);  // with the cache: none
+    CHECK(b["recomputed_rows"][0] == 0);
+    CHECK(b["recomputed_rows"][1] == T);
+    const auto rc = rgb(s.layout["colours"]["recomputed"]);
+    const json& r = b["rect"];
+    for (int q = 0; q < T - 1; ++q) {
+        const double mid = r["y"].get<double>() + (q + 0.5) * r["h"].get<double>() / T;
+        bool outlined = false;
+        for (int dx = 0; dx <= 3 && !outlined; ++dx)
+            outlined = s.image.at(r["x"].get<double>() - dx, mid) == rc;
+        INFO("row " << q);
+        CHECK(outlined);
+    }
+    // The step's line, from the measured fields (wrapped: its pieces joined).
+    std::string all;
+    for (const auto& t : panel_texts(s.layout, "attention"))
+        all += t["text"].get<std::string>() + " ";
+    INFO(all);
+    CHECK(all.find("computed " + std::to_string(T) + " query rows, used 1") != std::string::npos);
+    CHECK(all.find("recomputed " + std::to_string(T - 1) + " K/V rows") != std::string::npos);
+    CHECK(all.find("max |Δ|") != std::string::npos);
+}
+
+TEST_CASE("--explain and --op are checked like every option", "[gui][errors][explain]") {
+    for (const char* bad : {"1,2", "a,b,c", "1,2,3,4", "-1,0,0"}) {
+        const Run r = run_app({"--explain", bad, "--screenshot", "x.png"}, false);
+        INFO(bad << ": " << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("--explain") != std::string::npos);
     }
 }

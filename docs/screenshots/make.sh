@@ -8,7 +8,7 @@ out=$(dirname "$0")
 shot() {
     name=$1
     shift
-    xvfb-run -a -s "-screen 0 1600x900x24" "$app" --backend cpu --screenshot "$out/$name.png" "$@"
+    xvfb-run -a -s "-screen 0 1920x1200x24" "$app" --backend cpu --screenshot "$out/$name.png" "$@"
     echo "$out/$name.png"
 }
 shot toy --model toy --decode 1
@@ -18,3 +18,15 @@ shot default-compare --model default --prompt "Once upon a time" --cache compare
 shot lesson-1-step-3 --lesson 1 --lesson-step 3 --size 1600x900
 shot lesson-5-step-2-zh --lesson 5 --lesson-step 2 --lang zh --size 1600x900
 shot lesson-8-step-1 --lesson 8 --lesson-step 1 --size 1600x900
+# Inside attention (I, or a click on a heatmap row): the toy's head "even" at "so" (prefill) and
+# head "all" at the decode step; the default model's layer 1, head 0 at "is" (prefill, "France"
+# takes the weight) and at a decode step with the op strip walked to an op of layer 1.
+shot explain-toy-prefill --model toy --prefill --explain 0,0,3 --size 1600x900
+shot explain-toy-decode --model toy --decode 1 --explain 0,3,last --size 1600x900
+shot explain-default-prefill --model default --prompt "The capital of France is" --prefill \
+    --explain 1,0,last --size 1600x900
+shot explain-default-decode --model default --prompt "The capital of France is" --decode 3 \
+    --explain 1,0,last --ops --op 24 --size 1600x1100
+# Compare mode: every row the uncached step recomputed is outlined, and the line says so.
+shot compare-recomputed --model default --prompt "The capital of France is" --cache compare \
+    --decode 4 --size 1600x900

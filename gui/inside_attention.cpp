@@ -1,0 +1,115 @@
+#include "gui/inside_attention.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "gui/strings.h"
+
+namespace kvs::gui {
+
+std::optional<StepRow> step_row_of(const std::vector<StepRecord>& steps, int upto, int q_pos) {
+    const int n = static_cast<int>(steps.size());
+    if (n == 0) return std::nullopt;
+    if (upto < 0 || upto >= n) upto = n - 1;
+    // The kept rows of a step: its attention rows, or, once its payload was dropped, the rows
+    // it would have kept (every prompt row at the prefill, the new row at a decode step).
+    auto rows_of = [](const StepRecord& r, int& first, int& count) {
+        if (r.attention.rows > 0) {
+            first = r.attention.q_pos0;
+            count = r.attention.rows;
+        } else if (r.phase == Phase::Prefill) {
+            first = 0;
+            count = r.kv.len;
+        } else {
+            first = r.kv.len - 1;
+            count = 1;
+        }
+    };
+    int first = 0, count = 0;
+    if (q_pos < 0) {
+        rows_of(steps[upto], first, count);
+        if (count <= 0) return std::nullopt;
+        return StepRow{upto, count - 1, first + count - 1};
+    }
+    for (int k = 0; k <= upto; ++k) {
+        rows_of(steps[k], first, count);
+        if (q_pos >= first && q_pos < first + count) return StepRow{k, q_pos - first, q_pos};
+    }
+    return std::nullopt;
+}
+
+std::string fmt_number(float v) {
+    if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";
+    if (std::isnan(v)) return "NaN";
+    if (v == 0) return "0";  // also -0: a score of 0 reads as 0
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", static_cast<double>(v));
+    return b;
+}
+
+std::string fmt_vector(std::span<const float> v, int max_items) {
+    const int n = static_cast<int>(v.size());
+    const int head = n > max_items ? (max_items + 1) / 2 : n;
+    const int tail = n > max_items ? max_items - head : 0;
+    std::string s = "[";
+    for (int i = 0; i < head; ++i) s += (i ? ", " : "") + fmt_number(v[i]);
+    if (tail > 0) s += ", …";
+    for (int i = n - tail; i < n; ++i) s += ", " + fmt_number(v[i]);
+    return s + "]";
+}
+
+namespace {
+
+std::string printf_string(const char* fmt, auto... args) {
+    char b[512];
+    std::snprintf(b, sizeof b, fmt, args...);
+    return b;
+}
+
+int d_v(const AttentionExplain& e) {
+    return e.n_keys > 0 ? static_cast<int>(e.v.size()) / e.n_keys : 0;
+}
+
+}  // namespace
+
+ExplainLines explain_lines(const AttentionExplain& e) {
+    ExplainLines L;
+    const std::string out = e.empty_row ? tr("none") : fmt_vector(e.output, 6);
+    L.number_parts = {
+        "= softmax(" + fmt_vector(e.raw, 6) + " × " + fmt_number(e.scale) + " + mask)·V",
+        "= " + fmt_vector(e.weights, 6) + "·V", "= " + out};
+    for (const auto& p : L.number_parts) L.numbers += (L.numbers.empty() ? "" : " ") + p;
+    const int T = e.n_keys, dk = e.head_dim, dv = d_v(e);
+    if (e.query_rows_computed <= 1)
+        L.scores = printf_string(tr("q [1, %d] · Kᵀ [%d, %d] → scores [1, %d]"), dk, dk, T, T);
+    else
+        L.scores = printf_string(
+            tr("Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row %d (position %d)"),
+            e.query_rows_computed, dk, dk, T, e.query_rows_computed, T, e.row, e.q_pos);
+    L.output = printf_string(tr("weights [1, %d] · V [%d, %d] → output [1, %d]"), T, T, dv, dv);
+    if (e.heads_sharing_kv.size() > 1) {
+        std::string heads;
+        for (int h : e.heads_sharing_kv) heads += (heads.empty() ? "" : ", ") + std::to_string(h);
+        L.gqa = printf_string(tr("grouped-query attention: K/V head %d is read by query heads %s"),
+                              e.kv_head, heads.c_str());
+    }
+    if (e.scores_by_rule)
+        L.scale = tr("scores by the head's rule: 0 where it selects the key, −∞ where not");
+    else
+        L.scale =
+            printf_string(tr("×1/√d_k = 1/√%d = %s"), e.head_dim, fmt_number(e.scale).c_str());
+    return L;
+}
+
+std::vector<ExplainColumn> explain_columns(const AttentionExplain& e) {
+    const int T = e.n_keys, dk = e.head_dim, dv = d_v(e);
+    auto shape = [](int a, int b) { return printf_string("[%d, %d]", a, b); };
+    return {
+        {"q", shape(1, dk)},         {"K", shape(T, dk)},
+        {"q·k_j", shape(1, T)},      {printf_string("×1/√%d", dk), shape(1, T)},
+        {tr("+ mask"), shape(1, T)}, {tr("softmax w"), shape(1, T)},
+        {"V", shape(T, dv)},         {"Σ_j w_j·v_j", shape(1, dv)},
+    };
+}
+
+}  // namespace kvs::gui

@@ -1,0 +1,53 @@
+#pragma once
+// What the "Inside attention" panel (gui/panel_inside_attention.cpp) writes, without a display:
+// which step and row a query position was computed at, the numbers as the panel prints them,
+// the formula with this row's numbers and the shapes in the tutorials' notation. The numbers
+// all come from an AttentionExplain (core/attention_explain.h); nothing here does model math.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/attention_explain.h"
+#include "core/trace.h"
+
+namespace kvs::gui {
+
+// The step (at or before `upto`) whose kept attention rows include query position `q_pos`, and
+// the row among them; q_pos < 0: the newest row of step `upto`. nullopt when no step has it.
+struct StepRow {
+    int step = 0;
+    int row = 0;
+    int q_pos = 0;
+};
+std::optional<StepRow> step_row_of(const std::vector<StepRecord>& steps, int upto, int q_pos);
+
+// A number as the panel prints it: 4 significant digits, "−∞" / "+∞" for infinities.
+std::string fmt_number(float v);
+// "[a, b, c]"; longer than `max_items`: the first and last few around " … ".
+std::string fmt_vector(std::span<const float> v, int max_items = 8);
+
+// The formula as the tutorials write it.
+inline constexpr const char* kAttentionFormula = "softmax(q·Kᵀ/√d_k + mask)·V";
+
+// The lines the panel writes above its diagram, in the window's language (tr()):
+//   numbers:  this row's formula with its numbers (scores, 1/√d_k, weights, output)
+//   scores:   "q [1, d_k] · Kᵀ [d_k, T] → scores [1, T]" (prefill: Q [T, d_k] ... [T, T])
+//   output:   "weights [1, T] · V [T, d_v] → output [1, d_v]"
+//   gqa:      which query heads share this K/V head (empty without grouped-query attention)
+//   scale:    "×1/√d_k = 1/√64 = 0.125"
+struct ExplainLines {
+    std::string numbers, scores, output, gqa, scale;
+    // `numbers` in the pieces a narrow panel may wrap between: "= softmax(... + mask)·V",
+    // "= [weights]·V", "= [output]".
+    std::vector<std::string> number_parts;
+};
+ExplainLines explain_lines(const AttentionExplain& e);
+
+// Column headers of the diagram and the shape under each, left to right.
+struct ExplainColumn {
+    std::string name, shape;
+};
+std::vector<ExplainColumn> explain_columns(const AttentionExplain& e);
+
+}  // namespace kvs::gui

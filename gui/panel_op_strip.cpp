@@ -1,0 +1,156 @@
+// The op strip: every op of the step shown, in the order it ran (StepRecord::ops, core/op_log.h):
+// the op, its layer, input and output shapes [rows, features], FLOPs counted from those shapes
+// and the time the backend measured for its call. At decode a projection has 1 row (matrix ·
+// vector), at prefill T rows (matrix · matrix). "," and "." walk the ops one at a time; the
+// inside-attention panel follows the highlighted op's layer.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "gui/format.h"
+#include "gui/panels.h"
+
+namespace kvs::gui {
+namespace {
+
+constexpr const char* kPanel = "op_strip";
+
+const SessionView* strip_session(const FrameContext& f) {
+    if (f.snap.sessions.empty()) return nullptr;
+    const int si = std::clamp(f.ui.explain.session, 0, int(f.snap.sessions.size()) - 1);
+    return &f.snap.sessions[si];
+}
+
+const StepRecord* strip_step(const FrameContext& f) {
+    const SessionView* sv = strip_session(f);
+    if (!sv) return nullptr;
+    const int s = shown_step(*sv, f.step);
+    return s < 0 ? nullptr : &sv->trace.steps()[s];
+}
+
+std::string shape_text(const OpShape& s) {
+    char b[48];
+    std::snprintf(b, sizeof b, "[%d, %d]", s.rows, s.features);
+    return b;
+}
+
+// The last item's text, recorded where it was drawn (when it is in view).
+void record_item(FrameContext& f, const std::string& text) {
+    if (!f.layout || !ImGui::IsItemVisible()) return;
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    // Inside a scrolled table an item may be partly under the header or the panel's edge.
+    const ImVec2 ca = ImGui::GetWindowDrawList()->GetClipRectMin();
+    const ImVec2 cb = ImGui::GetWindowDrawList()->GetClipRectMax();
+    if (a.y < ca.y || b.y > cb.y) return;
+    f.layout->texts.push_back({kPanel, text, Rect{a.x, a.y, b.x - a.x, b.y - a.y}});
+}
+
+void cell(FrameContext& f, const std::string& text, ImU32 col = 0) {
+    ImGui::TableNextColumn();
+    if (col) ImGui::PushStyleColor(ImGuiCol_Text, col);
+    ImGui::TextUnformatted(text.c_str());
+    if (col) ImGui::PopStyleColor();
+    record_item(f, text);
+}
+
+}  // namespace
+
+void walk_ops(FrameContext& f, int delta) {
+    ExplainUi& x = f.ui.explain;
+    x.op_strip = true;
+    const StepRecord* st = strip_step(f);
+    if (!st || st->ops.ops.empty()) return;
+    const int n = static_cast<int>(st->ops.ops.size());
+    x.op = x.op < 0 ? (delta > 0 ? 0 : n - 1) : std::clamp(x.op + delta, 0, n - 1);
+}
+
+void draw_op_strip(FrameContext& f) {
+    const StepRecord* st = strip_step(f);
+    if (!st) {
+        ImGui::TextUnformatted(tr("The ops of a step appear here after the prefill."));
+        return;
+    }
+    const std::vector<OpRecord>& ops = st->ops.ops;
+    if (ops.empty()) {
+        ImGui::TextUnformatted(
+            tr("This model's steps have no op log (the toy's heads follow rules, not these ops)."));
+        return;
+    }
+    ExplainUi& x = f.ui.explain;
+    x.op = std::min(x.op, static_cast<int>(ops.size()) - 1);
+    double measured = 0;
+    for (const OpRecord& o : ops)
+        if (o.seconds > 0) measured += o.seconds;
+    char head[320];
+    std::snprintf(head, sizeof head,
+                  tr("step %d (%s, %s): %d ops, %s counted, %s measured (sum of the ops' own "
+                     "times);  , and . walk the ops"),
+                  st->index, st->phase == Phase::Prefill ? tr("prefill") : tr("decode"),
+                  st->mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"),
+                  static_cast<int>(ops.size()), fmt_flops(st->ops.flops()).c_str(),
+                  fmt_seconds(measured).c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+    ImGui::TextUnformatted(head);
+    ImGui::PopStyleColor();
+    record_item(f, head);
+    // A newly highlighted op (the keys, --op): the inside-attention panel and the heatmap
+    // follow its layer.
+    if (x.op >= 0 && x.op != x.op_followed) {
+        x.op_followed = x.op;
+        if (ops[x.op].layer >= 0) {
+            x.layer = ops[x.op].layer;
+            f.ui.settings.layer = ops[x.op].layer;
+        }
+    }
+    if (f.layout && x.op >= 0) {
+        f.layout->explain.op = x.op;
+        f.layout->explain.op_layer = ops[x.op].layer;
+    }
+    const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
+    if (!ImGui::BeginTable("ops", 7, flags)) return;
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("#", 0, 0.5f);
+    ImGui::TableSetupColumn(tr("op"), 0, 2.0f);
+    ImGui::TableSetupColumn(tr("layer"), 0, 0.7f);
+    ImGui::TableSetupColumn(tr("input [rows, features]"), 0, 2.0f);
+    ImGui::TableSetupColumn(tr("output [rows, features]"), 0, 2.0f);
+    ImGui::TableSetupColumn(tr("FLOPs (counted)"), 0, 1.5f);
+    ImGui::TableSetupColumn(tr("time (measured)"), 0, 1.8f);
+    ImGui::TableHeadersRow();
+    static int scrolled_to = -2;
+    for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+        const OpRecord& o = ops[i];
+        ImGui::TableNextRow();
+        const bool hl = i == x.op;
+        if (hl) {
+            ImGui::TableSetBgColor(
+                ImGuiTableBgTarget_RowBg0,
+                to_u32(Rgba{f.pal.highlight.r, f.pal.highlight.g, f.pal.highlight.b, 90}));
+            if (scrolled_to != x.op) {
+                ImGui::SetScrollHereY(0.5f);
+                scrolled_to = x.op;
+            }
+        }
+        const ImU32 col = hl ? ImGui::GetColorU32(ImGuiCol_Text) : 0;
+        cell(f, std::to_string(i), col);
+        cell(f, op_kind_name(o.kind), col);  // core's names, in English
+        cell(f, o.layer >= 0 ? std::to_string(o.layer) : "-", col);
+        cell(f, shape_text(o.in), col);
+        cell(f, shape_text(o.out), col);
+        cell(f, fmt_flops(o.flops), col);
+        char t[64];
+        if (o.seconds >= 0)
+            std::snprintf(t, sizeof t, "%s", fmt_seconds(o.seconds).c_str());
+        else if (o.timed_with >= 0)
+            std::snprintf(t, sizeof t, tr("in #%d's call"), o.timed_with);
+        else
+            std::snprintf(t, sizeof t, "%s", tr("not timed"));
+        cell(f, t, hl ? col : (o.seconds >= 0 ? 0 : f.theme.muted_text));
+    }
+    if (x.op < 0) scrolled_to = -2;
+    ImGui::EndTable();
+}
+
+}  // namespace kvs::gui
