@@ -28,7 +28,7 @@ struct OpTimes {
 };
 
 class Backend {
-public:
+  public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;    // "cpu", "cuda", "cuda-emulated"
     virtual std::string device() const = 0;  // what measured the times, in words
@@ -68,13 +68,13 @@ public:
     virtual void reset_op_times() { times_ = {}; }
     virtual OpTimes op_times() { return times_; }
 
-protected:
+  protected:
     OpTimes times_;
 };
 
 // A backend allocation that frees itself.
 class DeviceBuffer {
-public:
+  public:
     DeviceBuffer() = default;
     DeviceBuffer(Backend& b, std::size_t n) : backend_(&b), span_(b.alloc(n)) {}
     DeviceBuffer(DeviceBuffer&& o) noexcept : backend_(o.backend_), span_(o.span_) { o.span_ = {}; }
@@ -98,7 +98,7 @@ public:
     DeviceSpan at(std::size_t offset, std::size_t n) const { return span_.at(offset, n); }
     std::size_t size() const { return span_.size; }
 
-private:
+  private:
     Backend* backend_ = nullptr;
     DeviceSpan span_;
 };
