@@ -125,7 +125,8 @@ std::string work_line(const StepRecord& r, int kv_before) {
 std::string cost_line(const StepRecord& r) {
     return "  measured " + format_seconds(r.wall_seconds) + " on " + r.device + "; counted " +
            format_flops(r.counts.flops) + " (attention " + format_flops(r.counts.attention_flops) +
-           "), " + format_bytes(r.counts.bytes) + " moved";
+           "), " + format_bytes(r.counts.bytes) + " moved, " +
+           fmt("%.3g FLOP per byte", r.counts.bytes > 0 ? r.counts.flops / r.counts.bytes : 0.0);
 }
 
 double logit_diff(const StepRecord& a, const StepRecord& b) {
