@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "lessonlib/batch_sweep.h"
 #include "core/kv_what_if.h"
 #include "core/model.h"
-#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 #include "core/toy_model.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/scale_accounting.h"
 
 namespace kvs {
 namespace {
@@ -114,7 +114,7 @@ std::string work_line(const StepRecord& r, int kv_before) {
     std::string s = "  " + std::to_string(r.tokens_processed) + " row" +
                     (r.tokens_processed == 1 ? "" : "s") + " through the model";
     if (r.phase == Phase::Prefill && r.tokens_processed > 1)
-        s += " (causal mask: row t sees keys 0..t)";
+        s += " (causal mask: the token at position t sees positions 1..t)";
     else
         s += ", last query row over " + std::to_string(keys) + " keys";
     s += "; KV cache " + std::to_string(kv_before) + " -> " + std::to_string(r.kv.len) + " rows (" +
