@@ -33,8 +33,8 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
                       tr("%s: the prefill wrote %d columns; its last query read %d"),
                       step_label(sv, s), written, g.query_pos + 1);
     else if (written == 1)
-        std::snprintf(title, sizeof title, tr("%s: step %d wrote column %d, its query read %d"),
-                      step_label(sv, s), s, g.written_begin, g.query_pos + 1);
+        std::snprintf(title, sizeof title, tr("%s: step %d wrote position %d, its query read %d"),
+                      step_label(sv, s), s, g.written_begin + 1, g.query_pos + 1);
     else
         std::snprintf(title, sizeof title, tr("%s: step %d rebuilt all %d columns, read %d"),
                       step_label(sv, s), s, written, g.query_pos + 1);
@@ -81,8 +81,8 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
         const int head_dim = st.kv.head_dim;
         const float v = kv_value(g, layer, kv, p, ch);
         ImGui::BeginTooltip();
-        ImGui::Text(tr("token %d, %s, kv head %d, channel %d"), p, kv ? "V" : "K", ch / head_dim,
-                    ch % head_dim);
+        ImGui::Text(tr("position %d, %s, kv head %d, channel %d"), p + 1, kv ? "V" : "K",
+                    ch / head_dim, ch % head_dim);
         if (std::isfinite(v))
             ImGui::Text(tr("value %.4f"), v);
         else
