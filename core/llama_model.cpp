@@ -14,8 +14,8 @@ namespace {
 class LlamaRunner final : public Runner, public BatchRunner {
   public:
     LlamaRunner(const LlamaModel& m, Backend& be, int slots) : m_(m), c_(m.config()), be_(be) {
-        weights_ = DeviceBuffer(be, m.weights().storage.size());
-        be.upload(weights_.span(), m.weights().storage.data(), m.weights().storage.size());
+        // The CPU computes on the model's (mapped) floats; other backends copy them once.
+        weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
         for (int i = 0; i < slots; ++i)
             caches_.push_back(std::make_unique<KvCache>(be, c_.n_layers, c_.seq_len, c_.n_kv_heads,
                                                         c_.head_dim()));
@@ -44,9 +44,9 @@ class LlamaRunner final : public Runner, public BatchRunner {
     KvShape kv(int slot) const override { return caches_.at(slot)->shape(); }
 
   private:
-    // The device copy of a host weight pointer: same offset into the uploaded storage.
+    // The backend's view of a host weight pointer: same offset into the adopted floats.
     DeviceSpan w(const float* host, std::size_t n) const {
-        return weights_.at(static_cast<std::size_t>(host - m_.weights().storage.data()), n);
+        return weights_.at(static_cast<std::size_t>(host - m_.weights().all.data()), n);
     }
     void ensure_scratch(int rows, int n_seqs, std::size_t probs_floats);
     void capture_attention(int layer, DeviceSpan probs, int T, int n_keys, int keep,

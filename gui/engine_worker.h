@@ -16,16 +16,16 @@
 #include <thread>
 #include <vector>
 
-#include "lessonlib/batch_sweep.h"
-#include "lessonlib/lesson.h"
-#include "lessonlib/lesson_player.h"
 #include "core/model.h"
 #include "core/sampler.h"
-#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 #include "core/trace.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_player.h"
+#include "lessonlib/scale_accounting.h"
 
 namespace kvs::gui {
 
@@ -98,7 +98,8 @@ class EngineWorker {
     // a non-empty `prompt` replaces the prompt for the new model (the toy knows few words).
     void open_model(const std::string& spec, const std::string& tokenizer = {},
                     const std::vector<std::string>& fallbacks = {}, const std::string& prompt = {});
-    void set_backend(const std::string& name);
+    // cpu_threads: the CPU backend's threads (0: keep the current count, 1 at start).
+    void set_backend(const std::string& name, int cpu_threads = 0);
     void set_cache(CacheView c);
     void set_prompt(const std::string& text);
     void set_sampler(const SamplerConfig& s);
@@ -157,6 +158,7 @@ class EngineWorker {
     // Worker-thread state.
     std::shared_ptr<Model> model_;
     std::string backend_name_ = "auto";
+    int cpu_threads_ = 1;
     CacheView cache_ = CacheView::On;
     std::string prompt_;
     SamplerConfig sampler_;

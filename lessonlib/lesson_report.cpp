@@ -115,7 +115,7 @@ std::string work_line(const StepRecord& r, int kv_before) {
     std::string s = "  " + std::to_string(r.tokens_processed) + " row" +
                     (r.tokens_processed == 1 ? "" : "s") + " through the model";
     if (r.phase == Phase::Prefill && r.tokens_processed > 1)
-        s += " (causal mask: row t sees keys 0..t)";
+        s += " (causal mask: the token at position t sees positions 1..t)";
     else
         s += ", last query row over " + std::to_string(keys) + " keys";
     s += "; KV cache " + std::to_string(kv_before) + " -> " + std::to_string(r.kv.len) + " rows (" +
@@ -126,7 +126,8 @@ std::string work_line(const StepRecord& r, int kv_before) {
 std::string cost_line(const StepRecord& r) {
     return "  measured " + format_seconds(r.wall_seconds) + " on " + r.device + "; counted " +
            format_flops(r.counts.flops) + " (attention " + format_flops(r.counts.attention_flops) +
-           "), " + format_bytes(r.counts.bytes) + " moved";
+           "), " + format_bytes(r.counts.bytes) + " moved, " +
+           fmt("%.3g FLOP per byte", r.counts.bytes > 0 ? r.counts.flops / r.counts.bytes : 0.0);
 }
 
 double logit_diff(const StepRecord& a, const StepRecord& b) {
