@@ -3,8 +3,8 @@
 # without one, KVSCOPE_CUDA is OFF and the build is C++ only (the emulated CUDA backend still
 # builds and is tested). -DCMAKE_CUDA_COMPILER=OFF forces the C++-only build.
 #
-# KVSCOPE_CUDA_DEVICE: whether a CUDA device answered when this build was configured; the GPU
-# tests (ctest -L gpu) are registered only then.
+# KVSCOPE_CUDA_DEVICE: whether a CUDA device answered when this build was configured (printed
+# only: the GPU tests are registered in every CUDA build and decide at run time whether to skip).
 include(CheckLanguage)
 check_language(CUDA)
 set(KVSCOPE_CUDA OFF)
@@ -39,7 +39,7 @@ if(CMAKE_CUDA_COMPILER AND EXISTS "${CMAKE_CUDA_COMPILER}")
     message(WARNING "kvscope: the CUDA device probe did not compile:\n${_kvs_probe_log}")
   endif()
   message(STATUS "kvscope: CUDA device at configure time: ${KVSCOPE_CUDA_DEVICE} "
-                 "(${_kvs_probe_out}); the gpu tests are registered only when ON")
+                 "(${_kvs_probe_out}); ctest -L gpu skips without one")
 else()
   message(STATUS "kvscope: no nvcc: CUDA backend OFF (the emulated CUDA backend is still built)")
 endif()

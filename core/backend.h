@@ -28,13 +28,15 @@ struct OpTimes {
 };
 
 class Backend {
-public:
+  public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;    // "cpu", "cuda", "cuda-emulated"
     virtual std::string device() const = 0;  // what measured the times, in words
 
     virtual DeviceSpan alloc(std::size_t n) = 0;  // zero-filled
-    virtual void release(DeviceSpan s) = 0;
+    // Never throws: it runs in destructors, also while another error unwinds. A backend that
+    // can fail here keeps the error for its next synchronize().
+    virtual void release(DeviceSpan s) noexcept = 0;
     virtual void upload(DeviceSpan dst, const float* src, std::size_t n) = 0;
     virtual void download(float* dst, DeviceSpan src, std::size_t n) = 0;
 
@@ -68,13 +70,13 @@ public:
     virtual void reset_op_times() { times_ = {}; }
     virtual OpTimes op_times() { return times_; }
 
-protected:
+  protected:
     OpTimes times_;
 };
 
 // A backend allocation that frees itself.
 class DeviceBuffer {
-public:
+  public:
     DeviceBuffer() = default;
     DeviceBuffer(Backend& b, std::size_t n) : backend_(&b), span_(b.alloc(n)) {}
     DeviceBuffer(DeviceBuffer&& o) noexcept : backend_(o.backend_), span_(o.span_) { o.span_ = {}; }
@@ -98,7 +100,7 @@ public:
     DeviceSpan at(std::size_t offset, std::size_t n) const { return span_.at(offset, n); }
     std::size_t size() const { return span_.size; }
 
-private:
+  private:
     Backend* backend_ = nullptr;
     DeviceSpan span_;
 };

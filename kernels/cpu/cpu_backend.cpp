@@ -66,7 +66,7 @@ void CpuBackend::set_threads(int n) {
 DeviceSpan CpuBackend::alloc(std::size_t n) {
     return {new float[n](), n};
 }
-void CpuBackend::release(DeviceSpan s) {
+void CpuBackend::release(DeviceSpan s) noexcept {
     delete[] s.data;
 }
 

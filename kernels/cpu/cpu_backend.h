@@ -33,7 +33,7 @@ class CpuBackend final : public Backend {
     bool reference_ops() const { return reference_ops_; }
 
     DeviceSpan alloc(std::size_t n) override;
-    void release(DeviceSpan s) override;
+    void release(DeviceSpan s) noexcept override;
     void upload(DeviceSpan dst, const float* src, std::size_t n) override;
     void download(float* dst, DeviceSpan src, std::size_t n) override;
 
