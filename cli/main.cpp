@@ -26,8 +26,7 @@ const Command kCommands[] = {
 };
 
 void usage(FILE* f) {
-    std::fputs("usage: kvscope-cli COMMAND [options]   (kvscope-cli COMMAND --help for more)\n",
-               f);
+    std::fputs("usage: kvscope-cli COMMAND [options]   (kvscope-cli COMMAND --help for more)\n", f);
     for (const auto& c : kCommands) std::fprintf(f, "  %-10s %s\n", c.name, c.help);
 }
 

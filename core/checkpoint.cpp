@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::size_t kHeaderBytes = 7 * sizeof(std::int32_t);
 constexpr std::size_t kMaxCheckpointBytes = std::size_t(2) << 30;  // 2 GiB: far above our models
-constexpr std::uint32_t kMagicV1 = 0x616b3432;                      // "ak42", llama2.c export v1+
+constexpr std::uint32_t kMagicV1 = 0x616b3432;                     // "ak42", llama2.c export v1+
 
 std::int32_t read_i32(const unsigned char* p) {
     std::int32_t v;

@@ -15,8 +15,8 @@ StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T, double byt
     const double linear_weights_per_layer = d * d + 2 * kv * d + d * d + 3 * h * d;
     s.matmul_flops = 2 * rows * L * linear_weights_per_layer + 2 * d * V;
     s.attention_flops = L * 4 * d * keys;
-    const double small = L * rows * (2 * 4 * d + 3 * (d + kv) + 6 * h + 2 * d) +
-                         L * c.n_heads * keys * 5 + 4 * d;
+    const double small =
+        L * rows * (2 * 4 * d + 3 * (d + kv) + 6 * h + 2 * d) + L * c.n_heads * keys * 5 + 4 * d;
     s.flops = s.matmul_flops + s.attention_flops + small;
     const double kv_read = bytes_per_value * L * 2 * kv * (pos0 + rows);
     const double kv_written = bytes_per_value * L * 2 * kv * rows;

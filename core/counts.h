@@ -5,7 +5,8 @@
 //   small-op FLOPs   = rmsnorm 4, rope 6/2, softmax 5 per score, swiglu 6, residual 1 per element
 //   bytes moved      = every weight read once + K/V rows read once + K/V rows written
 //                      (activations assumed to stay in cache; bytes_per_value per stored number:
-//                      4 for our float32 engine, 2 for the bf16/fp16 of lessonlib/scale_accounting.h)
+//                      4 for our float32 engine, 2 for the bf16/fp16 of
+//                      lessonlib/scale_accounting.h)
 #include "core/model_config.h"
 
 namespace kvs {

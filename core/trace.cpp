@@ -2,8 +2,12 @@
 
 namespace kvs {
 
-const char* phase_name(Phase p) { return p == Phase::Prefill ? "prefill" : "decode"; }
-const char* mode_name(CacheMode m) { return m == CacheMode::Cached ? "cached" : "uncached"; }
+const char* phase_name(Phase p) {
+    return p == Phase::Prefill ? "prefill" : "decode";
+}
+const char* mode_name(CacheMode m) {
+    return m == CacheMode::Cached ? "cached" : "uncached";
+}
 
 std::size_t StepRecord::payload_bytes() const {
     return logits.capacity() * sizeof(float) + attention.bytes() +

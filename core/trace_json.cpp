@@ -40,18 +40,23 @@ void write_trace_json(std::ostream& os, const Session& s) {
     j.key("steps").begin_array();
     for (const StepRecord& r : s.trace().steps()) {
         j.begin_object();
-        j.field("index", r.index).field("phase", phase_name(r.phase)).field("mode", mode_name(r.mode));
+        j.field("index", r.index)
+            .field("phase", phase_name(r.phase))
+            .field("mode", mode_name(r.mode));
         j.key("new_tokens").ints(r.new_tokens);
         j.field("pos0", r.pos0).field("tokens_processed", r.tokens_processed);
         j.field("forward_calls", r.forward_calls);
         j.field("token_out", r.token_out).field("token_out_piece", tok.piece(r.token_out));
-        if (r.coin >= 0) j.field("coin", static_cast<double>(r.coin));
-        else j.key("coin").null();
+        if (r.coin >= 0)
+            j.field("coin", static_cast<double>(r.coin));
+        else
+            j.key("coin").null();
         j.key("top").begin_array();
         for (const TopToken& t : r.top) {
             j.begin_object();
             j.field("id", t.id).field("piece", tok.piece(t.id));
-            j.field("prob", static_cast<double>(t.prob)).field("logit", static_cast<double>(t.logit));
+            j.field("prob", static_cast<double>(t.prob))
+                .field("logit", static_cast<double>(t.logit));
             j.end_object();
         }
         j.end_array();
@@ -65,7 +70,8 @@ void write_trace_json(std::ostream& os, const Session& s) {
         j.field("backend", r.backend).field("device", r.device);
         j.key("ops").begin_object();
         for (int i = 0; i < kOpCount; ++i)
-            if (r.op_times.calls[i] > 0) j.field(op_name(static_cast<Op>(i)), r.op_times.seconds[i]);
+            if (r.op_times.calls[i] > 0)
+                j.field(op_name(static_cast<Op>(i)), r.op_times.seconds[i]);
         j.end_object();
         j.end_object();
         j.key("counts").begin_object();
@@ -84,8 +90,10 @@ void write_trace_json(std::ostream& os, const Session& s) {
                 for (int h = 0; h < a.n_heads; ++h) {
                     j.begin_array();
                     for (int row = 0; row < a.rows; ++row) {
-                        if (a.is_empty_row(l, h, row)) j.null();
-                        else j.floats(a.row(l, h, row));
+                        if (a.is_empty_row(l, h, row))
+                            j.null();
+                        else
+                            j.floats(a.row(l, h, row));
                     }
                     j.end_array();
                 }

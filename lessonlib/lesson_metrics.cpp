@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "lessonlib/batch_sweep.h"
 #include "core/error.h"
 #include "core/kv_what_if.h"
 #include "core/model.h"
-#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/scale_accounting.h"
 
 namespace kvs {
 namespace {

@@ -1,9 +1,9 @@
 #include "lessonlib/lesson_player.h"
 
 #include "core/error.h"
+#include "core/session.h"
 #include "lessonlib/lesson_metrics.h"
 #include "lessonlib/lesson_report.h"
-#include "core/session.h"
 
 namespace kvs {
 namespace {

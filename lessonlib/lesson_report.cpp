@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "lessonlib/batch_sweep.h"
 #include "core/kv_what_if.h"
 #include "core/model.h"
-#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 #include "core/toy_model.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/scale_accounting.h"
 
 namespace kvs {
 namespace {

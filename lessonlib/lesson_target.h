@@ -1,9 +1,9 @@
 #pragma once
-// What a lesson acts on. The player (lessonlib/lesson_player.h) turns directives into these calls and
-// then reads LessonFacts to report numbers and check @expect lines, so an implementation only
-// has to act: the headless one is lessonlib/session_lesson_target.h (kvscope-cli lesson); the GUI can
-// use that one on its worker thread or implement this interface over its own sessions.
-// Calls come from one thread at a time. Errors a lesson can cause are kvs::Error.
+// What a lesson acts on. The player (lessonlib/lesson_player.h) turns directives into these calls
+// and then reads LessonFacts to report numbers and check @expect lines, so an implementation only
+// has to act: the headless one is lessonlib/session_lesson_target.h (kvscope-cli lesson); the GUI
+// can use that one on its worker thread or implement this interface over its own sessions. Calls
+// come from one thread at a time. Errors a lesson can cause are kvs::Error.
 #include <string>
 
 #include "lessonlib/lesson.h"
@@ -51,8 +51,8 @@ class LessonTarget {
 
 // The preconditions of the session directives, shared by every LessonTarget so that a lesson
 // fails with the same message headless and in the window. Each throws kvs::Error.
-void require_prompt_before_prefill(bool has_prompt, bool prefilled);  // @prefill
-void require_prefill_before_decode(bool prefilled);                   // @decode
+void require_prompt_before_prefill(bool has_prompt, bool prefilled);     // @prefill
+void require_prefill_before_decode(bool prefilled);                      // @decode
 void require_layer_and_head(const ModelConfig& c, int layer, int head);  // @highlight
 
 }  // namespace kvs

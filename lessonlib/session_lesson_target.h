@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
+#include "core/session.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson_target.h"
 #include "lessonlib/scale_accounting.h"
-#include "core/session.h"
 
 namespace kvs {
 

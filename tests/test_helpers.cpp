@@ -12,9 +12,15 @@
 namespace kvs::test {
 namespace fs = std::filesystem;
 
-std::string shared_dir() { return KVSCOPE_SHARED_DIR; }
-std::string stories_model() { return shared_dir() + "/models/stories260K.bin"; }
-std::string stories_tokenizer() { return shared_dir() + "/models/tok512.bin"; }
+std::string shared_dir() {
+    return KVSCOPE_SHARED_DIR;
+}
+std::string stories_model() {
+    return shared_dir() + "/models/stories260K.bin";
+}
+std::string stories_tokenizer() {
+    return shared_dir() + "/models/tok512.bin";
+}
 
 namespace {
 struct TempRoot {
@@ -39,8 +45,12 @@ void put4(std::vector<unsigned char>& b, T v) {
     b.resize(n + 4);
     std::memcpy(b.data() + n, &v, 4);
 }
-void put_i32(std::vector<unsigned char>& b, std::int32_t v) { put4(b, v); }
-void put_f32(std::vector<unsigned char>& b, float v) { put4(b, v); }
+void put_i32(std::vector<unsigned char>& b, std::int32_t v) {
+    put4(b, v);
+}
+void put_f32(std::vector<unsigned char>& b, float v) {
+    put4(b, v);
+}
 }  // namespace
 
 std::string quote(const std::string& s) {
@@ -118,7 +128,8 @@ std::vector<unsigned char> synthetic_tokenizer(const std::vector<std::string>& p
 
 void write_file(const fs::path& p, const std::vector<unsigned char>& bytes) {
     std::ofstream f(p, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 std::string write_tiny_model(const fs::path& dir) {
