@@ -11,10 +11,23 @@ set(KVSCOPE_CUDA OFF)
 set(KVSCOPE_CUDA_DEVICE OFF)
 if(CMAKE_CUDA_COMPILER AND EXISTS "${CMAKE_CUDA_COMPILER}")
   # Real code for Turing..Hopper (the 90 entry also embeds compute_90 PTX, which newer GPUs
-  # compile at load time). Must be set before enable_language; -DCMAKE_CUDA_ARCHITECTURES=...
+  # compile at load time), and Blackwell below. Must be set before enable_language; -DCMAKE_CUDA_ARCHITECTURES=...
   # overrides it (e.g. 90 alone for a faster build aimed at one H100).
+  # Blackwell (sm_100 data centre, sm_120 desktop) is added where this nvcc can build it
+  # (nvcc --list-gpu-code names the codes it can emit; 12.8 and later).
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
-    set(CMAKE_CUDA_ARCHITECTURES "75-real;80-real;86-real;89-real;90" CACHE STRING
+    set(_kvs_archs "75-real;80-real;86-real;89-real;90")
+    execute_process(COMMAND "${CMAKE_CUDA_COMPILER}" --list-gpu-code
+                    OUTPUT_VARIABLE _kvs_codes ERROR_QUIET RESULT_VARIABLE _kvs_codes_rc)
+    if(_kvs_codes_rc EQUAL 0)
+      string(REGEX MATCHALL "sm_[0-9]+" _kvs_codes "${_kvs_codes}")
+      foreach(_kvs_sm 100 120)
+        if("sm_${_kvs_sm}" IN_LIST _kvs_codes)
+          list(APPEND _kvs_archs "${_kvs_sm}-real")
+        endif()
+      endforeach()
+    endif()
+    set(CMAKE_CUDA_ARCHITECTURES "${_kvs_archs}" CACHE STRING
         "CUDA architectures to build kernels for")
   endif()
   enable_language(CUDA)

@@ -65,6 +65,16 @@ class Backend {
     // x += y                                  x, y: [n]
     virtual void add(DeviceSpan x, DeviceSpan y, std::size_t n) = 0;
 
+    // A strided device-to-device copy, used to gather a step's captures into one place so that
+    // they come back in one download:  dst[r * dst_stride + j] = src[r * src_stride + j]
+    // for r < rows, j < row_len (strides and lengths in floats).
+    virtual void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src,
+                           std::size_t src_stride, std::size_t rows, std::size_t row_len) = 0;
+    // Host memory that download() fills fastest (page-locked on a GPU, so the copy is one DMA
+    // transfer); release_host never throws.
+    virtual float* alloc_host(std::size_t n) { return new float[n](); }
+    virtual void release_host(float* p) noexcept { delete[] p; }
+
     // Wait for queued work; after it, op_times() is complete.
     virtual void synchronize() {}
     virtual void reset_op_times() { times_ = {}; }
@@ -103,6 +113,34 @@ class DeviceBuffer {
   private:
     Backend* backend_ = nullptr;
     DeviceSpan span_;
+};
+
+// Host memory from a backend's alloc_host, freed by itself; grows, never shrinks.
+class HostBuffer {
+  public:
+    HostBuffer() = default;
+    HostBuffer(const HostBuffer&) = delete;
+    HostBuffer& operator=(const HostBuffer&) = delete;
+    ~HostBuffer() { reset(); }
+    void reserve(Backend& b, std::size_t n) {
+        if (n <= size_ && backend_ == &b) return;
+        reset();
+        data_ = b.alloc_host(n);
+        backend_ = &b;
+        size_ = n;
+    }
+    void reset() {
+        if (backend_ && data_) backend_->release_host(data_);
+        data_ = nullptr;
+        size_ = 0;
+    }
+    float* data() const { return data_; }
+    std::size_t size() const { return size_; }
+
+  private:
+    Backend* backend_ = nullptr;
+    float* data_ = nullptr;
+    std::size_t size_ = 0;
 };
 
 }  // namespace kvs

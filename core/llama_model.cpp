@@ -45,25 +45,40 @@ class LlamaRunner final : public Runner, public BatchRunner {
     DeviceSpan w(const float* host, std::size_t n) const {
         return weights_.at(static_cast<std::size_t>(host - m_.weights().storage.data()), n);
     }
-    void ensure_scratch(int rows, int n_seqs, std::size_t probs_floats);
-    void capture_attention(int layer, DeviceSpan probs, int T, int n_keys, int keep,
-                           AttentionRows& dst);
-    void capture_kv_rows(const KvCache& cache, int keep, ForwardResult& out);
+    // Where one pass's results sit, in floats, in the device staging buffer and in its host copy:
+    // [logits: B x vocab | per sequence: attention [L, H, keep, n_keys], K/V rows [L, 2, keep,
+    // kv_dim]]. Everything a step returns is gathered there on the device and comes back in one
+    // download (one device-to-host copy, one stream sync per step on a GPU).
+    struct StageLayout {
+        std::vector<std::size_t> probs, kv;  // per sequence: offsets of its regions
+        std::size_t total = 0;
+    };
+    void ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats);
+    void unpack(const StageLayout& at, int i, int keep, int n_keys, const Capture& want,
+                ForwardResult& out) const;
 
     const LlamaModel& m_;
     const ModelConfig& c_;
     Backend& be_;
     DeviceBuffer weights_;
     std::vector<std::unique_ptr<KvCache>> caches_;
-    int scratch_rows_ = 0, logit_rows_ = 0;
-    DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, logits_, probs_;
-    std::vector<float> staging_;
+    int scratch_rows_ = 0;
+    DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, probs_, stage_;
+    HostBuffer host_;  // the host copy of stage_ (page-locked on a GPU)
     std::vector<int> all_tokens_;
 };
 
-void LlamaRunner::ensure_scratch(int rows, int n_seqs, std::size_t probs_floats) {
+// Grow-only buffers: to `need`, at least doubling, so a sequence that grows by a token a step
+// (uncached decoding) reallocates a logarithmic number of times, not at every step.
+std::size_t grown(std::size_t have, std::size_t need) {
+    return need <= have ? have : std::max(need, 2 * have);
+}
+
+void LlamaRunner::ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats) {
     const std::size_t d = c_.dim, kv = c_.kv_dim(), h = c_.hidden_dim;
     if (rows > scratch_rows_) {
+        // Sized once for a whole context (a batch of several sequences may need more).
+        rows = std::max(rows, c_.seq_len);
         scratch_rows_ = rows;
         x_ = DeviceBuffer(be_, rows * d);
         xb_ = DeviceBuffer(be_, rows * d);
@@ -74,38 +89,36 @@ void LlamaRunner::ensure_scratch(int rows, int n_seqs, std::size_t probs_floats)
         h1_ = DeviceBuffer(be_, rows * h);
         h3_ = DeviceBuffer(be_, rows * h);
     }
-    if (n_seqs > logit_rows_) {
-        logit_rows_ = n_seqs;
-        logits_ = DeviceBuffer(be_, std::size_t(n_seqs) * c_.vocab_size);
-    }
-    if (probs_floats > probs_.size()) probs_ = DeviceBuffer(be_, probs_floats);
+    if (probs_floats > probs_.size())
+        probs_ = DeviceBuffer(be_, grown(probs_.size(), probs_floats));
+    if (stage_floats > stage_.size())
+        stage_ = DeviceBuffer(be_, grown(stage_.size(), stage_floats));
+    host_.reserve(be_, stage_.size());
 }
 
-// probs: [H, T, n_keys] on the backend -> the last `keep` rows, packed without masked cells.
-void LlamaRunner::capture_attention(int layer, DeviceSpan probs, int T, int n_keys, int keep,
-                                    AttentionRows& dst) {
-    staging_.resize(std::size_t(keep) * n_keys);
-    for (int h = 0; h < c_.n_heads; ++h) {
-        const std::size_t first = (std::size_t(h) * T + (T - keep)) * n_keys;
-        be_.download(staging_.data(), probs.at(first, staging_.size()), staging_.size());
-        for (int r = 0; r < keep; ++r) {
-            auto row = dst.row(layer, h, r);
-            std::memcpy(row.data(), staging_.data() + std::size_t(r) * n_keys,
-                        row.size() * sizeof(float));
-        }
-    }
-}
-
-// The last `keep` K and V rows of every layer: out.kv_rows [n_layers, 2, keep, kv_dim].
-void LlamaRunner::capture_kv_rows(const KvCache& cache, int keep, ForwardResult& out) {
-    const std::size_t kv = c_.kv_dim(), block = std::size_t(keep) * kv;
-    const std::size_t first = std::size_t(cache.len() - keep) * kv;
-    out.kv_rows_kept = keep;
-    out.kv_rows.resize(std::size_t(c_.n_layers) * 2 * block);
-    for (int l = 0; l < c_.n_layers && block > 0; ++l) {
-        float* dst = out.kv_rows.data() + std::size_t(l) * 2 * block;
-        be_.download(dst, cache.k(l).at(first, block), block);
-        be_.download(dst + block, cache.v(l).at(first, block), block);
+// Sequence i's part of the host copy -> out: logits, attention rows packed without masked cells,
+// K/V rows.
+void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int n_keys, const Capture& want,
+                         ForwardResult& out) const {
+    const float* host = host_.data();
+    const std::size_t vocab = c_.vocab_size;
+    out.logits.assign(host + i * vocab, host + (i + 1) * vocab);
+    if (want.attention)
+        for (int l = 0; l < c_.n_layers; ++l)
+            for (int h = 0; h < c_.n_heads; ++h)
+                for (int r = 0; r < keep; ++r) {
+                    auto row = out.attention.row(l, h, r);
+                    const std::size_t src =
+                        at.probs[i] + ((std::size_t(l) * c_.n_heads + h) * keep + r) * n_keys;
+                    std::memcpy(row.data(), host + src, row.size() * sizeof(float));
+                }
+    if (want.kv_rows) {
+        const std::size_t n = std::size_t(c_.n_layers) * 2 * keep * c_.kv_dim();
+        out.kv_rows_kept = keep;
+        out.kv_rows.assign(host + at.kv[i], host + at.kv[i] + n);
+    } else {
+        out.kv_rows_kept = 0;
+        out.kv_rows.clear();
     }
 }
 
@@ -118,7 +131,7 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     // Per sequence: rows [first[i], first[i] + T[i]) of the stacked activations.
     std::vector<int> first(B), T(B), pos0(B), keep(B);
     int R = 0;
-    std::size_t probs_floats = 0;
+    std::size_t probs_floats = 0;  // scratch for a sequence whose kept rows are fewer than its T
     all_tokens_.clear();
     for (int i = 0; i < B; ++i) {
         const SeqInput& s = seqs[i];
@@ -139,15 +152,25 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
         first[i] = R;
         R += T[i];
         keep[i] = want.last_rows < 0 ? T[i] : std::min(want.last_rows, T[i]);
-        probs_floats = std::max(probs_floats, std::size_t(c_.n_heads) * T[i] * (pos0[i] + T[i]));
+        if (want.attention && keep[i] < T[i])
+            probs_floats =
+                std::max(probs_floats, std::size_t(c_.n_heads) * T[i] * (pos0[i] + T[i]));
         all_tokens_.insert(all_tokens_.end(), s.tokens.begin(), s.tokens.end());
     }
 
     const int D = c_.dim, KV = c_.kv_dim(), HD = c_.head_dim(), H = c_.n_heads, HID = c_.hidden_dim;
     const std::size_t d = D, kv = KV, hid = HID, rows = R;
     const LlamaWeights& W = m_.weights();
-    ensure_scratch(R, B, want.attention ? probs_floats : 0);
-    const DeviceSpan probs = want.attention ? probs_.span() : DeviceSpan{};
+    const std::size_t L = c_.n_layers, vocab = c_.vocab_size;
+    StageLayout at;
+    at.total = B * vocab;
+    for (int i = 0; i < B; ++i) {
+        at.probs.push_back(at.total);
+        if (want.attention) at.total += L * H * keep[i] * (pos0[i] + T[i]);
+        at.kv.push_back(at.total);
+        if (want.kv_rows) at.total += L * 2 * keep[i] * kv;
+    }
+    ensure_scratch(R, probs_floats, at.total);
     for (int i = 0; i < B; ++i) {
         out[i].head_outputs.clear();
         if (want.attention)
@@ -172,10 +195,18 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
             be_.rope(qi, ki, T[i], pos0[i], D, KV, HD);
             // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
             be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0[i], T[i], KV);
+            // probs: [H, T, n_keys]. Every row kept (prefill, decode): written straight into the
+            // stage; else into scratch, and the kept rows gathered into the stage by one copy.
+            const std::size_t n_keys = pos0[i] + T[i], layer_probs = H * keep[i] * n_keys;
+            const DeviceSpan kept = stage_.at(at.probs[i] + l * layer_probs, layer_probs);
+            const DeviceSpan probs = !want.attention   ? DeviceSpan{}
+                                     : keep[i] == T[i] ? kept
+                                                       : probs_.span();
             be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T[i], pos0[i], H, c_.n_kv_heads,
                           HD);
-            if (want.attention)
-                capture_attention(l, probs, T[i], pos0[i] + T[i], keep[i], out[i].attention);
+            if (want.attention && keep[i] < T[i])
+                be_.copy_rows(kept, keep[i] * n_keys, probs_.at((T[i] - keep[i]) * n_keys, 0),
+                              T[i] * n_keys, H, keep[i] * n_keys);
         }
         be_.matmul(xb_.span(), att_.span(), w(W.wo + l * d * d, d * d), R, D, D);
         be_.add(x_.span(), xb_.span(), rows * d);
@@ -192,21 +223,22 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     // normalised into xb[0..B) and go through the classifier together. logits: [B, vocab]
     for (int i = 0; i < B; ++i)
         be_.rmsnorm(xb_.at(i * d, d), x_.at((first[i] + T[i] - 1) * d, d), w(W.rms_final, d), 1, D);
-    be_.matmul(logits_.span(), xb_.at(0, B * d), w(W.wcls, std::size_t(c_.vocab_size) * d), B, D,
+    be_.matmul(stage_.at(0, B * vocab), xb_.at(0, B * d), w(W.wcls, vocab * d), B, D,
                c_.vocab_size);
     for (int i = 0; i < B; ++i) {
         KvCache& cache = *caches_[seqs[i].slot];
         cache.set_len(pos0[i] + T[i]);
-        out[i].logits.resize(c_.vocab_size);
-        be_.download(out[i].logits.data(),
-                     logits_.at(std::size_t(i) * c_.vocab_size, c_.vocab_size), c_.vocab_size);
-        if (want.kv_rows)
-            capture_kv_rows(cache, keep[i], out[i]);
-        else {
-            out[i].kv_rows_kept = 0;
-            out[i].kv_rows.clear();
-        }
+        if (!want.kv_rows || keep[i] == 0) continue;
+        // The last keep rows of every layer's K, then V: [L, 2, keep, kv_dim] in the stage.
+        const std::size_t block = std::size_t(keep[i]) * kv, layer = std::size_t(c_.seq_len) * kv;
+        const std::size_t kept_from = std::size_t(cache.len() - keep[i]) * kv;
+        be_.copy_rows(stage_.at(at.kv[i], 0), 2 * block, cache.k_all().at(kept_from, 0), layer, L,
+                      block);
+        be_.copy_rows(stage_.at(at.kv[i] + block, 0), 2 * block, cache.v_all().at(kept_from, 0),
+                      layer, L, block);
     }
+    be_.download(host_.data(), stage_.at(0, at.total), at.total);
+    for (int i = 0; i < B; ++i) unpack(at, i, keep[i], pos0[i] + T[i], want, out[i]);
 }
 
 }  // namespace

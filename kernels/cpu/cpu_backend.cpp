@@ -80,6 +80,13 @@ void CpuBackend::download(float* dst, DeviceSpan src, std::size_t n) {
     std::memcpy(dst, src.data, n * sizeof(float));
 }
 
+void CpuBackend::copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src,
+                           std::size_t src_stride, std::size_t rows, std::size_t row_len) {
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Transfer, time_ops_);
+    for (std::size_t r = 0; r < rows; ++r)
+        std::memcpy(dst.data + r * dst_stride, src.data + r * src_stride, row_len * sizeof(float));
+}
+
 void CpuBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Embed, time_ops_);
     for (int t = 0; t < T; ++t)

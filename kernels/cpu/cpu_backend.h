@@ -49,6 +49,8 @@ class CpuBackend final : public Backend {
                    int head_dim) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override;
+    void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src, std::size_t src_stride,
+                   std::size_t rows, std::size_t row_len) override;
 
     void reset_op_times() override;
     OpTimes op_times() override;

@@ -38,6 +38,7 @@ class CudaBackend final : public Backend {
         cudaRuntimeGetVersion(&runtime);
         device_ = describe_cuda_device(p.name, p.major, p.minor, driver, runtime);
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+        warm_up();
     }
     ~CudaBackend() override {
         cudaStreamSynchronize(stream_);
@@ -59,6 +60,7 @@ class CudaBackend final : public Backend {
         void* p = nullptr;
         check(cudaMalloc(&p, n * sizeof(float)), "cudaMalloc");
         check(cudaMemsetAsync(p, 0, n * sizeof(float), stream_), "cudaMemsetAsync");
+        ++queued_;
         return {static_cast<float*>(p), n};
     }
     void release(DeviceSpan s) noexcept override {
@@ -66,6 +68,25 @@ class CudaBackend final : public Backend {
         // it returns that fault again: kept for the next synchronize(), never thrown from here.
         const cudaError_t e = cudaFree(s.data);
         if (e != cudaSuccess) ledger_.keep_call("cudaFree", cudaGetErrorString(e));
+    }
+    float* alloc_host(std::size_t n) override {
+        void* p = nullptr;
+        check(cudaMallocHost(&p, n * sizeof(float)), "cudaMallocHost");
+        return static_cast<float*>(p);
+    }
+    void release_host(float* p) noexcept override {
+        const cudaError_t e = cudaFreeHost(p);
+        if (e != cudaSuccess) ledger_.keep_call("cudaFreeHost", cudaGetErrorString(e));
+    }
+    void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src, std::size_t src_stride,
+                   std::size_t rows, std::size_t row_len) override {
+        if (rows == 0 || row_len == 0) return;
+        timed(Op::Transfer, [&] {
+            check(cudaMemcpy2DAsync(dst.data, dst_stride * sizeof(float), src.data,
+                                    src_stride * sizeof(float), row_len * sizeof(float), rows,
+                                    cudaMemcpyDeviceToDevice, stream_),
+                  "cudaMemcpy2DAsync (copy_rows)");
+        });
     }
     void upload(DeviceSpan dst, const float* src, std::size_t n) override {
         timed(Op::Transfer, [&] {
@@ -188,11 +209,38 @@ class CudaBackend final : public Backend {
         return e;
     }
 
-    // Waits for the stream; a fault of queued work is kept and thrown once (fault_ledger.h).
+    // Waits for the stream; a fault of queued work is kept and thrown once (fault_ledger.h). A
+    // stream with nothing queued since the last wait is not waited for again (a session's
+    // synchronize() and op_times() after the step's download cost no second sync).
     void wait() {
-        const cudaError_t e = cudaStreamSynchronize(stream_);
-        if (e != cudaSuccess) ledger_.keep_sync(cudaGetErrorString(e));
+        if (queued_ > 0) {
+            queued_ = 0;
+            const cudaError_t e = cudaStreamSynchronize(stream_);
+            if (e != cudaSuccess) ledger_.keep_sync(cudaGetErrorString(e));
+        }
         ledger_.report();
+    }
+
+    // Every kernel launched once on a tiny problem, so that the first real step does not pay for
+    // loading the module (CUDA loads kernels lazily, at their first launch) or for the first
+    // events; then the times are cleared.
+    void warm_up() {
+        DeviceBuffer scratch(*this, 64);
+        const DeviceSpan a = scratch.at(0, 16), b = scratch.at(16, 16), c = scratch.at(32, 16),
+                         d = scratch.at(48, 16);
+        const int tokens[2] = {0, 1};
+        embed(a, b, tokens, 2, 2);
+        rmsnorm(a, b, c, 1, 2);
+        matmul(a, b, c, 1, 2, 2);
+        matmul(a, b, c, 2, 2, 2);
+        rope(a, b, 2, 0, 2, 2, 2);
+        kv_append(c, d, a, b, 0, 2, 2);
+        attention(a, b, c, d, DeviceSpan{}, 1, 0, 1, 1, 2);
+        attention(a, b, c, d, DeviceSpan{}, 2, 0, 1, 1, 2);
+        swiglu(a, b, 2);
+        add(a, b, 2);
+        synchronize();
+        times_ = {};
     }
 
     // Queues `work` between two events; a refused launch surfaces here, named by its op. With
@@ -205,6 +253,7 @@ class CudaBackend final : public Backend {
         check(cudaGetLastError(), op_name(op));
         check(cudaEventRecord(p.stop, stream_), "cudaEventRecord");
         pending_.push_back(p);
+        ++queued_;
         ledger_.queued(op_name(op));
         if (ledger_.sync_each_op()) wait();
     }
@@ -226,6 +275,7 @@ class CudaBackend final : public Backend {
 
     std::string device_;
     FaultLedger ledger_;
+    int queued_ = 0;  // operations queued since the last stream sync
     cudaStream_t stream_ = nullptr;
     std::vector<cudaEvent_t> pool_;
     std::vector<Pending> pending_;

@@ -87,6 +87,9 @@ void EmulatedCudaBackend::inject(const EmuFault& f) {
 }
 
 void EmulatedCudaBackend::wait() {
+    // As the cuda backend: a stream with nothing queued since the last wait is not waited for.
+    if (queued_ == 0 && device_fault_.empty()) return ledger_.report();
+    queued_ = 0;
     ++counts_.syncs;
     if (!device_fault_.empty()) ledger_.keep_sync(device_fault_);
     ledger_.report();
@@ -96,6 +99,7 @@ template <class F>
 void EmulatedCudaBackend::launch(Op op, F&& kernel) {
     OpTimer timer(times_, op);
     ++counts_.launches;
+    ++queued_;
     const int n = ++calls_[static_cast<int>(op)];
     // A device that has faulted refuses every later launch with the fault (sticky), as CUDA does
     // once the host has seen it; before that, the queued kernels simply do not run.
@@ -114,6 +118,7 @@ void EmulatedCudaBackend::launch(Op op, F&& kernel) {
 
 DeviceSpan EmulatedCudaBackend::alloc(std::size_t n) {
     ++counts_.allocs;
+    ++queued_;  // the cuda backend zeroes it with cudaMemsetAsync
     return {new float[n](), n};
 }
 
@@ -132,6 +137,7 @@ void EmulatedCudaBackend::upload(DeviceSpan dst, const float* src, std::size_t n
     {
         OpTimer timer(times_, Op::Transfer);
         ++counts_.h2d;
+        ++queued_;
         if (device_fault_.empty()) std::memcpy(dst.data, src, n * sizeof(float));
     }
     wait();  // as the cuda backend: src is pageable memory the caller may free
@@ -141,9 +147,23 @@ void EmulatedCudaBackend::download(float* dst, DeviceSpan src, std::size_t n) {
     {
         OpTimer timer(times_, Op::Transfer);
         ++counts_.d2h;
+        ++queued_;
         if (device_fault_.empty()) std::memcpy(dst, src.data, n * sizeof(float));
     }
     wait();
+}
+
+void EmulatedCudaBackend::copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src,
+                                    std::size_t src_stride, std::size_t rows, std::size_t row_len) {
+    // cudaMemcpy2DAsync on the stream: queued like a launch, no wait.
+    if (rows == 0 || row_len == 0) return;  // as the cuda backend: nothing queued
+    OpTimer timer(times_, Op::Transfer);
+    ++counts_.d2d;
+    ++queued_;
+    if (device_fault_.empty())
+        for (std::size_t r = 0; r < rows; ++r)
+            std::memcpy(dst.data + r * dst_stride, src.data + r * src_stride,
+                        row_len * sizeof(float));
 }
 
 void EmulatedCudaBackend::synchronize() {

@@ -71,6 +71,8 @@ class EmulatedCudaBackend final : public Backend {
                    int head_dim) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override;
+    void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src, std::size_t src_stride,
+                   std::size_t rows, std::size_t row_len) override;
 
     void synchronize() override;
 
@@ -85,6 +87,7 @@ class EmulatedCudaBackend final : public Backend {
     LaunchCounts counts_;
     std::vector<EmuFault> faults_;
     std::vector<int> calls_ = std::vector<int>(kOpCount + 1, 0);  // per op, + releases
+    int queued_ = 0;            // work queued since the last stream sync
     std::string device_fault_;  // set when an injected Fault has "happened" on the device
 };
 
