@@ -51,7 +51,9 @@ BackendChoice choose_auto(const GpuCandidate& gpu) {
     return {std::make_unique<CpuBackend>(), "CPU backend: no usable CUDA device (" + why + ")"};
 }
 
-BackendChoice make_backend(const std::string& name) {
+namespace {
+
+BackendChoice choose(const std::string& name) {
     if (name == "cpu") return {std::make_unique<CpuBackend>(), "CPU backend (asked for)"};
     if (name == "cuda-emulated")
         return {std::make_unique<EmulatedCudaBackend>(),
@@ -63,6 +65,17 @@ BackendChoice make_backend(const std::string& name) {
         return {cuda_backend(), "CUDA backend (asked for)"};
     }
     throw Error("unknown backend '" + name + "' (choose auto, cpu, cuda or cuda-emulated)");
+}
+
+}  // namespace
+
+BackendChoice make_backend(const std::string& name, int cpu_threads) {
+    BackendChoice c = choose(name);
+    if (auto* cpu = dynamic_cast<CpuBackend*>(c.backend.get()))
+        cpu->set_threads(cpu_threads);
+    else if (cpu_threads != 1)
+        c.note += "; --threads " + std::to_string(cpu_threads) + " applies to the CPU backend only";
+    return c;
 }
 
 }  // namespace kvs

@@ -10,15 +10,19 @@
 namespace kvs {
 namespace {
 
-// Wall time of one emulated op, added to the backend's per-op totals.
+// Wall time of one emulated op, added to the backend's per-op totals and, while the op strip
+// records, to the list of calls.
 class OpTimer {
   public:
-    OpTimer(OpTimes& t, Op op) : t_(t), op_(op), start_(std::chrono::steady_clock::now()) {}
+    OpTimer(OpTimes& t, Op op, std::vector<OpCall>* each = nullptr)
+        : t_(t), op_(op), each_(each), start_(std::chrono::steady_clock::now()) {}
     ~OpTimer() {
         const auto i = static_cast<int>(op_);
-        t_.seconds[i] +=
+        const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        t_.seconds[i] += s;
         t_.calls[i] += 1;
+        if (each_) each_->push_back({op_, s});
     }
     OpTimer(const OpTimer&) = delete;
     OpTimer& operator=(const OpTimer&) = delete;
@@ -26,10 +30,11 @@ class OpTimer {
   private:
     OpTimes& t_;
     Op op_;
+    std::vector<OpCall>* each_;
     std::chrono::steady_clock::time_point start_;
 };
 
-constexpr int kReleaseSlot = kOpCount;  // calls_[kReleaseSlot] counts releases
+constexpr int kReleaseSlot = kOpCount;  // seen_[kReleaseSlot] counts releases
 
 }  // namespace
 
@@ -82,7 +87,7 @@ void EmulatedCudaBackend::inject(const EmuFault& f) {
                   : f.kind == EmuFault::Kind::Fault ? "an illegal memory access was encountered"
                                                     : "invalid argument";
     const int slot = f.kind == EmuFault::Kind::Release ? kReleaseSlot : static_cast<int>(f.op);
-    g.call += calls_[slot];  // counted from now
+    g.call += seen_[slot];  // counted from now
     faults_.push_back(g);
 }
 
@@ -97,10 +102,10 @@ void EmulatedCudaBackend::wait() {
 
 template <class F>
 void EmulatedCudaBackend::launch(Op op, F&& kernel) {
-    OpTimer timer(times_, op);
+    OpTimer timer(times_, op, each());
     ++counts_.launches;
     ++queued_;
-    const int n = ++calls_[static_cast<int>(op)];
+    const int n = ++seen_[static_cast<int>(op)];
     // A device that has faulted refuses every later launch with the fault (sticky), as CUDA does
     // once the host has seen it; before that, the queued kernels simply do not run.
     if (!device_fault_.empty() && ledger_.broken())
@@ -124,7 +129,7 @@ DeviceSpan EmulatedCudaBackend::alloc(std::size_t n) {
 
 void EmulatedCudaBackend::release(DeviceSpan s) noexcept {
     ++counts_.frees;
-    const int n = ++calls_[kReleaseSlot];
+    const int n = ++seen_[kReleaseSlot];
     delete[] s.data;
     // cudaFree returns a sticky fault again; an injected release failure stands for any other.
     if (!device_fault_.empty()) ledger_.keep_call("cudaFree", device_fault_);

@@ -77,6 +77,7 @@ class EmulatedCudaBackend final : public Backend {
     void synchronize() override;
 
   private:
+    std::vector<OpCall>* each() { return record_calls_ ? &calls_ : nullptr; }
     // One op: counts its launch, plays an injected fault, runs `kernel` unless the device has
     // faulted, and waits after it under KVSCOPE_CUDA_SYNC=1.
     template <class F>
@@ -86,7 +87,7 @@ class EmulatedCudaBackend final : public Backend {
     FaultLedger ledger_;
     LaunchCounts counts_;
     std::vector<EmuFault> faults_;
-    std::vector<int> calls_ = std::vector<int>(kOpCount + 1, 0);  // per op, + releases
+    std::vector<int> seen_ = std::vector<int>(kOpCount + 1, 0);  // calls per op, + releases
     int queued_ = 0;            // work queued since the last stream sync
     std::string device_fault_;  // set when an injected Fault has "happened" on the device
 };
