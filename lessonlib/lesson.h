@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cache_view.h"
 #include "lessonlib/lesson_expr.h"
 
 namespace kvs {
@@ -34,8 +35,6 @@ enum class DirectiveKind {
     Expect,     // @expect CHECK                 (lessonlib/lesson_expr.h)
 };
 const char* directive_name(DirectiveKind k);
-
-enum class LessonCache { On, Off, Compare };
 
 // The panels a GUI can bring forward with @show.
 const std::vector<std::string>& lesson_panels();
@@ -62,7 +61,7 @@ struct Directive {
     std::string arg;   // @model spec, @prompt text, @show panel
     int n = 0;         // @decode count (-1: until generation finishes), @limit, @highlight layer
     int head = 0;      // @highlight
-    LessonCache cache = LessonCache::On;
+    CacheView cache = CacheView::On;
     BatchPlan batch;
     ScaleQuery scale;
     Expectation expect;
