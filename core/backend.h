@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kvs {
 
@@ -20,6 +21,12 @@ struct DeviceSpan {
 enum class Op { Embed, RmsNorm, Matmul, Rope, KvAppend, Attention, SwiGLU, Add, Transfer, kCount };
 constexpr int kOpCount = static_cast<int>(Op::kCount);
 const char* op_name(Op op);
+
+// One timed op call (transfers excluded), for the op strip.
+struct OpCall {
+    Op op = Op::Embed;
+    double seconds = 0;
+};
 
 struct OpTimes {
     std::array<double, kOpCount> seconds{};
@@ -74,11 +81,24 @@ class Backend {
 
     // Wait for queued work; after it, op_times() is complete.
     virtual void synchronize() {}
-    virtual void reset_op_times() { times_ = {}; }
+    virtual void reset_op_times() {
+        times_ = {};
+        calls_.clear();
+    }
     virtual OpTimes op_times() { return times_; }
+    // Each op call's own time, in issue order, while recording is on (set_record_calls), since
+    // reset_op_times(); transfers left out. Complete after synchronize(). A backend that cannot
+    // time calls one by one leaves it empty.
+    void set_record_calls(bool on) { record_calls_ = on; }
+    virtual std::vector<OpCall> op_calls() { return calls_; }
 
   protected:
+    void note_call(Op op, double seconds) {
+        if (record_calls_ && op != Op::Transfer) calls_.push_back({op, seconds});
+    }
     OpTimes times_;
+    bool record_calls_ = false;
+    std::vector<OpCall> calls_;
 };
 
 // A backend allocation that frees itself.

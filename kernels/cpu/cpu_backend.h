@@ -58,6 +58,7 @@ class CpuBackend final : public Backend {
 
     void reset_op_times() override;
     OpTimes op_times() override;
+    std::vector<OpCall> op_calls() override;
 
   private:
     bool time_ops_;
@@ -67,7 +68,11 @@ class CpuBackend final : public Backend {
     std::vector<float> scratch_;             // attention rows, one per thread
     cpu::RopeTable rope_;
     cpu::OpClock clock_;
-    std::array<std::uint64_t, kOpCount> ticks_{};  // per op, since reset_op_times()
+    std::array<std::uint64_t, kOpCount> ticks_{};           // per op, since reset_op_times()
+    std::vector<std::pair<Op, std::uint64_t>> call_ticks_;  // per call while recording
+    std::vector<std::pair<Op, std::uint64_t>>* each() {
+        return record_calls_ ? &call_ticks_ : nullptr;
+    }
 };
 
 }  // namespace kvs
