@@ -16,12 +16,10 @@ struct KvShape {
     int head_dim = 0;
     int bytes_per_value = 4;
     // 2 (K and V) x layers x tokens x kv heads x head size x 4 bytes
-    std::size_t bytes() const {
-        return std::size_t(2) * n_layers * len * n_kv_heads * head_dim * bytes_per_value;
-    }
     std::size_t bytes_per_token() const {
         return std::size_t(2) * n_layers * n_kv_heads * head_dim * bytes_per_value;
     }
+    std::size_t bytes() const { return bytes_per_token() * len; }
 };
 
 class KvCache {
