@@ -47,6 +47,11 @@ struct AttentionExplain {
     int n_keys = 0;    // keys shown: positions 0..n_keys-1 (masked ones included at prefill)
     int query_rows_computed = 0;  // rows of Q this step computed (1 cached decode, T otherwise)
     int query_rows_used = 0;      // rows of Q whose attention the step needed (1 at decode)
+    // Uncached decode: keys the step recomputed although the cache held them. Their K/V rows
+    // shown are the ones the cache held (written by the step that introduced each position); the
+    // step measured the largest difference to its recomputation (-1: not compared).
+    int kv_rows_recomputed = 0;
+    double recomputed_max_delta = -1;
 
     bool scores_by_rule = false;       // the toy: raw scores come from the head's rule, q is empty
     std::vector<float> q;              // [d_k], after RoPE, as the attention kernel read it
@@ -69,5 +74,19 @@ struct AttentionExplain {
 std::optional<AttentionExplain> explain_attention(const Trace& trace, const ModelConfig& config,
                                                   int step, int layer, int head, int row,
                                                   std::string* why);
+
+// The softmax of the shown scores (scaled, masked keys at -inf) computed afresh in double:
+// [n_keys], all 0 for an empty row. Equal to `weights` within float rounding when the breakdown is
+// right.
+std::vector<double> softmax_of_shown(const AttentionExplain& e);
+// max_j |softmax_of_shown - weights| and max_i |output - model_output| (0 for an empty row whose
+// model output is none, infinity when one is none and the other not).
+double softmax_error(const AttentionExplain& e);
+double output_error(const AttentionExplain& e);
+
+// The step's "why not Q" in one line, from its counts and its measured comparison, e.g.
+// "computed 25 query rows, used 1; recomputed 24 K/V rows the cache held, all equal to the
+// cached ones (max |Δ| = 0), and wrote 1 new". For the CLI, the window and lessons alike.
+std::string why_not_q_line(const StepRecord& r);
 
 }  // namespace kvs

@@ -11,7 +11,8 @@ const char* mode_name(CacheMode m) {
 
 std::size_t StepRecord::payload_bytes() const {
     return logits.capacity() * sizeof(float) + attention.bytes() +
-           kv_rows.capacity() * sizeof(float) + head_outputs.capacity() * sizeof(float);
+           kv_rows.capacity() * sizeof(float) + head_outputs.capacity() * sizeof(float) +
+           (q_rows.capacity() + attn_out.capacity()) * sizeof(float) + ops.bytes();
 }
 
 void StepRecord::drop_payload() {
@@ -21,6 +22,9 @@ void StepRecord::drop_payload() {
     kv_rows = std::vector<float>();
     kv_rows_kept = 0;
     head_outputs = std::vector<float>();
+    q_rows = std::vector<float>();
+    attn_out = std::vector<float>();
+    ops = OpLog();
     payload_evicted = true;
 }
 

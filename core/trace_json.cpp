@@ -2,6 +2,7 @@
 
 #include "core/json_writer.h"
 #include "core/session.h"
+#include "core/toy_model.h"
 
 namespace kvs {
 
@@ -12,11 +13,23 @@ void write_trace_json(std::ostream& os, const Session& s) {
     JsonWriter j(os);
     j.begin_object();
     j.field("kvscope_trace", 1);
+    // Added in issue 14 (the schema is otherwise unchanged): how the numbers below index.
+    // Arrays count from 0; tokens[i] is the token at position i + 1, so pos0 and q_pos0 are
+    // positions minus 1; layers, heads and steps are numbered from 0 as in the window and lessons.
+    j.key("indexing").begin_object();
+    j.field("positions_from", 1).field("layers_from", 0).field("heads_from", 0);
+    j.field("steps_from", 0).field("pos0", "index into tokens: position - 1");
+    j.end_object();
     j.key("model").begin_object();
     j.field("name", m.name()).field("toy", m.is_toy());
     j.field("dim", c.dim).field("hidden_dim", c.hidden_dim).field("n_layers", c.n_layers);
     j.field("n_heads", c.n_heads).field("n_kv_heads", c.n_kv_heads).field("head_dim", c.head_dim());
     j.field("vocab_size", c.vocab_size).field("seq_len", c.seq_len);
+    if (m.is_toy()) {
+        j.key("head_names").begin_array();  // by head index
+        for (int h = 0; h < c.n_heads; ++h) j.value(toy_head_name(h));
+        j.end_array();
+    }
     j.end_object();
     j.field("mode", mode_name(s.config().mode));
     j.key("sampler").begin_object();

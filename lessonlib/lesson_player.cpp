@@ -38,6 +38,9 @@ void act(const Directive& d, LessonTarget& t) {
         case DirectiveKind::Highlight:
             t.highlight(d.n, d.head);
             break;
+        case DirectiveKind::Explain:
+            t.explain(d.n, d.head, d.row);
+            break;
         case DirectiveKind::Show:
             t.show(d.arg);
             break;
