@@ -42,8 +42,6 @@ Opened open_from(const Args& a);
 // an explicit value beyond it is an error.
 int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, int fallback);
 
-std::string human_bytes(double b);
-
 // An output file opened before the work that fills it, so a bad path fails at once instead of
 // after a long run. Throws kvs::Error naming `path` (a folder, no permission, no such folder).
 std::ofstream open_output(const std::string& path);

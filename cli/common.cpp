@@ -74,17 +74,4 @@ std::ofstream open_output(const std::string& path) {
     return f;
 }
 
-std::string human_bytes(double b) {
-    char buf[32];
-    if (b < 1024)
-        std::snprintf(buf, sizeof buf, "%.0f B", b);
-    else if (b < 1024 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
-    else if (b < 1024.0 * 1024 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576);
-    else
-        std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824);
-    return buf;
-}
-
 }  // namespace kvs::cli

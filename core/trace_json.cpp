@@ -46,7 +46,7 @@ void write_trace_json(std::ostream& os, const Session& s) {
     for (int t : s.tokens()) j.value(tok.piece(t));
     j.end_array();
     j.field("text", s.text());
-    j.field("finish_reason", s.finish_reason());
+    j.field("finish_reason", s.finished() ? finish_reason_name(s.finish_reason()) : "");
     j.key("trace_memory").begin_object();
     j.field("payload_bytes", s.trace().payload_bytes()).field("budget_bytes", s.trace().budget());
     j.field("evicted_steps", s.trace().evicted_steps());

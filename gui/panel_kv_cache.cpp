@@ -148,9 +148,9 @@ void draw_kv_cache(FrameContext& f) {
     ImGui::TextWrapped(
         tr("K and V, each layer: [B=1, T=%d, n_kv_heads=%d, head_dim=%d] float32 = %s each. "
            "All: %s; full context (%d): %s"),
-        kv.len, c.n_kv_heads, c.head_dim(), fmt_bytes(per_block).c_str(),
-        fmt_bytes(double(kv.bytes())).c_str(), c.seq_len,
-        fmt_bytes(double(kv_bytes_per_token(c, c.n_kv_heads)) * c.seq_len).c_str());
+        kv.len, c.n_kv_heads, c.head_dim(), format_bytes(per_block).c_str(),
+        format_bytes(double(kv.bytes())).c_str(), c.seq_len,
+        format_bytes(double(kv_bytes_per_token(c, c.n_kv_heads)) * c.seq_len).c_str());
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -180,7 +180,7 @@ void draw_kv_cache(FrameContext& f) {
     std::vector<PlotSeries> series;
     PlotOptions o;
     o.title = tr("KV bytes vs tokens");
-    o.fmt = [](double v) { return fmt_bytes(v); };
+    o.fmt = [](double v) { return format_bytes(v); };
     o.x_label = tr("tokens");
     o.axis = f.theme.axis;
     o.grid = f.theme.grid;
@@ -231,9 +231,9 @@ void draw_kv_cache(FrameContext& f) {
             ImGui::TableNextColumn();
             ImGui::Text("%d", v.n_kv_heads);
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(fmt_bytes(double(v.bytes_per_token)).c_str());
+            ImGui::TextUnformatted(format_bytes(double(v.bytes_per_token)).c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(fmt_bytes(double(v.bytes_per_token) * kv.len).c_str());
+            ImGui::TextUnformatted(format_bytes(double(v.bytes_per_token) * kv.len).c_str());
         }
         ImGui::EndTable();
     }

@@ -154,12 +154,8 @@ void parse_arguments(Directive& d, const std::string& args) {
                 throw Error("@limit needs a whole number of new tokens (1 or more)");
             break;
         case DirectiveKind::Cache:
-            if (args == "on")
-                d.cache = LessonCache::On;
-            else if (args == "off")
-                d.cache = LessonCache::Off;
-            else if (args == "compare")
-                d.cache = LessonCache::Compare;
+            if (const auto c = parse_cache_view(args))
+                d.cache = *c;
             else
                 throw Error("@cache takes on, off or compare, not '" + args + "'");
             break;

@@ -82,7 +82,7 @@ TEST_CASE("a lesson parses into title, intro, steps and directives", "[lesson]")
     CHECK((d[1].kind == DirectiveKind::Decode && d[1].n == 3));
     CHECK(d[2].n == -1);  // all
     CHECK(d[3].n == 1);   // bare @decode is one step
-    CHECK(d[4].cache == LessonCache::Compare);
+    CHECK(d[4].cache == CacheView::Compare);
     CHECK((d[5].n == 0 && d[5].head == 3));
     CHECK(d[6].arg == "attention");
     CHECK(d[7].kind == DirectiveKind::Expect);

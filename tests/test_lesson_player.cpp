@@ -29,10 +29,10 @@ class RecordingTarget : public LessonTarget {
     void load_model(const std::string& s) override { note("model " + s); }
     void set_prompt(const std::string& t) override { note("prompt " + t); }
     void set_limit(int n) override { note("limit " + std::to_string(n)); }
-    void set_cache(LessonCache m) override {
-        note(std::string("cache ") + (m == LessonCache::On    ? "on"
-                                      : m == LessonCache::Off ? "off"
-                                                              : "compare"));
+    void set_cache(CacheView m) override {
+        note(std::string("cache ") + (m == CacheView::On    ? "on"
+                                      : m == CacheView::Off ? "off"
+                                                            : "compare"));
     }
     void prefill() override { note("prefill"); }
     void decode(int n) override { note("decode " + std::to_string(n)); }
