@@ -16,16 +16,16 @@
 #include <thread>
 #include <vector>
 
-#include "lessonlib/batch_sweep.h"
-#include "lessonlib/lesson.h"
-#include "lessonlib/lesson_player.h"
 #include "core/model.h"
 #include "core/sampler.h"
-#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 #include "core/trace.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_player.h"
+#include "lessonlib/scale_accounting.h"
 
 namespace kvs::gui {
 
