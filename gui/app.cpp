@@ -68,11 +68,17 @@ std::vector<std::string> shown_panels(const std::string& arg, std::string* size)
     return out;
 }
 
-const char* finish_message(const std::string& reason) {
-    if (reason == "context full") return tr("Generation ended: the context of %d tokens is full.");
-    if (reason == "end token") return tr("Generation ended: the model chose its end token.");
-    if (reason == "length limit")
-        return tr("Generation ended: the limit of new tokens was reached.");
+const char* finish_message(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::ContextFull:
+            return tr("Generation ended: the context of %d tokens is full.");
+        case FinishReason::EndToken:
+            return tr("Generation ended: the model chose its end token.");
+        case FinishReason::LengthLimit:
+            return tr("Generation ended: the limit of new tokens was reached.");
+        case FinishReason::None:
+            break;
+    }
     return tr("Generation ended.");
 }
 
@@ -251,7 +257,7 @@ void App::follow_engine(const EngineSnapshot& snap) {
             st.model = named ? snap.model_spec : "file";
             if (!named) st.model_path = snap.model_spec;
         }
-        st.cache = cache_view_name(snap.cache);
+        st.cache = snap.cache;
         st.temperature = snap.sampler.temperature;
         st.top_k = snap.sampler.top_k;
         st.top_p = snap.sampler.top_p;

@@ -143,7 +143,8 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     int len = std::snprintf(title, sizeof title, tr("%s: layer %d, head %d"),
                             step_label(sv, shown_step(sv, f.step)), layer, head);
     if (first > 0 && len > 0 && len < int(sizeof title))
-        std::snprintf(title + len, sizeof title - len, tr("  (zoom: tokens %d..%d)"), first, n - 1);
+        std::snprintf(title + len, sizeof title - len, tr("  (zoom: positions %d..%d)"), first + 1,
+                      n);
     // Side by side (compare mode, a lesson open) the title may be wider than its heatmap.
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
                 clipped(title, size.x - fh * 0.3f).c_str());
@@ -201,9 +202,9 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         }
     } else {
         const int k = label_stride(cell, fh * 2.2f);
-        for (int p = (first + k - 1) / k * k; p < n; p += k) {
+        for (int p = first + (k - 1 - first % k) % k; p < n; p += k) {
             char t[16];
-            std::snprintf(t, sizeof t, "%d", p);
+            std::snprintf(t, sizeof t, "%d", p + 1);  // index p is position p + 1
             const float tw = ImGui::CalcTextSize(t).x, c = cell * (p - first + 0.5f);
             dl->AddText(ImVec2(a.x - tw - fh * 0.25f, a.y + c - fh * 0.5f), lab, t);
             dl->AddText(ImVec2(a.x + c - tw * 0.5f, a.y - fh * 1.2f), lab, t);
@@ -236,7 +237,8 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         const int k = first + std::clamp(int((mouse.x - a.x) / cell), 0, shown - 1);
         const CellValue v = attention_cell(m, layer, head, q, k);
         ImGui::BeginTooltip();
-        ImGui::Text("query %d \"%s\"  ->  key %d \"%s\"", q, tok(q).c_str(), k, tok(k).c_str());
+        ImGui::Text(tr("query at position %d \"%s\"  ->  key at position %d \"%s\""), q + 1,
+                    tok(q).c_str(), k + 1, tok(k).c_str());
         switch (v.kind) {
             case CellKind::Weight:
                 ImGui::Text(tr("weight %.4f"), v.weight);

@@ -46,6 +46,8 @@ void draw_help(FrameContext& f) {
         }
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
         ImGui::TextUnformatted(tr("Keys are ignored while a text field has the focus."));
+        // The one indexing convention of the window, the CLI, the lessons and the trace JSON.
+        ImGui::TextWrapped("%s", tr(kIndexingNote));
         ImGui::PopStyleColor();
     }
     ImGui::End();

@@ -33,8 +33,8 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
                       tr("%s: the prefill wrote %d columns; its last query read %d"),
                       step_label(sv, s), written, g.query_pos + 1);
     else if (written == 1)
-        std::snprintf(title, sizeof title, tr("%s: step %d wrote column %d, its query read %d"),
-                      step_label(sv, s), s, g.written_begin, g.query_pos + 1);
+        std::snprintf(title, sizeof title, tr("%s: step %d wrote position %d, its query read %d"),
+                      step_label(sv, s), s, g.written_begin + 1, g.query_pos + 1);
     else
         std::snprintf(title, sizeof title, tr("%s: step %d rebuilt all %d columns, read %d"),
                       step_label(sv, s), s, written, g.query_pos + 1);
@@ -89,8 +89,8 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
         const int head_dim = st.kv.head_dim;
         const float v = kv_value(g, layer, kv, p, ch);
         ImGui::BeginTooltip();
-        ImGui::Text(tr("token %d, %s, kv head %d, channel %d"), p, kv ? "V" : "K", ch / head_dim,
-                    ch % head_dim);
+        ImGui::Text(tr("position %d, %s, kv head %d, channel %d"), p + 1, kv ? "V" : "K",
+                    ch / head_dim, ch % head_dim);
         if (std::isfinite(v))
             ImGui::Text(tr("value %.4f"), v);
         else
@@ -155,9 +155,9 @@ void draw_kv_cache(FrameContext& f) {
     ImGui::TextWrapped(
         tr("K and V, each layer: [B=1, T=%d, n_kv_heads=%d, head_dim=%d] float32 = %s each. "
            "All: %s; full context (%d): %s"),
-        kv.len, c.n_kv_heads, c.head_dim(), fmt_bytes(per_block).c_str(),
-        fmt_bytes(double(kv.bytes())).c_str(), c.seq_len,
-        fmt_bytes(double(kv_bytes_per_token(c, c.n_kv_heads)) * c.seq_len).c_str());
+        kv.len, c.n_kv_heads, c.head_dim(), format_bytes(per_block).c_str(),
+        format_bytes(double(kv.bytes())).c_str(), c.seq_len,
+        format_bytes(double(kv_bytes_per_token(c, c.n_kv_heads)) * c.seq_len).c_str());
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -187,7 +187,7 @@ void draw_kv_cache(FrameContext& f) {
     std::vector<PlotSeries> series;
     PlotOptions o;
     o.title = tr("KV bytes vs tokens");
-    o.fmt = [](double v) { return fmt_bytes(v); };
+    o.fmt = [](double v) { return format_bytes(v); };
     o.x_label = tr("tokens");
     o.axis = f.theme.axis;
     o.grid = f.theme.grid;
@@ -238,9 +238,9 @@ void draw_kv_cache(FrameContext& f) {
             ImGui::TableNextColumn();
             ImGui::Text("%d", v.n_kv_heads);
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(fmt_bytes(double(v.bytes_per_token)).c_str());
+            ImGui::TextUnformatted(format_bytes(double(v.bytes_per_token)).c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(fmt_bytes(double(v.bytes_per_token) * kv.len).c_str());
+            ImGui::TextUnformatted(format_bytes(double(v.bytes_per_token) * kv.len).c_str());
         }
         ImGui::EndTable();
     }

@@ -133,7 +133,7 @@ void draw_batch(FrameContext& f, const BatchTable& t, ImVec2 plot = ImVec2(0, 0)
     }
     o.title = "";
     o.log_y = true;
-    o.fmt = [](double v) { return fmt_seconds(v); };
+    o.fmt = [](double v) { return format_seconds(v); };
     o.x_label = tr("batch");
     o.label_every_x = true;
     o.axis = f.theme.axis;
@@ -169,7 +169,7 @@ void draw_batch(FrameContext& f, const BatchTable& t, ImVec2 plot = ImVec2(0, 0)
                 ImGui::TableNextColumn();
                 ImGui::Text("%.1f", r->rows_per_step);
                 ImGui::TableNextColumn();
-                ImGui::TextUnformatted(fmt_seconds(r->seconds_per_step).c_str());
+                ImGui::TextUnformatted(format_seconds(r->seconds_per_step).c_str());
                 ImGui::TableNextColumn();
                 ImGui::TextUnformatted(format_si(r->rows_per_second()).c_str());
             }

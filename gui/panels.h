@@ -111,7 +111,7 @@ struct FrameContext {
 };
 
 // Why generation ended, in the window's words.
-const char* finish_reason_text(const std::string& reason);
+const char* finish_reason_text(FinishReason reason);
 
 // The step a session shows: the one asked, clamped to what the session has.
 int shown_step(const SessionView& s, int step);
