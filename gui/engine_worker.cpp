@@ -350,7 +350,7 @@ void EngineWorker::set_cache(CacheView c) {
                   const std::size_t i = t1.steps().size() - 1;
                   snap_.logit_max_diff.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
                   if (i < a0.size())
-                      snap_.logit_max_diff[i] = max_abs_diff(a0[i].logits, t1.back().logits);
+                      snap_.logit_max_diff[i] = max_logit_difference(a0[i], t1.back());
                   snap_.busy_done = k + 1;
               }
           }});
