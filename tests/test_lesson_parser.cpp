@@ -218,3 +218,16 @@ TEST_CASE("load_lesson reads a file and names it in errors", "[lesson]") {
                       bad + ":4: unknown directive '@prefil' (did you mean @prefill?)");
     CHECK_THROWS_AS(load_lesson((dir / "missing.md").string()), Error);
 }
+
+TEST_CASE("@show names one or more panels and how large", "[lesson][parser]") {
+    const auto d = [](const std::string& line) {
+        return parse_lesson("# T\n\n## S\n\n" + line + "\n", "x.md").steps[0].directives[0];
+    };
+    CHECK(d("@show attention").arg == "attention");
+    CHECK(d("@show batch size=full").arg == "batch size=full");
+    CHECK(d("@show attention   kv size=large").arg == "attention kv size=large");
+    CHECK_THROWS_WITH(d("@show attention size=huge"),
+                      Catch::Contains("@show: size must be large or full, not 'huge'"));
+    CHECK_THROWS_WITH(d("@show size=full"), Catch::Contains("@show: which panel?"));
+    CHECK_THROWS_WITH(d("@show attention heatmap"), Catch::Contains("unknown panel 'heatmap'"));
+}
