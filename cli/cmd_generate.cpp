@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/trace_json.h"
 
 namespace kvs::cli {
@@ -18,9 +19,10 @@ int cmd_generate(int argc, char** argv) {
                   {"trace-json", "FILE", "write the whole trace as JSON"}});
     Args a("generate", specs, argc, argv, 2);
     if (a.help()) {
-        std::fputs("Generate text, printing it as llama2.c's run.c does; a summary goes to "
-                   "stderr.\n",
-                   stdout);
+        std::fputs(
+            "Generate text, printing it as llama2.c's run.c does; a summary goes to "
+            "stderr.\n",
+            stdout);
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
@@ -61,22 +63,22 @@ int cmd_generate(int argc, char** argv) {
             decode_s += r.wall_seconds;
             ++decode_steps;
         }
-        if (s.finish_reason() != "end token") put(s.tokens().size() - 1);
+        if (s.finish_reason() != FinishReason::EndToken) put(s.tokens().size() - 1);
         std::fflush(stdout);
     }
     std::fputs("\n", stdout);
-    std::string stopped = s.finish_reason();
-    if (stopped == "context full")
+    std::string stopped = finish_reason_name(s.finish_reason());
+    if (s.finish_reason() == FinishReason::ContextFull)
         stopped += " (the model's context is " + std::to_string(m.config().seq_len) + " tokens)";
 
     std::fprintf(stderr,
                  "kvscope: %s (%s), %s; %d prompt tokens, %d new; prefill %.3f ms; decode %.1f "
                  "tok/s (%s); stopped: %s; KV cache %s\n",
-                 m.name().c_str(), o.backend.backend->device().c_str(),
-                 o.backend.note.c_str(), s.prompt_len(), s.generated(), prefill_s * 1e3,
+                 m.name().c_str(), o.backend.backend->device().c_str(), o.backend.note.c_str(),
+                 s.prompt_len(), s.generated(), prefill_s * 1e3,
                  decode_steps > 0 && decode_s > 0 ? decode_steps / decode_s : 0.0,
                  mode_name(cfg.mode), stopped.c_str(),
-                 human_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
+                 format_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
     if (full_trace) {
         write_trace_json(trace_file, s);
         trace_file.flush();

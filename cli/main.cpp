@@ -25,6 +25,8 @@ const Command kCommands[] = {
     {"explain", kvs::cli::cmd_explain,
      "one attention row from the inside: q, K, q.k, /sqrt(d_k), mask, softmax, V, output"},
     {"soak", kvs::cli::cmd_soak, "sessions back to back, printing resident memory (VmRSS)"},
+    {"make-model", kvs::cli::cmd_make_model,
+     "write a random-weight llama2.c checkpoint of a shape"},
 };
 
 void usage(FILE* f) {

@@ -41,9 +41,20 @@ class Backend {
     virtual std::string device() const = 0;  // what measured the times, in words
 
     virtual DeviceSpan alloc(std::size_t n) = 0;  // zero-filled
-    virtual void release(DeviceSpan s) = 0;
+    // Never throws: it runs in destructors, also while another error unwinds. A backend that
+    // can fail here keeps the error for its next synchronize().
+    virtual void release(DeviceSpan s) noexcept = 0;
     virtual void upload(DeviceSpan dst, const float* src, std::size_t n) = 0;
     virtual void download(float* dst, DeviceSpan src, std::size_t n) = 0;
+    // Read-only host floats that outlive every use (a mapped checkpoint's weights): a backend that
+    // computes in host memory uses them where they are, with no copy (the CPU); the others copy
+    // them into their own memory (the default). Ops never write to a weight span.
+    virtual DeviceSpan adopt_host(const float* src, std::size_t n) {
+        const DeviceSpan s = alloc(n);
+        upload(s, src, n);
+        return s;
+    }
+    virtual void release_adopted(DeviceSpan s) noexcept { release(s); }
 
     // x[t, :] = table[tokens[t], :]          x: [T, dim], table: [vocab, dim], tokens on the host
     virtual void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) = 0;
@@ -69,6 +80,16 @@ class Backend {
     virtual void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) = 0;
     // x += y                                  x, y: [n]
     virtual void add(DeviceSpan x, DeviceSpan y, std::size_t n) = 0;
+
+    // A strided device-to-device copy, used to gather a step's captures into one place so that
+    // they come back in one download:  dst[r * dst_stride + j] = src[r * src_stride + j]
+    // for r < rows, j < row_len (strides and lengths in floats).
+    virtual void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src,
+                           std::size_t src_stride, std::size_t rows, std::size_t row_len) = 0;
+    // Host memory that download() fills fastest (page-locked on a GPU, so the copy is one DMA
+    // transfer); release_host never throws.
+    virtual float* alloc_host(std::size_t n) { return new float[n](); }
+    virtual void release_host(float* p) noexcept { delete[] p; }
 
     // Wait for queued work; after it, op_times() is complete.
     virtual void synchronize() {}
@@ -97,12 +118,24 @@ class DeviceBuffer {
   public:
     DeviceBuffer() = default;
     DeviceBuffer(Backend& b, std::size_t n) : backend_(&b), span_(b.alloc(n)) {}
-    DeviceBuffer(DeviceBuffer&& o) noexcept : backend_(o.backend_), span_(o.span_) { o.span_ = {}; }
+    // Backend::adopt_host(src, n), given back through release_adopted.
+    static DeviceBuffer adopt(Backend& b, const float* src, std::size_t n) {
+        DeviceBuffer d;
+        d.backend_ = &b;
+        d.span_ = b.adopt_host(src, n);
+        d.adopted_ = true;
+        return d;
+    }
+    DeviceBuffer(DeviceBuffer&& o) noexcept
+        : backend_(o.backend_), span_(o.span_), adopted_(o.adopted_) {
+        o.span_ = {};
+    }
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         if (this != &o) {
             reset();
             backend_ = o.backend_;
             span_ = o.span_;
+            adopted_ = o.adopted_;
             o.span_ = {};
         }
         return *this;
@@ -111,8 +144,14 @@ class DeviceBuffer {
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     ~DeviceBuffer() { reset(); }
     void reset() {
-        if (backend_ && span_.data) backend_->release(span_);
+        if (backend_ && span_.data) {
+            if (adopted_)
+                backend_->release_adopted(span_);
+            else
+                backend_->release(span_);
+        }
         span_ = {};
+        adopted_ = false;
     }
     DeviceSpan span() const { return span_; }
     DeviceSpan at(std::size_t offset, std::size_t n) const { return span_.at(offset, n); }
@@ -121,6 +160,35 @@ class DeviceBuffer {
   private:
     Backend* backend_ = nullptr;
     DeviceSpan span_;
+    bool adopted_ = false;
+};
+
+// Host memory from a backend's alloc_host, freed by itself; grows, never shrinks.
+class HostBuffer {
+  public:
+    HostBuffer() = default;
+    HostBuffer(const HostBuffer&) = delete;
+    HostBuffer& operator=(const HostBuffer&) = delete;
+    ~HostBuffer() { reset(); }
+    void reserve(Backend& b, std::size_t n) {
+        if (n <= size_ && backend_ == &b) return;
+        reset();
+        data_ = b.alloc_host(n);
+        backend_ = &b;
+        size_ = n;
+    }
+    void reset() {
+        if (backend_ && data_) backend_->release_host(data_);
+        data_ = nullptr;
+        size_ = 0;
+    }
+    float* data() const { return data_; }
+    std::size_t size() const { return size_; }
+
+  private:
+    Backend* backend_ = nullptr;
+    float* data_ = nullptr;
+    std::size_t size_ = 0;
 };
 
 }  // namespace kvs

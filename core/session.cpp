@@ -107,16 +107,17 @@ void Session::reset() {
     runner_->reset();
     trace_.clear();
     sampler_.reseed();
-    finish_reason_.clear();
+    finish_reason_ = FinishReason::None;
 }
 
 const StepRecord& Session::step() {
     if (prompt_len_ == 0) throw Error("no prompt set");
     if (finished())
-        throw Error(finish_reason_ == "context full"
+        throw Error(finish_reason_ == FinishReason::ContextFull
                         ? "generation has finished: the model's context of " +
                               std::to_string(model_.config().seq_len) + " tokens is full"
-                        : "generation has finished (" + finish_reason_ + ")");
+                        : std::string("generation has finished (") +
+                              finish_reason_name(finish_reason_) + ")");
     StepRecord r;
     r.index = static_cast<int>(trace_.steps().size());
     r.mode = config_.mode;
@@ -254,13 +255,10 @@ const StepRecord& Session::step() {
     tokens_.push_back(d.token);
 
     const auto& stops = model_.stop_tokens();
-    // The context first: a limit equal to what the context allows ends there because of it.
-    if (config_.stop_at_end_token && std::find(stops.begin(), stops.end(), d.token) != stops.end())
-        finish_reason_ = "end token";
-    else if (static_cast<int>(tokens_.size()) > model_.config().seq_len)
-        finish_reason_ = "context full";
-    else if (config_.max_new_tokens > 0 && generated() >= config_.max_new_tokens)
-        finish_reason_ = "length limit";
+    finish_reason_ = stop_rule(
+        config_.stop_at_end_token && std::find(stops.begin(), stops.end(), d.token) != stops.end(),
+        static_cast<int>(tokens_.size()), model_.config().seq_len, generated(),
+        config_.max_new_tokens);
     trace_.push(std::move(r));
     return trace_.back();
 }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/finish_reason.h"
 #include "core/model.h"
 #include "core/sampler.h"
 #include "core/trace.h"
@@ -29,7 +30,7 @@ struct SessionConfig {
 };
 
 class Session {
-public:
+  public:
     Session(const Model& model, Backend& backend, SessionConfig config = {});
 
     // Throws kvs::Error when the prompt does not fit the context (or is empty for a model
@@ -38,8 +39,8 @@ public:
     void set_prompt_tokens(std::vector<int> ids);
 
     const StepRecord& step();  // throws kvs::Error when finished
-    bool finished() const { return !finish_reason_.empty(); }
-    const std::string& finish_reason() const { return finish_reason_; }
+    bool finished() const { return finish_reason_ != FinishReason::None; }
+    FinishReason finish_reason() const { return finish_reason_; }
     bool prefilled() const { return !trace_.empty(); }
     // Back to the prompt: cache emptied, trace cleared, sampler reseeded.
     void reset();
@@ -61,7 +62,7 @@ public:
     // The largest max_new_tokens the context allows for the current prompt.
     int max_new_tokens_allowed() const;
 
-private:
+  private:
     void check_fits() const;
     void finish_step(StepRecord& r, const ForwardResult& fr);
 
@@ -72,7 +73,7 @@ private:
     Trace trace_;
     std::vector<int> tokens_;
     int prompt_len_ = 0;
-    std::string finish_reason_;
+    FinishReason finish_reason_ = FinishReason::None;
     ForwardResult fr_;  // reused between steps
 };
 

@@ -1,7 +1,10 @@
 #include "core/trace_json.h"
 
+#include <limits>
+
 #include "core/json_writer.h"
 #include "core/session.h"
+#include "core/toy_model.h"
 
 namespace kvs {
 
@@ -12,11 +15,23 @@ void write_trace_json(std::ostream& os, const Session& s) {
     JsonWriter j(os);
     j.begin_object();
     j.field("kvscope_trace", 1);
+    // Added in issue 14 (the schema is otherwise unchanged): how the numbers below index.
+    // Arrays count from 0; tokens[i] is the token at position i + 1, so pos0 and q_pos0 are
+    // positions minus 1; layers, heads and steps are numbered from 0 as in the window and lessons.
+    j.key("indexing").begin_object();
+    j.field("positions_from", 1).field("layers_from", 0).field("heads_from", 0);
+    j.field("steps_from", 0).field("pos0", "index into tokens: position - 1");
+    j.end_object();
     j.key("model").begin_object();
     j.field("name", m.name()).field("toy", m.is_toy());
     j.field("dim", c.dim).field("hidden_dim", c.hidden_dim).field("n_layers", c.n_layers);
     j.field("n_heads", c.n_heads).field("n_kv_heads", c.n_kv_heads).field("head_dim", c.head_dim());
     j.field("vocab_size", c.vocab_size).field("seq_len", c.seq_len);
+    if (m.is_toy()) {
+        j.key("head_names").begin_array();  // by head index
+        for (int h = 0; h < c.n_heads; ++h) j.value(toy_head_name(h));
+        j.end_array();
+    }
     j.end_object();
     j.field("mode", mode_name(s.config().mode));
     j.key("sampler").begin_object();
@@ -31,7 +46,7 @@ void write_trace_json(std::ostream& os, const Session& s) {
     for (int t : s.tokens()) j.value(tok.piece(t));
     j.end_array();
     j.field("text", s.text());
-    j.field("finish_reason", s.finish_reason());
+    j.field("finish_reason", s.finished() ? finish_reason_name(s.finish_reason()) : "");
     j.key("trace_memory").begin_object();
     j.field("payload_bytes", s.trace().payload_bytes()).field("budget_bytes", s.trace().budget());
     j.field("evicted_steps", s.trace().evicted_steps());
@@ -40,18 +55,23 @@ void write_trace_json(std::ostream& os, const Session& s) {
     j.key("steps").begin_array();
     for (const StepRecord& r : s.trace().steps()) {
         j.begin_object();
-        j.field("index", r.index).field("phase", phase_name(r.phase)).field("mode", mode_name(r.mode));
+        j.field("index", r.index)
+            .field("phase", phase_name(r.phase))
+            .field("mode", mode_name(r.mode));
         j.key("new_tokens").ints(r.new_tokens);
         j.field("pos0", r.pos0).field("tokens_processed", r.tokens_processed);
         j.field("forward_calls", r.forward_calls);
         j.field("token_out", r.token_out).field("token_out_piece", tok.piece(r.token_out));
-        if (r.coin >= 0) j.field("coin", static_cast<double>(r.coin));
-        else j.key("coin").null();
+        if (r.coin >= 0)
+            j.field("coin", static_cast<double>(r.coin));
+        else
+            j.key("coin").null();
         j.key("top").begin_array();
         for (const TopToken& t : r.top) {
             j.begin_object();
             j.field("id", t.id).field("piece", tok.piece(t.id));
-            j.field("prob", static_cast<double>(t.prob)).field("logit", static_cast<double>(t.logit));
+            j.field("prob", static_cast<double>(t.prob))
+                .field("logit", static_cast<double>(t.logit));
             j.end_object();
         }
         j.end_array();
@@ -65,12 +85,23 @@ void write_trace_json(std::ostream& os, const Session& s) {
         j.field("backend", r.backend).field("device", r.device);
         j.key("ops").begin_object();
         for (int i = 0; i < kOpCount; ++i)
-            if (r.op_times.calls[i] > 0) j.field(op_name(static_cast<Op>(i)), r.op_times.seconds[i]);
+            if (r.op_times.calls[i] > 0)
+                j.field(op_name(static_cast<Op>(i)), r.op_times.seconds[i]);
         j.end_object();
         j.end_object();
         j.key("counts").begin_object();
         j.field("flops", r.counts.flops).field("matmul_flops", r.counts.matmul_flops);
         j.field("attention_flops", r.counts.attention_flops).field("bytes", r.counts.bytes);
+        j.end_object();
+        j.key("why_not_q").begin_object();
+        j.field("query_rows_computed", r.query_rows_computed);
+        j.field("query_rows_used", r.query_rows_used);
+        j.field("kv_rows_written", r.kv_rows_written);
+        j.field("kv_rows_recomputed", r.kv_rows_recomputed);
+        // null when nothing was recomputed, or the trace kept no K/V rows to compare with
+        j.field("kv_recomputed_max_delta", r.kv_recomputed_max_delta < 0
+                                               ? std::numeric_limits<double>::quiet_NaN()
+                                               : r.kv_recomputed_max_delta);
         j.end_object();
         j.field("payload_evicted", r.payload_evicted);
         if (!r.attention.p.empty()) {
@@ -84,8 +115,10 @@ void write_trace_json(std::ostream& os, const Session& s) {
                 for (int h = 0; h < a.n_heads; ++h) {
                     j.begin_array();
                     for (int row = 0; row < a.rows; ++row) {
-                        if (a.is_empty_row(l, h, row)) j.null();
-                        else j.floats(a.row(l, h, row));
+                        if (a.is_empty_row(l, h, row))
+                            j.null();
+                        else
+                            j.floats(a.row(l, h, row));
                     }
                     j.end_array();
                 }
@@ -109,6 +142,35 @@ void write_trace_json(std::ostream& os, const Session& s) {
             j.end_object();
         }
         if (!r.head_outputs.empty()) j.key("head_outputs").floats(r.head_outputs);
+        if (!r.q_rows.empty()) {
+            // The kept query rows (core/attention_explain.h): q after RoPE, and the attention
+            // output before the output projection.
+            j.key("q_rows").begin_object();
+            j.field("layout", "[n_layers, attention.rows, n_heads * head_dim]");
+            j.key("values").floats(r.q_rows);
+            j.end_object();
+            j.key("attn_out").begin_object();
+            j.field("layout", "[n_layers, attention.rows, n_heads * head_dim]");
+            j.key("values").floats(r.attn_out);
+            j.end_object();
+        }
+        if (!r.ops.ops.empty()) {
+            // The op strip (core/op_log.h): seconds null where the op ran inside the call of
+            // ops[timed_with], or the backend did not time calls one by one.
+            j.key("ops").begin_array();
+            for (const OpRecord& o : r.ops.ops) {
+                j.begin_object();
+                j.field("op", op_kind_name(o.kind)).field("layer", o.layer);
+                j.key("in").begin_array().value(o.in.rows).value(o.in.features).end_array();
+                j.key("out").begin_array().value(o.out.rows).value(o.out.features).end_array();
+                j.field("flops", o.flops);
+                j.field("seconds",
+                        o.seconds < 0 ? std::numeric_limits<double>::quiet_NaN() : o.seconds);
+                if (o.timed_with >= 0) j.field("timed_with", o.timed_with);
+                j.end_object();
+            }
+            j.end_array();
+        }
         if (!r.logits.empty()) j.key("logits").floats(r.logits);
         if (!r.kv_rows.empty()) {
             j.key("kv_rows").begin_object();

@@ -19,6 +19,7 @@
 #include "gui/key_queue.h"
 #include "gui/screenshot.h"
 #include "gui/strings.h"
+#include "gui/text_record.h"
 
 namespace kvs::gui {
 namespace {
@@ -35,22 +36,49 @@ std::string timestamped_png() {
 }
 
 // The panel a lesson's @show names, as the frame calls it.
+// Keys 1..7 maximise these (and restore when pressed again).
+constexpr const char* kMaximiseKeys[] = {"tokens", "attention", "kv",    "time",
+                                         "next",   "toy",       "lesson"};
+
+// The stage's panel a lesson's @show names.
 const char* panel_for_show(const std::string& show) {
     if (show == "prompt" || show == "tokens") return "tokens";
     if (show == "attention") return "attention";
-    if (show == "kv" || show == "whatif") return "kv_cache";
+    if (show == "kv" || show == "whatif") return "kv";
     if (show == "time") return "time";
-    if (show == "next") return "next_token";
-    if (show == "toy") return "toy_table";
-    if (show == "batch" || show == "scale") return "lesson";
+    if (show == "next") return "next";
+    if (show == "toy") return "toy";
+    if (show == "batch" || show == "scale") return "stage";
     return "";
 }
 
-const char* finish_message(const std::string& reason) {
-    if (reason == "context full") return tr("Generation ended: the context of %d tokens is full.");
-    if (reason == "end token") return tr("Generation ended: the model chose its end token.");
-    if (reason == "length limit")
-        return tr("Generation ended: the limit of new tokens was reached.");
+// The panels a lesson step's @show names ("kv attention size=full"), as stage ids, and how large.
+std::vector<std::string> shown_panels(const std::string& arg, std::string* size) {
+    std::vector<std::string> out;
+    std::istringstream words(arg);
+    std::string w;
+    while (words >> w) {
+        if (w.rfind("size=", 0) == 0) {
+            if (size) *size = w.substr(5);
+            continue;
+        }
+        const std::string id = panel_for_show(w);
+        if (!id.empty() && std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+    }
+    return out;
+}
+
+const char* finish_message(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::ContextFull:
+            return tr("Generation ended: the context of %d tokens is full.");
+        case FinishReason::EndToken:
+            return tr("Generation ended: the model chose its end token.");
+        case FinishReason::LengthLimit:
+            return tr("Generation ended: the limit of new tokens was reached.");
+        case FinishReason::None:
+            break;
+    }
     return tr("Generation ended.");
 }
 
@@ -101,16 +129,6 @@ std::vector<std::uint32_t> App::missing_glyphs() {
     return missing;
 }
 
-void App::begin_panel(const char* title, const char* id, float x, float y, float w, float h) {
-    panel_rects_[id] = ImVec4(x, y, w, h);
-    ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_Always);
-    ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_Always);
-    std::string name = std::string(title) + "###" + id;
-    ImGui::Begin(name.c_str(), nullptr,
-                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                     ImGuiWindowFlags_NoBringToFrontOnFocus);
-}
-
 void App::handle_keys(FrameContext& f) {
     ImGuiIO& io = ImGui::GetIO();
     const int n = f.snap.steps();
@@ -130,10 +148,23 @@ void App::handle_keys(FrameContext& f) {
         const bool mod = k.mods & (GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT);
         if (ctrl && k.key == GLFW_KEY_S) ui_.want_screenshot = true;
         if (k.key == GLFW_KEY_F1) ui_.show_help = !ui_.show_help;
+        if (k.key == GLFW_KEY_F5) ui_.presenter = !ui_.presenter;
         if (io.WantTextInput) continue;  // typing in the prompt or a number field
+        if (!mod && k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_7)
+            toggle_maximise(kMaximiseKeys[k.key - GLFW_KEY_1]);
         switch (k.key) {
             case GLFW_KEY_ESCAPE:
-                ui_.show_help = false;
+                // Esc closes the help, else restores a maximised panel, else leaves presenter
+                // mode: one layer of the stage at a time.
+                if (ui_.show_help)
+                    ui_.show_help = false;
+                else if (!ui_.maximised.empty())
+                    ui_.maximised.clear();
+                else
+                    ui_.presenter = false;
+                break;
+            case GLFW_KEY_0:
+                ui_.maximised.clear();
                 break;
             case GLFW_KEY_SPACE:
                 if (!mod) request_step(f);
@@ -247,7 +278,7 @@ void App::follow_engine(const EngineSnapshot& snap) {
             st.model = named ? snap.model_spec : "file";
             if (!named) st.model_path = snap.model_spec;
         }
-        st.cache = cache_view_name(snap.cache);
+        st.cache = snap.cache;
         st.temperature = snap.sampler.temperature;
         st.top_k = snap.sampler.top_k;
         st.top_p = snap.sampler.top_p;
@@ -292,30 +323,116 @@ void App::play(FrameContext& f) {
         worker_.decode(1);
 }
 
+namespace {
+
+// Each panel of the stage: its id (StageSlot::id), title, the name --layout-json records, and
+// what draws it.
+struct PanelDef {
+    const char* id;
+    const char* title;
+    const char* record;
+    void (*draw)(FrameContext&);
+};
+
+const PanelDef* panel_def(const std::string& id) {
+    static const PanelDef defs[] = {
+        {"tokens", tr_later("Prompt and tokens"), "tokens", draw_tokens},
+        {"toy", tr_later("Toy example: each head's output per token"), "toy_table", draw_toy_table},
+        {"attention", tr_later("Attention"), "attention", draw_attention},
+        {"kv", tr_later("KV cache"), "kv_cache", draw_kv_cache},
+        {"time", tr_later("Time"), "time", draw_time},
+        {"next", tr_later("Next token"), "next_token", draw_next_token},
+        {"lesson", tr_later("Lesson"), "lesson", draw_lesson},
+        {"stage", tr_later("Lesson: what this step measured"), "lesson_stage", draw_lesson_stage},
+    };
+    for (const auto& d : defs)
+        if (id == d.id) return &d;
+    return nullptr;
+}
+
+}  // namespace
+
+void App::toggle_maximise(const std::string& id) {
+    ui_.maximised = ui_.maximised == id ? std::string() : id;
+}
+
+void App::draw_slot(FrameContext& f, const StageSlot& slot) {
+    const PanelDef* d = panel_def(slot.id);
+    if (!d) return;
+    panel_rects_[slot.id] = ImVec4(slot.box.x, slot.box.y, slot.box.w, slot.box.h);
+    ImGui::SetNextWindowPos(ImVec2(slot.box.x, slot.box.y), ImGuiCond_Always);
+    ImGui::SetNextWindowSize(ImVec2(slot.box.w, slot.box.h), ImGuiCond_Always);
+    // One ImGui window per slot, named for the slot's place so that switching tabs does not
+    // make a new window.
+    const std::string name = std::string(tr(d->title)) + "###" +
+                             (slot.tabs.empty() ? std::string(d->id) : "group-" + slot.tabs[0]);
+    ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                             ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus;
+    if (ui_.presenter) flags |= ImGuiWindowFlags_NoTitleBar;
+    ImGui::Begin(name.c_str(), nullptr, flags);
+    // A double-click on the title bar maximises the panel, or restores the stage.
+    ImGuiWindow* w = ImGui::GetCurrentWindow();
+    if (!ui_.presenter && ImGui::IsMouseDoubleClicked(0) &&
+        ImGui::IsMouseHoveringRect(w->TitleBarRect().Min, w->TitleBarRect().Max, false) &&
+        ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem))
+        toggle_maximise(slot.id);
+    if (slot.tabs.size() > 1 &&
+        ImGui::BeginTabBar("##tabs", ImGuiTabBarFlags_FittingPolicyScroll)) {
+        for (const std::string& t : slot.tabs) {
+            const PanelDef* td = panel_def(t);
+            if (!td) continue;
+            const std::string label = std::string(tr(td->title)) + "###tab-" + t;
+            const bool shown = t == slot.id;
+            if (ImGui::BeginTabItem(label.c_str(), nullptr,
+                                    shown ? ImGuiTabItemFlags_SetSelected : 0)) {
+                ImGui::EndTabItem();
+            } else if (shown) {
+                // not drawn this frame
+            }
+            if (ImGui::IsItemClicked() && !shown) {
+                auto& c = ui_.chosen_tabs;
+                c.erase(std::remove(c.begin(), c.end(), t), c.end());
+                c.insert(c.begin(), t);
+            }
+        }
+        ImGui::EndTabBar();
+    }
+    f.record_panel(d->record);
+    if (d->draw == draw_lesson) {
+        if (ui_.lesson_panel) ui_.lesson_panel(f);
+    } else {
+        d->draw(f);
+    }
+    ImGui::End();
+}
+
 void App::draw_panels(FrameContext& f) {
     panel_rects_.clear();
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
     const float fh = f.font_px;
     const float gap = 2;
 
-    // Toolbar across the top; its height is what it needed last frame.
-    ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
-    ImGui::SetNextWindowSize(ImVec2(vp.x, 0), ImGuiCond_Always);
-    ImGui::Begin("kvscope###toolbar", nullptr,
-                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                     ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_AlwaysAutoResize |
-                     ImGuiWindowFlags_NoBringToFrontOnFocus);
-    draw_toolbar(f);
-    f.record_panel("toolbar");
-    toolbar_h_ = ImGui::GetWindowSize().y;
-    ImGui::End();
+    // Toolbar across the top (not in presenter mode); its height is what it needed last frame.
+    toolbar_h_ = 0;
+    if (!ui_.presenter) {
+        ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
+        ImGui::SetNextWindowSize(ImVec2(vp.x, 0), ImGuiCond_Always);
+        ImGui::Begin("kvscope###toolbar", nullptr,
+                     ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                         ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoTitleBar |
+                         ImGuiWindowFlags_AlwaysAutoResize |
+                         ImGuiWindowFlags_NoBringToFrontOnFocus);
+        draw_toolbar(f);
+        f.record_panel("toolbar");
+        toolbar_h_ = ImGui::GetWindowSize().y + gap;
+        ImGui::End();
+    }
 
-    const float top = toolbar_h_ + gap;
-    // The inside-attention panel and the op strip: bands across the bottom, under the panels
-    // (never over them), beside the lesson column.
+    const float top = toolbar_h_;
+    // The inside-attention panel and the op strip: bands across the bottom, under the stage
+    // (never over a panel). The inside panel's height: the lines above the diagram, then a row
+    // per key in the cache, at most about half the window.
     const bool explain = ui_.explain.open, ops = ui_.explain.op_strip;
-    // Its height: the lines above the diagram, then a row per key in the cache, at most about
-    // half the window.
     const int keys = f.snap.sessions.empty() || f.snap.sessions[0].trace.empty()
                          ? 0
                          : f.snap.sessions[0].trace.back().kv.len;
@@ -324,102 +441,85 @@ void App::draw_panels(FrameContext& f) {
                 : 0;
     const float ops_h = ops ? std::floor(fh * 9.5f) : 0;
     const float bottom = vp.y - explain_h - ops_h;
-    const float h = vp.y - top;
-    const float ph = bottom - top;  // height of the panels above the bands
-    const bool lesson = static_cast<bool>(ui_.lesson_panel);
-    const float lesson_w =
-        lesson ? std::floor(std::max(vp.x * 0.3f, std::min(fh * 22, vp.x * 0.45f))) : 0;
-    const float w = vp.x - lesson_w;
-    const float left_w = std::floor(w * 0.52f);
-    const float right_x = left_w + gap, right_w = w - right_x;
-    const bool toy = f.model() && f.model()->is_toy();
+    StageInput in;
+    in.stage = {0, top, vp.x, bottom - top};
+    in.fh = fh;
+    in.views = std::max<int>(1, static_cast<int>(f.snap.sessions.size()));
+    in.toy = f.model() && f.model()->is_toy();
+    in.lesson = static_cast<bool>(ui_.lesson_panel);
+    in.titles = !ui_.presenter;
+    if (!f.snap.sessions.empty() && !f.snap.sessions[0].trace.empty())
+        in.toy_rows = f.snap.sessions[0].trace.back().kv.len + 1;
+    in.maximise = ui_.maximised;
+    if (in.maximise == "lesson" && !in.lesson) in.maximise.clear();
+    if (in.maximise == "toy" && !in.toy) in.maximise.clear();
+    in.chosen = ui_.chosen_tabs;
+    // A lesson step may set the stage: the panels its @show names, as large as it says.
+    f.lesson_stage = false;
+    if (showing_lesson_step(f) && in.maximise.empty()) {
+        std::string size;
+        const auto ids = shown_panels(f.snap.lesson.panel, &size);
+        if (!size.empty()) {
+            in.focus = ids;
+            in.focus_full =
+                size == "full" || std::find(ids.begin(), ids.end(), "stage") != ids.end();
+            f.lesson_stage = std::find(ids.begin(), ids.end(), "stage") != ids.end();
+        }
+    }
+    const StageLayout stage = layout_stage(in);
+    f.caps = stage.caps;
+    if (f.layout) f.layout->arrangement = arrangement_name(stage.arrangement);
+    for (const StageSlot& slot : stage.slots) draw_slot(f, slot);
+    // The bands: fixed windows of their own, the full width of the window.
+    auto band = [&](const char* title, const char* id, const char* record, float y, float bh,
+                    void (*draw)(FrameContext&)) {
+        panel_rects_[id] = ImVec4(0, y, vp.x, bh);
+        ImGui::SetNextWindowPos(ImVec2(0, y), ImGuiCond_Always);
+        ImGui::SetNextWindowSize(ImVec2(vp.x, bh), ImGuiCond_Always);
+        const std::string name = std::string(title) + "###" + id;
+        ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                 ImGuiWindowFlags_NoCollapse |
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
+        if (ui_.presenter) flags |= ImGuiWindowFlags_NoTitleBar;
+        ImGui::Begin(name.c_str(), nullptr, flags);
+        f.record_panel(record);
+        draw(f);
+        ImGui::End();
+    };
+    if (ops)
+        band(tr("Ops of this step"), "op_strip", "op_strip", bottom + gap, ops_h - gap,
+             draw_op_strip);
+    if (explain)
+        band(tr("Inside attention"), "inside_attention", "inside_attention", bottom + ops_h + gap,
+             explain_h - gap, draw_inside_attention);
 
-    float y = top;
-    const float tokens_h = std::max(fh * 7.5f, ph * (toy ? 0.2f : 0.22f));
-    begin_panel(tr("Prompt and tokens"), "tokens", 0, y, left_w, tokens_h);
-    f.record_panel("tokens");
-    draw_tokens(f);
-    ImGui::End();
-    y += tokens_h + gap;
-    if (toy) {
-        const float toy_h = ph * 0.24f;
-        begin_panel(tr("Toy example: each head's output per token"), "toy", 0, y, left_w, toy_h);
-        f.record_panel("toy_table");
-        draw_toy_table(f);
-        ImGui::End();
-        y += toy_h + gap;
-    }
-    begin_panel(tr("Attention"), "attention", 0, y, left_w, bottom - y);
-    f.record_panel("attention");
-    draw_attention(f);
-    ImGui::End();
-
-    // Next token and Time get what their content needs; the KV cache takes the rest.
-    const bool compare = f.snap.sessions.size() > 1;
-    // Under the bands they share what is left (Time and Next token then scroll).
-    const float next_h = explain || ops ? ph * 0.3f : std::max(fh * 11.0f, ph * 0.24f);
-    const float time_h =
-        explain || ops ? ph * 0.36f : std::max(fh * (compare ? 13.5f : 13.0f), ph * 0.3f);
-    const float kv_h = std::floor(ph - next_h - time_h - 2 * gap);
-    begin_panel(tr("KV cache"), "kv", right_x, top, right_w, kv_h);
-    f.record_panel("kv_cache");
-    draw_kv_cache(f);
-    ImGui::End();
-    begin_panel(tr("Time"), "time", right_x, top + kv_h + gap, right_w, time_h);
-    f.record_panel("time");
-    draw_time(f);
-    ImGui::End();
-    const float nt_y = top + kv_h + time_h + 2 * gap;
-    begin_panel(tr("Next token"), "next", right_x, nt_y, right_w, bottom - nt_y);
-    f.record_panel("next_token");
-    draw_next_token(f);
-    ImGui::End();
-    if (ops) {
-        begin_panel(tr("Ops of this step"), "ops", 0, bottom + gap, w, ops_h - gap);
-        f.record_panel("op_strip");
-        draw_op_strip(f);
-        ImGui::End();
-    }
-    if (explain) {
-        begin_panel(tr("Inside attention"), "inside", 0, bottom + ops_h + gap, w, explain_h - gap);
-        f.record_panel("inside_attention");
-        draw_inside_attention(f);
-        ImGui::End();
-    }
-
-    // The lesson panel: a column at the right, when a lesson is open.
-    if (lesson) {
-        begin_panel(tr("Lesson"), "lesson", w + gap, top, lesson_w - gap, h);
-        f.record_panel("lesson");
-        ui_.lesson_panel(f);
-        ImGui::End();
-    }
     frame_shown_panel(f);
     f.toolbar_bottom = top;
     draw_messages(f);
     draw_help(f);
 }
 
-void App::frame_shown_panel(FrameContext& f) {
-    // A lesson's @show: the panel it names gets a frame in the highlight colour while its step
-    // is the one shown.
+bool App::showing_lesson_step(const FrameContext& f) const {
     const LessonRun& run = f.snap.lesson;
     const LessonUi& L = ui_.lesson;
-    if (!ui_.lesson_panel || run.number != L.number || L.step != run.played() || run.panel.empty())
-        return;
-    static const std::map<std::string, std::string> ids = {
-        {"tokens", "tokens"},   {"attention", "attention"}, {"kv_cache", "kv"},  {"time", "time"},
-        {"next_token", "next"}, {"toy_table", "toy"},       {"lesson", "lesson"}};
-    const auto id = ids.find(panel_for_show(run.panel));
-    if (id == ids.end()) return;
-    const auto r = panel_rects_.find(id->second);
-    if (r == panel_rects_.end()) return;
-    const ImVec4 v = r->second;
-    const float t = std::max(2.0f, f.font_px * 0.18f);
-    ImGui::GetForegroundDrawList()->AddRect(ImVec2(v.x + t * 0.5f, v.y + t * 0.5f),
-                                            ImVec2(v.x + v.z - t * 0.5f, v.y + v.w - t * 0.5f),
-                                            to_u32(f.pal.highlight), 4, 0, t);
-    if (f.layout) f.layout->lesson.shown_panel = run.panel;
+    return ui_.lesson_panel && run.number == L.number && L.step == run.played() &&
+           !run.panel.empty();
+}
+
+void App::frame_shown_panel(FrameContext& f) {
+    // A lesson's @show: the panels it names get a frame in the highlight colour while its step
+    // is the one shown.
+    if (!showing_lesson_step(f)) return;
+    for (const std::string& id : shown_panels(f.snap.lesson.panel, nullptr)) {
+        const auto r = panel_rects_.find(id);
+        if (r == panel_rects_.end()) continue;
+        const ImVec4 v = r->second;
+        const float t = std::max(2.0f, f.font_px * 0.18f);
+        ImGui::GetForegroundDrawList()->AddRect(ImVec2(v.x + t * 0.5f, v.y + t * 0.5f),
+                                                ImVec2(v.x + v.z - t * 0.5f, v.y + v.w - t * 0.5f),
+                                                to_u32(f.pal.highlight), 4, 0, t);
+    }
+    if (f.layout) f.layout->lesson.shown_panel = f.snap.lesson.panel;
 }
 
 void App::frame(const std::string& screenshot, LayoutRecord* layout) {
@@ -505,6 +605,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
     int fw = 0, fhgt = 0;
     window_.framebuffer_size(fw, fhgt);
     if (layout) {
+        record_text(*layout);
         const ImVec2 ds = ImGui::GetIO().DisplaySize;
         layout->width = fw;
         layout->height = fhgt;

@@ -43,6 +43,18 @@ struct PlotRecord {
     std::vector<std::pair<std::string, std::vector<double>>> series;
 };
 
+// One line of text as drawn (gui/text_record.h).
+struct TextRecord {
+    std::string panel;     // the panel's id (its ImGui window, "toolbar", ...)
+    std::string text;      // the characters, spaces where the pen jumped
+    Rect rect;             // the glyphs' union, window pixels
+    Rect clip;             // the clip rectangle it was drawn in
+    bool clipped = false;  // part of it lies outside `clip` (cut off)
+    bool scrolls = false;  // drawn in a window that scrolls (text cut at its edge is expected)
+    bool overlay = false;  // a floating overlay (messages, help, tooltips)
+    bool vertical = false;
+};
+
 // The lesson panel as drawn: which lesson and step, and the checks shown beside it.
 struct LessonRecord {
     int number = 0;
@@ -53,13 +65,6 @@ struct LessonRecord {
     bool running = false;     // the step is still being played on the engine
     std::string shown_panel;  // the panel @show pointed at (framed in the window)
     std::vector<std::string> errors;
-};
-
-// A text a panel drew, where (the panels that record their words: the inside-attention panel
-// and the op strip), so tests can read the numbers shown and check that texts do not overlap.
-struct TextRecord {
-    std::string panel, text;
-    Rect rect;
 };
 
 // The row the inside-attention panel shows (open false: the panel is closed).
@@ -82,6 +87,7 @@ struct LayoutRecord {
     Rgba mask, missing, empty_row, highlight, recomputed;
     Rgba background;  // the window's clear colour, behind every panel
     std::vector<std::pair<std::string, Rect>> panels;
+    std::string arrangement;  // how the stage placed the panels (gui/stage_layout.h)
     std::vector<HeatmapRecord> heatmaps;
     std::vector<KvGridRecord> kv_grids;
     std::string lang;  // the language the window's words are in
@@ -97,7 +103,6 @@ struct LayoutRecord {
     ExplainRecord explain;
 
     void clear_frame() {
-        texts.clear();
         explain = ExplainRecord();
         panels.clear();
         heatmaps.clear();
@@ -106,6 +111,7 @@ struct LayoutRecord {
         tokens.clear();
         finish.clear();
         plots.clear();
+        texts.clear();
         lesson = LessonRecord();
     }
     std::string to_json() const;

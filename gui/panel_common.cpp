@@ -2,6 +2,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdio>
 
 #include "core/utf8.h"
@@ -59,10 +60,15 @@ void FrameContext::record_panel(const char* name) {
     layout->panels.emplace_back(name, Rect{p.x, p.y, s.x, s.y});
 }
 
-std::string clipped(const std::string& s, float max_w) {
-    if (ImGui::CalcTextSize(s.c_str()).x <= max_w) return s;
+float text_width(const std::string& s, float px) {
+    return ImGui::GetFont()->CalcTextSizeA(px, FLT_MAX, 0, s.c_str()).x;
+}
+
+std::string clipped(const std::string& s, float max_w, float px) {
+    if (px <= 0) px = ImGui::GetFontSize();
+    if (text_width(s, px) <= max_w) return s;
     std::string t = s;
-    while (!t.empty() && ImGui::CalcTextSize((t + "..").c_str()).x > max_w) {
+    while (!t.empty() && text_width(t + "..", px) > max_w) {
         // One whole character off the end: its continuation bytes, then its first byte.
         while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();
         if (!t.empty()) t.pop_back();
@@ -70,11 +76,18 @@ std::string clipped(const std::string& s, float max_w) {
     return t + "..";
 }
 
-const char* finish_reason_text(const std::string& reason) {
-    if (reason == "context full") return tr("the context is full");
-    if (reason == "end token") return tr("end token");
-    if (reason == "length limit") return tr("length limit");
-    return reason.c_str();
+const char* finish_reason_text(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::ContextFull:
+            return tr("the context is full");
+        case FinishReason::EndToken:
+            return tr("end token");
+        case FinishReason::LengthLimit:
+            return tr("length limit");
+        case FinishReason::None:
+            break;
+    }
+    return finish_reason_name(reason);
 }
 
 int shown_step(const SessionView& s, int step) {

@@ -109,10 +109,8 @@ struct Diagram {
         }
         // Headers: the quantity and its shape in the tutorials' notation.
         for (int c = 0; c < 8; ++c) {
-            put_text(f, kPanel, ImVec2(col_x[c], o.y), ImGui::GetColorU32(ImGuiCol_Text),
-                     cols[c].name);
-            put_text(f, kPanel, ImVec2(col_x[c], o.y + fh * 1.1f), f.theme.muted_text,
-                     cols[c].shape);
+            put_text(ImVec2(col_x[c], o.y), ImGui::GetColorU32(ImGuiCol_Text), cols[c].name);
+            put_text(ImVec2(col_x[c], o.y + fh * 1.1f), f.theme.muted_text, cols[c].shape);
         }
         const float y0 = o.y + header_h;
         auto row_y = [&](int j) { return y0 + (j - first) * rh; };
@@ -135,7 +133,7 @@ struct Diagram {
                 const Rgba c = signed_colour(vals[i], scale);
                 dl->AddRectFilled(a, ImVec2(std::max(b.x, a.x + 1), b.y), to_u32(c));
                 if (n == 1 && numbers)
-                    put_text(f, kPanel, ImVec2(a.x + fh * 0.2f, a.y + (h - fh) * 0.5f), text_on(c),
+                    put_text(ImVec2(a.x + fh * 0.2f, a.y + (h - fh) * 0.5f), text_on(c),
                              fmt_number(vals[i]));
                 if (hovered && inside(mouse, a, b)) {
                     char b2[160];
@@ -155,8 +153,7 @@ struct Diagram {
             const ImVec2 a(col_x[c], row_y(j)), b(col_x[c] + widths[c], row_y(j) + rh);
             dl->AddRectFilled(a, ImVec2(b.x, std::max(b.y - 1, a.y + 1)), to_u32(bg));
             if (numbers)
-                put_text(f, kPanel, ImVec2(a.x + fh * 0.2f, a.y + (rh - fh) * 0.5f), text_on(bg),
-                         text);
+                put_text(ImVec2(a.x + fh * 0.2f, a.y + (rh - fh) * 0.5f), text_on(bg), text);
             if (hovered && inside(mouse, a, b)) {
                 char b2[200];
                 std::snprintf(b2, sizeof b2, "%s, key %d \"%s\": %s", what, j,
@@ -169,9 +166,9 @@ struct Diagram {
         if (!e.q.empty())
             cells(col_x[0], y0, mat_w, strip_h, e.q.data(), dk, q_scale, "q", -1);
         else
-            put_text(f, kPanel, ImVec2(col_x[0], y0), f.theme.muted_text, tr("(rule)"));
+            put_text(ImVec2(col_x[0], y0), f.theme.muted_text, tr("(rule)"));
         if (e.empty_row)
-            put_text(f, kPanel, ImVec2(col_x[7], y0), f.theme.muted_text, tr("none"));
+            put_text(ImVec2(col_x[7], y0), f.theme.muted_text, tr("none"));
         else if (static_cast<int>(e.output.size()) == dv)
             cells(col_x[7], y0, mat_w, strip_h, e.output.data(), dv, out_scale, tr("output"), -1);
 
@@ -183,11 +180,11 @@ struct Diagram {
                 char lab[96];
                 std::snprintf(lab, sizeof lab, "%d %s", j, token_label(j).c_str());
                 const std::string fit = clipped(lab, label_w - fh * 0.3f);
-                put_text(f, kPanel, ImVec2(o.x, y + (rh - fh) * 0.5f),
+                put_text(ImVec2(o.x, y + (rh - fh) * 0.5f),
                          j == e.q_pos ? ImGui::GetColorU32(ImGuiCol_Text) : f.theme.muted_text,
                          fit);
             } else if (j == first || j == T - 1 || (j % 50) == 0) {
-                put_text(f, kPanel, ImVec2(o.x, std::min(y, y0 + area_h - fh)), f.theme.muted_text,
+                put_text(ImVec2(o.x, std::min(y, y0 + area_h - fh)), f.theme.muted_text,
                          std::to_string(j));
             }
             // K and V rows, each with a bar in the colour of where it came from.
@@ -220,7 +217,7 @@ struct Diagram {
         if (first > 0) {
             char b[96];
             std::snprintf(b, sizeof b, tr("keys 0..%d not drawn (no room)"), first - 1);
-            put_text(f, kPanel, ImVec2(o.x, y0 + area_h + fh * 0.1f), f.theme.muted_text, b);
+            put_text(ImVec2(o.x, y0 + area_h + fh * 0.1f), f.theme.muted_text, b);
         }
         // Legend: where each K/V row came from.
         float lx = o.x;
@@ -229,7 +226,7 @@ struct Diagram {
             dl->AddRectFilled(ImVec2(lx, ly + fh * 0.15f), ImVec2(lx + fh * 0.8f, ly + fh * 0.95f),
                               to_u32(source_colour(f.pal, s)));
             const char* w = source_words(s);
-            put_text(f, kPanel, ImVec2(lx + fh, ly), f.theme.muted_text, w);
+            put_text(ImVec2(lx + fh, ly), f.theme.muted_text, w);
             lx += fh * 2 + ImGui::CalcTextSize(w).x;
         }
         if (!tip.empty()) ImGui::SetTooltip("%s", tip.c_str());
@@ -238,19 +235,12 @@ struct Diagram {
 
 }  // namespace
 
-void put_text(FrameContext& f, const char* panel, ImVec2 p, ImU32 col, const std::string& text,
-              float size) {
-    ImFont* font = ImGui::GetFont();
+void put_text(ImVec2 p, ImU32 col, const std::string& text, float size) {
     const float px = size > 0 ? size : ImGui::GetFontSize();
-    ImGui::GetWindowDrawList()->AddText(font, px, p, col, text.c_str());
-    if (f.layout) {
-        const ImVec2 s = font->CalcTextSizeA(px, FLT_MAX, 0.0f, text.c_str());
-        f.layout->texts.push_back({panel, text, Rect{p.x, p.y, s.x, s.y}});
-    }
+    ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), px, p, col, text.c_str());
 }
 
-float put_wrapped(FrameContext& f, const char* panel, ImVec2 p, ImU32 col, const std::string& text,
-                  float width) {
+float put_wrapped(ImVec2 p, ImU32 col, const std::string& text, float width) {
     ImFont* font = ImGui::GetFont();
     const float px = ImGui::GetFontSize(), line_h = ImGui::GetTextLineHeightWithSpacing();
     const char* s = text.c_str();
@@ -259,7 +249,7 @@ float put_wrapped(FrameContext& f, const char* panel, ImVec2 p, ImU32 col, const
     while (s < end) {
         const char* cut = font->CalcWordWrapPositionA(1.0f, s, end, std::max(width, px * 4));
         if (cut == s) cut = end;  // nothing fits: the rest on one line rather than loop
-        put_text(f, panel, ImVec2(p.x, y), col, std::string(s, cut));
+        put_text(ImVec2(p.x, y), col, std::string(s, cut));
         y += line_h;
         s = cut;
         while (s < end && *s == ' ') ++s;
@@ -331,7 +321,7 @@ void draw_inside_attention(FrameContext& f) {
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     if (!e) {
-        put_text(f, kPanel, o, f.theme.muted_text, why);
+        put_text(o, f.theme.muted_text, why);
         ImGui::Dummy(avail);
         return;
     }
@@ -354,10 +344,9 @@ void draw_inside_attention(FrameContext& f) {
         e->phase == Phase::Prefill ? tr("prefill") : tr("decode"),
         e->mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"));
     float y = o.y;
-    put_text(f, kPanel, ImVec2(o.x, y), f.theme.muted_text, title);
+    put_text(ImVec2(o.x, y), f.theme.muted_text, title);
     y += fh * 1.25f;
-    put_text(f, kPanel, ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text), kAttentionFormula,
-             fh * 1.3f);
+    put_text(ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text), kAttentionFormula, fh * 1.3f);
     y += fh * 1.55f;
     const ExplainLines L = explain_lines(*e);
     // This row's numbers, wrapped between their pieces when the panel is narrow.
@@ -368,7 +357,7 @@ void draw_inside_attention(FrameContext& f) {
             nx = o.x + fh;
             y += fh * 1.25f;
         }
-        put_text(f, kPanel, ImVec2(nx, y), ImGui::GetColorU32(ImGuiCol_Text), part);
+        put_text(ImVec2(nx, y), ImGui::GetColorU32(ImGuiCol_Text), part);
         nx += w + ImGui::CalcTextSize(" ").x;
     }
     y += fh * 1.25f;
@@ -376,16 +365,16 @@ void draw_inside_attention(FrameContext& f) {
     auto pair_line = [&](const std::string& a, const std::string& b) {
         if (a.empty() && b.empty()) return;
         const float wa = ImGui::CalcTextSize(a.c_str()).x;
-        put_text(f, kPanel, ImVec2(o.x, y), f.theme.muted_text, a);
+        put_text(ImVec2(o.x, y), f.theme.muted_text, a);
         if (b.empty()) {
             y += fh * 1.2f;
             return;
         }
         if (wa + fh * 2 + ImGui::CalcTextSize(b.c_str()).x <= avail.x) {
-            put_text(f, kPanel, ImVec2(o.x + wa + fh * 2, y), f.theme.muted_text, b);
+            put_text(ImVec2(o.x + wa + fh * 2, y), f.theme.muted_text, b);
         } else {
             y += fh * 1.2f;
-            put_text(f, kPanel, ImVec2(o.x, y), f.theme.muted_text, b);
+            put_text(ImVec2(o.x, y), f.theme.muted_text, b);
         }
         y += fh * 1.2f;
     };
@@ -394,7 +383,7 @@ void draw_inside_attention(FrameContext& f) {
     const std::string wq = why_not_q_line(sv.trace.steps()[e->step]);
     if (!wq.empty()) {
         y += put_wrapped(
-            f, kPanel, ImVec2(o.x, y),
+            ImVec2(o.x, y),
             e->mode == CacheMode::Uncached ? to_u32(f.pal.recomputed) : f.theme.muted_text, wq,
             avail.x);
     }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/format.h"
 #include "gui/format.h"
 #include "gui/panels.h"
 
@@ -35,23 +36,11 @@ std::string shape_text(const OpShape& s) {
     return b;
 }
 
-// The last item's text, recorded where it was drawn (when it is in view).
-void record_item(FrameContext& f, const std::string& text) {
-    if (!f.layout || !ImGui::IsItemVisible()) return;
-    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    // Inside a scrolled table an item may be partly under the header or the panel's edge.
-    const ImVec2 ca = ImGui::GetWindowDrawList()->GetClipRectMin();
-    const ImVec2 cb = ImGui::GetWindowDrawList()->GetClipRectMax();
-    if (a.y < ca.y || b.y > cb.y) return;
-    f.layout->texts.push_back({kPanel, text, Rect{a.x, a.y, b.x - a.x, b.y - a.y}});
-}
-
-void cell(FrameContext& f, const std::string& text, ImU32 col = 0) {
+void cell(const std::string& text, ImU32 col = 0) {
     ImGui::TableNextColumn();
     if (col) ImGui::PushStyleColor(ImGuiCol_Text, col);
     ImGui::TextUnformatted(text.c_str());
     if (col) ImGui::PopStyleColor();
-    record_item(f, text);
 }
 
 }  // namespace
@@ -88,12 +77,11 @@ void draw_op_strip(FrameContext& f) {
                      "times);  , and . walk the ops"),
                   st->index, st->phase == Phase::Prefill ? tr("prefill") : tr("decode"),
                   st->mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"),
-                  static_cast<int>(ops.size()), fmt_flops(st->ops.flops()).c_str(),
-                  fmt_seconds(measured).c_str());
+                  static_cast<int>(ops.size()), format_flops(st->ops.flops()).c_str(),
+                  format_seconds(measured).c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextUnformatted(head);
     ImGui::PopStyleColor();
-    record_item(f, head);
     // A newly highlighted op (the keys, --op): the inside-attention panel and the heatmap
     // follow its layer.
     if (x.op >= 0 && x.op != x.op_followed) {
@@ -134,20 +122,20 @@ void draw_op_strip(FrameContext& f) {
             }
         }
         const ImU32 col = hl ? ImGui::GetColorU32(ImGuiCol_Text) : 0;
-        cell(f, std::to_string(i), col);
-        cell(f, op_kind_name(o.kind), col);  // core's names, in English
-        cell(f, o.layer >= 0 ? std::to_string(o.layer) : "-", col);
-        cell(f, shape_text(o.in), col);
-        cell(f, shape_text(o.out), col);
-        cell(f, fmt_flops(o.flops), col);
+        cell(std::to_string(i), col);
+        cell(op_kind_name(o.kind), col);  // core's names, in English
+        cell(o.layer >= 0 ? std::to_string(o.layer) : "-", col);
+        cell(shape_text(o.in), col);
+        cell(shape_text(o.out), col);
+        cell(format_flops(o.flops), col);
         char t[64];
         if (o.seconds >= 0)
-            std::snprintf(t, sizeof t, "%s", fmt_seconds(o.seconds).c_str());
+            std::snprintf(t, sizeof t, "%s", format_seconds(o.seconds).c_str());
         else if (o.timed_with >= 0)
             std::snprintf(t, sizeof t, tr("in #%d's call"), o.timed_with);
         else
             std::snprintf(t, sizeof t, "%s", tr("not timed"));
-        cell(f, t, hl ? col : (o.seconds >= 0 ? 0 : f.theme.muted_text));
+        cell(t, hl ? col : (o.seconds >= 0 ? 0 : f.theme.muted_text));
     }
     if (x.op < 0) scrolled_to = -2;
     ImGui::EndTable();

@@ -73,7 +73,7 @@ void draw_tokens(FrameContext& f) {
         // Generation ended: say why where the tokens are, as long as it stays ended.
         const SessionView& s0 = f.snap.sessions[0];
         char b[200];
-        if (s0.finish_reason == "context full" && f.model())
+        if (s0.finish_reason == FinishReason::ContextFull && f.model())
             std::snprintf(b, sizeof b, tr("finished: the context of %d tokens is full"),
                           f.model()->config().seq_len);
         else
@@ -154,7 +154,7 @@ void draw_tokens(FrameContext& f) {
             if (window_hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
                 mouse.y < b.y) {
                 ImGui::BeginTooltip();
-                ImGui::Text(tr("position %d, token id %d"), c.pos, c.id);
+                ImGui::Text(tr("position %d, token id %d"), c.pos + 1, c.id);  // positions from 1
                 ImGui::Text(tr("piece: \"%s\""), f.label(c.id).c_str());
                 ImGui::TextUnformatted(c.why.c_str());
                 ImGui::EndTooltip();

@@ -15,6 +15,7 @@
 #include "gui/lesson_catalog.h"
 #include "gui/markdown.h"
 #include "gui/settings.h"
+#include "gui/stage_layout.h"
 #include "gui/strings.h"
 #include "gui/theme.h"
 
@@ -82,6 +83,11 @@ struct UiState {
     Lang lang = Lang::En;  // the language in use: settings.lang when its font is there
     // Generation that ended is announced once per generation of the traces.
     std::uint64_t announced_finish = 0;
+    // The stage: a panel shown alone (its id; empty: none), presenter mode (no toolbar, no
+    // title bars), and the tab chosen in each tab group, newest first.
+    std::string maximised;
+    bool presenter = false;
+    std::vector<std::string> chosen_tabs;
 };
 
 // Heatmap textures of one session: one per (layer, head); the large view reuses its head's.
@@ -100,9 +106,11 @@ struct FrameContext {
     LayoutRecord* layout;  // where panels record their geometry; null when nobody asked
     int step = -1;         // the step shown (index into each session's trace); -1: none yet
     float font_px = 16;
-    float toolbar_bottom = 0;  // y where the panels start
-    ImFont* mono = nullptr;    // for code in the lesson text
-    ImFont* bold = nullptr;    // for bold lesson text (null: none installed)
+    float toolbar_bottom = 0;   // y where the panels start
+    ImFont* mono = nullptr;     // for code in the lesson text
+    ImFont* bold = nullptr;     // for bold lesson text (null: none installed)
+    bool lesson_stage = false;  // the lesson step's measurements are on the stage (not its column)
+    GraphicCaps caps{};         // the largest the stage lets each graphic be (0: no limit)
 
     const Model* model() const { return snap.model.get(); }
     // The piece of a token for labels; "?" when out of range.
@@ -116,11 +124,14 @@ struct FrameContext {
     void record_panel(const char* name);  // the current ImGui window's rectangle
 };
 
-// `s` cut to whole characters and ".." when wider than max_w pixels in the current font.
-std::string clipped(const std::string& s, float max_w);
+// The width of `s` in pixels in the current font at text height `px`.
+float text_width(const std::string& s, float px);
+// `s` cut to whole characters and ".." when wider than max_w pixels in the current font, at text
+// height `px` (0: the current font size).
+std::string clipped(const std::string& s, float max_w, float px = 0);
 
 // Why generation ended, in the window's words.
-const char* finish_reason_text(const std::string& reason);
+const char* finish_reason_text(FinishReason reason);
 
 // The step a session shows: the one asked, clamped to what the session has.
 int shown_step(const SessionView& s, int step);
@@ -140,6 +151,8 @@ void draw_op_strip(FrameContext& f);
 void draw_help(FrameContext& f);
 void draw_messages(FrameContext& f);
 void draw_lesson(FrameContext& f);
+// What the lesson step measured (@batch, @scale), full size on the stage.
+void draw_lesson_stage(FrameContext& f);
 
 // The lesson panel's actions (buttons, keys, the menu, --lesson): they show step `step` of
 // lesson `number` and have the engine play it (the next step on top of the previous ones, else
@@ -156,14 +169,11 @@ void move_inside_attention_row(FrameContext& f, int delta);
 // The op strip's key: highlights the next / previous op of the step shown (opening the strip);
 // the inside-attention panel follows the op's layer.
 void walk_ops(FrameContext& f, int delta);
-// Draws `text` at `p` in the current window and records it (panel, text, rectangle) for
-// --layout-json; `size` 0: the current font size.
-void put_text(FrameContext& f, const char* panel, ImVec2 p, ImU32 col, const std::string& text,
-              float size = 0);
-// put_text wrapped at word boundaries to `width`, one recorded text per line; returns the height
-// used.
-float put_wrapped(FrameContext& f, const char* panel, ImVec2 p, ImU32 col, const std::string& text,
-                  float width);
+// Draws `text` at `p` in the current window's draw list (--layout-json records it with all text,
+// gui/text_record.h); `size` 0: the current font size.
+void put_text(ImVec2 p, ImU32 col, const std::string& text, float size = 0);
+// put_text wrapped at word boundaries to `width`, one line per put_text; returns the height used.
+float put_wrapped(ImVec2 p, ImU32 col, const std::string& text, float width);
 
 // Sets the language of the window and the lessons ("en" / "zh").
 void set_ui_language(UiState& ui, const std::string& code);

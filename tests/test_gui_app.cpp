@@ -735,6 +735,14 @@ bool has_text(const json& layout, const std::string& panel, const std::string& t
     return false;
 }
 
+// Whether a recorded line of `panel` holds `part`: texts drawn one after another on a line are
+// recorded as one run (gui/text_record.h), so the formula's parts are pieces of one line.
+bool line_has(const json& layout, const std::string& panel, const std::string& part) {
+    for (const auto& t : panel_texts(layout, panel))
+        if (t["text"].get<std::string>().find(part) != std::string::npos) return true;
+    return false;
+}
+
 // The numbers drawn in the inside-attention diagram's column headed `header`, top to bottom.
 std::vector<std::string> column_texts(const json& layout, const std::string& header) {
     const auto texts = panel_texts(layout, "inside_attention");
@@ -760,6 +768,136 @@ std::vector<std::string> column_texts(const json& layout, const std::string& hea
 
 }  // namespace
 
+// --- No overlap, no clipping (issue 14) ---
+
+namespace {
+
+// Text rectangles of a --layout-json that overlap each other or are cut off by their panel
+// (a table cell, a child window). Text of floating overlays is left out, and so is text cut at
+// the edge of a window that scrolls. Each problem is one line naming the texts.
+std::vector<std::string> text_problems(const json& layout) {
+    struct T {
+        std::string panel, text;
+        double x0, y0, x1, y1;
+    };
+    std::vector<T> shown;
+    std::vector<std::string> problems;
+    for (const auto& t : layout["texts"]) {
+        if (t["overlay"].get<bool>()) continue;
+        const json &r = t["rect"], &c = t["clip"];
+        const double x0 = std::max(r["x"].get<double>(), c["x"].get<double>());
+        const double y0 = std::max(r["y"].get<double>(), c["y"].get<double>());
+        const double x1 = std::min(r["x"].get<double>() + r["w"].get<double>(),
+                                   c["x"].get<double>() + c["w"].get<double>());
+        const double y1 = std::min(r["y"].get<double>() + r["h"].get<double>(),
+                                   c["y"].get<double>() + c["h"].get<double>());
+        const std::string panel = t["panel"], text = t["text"];
+        if (t["clipped"].get<bool>() && !t["scrolls"].get<bool>())
+            problems.push_back("clipped in " + panel + ": \"" + text + "\"");
+        if (x1 > x0 && y1 > y0) shown.push_back({panel, text, x0, y0, x1, y1});
+    }
+    // Glyph boxes of neighbouring lines may touch; more than 2 px both ways is an overlap.
+    for (std::size_t i = 0; i < shown.size(); ++i)
+        for (std::size_t j = i + 1; j < shown.size(); ++j) {
+            const T &a = shown[i], &b = shown[j];
+            const double w = std::min(a.x1, b.x1) - std::max(a.x0, b.x0);
+            const double h = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
+            if (w > 2 && h > 2)
+                problems.push_back("overlap: \"" + a.text + "\" (" + a.panel + ") and \"" + b.text +
+                                   "\" (" + b.panel + ")");
+        }
+    return problems;
+}
+
+json text_item(const std::string& text, double x, double y, double w, double h,
+               bool clipped = false) {
+    return {{"panel", "p"},
+            {"text", text},
+            {"rect", {{"x", x}, {"y", y}, {"w", w}, {"h", h}}},
+            {"clip", {{"x", 0}, {"y", 0}, {"w", 500}, {"h", 500}}},
+            {"clipped", clipped},
+            {"scrolls", false},
+            {"overlay", false},
+            {"vertical", false}};
+}
+
+}  // namespace
+
+TEST_CASE("the text checker finds overlapping and clipped labels", "[gui][overlap]") {
+    json l;
+    l["texts"] = json::array({text_item("masked", 10, 10, 50, 16), text_item("new", 70, 10, 30, 16),
+                              text_item("below", 10, 27, 50, 16)});
+    CHECK(text_problems(l).empty());
+    // Runs into "masked" and "new", and 3 px into "below" (more than the 2 px neighbouring lines
+    // may touch).
+    l["texts"].push_back(text_item("new this step", 40, 14, 80, 16));
+    const auto p = text_problems(l);
+    REQUIRE(p.size() == 3);  // with "masked", "new" and "below"
+    CHECK(p[0].find("\"masked\"") != std::string::npos);
+    l["texts"] = json::array({text_item("89.4 MFL", 10, 10, 50, 16, true)});
+    REQUIRE(text_problems(l).size() == 1);
+    CHECK(text_problems(l)[0] == "clipped in p: \"89.4 MFL\"");
+}
+
+namespace {
+
+struct StageConfig {
+    std::string tag;
+    std::vector<std::string> args;
+};
+
+// The window's configurations a class meets: 3 window sizes x 3 text sizes x English and
+// Chinese x the toy and the default model x the cache on and compare x a lesson open and closed.
+// All 144 take about 12 minutes on two cores, so this is a covering subset of 18 (plus lesson 9
+// on its full-size stage): every window size with every text size, twice, and for the four
+// two-way factors the rows of a 2^(4-1) design (each pair of them meets in all four
+// combinations), cycled over the 9 size x text pairs. With a lesson open the lesson picks the
+// model: lesson 1 step 3 (the toy) or lesson 4 step 2 (the default model); its cache mode is the
+// lesson's.
+std::vector<StageConfig> stage_matrix() {
+    // lang zh, default model, compare, lesson: the fourth is the parity of the other three.
+    static const int design[8][4] = {{0, 0, 0, 0}, {0, 0, 1, 1}, {0, 1, 0, 1}, {0, 1, 1, 0},
+                                     {1, 0, 0, 1}, {1, 0, 1, 0}, {1, 1, 0, 0}, {1, 1, 1, 1}};
+    std::vector<StageConfig> out;
+    int row = 0;
+    for (int rep = 0; rep < 2; ++rep)
+        for (const char* size : {"1280x800", "1920x1080", "3840x2160"})
+            for (const char* scale : {"1", "1.5", "2"}) {
+                const int* d = design[row++ % 8];
+                const std::string lang = d[0] ? "zh" : "en", model = d[1] ? "default" : "toy";
+                const std::string cache = d[2] ? "compare" : "on";
+                StageConfig c;
+                c.tag = std::string(size) + "-" + scale + "-" + lang + "-" + model + "-" + cache +
+                        (d[3] ? "-lesson" : "");
+                c.args = {"--size",  size,        "--font-scale", scale,     "--lang",
+                          lang,      "--backend", "cpu",          "--model", model,
+                          "--cache", cache,       "--decode",     "3"};
+                if (d[3]) {
+                    const bool toy = model == "toy";
+                    c.args.insert(c.args.end(),
+                                  {"--lesson", toy ? "1" : "4", "--lesson-step", toy ? "3" : "2"});
+                }
+                out.push_back(c);
+            }
+    out.push_back(
+        {"1920x1080-1-en-lesson9",
+         {"--size", "1920x1080", "--backend", "cpu", "--lesson", "9", "--lesson-step", "1"}});
+    // The bands under the stage (inside attention, op strip) at each window size.
+    out.push_back({"1280x800-1-en-toy-explain-ops",
+                   {"--size", "1280x800", "--backend", "cpu", "--model", "toy", "--decode", "3",
+                    "--explain", "0,0,last", "--ops"}});
+    out.push_back({"1920x1080-1.5-zh-default-compare-explain-ops",
+                   {"--size", "1920x1080", "--font-scale", "1.5", "--lang", "zh", "--backend",
+                    "cpu", "--model", "default", "--cache", "compare", "--decode", "3", "--explain",
+                    "1,0,last", "--ops", "--op", "24"}});
+    out.push_back({"3840x2160-2-en-default-explain",
+                   {"--size", "3840x2160", "--font-scale", "2", "--backend", "cpu", "--model",
+                    "default", "--decode", "3", "--explain", "1,0,last"}});
+    return out;
+}
+
+}  // namespace
+
 TEST_CASE("inside attention on the toy writes the formula with the tutorial's numbers",
           "[gui][screenshot][explain][toy]") {
     // Head "even" at "so" (position 3): scores −∞ / 0, weights 0.5 on "weather" and "so", 12.5.
@@ -775,9 +913,9 @@ TEST_CASE("inside attention on the toy writes the formula with the tutorial's nu
     CHECK(x["phase"] == "prefill");
     CHECK(s.layout["panels"].contains("inside_attention"));
     CHECK(has_text(s.layout, "inside_attention", "softmax(q·Kᵀ/√d_k + mask)·V"));
-    CHECK(has_text(s.layout, "inside_attention", "= softmax([−∞, 0, −∞, 0] × 1 + mask)·V"));
-    CHECK(has_text(s.layout, "inside_attention", "= [0, 0.5, 0, 0.5]·V"));
-    CHECK(has_text(s.layout, "inside_attention", "= [12.5]"));
+    CHECK(line_has(s.layout, "inside_attention", "= softmax([−∞, 0, −∞, 0] × 1 + mask)·V"));
+    CHECK(line_has(s.layout, "inside_attention", "= [0, 0.5, 0, 0.5]·V"));
+    CHECK(line_has(s.layout, "inside_attention", "= [12.5]"));
     CHECK(has_text(s.layout, "inside_attention", "[4, 1]"));  // K and V: [T, d_k], [T, d_v]
     CHECK(column_texts(s.layout, "q·k_j") == std::vector<std::string>{"−∞", "0", "−∞", "0"});
     CHECK(column_texts(s.layout, "softmax w") == std::vector<std::string>{"0", "0.5", "0", "0.5"});
@@ -788,7 +926,7 @@ TEST_CASE("inside attention on the toy writes the formula with the tutorial's nu
     const Shot n = screenshot(
         {"--model", "toy", "--prompt", "Today weather is so", "--prefill", "--explain", "0,0,0"},
         "explain-toy-none");
-    CHECK(has_text(n.layout, "inside_attention", "= none"));
+    CHECK(line_has(n.layout, "inside_attention", "= none"));
 }
 
 TEST_CASE("inside attention draws the numbers explain_attention gives, prefill and decode",
@@ -883,11 +1021,50 @@ TEST_CASE("compare mode outlines every row the uncached step recomputed and says
     CHECK(all.find("max |Δ|") != std::string::npos);
 }
 
-TEST_CASE("--explain and --op are checked like every option", "[gui][errors][explain]") {
+TEST_CASE("the --explain and --op options are checked like every option",
+          "[gui][errors][explain]") {
     for (const char* bad : {"1,2", "a,b,c", "1,2,3,4", "-1,0,0"}) {
         const Run r = run_app({"--explain", bad, "--screenshot", "x.png"}, false);
         INFO(bad << ": " << r.err);
         CHECK(r.exit_code == 2);
         CHECK(r.err.find("--explain") != std::string::npos);
     }
+}
+
+TEST_CASE("no text overlaps another or is cut off, at every size, text size, language and mode",
+          "[gui][overlap][matrix]") {
+    // One virtual display for all of them, two windows at a time (the machine has two cores).
+    const fs::path dir = kvs::test::temp_dir("gui-stage-matrix");
+    const auto configs = stage_matrix();
+    std::ofstream list(dir / "runs");
+    for (const auto& c : configs) {
+        std::string cmd = quote(KVSCOPE_GUI_BIN);
+        for (const auto& a : c.args) cmd += " " + quote(a);
+        const std::string base = (dir / c.tag).string();
+        cmd += " --screenshot " + quote(base + ".png") + " --layout-json " + quote(base + ".json") +
+               " >" + quote(base + ".err") + " 2>&1";
+        list << cmd << "\n";
+    }
+    list.close();
+    const std::string script = "xargs -d '\\n' -P 2 -n 1 sh -c < " + quote((dir / "runs").string());
+    Run r;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const std::string cmd = "KVSCOPE_XVFB_SCREEN=3840x2160x24 " + quote(KVSCOPE_WITH_XVFB) +
+                                " sh -c " + quote(script) + " 2>" + quote((dir / "err").string());
+        const int status = std::system(cmd.c_str());
+        r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        r.err = slurp(dir / "err");
+        if (!xvfb_trouble(r.err)) break;
+    }
+    INFO(r.err);
+    int checked = 0;
+    for (const auto& c : configs) {
+        INFO(c.tag << ": " << slurp(dir / (c.tag + ".err")));
+        REQUIRE(fs::exists(dir / (c.tag + ".json")));
+        const json layout = json::parse(slurp(dir / (c.tag + ".json")));
+        REQUIRE(layout["texts"].size() > 20);
+        for (const auto& p : text_problems(layout)) FAIL_CHECK(p);
+        ++checked;
+    }
+    CHECK(checked == static_cast<int>(configs.size()));
 }

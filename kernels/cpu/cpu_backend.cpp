@@ -1,6 +1,8 @@
 #include "kernels/cpu/cpu_backend.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "core/error.h"
 #include "kernels/cpu/reference_ops.h"
@@ -65,26 +67,23 @@ std::string CpuBackend::device() const {
     return "CPU, " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
 }
 
-bool CpuBackend::openmp_compiled() {
-#if defined(_OPENMP)
-    return true;
-#else
-    return false;
-#endif
-}
-
 void CpuBackend::set_threads(int n) {
-    if (n < 1) throw Error("threads must be at least 1");
-    if (n > 1 && !openmp_compiled())
-        throw Error("this build has no OpenMP, so the CPU backend runs on 1 thread only");
+    if (n < 1 || n > 256) throw Error("threads must be 1..256, not " + std::to_string(n));
+    if (n == threads_) return;
+    pool_ = n > 1 ? std::make_unique<cpu::ThreadPool>(n) : nullptr;
     threads_ = n;
 }
 
+// calloc, not new float[n](): a large calloc gets fresh zero pages from the kernel that become
+// resident only when written, so a KV cache sized for the whole context (113 MB on the 1 GB
+// model) costs memory only for the positions used, as in run.c.
 DeviceSpan CpuBackend::alloc(std::size_t n) {
-    return {new float[n](), n};
+    auto* p = static_cast<float*>(std::calloc(n ? n : 1, sizeof(float)));
+    if (!p) throw std::bad_alloc();
+    return {p, n};
 }
-void CpuBackend::release(DeviceSpan s) {
-    delete[] s.data;
+void CpuBackend::release(DeviceSpan s) noexcept {
+    std::free(s.data);
 }
 
 void CpuBackend::upload(DeviceSpan dst, const float* src, std::size_t n) {
@@ -95,6 +94,13 @@ void CpuBackend::upload(DeviceSpan dst, const float* src, std::size_t n) {
 void CpuBackend::download(float* dst, DeviceSpan src, std::size_t n) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Transfer, time_ops_);
     std::memcpy(dst, src.data, n * sizeof(float));
+}
+
+void CpuBackend::copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src,
+                           std::size_t src_stride, std::size_t rows, std::size_t row_len) {
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Transfer, time_ops_);
+    for (std::size_t r = 0; r < rows; ++r)
+        std::memcpy(dst.data + r * dst_stride, src.data + r * src_stride, row_len * sizeof(float));
 }
 
 void CpuBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) {
@@ -117,7 +123,7 @@ void CpuBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n
     if (reference_ops_)
         ref::matmul(out.data, x.data, w.data, T, n, d);
     else
-        cpu::matmul(out.data, x.data, w.data, T, n, d, threads_);
+        cpu::matmul(out.data, x.data, w.data, T, n, d, pool_.get());
 }
 
 void CpuBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
@@ -147,7 +153,7 @@ void CpuBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, Dev
                        n_kv_heads, head_dim);
     else
         cpu::attention(out.data, q.data, cache_k.data, cache_v.data, p, T, pos0, n_heads,
-                       n_kv_heads, head_dim, threads_, scratch_);
+                       n_kv_heads, head_dim, pool_.get(), scratch_);
 }
 
 void CpuBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
