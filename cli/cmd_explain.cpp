@@ -67,7 +67,7 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
     if (e.heads_sharing_kv.size() > 1) {
         std::printf("  K/V head %d is shared by query heads", e.kv_head);
         for (int h : e.heads_sharing_kv) std::printf(" %d", h);
-        std::printf(" (grouped-query attention)\n");
+        std::printf(m.is_toy() ? " (the toy's single cache)\n" : " (grouped-query attention)\n");
     }
     if (e.scores_by_rule)
         std::printf(
@@ -79,7 +79,9 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
                 "x1/sqrt(dk)", "mask", "weight", m.is_toy() ? "K, V" : "K row | V row");
     for (int j = 0; j < T; ++j) {
         const std::size_t at = std::size_t(j) * dk;
-        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", j, ("\"" + piece(j) + "\"").c_str(),
+        std::string token(1, '"');
+        token.append(piece(j)).push_back('"');
+        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", j, token.c_str(),
                     kv_source_name(e.source[j]), num(e.raw[j]).c_str(), num(e.scaled[j]).c_str(),
                     e.masked[j] ? "-inf" : "", num(e.weights[j]).c_str());
         if (m.is_toy())

@@ -13,8 +13,10 @@ namespace kvs {
 namespace {
 
 void put_bytes(std::vector<unsigned char>& out, const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    out.insert(out.end(), b, b + n);
+    // resize + memcpy: vector::insert of a byte range trips GCC 12's -Wstringop-overflow
+    const std::size_t at = out.size();
+    out.resize(at + n);
+    std::memcpy(out.data() + at, p, n);
 }
 
 // splitmix64: fast, and the same stream on every platform (std distributions are not).

@@ -48,8 +48,24 @@ const char* panel_for_show(const std::string& show) {
     if (show == "time") return "time";
     if (show == "next") return "next";
     if (show == "toy") return "toy";
-    if (show == "batch" || show == "scale") return "lesson";
+    if (show == "batch" || show == "scale") return "stage";
     return "";
+}
+
+// The panels a lesson step's @show names ("kv attention size=full"), as stage ids, and how large.
+std::vector<std::string> shown_panels(const std::string& arg, std::string* size) {
+    std::vector<std::string> out;
+    std::istringstream words(arg);
+    std::string w;
+    while (words >> w) {
+        if (w.rfind("size=", 0) == 0) {
+            if (size) *size = w.substr(5);
+            continue;
+        }
+        const std::string id = panel_for_show(w);
+        if (!id.empty() && std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+    }
+    return out;
 }
 
 const char* finish_message(FinishReason reason) {
@@ -293,13 +309,14 @@ struct PanelDef {
 
 const PanelDef* panel_def(const std::string& id) {
     static const PanelDef defs[] = {
-        {"tokens", "Prompt and tokens", "tokens", draw_tokens},
-        {"toy", "Toy example: each head's output per token", "toy_table", draw_toy_table},
-        {"attention", "Attention", "attention", draw_attention},
-        {"kv", "KV cache", "kv_cache", draw_kv_cache},
-        {"time", "Time", "time", draw_time},
-        {"next", "Next token", "next_token", draw_next_token},
-        {"lesson", "Lesson", "lesson", draw_lesson},
+        {"tokens", tr_later("Prompt and tokens"), "tokens", draw_tokens},
+        {"toy", tr_later("Toy example: each head's output per token"), "toy_table", draw_toy_table},
+        {"attention", tr_later("Attention"), "attention", draw_attention},
+        {"kv", tr_later("KV cache"), "kv_cache", draw_kv_cache},
+        {"time", tr_later("Time"), "time", draw_time},
+        {"next", tr_later("Next token"), "next_token", draw_next_token},
+        {"lesson", tr_later("Lesson"), "lesson", draw_lesson},
+        {"stage", tr_later("Lesson: what this step measured"), "lesson_stage", draw_lesson_stage},
     };
     for (const auto& d : defs)
         if (id == d.id) return &d;
@@ -398,6 +415,18 @@ void App::draw_panels(FrameContext& f) {
     if (in.maximise == "lesson" && !in.lesson) in.maximise.clear();
     if (in.maximise == "toy" && !in.toy) in.maximise.clear();
     in.chosen = ui_.chosen_tabs;
+    // A lesson step may set the stage: the panels its @show names, as large as it says.
+    f.lesson_stage = false;
+    if (showing_lesson_step(f) && in.maximise.empty()) {
+        std::string size;
+        const auto ids = shown_panels(f.snap.lesson.panel, &size);
+        if (!size.empty()) {
+            in.focus = ids;
+            in.focus_full =
+                size == "full" || std::find(ids.begin(), ids.end(), "stage") != ids.end();
+            f.lesson_stage = std::find(ids.begin(), ids.end(), "stage") != ids.end();
+        }
+    }
     const StageLayout stage = layout_stage(in);
     f.caps = stage.caps;
     if (f.layout) f.layout->arrangement = arrangement_name(stage.arrangement);
@@ -409,21 +438,27 @@ void App::draw_panels(FrameContext& f) {
     draw_help(f);
 }
 
-void App::frame_shown_panel(FrameContext& f) {
-    // A lesson's @show: the panel it names gets a frame in the highlight colour while its step
-    // is the one shown.
+bool App::showing_lesson_step(const FrameContext& f) const {
     const LessonRun& run = f.snap.lesson;
     const LessonUi& L = ui_.lesson;
-    if (!ui_.lesson_panel || run.number != L.number || L.step != run.played() || run.panel.empty())
-        return;
-    const auto r = panel_rects_.find(panel_for_show(run.panel));
-    if (r == panel_rects_.end()) return;
-    const ImVec4 v = r->second;
-    const float t = std::max(2.0f, f.font_px * 0.18f);
-    ImGui::GetForegroundDrawList()->AddRect(ImVec2(v.x + t * 0.5f, v.y + t * 0.5f),
-                                            ImVec2(v.x + v.z - t * 0.5f, v.y + v.w - t * 0.5f),
-                                            to_u32(f.pal.highlight), 4, 0, t);
-    if (f.layout) f.layout->lesson.shown_panel = run.panel;
+    return ui_.lesson_panel && run.number == L.number && L.step == run.played() &&
+           !run.panel.empty();
+}
+
+void App::frame_shown_panel(FrameContext& f) {
+    // A lesson's @show: the panels it names get a frame in the highlight colour while its step
+    // is the one shown.
+    if (!showing_lesson_step(f)) return;
+    for (const std::string& id : shown_panels(f.snap.lesson.panel, nullptr)) {
+        const auto r = panel_rects_.find(id);
+        if (r == panel_rects_.end()) continue;
+        const ImVec4 v = r->second;
+        const float t = std::max(2.0f, f.font_px * 0.18f);
+        ImGui::GetForegroundDrawList()->AddRect(ImVec2(v.x + t * 0.5f, v.y + t * 0.5f),
+                                                ImVec2(v.x + v.z - t * 0.5f, v.y + v.w - t * 0.5f),
+                                                to_u32(f.pal.highlight), 4, 0, t);
+    }
+    if (f.layout) f.layout->lesson.shown_panel = f.snap.lesson.panel;
 }
 
 void App::frame(const std::string& screenshot, LayoutRecord* layout) {

@@ -58,8 +58,15 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
     const float mid = a.y + cell_h * g.kv_dim;
     dl->AddLine(ImVec2(a.x, mid), ImVec2(b.x, mid), f.theme.panel_bg, std::max(1.0f, fh * 0.12f));
-    dl->AddText(ImVec2(origin.x, (a.y + mid) * 0.5f - fh * 0.5f), f.theme.muted_text, "K");
-    dl->AddText(ImVec2(origin.x, (mid + b.y) * 0.5f - fh * 0.5f), f.theme.muted_text, "V");
+    if (mid - a.y >= fh * 0.9f) {
+        dl->AddText(ImVec2(origin.x, (a.y + mid) * 0.5f - fh * 0.5f), f.theme.muted_text, "K");
+        dl->AddText(ImVec2(origin.x, (mid + b.y) * 0.5f - fh * 0.5f), f.theme.muted_text, "V");
+    } else {
+        // Blocks shorter than a line: one label, K above V.
+        const float px = std::max(fh * 0.5f, std::min(fh, (b.y - a.y) * 0.5f));
+        dl->AddText(ImGui::GetFont(), px, ImVec2(origin.x, a.y), f.theme.muted_text, "K");
+        dl->AddText(ImGui::GetFont(), px, ImVec2(origin.x, a.y + px), f.theme.muted_text, "V");
+    }
     // Written at this step.
     dl->AddRect(ImVec2(a.x + cell_w * g.written_begin - 1, a.y - 2),
                 ImVec2(a.x + cell_w * g.written_end + 1, b.y + 2), to_u32(f.pal.highlight), 0, 0,

@@ -20,13 +20,12 @@ void draw_time(FrameContext& f) {
     UiState& ui = f.ui;
     const int views = static_cast<int>(f.snap.sessions.size());
 
-    if (ImGui::BeginTable("ttft", 6, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+    if (ImGui::BeginTable("ttft", 5, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
         ImGui::TableSetupColumn("");
         ImGui::TableSetupColumn(tr("first token"));
         ImGui::TableSetupColumn(tr("per token"));
         ImGui::TableSetupColumn(tr("total"));
         ImGui::TableSetupColumn(tr("FLOPs"));
-        ImGui::TableSetupColumn(tr("measured on"), ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableHeadersRow();
         for (int si = 0; si < views; ++si) {
             const SessionView& sv = f.snap.sessions[si];
@@ -57,10 +56,15 @@ void draw_time(FrameContext& f) {
             ImGui::TextUnformatted(s >= 0 ? format_seconds(total).c_str() : "n/a");
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(s >= 0 ? format_flops(flops).c_str() : "n/a");
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(s >= 0 ? sv.trace.steps()[0].device.c_str() : "-");
         }
         ImGui::EndTable();
+    }
+    // Where the times were measured: a line of its own (as a table column it was cut off).
+    if (!f.snap.sessions[0].trace.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        ImGui::TextWrapped("%s %s", tr("measured on"),
+                           f.snap.sessions[0].trace.steps()[0].device.c_str());
+        ImGui::PopStyleColor();
     }
 
     std::vector<PlotSeries> per_step, cumulative, flops;

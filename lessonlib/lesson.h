@@ -29,7 +29,7 @@ enum class DirectiveKind {
     Reset,      // @reset                        back to the prompt, cache emptied
     Highlight,  // @highlight layer=L head=H
     Explain,    // @explain LAYER HEAD ROW|last   inside one attention row of the latest step
-    Show,       // @show PANEL
+    Show,       // @show PANEL [PANEL ...] [size=large|full]
     WhatIf,     // @whatif                       KV bytes per token as MHA / GQA / MQA
     Batch,      // @batch sizes=1,2,4,8 decode=N [repeats=R] prompts="A" | "B" ...
     Scale,      // @scale model=M context=C gpu=G [batch=B] [dtype=bf16|fp16|fp32]
