@@ -11,14 +11,16 @@ namespace kvs::cli {
 int cmd_compare(int argc, char** argv) {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
+    specs.push_back(timing_option());
     specs.insert(specs.end(), {{"prompt", "TEXT", "prompt text (default empty: BOS only)"},
                                {"max-new-tokens", "N", "tokens to generate (default 64)"},
                                {"quiet", "", "totals only, no per-step rows"}});
     Args a("compare", specs, argc, argv, 2);
     if (a.help()) {
-        std::fputs("Run the same generation with and without the KV cache and compare time, "
-                   "counted FLOPs and logits.\n",
-                   stdout);
+        std::fputs(
+            "Run the same generation with and without the KV cache and compare time, "
+            "counted FLOPs and logits.\n",
+            stdout);
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
@@ -27,6 +29,7 @@ int cmd_compare(int argc, char** argv) {
     const auto prompt_ids = m.tokenizer().encode(a.str("prompt"));
     SessionConfig cfg;
     cfg.sampler = sampler_from(a);
+    cfg.timing = timing_from(a);
     cfg.max_new_tokens = max_new_from(a, m, prompt_ids, 64);
     cfg.capture.attention = false;
     cfg.capture.kv_rows = false;
@@ -41,9 +44,9 @@ int cmd_compare(int argc, char** argv) {
     std::printf("model %s on %s (%s)\n", m.name().c_str(), o.backend.backend->device().c_str(),
                 o.backend.note.c_str());
     if (!quiet)
-        std::printf("%5s %-8s %7s %7s %12s %12s %12s %12s %10s %10s\n", "step", "phase",
-                    "rows_c", "rows_u", "ms_cached", "ms_uncached", "MFLOP_c", "MFLOP_u",
-                    "kv_bytes", "max|dlog|");
+        std::printf("%5s %-8s %7s %7s %12s %12s %12s %12s %10s %10s\n", "step", "phase", "rows_c",
+                    "rows_u", "ms_cached", "ms_uncached", "MFLOP_c", "MFLOP_u", "kv_bytes",
+                    "max|dlog|");
     double tc = 0, tu = 0, fc = 0, fu = 0, max_diff = 0;
     int steps = 0, diverged_at = -1;
     while (!cached.finished() && !uncached.finished()) {
@@ -65,10 +68,10 @@ int cmd_compare(int argc, char** argv) {
                         c.wall_seconds * 1e3, u.wall_seconds * 1e3, c.counts.flops / 1e6,
                         u.counts.flops / 1e6, c.kv.bytes(), diff);
     }
-    std::printf("total: %d steps (%d new tokens); time cached %.4f s, uncached %.4f s, ratio "
-                "%.1fx; counted FLOPs cached %.4g, uncached %.4g, ratio %.1fx\n",
-                steps, cached.generated(), tc, tu, tc > 0 ? tu / tc : 0.0, fc, fu,
-                fc > 0 ? fu / fc : 0.0);
+    std::printf(
+        "total: %d steps (%d new tokens); time cached %.4f s, uncached %.4f s, ratio "
+        "%.1fx; counted FLOPs cached %.4g, uncached %.4g, ratio %.1fx\n",
+        steps, cached.generated(), tc, tu, tc > 0 ? tu / tc : 0.0, fc, fu, fc > 0 ? fu / fc : 0.0);
     std::printf("max |logit difference| cached vs uncached over all steps: %.3g\n", max_diff);
     if (diverged_at >= 0)
         std::printf("note: the chosen tokens differed first at step %d\n", diverged_at);
@@ -88,10 +91,11 @@ int cmd_info(int argc, char** argv) {
     const std::size_t params = o.model->parameter_count();
     std::printf("parameters %zu (%s float32)\n", params, human_bytes(4.0 * params).c_str());
     const double per_token = 2.0 * c.n_layers * c.kv_dim() * 4;
-    std::printf("KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "
-                "at the full context of %d\n",
-                c.n_layers, c.n_kv_heads, c.head_dim(), human_bytes(per_token).c_str(),
-                human_bytes(per_token * c.seq_len).c_str(), c.seq_len);
+    std::printf(
+        "KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "
+        "at the full context of %d\n",
+        c.n_layers, c.n_kv_heads, c.head_dim(), human_bytes(per_token).c_str(),
+        human_bytes(per_token * c.seq_len).c_str(), c.seq_len);
     std::printf("backend: %s (%s)\n", o.backend.backend->name().c_str(), o.backend.note.c_str());
     return 0;
 }

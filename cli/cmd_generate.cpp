@@ -10,6 +10,7 @@ namespace kvs::cli {
 int cmd_generate(int argc, char** argv) {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
+    specs.push_back(timing_option());
     specs.insert(specs.end(),
                  {{"prompt", "TEXT", "prompt text (default empty: BOS only)"},
                   {"max-new-tokens", "N", "tokens to generate (default 256, within the context)"},
@@ -18,9 +19,10 @@ int cmd_generate(int argc, char** argv) {
                   {"trace-json", "FILE", "write the whole trace as JSON"}});
     Args a("generate", specs, argc, argv, 2);
     if (a.help()) {
-        std::fputs("Generate text, printing it as llama2.c's run.c does; a summary goes to "
-                   "stderr.\n",
-                   stdout);
+        std::fputs(
+            "Generate text, printing it as llama2.c's run.c does; a summary goes to "
+            "stderr.\n",
+            stdout);
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
@@ -31,6 +33,7 @@ int cmd_generate(int argc, char** argv) {
 
     SessionConfig cfg;
     cfg.sampler = sampler_from(a);
+    cfg.timing = timing_from(a);
     cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
     cfg.prefill_token_by_token = a.has("prefill-token-by-token");
     cfg.max_new_tokens = max_new_from(a, m, prompt_ids, 256);
@@ -72,8 +75,8 @@ int cmd_generate(int argc, char** argv) {
     std::fprintf(stderr,
                  "kvscope: %s (%s), %s; %d prompt tokens, %d new; prefill %.3f ms; decode %.1f "
                  "tok/s (%s); stopped: %s; KV cache %s\n",
-                 m.name().c_str(), o.backend.backend->device().c_str(),
-                 o.backend.note.c_str(), s.prompt_len(), s.generated(), prefill_s * 1e3,
+                 m.name().c_str(), o.backend.backend->device().c_str(), o.backend.note.c_str(),
+                 s.prompt_len(), s.generated(), prefill_s * 1e3,
                  decode_steps > 0 && decode_s > 0 ? decode_steps / decode_s : 0.0,
                  mode_name(cfg.mode), stopped.c_str(),
                  human_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());

@@ -25,6 +25,9 @@ int cmd_soak(int argc, char** argv);
 std::vector<OptionSpec> model_options();
 std::vector<OptionSpec> sampler_options();
 SamplerConfig sampler_from(const Args& a);
+// --timing-runs N: how many runs of a short step its measured time is the median of.
+OptionSpec timing_option();
+TimingPolicy timing_from(const Args& a);
 
 // A model and a backend opened from --model / --tokenizer / --backend.
 struct Opened {

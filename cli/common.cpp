@@ -33,6 +33,17 @@ SamplerConfig sampler_from(const Args& a) {
     return s;
 }
 
+OptionSpec timing_option() {
+    return {"timing-runs", "N",
+            "time each step under 10 ms as the median of N runs of it (default 3; 1 = one run)"};
+}
+
+TimingPolicy timing_from(const Args& a) {
+    TimingPolicy t;
+    t.runs = a.integer("timing-runs", t.runs, 1, 100);
+    return t;
+}
+
 Opened open_from(const Args& a) {
     Opened o;
     o.model = open_model(a.str("model", "default"), a.str("tokenizer"));
@@ -49,10 +60,10 @@ int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, 
     if (!a.has("max-new-tokens")) return std::min(fallback, allowed);
     const int n = a.integer("max-new-tokens", fallback, 1, 1 << 24);
     if (n > allowed)
-        throw Error("--max-new-tokens " + std::to_string(n) + " is beyond the context: the prompt is " +
-                    std::to_string(prompt.size()) + " tokens and the context " +
-                    std::to_string(m.config().seq_len) + ", so at most " +
-                    std::to_string(allowed) + " new tokens");
+        throw Error("--max-new-tokens " + std::to_string(n) +
+                    " is beyond the context: the prompt is " + std::to_string(prompt.size()) +
+                    " tokens and the context " + std::to_string(m.config().seq_len) +
+                    ", so at most " + std::to_string(allowed) + " new tokens");
     return n;
 }
 
@@ -67,10 +78,14 @@ std::ofstream open_output(const std::string& path) {
 
 std::string human_bytes(double b) {
     char buf[32];
-    if (b < 1024) std::snprintf(buf, sizeof buf, "%.0f B", b);
-    else if (b < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
-    else if (b < 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576);
-    else std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824);
+    if (b < 1024)
+        std::snprintf(buf, sizeof buf, "%.0f B", b);
+    else if (b < 1024 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+    else if (b < 1024.0 * 1024 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576);
+    else
+        std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824);
     return buf;
 }
 

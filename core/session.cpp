@@ -105,6 +105,7 @@ const StepRecord& Session::step() {
     if (be) be->reset_op_times();
     Capture want = config_.capture;
 
+    before_timed_run();
     const auto t0 = Clock::now();
     if (!prefilled()) {
         r.phase = Phase::Prefill;
@@ -175,12 +176,35 @@ const StepRecord& Session::step() {
         }
     }
     if (be) be->synchronize();
-    r.forward_seconds = seconds_since(t0);
+    // The same forward work again from the same state (the cache cut back to its length before
+    // the step), so the time is a median of runs, not one sample (core/step_timing.h).
+    const OpTimes first_ops = be ? be->op_times() : OpTimes{};
+    const StepTiming tm = retime_step(
+        config_.timing, seconds_since(t0), first_ops, be,
+        [&] {
+            if (r.phase == Phase::Decode && config_.mode == CacheMode::Cached) {
+                runner_->truncate(r.pos0);
+                runner_->forward(std::span<const int>(&tokens_.back(), 1), want, rerun_);
+            } else if (r.phase == Phase::Prefill && config_.prefill_token_by_token) {
+                runner_->reset();
+                for (int p = 0; p < prompt_len_; ++p)
+                    runner_->forward(std::span<const int>(&tokens_[p], 1), want, rerun_);
+            } else {  // prefill, or an uncached decode: the whole sequence from an empty cache
+                runner_->reset();
+                runner_->forward(tokens_, want, rerun_);
+            }
+        },
+        trace_.empty() ? -1.0 : trace_.back().forward_seconds);
+    r.forward_seconds = tm.median;
+    r.forward_min_seconds = tm.min;
+    r.forward_max_seconds = tm.max;
+    r.timing_runs = tm.runs;
+    r.op_times = tm.op_times;
+    const auto ts = Clock::now();
     const Draw d = sampler_.sample(fr_.logits);
-    r.wall_seconds = seconds_since(t0);
+    r.wall_seconds = r.forward_seconds + seconds_since(ts);
     r.token_out = d.token;
     r.coin = d.coin;
-    if (be) r.op_times = be->op_times();
     finish_step(r, fr_);
     tokens_.push_back(d.token);
 

@@ -12,6 +12,7 @@
 
 #include "core/model.h"
 #include "core/sampler.h"
+#include "core/step_timing.h"
 #include "core/trace.h"
 
 namespace kvs {
@@ -26,10 +27,12 @@ struct SessionConfig {
     bool prefill_token_by_token = false;  // feed the prompt one token per forward pass
     bool stop_at_end_token = true;  // false: generate on past the end token, to the context limit
     std::size_t trace_budget = Trace::kDefaultBudget;
+    // Each short step is run timing.runs times from the same state and timed by the median.
+    TimingPolicy timing;
 };
 
 class Session {
-public:
+  public:
     Session(const Model& model, Backend& backend, SessionConfig config = {});
 
     // Throws kvs::Error when the prompt does not fit the context (or is empty for a model
@@ -46,6 +49,8 @@ public:
     // Cached or uncached from the next step on (the cache holds every row in both modes).
     void set_mode(CacheMode m) { config_.mode = m; }
     void set_sampler(const SamplerConfig& s);
+    // How steps are timed from the next step on (core/step_timing.h).
+    void set_timing(const TimingPolicy& t) { config_.timing = t; }
 
     const Trace& trace() const { return trace_; }
     Trace& trace() { return trace_; }
@@ -61,7 +66,7 @@ public:
     // The largest max_new_tokens the context allows for the current prompt.
     int max_new_tokens_allowed() const;
 
-private:
+  private:
     void check_fits() const;
     void finish_step(StepRecord& r, const ForwardResult& fr);
 
@@ -73,7 +78,8 @@ private:
     std::vector<int> tokens_;
     int prompt_len_ = 0;
     std::string finish_reason_;
-    ForwardResult fr_;  // reused between steps
+    ForwardResult fr_;     // reused between steps
+    ForwardResult rerun_;  // what timing re-runs compute (the same as fr_), discarded
 };
 
 }  // namespace kvs

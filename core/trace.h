@@ -30,11 +30,11 @@ struct StepRecord {
     CacheMode mode = CacheMode::Cached;
     // Tokens that joined the sequence at this step: the prompt at prefill, one token at decode.
     std::vector<int> new_tokens;
-    int pos0 = 0;           // position of the first token the forward pass processed
-    int tokens_processed = 0;  // rows through the model: prompt, 1 (cached) or all (uncached)
-    int forward_calls = 0;  // 1, or one per prompt token for token-by-token prefill
-    int token_out = 0;      // the token chosen
-    float coin = -1.0f;     // the random draw when sampling, -1 when greedy
+    int pos0 = 0;               // position of the first token the forward pass processed
+    int tokens_processed = 0;   // rows through the model: prompt, 1 (cached) or all (uncached)
+    int forward_calls = 0;      // 1, or one per prompt token for token-by-token prefill
+    int token_out = 0;          // the token chosen
+    float coin = -1.0f;         // the random draw when sampling, -1 when greedy
     std::vector<TopToken> top;  // most likely next tokens, best first
 
     // Payloads, dropped from old steps past the trace's budget (payload_evicted).
@@ -45,20 +45,25 @@ struct StepRecord {
     std::vector<float> head_outputs;  // toy model: [n_layers, n_heads, rows]
     bool payload_evicted = false;
 
-    KvShape kv;                   // the cache after the step
-    double wall_seconds = 0;      // measured: the whole step (forward passes and sampling)
-    double forward_seconds = 0;   // measured: forward passes only
-    OpTimes op_times;             // measured per op by the backend
-    std::string backend;          // "cpu", "cuda", ...
-    std::string device;           // what measured the times
-    StepCounts counts;            // counted from shapes
+    KvShape kv;  // the cache after the step
+    // Measured. The forward passes of a short step are run timing_runs times from the same state
+    // (core/step_timing.h): forward_seconds is the median run, min/max the spread.
+    double wall_seconds = 0;         // the median forward time plus sampling
+    double forward_seconds = 0;      // forward passes only: the median of timing_runs runs
+    double forward_min_seconds = 0;  // the fastest run
+    double forward_max_seconds = 0;  // the slowest run
+    int timing_runs = 1;
+    OpTimes op_times;     // measured per op by the backend
+    std::string backend;  // "cpu", "cuda", ...
+    std::string device;   // what measured the times
+    StepCounts counts;    // counted from shapes
 
     std::size_t payload_bytes() const;
     void drop_payload();
 };
 
 class Trace {
-public:
+  public:
     static constexpr std::size_t kDefaultBudget = std::size_t(256) << 20;
     explicit Trace(std::size_t budget_bytes = kDefaultBudget) : budget_(budget_bytes) {}
 
@@ -72,7 +77,7 @@ public:
     void set_budget(std::size_t b);
     int evicted_steps() const { return evicted_; }
 
-private:
+  private:
     void enforce_budget();
     std::vector<StepRecord> steps_;
     std::size_t budget_;

@@ -58,7 +58,22 @@ void draw_time(FrameContext& f) {
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(s >= 0 ? fmt_flops(flops).c_str() : "n/a");
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(s >= 0 ? sv.trace.steps()[0].device.c_str() : "-");
+            if (s < 0) {
+                ImGui::TextUnformatted("-");
+                continue;
+            }
+            // How the times were measured: the median of several runs of each step, and the
+            // spread of the step shown (core/step_timing.h).
+            const StepRecord& shown = sv.trace.steps()[s];
+            char how[160];
+            std::snprintf(how, sizeof how, tr("%s; each step the median of %d runs"),
+                          shown.device.c_str(), shown.timing_runs);
+            ImGui::TextUnformatted(how);
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip(tr("step %d: median %s of %d runs, fastest %s, slowest %s"), s,
+                                  fmt_seconds(shown.forward_seconds).c_str(), shown.timing_runs,
+                                  fmt_seconds(shown.forward_min_seconds).c_str(),
+                                  fmt_seconds(shown.forward_max_seconds).c_str());
         }
         ImGui::EndTable();
     }

@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
+#include "core/session.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson_target.h"
 #include "lessonlib/scale_accounting.h"
-#include "core/session.h"
 
 namespace kvs {
 
@@ -32,6 +32,8 @@ class SessionLessonTarget : public LessonTarget {
     LessonFacts facts() const override;
 
     const std::string& panel() const { return panel_; }
+    // How the sessions time their steps (core/step_timing.h), from the next session on.
+    void set_timing(const TimingPolicy& t) { timing_ = t; }
 
   private:
     const Model& model() const;
@@ -49,6 +51,7 @@ class SessionLessonTarget : public LessonTarget {
     std::optional<ScaleReport> scale_;
     int layer_ = 0, head_ = 0;
     std::string panel_;
+    TimingPolicy timing_;
 };
 
 }  // namespace kvs
