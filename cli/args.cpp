@@ -99,7 +99,8 @@ std::vector<int> Args::int_list(const std::string& name, std::vector<int> fallba
         char* end = nullptr;
         const long x = std::strtol(item.c_str(), &end, 10);
         if (item.empty() || *end != '\0' || x <= 0 || x > (1 << 20))
-            throw Error(command_ + ": --" + name + ": '" + item + "' is not a positive whole number");
+            throw Error(command_ + ": --" + name + ": '" + item +
+                        "' is not a positive whole number");
         out.push_back(static_cast<int>(x));
     }
     if (out.empty()) throw Error(command_ + ": --" + name + " is empty");

@@ -9,13 +9,13 @@
 namespace kvs::cli {
 
 struct OptionSpec {
-    std::string name;  // without the leading "--"
+    std::string name;        // without the leading "--"
     std::string value_name;  // empty for a flag
     std::string help;
 };
 
 class Args {
-public:
+  public:
     Args(std::string command, std::vector<OptionSpec> specs, int argc, char** argv, int first);
     bool help() const { return help_; }
     std::string usage() const;
@@ -25,7 +25,7 @@ public:
     double number(const std::string& name, double fallback, double lo, double hi) const;
     std::vector<int> int_list(const std::string& name, std::vector<int> fallback) const;
 
-private:
+  private:
     std::string command_;
     std::vector<OptionSpec> specs_;
     std::map<std::string, std::string> values_;

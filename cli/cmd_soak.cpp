@@ -115,8 +115,8 @@ int cmd_soak(int argc, char** argv) {
             std::fflush(stdout);
         }
         if (s.finished()) {
-            context_full += s.finish_reason() == "context full";
-            end_token += s.finish_reason() == "end token";
+            context_full += s.finish_reason() == FinishReason::ContextFull;
+            end_token += s.finish_reason() == FinishReason::EndToken;
         }
         evicted += s.trace().evicted_steps();
     }

@@ -20,9 +20,14 @@ int cmd_bench(int argc, char** argv);
 int cmd_lesson(int argc, char** argv);
 int cmd_toy(int argc, char** argv);
 int cmd_soak(int argc, char** argv);
+int cmd_explain(int argc, char** argv);
+int cmd_make_model(int argc, char** argv);
 
-// Options every model-running command shares.
+// Options every model-running command shares (--model, --tokenizer, --backend, --threads).
 std::vector<OptionSpec> model_options();
+// --threads alone, for commands that run on a backend without --model (lesson), and its value.
+OptionSpec threads_option();
+int threads_from(const Args& a);
 std::vector<OptionSpec> sampler_options();
 SamplerConfig sampler_from(const Args& a);
 // --timing-runs N: how many runs of a short step its measured time is the median of.
@@ -39,8 +44,6 @@ Opened open_from(const Args& a);
 // max_new_tokens from --max-new-tokens: `fallback` is clamped to what the context allows,
 // an explicit value beyond it is an error.
 int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, int fallback);
-
-std::string human_bytes(double b);
 
 // An output file opened before the work that fills it, so a bad path fails at once instead of
 // after a long run. Throws kvs::Error naming `path` (a folder, no permission, no such folder).

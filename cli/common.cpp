@@ -13,7 +13,16 @@ namespace kvs::cli {
 std::vector<OptionSpec> model_options() {
     return {{"model", "M", "default (ours, built in) | toy | stories260K | FILE.bin"},
             {"tokenizer", "FILE", "llama2.c tokenizer (default: found beside the model)"},
-            {"backend", "B", "auto | cpu | cuda | cuda-emulated (default auto)"}};
+            {"backend", "B", "auto | cpu | cuda | cuda-emulated (default auto)"},
+            threads_option()};
+}
+
+OptionSpec threads_option() {
+    return {"threads", "N", "CPU backend threads (default 1; small ops stay on one)"};
+}
+
+int threads_from(const Args& a) {
+    return a.integer("threads", 1, 1, 256);
 }
 
 std::vector<OptionSpec> sampler_options() {
@@ -47,7 +56,7 @@ TimingPolicy timing_from(const Args& a) {
 Opened open_from(const Args& a) {
     Opened o;
     o.model = open_model(a.str("model", "default"), a.str("tokenizer"));
-    o.backend = make_backend(a.str("backend", "auto"));
+    o.backend = make_backend(a.str("backend", "auto"), threads_from(a));
     return o;
 }
 
@@ -74,19 +83,6 @@ std::ofstream open_output(const std::string& path) {
     std::ofstream f(path, std::ios::binary);
     if (!f) throw Error(path + ": cannot write: " + std::strerror(errno));
     return f;
-}
-
-std::string human_bytes(double b) {
-    char buf[32];
-    if (b < 1024)
-        std::snprintf(buf, sizeof buf, "%.0f B", b);
-    else if (b < 1024 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
-    else if (b < 1024.0 * 1024 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576);
-    else
-        std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824);
-    return buf;
 }
 
 }  // namespace kvs::cli

@@ -10,8 +10,8 @@ namespace kvs {
 
 struct SamplerConfig {
     float temperature = 0.0f;
-    int top_k = 0;         // 0: off
-    float top_p = 0.9f;    // <= 0 or >= 1: off
+    int top_k = 0;       // 0: off
+    float top_p = 0.9f;  // <= 0 or >= 1: off
     std::uint64_t seed = 42;
 };
 
@@ -21,13 +21,13 @@ struct Draw {
 };
 
 class Sampler {
-public:
+  public:
     explicit Sampler(const SamplerConfig& c) : c_(c), state_(c.seed) {}
     Draw sample(std::span<const float> logits);
     void reseed() { state_ = c_.seed; }
     const SamplerConfig& config() const { return c_; }
 
-private:
+  private:
     float random_f32();
     SamplerConfig c_;
     std::uint64_t state_;

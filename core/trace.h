@@ -10,6 +10,7 @@
 #include "core/backend.h"
 #include "core/counts.h"
 #include "core/kv_cache.h"
+#include "core/op_log.h"
 
 namespace kvs {
 
@@ -43,7 +44,24 @@ struct StepRecord {
     int kv_rows_kept = 0;
     std::vector<float> kv_rows;       // [n_layers, 2, kv_rows_kept, kv_dim]
     std::vector<float> head_outputs;  // toy model: [n_layers, n_heads, rows]
+    // The kept rows' q after RoPE and attention output before wo (core/attention_explain.h):
+    // [n_layers, attention.rows, n_heads * head_dim]; empty for the toy, whose heads have no q.
+    std::vector<float> q_rows;
+    std::vector<float> attn_out;
+    // Every op of the step's forward passes in order, then sampling (core/op_log.h); empty for
+    // the toy, whose rule-based heads are not these ops.
+    OpLog ops;
     bool payload_evicted = false;
+
+    // Why K and V are cached and Q is not, counted and measured at this step (kept when the
+    // payload is dropped).
+    int query_rows_computed = 0;  // rows of Q the forward passes computed
+    int query_rows_used = 0;      // rows whose attention a cached run needs: prompt, then 1
+    int kv_rows_written = 0;      // K/V rows the step wrote to the cache
+    int kv_rows_recomputed = 0;   // of those, rows the cache already held (uncached decode)
+    // Largest |recomputed - held| over those rows, measured by comparing them with the rows the
+    // cache held before the step emptied it; -1 when nothing was recomputed or compared.
+    double kv_recomputed_max_delta = -1;
 
     KvShape kv;  // the cache after the step
     // Measured. The forward passes of a short step are run timing_runs times from the same state

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "core/error.h"
+#include "core/logit_difference.h"
 #include "core/model_loader.h"
 #include "gui/engine_lesson_target.h"
 #include "gui/strings.h"
@@ -18,26 +19,6 @@ namespace {
 
 const char* label_for(CacheMode m) {
     return m == CacheMode::Cached ? tr_later("with KV cache") : tr_later("without KV cache");
-}
-
-std::vector<CacheMode> modes_for(CacheView c) {
-    switch (c) {
-        case CacheView::On:
-            return {CacheMode::Cached};
-        case CacheView::Off:
-            return {CacheMode::Uncached};
-        case CacheView::Compare:
-            return {CacheMode::Cached, CacheMode::Uncached};
-    }
-    return {CacheMode::Cached};
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    if (a.empty() || a.size() != b.size()) return std::numeric_limits<double>::quiet_NaN();
-    double d = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        d = std::max(d, static_cast<double>(std::fabs(a[i] - b[i])));
-    return d;
 }
 
 }  // namespace
@@ -188,7 +169,7 @@ void EngineWorker::publish_sessions(bool new_generation) {
 std::vector<BackendChoice> EngineWorker::make_backends() const {
     std::vector<BackendChoice> backends;
     for (std::size_t i = 0; i < modes_for(cache_).size(); ++i)
-        backends.push_back(make_backend(backend_name_));
+        backends.push_back(make_backend(backend_name_, cpu_threads_));
     return backends;
 }
 
@@ -240,7 +221,7 @@ void EngineWorker::step_all() {
         const auto& b = snap_.sessions[1].trace.steps();
         const std::size_t n = std::min(a.size(), b.size());
         snap_.logit_max_diff.resize(n, std::numeric_limits<double>::quiet_NaN());
-        if (n > 0) snap_.logit_max_diff[n - 1] = max_abs_diff(a[n - 1].logits, b[n - 1].logits);
+        if (n > 0) snap_.logit_max_diff[n - 1] = max_logit_difference(a[n - 1], b[n - 1]);
     }
 }
 
@@ -290,18 +271,21 @@ void EngineWorker::open_model(const std::string& spec, const std::string& tokeni
           }});
 }
 
-void EngineWorker::set_backend(const std::string& name) {
+void EngineWorker::set_backend(const std::string& name, int cpu_threads) {
     char what[128];
     std::snprintf(what, sizeof what, tr("switching the backend to %s"), name.c_str());
-    post({what, tr_later("could not switch the backend"), [this, name] {
+    post({what, tr_later("could not switch the backend"), [this, name, cpu_threads] {
               const std::string old = backend_name_;
+              const int old_threads = cpu_threads_;
               backend_name_ = name;
+              if (cpu_threads > 0) cpu_threads_ = cpu_threads;
               if (!model_) return publish_sessions(false);
               std::vector<BackendChoice> backends;
               try {
                   backends = make_backends();
               } catch (const Error&) {
                   backend_name_ = old;  // the sessions stay as they were
+                  cpu_threads_ = old_threads;
                   publish_sessions(false);
                   throw;
               }
@@ -326,7 +310,7 @@ void EngineWorker::set_cache(CacheView c) {
               // Into compare: the first session goes on with the cache, a second one without it
               // replays the same number of steps so both stand at the same point.
               auto l = std::make_unique<Live>();
-              l->backend = make_backend(backend_name_);
+              l->backend = make_backend(backend_name_, cpu_threads_);
               SessionConfig cfg;
               cfg.mode = CacheMode::Uncached;
               cfg.sampler = sampler_;
@@ -368,7 +352,7 @@ void EngineWorker::set_cache(CacheView c) {
                   const std::size_t i = t1.steps().size() - 1;
                   snap_.logit_max_diff.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
                   if (i < a0.size())
-                      snap_.logit_max_diff[i] = max_abs_diff(a0[i].logits, t1.back().logits);
+                      snap_.logit_max_diff[i] = max_logit_difference(a0[i], t1.back());
                   snap_.busy_done = k + 1;
               }
           }});

@@ -35,7 +35,7 @@ struct SessionView {
     CacheMode mode = CacheMode::Cached;
     Trace trace;  // every step so far, with its payload (within the trace's memory budget)
     std::vector<int> prompt_tokens;
-    std::string finish_reason;  // empty while generation may go on
+    FinishReason finish_reason = FinishReason::None;  // None while generation may go on
 };
 
 // What a lesson played on the live engine has done (gui/engine_lesson_target.cpp), published
@@ -83,7 +83,9 @@ struct EngineSnapshot {
     LessonRun lesson;
 
     int steps() const { return sessions.empty() ? 0 : int(sessions[0].trace.steps().size()); }
-    bool finished() const { return !sessions.empty() && !sessions[0].finish_reason.empty(); }
+    bool finished() const {
+        return !sessions.empty() && sessions[0].finish_reason != FinishReason::None;
+    }
 };
 
 class EngineWorker {
@@ -98,7 +100,8 @@ class EngineWorker {
     // a non-empty `prompt` replaces the prompt for the new model (the toy knows few words).
     void open_model(const std::string& spec, const std::string& tokenizer = {},
                     const std::vector<std::string>& fallbacks = {}, const std::string& prompt = {});
-    void set_backend(const std::string& name);
+    // cpu_threads: the CPU backend's threads (0: keep the current count, 1 at start).
+    void set_backend(const std::string& name, int cpu_threads = 0);
     void set_cache(CacheView c);
     void set_prompt(const std::string& text);
     void set_sampler(const SamplerConfig& s);
@@ -159,6 +162,7 @@ class EngineWorker {
     // Worker-thread state.
     std::shared_ptr<Model> model_;
     std::string backend_name_ = "auto";
+    int cpu_threads_ = 1;
     CacheView cache_ = CacheView::On;
     std::string prompt_;
     SamplerConfig sampler_;

@@ -5,18 +5,18 @@
 #include <optional>
 #include <string>
 
+#include "core/cache_view.h"
+
 namespace kvs::gui {
 
 // The tutorial's sentence, the toy's default prompt (its vocabulary knows few words).
 inline constexpr const char* kToyPrompt = "Today weather is so";
 
-enum class CacheView { On, Off, Compare };
-const char* cache_view_name(CacheView c);  // "on", "off", "compare"
-
 struct AppOptions {
     std::string model;  // empty: the settings' choice, else the default model
     std::string tokenizer;
     std::string backend;  // empty: the settings' choice, else "auto"
+    int threads = 1;      // the CPU backend's threads
     std::optional<std::string> prompt;
     std::optional<CacheView> cache;
     bool prefill = false;

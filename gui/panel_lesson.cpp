@@ -8,11 +8,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "lessonlib/lesson_report.h"
 #include "gui/format.h"
 #include "gui/markdown_view.h"
 #include "gui/panels.h"
 #include "gui/plot.h"
+#include "lessonlib/lesson_report.h"
 
 namespace kvs::gui {
 namespace {
@@ -130,7 +130,7 @@ void draw_batch(FrameContext& f, const BatchTable& t) {
     }
     o.title = "";
     o.log_y = true;
-    o.fmt = [](double v) { return fmt_seconds(v); };
+    o.fmt = [](double v) { return format_seconds(v); };
     o.x_label = tr("batch");
     o.label_every_x = true;
     o.axis = f.theme.axis;
@@ -162,7 +162,7 @@ void draw_batch(FrameContext& f, const BatchTable& t) {
                 ImGui::TableNextColumn();
                 ImGui::Text("%.1f", r->rows_per_step);
                 ImGui::TableNextColumn();
-                ImGui::TextUnformatted(fmt_seconds(r->seconds_per_step).c_str());
+                ImGui::TextUnformatted(format_seconds(r->seconds_per_step).c_str());
                 ImGui::TableNextColumn();
                 ImGui::TextUnformatted(format_si(r->rows_per_second()).c_str());
             }

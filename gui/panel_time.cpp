@@ -50,13 +50,13 @@ void draw_time(FrameContext& f) {
             ImGui::TextUnformatted(tr(sv.label.c_str()));
             ImGui::PopStyleColor();
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(fmt_seconds(ttft).c_str());
+            ImGui::TextUnformatted(format_seconds(ttft).c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(n_dec ? fmt_seconds(decode / n_dec).c_str() : "n/a");
+            ImGui::TextUnformatted(n_dec ? format_seconds(decode / n_dec).c_str() : "n/a");
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(s >= 0 ? fmt_seconds(total).c_str() : "n/a");
+            ImGui::TextUnformatted(s >= 0 ? format_seconds(total).c_str() : "n/a");
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(s >= 0 ? fmt_flops(flops).c_str() : "n/a");
+            ImGui::TextUnformatted(s >= 0 ? format_flops(flops).c_str() : "n/a");
             ImGui::TableNextColumn();
             if (s < 0) {
                 ImGui::TextUnformatted("-");
@@ -117,8 +117,10 @@ void draw_time(FrameContext& f) {
     ImGui::Checkbox(tr("log scale"), &ui.settings.log_time);
     ImGui::SameLine(0, fh);
     draw_legend(flops, f.theme.muted_text);
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    ImVec2 avail = ImGui::GetContentRegionAvail();
     const float w = (avail.x - 2 * fh * 0.5f) / 3;
+    // The stage may cap the plot area's height (title above, x labels below it).
+    if (f.caps.plot > 0) avail.y = std::min(avail.y, f.caps.plot + fh * 2.5f);
     PlotOptions o;
     o.legend = false;
     o.log_y = ui.settings.log_time;
@@ -127,7 +129,7 @@ void draw_time(FrameContext& f) {
     o.marker = f.theme.marker;
     o.text = f.theme.muted_text;
     o.marker_x = f.snap.sessions.empty() ? -1 : shown_step(f.snap.sessions[0], f.step);
-    o.fmt = [](double v) { return fmt_seconds(v); };
+    o.fmt = [](double v) { return format_seconds(v); };
     o.x_label = tr("step");
     o.title = tr("time per step");
     draw_plot("##tstep", ImVec2(w, avail.y), per_step, o);
@@ -136,7 +138,7 @@ void draw_time(FrameContext& f) {
     draw_plot("##tcum", ImVec2(w, avail.y), cumulative, o);
     ImGui::SameLine(0, fh * 0.5f);
     o.title = tr("FLOPs per step (counted)");
-    o.fmt = [](double v) { return fmt_flops(v); };
+    o.fmt = [](double v) { return format_flops(v); };
     draw_plot("##flops", ImVec2(w, avail.y), flops, o);
 }
 

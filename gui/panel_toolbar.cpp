@@ -98,7 +98,7 @@ void cycle_cache(FrameContext& f) {
     const CacheView next = f.snap.cache == CacheView::On    ? CacheView::Off
                            : f.snap.cache == CacheView::Off ? CacheView::Compare
                                                             : CacheView::On;
-    f.ui.settings.cache = cache_view_name(next);
+    f.ui.settings.cache = next;
     f.worker.set_cache(next);
 }
 
@@ -142,7 +142,7 @@ void draw_toolbar(FrameContext& f) {
         const ModelConfig& c = m->config();
         const std::string weights =
             m->is_toy() ? std::string(tr("hand-made weights"))
-                        : fmt_bytes(m->parameter_count() * 4.0) + " " + tr("of weights");
+                        : format_bytes(m->parameter_count() * 4.0) + " " + tr("of weights");
         ImGui::SetTooltip(
             tr("%s: %d layers, %d heads (%d K/V), head size %d, dim %d, vocab %d, context %d, %s"),
             m->name().c_str(), c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.dim,
@@ -181,7 +181,7 @@ void draw_toolbar(FrameContext& f) {
     for (int i = 0; i < 3; ++i) {
         ImGui::SameLine();
         if (ImGui::RadioButton(names[i], s.cache == modes[i]) && s.cache != modes[i]) {
-            ui.settings.cache = cache_view_name(modes[i]);
+            ui.settings.cache = modes[i];
             f.worker.set_cache(modes[i]);
         }
     }

@@ -69,8 +69,8 @@ Settings load_settings(const std::string& path) {
             s.model_path = v;
         else if (k == "backend")
             s.backend = v;
-        else if (k == "cache" && (v == "on" || v == "off" || v == "compare"))
-            s.cache = v;
+        else if (k == "cache" && parse_cache_view(v))
+            s.cache = *parse_cache_view(v);
         else if (k == "prompt")
             s.prompt = v;
         else if (k == "play_speed")
@@ -122,13 +122,13 @@ bool save_settings(const Settings& s, const std::string& path) {
         f << "# kvscope settings (rewritten on exit)\n"
           << "theme = " << s.theme << "\nfont_scale = " << num(s.font_scale)
           << "\nmodel = " << s.model << "\nmodel_path = " << s.model_path
-          << "\nbackend = " << s.backend << "\ncache = " << s.cache << "\nprompt = " << prompt
-          << "\nplay_speed = " << num(s.play_speed) << "\nlayer = " << s.layer
-          << "\nhead = " << s.head << "\nweight_scale = " << s.weight_scale
-          << "\nlog_time = " << (s.log_time ? 1 : 0) << "\ntemperature = " << num(s.temperature)
-          << "\ntop_k = " << s.top_k << "\ntop_p = " << num(s.top_p) << "\nseed = " << s.seed
-          << "\nlang = " << s.lang << "\nlesson = " << s.lesson
-          << "\nlesson_step = " << s.lesson_step << "\n";
+          << "\nbackend = " << s.backend << "\ncache = " << cache_view_name(s.cache)
+          << "\nprompt = " << prompt << "\nplay_speed = " << num(s.play_speed)
+          << "\nlayer = " << s.layer << "\nhead = " << s.head
+          << "\nweight_scale = " << s.weight_scale << "\nlog_time = " << (s.log_time ? 1 : 0)
+          << "\ntemperature = " << num(s.temperature) << "\ntop_k = " << s.top_k
+          << "\ntop_p = " << num(s.top_p) << "\nseed = " << s.seed << "\nlang = " << s.lang
+          << "\nlesson = " << s.lesson << "\nlesson_step = " << s.lesson_step << "\n";
         if (!f) return false;
     }
     fs::rename(tmp, p, ec);

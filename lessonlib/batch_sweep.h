@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "core/backend.h"
-#include "lessonlib/lesson.h"
 #include "core/model.h"
 #include "core/trace.h"
+#include "lessonlib/lesson.h"
 
 namespace kvs {
 

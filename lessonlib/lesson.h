@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cache_view.h"
 #include "lessonlib/lesson_expr.h"
 
 namespace kvs {
@@ -27,6 +28,7 @@ enum class DirectiveKind {
     Decode,     // @decode N | @decode all
     Reset,      // @reset                        back to the prompt, cache emptied
     Highlight,  // @highlight layer=L head=H
+    Explain,    // @explain LAYER HEAD ROW|last   inside one attention row of the latest step
     Show,       // @show PANEL
     WhatIf,     // @whatif                       KV bytes per token as MHA / GQA / MQA
     Batch,      // @batch sizes=1,2,4,8 decode=N [repeats=R] prompts="A" | "B" ...
@@ -34,8 +36,6 @@ enum class DirectiveKind {
     Expect,     // @expect CHECK                 (lessonlib/lesson_expr.h)
 };
 const char* directive_name(DirectiveKind k);
-
-enum class LessonCache { On, Off, Compare };
 
 // The panels a GUI can bring forward with @show.
 const std::vector<std::string>& lesson_panels();
@@ -60,9 +60,10 @@ struct Directive {
     int line = 0;      // 1-based, in the lesson file
     std::string text;  // as written, without the '@' (shown in logs; compared across languages)
     std::string arg;   // @model spec, @prompt text, @show panel
-    int n = 0;         // @decode count (-1: until generation finishes), @limit, @highlight layer
-    int head = 0;      // @highlight
-    LessonCache cache = LessonCache::On;
+    int n = 0;  // @decode count (-1: until generation finishes), @limit, @highlight/@explain layer
+    int head = 0;  // @highlight, @explain
+    int row = 0;   // @explain: query row among the latest step's kept rows (-1: the last)
+    CacheView cache = CacheView::On;
     BatchPlan batch;
     ScaleQuery scale;
     Expectation expect;

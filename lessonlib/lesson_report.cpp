@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/attention_explain.h"
 #include "core/kv_what_if.h"
+#include "core/logit_difference.h"
 #include "core/model.h"
 #include "core/session.h"
 #include "core/toy_model.h"
@@ -18,19 +20,6 @@ std::string fmt(const char* f, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
-}
-
-std::string scaled(double v, const char* const units[], int n, double step) {
-    int u = 0;
-    while (u + 1 < n && std::fabs(v) >= step) {
-        v /= step;
-        ++u;
-    }
-    return fmt(std::fabs(v) >= 100 || u == 0 ? "%.0f"
-               : std::fabs(v) >= 10          ? "%.1f"
-                                             : "%.2f",
-               v) +
-           " " + units[u];
 }
 
 // A vocabulary entry printable on one line: control bytes escaped (llama2.c's BOS is "\n<s>\n").
@@ -139,14 +128,6 @@ std::string cost_line(const StepRecord& r) {
            fmt("%.3g FLOP per byte", r.counts.bytes > 0 ? r.counts.flops / r.counts.bytes : 0.0);
 }
 
-double logit_diff(const StepRecord& a, const StepRecord& b) {
-    double d = 0;
-    if (a.logits.size() != b.logits.size()) return NAN;
-    for (std::size_t i = 0; i < a.logits.size(); ++i)
-        d = std::max(d, static_cast<double>(std::fabs(a.logits[i] - b.logits[i])));
-    return d;
-}
-
 void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int before,
                     int twin_before) {
     const Session& s = *f.session;
@@ -158,6 +139,8 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
         out.push_back(step_line(r, m));
         out.push_back(work_line(r, kv_before));
         out.push_back(cost_line(r));
+        if (r.mode == CacheMode::Uncached && r.phase == Phase::Decode)
+            out.push_back("  why not Q: " + why_not_q_line(r));
         head_table(out, r, m, s.tokens());
         if (!f.uncached) continue;
         const auto& tw = f.uncached->trace().steps();
@@ -169,7 +152,9 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
                       format_flops(u.counts.flops) + " (attention " +
                       format_flops(u.counts.attention_flops) + "); chose " +
                       quoted_piece(m, u.token_out) +
-                      fmt("; max |logit difference| %.3g", logit_diff(r, u)));
+                      fmt("; max |logit difference| %.3g", max_logit_difference(r, u)));
+        if (u.phase == Phase::Decode)
+            out.push_back("  without the cache, why not Q: " + why_not_q_line(u));
     }
     if (steps.size() - static_cast<std::size_t>(before) > 1) {
         // Totals over the whole trace so far, the numbers the lessons compare.
@@ -188,7 +173,8 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
                s);
         if (f.uncached) totals("total so far, uncached: ", *f.uncached);
     }
-    if (s.finished()) out.push_back("generation finished: " + s.finish_reason());
+    if (s.finished())
+        out.push_back("generation finished: " + std::string(finish_reason_name(s.finish_reason())));
 }
 
 void describe_highlight(std::vector<std::string>& out, const LessonFacts& f) {
@@ -221,6 +207,42 @@ void describe_highlight(std::vector<std::string>& out, const LessonFacts& f) {
         }
         out.push_back(line);
     }
+}
+
+std::string floats(const std::vector<float>& v, std::size_t most = 6) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size() && i < most; ++i)
+        s += (i ? ", " : "") + (std::isnan(v[i]) ? std::string("none") : fmt("%.4g", v[i]));
+    return s + (v.size() > most ? ", ...]" : "]");
+}
+
+// @explain: the arithmetic of one attention row of the latest step, a line per key (the last 12).
+void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const Directive& d) {
+    const Session& s = *f.session;
+    const Model& m = s.model();
+    const int step = static_cast<int>(s.trace().steps().size()) - 1;
+    const int row = d.row < 0 ? s.trace().back().attention.rows - 1 : d.row;
+    const auto e = explain_attention(s.trace(), m.config(), step, d.n, d.head, row, nullptr);
+    if (!e) return;
+    const auto& toks = s.tokens();
+    std::string head = "head " + std::to_string(e->head);
+    if (m.is_toy()) head += std::string(" \"") + toy_head_name(e->head) + "\"";
+    out.push_back("inside attention: step " + std::to_string(step) + " (" + phase_name(e->phase) +
+                  "), layer " + std::to_string(e->layer) + ", " + head + ", query " +
+                  quoted_piece(m, toks.at(e->q_pos)) + " at position " + std::to_string(e->q_pos));
+    out.push_back("  out = softmax(q.K^T / sqrt(d_k) + mask) . V with d_k = " +
+                  std::to_string(e->head_dim) + fmt(" (x %.4g)", e->scale) +
+                  (e->scores_by_rule ? "; the toy's scores come from its rule" : ""));
+    for (int j = std::max(0, e->n_keys - 12); j < e->n_keys; ++j)
+        out.push_back("  key " + pad_right(quoted_piece(m, toks.at(j)), 12) + " " +
+                      pad_right(kv_source_name(e->source[j]), 10) + " q.k " +
+                      pad_left(fmt("%.4g", e->raw[j]), 9) + "  scaled " +
+                      pad_left(fmt("%.4g", e->scaled[j]), 9) +
+                      (e->masked[j] ? "  masked" : "        ") + "  weight " +
+                      fmt("%.4g", e->weights[j]));
+    out.push_back("  sum of w.v = " + floats(e->output) + "; the model's output " +
+                  floats(e->model_output) + (e->empty_row ? " (no key to attend to)" : ""));
+    out.push_back("  why not Q: " + why_not_q_line(s.trace().steps().back()));
 }
 
 void describe_whatif(std::vector<std::string>& out, const Model& m) {
@@ -301,27 +323,6 @@ void describe_scale(std::vector<std::string>& out, const ScaleReport& r) {
 
 }  // namespace
 
-std::string format_seconds(double s) {
-    if (s >= 1) return fmt("%.3g s", s);
-    if (s >= 1e-3) return fmt("%.3g ms", s * 1e3);
-    return fmt("%.3g us", s * 1e6);
-}
-
-std::string format_flops(double f) {
-    static const char* const u[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
-    return scaled(f, u, 6, 1000);
-}
-
-std::string format_bytes(double b) {
-    static const char* const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    return scaled(b, u, 5, 1024);
-}
-
-std::string format_si(double v) {
-    static const char* const u[] = {"", "k", "M", "G", "T", "P"};
-    return scaled(v, u, 6, 1000);
-}
-
 std::vector<std::string> describe_action(const Directive& d, const LessonFacts& f, int steps_before,
                                          int twin_steps_before) {
     std::vector<std::string> out;
@@ -352,9 +353,9 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
             out.push_back("at most " + std::to_string(d.n) + " new tokens");
             break;
         case DirectiveKind::Cache:
-            out.push_back(d.cache == LessonCache::On
+            out.push_back(d.cache == CacheView::On
                               ? "KV cache on: a decode step feeds one token and reads the cache"
-                          : d.cache == LessonCache::Off
+                          : d.cache == CacheView::Off
                               ? "KV cache off: a decode step recomputes the whole sequence"
                               : "compare: a twin session takes the same steps without the cache");
             break;
@@ -364,14 +365,17 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
             describe_steps(out, f, steps_before, twin_steps_before);
             if (d.kind == DirectiveKind::Decode &&
                 f.session->trace().steps().size() == static_cast<std::size_t>(steps_before))
-                out.push_back("no step taken: generation had finished (" +
-                              f.session->finish_reason() + ")");
+                out.push_back(std::string("no step taken: generation had finished (") +
+                              finish_reason_name(f.session->finish_reason()) + ")");
             break;
         case DirectiveKind::Reset:
             out.push_back("back to the prompt: cache emptied, trace cleared");
             break;
         case DirectiveKind::Highlight:
             if (f.model) describe_highlight(out, f);
+            break;
+        case DirectiveKind::Explain:
+            if (f.session) describe_explain(out, f, d);
             break;
         case DirectiveKind::Show:
             out.push_back("panel: " + d.arg);

@@ -9,12 +9,13 @@ void SessionLessonTarget::restart() {
     model_ = nullptr;
     prompt_.clear();
     limit_ = -1;
-    cache_ = LessonCache::On;
+    cache_ = CacheView::On;
     session_.reset();
     uncached_.reset();
     batch_.reset();
     scale_.reset();
     layer_ = head_ = 0;
+    explain_layer_ = explain_head_ = explain_row_ = -1;
     panel_.clear();
 }
 
@@ -46,10 +47,10 @@ void SessionLessonTarget::rebuild_sessions() {
     SessionConfig cfg;
     cfg.max_new_tokens = limit_;
     cfg.timing = timing_;
-    cfg.mode = cache_ == LessonCache::Off ? CacheMode::Uncached : CacheMode::Cached;
+    cfg.mode = cache_ == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached;
     auto s = std::make_unique<Session>(*model_, backend_, cfg);
     s->set_prompt(prompt_);
-    if (cache_ == LessonCache::Compare) {
+    if (cache_ == CacheView::Compare) {
         cfg.mode = CacheMode::Uncached;
         uncached_ = std::make_unique<Session>(*model_, backend_, cfg);
         uncached_->set_prompt(prompt_);
@@ -83,9 +84,9 @@ void SessionLessonTarget::set_limit(int max_new_tokens) {
     }
 }
 
-void SessionLessonTarget::set_cache(LessonCache mode) {
+void SessionLessonTarget::set_cache(CacheView mode) {
     if (mode == cache_) return;
-    if (mode == LessonCache::Compare) {
+    if (mode == CacheView::Compare) {
         // The twin must see the same steps from the start.
         require_unstarted("@cache compare");
         cache_ = mode;
@@ -96,7 +97,7 @@ void SessionLessonTarget::set_cache(LessonCache mode) {
     cache_ = mode;
     uncached_.reset();
     if (session_)
-        session_->set_mode(mode == LessonCache::Off ? CacheMode::Uncached : CacheMode::Cached);
+        session_->set_mode(mode == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached);
 }
 
 void SessionLessonTarget::prefill() {
@@ -125,6 +126,12 @@ void SessionLessonTarget::highlight(int layer, int head) {
     head_ = head;
 }
 
+void SessionLessonTarget::explain(int layer, int head, int row) {
+    explain_row_ = require_explainable(session_.get(), layer, head, row);
+    layer_ = explain_layer_ = layer;
+    head_ = explain_head_ = head;
+}
+
 void SessionLessonTarget::batch(const BatchPlan& plan) {
     batch_ = measure_batches(model(), backend_, plan);
 }
@@ -143,6 +150,9 @@ LessonFacts SessionLessonTarget::facts() const {
     f.scale = scale_ ? &*scale_ : nullptr;
     f.highlight_layer = layer_;
     f.highlight_head = head_;
+    f.explain_layer = explain_layer_;
+    f.explain_head = explain_head_;
+    f.explain_row = explain_row_;
     return f;
 }
 

@@ -21,11 +21,12 @@ class SessionLessonTarget : public LessonTarget {
     void load_model(const std::string& spec) override;
     void set_prompt(const std::string& text) override;
     void set_limit(int max_new_tokens) override;
-    void set_cache(LessonCache mode) override;
+    void set_cache(CacheView mode) override;
     void prefill() override;
     void decode(int n) override;
     void reset() override;
     void highlight(int layer, int head) override;
+    void explain(int layer, int head, int row) override;
     void show(const std::string& panel) override { panel_ = panel; }
     void batch(const BatchPlan& plan) override;
     void scale(const ScaleQuery& query) override;
@@ -45,11 +46,12 @@ class SessionLessonTarget : public LessonTarget {
     const Model* model_ = nullptr;
     std::string prompt_;
     int limit_ = -1;
-    LessonCache cache_ = LessonCache::On;
+    CacheView cache_ = CacheView::On;
     std::unique_ptr<Session> session_, uncached_;
     std::optional<BatchTable> batch_;
     std::optional<ScaleReport> scale_;
     int layer_ = 0, head_ = 0;
+    int explain_layer_ = -1, explain_head_ = -1, explain_row_ = -1;
     std::string panel_;
     TimingPolicy timing_;
 };

@@ -66,9 +66,9 @@ TEST_CASE("bad input is one line on stderr and exit code 2", "[cli]") {
     expect_error({"generate", "--model", tiny_model(), "--prompt", std::string(100, 'x')},
                  "longer than the model's context of 64");
     // More new tokens than the context holds.
-    expect_error({"generate", "--model", tiny_model(), "--prompt", "the", "--max-new-tokens",
-                  "500"},
-                 "beyond the context");
+    expect_error(
+        {"generate", "--model", tiny_model(), "--prompt", "the", "--max-new-tokens", "500"},
+        "beyond the context");
 }
 
 TEST_CASE("generate prints text and a summary; compare prints both modes", "[cli]") {
@@ -78,8 +78,8 @@ TEST_CASE("generate prints text and a summary; compare prints both modes", "[cli
     CHECK(g.out.rfind("the cat", 0) == 0);
     CHECK(g.err.find("5 new") != std::string::npos);
 
-    const auto c = run_cli({"compare", "--model", tiny_model(), "--prompt", "the cat",
-                            "--max-new-tokens", "20"});
+    const auto c = run_cli(
+        {"compare", "--model", tiny_model(), "--prompt", "the cat", "--max-new-tokens", "20"});
     CHECK(c.exit_code == 0);
     CHECK(c.out.find("ratio") != std::string::npos);
     CHECK(c.out.find("max |logit difference| cached vs uncached over all steps: 0") !=
@@ -142,8 +142,8 @@ TEST_CASE("folders, devices, empty, foreign and oversized files: one line, exit 
     expect_error({"lesson", dir.string()}, dir.string() + ": is a folder, not a lesson file");
     // An output that cannot be written fails before the run, not after it.
     for (const auto& out : {dir.string(), (dir / "no/such/folder/t.json").string()}) {
-        const auto r = run_cli({"generate", "--model", tiny_model(), "--prompt", "the",
-                                "--trace-json", out});
+        const auto r =
+            run_cli({"generate", "--model", tiny_model(), "--prompt", "the", "--trace-json", out});
         CHECK(r.exit_code == 2);
         CHECK(r.out.empty());
         CHECK(one_line(r.err));
@@ -201,4 +201,58 @@ TEST_CASE("user text in an error message is escaped: still one line, no terminal
     const auto o = run_cli({"generate", "--bo\ngus"});
     CHECK(o.exit_code == 2);
     CHECK(one_line(o.err));
+}
+
+TEST_CASE("explain: the toy's even head at \"so\", as text and JSON; bad choices exit 2",
+          "[cli][explain]") {
+    auto r = run_cli({"explain", "--model", "toy", "--head", "even", "--row", "so"});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    // key, token, source, q.k, scaled, mask, weight, K, V
+    CHECK(r.out.find(
+              "0 \"Today\"      new              -inf       -inf                   0  1, 10") !=
+          std::string::npos);
+    CHECK(r.out.find(
+              "1 \"weather\"    new                 0          0                 0.5  2, 20") !=
+          std::string::npos);
+    CHECK(
+        r.out.find("3 \"so\"         new                 0          0                 0.5  4, 5") !=
+        std::string::npos);
+    CHECK(r.out.find("output sum_j w_j . v_j = [12.5]") != std::string::npos);
+    CHECK(r.out.find("the model's attention output = [12.5]") != std::string::npos);
+
+    r = run_cli({"explain", "--model", "toy", "--head", "even", "--row", "so", "--json"});
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["head_name"] == "even");
+    CHECK(j["query_piece"] == "so");
+    REQUIRE(j["keys"].size() == 4);
+    CHECK(j["keys"][0]["raw"].is_null());  // -inf
+    CHECK(j["keys"][1]["raw"] == 0);
+    CHECK(j["keys"][1]["weight"] == 0.5);
+    CHECK(j["keys"][3]["weight"] == 0.5);
+    CHECK(j["output"][0] == 12.5);
+    CHECK(j["model_output"][0] == 12.5);
+
+    // A real model, a decode step without the cache: the recomputed rows were compared.
+    r = run_cli({"explain", "--model", "default", "--backend", "cpu", "--prompt", "The cat sat",
+                 "--step", "2", "--layer", "1", "--head", "3", "--no-cache", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto d = nlohmann::json::parse(r.out);
+    CHECK(d["phase"] == "decode");
+    CHECK(d["keys"].back()["source"] == "new");
+    CHECK(d["keys"][0]["source"] == "recomputed");
+    CHECK(d["why_not_q"]["query_rows_used"] == 1);
+    CHECK(d["why_not_q"]["kv_recomputed_max_delta"] == 0);
+
+    expect_error({"explain", "--model", "toy", "--head", "odd"}, "no head 'odd'");
+    expect_error({"explain", "--model", "toy", "--row", "rain"},
+                 "no query row with the token 'rain'");
+    expect_error({"explain", "--model", "toy", "--layer", "1"},
+                 "--layer: 1 is out of range (0..0)");
+    expect_error({"explain", "--model", "toy", "--head", "4"}, "out of range (0..3)");
+    expect_error({"explain", "--model", "toy", "--row", "7"}, "out of range (0..3)");
+    expect_error({"explain", "--model", "toy", "--step", "99"}, "--step: 99 is out of range");
+    expect_error({"explain", "--model", "default", "--head", "even"}, "no head 'even'");
 }
