@@ -53,7 +53,8 @@ int cmd_lesson(int argc, char** argv) {
             {"list", "", "list the lessons in both languages"},
             {"metrics", "", "list what @expect lines can read"},
             {"prose", "", "print each step's text too"},
-            {"quiet", "", "only step titles, checks and the result"}},
+            {"quiet", "", "only step titles, checks and the result"},
+            timing_option()},
            argc, argv, first);
     if (a.help()) {
         std::fputs(
@@ -77,6 +78,7 @@ int cmd_lesson(int argc, char** argv) {
     const Lesson lesson = load_lesson(find_lesson(spec, lang));
     BackendChoice be = make_backend(a.str("backend", "auto"), threads_from(a));
     SessionLessonTarget target(*be.backend);
+    target.set_timing(timing_from(a));
     const bool quiet = a.has("quiet"), prose = a.has("prose");
 
     std::printf("lesson %s: %s (%zu steps) on %s (%s)\n", lesson.file.c_str(), lesson.title.c_str(),

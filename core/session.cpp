@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/token_by_token.h"
 
 namespace kvs {
 namespace {
@@ -12,20 +13,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
-// Row 0 of a one-row pass's scores and "none" flag (toy model) into row r of `all`.
-void copy_row_extras(const AttentionRows& one, AttentionRows& all, int l, int h, int r) {
-    if (!one.scores.empty()) {
-        if (all.scores.empty()) all.scores.assign(all.p.size(), 0.0f);
-        const auto src = one.score_row(l, h, 0);
-        std::copy(src.begin(), src.end(), all.scores.begin() + all.row_offset(l, h, r));
-    }
-    if (one.is_empty_row(l, h, 0)) {
-        if (all.empty_row.empty())
-            all.empty_row.assign(std::size_t(all.n_layers) * all.n_heads * all.rows, 0);
-        all.empty_row[(std::size_t(l) * all.n_heads + h) * all.rows + r] = 1;
-    }
-}
-
 // Largest |a - b| between the first n rows of two [n_layers, 2, rows, kv_dim] blocks.
 double max_row_delta(const std::vector<float>& a, int a_rows, const std::vector<float>& b,
                      int b_rows, int n, int n_layers, int kv_dim) {
@@ -137,6 +124,7 @@ const StepRecord& Session::step() {
         be->reset_op_times();
     }
 
+    before_timed_run();
     const auto t0 = Clock::now();
     if (!prefilled()) {
         r.phase = Phase::Prefill;
@@ -144,60 +132,8 @@ const StepRecord& Session::step() {
         r.pos0 = 0;
         r.tokens_processed = prompt_len_;
         if (config_.prefill_token_by_token) {
-            // The slow way, for comparison: one forward pass per prompt token, rows kept from each.
-            ForwardResult one;
-            AttentionRows all;
-            std::vector<float> kv_rows, heads;    // heads: [n_layers, n_heads, prompt]
-            std::vector<float> q_rows, attn_out;  // [n_layers, prompt, dim]
-            OpLog ops;                            // every pass's ops, in order
-            for (int p = 0; p < prompt_len_; ++p) {
-                runner_->forward(std::span<const int>(&tokens_[p], 1), want, one);
-                r.counts += model_.count_forward(p, 1);
-                ++r.forward_calls;
-                if (want.attention) {
-                    if (p == 0)
-                        all.resize(one.attention.n_layers, one.attention.n_heads, prompt_len_, 0);
-                    for (int l = 0; l < all.n_layers; ++l)
-                        for (int h = 0; h < all.n_heads; ++h) {
-                            auto src = one.attention.row(l, h, 0);
-                            std::copy(src.begin(), src.end(), all.row(l, h, p).begin());
-                            copy_row_extras(one.attention, all, l, h, p);
-                        }
-                }
-                heads.resize(one.head_outputs.size() * prompt_len_);
-                for (std::size_t i = 0; i < one.head_outputs.size(); ++i)
-                    heads[i * prompt_len_ + p] = one.head_outputs[i];
-                kv_rows.insert(kv_rows.end(), one.kv_rows.begin(), one.kv_rows.end());
-                ops.append(one.ops);
-                if (!one.q_rows.empty()) {
-                    // [n_layers, 1, dim] per pass -> row p of [n_layers, prompt, dim]
-                    const std::size_t d = mc.dim;
-                    q_rows.resize(std::size_t(mc.n_layers) * prompt_len_ * d);
-                    attn_out.resize(q_rows.size());
-                    for (int l = 0; l < mc.n_layers; ++l) {
-                        const std::size_t to = (std::size_t(l) * prompt_len_ + p) * d;
-                        std::copy_n(one.q_rows.begin() + l * d, d, q_rows.begin() + to);
-                        std::copy_n(one.attn_out.begin() + l * d, d, attn_out.begin() + to);
-                    }
-                }
-            }
-            fr_ = std::move(one);
-            fr_.attention = std::move(all);
-            fr_.head_outputs = std::move(heads);
-            fr_.q_rows = std::move(q_rows);
-            fr_.ops = std::move(ops);
-            fr_.attn_out = std::move(attn_out);
-            // Per-token K/V rows arrive as [token][layer][2][kv_dim]; the trace wants
-            // [layer][2][token][kv_dim].
-            const int L = model_.config().n_layers, kv = model_.config().kv_dim();
-            fr_.kv_rows.assign(kv_rows.size(), 0.0f);
-            fr_.kv_rows_kept = want.kv_rows ? prompt_len_ : 0;
-            for (int p = 0; p < fr_.kv_rows_kept; ++p)
-                for (int l = 0; l < L; ++l)
-                    for (int s = 0; s < 2; ++s)
-                        std::copy_n(kv_rows.begin() + ((std::size_t(p) * L + l) * 2 + s) * kv, kv,
-                                    fr_.kv_rows.begin() +
-                                        ((std::size_t(l) * 2 + s) * prompt_len_ + p) * kv);
+            r.counts = forward_token_by_token(*runner_, model_, tokens_, want, fr_);
+            r.forward_calls = prompt_len_;
         } else {
             runner_->forward(tokens_, want, fr_);
             r.counts = model_.count_forward(0, prompt_len_);
@@ -232,17 +168,39 @@ const StepRecord& Session::step() {
     r.query_rows_computed = r.tokens_processed;
     if (be) be->synchronize();
     r.forward_seconds = seconds_since(t0);
+    const OpTimes first_ops = be ? be->op_times() : OpTimes{};
+    // The first run's op calls, before the timing re-runs reset the backend's counters.
+    if (be && !fr_.ops.ops.empty()) fr_.ops.resolve(be->op_calls());
+    // The same forward work again from the same state (the cache cut back to its length before
+    // the step), so the time is a median of runs, not one sample (core/step_timing.h).
+    const StepTiming tm = retime_step(
+        config_.timing, r.forward_seconds, first_ops, be,
+        [&] {
+            if (r.phase == Phase::Decode && config_.mode == CacheMode::Cached) {
+                runner_->truncate(r.pos0);
+                runner_->forward(std::span<const int>(&tokens_.back(), 1), want, rerun_);
+            } else if (r.phase == Phase::Prefill && config_.prefill_token_by_token) {
+                runner_->reset();
+                for (int p = 0; p < prompt_len_; ++p)
+                    runner_->forward(std::span<const int>(&tokens_[p], 1), want, rerun_);
+            } else {  // prefill, or an uncached decode: the whole sequence from an empty cache
+                runner_->reset();
+                runner_->forward(tokens_, want, rerun_);
+            }
+        },
+        trace_.empty() ? -1.0 : trace_.back().forward_seconds);
+    r.forward_seconds = tm.median;
+    r.forward_min_seconds = tm.min;
+    r.forward_max_seconds = tm.max;
+    r.timing_runs = tm.runs;
+    r.op_times = tm.op_times;
     const auto t_sample = Clock::now();
     const Draw d = sampler_.sample(fr_.logits);
     const double sample_seconds = seconds_since(t_sample);
-    r.wall_seconds = seconds_since(t0);
-    if (be && !fr_.ops.ops.empty()) {
-        fr_.ops.resolve(be->op_calls());
-        fr_.ops.add_host(OpKind::Sampling, mc, 1, sample_seconds);
-    }
+    r.wall_seconds = r.forward_seconds + sample_seconds;
+    if (be && !fr_.ops.ops.empty()) fr_.ops.add_host(OpKind::Sampling, mc, 1, sample_seconds);
     r.token_out = d.token;
     r.coin = d.coin;
-    if (be) r.op_times = be->op_times();
     if (compare_kv) {
         // fr_.kv_rows holds every row the pass wrote; the trace keeps the new one, as cached.
         const int T = fr_.kv_rows_kept, L = mc.n_layers, kv = mc.kv_dim();

@@ -81,6 +81,7 @@ std::string usage() {
            "                         (from 0, as the heatmap's rows; last: the newest row)\n"
            "  --ops                  show the op strip (every op of the step shown)\n"
            "  --op N                 with the op strip: op N highlighted (from 0)\n"
+           "  --timing-runs N        time each step under 10 ms as the median of N runs (3)\n"
            "  --no-settings          do not read or write the settings file\n"
            "  --help                 this text\n"
            "keys: F1 shows them all (Space/Right step, P play, R reset, C cache mode, ...)\n";
@@ -160,6 +161,8 @@ AppOptions parse_options(int argc, char** argv) {
          }},
         {"soak-report",
          [&](const std::string& v) { o.soak_report = whole("soak-report", v, 1, 100000000); }},
+        {"timing-runs",
+         [&](const std::string& v) { o.timing_runs = whole("timing-runs", v, 1, 100); }},
     };
     const std::map<std::string, std::function<void()>> flags{
         {"prefill", [&] { o.prefill = true; }},

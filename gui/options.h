@@ -43,13 +43,14 @@ struct AppOptions {
     // with a new prompt when the context is full; VmRSS printed every soak_report steps.
     int soak_steps = 0;
     int soak_report = 250;
-    int trace_budget_mib = 0;
+    int trace_budget_mib = 0;  // the window's trace budget in MiB (0: the default, 256)
+    int timing_runs = 0;       // each step under 10 ms timed as the median of N runs (0: 3)
     // --explain L,H,ROW: open the inside-attention panel on layer L, head H, query position ROW
     // ("last": the newest row); --ops: the op strip, --op N: with op N highlighted.
     bool explain = false;
     int explain_layer = 0, explain_head = 0, explain_row = -1;
     bool ops = false;
-    int op = -1;  // the window's trace budget in MiB (0: the default, 256)
+    int op = -1;
 
     bool headless() const { return !screenshot.empty() || frame_stats > 0 || soak_steps > 0; }
 };
