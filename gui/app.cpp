@@ -436,10 +436,14 @@ void App::draw_panels(FrameContext& f) {
     const int keys = f.snap.sessions.empty() || f.snap.sessions[0].trace.empty()
                          ? 0
                          : f.snap.sessions[0].trace.back().kv.len;
+    // Both bands together take at most 55% of the window below the toolbar; the op strip at
+    // most a third of that when the inside panel is open too.
+    const float budget = (vp.y - top) * 0.55f;
+    const float ops_h =
+        ops ? std::floor(std::min(fh * 9.5f, explain ? budget * 0.34f : budget)) : 0;
     const float explain_h =
-        explain ? std::floor(std::clamp(fh * (16.5f + 1.4f * keys), fh * 18, (vp.y - top) * 0.55f))
+        explain ? std::floor(std::min(fh * std::max(18.0f, 16.5f + 1.4f * keys), budget - ops_h))
                 : 0;
-    const float ops_h = ops ? std::floor(fh * 9.5f) : 0;
     const float bottom = vp.y - explain_h - ops_h;
     StageInput in;
     in.stage = {0, top, vp.x, bottom - top};

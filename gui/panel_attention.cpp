@@ -283,9 +283,14 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
             for (int q = 0; q < m.n && !any_empty; ++q)
                 any_empty = attention_cell(m, l, h, q, 0).kind == CellKind::EmptyRow;
     const float legend_h = fh * ((any_empty ? 6.6f : 5.5f) + (recomputed ? 1.15f : 0));
-    legend(f, ImVec2(origin.x, origin.y + size.y - legend_h), std::min(size.x - fh, fh * 12),
-           any_empty, recomputed);
-    size.y -= legend_h + fh * 0.3f;
+    // Under the title and a row of small heatmaps only (the lines above the heatmaps, e.g. the
+    // why-not-Q lines, may leave a short panel no room for it: then no legend, never overlap).
+    if (size.y >= legend_h + fh * 4) {
+        legend(f, ImVec2(origin.x, origin.y + size.y - legend_h), std::min(size.x - fh, fh * 12),
+               any_empty, recomputed);
+        size.y -= legend_h + fh * 0.3f;
+    }
+    if (size.y < fh * 1.2f) return;
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
                 clipped(tr("All heads (click one)"), size.x).c_str());
     // Query heads grouped under the K/V head they share (GQA, MQA): a wider gap between groups

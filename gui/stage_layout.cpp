@@ -277,8 +277,18 @@ StageLayout arrange(const StageInput& in) {
         {Arrangement::Tiled, tiled(in, fh)},
         {Arrangement::ColumnTabs, column_tabs(in, fh)},
         {Arrangement::OneAtATime, one_at_a_time(in, fh)}};
+    // A short stage (bands under it: the op strip, inside attention) may not hold the text
+    // panels' needs tiled: a slot pushed out of the stage, or left without room for a line,
+    // does not fit.
+    const auto fits = [&](const std::vector<StageSlot>& slots) {
+        const float top = in.stage.y, bottom = in.stage.y + in.stage.h;
+        return std::all_of(slots.begin(), slots.end(), [&](const StageSlot& sl) {
+            return sl.box.y >= top - 0.5f && sl.box.y + sl.box.h <= bottom + 0.5f &&
+                   sl.box.h >= panel_title_h(fh) + panel_pad_h(fh) + fh * 2;
+        });
+    };
     for (const auto& [a, slots] : candidates) {
-        if (holds(measure(slots, in, fh), L.reference)) {
+        if (fits(slots) && holds(measure(slots, in, fh), L.reference)) {
             L.arrangement = a;
             L.slots = slots;
             L.caps = L.reference;

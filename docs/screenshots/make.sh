@@ -31,7 +31,7 @@ shot explain-toy-decode --model toy --decode 1 --explain 0,3,last --size 1600x90
 shot explain-default-prefill --model default --prompt "The capital of France is" --prefill \
     --explain 1,0,last --size 1600x900
 shot explain-default-decode --model default --prompt "The capital of France is" --decode 3 \
-    --explain 1,0,last --ops --op 24 --size 1600x1100
+    --explain 1,0,last --ops --op 24 --size 1600x1080
 # Compare mode: every row the uncached step recomputed is outlined, and the line says so.
 shot compare-recomputed --model default --prompt "The capital of France is" --cache compare \
     --decode 4 --size 1600x900
