@@ -233,6 +233,16 @@ StageLayout layout_stage(const StageInput& in) {
 
 namespace {
 
+// A short stage (bands under it: the op strip, inside attention) may not hold the text panels'
+// needs tiled: a slot pushed out of the stage, or left without room for a line, does not fit.
+bool fits(const std::vector<StageSlot>& slots, const StageInput& in, float fh) {
+    const float top = in.stage.y, bottom = in.stage.y + in.stage.h;
+    return std::all_of(slots.begin(), slots.end(), [&](const StageSlot& sl) {
+        return sl.box.y >= top - 0.5f && sl.box.y + sl.box.h <= bottom + 0.5f &&
+               sl.box.h >= panel_title_h(fh) + panel_pad_h(fh) + fh * 2;
+    });
+}
+
 StageLayout arrange(const StageInput& in) {
     StageLayout L;
     const float fh = in.fh;
@@ -243,7 +253,11 @@ StageLayout arrange(const StageInput& in) {
     const float bottom = in.stage.y + in.stage.h;
     design.stage.y = in.stage.y * kDesignFh / std::max(fh, 1.0f);
     design.stage.h = bottom - design.stage.y;
-    L.reference = measure(tiled(design, kDesignFh), design, kDesignFh);
+    // The first arrangement that fits the stage at that text height (a short stage: tabs).
+    std::vector<StageSlot> ref = tiled(design, kDesignFh);
+    if (!fits(ref, design, kDesignFh)) ref = column_tabs(design, kDesignFh);
+    if (!fits(ref, design, kDesignFh)) ref = one_at_a_time(design, kDesignFh);
+    L.reference = measure(ref, design, kDesignFh);
 
     const bool maximise = !in.maximise.empty();
     if (maximise || !in.focus.empty()) {
@@ -277,18 +291,8 @@ StageLayout arrange(const StageInput& in) {
         {Arrangement::Tiled, tiled(in, fh)},
         {Arrangement::ColumnTabs, column_tabs(in, fh)},
         {Arrangement::OneAtATime, one_at_a_time(in, fh)}};
-    // A short stage (bands under it: the op strip, inside attention) may not hold the text
-    // panels' needs tiled: a slot pushed out of the stage, or left without room for a line,
-    // does not fit.
-    const auto fits = [&](const std::vector<StageSlot>& slots) {
-        const float top = in.stage.y, bottom = in.stage.y + in.stage.h;
-        return std::all_of(slots.begin(), slots.end(), [&](const StageSlot& sl) {
-            return sl.box.y >= top - 0.5f && sl.box.y + sl.box.h <= bottom + 0.5f &&
-                   sl.box.h >= panel_title_h(fh) + panel_pad_h(fh) + fh * 2;
-        });
-    };
     for (const auto& [a, slots] : candidates) {
-        if (fits(slots) && holds(measure(slots, in, fh), L.reference)) {
+        if (fits(slots, in, fh) && holds(measure(slots, in, fh), L.reference)) {
             L.arrangement = a;
             L.slots = slots;
             L.caps = L.reference;
