@@ -234,12 +234,12 @@ StageLayout layout_stage(const StageInput& in) {
 namespace {
 
 // A short stage (bands under it: the op strip, inside attention) may not hold the text panels'
-// needs tiled: a slot pushed out of the stage, or left without room for a line, does not fit.
+// needs tiled: a slot pushed out of the stage, or left no room under its title, does not fit.
 bool fits(const std::vector<StageSlot>& slots, const StageInput& in, float fh) {
     const float top = in.stage.y, bottom = in.stage.y + in.stage.h;
     return std::all_of(slots.begin(), slots.end(), [&](const StageSlot& sl) {
         return sl.box.y >= top - 0.5f && sl.box.y + sl.box.h <= bottom + 0.5f &&
-               sl.box.h >= panel_title_h(fh) + panel_pad_h(fh) + fh * 2;
+               sl.box.h >= panel_title_h(fh) + fh;
     });
 }
 
