@@ -54,8 +54,9 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
     std::printf("explain: %s, step %d (%s, %s), layer %d, head %d", m.name().c_str(), e.step,
                 phase_name(e.phase), mode_name(e.mode), e.layer, e.head);
     if (m.is_toy()) std::printf(" \"%s\" (%s)", toy_head_name(e.head), toy_head_rule(e.head));
-    std::printf(", row %d: query \"%s\" at position %d (counting from 0)\n", e.row,
-                piece(e.q_pos).c_str(), e.q_pos);
+    // The numbering of the whole tool: positions from 1; layers, heads, steps and rows from 0.
+    std::printf(", row %d: query \"%s\" at position %d\n", e.row, piece(e.q_pos).c_str(),
+                e.q_pos + 1);
     std::printf("  out = softmax(q . K^T / sqrt(d_k) + mask) . V      d_k = %d, 1/sqrt(d_k) = %s\n",
                 e.head_dim, num(e.scale).c_str());
     const int T = e.n_keys, dk = e.head_dim;
@@ -75,13 +76,13 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
             "where not; K is the key's position, V its value\n");
     else
         std::printf("  q (after RoPE) = %s\n", vec(e.q.data(), e.q.size()).c_str());
-    std::printf("  %4s %-12s %-10s %10s %10s %8s %10s  %s\n", "key", "token", "source", "q.k",
+    std::printf("  %4s %-12s %-10s %10s %10s %8s %10s  %s\n", "pos", "token", "source", "q.k",
                 "x1/sqrt(dk)", "mask", "weight", m.is_toy() ? "K, V" : "K row | V row");
     for (int j = 0; j < T; ++j) {
         const std::size_t at = std::size_t(j) * dk;
         std::string token(1, '"');
         token.append(piece(j)).push_back('"');
-        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", j, token.c_str(),
+        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", j + 1, token.c_str(),
                     kv_source_name(e.source[j]), num(e.raw[j]).c_str(), num(e.scaled[j]).c_str(),
                     e.masked[j] ? "-inf" : "", num(e.weights[j]).c_str());
         if (m.is_toy())
@@ -94,6 +95,7 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
     std::printf("  the model's attention output = %s\n",
                 vec(e.model_output.data(), e.model_output.size()).c_str());
     std::printf("  why not Q: %s\n", why_not_q_line(r).c_str());
+    std::printf("numbering: positions from 1; layers, heads, steps and rows from 0\n");
 }
 
 void print_json(const AttentionExplain& e, const Model& m, const std::vector<int>& seq,

@@ -208,15 +208,16 @@ TEST_CASE("explain: the toy's even head at \"so\", as text and JSON; bad choices
     auto r = run_cli({"explain", "--model", "toy", "--head", "even", "--row", "so"});
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
-    // key, token, source, q.k, scaled, mask, weight, K, V
+    // position (from 1), token, source, q.k, scaled, mask, weight, K, V
+    CHECK(r.out.find("query \"so\" at position 4") != std::string::npos);
     CHECK(r.out.find(
-              "0 \"Today\"      new              -inf       -inf                   0  1, 10") !=
+              "1 \"Today\"      new              -inf       -inf                   0  1, 10") !=
           std::string::npos);
     CHECK(r.out.find(
-              "1 \"weather\"    new                 0          0                 0.5  2, 20") !=
+              "2 \"weather\"    new                 0          0                 0.5  2, 20") !=
           std::string::npos);
     CHECK(
-        r.out.find("3 \"so\"         new                 0          0                 0.5  4, 5") !=
+        r.out.find("4 \"so\"         new                 0          0                 0.5  4, 5") !=
         std::string::npos);
     CHECK(r.out.find("output sum_j w_j . v_j = [12.5]") != std::string::npos);
     CHECK(r.out.find("the model's attention output = [12.5]") != std::string::npos);
