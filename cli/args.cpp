@@ -35,6 +35,10 @@ Args::Args(std::string command, std::vector<OptionSpec> specs, int argc, char** 
                 if (i + 1 >= argc) throw Error(command_ + ": --" + name + " needs a value");
                 value = argv[++i];
             }
+            // `--model ""` (an unset shell variable) names no file: say which option, not what
+            // the empty name failed as later. Only a prompt may be empty.
+            if (value.empty() && name != "prompt")
+                throw Error(command_ + ": --" + name + " needs a value, not an empty string");
             values_[name] = value;
         }
     }
@@ -72,6 +76,22 @@ int Args::integer(const std::string& name, int fallback, int lo, int hi) const {
     return static_cast<int>(x);
 }
 
+std::uint64_t Args::unsigned_integer(const std::string& name, std::uint64_t fallback) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    const std::string& v = it->second;
+    // Digits only: strtoull would take "-1" as 2^64-1, strtod "1.5" as a number.
+    const bool digits =
+        !v.empty() && v.size() <= 20 && v.find_first_not_of("0123456789") == std::string::npos;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long x = digits ? std::strtoull(v.c_str(), &end, 10) : 0;
+    if (!digits || errno == ERANGE)
+        throw Error(command_ + ": --" + name + ": '" + v +
+                    "' is not a whole number from 0 to 18446744073709551615");
+    return x;
+}
+
 double Args::number(const std::string& name, double fallback, double lo, double hi) const {
     auto it = values_.find(name);
     if (it == values_.end()) return fallback;
@@ -99,7 +119,8 @@ std::vector<int> Args::int_list(const std::string& name, std::vector<int> fallba
         char* end = nullptr;
         const long x = std::strtol(item.c_str(), &end, 10);
         if (item.empty() || *end != '\0' || x <= 0 || x > (1 << 20))
-            throw Error(command_ + ": --" + name + ": '" + item + "' is not a positive whole number");
+            throw Error(command_ + ": --" + name + ": '" + item +
+                        "' is not a positive whole number");
         out.push_back(static_cast<int>(x));
     }
     if (out.empty()) throw Error(command_ + ": --" + name + " is empty");

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace kvs::cli {
 
@@ -16,9 +17,10 @@ int cmd_compare(int argc, char** argv) {
                                {"quiet", "", "totals only, no per-step rows"}});
     Args a("compare", specs, argc, argv, 2);
     if (a.help()) {
-        std::fputs("Run the same generation with and without the KV cache and compare time, "
-                   "counted FLOPs and logits.\n",
-                   stdout);
+        std::fputs(
+            "Run the same generation with and without the KV cache and compare time, "
+            "counted FLOPs and logits.\n",
+            stdout);
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
@@ -38,12 +40,12 @@ int cmd_compare(int argc, char** argv) {
     uncached.set_prompt_tokens(prompt_ids);
 
     const bool quiet = a.has("quiet");
-    std::printf("model %s on %s (%s)\n", m.name().c_str(), o.backend.backend->device().c_str(),
-                o.backend.note.c_str());
+    std::printf("model %s on %s (%s)\n", escape_for_one_line(m.name()).c_str(),
+                o.backend.backend->device().c_str(), o.backend.note.c_str());
     if (!quiet)
-        std::printf("%5s %-8s %7s %7s %12s %12s %12s %12s %10s %10s\n", "step", "phase",
-                    "rows_c", "rows_u", "ms_cached", "ms_uncached", "MFLOP_c", "MFLOP_u",
-                    "kv_bytes", "max|dlog|");
+        std::printf("%5s %-8s %7s %7s %12s %12s %12s %12s %10s %10s\n", "step", "phase", "rows_c",
+                    "rows_u", "ms_cached", "ms_uncached", "MFLOP_c", "MFLOP_u", "kv_bytes",
+                    "max|dlog|");
     double tc = 0, tu = 0, fc = 0, fu = 0, max_diff = 0;
     int steps = 0, diverged_at = -1;
     while (!cached.finished() && !uncached.finished()) {
@@ -65,10 +67,10 @@ int cmd_compare(int argc, char** argv) {
                         c.wall_seconds * 1e3, u.wall_seconds * 1e3, c.counts.flops / 1e6,
                         u.counts.flops / 1e6, c.kv.bytes(), diff);
     }
-    std::printf("total: %d steps (%d new tokens); time cached %.4f s, uncached %.4f s, ratio "
-                "%.1fx; counted FLOPs cached %.4g, uncached %.4g, ratio %.1fx\n",
-                steps, cached.generated(), tc, tu, tc > 0 ? tu / tc : 0.0, fc, fu,
-                fc > 0 ? fu / fc : 0.0);
+    std::printf(
+        "total: %d steps (%d new tokens); time cached %.4f s, uncached %.4f s, ratio "
+        "%.1fx; counted FLOPs cached %.4g, uncached %.4g, ratio %.1fx\n",
+        steps, cached.generated(), tc, tu, tc > 0 ? tu / tc : 0.0, fc, fu, fc > 0 ? fu / fc : 0.0);
     std::printf("max |logit difference| cached vs uncached over all steps: %.3g\n", max_diff);
     if (diverged_at >= 0)
         std::printf("note: the chosen tokens differed first at step %d\n", diverged_at);
@@ -84,14 +86,16 @@ int cmd_info(int argc, char** argv) {
     }
     Opened o = open_from(a);
     const ModelConfig& c = o.model->config();
-    std::printf("model %s: %s\n", o.model->name().c_str(), c.describe().c_str());
+    std::printf("model %s: %s\n", escape_for_one_line(o.model->name()).c_str(),
+                c.describe().c_str());
     const std::size_t params = o.model->parameter_count();
     std::printf("parameters %zu (%s float32)\n", params, human_bytes(4.0 * params).c_str());
     const double per_token = 2.0 * c.n_layers * c.kv_dim() * 4;
-    std::printf("KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "
-                "at the full context of %d\n",
-                c.n_layers, c.n_kv_heads, c.head_dim(), human_bytes(per_token).c_str(),
-                human_bytes(per_token * c.seq_len).c_str(), c.seq_len);
+    std::printf(
+        "KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "
+        "at the full context of %d\n",
+        c.n_layers, c.n_kv_heads, c.head_dim(), human_bytes(per_token).c_str(),
+        human_bytes(per_token * c.seq_len).c_str(), c.seq_len);
     std::printf("backend: %s (%s)\n", o.backend.backend->name().c_str(), o.backend.note.c_str());
     return 0;
 }

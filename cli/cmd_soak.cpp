@@ -58,7 +58,7 @@ int cmd_soak(int argc, char** argv) {
     const std::size_t budget = std::size_t(a.integer("trace-budget-kib", 4096, 1, 1 << 24)) << 10;
     SamplerConfig sampler;
     sampler.temperature = static_cast<float>(a.number("temperature", 1.0, 0.0, 100.0));
-    const auto seed0 = static_cast<std::uint64_t>(a.number("seed", 42, 0, 9007199254740992.0));
+    const std::uint64_t seed0 = a.unsigned_integer("seed", 42);
     Opened o = open_from(a);
     const Model& m = *o.model;
 

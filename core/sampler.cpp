@@ -24,6 +24,15 @@ void softmax(std::span<const float> logits, std::span<float> out) {
     for (float& p : out) p /= sum;
 }
 
+std::uint64_t sampler_state(std::uint64_t seed) {
+    if (seed != 0) return seed;
+    // splitmix64's first output from state 0: a well-mixed nonzero word.
+    std::uint64_t z = 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 float Sampler::random_f32() {
     // xorshift64*, as run.c, so a seed gives the same draws as llama2.c
     state_ ^= state_ >> 12;

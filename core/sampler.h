@@ -10,8 +10,8 @@ namespace kvs {
 
 struct SamplerConfig {
     float temperature = 0.0f;
-    int top_k = 0;         // 0: off
-    float top_p = 0.9f;    // <= 0 or >= 1: off
+    int top_k = 0;       // 0: off
+    float top_p = 0.9f;  // <= 0 or >= 1: off
     std::uint64_t seed = 42;
 };
 
@@ -20,14 +20,18 @@ struct Draw {
     float coin = -1.0f;  // the uniform draw in [0, 1), -1 when greedy
 };
 
+// xorshift's starting state for `seed`. Every nonzero seed is used as it is (run.c's sequence for
+// the same seed); 0, the one state xorshift never leaves (all draws 0), becomes splitmix64(0).
+std::uint64_t sampler_state(std::uint64_t seed);
+
 class Sampler {
-public:
-    explicit Sampler(const SamplerConfig& c) : c_(c), state_(c.seed) {}
+  public:
+    explicit Sampler(const SamplerConfig& c) : c_(c), state_(sampler_state(c.seed)) {}
     Draw sample(std::span<const float> logits);
-    void reseed() { state_ = c_.seed; }
+    void reseed() { state_ = sampler_state(c_.seed); }
     const SamplerConfig& config() const { return c_; }
 
-private:
+  private:
     float random_f32();
     SamplerConfig c_;
     std::uint64_t state_;

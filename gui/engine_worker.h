@@ -16,16 +16,17 @@
 #include <thread>
 #include <vector>
 
-#include "lessonlib/batch_sweep.h"
-#include "lessonlib/lesson.h"
-#include "lessonlib/lesson_player.h"
+#include "core/error.h"
 #include "core/model.h"
 #include "core/sampler.h"
-#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 #include "core/trace.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_player.h"
+#include "lessonlib/scale_accounting.h"
 
 namespace kvs::gui {
 
@@ -153,6 +154,11 @@ class EngineWorker {
     bool prefilled() const;
     void check_cancel() const;  // throws Cancelled when cancel() was called
     struct Cancelled {};
+    // The job did its work but something in it was not kept (a prompt too long for the new
+    // model): shown as the message alone, without "could not ...".
+    struct PartlyDone : Error {
+        using Error::Error;
+    };
 
     // Worker-thread state.
     std::shared_ptr<Model> model_;

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "lessonlib/batch_sweep.h"
 #include "core/error.h"
 #include "core/kv_what_if.h"
 #include "core/model.h"
-#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/scale_accounting.h"
 
 namespace kvs {
 namespace {
@@ -93,9 +93,14 @@ double num(const LessonValue& v, const char* what) {
     if (!v.is_number()) throw Error(std::string(what) + " must be a number, not " + v.to_string());
     return v.num;
 }
+// The one double -> int conversion of the lesson library: a finite whole number within what an
+// index or a count can be. 1e300, NaN and -inf are errors in words, never a cast out of range (UB).
 int whole(const LessonValue& v, const char* what) {
+    constexpr double kLimit = 1e9;
     const double d = num(v, what);
-    if (d != std::floor(d)) throw Error(std::string(what) + " must be a whole number");
+    if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > kLimit)
+        throw Error(std::string(what) + " must be a whole number from -1e9 to 1e9, not " +
+                    v.to_string());
     return static_cast<int>(d);
 }
 const std::string& str(const LessonValue& v, const char* what) {
@@ -104,8 +109,10 @@ const std::string& str(const LessonValue& v, const char* what) {
     return v.str;
 }
 
-// Negative indices count from the end.
-int resolve(int i, int n, const char* what) {
+// The one index resolution every metric uses: `v` checked by whole(), negative counting from the
+// end, then range-checked against `n`. Callers use the value returned, never `v` itself.
+int index_of(const LessonValue& v, int n, const char* what) {
+    const int i = whole(v, what);
     const int j = i < 0 ? n + i : i;
     if (j < 0 || j >= n)
         throw Error(std::string(what) + " " + std::to_string(i) + " does not exist (there are " +
@@ -116,8 +123,8 @@ int resolve(int i, int n, const char* what) {
 const StepRecord& step_of(const Session& s, const std::vector<LessonValue>& args) {
     const auto& steps = s.trace().steps();
     if (steps.empty()) throw Error("no step has run yet");
-    const int i = args.empty() ? -1 : whole(args[0], "step");
-    return steps[resolve(i, static_cast<int>(steps.size()), "step")];
+    const int n = static_cast<int>(steps.size());
+    return steps[args.empty() ? n - 1 : index_of(args[0], n, "step")];
 }
 
 const StepRecord& latest_with_payload(const Session& s) {
@@ -172,10 +179,9 @@ LessonValue session_metric(const std::string& name, const Session& s,
 
     if (name == "head" || name == "weight") {
         const StepRecord& r = latest_with_payload(s);
-        const int L = whole(args[0], "layer"), H = whole(args[1], "head");
         const ModelConfig& c = m.config();
-        resolve(L, c.n_layers, "layer");
-        resolve(H, c.n_heads, "head");
+        const int L = index_of(args[0], c.n_layers, "layer");
+        const int H = index_of(args[1], c.n_heads, "head");
         const int rows = name == "head"
                              ? (r.head_outputs.empty() ? 0
                                                        : static_cast<int>(r.head_outputs.size()) /
@@ -184,7 +190,7 @@ LessonValue session_metric(const std::string& name, const Session& s,
         if (rows == 0)
             throw Error(name == "head" ? "this model reports no per-head outputs (the toy does)"
                                        : "the latest step kept no attention weights");
-        const int row = resolve(whole(args[2], "row"), rows, "row");
+        const int row = index_of(args[2], rows, "row");
         if (name == "head") {
             const float v =
                 r.head_outputs[(static_cast<std::size_t>(L) * c.n_heads + H) * rows + row];
@@ -192,7 +198,7 @@ LessonValue session_metric(const std::string& name, const Session& s,
             return V::number(v);
         }
         const auto w = r.attention.row(L, H, row);
-        const int key = resolve(whole(args[3], "key"), static_cast<int>(w.size()), "key");
+        const int key = index_of(args[3], static_cast<int>(w.size()), "key");
         return V::number(w[key]);
     }
     if (name == "logit" || name == "prob") {
@@ -207,7 +213,7 @@ LessonValue session_metric(const std::string& name, const Session& s,
     }
     if (name == "top") {
         const StepRecord& r = step_of(s, {});
-        const int k = resolve(whole(args[0], "k"), static_cast<int>(r.top.size()), "rank");
+        const int k = index_of(args[0], static_cast<int>(r.top.size()), "rank");
         return V::string(m.tokenizer().piece(r.top[k].id));
     }
 
