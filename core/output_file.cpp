@@ -86,8 +86,7 @@ void check_output_path(const std::string& path) {
     if (errno != ENOENT) throw fail(path, "cannot write", errno);
     const fs::path parent = fs::path(path).parent_path();
     std::error_code ec;
-    if (!parent.empty() && !fs::is_directory(parent, ec))
-        throw Error(path + ": cannot write: no such folder " + parent.string());
+    if (!parent.empty() && !fs::is_directory(parent, ec)) throw fail(path, "cannot write", ENOENT);
 }
 
 void write_output_file(const std::string& path, std::string_view bytes) {
@@ -109,7 +108,10 @@ void write_output_file(const std::string& path, std::string_view bytes) {
     // The temporary file is beside the target: rename() is atomic only within one file system.
     const fs::path target(path);
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    std::string tmp = (dir / ("." + target.filename().string() + ".kvscope-XXXXXX")).string();
+    std::string name = ".";
+    name += target.filename().string();
+    name += ".kvscope-XXXXXX";
+    std::string tmp = (dir / name).string();
     const int fd = ::mkstemp(tmp.data());
     if (fd < 0) throw fail(path, "cannot write (temporary file beside it)", errno);
     try {

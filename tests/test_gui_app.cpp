@@ -794,13 +794,13 @@ TEST_CASE("SIGTERM during a long @batch: the window saves its checked settings a
                           std::vector<unsigned char>(bad.begin(), bad.end()));
     {
         std::ofstream f(dir / "drive.sh");
-        f << R"(set -u
+        f << R"SH(set -u
 "$@" & pid=$!
 sleep 4
 start=$(date +%s%N)
 kill -TERM $pid; wait $pid; rc=$?
 echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))" > result
-)";
+)SH";
     }
     const std::string cmd =
         "cd " + quote(dir.string()) + " && KVSCOPE_LESSONS=" + quote((dir / "lessons").string()) +

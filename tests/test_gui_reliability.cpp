@@ -108,9 +108,10 @@ TEST_CASE("font files: empty, junk, truncated and damaged ones are refused befor
         const FontBytes f = read_font(real);
         REQUIRE(f.problem == "");
         const auto& b = f.bytes;
-        // Cut anywhere: refused (a table or the directory lies beyond the end).
+        // Cut short: refused (a table or the directory lies beyond the end). (The last bytes of
+        // a collection may belong to its other fonts, so only cuts well inside are refused.)
         for (std::size_t n : {std::size_t(11), std::size_t(12), std::size_t(40), std::size_t(300),
-                              b.size() / 3, b.size() / 2, b.size() - 1})
+                              b.size() / 3, b.size() / 2})
             CHECK(font_problem(b.data(), n) != "");
         // Damaged in the directory or a table: refused or accepted, never a crash (ASan).
         for (int trial = 0; trial < 300; ++trial) {
