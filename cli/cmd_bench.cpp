@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/output_file.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/machine_limits.h"
 
 namespace kvs::cli {
 namespace {
@@ -121,6 +122,34 @@ double ratio(const Spread& a, const Spread& b) {
     return b.median > 0 ? a.median / b.median : 0;
 }
 
+// bench --limits: the ceilings every other figure is a fraction of.
+int print_limits(int threads, int repeats) {
+    std::printf("kvscope-cli bench --limits: machine %s, %u logical CPUs; load average %s\n",
+                cpu_model_name().c_str(), std::thread::hardware_concurrency(),
+                load_average().c_str());
+    std::printf(
+        "best and median of %d runs each; a shared machine lowers the medians, the best "
+        "is the closer to the ceiling\n",
+        repeats);
+    std::vector<int> counts = {1};
+    if (threads > 1) counts.push_back(threads);
+    for (int t : counts) {
+        const cpu::MachineLimits m = cpu::measure_machine_limits(t, repeats);
+        std::printf("%d thread%s (this build's widest vectors: %s)\n", t, t == 1 ? "" : "s",
+                    m.vector_isa.c_str());
+        std::printf("  FMA peak, 8-float vectors : best %7.1f GFLOP/s, median %7.1f\n",
+                    m.fma_8.best, m.fma_8.median);
+        std::printf("  FMA peak, 16-float vectors: best %7.1f GFLOP/s, median %7.1f\n",
+                    m.fma_16.best, m.fma_16.median);
+        std::printf(
+            "  read bandwidth (%.0f MiB, read-only stream): best %5.1f GB/s, median "
+            "%5.1f\n",
+            m.buffer_bytes / 1048576.0, m.read_bw.best, m.read_bw.median);
+    }
+    std::printf("load average at end: %s\n", load_average().c_str());
+    return 0;
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -129,11 +158,13 @@ int cmd_bench(int argc, char** argv) {
                  {{"lengths", "L1,L2,..", "lengths to measure (default 32,64,128,256,512)"},
                   {"repeats", "R", "timed runs per measurement (default 5)"},
                   {"warmup", "W", "untimed runs before them (default 1)"},
-                  {"threads", "N", "CPU backend threads (default 1)"},
                   {"prompt", "TEXT",
                    "decode prompt; prefill prompts repeat it (default "
                    "\"Once upon a time\")"},
                   {"csv", "FILE", "write every figure as CSV"},
+                  {"limits", "",
+                   "measure this machine's FMA peak and read bandwidth (1 thread, then "
+                   "--threads), print them and exit"},
                   {"trace", "", "measure with tracing on (attention, K/V rows, logits kept)"}});
     Args a("bench", specs, argc, argv, 2);
     if (a.help()) {
@@ -149,19 +180,16 @@ int cmd_bench(int argc, char** argv) {
     lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
     const int repeats = a.integer("repeats", 5, 1, 1000);
     const int warmup = a.integer("warmup", 1, 0, 1000);
-    const int threads = a.integer("threads", 1, 1, 1024);
     const bool trace = a.has("trace");
     const std::string prompt = a.str("prompt", "Once upon a time");
+
+    if (a.has("limits")) return print_limits(threads_from(a), repeats);
 
     Opened o = open_from(a);
     // A bad --csv fails now, not after minutes of measuring (the model is an input by now).
     if (a.has("csv")) check_output_path(a.str("csv"));
     Backend& be = *o.backend.backend;
     auto* cpu = dynamic_cast<CpuBackend*>(&be);
-    if (cpu)
-        cpu->set_threads(threads);
-    else if (a.has("threads"))
-        throw Error("--threads applies to the CPU backend; this run uses " + be.name());
     const Model& m = *o.model;
     Bench bench(m, be, prompt, repeats, warmup);
 

@@ -67,7 +67,7 @@ void print_context_and_logits(const View& v, const StepRecord& r) {
 void print_head(const View& v, const StepRecord& r, int h) {
     const AttentionRows& a = r.attention;
     const int n_keys = a.q_pos0 + a.rows;
-    std::printf("  head %d \"%s\": %s\n", h + 1, toy_head_name(h), toy_head_rule(h));
+    std::printf("  head %d \"%s\": %s\n", h, toy_head_name(h), toy_head_rule(h));
     for (int table = 0; table < 2; ++table) {
         if (table == 1 || !a.scores.empty()) {
             std::printf("    %-10s", table == 0 ? "scores" : "weights");
@@ -173,8 +173,9 @@ int cmd_toy(int argc, char** argv) {
     const StepRecord& first = s.step();
     View v{m.tokenizer(), first.new_tokens};
     std::printf(
-        "toy model: 1 layer, 4 heads (even, last, first, all), one K/V row per token "
-        "(K = position, V = value), context %d, computed on %s\n",
+        "toy model: 1 layer, 4 heads (0 even, 1 last, 2 first, 3 all), one K/V row per token "
+        "(K = position, V = value), context %d, computed on %s\n"
+        "numbering: positions from 1, layers, heads and steps from 0 (step 0 is the prefill)\n",
         ctx, first.backend.c_str());
     std::string prompt_text;
     for (std::size_t i = 0; i < first.new_tokens.size(); ++i)

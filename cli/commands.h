@@ -19,9 +19,14 @@ int cmd_bench(int argc, char** argv);
 int cmd_lesson(int argc, char** argv);
 int cmd_toy(int argc, char** argv);
 int cmd_soak(int argc, char** argv);
+int cmd_explain(int argc, char** argv);
+int cmd_make_model(int argc, char** argv);
 
-// Options every model-running command shares.
+// Options every model-running command shares (--model, --tokenizer, --backend, --threads).
 std::vector<OptionSpec> model_options();
+// --threads alone, for commands that run on a backend without --model (lesson), and its value.
+OptionSpec threads_option();
+int threads_from(const Args& a);
 std::vector<OptionSpec> sampler_options();
 SamplerConfig sampler_from(const Args& a);
 

@@ -13,7 +13,16 @@ namespace kvs::cli {
 std::vector<OptionSpec> model_options() {
     return {{"model", "M", "default (ours, built in) | toy | stories260K | FILE.bin"},
             {"tokenizer", "FILE", "llama2.c tokenizer (default: found beside the model)"},
-            {"backend", "B", "auto | cpu | cuda | cuda-emulated (default auto)"}};
+            {"backend", "B", "auto | cpu | cuda | cuda-emulated (default auto)"},
+            threads_option()};
+}
+
+OptionSpec threads_option() {
+    return {"threads", "N", "CPU backend threads (default 1; small ops stay on one)"};
+}
+
+int threads_from(const Args& a) {
+    return a.integer("threads", 1, 1, 256);
 }
 
 std::vector<OptionSpec> sampler_options() {
@@ -35,7 +44,7 @@ SamplerConfig sampler_from(const Args& a) {
 Opened open_from(const Args& a) {
     Opened o;
     o.model = open_model(a.str("model", "default"), a.str("tokenizer"));
-    o.backend = make_backend(a.str("backend", "auto"));
+    o.backend = make_backend(a.str("backend", "auto"), threads_from(a));
     return o;
 }
 

@@ -23,7 +23,11 @@ const Command kCommands[] = {
     {"bench", kvs::cli::cmd_bench, "prefill and decode throughput by length, cached and uncached"},
     {"lesson", kvs::cli::cmd_lesson, "run a lesson headless, checking its claims (--list)"},
     {"toy", kvs::cli::cmd_toy, "the tutorials' toy example: four hand-made heads, prefill, decode"},
+    {"explain", kvs::cli::cmd_explain,
+     "one attention row from the inside: q, K, q.k, /sqrt(d_k), mask, softmax, V, output"},
     {"soak", kvs::cli::cmd_soak, "sessions back to back, printing resident memory (VmRSS)"},
+    {"make-model", kvs::cli::cmd_make_model,
+     "write a random-weight llama2.c checkpoint of a shape"},
 };
 
 void usage(FILE* f) {

@@ -4,16 +4,26 @@ namespace kvs {
 
 const char* op_name(Op op) {
     switch (op) {
-        case Op::Embed: return "embed";
-        case Op::RmsNorm: return "rmsnorm";
-        case Op::Matmul: return "matmul";
-        case Op::Rope: return "rope";
-        case Op::KvAppend: return "kv_append";
-        case Op::Attention: return "attention";
-        case Op::SwiGLU: return "swiglu";
-        case Op::Add: return "add";
-        case Op::Transfer: return "transfer";
-        case Op::kCount: break;
+        case Op::Embed:
+            return "embed";
+        case Op::RmsNorm:
+            return "rmsnorm";
+        case Op::Matmul:
+            return "matmul";
+        case Op::Rope:
+            return "rope";
+        case Op::KvAppend:
+            return "kv_append";
+        case Op::Attention:
+            return "attention";
+        case Op::SwiGLU:
+            return "swiglu";
+        case Op::Add:
+            return "add";
+        case Op::Transfer:
+            return "transfer";
+        case Op::kCount:
+            break;
     }
     return "?";
 }

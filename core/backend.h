@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kvs {
 
@@ -21,6 +22,12 @@ enum class Op { Embed, RmsNorm, Matmul, Rope, KvAppend, Attention, SwiGLU, Add, 
 constexpr int kOpCount = static_cast<int>(Op::kCount);
 const char* op_name(Op op);
 
+// One timed op call (transfers excluded), for the op strip.
+struct OpCall {
+    Op op = Op::Embed;
+    double seconds = 0;
+};
+
 struct OpTimes {
     std::array<double, kOpCount> seconds{};
     std::array<int, kOpCount> calls{};
@@ -28,7 +35,7 @@ struct OpTimes {
 };
 
 class Backend {
-public:
+  public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;    // "cpu", "cuda", "cuda-emulated"
     virtual std::string device() const = 0;  // what measured the times, in words
@@ -37,6 +44,15 @@ public:
     virtual void release(DeviceSpan s) = 0;
     virtual void upload(DeviceSpan dst, const float* src, std::size_t n) = 0;
     virtual void download(float* dst, DeviceSpan src, std::size_t n) = 0;
+    // Read-only host floats that outlive every use (a mapped checkpoint's weights): a backend that
+    // computes in host memory uses them where they are, with no copy (the CPU); the others copy
+    // them into their own memory (the default). Ops never write to a weight span.
+    virtual DeviceSpan adopt_host(const float* src, std::size_t n) {
+        const DeviceSpan s = alloc(n);
+        upload(s, src, n);
+        return s;
+    }
+    virtual void release_adopted(DeviceSpan s) { release(s); }
 
     // x[t, :] = table[tokens[t], :]          x: [T, dim], table: [vocab, dim], tokens on the host
     virtual void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) = 0;
@@ -65,24 +81,49 @@ public:
 
     // Wait for queued work; after it, op_times() is complete.
     virtual void synchronize() {}
-    virtual void reset_op_times() { times_ = {}; }
+    virtual void reset_op_times() {
+        times_ = {};
+        calls_.clear();
+    }
     virtual OpTimes op_times() { return times_; }
+    // Each op call's own time, in issue order, while recording is on (set_record_calls), since
+    // reset_op_times(); transfers left out. Complete after synchronize(). A backend that cannot
+    // time calls one by one leaves it empty.
+    void set_record_calls(bool on) { record_calls_ = on; }
+    virtual std::vector<OpCall> op_calls() { return calls_; }
 
-protected:
+  protected:
+    void note_call(Op op, double seconds) {
+        if (record_calls_ && op != Op::Transfer) calls_.push_back({op, seconds});
+    }
     OpTimes times_;
+    bool record_calls_ = false;
+    std::vector<OpCall> calls_;
 };
 
 // A backend allocation that frees itself.
 class DeviceBuffer {
-public:
+  public:
     DeviceBuffer() = default;
     DeviceBuffer(Backend& b, std::size_t n) : backend_(&b), span_(b.alloc(n)) {}
-    DeviceBuffer(DeviceBuffer&& o) noexcept : backend_(o.backend_), span_(o.span_) { o.span_ = {}; }
+    // Backend::adopt_host(src, n), given back through release_adopted.
+    static DeviceBuffer adopt(Backend& b, const float* src, std::size_t n) {
+        DeviceBuffer d;
+        d.backend_ = &b;
+        d.span_ = b.adopt_host(src, n);
+        d.adopted_ = true;
+        return d;
+    }
+    DeviceBuffer(DeviceBuffer&& o) noexcept
+        : backend_(o.backend_), span_(o.span_), adopted_(o.adopted_) {
+        o.span_ = {};
+    }
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         if (this != &o) {
             reset();
             backend_ = o.backend_;
             span_ = o.span_;
+            adopted_ = o.adopted_;
             o.span_ = {};
         }
         return *this;
@@ -91,16 +132,23 @@ public:
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     ~DeviceBuffer() { reset(); }
     void reset() {
-        if (backend_ && span_.data) backend_->release(span_);
+        if (backend_ && span_.data) {
+            if (adopted_)
+                backend_->release_adopted(span_);
+            else
+                backend_->release(span_);
+        }
         span_ = {};
+        adopted_ = false;
     }
     DeviceSpan span() const { return span_; }
     DeviceSpan at(std::size_t offset, std::size_t n) const { return span_.at(offset, n); }
     std::size_t size() const { return span_.size; }
 
-private:
+  private:
     Backend* backend_ = nullptr;
     DeviceSpan span_;
+    bool adopted_ = false;
 };
 
 }  // namespace kvs

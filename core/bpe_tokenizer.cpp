@@ -96,8 +96,8 @@ BpeTokenizer BpeTokenizer::parse(const unsigned char* data, std::size_t size, in
         std::string_view piece;
         while (at < size && entry(score, piece)) ++extra;
         if (at == size)  // a whole tokenizer, for a bigger vocabulary
-            fail("holds " + std::to_string(expected_vocab + extra) +
-                 " tokens, the model needs " + std::to_string(expected_vocab));
+            fail("holds " + std::to_string(expected_vocab + extra) + " tokens, the model needs " +
+                 std::to_string(expected_vocab));
         fail(std::to_string(size - rest_at) + " bytes of trailing data after the model's " +
              std::to_string(expected_vocab) + " tokens");
     }
@@ -164,8 +164,7 @@ std::vector<int> BpeTokenizer::encode(std::string_view text) const {
         const int r = l < 1 ? -1 : next[l];
         if (r < 0) return;
         const int m = find(pieces_[ids[l]] + pieces_[ids[r]]);
-        if (m >= 0 && scores_[m] > -1e10f)
-            heap.push({scores_[m], l, r, m, version[l], version[r]});
+        if (m >= 0 && scores_[m] > -1e10f) heap.push({scores_[m], l, r, m, version[l], version[r]});
     };
     for (int i = 0; i + 1 < n; ++i) consider(i);
     std::vector<bool> alive(n, true);

@@ -11,7 +11,7 @@
 namespace kvs {
 
 class BpeTokenizer final : public Tokenizer {
-public:
+  public:
     static constexpr int kBos = 1;
     static constexpr int kEos = 2;
     static constexpr int kByteBase = 3;  // "<0xXX>" pieces sit at id byte + 3
@@ -33,7 +33,7 @@ public:
     int find(std::string_view piece) const;  // -1 when absent
     int max_token_length() const { return max_token_length_; }
 
-private:
+  private:
     std::vector<std::string> pieces_;
     std::vector<float> scores_;
     std::unordered_map<std::string, int> index_;  // piece -> lowest id holding it

@@ -3,9 +3,11 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 #include "core/file_bytes.h"
+#include "core/mapped_file.h"
 
 namespace kvs {
 namespace {
@@ -54,20 +56,11 @@ ModelConfig config_from_header(const unsigned char* data, std::size_t avail, std
     return c;
 }
 
-}  // namespace
-
-Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const std::string& name) {
-    Checkpoint ck;
-    ck.config = config_from_header(data, size, size, name);
-    const ModelConfig& c = ck.config;
-
-    LlamaWeights& w = ck.weights;
-    w.storage.resize(c.stored_floats());
-    std::memcpy(w.storage.data(), data + kHeaderBytes, w.storage.size() * sizeof(float));
-
+// The views of `w` into `p`, the floats after the header, in the file's order.
+void point_weights(LlamaWeights& w, const float* p, const ModelConfig& c) {
+    w.all = std::span<const float>(p, c.stored_floats());
     const std::size_t d = c.dim, hd = c.hidden_dim, L = c.n_layers, V = c.vocab_size,
                       kv = c.kv_dim();
-    const float* p = w.storage.data();
     auto take = [&p](std::size_t n) {
         const float* at = p;
         p += n;
@@ -86,15 +79,33 @@ Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const s
     w.rms_final = take(d);
     take(2 * static_cast<std::size_t>(c.seq_len) * (c.head_dim() / 2));  // freq_cis: unused
     w.wcls = c.shared_classifier ? w.token_embedding : take(V * d);
+}
+
+}  // namespace
+
+Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const std::string& name) {
+    Checkpoint ck;
+    ck.config = config_from_header(data, size, size, name);
+    auto copy = std::make_shared<std::vector<float>>(ck.config.stored_floats());
+    std::memcpy(copy->data(), data + kHeaderBytes, copy->size() * sizeof(float));
+    point_weights(ck.weights, copy->data(), ck.config);
+    ck.weights.owner = std::move(copy);
     return ck;
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-    // Header first: a foreign or lying file is refused without reading (or allocating) its size.
+    // Header first: a foreign or lying file is refused before it is mapped.
     const auto head = read_file_head(path, kHeaderBytes);
     config_from_header(head.data(), head.size(), regular_file_size(path), path);
-    const auto bytes = read_file_bytes(path, kMaxCheckpointBytes);
-    return parse_checkpoint(bytes.data(), bytes.size(), path);
+    auto map = MappedFile::open(path, kMaxCheckpointBytes);
+    Checkpoint ck;
+    // Checked again on the mapping itself: the file may have changed since the header read.
+    ck.config = config_from_header(map->data(), map->size(), map->size(), path);
+    // The mapping is page-aligned and the header 28 bytes, so the floats are 4-byte aligned.
+    point_weights(ck.weights, reinterpret_cast<const float*>(map->data() + kHeaderBytes),
+                  ck.config);
+    ck.weights.owner = std::move(map);
+    return ck;
 }
 
 }  // namespace kvs

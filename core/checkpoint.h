@@ -2,17 +2,20 @@
 // Reader for llama2.c checkpoints (the legacy "version 0" layout that run.c maps):
 // a 7 x int32 header, then float32 tensors in a fixed order. Everything is validated before use.
 #include <cstddef>
+#include <memory>
+#include <span>
 #include <string>
-#include <vector>
 
 #include "core/model_config.h"
 
 namespace kvs {
 
-// Host copy of every weight, as views into one float array. Shapes are [out, in] row-major,
-// so a matmul computes out[i] = sum_j W[i, j] * x[j], as run.c does.
+// Every weight, as views into one float array: the file's own bytes, mapped read-only
+// (load_checkpoint), or a copy (parse_checkpoint). Shapes are [out, in] row-major, so a matmul
+// computes out[i] = sum_j W[i, j] * x[j], as run.c does.
 struct LlamaWeights {
-    std::vector<float> storage;
+    std::shared_ptr<const void> owner;       // keeps `all` alive: the mapping or the copy
+    std::span<const float> all;              // [stored_floats]: every float after the header
     const float* token_embedding = nullptr;  // [vocab, dim]
     const float* rms_att = nullptr;          // [layers, dim]
     const float* wq = nullptr;               // [layers, dim, dim]
@@ -32,11 +35,14 @@ struct Checkpoint {
     LlamaWeights weights;
 };
 
+// Maps the file read-only and validates it in place: nothing is copied, the weights point into
+// the mapping (shared with the page cache; see core/mapped_file.h).
 // Throws kvs::Error with a one-line message naming `path` on any problem: missing or unreadable
 // file, a header that is not a sane model, a size that differs from what the header implies.
 Checkpoint load_checkpoint(const std::string& path);
 
-// The same from bytes already in memory (for fuzzing and tests); `name` is used in messages.
+// The same from bytes already in memory (for fuzzing and tests), copied into a float array
+// (the bytes need not be aligned); `name` is used in messages.
 Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const std::string& name);
 
 }  // namespace kvs

@@ -2,24 +2,152 @@
 
 namespace kvs {
 
+const char* op_kind_name(OpKind k) {
+    switch (k) {
+        case OpKind::Embedding:
+            return "embedding";
+        case OpKind::RmsNorm:
+            return "rmsnorm";
+        case OpKind::QProj:
+            return "q projection";
+        case OpKind::KProj:
+            return "k projection";
+        case OpKind::VProj:
+            return "v projection";
+        case OpKind::Rope:
+            return "rope";
+        case OpKind::KvAppend:
+            return "kv append";
+        case OpKind::Scores:
+            return "scores q.k";
+        case OpKind::Softmax:
+            return "softmax";
+        case OpKind::WeightedSum:
+            return "x V";
+        case OpKind::OutProj:
+            return "output projection";
+        case OpKind::Residual:
+            return "residual";
+        case OpKind::FfnNorm:
+            return "mlp rmsnorm";
+        case OpKind::FfnGate:
+            return "mlp gate (w1)";
+        case OpKind::FfnUp:
+            return "mlp up (w3)";
+        case OpKind::SwiGLU:
+            return "mlp swiglu";
+        case OpKind::FfnDown:
+            return "mlp down (w2)";
+        case OpKind::FfnResidual:
+            return "mlp residual";
+        case OpKind::FinalNorm:
+            return "final rmsnorm";
+        case OpKind::Classifier:
+            return "classifier";
+        case OpKind::Sampling:
+            return "sampling";
+        case OpKind::kCount:
+            break;
+    }
+    return "?";
+}
+
+OpCount count_op(OpKind k, const ModelConfig& c, int rows, int pos0) {
+    const int d = c.dim, kv = c.kv_dim(), h = c.hidden_dim, H = c.n_heads, V = c.vocab_size;
+    const double T = rows;
+    // Keys seen by all query rows: sum over t of (pos0 + t + 1).
+    const double keys = T * pos0 + T * (T + 1) / 2;
+    const int wide = H * (pos0 + rows);  // scores of the last row, every head
+    OpCount o;
+    auto set = [&](int in, int out, double flops) {
+        o.in = {rows, in};
+        o.out = {rows, out};
+        o.flops = flops;
+    };
+    switch (k) {
+        case OpKind::Embedding:
+            set(1, d, 0);
+            break;
+        case OpKind::RmsNorm:
+        case OpKind::FfnNorm:
+        case OpKind::FinalNorm:
+            set(d, d, 4 * T * d);
+            break;
+        case OpKind::QProj:
+        case OpKind::OutProj:
+            set(d, d, 2 * T * d * d);
+            o.matmul = true;
+            break;
+        case OpKind::KProj:
+        case OpKind::VProj:
+            set(d, kv, 2 * T * d * kv);
+            o.matmul = true;
+            break;
+        case OpKind::Rope:
+            set(d + kv, d + kv, 3 * T * (d + kv));
+            break;
+        case OpKind::KvAppend:
+            set(2 * kv, 2 * kv, 0);
+            break;
+        case OpKind::Scores:
+            set(d, wide, 2.0 * d * keys);
+            o.attention = true;
+            break;
+        case OpKind::Softmax:
+            set(wide, wide, 5.0 * H * keys);
+            break;
+        case OpKind::WeightedSum:
+            set(wide, d, 2.0 * d * keys);
+            o.attention = true;
+            break;
+        case OpKind::Residual:
+        case OpKind::FfnResidual:
+            set(d, d, T * d);
+            break;
+        case OpKind::FfnGate:
+        case OpKind::FfnUp:
+            set(d, h, 2 * T * d * h);
+            o.matmul = true;
+            break;
+        case OpKind::SwiGLU:
+            set(h, h, 6 * T * h);
+            break;
+        case OpKind::FfnDown:
+            set(h, d, 2 * T * h * d);
+            o.matmul = true;
+            break;
+        case OpKind::Classifier:
+            set(d, V, 2 * T * d * V);
+            o.matmul = true;
+            break;
+        case OpKind::Sampling:
+            set(V, 1, 0);
+            break;
+        case OpKind::kCount:
+            break;
+    }
+    return o;
+}
+
 double weight_bytes(const ModelConfig& c, double bytes_per_value) {
     return bytes_per_value * static_cast<double>(c.parameter_count());
 }
 
 StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T, double bytes_per_value) {
-    const double d = c.dim, h = c.hidden_dim, L = c.n_layers, kv = c.kv_dim(), V = c.vocab_size;
-    const double rows = T;
-    // Keys seen by all query rows: sum over t of (pos0 + t + 1).
-    const double keys = rows * pos0 + rows * (rows + 1) / 2;
     StepCounts s;
-    const double linear_weights_per_layer = d * d + 2 * kv * d + d * d + 3 * h * d;
-    s.matmul_flops = 2 * rows * L * linear_weights_per_layer + 2 * d * V;
-    s.attention_flops = L * 4 * d * keys;
-    const double small = L * rows * (2 * 4 * d + 3 * (d + kv) + 6 * h + 2 * d) +
-                         L * c.n_heads * keys * 5 + 4 * d;
-    s.flops = s.matmul_flops + s.attention_flops + small;
-    const double kv_read = bytes_per_value * L * 2 * kv * (pos0 + rows);
-    const double kv_written = bytes_per_value * L * 2 * kv * rows;
+    auto add = [&](OpKind k, int rows, double times) {
+        const OpCount o = count_op(k, c, rows, pos0);
+        s.flops += times * o.flops;
+        if (o.matmul) s.matmul_flops += times * o.flops;
+        if (o.attention) s.attention_flops += times * o.flops;
+    };
+    for (int k = static_cast<int>(OpKind::RmsNorm); k <= static_cast<int>(OpKind::FfnResidual); ++k)
+        add(static_cast<OpKind>(k), T, c.n_layers);
+    add(OpKind::FinalNorm, 1, 1);  // logits for the last row only
+    add(OpKind::Classifier, 1, 1);
+    const double L = c.n_layers, kv = c.kv_dim();
+    const double kv_read = bytes_per_value * L * 2 * kv * (pos0 + T);
+    const double kv_written = bytes_per_value * L * 2 * kv * T;
     s.bytes = weight_bytes(c, bytes_per_value) + kv_read + kv_written;
     return s;
 }

@@ -5,10 +5,56 @@
 //   small-op FLOPs   = rmsnorm 4, rope 6/2, softmax 5 per score, swiglu 6, residual 1 per element
 //   bytes moved      = every weight read once + K/V rows read once + K/V rows written
 //                      (activations assumed to stay in cache; bytes_per_value per stored number:
-//                      4 for our float32 engine, 2 for the bf16/fp16 of lessonlib/scale_accounting.h)
+//                      4 for our float32 engine, 2 for the bf16/fp16 of
+//                      lessonlib/scale_accounting.h)
 #include "core/model_config.h"
 
+#include <cstddef>
+
 namespace kvs {
+
+// The ops of the Llama forward pass, in order (core/op_log.h records them as they run).
+enum class OpKind {
+    Embedding,    // token ids -> rows of the embedding table
+    RmsNorm,      // before attention
+    QProj,        // x . wq
+    KProj,        // x . wk
+    VProj,        // x . wv
+    Rope,         // rotate q and k by position
+    KvAppend,     // write the new K and V rows to the cache
+    Scores,       // q . K^T / sqrt(d_k), causal mask
+    Softmax,      // scores -> weights
+    WeightedSum,  // weights . V
+    OutProj,      // . wo
+    Residual,     // x += attention
+    FfnNorm,      // rmsnorm before the MLP
+    FfnGate,      // . w1
+    FfnUp,        // . w3
+    SwiGLU,       // silu(gate) * up
+    FfnDown,      // . w2
+    FfnResidual,  // x += MLP
+    FinalNorm,    // rmsnorm of the last row
+    Classifier,   // . wcls -> logits
+    Sampling,     // logits -> the next token (on the host)
+    kCount
+};
+const char* op_kind_name(OpKind k);  // "embedding", "rmsnorm", "q projection", ...
+
+struct OpShape {
+    int rows = 0;
+    int features = 0;
+};
+
+// Shapes and counted FLOPs of one op over `rows` rows whose queries start at position pos0
+// (attention ops see pos0 + t + 1 keys at row t; Scores/Softmax/WeightedSum features are
+// n_heads x keys of the last row).
+struct OpCount {
+    OpShape in, out;
+    double flops = 0;
+    bool matmul = false;     // a linear layer (counted in StepCounts::matmul_flops)
+    bool attention = false;  // q.k or w.v (StepCounts::attention_flops)
+};
+OpCount count_op(OpKind k, const ModelConfig& c, int rows, int pos0);
 
 struct StepCounts {
     double flops = 0;         // all counted FLOPs
@@ -24,7 +70,8 @@ struct StepCounts {
     }
 };
 
-// One forward of T tokens at positions pos0..pos0+T-1 with logits for the last row only.
+// One forward of T tokens at positions pos0..pos0+T-1 with logits for the last row only: the sum
+// of count_op over its ops.
 StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T, double bytes_per_value = 4);
 // Bytes of the weights the forward pass reads once per call.
 double weight_bytes(const ModelConfig& c, double bytes_per_value = 4);

@@ -10,7 +10,7 @@
 namespace kvs {
 
 class Error : public std::runtime_error {
-public:
+  public:
     explicit Error(const std::string& what) : std::runtime_error(escape_for_one_line(what)) {}
 };
 

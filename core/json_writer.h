@@ -9,7 +9,7 @@
 namespace kvs {
 
 class JsonWriter {
-public:
+  public:
     explicit JsonWriter(std::ostream& os) : os_(os) {}
     JsonWriter& begin_object();
     JsonWriter& end_object();
@@ -32,7 +32,7 @@ public:
         return value(v);
     }
 
-private:
+  private:
     void separate();
     std::ostream& os_;
     std::vector<bool> first_;  // per open container: nothing written yet

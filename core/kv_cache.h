@@ -25,7 +25,7 @@ struct KvShape {
 };
 
 class KvCache {
-public:
+  public:
     KvCache(Backend& backend, int n_layers, int capacity, int n_kv_heads, int head_dim);
     DeviceSpan k(int layer) const { return k_[layer].span(); }
     DeviceSpan v(int layer) const { return v_[layer].span(); }
@@ -33,7 +33,7 @@ public:
     void set_len(int len) { shape_.len = len; }
     const KvShape& shape() const { return shape_; }
 
-private:
+  private:
     KvShape shape_;
     std::vector<DeviceBuffer> k_, v_;
 };

@@ -14,8 +14,8 @@ namespace {
 class LlamaRunner final : public Runner, public BatchRunner {
   public:
     LlamaRunner(const LlamaModel& m, Backend& be, int slots) : m_(m), c_(m.config()), be_(be) {
-        weights_ = DeviceBuffer(be, m.weights().storage.size());
-        be.upload(weights_.span(), m.weights().storage.data(), m.weights().storage.size());
+        // The CPU computes on the model's (mapped) floats; other backends copy them once.
+        weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
         for (int i = 0; i < slots; ++i)
             caches_.push_back(std::make_unique<KvCache>(be, c_.n_layers, c_.seq_len, c_.n_kv_heads,
                                                         c_.head_dim()));
@@ -32,6 +32,9 @@ class LlamaRunner final : public Runner, public BatchRunner {
     std::string backend_name() const override { return be_.name(); }
     std::string device() const override { return be_.device(); }
     Backend* backend() override { return &be_; }
+    void read_kv_rows(int first, int n, std::vector<float>& out) override {
+        read_rows(*caches_[0], first, n, out);
+    }
 
     // BatchRunner
     int max_batch() const override { return static_cast<int>(caches_.size()); }
@@ -41,14 +44,16 @@ class LlamaRunner final : public Runner, public BatchRunner {
     KvShape kv(int slot) const override { return caches_.at(slot)->shape(); }
 
   private:
-    // The device copy of a host weight pointer: same offset into the uploaded storage.
+    // The backend's view of a host weight pointer: same offset into the adopted floats.
     DeviceSpan w(const float* host, std::size_t n) const {
-        return weights_.at(static_cast<std::size_t>(host - m_.weights().storage.data()), n);
+        return weights_.at(static_cast<std::size_t>(host - m_.weights().all.data()), n);
     }
     void ensure_scratch(int rows, int n_seqs, std::size_t probs_floats);
     void capture_attention(int layer, DeviceSpan probs, int T, int n_keys, int keep,
                            AttentionRows& dst);
     void capture_kv_rows(const KvCache& cache, int keep, ForwardResult& out);
+    void read_rows(const KvCache& cache, int first, int n, std::vector<float>& out);
+    void capture_rows(DeviceSpan rows, int layer, int T, int keep, std::vector<float>& dst);
 
     const LlamaModel& m_;
     const ModelConfig& c_;
@@ -98,15 +103,30 @@ void LlamaRunner::capture_attention(int layer, DeviceSpan probs, int T, int n_ke
 
 // The last `keep` K and V rows of every layer: out.kv_rows [n_layers, 2, keep, kv_dim].
 void LlamaRunner::capture_kv_rows(const KvCache& cache, int keep, ForwardResult& out) {
-    const std::size_t kv = c_.kv_dim(), block = std::size_t(keep) * kv;
-    const std::size_t first = std::size_t(cache.len() - keep) * kv;
     out.kv_rows_kept = keep;
-    out.kv_rows.resize(std::size_t(c_.n_layers) * 2 * block);
+    read_rows(cache, cache.len() - keep, keep, out.kv_rows);
+}
+
+// Cache rows first..first+n-1 of every layer: out [n_layers, 2 (K, V), n, kv_dim].
+void LlamaRunner::read_rows(const KvCache& cache, int first, int n, std::vector<float>& out) {
+    if (first < 0 || n < 0 || first + n > cache.len())
+        throw Error("K/V rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
+                    " are not in the cache (" + std::to_string(cache.len()) + " rows)");
+    const std::size_t kv = c_.kv_dim(), block = std::size_t(n) * kv;
+    const std::size_t offset = std::size_t(first) * kv;
+    out.resize(std::size_t(c_.n_layers) * 2 * block);
     for (int l = 0; l < c_.n_layers && block > 0; ++l) {
-        float* dst = out.kv_rows.data() + std::size_t(l) * 2 * block;
-        be_.download(dst, cache.k(l).at(first, block), block);
-        be_.download(dst + block, cache.v(l).at(first, block), block);
+        float* dst = out.data() + std::size_t(l) * 2 * block;
+        be_.download(dst, cache.k(l).at(offset, block), block);
+        be_.download(dst + block, cache.v(l).at(offset, block), block);
     }
+}
+
+// The last `keep` of a sequence's T rows [T, dim] into layer `layer` of dst [n_layers, keep, dim].
+void LlamaRunner::capture_rows(DeviceSpan rows, int layer, int T, int keep,
+                               std::vector<float>& dst) {
+    const std::size_t d = c_.dim, n = std::size_t(keep) * d;
+    be_.download(dst.data() + std::size_t(layer) * n, rows.at(std::size_t(T - keep) * d, n), n);
 }
 
 void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
@@ -150,17 +170,34 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     const DeviceSpan probs = want.attention ? probs_.span() : DeviceSpan{};
     for (int i = 0; i < B; ++i) {
         out[i].head_outputs.clear();
+        out[i].ops.clear();
         if (want.attention)
             out[i].attention.resize(c_.n_layers, H, keep[i], pos0[i] + T[i] - keep[i]);
+        const std::size_t vec_floats = want.vectors ? std::size_t(c_.n_layers) * keep[i] * d : 0;
+        out[i].q_rows.resize(vec_floats);
+        out[i].attn_out.resize(vec_floats);
     }
 
+    // The op strip: one record per op as it is issued (rows, and the position the rows start
+    // at for the attention ops); a batch logs into out[0].
+    OpLog* log = want.op_log ? &out[0].ops : nullptr;
+    if (log) log->clear();
+    auto op = [&](OpKind k, int layer, int n_rows, int at = 0, bool own_call = true) {
+        if (log) log->add(k, c_, layer, n_rows, at, own_call);
+    };
+
     // x: [R, dim], the residual stream of every row processed in this pass (all sequences).
+    op(OpKind::Embedding, -1, R);
     be_.embed(x_.span(), w(W.token_embedding, c_.vocab_size * d), all_tokens_.data(), R, D);
     for (int l = 0; l < c_.n_layers; ++l) {
         // Attention block: xb = rmsnorm(x); q: [R, dim], k, v: [R, kv_dim]
+        op(OpKind::RmsNorm, l, R);
         be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), R, D);
+        op(OpKind::QProj, l, R);
         be_.matmul(q_.span(), xb_.span(), w(W.wq + l * d * d, d * d), R, D, D);
+        op(OpKind::KProj, l, R);
         be_.matmul(k_.span(), xb_.span(), w(W.wk + l * kv * d, kv * d), R, D, KV);
+        op(OpKind::VProj, l, R);
         be_.matmul(v_.span(), xb_.span(), w(W.wv + l * kv * d, kv * d), R, D, KV);
         for (int i = 0; i < B; ++i) {
             // Each sequence has its own positions and cache: T[i] rows at pos0[i]..
@@ -169,29 +206,51 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
                              ki = k_.at(first[i] * kv, T[i] * kv),
                              vi = v_.at(first[i] * kv, T[i] * kv),
                              ai = att_.at(first[i] * d, T[i] * d);
+            op(OpKind::Rope, l, T[i], pos0[i]);
             be_.rope(qi, ki, T[i], pos0[i], D, KV, HD);
             // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
+            op(OpKind::KvAppend, l, T[i], pos0[i]);
             be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0[i], T[i], KV);
+            // One fused kernel: scores, softmax and weights . V share its measured time.
+            op(OpKind::Scores, l, T[i], pos0[i]);
+            op(OpKind::Softmax, l, T[i], pos0[i], false);
+            op(OpKind::WeightedSum, l, T[i], pos0[i], false);
             be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T[i], pos0[i], H, c_.n_kv_heads,
                           HD);
             if (want.attention)
                 capture_attention(l, probs, T[i], pos0[i] + T[i], keep[i], out[i].attention);
+            if (want.vectors) {
+                // q as attention read it (after RoPE), the output before wo mixes the heads.
+                capture_rows(qi, l, T[i], keep[i], out[i].q_rows);
+                capture_rows(ai, l, T[i], keep[i], out[i].attn_out);
+            }
         }
+        op(OpKind::OutProj, l, R);
         be_.matmul(xb_.span(), att_.span(), w(W.wo + l * d * d, d * d), R, D, D);
+        op(OpKind::Residual, l, R);
         be_.add(x_.span(), xb_.span(), rows * d);
 
         // Feed-forward block: x += w2(silu(w1 xb) * w3 xb); h1, h3: [R, hidden]
+        op(OpKind::FfnNorm, l, R);
         be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), R, D);
+        op(OpKind::FfnGate, l, R);
         be_.matmul(h1_.span(), xb_.span(), w(W.w1 + l * hid * d, hid * d), R, D, HID);
+        op(OpKind::FfnUp, l, R);
         be_.matmul(h3_.span(), xb_.span(), w(W.w3 + l * hid * d, hid * d), R, D, HID);
+        op(OpKind::SwiGLU, l, R);
         be_.swiglu(h1_.span(), h3_.span(), rows * hid);
+        op(OpKind::FfnDown, l, R);
         be_.matmul(xb_.span(), h1_.span(), w(W.w2 + l * d * hid, d * hid), R, HID, D);
+        op(OpKind::FfnResidual, l, R);
         be_.add(x_.span(), xb_.span(), rows * d);
     }
     // Only each sequence's last position needs a next-token distribution: those B rows are
     // normalised into xb[0..B) and go through the classifier together. logits: [B, vocab]
-    for (int i = 0; i < B; ++i)
+    for (int i = 0; i < B; ++i) {
+        op(OpKind::FinalNorm, -1, 1);
         be_.rmsnorm(xb_.at(i * d, d), x_.at((first[i] + T[i] - 1) * d, d), w(W.rms_final, d), 1, D);
+    }
+    op(OpKind::Classifier, -1, B);
     be_.matmul(logits_.span(), xb_.at(0, B * d), w(W.wcls, std::size_t(c_.vocab_size) * d), B, D,
                c_.vocab_size);
     for (int i = 0; i < B; ++i) {
@@ -201,7 +260,7 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
         be_.download(out[i].logits.data(),
                      logits_.at(std::size_t(i) * c_.vocab_size, c_.vocab_size), c_.vocab_size);
         if (want.kv_rows)
-            capture_kv_rows(cache, keep[i], out[i]);
+            capture_kv_rows(cache, want.all_kv_rows ? T[i] : keep[i], out[i]);
         else {
             out[i].kv_rows_kept = 0;
             out[i].kv_rows.clear();

@@ -10,7 +10,7 @@
 namespace kvs {
 
 class LlamaModel final : public Model {
-public:
+  public:
     LlamaModel(Checkpoint ck, BpeTokenizer tok, std::string name);
     std::string name() const override { return name_; }
     const ModelConfig& config() const override { return ck_.config; }
@@ -24,7 +24,7 @@ public:
         return count_llama_forward(ck_.config, pos0, T);
     }
 
-private:
+  private:
     Checkpoint ck_;
     BpeTokenizer tok_;
     std::string name_;

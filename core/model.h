@@ -11,6 +11,7 @@
 #include "core/counts.h"
 #include "core/kv_cache.h"
 #include "core/model_config.h"
+#include "core/op_log.h"
 #include "core/tokenizer.h"
 
 namespace kvs {
@@ -22,6 +23,13 @@ struct Capture {
     bool attention = true;  // attention weights of the kept rows
     bool kv_rows = true;    // the K and V rows written, for the KV cache view
     int last_rows = -1;     // keep only the last n query rows (-1: all)
+    // q (after RoPE) and the attention output of the kept rows, every layer: the inputs of
+    // core/attention_explain.h. [n_layers, kept rows, n_heads * head_dim] each.
+    bool vectors = true;
+    // Every K/V row the pass wrote, not only the kept rows' (uncached decode: compared with the
+    // rows the cache held before the step emptied it).
+    bool all_kv_rows = false;
+    bool op_log = true;  // every op of the pass with shapes, counted FLOPs and its call's time
 };
 
 struct ForwardResult {
@@ -29,6 +37,12 @@ struct ForwardResult {
     AttentionRows attention;    // kept rows, every layer and head
     int kv_rows_kept = 0;
     std::vector<float> kv_rows;  // [n_layers, 2 (K, V), kv_rows_kept, kv_dim]
+    // Capture::vectors: [n_layers, kept rows, n_heads * head_dim]; empty for the toy (no q).
+    std::vector<float> q_rows;    // q after RoPE, as the attention kernel read it
+    std::vector<float> attn_out;  // attention output (heads concatenated), before wo
+    // Capture::op_log: the ops in the order they ran (times filled in by Session, once the
+    // backend has synchronized). A batched pass logs into out[0], for all its sequences.
+    OpLog ops;
     // A scalar per head for the kept rows, for models whose heads output scalars (the toy):
     // [n_layers, n_heads, rows]; empty otherwise.
     std::vector<float> head_outputs;
@@ -45,6 +59,8 @@ class Runner {
     virtual std::string backend_name() const = 0;
     virtual std::string device() const = 0;
     virtual Backend* backend() { return nullptr; }
+    // K/V rows first..first+n-1 the cache holds now: out [n_layers, 2 (K, V), n, kv_dim].
+    virtual void read_kv_rows(int first, int n, std::vector<float>& out) = 0;
 };
 
 // One sequence's share of a batched forward pass: its KV cache slot and its new tokens.

@@ -8,14 +8,14 @@ namespace kvs {
 
 std::size_t ModelConfig::stored_floats() const {
     const std::size_t d = dim, h = hidden_dim, L = n_layers, V = vocab_size, kv = kv_dim();
-    std::size_t n = V * d;                                  // token_embedding_table
-    n += L * d;                                             // rms_att_weight
-    n += L * d * d + 2 * L * kv * d + L * d * d;            // wq, wk, wv, wo
-    n += L * d;                                             // rms_ffn_weight
-    n += 3 * L * h * d;                                     // w1, w2, w3
-    n += d;                                                 // rms_final_weight
+    std::size_t n = V * d;                                          // token_embedding_table
+    n += L * d;                                                     // rms_att_weight
+    n += L * d * d + 2 * L * kv * d + L * d * d;                    // wq, wk, wv, wo
+    n += L * d;                                                     // rms_ffn_weight
+    n += 3 * L * h * d;                                             // w1, w2, w3
+    n += d;                                                         // rms_final_weight
     n += 2 * static_cast<std::size_t>(seq_len) * (head_dim() / 2);  // freq_cis real + imag
-    if (!shared_classifier) n += V * d;                     // wcls
+    if (!shared_classifier) n += V * d;                             // wcls
     return n;
 }
 
@@ -41,11 +41,11 @@ void ModelConfig::validate(const std::string& source) const {
     check(vocab_size, "vocab_size", 1 << 20);
     check(seq_len, "seq_len", 1 << 17);
     if (dim % n_heads != 0)
-        fail("n_heads = " + std::to_string(n_heads) + " does not divide dim = " +
-             std::to_string(dim));
+        fail("n_heads = " + std::to_string(n_heads) +
+             " does not divide dim = " + std::to_string(dim));
     if (n_heads % n_kv_heads != 0)
-        fail("n_kv_heads = " + std::to_string(n_kv_heads) + " does not divide n_heads = " +
-             std::to_string(n_heads));
+        fail("n_kv_heads = " + std::to_string(n_kv_heads) +
+             " does not divide n_heads = " + std::to_string(n_heads));
     if (head_dim() % 2 != 0) fail("head size " + std::to_string(head_dim()) + " is odd (RoPE)");
     // The KV cache is allocated for the whole context when a runner starts: a header may be
     // honest about its weights and still ask for more cache than any machine here has.

@@ -70,8 +70,9 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
         path = default_model_path();
         name = "kvscope-tiny";
         if (path.empty())
-            throw Error("the default model assets/models/kvscope-tiny.bin was not found "
-                        "(set KVSCOPE_ASSETS to the repository's assets/ folder)");
+            throw Error(
+                "the default model assets/models/kvscope-tiny.bin was not found "
+                "(set KVSCOPE_ASSETS to the repository's assets/ folder)");
     } else if (spec == "stories260K") {
         path = stories260k_path();
         if (path.empty()) throw Error("stories260K: ../shared/models/stories260K.bin not found");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "core/error.h"
 
@@ -23,6 +24,26 @@ void copy_row_extras(const AttentionRows& one, AttentionRows& all, int l, int h,
             all.empty_row.assign(std::size_t(all.n_layers) * all.n_heads * all.rows, 0);
         all.empty_row[(std::size_t(l) * all.n_heads + h) * all.rows + r] = 1;
     }
+}
+
+// Largest |a - b| between the first n rows of two [n_layers, 2, rows, kv_dim] blocks.
+double max_row_delta(const std::vector<float>& a, int a_rows, const std::vector<float>& b,
+                     int b_rows, int n, int n_layers, int kv_dim) {
+    double d = 0;
+    for (int ls = 0; ls < n_layers * 2; ++ls)
+        for (std::size_t i = 0; i < std::size_t(n) * kv_dim; ++i)
+            d = std::max(d, std::fabs(double(a[std::size_t(ls) * a_rows * kv_dim + i]) -
+                                      double(b[std::size_t(ls) * b_rows * kv_dim + i])));
+    return d;
+}
+
+// The last `keep` of `rows` rows of a [n_layers, 2, rows, kv_dim] block, in place.
+void keep_last_kv_rows(std::vector<float>& kv, int rows, int keep, int n_layers, int kv_dim) {
+    std::vector<float> out(std::size_t(n_layers) * 2 * keep * kv_dim);
+    for (int ls = 0; ls < n_layers * 2; ++ls)
+        std::copy_n(kv.begin() + (std::size_t(ls) * rows + rows - keep) * kv_dim,
+                    std::size_t(keep) * kv_dim, out.begin() + std::size_t(ls) * keep * kv_dim);
+    kv = std::move(out);
 }
 }  // namespace
 
@@ -102,8 +123,18 @@ const StepRecord& Session::step() {
     r.backend = runner_->backend_name();
     r.device = runner_->device();
     Backend* be = runner_->backend();
-    if (be) be->reset_op_times();
     Capture want = config_.capture;
+    const ModelConfig& mc = model_.config();
+    // Uncached decode: the rows the cache holds now, to compare with their recomputation
+    // (outside the timed region: the comparison is the trace's, not the model's work).
+    std::vector<float> held;
+    const int held_rows = prefilled() ? runner_->kv().len : 0;
+    const bool compare_kv = prefilled() && config_.mode == CacheMode::Uncached && want.kv_rows;
+    if (compare_kv) runner_->read_kv_rows(0, held_rows, held);
+    if (be) {
+        be->set_record_calls(want.op_log);
+        be->reset_op_times();
+    }
 
     const auto t0 = Clock::now();
     if (!prefilled()) {
@@ -115,7 +146,9 @@ const StepRecord& Session::step() {
             // The slow way, for comparison: one forward pass per prompt token, rows kept from each.
             ForwardResult one;
             AttentionRows all;
-            std::vector<float> kv_rows, heads;  // heads: [n_layers, n_heads, prompt]
+            std::vector<float> kv_rows, heads;    // heads: [n_layers, n_heads, prompt]
+            std::vector<float> q_rows, attn_out;  // [n_layers, prompt, dim]
+            OpLog ops;                            // every pass's ops, in order
             for (int p = 0; p < prompt_len_; ++p) {
                 runner_->forward(std::span<const int>(&tokens_[p], 1), want, one);
                 r.counts += model_.count_forward(p, 1);
@@ -134,10 +167,25 @@ const StepRecord& Session::step() {
                 for (std::size_t i = 0; i < one.head_outputs.size(); ++i)
                     heads[i * prompt_len_ + p] = one.head_outputs[i];
                 kv_rows.insert(kv_rows.end(), one.kv_rows.begin(), one.kv_rows.end());
+                ops.append(one.ops);
+                if (!one.q_rows.empty()) {
+                    // [n_layers, 1, dim] per pass -> row p of [n_layers, prompt, dim]
+                    const std::size_t d = mc.dim;
+                    q_rows.resize(std::size_t(mc.n_layers) * prompt_len_ * d);
+                    attn_out.resize(q_rows.size());
+                    for (int l = 0; l < mc.n_layers; ++l) {
+                        const std::size_t to = (std::size_t(l) * prompt_len_ + p) * d;
+                        std::copy_n(one.q_rows.begin() + l * d, d, q_rows.begin() + to);
+                        std::copy_n(one.attn_out.begin() + l * d, d, attn_out.begin() + to);
+                    }
+                }
             }
             fr_ = std::move(one);
             fr_.attention = std::move(all);
             fr_.head_outputs = std::move(heads);
+            fr_.q_rows = std::move(q_rows);
+            fr_.ops = std::move(ops);
+            fr_.attn_out = std::move(attn_out);
             // Per-token K/V rows arrive as [token][layer][2][kv_dim]; the trace wants
             // [layer][2][token][kv_dim].
             const int L = model_.config().n_layers, kv = model_.config().kv_dim();
@@ -154,6 +202,7 @@ const StepRecord& Session::step() {
             r.counts = model_.count_forward(0, prompt_len_);
             r.forward_calls = 1;
         }
+        r.query_rows_used = r.kv_rows_written = prompt_len_;
     } else {
         r.phase = Phase::Decode;
         const int last = tokens_.back();
@@ -164,23 +213,43 @@ const StepRecord& Session::step() {
             r.tokens_processed = 1;
             runner_->forward(std::span<const int>(&tokens_.back(), 1), want, fr_);
             r.counts = model_.count_forward(r.pos0, 1);
+            r.kv_rows_written = 1;
         } else {
             // No reuse: the cache is emptied and every token so far goes through the model again.
             runner_->reset();
             r.pos0 = 0;
             r.tokens_processed = static_cast<int>(tokens_.size());
             want.last_rows = 1;
+            want.all_kv_rows = compare_kv;
             runner_->forward(tokens_, want, fr_);
             r.counts = model_.count_forward(0, r.tokens_processed);
+            r.kv_rows_written = r.tokens_processed;
+            r.kv_rows_recomputed = held_rows;
         }
+        r.query_rows_used = 1;
     }
+    r.query_rows_computed = r.tokens_processed;
     if (be) be->synchronize();
     r.forward_seconds = seconds_since(t0);
+    const auto t_sample = Clock::now();
     const Draw d = sampler_.sample(fr_.logits);
+    const double sample_seconds = seconds_since(t_sample);
     r.wall_seconds = seconds_since(t0);
+    if (be && !fr_.ops.ops.empty()) {
+        fr_.ops.resolve(be->op_calls());
+        fr_.ops.add_host(OpKind::Sampling, mc, 1, sample_seconds);
+    }
     r.token_out = d.token;
     r.coin = d.coin;
     if (be) r.op_times = be->op_times();
+    if (compare_kv) {
+        // fr_.kv_rows holds every row the pass wrote; the trace keeps the new one, as cached.
+        const int T = fr_.kv_rows_kept, L = mc.n_layers, kv = mc.kv_dim();
+        r.kv_recomputed_max_delta =
+            max_row_delta(fr_.kv_rows, T, held, held_rows, held_rows, L, kv);
+        keep_last_kv_rows(fr_.kv_rows, T, 1, L, kv);
+        fr_.kv_rows_kept = 1;
+    }
     finish_step(r, fr_);
     tokens_.push_back(d.token);
 
@@ -212,6 +281,11 @@ void Session::finish_step(StepRecord& r, const ForwardResult& fr) {
     r.kv_rows_kept = fr.kv_rows_kept;
     if (config_.capture.kv_rows) r.kv_rows = fr.kv_rows;
     r.head_outputs = fr.head_outputs;
+    r.ops = fr.ops;
+    if (config_.capture.vectors) {
+        r.q_rows = fr.q_rows;
+        r.attn_out = fr.attn_out;
+    }
     r.kv = runner_->kv();
 }
 

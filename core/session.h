@@ -29,7 +29,7 @@ struct SessionConfig {
 };
 
 class Session {
-public:
+  public:
     Session(const Model& model, Backend& backend, SessionConfig config = {});
 
     // Throws kvs::Error when the prompt does not fit the context (or is empty for a model
@@ -61,7 +61,7 @@ public:
     // The largest max_new_tokens the context allows for the current prompt.
     int max_new_tokens_allowed() const;
 
-private:
+  private:
     void check_fits() const;
     void finish_step(StepRecord& r, const ForwardResult& fr);
 

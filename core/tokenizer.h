@@ -8,7 +8,7 @@
 namespace kvs {
 
 class Tokenizer {
-public:
+  public:
     virtual ~Tokenizer() = default;
     virtual int vocab_size() const = 0;
     // Prompt text to ids, BOS first when the model uses one.

@@ -42,6 +42,14 @@ class ToyRunner final : public Runner {
     KvShape kv() const override { return {1, c_.seq_len, len_, 1, 1, 4}; }
     std::string backend_name() const override { return "toy (host)"; }
     std::string device() const override { return "host CPU (core, no backend)"; }
+    // out: [n_layers 1, 2 (K, V), n, kv_dim 1]
+    void read_kv_rows(int first, int n, std::vector<float>& out) override {
+        if (first < 0 || n < 0 || first + n > len_)
+            throw Error("K/V rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
+                        " are not in the toy's cache (" + std::to_string(len_) + " rows)");
+        out.assign(k_.begin() + first, k_.begin() + first + n);
+        out.insert(out.end(), v_.begin() + first, v_.begin() + first + n);
+    }
 
   private:
     const ModelConfig& c_;
@@ -127,13 +135,14 @@ void ToyRunner::forward(std::span<const int> tokens, const Capture& want, Forwar
         for (int h = 0; h < H; ++h)
             if (!std::isnan(context[h])) out.logits[i] += vocab[i].projection[h] * context[h];
 
-    // kv_rows: [n_layers 1, 2 (K, V), keep, kv_dim 1]
-    out.kv_rows_kept = want.kv_rows ? keep : 0;
+    // kv_rows: [n_layers 1, 2 (K, V), rows, kv_dim 1]; the toy's heads have no q vectors, and
+    // their outputs are head_outputs.
+    out.q_rows.clear();
+    out.attn_out.clear();
+    const int kv_rows = want.all_kv_rows ? T : keep;
+    out.kv_rows_kept = want.kv_rows ? kv_rows : 0;
     out.kv_rows.clear();
-    if (want.kv_rows) {
-        out.kv_rows.insert(out.kv_rows.end(), k_.begin() + pos0 + first_kept, k_.begin() + len_);
-        out.kv_rows.insert(out.kv_rows.end(), v_.begin() + pos0 + first_kept, v_.begin() + len_);
-    }
+    if (want.kv_rows) read_kv_rows(len_ - kv_rows, kv_rows, out.kv_rows);
 }
 
 ModelConfig toy_config() {

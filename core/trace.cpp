@@ -2,12 +2,17 @@
 
 namespace kvs {
 
-const char* phase_name(Phase p) { return p == Phase::Prefill ? "prefill" : "decode"; }
-const char* mode_name(CacheMode m) { return m == CacheMode::Cached ? "cached" : "uncached"; }
+const char* phase_name(Phase p) {
+    return p == Phase::Prefill ? "prefill" : "decode";
+}
+const char* mode_name(CacheMode m) {
+    return m == CacheMode::Cached ? "cached" : "uncached";
+}
 
 std::size_t StepRecord::payload_bytes() const {
     return logits.capacity() * sizeof(float) + attention.bytes() +
-           kv_rows.capacity() * sizeof(float) + head_outputs.capacity() * sizeof(float);
+           kv_rows.capacity() * sizeof(float) + head_outputs.capacity() * sizeof(float) +
+           (q_rows.capacity() + attn_out.capacity()) * sizeof(float) + ops.bytes();
 }
 
 void StepRecord::drop_payload() {
@@ -17,6 +22,9 @@ void StepRecord::drop_payload() {
     kv_rows = std::vector<float>();
     kv_rows_kept = 0;
     head_outputs = std::vector<float>();
+    q_rows = std::vector<float>();
+    attn_out = std::vector<float>();
+    ops = OpLog();
     payload_evicted = true;
 }
 

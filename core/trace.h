@@ -10,6 +10,7 @@
 #include "core/backend.h"
 #include "core/counts.h"
 #include "core/kv_cache.h"
+#include "core/op_log.h"
 
 namespace kvs {
 
@@ -30,11 +31,11 @@ struct StepRecord {
     CacheMode mode = CacheMode::Cached;
     // Tokens that joined the sequence at this step: the prompt at prefill, one token at decode.
     std::vector<int> new_tokens;
-    int pos0 = 0;           // position of the first token the forward pass processed
-    int tokens_processed = 0;  // rows through the model: prompt, 1 (cached) or all (uncached)
-    int forward_calls = 0;  // 1, or one per prompt token for token-by-token prefill
-    int token_out = 0;      // the token chosen
-    float coin = -1.0f;     // the random draw when sampling, -1 when greedy
+    int pos0 = 0;               // position of the first token the forward pass processed
+    int tokens_processed = 0;   // rows through the model: prompt, 1 (cached) or all (uncached)
+    int forward_calls = 0;      // 1, or one per prompt token for token-by-token prefill
+    int token_out = 0;          // the token chosen
+    float coin = -1.0f;         // the random draw when sampling, -1 when greedy
     std::vector<TopToken> top;  // most likely next tokens, best first
 
     // Payloads, dropped from old steps past the trace's budget (payload_evicted).
@@ -43,22 +44,39 @@ struct StepRecord {
     int kv_rows_kept = 0;
     std::vector<float> kv_rows;       // [n_layers, 2, kv_rows_kept, kv_dim]
     std::vector<float> head_outputs;  // toy model: [n_layers, n_heads, rows]
+    // The kept rows' q after RoPE and attention output before wo (core/attention_explain.h):
+    // [n_layers, attention.rows, n_heads * head_dim]; empty for the toy, whose heads have no q.
+    std::vector<float> q_rows;
+    std::vector<float> attn_out;
+    // Every op of the step's forward passes in order, then sampling (core/op_log.h); empty for
+    // the toy, whose rule-based heads are not these ops.
+    OpLog ops;
     bool payload_evicted = false;
 
-    KvShape kv;                   // the cache after the step
-    double wall_seconds = 0;      // measured: the whole step (forward passes and sampling)
-    double forward_seconds = 0;   // measured: forward passes only
-    OpTimes op_times;             // measured per op by the backend
-    std::string backend;          // "cpu", "cuda", ...
-    std::string device;           // what measured the times
-    StepCounts counts;            // counted from shapes
+    // Why K and V are cached and Q is not, counted and measured at this step (kept when the
+    // payload is dropped).
+    int query_rows_computed = 0;  // rows of Q the forward passes computed
+    int query_rows_used = 0;      // rows whose attention a cached run needs: prompt, then 1
+    int kv_rows_written = 0;      // K/V rows the step wrote to the cache
+    int kv_rows_recomputed = 0;   // of those, rows the cache already held (uncached decode)
+    // Largest |recomputed - held| over those rows, measured by comparing them with the rows the
+    // cache held before the step emptied it; -1 when nothing was recomputed or compared.
+    double kv_recomputed_max_delta = -1;
+
+    KvShape kv;                  // the cache after the step
+    double wall_seconds = 0;     // measured: the whole step (forward passes and sampling)
+    double forward_seconds = 0;  // measured: forward passes only
+    OpTimes op_times;            // measured per op by the backend
+    std::string backend;         // "cpu", "cuda", ...
+    std::string device;          // what measured the times
+    StepCounts counts;           // counted from shapes
 
     std::size_t payload_bytes() const;
     void drop_payload();
 };
 
 class Trace {
-public:
+  public:
     static constexpr std::size_t kDefaultBudget = std::size_t(256) << 20;
     explicit Trace(std::size_t budget_bytes = kDefaultBudget) : budget_(budget_bytes) {}
 
@@ -72,7 +90,7 @@ public:
     void set_budget(std::size_t b);
     int evicted_steps() const { return evicted_; }
 
-private:
+  private:
     void enforce_budget();
     std::vector<StepRecord> steps_;
     std::size_t budget_;

@@ -2,6 +2,7 @@
 
 #include "core/json_writer.h"
 #include "core/session.h"
+#include "core/toy_model.h"
 
 namespace kvs {
 
@@ -12,11 +13,23 @@ void write_trace_json(std::ostream& os, const Session& s) {
     JsonWriter j(os);
     j.begin_object();
     j.field("kvscope_trace", 1);
+    // Added in issue 14 (the schema is otherwise unchanged): how the numbers below index.
+    // Arrays count from 0; tokens[i] is the token at position i + 1, so pos0 and q_pos0 are
+    // positions minus 1; layers, heads and steps are numbered from 0 as in the window and lessons.
+    j.key("indexing").begin_object();
+    j.field("positions_from", 1).field("layers_from", 0).field("heads_from", 0);
+    j.field("steps_from", 0).field("pos0", "index into tokens: position - 1");
+    j.end_object();
     j.key("model").begin_object();
     j.field("name", m.name()).field("toy", m.is_toy());
     j.field("dim", c.dim).field("hidden_dim", c.hidden_dim).field("n_layers", c.n_layers);
     j.field("n_heads", c.n_heads).field("n_kv_heads", c.n_kv_heads).field("head_dim", c.head_dim());
     j.field("vocab_size", c.vocab_size).field("seq_len", c.seq_len);
+    if (m.is_toy()) {
+        j.key("head_names").begin_array();  // by head index
+        for (int h = 0; h < c.n_heads; ++h) j.value(toy_head_name(h));
+        j.end_array();
+    }
     j.end_object();
     j.field("mode", mode_name(s.config().mode));
     j.key("sampler").begin_object();
@@ -40,18 +53,23 @@ void write_trace_json(std::ostream& os, const Session& s) {
     j.key("steps").begin_array();
     for (const StepRecord& r : s.trace().steps()) {
         j.begin_object();
-        j.field("index", r.index).field("phase", phase_name(r.phase)).field("mode", mode_name(r.mode));
+        j.field("index", r.index)
+            .field("phase", phase_name(r.phase))
+            .field("mode", mode_name(r.mode));
         j.key("new_tokens").ints(r.new_tokens);
         j.field("pos0", r.pos0).field("tokens_processed", r.tokens_processed);
         j.field("forward_calls", r.forward_calls);
         j.field("token_out", r.token_out).field("token_out_piece", tok.piece(r.token_out));
-        if (r.coin >= 0) j.field("coin", static_cast<double>(r.coin));
-        else j.key("coin").null();
+        if (r.coin >= 0)
+            j.field("coin", static_cast<double>(r.coin));
+        else
+            j.key("coin").null();
         j.key("top").begin_array();
         for (const TopToken& t : r.top) {
             j.begin_object();
             j.field("id", t.id).field("piece", tok.piece(t.id));
-            j.field("prob", static_cast<double>(t.prob)).field("logit", static_cast<double>(t.logit));
+            j.field("prob", static_cast<double>(t.prob))
+                .field("logit", static_cast<double>(t.logit));
             j.end_object();
         }
         j.end_array();
@@ -65,7 +83,8 @@ void write_trace_json(std::ostream& os, const Session& s) {
         j.field("backend", r.backend).field("device", r.device);
         j.key("ops").begin_object();
         for (int i = 0; i < kOpCount; ++i)
-            if (r.op_times.calls[i] > 0) j.field(op_name(static_cast<Op>(i)), r.op_times.seconds[i]);
+            if (r.op_times.calls[i] > 0)
+                j.field(op_name(static_cast<Op>(i)), r.op_times.seconds[i]);
         j.end_object();
         j.end_object();
         j.key("counts").begin_object();
@@ -84,8 +103,10 @@ void write_trace_json(std::ostream& os, const Session& s) {
                 for (int h = 0; h < a.n_heads; ++h) {
                     j.begin_array();
                     for (int row = 0; row < a.rows; ++row) {
-                        if (a.is_empty_row(l, h, row)) j.null();
-                        else j.floats(a.row(l, h, row));
+                        if (a.is_empty_row(l, h, row))
+                            j.null();
+                        else
+                            j.floats(a.row(l, h, row));
                     }
                     j.end_array();
                 }

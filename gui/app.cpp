@@ -20,6 +20,7 @@
 #include "gui/key_queue.h"
 #include "gui/screenshot.h"
 #include "gui/strings.h"
+#include "gui/text_record.h"
 
 namespace kvs::gui {
 namespace {
@@ -36,13 +37,18 @@ std::string timestamped_png() {
 }
 
 // The panel a lesson's @show names, as the frame calls it.
+// Keys 1..7 maximise these (and restore when pressed again).
+constexpr const char* kMaximiseKeys[] = {"tokens", "attention", "kv",    "time",
+                                         "next",   "toy",       "lesson"};
+
+// The stage's panel a lesson's @show names.
 const char* panel_for_show(const std::string& show) {
     if (show == "prompt" || show == "tokens") return "tokens";
     if (show == "attention") return "attention";
-    if (show == "kv" || show == "whatif") return "kv_cache";
+    if (show == "kv" || show == "whatif") return "kv";
     if (show == "time") return "time";
-    if (show == "next") return "next_token";
-    if (show == "toy") return "toy_table";
+    if (show == "next") return "next";
+    if (show == "toy") return "toy";
     if (show == "batch" || show == "scale") return "lesson";
     return "";
 }
@@ -105,16 +111,6 @@ std::vector<std::uint32_t> App::missing_glyphs() {
     return missing;
 }
 
-void App::begin_panel(const char* title, const char* id, float x, float y, float w, float h) {
-    panel_rects_[id] = ImVec4(x, y, w, h);
-    ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_Always);
-    ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_Always);
-    std::string name = std::string(title) + "###" + id;
-    ImGui::Begin(name.c_str(), nullptr,
-                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                     ImGuiWindowFlags_NoBringToFrontOnFocus);
-}
-
 void App::handle_keys(FrameContext& f) {
     ImGuiIO& io = ImGui::GetIO();
     const int n = f.snap.steps();
@@ -134,10 +130,23 @@ void App::handle_keys(FrameContext& f) {
         const bool mod = k.mods & (GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT);
         if (ctrl && k.key == GLFW_KEY_S) ui_.want_screenshot = true;
         if (k.key == GLFW_KEY_F1) ui_.show_help = !ui_.show_help;
+        if (k.key == GLFW_KEY_F5) ui_.presenter = !ui_.presenter;
         if (io.WantTextInput) continue;  // typing in the prompt or a number field
+        if (!mod && k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_7)
+            toggle_maximise(kMaximiseKeys[k.key - GLFW_KEY_1]);
         switch (k.key) {
             case GLFW_KEY_ESCAPE:
-                ui_.show_help = false;
+                // Esc closes the help, else restores a maximised panel, else leaves presenter
+                // mode: one layer of the stage at a time.
+                if (ui_.show_help)
+                    ui_.show_help = false;
+                else if (!ui_.maximised.empty())
+                    ui_.maximised.clear();
+                else
+                    ui_.presenter = false;
+                break;
+            case GLFW_KEY_0:
+                ui_.maximised.clear();
                 break;
             case GLFW_KEY_SPACE:
                 if (!mod) request_step(f);
@@ -269,80 +278,129 @@ void App::play(FrameContext& f) {
         worker_.decode(1);
 }
 
+namespace {
+
+// Each panel of the stage: its id (StageSlot::id), title, the name --layout-json records, and
+// what draws it.
+struct PanelDef {
+    const char* id;
+    const char* title;
+    const char* record;
+    void (*draw)(FrameContext&);
+};
+
+const PanelDef* panel_def(const std::string& id) {
+    static const PanelDef defs[] = {
+        {"tokens", "Prompt and tokens", "tokens", draw_tokens},
+        {"toy", "Toy example: each head's output per token", "toy_table", draw_toy_table},
+        {"attention", "Attention", "attention", draw_attention},
+        {"kv", "KV cache", "kv_cache", draw_kv_cache},
+        {"time", "Time", "time", draw_time},
+        {"next", "Next token", "next_token", draw_next_token},
+        {"lesson", "Lesson", "lesson", draw_lesson},
+    };
+    for (const auto& d : defs)
+        if (id == d.id) return &d;
+    return nullptr;
+}
+
+}  // namespace
+
+void App::toggle_maximise(const std::string& id) {
+    ui_.maximised = ui_.maximised == id ? std::string() : id;
+}
+
+void App::draw_slot(FrameContext& f, const StageSlot& slot) {
+    const PanelDef* d = panel_def(slot.id);
+    if (!d) return;
+    panel_rects_[slot.id] = ImVec4(slot.box.x, slot.box.y, slot.box.w, slot.box.h);
+    ImGui::SetNextWindowPos(ImVec2(slot.box.x, slot.box.y), ImGuiCond_Always);
+    ImGui::SetNextWindowSize(ImVec2(slot.box.w, slot.box.h), ImGuiCond_Always);
+    // One ImGui window per slot, named for the slot's place so that switching tabs does not
+    // make a new window.
+    const std::string name = std::string(tr(d->title)) + "###" +
+                             (slot.tabs.empty() ? std::string(d->id) : "group-" + slot.tabs[0]);
+    ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                             ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus;
+    if (ui_.presenter) flags |= ImGuiWindowFlags_NoTitleBar;
+    ImGui::Begin(name.c_str(), nullptr, flags);
+    // A double-click on the title bar maximises the panel, or restores the stage.
+    ImGuiWindow* w = ImGui::GetCurrentWindow();
+    if (!ui_.presenter && ImGui::IsMouseDoubleClicked(0) &&
+        ImGui::IsMouseHoveringRect(w->TitleBarRect().Min, w->TitleBarRect().Max, false) &&
+        ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem))
+        toggle_maximise(slot.id);
+    if (slot.tabs.size() > 1 &&
+        ImGui::BeginTabBar("##tabs", ImGuiTabBarFlags_FittingPolicyScroll)) {
+        for (const std::string& t : slot.tabs) {
+            const PanelDef* td = panel_def(t);
+            if (!td) continue;
+            const std::string label = std::string(tr(td->title)) + "###tab-" + t;
+            const bool shown = t == slot.id;
+            if (ImGui::BeginTabItem(label.c_str(), nullptr,
+                                    shown ? ImGuiTabItemFlags_SetSelected : 0)) {
+                ImGui::EndTabItem();
+            } else if (shown) {
+                // not drawn this frame
+            }
+            if (ImGui::IsItemClicked() && !shown) {
+                auto& c = ui_.chosen_tabs;
+                c.erase(std::remove(c.begin(), c.end(), t), c.end());
+                c.insert(c.begin(), t);
+            }
+        }
+        ImGui::EndTabBar();
+    }
+    f.record_panel(d->record);
+    if (d->draw == draw_lesson) {
+        if (ui_.lesson_panel) ui_.lesson_panel(f);
+    } else {
+        d->draw(f);
+    }
+    ImGui::End();
+}
+
 void App::draw_panels(FrameContext& f) {
     panel_rects_.clear();
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
     const float fh = f.font_px;
     const float gap = 2;
 
-    // Toolbar across the top; its height is what it needed last frame.
-    ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
-    ImGui::SetNextWindowSize(ImVec2(vp.x, 0), ImGuiCond_Always);
-    ImGui::Begin("kvscope###toolbar", nullptr,
-                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                     ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_AlwaysAutoResize |
-                     ImGuiWindowFlags_NoBringToFrontOnFocus);
-    draw_toolbar(f);
-    f.record_panel("toolbar");
-    toolbar_h_ = ImGui::GetWindowSize().y;
-    ImGui::End();
-
-    const float top = toolbar_h_ + gap;
-    const float h = vp.y - top;
-    const bool lesson = static_cast<bool>(ui_.lesson_panel);
-    const float lesson_w =
-        lesson ? std::floor(std::max(vp.x * 0.3f, std::min(fh * 22, vp.x * 0.45f))) : 0;
-    const float w = vp.x - lesson_w;
-    const float left_w = std::floor(w * 0.52f);
-    const float right_x = left_w + gap, right_w = w - right_x;
-    const bool toy = f.model() && f.model()->is_toy();
-
-    float y = top;
-    const float tokens_h = std::max(fh * 7.5f, h * (toy ? 0.2f : 0.22f));
-    begin_panel(tr("Prompt and tokens"), "tokens", 0, y, left_w, tokens_h);
-    f.record_panel("tokens");
-    draw_tokens(f);
-    ImGui::End();
-    y += tokens_h + gap;
-    if (toy) {
-        const float toy_h = h * 0.24f;
-        begin_panel(tr("Toy example: each head's output per token"), "toy", 0, y, left_w, toy_h);
-        f.record_panel("toy_table");
-        draw_toy_table(f);
-        ImGui::End();
-        y += toy_h + gap;
-    }
-    begin_panel(tr("Attention"), "attention", 0, y, left_w, vp.y - y);
-    f.record_panel("attention");
-    draw_attention(f);
-    ImGui::End();
-
-    // Next token and Time get what their content needs; the KV cache takes the rest.
-    const bool compare = f.snap.sessions.size() > 1;
-    const float next_h = std::max(fh * 11.0f, h * 0.24f);
-    const float time_h = std::max(fh * (compare ? 13.5f : 13.0f), h * 0.3f);
-    const float kv_h = std::floor(h - next_h - time_h - 2 * gap);
-    begin_panel(tr("KV cache"), "kv", right_x, top, right_w, kv_h);
-    f.record_panel("kv_cache");
-    draw_kv_cache(f);
-    ImGui::End();
-    begin_panel(tr("Time"), "time", right_x, top + kv_h + gap, right_w, time_h);
-    f.record_panel("time");
-    draw_time(f);
-    ImGui::End();
-    const float nt_y = top + kv_h + time_h + 2 * gap;
-    begin_panel(tr("Next token"), "next", right_x, nt_y, right_w, vp.y - nt_y);
-    f.record_panel("next_token");
-    draw_next_token(f);
-    ImGui::End();
-
-    // The lesson panel: a column at the right, when a lesson is open.
-    if (lesson) {
-        begin_panel(tr("Lesson"), "lesson", w + gap, top, lesson_w - gap, h);
-        f.record_panel("lesson");
-        ui_.lesson_panel(f);
+    // Toolbar across the top (not in presenter mode); its height is what it needed last frame.
+    toolbar_h_ = 0;
+    if (!ui_.presenter) {
+        ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
+        ImGui::SetNextWindowSize(ImVec2(vp.x, 0), ImGuiCond_Always);
+        ImGui::Begin("kvscope###toolbar", nullptr,
+                     ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                         ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoTitleBar |
+                         ImGuiWindowFlags_AlwaysAutoResize |
+                         ImGuiWindowFlags_NoBringToFrontOnFocus);
+        draw_toolbar(f);
+        f.record_panel("toolbar");
+        toolbar_h_ = ImGui::GetWindowSize().y + gap;
         ImGui::End();
     }
+
+    const float top = toolbar_h_;
+    StageInput in;
+    in.stage = {0, top, vp.x, vp.y - top};
+    in.fh = fh;
+    in.views = std::max<int>(1, static_cast<int>(f.snap.sessions.size()));
+    in.toy = f.model() && f.model()->is_toy();
+    in.lesson = static_cast<bool>(ui_.lesson_panel);
+    in.titles = !ui_.presenter;
+    if (!f.snap.sessions.empty() && !f.snap.sessions[0].trace.empty())
+        in.toy_rows = f.snap.sessions[0].trace.back().kv.len + 1;
+    in.maximise = ui_.maximised;
+    if (in.maximise == "lesson" && !in.lesson) in.maximise.clear();
+    if (in.maximise == "toy" && !in.toy) in.maximise.clear();
+    in.chosen = ui_.chosen_tabs;
+    const StageLayout stage = layout_stage(in);
+    f.caps = stage.caps;
+    if (f.layout) f.layout->arrangement = arrangement_name(stage.arrangement);
+    for (const StageSlot& slot : stage.slots) draw_slot(f, slot);
+
     frame_shown_panel(f);
     f.toolbar_bottom = top;
     draw_messages(f);
@@ -356,12 +414,7 @@ void App::frame_shown_panel(FrameContext& f) {
     const LessonUi& L = ui_.lesson;
     if (!ui_.lesson_panel || run.number != L.number || L.step != run.played() || run.panel.empty())
         return;
-    static const std::map<std::string, std::string> ids = {
-        {"tokens", "tokens"},   {"attention", "attention"}, {"kv_cache", "kv"},  {"time", "time"},
-        {"next_token", "next"}, {"toy_table", "toy"},       {"lesson", "lesson"}};
-    const auto id = ids.find(panel_for_show(run.panel));
-    if (id == ids.end()) return;
-    const auto r = panel_rects_.find(id->second);
+    const auto r = panel_rects_.find(panel_for_show(run.panel));
     if (r == panel_rects_.end()) return;
     const ImVec4 v = r->second;
     const float t = std::max(2.0f, f.font_px * 0.18f);
@@ -453,6 +506,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
     int fw = 0, fhgt = 0;
     window_.framebuffer_size(fw, fhgt);
     if (layout) {
+        record_text(*layout);
         const ImVec2 ds = ImGui::GetIO().DisplaySize;
         layout->width = fw;
         layout->height = fhgt;

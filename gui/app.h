@@ -31,7 +31,8 @@ class App {
     void play(FrameContext& f);
     void follow_engine(const EngineSnapshot& snap);
     void draw_panels(FrameContext& f);
-    void begin_panel(const char* title, const char* id, float x, float y, float w, float h);
+    void draw_slot(FrameContext& f, const StageSlot& slot);
+    void toggle_maximise(const std::string& id);
     void frame_shown_panel(FrameContext& f);
     // Every character the window may have to draw beyond the common Chinese set: the Chinese
     // strings and lesson files (read once).

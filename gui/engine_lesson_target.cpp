@@ -204,7 +204,7 @@ void EngineWorker::LessonDriver::batch(const BatchPlan& plan) {
     if (!w_.live_.empty()) {
         be = w_.live_[0]->backend.backend.get();
     } else {
-        own = make_backend(w_.backend_name_);
+        own = make_backend(w_.backend_name_, w_.cpu_threads_);
         be = own.backend.get();
     }
     batch_ = std::make_shared<const BatchTable>(

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "lessonlib/lesson_target.h"
 #include "gui/engine_worker.h"
+#include "lessonlib/lesson_target.h"
 
 namespace kvs::gui {
 

@@ -192,7 +192,7 @@ void EngineWorker::publish_sessions(bool new_generation) {
 std::vector<BackendChoice> EngineWorker::make_backends() const {
     std::vector<BackendChoice> backends;
     for (std::size_t i = 0; i < modes_for(cache_).size(); ++i)
-        backends.push_back(make_backend(backend_name_));
+        backends.push_back(make_backend(backend_name_, cpu_threads_));
     return backends;
 }
 
@@ -302,18 +302,21 @@ void EngineWorker::open_model(const std::string& spec, const std::string& tokeni
           }});
 }
 
-void EngineWorker::set_backend(const std::string& name) {
+void EngineWorker::set_backend(const std::string& name, int cpu_threads) {
     char what[128];
     std::snprintf(what, sizeof what, tr("switching the backend to %s"), name.c_str());
-    post({what, tr_later("could not switch the backend"), [this, name] {
+    post({what, tr_later("could not switch the backend"), [this, name, cpu_threads] {
               const std::string old = backend_name_;
+              const int old_threads = cpu_threads_;
               backend_name_ = name;
+              if (cpu_threads > 0) cpu_threads_ = cpu_threads;
               if (!model_) return publish_sessions(false);
               std::vector<BackendChoice> backends;
               try {
                   backends = make_backends();
               } catch (const Error&) {
                   backend_name_ = old;  // the sessions stay as they were
+                  cpu_threads_ = old_threads;
                   publish_sessions(false);
                   throw;
               }
@@ -338,7 +341,7 @@ void EngineWorker::set_cache(CacheView c) {
               // Into compare: the first session goes on with the cache, a second one without it
               // replays the same number of steps so both stand at the same point.
               auto l = std::make_unique<Live>();
-              l->backend = make_backend(backend_name_);
+              l->backend = make_backend(backend_name_, cpu_threads_);
               SessionConfig cfg;
               cfg.mode = CacheMode::Uncached;
               cfg.sampler = sampler_;

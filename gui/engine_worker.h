@@ -99,7 +99,8 @@ class EngineWorker {
     // a non-empty `prompt` replaces the prompt for the new model (the toy knows few words).
     void open_model(const std::string& spec, const std::string& tokenizer = {},
                     const std::vector<std::string>& fallbacks = {}, const std::string& prompt = {});
-    void set_backend(const std::string& name);
+    // cpu_threads: the CPU backend's threads (0: keep the current count, 1 at start).
+    void set_backend(const std::string& name, int cpu_threads = 0);
     void set_cache(CacheView c);
     void set_prompt(const std::string& text);
     void set_sampler(const SamplerConfig& s);
@@ -163,6 +164,7 @@ class EngineWorker {
     // Worker-thread state.
     std::shared_ptr<Model> model_;
     std::string backend_name_ = "auto";
+    int cpu_threads_ = 1;
     CacheView cache_ = CacheView::On;
     std::string prompt_;
     SamplerConfig sampler_;

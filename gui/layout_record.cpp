@@ -33,6 +33,7 @@ std::string LayoutRecord::to_json() const {
     nlohmann::json p = nlohmann::json::object();
     for (const auto& [name, r] : panels) p[name] = rect(r);
     j["panels"] = p;
+    j["arrangement"] = arrangement;
     j["heatmaps"] = nlohmann::json::array();
     for (const auto& h : heatmaps)
         j["heatmaps"].push_back({{"session", h.session},
@@ -64,6 +65,16 @@ std::string LayoutRecord::to_json() const {
         for (const auto& [label, y] : pl.series) series[label] = y;
         j["plots"].push_back({{"name", pl.name}, {"x", pl.x}, {"series", series}});
     }
+    j["texts"] = nlohmann::json::array();
+    for (const auto& t : texts)
+        j["texts"].push_back({{"panel", t.panel},
+                              {"text", t.text},
+                              {"rect", rect(t.rect)},
+                              {"clip", rect(t.clip)},
+                              {"clipped", t.clipped},
+                              {"scrolls", t.scrolls},
+                              {"overlay", t.overlay},
+                              {"vertical", t.vertical}});
     if (lesson.number > 0)
         j["lesson"] = {{"number", lesson.number},
                        {"title", lesson.title},

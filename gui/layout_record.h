@@ -40,6 +40,18 @@ struct PlotRecord {
     std::vector<std::pair<std::string, std::vector<double>>> series;
 };
 
+// One line of text as drawn (gui/text_record.h).
+struct TextRecord {
+    std::string panel;     // the panel's id (its ImGui window, "toolbar", ...)
+    std::string text;      // the characters, spaces where the pen jumped
+    Rect rect;             // the glyphs' union, window pixels
+    Rect clip;             // the clip rectangle it was drawn in
+    bool clipped = false;  // part of it lies outside `clip` (cut off)
+    bool scrolls = false;  // drawn in a window that scrolls (text cut at its edge is expected)
+    bool overlay = false;  // a floating overlay (messages, help, tooltips)
+    bool vertical = false;
+};
+
 // The lesson panel as drawn: which lesson and step, and the checks shown beside it.
 struct LessonRecord {
     int number = 0;
@@ -60,6 +72,7 @@ struct LayoutRecord {
     Rgba mask, missing, empty_row, highlight;
     Rgba background;  // the window's clear colour, behind every panel
     std::vector<std::pair<std::string, Rect>> panels;
+    std::string arrangement;  // how the stage placed the panels (gui/stage_layout.h)
     std::vector<HeatmapRecord> heatmaps;
     std::vector<KvGridRecord> kv_grids;
     std::string lang;  // the language the window's words are in
@@ -71,6 +84,7 @@ struct LayoutRecord {
     std::string finish;                 // why generation ended, as the tokens panel says it
     std::vector<PlotRecord> plots;
     LessonRecord lesson;  // number 0: no lesson panel
+    std::vector<TextRecord> texts;
 
     void clear_frame() {
         panels.clear();
@@ -80,6 +94,7 @@ struct LayoutRecord {
         tokens.clear();
         finish.clear();
         plots.clear();
+        texts.clear();
         lesson = LessonRecord();
     }
     std::string to_json() const;

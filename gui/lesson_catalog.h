@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "lessonlib/lesson.h"
 #include "gui/strings.h"
+#include "lessonlib/lesson.h"
 
 namespace kvs::gui {
 

@@ -182,7 +182,7 @@ int run(int argc, char** argv) {
     sc.top_p = st.top_p;
     sc.seed = st.seed;
     if (o.trace_budget_mib > 0) worker.set_trace_budget(std::size_t(o.trace_budget_mib) << 20);
-    worker.set_backend(st.backend);
+    worker.set_backend(st.backend, o.threads);
     worker.set_cache(cache_from(st.cache));
     worker.set_sampler(sc);
     worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);

@@ -65,6 +65,7 @@ std::string usage() {
            "  --model M              default | toy | stories260K | FILE.bin\n"
            "  --tokenizer FILE       llama2.c tokenizer (default: found beside the model)\n"
            "  --backend B            auto | cpu | cuda\n"
+           "  --threads N            CPU backend threads (default 1; small ops stay on one)\n"
            "  --prompt TEXT          the prompt\n"
            "  --cache MODE           on | off | compare (both side by side)\n"
            "  --prefill              run the prefill step\n"
@@ -103,6 +104,7 @@ AppOptions parse_options(int argc, char** argv) {
          [&](const std::string& v) {
              o.backend = one_of("backend", v, {"auto", "cpu", "cuda"});
          }},
+        {"threads", [&](const std::string& v) { o.threads = whole("threads", v, 1, 256); }},
         {"prompt", [&](const std::string& v) { o.prompt = v; }},
         {"cache",
          [&](const std::string& v) {

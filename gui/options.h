@@ -17,6 +17,7 @@ struct AppOptions {
     std::string model;  // empty: the settings' choice, else the default model
     std::string tokenizer;
     std::string backend;  // empty: the settings' choice, else "auto"
+    int threads = 1;      // the CPU backend's threads
     std::optional<std::string> prompt;
     std::optional<CacheView> cache;
     bool prefill = false;

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -16,9 +17,9 @@ namespace kvs::gui {
 namespace {
 
 // Text drawn upwards from `pivot` (its baseline runs bottom to top), for column labels.
-void add_text_vertical(ImDrawList* dl, ImVec2 pivot, ImU32 col, const char* text) {
+void add_text_vertical(ImDrawList* dl, ImVec2 pivot, ImU32 col, const char* text, float px) {
     const int start = dl->VtxBuffer.Size;
-    dl->AddText(pivot, col, text);
+    dl->AddText(ImGui::GetFont(), px, pivot, col, text);
     for (int i = start; i < dl->VtxBuffer.Size; ++i) {
         ImVec2& p = dl->VtxBuffer[i].pos;
         const float dx = p.x - pivot.x, dy = p.y - pivot.y;
@@ -34,10 +35,16 @@ int label_stride(float cell, float need) {
             if (cell * k * mag >= need) return k * mag;
 }
 
-std::string clipped(const std::string& s, float max_w) {
-    if (ImGui::CalcTextSize(s.c_str()).x <= max_w) return s;
+float text_w(const std::string& s, float px) {
+    return ImGui::GetFont()->CalcTextSizeA(px, FLT_MAX, 0, s.c_str()).x;
+}
+
+// `s` abbreviated to `max_w` at text height `px` (".." where it was cut).
+std::string clipped(const std::string& s, float max_w, float px = 0) {
+    if (px <= 0) px = ImGui::GetFontSize();
+    if (text_w(s, px) <= max_w) return s;
     std::string t = s;
-    while (!t.empty() && ImGui::CalcTextSize((t + "..").c_str()).x > max_w) {
+    while (!t.empty() && text_w(t + "..", px) > max_w) {
         // One whole character off the end: its continuation bytes, then its first byte.
         while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80) t.pop_back();
         if (!t.empty()) t.pop_back();
@@ -61,10 +68,15 @@ AttentionTexture& head_texture(FrameContext& f, int si, const AttentionMatrixRow
     return t;
 }
 
-// Colour bar with ticks, then swatches for the cells that are not weights.
-void legend(FrameContext& f, ImVec2 p, float w, bool any_empty) {
+// Colour bar with ticks, the scale's name, then a swatch per kind of cell that is not a weight,
+// one per line: it sits under the small multiples, `w` wide. Returns its height.
+float legend(FrameContext& f, ImVec2 p, float w, bool any_empty) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fh = f.font_px, bar_h = fh * 0.7f;
+    char sc[48];
+    std::snprintf(sc, sizeof sc, tr("%s scale"), tr(weight_scale_name(f.pal.scale)));
+    dl->AddText(p, f.theme.muted_text, sc);
+    p.y += fh * 1.2f;
     const int steps = 64;
     for (int i = 0; i < steps; ++i) {
         const float t0 = float(i) / steps, t1 = float(i + 1) / steps;
@@ -79,28 +91,25 @@ void legend(FrameContext& f, ImVec2 p, float w, bool any_empty) {
         char b[16];
         std::snprintf(b, sizeof b, "%g", wgt);
         const float tw = ImGui::CalcTextSize(b).x;
-        if (x - tw * 0.5f < last_x + fh * 0.3f) continue;
+        const float tx = std::clamp(x - tw * 0.5f, p.x, p.x + w - tw);
+        if (tx < last_x + fh * 0.3f) continue;
         dl->AddLine(ImVec2(x, p.y + bar_h), ImVec2(x, p.y + bar_h + 3), f.theme.axis);
-        dl->AddText(ImVec2(std::min(x - tw * 0.5f, p.x + w - tw), p.y + bar_h + 2),
-                    f.theme.muted_text, b);
-        last_x = x + tw * 0.5f;
+        dl->AddText(ImVec2(tx, p.y + bar_h + 2), f.theme.muted_text, b);
+        last_x = tx + tw;
     }
-    char sc[48];
-    std::snprintf(sc, sizeof sc, tr("%s scale"), tr(weight_scale_name(f.pal.scale)));
-    dl->AddText(ImVec2(p.x + w + fh * 0.5f, p.y - fh * 0.15f), f.theme.muted_text, sc);
-    float x = p.x;
-    const float y = p.y + bar_h + fh * 1.3f;
+    float y = p.y + bar_h + fh * 1.4f;
     auto swatch = [&](Rgba c, const char* label, bool outline) {
         if (outline)
-            dl->AddRect(ImVec2(x, y), ImVec2(x + bar_h, y + bar_h), to_u32(c), 0, 0, 2);
+            dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + bar_h, y + bar_h), to_u32(c), 0, 0, 2);
         else
-            dl->AddRectFilled(ImVec2(x, y), ImVec2(x + bar_h, y + bar_h), to_u32(c));
-        dl->AddText(ImVec2(x + bar_h + 4, y - fh * 0.15f), f.theme.muted_text, label);
-        x += bar_h + 4 + ImGui::CalcTextSize(label).x + fh * 0.8f;
+            dl->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + bar_h, y + bar_h), to_u32(c));
+        dl->AddText(ImVec2(p.x + bar_h + 4, y - fh * 0.15f), f.theme.muted_text, label);
+        y += fh * 1.15f;
     };
     swatch(f.pal.mask, tr("masked"), false);
     if (any_empty) swatch(f.pal.empty_row, tr("none"), false);
     swatch(f.pal.highlight, tr("new this step"), true);
+    return y - p.y + fh * 1.2f;
 }
 
 // The large heatmap of session `si` in the box (origin, size), labels included. Zoomed in, it
@@ -114,21 +123,28 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     const int shown =
         n == 0 ? 0 : std::clamp(int(std::ceil(n / f.ui.heat_zoom)), std::min(n, 8), n);
     const int first = n - shown;
-    // Room for labels first: pieces when the cells are tall enough to read, else positions.
-    const float legend_h = fh * 3.4f, title_h = fh * 1.3f;
-    float side = std::min(size.x - fh * 5.5f, size.y - legend_h - title_h - fh * 1.5f);
-    const bool pieces = shown > 0 && side / shown >= fh * 0.95f;
-    const float top_h = pieces ? std::min(fh * 5.0f, size.y * 0.18f) : fh * 1.3f;
-    const float left_w = pieces ? fh * 5.5f : fh * 2.4f;
-    side = std::max(fh * 4,
-                    std::min(size.x - left_w - fh * 0.5f, size.y - legend_h - title_h - top_h));
+    // Room for labels first: pieces when the cells are tall enough to read, else positions. The
+    // stage may cap the side (the same size at every text size, gui/stage_layout.h).
+    auto frame_for = [&](bool pieces) {
+        HeatmapFrame hf = heatmap_frame(size.x, size.y, fh, pieces);
+        if (f.caps.heat_side > 0) hf.side = std::min(hf.side, f.caps.heat_side);
+        return hf;
+    };
+    HeatmapFrame hf = frame_for(false);
+    // Pieces while a label can be at least 0.6 of the text height (smaller cells, smaller labels,
+    // abbreviated; hovering one shows it whole), else positions.
+    const bool pieces = shown > 0 && frame_for(true).side / shown >= fh * 0.6f;
+    if (pieces) hf = frame_for(true);
+    const float side = std::max(1.0f, hf.side), top_h = hf.top_h, left_w = hf.left_w;
+    const float title_h = hf.title_h;
     const ImVec2 a(origin.x + left_w, origin.y + title_h + top_h);
     const ImVec2 b(a.x + side, a.y + side);
     char title[160];
     int len = std::snprintf(title, sizeof title, tr("%s: layer %d, head %d"),
                             step_label(sv, shown_step(sv, f.step)), layer, head);
     if (first > 0 && len > 0 && len < int(sizeof title))
-        std::snprintf(title + len, sizeof title - len, tr("  (zoom: tokens %d..%d)"), first, n - 1);
+        std::snprintf(title + len, sizeof title - len, tr("  (zoom: positions %d..%d)"), first + 1,
+                      n);
     // Side by side (compare mode, a lesson open) the title may be wider than its heatmap.
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
                 clipped(title, size.x - fh * 0.3f).c_str());
@@ -139,23 +155,56 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     const float cell = side / shown;
     auto tok = [&](int p) { return f.label(p < static_cast<int>(tokens.size()) ? tokens[p] : -1); };
 
+    // The weight in each cell when the cells are large enough to read it (the toy's always).
+    const bool toy = f.model() && f.model()->is_toy();
+    const float num_px = std::min(fh, cell * 0.4f);
+    if (num_px >= fh * 0.6f || (toy && num_px >= 7)) {
+        for (int q = first; q < n; ++q)
+            for (int k = first; k <= q; ++k) {
+                const CellValue v = attention_cell(m, layer, head, q, k);
+                if (v.kind != CellKind::Weight) continue;
+                char t[16];
+                std::snprintf(t, sizeof t, "%.2f", v.weight);
+                const char* shown_t = t[0] == '0' && t[1] == '.' ? t + 1 : t;  // ".42"
+                if (std::string(shown_t) == "1.00") shown_t = "1";
+                const float tw = text_w(shown_t, num_px);
+                if (tw > cell - 2) continue;
+                const Rgba c = sequential_colour(scale_weight(v.weight, f.pal.scale));
+                const bool dark = 0.299f * c.r + 0.587f * c.g + 0.114f * c.b < 140;
+                dl->AddText(ImGui::GetFont(), num_px,
+                            ImVec2(a.x + cell * (k - first + 0.5f) - tw * 0.5f,
+                                   a.y + cell * (q - first + 0.5f) - num_px * 0.5f),
+                            dark ? IM_COL32(255, 255, 255, 255) : IM_COL32(0, 0, 0, 255), shown_t);
+            }
+    }
+
     // Axis labels: queries down the left, keys across the top.
     const ImU32 lab = f.theme.muted_text;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
     if (pieces) {
+        const float px = std::min(fh, cell * 0.9f);
         for (int i = 0; i < shown; ++i) {
-            const std::string t = clipped(tok(first + i), left_w - fh * 0.4f);
-            const float tw = ImGui::CalcTextSize(t.c_str()).x;
-            dl->AddText(ImVec2(a.x - tw - fh * 0.25f, a.y + cell * (i + 0.5f) - fh * 0.5f), lab,
+            const std::string full = tok(first + i);
+            const std::string t = clipped(full, left_w - fh * 0.4f, px);
+            const float tw = text_w(t, px);
+            const float cy = a.y + cell * (i + 0.5f), cx = a.x + cell * (i + 0.5f);
+            dl->AddText(ImGui::GetFont(), px, ImVec2(a.x - tw - fh * 0.25f, cy - px * 0.5f), lab,
                         t.c_str());
-            const std::string tk = clipped(tok(first + i), top_h - fh * 0.3f);
-            add_text_vertical(dl, ImVec2(a.x + cell * (i + 0.5f) - fh * 0.5f, a.y - fh * 0.2f), lab,
-                              tk.c_str());
+            const std::string tk = clipped(full, top_h - fh * 0.3f, px);
+            add_text_vertical(dl, ImVec2(cx - px * 0.5f, a.y - fh * 0.2f), lab, tk.c_str(), px);
+            // Abbreviated labels show in full under the mouse.
+            const bool on_left = mouse.x >= a.x - left_w && mouse.x < a.x &&
+                                 mouse.y >= cy - cell * 0.5f && mouse.y < cy + cell * 0.5f;
+            const bool on_top = mouse.y >= a.y - top_h && mouse.y < a.y &&
+                                mouse.x >= cx - cell * 0.5f && mouse.x < cx + cell * 0.5f;
+            if (ImGui::IsWindowHovered() && (on_left || on_top))
+                ImGui::SetTooltip(tr("position %d: \"%s\""), first + i, full.c_str());
         }
     } else {
         const int k = label_stride(cell, fh * 2.2f);
-        for (int p = (first + k - 1) / k * k; p < n; p += k) {
+        for (int p = first + (k - 1 - first % k) % k; p < n; p += k) {
             char t[16];
-            std::snprintf(t, sizeof t, "%d", p);
+            std::snprintf(t, sizeof t, "%d", p + 1);  // index p is position p + 1
             const float tw = ImGui::CalcTextSize(t).x, c = cell * (p - first + 0.5f);
             dl->AddText(ImVec2(a.x - tw - fh * 0.25f, a.y + c - fh * 0.5f), lab, t);
             dl->AddText(ImVec2(a.x + c - tw * 0.5f, a.y - fh * 1.2f), lab, t);
@@ -173,17 +222,11 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     }
     dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), f.theme.axis);
 
-    bool any_empty = false;
-    for (int q = 0; q < n && !any_empty; ++q)
-        any_empty = attention_cell(m, layer, head, q, 0).kind == CellKind::EmptyRow;
-    legend(f, ImVec2(a.x, b.y + fh * 0.6f), std::min(side * 0.7f, fh * 12), any_empty);
-
     if (f.layout)
         f.layout->heatmaps.push_back({sv.label, true, layer, head, n, first,
                                       Rect{a.x, a.y, side, side}, m.new_begin, m.new_end});
 
     // Hover: which query, which key, what weight; the wheel zooms into the newest tokens.
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
     if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
         mouse.y < b.y) {
         const float wheel = ImGui::GetIO().MouseWheel;
@@ -194,7 +237,8 @@ void main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         const int k = first + std::clamp(int((mouse.x - a.x) / cell), 0, shown - 1);
         const CellValue v = attention_cell(m, layer, head, q, k);
         ImGui::BeginTooltip();
-        ImGui::Text("query %d \"%s\"  ->  key %d \"%s\"", q, tok(q).c_str(), k, tok(k).c_str());
+        ImGui::Text(tr("query at position %d \"%s\"  ->  key at position %d \"%s\""), q + 1,
+                    tok(q).c_str(), k + 1, tok(k).c_str());
         switch (v.kind) {
             case CellKind::Weight:
                 ImGui::Text(tr("weight %.4f"), v.weight);
@@ -224,6 +268,16 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
     const float fh = f.font_px;
     const int L = m.n_layers, H = m.n_heads;
     if (L == 0 || H == 0) return;
+    // The legend at the bottom of the column.
+    bool any_empty = false;
+    for (int l = 0; l < L && !any_empty; ++l)
+        for (int h = 0; h < H && !any_empty; ++h)
+            for (int q = 0; q < m.n && !any_empty; ++q)
+                any_empty = attention_cell(m, l, h, q, 0).kind == CellKind::EmptyRow;
+    const float legend_h = fh * (any_empty ? 6.6f : 5.5f);
+    legend(f, ImVec2(origin.x, origin.y + size.y - legend_h), std::min(size.x - fh, fh * 12),
+           any_empty);
+    size.y -= legend_h + fh * 0.3f;
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
                 clipped(tr("All heads (click one)"), size.x).c_str());
     const float lab_w = fh * 1.8f, lab_h = fh * 2.3f, gap = std::max(2.0f, fh * 0.2f);
@@ -331,12 +385,10 @@ void draw_attention(FrameContext& f) {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const int n_views = static_cast<int>(snap.sessions.size());
-    // The large heatmap is as wide as the height allows (square cells plus labels); the small
-    // multiples take the rest of the width.
-    const float by_height = avail.y - fh * 4.4f + fh * 3.0f;
-    const float main_w =
-        std::min((avail.x - fh) * (n_views > 1 ? 0.74f : 0.66f) / n_views, by_height);
-    const float grid_w = avail.x - main_w * n_views - fh;
+    // The large heatmaps side by side, the small multiples and the legend in a column at the
+    // right (gui/stage_layout.h: the same geometry the stage measured).
+    const float grid_w = small_multiples_w(avail.x + fh * 0.0f, fh);
+    const float main_w = (avail.x - grid_w - fh * 0.5f) / n_views;
     const AttentionMatrixRows m0 = collect_attention_rows(s0.trace.steps(), s);
     for (int si = 0; si < n_views; ++si) {
         const SessionView& sv = snap.sessions[si];

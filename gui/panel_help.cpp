@@ -24,6 +24,10 @@ void draw_help(FrameContext& f) {
             {tr("+ and -"), tr("text size")},
             {"T", tr("light / dark theme")},
             {"F", tr("full screen")},
+            {tr("1 to 7"), tr("maximise a panel: 1 tokens, 2 attention, 3 KV cache, 4 time, 5 next "
+                              "token, 6 toy table, 7 lesson (again, 0 or Esc: restore)")},
+            {tr("double-click a title"), tr("maximise that panel / restore")},
+            {"F5", tr("presenter mode: hide the toolbar and the titles (F5 or Esc: back)")},
             {"Ctrl+S", tr("save a PNG of the window (current folder)")},
             {"L", tr("show / hide the lesson")},
             {tr("N or Page Down"), tr("lesson: next step (runs its actions)")},
@@ -42,6 +46,8 @@ void draw_help(FrameContext& f) {
         }
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
         ImGui::TextUnformatted(tr("Keys are ignored while a text field has the focus."));
+        // The one indexing convention of the window, the CLI, the lessons and the trace JSON.
+        ImGui::TextWrapped("%s", tr(kIndexingNote));
         ImGui::PopStyleColor();
     }
     ImGui::End();

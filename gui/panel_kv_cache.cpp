@@ -33,8 +33,8 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
                       tr("%s: the prefill wrote %d columns; its last query read %d"),
                       step_label(sv, s), written, g.query_pos + 1);
     else if (written == 1)
-        std::snprintf(title, sizeof title, tr("%s: step %d wrote column %d, its query read %d"),
-                      step_label(sv, s), s, g.written_begin, g.query_pos + 1);
+        std::snprintf(title, sizeof title, tr("%s: step %d wrote position %d, its query read %d"),
+                      step_label(sv, s), s, g.written_begin + 1, g.query_pos + 1);
     else
         std::snprintf(title, sizeof title, tr("%s: step %d rebuilt all %d columns, read %d"),
                       step_label(sv, s), s, written, g.query_pos + 1);
@@ -42,12 +42,13 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
 
     const float lab_w = fh * 1.4f, top = origin.y + fh * 1.3f;
     const float avail_w = size.x - lab_w - fh * 0.5f;
-    const float avail_h = size.y - fh * 1.3f - fh * 0.6f;  // title above, read bar below
+    // Title above, the read bar below; the stage may cap the height (gui/stage_layout.h).
+    float avail_h = size.y - fh * 1.3f - fh * 0.9f;
+    if (f.caps.kv_grid > 0) avail_h = std::min(avail_h, f.caps.kv_grid);
     const int rows = 2 * g.kv_dim;
     // Columns keep a fixed width while they fit, so the grid visibly grows to the right.
     const float cell_w = std::min(fh * 0.8f, avail_w / std::max(g.n, 1));
-    const float cell_h =
-        std::max(0.5f, std::min(rows <= 8 ? fh * 0.8f : fh * 0.45f, avail_h / rows));
+    const float cell_h = std::max(0.5f, std::min(fh * 0.8f, avail_h / rows));
     const ImVec2 a(origin.x + lab_w, top);
     const ImVec2 b(a.x + cell_w * g.n, a.y + cell_h * rows);
     KvTexture& tex = *f.textures[si].kv;
@@ -81,8 +82,8 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
         const int head_dim = st.kv.head_dim;
         const float v = kv_value(g, layer, kv, p, ch);
         ImGui::BeginTooltip();
-        ImGui::Text(tr("token %d, %s, kv head %d, channel %d"), p, kv ? "V" : "K", ch / head_dim,
-                    ch % head_dim);
+        ImGui::Text(tr("position %d, %s, kv head %d, channel %d"), p + 1, kv ? "V" : "K",
+                    ch / head_dim, ch % head_dim);
         if (std::isfinite(v))
             ImGui::Text(tr("value %.4f"), v);
         else
@@ -101,6 +102,8 @@ void draw_kv_cache(FrameContext& f) {
     const ModelConfig& c = model->config();
     UiState& ui = f.ui;
     const int layer = ui.kv_layer < 0 ? ui.settings.layer : std::min(ui.kv_layer, c.n_layers - 1);
+    const ImVec2 c0 = ImGui::GetCursorScreenPos(), ca = ImGui::GetContentRegionAvail();
+    const Box content{c0.x, c0.y, ca.x, ca.y};
 
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(tr("Layer"));
@@ -120,6 +123,9 @@ void draw_kv_cache(FrameContext& f) {
     const SessionView& s0 = f.snap.sessions[0];
     const int s = shown_step(s0, f.step);
     const KvShape kv = s >= 0 ? s0.trace.steps()[s].kv : KvShape{};
+    const std::vector<KvVariant> variants = kv_what_if(c);
+    const float grids_h = kv_grids_h(content, fh, static_cast<int>(f.snap.sessions.size()),
+                                     static_cast<int>(variants.size()));
     ImGui::SameLine();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     {
@@ -149,8 +155,9 @@ void draw_kv_cache(FrameContext& f) {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const int views = static_cast<int>(f.snap.sessions.size());
-    // Each grid: a title, the K and V rows (squeezed when short of room), the read bar.
-    const float grid_h = views * std::clamp(avail.y * 0.45f / views, fh * 4.2f, fh * 7.5f);
+    // Each grid: a title, the K and V rows, the read bar; the plot and the table below get what
+    // the stage measured for them.
+    const float grid_h = std::min(avail.y, grids_h);
     if (s < 0) {
         ImGui::TextWrapped(
             "%s", tr("The cache is empty: the prefill writes one column per prompt token."));
@@ -160,9 +167,16 @@ void draw_kv_cache(FrameContext& f) {
                     ImVec2(avail.x, grid_h / views - fh * 0.3f));
     }
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h));
+    if (avail.y - grid_h < fh * 3) {
+        // The stage left no room for the bytes plot and the what-if table.
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        ImGui::TextUnformatted(tr("(key 3: maximise for the bytes plot and the what-if table)"));
+        ImGui::PopStyleColor();
+        return;
+    }
 
     // KV bytes against tokens, for each live session and the other layouts of the same model.
-    const float plot_w = avail.x * 0.42f, plot_h = avail.y - grid_h;
+    const float plot_w = avail.x * 0.42f;
     std::vector<PlotSeries> series;
     PlotOptions o;
     o.title = tr("KV bytes vs tokens");
@@ -191,19 +205,18 @@ void draw_kv_cache(FrameContext& f) {
     }
     o.legend = false;
     ImGui::BeginGroup();
-    draw_legend(series, f.theme.muted_text);
+    draw_legend(series, f.theme.muted_text, plot_w);
     draw_plot("##kvbytes", ImVec2(plot_w, ImGui::GetContentRegionAvail().y), series, o);
     ImGui::EndGroup();
 
     // What if the same model used more or fewer K/V heads.
     ImGui::SetCursorScreenPos(ImVec2(origin.x + plot_w + fh * 0.6f, origin.y + grid_h));
     ImGui::BeginGroup();
+    ImGui::PushTextWrapPos(origin.x + avail.x - ImGui::GetWindowPos().x);
     ImGui::TextUnformatted(tr("Same model, other K/V head counts"));
-    if (ImGui::BeginTable(
-            "whatif", 4,
-            ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY,
-            ImVec2(avail.x - plot_w - fh * 0.6f, plot_h - fh * 1.4f))) {
-        ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::PopTextWrapPos();
+    if (ImGui::BeginTable("whatif", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg,
+                          ImVec2(avail.x - plot_w - fh * 0.6f, 0))) {
         ImGui::TableSetupColumn(tr("layout"));
         ImGui::TableSetupColumn("K/V");
         ImGui::TableSetupColumn(tr("per token"));
@@ -211,7 +224,7 @@ void draw_kv_cache(FrameContext& f) {
         std::snprintf(at, sizeof at, "T=%d", std::max(kv.len, 0));
         ImGui::TableSetupColumn(at);
         ImGui::TableHeadersRow();
-        for (const KvVariant& v : kv_what_if(c)) {
+        for (const KvVariant& v : variants) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             ImGui::Text("%s%s", v.kind.c_str(), v.is_model ? tr(" (this)") : "");

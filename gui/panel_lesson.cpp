@@ -8,11 +8,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "lessonlib/lesson_report.h"
 #include "gui/format.h"
 #include "gui/markdown_view.h"
 #include "gui/panels.h"
 #include "gui/plot.h"
+#include "lessonlib/lesson_report.h"
 
 namespace kvs::gui {
 namespace {

@@ -91,19 +91,31 @@ void draw_next_token(FrameContext& f) {
         }
     }
 
-    // Bars: probability at temperature 1; the chosen token outlined.
+    // Bars: probability at temperature 1, then the logit it came from; the chosen token
+    // outlined. A header names the columns.
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextUnformatted(tr("most likely next tokens (softmax of the logits, temperature 1):"));
     ImGui::PopStyleColor();
     ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 avail0 = ImGui::GetContentRegionAvail();
+    const float lab_w = fh * 6, pct_w = fh * 3.6f, logit_w = fh * 4.2f;
+    const float bar_w = std::max(fh, avail0.x - lab_w - pct_w - logit_w);
+    {
+        const ImVec2 h = ImGui::GetCursorScreenPos();
+        const ImU32 muted = f.theme.muted_text;
+        dl->AddText(h, muted, tr("token"));
+        dl->AddText(ImVec2(h.x + lab_w, h.y), muted, tr("probability"));
+        const char* lg = tr("logit");
+        dl->AddText(ImVec2(h.x + avail0.x - ImGui::CalcTextSize(lg).x, h.y), muted, lg);
+        ImGui::Dummy(ImVec2(avail0.x, fh * 1.1f));
+    }
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float lab_w = fh * 6, pct_w = fh * 3.5f;
-    // As many of the recorded top tokens as fit at a readable size.
+    // As many of the recorded top tokens as fit at a readable size (the toy: its whole
+    // vocabulary of ten).
     const float row_h = fh * 1.2f;
     const int n =
         std::min(static_cast<int>(r.top.size()), std::max(1, static_cast<int>(avail.y / row_h)));
-    const float bar_w = avail.x - lab_w - pct_w;
     for (int i = 0; i < n; ++i) {
         const TopToken& t = r.top[i];
         const float y = o.y + i * row_h;
@@ -125,6 +137,10 @@ void draw_next_token(FrameContext& f) {
             std::snprintf(pct, sizeof pct, "n/a");
         dl->AddText(ImVec2(o.x + lab_w + std::max(w, 1.0f) + 4, y + (row_h - fh) * 0.5f),
                     f.theme.muted_text, pct);
+        char lg[24];
+        std::snprintf(lg, sizeof lg, "%.2f", t.logit);
+        dl->AddText(ImVec2(o.x + avail.x - ImGui::CalcTextSize(lg).x, y + (row_h - fh) * 0.5f),
+                    f.theme.muted_text, lg);
     }
     ImGui::Dummy(ImVec2(avail.x, std::min(avail.y, n * row_h)));
 }

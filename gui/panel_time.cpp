@@ -102,8 +102,10 @@ void draw_time(FrameContext& f) {
     ImGui::Checkbox(tr("log scale"), &ui.settings.log_time);
     ImGui::SameLine(0, fh);
     draw_legend(flops, f.theme.muted_text);
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    ImVec2 avail = ImGui::GetContentRegionAvail();
     const float w = (avail.x - 2 * fh * 0.5f) / 3;
+    // The stage may cap the plot area's height (title above, x labels below it).
+    if (f.caps.plot > 0) avail.y = std::min(avail.y, f.caps.plot + fh * 2.5f);
     PlotOptions o;
     o.legend = false;
     o.log_y = ui.settings.log_time;

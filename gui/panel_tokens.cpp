@@ -154,7 +154,7 @@ void draw_tokens(FrameContext& f) {
             if (window_hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
                 mouse.y < b.y) {
                 ImGui::BeginTooltip();
-                ImGui::Text(tr("position %d, token id %d"), c.pos, c.id);
+                ImGui::Text(tr("position %d, token id %d"), c.pos + 1, c.id);  // positions from 1
                 ImGui::Text(tr("piece: \"%s\""), f.label(c.id).c_str());
                 ImGui::TextUnformatted(c.why.c_str());
                 ImGui::EndTooltip();

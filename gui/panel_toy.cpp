@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "core/toy_model.h"
+#include "core/toy_vocabulary.h"
 #include "gui/format.h"
 #include "gui/panels.h"
 
@@ -27,12 +28,21 @@ void draw_toy_table(FrameContext& f) {
     for (const auto& r : sv.trace.steps()) tokens.push_back(r.token_out);
     const int n = sv.trace.steps()[s].kv.len;
     const int cols = c.n_layers * c.n_heads;
-    if (ImGui::BeginTable("toy", 2 + cols,
+    // The toy's tokens carry a value each (what V holds): the heads' outputs are averages of
+    // these, checkable on screen.
+    const bool values = model->is_toy();
+    auto value_of = [&](int id) -> float {
+        const auto vocab = toy_vocabulary();
+        return id >= 0 && id < static_cast<int>(vocab.size()) ? vocab[id].value : NAN;
+    };
+    if (ImGui::BeginTable("toy", 2 + (values ? 1 : 0) + cols,
                           ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
-                              ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame)) {
+                              ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame,
+                          ImVec2(0, ImGui::GetContentRegionAvail().y - f.font_px * 1.5f))) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn(tr("position"));
         ImGui::TableSetupColumn(tr("token"));
+        if (values) ImGui::TableSetupColumn(tr("value (V)"));
         for (int l = 0; l < c.n_layers; ++l)
             for (int h = 0; h < c.n_heads; ++h) {
                 char b[40];
@@ -65,8 +75,12 @@ void draw_toy_table(FrameContext& f) {
             // Positions from 1, as the tutorial and `kvscope-cli toy` number them.
             ImGui::Text("%d", p + 1);
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(
-                f.label(p < static_cast<int>(tokens.size()) ? tokens[p] : -1).c_str());
+            const int id = p < static_cast<int>(tokens.size()) ? tokens[p] : -1;
+            ImGui::TextUnformatted(f.label(id).c_str());
+            if (values) {
+                ImGui::TableNextColumn();
+                ImGui::Text("%g", value_of(id));
+            }
             for (int l = 0; l < c.n_layers; ++l)
                 for (int h = 0; h < c.n_heads; ++h) {
                     ImGui::TableNextColumn();
@@ -84,6 +98,15 @@ void draw_toy_table(FrameContext& f) {
                 }
         }
         ImGui::EndTable();
+    }
+    // The context vector: the last row, the four heads' outputs that the projection turns into
+    // the next token's logits.
+    if (values && n > 0) {
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        ImGui::TextWrapped(tr("context vector = the last row (position %d): logit(word) = "
+                              "projection(word) . context"),
+                           n);
+        ImGui::PopStyleColor();
     }
 }
 

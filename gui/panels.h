@@ -15,6 +15,7 @@
 #include "gui/lesson_catalog.h"
 #include "gui/markdown.h"
 #include "gui/settings.h"
+#include "gui/stage_layout.h"
 #include "gui/strings.h"
 #include "gui/theme.h"
 
@@ -68,6 +69,11 @@ struct UiState {
     Lang lang = Lang::En;  // the language in use: settings.lang when its font is there
     // Generation that ended is announced once per generation of the traces.
     std::uint64_t announced_finish = 0;
+    // The stage: a panel shown alone (its id; empty: none), presenter mode (no toolbar, no
+    // title bars), and the tab chosen in each tab group, newest first.
+    std::string maximised;
+    bool presenter = false;
+    std::vector<std::string> chosen_tabs;
 };
 
 // Heatmap textures of one session: one per (layer, head); the large view reuses its head's.
@@ -89,6 +95,7 @@ struct FrameContext {
     float toolbar_bottom = 0;  // y where the panels start
     ImFont* mono = nullptr;    // for code in the lesson text
     ImFont* bold = nullptr;    // for bold lesson text (null: none installed)
+    GraphicCaps caps{};        // the largest the stage lets each graphic be (0: no limit)
 
     const Model* model() const { return snap.model.get(); }
     // The piece of a token for labels; "?" when out of range.

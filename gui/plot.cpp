@@ -27,12 +27,17 @@ void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float on, float of
 
 }  // namespace
 
-void draw_legend(const std::vector<PlotSeries>& series, ImU32 text) {
+void draw_legend(const std::vector<PlotSeries>& series, ImU32 text, float max_w) {
     const float fh = ImGui::GetFontSize();
     ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float x0 = ImGui::GetCursorScreenPos().x;
+    const float right = max_w > 0 ? x0 + max_w : x0 + ImGui::GetContentRegionAvail().x;
+    float end = x0;  // where the last item ended
     for (std::size_t i = 0; i < series.size(); ++i) {
-        if (i) ImGui::SameLine(0, fh);
+        const float item_w = fh * 1.7f + ImGui::CalcTextSize(series[i].label.c_str()).x;
+        if (i && end + fh + item_w <= right) ImGui::SameLine(0, fh);
         const ImVec2 p = ImGui::GetCursorScreenPos();
+        end = p.x + item_w;
         const ImVec2 a(p.x, p.y + fh * 0.55f), b(p.x + fh * 1.5f, p.y + fh * 0.55f);
         if (series[i].dashed)
             dashed_line(dl, a, b, series[i].colour, 4, 3);

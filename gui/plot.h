@@ -29,8 +29,9 @@ struct PlotOptions {
     bool legend = true;  // series labels inside the plot
 };
 
-// One line of legend items (a line swatch and the label each), for plots drawn without theirs.
-void draw_legend(const std::vector<PlotSeries>& series, ImU32 text);
+// Legend items (a line swatch and the label each), for plots drawn without theirs: on one line
+// while they fit in `max_w` (0: the space left in the window), then on the next.
+void draw_legend(const std::vector<PlotSeries>& series, ImU32 text, float max_w = 0);
 
 void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& series,
                const PlotOptions& o);

@@ -37,7 +37,9 @@ std::unique_ptr<Backend> cuda_backend() {
 
 }  // namespace
 
-BackendChoice make_backend(const std::string& name) {
+namespace {
+
+BackendChoice choose(const std::string& name) {
     if (name == "cpu") return {std::make_unique<CpuBackend>(), "CPU backend (asked for)"};
     if (name == "cuda-emulated")
         return {std::make_unique<EmulatedCudaBackend>(),
@@ -51,6 +53,17 @@ BackendChoice make_backend(const std::string& name) {
         return {std::make_unique<CpuBackend>(), "CPU backend: no usable CUDA device (" + why + ")"};
     }
     throw Error("unknown backend '" + name + "' (choose auto, cpu, cuda or cuda-emulated)");
+}
+
+}  // namespace
+
+BackendChoice make_backend(const std::string& name, int cpu_threads) {
+    BackendChoice c = choose(name);
+    if (auto* cpu = dynamic_cast<CpuBackend*>(c.backend.get()))
+        cpu->set_threads(cpu_threads);
+    else if (cpu_threads != 1)
+        c.note += "; --threads " + std::to_string(cpu_threads) + " applies to the CPU backend only";
+    return c;
 }
 
 }  // namespace kvs

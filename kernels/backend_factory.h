@@ -14,8 +14,9 @@ struct BackendChoice {
 };
 
 // Throws kvs::Error for an unknown name, or "cuda" when no device answers. "cuda-emulated" works
-// in every build, nvcc or not.
-BackendChoice make_backend(const std::string& name);
+// in every build, nvcc or not. `cpu_threads` (>= 1) is what the CPU backend computes on (see
+// CpuBackend::set_threads); other backends ignore it, and the note says so when it is not 1.
+BackendChoice make_backend(const std::string& name, int cpu_threads = 1);
 // Whether this build has the CUDA backend compiled in.
 bool cuda_compiled();
 // Empty when a CUDA device answers, else the reason (the CUDA runtime's error string).

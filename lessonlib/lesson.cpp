@@ -22,9 +22,9 @@ constexpr DirectiveName kNames[] = {
     {"limit", DirectiveKind::Limit},     {"cache", DirectiveKind::Cache},
     {"prefill", DirectiveKind::Prefill}, {"decode", DirectiveKind::Decode},
     {"reset", DirectiveKind::Reset},     {"highlight", DirectiveKind::Highlight},
-    {"show", DirectiveKind::Show},       {"whatif", DirectiveKind::WhatIf},
-    {"batch", DirectiveKind::Batch},     {"scale", DirectiveKind::Scale},
-    {"expect", DirectiveKind::Expect},
+    {"explain", DirectiveKind::Explain}, {"show", DirectiveKind::Show},
+    {"whatif", DirectiveKind::WhatIf},   {"batch", DirectiveKind::Batch},
+    {"scale", DirectiveKind::Scale},     {"expect", DirectiveKind::Expect},
 };
 
 std::string trim(std::string_view s) {
@@ -182,6 +182,23 @@ void parse_arguments(Directive& d, const std::string& args) {
             only_keys(kv, {"layer", "head"});
             d.n = int_value(kv, "layer", -1, 0, 1 << 10);
             d.head = int_value(kv, "head", -1, 0, 1 << 10);
+            break;
+        }
+        case DirectiveKind::Explain: {
+            // Three whole numbers: layer, head, query row.
+            std::vector<std::string> parts;
+            for (std::size_t a = 0; a < args.size();) {
+                const auto b = std::min(args.find_first_of(" \t", a), args.size());
+                if (b > a) parts.push_back(args.substr(a, b - a));
+                a = b + 1;
+            }
+            const bool last = parts.size() == 3 && parts[2] == "last";
+            if (last) d.row = -1;
+            if (parts.size() != 3 || !parse_int(parts[0], d.n) || !parse_int(parts[1], d.head) ||
+                (!last && !parse_int(parts[2], d.row)))
+                throw Error(
+                    "@explain takes LAYER HEAD ROW: whole numbers, ROW may be 'last' "
+                    "(e.g. @explain 0 0 3)");
             break;
         }
         case DirectiveKind::Show: {

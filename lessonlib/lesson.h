@@ -27,6 +27,7 @@ enum class DirectiveKind {
     Decode,     // @decode N | @decode all
     Reset,      // @reset                        back to the prompt, cache emptied
     Highlight,  // @highlight layer=L head=H
+    Explain,    // @explain LAYER HEAD ROW|last   inside one attention row of the latest step
     Show,       // @show PANEL
     WhatIf,     // @whatif                       KV bytes per token as MHA / GQA / MQA
     Batch,      // @batch sizes=1,2,4,8 decode=N [repeats=R] prompts="A" | "B" ...
@@ -65,8 +66,9 @@ struct Directive {
     int line = 0;      // 1-based, in the lesson file
     std::string text;  // as written, without the '@' (shown in logs; compared across languages)
     std::string arg;   // @model spec, @prompt text, @show panel
-    int n = 0;         // @decode count (-1: until generation finishes), @limit, @highlight layer
-    int head = 0;      // @highlight
+    int n = 0;  // @decode count (-1: until generation finishes), @limit, @highlight/@explain layer
+    int head = 0;  // @highlight, @explain
+    int row = 0;   // @explain: query row among the latest step's kept rows (-1: the last)
     LessonCache cache = LessonCache::On;
     BatchPlan batch;
     ScaleQuery scale;

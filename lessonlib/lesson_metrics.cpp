@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include "core/attention_explain.h"
 #include "core/error.h"
 #include "core/kv_what_if.h"
 #include "core/model.h"
@@ -51,6 +53,20 @@ const std::vector<LessonMetric>& table() {
         {"logit", 1, 1, "\"piece\"", "the logit of a vocabulary entry at the latest step", true},
         {"prob", 1, 1, "\"piece\"", "its probability (softmax at temperature 1)", true},
         {"top", 1, 1, "k", "the k-th most likely piece at the latest step (0 = best)", true},
+        // Inside one attention row of the latest step (core/attention_explain.h).
+        {"score", 4, 4, "layer, head, row, key",
+         "the raw score q.k (the toy: its rule's 0 or -inf) at the latest step", true},
+        {"scaled_score", 4, 4, "layer, head, row, key", "the score times 1/sqrt(d_k)", true},
+        {"softmax_error", 3, 3, "layer, head, row",
+         "largest |softmax of the shown scores - the weights the model used|", true},
+        {"output_error", 3, 3, "layer, head, row",
+         "largest |sum of w.v - the attention output the model used|", true},
+        {"query_rows_computed", 0, 1, "[step]", "rows of Q the step computed", true},
+        {"query_rows_used", 0, 1, "[step]", "rows of Q a cached run needs (prompt, then 1)", true},
+        {"kv_recomputed", 0, 1, "[step]", "K/V rows the step recomputed that the cache held", true},
+        {"kv_recomputed_delta", 0, 1, "[step]",
+         "measured max |recomputed - cached| over those rows (none when not compared)", true},
+        {"inf", 0, 0, "", "infinity, to compare with the toy's masked scores: -inf", false},
         // Compare mode.
         {"max_logit_diff", 0, 0, "",
          "largest |logit difference| cached vs uncached over the steps both took", false},
@@ -201,6 +217,24 @@ LessonValue session_metric(const std::string& name, const Session& s,
         const int key = index_of(args[3], static_cast<int>(w.size()), "key");
         return V::number(w[key]);
     }
+    if (name == "score" || name == "scaled_score" || name == "softmax_error" ||
+        name == "output_error") {
+        const int step = static_cast<int>(steps.size()) - 1;
+        if (step < 0) throw Error("no step has run yet");
+        std::string why;
+        // The same index resolution as weight(): negative from the end, range-checked here.
+        const ModelConfig& c = m.config();
+        const int L = index_of(args[0], c.n_layers, "layer");
+        const int H = index_of(args[1], c.n_heads, "head");
+        const int rows = steps.back().attention.rows;  // 0: dropped; explain_attention says so
+        const int row = rows > 0 ? index_of(args[2], rows, "row") : whole(args[2], "row");
+        const auto e = explain_attention(s.trace(), c, step, L, H, row, &why);
+        if (!e) throw Error(why);
+        if (name == "softmax_error") return V::number(softmax_error(*e));
+        if (name == "output_error") return V::number(output_error(*e));
+        const int key = index_of(args[3], e->n_keys, "key");
+        return V::number(name == "score" ? e->raw[key] : e->scaled[key]);
+    }
     if (name == "logit" || name == "prob") {
         const StepRecord& r = latest_with_payload(s);
         if (r.logits.empty()) throw Error("the latest step kept no logits");
@@ -227,6 +261,11 @@ LessonValue session_metric(const std::string& name, const Session& s,
         return V::number(r.attention.rows);
     }
     if (name == "keys") return V::number(r.pos0 + r.tokens_processed);
+    if (name == "query_rows_computed") return V::number(r.query_rows_computed);
+    if (name == "query_rows_used") return V::number(r.query_rows_used);
+    if (name == "kv_recomputed") return V::number(r.kv_rows_recomputed);
+    if (name == "kv_recomputed_delta")
+        return r.kv_recomputed_max_delta < 0 ? V::none() : V::number(r.kv_recomputed_max_delta);
     if (name == "kv_len") return V::number(r.kv.len);
     if (name == "kv_growth") {
         const int before = r.index == 0 ? 0 : steps[r.index - 1].kv.len;
@@ -362,6 +401,7 @@ LessonValue read_lesson_metric(const LessonFacts& f, const std::string& name,
         if (!f.scale) throw Error("scale() needs a @scale first");
         return scale_metric(*f.scale, str(args[0], "scale"));
     }
+    if (base == "inf") return LessonValue::number(std::numeric_limits<double>::infinity());
     if (!f.model) throw Error(name + " needs a model (@model)");
     return model_metric(base, *f.model, args);
 }

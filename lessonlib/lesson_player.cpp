@@ -1,9 +1,9 @@
 #include "lessonlib/lesson_player.h"
 
 #include "core/error.h"
+#include "core/session.h"
 #include "lessonlib/lesson_metrics.h"
 #include "lessonlib/lesson_report.h"
-#include "core/session.h"
 
 namespace kvs {
 namespace {
@@ -37,6 +37,9 @@ void act(const Directive& d, LessonTarget& t) {
             break;
         case DirectiveKind::Highlight:
             t.highlight(d.n, d.head);
+            break;
+        case DirectiveKind::Explain:
+            t.explain(d.n, d.head, d.row);
             break;
         case DirectiveKind::Show:
             t.show(d.arg);

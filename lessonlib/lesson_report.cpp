@@ -4,12 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
-#include "lessonlib/batch_sweep.h"
+#include "core/attention_explain.h"
 #include "core/kv_what_if.h"
 #include "core/model.h"
-#include "lessonlib/scale_accounting.h"
 #include "core/session.h"
 #include "core/toy_model.h"
+#include "lessonlib/batch_sweep.h"
+#include "lessonlib/scale_accounting.h"
 
 namespace kvs {
 namespace {
@@ -114,7 +115,7 @@ std::string work_line(const StepRecord& r, int kv_before) {
     std::string s = "  " + std::to_string(r.tokens_processed) + " row" +
                     (r.tokens_processed == 1 ? "" : "s") + " through the model";
     if (r.phase == Phase::Prefill && r.tokens_processed > 1)
-        s += " (causal mask: row t sees keys 0..t)";
+        s += " (causal mask: the token at position t sees positions 1..t)";
     else
         s += ", last query row over " + std::to_string(keys) + " keys";
     s += "; KV cache " + std::to_string(kv_before) + " -> " + std::to_string(r.kv.len) + " rows (" +
@@ -125,7 +126,8 @@ std::string work_line(const StepRecord& r, int kv_before) {
 std::string cost_line(const StepRecord& r) {
     return "  measured " + format_seconds(r.wall_seconds) + " on " + r.device + "; counted " +
            format_flops(r.counts.flops) + " (attention " + format_flops(r.counts.attention_flops) +
-           "), " + format_bytes(r.counts.bytes) + " moved";
+           "), " + format_bytes(r.counts.bytes) + " moved, " +
+           fmt("%.3g FLOP per byte", r.counts.bytes > 0 ? r.counts.flops / r.counts.bytes : 0.0);
 }
 
 double logit_diff(const StepRecord& a, const StepRecord& b) {
@@ -147,6 +149,8 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
         out.push_back(step_line(r, m));
         out.push_back(work_line(r, kv_before));
         out.push_back(cost_line(r));
+        if (r.mode == CacheMode::Uncached && r.phase == Phase::Decode)
+            out.push_back("  why not Q: " + why_not_q_line(r));
         head_table(out, r, m, s.tokens());
         if (!f.uncached) continue;
         const auto& tw = f.uncached->trace().steps();
@@ -159,6 +163,8 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
                       format_flops(u.counts.attention_flops) + "); chose " +
                       quoted_piece(m, u.token_out) +
                       fmt("; max |logit difference| %.3g", logit_diff(r, u)));
+        if (u.phase == Phase::Decode)
+            out.push_back("  without the cache, why not Q: " + why_not_q_line(u));
     }
     if (steps.size() - static_cast<std::size_t>(before) > 1) {
         // Totals over the whole trace so far, the numbers the lessons compare.
@@ -210,6 +216,42 @@ void describe_highlight(std::vector<std::string>& out, const LessonFacts& f) {
         }
         out.push_back(line);
     }
+}
+
+std::string floats(const std::vector<float>& v, std::size_t most = 6) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size() && i < most; ++i)
+        s += (i ? ", " : "") + (std::isnan(v[i]) ? std::string("none") : fmt("%.4g", v[i]));
+    return s + (v.size() > most ? ", ...]" : "]");
+}
+
+// @explain: the arithmetic of one attention row of the latest step, a line per key (the last 12).
+void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const Directive& d) {
+    const Session& s = *f.session;
+    const Model& m = s.model();
+    const int step = static_cast<int>(s.trace().steps().size()) - 1;
+    const int row = d.row < 0 ? s.trace().back().attention.rows - 1 : d.row;
+    const auto e = explain_attention(s.trace(), m.config(), step, d.n, d.head, row, nullptr);
+    if (!e) return;
+    const auto& toks = s.tokens();
+    std::string head = "head " + std::to_string(e->head);
+    if (m.is_toy()) head += std::string(" \"") + toy_head_name(e->head) + "\"";
+    out.push_back("inside attention: step " + std::to_string(step) + " (" + phase_name(e->phase) +
+                  "), layer " + std::to_string(e->layer) + ", " + head + ", query " +
+                  quoted_piece(m, toks.at(e->q_pos)) + " at position " + std::to_string(e->q_pos));
+    out.push_back("  out = softmax(q.K^T / sqrt(d_k) + mask) . V with d_k = " +
+                  std::to_string(e->head_dim) + fmt(" (x %.4g)", e->scale) +
+                  (e->scores_by_rule ? "; the toy's scores come from its rule" : ""));
+    for (int j = std::max(0, e->n_keys - 12); j < e->n_keys; ++j)
+        out.push_back("  key " + pad_right(quoted_piece(m, toks.at(j)), 12) + " " +
+                      pad_right(kv_source_name(e->source[j]), 10) + " q.k " +
+                      pad_left(fmt("%.4g", e->raw[j]), 9) + "  scaled " +
+                      pad_left(fmt("%.4g", e->scaled[j]), 9) +
+                      (e->masked[j] ? "  masked" : "        ") + "  weight " +
+                      fmt("%.4g", e->weights[j]));
+    out.push_back("  sum of w.v = " + floats(e->output) + "; the model's output " +
+                  floats(e->model_output) + (e->empty_row ? " (no key to attend to)" : ""));
+    out.push_back("  why not Q: " + why_not_q_line(s.trace().steps().back()));
 }
 
 void describe_whatif(std::vector<std::string>& out, const Model& m) {
@@ -361,6 +403,9 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
             break;
         case DirectiveKind::Highlight:
             if (f.model) describe_highlight(out, f);
+            break;
+        case DirectiveKind::Explain:
+            if (f.session) describe_explain(out, f, d);
             break;
         case DirectiveKind::Show:
             out.push_back("panel: " + d.arg);

@@ -1,7 +1,9 @@
 #include "lessonlib/lesson_target.h"
 
+#include "core/attention_explain.h"
 #include "core/error.h"
 #include "core/model_config.h"
+#include "core/session.h"
 
 namespace kvs {
 
@@ -21,6 +23,22 @@ void require_layer_and_head(const ModelConfig& c, int layer, int head) {
     if (head < 0 || head >= c.n_heads)
         throw Error("head " + std::to_string(head) + " does not exist (the model has " +
                     std::to_string(c.n_heads) + ")");
+}
+
+int require_explainable(const Session* s, int layer, int head, int row) {
+    if (!s || !s->prefilled()) throw Error("@explain needs @prefill first");
+    require_layer_and_head(s->model().config(), layer, head);
+    std::string why;
+    const int step = static_cast<int>(s->trace().steps().size()) - 1;
+    if (row < 0) row = s->trace().back().attention.rows - 1;
+    if (!explain_attention(s->trace(), s->model().config(), step, layer, head, row, &why))
+        throw Error(why);
+    return row;
+}
+
+void LessonTarget::explain(int layer, int head, int row) {
+    require_explainable(facts().session, layer, head, row);
+    highlight(layer, head);
 }
 
 }  // namespace kvs

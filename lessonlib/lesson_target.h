@@ -1,9 +1,9 @@
 #pragma once
-// What a lesson acts on. The player (lessonlib/lesson_player.h) turns directives into these calls and
-// then reads LessonFacts to report numbers and check @expect lines, so an implementation only
-// has to act: the headless one is lessonlib/session_lesson_target.h (kvscope-cli lesson); the GUI can
-// use that one on its worker thread or implement this interface over its own sessions.
-// Calls come from one thread at a time. Errors a lesson can cause are kvs::Error.
+// What a lesson acts on. The player (lessonlib/lesson_player.h) turns directives into these calls
+// and then reads LessonFacts to report numbers and check @expect lines, so an implementation only
+// has to act: the headless one is lessonlib/session_lesson_target.h (kvscope-cli lesson); the GUI
+// can use that one on its worker thread or implement this interface over its own sessions. Calls
+// come from one thread at a time. Errors a lesson can cause are kvs::Error.
 #include <string>
 
 #include "lessonlib/lesson.h"
@@ -27,6 +27,8 @@ struct LessonFacts {
     const ScaleReport* scale = nullptr;  // the last @scale
     int highlight_layer = 0;
     int highlight_head = 0;
+    // The last @explain (-1: none): layer, head and query row of the session's latest step.
+    int explain_layer = -1, explain_head = -1, explain_row = -1;
 };
 
 class LessonTarget {
@@ -43,6 +45,10 @@ class LessonTarget {
     virtual void decode(int n) = 0;  // n steps, or until finished when n < 0; stops when finished
     virtual void reset() = 0;        // back to the prompt
     virtual void highlight(int layer, int head) = 0;
+    // @explain: the inside of one attention row of the latest step (core/attention_explain.h).
+    // The default checks the row can be explained and highlights its layer and head, so a target
+    // without the panel still plays the lesson; a target with one opens it.
+    virtual void explain(int layer, int head, int row);
     virtual void show(const std::string& panel) = 0;
     virtual void batch(const BatchPlan& plan) = 0;
     virtual void scale(const ScaleQuery& query) = 0;
@@ -51,8 +57,11 @@ class LessonTarget {
 
 // The preconditions of the session directives, shared by every LessonTarget so that a lesson
 // fails with the same message headless and in the window. Each throws kvs::Error.
-void require_prompt_before_prefill(bool has_prompt, bool prefilled);  // @prefill
-void require_prefill_before_decode(bool prefilled);                   // @decode
+void require_prompt_before_prefill(bool has_prompt, bool prefilled);     // @prefill
+void require_prefill_before_decode(bool prefilled);                      // @decode
 void require_layer_and_head(const ModelConfig& c, int layer, int head);  // @highlight
+// @explain: a prefilled session whose latest step can be broken down at (layer, head, row);
+// returns the row, -1 resolved to the step's last kept row.
+int require_explainable(const Session* s, int layer, int head, int row);
 
 }  // namespace kvs

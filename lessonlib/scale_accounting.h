@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "lessonlib/lesson.h"
 #include "core/model_config.h"
+#include "lessonlib/lesson.h"
 
 namespace kvs {
 

@@ -15,6 +15,7 @@ void SessionLessonTarget::restart() {
     batch_.reset();
     scale_.reset();
     layer_ = head_ = 0;
+    explain_layer_ = explain_head_ = explain_row_ = -1;
     panel_.clear();
 }
 
@@ -124,6 +125,12 @@ void SessionLessonTarget::highlight(int layer, int head) {
     head_ = head;
 }
 
+void SessionLessonTarget::explain(int layer, int head, int row) {
+    explain_row_ = require_explainable(session_.get(), layer, head, row);
+    layer_ = explain_layer_ = layer;
+    head_ = explain_head_ = head;
+}
+
 void SessionLessonTarget::batch(const BatchPlan& plan) {
     batch_ = measure_batches(model(), backend_, plan);
 }
@@ -142,6 +149,9 @@ LessonFacts SessionLessonTarget::facts() const {
     f.scale = scale_ ? &*scale_ : nullptr;
     f.highlight_layer = layer_;
     f.highlight_head = head_;
+    f.explain_layer = explain_layer_;
+    f.explain_head = explain_head_;
+    f.explain_row = explain_row_;
     return f;
 }
 

@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
+#include "core/session.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson_target.h"
 #include "lessonlib/scale_accounting.h"
-#include "core/session.h"
 
 namespace kvs {
 
@@ -26,6 +26,7 @@ class SessionLessonTarget : public LessonTarget {
     void decode(int n) override;
     void reset() override;
     void highlight(int layer, int head) override;
+    void explain(int layer, int head, int row) override;
     void show(const std::string& panel) override { panel_ = panel; }
     void batch(const BatchPlan& plan) override;
     void scale(const ScaleQuery& query) override;
@@ -48,6 +49,7 @@ class SessionLessonTarget : public LessonTarget {
     std::optional<BatchTable> batch_;
     std::optional<ScaleReport> scale_;
     int layer_ = 0, head_ = 0;
+    int explain_layer_ = -1, explain_head_ = -1, explain_row_ = -1;
     std::string panel_;
 };
 

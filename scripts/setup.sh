@@ -10,8 +10,8 @@ KVS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KVS_BUILD_PACKAGES=(cmake g++ make pkg-config catch2 nlohmann-json3-dev
                     libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core fonts-wqy-microhei)
 # What the test suite needs on top: a virtual display for the GUI tests (and xdotool to type
-# into the window), clang for the fuzzers.
-KVS_TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri xdotool clang libclang-rt-14-dev)
+# into the window), clang for the fuzzers, clang-format for the formatting check.
+KVS_TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri xdotool clang libclang-rt-14-dev clang-format)
 
 kvs_missing_packages() {
     local p missing=()

@@ -2,6 +2,10 @@
 # Build kvscope and its tests (installing what is missing) and run the whole suite.
 source "$(dirname "$0")/setup.sh"
 kvs_require_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}"
+# Before building: the run.c reference data must be there (else its tests would silently not be
+# built), and every C/C++ file must match .clang-format.
+"$KVS_ROOT/scripts/check_shared.sh"
+"$KVS_ROOT/scripts/check_format.sh"
 kvs_build "$KVS_ROOT/build"
 cd "$KVS_ROOT/build"
 ctest --output-on-failure -j "$(nproc)"

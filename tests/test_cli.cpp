@@ -66,9 +66,9 @@ TEST_CASE("bad input is one line on stderr and exit code 2", "[cli]") {
     expect_error({"generate", "--model", tiny_model(), "--prompt", std::string(100, 'x')},
                  "longer than the model's context of 64");
     // More new tokens than the context holds.
-    expect_error({"generate", "--model", tiny_model(), "--prompt", "the", "--max-new-tokens",
-                  "500"},
-                 "beyond the context");
+    expect_error(
+        {"generate", "--model", tiny_model(), "--prompt", "the", "--max-new-tokens", "500"},
+        "beyond the context");
 }
 
 TEST_CASE("generate prints text and a summary; compare prints both modes", "[cli]") {
@@ -78,8 +78,8 @@ TEST_CASE("generate prints text and a summary; compare prints both modes", "[cli
     CHECK(g.out.rfind("the cat", 0) == 0);
     CHECK(g.err.find("5 new") != std::string::npos);
 
-    const auto c = run_cli({"compare", "--model", tiny_model(), "--prompt", "the cat",
-                            "--max-new-tokens", "20"});
+    const auto c = run_cli(
+        {"compare", "--model", tiny_model(), "--prompt", "the cat", "--max-new-tokens", "20"});
     CHECK(c.exit_code == 0);
     CHECK(c.out.find("ratio") != std::string::npos);
     CHECK(c.out.find("max |logit difference| cached vs uncached over all steps: 0") !=
@@ -142,8 +142,8 @@ TEST_CASE("folders, devices, empty, foreign and oversized files: one line, exit 
     expect_error({"lesson", dir.string()}, dir.string() + ": is a folder, not a lesson file");
     // An output that cannot be written fails before the run, not after it.
     for (const auto& out : {dir.string(), (dir / "no/such/folder/t.json").string()}) {
-        const auto r = run_cli({"generate", "--model", tiny_model(), "--prompt", "the",
-                                "--trace-json", out});
+        const auto r =
+            run_cli({"generate", "--model", tiny_model(), "--prompt", "the", "--trace-json", out});
         CHECK(r.exit_code == 2);
         CHECK(r.out.empty());
         CHECK(one_line(r.err));

@@ -1,6 +1,7 @@
 // The fast CPU ops (kernels/cpu/fast_ops.h) against the plain run.c-order ones
 // (kernels/cpu/reference_ops.h) on random data, shapes chosen to hit every tile and tail; and the
 // property the engine relies on: a row computes to the same bits alone, in a batch, on threads.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/fast_ops.h"
 #include "kernels/cpu/reference_ops.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
 
 using namespace kvs;
@@ -71,7 +73,7 @@ TEST_CASE("fast matmul matches the reference on every tile and tail shape", "[cp
                 const auto x = random_floats(std::size_t(T) * n, 1 + n);
                 const auto w = random_floats(std::size_t(d) * n, 2 + d);
                 std::vector<float> fast(std::size_t(T) * d), ref(fast.size());
-                cpu::matmul(fast.data(), x.data(), w.data(), T, n, d, 1);
+                cpu::matmul(fast.data(), x.data(), w.data(), T, n, d, nullptr);
                 ref::matmul(ref.data(), x.data(), w.data(), T, n, d);
                 CHECK(max_abs_diff(fast, ref) <= 1e-6 * n);
             }
@@ -83,15 +85,36 @@ TEST_CASE("a matmul row has the same bits alone, in a batch and on threads", "[c
     const auto x = random_floats(std::size_t(T) * n, 7);
     const auto w = random_floats(std::size_t(d) * n, 8);
     std::vector<float> batch(std::size_t(T) * d), single(batch.size());
-    cpu::matmul(batch.data(), x.data(), w.data(), T, n, d, 1);
+    cpu::matmul(batch.data(), x.data(), w.data(), T, n, d, nullptr);
     for (int t = 0; t < T; ++t)
         cpu::matmul(single.data() + std::size_t(t) * d, x.data() + std::size_t(t) * n, w.data(), 1,
-                    n, d, 1);
+                    n, d, nullptr);
     CHECK(same_bits(batch, single));
-    if (CpuBackend::openmp_compiled()) {
+    for (int threads : {2, 3}) {
+        cpu::ThreadPool pool(threads);
         std::vector<float> threaded(batch.size());
-        cpu::matmul(threaded.data(), x.data(), w.data(), T, n, d, 2);
+        cpu::matmul(threaded.data(), x.data(), w.data(), T, n, d, &pool);
         CHECK(same_bits(batch, threaded));
+    }
+}
+
+TEST_CASE("the thread pool runs every item exactly once, also many jobs back to back",
+          "[cpu_ops]") {
+    for (int threads : {1, 2, 4}) {
+        cpu::ThreadPool pool(threads);
+        CHECK(pool.threads() == threads);
+        for (int n : {0, 1, 2, 7, 100}) {
+            for (int rep = 0; rep < 200; ++rep) {  // jobs back to back: a late worker must not
+                std::vector<int> hits(n, 0);       // touch the next job's items
+                std::vector<int> slots(n, -1);
+                pool.run(n, [&](int i, int slot) {
+                    ++hits[i];
+                    slots[i] = slot;
+                });
+                CHECK(std::count(hits.begin(), hits.end(), 1) == n);
+                for (int s : slots) CHECK((s >= 0 && s < threads));
+            }
+        }
     }
 }
 
@@ -113,7 +136,7 @@ TEST_CASE("fast attention matches the reference, and is the same batched or row 
         std::vector<float> out(std::size_t(sh.T) * dim), out_ref(out.size());
         std::vector<float> probs(np, -1.0f), probs_ref(np, -1.0f), scratch;
         cpu::attention(out.data(), q.data(), k.data(), v.data(), probs.data(), sh.T, sh.pos0,
-                       sh.n_heads, sh.n_kv_heads, sh.head_dim, 1, scratch);
+                       sh.n_heads, sh.n_kv_heads, sh.head_dim, nullptr, scratch);
         ref::attention(out_ref.data(), q.data(), k.data(), v.data(), probs_ref.data(), sh.T,
                        sh.pos0, sh.n_heads, sh.n_kv_heads, sh.head_dim);
         CHECK(max_abs_diff(out, out_ref) <= 1e-5);
@@ -124,14 +147,13 @@ TEST_CASE("fast attention matches the reference, and is the same batched or row 
         for (int t = 0; t < sh.T; ++t)
             cpu::attention(rows.data() + std::size_t(t) * dim, q.data() + std::size_t(t) * dim,
                            k.data(), v.data(), nullptr, 1, sh.pos0 + t, sh.n_heads, sh.n_kv_heads,
-                           sh.head_dim, 1, scratch);
+                           sh.head_dim, nullptr, scratch);
         CHECK(same_bits(out, rows));
-        if (CpuBackend::openmp_compiled()) {
-            std::vector<float> threaded(out.size());
-            cpu::attention(threaded.data(), q.data(), k.data(), v.data(), nullptr, sh.T, sh.pos0,
-                           sh.n_heads, sh.n_kv_heads, sh.head_dim, 2, scratch);
-            CHECK(same_bits(out, threaded));
-        }
+        cpu::ThreadPool pool(2);
+        std::vector<float> threaded(out.size());
+        cpu::attention(threaded.data(), q.data(), k.data(), v.data(), nullptr, sh.T, sh.pos0,
+                       sh.n_heads, sh.n_kv_heads, sh.head_dim, &pool, scratch);
+        CHECK(same_bits(out, threaded));
     }
 }
 
@@ -176,10 +198,7 @@ TEST_CASE("CPU backend thread count: validated, and named in the device string",
     be.set_reference_ops(true);
     CHECK(be.device() == "CPU, 1 thread, plain reference ops");
     be.set_reference_ops(false);
-    if (CpuBackend::openmp_compiled()) {
-        be.set_threads(2);
-        CHECK(be.device() == "CPU, 2 threads");
-    } else {
-        CHECK_THROWS_AS(be.set_threads(2), Error);
-    }
+    be.set_threads(2);
+    CHECK(be.device() == "CPU, 2 threads");
+    CHECK_THROWS_AS(be.set_threads(257), Error);
 }

@@ -820,4 +820,147 @@ echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))" > result
     const std::string err = slurp(dir / "err");
     CHECK(err.find("temperature = -5 is not a number in 0..100; using the default") !=
           std::string::npos);
+
+// --- No overlap, no clipping (issue 14) ---
+
+namespace {
+
+// Text rectangles of a --layout-json that overlap each other or are cut off by their panel
+// (a table cell, a child window). Text of floating overlays is left out, and so is text cut at
+// the edge of a window that scrolls. Each problem is one line naming the texts.
+std::vector<std::string> text_problems(const json& layout) {
+    struct T {
+        std::string panel, text;
+        double x0, y0, x1, y1;
+    };
+    std::vector<T> shown;
+    std::vector<std::string> problems;
+    for (const auto& t : layout["texts"]) {
+        if (t["overlay"].get<bool>()) continue;
+        const json &r = t["rect"], &c = t["clip"];
+        const double x0 = std::max(r["x"].get<double>(), c["x"].get<double>());
+        const double y0 = std::max(r["y"].get<double>(), c["y"].get<double>());
+        const double x1 = std::min(r["x"].get<double>() + r["w"].get<double>(),
+                                   c["x"].get<double>() + c["w"].get<double>());
+        const double y1 = std::min(r["y"].get<double>() + r["h"].get<double>(),
+                                   c["y"].get<double>() + c["h"].get<double>());
+        const std::string panel = t["panel"], text = t["text"];
+        if (t["clipped"].get<bool>() && !t["scrolls"].get<bool>())
+            problems.push_back("clipped in " + panel + ": \"" + text + "\"");
+        if (x1 > x0 && y1 > y0) shown.push_back({panel, text, x0, y0, x1, y1});
+    }
+    // Glyph boxes of neighbouring lines may touch; more than 2 px both ways is an overlap.
+    for (std::size_t i = 0; i < shown.size(); ++i)
+        for (std::size_t j = i + 1; j < shown.size(); ++j) {
+            const T &a = shown[i], &b = shown[j];
+            const double w = std::min(a.x1, b.x1) - std::max(a.x0, b.x0);
+            const double h = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
+            if (w > 2 && h > 2)
+                problems.push_back("overlap: \"" + a.text + "\" (" + a.panel + ") and \"" + b.text +
+                                   "\" (" + b.panel + ")");
+        }
+    return problems;
+}
+
+json text_item(const std::string& text, double x, double y, double w, double h,
+               bool clipped = false) {
+    return {{"panel", "p"},
+            {"text", text},
+            {"rect", {{"x", x}, {"y", y}, {"w", w}, {"h", h}}},
+            {"clip", {{"x", 0}, {"y", 0}, {"w", 500}, {"h", 500}}},
+            {"clipped", clipped},
+            {"scrolls", false},
+            {"overlay", false},
+            {"vertical", false}};
+}
+
+}  // namespace
+
+TEST_CASE("the text checker finds overlapping and clipped labels", "[gui][overlap]") {
+    json l;
+    l["texts"] = json::array({text_item("masked", 10, 10, 50, 16), text_item("new", 70, 10, 30, 16),
+                              text_item("below", 10, 27, 50, 16)});
+    CHECK(text_problems(l).empty());
+    l["texts"].push_back(text_item("new this step", 40, 12, 80, 16));  // runs into "masked"
+    const auto p = text_problems(l);
+    REQUIRE(p.size() == 3);  // with "masked", "new" and "below"
+    CHECK(p[0].find("\"masked\"") != std::string::npos);
+    l["texts"] = json::array({text_item("89.4 MFL", 10, 10, 50, 16, true)});
+    REQUIRE(text_problems(l).size() == 1);
+    CHECK(text_problems(l)[0] == "clipped in p: \"89.4 MFL\"");
+}
+
+namespace {
+
+struct StageConfig {
+    std::string tag;
+    std::vector<std::string> args;
+};
+
+// The window's configurations a class meets: 3 window sizes x 3 text sizes x English and
+// Chinese x the toy and the default model x the cache on and compare x a lesson open and closed
+// (144). With a lesson open the lesson picks the model: lesson 1 step 3 (the toy) or lesson 4
+// step 2 (the default model, the cache's lesson); its cache mode is the lesson's.
+std::vector<StageConfig> stage_matrix() {
+    std::vector<StageConfig> out;
+    for (const char* size : {"1280x800", "1920x1080", "3840x2160"})
+        for (const char* scale : {"1", "1.5", "2"})
+            for (const char* lang : {"en", "zh"})
+                for (const char* model : {"toy", "default"})
+                    for (const char* cache : {"on", "compare"})
+                        for (bool lesson : {false, true}) {
+                            StageConfig c;
+                            c.tag = std::string(size) + "-" + scale + "-" + lang + "-" + model +
+                                    "-" + cache + (lesson ? "-lesson" : "");
+                            c.args = {"--size",  size,        "--font-scale", scale,     "--lang",
+                                      lang,      "--backend", "cpu",          "--model", model,
+                                      "--cache", cache,       "--decode",     "3"};
+                            if (lesson) {
+                                const bool toy = std::string(model) == "toy";
+                                c.args.insert(c.args.end(), {"--lesson", toy ? "1" : "4",
+                                                             "--lesson-step", toy ? "3" : "2"});
+                            }
+                            out.push_back(c);
+                        }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("no text overlaps another or is cut off, at every size, text size, language and mode",
+          "[gui][overlap][matrix]") {
+    // One virtual display for all of them, two windows at a time (the machine has two cores).
+    const fs::path dir = kvs::test::temp_dir("gui-stage-matrix");
+    const auto configs = stage_matrix();
+    std::ofstream list(dir / "runs");
+    for (const auto& c : configs) {
+        std::string cmd = quote(KVSCOPE_GUI_BIN);
+        for (const auto& a : c.args) cmd += " " + quote(a);
+        const std::string base = (dir / c.tag).string();
+        cmd += " --screenshot " + quote(base + ".png") + " --layout-json " + quote(base + ".json") +
+               " >" + quote(base + ".err") + " 2>&1";
+        list << cmd << "\n";
+    }
+    list.close();
+    const std::string script = "xargs -d '\\n' -P 2 -n 1 sh -c < " + quote((dir / "runs").string());
+    Run r;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const std::string cmd = "KVSCOPE_XVFB_SCREEN=3840x2160x24 " + quote(KVSCOPE_WITH_XVFB) +
+                                " sh -c " + quote(script) + " 2>" + quote((dir / "err").string());
+        const int status = std::system(cmd.c_str());
+        r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        r.err = slurp(dir / "err");
+        if (!xvfb_trouble(r.err)) break;
+    }
+    INFO(r.err);
+    int checked = 0;
+    for (const auto& c : configs) {
+        INFO(c.tag << ": " << slurp(dir / (c.tag + ".err")));
+        REQUIRE(fs::exists(dir / (c.tag + ".json")));
+        const json layout = json::parse(slurp(dir / (c.tag + ".json")));
+        REQUIRE(layout["texts"].size() > 20);
+        for (const auto& p : text_problems(layout)) FAIL_CHECK(p);
+        ++checked;
+    }
+    CHECK(checked == static_cast<int>(configs.size()));
 }

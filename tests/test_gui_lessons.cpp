@@ -4,12 +4,12 @@
 // request replay from the start; errors say where.
 #include <catch2/catch.hpp>
 
-#include "lessonlib/lesson.h"
-#include "lessonlib/lesson_player.h"
-#include "lessonlib/session_lesson_target.h"
 #include "gui/engine_worker.h"
 #include "gui/lesson_catalog.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_player.h"
+#include "lessonlib/session_lesson_target.h"
 
 using namespace kvs;
 using namespace kvs::gui;

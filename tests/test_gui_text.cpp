@@ -9,12 +9,12 @@
 #include <set>
 #include <sstream>
 
-#include "lessonlib/lesson.h"
 #include "core/utf8.h"
 #include "gui/format.h"
 #include "gui/lesson_catalog.h"
 #include "gui/markdown.h"
 #include "gui/strings.h"
+#include "lessonlib/lesson.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

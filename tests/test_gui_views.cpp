@@ -3,6 +3,7 @@
 // hands steps from its thread to the window.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "gui/kv_grid.h"
 #include "gui/options.h"
 #include "gui/settings.h"
+#include "gui/stage_layout.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 
@@ -468,4 +470,76 @@ TEST_CASE("a backend that cannot be had leaves the sessions where they were", "[
     CHECK(s.error.find('\n') == std::string::npos);
     CHECK(s.backend_asked != "cuda");  // what runs is what ran before
     CHECK(s.steps() == 1);             // and its prefill is still there
+}
+
+TEST_CASE("larger text never draws a graphic smaller; the stage shows fewer panels instead",
+          "[gui][stage]") {
+    // Window sizes a class meets (below a 2-row toolbar of about 3.5 lines), every text size
+    // of the A+ button from 1 to 2 (16 px font), each kind of stage.
+    for (const auto& [W, H] :
+         std::vector<std::pair<float, float>>{{1280, 800}, {1920, 1080}, {3840, 2160}}) {
+        for (int views : {1, 2})
+            for (bool toy : {false, true})
+                for (bool lesson : {false, true}) {
+                    GraphicCaps prev;
+                    for (float scale = 1.0f; scale <= 2.0f; scale += 0.125f) {
+                        StageInput in;
+                        in.fh = 16 * scale;
+                        in.stage = {0, in.fh * 5.2f, W, H - in.fh * 5.2f};
+                        in.views = views;
+                        in.toy = toy;
+                        in.lesson = lesson;
+                        const StageLayout L = layout_stage(in);
+                        INFO(W << "x" << H << " scale " << scale << " views " << views << " toy "
+                               << toy << " lesson " << lesson << ": "
+                               << arrangement_name(L.arrangement));
+                        // Only when even one panel alone cannot hold a graphic at its reference
+                        // size may it be smaller: measured, only 1280x800 and 1920x1080 at text
+                        // 1.625 and above.
+                        if (L.squeezed) {
+                            CHECK(W <= 1920);
+                            CHECK(scale >= 1.625f);
+                        } else {
+                            CHECK(L.drawn.heat_side + 0.01f >= prev.heat_side);
+                            CHECK(L.drawn.kv_grid + 0.01f >= prev.kv_grid);
+                            CHECK(L.drawn.plot + 0.01f >= prev.plot);
+                        }
+                        prev = L.drawn;
+                        // Every panel is reachable: shown, or a tab of a shown group.
+                        for (const char* id : {"tokens", "attention", "kv", "time", "next"}) {
+                            bool found = false;
+                            for (const auto& s : L.slots)
+                                found = found || s.id == id ||
+                                        std::find(s.tabs.begin(), s.tabs.end(), id) != s.tabs.end();
+                            CHECK(found);
+                        }
+                    }
+                }
+    }
+}
+
+TEST_CASE("a maximised panel has the whole stage; the lesson's panels share it beside the text",
+          "[gui][stage]") {
+    StageInput in;
+    in.stage = {0, 80, 1920, 1000};
+    in.fh = 16;
+    in.lesson = true;
+    in.maximise = "kv";
+    StageLayout L = layout_stage(in);
+    REQUIRE(L.slots.size() == 1);
+    CHECK(L.slots[0].id == "kv");
+    CHECK(L.slots[0].box.w == 1920);
+    CHECK(L.slots[0].box.h == 1000);
+    // Bigger than in the tiled stage.
+    in.maximise.clear();
+    const StageLayout tiled = layout_stage(in);
+    CHECK(L.drawn.kv_grid > tiled.drawn.kv_grid);
+    in.focus = {"attention", "kv"};
+    in.focus_full = true;
+    L = layout_stage(in);
+    REQUIRE(L.slots.size() == 3);
+    CHECK(L.slots[0].id == "attention");
+    CHECK(L.slots[1].id == "kv");
+    CHECK(L.slots[2].id == "lesson");
+    CHECK(L.slots[1].box.x + L.slots[1].box.w < L.slots[2].box.x);
 }

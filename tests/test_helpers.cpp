@@ -1,5 +1,7 @@
 #include "tests/test_helpers.h"
 
+#include "core/checkpoint_writer.h"
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -12,9 +14,15 @@
 namespace kvs::test {
 namespace fs = std::filesystem;
 
-std::string shared_dir() { return KVSCOPE_SHARED_DIR; }
-std::string stories_model() { return shared_dir() + "/models/stories260K.bin"; }
-std::string stories_tokenizer() { return shared_dir() + "/models/tok512.bin"; }
+std::string shared_dir() {
+    return KVSCOPE_SHARED_DIR;
+}
+std::string stories_model() {
+    return shared_dir() + "/models/stories260K.bin";
+}
+std::string stories_tokenizer() {
+    return shared_dir() + "/models/tok512.bin";
+}
 
 namespace {
 struct TempRoot {
@@ -39,8 +47,12 @@ void put4(std::vector<unsigned char>& b, T v) {
     b.resize(n + 4);
     std::memcpy(b.data() + n, &v, 4);
 }
-void put_i32(std::vector<unsigned char>& b, std::int32_t v) { put4(b, v); }
-void put_f32(std::vector<unsigned char>& b, float v) { put4(b, v); }
+void put_i32(std::vector<unsigned char>& b, std::int32_t v) {
+    put4(b, v);
+}
+void put_f32(std::vector<unsigned char>& b, float v) {
+    put4(b, v);
+}
 }  // namespace
 
 std::string quote(const std::string& s) {
@@ -93,32 +105,13 @@ std::vector<unsigned char> synthetic_checkpoint(const ModelConfig& c, std::uint3
 
 std::vector<unsigned char> synthetic_tokenizer(const std::vector<std::string>& pieces,
                                                int total_vocab) {
-    std::vector<std::string> vocab = {"<unk>", "\n<s>\n", "\n</s>\n"};
-    for (int i = 0; i < 256; ++i) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "<0x%02X>", i);
-        vocab.push_back(buf);
-    }
-    for (const auto& p : pieces) vocab.push_back(p);
-    while (static_cast<int>(vocab.size()) < total_vocab)
-        vocab.push_back("<pad" + std::to_string(vocab.size()) + ">");
-    std::vector<unsigned char> b;
-    int max_len = 0;
-    for (const auto& v : vocab) max_len = std::max<int>(max_len, v.size());
-    put_i32(b, max_len);
-    for (std::size_t i = 0; i < vocab.size(); ++i) {
-        // Byte and special pieces score 0; merged pieces score -rank (earlier merges first).
-        const bool merged = i >= 259 && i < 259 + pieces.size();
-        put_f32(b, merged ? -static_cast<float>(i - 259) : (i >= 259 ? -1e6f : 0.0f));
-        put_i32(b, static_cast<std::int32_t>(vocab[i].size()));
-        b.insert(b.end(), vocab[i].begin(), vocab[i].end());
-    }
-    return b;
+    return tokenizer_file_bytes(pieces, total_vocab);
 }
 
 void write_file(const fs::path& p, const std::vector<unsigned char>& bytes) {
     std::ofstream f(p, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 std::string write_tiny_model(const fs::path& dir) {

@@ -12,12 +12,12 @@
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/file_bytes.h"
-#include "lessonlib/lesson.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "core/trace_json.h"
 #include "core/utf8.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "lessonlib/lesson.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "core/error.h"
-#include "lessonlib/lesson_player.h"
 #include "core/session.h"
-#include "lessonlib/session_lesson_target.h"
 #include "kernels/backend_factory.h"
+#include "lessonlib/lesson_player.h"
+#include "lessonlib/session_lesson_target.h"
 
 using namespace kvs;
 

@@ -156,8 +156,8 @@ TEST_CASE("attention probabilities at the last prompt position match run.c withi
 TEST_CASE("cached, uncached and token-by-token prefill agree for 100 new tokens", "[reference]") {
     CpuBackend be;
     const ModelConfig& c = stories().config();
-    for (const std::string prompt : {"Once upon a time", "Lily and Tom went to the park",
-                                     "The little dog was sad because"}) {
+    for (const std::string prompt :
+         {"Once upon a time", "Lily and Tom went to the park", "The little dog was sad because"}) {
         INFO("prompt: " << prompt);
         auto cached = greedy(be, prompt, 100, CacheMode::Cached);
         auto uncached = greedy(be, prompt, 100, CacheMode::Uncached);
@@ -181,7 +181,8 @@ TEST_CASE("cached, uncached and token-by-token prefill agree for 100 new tokens"
             // KV bytes after every step: 2 * layers * T * kv_heads * head_dim * 4
             const std::size_t T = cached->tokens().size() - 1;
             CHECK(a.kv.len == static_cast<int>(T));
-            CHECK(a.kv.bytes() == 2 * std::size_t(c.n_layers) * T * c.n_kv_heads * c.head_dim() * 4);
+            CHECK(a.kv.bytes() ==
+                  2 * std::size_t(c.n_layers) * T * c.n_kv_heads * c.head_dim() * 4);
         }
         CHECK(uncached->finished());
         CHECK(cached->tokens() == uncached->tokens());

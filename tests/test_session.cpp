@@ -17,8 +17,7 @@ const Model& tiny() {
 }
 }  // namespace
 
-TEST_CASE("prefill records the full causal block, decode one row per layer and head",
-          "[session]") {
+TEST_CASE("prefill records the full causal block, decode one row per layer and head", "[session]") {
     CpuBackend be;
     SessionConfig cfg;
     cfg.max_new_tokens = 5;

@@ -59,8 +59,8 @@ TEST_CASE("the trace JSON holds every step, attention rows and KV shape", "[trac
     REQUIRE(j["steps"].size() == 3);
     const auto& pre = j["steps"][0];
     CHECK(pre["phase"] == "prefill");
-    CHECK(pre["attention"]["weights"].size() == 2);          // layers
-    CHECK(pre["attention"]["weights"][0].size() == 4);       // heads
+    CHECK(pre["attention"]["weights"].size() == 2);     // layers
+    CHECK(pre["attention"]["weights"][0].size() == 4);  // heads
     CHECK(pre["attention"]["weights"][0][0].size() == static_cast<std::size_t>(s.prompt_len()));
     CHECK(pre["attention"]["weights"][0][0][2].size() == 3);  // row 2 sees keys 0..2
     CHECK(pre["kv"]["bytes"] == s.trace().steps()[0].kv.bytes());

@@ -1,6 +1,8 @@
 #include "kernels/cpu/cpu_backend.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "core/error.h"
 #include "kernels/cpu/reference_ops.h"
@@ -12,14 +14,22 @@ namespace {
 class OpTimer {
   public:
     OpTimer(const cpu::OpClock& clock, std::array<std::uint64_t, kOpCount>& ticks,
-            std::array<int, kOpCount>& calls, Op op, bool on)
-        : clock_(clock), ticks_(ticks), calls_(calls), op_(static_cast<int>(op)), on_(on) {
+            std::array<int, kOpCount>& calls, Op op, bool on,
+            std::vector<std::pair<Op, std::uint64_t>>* each = nullptr)
+        : clock_(clock),
+          ticks_(ticks),
+          calls_(calls),
+          op_(static_cast<int>(op)),
+          on_(on),
+          each_(each) {
         if (on_) start_ = clock_.now();
     }
     ~OpTimer() {
         if (!on_) return;
-        ticks_[op_] += clock_.now() - start_;
+        const std::uint64_t t = clock_.now() - start_;
+        ticks_[op_] += t;
         calls_[op_] += 1;
+        if (each_) each_->emplace_back(static_cast<Op>(op_), t);
     }
 
   private:
@@ -28,6 +38,7 @@ class OpTimer {
     std::array<int, kOpCount>& calls_;
     int op_;
     bool on_;
+    std::vector<std::pair<Op, std::uint64_t>>* each_;
     std::uint64_t start_ = 0;
 };
 
@@ -36,6 +47,14 @@ class OpTimer {
 void CpuBackend::reset_op_times() {
     times_ = {};
     ticks_ = {};
+    call_ticks_.clear();
+}
+
+std::vector<OpCall> CpuBackend::op_calls() {
+    std::vector<OpCall> out;
+    out.reserve(call_ticks_.size());
+    for (const auto& [op, t] : call_ticks_) out.push_back({op, clock_.seconds(t)});
+    return out;
 }
 
 OpTimes CpuBackend::op_times() {
@@ -48,26 +67,23 @@ std::string CpuBackend::device() const {
     return "CPU, " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
 }
 
-bool CpuBackend::openmp_compiled() {
-#if defined(_OPENMP)
-    return true;
-#else
-    return false;
-#endif
-}
-
 void CpuBackend::set_threads(int n) {
-    if (n < 1) throw Error("threads must be at least 1");
-    if (n > 1 && !openmp_compiled())
-        throw Error("this build has no OpenMP, so the CPU backend runs on 1 thread only");
+    if (n < 1 || n > 256) throw Error("threads must be 1..256, not " + std::to_string(n));
+    if (n == threads_) return;
+    pool_ = n > 1 ? std::make_unique<cpu::ThreadPool>(n) : nullptr;
     threads_ = n;
 }
 
+// calloc, not new float[n](): a large calloc gets fresh zero pages from the kernel that become
+// resident only when written, so a KV cache sized for the whole context (113 MB on the 1 GB
+// model) costs memory only for the positions used, as in run.c.
 DeviceSpan CpuBackend::alloc(std::size_t n) {
-    return {new float[n](), n};
+    auto* p = static_cast<float*>(std::calloc(n ? n : 1, sizeof(float)));
+    if (!p) throw std::bad_alloc();
+    return {p, n};
 }
 void CpuBackend::release(DeviceSpan s) {
-    delete[] s.data;
+    std::free(s.data);
 }
 
 void CpuBackend::upload(DeviceSpan dst, const float* src, std::size_t n) {
@@ -81,14 +97,14 @@ void CpuBackend::download(float* dst, DeviceSpan src, std::size_t n) {
 }
 
 void CpuBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) {
-    OpTimer timer(clock_, ticks_, times_.calls, Op::Embed, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Embed, time_ops_, each());
     for (int t = 0; t < T; ++t)
         std::memcpy(x.data + std::size_t(t) * dim, table.data + std::size_t(tokens[t]) * dim,
                     dim * sizeof(float));
 }
 
 void CpuBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) {
-    OpTimer timer(clock_, ticks_, times_.calls, Op::RmsNorm, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::RmsNorm, time_ops_, each());
     if (reference_ops_)
         ref::rmsnorm(out.data, x.data, w.data, T, dim);
     else
@@ -96,16 +112,16 @@ void CpuBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int 
 }
 
 void CpuBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
-    OpTimer timer(clock_, ticks_, times_.calls, Op::Matmul, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Matmul, time_ops_, each());
     if (reference_ops_)
         ref::matmul(out.data, x.data, w.data, T, n, d);
     else
-        cpu::matmul(out.data, x.data, w.data, T, n, d, threads_);
+        cpu::matmul(out.data, x.data, w.data, T, n, d, pool_.get());
 }
 
 void CpuBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
                       int head_dim) {
-    OpTimer timer(clock_, ticks_, times_.calls, Op::Rope, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Rope, time_ops_, each());
     if (reference_ops_)
         ref::rope(q.data, k.data, T, pos0, dim, kv_dim, head_dim);
     else
@@ -114,7 +130,7 @@ void CpuBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int 
 
 void CpuBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v,
                            int pos0, int T, int kv_dim) {
-    OpTimer timer(clock_, ticks_, times_.calls, Op::KvAppend, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::KvAppend, time_ops_, each());
     const std::size_t row = std::size_t(pos0) * kv_dim, n = std::size_t(T) * kv_dim;
     std::memcpy(cache_k.data + row, k.data, n * sizeof(float));
     std::memcpy(cache_v.data + row, v.data, n * sizeof(float));
@@ -123,18 +139,18 @@ void CpuBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k,
 void CpuBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                            DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
                            int head_dim) {
-    OpTimer timer(clock_, ticks_, times_.calls, Op::Attention, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Attention, time_ops_, each());
     float* p = probs.empty() ? nullptr : probs.data;
     if (reference_ops_)
         ref::attention(out.data, q.data, cache_k.data, cache_v.data, p, T, pos0, n_heads,
                        n_kv_heads, head_dim);
     else
         cpu::attention(out.data, q.data, cache_k.data, cache_v.data, p, T, pos0, n_heads,
-                       n_kv_heads, head_dim, threads_, scratch_);
+                       n_kv_heads, head_dim, pool_.get(), scratch_);
 }
 
 void CpuBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
-    OpTimer timer(clock_, ticks_, times_.calls, Op::SwiGLU, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::SwiGLU, time_ops_, each());
     if (reference_ops_)
         ref::swiglu(h1.data, h3.data, n);
     else
@@ -142,7 +158,7 @@ void CpuBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
 }
 
 void CpuBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
-    OpTimer timer(clock_, ticks_, times_.calls, Op::Add, time_ops_);
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Add, time_ops_, each());
     if (reference_ops_)
         ref::add(x.data, y.data, n);
     else

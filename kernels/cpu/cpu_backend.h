@@ -1,14 +1,16 @@
 #pragma once
 // The CPU backend: host memory, the fast ops of fast_ops.h (same results for a row alone or in a
-// batch, on any number of threads), per-op wall-clock timing, optional OpenMP threads.
+// batch, on any number of threads), per-op wall-clock timing, a thread pool (thread_pool.h).
 // reference_ops.h holds the plain run.c-order loops the fast ops are tested against.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/backend.h"
 #include "kernels/cpu/fast_ops.h"
 #include "kernels/cpu/op_clock.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace kvs {
 
@@ -18,11 +20,10 @@ class CpuBackend final : public Backend {
     std::string name() const override { return "cpu"; }
     std::string device() const override;
 
-    // Threads for matmul and attention (1, the default, never starts any). Throws kvs::Error for
-    // n < 1, or n > 1 in a build without OpenMP.
+    // Threads for matmul and attention (1, the default, starts none; small ops stay on the
+    // calling thread whatever n is). Throws kvs::Error for n outside 1..256.
     void set_threads(int n);
     int threads() const { return threads_; }
-    static bool openmp_compiled();
     // Per-op timing costs two clock reads per op (op_clock.h); benchmarks switch it off to
     // measure that cost.
     void set_time_ops(bool on) { time_ops_ = on; }
@@ -36,6 +37,11 @@ class CpuBackend final : public Backend {
     void release(DeviceSpan s) override;
     void upload(DeviceSpan dst, const float* src, std::size_t n) override;
     void download(float* dst, DeviceSpan src, std::size_t n) override;
+    // Host memory is this backend's memory: the weights are used where they lie (the mapping).
+    DeviceSpan adopt_host(const float* src, std::size_t n) override {
+        return {const_cast<float*>(src), n};
+    }
+    void release_adopted(DeviceSpan) override {}
 
     void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) override;
     void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) override;
@@ -52,15 +58,21 @@ class CpuBackend final : public Backend {
 
     void reset_op_times() override;
     OpTimes op_times() override;
+    std::vector<OpCall> op_calls() override;
 
   private:
     bool time_ops_;
     bool reference_ops_ = false;
     int threads_ = 1;
-    std::vector<float> scratch_;  // attention rows, one per thread
+    std::unique_ptr<cpu::ThreadPool> pool_;  // null for 1 thread
+    std::vector<float> scratch_;             // attention rows, one per thread
     cpu::RopeTable rope_;
     cpu::OpClock clock_;
-    std::array<std::uint64_t, kOpCount> ticks_{};  // per op, since reset_op_times()
+    std::array<std::uint64_t, kOpCount> ticks_{};           // per op, since reset_op_times()
+    std::vector<std::pair<Op, std::uint64_t>> call_ticks_;  // per call while recording
+    std::vector<std::pair<Op, std::uint64_t>>* each() {
+        return record_calls_ ? &call_ticks_ : nullptr;
+    }
 };
 
 }  // namespace kvs

@@ -14,11 +14,8 @@
 #include <cmath>
 #include <cstring>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
 #include "kernels/cpu/fast_ops.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace kvs::cpu {
@@ -151,7 +148,7 @@ void row_heads(float* out_row, const float* q_row, const float* k_cache, const f
 }  // namespace
 
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
-               int T, int pos0, int n_heads, int n_kv_heads, int head_dim, int threads,
+               int T, int pos0, int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
                std::vector<float>& scratch) {
     const Shape sh{n_heads,
                    n_kv_heads,
@@ -161,7 +158,8 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
                    n_kv_heads * head_dim};
     const int n_keys = pos0 + T;
     const double macs = 2.0 * n_heads * head_dim * (double(T) * pos0 + double(T) * (T + 1) / 2);
-    const int workers = threads > 1 && macs >= kMinParallelMacs ? threads : 1;
+    const int workers =
+        pool && pool->threads() > 1 && macs >= kMinParallelMacs ? pool->threads() : 1;
     // Work items: (row t, a range of kv groups). One range per row when rows alone keep the
     // workers busy; with fewer rows than workers, each row's kv groups are split among them.
     const int splits = std::min(n_kv_heads, T >= workers ? 1 : workers);
@@ -192,16 +190,7 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
         for (int item = 0; item < items; ++item) run(item, scratch.data());
         return;
     }
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(workers)
-    {
-        float* mine = scratch.data() + std::size_t(omp_get_thread_num()) * per_worker;
-#pragma omp for schedule(dynamic, 1)
-        for (int item = 0; item < items; ++item) run(item, mine);
-    }
-#else
-    for (int item = 0; item < items; ++item) run(item, scratch.data());
-#endif
+    pool->run(items, [&](int item, int slot) { run(item, scratch.data() + slot * per_worker); });
 }
 
 }  // namespace kvs::cpu

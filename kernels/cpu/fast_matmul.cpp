@@ -14,15 +14,19 @@
 #include <algorithm>
 
 #include "kernels/cpu/fast_ops.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace kvs::cpu {
 namespace {
 
-constexpr int kRows = 8;                      // weight rows per tile: one sum_lanes8
-constexpr int kCols = 2;                      // tokens per tile in a batch: 16 accumulators
-constexpr std::size_t kL1Bytes = 32 * 1024;   // token rows per block: what fits here
-constexpr double kMinParallelMacs = 1 << 16;  // below this, waking threads costs more than it saves
+constexpr int kRows = 8;                     // weight rows per tile: one sum_lanes8
+constexpr int kCols = 2;                     // tokens per tile in a batch: 16 accumulators
+constexpr std::size_t kL1Bytes = 32 * 1024;  // token rows per block: what fits here
+// Below this many multiply-adds a matmul stays on the calling thread: handing rows to another
+// thread costs a few microseconds, and a smaller matmul takes about that long alone.
+constexpr double kMinParallelMacs = 1 << 17;
+constexpr int kItemsPerThread = 8;  // row ranges per thread: a late thread leaves little behind
 
 // out[t0 + c, i0 .. i0 + 7] for c < C.   x: [T, n], w: [d, n], out: [T, d]
 template <int C>
@@ -66,24 +70,24 @@ void rows(float* out, const float* x, const float* w, int n, int d, int i_begin,
 
 }  // namespace
 
-void matmul(float* out, const float* x, const float* w, int T, int n, int d, int threads) {
+void matmul(float* out, const float* x, const float* w, int T, int n, int d, ThreadPool* pool) {
     const int block =
         std::max<int>(kCols, int(kL1Bytes / (sizeof(float) * std::max(n, 1))) / kCols * kCols);
-    const bool parallel = threads > 1 && double(T) * n * d >= kMinParallelMacs;
-    for (int t0 = 0; t0 < T; t0 += block) {
-        const int t1 = std::min(T, t0 + block);
-        if (!parallel) {
-            rows(out, x, w, n, d, 0, d, t0, t1);
-            continue;
-        }
-        // Threads split the output rows in whole tiles.
-        const int chunks = (d + kRows - 1) / kRows;
-#if defined(_OPENMP)
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-        for (int c = 0; c < chunks; ++c)
-            rows(out, x, w, n, d, c * kRows, std::min(d, (c + 1) * kRows), t0, t1);
+    const bool parallel = pool && pool->threads() > 1 && double(T) * n * d >= kMinParallelMacs;
+    if (!parallel) {
+        for (int t0 = 0; t0 < T; t0 += block)
+            rows(out, x, w, n, d, 0, d, t0, std::min(T, t0 + block));
+        return;
     }
+    // Items: ranges of whole 8-row tiles of the output, each swept over every token block.
+    const int tiles = (d + kRows - 1) / kRows;
+    const int items = std::min(tiles, kItemsPerThread * pool->threads());
+    pool->run(items, [&](int item, int) {
+        const int i0 = std::min(d, tiles * item / items * kRows);
+        const int i1 = std::min(d, tiles * (item + 1) / items * kRows);
+        for (int t0 = 0; t0 < T; t0 += block)
+            rows(out, x, w, n, d, i0, i1, t0, std::min(T, t0 + block));
+    });
 }
 
 }  // namespace kvs::cpu

@@ -1,21 +1,24 @@
 #pragma once
 // The CPU backend's ops, written for speed but kept readable: lane sums (vec_math.h) that the
 // compiler vectorizes without -ffast-math, a register-tiled and cache-blocked matmul, optional
-// OpenMP threads. Each op gives the same value for a row whether it is computed alone, in a batch
-// or on any number of threads; reference_ops.h holds the plain versions they are tested against.
-// Shapes as in core/backend.h; all float32, row-major, host memory.
+// threads (thread_pool.h). Each op gives the same value for a row whether it is computed alone, in
+// a batch or on any number of threads; reference_ops.h holds the plain versions they are tested
+// against. Shapes as in core/backend.h; all float32, row-major, host memory.
 #include <cstddef>
 #include <vector>
 
 namespace kvs::cpu {
 
+class ThreadPool;
+
 // out[t, i] = sum_j w[i, j] * x[t, j]   x: [T, n], w: [d, n], out: [T, d]
-void matmul(float* out, const float* x, const float* w, int T, int n, int d, int threads);
+// pool: null, or threads that share the rows of a large enough matmul (thread_pool.h).
+void matmul(float* out, const float* x, const float* w, int T, int n, int d, ThreadPool* pool);
 
 // Causal GQA attention, as ref::attention; probs may be null.
-// scratch: reused between calls, grown to threads * (pos0 + T) floats.
+// scratch: reused between calls, grown to one block per thread of the pool.
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
-               int T, int pos0, int n_heads, int n_kv_heads, int head_dim, int threads,
+               int T, int pos0, int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
                std::vector<float>& scratch);
 
 // out[t] = x[t] / rms(x[t]) * w         out, x: [T, dim], w: [dim]

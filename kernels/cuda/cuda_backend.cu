@@ -153,6 +153,11 @@ class CudaBackend final : public Backend {
     void reset_op_times() override {
         synchronize();
         times_ = {};
+        calls_.clear();
+    }
+    std::vector<OpCall> op_calls() override {
+        synchronize();
+        return calls_;
     }
     OpTimes op_times() override {
         synchronize();
@@ -195,6 +200,7 @@ class CudaBackend final : public Backend {
             const auto i = static_cast<int>(p.op);
             times_.seconds[i] += ms * 1e-3;
             times_.calls[i] += 1;
+            note_call(p.op, ms * 1e-3);
             pool_.push_back(p.start);
             pool_.push_back(p.stop);
         }

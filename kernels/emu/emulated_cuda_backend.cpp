@@ -8,15 +8,19 @@
 namespace kvs {
 namespace {
 
-// Wall time of one emulated op, added to the backend's per-op totals.
+// Wall time of one emulated op, added to the backend's per-op totals and, while the op strip
+// records, to the list of calls.
 class OpTimer {
   public:
-    OpTimer(OpTimes& t, Op op) : t_(t), op_(op), start_(std::chrono::steady_clock::now()) {}
+    OpTimer(OpTimes& t, Op op, std::vector<OpCall>* each = nullptr)
+        : t_(t), op_(op), each_(each), start_(std::chrono::steady_clock::now()) {}
     ~OpTimer() {
         const auto i = static_cast<int>(op_);
-        t_.seconds[i] +=
+        const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        t_.seconds[i] += s;
         t_.calls[i] += 1;
+        if (each_) each_->push_back({op_, s});
     }
     OpTimer(const OpTimer&) = delete;
     OpTimer& operator=(const OpTimer&) = delete;
@@ -24,6 +28,7 @@ class OpTimer {
   private:
     OpTimes& t_;
     Op op_;
+    std::vector<OpCall>* each_;
     std::chrono::steady_clock::time_point start_;
 };
 
@@ -51,17 +56,17 @@ void EmulatedCudaBackend::download(float* dst, DeviceSpan src, std::size_t n) {
 }
 
 void EmulatedCudaBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) {
-    OpTimer timer(times_, Op::Embed);
+    OpTimer timer(times_, Op::Embed, each());
     emu::embed(kern::embed_shape(T, dim), {x.data, table.data, tokens, T, dim});
 }
 
 void EmulatedCudaBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) {
-    OpTimer timer(times_, Op::RmsNorm);
+    OpTimer timer(times_, Op::RmsNorm, each());
     emu::rmsnorm(kern::rmsnorm_shape(T), {out.data, x.data, w.data, T, dim});
 }
 
 void EmulatedCudaBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
-    OpTimer timer(times_, Op::Matmul);
+    OpTimer timer(times_, Op::Matmul, each());
     const kern::MatmulArgs a{out.data, x.data, w.data, T, n, d};
     if (kern::matmul_uses_matvec(T))
         emu::matvec(kern::matvec_shape(d), a);
@@ -71,13 +76,13 @@ void EmulatedCudaBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int
 
 void EmulatedCudaBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
                                int head_dim) {
-    OpTimer timer(times_, Op::Rope);
+    OpTimer timer(times_, Op::Rope, each());
     emu::rope(kern::rope_shape(T, dim), {q.data, k.data, T, pos0, dim, kv_dim, head_dim});
 }
 
 void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k,
                                     DeviceSpan v, int pos0, int T, int kv_dim) {
-    OpTimer timer(times_, Op::KvAppend);
+    OpTimer timer(times_, Op::KvAppend, each());
     emu::kv_append(kern::kv_append_shape(T, kv_dim),
                    {cache_k.data, cache_v.data, k.data, v.data, pos0, T, kv_dim});
 }
@@ -85,7 +90,7 @@ void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, Devi
 void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k,
                                     DeviceSpan cache_v, DeviceSpan probs, int T, int pos0,
                                     int n_heads, int n_kv_heads, int head_dim) {
-    OpTimer timer(times_, Op::Attention);
+    OpTimer timer(times_, Op::Attention, each());
     const kern::AttentionArgs a{
         out.data, q.data, cache_k.data, cache_v.data, probs.empty() ? nullptr : probs.data,
         T,        pos0,   n_heads,      n_kv_heads,   head_dim};
@@ -96,12 +101,12 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
 }
 
 void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
-    OpTimer timer(times_, Op::SwiGLU);
+    OpTimer timer(times_, Op::SwiGLU, each());
     emu::swiglu(kern::elementwise_shape(n), {h1.data, h3.data, n});
 }
 
 void EmulatedCudaBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
-    OpTimer timer(times_, Op::Add);
+    OpTimer timer(times_, Op::Add, each());
     emu::add(kern::elementwise_shape(n), {x.data, y.data, n});
 }
 

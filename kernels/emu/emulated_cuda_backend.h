@@ -29,6 +29,9 @@ class EmulatedCudaBackend final : public Backend {
                    int head_dim) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override;
+
+  private:
+    std::vector<OpCall>* each() { return record_calls_ ? &calls_ : nullptr; }
 };
 
 }  // namespace kvs

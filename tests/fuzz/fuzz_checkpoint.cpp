@@ -24,10 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     const ModelConfig c = ck.config;
-    FUZZ_CHECK(ck.weights.storage.size() == c.stored_floats());
-    FUZZ_CHECK(ck.weights.wcls >= ck.weights.storage.data());
+    FUZZ_CHECK(ck.weights.all.size() == c.stored_floats());
+    FUZZ_CHECK(ck.weights.wcls >= ck.weights.all.data());
     FUZZ_CHECK(ck.weights.wcls + std::size_t(c.vocab_size) * c.dim <=
-               ck.weights.storage.data() + ck.weights.storage.size());
+               ck.weights.all.data() + ck.weights.all.size());
     if (c.vocab_size < 3) return 0;  // no tokenizer has fewer than <unk>, <s>, </s>
 
     const auto tb = fuzz::tokenizer_bytes(c.vocab_size, {" ", "a", " a"});

@@ -1,0 +1,216 @@
+// kvscope-cli explain: one attention row from the inside (core/attention_explain.h), for a chosen
+// step, layer, head and query row, as text or JSON. Every number is read from the trace.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "core/attention_explain.h"
+#include "core/error.h"
+#include "core/json_writer.h"
+#include "core/toy_model.h"
+
+namespace kvs::cli {
+namespace {
+
+std::string num(float x) {
+    if (std::isnan(x)) return "none";
+    if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", static_cast<double>(x));
+    return std::string(buf) == "-0" ? "0" : buf;
+}
+
+std::string vec(const float* v, std::size_t n) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < n; ++i) s += (i ? ", " : "") + num(v[i]);
+    return s + "]";
+}
+
+std::string trimmed(const std::string& s) {
+    const auto a = s.find_first_not_of(' ');
+    return a == std::string::npos ? s : s.substr(a);
+}
+
+// An index in lo..hi, or a name matched by `find` (-1 when no match).
+template <class Find>
+int index_or_name(const Args& a, const std::string& opt, int fallback, int lo, int hi,
+                  const std::string& what, Find find) {
+    if (!a.has(opt)) return fallback;
+    const std::string v = a.str(opt);
+    if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos)
+        return a.integer(opt, fallback, lo, hi);
+    const int i = find(v);
+    if (i < 0) throw Error("explain: --" + opt + ": no " + what + " '" + v + "'");
+    return i;
+}
+
+void print_text(const AttentionExplain& e, const Model& m, const std::vector<int>& seq,
+                const StepRecord& r) {
+    const Tokenizer& tok = m.tokenizer();
+    auto piece = [&](int pos) { return tok.piece(seq.at(pos)); };
+    std::printf("explain: %s, step %d (%s, %s), layer %d, head %d", m.name().c_str(), e.step,
+                phase_name(e.phase), mode_name(e.mode), e.layer, e.head);
+    if (m.is_toy()) std::printf(" \"%s\" (%s)", toy_head_name(e.head), toy_head_rule(e.head));
+    std::printf(", row %d: query \"%s\" at position %d (counting from 0)\n", e.row,
+                piece(e.q_pos).c_str(), e.q_pos);
+    std::printf("  out = softmax(q . K^T / sqrt(d_k) + mask) . V      d_k = %d, 1/sqrt(d_k) = %s\n",
+                e.head_dim, num(e.scale).c_str());
+    const int T = e.n_keys, dk = e.head_dim;
+    if (e.phase == Phase::Prefill || e.query_rows_computed > 1)
+        std::printf("  shapes: Q [%d, %d] . K^T [%d, %d] -> scores [%d, %d]; this is row %d\n",
+                    r.tokens_processed, dk, dk, T, r.tokens_processed, T, e.q_pos - r.pos0);
+    else
+        std::printf("  shapes: q [1, %d] . K^T [%d, %d] -> scores [1, %d]\n", dk, dk, T, T);
+    if (e.heads_sharing_kv.size() > 1) {
+        std::printf("  K/V head %d is shared by query heads", e.kv_head);
+        for (int h : e.heads_sharing_kv) std::printf(" %d", h);
+        std::printf(" (grouped-query attention)\n");
+    }
+    if (e.scores_by_rule)
+        std::printf(
+            "  the toy has no q vector: its head scores a key 0 where the rule selects it, -inf "
+            "where not; K is the key's position, V its value\n");
+    else
+        std::printf("  q (after RoPE) = %s\n", vec(e.q.data(), e.q.size()).c_str());
+    std::printf("  %4s %-12s %-10s %10s %10s %8s %10s  %s\n", "key", "token", "source", "q.k",
+                "x1/sqrt(dk)", "mask", "weight", m.is_toy() ? "K, V" : "K row | V row");
+    for (int j = 0; j < T; ++j) {
+        const std::size_t at = std::size_t(j) * dk;
+        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", j, ("\"" + piece(j) + "\"").c_str(),
+                    kv_source_name(e.source[j]), num(e.raw[j]).c_str(), num(e.scaled[j]).c_str(),
+                    e.masked[j] ? "-inf" : "", num(e.weights[j]).c_str());
+        if (m.is_toy())
+            std::printf("%s, %s\n", num(e.k[at]).c_str(), num(e.v[at]).c_str());
+        else
+            std::printf("%s | %s\n", vec(&e.k[at], dk).c_str(), vec(&e.v[at], dk).c_str());
+    }
+    if (e.empty_row) std::printf("  every key is masked: no weights, no output (none)\n");
+    std::printf("  output sum_j w_j . v_j = %s\n", vec(e.output.data(), e.output.size()).c_str());
+    std::printf("  the model's attention output = %s\n",
+                vec(e.model_output.data(), e.model_output.size()).c_str());
+    std::printf("  why not Q: %s\n", why_not_q_line(r).c_str());
+}
+
+void print_json(const AttentionExplain& e, const Model& m, const std::vector<int>& seq,
+                const StepRecord& r) {
+    JsonWriter j(std::cout);
+    j.begin_object();
+    j.field("kvscope_explain", 1).field("model", m.name());
+    j.field("step", e.step).field("phase", phase_name(e.phase)).field("mode", mode_name(e.mode));
+    j.field("layer", e.layer).field("head", e.head);
+    if (m.is_toy()) j.field("head_name", toy_head_name(e.head));
+    j.field("kv_head", e.kv_head);
+    j.key("heads_sharing_kv").ints(e.heads_sharing_kv);
+    j.field("row", e.row)
+        .field("q_pos", e.q_pos)
+        .field("query_piece", m.tokenizer().piece(seq.at(e.q_pos)));
+    j.field("head_dim", e.head_dim).field("n_keys", e.n_keys);
+    j.field("scale", static_cast<double>(e.scale)).field("scores_by_rule", e.scores_by_rule);
+    j.key("q").floats(e.q);
+    j.key("keys").begin_array();
+    for (int k = 0; k < e.n_keys; ++k) {
+        const std::size_t at = std::size_t(k) * e.head_dim;
+        j.begin_object();
+        j.field("pos", k).field("piece", m.tokenizer().piece(seq.at(k)));
+        j.field("source", kv_source_name(e.source[k]));
+        j.key("k").floats(std::span<const float>(&e.k[at], e.head_dim));
+        j.key("v").floats(std::span<const float>(&e.v[at], e.head_dim));
+        // -inf is written as null
+        j.field("raw", static_cast<double>(e.raw[k]));
+        j.field("scaled", static_cast<double>(e.scaled[k]));
+        j.field("masked", e.masked[k] != 0);
+        j.field("weight", static_cast<double>(e.weights[k]));
+        j.end_object();
+    }
+    j.end_array();
+    j.field("empty_row", e.empty_row);
+    j.key("output").floats(e.output);
+    j.key("model_output").floats(e.model_output);
+    j.key("why_not_q").begin_object();
+    j.field("query_rows_computed", r.query_rows_computed)
+        .field("query_rows_used", r.query_rows_used);
+    j.field("kv_rows_written", r.kv_rows_written).field("kv_rows_recomputed", r.kv_rows_recomputed);
+    if (r.kv_recomputed_max_delta >= 0)
+        j.field("kv_recomputed_max_delta", r.kv_recomputed_max_delta);
+    else
+        j.key("kv_recomputed_max_delta").null();
+    j.field("line", why_not_q_line(r));
+    j.end_object();
+    j.end_object();
+    std::cout << '\n';
+}
+
+}  // namespace
+
+int cmd_explain(int argc, char** argv) {
+    auto specs = model_options();
+    specs.insert(specs.end(),
+                 {{"prompt", "TEXT", "prompt text (the toy's default: \"Today weather is so\")"},
+                  {"step", "S", "0 = the prefill (default), S = decode step S"},
+                  {"layer", "L", "layer (default 0)"},
+                  {"head", "H", "query head: a number, or the toy's even | last | first | all"},
+                  {"row", "R",
+                   "query row among the step's: a number, or the token's text "
+                   "(default: the last row)"},
+                  {"no-cache", "", "decode without the KV cache (recompute every row)"},
+                  {"json", "", "print JSON instead of text"}});
+    Args a("explain", specs, argc, argv, 2);
+    if (a.help()) {
+        std::fputs(
+            "One attention row from the inside: q, the K rows with where each came from, "
+            "q.k, the scaling by 1/sqrt(d_k), the mask, the softmax weights, the V rows "
+            "and the output, as the engine computed them.\n",
+            stdout);
+        std::fputs(a.usage().c_str(), stdout);
+        return 0;
+    }
+    Opened o = open_from(a);
+    const Model& m = *o.model;
+    const ModelConfig& c = m.config();
+    const std::string prompt = a.str("prompt", m.is_toy() ? "Today weather is so" : "");
+    const auto prompt_ids = m.tokenizer().encode(prompt);
+    if (prompt_ids.empty()) throw Error("explain: the prompt is empty");
+    const int max_step = c.seq_len - static_cast<int>(prompt_ids.size());
+    const int step = a.integer("step", 0, 0, std::max(0, max_step));
+    const int layer = a.integer("layer", 0, 0, c.n_layers - 1);
+    const int head =
+        index_or_name(a, "head", 0, 0, c.n_heads - 1, "head", [&](const std::string& v) {
+            for (int h = 0; m.is_toy() && h < c.n_heads; ++h)
+                if (v == toy_head_name(h)) return h;
+            return -1;
+        });
+
+    SessionConfig cfg;
+    cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
+    cfg.max_new_tokens = step + 1;
+    cfg.stop_at_end_token = false;  // the step asked for is reached even past an end token
+    Session s(m, *o.backend.backend, cfg);
+    s.set_prompt_tokens(prompt_ids);
+    for (int i = 0; i <= step; ++i) s.step();
+    const StepRecord& r = s.trace().steps().at(step);
+    const std::vector<int>& seq = s.tokens();
+
+    const int rows = r.attention.rows;
+    const int row = index_or_name(
+        a, "row", rows - 1, 0, rows - 1, "query row with the token", [&](const std::string& v) {
+            int found = -1;
+            for (int i = 0; i < rows; ++i) {
+                const std::string p = m.tokenizer().piece(seq.at(r.attention.q_pos0 + i));
+                if (p == v || trimmed(p) == v) found = i;  // the last
+            }
+            return found;
+        });
+    std::string why;
+    const auto e = explain_attention(s.trace(), c, step, layer, head, row, &why);
+    if (!e) throw Error("explain: " + why);
+    if (a.has("json"))
+        print_json(*e, m, seq, r);
+    else
+        print_text(*e, m, seq, r);
+    return 0;
+}
+
+}  // namespace kvs::cli

@@ -1,0 +1,117 @@
+#include "core/checkpoint_writer.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "core/error.h"
+
+namespace kvs {
+namespace {
+
+void put_bytes(std::vector<unsigned char>& out, const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    out.insert(out.end(), b, b + n);
+}
+
+// splitmix64: fast, and the same stream on every platform (std distributions are not).
+struct Rng {
+    std::uint64_t s;
+    std::uint64_t next() {
+        std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    float uniform(float scale) {  // [-scale, scale)
+        return (static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f) * scale;
+    }
+};
+
+}  // namespace
+
+void write_random_checkpoint(const std::string& path, const ModelConfig& c, std::uint64_t seed) {
+    c.validate(path);
+    const std::string tmp = path + ".tmp";
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
+    if (!f) throw Error(path + ": cannot write: " + std::strerror(errno));
+    const std::int32_t header[7] = {
+        c.dim,     c.hidden_dim, c.n_layers,
+        c.n_heads, c.n_kv_heads, c.shared_classifier ? c.vocab_size : -c.vocab_size,
+        c.seq_len};
+    bool ok = std::fwrite(header, sizeof header, 1, f.get()) == 1;
+
+    // Tensor lengths in file order (as core/checkpoint.cpp reads them) and what fills them.
+    const std::size_t d = c.dim, hd = c.hidden_dim, L = c.n_layers, V = c.vocab_size,
+                      kv = c.kv_dim(), freq = 2 * std::size_t(c.seq_len) * (c.head_dim() / 2);
+    enum Fill { Random, One, Zero };
+    const std::vector<std::pair<std::size_t, Fill>> tensors = {
+        {V * d, Random},
+        {L * d, One},
+        {L * d * d, Random},
+        {L * kv * d, Random},
+        {L * kv * d, Random},
+        {L * d * d, Random},
+        {L * d, One},
+        {L * hd * d, Random},
+        {L * d * hd, Random},
+        {L * hd * d, Random},
+        {d, One},
+        {freq, Zero},
+        {c.shared_classifier ? 0 : V * d, Random}};
+    Rng rng{seed};
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.dim));
+    std::vector<float> chunk(1 << 16);
+    for (const auto& [n, fill] : tensors)
+        for (std::size_t done = 0; done < n && ok;) {
+            const std::size_t m = std::min(chunk.size(), n - done);
+            for (std::size_t i = 0; i < m; ++i)
+                chunk[i] = fill == Random ? rng.uniform(scale) : (fill == One ? 1.0f : 0.0f);
+            ok = std::fwrite(chunk.data(), sizeof(float), m, f.get()) == m;
+            done += m;
+        }
+    const int err = errno;
+    if (std::fclose(f.release()) != 0 || !ok) {
+        const int e = ok ? errno : err;
+        std::remove(tmp.c_str());
+        throw Error(path + ": write failed: " + std::strerror(e));
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        std::remove(tmp.c_str());
+        throw Error(path + ": cannot write: " + ec.message());
+    }
+}
+
+std::vector<unsigned char> tokenizer_file_bytes(const std::vector<std::string>& pieces, int vocab) {
+    std::vector<std::string> v = {"<unk>", "\n<s>\n", "\n</s>\n"};
+    for (int b = 0; b < 256 && static_cast<int>(v.size()) < vocab; ++b) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+        v.push_back(buf);
+    }
+    for (const auto& p : pieces)
+        if (static_cast<int>(v.size()) < vocab) v.push_back(p);
+    while (static_cast<int>(v.size()) < vocab) v.push_back("<pad" + std::to_string(v.size()) + ">");
+    std::vector<unsigned char> out;
+    std::int32_t max_len = 0;
+    for (const auto& s : v)
+        max_len = std::max<std::int32_t>(max_len, static_cast<std::int32_t>(s.size()));
+    put_bytes(out, &max_len, 4);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        // Byte and special pieces score 0; merged pieces -rank (earlier merges first); pads never.
+        const bool merged = i >= 259 && i < 259 + pieces.size();
+        const float score = merged ? -static_cast<float>(i - 259) : (i >= 259 ? -1e6f : 0.0f);
+        const auto len = static_cast<std::int32_t>(v[i].size());
+        put_bytes(out, &score, 4);
+        put_bytes(out, &len, 4);
+        put_bytes(out, v[i].data(), v[i].size());
+    }
+    return out;
+}
+
+}  // namespace kvs

@@ -1,0 +1,53 @@
+#include "core/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/file_bytes.h"
+
+namespace kvs {
+
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, std::size_t limit) {
+    regular_file_size(path);  // folder, device, pipe: refused before open() could block on them
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const int err = errno;
+        ::close(fd);
+        throw Error(path + ": cannot open: " + std::strerror(err ? err : EINVAL));
+    }
+    // The size of the file we hold open, not of whatever the path named a moment ago.
+    const auto size = static_cast<std::uintmax_t>(st.st_size);
+    if (size > limit) {
+        ::close(fd);
+        throw Error(path + ": file is larger than " + std::to_string(limit >> 20) +
+                    " MiB, too large for kvscope");
+    }
+    if (size == 0) {  // mmap of 0 bytes is an error; an empty file maps to nothing
+        ::close(fd);
+        return std::shared_ptr<const MappedFile>(new MappedFile(nullptr, 0));
+    }
+    // MAP_PRIVATE: a file rewritten while we run does not change pages already read by writes
+    // through our mapping (there are none: PROT_READ); the mapping outlives the descriptor.
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int err = errno;
+    ::close(fd);
+    if (p == MAP_FAILED) throw Error(path + ": cannot map: " + std::strerror(err));
+    // A forward pass reads every weight in file order: ask for read-ahead.
+    ::madvise(p, size, MADV_WILLNEED);
+    return std::shared_ptr<const MappedFile>(
+        new MappedFile(static_cast<const unsigned char*>(p), static_cast<std::size_t>(size)));
+}
+
+MappedFile::~MappedFile() {
+    if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+}
+
+}  // namespace kvs

@@ -1,0 +1,31 @@
+#pragma once
+// A regular file mapped read-only into memory (POSIX mmap), unmapped when the last owner goes.
+// Pages are read from the page cache on first touch and are shared with every other process that
+// maps the same file, so a model's weights cost no copy: they stay file-backed, and the kernel can
+// drop them under pressure and read them back. A write through the mapping is a fault, not a
+// silent change of the model.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace kvs {
+
+class MappedFile {
+  public:
+    // Throws kvs::Error naming `path` when it is missing, not a regular file (see
+    // regular_file_size), larger than `limit` bytes, or cannot be mapped.
+    static std::shared_ptr<const MappedFile> open(const std::string& path, std::size_t limit);
+    ~MappedFile();
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const unsigned char* data() const { return data_; }
+    std::size_t size() const { return size_; }
+
+  private:
+    MappedFile(const unsigned char* data, std::size_t size) : data_(data), size_(size) {}
+    const unsigned char* data_;
+    std::size_t size_;
+};
+
+}  // namespace kvs
