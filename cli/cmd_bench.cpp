@@ -128,8 +128,8 @@ int print_limits(int threads, int repeats) {
                 cpu_model_name().c_str(), std::thread::hardware_concurrency(),
                 load_average().c_str());
     std::printf(
-        "best and median of %d runs each; a shared machine lowers the medians, the best "
-        "is the closer to the ceiling\n",
+        "best and median of %d runs each, per wall-clock second and per second of the threads' "
+        "own CPU time (the ceiling when other processes share the cores)\n",
         repeats);
     std::vector<int> counts = {1};
     if (threads > 1) counts.push_back(threads);
@@ -137,14 +137,18 @@ int print_limits(int threads, int repeats) {
         const cpu::MachineLimits m = cpu::measure_machine_limits(t, repeats);
         std::printf("%d thread%s (this build's widest vectors: %s)\n", t, t == 1 ? "" : "s",
                     m.vector_isa.c_str());
-        std::printf("  FMA peak, 8-float vectors : best %7.1f GFLOP/s, median %7.1f\n",
-                    m.fma_8.best, m.fma_8.median);
-        std::printf("  FMA peak, 16-float vectors: best %7.1f GFLOP/s, median %7.1f\n",
-                    m.fma_16.best, m.fma_16.median);
-        std::printf(
-            "  read bandwidth (%.0f MiB, read-only stream): best %5.1f GB/s, median "
-            "%5.1f\n",
-            m.buffer_bytes / 1048576.0, m.read_bw.best, m.read_bw.median);
+        const auto line = [](const char* what, const char* unit, const cpu::Limit& wall,
+                             const cpu::Limit& cpu_time) {
+            std::printf(
+                "  %-44s best %7.1f, median %7.1f %s per wall second; best %7.1f, "
+                "median %7.1f per CPU second\n",
+                what, wall.best, wall.median, unit, cpu_time.best, cpu_time.median);
+        };
+        line("FMA peak, 8-float vectors:", "GFLOP/s", m.fma_8, m.fma_8_cpu);
+        line("FMA peak, 16-float vectors:", "GFLOP/s", m.fma_16, m.fma_16_cpu);
+        const std::string bw = "read bandwidth (" + std::to_string(int(m.buffer_bytes / 1048576)) +
+                               " MiB, read-only stream):";
+        line(bw.c_str(), "GB/s", m.read_bw, m.read_bw_cpu);
     }
     std::printf("load average at end: %s\n", load_average().c_str());
     return 0;

@@ -4,6 +4,8 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/format.h"
+#include "core/logit_difference.h"
 #include "core/utf8.h"
 
 namespace kvs::cli {
@@ -51,10 +53,8 @@ int cmd_compare(int argc, char** argv) {
     while (!cached.finished() && !uncached.finished()) {
         const StepRecord& c = cached.step();
         const StepRecord& u = uncached.step();
-        double diff = 0;
-        for (std::size_t i = 0; i < c.logits.size() && i < u.logits.size(); ++i)
-            diff = std::max(diff, static_cast<double>(std::fabs(c.logits[i] - u.logits[i])));
-        max_diff = std::max(max_diff, diff);
+        const double diff = max_logit_difference(c, u);
+        if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
         if (c.token_out != u.token_out && diverged_at < 0) diverged_at = c.index;
         tc += c.wall_seconds;
         tu += u.wall_seconds;
@@ -89,13 +89,13 @@ int cmd_info(int argc, char** argv) {
     std::printf("model %s: %s\n", escape_for_one_line(o.model->name()).c_str(),
                 c.describe().c_str());
     const std::size_t params = o.model->parameter_count();
-    std::printf("parameters %zu (%s float32)\n", params, human_bytes(4.0 * params).c_str());
-    const double per_token = 2.0 * c.n_layers * c.kv_dim() * 4;
+    std::printf("parameters %zu (%s float32)\n", params, format_bytes(4.0 * params).c_str());
+    const double per_token = static_cast<double>(c.kv_bytes_per_token());
     std::printf(
         "KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "
         "at the full context of %d\n",
-        c.n_layers, c.n_kv_heads, c.head_dim(), human_bytes(per_token).c_str(),
-        human_bytes(per_token * c.seq_len).c_str(), c.seq_len);
+        c.n_layers, c.n_kv_heads, c.head_dim(), format_bytes(per_token).c_str(),
+        format_bytes(per_token * c.seq_len).c_str(), c.seq_len);
     std::printf("backend: %s (%s)\n", o.backend.backend->name().c_str(), o.backend.note.c_str());
     return 0;
 }

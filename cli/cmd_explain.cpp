@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/json_writer.h"
 #include "core/toy_model.h"
+#include "core/utf8.h"
 
 namespace kvs::cli {
 namespace {
@@ -50,9 +51,11 @@ int index_or_name(const Args& a, const std::string& opt, int fallback, int lo, i
 void print_text(const AttentionExplain& e, const Model& m, const std::vector<int>& seq,
                 const StepRecord& r) {
     const Tokenizer& tok = m.tokenizer();
-    auto piece = [&](int pos) { return tok.piece(seq.at(pos)); };
-    std::printf("explain: %s, step %d (%s, %s), layer %d, head %d", m.name().c_str(), e.step,
-                phase_name(e.phase), mode_name(e.mode), e.layer, e.head);
+    // Pieces and the model's name come from files: escaped, each kept on one line.
+    auto piece = [&](int pos) { return escape_for_one_line(tok.piece(seq.at(pos))); };
+    std::printf("explain: %s, step %d (%s, %s), layer %d, head %d",
+                escape_for_one_line(m.name()).c_str(), e.step, phase_name(e.phase),
+                mode_name(e.mode), e.layer, e.head);
     if (m.is_toy()) std::printf(" \"%s\" (%s)", toy_head_name(e.head), toy_head_rule(e.head));
     std::printf(", row %d: query \"%s\" at position %d (counting from 0)\n", e.row,
                 piece(e.q_pos).c_str(), e.q_pos);
@@ -67,7 +70,7 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
     if (e.heads_sharing_kv.size() > 1) {
         std::printf("  K/V head %d is shared by query heads", e.kv_head);
         for (int h : e.heads_sharing_kv) std::printf(" %d", h);
-        std::printf(" (grouped-query attention)\n");
+        std::printf(m.is_toy() ? " (the toy's single cache)\n" : " (grouped-query attention)\n");
     }
     if (e.scores_by_rule)
         std::printf(
@@ -79,7 +82,9 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
                 "x1/sqrt(dk)", "mask", "weight", m.is_toy() ? "K, V" : "K row | V row");
     for (int j = 0; j < T; ++j) {
         const std::size_t at = std::size_t(j) * dk;
-        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", j, ("\"" + piece(j) + "\"").c_str(),
+        std::string token(1, '"');
+        token.append(piece(j)).push_back('"');
+        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", j, token.c_str(),
                     kv_source_name(e.source[j]), num(e.raw[j]).c_str(), num(e.scaled[j]).c_str(),
                     e.masked[j] ? "-inf" : "", num(e.weights[j]).c_str());
         if (m.is_toy())

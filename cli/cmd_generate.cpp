@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/output_file.h"
 #include "core/trace_json.h"
 #include "core/utf8.h"
@@ -67,12 +68,12 @@ int cmd_generate(int argc, char** argv) {
             decode_s += r.wall_seconds;
             ++decode_steps;
         }
-        if (s.finish_reason() != "end token") put(s.tokens().size() - 1);
+        if (s.finish_reason() != FinishReason::EndToken) put(s.tokens().size() - 1);
         std::fflush(stdout);
     }
     std::fputs((screen.finish() + "\n").c_str(), stdout);
-    std::string stopped = s.finish_reason();
-    if (stopped == "context full")
+    std::string stopped = finish_reason_name(s.finish_reason());
+    if (s.finish_reason() == FinishReason::ContextFull)
         stopped += " (the model's context is " + std::to_string(m.config().seq_len) + " tokens)";
 
     std::fprintf(stderr,
@@ -82,7 +83,7 @@ int cmd_generate(int argc, char** argv) {
                  o.backend.note.c_str(), s.prompt_len(), s.generated(), prefill_s * 1e3,
                  decode_steps > 0 && decode_s > 0 ? decode_steps / decode_s : 0.0,
                  mode_name(cfg.mode), stopped.c_str(),
-                 human_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
+                 format_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
     if (full_trace) {
         std::ostringstream json;
         write_trace_json(json, s);

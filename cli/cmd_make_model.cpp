@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "core/checkpoint_writer.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/output_file.h"
 
 namespace kvs::cli {
@@ -74,7 +75,7 @@ int cmd_make_model(int argc, char** argv) {
                       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
     std::printf("%s: %s, %zu parameters, %s\n%s: tokenizer, %d pieces\n", out.string().c_str(),
                 c.describe().c_str(), c.parameter_count(),
-                human_bytes(28.0 + 4.0 * c.stored_floats()).c_str(), tok.string().c_str(),
+                format_bytes(28.0 + 4.0 * c.stored_floats()).c_str(), tok.string().c_str(),
                 c.vocab_size);
     return 0;
 }

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/proc_memory.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace kvs::cli {
 namespace {
@@ -72,8 +73,8 @@ int cmd_soak(int argc, char** argv) {
     Session s(m, *o.backend.backend, cfg);
 
     std::printf("soak: %s on %s, %d decode steps, trace budget %zu KiB, context %d tokens\n",
-                m.name().c_str(), o.backend.backend->device().c_str(), total, budget >> 10,
-                m.config().seq_len);
+                escape_for_one_line(m.name()).c_str(), o.backend.backend->device().c_str(), total,
+                budget >> 10, m.config().seq_len);
     std::printf("%8s %8s %10s %10s %22s %8s\n", "steps", "session", "RSS MiB", "peak MiB",
                 "trace payload KiB", "evicted");
     int steps = 0, sessions = 0, refused = 0, context_full = 0, end_token = 0, evicted = 0;
@@ -114,8 +115,8 @@ int cmd_soak(int argc, char** argv) {
             std::fflush(stdout);
         }
         if (s.finished()) {
-            context_full += s.finish_reason() == "context full";
-            end_token += s.finish_reason() == "end token";
+            context_full += s.finish_reason() == FinishReason::ContextFull;
+            end_token += s.finish_reason() == FinishReason::EndToken;
         }
         evicted += s.trace().evicted_steps();
     }

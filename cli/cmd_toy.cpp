@@ -187,8 +187,9 @@ int cmd_toy(int argc, char** argv) {
         v.seq.push_back(r.new_tokens[0]);
         print_decode(v, r);
     }
-    std::printf("\ntext: \"%s\"; stopped: %s", s.text().c_str(), s.finish_reason().c_str());
-    if (s.finish_reason() == "end token")
+    std::printf("\ntext: \"%s\"; stopped: %s", s.text().c_str(),
+                finish_reason_name(s.finish_reason()));
+    if (s.finish_reason() == FinishReason::EndToken)
         std::printf(" (\"%s\")", m.tokenizer().piece(s.trace().back().token_out).c_str());
     std::printf("\n");
     if (a.has("trace-json")) {

@@ -41,6 +41,4 @@ Opened open_from(const Args& a);
 // an explicit value beyond it is an error.
 int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, int fallback);
 
-std::string human_bytes(double b);
-
 }  // namespace kvs::cli

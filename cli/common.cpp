@@ -64,17 +64,4 @@ int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, 
     return n;
 }
 
-std::string human_bytes(double b) {
-    char buf[32];
-    if (b < 1024)
-        std::snprintf(buf, sizeof buf, "%.0f B", b);
-    else if (b < 1024 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
-    else if (b < 1024.0 * 1024 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576);
-    else
-        std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824);
-    return buf;
-}
-
 }  // namespace kvs::cli

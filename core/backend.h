@@ -41,7 +41,9 @@ class Backend {
     virtual std::string device() const = 0;  // what measured the times, in words
 
     virtual DeviceSpan alloc(std::size_t n) = 0;  // zero-filled
-    virtual void release(DeviceSpan s) = 0;
+    // Never throws: it runs in destructors, also while another error unwinds. A backend that
+    // can fail here keeps the error for its next synchronize().
+    virtual void release(DeviceSpan s) noexcept = 0;
     virtual void upload(DeviceSpan dst, const float* src, std::size_t n) = 0;
     virtual void download(float* dst, DeviceSpan src, std::size_t n) = 0;
     // Read-only host floats that outlive every use (a mapped checkpoint's weights): a backend that
@@ -52,7 +54,7 @@ class Backend {
         upload(s, src, n);
         return s;
     }
-    virtual void release_adopted(DeviceSpan s) { release(s); }
+    virtual void release_adopted(DeviceSpan s) noexcept { release(s); }
 
     // x[t, :] = table[tokens[t], :]          x: [T, dim], table: [vocab, dim], tokens on the host
     virtual void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) = 0;
@@ -78,6 +80,16 @@ class Backend {
     virtual void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) = 0;
     // x += y                                  x, y: [n]
     virtual void add(DeviceSpan x, DeviceSpan y, std::size_t n) = 0;
+
+    // A strided device-to-device copy, used to gather a step's captures into one place so that
+    // they come back in one download:  dst[r * dst_stride + j] = src[r * src_stride + j]
+    // for r < rows, j < row_len (strides and lengths in floats).
+    virtual void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src,
+                           std::size_t src_stride, std::size_t rows, std::size_t row_len) = 0;
+    // Host memory that download() fills fastest (page-locked on a GPU, so the copy is one DMA
+    // transfer); release_host never throws.
+    virtual float* alloc_host(std::size_t n) { return new float[n](); }
+    virtual void release_host(float* p) noexcept { delete[] p; }
 
     // Wait for queued work; after it, op_times() is complete.
     virtual void synchronize() {}
@@ -149,6 +161,34 @@ class DeviceBuffer {
     Backend* backend_ = nullptr;
     DeviceSpan span_;
     bool adopted_ = false;
+};
+
+// Host memory from a backend's alloc_host, freed by itself; grows, never shrinks.
+class HostBuffer {
+  public:
+    HostBuffer() = default;
+    HostBuffer(const HostBuffer&) = delete;
+    HostBuffer& operator=(const HostBuffer&) = delete;
+    ~HostBuffer() { reset(); }
+    void reserve(Backend& b, std::size_t n) {
+        if (n <= size_ && backend_ == &b) return;
+        reset();
+        data_ = b.alloc_host(n);
+        backend_ = &b;
+        size_ = n;
+    }
+    void reset() {
+        if (backend_ && data_) backend_->release_host(data_);
+        data_ = nullptr;
+        size_ = 0;
+    }
+    float* data() const { return data_; }
+    std::size_t size() const { return size_; }
+
+  private:
+    Backend* backend_ = nullptr;
+    float* data_ = nullptr;
+    std::size_t size_ = 0;
 };
 
 }  // namespace kvs

@@ -42,7 +42,8 @@ void BatchSession::set_prompts(const std::vector<std::string>& prompts) {
 }
 
 bool BatchSession::finished() const {
-    return std::all_of(seqs_.begin(), seqs_.end(), [](const Seq& s) { return !s.finish.empty(); });
+    return std::all_of(seqs_.begin(), seqs_.end(),
+                       [](const Seq& s) { return s.finish != FinishReason::None; });
 }
 
 const BatchStepRecord& BatchSession::step() {
@@ -55,7 +56,7 @@ const BatchStepRecord& BatchSession::step() {
     std::vector<int> which;
     for (int i = 0; i < size(); ++i) {
         Seq& s = seqs_[i];
-        if (!s.finish.empty()) continue;
+        if (s.finish != FinishReason::None) continue;
         const int pos0 = runner_->kv(i).len;
         std::span<const int> toks = r.phase == Phase::Prefill
                                         ? std::span<const int>(s.tokens)
@@ -83,12 +84,9 @@ const BatchStepRecord& BatchSession::step() {
         Seq& s = seqs_[i];
         s.tokens.push_back(r.token_out[i]);
         const int generated = static_cast<int>(s.tokens.size()) - s.prompt_len;
-        if (std::find(stops.begin(), stops.end(), r.token_out[i]) != stops.end())
-            s.finish = "end token";
-        else if (generated >= max_new_)
-            s.finish = "length limit";
-        else if (static_cast<int>(s.tokens.size()) > model_.config().seq_len)
-            s.finish = "context full";
+        s.finish = stop_rule(std::find(stops.begin(), stops.end(), r.token_out[i]) != stops.end(),
+                             static_cast<int>(s.tokens.size()), model_.config().seq_len, generated,
+                             max_new_);
     }
     steps_.push_back(std::move(r));
     return steps_.back();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/finish_reason.h"
 #include "core/model.h"
 #include "core/sampler.h"
 #include "core/trace.h"
@@ -38,14 +39,14 @@ class BatchSession {
     int size() const { return static_cast<int>(seqs_.size()); }
     const std::vector<BatchStepRecord>& steps() const { return steps_; }
     const std::vector<int>& tokens(int seq) const { return seqs_.at(seq).tokens; }
-    const std::string& finish_reason(int seq) const { return seqs_.at(seq).finish; }
+    FinishReason finish_reason(int seq) const { return seqs_.at(seq).finish; }
     int prompt_len(int seq) const { return seqs_.at(seq).prompt_len; }
 
   private:
     struct Seq {
         std::vector<int> tokens;
         int prompt_len = 0;
-        std::string finish;
+        FinishReason finish = FinishReason::None;
         Sampler sampler;
     };
     const Model& model_;

@@ -22,7 +22,9 @@ struct KvVariant {
 
 inline std::size_t kv_bytes_per_token(const ModelConfig& c, int n_kv_heads,
                                       int bytes_per_value = 4) {
-    return std::size_t(2) * c.n_layers * n_kv_heads * c.head_dim() * bytes_per_value;
+    ModelConfig other = c;  // the same model with another K/V head count
+    other.n_kv_heads = n_kv_heads;
+    return other.kv_bytes_per_token(bytes_per_value);
 }
 
 // Every K/V head count that divides n_heads, most heads (MHA) first, fewest (MQA) last.

@@ -48,27 +48,45 @@ class LlamaRunner final : public Runner, public BatchRunner {
     DeviceSpan w(const float* host, std::size_t n) const {
         return weights_.at(static_cast<std::size_t>(host - m_.weights().all.data()), n);
     }
-    void ensure_scratch(int rows, int n_seqs, std::size_t probs_floats);
-    void capture_attention(int layer, DeviceSpan probs, int T, int n_keys, int keep,
-                           AttentionRows& dst);
-    void capture_kv_rows(const KvCache& cache, int keep, ForwardResult& out);
+    // Where one pass's results sit, in floats, in the device staging buffer and in its host copy:
+    // [logits: B x vocab | per sequence: attention [L, H, keep, n_keys], q and attention output
+    // [L, keep, dim] each, K/V rows [L, 2, kv_keep, kv_dim]]. Everything a step returns is
+    // gathered there on the device and comes back in one download (one device-to-host copy, one
+    // stream sync per step on a GPU).
+    struct StageLayout {
+        std::vector<std::size_t> probs, q, attn_out, kv;  // per sequence: offsets of its regions
+        std::size_t total = 0;
+    };
+    void ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats);
+    // The last `keep` of a sequence's T rows [T, dim] into layer `layer` of the stage region
+    // `at` [n_layers, keep, dim] (one device-side copy).
+    void gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep);
+    void unpack(const StageLayout& at, int i, int keep, int kv_keep, int n_keys,
+                const Capture& want, ForwardResult& out) const;
     void read_rows(const KvCache& cache, int first, int n, std::vector<float>& out);
-    void capture_rows(DeviceSpan rows, int layer, int T, int keep, std::vector<float>& dst);
 
     const LlamaModel& m_;
     const ModelConfig& c_;
     Backend& be_;
     DeviceBuffer weights_;
     std::vector<std::unique_ptr<KvCache>> caches_;
-    int scratch_rows_ = 0, logit_rows_ = 0;
-    DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, logits_, probs_;
-    std::vector<float> staging_;
+    int scratch_rows_ = 0;
+    DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, probs_, stage_;
+    HostBuffer host_;  // the host copy of stage_ (page-locked on a GPU)
     std::vector<int> all_tokens_;
 };
 
-void LlamaRunner::ensure_scratch(int rows, int n_seqs, std::size_t probs_floats) {
+// Grow-only buffers: to `need`, at least doubling, so a sequence that grows by a token a step
+// (uncached decoding) reallocates a logarithmic number of times, not at every step.
+std::size_t grown(std::size_t have, std::size_t need) {
+    return need <= have ? have : std::max(need, 2 * have);
+}
+
+void LlamaRunner::ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats) {
     const std::size_t d = c_.dim, kv = c_.kv_dim(), h = c_.hidden_dim;
     if (rows > scratch_rows_) {
+        // Sized once for a whole context (a batch of several sequences may need more).
+        rows = std::max(rows, c_.seq_len);
         scratch_rows_ = rows;
         x_ = DeviceBuffer(be_, rows * d);
         xb_ = DeviceBuffer(be_, rows * d);
@@ -79,32 +97,47 @@ void LlamaRunner::ensure_scratch(int rows, int n_seqs, std::size_t probs_floats)
         h1_ = DeviceBuffer(be_, rows * h);
         h3_ = DeviceBuffer(be_, rows * h);
     }
-    if (n_seqs > logit_rows_) {
-        logit_rows_ = n_seqs;
-        logits_ = DeviceBuffer(be_, std::size_t(n_seqs) * c_.vocab_size);
-    }
-    if (probs_floats > probs_.size()) probs_ = DeviceBuffer(be_, probs_floats);
+    if (probs_floats > probs_.size())
+        probs_ = DeviceBuffer(be_, grown(probs_.size(), probs_floats));
+    if (stage_floats > stage_.size())
+        stage_ = DeviceBuffer(be_, grown(stage_.size(), stage_floats));
+    host_.reserve(be_, stage_.size());
 }
 
-// probs: [H, T, n_keys] on the backend -> the last `keep` rows, packed without masked cells.
-void LlamaRunner::capture_attention(int layer, DeviceSpan probs, int T, int n_keys, int keep,
-                                    AttentionRows& dst) {
-    staging_.resize(std::size_t(keep) * n_keys);
-    for (int h = 0; h < c_.n_heads; ++h) {
-        const std::size_t first = (std::size_t(h) * T + (T - keep)) * n_keys;
-        be_.download(staging_.data(), probs.at(first, staging_.size()), staging_.size());
-        for (int r = 0; r < keep; ++r) {
-            auto row = dst.row(layer, h, r);
-            std::memcpy(row.data(), staging_.data() + std::size_t(r) * n_keys,
-                        row.size() * sizeof(float));
-        }
-    }
+void LlamaRunner::gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep) {
+    const std::size_t d = c_.dim, n = std::size_t(keep) * d;
+    be_.copy_rows(stage_.at(at + layer * n, n), n, rows.at(std::size_t(T - keep) * d, n), n, 1, n);
 }
 
-// The last `keep` K and V rows of every layer: out.kv_rows [n_layers, 2, keep, kv_dim].
-void LlamaRunner::capture_kv_rows(const KvCache& cache, int keep, ForwardResult& out) {
-    out.kv_rows_kept = keep;
-    read_rows(cache, cache.len() - keep, keep, out.kv_rows);
+// Sequence i's part of the host copy -> out: logits, attention rows packed without masked cells,
+// q and attention output rows, K/V rows.
+void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, int n_keys,
+                         const Capture& want, ForwardResult& out) const {
+    const float* host = host_.data();
+    const std::size_t vocab = c_.vocab_size;
+    out.logits.assign(host + i * vocab, host + (i + 1) * vocab);
+    if (want.attention)
+        for (int l = 0; l < c_.n_layers; ++l)
+            for (int h = 0; h < c_.n_heads; ++h)
+                for (int r = 0; r < keep; ++r) {
+                    auto row = out.attention.row(l, h, r);
+                    const std::size_t src =
+                        at.probs[i] + ((std::size_t(l) * c_.n_heads + h) * keep + r) * n_keys;
+                    std::memcpy(row.data(), host + src, row.size() * sizeof(float));
+                }
+    if (want.vectors) {
+        const std::size_t n = std::size_t(c_.n_layers) * keep * c_.dim;
+        out.q_rows.assign(host + at.q[i], host + at.q[i] + n);
+        out.attn_out.assign(host + at.attn_out[i], host + at.attn_out[i] + n);
+    }
+    if (want.kv_rows) {
+        const std::size_t n = std::size_t(c_.n_layers) * 2 * kv_keep * c_.kv_dim();
+        out.kv_rows_kept = kv_keep;
+        out.kv_rows.assign(host + at.kv[i], host + at.kv[i] + n);
+    } else {
+        out.kv_rows_kept = 0;
+        out.kv_rows.clear();
+    }
 }
 
 // Cache rows first..first+n-1 of every layer: out [n_layers, 2 (K, V), n, kv_dim].
@@ -113,20 +146,18 @@ void LlamaRunner::read_rows(const KvCache& cache, int first, int n, std::vector<
         throw Error("K/V rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
                     " are not in the cache (" + std::to_string(cache.len()) + " rows)");
     const std::size_t kv = c_.kv_dim(), block = std::size_t(n) * kv;
-    const std::size_t offset = std::size_t(first) * kv;
-    out.resize(std::size_t(c_.n_layers) * 2 * block);
-    for (int l = 0; l < c_.n_layers && block > 0; ++l) {
-        float* dst = out.data() + std::size_t(l) * 2 * block;
-        be_.download(dst, cache.k(l).at(offset, block), block);
-        be_.download(dst + block, cache.v(l).at(offset, block), block);
-    }
-}
-
-// The last `keep` of a sequence's T rows [T, dim] into layer `layer` of dst [n_layers, keep, dim].
-void LlamaRunner::capture_rows(DeviceSpan rows, int layer, int T, int keep,
-                               std::vector<float>& dst) {
-    const std::size_t d = c_.dim, n = std::size_t(keep) * d;
-    be_.download(dst.data() + std::size_t(layer) * n, rows.at(std::size_t(T - keep) * d, n), n);
+    const std::size_t offset = std::size_t(first) * kv, layer = std::size_t(c_.seq_len) * kv;
+    const std::size_t total = std::size_t(c_.n_layers) * 2 * block;
+    out.resize(total);
+    if (total == 0) return;
+    // Gathered on the device as a step's captures are, then one download.
+    ensure_scratch(0, 0, total);
+    be_.copy_rows(stage_.at(0, 0), 2 * block, cache.k_all().at(offset, 0), layer, c_.n_layers,
+                  block);
+    be_.copy_rows(stage_.at(block, 0), 2 * block, cache.v_all().at(offset, 0), layer, c_.n_layers,
+                  block);
+    be_.download(host_.data(), stage_.at(0, total), total);
+    std::memcpy(out.data(), host_.data(), total * sizeof(float));
 }
 
 void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
@@ -138,7 +169,7 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     // Per sequence: rows [first[i], first[i] + T[i]) of the stacked activations.
     std::vector<int> first(B), T(B), pos0(B), keep(B);
     int R = 0;
-    std::size_t probs_floats = 0;
+    std::size_t probs_floats = 0;  // scratch for a sequence whose kept rows are fewer than its T
     all_tokens_.clear();
     for (int i = 0; i < B; ++i) {
         const SeqInput& s = seqs[i];
@@ -159,23 +190,40 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
         first[i] = R;
         R += T[i];
         keep[i] = want.last_rows < 0 ? T[i] : std::min(want.last_rows, T[i]);
-        probs_floats = std::max(probs_floats, std::size_t(c_.n_heads) * T[i] * (pos0[i] + T[i]));
+        if (want.attention && keep[i] < T[i])
+            probs_floats =
+                std::max(probs_floats, std::size_t(c_.n_heads) * T[i] * (pos0[i] + T[i]));
         all_tokens_.insert(all_tokens_.end(), s.tokens.begin(), s.tokens.end());
     }
 
     const int D = c_.dim, KV = c_.kv_dim(), HD = c_.head_dim(), H = c_.n_heads, HID = c_.hidden_dim;
     const std::size_t d = D, kv = KV, hid = HID, rows = R;
     const LlamaWeights& W = m_.weights();
-    ensure_scratch(R, B, want.attention ? probs_floats : 0);
-    const DeviceSpan probs = want.attention ? probs_.span() : DeviceSpan{};
+    const std::size_t L = c_.n_layers, vocab = c_.vocab_size;
+    std::vector<int> kv_keep(B);
+    StageLayout stage;
+    stage.total = B * vocab;
+    for (int i = 0; i < B; ++i) {
+        kv_keep[i] = want.all_kv_rows ? T[i] : keep[i];
+        stage.probs.push_back(stage.total);
+        if (want.attention) stage.total += L * H * keep[i] * (pos0[i] + T[i]);
+        stage.q.push_back(stage.total);
+        if (want.vectors) stage.total += L * keep[i] * d;
+        stage.attn_out.push_back(stage.total);
+        if (want.vectors) stage.total += L * keep[i] * d;
+        stage.kv.push_back(stage.total);
+        if (want.kv_rows) stage.total += L * 2 * kv_keep[i] * kv;
+    }
+    ensure_scratch(R, probs_floats, stage.total);
     for (int i = 0; i < B; ++i) {
         out[i].head_outputs.clear();
         out[i].ops.clear();
         if (want.attention)
             out[i].attention.resize(c_.n_layers, H, keep[i], pos0[i] + T[i] - keep[i]);
-        const std::size_t vec_floats = want.vectors ? std::size_t(c_.n_layers) * keep[i] * d : 0;
-        out[i].q_rows.resize(vec_floats);
-        out[i].attn_out.resize(vec_floats);
+        if (!want.vectors) {
+            out[i].q_rows.clear();
+            out[i].attn_out.clear();
+        }
     }
 
     // The op strip: one record per op as it is issued (rows, and the position the rows start
@@ -215,14 +263,22 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
             op(OpKind::Scores, l, T[i], pos0[i]);
             op(OpKind::Softmax, l, T[i], pos0[i], false);
             op(OpKind::WeightedSum, l, T[i], pos0[i], false);
+            // probs: [H, T, n_keys]. Every row kept (prefill, decode): written straight into the
+            // stage; else into scratch, and the kept rows gathered into the stage by one copy.
+            const std::size_t n_keys = pos0[i] + T[i], layer_probs = H * keep[i] * n_keys;
+            const DeviceSpan kept = stage_.at(stage.probs[i] + l * layer_probs, layer_probs);
+            const DeviceSpan probs = !want.attention   ? DeviceSpan{}
+                                     : keep[i] == T[i] ? kept
+                                                       : probs_.span();
             be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T[i], pos0[i], H, c_.n_kv_heads,
                           HD);
-            if (want.attention)
-                capture_attention(l, probs, T[i], pos0[i] + T[i], keep[i], out[i].attention);
+            if (want.attention && keep[i] < T[i])
+                be_.copy_rows(kept, keep[i] * n_keys, probs_.at((T[i] - keep[i]) * n_keys, 0),
+                              T[i] * n_keys, H, keep[i] * n_keys);
             if (want.vectors) {
                 // q as attention read it (after RoPE), the output before wo mixes the heads.
-                capture_rows(qi, l, T[i], keep[i], out[i].q_rows);
-                capture_rows(ai, l, T[i], keep[i], out[i].attn_out);
+                gather_rows(qi, stage.q[i], l, T[i], keep[i]);
+                gather_rows(ai, stage.attn_out[i], l, T[i], keep[i]);
             }
         }
         op(OpKind::OutProj, l, R);
@@ -251,21 +307,23 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
         be_.rmsnorm(xb_.at(i * d, d), x_.at((first[i] + T[i] - 1) * d, d), w(W.rms_final, d), 1, D);
     }
     op(OpKind::Classifier, -1, B);
-    be_.matmul(logits_.span(), xb_.at(0, B * d), w(W.wcls, std::size_t(c_.vocab_size) * d), B, D,
+    be_.matmul(stage_.at(0, B * vocab), xb_.at(0, B * d), w(W.wcls, vocab * d), B, D,
                c_.vocab_size);
     for (int i = 0; i < B; ++i) {
         KvCache& cache = *caches_[seqs[i].slot];
         cache.set_len(pos0[i] + T[i]);
-        out[i].logits.resize(c_.vocab_size);
-        be_.download(out[i].logits.data(),
-                     logits_.at(std::size_t(i) * c_.vocab_size, c_.vocab_size), c_.vocab_size);
-        if (want.kv_rows)
-            capture_kv_rows(cache, want.all_kv_rows ? T[i] : keep[i], out[i]);
-        else {
-            out[i].kv_rows_kept = 0;
-            out[i].kv_rows.clear();
-        }
+        if (!want.kv_rows || kv_keep[i] == 0) continue;
+        // The last kv_keep rows of every layer's K, then V: [L, 2, kv_keep, kv_dim] in the stage.
+        const std::size_t block = std::size_t(kv_keep[i]) * kv,
+                          layer = std::size_t(c_.seq_len) * kv;
+        const std::size_t kept_from = std::size_t(cache.len() - kv_keep[i]) * kv;
+        be_.copy_rows(stage_.at(stage.kv[i], 0), 2 * block, cache.k_all().at(kept_from, 0), layer,
+                      L, block);
+        be_.copy_rows(stage_.at(stage.kv[i] + block, 0), 2 * block, cache.v_all().at(kept_from, 0),
+                      layer, L, block);
     }
+    be_.download(host_.data(), stage_.at(0, stage.total), stage.total);
+    for (int i = 0; i < B; ++i) unpack(stage, i, keep[i], kv_keep[i], pos0[i] + T[i], want, out[i]);
 }
 
 }  // namespace

@@ -19,6 +19,11 @@ struct ModelConfig {
     int head_dim() const { return dim / n_heads; }
     int kv_dim() const { return n_kv_heads * head_dim(); }
     int kv_mul() const { return n_heads / n_kv_heads; }  // query heads per kv head
+    // One token's KV cache: 2 (K and V) x n_layers x n_kv_heads x head_dim x bytes_per_value.
+    // The one place this formula is written; kv_what_if asks it about other K/V head counts.
+    std::size_t kv_bytes_per_token(int bytes_per_value = 4) const {
+        return std::size_t(2) * n_layers * n_kv_heads * head_dim() * bytes_per_value;
+    }
 
     // Number of float32 weights the checkpoint stores after its header, freq_cis included.
     std::size_t stored_floats() const;

@@ -90,6 +90,11 @@ void check_output_path(const std::string& path) {
 }
 
 void write_output_file(const std::string& path, std::string_view bytes) {
+    write_output_file(path, [bytes](const OutputSink& put) { put(bytes); });
+}
+
+void write_output_file(const std::string& path,
+                       const std::function<void(const OutputSink&)>& fill) {
     check_output_path(path);
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -97,7 +102,7 @@ void write_output_file(const std::string& path, std::string_view bytes) {
         const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0) throw fail(path, "cannot write", errno);
         try {
-            write_all(fd, bytes, path);
+            fill([fd, &path](std::string_view b) { write_all(fd, b, path); });
         } catch (...) {
             ::close(fd);
             throw;
@@ -124,7 +129,7 @@ void write_output_file(const std::string& path, std::string_view bytes) {
             mode = 0666 & ~mask;
         }
         ::fchmod(fd, mode);
-        write_all(fd, bytes, path);
+        fill([fd, &path](std::string_view b) { write_all(fd, b, path); });
     } catch (...) {
         ::close(fd);
         ::unlink(tmp.c_str());

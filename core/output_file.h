@@ -11,6 +11,7 @@
 // - an existing target that is not a regular file (/dev/stdout, a pipe, /dev/full) is written in
 //   place, never replaced, with every write, fsync and close checked: /dev/full is an error.
 // Errors are kvs::Error naming the path.
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,10 @@ void check_output_path(const std::string& path);
 
 // Writes `bytes` to `path` as described above (check_output_path first).
 void write_output_file(const std::string& path, std::string_view bytes);
+
+// The same for an output too large to hold in memory (make-model's checkpoint): `fill` is called
+// once and hands its bytes, in order and in pieces of any size, to `put`.
+using OutputSink = std::function<void(std::string_view)>;
+void write_output_file(const std::string& path, const std::function<void(const OutputSink&)>& fill);
 
 }  // namespace kvs

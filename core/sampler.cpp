@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/splitmix64.h"
+
 namespace kvs {
 
 int argmax(std::span<const float> v) {
@@ -27,10 +29,8 @@ void softmax(std::span<const float> logits, std::span<float> out) {
 std::uint64_t sampler_state(std::uint64_t seed) {
     if (seed != 0) return seed;
     // splitmix64's first output from state 0: a well-mixed nonzero word.
-    std::uint64_t z = 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    std::uint64_t state = 0;
+    return splitmix64_next(state);
 }
 
 float Sampler::random_f32() {

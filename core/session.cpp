@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/token_by_token.h"
 
 namespace kvs {
 namespace {
@@ -12,20 +13,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
-// Row 0 of a one-row pass's scores and "none" flag (toy model) into row r of `all`.
-void copy_row_extras(const AttentionRows& one, AttentionRows& all, int l, int h, int r) {
-    if (!one.scores.empty()) {
-        if (all.scores.empty()) all.scores.assign(all.p.size(), 0.0f);
-        const auto src = one.score_row(l, h, 0);
-        std::copy(src.begin(), src.end(), all.scores.begin() + all.row_offset(l, h, r));
-    }
-    if (one.is_empty_row(l, h, 0)) {
-        if (all.empty_row.empty())
-            all.empty_row.assign(std::size_t(all.n_layers) * all.n_heads * all.rows, 0);
-        all.empty_row[(std::size_t(l) * all.n_heads + h) * all.rows + r] = 1;
-    }
-}
-
 // Largest |a - b| between the first n rows of two [n_layers, 2, rows, kv_dim] blocks.
 double max_row_delta(const std::vector<float>& a, int a_rows, const std::vector<float>& b,
                      int b_rows, int n, int n_layers, int kv_dim) {
@@ -107,16 +94,17 @@ void Session::reset() {
     runner_->reset();
     trace_.clear();
     sampler_.reseed();
-    finish_reason_.clear();
+    finish_reason_ = FinishReason::None;
 }
 
 const StepRecord& Session::step() {
     if (prompt_len_ == 0) throw Error("no prompt set");
     if (finished())
-        throw Error(finish_reason_ == "context full"
+        throw Error(finish_reason_ == FinishReason::ContextFull
                         ? "generation has finished: the model's context of " +
                               std::to_string(model_.config().seq_len) + " tokens is full"
-                        : "generation has finished (" + finish_reason_ + ")");
+                        : std::string("generation has finished (") +
+                              finish_reason_name(finish_reason_) + ")");
     StepRecord r;
     r.index = static_cast<int>(trace_.steps().size());
     r.mode = config_.mode;
@@ -143,60 +131,8 @@ const StepRecord& Session::step() {
         r.pos0 = 0;
         r.tokens_processed = prompt_len_;
         if (config_.prefill_token_by_token) {
-            // The slow way, for comparison: one forward pass per prompt token, rows kept from each.
-            ForwardResult one;
-            AttentionRows all;
-            std::vector<float> kv_rows, heads;    // heads: [n_layers, n_heads, prompt]
-            std::vector<float> q_rows, attn_out;  // [n_layers, prompt, dim]
-            OpLog ops;                            // every pass's ops, in order
-            for (int p = 0; p < prompt_len_; ++p) {
-                runner_->forward(std::span<const int>(&tokens_[p], 1), want, one);
-                r.counts += model_.count_forward(p, 1);
-                ++r.forward_calls;
-                if (want.attention) {
-                    if (p == 0)
-                        all.resize(one.attention.n_layers, one.attention.n_heads, prompt_len_, 0);
-                    for (int l = 0; l < all.n_layers; ++l)
-                        for (int h = 0; h < all.n_heads; ++h) {
-                            auto src = one.attention.row(l, h, 0);
-                            std::copy(src.begin(), src.end(), all.row(l, h, p).begin());
-                            copy_row_extras(one.attention, all, l, h, p);
-                        }
-                }
-                heads.resize(one.head_outputs.size() * prompt_len_);
-                for (std::size_t i = 0; i < one.head_outputs.size(); ++i)
-                    heads[i * prompt_len_ + p] = one.head_outputs[i];
-                kv_rows.insert(kv_rows.end(), one.kv_rows.begin(), one.kv_rows.end());
-                ops.append(one.ops);
-                if (!one.q_rows.empty()) {
-                    // [n_layers, 1, dim] per pass -> row p of [n_layers, prompt, dim]
-                    const std::size_t d = mc.dim;
-                    q_rows.resize(std::size_t(mc.n_layers) * prompt_len_ * d);
-                    attn_out.resize(q_rows.size());
-                    for (int l = 0; l < mc.n_layers; ++l) {
-                        const std::size_t to = (std::size_t(l) * prompt_len_ + p) * d;
-                        std::copy_n(one.q_rows.begin() + l * d, d, q_rows.begin() + to);
-                        std::copy_n(one.attn_out.begin() + l * d, d, attn_out.begin() + to);
-                    }
-                }
-            }
-            fr_ = std::move(one);
-            fr_.attention = std::move(all);
-            fr_.head_outputs = std::move(heads);
-            fr_.q_rows = std::move(q_rows);
-            fr_.ops = std::move(ops);
-            fr_.attn_out = std::move(attn_out);
-            // Per-token K/V rows arrive as [token][layer][2][kv_dim]; the trace wants
-            // [layer][2][token][kv_dim].
-            const int L = model_.config().n_layers, kv = model_.config().kv_dim();
-            fr_.kv_rows.assign(kv_rows.size(), 0.0f);
-            fr_.kv_rows_kept = want.kv_rows ? prompt_len_ : 0;
-            for (int p = 0; p < fr_.kv_rows_kept; ++p)
-                for (int l = 0; l < L; ++l)
-                    for (int s = 0; s < 2; ++s)
-                        std::copy_n(kv_rows.begin() + ((std::size_t(p) * L + l) * 2 + s) * kv, kv,
-                                    fr_.kv_rows.begin() +
-                                        ((std::size_t(l) * 2 + s) * prompt_len_ + p) * kv);
+            r.counts = forward_token_by_token(*runner_, model_, tokens_, want, fr_);
+            r.forward_calls = prompt_len_;
         } else {
             runner_->forward(tokens_, want, fr_);
             r.counts = model_.count_forward(0, prompt_len_);
@@ -254,13 +190,10 @@ const StepRecord& Session::step() {
     tokens_.push_back(d.token);
 
     const auto& stops = model_.stop_tokens();
-    // The context first: a limit equal to what the context allows ends there because of it.
-    if (config_.stop_at_end_token && std::find(stops.begin(), stops.end(), d.token) != stops.end())
-        finish_reason_ = "end token";
-    else if (static_cast<int>(tokens_.size()) > model_.config().seq_len)
-        finish_reason_ = "context full";
-    else if (config_.max_new_tokens > 0 && generated() >= config_.max_new_tokens)
-        finish_reason_ = "length limit";
+    finish_reason_ = stop_rule(
+        config_.stop_at_end_token && std::find(stops.begin(), stops.end(), d.token) != stops.end(),
+        static_cast<int>(tokens_.size()), model_.config().seq_len, generated(),
+        config_.max_new_tokens);
     trace_.push(std::move(r));
     return trace_.back();
 }

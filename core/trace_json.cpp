@@ -1,5 +1,7 @@
 #include "core/trace_json.h"
 
+#include <limits>
+
 #include "core/json_writer.h"
 #include "core/session.h"
 #include "core/toy_model.h"
@@ -44,7 +46,7 @@ void write_trace_json(std::ostream& os, const Session& s) {
     for (int t : s.tokens()) j.value(tok.piece(t));
     j.end_array();
     j.field("text", s.text());
-    j.field("finish_reason", s.finish_reason());
+    j.field("finish_reason", s.finished() ? finish_reason_name(s.finish_reason()) : "");
     j.key("trace_memory").begin_object();
     j.field("payload_bytes", s.trace().payload_bytes()).field("budget_bytes", s.trace().budget());
     j.field("evicted_steps", s.trace().evicted_steps());
@@ -91,6 +93,16 @@ void write_trace_json(std::ostream& os, const Session& s) {
         j.field("flops", r.counts.flops).field("matmul_flops", r.counts.matmul_flops);
         j.field("attention_flops", r.counts.attention_flops).field("bytes", r.counts.bytes);
         j.end_object();
+        j.key("why_not_q").begin_object();
+        j.field("query_rows_computed", r.query_rows_computed);
+        j.field("query_rows_used", r.query_rows_used);
+        j.field("kv_rows_written", r.kv_rows_written);
+        j.field("kv_rows_recomputed", r.kv_rows_recomputed);
+        // null when nothing was recomputed, or the trace kept no K/V rows to compare with
+        j.field("kv_recomputed_max_delta", r.kv_recomputed_max_delta < 0
+                                               ? std::numeric_limits<double>::quiet_NaN()
+                                               : r.kv_recomputed_max_delta);
+        j.end_object();
         j.field("payload_evicted", r.payload_evicted);
         if (!r.attention.p.empty()) {
             const AttentionRows& a = r.attention;
@@ -130,6 +142,35 @@ void write_trace_json(std::ostream& os, const Session& s) {
             j.end_object();
         }
         if (!r.head_outputs.empty()) j.key("head_outputs").floats(r.head_outputs);
+        if (!r.q_rows.empty()) {
+            // The kept query rows (core/attention_explain.h): q after RoPE, and the attention
+            // output before the output projection.
+            j.key("q_rows").begin_object();
+            j.field("layout", "[n_layers, attention.rows, n_heads * head_dim]");
+            j.key("values").floats(r.q_rows);
+            j.end_object();
+            j.key("attn_out").begin_object();
+            j.field("layout", "[n_layers, attention.rows, n_heads * head_dim]");
+            j.key("values").floats(r.attn_out);
+            j.end_object();
+        }
+        if (!r.ops.ops.empty()) {
+            // The op strip (core/op_log.h): seconds null where the op ran inside the call of
+            // ops[timed_with], or the backend did not time calls one by one.
+            j.key("ops").begin_array();
+            for (const OpRecord& o : r.ops.ops) {
+                j.begin_object();
+                j.field("op", op_kind_name(o.kind)).field("layer", o.layer);
+                j.key("in").begin_array().value(o.in.rows).value(o.in.features).end_array();
+                j.key("out").begin_array().value(o.out.rows).value(o.out.features).end_array();
+                j.field("flops", o.flops);
+                j.field("seconds",
+                        o.seconds < 0 ? std::numeric_limits<double>::quiet_NaN() : o.seconds);
+                if (o.timed_with >= 0) j.field("timed_with", o.timed_with);
+                j.end_object();
+            }
+            j.end_array();
+        }
         if (!r.logits.empty()) j.key("logits").floats(r.logits);
         if (!r.kv_rows.empty()) {
             j.key("kv_rows").begin_object();

@@ -49,15 +49,37 @@ const char* panel_for_show(const std::string& show) {
     if (show == "time") return "time";
     if (show == "next") return "next";
     if (show == "toy") return "toy";
-    if (show == "batch" || show == "scale") return "lesson";
+    if (show == "batch" || show == "scale") return "stage";
     return "";
 }
 
-const char* finish_message(const std::string& reason) {
-    if (reason == "context full") return tr("Generation ended: the context of %d tokens is full.");
-    if (reason == "end token") return tr("Generation ended: the model chose its end token.");
-    if (reason == "length limit")
-        return tr("Generation ended: the limit of new tokens was reached.");
+// The panels a lesson step's @show names ("kv attention size=full"), as stage ids, and how large.
+std::vector<std::string> shown_panels(const std::string& arg, std::string* size) {
+    std::vector<std::string> out;
+    std::istringstream words(arg);
+    std::string w;
+    while (words >> w) {
+        if (w.rfind("size=", 0) == 0) {
+            if (size) *size = w.substr(5);
+            continue;
+        }
+        const std::string id = panel_for_show(w);
+        if (!id.empty() && std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+    }
+    return out;
+}
+
+const char* finish_message(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::ContextFull:
+            return tr("Generation ended: the context of %d tokens is full.");
+        case FinishReason::EndToken:
+            return tr("Generation ended: the model chose its end token.");
+        case FinishReason::LengthLimit:
+            return tr("Generation ended: the limit of new tokens was reached.");
+        case FinishReason::None:
+            break;
+    }
     return tr("Generation ended.");
 }
 
@@ -239,7 +261,7 @@ void App::follow_engine(const EngineSnapshot& snap) {
             st.model = named ? snap.model_spec : "file";
             if (!named) st.model_path = snap.model_spec;
         }
-        st.cache = cache_view_name(snap.cache);
+        st.cache = snap.cache;
         st.temperature = snap.sampler.temperature;
         st.top_k = snap.sampler.top_k;
         st.top_p = snap.sampler.top_p;
@@ -291,13 +313,14 @@ struct PanelDef {
 
 const PanelDef* panel_def(const std::string& id) {
     static const PanelDef defs[] = {
-        {"tokens", "Prompt and tokens", "tokens", draw_tokens},
-        {"toy", "Toy example: each head's output per token", "toy_table", draw_toy_table},
-        {"attention", "Attention", "attention", draw_attention},
-        {"kv", "KV cache", "kv_cache", draw_kv_cache},
-        {"time", "Time", "time", draw_time},
-        {"next", "Next token", "next_token", draw_next_token},
-        {"lesson", "Lesson", "lesson", draw_lesson},
+        {"tokens", tr_later("Prompt and tokens"), "tokens", draw_tokens},
+        {"toy", tr_later("Toy example: each head's output per token"), "toy_table", draw_toy_table},
+        {"attention", tr_later("Attention"), "attention", draw_attention},
+        {"kv", tr_later("KV cache"), "kv_cache", draw_kv_cache},
+        {"time", tr_later("Time"), "time", draw_time},
+        {"next", tr_later("Next token"), "next_token", draw_next_token},
+        {"lesson", tr_later("Lesson"), "lesson", draw_lesson},
+        {"stage", tr_later("Lesson: what this step measured"), "lesson_stage", draw_lesson_stage},
     };
     for (const auto& d : defs)
         if (id == d.id) return &d;
@@ -396,6 +419,18 @@ void App::draw_panels(FrameContext& f) {
     if (in.maximise == "lesson" && !in.lesson) in.maximise.clear();
     if (in.maximise == "toy" && !in.toy) in.maximise.clear();
     in.chosen = ui_.chosen_tabs;
+    // A lesson step may set the stage: the panels its @show names, as large as it says.
+    f.lesson_stage = false;
+    if (showing_lesson_step(f) && in.maximise.empty()) {
+        std::string size;
+        const auto ids = shown_panels(f.snap.lesson.panel, &size);
+        if (!size.empty()) {
+            in.focus = ids;
+            in.focus_full =
+                size == "full" || std::find(ids.begin(), ids.end(), "stage") != ids.end();
+            f.lesson_stage = std::find(ids.begin(), ids.end(), "stage") != ids.end();
+        }
+    }
     const StageLayout stage = layout_stage(in);
     f.caps = stage.caps;
     if (f.layout) f.layout->arrangement = arrangement_name(stage.arrangement);
@@ -407,21 +442,27 @@ void App::draw_panels(FrameContext& f) {
     draw_help(f);
 }
 
-void App::frame_shown_panel(FrameContext& f) {
-    // A lesson's @show: the panel it names gets a frame in the highlight colour while its step
-    // is the one shown.
+bool App::showing_lesson_step(const FrameContext& f) const {
     const LessonRun& run = f.snap.lesson;
     const LessonUi& L = ui_.lesson;
-    if (!ui_.lesson_panel || run.number != L.number || L.step != run.played() || run.panel.empty())
-        return;
-    const auto r = panel_rects_.find(panel_for_show(run.panel));
-    if (r == panel_rects_.end()) return;
-    const ImVec4 v = r->second;
-    const float t = std::max(2.0f, f.font_px * 0.18f);
-    ImGui::GetForegroundDrawList()->AddRect(ImVec2(v.x + t * 0.5f, v.y + t * 0.5f),
-                                            ImVec2(v.x + v.z - t * 0.5f, v.y + v.w - t * 0.5f),
-                                            to_u32(f.pal.highlight), 4, 0, t);
-    if (f.layout) f.layout->lesson.shown_panel = run.panel;
+    return ui_.lesson_panel && run.number == L.number && L.step == run.played() &&
+           !run.panel.empty();
+}
+
+void App::frame_shown_panel(FrameContext& f) {
+    // A lesson's @show: the panels it names get a frame in the highlight colour while its step
+    // is the one shown.
+    if (!showing_lesson_step(f)) return;
+    for (const std::string& id : shown_panels(f.snap.lesson.panel, nullptr)) {
+        const auto r = panel_rects_.find(id);
+        if (r == panel_rects_.end()) continue;
+        const ImVec4 v = r->second;
+        const float t = std::max(2.0f, f.font_px * 0.18f);
+        ImGui::GetForegroundDrawList()->AddRect(ImVec2(v.x + t * 0.5f, v.y + t * 0.5f),
+                                                ImVec2(v.x + v.z - t * 0.5f, v.y + v.w - t * 0.5f),
+                                                to_u32(f.pal.highlight), 4, 0, t);
+    }
+    if (f.layout) f.layout->lesson.shown_panel = f.snap.lesson.panel;
 }
 
 void App::frame(const std::string& screenshot, LayoutRecord* layout) {

@@ -34,6 +34,7 @@ class App {
     void draw_slot(FrameContext& f, const StageSlot& slot);
     void toggle_maximise(const std::string& id);
     void frame_shown_panel(FrameContext& f);
+    bool showing_lesson_step(const FrameContext& f) const;
     // Every character the window may have to draw beyond the common Chinese set: the Chinese
     // strings and lesson files (read once).
     const std::string& glyph_text();

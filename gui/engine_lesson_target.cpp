@@ -4,21 +4,7 @@
 #include "core/model_loader.h"
 
 namespace kvs::gui {
-namespace {
-
-CacheView view_of(LessonCache c) {
-    return c == LessonCache::Off       ? CacheView::Off
-           : c == LessonCache::Compare ? CacheView::Compare
-                                       : CacheView::On;
-}
-
-LessonCache lesson_cache_of(CacheView c) {
-    return c == CacheView::Off       ? LessonCache::Off
-           : c == CacheView::Compare ? LessonCache::Compare
-                                     : LessonCache::On;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void EngineWorker::LessonDriver::publish(const std::vector<StepOutcome>* outcomes, int target,
                                          bool cancelled) {
@@ -150,8 +136,8 @@ void EngineWorker::LessonDriver::set_limit(int max_new_tokens) {
     rebuild_or_restore([&] { w_.limit_ = saved; });
 }
 
-void EngineWorker::LessonDriver::set_cache(LessonCache mode) {
-    const CacheView c = view_of(mode);
+void EngineWorker::LessonDriver::set_cache(CacheView mode) {
+    const CacheView c = mode;
     if (c == w_.cache_) return;
     if (c == CacheView::Compare) {
         // The twin must see the same steps from the start.
@@ -222,7 +208,7 @@ LessonFacts EngineWorker::LessonDriver::facts() const {
         f.session = w_.live_[0]->session.get();
         if (w_.live_.size() > 1) f.uncached = w_.live_[1]->session.get();
     }
-    f.cache = lesson_cache_of(w_.cache_);
+    f.cache = w_.cache_;
     f.batch = batch_.get();
     f.scale = scale_.get();
     f.highlight_layer = layer_;

@@ -27,7 +27,7 @@ class EngineWorker::LessonDriver final : public LessonTarget {
     void load_model(const std::string& spec) override;
     void set_prompt(const std::string& text) override;
     void set_limit(int max_new_tokens) override;
-    void set_cache(LessonCache mode) override;
+    void set_cache(CacheView mode) override;
     void prefill() override;
     void decode(int n) override;
     void reset() override;

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "core/error.h"
+#include "core/logit_difference.h"
 #include "core/model_loader.h"
 #include "gui/engine_lesson_target.h"
 #include "gui/strings.h"
@@ -18,26 +19,6 @@ namespace {
 
 const char* label_for(CacheMode m) {
     return m == CacheMode::Cached ? tr_later("with KV cache") : tr_later("without KV cache");
-}
-
-std::vector<CacheMode> modes_for(CacheView c) {
-    switch (c) {
-        case CacheView::On:
-            return {CacheMode::Cached};
-        case CacheView::Off:
-            return {CacheMode::Uncached};
-        case CacheView::Compare:
-            return {CacheMode::Cached, CacheMode::Uncached};
-    }
-    return {CacheMode::Cached};
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    if (a.empty() || a.size() != b.size()) return std::numeric_limits<double>::quiet_NaN();
-    double d = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        d = std::max(d, static_cast<double>(std::fabs(a[i] - b[i])));
-    return d;
 }
 
 }  // namespace
@@ -252,7 +233,7 @@ void EngineWorker::step_all() {
         const auto& b = snap_.sessions[1].trace.steps();
         const std::size_t n = std::min(a.size(), b.size());
         snap_.logit_max_diff.resize(n, std::numeric_limits<double>::quiet_NaN());
-        if (n > 0) snap_.logit_max_diff[n - 1] = max_abs_diff(a[n - 1].logits, b[n - 1].logits);
+        if (n > 0) snap_.logit_max_diff[n - 1] = max_logit_difference(a[n - 1], b[n - 1]);
     }
 }
 
@@ -382,7 +363,7 @@ void EngineWorker::set_cache(CacheView c) {
                   const std::size_t i = t1.steps().size() - 1;
                   snap_.logit_max_diff.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
                   if (i < a0.size())
-                      snap_.logit_max_diff[i] = max_abs_diff(a0[i].logits, t1.back().logits);
+                      snap_.logit_max_diff[i] = max_logit_difference(a0[i], t1.back());
                   snap_.busy_done = k + 1;
               }
           }});

@@ -36,7 +36,7 @@ struct SessionView {
     CacheMode mode = CacheMode::Cached;
     Trace trace;  // every step so far, with its payload (within the trace's memory budget)
     std::vector<int> prompt_tokens;
-    std::string finish_reason;  // empty while generation may go on
+    FinishReason finish_reason = FinishReason::None;  // None while generation may go on
 };
 
 // What a lesson played on the live engine has done (gui/engine_lesson_target.cpp), published
@@ -84,7 +84,9 @@ struct EngineSnapshot {
     LessonRun lesson;
 
     int steps() const { return sessions.empty() ? 0 : int(sessions[0].trace.steps().size()); }
-    bool finished() const { return !sessions.empty() && !sessions[0].finish_reason.empty(); }
+    bool finished() const {
+        return !sessions.empty() && sessions[0].finish_reason != FinishReason::None;
+    }
 };
 
 class EngineWorker {

@@ -38,10 +38,6 @@ void on_quit_signal(int) {
     g_quit = 1;
 }
 
-CacheView cache_from(const std::string& s) {
-    return s == "off" ? CacheView::Off : s == "compare" ? CacheView::Compare : CacheView::On;
-}
-
 // Waits for the engine; a user error from the requests so far is fatal in headless runs.
 void settle(EngineWorker& worker) {
     worker.wait_idle();
@@ -141,7 +137,7 @@ int run(int argc, char** argv) {
     if (o.font_scale) st.font_scale = *o.font_scale;
     if (o.weight_scale) st.weight_scale = *o.weight_scale;
     if (!o.backend.empty()) st.backend = o.backend;
-    if (o.cache) st.cache = cache_view_name(*o.cache);
+    if (o.cache) st.cache = *o.cache;
     if (o.prompt) st.prompt = *o.prompt;
     if (o.layer >= 0) st.layer = o.layer;
     if (o.head >= 0) st.head = o.head;
@@ -183,7 +179,7 @@ int run(int argc, char** argv) {
     sc.seed = st.seed;
     if (o.trace_budget_mib > 0) worker.set_trace_budget(std::size_t(o.trace_budget_mib) << 20);
     worker.set_backend(st.backend, o.threads);
-    worker.set_cache(cache_from(st.cache));
+    worker.set_cache(st.cache);
     worker.set_sampler(sc);
     worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);
     if (headless) {

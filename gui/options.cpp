@@ -48,18 +48,6 @@ std::string one_of(const std::string& name, const std::string& v,
 
 }  // namespace
 
-const char* cache_view_name(CacheView c) {
-    switch (c) {
-        case CacheView::On:
-            return "on";
-        case CacheView::Off:
-            return "off";
-        case CacheView::Compare:
-            return "compare";
-    }
-    return "?";
-}
-
 std::string usage() {
     return "usage: kvscope [options]       the window (kvscope-cli is the terminal version)\n"
            "  --model M              default | toy | stories260K | FILE.bin\n"
@@ -108,8 +96,7 @@ AppOptions parse_options(int argc, char** argv) {
         {"prompt", [&](const std::string& v) { o.prompt = v; }},
         {"cache",
          [&](const std::string& v) {
-             const std::string c = one_of("cache", v, {"on", "off", "compare"});
-             o.cache = c == "on" ? CacheView::On : c == "off" ? CacheView::Off : CacheView::Compare;
+             o.cache = *parse_cache_view(one_of("cache", v, {"on", "off", "compare"}));
          }},
         {"decode", [&](const std::string& v) { o.decode = whole("decode", v, 0, 1 << 20); }},
         {"layer", [&](const std::string& v) { o.layer = whole("layer", v, 0, 1 << 16); }},

@@ -5,13 +5,12 @@
 #include <optional>
 #include <string>
 
+#include "core/cache_view.h"
+
 namespace kvs::gui {
 
 // The tutorial's sentence, the toy's default prompt (its vocabulary knows few words).
 inline constexpr const char* kToyPrompt = "Today weather is so";
-
-enum class CacheView { On, Off, Compare };
-const char* cache_view_name(CacheView c);  // "on", "off", "compare"
 
 struct AppOptions {
     std::string model;  // empty: the settings' choice, else the default model

@@ -280,18 +280,40 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
     size.y -= legend_h + fh * 0.3f;
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
                 clipped(tr("All heads (click one)"), size.x).c_str());
-    const float lab_w = fh * 1.8f, lab_h = fh * 2.3f, gap = std::max(2.0f, fh * 0.2f);
-    const float c = std::floor(std::min((size.x - lab_w) / H, (size.y - lab_h) / L) - gap);
+    // Query heads grouped under the K/V head they share (GQA, MQA): a wider gap between groups
+    // and a bracket named for the group's K/V head above them.
+    const int kvh = f.model() ? std::max(1, f.model()->config().n_kv_heads) : H;
+    const int group = kvh < H && H % kvh == 0 ? H / kvh : 1;
+    const int groups = H / group;
+    const float lab_w = fh * 1.8f, gap = std::max(2.0f, fh * 0.2f);
+    const float group_gap = group > 1 ? gap * 3 : 0;
+    const float lab_h = fh * (group > 1 ? 3.5f : 2.3f);
+    const float c = std::floor(
+        std::min((size.x - lab_w - group_gap * (groups - 1)) / H, (size.y - lab_h) / L) - gap);
     if (c < 4) return;
     const ImVec2 g(origin.x + lab_w, origin.y + lab_h);
+    auto head_x = [&](int h) { return g.x + h * (c + gap) + (h / group) * group_gap; };
     const bool every = c + gap >= ImGui::CalcTextSize("H00").x;
     for (int h = 0; h < H; ++h) {
         if (!every && h != 0 && h != H - 1) continue;
         char t[16];
         std::snprintf(t, sizeof t, "H%d", h);
-        dl->AddText(ImVec2(g.x + h * (c + gap) + c * 0.5f - ImGui::CalcTextSize(t).x * 0.5f,
-                           g.y - fh * 1.1f),
+        dl->AddText(ImVec2(head_x(h) + c * 0.5f - ImGui::CalcTextSize(t).x * 0.5f, g.y - fh * 1.1f),
                     f.theme.muted_text, t);
+    }
+    if (group > 1) {
+        for (int k = 0; k < groups; ++k) {
+            const float x0 = head_x(k * group), x1 = head_x(k * group + group - 1) + c;
+            const float y = g.y - fh * 1.35f;
+            dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), f.theme.axis, 1.5f);
+            dl->AddLine(ImVec2(x0, y), ImVec2(x0, y + fh * 0.2f), f.theme.axis, 1.5f);
+            dl->AddLine(ImVec2(x1, y), ImVec2(x1, y + fh * 0.2f), f.theme.axis, 1.5f);
+            char t[24];
+            std::snprintf(t, sizeof t, "KV%d", k);
+            const float tw = ImGui::CalcTextSize(t).x;
+            if (tw <= x1 - x0 + gap)
+                dl->AddText(ImVec2((x0 + x1 - tw) * 0.5f, y - fh * 1.1f), f.theme.muted_text, t);
+        }
     }
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     for (int l = 0; l < L; ++l) {
@@ -301,7 +323,7 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
             dl->AddText(ImVec2(origin.x, g.y + l * (c + gap) + c * 0.5f - fh * 0.5f),
                         f.theme.muted_text, t);
         for (int h = 0; h < H; ++h) {
-            const ImVec2 a(g.x + h * (c + gap), g.y + l * (c + gap)), b(a.x + c, a.y + c);
+            const ImVec2 a(head_x(h), g.y + l * (c + gap)), b(a.x + c, a.y + c);
             AttentionTexture& tex = head_texture(f, 0, m, l, h);
             dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
             const bool sel = l == f.ui.settings.layer && h == f.ui.settings.head;

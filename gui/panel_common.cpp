@@ -59,11 +59,18 @@ void FrameContext::record_panel(const char* name) {
     layout->panels.emplace_back(name, Rect{p.x, p.y, s.x, s.y});
 }
 
-const char* finish_reason_text(const std::string& reason) {
-    if (reason == "context full") return tr("the context is full");
-    if (reason == "end token") return tr("end token");
-    if (reason == "length limit") return tr("length limit");
-    return reason.c_str();
+const char* finish_reason_text(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::ContextFull:
+            return tr("the context is full");
+        case FinishReason::EndToken:
+            return tr("end token");
+        case FinishReason::LengthLimit:
+            return tr("length limit");
+        case FinishReason::None:
+            break;
+    }
+    return finish_reason_name(reason);
 }
 
 int shown_step(const SessionView& s, int step) {

@@ -58,8 +58,15 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
     const float mid = a.y + cell_h * g.kv_dim;
     dl->AddLine(ImVec2(a.x, mid), ImVec2(b.x, mid), f.theme.panel_bg, std::max(1.0f, fh * 0.12f));
-    dl->AddText(ImVec2(origin.x, (a.y + mid) * 0.5f - fh * 0.5f), f.theme.muted_text, "K");
-    dl->AddText(ImVec2(origin.x, (mid + b.y) * 0.5f - fh * 0.5f), f.theme.muted_text, "V");
+    if (mid - a.y >= fh * 0.9f) {
+        dl->AddText(ImVec2(origin.x, (a.y + mid) * 0.5f - fh * 0.5f), f.theme.muted_text, "K");
+        dl->AddText(ImVec2(origin.x, (mid + b.y) * 0.5f - fh * 0.5f), f.theme.muted_text, "V");
+    } else {
+        // Blocks shorter than a line: one label, K above V.
+        const float px = std::max(fh * 0.5f, std::min(fh, (b.y - a.y) * 0.5f));
+        dl->AddText(ImGui::GetFont(), px, ImVec2(origin.x, a.y), f.theme.muted_text, "K");
+        dl->AddText(ImGui::GetFont(), px, ImVec2(origin.x, a.y + px), f.theme.muted_text, "V");
+    }
     // Written at this step.
     dl->AddRect(ImVec2(a.x + cell_w * g.written_begin - 1, a.y - 2),
                 ImVec2(a.x + cell_w * g.written_end + 1, b.y + 2), to_u32(f.pal.highlight), 0, 0,
@@ -148,9 +155,9 @@ void draw_kv_cache(FrameContext& f) {
     ImGui::TextWrapped(
         tr("K and V, each layer: [B=1, T=%d, n_kv_heads=%d, head_dim=%d] float32 = %s each. "
            "All: %s; full context (%d): %s"),
-        kv.len, c.n_kv_heads, c.head_dim(), fmt_bytes(per_block).c_str(),
-        fmt_bytes(double(kv.bytes())).c_str(), c.seq_len,
-        fmt_bytes(double(kv_bytes_per_token(c, c.n_kv_heads)) * c.seq_len).c_str());
+        kv.len, c.n_kv_heads, c.head_dim(), format_bytes(per_block).c_str(),
+        format_bytes(double(kv.bytes())).c_str(), c.seq_len,
+        format_bytes(double(kv_bytes_per_token(c, c.n_kv_heads)) * c.seq_len).c_str());
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -180,7 +187,7 @@ void draw_kv_cache(FrameContext& f) {
     std::vector<PlotSeries> series;
     PlotOptions o;
     o.title = tr("KV bytes vs tokens");
-    o.fmt = [](double v) { return fmt_bytes(v); };
+    o.fmt = [](double v) { return format_bytes(v); };
     o.x_label = tr("tokens");
     o.axis = f.theme.axis;
     o.grid = f.theme.grid;
@@ -231,9 +238,9 @@ void draw_kv_cache(FrameContext& f) {
             ImGui::TableNextColumn();
             ImGui::Text("%d", v.n_kv_heads);
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(fmt_bytes(double(v.bytes_per_token)).c_str());
+            ImGui::TextUnformatted(format_bytes(double(v.bytes_per_token)).c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(fmt_bytes(double(v.bytes_per_token) * kv.len).c_str());
+            ImGui::TextUnformatted(format_bytes(double(v.bytes_per_token) * kv.len).c_str());
         }
         ImGui::EndTable();
     }

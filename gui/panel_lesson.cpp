@@ -111,7 +111,10 @@ void draw_checks(FrameContext& f, const StepOutcome& out, LessonRecord* rec) {
     }
 }
 
-void draw_batch(FrameContext& f, const BatchTable& t) {
+// The sweep's plot, `plot` in size (0: the column's width), and its table, below it or
+// (`beside`) to its right.
+void draw_batch(FrameContext& f, const BatchTable& t, ImVec2 plot = ImVec2(0, 0),
+                bool beside = false) {
     const float fh = f.font_px;
     ImGui::TextUnformatted(tr("Time per step against batch size"));
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
@@ -130,20 +133,24 @@ void draw_batch(FrameContext& f, const BatchTable& t) {
     }
     o.title = "";
     o.log_y = true;
-    o.fmt = [](double v) { return fmt_seconds(v); };
+    o.fmt = [](double v) { return format_seconds(v); };
     o.x_label = tr("batch");
     o.label_every_x = true;
     o.axis = f.theme.axis;
     o.grid = f.theme.grid;
     o.marker = f.theme.marker;
     o.text = f.theme.muted_text;
-    const float w = ImGui::GetContentRegionAvail().x;
-    draw_plot("##batchplot", ImVec2(w, std::max(fh * 8, w * 0.45f)), series, o);
+    const float w = plot.x > 0 ? plot.x : ImGui::GetContentRegionAvail().x;
+    const float plot_h = plot.y > 0 ? plot.y : std::max(fh * 8, w * 0.45f);
+    ImGui::BeginGroup();
+    draw_plot("##batchplot", ImVec2(w, plot_h), series, o);
+    ImGui::EndGroup();
     if (f.layout) {
         PlotRecord r{"batch", o.x_values, {}};
         for (const auto& s : series) r.series.emplace_back(s.label, s.y);
         f.layout->plots.push_back(std::move(r));
     }
+    if (beside) ImGui::SameLine(0, fh);
     if (ImGui::BeginTable(
             "batchtable", 4,
             ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
@@ -162,7 +169,7 @@ void draw_batch(FrameContext& f, const BatchTable& t) {
                 ImGui::TableNextColumn();
                 ImGui::Text("%.1f", r->rows_per_step);
                 ImGui::TableNextColumn();
-                ImGui::TextUnformatted(fmt_seconds(r->seconds_per_step).c_str());
+                ImGui::TextUnformatted(format_seconds(r->seconds_per_step).c_str());
                 ImGui::TableNextColumn();
                 ImGui::TextUnformatted(format_si(r->rows_per_second()).c_str());
             }
@@ -239,6 +246,22 @@ void draw_scale(FrameContext& f, const ScaleReport& r) {
 }
 
 }  // namespace
+
+void draw_lesson_stage(FrameContext& f) {
+    const LessonRun& run = f.snap.lesson;
+    const float fh = f.font_px;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    if (run.batch) {
+        // The plot as large as the stage allows beside its table.
+        const float table_w = std::min(avail.x * 0.4f, fh * 30);
+        const float plot_w = avail.x - table_w - fh;
+        const float plot_h = std::min(avail.y - fh * 4.5f, plot_w * 0.75f);
+        draw_batch(f, *run.batch, ImVec2(plot_w, plot_h), true);
+        ImGui::Spacing();
+    }
+    if (run.scale) draw_scale(f, *run.scale);
+    if (!run.batch && !run.scale) ImGui::TextWrapped("%s", tr("the engine is playing this step"));
+}
 
 void open_lesson(UiState& ui, EngineWorker& worker, int number, int step) {
     LessonUi& L = ui.lesson;
@@ -368,12 +391,13 @@ void draw_lesson(FrameContext& f) {
                     run.cancelled ? "" : dots[int(ImGui::GetTime() * 3) % 4]);
         ImGui::PopStyleColor();
     } else {
-        // Measurements first (they are what the step is about), then the checks.
-        if (step_has(step, DirectiveKind::Batch) && run.batch) {
+        // Measurements first (they are what the step is about), then the checks; on the stage
+        // instead when the step put them there.
+        if (step_has(step, DirectiveKind::Batch) && run.batch && !f.lesson_stage) {
             draw_batch(f, *run.batch);
             ImGui::Spacing();
         }
-        if (step_has(step, DirectiveKind::Scale) && run.scale) {
+        if (step_has(step, DirectiveKind::Scale) && run.scale && !f.lesson_stage) {
             draw_scale(f, *run.scale);
             ImGui::Spacing();
         }

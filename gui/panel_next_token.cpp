@@ -94,7 +94,7 @@ void draw_next_token(FrameContext& f) {
     // Bars: probability at temperature 1, then the logit it came from; the chosen token
     // outlined. A header names the columns.
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-    ImGui::TextUnformatted(tr("most likely next tokens (softmax of the logits, temperature 1):"));
+    ImGui::TextWrapped("%s", tr("most likely next tokens (softmax of the logits, temperature 1):"));
     ImGui::PopStyleColor();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 avail0 = ImGui::GetContentRegionAvail();

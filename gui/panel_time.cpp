@@ -20,13 +20,12 @@ void draw_time(FrameContext& f) {
     UiState& ui = f.ui;
     const int views = static_cast<int>(f.snap.sessions.size());
 
-    if (ImGui::BeginTable("ttft", 6, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+    if (ImGui::BeginTable("ttft", 5, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
         ImGui::TableSetupColumn("");
         ImGui::TableSetupColumn(tr("first token"));
         ImGui::TableSetupColumn(tr("per token"));
         ImGui::TableSetupColumn(tr("total"));
         ImGui::TableSetupColumn(tr("FLOPs"));
-        ImGui::TableSetupColumn(tr("measured on"), ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableHeadersRow();
         for (int si = 0; si < views; ++si) {
             const SessionView& sv = f.snap.sessions[si];
@@ -50,17 +49,22 @@ void draw_time(FrameContext& f) {
             ImGui::TextUnformatted(tr(sv.label.c_str()));
             ImGui::PopStyleColor();
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(fmt_seconds(ttft).c_str());
+            ImGui::TextUnformatted(format_seconds(ttft).c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(n_dec ? fmt_seconds(decode / n_dec).c_str() : "n/a");
+            ImGui::TextUnformatted(n_dec ? format_seconds(decode / n_dec).c_str() : "n/a");
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(s >= 0 ? fmt_seconds(total).c_str() : "n/a");
+            ImGui::TextUnformatted(s >= 0 ? format_seconds(total).c_str() : "n/a");
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(s >= 0 ? fmt_flops(flops).c_str() : "n/a");
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(s >= 0 ? sv.trace.steps()[0].device.c_str() : "-");
+            ImGui::TextUnformatted(s >= 0 ? format_flops(flops).c_str() : "n/a");
         }
         ImGui::EndTable();
+    }
+    // Where the times were measured: a line of its own (as a table column it was cut off).
+    if (!f.snap.sessions[0].trace.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        ImGui::TextWrapped("%s %s", tr("measured on"),
+                           f.snap.sessions[0].trace.steps()[0].device.c_str());
+        ImGui::PopStyleColor();
     }
 
     std::vector<PlotSeries> per_step, cumulative, flops;
@@ -114,7 +118,7 @@ void draw_time(FrameContext& f) {
     o.marker = f.theme.marker;
     o.text = f.theme.muted_text;
     o.marker_x = f.snap.sessions.empty() ? -1 : shown_step(f.snap.sessions[0], f.step);
-    o.fmt = [](double v) { return fmt_seconds(v); };
+    o.fmt = [](double v) { return format_seconds(v); };
     o.x_label = tr("step");
     o.title = tr("time per step");
     draw_plot("##tstep", ImVec2(w, avail.y), per_step, o);
@@ -123,7 +127,7 @@ void draw_time(FrameContext& f) {
     draw_plot("##tcum", ImVec2(w, avail.y), cumulative, o);
     ImGui::SameLine(0, fh * 0.5f);
     o.title = tr("FLOPs per step (counted)");
-    o.fmt = [](double v) { return fmt_flops(v); };
+    o.fmt = [](double v) { return format_flops(v); };
     draw_plot("##flops", ImVec2(w, avail.y), flops, o);
 }
 

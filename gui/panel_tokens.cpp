@@ -73,7 +73,7 @@ void draw_tokens(FrameContext& f) {
         // Generation ended: say why where the tokens are, as long as it stays ended.
         const SessionView& s0 = f.snap.sessions[0];
         char b[200];
-        if (s0.finish_reason == "context full" && f.model())
+        if (s0.finish_reason == FinishReason::ContextFull && f.model())
             std::snprintf(b, sizeof b, tr("finished: the context of %d tokens is full"),
                           f.model()->config().seq_len);
         else

@@ -98,7 +98,7 @@ void cycle_cache(FrameContext& f) {
     const CacheView next = f.snap.cache == CacheView::On    ? CacheView::Off
                            : f.snap.cache == CacheView::Off ? CacheView::Compare
                                                             : CacheView::On;
-    f.ui.settings.cache = cache_view_name(next);
+    f.ui.settings.cache = next;
     f.worker.set_cache(next);
 }
 
@@ -108,6 +108,18 @@ void apply_prompt(FrameContext& f) {
     f.ui.playing = false;
     f.ui.view_step = -1;
     f.worker.set_prompt(f.ui.prompt.data());
+}
+
+// SameLine when an item `w` wide still fits on the line, else the next line (a narrow window
+// or large text wraps the toolbar instead of cutting it off).
+static void same_line_or_wrap(float w, float spacing = -1) {
+    const float sp = spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing;
+    ImGui::SameLine(0, sp);
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+}
+
+static float button_w(const char* label) {
+    return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
 }
 
 void draw_toolbar(FrameContext& f) {
@@ -142,7 +154,7 @@ void draw_toolbar(FrameContext& f) {
         const ModelConfig& c = m->config();
         const std::string weights =
             m->is_toy() ? std::string(tr("hand-made weights"))
-                        : fmt_bytes(m->parameter_count() * 4.0) + " " + tr("of weights");
+                        : format_bytes(m->parameter_count() * 4.0) + " " + tr("of weights");
         ImGui::SetTooltip(
             tr("%s: %d layers, %d heads (%d K/V), head size %d, dim %d, vocab %d, context %d, %s"),
             m->name().c_str(), c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.dim,
@@ -181,7 +193,7 @@ void draw_toolbar(FrameContext& f) {
     for (int i = 0; i < 3; ++i) {
         ImGui::SameLine();
         if (ImGui::RadioButton(names[i], s.cache == modes[i]) && s.cache != modes[i]) {
-            ui.settings.cache = cache_view_name(modes[i]);
+            ui.settings.cache = modes[i];
             f.worker.set_cache(modes[i]);
         }
     }
@@ -240,17 +252,18 @@ void draw_toolbar(FrameContext& f) {
     if (ImGui::Button(ui.view_step < 0 ? tr("latest") : tr("to latest"))) ui.view_step = -1;
     ImGui::EndDisabled();
 
-    ImGui::SameLine(0, fh * 1.2f);
+    same_line_or_wrap(button_w(tr("Keys (F1)")), fh * 1.2f);
     if (ImGui::Button(tr("Keys (F1)"))) ui.show_help = !ui.show_help;
-    ImGui::SameLine();
-    if (ImGui::Button(ui.lesson_panel ? tr("Hide lesson (L)") : tr("Lessons (L)"))) {
+    const char* lesson_label = ui.lesson_panel ? tr("Hide lesson (L)") : tr("Lessons (L)");
+    same_line_or_wrap(button_w(lesson_label));
+    if (ImGui::Button(lesson_label)) {
         if (ui.lesson_panel)
             close_lesson(ui);
         else
             open_lesson(ui, f.worker, std::max(1, ui.lesson.number), ui.lesson.step);
     }
-    ImGui::SameLine();
     // Each language names itself, so either can find the way back.
+    same_line_or_wrap(button_w("English"));
     if (ImGui::Button(ui.settings.lang == "zh" ? "English" : "\xE4\xB8\xAD\xE6\x96\x87"))
         set_ui_language(ui, ui.settings.lang == "zh" ? "en" : "zh");
 

@@ -92,10 +92,11 @@ struct FrameContext {
     LayoutRecord* layout;  // where panels record their geometry; null when nobody asked
     int step = -1;         // the step shown (index into each session's trace); -1: none yet
     float font_px = 16;
-    float toolbar_bottom = 0;  // y where the panels start
-    ImFont* mono = nullptr;    // for code in the lesson text
-    ImFont* bold = nullptr;    // for bold lesson text (null: none installed)
-    GraphicCaps caps{};        // the largest the stage lets each graphic be (0: no limit)
+    float toolbar_bottom = 0;   // y where the panels start
+    ImFont* mono = nullptr;     // for code in the lesson text
+    ImFont* bold = nullptr;     // for bold lesson text (null: none installed)
+    bool lesson_stage = false;  // the lesson step's measurements are on the stage (not its column)
+    GraphicCaps caps{};         // the largest the stage lets each graphic be (0: no limit)
 
     const Model* model() const { return snap.model.get(); }
     // The piece of a token for labels; "?" when out of range.
@@ -110,7 +111,7 @@ struct FrameContext {
 };
 
 // Why generation ended, in the window's words.
-const char* finish_reason_text(const std::string& reason);
+const char* finish_reason_text(FinishReason reason);
 
 // The step a session shows: the one asked, clamped to what the session has.
 int shown_step(const SessionView& s, int step);
@@ -128,6 +129,8 @@ void draw_toy_table(FrameContext& f);
 void draw_help(FrameContext& f);
 void draw_messages(FrameContext& f);
 void draw_lesson(FrameContext& f);
+// What the lesson step measured (@batch, @scale), full size on the stage.
+void draw_lesson_stage(FrameContext& f);
 
 // The lesson panel's actions (buttons, keys, the menu, --lesson): they show step `step` of
 // lesson `number` and have the engine play it (the next step on top of the previous ones, else

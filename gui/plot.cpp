@@ -148,9 +148,13 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
         }
     } else {
         std::snprintf(b, sizeof b, "%s %.0f", o.x_label, xval(0));
+        const float first_end = left + ImGui::CalcTextSize(b).x;
         dl->AddText(ImVec2(left, bottom + 1), o.text, b);
+        // The last x where it does not run into the first.
         std::snprintf(b, sizeof b, "%.0f", xval(n - 1));
-        dl->AddText(ImVec2(right - ImGui::CalcTextSize(b).x, bottom + 1), o.text, b);
+        const float lw = ImGui::CalcTextSize(b).x;
+        if (right - lw > first_end + fh * 0.5f)
+            dl->AddText(ImVec2(right - lw, bottom + 1), o.text, b);
     }
 
     dl->PushClipRect(ImVec2(left, top - 1), ImVec2(right + 1, bottom + 1), true);

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/cache_view.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/utf8.h"
@@ -138,7 +139,13 @@ const std::vector<Field>& fields() {
              s.backend = v;
              return "";
          }},
-        one_of("cache", &Settings::cache, {"on", "off", "compare"}),
+        {"cache",
+         [](Settings& s, const std::string& v) -> std::string {
+             const auto c = parse_cache_view(v);
+             if (!c) return "one of on, off, compare";
+             s.cache = *c;
+             return "";
+         }},
         text("prompt", &Settings::prompt),
         number("play_speed", &Settings::play_speed, 0.01, 100, "0.01..100"),
         integer("layer", &Settings::layer, 0, 1 << 16),
@@ -232,7 +239,7 @@ std::string settings_text(const Settings& s) {
     f << "# kvscope settings (rewritten on exit)\n"
       << "theme = " << s.theme << "\nfont_scale = " << num(s.font_scale) << "\nmodel = " << model
       << "\nmodel_path = " << (path_fits ? s.model_path : "") << "\nbackend = " << s.backend
-      << "\ncache = " << s.cache << "\nprompt = " << prompt
+      << "\ncache = " << cache_view_name(s.cache) << "\nprompt = " << prompt
       << "\nplay_speed = " << num(s.play_speed) << "\nlayer = " << s.layer << "\nhead = " << s.head
       << "\nweight_scale = " << s.weight_scale << "\nlog_time = " << (s.log_time ? 1 : 0)
       << "\ntemperature = " << num(s.temperature) << "\ntop_k = " << s.top_k

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cache_view.h"
+
 namespace kvs::gui {
 
 struct Settings {
@@ -16,7 +18,7 @@ struct Settings {
     std::string model = "default";  // a name, or "file" for model_path
     std::string model_path;
     std::string backend = "auto";
-    std::string cache = "on";  // "on" | "off" | "compare"
+    CacheView cache = CacheView::On;
     std::string prompt = "Once upon a time";
     float play_speed = 4.0f;  // steps per second
     int layer = 0, head = 0;

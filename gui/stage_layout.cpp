@@ -202,7 +202,7 @@ float kv_cells_h(Box c, float fh, int views, int variants) {
 float time_plot_h(Box c, float fh, int views) {
     // The table (header and a row per session), the log-scale row, then each plot's title above
     // its plot area and the x labels below.
-    const float table = (views + 1) * fh * 1.35f + fh * 0.3f;
+    const float table = (views + 1) * fh * 1.35f + fh * 1.7f;  // and "measured on ..."
     return std::max(0.0f, c.h - table - frame_row_h(fh) - fh * 2.5f);
 }
 

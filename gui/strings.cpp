@@ -98,6 +98,7 @@ const std::vector<UiString>& ui_strings() {
         {"full screen", "全屏"},
         {"1 to 7", "1 到 7"},
         {"value (V)", "值（V）"},
+        {"Lesson: what this step measured", "课程：这一步测到的结果"},
         {"(key 3: maximise for the bytes plot and the what-if table)",
          "（按 3 放大，可看字节曲线和 K/V 头数对比表）"},
         {"context vector = the last row (position %d): logit(word) = projection(word) . context",

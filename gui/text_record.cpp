@@ -79,6 +79,13 @@ void record_text(LayoutRecord& rec) {
         const bool scrolls = w->ScrollMax.y > 0 || w->ScrollMax.x > 0;
         const std::string panel = panel_of(w);
         Run run;
+        // The glyphs drawn last: bold without a bold font (Chinese in a heading) draws a piece
+        // twice, a pixel apart; the second copy is the same text, not a second label.
+        struct Recent {
+            unsigned cp;
+            float x, y;
+        };
+        std::vector<Recent> recent;
         auto close = [&] {
             if (run.open && !run.rec.text.empty()) rec.texts.push_back(run.rec);
             run = Run();
@@ -107,6 +114,13 @@ void record_text(LayoutRecord& rec) {
                 }
                 i += 6;
                 const GlyphInfo& gi = found->second;
+                const bool copy = std::any_of(recent.begin(), recent.end(), [&](const Recent& q) {
+                    return q.cp == gi.codepoint && std::fabs(q.x - v[0].pos.x) <= 2.5f &&
+                           std::fabs(q.y - v[0].pos.y) < 0.5f;
+                });
+                if (copy) continue;
+                recent.push_back({gi.codepoint, v[0].pos.x, v[0].pos.y});
+                if (recent.size() > 32) recent.erase(recent.begin());
                 float x0 = v[0].pos.x, y0 = v[0].pos.y, x1 = x0, y1 = y0;
                 for (int k = 1; k < 4; ++k) {
                     x0 = std::min(x0, v[k].pos.x);
@@ -151,8 +165,9 @@ void record_text(LayoutRecord& rec) {
                 r.y = std::min(r.y, y0);
                 r.w = rx1 - r.x;
                 r.h = ry1 - r.y;
-                run.rec.clipped = run.rec.clipped || x0 < cr.x - 0.5f || y0 < cr.y - 0.5f ||
-                                  x1 > cr.z + 0.5f || y1 > cr.w + 0.5f;
+                // A glyph's bearing may reach a pixel past its pen position.
+                run.rec.clipped = run.rec.clipped || x0 < cr.x - 1.0f || y0 < cr.y - 1.0f ||
+                                  x1 > cr.z + 1.0f || y1 > cr.w + 1.0f;
                 run.pen_x = pen_x + gi.advance * scale;
                 run.pen_y = pen_y;
                 run.scale = scale;

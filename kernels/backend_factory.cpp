@@ -37,6 +37,20 @@ std::unique_ptr<Backend> cuda_backend() {
 
 }  // namespace
 
+BackendChoice choose_auto(const GpuCandidate& gpu) {
+    const std::string why = gpu.problem();
+    if (why.empty()) {
+        try {
+            return {gpu.make(), "CUDA backend (a CUDA device answered)"};
+        } catch (const Error& e) {
+            return {
+                std::make_unique<CpuBackend>(),
+                std::string("CPU backend: the CUDA device could not be set up (") + e.what() + ")"};
+        }
+    }
+    return {std::make_unique<CpuBackend>(), "CPU backend: no usable CUDA device (" + why + ")"};
+}
+
 namespace {
 
 BackendChoice choose(const std::string& name) {
@@ -44,13 +58,11 @@ BackendChoice choose(const std::string& name) {
     if (name == "cuda-emulated")
         return {std::make_unique<EmulatedCudaBackend>(),
                 "CUDA kernels emulated on the CPU (asked for)"};
-    if (name == "cuda" || name == "auto") {
+    if (name == "auto") return choose_auto({cuda_unavailable_reason, cuda_backend});
+    if (name == "cuda") {
         const std::string why = cuda_unavailable_reason();
-        if (why.empty())
-            return {cuda_backend(), name == "cuda" ? "CUDA backend (asked for)"
-                                                   : "CUDA backend (a CUDA device answered)"};
-        if (name == "cuda") throw Error("--backend cuda: no usable CUDA device (" + why + ")");
-        return {std::make_unique<CpuBackend>(), "CPU backend: no usable CUDA device (" + why + ")"};
+        if (!why.empty()) throw Error("--backend cuda: no usable CUDA device (" + why + ")");
+        return {cuda_backend(), "CUDA backend (asked for)"};
     }
     throw Error("unknown backend '" + name + "' (choose auto, cpu, cuda or cuda-emulated)");
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Picks a backend at run time: "cpu", "cuda" (a device must answer), "cuda-emulated" (the CUDA
 // kernel bodies run on the CPU), or "auto" (CUDA when a device answers, else the CPU, with why).
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -13,13 +14,24 @@ struct BackendChoice {
     std::string note;  // why this one, e.g. the CUDA error that made "auto" fall back to the CPU
 };
 
+// A GPU backend `auto` may pick: `problem` says why it cannot be used (empty: usable), `make`
+// builds it (and may still throw kvs::Error, e.g. a device that became busy).
+struct GpuCandidate {
+    std::function<std::string()> problem;
+    std::function<std::unique_ptr<Backend>()> make;
+};
+// What `--backend auto` does with a candidate: the GPU when its probe passes and it can be built,
+// else the CPU backend with the reason in the note. Never throws for a GPU failure.
+BackendChoice choose_auto(const GpuCandidate& gpu);
+
 // Throws kvs::Error for an unknown name, or "cuda" when no device answers. "cuda-emulated" works
 // in every build, nvcc or not. `cpu_threads` (>= 1) is what the CPU backend computes on (see
 // CpuBackend::set_threads); other backends ignore it, and the note says so when it is not 1.
 BackendChoice make_backend(const std::string& name, int cpu_threads = 1);
 // Whether this build has the CUDA backend compiled in.
 bool cuda_compiled();
-// Empty when a CUDA device answers, else the reason (the CUDA runtime's error string).
+// Empty when a CUDA device answers, can be made current, has a kernel image in this build and runs
+// a probe kernel on a stream; else the reason (the failing step and the CUDA runtime's words).
 std::string cuda_unavailable_reason();
 
 }  // namespace kvs

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/file_bytes.h"
@@ -154,12 +155,8 @@ void parse_arguments(Directive& d, const std::string& args) {
                 throw Error("@limit needs a whole number of new tokens (1 or more)");
             break;
         case DirectiveKind::Cache:
-            if (args == "on")
-                d.cache = LessonCache::On;
-            else if (args == "off")
-                d.cache = LessonCache::Off;
-            else if (args == "compare")
-                d.cache = LessonCache::Compare;
+            if (const auto c = parse_cache_view(args))
+                d.cache = *c;
             else
                 throw Error("@cache takes on, off or compare, not '" + args + "'");
             break;
@@ -202,13 +199,26 @@ void parse_arguments(Directive& d, const std::string& args) {
             break;
         }
         case DirectiveKind::Show: {
+            // @show PANEL [PANEL ...] [size=large|full]: d.arg keeps them, one space apart.
             const auto& panels = lesson_panels();
-            if (std::find(panels.begin(), panels.end(), args) == panels.end()) {
-                std::string list;
-                for (const auto& p : panels) list += (list.empty() ? "" : ", ") + p;
-                throw Error("@show: unknown panel '" + args + "' (panels: " + list + ")");
+            std::istringstream words{std::string(args)};
+            std::string w, shown, size;
+            while (words >> w) {
+                if (w.rfind("size=", 0) == 0) {
+                    size = w.substr(5);
+                    if (size != "large" && size != "full")
+                        throw Error("@show: size must be large or full, not '" + size + "'");
+                    continue;
+                }
+                if (std::find(panels.begin(), panels.end(), w) == panels.end()) {
+                    std::string list;
+                    for (const auto& p : panels) list += (list.empty() ? "" : ", ") + p;
+                    throw Error("@show: unknown panel '" + w + "' (panels: " + list + ")");
+                }
+                shown += (shown.empty() ? "" : " ") + w;
             }
-            d.arg = args;
+            if (shown.empty()) throw Error("@show: which panel? (e.g. @show attention)");
+            d.arg = size.empty() ? shown : shown + " size=" + size;
             break;
         }
         case DirectiveKind::Batch: {

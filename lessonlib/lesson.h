@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cache_view.h"
 #include "lessonlib/lesson_expr.h"
 
 namespace kvs {
@@ -28,15 +29,13 @@ enum class DirectiveKind {
     Reset,      // @reset                        back to the prompt, cache emptied
     Highlight,  // @highlight layer=L head=H
     Explain,    // @explain LAYER HEAD ROW|last   inside one attention row of the latest step
-    Show,       // @show PANEL
+    Show,       // @show PANEL [PANEL ...] [size=large|full]
     WhatIf,     // @whatif                       KV bytes per token as MHA / GQA / MQA
     Batch,      // @batch sizes=1,2,4,8 decode=N [repeats=R] prompts="A" | "B" ...
     Scale,      // @scale model=M context=C gpu=G [batch=B] [dtype=bf16|fp16|fp32]
     Expect,     // @expect CHECK                 (lessonlib/lesson_expr.h)
 };
 const char* directive_name(DirectiveKind k);
-
-enum class LessonCache { On, Off, Compare };
 
 // The panels a GUI can bring forward with @show.
 const std::vector<std::string>& lesson_panels();
@@ -69,7 +68,7 @@ struct Directive {
     int n = 0;  // @decode count (-1: until generation finishes), @limit, @highlight/@explain layer
     int head = 0;  // @highlight, @explain
     int row = 0;   // @explain: query row among the latest step's kept rows (-1: the last)
-    LessonCache cache = LessonCache::On;
+    CacheView cache = CacheView::On;
     BatchPlan batch;
     ScaleQuery scale;
     Expectation expect;

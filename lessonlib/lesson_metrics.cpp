@@ -7,6 +7,7 @@
 #include "core/attention_explain.h"
 #include "core/error.h"
 #include "core/kv_what_if.h"
+#include "core/logit_difference.h"
 #include "core/model.h"
 #include "core/session.h"
 #include "lessonlib/batch_sweep.h"
@@ -171,7 +172,7 @@ LessonValue session_metric(const std::string& name, const Session& s,
     if (name == "steps") return V::number(static_cast<double>(steps.size()));
     if (name == "prompt_len") return V::number(s.prompt_len());
     if (name == "generated") return V::number(s.generated());
-    if (name == "finish") return V::string(s.finished() ? s.finish_reason() : "running");
+    if (name == "finish") return V::string(finish_reason_name(s.finish_reason()));
     if (name == "text") {
         std::string out;
         const auto& toks = s.tokens();
@@ -292,8 +293,7 @@ LessonValue compare_metric(const std::string& name, const LessonFacts& f) {
     for (std::size_t i = 0; i < n; ++i) {
         if (a[i].logits.empty() || b[i].logits.empty())
             throw Error("step " + std::to_string(i) + " kept no logits");
-        for (std::size_t j = 0; j < a[i].logits.size(); ++j)
-            diff = std::max(diff, static_cast<double>(std::fabs(a[i].logits[j] - b[i].logits[j])));
+        diff = std::max(diff, max_logit_difference(a[i], b[i]));
     }
     return LessonValue::number(diff);
 }

@@ -6,6 +6,7 @@
 
 #include "core/attention_explain.h"
 #include "core/kv_what_if.h"
+#include "core/logit_difference.h"
 #include "core/model.h"
 #include "core/session.h"
 #include "core/toy_model.h"
@@ -19,19 +20,6 @@ std::string fmt(const char* f, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
-}
-
-std::string scaled(double v, const char* const units[], int n, double step) {
-    int u = 0;
-    while (u + 1 < n && std::fabs(v) >= step) {
-        v /= step;
-        ++u;
-    }
-    return fmt(std::fabs(v) >= 100 || u == 0 ? "%.0f"
-               : std::fabs(v) >= 10          ? "%.1f"
-                                             : "%.2f",
-               v) +
-           " " + units[u];
 }
 
 // A vocabulary entry printable on one line: control bytes escaped (llama2.c's BOS is "\n<s>\n").
@@ -130,14 +118,6 @@ std::string cost_line(const StepRecord& r) {
            fmt("%.3g FLOP per byte", r.counts.bytes > 0 ? r.counts.flops / r.counts.bytes : 0.0);
 }
 
-double logit_diff(const StepRecord& a, const StepRecord& b) {
-    double d = 0;
-    if (a.logits.size() != b.logits.size()) return NAN;
-    for (std::size_t i = 0; i < a.logits.size(); ++i)
-        d = std::max(d, static_cast<double>(std::fabs(a.logits[i] - b.logits[i])));
-    return d;
-}
-
 void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int before,
                     int twin_before) {
     const Session& s = *f.session;
@@ -162,7 +142,7 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
                       ", counted " + format_flops(u.counts.flops) + " (attention " +
                       format_flops(u.counts.attention_flops) + "); chose " +
                       quoted_piece(m, u.token_out) +
-                      fmt("; max |logit difference| %.3g", logit_diff(r, u)));
+                      fmt("; max |logit difference| %.3g", max_logit_difference(r, u)));
         if (u.phase == Phase::Decode)
             out.push_back("  without the cache, why not Q: " + why_not_q_line(u));
     }
@@ -183,7 +163,8 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
                s);
         if (f.uncached) totals("total so far, uncached: ", *f.uncached);
     }
-    if (s.finished()) out.push_back("generation finished: " + s.finish_reason());
+    if (s.finished())
+        out.push_back("generation finished: " + std::string(finish_reason_name(s.finish_reason())));
 }
 
 void describe_highlight(std::vector<std::string>& out, const LessonFacts& f) {
@@ -332,27 +313,6 @@ void describe_scale(std::vector<std::string>& out, const ScaleReport& r) {
 
 }  // namespace
 
-std::string format_seconds(double s) {
-    if (s >= 1) return fmt("%.3g s", s);
-    if (s >= 1e-3) return fmt("%.3g ms", s * 1e3);
-    return fmt("%.3g us", s * 1e6);
-}
-
-std::string format_flops(double f) {
-    static const char* const u[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
-    return scaled(f, u, 6, 1000);
-}
-
-std::string format_bytes(double b) {
-    static const char* const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    return scaled(b, u, 5, 1024);
-}
-
-std::string format_si(double v) {
-    static const char* const u[] = {"", "k", "M", "G", "T", "P"};
-    return scaled(v, u, 6, 1000);
-}
-
 std::vector<std::string> describe_action(const Directive& d, const LessonFacts& f, int steps_before,
                                          int twin_steps_before) {
     std::vector<std::string> out;
@@ -383,9 +343,9 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
             out.push_back("at most " + std::to_string(d.n) + " new tokens");
             break;
         case DirectiveKind::Cache:
-            out.push_back(d.cache == LessonCache::On
+            out.push_back(d.cache == CacheView::On
                               ? "KV cache on: a decode step feeds one token and reads the cache"
-                          : d.cache == LessonCache::Off
+                          : d.cache == CacheView::Off
                               ? "KV cache off: a decode step recomputes the whole sequence"
                               : "compare: a twin session takes the same steps without the cache");
             break;
@@ -395,8 +355,8 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
             describe_steps(out, f, steps_before, twin_steps_before);
             if (d.kind == DirectiveKind::Decode &&
                 f.session->trace().steps().size() == static_cast<std::size_t>(steps_before))
-                out.push_back("no step taken: generation had finished (" +
-                              f.session->finish_reason() + ")");
+                out.push_back(std::string("no step taken: generation had finished (") +
+                              finish_reason_name(f.session->finish_reason()) + ")");
             break;
         case DirectiveKind::Reset:
             out.push_back("back to the prompt: cache emptied, trace cleared");

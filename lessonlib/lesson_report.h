@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/format.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_target.h"
 
@@ -16,10 +17,6 @@ namespace kvs {
 std::vector<std::string> describe_action(const Directive& d, const LessonFacts& f, int steps_before,
                                          int twin_steps_before);
 
-// Number formatting shared with the CLI: 3 significant digits and a unit.
-std::string format_seconds(double s);  // "412 us", "3.20 ms", "1.05 s"
-std::string format_flops(double f);    // "1.23 MFLOP"
-std::string format_bytes(double b);    // binary units: "3.5 KiB"
-std::string format_si(double v);       // decimal units for big figures: "13.5 G"
+// Numbers are formatted by core/format.h (format_seconds, format_bytes, format_flops, format_si).
 
 }  // namespace kvs

@@ -22,7 +22,7 @@ struct LessonFacts {
     const Model* model = nullptr;
     const Session* session = nullptr;   // the session the lesson drives (its cache mode per @cache)
     const Session* uncached = nullptr;  // @cache compare: the same prompt run without the cache
-    LessonCache cache = LessonCache::On;
+    CacheView cache = CacheView::On;
     const BatchTable* batch = nullptr;   // the last @batch
     const ScaleReport* scale = nullptr;  // the last @scale
     int highlight_layer = 0;
@@ -40,7 +40,7 @@ class LessonTarget {
     virtual void load_model(const std::string& spec) = 0;  // open_model() names or a path
     virtual void set_prompt(const std::string& text) = 0;
     virtual void set_limit(int max_new_tokens) = 0;  // before @prefill
-    virtual void set_cache(LessonCache mode) = 0;    // compare: before @prefill
+    virtual void set_cache(CacheView mode) = 0;      // compare: before @prefill
     virtual void prefill() = 0;
     virtual void decode(int n) = 0;  // n steps, or until finished when n < 0; stops when finished
     virtual void reset() = 0;        // back to the prompt

@@ -9,7 +9,7 @@ void SessionLessonTarget::restart() {
     model_ = nullptr;
     prompt_.clear();
     limit_ = -1;
-    cache_ = LessonCache::On;
+    cache_ = CacheView::On;
     session_.reset();
     uncached_.reset();
     batch_.reset();
@@ -46,10 +46,10 @@ void SessionLessonTarget::rebuild_sessions() {
     if (!model_ || prompt_.empty()) return;
     SessionConfig cfg;
     cfg.max_new_tokens = limit_;
-    cfg.mode = cache_ == LessonCache::Off ? CacheMode::Uncached : CacheMode::Cached;
+    cfg.mode = cache_ == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached;
     auto s = std::make_unique<Session>(*model_, backend_, cfg);
     s->set_prompt(prompt_);
-    if (cache_ == LessonCache::Compare) {
+    if (cache_ == CacheView::Compare) {
         cfg.mode = CacheMode::Uncached;
         uncached_ = std::make_unique<Session>(*model_, backend_, cfg);
         uncached_->set_prompt(prompt_);
@@ -83,9 +83,9 @@ void SessionLessonTarget::set_limit(int max_new_tokens) {
     }
 }
 
-void SessionLessonTarget::set_cache(LessonCache mode) {
+void SessionLessonTarget::set_cache(CacheView mode) {
     if (mode == cache_) return;
-    if (mode == LessonCache::Compare) {
+    if (mode == CacheView::Compare) {
         // The twin must see the same steps from the start.
         require_unstarted("@cache compare");
         cache_ = mode;
@@ -96,7 +96,7 @@ void SessionLessonTarget::set_cache(LessonCache mode) {
     cache_ = mode;
     uncached_.reset();
     if (session_)
-        session_->set_mode(mode == LessonCache::Off ? CacheMode::Uncached : CacheMode::Cached);
+        session_->set_mode(mode == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached);
 }
 
 void SessionLessonTarget::prefill() {

@@ -21,7 +21,7 @@ class SessionLessonTarget : public LessonTarget {
     void load_model(const std::string& spec) override;
     void set_prompt(const std::string& text) override;
     void set_limit(int max_new_tokens) override;
-    void set_cache(LessonCache mode) override;
+    void set_cache(CacheView mode) override;
     void prefill() override;
     void decode(int n) override;
     void reset() override;
@@ -44,7 +44,7 @@ class SessionLessonTarget : public LessonTarget {
     const Model* model_ = nullptr;
     std::string prompt_;
     int limit_ = -1;
-    LessonCache cache_ = LessonCache::On;
+    CacheView cache_ = CacheView::On;
     std::unique_ptr<Session> session_, uncached_;
     std::optional<BatchTable> batch_;
     std::optional<ScaleReport> scale_;

@@ -6,6 +6,7 @@
 
 #include "core/attention_explain.h"
 #include "core/model_loader.h"
+#include "core/op_log.h"
 #include "core/session.h"
 #include "kernels/backend_factory.h"
 #include "tests/test_helpers.h"
@@ -167,4 +168,80 @@ TEST_CASE("explain: bad step, layer, head or row, and dropped payloads, say why"
     CHECK(why.find("dropped") != std::string::npos);
     CHECK_FALSE(explain_attention(s.trace(), c, 1, 0, 0, 0, &why));
     CHECK(why.find("the K/V row of position 0 (written at step 0) was dropped") == 0);
+}
+
+TEST_CASE("op log: every op in order, counted FLOPs sum to the step's, calls measured",
+          "[explain][ops]") {
+    auto def = open_model("default");
+    const ModelConfig& c = def->config();
+    for (const std::string backend : {"cpu", "cuda-emulated"})
+        for (bool by_token : {false, true}) {
+            INFO(backend << (by_token ? ", token-by-token prefill" : ""));
+            auto be = make_backend(backend);
+            SessionConfig cfg;
+            cfg.max_new_tokens = 2;
+            cfg.prefill_token_by_token = by_token;
+            Session s(*def, *be.backend, cfg);
+            s.set_prompt("The cat sat on the");
+            const int P = s.prompt_len();
+            for (int i = 0; i < 2; ++i) {
+                const StepRecord& r = s.step();
+                const auto& ops = r.ops.ops;
+                const int passes = r.forward_calls;
+                // Per pass: embedding, 17 per layer, final norm, classifier; then sampling.
+                REQUIRE(ops.size() == std::size_t(passes) * (1 + 17 * c.n_layers + 2) + 1);
+                CHECK(ops.front().kind == OpKind::Embedding);
+                CHECK(ops.back().kind == OpKind::Sampling);
+                CHECK(ops.back().seconds >= 0);
+                CHECK(r.ops.flops() == Approx(r.counts.flops).epsilon(1e-12));
+                const int rows = r.phase == Phase::Decode || by_token ? 1 : P;
+                for (std::size_t k = 0; k < ops.size(); ++k) {
+                    const OpRecord& o = ops[k];
+                    INFO("op " << k << " " << op_kind_name(o.kind));
+                    if (o.kind == OpKind::QProj || o.kind == OpKind::FfnDown) {
+                        CHECK(o.in.rows == rows);  // matrix . vector at decode
+                        CHECK(o.out.features == c.dim);
+                    }
+                    if (o.kind == OpKind::KProj) CHECK(o.out.features == c.kv_dim());
+                    if (o.call >= 0 || o.kind == OpKind::Sampling)
+                        CHECK(o.seconds >= 0);  // measured
+                    if (o.kind == OpKind::Softmax || o.kind == OpKind::WeightedSum) {
+                        CHECK(o.seconds < 0);  // inside the fused attention kernel
+                        REQUIRE(o.timed_with >= 0);
+                        CHECK(ops[o.timed_with].kind == OpKind::Scores);
+                    }
+                }
+            }
+        }
+}
+
+TEST_CASE("explain payloads count against the trace budget and go first with old steps",
+          "[explain][budget]") {
+    auto def = open_model("default");
+    auto be = make_backend("cpu");
+    SessionConfig cfg;
+    cfg.max_new_tokens = 12;
+    Session s(*def, *be.backend, cfg);
+    s.set_prompt("The cat sat on the");
+    const StepRecord& pre = s.step();
+    const ModelConfig& c = def->config();
+    CHECK(pre.q_rows.size() == std::size_t(c.n_layers) * s.prompt_len() * c.dim);
+    const std::size_t one_step = pre.payload_bytes();
+    CHECK(one_step >= (pre.q_rows.capacity() + pre.attn_out.capacity()) * sizeof(float));
+    s.trace().set_budget(one_step * 2);
+    while (!s.finished()) s.step();
+    CHECK(s.trace().payload_bytes() <= s.trace().budget());
+    CHECK(s.trace().evicted_steps() > 0);
+    std::size_t sum = 0;
+    for (const StepRecord& r : s.trace().steps()) {
+        sum += r.payload_bytes();
+        if (r.payload_evicted) {
+            CHECK(r.q_rows.empty());
+            CHECK(r.attn_out.empty());
+            CHECK(r.ops.ops.empty());
+            CHECK(r.query_rows_computed > 0);  // the scalars stay
+        }
+    }
+    CHECK(sum == s.trace().payload_bytes());
+    CHECK_FALSE(s.trace().back().payload_evicted);
 }

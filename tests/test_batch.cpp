@@ -55,3 +55,33 @@ TEST_CASE("batch limits", "[batch]") {
     CHECK_THROWS_AS(b.set_prompts(std::vector<std::string>(9, "a")), Error);
     CHECK_THROWS_WITH(b.set_prompts({std::string(80, 'x')}), Catch::Contains("do not fit"));
 }
+
+TEST_CASE("a batch that reaches its limit and the context together ends as Session does",
+          "[batch]") {
+    // The longest limit the context allows for "a": the last new token fills the context, so
+    // both rules hold at once; Session says "context full" (that is why it stopped).
+    CpuBackend be;
+    SessionConfig cfg;
+    Session s(tiny(), be, cfg);
+    s.set_prompt("a");
+    const int limit = s.max_new_tokens_allowed();
+    cfg.max_new_tokens = limit;
+    cfg.stop_at_end_token = false;
+    Session alone(tiny(), be, cfg);
+    alone.set_prompt("a");
+    while (!alone.finished()) alone.step();
+    BatchSession b(tiny(), be, limit);
+    b.set_prompts({"a"});
+    while (!b.finished()) b.step();
+    if (alone.finish_reason() != FinishReason::EndToken &&
+        b.finish_reason(0) != FinishReason::EndToken) {
+        CHECK(alone.finish_reason() == FinishReason::ContextFull);
+        CHECK(b.finish_reason(0) == alone.finish_reason());
+    }
+    // The rule itself, in its order: end token, then context, then limit.
+    CHECK(stop_rule(true, 9, 8, 8, 8) == FinishReason::EndToken);
+    CHECK(stop_rule(false, 9, 8, 8, 8) == FinishReason::ContextFull);
+    CHECK(stop_rule(false, 8, 8, 7, 7) == FinishReason::LengthLimit);
+    CHECK(stop_rule(false, 8, 8, 7, 0) == FinishReason::None);
+    CHECK(std::string(finish_reason_name(FinishReason::ContextFull)) == "context full");
+}

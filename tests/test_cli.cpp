@@ -202,3 +202,57 @@ TEST_CASE("user text in an error message is escaped: still one line, no terminal
     CHECK(o.exit_code == 2);
     CHECK(one_line(o.err));
 }
+
+TEST_CASE("explain: the toy's even head at \"so\", as text and JSON; bad choices exit 2",
+          "[cli][explain]") {
+    auto r = run_cli({"explain", "--model", "toy", "--head", "even", "--row", "so"});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    // key, token, source, q.k, scaled, mask, weight, K, V
+    CHECK(r.out.find(
+              "0 \"Today\"      new              -inf       -inf                   0  1, 10") !=
+          std::string::npos);
+    CHECK(r.out.find(
+              "1 \"weather\"    new                 0          0                 0.5  2, 20") !=
+          std::string::npos);
+    CHECK(
+        r.out.find("3 \"so\"         new                 0          0                 0.5  4, 5") !=
+        std::string::npos);
+    CHECK(r.out.find("output sum_j w_j . v_j = [12.5]") != std::string::npos);
+    CHECK(r.out.find("the model's attention output = [12.5]") != std::string::npos);
+
+    r = run_cli({"explain", "--model", "toy", "--head", "even", "--row", "so", "--json"});
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["head_name"] == "even");
+    CHECK(j["query_piece"] == "so");
+    REQUIRE(j["keys"].size() == 4);
+    CHECK(j["keys"][0]["raw"].is_null());  // -inf
+    CHECK(j["keys"][1]["raw"] == 0);
+    CHECK(j["keys"][1]["weight"] == 0.5);
+    CHECK(j["keys"][3]["weight"] == 0.5);
+    CHECK(j["output"][0] == 12.5);
+    CHECK(j["model_output"][0] == 12.5);
+
+    // A real model, a decode step without the cache: the recomputed rows were compared.
+    r = run_cli({"explain", "--model", "default", "--backend", "cpu", "--prompt", "The cat sat",
+                 "--step", "2", "--layer", "1", "--head", "3", "--no-cache", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto d = nlohmann::json::parse(r.out);
+    CHECK(d["phase"] == "decode");
+    CHECK(d["keys"].back()["source"] == "new");
+    CHECK(d["keys"][0]["source"] == "recomputed");
+    CHECK(d["why_not_q"]["query_rows_used"] == 1);
+    CHECK(d["why_not_q"]["kv_recomputed_max_delta"] == 0);
+
+    expect_error({"explain", "--model", "toy", "--head", "odd"}, "no head 'odd'");
+    expect_error({"explain", "--model", "toy", "--row", "rain"},
+                 "no query row with the token 'rain'");
+    expect_error({"explain", "--model", "toy", "--layer", "1"},
+                 "--layer: 1 is out of range (0..0)");
+    expect_error({"explain", "--model", "toy", "--head", "4"}, "out of range (0..3)");
+    expect_error({"explain", "--model", "toy", "--row", "7"}, "out of range (0..3)");
+    expect_error({"explain", "--model", "toy", "--step", "99"}, "--step: 99 is out of range");
+    expect_error({"explain", "--model", "default", "--head", "even"}, "no head 'even'");
+}

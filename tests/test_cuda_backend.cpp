@@ -10,6 +10,7 @@
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/emu/emulated_cuda_backend.h"
+#include "tests/teacher_forced.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
@@ -80,6 +81,19 @@ TEST_CASE("emulated backend runs a tiny model's generation like the CPU backend"
             CHECK(y.op_times.calls[static_cast<int>(Op::Attention)] > 0);
         }
     }
+}
+
+// The comparison the GPU test makes (tests/test_cuda_device.cpp), here on the emulator, so the
+// harness itself runs in CI: the CPU's greedy tokens fed to both, logits compared at every step.
+TEST_CASE("teacher-forced: the emulated kernels' logits follow the CPU's at every step",
+          "[emulated][backend]") {
+    const auto model = open_model(test::write_tiny_model(test::temp_dir("emu-forced")));
+    CpuBackend cpu;
+    EmulatedCudaBackend emu;
+    const auto gap = test::teacher_forced_gap(*model, cpu, emu, "ab", 40);
+    CHECK(gap.steps == 41);
+    CHECK(gap.worst_rel_logit <= 1e-5);
+    CHECK(gap.worst_attention <= 1e-5);
 }
 
 #if KVSCOPE_HAVE_SHARED

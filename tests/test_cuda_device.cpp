@@ -1,9 +1,14 @@
-// The CUDA backend on a real device (ctest -L gpu; registered only when a device answered at
-// configure time). Each op against the CPU backend on odd sizes, then whole greedy generations:
-// same tokens, logits within 1e-3; the measured per-op times are printed.
+// The CUDA backend on a real device (ctest -L gpu). Registered in every build with nvcc; where no
+// device answers each test prints "kvscope-gpu-skip: <reason>" and returns, which ctest counts as
+// skipped (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt), not passed. KVSCOPE_REQUIRE_GPU=1
+// (scripts/gpu-check.sh) turns the skip into a failure. Each op against the CPU backend on odd
+// sizes; then the CPU's greedy tokens fed to both sides, logits compared at every step; the
+// measured per-op times are printed.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
@@ -11,14 +16,23 @@
 #include "core/session.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/teacher_forced.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
 
 namespace {
 
-std::unique_ptr<Backend> cuda() {
-    BackendChoice c = make_backend("cuda");  // throws, failing the test, without a device
+// The cuda backend, or nullptr (the test then returns) after printing the skip line.
+std::unique_ptr<Backend> cuda_or_skip() {
+    const std::string why = cuda_unavailable_reason();
+    if (!why.empty()) {
+        const char* require = std::getenv("KVSCOPE_REQUIRE_GPU");
+        if (require && std::strcmp(require, "1") == 0) FAIL("no usable CUDA device: " << why);
+        std::printf("kvscope-gpu-skip: no usable CUDA device (%s)\n", why.c_str());
+        return nullptr;
+    }
+    BackendChoice c = make_backend("cuda");
     INFO(c.note);
     REQUIRE(c.backend->name() == "cuda");
     return std::move(c.backend);
@@ -70,7 +84,8 @@ void print_times(const char* what, const StepRecord& r) {
 }  // namespace
 
 TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
-    auto gpu = cuda();
+    auto gpu = cuda_or_skip();
+    if (!gpu) return;
     CpuBackend cpu;
     Mirror g{*gpu, {}}, c{cpu, {}};
     std::printf("device: %s\n", gpu->device().c_str());
@@ -132,13 +147,40 @@ TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
     CHECK(t.seconds[static_cast<int>(Op::Matmul)] > 0);
 }
 
-TEST_CASE("greedy generation on the device equals the CPU backend's, logits within 1e-3", "[gpu]") {
+// Tolerance: |logit difference| <= 1e-3 x max |CPU logit| at every step. The device's expf, sqrtf
+// and fused multiply-adds round differently from glibc and the CPU's loops (the emulator, which
+// runs the same kernel code with the CPU's maths, stays within 1e-4 absolute); 1e-3 of the logit
+// range is far below any gap between a greedy choice and its runner-up that matters for the text.
+TEST_CASE("the device's logits follow the CPU's at every step of the CPU's token sequence",
+          "[gpu]") {
     const std::string stories = test::stories_model();
     const bool have_stories = std::filesystem::exists(stories);
     const auto model = have_stories
                            ? open_model(stories, test::stories_tokenizer())
                            : open_model(test::write_tiny_model(test::temp_dir("gpu-tiny")));
-    auto gpu = cuda();
+    auto gpu = cuda_or_skip();
+    if (!gpu) return;
+    std::printf("model %s on %s\n", model->name().c_str(), gpu->device().c_str());
+    CpuBackend cpu;
+    const auto gap =
+        test::teacher_forced_gap(*model, cpu, *gpu, have_stories ? "Once upon a time" : "ab", 128);
+    std::printf(
+        "  %d forward passes: max |logit diff| %.2e (%.2e of the logit range), "
+        "max |attention diff| %.2e\n",
+        gap.steps, gap.worst_logit, gap.worst_rel_logit, gap.worst_attention);
+    CHECK(gap.steps > 1);
+    CHECK(gap.worst_rel_logit <= 1e-3);
+    CHECK(gap.worst_attention <= 1e-4);
+}
+
+TEST_CASE("generation on the device, cached and uncached: times printed", "[gpu]") {
+    const std::string stories = test::stories_model();
+    const bool have_stories = std::filesystem::exists(stories);
+    const auto model = have_stories
+                           ? open_model(stories, test::stories_tokenizer())
+                           : open_model(test::write_tiny_model(test::temp_dir("gpu-tiny")));
+    auto gpu = cuda_or_skip();
+    if (!gpu) return;
     std::printf("model %s on %s\n", model->name().c_str(), gpu->device().c_str());
     for (CacheMode mode : {CacheMode::Cached, CacheMode::Uncached}) {
         INFO("mode " << mode_name(mode));
@@ -150,13 +192,10 @@ TEST_CASE("greedy generation on the device equals the CPU backend's, logits with
         const std::string prompt = have_stories ? "Once upon a time" : "ab";
         a.set_prompt(prompt);
         b.set_prompt(prompt);
-        double worst = 0, gpu_decode = 0, cpu_decode = 0;
-        while (!a.finished()) {
+        double gpu_decode = 0, cpu_decode = 0;
+        while (!a.finished() && !b.finished()) {
             const StepRecord& x = a.step();
             const StepRecord& y = b.step();
-            CHECK(x.token_out == y.token_out);
-            for (std::size_t i = 0; i < x.logits.size(); ++i)
-                worst = std::max(worst, double(std::fabs(x.logits[i] - y.logits[i])));
             if (y.phase == Phase::Prefill) print_times(mode_name(mode), y);
             if (y.index == 64) print_times(mode_name(mode), y);
             if (y.phase == Phase::Decode) {
@@ -164,11 +203,12 @@ TEST_CASE("greedy generation on the device equals the CPU backend's, logits with
                 cpu_decode += x.wall_seconds;
             }
         }
-        CHECK(a.tokens() == b.tokens());
-        CHECK(worst <= 1e-3);
+        // Free-running texts may part at a near-tie; the test above compares what matters.
         std::printf(
-            "  %s: %d tokens, max |logit diff| %.2e, decode %.1f tok/s GPU, %.1f tok/s CPU\n",
-            mode_name(mode), b.generated(), worst, (b.generated() - 1) / gpu_decode,
-            (a.generated() - 1) / cpu_decode);
+            "  %s: %d tokens, same text as the CPU: %s; decode %.1f tok/s GPU, %.1f tok/s "
+            "CPU\n",
+            mode_name(mode), b.generated(), a.tokens() == b.tokens() ? "yes" : "no",
+            (b.generated() - 1) / gpu_decode, (a.generated() - 1) / cpu_decode);
+        CHECK(b.generated() > 1);
     }
 }

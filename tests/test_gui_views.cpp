@@ -270,6 +270,8 @@ TEST_CASE("KV what-if: bytes per token for MHA, GQA and MQA from the config", "[
     CHECK(v[0].bytes_per_token == 2 * 5 * 8 * 8 * 4);
     CHECK(v[1].bytes_per_token == 2 * 5 * 4 * 8 * 4);
     CHECK(v[3].bytes_per_token == 2 * 5 * 1 * 8 * 4);
+    CHECK(c.kv_bytes_per_token() == v[1].bytes_per_token);  // the one formula, at 4 B
+    CHECK(c.kv_bytes_per_token(2) == 2 * 5 * 4 * 8 * 2);
     // The model's own layout agrees with what its KV cache reports.
     CpuBackend be;
     Session s(tiny(), be);
@@ -339,7 +341,7 @@ TEST_CASE("settings persist in the folder the environment names", "[gui][setting
     s.font_scale = 1.5f;
     s.model = "toy";
     s.prompt = "Today weather is so";
-    s.cache = "compare";
+    s.cache = CacheView::Compare;
     s.layer = 2;
     s.head = 3;
     s.temperature = 0.7f;

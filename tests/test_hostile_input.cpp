@@ -100,9 +100,9 @@ TEST_CASE("a prompt longer than the context names the limit; reaching it ends ge
         CHECK(s.max_new_tokens_allowed() == 1);
         s.step();
         REQUIRE(s.finished());
-        if (s.finish_reason() == "end token") continue;
+        if (s.finish_reason() == FinishReason::EndToken) continue;
         seen = true;
-        CHECK(s.finish_reason() == "context full");
+        CHECK(s.finish_reason() == FinishReason::ContextFull);
         CHECK(s.runner().kv().len == ctx);
         CHECK_THROWS_WITH(s.step(), "generation has finished: the model's context of " +
                                         std::to_string(ctx) + " tokens is full");
@@ -117,7 +117,7 @@ TEST_CASE("a prompt longer than the context names the limit; reaching it ends ge
         Session u(tiny(), be, past);
         u.set_prompt("the cat");
         while (!u.finished()) u.step();
-        CHECK(u.finish_reason() == "context full");
+        CHECK(u.finish_reason() == FinishReason::ContextFull);
         CHECK(static_cast<int>(u.tokens().size()) == ctx + 1);
         CHECK(u.text().find("<s>") == std::string::npos);  // an end token inside is not text
     }
@@ -133,8 +133,8 @@ TEST_CASE("a prompt longer than the context names the limit; reaching it ends ge
         Session u(tiny(), be, exact);
         u.set_prompt("the cat");
         while (!u.finished()) u.step();
-        if (u.finish_reason() == "end token") continue;
-        CHECK(u.finish_reason() == "context full");
+        if (u.finish_reason() == FinishReason::EndToken) continue;
+        CHECK(u.finish_reason() == FinishReason::ContextFull);
         CHECK(static_cast<int>(u.tokens().size()) == ctx + 1);
         break;
     }

@@ -82,7 +82,7 @@ TEST_CASE("a lesson parses into title, intro, steps and directives", "[lesson]")
     CHECK((d[1].kind == DirectiveKind::Decode && d[1].n == 3));
     CHECK(d[2].n == -1);  // all
     CHECK(d[3].n == 1);   // bare @decode is one step
-    CHECK(d[4].cache == LessonCache::Compare);
+    CHECK(d[4].cache == CacheView::Compare);
     CHECK((d[5].n == 0 && d[5].head == 3));
     CHECK(d[6].arg == "attention");
     CHECK(d[7].kind == DirectiveKind::Expect);
@@ -131,6 +131,15 @@ TEST_CASE("lesson errors name the file and the line", "[lesson]") {
           "lessons/en/03-decode.md:5: layer=x is not a whole number in 0..1024");
     CHECK(error_of(step_with("@highlight layer=0 head=1 row=2")) ==
           "lessons/en/03-decode.md:5: unknown key 'row' (known: layer, head)");
+    CHECK(error_of(step_with("@explain 0 0")) ==
+          "lessons/en/03-decode.md:5: @explain takes LAYER HEAD ROW: whole numbers, ROW may be "
+          "'last' (e.g. @explain 0 0 3)");
+    CHECK(error_of(step_with("@explain 0 zero 3"))
+              .starts_with("lessons/en/03-decode.md:5: @explain takes LAYER HEAD ROW"));
+    CHECK(error_of(step_with("@explain 0 0 first"))
+              .starts_with("lessons/en/03-decode.md:5: @explain takes LAYER HEAD ROW"));
+    CHECK(error_of(step_with("@explain 0 0 1 2"))
+              .starts_with("lessons/en/03-decode.md:5: @explain takes LAYER HEAD ROW"));
     CHECK(error_of(step_with("@show heatmap"))
               .starts_with("lessons/en/03-decode.md:5: @show: unknown panel 'heatmap' (panels: "
                            "prompt, tokens"));
@@ -208,4 +217,17 @@ TEST_CASE("load_lesson reads a file and names it in errors", "[lesson]") {
     CHECK_THROWS_WITH(load_lesson(bad),
                       bad + ":4: unknown directive '@prefil' (did you mean @prefill?)");
     CHECK_THROWS_AS(load_lesson((dir / "missing.md").string()), Error);
+}
+
+TEST_CASE("@show names one or more panels and how large", "[lesson][parser]") {
+    const auto d = [](const std::string& line) {
+        return parse_lesson("# T\n\n## S\n\n" + line + "\n", "x.md").steps[0].directives[0];
+    };
+    CHECK(d("@show attention").arg == "attention");
+    CHECK(d("@show batch size=full").arg == "batch size=full");
+    CHECK(d("@show attention   kv size=large").arg == "attention kv size=large");
+    CHECK_THROWS_WITH(d("@show attention size=huge"),
+                      Catch::Contains("@show: size must be large or full, not 'huge'"));
+    CHECK_THROWS_WITH(d("@show size=full"), Catch::Contains("@show: which panel?"));
+    CHECK_THROWS_WITH(d("@show attention heatmap"), Catch::Contains("unknown panel 'heatmap'"));
 }

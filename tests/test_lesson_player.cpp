@@ -29,10 +29,10 @@ class RecordingTarget : public LessonTarget {
     void load_model(const std::string& s) override { note("model " + s); }
     void set_prompt(const std::string& t) override { note("prompt " + t); }
     void set_limit(int n) override { note("limit " + std::to_string(n)); }
-    void set_cache(LessonCache m) override {
-        note(std::string("cache ") + (m == LessonCache::On    ? "on"
-                                      : m == LessonCache::Off ? "off"
-                                                              : "compare"));
+    void set_cache(CacheView m) override {
+        note(std::string("cache ") + (m == CacheView::On    ? "on"
+                                      : m == CacheView::Off ? "off"
+                                                            : "compare"));
     }
     void prefill() override { note("prefill"); }
     void decode(int n) override { note("decode " + std::to_string(n)); }
@@ -177,4 +177,48 @@ TEST_CASE("a toy lesson runs on the headless target", "[lesson][toy]") {
     CHECK(o.error);
     CHECK(o.log.back().lines.at(0) ==
           "late.md:6: @cache compare: @cache compare must come before @prefill (or after @reset)");
+}
+
+TEST_CASE("@explain opens one attention row of the latest step, or says why not", "[lesson]") {
+    BackendChoice be = make_backend("cpu");
+    SessionLessonTarget t(*be.backend);
+    const Lesson early = parse_lesson(
+        "# X\n## Before\n@model toy\n@prompt Today weather is so\n@explain 0 0 3\n", "explain.md");
+    const Lesson l = parse_lesson(R"(# X
+## Before
+@model toy
+@prompt Today weather is so
+## After
+@prefill
+@explain 0 0 last
+@expect score(0, 0, 3, 0) == -inf
+@expect score(0, 0, 3, 1) == 0
+@expect softmax_error(0, 0, 3) <= 1e-6
+@expect output_error(0, 0, 3) == 0
+@expect query_rows_computed == 4
+@expect kv_recomputed_delta == none
+## Bad row
+@explain 0 0 4
+)",
+                                  "explain.md");
+    auto all = replay_to(early, 0, t);
+    CHECK(all[0].error);
+    CHECK(all[0].log.back().lines.at(0) ==
+          "explain.md:5: @explain 0 0 3: @explain needs @prefill first");
+    all = replay_to(l, 2, t);
+    REQUIRE(all.size() == 3);
+    CHECK(all[1].ok());
+    CHECK(all[1].checks == 6);
+    CHECK(t.facts().explain_row == 3);  // "last": the prefill's row 3
+    bool shown = false;
+    for (const auto& line : all[1].log.at(1).lines)
+        shown |= line.find("weight 0.5") != std::string::npos;
+    CHECK(shown);
+    CHECK(all[2].error);
+    CHECK(all[2].log.back().lines.at(0).find("row 4 does not exist") != std::string::npos);
+    CHECK(t.facts().explain_row == 3);  // a failed @explain leaves the last one
+
+    // A target without its own explain() gets the default: checked, then highlighted.
+    RecordingTarget r;
+    CHECK_THROWS_WITH(r.explain(0, 0, 0), "@explain needs @prefill first");
 }

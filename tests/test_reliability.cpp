@@ -266,7 +266,7 @@ TEST_CASE("untrusted text on the terminal: controls shown, UTF-8 kept, split cha
     CHECK(t.feed("\xe4x") == "\\xe4x");
 }
 
-TEST_CASE("generate and lesson --prose print no escape sequence from files or prompts",
+TEST_CASE("generate, explain and lesson --prose print no escape sequence from files or prompts",
           "[reliability][escape][cli]") {
     // A tokenizer whose pieces hold escape sequences (clear screen, set title, 8-bit CSI).
     const auto tdir = test::temp_dir("reliability-escape-tok");
@@ -285,6 +285,13 @@ TEST_CASE("generate and lesson --prose print no escape sequence from files or pr
     CHECK(r.out.find("\xc2\x9b") == std::string::npos);
     INFO(r.out << r.err);
     CHECK(r.out.find("\\x1b[2J") != std::string::npos);
+    // explain quotes the query's piece and every key's: the same tokenizer, the same escaping.
+    const auto x = test::run_cli({"explain", "--model", model, "--tokenizer",
+                                  (tdir / "esc.tok.bin").string(), "--prompt", "a\x1b[2J b"});
+    INFO(x.out << x.err);
+    CHECK(x.exit_code == 0);
+    CHECK(x.out.find('\x1b') == std::string::npos);
+    CHECK(x.out.find("\\x1b") != std::string::npos);
     const auto dir = test::temp_dir("reliability-escape-lesson");
     test::write_file(dir / "e.md",
                      bytes_of("# Title \x1b]0;pwned\x07\n\nIntro \x1b[2J here.\n\n## Step "
@@ -319,8 +326,8 @@ TEST_CASE("seed 0 samples (no degenerate xorshift state); other seeds keep run.c
         seen.insert(d.token);
     }
     CHECK(seen.size() > 8);
-    CHECK(sampler_state(0) != 0);
-    CHECK(sampler_state(42) == 42);  // run.c's state for every seed but 0
+    CHECK(sampler_state(0) == 0xE220A8397B1DCDAFull);  // splitmix64's first word from state 0
+    CHECK(sampler_state(42) == 42);                    // run.c's state for every seed but 0
     CHECK(sampler_state(1) == 1);
 }
 

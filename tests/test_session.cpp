@@ -96,8 +96,9 @@ TEST_CASE("limits: context, prompt length, max new tokens", "[session]") {
     // Run to the context limit: generation ends with a reason, stepping further is an error.
     s.set_prompt("the");
     while (!s.finished()) s.step();
-    CHECK((s.finish_reason() == "context full" || s.finish_reason() == "end token"));
-    if (s.finish_reason() == "context full") {
+    CHECK((s.finish_reason() == FinishReason::ContextFull ||
+           s.finish_reason() == FinishReason::EndToken));
+    if (s.finish_reason() == FinishReason::ContextFull) {
         CHECK(static_cast<int>(s.tokens().size()) == ctx + 1);
         CHECK(s.runner().kv().len == ctx);
     }

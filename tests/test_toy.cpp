@@ -195,7 +195,7 @@ TEST_CASE("toy generation stops at '.', prefill token by token matches batched",
     Session s(toy(), be);
     s.set_prompt("Today weather is so");
     while (!s.finished()) s.step();
-    CHECK(s.finish_reason() == "end token");
+    CHECK(s.finish_reason() == FinishReason::EndToken);
     CHECK(s.text() == "Today weather is so nice and warm");
     CHECK(s.trace().back().token_out == id("."));
 

@@ -1,8 +1,10 @@
-// The trace's memory budget and its JSON form.
+// The trace's memory budget, its JSON form, and the cached-versus-uncached logit difference.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/logit_difference.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "core/trace_json.h"
@@ -70,4 +72,16 @@ TEST_CASE("the trace JSON holds every step, attention rows and KV shape", "[trac
     CHECK(d["logits"].size() == 300);
     CHECK(d["time"]["wall_s"].get<double>() > 0);
     CHECK(d["counts"]["flops"].get<double>() > 0);
+}
+
+TEST_CASE("max |logit difference| of two steps, NaN when one kept no logits", "[trace]") {
+    StepRecord a, b;
+    a.logits = {1.0f, -2.0f, 3.0f};
+    b.logits = {1.5f, -2.0f, 0.5f};
+    CHECK(max_logit_difference(a, b) == 2.5);
+    CHECK(max_logit_difference(a, a) == 0.0);
+    b.logits.pop_back();  // another length
+    CHECK(std::isnan(max_logit_difference(a, b)));
+    a.drop_payload();  // evicted by the trace's budget
+    CHECK(std::isnan(max_logit_difference(a, a)));
 }

@@ -8,7 +8,7 @@ out=$(dirname "$0")
 shot() {
     name=$1
     shift
-    xvfb-run -a -s "-screen 0 1600x900x24" "$app" --backend cpu --screenshot "$out/$name.png" "$@"
+    xvfb-run -a -s "-screen 0 1920x1080x24" "$app" --backend cpu --screenshot "$out/$name.png" "$@"
     echo "$out/$name.png"
 }
 shot toy --model toy --decode 1
@@ -18,3 +18,8 @@ shot default-compare --model default --prompt "Once upon a time" --cache compare
 shot lesson-1-step-3 --lesson 1 --lesson-step 3 --size 1600x900
 shot lesson-5-step-2-zh --lesson 5 --lesson-step 2 --lang zh --size 1600x900
 shot lesson-8-step-1 --lesson 8 --lesson-step 1 --size 1600x900
+# At a projector's 1920x1080: compare mode, the lessons that set the stage, the toy's numbers.
+shot stage-compare-1080 --model default --prompt "Once upon a time" --cache compare --decode 20 --size 1920x1080
+shot stage-lesson-8-step-1-1080 --lesson 8 --lesson-step 1 --size 1920x1080
+shot stage-lesson-9-1080 --lesson 9 --lesson-step 1 --size 1920x1080
+shot stage-toy-numbers-1080 --model toy --decode 1 --size 1920x1080

@@ -82,7 +82,7 @@ DeviceSpan CpuBackend::alloc(std::size_t n) {
     if (!p) throw std::bad_alloc();
     return {p, n};
 }
-void CpuBackend::release(DeviceSpan s) {
+void CpuBackend::release(DeviceSpan s) noexcept {
     std::free(s.data);
 }
 
@@ -94,6 +94,13 @@ void CpuBackend::upload(DeviceSpan dst, const float* src, std::size_t n) {
 void CpuBackend::download(float* dst, DeviceSpan src, std::size_t n) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Transfer, time_ops_);
     std::memcpy(dst, src.data, n * sizeof(float));
+}
+
+void CpuBackend::copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src,
+                           std::size_t src_stride, std::size_t rows, std::size_t row_len) {
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Transfer, time_ops_);
+    for (std::size_t r = 0; r < rows; ++r)
+        std::memcpy(dst.data + r * dst_stride, src.data + r * src_stride, row_len * sizeof(float));
 }
 
 void CpuBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) {

@@ -34,14 +34,14 @@ class CpuBackend final : public Backend {
     bool reference_ops() const { return reference_ops_; }
 
     DeviceSpan alloc(std::size_t n) override;
-    void release(DeviceSpan s) override;
+    void release(DeviceSpan s) noexcept override;
     void upload(DeviceSpan dst, const float* src, std::size_t n) override;
     void download(float* dst, DeviceSpan src, std::size_t n) override;
     // Host memory is this backend's memory: the weights are used where they lie (the mapping).
     DeviceSpan adopt_host(const float* src, std::size_t n) override {
         return {const_cast<float*>(src), n};
     }
-    void release_adopted(DeviceSpan) override {}
+    void release_adopted(DeviceSpan) noexcept override {}
 
     void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) override;
     void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) override;
@@ -55,6 +55,8 @@ class CpuBackend final : public Backend {
                    int head_dim) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override;
+    void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src, std::size_t src_stride,
+                   std::size_t rows, std::size_t row_len) override;
 
     void reset_op_times() override;
     OpTimes op_times() override;

@@ -17,6 +17,11 @@ __global__ void attention_decode_kernel(AttentionArgs a) {
     attention_decode_block(b, a, shared);
 }
 
+int kernel_image_status() {
+    cudaFuncAttributes attr{};
+    return static_cast<int>(cudaFuncGetAttributes(&attr, attention_decode_kernel));
+}
+
 void launch_attention_prefill(const LaunchShape& s, Stream st, const AttentionArgs& a) {
     attention_prefill_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
 }

@@ -1,7 +1,9 @@
 // The "cuda" backend: weights and KV cache in device memory, every op one kernel launch on one
 // stream, host transfers only where the caller asks (download). Each launch is bracketed by two
 // CUDA events; their elapsed times are read in synchronize()/op_times(), once the stream has
-// passed them, so timing never stalls the queue between kernels.
+// passed them, so timing never stalls the queue between kernels. Errors:
+// kernels/cuda/fault_ledger.h (release never throws; a fault is reported once, named, by the next
+// sync).
 #include <cuda_runtime.h>
 
 #include <string>
@@ -9,7 +11,13 @@
 
 #include "core/error.h"
 #include "kernels/cuda/cuda_entry.h"
+#include "kernels/cuda/device_info.h"
+#include "kernels/cuda/fault_ledger.h"
 #include "kernels/cuda/kernel_launchers.h"
+
+#ifndef KVSCOPE_CUDA_ARCHS
+#define KVSCOPE_CUDA_ARCHS "the architectures it was configured with"
+#endif
 
 namespace kvs {
 namespace {
@@ -25,9 +33,12 @@ class CudaBackend final : public Backend {
         check(cudaSetDevice(0), "cudaSetDevice");
         cudaDeviceProp p{};
         check(cudaGetDeviceProperties(&p, 0), "cudaGetDeviceProperties");
-        device_ = std::string(p.name) + " (sm_" + std::to_string(p.major) +
-                  std::to_string(p.minor) + ", device 0, CUDA events)";
+        int driver = 0, runtime = 0;
+        cudaDriverGetVersion(&driver);
+        cudaRuntimeGetVersion(&runtime);
+        device_ = describe_cuda_device(p.name, p.major, p.minor, driver, runtime);
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+        warm_up();
     }
     ~CudaBackend() override {
         cudaStreamSynchronize(stream_);
@@ -49,11 +60,33 @@ class CudaBackend final : public Backend {
         void* p = nullptr;
         check(cudaMalloc(&p, n * sizeof(float)), "cudaMalloc");
         check(cudaMemsetAsync(p, 0, n * sizeof(float), stream_), "cudaMemsetAsync");
+        ++queued_;
         return {static_cast<float*>(p), n};
     }
-    void release(DeviceSpan s) override {
-        // cudaFree waits for the device, so no queued kernel still uses s.
-        check(cudaFree(s.data), "cudaFree");
+    void release(DeviceSpan s) noexcept override {
+        // cudaFree waits for the device, so no queued kernel still uses s. After a device fault
+        // it returns that fault again: kept for the next synchronize(), never thrown from here.
+        const cudaError_t e = cudaFree(s.data);
+        if (e != cudaSuccess) ledger_.keep_call("cudaFree", cudaGetErrorString(e));
+    }
+    float* alloc_host(std::size_t n) override {
+        void* p = nullptr;
+        check(cudaMallocHost(&p, n * sizeof(float)), "cudaMallocHost");
+        return static_cast<float*>(p);
+    }
+    void release_host(float* p) noexcept override {
+        const cudaError_t e = cudaFreeHost(p);
+        if (e != cudaSuccess) ledger_.keep_call("cudaFreeHost", cudaGetErrorString(e));
+    }
+    void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src, std::size_t src_stride,
+                   std::size_t rows, std::size_t row_len) override {
+        if (rows == 0 || row_len == 0) return;
+        timed(Op::Transfer, [&] {
+            check(cudaMemcpy2DAsync(dst.data, dst_stride * sizeof(float), src.data,
+                                    src_stride * sizeof(float), row_len * sizeof(float), rows,
+                                    cudaMemcpyDeviceToDevice, stream_),
+                  "cudaMemcpy2DAsync (copy_rows)");
+        });
     }
     void upload(DeviceSpan dst, const float* src, std::size_t n) override {
         timed(Op::Transfer, [&] {
@@ -62,7 +95,7 @@ class CudaBackend final : public Backend {
                 "cudaMemcpyAsync (upload)");
         });
         // src is pageable host memory the caller may free: wait until it has been read.
-        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+        wait();
     }
     void download(float* dst, DeviceSpan src, std::size_t n) override {
         timed(Op::Transfer, [&] {
@@ -70,7 +103,7 @@ class CudaBackend final : public Backend {
                 cudaMemcpyAsync(dst, src.data, n * sizeof(float), cudaMemcpyDeviceToHost, stream_),
                 "cudaMemcpyAsync (download)");
         });
-        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+        wait();
     }
 
     void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) override {
@@ -147,7 +180,7 @@ class CudaBackend final : public Backend {
     }
 
     void synchronize() override {
-        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+        wait();
         resolve();
     }
     void reset_op_times() override {
@@ -181,7 +214,42 @@ class CudaBackend final : public Backend {
         return e;
     }
 
-    // Queues `work` between two events; a failed launch surfaces here, named by its op.
+    // Waits for the stream; a fault of queued work is kept and thrown once (fault_ledger.h). A
+    // stream with nothing queued since the last wait is not waited for again (a session's
+    // synchronize() and op_times() after the step's download cost no second sync).
+    void wait() {
+        if (queued_ > 0) {
+            queued_ = 0;
+            const cudaError_t e = cudaStreamSynchronize(stream_);
+            if (e != cudaSuccess) ledger_.keep_sync(cudaGetErrorString(e));
+        }
+        ledger_.report();
+    }
+
+    // Every kernel launched once on a tiny problem, so that the first real step does not pay for
+    // loading the module (CUDA loads kernels lazily, at their first launch) or for the first
+    // events; then the times are cleared.
+    void warm_up() {
+        DeviceBuffer scratch(*this, 64);
+        const DeviceSpan a = scratch.at(0, 16), b = scratch.at(16, 16), c = scratch.at(32, 16),
+                         d = scratch.at(48, 16);
+        const int tokens[2] = {0, 1};
+        embed(a, b, tokens, 2, 2);
+        rmsnorm(a, b, c, 1, 2);
+        matmul(a, b, c, 1, 2, 2);
+        matmul(a, b, c, 2, 2, 2);
+        rope(a, b, 2, 0, 2, 2, 2);
+        kv_append(c, d, a, b, 0, 2, 2);
+        attention(a, b, c, d, DeviceSpan{}, 1, 0, 1, 1, 2);
+        attention(a, b, c, d, DeviceSpan{}, 2, 0, 1, 1, 2);
+        swiglu(a, b, 2);
+        add(a, b, 2);
+        synchronize();
+        times_ = {};
+    }
+
+    // Queues `work` between two events; a refused launch surfaces here, named by its op. With
+    // KVSCOPE_CUDA_SYNC=1 the stream is waited for after each op, so a fault names it too.
     template <class F>
     void timed(Op op, F&& work) {
         Pending p{op, event(), event()};
@@ -190,13 +258,17 @@ class CudaBackend final : public Backend {
         check(cudaGetLastError(), op_name(op));
         check(cudaEventRecord(p.stop, stream_), "cudaEventRecord");
         pending_.push_back(p);
+        ++queued_;
+        ledger_.queued(op_name(op));
+        if (ledger_.sync_each_op()) wait();
     }
 
     // Adds the elapsed time of every finished event pair to times_ (the stream has been synced).
+    // A pair that cannot be read (after a fault) is dropped: the fault is what gets reported.
     void resolve() {
         for (const Pending& p : pending_) {
             float ms = 0;
-            check(cudaEventElapsedTime(&ms, p.start, p.stop), "cudaEventElapsedTime");
+            if (cudaEventElapsedTime(&ms, p.start, p.stop) != cudaSuccess) ms = 0;
             const auto i = static_cast<int>(p.op);
             times_.seconds[i] += ms * 1e-3;
             times_.calls[i] += 1;
@@ -208,6 +280,8 @@ class CudaBackend final : public Backend {
     }
 
     std::string device_;
+    FaultLedger ledger_;
+    int queued_ = 0;  // operations queued since the last stream sync
     cudaStream_t stream_ = nullptr;
     std::vector<cudaEvent_t> pool_;
     std::vector<Pending> pending_;
@@ -217,14 +291,46 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
+// What `--backend auto` checks before choosing the GPU, in order: a device answers, it can be
+// made current (a prohibited or busy device fails here), this build has a kernel image for its
+// architecture, and a stream runs a kernel to the end. Each failure clears CUDA's last error and
+// comes back as the reason to fall back to the CPU.
 std::string cuda_device_problem() {
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
+    auto why = [](const char* step, cudaError_t e) {
         cudaGetLastError();  // clear it, so later calls do not report it again
+        return std::string(step) + ": " + cudaGetErrorString(e);
+    };
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
         return cudaGetErrorString(e);
     }
-    return n > 0 ? std::string() : std::string("no CUDA device found");
+    if (n == 0) return "no CUDA device found";
+    if ((e = cudaSetDevice(0)) != cudaSuccess) return why("cudaSetDevice", e);
+    cudaDeviceProp p{};
+    if ((e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess)
+        return why("cudaGetDeviceProperties", e);
+    if ((e = static_cast<cudaError_t>(kern::kernel_image_status())) != cudaSuccess) {
+        cudaGetLastError();
+        return no_kernel_image_reason(p.name, p.major, p.minor, KVSCOPE_CUDA_ARCHS) + " (" +
+               cudaGetErrorString(e) + ")";
+    }
+    cudaStream_t st = nullptr;
+    if ((e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking)) != cudaSuccess)
+        return why("cudaStreamCreate", e);
+    float* one = nullptr;
+    if ((e = cudaMalloc(&one, sizeof(float))) == cudaSuccess) {
+        // x += x on one zeroed element: a launch that must run to its end.
+        cudaMemsetAsync(one, 0, sizeof(float), st);
+        kern::launch_add(kern::elementwise_shape(1), st, {one, one, 1});
+        e = cudaGetLastError();
+        const cudaError_t done = cudaStreamSynchronize(st);
+        if (e == cudaSuccess) e = done;
+        cudaFree(one);
+    }
+    cudaStreamDestroy(st);
+    return e == cudaSuccess ? std::string() : why("a probe kernel on a stream", e);
 }
 
 std::unique_ptr<Backend> make_cuda_backend() {

@@ -17,6 +17,10 @@ namespace kvs::kern {
 
 using Stream = CUstream_st*;
 
+// cudaFuncGetAttributes on one kernel, as a cudaError_t: not 0 when this build has no code for the
+// current device (every .cu file is built for the same architectures, so one kernel tells).
+int kernel_image_status();
+
 void launch_embed(const LaunchShape& s, Stream st, const EmbedArgs& a);
 void launch_rmsnorm(const LaunchShape& s, Stream st, const RmsNormArgs& a);
 void launch_matmul_tiled(const LaunchShape& s, Stream st, const MatmulArgs& a);

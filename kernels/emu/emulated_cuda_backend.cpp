@@ -1,8 +1,10 @@
 #include "kernels/emu/emulated_cuda_backend.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
+#include "core/error.h"
 #include "kernels/emu/emu_kernels.h"
 
 namespace kvs {
@@ -32,82 +34,209 @@ class OpTimer {
     std::chrono::steady_clock::time_point start_;
 };
 
+constexpr int kReleaseSlot = kOpCount;  // seen_[kReleaseSlot] counts releases
+
 }  // namespace
+
+EmuFault parse_emu_fault(const std::string& spec) {
+    const auto c1 = spec.find(':'), c2 = spec.find(':', c1 == std::string::npos ? c1 : c1 + 1);
+    const auto bad = [&] {
+        return Error(
+            "KVSCOPE_EMU_FAULT='" + spec +
+            "': want op:call:kind, kind launch, fault or release (e.g. attention:3:fault)");
+    };
+    if (c1 == std::string::npos || c2 == std::string::npos) throw bad();
+    const std::string op = spec.substr(0, c1), call = spec.substr(c1 + 1, c2 - c1 - 1),
+                      kind = spec.substr(c2 + 1);
+    EmuFault f;
+    if (kind == "launch")
+        f.kind = EmuFault::Kind::Launch;
+    else if (kind == "fault")
+        f.kind = EmuFault::Kind::Fault;
+    else if (kind == "release")
+        f.kind = EmuFault::Kind::Release;
+    else
+        throw bad();
+    if (call.empty() || call.size() > 6 || call.find_first_not_of("0123456789") != call.npos)
+        throw bad();
+    f.call = std::stoi(call);
+    if (f.call < 1) throw bad();
+    bool found = f.kind == EmuFault::Kind::Release && op == "release";
+    for (int i = 0; i < kOpCount && !found; ++i)
+        if (op == op_name(static_cast<Op>(i))) {
+            f.op = static_cast<Op>(i);
+            found = true;
+        }
+    if (!found) throw bad();
+    return f;
+}
+
+EmulatedCudaBackend::EmulatedCudaBackend() {
+    if (const char* spec = std::getenv("KVSCOPE_EMU_FAULT"); spec && *spec)
+        inject(parse_emu_fault(spec));
+}
 
 std::string EmulatedCudaBackend::device() const {
     return "CPU emulating CUDA launches (one thread at a time; not GPU times)";
 }
 
+void EmulatedCudaBackend::inject(const EmuFault& f) {
+    EmuFault g = f;
+    if (g.error.empty())
+        g.error = f.kind == EmuFault::Kind::Launch  ? "no kernel image is available for execution"
+                  : f.kind == EmuFault::Kind::Fault ? "an illegal memory access was encountered"
+                                                    : "invalid argument";
+    const int slot = f.kind == EmuFault::Kind::Release ? kReleaseSlot : static_cast<int>(f.op);
+    g.call += seen_[slot];  // counted from now
+    faults_.push_back(g);
+}
+
+void EmulatedCudaBackend::wait() {
+    // As the cuda backend: a stream with nothing queued since the last wait is not waited for.
+    if (queued_ == 0 && device_fault_.empty()) return ledger_.report();
+    queued_ = 0;
+    ++counts_.syncs;
+    if (!device_fault_.empty()) ledger_.keep_sync(device_fault_);
+    ledger_.report();
+}
+
+template <class F>
+void EmulatedCudaBackend::launch(Op op, F&& kernel) {
+    OpTimer timer(times_, op, each());
+    ++counts_.launches;
+    ++queued_;
+    const int n = ++seen_[static_cast<int>(op)];
+    // A device that has faulted refuses every later launch with the fault (sticky), as CUDA does
+    // once the host has seen it; before that, the queued kernels simply do not run.
+    if (!device_fault_.empty() && ledger_.broken())
+        throw Error(std::string("CUDA error in ") + op_name(op) + ": " + device_fault_);
+    for (const EmuFault& f : faults_)
+        if (f.kind != EmuFault::Kind::Release && f.op == op && f.call == n) {
+            if (f.kind == EmuFault::Kind::Launch)
+                throw Error(std::string("CUDA error in ") + op_name(op) + ": " + f.error);
+            device_fault_ = f.error;
+        }
+    if (device_fault_.empty()) kernel();
+    ledger_.queued(op_name(op));
+    if (ledger_.sync_each_op()) wait();
+}
+
 DeviceSpan EmulatedCudaBackend::alloc(std::size_t n) {
+    ++counts_.allocs;
+    ++queued_;  // the cuda backend zeroes it with cudaMemsetAsync
     return {new float[n](), n};
 }
-void EmulatedCudaBackend::release(DeviceSpan s) {
+
+void EmulatedCudaBackend::release(DeviceSpan s) noexcept {
+    ++counts_.frees;
+    const int n = ++seen_[kReleaseSlot];
     delete[] s.data;
+    // cudaFree returns a sticky fault again; an injected release failure stands for any other.
+    if (!device_fault_.empty()) ledger_.keep_call("cudaFree", device_fault_);
+    for (const EmuFault& f : faults_)
+        if (f.kind == EmuFault::Kind::Release && f.call == n)
+            ledger_.keep_call("cudaFree", f.error);
 }
 
 void EmulatedCudaBackend::upload(DeviceSpan dst, const float* src, std::size_t n) {
-    OpTimer timer(times_, Op::Transfer);
-    std::memcpy(dst.data, src, n * sizeof(float));
+    {
+        OpTimer timer(times_, Op::Transfer);
+        ++counts_.h2d;
+        ++queued_;
+        if (device_fault_.empty()) std::memcpy(dst.data, src, n * sizeof(float));
+    }
+    wait();  // as the cuda backend: src is pageable memory the caller may free
 }
 
 void EmulatedCudaBackend::download(float* dst, DeviceSpan src, std::size_t n) {
+    {
+        OpTimer timer(times_, Op::Transfer);
+        ++counts_.d2h;
+        ++queued_;
+        if (device_fault_.empty()) std::memcpy(dst, src.data, n * sizeof(float));
+    }
+    wait();
+}
+
+void EmulatedCudaBackend::copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src,
+                                    std::size_t src_stride, std::size_t rows, std::size_t row_len) {
+    // cudaMemcpy2DAsync on the stream: queued like a launch, no wait.
+    if (rows == 0 || row_len == 0) return;  // as the cuda backend: nothing queued
     OpTimer timer(times_, Op::Transfer);
-    std::memcpy(dst, src.data, n * sizeof(float));
+    ++counts_.d2d;
+    ++queued_;
+    if (device_fault_.empty())
+        for (std::size_t r = 0; r < rows; ++r)
+            std::memcpy(dst.data + r * dst_stride, src.data + r * src_stride,
+                        row_len * sizeof(float));
+}
+
+void EmulatedCudaBackend::synchronize() {
+    wait();
 }
 
 void EmulatedCudaBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) {
-    OpTimer timer(times_, Op::Embed, each());
-    emu::embed(kern::embed_shape(T, dim), {x.data, table.data, tokens, T, dim});
+    ++counts_.h2d;  // the token ids travel to the device first
+    launch(Op::Embed, [&] {
+        emu::embed(kern::embed_shape(T, dim), {x.data, table.data, tokens, T, dim});
+    });
 }
 
 void EmulatedCudaBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) {
-    OpTimer timer(times_, Op::RmsNorm, each());
-    emu::rmsnorm(kern::rmsnorm_shape(T), {out.data, x.data, w.data, T, dim});
+    launch(Op::RmsNorm, [&] {
+        emu::rmsnorm(kern::rmsnorm_shape(T), {out.data, x.data, w.data, T, dim});
+    });
 }
 
 void EmulatedCudaBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
-    OpTimer timer(times_, Op::Matmul, each());
     const kern::MatmulArgs a{out.data, x.data, w.data, T, n, d};
-    if (kern::matmul_uses_matvec(T))
-        emu::matvec(kern::matvec_shape(d), a);
-    else
-        emu::matmul_tiled(kern::matmul_tiled_shape(T, d), a);
+    launch(Op::Matmul, [&] {
+        if (kern::matmul_uses_matvec(T))
+            emu::matvec(kern::matvec_shape(d), a);
+        else
+            emu::matmul_tiled(kern::matmul_tiled_shape(T, d), a);
+    });
 }
 
 void EmulatedCudaBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
                                int head_dim) {
-    OpTimer timer(times_, Op::Rope, each());
-    emu::rope(kern::rope_shape(T, dim), {q.data, k.data, T, pos0, dim, kv_dim, head_dim});
+    launch(Op::Rope, [&] {
+        emu::rope(kern::rope_shape(T, dim), {q.data, k.data, T, pos0, dim, kv_dim, head_dim});
+    });
 }
 
 void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k,
                                     DeviceSpan v, int pos0, int T, int kv_dim) {
-    OpTimer timer(times_, Op::KvAppend, each());
-    emu::kv_append(kern::kv_append_shape(T, kv_dim),
-                   {cache_k.data, cache_v.data, k.data, v.data, pos0, T, kv_dim});
+    launch(Op::KvAppend, [&] {
+        emu::kv_append(kern::kv_append_shape(T, kv_dim),
+                       {cache_k.data, cache_v.data, k.data, v.data, pos0, T, kv_dim});
+    });
 }
 
 void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k,
                                     DeviceSpan cache_v, DeviceSpan probs, int T, int pos0,
                                     int n_heads, int n_kv_heads, int head_dim) {
-    OpTimer timer(times_, Op::Attention, each());
     const kern::AttentionArgs a{
         out.data, q.data, cache_k.data, cache_v.data, probs.empty() ? nullptr : probs.data,
         T,        pos0,   n_heads,      n_kv_heads,   head_dim};
-    if (kern::attention_uses_decode(T))
-        emu::attention_decode(kern::attention_decode_shape(pos0, n_heads, n_kv_heads), a);
-    else
-        emu::attention_prefill(kern::attention_prefill_shape(T, pos0, n_heads), a);
+    // Shapes first, as the cuda backend: one that does not fit throws before anything is queued.
+    const bool decode = kern::attention_uses_decode(T);
+    const kern::LaunchShape s = decode ? kern::attention_decode_shape(pos0, n_heads, n_kv_heads)
+                                       : kern::attention_prefill_shape(T, pos0, n_heads);
+    launch(Op::Attention, [&] {
+        if (decode)
+            emu::attention_decode(s, a);
+        else
+            emu::attention_prefill(s, a);
+    });
 }
 
 void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
-    OpTimer timer(times_, Op::SwiGLU, each());
-    emu::swiglu(kern::elementwise_shape(n), {h1.data, h3.data, n});
+    launch(Op::SwiGLU, [&] { emu::swiglu(kern::elementwise_shape(n), {h1.data, h3.data, n}); });
 }
 
 void EmulatedCudaBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
-    OpTimer timer(times_, Op::Add, each());
-    emu::add(kern::elementwise_shape(n), {x.data, y.data, n});
+    launch(Op::Add, [&] { emu::add(kern::elementwise_shape(n), {x.data, y.data, n}); });
 }
 
 }  // namespace kvs

@@ -3,17 +3,59 @@
 // (emu_kernels.h), with the launch shapes the GPU would get. Memory is host memory. It exists so
 // that a machine without a GPU, and a build without nvcc, still runs and tests the kernel code;
 // it is far slower than the CPU backend, and its times measure the emulation, not a GPU.
+//
+// It mirrors the host side of the cuda backend call for call, so tests can read off it what the
+// device backend would do: how many launches, copies and stream syncs (counts()), and how a device
+// failure travels (inject(): errors kept and reported as kernels/cuda/fault_ledger.h says).
+#include <string>
+#include <vector>
+
 #include "core/backend.h"
+#include "kernels/cuda/fault_ledger.h"
 
 namespace kvs {
 
+// What the cuda backend would ask of the CUDA runtime, counted call by call.
+struct LaunchCounts {
+    int launches = 0;  // kernel launches
+    int h2d = 0;       // host-to-device copies
+    int d2h = 0;       // device-to-host copies
+    int d2d = 0;       // device-to-device copies
+    int syncs = 0;     // stream synchronisations (each download and upload waits once)
+    int allocs = 0;    // cudaMalloc
+    int frees = 0;     // cudaFree (each waits for the device)
+};
+
+// A failure to play at the n-th call of an op (1 = the first after inject()).
+struct EmuFault {
+    enum class Kind {
+        Launch,   // the launch is refused at once (cudaGetLastError after it), e.g. no kernel image
+        Fault,    // the kernel faults on the device: nothing says so until the next stream sync,
+                  // and every later call fails with it (sticky), cudaFree included
+        Release,  // cudaFree fails (with the fault already sticky, or e.g. a bad pointer)
+    };
+    Kind kind = Kind::Fault;
+    Op op = Op::Matmul;  // which op's calls are counted (not used for Release)
+    int call = 1;
+    std::string error;  // empty: CUDA's words for the kind ("an illegal memory access ...")
+};
+// "op:call:kind" as in KVSCOPE_EMU_FAULT, e.g. "attention:3:fault", "matmul:1:launch",
+// "release:1:release". Throws kvs::Error for anything else.
+EmuFault parse_emu_fault(const std::string& spec);
+
 class EmulatedCudaBackend final : public Backend {
   public:
+    // Reads KVSCOPE_CUDA_SYNC (wait after every op) and KVSCOPE_EMU_FAULT (one inject()).
+    EmulatedCudaBackend();
     std::string name() const override { return "cuda-emulated"; }
     std::string device() const override;
 
+    void inject(const EmuFault& f);
+    const LaunchCounts& counts() const { return counts_; }
+    void reset_counts() { counts_ = {}; }
+
     DeviceSpan alloc(std::size_t n) override;
-    void release(DeviceSpan s) override;
+    void release(DeviceSpan s) noexcept override;
     void upload(DeviceSpan dst, const float* src, std::size_t n) override;
     void download(float* dst, DeviceSpan src, std::size_t n) override;
 
@@ -29,9 +71,25 @@ class EmulatedCudaBackend final : public Backend {
                    int head_dim) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override;
+    void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src, std::size_t src_stride,
+                   std::size_t rows, std::size_t row_len) override;
+
+    void synchronize() override;
 
   private:
     std::vector<OpCall>* each() { return record_calls_ ? &calls_ : nullptr; }
+    // One op: counts its launch, plays an injected fault, runs `kernel` unless the device has
+    // faulted, and waits after it under KVSCOPE_CUDA_SYNC=1.
+    template <class F>
+    void launch(Op op, F&& kernel);
+    void wait();  // a stream sync: reports a fault the device has hit (once)
+
+    FaultLedger ledger_;
+    LaunchCounts counts_;
+    std::vector<EmuFault> faults_;
+    std::vector<int> seen_ = std::vector<int>(kOpCount + 1, 0);  // calls per op, + releases
+    int queued_ = 0;            // work queued since the last stream sync
+    std::string device_fault_;  // set when an injected Fault has "happened" on the device
 };
 
 }  // namespace kvs
