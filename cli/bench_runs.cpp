@@ -88,6 +88,7 @@ MeasureRunner::MeasureRunner(Measure m, const RunSetup& setup) : m_(m) {
     cfg.keep_logits = setup.trace;
     cfg.mode = m == Measure::DecodeUncached ? CacheMode::Uncached : CacheMode::Cached;
     cfg.prefill_token_by_token = m == Measure::PrefillByToken;
+    cfg.timing.runs = 1;  // bench repeats whole runs itself and times them with its own clock
     cfg.max_new_tokens = is_prefill(m) ? 1 : setup.length;
     if (!is_prefill(m) && setup.length < 2)
         throw Error("decode lengths must be at least 2 (one token from the prefill, one decoded)");

@@ -14,6 +14,7 @@ namespace kvs::cli {
 int cmd_compare(int argc, char** argv) {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
+    specs.push_back(timing_option());
     specs.insert(specs.end(), {{"prompt", "TEXT", "prompt text (default empty: BOS only)"},
                                {"max-new-tokens", "N", "tokens to generate (default 64)"},
                                {"quiet", "", "totals only, no per-step rows"}});
@@ -31,6 +32,7 @@ int cmd_compare(int argc, char** argv) {
     const auto prompt_ids = m.tokenizer().encode(a.str("prompt"));
     SessionConfig cfg;
     cfg.sampler = sampler_from(a);
+    cfg.timing = timing_from(a);
     cfg.max_new_tokens = max_new_from(a, m, prompt_ids, 64);
     cfg.capture.attention = false;
     cfg.capture.kv_rows = false;

@@ -13,6 +13,7 @@ namespace kvs::cli {
 int cmd_generate(int argc, char** argv) {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
+    specs.push_back(timing_option());
     specs.insert(specs.end(),
                  {{"prompt", "TEXT", "prompt text (default empty: BOS only)"},
                   {"max-new-tokens", "N", "tokens to generate (default 256, within the context)"},
@@ -35,6 +36,7 @@ int cmd_generate(int argc, char** argv) {
 
     SessionConfig cfg;
     cfg.sampler = sampler_from(a);
+    cfg.timing = timing_from(a);
     cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
     cfg.prefill_token_by_token = a.has("prefill-token-by-token");
     cfg.max_new_tokens = max_new_from(a, m, prompt_ids, 256);

@@ -55,7 +55,8 @@ int cmd_lesson(int argc, char** argv) {
             {"list", "", "list the lessons in both languages"},
             {"metrics", "", "list what @expect lines can read"},
             {"prose", "", "print each step's text too"},
-            {"quiet", "", "only step titles, checks and the result"}},
+            {"quiet", "", "only step titles, checks and the result"},
+            timing_option()},
            argc, argv, first);
     if (a.help()) {
         std::fputs(
@@ -79,6 +80,7 @@ int cmd_lesson(int argc, char** argv) {
     const Lesson lesson = load_lesson(find_lesson(spec, lang));
     BackendChoice be = make_backend(a.str("backend", "auto"), threads_from(a));
     SessionLessonTarget target(*be.backend);
+    target.set_timing(timing_from(a));
     const bool quiet = a.has("quiet"), prose = a.has("prose");
 
     // Titles, prose and the log come from the lesson file and the tokenizer: escaped for the

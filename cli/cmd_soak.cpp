@@ -66,6 +66,7 @@ int cmd_soak(int argc, char** argv) {
     // Everything a view can show is recorded, as in the app.
     SessionConfig cfg;
     cfg.trace_budget = budget;
+    cfg.timing.runs = 1;  // a memory soak: one run per step is enough
     cfg.sampler = sampler;
     // Each session runs to the context limit, the longest trace a session can have, unless
     // --stop-at-end-token.

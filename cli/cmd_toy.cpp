@@ -137,7 +137,8 @@ int cmd_toy(int argc, char** argv) {
            {{"prompt", "TEXT", "words of the toy vocabulary (default \"Today weather is so\")"},
             {"decode", "N", "decode steps after the prefill (default 1)"},
             {"no-cache", "", "recompute the whole sequence at every decode step"},
-            {"trace-json", "FILE", "write the whole trace as JSON"}},
+            {"trace-json", "FILE", "write the whole trace as JSON"},
+            timing_option()},
            argc, argv, 2);
     ToyModel m;
     if (a.help()) {
@@ -166,6 +167,7 @@ int cmd_toy(int argc, char** argv) {
     cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
     cfg.max_new_tokens = decode + 1;  // the prefill chooses one, each decode step one more
     cfg.top_k_record = m.config().vocab_size;
+    cfg.timing = timing_from(a);
     BackendChoice unused = make_backend("cpu");  // Session wants one; the toy runs in core
     Session s(m, *unused.backend, cfg);
     s.set_prompt_tokens(prompt);

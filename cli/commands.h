@@ -29,6 +29,9 @@ OptionSpec threads_option();
 int threads_from(const Args& a);
 std::vector<OptionSpec> sampler_options();
 SamplerConfig sampler_from(const Args& a);
+// --timing-runs N: how many runs of a short step its measured time is the median of.
+OptionSpec timing_option();
+TimingPolicy timing_from(const Args& a);
 
 // A model and a backend opened from --model / --tokenizer / --backend.
 struct Opened {

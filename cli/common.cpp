@@ -41,6 +41,17 @@ SamplerConfig sampler_from(const Args& a) {
     return s;
 }
 
+OptionSpec timing_option() {
+    return {"timing-runs", "N",
+            "time each step under 10 ms as the median of N runs of it (default 3; 1 = one run)"};
+}
+
+TimingPolicy timing_from(const Args& a) {
+    TimingPolicy t;
+    t.runs = a.integer("timing-runs", t.runs, 1, 100);
+    return t;
+}
+
 Opened open_from(const Args& a) {
     Opened o;
     o.model = open_model(a.str("model", "default"), a.str("tokenizer"));

@@ -28,6 +28,10 @@ class LlamaRunner final : public Runner, public BatchRunner {
         forward_batch(std::span<const SeqInput>(&one, 1), want, std::span<ForwardResult>(&out, 1));
     }
     void reset() override { caches_[0]->set_len(0); }
+    void truncate(int len) override {
+        if (len < 0 || len > caches_[0]->len()) throw Error("truncate past the cache's rows");
+        caches_[0]->set_len(len);
+    }
     KvShape kv() const override { return caches_[0]->shape(); }
     std::string backend_name() const override { return be_.name(); }
     std::string device() const override { return be_.device(); }

@@ -55,6 +55,9 @@ class Runner {
     // Throws kvs::Error when the cache has no room for them.
     virtual void forward(std::span<const int> tokens, const Capture& want, ForwardResult& out) = 0;
     virtual void reset() = 0;  // empty the cache
+    // Forget the cache rows from `len` on (0 <= len <= kv().len): the state before the steps
+    // that wrote them, so a step can be re-run from the same state to time it again.
+    virtual void truncate(int len) = 0;
     virtual KvShape kv() const = 0;
     virtual std::string backend_name() const = 0;
     virtual std::string device() const = 0;

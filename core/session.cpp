@@ -124,6 +124,7 @@ const StepRecord& Session::step() {
         be->reset_op_times();
     }
 
+    before_timed_run();
     const auto t0 = Clock::now();
     if (!prefilled()) {
         r.phase = Phase::Prefill;
@@ -167,17 +168,39 @@ const StepRecord& Session::step() {
     r.query_rows_computed = r.tokens_processed;
     if (be) be->synchronize();
     r.forward_seconds = seconds_since(t0);
+    const OpTimes first_ops = be ? be->op_times() : OpTimes{};
+    // The first run's op calls, before the timing re-runs reset the backend's counters.
+    if (be && !fr_.ops.ops.empty()) fr_.ops.resolve(be->op_calls());
+    // The same forward work again from the same state (the cache cut back to its length before
+    // the step), so the time is a median of runs, not one sample (core/step_timing.h).
+    const StepTiming tm = retime_step(
+        config_.timing, r.forward_seconds, first_ops, be,
+        [&] {
+            if (r.phase == Phase::Decode && config_.mode == CacheMode::Cached) {
+                runner_->truncate(r.pos0);
+                runner_->forward(std::span<const int>(&tokens_.back(), 1), want, rerun_);
+            } else if (r.phase == Phase::Prefill && config_.prefill_token_by_token) {
+                runner_->reset();
+                for (int p = 0; p < prompt_len_; ++p)
+                    runner_->forward(std::span<const int>(&tokens_[p], 1), want, rerun_);
+            } else {  // prefill, or an uncached decode: the whole sequence from an empty cache
+                runner_->reset();
+                runner_->forward(tokens_, want, rerun_);
+            }
+        },
+        trace_.empty() ? -1.0 : trace_.back().forward_seconds);
+    r.forward_seconds = tm.median;
+    r.forward_min_seconds = tm.min;
+    r.forward_max_seconds = tm.max;
+    r.timing_runs = tm.runs;
+    r.op_times = tm.op_times;
     const auto t_sample = Clock::now();
     const Draw d = sampler_.sample(fr_.logits);
     const double sample_seconds = seconds_since(t_sample);
-    r.wall_seconds = seconds_since(t0);
-    if (be && !fr_.ops.ops.empty()) {
-        fr_.ops.resolve(be->op_calls());
-        fr_.ops.add_host(OpKind::Sampling, mc, 1, sample_seconds);
-    }
+    r.wall_seconds = r.forward_seconds + sample_seconds;
+    if (be && !fr_.ops.ops.empty()) fr_.ops.add_host(OpKind::Sampling, mc, 1, sample_seconds);
     r.token_out = d.token;
     r.coin = d.coin;
-    if (be) r.op_times = be->op_times();
     if (compare_kv) {
         // fr_.kv_rows holds every row the pass wrote; the trace keeps the new one, as cached.
         const int T = fr_.kv_rows_kept, L = mc.n_layers, kv = mc.kv_dim();

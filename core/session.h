@@ -13,6 +13,7 @@
 #include "core/finish_reason.h"
 #include "core/model.h"
 #include "core/sampler.h"
+#include "core/step_timing.h"
 #include "core/trace.h"
 
 namespace kvs {
@@ -27,6 +28,8 @@ struct SessionConfig {
     bool prefill_token_by_token = false;  // feed the prompt one token per forward pass
     bool stop_at_end_token = true;  // false: generate on past the end token, to the context limit
     std::size_t trace_budget = Trace::kDefaultBudget;
+    // Each short step is run timing.runs times from the same state and timed by the median.
+    TimingPolicy timing;
 };
 
 class Session {
@@ -47,6 +50,8 @@ class Session {
     // Cached or uncached from the next step on (the cache holds every row in both modes).
     void set_mode(CacheMode m) { config_.mode = m; }
     void set_sampler(const SamplerConfig& s);
+    // How steps are timed from the next step on (core/step_timing.h).
+    void set_timing(const TimingPolicy& t) { config_.timing = t; }
 
     const Trace& trace() const { return trace_; }
     Trace& trace() { return trace_; }
@@ -74,7 +79,8 @@ class Session {
     std::vector<int> tokens_;
     int prompt_len_ = 0;
     FinishReason finish_reason_ = FinishReason::None;
-    ForwardResult fr_;  // reused between steps
+    ForwardResult fr_;     // reused between steps
+    ForwardResult rerun_;  // what timing re-runs compute (the same as fr_), discarded
 };
 
 }  // namespace kvs

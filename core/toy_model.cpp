@@ -39,6 +39,12 @@ class ToyRunner final : public Runner {
         std::fill(v_.begin(), v_.end(), std::nanf(""));
         len_ = 0;
     }
+    void truncate(int len) override {
+        if (len < 0 || len > len_) throw Error("truncate past the cache's rows");
+        std::fill(k_.begin() + len, k_.end(), std::nanf(""));
+        std::fill(v_.begin() + len, v_.end(), std::nanf(""));
+        len_ = len;
+    }
     KvShape kv() const override { return {1, c_.seq_len, len_, 1, 1, 4}; }
     std::string backend_name() const override { return "toy (host)"; }
     std::string device() const override { return "host CPU (core, no backend)"; }

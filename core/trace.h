@@ -63,13 +63,18 @@ struct StepRecord {
     // cache held before the step emptied it; -1 when nothing was recomputed or compared.
     double kv_recomputed_max_delta = -1;
 
-    KvShape kv;                  // the cache after the step
-    double wall_seconds = 0;     // measured: the whole step (forward passes and sampling)
-    double forward_seconds = 0;  // measured: forward passes only
-    OpTimes op_times;            // measured per op by the backend
-    std::string backend;         // "cpu", "cuda", ...
-    std::string device;          // what measured the times
-    StepCounts counts;           // counted from shapes
+    KvShape kv;  // the cache after the step
+    // Measured. The forward passes of a short step are run timing_runs times from the same state
+    // (core/step_timing.h): forward_seconds is the median run, min/max the spread.
+    double wall_seconds = 0;         // the median forward time plus sampling
+    double forward_seconds = 0;      // forward passes only: the median of timing_runs runs
+    double forward_min_seconds = 0;  // the fastest run
+    double forward_max_seconds = 0;  // the slowest run
+    int timing_runs = 1;
+    OpTimes op_times;     // measured per op by the backend
+    std::string backend;  // "cpu", "cuda", ...
+    std::string device;   // what measured the times
+    StepCounts counts;    // counted from shapes
 
     std::size_t payload_bytes() const;
     void drop_payload();

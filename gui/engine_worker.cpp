@@ -193,6 +193,7 @@ void EngineWorker::build_sessions(std::vector<BackendChoice> backends) {
         cfg.sampler = sampler_;
         cfg.max_new_tokens = limit_;
         cfg.trace_budget = trace_budget_;
+        cfg.timing = timing_;
         l->session = std::make_unique<Session>(*model_, *l->backend.backend, cfg);
         if (!prompt_.empty()) {
             try {
@@ -328,6 +329,7 @@ void EngineWorker::set_cache(CacheView c) {
               cfg.sampler = sampler_;
               cfg.max_new_tokens = limit_;
               cfg.trace_budget = trace_budget_;
+              cfg.timing = timing_;
               l->session = std::make_unique<Session>(*model_, *l->backend.backend, cfg);
               Session& s0 = *live_[0]->session;
               if (s0.prompt_len() > 0)
@@ -385,6 +387,14 @@ void EngineWorker::set_trace_budget(std::size_t bytes) {
              std::lock_guard<std::mutex> lk(mu_);
              for (auto& v : snap_.sessions) v.trace.set_budget(bytes);
          }});
+}
+
+void EngineWorker::set_timing_runs(int runs) {
+    post({tr("setting how steps are timed"), tr_later("could not set how steps are timed"),
+          [this, runs] {
+              timing_.runs = runs;
+              for (auto& l : live_) l->session->set_timing(timing_);
+          }});
 }
 
 void EngineWorker::set_sampler(const SamplerConfig& s) {

@@ -109,6 +109,8 @@ class EngineWorker {
     // The memory budget of the traces the window draws (Trace::kDefaultBudget unless set): past
     // it the oldest steps lose their payloads.
     void set_trace_budget(std::size_t bytes);
+    // Each step under 10 ms is timed as the median of `runs` runs of it (core/step_timing.h).
+    void set_timing_runs(int runs);
     void reset();
     void prefill();
     void decode(int n);  // prefill first when needed; stops early when generation finishes
@@ -175,6 +177,7 @@ class EngineWorker {
     // except under a lesson, whose checks read earlier steps: then the default budget.
     std::size_t trace_budget_ = 0;
     std::size_t view_budget_ = Trace::kDefaultBudget;  // the snapshot's traces
+    TimingPolicy timing_;
     std::vector<std::unique_ptr<Live>> live_;
     std::unique_ptr<LessonDriver> lesson_;
     std::function<void()> wake_;

@@ -178,6 +178,7 @@ int run(int argc, char** argv) {
     sc.top_p = st.top_p;
     sc.seed = st.seed;
     if (o.trace_budget_mib > 0) worker.set_trace_budget(std::size_t(o.trace_budget_mib) << 20);
+    if (o.timing_runs > 0) worker.set_timing_runs(o.timing_runs);
     worker.set_backend(st.backend, o.threads);
     worker.set_cache(st.cache);
     worker.set_sampler(sc);

@@ -77,6 +77,7 @@ std::string usage() {
            "  --soak-report N        with --soak-steps: print VmRSS every N steps (250)\n"
            "  --trace-budget-mib N   memory for the steps' payloads (default 256); past it the\n"
            "                         oldest steps keep only their numbers\n"
+           "  --timing-runs N        time each step under 10 ms as the median of N runs (3)\n"
            "  --no-settings          do not read or write the settings file\n"
            "  --help                 this text\n"
            "keys: F1 shows them all (Space/Right step, P play, R reset, C cache mode, ...)\n";
@@ -140,6 +141,8 @@ AppOptions parse_options(int argc, char** argv) {
          }},
         {"soak-report",
          [&](const std::string& v) { o.soak_report = whole("soak-report", v, 1, 100000000); }},
+        {"timing-runs",
+         [&](const std::string& v) { o.timing_runs = whole("timing-runs", v, 1, 100); }},
     };
     const std::map<std::string, std::function<void()>> flags{
         {"prefill", [&] { o.prefill = true; }},

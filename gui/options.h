@@ -44,6 +44,7 @@ struct AppOptions {
     int soak_steps = 0;
     int soak_report = 250;
     int trace_budget_mib = 0;  // the window's trace budget in MiB (0: the default, 256)
+    int timing_runs = 0;       // each step under 10 ms timed as the median of N runs (0: 3)
 
     bool headless() const { return !screenshot.empty() || frame_stats > 0 || soak_steps > 0; }
 };

@@ -60,11 +60,23 @@ void draw_time(FrameContext& f) {
         ImGui::EndTable();
     }
     // Where the times were measured: a line of its own (as a table column it was cut off).
+    // How: each step's time is the median of several runs of that step (core/step_timing.h);
+    // hover for the shown step's spread.
     if (!f.snap.sessions[0].trace.empty()) {
+        const SessionView& sv = f.snap.sessions[0];
+        const int s = std::max(0, shown_step(sv, f.step));
+        const StepRecord& shown = sv.trace.steps()[s];
+        char how[200];
+        std::snprintf(how, sizeof how, tr("%s; each step the median of %d runs"),
+                      shown.device.c_str(), shown.timing_runs);
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-        ImGui::TextWrapped("%s %s", tr("measured on"),
-                           f.snap.sessions[0].trace.steps()[0].device.c_str());
+        ImGui::TextWrapped("%s %s", tr("measured on"), how);
         ImGui::PopStyleColor();
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(tr("step %d: median %s of %d runs, fastest %s, slowest %s"), s,
+                              format_seconds(shown.forward_seconds).c_str(), shown.timing_runs,
+                              format_seconds(shown.forward_min_seconds).c_str(),
+                              format_seconds(shown.forward_max_seconds).c_str());
     }
 
     std::vector<PlotSeries> per_step, cumulative, flops;

@@ -123,7 +123,8 @@ const std::vector<UiString>& ui_strings() {
         {"F1 or Esc", "F1 或 Esc"},
         {"this help", "本帮助"},
         {"Keys are ignored while a text field has the focus.", "文本框获得焦点时，按键不起作用。"},
-        {kIndexingNote,
+        {"Numbering: positions count from 1 (the first prompt token is at position 1); layers, "
+         "heads, K/V heads and steps count from 0 (step 0 is the prefill).",
          "编号约定：位置从 1 数起（提示词的第一个 token 在位置 1）；层、头、K/V 头和步从 0 数起"
          "（第 0 步是预填充）。"},
         {"%s: the prefill wrote %d columns; its last query read %d",
@@ -278,6 +279,11 @@ const std::vector<UiString>& ui_strings() {
         {"step", "步"},
         {"setting the trace budget", "正在设置记录的内存预算"},
         {"could not set the trace budget", "无法设置记录的内存预算"},
+        {"setting how steps are timed", "正在设置每步的计时方式"},
+        {"%s; each step the median of %d runs", "%s；每步取 %d 次运行的中位数"},
+        {"step %d: median %s of %d runs, fastest %s, slowest %s",
+         "第 %d 步：%s（%d 次运行的中位数），最快 %s，最慢 %s"},
+        {"could not set how steps are timed", "无法设置每步的计时方式"},
     };
     return table;
 }

@@ -26,11 +26,6 @@ constexpr const char* tr_later(const char* en) {
     return en;
 }
 
-// The indexing convention, as the help panel states it (README "Indexing").
-inline constexpr const char* kIndexingNote =
-    "Numbering: positions count from 1 (the first prompt token is at position 1); layers, heads, "
-    "K/V heads and steps count from 0 (step 0 is the prefill).";
-
 struct UiString {
     const char* en;
     const char* zh;

@@ -46,6 +46,7 @@ void SessionLessonTarget::rebuild_sessions() {
     if (!model_ || prompt_.empty()) return;
     SessionConfig cfg;
     cfg.max_new_tokens = limit_;
+    cfg.timing = timing_;
     cfg.mode = cache_ == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached;
     auto s = std::make_unique<Session>(*model_, backend_, cfg);
     s->set_prompt(prompt_);

@@ -33,6 +33,8 @@ class SessionLessonTarget : public LessonTarget {
     LessonFacts facts() const override;
 
     const std::string& panel() const { return panel_; }
+    // How the sessions time their steps (core/step_timing.h), from the next session on.
+    void set_timing(const TimingPolicy& t) { timing_ = t; }
 
   private:
     const Model& model() const;
@@ -51,6 +53,7 @@ class SessionLessonTarget : public LessonTarget {
     int layer_ = 0, head_ = 0;
     int explain_layer_ = -1, explain_head_ = -1, explain_row_ = -1;
     std::string panel_;
+    TimingPolicy timing_;
 };
 
 }  // namespace kvs
