@@ -820,6 +820,7 @@ echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))" > result
     const std::string err = slurp(dir / "err");
     CHECK(err.find("temperature = -5 is not a number in 0..100; using the default") !=
           std::string::npos);
+}
 
 // --- No overlap, no clipping (issue 14) ---
 
@@ -881,7 +882,7 @@ TEST_CASE("the text checker finds overlapping and clipped labels", "[gui][overla
     l["texts"] = json::array({text_item("masked", 10, 10, 50, 16), text_item("new", 70, 10, 30, 16),
                               text_item("below", 10, 27, 50, 16)});
     CHECK(text_problems(l).empty());
-    l["texts"].push_back(text_item("new this step", 40, 12, 80, 16));  // runs into "masked"
+    l["texts"].push_back(text_item("new this step", 40, 14, 80, 16));  // runs into "masked"
     const auto p = text_problems(l);
     REQUIRE(p.size() == 3);  // with "masked", "new" and "below"
     CHECK(p[0].find("\"masked\"") != std::string::npos);
