@@ -35,6 +35,10 @@ Args::Args(std::string command, std::vector<OptionSpec> specs, int argc, char** 
                 if (i + 1 >= argc) throw Error(command_ + ": --" + name + " needs a value");
                 value = argv[++i];
             }
+            // `--model ""` (an unset shell variable) names no file: say which option, not what
+            // the empty name failed as later. Only a prompt may be empty.
+            if (value.empty() && name != "prompt")
+                throw Error(command_ + ": --" + name + " needs a value, not an empty string");
             values_[name] = value;
         }
     }
@@ -70,6 +74,22 @@ int Args::integer(const std::string& name, int fallback, int lo, int hi) const {
         throw Error(command_ + ": --" + name + ": " + v + " is out of range (" +
                     std::to_string(lo) + ".." + std::to_string(hi) + ")");
     return static_cast<int>(x);
+}
+
+std::uint64_t Args::unsigned_integer(const std::string& name, std::uint64_t fallback) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    const std::string& v = it->second;
+    // Digits only: strtoull would take "-1" as 2^64-1, strtod "1.5" as a number.
+    const bool digits =
+        !v.empty() && v.size() <= 20 && v.find_first_not_of("0123456789") == std::string::npos;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long x = digits ? std::strtoull(v.c_str(), &end, 10) : 0;
+    if (!digits || errno == ERANGE)
+        throw Error(command_ + ": --" + name + ": '" + v +
+                    "' is not a whole number from 0 to 18446744073709551615");
+    return x;
 }
 
 double Args::number(const std::string& name, double fallback, double lo, double hi) const {

@@ -1,6 +1,7 @@
 #pragma once
 // Command-line options: --name VALUE, --name=VALUE, and flags. Anything unknown or malformed is a
 // kvs::Error with a one-line message; the CLI turns it into exit code 2.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@ class Args {
     bool has(const std::string& name) const { return values_.count(name) > 0; }
     std::string str(const std::string& name, const std::string& fallback = {}) const;
     int integer(const std::string& name, int fallback, int lo, int hi) const;
+    std::uint64_t unsigned_integer(const std::string& name, std::uint64_t fallback) const;
     double number(const std::string& name, double fallback, double lo, double hi) const;
     std::vector<int> int_list(const std::string& name, std::vector<int> fallback) const;
 

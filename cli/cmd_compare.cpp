@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/logit_difference.h"
+#include "core/utf8.h"
 
 namespace kvs::cli {
 
@@ -43,8 +44,8 @@ int cmd_compare(int argc, char** argv) {
     uncached.set_prompt_tokens(prompt_ids);
 
     const bool quiet = a.has("quiet");
-    std::printf("model %s on %s (%s)\n", m.name().c_str(), o.backend.backend->device().c_str(),
-                o.backend.note.c_str());
+    std::printf("model %s on %s (%s)\n", escape_for_one_line(m.name()).c_str(),
+                o.backend.backend->device().c_str(), o.backend.note.c_str());
     if (!quiet)
         std::printf("%5s %-8s %7s %7s %12s %12s %12s %12s %10s %10s\n", "step", "phase", "rows_c",
                     "rows_u", "ms_cached", "ms_uncached", "MFLOP_c", "MFLOP_u", "kv_bytes",
@@ -87,7 +88,8 @@ int cmd_info(int argc, char** argv) {
     }
     Opened o = open_from(a);
     const ModelConfig& c = o.model->config();
-    std::printf("model %s: %s\n", o.model->name().c_str(), c.describe().c_str());
+    std::printf("model %s: %s\n", escape_for_one_line(o.model->name()).c_str(),
+                c.describe().c_str());
     const std::size_t params = o.model->parameter_count();
     std::printf("parameters %zu (%s float32)\n", params, format_bytes(4.0 * params).c_str());
     const double per_token = static_cast<double>(c.kv_bytes_per_token());

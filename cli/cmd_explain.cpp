@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/json_writer.h"
 #include "core/toy_model.h"
+#include "core/utf8.h"
 
 namespace kvs::cli {
 namespace {
@@ -50,9 +51,11 @@ int index_or_name(const Args& a, const std::string& opt, int fallback, int lo, i
 void print_text(const AttentionExplain& e, const Model& m, const std::vector<int>& seq,
                 const StepRecord& r) {
     const Tokenizer& tok = m.tokenizer();
-    auto piece = [&](int pos) { return tok.piece(seq.at(pos)); };
-    std::printf("explain: %s, step %d (%s, %s), layer %d, head %d", m.name().c_str(), e.step,
-                phase_name(e.phase), mode_name(e.mode), e.layer, e.head);
+    // Pieces and the model's name come from files: escaped, each kept on one line.
+    auto piece = [&](int pos) { return escape_for_one_line(tok.piece(seq.at(pos))); };
+    std::printf("explain: %s, step %d (%s, %s), layer %d, head %d",
+                escape_for_one_line(m.name()).c_str(), e.step, phase_name(e.phase),
+                mode_name(e.mode), e.layer, e.head);
     if (m.is_toy()) std::printf(" \"%s\" (%s)", toy_head_name(e.head), toy_head_rule(e.head));
     // The numbering of the whole tool: positions from 1; layers, heads, steps and rows from 0.
     std::printf(", row %d: query \"%s\" at position %d\n", e.row, piece(e.q_pos).c_str(),

@@ -1,10 +1,12 @@
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/output_file.h"
 #include "core/trace_json.h"
+#include "core/utf8.h"
 
 namespace kvs::cli {
 
@@ -42,15 +44,18 @@ int cmd_generate(int argc, char** argv) {
     cfg.capture.attention = full_trace;
     cfg.capture.kv_rows = full_trace;
     cfg.keep_logits = full_trace;
-    std::ofstream trace_file;
-    if (full_trace) trace_file = open_output(a.str("trace-json"));
+    // Checked now, after the model and tokenizer were read (so they count as inputs), and
+    // written at the end through a temporary file: a killed run leaves an old trace as it was.
+    if (full_trace) check_output_path(a.str("trace-json"));
     Session s(m, *o.backend.backend, cfg);
     s.set_prompt_tokens(prompt_ids);
 
     const Tokenizer& tok = m.tokenizer();
     const auto& ids = s.tokens();
+    // Pieces come from the tokenizer file: escape sequences in them must not drive the terminal.
+    TerminalText screen;
     auto put = [&](std::size_t i) {
-        const std::string p = tok.printable(i > 0 ? ids[i - 1] : -1, ids[i]);
+        const std::string p = screen.feed(tok.printable(i > 0 ? ids[i - 1] : -1, ids[i]));
         std::fwrite(p.data(), 1, p.size(), stdout);
     };
     const std::size_t first = tok.bos() >= 0 && ids[0] == tok.bos() ? 1 : 0;
@@ -68,7 +73,7 @@ int cmd_generate(int argc, char** argv) {
         if (s.finish_reason() != FinishReason::EndToken) put(s.tokens().size() - 1);
         std::fflush(stdout);
     }
-    std::fputs("\n", stdout);
+    std::fputs((screen.finish() + "\n").c_str(), stdout);
     std::string stopped = finish_reason_name(s.finish_reason());
     if (s.finish_reason() == FinishReason::ContextFull)
         stopped += " (the model's context is " + std::to_string(m.config().seq_len) + " tokens)";
@@ -76,15 +81,15 @@ int cmd_generate(int argc, char** argv) {
     std::fprintf(stderr,
                  "kvscope: %s (%s), %s; %d prompt tokens, %d new; prefill %.3f ms; decode %.1f "
                  "tok/s (%s); stopped: %s; KV cache %s\n",
-                 m.name().c_str(), o.backend.backend->device().c_str(), o.backend.note.c_str(),
-                 s.prompt_len(), s.generated(), prefill_s * 1e3,
+                 escape_for_one_line(m.name()).c_str(), o.backend.backend->device().c_str(),
+                 o.backend.note.c_str(), s.prompt_len(), s.generated(), prefill_s * 1e3,
                  decode_steps > 0 && decode_s > 0 ? decode_steps / decode_s : 0.0,
                  mode_name(cfg.mode), stopped.c_str(),
                  format_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
     if (full_trace) {
-        write_trace_json(trace_file, s);
-        trace_file.flush();
-        if (!trace_file) throw Error(a.str("trace-json") + ": write failed");
+        std::ostringstream json;
+        write_trace_json(json, s);
+        write_output_file(a.str("trace-json"), json.str());
     }
     return 0;
 }

@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
 #include "lessonlib/lesson_metrics.h"
@@ -21,8 +22,9 @@ void print_list() {
         std::string zh_title = "-";
         for (const auto& z : zh)
             if (z.number == f.number) zh_title = load_lesson(z.path).title;
-        std::printf("  %2d  %-24s %s | %s\n", f.number, f.name.c_str(),
-                    load_lesson(f.path).title.c_str(), zh_title.c_str());
+        std::printf("  %2d  %-24s %s | %s\n", f.number, escape_for_one_line(f.name).c_str(),
+                    escape_for_one_line(load_lesson(f.path).title).c_str(),
+                    escape_for_one_line(zh_title).c_str());
     }
 }
 
@@ -81,16 +83,20 @@ int cmd_lesson(int argc, char** argv) {
     target.set_timing(timing_from(a));
     const bool quiet = a.has("quiet"), prose = a.has("prose");
 
-    std::printf("lesson %s: %s (%zu steps) on %s (%s)\n", lesson.file.c_str(), lesson.title.c_str(),
-                lesson.steps.size(), be.backend->name().c_str(), be.note.c_str());
-    if (prose && !lesson.intro.empty()) std::printf("\n%s\n", lesson.intro.c_str());
+    // Titles, prose and the log come from the lesson file and the tokenizer: escaped for the
+    // terminal (an ESC sequence in a lesson must not clear the screen).
+    const auto esc = [](const std::string& t) { return escape_for_terminal(t); };
+    std::printf("lesson %s: %s (%zu steps) on %s (%s)\n", esc(lesson.file).c_str(),
+                esc(lesson.title).c_str(), lesson.steps.size(), be.backend->name().c_str(),
+                be.note.c_str());
+    if (prose && !lesson.intro.empty()) std::printf("\n%s\n", esc(lesson.intro).c_str());
     target.restart();
     int checks = 0, failed = 0;
     bool error = false;
     for (int k = 0; k < static_cast<int>(lesson.steps.size()) && !error; ++k) {
         const LessonStep& st = lesson.steps[k];
-        std::printf("\n[%d/%zu] %s\n", k + 1, lesson.steps.size(), st.title.c_str());
-        if (prose && !st.prose.empty()) std::printf("%s\n\n", st.prose.c_str());
+        std::printf("\n[%d/%zu] %s\n", k + 1, lesson.steps.size(), esc(st.title).c_str());
+        if (prose && !st.prose.empty()) std::printf("%s\n\n", esc(st.prose).c_str());
         const StepOutcome o = play_step(lesson, k, target);
         checks += o.checks;
         failed += o.failed;
@@ -98,18 +104,18 @@ int cmd_lesson(int argc, char** argv) {
         for (const auto& e : o.log) {
             using K = LessonLogEntry::Kind;
             if (e.kind == K::Check) {
-                std::printf("  %s  @%s\n", e.pass ? "PASS" : "FAIL", e.directive.c_str());
+                std::printf("  %s  @%s\n", e.pass ? "PASS" : "FAIL", esc(e.directive).c_str());
                 if (!quiet || !e.pass)
-                    for (const auto& l : e.lines) std::printf("        %s\n", l.c_str());
+                    for (const auto& l : e.lines) std::printf("        %s\n", esc(l).c_str());
                 continue;
             }
             if (e.kind == K::Error) {
-                std::printf("  ERROR %s\n", e.lines.empty() ? "" : e.lines[0].c_str());
+                std::printf("  ERROR %s\n", e.lines.empty() ? "" : esc(e.lines[0]).c_str());
                 continue;
             }
             if (quiet) continue;
-            std::printf("  @%s\n", e.directive.c_str());
-            for (const auto& l : e.lines) std::printf("      %s\n", l.c_str());
+            std::printf("  @%s\n", esc(e.directive).c_str());
+            for (const auto& l : e.lines) std::printf("      %s\n", esc(l).c_str());
         }
     }
     std::printf("\nresult: %d checks, %d passed, %d failed; %s\n", checks, checks - failed, failed,

@@ -7,6 +7,7 @@
 #include "core/checkpoint_writer.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/output_file.h"
 
 namespace kvs::cli {
 namespace {
@@ -62,18 +63,16 @@ int cmd_make_model(int argc, char** argv) {
     c.n_kv_heads = a.integer("kv-heads", a.has("heads") ? c.n_heads : c.n_kv_heads, 1, 1024);
     c.vocab_size = a.integer("vocab", c.vocab_size, 259, 1 << 20);
     c.seq_len = a.integer("seq-len", c.seq_len, 1, 1 << 20);
-    const double seed = a.number("seed", 1, 0, 9007199254740992.0);
+    const std::uint64_t seed = a.unsigned_integer("seed", 1);
 
     const std::filesystem::path out(a.str("out"));
     const auto tok = out.parent_path() / (out.stem().string() + ".tok.bin");
-    write_random_checkpoint(out.string(), c, static_cast<std::uint64_t>(seed));
-    std::ofstream t = open_output(tok.string());
+    check_output_path(tok.string());
+    write_random_checkpoint(out.string(), c, seed);
     const auto bytes =
         tokenizer_file_bytes({" ", "e", " t", "he", " the", "a", " a"}, c.vocab_size);
-    t.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-    t.close();
-    if (!t) throw Error(tok.string() + ": write failed");
+    write_output_file(tok.string(),
+                      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
     std::printf("%s: %s, %zu parameters, %s\n%s: tokenizer, %d pieces\n", out.string().c_str(),
                 c.describe().c_str(), c.parameter_count(),
                 format_bytes(28.0 + 4.0 * c.stored_floats()).c_str(), tok.string().c_str(),

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/proc_memory.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace kvs::cli {
 namespace {
@@ -58,7 +59,7 @@ int cmd_soak(int argc, char** argv) {
     const std::size_t budget = std::size_t(a.integer("trace-budget-kib", 4096, 1, 1 << 24)) << 10;
     SamplerConfig sampler;
     sampler.temperature = static_cast<float>(a.number("temperature", 1.0, 0.0, 100.0));
-    const auto seed0 = static_cast<std::uint64_t>(a.number("seed", 42, 0, 9007199254740992.0));
+    const std::uint64_t seed0 = a.unsigned_integer("seed", 42);
     Opened o = open_from(a);
     const Model& m = *o.model;
 
@@ -73,8 +74,8 @@ int cmd_soak(int argc, char** argv) {
     Session s(m, *o.backend.backend, cfg);
 
     std::printf("soak: %s on %s, %d decode steps, trace budget %zu KiB, context %d tokens\n",
-                m.name().c_str(), o.backend.backend->device().c_str(), total, budget >> 10,
-                m.config().seq_len);
+                escape_for_one_line(m.name()).c_str(), o.backend.backend->device().c_str(), total,
+                budget >> 10, m.config().seq_len);
     std::printf("%8s %8s %10s %10s %22s %8s\n", "steps", "session", "RSS MiB", "peak MiB",
                 "trace payload KiB", "evicted");
     int steps = 0, sessions = 0, refused = 0, context_full = 0, end_token = 0, evicted = 0;

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "core/toy_model.h"
 #include "core/trace_json.h"
 
@@ -160,8 +161,7 @@ int cmd_toy(int argc, char** argv) {
                     std::to_string(P) + " words and the context " + std::to_string(ctx) +
                     ", so at most " + std::to_string(ctx - P) + " decode steps");
 
-    std::ofstream trace_file;
-    if (a.has("trace-json")) trace_file = open_output(a.str("trace-json"));
+    if (a.has("trace-json")) check_output_path(a.str("trace-json"));
 
     SessionConfig cfg;
     cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
@@ -195,9 +195,9 @@ int cmd_toy(int argc, char** argv) {
         std::printf(" (\"%s\")", m.tokenizer().piece(s.trace().back().token_out).c_str());
     std::printf("\n");
     if (a.has("trace-json")) {
-        write_trace_json(trace_file, s);
-        trace_file.flush();
-        if (!trace_file) throw Error(a.str("trace-json") + ": write failed");
+        std::ostringstream json;
+        write_trace_json(json, s);
+        write_output_file(a.str("trace-json"), json.str());
     }
     return 0;
 }

@@ -1,7 +1,6 @@
 #pragma once
 // kvscope-cli subcommands. Each returns the process exit code; user errors are thrown as
 // kvs::Error and become exit code 2 in main().
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,9 +43,5 @@ Opened open_from(const Args& a);
 // max_new_tokens from --max-new-tokens: `fallback` is clamped to what the context allows,
 // an explicit value beyond it is an error.
 int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, int fallback);
-
-// An output file opened before the work that fills it, so a bad path fails at once instead of
-// after a long run. Throws kvs::Error naming `path` (a folder, no permission, no such folder).
-std::ofstream open_output(const std::string& path);
 
 }  // namespace kvs::cli

@@ -37,8 +37,7 @@ SamplerConfig sampler_from(const Args& a) {
     s.temperature = static_cast<float>(a.number("temperature", 0.0, 0.0, 100.0));
     s.top_k = a.integer("top-k", 0, 0, 1 << 20);
     s.top_p = static_cast<float>(a.number("top-p", 0.9, 0.0, 1.0));
-    const double seed = a.number("seed", 42, 0, 9007199254740992.0);
-    s.seed = static_cast<std::uint64_t>(seed);
+    s.seed = a.unsigned_integer("seed", 42);
     return s;
 }
 
@@ -74,15 +73,6 @@ int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, 
                     " tokens and the context " + std::to_string(m.config().seq_len) +
                     ", so at most " + std::to_string(allowed) + " new tokens");
     return n;
-}
-
-std::ofstream open_output(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw Error(path + ": is a folder; give the name of a file to write");
-    std::ofstream f(path, std::ios::binary);
-    if (!f) throw Error(path + ": cannot write: " + std::strerror(errno));
-    return f;
 }
 
 }  // namespace kvs::cli

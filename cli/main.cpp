@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace {
 
@@ -51,7 +52,9 @@ int main(int argc, char** argv) {
         try {
             return c.run(argc, argv);
         } catch (const kvs::Error& e) {
-            std::fprintf(stderr, "kvscope-cli: error: %s\n", e.what());
+            // Messages quote file names and file contents: one line, no escape sequences.
+            std::fprintf(stderr, "kvscope-cli: error: %s\n",
+                         kvs::escape_for_one_line(e.what()).c_str());
             return 2;
         } catch (const std::bad_alloc&) {
             std::fprintf(stderr, "kvscope-cli: error: out of memory\n");

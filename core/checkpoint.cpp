@@ -43,7 +43,8 @@ ModelConfig config_from_header(const unsigned char* data, std::size_t avail, std
     c.n_kv_heads = h[4];
     // llama2.c convention: a negative vocab size means a separate classifier follows.
     c.shared_classifier = h[5] > 0;
-    c.vocab_size = (h[5] == INT_MIN) ? 0 : (h[5] < 0 ? -h[5] : h[5]);
+    // INT_MIN has no positive twin: it is kept as it is, so the range check names its real value.
+    c.vocab_size = (h[5] == INT_MIN || h[5] >= 0) ? h[5] : -h[5];
     c.seq_len = h[6];
     c.validate(name);
 

@@ -1,13 +1,14 @@
 #include "core/checkpoint_writer.h"
 
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <memory>
+#include <string_view>
 
 #include "core/error.h"
+#include "core/output_file.h"
+#include "core/splitmix64.h"
 
 namespace kvs {
 namespace {
@@ -19,32 +20,19 @@ void put_bytes(std::vector<unsigned char>& out, const void* p, std::size_t n) {
     std::memcpy(out.data() + at, p, n);
 }
 
-// splitmix64: fast, and the same stream on every platform (std distributions are not).
-struct Rng {
-    std::uint64_t s;
-    std::uint64_t next() {
-        std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    float uniform(float scale) {  // [-scale, scale)
-        return (static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f) * scale;
-    }
-};
+// Uniform in [-scale, scale) from splitmix64's top 24 bits.
+float uniform(std::uint64_t& state, float scale) {
+    return (static_cast<float>(splitmix64_next(state) >> 40) * (2.0f / 16777216.0f) - 1.0f) * scale;
+}
 
 }  // namespace
 
 void write_random_checkpoint(const std::string& path, const ModelConfig& c, std::uint64_t seed) {
     c.validate(path);
-    const std::string tmp = path + ".tmp";
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
-    if (!f) throw Error(path + ": cannot write: " + std::strerror(errno));
     const std::int32_t header[7] = {
         c.dim,     c.hidden_dim, c.n_layers,
         c.n_heads, c.n_kv_heads, c.shared_classifier ? c.vocab_size : -c.vocab_size,
         c.seq_len};
-    bool ok = std::fwrite(header, sizeof header, 1, f.get()) == 1;
 
     // Tensor lengths in file order (as core/checkpoint.cpp reads them) and what fills them.
     const std::size_t d = c.dim, hd = c.hidden_dim, L = c.n_layers, V = c.vocab_size,
@@ -64,29 +52,23 @@ void write_random_checkpoint(const std::string& path, const ModelConfig& c, std:
         {d, One},
         {freq, Zero},
         {c.shared_classifier ? 0 : V * d, Random}};
-    Rng rng{seed};
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.dim));
-    std::vector<float> chunk(1 << 16);
-    for (const auto& [n, fill] : tensors)
-        for (std::size_t done = 0; done < n && ok;) {
-            const std::size_t m = std::min(chunk.size(), n - done);
-            for (std::size_t i = 0; i < m; ++i)
-                chunk[i] = fill == Random ? rng.uniform(scale) : (fill == One ? 1.0f : 0.0f);
-            ok = std::fwrite(chunk.data(), sizeof(float), m, f.get()) == m;
-            done += m;
-        }
-    const int err = errno;
-    if (std::fclose(f.release()) != 0 || !ok) {
-        const int e = ok ? errno : err;
-        std::remove(tmp.c_str());
-        throw Error(path + ": write failed: " + std::strerror(e));
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::remove(tmp.c_str());
-        throw Error(path + ": cannot write: " + ec.message());
-    }
+    // Through core/output_file like every output: temporary file, fsync, rename; an input of
+    // this run (the model being read) is refused. Streamed in chunks: a checkpoint can be GiBs.
+    write_output_file(path, [&](const OutputSink& put) {
+        put(std::string_view(reinterpret_cast<const char*>(header), sizeof header));
+        std::uint64_t rng = seed;
+        const float scale = 1.0f / std::sqrt(static_cast<float>(c.dim));
+        std::vector<float> chunk(1 << 16);
+        for (const auto& [n, fill] : tensors)
+            for (std::size_t done = 0; done < n;) {
+                const std::size_t m = std::min(chunk.size(), n - done);
+                for (std::size_t i = 0; i < m; ++i)
+                    chunk[i] = fill == Random ? uniform(rng, scale) : (fill == One ? 1.0f : 0.0f);
+                put(std::string_view(reinterpret_cast<const char*>(chunk.data()),
+                                     m * sizeof(float)));
+                done += m;
+            }
+    });
 }
 
 std::vector<unsigned char> tokenizer_file_bytes(const std::vector<std::string>& pieces, int vocab) {

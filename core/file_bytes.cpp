@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace kvs {
 namespace {
@@ -19,6 +20,7 @@ using File = std::unique_ptr<FILE, int (*)(FILE*)>;
 File open_file(const std::string& path) {
     File f(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!f) throw Error(path + ": cannot open: " + std::strerror(errno));
+    note_input_file(fileno(f.get()));  // never to be overwritten by this run's outputs
     return f;
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/file_bytes.h"
+#include "core/output_file.h"
 
 namespace kvs {
 
@@ -23,6 +24,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, std:
         ::close(fd);
         throw Error(path + ": cannot open: " + std::strerror(err ? err : EINVAL));
     }
+    note_input_file(fd);  // a mapped model is an input too: never to be overwritten by an output
     // The size of the file we hold open, not of whatever the path named a moment ago.
     const auto size = static_cast<std::uintmax_t>(st.st_size);
     if (size > limit) {

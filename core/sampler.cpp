@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/splitmix64.h"
+
 namespace kvs {
 
 int argmax(std::span<const float> v) {
@@ -22,6 +24,13 @@ void softmax(std::span<const float> logits, std::span<float> out) {
         sum += out[i];
     }
     for (float& p : out) p /= sum;
+}
+
+std::uint64_t sampler_state(std::uint64_t seed) {
+    if (seed != 0) return seed;
+    // splitmix64's first output from state 0: a well-mixed nonzero word.
+    std::uint64_t state = 0;
+    return splitmix64_next(state);
 }
 
 float Sampler::random_f32() {

@@ -20,11 +20,15 @@ struct Draw {
     float coin = -1.0f;  // the uniform draw in [0, 1), -1 when greedy
 };
 
+// xorshift's starting state for `seed`. Every nonzero seed is used as it is (run.c's sequence for
+// the same seed); 0, the one state xorshift never leaves (all draws 0), becomes splitmix64(0).
+std::uint64_t sampler_state(std::uint64_t seed);
+
 class Sampler {
   public:
-    explicit Sampler(const SamplerConfig& c) : c_(c), state_(c.seed) {}
+    explicit Sampler(const SamplerConfig& c) : c_(c), state_(sampler_state(c.seed)) {}
     Draw sample(std::span<const float> logits);
-    void reseed() { state_ = c_.seed; }
+    void reseed() { state_ = sampler_state(c_.seed); }
     const SamplerConfig& config() const { return c_; }
 
   private:

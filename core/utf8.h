@@ -18,4 +18,21 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
 // Idempotent: the escapes themselves are printable ASCII.
 std::string escape_for_one_line(std::string_view s);
 
+// The same for text printed on a terminal that may span lines (generated text, lesson prose):
+// newline and tab are kept, every other control (ESC sequences: clear screen, set title), the
+// C1 controls and broken UTF-8 are shown as \xNN. Everything the CLIs print from a file, a
+// tokenizer or a user goes through this or escape_for_one_line.
+std::string escape_for_terminal(std::string_view s);
+
+// escape_for_terminal over a stream of pieces (tokens): a UTF-8 character split across two
+// tokens is held back until its last byte arrives instead of being escaped byte by byte.
+class TerminalText {
+  public:
+    std::string feed(std::string_view piece);
+    std::string finish();  // what is still held back, escaped
+
+  private:
+    std::string pending_;
+};
+
 }  // namespace kvs

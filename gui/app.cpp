@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file_bytes.h"
 #include "gui/format.h"
 #include "gui/key_queue.h"
 #include "gui/screenshot.h"
@@ -100,10 +101,13 @@ const std::string& App::glyph_text() {
     }
     for (const auto& e : L.catalog.entries())
         for (const auto& path : e.path) {
-            std::ifstream f(path, std::ios::binary);
-            std::stringstream ss;
-            ss << f.rdbuf();
-            glyph_text_ += ss.str();
+            // Through the checked reader: a FIFO or a device in the lessons folder would block
+            // or never end; such a lesson simply adds no glyphs.
+            try {
+                const auto bytes = read_file_bytes(path, std::size_t(1) << 20);
+                glyph_text_.append(bytes.begin(), bytes.end());
+            } catch (const Error&) {
+            }
         }
     return glyph_text_;
 }

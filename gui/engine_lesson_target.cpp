@@ -208,7 +208,8 @@ void EngineWorker::LessonDriver::batch(const BatchPlan& plan) {
         own = make_backend(w_.backend_name_, w_.cpu_threads_);
         be = own.backend.get();
     }
-    batch_ = std::make_shared<const BatchTable>(measure_batches(m, *be, plan));
+    batch_ = std::make_shared<const BatchTable>(
+        measure_batches(m, *be, plan, [this] { w_.check_cancel(); }));
 }
 
 void EngineWorker::LessonDriver::scale(const ScaleQuery& query) {

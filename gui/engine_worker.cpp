@@ -99,9 +99,13 @@ void EngineWorker::loop() {
         // then replays from the start instead of building on them.
         if (!job.lesson) lesson_->lose_place();
         std::string err;
+        bool partly = false;
         try {
             job.run();
         } catch (const Cancelled&) {
+        } catch (const PartlyDone& e) {
+            err = e.what();
+            partly = true;
         } catch (const Error& e) {
             err = e.what();
         } catch (const std::bad_alloc&) {
@@ -113,7 +117,7 @@ void EngineWorker::loop() {
             std::lock_guard<std::mutex> l(mu_);
             snap_.busy = false;
             snap_.error = err;
-            snap_.error_context = err.empty() ? "" : job.failure;
+            snap_.error_context = err.empty() || partly ? "" : job.failure;
             if (!err.empty()) ++snap_.error_serial;
         }
         {
@@ -195,13 +199,22 @@ void EngineWorker::build_sessions(std::vector<BackendChoice> backends) {
             try {
                 l->session->set_prompt(prompt_);
             } catch (const Error& e) {
+                // E.g. a model whose context is shorter than the prompt: the sessions still get
+                // an (empty) prompt, so Prefill and Step keep working on the new model.
                 prompt_error = e.what();
+                try {
+                    l->session->set_prompt("");
+                } catch (const Error&) {
+                }
             }
         }
         live_.push_back(std::move(l));
     }
+    if (!prompt_error.empty()) prompt_.clear();
     publish_sessions(true);
-    if (!prompt_error.empty()) throw Error(prompt_error);
+    // The model (or backend, or cache mode) did switch: not "could not open the model".
+    if (!prompt_error.empty())
+        throw PartlyDone(prompt_error + "; the prompt was not kept, the sessions start empty");
 }
 
 void EngineWorker::step_all() {

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/error.h"
 #include "core/model.h"
 #include "core/sampler.h"
 #include "core/session.h"
@@ -161,6 +162,11 @@ class EngineWorker {
     bool prefilled() const;
     void check_cancel() const;  // throws Cancelled when cancel() was called
     struct Cancelled {};
+    // The job did its work but something in it was not kept (a prompt too long for the new
+    // model): shown as the message alone, without "could not ...".
+    struct PartlyDone : Error {
+        using Error::Error;
+    };
 
     // Worker-thread state.
     std::shared_ptr<Model> model_;

@@ -4,11 +4,14 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "core/utf8.h"
+#include "gui/font_check.h"
 
 namespace kvs::gui {
 namespace {
@@ -31,6 +34,22 @@ std::string font_path(const FontFile& f) {
     return std::filesystem::is_regular_file(p, ec) ? p.string() : std::string();
 }
 
+// Adds the font at `path` once font_problem() has passed its bytes (ImGui's stb_truetype would
+// crash on a broken file); null, with the reason appended to `problems`, when it has not.
+ImFont* add_checked_font(const std::string& path, float size_px, const ImFontConfig* cfg,
+                         const ImWchar* ranges, std::string& problems) {
+    FontBytes f = read_font(path);
+    if (!f.problem.empty()) {
+        problems += (problems.empty() ? "" : "; ") + f.problem;
+        return nullptr;
+    }
+    // The atlas owns the copy and frees it with IM_FREE.
+    void* data = IM_ALLOC(f.bytes.size());
+    std::memcpy(data, f.bytes.data(), f.bytes.size());
+    return ImGui::GetIO().Fonts->AddFontFromMemoryTTF(data, static_cast<int>(f.bytes.size()),
+                                                      size_px, cfg, ranges);
+}
+
 }  // namespace
 
 FontInfo load_fonts(float scale, const std::string& extra_text) {
@@ -42,10 +61,11 @@ FontInfo load_fonts(float scale, const std::string& extra_text) {
     ImGuiIO& io = ImGui::GetIO();
     io.Fonts->Clear();
     ImFont* base = nullptr;
+    std::string broken;  // fonts that are there but refused: "PATH: why; ..."
     const std::string dejavu = font_path(kDejaVu);
     if (!dejavu.empty()) {
         // Latin, Greek, the arrows/maths/box symbols the panels use, and the check marks.
-        base = io.Fonts->AddFontFromFileTTF(dejavu.c_str(), info.size_px, nullptr, ranges);
+        base = add_checked_font(dejavu, info.size_px, nullptr, ranges, broken);
     }
     if (base) {
         info.dejavu = true;
@@ -72,8 +92,7 @@ FontInfo load_fonts(float scale, const std::string& extra_text) {
             b.BuildRanges(&cjk);
             ImFontConfig merge;
             merge.MergeMode = true;
-            info.chinese = io.Fonts->AddFontFromFileTTF(wqy.c_str(), info.size_px, &merge,
-                                                        cjk.Data) != nullptr;
+            info.chinese = add_checked_font(wqy, info.size_px, &merge, cjk.Data, broken) != nullptr;
         }
         // In English: without the Chinese font a Chinese notice could not be read.
         if (!info.chinese)
@@ -82,12 +101,11 @@ FontInfo load_fonts(float scale, const std::string& extra_text) {
                 "window and the lessons stay in English";
         const std::string bold = font_path(kBold);
         if (!bold.empty())
-            info.bold = io.Fonts->AddFontFromFileTTF(bold.c_str(), info.size_px, nullptr, ranges);
+            info.bold = add_checked_font(bold, info.size_px, nullptr, ranges, broken);
         const std::string mono = font_path(kMono);
         if (!mono.empty()) {
             static const ImWchar ascii[] = {0x0020, 0x00FF, 0};
-            info.mono =
-                io.Fonts->AddFontFromFileTTF(mono.c_str(), info.size_px * 0.95f, nullptr, ascii);
+            info.mono = add_checked_font(mono, info.size_px * 0.95f, nullptr, ascii, broken);
         }
     } else {
         ImFontConfig cfg;
@@ -97,6 +115,12 @@ FontInfo load_fonts(float scale, const std::string& extra_text) {
         info.notice =
             "DejaVu Sans not found: using ImGui's built-in font, which has no Chinese (install "
             "fonts-dejavu-core and fonts-wqy-microhei)";
+    }
+    if (!broken.empty()) {
+        // One line for the window and one for stderr: which file, what is wrong with it.
+        info.notice = "font file refused (" + escape_for_one_line(broken) + ")" +
+                      (info.notice.empty() ? "" : "; " + info.notice);
+        std::fprintf(stderr, "kvscope: %s\n", info.notice.c_str());
     }
     if (!info.mono) info.mono = base;
     io.Fonts->Build();

@@ -5,8 +5,10 @@
 #include <GLFW/glfw3.h>
 #include <sys/resource.h>
 
+#include <signal.h>
 #include <algorithm>
 #include <chrono>
+
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/output_file.h"
+#include "core/utf8.h"
 #include "gui/app.h"
 #include "gui/engine_worker.h"
 #include "gui/format.h"
@@ -28,7 +32,8 @@ namespace {
 using namespace kvs;
 using namespace kvs::gui;
 
-// SIGINT/SIGTERM end the loop like closing the window does, so settings are still saved.
+// SIGINT/SIGTERM end the loop like closing the window does, so settings are still saved; the
+// loop wakes at least every 0.5 s (glfwWaitEventsTimeout) to see it.
 volatile std::sig_atomic_t g_quit = 0;
 void on_quit_signal(int) {
     g_quit = 1;
@@ -96,6 +101,17 @@ int run(int argc, char** argv) {
         return 0;
     }
     const bool headless = o.headless();
+    if (!headless) {
+        // Interactive runs only (headless ones have no settings to save: the default ends them),
+        // from the start, so a signal while the model or a lesson opens is not lost. SA_RESETHAND:
+        // a second Ctrl+C or SIGTERM ends the process at once, as a user who insists expects.
+        struct sigaction sa {};
+        sa.sa_handler = on_quit_signal;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, nullptr);
+        sigaction(SIGTERM, &sa, nullptr);
+    }
     // Headless runs (docs, tests) neither read nor write the user's settings.
     const bool persist = !o.no_settings && !headless;
     const std::string dir = persist ? settings_dir() : "";
@@ -105,7 +121,13 @@ int run(int argc, char** argv) {
     std::error_code exists_ec;
     const bool first_run =
         !settings_file.empty() && !std::filesystem::exists(settings_file, exists_ec);
-    if (!settings_file.empty()) ui.settings = load_settings(settings_file);
+    std::vector<std::string> settings_problems;
+    if (!settings_file.empty()) ui.settings = load_settings(settings_file, &settings_problems);
+    for (const auto& p : settings_problems) std::fprintf(stderr, "kvscope: %s\n", p.c_str());
+    if (!settings_problems.empty()) {
+        ui.notice = settings_problems.front();
+        ui.notice_until = 10;  // ImGui::GetTime() counts from the start: the first 10 s
+    }
     Settings& st = ui.settings;
     if (first_run) {
         st.lesson = 1;
@@ -167,6 +189,10 @@ int run(int argc, char** argv) {
     worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);
     if (headless) {
         settle(worker);
+        // The model and tokenizer are open (inputs of the run): an output naming one of them,
+        // or a folder, fails now rather than after the frames.
+        for (const std::string* out : {&o.screenshot, &o.layout_json})
+            if (!out->empty()) check_output_path(*out);
         if (o.decode > 0)
             worker.decode(o.decode);
         else if (o.prefill)
@@ -194,9 +220,7 @@ int run(int argc, char** argv) {
         LayoutRecord layout;
         app.frame(o.screenshot, &layout);
         if (!o.layout_json.empty()) {
-            std::ofstream f(o.layout_json);
-            f << layout.to_json() << "\n";
-            if (!f) throw Error("cannot write " + o.layout_json);
+            write_output_file(o.layout_json, layout.to_json() + "\n");
         }
         return 0;
     }
@@ -209,8 +233,6 @@ int run(int argc, char** argv) {
     else if (st.lesson > 0)
         open_lesson(ui, worker, st.lesson, st.lesson_step);
 
-    std::signal(SIGINT, on_quit_signal);
-    std::signal(SIGTERM, on_quit_signal);
     while (!window.should_close() && !g_quit) {
         // Sleep until something happens unless a step is running or playing.
         if (!ui.playing && worker.idle())
@@ -219,6 +241,8 @@ int run(int argc, char** argv) {
             glfwPollEvents();
         app.frame();
     }
+    // Stops a running step loop or @batch sweep between forward passes, so the worker's thread
+    // joins promptly and the settings below are saved even when a signal ended the loop.
     worker.cancel();
     {
         // Remember the model that opened and the prompt it accepted, not ones that failed.
@@ -235,8 +259,12 @@ int run(int argc, char** argv) {
             }
         }
     }
-    if (!settings_file.empty() && !save_settings(st, settings_file))
-        std::fprintf(stderr, "kvscope: could not save settings to %s\n", settings_file.c_str());
+    if (!settings_file.empty()) {
+        const std::string why = save_settings(st, settings_file);
+        if (!why.empty())
+            std::fprintf(stderr, "kvscope: could not save settings: %s\n",
+                         escape_for_one_line(why).c_str());
+    }
     return 0;
 }
 
@@ -246,7 +274,7 @@ int main(int argc, char** argv) {
     try {
         return run(argc, argv);
     } catch (const kvs::Error& e) {
-        std::fprintf(stderr, "kvscope: error: %s\n", e.what());
+        std::fprintf(stderr, "kvscope: error: %s\n", kvs::escape_for_one_line(e.what()).c_str());
         return 2;
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "kvscope: error: out of memory\n");

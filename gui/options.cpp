@@ -193,6 +193,10 @@ AppOptions parse_options(int argc, char** argv) {
             if (i + 1 >= argc) throw bad("--" + name + " needs a value");
             value = argv[++i];
         }
+        // `--model ""` or `--screenshot ""` (an unset shell variable) would silently mean "not
+        // given" (an interactive window for a headless run): only prompts may be empty.
+        if (value.empty() && name != "prompt" && name != "then-prompt")
+            throw bad("--" + name + " needs a value, not an empty string");
         s->second(value);
     }
     if (!o.layout_json.empty() && o.screenshot.empty())

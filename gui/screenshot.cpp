@@ -3,9 +3,11 @@
 #include <GL/gl.h>
 #include <stb_image_write.h>
 
+#include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace kvs::gui {
 
@@ -24,8 +26,16 @@ void save_framebuffer_png(const std::string& path, int w, int h) {
             for (int c = 0; c < 3; ++c) dst[x * 3 + c] = src[x * 4 + c];
     }
     stbi_write_png_compression_level = 9;  // screenshots go into the docs: smaller is better
-    if (!stbi_write_png(path.c_str(), w, h, 3, rgb.data(), w * 3))
-        throw Error("cannot write " + path);
+    // Encoded in memory, then written by the one output writer (temporary file and rename, the
+    // run's inputs refused, write errors such as a full disk reported).
+    std::string png;
+    const auto append = [](void* ctx, void* data, int size) {
+        static_cast<std::string*>(ctx)->append(static_cast<const char*>(data),
+                                               static_cast<std::size_t>(size));
+    };
+    if (!stbi_write_png_to_func(append, &png, w, h, 3, rgb.data(), w * 3))
+        throw Error(path + ": cannot encode the PNG");
+    write_output_file(path, png);
 }
 
 }  // namespace kvs::gui

@@ -2,9 +2,11 @@
 // What kvscope remembers between runs, in a small key = value file beside ImGui's own ini:
 //   $KVSCOPE_CONFIG_DIR, else $XDG_CONFIG_HOME/kvscope, else ~/.config/kvscope.
 // Tests point KVSCOPE_CONFIG_DIR at a temporary folder or pass --no-settings, so they never
-// touch a user's files. Unknown keys and unreadable values are ignored (defaults kept).
+// touch a user's files.
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/cache_view.h"
 
@@ -35,10 +37,18 @@ struct Settings {
 
 // The folder; empty when neither variable nor HOME is set.
 std::string settings_dir();
-// Reads `path`; a missing file gives the defaults.
-Settings load_settings(const std::string& path);
-// Writes `path` (creating its folder) through a temporary file, so a crash leaves the old one.
-// Returns false when it could not.
-bool save_settings(const Settings& s, const std::string& path);
+// Reads settings from `text` (the file `name`), field by field: a value outside what the command
+// line accepts (temperature -5, backend "quantum" or an unavailable "cuda", top_p 2, ...) is not
+// used, the field keeps its default, and one line naming the file, line, field and value goes to
+// `problems`. Unknown keys are ignored (a newer kvscope may write more).
+Settings parse_settings(std::string_view text, const std::string& name,
+                        std::vector<std::string>* problems);
+// Reads `path` (at most 64 KiB); a missing file gives the defaults.
+Settings load_settings(const std::string& path, std::vector<std::string>* problems = nullptr);
+// The file's text for `s` (what save_settings writes).
+std::string settings_text(const Settings& s);
+// Writes `path` (creating its folder) through core/output_file (a temporary file and a rename,
+// so a crash leaves the old one). Returns "" or why it could not.
+std::string save_settings(const Settings& s, const std::string& path);
 
 }  // namespace kvs::gui

@@ -14,7 +14,8 @@ const BatchRow* BatchTable::find(Phase p, int batch) const {
     return nullptr;
 }
 
-BatchTable measure_batches(const Model& model, Backend& backend, const BatchPlan& plan) {
+BatchTable measure_batches(const Model& model, Backend& backend, const BatchPlan& plan,
+                           const std::function<void()>& between_passes) {
     if (plan.prompts.empty()) throw Error("@batch needs at least one prompt");
     BatchTable t;
     t.plan = plan;
@@ -30,6 +31,7 @@ BatchTable measure_batches(const Model& model, Backend& backend, const BatchPlan
             double dec_seconds = 0, dec_rows = 0, dec_flops = 0;
             int dec_steps = 0;
             while (!bs.finished()) {  // max new tokens = decode_steps + 1 ends it
+                if (between_passes) between_passes();
                 const BatchStepRecord& r = bs.step();
                 if (r.phase == Phase::Prefill) {
                     if (r.wall_seconds < pre.seconds_per_step) {

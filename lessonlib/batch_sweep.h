@@ -2,6 +2,7 @@
 // Lesson 8: time per step against batch size, measured with BatchSession. For each batch size B
 // the first B prompts of the plan (cycled) are prefilled together in one forward pass, then
 // decoded together for plan.decode_steps steps; the fastest of plan.repeats runs is kept.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct BatchTable {
 };
 
 // Throws kvs::Error when the model has no batched forward pass (the toy) or a prompt does not fit.
-BatchTable measure_batches(const Model& model, Backend& backend, const BatchPlan& plan);
+// `between_passes` runs before every forward pass: the window's worker throws from it to cancel
+// a sweep mid-way (quit, SIGTERM, another lesson).
+BatchTable measure_batches(const Model& model, Backend& backend, const BatchPlan& plan,
+                           const std::function<void()>& between_passes = {});
 
 }  // namespace kvs

@@ -278,6 +278,11 @@ void parse_arguments(Directive& d, const std::string& args) {
 
 }  // namespace
 
+long long batch_forward_passes(const BatchPlan& p) {
+    return static_cast<long long>(p.repeats) * static_cast<long long>(p.sizes.size()) *
+           (1 + static_cast<long long>(p.decode_steps));
+}
+
 const char* directive_name(DirectiveKind k) {
     for (const auto& n : kNames)
         if (n.kind == k) return n.name;
@@ -292,6 +297,8 @@ const std::vector<std::string>& lesson_panels() {
 
 Lesson parse_lesson(std::string_view text, const std::string& file) {
     Lesson lesson;
+    // Editors on Windows start UTF-8 files with a byte order mark: it is not part of the title.
+    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
     lesson.file = file;
     std::vector<std::string> lines;
     for (std::size_t a = 0; a <= text.size();) {
@@ -308,6 +315,7 @@ Lesson parse_lesson(std::string_view text, const std::string& file) {
     };
 
     bool in_fence = false, have_title = false;
+    long long batch_passes = 0;  // over every @batch line so far
     std::string* prose = &lesson.intro;
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const int ln = static_cast<int>(i) + 1;
@@ -356,6 +364,15 @@ Lesson parse_lesson(std::string_view text, const std::string& file) {
                 parse_arguments(d, sp == std::string::npos ? std::string() : trim(l.substr(sp)));
             } catch (const Error& e) {
                 fail(ln, e.what());
+            }
+            if (d.kind == DirectiveKind::Batch) {
+                batch_passes += batch_forward_passes(d.batch);
+                if (batch_passes > kMaxLessonBatchPasses)
+                    fail(ln, "@batch: this lesson's @batch lines would run " +
+                                 std::to_string(batch_passes) +
+                                 " forward passes (repeats x sizes x (1 + decode), summed), at "
+                                 "most " +
+                                 std::to_string(kMaxLessonBatchPasses));
             }
             lesson.steps.back().directives.push_back(std::move(d));
             continue;

@@ -46,6 +46,11 @@ struct BatchPlan {
     int repeats = 3;                   // the fastest of R runs is kept
     std::vector<std::string> prompts;  // batch size B uses the first B (cycling when fewer)
 };
+// Forward passes a @batch line runs: per repeat and size, one prefill and `decode_steps` decode
+// passes (each at most 8 rows). A lesson's @batch lines together may run at most
+// kMaxLessonBatchPasses, so a file cannot make a class wait for hours.
+long long batch_forward_passes(const BatchPlan& p);
+inline constexpr long long kMaxLessonBatchPasses = 20000;
 
 struct ScaleQuery {
     std::string model;  // a preset of lessonlib/scale_accounting.h

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/file_bytes.h"
 #include "core/install_paths.h"
 
 namespace kvs {
@@ -61,14 +62,18 @@ std::string find_lesson(const std::string& spec, const std::string& lang) {
     if (spec.find('/') != std::string::npos || spec.ends_with(".md")) {
         std::error_code ec;
         if (fs::is_directory(spec, ec)) throw Error(spec + ": is a folder, not a lesson file");
-        if (!is_file(spec)) throw Error(spec + ": no such lesson file");
+        if (!fs::exists(spec, ec)) throw Error(spec + ": no such lesson file");
+        regular_file_size(spec);  // a FIFO or a device: "is not a regular file", named
         return spec;
     }
-    const bool number = !spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) {
-        return std::isdigit(static_cast<unsigned char>(c));
-    });
+    // Lesson numbers have two digits: a longer run of digits (which atoi would overflow) is
+    // matched by name only.
+    const bool number =
+        !spec.empty() && spec.size() <= 3 && std::all_of(spec.begin(), spec.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+        });
     for (const auto& f : list_lessons(lang))
-        if ((number && f.number == std::atoi(spec.c_str())) || f.name == spec) return f.path;
+        if ((number && f.number == std::stoi(spec)) || f.name == spec) return f.path;
     throw Error("no lesson '" + spec + "' in " + lang + " (kvscope-cli lesson --list)");
 }
 

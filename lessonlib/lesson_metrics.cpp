@@ -110,9 +110,14 @@ double num(const LessonValue& v, const char* what) {
     if (!v.is_number()) throw Error(std::string(what) + " must be a number, not " + v.to_string());
     return v.num;
 }
+// The one double -> int conversion of the lesson library: a finite whole number within what an
+// index or a count can be. 1e300, NaN and -inf are errors in words, never a cast out of range (UB).
 int whole(const LessonValue& v, const char* what) {
+    constexpr double kLimit = 1e9;
     const double d = num(v, what);
-    if (d != std::floor(d)) throw Error(std::string(what) + " must be a whole number");
+    if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > kLimit)
+        throw Error(std::string(what) + " must be a whole number from -1e9 to 1e9, not " +
+                    v.to_string());
     return static_cast<int>(d);
 }
 const std::string& str(const LessonValue& v, const char* what) {
@@ -121,8 +126,10 @@ const std::string& str(const LessonValue& v, const char* what) {
     return v.str;
 }
 
-// Negative indices count from the end.
-int resolve(int i, int n, const char* what) {
+// The one index resolution every metric uses: `v` checked by whole(), negative counting from the
+// end, then range-checked against `n`. Callers use the value returned, never `v` itself.
+int index_of(const LessonValue& v, int n, const char* what) {
+    const int i = whole(v, what);
     const int j = i < 0 ? n + i : i;
     if (j < 0 || j >= n)
         throw Error(std::string(what) + " " + std::to_string(i) + " does not exist (there are " +
@@ -133,8 +140,8 @@ int resolve(int i, int n, const char* what) {
 const StepRecord& step_of(const Session& s, const std::vector<LessonValue>& args) {
     const auto& steps = s.trace().steps();
     if (steps.empty()) throw Error("no step has run yet");
-    const int i = args.empty() ? -1 : whole(args[0], "step");
-    return steps[resolve(i, static_cast<int>(steps.size()), "step")];
+    const int n = static_cast<int>(steps.size());
+    return steps[args.empty() ? n - 1 : index_of(args[0], n, "step")];
 }
 
 const StepRecord& latest_with_payload(const Session& s) {
@@ -189,10 +196,9 @@ LessonValue session_metric(const std::string& name, const Session& s,
 
     if (name == "head" || name == "weight") {
         const StepRecord& r = latest_with_payload(s);
-        const int L = whole(args[0], "layer"), H = whole(args[1], "head");
         const ModelConfig& c = m.config();
-        resolve(L, c.n_layers, "layer");
-        resolve(H, c.n_heads, "head");
+        const int L = index_of(args[0], c.n_layers, "layer");
+        const int H = index_of(args[1], c.n_heads, "head");
         const int rows = name == "head"
                              ? (r.head_outputs.empty() ? 0
                                                        : static_cast<int>(r.head_outputs.size()) /
@@ -201,7 +207,7 @@ LessonValue session_metric(const std::string& name, const Session& s,
         if (rows == 0)
             throw Error(name == "head" ? "this model reports no per-head outputs (the toy does)"
                                        : "the latest step kept no attention weights");
-        const int row = resolve(whole(args[2], "row"), rows, "row");
+        const int row = index_of(args[2], rows, "row");
         if (name == "head") {
             const float v =
                 r.head_outputs[(static_cast<std::size_t>(L) * c.n_heads + H) * rows + row];
@@ -209,7 +215,7 @@ LessonValue session_metric(const std::string& name, const Session& s,
             return V::number(v);
         }
         const auto w = r.attention.row(L, H, row);
-        const int key = resolve(whole(args[3], "key"), static_cast<int>(w.size()), "key");
+        const int key = index_of(args[3], static_cast<int>(w.size()), "key");
         return V::number(w[key]);
     }
     if (name == "score" || name == "scaled_score" || name == "softmax_error" ||
@@ -217,12 +223,17 @@ LessonValue session_metric(const std::string& name, const Session& s,
         const int step = static_cast<int>(steps.size()) - 1;
         if (step < 0) throw Error("no step has run yet");
         std::string why;
-        const auto e = explain_attention(s.trace(), m.config(), step, whole(args[0], "layer"),
-                                         whole(args[1], "head"), whole(args[2], "row"), &why);
+        // The same index resolution as weight(): negative from the end, range-checked here.
+        const ModelConfig& c = m.config();
+        const int L = index_of(args[0], c.n_layers, "layer");
+        const int H = index_of(args[1], c.n_heads, "head");
+        const int rows = steps.back().attention.rows;  // 0: dropped; explain_attention says so
+        const int row = rows > 0 ? index_of(args[2], rows, "row") : whole(args[2], "row");
+        const auto e = explain_attention(s.trace(), c, step, L, H, row, &why);
         if (!e) throw Error(why);
         if (name == "softmax_error") return V::number(softmax_error(*e));
         if (name == "output_error") return V::number(output_error(*e));
-        const int key = resolve(whole(args[3], "key"), e->n_keys, "key");
+        const int key = index_of(args[3], e->n_keys, "key");
         return V::number(name == "score" ? e->raw[key] : e->scaled[key]);
     }
     if (name == "logit" || name == "prob") {
@@ -237,7 +248,7 @@ LessonValue session_metric(const std::string& name, const Session& s,
     }
     if (name == "top") {
         const StepRecord& r = step_of(s, {});
-        const int k = resolve(whole(args[0], "k"), static_cast<int>(r.top.size()), "rank");
+        const int k = index_of(args[0], static_cast<int>(r.top.size()), "rank");
         return V::string(m.tokenizer().piece(r.top[k].id));
     }
 

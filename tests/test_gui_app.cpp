@@ -770,6 +770,114 @@ std::vector<std::string> column_texts(const json& layout, const std::string& hea
 
 }  // namespace
 
+TEST_CASE("broken font files fall back with a message instead of crashing the window",
+          "[gui][errors][fonts][reliability]") {
+    const std::string dejavu = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    const std::string real = slurp(dejavu);
+    REQUIRE(!real.empty());
+    struct Case {
+        const char* what;
+        std::string bytes;
+    };
+    const std::vector<Case> cases = {{"empty", ""},
+                                     {"junk", std::string(5000, '\x5a')},
+                                     {"truncated", real.substr(0, real.size() / 2)}};
+    for (const auto& c : cases) {
+        INFO(c.what);
+        const fs::path fonts = kvs::test::temp_dir("gui-broken-fonts");
+        // The main font and the Chinese one both broken, the same way.
+        for (const char* name : {"DejaVuSans.ttf", "wqy-microhei.ttc", "DejaVuSansMono.ttf"})
+            kvs::test::write_file(fonts / name,
+                                  std::vector<unsigned char>(c.bytes.begin(), c.bytes.end()));
+        const fs::path dir = kvs::test::temp_dir("gui-broken-fonts-shot");
+        const Run r =
+            run_app({"--model", "toy", "--prefill", "--screenshot", (dir / "s.png").string(),
+                     "--layout-json", (dir / "s.json").string()},
+                    true, "env KVSCOPE_FONTS=" + quote(fonts.string()));
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(r.err.find("font file refused (" + (fonts / "DejaVuSans.ttf").string()) !=
+              std::string::npos);
+        const json l = json::parse(slurp(dir / "s.json"));
+        CHECK(l["fonts"]["dejavu"] == false);
+        REQUIRE(l["messages"].size() >= 1);
+        CHECK(l["messages"][0].get<std::string>().rfind("font file refused", 0) == 0);
+    }
+}
+
+TEST_CASE("the window's outputs: never over an input, errors reported, no empty names",
+          "[gui][errors][reliability]") {
+    const fs::path dir = kvs::test::temp_dir("gui-outputs");
+    const std::string model = kvs::test::write_tiny_model(dir);
+    const std::string before = slurp(model);
+    for (const std::string& target : {model, model.substr(0, model.size() - 4) + ".tok.bin"}) {
+        const Run r = run_app({"--model", model, "--screenshot", target});
+        INFO(r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("is an input of this run") != std::string::npos);
+    }
+    CHECK(slurp(model) == before);
+    const Run full = run_app({"--model", "toy", "--screenshot", "/dev/full"});
+    CHECK(full.exit_code == 2);
+    CHECK(full.err == "kvscope: error: /dev/full: write failed: No space left on device\n");
+    const Run layout = run_app(
+        {"--model", "toy", "--screenshot", (dir / "s.png").string(), "--layout-json", "/dev/full"});
+    CHECK(layout.exit_code == 2);
+    // `--screenshot ""` (an unset variable) is an error, not an interactive window.
+    for (const std::string opt : {"--screenshot", "--model", "--layout-json", "--open"}) {
+        const Run r = run_app({opt, ""}, false);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err == "kvscope: error: " + opt +
+                           " needs a value, not an empty string (see kvscope --help)\n");
+    }
+}
+
+TEST_CASE("SIGTERM during a long @batch: the window saves its checked settings and exits",
+          "[gui][errors][reliability]") {
+    const fs::path dir = kvs::test::temp_dir("gui-sigterm");
+    // A lessons folder of one lesson whose sweep runs for a long while (within the bound).
+    const std::string lesson =
+        "# Slow\n\n## Sweep\n\n@model default\n@batch sizes=8,8,8,8,8,8,8,8 decode=200 repeats=12 "
+        "prompts=\"Once upon a time\"\n";
+    for (const char* lang : {"en", "zh"}) {
+        fs::create_directories(dir / "lessons" / lang);
+        kvs::test::write_file(dir / "lessons" / lang / "01-slow.md",
+                              std::vector<unsigned char>(lesson.begin(), lesson.end()));
+    }
+    fs::create_directories(dir / "cfg");
+    const std::string bad = "temperature = -5\nbackend = quantum\ntop_p = 7\nlesson = 1\n";
+    kvs::test::write_file(dir / "cfg" / "settings.txt",
+                          std::vector<unsigned char>(bad.begin(), bad.end()));
+    {
+        std::ofstream f(dir / "drive.sh");
+        f << R"SH(set -u
+"$@" & pid=$!
+sleep 4
+start=$(date +%s%N)
+kill -TERM $pid; wait $pid; rc=$?
+echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))" > result
+)SH";
+    }
+    const std::string cmd =
+        "cd " + quote(dir.string()) + " && KVSCOPE_LESSONS=" + quote((dir / "lessons").string()) +
+        " KVSCOPE_CONFIG_DIR=" + quote((dir / "cfg").string()) + " " + quote(KVSCOPE_WITH_XVFB) +
+        " bash drive.sh " + quote(KVSCOPE_GUI_BIN) + " >out 2>err";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    INFO(slurp(dir / "err"));
+    int rc = -1, ms = -1;
+    std::istringstream(slurp(dir / "result")) >> rc >> ms;
+    CHECK(rc == 0);
+    CHECK(ms < 3000);  // the sweep stops between forward passes
+    const std::string settings = slurp(dir / "cfg" / "settings.txt");
+    CHECK(settings.find("temperature = 0\n") != std::string::npos);
+    CHECK(settings.find("backend = auto\n") != std::string::npos);
+    CHECK(settings.find("top_p = 0.9\n") != std::string::npos);
+    CHECK(settings.find("lesson = 1\n") != std::string::npos);
+    const std::string err = slurp(dir / "err");
+    CHECK(err.find("temperature = -5 is not a number in 0..100; using the default") !=
+          std::string::npos);
+}
+
 // --- No overlap, no clipping (issue 14) ---
 
 namespace {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <regex>
+#include <set>
 
 #include "core/checkpoint.h"
 #include "core/model_loader.h"
@@ -41,7 +42,17 @@ TEST_CASE("make-model writes a checkpoint of the shape asked for, with a tokeniz
     CHECK(ck.weights.rms_att[0] == 1.0f);
     CHECK(ck.weights.wq[0] != 0.0f);
     CHECK(fs::exists(dir / "m.tok.bin"));
-    CHECK(!fs::exists(path + ".tmp"));
+    // Written through core/output_file: no temporary file is left beside it.
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+    CHECK(names == std::set<std::string>{"m.bin", "m.tok.bin"});
+    // The weights are one splitmix64 stream of the seed: the same seed, the same bytes.
+    const std::string again = (dir / "again" / "m.bin").string();
+    fs::create_directories(dir / "again");
+    REQUIRE(test::run_cli({"make-model", "--out", again, "--shape", "small", "--layers", "2",
+                           "--seq-len", "64", "--seed", "3"})
+                .exit_code == 0);
+    CHECK(test::slurp(again) == test::slurp(path));
     // Bad shapes: one line, exit 2, nothing written.
     for (const std::vector<std::string>& bad :
          {std::vector<std::string>{"--heads", "7"}, {"--shape", "huge"}, {"--vocab", "12"}}) {

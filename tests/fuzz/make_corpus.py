@@ -122,3 +122,83 @@ put('lesson', 'bad-batch.md', '# T\n## S\n@batch sizes=1,,9 prompts="a" |\n')
 # Nesting that once overflowed the stack at a megabyte; the check length is now bounded.
 put('lesson', 'deep-nesting.md', '# T\n## S\n@expect ' + '(' * 1500 + '1' + ')' * 1500 + ' == 1\n')
 put('lesson', 'bad-scale.md', '# T\n## S\n@scale model=llama2-7b context=99999999 gpu=h100-sxm\n')
+
+# fuzz_lesson_expr: checks on the toy model, with every kind of index.
+for name, check in [
+        ('weight-negative', 'weight(-1, -4, -1, 0) > 0'),
+        ('weight-issue15', 'weight(-4,-8,0,0) > 0'),
+        ('head-row', 'head(0, 3, 2) == 31/3 within 1e-6'),
+        ('token-huge', 'token(1e300) == " nice"'),
+        ('token-nan', 'token(0/0) == "x"'),
+        ('token-neg', 'token(-2) != token(-1)'),
+        ('top-rank', 'top(-1) != top(0)'),
+        ('logit', 'logit("nice") > logit("warm") + 1'),
+        ('uncached', 'uncached_rows(1) >= rows(-1)'),
+        ('compare', 'max_logit_diff <= 1e-4'),
+        ('model', 'kv_per_token("mha") == n_layers * 2 * dim * 4')]:
+    put('lesson_expr', name + '.txt', check)
+
+
+def ttf(glyphs=3, cut=None):
+    """A minimal TrueType font made here: an empty outline per glyph, a format-4 cmap mapping
+    'A'.. to glyphs 1.., metrics for each. Enough for stb_truetype and the window's check."""
+    def table(tag, data):
+        return tag, data + b'\0' * (-len(data) % 4)
+    head = struct.pack('>IIIIHHqqhhhhHHhhh', 0x00010000, 0, 0, 0x5F0F3CF5, 0, 1000, 0, 0,
+                       0, 0, 1000, 1000, 0, 8, 2, 0, 0)  # indexToLocFormat 0 (short)
+    hhea = struct.pack('>IhhhHhhhhhhhhhhhH', 0x00010000, 800, -200, 0, 1000, 0, 0, 1000, 1, 0,
+                       0, 0, 0, 0, 0, 0, glyphs)
+    maxp = struct.pack('>IH', 0x00005000, glyphs)
+    hmtx = b''.join(struct.pack('>Hh', 500, 0) for _ in range(glyphs))
+    loca = b''.join(struct.pack('>H', 0) for _ in range(glyphs + 1))  # every glyph empty
+    end = 0x41 + glyphs - 2
+    seg = struct.pack('>HHHH', 4, 4, 1, 0)  # segCountX2 = 4: one range and the 0xFFFF end
+    # endCode[2], pad, startCode[2], idDelta[2], idRangeOffset[2]
+    arrays = struct.pack('>9H', end, 0xFFFF, 0, 0x41, 0xFFFF, (1 - 0x41) & 0xFFFF, 1, 0, 0)
+    fmt4 = struct.pack('>HHH', 4, 14 + len(arrays), 0) + seg + arrays
+    cmap = struct.pack('>HHHHI', 0, 1, 3, 1, 12) + fmt4
+    tables = [table(b'cmap', cmap), table(b'glyf', b''), table(b'head', head),
+              table(b'hhea', hhea), table(b'hmtx', hmtx), table(b'loca', loca),
+              table(b'maxp', maxp)]
+    out = struct.pack('>IHHHH', 0x00010000, len(tables), 0, 0, 0)
+    offset = 12 + 16 * len(tables)
+    body = b''
+    for tag, data in tables:
+        out += tag + struct.pack('>III', 0, offset + len(body), len(data))
+        body += data
+    data = out + body
+    return data[:cut] if cut else data
+
+
+put('font', 'minimal.ttf', ttf())
+put('font', 'truncated.ttf', ttf(cut=60))
+put('font', 'ttc.ttc', struct.pack('>IIII', 0x74746366, 0x00010000, 1, 16) + ttf())
+put('font', 'otto.otf', b'OTTO' + ttf()[4:])
+put('font', 'empty.ttf', b'')
+
+# fuzz_settings: what the window writes, and what a hand or another version may leave.
+settings = '''# kvscope settings (rewritten on exit)
+theme = light
+font_scale = 1.25
+model = file
+model_path = /tmp/m.bin
+backend = cpu
+cache = compare
+prompt = Once upon a time
+play_speed = 4
+layer = 1
+head = 3
+weight_scale = log
+log_time = 0
+temperature = 0.7
+top_k = 40
+top_p = 0.95
+seed = 18446744073709551615
+lang = zh
+lesson = 4
+lesson_step = 2
+'''
+put('settings', 'saved.txt', settings)
+put('settings', 'bad.txt', 'temperature = -5\nbackend = quantum\ntop_p = 2\nseed = 1.5\n'
+    'font_scale = nan\nlayer = 99999999999\nweight_scale = cubic\n')
+put('settings', 'crlf.txt', settings.replace('\n', '\r\n'))

@@ -1,0 +1,35 @@
+#pragma once
+// Every file kvscope writes for the user (trace JSON, bench CSV, screenshots, layout JSON, the
+// window's settings) goes through here, so that none of the user's files is ever overwritten by
+// mistake or left half-written:
+// - a target that is an input of this run (the open model, tokenizer or lesson: same st_dev and
+//   st_ino, so another name or a link to it counts too) is refused;
+// - a regular file (or a new one) is written to a temporary file beside it, flushed with fsync,
+//   closed with its error checked, then renamed over the target: a run killed half-way (SIGPIPE
+//   from `| head`, Ctrl+C) leaves the old file as it was, and two runs writing the same target
+//   each leave a whole file (the last rename wins);
+// - an existing target that is not a regular file (/dev/stdout, a pipe, /dev/full) is written in
+//   place, never replaced, with every write, fsync and close checked: /dev/full is an error.
+// Errors are kvs::Error naming the path.
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace kvs {
+
+// Records the file open on `fd` as an input of this run (the readers in file_bytes call it).
+void note_input_file(int fd);
+
+// Throws when `path` cannot be an output: a folder, a folder that does not exist, an input of
+// this run. Called before long work so a bad path fails at once.
+void check_output_path(const std::string& path);
+
+// Writes `bytes` to `path` as described above (check_output_path first).
+void write_output_file(const std::string& path, std::string_view bytes);
+
+// The same for an output too large to hold in memory (make-model's checkpoint): `fill` is called
+// once and hands its bytes, in order and in pieces of any size, to `put`.
+using OutputSink = std::function<void(std::string_view)>;
+void write_output_file(const std::string& path, const std::function<void(const OutputSink&)>& fill);
+
+}  // namespace kvs
