@@ -248,16 +248,19 @@ StageLayout arrange(const StageInput& in) {
     const float fh = in.fh;
     // The reference: the tiled stage at the design text height, below a toolbar of that text
     // height (the toolbar's rows grow with the text), so that it depends on the window only.
+    // A text smaller than the design's (ImGui's own 13 px font when DejaVu is missing) is its
+    // own reference: the promise is only that a larger text never shrinks a graphic.
+    const float ref_fh = std::min(fh, kDesignFh);
     StageInput design = in;
-    design.fh = kDesignFh;
+    design.fh = ref_fh;
     const float bottom = in.stage.y + in.stage.h;
-    design.stage.y = in.stage.y * kDesignFh / std::max(fh, 1.0f);
+    design.stage.y = in.stage.y * ref_fh / std::max(fh, 1.0f);
     design.stage.h = bottom - design.stage.y;
     // The first arrangement that fits the stage at that text height (a short stage: tabs).
-    std::vector<StageSlot> ref = tiled(design, kDesignFh);
-    if (!fits(ref, design, kDesignFh)) ref = column_tabs(design, kDesignFh);
-    if (!fits(ref, design, kDesignFh)) ref = one_at_a_time(design, kDesignFh);
-    L.reference = measure(ref, design, kDesignFh);
+    std::vector<StageSlot> ref = tiled(design, ref_fh);
+    if (!fits(ref, design, ref_fh)) ref = column_tabs(design, ref_fh);
+    if (!fits(ref, design, ref_fh)) ref = one_at_a_time(design, ref_fh);
+    L.reference = measure(ref, design, ref_fh);
 
     const bool maximise = !in.maximise.empty();
     if (maximise || !in.focus.empty()) {
