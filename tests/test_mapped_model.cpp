@@ -92,6 +92,12 @@ TEST_CASE("a mapped checkpoint gives the same logits as the copied reader", "[ma
 
 TEST_CASE("resident memory after loading and running a model stays near its file size",
           "[mapped][memory]") {
+#ifdef KVSCOPE_SANITIZED
+    // AddressSanitizer's shadow memory and quarantine are resident as well, so the bound is a
+    // property of the plain build; scripts/test.sh checks it there before the sanitizer suite.
+    WARN("resident memory is not bounded under AddressSanitizer; the plain build checks it");
+    return;
+#endif
     // 27M parameters, 109 MB: big enough that a second copy of the weights shows clearly above
     // the program's own few MiB, small enough to write and run in about a second.
     const fs::path dir = test::temp_dir("mapped-rss");
