@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/file_bytes.h"
+#include "core/utf8.h"
 
 namespace kvs::gui {
 namespace {
@@ -42,7 +43,8 @@ std::string directory(const unsigned char* d, std::size_t size, std::size_t star
         const unsigned char* r = d + start + 12 + 16 * i;
         Table t{u32(r + 8), u32(r + 12)};
         if (std::uint64_t(t.offset) + t.length > size)
-            return "table '" + std::string(reinterpret_cast<const char*>(r), 4) +
+            // The tag is 4 bytes of the file: escaped, so the message stays one line.
+            return "table '" + escape_for_one_line({reinterpret_cast<const char*>(r), 4}) +
                    "' lies beyond the end of the file (truncated?)";
         tables.emplace(std::string(reinterpret_cast<const char*>(r), 4), t);
     }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace kvs {
 
@@ -288,6 +289,9 @@ Expectation::Outcome Expectation::evaluate(const MetricReader& read) const {
         o.pass = false;
         o.why = err.what();
     }
+    // One line whatever the lesson's strings or the metrics' values hold (a string literal may
+    // carry a newline or an escape sequence; fuzz_lesson_expr found one).
+    o.why = escape_for_one_line(o.why);
     return o;
 }
 
