@@ -1147,7 +1147,7 @@ TEST_CASE("no text overlaps another or is cut off, at every size, text size, lan
     std::ofstream list(dir / "runs");
     for (const auto& c : configs) {
         std::string cmd = quote(KVSCOPE_GUI_BIN);
-        for (const auto& a : c.args) cmd += " " + quote(a);
+        for (const auto& a : c.args) cmd.append(" ").append(quote(a));
         const std::string base = (dir / c.tag).string();
         cmd += " --screenshot " + quote(base + ".png") + " --layout-json " + quote(base + ".json") +
                " >" + quote(base + ".err") + " 2>&1";
