@@ -1,10 +1,7 @@
 #include "gui/engine_worker.h"
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <limits>
 #include <new>
 
 #include "core/error.h"
@@ -386,10 +383,6 @@ void EngineWorker::play_lesson(std::shared_ptr<const Lesson> lesson, int number,
     job.lesson = true;
     post(std::move(job));
 }
-
-}  // namespace kvs::gui
-
-namespace kvs::gui {
 
 void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int target,
                                   bool cancelled) {
