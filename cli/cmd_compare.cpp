@@ -17,7 +17,7 @@ int cmd_compare(int argc, char** argv) {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.push_back(timing_option());
-    specs.insert(specs.end(), {{"prompt", "TEXT", "prompt text (default empty: BOS only)"},
+    specs.insert(specs.end(), {prompt_option("prompt text (default empty: BOS only)"),
                                {"max-new-tokens", "N", "tokens to generate (default 64)"},
                                {"quiet", "", "totals only, no per-step rows"}});
     Args a("compare", specs, argc, argv, 2);
