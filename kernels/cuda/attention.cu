@@ -6,13 +6,13 @@
 namespace kvs::kern {
 
 __global__ void attention_prefill_kernel(AttentionArgs a) {
-    extern __shared__ float shared[];
+    float* shared = dynamic_shared_floats();
     DeviceBlock b;
     attention_prefill_block(b, a, shared);
 }
 
 __global__ void attention_decode_kernel(AttentionArgs a) {
-    extern __shared__ float shared[];
+    float* shared = dynamic_shared_floats();
     DeviceBlock b;
     attention_decode_block(b, a, shared);
 }
@@ -23,11 +23,11 @@ int kernel_image_status() {
 }
 
 void launch_attention_prefill(const LaunchShape& s, Stream st, const AttentionArgs& a) {
-    attention_prefill_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(attention_prefill_kernel, s, st, a);
 }
 
 void launch_attention_decode(const LaunchShape& s, Stream st, const AttentionArgs& a) {
-    attention_decode_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(attention_decode_kernel, s, st, a);
 }
 
 }  // namespace kvs::kern

@@ -1,5 +1,6 @@
 #include "kernels/cuda/launch_shapes.h"
 
+#include <stdexcept>
 #include <string>
 
 #include "core/error.h"
@@ -24,6 +25,15 @@ LaunchShape attention_shape(Dim3 grid, int n_keys, int group) {
 }
 
 }  // namespace
+
+void check_launch_shape(const LaunchShape& s, const char* kernel) {
+    const unsigned long long threads = 1ull * s.block.x * s.block.y * s.block.z;
+    const bool ok = s.grid.x >= 1 && s.grid.y >= 1 && s.grid.z >= 1 && s.grid.y <= 65535 &&
+                    s.grid.z <= 65535 && threads >= 1 && threads <= 1024 && s.block.z <= 64 &&
+                    s.shared_bytes <= kMaxSharedBytes;
+    if (!ok) throw std::logic_error(std::string("launch of ") + kernel +
+                                     ": a grid or block shape a GPU would refuse");
+}
 
 LaunchShape embed_shape(int T, int dim) {
     return {{unsigned(T), blocks_for(unsigned(dim), kEmbedThreads), 1}, {kEmbedThreads, 1, 1}, 0};

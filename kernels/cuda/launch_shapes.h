@@ -17,6 +17,11 @@ struct LaunchShape {
 // Shared memory a block may use without opting in to more (every architecture since sm_20).
 constexpr std::size_t kMaxSharedBytes = 48 * 1024;
 
+// Throws std::logic_error naming `kernel` for a shape cudaLaunchKernel would reject (more than
+// 1024 threads a block, a grid y/z above 65535, an empty grid, shared memory over kMaxSharedBytes).
+// The emulator and the CPU shim check every launch with it.
+void check_launch_shape(const LaunchShape& s, const char* kernel);
+
 LaunchShape embed_shape(int T, int dim);
 LaunchShape rmsnorm_shape(int T);
 // Decode's single row goes to the matrix-vector kernel, anything taller to the tiled one.

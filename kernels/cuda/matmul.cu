@@ -17,11 +17,11 @@ __global__ void matvec_kernel(MatmulArgs a) {
 }
 
 void launch_matmul_tiled(const LaunchShape& s, Stream st, const MatmulArgs& a) {
-    matmul_tiled_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(matmul_tiled_kernel, s, st, a);
 }
 
 void launch_matvec(const LaunchShape& s, Stream st, const MatmulArgs& a) {
-    matvec_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(matvec_kernel, s, st, a);
 }
 
 }  // namespace kvs::kern
