@@ -4,6 +4,7 @@
 // tiles, so scripts/tsan-shim.sh can run this under ThreadSanitizer in seconds. Also here: the
 // deliberately racy kernel of tests/shim/racy_max.cuh passes the emulator in both thread orders
 // (that it fails under the shim is scripts/tsan-shim.sh's check).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <functional>
@@ -60,19 +61,18 @@ TEST_CASE("shim: embed, rope, kv append, swiglu and add give the emulator's bits
                    shim ? kern::launch_embed(s, nullptr, a) : emu::embed(s, a);
                });
     const int head_dim = 8, qdim = 32, kv_dim = 16, pos0 = 2;
-    check_same({random_floats(T * qdim, 2), random_floats(T * kv_dim, 3)},
-               [&](Buffers& b, bool shim) {
-                   const kern::RopeArgs a{b[0].data(), b[1].data(), T, pos0, qdim, kv_dim, head_dim};
-                   const LaunchShape s = kern::rope_shape(T, qdim);
-                   shim ? kern::launch_rope(s, nullptr, a) : emu::rope(s, a);
-               });
+    check_same(
+        {random_floats(T * qdim, 2), random_floats(T * kv_dim, 3)}, [&](Buffers& b, bool shim) {
+            const kern::RopeArgs a{b[0].data(), b[1].data(), T, pos0, qdim, kv_dim, head_dim};
+            const LaunchShape s = kern::rope_shape(T, qdim);
+            shim ? kern::launch_rope(s, nullptr, a) : emu::rope(s, a);
+        });
     const int capacity = 8;
     check_same({random_floats(capacity * kv_dim, 4), random_floats(capacity * kv_dim, 5),
                 random_floats(T * kv_dim, 6), random_floats(T * kv_dim, 7)},
                [&](Buffers& b, bool shim) {
-                   const kern::KvAppendArgs a{b[0].data(), b[1].data(), b[2].data(),
-                                              b[3].data(), pos0,        T,
-                                              kv_dim};
+                   const kern::KvAppendArgs a{b[0].data(), b[1].data(), b[2].data(), b[3].data(),
+                                              pos0,        T,           kv_dim};
                    const LaunchShape s = kern::kv_append_shape(T, kv_dim);
                    shim ? kern::launch_kv_append(s, nullptr, a) : emu::kv_append(s, a);
                });
@@ -92,13 +92,13 @@ TEST_CASE("shim: embed, rope, kv append, swiglu and add give the emulator's bits
 TEST_CASE("shim: rmsnorm and both matmuls (shared-memory reductions) give the emulator's bits",
           "[shim]") {
     const int T = 3, dim = 37;
-    check_same({std::vector<float>(T * dim, 0.0f), random_floats(T * dim, 12),
-                random_floats(dim, 13)},
-               [&](Buffers& b, bool shim) {
-                   const kern::RmsNormArgs a{b[0].data(), b[1].data(), b[2].data(), T, dim};
-                   const LaunchShape s = kern::rmsnorm_shape(T);
-                   shim ? kern::launch_rmsnorm(s, nullptr, a) : emu::rmsnorm(s, a);
-               });
+    check_same(
+        {std::vector<float>(T * dim, 0.0f), random_floats(T * dim, 12), random_floats(dim, 13)},
+        [&](Buffers& b, bool shim) {
+            const kern::RmsNormArgs a{b[0].data(), b[1].data(), b[2].data(), T, dim};
+            const LaunchShape s = kern::rmsnorm_shape(T);
+            shim ? kern::launch_rmsnorm(s, nullptr, a) : emu::rmsnorm(s, a);
+        });
     const int n = 37, d = 19;
     for (int rows : {1, 17}) {  // 1: matrix-vector; 17: tiled, a partial second row of tiles
         INFO("rows " << rows);
@@ -128,10 +128,9 @@ TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's b
                     random_floats(T * dim, 16), random_floats(capacity * kv_dim, 17),
                     random_floats(capacity * kv_dim, 18)},
                    [&](Buffers& b, bool shim) {
-                       const kern::AttentionArgs a{b[0].data(), b[2].data(), b[3].data(),
-                                                   b[4].data(), b[1].data(), T,
-                                                   pos0,        n_heads,     n_kv_heads,
-                                                   head_dim};
+                       const kern::AttentionArgs a{
+                           b[0].data(), b[2].data(), b[3].data(), b[4].data(), b[1].data(),
+                           T,           pos0,        n_heads,     n_kv_heads,  head_dim};
                        if (kern::attention_uses_decode(T)) {
                            const LaunchShape s =
                                kern::attention_decode_shape(pos0, n_heads, n_kv_heads);
@@ -149,8 +148,7 @@ TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's b
 TEST_CASE("shim: a launch shape a GPU would refuse is refused", "[shim]") {
     const LaunchShape too_wide{{1, 1, 1}, {2048, 1, 1}, 0};
     std::vector<float> x(4), y(4);
-    CHECK_THROWS_AS(kern::launch_add(too_wide, nullptr, {x.data(), y.data(), 4}),
-                    std::logic_error);
+    CHECK_THROWS_AS(kern::launch_add(too_wide, nullptr, {x.data(), y.data(), 4}), std::logic_error);
 }
 
 TEST_CASE("the racy shared maximum passes the phase-by-phase emulator in both thread orders",
@@ -170,4 +168,32 @@ TEST_CASE("the racy shared maximum passes the phase-by-phase emulator in both th
         CHECK(out == static_cast<float>(n - 1));
     }
     emu::set_thread_order(emu::ThreadOrder::Forward);
+}
+
+TEST_CASE("emulated warp_sum and warp_max: every lane of each warp gets its warp's result",
+          "[shim][emulated]") {
+    const LaunchShape s{{1, 1, 1}, {32, 2, 1}, 0};  // two warps
+    emu::for_each_block(s, [&](emu::HostBlock& b) {
+        auto sum = b.per_thread<float>(0.0f), mx = b.per_thread<float>(0.0f);
+        b.phase([&](const kern::ThreadIndex& ix) {
+            const unsigned flat = ix.flat_thread();
+            sum(ix) = static_cast<float>(flat);           // small integers: the sums are exact
+            mx(ix) = static_cast<float>(flat * 37 % 64);  // a permutation of 0..63
+        });
+        b.warp_sum(sum);
+        b.warp_max(mx);
+        b.phase([&](const kern::ThreadIndex& ix) {
+            const bool second = ix.flat_thread() >= 32;
+            CHECK(sum(ix) == (second ? 1520.0f : 496.0f));  // 32..63 and 0..31
+            float want = 0;
+            for (unsigned f = second ? 32 : 0; f < (second ? 64u : 32u); ++f)
+                want = std::max(want, static_cast<float>(f * 37 % 64));
+            CHECK(mx(ix) == want);
+        });
+    });
+    const LaunchShape partial{{1, 1, 1}, {48, 1, 1}, 0};
+    emu::for_each_block(partial, [&](emu::HostBlock& b) {
+        auto v = b.per_thread<float>(1.0f);
+        CHECK_THROWS_AS(b.warp_sum(v), std::logic_error);
+    });
 }

@@ -31,6 +31,14 @@ class DeviceBlock {
     __device__ DeviceLocal<T> per_thread(T init) {
         return {init};
     }
+    __device__ void warp_sum(DeviceLocal<float>& v) {
+        for (unsigned offset = kWarpSize / 2; offset > 0; offset /= 2)
+            v.value = warp_sum_combine(v.value, __shfl_xor_sync(0xffffffffu, v.value, offset));
+    }
+    __device__ void warp_max(DeviceLocal<float>& v) {
+        for (unsigned offset = kWarpSize / 2; offset > 0; offset /= 2)
+            v.value = warp_max_combine(v.value, __shfl_xor_sync(0xffffffffu, v.value, offset));
+    }
 
   private:
     ThreadIndex ix_;
@@ -58,7 +66,10 @@ void launch_kernel(void (*kernel)(Args), const LaunchShape& s, Stream st, const 
     (void)st;
     shim::run_grid(s, [&] { kernel(a); });
 #else
+    // (clang-format would split the >>> here, in a template)
+    // clang-format off
     kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    // clang-format on
 #endif
 }
 

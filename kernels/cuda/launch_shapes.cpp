@@ -31,8 +31,9 @@ void check_launch_shape(const LaunchShape& s, const char* kernel) {
     const bool ok = s.grid.x >= 1 && s.grid.y >= 1 && s.grid.z >= 1 && s.grid.y <= 65535 &&
                     s.grid.z <= 65535 && threads >= 1 && threads <= 1024 && s.block.z <= 64 &&
                     s.shared_bytes <= kMaxSharedBytes;
-    if (!ok) throw std::logic_error(std::string("launch of ") + kernel +
-                                     ": a grid or block shape a GPU would refuse");
+    if (!ok)
+        throw std::logic_error(std::string("launch of ") + kernel +
+                               ": a grid or block shape a GPU would refuse");
 }
 
 LaunchShape embed_shape(int T, int dim) {

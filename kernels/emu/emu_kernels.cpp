@@ -64,10 +64,7 @@ void matmul_tiled(const LaunchShape& s, const kern::MatmulArgs& a) {
 
 void matvec(const LaunchShape& s, const kern::MatmulArgs& a) {
     check_launch_shape(s, "matvec");
-    for_each_block(s, [&](HostBlock& b) {
-        auto sm = fresh_shared<kern::MatvecShared>();
-        kern::matvec_block(b, a, sm);
-    });
+    for_each_block(s, [&](HostBlock& b) { kern::matvec_block(b, a); });
 }
 
 void rope(const LaunchShape& s, const kern::RopeArgs& a) {

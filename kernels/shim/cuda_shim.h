@@ -24,6 +24,9 @@ extern thread_local dim3 gridDim;
 // orders what comes before it in one thread before what comes after it in all of them).
 void __syncthreads();
 
+// Lane ^ lane_mask's value of v, within the calling thread's warp (all 32 lanes must call it).
+float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
+
 // atomicAdd / atomicMax as CUDA defines them: the old value is returned.
 int atomicMax(int* address, int val);
 float atomicAdd(float* address, float val);

@@ -3,7 +3,7 @@
 // kernel with one OS thread per CUDA thread (thread_grid.h). Not linked with the nvcc-built ones:
 // the shim library is for the tests in tests/test_cuda_shim.cpp.
 #include "kernels/shim/cuda_shim.h"
-// clang-format off: the shim header must come first
+// ^ first, in an include block of its own: what nvcc would provide, before any kernel file
 #include "kernels/cuda/attention.cu"
 #include "kernels/cuda/elementwise.cu"
 #include "kernels/cuda/embed.cu"

@@ -6,9 +6,8 @@
 #include <vector>
 
 #include "kernels/shim/cuda_shim.h"
-// clang-format off: the shim header must come before the kernel file
+// ^ first, in an include block of its own: what nvcc would provide, before the kernel file
 #include "tests/shim/racy_max.cu"
-// clang-format on
 
 int main(int argc, char** argv) {
     using namespace kvs::race_demo;

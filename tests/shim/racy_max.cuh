@@ -22,8 +22,7 @@ struct MaxArgs {
 };
 
 // The bug: *m is read and written by every thread of the phase with nothing ordering them.
-__host__ __device__ inline void racy_max_update(const ThreadIndex& ix, const MaxArgs& a,
-                                                float* m) {
+__host__ __device__ inline void racy_max_update(const ThreadIndex& ix, const MaxArgs& a, float* m) {
     for (int i = static_cast<int>(ix.thread.x); i < a.n; i += static_cast<int>(ix.block_dim.x))
         if (a.x[i] > *m) *m = a.x[i];
 }
