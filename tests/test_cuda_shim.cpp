@@ -8,26 +8,19 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <vector>
 
 #include "kernels/cuda/kernel_launchers.h"
 #include "kernels/emu/emu_kernels.h"
 #include "kernels/emu/host_block.h"
+#include "tests/random_floats.h"
 #include "tests/shim/racy_max.cuh"
 
 using namespace kvs;
 using kern::LaunchShape;
+using test::random_floats;
 
 namespace {
-
-std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> v(n);
-    for (float& f : v) f = u(rng);
-    return v;
-}
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
