@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/kernel_launchers.h"
@@ -112,29 +113,39 @@ TEST_CASE("shim: rmsnorm and both matmuls (shared-memory reductions) give the em
 }
 
 TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's bits", "[shim]") {
-    const int n_heads = 4, n_kv_heads = 2, head_dim = 8, capacity = 12;
+    const int n_heads = 4, n_kv_heads = 2, head_dim = 8, capacity = 160;
     const int dim = n_heads * head_dim, kv_dim = n_kv_heads * head_dim;
-    for (int T : {3, 1}) {  // 3: prefill after 2 cached rows; 1: decode after 9
-        const int pos0 = T == 1 ? 9 : 2, keys = pos0 + T;
-        INFO("T " << T);
-        check_same({std::vector<float>(T * dim, 0.0f), std::vector<float>(n_heads * T * keys, 0.0f),
-                    random_floats(T * dim, 16), random_floats(capacity * kv_dim, 17),
-                    random_floats(capacity * kv_dim, 18)},
-                   [&](Buffers& b, bool shim) {
-                       const kern::AttentionArgs a{
-                           b[0].data(), b[2].data(), b[3].data(), b[4].data(), b[1].data(),
-                           T,           pos0,        n_heads,     n_kv_heads,  head_dim};
-                       if (kern::attention_uses_decode(T)) {
-                           const LaunchShape s =
-                               kern::attention_decode_shape(pos0, n_heads, n_kv_heads);
-                           shim ? kern::launch_attention_decode(s, nullptr, a)
-                                : emu::attention_decode(s, a);
-                       } else {
-                           const LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
-                           shim ? kern::launch_attention_prefill(s, nullptr, a)
-                                : emu::attention_prefill(s, a);
-                       }
-                   });
+    // 3: prefill after 2 cached rows; 1: decode after 9 (one chunk of keys) and after 150 (three,
+    // the last partial)
+    for (auto [T, pos0] : {std::pair{3, 2}, std::pair{1, 9}, std::pair{1, 150}}) {
+        const int keys = pos0 + T;
+        INFO("T " << T << ", pos0 " << pos0);
+        const std::size_t partial = kern::decode_partial_floats(n_heads, keys, head_dim);
+        check_same(
+            {std::vector<float>(T * dim, 0.0f), std::vector<float>(n_heads * T * keys, 0.0f),
+             random_floats(T * dim, 16), random_floats(capacity * kv_dim, 17),
+             random_floats(capacity * kv_dim, 18), std::vector<float>(partial, 0.0f)},
+            [&](Buffers& b, bool shim) {
+                const kern::AttentionArgs a{b[0].data(), b[2].data(), b[3].data(), b[4].data(),
+                                            b[1].data(), T,           pos0,        n_heads,
+                                            n_kv_heads,  head_dim,    b[5].data()};
+                if (kern::attention_uses_decode(T)) {
+                    const LaunchShape split =
+                        kern::attention_decode_split_shape(pos0, n_heads, n_kv_heads, head_dim);
+                    const LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
+                    if (shim) {
+                        kern::launch_attention_decode_split(split, nullptr, a);
+                        kern::launch_attention_decode_combine(combine, nullptr, a);
+                    } else {
+                        emu::attention_decode_split(split, a);
+                        emu::attention_decode_combine(combine, a);
+                    }
+                } else {
+                    const LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
+                    shim ? kern::launch_attention_prefill(s, nullptr, a)
+                         : emu::attention_prefill(s, a);
+                }
+            });
     }
 }
 

@@ -66,8 +66,21 @@ LaunchShape attention_prefill_shape(int T, int pos0, int n_heads) {
     return attention_shape({unsigned(T), unsigned(n_heads), 1}, pos0 + T, 1);
 }
 
-LaunchShape attention_decode_shape(int pos0, int n_heads, int n_kv_heads) {
-    return attention_shape({unsigned(n_kv_heads), 1, 1}, pos0 + 1, n_heads / n_kv_heads);
+LaunchShape attention_decode_split_shape(int pos0, int n_heads, int n_kv_heads, int head_dim) {
+    const std::size_t bytes =
+        decode_split_shared_floats(n_heads / n_kv_heads, head_dim) * sizeof(float);
+    const unsigned chunks = decode_chunks(pos0 + 1);
+    if (bytes > kMaxSharedBytes || chunks > 65535)
+        throw Error("CUDA decode attention over " + std::to_string(pos0 + 1) +
+                    " keys of head size " + std::to_string(head_dim) + " needs " +
+                    std::to_string(bytes) + " bytes of shared memory per block (at most " +
+                    std::to_string(kMaxSharedBytes) + ") and " + std::to_string(chunks) +
+                    " chunks of keys (at most 65535)");
+    return {{unsigned(n_kv_heads), chunks, 1}, {kDecodeThreads, 1, 1}, bytes};
+}
+
+LaunchShape attention_decode_combine_shape(int n_heads) {
+    return {{unsigned(n_heads), 1, 1}, {kAttnThreads, 1, 1}, 0};
 }
 
 LaunchShape elementwise_shape(std::size_t n) {

@@ -35,10 +35,14 @@ LaunchShape kv_append_shape(int T, int kv_dim);
 inline bool attention_uses_decode(int T) {
     return T == 1;
 }
-// Throw kvs::Error when the scores of one block do not fit in shared memory (a context far longer
+// Throws kvs::Error when the scores of one block do not fit in shared memory (a context far longer
 // than the llama2.c models have).
 LaunchShape attention_prefill_shape(int T, int pos0, int n_heads);
-LaunchShape attention_decode_shape(int pos0, int n_heads, int n_kv_heads);
+// Decode: the split kernel's grid (n_kv_heads, chunks of keys) and the combine kernel's (n_heads).
+// The split one throws kvs::Error when a chunk's K rows do not fit in shared memory (head_dim
+// above about 180) or the keys need more than 65535 chunks.
+LaunchShape attention_decode_split_shape(int pos0, int n_heads, int n_kv_heads, int head_dim);
+LaunchShape attention_decode_combine_shape(int n_heads);
 LaunchShape elementwise_shape(std::size_t n);
 
 }  // namespace kvs::kern

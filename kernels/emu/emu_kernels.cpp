@@ -85,12 +85,18 @@ void attention_prefill(const LaunchShape& s, const kern::AttentionArgs& a) {
     });
 }
 
-void attention_decode(const LaunchShape& s, const kern::AttentionArgs& a) {
-    check_launch_shape(s, "attention_decode");
+void attention_decode_split(const LaunchShape& s, const kern::AttentionArgs& a) {
+    check_launch_shape(s, "attention_decode_split");
     for_each_block(s, [&](HostBlock& b) {
         auto sm = fresh_dynamic_shared(s);
-        kern::attention_decode_block(b, a, sm.data());
+        kern::attention_decode_split_block(b, a, sm.data());
     });
+}
+
+void attention_decode_combine(const LaunchShape& s, const kern::AttentionArgs& a) {
+    check_launch_shape(s, "attention_decode_combine");
+    for_each_thread(s,
+                    [&](const ThreadIndex& ix) { kern::attention_decode_combine_thread(ix, a); });
 }
 
 void swiglu(const LaunchShape& s, const kern::SwigluArgs& a) {
