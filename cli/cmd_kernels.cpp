@@ -105,7 +105,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 struct Result {
     std::vector<float> out;
-    Spread time;  // seconds
+    Spread time;     // seconds, wall clock around the call and synchronize()
+    Spread op_time;  // seconds by the backend's own op clock (CUDA events on a GPU); 0: none
 };
 
 // The reference on host arrays: `repeats` runs from the same inputs, each timed.
@@ -136,7 +137,9 @@ Result run_backend(const OpCase& oc, Backend& be, int repeats) {
         bufs.emplace_back(be, s);
         spans.push_back(bufs.back().span());
     }
+    be.set_record_calls(true);
     for (int k = -1; k < repeats; ++k) {
+        if (k == 0) be.reset_op_times();  // the warm-up run's times are not kept
         const auto host = fresh_buffers(oc);
         for (std::size_t i = 0; i < host.size(); ++i)
             be.upload(spans[i], host[i].data(), host[i].size());
@@ -146,9 +149,14 @@ Result run_backend(const OpCase& oc, Backend& be, int repeats) {
         be.synchronize();
         if (k >= 0) times.push_back(seconds_since(t0));
     }
+    std::vector<double> op_times;
+    for (const OpCall& c : be.op_calls())
+        if (c.op != Op::Transfer) op_times.push_back(c.seconds);
+    be.set_record_calls(false);
     r.out.resize(oc.sizes[0]);
     be.download(r.out.data(), spans[0], r.out.size());
     r.time = spread(times);
+    if (!op_times.empty()) r.op_time = spread(op_times);
     return r;
 }
 
@@ -203,15 +211,19 @@ int cmd_kernels(int argc, char** argv) {
     if (no_cuda.empty()) impls.push_back({"cuda", make_backend("cuda").backend});
 
     std::printf(
-        "kernels: %s; times are the median of %d runs (wall clock from the call to the end of "
-        "synchronize), agreement is max |x - ref| / max |ref|\n",
+        "kernels: %s; times are the median of %d runs: wall clock from the call to the end of "
+        "synchronize, and each backend's own op clock; agreement is max |x - ref| / max |ref|\n",
         escape_for_one_line(model->name()).c_str(), repeats);
     if (!no_cuda.empty()) std::printf("cuda: not run (%s)\n", escape_for_one_line(no_cuda).c_str());
     std::printf(
         "each CUDA kernel has one block size (kernels/cuda/launch_shapes.cpp): no variants to "
         "compare\n");
-    std::printf("%-22s %-34s %-14s %12s %12s %s\n", "op", "shape", "implementation", "median us",
-                "vs ref", "");
+    for (const Impl& im : impls)
+        if (im.backend)
+            std::printf("%s: op clock = %s\n", im.name.c_str(),
+                        escape_for_one_line(im.backend->device()).c_str());
+    std::printf("%-22s %-34s %-14s %10s %12s %12s %s\n", "op", "shape", "implementation",
+                "median us", "op clock us", "vs ref", "");
     bool all_ok = true;
     for (const OpCase& oc : op_cases(c, keys, prefill_rows)) {
         const Result ref = run_reference(oc, repeats);
@@ -220,8 +232,11 @@ int cmd_kernels(int argc, char** argv) {
             const double d = rel_diff(r.out, ref.out);
             const bool ok = d <= 1e-4;
             all_ok = all_ok && ok;
-            std::printf("%-22s %-34s %-14s %12.1f %12.2e %s\n", oc.op.c_str(), oc.shape.c_str(),
-                        im.name.c_str(), r.time.median * 1e6, d,
+            char op_clock[32] = "-";
+            if (im.backend)
+                std::snprintf(op_clock, sizeof op_clock, "%.1f", r.op_time.median * 1e6);
+            std::printf("%-22s %-34s %-14s %10.1f %12s %12.2e %s\n", oc.op.c_str(),
+                        oc.shape.c_str(), im.name.c_str(), r.time.median * 1e6, op_clock, d,
                         !im.backend ? "(the reference)"
                         : ok        ? "ok"
                                     : "DIFFERS (> 1e-4)");
