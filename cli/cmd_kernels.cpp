@@ -19,6 +19,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/reference_ops.h"
 #include "kernels/emu/emulated_cuda_backend.h"
+#include "kernels/relative_difference.h"
 
 namespace kvs::cli {
 namespace {
@@ -160,17 +161,6 @@ Result run_backend(const OpCase& oc, Backend& be, int repeats) {
     return r;
 }
 
-// max |a - b| / max |ref|
-double rel_diff(const std::vector<float>& a, const std::vector<float>& ref) {
-    double diff = 0, scale = 0;
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-        if (std::isnan(a[i])) return INFINITY;
-        diff = std::max(diff, double(std::fabs(a[i] - ref[i])));
-        scale = std::max(scale, double(std::fabs(ref[i])));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
-
 }  // namespace
 
 int cmd_kernels(int argc, char** argv) {
@@ -229,7 +219,7 @@ int cmd_kernels(int argc, char** argv) {
         const Result ref = run_reference(oc, repeats);
         for (const Impl& im : impls) {
             const Result r = im.backend ? run_backend(oc, *im.backend, repeats) : ref;
-            const double d = rel_diff(r.out, ref.out);
+            const double d = relative_difference(r.out, ref.out);
             const bool ok = d <= 1e-4;
             all_ok = all_ok && ok;
             char op_clock[32] = "-";

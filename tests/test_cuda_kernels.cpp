@@ -14,6 +14,7 @@
 #include "kernels/emu/emu_kernels.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "kernels/emu/host_block.h"
+#include "kernels/relative_difference.h"
 
 using namespace kvs;
 
@@ -47,18 +48,6 @@ class Guarded {
     std::vector<float> v_;
 };
 
-// max |a - b| / max |b|: error relative to the size of the reference tensor.
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    double diff = 0, scale = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::isnan(a[i]) != std::isnan(b[i])) return INFINITY;
-        diff = std::max(diff, double(std::fabs(a[i] - b[i])));
-        scale = std::max(scale, double(std::fabs(b[i])));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
-
 // Runs `op` (which fills outputs from fresh inputs) on the CPU backend and on the emulated CUDA
 // backend in both thread orders; returns the outputs of each, output by output.
 struct Outputs {
@@ -84,7 +73,7 @@ void check_matches(const OpRun& op) {
     REQUIRE(o.cpu.size() == o.emu.size());
     for (std::size_t k = 0; k < o.cpu.size(); ++k) {
         INFO("output " << k);
-        CHECK(rel_diff(o.emu[k], o.cpu[k]) <= 1e-5);
+        CHECK(relative_difference(o.emu[k], o.cpu[k]) <= 1e-5);
         CHECK(o.emu[k] == o.emu_reverse[k]);  // same bits whatever the order within a phase
     }
 }
@@ -284,5 +273,5 @@ TEST_CASE(
                  1, n_keys - 1, 1, 1, 2);
     cpu.attention({want.data(), 2}, {q.data(), 2}, {ck.data(), ck.size()}, {cv.data(), cv.size()},
                   {}, 1, n_keys - 1, 1, 1, 2);
-    CHECK(rel_diff(out, want) < 1e-5);
+    CHECK(relative_difference(out, want) < 1e-5);
 }

@@ -169,8 +169,8 @@ class CudaBackend final : public Backend {
             kern::attention_decode_split_shape(pos0, n_heads, n_kv_heads, head_dim);
         const kern::LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
         // Partial results sized for the whole cache: grown only when the cache is.
-        const int capacity = static_cast<int>(cache_k.size / (std::size_t(n_kv_heads) * head_dim));
-        const std::size_t need = kern::decode_partial_floats(n_heads, capacity, head_dim);
+        const std::size_t need =
+            kern::decode_partial_floats_for_cache(cache_k.size, n_heads, n_kv_heads, head_dim);
         if (need > decode_partial_cap_) {
             if (decode_partial_) check(cudaFree(decode_partial_), "cudaFree");
             decode_partial_ = nullptr;

@@ -83,6 +83,12 @@ LaunchShape attention_decode_combine_shape(int n_heads) {
     return {{unsigned(n_heads), 1, 1}, {kAttnThreads, 1, 1}, 0};
 }
 
+std::size_t decode_partial_floats_for_cache(std::size_t cache_floats, int n_heads, int n_kv_heads,
+                                            int head_dim) {
+    const std::size_t capacity = cache_floats / (std::size_t(n_kv_heads) * head_dim);
+    return decode_partial_floats(n_heads, static_cast<int>(capacity), head_dim);
+}
+
 LaunchShape elementwise_shape(std::size_t n) {
     return {{blocks_for(n, kElementwiseThreads), 1, 1}, {kElementwiseThreads, 1, 1}, 0};
 }

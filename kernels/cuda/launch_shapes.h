@@ -43,6 +43,10 @@ LaunchShape attention_prefill_shape(int T, int pos0, int n_heads);
 // above about 180) or the keys need more than 65535 chunks.
 LaunchShape attention_decode_split_shape(int pos0, int n_heads, int n_kv_heads, int head_dim);
 LaunchShape attention_decode_combine_shape(int n_heads);
+// Floats of decode attention's partial results (AttentionArgs::partial) for every key a cache of
+// `cache_floats` floats ([capacity, n_kv_heads * head_dim]) holds: sized once per cache.
+std::size_t decode_partial_floats_for_cache(std::size_t cache_floats, int n_heads, int n_kv_heads,
+                                            int head_dim);
 LaunchShape elementwise_shape(std::size_t n);
 
 }  // namespace kvs::kern

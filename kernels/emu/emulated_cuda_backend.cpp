@@ -230,8 +230,8 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
         kern::attention_decode_split_shape(pos0, n_heads, n_kv_heads, head_dim);
     const kern::LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
     // Sized for the whole cache, so it grows only when the cache does.
-    const int capacity = static_cast<int>(cache_k.size / (std::size_t(n_kv_heads) * head_dim));
-    const std::size_t need = kern::decode_partial_floats(n_heads, capacity, head_dim);
+    const std::size_t need =
+        kern::decode_partial_floats_for_cache(cache_k.size, n_heads, n_kv_heads, head_dim);
     if (need > decode_partial_.size()) {
         if (!decode_partial_.empty()) ++counts_.frees;
         ++counts_.allocs;
