@@ -26,6 +26,8 @@ const Command kCommands[] = {
     {"explain", kvs::cli::cmd_explain,
      "one attention row from the inside: q, K, q.k, /sqrt(d_k), mask, softmax, V, output"},
     {"soak", kvs::cli::cmd_soak, "sessions back to back, printing resident memory (VmRSS)"},
+    {"kernels", kvs::cli::cmd_kernels,
+     "each op at the model's shapes on every implementation, checked and timed"},
     {"make-model", kvs::cli::cmd_make_model,
      "write a random-weight llama2.c checkpoint of a shape"},
 };

@@ -11,4 +11,6 @@ cd "$KVS_ROOT/build"
 ctest --output-on-failure -j "$(nproc)"
 # Reliability (issue 9): the suite again under ASan + UBSan, then each fuzzer for a minute.
 "$KVS_ROOT/scripts/sanitize.sh"
+# The kernels' .cu files on the CPU shim under ThreadSanitizer, and the racy kernel it must catch.
+"$KVS_ROOT/scripts/tsan-shim.sh"
 "$KVS_ROOT/scripts/fuzz.sh"
