@@ -25,7 +25,8 @@ OptionSpec prompt_option(const std::string& help) {
 
 OptionSpec timing_option() {
     return {"timing-runs", "N",
-            "time each step under 10 ms as the median of N runs of it\n(default 3; 1 = one run)"};
+            "time each step under 10 ms as the median of N runs of it\n(default 3, more up to 9 "
+            "when most runs were slowed\nby the machine; 1 = one run)"};
 }
 
 int threads_from(const CommandLine& c) {
