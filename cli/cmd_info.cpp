@@ -1,5 +1,6 @@
 // info: what a model is (architecture, file format and number type, shapes, tokenizer) and what
 // its KV cache costs per token, computed from the shapes.
+#include <chrono>
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -19,7 +20,10 @@ int cmd_info(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
+    const auto t0 = std::chrono::steady_clock::now();
     Opened o = open_from(a);
+    const double open_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const Model& m = *o.model;
     const ModelConfig& c = m.config();
     std::printf("model %s: %s\n", escape_for_one_line(m.name()).c_str(), c.describe().c_str());
@@ -35,6 +39,8 @@ int cmd_info(int argc, char** argv) {
         "at the full context of %d\n",
         c.n_layers, c.n_kv_heads, c.head_dim(), format_bytes(per_token).c_str(),
         format_bytes(per_token * c.seq_len).c_str(), c.seq_len);
+    std::printf("opened in %.3f s (wall clock, this run: mapping, checks, any dequantisation)\n",
+                open_s);
     std::printf("backend: %s (%s)\n", o.backend.backend->name().c_str(), o.backend.note.c_str());
     return 0;
 }
