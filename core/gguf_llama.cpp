@@ -173,6 +173,10 @@ std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::strin
         parse_gguf_llama(map->data(), map->size(), path,
                          [&map](const unsigned char* p, std::size_t n) { map->release(p, n); });
     map.reset();  // the weights are float32 copies now: the file's pages can go
+    return make_gguf_model(std::move(g), model_name);
+}
+
+std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_name) {
     std::vector<int> stop;
     for (int id : {g.tok.eos(), g.tok.bos_id()})
         if (id >= 0) stop.push_back(id);

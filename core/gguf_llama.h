@@ -32,6 +32,9 @@ using GgufDoneWith = std::function<void(const unsigned char*, std::size_t)>;
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
                            const GgufDoneWith& done_with = {});
 
+// The model of a parsed file: generation stops at its EOS or BOS.
+std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_name);
+
 // Maps `path` read-only, parses it, and lets the mapping go once the weights are float32.
 std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name);
 

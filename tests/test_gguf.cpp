@@ -256,6 +256,8 @@ TEST_CASE("hostile GGUF files: every cut and every broken field is one clear err
     const std::size_t toks = find("tokenizer.ggml.tokens");
     const std::uint32_t arr = 9, f32 = 6;
     refused(patched(toks + 4, &arr, 4), "nested arrays");
+    refused(patched(toks + 8, &huge, 8), "strings cannot fit");  // the array's length
+    refused(patched(toks + 8, &big, 8), "strings cannot fit");
     refused(patched(toks + 4, &f32, 4), "");  // its strings read as floats: misaligned after
     const std::size_t arch = find("general.architecture") + 4 + 8;
     refused(patched(arch, "gpt2\0", 5), "");

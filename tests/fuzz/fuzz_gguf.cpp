@@ -6,7 +6,6 @@
 
 #include "core/error.h"
 #include "core/gguf_llama.h"
-#include "core/llama_model.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -31,13 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)g.tok.printable(-1, id);
         }
     if (c.kv_bytes_per_token() * c.seq_len > (std::size_t(64) << 20)) return 0;
-    std::vector<int> stop;
-    for (int id : {g.tok.eos(), g.tok.bos_id()})
-        if (id >= 0) stop.push_back(id);
-    LlamaModel model(std::move(g.ck), std::make_unique<SpmTokenizer>(std::move(g.tok)), stop,
-                     "fuzz", g.format);
+    const auto model = make_gguf_model(std::move(g), "fuzz");
     CpuBackend backend(false);
-    Session s(model, backend, SessionConfig{});
+    Session s(*model, backend, SessionConfig{});
     try {
         s.set_prompt("a a");
     } catch (const Error&) {
