@@ -105,6 +105,28 @@ TEST_CASE("GGUF exports give the llama2.c file's greedy text; F32 its logits wit
     }
 }
 
+TEST_CASE("a separate classifier and GQA survive the round trip (output.weight)", "[gguf]") {
+    const auto dir = test::temp_dir("gguf-separate");
+    ModelConfig c = test::tiny_config();  // GQA: 4 heads, 2 kv heads
+    c.shared_classifier = false;
+    test::write_file(dir / "sep.bin", test::synthetic_checkpoint(c, 7));
+    test::write_file(dir / "sep.tok.bin",
+                     test::synthetic_tokenizer({" ", "a", " a"}, c.vocab_size));
+    const auto m = open_model((dir / "sep.bin").string());
+    const auto path = export_gguf(*m, dir, "f32");
+    const auto bytes = bytes_of(path);
+    const GgufFile f = GgufFile::parse(bytes.data(), bytes.size(), path);
+    REQUIRE(f.tensor("output.weight") != nullptr);
+    CHECK(f.tensor("output.weight")->dims == std::vector<std::uint64_t>{16, 300});
+    CHECK(f.tensor("blk.1.attn_k.weight")->dims == std::vector<std::uint64_t>{16, 8});
+    const auto g = open_model(path);
+    CHECK_FALSE(g->config().shared_classifier);
+    CHECK(g->config().n_kv_heads == 2);
+    const Run a = greedy(*m, "a a", 30), b = greedy(*g, "a a", 30);
+    CHECK(a.tokens == b.tokens);
+    CHECK(max_diff(a, b) == 0.0f);
+}
+
 TEST_CASE("Q4_0 exports load and generate; their logits stay near", "[gguf]") {
     const auto dir = test::temp_dir("gguf-q4");
     for (const auto& m : llama2c_models()) {
