@@ -10,7 +10,7 @@ kvs_build "$KVS_ROOT/build"
 cd "$KVS_ROOT/build"
 ctest --output-on-failure -j "$(nproc)"
 # Against llama.cpp (issue 18): installs npm's node-llama-cpp under build/peer the first time
-# (~45 s measured with the registry reachable), builds and runs the peer test (ctest -L peer).
+# (measured 24-43 s with the registry reachable), builds and runs the peer test (ctest -L peer).
 "$KVS_ROOT/scripts/peer.sh"
 # Reliability (issue 9): the suite again under ASan + UBSan, then each fuzzer for a minute.
 "$KVS_ROOT/scripts/sanitize.sh"
