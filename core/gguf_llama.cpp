@@ -17,6 +17,7 @@ namespace {
 constexpr std::size_t kMaxGgufBytes = std::size_t(16) << 30;  // mapped, so only address space
 constexpr double kRopeBase = 10000.0;                         // kernels/cpu: RoPE's base
 constexpr double kRmsEps = 1e-5;                              // kernels/cpu: RMSNorm's epsilon
+constexpr std::size_t kMaxContext = 1 << 17;                  // ModelConfig::validate's bound
 
 int shape_value(const GgufFile& f, const std::string& key, int fallback = -1) {
     const auto v = f.get_uint(key);
@@ -73,19 +74,19 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     c.seq_len = shape_value(f, "llama.context_length");
     c.vocab_size = emb->dims[1] > (1u << 30) ? -1 : static_cast<int>(emb->dims[1]);
     c.shared_classifier = f.tensor("output.weight") == nullptr;
-    // A long-context model's whole-context cache may not fit kvscope's bound: the context is
-    // then cut to what does (a session never needs more than it asks for).
+    // A long-context model's whole-context cache may not fit kvscope's bound (or its context
+    // kvscope's 131072): the context is then cut to what does, and the format says so.
     std::string context_note;
     if (c.n_layers > 0 && c.n_kv_heads > 0 && c.n_heads > 0 && c.dim >= c.n_heads &&
         c.seq_len > 0) {
         const std::size_t per_token = c.kv_bytes_per_token(sizeof(float));
-        const std::size_t fits = per_token ? ModelConfig::kMaxKvCacheBytes / per_token : 0;
+        const std::size_t fits = std::min<std::size_t>(
+            per_token ? ModelConfig::kMaxKvCacheBytes / per_token : 0, kMaxContext);
         if (fits >= 1 && static_cast<std::size_t>(c.seq_len) > fits) {
             context_note = ", context cut from " + std::to_string(c.seq_len) + " to " +
-                           std::to_string(fits) + " (KV cache bound)";
+                           std::to_string(fits) + " (kvscope's KV cache bound)";
             c.seq_len = static_cast<int>(fits);
         }
-        c.seq_len = std::min(c.seq_len, 1 << 17);
     }
     c.validate(name);
     if (const auto rd = f.get_uint("llama.rope.dimension_count");

@@ -284,6 +284,14 @@ TEST_CASE("hostile GGUF files: every cut and every broken field is one clear err
     const std::size_t arch = find("general.architecture") + 4 + 8;
     refused(patched(arch, "gpt2\0", 5), "");
     refused(patched(arch, "LLAMA", 5), "architecture 'LLAMA'");
+
+    // A context longer than kvscope holds is cut, and the format says so.
+    const std::size_t ctx = find("llama.context_length") + 4;
+    const std::uint32_t million = 1000000;
+    const auto cut = patched(ctx, &million, 4);
+    const GgufLlama g = parse_gguf_llama(cut.data(), cut.size(), "long.gguf");
+    CHECK(g.ck.config.seq_len == 131072);
+    CHECK(g.format.find("context cut from 1000000 to 131072") != std::string::npos);
 }
 
 TEST_CASE("kvscope-cli: export, info and generate on GGUF; a broken file exits 2 with one line",
