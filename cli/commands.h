@@ -23,6 +23,7 @@ int cmd_soak(int argc, char** argv);
 int cmd_explain(int argc, char** argv);
 int cmd_make_model(int argc, char** argv);
 int cmd_kernels(int argc, char** argv);
+int cmd_export(int argc, char** argv);
 
 // The option groups the window takes too (--model, --tokenizer, --backend, --threads, --prompt,
 // --timing-runs): defined once, in cmdline/engine_options.h.

@@ -30,6 +30,7 @@ const Command kCommands[] = {
      "each op at the model's shapes on every implementation, checked and timed"},
     {"make-model", kvs::cli::cmd_make_model,
      "write a random-weight llama2.c checkpoint of a shape"},
+    {"export", kvs::cli::cmd_export, "write a llama2.c model as a GGUF file (f32/f16/q8_0/...)"},
 };
 
 void usage(FILE* f) {
