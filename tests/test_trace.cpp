@@ -110,7 +110,8 @@ TEST_CASE("JSON numbers are written as printf's %.9g, byte for byte", "[trace][j
         j.value(v);
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.9g", v);
-        expected += (expected.size() > 1 ? "," : "") + std::string(buf);
+        if (expected.size() > 1) expected += ',';
+        expected += buf;
     }
     j.value(std::int64_t{-9223372036854775807 - 1}).value(std::int64_t{0}).end_array();
     expected += ",-9223372036854775808,0]";
