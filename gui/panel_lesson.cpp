@@ -267,6 +267,21 @@ void draw_scale(FrameContext& f, const ScaleReport& r) {
 
 }  // namespace
 
+std::vector<std::pair<int, int>> lesson_step_heads(FrameContext& f) {
+    const LessonUi& L = f.ui.lesson;
+    const LessonRun& run = f.snap.lesson;
+    std::vector<std::pair<int, int>> heads;
+    // Only once the engine has played the step: before that the heatmaps show the step before.
+    if (!f.ui.lesson_panel || L.number == 0 || run.number != L.number || run.played() < L.step)
+        return heads;
+    const auto lesson = f.ui.lesson.catalog.lesson(L.number, f.ui.lang);
+    if (!lesson || L.step >= static_cast<int>(lesson->steps.size())) return heads;
+    for (const Directive& d : lesson->steps[L.step].directives)
+        if (d.kind == DirectiveKind::Highlight) heads.emplace_back(d.n, d.head);
+    if (heads.size() < 2) heads.clear();
+    return heads;
+}
+
 void draw_lesson_stage(FrameContext& f) {
     const LessonRun& run = f.snap.lesson;
     const float fh = f.font_px;

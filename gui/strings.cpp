@@ -53,6 +53,7 @@ const std::vector<UiString>& ui_strings() {
         {"none", "无"},
         {"new this step", "本步新增"},
         {"%s: layer %d, head %d", "%s：层 %d，头 %d"},
+        {" (K/V head %d)", "（K/V 头 %d）"},
         {"  (zoom: positions %d..%d)", "  （放大：位置 %d..%d）"},
         {"query at position %d \"%s\"  ->  key at position %d \"%s\"",
          "位置 %d 的查询 \"%s\"  ->  位置 %d 的键 \"%s\""},
