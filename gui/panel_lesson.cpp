@@ -14,6 +14,7 @@
 #include "gui/plot.h"
 #include "lessonlib/lesson_report.h"
 #include "lessonlib/metric_words.h"
+#include "lessonlib/roofline.h"
 
 namespace kvs::gui {
 namespace {
@@ -267,6 +268,12 @@ void draw_scale(FrameContext& f, const ScaleReport& r) {
 
 }  // namespace
 
+namespace {
+// The roofline of the last @scale drawn, remade when the scale report changes.
+Roofline roofline_;
+const ScaleReport* roofline_for_ = nullptr;
+}  // namespace
+
 std::vector<std::pair<int, int>> lesson_step_heads(FrameContext& f) {
     const LessonUi& L = f.ui.lesson;
     const LessonRun& run = f.snap.lesson;
@@ -294,7 +301,20 @@ void draw_lesson_stage(FrameContext& f) {
         draw_batch(f, *run.batch, ImVec2(plot_w, plot_h), true);
         ImGui::Spacing();
     }
-    if (run.scale) draw_scale(f, *run.scale);
+    if (run.scale) {
+        draw_scale(f, *run.scale);
+        // Under the tables, the roofline where their prefill and decode sit (and where they
+        // would sit at other batch sizes and prompt lengths), as large as the stage leaves.
+        ImGui::Spacing();
+        const ImVec2 left = ImGui::GetContentRegionAvail();
+        if (left.y > fh * 10) {
+            if (roofline_for_ != run.scale.get()) {
+                roofline_ = roofline_of_scale(*run.scale);
+                roofline_for_ = run.scale.get();
+            }
+            draw_roofline(f, roofline_, ImVec2(std::min(left.x, left.y * 2.2f), left.y));
+        }
+    }
     if (!run.batch && !run.scale) ImGui::TextWrapped("%s", tr("the engine is playing this step"));
 }
 

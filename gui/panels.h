@@ -22,6 +22,10 @@
 
 struct ImFont;
 
+namespace kvs {
+struct Roofline;  // lessonlib/roofline.h
+}  // namespace kvs
+
 namespace kvs::gui {
 
 struct FrameContext;
@@ -155,6 +159,8 @@ void draw_lesson(FrameContext& f);
 // The heads the lesson step shown compares, when it highlights more than one (lesson 7: two query
 // heads of one K/V group), as (layer, head) in the order of its @highlight lines; else empty.
 std::vector<std::pair<int, int>> lesson_step_heads(FrameContext& f);
+// The roofline picture of a @scale (lessonlib/roofline.h), `size` in pixels.
+void draw_roofline(FrameContext& f, const Roofline& r, ImVec2 size);
 // What the lesson step measured (@batch, @scale), full size on the stage.
 void draw_lesson_stage(FrameContext& f);
 
