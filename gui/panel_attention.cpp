@@ -13,6 +13,7 @@
 #include "gui/format.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
+#include "lessonlib/lesson_report.h"
 
 namespace kvs::gui {
 namespace {
@@ -134,10 +135,14 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
                   : std::snprintf(title, sizeof title, tr("layer %d, head %d"), layer, head);
     // A query head that shares its K/V head (GQA, MQA) names it: two heads of one group compare
     // different queries with the same keys.
-    if (const Model* md = f.model();
-        md && md->config().n_kv_heads < md->config().n_heads && len > 0 && len < int(sizeof title))
-        len += std::snprintf(title + len, sizeof title - len, tr(" (K/V head %d)"),
-                             head / md->config().kv_mul());
+    // Left out where the title would not fit (compare mode in a narrow panel).
+    if (const Model* md = f.model(); md && md->config().n_kv_heads < md->config().n_heads &&
+                                     len > 0 && len < int(sizeof title)) {
+        char kv[64];
+        std::snprintf(kv, sizeof kv, tr(" (K/V head %d)"), head / md->config().kv_mul());
+        if (text_width(std::string(title) + kv, fh) <= size.x - fh * 0.3f)
+            len += std::snprintf(title + len, sizeof title - len, "%s", kv);
+    }
     if (first > 0 && len > 0 && len < int(sizeof title))
         std::snprintf(title + len, sizeof title - len, tr("  (zoom: positions %d..%d)"), first + 1,
                       n);
@@ -437,7 +442,7 @@ void draw_attention(FrameContext& f) {
         for (const SessionView& sv : snap.sessions) {
             const int k = shown_step(sv, f.step);
             if (k < 0) continue;
-            const std::string line = why_not_q_line(sv.trace.steps()[k]);
+            const std::string line = why_not_q_words(sv.trace.steps()[k], report_lang(f.ui.lang));
             if (line.empty()) continue;
             const std::string text = std::string(step_label(sv, k)) + ": " + line;
             const float w = ImGui::GetContentRegionAvail().x;

@@ -96,26 +96,6 @@ const char* source_words(KvSource s, const Words& w) {
     return "";
 }
 
-// core's why_not_q_line in the report's language (the same counts, read from the step).
-std::string why_not_q(const StepRecord& r, const Words& w) {
-    if (!w.zh()) return why_not_q_line(r);
-    std::string s = "算了 " + std::to_string(r.query_rows_computed) + " 行查询，用到 " +
-                    std::to_string(r.query_rows_used) + " 行";
-    if (r.kv_rows_recomputed == 0) {
-        const int read = r.kv.len - r.kv_rows_written;
-        if (read > 0) s += "；从缓存读了 " + std::to_string(read) + " 行 K/V";
-        return s + "，新写入 " + std::to_string(r.kv_rows_written) + " 行 K/V";
-    }
-    s += "；缓存里已有的 " + std::to_string(r.kv_rows_recomputed) + " 行 K/V 又算了一遍，";
-    if (r.kv_recomputed_max_delta < 0)
-        s += "没有比较（记录里没留 K/V 行）";
-    else if (r.kv_recomputed_max_delta == 0)
-        s += "与缓存里的完全相同（最大 |Δ| = 0）";
-    else
-        s += fmt("与缓存里的最多相差 |Δ| = %.3g", r.kv_recomputed_max_delta);
-    return s + "，并新写入 " + std::to_string(r.kv_rows_written - r.kv_rows_recomputed) + " 行 K/V";
-}
-
 // The toy's per-token table: one line per row of the step, one column per head of layer 0.
 void head_table(std::vector<std::string>& out, const StepRecord& r, const Model& m,
                 const std::vector<int>& tokens, const Words& w) {
@@ -231,7 +211,7 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
         out.push_back(work_line(r, kv_before, w));
         out.push_back(cost_line(r, w));
         if (r.mode == CacheMode::Uncached && r.phase == Phase::Decode)
-            out.push_back(w("  why not Q: ", "  为什么不缓存 Q：") + why_not_q(r, w));
+            out.push_back(w("  why not Q: ", "  为什么不缓存 Q：") + why_not_q_words(r, w.lang));
         head_table(out, r, m, s.tokens(), w);
         if (!f.uncached) continue;
         const auto& tw = f.uncached->trace().steps();
@@ -241,7 +221,7 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
         out.push_back(twin_line(r, u, m, w));
         if (u.phase == Phase::Decode)
             out.push_back(w("  without the cache, why not Q: ", "  不用缓存时，为什么不缓存 Q：") +
-                          why_not_q(u, w));
+                          why_not_q_words(u, w.lang));
     }
     if (steps.size() - static_cast<std::size_t>(before) > 1) {
         // Totals over the whole trace so far, the numbers the lessons compare.
@@ -350,7 +330,7 @@ void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const
                   w("; the model's output ", "；模型的输出 ") + floats(e->model_output, w) +
                   (e->empty_row ? w(" (no key to attend to)", "（没有可以关注的键）") : ""));
     out.push_back(w("  why not Q: ", "  为什么不缓存 Q：") +
-                  why_not_q(s.trace().steps().back(), w));
+                  why_not_q_words(s.trace().steps().back(), w.lang));
 }
 
 void describe_whatif(std::vector<std::string>& out, const Model& m, const Words& w) {
@@ -468,6 +448,27 @@ void describe_scale(std::vector<std::string>& out, const ScaleReport& r, const W
 }
 
 }  // namespace
+
+// core's why_not_q_line in the report's language (the same counts, read from the step).
+std::string why_not_q_words(const StepRecord& r, ReportLang lang) {
+    const Words w{lang};
+    if (!w.zh()) return why_not_q_line(r);
+    std::string s = "算了 " + std::to_string(r.query_rows_computed) + " 行查询，用到 " +
+                    std::to_string(r.query_rows_used) + " 行";
+    if (r.kv_rows_recomputed == 0) {
+        const int read = r.kv.len - r.kv_rows_written;
+        if (read > 0) s += "；从缓存读了 " + std::to_string(read) + " 行 K/V";
+        return s + "，新写入 " + std::to_string(r.kv_rows_written) + " 行 K/V";
+    }
+    s += "；缓存里已有的 " + std::to_string(r.kv_rows_recomputed) + " 行 K/V 又算了一遍，";
+    if (r.kv_recomputed_max_delta < 0)
+        s += "没有比较（记录里没留 K/V 行）";
+    else if (r.kv_recomputed_max_delta == 0)
+        s += "与缓存里的完全相同（最大 |Δ| = 0）";
+    else
+        s += fmt("与缓存里的最多相差 |Δ| = %.3g", r.kv_recomputed_max_delta);
+    return s + "，并新写入 " + std::to_string(r.kv_rows_written - r.kv_rows_recomputed) + " 行 K/V";
+}
 
 std::vector<std::string> describe_action(const Directive& d, const LessonFacts& f, int steps_before,
                                          int twin_steps_before, ReportLang lang) {
