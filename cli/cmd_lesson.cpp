@@ -53,7 +53,7 @@ int cmd_lesson(int argc, char** argv) {
            {{"lang", "L",
              "en | zh: the language of a lesson given by number and of the report (default: en, "
              "or the lesson's folder: lessons/zh reports in Chinese)"},
-            {"backend", "B", "auto | cpu | cuda (default auto)"},
+            backend_option(),
             threads_option(),
             {"list", "", "list the lessons in both languages"},
             {"metrics", "", "list what @expect lines can read"},
@@ -83,7 +83,7 @@ int cmd_lesson(int argc, char** argv) {
     Lesson lesson = load_lesson(find_lesson(spec, lang));
     if (a.has("lang")) lesson.lang = report_lang_from_code(lang);
     const Words w{lesson.lang};
-    BackendChoice be = make_backend(a.str("backend", "auto"), threads_from(a));
+    BackendChoice be = make_backend(backend_from(a, "auto"), threads_from(a));
     SessionLessonTarget target(*be.backend);
     target.set_timing(timing_from(a));
     const bool quiet = a.has("quiet"), prose = a.has("prose");
