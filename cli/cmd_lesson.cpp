@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/utf8.h"
+#include "lessonlib/engine_messages.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
 #include "lessonlib/lesson_metrics.h"
@@ -49,7 +50,9 @@ int cmd_lesson(int argc, char** argv) {
         first = 3;
     }
     Args a("lesson",
-           {{"lang", "L", "en | zh: the language of a lesson given by number (default en)"},
+           {{"lang", "L",
+             "en | zh: the language of a lesson given by number and of the report (default: en, "
+             "or the lesson's folder: lessons/zh reports in Chinese)"},
             backend_option(),
             threads_option(),
             {"list", "", "list the lessons in both languages"},
@@ -77,7 +80,9 @@ int cmd_lesson(int argc, char** argv) {
     }
     if (spec.empty()) throw Error("lesson: which lesson? give a FILE or a number (see --list)");
     const std::string lang = a.str("lang", "en");
-    const Lesson lesson = load_lesson(find_lesson(spec, lang));
+    Lesson lesson = load_lesson(find_lesson(spec, lang));
+    if (a.has("lang")) lesson.lang = report_lang_from_code(lang);
+    const Words w{lesson.lang};
     BackendChoice be = make_backend(backend_from(a, "auto"), threads_from(a));
     SessionLessonTarget target(*be.backend);
     target.set_timing(timing_from(a));
@@ -86,9 +91,10 @@ int cmd_lesson(int argc, char** argv) {
     // Titles, prose and the log come from the lesson file and the tokenizer: escaped for the
     // terminal (an ESC sequence in a lesson must not clear the screen).
     const auto esc = [](const std::string& t) { return escape_for_terminal(t); };
-    std::printf("lesson %s: %s (%zu steps) on %s (%s)\n", esc(lesson.file).c_str(),
-                esc(lesson.title).c_str(), lesson.steps.size(), be.backend->name().c_str(),
-                be.note.c_str());
+    std::printf(
+        w("lesson %s: %s (%zu steps) on %s (%s)\n", "课程 %s：%s（共 %zu 步），运行在 %s（%s）\n"),
+        esc(lesson.file).c_str(), esc(lesson.title).c_str(), lesson.steps.size(),
+        be.backend->name().c_str(), engine_message(be.note, lesson.lang).c_str());
     if (prose && !lesson.intro.empty()) std::printf("\n%s\n", esc(lesson.intro).c_str());
     target.restart();
     int checks = 0, failed = 0;
@@ -104,13 +110,17 @@ int cmd_lesson(int argc, char** argv) {
         for (const auto& e : o.log) {
             using K = LessonLogEntry::Kind;
             if (e.kind == K::Check) {
-                std::printf("  %s  @%s\n", e.pass ? "PASS" : "FAIL", esc(e.directive).c_str());
+                std::printf("  %s  @%s\n", e.pass ? w("PASS", "通过") : w("FAIL", "失败"),
+                            esc(e.directive).c_str());
+                // The check in words, for a reader who does not read the check language.
+                if (!e.words.empty()) std::printf("        %s\n", esc(e.words).c_str());
                 if (!quiet || !e.pass)
                     for (const auto& l : e.lines) std::printf("        %s\n", esc(l).c_str());
                 continue;
             }
             if (e.kind == K::Error) {
-                std::printf("  ERROR %s\n", e.lines.empty() ? "" : esc(e.lines[0]).c_str());
+                std::printf("  %s %s\n", w("ERROR", "错误"),
+                            e.lines.empty() ? "" : esc(e.lines[0]).c_str());
                 continue;
             }
             if (quiet) continue;
@@ -118,8 +128,11 @@ int cmd_lesson(int argc, char** argv) {
             for (const auto& l : e.lines) std::printf("      %s\n", esc(l).c_str());
         }
     }
-    std::printf("\nresult: %d checks, %d passed, %d failed; %s\n", checks, checks - failed, failed,
-                error ? "stopped by an error" : "ran to the end");
+    std::printf(
+        w("\nresult: %d checks, %d passed, %d failed; %s\n",
+          "\n结果：共 %d 项检查，%d 项通过，%d 项失败；%s\n"),
+        checks, checks - failed, failed,
+        error ? w("stopped by an error", "因出错而中止") : w("ran to the end", "完整运行到结尾"));
     return failed == 0 && !error ? 0 : 1;
 }
 

@@ -13,6 +13,7 @@
 #include "gui/attention_matrix.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
+#include "lessonlib/lesson_report.h"
 
 namespace kvs::gui {
 namespace {
@@ -101,8 +102,9 @@ float legend(FrameContext& f, ImVec2 p, float w, bool any_empty, bool recomputed
 // The large heatmap of session `si` in the box (origin, size), labels included. Zoomed in, it
 // shows the square of the newest tokens (positions first..n-1), where decode steps add rows.
 // Returns whether it outlined rows the step recomputed (the legend then names their colour).
+// `name_session`: the title starts with the session's label (off for two heads of one session).
 bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int layer, int head,
-                  ImVec2 origin, ImVec2 size, const std::vector<int>& tokens) {
+                  ImVec2 origin, ImVec2 size, const std::vector<int>& tokens, bool name_session) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fh = f.font_px;
     const SessionView& sv = f.snap.sessions[si];
@@ -127,8 +129,20 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     const ImVec2 a(origin.x + left_w, origin.y + title_h + top_h);
     const ImVec2 b(a.x + side, a.y + side);
     char title[160];
-    int len = std::snprintf(title, sizeof title, tr("%s: layer %d, head %d"),
-                            step_label(sv, shown_step(sv, f.step)), layer, head);
+    int len = name_session
+                  ? std::snprintf(title, sizeof title, tr("%s: layer %d, head %d"),
+                                  step_label(sv, shown_step(sv, f.step)), layer, head)
+                  : std::snprintf(title, sizeof title, tr("layer %d, head %d"), layer, head);
+    // A query head that shares its K/V head (GQA, MQA) names it: two heads of one group compare
+    // different queries with the same keys.
+    // Left out where the title would not fit (compare mode in a narrow panel).
+    if (const Model* md = f.model(); md && md->config().n_kv_heads < md->config().n_heads &&
+                                     len > 0 && len < int(sizeof title)) {
+        char kv[64];
+        std::snprintf(kv, sizeof kv, tr(" (K/V head %d)"), head / md->config().kv_mul());
+        if (text_width(std::string(title) + kv, fh) <= size.x - fh * 0.3f)
+            len += std::snprintf(title + len, sizeof title - len, "%s", kv);
+    }
     if (first > 0 && len > 0 && len < int(sizeof title))
         std::snprintf(title + len, sizeof title - len, tr("  (zoom: positions %d..%d)"), first + 1,
                       n);
@@ -428,7 +442,7 @@ void draw_attention(FrameContext& f) {
         for (const SessionView& sv : snap.sessions) {
             const int k = shown_step(sv, f.step);
             if (k < 0) continue;
-            const std::string line = why_not_q_line(sv.trace.steps()[k]);
+            const std::string line = why_not_q_words(sv.trace.steps()[k], report_lang(f.ui.lang));
             if (line.empty()) continue;
             const std::string text = std::string(step_label(sv, k)) + ": " + line;
             const float w = ImGui::GetContentRegionAvail().x;
@@ -446,20 +460,49 @@ void draw_attention(FrameContext& f) {
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const int n_views = static_cast<int>(snap.sessions.size());
+    // One large heatmap per session (compare mode: cached and uncached side by side); or, one
+    // session, the heads a lesson step compares side by side (lesson 7) while the head chosen is
+    // one of them.
+    struct View {
+        int si, layer, head;
+    };
+    std::vector<View> views;
+    for (int si = 0; si < static_cast<int>(snap.sessions.size()); ++si)
+        views.push_back({si, ui.settings.layer, ui.settings.head});
+    if (views.size() == 1) {
+        const auto heads = lesson_step_heads(f);
+        const bool chosen =
+            std::find(heads.begin(), heads.end(),
+                      std::make_pair(ui.settings.layer, ui.settings.head)) != heads.end();
+        if (chosen) {
+            views.clear();
+            for (const auto& [l, h] : heads)
+                if (l < c.n_layers && h < c.n_heads && views.size() < 2) views.push_back({0, l, h});
+        }
+    }
+    const int n_views = static_cast<int>(views.size());
     // The large heatmaps side by side, the small multiples and the legend in a column at the
     // right (gui/stage_layout.h: the same geometry the stage measured).
     const float grid_w = small_multiples_w(avail.x + fh * 0.0f, fh);
     const float main_w = (avail.x - grid_w - fh * 0.5f) / n_views;
+    // A lesson's two heads one above the other when the panel is tall enough that this makes
+    // them larger (a narrow column of the stage); compare mode keeps the stage's side by side.
+    const bool heads_mode = snap.sessions.size() == 1 && n_views > 1;
+    const float all_w = avail.x - grid_w - fh * 0.5f;
+    const bool stacked =
+        heads_mode && std::min(all_w, avail.y / n_views) > std::min(main_w, avail.y);
     const AttentionMatrixRows m0 = collect_attention_rows(s0.trace.steps(), s);
     bool recomputed = false;
-    for (int si = 0; si < n_views; ++si) {
-        const SessionView& sv = snap.sessions[si];
+    for (int i = 0; i < n_views; ++i) {
+        const View& v = views[i];
+        const SessionView& sv = snap.sessions[v.si];
         const int ss = shown_step(sv, f.step);
-        const AttentionMatrixRows m = si == 0 ? m0 : collect_attention_rows(sv.trace.steps(), ss);
-        recomputed |= main_heatmap(f, si, m, ui.settings.layer, ui.settings.head,
-                                   ImVec2(origin.x + si * main_w, origin.y),
-                                   ImVec2(main_w - fh * 0.5f, avail.y), tokens);
+        const AttentionMatrixRows m = v.si == 0 ? m0 : collect_attention_rows(sv.trace.steps(), ss);
+        const ImVec2 at = stacked ? ImVec2(origin.x, origin.y + i * avail.y / n_views)
+                                  : ImVec2(origin.x + i * main_w, origin.y);
+        const ImVec2 box = stacked ? ImVec2(all_w, avail.y / n_views - fh * 0.5f)
+                                   : ImVec2(main_w - fh * 0.5f, avail.y);
+        recomputed |= main_heatmap(f, v.si, m, v.layer, v.head, at, box, tokens, !heads_mode);
     }
     small_multiples(f, m0, ImVec2(origin.x + avail.x - grid_w, origin.y), ImVec2(grid_w, avail.y),
                     recomputed);

@@ -15,6 +15,7 @@
 #include "core/toy_model.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
+#include "lessonlib/lesson_report.h"
 
 namespace kvs::gui {
 namespace {
@@ -380,7 +381,7 @@ void draw_inside_attention(FrameContext& f) {
     };
     pair_line(L.scores, L.output);
     pair_line(L.scale, L.gqa);
-    const std::string wq = why_not_q_line(sv.trace.steps()[e->step]);
+    const std::string wq = why_not_q_words(sv.trace.steps()[e->step], report_lang(f.ui.lang));
     if (!wq.empty()) {
         y += put_wrapped(
             ImVec2(o.x, y),

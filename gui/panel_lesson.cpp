@@ -13,6 +13,8 @@
 #include "gui/panels.h"
 #include "gui/plot.h"
 #include "lessonlib/lesson_report.h"
+#include "lessonlib/metric_words.h"
+#include "lessonlib/roofline.h"
 
 namespace kvs::gui {
 namespace {
@@ -73,13 +75,25 @@ void lesson_menu(FrameContext& f) {
     if (ImGui::Button(tr("Close"), ImVec2(-1, 0))) close_lesson(f.ui);
 }
 
-void draw_checks(FrameContext& f, const StepOutcome& out, LessonRecord* rec) {
+// Each check as a sentence in the window's language (lessonlib/metric_words.h), the check itself
+// under it in the lesson's check language. The log's checks are the step's @expect lines in order
+// (the languages share them), so the words follow a language switch without a replay.
+void draw_checks(FrameContext& f, const LessonStep& step, const StepOutcome& out,
+                 LessonRecord* rec) {
     const float fh = f.font_px;
     const float wrap = ImGui::GetContentRegionAvail().x;
+    std::vector<const Directive*> expects;
+    for (const Directive& d : step.directives)
+        if (d.kind == DirectiveKind::Expect) expects.push_back(&d);
+    std::size_t k = 0;
+    const ReportLang lang = report_lang(f.ui.lang);
     for (const LessonLogEntry& e : out.log) {
         if (e.kind == LessonLogEntry::Kind::Check) {
             std::string text = e.directive;
             if (text.rfind("expect ", 0) == 0) text = text.substr(7);
+            const std::string words =
+                k < expects.size() ? check_in_words(expects[k]->expect, lang) : e.words;
+            ++k;
             ImGui::PushStyleColor(ImGuiCol_Text, e.pass ? f.theme.ok_text : f.theme.error_text);
             // ✓ and ✗, or plain letters in ImGui's own font (no such glyphs).
             const bool marks = ImGui::GetFont()->FindGlyphNoFallback(0x2713) != nullptr;
@@ -87,9 +101,16 @@ void draw_checks(FrameContext& f, const StepOutcome& out, LessonRecord* rec) {
                                           : (marks ? "\xE2\x9C\x97" : "x"));
             ImGui::PopStyleColor();
             ImGui::SameLine(0, fh * 0.4f);
+            ImGui::BeginGroup();
             ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap - fh * 1.4f);
-            ImGui::TextUnformatted(text.c_str());
+            ImGui::TextUnformatted(words.empty() ? text.c_str() : words.c_str());
+            if (!words.empty()) {
+                ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+                ImGui::TextUnformatted(text.c_str());
+                ImGui::PopStyleColor();
+            }
             ImGui::PopTextWrapPos();
+            ImGui::EndGroup();
             if (ImGui::IsItemHovered() && !e.lines.empty())
                 ImGui::SetTooltip("%s", e.lines[0].c_str());
             if (!e.pass && !e.lines.empty()) {
@@ -247,6 +268,27 @@ void draw_scale(FrameContext& f, const ScaleReport& r) {
 
 }  // namespace
 
+namespace {
+// The roofline of the last @scale drawn, remade when the scale report changes.
+Roofline roofline_;
+const ScaleReport* roofline_for_ = nullptr;
+}  // namespace
+
+std::vector<std::pair<int, int>> lesson_step_heads(FrameContext& f) {
+    const LessonUi& L = f.ui.lesson;
+    const LessonRun& run = f.snap.lesson;
+    std::vector<std::pair<int, int>> heads;
+    // Only once the engine has played the step: before that the heatmaps show the step before.
+    if (!f.ui.lesson_panel || L.number == 0 || run.number != L.number || run.played() < L.step)
+        return heads;
+    const auto lesson = f.ui.lesson.catalog.lesson(L.number, f.ui.lang);
+    if (!lesson || L.step >= static_cast<int>(lesson->steps.size())) return heads;
+    for (const Directive& d : lesson->steps[L.step].directives)
+        if (d.kind == DirectiveKind::Highlight) heads.emplace_back(d.n, d.head);
+    if (heads.size() < 2) heads.clear();
+    return heads;
+}
+
 void draw_lesson_stage(FrameContext& f) {
     const LessonRun& run = f.snap.lesson;
     const float fh = f.font_px;
@@ -259,7 +301,20 @@ void draw_lesson_stage(FrameContext& f) {
         draw_batch(f, *run.batch, ImVec2(plot_w, plot_h), true);
         ImGui::Spacing();
     }
-    if (run.scale) draw_scale(f, *run.scale);
+    if (run.scale) {
+        draw_scale(f, *run.scale);
+        // Under the tables, the roofline where their prefill and decode sit (and where they
+        // would sit at other batch sizes and prompt lengths), as large as the stage leaves.
+        ImGui::Spacing();
+        const ImVec2 left = ImGui::GetContentRegionAvail();
+        if (left.y > fh * 10) {
+            if (roofline_for_ != run.scale.get()) {
+                roofline_ = roofline_of_scale(*run.scale);
+                roofline_for_ = run.scale.get();
+            }
+            draw_roofline(f, roofline_, ImVec2(std::min(left.x, left.y * 2.2f), left.y));
+        }
+    }
     if (!run.batch && !run.scale) ImGui::TextWrapped("%s", tr("the engine is playing this step"));
 }
 
@@ -410,7 +465,7 @@ void draw_lesson(FrameContext& f) {
             ImGui::TextUnformatted(b);
             ImGui::PopStyleColor();
         }
-        draw_checks(f, *out, rec);
+        draw_checks(f, step, *out, rec);
         bool any_action = false;
         for (const auto& e : out->log)
             any_action = any_action || (e.kind == LessonLogEntry::Kind::Action && !e.lines.empty());

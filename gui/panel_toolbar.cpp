@@ -10,6 +10,7 @@
 #include "core/format.h"
 #include "core/model_loader.h"
 #include "gui/panels.h"
+#include "lessonlib/engine_messages.h"
 
 namespace kvs::gui {
 namespace {
@@ -304,7 +305,7 @@ void draw_toolbar(FrameContext& f) {
     line += std::string(" ") + tr("runs on") + " " + (ran.empty() ? s.backend_asked : ran);
     if (!device.empty() && device != ran) line += " (" + device + ")";
     if (!s.backend_note.empty() && ran == s.backend_name)
-        line += ". " + s.backend_note;
+        line += ". " + engine_message(s.backend_note, report_lang(f.ui.lang));
     else if (!s.backend_note.empty())
         line +=
             std::string("; ") + tr("the backend chosen is not used") + " (" + s.backend_name + ")";
@@ -313,7 +314,7 @@ void draw_toolbar(FrameContext& f) {
     ImGui::PopStyleColor();
     if (!s.model_note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
-        ImGui::TextWrapped("%s", s.model_note.c_str());
+        ImGui::TextWrapped("%s", engine_message(s.model_note, report_lang(f.ui.lang)).c_str());
         ImGui::PopStyleColor();
     }
 }
@@ -328,14 +329,17 @@ void draw_messages(FrameContext& f) {
     };
     std::vector<Line> lines;
     if (!f.snap.error.empty() && now < f.ui.error_until)
-        lines.push_back({f.theme.error_text, f.snap.error_context.empty()
-                                                 ? f.snap.error
-                                                 : std::string(tr(f.snap.error_context.c_str())) +
-                                                       ": " + f.snap.error});
+        lines.push_back(
+            {f.theme.error_text, f.snap.error_context.empty()
+                                     ? engine_message(f.snap.error, report_lang(f.ui.lang))
+                                     : std::string(tr(f.snap.error_context.c_str())) +
+                                           (f.ui.lang == Lang::Zh ? "：" : ": ") +
+                                           engine_message(f.snap.error, report_lang(f.ui.lang))});
     if (!f.ui.notice.empty() && now < f.ui.notice_until)
         lines.push_back({f.theme.ok_text, f.ui.notice});
     if (!f.ui.font_notice.empty() && now < f.ui.font_notice_until)
-        lines.push_back({f.theme.warning_text, f.ui.font_notice});
+        lines.push_back(
+            {f.theme.warning_text, engine_message(f.ui.font_notice, report_lang(f.ui.lang))});
     for (Line& l : lines) {
         l.text = FrameContext::drawable(l.text);
         if (f.layout) f.layout->messages.push_back(l.text);

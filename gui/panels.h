@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gui/colormap.h"
@@ -20,6 +21,10 @@
 #include "gui/theme.h"
 
 struct ImFont;
+
+namespace kvs {
+struct Roofline;  // lessonlib/roofline.h
+}  // namespace kvs
 
 namespace kvs::gui {
 
@@ -152,6 +157,11 @@ void draw_op_strip(FrameContext& f);
 void draw_help(FrameContext& f);
 void draw_messages(FrameContext& f);
 void draw_lesson(FrameContext& f);
+// The heads the lesson step shown compares, when it highlights more than one (lesson 7: two query
+// heads of one K/V group), as (layer, head) in the order of its @highlight lines; else empty.
+std::vector<std::pair<int, int>> lesson_step_heads(FrameContext& f);
+// The roofline picture of a @scale (lessonlib/roofline.h), `size` in pixels.
+void draw_roofline(FrameContext& f, const Roofline& r, ImVec2 size);
 // What the lesson step measured (@batch, @scale), full size on the stage.
 void draw_lesson_stage(FrameContext& f);
 

@@ -6,12 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "lessonlib/report_lang.h"
+
 namespace kvs::gui {
 
 enum class Lang { En, Zh };
 
 const char* lang_code(Lang l);                 // "en", "zh"
 Lang lang_from_code(const std::string& code);  // "zh" is Chinese, anything else English
+
+// The same language for the lesson library's words (reports, checks, engine messages).
+inline ReportLang report_lang(Lang l) {
+    return l == Lang::Zh ? ReportLang::Zh : ReportLang::En;
+}
 
 // The language tr() answers in; the window sets it once per frame.
 void set_language(Lang l);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -392,8 +393,10 @@ Lesson parse_lesson(std::string_view text, const std::string& file) {
 
 Lesson load_lesson(const std::string& path) {
     const auto bytes = read_file_bytes(path, std::size_t(1) << 20);
-    return parse_lesson(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                        path);
+    Lesson l = parse_lesson(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+    l.lang = report_lang_from_code(std::filesystem::path(path).parent_path().filename().string());
+    return l;
 }
 
 }  // namespace kvs

@@ -16,6 +16,7 @@
 
 #include "core/cache_view.h"
 #include "lessonlib/lesson_expr.h"
+#include "lessonlib/report_lang.h"
 
 namespace kvs {
 
@@ -86,6 +87,10 @@ struct Lesson {
     std::string title;  // the `# ` line
     std::string intro;  // prose between the title and the first step
     std::vector<LessonStep> steps;
+    // The language its report is written in (lessonlib/lesson_report.h, the checks in words):
+    // Chinese for a file in a directory named zh (lessons/zh), else English. The CLI's --lang
+    // overrides it.
+    ReportLang lang = ReportLang::En;
 };
 
 // Parses lesson text; `file` names it in error messages.

@@ -212,7 +212,96 @@ LessonValue eval(const ExprNode& n, const MetricReader& read) {
     }
 }
 
+// A plain number: a constant, or a minus sign before one (-1 parses as Neg(1)).
+bool literal_number(const ExprNode& n, double& out) {
+    if (n.op == ExprNode::Op::Const && n.value.is_number()) {
+        out = n.value.num;
+        return true;
+    }
+    if (n.op == ExprNode::Op::Neg && literal_number(*n.kids[0], out)) {
+        out = -out;
+        return true;
+    }
+    return false;
+}
+
+std::string words_of(const ExprNode& n, const MetricPhrase& phrase, const Words& w) {
+    using Op = ExprNode::Op;
+    double v = 0;
+    if (literal_number(n, v)) return LessonValue::number(v).to_string();
+    switch (n.op) {
+        case Op::Const:
+            return n.value.is_none() ? w("none", "无") : n.value.to_string();
+        case Op::Metric: {
+            std::vector<std::string> args;
+            std::vector<double> values(n.kids.size());
+            std::vector<const double*> numbers;
+            for (std::size_t i = 0; i < n.kids.size(); ++i) {
+                args.push_back(words_of(*n.kids[i], phrase, w));
+                numbers.push_back(literal_number(*n.kids[i], values[i]) ? &values[i] : nullptr);
+            }
+            return phrase(n.name, args, numbers);
+        }
+        case Op::Neg:
+            return w("minus ", "负") + words_of(*n.kids[0], phrase, w);
+        default:
+            break;
+    }
+    // A sum inside a product or quotient, or on the right of a minus, keeps its brackets.
+    const auto side = [&](const ExprNode& k, bool right) {
+        const bool low = k.op == Op::Add || k.op == Op::Sub;
+        const bool wrap = low && (n.op == Op::Mul || n.op == Op::Div || (right && n.op == Op::Sub));
+        const bool wrap_div = right && n.op == Op::Div && (k.op == Op::Mul || k.op == Op::Div);
+        const std::string t = words_of(k, phrase, w);
+        return wrap || wrap_div ? w("(", "（") + t + w(")", "）") : t;
+    };
+    const std::string a = side(*n.kids[0], false), b = side(*n.kids[1], true);
+    // 31/3 reads as a fraction; a quotient of quantities in words.
+    double x = 0, y = 0;
+    if (n.op == Op::Div && literal_number(*n.kids[0], x) && literal_number(*n.kids[1], y))
+        return a + "/" + b;
+    switch (n.op) {
+        case Op::Add:
+            return a + w(" plus ", " 加 ") + b;
+        case Op::Sub:
+            return a + w(" minus ", " 减 ") + b;
+        case Op::Mul:
+            return a + w(" times ", " 乘 ") + b;
+        default:
+            return a + w(" divided by ", " 除以 ") + b;
+    }
+}
+
 }  // namespace
+
+std::string Expectation::in_words(const MetricPhrase& phrase, ReportLang lang) const {
+    const Words w{lang};
+    const std::string a = words_of(*lhs_, phrase, w), b = words_of(*rhs_, phrase, w);
+    // Chinese: a space between the verb and a Latin word or number ("logit 等于 14.4"), none
+    // between Chinese words ("行数等于提示词的 token 数").
+    const auto latin = [](unsigned char c) { return c < 0x80; };
+    const auto join = [&](const char* en, const char* zh) {
+        if (!w.zh()) return a + en + b;
+        return a + (!a.empty() && latin(a.back()) ? " " : "") + zh +
+               (!b.empty() && latin(b.front()) ? " " : "") + b;
+    };
+    std::string s;
+    if (tol_) {
+        const std::string t = words_of(*tol_, phrase, w);
+        s = cmp_ == Cmp::Eq
+                ? join(" is ", "等于") + w(", to within ", "（误差不超过 ") + t + w("", "）")
+                : join(" differs from ", "与") + w(" by more than ", " 相差超过 ") + t;
+    } else {
+        static const char* en[] = {" is ",         " is not ",       " is less than ",
+                                   " is at most ", " is more than ", " is at least "};
+        static const char* zh[] = {"等于", "不等于", "小于", "不超过", "大于", "不少于"};
+        const int k = static_cast<int>(cmp_);
+        s = join(en[k], zh[k]);
+    }
+    if (!w.zh() && !s.empty() && s[0] >= 'a' && s[0] <= 'z')
+        s[0] = static_cast<char>(s[0] - 'a' + 'A');
+    return escape_for_one_line(s);
+}
 
 Expectation Expectation::parse(std::string_view text, const MetricValidator& validate) {
     Expectation e;
@@ -284,6 +373,7 @@ Expectation::Outcome Expectation::evaluate(const MetricReader& read) const {
             const bool same = a.kind == b.kind && a.str == b.str && a.num == b.num;
             o.pass = cmp_ == Cmp::Eq ? same : !same;
         }
+        o.compared = true;
         if (!o.pass) o.why = "got " + a.to_string() + " against " + b.to_string();
     } catch (const Error& err) {
         o.pass = false;

@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lessonlib/report_lang.h"
+
 namespace kvs {
 
 struct LessonValue {
@@ -40,6 +42,11 @@ struct ExprNode;  // defined in lesson_expr.cpp
 // metric cannot be read in the current state (e.g. no step yet).
 using MetricReader =
     std::function<LessonValue(const std::string& name, const std::vector<LessonValue>& args)>;
+// A metric in words: its name, each argument in words, and each argument's value where it is a
+// plain number (-1, 3), else null; returns the phrase ("the logit of \"nice\"").
+using MetricPhrase =
+    std::function<std::string(const std::string& name, const std::vector<std::string>& args,
+                              const std::vector<const double*>& numbers)>;
 // At parse time: returns an empty string when NAME with `n_args` arguments is known, else why not.
 using MetricValidator = std::function<std::string(const std::string& name, int n_args)>;
 
@@ -53,11 +60,17 @@ class Expectation {
         bool pass = false;
         LessonValue lhs, rhs;
         std::string why;  // for a failure or an evaluation error, in words
+        bool compared =
+            false;  // both sides evaluated and compared (a failure is "got A against B")
     };
     // Evaluation errors (a metric that cannot be read, arithmetic on a string) are a failed
     // outcome with `why` set, never an exception.
     Outcome evaluate(const MetricReader& read) const;
     const std::string& text() const { return text_; }
+    // The check as a sentence a reader can follow, in `lang`: the comparison and the arithmetic in
+    // words, each metric as `phrase` says ("The logit of "warm" minus the logit of "delicious" is
+    // 14.9, to within 0.0001").
+    std::string in_words(const MetricPhrase& phrase, ReportLang lang) const;
 
   private:
     std::string text_;

@@ -2,8 +2,10 @@
 
 #include "core/error.h"
 #include "core/session.h"
+#include "lessonlib/engine_messages.h"
 #include "lessonlib/lesson_metrics.h"
 #include "lessonlib/lesson_report.h"
+#include "lessonlib/metric_words.h"
 
 namespace kvs {
 namespace {
@@ -76,10 +78,19 @@ StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target) {
             const auto o = d.expect.evaluate([&](const std::string& name, const auto& args) {
                 return read_lesson_metric(f, name, args);
             });
+            const Words w{lesson.lang};
             e.kind = LessonLogEntry::Kind::Check;
             e.pass = o.pass;
-            e.lines.push_back(o.pass ? "left " + o.lhs.to_string() + ", right " + o.rhs.to_string()
-                                     : o.why);
+            e.words = check_in_words(d.expect, lesson.lang);
+            if (o.pass)
+                e.lines.push_back(w("left ", "左边 ") + o.lhs.to_string() +
+                                  w(", right ", "，右边 ") + o.rhs.to_string());
+            else if (o.compared)
+                e.lines.push_back(w("got ", "实际是 ") + o.lhs.to_string() +
+                                  w(" against ", "，对照的是 ") + o.rhs.to_string());
+            else
+                e.lines.push_back(w.zh() ? "无法求值：" + engine_message(o.why, lesson.lang)
+                                         : o.why);
             ++out.checks;
             if (!o.pass) ++out.failed;
             out.log.push_back(std::move(e));
@@ -89,12 +100,12 @@ StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target) {
             const LessonFacts before = target.facts();
             const int n0 = trace_size(before.session), u0 = trace_size(before.uncached);
             act(d, target);
-            e.lines = describe_action(d, target.facts(), n0, u0);
+            e.lines = describe_action(d, target.facts(), n0, u0, lesson.lang);
         } catch (const Error& err) {
             e.kind = LessonLogEntry::Kind::Error;
             e.pass = false;
             e.lines.push_back(lesson.file + ":" + std::to_string(d.line) + ": @" + d.text + ": " +
-                              err.what());
+                              engine_message(err.what(), lesson.lang));
             out.error = true;
             out.log.push_back(std::move(e));
             break;

@@ -17,6 +17,7 @@ struct LessonLogEntry {
     std::string directive;           // as written, without '@'
     bool pass = true;                // checks: whether it held; errors: false
     std::vector<std::string> lines;  // what happened, with the numbers it produced
+    std::string words;               // checks: the check as a sentence, in the lesson's language
 };
 
 struct StepOutcome {

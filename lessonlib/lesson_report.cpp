@@ -49,112 +49,179 @@ std::string quoted_piece(const Model& m, int id) {
     return s;
 }
 
-std::string head_value(const StepRecord& r, const ModelConfig& c, int L, int H, int row, int rows) {
+std::string head_value(const StepRecord& r, const ModelConfig& c, int L, int H, int row, int rows,
+                       const Words& w) {
     const float v = r.head_outputs[(static_cast<std::size_t>(L) * c.n_heads + H) * rows + row];
-    if (!std::isfinite(v) || r.attention.is_empty_row(L, H, row)) return "none";
+    if (!std::isfinite(v) || r.attention.is_empty_row(L, H, row)) return w("none", "无");
     return fmt("%.4g", v);
 }
 
-std::string pad_left(const std::string& s, std::size_t w) {
-    return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+std::string pad_left(const std::string& s, std::size_t width) {
+    return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
-std::string pad_right(const std::string& s, std::size_t w) {
-    return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
+std::string pad_right(const std::string& s, std::size_t width) {
+    return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+const char* phase_words(Phase p, const Words& w) {
+    return p == Phase::Prefill ? w("prefill", "预填充") : w("decode", "解码");
+}
+const char* mode_words(CacheMode m, const Words& w) {
+    return m == CacheMode::Cached ? w("cached", "用缓存") : w("uncached", "不用缓存");
+}
+std::string finish_words(FinishReason r, const Words& w) {
+    if (!w.zh()) return finish_reason_name(r);
+    switch (r) {
+        case FinishReason::None:
+            return "仍在生成";
+        case FinishReason::EndToken:
+            return "遇到结束 token";
+        case FinishReason::ContextFull:
+            return "上下文已满";
+        case FinishReason::LengthLimit:
+            return "达到长度上限";
+    }
+    return "仍在生成";
+}
+const char* source_words(KvSource s, const Words& w) {
+    if (!w.zh()) return kv_source_name(s);
+    switch (s) {
+        case KvSource::Cached:
+            return "来自缓存";
+        case KvSource::New:
+            return "本步新算";
+        case KvSource::Recomputed:
+            return "重新计算";
+    }
+    return "";
 }
 
 // The toy's per-token table: one line per row of the step, one column per head of layer 0.
 void head_table(std::vector<std::string>& out, const StepRecord& r, const Model& m,
-                const std::vector<int>& tokens) {
+                const std::vector<int>& tokens, const Words& w) {
     const ModelConfig& c = m.config();
     if (r.head_outputs.empty() || r.payload_evicted) return;
     const int rows = static_cast<int>(r.head_outputs.size()) / (c.n_layers * c.n_heads);
-    std::string h = "  " + pad_right("token", 12);
+    std::string h = "  " + pad_right(w("token", "token"), 12);
     for (int k = 0; k < c.n_heads; ++k)
-        h += pad_left(
-            m.is_toy() ? std::to_string(k) + " " + toy_head_name(k) : "head " + std::to_string(k),
-            10);
-    out.push_back("  per-head outputs (layer 0):");
+        h += pad_left(m.is_toy() ? std::to_string(k) + " " + toy_head_name(k)
+                                 : w("head ", "头 ") + std::to_string(k),
+                      10);
+    out.push_back(w("  per-head outputs (layer 0):", "  每个头的输出（第 0 层）："));
     out.push_back(h);
     const int first_pos = r.pos0 + r.tokens_processed - rows;  // rows are the last ones fed
     for (int row = 0; row < rows; ++row) {
         const int pos = first_pos + row;
         const bool known = pos >= 0 && pos < static_cast<int>(tokens.size());
         std::string line = "  " + pad_right(known ? piece_of(m, tokens[pos]) : "?", 12);
-        for (int k = 0; k < c.n_heads; ++k) line += pad_left(head_value(r, c, 0, k, row, rows), 10);
+        for (int k = 0; k < c.n_heads; ++k)
+            line += pad_left(head_value(r, c, 0, k, row, rows, w), 10);
         out.push_back(line);
     }
 }
 
-std::string step_line(const StepRecord& r, const Model& m) {
-    std::string s = "step " + std::to_string(r.index) + " " + phase_name(r.phase) + " (" +
-                    mode_name(r.mode) + "): ";
-    if (r.phase == Phase::Prefill)
-        s += std::to_string(r.new_tokens.size()) + " prompt tokens in " +
-             std::to_string(r.forward_calls) + " forward pass" + (r.forward_calls > 1 ? "es" : "");
-    else
-        s += "in " + quoted_piece(m, r.new_tokens.at(0));
-    s += " -> out " + quoted_piece(m, r.token_out);
+std::string step_line(const StepRecord& r, const Model& m, const Words& w) {
+    std::string s = w("step ", "第 ") + std::to_string(r.index) + w(" ", " 步，") +
+                    phase_words(r.phase, w) + w(" (", "（") + mode_words(r.mode, w) +
+                    w("): ", "）：");
+    if (r.phase == Phase::Prefill) {
+        const std::string n = std::to_string(r.new_tokens.size());
+        const std::string calls = std::to_string(r.forward_calls);
+        s += w.zh() ? n + " 个提示词 token，" + calls + " 次前向计算"
+                    : n + " prompt tokens in " + calls + " forward pass" +
+                          (r.forward_calls > 1 ? "es" : "");
+    } else {
+        s += w("in ", "输入 ") + quoted_piece(m, r.new_tokens.at(0));
+    }
+    s += w(" -> out ", " -> 输出 ") + quoted_piece(m, r.token_out);
     if (!r.top.empty() && r.top[0].id == r.token_out) s += fmt(" (p=%.3f)", r.top[0].prob);
     return s;
 }
 
-std::string work_line(const StepRecord& r, int kv_before) {
+std::string work_line(const StepRecord& r, int kv_before, const Words& w) {
     const int keys = r.pos0 + r.tokens_processed;
-    std::string s = "  " + std::to_string(r.tokens_processed) + " row" +
-                    (r.tokens_processed == 1 ? "" : "s") + " through the model";
+    const std::string n = std::to_string(r.tokens_processed);
+    std::string s =
+        w.zh() ? "  " + n + " 行通过模型"
+               : "  " + n + " row" + (r.tokens_processed == 1 ? "" : "s") + " through the model";
     if (r.phase == Phase::Prefill && r.tokens_processed > 1)
-        s += " (causal mask: the token at position t sees positions 1..t)";
+        s += w(" (causal mask: the token at position t sees positions 1..t)",
+               "（因果掩码：位置 t 的 token 只看得到位置 1..t）");
     else
-        s += ", last query row over " + std::to_string(keys) + " keys";
-    s += "; KV cache " + std::to_string(kv_before) + " -> " + std::to_string(r.kv.len) + " rows (" +
-         format_bytes(static_cast<double>(r.kv.bytes())) + ")";
+        s += w.zh() ? "，最后一行查询看 " + std::to_string(keys) + " 个键"
+                    : ", last query row over " + std::to_string(keys) + " keys";
+    s += w("; KV cache ", "；KV 缓存 ") + std::to_string(kv_before) + " -> " +
+         std::to_string(r.kv.len) + w(" rows (", " 行（") +
+         format_bytes(static_cast<double>(r.kv.bytes())) + w(")", "）");
     return s;
 }
 
 // "412 us (forward passes: median 405 us of 3 runs, 398 us..1.20 ms)": a time and its spread.
-std::string measured(const StepRecord& r) {
+std::string measured(const StepRecord& r, const Words& w) {
     std::string s = format_seconds(r.wall_seconds);
-    if (r.timing_runs > 1)
-        s += " (forward passes: median " + format_seconds(r.forward_seconds) + " of " +
-             std::to_string(r.timing_runs) + " runs, " + format_seconds(r.forward_min_seconds) +
-             ".." + format_seconds(r.forward_max_seconds) + ")";
+    if (r.timing_runs > 1) {
+        const std::string runs = std::to_string(r.timing_runs);
+        const std::string spread =
+            format_seconds(r.forward_min_seconds) + ".." + format_seconds(r.forward_max_seconds);
+        s += w.zh() ? "（前向计算：" + runs + " 次运行的中位数 " +
+                          format_seconds(r.forward_seconds) + "，范围 " + spread + "）"
+                    : " (forward passes: median " + format_seconds(r.forward_seconds) + " of " +
+                          runs + " runs, " + spread + ")";
+    }
     return s;
 }
 
-std::string cost_line(const StepRecord& r) {
-    return "  measured " + measured(r) + " on " + r.device + "; counted " +
+std::string intensity(const StepRecord& r, const Words& w) {
+    return fmt(w("%.3g FLOP per byte", "每字节 %.3g FLOP"),
+               r.counts.bytes > 0 ? r.counts.flops / r.counts.bytes : 0.0);
+}
+
+std::string cost_line(const StepRecord& r, const Words& w) {
+    if (w.zh())
+        return "  在 " + r.device + " 上实测 " + measured(r, w) + "；按形状计数 " +
+               format_flops(r.counts.flops) + "（注意力 " + format_flops(r.counts.attention_flops) +
+               "），搬运 " + format_bytes(r.counts.bytes) + "，" + intensity(r, w);
+    return "  measured " + measured(r, w) + " on " + r.device + "; counted " +
            format_flops(r.counts.flops) + " (attention " + format_flops(r.counts.attention_flops) +
-           "), " + format_bytes(r.counts.bytes) + " moved, " +
-           fmt("%.3g FLOP per byte", r.counts.bytes > 0 ? r.counts.flops / r.counts.bytes : 0.0);
+           "), " + format_bytes(r.counts.bytes) + " moved, " + intensity(r, w);
+}
+
+std::string twin_line(const StepRecord& r, const StepRecord& u, const Model& m, const Words& w) {
+    const std::string diff = fmt("%.3g", max_logit_difference(r, u));
+    if (w.zh())
+        return "  不用缓存：重算 " + std::to_string(u.tokens_processed) + " 行，实测 " +
+               measured(u, w) + "，计数 " + format_flops(u.counts.flops) + "（注意力 " +
+               format_flops(u.counts.attention_flops) + "）；选了 " + quoted_piece(m, u.token_out) +
+               "；logit 最大差 |Δ| " + diff;
+    return "  without the cache: " + std::to_string(u.tokens_processed) +
+           " rows recomputed, measured " + measured(u, w) + ", counted " +
+           format_flops(u.counts.flops) + " (attention " + format_flops(u.counts.attention_flops) +
+           "); chose " + quoted_piece(m, u.token_out) + "; max |logit difference| " + diff;
 }
 
 void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int before,
-                    int twin_before) {
+                    int twin_before, const Words& w) {
     const Session& s = *f.session;
     const Model& m = s.model();
     const auto& steps = s.trace().steps();
     for (std::size_t i = static_cast<std::size_t>(before); i < steps.size(); ++i) {
         const StepRecord& r = steps[i];
         const int kv_before = i == 0 ? 0 : steps[i - 1].kv.len;
-        out.push_back(step_line(r, m));
-        out.push_back(work_line(r, kv_before));
-        out.push_back(cost_line(r));
+        out.push_back(step_line(r, m, w));
+        out.push_back(work_line(r, kv_before, w));
+        out.push_back(cost_line(r, w));
         if (r.mode == CacheMode::Uncached && r.phase == Phase::Decode)
-            out.push_back("  why not Q: " + why_not_q_line(r));
-        head_table(out, r, m, s.tokens());
+            out.push_back(w("  why not Q: ", "  为什么不缓存 Q：") + why_not_q_words(r, w.lang));
+        head_table(out, r, m, s.tokens(), w);
         if (!f.uncached) continue;
         const auto& tw = f.uncached->trace().steps();
         const std::size_t j = static_cast<std::size_t>(twin_before) + (i - before);
         if (j >= tw.size()) continue;
         const StepRecord& u = tw[j];
-        out.push_back("  without the cache: " + std::to_string(u.tokens_processed) +
-                      " rows recomputed, measured " + measured(u) + ", counted " +
-                      format_flops(u.counts.flops) + " (attention " +
-                      format_flops(u.counts.attention_flops) + "); chose " +
-                      quoted_piece(m, u.token_out) +
-                      fmt("; max |logit difference| %.3g", max_logit_difference(r, u)));
+        out.push_back(twin_line(r, u, m, w));
         if (u.phase == Phase::Decode)
-            out.push_back("  without the cache, why not Q: " + why_not_q_line(u));
+            out.push_back(w("  without the cache, why not Q: ", "  不用缓存时，为什么不缓存 Q：") +
+                          why_not_q_words(u, w.lang));
     }
     if (steps.size() - static_cast<std::size_t>(before) > 1) {
         // Totals over the whole trace so far, the numbers the lessons compare.
@@ -165,23 +232,31 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
                 secs += r.wall_seconds;
                 flops += r.counts.flops;
             }
-            out.push_back(std::string(label) + fmt("%.0f rows through the model, ", rows) +
-                          "measured " + format_seconds(secs) + ", counted " + format_flops(flops));
+            out.push_back(std::string(label) +
+                          fmt(w("%.0f rows through the model, ", "%.0f 行通过模型，"), rows) +
+                          w("measured ", "实测 ") + format_seconds(secs) +
+                          w(", counted ", "，计数 ") + format_flops(flops));
         };
-        totals(s.config().mode == CacheMode::Cached ? "total so far, cached:   "
-                                                    : "total so far, uncached: ",
+        const char* uncached_label = w("total so far, uncached: ", "至今合计（不用缓存）：");
+        totals(s.config().mode == CacheMode::Cached
+                   ? w("total so far, cached:   ", "至今合计（用缓存）：  ")
+                   : uncached_label,
                s);
-        if (f.uncached) totals("total so far, uncached: ", *f.uncached);
+        if (f.uncached) totals(uncached_label, *f.uncached);
     }
     if (s.finished())
-        out.push_back("generation finished: " + std::string(finish_reason_name(s.finish_reason())));
+        out.push_back(w("generation finished: ", "生成结束：") +
+                      finish_words(s.finish_reason(), w));
 }
 
-void describe_highlight(std::vector<std::string>& out, const LessonFacts& f) {
+void describe_highlight(std::vector<std::string>& out, const LessonFacts& f, const Words& w) {
     const int L = f.highlight_layer, H = f.highlight_head;
-    std::string s = "highlight layer " + std::to_string(L) + ", head " + std::to_string(H);
+    std::string s = w.zh() ? "突出显示第 " + std::to_string(L) + " 层的头 " + std::to_string(H)
+                           : "highlight layer " + std::to_string(L) + ", head " + std::to_string(H);
     const ModelConfig& c = f.model->config();
-    if (c.n_kv_heads < c.n_heads) s += " (reads K/V head " + std::to_string(H / c.kv_mul()) + ")";
+    if (c.n_kv_heads < c.n_heads)
+        s += w.zh() ? "（读 K/V 头 " + std::to_string(H / c.kv_mul()) + "）"
+                    : " (reads K/V head " + std::to_string(H / c.kv_mul()) + ")";
     out.push_back(s);
     if (!f.session || f.session->trace().empty()) return;
     const StepRecord& r = f.session->trace().back();
@@ -191,33 +266,35 @@ void describe_highlight(std::vector<std::string>& out, const LessonFacts& f) {
     const int first = std::max(0, r.attention.rows - 6);  // the last rows are enough to read
     for (int row = first; row < r.attention.rows; ++row) {
         const int qpos = r.attention.q_pos0 + row;
-        std::string line = "  query " + quoted_piece(m, toks.at(qpos)) + ":";
+        std::string line = w("  query ", "  查询 ") + quoted_piece(m, toks.at(qpos)) + w(":", "：");
         if (r.attention.is_empty_row(L, H, row)) {
-            out.push_back(line + " no key to attend to (none)");
+            out.push_back(line + w(" no key to attend to (none)", " 没有可以关注的键（无）"));
             continue;
         }
-        const auto w = r.attention.row(L, H, row);
-        const int n = static_cast<int>(w.size());
+        const auto weights = r.attention.row(L, H, row);
+        const int n = static_cast<int>(weights.size());
         const int from = std::max(0, n - 12);
         if (from > 0) line += " ...";
         for (int k = from; k < n; ++k) {
             line += ' ';
             line += piece_of(m, toks.at(k));
-            line += fmt("=%.3f", w[k]);
+            line += fmt("=%.3f", weights[k]);
         }
         out.push_back(line);
     }
 }
 
-std::string floats(const std::vector<float>& v, std::size_t most = 6) {
+std::string floats(const std::vector<float>& v, const Words& w, std::size_t most = 6) {
     std::string s = "[";
     for (std::size_t i = 0; i < v.size() && i < most; ++i)
-        s += (i ? ", " : "") + (std::isnan(v[i]) ? std::string("none") : fmt("%.4g", v[i]));
+        s +=
+            (i ? ", " : "") + (std::isnan(v[i]) ? std::string(w("none", "无")) : fmt("%.4g", v[i]));
     return s + (v.size() > most ? ", ...]" : "]");
 }
 
 // @explain: the arithmetic of one attention row of the latest step, a line per key (the last 12).
-void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const Directive& d) {
+void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const Directive& d,
+                      const Words& w) {
     const Session& s = *f.session;
     const Model& m = s.model();
     const int step = static_cast<int>(s.trace().steps().size()) - 1;
@@ -225,46 +302,71 @@ void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const
     const auto e = explain_attention(s.trace(), m.config(), step, d.n, d.head, row, nullptr);
     if (!e) return;
     const auto& toks = s.tokens();
-    std::string head = "head " + std::to_string(e->head);
+    std::string head = w("head ", "头 ") + std::to_string(e->head);
     if (m.is_toy()) head += std::string(" \"") + toy_head_name(e->head) + "\"";
-    out.push_back("inside attention: step " + std::to_string(step) + " (" + phase_name(e->phase) +
-                  "), layer " + std::to_string(e->layer) + ", " + head + ", query " +
-                  quoted_piece(m, toks.at(e->q_pos)) + " at position " + std::to_string(e->q_pos));
-    out.push_back("  out = softmax(q.K^T / sqrt(d_k) + mask) . V with d_k = " +
-                  std::to_string(e->head_dim) + fmt(" (x %.4g)", e->scale) +
-                  (e->scores_by_rule ? "; the toy's scores come from its rule" : ""));
+    const std::string query = quoted_piece(m, toks.at(e->q_pos));
+    const std::string pos = std::to_string(e->q_pos + 1);  // positions count from 1
+    if (w.zh())
+        out.push_back("注意力内部：第 " + std::to_string(step) + " 步（" +
+                      phase_words(e->phase, w) + "），第 " + std::to_string(e->layer) + " 层，" +
+                      head + "，位置 " + pos + " 的查询 " + query);
+    else
+        out.push_back("inside attention: step " + std::to_string(step) + " (" +
+                      phase_words(e->phase, w) + "), layer " + std::to_string(e->layer) + ", " +
+                      head + ", query " + query + " at position " + pos);
+    out.push_back("  out = softmax(q.K^T / sqrt(d_k) + mask) . V" + std::string(w(" with ", "，")) +
+                  "d_k = " + std::to_string(e->head_dim) + fmt(" (x %.4g)", e->scale) +
+                  (e->scores_by_rule
+                       ? w("; the toy's scores come from its rule", "；玩具模型的分数来自它的规则")
+                       : ""));
     for (int j = std::max(0, e->n_keys - 12); j < e->n_keys; ++j)
-        out.push_back("  key " + pad_right(quoted_piece(m, toks.at(j)), 12) + " " +
-                      pad_right(kv_source_name(e->source[j]), 10) + " q.k " +
-                      pad_left(fmt("%.4g", e->raw[j]), 9) + "  scaled " +
+        out.push_back(w("  key ", "  键 ") + pad_right(quoted_piece(m, toks.at(j)), 12) + " " +
+                      pad_right(source_words(e->source[j], w), 10) + " q.k " +
+                      pad_left(fmt("%.4g", e->raw[j]), 9) + w("  scaled ", "  缩放后 ") +
                       pad_left(fmt("%.4g", e->scaled[j]), 9) +
-                      (e->masked[j] ? "  masked" : "        ") + "  weight " +
-                      fmt("%.4g", e->weights[j]));
-    out.push_back("  sum of w.v = " + floats(e->output) + "; the model's output " +
-                  floats(e->model_output) + (e->empty_row ? " (no key to attend to)" : ""));
-    out.push_back("  why not Q: " + why_not_q_line(s.trace().steps().back()));
+                      (e->masked[j] ? w("  masked", "  被掩码") : "        ") +
+                      w("  weight ", "  权重 ") + fmt("%.4g", e->weights[j]));
+    out.push_back(w("  sum of w.v = ", "  w.v 之和 = ") + floats(e->output, w) +
+                  w("; the model's output ", "；模型的输出 ") + floats(e->model_output, w) +
+                  (e->empty_row ? w(" (no key to attend to)", "（没有可以关注的键）") : ""));
+    out.push_back(w("  why not Q: ", "  为什么不缓存 Q：") +
+                  why_not_q_words(s.trace().steps().back(), w.lang));
 }
 
-void describe_whatif(std::vector<std::string>& out, const Model& m) {
+void describe_whatif(std::vector<std::string>& out, const Model& m, const Words& w) {
     const ModelConfig& c = m.config();
-    out.push_back("K/V bytes per token = 2 (K, V) x " + std::to_string(c.n_layers) +
-                  " layers x kv_heads x " + std::to_string(c.head_dim()) +
-                  " head size x 4 bytes (float32)");
+    const std::string layers = std::to_string(c.n_layers), hd = std::to_string(c.head_dim());
+    out.push_back(w.zh() ? "每个 token 的 K/V 字节 = 2（K、V）x " + layers + " 层 x K/V 头数 x " +
+                               hd + "（头的维度）x 4 字节（float32）"
+                         : "K/V bytes per token = 2 (K, V) x " + layers + " layers x kv_heads x " +
+                               hd + " head size x 4 bytes (float32)");
     for (const auto& v : kv_what_if(c)) {
-        out.push_back(
-            "  " + v.kind + fmt(" %2.0f K/V heads", v.n_kv_heads) +
-            fmt(", %2.0f query head", v.group) + (v.group == 1 ? " each:  " : "s each: ") +
-            format_bytes(static_cast<double>(v.bytes_per_token)) + " per token, " +
-            format_bytes(static_cast<double>(v.bytes_per_token) * c.seq_len) + " at " +
-            std::to_string(c.seq_len) + " tokens" + (v.is_model ? "   <- this model" : ""));
+        const std::string per = format_bytes(static_cast<double>(v.bytes_per_token));
+        const std::string all = format_bytes(static_cast<double>(v.bytes_per_token) * c.seq_len);
+        const std::string ctx = std::to_string(c.seq_len);
+        if (w.zh())
+            out.push_back("  " + v.kind + fmt(" %2.0f 个 K/V 头", v.n_kv_heads) +
+                          fmt("，每个配 %2.0f 个查询头：", v.group) + "每 token " + per + "，" +
+                          ctx + " 个 token 共 " + all + (v.is_model ? "   <- 本模型" : ""));
+        else
+            out.push_back("  " + v.kind + fmt(" %2.0f K/V heads", v.n_kv_heads) +
+                          fmt(", %2.0f query head", v.group) +
+                          (v.group == 1 ? " each:  " : "s each: ") + per + " per token, " + all +
+                          " at " + ctx + " tokens" + (v.is_model ? "   <- this model" : ""));
     }
 }
 
-void describe_batch(std::vector<std::string>& out, const BatchTable& t) {
-    out.push_back("measured on " + t.device + "; fastest of " + std::to_string(t.plan.repeats) +
-                  " runs; decode averaged over " + std::to_string(t.plan.decode_steps) + " steps");
+void describe_batch(std::vector<std::string>& out, const BatchTable& t, const Words& w) {
+    const std::string runs = std::to_string(t.plan.repeats);
+    const std::string steps = std::to_string(t.plan.decode_steps);
+    out.push_back(w.zh() ? "在 " + t.device + " 上实测；取 " + runs +
+                               " 次运行中最快的一次；解码取 " + steps + " 步的平均"
+                         : "measured on " + t.device + "; fastest of " + runs +
+                               " runs; decode averaged over " + steps + " steps");
     out.push_back(
-        "  batch | prefill rows   time/step    rows/s | decode rows/step   time/step    rows/s");
+        w("  batch | prefill rows   time/step    rows/s | decode rows/step   time/step"
+          "    rows/s",
+          "  批大小 | 预填充行数   每步时间    行/秒 | 解码每步行数   每步时间    行/秒"));
     for (int B : t.plan.sizes) {
         const BatchRow* p = t.find(Phase::Prefill, B);
         const BatchRow* d = t.find(Phase::Decode, B);
@@ -279,115 +381,171 @@ void describe_batch(std::vector<std::string>& out, const BatchTable& t) {
     }
 }
 
-void describe_scale(std::vector<std::string>& out, const ScaleReport& r) {
+void describe_scale(std::vector<std::string>& out, const ScaleReport& r, const Words& w) {
     const ModelConfig& c = r.model.config;
     const ScaleQuery& q = r.query;
-    out.push_back(r.model.name + ": dim " + std::to_string(c.dim) + ", " +
-                  std::to_string(c.n_layers) + " layers, " + std::to_string(c.n_heads) +
-                  " heads, " + std::to_string(c.n_kv_heads) + " K/V heads, hidden " +
-                  std::to_string(c.hidden_dim) + ", vocab " + std::to_string(c.vocab_size) + " (" +
-                  r.model.source + ")");
-    out.push_back(r.gpu.name + ": " + format_si(r.gpu.peak_flops) + "FLOP/s dense 16-bit, " +
-                  format_si(r.gpu.bandwidth) + "B/s, " + format_si(r.gpu.memory) + "B (" +
-                  r.gpu.source + ")");
-    out.push_back("context " + std::to_string(q.context) + " tokens, batch " +
-                  std::to_string(q.batch) + ", " + std::to_string(q.bytes_per_value) +
-                  " bytes per value");
-    out.push_back("weights: " + format_si(r.params) + " parameters x " +
-                  std::to_string(q.bytes_per_value) + " B = " + format_si(r.weight_bytes) + "B");
-    out.push_back("KV cache: 2 x " + std::to_string(c.n_layers) + " x " +
-                  std::to_string(c.n_kv_heads) + " x " + std::to_string(c.head_dim()) + " x " +
-                  std::to_string(q.bytes_per_value) + " B = " + format_bytes(r.kv_bytes_per_token) +
-                  " per token; x " + std::to_string(q.context) + " tokens x " +
-                  std::to_string(q.batch) + " = " + format_si(r.kv_bytes) + "B");
-    out.push_back(std::string("memory: weights + KV = ") + format_si(r.weight_bytes + r.kv_bytes) +
-                  "B, " + (r.fits ? "fits" : "does NOT fit") + " in " + format_si(r.gpu.memory) +
+    const auto n = [](long long v) { return std::to_string(v); };
+    if (w.zh())
+        out.push_back(r.model.name + "：dim " + n(c.dim) + "，" + n(c.n_layers) + " 层，" +
+                      n(c.n_heads) + " 个头，" + n(c.n_kv_heads) + " 个 K/V 头，hidden " +
+                      n(c.hidden_dim) + "，词表 " + n(c.vocab_size) + "（" + r.model.source + "）");
+    else
+        out.push_back(r.model.name + ": dim " + n(c.dim) + ", " + n(c.n_layers) + " layers, " +
+                      n(c.n_heads) + " heads, " + n(c.n_kv_heads) + " K/V heads, hidden " +
+                      n(c.hidden_dim) + ", vocab " + n(c.vocab_size) + " (" + r.model.source + ")");
+    out.push_back(r.gpu.name + w(": ", "：") + format_si(r.gpu.peak_flops) +
+                  w("FLOP/s dense 16-bit, ", "FLOP/s（16 位稠密），") + format_si(r.gpu.bandwidth) +
+                  w("B/s, ", "B/s，") + format_si(r.gpu.memory) + w("B (", "B（") + r.gpu.source +
+                  w(")", "）"));
+    const std::string bpv = n(q.bytes_per_value);
+    out.push_back(w.zh() ? "上下文 " + n(q.context) + " 个 token，批大小 " + n(q.batch) +
+                               "，每个数值 " + bpv + " 字节"
+                         : "context " + n(q.context) + " tokens, batch " + n(q.batch) + ", " + bpv +
+                               " bytes per value");
+    out.push_back(w("weights: ", "权重：") + format_si(r.params) +
+                  w(" parameters x ", " 个参数 x ") + bpv + " B = " + format_si(r.weight_bytes) +
                   "B");
-    out.push_back("ridge point: " + format_si(r.gpu.peak_flops) + "FLOP/s / " +
-                  format_si(r.gpu.bandwidth) + "B/s = " + fmt("%.0f", r.ridge) + " FLOP per byte");
-    auto phase = [&](const char* name, const PhaseCost& p) {
-        out.push_back(std::string(name) + ": " + format_si(p.flops) + "FLOP (attention " +
-                      fmt("%.1f%%", 100 * p.attention_flops / p.flops) + "), " +
-                      format_si(p.bytes) + "B moved, intensity " + fmt("%.1f", p.intensity) +
-                      " FLOP/B -> compute " + format_seconds(p.compute_seconds) + ", memory " +
-                      format_seconds(p.memory_seconds) + ": " +
-                      (p.memory_bound ? "memory-bound" : "compute-bound") + ", at least " +
-                      format_seconds(p.seconds()));
-    };
-    phase("prefill (all prompts, one pass)", r.prefill);
-    phase("decode step (one token per sequence)", r.decode);
     out.push_back(
-        "FLOPs = 2 x rows x weights (linear layers) + 4 x dim x keys x layers (attention) "
-        "+ small ops; bytes = weights once + K/V rows read + written (core/counts.h)");
+        w("KV cache: 2 x ", "KV 缓存：2 x ") + n(c.n_layers) + " x " + n(c.n_kv_heads) + " x " +
+        n(c.head_dim()) + " x " + bpv + " B = " + format_bytes(r.kv_bytes_per_token) +
+        w(" per token; x ", " 每 token；x ") + n(q.context) + w(" tokens x ", " 个 token x ") +
+        n(q.batch) + " = " + format_si(r.kv_bytes) + "B");
+    const std::string total = format_si(r.weight_bytes + r.kv_bytes) + "B";
+    const std::string mem = format_si(r.gpu.memory) + "B";
+    out.push_back(w.zh()
+                      ? "显存：权重 + KV = " + total + "，" + (r.fits ? "放得进 " : "放不进 ") + mem
+                      : "memory: weights + KV = " + total + ", " +
+                            (r.fits ? "fits" : "does NOT fit") + " in " + mem);
+    out.push_back(w("ridge point: ", "拐点：") + format_si(r.gpu.peak_flops) + "FLOP/s / " +
+                  format_si(r.gpu.bandwidth) +
+                  "B/s = " + fmt(w("%.0f FLOP per byte", "每字节 %.0f FLOP"), r.ridge));
+    auto phase = [&](const char* name, const PhaseCost& p) {
+        const std::string att = fmt("%.1f%%", 100 * p.attention_flops / p.flops);
+        const std::string ai = fmt("%.1f", p.intensity);
+        if (w.zh())
+            out.push_back(std::string(name) + "：" + format_si(p.flops) + "FLOP（注意力 " + att +
+                          "），搬运 " + format_si(p.bytes) + "B，强度 " + ai +
+                          " FLOP/B -> 算力需 " + format_seconds(p.compute_seconds) + "，访存需 " +
+                          format_seconds(p.memory_seconds) + "：" +
+                          (p.memory_bound ? "受带宽限制" : "受算力限制") + "，至少 " +
+                          format_seconds(p.seconds()));
+        else
+            out.push_back(std::string(name) + ": " + format_si(p.flops) + "FLOP (attention " + att +
+                          "), " + format_si(p.bytes) + "B moved, intensity " + ai +
+                          " FLOP/B -> compute " + format_seconds(p.compute_seconds) + ", memory " +
+                          format_seconds(p.memory_seconds) + ": " +
+                          (p.memory_bound ? "memory-bound" : "compute-bound") + ", at least " +
+                          format_seconds(p.seconds()));
+    };
+    phase(w("prefill (all prompts, one pass)", "预填充（所有提示词，一次前向）"), r.prefill);
+    phase(w("decode step (one token per sequence)", "解码一步（每条序列一个 token）"), r.decode);
+    out.push_back(
+        w("FLOPs = 2 x rows x weights (linear layers) + 4 x dim x keys x layers "
+          "(attention) + small ops; bytes = weights once + K/V rows read + written "
+          "(core/counts.h)",
+          "FLOPs = 2 x 行数 x 权重数（线性层）+ 4 x dim x 键数 x 层数（注意力）+ "
+          "零碎运算；字节 = 权重读一遍 + 读写的 K/V 行（core/counts.h）"));
 }
 
 }  // namespace
 
+// core's why_not_q_line in the report's language (the same counts, read from the step).
+std::string why_not_q_words(const StepRecord& r, ReportLang lang) {
+    const Words w{lang};
+    if (!w.zh()) return why_not_q_line(r);
+    std::string s = "算了 " + std::to_string(r.query_rows_computed) + " 行查询，用到 " +
+                    std::to_string(r.query_rows_used) + " 行";
+    if (r.kv_rows_recomputed == 0) {
+        const int read = r.kv.len - r.kv_rows_written;
+        if (read > 0) s += "；从缓存读了 " + std::to_string(read) + " 行 K/V";
+        return s + "，新写入 " + std::to_string(r.kv_rows_written) + " 行 K/V";
+    }
+    s += "；缓存里已有的 " + std::to_string(r.kv_rows_recomputed) + " 行 K/V 又算了一遍，";
+    if (r.kv_recomputed_max_delta < 0)
+        s += "没有比较（记录里没留 K/V 行）";
+    else if (r.kv_recomputed_max_delta == 0)
+        s += "与缓存里的完全相同（最大 |Δ| = 0）";
+    else
+        s += fmt("与缓存里的最多相差 |Δ| = %.3g", r.kv_recomputed_max_delta);
+    return s + "，并新写入 " + std::to_string(r.kv_rows_written - r.kv_rows_recomputed) + " 行 K/V";
+}
+
 std::vector<std::string> describe_action(const Directive& d, const LessonFacts& f, int steps_before,
-                                         int twin_steps_before) {
+                                         int twin_steps_before, ReportLang lang) {
+    const Words w{lang};
     std::vector<std::string> out;
     switch (d.kind) {
         case DirectiveKind::Model: {
             if (!f.model) break;
             const Model& m = *f.model;
             const ModelConfig& c = m.config();
-            out.push_back("model " + m.name() + ": " + c.describe());
-            std::string line = fmt("%.0f parameters", static_cast<double>(m.parameter_count()));
+            out.push_back(w("model ", "模型 ") + m.name() + w(": ", "：") + c.describe());
+            std::string line =
+                fmt(w("%.0f parameters", "%.0f 个参数"), static_cast<double>(m.parameter_count()));
             for (const auto& v : kv_what_if(c))
                 if (v.is_model && v.kind != "MHA")
-                    line += "; " + std::to_string(v.group) + " query heads share each K/V head (" +
-                            v.kind + ")";
+                    line += w.zh() ? "；每个 K/V 头由 " + std::to_string(v.group) +
+                                         " 个查询头共用（" + v.kind + "）"
+                                   : "; " + std::to_string(v.group) +
+                                         " query heads share each K/V head (" + v.kind + ")";
             out.push_back(line);
             break;
         }
         case DirectiveKind::Prompt: {
             if (!f.session) break;
             const Session& s = *f.session;
-            std::string line = "prompt: " + std::to_string(s.prompt_len()) + " tokens:";
+            std::string line = w.zh() ? "提示词：" + std::to_string(s.prompt_len()) + " 个 token："
+                                      : "prompt: " + std::to_string(s.prompt_len()) + " tokens:";
             for (int i = 0; i < s.prompt_len(); ++i)
                 line += " [" + piece_of(s.model(), s.tokens()[i]) + "]";
             out.push_back(line);
             break;
         }
         case DirectiveKind::Limit:
-            out.push_back("at most " + std::to_string(d.n) + " new tokens");
+            out.push_back(w.zh() ? "最多生成 " + std::to_string(d.n) + " 个新 token"
+                                 : "at most " + std::to_string(d.n) + " new tokens");
             break;
         case DirectiveKind::Cache:
             out.push_back(d.cache == CacheView::On
-                              ? "KV cache on: a decode step feeds one token and reads the cache"
+                              ? w("KV cache on: a decode step feeds one token and reads the cache",
+                                  "KV 缓存打开：每个解码步只送入一个 token，其余从缓存读")
                           : d.cache == CacheView::Off
-                              ? "KV cache off: a decode step recomputes the whole sequence"
-                              : "compare: a twin session takes the same steps without the cache");
+                              ? w("KV cache off: a decode step recomputes the whole sequence",
+                                  "KV 缓存关闭：每个解码步把整个序列重算一遍")
+                              : w("compare: a twin session takes the same steps without the cache",
+                                  "对比：另一个会话不用缓存，走同样的每一步"));
             break;
         case DirectiveKind::Prefill:
         case DirectiveKind::Decode:
             if (!f.session) break;
-            describe_steps(out, f, steps_before, twin_steps_before);
+            describe_steps(out, f, steps_before, twin_steps_before, w);
             if (d.kind == DirectiveKind::Decode &&
                 f.session->trace().steps().size() == static_cast<std::size_t>(steps_before))
-                out.push_back(std::string("no step taken: generation had finished (") +
-                              finish_reason_name(f.session->finish_reason()) + ")");
+                out.push_back(
+                    w("no step taken: generation had finished (", "没有走这一步：生成已经结束（") +
+                    finish_words(f.session->finish_reason(), w) + w(")", "）"));
             break;
         case DirectiveKind::Reset:
-            out.push_back("back to the prompt: cache emptied, trace cleared");
+            out.push_back(w("back to the prompt: cache emptied, trace cleared",
+                            "回到提示词：缓存清空，记录清除"));
             break;
         case DirectiveKind::Highlight:
-            if (f.model) describe_highlight(out, f);
+            if (f.model) describe_highlight(out, f, w);
             break;
         case DirectiveKind::Explain:
-            if (f.session) describe_explain(out, f, d);
+            if (f.session) describe_explain(out, f, d, w);
             break;
         case DirectiveKind::Show:
-            out.push_back("panel: " + d.arg);
+            out.push_back(w("panel: ", "面板：") + d.arg);
             break;
         case DirectiveKind::WhatIf:
-            if (f.model) describe_whatif(out, *f.model);
+            if (f.model) describe_whatif(out, *f.model, w);
             break;
         case DirectiveKind::Batch:
-            if (f.batch) describe_batch(out, *f.batch);
+            if (f.batch) describe_batch(out, *f.batch, w);
             break;
         case DirectiveKind::Scale:
-            if (f.scale) describe_scale(out, *f.scale);
+            if (f.scale) describe_scale(out, *f.scale, w);
             break;
         case DirectiveKind::Expect:
             break;

@@ -1,0 +1,227 @@
+#include "lessonlib/metric_words.h"
+
+#include <cctype>
+#include <cmath>
+#include <string_view>
+
+namespace kvs {
+namespace {
+
+// Templates: {0}..{3} an argument in words; {Nr} a query row (-1: the last one); {Np} a number
+// counted from 1 (a key's position, a rank); {Nk} "prefill" or "decode" as a word; {Nf} a field
+// of @scale; {s} the optional step argument (nothing for the latest step).
+struct Phrase {
+    const char* name;
+    const char* en;
+    const char* zh;
+};
+
+const Phrase kPhrases[] = {
+    {"token", "the chosen token{s}", "{s}选中的 token"},
+    {"phase", "the phase{s}", "{s}所处的阶段"},
+    {"rows", "the number of rows through the model{s}", "{s}通过模型的行数"},
+    {"forward_calls", "the number of forward passes{s}", "{s}的前向计算次数"},
+    {"attn_rows", "the number of attention rows kept{s}", "{s}保留的注意力行数"},
+    {"keys", "the number of keys the last query row reads{s}", "{s}最后一行查询读到的键数"},
+    {"kv_len", "the number of K/V rows in the cache{s}", "{s}之后缓存里的 K/V 行数"},
+    {"kv_growth", "the number of K/V rows the cache grew by{s}", "{s}缓存新增的 K/V 行数"},
+    {"kv_bytes", "the size of the cache in bytes{s}", "{s}之后缓存占的字节数"},
+    {"time", "the measured time{s}", "{s}的实测时间"},
+    {"flops", "the FLOP count{s}", "{s}的 FLOPs（按形状计数）"},
+    {"matmul_flops", "the linear layers' FLOP count{s}", "{s}线性层的 FLOPs（计数）"},
+    {"attn_flops", "attention's FLOP count{s}", "{s}注意力的 FLOPs（计数）"},
+    {"bytes", "the count of bytes moved{s}", "{s}搬运的字节数（计数）"},
+    {"steps", "the number of steps taken", "已走的步数"},
+    {"prompt_len", "the prompt's length in tokens", "提示词的 token 数"},
+    {"generated", "the number of tokens generated", "已生成的 token 数"},
+    {"text", "the generated text", "生成的文本"},
+    {"finish", "why generation stopped", "生成停止的原因"},
+    {"total_rows", "the number of rows through the model over all steps",
+     "所有步通过模型的行数之和"},
+    {"total_time", "the measured time of all steps", "所有步的实测时间之和"},
+    {"total_flops", "the FLOP count of all steps", "所有步的 FLOPs 之和（计数）"},
+    {"decode_time", "the measured time of the decode steps", "解码各步的实测时间之和"},
+    {"decode_flops", "the FLOP count of the decode steps", "解码各步的 FLOPs 之和（计数）"},
+    {"decode_attn_flops", "the attention FLOP count of the decode steps",
+     "解码各步注意力的 FLOPs 之和"},
+    {"head", "the output of layer {0}, head {1} for {2r}", "第 {0} 层头 {1} 对{2r}的输出"},
+    {"weight", "the weight layer {0}, head {1} gives {2r} on the key at position {3p}",
+     "第 {0} 层头 {1} 的{2r}给位置 {3p} 的键的权重"},
+    {"logit", "the logit of {0}", "{0} 的 logit"},
+    {"prob", "the probability of {0}", "{0} 的概率"},
+    {"top", "the token ranked {0p}", "概率排第 {0p} 的 token"},
+    {"score", "the raw score q.k of layer {0}, head {1}, {2r} on the key at position {3p}",
+     "第 {0} 层头 {1} 的{2r}对位置 {3p} 的键的原始分数 q.k"},
+    {"scaled_score", "the scaled score of layer {0}, head {1}, {2r} on the key at position {3p}",
+     "第 {0} 层头 {1} 的{2r}对位置 {3p} 的键缩放后的分数"},
+    {"softmax_error",
+     "the gap between softmax of the shown scores and the weights used (layer {0}, head {1}, {2r})",
+     "按显示的分数重算 softmax 与模型所用权重之差（第 {0} 层头 {1}，{2r}）"},
+    {"output_error",
+     "the gap between the sum of w.v and the attention output used (layer {0}, head {1}, {2r})",
+     "w.v 之和与模型所用注意力输出之差（第 {0} 层头 {1}，{2r}）"},
+    {"query_rows_computed", "the number of Q rows computed{s}", "{s}算出的 Q 行数"},
+    {"query_rows_used", "the number of Q rows a cached run needs{s}", "{s}用缓存时需要的 Q 行数"},
+    {"kv_recomputed", "the number of cached K/V rows computed again{s}",
+     "{s}缓存里已有、又重算的 K/V 行数"},
+    {"kv_recomputed_delta", "the largest gap between recomputed and cached K/V{s}",
+     "{s}重算的 K/V 与缓存里的最大差"},
+    {"inf", "infinity", "无穷大"},
+    {"max_logit_diff", "the largest logit difference between cached and uncached",
+     "用缓存与不用缓存的 logit 最大差"},
+    {"same_tokens", "whether both runs chose the same tokens (1: yes)",
+     "两边是否选了相同的 token（1 表示是）"},
+    {"n_layers", "the number of layers", "层数"},
+    {"n_heads", "the number of query heads", "查询头数"},
+    {"n_kv_heads", "the number of K/V heads", "K/V 头数"},
+    {"head_dim", "the head size", "每个头的维度"},
+    {"dim", "the residual width", "残差宽度"},
+    {"hidden_dim", "the SwiGLU width", "SwiGLU 宽度"},
+    {"vocab", "the vocabulary size", "词表大小"},
+    {"context", "the context length", "上下文长度"},
+    {"params", "the number of parameters", "参数个数"},
+    {"kv_kind", "the K/V layout", "K/V 的布局"},
+    {"kv_per_token", "the K/V size per token as {0}, in bytes",
+     "按 {0} 算每个 token 的 K/V 字节数"},
+    {"batch_time", "the measured time of a {0k} step at batch {1}",
+     "批大小 {1} 时一个{0k}步的实测时间"},
+    {"batch_rows", "the number of rows in a {0k} step at batch {1}",
+     "批大小 {1} 时一个{0k}步的行数"},
+    {"batch_rate", "the rate of {0k} at batch {1}, in rows per second",
+     "批大小 {1} 时{0k}每秒处理的行数"},
+    {"batch_flops", "the FLOP count of a {0k} step at batch {1}",
+     "批大小 {1} 时一个{0k}步的 FLOPs（计数）"},
+    {"scale", "{0f}", "{0f}"},
+};
+
+// The figures of @scale (lessonlib/scale_accounting.h) in words.
+const Phrase kScaleFields[] = {
+    {"params", "the model's parameters", "模型的参数个数"},
+    {"weight_bytes", "the size of the weights in bytes", "权重的字节数"},
+    {"kv_bytes", "the size of the KV cache in bytes", "KV 缓存的字节数"},
+    {"kv_bytes_per_token", "the KV cache's size per token in bytes", "每个 token 的 KV 缓存字节数"},
+    {"ridge", "the GPU's ridge point (FLOP per byte)", "GPU 的拐点（每字节 FLOP）"},
+    {"prefill_flops", "prefill's FLOP count", "预填充的 FLOPs"},
+    {"prefill_attn_flops", "prefill's attention FLOP count", "预填充中注意力的 FLOPs"},
+    {"prefill_bytes", "the count of bytes prefill moves", "预填充搬运的字节数"},
+    {"prefill_intensity", "prefill's FLOP per byte", "预填充每字节的 FLOP"},
+    {"prefill_seconds", "prefill's least time", "预填充至少要的时间"},
+    {"prefill_bound", "what bounds prefill", "预填充受什么限制"},
+    {"decode_flops", "a decode step's FLOP count", "一个解码步的 FLOPs"},
+    {"decode_attn_flops", "a decode step's attention FLOP count", "一个解码步中注意力的 FLOPs"},
+    {"decode_bytes", "the count of bytes a decode step moves", "一个解码步搬运的字节数"},
+    {"decode_intensity", "a decode step's FLOP per byte", "一个解码步每字节的 FLOP"},
+    {"decode_seconds", "a decode step's least time", "一个解码步至少要的时间"},
+    {"decode_bound", "what bounds a decode step", "一个解码步受什么限制"},
+    {"fits", "whether it fits in the GPU's memory (1: yes)", "显存是否放得下（1 表示是）"},
+};
+
+constexpr std::string_view kTwin = "uncached_";
+
+std::string unquoted(const std::string& s) {
+    return s.size() >= 2 && s.front() == '"' && s.back() == '"' ? s.substr(1, s.size() - 2) : s;
+}
+
+std::string number_text(double v) {
+    return LessonValue::number(v).to_string();
+}
+
+// One placeholder's words: `which` is the argument, `kind` the letter after it (0 for none).
+std::string fill(int which, char kind, const std::vector<std::string>& args,
+                 const std::vector<const double*>& numbers, const Words& w) {
+    if (which >= static_cast<int>(args.size())) return "?";
+    const std::string& a = args[which];
+    const double* v = numbers[which];
+    switch (kind) {
+        case 'r':
+            if (v && *v == -1) return w("the last query row", "最后一行查询");
+            return w("query row ", "查询行 ") + a;
+        case 'p':
+            return v ? number_text(*v + 1) : a + " + 1";
+        case 'k': {
+            const std::string p = unquoted(a);
+            if (p == "prefill") return w("prefill", "预填充");
+            if (p == "decode") return w("decode", "解码");
+            return a;
+        }
+        case 'f': {
+            const std::string field = unquoted(a);
+            for (const auto& f : kScaleFields)
+                if (field == f.name) return w(f.en, f.zh);
+            return w("the figure ", "数值 ") + a;
+        }
+        default:
+            return a;
+    }
+}
+
+// {s}: the step argument of a step metric (the trace's step number, negative from the end).
+std::string step_words(const std::vector<std::string>& args,
+                       const std::vector<const double*>& numbers, const Words& w) {
+    if (args.empty()) return w("", "这一步");
+    const double* v = numbers[0];
+    if (v && *v == -1) return w("", "这一步");
+    // Appended, not `"..." + s`: GCC 12 warns (-Wrestrict) about that form here, wrongly.
+    std::string out = w(v && *v < 0 ? " " : " at step ", v && *v < 0 ? "倒数第 " : "第 ");
+    out.append(v && *v < 0 ? number_text(-*v) : args[0]);
+    out.append(w(v && *v < 0 ? " steps from the end" : "", " 步"));
+    return out;
+}
+
+// "查询行 3的输出" -> "查询行 3 的输出": a space between a Latin word or number and the Chinese
+// character after it (a CJK ideograph, UTF-8 lead byte E4..E9), none before full-width
+// punctuation ("查询行 3）").
+std::string tidy_zh(const std::string& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        out += s[i];
+        if (c < 0x80 && std::isalnum(c) && i + 1 < s.size()) {
+            const unsigned char next = static_cast<unsigned char>(s[i + 1]);
+            if (next >= 0xE4 && next <= 0xE9) out += ' ';
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string metric_phrase(const std::string& name, const std::vector<std::string>& args,
+                          const std::vector<const double*>& numbers, ReportLang lang) {
+    const Words w{lang};
+    const bool twin = name.rfind(kTwin, 0) == 0;
+    const std::string base = twin ? name.substr(kTwin.size()) : name;
+    for (const auto& p : kPhrases) {
+        if (base != p.name) continue;
+        const std::string_view t = w(p.en, p.zh);
+        // The twin: "... without the cache" in English, "不用缓存时..." in Chinese.
+        std::string out = twin && w.zh() ? "不用缓存时" : "";
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            if (t[i] != '{') {
+                out += t[i];
+                continue;
+            }
+            const std::size_t close = t.find('}', i);
+            const std::string_view key = t.substr(i + 1, close - i - 1);
+            if (key == "s")
+                out += step_words(args, numbers, w);
+            else
+                out += fill(key[0] - '0', key.size() > 1 ? key[1] : 0, args, numbers, w);
+            i = close;
+        }
+        return w.zh() ? tidy_zh(out) : twin ? out + " without the cache" : out;
+    }
+    return {};
+}
+
+std::string check_in_words(const Expectation& e, ReportLang lang) {
+    return e.in_words(
+        [lang](const std::string& name, const std::vector<std::string>& args,
+               const std::vector<const double*>& numbers) {
+            const std::string p = metric_phrase(name, args, numbers, lang);
+            return p.empty() ? name : p;
+        },
+        lang);
+}
+
+}  // namespace kvs

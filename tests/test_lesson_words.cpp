@@ -1,0 +1,165 @@
+// What a reader sees of a lesson's checks and its engine: every @expect as a sentence in English
+// and Chinese (lessonlib/metric_words.h), the engine's English messages in Chinese
+// (lessonlib/engine_messages.h), and `kvscope-cli lesson --lang zh` reporting in Chinese.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "lessonlib/engine_messages.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_expr.h"
+#include "lessonlib/lesson_files.h"
+#include "lessonlib/lesson_metrics.h"
+#include "lessonlib/metric_words.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+
+namespace {
+
+Expectation parse_check(const std::string& text) {
+    return Expectation::parse(text, validate_lesson_metric);
+}
+
+std::string words(const std::string& check, ReportLang l) {
+    return check_in_words(parse_check(check), l);
+}
+
+// The @scale fields, as lesson_metrics' help lists them after "fits" is the last.
+std::vector<std::string> scale_fields() {
+    for (const auto& m : lesson_metrics()) {
+        if (std::string(m.name) != "scale") continue;
+        std::string help = m.help;
+        help = help.substr(help.find(": ") + 2);
+        std::vector<std::string> out;
+        std::size_t at = 0;
+        while (at < help.size()) {
+            const std::size_t sp = help.find(' ', at);
+            out.push_back(help.substr(at, sp == std::string::npos ? std::string::npos : sp - at));
+            if (sp == std::string::npos) break;
+            at = sp + 1;
+        }
+        return out;
+    }
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("every metric an @expect can read has words in English and Chinese", "[lesson][words]") {
+    for (const auto& m : lesson_metrics()) {
+        INFO(m.name);
+        std::vector<std::string> args(static_cast<std::size_t>(m.min_args), "1");
+        std::vector<const double*> nums(args.size(), nullptr);
+        for (ReportLang l : {ReportLang::En, ReportLang::Zh})
+            CHECK_FALSE(metric_phrase(m.name, args, nums, l).empty());
+        if (m.session)
+            CHECK_FALSE(metric_phrase(std::string("uncached_") + m.name, args, nums, ReportLang::Zh)
+                            .empty());
+    }
+    const auto fields = scale_fields();
+    REQUIRE(fields.size() > 10);
+    for (const auto& f : fields) {
+        INFO(f);
+        const std::vector<std::string> args = {"\"" + f + "\""};
+        const std::vector<const double*> nums = {nullptr};
+        CHECK(metric_phrase("scale", args, nums, ReportLang::En).find("the figure") ==
+              std::string::npos);
+        CHECK(metric_phrase("scale", args, nums, ReportLang::Zh).find("数值") == std::string::npos);
+    }
+}
+
+TEST_CASE("a check reads as a sentence: operators, brackets, rows and positions",
+          "[lesson][words]") {
+    CHECK(words("token == \"nice\"", ReportLang::En) == "The chosen token is \"nice\"");
+    CHECK(words("token == \"nice\"", ReportLang::Zh) == "这一步选中的 token 等于 \"nice\"");
+    CHECK(words("logit(\"warm\") - logit(\"delicious\") == 14.9 within 1e-4", ReportLang::En) ==
+          "The logit of \"warm\" minus the logit of \"delicious\" is 14.9, to within 0.0001");
+    CHECK(words("logit(\"warm\") - logit(\"delicious\") == 14.9 within 1e-4", ReportLang::Zh) ==
+          "\"warm\" 的 logit 减 \"delicious\" 的 logit 等于 14.9（误差不超过 0.0001）");
+    // Keys are positions from 1 (key 0 is position 1); rows as written, -1 the last one.
+    CHECK(words("weight(0, 3, 1, 0) == 0.5", ReportLang::En) ==
+          "The weight layer 0, head 3 gives query row 1 on the key at position 1 is 0.5");
+    CHECK(words("head(0, 2, -1) == 10", ReportLang::Zh) ==
+          "第 0 层头 2 对最后一行查询的输出等于 10");
+    // A sum inside a product keeps its brackets; the twin of @cache compare is named.
+    CHECK(words("uncached_attn_flops == attn_flops * (kv_len + 1) / 2", ReportLang::En) ==
+          "Attention's FLOP count without the cache is attention's FLOP count times (the number "
+          "of K/V rows in the cache plus 1) divided by 2");
+    CHECK(words("time(0) < 2 * uncached_time(0)", ReportLang::Zh) ==
+          "第 0 步的实测时间小于 2 乘 不用缓存时第 0 步的实测时间");
+    CHECK(words("head(0, 3, 2) == 31/3 within 1e-6", ReportLang::En) ==
+          "The output of layer 0, head 3 for query row 2 is 31/3, to within 1e-06");
+    CHECK(words("scale(\"decode_bound\") == \"memory\"", ReportLang::Zh) ==
+          "一个解码步受什么限制等于 \"memory\"");
+}
+
+TEST_CASE("every shipped check has words in its lesson's language, every metric named",
+          "[lesson][words]") {
+    for (const std::string lang : {"en", "zh"})
+        for (const auto& f : list_lessons(lang)) {
+            const Lesson l = load_lesson(f.path);
+            CHECK(l.lang == report_lang_from_code(lang));
+            for (const auto& st : l.steps)
+                for (const auto& d : st.directives) {
+                    if (d.kind != DirectiveKind::Expect) continue;
+                    const std::string s = check_in_words(d.expect, l.lang);
+                    INFO(f.path << ": " << d.text << " -> " << s);
+                    CHECK_FALSE(s.empty());
+                    CHECK(s.find('?') == std::string::npos);
+                    CHECK(s.find('_') == std::string::npos);  // no metric left as its name
+                }
+        }
+}
+
+TEST_CASE("the engine's messages in Chinese, slots translated in turn", "[lesson][words]") {
+    for (const auto& m : engine_message_forms()) {
+        INFO(m.en);
+        const auto count = [](std::string_view s) {
+            int n = 0;
+            for (std::size_t at = s.find("%s"); at != std::string_view::npos;
+                 at = s.find("%s", at + 2))
+                ++n;
+            return n;
+        };
+        CHECK(count(m.en) == count(m.zh));
+    }
+    const std::string note =
+        "CPU backend: no usable CUDA device (this build has no CUDA backend (nvcc was not found "
+        "when it was configured))";
+    CHECK(engine_message(note, ReportLang::En) == note);
+    CHECK(engine_message(note, ReportLang::Zh) ==
+          "CPU 后端：没有可用的 CUDA 设备（这个版本没有 CUDA 后端（配置时没有找到 nvcc））");
+    CHECK(engine_message("/x/m.bin: cannot open: No such file or directory; showing toy instead",
+                         ReportLang::Zh) == "/x/m.bin：无法打开：没有这个文件或目录；改为显示 toy");
+    CHECK(engine_message("something new", ReportLang::Zh) == "something new");
+}
+
+TEST_CASE("kvscope-cli lesson --lang zh reports in Chinese; a lesson in lessons/zh does by itself",
+          "[lesson][cli][words]") {
+    const auto dir = test::temp_dir("lesson-zh");
+    const std::string text =
+        "# Good\n## Prefill\n@model toy\n@prompt Today weather is so\n"
+        "@prefill\n@expect token == \"nice\"\n@expect rows == 5\n";
+    test::write_file(dir / "good.md", std::vector<unsigned char>(text.begin(), text.end()));
+    auto r = test::run_cli({"lesson", (dir / "good.md").string(), "--backend", "cpu"});
+    CHECK(r.out.find("The chosen token is \"nice\"") != std::string::npos);
+    CHECK(r.out.find("result: 2 checks, 1 passed, 1 failed") != std::string::npos);
+    r = test::run_cli({"lesson", (dir / "good.md").string(), "--backend", "cpu", "--lang", "zh"});
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("通过  @expect token == \"nice\"") != std::string::npos);
+    CHECK(r.out.find("这一步选中的 token 等于 \"nice\"") != std::string::npos);
+    CHECK(r.out.find("失败  @expect rows == 5") != std::string::npos);
+    CHECK(r.out.find("实际是 4，对照的是 5") != std::string::npos);
+    CHECK(r.out.find("第 0 步，预填充（用缓存）：4 个提示词 token") != std::string::npos);
+    CHECK(r.out.find("CPU 后端（按设置）") != std::string::npos);
+    CHECK(r.out.find("结果：共 2 项检查，1 项通过，1 项失败") != std::string::npos);
+
+    const auto zh = list_lessons("zh");
+    REQUIRE_FALSE(zh.empty());
+    r = test::run_cli({"lesson", zh[0].path, "--backend", "cpu", "--quiet"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("结果：") != std::string::npos);
+    CHECK(r.out.find("result:") == std::string::npos);
+}
