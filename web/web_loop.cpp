@@ -5,6 +5,7 @@
 #include <emscripten/html5.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -27,9 +28,10 @@ struct Loop {
     App* app = nullptr;
     EngineWorker* worker = nullptr;
     UiState* ui = nullptr;
-    double first_frame_ms = -1;     // since the page started loading (performance.now())
-    std::vector<double> frame_ms;   // whole frames: engine slice, panels, drawing; newest last
-    std::vector<double> engine_ms;  // of which the engine's slice
+    double first_frame_ms = -1;      // since the page started loading (performance.now())
+    std::vector<double> frame_ms;    // whole frames: engine slice, panels, drawing; newest last
+    std::vector<double> engine_ms;   // of which the engine's slice
+    std::uint64_t error_serial = 0;  // the last engine error written to the console
 };
 Loop g_loop;
 
@@ -42,11 +44,22 @@ void follow_page_size() {
     if (w > 0 && h > 0 && (w != cw || h != ch)) glfwSetWindowSize(g_loop.window->handle(), w, h);
 }
 
+// The engine's errors go to the browser's console too (the window shows the latest only).
+void log_engine_error() {
+    auto lock = g_loop.worker->lock();
+    const EngineSnapshot& s = g_loop.worker->snapshot();
+    if (s.error_serial == g_loop.error_serial) return;
+    g_loop.error_serial = s.error_serial;
+    std::fprintf(stderr, "kvscope: error: %s%s%s\n", s.error_context.c_str(),
+                 s.error_context.empty() ? "" : ": ", s.error.c_str());
+}
+
 void frame() {
     const double t0 = emscripten_get_now();
     follow_page_size();
     glfwPollEvents();
     g_loop.worker->run_pending(kEngineSlice);
+    log_engine_error();
     const double t1 = emscripten_get_now();
     g_loop.app->frame();
     const double t2 = emscripten_get_now();
