@@ -1,12 +1,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/format.h"
-#include "core/logit_difference.h"
 #include "core/utf8.h"
+#include "core/workbench.h"
 
 namespace kvs::cli {
 
@@ -28,20 +30,22 @@ int cmd_compare(int argc, char** argv) {
         return 0;
     }
     Opened o = open_from(a);
-    const Model& m = *o.model;
-    const auto prompt_ids = m.tokenizer().encode(a.str("prompt"));
+    const std::shared_ptr<const Model> model = std::move(o.model);
+    const Model& m = *model;
+    const std::string prompt = a.str("prompt");
     SessionConfig cfg;
     cfg.sampler = sampler_from(a);
     cfg.timing = timing_from(a);
-    cfg.max_new_tokens = max_new_from(a, m, prompt_ids, 64);
+    cfg.max_new_tokens = max_new_from(a, m, m.tokenizer().encode(prompt), 64);
     cfg.capture.attention = false;
     cfg.capture.kv_rows = false;
     cfg.keep_logits = true;
-    SessionConfig ucfg = cfg;
-    ucfg.mode = CacheMode::Uncached;
-    Session cached(m, *o.backend.backend, cfg), uncached(m, *o.backend.backend, ucfg);
-    cached.set_prompt_tokens(prompt_ids);
-    uncached.set_prompt_tokens(prompt_ids);
+    Workbench bench(*o.backend.backend, cfg);
+    bench.set_view(CacheView::Compare);
+    bench.open(model, {});
+    bench.set_prompt(prompt);  // empty: BOS alone
+    const Session& cached = bench.session(0);
+    const Session& uncached = bench.session(1);
 
     const bool quiet = a.has("quiet");
     std::printf("model %s on %s (%s)\n", escape_for_one_line(m.name()).c_str(),
@@ -53,9 +57,10 @@ int cmd_compare(int argc, char** argv) {
     double tc = 0, tu = 0, fc = 0, fu = 0, max_diff = 0;
     int steps = 0, diverged_at = -1;
     while (!cached.finished() && !uncached.finished()) {
-        const StepRecord& c = cached.step();
-        const StepRecord& u = uncached.step();
-        const double diff = max_logit_difference(c, u);
+        bench.step();
+        const StepRecord& c = cached.trace().back();
+        const StepRecord& u = uncached.trace().back();
+        const double diff = bench.logit_differences().back();
         if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
         if (c.token_out != u.token_out && diverged_at < 0) diverged_at = c.index;
         tc += c.wall_seconds;

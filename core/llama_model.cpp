@@ -61,6 +61,30 @@ class LlamaRunner final : public Runner, public BatchRunner {
         std::vector<std::size_t> probs, q, attn_out, kv;  // per sequence: offsets of its regions
         std::size_t total = 0;
     };
+    // One pass's bookkeeping, beside the forward pass rather than inside it: sequence i's T[i]
+    // tokens are rows [first[i], first[i] + T[i]) of the stacked activations, at positions
+    // pos0[i].. of its cache; the captures return its last keep[i] rows (kv_keep[i] K/V rows).
+    struct Pass {
+        int B = 0, R = 0;  // sequences, rows in all
+        std::vector<int> first, T, pos0, keep, kv_keep;
+        std::size_t probs_floats = 0;  // scratch for a sequence whose kept rows are fewer than T
+        StageLayout stage;
+    };
+    // Checks the inputs, lays out the pass and stacks the tokens into all_tokens_.
+    Pass plan(std::span<const SeqInput> seqs, const Capture& want);
+    // The forward pass itself, run.c's shape: every row through every layer, logits of each
+    // sequence's last row into the stage.
+    void run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
+    // Layer l's attention for sequence i alone: RoPE at its positions, its cache, its captures.
+    void attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
+    // Cache lengths, K/V rows gathered, one download, each sequence's results unpacked.
+    void finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
+                std::span<ForwardResult> out);
+    // The op strip: one record per op as it is issued (rows, and the position the rows start
+    // at for the attention ops); a batch logs into out[0].
+    void op(OpKind k, int layer, int n_rows, int at = 0, bool own_call = true) {
+        if (log_) log_->add(k, c_, layer, n_rows, at, own_call);
+    }
     void ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats);
     // The last `keep` of a sequence's T rows [T, dim] into layer `layer` of the stage region
     // `at` [n_layers, keep, dim] (one device-side copy).
@@ -78,6 +102,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, probs_, stage_;
     HostBuffer host_;  // the host copy of stage_ (page-locked on a GPU)
     std::vector<int> all_tokens_;
+    OpLog* log_ = nullptr;  // this pass's op strip, or none
 };
 
 // Grow-only buffers: to `need`, at least doubling, so a sequence that grows by a token a step
@@ -170,125 +195,99 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     if (B == 0 || B > max_batch() || static_cast<int>(out.size()) < B)
         throw Error("forward pass with " + std::to_string(B) + " sequences (runner holds " +
                     std::to_string(max_batch()) + ")");
-    // Per sequence: rows [first[i], first[i] + T[i]) of the stacked activations.
-    std::vector<int> first(B), T(B), pos0(B), keep(B);
-    int R = 0;
-    std::size_t probs_floats = 0;  // scratch for a sequence whose kept rows are fewer than its T
-    all_tokens_.clear();
-    for (int i = 0; i < B; ++i) {
-        const SeqInput& s = seqs[i];
-        if (s.slot < 0 || s.slot >= max_batch())
-            throw Error("no KV cache slot " + std::to_string(s.slot));
-        for (int j = 0; j < i; ++j)
-            if (seqs[j].slot == s.slot) throw Error("two sequences share a KV cache slot");
-        T[i] = static_cast<int>(s.tokens.size());
-        pos0[i] = caches_[s.slot]->len();
-        if (T[i] == 0) throw Error("forward pass with no tokens");
-        if (pos0[i] + T[i] > c_.seq_len)
-            throw Error("context is full: " + std::to_string(pos0[i] + T[i]) +
-                        " positions needed, the model's context is " + std::to_string(c_.seq_len));
-        for (int t : s.tokens)
-            if (t < 0 || t >= c_.vocab_size)
-                throw Error("token id " + std::to_string(t) + " is outside the vocabulary (" +
-                            std::to_string(c_.vocab_size) + ")");
-        first[i] = R;
-        R += T[i];
-        keep[i] = want.last_rows < 0 ? T[i] : std::min(want.last_rows, T[i]);
-        if (want.attention && keep[i] < T[i])
-            probs_floats =
-                std::max(probs_floats, std::size_t(c_.n_heads) * T[i] * (pos0[i] + T[i]));
-        all_tokens_.insert(all_tokens_.end(), s.tokens.begin(), s.tokens.end());
-    }
-
-    const int D = c_.dim, KV = c_.kv_dim(), HD = c_.head_dim(), H = c_.n_heads, HID = c_.hidden_dim;
-    const std::size_t d = D, kv = KV, hid = HID, rows = R;
-    const LlamaWeights& W = m_.weights();
-    const std::size_t L = c_.n_layers, vocab = c_.vocab_size;
-    std::vector<int> kv_keep(B);
-    StageLayout stage;
-    stage.total = B * vocab;
-    for (int i = 0; i < B; ++i) {
-        kv_keep[i] = want.all_kv_rows ? T[i] : keep[i];
-        stage.probs.push_back(stage.total);
-        if (want.attention) stage.total += L * H * keep[i] * (pos0[i] + T[i]);
-        stage.q.push_back(stage.total);
-        if (want.vectors) stage.total += L * keep[i] * d;
-        stage.attn_out.push_back(stage.total);
-        if (want.vectors) stage.total += L * keep[i] * d;
-        stage.kv.push_back(stage.total);
-        if (want.kv_rows) stage.total += L * 2 * kv_keep[i] * kv;
-    }
-    ensure_scratch(R, probs_floats, stage.total);
+    const Pass p = plan(seqs, want);
+    ensure_scratch(p.R, p.probs_floats, p.stage.total);
     for (int i = 0; i < B; ++i) {
         out[i].head_outputs.clear();
         out[i].ops.clear();
         if (want.attention)
-            out[i].attention.resize(c_.n_layers, H, keep[i], pos0[i] + T[i] - keep[i]);
+            out[i].attention.resize(c_.n_layers, c_.n_heads, p.keep[i],
+                                    p.pos0[i] + p.T[i] - p.keep[i]);
         if (!want.vectors) {
             out[i].q_rows.clear();
             out[i].attn_out.clear();
         }
     }
+    log_ = want.op_log ? &out[0].ops : nullptr;
+    if (log_) log_->clear();
+    run_layers(seqs, p, want);
+    finish(seqs, p, want, out);
+}
 
-    // The op strip: one record per op as it is issued (rows, and the position the rows start
-    // at for the attention ops); a batch logs into out[0].
-    OpLog* log = want.op_log ? &out[0].ops : nullptr;
-    if (log) log->clear();
-    auto op = [&](OpKind k, int layer, int n_rows, int at = 0, bool own_call = true) {
-        if (log) log->add(k, c_, layer, n_rows, at, own_call);
-    };
+LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Capture& want) {
+    Pass p;
+    p.B = static_cast<int>(seqs.size());
+    p.first.resize(p.B), p.T.resize(p.B), p.pos0.resize(p.B), p.keep.resize(p.B);
+    p.kv_keep.resize(p.B);
+    all_tokens_.clear();
+    for (int i = 0; i < p.B; ++i) {
+        const SeqInput& s = seqs[i];
+        if (s.slot < 0 || s.slot >= max_batch())
+            throw Error("no KV cache slot " + std::to_string(s.slot));
+        for (int j = 0; j < i; ++j)
+            if (seqs[j].slot == s.slot) throw Error("two sequences share a KV cache slot");
+        const int T = static_cast<int>(s.tokens.size()), pos0 = caches_[s.slot]->len();
+        if (T == 0) throw Error("forward pass with no tokens");
+        if (pos0 + T > c_.seq_len)
+            throw Error("context is full: " + std::to_string(pos0 + T) +
+                        " positions needed, the model's context is " + std::to_string(c_.seq_len));
+        for (int t : s.tokens)
+            if (t < 0 || t >= c_.vocab_size)
+                throw Error("token id " + std::to_string(t) + " is outside the vocabulary (" +
+                            std::to_string(c_.vocab_size) + ")");
+        p.T[i] = T;
+        p.pos0[i] = pos0;
+        p.first[i] = p.R;
+        p.R += T;
+        p.keep[i] = want.last_rows < 0 ? T : std::min(want.last_rows, T);
+        p.kv_keep[i] = want.all_kv_rows ? T : p.keep[i];
+        if (want.attention && p.keep[i] < T)
+            p.probs_floats = std::max(p.probs_floats, std::size_t(c_.n_heads) * T * (pos0 + T));
+        all_tokens_.insert(all_tokens_.end(), s.tokens.begin(), s.tokens.end());
+    }
+    // The stage: [logits: B x vocab | per sequence: attention, q, attention output, K/V rows].
+    const std::size_t L = c_.n_layers, H = c_.n_heads, d = c_.dim, kv = c_.kv_dim();
+    StageLayout& st = p.stage;
+    st.total = p.B * std::size_t(c_.vocab_size);
+    for (int i = 0; i < p.B; ++i) {
+        st.probs.push_back(st.total);
+        if (want.attention) st.total += L * H * p.keep[i] * (p.pos0[i] + p.T[i]);
+        st.q.push_back(st.total);
+        if (want.vectors) st.total += L * p.keep[i] * d;
+        st.attn_out.push_back(st.total);
+        if (want.vectors) st.total += L * p.keep[i] * d;
+        st.kv.push_back(st.total);
+        if (want.kv_rows) st.total += L * 2 * p.kv_keep[i] * kv;
+    }
+    return p;
+}
 
-    // x: [R, dim], the residual stream of every row processed in this pass (all sequences).
+void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+    const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim;
+    const std::size_t d = D, kv = KV, hid = HID, vocab = c_.vocab_size;
+    const LlamaWeights& W = m_.weights();
+
+    // x: [R, dim], the residual stream of every row in this pass (one row per token).
     op(OpKind::Embedding, -1, R);
-    be_.embed(x_.span(), w(W.token_embedding, c_.vocab_size * d), all_tokens_.data(), R, D);
+    be_.embed(x_.span(), w(W.token_embedding, vocab * d), all_tokens_.data(), R, D);
     for (int l = 0; l < c_.n_layers; ++l) {
-        // Attention block: xb = rmsnorm(x); q: [R, dim], k, v: [R, kv_dim]
+        // Attention block. xb = rmsnorm(x): [R, dim]
         op(OpKind::RmsNorm, l, R);
         be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), R, D);
+        // q = xb wq: [R, dim] (n_heads x head_dim); k, v: [R, kv_dim] (n_kv_heads x head_dim)
         op(OpKind::QProj, l, R);
         be_.matmul(q_.span(), xb_.span(), w(W.wq + l * d * d, d * d), R, D, D);
         op(OpKind::KProj, l, R);
         be_.matmul(k_.span(), xb_.span(), w(W.wk + l * kv * d, kv * d), R, D, KV);
         op(OpKind::VProj, l, R);
         be_.matmul(v_.span(), xb_.span(), w(W.wv + l * kv * d, kv * d), R, D, KV);
-        for (int i = 0; i < B; ++i) {
-            // Each sequence has its own positions and cache: T[i] rows at pos0[i]..
-            KvCache& cache = *caches_[seqs[i].slot];
-            const DeviceSpan qi = q_.at(first[i] * d, T[i] * d),
-                             ki = k_.at(first[i] * kv, T[i] * kv),
-                             vi = v_.at(first[i] * kv, T[i] * kv),
-                             ai = att_.at(first[i] * d, T[i] * d);
-            op(OpKind::Rope, l, T[i], pos0[i]);
-            be_.rope(qi, ki, T[i], pos0[i], D, KV, HD);
-            // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
-            op(OpKind::KvAppend, l, T[i], pos0[i]);
-            be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0[i], T[i], KV);
-            // One fused kernel: scores, softmax and weights . V share its measured time.
-            op(OpKind::Scores, l, T[i], pos0[i]);
-            op(OpKind::Softmax, l, T[i], pos0[i], false);
-            op(OpKind::WeightedSum, l, T[i], pos0[i], false);
-            // probs: [H, T, n_keys]. Every row kept (prefill, decode): written straight into the
-            // stage; else into scratch, and the kept rows gathered into the stage by one copy.
-            const std::size_t n_keys = pos0[i] + T[i], layer_probs = H * keep[i] * n_keys;
-            const DeviceSpan kept = stage_.at(stage.probs[i] + l * layer_probs, layer_probs);
-            const DeviceSpan probs = !want.attention   ? DeviceSpan{}
-                                     : keep[i] == T[i] ? kept
-                                                       : probs_.span();
-            be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T[i], pos0[i], H, c_.n_kv_heads,
-                          HD);
-            if (want.attention && keep[i] < T[i])
-                be_.copy_rows(kept, keep[i] * n_keys, probs_.at((T[i] - keep[i]) * n_keys, 0),
-                              T[i] * n_keys, H, keep[i] * n_keys);
-            if (want.vectors) {
-                // q as attention read it (after RoPE), the output before wo mixes the heads.
-                gather_rows(qi, stage.q[i], l, T[i], keep[i]);
-                gather_rows(ai, stage.attn_out[i], l, T[i], keep[i]);
-            }
-        }
+        // RoPE, the cache append and attention, per sequence: att: [R, dim]
+        for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        // x += att wo: [R, dim]
         op(OpKind::OutProj, l, R);
         be_.matmul(xb_.span(), att_.span(), w(W.wo + l * d * d, d * d), R, D, D);
         op(OpKind::Residual, l, R);
-        be_.add(x_.span(), xb_.span(), rows * d);
+        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
 
         // Feed-forward block: x += w2(silu(w1 xb) * w3 xb); h1, h3: [R, hidden]
         op(OpKind::FfnNorm, l, R);
@@ -298,36 +297,74 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
         op(OpKind::FfnUp, l, R);
         be_.matmul(h3_.span(), xb_.span(), w(W.w3 + l * hid * d, hid * d), R, D, HID);
         op(OpKind::SwiGLU, l, R);
-        be_.swiglu(h1_.span(), h3_.span(), rows * hid);
+        be_.swiglu(h1_.span(), h3_.span(), std::size_t(R) * hid);
         op(OpKind::FfnDown, l, R);
         be_.matmul(xb_.span(), h1_.span(), w(W.w2 + l * d * hid, d * hid), R, HID, D);
         op(OpKind::FfnResidual, l, R);
-        be_.add(x_.span(), xb_.span(), rows * d);
+        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
     }
     // Only each sequence's last position needs a next-token distribution: those B rows are
     // normalised into xb[0..B) and go through the classifier together. logits: [B, vocab]
-    for (int i = 0; i < B; ++i) {
+    for (int i = 0; i < p.B; ++i) {
         op(OpKind::FinalNorm, -1, 1);
-        be_.rmsnorm(xb_.at(i * d, d), x_.at((first[i] + T[i] - 1) * d, d), w(W.rms_final, d), 1, D);
+        be_.rmsnorm(xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d), w(W.rms_final, d), 1,
+                    D);
     }
-    op(OpKind::Classifier, -1, B);
-    be_.matmul(stage_.at(0, B * vocab), xb_.at(0, B * d), w(W.wcls, vocab * d), B, D,
+    op(OpKind::Classifier, -1, p.B);
+    be_.matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), w(W.wcls, vocab * d), p.B, D,
                c_.vocab_size);
-    for (int i = 0; i < B; ++i) {
-        KvCache& cache = *caches_[seqs[i].slot];
-        cache.set_len(pos0[i] + T[i]);
-        if (!want.kv_rows || kv_keep[i] == 0) continue;
-        // The last kv_keep rows of every layer's K, then V: [L, 2, kv_keep, kv_dim] in the stage.
-        const std::size_t block = std::size_t(kv_keep[i]) * kv,
-                          layer = std::size_t(c_.seq_len) * kv;
-        const std::size_t kept_from = std::size_t(cache.len() - kv_keep[i]) * kv;
-        be_.copy_rows(stage_.at(stage.kv[i], 0), 2 * block, cache.k_all().at(kept_from, 0), layer,
-                      L, block);
-        be_.copy_rows(stage_.at(stage.kv[i] + block, 0), 2 * block, cache.v_all().at(kept_from, 0),
-                      layer, L, block);
+}
+
+void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
+    const int T = p.T[i], pos0 = p.pos0[i], keep = p.keep[i], H = c_.n_heads;
+    const std::size_t d = c_.dim, kv = c_.kv_dim(), first = p.first[i];
+    // This sequence's rows: q, att: [T, dim]; k, v: [T, kv_dim], at positions pos0..pos0+T-1.
+    const DeviceSpan qi = q_.at(first * d, T * d), ki = k_.at(first * kv, T * kv),
+                     vi = v_.at(first * kv, T * kv), ai = att_.at(first * d, T * d);
+    op(OpKind::Rope, l, T, pos0);
+    be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim());
+    // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
+    op(OpKind::KvAppend, l, T, pos0);
+    be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0, T, c_.kv_dim());
+    // One fused kernel: scores, softmax and weights . V share its measured time.
+    op(OpKind::Scores, l, T, pos0);
+    op(OpKind::Softmax, l, T, pos0, false);
+    op(OpKind::WeightedSum, l, T, pos0, false);
+    // probs: [H, T, n_keys]. Every row kept (prefill, decode): written straight into the
+    // stage; else into scratch, and the kept rows gathered into the stage by one copy.
+    const std::size_t n_keys = pos0 + T, layer_probs = H * keep * n_keys;
+    const DeviceSpan kept = stage_.at(p.stage.probs[i] + l * layer_probs, layer_probs);
+    const DeviceSpan probs = !want.attention ? DeviceSpan{} : keep == T ? kept : probs_.span();
+    be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T, pos0, H, c_.n_kv_heads, c_.head_dim());
+    if (want.attention && keep < T)
+        be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,
+                      keep * n_keys);
+    if (want.vectors) {
+        // q as attention read it (after RoPE), the output before wo mixes the heads.
+        gather_rows(qi, p.stage.q[i], l, T, keep);
+        gather_rows(ai, p.stage.attn_out[i], l, T, keep);
     }
-    be_.download(host_.data(), stage_.at(0, stage.total), stage.total);
-    for (int i = 0; i < B; ++i) unpack(stage, i, keep[i], kv_keep[i], pos0[i] + T[i], want, out[i]);
+}
+
+void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
+                         std::span<ForwardResult> out) {
+    const std::size_t L = c_.n_layers, kv = c_.kv_dim();
+    for (int i = 0; i < p.B; ++i) {
+        KvCache& cache = *caches_[seqs[i].slot];
+        cache.set_len(p.pos0[i] + p.T[i]);
+        if (!want.kv_rows || p.kv_keep[i] == 0) continue;
+        // The last kv_keep rows of every layer's K, then V: [L, 2, kv_keep, kv_dim] in the stage.
+        const std::size_t block = std::size_t(p.kv_keep[i]) * kv,
+                          layer = std::size_t(c_.seq_len) * kv;
+        const std::size_t kept_from = std::size_t(cache.len() - p.kv_keep[i]) * kv;
+        be_.copy_rows(stage_.at(p.stage.kv[i], 0), 2 * block, cache.k_all().at(kept_from, 0), layer,
+                      L, block);
+        be_.copy_rows(stage_.at(p.stage.kv[i] + block, 0), 2 * block,
+                      cache.v_all().at(kept_from, 0), layer, L, block);
+    }
+    be_.download(host_.data(), stage_.at(0, p.stage.total), p.stage.total);
+    for (int i = 0; i < p.B; ++i)
+        unpack(p.stage, i, p.keep[i], p.kv_keep[i], p.pos0[i] + p.T[i], want, out[i]);
 }
 
 }  // namespace

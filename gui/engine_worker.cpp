@@ -1,16 +1,12 @@
 #include "gui/engine_worker.h"
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <new>
 
 #include "core/error.h"
-#include "core/logit_difference.h"
 #include "core/model_loader.h"
-#include "gui/engine_lesson_target.h"
 #include "gui/strings.h"
 
 namespace kvs::gui {
@@ -23,8 +19,24 @@ const char* label_for(CacheMode m) {
 
 }  // namespace
 
-EngineWorker::EngineWorker() : lesson_(std::make_unique<LessonDriver>(*this)) {
-#ifndef __EMSCRIPTEN__
+namespace {
+SessionConfig worker_sessions() {
+    SessionConfig c;
+    c.trace_budget = 0;  // the newest step's payload only: the snapshot keeps the record
+    return c;
+}
+}  // namespace
+
+EngineWorker::EngineWorker()
+    : bench_([this](std::size_t i) -> Backend& { return backend_for(i); }, worker_sessions()),
+      lesson_(bench_, this) {
+    Workbench::Hooks h;
+    h.changed = [this](bool new_generation) { publish_sessions(new_generation); };
+    h.stepped = [this](std::size_t i) { publish_step(i); };
+    h.kept_step = [this](std::size_t i, std::size_t k) { return kept_step(i, k); };
+    h.go_on = [this] { return !cancel_; };
+    bench_.set_hooks(std::move(h));
+#ifndef __EMSCRIPTEN__  // the page runs the requests on its main loop (run_pending)
     thread_ = std::thread([this] { loop(); });
 #endif
 }
@@ -38,8 +50,7 @@ EngineWorker::~EngineWorker() {
     cancel_ = true;
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
-    lesson_.reset();
-    live_.clear();  // sessions before the model they refer to
+    bench_.drop_sessions();  // before the backends they run on
 }
 
 double EngineWorker::now() {
@@ -56,7 +67,7 @@ void EngineWorker::post(Job job) {
     cv_.notify_all();
 }
 
-void EngineWorker::check_cancel() const {
+void EngineWorker::check_cancel() {
     if (cancel_) throw Cancelled{};
 }
 
@@ -126,7 +137,7 @@ void EngineWorker::run_job(Job& job) {
     }
     // Anything but a lesson step changes the sessions under the lesson: its next step
     // then replays from the start instead of building on them.
-    if (!job.lesson) lesson_->lose_place();
+    if (!job.lesson) lesson_played_ = -1;
     std::string err;
     bool partly = false;
     try {
@@ -157,28 +168,36 @@ void EngineWorker::run_job(Job& job) {
     wake();
 }
 
-bool EngineWorker::prefilled() const {
-    return !live_.empty() && live_[0]->session->prefilled();
+Backend& EngineWorker::backend_for(std::size_t session) {
+    while (backends_.size() <= session)
+        backends_.push_back(make_backend(backend_name_, cpu_threads_));
+    return *backends_[session].backend;
 }
 
 void EngineWorker::publish_sessions(bool new_generation) {
     std::vector<SessionView> views;
-    for (const auto& l : live_) {
+    for (std::size_t i = 0; i < bench_.sessions(); ++i) {
+        const Session& s = bench_.session(i);
         SessionView v;
         v.trace.set_budget(view_budget_);
-        v.mode = l->session->config().mode;
+        v.mode = s.config().mode;
         v.label = label_for(v.mode);
-        v.prompt_tokens.assign(l->session->tokens().begin(),
-                               l->session->tokens().begin() + l->session->prompt_len());
-        v.finish_reason = l->session->finish_reason();
+        v.prompt_tokens.assign(s.tokens().begin(), s.tokens().begin() + s.prompt_len());
+        v.finish_reason = s.finish_reason();
         views.push_back(std::move(v));
     }
     std::lock_guard<std::mutex> lk(mu_);
-    if (new_generation || views.size() != snap_.sessions.size()) {
+    if (new_generation) {
         snap_.sessions = std::move(views);
         snap_.logit_max_diff.clear();
         ++snap_.generation;
     } else {
+        if (views.size() != snap_.sessions.size()) {
+            // Into or out of compare: the cached session's trace goes on, a twin starts empty.
+            snap_.sessions.resize(views.size());
+            for (auto& v : snap_.sessions) v.trace.set_budget(view_budget_);
+            snap_.logit_max_diff.clear();
+        }
         for (std::size_t i = 0; i < views.size(); ++i) {
             snap_.sessions[i].mode = views[i].mode;
             snap_.sessions[i].label = views[i].label;
@@ -186,92 +205,54 @@ void EngineWorker::publish_sessions(bool new_generation) {
             snap_.sessions[i].finish_reason = views[i].finish_reason;
         }
     }
-    snap_.model = model_;
-    snap_.cache = cache_;
-    snap_.prompt = prompt_;
-    snap_.sampler = sampler_;
+    snap_.model = bench_.shared_model();
+    snap_.cache = bench_.view();
+    snap_.prompt = bench_.prompt();
+    snap_.sampler = bench_.sampler();
     snap_.backend_asked = backend_name_;
-    if (!live_.empty()) {
-        snap_.backend_name = live_[0]->backend.backend->name();
-        snap_.backend_device = live_[0]->backend.backend->device();
-        snap_.backend_note = live_[0]->backend.note;
+    if (!backends_.empty() && bench_.sessions() > 0) {
+        snap_.backend_name = backends_[0].backend->name();
+        snap_.backend_device = backends_[0].backend->device();
+        snap_.backend_note = backends_[0].note;
     }
+}
+
+void EngineWorker::publish_step(std::size_t i) {
+    const Session& s = bench_.session(i);
+    // Only this thread writes the snapshot: reading its sizes needs no lock.
+    const bool is_new = s.trace().steps().size() > snap_.sessions[i].trace.steps().size();
+    StepRecord copy;
+    if (is_new) copy = s.trace().back();  // copied outside the lock: a prefill can be large
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (is_new) snap_.sessions[i].trace.push(std::move(copy));
+        snap_.sessions[i].finish_reason = s.finish_reason();
+        if (bench_.sessions() == 2) snap_.logit_max_diff = bench_.logit_differences();
+        if (progress_from_twin_ && i == 1)
+            snap_.busy_done = static_cast<int>(snap_.sessions[1].trace.steps().size());
+    }
+    wake();
+}
+
+const StepRecord* EngineWorker::kept_step(std::size_t session, std::size_t step) const {
+    if (session >= snap_.sessions.size()) return nullptr;
+    const auto& steps = snap_.sessions[session].trace.steps();
+    return step < steps.size() && !steps[step].logits.empty() ? &steps[step] : nullptr;
 }
 
 std::vector<BackendChoice> EngineWorker::make_backends() const {
     std::vector<BackendChoice> backends;
-    for (std::size_t i = 0; i < modes_for(cache_).size(); ++i)
+    for (std::size_t i = 0; i < modes_for(bench_.view()).size(); ++i)
         backends.push_back(make_backend(backend_name_, cpu_threads_));
     return backends;
 }
 
-void EngineWorker::rebuild_sessions() {
-    build_sessions(make_backends());
-}
-
-void EngineWorker::build_sessions(std::vector<BackendChoice> backends) {
-    live_.clear();
-    std::string prompt_error;
-    const auto modes = modes_for(cache_);
-    for (std::size_t i = 0; i < modes.size(); ++i) {
-        auto l = std::make_unique<Live>();
-        l->backend = std::move(backends[i]);
-        SessionConfig cfg;
-        cfg.mode = modes[i];
-        cfg.sampler = sampler_;
-        cfg.max_new_tokens = limit_;
-        cfg.trace_budget = trace_budget_;
-        cfg.timing = timing_;
-        l->session = std::make_unique<Session>(*model_, *l->backend.backend, cfg);
-        if (!prompt_.empty()) {
-            try {
-                l->session->set_prompt(prompt_);
-            } catch (const Error& e) {
-                // E.g. a model whose context is shorter than the prompt: the sessions still get
-                // an (empty) prompt, so Prefill and Step keep working on the new model.
-                prompt_error = e.what();
-                try {
-                    l->session->set_prompt("");
-                } catch (const Error&) {
-                }
-            }
-        }
-        live_.push_back(std::move(l));
-    }
-    if (!prompt_error.empty()) prompt_.clear();
-    publish_sessions(true);
-    // The model (or backend, or cache mode) did switch: not "could not open the model".
-    if (!prompt_error.empty())
-        throw PartlyDone(prompt_error + "; the prompt was not kept, the sessions start empty");
-}
-
-void EngineWorker::step_all() {
-    for (std::size_t i = 0; i < live_.size(); ++i) {
-        Session& s = *live_[i]->session;
-        if (s.finished()) continue;
-        s.step();
-        StepRecord copy = s.trace().back();  // copied outside the lock: a prefill can be large
-        std::lock_guard<std::mutex> lk(mu_);
-        snap_.sessions[i].trace.push(std::move(copy));
-        snap_.sessions[i].finish_reason = s.finish_reason();
-    }
-    wake();
-    if (live_.size() == 2) {
-        std::lock_guard<std::mutex> lk(mu_);
-        const auto& a = snap_.sessions[0].trace.steps();
-        const auto& b = snap_.sessions[1].trace.steps();
-        const std::size_t n = std::min(a.size(), b.size());
-        snap_.logit_max_diff.resize(n, std::numeric_limits<double>::quiet_NaN());
-        if (n > 0) snap_.logit_max_diff[n - 1] = max_logit_difference(a[n - 1], b[n - 1]);
-    }
-}
-
-void EngineWorker::drop_twin() {
-    if (live_.size() < 2) return;
-    live_.resize(1);
-    std::lock_guard<std::mutex> lk(mu_);
-    snap_.sessions.resize(1);
-    snap_.logit_max_diff.clear();
+void EngineWorker::rebuild_on(std::vector<BackendChoice> backends) {
+    bench_.drop_sessions();
+    backends_ = std::move(backends);
+    const std::string why = bench_.rebuild();
+    // The model (or backend) did switch: not "could not open the model".
+    if (!why.empty()) throw PartlyDone(why + "; the prompt was not kept, the sessions start empty");
 }
 
 void EngineWorker::open_model(const std::string& spec, const std::string& tokenizer,
@@ -294,21 +275,24 @@ void EngineWorker::open_model(const std::string& spec, const std::string& tokeni
                       }
                   }
                   // The model open so far stays, with its sessions: say so.
-                  if (!m && model_)
-                      throw Error(std::string(first.what()) + " (still showing " + model_->name() +
-                                  ")");
+                  if (!m && bench_.model())
+                      throw Error(std::string(first.what()) + " (still showing " +
+                                  bench_.model()->name() + ")");
                   if (!m) throw;
               }
-              live_.clear();
-              model_ = std::move(m);
-              limit_ = -1;  // a lesson's @limit belonged to its own model and prompt
-              if (!prompt.empty()) prompt_ = prompt;
+              auto backends = make_backends();
+              bench_.drop_sessions();
+              backends_ = std::move(backends);
+              bench_.set_limit(-1);  // a lesson's @limit belonged to its own model and prompt
               {
                   std::lock_guard<std::mutex> lk(mu_);
                   snap_.model_spec = spec;
                   snap_.model_note = note;
               }
-              rebuild_sessions();
+              const std::string why =
+                  bench_.open(std::move(m), prompt.empty() ? bench_.prompt() : prompt);
+              if (!why.empty())
+                  throw PartlyDone(why + "; the prompt was not kept, the sessions start empty");
           }});
 }
 
@@ -320,7 +304,7 @@ void EngineWorker::set_backend(const std::string& name, int cpu_threads) {
               const int old_threads = cpu_threads_;
               backend_name_ = name;
               if (cpu_threads > 0) cpu_threads_ = cpu_threads;
-              if (!model_) return publish_sessions(false);
+              if (!bench_.model()) return publish_sessions(false);
               std::vector<BackendChoice> backends;
               try {
                   backends = make_backends();
@@ -330,82 +314,32 @@ void EngineWorker::set_backend(const std::string& name, int cpu_threads) {
                   publish_sessions(false);
                   throw;
               }
-              build_sessions(std::move(backends));
+              rebuild_on(std::move(backends));
           }});
 }
 
 void EngineWorker::set_cache(CacheView c) {
     post({tr("switching the cache mode"), tr_later("could not switch the cache mode"), [this, c] {
-              const CacheView before = cache_;
-              if (!model_ || live_.empty() || c != CacheView::Compare) {
-                  cache_ = c;
-                  if (live_.empty()) return publish_sessions(false);
-                  // The same session goes on in the other mode from the next step: the trace
-                  // records each step's mode. Leaving compare drops the uncached twin.
-                  drop_twin();
-                  live_[0]->session->set_mode(c == CacheView::Off ? CacheMode::Uncached
-                                                                  : CacheMode::Cached);
-                  return publish_sessions(false);
-              }
-              if (before == CacheView::Compare) return;
-              // Into compare: the first session goes on with the cache, a second one without it
-              // replays the same number of steps so both stand at the same point.
-              auto l = std::make_unique<Live>();
-              l->backend = make_backend(backend_name_, cpu_threads_);
-              SessionConfig cfg;
-              cfg.mode = CacheMode::Uncached;
-              cfg.sampler = sampler_;
-              cfg.max_new_tokens = limit_;
-              cfg.trace_budget = trace_budget_;
-              cfg.timing = timing_;
-              l->session = std::make_unique<Session>(*model_, *l->backend.backend, cfg);
-              Session& s0 = *live_[0]->session;
-              if (s0.prompt_len() > 0)
-                  l->session->set_prompt_tokens(
-                      std::vector<int>(s0.tokens().begin(), s0.tokens().begin() + s0.prompt_len()));
-              cache_ = c;
-              s0.set_mode(CacheMode::Cached);
-              live_.push_back(std::move(l));
-              {
+              // Into compare mid-run the uncached twin replays the steps so far: its steps are
+              // the progress shown.
+              if (c == CacheView::Compare && bench_.sessions() > 0) {
                   std::lock_guard<std::mutex> lk(mu_);
-                  SessionView v;
-                  v.trace.set_budget(view_budget_);
-                  v.mode = CacheMode::Uncached;
-                  v.label = label_for(v.mode);
-                  snap_.sessions.push_back(std::move(v));
-                  snap_.logit_max_diff.clear();
+                  snap_.busy_total = static_cast<int>(bench_.session(0).trace().steps().size());
               }
-              publish_sessions(false);
-              const int target = static_cast<int>(s0.trace().steps().size());
-              Session& s1 = *live_[1]->session;
-              {
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.busy_total = target;
+              progress_from_twin_ = true;
+              try {
+                  bench_.set_view(c);
+              } catch (...) {
+                  progress_from_twin_ = false;
+                  throw;
               }
-              for (int k = 0; k < target && !s1.finished() && !cancel_; ++k) {
-                  s1.step();
-                  StepRecord copy = s1.trace().back();
-                  std::lock_guard<std::mutex> lk(mu_);
-                  auto& t1 = snap_.sessions[1].trace;
-                  t1.push(std::move(copy));
-                  snap_.sessions[1].finish_reason = s1.finish_reason();
-                  const auto& a0 = snap_.sessions[0].trace.steps();
-                  const std::size_t i = t1.steps().size() - 1;
-                  snap_.logit_max_diff.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
-                  if (i < a0.size())
-                      snap_.logit_max_diff[i] = max_logit_difference(a0[i], t1.back());
-                  snap_.busy_done = k + 1;
-              }
+              progress_from_twin_ = false;
           }});
 }
 
 void EngineWorker::set_prompt(const std::string& text) {
-    post({tr("setting the prompt"), tr_later("the prompt was not used"), [this, text] {
-              // Every session or none: a prompt one session refuses leaves them all as they were.
-              for (auto& l : live_) l->session->set_prompt(text);
-              prompt_ = text;
-              publish_sessions(true);
-          }});
+    post({tr("setting the prompt"), tr_later("the prompt was not used"),
+          [this, text] { bench_.set_prompt(text); }});
 }
 
 void EngineWorker::set_trace_budget(std::size_t bytes) {
@@ -420,42 +354,37 @@ void EngineWorker::set_trace_budget(std::size_t bytes) {
 void EngineWorker::set_timing_runs(int runs) {
     post({tr("setting how steps are timed"), tr_later("could not set how steps are timed"),
           [this, runs] {
-              timing_.runs = runs;
-              for (auto& l : live_) l->session->set_timing(timing_);
+              TimingPolicy t = bench_.timing();
+              t.runs = runs;
+              bench_.set_timing(t);
           }});
 }
 
 void EngineWorker::set_sampler(const SamplerConfig& s) {
-    post({tr("setting the sampler"), tr_later("could not set the sampler"), [this, s] {
-              sampler_ = s;
-              for (auto& l : live_) l->session->set_sampler(s);
-              publish_sessions(false);
-          }});
+    post({tr("setting the sampler"), tr_later("could not set the sampler"),
+          [this, s] { bench_.set_sampler(s); }});
 }
 
 void EngineWorker::reset() {
-    post({tr("reset"), tr_later("could not reset"), [this] {
-              for (auto& l : live_) l->session->reset();
-              publish_sessions(true);
-          }});
+    post({tr("reset"), tr_later("could not reset"), [this] { bench_.reset(); }});
 }
 
 void EngineWorker::prefill() {
     post({tr("prefill"), tr_later("the prefill did not run"), [this] {
-              if (live_.empty()) throw Error("no model is open");
-              if (prefilled()) return;
+              if (bench_.sessions() == 0) throw Error("no model is open");
+              if (bench_.prefilled()) return;
               {
                   std::lock_guard<std::mutex> lk(mu_);
                   snap_.busy_total = 1;
               }
-              step_all();
+              bench_.step();
           }});
 }
 
 void EngineWorker::decode(int n) {
 #ifdef __EMSCRIPTEN__
-    // The page has no worker thread (web/README: no SharedArrayBuffer on a static host): a run
-    // of steps is one request per step, so the main loop draws frames between them
+    // The page has no worker thread (README, "In the browser": no SharedArrayBuffer on a static
+    // host): a run of steps is one request per step, so the main loop draws frames between them
     // (run_pending) and the page never freezes; cancel() drops the steps not yet run.
     if (n > 1) {
         for (int k = 0; k < n; ++k) decode(1);
@@ -468,17 +397,15 @@ void EngineWorker::decode(int n) {
     else
         std::snprintf(what, sizeof what, tr("decoding %d steps"), n);
     post({what, tr_later("the step did not run"), [this, n] {
-              if (live_.empty()) throw Error("no model is open");
-              const int total = n + (prefilled() ? 0 : 1);
+              if (bench_.sessions() == 0) throw Error("no model is open");
+              const int total = n + (bench_.prefilled() ? 0 : 1);
               {
                   std::lock_guard<std::mutex> lk(mu_);
                   snap_.busy_total = total;
               }
               for (int k = 0; k < total && !cancel_; ++k) {
-                  bool all_done = true;
-                  for (auto& l : live_) all_done = all_done && l->session->finished();
-                  if (all_done) break;
-                  step_all();
+                  if (bench_.finished()) break;
+                  bench_.step();
                   std::lock_guard<std::mutex> lk(mu_);
                   snap_.busy_done = k + 1;
               }
@@ -489,9 +416,82 @@ void EngineWorker::play_lesson(std::shared_ptr<const Lesson> lesson, int number,
     char what[96];
     std::snprintf(what, sizeof what, tr("lesson %d, step %d"), number, step + 1);
     Job job{what, tr_later("the lesson step did not run"),
-            [this, lesson, number, step] { lesson_->play(*lesson, number, step); }};
+            [this, lesson, number, step] { play(*lesson, number, step); }};
     job.lesson = true;
     post(std::move(job));
+}
+
+void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int target,
+                                  bool cancelled) {
+    const LessonFacts f = lesson_.facts();
+    std::lock_guard<std::mutex> lk(mu_);
+    LessonRun& r = snap_.lesson;
+    r.number = lesson_number_;
+    if (outcomes) r.outcomes = *outcomes;
+    r.target = target;
+    r.cancelled = cancelled;
+    r.batch = lesson_.last_batch();
+    r.scale = lesson_.last_scale();
+    r.layer = f.highlight_layer;
+    r.head = f.highlight_head;
+    r.highlight_serial = highlight_serial_;
+    r.explain_layer = f.explain_layer;
+    r.explain_head = f.explain_head;
+    r.explain_row = explain_q_pos_;
+    r.explain_serial = explain_serial_;
+    r.panel = lesson_panel_;
+    ++r.serial;
+}
+
+void EngineWorker::play(const Lesson& lesson, int number, int step) {
+    const bool next = number == lesson_number_ && step > 0 && lesson_played_ == step - 1;
+    std::vector<StepOutcome> outcomes;
+    if (next) {
+        std::lock_guard<std::mutex> lk(mu_);
+        outcomes = snap_.lesson.outcomes;
+        outcomes.resize(static_cast<std::size_t>(step));
+    }
+    lesson_number_ = number;
+    lesson_played_ = -1;  // until the step has run to its end
+    publish_lesson(&outcomes, step, false);
+    try {
+        if (!next) {
+            lesson_.restart();
+            explain_q_pos_ = -1;
+        }
+        for (int k = next ? step : 0; k <= step; ++k) {
+            check_cancel();
+            lesson_panel_.clear();  // @show points at a panel for the step that says so
+            outcomes.push_back(play_step(lesson, k, lesson_));
+            const bool stop = outcomes.back().error;
+            publish_lesson(&outcomes, k < step && !stop ? step : -1, false);
+            if (stop) return;  // a step that failed leaves the sessions half way: replay next
+        }
+        lesson_played_ = step;
+    } catch (const Cancelled&) {
+        publish_lesson(nullptr, -1, true);
+        throw;
+    }
+}
+
+void EngineWorker::model_loaded(const std::string& spec) {
+    std::lock_guard<std::mutex> lk(mu_);
+    snap_.model_spec = spec;
+    snap_.model_note.clear();
+}
+
+void EngineWorker::shown(const std::string& panel) {
+    lesson_panel_ = panel;
+}
+
+void EngineWorker::highlighted(int, int) {
+    ++highlight_serial_;
+}
+
+void EngineWorker::explained(int, int, int q_pos) {
+    explain_q_pos_ = q_pos;
+    ++highlight_serial_;
+    ++explain_serial_;
 }
 
 }  // namespace kvs::gui

@@ -1,7 +1,8 @@
 #pragma once
 // The hand-off between the window and the engine. A worker thread (in the page: the main loop,
-// through run_pending) owns the Model, the backends
-// and the Session(s) and runs every request in order (opening a model, prefill, decode steps),
+// through run_pending) owns the backends and the
+// Workbench (core/workbench.h: the model, the Session or compare pair) and runs every request in
+// order (opening a model, prefill, decode steps),
 // so a long uncached step at 512 tokens never freezes the window. After each step it copies the
 // new StepRecord into the snapshot's trace under a mutex; the window holds that mutex while it
 // draws a frame and reads only the snapshot. The worker needs the lock just to publish, so it
@@ -22,12 +23,15 @@
 #include "core/sampler.h"
 #include "core/session.h"
 #include "core/trace.h"
+#include "core/workbench.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson.h"
+#include "lessonlib/lesson_observer.h"
 #include "lessonlib/lesson_player.h"
 #include "lessonlib/scale_accounting.h"
+#include "lessonlib/session_lesson_target.h"
 
 namespace kvs::gui {
 
@@ -40,7 +44,7 @@ struct SessionView {
     FinishReason finish_reason = FinishReason::None;  // None while generation may go on
 };
 
-// What a lesson played on the live engine has done (gui/engine_lesson_target.cpp), published
+// What a lesson played on the live engine has done (the worker's SessionLessonTarget), published
 // after every step it plays. The player keeps no state: Next plays the following step on top of
 // the ones before it, anything else replays from the lesson's first step.
 struct LessonRun {
@@ -93,7 +97,9 @@ struct EngineSnapshot {
     }
 };
 
-class EngineWorker {
+// The worker is the lesson target's observer: @show, @highlight and @explain reach the window
+// through it, and its cancel stops a lesson mid-directive.
+class EngineWorker : private LessonObserver {
   public:
     EngineWorker();
     ~EngineWorker();
@@ -141,12 +147,6 @@ class EngineWorker {
     const EngineSnapshot& snapshot() const { return snap_; }
 
   private:
-    // One live session and the backend it runs on.
-    struct Live {
-        BackendChoice backend;  // declared first: the session's runner uses it until destroyed
-        std::unique_ptr<Session> session;
-    };
-    class LessonDriver;  // the LessonTarget over these sessions (gui/engine_lesson_target.cpp)
     struct Job {
         std::string what;     // for the busy banner
         std::string failure;  // the start of the message when it fails
@@ -159,13 +159,14 @@ class EngineWorker {
     // Worker thread only. Backends are made first: when one cannot be had (CUDA asked, none
     // answers) make_backends throws and the old sessions stay.
     std::vector<BackendChoice> make_backends() const;
-    void build_sessions(std::vector<BackendChoice> backends);
-    void rebuild_sessions();
+    // New sessions on `backends`; a prompt the model refuses is dropped and said (PartlyDone).
+    void rebuild_on(std::vector<BackendChoice> backends);
+    Backend& backend_for(std::size_t session);
+    // The Workbench's hooks: copy its sessions and each new step into the snapshot.
     void publish_sessions(bool new_generation);
-    void drop_twin();  // leaves compare mode: the uncached session goes, the cached one stays
-    void step_all();
-    bool prefilled() const;
-    void check_cancel() const;  // throws Cancelled when cancel() was called
+    void publish_step(std::size_t session);
+    const StepRecord* kept_step(std::size_t session, std::size_t step) const;
+    void check_cancel() override;  // throws Cancelled when cancel() was called
     struct Cancelled {};
     // The job did its work but something in it was not kept (a prompt too long for the new
     // model): shown as the message alone, without "could not ...".
@@ -173,21 +174,30 @@ class EngineWorker {
         using Error::Error;
     };
 
+    // Lessons: steps played on the workbench through the one lesson target.
+    void play(const Lesson& lesson, int number, int step);
+    void publish_lesson(const std::vector<StepOutcome>* outcomes, int target, bool cancelled);
+    void model_loaded(const std::string& spec) override;
+    void shown(const std::string& panel) override;
+    void highlighted(int layer, int head) override;
+    void explained(int layer, int head, int q_pos) override;
+
     // Worker-thread state.
-    std::shared_ptr<Model> model_;
     std::string backend_name_ = "auto";
     int cpu_threads_ = 1;
-    CacheView cache_ = CacheView::On;
-    std::string prompt_;
-    SamplerConfig sampler_;
-    int limit_ = -1;  // new tokens a session may generate (-1: until the context is full)
+    std::size_t view_budget_ = Trace::kDefaultBudget;  // the snapshot's traces
+    bool progress_from_twin_ = false;  // compare mode catching up: the twin's steps are progress
+    // Declared before the workbench: its sessions run on these until it is gone.
+    std::vector<BackendChoice> backends_;  // session i on backends_[i]
     // The sessions keep only their newest step's payload (the snapshot's trace is the record),
     // except under a lesson, whose checks read earlier steps: then the default budget.
-    std::size_t trace_budget_ = 0;
-    std::size_t view_budget_ = Trace::kDefaultBudget;  // the snapshot's traces
-    TimingPolicy timing_;
-    std::vector<std::unique_ptr<Live>> live_;
-    std::unique_ptr<LessonDriver> lesson_;
+    Workbench bench_;
+    SessionLessonTarget lesson_;
+    int lesson_number_ = 0;   // the lesson whose steps the sessions hold
+    int lesson_played_ = -1;  // its last step played on them; -1: replay before the next step
+    std::uint64_t highlight_serial_ = 0, explain_serial_ = 0;
+    int explain_q_pos_ = -1;    // the last @explain's query position, as the panel takes it
+    std::string lesson_panel_;  // the last @show of the step played last
     std::function<void()> wake_;
     void wake() const {
         if (wake_) wake_();

@@ -1,9 +1,10 @@
 #pragma once
 // What a lesson acts on. The player (lessonlib/lesson_player.h) turns directives into these calls
 // and then reads LessonFacts to report numbers and check @expect lines, so an implementation only
-// has to act: the headless one is lessonlib/session_lesson_target.h (kvscope-cli lesson); the GUI
-// can use that one on its worker thread or implement this interface over its own sessions. Calls
-// come from one thread at a time. Errors a lesson can cause are kvs::Error.
+// has to act. There is one implementation, lessonlib/session_lesson_target.h, over a Workbench:
+// kvscope-cli lesson runs it headless, the window on its worker thread with a LessonObserver
+// (lessonlib/lesson_observer.h). Calls come from one thread at a time. Errors a lesson can cause
+// are kvs::Error.
 #include <string>
 
 #include "lessonlib/lesson.h"

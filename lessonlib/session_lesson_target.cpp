@@ -5,13 +5,22 @@
 
 namespace kvs {
 
+SessionLessonTarget::SessionLessonTarget(Backend& backend)
+    : own_(std::make_unique<Workbench>(backend)), bench_(*own_), observer_(&quiet_) {}
+
+SessionLessonTarget::SessionLessonTarget(Workbench& bench, LessonObserver* observer)
+    : bench_(bench), observer_(observer ? observer : &quiet_) {}
+
+SessionLessonTarget::~SessionLessonTarget() = default;
+
 void SessionLessonTarget::restart() {
-    model_ = nullptr;
-    prompt_.clear();
-    limit_ = -1;
-    cache_ = CacheView::On;
-    session_.reset();
-    uncached_.reset();
+    loaded_ = false;
+    // Lessons are written for greedy decoding, the cache on and no limit, and check earlier
+    // steps: whatever the workbench had (the window's sampler), they start from the defaults.
+    bench_.set_view(CacheView::On);
+    bench_.set_limit(-1);
+    bench_.set_sampler(SamplerConfig());
+    bench_.set_trace_budget(Trace::kDefaultBudget);
     batch_.reset();
     scale_.reset();
     layer_ = head_ = 0;
@@ -20,134 +29,106 @@ void SessionLessonTarget::restart() {
 }
 
 const Model& SessionLessonTarget::model() const {
-    if (!model_) throw Error("no model loaded yet (@model comes first)");
-    return *model_;
+    if (!loaded_ || !bench_.model()) throw Error("no model loaded yet (@model comes first)");
+    return *bench_.model();
+}
+
+bool SessionLessonTarget::has_prompt() const {
+    return loaded_ && !bench_.prompt().empty() && bench_.sessions() > 0 &&
+           bench_.session(0).prompt_len() > 0;
 }
 
 void SessionLessonTarget::load_model(const std::string& spec) {
     auto it = models_.find(spec);
     if (it == models_.end()) it = models_.emplace(spec, open_model(spec)).first;
-    model_ = it->second.get();
     // A prompt belongs to a vocabulary: the new model starts without one.
-    prompt_.clear();
-    session_.reset();
-    uncached_.reset();
+    bench_.open(it->second, {});
+    loaded_ = true;
     layer_ = head_ = 0;
+    observer_->model_loaded(spec);
 }
 
 void SessionLessonTarget::require_unstarted(const char* what) const {
-    if (session_ && session_->prefilled())
+    if (loaded_ && bench_.prefilled())
         throw Error(std::string(what) + " must come before @prefill (or after @reset)");
-}
-
-void SessionLessonTarget::rebuild_sessions() {
-    session_.reset();
-    uncached_.reset();
-    if (!model_ || prompt_.empty()) return;
-    SessionConfig cfg;
-    cfg.max_new_tokens = limit_;
-    cfg.timing = timing_;
-    cfg.mode = cache_ == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached;
-    auto s = std::make_unique<Session>(*model_, backend_, cfg);
-    s->set_prompt(prompt_);
-    if (cache_ == CacheView::Compare) {
-        cfg.mode = CacheMode::Uncached;
-        uncached_ = std::make_unique<Session>(*model_, backend_, cfg);
-        uncached_->set_prompt(prompt_);
-    }
-    session_ = std::move(s);
 }
 
 void SessionLessonTarget::set_prompt(const std::string& text) {
     model();
-    const std::string saved = prompt_;
-    prompt_ = text;
-    try {
-        rebuild_sessions();
-    } catch (...) {
-        prompt_ = saved;
-        rebuild_sessions();
-        throw;
-    }
+    bench_.set_prompt(text);  // a prompt the model refuses changes nothing
 }
 
 void SessionLessonTarget::set_limit(int max_new_tokens) {
     require_unstarted("@limit");
-    const int saved = limit_;
-    limit_ = max_new_tokens;
-    try {
-        rebuild_sessions();
-    } catch (...) {
-        limit_ = saved;
-        rebuild_sessions();
-        throw;
-    }
+    bench_.set_limit(max_new_tokens);
 }
 
 void SessionLessonTarget::set_cache(CacheView mode) {
-    if (mode == cache_) return;
-    if (mode == CacheView::Compare) {
-        // The twin must see the same steps from the start.
-        require_unstarted("@cache compare");
-        cache_ = mode;
-        rebuild_sessions();
-        return;
-    }
-    // On and off switch the running session from its next step on; a twin is dropped.
-    cache_ = mode;
-    uncached_.reset();
-    if (session_)
-        session_->set_mode(mode == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached);
+    if (mode == bench_.view()) return;
+    // The twin must see the same steps from the start. On and off switch the running session
+    // from its next step on; a twin is dropped.
+    if (mode == CacheView::Compare) require_unstarted("@cache compare");
+    bench_.set_view(mode);
 }
 
 void SessionLessonTarget::prefill() {
     model();
-    require_prompt_before_prefill(session_ != nullptr, session_ && session_->prefilled());
-    session_->step();
-    if (uncached_) uncached_->step();
+    require_prompt_before_prefill(has_prompt(), has_prompt() && bench_.prefilled());
+    bench_.step();
 }
 
 void SessionLessonTarget::decode(int n) {
-    require_prefill_before_decode(session_ && session_->prefilled());
-    for (int i = 0; (n < 0 || i < n) && !session_->finished(); ++i) {
-        session_->step();
-        if (uncached_ && !uncached_->finished()) uncached_->step();
+    require_prefill_before_decode(has_prompt() && bench_.prefilled());
+    for (int i = 0; (n < 0 || i < n) && !bench_.session(0).finished(); ++i) {
+        observer_->check_cancel();
+        bench_.step();
     }
 }
 
 void SessionLessonTarget::reset() {
-    if (session_) session_->reset();
-    if (uncached_) uncached_->reset();
+    bench_.reset();
 }
 
 void SessionLessonTarget::highlight(int layer, int head) {
     require_layer_and_head(model().config(), layer, head);
     layer_ = layer;
     head_ = head;
+    observer_->highlighted(layer, head);
 }
 
 void SessionLessonTarget::explain(int layer, int head, int row) {
-    explain_row_ = require_explainable(session_.get(), layer, head, row);
+    const Session* s = has_prompt() ? &bench_.session(0) : nullptr;
+    explain_row_ = require_explainable(s, layer, head, row);
     layer_ = explain_layer_ = layer;
     head_ = explain_head_ = head;
+    observer_->explained(layer, head, s->trace().back().attention.q_pos0 + explain_row_);
+}
+
+void SessionLessonTarget::show(const std::string& panel) {
+    panel_ = panel;
+    observer_->shown(panel);
 }
 
 void SessionLessonTarget::batch(const BatchPlan& plan) {
-    batch_ = measure_batches(model(), backend_, plan);
+    // On the sessions' backend, so the sweep runs where the lesson does.
+    batch_ = std::make_shared<const BatchTable>(
+        measure_batches(model(), bench_.backend(0), plan, [this] { observer_->check_cancel(); }));
 }
 
 void SessionLessonTarget::scale(const ScaleQuery& query) {
-    scale_ = scale_report(query);
+    scale_ = std::make_shared<const ScaleReport>(scale_report(query));
 }
 
 LessonFacts SessionLessonTarget::facts() const {
     LessonFacts f;
-    f.model = model_;
-    f.session = session_.get();
-    f.uncached = uncached_.get();
-    f.cache = cache_;
-    f.batch = batch_ ? &*batch_ : nullptr;
-    f.scale = scale_ ? &*scale_ : nullptr;
+    f.model = loaded_ ? bench_.model() : nullptr;
+    if (has_prompt()) {
+        f.session = &bench_.session(0);
+        f.uncached = bench_.twin();
+    }
+    f.cache = bench_.view();
+    f.batch = batch_.get();
+    f.scale = scale_.get();
     f.highlight_layer = layer_;
     f.highlight_head = head_;
     f.explain_layer = explain_layer_;

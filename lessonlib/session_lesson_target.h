@@ -1,13 +1,15 @@
 #pragma once
-// The headless LessonTarget: real Sessions on a real backend, no window. kvscope-cli lesson runs
-// lessons on it; a GUI may drive one on its worker thread and draw facts().session's trace.
+// The LessonTarget: lessons act on a Workbench (core/workbench.h), real Sessions on a real
+// backend. kvscope-cli lesson runs it headless over its own workbench; the window runs it on its
+// worker thread over the worker's workbench, so a lesson's steps happen in the panels the
+// student watches, and listens through a LessonObserver for what concerns the view.
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 
-#include "core/session.h"
+#include "core/workbench.h"
 #include "lessonlib/batch_sweep.h"
+#include "lessonlib/lesson_observer.h"
 #include "lessonlib/lesson_target.h"
 #include "lessonlib/scale_accounting.h"
 
@@ -15,7 +17,11 @@ namespace kvs {
 
 class SessionLessonTarget : public LessonTarget {
   public:
-    explicit SessionLessonTarget(Backend& backend) : backend_(backend) {}
+    // Headless: a workbench of its own on `backend`.
+    explicit SessionLessonTarget(Backend& backend);
+    // Over someone else's workbench (the window's), telling `observer` (may be null).
+    SessionLessonTarget(Workbench& bench, LessonObserver* observer);
+    ~SessionLessonTarget() override;
 
     void restart() override;
     void load_model(const std::string& spec) override;
@@ -27,33 +33,34 @@ class SessionLessonTarget : public LessonTarget {
     void reset() override;
     void highlight(int layer, int head) override;
     void explain(int layer, int head, int row) override;
-    void show(const std::string& panel) override { panel_ = panel; }
+    void show(const std::string& panel) override;
     void batch(const BatchPlan& plan) override;
     void scale(const ScaleQuery& query) override;
     LessonFacts facts() const override;
 
     const std::string& panel() const { return panel_; }
-    // How the sessions time their steps (core/step_timing.h), from the next session on.
-    void set_timing(const TimingPolicy& t) { timing_ = t; }
+    // The last @batch and @scale, shared with whoever shows them (null: none since restart).
+    const std::shared_ptr<const BatchTable>& last_batch() const { return batch_; }
+    const std::shared_ptr<const ScaleReport>& last_scale() const { return scale_; }
+    // How the sessions time their steps (core/step_timing.h), from the next step on.
+    void set_timing(const TimingPolicy& t) { bench_.set_timing(t); }
 
   private:
-    const Model& model() const;
-    void rebuild_sessions();  // after a change of model, prompt, limit or cache mode
+    const Model& model() const;  // throws when no @model ran since the restart
+    bool has_prompt() const;     // a @prompt the sessions hold, since the last @model
     void require_unstarted(const char* what) const;
 
-    Backend& backend_;
-    std::map<std::string, std::unique_ptr<Model>> models_;  // kept across restarts
-    const Model* model_ = nullptr;
-    std::string prompt_;
-    int limit_ = -1;
-    CacheView cache_ = CacheView::On;
-    std::unique_ptr<Session> session_, uncached_;
-    std::optional<BatchTable> batch_;
-    std::optional<ScaleReport> scale_;
+    std::unique_ptr<Workbench> own_;  // headless only
+    Workbench& bench_;
+    LessonObserver* observer_ = nullptr;
+    LessonObserver quiet_;                                        // when nobody listens
+    std::map<std::string, std::shared_ptr<const Model>> models_;  // kept across restarts
+    bool loaded_ = false;                                         // a @model since the restart
+    std::shared_ptr<const BatchTable> batch_;
+    std::shared_ptr<const ScaleReport> scale_;
     int layer_ = 0, head_ = 0;
     int explain_layer_ = -1, explain_head_ = -1, explain_row_ = -1;
     std::string panel_;
-    TimingPolicy timing_;
 };
 
 }  // namespace kvs

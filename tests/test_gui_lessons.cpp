@@ -1,15 +1,12 @@
 // Lessons in the window, without a display: EngineWorker::play_lesson plays steps on the
-// worker's own sessions (the LessonTarget of gui/engine_lesson_target.cpp). Every lesson gives
-// the same outcomes as the headless player; Next builds on the steps played, Back and any other
-// request replay from the start; errors say where.
+// worker's own workbench through the one LessonTarget (lessonlib/session_lesson_target.h). Next
+// builds on the steps played, Back and any other request replay from the start; errors say where.
 #include <catch2/catch.hpp>
 
 #include "gui/engine_worker.h"
 #include "gui/lesson_catalog.h"
-#include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_player.h"
-#include "lessonlib/session_lesson_target.h"
 
 using namespace kvs;
 using namespace kvs::gui;
@@ -36,47 +33,6 @@ std::shared_ptr<const Lesson> lesson_text(const std::string& text) {
 }
 
 }  // namespace
-
-TEST_CASE("the window plays every lesson with the outcomes of the headless player",
-          "[gui][lessons][worker]") {
-    LessonCatalog cat;
-    cat.load();
-    REQUIRE(cat.entries().size() >= 9);
-    for (const auto& e : cat.entries())
-        for (Lang lang : {Lang::En, Lang::Zh}) {
-            const auto lesson = cat.lesson(e.number, lang);
-            REQUIRE(lesson);
-            const int last = static_cast<int>(lesson->steps.size()) - 1;
-            CpuBackend be;
-            SessionLessonTarget headless(be);
-            const auto ref = replay_to(*lesson, last, headless);
-
-            EngineWorker w;
-            w.set_backend("cpu");
-            play(w, lesson, e.number, last);
-            const LessonRun run = lesson_run(w);
-            INFO(lesson->file);
-            CHECK(run.number == e.number);
-            CHECK(run.target == -1);
-            REQUIRE(run.outcomes.size() == ref.size());
-            for (std::size_t k = 0; k < ref.size(); ++k) {
-                const StepOutcome& a = run.outcomes[k];
-                const StepOutcome& b = ref[k];
-                INFO("step " << k + 1);
-                CHECK(a.checks == b.checks);
-                CHECK(a.failed == b.failed);
-                CHECK(a.error == b.error);
-                REQUIRE(a.log.size() == b.log.size());
-                for (std::size_t i = 0; i < a.log.size(); ++i) {
-                    CHECK(a.log[i].directive == b.log[i].directive);
-                    CHECK(a.log[i].kind == b.log[i].kind);
-                    CHECK(a.log[i].pass == b.log[i].pass);
-                }
-            }
-            // Every claim of every lesson holds in the window too.
-            for (const auto& o : run.outcomes) CHECK(o.ok());
-        }
-}
 
 TEST_CASE("Next plays on from the steps before; Back and other requests replay from the start",
           "[gui][lessons][worker]") {

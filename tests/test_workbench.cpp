@@ -1,0 +1,122 @@
+// The Workbench (core/workbench.h): one session or the compare pair, stepped together, with the
+// cached-versus-uncached logit difference per step; its settings change all sessions or none.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memory>
+
+#include "core/error.h"
+#include "core/model_loader.h"
+#include "core/workbench.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+
+namespace {
+std::shared_ptr<const Model> tiny() {
+    static std::shared_ptr<const Model> m =
+        open_model(test::write_tiny_model(test::temp_dir("workbench")));
+    return m;
+}
+}  // namespace
+
+TEST_CASE("compare mode steps the cached session and its uncached twin together", "[workbench]") {
+    CpuBackend be;
+    SessionConfig cfg;
+    cfg.max_new_tokens = 4;
+    Workbench wb(be, cfg);
+    wb.set_view(CacheView::Compare);
+    CHECK(wb.open(tiny(), "the cat").empty());
+    REQUIRE(wb.sessions() == 2);
+    CHECK(wb.session(0).config().mode == CacheMode::Cached);
+    CHECK(wb.session(1).config().mode == CacheMode::Uncached);
+    int steps = 0;
+    while (!wb.finished()) {
+        wb.step();
+        ++steps;
+    }
+    CHECK(steps == 4);  // the prefill chooses the first of the 4 new tokens, 3 decode steps
+    REQUIRE(wb.logit_differences().size() == 4);
+    for (double d : wb.logit_differences()) CHECK(d <= 1e-4);
+    CHECK(wb.session(0).tokens() == wb.session(1).tokens());
+    const StepRecord& c = wb.session(0).trace().back();
+    const StepRecord& u = wb.session(1).trace().back();
+    CHECK(c.tokens_processed == 1);
+    CHECK(u.tokens_processed == u.kv.len);  // the whole sequence again
+    wb.reset();
+    CHECK_FALSE(wb.prefilled());
+    CHECK(wb.logit_differences().empty());
+}
+
+TEST_CASE("compare mode started mid-run: the twin replays the steps, old logits from a kept copy",
+          "[workbench]") {
+    CpuBackend be;
+    SessionConfig cfg;
+    cfg.trace_budget = 0;  // the sessions keep only the newest step's payload, as in the window
+    Workbench wb(be, cfg);
+    // The window's snapshot keeps every step; here a copy of session 0's steps.
+    std::vector<StepRecord> kept;
+    Workbench::Hooks h;
+    h.stepped = [&](std::size_t i) {
+        if (i == 0) kept.push_back(wb.session(0).trace().back());
+    };
+    wb.set_hooks(h);
+    REQUIRE(wb.open(tiny(), "the cat").empty());
+    for (int i = 0; i < 3; ++i) wb.step();
+    REQUIRE(kept.size() == 3);
+
+    SECTION("without a kept copy the evicted steps have no difference") {
+        wb.set_view(CacheView::Compare);
+        REQUIRE(wb.sessions() == 2);
+        CHECK(wb.session(1).trace().steps().size() == 3);
+        REQUIRE(wb.logit_differences().size() == 3);
+        CHECK(std::isnan(wb.logit_differences()[0]));
+        CHECK(std::isnan(wb.logit_differences()[1]));
+        CHECK(wb.logit_differences()[2] <= 1e-4);  // the newest step kept its logits
+    }
+    SECTION("with one, every step is compared") {
+        h.kept_step = [&](std::size_t i, std::size_t k) -> const StepRecord* {
+            return i == 0 && k < kept.size() ? &kept[k] : nullptr;
+        };
+        wb.set_hooks(h);
+        wb.set_view(CacheView::Compare);
+        REQUIRE(wb.logit_differences().size() == 3);
+        for (double d : wb.logit_differences()) CHECK(d <= 1e-4);
+        wb.step();
+        CHECK(wb.logit_differences().size() == 4);
+        // Back to the cache alone: the twin goes, session 0 goes on where it was.
+        wb.set_view(CacheView::On);
+        CHECK(wb.sessions() == 1);
+        CHECK(wb.session(0).trace().steps().size() == 4);
+        CHECK(wb.logit_differences().empty());
+    }
+}
+
+TEST_CASE("a setting the model refuses changes nothing; a refused prompt on open is said",
+          "[workbench]") {
+    CpuBackend be;
+    Workbench wb(be);
+    int generations = 0;
+    Workbench::Hooks h;
+    h.changed = [&](bool new_generation) { generations += new_generation; };
+    wb.set_hooks(h);
+    REQUIRE(wb.open(tiny(), "the cat").empty());
+    wb.step();
+    const int seen = generations;
+    // tiny's context is 64 tokens: no room for 200 new ones.
+    CHECK_THROWS_AS(wb.set_limit(200), Error);
+    CHECK(wb.limit() == -1);
+    CHECK(wb.prefilled());  // the sessions were not rebuilt
+    CHECK(generations == seen);
+    const std::string long_prompt(400, 'a');
+    CHECK_THROWS_AS(wb.set_prompt(long_prompt), Error);
+    CHECK(wb.prompt() == "the cat");
+    CHECK(wb.prefilled());
+
+    const std::string why = wb.open(tiny(), long_prompt);
+    CHECK(why.find("context") != std::string::npos);
+    CHECK(wb.prompt().empty());
+    REQUIRE(wb.sessions() == 1);
+    wb.step();  // BOS alone: the new sessions still step
+    CHECK(wb.prefilled());
+}
