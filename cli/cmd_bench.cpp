@@ -162,9 +162,8 @@ int cmd_bench(int argc, char** argv) {
                  {{"lengths", "L1,L2,..", "lengths to measure (default 32,64,128,256,512)"},
                   {"repeats", "R", "timed runs per measurement (default 5)"},
                   {"warmup", "W", "untimed runs before them (default 1)"},
-                  {"prompt", "TEXT",
-                   "decode prompt; prefill prompts repeat it (default "
-                   "\"Once upon a time\")"},
+                  prompt_option("decode prompt; prefill prompts repeat it (default "
+                                "\"Once upon a time\")"),
                   {"csv", "FILE", "write every figure as CSV"},
                   {"limits", "",
                    "measure this machine's FMA peak and read bandwidth (1 thread, then "

@@ -17,7 +17,7 @@ int cmd_compare(int argc, char** argv) {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.push_back(timing_option());
-    specs.insert(specs.end(), {{"prompt", "TEXT", "prompt text (default empty: BOS only)"},
+    specs.insert(specs.end(), {prompt_option("prompt text (default empty: BOS only)"),
                                {"max-new-tokens", "N", "tokens to generate (default 64)"},
                                {"quiet", "", "totals only, no per-step rows"}});
     Args a("compare", specs, argc, argv, 2);
@@ -81,29 +81,6 @@ int cmd_compare(int argc, char** argv) {
     std::printf("max |logit difference| cached vs uncached over all steps: %.3g\n", max_diff);
     if (diverged_at >= 0)
         std::printf("note: the chosen tokens differed first at step %d\n", diverged_at);
-    return 0;
-}
-
-int cmd_info(int argc, char** argv) {
-    Args a("info", model_options(), argc, argv, 2);
-    if (a.help()) {
-        std::fputs("Print a model's shape and what the KV cache costs per token.\n", stdout);
-        std::fputs(a.usage().c_str(), stdout);
-        return 0;
-    }
-    Opened o = open_from(a);
-    const ModelConfig& c = o.model->config();
-    std::printf("model %s: %s\n", escape_for_one_line(o.model->name()).c_str(),
-                c.describe().c_str());
-    const std::size_t params = o.model->parameter_count();
-    std::printf("parameters %zu (%s float32)\n", params, format_bytes(4.0 * params).c_str());
-    const double per_token = static_cast<double>(c.kv_bytes_per_token());
-    std::printf(
-        "KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "
-        "at the full context of %d\n",
-        c.n_layers, c.n_kv_heads, c.head_dim(), format_bytes(per_token).c_str(),
-        format_bytes(per_token * c.seq_len).c_str(), c.seq_len);
-    std::printf("backend: %s (%s)\n", o.backend.backend->name().c_str(), o.backend.note.c_str());
     return 0;
 }
 

@@ -155,7 +155,7 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
 int cmd_explain(int argc, char** argv) {
     auto specs = model_options();
     specs.insert(specs.end(),
-                 {{"prompt", "TEXT", "prompt text (the toy's default: \"Today weather is so\")"},
+                 {prompt_option("prompt text (the toy's default: \"Today weather is so\")"),
                   {"step", "S", "0 = the prefill (default), S = decode step S"},
                   {"layer", "L", "layer (default 0)"},
                   {"head", "H", "query head: a number, or the toy's even | last | first | all"},

@@ -15,7 +15,7 @@ int cmd_generate(int argc, char** argv) {
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.push_back(timing_option());
     specs.insert(specs.end(),
-                 {{"prompt", "TEXT", "prompt text (default empty: BOS only)"},
+                 {prompt_option("prompt text (default empty: BOS only)"),
                   {"max-new-tokens", "N", "tokens to generate (default 256, within the context)"},
                   {"no-cache", "", "recompute the whole sequence at every decode step"},
                   {"prefill-token-by-token", "", "feed the prompt one token per forward pass"},

@@ -50,7 +50,7 @@ int cmd_lesson(int argc, char** argv) {
     }
     Args a("lesson",
            {{"lang", "L", "en | zh: the language of a lesson given by number (default en)"},
-            {"backend", "B", "auto | cpu | cuda (default auto)"},
+            backend_option(),
             threads_option(),
             {"list", "", "list the lessons in both languages"},
             {"metrics", "", "list what @expect lines can read"},
@@ -78,7 +78,7 @@ int cmd_lesson(int argc, char** argv) {
     if (spec.empty()) throw Error("lesson: which lesson? give a FILE or a number (see --list)");
     const std::string lang = a.str("lang", "en");
     const Lesson lesson = load_lesson(find_lesson(spec, lang));
-    BackendChoice be = make_backend(a.str("backend", "auto"), threads_from(a));
+    BackendChoice be = make_backend(backend_from(a, "auto"), threads_from(a));
     SessionLessonTarget target(*be.backend);
     target.set_timing(timing_from(a));
     const bool quiet = a.has("quiet"), prose = a.has("prose");

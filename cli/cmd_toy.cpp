@@ -134,7 +134,7 @@ void print_decode(const View& v, const StepRecord& r) {
 
 int cmd_toy(int argc, char** argv) {
     Args a("toy",
-           {{"prompt", "TEXT", "words of the toy vocabulary (default \"Today weather is so\")"},
+           {prompt_option("words of the toy vocabulary (default \"Today weather is so\")"),
             {"decode", "N", "decode steps after the prefill (default 1)"},
             {"no-cache", "", "recompute the whole sequence at every decode step"},
             {"trace-json", "FILE", "write the whole trace as JSON"},

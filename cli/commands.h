@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "cmdline/engine_options.h"
 #include "core/model.h"
 #include "core/session.h"
 #include "kernels/backend_factory.h"
@@ -21,16 +22,21 @@ int cmd_toy(int argc, char** argv);
 int cmd_soak(int argc, char** argv);
 int cmd_explain(int argc, char** argv);
 int cmd_make_model(int argc, char** argv);
+int cmd_kernels(int argc, char** argv);
+int cmd_export(int argc, char** argv);
 
-// Options every model-running command shares (--model, --tokenizer, --backend, --threads).
-std::vector<OptionSpec> model_options();
-// --threads alone, for commands that run on a backend without --model (lesson), and its value.
-OptionSpec threads_option();
-int threads_from(const Args& a);
+// The option groups the window takes too (--model, --tokenizer, --backend, --threads, --prompt,
+// --timing-runs): defined once, in cmdline/engine_options.h.
+using cmdline::backend_from;
+using cmdline::backend_option;
+using cmdline::model_options;
+using cmdline::prompt_option;
+using cmdline::threads_from;
+using cmdline::threads_option;
+using cmdline::timing_option;
 std::vector<OptionSpec> sampler_options();
 SamplerConfig sampler_from(const Args& a);
-// --timing-runs N: how many runs of a short step its measured time is the median of.
-OptionSpec timing_option();
+// --timing-runs N as the policy of the engine's step timing.
 TimingPolicy timing_from(const Args& a);
 
 // A model and a backend opened from --model / --tokenizer / --backend.

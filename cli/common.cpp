@@ -10,21 +10,6 @@
 
 namespace kvs::cli {
 
-std::vector<OptionSpec> model_options() {
-    return {{"model", "M", "default (ours, built in) | toy | stories260K | FILE.bin"},
-            {"tokenizer", "FILE", "llama2.c tokenizer (default: found beside the model)"},
-            {"backend", "B", "auto | cpu | cuda | cuda-emulated (default auto)"},
-            threads_option()};
-}
-
-OptionSpec threads_option() {
-    return {"threads", "N", "CPU backend threads (default 1; small ops stay on one)"};
-}
-
-int threads_from(const Args& a) {
-    return a.integer("threads", 1, 1, 256);
-}
-
 std::vector<OptionSpec> sampler_options() {
     return {{"temperature", "T", "0 = greedy (default 0)"},
             {"top-k", "K", "keep the K most likely tokens (default 0 = off)"},
@@ -41,21 +26,16 @@ SamplerConfig sampler_from(const Args& a) {
     return s;
 }
 
-OptionSpec timing_option() {
-    return {"timing-runs", "N",
-            "time each step under 10 ms as the median of N runs of it (default 3; 1 = one run)"};
-}
-
 TimingPolicy timing_from(const Args& a) {
     TimingPolicy t;
-    t.runs = a.integer("timing-runs", t.runs, 1, 100);
+    t.runs = cmdline::timing_runs_from(a, t.runs);
     return t;
 }
 
 Opened open_from(const Args& a) {
     Opened o;
     o.model = open_model(a.str("model", "default"), a.str("tokenizer"));
-    o.backend = make_backend(a.str("backend", "auto"), threads_from(a));
+    o.backend = make_backend(backend_from(a, "auto"), threads_from(a));
     return o;
 }
 

@@ -26,8 +26,11 @@ const Command kCommands[] = {
     {"explain", kvs::cli::cmd_explain,
      "one attention row from the inside: q, K, q.k, /sqrt(d_k), mask, softmax, V, output"},
     {"soak", kvs::cli::cmd_soak, "sessions back to back, printing resident memory (VmRSS)"},
+    {"kernels", kvs::cli::cmd_kernels,
+     "each op at the model's shapes on every implementation, checked and timed"},
     {"make-model", kvs::cli::cmd_make_model,
      "write a random-weight llama2.c checkpoint of a shape"},
+    {"export", kvs::cli::cmd_export, "write a llama2.c model as a GGUF file (f32/f16/q8_0/...)"},
 };
 
 void usage(FILE* f) {

@@ -1,12 +1,11 @@
 #include "core/bpe_tokenizer.h"
 
-#include <cctype>
 #include <cstdint>
 #include <cstring>
-#include <queue>
 
 #include "core/error.h"
 #include "core/file_bytes.h"
+#include "core/llama_vocab_rules.h"
 
 namespace kvs {
 namespace {
@@ -14,21 +13,6 @@ namespace {
 constexpr std::size_t kMaxTokenizerBytes = std::size_t(256) << 20;
 constexpr int kMaxPieceBytes = 4096;
 constexpr int kMaxVocab = 1 << 20;  // as ModelConfig::validate allows
-
-// The byte a "<0xXX>" piece stands for, or -1. run.c matches the prefix with sscanf.
-int byte_of_piece(const std::string& p) {
-    if (p.size() < 4 || p.compare(0, 3, "<0x") != 0) return -1;
-    auto hex = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    };
-    const int hi = hex(p[3]);
-    if (hi < 0) return -1;
-    const int lo = p.size() > 4 ? hex(p[4]) : -1;
-    return lo < 0 ? hi : hi * 16 + lo;
-}
 
 }  // namespace
 
@@ -141,50 +125,12 @@ std::vector<int> BpeTokenizer::encode(std::string_view text) const {
         i += n;
     }
 
-    // run.c merges, over and over, the adjacent pair whose concatenation is the vocabulary entry
-    // with the highest score, the leftmost pair on ties. A heap with lazy invalidation makes the
-    // same choices in O(n log n): list order never changes, so "leftmost" is "smallest index".
-    const int n = static_cast<int>(ids.size());
-    std::vector<int> next(n), prev(n), version(n, 0);
-    for (int i = 0; i < n; ++i) {
-        next[i] = i + 1 < n ? i + 1 : -1;
-        prev[i] = i - 1;
-    }
-    struct Cand {
-        float score;
-        int left, right, merged, vl, vr;
-        bool operator<(const Cand& o) const {  // max-heap on score, then min on position
-            return score != o.score ? score < o.score : left > o.left;
-        }
-    };
-    std::priority_queue<Cand> heap;
-    auto consider = [&](int l) {
-        // BOS (index 0) is a marker, not text, and never merges: with a tokenizer that holds an
-        // empty piece, "" + "" would otherwise swallow it (found by fuzz_tokenizer_parse).
-        const int r = l < 1 ? -1 : next[l];
-        if (r < 0) return;
-        const int m = find(pieces_[ids[l]] + pieces_[ids[r]]);
-        if (m >= 0 && scores_[m] > -1e10f) heap.push({scores_[m], l, r, m, version[l], version[r]});
-    };
-    for (int i = 0; i + 1 < n; ++i) consider(i);
-    std::vector<bool> alive(n, true);
-    while (!heap.empty()) {
-        const Cand c = heap.top();
-        heap.pop();
-        if (!alive[c.left] || !alive[c.right] || next[c.left] != c.right ||
-            version[c.left] != c.vl || version[c.right] != c.vr)
-            continue;
-        ids[c.left] = c.merged;
-        ++version[c.left];
-        alive[c.right] = false;
-        next[c.left] = next[c.right];
-        if (next[c.right] >= 0) prev[next[c.right]] = c.left;
-        consider(prev[c.left]);
-        consider(c.left);
-    }
-    std::vector<int> out;
-    for (int i = 0; i >= 0 && i < n; i = next[i]) out.push_back(ids[i]);
-    return out;
+    // run.c's merge rule (core/llama_vocab_rules.h); BOS at index 0 never merges.
+    merge_by_score(ids, 1, [this](int l, int r) {
+        const int m = find(pieces_[l] + pieces_[r]);
+        return m >= 0 && scores_[m] > -1e10f ? MergeResult{m, scores_[m]} : MergeResult{};
+    });
+    return ids;
 }
 
 std::string BpeTokenizer::piece(int token) const {
@@ -203,12 +149,7 @@ std::string BpeTokenizer::decode(int prev, int token) const {
 }
 
 std::string BpeTokenizer::printable(int prev, int token) const {
-    std::string p = decode(prev, token);
-    if (p.size() == 1) {
-        const auto c = static_cast<unsigned char>(p[0]);
-        if (!(std::isprint(c) || std::isspace(c))) return {};  // a lone raw byte: run.c skips it
-    }
-    return p;
+    return printable_piece(decode(prev, token));
 }
 
 }  // namespace kvs

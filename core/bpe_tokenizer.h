@@ -28,6 +28,9 @@ class BpeTokenizer final : public Tokenizer {
     std::string printable(int prev, int token) const override;
     std::string piece(int token) const override;
     int bos() const override { return kBos; }
+    std::string kind() const override {
+        return "llama2.c tokenizer.bin (score-ordered merges, byte fallback)";
+    }
 
     float score(int token) const { return scores_.at(token); }
     int find(std::string_view piece) const;  // -1 when absent

@@ -56,9 +56,12 @@ ModelConfig config_from_header(const unsigned char* data, std::size_t avail, std
     return c;
 }
 
-// The views of `w` into `p`, the floats after the header, in the file's order.
-void point_weights(LlamaWeights& w, const float* p, const ModelConfig& c) {
-    w.all = std::span<const float>(p, c.stored_floats());
+}  // namespace
+
+void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c,
+                         bool with_freq_cis) {
+    const std::size_t freq = 2 * static_cast<std::size_t>(c.seq_len) * (c.head_dim() / 2);
+    w.all = std::span<const float>(p, c.stored_floats() - (with_freq_cis ? 0 : freq));
     const std::size_t d = c.dim, hd = c.hidden_dim, L = c.n_layers, V = c.vocab_size,
                       kv = c.kv_dim();
     auto take = [&p](std::size_t n) {
@@ -77,18 +80,16 @@ void point_weights(LlamaWeights& w, const float* p, const ModelConfig& c) {
     w.w2 = take(L * d * hd);
     w.w3 = take(L * hd * d);
     w.rms_final = take(d);
-    take(2 * static_cast<std::size_t>(c.seq_len) * (c.head_dim() / 2));  // freq_cis: unused
+    if (with_freq_cis) take(freq);  // unused: RoPE computes its angles
     w.wcls = c.shared_classifier ? w.token_embedding : take(V * d);
 }
-
-}  // namespace
 
 Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const std::string& name) {
     Checkpoint ck;
     ck.config = config_from_header(data, size, size, name);
     auto copy = std::make_shared<std::vector<float>>(ck.config.stored_floats());
     std::memcpy(copy->data(), data + kHeaderBytes, copy->size() * sizeof(float));
-    point_weights(ck.weights, copy->data(), ck.config);
+    point_llama_weights(ck.weights, copy->data(), ck.config, true);
     ck.weights.owner = std::move(copy);
     return ck;
 }
@@ -102,8 +103,8 @@ Checkpoint load_checkpoint(const std::string& path) {
     // Checked again on the mapping itself: the file may have changed since the header read.
     ck.config = config_from_header(map->data(), map->size(), map->size(), path);
     // The mapping is page-aligned and the header 28 bytes, so the floats are 4-byte aligned.
-    point_weights(ck.weights, reinterpret_cast<const float*>(map->data() + kHeaderBytes),
-                  ck.config);
+    point_llama_weights(ck.weights, reinterpret_cast<const float*>(map->data() + kHeaderBytes),
+                        ck.config, true);
     ck.weights.owner = std::move(map);
     return ck;
 }

@@ -35,6 +35,10 @@ struct Checkpoint {
     LlamaWeights weights;
 };
 
+// Points the views of `w` into `p`: floats in llama2.c's order (the file's, after the header),
+// with or without the unused freq_cis block llama2.c stores before a separate classifier.
+void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c, bool with_freq_cis);
+
 // Maps the file read-only and validates it in place: nothing is copied, the weights point into
 // the mapping (shared with the page cache; see core/mapped_file.h).
 // Throws kvs::Error with a one-line message naming `path` on any problem: missing or unreadable

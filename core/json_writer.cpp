@@ -1,5 +1,6 @@
 #include "core/json_writer.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -44,7 +45,7 @@ void JsonWriter::separate() {
         return;
     }
     if (!first_.empty()) {
-        if (!first_.back()) os_ << ',';
+        if (!first_.back()) os_.put(',');
         first_.back() = false;
     }
 }
@@ -85,17 +86,21 @@ JsonWriter& JsonWriter::value(std::string_view s) {
 JsonWriter& JsonWriter::value(double v) {
     separate();
     if (!std::isfinite(v)) {
-        os_ << "null";
+        os_.write("null", 4);
     } else {
+        // printf's %.9g (to_chars with a precision is specified as printf in the C locale),
+        // without printf's and ostream's per-call costs: a trace holds millions of floats.
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%.9g", v);
-        os_ << buf;
+        const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 9);
+        os_.write(buf, r.ptr - buf);
     }
     return *this;
 }
 JsonWriter& JsonWriter::value(std::int64_t v) {
     separate();
-    os_ << v;
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    os_.write(buf, r.ptr - buf);
     return *this;
 }
 JsonWriter& JsonWriter::value(bool b) {

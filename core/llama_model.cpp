@@ -370,7 +370,17 @@ void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Ca
 }  // namespace
 
 LlamaModel::LlamaModel(Checkpoint ck, BpeTokenizer tok, std::string name)
-    : ck_(std::move(ck)), tok_(std::move(tok)), name_(std::move(name)) {}
+    : LlamaModel(std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),
+                 {BpeTokenizer::kBos}, std::move(name),
+                 "llama2.c checkpoint, float32, mapped read-only") {}
+
+LlamaModel::LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std::vector<int> stop,
+                       std::string name, std::string format)
+    : ck_(std::move(ck)),
+      tok_(std::move(tok)),
+      stop_(std::move(stop)),
+      name_(std::move(name)),
+      format_(std::move(format)) {}
 
 std::unique_ptr<Runner> LlamaModel::make_runner(Backend& backend) const {
     return std::make_unique<LlamaRunner>(*this, backend, 1);

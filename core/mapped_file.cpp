@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "core/error.h"
@@ -46,6 +47,14 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, std:
     ::madvise(p, size, MADV_WILLNEED);
     return std::shared_ptr<const MappedFile>(
         new MappedFile(static_cast<const unsigned char*>(p), static_cast<std::size_t>(size)));
+}
+
+void MappedFile::release(const unsigned char* p, std::size_t n) const {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto lo = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+    const auto hi = (reinterpret_cast<std::uintptr_t>(p) + n) / page * page;
+    if (p >= data_ && p + n <= data_ + size_ && hi > lo)
+        ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

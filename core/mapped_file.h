@@ -20,6 +20,9 @@ class MappedFile {
     MappedFile& operator=(const MappedFile&) = delete;
 
     const unsigned char* data() const { return data_; }
+    // Done with bytes [p, p + n) of the mapping: the whole pages inside it leave this process's
+    // resident set (MADV_DONTNEED; they stay in the page cache and read back if touched again).
+    void release(const unsigned char* p, std::size_t n) const;
     std::size_t size() const { return size_; }
 
   private:

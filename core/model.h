@@ -93,6 +93,8 @@ class Model {
     virtual std::string name() const = 0;
     virtual const ModelConfig& config() const = 0;
     virtual const Tokenizer& tokenizer() const = 0;
+    // Where the weights came from and in which number type, in words (`kvscope-cli info`).
+    virtual std::string format() const { return {}; }
     virtual std::unique_ptr<Runner> make_runner(Backend& backend) const = 0;
     // nullptr when the model has no batched path (the toy).
     virtual std::unique_ptr<BatchRunner> make_batch_runner(Backend&, int /*max_batch*/) const {

@@ -6,6 +6,7 @@
 #include "core/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/gguf_llama.h"
 #include "core/install_paths.h"
 #include "core/llama_model.h"
 #include "core/toy_model.h"
@@ -76,6 +77,13 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
     } else if (spec == "stories260K") {
         path = stories260k_path();
         if (path.empty()) throw Error("stories260K: ../shared/models/stories260K.bin not found");
+    }
+    // By content, not by name: a GGUF file carries its own tokenizer.
+    if (is_gguf_file(path)) {
+        if (!tokenizer.empty())
+            throw Error(path + ": a GGUF file carries its own tokenizer; drop --tokenizer " +
+                        tokenizer);
+        return load_gguf_model(path, name);
     }
     Checkpoint ck = load_checkpoint(path);
     std::string tok_path = tokenizer;

@@ -26,7 +26,21 @@ StepTiming retime_step(const TimingPolicy& policy, double first, const OpTimes& 
         if (fastest < limit || hinted_short) return policy.runs;
         return hint < 0 ? 2 : 1;  // unknown: one more look before calling it long
     };
-    while (static_cast<int>(runs.size()) < want()) {
+    // The median run (upper one of an even count) slowed past the ratio: most runs disturbed.
+    const auto disturbed = [&] {
+        std::vector<double> s;
+        for (const Run& r : runs) s.push_back(r.seconds);
+        std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+        return s[s.size() / 2] > policy.disturbed_ratio * fastest;
+    };
+    int target = 1;
+    for (;;) {
+        target = std::max(target, want());  // a long-looking first run may turn out short
+        if (static_cast<int>(runs.size()) >= target) {
+            if (target < policy.runs || target >= policy.max_runs || !disturbed()) break;
+            target = std::min(target + 2, policy.max_runs);
+            continue;
+        }
         if (be) be->reset_op_times();
         before_timed_run();
         const auto t0 = std::chrono::steady_clock::now();

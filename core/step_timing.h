@@ -12,6 +12,11 @@ namespace kvs {
 struct TimingPolicy {
     int runs = 3;                        // runs of a short step in all (1: measure it once)
     double rerun_below_seconds = 0.010;  // a step whose first run took longer is measured once
+    // A median says what the step costs only when most runs were undisturbed. When the median
+    // run is over `disturbed_ratio` times the fastest (half the runs or more were slowed by
+    // something else on the machine), two more runs at a time are taken, up to `max_runs`.
+    int max_runs = 9;
+    double disturbed_ratio = 1.5;
 };
 
 struct StepTiming {
@@ -31,7 +36,9 @@ void before_timed_run();
 // forward work from the state before the step (the caller rewinds the cache inside it; the work
 // is deterministic, so each run computes what the first did). A step is short, and run until
 // `policy.runs` runs are in, when its fastest run so far or `hint` (the median of the previous
-// step, -1 when there is none) is under `policy.rerun_below_seconds`. A first run over it with
+// step, -1 when there is none) is under `policy.rerun_below_seconds`; a short step whose median
+// run is over `policy.disturbed_ratio` times its fastest gets two more runs at a time, up to
+// `policy.max_runs`. A first run over it with
 // no hint gets one more run, so that one outlier does not make a short step look long. `be` may
 // be null (the toy): then no op times and no device synchronisation.
 StepTiming retime_step(const TimingPolicy& policy, double first, const OpTimes& first_ops,

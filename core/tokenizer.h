@@ -19,6 +19,8 @@ class Tokenizer {
     virtual std::string printable(int prev, int token) const { return decode(prev, token); }
     // The raw vocabulary entry, for labels and hover text.
     virtual std::string piece(int token) const = 0;
+    // What kind of tokenizer this is, in words, for `kvscope-cli info`.
+    virtual std::string kind() const = 0;
     // Token id of beginning-of-sequence, or -1 when the model has none.
     virtual int bos() const { return -1; }
 };

@@ -16,6 +16,7 @@ class ToyTokenizer final : public Tokenizer {
     int vocab_size() const override { return static_cast<int>(words_.size()); }
     // Throws kvs::Error naming the unknown word and listing the vocabulary.
     std::vector<int> encode(std::string_view text) const override;
+    std::string kind() const override { return "the toy model's word vocabulary"; }
     std::string decode(int prev, int token) const override;
     std::string piece(int token) const override;
     int id(std::string_view word) const;  // -1 when the word is not in the vocabulary

@@ -16,7 +16,7 @@
 
 #include "core/error.h"
 #include "core/file_bytes.h"
-#include "gui/format.h"
+#include "core/format.h"
 #include "gui/key_queue.h"
 #include "gui/screenshot.h"
 #include "gui/strings.h"
@@ -274,7 +274,7 @@ void App::follow_engine(const EngineSnapshot& snap) {
     if (snap.lesson.serial != L.seen_serial) {
         L.seen_serial = snap.lesson.serial;
         Settings& st = ui_.settings;
-        copy_to_buffer(ui_.prompt.data(), ui_.prompt.size(), snap.prompt);
+        ui_.prompt = snap.prompt;
         ui_.prompt_dirty = false;
         if (!snap.model_spec.empty()) {
             const bool named = snap.model_spec == "toy" || snap.model_spec == "default" ||
@@ -533,7 +533,7 @@ void App::frame_shown_panel(FrameContext& f) {
 void App::frame(const std::string& screenshot, LayoutRecord* layout) {
     const float scale = ui_.settings.font_scale;
     if (ui_.fonts_dirty || scale != fonts_scale_) {
-        fonts_ = load_fonts(scale, glyph_text() + ui_.prompt.data());
+        fonts_ = load_fonts(scale, glyph_text() + ui_.prompt);
         ui_.font_notice = fonts_.notice;
         ui_.font_notice_until = ImGui::GetTime() + 8;
         fonts_scale_ = scale;

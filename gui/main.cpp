@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "core/output_file.h"
 #include "core/utf8.h"
 #include "gui/app.h"
 #include "gui/engine_worker.h"
-#include "gui/format.h"
 #include "gui/gl_window.h"
 #include "gui/options.h"
 #include "gui/panels.h"
@@ -145,7 +145,10 @@ int run(int argc, char** argv) {
     if (o.theme) st.theme = *o.theme;
     if (o.font_scale) st.font_scale = *o.font_scale;
     if (o.weight_scale) st.weight_scale = *o.weight_scale;
-    if (!o.backend.empty()) st.backend = o.backend;
+    // The command line's backend runs this session; the settings remember it when the toolbar
+    // offers it too (cuda-emulated, the CUDA kernels run on the CPU, is for tests and lessons).
+    const std::string backend = o.backend.empty() ? st.backend : o.backend;
+    if (!o.backend.empty() && o.backend != "cuda-emulated") st.backend = o.backend;
     if (o.cache) st.cache = *o.cache;
     if (o.prompt) st.prompt = *o.prompt;
     if (o.layer >= 0) st.layer = o.layer;
@@ -164,8 +167,8 @@ int run(int argc, char** argv) {
     // The toy reads only its own words: unless a prompt was given (or remembered from the toy
     // itself), it gets the tutorial's sentence.
     if (spec == "toy" && !o.prompt && saved_model != "toy") st.prompt = kToyPrompt;
-    copy_to_buffer(ui.prompt.data(), ui.prompt.size(), st.prompt);
-    copy_to_buffer(ui.model_path.data(), ui.model_path.size(), st.model_path);
+    ui.prompt = st.prompt;
+    ui.model_path = st.model_path;
 
     std::string ini;
     if (!dir.empty()) {
@@ -192,7 +195,7 @@ int run(int argc, char** argv) {
     sc.seed = st.seed;
     if (o.trace_budget_mib > 0) worker.set_trace_budget(std::size_t(o.trace_budget_mib) << 20);
     if (o.timing_runs > 0) worker.set_timing_runs(o.timing_runs);
-    worker.set_backend(st.backend, o.threads);
+    worker.set_backend(backend, o.threads);
     worker.set_cache(st.cache);
     worker.set_sampler(sc);
     worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);
@@ -217,7 +220,7 @@ int run(int argc, char** argv) {
             worker.wait_idle();
         }
         if (o.then_prompt) {
-            copy_to_buffer(ui.prompt.data(), ui.prompt.size(), *o.then_prompt);
+            ui.prompt = *o.then_prompt;
             ui.settings.prompt = *o.then_prompt;
             worker.set_prompt(*o.then_prompt);
             worker.wait_idle();

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/format.h"
 #include "gui/attention_matrix.h"
-#include "gui/format.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
 

@@ -5,8 +5,8 @@
 #include <cfloat>
 #include <cstdio>
 
+#include "core/format.h"
 #include "core/utf8.h"
-#include "gui/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {

@@ -11,8 +11,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/format.h"
 #include "core/toy_model.h"
-#include "gui/format.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/format.h"
 #include "core/kv_what_if.h"
-#include "gui/format.h"
 #include "gui/kv_grid.h"
 #include "gui/panels.h"
 #include "gui/plot.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "gui/format.h"
+#include "core/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {

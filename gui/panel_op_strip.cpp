@@ -9,7 +9,6 @@
 #include <cstdio>
 
 #include "core/format.h"
-#include "gui/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {

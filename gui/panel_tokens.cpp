@@ -2,11 +2,12 @@
 // to it at the step shown (processed at the prefill, generated earlier, going in now, just
 // chosen). Hovering a chip shows its position, id and piece.
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cstdio>
 
-#include "gui/format.h"
+#include "core/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {
@@ -44,8 +45,7 @@ void draw_tokens(FrameContext& f) {
     ImGui::TextUnformatted(tr("Prompt"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-fh * 7);
-    if (ImGui::InputText("##prompt", ui.prompt.data(), ui.prompt.size(),
-                         ImGuiInputTextFlags_EnterReturnsTrue))
+    if (ImGui::InputText("##prompt", &ui.prompt, ImGuiInputTextFlags_EnterReturnsTrue))
         apply_prompt(f);
     if (ImGui::IsItemEdited()) ui.prompt_dirty = true;
     if (f.layout) {

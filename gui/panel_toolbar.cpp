@@ -1,13 +1,14 @@
 // Toolbar: model, backend, cache mode, stepping, the step slider, and the status banner.
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 
+#include "core/format.h"
 #include "core/model_loader.h"
-#include "gui/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {
@@ -42,7 +43,7 @@ void open_spec(FrameContext& f, const std::string& spec) {
     else if (from_toy)
         prompt = Settings().prompt;
     if (!prompt.empty()) {
-        copy_to_buffer(f.ui.prompt.data(), f.ui.prompt.size(), prompt);
+        f.ui.prompt = prompt;
         f.ui.settings.prompt = prompt;
         f.ui.prompt_dirty = false;
     }
@@ -54,7 +55,7 @@ void open_spec(FrameContext& f, const std::string& spec) {
 }  // namespace
 
 void open_model_file(UiState& ui, EngineWorker& worker, const std::string& path) {
-    copy_to_buffer(ui.model_path.data(), ui.model_path.size(), path);
+    ui.model_path = path;
     ui.settings.model = "file";
     ui.settings.model_path = path;
     ui.playing = false;
@@ -103,11 +104,11 @@ void cycle_cache(FrameContext& f) {
 }
 
 void apply_prompt(FrameContext& f) {
-    f.ui.settings.prompt = f.ui.prompt.data();
+    f.ui.settings.prompt = f.ui.prompt;
     f.ui.prompt_dirty = false;
     f.ui.playing = false;
     f.ui.view_step = -1;
-    f.worker.set_prompt(f.ui.prompt.data());
+    f.worker.set_prompt(f.ui.prompt);
 }
 
 // SameLine when an item `w` wide still fits on the line, else the next line (a narrow window
@@ -164,11 +165,11 @@ void draw_toolbar(FrameContext& f) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(fh * 16);
         const bool enter =
-            ImGui::InputTextWithHint("##path", tr("llama2.c checkpoint .bin"), ui.model_path.data(),
-                                     ui.model_path.size(), ImGuiInputTextFlags_EnterReturnsTrue);
+            ImGui::InputTextWithHint("##path", tr("llama2.c checkpoint .bin"), &ui.model_path,
+                                     ImGuiInputTextFlags_EnterReturnsTrue);
         ImGui::SameLine();
-        if ((ImGui::Button(tr("Open")) || enter) && ui.model_path[0])
-            open_model_file(f.ui, f.worker, ui.model_path.data());
+        if ((ImGui::Button(tr("Open")) || enter) && !ui.model_path.empty())
+            open_model_file(f.ui, f.worker, ui.model_path);
     }
 
     ImGui::SameLine(0, fh * 1.2f);

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/format.h"
 #include "core/toy_model.h"
 #include "core/toy_vocabulary.h"
-#include "gui/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {

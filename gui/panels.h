@@ -63,8 +63,9 @@ struct UiState {
     int kv_layer = -1;  // -1: follow the attention panel's layer
     // The large heatmap shows the newest n / zoom tokens (mouse wheel; double-click: all).
     float heat_zoom = 1.0f;
-    std::array<char, 2048> prompt{};
-    std::array<char, 1024> model_path{};
+    // The text fields' contents (imgui_stdlib's InputText grows them: no length limit).
+    std::string prompt;
+    std::string model_path;
     bool prompt_dirty = false;
     bool fonts_dirty = false;
     bool want_screenshot = false;  // Ctrl+S: saved after this frame is drawn

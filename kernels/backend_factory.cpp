@@ -64,10 +64,18 @@ BackendChoice choose(const std::string& name) {
         if (!why.empty()) throw Error("--backend cuda: no usable CUDA device (" + why + ")");
         return {cuda_backend(), "CUDA backend (asked for)"};
     }
-    throw Error("unknown backend '" + name + "' (choose auto, cpu, cuda or cuda-emulated)");
+    throw Error("unknown backend '" + name + "' (choose " + backend_choices() + ")");
 }
 
 }  // namespace
+
+bool is_backend_name(const std::string& name) {
+    return name == "auto" || name == "cpu" || name == "cuda" || name == "cuda-emulated";
+}
+
+std::string backend_choices() {
+    return "auto, cpu, cuda or cuda-emulated";
+}
 
 BackendChoice make_backend(const std::string& name, int cpu_threads) {
     BackendChoice c = choose(name);

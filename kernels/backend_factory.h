@@ -28,6 +28,9 @@ BackendChoice choose_auto(const GpuCandidate& gpu);
 // in every build, nvcc or not. `cpu_threads` (>= 1) is what the CPU backend computes on (see
 // CpuBackend::set_threads); other backends ignore it, and the note says so when it is not 1.
 BackendChoice make_backend(const std::string& name, int cpu_threads = 1);
+// The names make_backend takes, and them as a sentence ("auto, cpu, cuda or cuda-emulated").
+bool is_backend_name(const std::string& name);
+std::string backend_choices();
 // Whether this build has the CUDA backend compiled in.
 bool cuda_compiled();
 // Empty when a CUDA device answers, can be made current, has a kernel image in this build and runs

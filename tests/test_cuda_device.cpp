@@ -10,12 +10,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <random>
 
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/relative_difference.h"
+#include "tests/random_floats.h"
 #include "tests/teacher_forced.h"
 #include "tests/test_helpers.h"
 
@@ -36,24 +37,6 @@ std::unique_ptr<Backend> cuda_or_skip() {
     INFO(c.note);
     REQUIRE(c.backend->name() == "cuda");
     return std::move(c.backend);
-}
-
-std::vector<float> random_vec(std::size_t n, std::uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> v(n);
-    for (float& x : v) x = u(rng);
-    return v;
-}
-
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    double diff = 0, scale = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::isnan(a[i])) return INFINITY;
-        diff = std::max(diff, double(std::fabs(a[i] - b[i])));
-        scale = std::max(scale, double(std::fabs(b[i])));
-    }
-    return scale > 0 ? diff / scale : diff;
 }
 
 // Host tensors mirrored on a backend.
@@ -94,52 +77,54 @@ TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
         const int n = 37, d = 53, H = 6, KVH = 2, HD = 10, dim = H * HD, kv = KVH * HD, pos0 = 5;
         const int n_keys = pos0 + T;
         // matmul
-        const auto x = random_vec(std::size_t(T) * n, 1), w = random_vec(std::size_t(d) * n, 2);
+        const auto x = test::random_floats(std::size_t(T) * n, 1),
+                   w = test::random_floats(std::size_t(d) * n, 2);
         auto go = g.put(std::vector<float>(std::size_t(T) * d));
         auto co = c.put(std::vector<float>(std::size_t(T) * d));
         gpu->matmul(go, g.put(x), g.put(w), T, n, d);
         cpu.matmul(co, c.put(x), c.put(w), T, n, d);
-        CHECK(rel_diff(g.get(go), c.get(co)) <= 1e-5);
+        CHECK(relative_difference(g.get(go), c.get(co)) <= 1e-5);
         // rmsnorm
-        const auto rw = random_vec(n, 3);
+        const auto rw = test::random_floats(n, 3);
         auto gr = g.put(std::vector<float>(std::size_t(T) * n));
         auto cr = c.put(std::vector<float>(std::size_t(T) * n));
         gpu->rmsnorm(gr, g.put(x), g.put(rw), T, n);
         cpu.rmsnorm(cr, c.put(x), c.put(rw), T, n);
-        CHECK(rel_diff(g.get(gr), c.get(cr)) <= 1e-5);
+        CHECK(relative_difference(g.get(gr), c.get(cr)) <= 1e-5);
         // rope, kv_append, attention (with probs)
-        const auto q = random_vec(std::size_t(T) * dim, 4), k = random_vec(std::size_t(T) * kv, 5),
-                   v = random_vec(std::size_t(T) * kv, 6);
-        const auto cache = random_vec(std::size_t(n_keys) * kv, 7);
+        const auto q = test::random_floats(std::size_t(T) * dim, 4),
+                   k = test::random_floats(std::size_t(T) * kv, 5),
+                   v = test::random_floats(std::size_t(T) * kv, 6);
+        const auto cache = test::random_floats(std::size_t(n_keys) * kv, 7);
         auto gq = g.put(q), gk = g.put(k), gv = g.put(v), gck = g.put(cache), gcv = g.put(cache);
         auto cq = c.put(q), ck = c.put(k), cv = c.put(v), cck = c.put(cache), ccv = c.put(cache);
         gpu->rope(gq, gk, T, pos0, dim, kv, HD);
         cpu.rope(cq, ck, T, pos0, dim, kv, HD);
-        CHECK(rel_diff(g.get(gq), c.get(cq)) <= 1e-5);
+        CHECK(relative_difference(g.get(gq), c.get(cq)) <= 1e-5);
         gpu->kv_append(gck, gcv, gk, gv, pos0, T, kv);
         cpu.kv_append(cck, ccv, ck, cv, pos0, T, kv);
-        CHECK(rel_diff(g.get(gck), c.get(cck)) <= 1e-5);
+        CHECK(relative_difference(g.get(gck), c.get(cck)) <= 1e-5);
         const std::vector<float> zeros(std::size_t(T) * dim), pz(std::size_t(H) * T * n_keys);
         auto gout = g.put(zeros), cout = c.put(zeros), gp = g.put(pz), cp = c.put(pz);
         gpu->attention(gout, gq, gck, gcv, gp, T, pos0, H, KVH, HD);
         cpu.attention(cout, cq, cck, ccv, cp, T, pos0, H, KVH, HD);
-        CHECK(rel_diff(g.get(gout), c.get(cout)) <= 1e-5);
-        CHECK(rel_diff(g.get(gp), c.get(cp)) <= 1e-5);
+        CHECK(relative_difference(g.get(gout), c.get(cout)) <= 1e-5);
+        CHECK(relative_difference(g.get(gp), c.get(cp)) <= 1e-5);
         // swiglu, add, embed
         auto gh1 = g.put(x), ch1 = c.put(x);
         gpu->swiglu(gh1, g.put(q), x.size() <= q.size() ? x.size() : q.size());
         cpu.swiglu(ch1, c.put(q), x.size() <= q.size() ? x.size() : q.size());
-        CHECK(rel_diff(g.get(gh1), c.get(ch1)) <= 1e-5);
+        CHECK(relative_difference(g.get(gh1), c.get(ch1)) <= 1e-5);
         gpu->add(gh1, g.put(x), x.size());
         cpu.add(ch1, c.put(x), x.size());
-        CHECK(rel_diff(g.get(gh1), c.get(ch1)) <= 1e-5);
+        CHECK(relative_difference(g.get(gh1), c.get(ch1)) <= 1e-5);
         std::vector<int> tokens(T);
         for (int t = 0; t < T; ++t) tokens[t] = (5 * t + 1) % d;
         auto ge = g.put(std::vector<float>(std::size_t(T) * n));
         auto ce = c.put(std::vector<float>(std::size_t(T) * n));
         gpu->embed(ge, g.put(w), tokens.data(), T, n);
         cpu.embed(ce, c.put(w), tokens.data(), T, n);
-        CHECK(rel_diff(g.get(ge), c.get(ce)) <= 1e-5);
+        CHECK(relative_difference(g.get(ge), c.get(ce)) <= 1e-5);
     }
     gpu->synchronize();
     const OpTimes t = gpu->op_times();

@@ -14,6 +14,7 @@
 #include "kernels/emu/emu_kernels.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "kernels/emu/host_block.h"
+#include "kernels/relative_difference.h"
 
 using namespace kvs;
 
@@ -47,18 +48,6 @@ class Guarded {
     std::vector<float> v_;
 };
 
-// max |a - b| / max |b|: error relative to the size of the reference tensor.
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    double diff = 0, scale = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::isnan(a[i]) != std::isnan(b[i])) return INFINITY;
-        diff = std::max(diff, double(std::fabs(a[i] - b[i])));
-        scale = std::max(scale, double(std::fabs(b[i])));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
-
 // Runs `op` (which fills outputs from fresh inputs) on the CPU backend and on the emulated CUDA
 // backend in both thread orders; returns the outputs of each, output by output.
 struct Outputs {
@@ -84,7 +73,7 @@ void check_matches(const OpRun& op) {
     REQUIRE(o.cpu.size() == o.emu.size());
     for (std::size_t k = 0; k < o.cpu.size(); ++k) {
         INFO("output " << k);
-        CHECK(rel_diff(o.emu[k], o.cpu[k]) <= 1e-5);
+        CHECK(relative_difference(o.emu[k], o.cpu[k]) <= 1e-5);
         CHECK(o.emu[k] == o.emu_reverse[k]);  // same bits whatever the order within a phase
     }
 }
@@ -258,18 +247,31 @@ TEST_CASE("the emulator refuses launches a GPU would refuse", "[emulated][kernel
     CHECK(std::fabs(out[0] - 1.0f) < 1e-5f);
 }
 
-TEST_CASE("attention over more keys than shared memory holds is a kvs::Error",
-          "[emulated][kernels]") {
-    // Scores of one row live in a block's 48 KiB of shared memory: about 12,000 keys.
+TEST_CASE(
+    "prefill attention over more keys than shared memory holds is a kvs::Error; decode "
+    "splits the keys and has no such limit",
+    "[emulated][kernels]") {
+    // Scores of one prefill row live in a block's 48 KiB of shared memory: about 12,000 keys.
     CHECK_NOTHROW(kern::attention_prefill_shape(2, 10000, 8));
     CHECK_THROWS_AS(kern::attention_prefill_shape(2, 13000, 8), Error);
-    // Decode keeps every head of a kv group: 4 heads per kv head need 4x the room.
-    CHECK_NOTHROW(kern::attention_decode_shape(2000, 8, 2));
-    CHECK_THROWS_AS(kern::attention_decode_shape(4000, 8, 2), Error);
+    // Decode stages 64 K rows of a chunk: the head size is what is bounded, not the keys.
+    CHECK_NOTHROW(kern::attention_decode_split_shape(100000, 8, 2, 128));
+    CHECK_THROWS_AS(kern::attention_decode_split_shape(100, 8, 2, 256), Error);
     EmulatedCudaBackend be;
+    CpuBackend cpu;
     const int n_keys = 13001, kv_dim = 2;
-    std::vector<float> q(2), out(2), ck(std::size_t(n_keys) * kv_dim), cv(ck.size());
+    std::vector<float> q(2, 0.5f), out(2), ck(std::size_t(n_keys) * kv_dim), cv(ck.size());
+    for (std::size_t i = 0; i < ck.size(); ++i) {
+        ck[i] = std::sin(0.01f * float(i));
+        cv[i] = std::cos(0.003f * float(i));
+    }
     CHECK_THROWS_AS(be.attention({out.data(), 2}, {q.data(), 2}, {ck.data(), ck.size()},
-                                 {cv.data(), cv.size()}, {}, 1, n_keys - 1, 1, 1, 2),
+                                 {cv.data(), cv.size()}, {}, 2, n_keys - 2, 1, 1, 1),
                     Error);
+    std::vector<float> want(2);
+    be.attention({out.data(), 2}, {q.data(), 2}, {ck.data(), ck.size()}, {cv.data(), cv.size()}, {},
+                 1, n_keys - 1, 1, 1, 2);
+    cpu.attention({want.data(), 2}, {q.data(), 2}, {ck.data(), ck.size()}, {cv.data(), cv.size()},
+                  {}, 1, n_keys - 1, 1, 1, 2);
+    CHECK(relative_difference(out, want) < 1e-5);
 }

@@ -9,8 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/format.h"
 #include "core/utf8.h"
-#include "gui/format.h"
 #include "gui/lesson_catalog.h"
 #include "gui/markdown.h"
 #include "gui/strings.h"
@@ -250,12 +250,4 @@ TEST_CASE("token labels keep whole characters and show every other byte as <0xNN
     CHECK(visible_piece("\xF0\x9F\x98\x80") == "\xF0\x9F\x98\x80");  // an emoji, whole
     CHECK(visible_piece("\xFF"
                         "a") == "<0xFF>a");
-    // A text field's buffer is cut between characters, never inside one.
-    char buf[6];
-    copy_to_buffer(buf, sizeof buf, "ab\xE4\xBD\xA0\xE5\xA5\xBD");  // ab你好
-    CHECK(std::string(buf) == "ab\xE4\xBD\xA0");
-    copy_to_buffer(buf, sizeof buf, "abc");
-    CHECK(std::string(buf) == "abc");
-    copy_to_buffer(buf, 3, "\xE4\xBD\xA0");
-    CHECK(std::string(buf).empty());
 }

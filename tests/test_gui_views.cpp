@@ -322,6 +322,40 @@ TEST_CASE("command-line options: values, and one-line errors", "[gui][options]")
     }
 }
 
+// Issue 12: one definition of the options both programs take (cmdline/engine_options.cpp). The
+// window refused `--backend cuda-emulated`, which kvscope-cli takes.
+TEST_CASE("the window and kvscope-cli take and check their shared options alike",
+          "[gui][options][cli]") {
+    CHECK(parse({"--backend", "cuda-emulated"}).backend == "cuda-emulated");
+    CHECK(parse({"--backend=cpu", "--threads", "4"}).threads == 4);
+    CHECK(parse({"--prompt", ""}).prompt == std::string());
+    CHECK(parse({"--timing-runs", "1"}).timing_runs == 1);
+    const std::string suffix = " (see kvscope --help)";
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"--backend", "quantum"},
+                                               {"--threads", "0"},
+                                               {"--threads", "many"},
+                                               {"--timing-runs", "101"},
+                                               {"--tokenizer", ""},
+                                               {"--model", "toy", "--threads"}}) {
+        std::string window;
+        try {
+            parse(args);
+        } catch (const Error& e) {
+            window = e.what();
+        }
+        INFO(window);
+        REQUIRE(window.size() > suffix.size());
+        REQUIRE(window.substr(window.size() - suffix.size()) == suffix);
+        std::vector<std::string> cli = {"generate", "--model", "toy"};
+        cli.insert(cli.end(), args.begin(), args.end());
+        const auto r = test::run_cli(cli);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err == "kvscope-cli: error: generate: " +
+                           window.substr(0, window.size() - suffix.size()) + "\n");
+    }
+}
+
 TEST_CASE("settings persist in the folder the environment names", "[gui][settings]") {
     const auto dir = test::temp_dir("gui-settings");
     {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "core/model_loader.h"
 #include "core/session.h"
@@ -16,6 +17,7 @@ using namespace kvs;
 TEST_CASE("retime_step: the median of the runs, a long step measured once", "[timing]") {
     int calls = 0;
     TimingPolicy p;  // 3 runs below 10 ms
+    p.max_runs = 3;  // no extra runs for disturbed medians here: the next test case checks them
     // 50 ms after a previous step of 60 ms: a long step, measured once.
     StepTiming t = retime_step(
         p, 0.050, {}, nullptr, [&] { ++calls; }, 0.060);
@@ -40,7 +42,7 @@ TEST_CASE("retime_step: the median of the runs, a long step measured once", "[ti
     CHECK(t.median < 0.010);  // the outlier is not the median
     CHECK(t.min <= t.median);
 
-    p.runs = 4;  // an even count: the mean of the middle two
+    p.runs = p.max_runs = 4;  // an even count: the mean of the middle two
     calls = 0;
     t = retime_step(p, 0.0, {}, nullptr, [&] {
         ++calls;
@@ -53,6 +55,42 @@ TEST_CASE("retime_step: the median of the runs, a long step measured once", "[ti
     CHECK(t.median < 0.020);
 }
 
+TEST_CASE("retime_step: a median slowed by the machine gets more runs, up to a bound", "[timing]") {
+    TimingPolicy p;  // 3 runs below 10 ms, up to 9 when the median run is over 1.5x the fastest
+    // Runs 2 and 3 disturbed (30 ms against a 2 ms step), the rest not: the median of three
+    // would be a disturbed run; two more runs at a time until the median is an undisturbed one
+    // (five, unless the machine slows a 2 ms sleep past 3 ms too).
+    int calls = 0;
+    const std::vector<double> seconds = {0.030, 0.030, 0.002, 0.002, 0.002, 0.002, 0.002, 0.002};
+    StepTiming t = retime_step(p, 0.002, {}, nullptr, [&] {
+        std::this_thread::sleep_for(std::chrono::duration<double>(seconds.at(calls++)));
+    });
+    CHECK(t.runs >= 5);
+    CHECK(calls == t.runs - 1);
+    CHECK(t.median < 0.010);
+    CHECK(t.max >= 0.030);
+
+    // Every re-run disturbed: stops at max_runs, and says so by the spread it keeps.
+    calls = 0;
+    t = retime_step(p, 0.001, {}, nullptr, [&] {
+        ++calls;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    });
+    CHECK(t.runs == 9);
+    CHECK(calls == 8);
+    CHECK(t.min == 0.001);
+    CHECK(t.median >= 0.005);
+
+    // Undisturbed runs: three, as before.
+    calls = 0;
+    t = retime_step(p, 0.008, {}, nullptr, [&] {
+        ++calls;
+        std::this_thread::sleep_for(std::chrono::milliseconds(8));
+    });
+    CHECK(t.runs == 3);
+    CHECK(calls == 2);
+}
+
 namespace {
 
 // Every step of a session driven to its end, with `runs` timing runs per step.
@@ -62,7 +100,7 @@ std::vector<StepRecord> drive(const Model& m, CacheMode mode, int runs, bool by_
     cfg.mode = mode;
     cfg.max_new_tokens = 6;
     cfg.prefill_token_by_token = by_token;
-    cfg.timing.runs = runs;
+    cfg.timing.runs = cfg.timing.max_runs = runs;
     cfg.timing.rerun_below_seconds = 10.0;  // every step re-run, however slow the machine
     Session s(m, be, cfg);
     s.set_prompt(m.is_toy() ? "Today weather is so" : "the cat");

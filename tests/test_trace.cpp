@@ -1,9 +1,12 @@
 // The trace's memory budget, its JSON form, and the cached-versus-uncached logit difference.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/json_writer.h"
 #include "core/logit_difference.h"
 #include "core/model_loader.h"
 #include "core/session.h"
@@ -84,4 +87,32 @@ TEST_CASE("max |logit difference| of two steps, NaN when one kept no logits", "[
     CHECK(std::isnan(max_logit_difference(a, b)));
     a.drop_payload();  // evicted by the trace's budget
     CHECK(std::isnan(max_logit_difference(a, a)));
+}
+
+TEST_CASE("JSON numbers are written as printf's %.9g, byte for byte", "[trace][json]") {
+    // The trace's floats (and the doubles of its times) must read back as the same text they
+    // always had: files written before and after compare equal.
+    std::vector<double> values = {
+        0.0,     -0.0, 1.0, 0.1, 1e-7, 1e21, 123456789.0, 1e-300, 3.4028234663852886e38,
+        -2.5e-5, 0.5,  42};
+    std::uint32_t x = 12345;
+    for (int i = 0; i < 20000; ++i) {
+        x = x * 1664525u + 1013904223u;
+        float f;
+        std::memcpy(&f, &x, sizeof f);
+        if (std::isfinite(f)) values.push_back(f);
+    }
+    std::ostringstream os;
+    JsonWriter j(os);
+    j.begin_array();
+    std::string expected = "[";
+    for (double v : values) {
+        j.value(v);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.9g", v);
+        expected += (expected.size() > 1 ? "," : "") + std::string(buf);
+    }
+    j.value(std::int64_t{-9223372036854775807 - 1}).value(std::int64_t{0}).end_array();
+    expected += ",-9223372036854775808,0]";
+    CHECK(os.str() == expected);
 }

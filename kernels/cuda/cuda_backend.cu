@@ -48,6 +48,7 @@ class CudaBackend final : public Backend {
         }
         for (cudaEvent_t e : pool_) cudaEventDestroy(e);
         if (tokens_) cudaFree(tokens_);
+        if (decode_partial_) cudaFree(decode_partial_);
         cudaStreamDestroy(stream_);
     }
     CudaBackend(const CudaBackend&) = delete;
@@ -154,18 +155,32 @@ class CudaBackend final : public Backend {
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                    DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
                    int head_dim) override {
-        const kern::AttentionArgs a{
+        kern::AttentionArgs a{
             out.data, q.data, cache_k.data, cache_v.data, probs.empty() ? nullptr : probs.data,
-            T,        pos0,   n_heads,      n_kv_heads,   head_dim};
+            T,        pos0,   n_heads,      n_kv_heads,   head_dim,
+            nullptr};
         // Shapes first: one that does not fit throws before anything is queued.
-        const bool decode = kern::attention_uses_decode(T);
-        const kern::LaunchShape s = decode ? kern::attention_decode_shape(pos0, n_heads, n_kv_heads)
-                                           : kern::attention_prefill_shape(T, pos0, n_heads);
+        if (!kern::attention_uses_decode(T)) {
+            const kern::LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
+            timed(Op::Attention, [&] { kern::launch_attention_prefill(s, stream_, a); });
+            return;
+        }
+        const kern::LaunchShape split =
+            kern::attention_decode_split_shape(pos0, n_heads, n_kv_heads, head_dim);
+        const kern::LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
+        // Partial results sized for the whole cache: grown only when the cache is.
+        const std::size_t need =
+            kern::decode_partial_floats_for_cache(cache_k.size, n_heads, n_kv_heads, head_dim);
+        if (need > decode_partial_cap_) {
+            if (decode_partial_) check(cudaFree(decode_partial_), "cudaFree");
+            decode_partial_ = nullptr;
+            check(cudaMalloc(&decode_partial_, need * sizeof(float)), "cudaMalloc");
+            decode_partial_cap_ = need;
+        }
+        a.partial = decode_partial_;
         timed(Op::Attention, [&] {
-            if (decode)
-                kern::launch_attention_decode(s, stream_, a);
-            else
-                kern::launch_attention_prefill(s, stream_, a);
+            kern::launch_attention_decode_split(split, stream_, a);
+            kern::launch_attention_decode_combine(combine, stream_, a);
         });
     }
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override {
@@ -287,6 +302,8 @@ class CudaBackend final : public Backend {
     std::vector<Pending> pending_;
     int* tokens_ = nullptr;  // device copy of embed's token ids
     std::size_t tokens_cap_ = 0;
+    float* decode_partial_ = nullptr;  // decode attention's partial results (attention.cuh)
+    std::size_t decode_partial_cap_ = 0;
 };
 
 }  // namespace

@@ -1,7 +1,13 @@
 #pragma once
-// What only nvcc compiles: the device side of the Block contract in block_phases.cuh (one real
-// CUDA thread, a real barrier), and Dim3 as CUDA's dim3 for the <<<grid, block>>> of a launch.
+// What only device code compiles: the device side of the Block contract in block_phases.cuh (one
+// real CUDA thread, a real barrier), dynamic shared memory, and the <<<grid, block>>> of a launch.
+// "Device code" is nvcc's, or the same .cu files compiled as C++ by kernels/shim/ (one OS thread
+// per CUDA thread, a real barrier for __syncthreads), which runs them under ThreadSanitizer.
 #include "kernels/cuda/block_phases.cuh"
+#include "kernels/cuda/kernel_launchers.h"
+#if defined(KVSCOPE_CUDA_SHIM)
+#include "kernels/shim/thread_grid.h"
+#endif
 
 namespace kvs::kern {
 
@@ -25,13 +31,46 @@ class DeviceBlock {
     __device__ DeviceLocal<T> per_thread(T init) {
         return {init};
     }
+    __device__ void warp_sum(DeviceLocal<float>& v) {
+        for (unsigned offset = kWarpSize / 2; offset > 0; offset /= 2)
+            v.value = warp_sum_combine(v.value, __shfl_xor_sync(0xffffffffu, v.value, offset));
+    }
+    __device__ void warp_max(DeviceLocal<float>& v) {
+        for (unsigned offset = kWarpSize / 2; offset > 0; offset /= 2)
+            v.value = warp_max_combine(v.value, __shfl_xor_sync(0xffffffffu, v.value, offset));
+    }
 
   private:
     ThreadIndex ix_;
 };
 
+// The block's dynamic shared memory (LaunchShape::shared_bytes of it).
+__device__ inline float* dynamic_shared_floats() {
+#if defined(KVSCOPE_CUDA_SHIM)
+    return shim::dynamic_shared();
+#else
+    extern __shared__ float kvs_dynamic_shared[];
+    return kvs_dynamic_shared;
+#endif
+}
+
 inline dim3 to_dim3(Dim3 v) {
     return {v.x, v.y, v.z};
+}
+
+// kernel<<<grid, block, dynamic shared bytes, stream>>>(a); under the shim, the grid's blocks one
+// after another, each block's threads at once.
+template <class Args>
+void launch_kernel(void (*kernel)(Args), const LaunchShape& s, Stream st, const Args& a) {
+#if defined(KVSCOPE_CUDA_SHIM)
+    (void)st;
+    shim::run_grid(s, [&] { kernel(a); });
+#else
+    // (clang-format would split the >>> here, in a template)
+    // clang-format off
+    kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    // clang-format on
+#endif
 }
 
 }  // namespace kvs::kern

@@ -12,11 +12,11 @@ __global__ void add_kernel(AddArgs a) {
 }
 
 void launch_swiglu(const LaunchShape& s, Stream st, const SwigluArgs& a) {
-    swiglu_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(swiglu_kernel, s, st, a);
 }
 
 void launch_add(const LaunchShape& s, Stream st, const AddArgs& a) {
-    add_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(add_kernel, s, st, a);
 }
 
 }  // namespace kvs::kern

@@ -9,7 +9,7 @@ __global__ void embed_kernel(EmbedArgs a) {
 }
 
 void launch_embed(const LaunchShape& s, Stream st, const EmbedArgs& a) {
-    embed_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(embed_kernel, s, st, a);
 }
 
 }  // namespace kvs::kern

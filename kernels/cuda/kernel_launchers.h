@@ -28,7 +28,9 @@ void launch_matvec(const LaunchShape& s, Stream st, const MatmulArgs& a);
 void launch_rope(const LaunchShape& s, Stream st, const RopeArgs& a);
 void launch_kv_append(const LaunchShape& s, Stream st, const KvAppendArgs& a);
 void launch_attention_prefill(const LaunchShape& s, Stream st, const AttentionArgs& a);
-void launch_attention_decode(const LaunchShape& s, Stream st, const AttentionArgs& a);
+// Decode attention is two launches, split then combine, over AttentionArgs::partial.
+void launch_attention_decode_split(const LaunchShape& s, Stream st, const AttentionArgs& a);
+void launch_attention_decode_combine(const LaunchShape& s, Stream st, const AttentionArgs& a);
 void launch_swiglu(const LaunchShape& s, Stream st, const SwigluArgs& a);
 void launch_add(const LaunchShape& s, Stream st, const AddArgs& a);
 

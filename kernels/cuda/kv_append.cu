@@ -9,7 +9,7 @@ __global__ void kv_append_kernel(KvAppendArgs a) {
 }
 
 void launch_kv_append(const LaunchShape& s, Stream st, const KvAppendArgs& a) {
-    kv_append_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(kv_append_kernel, s, st, a);
 }
 
 }  // namespace kvs::kern

@@ -1,5 +1,6 @@
 #include "kernels/cuda/launch_shapes.h"
 
+#include <stdexcept>
 #include <string>
 
 #include "core/error.h"
@@ -24,6 +25,16 @@ LaunchShape attention_shape(Dim3 grid, int n_keys, int group) {
 }
 
 }  // namespace
+
+void check_launch_shape(const LaunchShape& s, const char* kernel) {
+    const unsigned long long threads = 1ull * s.block.x * s.block.y * s.block.z;
+    const bool ok = s.grid.x >= 1 && s.grid.y >= 1 && s.grid.z >= 1 && s.grid.y <= 65535 &&
+                    s.grid.z <= 65535 && threads >= 1 && threads <= 1024 && s.block.z <= 64 &&
+                    s.shared_bytes <= kMaxSharedBytes;
+    if (!ok)
+        throw std::logic_error(std::string("launch of ") + kernel +
+                               ": a grid or block shape a GPU would refuse");
+}
 
 LaunchShape embed_shape(int T, int dim) {
     return {{unsigned(T), blocks_for(unsigned(dim), kEmbedThreads), 1}, {kEmbedThreads, 1, 1}, 0};
@@ -55,8 +66,27 @@ LaunchShape attention_prefill_shape(int T, int pos0, int n_heads) {
     return attention_shape({unsigned(T), unsigned(n_heads), 1}, pos0 + T, 1);
 }
 
-LaunchShape attention_decode_shape(int pos0, int n_heads, int n_kv_heads) {
-    return attention_shape({unsigned(n_kv_heads), 1, 1}, pos0 + 1, n_heads / n_kv_heads);
+LaunchShape attention_decode_split_shape(int pos0, int n_heads, int n_kv_heads, int head_dim) {
+    const std::size_t bytes =
+        decode_split_shared_floats(n_heads / n_kv_heads, head_dim) * sizeof(float);
+    const unsigned chunks = decode_chunks(pos0 + 1);
+    if (bytes > kMaxSharedBytes || chunks > 65535)
+        throw Error("CUDA decode attention over " + std::to_string(pos0 + 1) +
+                    " keys of head size " + std::to_string(head_dim) + " needs " +
+                    std::to_string(bytes) + " bytes of shared memory per block (at most " +
+                    std::to_string(kMaxSharedBytes) + ") and " + std::to_string(chunks) +
+                    " chunks of keys (at most 65535)");
+    return {{unsigned(n_kv_heads), chunks, 1}, {kDecodeThreads, 1, 1}, bytes};
+}
+
+LaunchShape attention_decode_combine_shape(int n_heads) {
+    return {{unsigned(n_heads), 1, 1}, {kAttnThreads, 1, 1}, 0};
+}
+
+std::size_t decode_partial_floats_for_cache(std::size_t cache_floats, int n_heads, int n_kv_heads,
+                                            int head_dim) {
+    const std::size_t capacity = cache_floats / (std::size_t(n_kv_heads) * head_dim);
+    return decode_partial_floats(n_heads, static_cast<int>(capacity), head_dim);
 }
 
 LaunchShape elementwise_shape(std::size_t n) {

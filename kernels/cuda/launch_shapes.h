@@ -17,6 +17,11 @@ struct LaunchShape {
 // Shared memory a block may use without opting in to more (every architecture since sm_20).
 constexpr std::size_t kMaxSharedBytes = 48 * 1024;
 
+// Throws std::logic_error naming `kernel` for a shape cudaLaunchKernel would reject (more than
+// 1024 threads a block, a grid y/z above 65535, an empty grid, shared memory over kMaxSharedBytes).
+// The emulator and the CPU shim check every launch with it.
+void check_launch_shape(const LaunchShape& s, const char* kernel);
+
 LaunchShape embed_shape(int T, int dim);
 LaunchShape rmsnorm_shape(int T);
 // Decode's single row goes to the matrix-vector kernel, anything taller to the tiled one.
@@ -30,10 +35,18 @@ LaunchShape kv_append_shape(int T, int kv_dim);
 inline bool attention_uses_decode(int T) {
     return T == 1;
 }
-// Throw kvs::Error when the scores of one block do not fit in shared memory (a context far longer
+// Throws kvs::Error when the scores of one block do not fit in shared memory (a context far longer
 // than the llama2.c models have).
 LaunchShape attention_prefill_shape(int T, int pos0, int n_heads);
-LaunchShape attention_decode_shape(int pos0, int n_heads, int n_kv_heads);
+// Decode: the split kernel's grid (n_kv_heads, chunks of keys) and the combine kernel's (n_heads).
+// The split one throws kvs::Error when a chunk's K rows do not fit in shared memory (head_dim
+// above about 180) or the keys need more than 65535 chunks.
+LaunchShape attention_decode_split_shape(int pos0, int n_heads, int n_kv_heads, int head_dim);
+LaunchShape attention_decode_combine_shape(int n_heads);
+// Floats of decode attention's partial results (AttentionArgs::partial) for every key a cache of
+// `cache_floats` floats ([capacity, n_kv_heads * head_dim]) holds: sized once per cache.
+std::size_t decode_partial_floats_for_cache(std::size_t cache_floats, int n_heads, int n_kv_heads,
+                                            int head_dim);
 LaunchShape elementwise_shape(std::size_t n);
 
 }  // namespace kvs::kern

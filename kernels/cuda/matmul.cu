@@ -1,4 +1,5 @@
-// Matmul kernels (matmul.cuh): shared-memory tiles for prefill, matrix-vector for decode.
+// Matmul kernels (matmul.cuh): shared-memory tiles for prefill, matrix-vector (warp sums) for
+// decode.
 #include "kernels/cuda/device_side.cuh"
 #include "kernels/cuda/kernel_launchers.h"
 
@@ -11,17 +12,16 @@ __global__ void matmul_tiled_kernel(MatmulArgs a) {
 }
 
 __global__ void matvec_kernel(MatmulArgs a) {
-    __shared__ MatvecShared sm;
     DeviceBlock b;
-    matvec_block(b, a, sm);
+    matvec_block(b, a);
 }
 
 void launch_matmul_tiled(const LaunchShape& s, Stream st, const MatmulArgs& a) {
-    matmul_tiled_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(matmul_tiled_kernel, s, st, a);
 }
 
 void launch_matvec(const LaunchShape& s, Stream st, const MatmulArgs& a) {
-    matvec_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(matvec_kernel, s, st, a);
 }
 
 }  // namespace kvs::kern

@@ -8,7 +8,7 @@
 //   them. Each staged value is read by kTile threads, which is the saving over reading w straight
 //   from global memory. Launch: grid (ceil(d / kTile), ceil(T / kTile)), block (kTile, kTile).
 // - matrix-vector (decode, T == 1): a warp-sized row of threads per output element, lanes striding
-//   over n (neighbouring lanes read neighbouring weights), then a tree sum in shared memory.
+//   over n (neighbouring lanes read neighbouring weights), then a warp_sum (block_phases.cuh).
 //   Launch: grid ceil(d / kMatvecRows), block (kMatvecLanes, kMatvecRows).
 #include <cstddef>
 
@@ -70,19 +70,16 @@ __host__ __device__ void matmul_tiled_block(Block& b, const MatmulArgs& a, Matmu
 }
 
 // ---- matrix-vector ----
-constexpr unsigned kMatvecLanes = 32;  // one warp per output element
-constexpr unsigned kMatvecRows = 8;    // output elements per block
-
-struct MatvecShared {
-    float partial[kMatvecRows][kMatvecLanes];
-};
+constexpr unsigned kMatvecLanes = kWarpSize;  // one warp per output element
+constexpr unsigned kMatvecRows = 8;           // output elements per block
 
 __host__ __device__ inline int matvec_row(const ThreadIndex& ix) {
     return static_cast<int>(ix.block.x * ix.block_dim.y + ix.thread.y);
 }
 
-__host__ __device__ inline void matvec_partial(const ThreadIndex& ix, const MatmulArgs& a,
-                                               MatvecShared& sm) {
+// This lane's share of out[i]: columns lane, lane + 32, ... (neighbouring lanes, neighbouring
+// weights: one coalesced read per warp).
+__host__ __device__ inline float matvec_partial(const ThreadIndex& ix, const MatmulArgs& a) {
     const int i = matvec_row(ix);
     float s = 0.0f;
     if (i < a.d) {
@@ -90,23 +87,23 @@ __host__ __device__ inline void matvec_partial(const ThreadIndex& ix, const Matm
         for (int j = static_cast<int>(ix.thread.x); j < a.n; j += static_cast<int>(ix.block_dim.x))
             s += w[j] * a.x[j];
     }
-    sm.partial[ix.thread.y][ix.thread.x] = s;
+    return s;
 }
 
 __host__ __device__ inline void matvec_store(const ThreadIndex& ix, const MatmulArgs& a,
-                                             const MatvecShared& sm) {
+                                             float sum) {
     const int i = matvec_row(ix);
-    if (ix.thread.x == 0 && i < a.d) a.out[i] = sm.partial[ix.thread.y][0];
+    if (ix.thread.x == 0 && i < a.d) a.out[i] = sum;
 }
 
+// The warp's partial sums are combined by warp_sum (a butterfly of shuffles: no shared memory, no
+// barrier); lane 0's result is the same sum, in the same order, as the shared-memory tree's.
 template <class Block>
-__host__ __device__ void matvec_block(Block& b, const MatmulArgs& a, MatvecShared& sm) {
-    b.phase([&](const ThreadIndex& ix) { matvec_partial(ix, a, sm); });
-    for (unsigned stride = b.block_dim().x / 2; stride > 0; stride /= 2)
-        b.phase([&](const ThreadIndex& ix) {
-            tree_sum_step(sm.partial[ix.thread.y], ix.thread.x, stride);
-        });
-    b.phase([&](const ThreadIndex& ix) { matvec_store(ix, a, sm); });
+__host__ __device__ void matvec_block(Block& b, const MatmulArgs& a) {
+    auto part = b.template per_thread<float>(0.0f);
+    b.phase([&](const ThreadIndex& ix) { part(ix) = matvec_partial(ix, a); });
+    b.warp_sum(part);
+    b.phase([&](const ThreadIndex& ix) { matvec_store(ix, a, part(ix)); });
 }
 
 }  // namespace kvs::kern

@@ -36,8 +36,9 @@ struct ThreadIndex {
     }
 };
 
-#if defined(__CUDACC__)
-// The calling device thread's index, read from the built-ins.
+#if defined(__CUDACC__) || defined(KVSCOPE_CUDA_SHIM)
+// The calling device thread's index, read from the built-ins (under kernels/shim/, per-OS-thread
+// stand-ins for them).
 __device__ inline ThreadIndex this_thread() {
     return {{gridDim.x, gridDim.y, gridDim.z},
             {blockDim.x, blockDim.y, blockDim.z},

@@ -11,7 +11,7 @@ __global__ void rmsnorm_kernel(RmsNormArgs a) {
 }
 
 void launch_rmsnorm(const LaunchShape& s, Stream st, const RmsNormArgs& a) {
-    rmsnorm_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(rmsnorm_kernel, s, st, a);
 }
 
 }  // namespace kvs::kern

@@ -9,7 +9,7 @@ __global__ void rope_kernel(RopeArgs a) {
 }
 
 void launch_rope(const LaunchShape& s, Stream st, const RopeArgs& a) {
-    rope_kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);
+    launch_kernel(rope_kernel, s, st, a);
 }
 
 }  // namespace kvs::kern

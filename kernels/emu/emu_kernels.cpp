@@ -13,14 +13,7 @@ namespace {
 
 thread_local ThreadOrder g_order = ThreadOrder::Forward;
 
-// What cudaLaunchKernel would reject.
-void check_shape(const LaunchShape& s, const char* kernel) {
-    const unsigned long long threads = 1ull * s.block.x * s.block.y * s.block.z;
-    const bool ok = s.grid.x >= 1 && s.grid.y >= 1 && s.grid.z >= 1 && s.grid.y <= 65535 &&
-                    s.grid.z <= 65535 && threads >= 1 && threads <= 1024 && s.block.z <= 64 &&
-                    s.shared_bytes <= kern::kMaxSharedBytes;
-    if (!ok) throw std::logic_error(std::string("emulated launch of ") + kernel + ": bad shape");
-}
+using kern::check_launch_shape;
 
 // Shared memory as a block finds it: never written, here NaN.
 template <class S>
@@ -49,12 +42,12 @@ ThreadOrder thread_order() {
 }
 
 void embed(const LaunchShape& s, const kern::EmbedArgs& a) {
-    check_shape(s, "embed");
+    check_launch_shape(s, "embed");
     for_each_thread(s, [&](const ThreadIndex& ix) { kern::embed_thread(ix, a); });
 }
 
 void rmsnorm(const LaunchShape& s, const kern::RmsNormArgs& a) {
-    check_shape(s, "rmsnorm");
+    check_launch_shape(s, "rmsnorm");
     for_each_block(s, [&](HostBlock& b) {
         auto sm = fresh_shared<kern::RmsNormShared>();
         kern::rmsnorm_block(b, a, sm);
@@ -62,7 +55,7 @@ void rmsnorm(const LaunchShape& s, const kern::RmsNormArgs& a) {
 }
 
 void matmul_tiled(const LaunchShape& s, const kern::MatmulArgs& a) {
-    check_shape(s, "matmul_tiled");
+    check_launch_shape(s, "matmul_tiled");
     for_each_block(s, [&](HostBlock& b) {
         auto sm = fresh_shared<kern::MatmulTiles>();
         kern::matmul_tiled_block(b, a, sm);
@@ -70,46 +63,49 @@ void matmul_tiled(const LaunchShape& s, const kern::MatmulArgs& a) {
 }
 
 void matvec(const LaunchShape& s, const kern::MatmulArgs& a) {
-    check_shape(s, "matvec");
-    for_each_block(s, [&](HostBlock& b) {
-        auto sm = fresh_shared<kern::MatvecShared>();
-        kern::matvec_block(b, a, sm);
-    });
+    check_launch_shape(s, "matvec");
+    for_each_block(s, [&](HostBlock& b) { kern::matvec_block(b, a); });
 }
 
 void rope(const LaunchShape& s, const kern::RopeArgs& a) {
-    check_shape(s, "rope");
+    check_launch_shape(s, "rope");
     for_each_thread(s, [&](const ThreadIndex& ix) { kern::rope_thread(ix, a); });
 }
 
 void kv_append(const LaunchShape& s, const kern::KvAppendArgs& a) {
-    check_shape(s, "kv_append");
+    check_launch_shape(s, "kv_append");
     for_each_thread(s, [&](const ThreadIndex& ix) { kern::kv_append_thread(ix, a); });
 }
 
 void attention_prefill(const LaunchShape& s, const kern::AttentionArgs& a) {
-    check_shape(s, "attention_prefill");
+    check_launch_shape(s, "attention_prefill");
     for_each_block(s, [&](HostBlock& b) {
         auto sm = fresh_dynamic_shared(s);
         kern::attention_prefill_block(b, a, sm.data());
     });
 }
 
-void attention_decode(const LaunchShape& s, const kern::AttentionArgs& a) {
-    check_shape(s, "attention_decode");
+void attention_decode_split(const LaunchShape& s, const kern::AttentionArgs& a) {
+    check_launch_shape(s, "attention_decode_split");
     for_each_block(s, [&](HostBlock& b) {
         auto sm = fresh_dynamic_shared(s);
-        kern::attention_decode_block(b, a, sm.data());
+        kern::attention_decode_split_block(b, a, sm.data());
     });
 }
 
+void attention_decode_combine(const LaunchShape& s, const kern::AttentionArgs& a) {
+    check_launch_shape(s, "attention_decode_combine");
+    for_each_thread(s,
+                    [&](const ThreadIndex& ix) { kern::attention_decode_combine_thread(ix, a); });
+}
+
 void swiglu(const LaunchShape& s, const kern::SwigluArgs& a) {
-    check_shape(s, "swiglu");
+    check_launch_shape(s, "swiglu");
     for_each_thread(s, [&](const ThreadIndex& ix) { kern::swiglu_thread(ix, a); });
 }
 
 void add(const LaunchShape& s, const kern::AddArgs& a) {
-    check_shape(s, "add");
+    check_launch_shape(s, "add");
     for_each_thread(s, [&](const ThreadIndex& ix) { kern::add_thread(ix, a); });
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 // Emulated launches: each runs one kernel of kernels/cuda/ on the CPU over the launch shape it
 // is given, calling the kernel's own __host__ __device__ code. Kernels without barriers run
-// thread by thread; rmsnorm, both matmuls and both attentions run each block's threads in
-// phases between barriers (kernels/emu/host_block.h). Shared memory starts as NaN, as a reminder
-// that a GPU's starts as garbage: a kernel that reads a cell it never wrote produces NaNs.
+// thread by thread; rmsnorm, both matmuls, prefill attention and the decode split run each block's
+// threads in phases between barriers (kernels/emu/host_block.h). Shared memory starts as NaN, as a
+// reminder that a GPU's starts as garbage: a kernel that reads a cell it never wrote produces NaNs.
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embed.cuh"
@@ -24,7 +24,8 @@ void matvec(const kern::LaunchShape& s, const kern::MatmulArgs& a);
 void rope(const kern::LaunchShape& s, const kern::RopeArgs& a);
 void kv_append(const kern::LaunchShape& s, const kern::KvAppendArgs& a);
 void attention_prefill(const kern::LaunchShape& s, const kern::AttentionArgs& a);
-void attention_decode(const kern::LaunchShape& s, const kern::AttentionArgs& a);
+void attention_decode_split(const kern::LaunchShape& s, const kern::AttentionArgs& a);
+void attention_decode_combine(const kern::LaunchShape& s, const kern::AttentionArgs& a);
 void swiglu(const kern::LaunchShape& s, const kern::SwigluArgs& a);
 void add(const kern::LaunchShape& s, const kern::AddArgs& a);
 

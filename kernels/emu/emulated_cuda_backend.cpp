@@ -101,9 +101,9 @@ void EmulatedCudaBackend::wait() {
 }
 
 template <class F>
-void EmulatedCudaBackend::launch(Op op, F&& kernel) {
+void EmulatedCudaBackend::launch(Op op, F&& kernel, int kernels) {
     OpTimer timer(times_, op, each());
-    ++counts_.launches;
+    counts_.launches += kernels;
     ++queued_;
     const int n = ++seen_[static_cast<int>(op)];
     // A device that has faulted refuses every later launch with the fault (sticky), as CUDA does
@@ -216,19 +216,35 @@ void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, Devi
 void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k,
                                     DeviceSpan cache_v, DeviceSpan probs, int T, int pos0,
                                     int n_heads, int n_kv_heads, int head_dim) {
-    const kern::AttentionArgs a{
+    kern::AttentionArgs a{
         out.data, q.data, cache_k.data, cache_v.data, probs.empty() ? nullptr : probs.data,
-        T,        pos0,   n_heads,      n_kv_heads,   head_dim};
+        T,        pos0,   n_heads,      n_kv_heads,   head_dim,
+        nullptr};
     // Shapes first, as the cuda backend: one that does not fit throws before anything is queued.
-    const bool decode = kern::attention_uses_decode(T);
-    const kern::LaunchShape s = decode ? kern::attention_decode_shape(pos0, n_heads, n_kv_heads)
-                                       : kern::attention_prefill_shape(T, pos0, n_heads);
-    launch(Op::Attention, [&] {
-        if (decode)
-            emu::attention_decode(s, a);
-        else
-            emu::attention_prefill(s, a);
-    });
+    if (!kern::attention_uses_decode(T)) {
+        const kern::LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
+        launch(Op::Attention, [&] { emu::attention_prefill(s, a); });
+        return;
+    }
+    const kern::LaunchShape split =
+        kern::attention_decode_split_shape(pos0, n_heads, n_kv_heads, head_dim);
+    const kern::LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
+    // Sized for the whole cache, so it grows only when the cache does.
+    const std::size_t need =
+        kern::decode_partial_floats_for_cache(cache_k.size, n_heads, n_kv_heads, head_dim);
+    if (need > decode_partial_.size()) {
+        if (!decode_partial_.empty()) ++counts_.frees;
+        ++counts_.allocs;
+        decode_partial_.assign(need, 0.0f);
+    }
+    a.partial = decode_partial_.data();
+    launch(
+        Op::Attention,
+        [&] {
+            emu::attention_decode_split(split, a);
+            emu::attention_decode_combine(combine, a);
+        },
+        2);
 }
 
 void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {

@@ -78,10 +78,10 @@ class EmulatedCudaBackend final : public Backend {
 
   private:
     std::vector<OpCall>* each() { return record_calls_ ? &calls_ : nullptr; }
-    // One op: counts its launch, plays an injected fault, runs `kernel` unless the device has
-    // faulted, and waits after it under KVSCOPE_CUDA_SYNC=1.
+    // One op: counts its launches (`kernels` of them), plays an injected fault, runs `kernel`
+    // unless the device has faulted, and waits after it under KVSCOPE_CUDA_SYNC=1.
     template <class F>
-    void launch(Op op, F&& kernel);
+    void launch(Op op, F&& kernel, int kernels = 1);
     void wait();  // a stream sync: reports a fault the device has hit (once)
 
     FaultLedger ledger_;
@@ -90,6 +90,9 @@ class EmulatedCudaBackend final : public Backend {
     std::vector<int> seen_ = std::vector<int>(kOpCount + 1, 0);  // calls per op, + releases
     int queued_ = 0;            // work queued since the last stream sync
     std::string device_fault_;  // set when an injected Fault has "happened" on the device
+    // Decode attention's partial results (kern::decode_partial_floats), as the cuda backend's
+    // device buffer: grown (one cudaMalloc, counted) when a longer cache needs more.
+    std::vector<float> decode_partial_;
 };
 
 }  // namespace kvs

@@ -4,6 +4,7 @@
 // phases (kernels that cooperate through shared memory). Grid and block shapes, the index
 // arithmetic and the bounds checks are the kernels' own; only the threads run one at a time.
 #include <cstddef>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/cuda/block_phases.cuh"
@@ -26,6 +27,7 @@ class HostLocal {
   public:
     HostLocal(std::size_t threads, T init) : v_(threads, init) {}
     T& operator()(const ThreadIndex& ix) { return v_[ix.flat_thread()]; }
+    std::vector<T>& lanes() { return v_; }  // by flat thread index
 
   private:
     std::vector<T> v_;
@@ -50,6 +52,8 @@ class HostBlock {
     HostLocal<T> per_thread(T init) const {
         return HostLocal<T>(threads(), init);
     }
+    void warp_sum(HostLocal<float>& v) const { butterfly(v, kern::warp_sum_combine); }
+    void warp_max(HostLocal<float>& v) const { butterfly(v, kern::warp_max_combine); }
     ThreadIndex index_of(std::size_t flat) const {
         const unsigned x = unsigned(flat % dim_.x), y = unsigned(flat / dim_.x % dim_.y),
                        z = unsigned(flat / (std::size_t(dim_.x) * dim_.y));
@@ -57,6 +61,19 @@ class HostBlock {
     }
 
   private:
+    // Each lane of each warp takes combine(its value, lane ^ offset's value), all lanes reading
+    // the values from before the step, as __shfl_xor_sync does.
+    void butterfly(HostLocal<float>& v, float (*combine)(float, float)) const {
+        if (threads() % kern::kWarpSize != 0)
+            throw std::logic_error("emulated warp reduction in a block of partial warps");
+        std::vector<float>& lanes = v.lanes();
+        for (unsigned offset = kern::kWarpSize / 2; offset > 0; offset /= 2) {
+            const std::vector<float> before = lanes;
+            for (std::size_t l = 0; l < lanes.size(); ++l)
+                lanes[l] = combine(before[l], before[l ^ offset]);
+        }
+    }
+
     Dim3 grid_, dim_, block_;
 };
 

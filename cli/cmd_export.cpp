@@ -1,0 +1,51 @@
+// export: a llama2.c model (checkpoint + tokenizer.bin) written as a GGUF v3 `llama` file that
+// llama.cpp reads, its matrices in F32, F16, BF16, Q8_0 or Q4_0 (core/gguf_writer.h).
+#include <chrono>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/bpe_tokenizer.h"
+#include "core/checkpoint.h"
+#include "core/error.h"
+#include "core/file_bytes.h"
+#include "core/format.h"
+#include "core/gguf_writer.h"
+#include "core/llama_model.h"
+#include "core/model_loader.h"
+
+namespace kvs::cli {
+
+int cmd_export(int argc, char** argv) {
+    Args a("export",
+           {{"model", "NAME|FILE", "default | stories260K | a llama2.c checkpoint"},
+            {"tokenizer", "FILE", "its tokenizer.bin (default: found beside it)"},
+            {"gguf", "FILE.gguf", "the GGUF file to write"},
+            {"type", "T", "matrices' type: f32 | f16 | bf16 | q8_0 | q4_0 (default f32)"}},
+           argc, argv, 2);
+    if (a.help()) {
+        std::fputs(
+            "Write a llama2.c model as a GGUF v3 file (architecture llama) for llama.cpp and for "
+            "kvscope's own --model. Norms stay F32; a matrix whose rows are not whole 32-value "
+            "blocks is F16 in a q8_0/q4_0 file.\n",
+            stdout);
+        std::fputs(a.usage().c_str(), stdout);
+        return 0;
+    }
+    if (!a.has("gguf")) throw Error("export: --gguf FILE.gguf is required");
+    const GgmlType type = ggml_type_from_name(a.str("type", "f32"));
+    const auto m = open_model(a.str("model", "default"), a.str("tokenizer", ""));
+    const auto* tok = dynamic_cast<const BpeTokenizer*>(&m->tokenizer());
+    const auto* llama = dynamic_cast<const LlamaModel*>(m.get());
+    if (!tok || !llama)
+        throw Error("export: --model must be a llama2.c checkpoint with its tokenizer.bin (" +
+                    m->name() + " is not)");
+    const auto t0 = std::chrono::steady_clock::now();
+    write_gguf_llama(a.str("gguf"), llama->config(), llama->weights(), *tok, type, m->name());
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%s: GGUF v3, llama, %s matrices, %s, written in %.2f s\n", a.str("gguf").c_str(),
+                ggml_type_name(type),
+                format_bytes(double(regular_file_size(a.str("gguf")))).c_str(), s);
+    return 0;
+}
+
+}  // namespace kvs::cli

@@ -1,0 +1,48 @@
+// info: what a model is (architecture, file format and number type, shapes, tokenizer) and what
+// its KV cache costs per token, computed from the shapes.
+#include <chrono>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/format.h"
+#include "core/utf8.h"
+
+namespace kvs::cli {
+
+int cmd_info(int argc, char** argv) {
+    Args a("info", model_options(), argc, argv, 2);
+    if (a.help()) {
+        std::fputs(
+            "Print a model's architecture, file format, shapes, tokenizer and what the KV cache "
+            "costs per token.\n",
+            stdout);
+        std::fputs(a.usage().c_str(), stdout);
+        return 0;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    Opened o = open_from(a);
+    const double open_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const Model& m = *o.model;
+    const ModelConfig& c = m.config();
+    std::printf("model %s: %s\n", escape_for_one_line(m.name()).c_str(), c.describe().c_str());
+    std::printf("architecture: %s\n", m.is_toy() ? "toy (hand-made heads)" : "llama");
+    if (!m.format().empty()) std::printf("format: %s\n", m.format().c_str());
+    std::printf("tokenizer: %s\n", escape_for_one_line(m.tokenizer().kind()).c_str());
+    const std::size_t params = m.parameter_count();
+    std::printf("parameters %zu (%s float32 in memory)\n", params,
+                format_bytes(4.0 * params).c_str());
+    const double per_token = static_cast<double>(c.kv_bytes_per_token());
+    std::printf(
+        "KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "
+        "at the full context of %d\n",
+        c.n_layers, c.n_kv_heads, c.head_dim(), format_bytes(per_token).c_str(),
+        format_bytes(per_token * c.seq_len).c_str(), c.seq_len);
+    std::printf("opened in %.3f s (wall clock, this run: mapping, checks, any dequantisation)\n",
+                open_s);
+    std::printf("backend: %s (%s)\n", o.backend.backend->name().c_str(), o.backend.note.c_str());
+    return 0;
+}
+
+}  // namespace kvs::cli

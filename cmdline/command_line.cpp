@@ -1,0 +1,180 @@
+#include "cmdline/command_line.h"
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace kvs::cmdline {
+namespace {
+
+// The option CLI11 names at the start of its message ("--decode: 1 required TEXT missing",
+// "prefill was given a disallowed flag override").
+std::string option_in(const std::string& message) {
+    const std::string name = message.substr(0, message.find_first_of(": "));
+    return name.rfind("-", 0) == 0 ? name : "--" + name;  // a flag's is given without "--"
+}
+
+}  // namespace
+
+CommandLine::CommandLine(Voice voice, std::vector<OptionSpec> specs, int argc, char** argv,
+                         int first)
+    : voice_(std::move(voice)), specs_(std::move(specs)) {
+    CLI::App app;
+    app.set_help_flag();  // --help is ours: a flag like any other, printed by the caller
+    app.allow_extras();   // unknown options and stray words are reported below, in our words
+    CLI::Option* help = app.add_flag("-h,--help");
+    std::vector<std::pair<const OptionSpec*, CLI::Option*>> options;
+    for (const auto& s : specs_) {
+        CLI::Option* o = nullptr;
+        if (s.value_name.empty()) {
+            o = app.add_flag("--" + s.name)->disable_flag_override();  // --prefill=yes: refused
+        } else {
+            // The last of a repeated option wins, as in most command lines.
+            o = app.add_option("--" + s.name)
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+        }
+        options.emplace_back(&s, o);
+    }
+    // CLI11 parses from the end of a vector of the arguments in reverse order.
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= first; --i) args.emplace_back(argv[i]);
+    try {
+        app.parse(args);
+    } catch (const CLI::ArgumentMismatch& e) {
+        const std::string what = e.what(), name = option_in(what);
+        if (what.find("flag override") != std::string::npos) fail(name + " takes no value");
+        fail(name + " needs a value");
+    } catch (const CLI::ParseError& e) {
+        fail(e.what());
+    }
+    const auto rest = app.remaining();
+    if (!rest.empty()) {
+        const std::string& a = rest.front();
+        const std::string hint = voice_.suffix.empty() ? " (see --help)" : "";
+        if (a.rfind("--", 0) == 0) fail("unknown option '" + a.substr(0, a.find('=')) + "'" + hint);
+        fail("unexpected argument '" + a + "'" + hint);
+    }
+    help_ = help->count() > 0;
+    for (const auto& [spec, o] : options) {
+        if (o->count() == 0) continue;
+        if (spec->value_name.empty()) {
+            values_[spec->name] = "1";
+            continue;
+        }
+        const std::string v = o->results().back();
+        // `--model ""` (an unset shell variable) names no file: say which option, not what the
+        // empty name failed as later.
+        if (v.empty() && !spec->empty_ok)
+            fail("--" + spec->name + " needs a value, not an empty string");
+        values_[spec->name] = v;
+    }
+}
+
+void CommandLine::fail(const std::string& what) const {
+    throw Error(voice_.prefix + what + voice_.suffix);
+}
+
+std::string CommandLine::usage() const {
+    std::ostringstream s;
+    s << voice_.usage_line << "\n";
+    auto line = [&](const std::string& left, const std::string& help) {
+        s << "  " << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ');
+        for (char c : help) {
+            s << c;
+            if (c == '\n') s << std::string(28, ' ');
+        }
+        s << "\n";
+    };
+    for (const auto& o : specs_)
+        line("--" + o.name + (o.value_name.empty() ? "" : " " + o.value_name), o.help);
+    line("--help", "this text");
+    return s.str();
+}
+
+std::string CommandLine::str(const std::string& name, const std::string& fallback) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? fallback : it->second;
+}
+
+int CommandLine::whole(const std::string& name, const std::string& v, int lo, int hi) const {
+    char* end = nullptr;
+    errno = 0;
+    const long x = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || errno == ERANGE)
+        fail("--" + name + ": '" + v + "' is not a whole number");
+    if (x < lo || x > hi)
+        fail("--" + name + ": " + v + " is out of range (" + std::to_string(lo) + ".." +
+             std::to_string(hi) + ")");
+    return static_cast<int>(x);
+}
+
+int CommandLine::integer(const std::string& name, int fallback, int lo, int hi) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? fallback : whole(name, it->second, lo, hi);
+}
+
+std::uint64_t CommandLine::unsigned_integer(const std::string& name, std::uint64_t fallback) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    const std::string& v = it->second;
+    // Digits only: strtoull would take "-1" as 2^64-1, strtod "1.5" as a number.
+    const bool digits =
+        !v.empty() && v.size() <= 20 && v.find_first_not_of("0123456789") == std::string::npos;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long x = digits ? std::strtoull(v.c_str(), &end, 10) : 0;
+    if (!digits || errno == ERANGE)
+        fail("--" + name + ": '" + v + "' is not a whole number from 0 to 18446744073709551615");
+    return x;
+}
+
+double CommandLine::number(const std::string& name, double fallback, double lo, double hi) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    const std::string& v = it->second;
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(x))
+        fail("--" + name + ": '" + v + "' is not a number");
+    if (x < lo || x > hi) {
+        std::ostringstream s;
+        s << "--" << name << ": " << v << " is out of range (" << lo << ".." << hi << ")";
+        fail(s.str());
+    }
+    return x;
+}
+
+std::vector<int> CommandLine::int_list(const std::string& name, std::vector<int> fallback) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    std::vector<int> out;
+    std::stringstream ss(it->second);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        char* end = nullptr;
+        const long x = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || x <= 0 || x > (1 << 20))
+            fail("--" + name + ": '" + item + "' is not a positive whole number");
+        out.push_back(static_cast<int>(x));
+    }
+    if (out.empty()) fail("--" + name + " is empty");
+    return out;
+}
+
+std::string CommandLine::choice(const std::string& name, const std::string& fallback,
+                                std::initializer_list<const char*> allowed) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    std::string list;
+    for (const char* a : allowed) {
+        if (it->second == a) return it->second;
+        list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    fail("--" + name + ": '" + it->second + "' is not one of " + list);
+}
+
+}  // namespace kvs::cmdline

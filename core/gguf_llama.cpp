@@ -1,0 +1,189 @@
+#include "core/gguf_llama.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "core/error.h"
+#include "core/file_bytes.h"
+#include "core/gguf_file.h"
+#include "core/llama_model.h"
+#include "core/mapped_file.h"
+
+namespace kvs {
+namespace {
+
+constexpr std::size_t kMaxGgufBytes = std::size_t(16) << 30;  // mapped, so only address space
+constexpr double kRopeBase = 10000.0;                         // kernels/cpu: RoPE's base
+constexpr double kRmsEps = 1e-5;                              // kernels/cpu: RMSNorm's epsilon
+constexpr std::size_t kMaxContext = 1 << 17;                  // ModelConfig::validate's bound
+
+int shape_value(const GgufFile& f, const std::string& key, int fallback = -1) {
+    const auto v = f.get_uint(key);
+    if (!v) {
+        if (fallback >= 0) return fallback;
+        throw Error(f.name() + ": GGUF llama model: no metadata '" + key + "'");
+    }
+    if (*v > (1u << 30))
+        throw Error(f.name() + ": GGUF llama model: " + key + " = " + std::to_string(*v) +
+                    " is out of range");
+    return static_cast<int>(*v);
+}
+
+// A hyper-parameter our kernels fix: refused by name when the file asks for another value.
+void require_value(const GgufFile& f, const std::string& key, double ours, const char* what) {
+    const auto v = f.get_float(key);
+    if (v && std::abs(*v - ours) > 1e-6 * ours)
+        throw Error(f.name() + ": GGUF llama model: " + key + " = " + std::to_string(*v) +
+                    " is not supported (" + what + ")");
+}
+
+std::string dims_text(const std::vector<std::uint64_t>& d) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+    return s + "]";
+}
+
+}  // namespace
+
+bool is_gguf_file(const std::string& path) {
+    const auto head = read_file_head(path, 4);
+    return head.size() == 4 && head[0] == 'G' && head[1] == 'G' && head[2] == 'U' && head[3] == 'F';
+}
+
+GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
+                           const GgufDoneWith& done_with) {
+    const GgufFile f = GgufFile::parse(data, size, name);
+    auto fail = [&](const std::string& why) -> void {
+        throw Error(name + ": GGUF llama model: " + why);
+    };
+    const auto arch = f.get_string("general.architecture");
+    if (!arch) fail("no general.architecture");
+    if (*arch != "llama")
+        fail("architecture '" + std::string(*arch) + "' is not supported (kvscope runs 'llama')");
+    const GgufTensorInfo* emb = f.tensor("token_embd.weight");
+    if (!emb || emb->dims.size() != 2) fail("no 2-D tensor 'token_embd.weight'");
+
+    ModelConfig c;
+    c.dim = shape_value(f, "llama.embedding_length");
+    c.hidden_dim = shape_value(f, "llama.feed_forward_length");
+    c.n_layers = shape_value(f, "llama.block_count");
+    c.n_heads = shape_value(f, "llama.attention.head_count");
+    c.n_kv_heads = shape_value(f, "llama.attention.head_count_kv", c.n_heads);
+    c.seq_len = shape_value(f, "llama.context_length");
+    c.vocab_size = emb->dims[1] > (1u << 30) ? -1 : static_cast<int>(emb->dims[1]);
+    c.shared_classifier = f.tensor("output.weight") == nullptr;
+    // A long-context model's whole-context cache may not fit kvscope's bound (or its context
+    // kvscope's 131072): the context is then cut to what does, and the format says so.
+    std::string context_note;
+    if (c.n_layers > 0 && c.n_kv_heads > 0 && c.n_heads > 0 && c.dim >= c.n_heads &&
+        c.seq_len > 0) {
+        const std::size_t per_token = c.kv_bytes_per_token(sizeof(float));
+        const std::size_t fits = std::min<std::size_t>(
+            per_token ? ModelConfig::kMaxKvCacheBytes / per_token : 0, kMaxContext);
+        if (fits >= 1 && static_cast<std::size_t>(c.seq_len) > fits) {
+            context_note = ", context cut from " + std::to_string(c.seq_len) + " to " +
+                           std::to_string(fits) + " (kvscope's KV cache bound)";
+            c.seq_len = static_cast<int>(fits);
+        }
+    }
+    c.validate(name);
+    if (const auto rd = f.get_uint("llama.rope.dimension_count");
+        rd && *rd != std::uint64_t(c.head_dim()))
+        fail("llama.rope.dimension_count = " + std::to_string(*rd) + " is not the head size " +
+             std::to_string(c.head_dim()) + " (partial RoPE is not supported)");
+    require_value(f, "llama.rope.freq_base", kRopeBase, "kvscope's RoPE uses base 10000");
+    require_value(f, "llama.attention.layer_norm_rms_epsilon", kRmsEps,
+                  "kvscope's RMSNorm uses epsilon 1e-5");
+    if (const auto st = f.get_string("llama.rope.scaling.type"); st && *st != "none")
+        fail("llama.rope.scaling.type '" + std::string(*st) + "' is not supported");
+
+    // Where each tensor goes in llama2.c's order, and its GGUF shape ([in, out] for a matrix).
+    const std::size_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
+    const std::size_t L = c.n_layers;
+    struct Slot {
+        std::string name;
+        std::vector<std::uint64_t> dims;
+        std::size_t at;  // float offset in the copy
+    };
+    std::vector<Slot> slots;
+    std::size_t at = 0;
+    auto add = [&](const std::string& n, std::vector<std::uint64_t> dims) {
+        std::size_t count = 1;
+        for (auto x : dims) count *= x;
+        slots.push_back({n, std::move(dims), at});
+        at += count;
+    };
+    auto per_layer = [&](const char* n, std::vector<std::uint64_t> dims) {
+        for (std::size_t l = 0; l < L; ++l) add("blk." + std::to_string(l) + "." + n, dims);
+    };
+    add("token_embd.weight", {d, V});
+    per_layer("attn_norm.weight", {d});
+    per_layer("attn_q.weight", {d, d});
+    per_layer("attn_k.weight", {d, kv});
+    per_layer("attn_v.weight", {d, kv});
+    per_layer("attn_output.weight", {d, d});
+    per_layer("ffn_norm.weight", {d});
+    per_layer("ffn_gate.weight", {d, hd});  // w1
+    per_layer("ffn_down.weight", {hd, d});  // w2
+    per_layer("ffn_up.weight", {d, hd});    // w3
+    add("output_norm.weight", {d});
+    if (!c.shared_classifier) add("output.weight", {d, V});
+
+    std::set<std::string_view> used;
+    std::map<std::string, int> type_counts;
+    for (const auto& s : slots) {
+        const GgufTensorInfo* t = f.tensor(s.name);
+        if (!t) fail("no tensor '" + s.name + "'");
+        if (t->dims != s.dims)
+            fail("tensor '" + s.name + "' is " + dims_text(t->dims) + ", the shapes (" +
+                 c.describe() + ") need " + dims_text(s.dims));
+        used.insert(t->name);
+        ++type_counts[ggml_type_name(t->type)];
+    }
+    for (const auto& t : f.tensors())
+        if (!used.count(t.name))
+            fail("tensor '" + std::string(t.name) +
+                 "' is not one of a llama model's that kvscope runs");
+
+    // Every tensor was checked against the file's bytes, so this copy is at most ~7 x the file
+    // (Q4_0: 32 floats from 18 bytes).
+    // Not zero-filled first: every float is written by exactly one tensor (the slots tile it).
+    std::shared_ptr<float[]> copy(new float[at]);
+    for (const auto& s : slots) {
+        const GgufTensorInfo& t = *f.tensor(s.name);
+        dequantize(t, copy.get() + s.at);
+        if (done_with) done_with(t.data, static_cast<std::size_t>(t.bytes));
+    }
+
+    GgufLlama g{Checkpoint{}, SpmTokenizer::from_gguf(f, c.vocab_size), {}};
+    g.ck.config = c;
+    point_llama_weights(g.ck.weights, copy.get(), c, false);
+    g.ck.weights.owner = std::move(copy);
+    g.format = "GGUF v" + std::to_string(f.version()) + ", llama, tensors:";
+    for (const auto& [type, n] : type_counts)
+        g.format.append(" ").append(std::to_string(n)).append(" ").append(type);
+    g.format += ", dequantised to float32 on load" + context_note;
+    return g;
+}
+
+std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name) {
+    auto map = MappedFile::open(path, kMaxGgufBytes);
+    GgufLlama g =
+        parse_gguf_llama(map->data(), map->size(), path,
+                         [&map](const unsigned char* p, std::size_t n) { map->release(p, n); });
+    map.reset();  // the weights are float32 copies now: the file's pages can go
+    return make_gguf_model(std::move(g), model_name);
+}
+
+std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_name) {
+    std::vector<int> stop;
+    for (int id : {g.tok.eos(), g.tok.bos_id()})
+        if (id >= 0) stop.push_back(id);
+    return std::make_unique<LlamaModel>(std::move(g.ck),
+                                        std::make_unique<SpmTokenizer>(std::move(g.tok)),
+                                        std::move(stop), model_name, std::move(g.format));
+}
+
+}  // namespace kvs

@@ -1,0 +1,41 @@
+#pragma once
+// A GGUF file of the `llama` architecture as a LlamaModel: shapes from the llama.* metadata, the
+// tensors (token_embd, blk.N.attn_q/k/v/output, ffn_gate/down/up, the norms, output_norm and an
+// optional output) checked against them, dequantised (F32, F16, BF16, Q8_0, Q4_0) into float32 in
+// llama2.c's weight order, and the tokenizer from tokenizer.ggml.* (core/spm_tokenizer.h).
+// Weights are float32 in memory whatever the file stores: keeping them compact is issue 17's.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/checkpoint.h"
+#include "core/model.h"
+#include "core/spm_tokenizer.h"
+
+namespace kvs {
+
+struct GgufLlama {
+    Checkpoint ck;  // weights: a float32 copy, in llama2.c's order without freq_cis
+    SpmTokenizer tok;
+    std::string format;  // "GGUF v3, llama, Q8_0 x 35 + F32 x 11 tensors, dequantised to float32"
+};
+
+// True when the file starts with the GGUF magic (the loader decides by content, not by name).
+bool is_gguf_file(const std::string& path);
+
+// Validates everything in place first (core/gguf_file.h), then dequantises tensor by tensor,
+// calling `done_with` on each tensor's bytes once they are copied (load_gguf_model lets those
+// pages of the mapping go, so the peak resident set is the float32 copy, not copy + file).
+// Throws kvs::Error with one line naming `name` on any problem.
+using GgufDoneWith = std::function<void(const unsigned char*, std::size_t)>;
+GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
+                           const GgufDoneWith& done_with = {});
+
+// The model of a parsed file: generation stops at its EOS or BOS.
+std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_name);
+
+// Maps `path` read-only, parses it, and lets the mapping go once the weights are float32.
+std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name);
+
+}  // namespace kvs

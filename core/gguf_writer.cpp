@@ -1,0 +1,243 @@
+#include "core/gguf_writer.h"
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "core/llama_vocab_rules.h"
+#include "core/output_file.h"
+
+namespace kvs {
+namespace {
+
+constexpr std::uint32_t kAlignment = 32;
+
+// Little-endian bytes of the header, metadata and tensor infos.
+struct Bytes {
+    std::string b;
+    template <class T>
+    void put(T v) {
+        char raw[sizeof v];
+        std::memcpy(raw, &v, sizeof v);
+        b.append(raw, sizeof v);
+    }
+    void str(std::string_view s) {
+        put<std::uint64_t>(s.size());
+        b.append(s);
+    }
+    void key(std::string_view k, GgufValueType t) {
+        str(k);
+        put(static_cast<std::uint32_t>(t));
+    }
+};
+
+struct Tensor {
+    std::string name;
+    std::vector<std::uint64_t> dims;  // GGUF order: [in, out] for a matrix
+    const float* data;
+    GgmlType type;
+    std::size_t bytes = 0;
+    std::uint64_t offset = 0;
+};
+
+std::string gguf_piece(const BpeTokenizer& tok, int id) {
+    if (id == 0) return "<unk>";
+    if (id == BpeTokenizer::kBos) return "<s>";
+    if (id == BpeTokenizer::kEos) return "</s>";
+    std::string out;
+    for (char ch : tok.piece(id))
+        out += ch == ' ' ? std::string("\xE2\x96\x81") : std::string(1, ch);
+    return out;
+}
+
+// SentencePiece piece types (core/spm_tokenizer.h): 1 normal, 2 unknown, 3 control, 6 byte.
+std::int32_t gguf_piece_type(const BpeTokenizer& tok, int id) {
+    if (id == 0) return 2;
+    if (id == BpeTokenizer::kBos || id == BpeTokenizer::kEos) return 3;
+    const std::string p = tok.piece(id);
+    if (p.size() == 6 && byte_of_piece(p) == id - BpeTokenizer::kByteBase) return 6;
+    return 1;
+}
+
+// One tensor's bytes in `type` (ggml's reference quantisation for Q8_0 and Q4_0).
+void encode_tensor(const Tensor& t, std::vector<unsigned char>& out) {
+    std::size_t n = 1;
+    for (auto d : t.dims) n *= d;
+    out.assign(t.bytes, 0);
+    unsigned char* p = out.data();
+    auto put16 = [](unsigned char* q, std::uint16_t v) { std::memcpy(q, &v, 2); };
+    switch (t.type) {
+        case GgmlType::F32:
+            std::memcpy(p, t.data, n * 4);
+            return;
+        case GgmlType::F16:
+            for (std::size_t i = 0; i < n; ++i) put16(p + 2 * i, float_to_half(t.data[i]));
+            return;
+        case GgmlType::BF16:
+            for (std::size_t i = 0; i < n; ++i) {  // round to nearest even
+                const std::uint32_t x = std::bit_cast<std::uint32_t>(t.data[i]);
+                put16(p + 2 * i, static_cast<std::uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16));
+            }
+            return;
+        case GgmlType::Q8_0:  // d = max|x| / 127, q = round(x / d)
+            for (std::size_t b = 0; b < n / 32; ++b, p += 34) {
+                const float* x = t.data + b * 32;
+                float amax = 0;
+                for (int j = 0; j < 32; ++j) amax = std::max(amax, std::abs(x[j]));
+                const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+                put16(p, float_to_half(d));
+                for (int j = 0; j < 32; ++j)
+                    p[2 + j] =
+                        static_cast<unsigned char>(static_cast<std::int8_t>(std::round(x[j] * id)));
+            }
+            return;
+        case GgmlType::Q4_0:  // d = (the value of largest magnitude) / -8, q = x / d + 8.5 in 0..15
+            for (std::size_t b = 0; b < n / 32; ++b, p += 18) {
+                const float* x = t.data + b * 32;
+                float amax = 0, mx = 0;
+                for (int j = 0; j < 32; ++j)
+                    if (std::abs(x[j]) > amax) amax = std::abs(x[j]), mx = x[j];
+                const float d = mx / -8.0f, id = d != 0 ? 1.0f / d : 0.0f;
+                put16(p, float_to_half(d));
+                for (int j = 0; j < 16; ++j) {
+                    const int lo = std::min(15, static_cast<int>(x[j] * id + 8.5f));
+                    const int hi = std::min(15, static_cast<int>(x[j + 16] * id + 8.5f));
+                    p[2 + j] = static_cast<unsigned char>(lo | (hi << 4));
+                }
+            }
+            return;
+    }
+}
+
+}  // namespace
+
+GgmlType ggml_type_from_name(const std::string& name) {
+    std::string n;
+    for (char ch : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (n == "f32") return GgmlType::F32;
+    if (n == "f16") return GgmlType::F16;
+    if (n == "bf16") return GgmlType::BF16;
+    if (n == "q8_0") return GgmlType::Q8_0;
+    if (n == "q4_0") return GgmlType::Q4_0;
+    throw Error("GGUF type '" + name + "' is not one of f32, f16, bf16, q8_0, q4_0");
+}
+
+void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
+                      const BpeTokenizer& tok, GgmlType type, const std::string& model_name) {
+    check_output_path(path);
+    const std::uint64_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
+    std::vector<Tensor> ts;
+    auto matrix = [&](std::string n, std::uint64_t in, std::uint64_t out, const float* p) {
+        // A Q8_0/Q4_0 row must be whole 32-element blocks; otherwise F16 (as close as it gets).
+        const GgmlType t = in % ggml_block_elements(type) == 0 ? type : GgmlType::F16;
+        ts.push_back({std::move(n), {in, out}, p, t});
+    };
+    auto vec = [&](std::string n, const float* p) {
+        ts.push_back({std::move(n), {d}, p, GgmlType::F32});
+    };
+    matrix("token_embd.weight", d, V, w.token_embedding);
+    for (int l = 0; l < c.n_layers; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        vec(b + "attn_norm.weight", w.rms_att + l * d);
+        matrix(b + "attn_q.weight", d, d, w.wq + l * d * d);
+        matrix(b + "attn_k.weight", d, kv, w.wk + l * kv * d);
+        matrix(b + "attn_v.weight", d, kv, w.wv + l * kv * d);
+        matrix(b + "attn_output.weight", d, d, w.wo + l * d * d);
+        vec(b + "ffn_norm.weight", w.rms_ffn + l * d);
+        matrix(b + "ffn_gate.weight", d, hd, w.w1 + l * hd * d);
+        matrix(b + "ffn_down.weight", hd, d, w.w2 + l * d * hd);
+        matrix(b + "ffn_up.weight", d, hd, w.w3 + l * hd * d);
+    }
+    vec("output_norm.weight", w.rms_final);
+    if (!c.shared_classifier) matrix("output.weight", d, V, w.wcls);
+    std::uint64_t offset = 0;
+    for (auto& t : ts) {
+        std::size_t n = 1;
+        for (auto x : t.dims) n *= x;
+        t.bytes = n / ggml_block_elements(t.type) * ggml_block_bytes(t.type);
+        t.offset = offset;
+        offset += (t.bytes + kAlignment - 1) / kAlignment * kAlignment;
+    }
+
+    Bytes h;
+    const auto u32 = GgufValueType::U32;
+    std::uint64_t n_kv = 0;
+    auto kv_u32 = [&](std::string_view k, std::uint32_t v) { h.key(k, u32), h.put(v), ++n_kv; };
+    auto kv_f32 = [&](std::string_view k, float v) {
+        h.key(k, GgufValueType::F32), h.put(v), ++n_kv;
+    };
+    auto kv_str = [&](std::string_view k, std::string_view v) {
+        h.key(k, GgufValueType::STRING), h.str(v), ++n_kv;
+    };
+    auto kv_bool = [&](std::string_view k, bool v) {
+        h.key(k, GgufValueType::BOOL), h.put<std::uint8_t>(v), ++n_kv;
+    };
+    kv_str("general.architecture", "llama");
+    kv_str("general.name", model_name);
+    kv_u32("general.alignment", kAlignment);
+    // llama.cpp's file types: 0 all F32, 1 mostly F16, 2 mostly Q4_0, 7 mostly Q8_0, 32 BF16.
+    kv_u32("general.file_type", type == GgmlType::F32    ? 0
+                                : type == GgmlType::F16  ? 1
+                                : type == GgmlType::Q4_0 ? 2
+                                : type == GgmlType::Q8_0 ? 7
+                                                         : 32);
+    kv_u32("llama.context_length", c.seq_len);
+    kv_u32("llama.embedding_length", c.dim);
+    kv_u32("llama.block_count", c.n_layers);
+    kv_u32("llama.feed_forward_length", c.hidden_dim);
+    kv_u32("llama.rope.dimension_count", c.head_dim());
+    kv_u32("llama.attention.head_count", c.n_heads);
+    kv_u32("llama.attention.head_count_kv", c.n_kv_heads);
+    kv_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    kv_f32("llama.rope.freq_base", 10000.0f);
+    kv_u32("llama.vocab_size", c.vocab_size);
+    kv_str("tokenizer.ggml.model", "llama");
+    const int nv = tok.vocab_size();
+    h.key("tokenizer.ggml.tokens", GgufValueType::ARRAY), ++n_kv;
+    h.put(static_cast<std::uint32_t>(GgufValueType::STRING)), h.put<std::uint64_t>(nv);
+    for (int i = 0; i < nv; ++i) h.str(gguf_piece(tok, i));
+    h.key("tokenizer.ggml.scores", GgufValueType::ARRAY), ++n_kv;
+    h.put(static_cast<std::uint32_t>(GgufValueType::F32)), h.put<std::uint64_t>(nv);
+    for (int i = 0; i < nv; ++i) h.put(tok.score(i));
+    h.key("tokenizer.ggml.token_type", GgufValueType::ARRAY), ++n_kv;
+    h.put(static_cast<std::uint32_t>(GgufValueType::I32)), h.put<std::uint64_t>(nv);
+    for (int i = 0; i < nv; ++i) h.put(gguf_piece_type(tok, i));
+    kv_u32("tokenizer.ggml.unknown_token_id", 0);
+    kv_u32("tokenizer.ggml.bos_token_id", BpeTokenizer::kBos);
+    kv_u32("tokenizer.ggml.eos_token_id", BpeTokenizer::kEos);
+    kv_bool("tokenizer.ggml.add_bos_token", true);
+    kv_bool("tokenizer.ggml.add_eos_token", false);
+    kv_bool("tokenizer.ggml.add_space_prefix", true);
+
+    for (const auto& t : ts) {
+        h.str(t.name);
+        h.put(static_cast<std::uint32_t>(t.dims.size()));
+        for (auto x : t.dims) h.put(x);
+        h.put(static_cast<std::uint32_t>(t.type));
+        h.put(t.offset);
+    }
+    Bytes head;
+    head.b = "GGUF";
+    head.put<std::uint32_t>(3);
+    head.put<std::uint64_t>(ts.size());
+    head.put<std::uint64_t>(n_kv);
+    head.b += h.b;
+    head.b.resize((head.b.size() + kAlignment - 1) / kAlignment * kAlignment, '\0');
+
+    write_output_file(path, [&](const OutputSink& put) {
+        put(head.b);
+        std::vector<unsigned char> buf;
+        const std::string zeros(kAlignment, '\0');
+        for (const auto& t : ts) {
+            encode_tensor(t, buf);
+            put(std::string_view(reinterpret_cast<const char*>(buf.data()), buf.size()));
+            put(std::string_view(zeros.data(), (kAlignment - t.bytes % kAlignment) % kAlignment));
+        }
+    });
+}
+
+}  // namespace kvs

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The peer test (issue 18): kvscope against llama.cpp on GGUF exports of the default model and of
+# stories260K, greedy tokens, text and logits compared at every step (tests/peer/).
+# 1. installs npm's node-llama-cpp@3.22.1 (prebuilt llama.cpp for linux-x64; only that platform's
+#    package, not the CUDA/Vulkan ones) into build/peer/ unless it is there;
+# 2. clones the llama.cpp source bundle shipped inside it (for llama.h) to build/peer/llama-src;
+# 3. configures build/ (which then finds them), builds peer_llama_cpp and runs `ctest -L peer`.
+# Nothing here is committed or copied into the repository: it all stays under build/.
+source "$(dirname "$0")/setup.sh"
+kvs_require_packages "${KVS_BUILD_PACKAGES[@]}"
+start=$SECONDS
+build="$KVS_ROOT/build"
+peer="$build/peer"
+if [ ! -f "$peer/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so" ]; then
+    command -v npm >/dev/null || { echo "kvscope: peer: npm is needed (apt-get install npm)" >&2; exit 1; }
+    mkdir -p "$peer"
+    (cd "$peer" && npm install --no-audit --no-fund --omit=optional --ignore-scripts \
+        node-llama-cpp@3.22.1 @node-llama-cpp/linux-x64@3.22.1 >&2)
+fi
+if [ ! -f "$peer/llama-src/include/llama.h" ]; then
+    rm -rf "$peer/llama-src"
+    git clone -q "$peer/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$peer/llama-src" >&2
+fi
+installed=$SECONDS
+if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$KVS_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
+else
+    cmake "$build" >&2  # re-run the configure step: it now finds llama.cpp
+fi
+cmake --build "$build" -j "$(nproc)" --target peer_llama_cpp kvscope-cli >&2
+built=$SECONDS
+(cd "$build" && ctest -L peer --output-on-failure -V | grep -E "^[0-9]+: peer:|Passed|Failed|tests passed")
+echo "kvscope: peer: install $((installed - start)) s, build $((built - installed)) s, test $((SECONDS - built)) s" >&2

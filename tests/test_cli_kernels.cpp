@@ -1,0 +1,57 @@
+// kvscope-cli kernels: every op on every implementation this build has, checked against the
+// reference; bad options are one line and exit 2.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+using test::run_cli;
+
+namespace {
+// Whether some line of `out` starts with `op` and names `impl`.
+bool has_row(const std::string& out, const std::string& op, const std::string& impl) {
+    std::size_t start = 0;
+    while (start < out.size()) {
+        const std::size_t end = out.find('\n', start);
+        const std::string line = out.substr(start, end - start);
+        if (line.rfind(op, 0) == 0 && line.find(impl) != std::string::npos) return true;
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return false;
+}
+}  // namespace
+
+TEST_CASE("kvscope-cli kernels runs every op on every implementation and agrees", "[cli]") {
+    const std::string model = test::write_tiny_model(test::temp_dir("cli-kernels"));
+    const auto r = run_cli({"kernels", "--model", model, "--repeats", "2", "--keys", "40"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("median of 2 runs") != std::string::npos);
+    for (const char* op : {"rmsnorm", "matmul decode q", "matmul decode logits",
+                           "matmul prefill w1", "attention decode", "attention prefill", "swiglu"})
+        for (const char* impl : {"cpu-reference", " cpu ", "cuda-emulated"}) {
+            INFO(op << " on " << impl);
+            CHECK(has_row(r.out, op, impl));
+        }
+    CHECK(r.out.find("1 queries x 40 keys") != std::string::npos);  // --keys reaches the op
+    CHECK(r.out.find("DIFFERS") == std::string::npos);
+    // A build or machine without a device says why the cuda rows are missing.
+    if (r.out.find(" cuda ") == std::string::npos)
+        CHECK(r.out.find("cuda: not run (") != std::string::npos);
+}
+
+TEST_CASE("kvscope-cli kernels: bad options are one line, exit 2", "[cli]") {
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"kernels", "--repeats", "0"},
+                                               {"kernels", "--keys", "-3"},
+                                               {"kernels", "--backend", "cpu"},
+                                               {"kernels", "--model", "/nonexistent/model.bin"}}) {
+        const auto r = run_cli(args);
+        INFO("args: " << args[1] << " stderr: " << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(!r.err.empty());
+        CHECK(r.err.find('\n') == r.err.size() - 1);
+    }
+}

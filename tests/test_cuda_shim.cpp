@@ -1,0 +1,203 @@
+// The kernel files of kernels/cuda/, compiled as C++ and run by the CPU shim (one OS thread per
+// CUDA thread, a real barrier for __syncthreads), against the phase-by-phase emulator over the same
+// launch shapes: the same bits, output by output. Small shapes that still leave partial blocks and
+// tiles, so scripts/tsan-shim.sh can run this under ThreadSanitizer in seconds. Also here: the
+// deliberately racy kernel of tests/shim/racy_max.cuh passes the emulator in both thread orders
+// (that it fails under the shim is scripts/tsan-shim.sh's check).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "kernels/cuda/kernel_launchers.h"
+#include "kernels/emu/emu_kernels.h"
+#include "kernels/emu/host_block.h"
+#include "tests/random_floats.h"
+#include "tests/shim/racy_max.cuh"
+
+using namespace kvs;
+using kern::LaunchShape;
+using test::random_floats;
+
+namespace {
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Buffers an op reads and writes; `run` launches it on them, either way.
+using Buffers = std::vector<std::vector<float>>;
+using Run = std::function<void(Buffers&, bool shim)>;
+
+// Runs the op on two identical copies of the buffers, emulator and shim; every buffer must match.
+void check_same(const Buffers& start, const Run& run) {
+    Buffers emu_bufs = start, shim_bufs = start;
+    run(emu_bufs, false);
+    run(shim_bufs, true);
+    for (std::size_t i = 0; i < start.size(); ++i) {
+        INFO("buffer " << i);
+        CHECK(same_bits(emu_bufs[i], shim_bufs[i]));
+    }
+    CHECK_FALSE(same_bits(start[0], shim_bufs[0]));  // buffer 0, the output, was written
+}
+
+}  // namespace
+
+TEST_CASE("shim: embed, rope, kv append, swiglu and add give the emulator's bits", "[shim]") {
+    const int T = 3, dim = 37, vocab = 5;
+    std::vector<int> tokens = {4, 0, 2};
+    check_same({std::vector<float>(T * dim, 0.0f), random_floats(vocab * dim, 1)},
+               [&](Buffers& b, bool shim) {
+                   const kern::EmbedArgs a{b[0].data(), b[1].data(), tokens.data(), T, dim};
+                   const LaunchShape s = kern::embed_shape(T, dim);
+                   shim ? kern::launch_embed(s, nullptr, a) : emu::embed(s, a);
+               });
+    const int head_dim = 8, qdim = 32, kv_dim = 16, pos0 = 2;
+    check_same(
+        {random_floats(T * qdim, 2), random_floats(T * kv_dim, 3)}, [&](Buffers& b, bool shim) {
+            const kern::RopeArgs a{b[0].data(), b[1].data(), T, pos0, qdim, kv_dim, head_dim};
+            const LaunchShape s = kern::rope_shape(T, qdim);
+            shim ? kern::launch_rope(s, nullptr, a) : emu::rope(s, a);
+        });
+    const int capacity = 8;
+    check_same({random_floats(capacity * kv_dim, 4), random_floats(capacity * kv_dim, 5),
+                random_floats(T * kv_dim, 6), random_floats(T * kv_dim, 7)},
+               [&](Buffers& b, bool shim) {
+                   const kern::KvAppendArgs a{b[0].data(), b[1].data(), b[2].data(), b[3].data(),
+                                              pos0,        T,           kv_dim};
+                   const LaunchShape s = kern::kv_append_shape(T, kv_dim);
+                   shim ? kern::launch_kv_append(s, nullptr, a) : emu::kv_append(s, a);
+               });
+    const std::size_t n = 300;  // two blocks of 256, the second partial
+    check_same({random_floats(n, 8), random_floats(n, 9)}, [&](Buffers& b, bool shim) {
+        const kern::SwigluArgs a{b[0].data(), b[1].data(), n};
+        const LaunchShape s = kern::elementwise_shape(n);
+        shim ? kern::launch_swiglu(s, nullptr, a) : emu::swiglu(s, a);
+    });
+    check_same({random_floats(n, 10), random_floats(n, 11)}, [&](Buffers& b, bool shim) {
+        const kern::AddArgs a{b[0].data(), b[1].data(), n};
+        const LaunchShape s = kern::elementwise_shape(n);
+        shim ? kern::launch_add(s, nullptr, a) : emu::add(s, a);
+    });
+}
+
+TEST_CASE("shim: rmsnorm and both matmuls (shared-memory reductions) give the emulator's bits",
+          "[shim]") {
+    const int T = 3, dim = 37;
+    check_same(
+        {std::vector<float>(T * dim, 0.0f), random_floats(T * dim, 12), random_floats(dim, 13)},
+        [&](Buffers& b, bool shim) {
+            const kern::RmsNormArgs a{b[0].data(), b[1].data(), b[2].data(), T, dim};
+            const LaunchShape s = kern::rmsnorm_shape(T);
+            shim ? kern::launch_rmsnorm(s, nullptr, a) : emu::rmsnorm(s, a);
+        });
+    const int n = 37, d = 19;
+    for (int rows : {1, 17}) {  // 1: matrix-vector; 17: tiled, a partial second row of tiles
+        INFO("rows " << rows);
+        check_same({std::vector<float>(rows * d, 0.0f), random_floats(rows * n, 14),
+                    random_floats(d * n, 15)},
+                   [&](Buffers& b, bool shim) {
+                       const kern::MatmulArgs a{b[0].data(), b[1].data(), b[2].data(), rows, n, d};
+                       if (kern::matmul_uses_matvec(rows)) {
+                           const LaunchShape s = kern::matvec_shape(d);
+                           shim ? kern::launch_matvec(s, nullptr, a) : emu::matvec(s, a);
+                       } else {
+                           const LaunchShape s = kern::matmul_tiled_shape(rows, d);
+                           shim ? kern::launch_matmul_tiled(s, nullptr, a)
+                                : emu::matmul_tiled(s, a);
+                       }
+                   });
+    }
+}
+
+TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's bits", "[shim]") {
+    const int n_heads = 4, n_kv_heads = 2, head_dim = 8, capacity = 160;
+    const int dim = n_heads * head_dim, kv_dim = n_kv_heads * head_dim;
+    // 3: prefill after 2 cached rows; 1: decode after 9 (one chunk of keys) and after 150 (three,
+    // the last partial)
+    for (auto [T, pos0] : {std::pair{3, 2}, std::pair{1, 9}, std::pair{1, 150}}) {
+        const int keys = pos0 + T;
+        INFO("T " << T << ", pos0 " << pos0);
+        const std::size_t partial = kern::decode_partial_floats(n_heads, keys, head_dim);
+        check_same(
+            {std::vector<float>(T * dim, 0.0f), std::vector<float>(n_heads * T * keys, 0.0f),
+             random_floats(T * dim, 16), random_floats(capacity * kv_dim, 17),
+             random_floats(capacity * kv_dim, 18), std::vector<float>(partial, 0.0f)},
+            [&](Buffers& b, bool shim) {
+                const kern::AttentionArgs a{b[0].data(), b[2].data(), b[3].data(), b[4].data(),
+                                            b[1].data(), T,           pos0,        n_heads,
+                                            n_kv_heads,  head_dim,    b[5].data()};
+                if (kern::attention_uses_decode(T)) {
+                    const LaunchShape split =
+                        kern::attention_decode_split_shape(pos0, n_heads, n_kv_heads, head_dim);
+                    const LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
+                    if (shim) {
+                        kern::launch_attention_decode_split(split, nullptr, a);
+                        kern::launch_attention_decode_combine(combine, nullptr, a);
+                    } else {
+                        emu::attention_decode_split(split, a);
+                        emu::attention_decode_combine(combine, a);
+                    }
+                } else {
+                    const LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
+                    shim ? kern::launch_attention_prefill(s, nullptr, a)
+                         : emu::attention_prefill(s, a);
+                }
+            });
+    }
+}
+
+TEST_CASE("shim: a launch shape a GPU would refuse is refused", "[shim]") {
+    const LaunchShape too_wide{{1, 1, 1}, {2048, 1, 1}, 0};
+    std::vector<float> x(4), y(4);
+    CHECK_THROWS_AS(kern::launch_add(too_wide, nullptr, {x.data(), y.data(), 4}), std::logic_error);
+}
+
+TEST_CASE("the racy shared maximum passes the phase-by-phase emulator in both thread orders",
+          "[shim][emulated]") {
+    // Why the shim exists: one thread at a time, the unguarded read-compare-write is never
+    // interleaved, so the emulator cannot see the bug that scripts/tsan-shim.sh shows it has.
+    const int n = 4096;
+    std::vector<float> x(n);
+    for (int i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7919) % n);
+    const LaunchShape s{{1, 1, 1}, {race_demo::kRaceThreads, 1, 1}, 0};
+    for (emu::ThreadOrder order : {emu::ThreadOrder::Forward, emu::ThreadOrder::Reverse}) {
+        emu::set_thread_order(order);
+        float out = 0, shared_max = 0;
+        emu::for_each_block(s, [&](emu::HostBlock& b) {
+            race_demo::racy_max_block(b, race_demo::MaxArgs{&out, x.data(), n}, &shared_max);
+        });
+        CHECK(out == static_cast<float>(n - 1));
+    }
+    emu::set_thread_order(emu::ThreadOrder::Forward);
+}
+
+TEST_CASE("emulated warp_sum and warp_max: every lane of each warp gets its warp's result",
+          "[shim][emulated]") {
+    const LaunchShape s{{1, 1, 1}, {32, 2, 1}, 0};  // two warps
+    emu::for_each_block(s, [&](emu::HostBlock& b) {
+        auto sum = b.per_thread<float>(0.0f), mx = b.per_thread<float>(0.0f);
+        b.phase([&](const kern::ThreadIndex& ix) {
+            const unsigned flat = ix.flat_thread();
+            sum(ix) = static_cast<float>(flat);           // small integers: the sums are exact
+            mx(ix) = static_cast<float>(flat * 37 % 64);  // a permutation of 0..63
+        });
+        b.warp_sum(sum);
+        b.warp_max(mx);
+        b.phase([&](const kern::ThreadIndex& ix) {
+            const bool second = ix.flat_thread() >= 32;
+            CHECK(sum(ix) == (second ? 1520.0f : 496.0f));  // 32..63 and 0..31
+            float want = 0;
+            for (unsigned f = second ? 32 : 0; f < (second ? 64u : 32u); ++f)
+                want = std::max(want, static_cast<float>(f * 37 % 64));
+            CHECK(mx(ix) == want);
+        });
+    });
+    const LaunchShape partial{{1, 1, 1}, {48, 1, 1}, 0};
+    emu::for_each_block(partial, [&](emu::HostBlock& b) {
+        auto v = b.per_thread<float>(1.0f);
+        CHECK_THROWS_AS(b.warp_sum(v), std::logic_error);
+    });
+}
