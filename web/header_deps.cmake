@@ -13,3 +13,5 @@ endforeach()
 add_library(CLI11::CLI11 INTERFACE IMPORTED)
 target_include_directories(CLI11::CLI11 SYSTEM INTERFACE "${KVSCOPE_WEB_INCLUDE}")
 set(CLI11_FOUND TRUE)
+# std::bit_cast, missing from Emscripten 3.1.6's libc++ (web/std_compat.h), for every C++ file.
+add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:SHELL:-include ${CMAKE_SOURCE_DIR}/web/std_compat.h>")

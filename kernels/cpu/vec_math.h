@@ -126,9 +126,8 @@ VEC_INLINE Vec exp_approx(Vec x) {
     r = n * -1.428606765330187e-06f + r;
     Vec p = splat(1.0f / 5040.0f);
     for (float c : {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f}) p = p * r + c;
-    // 2^n: the integer n (the low bits of `shifted`) plus the bias 127, into the exponent field.
-    // The builtin behind std::bit_cast, which Emscripten 3.1.6's libc++ (the page) lacks.
-    const VecBits e = ((VecBits)shifted - __builtin_bit_cast(std::uint32_t, kShifter) + 127u) << 23;
+    // 2^n: the integer n (the low bits of `shifted`) plus the bias 127, into the exponent field
+    const VecBits e = ((VecBits)shifted - std::bit_cast<std::uint32_t>(kShifter) + 127u) << 23;
     return p * (Vec)e;
 }
 
