@@ -49,7 +49,8 @@ void ModelConfig::validate(const std::string& source) const {
     if (head_dim() % 2 != 0) fail("head size " + std::to_string(head_dim()) + " is odd (RoPE)");
     // The KV cache is allocated for the whole context when a runner starts: a header may be
     // honest about its weights and still ask for more cache than any machine here has.
-    const std::size_t kv_bytes = kv_bytes_per_token(sizeof(float)) * seq_len;
+    // In 64 bits: on a 32-bit target (the web page) the product of a lying header would wrap.
+    const std::uint64_t kv_bytes = std::uint64_t(kv_bytes_per_token(sizeof(float))) * seq_len;
     if (kv_bytes > kMaxKvCacheBytes)
         fail("its KV cache for the whole context (" + std::to_string(seq_len) + " tokens) needs " +
              std::to_string(kv_bytes >> 20) + " MiB, more than kvscope's " +

@@ -29,8 +29,10 @@ struct ModelConfig {
     std::size_t stored_floats() const;
     // Weights used by the forward pass (freq_cis excluded, shared classifier counted once).
     std::size_t parameter_count() const;
-    // The largest KV cache (K and V, every layer, the whole context, float32) a model may need.
-    static constexpr std::size_t kMaxKvCacheBytes = std::size_t(4) << 30;
+    // The largest KV cache (K and V, every layer, the whole context, float32) a model may need:
+    // 4 GiB, or 1 GiB in a 32-bit process (the web page's WebAssembly addresses 2 GiB in all).
+    static constexpr std::uint64_t kMaxKvCacheBytes = std::uint64_t(sizeof(void*) >= 8 ? 4 : 1)
+                                                      << 30;
 
     // Throws kvs::Error naming `source` when a dimension is not positive, not sane, the heads do
     // not divide evenly, or the whole context's KV cache would exceed kMaxKvCacheBytes.

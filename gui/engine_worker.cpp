@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <new>
 
 #include "core/error.h"
@@ -28,14 +29,16 @@ SessionConfig worker_sessions() {
 
 EngineWorker::EngineWorker()
     : bench_([this](std::size_t i) -> Backend& { return backend_for(i); }, worker_sessions()),
-      lesson_(bench_, this),
-      thread_([this] { loop(); }) {
+      lesson_(bench_, this) {
     Workbench::Hooks h;
     h.changed = [this](bool new_generation) { publish_sessions(new_generation); };
     h.stepped = [this](std::size_t i) { publish_step(i); };
     h.kept_step = [this](std::size_t i, std::size_t k) { return kept_step(i, k); };
     h.go_on = [this] { return !cancel_; };
     bench_.set_hooks(std::move(h));
+#ifndef __EMSCRIPTEN__  // the page runs the requests on its main loop (run_pending)
+    thread_ = std::thread([this] { loop(); });
+#endif
 }
 
 EngineWorker::~EngineWorker() {
@@ -46,7 +49,7 @@ EngineWorker::~EngineWorker() {
     }
     cancel_ = true;
     cv_.notify_all();
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
     bench_.drop_sessions();  // before the backends they run on
 }
 
@@ -74,8 +77,13 @@ bool EngineWorker::idle() const {
 }
 
 void EngineWorker::wait_idle() const {
+#ifdef __EMSCRIPTEN__
+    // No worker thread in the page: the queue runs here, to its end.
+    const_cast<EngineWorker*>(this)->run_pending(std::numeric_limits<double>::infinity());
+#else
     std::unique_lock<std::mutex> l(qmu_);
     cv_.wait(l, [&] { return queue_.empty() && !running_; });
+#endif
 }
 
 void EngineWorker::cancel() {
@@ -98,46 +106,66 @@ void EngineWorker::loop() {
             running_ = true;
             cancel_ = false;
         }
-        {
-            std::lock_guard<std::mutex> l(mu_);
-            snap_.busy = true;
-            snap_.busy_what = job.what;
-            snap_.busy_done = 0;
-            snap_.busy_total = 0;
-            snap_.busy_since = now();
-        }
-        // Anything but a lesson step changes the sessions under the lesson: its next step
-        // then replays from the start instead of building on them.
-        if (!job.lesson) lesson_played_ = -1;
-        std::string err;
-        bool partly = false;
-        try {
-            job.run();
-        } catch (const Cancelled&) {
-        } catch (const PartlyDone& e) {
-            err = e.what();
-            partly = true;
-        } catch (const Error& e) {
-            err = e.what();
-        } catch (const std::bad_alloc&) {
-            err = "out of memory";
-        } catch (const std::exception& e) {
-            err = std::string("internal error: ") + e.what();
-        }
-        {
-            std::lock_guard<std::mutex> l(mu_);
-            snap_.busy = false;
-            snap_.error = err;
-            snap_.error_context = err.empty() || partly ? "" : job.failure;
-            if (!err.empty()) ++snap_.error_serial;
-        }
+        run_job(job);
+    }
+}
+
+void EngineWorker::run_pending(double budget_s) {
+    const double until = now() + budget_s;
+    do {
+        Job job;
         {
             std::lock_guard<std::mutex> l(qmu_);
-            running_ = false;
+            if (queue_.empty()) return;
+            job = std::move(queue_.front());
+            queue_.pop_front();
+            running_ = true;
+            cancel_ = false;
         }
-        cv_.notify_all();
-        wake();
+        run_job(job);
+    } while (now() < until);
+}
+
+void EngineWorker::run_job(Job& job) {
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        snap_.busy = true;
+        snap_.busy_what = job.what;
+        snap_.busy_done = 0;
+        snap_.busy_total = 0;
+        snap_.busy_since = now();
     }
+    // Anything but a lesson step changes the sessions under the lesson: its next step
+    // then replays from the start instead of building on them.
+    if (!job.lesson) lesson_played_ = -1;
+    std::string err;
+    bool partly = false;
+    try {
+        job.run();
+    } catch (const Cancelled&) {
+    } catch (const PartlyDone& e) {
+        err = e.what();
+        partly = true;
+    } catch (const Error& e) {
+        err = e.what();
+    } catch (const std::bad_alloc&) {
+        err = "out of memory";
+    } catch (const std::exception& e) {
+        err = std::string("internal error: ") + e.what();
+    }
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        snap_.busy = false;
+        snap_.error = err;
+        snap_.error_context = err.empty() || partly ? "" : job.failure;
+        if (!err.empty()) ++snap_.error_serial;
+    }
+    {
+        std::lock_guard<std::mutex> l(qmu_);
+        running_ = false;
+    }
+    cv_.notify_all();
+    wake();
 }
 
 Backend& EngineWorker::backend_for(std::size_t session) {
@@ -354,6 +382,15 @@ void EngineWorker::prefill() {
 }
 
 void EngineWorker::decode(int n) {
+#ifdef __EMSCRIPTEN__
+    // The page has no worker thread (README, "In the browser": no SharedArrayBuffer on a static
+    // host): a run of steps is one request per step, so the main loop draws frames between them
+    // (run_pending) and the page never freezes; cancel() drops the steps not yet run.
+    if (n > 1) {
+        for (int k = 0; k < n; ++k) decode(1);
+        return;
+    }
+#endif
     char what[96];
     if (n == 1)
         std::snprintf(what, sizeof what, "%s", tr("decode step"));

@@ -1,5 +1,6 @@
 #pragma once
-// The hand-off between the window and the engine. A worker thread owns the backends and the
+// The hand-off between the window and the engine. A worker thread (in the page: the main loop,
+// through run_pending) owns the backends and the
 // Workbench (core/workbench.h: the model, the Session or compare pair) and runs every request in
 // order (opening a model, prefill, decode steps),
 // so a long uncached step at 512 tokens never freezes the window. After each step it copies the
@@ -136,6 +137,9 @@ class EngineWorker : private LessonObserver {
 
     bool idle() const;
     void wait_idle() const;
+    // The page (Emscripten, no threads): runs queued requests on the caller's thread, at least
+    // one and then more until `budget_s` seconds have passed. The desktop's thread does this.
+    void run_pending(double budget_s);
     static double now();
 
     // Hold the lock while reading the snapshot.
@@ -151,6 +155,7 @@ class EngineWorker : private LessonObserver {
     };
     void post(Job job);
     void loop();
+    void run_job(Job& job);  // runs one request and publishes how it ended
     // Worker thread only. Backends are made first: when one cannot be had (CUDA asked, none
     // answers) make_backends throws and the old sessions stay.
     std::vector<BackendChoice> make_backends() const;

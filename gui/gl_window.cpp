@@ -4,9 +4,13 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
+#ifdef __EMSCRIPTEN__
+#include <emscripten/html5.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/error.h"
 #include "gui/key_queue.h"
@@ -21,27 +25,43 @@ void on_glfw_error(int, const char* what) {
 
 const char* kUseCli = "kvscope-cli runs the same engine in a terminal";
 
-// "4.5 (Core Profile) Mesa 22.3.6" -> 4, 5
+// "4.5 (Core Profile) Mesa 22.3.6" -> 4, 5; "OpenGL ES 3.0 (WebGL 2.0)" -> 3, 0
 bool parse_gl_version(const char* v, int& major, int& minor) {
+    if (v && std::strncmp(v, "OpenGL ES ", 10) == 0) v += 10;
     return v && std::sscanf(v, "%d.%d", &major, &minor) == 2;
 }
 
 }  // namespace
 
 GlWindow::GlWindow(const WindowConfig& cfg) {
+#ifndef __EMSCRIPTEN__  // the page draws on its canvas
     const char* x11 = std::getenv("DISPLAY");
     const char* wl = std::getenv("WAYLAND_DISPLAY");
     if ((!x11 || !*x11) && (!wl || !*wl))
         throw Error(std::string("no display (DISPLAY and WAYLAND_DISPLAY are unset), so no window "
                                 "can open; ") +
                     kUseCli + " (kvscope-cli --help), or run under xvfb-run");
+#endif
     glfwSetErrorCallback(on_glfw_error);
     if (!glfwInit()) throw Error("cannot open a window (" + g_glfw_error + "); " + kUseCli);
 
+#ifdef __EMSCRIPTEN__
+    // The page: WebGL2, which is OpenGL ES 3.0 (web/CMakeLists.txt links Emscripten's GLFW).
+    glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+    const int need_major = 3, need_minor = 0;
+    const char* glsl = "#version 300 es";
+    const char* need = "WebGL2";
+#else
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    const int need_major = 3, need_minor = 3;
+    const char* glsl = "#version 330 core";
+    const char* need = "OpenGL 3.3";
+#endif
     win_ = glfwCreateWindow(cfg.width, cfg.height, "kvscope", nullptr, nullptr);
     if (!win_) {
         const std::string why = g_glfw_error;
@@ -68,11 +88,11 @@ GlWindow::GlWindow(const WindowConfig& cfg) {
     gl_version_ = v ? v : "";
     gl_renderer_ = r ? r : "";
     int major = 0, minor = 0;
-    if (!parse_gl_version(v, major, minor) || major * 10 + minor < 33) {
+    if (!parse_gl_version(v, major, minor) || major * 10 + minor < need_major * 10 + need_minor) {
         glfwDestroyWindow(win_);
         glfwTerminate();
-        throw Error("kvscope needs OpenGL 3.3; this display offers OpenGL " + gl_version_ + "; " +
-                    kUseCli);
+        throw Error(std::string("kvscope needs ") + need + "; this display offers OpenGL " +
+                    gl_version_ + "; " + kUseCli);
     }
     glfwSwapInterval(cfg.vsync ? 1 : 0);
 
@@ -83,7 +103,7 @@ GlWindow::GlWindow(const WindowConfig& cfg) {
     io.IniFilename = ini_file_.empty() ? nullptr : ini_file_.c_str();
     install_key_queue(win_);  // first: ImGui's backend chains to it
     ImGui_ImplGlfw_InitForOpenGL(win_, true);
-    ImGui_ImplOpenGL3_Init("#version 330 core");
+    ImGui_ImplOpenGL3_Init(glsl);
 }
 
 GlWindow::~GlWindow() {
@@ -103,6 +123,18 @@ void GlWindow::framebuffer_size(int& w, int& h) const {
 }
 
 void GlWindow::toggle_fullscreen() {
+#ifdef __EMSCRIPTEN__
+    // The page: the browser's full screen for the canvas (Emscripten's GLFW has no monitors to
+    // switch to); the request waits for the key's event handler, as browsers require.
+    if (!fullscreen_) {
+        const EMSCRIPTEN_RESULT r = emscripten_request_fullscreen("#canvas", true);
+        fullscreen_ = r == EMSCRIPTEN_RESULT_SUCCESS || r == EMSCRIPTEN_RESULT_DEFERRED;
+    } else {
+        emscripten_exit_fullscreen();
+        fullscreen_ = false;
+    }
+    return;
+#endif
     if (!fullscreen_) {
         GLFWmonitor* mon = glfwGetPrimaryMonitor();
         const GLFWvidmode* mode = mon ? glfwGetVideoMode(mon) : nullptr;

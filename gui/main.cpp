@@ -27,6 +27,14 @@
 #include "gui/panels.h"
 #include "gui/settings.h"
 #include "gui/soak.h"
+#ifdef __EMSCRIPTEN__
+#include "web/web_loop.h"
+// The page's frames run after run() has returned (Emscripten unwinds its stack when the browser
+// takes over the loop), so what they use is static there.
+#define KVS_FRAME_LIFETIME static
+#else
+#define KVS_FRAME_LIFETIME
+#endif
 
 namespace {
 using namespace kvs;
@@ -116,7 +124,7 @@ int run(int argc, char** argv) {
     const bool persist = !o.no_settings && !headless;
     const std::string dir = persist ? settings_dir() : "";
     const std::string settings_file = dir.empty() ? "" : dir + "/settings.txt";
-    UiState ui;
+    KVS_FRAME_LIFETIME UiState ui;
     // A first run (no settings file yet) opens on lesson 1.
     std::error_code exists_ec;
     const bool first_run =
@@ -168,10 +176,11 @@ int run(int argc, char** argv) {
         std::filesystem::create_directories(dir, ec);
         if (!ec) ini = dir + "/imgui.ini";
     }
-    GlWindow window({o.width, o.height, !headless, ini.empty() ? nullptr : ini.c_str()});
-    EngineWorker worker;
+    KVS_FRAME_LIFETIME GlWindow window(
+        {o.width, o.height, !headless, ini.empty() ? nullptr : ini.c_str()});
+    KVS_FRAME_LIFETIME EngineWorker worker;
     worker.set_wake([] { glfwPostEmptyEvent(); });
-    App app(window, worker, ui, headless);
+    KVS_FRAME_LIFETIME App app(window, worker, ui, headless);
 
     // A model asked for by name must open; the remembered or default one may fall back (the
     // default model may not be built yet), with the reason shown in the window.
@@ -236,6 +245,9 @@ int run(int argc, char** argv) {
     else if (st.lesson > 0)
         open_lesson(ui, worker, st.lesson, st.lesson_step);
 
+#ifdef __EMSCRIPTEN__
+    run_web_loop(window, app, worker, ui);  // the browser calls the frames from here on
+#endif
     while (!window.should_close() && !g_quit) {
         // Sleep until something happens unless a step is running or playing.
         if (!ui.playing && worker.idle())

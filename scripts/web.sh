@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds kvscope as a web page: a static folder (index.html, kvscope.js, kvscope.wasm,
+# kvscope.data) that any static host serves, in build-web/site (KVSCOPE_WEB_BUILD to change).
+#   scripts/web.sh          install what is missing, fetch Dear ImGui's sources, build the site
+#   scripts/web.sh --test   then build kvscope-cli in build/ and run ctest -L web there
+#   scripts/web.sh --serve  then serve the site on http://127.0.0.1:8000/ (Ctrl+C ends it)
+# Dear ImGui's sources come from Debian's imgui source package (through a private deb-src list:
+# the system's apt sources are not changed), checksum-verified, into the build folder only.
+source "$(dirname "$0")/setup.sh"
+mode="${1:-}"
+case "$mode" in "" | --test | --serve) ;; *)
+    echo "usage: scripts/web.sh [--test | --serve]" >&2
+    exit 2
+    ;;
+esac
+kvs_require_packages emscripten chromium cmake make python3 fonts-dejavu-core fonts-wqy-microhei \
+    libstb-dev nlohmann-json3-dev libcli11-dev
+BUILD="${KVSCOPE_WEB_BUILD:-$KVS_ROOT/build-web}"
+DEPS="$BUILD/deps"
+# Debian bookworm's imgui 1.86+ds-1 (the version of libimgui-dev the desktop build links).
+IMGUI_TAR=imgui_1.86+ds.orig.tar.xz
+IMGUI_SHA256=0dace0e8e57d298eb6e93af12dc19420cb96330832f6495c733b90aeeef11f64
+IMGUI="$DEPS/imgui-1.86"
+
+if [ ! -f "$IMGUI/imgui.cpp" ]; then
+    apt_dir="$DEPS/apt"
+    mkdir -p "$apt_dir/lists/partial"
+    cat >"$apt_dir/imgui-src.sources" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    apt_opts=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$apt_dir"
+              -o "Dir::State::Lists=$apt_dir/lists" -o Debug::NoDropPrivs=1)
+    echo "kvscope: fetching Dear ImGui's sources (Debian source package imgui)" >&2
+    apt-get "${apt_opts[@]}" update -qq >&2
+    (cd "$DEPS" && apt-get "${apt_opts[@]}" source --download-only imgui >&2 2>&1 |
+        grep -v "unsandboxed" >&2 || true)
+    echo "$IMGUI_SHA256  $DEPS/$IMGUI_TAR" | sha256sum -c --quiet - ||
+        { echo "kvscope: $IMGUI_TAR: checksum differs from the one this script knows" >&2; exit 1; }
+    rm -rf "$IMGUI" && mkdir -p "$IMGUI"
+    tar -xf "$DEPS/$IMGUI_TAR" -C "$IMGUI" --strip-components=1
+fi
+
+# Node 20 does not look in /usr/share/nodejs, where Debian's emscripten finds acorn.
+export NODE_PATH=/usr/share/nodejs
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    # -fexceptions: the engine reports user errors as exceptions; -msimd128: WebAssembly SIMD
+    # for the CPU backend's loops (every current browser has it).
+    emcmake cmake -S "$KVS_ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKVSCOPE_NATIVE=OFF \
+        -DKVSCOPE_TESTS=OFF -DCMAKE_CUDA_COMPILER=OFF -DKVSCOPE_WEB_IMGUI_DIR="$IMGUI" "${launcher[@]}" \
+        -DCMAKE_CXX_FLAGS="-fexceptions -msimd128" >&2
+fi
+cmake --build "$BUILD" -j "$(nproc)" --target kvscope >&2
+
+site="$BUILD/site"
+mkdir -p "$site"
+cp -f "$KVS_ROOT/web/index.html" "$site/index.html"
+for f in kvscope.js kvscope.wasm kvscope.data; do
+    cp -f "$BUILD/gui/$f" "$site/$f"
+done
+echo "kvscope: site in $site ($(du -sh "$site" | cut -f1)):" >&2
+ls -l "$site" >&2
+
+case "$mode" in
+--test)
+    kvs_build "$KVS_ROOT/build" -DKVSCOPE_WEB_SITE="$site"
+    cd "$KVS_ROOT/build" && ctest -L web --output-on-failure
+    ;;
+--serve)
+    echo "kvscope: http://127.0.0.1:8000/  (e.g. ?model=toy&decode=3)" >&2
+    exec python3 -m http.server 8000 --bind 127.0.0.1 --directory "$site"
+    ;;
+esac

@@ -1,0 +1,151 @@
+#include "web/web_loop.h"
+
+#include <GLFW/glfw3.h>
+#include <emscripten.h>
+#include <emscripten/html5.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+#include "core/json_writer.h"
+#include "gui/app.h"
+#include "gui/engine_worker.h"
+#include "gui/gl_window.h"
+#include "gui/panels.h"
+
+namespace kvs::gui {
+namespace {
+
+// The engine gets this much of each frame: at 60 frames a second a frame has 16.7 ms, and the
+// drawing needs the rest. One request (one step) always runs, however long it takes.
+constexpr double kEngineSlice = 0.008;
+
+struct Loop {
+    GlWindow* window = nullptr;
+    App* app = nullptr;
+    EngineWorker* worker = nullptr;
+    UiState* ui = nullptr;
+    double first_frame_ms = -1;      // since the page started loading (performance.now())
+    std::vector<double> frame_ms;    // whole frames: engine slice, panels, drawing; newest last
+    std::vector<double> engine_ms;   // of which the engine's slice
+    std::uint64_t error_serial = 0;  // the last engine error written to the console
+};
+Loop g_loop;
+
+// The canvas follows the browser window (the page has no window manager to resize it).
+void follow_page_size() {
+    const int w = EM_ASM_INT({ return window.innerWidth; });
+    const int h = EM_ASM_INT({ return window.innerHeight; });
+    int cw = 0, ch = 0;
+    glfwGetWindowSize(g_loop.window->handle(), &cw, &ch);
+    if (w > 0 && h > 0 && (w != cw || h != ch)) glfwSetWindowSize(g_loop.window->handle(), w, h);
+}
+
+// The engine's errors go to the browser's console too (the window shows the latest only).
+void log_engine_error() {
+    auto lock = g_loop.worker->lock();
+    const EngineSnapshot& s = g_loop.worker->snapshot();
+    if (s.error_serial == g_loop.error_serial) return;
+    g_loop.error_serial = s.error_serial;
+    std::fprintf(stderr, "kvscope: error: %s%s%s\n", s.error_context.c_str(),
+                 s.error_context.empty() ? "" : ": ", s.error.c_str());
+}
+
+void frame() {
+    const double t0 = emscripten_get_now();
+    follow_page_size();
+    glfwPollEvents();
+    g_loop.worker->run_pending(kEngineSlice);
+    log_engine_error();
+    const double t1 = emscripten_get_now();
+    g_loop.app->frame();
+    const double t2 = emscripten_get_now();
+    if (g_loop.first_frame_ms < 0) {
+        g_loop.first_frame_ms = t2;
+        std::printf("kvscope-web: first frame %.0f ms after the page started loading\n", t2);
+    }
+    // The last 600 frames (10 s at 60 frames a second).
+    if (g_loop.frame_ms.size() == 600) {
+        g_loop.frame_ms.erase(g_loop.frame_ms.begin());
+        g_loop.engine_ms.erase(g_loop.engine_ms.begin());
+    }
+    g_loop.frame_ms.push_back(t2 - t0);
+    g_loop.engine_ms.push_back(t1 - t0);
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+}  // namespace
+
+void run_web_loop(GlWindow& window, App& app, EngineWorker& worker, UiState& ui) {
+    g_loop.window = &window;
+    g_loop.app = &app;
+    g_loop.worker = &worker;
+    g_loop.ui = &ui;
+    // 0: the browser's animation frames; 1: unwind the caller (never returns).
+    emscripten_set_main_loop(frame, 0, 1);
+    __builtin_unreachable();
+}
+
+}  // namespace kvs::gui
+
+using kvs::gui::g_loop;
+
+// 1 once the engine has run every request so far (and a frame was drawn).
+extern "C" EMSCRIPTEN_KEEPALIVE int kvscope_web_idle() {
+    return g_loop.worker && g_loop.first_frame_ms >= 0 && g_loop.worker->idle() ? 1 : 0;
+}
+
+// One line on the console: "kvscope-web-report: {JSON}" with each session's tokens, text, and
+// per step the chosen token, KV length and top logits (the numbers kvscope-cli's --trace-json
+// has for the same run), and the frame times so far. The web tests compare it with the CLI.
+extern "C" EMSCRIPTEN_KEEPALIVE void kvscope_web_report() {
+    if (!g_loop.worker) return;
+    std::ostringstream os;
+    kvs::JsonWriter j(os);
+    j.begin_object();
+    {
+        auto lock = g_loop.worker->lock();
+        const kvs::gui::EngineSnapshot& s = g_loop.worker->snapshot();
+        j.field("model", s.model_spec).field("backend", s.backend_name);
+        j.field("device", s.backend_device).field("error", s.error);
+        j.key("sessions").begin_array();
+        for (const auto& v : s.sessions) {
+            j.begin_object();
+            j.field("mode", v.mode == kvs::CacheMode::Cached ? "cached" : "uncached");
+            j.key("prompt_tokens").ints(v.prompt_tokens);
+            j.key("steps").begin_array();
+            for (const kvs::StepRecord& r : v.trace.steps()) {
+                j.begin_object();
+                j.field("index", r.index).field("token_out", r.token_out);
+                j.field("kv_len", r.kv.len);
+                j.key("top").begin_array();
+                for (const kvs::TopToken& t : r.top)
+                    j.begin_object().field("id", t.id).field("logit", double(t.logit)).end_object();
+                j.end_array();
+                j.end_object();
+            }
+            j.end_array();
+            j.end_object();
+        }
+        j.end_array();
+    }
+    j.field("first_frame_ms", g_loop.first_frame_ms);
+    j.field("frames", g_loop.frame_ms.size());
+    j.field("frame_ms_median", kvs::gui::median(g_loop.frame_ms));
+    j.field("engine_ms_median", kvs::gui::median(g_loop.engine_ms));
+    j.field("build_ms_last", g_loop.app ? g_loop.app->last_build_ms() : 0.0);
+    int w = 0, h = 0;
+    if (g_loop.window) g_loop.window->framebuffer_size(w, h);
+    j.field("width", w).field("height", h);
+    j.end_object();
+    std::printf("kvscope-web-report: %s\n", os.str().c_str());
+    std::fflush(stdout);
+}
