@@ -91,8 +91,12 @@ JsonWriter& JsonWriter::value(double v) {
         // printf's %.9g (to_chars with a precision is specified as printf in the C locale),
         // without printf's and ostream's per-call costs: a trace holds millions of floats.
         char buf[32];
+#if defined(__cpp_lib_to_chars)
         const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 9);
         os_.write(buf, r.ptr - buf);
+#else  // a libc++ without floating-point to_chars (Emscripten 3.1.6's, the web build)
+        os_.write(buf, std::snprintf(buf, sizeof buf, "%.9g", v));
+#endif
     }
     return *this;
 }
