@@ -5,33 +5,47 @@
 //
 // A sum of n products keeps kLanes partial sums: lane k takes the elements j with
 // j % kLanes == k (the last partial block zero-padded), then the lanes are added in one fixed
-// tree, ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)). The lanes do not depend on each other,
-// so they live in one SIMD register; -ffast-math (which would let the compiler reorder any sum)
-// is not needed.
+// tree: with 16 lanes first l + l(+8) (to 8), then ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 +
+// l7)). The lanes do not depend on each other, so they live in one SIMD register; -ffast-math
+// (which would let the compiler reorder any sum) is not needed.
+//
+// This header is compiled once per SIMD path (kernels/CMakeLists.txt, isa.h): KVS_ISA_NS names
+// the path's namespace, so the inline functions of one path never stand in for another's at link
+// time, and KVS_LANES is 16 on the AVX-512 path, 8 elsewhere. A file compiled outside those
+// builds (a test) gets the 8-lane version of its own flags, in namespace isa_default.
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
 
-// Without AVX (KVSCOPE_NATIVE=OFF), GCC warns that passing a 32-byte vector by value has another
-// ABI than with AVX. These helpers are always inlined (VEC_INLINE), so no Vec is ever passed in a
-// call, and the warning is silenced in the files that include this header.
+// On the paths without AVX (sse, plain), GCC warns that passing a 32-byte vector by value has
+// another ABI than with AVX. These helpers are always inlined (VEC_INLINE), so no Vec is ever
+// passed in a call, and the warning is silenced in the files that include this header.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 #define VEC_INLINE inline __attribute__((always_inline))
 
-namespace kvs::cpu {
+#ifndef KVS_ISA_NS
+#define KVS_ISA_NS isa_default
+#endif
+#ifndef KVS_LANES
+#define KVS_LANES 8
+#endif
 
-constexpr int kLanes = 8;  // the lane trees below are written for 8
+namespace kvs::cpu::KVS_ISA_NS {
+
+constexpr int kLanes = KVS_LANES;  // 8 or 16: the lane trees below are written for these
+static_assert(kLanes == 8 || kLanes == 16);
 
 // kLanes floats in one SIMD register, through the vector extension of GCC and Clang: + - * on it
-// are single instructions (AVX with -march=native on x86-64, two SSE or NEON registers
-// otherwise). a * b + c compiles to one FMA where the target has it (both compilers contract it
-// by default); either way every element below goes through the same expression.
+// are single instructions (one AVX-512 or AVX register, two SSE or NEON registers otherwise).
+// a * b + c compiles to one FMA where the target has it (both compilers contract it by default);
+// either way every element below goes through the same expression.
 using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
 using VecBits = std::uint32_t __attribute__((vector_size(kLanes * sizeof(float))));
+using Vec8 = float __attribute__((vector_size(8 * sizeof(float))));  // one result per tile row
 
 VEC_INLINE Vec load(const float* p) {
     Vec v;
@@ -39,14 +53,14 @@ VEC_INLINE Vec load(const float* p) {
     return v;
 }
 // The first `count` (<= kLanes) floats at p, the other lanes 0; and the store that writes only
-// them. Copied in pieces of 8, 4, 2 and 1 floats: fixed-size copies compile to single moves, while
-// a loop or memcpy of variable size becomes a library call (GCC turns such loops into memcpy),
-// which clobbers every SIMD register in the middle of a kernel.
+// them. Copied in pieces of 16, 8, 4, 2 and 1 floats: fixed-size copies compile to single moves,
+// while a loop or memcpy of variable size becomes a library call (GCC turns such loops into
+// memcpy), which clobbers every SIMD register in the middle of a kernel.
 VEC_INLINE Vec load_partial(const float* p, int count) {
     float lanes[kLanes] = {};
     int k = 0;
-    for (int piece : {8, 4, 2, 1})  // count = the sum of some of these
-        if (count & piece) {
+    for (int piece : {16, 8, 4, 2, 1})  // count = the sum of some of these
+        if (piece <= kLanes && (count & piece)) {
             std::memcpy(lanes + k, p + k, piece * sizeof(float));
             k += piece;
         }
@@ -59,32 +73,53 @@ VEC_INLINE void store_partial(float* p, Vec v, int count) {
     float lanes[kLanes];
     store(lanes, v);
     int k = 0;
-    for (int piece : {8, 4, 2, 1})
-        if (count & piece) {
+    for (int piece : {16, 8, 4, 2, 1})
+        if (piece <= kLanes && (count & piece)) {
             std::memcpy(p + k, lanes + k, piece * sizeof(float));
             k += piece;
         }
 }
 // x in every lane (a broadcast; Vec{} + x would be an add, which may not be dropped: 0 + -0 = 0)
-VEC_INLINE Vec splat(float x) {
-    return Vec{x, x, x, x, x, x, x, x};
+template <class V = Vec>
+VEC_INLINE V splat(float x) {
+    if constexpr (sizeof(V) == sizeof(Vec8))
+        return V{x, x, x, x, x, x, x, x};
+    else
+        return V{x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+}
+VEC_INLINE void store8(float* p, Vec8 v) {
+    std::memcpy(p, &v, sizeof v);
 }
 
-// The lane tree of one register: ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
+// The first step of the lane tree: 16 lanes to 8 (l + l(+8)); nothing to do at 8 lanes.
+// (A template so that the branch not taken is not compiled.)
+template <class V = Vec>
+VEC_INLINE Vec8 fold8(V v) {
+    if constexpr (sizeof(V) == sizeof(Vec8))
+        return v;
+    else
+        return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+               __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+// The lane tree of one register: fold8, then ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
 VEC_INLINE float sum_lanes(Vec v) {
-    return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+    const Vec8 e = fold8(v);
+    return ((e[0] + e[1]) + (e[2] + e[3])) + ((e[4] + e[5]) + (e[6] + e[7]));
 }
 
 // The lane trees of eight registers at once: result lane r = sum_lanes(v[r]), in the same order,
-// with 7 shuffle-and-add steps instead of 8 scalar trees.
-VEC_INLINE Vec sum_lanes8(const Vec (&v)[8]) {
+// with 7 shuffle-and-add steps (after fold8) instead of 8 scalar trees.
+VEC_INLINE Vec8 sum_lanes8(const Vec (&wide)[8]) {
+    Vec8 v[8];
+    for (int r = 0; r < 8; ++r) v[r] = fold8(wide[r]);
     // pairs: [a0+a1, a2+a3, b0+b1, b2+b3, a4+a5, a6+a7, b4+b5, b6+b7]
-    auto pairs = [](Vec a, Vec b) __attribute__((always_inline)) {
+    auto pairs = [](Vec8 a, Vec8 b) __attribute__((always_inline)) {
         return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14) +
                __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
     };
-    const Vec q01 = pairs(pairs(v[0], v[1]), pairs(v[2], v[3]));  // rows 0-3: low, high halves
-    const Vec q45 = pairs(pairs(v[4], v[5]), pairs(v[6], v[7]));  // rows 4-7
+    const Vec8 q01 = pairs(pairs(v[0], v[1]), pairs(v[2], v[3]));  // rows 0-3: low, high halves
+    const Vec8 q45 = pairs(pairs(v[4], v[5]), pairs(v[6], v[7]));  // rows 4-7
     return __builtin_shufflevector(q01, q45, 0, 1, 2, 3, 8, 9, 10, 11) +
            __builtin_shufflevector(q01, q45, 4, 5, 6, 7, 12, 13, 14, 15);
 }
@@ -131,4 +166,4 @@ VEC_INLINE Vec exp_approx(Vec x) {
     return p * (Vec)e;
 }
 
-}  // namespace kvs::cpu
+}  // namespace kvs::cpu::KVS_ISA_NS
