@@ -16,6 +16,11 @@
 
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/thread_pool.h"
+// 8 lanes on every path, also avx512: a head is head_dim floats (8 on stories260K), and 16-lane
+// blocks would be mostly padding: measured 5x slower attention there than 8 lanes. The matmul,
+// whose rows are dim or hidden floats long, keeps the path's 16.
+#undef KVS_LANES
+#define KVS_LANES 8
 #include "kernels/cpu/vec_math.h"
 
 namespace kvs::cpu::KVS_ISA_NS {
