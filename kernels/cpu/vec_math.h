@@ -18,6 +18,9 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 // On the paths without AVX (sse, plain), GCC warns that passing a 32-byte vector by value has
 // another ABI than with AVX. These helpers are always inlined (VEC_INLINE), so no Vec is ever
@@ -63,6 +66,11 @@ inline namespace KVS_LANES_NS(KVS_LANES) {
     // moves, while a loop or memcpy of variable size becomes a library call (GCC turns such loops
     // into memcpy), which clobbers every SIMD register in the middle of a kernel.
     VEC_INLINE Vec load_partial(const float* p, int count) {
+#if defined(__AVX512F__) && KVS_LANES == 16
+        // One masked load (the lanes past count read as 0, nothing past p + count is touched): the
+        // same value as the pieces below at a fraction of the cost, on every tail of a row.
+        return (Vec)_mm512_maskz_loadu_ps((1u << count) - 1, p);
+#endif
         float lanes[kLanes] = {};
         int k = 0;
         for (int piece : {16, 8, 4, 2, 1})  // count = the sum of some of these
@@ -76,6 +84,9 @@ inline namespace KVS_LANES_NS(KVS_LANES) {
         std::memcpy(p, &v, sizeof v);
     }
     VEC_INLINE void store_partial(float* p, Vec v, int count) {
+#if defined(__AVX512F__) && KVS_LANES == 16
+        return _mm512_mask_storeu_ps(p, (1u << count) - 1, (__m512)v);
+#endif
         float lanes[kLanes];
         store(lanes, v);
         int k = 0;
