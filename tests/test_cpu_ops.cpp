@@ -16,32 +16,17 @@
 #include "kernels/cpu/reference_ops.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
+#include "tests/float_diff.h"
+#include "tests/random_floats.h"
 
 using namespace kvs;
+using test::max_abs_diff;
+using test::random_floats;
+using test::same_bits;
 // vec_math.h as this test's own flags compile it (8 lanes)
 namespace vm = kvs::cpu::isa_default;
 
 namespace {
-
-std::vector<float> random_floats(std::size_t n, unsigned seed, float scale = 1.0f) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-scale, scale);
-    std::vector<float> v(n);
-    for (float& x : v) x = u(rng);
-    return v;
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    double worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i])));
-    return worst;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 // The op tables of every path this CPU runs, lowest first.
 std::vector<const cpu::Kernels*> paths() {

@@ -14,28 +14,17 @@
 #include "core/error.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"
+#include "tests/float_diff.h"
+#include "tests/random_floats.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
 using cpu::Isa;
+using test::max_abs_diff;
+using test::random_floats;
+using test::same_bits;
 
 namespace {
-
-std::vector<float> random_floats(std::size_t n, unsigned seed, float scale = 1.0f) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-scale, scale);
-    std::vector<float> v(n);
-    for (float& x : v) x = u(rng);
-    return v;
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    double worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i])));
-    return worst;
-}
 
 std::string error_of(const char* requested, const std::vector<Isa>& have) {
     try {
