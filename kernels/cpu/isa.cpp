@@ -7,14 +7,14 @@
 namespace kvs::cpu {
 namespace {
 
-#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
+#if defined(KVSCOPE_X86_PATHS)  // kernels/CMakeLists.txt: the x86 paths were built
 constexpr bool kX86 = true;
 #else
 constexpr bool kX86 = false;
 #endif
 
 bool cpu_has(Isa isa) {
-#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
+#if defined(KVSCOPE_X86_PATHS)  // kernels/CMakeLists.txt: the x86 paths were built
     __builtin_cpu_init();
     switch (isa) {
         case Isa::sse:

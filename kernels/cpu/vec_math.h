@@ -13,7 +13,7 @@
 // the path's namespace, so the inline functions of one path never stand in for another's at link
 // time, and KVS_LANES is 16 on the AVX-512 path, 8 elsewhere. A file compiled outside those
 // builds (a test) gets the 8-lane version of its own flags, in namespace isa_default.
-#include <bit>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -182,7 +182,8 @@ inline namespace KVS_LANES_NS(KVS_LANES) {
         for (float c : {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f})
             p = p * r + c;
         // 2^n: the integer n (the low bits of `shifted`) plus the bias 127, into the exponent field
-        const VecBits e = ((VecBits)shifted - std::bit_cast<std::uint32_t>(kShifter) + 127u) << 23;
+        const VecBits e = ((VecBits)shifted - __builtin_bit_cast(std::uint32_t, kShifter) + 127u)
+                          << 23;
         return p * (Vec)e;
     }
 
