@@ -125,6 +125,7 @@ double ratio(const Spread& a, const Spread& b) {
 
 // bench --limits: the ceilings every other figure is a fraction of.
 int print_limits(int threads, int repeats) {
+    const std::string path = cpu::simd_path_summary();  // a bad KVSCOPE_ISA stops before any output
     std::printf("kvscope-cli bench --limits: machine %s, %u logical CPUs; load average %s\n",
                 cpu_model_name().c_str(), std::thread::hardware_concurrency(),
                 load_average().c_str());
@@ -132,7 +133,7 @@ int print_limits(int threads, int repeats) {
         "best and median of %d runs each, per wall-clock second and per second of the threads' "
         "own CPU time (the ceiling when other processes share the cores)\n",
         repeats);
-    std::printf("CPU SIMD path: %s\n", cpu::simd_path_summary().c_str());
+    std::printf("CPU SIMD path: %s\n", path.c_str());
     std::vector<int> counts = {1};
     if (threads > 1) counts.push_back(threads);
     for (int t : counts) {

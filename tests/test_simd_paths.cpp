@@ -75,6 +75,7 @@ TEST_CASE("kvscope-cli refuses a bad KVSCOPE_ISA with one line and exit 2", "[si
     const auto r = test::run_cli({"bench", "--limits", "--repeats", "1"});
     ::unsetenv("KVSCOPE_ISA");
     CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());  // refused before any report line
     CHECK(r.err.find("KVSCOPE_ISA=avx1024: unknown SIMD path") != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
