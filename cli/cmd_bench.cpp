@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/output_file.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/machine_limits.h"
 
 namespace kvs::cli {
@@ -124,6 +125,7 @@ double ratio(const Spread& a, const Spread& b) {
 
 // bench --limits: the ceilings every other figure is a fraction of.
 int print_limits(int threads, int repeats) {
+    const std::string path = cpu::simd_path_summary();  // a bad KVSCOPE_ISA stops before any output
     std::printf("kvscope-cli bench --limits: machine %s, %u logical CPUs; load average %s\n",
                 cpu_model_name().c_str(), std::thread::hardware_concurrency(),
                 load_average().c_str());
@@ -131,11 +133,12 @@ int print_limits(int threads, int repeats) {
         "best and median of %d runs each, per wall-clock second and per second of the threads' "
         "own CPU time (the ceiling when other processes share the cores)\n",
         repeats);
+    std::printf("CPU SIMD path: %s\n", path.c_str());
     std::vector<int> counts = {1};
     if (threads > 1) counts.push_back(threads);
     for (int t : counts) {
         const cpu::MachineLimits m = cpu::measure_machine_limits(t, repeats);
-        std::printf("%d thread%s (this build's widest vectors: %s)\n", t, t == 1 ? "" : "s",
+        std::printf("%d thread%s (probes compiled for the %s path)\n", t, t == 1 ? "" : "s",
                     m.vector_isa.c_str());
         const auto line = [](const char* what, const char* unit, const cpu::Limit& wall,
                              const cpu::Limit& cpu_time) {
@@ -199,6 +202,8 @@ int cmd_bench(int argc, char** argv) {
     std::vector<std::string> header;
     header.push_back("kvscope-cli bench: model " + m.name() + " (" + m.config().describe() + ")");
     header.push_back("backend " + be.name() + " on " + be.device() + " (" + o.backend.note + ")");
+    if (cpu && !cpu->reference_ops())
+        header.push_back("CPU SIMD path: " + cpu::simd_path_summary());
     header.push_back("machine: " + cpu_model_name() + ", " +
                      std::to_string(std::thread::hardware_concurrency()) + " logical CPUs");
     header.push_back("load average at start: " + load_average());

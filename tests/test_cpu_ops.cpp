@@ -1,6 +1,7 @@
 // The fast CPU ops (kernels/cpu/fast_ops.h) against the plain run.c-order ones
 // (kernels/cpu/reference_ops.h) on random data, shapes chosen to hit every tile and tail; and the
 // property the engine relies on: a row computes to the same bits alone, in a batch, on threads.
+// Every SIMD path this CPU runs (kernels/cpu/isa.h) is tested, not only the one chosen at start.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -11,32 +12,29 @@
 #include "core/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/fast_ops.h"
+#include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
+#include "tests/float_diff.h"
+#include "tests/random_floats.h"
 
 using namespace kvs;
+using test::max_abs_diff;
+using test::random_floats;
+using test::same_bits;
+// vec_math.h as this test's own flags compile it (8 lanes)
+namespace vm = kvs::cpu::isa_default;
 
 namespace {
 
-std::vector<float> random_floats(std::size_t n, unsigned seed, float scale = 1.0f) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-scale, scale);
-    std::vector<float> v(n);
-    for (float& x : v) x = u(rng);
-    return v;
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    double worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i])));
-    return worst;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+// The op tables of every path this CPU runs, lowest first.
+std::vector<const cpu::Kernels*> paths() {
+    std::vector<const cpu::Kernels*> out;
+    for (cpu::Isa isa : cpu::available_isas()) out.push_back(cpu::kernels_for(isa));
+    REQUIRE(!out.empty());
+    for (const cpu::Kernels* k : out) REQUIRE(k != nullptr);
+    return out;
 }
 
 }  // namespace
@@ -44,7 +42,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 TEST_CASE("exp_approx stays within a few ulp of std::exp", "[cpu_ops]") {
     double worst_rel = 0;
     for (float x = -87.0f; x <= 88.0f; x += 0.00731f) {
-        const cpu::Vec e = cpu::exp_approx(cpu::splat(x));
+        const vm::Vec e = vm::exp_approx(vm::splat(x));
         const double ref = std::exp(static_cast<double>(x));
         worst_rel = std::max(worst_rel, std::fabs(e[0] - ref) / ref);
         CHECK(e[0] == e[7]);  // every lane computes the same function
@@ -52,31 +50,32 @@ TEST_CASE("exp_approx stays within a few ulp of std::exp", "[cpu_ops]") {
     INFO("worst relative error " << worst_rel);
     CHECK(worst_rel < 4e-7);  // float epsilon is 1.19e-7
     // Below the clamp it returns exp(-87), not 0: tiny, positive, finite.
-    const cpu::Vec low = cpu::exp_approx(cpu::splat(-200.0f));
+    const vm::Vec low = vm::exp_approx(vm::splat(-200.0f));
     CHECK(low[0] > 0.0f);
     CHECK(low[0] < 2e-38f);
 }
 
 TEST_CASE("sum_lanes8 reduces eight registers in the order of sum_lanes", "[cpu_ops]") {
-    cpu::Vec v[8];
+    vm::Vec v[8];
     const auto r = random_floats(64, 3, 1000.0f);
-    for (int i = 0; i < 8; ++i) v[i] = cpu::load(r.data() + 8 * i);
-    const cpu::Vec s = cpu::sum_lanes8(v);
-    for (int i = 0; i < 8; ++i) CHECK(s[i] == cpu::sum_lanes(v[i]));  // bit for bit
+    for (int i = 0; i < 8; ++i) v[i] = vm::load(r.data() + 8 * i);
+    const vm::Vec s = vm::sum_lanes8(v);
+    for (int i = 0; i < 8; ++i) CHECK(s[i] == vm::sum_lanes(v[i]));  // bit for bit
 }
 
 TEST_CASE("fast matmul matches the reference on every tile and tail shape", "[cpu_ops]") {
-    for (int n : {1, 5, 8, 13, 64, 172})
-        for (int d : {1, 7, 8, 17, 64})
-            for (int T : {1, 2, 3, 9}) {
-                INFO("T " << T << " n " << n << " d " << d);
-                const auto x = random_floats(std::size_t(T) * n, 1 + n);
-                const auto w = random_floats(std::size_t(d) * n, 2 + d);
-                std::vector<float> fast(std::size_t(T) * d), ref(fast.size());
-                cpu::matmul(fast.data(), x.data(), w.data(), T, n, d, nullptr);
-                ref::matmul(ref.data(), x.data(), w.data(), T, n, d);
-                CHECK(max_abs_diff(fast, ref) <= 1e-6 * n);
-            }
+    for (const cpu::Kernels* k : paths())
+        for (int n : {1, 5, 8, 13, 16, 33, 64, 172})
+            for (int d : {1, 7, 8, 17, 64})
+                for (int T : {1, 2, 3, 9}) {
+                    INFO(cpu::isa_name(k->isa) << " T " << T << " n " << n << " d " << d);
+                    const auto x = random_floats(std::size_t(T) * n, 1 + n);
+                    const auto w = random_floats(std::size_t(d) * n, 2 + d);
+                    std::vector<float> fast(std::size_t(T) * d), ref(fast.size());
+                    k->matmul(fast.data(), x.data(), w.data(), T, n, d, nullptr);
+                    ref::matmul(ref.data(), x.data(), w.data(), T, n, d);
+                    CHECK(max_abs_diff(fast, ref) <= 1e-6 * n);
+                }
 }
 
 TEST_CASE("a matmul row has the same bits alone, in a batch and on threads", "[cpu_ops]") {
@@ -84,17 +83,20 @@ TEST_CASE("a matmul row has the same bits alone, in a batch and on threads", "[c
     const int T = 300, n = 172, d = 100;
     const auto x = random_floats(std::size_t(T) * n, 7);
     const auto w = random_floats(std::size_t(d) * n, 8);
-    std::vector<float> batch(std::size_t(T) * d), single(batch.size());
-    cpu::matmul(batch.data(), x.data(), w.data(), T, n, d, nullptr);
-    for (int t = 0; t < T; ++t)
-        cpu::matmul(single.data() + std::size_t(t) * d, x.data() + std::size_t(t) * n, w.data(), 1,
-                    n, d, nullptr);
-    CHECK(same_bits(batch, single));
-    for (int threads : {2, 3}) {
-        cpu::ThreadPool pool(threads);
-        std::vector<float> threaded(batch.size());
-        cpu::matmul(threaded.data(), x.data(), w.data(), T, n, d, &pool);
-        CHECK(same_bits(batch, threaded));
+    for (const cpu::Kernels* k : paths()) {
+        INFO(cpu::isa_name(k->isa));
+        std::vector<float> batch(std::size_t(T) * d), single(batch.size());
+        k->matmul(batch.data(), x.data(), w.data(), T, n, d, nullptr);
+        for (int t = 0; t < T; ++t)
+            k->matmul(single.data() + std::size_t(t) * d, x.data() + std::size_t(t) * n, w.data(),
+                      1, n, d, nullptr);
+        CHECK(same_bits(batch, single));
+        for (int threads : {2, 3}) {
+            cpu::ThreadPool pool(threads);
+            std::vector<float> threaded(batch.size());
+            k->matmul(threaded.data(), x.data(), w.data(), T, n, d, &pool);
+            CHECK(same_bits(batch, threaded));
+        }
     }
 }
 
@@ -123,59 +125,65 @@ TEST_CASE("fast attention matches the reference, and is the same batched or row 
     struct Shape {
         int T, pos0, n_heads, n_kv_heads, head_dim;
     };
-    for (const Shape sh : {Shape{5, 0, 8, 4, 8}, Shape{1, 37, 8, 4, 8}, Shape{3, 9, 4, 2, 4},
-                           Shape{17, 0, 2, 1, 12}, Shape{1, 200, 4, 4, 16}}) {
-        const int dim = sh.n_heads * sh.head_dim, kv_dim = sh.n_kv_heads * sh.head_dim;
-        const int n_keys = sh.pos0 + sh.T;
-        INFO("T " << sh.T << " pos0 " << sh.pos0 << " heads " << sh.n_heads << "/" << sh.n_kv_heads
-                  << " head_dim " << sh.head_dim);
-        const auto q = random_floats(std::size_t(sh.T) * dim, 11, 2.0f);
-        const auto k = random_floats(std::size_t(n_keys) * kv_dim, 12, 2.0f);
-        const auto v = random_floats(std::size_t(n_keys) * kv_dim, 13);
-        const std::size_t np = std::size_t(sh.n_heads) * sh.T * n_keys;
-        std::vector<float> out(std::size_t(sh.T) * dim), out_ref(out.size());
-        std::vector<float> probs(np, -1.0f), probs_ref(np, -1.0f), scratch;
-        cpu::attention(out.data(), q.data(), k.data(), v.data(), probs.data(), sh.T, sh.pos0,
-                       sh.n_heads, sh.n_kv_heads, sh.head_dim, nullptr, scratch);
-        ref::attention(out_ref.data(), q.data(), k.data(), v.data(), probs_ref.data(), sh.T,
-                       sh.pos0, sh.n_heads, sh.n_kv_heads, sh.head_dim);
-        CHECK(max_abs_diff(out, out_ref) <= 1e-5);
-        CHECK(max_abs_diff(probs, probs_ref) <= 1e-6);
+    for (const cpu::Kernels* kp : paths())
+        for (const Shape sh :
+             {Shape{5, 0, 8, 4, 8}, Shape{1, 37, 8, 4, 8}, Shape{3, 9, 4, 2, 4},
+              Shape{17, 0, 2, 1, 12}, Shape{1, 200, 4, 4, 16}, Shape{4, 30, 4, 2, 40}}) {
+            const int dim = sh.n_heads * sh.head_dim, kv_dim = sh.n_kv_heads * sh.head_dim;
+            const int n_keys = sh.pos0 + sh.T;
+            INFO(cpu::isa_name(kp->isa)
+                 << " T " << sh.T << " pos0 " << sh.pos0 << " heads " << sh.n_heads << "/"
+                 << sh.n_kv_heads << " head_dim " << sh.head_dim);
+            const auto q = random_floats(std::size_t(sh.T) * dim, 11, 2.0f);
+            const auto k = random_floats(std::size_t(n_keys) * kv_dim, 12, 2.0f);
+            const auto v = random_floats(std::size_t(n_keys) * kv_dim, 13);
+            const std::size_t np = std::size_t(sh.n_heads) * sh.T * n_keys;
+            std::vector<float> out(std::size_t(sh.T) * dim), out_ref(out.size());
+            std::vector<float> probs(np, -1.0f), probs_ref(np, -1.0f), scratch;
+            kp->attention(out.data(), q.data(), k.data(), v.data(), probs.data(), sh.T, sh.pos0,
+                          sh.n_heads, sh.n_kv_heads, sh.head_dim, nullptr, scratch);
+            ref::attention(out_ref.data(), q.data(), k.data(), v.data(), probs_ref.data(), sh.T,
+                           sh.pos0, sh.n_heads, sh.n_kv_heads, sh.head_dim);
+            CHECK(max_abs_diff(out, out_ref) <= 1e-5);
+            CHECK(max_abs_diff(probs, probs_ref) <= 1e-6);
 
-        // Row by row, as cached decode computes them: same bits.
-        std::vector<float> rows(out.size());
-        for (int t = 0; t < sh.T; ++t)
-            cpu::attention(rows.data() + std::size_t(t) * dim, q.data() + std::size_t(t) * dim,
-                           k.data(), v.data(), nullptr, 1, sh.pos0 + t, sh.n_heads, sh.n_kv_heads,
-                           sh.head_dim, nullptr, scratch);
-        CHECK(same_bits(out, rows));
-        cpu::ThreadPool pool(2);
-        std::vector<float> threaded(out.size());
-        cpu::attention(threaded.data(), q.data(), k.data(), v.data(), nullptr, sh.T, sh.pos0,
-                       sh.n_heads, sh.n_kv_heads, sh.head_dim, &pool, scratch);
-        CHECK(same_bits(out, threaded));
-    }
+            // Row by row, as cached decode computes them: same bits.
+            std::vector<float> rows(out.size());
+            for (int t = 0; t < sh.T; ++t)
+                kp->attention(rows.data() + std::size_t(t) * dim, q.data() + std::size_t(t) * dim,
+                              k.data(), v.data(), nullptr, 1, sh.pos0 + t, sh.n_heads,
+                              sh.n_kv_heads, sh.head_dim, nullptr, scratch);
+            CHECK(same_bits(out, rows));
+            cpu::ThreadPool pool(2);
+            std::vector<float> threaded(out.size());
+            kp->attention(threaded.data(), q.data(), k.data(), v.data(), nullptr, sh.T, sh.pos0,
+                          sh.n_heads, sh.n_kv_heads, sh.head_dim, &pool, scratch);
+            CHECK(same_bits(out, threaded));
+        }
 }
 
 TEST_CASE("fast rmsnorm, swiglu, add and table RoPE match the reference", "[cpu_ops]") {
     const int T = 3, dim = 36, kv_dim = 18, head_dim = 6;
     const auto x = random_floats(T * dim, 21, 3.0f);
     const auto w = random_floats(dim, 22);
-    std::vector<float> a(T * dim), b(T * dim);
-    cpu::rmsnorm(a.data(), x.data(), w.data(), T, dim);
-    ref::rmsnorm(b.data(), x.data(), w.data(), T, dim);
-    CHECK(max_abs_diff(a, b) <= 1e-6);
+    for (const cpu::Kernels* k : paths()) {
+        INFO(cpu::isa_name(k->isa));
+        std::vector<float> a(T * dim), b(T * dim);
+        k->rmsnorm(a.data(), x.data(), w.data(), T, dim);
+        ref::rmsnorm(b.data(), x.data(), w.data(), T, dim);
+        CHECK(max_abs_diff(a, b) <= 1e-6);
 
-    for (std::size_t n : {std::size_t(5), std::size_t(8), std::size_t(43)}) {
-        auto h1 = random_floats(n, 23, 10.0f), h1_ref = h1;
-        const auto h3 = random_floats(n, 24);
-        cpu::swiglu(h1.data(), h3.data(), n);
-        ref::swiglu(h1_ref.data(), h3.data(), n);
-        CHECK(max_abs_diff(h1, h1_ref) <= 1e-6);
-        auto s = random_floats(n, 25), s_ref = s;
-        cpu::add(s.data(), h3.data(), n);
-        ref::add(s_ref.data(), h3.data(), n);
-        CHECK(same_bits(s, s_ref));
+        for (std::size_t n : {std::size_t(5), std::size_t(8), std::size_t(43)}) {
+            auto h1 = random_floats(n, 23, 10.0f), h1_ref = h1;
+            const auto h3 = random_floats(n, 24);
+            k->swiglu(h1.data(), h3.data(), n);
+            ref::swiglu(h1_ref.data(), h3.data(), n);
+            CHECK(max_abs_diff(h1, h1_ref) <= 1e-6);
+            auto s = random_floats(n, 25), s_ref = s;
+            k->add(s.data(), h3.data(), n);
+            ref::add(s_ref.data(), h3.data(), n);
+            CHECK(same_bits(s, s_ref));
+        }
     }
 
     // RoPE at growing positions (the table grows) and back at early ones.

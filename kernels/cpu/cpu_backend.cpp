@@ -5,6 +5,7 @@
 #include <new>
 
 #include "core/error.h"
+#include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"
 
 namespace kvs {
@@ -43,6 +44,10 @@ class OpTimer {
 };
 
 }  // namespace
+
+CpuBackend::CpuBackend(bool time_ops) : time_ops_(time_ops) {
+    cpu::active_kernels();  // a bad KVSCOPE_ISA stops here, before any work, not mid-generation
+}
 
 void CpuBackend::reset_op_times() {
     times_ = {};

@@ -16,7 +16,8 @@ namespace kvs {
 
 class CpuBackend final : public Backend {
   public:
-    explicit CpuBackend(bool time_ops = true) : time_ops_(time_ops) {}
+    // Throws kvs::Error when KVSCOPE_ISA names a SIMD path this CPU lacks (isa.h).
+    explicit CpuBackend(bool time_ops = true);
     std::string name() const override { return "cpu"; }
     std::string device() const override;
 

@@ -14,11 +14,16 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/cpu/fast_ops.h"
+#include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/thread_pool.h"
+// 8 lanes on every path, also avx512: a head is head_dim floats (8 on stories260K), and 16-lane
+// blocks would be mostly padding: measured 5x slower attention there than 8 lanes. The matmul,
+// whose rows are dim or hidden floats long, keeps the path's 16.
+#undef KVS_LANES
+#define KVS_LANES 8
 #include "kernels/cpu/vec_math.h"
 
-namespace kvs::cpu {
+namespace kvs::cpu::KVS_ISA_NS {
 namespace {
 
 constexpr double kMinParallelMacs = 1 << 15;  // below this, waking threads costs more than it saves
@@ -44,7 +49,7 @@ float max_of(const float* a, int n) {
 
 // Eight keys' scores at once: lane sums of q * k[u] over the head's dimensions, reduced
 // together; per key the same arithmetic as dot(qh, k[u], head_dim).   k: 8 rows, stride kv_dim
-VEC_INLINE Vec eight_scores(const float* qh, const float* k, int kv_dim, int head_dim) {
+VEC_INLINE Vec8 eight_scores(const float* qh, const float* k, int kv_dim, int head_dim) {
     Vec parts[8] = {};
     int i = 0;
     for (; i + kLanes <= head_dim; i += kLanes) {
@@ -106,10 +111,10 @@ void row_heads(float* out_row, const float* q_row, const float* k_cache, const f
     for (int b0 = 0; b0 < n8; b0 += key_block)
         for (int h = h0; h < h1; ++h)
             for (int s = b0; s < std::min(n8, b0 + key_block); s += 8)
-                store(att_of(h) + s,
-                      eight_scores(q_row + h * sh.head_dim, k_of(h) + std::size_t(s) * sh.kv_dim,
-                                   sh.kv_dim, sh.head_dim) /
-                          scale);
+                store8(att_of(h) + s,
+                       eight_scores(q_row + h * sh.head_dim, k_of(h) + std::size_t(s) * sh.kv_dim,
+                                    sh.kv_dim, sh.head_dim) /
+                           scale);
     for (int h = h0; h < h1; ++h)
         for (int s = n8; s < n_keys; ++s)
             att_of(h)[s] =
@@ -193,4 +198,4 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
     pool->run(items, [&](int item, int slot) { run(item, scratch.data() + slot * per_worker); });
 }
 
-}  // namespace kvs::cpu
+}  // namespace kvs::cpu::KVS_ISA_NS

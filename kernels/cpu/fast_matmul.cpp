@@ -13,11 +13,11 @@
 // count, so batched and single-token passes agree bit for bit.
 #include <algorithm>
 
-#include "kernels/cpu/fast_ops.h"
+#include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
 
-namespace kvs::cpu {
+namespace kvs::cpu::KVS_ISA_NS {
 namespace {
 
 constexpr int kRows = 8;                     // weight rows per tile: one sum_lanes8
@@ -51,7 +51,7 @@ void tile(float* out, const float* x, const float* w, int n, int d, int i0, int 
             for (int c = 0; c < C; ++c) acc[c][r] = wv * load_partial(xr[c] + j, n - j) + acc[c][r];
         }
     }
-    for (int c = 0; c < C; ++c) store(out + std::size_t(t0 + c) * d + i0, sum_lanes8(acc[c]));
+    for (int c = 0; c < C; ++c) store8(out + std::size_t(t0 + c) * d + i0, sum_lanes8(acc[c]));
 }
 
 // Rows [i_begin, i_end) of out for tokens [t_begin, t_end).
@@ -90,4 +90,4 @@ void matmul(float* out, const float* x, const float* w, int T, int n, int d, Thr
     });
 }
 
-}  // namespace kvs::cpu
+}  // namespace kvs::cpu::KVS_ISA_NS

@@ -1,5 +1,7 @@
 #include "kernels/cpu/machine_limits.h"
 
+#include "kernels/cpu/isa_kernels.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -9,57 +11,10 @@
 
 #include <thread>
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
 namespace kvs::cpu {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-volatile float g_mul = 0.999999f, g_add = 1e-7f;
-
-using V8 = float __attribute__((vector_size(8 * sizeof(float))));
-using V16 = float __attribute__((vector_size(16 * sizeof(float))));
-
-// 12 independent multiply-add chains of N-float vectors: enough to cover the FMA latency (4
-// cycles) times the units (2) on current cores, so the rate is the units' throughput.
-// Returns the multiply-adds' FLOPs (2 per lane) and a value the compiler cannot drop.
-template <class V>
-__attribute__((noinline)) float fma_chains(long iters, float seed, double& flops) {
-    constexpr int kChains = 12, N = sizeof(V) / sizeof(float);
-    V acc[kChains];
-    for (int c = 0; c < kChains; ++c)
-        for (int l = 0; l < N; ++l) acc[c][l] = seed + 0.001f * float(c * N + l);
-    V mul, add;  // from volatiles, so the chains cannot be folded at compile time
-    for (int l = 0; l < N; ++l) mul[l] = g_mul, add[l] = g_add;
-    for (long i = 0; i < iters; ++i)
-        for (int c = 0; c < kChains; ++c)
-            acc[c] = acc[c] * mul + add;  // no reordering
-                                          // without -ffast-math
-    float s = 0;
-    for (int c = 0; c < kChains; ++c)
-        for (int l = 0; l < N; ++l) s += acc[c][l];
-    flops = 2.0 * N * kChains * double(iters);
-    return s;
-}
-
-// Sum of `n` floats (a multiple of 64) with 4 independent 16-float accumulators: a read-only
-// stream.
-__attribute__((noinline)) float read_stream(const float* p, std::size_t n) {
-    V16 a[4] = {};
-    for (std::size_t i = 0; i + 64 <= n; i += 64)
-        for (int k = 0; k < 4; ++k) {
-            V16 v;
-            std::memcpy(&v, p + i + 16 * k, sizeof v);
-            a[k] += v;
-        }
-    float s = 0;
-    for (int k = 0; k < 4; ++k)
-        for (int l = 0; l < 16; ++l) s += a[k][l];
-    return s;
-}
 
 Limit summarize(std::vector<double> rates) {
     std::sort(rates.begin(), rates.end());
@@ -112,17 +67,9 @@ volatile float g_sink;  // results land here so no loop is optimised away
 MachineLimits measure_machine_limits(int threads, int repeats) {
     MachineLimits m;
     m.threads = threads;
-#if defined(__AVX512F__)
-    m.vector_isa = "AVX-512";
-#elif defined(__AVX2__)
-    m.vector_isa = "AVX2";
-#elif defined(__AVX__)
-    m.vector_isa = "AVX";
-#elif defined(__SSE2__)
-    m.vector_isa = "SSE2";
-#else
-    m.vector_isa = "generic";
-#endif
+    // The probes of the path the ops run (isa.h): the same detection and KVSCOPE_ISA.
+    const Kernels& k = active_kernels();
+    m.vector_isa = isa_name(k.isa);
     constexpr long kIters = 4'000'000;  // ~0.02-0.05 s per run on one core
     // Per figure: wall-clock rates, then CPU-time rates.
     std::vector<double> f8[2], f16[2], bw[2];
@@ -140,7 +87,7 @@ MachineLimits measure_machine_limits(int threads, int repeats) {
              rate(threads,
                   [&](int t) {
                       double fl;
-                      g_sink = fma_chains<V8>(kIters, float(t), fl);
+                      g_sink = k.fma_chains(8, kIters, float(t), fl);
                       return fl;
                   }),
              1e9);
@@ -148,14 +95,14 @@ MachineLimits measure_machine_limits(int threads, int repeats) {
              rate(threads,
                   [&](int t) {
                       double fl;
-                      g_sink = fma_chains<V16>(kIters, float(t), fl);
+                      g_sink = k.fma_chains(16, kIters, float(t), fl);
                       return fl;
                   }),
              1e9);
         keep(bw,
              rate(threads,
                   [&](int t) {
-                      g_sink = read_stream(bufs[t].data(), n);
+                      g_sink = k.read_stream(bufs[t].data(), n);
                       return double(n) * sizeof(float);
                   }),
              1e9);

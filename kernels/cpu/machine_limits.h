@@ -14,15 +14,15 @@ struct Limit {
 
 struct MachineLimits {
     int threads = 1;
-    Limit fma_8;    // 8-float vectors (AVX2 width, what the kernels use today)
-    Limit fma_16;   // 16-float vectors (AVX-512 width where the compiler targets it)
+    Limit fma_8;    // 8-float vectors (AVX2 width; the kernels' width on the avx2 and sse paths)
+    Limit fma_16;   // 16-float vectors (AVX-512 width; the kernels' width on the avx512 path)
     Limit read_bw;  // GB/s, one pass over `buffer_bytes` of float32, summed
     // The same per second of each thread's own CPU time: what a core does while it runs, the
     // ceiling even on a machine where other processes take turns (the rates above are per
     // wall-clock second: what this moment gave).
     Limit fma_8_cpu, fma_16_cpu, read_bw_cpu;
     double buffer_bytes = 0;
-    std::string vector_isa;  // the widest vector instructions this build was compiled for
+    std::string vector_isa;  // the SIMD path the probes and the ops ran (isa.h: active_isa())
 };
 
 // Each figure is the best and the median of `repeats` runs; `threads` > 1 runs that many copies

@@ -1,0 +1,80 @@
+#include "kernels/cpu/isa.h"
+
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace kvs::cpu {
+namespace {
+
+#if defined(KVSCOPE_X86_PATHS)  // kernels/CMakeLists.txt: the x86 paths were built
+constexpr bool kX86 = true;
+#else
+constexpr bool kX86 = false;
+#endif
+
+bool cpu_has(Isa isa) {
+#if defined(KVSCOPE_X86_PATHS)  // kernels/CMakeLists.txt: the x86 paths were built
+    __builtin_cpu_init();
+    switch (isa) {
+        case Isa::sse:
+            return true;  // part of x86-64
+        case Isa::avx2:
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        case Isa::avx512:
+            // the avx512 path is compiled with -mavx512f (and FMA, AVX2 below it)
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
+                   __builtin_cpu_supports("fma");
+        case Isa::plain:
+            return false;
+    }
+    return false;
+#else
+    return isa == Isa::plain;
+#endif
+}
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::plain:
+            return "plain";
+        case Isa::sse:
+            return "sse";
+        case Isa::avx2:
+            return "avx2";
+        case Isa::avx512:
+            return "avx512";
+    }
+    return "?";
+}
+
+std::vector<Isa> available_isas() {
+    std::vector<Isa> out;
+    for (Isa isa : {Isa::plain, Isa::sse, Isa::avx2, Isa::avx512})
+        if (cpu_has(isa)) out.push_back(isa);
+    return out;
+}
+
+Isa choose_isa(const char* requested, const std::vector<Isa>& have) {
+    if (!requested || !*requested) return have.back();
+    const std::string want = requested;
+    std::string runs;
+    for (Isa isa : have) {
+        if (want == isa_name(isa)) return isa;
+        runs += std::string(runs.empty() ? "" : ", ") + isa_name(isa);
+    }
+    const bool x86_name = want == "sse" || want == "avx2" || want == "avx512";
+    const char* why = !x86_name ? "unknown SIMD path"
+                      : kX86    ? "this CPU lacks it"
+                                : "an x86-64 path, and this is not an x86-64 build";
+    throw Error("KVSCOPE_ISA=" + want + ": " + why + " (this CPU runs: " + runs + ")");
+}
+
+Isa active_isa() {
+    static const Isa isa = choose_isa(std::getenv("KVSCOPE_ISA"), available_isas());
+    return isa;
+}
+
+}  // namespace kvs::cpu
