@@ -40,152 +40,153 @@
 // The lane count is part of the namespace too (inline: invisible to the code that uses it), so a
 // file of one path that picks 8 lanes (fast_attention.cpp) and one that keeps 16 never share a
 // definition.
-#define KVS_LANES_NS_(n) lanes##n
-#define KVS_LANES_NS(n) KVS_LANES_NS_(n)
+#if KVS_LANES == 16
+#define KVS_LANES_NS lanes16
+#else
+#define KVS_LANES_NS lanes8
+#endif
 namespace kvs::cpu::KVS_ISA_NS {
-inline namespace KVS_LANES_NS(KVS_LANES) {
+inline namespace KVS_LANES_NS {
 
-    constexpr int kLanes = KVS_LANES;  // 8 or 16: the lane trees below are written for these
-    static_assert(kLanes == 8 || kLanes == 16);
+constexpr int kLanes = KVS_LANES;  // 8 or 16: the lane trees below are written for these
+static_assert(kLanes == 8 || kLanes == 16);
 
-    // kLanes floats in one SIMD register, through the vector extension of GCC and Clang: + - * on
-    // it are single instructions (one AVX-512 or AVX register, two SSE or NEON registers
-    // otherwise). a * b + c compiles to one FMA where the target has it (both compilers contract it
-    // by default); either way every element below goes through the same expression.
-    using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
-    using VecBits = std::uint32_t __attribute__((vector_size(kLanes * sizeof(float))));
-    using Vec8 = float __attribute__((vector_size(8 * sizeof(float))));  // one result per tile row
+// kLanes floats in one SIMD register, through the vector extension of GCC and Clang: + - * on
+// it are single instructions (one AVX-512 or AVX register, two SSE or NEON registers
+// otherwise). a * b + c compiles to one FMA where the target has it (both compilers contract it
+// by default); either way every element below goes through the same expression.
+using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
+using VecBits = std::uint32_t __attribute__((vector_size(kLanes * sizeof(float))));
+using Vec8 = float __attribute__((vector_size(8 * sizeof(float))));  // one result per tile row
 
-    VEC_INLINE Vec load(const float* p) {
-        Vec v;
-        std::memcpy(&v, p, sizeof v);
+VEC_INLINE Vec load(const float* p) {
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+// The first `count` (<= kLanes) floats at p, the other lanes 0; and the store that writes only
+// them. Copied in pieces of 16, 8, 4, 2 and 1 floats: fixed-size copies compile to single
+// moves, while a loop or memcpy of variable size becomes a library call (GCC turns such loops
+// into memcpy), which clobbers every SIMD register in the middle of a kernel.
+VEC_INLINE Vec load_partial(const float* p, int count) {
+#if defined(__AVX512F__) && KVS_LANES == 16
+    // One masked load (the lanes past count read as 0, nothing past p + count is touched): the
+    // same value as the pieces below at a fraction of the cost, on every tail of a row.
+    return (Vec)_mm512_maskz_loadu_ps((1u << count) - 1, p);
+#endif
+    float lanes[kLanes] = {};
+    int k = 0;
+    for (int piece : {16, 8, 4, 2, 1})  // count = the sum of some of these
+        if (piece <= kLanes && (count & piece)) {
+            std::memcpy(lanes + k, p + k, piece * sizeof(float));
+            k += piece;
+        }
+    return load(lanes);
+}
+VEC_INLINE void store(float* p, Vec v) {
+    std::memcpy(p, &v, sizeof v);
+}
+VEC_INLINE void store_partial(float* p, Vec v, int count) {
+#if defined(__AVX512F__) && KVS_LANES == 16
+    return _mm512_mask_storeu_ps(p, (1u << count) - 1, (__m512)v);
+#endif
+    float lanes[kLanes];
+    store(lanes, v);
+    int k = 0;
+    for (int piece : {16, 8, 4, 2, 1})
+        if (piece <= kLanes && (count & piece)) {
+            std::memcpy(p + k, lanes + k, piece * sizeof(float));
+            k += piece;
+        }
+}
+// x in every lane (a broadcast; Vec{} + x would be an add, which may not be dropped: 0 + -0 =
+// 0)
+template <class V = Vec>
+VEC_INLINE V splat(float x) {
+    if constexpr (sizeof(V) == sizeof(Vec8))
+        return V{x, x, x, x, x, x, x, x};
+    else
+        return V{x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+}
+VEC_INLINE void store8(float* p, Vec8 v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
+// The first step of the lane tree: 16 lanes to 8 (l + l(+8)); nothing to do at 8 lanes.
+// (A template so that the branch not taken is not compiled.)
+template <class V = Vec>
+VEC_INLINE Vec8 fold8(V v) {
+    if constexpr (sizeof(V) == sizeof(Vec8))
         return v;
-    }
-    // The first `count` (<= kLanes) floats at p, the other lanes 0; and the store that writes only
-    // them. Copied in pieces of 16, 8, 4, 2 and 1 floats: fixed-size copies compile to single
-    // moves, while a loop or memcpy of variable size becomes a library call (GCC turns such loops
-    // into memcpy), which clobbers every SIMD register in the middle of a kernel.
-    VEC_INLINE Vec load_partial(const float* p, int count) {
-#if defined(__AVX512F__) && KVS_LANES == 16
-        // One masked load (the lanes past count read as 0, nothing past p + count is touched): the
-        // same value as the pieces below at a fraction of the cost, on every tail of a row.
-        return (Vec)_mm512_maskz_loadu_ps((1u << count) - 1, p);
-#endif
-        float lanes[kLanes] = {};
-        int k = 0;
-        for (int piece : {16, 8, 4, 2, 1})  // count = the sum of some of these
-            if (piece <= kLanes && (count & piece)) {
-                std::memcpy(lanes + k, p + k, piece * sizeof(float));
-                k += piece;
-            }
-        return load(lanes);
-    }
-    VEC_INLINE void store(float* p, Vec v) {
-        std::memcpy(p, &v, sizeof v);
-    }
-    VEC_INLINE void store_partial(float* p, Vec v, int count) {
-#if defined(__AVX512F__) && KVS_LANES == 16
-        return _mm512_mask_storeu_ps(p, (1u << count) - 1, (__m512)v);
-#endif
-        float lanes[kLanes];
-        store(lanes, v);
-        int k = 0;
-        for (int piece : {16, 8, 4, 2, 1})
-            if (piece <= kLanes && (count & piece)) {
-                std::memcpy(p + k, lanes + k, piece * sizeof(float));
-                k += piece;
-            }
-    }
-    // x in every lane (a broadcast; Vec{} + x would be an add, which may not be dropped: 0 + -0 =
-    // 0)
-    template <class V = Vec>
-    VEC_INLINE V splat(float x) {
-        if constexpr (sizeof(V) == sizeof(Vec8))
-            return V{x, x, x, x, x, x, x, x};
-        else
-            return V{x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
-    }
-    VEC_INLINE void store8(float* p, Vec8 v) {
-        std::memcpy(p, &v, sizeof v);
-    }
+    else
+        return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+               __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+}
 
-    // The first step of the lane tree: 16 lanes to 8 (l + l(+8)); nothing to do at 8 lanes.
-    // (A template so that the branch not taken is not compiled.)
-    template <class V = Vec>
-    VEC_INLINE Vec8 fold8(V v) {
-        if constexpr (sizeof(V) == sizeof(Vec8))
-            return v;
-        else
-            return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
-                   __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-    }
+// The lane tree of one register: fold8, then ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
+VEC_INLINE float sum_lanes(Vec v) {
+    const Vec8 e = fold8(v);
+    return ((e[0] + e[1]) + (e[2] + e[3])) + ((e[4] + e[5]) + (e[6] + e[7]));
+}
 
-    // The lane tree of one register: fold8, then ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
-    VEC_INLINE float sum_lanes(Vec v) {
-        const Vec8 e = fold8(v);
-        return ((e[0] + e[1]) + (e[2] + e[3])) + ((e[4] + e[5]) + (e[6] + e[7]));
-    }
+// The lane trees of eight registers at once: result lane r = sum_lanes(v[r]), in the same
+// order, with 7 shuffle-and-add steps (after fold8) instead of 8 scalar trees.
+VEC_INLINE Vec8 sum_lanes8(const Vec (&wide)[8]) {
+    Vec8 v[8];
+    for (int r = 0; r < 8; ++r) v[r] = fold8(wide[r]);
+    // pairs: [a0+a1, a2+a3, b0+b1, b2+b3, a4+a5, a6+a7, b4+b5, b6+b7]
+    auto pairs = [](Vec8 a, Vec8 b) __attribute__((always_inline)) {
+        return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14) +
+               __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
+    };
+    const Vec8 q01 = pairs(pairs(v[0], v[1]), pairs(v[2], v[3]));  // rows 0-3: low, high halves
+    const Vec8 q45 = pairs(pairs(v[4], v[5]), pairs(v[6], v[7]));  // rows 4-7
+    return __builtin_shufflevector(q01, q45, 0, 1, 2, 3, 8, 9, 10, 11) +
+           __builtin_shufflevector(q01, q45, 4, 5, 6, 7, 12, 13, 14, 15);
+}
 
-    // The lane trees of eight registers at once: result lane r = sum_lanes(v[r]), in the same
-    // order, with 7 shuffle-and-add steps (after fold8) instead of 8 scalar trees.
-    VEC_INLINE Vec8 sum_lanes8(const Vec(&wide)[8]) {
-        Vec8 v[8];
-        for (int r = 0; r < 8; ++r) v[r] = fold8(wide[r]);
-        // pairs: [a0+a1, a2+a3, b0+b1, b2+b3, a4+a5, a6+a7, b4+b5, b6+b7]
-        auto pairs = [](Vec8 a, Vec8 b) __attribute__((always_inline)) {
-            return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14) +
-                   __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
-        };
-        const Vec8 q01 = pairs(pairs(v[0], v[1]), pairs(v[2], v[3]));  // rows 0-3: low, high halves
-        const Vec8 q45 = pairs(pairs(v[4], v[5]), pairs(v[6], v[7]));  // rows 4-7
-        return __builtin_shufflevector(q01, q45, 0, 1, 2, 3, 8, 9, 10, 11) +
-               __builtin_shufflevector(q01, q45, 4, 5, 6, 7, 12, 13, 14, 15);
-    }
+// Lane partial sums of a[j] * b[j], j < n.
+VEC_INLINE Vec dot_lanes(const float* a, const float* b, int n) {
+    Vec acc = {};
+    int j = 0;
+    for (; j + kLanes <= n; j += kLanes) acc = load(a + j) * load(b + j) + acc;
+    if (j < n) acc = load_partial(a + j, n - j) * load_partial(b + j, n - j) + acc;
+    return acc;
+}
+VEC_INLINE float dot(const float* a, const float* b, int n) {
+    return sum_lanes(dot_lanes(a, b, n));
+}
 
-    // Lane partial sums of a[j] * b[j], j < n.
-    VEC_INLINE Vec dot_lanes(const float* a, const float* b, int n) {
-        Vec acc = {};
-        int j = 0;
-        for (; j + kLanes <= n; j += kLanes) acc = load(a + j) * load(b + j) + acc;
-        if (j < n) acc = load_partial(a + j, n - j) * load_partial(b + j, n - j) + acc;
-        return acc;
-    }
-    VEC_INLINE float dot(const float* a, const float* b, int n) {
-        return sum_lanes(dot_lanes(a, b, n));
-    }
+// sum_j a[j], j < n, in lanes.
+VEC_INLINE float sum(const float* a, int n) {
+    Vec acc = {};
+    int j = 0;
+    for (; j + kLanes <= n; j += kLanes) acc += load(a + j);
+    if (j < n) acc += load_partial(a + j, n - j);
+    return sum_lanes(acc);
+}
 
-    // sum_j a[j], j < n, in lanes.
-    VEC_INLINE float sum(const float* a, int n) {
-        Vec acc = {};
-        int j = 0;
-        for (; j + kLanes <= n; j += kLanes) acc += load(a + j);
-        if (j < n) acc += load_partial(a + j, n - j);
-        return sum_lanes(acc);
-    }
+// exp(x) lane by lane, with plain vector operations (a libm call would go one float at a time).
+// exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln2 / 2, exp(r) by its Taylor polynomial
+// to degree 7 (truncation error below 1e-8). Inputs are clamped to [-87, 88] so 2^n stays a
+// normal float: below -87 the result is 1.6e-38 where std::exp gives a denormal or 0, which
+// changes a softmax or SiLU by less than 1e-37. tests/test_cpu_ops.cpp measures the error
+// against std::exp.
+VEC_INLINE Vec exp_approx(Vec x) {
+    x = x < -87.0f ? splat(-87.0f) : x;
+    x = x > 88.0f ? splat(88.0f) : x;
+    constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+    const Vec shifted = x * 1.44269504088896341f + kShifter;
+    const Vec n = shifted - kShifter;
+    // r = x - n ln2, with ln2 split in two so n * ln2_hi is exact
+    Vec r = n * -0.693145751953125f + x;
+    r = n * -1.428606765330187e-06f + r;
+    Vec p = splat(1.0f / 5040.0f);
+    for (float c : {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f}) p = p * r + c;
+    // 2^n: the integer n (the low bits of `shifted`) plus the bias 127, into the exponent field
+    const VecBits e = ((VecBits)shifted - __builtin_bit_cast(std::uint32_t, kShifter) + 127u) << 23;
+    return p * (Vec)e;
+}
 
-    // exp(x) lane by lane, with plain vector operations (a libm call would go one float at a time).
-    // exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln2 / 2, exp(r) by its Taylor polynomial
-    // to degree 7 (truncation error below 1e-8). Inputs are clamped to [-87, 88] so 2^n stays a
-    // normal float: below -87 the result is 1.6e-38 where std::exp gives a denormal or 0, which
-    // changes a softmax or SiLU by less than 1e-37. tests/test_cpu_ops.cpp measures the error
-    // against std::exp.
-    VEC_INLINE Vec exp_approx(Vec x) {
-        x = x < -87.0f ? splat(-87.0f) : x;
-        x = x > 88.0f ? splat(88.0f) : x;
-        constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-        const Vec shifted = x * 1.44269504088896341f + kShifter;
-        const Vec n = shifted - kShifter;
-        // r = x - n ln2, with ln2 split in two so n * ln2_hi is exact
-        Vec r = n * -0.693145751953125f + x;
-        r = n * -1.428606765330187e-06f + r;
-        Vec p = splat(1.0f / 5040.0f);
-        for (float c : {1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f})
-            p = p * r + c;
-        // 2^n: the integer n (the low bits of `shifted`) plus the bias 127, into the exponent field
-        const VecBits e = ((VecBits)shifted - __builtin_bit_cast(std::uint32_t, kShifter) + 127u)
-                          << 23;
-        return p * (Vec)e;
-    }
-
-}  // namespace )
+}  // namespace KVS_LANES_NS
 }  // namespace kvs::cpu::KVS_ISA_NS
