@@ -41,6 +41,16 @@ void BatchSession::set_prompts(const std::vector<std::string>& prompts) {
     steps_.clear();
 }
 
+KvShape BatchSession::kv(int seq) const {
+    if (seq < 0 || seq >= size())
+        throw Error("no sequence " + std::to_string(seq) + " in the batch");
+    return runner_->kv(seq);
+}
+
+void BatchSession::read_kv(int seq, std::vector<float>& out) {
+    runner_->read_kv_rows(seq, 0, kv(seq).len, out);
+}
+
 bool BatchSession::finished() const {
     return std::all_of(seqs_.begin(), seqs_.end(),
                        [](const Seq& s) { return s.finish != FinishReason::None; });

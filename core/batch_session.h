@@ -41,6 +41,11 @@ class BatchSession {
     const std::vector<int>& tokens(int seq) const { return seqs_.at(seq).tokens; }
     FinishReason finish_reason(int seq) const { return seqs_.at(seq).finish; }
     int prompt_len(int seq) const { return seqs_.at(seq).prompt_len; }
+    // Sequence `seq`'s KV cache as its slot holds it now (len: the rows written, every token but
+    // the last one sampled), and those rows: out [n_layers, 2 (K, V), len, kv_dim]. Read outside
+    // any step, so no measured time includes it.
+    KvShape kv(int seq) const;
+    void read_kv(int seq, std::vector<float>& out);
 
   private:
     struct Seq {

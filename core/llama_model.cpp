@@ -46,6 +46,9 @@ class LlamaRunner final : public Runner, public BatchRunner {
                        std::span<ForwardResult> out) override;
     void reset_slot(int slot) override { caches_.at(slot)->set_len(0); }
     KvShape kv(int slot) const override { return caches_.at(slot)->shape(); }
+    void read_kv_rows(int slot, int first, int n, std::vector<float>& out) override {
+        read_rows(*caches_.at(slot), first, n, out);
+    }
 
   private:
     // The backend's view of a host weight pointer: same offset into the adopted floats.

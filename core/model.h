@@ -84,6 +84,8 @@ class BatchRunner {
                                std::span<ForwardResult> out) = 0;
     virtual void reset_slot(int slot) = 0;
     virtual KvShape kv(int slot) const = 0;
+    // K/V rows first..first+n-1 slot `slot` holds now: out [n_layers, 2 (K, V), n, kv_dim].
+    virtual void read_kv_rows(int slot, int first, int n, std::vector<float>& out) = 0;
     virtual Backend* backend() = 0;
 };
 

@@ -13,6 +13,7 @@ KvGridColumns collect_kv_columns(std::span<const StepRecord> steps, int s) {
     g.n = cur.kv.len;
     g.n_layers = cur.kv.n_layers;
     g.kv_dim = cur.kv.n_kv_heads * cur.kv.head_dim;
+    g.head_dim = cur.kv.head_dim;
     g.cols.assign(g.n, KvColumnRef{});
     g.written_begin = std::clamp(cur.pos0, 0, g.n);
     g.written_end = std::clamp(cur.pos0 + cur.tokens_processed, 0, g.n);
@@ -25,24 +26,41 @@ KvGridColumns collect_kv_columns(std::span<const StepRecord> steps, int s) {
         const int first = st.kv.len - kept;
         for (int r = 0; r < kept; ++r) {
             const int p = first + r;
-            if (p >= 0 && p < g.n && !g.cols[p].step) g.cols[p] = {&st, r};
+            if (p >= 0 && p < g.n && !g.cols[p].rows) g.cols[p] = {st.kv_rows.data(), kept, r};
         }
     }
     return g;
 }
 
+KvGridColumns kv_columns_of_cache(const KvShape& kv, std::span<const float> rows, int written_begin,
+                                  int written_end, int query_pos) {
+    KvGridColumns g;
+    g.n_layers = kv.n_layers;
+    g.kv_dim = kv.n_kv_heads * kv.head_dim;
+    g.head_dim = kv.head_dim;
+    // Rows that do not hold the whole cache give an empty grid, never a read past them.
+    if (kv.len <= 0 || rows.size() != std::size_t(kv.n_layers) * 2 * kv.len * g.kv_dim) return g;
+    g.n = kv.len;
+    g.cols.resize(g.n);
+    for (int p = 0; p < g.n; ++p) g.cols[p] = {rows.data(), kv.len, p};
+    g.written_begin = std::clamp(written_begin, 0, g.n);
+    g.written_end = std::clamp(written_end, g.written_begin, g.n);
+    g.query_pos = std::clamp(query_pos, -1, g.n - 1);
+    return g;
+}
+
 float kv_value(const KvGridColumns& g, int layer, int kv, int pos, int ch) {
-    if (pos < 0 || pos >= g.n || !g.cols[pos].step) return std::numeric_limits<float>::quiet_NaN();
+    if (pos < 0 || pos >= g.n || !g.cols[pos].rows) return std::numeric_limits<float>::quiet_NaN();
     const KvColumnRef& c = g.cols[pos];
-    const std::size_t kept = c.step->kv_rows_kept;
+    const std::size_t kept = c.kept;
     const std::size_t i = ((std::size_t(layer) * 2 + kv) * kept + c.row) * g.kv_dim + ch;
-    return c.step->kv_rows[i];
+    return c.rows[i];
 }
 
 float kv_abs_max(const KvGridColumns& g, int layer) {
     float m = 0;
     for (int p = 0; p < g.n; ++p) {
-        if (!g.cols[p].step) continue;
+        if (!g.cols[p].rows) continue;
         for (int kv = 0; kv < 2; ++kv)
             for (int ch = 0; ch < g.kv_dim; ++ch) {
                 const float v = kv_value(g, layer, kv, p, ch);
@@ -56,7 +74,7 @@ float kv_colour_scale(const KvGridColumns& g, int layer) {
     double sum = 0;
     std::size_t count = 0;
     for (int p = 0; p < g.n; ++p) {
-        if (!g.cols[p].step) continue;
+        if (!g.cols[p].rows) continue;
         for (int kv = 0; kv < 2; ++kv)
             for (int ch = 0; ch < g.kv_dim; ++ch) {
                 const float v = kv_value(g, layer, kv, p, ch);

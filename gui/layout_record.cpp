@@ -67,6 +67,7 @@ std::string LayoutRecord::to_json() const {
         for (const auto& [label, y] : pl.series) series[label] = y;
         j["plots"].push_back({{"name", pl.name}, {"x", pl.x}, {"series", series}});
     }
+    j["next_tokens_shown"] = next_tokens_shown;
     j["texts"] = nlohmann::json::array();
     for (const auto& t : texts)
         j["texts"].push_back({{"panel", t.panel},

@@ -98,7 +98,8 @@ struct LayoutRecord {
     std::vector<std::string> tokens;    // the token chips of the first session, as labelled
     std::string finish;                 // why generation ended, as the tokens panel says it
     std::vector<PlotRecord> plots;
-    LessonRecord lesson;  // number 0: no lesson panel
+    int next_tokens_shown = 0;  // rows the Next-token panel drew (of the step's recorded top)
+    LessonRecord lesson;        // number 0: no lesson panel
     std::vector<TextRecord> texts;
     ExplainRecord explain;
 
@@ -111,6 +112,7 @@ struct LayoutRecord {
         tokens.clear();
         finish.clear();
         plots.clear();
+        next_tokens_shown = 0;
         texts.clear();
         lesson = LessonRecord();
     }

@@ -49,44 +49,58 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     // Columns keep a fixed width while they fit, so the grid visibly grows to the right.
     const float cell_w = std::min(fh * 0.8f, avail_w / std::max(g.n, 1));
     const float cell_h = std::max(0.5f, std::min(fh * 0.8f, avail_h / rows));
-    const ImVec2 a(origin.x + lab_w, top);
+    draw_kv_cells(f, g, layer, *f.textures[si].kv,
+                  texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
+                               f.palette_id(), 77}),
+                  ImVec2(origin.x, top), lab_w, cell_w, cell_h, sv.label);
+}
+
+}  // namespace
+
+KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, KvTexture& tex,
+                          std::uint64_t key, ImVec2 at, float lab_w, float cell_w, float cell_h,
+                          const std::string& who) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float fh = f.font_px;
+    const int rows = 2 * g.kv_dim;
+    const ImVec2 a(at.x + lab_w, at.y);
     const ImVec2 b(a.x + cell_w * g.n, a.y + cell_h * rows);
-    KvTexture& tex = *f.textures[si].kv;
-    tex.update(g, layer, f.pal.missing,
-               texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
-                            f.palette_id(), 77}));
+    tex.update(g, layer, f.pal.missing, key);
     dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
     const float mid = a.y + cell_h * g.kv_dim;
     dl->AddLine(ImVec2(a.x, mid), ImVec2(b.x, mid), f.theme.panel_bg, std::max(1.0f, fh * 0.12f));
-    if (mid - a.y >= fh * 0.9f) {
-        dl->AddText(ImVec2(origin.x, (a.y + mid) * 0.5f - fh * 0.5f), f.theme.muted_text, "K");
-        dl->AddText(ImVec2(origin.x, (mid + b.y) * 0.5f - fh * 0.5f), f.theme.muted_text, "V");
+    if (lab_w <= 0) {
+        // No room given for the K and V labels (a grid beside one that has them).
+    } else if (mid - a.y >= fh * 0.9f) {
+        dl->AddText(ImVec2(at.x, (a.y + mid) * 0.5f - fh * 0.5f), f.theme.muted_text, "K");
+        dl->AddText(ImVec2(at.x, (mid + b.y) * 0.5f - fh * 0.5f), f.theme.muted_text, "V");
     } else {
         // Blocks shorter than a line: one label, K above V.
         const float px = std::max(fh * 0.5f, std::min(fh, (b.y - a.y) * 0.5f));
-        dl->AddText(ImGui::GetFont(), px, ImVec2(origin.x, a.y), f.theme.muted_text, "K");
-        dl->AddText(ImGui::GetFont(), px, ImVec2(origin.x, a.y + px), f.theme.muted_text, "V");
+        dl->AddText(ImGui::GetFont(), px, ImVec2(at.x, a.y), f.theme.muted_text, "K");
+        dl->AddText(ImGui::GetFont(), px, ImVec2(at.x, a.y + px), f.theme.muted_text, "V");
     }
-    // Written at this step.
-    dl->AddRect(ImVec2(a.x + cell_w * g.written_begin - 1, a.y - 2),
-                ImVec2(a.x + cell_w * g.written_end + 1, b.y + 2), to_u32(f.pal.highlight), 0, 0,
-                2);
-    // Read by this step's query: every cached row up to and including its own.
+    // Written at the step shown.
+    if (g.written_end > g.written_begin)
+        dl->AddRect(ImVec2(a.x + cell_w * g.written_begin - 1, a.y - 2),
+                    ImVec2(a.x + cell_w * g.written_end + 1, b.y + 2), to_u32(f.pal.highlight), 0,
+                    0, 2);
+    // Read by the step's query: every cached row up to and including its own.
     const float ry = b.y + fh * 0.35f;
-    dl->AddLine(ImVec2(a.x, ry), ImVec2(a.x + cell_w * (g.query_pos + 1), ry), to_u32(f.pal.read),
-                3);
+    if (g.query_pos >= 0)
+        dl->AddLine(ImVec2(a.x, ry), ImVec2(a.x + cell_w * (g.query_pos + 1), ry),
+                    to_u32(f.pal.read), 3);
 
     if (f.layout)
-        f.layout->kv_grids.push_back({sv.label, layer, g.n, rows,
-                                      Rect{a.x, a.y, b.x - a.x, b.y - a.y}, cell_w, cell_h,
-                                      g.written_begin, g.written_end});
+        f.layout->kv_grids.push_back({who, layer, g.n, rows, Rect{a.x, a.y, b.x - a.x, b.y - a.y},
+                                      cell_w, cell_h, g.written_begin, g.written_end});
     const ImVec2 mouse = ImGui::GetIO().MousePos;
-    if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
-        mouse.y < b.y) {
+    if (ImGui::IsWindowHovered() && g.n > 0 && rows > 0 && mouse.x >= a.x && mouse.x < b.x &&
+        mouse.y >= a.y && mouse.y < b.y) {
         const int p = std::clamp(int((mouse.x - a.x) / cell_w), 0, g.n - 1);
         const int r = std::clamp(int((mouse.y - a.y) / cell_h), 0, rows - 1);
         const int kv = r / g.kv_dim, ch = r % g.kv_dim;
-        const int head_dim = st.kv.head_dim;
+        const int head_dim = std::max(1, g.head_dim);
         const float v = kv_value(g, layer, kv, p, ch);
         ImGui::BeginTooltip();
         ImGui::Text(tr("position %d, %s, kv head %d, channel %d"), p + 1, kv ? "V" : "K",
@@ -98,9 +112,8 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
         ImGui::Text(tr("colour scale: +-%.3g"), tex.scale());
         ImGui::EndTooltip();
     }
+    return {a, b, cell_w, cell_h};
 }
-
-}  // namespace
 
 void draw_kv_cache(FrameContext& f) {
     const float fh = f.font_px;

@@ -294,12 +294,21 @@ void draw_lesson_stage(FrameContext& f) {
     const float fh = f.font_px;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     if (run.batch) {
-        // The plot as large as the stage allows beside its table.
+        // The plot as large as the stage allows beside its table, and under both the last run's
+        // KV caches side by side (gui/panel_batch_caches.cpp).
+        const bool caches = !run.batch->last_run.empty();
+        const float caches_h = caches ? std::floor(std::max(avail.y * 0.4f, fh * 12)) : 0;
         const float table_w = std::min(avail.x * 0.4f, fh * 30);
         const float plot_w = avail.x - table_w - fh;
-        const float plot_h = std::min(avail.y - fh * 4.5f, plot_w * 0.75f);
+        const float plot_h =
+            std::max(fh * 6, std::min(avail.y - caches_h - fh * 4.5f, plot_w * 0.75f));
         draw_batch(f, *run.batch, ImVec2(plot_w, plot_h), true);
         ImGui::Spacing();
+        if (caches) {
+            ImGui::Spacing();
+            const ImVec2 left = ImGui::GetContentRegionAvail();
+            draw_batch_caches(f, *run.batch, ImVec2(left.x, std::max(left.y, fh * 6)));
+        }
     }
     if (run.scale) {
         draw_scale(f, *run.scale);

@@ -97,52 +97,79 @@ void draw_next_token(FrameContext& f) {
     ImGui::TextWrapped("%s", tr("most likely next tokens (softmax of the logits, temperature 1):"));
     ImGui::PopStyleColor();
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImVec2 avail0 = ImGui::GetContentRegionAvail();
-    const float lab_w = fh * 6, pct_w = fh * 3.6f, logit_w = fh * 4.2f;
-    const float bar_w = std::max(fh, avail0.x - lab_w - pct_w - logit_w);
-    {
-        const ImVec2 h = ImGui::GetCursorScreenPos();
-        const ImU32 muted = f.theme.muted_text;
-        dl->AddText(h, muted, tr("token"));
-        dl->AddText(ImVec2(h.x + lab_w, h.y), muted, tr("probability"));
-        const char* lg = tr("logit");
-        dl->AddText(ImVec2(h.x + avail0.x - ImGui::CalcTextSize(lg).x, h.y), muted, lg);
-        ImGui::Dummy(ImVec2(avail0.x, fh * 1.1f));
-    }
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    // As many of the recorded top tokens as fit at a readable size (the toy: its whole
-    // vocabulary of ten).
-    const float row_h = fh * 1.2f;
-    const int n =
-        std::min(static_cast<int>(r.top.size()), std::max(1, static_cast<int>(avail.y / row_h)));
-    for (int i = 0; i < n; ++i) {
+    const int total = static_cast<int>(r.top.size());
+    // Every recorded top token (the toy: its whole vocabulary of ten) in one column, or in two
+    // when one does not hold them and the panel is wide enough; past that as many as fit.
+    const float row_h = fh * 1.2f, head_h = fh * 1.1f, gap = fh * 0.8f;
+    const int fit = std::max(1, static_cast<int>((avail.y - head_h) / row_h));
+    float lab_need = fh * 2, logit_need = text_width(tr("logit"), fh);
+    for (const TopToken& t : r.top) {
+        lab_need = std::max(lab_need, text_width(f.label(t.id), fh) + fh * 0.5f);
+        char lg[24];
+        std::snprintf(lg, sizeof lg, "%.2f", t.logit);
+        logit_need = std::max(logit_need, text_width(lg, fh));
+    }
+    const float lab_w = std::min(fh * 6, lab_need), logit_w = logit_need + fh * 0.4f;
+    const float pct_w = text_width("100.0%", fh) + fh * 0.3f;
+    const float min_col_w = lab_w + pct_w + logit_w + fh * 0.5f;
+    const int cols = total > fit && avail.x >= 2 * min_col_w + gap ? 2 : 1;
+    const int per_col = cols == 2 ? (total + 1) / 2 : total;
+    const int rows_shown = std::min(per_col, fit);
+    const float col_w = cols == 2 ? (avail.x - gap) * 0.5f : avail.x;
+    // Bars beside the numbers while a column has room for a bar of 3 text heights; else each
+    // bar runs under its row's numbers.
+    const float bar_w = col_w - lab_w - pct_w - logit_w;
+    const bool bars_under = bar_w < fh * 3;
+    const ImU32 muted = f.theme.muted_text;
+    for (int c = 0; c < cols; ++c) {
+        const float x = o.x + c * (col_w + gap);
+        dl->AddText(ImVec2(x, o.y), muted, tr("token"));
+        dl->AddText(ImVec2(x + lab_w, o.y), muted,
+                    clipped(tr("probability"), col_w - lab_w - logit_w).c_str());
+        const char* lg = tr("logit");
+        dl->AddText(ImVec2(x + col_w - ImGui::CalcTextSize(lg).x, o.y), muted, lg);
+    }
+    const float y0 = o.y + head_h;
+    int drawn = 0;
+    for (int i = 0; i < total; ++i) {
+        const int c = i / per_col, k = i % per_col;
+        if (c >= cols || k >= rows_shown) continue;
+        ++drawn;
         const TopToken& t = r.top[i];
-        const float y = o.y + i * row_h;
-        if (y + row_h > o.y + avail.y + 1) break;
+        const float x = o.x + c * (col_w + gap), y = y0 + k * row_h;
+        const float ty = y + (row_h - fh) * 0.5f;
         const bool chosen = t.id == r.token_out;
-        std::string lab = f.label(t.id);
-        dl->AddText(ImVec2(o.x, y + (row_h - fh) * 0.5f),
-                    chosen ? ImGui::GetColorU32(ImGuiCol_Text) : f.theme.muted_text, lab.c_str());
+        dl->AddText(ImVec2(x, ty), chosen ? ImGui::GetColorU32(ImGuiCol_Text) : muted,
+                    clipped(f.label(t.id), lab_w - fh * 0.3f).c_str());
         // Weights that are NaN (a broken model file) give NaN probabilities: no bar, "n/a".
         const bool known = std::isfinite(t.prob);
-        const float w = bar_w * (known ? std::clamp(t.prob, 0.0f, 1.0f) : 0.0f);
-        dl->AddRectFilled(ImVec2(o.x + lab_w, y + row_h * 0.12f),
-                          ImVec2(o.x + lab_w + std::max(w, 1.0f), y + row_h * 0.88f),
-                          chosen ? f.theme.chip_chosen : f.theme.series[0], 2);
+        const float p = known ? std::clamp(t.prob, 0.0f, 1.0f) : 0.0f;
+        const ImU32 bar_col = chosen ? f.theme.chip_chosen : f.theme.series[0];
         char pct[24];
         if (known)
             std::snprintf(pct, sizeof pct, "%.1f%%", 100.0f * t.prob);
         else
             std::snprintf(pct, sizeof pct, "n/a");
-        dl->AddText(ImVec2(o.x + lab_w + std::max(w, 1.0f) + 4, y + (row_h - fh) * 0.5f),
-                    f.theme.muted_text, pct);
+        if (bars_under) {
+            const float span = col_w - lab_w;
+            dl->AddRectFilled(ImVec2(x + lab_w, y + row_h - fh * 0.2f),
+                              ImVec2(x + lab_w + std::max(span * p, 1.0f), y + row_h - fh * 0.05f),
+                              bar_col, 1);
+            dl->AddText(ImVec2(x + lab_w, ty), muted, pct);
+        } else {
+            const float w = bar_w * p;
+            dl->AddRectFilled(ImVec2(x + lab_w, y + row_h * 0.12f),
+                              ImVec2(x + lab_w + std::max(w, 1.0f), y + row_h * 0.88f), bar_col, 2);
+            dl->AddText(ImVec2(x + lab_w + std::max(w, 1.0f) + 4, ty), muted, pct);
+        }
         char lg[24];
         std::snprintf(lg, sizeof lg, "%.2f", t.logit);
-        dl->AddText(ImVec2(o.x + avail.x - ImGui::CalcTextSize(lg).x, y + (row_h - fh) * 0.5f),
-                    f.theme.muted_text, lg);
+        dl->AddText(ImVec2(x + col_w - ImGui::CalcTextSize(lg).x, ty), muted, lg);
     }
-    ImGui::Dummy(ImVec2(avail.x, std::min(avail.y, n * row_h)));
+    if (f.layout) f.layout->next_tokens_shown = drawn;
+    ImGui::Dummy(ImVec2(avail.x, std::min(avail.y, head_h + rows_shown * row_h)));
 }
 
 }  // namespace kvs::gui

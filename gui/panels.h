@@ -23,7 +23,8 @@
 struct ImFont;
 
 namespace kvs {
-struct Roofline;  // lessonlib/roofline.h
+struct Roofline;    // lessonlib/roofline.h
+struct BatchTable;  // lessonlib/batch_sweep.h
 }  // namespace kvs
 
 namespace kvs::gui {
@@ -100,6 +101,8 @@ struct UiState {
 struct SessionTextures {
     std::vector<std::unique_ptr<AttentionTexture>> heads;  // [n_layers * n_heads]
     std::unique_ptr<KvTexture> kv = std::make_unique<KvTexture>();
+    // Lesson 8's batch: one KV grid per sequence of the sweep's last run (textures[0] only).
+    std::vector<std::unique_ptr<KvTexture>> batch_kv;
 };
 
 struct FrameContext {
@@ -149,6 +152,17 @@ void draw_toolbar(FrameContext& f);
 void draw_tokens(FrameContext& f);
 void draw_attention(FrameContext& f);
 void draw_kv_cache(FrameContext& f);
+// One KV grid's cells (gui/kv_grid.h) through `tex` (uploaded when `key` changes): K above V,
+// cell_w x cell_h pixels per value, from `at` + lab_w (the K and V labels in front; 0: none);
+// the columns written last outlined, a bar under the columns the last query read. Recorded for
+// --layout-json as `who`'s grid; hovering a cell names it. Returns where the cells are.
+struct KvCellsView {
+    ImVec2 a, b;  // top left and bottom right of the cells
+    float cell_w = 0, cell_h = 0;
+};
+KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, KvTexture& tex,
+                          std::uint64_t key, ImVec2 at, float lab_w, float cell_w, float cell_h,
+                          const std::string& who);
 void draw_time(FrameContext& f);
 void draw_next_token(FrameContext& f);
 void draw_toy_table(FrameContext& f);
@@ -164,6 +178,9 @@ std::vector<std::pair<int, int>> lesson_step_heads(FrameContext& f);
 void draw_roofline(FrameContext& f, const Roofline& r, ImVec2 size);
 // What the lesson step measured (@batch, @scale), full size on the stage.
 void draw_lesson_stage(FrameContext& f);
+// Lesson 8: the KV caches of the batch sweep's last run side by side, one per sequence, in a box
+// of `size` at the cursor.
+void draw_batch_caches(FrameContext& f, const BatchTable& t, ImVec2 size);
 
 // The lesson panel's actions (buttons, keys, the menu, --lesson): they show step `step` of
 // lesson `number` and have the engine play it (the next step on top of the previous ones, else

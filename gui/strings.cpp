@@ -173,6 +173,15 @@ const std::vector<UiString>& ui_strings() {
         {"rows per step", "每步行数"},
         {"time per step", "每步时间"},
         {"rows per second", "每秒行数"},
+        {"The KV caches after the last run (batch %d, layer %d): one per prompt, "
+         "%d to %d rows (prompt + new tokens)",
+         "最后一轮之后的 KV 缓存（批量 %d，第 %d 层）：每个提示词一份，"
+         "%d 到 %d 行（提示词 + 新 token）"},
+        {"outlined: the row the last decode step wrote (a prompt that stopped earlier wrote "
+         "none); bar: the rows its query read",
+         "描边：最后一个解码步写入的那一行（更早停下的提示词没有写入）；横条：它的查询读取的行"},
+        {"prompt %d", "提示词 %d"},
+        {"%s: %d rows", "%s：%d 行"},
         {"%s on %s (counted from shapes, not measured)", "%s 在 %s 上（按形状计数，并非实测）"},
         {"%d layers, %d heads, %d K/V heads of %d, dim %d",
          "%d 层，%d 个头，%d 个 K/V 头（每个 %d），维度 %d"},

@@ -59,6 +59,18 @@ BatchTable measure_batches(const Model& model, Backend& backend, const BatchPlan
         t.rows.push_back(pre);
         t.rows.push_back(dec);
     }
+    // The caches as the last run left them, one per sequence.
+    const std::vector<int>* last = bs.steps().empty() ? nullptr : &bs.steps().back().token_out;
+    for (int i = 0; i < bs.size(); ++i) {
+        BatchSequence q;
+        q.tokens = bs.tokens(i);
+        q.prompt_len = bs.prompt_len(i);
+        q.finish = bs.finish_reason(i);
+        q.in_last_step = last && (*last)[i] >= 0;
+        q.kv = bs.kv(i);
+        bs.read_kv(i, q.kv_rows);
+        t.last_run.push_back(std::move(q));
+    }
     return t;
 }
 

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/finish_reason.h"
+#include "core/kv_cache.h"
 #include "core/model.h"
 #include "core/trace.h"
 #include "lessonlib/lesson.h"
@@ -25,10 +27,23 @@ struct BatchRow {
     }
 };
 
+// One sequence of the sweep's last run (its last batch size, last repeat) as the BatchSession
+// left it, read from its KV cache slot after the run (outside every timed pass): what lesson 8
+// shows side by side. The cache holds every token but the last one sampled.
+struct BatchSequence {
+    std::vector<int> tokens;  // the prompt, then the tokens generated
+    int prompt_len = 0;
+    FinishReason finish = FinishReason::None;
+    bool in_last_step = false;   // computed at the run's last step (it wrote its last row then)
+    KvShape kv;                  // kv.len: the rows written
+    std::vector<float> kv_rows;  // [n_layers, 2 (K, V), kv.len, kv_dim]
+};
+
 struct BatchTable {
     BatchPlan plan;
-    std::string device;          // what measured the times
-    std::vector<BatchRow> rows;  // per size: prefill row, then decode row
+    std::string device;                   // what measured the times
+    std::vector<BatchRow> rows;           // per size: prefill row, then decode row
+    std::vector<BatchSequence> last_run;  // one per sequence of the last run
     const BatchRow* find(Phase p, int batch) const;
 };
 
