@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/attention_explain.h"
+#include "core/batch_session.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -990,6 +991,13 @@ std::vector<StageConfig> stage_matrix() {
     out.push_back(
         {"1920x1080-1-en-lesson9",
          {"--size", "1920x1080", "--backend", "cpu", "--lesson", "9", "--lesson-step", "1"}});
+    // Lesson 8's sweep on the stage with its batch's KV caches side by side.
+    out.push_back(
+        {"1280x800-1-en-lesson8",
+         {"--size", "1280x800", "--backend", "cpu", "--lesson", "8", "--lesson-step", "1"}});
+    out.push_back({"1920x1080-1.5-zh-lesson8",
+                   {"--size", "1920x1080", "--font-scale", "1.5", "--lang", "zh", "--backend",
+                    "cpu", "--lesson", "8", "--lesson-step", "1"}});
     // The bands under the stage (inside attention, op strip) at each window size.
     out.push_back({"1280x800-1-en-toy-explain-ops",
                    {"--size", "1280x800", "--backend", "cpu", "--model", "toy", "--decode", "3",
@@ -1175,4 +1183,97 @@ TEST_CASE("no text overlaps another or is cut off, at every size, text size, lan
         ++checked;
     }
     CHECK(checked == static_cast<int>(configs.size()));
+}
+
+TEST_CASE("lesson 8 step 1 draws one KV grid per sequence, filled to the BatchSession's rows",
+          "[gui][screenshot][lessons][batch]") {
+    const Shot s =
+        screenshot({"--lesson", "8", "--lesson-step", "1", "--backend", "cpu"}, "batch-caches");
+    CHECK(s.layout["lesson"]["checks_failed"] == 0);
+    // The lesson's own @batch, its last size run here through the engine's BatchSession as the
+    // sweep runs it (greedy, decode steps + 1 new tokens): the lengths the window must show.
+    const kvs::Lesson lesson = kvs::load_lesson(kvs::find_lesson("8", "en"));
+    const kvs::Directive* batch = nullptr;
+    for (const auto& d : lesson.steps.at(0).directives)
+        if (d.kind == kvs::DirectiveKind::Batch) batch = &d;
+    REQUIRE(batch);
+    const kvs::BatchPlan& plan = batch->batch;
+    const int B = plan.sizes.back();
+    std::vector<std::string> prompts;
+    for (int i = 0; i < B; ++i) prompts.push_back(plan.prompts[i % plan.prompts.size()]);
+    auto model = kvs::open_model("default");
+    kvs::CpuBackend be;
+    kvs::BatchSession bs(*model, be, plan.decode_steps + 1);
+    bs.set_prompts(prompts);
+    while (!bs.finished()) bs.step();
+    const std::vector<int>& last = bs.steps().back().token_out;
+
+    std::vector<json> grids;
+    for (const auto& g : s.layout["kv_grids"])
+        if (g["session"].get<std::string>().rfind("prompt ", 0) == 0) grids.push_back(g);
+    REQUIRE(static_cast<int>(grids.size()) == B);
+    const int rows = 2 * model->config().kv_dim();
+    int shortest = 1 << 30, longest = 0;
+    for (int i = 0; i < B; ++i) {
+        INFO("sequence " << i);
+        const json& g = grids[i];
+        const int len = bs.kv(i).len;
+        shortest = std::min(shortest, len);
+        longest = std::max(longest, len);
+        CHECK(g["session"] == "prompt " + std::to_string(i + 1));
+        CHECK(g["columns"] == len);
+        CHECK(g["rows"] == rows);
+        // The row the last decode step wrote is outlined, only for the sequences it computed.
+        if (last[i] >= 0)
+            CHECK(g["written"] == json({len - 1, len}));
+        else
+            CHECK(g["written"] == json({0, 0}));
+        // One column width for all, so the lengths compare by eye; the cells span the rows.
+        const double cw = g["cell"][0].get<double>(), ch = g["cell"][1].get<double>();
+        CHECK(cw == Approx(grids[0]["cell"][0].get<double>()));
+        CHECK(g["rect"]["w"].get<double>() == Approx(cw * len).margin(0.5));
+        CHECK(g["rect"]["h"].get<double>() == Approx(ch * rows).margin(0.5));
+        // Side by side, left to right, without overlapping.
+        if (i > 0)
+            CHECK(g["rect"]["x"].get<double>() >= grids[i - 1]["rect"]["x"].get<double>() +
+                                                      grids[i - 1]["rect"]["w"].get<double>());
+    }
+    CHECK(shortest < longest);  // the weather prompt stops early: a batch's caches are ragged
+}
+
+TEST_CASE("the toy's Next-token panel shows all ten tokens with logits and probabilities",
+          "[gui][screenshot][toy]") {
+    // The same step in a session of our own: its ten recorded next tokens.
+    kvs::CpuBackend be;
+    auto model = kvs::open_model("toy");
+    kvs::Session sess(*model, be);
+    sess.set_prompt("Today weather is so");
+    sess.step();
+    sess.step();
+    const auto& top = sess.trace().back().top;
+    REQUIRE(top.size() == 10);
+    const std::vector<std::string> base = {"--model",  "toy", "--prompt",  "Today weather is so",
+                                           "--decode", "1",   "--backend", "cpu"};
+    // At 1280x800 and text scale 1: alone, in compare mode, and beside the lesson column (whose
+    // lesson 1 at step 2 leaves the toy prefilled: its own ten).
+    const std::vector<std::vector<std::string>> extras = {
+        {}, {"--cache", "compare"}, {"--lesson", "1", "--lesson-step", "2"}};
+    for (std::size_t k = 0; k < extras.size(); ++k) {
+        const auto& extra = extras[k];
+        std::vector<std::string> args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        const bool lesson = !extra.empty() && extra[0] == "--lesson";
+        const Shot s = screenshot(args, "next-" + std::to_string(k));
+        INFO((extra.empty() ? std::string("alone") : extra[0]));
+        CHECK(s.layout["next_tokens_shown"] == 10);
+        if (lesson) continue;  // the lesson's step shows its prefill, not this decode step
+        for (const auto& t : top) {
+            char lg[24], pct[24];
+            std::snprintf(lg, sizeof lg, "%.2f", t.logit);
+            std::snprintf(pct, sizeof pct, "%.1f%%", 100.0f * t.prob);
+            INFO(model->tokenizer().piece(t.id) << " " << lg << " " << pct);
+            CHECK(line_has(s.layout, "next", lg));
+            CHECK(line_has(s.layout, "next", pct));
+        }
+    }
 }

@@ -252,6 +252,42 @@ TEST_CASE("the KV grid has one column per cached token, from the steps that wrot
     CHECK(kv_colour_scale(g, 0) <= kv_abs_max(g, 0));
 }
 
+TEST_CASE("a cache read whole from its slot is the same grid: one column per row it holds",
+          "[gui][kv]") {
+    // The rows of one cache, [n_layers, 2, len, kv_dim], as lesson 8's batch keeps them.
+    const ModelConfig& c = tiny().config();
+    KvShape kv;
+    kv.n_layers = c.n_layers;
+    kv.capacity = c.seq_len;
+    kv.len = 5;
+    kv.n_kv_heads = c.n_kv_heads;
+    kv.head_dim = c.head_dim();
+    const int d = c.kv_dim();
+    std::vector<float> rows(std::size_t(kv.n_layers) * 2 * kv.len * d);
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = float(i % 97) - 48.0f;
+    const auto g = kv_columns_of_cache(kv, rows, 4, 5, 4);
+    CHECK(g.n == 5);
+    CHECK(g.kv_dim == d);
+    CHECK(g.head_dim == c.head_dim());
+    CHECK(g.written_begin == 4);
+    CHECK(g.written_end == 5);
+    CHECK(g.query_pos == 4);
+    for (int l = 0; l < kv.n_layers; ++l)
+        for (int k = 0; k < 2; ++k)
+            for (int p = 0; p < kv.len; ++p)
+                for (int ch = 0; ch < d; ch += 5)
+                    CHECK(kv_value(g, l, k, p, ch) ==
+                          rows[((std::size_t(l) * 2 + k) * kv.len + p) * d + ch]);
+    CHECK(std::isnan(kv_value(g, 0, 0, 5, 0)));  // past the rows it holds
+    // A sequence the last step did not compute: nothing written, no query.
+    const auto done = kv_columns_of_cache(kv, rows, 0, 0, -1);
+    CHECK(done.written_begin == done.written_end);
+    CHECK(done.query_pos == -1);
+    // Rows that are not the whole cache are never read: an empty grid.
+    rows.pop_back();
+    CHECK(kv_columns_of_cache(kv, rows, 4, 5, 4).n == 0);
+}
+
 TEST_CASE("KV what-if: bytes per token for MHA, GQA and MQA from the config", "[gui][kv]") {
     ModelConfig c;
     c.dim = 64;
