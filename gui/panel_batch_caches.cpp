@@ -43,13 +43,13 @@ void draw_batch_caches(FrameContext& f, const BatchTable& t, ImVec2 size) {
                     size.x);
     const float top = key_y + key_h + fh * 0.4f;
 
-    // Each grid: two lines over it (prompt number, tokens and how it ended), the cells, the
-    // read bar. The K and V labels only in front of the first.
+    // Each grid: three lines over it (the prompt's number, its rows as prompt + new tokens, how
+    // it ended), the cells, the read bar. The K and V labels only in front of the first.
     const float gap = fh * 0.6f, lab_w = fh * 1.2f;
     const float gw = (size.x - lab_w - gap * (B - 1)) / B;
     const float cell_w = std::min(fh * 0.8f, std::max(1.0f, gw / longest));
     const int rows = 2 * seqs[0].kv.n_kv_heads * seqs[0].kv.head_dim;
-    const float cells_top = top + fh * 2.5f;
+    const float cells_top = top + fh * 3.65f;
     const float cell_h =
         rows > 0 ? std::max(0.5f, std::min(fh * 0.8f, (o.y + size.y - cells_top - fh) / rows)) : 0;
     auto& tex = f.textures[0].batch_kv;
@@ -60,11 +60,13 @@ void draw_batch_caches(FrameContext& f, const BatchTable& t, ImVec2 size) {
         const float text_x = i == 0 ? x + lab_w : x;
         std::snprintf(b, sizeof b, tr("prompt %d"), i + 1);
         const std::string name = b;
-        std::snprintf(b, sizeof b, tr("%s: %d rows"), name.c_str(), q.kv.len);
-        dl->AddText(ImVec2(text_x, top), ImGui::GetColorU32(ImGuiCol_Text), clipped(b, gw).c_str());
-        std::snprintf(b, sizeof b, "%d + %d, %s", q.prompt_len, q.kv.len - q.prompt_len,
-                      finish_reason_text(q.finish));
-        dl->AddText(ImVec2(text_x, top + fh * 1.15f), f.theme.muted_text, clipped(b, gw).c_str());
+        dl->AddText(ImVec2(text_x, top), ImGui::GetColorU32(ImGuiCol_Text),
+                    clipped(name, gw).c_str());
+        std::snprintf(b, sizeof b, "%d = %d + %d", q.kv.len, q.prompt_len, q.kv.len - q.prompt_len);
+        dl->AddText(ImVec2(text_x, top + fh * 1.15f), ImGui::GetColorU32(ImGuiCol_Text),
+                    clipped(b, gw).c_str());
+        dl->AddText(ImVec2(text_x, top + fh * 2.3f), f.theme.muted_text,
+                    clipped(finish_reason_text(q.finish), gw).c_str());
         // The frame of the longest cache: the part of it this one did not fill stays empty.
         const ImVec2 a(text_x, cells_top);
         dl->AddRect(ImVec2(a.x - 1, a.y - 1),

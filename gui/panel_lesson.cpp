@@ -175,7 +175,16 @@ void draw_batch(FrameContext& f, const BatchTable& t, ImVec2 plot = ImVec2(0, 0)
     if (ImGui::BeginTable(
             "batchtable", 4,
             ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
-        ImGui::TableSetupColumn(tr("batch"));
+        // The first column as wide as its longest label ("prefill 8"), the numbers share the rest.
+        float label_w = ImGui::CalcTextSize(tr("batch")).x;
+        for (const Phase ph : {Phase::Prefill, Phase::Decode})
+            for (int b : t.plan.sizes) {
+                char l[64];
+                std::snprintf(l, sizeof l, "%s %d",
+                              ph == Phase::Prefill ? tr("prefill") : tr("decode"), b);
+                label_w = std::max(label_w, ImGui::CalcTextSize(l).x);
+            }
+        ImGui::TableSetupColumn(tr("batch"), ImGuiTableColumnFlags_WidthFixed, label_w);
         ImGui::TableSetupColumn(tr("rows per step"));
         ImGui::TableSetupColumn(tr("time per step"));
         ImGui::TableSetupColumn(tr("rows per second"));

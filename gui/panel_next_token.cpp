@@ -93,8 +93,12 @@ void draw_next_token(FrameContext& f) {
 
     // Bars: probability at temperature 1, then the logit it came from; the chosen token
     // outlined. A header names the columns.
+    // The heading on one line: a narrow column (the lesson open) gets its short form.
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-    ImGui::TextWrapped("%s", tr("most likely next tokens (softmax of the logits, temperature 1):"));
+    const char* heading = tr("most likely next tokens (softmax of the logits, temperature 1):");
+    if (text_width(heading, fh) > ImGui::GetContentRegionAvail().x)
+        heading = tr("softmax of the logits, temperature 1:");
+    ImGui::TextWrapped("%s", heading);
     ImGui::PopStyleColor();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -102,7 +106,7 @@ void draw_next_token(FrameContext& f) {
     const int total = static_cast<int>(r.top.size());
     // Every recorded top token (the toy: its whole vocabulary of ten) in one column, or in two
     // when one does not hold them and the panel is wide enough; past that as many as fit.
-    const float row_h = fh * 1.2f, head_h = fh * 1.1f, gap = fh * 0.8f;
+    const float row_h = fh * 1.1f, head_h = fh * 1.05f, gap = fh * 0.8f;
     const int fit = std::max(1, static_cast<int>((avail.y - head_h) / row_h));
     float lab_need = fh * 2, logit_need = text_width(tr("logit"), fh);
     for (const TopToken& t : r.top) {

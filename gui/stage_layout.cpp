@@ -63,15 +63,9 @@ std::vector<StageSlot> tiled(const StageInput& in, float fh) {
     }
     out.push_back({"attention", {c.left.x, y, c.left.w, c.left.y + H - y}, {}});
 
-    // Next token: the sampler's two rows, then the step's choice (and in compare mode the
-    // uncached run's), a heading (two lines in a column narrower than about 30 text heights),
-    // the columns' names and five rows: the toy's ten in two columns.
-    const int next_rows = 5;
-    const float next_lines = 1.0f + (in.views > 1 ? 1.0f : 0.0f) + (c.right.w < fh * 30 ? 2 : 1);
-    const float next_text =
-        std::max(4.8f + 1.25f * next_rows, 0.8f + 1.35f * next_lines + 1.1f + 1.2f * next_rows);
-    const float next_h = std::floor(
-        std::max(ch + 2 * frame_row_h(fh) + fh * next_text, H * (in.toy ? 0.3f : 0.22f)));
+    const int next_rows = 5;  // the toy's ten in two columns
+    const float next_h = std::floor(std::max(
+        ch + 2 * frame_row_h(fh) + fh * (4.8f + 1.25f * next_rows), H * (in.toy ? 0.3f : 0.22f)));
     const float time_h = std::floor(
         std::max(ch + (in.views + 1) * fh * 1.35f + frame_row_h(fh) + fh * 7.5f, H * 0.32f));
     const float kv_h = std::floor(H - next_h - time_h - 2 * gap);
