@@ -9,6 +9,8 @@ shot() {
     name=$1
     shift
     xvfb-run -a -s "-screen 0 1920x1080x24" "$app" --backend cpu --screenshot "$out/$name.png" "$@"
+    # Lossless recompression where optipng is installed (about 30% smaller than stb's PNGs).
+    if command -v optipng >/dev/null; then optipng -quiet -o2 "$out/$name.png"; fi
     echo "$out/$name.png"
 }
 shot toy --model toy --decode 1
@@ -18,7 +20,8 @@ shot default-compare --model default --prompt "Once upon a time" --cache compare
 shot lesson-1-step-3 --lesson 1 --lesson-step 3 --size 1600x900
 shot lesson-5-step-2-zh --lesson 5 --lesson-step 2 --lang zh --size 1600x900
 shot lesson-8-step-1 --lesson 8 --lesson-step 1 --size 1600x900
-# At a projector's 1920x1080: compare mode, the lessons that set the stage, the toy's numbers.
+# At a projector's 1920x1080: compare mode, the lessons that set the stage (lesson 8: the sweep and
+# the batch's KV caches side by side), the toy's numbers and its ten next tokens.
 shot stage-compare-1080 --model default --prompt "Once upon a time" --cache compare --decode 20 --size 1920x1080
 shot stage-lesson-8-step-1-1080 --lesson 8 --lesson-step 1 --size 1920x1080
 shot stage-lesson-9-1080 --lesson 9 --lesson-step 1 --size 1920x1080
