@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <string>
 
 #include "gui/kv_grid.h"
 #include "gui/panels.h"
@@ -77,8 +79,9 @@ void draw_batch_caches(FrameContext& f, const BatchTable& t, ImVec2 size) {
                                 q.in_last_step ? last + 1 : 0, q.in_last_step ? last : -1);
         if (g.n > 0)
             draw_kv_cells(f, g, layer, *tex[i],
-                          texture_key({reinterpret_cast<std::uintptr_t>(&t), std::uint64_t(i),
-                                       std::uint64_t(layer), f.palette_id(), 88}),
+                          // The lesson run's serial too: a replay's table may reuse the address.
+                          texture_key({reinterpret_cast<std::uintptr_t>(&t), f.snap.lesson.serial,
+                                       std::uint64_t(i), std::uint64_t(layer), f.palette_id(), 88}),
                           ImVec2(i == 0 ? x : a.x, a.y), i == 0 ? lab_w : 0, cell_w, cell_h, name);
         // Hovering the lines over a grid gives the sequence's text.
         if (ImGui::IsWindowHovered() &&
