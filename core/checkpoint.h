@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "core/compact_weights.h"
 #include "core/model_config.h"
 
 namespace kvs {
@@ -33,6 +34,7 @@ struct LlamaWeights {
 struct Checkpoint {
     ModelConfig config;
     LlamaWeights weights;
+    CompactWeights compact;  // the matrices in 16 or 8 bits, when asked for (--weights)
 };
 
 // Points the views of `w` into `p`: floats in llama2.c's order (the file's, after the header),
