@@ -59,7 +59,8 @@ struct Store {
 }  // namespace
 
 CompactWeights make_compact_weights(const ModelConfig& c, GgmlType want, const MatrixSource& source,
-                                    std::shared_ptr<const void> keep) {
+                                    std::shared_ptr<const void> keep,
+                                    const SourceDoneWith& done_with) {
     CompactWeights cw;
     if (want == GgmlType::F32) return cw;
     if (want != GgmlType::F16 && want != GgmlType::BF16 && want != GgmlType::Q8_0)
@@ -81,6 +82,7 @@ CompactWeights make_compact_weights(const ModelConfig& c, GgmlType want, const M
         }
         auto& out = store->copies.emplace_back(rows * ggml_row_bytes(t, n));
         encode_values(t, values, rows * n, out.data());
+        if (done_with) done_with(src.data, rows * ggml_row_bytes(src.type, n));
         return CompactMatrix{t, out.data()};
     };
     for (auto [kind, list] : {std::pair{MatrixKind::wq, &cw.wq},
@@ -97,7 +99,8 @@ CompactWeights make_compact_weights(const ModelConfig& c, GgmlType want, const M
     return cw;
 }
 
-CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, GgmlType want) {
+CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, GgmlType want,
+                                   const SourceDoneWith& done_with) {
     auto source = [&](MatrixKind k, int layer) {
         const auto [rows, n] = matrix_shape(c, k);
         const float* base = k == MatrixKind::wq   ? w.wq
@@ -111,7 +114,7 @@ CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, 
         const float* p = base + std::size_t(layer) * rows * n;
         return MatrixBytes{GgmlType::F32, reinterpret_cast<const unsigned char*>(p)};
     };
-    return make_compact_weights(c, want, source, nullptr);
+    return make_compact_weights(c, want, source, nullptr, done_with);
 }
 
 std::uint64_t weight_bytes_per_token(const ModelConfig& c, const CompactWeights& cw) {

@@ -56,14 +56,18 @@ struct MatrixBytes {
     const unsigned char* data = nullptr;
 };
 using MatrixSource = std::function<MatrixBytes(MatrixKind, int layer)>;
+// Called with a source matrix's bytes once they are converted (a mapping lets those pages go).
+using SourceDoneWith = std::function<void(const unsigned char*, std::size_t)>;
 
 // Every matrix as kept_type(want, n): used in place when `source` already has it in that type
 // (its bytes kept alive by `keep`), otherwise dequantised and re-encoded into a copy. `want` F32
 // gives an empty CompactWeights.
 CompactWeights make_compact_weights(const ModelConfig& c, GgmlType want, const MatrixSource& source,
-                                    std::shared_ptr<const void> keep);
+                                    std::shared_ptr<const void> keep,
+                                    const SourceDoneWith& done_with = {});
 // The same from a model's float32 views (a llama2.c checkpoint): converted at load.
-CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, GgmlType want);
+CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, GgmlType want,
+                                   const SourceDoneWith& done_with = {});
 
 // Counted from shapes: the bytes of weights one decode token reads: every matrix (in its kept
 // type, or float32), one embedding row and the norm vectors.

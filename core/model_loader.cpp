@@ -91,8 +91,7 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
                         tokenizer);
         return load_gguf_model(path, name, weights);
     }
-    Checkpoint ck = load_checkpoint(path);
-    ck.compact = compact_from_floats(ck.config, ck.weights, weights);
+    Checkpoint ck = load_checkpoint(path, weights);
     std::string tok_path = tokenizer;
     if (tok_path.empty()) {
         auto found = find_tokenizer_beside(path);
