@@ -30,8 +30,8 @@ using VecU16 = std::uint16_t __attribute__((vector_size(kLanes * sizeof(std::uin
 using VecI8 = std::int8_t __attribute__((vector_size(kLanes)));
 using VecI32 = std::int32_t __attribute__((vector_size(kLanes * sizeof(std::int32_t))));
 
-// kLanes halves at p to floats.
-VEC_INLINE Vec halves(const std::uint16_t* p) {
+// kLanes halves at p (any alignment) to floats.
+VEC_INLINE Vec halves(const unsigned char* p) {
 #if defined(__AVX512F__) && KVS_LANES == 16
     // The zero-masked form with every lane selected: the same instruction, and GCC 12's plain
     // _mm512_cvtph_ps starts from _mm512_undefined_ps, which -Wmaybe-uninitialized flags.
@@ -40,8 +40,10 @@ VEC_INLINE Vec halves(const std::uint16_t* p) {
 #elif defined(__F16C__) && KVS_LANES == 8
     return (Vec)_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 #else
+    std::uint16_t h[kLanes];
+    std::memcpy(h, p, sizeof h);
     float f[kLanes];
-    for (int k = 0; k < kLanes; ++k) f[k] = half_to_float(p[k]);
+    for (int k = 0; k < kLanes; ++k) f[k] = half_to_float(h[k]);
     return load(f);
 #endif
 }
@@ -79,22 +81,32 @@ struct Rows16 {
     int n;
     VEC_INLINE Row row(int i) const { return w + std::size_t(i) * n * 2; }
     VEC_INLINE static Block block(Row, int) { return {}; }
-    VEC_INLINE static Vec widen(const std::uint16_t* h) {
+    // kLanes values at p, read in place (one 16- or 32-byte load), to floats.
+    VEC_INLINE static Vec widen(const unsigned char* p) {
         if constexpr (kBf16) {
+            // zero-extend to 32 bits, shift into the top half: one instruction each on AVX2
+            // and AVX-512 (GCC splits the generic conversion into two 128-bit halves)
+#if defined(__AVX512F__) && KVS_LANES == 16
+            const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+            return (Vec)_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h),
+                                                16);  // zero-masked, all lanes: as in halves()
+#elif defined(__AVX2__) && KVS_LANES == 8
+            const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+            return (Vec)_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+#else
             VecU16 v;
-            std::memcpy(&v, h, sizeof v);
+            std::memcpy(&v, p, sizeof v);
             return (Vec)(__builtin_convertvector(v, VecBits) << 16);
+#endif
         } else {
-            return halves(h);
+            return halves(p);
         }
     }
     VEC_INLINE static Vec lanes(Row r, Block, int j) {
-        std::uint16_t h[kLanes];
-        std::memcpy(h, r + std::size_t(j) * 2, sizeof h);
-        return widen(h);
+        return widen(r + std::size_t(j) * 2);
     }
     VEC_INLINE static Vec tail(Row r, int j, int count) {
-        std::uint16_t h[kLanes] = {};  // 0x0000 is +0 in both types
+        unsigned char h[kLanes * 2] = {};  // 0x0000 is +0 in both types
         std::memcpy(h, r + std::size_t(j) * 2, std::size_t(count) * 2);
         return widen(h);
     }
