@@ -227,7 +227,10 @@ int cmd_bench(int argc, char** argv) {
     header.push_back("weights: " + weight_type_option_name(weights) +
                      (weights == GgmlType::F32 ? "" : " matrices (embeddings, norms float32)") +
                      "; " + format_mb(weight_bytes) +
-                     " of weights read per decode token (counted from shapes)");
+                     " of weights read per decode token (counted from shapes)" +
+                     (weights == GgmlType::F32
+                          ? ""
+                          : "; the table's MB and GB/s count float32 weights (core/counts.h)"));
     header.push_back("load average at start: " + load_average());
     header.push_back(std::string("tracing ") +
                      (trace ? "ON (attention, K/V rows, logits kept)" : "off") + "; warm-up " +
