@@ -58,6 +58,7 @@ class Bench {
     Bench(const Model& model, Backend& backend, std::string prompt_text, int repeats, int warmup);
 
     int decode_prompt_len() const { return static_cast<int>(decode_prompt_.size()); }
+    const std::vector<int>& decode_prompt() const { return decode_prompt_; }
     bool fits(Measure m, int L) const {
         const int ctx = model_.config().seq_len;
         return is_prefill(m) ? L <= ctx : L >= 2 && decode_prompt_len() + L - 1 <= ctx;

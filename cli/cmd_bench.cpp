@@ -11,8 +11,12 @@
 
 #include "cli/bench_plan.h"
 #include "cli/bench_stats.h"
+#include "cli/bench_weights.h"
 #include "cli/commands.h"
+#include "core/compact_weights.h"
 #include "core/error.h"
+#include "core/llama_model.h"
+#include "core/model_loader.h"
 #include "core/output_file.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/isa_kernels.h"
@@ -118,6 +122,16 @@ void write_csv(const std::string& path, const std::vector<std::string>& header,
     write_output_file(path, f);
 }
 
+// Bytes as "12.3 MB" (10^6), or kB below a megabyte.
+std::string format_mb(std::uint64_t bytes) {
+    char buf[48];
+    if (bytes >= 1000000)
+        std::snprintf(buf, sizeof buf, "%.2f MB", bytes / 1e6);
+    else
+        std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
+    return buf;
+}
+
 // Median of a before over median of b, as "x.xx" (how many times longer a takes).
 double ratio(const Spread& a, const Spread& b) {
     return b.median > 0 ? a.median / b.median : 0;
@@ -191,12 +205,14 @@ int cmd_bench(int argc, char** argv) {
 
     if (a.has("limits")) return print_limits(threads_from(a), repeats);
 
+    const GgmlType weights = weights_from(a);
     Opened o = open_from(a);
     // A bad --csv fails now, not after minutes of measuring (the model is an input by now).
     if (a.has("csv")) check_output_path(a.str("csv"));
     Backend& be = *o.backend.backend;
     auto* cpu = dynamic_cast<CpuBackend*>(&be);
     const Model& m = *o.model;
+    const auto* llama = dynamic_cast<const LlamaModel*>(&m);
     Bench bench(m, be, prompt, repeats, warmup);
 
     std::vector<std::string> header;
@@ -206,6 +222,15 @@ int cmd_bench(int argc, char** argv) {
         header.push_back("CPU SIMD path: " + cpu::simd_path_summary());
     header.push_back("machine: " + cpu_model_name() + ", " +
                      std::to_string(std::thread::hardware_concurrency()) + " logical CPUs");
+    const std::uint64_t weight_bytes =
+        weight_bytes_per_token(m.config(), llama ? llama->compact() : CompactWeights{});
+    header.push_back("weights: " + weight_type_option_name(weights) +
+                     (weights == GgmlType::F32 ? "" : " matrices (embeddings, norms float32)") +
+                     "; " + format_mb(weight_bytes) +
+                     " of weights read per decode token (counted from shapes)" +
+                     (weights == GgmlType::F32
+                          ? ""
+                          : "; the table's MB and GB/s count float32 weights (core/counts.h)"));
     header.push_back("load average at start: " + load_average());
     header.push_back(std::string("tracing ") +
                      (trace ? "ON (attention, K/V rows, logits kept)" : "off") + "; warm-up " +
@@ -316,7 +341,11 @@ int cmd_bench(int argc, char** argv) {
                        "",
                        {cost, cost, cost},
                        repeats});
-        if (cpu) {
+        if (cpu && weights != GgmlType::F32) {
+            std::printf(
+                "per-op timing cost and fast vs plain ops: measured with float32 weights only "
+                "(the plain loops would dequantise every matrix at every step)\n");
+        } else if (cpu) {
             const auto timers = bench.interleaved(
                 longest,
                 {{Measure::DecodeCached, {trace, true}}, {Measure::DecodeCached, {trace, false}}});
@@ -358,6 +387,31 @@ int cmd_bench(int argc, char** argv) {
                            {speedup, speedup, speedup},
                            repeats});
         }
+    }
+    if (weights != GgmlType::F32) {
+        // Accuracy beside the speed: the same file with float32 matrices, the same tokens.
+        const int steps = std::min(128, lengths.back());
+        const auto f32 = open_model(a.str("model", "default"), a.str("tokenizer"));
+        const WeightsGap gap = measure_weights_gap(m, *f32, be, bench.decode_prompt(), steps);
+        std::printf(
+            "\n%s weights against float32 (the same file; both fed float32's greedy tokens, "
+            "%d forward passes: the %d-token prompt, then one token each):\n"
+            "  max |logit difference| %.3g; next token (argmax) the same for the first %d of "
+            "%d%s\n  weights read per decode token: %s against %s in float32 (%.2fx fewer "
+            "bytes; counted from shapes)\n",
+            weight_type_option_name(weights).c_str(), gap.steps, bench.decode_prompt_len(),
+            gap.max_logit_diff, gap.same_greedy, gap.steps,
+            gap.diverged ? "" : " (all: the greedy text is unchanged)",
+            format_mb(gap.bytes_per_token).c_str(), format_mb(gap.f32_bytes_per_token).c_str(),
+            double(gap.f32_bytes_per_token) /
+                double(std::max<std::uint64_t>(1, gap.bytes_per_token)));
+        const double n = gap.steps, same = gap.same_greedy, diff = gap.max_logit_diff;
+        const double bytes = double(gap.bytes_per_token);
+        csv.push_back(
+            {"all", "weights", "max_logit_difference_vs_f32", "", {diff, diff, diff}, gap.steps});
+        csv.push_back({"all", "weights", "same_greedy_steps", "", {same, same, same}, gap.steps});
+        csv.push_back({"all", "weights", "compared_steps", "", {n, n, n}, gap.steps});
+        csv.push_back({"all", "weights", "weight_bytes_per_token", "B", {bytes, bytes, bytes}, 1});
     }
     header.push_back("load average at end: " + load_average());
     std::printf("\n%s\n", header.back().c_str());

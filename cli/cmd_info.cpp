@@ -4,8 +4,10 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/compact_weights.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/llama_model.h"
 #include "core/utf8.h"
 
 namespace kvs::cli {
@@ -33,6 +35,11 @@ int cmd_info(int argc, char** argv) {
     const std::size_t params = m.parameter_count();
     std::printf("parameters %zu (%s float32 in memory)\n", params,
                 format_bytes(4.0 * params).c_str());
+    if (const auto* llama = dynamic_cast<const LlamaModel*>(&m); llama && llama->compact().held())
+        std::printf("weights: the matrices kept %s (%s; --weights), %s read per decode token\n",
+                    ggml_type_name(llama->compact().type),
+                    format_bytes(double(llama->compact().bytes)).c_str(),
+                    format_bytes(double(weight_bytes_per_token(c, llama->compact()))).c_str());
     const double per_token = static_cast<double>(c.kv_bytes_per_token());
     std::printf(
         "KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "

@@ -34,7 +34,7 @@ TimingPolicy timing_from(const Args& a) {
 
 Opened open_from(const Args& a) {
     Opened o;
-    o.model = open_model(a.str("model", "default"), a.str("tokenizer"));
+    o.model = open_model(a.str("model", "default"), a.str("tokenizer"), weights_from(a));
     o.backend = make_backend(backend_from(a, "auto"), threads_from(a));
     return o;
 }

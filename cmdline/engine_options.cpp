@@ -1,5 +1,7 @@
 #include "cmdline/engine_options.h"
 
+#include "core/compact_weights.h"
+#include "core/error.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::cmdline {
@@ -8,7 +10,10 @@ std::vector<OptionSpec> model_options() {
     return {{"model", "M", "default (ours, built in) | toy | stories260K | FILE.bin"},
             {"tokenizer", "FILE", "llama2.c tokenizer (default: found beside the model)"},
             backend_option(),
-            threads_option()};
+            threads_option(),
+            {"weights", "W",
+             "f32 | f16 | bf16 | q8_0: the weight matrices in 32, 16 or 8\nbits (default f32; "
+             "CPU backend only; arithmetic\nstays float32)"}};
 }
 
 OptionSpec backend_option() {
@@ -27,6 +32,15 @@ OptionSpec timing_option() {
     return {"timing-runs", "N",
             "time each step under 10 ms as the median of N runs of it\n(default 3, more up to 9 "
             "when most runs were slowed\nby the machine; 1 = one run)"};
+}
+
+GgmlType weights_from(const CommandLine& c) {
+    if (!c.has("weights")) return GgmlType::F32;
+    try {
+        return weight_type_from_name(c.str("weights"));
+    } catch (const Error& e) {
+        c.fail(e.what());
+    }
 }
 
 int threads_from(const CommandLine& c) {

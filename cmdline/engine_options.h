@@ -5,10 +5,11 @@
 #include <vector>
 
 #include "cmdline/command_line.h"
+#include "core/gguf_file.h"
 
 namespace kvs::cmdline {
 
-// What opens a model on a backend: --model, --tokenizer, --backend, --threads.
+// What opens a model on a backend: --model, --tokenizer, --backend, --threads, --weights.
 std::vector<OptionSpec> model_options();
 OptionSpec backend_option();
 // --threads alone, for a command that runs on a backend without --model (lesson).
@@ -18,6 +19,9 @@ OptionSpec prompt_option(const std::string& help);
 // --timing-runs N: how many runs of a short step its measured time is the median of.
 OptionSpec timing_option();
 
+// --weights f32|f16|bf16|q8_0: the type the model's matrices are kept in (default f32;
+// core/compact_weights.h). A bad name fails with one line.
+GgmlType weights_from(const CommandLine& c);
 // --threads N: the CPU backend's threads, 1..256 (default 1).
 int threads_from(const CommandLine& c);
 // --backend B, one of kernels' names (auto, cpu, cuda, cuda-emulated); `fallback` when not given.

@@ -1,6 +1,19 @@
 #include "core/backend.h"
 
+#include "core/error.h"
+#include "core/gguf_file.h"
+
 namespace kvs {
+
+bool Backend::runs_compact(GgmlType) const {
+    return false;
+}
+
+void Backend::matmul_compact(DeviceSpan, DeviceSpan, GgmlType type, const unsigned char*, int, int,
+                             int) {
+    throw Error("the " + name() + " backend computes with float32 weights only, not " +
+                ggml_type_name(type) + " (--weights needs --backend cpu)");
+}
 
 const char* op_name(Op op) {
     switch (op) {

@@ -4,11 +4,14 @@
 // All tensors are float32, row-major; shapes are given per op.
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace kvs {
+
+enum class GgmlType : std::uint32_t;  // core/gguf_file.h: a weight storage type
 
 struct DeviceSpan {
     float* data = nullptr;
@@ -62,6 +65,13 @@ class Backend {
     virtual void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) = 0;
     // out[t, i] = sum_j w[i, j] * x[t, j]     x: [T, n], w: [d, n], out: [T, d]
     virtual void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) = 0;
+    // Compact weights (core/compact_weights.h, --weights): whether matmul_compact reads `type`,
+    // and the matmul with w [d, n] in that type in host memory (the model's bytes, used where
+    // they lie), widened to float32 as it is read; the arithmetic is float32. Only the CPU does
+    // (F16, BF16, Q8_0); the others compute with float32 weights only, and the default refuses.
+    virtual bool runs_compact(GgmlType type) const;
+    virtual void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w,
+                                int T, int n, int d);
     // Rotates adjacent pairs (i, i+1) of q and k for positions pos0..pos0+T-1 (run.c's RoPE).
     // q: [T, dim], k: [T, kv_dim]
     virtual void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,

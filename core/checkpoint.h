@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "core/compact_weights.h"
 #include "core/model_config.h"
 
 namespace kvs {
@@ -33,6 +34,7 @@ struct LlamaWeights {
 struct Checkpoint {
     ModelConfig config;
     LlamaWeights weights;
+    CompactWeights compact;  // the matrices in 16 or 8 bits, when asked for (--weights)
 };
 
 // Points the views of `w` into `p`: floats in llama2.c's order (the file's, after the header),
@@ -43,7 +45,9 @@ void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c, 
 // the mapping (shared with the page cache; see core/mapped_file.h).
 // Throws kvs::Error with a one-line message naming `path` on any problem: missing or unreadable
 // file, a header that is not a sane model, a size that differs from what the header implies.
-Checkpoint load_checkpoint(const std::string& path);
+// `weights` other than F32: the matrices converted to that type as well (core/compact_weights.h),
+// and the mapping's pages of those matrices let go once converted.
+Checkpoint load_checkpoint(const std::string& path, GgmlType weights = GgmlType::F32);
 
 // The same from bytes already in memory (for fuzzing and tests), copied into a float array
 // (the bytes need not be aligned); `name` is used in messages.

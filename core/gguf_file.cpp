@@ -436,15 +436,13 @@ std::uint16_t float_to_half(float f) {
     return sign | static_cast<std::uint16_t>((m - (std::uint32_t(112) << 23)) >> 13);
 }
 
-void dequantize(const GgufTensorInfo& t, float* out) {
-    const unsigned char* p = t.data;
-    const std::size_t n = static_cast<std::size_t>(t.elements);
+void dequantize_values(GgmlType type, const unsigned char* p, std::size_t n, float* out) {
     auto u16 = [](const unsigned char* q) {
         std::uint16_t v;
         std::memcpy(&v, q, 2);
         return v;
     };
-    switch (t.type) {
+    switch (type) {
         case GgmlType::F32:
             std::memcpy(out, p, n * 4);
             return;
@@ -452,14 +450,14 @@ void dequantize(const GgufTensorInfo& t, float* out) {
             for (std::size_t i = 0; i < n; ++i) out[i] = half_to_float(u16(p + 2 * i));
             return;
         case GgmlType::BF16:
-            for (std::size_t i = 0; i < n; ++i)
-                out[i] = std::bit_cast<float>(std::uint32_t(u16(p + 2 * i)) << 16);
+            for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_float(u16(p + 2 * i));
             return;
-        case GgmlType::Q8_0:  // block: f16 d, int8 q[32]; x = d * q
-            for (std::size_t b = 0; b < n / 32; ++b, p += 34) {
-                const float d = half_to_float(u16(p));
-                for (int j = 0; j < 32; ++j)
-                    out[b * 32 + j] = d * static_cast<float>(static_cast<std::int8_t>(p[2 + j]));
+        case GgmlType::Q8_0:  // x = d * q (BlockQ8_0)
+            for (std::size_t b = 0; b < n / 32; ++b, p += sizeof(BlockQ8_0)) {
+                BlockQ8_0 blk;
+                std::memcpy(&blk, p, sizeof blk);
+                const float d = half_to_float(blk.d);
+                for (int j = 0; j < 32; ++j) out[b * 32 + j] = d * static_cast<float>(blk.q[j]);
             }
             return;
         case GgmlType::Q4_0:  // block: f16 d, 16 bytes; low nibbles are x[0..15], high x[16..31]
@@ -472,6 +470,10 @@ void dequantize(const GgufTensorInfo& t, float* out) {
             }
             return;
     }
+}
+
+void dequantize(const GgufTensorInfo& t, float* out) {
+    dequantize_values(t.type, t.data, static_cast<std::size_t>(t.elements), out);
 }
 
 }  // namespace kvs

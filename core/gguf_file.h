@@ -10,6 +10,7 @@
 // count, length, dimension and offset against the bytes there are, with overflow-safe arithmetic,
 // before anything is allocated for it: a hostile file is refused with one line, never read past
 // its end, and never makes us allocate more than a small multiple of its own size.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -104,7 +105,25 @@ std::size_t ggml_block_elements(GgmlType t);
 // (round to nearest even), as ggml converts them.
 float half_to_float(std::uint16_t h);
 std::uint16_t float_to_half(float f);
+inline float bf16_to_float(std::uint16_t h) {
+    return std::bit_cast<float>(std::uint32_t(h) << 16);  // bfloat16 is float's top half
+}
 
+// One Q8_0 block as ggml stores it: 32 values x[j] = d * q[j], d an IEEE half. The one
+// definition of the layout: the loader, the writer and the CPU matmul (kernels/cpu) read it.
+struct BlockQ8_0 {
+    std::uint16_t d;
+    std::int8_t q[32];
+};
+static_assert(sizeof(BlockQ8_0) == 34, "ggml's Q8_0 block is 34 bytes");
+
+// Bytes of one row of n values in `t` (n whole blocks of the type).
+inline std::size_t ggml_row_bytes(GgmlType t, std::size_t n) {
+    return n / ggml_block_elements(t) * ggml_block_bytes(t);
+}
+
+// n values (whole blocks of `type`) of type `type` at `p` as float32 into `out`.
+void dequantize_values(GgmlType type, const unsigned char* p, std::size_t n, float* out);
 // The tensor's `elements` values as float32 into `out` (sized by the caller).
 void dequantize(const GgufTensorInfo& t, float* out);
 

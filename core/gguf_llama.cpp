@@ -1,7 +1,9 @@
 #include "core/gguf_llama.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
+#include <new>
 #include <set>
 #include <vector>
 
@@ -53,7 +55,8 @@ bool is_gguf_file(const std::string& path) {
 }
 
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
-                           const GgufDoneWith& done_with) {
+                           const GgufDoneWith& done_with, GgmlType weights,
+                           std::shared_ptr<const void> keep) {
     const GgufFile f = GgufFile::parse(data, size, name);
     auto fail = [&](const std::string& why) -> void {
         throw Error(name + ": GGUF llama model: " + why);
@@ -147,33 +150,70 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
             fail("tensor '" + std::string(t.name) +
                  "' is not one of a llama model's that kvscope runs");
 
+    // Compact weights (--weights): the matrices in that type, the file's own bytes where it has
+    // them so (kept alive by `keep`), converted otherwise; the float32 copy then holds only the
+    // embedding table and the norms (the matrices' floats are never read: zero pages, untouched).
+    const bool compact = weights != GgmlType::F32;
+    CompactWeights cw;
+    std::set<const unsigned char*> in_place;  // tensors the compact matrices point into
+    if (compact) {
+        auto source = [&](MatrixKind k, int layer) {
+            static constexpr const char* kNames[] = {
+                "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_down", "ffn_up"};
+            const std::string n =
+                k == MatrixKind::wcls
+                    ? (c.shared_classifier ? "token_embd.weight" : "output.weight")
+                    : "blk." + std::to_string(layer) + "." + kNames[int(k)] + ".weight";
+            const GgufTensorInfo& t = *f.tensor(n);
+            return MatrixBytes{t.type, t.data};
+        };
+        cw = make_compact_weights(c, weights, source, std::move(keep));
+        for (const auto* list : {&cw.wq, &cw.wk, &cw.wv, &cw.wo, &cw.w1, &cw.w2, &cw.w3})
+            for (const CompactMatrix& m : *list) in_place.insert(m.data);
+        in_place.insert(cw.wcls.data);
+    }
+    auto is_matrix = [](const std::string& n) {
+        return n != "token_embd.weight" && n.find("norm") == std::string::npos;
+    };
+
     // Every tensor was checked against the file's bytes, so this copy is at most ~7 x the file
-    // (Q4_0: 32 floats from 18 bytes).
-    // Not zero-filled first: every float is written by exactly one tensor (the slots tile it).
-    std::shared_ptr<float[]> copy(new float[at]);
+    // (Q4_0: 32 floats from 18 bytes). Zero pages from calloc: with compact weights the matrices'
+    // share of it is never written, so it never becomes resident.
+    std::shared_ptr<float[]> copy(static_cast<float*>(std::calloc(at ? at : 1, sizeof(float))),
+                                  [](float* p) { std::free(p); });
+    if (!copy) throw std::bad_alloc();
     for (const auto& s : slots) {
         const GgufTensorInfo& t = *f.tensor(s.name);
-        dequantize(t, copy.get() + s.at);
-        if (done_with) done_with(t.data, static_cast<std::size_t>(t.bytes));
+        const bool kept = compact && is_matrix(s.name);
+        if (!kept) dequantize(t, copy.get() + s.at);
+        if (done_with && !in_place.count(t.data))
+            done_with(t.data, static_cast<std::size_t>(t.bytes));
     }
 
     GgufLlama g{Checkpoint{}, SpmTokenizer::from_gguf(f, c.vocab_size), {}};
     g.ck.config = c;
     point_llama_weights(g.ck.weights, copy.get(), c, false);
     g.ck.weights.owner = std::move(copy);
+    g.ck.compact = std::move(cw);
     g.format = "GGUF v" + std::to_string(f.version()) + ", llama, tensors:";
     for (const auto& [type, n] : type_counts)
         g.format.append(" ").append(std::to_string(n)).append(" ").append(type);
-    g.format += ", dequantised to float32 on load" + context_note;
+    if (compact)
+        g.format += ", matrices kept " + std::string(ggml_type_name(weights)) + " (" +
+                    std::to_string(in_place.size()) +
+                    " used in place), embeddings and norms dequantised to float32" + context_note;
+    else
+        g.format += ", dequantised to float32 on load" + context_note;
     return g;
 }
 
-std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name) {
+std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name,
+                                       GgmlType weights) {
     auto map = MappedFile::open(path, kMaxGgufBytes);
-    GgufLlama g =
-        parse_gguf_llama(map->data(), map->size(), path,
-                         [&map](const unsigned char* p, std::size_t n) { map->release(p, n); });
-    map.reset();  // the weights are float32 copies now: the file's pages can go
+    GgufLlama g = parse_gguf_llama(
+        map->data(), map->size(), path,
+        [&map](const unsigned char* p, std::size_t n) { map->release(p, n); }, weights, map);
+    map.reset();  // float32 copies now, or compact matrices that keep the mapping themselves
     return make_gguf_model(std::move(g), model_name);
 }
 

@@ -3,7 +3,9 @@
 // tensors (token_embd, blk.N.attn_q/k/v/output, ffn_gate/down/up, the norms, output_norm and an
 // optional output) checked against them, dequantised (F32, F16, BF16, Q8_0, Q4_0) into float32 in
 // llama2.c's weight order, and the tokenizer from tokenizer.ggml.* (core/spm_tokenizer.h).
-// Weights are float32 in memory whatever the file stores: keeping them compact is issue 17's.
+// With `weights` F16, BF16 or Q8_0 the matrices are kept in that type instead
+// (core/compact_weights.h): the file's tensors used in place where they have it, converted
+// otherwise; the embedding table and norms are float32 either way.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -29,13 +31,16 @@ bool is_gguf_file(const std::string& path);
 // pages of the mapping go, so the peak resident set is the float32 copy, not copy + file).
 // Throws kvs::Error with one line naming `name` on any problem.
 using GgufDoneWith = std::function<void(const unsigned char*, std::size_t)>;
+// `keep` holds `data` for as long as compact matrices may point into it.
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
-                           const GgufDoneWith& done_with = {});
+                           const GgufDoneWith& done_with = {}, GgmlType weights = GgmlType::F32,
+                           std::shared_ptr<const void> keep = nullptr);
 
 // The model of a parsed file: generation stops at its EOS or BOS.
 std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_name);
 
 // Maps `path` read-only, parses it, and lets the mapping go once the weights are float32.
-std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name);
+std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name,
+                                       GgmlType weights = GgmlType::F32);
 
 }  // namespace kvs

@@ -63,29 +63,34 @@ std::int32_t gguf_piece_type(const BpeTokenizer& tok, int id) {
     return 1;
 }
 
-// One tensor's bytes in `type` (ggml's reference quantisation for Q8_0 and Q4_0).
+// One tensor's bytes in its type.
 void encode_tensor(const Tensor& t, std::vector<unsigned char>& out) {
     std::size_t n = 1;
     for (auto d : t.dims) n *= d;
     out.assign(t.bytes, 0);
-    unsigned char* p = out.data();
+    encode_values(t.type, t.data, n, out.data());
+}
+
+}  // namespace
+
+void encode_values(GgmlType type, const float* data, std::size_t n, unsigned char* p) {
     auto put16 = [](unsigned char* q, std::uint16_t v) { std::memcpy(q, &v, 2); };
-    switch (t.type) {
+    switch (type) {
         case GgmlType::F32:
-            std::memcpy(p, t.data, n * 4);
+            std::memcpy(p, data, n * 4);
             return;
         case GgmlType::F16:
-            for (std::size_t i = 0; i < n; ++i) put16(p + 2 * i, float_to_half(t.data[i]));
+            for (std::size_t i = 0; i < n; ++i) put16(p + 2 * i, float_to_half(data[i]));
             return;
         case GgmlType::BF16:
             for (std::size_t i = 0; i < n; ++i) {  // round to nearest even
-                const std::uint32_t x = std::bit_cast<std::uint32_t>(t.data[i]);
+                const std::uint32_t x = std::bit_cast<std::uint32_t>(data[i]);
                 put16(p + 2 * i, static_cast<std::uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16));
             }
             return;
         case GgmlType::Q8_0:  // d = max|x| / 127, q = round(x / d)
-            for (std::size_t b = 0; b < n / 32; ++b, p += 34) {
-                const float* x = t.data + b * 32;
+            for (std::size_t b = 0; b < n / 32; ++b, p += sizeof(BlockQ8_0)) {
+                const float* x = data + b * 32;
                 float amax = 0;
                 for (int j = 0; j < 32; ++j) amax = std::max(amax, std::abs(x[j]));
                 const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
@@ -97,7 +102,7 @@ void encode_tensor(const Tensor& t, std::vector<unsigned char>& out) {
             return;
         case GgmlType::Q4_0:  // d = (the value of largest magnitude) / -8, q = x / d + 8.5 in 0..15
             for (std::size_t b = 0; b < n / 32; ++b, p += 18) {
-                const float* x = t.data + b * 32;
+                const float* x = data + b * 32;
                 float amax = 0, mx = 0;
                 for (int j = 0; j < 32; ++j)
                     if (std::abs(x[j]) > amax) amax = std::abs(x[j]), mx = x[j];
@@ -112,8 +117,6 @@ void encode_tensor(const Tensor& t, std::vector<unsigned char>& out) {
             return;
     }
 }
-
-}  // namespace
 
 GgmlType ggml_type_from_name(const std::string& name) {
     std::string n;

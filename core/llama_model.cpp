@@ -14,6 +14,11 @@ namespace {
 class LlamaRunner final : public Runner, public BatchRunner {
   public:
     LlamaRunner(const LlamaModel& m, Backend& be, int slots) : m_(m), c_(m.config()), be_(be) {
+        // Compact matrices (--weights) are read by the backend where they lie, in host memory:
+        // a backend that cannot is refused here, before anything is allocated.
+        if (const CompactWeights& cw = m.compact(); cw.held() && !be.runs_compact(cw.type))
+            throw Error("--weights " + weight_type_option_name(cw.type) + ": the " + be.name() +
+                        " backend computes with float32 weights only; use --backend cpu");
         // The CPU computes on the model's (mapped) floats; other backends copy them once.
         weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
         for (int i = 0; i < slots; ++i)
@@ -54,6 +59,19 @@ class LlamaRunner final : public Runner, public BatchRunner {
     // The backend's view of a host weight pointer: same offset into the adopted floats.
     DeviceSpan w(const float* host, std::size_t n) const {
         return weights_.at(static_cast<std::size_t>(host - m_.weights().all.data()), n);
+    }
+    // out = x W^T for a matrix W [d, n] whose floats start at `host`: its compact bytes
+    // (`compact`) when the model keeps them, else the floats.
+    void matmul(DeviceSpan out, DeviceSpan x, const float* host, const CompactMatrix& compact,
+                int T, int n, int d) {
+        if (compact.data)
+            be_.matmul_compact(out, x, compact.type, compact.data, T, n, d);
+        else
+            be_.matmul(out, x, w(host, std::size_t(d) * n), T, n, d);
+    }
+    // Layer l's matrix of a kind, compact: none when the model keeps float32 only.
+    static CompactMatrix at(const std::vector<CompactMatrix>& list, int l) {
+        return list.empty() ? CompactMatrix{} : list[l];
     }
     // Where one pass's results sit, in floats, in the device staging buffer and in its host copy:
     // [logits: B x vocab | per sequence: attention [L, H, keep, n_keys], q and attention output
@@ -269,6 +287,7 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
     const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim;
     const std::size_t d = D, kv = KV, hid = HID, vocab = c_.vocab_size;
     const LlamaWeights& W = m_.weights();
+    const CompactWeights& C = m_.compact();
 
     // x: [R, dim], the residual stream of every row in this pass (one row per token).
     op(OpKind::Embedding, -1, R);
@@ -279,16 +298,16 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
         be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), R, D);
         // q = xb wq: [R, dim] (n_heads x head_dim); k, v: [R, kv_dim] (n_kv_heads x head_dim)
         op(OpKind::QProj, l, R);
-        be_.matmul(q_.span(), xb_.span(), w(W.wq + l * d * d, d * d), R, D, D);
+        matmul(q_.span(), xb_.span(), W.wq + l * d * d, at(C.wq, l), R, D, D);
         op(OpKind::KProj, l, R);
-        be_.matmul(k_.span(), xb_.span(), w(W.wk + l * kv * d, kv * d), R, D, KV);
+        matmul(k_.span(), xb_.span(), W.wk + l * kv * d, at(C.wk, l), R, D, KV);
         op(OpKind::VProj, l, R);
-        be_.matmul(v_.span(), xb_.span(), w(W.wv + l * kv * d, kv * d), R, D, KV);
+        matmul(v_.span(), xb_.span(), W.wv + l * kv * d, at(C.wv, l), R, D, KV);
         // RoPE, the cache append and attention, per sequence: att: [R, dim]
         for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
         // x += att wo: [R, dim]
         op(OpKind::OutProj, l, R);
-        be_.matmul(xb_.span(), att_.span(), w(W.wo + l * d * d, d * d), R, D, D);
+        matmul(xb_.span(), att_.span(), W.wo + l * d * d, at(C.wo, l), R, D, D);
         op(OpKind::Residual, l, R);
         be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
 
@@ -296,13 +315,13 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
         op(OpKind::FfnNorm, l, R);
         be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), R, D);
         op(OpKind::FfnGate, l, R);
-        be_.matmul(h1_.span(), xb_.span(), w(W.w1 + l * hid * d, hid * d), R, D, HID);
+        matmul(h1_.span(), xb_.span(), W.w1 + l * hid * d, at(C.w1, l), R, D, HID);
         op(OpKind::FfnUp, l, R);
-        be_.matmul(h3_.span(), xb_.span(), w(W.w3 + l * hid * d, hid * d), R, D, HID);
+        matmul(h3_.span(), xb_.span(), W.w3 + l * hid * d, at(C.w3, l), R, D, HID);
         op(OpKind::SwiGLU, l, R);
         be_.swiglu(h1_.span(), h3_.span(), std::size_t(R) * hid);
         op(OpKind::FfnDown, l, R);
-        be_.matmul(xb_.span(), h1_.span(), w(W.w2 + l * d * hid, d * hid), R, HID, D);
+        matmul(xb_.span(), h1_.span(), W.w2 + l * d * hid, at(C.w2, l), R, HID, D);
         op(OpKind::FfnResidual, l, R);
         be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
     }
@@ -314,8 +333,7 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
                     D);
     }
     op(OpKind::Classifier, -1, p.B);
-    be_.matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), w(W.wcls, vocab * d), p.B, D,
-               c_.vocab_size);
+    matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, C.wcls, p.B, D, c_.vocab_size);
 }
 
 void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
@@ -383,7 +401,12 @@ LlamaModel::LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std:
       tok_(std::move(tok)),
       stop_(std::move(stop)),
       name_(std::move(name)),
-      format_(std::move(format)) {}
+      format_(std::move(format)) {
+    // A checkpoint's matrices converted on load (a GGUF's format says what it did itself).
+    if (ck_.compact.held() && format_.find("matrices kept") == std::string::npos)
+        format_ += "; matrices converted to " + std::string(ggml_type_name(ck_.compact.type)) +
+                   " on load (" + std::to_string(ck_.compact.bytes / 1000) + " kB)";
+}
 
 std::unique_ptr<Runner> LlamaModel::make_runner(Backend& backend) const {
     return std::make_unique<LlamaRunner>(*this, backend, 1);

@@ -23,6 +23,8 @@ class LlamaModel final : public Model {
     const Tokenizer& tokenizer() const override { return *tok_; }
     std::string format() const override { return format_; }
     const LlamaWeights& weights() const { return ck_.weights; }
+    // The matrices in 16 or 8 bits when opened with --weights (held()), else empty.
+    const CompactWeights& compact() const { return ck_.compact; }
     std::unique_ptr<Runner> make_runner(Backend& backend) const override;
     std::unique_ptr<BatchRunner> make_batch_runner(Backend& backend, int max_batch) const override;
     std::vector<int> stop_tokens() const override { return stop_; }

@@ -64,8 +64,14 @@ std::vector<std::string> available_model_names() {
     return names;
 }
 
-std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer) {
-    if (spec == "toy") return std::make_unique<ToyModel>();
+std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,
+                                  GgmlType weights) {
+    if (spec == "toy") {
+        if (weights != GgmlType::F32)
+            throw Error("--weights " + weight_type_option_name(weights) +
+                        ": the toy model has no weight matrices to keep compact");
+        return std::make_unique<ToyModel>();
+    }
     std::string path = spec, name = fs::path(spec).stem().string();
     if (spec == "default") {
         path = default_model_path();
@@ -83,9 +89,9 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
         if (!tokenizer.empty())
             throw Error(path + ": a GGUF file carries its own tokenizer; drop --tokenizer " +
                         tokenizer);
-        return load_gguf_model(path, name);
+        return load_gguf_model(path, name, weights);
     }
-    Checkpoint ck = load_checkpoint(path);
+    Checkpoint ck = load_checkpoint(path, weights);
     std::string tok_path = tokenizer;
     if (tok_path.empty()) {
         auto found = find_tokenizer_beside(path);

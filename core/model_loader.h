@@ -8,12 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "core/gguf_file.h"
 #include "core/model.h"
 
 namespace kvs {
 
-// Opens `spec`; `tokenizer` empty means: look beside the checkpoint. Throws kvs::Error.
-std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer = {});
+// Opens `spec`; `tokenizer` empty means: look beside the checkpoint. `weights` other than F32
+// keeps the matrices in that type (core/compact_weights.h): a GGUF's tensors of that type are
+// used as they are, anything else is converted on load. Throws kvs::Error.
+std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer = {},
+                                  GgmlType weights = GgmlType::F32);
 
 // The tokenizer beside a checkpoint: STEM.tok.bin, tokenizer.bin, or the only tok*.bin there.
 std::optional<std::string> find_tokenizer_beside(const std::string& checkpoint);

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "core/error.h"
+#include "core/gguf_file.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"
 
@@ -129,6 +130,22 @@ void CpuBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n
         ref::matmul(out.data, x.data, w.data, T, n, d);
     else
         cpu::matmul(out.data, x.data, w.data, T, n, d, pool_.get());
+}
+
+bool CpuBackend::runs_compact(GgmlType type) const {
+    return type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::Q8_0;
+}
+
+void CpuBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w,
+                                int T, int n, int d) {
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Matmul, time_ops_, each());
+    if (reference_ops_) {
+        dequantised_.resize(std::size_t(d) * n);
+        dequantize_values(type, w, dequantised_.size(), dequantised_.data());
+        ref::matmul(out.data, x.data, dequantised_.data(), T, n, d);
+    } else {
+        cpu::matmul_compact(out.data, x.data, type, w, T, n, d, pool_.get());
+    }
 }
 
 void CpuBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,

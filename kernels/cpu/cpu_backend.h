@@ -47,6 +47,11 @@ class CpuBackend final : public Backend {
     void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) override;
     void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) override;
     void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) override;
+    // F16, BF16 and Q8_0 (fast_ops.h's matmul_compact; with reference ops, the matrix is
+    // dequantised first and multiplied by the plain loop).
+    bool runs_compact(GgmlType type) const override;
+    void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w, int T,
+                        int n, int d) override;
     void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
               int head_dim) override;
     void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v, int pos0,
@@ -69,6 +74,7 @@ class CpuBackend final : public Backend {
     int threads_ = 1;
     std::unique_ptr<cpu::ThreadPool> pool_;  // null for 1 thread
     std::vector<float> scratch_;             // attention rows, one per thread
+    std::vector<float> dequantised_;         // reference ops on compact weights: one matrix
     cpu::RopeTable rope_;
     cpu::OpClock clock_;
     std::array<std::uint64_t, kOpCount> ticks_{};           // per op, since reset_op_times()

@@ -10,12 +10,16 @@
 //    block while it is in cache, so a batched prefill reads the weights once per block rather than
 //    once per token.
 // Every element is the same lane sum in the same order whatever the tile, block, T or thread
-// count, so batched and single-token passes agree bit for bit.
+// count, so batched and single-token passes agree bit for bit. The weights may be compact (F16,
+// BF16, Q8_0: weight_rows.h): they are widened to float32 as they are loaded, and the sums are
+// the same as the float32 matmul's on the dequantised matrix.
 #include <algorithm>
 
+#include "core/error.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
+#include "kernels/cpu/weight_rows.h"
 
 namespace kvs::cpu::KVS_ISA_NS {
 namespace {
@@ -28,49 +32,69 @@ constexpr std::size_t kL1Bytes = 32 * 1024;  // token rows per block: what fits 
 constexpr double kMinParallelMacs = 1 << 17;
 constexpr int kItemsPerThread = 8;  // row ranges per thread: a late thread leaves little behind
 
-// out[t0 + c, i0 .. i0 + 7] for c < C.   x: [T, n], w: [d, n], out: [T, d]
-template <int C>
-void tile(float* out, const float* x, const float* w, int n, int d, int i0, int t0) {
+// out[t0 + c, i0 .. i0 + 7] for c < C.   x: [T, n], w: [d, n] read through W (weight_rows.h),
+// out: [T, d]. The weight rows are read a step at a time (kLanes values, or one Q8_0 block),
+// and each lane's sum takes its elements in increasing j whatever the step.
+template <class W, int C>
+void tile(float* out, const float* x, const W& w, int n, int d, int i0, int t0) {
     Vec acc[C][kRows] = {};
-    const float* wr[kRows];
+    typename W::Row wr[kRows];
     const float* xr[C];
-    for (int r = 0; r < kRows; ++r) wr[r] = w + std::size_t(i0 + r) * n;
+    for (int r = 0; r < kRows; ++r) wr[r] = w.row(i0 + r);
     for (int c = 0; c < C; ++c) xr[c] = x + std::size_t(t0 + c) * n;
     int j = 0;
-    for (; j + kLanes <= n; j += kLanes) {
-        Vec xv[C];
-        for (int c = 0; c < C; ++c) xv[c] = load(xr[c] + j);
-        for (int r = 0; r < kRows; ++r) {
-            const Vec wv = load(wr[r] + j);
-            for (int c = 0; c < C; ++c) acc[c][r] = wv * xv[c] + acc[c][r];
+    for (; j + W::kStep <= n; j += W::kStep) {
+        typename W::Block blk[kRows];
+        for (int r = 0; r < kRows; ++r) blk[r] = w.block(wr[r], j);
+        for (int s = j; s < j + W::kStep; s += kLanes) {
+            Vec xv[C];
+            for (int c = 0; c < C; ++c) xv[c] = load(xr[c] + s);
+            for (int r = 0; r < kRows; ++r) {
+                const Vec wv = w.lanes(wr[r], blk[r], s);
+                for (int c = 0; c < C; ++c) acc[c][r] = wv * xv[c] + acc[c][r];
+            }
         }
     }
     if (j < n) {  // the zero-padded last block, as in dot_lanes()
         for (int r = 0; r < kRows; ++r) {
-            const Vec wv = load_partial(wr[r] + j, n - j);
+            const Vec wv = w.tail(wr[r], j, n - j);
             for (int c = 0; c < C; ++c) acc[c][r] = wv * load_partial(xr[c] + j, n - j) + acc[c][r];
         }
     }
     for (int c = 0; c < C; ++c) store8(out + std::size_t(t0 + c) * d + i0, sum_lanes8(acc[c]));
 }
 
+// dot(w[i, :], x) in the lanes and order of dot() (vec_math.h), for the last d % 8 rows.
+template <class W>
+float dot_row(const W& w, int i, const float* x, int n) {
+    const typename W::Row r = w.row(i);
+    Vec acc = {};
+    int j = 0;
+    for (; j + W::kStep <= n; j += W::kStep) {
+        const typename W::Block b = w.block(r, j);
+        for (int s = j; s < j + W::kStep; s += kLanes) acc = w.lanes(r, b, s) * load(x + s) + acc;
+    }
+    if (j < n) acc = w.tail(r, j, n - j) * load_partial(x + j, n - j) + acc;
+    return sum_lanes(acc);
+}
+
 // Rows [i_begin, i_end) of out for tokens [t_begin, t_end).
-void rows(float* out, const float* x, const float* w, int n, int d, int i_begin, int i_end,
-          int t_begin, int t_end) {
+template <class W>
+void rows(float* out, const float* x, const W& w, int n, int d, int i_begin, int i_end, int t_begin,
+          int t_end) {
     int i = i_begin;
     for (; i + kRows <= i_end; i += kRows) {
         int t = t_begin;
-        for (; t + kCols <= t_end; t += kCols) tile<kCols>(out, x, w, n, d, i, t);
-        for (; t < t_end; ++t) tile<1>(out, x, w, n, d, i, t);
+        for (; t + kCols <= t_end; t += kCols) tile<W, kCols>(out, x, w, n, d, i, t);
+        for (; t < t_end; ++t) tile<W, 1>(out, x, w, n, d, i, t);
     }
     for (; i < i_end; ++i)  // the last d % 8 rows, one dot at a time
         for (int t = t_begin; t < t_end; ++t)
-            out[std::size_t(t) * d + i] = dot(w + std::size_t(i) * n, x + std::size_t(t) * n, n);
+            out[std::size_t(t) * d + i] = dot_row(w, i, x + std::size_t(t) * n, n);
 }
 
-}  // namespace
-
-void matmul(float* out, const float* x, const float* w, int T, int n, int d, ThreadPool* pool) {
+template <class W>
+void matmul_rows(float* out, const float* x, const W& w, int T, int n, int d, ThreadPool* pool) {
     const int block =
         std::max<int>(kCols, int(kL1Bytes / (sizeof(float) * std::max(n, 1))) / kCols * kCols);
     const bool parallel = pool && pool->threads() > 1 && double(T) * n * d >= kMinParallelMacs;
@@ -88,6 +112,30 @@ void matmul(float* out, const float* x, const float* w, int T, int n, int d, Thr
         for (int t0 = 0; t0 < T; t0 += block)
             rows(out, x, w, n, d, i0, i1, t0, std::min(T, t0 + block));
     });
+}
+
+}  // namespace
+
+void matmul(float* out, const float* x, const float* w, int T, int n, int d, ThreadPool* pool) {
+    matmul_rows(out, x, F32Rows{w, n}, T, n, d, pool);
+}
+
+void matmul_compact(float* out, const float* x, GgmlType type, const unsigned char* w, int T, int n,
+                    int d, ThreadPool* pool) {
+    switch (type) {
+        case GgmlType::F32:
+            return matmul_rows(out, x, F32Rows{reinterpret_cast<const float*>(w), n}, T, n, d,
+                               pool);
+        case GgmlType::F16:
+            return matmul_rows(out, x, F16Rows{w, n}, T, n, d, pool);
+        case GgmlType::BF16:
+            return matmul_rows(out, x, Bf16Rows{w, n}, T, n, d, pool);
+        case GgmlType::Q8_0:
+            return matmul_rows(out, x, Q8Rows{w, n}, T, n, d, pool);
+        case GgmlType::Q4_0:
+            break;
+    }
+    throw Error(std::string("the CPU matmul does not read ") + ggml_type_name(type) + " weights");
 }
 
 }  // namespace kvs::cpu::KVS_ISA_NS

@@ -64,6 +64,11 @@ void matmul(float* out, const float* x, const float* w, int T, int n, int d, Thr
     active_kernels().matmul(out, x, w, T, n, d, pool);
 }
 
+void matmul_compact(float* out, const float* x, GgmlType type, const unsigned char* w, int T, int n,
+                    int d, ThreadPool* pool) {
+    active_kernels().matmul_compact(out, x, type, w, T, n, d, pool);
+}
+
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
                int T, int pos0, int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
                std::vector<float>& scratch) {

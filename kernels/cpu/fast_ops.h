@@ -5,7 +5,12 @@
 // a batch or on any number of threads; reference_ops.h holds the plain versions they are tested
 // against. Shapes as in core/backend.h; all float32, row-major, host memory.
 #include <cstddef>
+#include <cstdint>
 #include <vector>
+
+namespace kvs {
+enum class GgmlType : std::uint32_t;  // core/gguf_file.h
+}
 
 namespace kvs::cpu {
 
@@ -14,6 +19,12 @@ class ThreadPool;
 // out[t, i] = sum_j w[i, j] * x[t, j]   x: [T, n], w: [d, n], out: [T, d]
 // pool: null, or threads that share the rows of a large enough matmul (thread_pool.h).
 void matmul(float* out, const float* x, const float* w, int T, int n, int d, ThreadPool* pool);
+
+// The same with w [d, n] in a compact type (core/compact_weights.h: F16, BF16 or Q8_0, n whole
+// blocks of it; F32 too), widened to float32 as it is read; every element equals matmul() on the
+// dequantised matrix, bit for bit. Throws kvs::Error for a type it does not read (Q4_0).
+void matmul_compact(float* out, const float* x, GgmlType type, const unsigned char* w, int T, int n,
+                    int d, ThreadPool* pool);
 
 // Causal GQA attention, as ref::attention; probs may be null.
 // scratch: reused between calls, grown to one block per thread of the pool.

@@ -18,7 +18,7 @@ void rmsnorm(float* out, const float* x, const float* w, int T, int dim) {
 
 void swiglu(float* h1, const float* h3, std::size_t n) {
     // silu(v) * h3 = v / (1 + exp(-v)) * h3, kLanes elements at a time
-    auto block = [](Vec v, Vec h) __attribute__((always_inline)) {
+    auto block = [](const Vec& v, const Vec& h) __attribute__((always_inline)) {
         return v * (1.0f / (1.0f + exp_approx(-v))) * h;
     };
     std::size_t i = 0;

@@ -20,11 +20,12 @@ bool cpu_has(Isa isa) {
         case Isa::sse:
             return true;  // part of x86-64
         case Isa::avx2:
-            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                   __builtin_cpu_supports("f16c");
         case Isa::avx512:
-            // the avx512 path is compiled with -mavx512f (and FMA, AVX2 below it)
+            // the avx512 path is compiled with -mavx512f (and FMA, F16C, AVX2 below it)
             return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
-                   __builtin_cpu_supports("fma");
+                   __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
         case Isa::plain:
             return false;
     }

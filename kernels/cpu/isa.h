@@ -9,8 +9,9 @@
 namespace kvs::cpu {
 
 // Lowest to widest. sse: baseline x86-64 (SSE2, 8-float vectors as two registers, no FMA);
-// avx2: AVX2 + FMA, 8 floats; avx512: AVX-512F, 16 floats. Off x86 only `plain` exists: the
-// portable build of the same sources (NEON, wasm SIMD or scalar, whatever the compiler targets).
+// avx2: AVX2 + FMA (+ F16C for F16 weights), 8 floats; avx512: AVX-512F, 16 floats. Off x86 only
+// `plain` exists: the portable build of the same sources (NEON, wasm SIMD or scalar, whatever the
+// compiler targets).
 enum class Isa { plain, sse, avx2, avx512 };
 
 const char* isa_name(Isa isa);

@@ -18,6 +18,7 @@ struct Kernels {
     Isa isa;
     int lanes;  // floats per partial-sum register (kLanes of vec_math.h)
     decltype(&kvs::cpu::matmul) matmul;
+    decltype(&kvs::cpu::matmul_compact) matmul_compact;
     decltype(&kvs::cpu::attention) attention;
     decltype(&kvs::cpu::rmsnorm) rmsnorm;
     decltype(&kvs::cpu::swiglu) swiglu;
@@ -38,6 +39,7 @@ std::string simd_path_summary();
 // Inside one path's build: that path's definitions.
 namespace KVS_ISA_NS {
 decltype(kvs::cpu::matmul) matmul;
+decltype(kvs::cpu::matmul_compact) matmul_compact;
 decltype(kvs::cpu::attention) attention;
 decltype(kvs::cpu::rmsnorm) rmsnorm;
 decltype(kvs::cpu::swiglu) swiglu;

@@ -22,9 +22,14 @@
 #include <immintrin.h>
 #endif
 
-// On the paths without AVX (sse, plain), GCC warns that passing a 32-byte vector by value has
-// another ABI than with AVX. These helpers are always inlined (VEC_INLINE), so no Vec is ever
-// passed in a call, and the warning is silenced in the files that include this header.
+// On the paths without AVX (sse, plain), a 32-byte vector crossing a call has another ABI than
+// with AVX, and GCC says so twice: a note for a vector *parameter* passed by value ("the ABI for
+// passing parameters with 32-byte alignment has changed in GCC 4.6"), which no pragma silences,
+// and a -Wpsabi warning for a vector *returned* by value. The helpers below take vectors by const
+// reference (no note: a reference is a pointer in any ABI) and are always inlined (VEC_INLINE),
+// so no vector crosses a real call; the return warning is switched off for the files that
+// include this header, and only there. A by-value Vec parameter added here brings the note back
+// on the sse build.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
@@ -83,10 +88,10 @@ VEC_INLINE Vec load_partial(const float* p, int count) {
         }
     return load(lanes);
 }
-VEC_INLINE void store(float* p, Vec v) {
+VEC_INLINE void store(float* p, const Vec& v) {
     std::memcpy(p, &v, sizeof v);
 }
-VEC_INLINE void store_partial(float* p, Vec v, int count) {
+VEC_INLINE void store_partial(float* p, const Vec& v, int count) {
 #if defined(__AVX512F__) && KVS_LANES == 16
     return _mm512_mask_storeu_ps(p, (1u << count) - 1, (__m512)v);
 #endif
@@ -108,14 +113,14 @@ VEC_INLINE V splat(float x) {
     else
         return V{x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
 }
-VEC_INLINE void store8(float* p, Vec8 v) {
+VEC_INLINE void store8(float* p, const Vec8& v) {
     std::memcpy(p, &v, sizeof v);
 }
 
 // The first step of the lane tree: 16 lanes to 8 (l + l(+8)); nothing to do at 8 lanes.
 // (A template so that the branch not taken is not compiled.)
 template <class V = Vec>
-VEC_INLINE Vec8 fold8(V v) {
+VEC_INLINE Vec8 fold8(const V& v) {
     if constexpr (sizeof(V) == sizeof(Vec8))
         return v;
     else
@@ -124,7 +129,7 @@ VEC_INLINE Vec8 fold8(V v) {
 }
 
 // The lane tree of one register: fold8, then ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
-VEC_INLINE float sum_lanes(Vec v) {
+VEC_INLINE float sum_lanes(const Vec& v) {
     const Vec8 e = fold8(v);
     return ((e[0] + e[1]) + (e[2] + e[3])) + ((e[4] + e[5]) + (e[6] + e[7]));
 }
@@ -135,7 +140,7 @@ VEC_INLINE Vec8 sum_lanes8(const Vec (&wide)[8]) {
     Vec8 v[8];
     for (int r = 0; r < 8; ++r) v[r] = fold8(wide[r]);
     // pairs: [a0+a1, a2+a3, b0+b1, b2+b3, a4+a5, a6+a7, b4+b5, b6+b7]
-    auto pairs = [](Vec8 a, Vec8 b) __attribute__((always_inline)) {
+    auto pairs = [](const Vec8& a, const Vec8& b) __attribute__((always_inline)) {
         return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14) +
                __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
     };
@@ -172,7 +177,8 @@ VEC_INLINE float sum(const float* a, int n) {
 // normal float: below -87 the result is 1.6e-38 where std::exp gives a denormal or 0, which
 // changes a softmax or SiLU by less than 1e-37. tests/test_cpu_ops.cpp measures the error
 // against std::exp.
-VEC_INLINE Vec exp_approx(Vec x) {
+VEC_INLINE Vec exp_approx(const Vec& in) {
+    Vec x = in;
     x = x < -87.0f ? splat(-87.0f) : x;
     x = x > 88.0f ? splat(88.0f) : x;
     constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer

@@ -1,0 +1,301 @@
+// Compact weights (core/compact_weights.h, --weights): the CPU matmul on F16, BF16 and Q8_0
+// matrices, on every SIMD path, and whole models run with them.
+//
+// What holds, and why:
+//  - bit for bit: a compact matmul equals the same path's float32 matmul on the matrix
+//    dequantised by core's one decoder (dequantize_values), because every type widens to float
+//    exactly (kernels/cpu/weight_rows.h) and the sums then run in the same order;
+//  - against the float32 reference loops on the original floats, within the rounding of the
+//    type: per element sum_j |x_j| * e_j, e_j = |w_j| 2^-11 for F16 (11 significant bits),
+//    |w_j| 2^-8 for BF16 (8), and 0.57 d for Q8_0 (d = the block's max|w| / 127: round(w / d)
+//    is within d / 2, and d stored as a half moves q d by at most 127 d 2^-11 = 0.062 d), plus
+//    the float32 sums' own 2e-6 n (test_cpu_ops.cpp's tolerance);
+//  - across paths, within each type: to rounding, as float32 (test_simd_paths.cpp).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "core/compact_weights.h"
+#include "core/error.h"
+#include "core/gguf_file.h"
+#include "core/gguf_writer.h"
+#include "core/llama_model.h"
+#include "core/model_loader.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/isa_kernels.h"
+#include "kernels/cpu/reference_ops.h"
+#include "kernels/cpu/thread_pool.h"
+#include "tests/float_diff.h"
+#include "tests/random_floats.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+using cpu::Isa;
+using test::max_abs_diff;
+using test::random_floats;
+using test::same_bits;
+
+namespace {
+
+constexpr GgmlType kTypes[] = {GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0};
+
+// A matrix [d, n] in `type` (core's one quantiser) and its values as core's decoder gives them.
+struct Encoded {
+    std::vector<unsigned char> bytes;
+    std::vector<float> values;
+};
+Encoded encode(GgmlType type, const std::vector<float>& w) {
+    Encoded e;
+    e.bytes.resize(ggml_row_bytes(type, w.size()));
+    encode_values(type, w.data(), w.size(), e.bytes.data());
+    e.values.resize(w.size());
+    dequantize_values(type, e.bytes.data(), w.size(), e.values.data());
+    return e;
+}
+
+// The rounding bound above, for every output element.   x: [T, n], w: [d, n]
+std::vector<float> bounds(GgmlType type, const std::vector<float>& x, const std::vector<float>& w,
+                          int T, int n, int d) {
+    std::vector<float> e(w.size());
+    for (std::size_t b = 0; b < w.size(); b += 32) {
+        float amax = 0;
+        for (std::size_t j = b; j < std::min(w.size(), b + 32); ++j)
+            amax = std::max(amax, std::abs(w[j]));
+        for (std::size_t j = b; j < std::min(w.size(), b + 32); ++j)
+            e[j] = type == GgmlType::F16    ? std::abs(w[j]) * 0x1p-11f
+                   : type == GgmlType::BF16 ? std::abs(w[j]) * 0x1p-8f
+                                            : 0.57f * amax / 127;
+    }
+    std::vector<float> out(std::size_t(T) * d);
+    for (int t = 0; t < T; ++t)
+        for (int i = 0; i < d; ++i) {
+            double s = 0;
+            for (int j = 0; j < n; ++j)
+                s += std::abs(x[std::size_t(t) * n + j]) * e[std::size_t(i) * n + j];
+            out[std::size_t(t) * d + i] = float(s + 2e-6 * n);
+        }
+    return out;
+}
+
+// Rows of n values: whole Q8_0 blocks; for the 16-bit types a tail past the last 16 lanes too.
+// d = 75: nine 8-row tiles and three rows left for the one-row dot.
+int row_length(GgmlType type) {
+    return type == GgmlType::Q8_0 ? 256 : 232;
+}
+
+}  // namespace
+
+TEST_CASE("compact matmul = float32 matmul of the dequantised matrix, bit for bit, every path",
+          "[compact]") {
+    const int T = 7, d = 75;
+    cpu::ThreadPool pool(3);
+    for (GgmlType type : kTypes) {
+        const int n = row_length(type);
+        const auto x = random_floats(std::size_t(T) * n, 11);
+        const auto w = random_floats(std::size_t(d) * n, 12, 0.1f);
+        const Encoded e = encode(type, w);
+        for (Isa isa : cpu::available_isas()) {
+            const cpu::Kernels& k = *cpu::kernels_for(isa);
+            INFO(ggml_type_name(type) << " on " << cpu::isa_name(isa));
+            std::vector<float> want(std::size_t(T) * d), got(want.size()), one(want.size()),
+                threaded(want.size());
+            k.matmul(want.data(), x.data(), e.values.data(), T, n, d, nullptr);
+            k.matmul_compact(got.data(), x.data(), type, e.bytes.data(), T, n, d, nullptr);
+            CHECK(same_bits(got, want));
+            // a row alone and on threads: the same bits (as the float32 matmul guarantees)
+            for (int t = 0; t < T; ++t)
+                k.matmul_compact(one.data() + std::size_t(t) * d, x.data() + std::size_t(t) * n,
+                                 type, e.bytes.data(), 1, n, d, nullptr);
+            CHECK(same_bits(one, want));
+            k.matmul_compact(threaded.data(), x.data(), type, e.bytes.data(), T, n, d, &pool);
+            CHECK(same_bits(threaded, want));
+        }
+    }
+}
+
+TEST_CASE("compact matmul is within its type's rounding of the float32 reference", "[compact]") {
+    const int T = 5, d = 75;
+    for (GgmlType type : kTypes) {
+        const int n = row_length(type);
+        const auto x = random_floats(std::size_t(T) * n, 21);
+        const auto w = random_floats(std::size_t(d) * n, 22, 0.1f);
+        const Encoded e = encode(type, w);
+        std::vector<float> ref(std::size_t(T) * d);
+        ref::matmul(ref.data(), x.data(), w.data(), T, n, d);
+        const auto bound = bounds(type, x, w, T, n, d);
+        for (Isa isa : cpu::available_isas()) {
+            std::vector<float> got(ref.size());
+            cpu::kernels_for(isa)->matmul_compact(got.data(), x.data(), type, e.bytes.data(), T, n,
+                                                  d, nullptr);
+            double worst = 0, worst_ratio = 0;
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                worst = std::max(worst, double(std::abs(got[i] - ref[i])));
+                worst_ratio = std::max(worst_ratio, std::abs(got[i] - ref[i]) / double(bound[i]));
+            }
+            INFO(ggml_type_name(type) << " on " << cpu::isa_name(isa) << ": max |difference| "
+                                      << worst << ", " << worst_ratio << " of the bound");
+            CHECK(worst_ratio <= 1.0);
+            CHECK(worst > 0);  // the weights were rounded: a zero would mean float32 was read
+        }
+    }
+}
+
+TEST_CASE("the SIMD paths agree to rounding on compact weights", "[compact][simd]") {
+    const std::vector<Isa> have = cpu::available_isas();
+    const int T = 7, d = 75;
+    for (GgmlType type : kTypes) {
+        const int n = row_length(type);
+        const auto x = random_floats(std::size_t(T) * n, 31);
+        const auto w = random_floats(std::size_t(d) * n, 32, 0.1f);
+        const Encoded e = encode(type, w);
+        auto run = [&](Isa isa) {
+            std::vector<float> out(std::size_t(T) * d);
+            cpu::kernels_for(isa)->matmul_compact(out.data(), x.data(), type, e.bytes.data(), T, n,
+                                                  d, nullptr);
+            return out;
+        };
+        const auto widest = run(have.back());
+        for (Isa isa : have) {
+            INFO(ggml_type_name(type)
+                 << ": " << cpu::isa_name(isa) << " against " << cpu::isa_name(have.back()));
+            CHECK(max_abs_diff(run(isa), widest) <= 2e-6 * n);  // as float32's paths
+        }
+    }
+}
+
+TEST_CASE("a Q8_0 scale one half-ulp off is seen by the bit-for-bit check", "[compact]") {
+    // The check above is the one that would catch a kernel reading a block's scale wrong: here
+    // the bytes are changed instead, and the comparison notices.
+    const int T = 2, n = 64, d = 8;
+    const auto x = random_floats(std::size_t(T) * n, 41);
+    const auto w = random_floats(std::size_t(d) * n, 42, 0.1f);
+    Encoded e = encode(GgmlType::Q8_0, w);
+    std::vector<float> want(std::size_t(T) * d), got(want.size());
+    cpu::matmul(want.data(), x.data(), e.values.data(), T, n, d, nullptr);
+    BlockQ8_0 blk;
+    std::memcpy(&blk, e.bytes.data(), sizeof blk);
+    blk.d += 1;  // the next half up
+    std::memcpy(e.bytes.data(), &blk, sizeof blk);
+    cpu::matmul_compact(got.data(), x.data(), GgmlType::Q8_0, e.bytes.data(), T, n, d, nullptr);
+    CHECK_FALSE(same_bits(got, want));
+}
+
+TEST_CASE("Q4_0 and other types are refused by the CPU matmul in one line", "[compact]") {
+    std::vector<float> out(8), x(32);
+    std::vector<unsigned char> w(8 * 18);
+    CHECK_THROWS_WITH(
+        cpu::matmul_compact(out.data(), x.data(), GgmlType::Q4_0, w.data(), 1, 32, 8, nullptr),
+        "the CPU matmul does not read Q4_0 weights");
+    CHECK_THROWS_WITH(weight_type_from_name("q4_0"),
+                      "--weights: 'q4_0' is not one of f32, f16, bf16, q8_0");
+    CHECK(weight_type_from_name("BF16") == GgmlType::BF16);
+}
+
+namespace {
+
+// Greedy tokens of `m` after `prompt`, and the logits of every step, on one CPU backend.
+struct Greedy {
+    std::vector<int> tokens;
+    std::vector<std::vector<float>> logits;
+};
+int argmax(const std::vector<float>& v) {
+    return int(std::max_element(v.begin(), v.end()) - v.begin());
+}
+// Free-running greedy decoding, or (forced) fed the given tokens instead of its own choices.
+Greedy run_greedy(const Model& m, const std::vector<int>& prompt, int steps,
+                  const std::vector<int>* forced = nullptr) {
+    CpuBackend be;
+    auto r = m.make_runner(be);
+    Capture want;
+    want.attention = want.kv_rows = want.vectors = false;
+    want.last_rows = 0;
+    ForwardResult out;
+    Greedy g;
+    r->forward(prompt, want, out);
+    for (int s = 0; s < steps; ++s) {
+        g.logits.push_back(out.logits);
+        g.tokens.push_back(argmax(out.logits));
+        const int one[1] = {forced ? (*forced)[s] : g.tokens.back()};
+        r->forward(one, want, out);
+    }
+    return g;
+}
+double max_diff(const Greedy& a, const Greedy& b) {
+    double d = 0;
+    for (std::size_t s = 0; s < a.logits.size(); ++s)
+        d = std::max(d, max_abs_diff(a.logits[s], b.logits[s]));
+    return d;
+}
+
+}  // namespace
+
+TEST_CASE("stories260K: F16 and BF16 keep the greedy text, Q8_0 its logits within 0.5",
+          "[compact][reference]") {
+    if (!std::filesystem::exists(test::stories_model())) {
+        WARN("no ../shared/models/stories260K.bin: not checked");
+        return;
+    }
+    const auto f32 = open_model(test::stories_model(), test::stories_tokenizer());
+    const std::vector<int> prompt = f32->tokenizer().encode("Once upon a time");
+    // 128 tokens. Measured (generate --max-new-tokens 400 --trace-json, token by token): F16
+    // keeps float32's text for all 342 tokens up to its end token; BF16 for the first 181;
+    // Q8_0 for the first 110, hence its logits, not its text, are checked.
+    const int steps = 128;
+    const Greedy ref = run_greedy(*f32, prompt, steps);
+    for (GgmlType type : {GgmlType::F16, GgmlType::BF16}) {
+        const auto m = open_model(test::stories_model(), test::stories_tokenizer(), type);
+        const Greedy g = run_greedy(*m, prompt, steps);
+        INFO(ggml_type_name(type) << ": max |logit difference| " << max_diff(ref, g));
+        CHECK(g.tokens == ref.tokens);
+    }
+    // Q8_0: fed float32's tokens (a near-tie broken the other way would change every later
+    // step); measured 0.29 at most over these steps.
+    const auto q8 = open_model(test::stories_model(), test::stories_tokenizer(), GgmlType::Q8_0);
+    const Greedy g = run_greedy(*q8, prompt, steps, &ref.tokens);
+    const double d = max_diff(ref, g);
+    INFO("Q8_0: max |logit difference| " << d);
+    CHECK(d <= 0.5);
+    CHECK(d > 0);
+}
+
+TEST_CASE("a GGUF's F16 and Q8_0 tensors are used in place and match its float32 reading exactly",
+          "[compact][gguf]") {
+    // The file's F16 tensors dequantised to float32 and multiplied (--weights f32) give the same
+    // bits as the same tensors read as they are (--weights f16): the widening is exact.
+    const auto dir = test::temp_dir("compact-gguf");
+    const auto src = open_model("default");
+    const auto& lm = dynamic_cast<const LlamaModel&>(*src);
+    const std::vector<int> prompt = src->tokenizer().encode("Once upon a time");
+    for (GgmlType type : {GgmlType::F16, GgmlType::Q8_0}) {
+        const auto path = (dir / (std::string(ggml_type_name(type)) + ".gguf")).string();
+        write_gguf_llama(path, lm.config(), lm.weights(),
+                         dynamic_cast<const BpeTokenizer&>(src->tokenizer()), type, "tiny");
+        const auto as_f32 = open_model(path);
+        const auto kept = open_model(path, {}, type);
+        INFO(kept->format());
+        // every matrix (7 per layer and the shared classifier = the token table) in place
+        const std::string in_place =
+            std::to_string(7 * lm.config().n_layers + 1) + " used in place";
+        CHECK(kept->format().find(in_place) != std::string::npos);
+        const Greedy a = run_greedy(*as_f32, prompt, 20), b = run_greedy(*kept, prompt, 20);
+        CHECK(a.tokens == b.tokens);
+        CHECK(max_diff(a, b) == 0.0);
+    }
+}
+
+TEST_CASE("compact weights on a backend that computes in float32 only: one line, exit 2",
+          "[compact][cli]") {
+    const auto r = test::run_cli(
+        {"generate", "--backend", "cuda-emulated", "--weights", "f16", "--max-new-tokens", "2"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--weights f16: the cuda-emulated backend computes with float32 weights "
+                     "only; use --backend cpu") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    const auto bad = test::run_cli({"generate", "--weights", "q4_0", "--max-new-tokens", "2"});
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("'q4_0' is not one of f32, f16, bf16, q8_0") != std::string::npos);
+    CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+}
