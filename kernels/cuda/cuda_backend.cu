@@ -147,7 +147,7 @@ class CudaBackend final : public Backend, public StepGraphs {
     }
     void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) override {
         timed(Op::RmsNorm, [&] {
-            kern::launch_rmsnorm(kern::rmsnorm_shape(T), stream_,
+            kern::launch_rmsnorm(kern::rmsnorm_shape(T, blocks_.rmsnorm), stream_,
                                  {out.data, x.data, w.data, T, dim});
         });
     }
@@ -155,7 +155,7 @@ class CudaBackend final : public Backend, public StepGraphs {
         const kern::MatmulArgs a{out.data, x.data, w.data, T, n, d};
         timed(Op::Matmul, [&] {
             if (kern::matmul_uses_matvec(T))
-                kern::launch_matvec(kern::matvec_shape(d), stream_, a);
+                kern::launch_matvec(kern::matvec_shape(d, blocks_.matvec_rows), stream_, a);
             else
                 kern::launch_matmul_tiled(kern::matmul_tiled_shape(T, d), stream_, a);
         });
@@ -185,7 +185,8 @@ class CudaBackend final : public Backend, public StepGraphs {
         // Shapes first: one that does not fit throws before anything is queued.
         if (!kern::attention_uses_decode(T)) {
             if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");
-            const kern::LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
+            const kern::LaunchShape s =
+                kern::attention_prefill_shape(T, pos0, n_heads, blocks_.attention);
             timed(Op::Attention, [&] { kern::launch_attention_prefill(s, stream_, a); });
             return;
         }
@@ -198,7 +199,8 @@ class CudaBackend final : public Backend, public StepGraphs {
         }
         const kern::LaunchShape split = kern::attention_decode_split_shape(
             capturing_ ? capacity - 1 : pos0, n_heads, n_kv_heads, head_dim);
-        const kern::LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
+        const kern::LaunchShape combine =
+            kern::attention_decode_combine_shape(n_heads, blocks_.attention);
         // Partial results sized for the whole cache: grown only when the cache is.
         const std::size_t need =
             kern::decode_partial_floats_for_cache(cache_k.size, n_heads, n_kv_heads, head_dim);
@@ -223,13 +225,20 @@ class CudaBackend final : public Backend, public StepGraphs {
     }
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override {
         timed(Op::SwiGLU, [&] {
-            kern::launch_swiglu(kern::elementwise_shape(n), stream_, {h1.data, h3.data, n});
+            kern::launch_swiglu(kern::elementwise_shape(n, blocks_.elementwise), stream_,
+                                {h1.data, h3.data, n});
         });
     }
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override {
         timed(Op::Add, [&] {
-            kern::launch_add(kern::elementwise_shape(n), stream_, {x.data, y.data, n});
+            kern::launch_add(kern::elementwise_shape(n, blocks_.elementwise), stream_,
+                             {x.data, y.data, n});
         });
+    }
+
+    void set_block_sizes(const kern::BlockSizes& b) {
+        blocks_ = b;
+        ++partial_epoch_;  // graphs recorded with the old sizes are refused
     }
 
     StepGraphs* graphs() override { return this; }
@@ -431,6 +440,7 @@ class CudaBackend final : public Backend, public StepGraphs {
     std::map<int, Graph> graphs_;
     int next_graph_ = 1;
     std::vector<float*> retired_;  // partial buffers outgrown while capturing
+    kern::BlockSizes blocks_;      // kern::block_variants, for kvscope-cli kernels
 };
 
 }  // namespace
@@ -479,6 +489,12 @@ std::string cuda_device_problem() {
 
 std::unique_ptr<Backend> make_cuda_backend() {
     return std::make_unique<CudaBackend>();
+}
+
+bool set_cuda_block_sizes(Backend& be, const kern::BlockSizes& b) {
+    auto* cuda = dynamic_cast<CudaBackend*>(&be);
+    if (cuda) cuda->set_block_sizes(b);
+    return cuda != nullptr;
 }
 
 }  // namespace kvs

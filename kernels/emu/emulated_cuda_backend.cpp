@@ -264,14 +264,14 @@ void EmulatedCudaBackend::embed(DeviceSpan x, DeviceSpan table, const int* token
 
 void EmulatedCudaBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) {
     const kern::RmsNormArgs a{out.data, x.data, w.data, T, dim};
-    const kern::LaunchShape s = kern::rmsnorm_shape(T);
+    const kern::LaunchShape s = kern::rmsnorm_shape(T, blocks_.rmsnorm);
     launch(Op::RmsNorm, [=] { emu::rmsnorm(s, a); });
 }
 
 void EmulatedCudaBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
     const kern::MatmulArgs a{out.data, x.data, w.data, T, n, d};
     if (kern::matmul_uses_matvec(T)) {
-        const kern::LaunchShape s = kern::matvec_shape(d);
+        const kern::LaunchShape s = kern::matvec_shape(d, blocks_.matvec_rows);
         launch(Op::Matmul, [=] { emu::matvec(s, a); });
     } else {
         const kern::LaunchShape s = kern::matmul_tiled_shape(T, d);
@@ -307,7 +307,8 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
     // Shapes first, as the cuda backend: one that does not fit throws before anything is queued.
     if (!kern::attention_uses_decode(T)) {
         if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");
-        const kern::LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
+        const kern::LaunchShape s =
+            kern::attention_prefill_shape(T, pos0, n_heads, blocks_.attention);
         launch(Op::Attention, [=] { emu::attention_prefill(s, a); });
         return;
     }
@@ -320,7 +321,8 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
     }
     const kern::LaunchShape split = kern::attention_decode_split_shape(
         capturing_ ? capacity - 1 : pos0, n_heads, n_kv_heads, head_dim);
-    const kern::LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
+    const kern::LaunchShape combine =
+        kern::attention_decode_combine_shape(n_heads, blocks_.attention);
     // Sized for the whole cache, so it grows only when the cache does.
     const std::size_t need =
         kern::decode_partial_floats_for_cache(cache_k.size, n_heads, n_kv_heads, head_dim);
@@ -343,13 +345,13 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
 
 void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
     const kern::SwigluArgs a{h1.data, h3.data, n};
-    const kern::LaunchShape s = kern::elementwise_shape(n);
+    const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
     launch(Op::SwiGLU, [=] { emu::swiglu(s, a); });
 }
 
 void EmulatedCudaBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
     const kern::AddArgs a{x.data, y.data, n};
-    const kern::LaunchShape s = kern::elementwise_shape(n);
+    const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
     launch(Op::Add, [=] { emu::add(s, a); });
 }
 

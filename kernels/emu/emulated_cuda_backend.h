@@ -15,6 +15,7 @@
 #include "core/backend.h"
 #include "core/step_graphs.h"
 #include "kernels/cuda/fault_ledger.h"
+#include "kernels/cuda/launch_shapes.h"
 
 namespace kvs {
 
@@ -103,6 +104,12 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs {
     // has been recorded, set_step() leaves the device's positions as they were, so replays run
     // at the recording step's position (a stale position).
     void break_step_positions_for_test(bool on) { stale_positions_ = on; }
+    // Block sizes of the kernels that can take others (kern::block_variants), for
+    // `kvscope-cli kernels`; graphs recorded before are refused afterwards.
+    void set_block_sizes(const kern::BlockSizes& b) {
+        blocks_ = b;
+        ++partial_epoch_;
+    }
 
   private:
     std::vector<OpCall>* each() { return record_calls_ ? &calls_ : nullptr; }
@@ -139,8 +146,9 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs {
     Graph recording_;
     std::map<int, Graph> graphs_;
     int next_graph_ = 1;
-    int partial_epoch_ =
-        0;  // bumped when decode_partial_ moves: older graphs point at freed memory
+    // Bumped when decode_partial_ moves (older graphs point at freed memory) or block sizes change.
+    int partial_epoch_ = 0;
+    kern::BlockSizes blocks_;
 };
 
 }  // namespace kvs
