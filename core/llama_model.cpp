@@ -354,7 +354,9 @@ void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const
                                  stage_.size(),
                                  reinterpret_cast<std::size_t>(x_.span().data),
                                  p.stage.total};
-    for (const SeqInput& s : seqs) key.push_back(std::size_t(s.slot));
+    for (int i = 0; i < p.B; ++i)
+        key.insert(key.end(),
+                   {std::size_t(seqs[i].slot), std::size_t(p.keep[i]), std::size_t(p.kv_keep[i])});
     if (graph_ != 0 && key == graph_key_ && g.replay(graph_)) return;
     if (graph_ != 0) g.drop(graph_);
     graph_ = 0;
@@ -383,7 +385,7 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
     // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
     op(OpKind::KvAppend, l, T, pos0);
     be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0, T, c_.kv_dim());
-    if (p.graph && want.kv_rows) {
+    if (p.graph && want.kv_rows && p.kv_keep[i] > 0) {
         // The K/V row just appended, from where it came (finish() would read it out of the cache
         // at a position-dependent place, which a recorded copy cannot follow): [L, 2, 1, kv_dim].
         const std::size_t at = p.stage.kv[i] + std::size_t(l) * 2 * kv;
@@ -398,7 +400,10 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
     // stage; else into scratch, and the kept rows gathered into the stage by one copy.
     const std::size_t n_keys = pos0 + T, layer_probs = H * keep * p.probs_row(i);
     const DeviceSpan kept = stage_.at(p.stage.probs[i] + l * layer_probs, layer_probs);
-    const DeviceSpan probs = !want.attention ? DeviceSpan{} : keep == T ? kept : probs_.span();
+    // (A graph pass that keeps no row writes none: its scratch would be position-sized.)
+    const DeviceSpan probs = !want.attention || (p.graph && keep < T) ? DeviceSpan{}
+                             : keep == T                              ? kept
+                                                                      : probs_.span();
     be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T, pos0, H, c_.n_kv_heads, c_.head_dim());
     if (want.attention && keep < T)
         be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,

@@ -188,6 +188,11 @@ TEST_CASE("a graph is recorded again when what it was recorded for changes, and 
     // Other captures: another stage layout.
     CHECK(both({d0}, no_attention) == std::pair{1, 1});
     CHECK(both({d0}, no_attention) == std::pair{0, 1});
+    // No row kept (last_rows 0): logits only, another stage.
+    Capture none_kept = plain;
+    none_kept.last_rows = 0;
+    CHECK(both({d0}, none_kept) == std::pair{1, 1});
+    CHECK(both({d0}, no_attention) == std::pair{1, 1});
     // After a reset the sequence starts again at position 0: the same graph, other positions.
     a->reset_slot(0);
     b->reset_slot(0);
