@@ -61,6 +61,9 @@ int cmd_generate(int argc, char** argv) {
     const std::size_t first = tok.bos() >= 0 && ids[0] == tok.bos() ? 1 : 0;
     double prefill_s = 0, decode_s = 0;
     int decode_steps = 0;
+    // Cached decode on a backend with CUDA Graphs: the forward passes op by op and as graphs.
+    double per_op_s = 0, graph_s = 0;
+    int graph_steps = 0;
     while (!s.finished()) {
         const StepRecord& r = s.step();
         if (r.phase == Phase::Prefill) {
@@ -69,6 +72,11 @@ int cmd_generate(int argc, char** argv) {
         } else {
             decode_s += r.wall_seconds;
             ++decode_steps;
+            if (r.graph_seconds > 0) {
+                per_op_s += r.forward_seconds;
+                graph_s += r.graph_seconds;
+                ++graph_steps;
+            }
         }
         if (s.finish_reason() != FinishReason::EndToken) put(s.tokens().size() - 1);
         std::fflush(stdout);
@@ -86,6 +94,11 @@ int cmd_generate(int argc, char** argv) {
                  decode_steps > 0 && decode_s > 0 ? decode_steps / decode_s : 0.0,
                  mode_name(cfg.mode), stopped.c_str(),
                  format_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
+    if (graph_steps > 0)
+        std::fprintf(stderr,
+                     "kvscope: decode forward pass, mean of %d steps (each a median of runs): "
+                     "%.3f ms op by op, %.3f ms as one CUDA graph\n",
+                     graph_steps, per_op_s / graph_steps * 1e3, graph_s / graph_steps * 1e3);
     if (full_trace) {
         std::ostringstream json;
         write_trace_json(json, s);

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/model_loader.h"
 #include "core/utf8.h"
+#include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/reference_ops.h"
 #include "kernels/emu/emulated_cuda_backend.h"
@@ -27,6 +28,8 @@ namespace {
 // One op at one shape: its buffers (inputs filled, buffer 0 the output that is checked) and how
 // to run it on host arrays (the reference) or on a backend.
 struct OpCase {
+    Op family;  // which kernel runs it, with T rows: its block-size variants (kern::block_variants)
+    int rows;
     std::string op, shape;
     std::vector<std::size_t> sizes;
     std::function<void(std::vector<float*>&)> reference;
@@ -47,7 +50,9 @@ std::vector<OpCase> op_cases(const ModelConfig& c, int keys, int prefill_rows) {
     std::vector<OpCase> cases;
     auto sz = [](long long a, long long b = 1) { return static_cast<std::size_t>(a * b); };
     cases.push_back(
-        {"rmsnorm",
+        {Op::RmsNorm,
+         1,
+         "rmsnorm",
          "1 x " + std::to_string(dim),
          {sz(dim), sz(dim), sz(dim)},
          [=](std::vector<float*>& b) { ref::rmsnorm(b[0], b[1], b[2], 1, dim); },
@@ -60,7 +65,9 @@ std::vector<OpCase> op_cases(const ModelConfig& c, int keys, int prefill_rows) {
                         Mm{"decode w2", 1, hidden, dim}, Mm{"decode logits", 1, dim, c.vocab_size},
                         Mm{"prefill w1", T, dim, hidden}})
         cases.push_back(
-            {std::string("matmul ") + m.what,
+            {Op::Matmul,
+             m.rows,
+             std::string("matmul ") + m.what,
              std::to_string(m.rows) + " x " + std::to_string(m.n) + " -> " + std::to_string(m.d),
              {sz(m.rows, m.d), sz(m.rows, m.n), sz(m.d, m.n)},
              [=](std::vector<float*>& b) { ref::matmul(b[0], b[1], b[2], m.rows, m.n, m.d); },
@@ -74,7 +81,9 @@ std::vector<OpCase> op_cases(const ModelConfig& c, int keys, int prefill_rows) {
     for (const Att& a : {Att{"decode", 1, keys - 1}, Att{"prefill", T, 0}}) {
         const int n_keys = a.pos0 + a.rows;
         cases.push_back(
-            {std::string("attention ") + a.what,
+            {Op::Attention,
+             a.rows,
+             std::string("attention ") + a.what,
              std::to_string(a.rows) + " queries x " + std::to_string(n_keys) + " keys, " +
                  std::to_string(nh) + "/" + std::to_string(nkv) + " heads",
              {sz(a.rows, dim), sz(a.rows, dim), sz(n_keys, kv), sz(n_keys, kv)},
@@ -86,7 +95,9 @@ std::vector<OpCase> op_cases(const ModelConfig& c, int keys, int prefill_rows) {
              }});
     }
     cases.push_back(
-        {"swiglu",
+        {Op::SwiGLU,
+         1,
+         "swiglu",
          std::to_string(hidden),
          {sz(hidden), sz(hidden)},
          [=](std::vector<float*>& b) { ref::swiglu(b[0], b[1], sz(hidden)); },
@@ -207,30 +218,40 @@ int cmd_kernels(int argc, char** argv) {
         escape_for_one_line(model->name()).c_str(), repeats);
     if (!no_cuda.empty()) std::printf("cuda: not run (%s)\n", escape_for_one_line(no_cuda).c_str());
     std::printf(
-        "each CUDA kernel has one block size (kernels/cuda/launch_shapes.cpp): no variants to "
-        "compare\n");
+        "CUDA rows: one per block size of the kernel, where it can take others "
+        "(kernels/cuda/launch_shapes.h; * the size the backend launches)\n");
     for (const Impl& im : impls)
         if (im.backend)
             std::printf("%s: op clock = %s\n", im.name.c_str(),
                         escape_for_one_line(im.backend->device()).c_str());
-    std::printf("%-22s %-34s %-14s %10s %12s %12s %s\n", "op", "shape", "implementation",
-                "median us", "op clock us", "vs ref", "");
+    std::printf("%-22s %-34s %-14s %-22s %10s %12s %12s %s\n", "op", "shape", "implementation",
+                "block", "median us", "op clock us", "vs ref", "");
     bool all_ok = true;
     for (const OpCase& oc : op_cases(c, keys, prefill_rows)) {
         const Result ref = run_reference(oc, repeats);
         for (const Impl& im : impls) {
-            const Result r = im.backend ? run_backend(oc, *im.backend, repeats) : ref;
-            const double d = relative_difference(r.out, ref.out);
-            const bool ok = d <= 1e-4;
-            all_ok = all_ok && ok;
-            char op_clock[32] = "-";
-            if (im.backend)
-                std::snprintf(op_clock, sizeof op_clock, "%.1f", r.op_time.median * 1e6);
-            std::printf("%-22s %-34s %-14s %10.1f %12s %12.2e %s\n", oc.op.c_str(),
-                        oc.shape.c_str(), im.name.c_str(), r.time.median * 1e6, op_clock, d,
-                        !im.backend ? "(the reference)"
-                        : ok        ? "ok"
-                                    : "DIFFERS (> 1e-4)");
+            // A CUDA backend runs each block-size variant of the op's kernel; the rest run once.
+            std::vector<kern::BlockVariant> variants;
+            if (im.backend && set_block_sizes(*im.backend, kern::BlockSizes{}))
+                variants = kern::block_variants(oc.family, oc.rows);
+            if (variants.empty()) variants.push_back({"-", kern::BlockSizes{}});
+            for (const kern::BlockVariant& v : variants) {
+                if (im.backend) set_block_sizes(*im.backend, v.sizes);
+                const Result r = im.backend ? run_backend(oc, *im.backend, repeats) : ref;
+                if (im.backend) set_block_sizes(*im.backend, kern::BlockSizes{});
+                const double d = relative_difference(r.out, ref.out);
+                const bool ok = d <= 1e-4;
+                all_ok = all_ok && ok;
+                char op_clock[32] = "-";
+                if (im.backend)
+                    std::snprintf(op_clock, sizeof op_clock, "%.1f", r.op_time.median * 1e6);
+                std::printf("%-22s %-34s %-14s %-22s %10.1f %12s %12.2e %s\n", oc.op.c_str(),
+                            oc.shape.c_str(), im.name.c_str(), v.name.c_str(), r.time.median * 1e6,
+                            op_clock, d,
+                            !im.backend ? "(the reference)"
+                            : ok        ? "ok"
+                                        : "DIFFERS (> 1e-4)");
+            }
         }
     }
     return all_ok ? 0 : 1;

@@ -37,6 +37,8 @@ struct OpTimes {
     double total() const;
 };
 
+class StepGraphs;  // core/step_graphs.h
+
 class Backend {
   public:
     virtual ~Backend() = default;
@@ -100,6 +102,9 @@ class Backend {
     // transfer); release_host never throws.
     virtual float* alloc_host(std::size_t n) { return new float[n](); }
     virtual void release_host(float* p) noexcept { delete[] p; }
+
+    // CUDA Graphs of decode steps (core/step_graphs.h), or null where the backend has none.
+    virtual StepGraphs* graphs() { return nullptr; }
 
     // Wait for queued work; after it, op_times() is complete.
     virtual void synchronize() {}

@@ -5,6 +5,7 @@
 
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/step_graphs.h"
 
 namespace kvs {
 namespace {
@@ -26,6 +27,11 @@ class LlamaRunner final : public Runner, public BatchRunner {
                                                         c_.head_dim()));
         be.synchronize();
     }
+    ~LlamaRunner() override {
+        if (graph_ != 0) be_.graphs()->drop(graph_);
+    }
+    LlamaRunner(const LlamaRunner&) = delete;
+    LlamaRunner& operator=(const LlamaRunner&) = delete;
 
     // Runner: one sequence in slot 0.
     void forward(std::span<const int> tokens, const Capture& want, ForwardResult& out) override {
@@ -89,6 +95,14 @@ class LlamaRunner final : public Runner, public BatchRunner {
         int B = 0, R = 0;  // sequences, rows in all
         std::vector<int> first, T, pos0, keep, kv_keep;
         std::size_t probs_floats = 0;  // scratch for a sequence whose kept rows are fewer than T
+        // Through a CUDA Graph (core/step_graphs.h): every sequence one row (decode), per-op
+        // timing off, a backend with graphs on. Its probs rows in the stage are then the cache's
+        // capacity floats apart, so nothing in the stage moves with the position.
+        bool graph = false;
+        std::size_t probs_row(int i) const {
+            return graph ? std::size_t(capacity) : pos0[i] + T[i];
+        }
+        int capacity = 0;
         StageLayout stage;
     };
     // Checks the inputs, lays out the pass and stacks the tokens into all_tokens_.
@@ -96,6 +110,9 @@ class LlamaRunner final : public Runner, public BatchRunner {
     // The forward pass itself, run.c's shape: every row through every layer, logits of each
     // sequence's last row into the stage.
     void run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
+    // The same pass as one graph launch: the step's token ids and positions to the device, the
+    // graph replayed, recorded first (run_layers under capture) when there is none that fits.
+    void run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
     // Layer l's attention for sequence i alone: RoPE at its positions, its cache, its captures.
     void attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
     // Cache lengths, K/V rows gathered, one download, each sequence's results unpacked.
@@ -110,7 +127,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     // The last `keep` of a sequence's T rows [T, dim] into layer `layer` of the stage region
     // `at` [n_layers, keep, dim] (one device-side copy).
     void gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep);
-    void unpack(const StageLayout& at, int i, int keep, int kv_keep, int n_keys,
+    void unpack(const StageLayout& at, int i, int keep, int kv_keep, std::size_t probs_row,
                 const Capture& want, ForwardResult& out) const;
     void read_rows(const KvCache& cache, int first, int n, std::vector<float>& out);
 
@@ -124,6 +141,10 @@ class LlamaRunner final : public Runner, public BatchRunner {
     HostBuffer host_;  // the host copy of stage_ (page-locked on a GPU)
     std::vector<int> all_tokens_;
     OpLog* log_ = nullptr;  // this pass's op strip, or none
+    // The recorded decode pass (0: none) and what it was recorded for: batch, slots, captures and
+    // the addresses of the buffers it reads and writes. Another key: recorded again.
+    int graph_ = 0;
+    std::vector<std::size_t> graph_key_;
 };
 
 // Grow-only buffers: to `need`, at least doubling, so a sequence that grows by a token a step
@@ -161,7 +182,7 @@ void LlamaRunner::gather_rows(DeviceSpan rows, std::size_t at, int layer, int T,
 
 // Sequence i's part of the host copy -> out: logits, attention rows packed without masked cells,
 // q and attention output rows, K/V rows.
-void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, int n_keys,
+void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, std::size_t probs_row,
                          const Capture& want, ForwardResult& out) const {
     const float* host = host_.data();
     const std::size_t vocab = c_.vocab_size;
@@ -172,7 +193,7 @@ void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, in
                 for (int r = 0; r < keep; ++r) {
                     auto row = out.attention.row(l, h, r);
                     const std::size_t src =
-                        at.probs[i] + ((std::size_t(l) * c_.n_heads + h) * keep + r) * n_keys;
+                        at.probs[i] + ((std::size_t(l) * c_.n_heads + h) * keep + r) * probs_row;
                     std::memcpy(row.data(), host + src, row.size() * sizeof(float));
                 }
     if (want.vectors) {
@@ -231,7 +252,10 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     }
     log_ = want.op_log ? &out[0].ops : nullptr;
     if (log_) log_->clear();
-    run_layers(seqs, p, want);
+    if (p.graph)
+        run_graph(seqs, p, want);
+    else
+        run_layers(seqs, p, want);
     finish(seqs, p, want, out);
 }
 
@@ -266,13 +290,17 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
             p.probs_floats = std::max(p.probs_floats, std::size_t(c_.n_heads) * T * (pos0 + T));
         all_tokens_.insert(all_tokens_.end(), s.tokens.begin(), s.tokens.end());
     }
+    const StepGraphs* graphs = be_.graphs();
+    p.graph = graphs && graphs->graphs_on() && !want.op_log && p.B <= StepGraphs::kMaxSequences &&
+              p.R == p.B;  // one row a sequence
+    p.capacity = c_.seq_len;
     // The stage: [logits: B x vocab | per sequence: attention, q, attention output, K/V rows].
     const std::size_t L = c_.n_layers, H = c_.n_heads, d = c_.dim, kv = c_.kv_dim();
     StageLayout& st = p.stage;
     st.total = p.B * std::size_t(c_.vocab_size);
     for (int i = 0; i < p.B; ++i) {
         st.probs.push_back(st.total);
-        if (want.attention) st.total += L * H * p.keep[i] * (p.pos0[i] + p.T[i]);
+        if (want.attention) st.total += L * H * p.keep[i] * p.probs_row(i);
         st.q.push_back(st.total);
         if (want.vectors) st.total += L * p.keep[i] * d;
         st.attn_out.push_back(st.total);
@@ -336,26 +364,67 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
     matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, C.wcls, p.B, D, c_.vocab_size);
 }
 
+void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+    StepGraphs& g = *be_.graphs();
+    g.set_step(all_tokens_.data(), p.pos0.data(), p.B);
+    std::vector<std::size_t> key{std::size_t(p.B),
+                                 want.attention,
+                                 want.vectors,
+                                 want.kv_rows,
+                                 reinterpret_cast<std::size_t>(stage_.span().data),
+                                 stage_.size(),
+                                 reinterpret_cast<std::size_t>(x_.span().data),
+                                 p.stage.total};
+    for (int i = 0; i < p.B; ++i)
+        key.insert(key.end(),
+                   {std::size_t(seqs[i].slot), std::size_t(p.keep[i]), std::size_t(p.kv_keep[i])});
+    if (graph_ != 0 && key == graph_key_ && g.replay(graph_)) return;
+    if (graph_ != 0) g.drop(graph_);
+    graph_ = 0;
+    g.begin_capture();
+    try {
+        run_layers(seqs, p, want);
+    } catch (...) {
+        g.abort_capture();
+        throw;
+    }
+    graph_ = g.end_capture();
+    graph_key_ = std::move(key);
+    if (!g.replay(graph_)) throw Error("a decode graph just recorded could not be launched");
+}
+
 void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
     const int T = p.T[i], pos0 = p.pos0[i], keep = p.keep[i], H = c_.n_heads;
     const std::size_t d = c_.dim, kv = c_.kv_dim(), first = p.first[i];
     // This sequence's rows: q, att: [T, dim]; k, v: [T, kv_dim], at positions pos0..pos0+T-1.
     const DeviceSpan qi = q_.at(first * d, T * d), ki = k_.at(first * kv, T * kv),
                      vi = v_.at(first * kv, T * kv), ai = att_.at(first * d, T * d);
+    // Under a graph capture the next ops read this sequence's position from the device.
+    if (p.graph) be_.graphs()->position_of(i);
     op(OpKind::Rope, l, T, pos0);
     be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim());
     // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
     op(OpKind::KvAppend, l, T, pos0);
     be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0, T, c_.kv_dim());
+    if (p.graph && want.kv_rows && p.kv_keep[i] > 0) {
+        // The K/V row just appended, from where it came (finish() would read it out of the cache
+        // at a position-dependent place, which a recorded copy cannot follow): [L, 2, 1, kv_dim].
+        const std::size_t at = p.stage.kv[i] + std::size_t(l) * 2 * kv;
+        be_.copy_rows(stage_.at(at, kv), kv, ki, kv, 1, kv);
+        be_.copy_rows(stage_.at(at + kv, kv), kv, vi, kv, 1, kv);
+    }
     // One fused kernel: scores, softmax and weights . V share its measured time.
     op(OpKind::Scores, l, T, pos0);
     op(OpKind::Softmax, l, T, pos0, false);
     op(OpKind::WeightedSum, l, T, pos0, false);
     // probs: [H, T, n_keys]. Every row kept (prefill, decode): written straight into the
     // stage; else into scratch, and the kept rows gathered into the stage by one copy.
-    const std::size_t n_keys = pos0 + T, layer_probs = H * keep * n_keys;
+    const std::size_t n_keys = pos0 + T, layer_probs = H * keep * p.probs_row(i);
     const DeviceSpan kept = stage_.at(p.stage.probs[i] + l * layer_probs, layer_probs);
-    const DeviceSpan probs = !want.attention ? DeviceSpan{} : keep == T ? kept : probs_.span();
+    // (A graph pass that keeps no row writes none: its scratch would be position-sized.)
+    const DeviceSpan probs = !want.attention || (p.graph && keep < T) ? DeviceSpan{}
+                             : keep == T                              ? kept
+                                                                      : probs_.span();
     be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T, pos0, H, c_.n_kv_heads, c_.head_dim());
     if (want.attention && keep < T)
         be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,
@@ -373,7 +442,7 @@ void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Ca
     for (int i = 0; i < p.B; ++i) {
         KvCache& cache = *caches_[seqs[i].slot];
         cache.set_len(p.pos0[i] + p.T[i]);
-        if (!want.kv_rows || p.kv_keep[i] == 0) continue;
+        if (!want.kv_rows || p.kv_keep[i] == 0 || p.graph) continue;  // graph: gathered in attend
         // The last kv_keep rows of every layer's K, then V: [L, 2, kv_keep, kv_dim] in the stage.
         const std::size_t block = std::size_t(p.kv_keep[i]) * kv,
                           layer = std::size_t(c_.seq_len) * kv;
@@ -385,7 +454,7 @@ void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Ca
     }
     be_.download(host_.data(), stage_.at(0, p.stage.total), p.stage.total);
     for (int i = 0; i < p.B; ++i)
-        unpack(p.stage, i, p.keep[i], p.kv_keep[i], p.pos0[i] + p.T[i], want, out[i]);
+        unpack(p.stage, i, p.keep[i], p.kv_keep[i], p.probs_row(i), want, out[i]);
 }
 
 }  // namespace

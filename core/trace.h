@@ -71,6 +71,11 @@ struct StepRecord {
     double forward_min_seconds = 0;  // the fastest run
     double forward_max_seconds = 0;  // the slowest run
     int timing_runs = 1;
+    // A cached decode step on a backend with CUDA Graphs (core/step_graphs.h): the same step as
+    // one graph launch, the median of timing_runs replays (0: not measured). forward_seconds is
+    // the step as it ran: ops one by one with per-op timing when the op strip is recorded, else
+    // the graph (then both figures are the same runs).
+    double graph_seconds = 0;
     OpTimes op_times;     // measured per op by the backend
     std::string backend;  // "cpu", "cuda", ...
     std::string device;   // what measured the times

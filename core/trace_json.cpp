@@ -84,6 +84,7 @@ void write_trace_json(std::ostream& os, const Session& s) {
         j.field("wall_s", r.wall_seconds).field("forward_s", r.forward_seconds);
         j.field("runs", r.timing_runs).field("forward_min_s", r.forward_min_seconds);
         j.field("forward_max_s", r.forward_max_seconds);
+        if (r.graph_seconds > 0) j.field("graph_s", r.graph_seconds);
         j.field("backend", r.backend).field("device", r.device);
         j.key("ops").begin_object();
         for (int i = 0; i < kOpCount; ++i)

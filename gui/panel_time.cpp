@@ -77,6 +77,15 @@ void draw_time(FrameContext& f) {
                               format_seconds(shown.forward_seconds).c_str(), shown.timing_runs,
                               format_seconds(shown.forward_min_seconds).c_str(),
                               format_seconds(shown.forward_max_seconds).c_str());
+        // A cached decode step on a backend with CUDA Graphs: both figures (core/trace.h).
+        if (shown.graph_seconds > 0) {
+            ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+            ImGui::TextWrapped(
+                tr("step %d forward: %s op by op (timed per op), %s as one CUDA graph"), s,
+                format_seconds(shown.forward_seconds).c_str(),
+                format_seconds(shown.graph_seconds).c_str());
+            ImGui::PopStyleColor();
+        }
     }
 
     std::vector<PlotSeries> per_step, cumulative, flops;

@@ -232,6 +232,8 @@ const std::vector<UiString>& ui_strings() {
         {"first token", "首个 token"},
         {"total", "合计"},
         {"measured on", "测量设备"},
+        {"step %d forward: %s op by op (timed per op), %s as one CUDA graph",
+         "第 %d 步前向：逐个算子 %s（逐算子计时），作为一个 CUDA 图 %s"},
         {"without cache (counted)", "不用缓存（按形状计数）"},
         {"with cache (counted)", "使用缓存（按形状计数）"},
         {"log scale", "对数刻度"},

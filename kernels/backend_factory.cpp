@@ -25,6 +25,18 @@ std::string cuda_unavailable_reason() {
 }
 #endif
 
+bool set_block_sizes(Backend& be, const kern::BlockSizes& b) {
+    if (auto* emu = dynamic_cast<EmulatedCudaBackend*>(&be)) {
+        emu->set_block_sizes(b);
+        return true;
+    }
+#if KVSCOPE_HAVE_CUDA
+    return set_cuda_block_sizes(be, b);
+#else
+    return false;
+#endif
+}
+
 namespace {
 
 std::unique_ptr<Backend> cuda_backend() {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/backend.h"
+#include "kernels/cuda/launch_shapes.h"
 
 namespace kvs {
 
@@ -36,5 +37,8 @@ bool cuda_compiled();
 // Empty when a CUDA device answers, can be made current, has a kernel image in this build and runs
 // a probe kernel on a stream; else the reason (the failing step and the CUDA runtime's words).
 std::string cuda_unavailable_reason();
+// The block sizes a CUDA backend ("cuda" or "cuda-emulated") launches its kernels with
+// (kern::block_variants, for kvscope-cli kernels); false, and nothing changed, for another one.
+bool set_block_sizes(Backend& be, const kern::BlockSizes& b);
 
 }  // namespace kvs

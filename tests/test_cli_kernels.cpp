@@ -36,6 +36,19 @@ TEST_CASE("kvscope-cli kernels runs every op on every implementation and agrees"
             CHECK(has_row(r.out, op, impl));
         }
     CHECK(r.out.find("1 queries x 40 keys") != std::string::npos);  // --keys reaches the op
+    // Each block-size variant of a kernel that has them, on the emulated CUDA backend, in the same
+    // table and checked against the same reference (a wrong one prints DIFFERS, exit 1).
+    for (const auto& [op, block] : std::vector<std::pair<const char*, const char*>>{
+             {"rmsnorm", "rmsnorm 32 threads "},
+             {"rmsnorm", "rmsnorm 128 threads*"},
+             {"matmul decode logits", "matvec 4 rows "},
+             {"matmul decode logits", "matvec 32 rows "},
+             {"attention decode", "combine 256 threads "},
+             {"attention prefill", "prefill 32 threads "},
+             {"swiglu", "elementwise 1024 threads "}}) {
+        INFO(op << " with " << block);
+        CHECK(has_row(r.out, op, std::string("cuda-emulated  ") + block));
+    }
     CHECK(r.out.find("DIFFERS") == std::string::npos);
     // A build or machine without a device says why the cuda rows are missing.
     if (r.out.find(" cuda ") == std::string::npos)

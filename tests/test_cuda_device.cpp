@@ -4,7 +4,9 @@
 // (scripts/gpu-check.sh) turns the skip into a failure. Each op against the CPU backend on odd
 // sizes; then the CPU's greedy tokens fed to both sides, logits compared at every step; the
 // measured per-op times are printed.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 
 #include "core/model_loader.h"
 #include "core/session.h"
+#include "core/step_graphs.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/relative_difference.h"
@@ -196,4 +199,57 @@ TEST_CASE("generation on the device, cached and uncached: times printed", "[gpu]
             (b.generated() - 1) / gpu_decode, (a.generated() - 1) / cpu_decode);
         CHECK(b.generated() > 1);
     }
+}
+
+// CUDA Graphs on the device (core/step_graphs.h): the decode step recorded by stream capture and
+// replayed gives the per-op path's bits at every position (the same kernels on the same inputs;
+// the split grid covers the whole cache, its extra blocks return at once), and the two are timed
+// side by side: the graph's launch latency against one host launch per kernel. Times printed,
+// not asserted.
+TEST_CASE("the decode graph on the device: the per-op path's bits, both times printed", "[gpu]") {
+    const auto model = open_model("default");
+    auto gpu = cuda_or_skip();
+    if (!gpu) return;
+    REQUIRE(gpu->graphs() != nullptr);
+    auto a = model->make_runner(*gpu), b = model->make_runner(*gpu);
+    const auto prompt = model->tokenizer().encode("Once upon a time");
+    Capture per_op, graph;  // the op strip on: ops one by one; off: the graph
+    graph.op_log = false;
+    ForwardResult x, y;
+    a->forward(prompt, per_op, x);
+    b->forward(prompt, per_op, y);
+    int tok = 0, identical = 0, steps = 0;
+    auto argmax = [](const std::vector<float>& v) {
+        return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
+    };
+    auto same = [](const std::vector<float>& p, const std::vector<float>& q) {
+        return p.size() == q.size() && std::memcmp(p.data(), q.data(), p.size() * 4) == 0;
+    };
+    tok = argmax(x.logits);
+    for (; steps < 64 && a->kv().len < model->config().seq_len; ++steps) {
+        a->forward(std::span<const int>(&tok, 1), graph, x);
+        b->forward(std::span<const int>(&tok, 1), per_op, y);
+        identical += same(x.logits, y.logits) && same(x.attention.p, y.attention.p) &&
+                     same(x.kv_rows, y.kv_rows) && same(x.q_rows, y.q_rows);
+        tok = argmax(y.logits);
+    }
+    CHECK(identical == steps);
+    // The same decode step 200 times each way, from the same cache length: medians.
+    auto median_ms = [&](Runner& r, const Capture& want) {
+        std::vector<double> t;
+        const int len = r.kv().len;
+        for (int k = 0; k < 200; ++k) {
+            r.truncate(len);
+            const auto t0 = std::chrono::steady_clock::now();
+            r.forward(std::span<const int>(&tok, 1), want, x);
+            gpu->synchronize();
+            t.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count());
+        }
+        std::sort(t.begin(), t.end());
+        return t[t.size() / 2];
+    };
+    std::printf("  decode step, default model, median of 200: %.3f ms op by op, %.3f ms graph\n",
+                median_ms(*b, per_op), median_ms(*a, graph));
 }

@@ -30,6 +30,12 @@ struct AttentionArgs {
     int n_kv_heads;
     int head_dim;
     float* partial;  // decode only: [n_heads, decode_chunks(pos0 + 1), head_dim + 2] scratch
+    // Decode only, for a launch captured into a CUDA Graph and replayed at every position:
+    // pos0 read from device memory (portability.cuh), and probs rows probs_stride floats apart
+    // (the cache's capacity, so a layer's rows do not move with the position; 0: n_keys apart).
+    // The split grid is then sized for the whole cache; chunks past the keys do nothing.
+    const int* pos_at = nullptr;
+    int probs_stride = 0;
 };
 
 // What one block computes: query row t, query heads h0..h0+group-1, all on kv head kvh.
@@ -190,6 +196,11 @@ __host__ __device__ inline std::size_t decode_split_shared_floats(int group, int
     return std::size_t(kDecodeChunk) * head_dim + std::size_t(group) * (kDecodeChunk + 2 * warps);
 }
 
+// Floats between two heads' probs rows in decode.
+__host__ __device__ inline std::size_t decode_probs_row(const AttentionArgs& a, int n_keys) {
+    return a.probs_stride > 0 ? std::size_t(a.probs_stride) : std::size_t(n_keys);
+}
+
 struct DecodeChunk {
     int kvh, h0, group;  // query heads h0..h0+group-1 share kv head kvh
     int c, s0, n;        // chunk c: keys s0..s0+n-1
@@ -250,7 +261,7 @@ __host__ __device__ inline void decode_scores(const ThreadIndex& ix, const Atten
         for (int i = 0; i < a.head_dim; ++i) score += q[i] * k[i];
         score /= scale;
         sm.scores[g * kDecodeChunk + r] = score;
-        if (a.probs) a.probs[std::size_t(j.h0 + g) * j.n_keys + j.s0 + r] = score;
+        if (a.probs) a.probs[(j.h0 + g) * decode_probs_row(a, j.n_keys) + j.s0 + r] = score;
     }
 }
 
@@ -288,9 +299,11 @@ __host__ __device__ inline void decode_partial_out(const ThreadIndex& ix, const 
 }
 
 template <class Block>
-__host__ __device__ void attention_decode_split_block(Block& b, const AttentionArgs& a,
+__host__ __device__ void attention_decode_split_block(Block& b, const AttentionArgs& launched,
                                                       float* shared) {
+    const AttentionArgs a = at_step_position(launched);
     const DecodeChunk j = decode_chunk(b.block_idx(), a);
+    if (j.n <= 0) return;  // a graph's grid covers the whole cache: this chunk has no keys yet
     const DecodeShared sm = decode_shared(shared, a, j);
     const unsigned warps = kDecodeThreads / kWarpSize;
     auto part = b.template per_thread<float>(0.0f);
@@ -332,7 +345,8 @@ __host__ __device__ void attention_decode_split_block(Block& b, const AttentionA
 
 // Head block.x: the chunks folded in increasing order (see above). No barrier, no shared memory.
 __host__ __device__ inline void attention_decode_combine_thread(const ThreadIndex& ix,
-                                                                const AttentionArgs& a) {
+                                                                const AttentionArgs& launched) {
+    const AttentionArgs a = at_step_position(launched);
     const int h = static_cast<int>(ix.block.x), n_keys = a.pos0 + 1;
     const int chunks = static_cast<int>(decode_chunks(n_keys));
     float m = decode_slot(a, h, 0)[0];
@@ -350,7 +364,7 @@ __host__ __device__ inline void attention_decode_combine_thread(const ThreadInde
         a.out[std::size_t(h) * a.head_dim + i] = o / l;
     }
     if (!a.probs) return;
-    float* row = a.probs + std::size_t(h) * n_keys;
+    float* row = a.probs + h * decode_probs_row(a, n_keys);
     for (int s = static_cast<int>(ix.thread.x); s < n_keys; s += static_cast<int>(ix.block_dim.x))
         row[s] = expf(row[s] - m) / l;
 }

@@ -4,12 +4,21 @@
 // passed them, so timing never stalls the queue between kernels. Errors:
 // kernels/cuda/fault_ledger.h (release never throws; a fault is reported once, named, by the next
 // sync).
+//
+// CUDA Graphs (core/step_graphs.h): a decode pass recorded once by stream capture and replayed by
+// one cudaGraphLaunch per token. While capturing, ops are launched without events (nothing is
+// timed, nothing waits) and read the step's token ids and positions from step_dev_, which
+// set_step() fills before each replay.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "core/step_graphs.h"
 #include "kernels/cuda/cuda_entry.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/fault_ledger.h"
@@ -27,9 +36,11 @@ void check(cudaError_t e, const char* what) {
         throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e));
 }
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public Backend, public StepGraphs {
   public:
     CudaBackend() {
+        if (const char* g = std::getenv("KVSCOPE_CUDA_GRAPHS"); g && std::string(g) == "0")
+            graphs_on_ = false;
         check(cudaSetDevice(0), "cudaSetDevice");
         cudaDeviceProp p{};
         check(cudaGetDeviceProperties(&p, 0), "cudaGetDeviceProperties");
@@ -38,6 +49,8 @@ class CudaBackend final : public Backend {
         cudaRuntimeGetVersion(&runtime);
         device_ = describe_cuda_device(p.name, p.major, p.minor, driver, runtime);
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+        check(cudaMalloc(&step_dev_, 2 * kMaxSequences * sizeof(int)), "cudaMalloc");
+        check(cudaMallocHost(&step_host_, 2 * kMaxSequences * sizeof(int)), "cudaMallocHost");
         warm_up();
     }
     ~CudaBackend() override {
@@ -49,6 +62,10 @@ class CudaBackend final : public Backend {
         for (cudaEvent_t e : pool_) cudaEventDestroy(e);
         if (tokens_) cudaFree(tokens_);
         if (decode_partial_) cudaFree(decode_partial_);
+        for (auto& [id, g] : graphs_) cudaGraphExecDestroy(g.exec);
+        if (step_dev_) cudaFree(step_dev_);
+        if (step_host_) cudaFreeHost(step_host_);
+        for (float* p : retired_) cudaFree(p);
         cudaStreamDestroy(stream_);
     }
     CudaBackend(const CudaBackend&) = delete;
@@ -109,6 +126,11 @@ class CudaBackend final : public Backend {
 
     void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) override {
         timed(Op::Embed, [&] {
+            if (capturing_) {  // the step's token ids, on the device already (set_step)
+                kern::launch_embed(kern::embed_shape(T, dim), stream_,
+                                   {x.data, table.data, step_dev_, T, dim});
+                return;
+            }
             // The token ids come from the host; they travel in the embed op's time.
             if (std::size_t(T) > tokens_cap_) {
                 if (tokens_) check(cudaFree(tokens_), "cudaFree");
@@ -125,7 +147,7 @@ class CudaBackend final : public Backend {
     }
     void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) override {
         timed(Op::RmsNorm, [&] {
-            kern::launch_rmsnorm(kern::rmsnorm_shape(T), stream_,
+            kern::launch_rmsnorm(kern::rmsnorm_shape(T, blocks_.rmsnorm), stream_,
                                  {out.data, x.data, w.data, T, dim});
         });
     }
@@ -133,7 +155,7 @@ class CudaBackend final : public Backend {
         const kern::MatmulArgs a{out.data, x.data, w.data, T, n, d};
         timed(Op::Matmul, [&] {
             if (kern::matmul_uses_matvec(T))
-                kern::launch_matvec(kern::matvec_shape(d), stream_, a);
+                kern::launch_matvec(kern::matvec_shape(d, blocks_.matvec_rows), stream_, a);
             else
                 kern::launch_matmul_tiled(kern::matmul_tiled_shape(T, d), stream_, a);
         });
@@ -142,14 +164,15 @@ class CudaBackend final : public Backend {
               int head_dim) override {
         timed(Op::Rope, [&] {
             kern::launch_rope(kern::rope_shape(T, dim), stream_,
-                              {q.data, k.data, T, pos0, dim, kv_dim, head_dim});
+                              {q.data, k.data, T, pos0, dim, kv_dim, head_dim, step_position()});
         });
     }
     void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v, int pos0,
                    int T, int kv_dim) override {
         timed(Op::KvAppend, [&] {
-            kern::launch_kv_append(kern::kv_append_shape(T, kv_dim), stream_,
-                                   {cache_k.data, cache_v.data, k.data, v.data, pos0, T, kv_dim});
+            kern::launch_kv_append(
+                kern::kv_append_shape(T, kv_dim), stream_,
+                {cache_k.data, cache_v.data, k.data, v.data, pos0, T, kv_dim, step_position()});
         });
     }
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
@@ -161,21 +184,38 @@ class CudaBackend final : public Backend {
             nullptr};
         // Shapes first: one that does not fit throws before anything is queued.
         if (!kern::attention_uses_decode(T)) {
-            const kern::LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
+            if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");
+            const kern::LaunchShape s =
+                kern::attention_prefill_shape(T, pos0, n_heads, blocks_.attention);
             timed(Op::Attention, [&] { kern::launch_attention_prefill(s, stream_, a); });
             return;
         }
-        const kern::LaunchShape split =
-            kern::attention_decode_split_shape(pos0, n_heads, n_kv_heads, head_dim);
-        const kern::LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
+        // Recorded: the position from the step, probs rows a capacity apart, and a split grid
+        // for the whole cache (kern::AttentionArgs::pos_at).
+        const int capacity = static_cast<int>(cache_k.size / (std::size_t(n_kv_heads) * head_dim));
+        if (capturing_) {
+            a.pos_at = step_position();
+            a.probs_stride = capacity;
+        }
+        const kern::LaunchShape split = kern::attention_decode_split_shape(
+            capturing_ ? capacity - 1 : pos0, n_heads, n_kv_heads, head_dim);
+        const kern::LaunchShape combine =
+            kern::attention_decode_combine_shape(n_heads, blocks_.attention);
         // Partial results sized for the whole cache: grown only when the cache is.
         const std::size_t need =
             kern::decode_partial_floats_for_cache(cache_k.size, n_heads, n_kv_heads, head_dim);
         if (need > decode_partial_cap_) {
-            if (decode_partial_) check(cudaFree(decode_partial_), "cudaFree");
+            // cudaFree waits for the device, which a stream being captured may not: the old
+            // buffer is then kept until the backend goes.
+            if (decode_partial_ && capturing_)
+                retired_.push_back(decode_partial_);
+            else if (decode_partial_)
+                check(cudaFree(decode_partial_), "cudaFree");
             decode_partial_ = nullptr;
             check(cudaMalloc(&decode_partial_, need * sizeof(float)), "cudaMalloc");
             decode_partial_cap_ = need;
+            ++partial_epoch_;  // a graph recorded before points at the old buffer
+            capture_epoch_ = partial_epoch_;
         }
         a.partial = decode_partial_;
         timed(Op::Attention, [&] {
@@ -185,13 +225,84 @@ class CudaBackend final : public Backend {
     }
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override {
         timed(Op::SwiGLU, [&] {
-            kern::launch_swiglu(kern::elementwise_shape(n), stream_, {h1.data, h3.data, n});
+            kern::launch_swiglu(kern::elementwise_shape(n, blocks_.elementwise), stream_,
+                                {h1.data, h3.data, n});
         });
     }
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override {
         timed(Op::Add, [&] {
-            kern::launch_add(kern::elementwise_shape(n), stream_, {x.data, y.data, n});
+            kern::launch_add(kern::elementwise_shape(n, blocks_.elementwise), stream_,
+                             {x.data, y.data, n});
         });
+    }
+
+    void set_block_sizes(const kern::BlockSizes& b) {
+        blocks_ = b;
+        ++partial_epoch_;  // graphs recorded with the old sizes are refused
+    }
+
+    StepGraphs* graphs() override { return this; }
+    bool graphs_on() const override { return graphs_on_; }
+    void set_graphs_on(bool on) override { graphs_on_ = on; }
+    void set_step(const int* tokens, const int* positions, int n) override {
+        if (n < 0 || n > kMaxSequences)
+            throw Error("a graph step of " + std::to_string(n) + " sequences");
+        // The previous step's copy finished at that step's download (its sync): safe to refill.
+        std::copy(tokens, tokens + n, step_host_);
+        std::copy(positions, positions + n, step_host_ + kMaxSequences);
+        check(cudaMemcpyAsync(step_dev_, step_host_, 2 * kMaxSequences * sizeof(int),
+                              cudaMemcpyHostToDevice, stream_),
+              "cudaMemcpyAsync (graph step)");
+        ++queued_;
+    }
+    void begin_capture() override {
+        if (capturing_) throw Error("a graph capture inside a graph capture");
+        // Relaxed: decode attention's first cudaMalloc may happen while recording.
+        check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed),
+              "cudaStreamBeginCapture");
+        capturing_ = true;
+        capture_seq_ = 0;
+        capture_epoch_ = partial_epoch_;
+    }
+    void position_of(int seq) override {
+        if (seq < 0 || seq >= kMaxSequences)
+            throw Error("no graph step sequence " + std::to_string(seq));
+        capture_seq_ = seq;
+    }
+    int end_capture() override {
+        if (!capturing_) throw Error("end of a graph capture that was not begun");
+        capturing_ = false;
+        cudaGraph_t graph = nullptr;
+        check(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+        cudaGraphExec_t exec = nullptr;
+        const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+        cudaGraphDestroy(graph);
+        check(e, "cudaGraphInstantiate");
+        const int id = next_graph_++;
+        graphs_[id] = {exec, capture_epoch_};
+        return id;
+    }
+    void abort_capture() noexcept override {
+        if (!capturing_) return;
+        capturing_ = false;
+        cudaGraph_t graph = nullptr;
+        if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+        cudaGetLastError();  // the capture's own error was what the caller is throwing
+    }
+    bool replay(int id) override {
+        const auto it = graphs_.find(id);
+        if (it == graphs_.end() || it->second.epoch != partial_epoch_) return false;
+        check(cudaGraphLaunch(it->second.exec, stream_), "cudaGraphLaunch");
+        ++queued_;
+        ledger_.queued("the decode graph");
+        if (ledger_.sync_each_op()) wait();
+        return true;
+    }
+    void drop(int id) noexcept override {
+        const auto it = graphs_.find(id);
+        if (it == graphs_.end()) return;
+        cudaGraphExecDestroy(it->second.exec);
+        graphs_.erase(it);
     }
 
     void synchronize() override {
@@ -267,6 +378,11 @@ class CudaBackend final : public Backend {
     // KVSCOPE_CUDA_SYNC=1 the stream is waited for after each op, so a fault names it too.
     template <class F>
     void timed(Op op, F&& work) {
+        if (capturing_) {  // recorded into the graph: no events, no waiting
+            work();
+            check(cudaGetLastError(), op_name(op));
+            return;
+        }
         Pending p{op, event(), event()};
         check(cudaEventRecord(p.start, stream_), "cudaEventRecord");
         work();
@@ -304,6 +420,27 @@ class CudaBackend final : public Backend {
     std::size_t tokens_cap_ = 0;
     float* decode_partial_ = nullptr;  // decode attention's partial results (attention.cuh)
     std::size_t decode_partial_cap_ = 0;
+
+    // Graphs: the step's [token ids | positions] (kMaxSequences each) on the device and its
+    // page-locked host copy; the recorded passes, each with the partial buffer's epoch it saw.
+    struct Graph {
+        cudaGraphExec_t exec;
+        int epoch;
+    };
+    const int* step_position() const {
+        return capturing_ ? step_dev_ + kMaxSequences + capture_seq_ : nullptr;
+    }
+    bool graphs_on_ = true;
+    int* step_dev_ = nullptr;
+    int* step_host_ = nullptr;
+    bool capturing_ = false;
+    int capture_seq_ = 0;
+    int capture_epoch_ = 0;
+    int partial_epoch_ = 0;
+    std::map<int, Graph> graphs_;
+    int next_graph_ = 1;
+    std::vector<float*> retired_;  // partial buffers outgrown while capturing
+    kern::BlockSizes blocks_;      // kern::block_variants, for kvscope-cli kernels
 };
 
 }  // namespace
@@ -352,6 +489,12 @@ std::string cuda_device_problem() {
 
 std::unique_ptr<Backend> make_cuda_backend() {
     return std::make_unique<CudaBackend>();
+}
+
+bool set_cuda_block_sizes(Backend& be, const kern::BlockSizes& b) {
+    auto* cuda = dynamic_cast<CudaBackend*>(&be);
+    if (cuda) cuda->set_block_sizes(b);
+    return cuda != nullptr;
 }
 
 }  // namespace kvs

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/backend.h"
+#include "kernels/cuda/launch_shapes.h"
 
 namespace kvs {
 
@@ -13,5 +14,7 @@ namespace kvs {
 std::string cuda_device_problem();
 // The "cuda" backend on device 0. Throws kvs::Error when the device cannot be set up.
 std::unique_ptr<Backend> make_cuda_backend();
+// The block sizes a "cuda" backend launches with (kern::block_variants); false for another backend.
+bool set_cuda_block_sizes(Backend& be, const kern::BlockSizes& b);
 
 }  // namespace kvs

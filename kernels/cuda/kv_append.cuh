@@ -17,9 +17,12 @@ struct KvAppendArgs {
     int pos0;
     int T;
     int kv_dim;
+    const int* pos_at = nullptr;  // in a captured graph: pos0 from device memory (portability.cuh)
 };
 
-__host__ __device__ inline void kv_append_thread(const ThreadIndex& ix, const KvAppendArgs& a) {
+__host__ __device__ inline void kv_append_thread(const ThreadIndex& ix,
+                                                 const KvAppendArgs& launched) {
+    const KvAppendArgs a = at_step_position(launched);
     const std::size_t e = std::size_t(ix.block.x) * ix.block_dim.x + ix.thread.x;
     if (e >= std::size_t(a.T) * a.kv_dim) return;
     // Rows are contiguous, so element e of the new block lands e past the first appended row.

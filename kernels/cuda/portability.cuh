@@ -47,6 +47,19 @@ __device__ inline ThreadIndex this_thread() {
 }
 #endif
 
+// The position a kernel works at. A launch carries it by value (pos0), or, when it was captured
+// into a CUDA Graph that is replayed at every decode step, where the host writes it before each
+// replay: pos_at, device memory (core/step_graphs.h). Args with pos_at set come back with
+// pos0 read from there, so the rest of a kernel body reads pos0 alone.
+template <class Args>
+__host__ __device__ inline Args at_step_position(Args a) {
+    if (a.pos_at) {
+        a.pos0 = *a.pos_at;
+        a.pos_at = nullptr;
+    }
+    return a;
+}
+
 // Blocks needed to cover n items with `per_block` each.
 __host__ __device__ inline unsigned blocks_for(unsigned long long n, unsigned per_block) {
     return static_cast<unsigned>((n + per_block - 1) / per_block);

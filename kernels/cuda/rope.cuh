@@ -21,6 +21,7 @@ struct RopeArgs {
     int dim;
     int kv_dim;
     int head_dim;
+    const int* pos_at = nullptr;  // in a captured graph: pos0 from device memory (portability.cuh)
 };
 
 __host__ __device__ inline void rotate_pair(float* v, float c, float s) {
@@ -29,7 +30,8 @@ __host__ __device__ inline void rotate_pair(float* v, float c, float s) {
     v[1] = v0 * s + v1 * c;
 }
 
-__host__ __device__ inline void rope_thread(const ThreadIndex& ix, const RopeArgs& a) {
+__host__ __device__ inline void rope_thread(const ThreadIndex& ix, const RopeArgs& launched) {
+    const RopeArgs a = at_step_position(launched);
     const int t = static_cast<int>(ix.block.x);
     const int i = 2 * static_cast<int>(ix.block.y * ix.block_dim.x + ix.thread.x);
     if (t >= a.T || i >= a.dim) return;

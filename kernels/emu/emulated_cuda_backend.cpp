@@ -1,5 +1,6 @@
 #include "kernels/emu/emulated_cuda_backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -74,6 +75,8 @@ EmuFault parse_emu_fault(const std::string& spec) {
 EmulatedCudaBackend::EmulatedCudaBackend() {
     if (const char* spec = std::getenv("KVSCOPE_EMU_FAULT"); spec && *spec)
         inject(parse_emu_fault(spec));
+    if (const char* g = std::getenv("KVSCOPE_CUDA_GRAPHS"); g && std::string(g) == "0")
+        graphs_on_ = false;
 }
 
 std::string EmulatedCudaBackend::device() const {
@@ -100,8 +103,18 @@ void EmulatedCudaBackend::wait() {
     ledger_.report();
 }
 
+bool EmulatedCudaBackend::record(std::function<void()> node, int kernels, int copies) {
+    if (!capturing_) return false;
+    recording_.nodes.push_back(std::move(node));
+    recording_.kernels += kernels;
+    recording_.copies += copies;
+    return true;
+}
+
 template <class F>
 void EmulatedCudaBackend::launch(Op op, F&& kernel, int kernels) {
+    // While capturing: recorded, not run, not counted as a launch (a graph replay counts it).
+    if (record(kernel, kernels, 0)) return;
     OpTimer timer(times_, op, each());
     counts_.launches += kernels;
     ++queued_;
@@ -119,6 +132,67 @@ void EmulatedCudaBackend::launch(Op op, F&& kernel, int kernels) {
     if (device_fault_.empty()) kernel();
     ledger_.queued(op_name(op));
     if (ledger_.sync_each_op()) wait();
+}
+
+void EmulatedCudaBackend::set_step(const int* tokens, const int* positions, int n) {
+    if (n < 0 || n > kMaxSequences)
+        throw Error("a graph step of " + std::to_string(n) + " sequences (at most " +
+                    std::to_string(kMaxSequences) + ")");
+    ++counts_.h2d;  // [token ids | positions] in one copy
+    ++queued_;
+    std::copy(tokens, tokens + n, step_.begin());
+    // Broken on purpose (break_step_positions_for_test): written for the recording step only.
+    if (!stale_positions_ || graphs_.empty())
+        std::copy(positions, positions + n, step_.begin() + kMaxSequences);
+}
+
+void EmulatedCudaBackend::begin_capture() {
+    if (capturing_) throw Error("a graph capture inside a graph capture");
+    capturing_ = true;
+    capture_seq_ = 0;
+    recording_ = {};
+    recording_.epoch = partial_epoch_;
+}
+
+void EmulatedCudaBackend::position_of(int seq) {
+    if (seq < 0 || seq >= kMaxSequences)
+        throw Error("no graph step sequence " + std::to_string(seq));
+    capture_seq_ = seq;
+}
+
+int EmulatedCudaBackend::end_capture() {
+    if (!capturing_) throw Error("end of a graph capture that was not begun");
+    capturing_ = false;
+    ++counts_.captures;
+    const int id = next_graph_++;
+    graphs_[id] = std::move(recording_);
+    recording_ = {};
+    return id;
+}
+
+void EmulatedCudaBackend::abort_capture() noexcept {
+    capturing_ = false;
+    recording_ = {};
+}
+
+bool EmulatedCudaBackend::replay(int graph) {
+    const auto it = graphs_.find(graph);
+    if (it == graphs_.end() || it->second.epoch != partial_epoch_) return false;
+    if (!device_fault_.empty() && ledger_.broken())
+        throw Error("CUDA error in the decode graph: " + device_fault_);
+    ++counts_.graph_launches;
+    counts_.graph_kernels += it->second.kernels;
+    counts_.graph_copies += it->second.copies;
+    ++queued_;
+    if (device_fault_.empty())
+        for (const auto& node : it->second.nodes) node();
+    ledger_.queued("the decode graph");
+    if (ledger_.sync_each_op()) wait();
+    return true;
+}
+
+void EmulatedCudaBackend::drop(int graph) noexcept {
+    graphs_.erase(graph);
 }
 
 DeviceSpan EmulatedCudaBackend::alloc(std::size_t n) {
@@ -162,55 +236,65 @@ void EmulatedCudaBackend::copy_rows(DeviceSpan dst, std::size_t dst_stride, Devi
                                     std::size_t src_stride, std::size_t rows, std::size_t row_len) {
     // cudaMemcpy2DAsync on the stream: queued like a launch, no wait.
     if (rows == 0 || row_len == 0) return;  // as the cuda backend: nothing queued
-    OpTimer timer(times_, Op::Transfer);
-    ++counts_.d2d;
-    ++queued_;
-    if (device_fault_.empty())
+    const auto copy = [=] {
         for (std::size_t r = 0; r < rows; ++r)
             std::memcpy(dst.data + r * dst_stride, src.data + r * src_stride,
                         row_len * sizeof(float));
+    };
+    if (record(copy, 0, 1)) return;
+    OpTimer timer(times_, Op::Transfer);
+    ++counts_.d2d;
+    ++queued_;
+    if (device_fault_.empty()) copy();
 }
 
 void EmulatedCudaBackend::synchronize() {
     wait();
 }
 
+// Each op's kernel is a closure over its arguments by value, so that a capture can keep it.
 void EmulatedCudaBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) {
-    ++counts_.h2d;  // the token ids travel to the device first
-    launch(Op::Embed, [&] {
-        emu::embed(kern::embed_shape(T, dim), {x.data, table.data, tokens, T, dim});
-    });
+    // Recorded: the token ids are the step's, on the device already (set_step). Else they travel
+    // to the device first.
+    if (!capturing_) ++counts_.h2d;
+    const kern::EmbedArgs a{x.data, table.data, capturing_ ? step_.data() : tokens, T, dim};
+    const kern::LaunchShape s = kern::embed_shape(T, dim);
+    launch(Op::Embed, [=] { emu::embed(s, a); });
 }
 
 void EmulatedCudaBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) {
-    launch(Op::RmsNorm, [&] {
-        emu::rmsnorm(kern::rmsnorm_shape(T), {out.data, x.data, w.data, T, dim});
-    });
+    const kern::RmsNormArgs a{out.data, x.data, w.data, T, dim};
+    const kern::LaunchShape s = kern::rmsnorm_shape(T, blocks_.rmsnorm);
+    launch(Op::RmsNorm, [=] { emu::rmsnorm(s, a); });
 }
 
 void EmulatedCudaBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
     const kern::MatmulArgs a{out.data, x.data, w.data, T, n, d};
-    launch(Op::Matmul, [&] {
-        if (kern::matmul_uses_matvec(T))
-            emu::matvec(kern::matvec_shape(d), a);
-        else
-            emu::matmul_tiled(kern::matmul_tiled_shape(T, d), a);
-    });
+    if (kern::matmul_uses_matvec(T)) {
+        const kern::LaunchShape s = kern::matvec_shape(d, blocks_.matvec_rows);
+        launch(Op::Matmul, [=] { emu::matvec(s, a); });
+    } else {
+        const kern::LaunchShape s = kern::matmul_tiled_shape(T, d);
+        launch(Op::Matmul, [=] { emu::matmul_tiled(s, a); });
+    }
 }
 
 void EmulatedCudaBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
                                int head_dim) {
-    launch(Op::Rope, [&] {
-        emu::rope(kern::rope_shape(T, dim), {q.data, k.data, T, pos0, dim, kv_dim, head_dim});
-    });
+    const kern::RopeArgs a{q.data, k.data, T,        pos0,
+                           dim,    kv_dim, head_dim, capturing_ ? step_position() : nullptr};
+    const kern::LaunchShape s = kern::rope_shape(T, dim);
+    launch(Op::Rope, [=] { emu::rope(s, a); });
 }
 
 void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k,
                                     DeviceSpan v, int pos0, int T, int kv_dim) {
-    launch(Op::KvAppend, [&] {
-        emu::kv_append(kern::kv_append_shape(T, kv_dim),
-                       {cache_k.data, cache_v.data, k.data, v.data, pos0, T, kv_dim});
-    });
+    const kern::KvAppendArgs a{cache_k.data, cache_v.data,
+                               k.data,       v.data,
+                               pos0,         T,
+                               kv_dim,       capturing_ ? step_position() : nullptr};
+    const kern::LaunchShape s = kern::kv_append_shape(T, kv_dim);
+    launch(Op::KvAppend, [=] { emu::kv_append(s, a); });
 }
 
 void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k,
@@ -222,13 +306,23 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
         nullptr};
     // Shapes first, as the cuda backend: one that does not fit throws before anything is queued.
     if (!kern::attention_uses_decode(T)) {
-        const kern::LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
-        launch(Op::Attention, [&] { emu::attention_prefill(s, a); });
+        if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");
+        const kern::LaunchShape s =
+            kern::attention_prefill_shape(T, pos0, n_heads, blocks_.attention);
+        launch(Op::Attention, [=] { emu::attention_prefill(s, a); });
         return;
     }
-    const kern::LaunchShape split =
-        kern::attention_decode_split_shape(pos0, n_heads, n_kv_heads, head_dim);
-    const kern::LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
+    // Recorded (core/step_graphs.h): the position from the step, probs rows a capacity apart,
+    // and a split grid for the whole cache (kern::AttentionArgs::pos_at).
+    const int capacity = static_cast<int>(cache_k.size / (std::size_t(n_kv_heads) * head_dim));
+    if (capturing_) {
+        a.pos_at = step_position();
+        a.probs_stride = capacity;
+    }
+    const kern::LaunchShape split = kern::attention_decode_split_shape(
+        capturing_ ? capacity - 1 : pos0, n_heads, n_kv_heads, head_dim);
+    const kern::LaunchShape combine =
+        kern::attention_decode_combine_shape(n_heads, blocks_.attention);
     // Sized for the whole cache, so it grows only when the cache does.
     const std::size_t need =
         kern::decode_partial_floats_for_cache(cache_k.size, n_heads, n_kv_heads, head_dim);
@@ -236,11 +330,13 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
         if (!decode_partial_.empty()) ++counts_.frees;
         ++counts_.allocs;
         decode_partial_.assign(need, 0.0f);
+        ++partial_epoch_;  // a graph recorded before points at the old buffer
+        recording_.epoch = partial_epoch_;
     }
     a.partial = decode_partial_.data();
     launch(
         Op::Attention,
-        [&] {
+        [=] {
             emu::attention_decode_split(split, a);
             emu::attention_decode_combine(combine, a);
         },
@@ -248,11 +344,15 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
 }
 
 void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
-    launch(Op::SwiGLU, [&] { emu::swiglu(kern::elementwise_shape(n), {h1.data, h3.data, n}); });
+    const kern::SwigluArgs a{h1.data, h3.data, n};
+    const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
+    launch(Op::SwiGLU, [=] { emu::swiglu(s, a); });
 }
 
 void EmulatedCudaBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
-    launch(Op::Add, [&] { emu::add(kern::elementwise_shape(n), {x.data, y.data, n}); });
+    const kern::AddArgs a{x.data, y.data, n};
+    const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
+    launch(Op::Add, [=] { emu::add(s, a); });
 }
 
 }  // namespace kvs

@@ -7,11 +7,15 @@
 // It mirrors the host side of the cuda backend call for call, so tests can read off it what the
 // device backend would do: how many launches, copies and stream syncs (counts()), and how a device
 // failure travels (inject(): errors kept and reported as kernels/cuda/fault_ledger.h says).
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/backend.h"
+#include "core/step_graphs.h"
 #include "kernels/cuda/fault_ledger.h"
+#include "kernels/cuda/launch_shapes.h"
 
 namespace kvs {
 
@@ -24,6 +28,12 @@ struct LaunchCounts {
     int syncs = 0;     // stream synchronisations (each download and upload waits once)
     int allocs = 0;    // cudaMalloc
     int frees = 0;     // cudaFree (each waits for the device)
+    // CUDA Graphs (core/step_graphs.h): the host launches one graph; the kernels and copies
+    // inside it are counted in graph_kernels and graph_copies, not in launches and d2d.
+    int captures = 0;        // graphs recorded and instantiated
+    int graph_launches = 0;  // cudaGraphLaunch
+    int graph_kernels = 0;   // kernels those launches ran
+    int graph_copies = 0;    // device-to-device copies those launches ran
 };
 
 // A failure to play at the n-th call of an op (1 = the first after inject()).
@@ -43,7 +53,11 @@ struct EmuFault {
 // "release:1:release". Throws kvs::Error for anything else.
 EmuFault parse_emu_fault(const std::string& spec);
 
-class EmulatedCudaBackend final : public Backend {
+// Graphs are modelled as CUDA records them: while capturing, each launch and copy is kept as a
+// closure over its arguments by value (pointers, sizes, shapes) instead of running; a replay runs
+// the closures in order. What a recorded kernel must not take by value (the step's token ids and
+// positions) it reads from this backend's "device" copy of the step's scalars.
+class EmulatedCudaBackend final : public Backend, public StepGraphs {
   public:
     // Reads KVSCOPE_CUDA_SYNC (wait after every op) and KVSCOPE_EMU_FAULT (one inject()).
     EmulatedCudaBackend();
@@ -76,6 +90,27 @@ class EmulatedCudaBackend final : public Backend {
 
     void synchronize() override;
 
+    StepGraphs* graphs() override { return this; }
+    bool graphs_on() const override { return graphs_on_; }
+    void set_graphs_on(bool on) override { graphs_on_ = on; }
+    void set_step(const int* tokens, const int* positions, int n) override;
+    void begin_capture() override;
+    void position_of(int seq) override;
+    int end_capture() override;
+    void abort_capture() noexcept override;
+    bool replay(int graph) override;
+    void drop(int graph) noexcept override;
+    // A broken replay on purpose, for the test that shows the graph check can fail: once a graph
+    // has been recorded, set_step() leaves the device's positions as they were, so replays run
+    // at the recording step's position (a stale position).
+    void break_step_positions_for_test(bool on) { stale_positions_ = on; }
+    // Block sizes of the kernels that can take others (kern::block_variants), for
+    // `kvscope-cli kernels`; graphs recorded before are refused afterwards.
+    void set_block_sizes(const kern::BlockSizes& b) {
+        blocks_ = b;
+        ++partial_epoch_;
+    }
+
   private:
     std::vector<OpCall>* each() { return record_calls_ ? &calls_ : nullptr; }
     // One op: counts its launches (`kernels` of them), plays an injected fault, runs `kernel`
@@ -93,6 +128,27 @@ class EmulatedCudaBackend final : public Backend {
     // Decode attention's partial results (kern::decode_partial_floats), as the cuda backend's
     // device buffer: grown (one cudaMalloc, counted) when a longer cache needs more.
     std::vector<float> decode_partial_;
+
+    // Graphs. The step's scalars on the "device": [token ids | positions], kMaxSequences each,
+    // allocated once so recorded kernels may point into it.
+    struct Graph {
+        std::vector<std::function<void()>> nodes;
+        int kernels = 0, copies = 0;
+        int epoch = 0;  // partial_epoch_ when recorded
+    };
+    bool record(std::function<void()> node, int kernels, int copies);  // true while capturing
+    const int* step_position() const { return step_.data() + kMaxSequences + capture_seq_; }
+    bool graphs_on_ = true;
+    bool stale_positions_ = false;
+    std::vector<int> step_ = std::vector<int>(2 * kMaxSequences, 0);
+    bool capturing_ = false;
+    int capture_seq_ = 0;
+    Graph recording_;
+    std::map<int, Graph> graphs_;
+    int next_graph_ = 1;
+    // Bumped when decode_partial_ moves (older graphs point at freed memory) or block sizes change.
+    int partial_epoch_ = 0;
+    kern::BlockSizes blocks_;
 };
 
 }  // namespace kvs
