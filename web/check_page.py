@@ -296,6 +296,8 @@ def main():
                     "checkpoint must open and tokenize the prompt as kvscope-cli does")
     ap.add_argument("--settings", action="store_true",
                     help="load again without the parameters: lang and model must persist")
+    ap.add_argument("--bench", help="kvscope-cli bench's options for the page's bench parameter: "
+                    "it must finish (exit 0) with a decode_cached row")
     ap.add_argument("--size", default="1280,800")
     ap.add_argument("--report-ms", type=int, default=1000,
                     help="frames drawn after the engine went idle, before the report")
@@ -315,6 +317,8 @@ def main():
     base = f"http://127.0.0.1:{httpd.server_address[1]}/index.html?"
     # The settings test keeps them; every other test leaves localStorage alone.
     url = f"{base}{a.params}{'' if a.settings else '&no-settings'}&report={a.report_ms}"
+    if a.bench:
+        url += "&bench=" + urllib.parse.quote(a.bench)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     w, h = (int(x) for x in a.size.split(","))
     report = None
@@ -390,6 +394,12 @@ def main():
     for c in console:
         if c.startswith("kvscope-web-") and not c.startswith("kvscope-web-report:"):
             print(c[:300])
+    if a.bench:
+        rows = [c for c in console if re.match(r"\s*\d+\s+decode_cached\s+\d", c)]
+        for r in rows:
+            print("page bench:", r.strip())
+        if "kvscope-web-bench: exit 0" not in console or not rows:
+            failures.append("the page's bench did not finish with a decode_cached row")
     if report is None:
         failures.append("the page never reported (its engine did not settle, or it crashed)")
     w, h, colours = png_colours(a.out)
