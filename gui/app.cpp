@@ -21,6 +21,9 @@
 #include "gui/screenshot.h"
 #include "gui/strings.h"
 #include "gui/text_record.h"
+#ifdef __EMSCRIPTEN__
+#include "web/web_files.h"  // the screenshot as a download
+#endif
 
 namespace kvs::gui {
 namespace {
@@ -631,6 +634,9 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
         try {
             save_framebuffer_png(path, fw, fhgt);
             ui_.notice = std::string(tr("saved")) + " " + path;
+#ifdef __EMSCRIPTEN__
+            web::offer_download(path);  // the page's file system is in memory: the browser saves it
+#endif
         } catch (const Error& e) {
             ui_.notice = e.what();
         }

@@ -245,8 +245,33 @@ int run(int argc, char** argv) {
     else if (st.lesson > 0)
         open_lesson(ui, worker, st.lesson, st.lesson_step);
 
+    // Remembers the model that opened and the prompt it accepted (not ones that failed), then
+    // writes the settings file: at the end on the desktop, every few seconds in the page.
+    // (Pointers: in the page ui and worker are static, which a lambda cannot capture.)
+    auto save_now = [u = &ui, w = &worker, settings_file] {
+        Settings& keep = u->settings;
+        {
+            auto lock = w->lock();
+            const EngineSnapshot& snap = w->snapshot();
+            if (snap.model) {
+                keep.prompt = snap.prompt;
+                const std::string& m = snap.model_spec;
+                if (m == "toy" || m == "default" || m == "stories260K") {
+                    keep.model = m;
+                } else if (!m.empty()) {
+                    keep.model = "file";
+                    keep.model_path = m;
+                }
+            }
+        }
+        if (settings_file.empty()) return;
+        const std::string why = save_settings(keep, settings_file);
+        if (!why.empty())
+            std::fprintf(stderr, "kvscope: could not save settings: %s\n",
+                         escape_for_one_line(why).c_str());
+    };
 #ifdef __EMSCRIPTEN__
-    run_web_loop(window, app, worker, ui);  // the browser calls the frames from here on
+    run_web_loop(window, app, worker, ui, save_now);  // the browser calls the frames from here on
 #endif
     while (!window.should_close() && !g_quit) {
         // Sleep until something happens unless a step is running or playing.
@@ -259,27 +284,7 @@ int run(int argc, char** argv) {
     // Stops a running step loop or @batch sweep between forward passes, so the worker's thread
     // joins promptly and the settings below are saved even when a signal ended the loop.
     worker.cancel();
-    {
-        // Remember the model that opened and the prompt it accepted, not ones that failed.
-        auto lock = worker.lock();
-        const EngineSnapshot& snap = worker.snapshot();
-        if (snap.model) {
-            st.prompt = snap.prompt;
-            const std::string& m = snap.model_spec;
-            if (m == "toy" || m == "default" || m == "stories260K") {
-                st.model = m;
-            } else if (!m.empty()) {
-                st.model = "file";
-                st.model_path = m;
-            }
-        }
-    }
-    if (!settings_file.empty()) {
-        const std::string why = save_settings(st, settings_file);
-        if (!why.empty())
-            std::fprintf(stderr, "kvscope: could not save settings: %s\n",
-                         escape_for_one_line(why).c_str());
-    }
+    save_now();
     return 0;
 }
 

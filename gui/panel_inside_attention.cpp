@@ -20,8 +20,6 @@
 namespace kvs::gui {
 namespace {
 
-constexpr const char* kPanel = "inside_attention";
-
 Rgba source_colour(const HeatmapPalette& pal, KvSource s) {
     switch (s) {
         case KvSource::Cached:

@@ -14,8 +14,6 @@
 namespace kvs::gui {
 namespace {
 
-constexpr const char* kPanel = "op_strip";
-
 const SessionView* strip_session(const FrameContext& f) {
     if (f.snap.sessions.empty()) return nullptr;
     const int si = std::clamp(f.ui.explain.session, 0, int(f.snap.sessions.size()) - 1);

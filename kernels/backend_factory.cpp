@@ -50,6 +50,11 @@ std::unique_ptr<Backend> cuda_backend() {
 }  // namespace
 
 BackendChoice choose_auto(const GpuCandidate& gpu) {
+#ifdef __EMSCRIPTEN__
+    // The web page: WebAssembly runs on the CPU, and a browser offers no CUDA device to look for.
+    (void)gpu;
+    return {std::make_unique<CpuBackend>(), "CPU backend (a web page has no CUDA)"};
+#else
     const std::string why = gpu.problem();
     if (why.empty()) {
         try {
@@ -61,6 +66,7 @@ BackendChoice choose_auto(const GpuCandidate& gpu) {
         }
     }
     return {std::make_unique<CpuBackend>(), "CPU backend: no usable CUDA device (" + why + ")"};
+#endif
 }
 
 namespace {

@@ -16,6 +16,7 @@ const std::vector<MessageForm>& engine_message_forms() {
         {"CUDA backend (a CUDA device answered)", "CUDA 后端（找到了 CUDA 设备）"},
         {"CUDA kernels emulated on the CPU (asked for)", "在 CPU 上模拟运行的 CUDA 内核（按设置）"},
         {"CPU backend (asked for)", "CPU 后端（按设置）"},
+        {"CPU backend (a web page has no CUDA)", "CPU 后端（网页里没有 CUDA）"},
         {"CUDA backend (asked for)", "CUDA 后端（按设置）"},
         {"%s; --threads %s applies to the CPU backend only", "%s；--threads %s 只对 CPU 后端有效"},
         {"--backend cuda: no usable CUDA device (%s)",

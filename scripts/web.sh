@@ -14,7 +14,7 @@ case "$mode" in "" | --test | --serve) ;; *)
     ;;
 esac
 kvs_require_packages emscripten chromium cmake make python3 fonts-dejavu-core fonts-wqy-microhei \
-    libstb-dev nlohmann-json3-dev libcli11-dev
+    libstb-dev nlohmann-json3-dev libcli11-dev python3-fonttools
 BUILD="${KVSCOPE_WEB_BUILD:-$KVS_ROOT/build-web}"
 DEPS="$BUILD/deps"
 # Debian bookworm's imgui 1.86+ds-1 (the version of libimgui-dev the desktop build links).
@@ -44,16 +44,28 @@ SRC
     tar -xf "$DEPS/$IMGUI_TAR" -C "$IMGUI" --strip-components=1
 fi
 
+# The Chinese font cut to the characters the window and the lessons use (web/cjk_glyphs.py: what
+# gui/fonts.cpp merges on the desktop): 5 MB whole. Debian's fontTools, under Debian's python.
+CJK="$BUILD/fonts/wqy-microhei-cut.ttf"
+mkdir -p "$BUILD/fonts"
+python3 "$KVS_ROOT/web/cjk_glyphs.py" "$IMGUI/imgui_draw.cpp" "$KVS_ROOT" >"$BUILD/fonts/unicodes.txt"
+/usr/bin/python3 -m fontTools.subset /usr/share/fonts/truetype/wqy/wqy-microhei.ttc --font-number=0 \
+    --unicodes-file="$BUILD/fonts/unicodes.txt" --output-file="$CJK.tmp" 2>&1 | grep -v "FFTM" >&2 || true
+[ -s "$CJK.tmp" ] || { echo "kvscope: cutting the Chinese font failed" >&2; exit 1; }
+cmp -s "$CJK.tmp" "$CJK" && rm -f "$CJK.tmp" || mv -f "$CJK.tmp" "$CJK"
+
 # Node 20 does not look in /usr/share/nodejs, where Debian's emscripten finds acorn.
 export NODE_PATH=/usr/share/nodejs
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-    # -fexceptions: the engine reports user errors as exceptions; -msimd128: WebAssembly SIMD
-    # for the CPU backend's loops (every current browser has it).
+# KVSCOPE_WEB_SIMD=OFF builds the page without WebAssembly SIMD (for a browser that lacks it).
+simd="${KVSCOPE_WEB_SIMD:-ON}"
+if [ ! -f "$BUILD/CMakeCache.txt" ] || ! grep -qx "KVSCOPE_WEB_SIMD:BOOL=$simd" "$BUILD/CMakeCache.txt" ||
+    ! grep -q "^KVSCOPE_WEB_CJK_FONT:FILEPATH=$CJK\$" "$BUILD/CMakeCache.txt"; then
+    # -fexceptions: the engine reports user errors as exceptions.
     emcmake cmake -S "$KVS_ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKVSCOPE_NATIVE=OFF \
         -DKVSCOPE_TESTS=OFF -DCMAKE_CUDA_COMPILER=OFF -DKVSCOPE_WEB_IMGUI_DIR="$IMGUI" "${launcher[@]}" \
-        -DCMAKE_CXX_FLAGS="-fexceptions -msimd128" >&2
+        -DCMAKE_CXX_FLAGS="-fexceptions" -DKVSCOPE_WEB_SIMD="$simd" -DKVSCOPE_WEB_CJK_FONT="$CJK" >&2
 fi
 cmake --build "$BUILD" -j "$(nproc)" --target kvscope >&2
 

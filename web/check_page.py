@@ -147,44 +147,135 @@ class Cdp:
             self.proc.kill()
 
 
-def load_page(chromium, url, w, h, timeout_s):
-    """Opens `url` at w x h, waits until the page says it reported (its title), screenshots it.
-    Returns (console lines, PNG bytes)."""
-    import base64
-    import time
-    with tempfile.TemporaryDirectory() as profile:
-        cdp = Cdp(chromium, w, h, profile)
-        try:
-            target = cdp.call("Target.createTarget", url="about:blank")["targetId"]
-            s = cdp.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-            cdp.call("Runtime.enable", session=s)
-            cdp.call("Emulation.setDeviceMetricsOverride", session=s, width=w, height=h,
-                     deviceScaleFactor=1, mobile=False)
-            cdp.call("Page.navigate", session=s, url=url)
-            end = time.time() + timeout_s
-            while time.time() < end:
-                t = cdp.call("Runtime.evaluate", session=s, expression="document.title")
-                if t["result"].get("value") == "kvscope reported":
+def last_report(console):
+    for c in reversed(console):
+        if c.startswith("kvscope-web-report: "):
+            return json.loads(c[len("kvscope-web-report: "):])
+    return None
+
+
+class Page:
+    """One page in one headless Chromium (a profile of its own, kept across load() calls so that
+    localStorage is too)."""
+
+    def __init__(self, chromium, w, h, profile, downloads=None):
+        self.cdp = Cdp(chromium, w, h, profile)
+        self.w, self.h = w, h
+        self.downloads = downloads
+
+    def load(self, url, timeout_s):
+        """Opens `url`, waits until the page says it reported (its title)."""
+        import time
+        cdp = self.cdp
+        target = cdp.call("Target.createTarget", url="about:blank")["targetId"]
+        self.target = target
+        s = self.s = cdp.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        cdp.call("Runtime.enable", session=s)
+        cdp.call("Emulation.setDeviceMetricsOverride", session=s, width=self.w, height=self.h,
+                 deviceScaleFactor=1, mobile=False)
+        if self.downloads:
+            cdp.call("Browser.setDownloadBehavior", behavior="allow",
+                     downloadPath=self.downloads)
+        cdp.call("Page.navigate", session=s, url=url)
+        end = time.time() + timeout_s
+        while time.time() < end:
+            if self.eval("document.title") == "kvscope reported":
+                return True
+            time.sleep(0.2)
+        return False
+
+    def eval(self, expression):
+        r = self.cdp.call("Runtime.evaluate", session=self.s, expression=expression,
+                          awaitPromise=True)
+        return r["result"].get("value")
+
+    def screenshot(self):
+        import base64
+        shot = self.cdp.call("Page.captureScreenshot", session=self.s, format="png")["data"]
+        return base64.b64decode(shot)
+
+    def close_tab(self):
+        self.cdp.call("Target.closeTarget", targetId=self.target)
+
+    def report_when_idle(self, done, timeout_s):
+        """Asks for reports (once the engine is idle) until done(report) holds; the last one."""
+        import time
+        end = time.time() + timeout_s
+        report = None
+        while time.time() < end:
+            time.sleep(0.5)
+            if self.eval("Module._kvscope_web_idle()") == 1:
+                self.eval("Module._kvscope_web_report()")
+                report = last_report(self.cdp.console)
+                if report is not None and done(report):
                     break
-                time.sleep(0.2)
-            shot = cdp.call("Page.captureScreenshot", session=s, format="png")["data"]
-            return cdp.console, base64.b64decode(shot)
-        finally:
-            cdp.close()
+        return report
+
+    def press_ctrl(self, key):
+        """Ctrl+key as a keyboard sends it: Control down, the key, both up (GLFW in the page
+        takes the modifiers from the keys it saw go down)."""
+        ctrl = dict(key="Control", code="ControlLeft", windowsVirtualKeyCode=17)
+        k = dict(key=key.lower(), code="Key" + key.upper(), windowsVirtualKeyCode=ord(key.upper()))
+        for kind, ev, mods in (("rawKeyDown", ctrl, 2), ("rawKeyDown", k, 2), ("keyUp", k, 2),
+                               ("keyUp", ctrl, 0)):
+            self.cdp.call("Input.dispatchKeyEvent", session=self.s, type=kind, modifiers=mods,
+                          **ev)
+
+    def set_files(self, paths):
+        doc = self.cdp.call("DOM.getDocument", session=self.s)["root"]["nodeId"]
+        node = self.cdp.call("DOM.querySelector", session=self.s, nodeId=doc,
+                             selector="#files")["nodeId"]
+        self.cdp.call("DOM.setFileInputFiles", session=self.s, nodeId=node,
+                      files=[os.path.abspath(p) for p in paths])
+
+    def close(self):
+        self.cdp.close()
 
 
-def cli_steps(cli, params, mode):
-    """kvscope-cli generate's steps for the page's run: [(token_out, [(id, logit)...]), ...]."""
+def cli_run(cli, model, prompt, decode, mode, isa=None):
+    """kvscope-cli generate's trace for the page's run (prefill + decode steps), on the SIMD path
+    `isa` (KVSCOPE_ISA) when given."""
     with tempfile.TemporaryDirectory() as d:
         trace = os.path.join(d, "trace.json")
-        cmd = [cli, "generate", "--model", params.get("model", "default"),
-               "--prompt", params["prompt"], "--max-new-tokens",
-               str(int(params.get("decode", "0")) + 1), "--trace-json", trace]
+        cmd = [cli, "generate", "--model", model, "--prompt", prompt, "--max-new-tokens",
+               str(decode + 1), "--trace-json", trace]
         if mode == "uncached":
             cmd.append("--no-cache")
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        t = json.load(open(trace))
-    return [(s["token_out"], [(x["id"], x["logit"]) for x in s["top"]]) for s in t["steps"]]
+        env = dict(os.environ, **({"KVSCOPE_ISA": isa} if isa else {}))
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env=env)
+        return json.load(open(trace))
+
+
+def compare_with_cli(a, params, report, failures):
+    """Each session's tokens equal kvscope-cli's; every top logit within a.tol of its."""
+    decode = int(params.get("decode", "0"))
+    for s in report["sessions"]:
+        t = cli_run(a.cli, params.get("model", "default"), params["prompt"], decode, s["mode"],
+                    a.cli_isa)
+        want = [(x["token_out"], [(y["id"], y["logit"]) for y in x["top"]]) for x in t["steps"]]
+        got = [(x["token_out"], [(y["id"], y["logit"]) for y in x["top"]]) for x in s["steps"]]
+        if len(got) != decode + 1:
+            failures.append(f"{s['mode']}: {len(got)} steps in the page")
+        worst = 0.0
+        for i, ((tg, topg), (tw, topw)) in enumerate(zip(got, want)):
+            if tg != tw:
+                failures.append(f"{s['mode']} step {i}: token {tg} in the page, {tw} "
+                                "from kvscope-cli")
+            if [x[0] for x in topg] != [x[0] for x in topw]:
+                failures.append(f"{s['mode']} step {i}: top ids differ")
+            for (_, lg), (_, lw) in zip(topg, topw):
+                worst = max(worst, abs(lg - lw))
+        print(f"{s['mode']}: {len(got)} steps, tokens equal kvscope-cli's: "
+              f"{all(g[0] == w_[0] for g, w_ in zip(got, want))}; "
+              f"largest |logit difference| {worst:.3g}")
+        if worst > a.tol:
+            failures.append(f"{s['mode']}: logits differ by {worst:.3g} > {a.tol}")
+
+
+def site_mb(site):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(site)
+               for f in fs) / 1e6
 
 
 def main():
@@ -195,6 +286,18 @@ def main():
     ap.add_argument("--params", required=True, help="URL query, e.g. model=toy&decode=3")
     ap.add_argument("--cli", help="kvscope-cli: compare the engine's numbers with it")
     ap.add_argument("--tol", type=float, default=1e-5, help="largest |logit difference|")
+    ap.add_argument("--cli-isa", help="run kvscope-cli on this SIMD path (KVSCOPE_ISA)")
+    ap.add_argument("--expect-device", help="the CPU backend's device line, e.g. "
+                    "'WebAssembly, SIMD128'")
+    ap.add_argument("--max-site-mb", type=float, help="the site folder's budget")
+    ap.add_argument("--download", action="store_true",
+                    help="Ctrl+S must download a PNG of the page")
+    ap.add_argument("--open", help="FILE[,FILE]: pick these in the page's file input; the "
+                    "checkpoint must open and tokenize the prompt as kvscope-cli does")
+    ap.add_argument("--settings", action="store_true",
+                    help="load again without the parameters: lang and model must persist")
+    ap.add_argument("--bench", help="kvscope-cli bench's options for the page's bench parameter: "
+                    "it must finish (exit 0) with a decode_cached row")
     ap.add_argument("--size", default="1280,800")
     ap.add_argument("--report-ms", type=int, default=1000,
                     help="frames drawn after the engine went idle, before the report")
@@ -204,34 +307,105 @@ def main():
         print(f"skipped: no site in {a.site}: build it with scripts/web.sh")
         return 77
     params = dict(urllib.parse.parse_qsl(a.params, keep_blank_values=True))
+    failures = []
+    if a.max_site_mb is not None:
+        mb = site_mb(a.site)
+        print(f"site {a.site}: {mb:.2f} MB (budget {a.max_site_mb} MB)")
+        if mb > a.max_site_mb:
+            failures.append(f"the site is {mb:.2f} MB, over its budget of {a.max_site_mb} MB")
     httpd = serve(a.site)
-    url = (f"http://127.0.0.1:{httpd.server_address[1]}/index.html?"
-           f"{a.params}&no-settings&report={a.report_ms}")
+    base = f"http://127.0.0.1:{httpd.server_address[1]}/index.html?"
+    # The settings test keeps them; every other test leaves localStorage alone.
+    url = f"{base}{a.params}{'' if a.settings else '&no-settings'}&report={a.report_ms}"
+    if a.bench:
+        url += "&bench=" + urllib.parse.quote(a.bench)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     w, h = (int(x) for x in a.size.split(","))
-    try:
-        console, shot = load_page(a.chromium, url, w, h, a.timeout_s)
-    finally:
-        httpd.shutdown()
-    with open(a.out, "wb") as f:
-        f.write(shot)
-    failures = []
+    report = None
+    with tempfile.TemporaryDirectory() as profile, tempfile.TemporaryDirectory() as downloads:
+        page = Page(a.chromium, w, h, profile, downloads)
+        try:
+            if page.load(url, a.timeout_s):
+                report = last_report(page.cdp.console)
+            shot = page.screenshot()
+            with open(a.out, "wb") as f:
+                f.write(shot)
+            if report is not None and a.download:
+                page.press_ctrl("s")
+                import time
+                end = time.time() + 30
+                pngs = []
+                while time.time() < end and not pngs:
+                    time.sleep(0.5)
+                    pngs = [f for f in os.listdir(downloads) if f.endswith(".png")]
+                if not pngs:
+                    failures.append("Ctrl+S downloaded no PNG")
+                else:
+                    dw, dh, colours = png_colours(os.path.join(downloads, pngs[0]))
+                    print(f"Ctrl+S downloaded {pngs[0]}: {dw}x{dh}, {len(colours)} colours")
+                    if (dw, dh) != (report["width"], report["height"]) or len(colours) < 20:
+                        failures.append(f"the download is {dw}x{dh} with {len(colours)} "
+                                        f"colours; the page is {report['width']}x"
+                                        f"{report['height']}")
+            if report is not None and a.open:
+                files = a.open.split(",")
+                page.set_files(files)
+                name = os.path.basename(files[0])
+                opened = page.report_when_idle(
+                    lambda r: r["model"].endswith("/" + name) or r["error"], a.timeout_s)
+                if opened is None or not opened["model"].endswith("/" + name):
+                    failures.append(f"{name} did not open in the page: "
+                                    f"{opened and opened['error']}")
+                else:
+                    t = cli_run(a.cli, files[0], opened.get("prompt", "Once upon a time"), 0,
+                                "cached")
+                    got = opened["sessions"][0]["prompt_tokens"]
+                    print(f"opened {opened['model']}: prompt tokens {got}; kvscope-cli's "
+                          f"{t['prompt_tokens']}")
+                    if got != t["prompt_tokens"]:
+                        failures.append("the prompt's tokens differ from kvscope-cli's")
+            if report is not None and a.settings:
+                import time
+                time.sleep(3)  # the page saves every 2 s
+                stored = page.eval("localStorage.getItem('kvscope/settings.txt')") or ""
+                print("localStorage kvscope/settings.txt: " +
+                      " ".join(l for l in stored.splitlines() if l.startswith(("lang", "model"))))
+                page.close_tab()
+                page.cdp.console.clear()
+                again = None
+                if page.load(f"{base}report={a.report_ms}", a.timeout_s):
+                    again = last_report(page.cdp.console)
+                if again is None:
+                    failures.append("the page did not report on the second visit")
+                else:
+                    print(f"second visit, no parameters: lang {again['lang']}, model "
+                          f"{again['model']}")
+                    for k in ("lang", "model"):
+                        if k in params and again[k] != params[k]:
+                            failures.append(f"{k} on the second visit is {again[k]}, not "
+                                            f"{params[k]}")
+        finally:
+            page.close()
+            httpd.shutdown()
+    console = page.cdp.console
     errors = [c for c in console if re.search(r"error|abort|exception|uncaught", c, re.I)
               and not c.startswith("kvscope-web-report:")]
     failures += [f"console: {c}" for c in errors]
-    report = None
     for c in console:
-        if c.startswith("kvscope-web-"):
+        if c.startswith("kvscope-web-") and not c.startswith("kvscope-web-report:"):
             print(c[:300])
-        if c.startswith("kvscope-web-report: "):
-            report = json.loads(c[len("kvscope-web-report: "):])
+    if a.bench:
+        rows = [c for c in console if re.match(r"\s*\d+\s+decode_cached\s+\d", c)]
+        for r in rows:
+            print("page bench:", r.strip())
+        if "kvscope-web-bench: exit 0" not in console or not rows:
+            failures.append("the page's bench did not finish with a decode_cached row")
     if report is None:
         failures.append("the page never reported (its engine did not settle, or it crashed)")
-    if True:
-        w, h, colours = png_colours(a.out)
-        print(f"screenshot {a.out}: {w}x{h}, {len(colours)} colours")
-        if len(colours) < 20:
-            failures.append(f"screenshot nearly blank: {len(colours)} colours")
+    w, h, colours = png_colours(a.out)
+    print(f"screenshot {a.out}: {w}x{h}, {len(colours)} colours")
+    if len(colours) < 20:
+        failures.append(f"screenshot nearly blank: {len(colours)} colours")
     if report is not None:
         print(f"first frame {report['first_frame_ms']:.0f} ms after the page started loading; "
               f"frame time median {report['frame_ms_median']:.2f} ms over {report['frames']} "
@@ -239,27 +413,11 @@ def main():
               f"backend {report['backend']} ({report['device']})")
         if report["error"]:
             failures.append(f"the engine reported: {report['error']}")
-        if a.cli:
-            for s in report["sessions"]:
-                want = cli_steps(a.cli, params, s["mode"])
-                got = [(x["token_out"], [(t["id"], t["logit"]) for t in x["top"]])
-                       for x in s["steps"]]
-                if len(got) != int(params.get("decode", "0")) + 1:
-                    failures.append(f"{s['mode']}: {len(got)} steps in the page")
-                worst = 0.0
-                for i, ((tg, topg), (tw, topw)) in enumerate(zip(got, want)):
-                    if tg != tw:
-                        failures.append(f"{s['mode']} step {i}: token {tg} in the page, {tw} "
-                                        "from kvscope-cli")
-                    if [x[0] for x in topg] != [x[0] for x in topw]:
-                        failures.append(f"{s['mode']} step {i}: top ids differ")
-                    for (_, lg), (_, lw) in zip(topg, topw):
-                        worst = max(worst, abs(lg - lw))
-                print(f"{s['mode']}: {len(got)} steps, tokens equal kvscope-cli's: "
-                      f"{all(g[0] == w_[0] for g, w_ in zip(got, want))}; "
-                      f"largest |logit difference| {worst:.3g}")
-                if worst > a.tol:
-                    failures.append(f"{s['mode']}: logits differ by {worst:.3g} > {a.tol}")
+        if a.expect_device and report["device"] != a.expect_device:
+            failures.append(f"the backend line says {report['device']!r}, not "
+                            f"{a.expect_device!r}")
+        if a.cli and not a.open:
+            compare_with_cli(a, params, report, failures)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

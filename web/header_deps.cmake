@@ -15,3 +15,9 @@ target_include_directories(CLI11::CLI11 SYSTEM INTERFACE "${KVSCOPE_WEB_INCLUDE}
 set(CLI11_FOUND TRUE)
 # std::bit_cast, missing from Emscripten 3.1.6's libc++ (web/std_compat.h), for every C++ file.
 add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:SHELL:-include ${CMAKE_SOURCE_DIR}/web/std_compat.h>")
+# WebAssembly SIMD128 for the whole page (a browser loads a module with SIMD or not at all): the
+# fast CPU ops then run the simd128 path (kernels/cpu/isa.h), else the plain one.
+option(KVSCOPE_WEB_SIMD "Build the page with WebAssembly SIMD128 (-msimd128)" ON)
+if(KVSCOPE_WEB_SIMD)
+  add_compile_options(-msimd128)
+endif()

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <sstream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/json_writer.h"
@@ -15,6 +17,9 @@
 #include "gui/engine_worker.h"
 #include "gui/gl_window.h"
 #include "gui/panels.h"
+#include "gui/settings.h"
+#include "gui/strings.h"
+#include "web/web_files.h"
 
 namespace kvs::gui {
 namespace {
@@ -22,6 +27,8 @@ namespace {
 // The engine gets this much of each frame: at 60 frames a second a frame has 16.7 ms, and the
 // drawing needs the rest. One request (one step) always runs, however long it takes.
 constexpr double kEngineSlice = 0.008;
+// How often the settings are saved (and copied to localStorage when they changed).
+constexpr double kSaveEveryMs = 2000;
 
 struct Loop {
     GlWindow* window = nullptr;
@@ -32,6 +39,8 @@ struct Loop {
     std::vector<double> frame_ms;    // whole frames: engine slice, panels, drawing; newest last
     std::vector<double> engine_ms;   // of which the engine's slice
     std::uint64_t error_serial = 0;  // the last engine error written to the console
+    std::function<void()> save_settings;
+    double saved_at_ms = 0;
 };
 Loop g_loop;
 
@@ -74,6 +83,12 @@ void frame() {
     }
     g_loop.frame_ms.push_back(t2 - t0);
     g_loop.engine_ms.push_back(t1 - t0);
+    if (t2 - g_loop.saved_at_ms > kSaveEveryMs) {
+        g_loop.saved_at_ms = t2;
+        g_loop.save_settings();
+        const std::string dir = settings_dir();
+        if (!dir.empty()) web::persist_settings(dir);
+    }
 }
 
 double median(std::vector<double> v) {
@@ -84,7 +99,9 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-void run_web_loop(GlWindow& window, App& app, EngineWorker& worker, UiState& ui) {
+void run_web_loop(GlWindow& window, App& app, EngineWorker& worker, UiState& ui,
+                  std::function<void()> save_settings) {
+    g_loop.save_settings = std::move(save_settings);
     g_loop.window = &window;
     g_loop.app = &app;
     g_loop.worker = &worker;
@@ -103,6 +120,13 @@ extern "C" EMSCRIPTEN_KEEPALIVE int kvscope_web_idle() {
     return g_loop.worker && g_loop.first_frame_ms >= 0 && g_loop.worker->idle() ? 1 : 0;
 }
 
+// The checkpoint the user picked or dropped (index.html wrote it, and any tokenizer beside it, into
+// a folder of its own under /uploads): opened as the toolbar's file field opens one.
+extern "C" EMSCRIPTEN_KEEPALIVE void kvscope_web_open_model(const char* path) {
+    if (!g_loop.ui || !path) return;
+    kvs::gui::open_model_file(*g_loop.ui, *g_loop.worker, path);
+}
+
 // One line on the console: "kvscope-web-report: {JSON}" with each session's tokens, text, and
 // per step the chosen token, KV length and top logits (the numbers kvscope-cli's --trace-json
 // has for the same run), and the frame times so far. The web tests compare it with the CLI.
@@ -116,6 +140,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE void kvscope_web_report() {
         const kvs::gui::EngineSnapshot& s = g_loop.worker->snapshot();
         j.field("model", s.model_spec).field("backend", s.backend_name);
         j.field("device", s.backend_device).field("error", s.error);
+        j.field("lang", kvs::gui::lang_code(g_loop.ui->lang)).field("prompt", s.prompt);
         j.key("sessions").begin_array();
         for (const auto& v : s.sessions) {
             j.begin_object();

@@ -70,6 +70,10 @@ OpTimes CpuBackend::op_times() {
 
 std::string CpuBackend::device() const {
     if (reference_ops_) return "CPU, 1 thread, plain reference ops";
+#ifdef __EMSCRIPTEN__
+    // The page: what the browser runs (one thread: a static host allows no shared memory).
+    return cpu::active_isa() == cpu::Isa::simd128 ? "WebAssembly, SIMD128" : "WebAssembly, no SIMD";
+#endif
     return "CPU, " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
 }
 

@@ -17,6 +17,10 @@ extern const Kernels table;
 namespace avx512 {
 extern const Kernels table;
 }
+#elif defined(KVSCOPE_WASM_SIMD128)
+namespace simd128 {
+extern const Kernels table;
+}
 #else
 namespace plain {
 extern const Kernels table;
@@ -36,6 +40,12 @@ const Kernels* kernels_for(Isa isa) {
         case Isa::avx512:
             return &avx512::table;
         case Isa::plain:
+        case Isa::simd128:
+            return nullptr;
+#elif defined(KVSCOPE_WASM_SIMD128)
+        case Isa::simd128:
+            return &simd128::table;
+        default:
             return nullptr;
 #else
         case Isa::plain:

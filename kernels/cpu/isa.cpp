@@ -27,9 +27,12 @@ bool cpu_has(Isa isa) {
             return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
                    __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
         case Isa::plain:
+        case Isa::simd128:
             return false;
     }
     return false;
+#elif defined(KVSCOPE_WASM_SIMD128)  // the web page built with -msimd128 (kernels/CMakeLists)
+    return isa == Isa::simd128;
 #else
     return isa == Isa::plain;
 #endif
@@ -47,18 +50,21 @@ const char* isa_name(Isa isa) {
             return "avx2";
         case Isa::avx512:
             return "avx512";
+        case Isa::simd128:
+            return "simd128";
     }
     return "?";
 }
 
 std::vector<Isa> available_isas() {
     std::vector<Isa> out;
-    for (Isa isa : {Isa::plain, Isa::sse, Isa::avx2, Isa::avx512})
+    for (Isa isa : {Isa::plain, Isa::sse, Isa::avx2, Isa::avx512, Isa::simd128})
         if (cpu_has(isa)) out.push_back(isa);
     return out;
 }
 
 Isa choose_isa(const char* requested, const std::vector<Isa>& have) {
+    if (have.empty()) throw Error("this build has no SIMD path for this CPU");
     if (!requested || !*requested) return have.back();
     const std::string want = requested;
     std::string runs;

@@ -9,10 +9,12 @@
 namespace kvs::cpu {
 
 // Lowest to widest. sse: baseline x86-64 (SSE2, 8-float vectors as two registers, no FMA);
-// avx2: AVX2 + FMA (+ F16C for F16 weights), 8 floats; avx512: AVX-512F, 16 floats. Off x86 only
-// `plain` exists: the portable build of the same sources (NEON, wasm SIMD or scalar, whatever the
-// compiler targets).
-enum class Isa { plain, sse, avx2, avx512 };
+// avx2: AVX2 + FMA (+ F16C for F16 weights), 8 floats; avx512: AVX-512F, 16 floats. simd128: the
+// web page built with WebAssembly SIMD128 (-msimd128: 8-float vectors as two v128 registers, no
+// FMA); a browser loads the whole module with SIMD or not at all, so the page has this path alone,
+// chosen when it is built (KVSCOPE_WEB_SIMD), not at run time. Elsewhere only `plain` exists: the
+// portable build of the same sources (NEON, or scalar wasm, whatever the compiler targets).
+enum class Isa { plain, sse, avx2, avx512, simd128 };
 
 const char* isa_name(Isa isa);
 // The paths this binary has and this CPU can run, lowest first.

@@ -58,8 +58,9 @@ static_assert(kLanes == 8 || kLanes == 16);
 
 // kLanes floats in one SIMD register, through the vector extension of GCC and Clang: + - * on
 // it are single instructions (one AVX-512 or AVX register, two SSE or NEON registers
-// otherwise). a * b + c compiles to one FMA where the target has it (both compilers contract it
-// by default); either way every element below goes through the same expression.
+// otherwise; two v128 registers on the web page's simd128 path). a * b + c compiles to one FMA
+// where the target has it (both compilers contract it by default; WebAssembly SIMD128 has none,
+// like the sse path); either way every element below goes through the same expression.
 using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
 using VecBits = std::uint32_t __attribute__((vector_size(kLanes * sizeof(float))));
 using Vec8 = float __attribute__((vector_size(8 * sizeof(float))));  // one result per tile row
