@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/file_bytes.h"
 #include "core/gguf_file.h"
+#include "core/gguf_tokenizer.h"
 #include "core/llama_model.h"
 #include "core/mapped_file.h"
 
@@ -157,7 +158,8 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
         if (done_with) done_with(t.data, static_cast<std::size_t>(t.bytes));
     }
 
-    GgufLlama g{Checkpoint{}, SpmTokenizer::from_gguf(f, c.vocab_size), {}};
+    GgufTokenizer gt = tokenizer_from_gguf(f, c.vocab_size);
+    GgufLlama g{Checkpoint{}, std::move(gt.tok), std::move(gt.stop), {}};
     g.ck.config = c;
     point_llama_weights(g.ck.weights, copy.get(), c, false);
     g.ck.weights.owner = std::move(copy);
@@ -178,12 +180,8 @@ std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::strin
 }
 
 std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_name) {
-    std::vector<int> stop;
-    for (int id : {g.tok.eos(), g.tok.bos_id()})
-        if (id >= 0) stop.push_back(id);
-    return std::make_unique<LlamaModel>(std::move(g.ck),
-                                        std::make_unique<SpmTokenizer>(std::move(g.tok)),
-                                        std::move(stop), model_name, std::move(g.format));
+    return std::make_unique<LlamaModel>(std::move(g.ck), std::move(g.tok), std::move(g.stop),
+                                        model_name, std::move(g.format));
 }
 
 }  // namespace kvs

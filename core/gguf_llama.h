@@ -2,22 +2,24 @@
 // A GGUF file of the `llama` architecture as a LlamaModel: shapes from the llama.* metadata, the
 // tensors (token_embd, blk.N.attn_q/k/v/output, ffn_gate/down/up, the norms, output_norm and an
 // optional output) checked against them, dequantised (F32, F16, BF16, Q8_0, Q4_0) into float32 in
-// llama2.c's weight order, and the tokenizer from tokenizer.ggml.* (core/spm_tokenizer.h).
+// llama2.c's weight order, and the tokenizer from tokenizer.ggml.* (core/gguf_tokenizer.h).
 // Weights are float32 in memory whatever the file stores: keeping them compact is issue 17's.
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/checkpoint.h"
 #include "core/model.h"
-#include "core/spm_tokenizer.h"
+#include "core/tokenizer.h"
 
 namespace kvs {
 
 struct GgufLlama {
     Checkpoint ck;  // weights: a float32 copy, in llama2.c's order without freq_cis
-    SpmTokenizer tok;
+    std::unique_ptr<Tokenizer> tok;  // core/gguf_tokenizer.h: SentencePiece-style or byte-level
+    std::vector<int> stop;           // EOS, then BOS
     std::string format;  // "GGUF v3, llama, Q8_0 x 35 + F32 x 11 tensors, dequantised to float32"
 };
 

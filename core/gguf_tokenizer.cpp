@@ -1,0 +1,30 @@
+#include "core/gguf_tokenizer.h"
+
+#include "core/byte_bpe_tokenizer.h"
+#include "core/error.h"
+#include "core/gguf_file.h"
+#include "core/spm_tokenizer.h"
+
+namespace kvs {
+
+GgufTokenizer tokenizer_from_gguf(const GgufFile& f, int vocab) {
+    GgufTokenizer g;
+    const auto model = f.get_string("tokenizer.ggml.model");
+    int eos = -1, bos = -1;
+    if (model && *model == "gpt2") {
+        auto t = std::make_unique<ByteBpeTokenizer>(ByteBpeTokenizer::from_gguf(f, vocab));
+        eos = t->eos();
+        bos = t->bos_id();
+        g.tok = std::move(t);
+    } else {  // SpmTokenizer names what it does not read ("llama" only)
+        auto t = std::make_unique<SpmTokenizer>(SpmTokenizer::from_gguf(f, vocab));
+        eos = t->eos();
+        bos = t->bos_id();
+        g.tok = std::move(t);
+    }
+    for (int id : {eos, bos})
+        if (id >= 0 && (g.stop.empty() || g.stop[0] != id)) g.stop.push_back(id);
+    return g;
+}
+
+}  // namespace kvs
