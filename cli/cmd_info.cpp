@@ -36,7 +36,7 @@ int cmd_info(int argc, char** argv) {
     const double per_token = static_cast<double>(c.kv_bytes_per_token());
     std::printf(
         "KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "
-        "at the full context of %d\n",
+        "at the session's context of %d (allocated for that, --context sets it)\n",
         c.n_layers, c.n_kv_heads, c.head_dim(), format_bytes(per_token).c_str(),
         format_bytes(per_token * c.seq_len).c_str(), c.seq_len);
     std::printf("opened in %.3f s (wall clock, this run: mapping, checks, any dequantisation)\n",

@@ -54,7 +54,7 @@ bool is_gguf_file(const std::string& path) {
 }
 
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
-                           const GgufDoneWith& done_with) {
+                           const GgufDoneWith& done_with, const OpenLimits& limits) {
     const GgufFile f = GgufFile::parse(data, size, name);
     auto fail = [&](const std::string& why) -> void {
         throw Error(name + ": GGUF llama model: " + why);
@@ -75,9 +75,11 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     c.seq_len = shape_value(f, "llama.context_length");
     c.vocab_size = emb->dims[1] > (1u << 30) ? -1 : static_cast<int>(emb->dims[1]);
     c.shared_classifier = f.tensor("output.weight") == nullptr;
+    // The context the user chose, when shorter: the KV cache is allocated for that, not more.
+    std::string context_note;
+    if (c.seq_len > 0) c.seq_len = session_context(c.seq_len, limits.context, context_note);
     // A long-context model's whole-context cache may not fit kvscope's bound (or its context
     // kvscope's 131072): the context is then cut to what does, and the format says so.
-    std::string context_note;
     if (c.n_layers > 0 && c.n_kv_heads > 0 && c.n_heads > 0 && c.dim >= c.n_heads &&
         c.seq_len > 0) {
         const std::size_t per_token = c.kv_bytes_per_token(sizeof(float));
@@ -148,6 +150,9 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
             fail("tensor '" + std::string(t.name) +
                  "' is not one of a llama model's that kvscope runs");
 
+    // Before anything is copied: the float32 weights and the KV cache must fit where they go.
+    check_fits(name, std::uint64_t(at) * sizeof(float), c, limits);
+
     // Every tensor was checked against the file's bytes, so this copy is at most ~7 x the file
     // (Q4_0: 32 floats from 18 bytes).
     // Not zero-filled first: every float is written by exactly one tensor (the slots tile it).
@@ -170,11 +175,12 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     return g;
 }
 
-std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name) {
+std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name,
+                                       const OpenLimits& limits) {
     auto map = MappedFile::open(path, kMaxGgufBytes);
-    GgufLlama g =
-        parse_gguf_llama(map->data(), map->size(), path,
-                         [&map](const unsigned char* p, std::size_t n) { map->release(p, n); });
+    GgufLlama g = parse_gguf_llama(
+        map->data(), map->size(), path,
+        [&map](const unsigned char* p, std::size_t n) { map->release(p, n); }, limits);
     map.reset();  // the weights are float32 copies now: the file's pages can go
     return make_gguf_model(std::move(g), model_name);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/checkpoint.h"
+#include "core/memory_budget.h"
 #include "core/model.h"
 #include "core/tokenizer.h"
 
@@ -31,13 +32,17 @@ bool is_gguf_file(const std::string& path);
 // pages of the mapping go, so the peak resident set is the float32 copy, not copy + file).
 // Throws kvs::Error with one line naming `name` on any problem.
 using GgufDoneWith = std::function<void(const unsigned char*, std::size_t)>;
+// `limits`: the context is cut to limits.context (when smaller), and the float32 weights plus the
+// KV cache at that context must fit every budget (core/memory_budget.h), checked from the shapes
+// before anything is copied or a tensor's bytes are read.
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
-                           const GgufDoneWith& done_with = {});
+                           const GgufDoneWith& done_with = {}, const OpenLimits& limits = {});
 
 // The model of a parsed file: generation stops at its EOS or BOS.
 std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_name);
 
 // Maps `path` read-only, parses it, and lets the mapping go once the weights are float32.
-std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name);
+std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name,
+                                       const OpenLimits& limits = {});
 
 }  // namespace kvs

@@ -65,6 +65,11 @@ std::vector<std::string> available_model_names() {
 }
 
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer) {
+    return open_model(spec, tokenizer, OpenLimits{0, {host_memory_budget()}});
+}
+
+std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,
+                                  const OpenLimits& limits) {
     if (spec == "toy") return std::make_unique<ToyModel>();
     std::string path = spec, name = fs::path(spec).stem().string();
     if (spec == "default") {
@@ -83,9 +88,14 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
         if (!tokenizer.empty())
             throw Error(path + ": a GGUF file carries its own tokenizer; drop --tokenizer " +
                         tokenizer);
-        return load_gguf_model(path, name);
+        return load_gguf_model(path, name, limits);
     }
+    // Mapped and checked, not read: the weights are the file's floats, the KV cache is for the
+    // chosen context.
     Checkpoint ck = load_checkpoint(path);
+    std::string context_note;
+    ck.config.seq_len = session_context(ck.config.seq_len, limits.context, context_note);
+    check_fits(path, std::uint64_t(ck.weights.all.size()) * sizeof(float), ck.config, limits);
     std::string tok_path = tokenizer;
     if (tok_path.empty()) {
         auto found = find_tokenizer_beside(path);
@@ -96,7 +106,12 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
         tok_path = *found;
     }
     BpeTokenizer tok = BpeTokenizer::load(tok_path, ck.config.vocab_size);
-    return std::make_unique<LlamaModel>(std::move(ck), std::move(tok), name);
+    if (context_note.empty())
+        return std::make_unique<LlamaModel>(std::move(ck), std::move(tok), name);
+    return std::make_unique<LlamaModel>(
+        std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),
+        std::vector<int>{BpeTokenizer::kBos}, name,
+        "llama2.c checkpoint, float32, mapped read-only" + context_note);
 }
 
 }  // namespace kvs

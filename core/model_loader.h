@@ -8,12 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "core/memory_budget.h"
 #include "core/model.h"
 
 namespace kvs {
 
-// Opens `spec`; `tokenizer` empty means: look beside the checkpoint. Throws kvs::Error.
+// Opens `spec`; `tokenizer` empty means: look beside the checkpoint. Throws kvs::Error, also
+// when the weights and the KV cache at the chosen context do not fit `limits`' budgets (checked
+// before any weight is read). Without limits: the model's own context, host memory
+// (core/memory_budget.h's host_memory_budget).
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer = {});
+std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,
+                                  const OpenLimits& limits);
 
 // The tokenizer beside a checkpoint: STEM.tok.bin, tokenizer.bin, or the only tok*.bin there.
 std::optional<std::string> find_tokenizer_beside(const std::string& checkpoint);
