@@ -71,6 +71,9 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json(const std::string& path) {
         if (m.value("ignore_merges", false))
             fail("\"ignore_merges\": true (Llama-3's rule) is not supported");
         if (m.contains("dropout") && !m["dropout"].is_null()) fail("BPE dropout is not supported");
+        for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
+            if (m.contains(k) && !m[k].is_null() && m[k] != "")
+                fail(std::string("model.") + k + " " + m[k].dump() + " is not supported");
 
         Options o;
         // The pre-tokenizer: GPT-2's ByteLevel (its regex), or SmolLM's Digits + ByteLevel.

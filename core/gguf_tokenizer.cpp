@@ -11,12 +11,16 @@ GgufTokenizer tokenizer_from_gguf(const GgufFile& f, int vocab) {
     GgufTokenizer g;
     const auto model = f.get_string("tokenizer.ggml.model");
     int eos = -1, bos = -1;
+    if (model && *model != "gpt2" && *model != "llama")
+        throw Error(f.name() + ": GGUF tokenizer: tokenizer.ggml.model '" + std::string(*model) +
+                    "' is not supported (kvscope reads 'llama', SentencePiece-style, and 'gpt2', "
+                    "byte-level BPE)");
     if (model && *model == "gpt2") {
         auto t = std::make_unique<ByteBpeTokenizer>(ByteBpeTokenizer::from_gguf(f, vocab));
         eos = t->eos();
         bos = t->bos_id();
         g.tok = std::move(t);
-    } else {  // SpmTokenizer names what it does not read ("llama" only)
+    } else {  // "llama", or none: SpmTokenizer says what is missing
         auto t = std::make_unique<SpmTokenizer>(SpmTokenizer::from_gguf(f, vocab));
         eos = t->eos();
         bos = t->bos_id();

@@ -365,6 +365,15 @@ TEST_CASE("a GGUF llama file with a gpt2 tokenizer: byte-level BPE from its meta
     r = test::run_cli({"info", "--model", (dir / "pre.gguf").string()});
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("tokenizer.ggml.pre 'llama-bpe' is not supported") != std::string::npos);
+    GgufBytes k;
+    llama_shapes(k, c);
+    k.string("tokenizer.ggml.model", "bert");
+    llama_tensors(k, c, &lm.weights(), GgmlType::F32);
+    k.write(dir / "bert.gguf");
+    r = test::run_cli({"info", "--model", (dir / "bert.gguf").string()});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("tokenizer.ggml.model 'bert' is not supported (kvscope reads 'llama', "
+                     "SentencePiece-style, and 'gpt2', byte-level BPE)") != std::string::npos);
 }
 
 TEST_CASE("memory: refused before loading with the numbers; the KV cache is for the chosen context",

@@ -16,6 +16,7 @@
 
 #include "core/byte_bpe_tokenizer.h"
 #include "core/error.h"
+#include "core/splitmix64.h"
 
 namespace fs = std::filesystem;
 using kvs::ByteBpeTokenizer;
@@ -69,6 +70,31 @@ const std::vector<std::string> kCorpus = {
     "!!!??? ... --- *** ### @@@ ;;; ::: ,,, ''' \"\"\"",
     "",
 };
+
+// Random texts from pieces where the split rules meet (letters, digits, marks, spaces, tabs,
+// newlines, apostrophes before contraction letters, punctuation, CJK, emoji), 1 to 24 pieces
+// each, from splitmix64 seed 18: the same texts on every run.
+constexpr int kRandomTexts = 2000;
+
+std::vector<std::string> random_texts(int n) {
+    static const char* pool[] = {
+        "a",      "Z",      "é",       "ß",  "ж",        "λ",   "ا",   "中", "の",  "한",
+        "1",      "42",     "٣",       "½",  "²",        " ",   "  ",  "\t", "\n",  "\r\n",
+        "\u00a0", "\u3000", "'",       "'s", "'t",       "'re", "'ve", "'m", "'ll", "'d",
+        "'S",     ",",      ".",       "!",  "?",        "-",   "_",   "(",  ")",   "\"",
+        "$",      "%",      "e\u0301", "🍕",  "👍🏽", "🇯🇵",  "—",   "…",  "the", " the",
+        "ing",    "http",   "://",     "0x", "\\",       "/*",  "*/"};
+    const std::size_t m = sizeof pool / sizeof pool[0];
+    std::uint64_t state = 18;
+    std::vector<std::string> out;
+    for (int i = 0; i < n; ++i) {
+        std::string t;
+        const int pieces = 1 + static_cast<int>(kvs::splitmix64_next(state) % 24);
+        for (int k = 0; k < pieces; ++k) t += pool[kvs::splitmix64_next(state) % m];
+        out.push_back(t);
+    }
+    return out;
+}
 
 std::string read_all(const std::string& cmd) {
     std::string out;
@@ -128,40 +154,43 @@ int main(int argc, char** argv) {
             std::ofstream(dir / "tokenizer.json") << hf.dump();
         }
         const auto from_hf = ByteBpeTokenizer::from_hf_json((dir / "tokenizer.json").string());
-        std::ofstream(dir / "cases.json") << nlohmann::json(kCorpus).dump();
+        std::vector<std::string> texts = kCorpus;
+        for (auto& t : random_texts(kRandomTexts)) texts.push_back(std::move(t));
+        std::ofstream(dir / "cases.json") << nlohmann::json(texts).dump();
         const std::string out = read_all("node '" + std::string(argv[2]) + "' '" + pkg.string() +
                                          "' '" + (dir / "cases.json").string() + "'");
         fs::remove_all(dir);
         const auto theirs = nlohmann::json::parse(out, nullptr, false);
-        if (theirs.is_discarded() || theirs.size() != kCorpus.size()) {
+        if (theirs.is_discarded() || theirs.size() != texts.size()) {
             std::printf("peer: gpt2 tokenizer: node gave no usable answer\n");
             return 1;
         }
         int failed = 0;
         std::size_t tokens = 0;
-        for (std::size_t i = 0; i < kCorpus.size(); ++i) {
+        for (std::size_t i = 0; i < texts.size(); ++i) {
             const auto want = theirs[i].get<std::vector<int>>();
-            const auto got = ours.encode(kCorpus[i]);
+            const auto got = ours.encode(texts[i]);
             tokens += got.size();
             std::string back;
             for (int id : got) back += ours.decode(-1, id);
-            const bool same = got == want, hf_same = from_hf.encode(kCorpus[i]) == got,
-                       round = back == kCorpus[i];
+            const bool same = got == want, hf_same = from_hf.encode(texts[i]) == got,
+                       round = back == texts[i];
             if (!same || !hf_same || !round) {
                 ++failed;
                 std::printf(
                     "peer: gpt2 tokenizer: case %zu FAILED%s%s%s\n  text:   %s\n  ours:   %s\n"
                     "  GPT-2:  %s\n",
                     i, same ? "" : " (ids differ)", hf_same ? "" : " (tokenizer.json differs)",
-                    round ? "" : " (decode differs)", nlohmann::json(kCorpus[i]).dump().c_str(),
+                    round ? "" : " (decode differs)", nlohmann::json(texts[i]).dump().c_str(),
                     show(ours, got).c_str(), show(ours, want).c_str());
             }
         }
         std::printf(
-            "peer: gpt2 tokenizer: %zu texts, %zu tokens, %s GPT-2's encoder token for "
-            "token (%d differ); vocab.json+merges.txt and tokenizer.json load alike; "
-            "decode(encode(x)) == x\n",
-            kCorpus.size(), tokens, failed ? "NOT equal to" : "equal to", failed);
+            "peer: gpt2 tokenizer: %zu texts (%zu written, %d random), %zu tokens, %s GPT-2's "
+            "encoder token for token (%d differ); vocab.json+merges.txt and tokenizer.json load "
+            "alike; decode(encode(x)) == x\n",
+            texts.size(), kCorpus.size(), kRandomTexts, tokens,
+            failed ? "NOT equal to" : "equal to", failed);
         return failed ? 1 : 0;
     } catch (const kvs::Error& e) {
         std::printf("peer: gpt2 tokenizer: %s\n", e.what());
