@@ -33,8 +33,7 @@ int cmd_info(int argc, char** argv) {
     if (!m.format().empty()) std::printf("format: %s\n", m.format().c_str());
     std::printf("tokenizer: %s\n", escape_for_one_line(m.tokenizer().kind()).c_str());
     const std::size_t params = m.parameter_count();
-    std::printf("parameters %zu (%s float32 in memory)\n", params,
-                format_bytes(4.0 * params).c_str());
+    std::printf("parameters %zu (%s float32)\n", params, format_bytes(4.0 * params).c_str());
     if (const auto* llama = dynamic_cast<const LlamaModel*>(&m); llama && llama->compact().held())
         std::printf("weights: the matrices kept %s (%s; --weights), %s read per decode token\n",
                     ggml_type_name(llama->compact().type),
@@ -43,7 +42,7 @@ int cmd_info(int argc, char** argv) {
     const double per_token = static_cast<double>(c.kv_bytes_per_token());
     std::printf(
         "KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "
-        "at the full context of %d\n",
+        "at the session's context of %d (allocated for that, --context sets it)\n",
         c.n_layers, c.n_kv_heads, c.head_dim(), format_bytes(per_token).c_str(),
         format_bytes(per_token * c.seq_len).c_str(), c.seq_len);
     std::printf("opened in %.3f s (wall clock, this run: mapping, checks, any dequantisation)\n",

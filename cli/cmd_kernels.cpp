@@ -176,10 +176,10 @@ Result run_backend(const OpCase& oc, Backend& be, int repeats) {
 
 int cmd_kernels(int argc, char** argv) {
     // Every implementation runs, so no --backend; the ops run on float32 at the model's shapes,
-    // so no --weights.
+    // so no --weights; --keys, not --context, sets the length.
     std::vector<OptionSpec> specs;
     for (const OptionSpec& o : model_options())
-        if (o.name != "backend" && o.name != "weights") specs.push_back(o);
+        if (o.name != "backend" && o.name != "weights" && o.name != "context") specs.push_back(o);
     specs.insert(
         specs.end(),
         {{"repeats", "N", "timed runs per op and implementation; the median is shown (default 5)"},

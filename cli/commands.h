@@ -29,17 +29,21 @@ int cmd_export(int argc, char** argv);
 // --timing-runs): defined once, in cmdline/engine_options.h.
 using cmdline::backend_from;
 using cmdline::backend_option;
-using cmdline::model_options;
 using cmdline::prompt_option;
 using cmdline::threads_from;
 using cmdline::threads_option;
 using cmdline::timing_option;
+// cmdline's model options and --context N (kvscope-cli's only: the tokens a session may hold,
+// which the KV cache is allocated for; default the model's context).
+std::vector<OptionSpec> model_options();
 std::vector<OptionSpec> sampler_options();
 SamplerConfig sampler_from(const Args& a);
 // --timing-runs N as the policy of the engine's step timing.
 TimingPolicy timing_from(const Args& a);
 
-// A model and a backend opened from --model / --tokenizer / --backend.
+// A model and a backend opened from --model / --tokenizer / --backend / --context: the backend
+// first, so the model is refused before loading when its weights and KV cache at that context do
+// not fit the backend's memory (core/memory_budget.h).
 struct Opened {
     std::unique_ptr<Model> model;
     BackendChoice backend;

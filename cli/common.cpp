@@ -6,9 +6,18 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/model_loader.h"
 
 namespace kvs::cli {
+
+std::vector<OptionSpec> model_options() {
+    auto specs = cmdline::model_options();
+    specs.push_back({"context", "N",
+                     "tokens a session may hold, 1..131072 (default: the model's context);\nthe KV "
+                     "cache is allocated for this many"});
+    return specs;
+}
 
 std::vector<OptionSpec> sampler_options() {
     return {{"temperature", "T", "0 = greedy (default 0)"},
@@ -34,8 +43,11 @@ TimingPolicy timing_from(const Args& a) {
 
 Opened open_from(const Args& a) {
     Opened o;
-    o.model = open_model(a.str("model", "default"), a.str("tokenizer"), weights_from(a));
     o.backend = make_backend(backend_from(a, "auto"), threads_from(a));
+    OpenLimits limits;
+    limits.context = a.integer("context", 0, 1, 1 << 17);
+    limits.budgets = budgets_for(*o.backend.backend);
+    o.model = open_model(a.str("model", "default"), a.str("tokenizer"), limits, weights_from(a));
     return o;
 }
 

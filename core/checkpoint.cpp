@@ -94,7 +94,8 @@ Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const s
     return ck;
 }
 
-Checkpoint load_checkpoint(const std::string& path, GgmlType weights) {
+Checkpoint load_checkpoint(const std::string& path, GgmlType weights,
+                           const std::function<void(Checkpoint&)>& before_read) {
     // Header first: a foreign or lying file is refused before it is mapped.
     const auto head = read_file_head(path, kHeaderBytes);
     config_from_header(head.data(), head.size(), regular_file_size(path), path);
@@ -105,6 +106,7 @@ Checkpoint load_checkpoint(const std::string& path, GgmlType weights) {
     // The mapping is page-aligned and the header 28 bytes, so the floats are 4-byte aligned.
     point_llama_weights(ck.weights, reinterpret_cast<const float*>(map->data() + kHeaderBytes),
                         ck.config, true);
+    if (before_read) before_read(ck);
     ck.compact =
         compact_from_floats(ck.config, ck.weights, weights,
                             [&map](const unsigned char* p, std::size_t n) { map->release(p, n); });

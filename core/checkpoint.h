@@ -2,6 +2,7 @@
 // Reader for llama2.c checkpoints (the legacy "version 0" layout that run.c maps):
 // a 7 x int32 header, then float32 tensors in a fixed order. Everything is validated before use.
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -46,8 +47,11 @@ void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c, 
 // Throws kvs::Error with a one-line message naming `path` on any problem: missing or unreadable
 // file, a header that is not a sane model, a size that differs from what the header implies.
 // `weights` other than F32: the matrices converted to that type as well (core/compact_weights.h),
-// and the mapping's pages of those matrices let go once converted.
-Checkpoint load_checkpoint(const std::string& path, GgmlType weights = GgmlType::F32);
+// and the mapping's pages of those matrices let go once converted. `before_read`, when given,
+// sees the mapped and checked checkpoint before any weight is read or converted (the loader's
+// context cut and memory check: it may change the config's seq_len, or throw).
+Checkpoint load_checkpoint(const std::string& path, GgmlType weights = GgmlType::F32,
+                           const std::function<void(Checkpoint&)>& before_read = {});
 
 // The same from bytes already in memory (for fuzzing and tests), copied into a float array
 // (the bytes need not be aligned); `name` is used in messages.

@@ -134,4 +134,20 @@ std::uint64_t weight_bytes_per_token(const ModelConfig& c, const CompactWeights&
     return matrices + std::uint64_t(c.dim) * 4 + norms;
 }
 
+std::uint64_t kept_weight_bytes(const ModelConfig& c, GgmlType want, std::uint64_t float32_bytes) {
+    if (want == GgmlType::F32) return float32_bytes;
+    std::uint64_t floats_out = 0, kept_in = 0;
+    auto add = [&](MatrixKind k, int count, bool has_own_floats) {
+        const auto [rows, n] = matrix_shape(c, k);
+        kept_in += std::uint64_t(count) * rows * ggml_row_bytes(kept_type(want, n), n);
+        if (has_own_floats) floats_out += std::uint64_t(count) * rows * n * sizeof(float);
+    };
+    for (MatrixKind k : {MatrixKind::wq, MatrixKind::wk, MatrixKind::wv, MatrixKind::wo,
+                         MatrixKind::w1, MatrixKind::w2, MatrixKind::w3})
+        add(k, c.n_layers, true);
+    // A shared classifier is the embedding table, which stays float32 as well.
+    add(MatrixKind::wcls, 1, !c.shared_classifier);
+    return (float32_bytes > floats_out ? float32_bytes - floats_out : 0) + kept_in;
+}
+
 }  // namespace kvs

@@ -69,6 +69,11 @@ CompactWeights make_compact_weights(const ModelConfig& c, GgmlType want, const M
 CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, GgmlType want,
                                    const SourceDoneWith& done_with = {});
 
+// Counted from shapes: the bytes a model's weights take in memory with its matrices kept as `want`
+// (the float32 weights, `float32_bytes`, less the matrices' floats, plus the matrices in their
+// kept type; `want` F32: `float32_bytes`). What core/memory_budget.h's check is given.
+std::uint64_t kept_weight_bytes(const ModelConfig& c, GgmlType want, std::uint64_t float32_bytes);
+
 // Counted from shapes: the bytes of weights one decode token reads: every matrix (in its kept
 // type, or float32), one embedding row and the norm vectors.
 std::uint64_t weight_bytes_per_token(const ModelConfig& c, const CompactWeights& cw);

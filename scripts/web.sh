@@ -14,7 +14,7 @@ case "$mode" in "" | --test | --serve) ;; *)
     ;;
 esac
 kvs_require_packages emscripten chromium cmake make python3 fonts-dejavu-core fonts-wqy-microhei \
-    libstb-dev nlohmann-json3-dev libcli11-dev python3-fonttools
+    libstb-dev nlohmann-json3-dev libcli11-dev python3-fonttools unicode-data
 BUILD="${KVSCOPE_WEB_BUILD:-$KVS_ROOT/build-web}"
 DEPS="$BUILD/deps"
 # Debian bookworm's imgui 1.86+ds-1 (the version of libimgui-dev the desktop build links).

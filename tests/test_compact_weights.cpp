@@ -14,12 +14,14 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "core/compact_weights.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/gguf_file.h"
 #include "core/gguf_writer.h"
 #include "core/llama_model.h"
@@ -298,4 +300,41 @@ TEST_CASE("compact weights on a backend that computes in float32 only: one line,
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("'q4_0' is not one of f32, f16, bf16, q8_0") != std::string::npos);
     CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+}
+
+TEST_CASE(
+    "the memory check counts compact weights as kept: float32 less the matrices' floats "
+    "plus the matrices in their type",
+    "[compact][memory]") {
+    const auto f32 = open_model("default");
+    const auto q8 = open_model("default", {}, GgmlType::Q8_0);
+    const ModelConfig& c = f32->config();
+    const std::uint64_t w = std::filesystem::file_size(default_model_path()) - 28;  // no header
+    std::uint64_t matrix_floats = 0;
+    for (MatrixKind k : {MatrixKind::wq, MatrixKind::wk, MatrixKind::wv, MatrixKind::wo,
+                         MatrixKind::w1, MatrixKind::w2, MatrixKind::w3}) {
+        const auto [rows, n] = matrix_shape(c, k);
+        matrix_floats += std::uint64_t(c.n_layers) * rows * n;
+    }
+    REQUIRE(c.shared_classifier);  // its classifier is the embedding table, float32 either way
+    const auto& kept = dynamic_cast<const LlamaModel&>(*q8).compact();
+    CHECK(kept_weight_bytes(c, GgmlType::F32, w) == w);
+    CHECK(kept_weight_bytes(c, GgmlType::Q8_0, w) == w - 4 * matrix_floats + kept.bytes);
+    CHECK(kept_weight_bytes(c, GgmlType::Q8_0, w) < w / 2);
+
+    // A limit the float32 weights do not fit opens the same model kept Q8_0, and says the kept
+    // size when even that does not fit.
+    const std::string limit = std::to_string(w);
+    ::setenv("KVSCOPE_MEM_AVAILABLE", limit.c_str(), 1);
+    auto r = test::run_cli({"info", "--model", "default", "--backend", "cpu"});
+    CHECK(r.exit_code == 2);
+    r = test::run_cli({"info", "--model", "default", "--backend", "cpu", "--weights", "q8_0"});
+    CHECK(r.exit_code == 0);
+    ::setenv("KVSCOPE_MEM_AVAILABLE", "1000", 1);
+    r = test::run_cli({"info", "--model", "default", "--backend", "cpu", "--weights", "q8_0"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("for weights (" +
+                     format_bytes(double(kept_weight_bytes(c, GgmlType::Q8_0, w))) + ")") !=
+          std::string::npos);
+    ::unsetenv("KVSCOPE_MEM_AVAILABLE");
 }

@@ -73,6 +73,10 @@ class CudaBackend final : public Backend, public StepGraphs {
 
     std::string name() const override { return "cuda"; }
     std::string device() const override { return device_; }
+    std::uint64_t device_free_bytes() const override {
+        std::size_t free = 0, total = 0;  // device 0, current since the constructor
+        return cudaMemGetInfo(&free, &total) == cudaSuccess ? free : 0;
+    }
 
     DeviceSpan alloc(std::size_t n) override {
         void* p = nullptr;

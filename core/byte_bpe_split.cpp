@@ -1,0 +1,82 @@
+#include "core/byte_bpe_split.h"
+
+#include "core/unicode_class.h"
+
+namespace kvs {
+namespace {
+
+enum class Cls { Letter, Number, Space, Other };
+
+Cls class_of(char32_t c) {
+    if (is_unicode_letter(c)) return Cls::Letter;
+    if (is_unicode_number(c)) return Cls::Number;
+    if (is_unicode_space(c)) return Cls::Space;
+    return Cls::Other;
+}
+
+// GPT-2's regex at position i of s: the length of the match (always >= 1 for i < s.size(),
+// since every code point is a letter, number, space or other).
+std::size_t gpt2_match(std::string_view s, std::size_t i) {
+    const std::size_t n = s.size();
+    // 's|'t|'re|'ve|'m|'ll|'d (case-sensitive; none is a prefix of another)
+    if (s[i] == '\'') {
+        for (std::string_view c : {"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"})
+            if (s.substr(i, c.size()) == c) return c.size();
+    }
+    // Where a run of class `k` ends, starting at j.
+    auto run_end = [&](std::size_t j, Cls k) {
+        while (j < n) {
+            const CodePoint cp = next_code_point(s, j);
+            if (class_of(cp.c) != k) break;
+            j += cp.bytes;
+        }
+        return j;
+    };
+    //  ?\p{L}+ |  ?\p{N}+ |  ?[^\s\p{L}\p{N}]+   (the optional prefix is a plain space only)
+    if (s[i] == ' ' && i + 1 < n) {  // with the space first
+        const Cls k = class_of(next_code_point(s, i + 1).c);
+        if (k != Cls::Space) return run_end(i + 1, k) - i;
+    }
+    if (const Cls k = class_of(next_code_point(s, i).c); k != Cls::Space)  // then without it
+        return run_end(i, k) - i;
+    // \s+(?!\S) : the whitespace run, less its last code point when non-space follows; \s+ :
+    // when that leaves nothing (a single space before non-space), the one code point.
+    const std::size_t end = run_end(i, Cls::Space);
+    if (end == n) return end - i;
+    std::size_t last = i;  // start of the run's last code point
+    for (std::size_t p = i; p < end; p += next_code_point(s, p).bytes) last = p;
+    return last > i ? last - i : end - i;
+}
+
+void split_gpt2(std::string_view s, std::vector<std::string_view>& out) {
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t len = gpt2_match(s, i);
+        out.push_back(s.substr(i, len));
+        i += len;
+    }
+}
+
+}  // namespace
+
+std::vector<std::string_view> split_for_byte_bpe(std::string_view text, ByteBpeSplit rule) {
+    std::vector<std::string_view> out;
+    if (rule == ByteBpeSplit::Gpt2) {
+        split_gpt2(text, out);
+        return out;
+    }
+    // SmolLM: each number code point is a piece; GPT-2's rule on the text between them.
+    std::size_t from = 0;
+    for (std::size_t i = 0; i < text.size();) {
+        const CodePoint cp = next_code_point(text, i);
+        if (is_unicode_number(cp.c)) {
+            split_gpt2(text.substr(from, i - from), out);
+            out.push_back(text.substr(i, cp.bytes));
+            from = i + cp.bytes;
+        }
+        i += cp.bytes;
+    }
+    split_gpt2(text.substr(from), out);
+    return out;
+}
+
+}  // namespace kvs
