@@ -8,10 +8,11 @@
 
 namespace kvs {
 
-std::string format_seconds(double s);  // "830 µs", "12.4 ms", "1.25 s"; "n/a" when not finite
-std::string format_bytes(double b);    // binary units: "512 B", "4.00 KiB", "1.23 MiB"
-std::string format_flops(double f);    // "950 FLOP", "1.20 MFLOP", "3.40 GFLOP"
-std::string format_si(double v);       // decimal units for big counts: "13.5 G"
+std::string format_seconds(
+    double s);                       // "29 ns", "830 µs", "12.4 ms", "1.25 s"; "n/a" if not finite
+std::string format_bytes(double b);  // binary units: "512 B", "4.00 KiB", "1.23 MiB"
+std::string format_flops(double f);  // "950 FLOP", "1.20 MFLOP", "3.40 GFLOP"
+std::string format_si(double v);     // decimal units for big counts: "13.5 G"
 
 // A token piece for a chip or a label: spaces shown as '·', control bytes and bytes that are
 // not well-formed UTF-8 as <0x..>; every character that is kept is a whole UTF-8 sequence.

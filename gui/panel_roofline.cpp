@@ -36,9 +36,10 @@ void draw_roofline(FrameContext& f, const Roofline& r, ImVec2 size) {
         x_hi = std::max(x_hi, p.intensity);
         y_lo = std::min(y_lo, p.flops_per_second);
     }
-    x_lo = std::pow(10, std::floor(std::log10(x_lo)));
+    // A point within a fifth of a decade's edge gets the decade below, so none sits on the axis.
+    x_lo = std::pow(10, std::floor(std::log10(x_lo * 0.8)));
     x_hi = std::pow(10, std::ceil(std::log10(x_hi * 1.01)));
-    y_lo = std::pow(10, std::floor(std::log10(y_lo)));
+    y_lo = std::pow(10, std::floor(std::log10(y_lo * 0.8)));
     y_hi = std::pow(10, std::ceil(std::log10(y_hi * 1.01)));
     const float left = p0.x + fh * 4.5f, right = p0.x + size.x - fh * 0.5f;
     const float top = p0.y + fh * 3.0f, bottom = p0.y + size.y - fh * 2.6f;

@@ -251,9 +251,10 @@ void parse_arguments(Directive& d, const std::string& args) {
             };
             d.scale.model = need("model");
             d.scale.gpu = need("gpu");
-            if (!find_scale_model(d.scale.model)) {
-                std::string list;
-                for (const auto& m : scale_models()) list += (list.empty() ? "" : ", ") + m.key;
+            const bool loaded = d.scale.model == kLoadedModel;
+            if (!loaded && !find_scale_model(d.scale.model)) {
+                std::string list = kLoadedModel;
+                for (const auto& m : scale_models()) list += ", " + m.key;
                 throw Error("@scale: unknown model '" + d.scale.model + "' (known: " + list + ")");
             }
             if (!find_scale_gpu(d.scale.gpu)) {
@@ -267,8 +268,9 @@ void parse_arguments(Directive& d, const std::string& args) {
             if (dt != kv.end() && dt->second != "bf16" && dt->second != "fp16")
                 throw Error("@scale dtype is bf16 or fp16 (the datasheet peaks are 16-bit)");
             d.scale.bytes_per_value = 2;
-            // The context must fit the model: checked here so the file is wrong, not the run.
-            scale_report(d.scale);
+            // The context must fit the model: checked here so the file is wrong, not the run
+            // (the loaded model's when the step plays).
+            if (!loaded) scale_report(d.scale);
             break;
         }
         case DirectiveKind::Expect:

@@ -54,7 +54,7 @@ long long batch_forward_passes(const BatchPlan& p);
 inline constexpr long long kMaxLessonBatchPasses = 20000;
 
 struct ScaleQuery {
-    std::string model;  // a preset of lessonlib/scale_accounting.h
+    std::string model;  // a preset of lessonlib/scale_accounting.h, or kLoadedModel
     std::string gpu;    // a preset of lessonlib/scale_accounting.h
     int context = 4096;
     int batch = 1;

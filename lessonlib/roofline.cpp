@@ -28,13 +28,13 @@ Roofline roofline_of_scale(const ScaleReport& r) {
         if (b == r.query.batch) continue;
         ScaleQuery q = r.query;
         q.batch = b;
-        out.points.push_back(point(scale_report(q), Phase::Decode, false));
+        out.points.push_back(point(scale_report(q, r.model), Phase::Decode, false));
     }
     for (int div : {8, 4, 2}) {
         ScaleQuery q = r.query;
         q.context = r.query.context / div;
         if (q.context < 1) continue;
-        out.points.push_back(point(scale_report(q), Phase::Prefill, false));
+        out.points.push_back(point(scale_report(q, r.model), Phase::Prefill, false));
     }
     out.points.push_back(point(r, Phase::Prefill, true));
     out.points.push_back(point(r, Phase::Decode, true));

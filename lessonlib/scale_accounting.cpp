@@ -64,9 +64,18 @@ const ScaleGpu* find_scale_gpu(const std::string& key) {
     return nullptr;
 }
 
+ScaleModel scale_model_of(const std::string& name, const ModelConfig& c) {
+    return {kLoadedModel, name, c, "the model this lesson has loaded: its own shapes"};
+}
+
 ScaleReport scale_report(const ScaleQuery& q) {
     const ScaleModel* m = find_scale_model(q.model);
     if (!m) throw Error("unknown model '" + q.model + "' for @scale");
+    return scale_report(q, *m);
+}
+
+ScaleReport scale_report(const ScaleQuery& q, const ScaleModel& model) {
+    const ScaleModel* m = &model;
     const ScaleGpu* g = find_scale_gpu(q.gpu);
     if (!g) throw Error("unknown gpu '" + q.gpu + "' for @scale");
     const ModelConfig& c = m->config;

@@ -34,6 +34,11 @@ struct ScaleGpu {
     std::string source;
 };
 
+// @scale model=loaded: the shapes of the model the lesson has loaded (lesson 2's roofline of its
+// own prefill), resolved when the step plays (SessionLessonTarget::scale).
+inline constexpr const char* kLoadedModel = "loaded";
+ScaleModel scale_model_of(const std::string& name, const ModelConfig& c);
+
 const std::vector<ScaleModel>& scale_models();
 const std::vector<ScaleGpu>& scale_gpus();
 const ScaleModel* find_scale_model(const std::string& key);  // nullptr when unknown
@@ -66,5 +71,7 @@ struct ScaleReport {
 
 // Throws kvs::Error for an unknown model or GPU, or a context beyond the model's.
 ScaleReport scale_report(const ScaleQuery& q);
+// The same for a model given by its shapes (q.model is not looked up).
+ScaleReport scale_report(const ScaleQuery& q, const ScaleModel& m);
 
 }  // namespace kvs

@@ -116,7 +116,11 @@ void SessionLessonTarget::batch(const BatchPlan& plan) {
 }
 
 void SessionLessonTarget::scale(const ScaleQuery& query) {
-    scale_ = std::make_shared<const ScaleReport>(scale_report(query));
+    // model=loaded: the shapes of the model the lesson runs (checked against its context here).
+    scale_ = std::make_shared<const ScaleReport>(
+        query.model == kLoadedModel
+            ? scale_report(query, scale_model_of(model().name(), model().config()))
+            : scale_report(query));
 }
 
 LessonFacts SessionLessonTarget::facts() const {

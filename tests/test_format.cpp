@@ -17,6 +17,8 @@ TEST_CASE("numbers print with three significant digits and a unit", "[format]") 
     CHECK(format_flops(1.2e6) == "1.20 MFLOP");
     CHECK(format_flops(345e9) == "345 GFLOP");
     CHECK(format_si(13.5e9) == "13.5 G");
+    CHECK(format_seconds(29e-9) == "29 ns");
+    CHECK(format_seconds(5e-6) == "5.00 µs");
     CHECK(format_seconds(830e-6) == "830 µs");
     CHECK(format_seconds(3.2e-3) == "3.20 ms");
     CHECK(format_seconds(12.44e-3) == "12.4 ms");

@@ -150,8 +150,8 @@ TEST_CASE("lesson errors name the file and the line", "[lesson]") {
     CHECK(error_of(step_with("@batch sizes=1 prompts=\"a\" \"b\"")) ==
           "lessons/en/03-decode.md:5: expected | between prompts");
     CHECK(error_of(step_with("@scale model=gpt5 gpu=h100-sxm"))
-              .starts_with(
-                  "lessons/en/03-decode.md:5: @scale: unknown model 'gpt5' (known: llama2-7b"));
+              .starts_with("lessons/en/03-decode.md:5: @scale: unknown model 'gpt5' (known: "
+                           "loaded, llama2-7b"));
     CHECK(
         error_of(step_with("@scale model=llama2-7b gpu=tpu"))
             .starts_with("lessons/en/03-decode.md:5: @scale: unknown gpu 'tpu' (known: h100-sxm"));

@@ -4,7 +4,11 @@
 // vocab V = 32000, separate classifier) and the datasheet (989.4e12 FLOP/s, 3.35e12 B/s).
 #include <catch2/catch.hpp>
 
+#include "core/counts.h"
 #include "core/error.h"
+#include "core/model_loader.h"
+#include "lessonlib/lesson.h"
+#include "lessonlib/roofline.h"
 #include "lessonlib/scale_accounting.h"
 
 using namespace kvs;
@@ -114,4 +118,46 @@ TEST_CASE("scale accounting rejects what it does not know", "[lesson][scale]") {
     q = llama2_7b_on_h100();
     q.context = 8192;  // Llama 2 was trained for 4096
     CHECK_THROWS_WITH(scale_report(q), "Llama 2 7B has a context of 4096 tokens, not 8192");
+}
+
+TEST_CASE("@scale model=loaded: the lesson's own model's shapes, its roofline neighbours too",
+          "[lesson][scale]") {
+    // The default model's shapes (dim 128, 4 layers, 8 heads, hidden 384, vocab 512, context 256
+    // as tests/test_default_model.cpp has them), as lesson 2's last step asks for them.
+    const auto model = open_model("default");
+    const ModelConfig& c = model->config();
+    ScaleQuery q;
+    q.model = kLoadedModel;
+    q.gpu = "h100-sxm";
+    q.context = 20;
+    const ScaleModel m = scale_model_of(model->name(), c);
+    const ScaleReport r = scale_report(q, m);
+    CHECK(r.model.name == model->name());
+    CHECK(r.params == double(c.parameter_count()));
+    CHECK(r.prefill.flops == count_llama_forward(c, 0, 20, 2).flops);
+    CHECK(r.decode.flops == count_llama_forward(c, 19, 1, 2).flops);
+    CHECK(r.prefill.memory_bound);
+    // Not a preset: looked up by key it is unknown; past the model's context it is refused.
+    CHECK_THROWS_AS(scale_report(q), Error);
+    q.context = c.seq_len + 1;
+    CHECK_THROWS_WITH(scale_report(q, m), model->name() + " has a context of " +
+                                              std::to_string(c.seq_len) + " tokens, not " +
+                                              std::to_string(c.seq_len + 1));
+
+    // The roofline's neighbours are the same model (a lookup by key would have thrown): prefill
+    // at 2, 5 and 10 tokens, decode at batch 4 to 256, each its own scale_report.
+    const Roofline roof = roofline_of_scale(r);
+    REQUIRE(roof.points.size() == 9);
+    q.context = 10;
+    CHECK(roof.points[6].context == 10);
+    CHECK(roof.points[6].intensity == scale_report(q, m).prefill.intensity);
+    CHECK(roof.points[7].asked);
+    CHECK(roof.points[7].intensity == r.prefill.intensity);
+
+    // Parsed without a model (its context is checked when the step plays).
+    const Lesson l =
+        parse_lesson("# t\n\n## s\n\n@scale model=loaded context=9999 gpu=h100-sxm\n", "t.md");
+    CHECK(l.steps.at(0).directives.at(0).scale.model == kLoadedModel);
+    CHECK_THROWS_WITH(parse_lesson("# t\n\n## s\n\n@scale model=mine gpu=h100-sxm\n", "t.md"),
+                      Catch::Contains("unknown model 'mine' (known: loaded, llama2-7b"));
 }

@@ -21,10 +21,12 @@ shot lesson-1-step-3 --lesson 1 --lesson-step 3 --size 1600x900
 shot lesson-5-step-2-zh --lesson 5 --lesson-step 2 --lang zh --size 1600x900
 shot lesson-8-step-1 --lesson 8 --lesson-step 1 --size 1600x900
 # At a projector's 1920x1080: compare mode, the lessons that set the stage (lesson 8: the sweep and
-# the batch's KV caches side by side), the toy's numbers and its ten next tokens.
+# the batch's KV caches side by side; lesson 2's last step: its own prefill on a roofline), the
+# toy's numbers and its ten next tokens.
 shot stage-compare-1080 --model default --prompt "Once upon a time" --cache compare --decode 20 --size 1920x1080
 shot stage-lesson-8-step-1-1080 --lesson 8 --lesson-step 1 --size 1920x1080
 shot stage-lesson-9-1080 --lesson 9 --lesson-step 1 --size 1920x1080
+shot stage-lesson-2-roofline-1080 --lesson 2 --lesson-step 6 --size 1920x1080
 shot stage-toy-numbers-1080 --model toy --decode 1 --size 1920x1080
 # Inside attention (I, or a click on a heatmap row): the toy's head "even" at "so" (prefill) and
 # head "all" at the decode step; the default model's layer 1, head 0 at "is" (prefill, "France"
