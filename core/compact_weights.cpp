@@ -29,12 +29,12 @@ std::pair<std::size_t, std::size_t> matrix_shape(const ModelConfig& c, MatrixKin
 }
 
 GgmlType weight_type_from_name(const std::string& name) {
-    std::string n;
-    for (char ch : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (n == "f32") return GgmlType::F32;
-    if (n == "f16") return GgmlType::F16;
-    if (n == "bf16") return GgmlType::BF16;
-    if (n == "q8_0") return GgmlType::Q8_0;
+    // The GGUF writer's one name parser; Q4_0 is a file type only here (not kept in memory).
+    try {
+        const GgmlType t = ggml_type_from_name(name);
+        if (t != GgmlType::Q4_0) return t;
+    } catch (const Error&) {
+    }
     throw Error("--weights: '" + name + "' is not one of f32, f16, bf16, q8_0");
 }
 
