@@ -74,8 +74,10 @@ std::string LayoutRecord::to_json() const {
                               {"text", t.text},
                               {"rect", rect(t.rect)},
                               {"clip", rect(t.clip)},
-                              {"clipped", t.clipped},
-                              {"scrolls", t.scrolls},
+                              {"clipped_x", t.clipped_x},
+                              {"clipped_y", t.clipped_y},
+                              {"scrolls_x", t.scrolls_x},
+                              {"scrolls_y", t.scrolls_y},
                               {"overlay", t.overlay},
                               {"vertical", t.vertical}});
     if (lesson.number > 0)

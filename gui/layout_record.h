@@ -45,12 +45,15 @@ struct PlotRecord {
 
 // One line of text as drawn (gui/text_record.h).
 struct TextRecord {
-    std::string panel;     // the panel's id (its ImGui window, "toolbar", ...)
-    std::string text;      // the characters, spaces where the pen jumped
-    Rect rect;             // the glyphs' union, window pixels
-    Rect clip;             // the clip rectangle it was drawn in
-    bool clipped = false;  // part of it lies outside `clip` (cut off)
-    bool scrolls = false;  // drawn in a window that scrolls (text cut at its edge is expected)
+    std::string panel;  // the panel's id (its ImGui window, "toolbar", ...)
+    std::string text;   // the characters, spaces where the pen jumped
+    Rect rect;          // the glyphs' union, window pixels
+    Rect clip;          // the clip rectangle it was drawn in
+    // Part of it lies outside `clip` (cut off) at the left or right edge (x), the top or bottom
+    // (y).
+    bool clipped_x = false, clipped_y = false;
+    // Drawn in a window that scrolls that way: text cut at that edge is a scroll away from view.
+    bool scrolls_x = false, scrolls_y = false;
     bool overlay = false;  // a floating overlay (messages, help, tooltips)
     bool vertical = false;
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "gui/panels.h"
 #include "gui/strings.h"
 
 namespace kvs::gui {
@@ -60,7 +61,9 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
     ImGui::InvisibleButton(id, ImVec2(std::max(size.x, 40.0f), std::max(size.y, 40.0f)));
     const bool hovered = ImGui::IsItemHovered();
     const ImVec2 p1(p0.x + std::max(size.x, 40.0f), p0.y + std::max(size.y, 40.0f));
-    dl->AddText(p0, o.text, o.title);
+    // A title wider than its plot ends in ".." (the column may be narrow at a projector's text
+    // size); the axes say the rest.
+    dl->AddText(p0, o.text, o.title ? clipped(o.title, p1.x - p0.x).c_str() : "");
     std::size_t n = 0;
     double lo = INFINITY, hi = -INFINITY;
     for (const auto& s : series) {

@@ -75,8 +75,9 @@ void record_text(LayoutRecord& rec) {
         const bool overlay =
             (w->Flags & (ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_Popup)) != 0 ||
             std::strstr(w->Name, "##messages") != nullptr || std::strstr(w->Name, "###keys");
-        // Text cut at the edge of a window that scrolls is expected (the rest is a scroll away).
-        const bool scrolls = w->ScrollMax.y > 0 || w->ScrollMax.x > 0;
+        // Text cut at an edge the window scrolls past is expected (the rest is a scroll away);
+        // cut at the right of a window that only scrolls down, it is not.
+        const bool scrolls_x = w->ScrollMax.x > 0, scrolls_y = w->ScrollMax.y > 0;
         const std::string panel = panel_of(w);
         Run run;
         // The glyphs drawn last: bold without a bold font (Chinese in a heading) draws a piece
@@ -87,6 +88,13 @@ void record_text(LayoutRecord& rec) {
         };
         std::vector<Recent> recent;
         auto close = [&] {
+            // ImGui draws no glyph that starts past the clip rectangle's right edge, so text cut
+            // between two glyphs ends at that edge: a line ending within a pixel of it is cut
+            // (text placed to end there exactly would be too tight to read anyway).
+            const Rect& r = run.rec.rect;
+            const float edge = run.rec.clip.x + run.rec.clip.w;
+            if (run.open && !run.rec.vertical && std::fabs(r.x + r.w - edge) <= 1.0f)
+                run.rec.clipped_x = true;
             if (run.open && !run.rec.text.empty()) rec.texts.push_back(run.rec);
             run = Run();
         };
@@ -152,7 +160,8 @@ void record_text(LayoutRecord& rec) {
                     run.rec.panel = panel;
                     run.rec.rect = {x0, y0, 0, 0};
                     run.rec.clip = {cr.x, cr.y, cr.z - cr.x, cr.w - cr.y};
-                    run.rec.scrolls = scrolls;
+                    run.rec.scrolls_x = scrolls_x;
+                    run.rec.scrolls_y = scrolls_y;
                     run.rec.overlay = overlay;
                     run.rec.vertical = vertical;
                 } else if (pen_x > run.pen_x + fh * 0.15f) {
@@ -166,8 +175,8 @@ void record_text(LayoutRecord& rec) {
                 r.w = rx1 - r.x;
                 r.h = ry1 - r.y;
                 // A glyph's bearing may reach a pixel past its pen position.
-                run.rec.clipped = run.rec.clipped || x0 < cr.x - 1.0f || y0 < cr.y - 1.0f ||
-                                  x1 > cr.z + 1.0f || y1 > cr.w + 1.0f;
+                run.rec.clipped_x = run.rec.clipped_x || x0 < cr.x - 1.0f || x1 > cr.z + 1.0f;
+                run.rec.clipped_y = run.rec.clipped_y || y0 < cr.y - 1.0f || y1 > cr.w + 1.0f;
                 run.pen_x = pen_x + gi.advance * scale;
                 run.pen_y = pen_y;
                 run.scale = scale;

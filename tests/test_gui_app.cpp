@@ -885,7 +885,8 @@ namespace {
 
 // Text rectangles of a --layout-json that overlap each other or are cut off by their panel
 // (a table cell, a child window). Text of floating overlays is left out, and so is text cut at
-// the edge of a window that scrolls. Each problem is one line naming the texts.
+// an edge its window scrolls past (cut at the top of a window that scrolls down, not cut at the
+// right of it). Each problem is one line naming the texts.
 std::vector<std::string> text_problems(const json& layout) {
     struct T {
         std::string panel, text;
@@ -903,7 +904,8 @@ std::vector<std::string> text_problems(const json& layout) {
         const double y1 = std::min(r["y"].get<double>() + r["h"].get<double>(),
                                    c["y"].get<double>() + c["h"].get<double>());
         const std::string panel = t["panel"], text = t["text"];
-        if (t["clipped"].get<bool>() && !t["scrolls"].get<bool>())
+        if ((t["clipped_x"].get<bool>() && !t["scrolls_x"].get<bool>()) ||
+            (t["clipped_y"].get<bool>() && !t["scrolls_y"].get<bool>()))
             problems.push_back("clipped in " + panel + ": \"" + text + "\"");
         if (x1 > x0 && y1 > y0) shown.push_back({panel, text, x0, y0, x1, y1});
     }
@@ -921,13 +923,15 @@ std::vector<std::string> text_problems(const json& layout) {
 }
 
 json text_item(const std::string& text, double x, double y, double w, double h,
-               bool clipped = false) {
+               bool clipped_x = false, bool scrolls_y = false, bool clipped_y = false) {
     return {{"panel", "p"},
             {"text", text},
             {"rect", {{"x", x}, {"y", y}, {"w", w}, {"h", h}}},
             {"clip", {{"x", 0}, {"y", 0}, {"w", 500}, {"h", 500}}},
-            {"clipped", clipped},
-            {"scrolls", false},
+            {"clipped_x", clipped_x},
+            {"clipped_y", clipped_y},
+            {"scrolls_x", false},
+            {"scrolls_y", scrolls_y},
             {"overlay", false},
             {"vertical", false}};
 }
@@ -946,6 +950,12 @@ TEST_CASE("the text checker finds overlapping and clipped labels", "[gui][overla
     l["texts"] = json::array({text_item("89.4 MFL", 10, 10, 50, 16, true)});
     REQUIRE(text_problems(l).size() == 1);
     CHECK(text_problems(l)[0] == "clipped in p: \"89.4 MFL\"");
+    // In a window that scrolls down: cut at its bottom is a scroll away, cut at its right is not.
+    l["texts"] = json::array({text_item("a row below", 10, 490, 50, 16, false, true, true)});
+    CHECK(text_problems(l).empty());
+    l["texts"] = json::array({text_item("a long line", 470, 10, 50, 16, true, true)});
+    REQUIRE(text_problems(l).size() == 1);
+    CHECK(text_problems(l)[0] == "clipped in p: \"a long line\"");
 }
 
 namespace {
@@ -998,6 +1008,14 @@ std::vector<StageConfig> stage_matrix() {
     out.push_back({"1920x1080-1.5-zh-lesson8",
                    {"--size", "1920x1080", "--font-scale", "1.5", "--lang", "zh", "--backend",
                     "cpu", "--lesson", "8", "--lesson-step", "1"}});
+    // Lesson 2: the time panel brought forward beside the lesson at a laptop's size (its plot
+    // titles were cut there), and its roofline on the stage.
+    out.push_back(
+        {"1280x800-1-en-lesson2-time",
+         {"--size", "1280x800", "--backend", "cpu", "--lesson", "2", "--lesson-step", "5"}});
+    out.push_back({"1280x800-1.5-zh-lesson2-roofline",
+                   {"--size", "1280x800", "--font-scale", "1.5", "--lang", "zh", "--backend", "cpu",
+                    "--lesson", "2", "--lesson-step", "6"}});
     // The bands under the stage (inside attention, op strip) at each window size.
     out.push_back({"1280x800-1-en-toy-explain-ops",
                    {"--size", "1280x800", "--backend", "cpu", "--model", "toy", "--decode", "3",
