@@ -235,19 +235,41 @@ void draw_kv_cache(FrameContext& f) {
     ImGui::PushTextWrapPos(origin.x + avail.x - ImGui::GetWindowPos().x);
     ImGui::TextUnformatted(tr("Same model, other K/V head counts"));
     ImGui::PopTextWrapPos();
+    const float table_w = avail.x - plot_w - fh * 0.6f;
+    char at[32];
+    std::snprintf(at, sizeof at, "T=%d", std::max(kv.len, 0));
+    // The model's own row says "(this)" where the table has room for it; where it has not
+    // (Chinese at a laptop's size: the cells cut the numbers), its layout is written in the
+    // colour the plot's legend gives "this" instead.
+    const std::string mark = tr(" (this)");
+    float cols[4] = {text_width(tr("layout"), fh), text_width("K/V", fh),
+                     text_width(tr("per token"), fh), text_width(at, fh)};
+    for (const KvVariant& v : variants) {
+        cols[0] = std::max(cols[0], text_width(v.kind + (v.is_model ? mark : ""), fh));
+        cols[1] = std::max(cols[1], text_width(std::to_string(v.n_kv_heads), fh));
+        cols[2] = std::max(cols[2], text_width(format_bytes(double(v.bytes_per_token)), fh));
+        cols[3] =
+            std::max(cols[3], text_width(format_bytes(double(v.bytes_per_token) * kv.len), fh));
+    }
+    const bool mark_fits =
+        cols[0] + cols[1] + cols[2] + cols[3] + 8 * ImGui::GetStyle().CellPadding.x <= table_w;
     if (ImGui::BeginTable("whatif", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg,
-                          ImVec2(avail.x - plot_w - fh * 0.6f, 0))) {
+                          ImVec2(table_w, 0))) {
         ImGui::TableSetupColumn(tr("layout"));
         ImGui::TableSetupColumn("K/V");
         ImGui::TableSetupColumn(tr("per token"));
-        char at[32];
-        std::snprintf(at, sizeof at, "T=%d", std::max(kv.len, 0));
         ImGui::TableSetupColumn(at);
         ImGui::TableHeadersRow();
         for (const KvVariant& v : variants) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            ImGui::Text("%s%s", v.kind.c_str(), v.is_model ? tr(" (this)") : "");
+            if (v.is_model && mark_fits)
+                ImGui::TextUnformatted((v.kind + mark).c_str());
+            else if (v.is_model)
+                ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(f.theme.series[0]), "%s",
+                                   v.kind.c_str());
+            else
+                ImGui::TextUnformatted(v.kind.c_str());
             ImGui::TableNextColumn();
             ImGui::Text("%d", v.n_kv_heads);
             ImGui::TableNextColumn();

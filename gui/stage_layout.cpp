@@ -234,12 +234,18 @@ StageLayout layout_stage(const StageInput& in) {
 namespace {
 
 // A short stage (bands under it: the op strip, inside attention) may not hold the text panels'
-// needs tiled: a slot pushed out of the stage, or left no room under its title, does not fit.
+// needs tiled: a slot pushed out of the stage, or left no room under its title, does not fit;
+// nor does a KV panel without room for its controls, its two lines of shapes and a grid's title
+// and first cells (the inside-attention band at 1920x1080 squeezed it to its title bar, its rows
+// drawn over each other), since the reference, measured on the same short stage, would then be
+// that nothing.
 bool fits(const std::vector<StageSlot>& slots, const StageInput& in, float fh) {
     const float top = in.stage.y, bottom = in.stage.y + in.stage.h;
     return std::all_of(slots.begin(), slots.end(), [&](const StageSlot& sl) {
+        const bool kv_room = sl.id != "kv" || panel_content(sl, fh, in.titles).h >=
+                                                  frame_row_h(fh) + fh * (2 * 1.3125f + 3.2f);
         return sl.box.y >= top - 0.5f && sl.box.y + sl.box.h <= bottom + 0.5f &&
-               sl.box.h >= panel_title_h(fh) + fh;
+               sl.box.h >= panel_title_h(fh) + fh && kv_room;
     });
 }
 

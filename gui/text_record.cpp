@@ -15,6 +15,7 @@ namespace {
 struct GlyphInfo {
     unsigned codepoint;
     float x0, y0, y1, advance;  // at the font's size
+    float size;                 // the font's size
 };
 
 // A glyph is known by its place in the atlas: the UVs of its quad's corners.
@@ -66,8 +67,9 @@ void record_text(LayoutRecord& rec) {
     for (const ImFont* font : atlas->Fonts)
         for (const ImFontGlyph& gl : font->Glyphs)
             if (gl.Visible)
-                glyphs.emplace(uv_key(ImVec2(gl.U0, gl.V0), ImVec2(gl.U1, gl.V1)),
-                               GlyphInfo{gl.Codepoint, gl.X0, gl.Y0, gl.Y1, gl.AdvanceX});
+                glyphs.emplace(
+                    uv_key(ImVec2(gl.U0, gl.V0), ImVec2(gl.U1, gl.V1)),
+                    GlyphInfo{gl.Codepoint, gl.X0, gl.Y0, gl.Y1, gl.AdvanceX, font->FontSize});
 
     for (ImGuiWindow* w : g.Windows) {
         if (!w->WasActive || w->Hidden || !w->DrawList) continue;
@@ -89,11 +91,12 @@ void record_text(LayoutRecord& rec) {
         std::vector<Recent> recent;
         auto close = [&] {
             // ImGui draws no glyph that starts past the clip rectangle's right edge, so text cut
-            // between two glyphs ends at that edge: a line ending within a pixel of it is cut
-            // (text placed to end there exactly would be too tight to read anyway).
+            // between two glyphs ends at that edge, the next glyph's left bearing (under a
+            // pixel) away: a line ending within 0.6 px of it is cut. Wrapped lines stop short
+            // of it (a Chinese paragraph wrapped to the edge ends a pixel or more before it).
             const Rect& r = run.rec.rect;
             const float edge = run.rec.clip.x + run.rec.clip.w;
-            if (run.open && !run.rec.vertical && std::fabs(r.x + r.w - edge) <= 1.0f)
+            if (run.open && !run.rec.vertical && std::fabs(r.x + r.w - edge) <= 0.6f)
                 run.rec.clipped_x = true;
             if (run.open && !run.rec.text.empty()) rec.texts.push_back(run.rec);
             run = Run();
@@ -122,13 +125,20 @@ void record_text(LayoutRecord& rec) {
                 }
                 i += 6;
                 const GlyphInfo& gi = found->second;
+                // The second copy is max(1, line size / 16) px to the right
+                // (gui/markdown_view.cpp; the line's size may be up to 1.5x the glyph's): 3 px
+                // for a heading at text 2. The size drawn: the font's, scaled as the quad is.
+                const float glyph_h = gi.y1 - gi.y0;
+                const float drawn_size =
+                    glyph_h > 0 ? gi.size * std::fabs(v[2].pos.y - v[0].pos.y) / glyph_h : 0;
+                const float near = std::max(2.5f, drawn_size / 10 + 0.5f);
                 const bool copy = std::any_of(recent.begin(), recent.end(), [&](const Recent& q) {
-                    return q.cp == gi.codepoint && std::fabs(q.x - v[0].pos.x) <= 2.5f &&
+                    return q.cp == gi.codepoint && std::fabs(q.x - v[0].pos.x) <= near + 0.01f &&
                            std::fabs(q.y - v[0].pos.y) < 0.5f;
                 });
                 if (copy) continue;
                 recent.push_back({gi.codepoint, v[0].pos.x, v[0].pos.y});
-                if (recent.size() > 32) recent.erase(recent.begin());
+                if (recent.size() > 256) recent.erase(recent.begin());
                 float x0 = v[0].pos.x, y0 = v[0].pos.y, x1 = x0, y1 = y0;
                 for (int k = 1; k < 4; ++k) {
                     x0 = std::min(x0, v[k].pos.x);
