@@ -5,7 +5,10 @@ computed:
   - the page reached its frames (the report came) with no error on the console;
   - the screenshot is not blank (many colours, not one flat fill);
   - with --cli: each session's tokens equal kvscope-cli generate's for the same run (cached and,
-    in compare mode, uncached) and every top logit is within --tol of the CLI's.
+    in compare mode, uncached) and every top logit is within --tol of the CLI's;
+  - with --pixels: the pixels the desktop's screenshot tests check (the lower triangle, one row
+    per decode step, one KV column per token), where the page's layout record says it drew;
+  - with --open or --drop: a checkpoint from disk, picked or dropped, opens as in kvscope-cli.
 Prints the figures it read (first frame, frame time) so the log has them. Exit 0: passed, 1:
 failed, 77: skipped (no site built: run scripts/web.sh)."""
 import argparse
@@ -37,9 +40,9 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def png_colours(path):
-    """Distinct RGB colours of an 8-bit RGB/RGBA PNG (Chromium's screenshots), by hand: no
-    third-party module needed."""
+def png_rows(path):
+    """Width, height and the RGB rows (bytes, 3 per pixel) of an 8-bit RGB/RGBA PNG (Chromium's
+    screenshots), decoded by hand: no third-party module needed."""
     data = open(path, "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, idat, w, h, ctype = 8, b"", 0, 0, 0
@@ -58,7 +61,7 @@ def png_colours(path):
     raw = zlib.decompress(idat)
     stride = w * bpp
     prev = bytearray(stride)
-    colours = set()
+    rows = []
     for y in range(h):
         f = raw[y * (stride + 1)]
         line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
@@ -76,10 +79,16 @@ def png_colours(path):
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        for x in range(0, stride, bpp * 2):  # every other pixel is plenty
-            colours.add(bytes(line[x:x + 3]))
+        rows.append(bytes(line) if bpp == 3 else
+                    b"".join(line[x:x + 3] for x in range(0, stride, 4)))
         prev = line
-    return w, h, colours
+    return w, h, rows
+
+
+def png_colours(path):
+    """Width, height and the distinct RGB colours (every other pixel is plenty)."""
+    w, h, rows = png_rows(path)
+    return w, h, {r[x:x + 3] for r in rows for x in range(0, len(r), 6)}
 
 
 class Cdp:
@@ -145,6 +154,9 @@ class Cdp:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+
+
+LAYOUT = "kvscope-web-layout: "
 
 
 def last_report(console):
@@ -221,12 +233,39 @@ class Page:
             self.cdp.call("Input.dispatchKeyEvent", session=self.s, type=kind, modifiers=mods,
                           **ev)
 
-    def set_files(self, paths):
+    def set_files(self, paths, selector="#files"):
         doc = self.cdp.call("DOM.getDocument", session=self.s)["root"]["nodeId"]
         node = self.cdp.call("DOM.querySelector", session=self.s, nodeId=doc,
-                             selector="#files")["nodeId"]
+                             selector=selector)["nodeId"]
         self.cdp.call("DOM.setFileInputFiles", session=self.s, nodeId=node,
                       files=[os.path.abspath(p) for p in paths])
+
+    def layout(self, timeout_s):
+        """The layout record (gui/layout_record.h) of the next frame the page draws."""
+        import time
+        self.eval("Module._kvscope_web_layout()")
+        end = time.time() + timeout_s
+        while time.time() < end:
+            time.sleep(0.2)
+            self.eval("0")  # the console's messages arrive with the answer
+            for c in reversed(self.cdp.console):
+                if c.startswith(LAYOUT):
+                    return json.loads(c[len(LAYOUT):])
+        return None
+
+    def drop(self, paths):
+        """Drops files on the page as a user drags them from a file manager: a drop event on the
+        window whose DataTransfer holds the files (read from disk through a file input the test
+        adds for it)."""
+        self.eval("(() => { const i = document.createElement('input'); i.type = 'file'; "
+                  "i.multiple = true; i.id = 'drop-source'; i.hidden = true; "
+                  "document.body.appendChild(i); })()")
+        self.set_files(paths, "#drop-source")
+        return self.eval("(() => { const dt = new DataTransfer(); "
+                         "for (const f of document.getElementById('drop-source').files) "
+                         "dt.items.add(f); window.dispatchEvent(new DragEvent('drop', "
+                         "{dataTransfer: dt, bubbles: true, cancelable: true})); "
+                         "return dt.files.length; })()")
 
     def close(self):
         self.cdp.close()
@@ -273,6 +312,81 @@ def compare_with_cli(a, params, report, failures):
             failures.append(f"{s['mode']}: logits differ by {worst:.3g} > {a.tol}")
 
 
+def check_pixels(layout, report, shot, params, failures):
+    """What the desktop's screenshot tests check (tests/test_gui_app.cpp), on the page's own
+    screenshot, where the page's layout record says it drew: each main heatmap has one row per
+    token in the cache (the prompt's, plus one per decode step); cells above the diagonal are
+    exactly the mask colour and no other cell is; the step's new rows are the last one after a
+    cached decode step and all of them after the prefill; the KV grid has one column per token,
+    each drawn, and nothing past the last; a cached decode step wrote one column, a step without
+    the cache all of them."""
+    if layout is None:
+        failures.append("the page printed no layout record")
+        return
+    w, h, rows = png_rows(shot)
+    if (w, h) != (layout["width"], layout["height"]) or layout["scale"] != [1, 1]:
+        failures.append(f"screenshot {w}x{h}, layout {layout['width']}x{layout['height']} at "
+                        f"scale {layout['scale']}: pixels cannot be matched")
+        return
+
+    def at(x, y):
+        ix, iy = int(x), int(y)
+        return tuple(rows[iy][3 * ix:3 * ix + 3]) if 0 <= ix < w and 0 <= iy < h else None
+
+    mask = tuple(layout["colours"]["mask"][:3])
+    bg = tuple(layout["colours"]["background"][:3])
+    decode = int(params.get("decode", "0"))
+    mains = [m for m in layout["heatmaps"] if m["main"]]
+    sessions = report["sessions"]
+    if len(mains) != len(sessions):
+        failures.append(f"{len(mains)} main heatmaps drawn for {len(sessions)} sessions")
+    for hm, s in zip(mains, sessions):
+        mode = s["mode"]
+        if ("without" in hm["session"]) != (mode == "uncached"):
+            failures.append(f"the heatmap of {hm['session']!r} is drawn where {mode} was")
+        n, prompt = hm["n"], len(s["prompt_tokens"])
+        if n != prompt + decode:
+            failures.append(f"{mode}: the heatmap has {n} rows, not {prompt} prompt tokens + "
+                            f"{decode} decode steps")
+        want_new = [n - 1, n] if decode > 0 else [0, n]
+        if mode == "cached" and hm["new_rows"] != want_new:
+            failures.append(f"{mode}: new rows {hm['new_rows']}, not {want_new}")
+        k, r = n - hm["first"], hm["rect"]
+        cw, ch = r["w"] / k, r["h"] / k
+        wrong = [(i, j) for i in range(k) for j in range(k)
+                 if (at(r["x"] + (j + 0.5) * cw, r["y"] + (i + 0.5) * ch) == mask) != (j > i)]
+        print(f"{mode}: heatmap of {n} rows ({prompt} prompt tokens + {decode} decode steps), "
+              f"{k}x{k} cells of {cw:.1f} px drawn: {k * (k - 1) // 2} above the diagonal must "
+              f"be the mask colour {mask}, {k * (k + 1) // 2} weights must not; wrong: "
+              f"{len(wrong)}")
+        if cw < 2 or ch < 2:
+            failures.append(f"{mode}: cells of {cw:.1f} px are too small to check")
+        if wrong:
+            failures.append(f"{mode}: {len(wrong)} cells break the lower triangle, first "
+                            f"(row, column) {wrong[0]}")
+        grids = [g for g in layout["kv_grids"] if g["session"] == hm["session"]]
+        if len(grids) != 1:
+            failures.append(f"{mode}: {len(grids)} KV grids for {hm['session']!r}")
+            continue
+        g = grids[0]
+        want_written = [n - 1, n] if decode > 0 and mode == "cached" else [0, n]
+        if g["columns"] != n or g["written"] != want_written:
+            failures.append(f"{mode}: KV grid of {g['columns']} columns, written "
+                            f"{g['written']}; want {n}, {want_written}")
+        r, gw = g["rect"], g["cell"][0]
+        y = r["y"] + r["h"] * 0.25  # inside the K block
+        undrawn = [p for p in range(g["columns"])
+                   if at(r["x"] + (p + 0.5) * gw, y) in (bg, None)]
+        past = at(r["x"] + (g["columns"] + 2.5) * gw, y)
+        print(f"{mode}: KV grid {g['columns']} columns of {gw:.1f} px, written {g['written']}; "
+              f"columns not drawn: {len(undrawn)}; past the last: "
+              f"{'background' if past == bg else past}")
+        if undrawn:
+            failures.append(f"{mode}: KV columns {undrawn[:5]} not drawn")
+        if past != bg:
+            failures.append(f"{mode}: something drawn past the KV grid's last column: {past}")
+
+
 def site_mb(site):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(site)
                for f in fs) / 1e6
@@ -294,6 +408,10 @@ def main():
                     help="Ctrl+S must download a PNG of the page")
     ap.add_argument("--open", help="FILE[,FILE]: pick these in the page's file input; the "
                     "checkpoint must open and tokenize the prompt as kvscope-cli does")
+    ap.add_argument("--drop", help="FILE[,FILE]: drop these on the page; the checkpoint must "
+                    "open and tokenize the prompt as kvscope-cli does")
+    ap.add_argument("--pixels", action="store_true",
+                    help="check the heatmaps' and KV grids' pixels where the page drew them")
     ap.add_argument("--settings", action="store_true",
                     help="load again without the parameters: lang and model must persist")
     ap.add_argument("--bench", help="kvscope-cli bench's options for the page's bench parameter: "
@@ -325,11 +443,16 @@ def main():
     with tempfile.TemporaryDirectory() as profile, tempfile.TemporaryDirectory() as downloads:
         page = Page(a.chromium, w, h, profile, downloads)
         try:
+            layout = None
             if page.load(url, a.timeout_s):
                 report = last_report(page.cdp.console)
+                if a.pixels:
+                    layout = page.layout(30)
             shot = page.screenshot()
             with open(a.out, "wb") as f:
                 f.write(shot)
+            if report is not None and a.pixels:
+                check_pixels(layout, report, a.out, params, failures)
             if report is not None and a.download:
                 page.press_ctrl("s")
                 import time
@@ -347,9 +470,12 @@ def main():
                         failures.append(f"the download is {dw}x{dh} with {len(colours)} "
                                         f"colours; the page is {report['width']}x"
                                         f"{report['height']}")
-            if report is not None and a.open:
-                files = a.open.split(",")
-                page.set_files(files)
+            if report is not None and (a.open or a.drop):
+                files = (a.open or a.drop).split(",")
+                if a.open:
+                    page.set_files(files)
+                else:
+                    print(f"dropped {page.drop(files)} files on the page")
                 name = os.path.basename(files[0])
                 opened = page.report_when_idle(
                     lambda r: r["model"].endswith("/" + name) or r["error"], a.timeout_s)
@@ -389,10 +515,10 @@ def main():
             httpd.shutdown()
     console = page.cdp.console
     errors = [c for c in console if re.search(r"error|abort|exception|uncaught", c, re.I)
-              and not c.startswith("kvscope-web-report:")]
+              and not c.startswith(("kvscope-web-report:", LAYOUT))]
     failures += [f"console: {c}" for c in errors]
     for c in console:
-        if c.startswith("kvscope-web-") and not c.startswith("kvscope-web-report:"):
+        if c.startswith("kvscope-web-") and not c.startswith(("kvscope-web-report:", LAYOUT)):
             print(c[:300])
     if a.bench:
         rows = [c for c in console if re.match(r"\s*\d+\s+decode_cached\s+\d", c)]
@@ -416,7 +542,7 @@ def main():
         if a.expect_device and report["device"] != a.expect_device:
             failures.append(f"the backend line says {report['device']!r}, not "
                             f"{a.expect_device!r}")
-        if a.cli and not a.open:
+        if a.cli and not a.open and not a.drop:
             compare_with_cli(a, params, report, failures)
     for f in failures:
         print("FAIL:", f)

@@ -16,6 +16,7 @@
 #include "gui/app.h"
 #include "gui/engine_worker.h"
 #include "gui/gl_window.h"
+#include "gui/layout_record.h"
 #include "gui/panels.h"
 #include "gui/settings.h"
 #include "gui/strings.h"
@@ -41,6 +42,7 @@ struct Loop {
     std::uint64_t error_serial = 0;  // the last engine error written to the console
     std::function<void()> save_settings;
     double saved_at_ms = 0;
+    bool want_layout = false;  // the next frame records where it drew (kvscope_web_layout)
 };
 Loop g_loop;
 
@@ -70,7 +72,17 @@ void frame() {
     g_loop.worker->run_pending(kEngineSlice);
     log_engine_error();
     const double t1 = emscripten_get_now();
-    g_loop.app->frame();
+    if (g_loop.want_layout) {
+        // The same record as the desktop's --layout-json, of a frame the page really showed: a
+        // test screenshots the page after it and checks the pixels where this says it drew.
+        g_loop.want_layout = false;
+        LayoutRecord layout;
+        g_loop.app->frame({}, &layout);
+        std::printf("kvscope-web-layout: %s\n", layout.to_json().c_str());
+        std::fflush(stdout);
+    } else {
+        g_loop.app->frame();
+    }
     const double t2 = emscripten_get_now();
     if (g_loop.first_frame_ms < 0) {
         g_loop.first_frame_ms = t2;
@@ -125,6 +137,12 @@ extern "C" EMSCRIPTEN_KEEPALIVE int kvscope_web_idle() {
 extern "C" EMSCRIPTEN_KEEPALIVE void kvscope_web_open_model(const char* path) {
     if (!g_loop.ui || !path) return;
     kvs::gui::open_model_file(*g_loop.ui, *g_loop.worker, path);
+}
+
+// The next frame prints "kvscope-web-layout: {JSON}" (gui/layout_record.h: heatmaps, KV grids,
+// colours, texts) on the console.
+extern "C" EMSCRIPTEN_KEEPALIVE void kvscope_web_layout() {
+    g_loop.want_layout = true;
 }
 
 // One line on the console: "kvscope-web-report: {JSON}" with each session's tokens, text, and

@@ -31,12 +31,16 @@ set(KVSCOPE_WEB_DEVICE "WebAssembly, SIMD128" CACHE STRING
     "The page's backend line the web tests expect ('WebAssembly, no SIMD' without SIMD)")
 # The toy: the tutorials' sentence, prefill and three decode steps; and the site's size budget.
 kvscope_web_test(toy "model=toy&prompt=Today%20weather%20is%20so&decode=3" ${_cli}
-  --max-site-mb 15)
+  --max-site-mb 15 --pixels)
+# The default model after its prefill alone: a lower triangle of the prompt's tokens, every KV
+# column written by the one step.
+kvscope_web_test(default_prefill "model=default&prompt=Once%20upon%20a%20time&prefill" ${_cli}
+  --pixels)
 # The default model (in the page's data) in compare mode: both sessions against the CLI, on the
 # page's SIMD path (logits within 1e-5 of the desktop's).
 kvscope_web_test(default_compare
   "model=default&cache=compare&prompt=Once%20upon%20a%20time&decode=8" ${_cli}
-  --expect-device ${KVSCOPE_WEB_DEVICE})
+  --expect-device ${KVSCOPE_WEB_DEVICE} --pixels)
 # Ctrl+S downloads a PNG of the page, as it saves one on the desktop.
 kvscope_web_test(screenshot_download "model=toy&decode=1" --download)
 # The bench parameter runs kvscope-cli bench's code in the page (one short length: the figures
@@ -50,6 +54,9 @@ set(_shared_models "${CMAKE_SOURCE_DIR}/../shared/models")
 if(EXISTS "${_shared_models}/stories260K.bin" AND EXISTS "${_shared_models}/tok512.bin")
   kvscope_web_test(open_file "model=toy" ${_cli}
     --open "${_shared_models}/stories260K.bin,${_shared_models}/tok512.bin")
+  # The same files dropped on the page (a drop event carrying them, as from a file manager).
+  kvscope_web_test(drop_file "model=toy" ${_cli}
+    --drop "${_shared_models}/stories260K.bin,${_shared_models}/tok512.bin")
   # 512 tokens in the cache: stories260K (its context is 512; in the page's data when ../shared
   # was there at its build), a 271-token prompt and 240 decode steps; still the CLI's numbers,
   # and the log has the frame time at that length.
