@@ -14,7 +14,7 @@ nlohmann::json rgb(const Rgba& c) {
 
 }  // namespace
 
-std::string LayoutRecord::to_json() const {
+std::string LayoutRecord::to_json(int indent) const {
     nlohmann::json j;
     j["kvscope_layout"] = 1;
     j["width"] = width;
@@ -98,7 +98,7 @@ std::string LayoutRecord::to_json() const {
         {"phase", explain.phase}, {"mode", explain.mode},        {"why", explain.why},
         {"op", explain.op},       {"op_layer", explain.op_layer}};
     // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
-    return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace kvs::gui

@@ -119,7 +119,8 @@ struct LayoutRecord {
         texts.clear();
         lesson = LessonRecord();
     }
-    std::string to_json() const;
+    // indent -1: one line (the web page prints it to the console as one message).
+    std::string to_json(int indent = 1) const;
 };
 
 }  // namespace kvs::gui

@@ -78,7 +78,7 @@ void frame() {
         g_loop.want_layout = false;
         LayoutRecord layout;
         g_loop.app->frame({}, &layout);
-        std::printf("kvscope-web-layout: %s\n", layout.to_json().c_str());
+        std::printf("kvscope-web-layout: %s\n", layout.to_json(-1).c_str());
         std::fflush(stdout);
     } else {
         g_loop.app->frame();
