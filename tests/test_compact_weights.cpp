@@ -92,30 +92,32 @@ int row_length(GgmlType type) {
 
 TEST_CASE("compact matmul = float32 matmul of the dequantised matrix, bit for bit, every path",
           "[compact]") {
-    const int T = 7, d = 75;
+    // d = 1200: a matrix of 278,400 or more weights, which one token reads row by row.
+    const int T = 7;
     cpu::ThreadPool pool(3);
-    for (GgmlType type : kTypes) {
-        const int n = row_length(type);
-        const auto x = random_floats(std::size_t(T) * n, 11);
-        const auto w = random_floats(std::size_t(d) * n, 12, 0.1f);
-        const Encoded e = encode(type, w);
-        for (Isa isa : cpu::available_isas()) {
-            const cpu::Kernels& k = *cpu::kernels_for(isa);
-            INFO(ggml_type_name(type) << " on " << cpu::isa_name(isa));
-            std::vector<float> want(std::size_t(T) * d), got(want.size()), one(want.size()),
-                threaded(want.size());
-            k.matmul(want.data(), x.data(), e.values.data(), T, n, d, nullptr);
-            k.matmul_compact(got.data(), x.data(), type, e.bytes.data(), T, n, d, nullptr);
-            CHECK(same_bits(got, want));
-            // a row alone and on threads: the same bits (as the float32 matmul guarantees)
-            for (int t = 0; t < T; ++t)
-                k.matmul_compact(one.data() + std::size_t(t) * d, x.data() + std::size_t(t) * n,
-                                 type, e.bytes.data(), 1, n, d, nullptr);
-            CHECK(same_bits(one, want));
-            k.matmul_compact(threaded.data(), x.data(), type, e.bytes.data(), T, n, d, &pool);
-            CHECK(same_bits(threaded, want));
+    for (const int d : {75, 1200})
+        for (GgmlType type : kTypes) {
+            const int n = row_length(type);
+            const auto x = random_floats(std::size_t(T) * n, 11);
+            const auto w = random_floats(std::size_t(d) * n, 12, 0.1f);
+            const Encoded e = encode(type, w);
+            for (Isa isa : cpu::available_isas()) {
+                const cpu::Kernels& k = *cpu::kernels_for(isa);
+                INFO(ggml_type_name(type) << " on " << cpu::isa_name(isa) << ", d " << d);
+                std::vector<float> want(std::size_t(T) * d), got(want.size()), one(want.size()),
+                    threaded(want.size());
+                k.matmul(want.data(), x.data(), e.values.data(), T, n, d, nullptr);
+                k.matmul_compact(got.data(), x.data(), type, e.bytes.data(), T, n, d, nullptr);
+                CHECK(same_bits(got, want));
+                // a row alone and on threads: the same bits (as the float32 matmul guarantees)
+                for (int t = 0; t < T; ++t)
+                    k.matmul_compact(one.data() + std::size_t(t) * d, x.data() + std::size_t(t) * n,
+                                     type, e.bytes.data(), 1, n, d, nullptr);
+                CHECK(same_bits(one, want));
+                k.matmul_compact(threaded.data(), x.data(), type, e.bytes.data(), T, n, d, &pool);
+                CHECK(same_bits(threaded, want));
+            }
         }
-    }
 }
 
 TEST_CASE("compact matmul is within its type's rounding of the float32 reference", "[compact]") {

@@ -4,6 +4,8 @@
 // Every SIMD path this CPU runs (kernels/cpu/isa.h) is tested, not only the one chosen at start.
 #include <algorithm>
 #include <catch2/catch.hpp>
+
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -79,25 +81,27 @@ TEST_CASE("fast matmul matches the reference on every tile and tail shape", "[cp
 }
 
 TEST_CASE("a matmul row has the same bits alone, in a batch and on threads", "[cpu_ops]") {
-    // Long enough for several cache blocks of tokens and the threaded path.
-    const int T = 300, n = 172, d = 100;
-    const auto x = random_floats(std::size_t(T) * n, 7);
-    const auto w = random_floats(std::size_t(d) * n, 8);
-    for (const cpu::Kernels* k : paths()) {
-        INFO(cpu::isa_name(k->isa));
-        std::vector<float> batch(std::size_t(T) * d), single(batch.size());
-        k->matmul(batch.data(), x.data(), w.data(), T, n, d, nullptr);
-        for (int t = 0; t < T; ++t)
-            k->matmul(single.data() + std::size_t(t) * d, x.data() + std::size_t(t) * n, w.data(),
-                      1, n, d, nullptr);
-        CHECK(same_bits(batch, single));
-        for (int threads : {2, 3}) {
-            cpu::ThreadPool pool(threads);
-            std::vector<float> threaded(batch.size());
-            k->matmul(threaded.data(), x.data(), w.data(), T, n, d, &pool);
-            CHECK(same_bits(batch, threaded));
+    // T = 300: several cache blocks of tokens and the threaded path. 768 x 352: a matrix large
+    // enough (270,336 weights) that one token against it goes row by row, a batch in tiles.
+    for (const auto [T, n, d] :
+         {std::array<int, 3>{300, 172, 100}, std::array<int, 3>{5, 768, 352}})
+        for (const cpu::Kernels* k : paths()) {
+            const auto x = random_floats(std::size_t(T) * n, 7);
+            const auto w = random_floats(std::size_t(d) * n, 8);
+            INFO(cpu::isa_name(k->isa) << " T " << T << " n " << n << " d " << d);
+            std::vector<float> batch(std::size_t(T) * d), single(batch.size());
+            k->matmul(batch.data(), x.data(), w.data(), T, n, d, nullptr);
+            for (int t = 0; t < T; ++t)
+                k->matmul(single.data() + std::size_t(t) * d, x.data() + std::size_t(t) * n,
+                          w.data(), 1, n, d, nullptr);
+            CHECK(same_bits(batch, single));
+            for (int threads : {2, 3}) {
+                cpu::ThreadPool pool(threads);
+                std::vector<float> threaded(batch.size());
+                k->matmul(threaded.data(), x.data(), w.data(), T, n, d, &pool);
+                CHECK(same_bits(batch, threaded));
+            }
         }
-    }
 }
 
 TEST_CASE("the thread pool runs every item exactly once, also many jobs back to back",

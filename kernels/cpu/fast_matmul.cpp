@@ -8,12 +8,20 @@
 //    vector;
 //  - cache blocks: tokens go in blocks whose rows fit in L1, and every weight row is swept over a
 //    block while it is in cache, so a batched prefill reads the weights once per block rather than
-//    once per token.
+//    once per token;
+//  - one stream for decode: a single token against a matrix too large for the caches is computed
+//    one weight row after another, because the hardware prefetcher follows one sequential stream
+//    at the core's full read bandwidth and eight interleaved rows at about 70% of it (measured on
+//    the 85M model's matrices: 27-28 GB/s row by row, 19-20 GB/s in 8-row tiles, 14-16 GB/s in 2-
+//    and 4-row tiles; docs/bench/cpu-perf-quiet-2cpu.txt), on the paths with FMA. A matrix in
+//    cache keeps the tiles, whose eight independent sums hide the FMA latency.
 // Every element is the same lane sum in the same order whatever the tile, block, T or thread
 // count, so batched and single-token passes agree bit for bit. The weights may be compact (F16,
 // BF16, Q8_0: weight_rows.h): they are widened to float32 as they are loaded, and the sums are
 // the same as the float32 matmul's on the dequantised matrix.
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #include "core/error.h"
 #include "kernels/cpu/isa_kernels.h"
@@ -31,6 +39,33 @@ constexpr std::size_t kL1Bytes = 32 * 1024;  // token rows per block: what fits 
 // thread costs a few microseconds, and a smaller matmul takes about that long alone.
 constexpr double kMinParallelMacs = 1 << 17;
 constexpr int kItemsPerThread = 8;  // row ranges per thread: a late thread leaves little behind
+// From this many weights (1 MiB of float32) a matrix is read from memory at every decode step,
+// not from the caches: one token against it goes row by row (see "one stream" above).
+constexpr double kStreamWeights = 1 << 18;
+// Only where the path has FMA: without it (sse, the page's simd128) one row's single chain of
+// multiplies and adds is latency-bound, and 8-row tiles read faster (sse on the 85M model's
+// matrices: 5.8 GB/s row by row against 13.8 GB/s in tiles).
+#ifdef __FMA__
+constexpr bool kOneStream = true;
+#else
+constexpr bool kOneStream = false;
+#endif
+
+VEC_INLINE Vec8 load8(const float* p) {
+    Vec8 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+// Lanes 0-7 (H = 0) or 8-15 (H = 1) of a 16-lane register. (A template, as fold8 is, so that
+// the branch not taken is not compiled.)
+template <int H, class V = Vec>
+VEC_INLINE Vec8 half(const V& v) {
+    if constexpr (sizeof(V) == sizeof(Vec8))
+        return v;
+    else
+        return __builtin_shufflevector(v, v, 8 * H + 0, 8 * H + 1, 8 * H + 2, 8 * H + 3, 8 * H + 4,
+                                       8 * H + 5, 8 * H + 6, 8 * H + 7);
+}
 
 // out[t0 + c, i0 .. i0 + 7] for c < C.   x: [T, n], w: [d, n] read through W (weight_rows.h),
 // out: [T, d]. The weight rows are read a step at a time (kLanes values, or one Q8_0 block),
@@ -78,10 +113,44 @@ float dot_row(const W& w, int i, const float* x, int n) {
     return sum_lanes(acc);
 }
 
+// dot_row for one token against a matrix read from memory. On the 16-lane path a float32 row's 16
+// lane sums are kept as two 8-float halves (lanes 0-7 and 8-15, each in the same order), which is
+// the same arithmetic: sum_lanes folds a 16-lane register into lo + hi first. The halves stream
+// at the bandwidth the 8-lane path reaches where whole 16-float registers did not (the 85M model,
+// one thread: 78 against 55 tok/s; docs/bench/cpu-perf-quiet-2cpu.txt).
+template <class W>
+float dot_row_streamed(const W& w, int i, const float* x, int n) {
+    if constexpr (kLanes == 16 && std::is_same_v<W, F32Rows>) {
+        const float* r = w.row(i);
+        Vec8 lo = {}, hi = {};
+        int j = 0;
+        for (; j + kLanes <= n; j += kLanes) {
+            lo = load8(r + j) * load8(x + j) + lo;
+            hi = load8(r + j + 8) * load8(x + j + 8) + hi;
+        }
+        if (j < n) {  // the zero-padded last block, as in dot_lanes()
+            const Vec wv = load_partial(r + j, n - j), xv = load_partial(x + j, n - j);
+            lo = half<0>(wv) * half<0>(xv) + lo;
+            hi = half<1>(wv) * half<1>(xv) + hi;
+        }
+        return sum_lanes(Vec(
+            __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)));
+    } else {
+        return dot_row(w, i, x, n);
+    }
+}
+
 // Rows [i_begin, i_end) of out for tokens [t_begin, t_end).
 template <class W>
 void rows(float* out, const float* x, const W& w, int n, int d, int i_begin, int i_end, int t_begin,
           int t_end) {
+    if (kOneStream && t_end - t_begin == 1 && double(n) * d >= kStreamWeights) {
+        // One token against a matrix from memory: one weight row at a time, one stream.
+        const float* xt = x + std::size_t(t_begin) * n;
+        for (int i = i_begin; i < i_end; ++i)
+            out[std::size_t(t_begin) * d + i] = dot_row_streamed(w, i, xt, n);
+        return;
+    }
     int i = i_begin;
     for (; i + kRows <= i_end; i += kRows) {
         int t = t_begin;
