@@ -44,38 +44,41 @@ llama() {  # gguf new
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 echo "# $(date -u '+%F %H:%M UTC'), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-echo "## decode, 1 thread, $ROUNDS interleaved rounds"
-for r in $(seq "$ROUNDS"); do
-    for spec in "${models[@]}"; do
-        IFS='|' read -r name km rc rt gg n new <<<"$spec"
-        order=(kvs runc llama)
-        [ $((r % 2)) -eq 0 ] && order=(llama runc kvs)
-        for who in "${order[@]}"; do
-            case $who in
-            kvs) echo "round=$r kvs-$name load=$(load) $(kvs "$km" "$new" 1)" ;;
-            runc) echo "round=$r runc-$name load=$(load) $(runc "$rc" "$rt" "$n")" ;;
-            llama) echo "round=$r llama-$name load=$(load) $(llama "$gg" "$new")" ;;
-            esac
+# Runs "$1" once per round and model, with r, name, km, rc, rt, gg, n and new set.
+each_round_and_model() {
+    for r in $(seq "$ROUNDS"); do
+        for spec in "${models[@]}"; do
+            IFS='|' read -r name km rc rt gg n new <<<"$spec"
+            "$1"
         done
     done
-done
+}
+decode_round() {
+    local order=(kvs runc llama)
+    [ $((r % 2)) -eq 0 ] && order=(llama runc kvs)
+    for who in "${order[@]}"; do
+        case $who in
+        kvs) echo "round=$r kvs-$name load=$(load) $(kvs "$km" "$new" 1)" ;;
+        runc) echo "round=$r runc-$name load=$(load) $(runc "$rc" "$rt" "$n")" ;;
+        llama) echo "round=$r llama-$name load=$(load) $(llama "$gg" "$new")" ;;
+        esac
+    done
+}
+first_token_round() {
+    echo "round=$r ttft-kvs-$name load=$(load) $(kvs "$km" 1 1)"
+    echo "round=$r ttft-runc-$name load=$(load) $(runc "$rc" "$rt" 6)"
+    echo "round=$r ttft-llama-$name load=$(load) $(llama "$gg" 1)"
+}
+threads_round() {
+    echo "round=$r t1-$name load=$(load) $(kvs "$km" "$new" 1)"
+    echo "round=$r t2-$name load=$(load) $(kvs "$km" "$new" 2)"
+}
+echo "## decode, 1 thread, $ROUNDS interleaved rounds"
+each_round_and_model decode_round
 echo "## time to first token: the whole process for one new token (load included)"
-for r in $(seq "$ROUNDS"); do
-    for spec in "${models[@]}"; do
-        IFS='|' read -r name km rc rt gg n new <<<"$spec"
-        echo "round=$r ttft-kvs-$name load=$(load) $(kvs "$km" 1 1)"
-        echo "round=$r ttft-runc-$name load=$(load) $(runc "$rc" "$rt" 6)"
-        echo "round=$r ttft-llama-$name load=$(load) $(llama "$gg" 1)"
-    done
-done
+each_round_and_model first_token_round
 echo "## threads: generate --threads 1 and 2, interleaved"
-for r in $(seq "$ROUNDS"); do
-    for spec in "${models[@]}"; do
-        IFS='|' read -r name km rc rt gg n new <<<"$spec"
-        echo "round=$r t1-$name load=$(load) $(kvs "$km" "$new" 1)"
-        echo "round=$r t2-$name load=$(load) $(kvs "$km" "$new" 2)"
-    done
-done
+each_round_and_model threads_round
 echo "## limits"
 "$CLI" bench --limits --threads 2 --repeats 7
 echo "## a 1 GB checkpoint, warm in the page cache: info (open, validate, map) and one new token"
