@@ -56,6 +56,16 @@ VEC_INLINE Vec8 load8(const float* p) {
     std::memcpy(&v, p, sizeof v);
     return v;
 }
+// lo and hi as one 16-lane register: the inverse of half<0>, half<1>. (A template so that the
+// 8-lane paths, where this is never called, do not compile the conversion.)
+template <class V = Vec>
+VEC_INLINE V join(const Vec8& lo, const Vec8& hi) {
+    if constexpr (sizeof(V) == sizeof(Vec8))
+        return lo + hi;
+    else
+        return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+                                       15);
+}
 // Lanes 0-7 (H = 0) or 8-15 (H = 1) of a 16-lane register. (A template, as fold8 is, so that
 // the branch not taken is not compiled.)
 template <int H, class V = Vec>
@@ -133,8 +143,7 @@ float dot_row_streamed(const W& w, int i, const float* x, int n) {
             lo = half<0>(wv) * half<0>(xv) + lo;
             hi = half<1>(wv) * half<1>(xv) + hi;
         }
-        return sum_lanes(Vec(
-            __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)));
+        return sum_lanes(join(lo, hi));
     } else {
         return dot_row(w, i, x, n);
     }
