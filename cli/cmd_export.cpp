@@ -1,5 +1,6 @@
 // export: a llama2.c model (checkpoint + tokenizer.bin) written as a GGUF v3 `llama` file that
-// llama.cpp reads, its matrices in F32, F16, BF16, Q8_0 or Q4_0 (core/gguf_writer.h).
+// llama.cpp reads, its matrices in F32, F16, BF16, Q8_0 or Q4_0 (core/gguf_writer.h), or as a
+// Hugging Face LlamaForCausalLM folder of safetensors (core/hf_writer.h).
 #include <chrono>
 #include <cstdio>
 
@@ -10,6 +11,7 @@
 #include "core/file_bytes.h"
 #include "core/format.h"
 #include "core/gguf_writer.h"
+#include "core/hf_writer.h"
 #include "core/llama_model.h"
 #include "core/model_loader.h"
 
@@ -20,19 +22,26 @@ int cmd_export(int argc, char** argv) {
            {{"model", "NAME|FILE", "default | stories260K | a llama2.c checkpoint"},
             {"tokenizer", "FILE", "its tokenizer.bin (default: found beside it)"},
             {"gguf", "FILE.gguf", "the GGUF file to write"},
+            {"hf", "FOLDER", "or a Hugging Face folder to write (config.json, safetensors)"},
+            {"shard-mb", "N", "--hf: safetensors shards of at most N MB (default: one file)"},
             {"type", "T", "matrices' type: f32 | f16 | bf16 | q8_0 | q4_0 (default f32)"}},
            argc, argv, 2);
     if (a.help()) {
         std::fputs(
             "Write a llama2.c model as a GGUF v3 file (architecture llama) for llama.cpp and for "
             "kvscope's own --model. Norms stay F32; a matrix whose rows are not whole 32-value "
-            "blocks is F16 in a q8_0/q4_0 file.\n",
+            "blocks is F16 in a q8_0/q4_0 file. Or, with --hf, as a Hugging Face "
+            "LlamaForCausalLM folder (every tensor f32, f16 or bf16; q/k rows in HF's "
+            "rotate-half order; tokenizer.bin beside).\n",
             stdout);
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
-    if (!a.has("gguf")) throw Error("export: --gguf FILE.gguf is required");
+    if (a.has("gguf") == a.has("hf"))
+        throw Error("export: one of --gguf FILE.gguf and --hf FOLDER is required");
     const GgmlType type = ggml_type_from_name(a.str("type", "f32"));
+    const int shard_mb = a.integer("shard-mb", 0, 0, 1 << 20);
+    if (shard_mb && !a.has("hf")) throw Error("export: --shard-mb goes with --hf");
     const auto m = open_model(a.str("model", "default"), a.str("tokenizer", ""));
     const auto* tok = dynamic_cast<const BpeTokenizer*>(&m->tokenizer());
     const auto* llama = dynamic_cast<const LlamaModel*>(m.get());
@@ -40,6 +49,14 @@ int cmd_export(int argc, char** argv) {
         throw Error("export: --model must be a llama2.c checkpoint with its tokenizer.bin (" +
                     m->name() + " is not)");
     const auto t0 = std::chrono::steady_clock::now();
+    if (a.has("hf")) {
+        write_hf_llama(a.str("hf"), llama->config(), llama->weights(), *tok, type,
+                       std::uint64_t(shard_mb) << 20);
+        std::printf("%s: Hugging Face LlamaForCausalLM, %s tensors, written in %.2f s\n",
+                    a.str("hf").c_str(), ggml_type_name(type),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        return 0;
+    }
     write_gguf_llama(a.str("gguf"), llama->config(), llama->weights(), *tok, type, m->name());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%s: GGUF v3, llama, %s matrices, %s, written in %.2f s\n", a.str("gguf").c_str(),

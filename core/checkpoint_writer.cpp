@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/bpe_tokenizer.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/splitmix64.h"
@@ -71,6 +72,25 @@ void write_random_checkpoint(const std::string& path, const ModelConfig& c, std:
     });
 }
 
+namespace {
+
+// The one layout of tokenizer.bin: int32 max_token_length, then per token float32 score, int32
+// length, bytes.
+std::vector<unsigned char> tokenizer_bin(std::int32_t max_len, const std::vector<std::string>& v,
+                                         const std::vector<float>& scores) {
+    std::vector<unsigned char> out;
+    put_bytes(out, &max_len, 4);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const auto len = static_cast<std::int32_t>(v[i].size());
+        put_bytes(out, &scores[i], 4);
+        put_bytes(out, &len, 4);
+        put_bytes(out, v[i].data(), v[i].size());
+    }
+    return out;
+}
+
+}  // namespace
+
 std::vector<unsigned char> tokenizer_file_bytes(const std::vector<std::string>& pieces, int vocab) {
     std::vector<std::string> v = {"<unk>", "\n<s>\n", "\n</s>\n"};
     for (int b = 0; b < 256 && static_cast<int>(v.size()) < vocab; ++b) {
@@ -81,21 +101,25 @@ std::vector<unsigned char> tokenizer_file_bytes(const std::vector<std::string>& 
     for (const auto& p : pieces)
         if (static_cast<int>(v.size()) < vocab) v.push_back(p);
     while (static_cast<int>(v.size()) < vocab) v.push_back("<pad" + std::to_string(v.size()) + ">");
-    std::vector<unsigned char> out;
     std::int32_t max_len = 0;
-    for (const auto& s : v)
-        max_len = std::max<std::int32_t>(max_len, static_cast<std::int32_t>(s.size()));
-    put_bytes(out, &max_len, 4);
+    std::vector<float> scores;
     for (std::size_t i = 0; i < v.size(); ++i) {
+        max_len = std::max<std::int32_t>(max_len, static_cast<std::int32_t>(v[i].size()));
         // Byte and special pieces score 0; merged pieces -rank (earlier merges first); pads never.
         const bool merged = i >= 259 && i < 259 + pieces.size();
-        const float score = merged ? -static_cast<float>(i - 259) : (i >= 259 ? -1e6f : 0.0f);
-        const auto len = static_cast<std::int32_t>(v[i].size());
-        put_bytes(out, &score, 4);
-        put_bytes(out, &len, 4);
-        put_bytes(out, v[i].data(), v[i].size());
+        scores.push_back(merged ? -static_cast<float>(i - 259) : (i >= 259 ? -1e6f : 0.0f));
     }
-    return out;
+    return tokenizer_bin(max_len, v, scores);
+}
+
+std::vector<unsigned char> tokenizer_file_bytes(const BpeTokenizer& tok) {
+    std::vector<std::string> v;
+    std::vector<float> scores;
+    for (int i = 0; i < tok.vocab_size(); ++i) {
+        v.push_back(tok.piece(i));
+        scores.push_back(tok.score(i));
+    }
+    return tokenizer_bin(tok.max_token_length(), v, scores);
 }
 
 }  // namespace kvs

@@ -23,4 +23,8 @@ void write_random_checkpoint(const std::string& path, const ModelConfig& c, std:
 // "<padN>" fillers that never merge.
 std::vector<unsigned char> tokenizer_file_bytes(const std::vector<std::string>& pieces, int vocab);
 
+// The bytes of a loaded tokenizer.bin again (the Hugging Face export puts one in its folder).
+class BpeTokenizer;
+std::vector<unsigned char> tokenizer_file_bytes(const BpeTokenizer& tok);
+
 }  // namespace kvs

@@ -20,7 +20,6 @@ namespace {
 constexpr std::size_t kMaxGgufBytes = std::size_t(16) << 30;  // mapped, so only address space
 constexpr double kRopeBase = 10000.0;                         // kernels/cpu: RoPE's base
 constexpr double kRmsEps = 1e-5;                              // kernels/cpu: RMSNorm's epsilon
-constexpr std::size_t kMaxContext = 1 << 17;                  // ModelConfig::validate's bound
 
 int shape_value(const GgufFile& f, const std::string& key, int fallback = -1) {
     const auto v = f.get_uint(key);
@@ -81,19 +80,7 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     // The context the user chose, when shorter: the KV cache is allocated for that, not more.
     std::string context_note;
     if (c.seq_len > 0) c.seq_len = session_context(c.seq_len, limits.context, context_note);
-    // A long-context model's whole-context cache may not fit kvscope's bound (or its context
-    // kvscope's 131072): the context is then cut to what does, and the format says so.
-    if (c.n_layers > 0 && c.n_kv_heads > 0 && c.n_heads > 0 && c.dim >= c.n_heads &&
-        c.seq_len > 0) {
-        const std::size_t per_token = c.kv_bytes_per_token(sizeof(float));
-        const std::size_t fits = std::min<std::size_t>(
-            per_token ? ModelConfig::kMaxKvCacheBytes / per_token : 0, kMaxContext);
-        if (fits >= 1 && static_cast<std::size_t>(c.seq_len) > fits) {
-            context_note = ", context cut from " + std::to_string(c.seq_len) + " to " +
-                           std::to_string(fits) + " (kvscope's KV cache bound)";
-            c.seq_len = static_cast<int>(fits);
-        }
-    }
+    cut_context_to_kv_bound(c, context_note);
     c.validate(name);
     if (const auto rd = f.get_uint("llama.rope.dimension_count");
         rd && *rd != std::uint64_t(c.head_dim()))
@@ -184,11 +171,9 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     };
 
     // Every tensor was checked against the file's bytes, so this copy is at most ~7 x the file
-    // (Q4_0: 32 floats from 18 bytes). Zero pages from calloc: with compact weights the matrices'
-    // share of it is never written, so it never becomes resident.
-    std::shared_ptr<float[]> copy(static_cast<float*>(std::calloc(at ? at : 1, sizeof(float))),
-                                  [](float* p) { std::free(p); });
-    if (!copy) throw std::bad_alloc();
+    // (Q4_0: 32 floats from 18 bytes). Zero pages (zeroed_floats): with compact weights the
+    // matrices' share of it is never written, so it never becomes resident.
+    std::shared_ptr<float[]> copy = zeroed_floats(at);
     for (const auto& s : slots) {
         const GgufTensorInfo& t = *f.tensor(s.name);
         const bool kept = compact && is_matrix(s.name);

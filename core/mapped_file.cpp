@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 #include "core/error.h"
 #include "core/file_bytes.h"
@@ -55,6 +56,17 @@ void MappedFile::release(const unsigned char* p, std::size_t n) const {
     const auto hi = (reinterpret_cast<std::uintptr_t>(p) + n) / page * page;
     if (p >= data_ && p + n <= data_ + size_ && hi > lo)
         ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
+
+std::shared_ptr<float[]> zeroed_floats(std::size_t n) {
+    const std::size_t bytes = (n ? n : 1) * sizeof(float);
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the pages are 4 KiB
+#endif
+    return std::shared_ptr<float[]>(static_cast<float*>(p),
+                                    [bytes](float* q) { ::munmap(q, bytes); });
 }
 
 MappedFile::~MappedFile() {

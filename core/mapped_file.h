@@ -31,4 +31,10 @@ class MappedFile {
     std::size_t size_;
 };
 
+// n zeroed floats in an anonymous mapping that asks for transparent huge pages (MADV_HUGEPAGE):
+// a loader filling a 1 GB copy faults 512 times fewer pages (measured here: a 1 GB copy from a
+// mapped file 3.3 s into calloc'd memory, 1.1-1.6 s into this). Pages never written stay
+// unbacked, as with calloc. Throws std::bad_alloc when the mapping fails.
+std::shared_ptr<float[]> zeroed_floats(std::size_t n);
+
 }  // namespace kvs

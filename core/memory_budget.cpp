@@ -1,5 +1,6 @@
 #include "core/memory_budget.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -56,6 +57,21 @@ int session_context(int model_context, int chosen, std::string& note) {
     note += ", context " + std::to_string(chosen) + " of the model's " +
             std::to_string(model_context) + " (chosen)";
     return chosen;
+}
+
+void cut_context_to_kv_bound(ModelConfig& c, std::string& note) {
+    constexpr std::size_t kMaxContext = 1 << 17;  // ModelConfig::validate's bound
+    if (c.n_layers <= 0 || c.n_kv_heads <= 0 || c.n_heads <= 0 || c.dim < c.n_heads ||
+        c.seq_len <= 0)
+        return;
+    const std::size_t per_token = c.kv_bytes_per_token(sizeof(float));
+    const std::size_t fits = std::min<std::size_t>(
+        per_token ? ModelConfig::kMaxKvCacheBytes / per_token : 0, kMaxContext);
+    if (fits >= 1 && static_cast<std::size_t>(c.seq_len) > fits) {
+        note = ", context cut from " + std::to_string(c.seq_len) + " to " + std::to_string(fits) +
+               " (kvscope's KV cache bound)";
+        c.seq_len = static_cast<int>(fits);
+    }
 }
 
 void check_fits(const std::string& name, std::uint64_t weight_bytes, const ModelConfig& c,

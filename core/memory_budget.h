@@ -37,6 +37,12 @@ std::vector<MemoryBudget> budgets_for(const Backend& backend);
 // cut (", context 256 of the model's 2048 (chosen)").
 int session_context(int model_context, int chosen, std::string& note);
 
+// A long-context model's whole-context KV cache may not fit kvscope's bound (kMaxKvCacheBytes), or
+// its context kvscope's 131072: the context is then cut to what does, and `note` says so
+// (", context cut from 1000000 to 131072 (kvscope's KV cache bound)"). Shapes not yet valid are
+// left for ModelConfig::validate to refuse.
+void cut_context_to_kv_bound(ModelConfig& c, std::string& note);
+
 // Throws kvs::Error naming `name` when weight_bytes + c's KV cache at c.seq_len exceed a budget:
 // "NAME: does not fit: needs 31.0 GiB for weights (30.0 GiB) + KV cache at context 8192
 // (1.00 GiB), 16.0 GiB available (MemAvailable in /proc/meminfo); a shorter --context needs less"

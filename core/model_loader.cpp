@@ -7,6 +7,7 @@
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/gguf_llama.h"
+#include "core/hf_llama.h"
 #include "core/install_paths.h"
 #include "core/llama_model.h"
 #include "core/toy_model.h"
@@ -89,6 +90,8 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
         path = stories260k_path();
         if (path.empty()) throw Error("stories260K: ../shared/models/stories260K.bin not found");
     }
+    // A Hugging Face folder (config.json + safetensors): its own layout and tokenizer files.
+    if (!hf_model_folder(path).empty()) return load_hf_model(path, tokenizer, limits, weights);
     // By content, not by name: a GGUF file carries its own tokenizer.
     if (is_gguf_file(path)) {
         if (!tokenizer.empty())

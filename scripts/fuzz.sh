@@ -22,7 +22,7 @@ built=$SECONDS
 
 # target:max_len. Inputs are capped so a run explores shapes, not sizes.
 targets=(checkpoint:8192 tokenizer_parse:8192 tokenizer_encode:4096 lesson:4096 lesson_expr:512
-         font:8192 settings:4096 gguf:40000)
+         font:8192 settings:4096 gguf:40000 hf:40000)
 mkdir -p "$dir/artifacts"
 run_one() {
     local t="$1" len="$2"

@@ -1,0 +1,112 @@
+#include "core/hf_writer.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/checkpoint_writer.h"
+#include "core/error.h"
+#include "core/gguf_writer.h"
+#include "core/hf_llama.h"
+#include "core/output_file.h"
+#include "core/safetensors_file.h"
+
+namespace kvs {
+namespace fs = std::filesystem;
+
+void write_hf_llama(const std::string& folder, const ModelConfig& c, const LlamaWeights& w,
+                    const BpeTokenizer& tok, GgmlType type, std::uint64_t shard_bytes) {
+    if (type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::BF16)
+        throw Error(folder + ": a Hugging Face folder holds F32, F16 or BF16 tensors, not " +
+                    ggml_type_name(type));
+    const fs::path dir(folder);
+    std::error_code ec;
+    if (fs::exists(dir / "config.json", ec))
+        throw Error(folder + ": already holds a config.json (a model is never overwritten)");
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir, ec))
+        throw Error(folder + ": cannot create the folder (" + ec.message() + ")");
+
+    const std::size_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
+    const std::size_t head = c.head_dim(), value_bytes = type == GgmlType::F32 ? 4 : 2;
+    // One tensor: `rows` x `n` floats at p, rows reordered for q and k.
+    auto tensor = [&](std::string name, const float* p, std::size_t rows, std::size_t n,
+                      bool permute) {
+        SafeTensorOut t{std::move(name), type, {}, {}};
+        t.shape = rows == 1 ? std::vector<std::uint64_t>{n} : std::vector<std::uint64_t>{rows, n};
+        t.bytes.resize(rows * n * value_bytes);
+        for (std::size_t r = 0; r < rows; ++r)  // HF row rotate_half_row(r) holds llama2.c's r
+            encode_values(type, p + r * n, n,
+                          reinterpret_cast<unsigned char*>(t.bytes.data()) +
+                              (permute ? rotate_half_row(r, head) : r) * n * value_bytes);
+        return t;
+    };
+    std::vector<SafeTensorOut> all;
+    all.push_back(tensor("model.embed_tokens.weight", w.token_embedding, V, d, false));
+    for (std::size_t l = 0; l < std::size_t(c.n_layers); ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        all.push_back(tensor(p + "input_layernorm.weight", w.rms_att + l * d, 1, d, false));
+        all.push_back(tensor(p + "self_attn.q_proj.weight", w.wq + l * d * d, d, d, true));
+        all.push_back(tensor(p + "self_attn.k_proj.weight", w.wk + l * kv * d, kv, d, true));
+        all.push_back(tensor(p + "self_attn.v_proj.weight", w.wv + l * kv * d, kv, d, false));
+        all.push_back(tensor(p + "self_attn.o_proj.weight", w.wo + l * d * d, d, d, false));
+        all.push_back(
+            tensor(p + "post_attention_layernorm.weight", w.rms_ffn + l * d, 1, d, false));
+        all.push_back(tensor(p + "mlp.gate_proj.weight", w.w1 + l * hd * d, hd, d, false));
+        all.push_back(tensor(p + "mlp.down_proj.weight", w.w2 + l * d * hd, d, hd, false));
+        all.push_back(tensor(p + "mlp.up_proj.weight", w.w3 + l * hd * d, hd, d, false));
+    }
+    all.push_back(tensor("model.norm.weight", w.rms_final, 1, d, false));
+    if (!c.shared_classifier) all.push_back(tensor("lm_head.weight", w.wcls, V, d, false));
+
+    // Shards: tensors in order, a new shard when the next would pass shard_bytes.
+    std::vector<std::vector<SafeTensorOut>> shards(1);
+    std::uint64_t in_shard = 0;
+    for (auto& t : all) {
+        if (shard_bytes && in_shard && in_shard + t.bytes.size() > shard_bytes) {
+            shards.emplace_back();
+            in_shard = 0;
+        }
+        in_shard += t.bytes.size();
+        shards.back().push_back(std::move(t));
+    }
+    nlohmann::ordered_json map = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        char name[64];
+        std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
+        const std::string file = shards.size() == 1 ? "model.safetensors" : name;
+        for (const auto& t : shards[i]) map[t.name] = file;
+        write_output_file((dir / file).string(), safetensors_bytes(shards[i]));
+    }
+    if (shards.size() > 1)
+        write_output_file((dir / "model.safetensors.index.json").string(),
+                          nlohmann::ordered_json{{"metadata", nlohmann::ordered_json::object()},
+                                                 {"weight_map", map}}
+                              .dump(2));
+
+    const nlohmann::ordered_json config = {{"architectures", {"LlamaForCausalLM"}},
+                                           {"model_type", "llama"},
+                                           {"hidden_size", c.dim},
+                                           {"intermediate_size", c.hidden_dim},
+                                           {"num_hidden_layers", c.n_layers},
+                                           {"num_attention_heads", c.n_heads},
+                                           {"num_key_value_heads", c.n_kv_heads},
+                                           {"vocab_size", c.vocab_size},
+                                           {"max_position_embeddings", c.seq_len},
+                                           {"hidden_act", "silu"},
+                                           {"rms_norm_eps", 1e-5},
+                                           {"rope_theta", 10000.0},
+                                           {"rope_scaling", nullptr},
+                                           {"tie_word_embeddings", c.shared_classifier},
+                                           {"bos_token_id", BpeTokenizer::kBos},
+                                           {"eos_token_id", BpeTokenizer::kEos},
+                                           {"torch_dtype", type == GgmlType::F32   ? "float32"
+                                                           : type == GgmlType::F16 ? "float16"
+                                                                                   : "bfloat16"}};
+    const auto tb = tokenizer_file_bytes(tok);
+    write_output_file((dir / "tokenizer.bin").string(),
+                      std::string_view(reinterpret_cast<const char*>(tb.data()), tb.size()));
+    // config.json last: a folder cut short by an error is not yet a model.
+    write_output_file((dir / "config.json").string(), config.dump(2) + "\n");
+}
+
+}  // namespace kvs

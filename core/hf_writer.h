@@ -1,0 +1,23 @@
+#pragma once
+// Writes a llama2.c model (checkpoint + tokenizer.bin) as a Hugging Face LlamaForCausalLM folder
+// that core/hf_llama.h reads back: config.json, the weights as safetensors (one file, or shards of
+// at most `shard_bytes` listed by model.safetensors.index.json), and tokenizer.bin. q_proj and
+// k_proj rows are written in HF's rotate-half order (rotate_half_row); the other matrices are
+// llama2.c's [out, in] rows as they are; a shared classifier means tie_word_embeddings and no
+// lm_head.weight.
+#include <cstdint>
+#include <string>
+
+#include "core/bpe_tokenizer.h"
+#include "core/checkpoint.h"
+#include "core/gguf_file.h"
+
+namespace kvs {
+
+// `type`: F32, F16 or BF16 for every tensor (HF keeps one dtype). `folder` is created when absent;
+// an existing folder must not hold a config.json (a model of the user's is never overwritten).
+// Every file goes through core/output_file.h. Throws kvs::Error naming the path.
+void write_hf_llama(const std::string& folder, const ModelConfig& c, const LlamaWeights& w,
+                    const BpeTokenizer& tok, GgmlType type, std::uint64_t shard_bytes = 0);
+
+}  // namespace kvs

@@ -1,0 +1,52 @@
+// Fuzz target: a Hugging Face Llama folder's two inputs in one: config.json's text, a NUL byte,
+// then a safetensors file -> SafetensorsFile::parse and parse_hf_llama (header JSON, dtypes,
+// shapes, offsets, the config's keys against the tensors, the q/k row order). Whatever parses is
+// checked and, when its KV cache is small, run for a few greedy steps on the CPU backend.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "core/bpe_tokenizer.h"
+#include "core/checkpoint_writer.h"
+#include "core/error.h"
+#include "core/hf_llama.h"
+#include "core/llama_model.h"
+#include "core/session.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/fuzz/fuzz_check.h"
+
+using namespace kvs;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const auto* nul = static_cast<const std::uint8_t*>(std::memchr(data, 0, size));
+    if (!nul) return 0;
+    const std::string_view config(reinterpret_cast<const char*>(data), std::size_t(nul - data));
+    HfLlama h;
+    try {
+        const auto f = SafetensorsFile::parse(nul + 1, size - std::size_t(nul + 1 - data), "fuzz");
+        for (const auto& t : f.tensors()) FUZZ_CHECK(t.data >= nul + 1 && t.data <= data + size);
+        h = parse_hf_llama(config, {f}, "fuzz");
+    } catch (const Error&) {
+        return 0;
+    }
+    const ModelConfig c = h.ck.config;
+    FUZZ_CHECK(h.ck.weights.wcls + std::size_t(c.vocab_size) * c.dim <=
+               h.ck.weights.all.data() + h.ck.weights.all.size());
+    if (c.kv_bytes_per_token() * c.seq_len > (std::size_t(64) << 20) || c.vocab_size < 3) return 0;
+    const auto tb = tokenizer_file_bytes({"a", " a"}, c.vocab_size);
+    LlamaModel m(std::move(h.ck), BpeTokenizer::parse(tb.data(), tb.size(), c.vocab_size, "tok"),
+                 "fuzz");
+    CpuBackend backend(false);
+    Session s(m, backend, SessionConfig{});
+    try {
+        s.set_prompt("a a");
+    } catch (const Error&) {
+        return 0;  // the context is shorter than the prompt
+    }
+    for (int i = 0; i < 3 && !s.finished(); ++i) {
+        const StepRecord& r = s.step();
+        FUZZ_CHECK(r.token_out >= 0 && r.token_out < c.vocab_size);
+    }
+    return 0;
+}

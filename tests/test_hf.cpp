@@ -1,0 +1,350 @@
+// Hugging Face Llama folders (issue 18): our exports of the llama2.c models (config.json +
+// safetensors, one file or shards) read back as the same model (F32: the same logits bit for bit;
+// F16/BF16: the same greedy text, logit differences bounded, and kept compact the same logits as
+// dequantised), q/k rows in HF's rotate-half order checked against that RoPE's own definition,
+// and hostile folders refused with one line.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/bpe_tokenizer.h"
+#include "core/error.h"
+#include "core/gguf_writer.h"
+#include "core/hf_llama.h"
+#include "core/hf_writer.h"
+#include "core/llama_model.h"
+#include "core/model_loader.h"
+#include "core/safetensors_file.h"
+#include "core/session.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+    std::vector<int> tokens;
+    std::vector<std::vector<float>> logits;
+    std::string text;
+};
+
+Run greedy(const Model& m, const std::string& prompt, int max_new) {
+    CpuBackend be(false);
+    SessionConfig cfg;
+    cfg.max_new_tokens = max_new;
+    Session s(m, be, cfg);
+    s.set_prompt(prompt);
+    Run r;
+    while (!s.finished()) r.logits.push_back(s.step().logits);
+    r.tokens = s.tokens();
+    r.text = s.text();
+    return r;
+}
+
+float max_diff(const Run& a, const Run& b) {
+    float d = 0;
+    REQUIRE(a.logits.size() == b.logits.size());
+    for (std::size_t i = 0; i < a.logits.size(); ++i) {
+        REQUIRE(a.logits[i].size() == b.logits[i].size());
+        for (std::size_t j = 0; j < a.logits[i].size(); ++j)
+            d = std::max(d, std::abs(a.logits[i][j] - b.logits[i][j]));
+    }
+    return d;
+}
+
+std::string export_hf(const Model& m, const fs::path& dir, const std::string& type,
+                      std::uint64_t shard_bytes = 0) {
+    const auto& lm = dynamic_cast<const LlamaModel&>(m);
+    const auto folder = (dir / (m.name() + "-" + type + (shard_bytes ? "-sharded" : ""))).string();
+    write_hf_llama(folder, lm.config(), lm.weights(),
+                   dynamic_cast<const BpeTokenizer&>(m.tokenizer()), ggml_type_from_name(type),
+                   shard_bytes);
+    return folder;
+}
+
+std::vector<unsigned char> bytes_of(const fs::path& path) {
+    std::ifstream f(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+std::vector<std::unique_ptr<Model>> llama2c_models() {
+    std::vector<std::unique_ptr<Model>> ms;
+    ms.push_back(open_model("default"));
+    if (fs::exists(test::stories_model()))  // GQA: 8 query heads, 4 kv heads
+        ms.push_back(open_model(test::stories_model(), test::stories_tokenizer()));
+    return ms;
+}
+
+}  // namespace
+
+TEST_CASE("HF exports read back as the llama2.c model: F32 bit for bit, shards as one file",
+          "[hf]") {
+    const auto dir = test::temp_dir("hf-export");
+    for (const auto& m : llama2c_models()) {
+        const Run ref = greedy(*m, "Once upon a time", 40);
+        for (std::uint64_t shard : {std::uint64_t(0), std::uint64_t(64) << 10}) {
+            const auto folder = export_hf(*m, dir, "f32", shard);
+            INFO(m->name() << " shards of " << shard << " bytes");
+            CHECK(fs::exists(fs::path(folder) / "model.safetensors.index.json") == (shard > 0));
+            const auto h = open_model(folder);
+            CHECK(h->config().describe() == m->config().describe());
+            CHECK(h->format().find("Hugging Face LlamaForCausalLM") == 0);
+            const Run r = greedy(*h, "Once upon a time", 40);
+            CHECK(r.tokens == ref.tokens);
+            CHECK(r.text == ref.text);
+            CHECK(max_diff(ref, r) == 0.0f);
+        }
+    }
+}
+
+TEST_CASE("HF F16 and BF16 exports keep the greedy text; kept compact, their dequantised logits",
+          "[hf]") {
+    const auto dir = test::temp_dir("hf-half");
+    const auto m = open_model("default");
+    const Run ref = greedy(*m, "Once upon a time", 40);
+    // Every tensor is rounded here, norms and embeddings too (HF keeps one dtype), so the bounds
+    // are the GGUF test's for the same types (tests/test_gguf.cpp: norms stay F32 there).
+    for (const auto& [type, bound] :
+         std::vector<std::pair<std::string, float>>{{"f16", 0.05f}, {"bf16", 0.5f}}) {
+        const auto folder = export_hf(*m, dir, type);
+        const Run r = greedy(*open_model(folder), "Once upon a time", 40);
+        const float d = max_diff(ref, r);
+        INFO(type << ": max |logit difference| " << d);
+        WARN(type << " HF: max |logit difference| over " << r.logits.size() << " steps = " << d);
+        CHECK(r.tokens == ref.tokens);
+        CHECK(d <= bound);
+        // --weights of the file's own type: the matrices used in place (q/k reordered), and a
+        // compact matmul is the float32 matmul of the dequantised matrix, bit for bit.
+        const auto hc = open_model(folder, "", ggml_type_from_name(type));
+        CHECK(dynamic_cast<const LlamaModel&>(*hc).compact().held());
+        CHECK(max_diff(r, greedy(*hc, "Once upon a time", 40)) == 0.0f);
+    }
+}
+
+TEST_CASE("q and k rows are in HF's rotate-half order: its RoPE on them is llama2.c's RoPE",
+          "[hf]") {
+    const auto dir = test::temp_dir("hf-rope");
+    test::write_tiny_model(dir);
+    const auto m = open_model((dir / "tiny.bin").string());
+    const auto& lm = dynamic_cast<const LlamaModel&>(*m);
+    const ModelConfig& c = lm.config();
+    const auto folder = export_hf(*m, dir, "f32");
+    const auto bytes = bytes_of(fs::path(folder) / "model.safetensors");
+    const auto f = SafetensorsFile::parse(bytes.data(), bytes.size(), "model.safetensors");
+    const std::size_t d = c.dim, hd = c.head_dim();
+    std::vector<float> x(d);
+    for (std::size_t i = 0; i < d; ++i) x[i] = std::sin(1.0f + float(i));
+    for (const auto& [name, w, rows] :
+         {std::tuple{"model.layers.1.self_attn.q_proj.weight", lm.weights().wq + d * d, d},
+          std::tuple{"model.layers.1.self_attn.k_proj.weight",
+                     lm.weights().wk + std::size_t(c.kv_dim()) * d, std::size_t(c.kv_dim())}}) {
+        const SafeTensor* t = f.tensor(name);
+        REQUIRE(t != nullptr);
+        auto matvec = [&](const float* W) {
+            std::vector<double> y(rows);
+            for (std::size_t r = 0; r < rows; ++r)
+                for (std::size_t j = 0; j < d; ++j) y[r] += double(W[r * d + j]) * x[j];
+            return y;
+        };
+        std::vector<float> hf_w(rows * d);
+        std::memcpy(hf_w.data(), t->data, hf_w.size() * 4);
+        const auto a = matvec(w), b = matvec(hf_w.data());
+        const int pos = 5;
+        for (std::size_t h = 0; h < rows / hd; ++h)
+            for (std::size_t i = 0; i < hd / 2; ++i) {
+                const double th = pos * std::pow(10000.0, -2.0 * double(i) / double(hd));
+                // llama2.c (run.c): the pair (2i, 2i+1) rotates.
+                const double a0 = a[h * hd + 2 * i], a1 = a[h * hd + 2 * i + 1];
+                const double l0 = a0 * std::cos(th) - a1 * std::sin(th);
+                const double l1 = a0 * std::sin(th) + a1 * std::cos(th);
+                // transformers' apply_rotary_pos_emb: q * cos + rotate_half(q) * sin, where
+                // rotate_half(q) = [-q[hd/2:], q[:hd/2]]: feature i rotates with i + hd/2.
+                const double b0 = b[h * hd + i], b1 = b[h * hd + i + hd / 2];
+                const double h0 = b0 * std::cos(th) - b1 * std::sin(th);
+                const double h1 = b1 * std::cos(th) + b0 * std::sin(th);
+                INFO(name << " head " << h << " pair " << i);
+                CHECK(std::abs(l0 - h0) < 1e-9);
+                CHECK(std::abs(l1 - h1) < 1e-9);
+            }
+    }
+}
+
+TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read past the end",
+          "[hf]") {
+    const auto dir = test::temp_dir("hf-hostile");
+    test::write_tiny_model(dir);
+    const auto tiny = open_model((dir / "tiny.bin").string());
+    const auto folder = export_hf(*tiny, dir, "bf16");
+    const auto good = bytes_of(fs::path(folder) / "model.safetensors");
+    const std::string config = test::slurp(fs::path(folder) / "config.json");
+    REQUIRE_NOTHROW(SafetensorsFile::parse(good.data(), good.size(), "good"));
+
+    auto parse = [&](const std::vector<unsigned char>& b, const std::string& cfg) {
+        const auto f = SafetensorsFile::parse(b.data(), b.size(), "bad.safetensors");
+        return parse_hf_llama(cfg, {f}, "bad");
+    };
+    auto refused = [&](const std::vector<unsigned char>& b, const std::string& cfg,
+                       const std::string& why) {
+        try {
+            parse(b, cfg);
+            FAIL("accepted: " << why);
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            INFO(msg);
+            CHECK(msg.find("bad") == 0);
+            CHECK(msg.find(why) != std::string::npos);
+            CHECK(msg.find('\n') == std::string::npos);
+        }
+    };
+    SECTION("every truncation") {
+        for (std::size_t n = 0; n < good.size(); n += (n < 3000 ? 1 : 61)) {
+            INFO("cut at " << n);
+            CHECK_THROWS_AS(parse({good.begin(), good.begin() + long(n)}, config), Error);
+        }
+    }
+    SECTION("the header") {
+        std::uint64_t n = 0;
+        std::memcpy(&n, good.data(), 8);
+        const std::string head(good.begin() + 8, good.begin() + 8 + long(n));
+        auto with_head = [&](const std::string& h) {  // u64 length, the header, the data
+            const std::size_t data = good.size() - 8 - n;
+            std::vector<unsigned char> b(8 + h.size() + data);
+            const std::uint64_t len = h.size();
+            std::memcpy(b.data(), &len, 8);
+            std::memcpy(b.data() + 8, h.data(), h.size());
+            std::memcpy(b.data() + 8 + h.size(), good.data() + 8 + n, data);
+            return b;
+        };
+        auto replaced = [&](const std::string& from, const std::string& to) {
+            std::string h = head;
+            const auto at = h.find(from);
+            REQUIRE(at != std::string::npos);
+            return with_head(h.replace(at, from.size(), to));
+        };
+        auto huge = good;
+        const std::uint64_t big = ~0ull;
+        std::memcpy(huge.data(), &big, 8);
+        refused(huge, config, "header length");
+        refused(with_head("[1, 2]"), config, "not a JSON object");
+        refused(with_head("{\"a\": 1"), config, "not a JSON object");
+        refused(replaced("\"BF16\"", "\"I8\""), config, "dtype I8 is not supported");
+        refused(replaced("\"shape\":[300,16]", "\"shape\":[300,17]"), config, "bytes, its dtype");
+        refused(replaced("\"shape\":[300,16]", "\"shape\":[300,-16]"), config, "non-negative");
+        refused(replaced("\"shape\":[300,16]", "\"shape\":[4294967296,4294967296]"), config,
+                "2^40");
+        refused(replaced("\"data_offsets\":[0,", "\"data_offsets\":[99999999,"), config,
+                "lie outside");
+        refused(replaced("\"shape\":[300,16]", "\"shape\":[16,300]"), config,
+                "model.embed_tokens.weight' is [16, 300]");
+        refused(replaced("model.norm.weight", "model.nrm.weight"), config, "no tensor 'model.norm");
+        refused(
+            with_head(head.substr(0, head.size() - 1) +
+                      ",\"model.extra\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}"),
+            config, "tensor 'model.extra' is not one");
+    }
+    SECTION("config.json") {
+        auto cfg = [&](const std::string& key, const nlohmann::json& v) {
+            auto j = nlohmann::json::parse(config);
+            if (v.is_discarded())
+                j.erase(key);
+            else
+                j[key] = v;
+            return j.dump();
+        };
+        const nlohmann::json gone(nlohmann::json::value_t::discarded);
+        refused(good, "not json", "config.json is not a JSON object");
+        refused(good, cfg("architectures", {"Qwen2ForCausalLM"}), "q/k/v projections have biases");
+        refused(good, cfg("architectures", {"GPT2LMHeadModel"}),
+                "'GPT2LMHeadModel' is not supported");
+        refused(good, cfg("rope_theta", 500000.0), "rope_theta");
+        refused(good, cfg("rope_scaling", {{"rope_type", "llama3"}}), "rope_scaling");
+        refused(good, cfg("rms_norm_eps", gone), "rms_norm_eps = 0.000001");
+        refused(good, cfg("hidden_act", "gelu"), "hidden_act");
+        refused(good, cfg("attention_bias", true), "attention_bias");
+        refused(good, cfg("hidden_size", gone), "no hidden_size");
+        refused(good, cfg("hidden_size", -16), "hidden_size = -16 is not a size");
+        refused(good, cfg("num_hidden_layers", 3), "no tensor 'model.layers.2.");
+        refused(good, cfg("num_key_value_heads", 4), "[8, 16]");
+        refused(good, cfg("head_dim", 8), "head_dim 8");
+        refused(good, cfg("tie_word_embeddings", false), "no tensor 'lm_head.weight'");
+        // A context longer than kvscope holds is cut, and the format says so.
+        const HfLlama h =
+            parse_hf_llama(cfg("max_position_embeddings", 1000000),
+                           {SafetensorsFile::parse(good.data(), good.size(), "x")}, "long");
+        CHECK(h.ck.config.seq_len == 131072);
+        CHECK(h.format.find("context cut from 1000000 to 131072") != std::string::npos);
+    }
+}
+
+TEST_CASE("kvscope-cli: export --hf, info and generate on the folder; broken folders exit 2",
+          "[hf][cli]") {
+    const auto dir = test::temp_dir("hf-cli");
+    const auto out = (dir / "m").string();
+    auto r = test::run_cli({"export", "--model", "default", "--hf", out, "--type", "bf16"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("Hugging Face LlamaForCausalLM, BF16 tensors") != std::string::npos);
+    r = test::run_cli({"info", "--model", out});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("format: Hugging Face LlamaForCausalLM, 1 safetensors file, tensors:") !=
+          std::string::npos);
+    CHECK(r.out.find("BF16") != std::string::npos);
+    const auto a =
+        test::run_cli({"generate", "--model", out, "--prompt", "Once", "--max-new-tokens", "20"});
+    REQUIRE(a.exit_code == 0);
+    // The folder, its config.json and its safetensors file all name the same model.
+    for (const auto& p : {out + "/config.json", out + "/model.safetensors"}) {
+        const auto b =
+            test::run_cli({"generate", "--model", p, "--prompt", "Once", "--max-new-tokens", "20"});
+        CHECK(b.exit_code == 0);
+        CHECK(b.out == a.out);
+    }
+    // Never over a model: the folder already holds a config.json, which stays as it was.
+    const std::string before = test::slurp(out + "/config.json");
+    r = test::run_cli({"export", "--model", "default", "--hf", out});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("already holds a config.json") != std::string::npos);
+    CHECK(test::slurp(out + "/config.json") == before);
+    r = test::run_cli(
+        {"export", "--model", "default", "--hf", (dir / "q").string(), "--type", "q8_0"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("F32, F16 or BF16") != std::string::npos);
+    r = test::run_cli(
+        {"export", "--model", "default", "--gguf", (dir / "x.gguf").string(), "--shard-mb", "1"});
+    CHECK(r.exit_code == 2);
+
+    // Shards: an index naming a file outside the folder, a tensor in two shards, no tokenizer.
+    const auto sh = (dir / "sh").string();
+    REQUIRE(
+        test::run_cli({"export", "--model", "default", "--hf", sh, "--shard-mb", "1"}).exit_code ==
+        0);
+    REQUIRE(fs::exists(sh + "/model.safetensors.index.json"));
+    auto index = nlohmann::json::parse(test::slurp(sh + "/model.safetensors.index.json"));
+    auto write_index = [&](const nlohmann::json& j) {
+        std::ofstream(sh + "/model.safetensors.index.json") << j.dump();
+    };
+    auto fails_with = [&](const std::string& why) {
+        const auto x = test::run_cli({"info", "--model", sh});
+        CHECK(x.exit_code == 2);
+        INFO(x.err);
+        CHECK(x.err.find(why) != std::string::npos);
+        CHECK(std::count(x.err.begin(), x.err.end(), '\n') == 1);
+    };
+    auto bad = index;
+    bad["weight_map"]["model.norm.weight"] = "../m/model.safetensors";
+    write_index(bad);
+    fails_with("is not a file name in");
+    bad = index;
+    bad["weight_map"]["model.norm.weight"] = "missing.safetensors";
+    write_index(bad);
+    fails_with("missing.safetensors");
+    write_index(nlohmann::json::object());
+    fails_with("no weight_map");
+    write_index(index);
+    REQUIRE(test::run_cli({"info", "--model", sh}).exit_code == 0);
+    fs::remove(sh + "/tokenizer.bin");
+    fails_with("no tokenizer in the folder");
+}
