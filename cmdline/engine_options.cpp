@@ -7,7 +7,7 @@
 namespace kvs::cmdline {
 
 std::vector<OptionSpec> model_options() {
-    return {{"model", "M", "default (ours, built in) | toy | stories260K | FILE.bin"},
+    return {{"model", "M", "default (ours) | toy | stories260K | FILE.bin | FILE.gguf | HF folder"},
             {"tokenizer", "FILE", "llama2.c tokenizer (default: found beside the model)"},
             backend_option(),
             threads_option(),

@@ -101,6 +101,15 @@ GlWindow::GlWindow(const WindowConfig& cfg) {
     ImGuiIO& io = ImGui::GetIO();
     if (cfg.ini_file) ini_file_ = cfg.ini_file;
     io.IniFilename = ini_file_.empty() ? nullptr : ini_file_.c_str();
+    // Files and folders dropped on the window: the main loop opens the model among them. (In the
+    // page, index.html takes drops itself and writes them into the page's file system.)
+#ifndef __EMSCRIPTEN__
+    glfwSetWindowUserPointer(win_, this);
+    glfwSetDropCallback(win_, [](GLFWwindow* w, int n, const char** paths) {
+        auto* self = static_cast<GlWindow*>(glfwGetWindowUserPointer(w));
+        if (self && n > 0 && paths) self->dropped_.assign(paths, paths + n);
+    });
+#endif
     install_key_queue(win_);  // first: ImGui's backend chains to it
     ImGui_ImplGlfw_InitForOpenGL(win_, true);
     ImGui_ImplOpenGL3_Init(glsl);

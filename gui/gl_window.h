@@ -3,6 +3,8 @@
 // on a user's machine (no display, no GLFW, OpenGL older than 3.3) is a kvs::Error with one line
 // that says what to do instead.
 #include <string>
+#include <utility>
+#include <vector>
 
 struct GLFWwindow;
 
@@ -28,6 +30,8 @@ class GlWindow {
     void framebuffer_size(int& w, int& h) const;
     const std::string& gl_version() const { return gl_version_; }
     const std::string& gl_renderer() const { return gl_renderer_; }
+    // The paths dropped on the window since the last call (GLFW's drop callback).
+    std::vector<std::string> take_dropped() { return std::exchange(dropped_, {}); }
 
   private:
     GLFWwindow* win_ = nullptr;
@@ -35,6 +39,7 @@ class GlWindow {
     int saved_x_ = 0, saved_y_ = 0, saved_w_ = 0, saved_h_ = 0;
     std::string gl_version_, gl_renderer_;
     std::string ini_file_;
+    std::vector<std::string> dropped_;
 };
 
 }  // namespace kvs::gui

@@ -21,6 +21,7 @@
 #include "core/output_file.h"
 #include "core/utf8.h"
 #include "gui/app.h"
+#include "gui/dropped_paths.h"
 #include "gui/engine_worker.h"
 #include "gui/gl_window.h"
 #include "gui/options.h"
@@ -279,6 +280,8 @@ int run(int argc, char** argv) {
             glfwWaitEventsTimeout(0.5);
         else
             glfwPollEvents();
+        if (const auto dropped = window.take_dropped(); !dropped.empty())
+            open_model_file(ui, worker, model_among_dropped(dropped));
         app.frame();
     }
     // Stops a running step loop or @batch sweep between forward passes, so the worker's thread

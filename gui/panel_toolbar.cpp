@@ -166,7 +166,7 @@ void draw_toolbar(FrameContext& f) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(fh * 16);
         const bool enter =
-            ImGui::InputTextWithHint("##path", tr("llama2.c checkpoint .bin"), &ui.model_path,
+            ImGui::InputTextWithHint("##path", tr(".bin, .gguf or folder"), &ui.model_path,
                                      ImGuiInputTextFlags_EnterReturnsTrue);
         ImGui::SameLine();
         if ((ImGui::Button(tr("Open")) || enter) && !ui.model_path.empty())

@@ -14,6 +14,7 @@
 #include "core/session.h"
 #include "gui/attention_matrix.h"
 #include "gui/colormap.h"
+#include "gui/dropped_paths.h"
 #include "gui/engine_worker.h"
 #include "gui/kv_grid.h"
 #include "gui/options.h"
@@ -614,4 +615,17 @@ TEST_CASE("a maximised panel has the whole stage; the lesson's panels share it b
     CHECK(L.slots[1].id == "kv");
     CHECK(L.slots[2].id == "lesson");
     CHECK(L.slots[1].box.x + L.slots[1].box.w < L.slots[2].box.x);
+}
+
+TEST_CASE("of the paths dropped on the window, the model is opened, not its tokenizer", "[gui]") {
+    const auto dir = test::temp_dir("dropped");
+    std::filesystem::create_directories(dir / "tok-folder");
+    const std::string ck = (dir / "m.bin").string(), tok = (dir / "tok512.bin").string();
+    CHECK(model_among_dropped({tok, ck}) == ck);
+    CHECK(model_among_dropped({ck, tok}) == ck);
+    // A Hugging Face folder is the model, whatever its name.
+    CHECK(model_among_dropped({tok, (dir / "tok-folder").string()}) ==
+          (dir / "tok-folder").string());
+    CHECK(model_among_dropped({tok}) == tok);  // opening it says it is not a model
+    CHECK(model_among_dropped({}).empty());
 }

@@ -40,3 +40,12 @@ shot explain-default-decode --model default --prompt "The capital of France is" 
 # Compare mode: every row the uncached step recomputed is outlined, and the line says so.
 shot compare-recomputed --model default --prompt "The capital of France is" --cache compare \
     --decode 4 --size 1600x900
+# A Hugging Face folder (issue 18): stories260K (8 query heads, 4 K/V heads: GQA) written by
+# `kvscope-cli export --hf` as BF16, where ../shared has the model; the heads grouped by K/V head.
+cli=$(dirname "$app")/../cli/kvscope-cli
+hf=$(mktemp -d)
+if "$cli" export --model stories260K --hf "$hf/stories260K-hf" --type bf16 >/dev/null 2>&1; then
+    shot hf-stories260K-gqa-1080 --model "$hf/stories260K-hf" --prompt "Once upon a time" \
+        --decode 12 --size 1920x1080
+fi
+rm -rf "$hf"
