@@ -17,42 +17,13 @@
 #include "core/session.h"
 #include "core/spm_tokenizer.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Run {
-    std::vector<int> tokens;
-    std::vector<std::vector<float>> logits;  // one [vocab] per step
-    std::string text;
-};
-
-Run greedy(const Model& m, const std::string& prompt, int max_new) {
-    CpuBackend be(false);
-    SessionConfig cfg;
-    cfg.max_new_tokens = max_new;
-    Session s(m, be, cfg);
-    s.set_prompt(prompt);
-    Run r;
-    while (!s.finished()) r.logits.push_back(s.step().logits);
-    r.tokens = s.tokens();
-    r.text = s.text();
-    return r;
-}
-
-float max_diff(const Run& a, const Run& b) {
-    float d = 0;
-    const std::size_t n = std::min(a.logits.size(), b.logits.size());
-    for (std::size_t i = 0; i < n; ++i) {
-        REQUIRE(a.logits[i].size() == b.logits[i].size());
-        for (std::size_t j = 0; j < a.logits[i].size(); ++j)
-            d = std::max(d, std::abs(a.logits[i][j] - b.logits[i][j]));
-    }
-    return d;
-}
 
 std::string export_gguf(const Model& m, const fs::path& dir, const std::string& type) {
     const auto& lm = dynamic_cast<const LlamaModel&>(m);
@@ -63,27 +34,13 @@ std::string export_gguf(const Model& m, const fs::path& dir, const std::string& 
     return path;
 }
 
-std::vector<unsigned char> bytes_of(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-// The models to check: the default model always, stories260K when ../shared has it.
-std::vector<std::unique_ptr<Model>> llama2c_models() {
-    std::vector<std::unique_ptr<Model>> ms;
-    ms.push_back(open_model("default"));
-    if (fs::exists(test::stories_model()))
-        ms.push_back(open_model(test::stories_model(), test::stories_tokenizer()));
-    return ms;
-}
-
 }  // namespace
 
 TEST_CASE("GGUF exports give the llama2.c file's greedy text; F32 its logits within 1e-5",
           "[gguf]") {
     const auto dir = test::temp_dir("gguf-export");
-    for (const auto& m : llama2c_models()) {
-        const Run ref = greedy(*m, "Once upon a time", 60);
+    for (const auto& m : test::llama2c_models()) {
+        const test::GreedyRun ref = test::greedy_run(*m, "Once upon a time", 60);
         REQUIRE(ref.logits.size() > 1);
         // Bounds on the largest |logit difference| over every step, from measurements (see the
         // report): generous enough for other prompts, tight enough to catch a wrong layout.
@@ -93,8 +50,8 @@ TEST_CASE("GGUF exports give the llama2.c file's greedy text; F32 its logits wit
             const auto g = open_model(path);
             CHECK(g->config().describe() == m->config().describe());
             CHECK(g->parameter_count() == m->parameter_count());
-            const Run r = greedy(*g, "Once upon a time", 60);
-            const float d = max_diff(ref, r);
+            const test::GreedyRun r = test::greedy_run(*g, "Once upon a time", 60);
+            const float d = test::max_logit_diff(ref, r);
             INFO(m->name() << " " << type << ": max |logit difference| " << d);
             WARN(m->name() << " " << type << " GGUF: max |logit difference| over "
                            << r.logits.size() << " steps = " << d);
@@ -114,7 +71,7 @@ TEST_CASE("a separate classifier and GQA survive the round trip (output.weight)"
                      test::synthetic_tokenizer({" ", "a", " a"}, c.vocab_size));
     const auto m = open_model((dir / "sep.bin").string());
     const auto path = export_gguf(*m, dir, "f32");
-    const auto bytes = bytes_of(path);
+    const auto bytes = test::bytes_of(path);
     const GgufFile f = GgufFile::parse(bytes.data(), bytes.size(), path);
     REQUIRE(f.tensor("output.weight") != nullptr);
     CHECK(f.tensor("output.weight")->dims == std::vector<std::uint64_t>{16, 300});
@@ -122,17 +79,18 @@ TEST_CASE("a separate classifier and GQA survive the round trip (output.weight)"
     const auto g = open_model(path);
     CHECK_FALSE(g->config().shared_classifier);
     CHECK(g->config().n_kv_heads == 2);
-    const Run a = greedy(*m, "a a", 30), b = greedy(*g, "a a", 30);
+    const test::GreedyRun a = test::greedy_run(*m, "a a", 30), b = test::greedy_run(*g, "a a", 30);
     CHECK(a.tokens == b.tokens);
-    CHECK(max_diff(a, b) == 0.0f);
+    CHECK(test::max_logit_diff(a, b) == 0.0f);
 }
 
 TEST_CASE("Q4_0 exports load and generate; their logits stay near", "[gguf]") {
     const auto dir = test::temp_dir("gguf-q4");
-    for (const auto& m : llama2c_models()) {
-        const Run ref = greedy(*m, "Once upon a time", 20);
-        const Run r = greedy(*open_model(export_gguf(*m, dir, "q4_0")), "Once upon a time", 20);
-        const float d = max_diff(ref, r);
+    for (const auto& m : test::llama2c_models()) {
+        const test::GreedyRun ref = test::greedy_run(*m, "Once upon a time", 20);
+        const test::GreedyRun r =
+            test::greedy_run(*open_model(export_gguf(*m, dir, "q4_0")), "Once upon a time", 20);
+        const float d = test::max_logit_diff(ref, r);
         WARN(m->name() << " q4_0 GGUF: max |logit difference| = " << d
                        << ", same greedy text: " << (r.text == ref.text ? "yes" : "no"));
         CHECK(d < 12.0f);  // 4 bits: coarse (measured 1.5 on the default model, 8.7 on stories260K)
@@ -154,7 +112,7 @@ TEST_CASE("the GGUF tokenizer encodes and decodes as tokenizer.bin does", "[gguf
                                             "<s> not a control token",
                                             std::string("nul\0byte", 8),
                                             "\xFF\xFE broken utf-8 \xC3"};
-    for (const auto& m : llama2c_models()) {
+    for (const auto& m : test::llama2c_models()) {
         const auto g = open_model(export_gguf(*m, dir, "f32"));
         CHECK(g->tokenizer().vocab_size() == m->tokenizer().vocab_size());
         CHECK(g->tokenizer().bos() == m->tokenizer().bos());
@@ -214,7 +172,7 @@ TEST_CASE("hostile GGUF files: every cut and every broken field is one clear err
     test::write_tiny_model(dir);
     const auto tiny = open_model((dir / "tiny.bin").string(), (dir / "tiny.tok.bin").string());
     const auto path = export_gguf(*tiny, dir, "q8_0");
-    const auto good = bytes_of(path);
+    const auto good = test::bytes_of(path);
     REQUIRE_NOTHROW(parse_gguf_llama(good.data(), good.size(), "good"));
 
     SECTION("every truncation") {
@@ -317,7 +275,7 @@ TEST_CASE("kvscope-cli: export, info and generate on GGUF; a broken file exits 2
     REQUIRE(b.exit_code == 0);
     CHECK(a.out == b.out);
 
-    auto bytes = bytes_of(out);
+    auto bytes = test::bytes_of(out);
     bytes.resize(bytes.size() / 2);
     test::write_file(dir / "half.gguf", bytes);
     r = test::run_cli({"info", "--model", (dir / "half.gguf").string()});

@@ -19,42 +19,13 @@
 #include "core/safetensors_file.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Run {
-    std::vector<int> tokens;
-    std::vector<std::vector<float>> logits;
-    std::string text;
-};
-
-Run greedy(const Model& m, const std::string& prompt, int max_new) {
-    CpuBackend be(false);
-    SessionConfig cfg;
-    cfg.max_new_tokens = max_new;
-    Session s(m, be, cfg);
-    s.set_prompt(prompt);
-    Run r;
-    while (!s.finished()) r.logits.push_back(s.step().logits);
-    r.tokens = s.tokens();
-    r.text = s.text();
-    return r;
-}
-
-float max_diff(const Run& a, const Run& b) {
-    float d = 0;
-    REQUIRE(a.logits.size() == b.logits.size());
-    for (std::size_t i = 0; i < a.logits.size(); ++i) {
-        REQUIRE(a.logits[i].size() == b.logits[i].size());
-        for (std::size_t j = 0; j < a.logits[i].size(); ++j)
-            d = std::max(d, std::abs(a.logits[i][j] - b.logits[i][j]));
-    }
-    return d;
-}
 
 std::string export_hf(const Model& m, const fs::path& dir, const std::string& type,
                       std::uint64_t shard_bytes = 0) {
@@ -66,26 +37,13 @@ std::string export_hf(const Model& m, const fs::path& dir, const std::string& ty
     return folder;
 }
 
-std::vector<unsigned char> bytes_of(const fs::path& path) {
-    std::ifstream f(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-std::vector<std::unique_ptr<Model>> llama2c_models() {
-    std::vector<std::unique_ptr<Model>> ms;
-    ms.push_back(open_model("default"));
-    if (fs::exists(test::stories_model()))  // GQA: 8 query heads, 4 kv heads
-        ms.push_back(open_model(test::stories_model(), test::stories_tokenizer()));
-    return ms;
-}
-
 }  // namespace
 
 TEST_CASE("HF exports read back as the llama2.c model: F32 bit for bit, shards as one file",
           "[hf]") {
     const auto dir = test::temp_dir("hf-export");
-    for (const auto& m : llama2c_models()) {
-        const Run ref = greedy(*m, "Once upon a time", 40);
+    for (const auto& m : test::llama2c_models()) {
+        const test::GreedyRun ref = test::greedy_run(*m, "Once upon a time", 40);
         for (std::uint64_t shard : {std::uint64_t(0), std::uint64_t(64) << 10}) {
             const auto folder = export_hf(*m, dir, "f32", shard);
             INFO(m->name() << " shards of " << shard << " bytes");
@@ -93,10 +51,10 @@ TEST_CASE("HF exports read back as the llama2.c model: F32 bit for bit, shards a
             const auto h = open_model(folder);
             CHECK(h->config().describe() == m->config().describe());
             CHECK(h->format().find("Hugging Face LlamaForCausalLM") == 0);
-            const Run r = greedy(*h, "Once upon a time", 40);
+            const test::GreedyRun r = test::greedy_run(*h, "Once upon a time", 40);
             CHECK(r.tokens == ref.tokens);
             CHECK(r.text == ref.text);
-            CHECK(max_diff(ref, r) == 0.0f);
+            CHECK(test::max_logit_diff(ref, r) == 0.0f);
         }
     }
 }
@@ -105,14 +63,14 @@ TEST_CASE("HF F16 and BF16 exports keep the greedy text; kept compact, their deq
           "[hf]") {
     const auto dir = test::temp_dir("hf-half");
     const auto m = open_model("default");
-    const Run ref = greedy(*m, "Once upon a time", 40);
+    const test::GreedyRun ref = test::greedy_run(*m, "Once upon a time", 40);
     // Every tensor is rounded here, norms and embeddings too (HF keeps one dtype), so the bounds
     // are the GGUF test's for the same types (tests/test_gguf.cpp: norms stay F32 there).
     for (const auto& [type, bound] :
          std::vector<std::pair<std::string, float>>{{"f16", 0.05f}, {"bf16", 0.5f}}) {
         const auto folder = export_hf(*m, dir, type);
-        const Run r = greedy(*open_model(folder), "Once upon a time", 40);
-        const float d = max_diff(ref, r);
+        const test::GreedyRun r = test::greedy_run(*open_model(folder), "Once upon a time", 40);
+        const float d = test::max_logit_diff(ref, r);
         INFO(type << ": max |logit difference| " << d);
         WARN(type << " HF: max |logit difference| over " << r.logits.size() << " steps = " << d);
         CHECK(r.tokens == ref.tokens);
@@ -121,7 +79,7 @@ TEST_CASE("HF F16 and BF16 exports keep the greedy text; kept compact, their deq
         // compact matmul is the float32 matmul of the dequantised matrix, bit for bit.
         const auto hc = open_model(folder, "", ggml_type_from_name(type));
         CHECK(dynamic_cast<const LlamaModel&>(*hc).compact().held());
-        CHECK(max_diff(r, greedy(*hc, "Once upon a time", 40)) == 0.0f);
+        CHECK(test::max_logit_diff(r, test::greedy_run(*hc, "Once upon a time", 40)) == 0.0f);
     }
 }
 
@@ -133,7 +91,7 @@ TEST_CASE("q and k rows are in HF's rotate-half order: its RoPE on them is llama
     const auto& lm = dynamic_cast<const LlamaModel&>(*m);
     const ModelConfig& c = lm.config();
     const auto folder = export_hf(*m, dir, "f32");
-    const auto bytes = bytes_of(fs::path(folder) / "model.safetensors");
+    const auto bytes = test::bytes_of(fs::path(folder) / "model.safetensors");
     const auto f = SafetensorsFile::parse(bytes.data(), bytes.size(), "model.safetensors");
     const std::size_t d = c.dim, hd = c.head_dim();
     std::vector<float> x(d);
@@ -179,7 +137,7 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
     test::write_tiny_model(dir);
     const auto tiny = open_model((dir / "tiny.bin").string());
     const auto folder = export_hf(*tiny, dir, "bf16");
-    const auto good = bytes_of(fs::path(folder) / "model.safetensors");
+    const auto good = test::bytes_of(fs::path(folder) / "model.safetensors");
     const std::string config = test::slurp(fs::path(folder) / "config.json");
     REQUIRE_NOTHROW(SafetensorsFile::parse(good.data(), good.size(), "good"));
 

@@ -6,9 +6,8 @@
 
 #include "core/error.h"
 #include "core/gguf_llama.h"
-#include "core/session.h"
-#include "kernels/cpu/cpu_backend.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/fuzz_steps.h"
 
 using namespace kvs;
 
@@ -30,17 +29,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)g.tok->printable(-1, id);
         }
     if (c.kv_bytes_per_token() * c.seq_len > (std::size_t(64) << 20)) return 0;
-    const auto model = make_gguf_model(std::move(g), "fuzz");
-    CpuBackend backend(false);
-    Session s(*model, backend, SessionConfig{});
-    try {
-        s.set_prompt("a a");
-    } catch (const Error&) {
-        return 0;  // the context is shorter than the prompt
-    }
-    for (int i = 0; i < 3 && !s.finished(); ++i) {
-        const StepRecord& r = s.step();
-        FUZZ_CHECK(r.token_out >= 0 && r.token_out < c.vocab_size);
-    }
+    fuzz::run_a_few_steps(*make_gguf_model(std::move(g), "fuzz"));
     return 0;
 }

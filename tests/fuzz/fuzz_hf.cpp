@@ -8,13 +8,11 @@
 #include <string_view>
 
 #include "core/bpe_tokenizer.h"
-#include "core/checkpoint_writer.h"
 #include "core/error.h"
 #include "core/hf_llama.h"
 #include "core/llama_model.h"
-#include "core/session.h"
-#include "kernels/cpu/cpu_backend.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/fuzz_steps.h"
 
 using namespace kvs;
 
@@ -34,19 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(h.ck.weights.wcls + std::size_t(c.vocab_size) * c.dim <=
                h.ck.weights.all.data() + h.ck.weights.all.size());
     if (c.kv_bytes_per_token() * c.seq_len > (std::size_t(64) << 20) || c.vocab_size < 3) return 0;
-    const auto tb = tokenizer_file_bytes({"a", " a"}, c.vocab_size);
+    const auto tb = fuzz::tokenizer_bytes(c.vocab_size, {"a", " a"});
     LlamaModel m(std::move(h.ck), BpeTokenizer::parse(tb.data(), tb.size(), c.vocab_size, "tok"),
                  "fuzz");
-    CpuBackend backend(false);
-    Session s(m, backend, SessionConfig{});
-    try {
-        s.set_prompt("a a");
-    } catch (const Error&) {
-        return 0;  // the context is shorter than the prompt
-    }
-    for (int i = 0; i < 3 && !s.finished(); ++i) {
-        const StepRecord& r = s.step();
-        FUZZ_CHECK(r.token_out >= 0 && r.token_out < c.vocab_size);
-    }
+    fuzz::run_a_few_steps(m);
     return 0;
 }

@@ -1,0 +1,35 @@
+#pragma once
+// What the model fuzz targets (checkpoint, GGUF, Hugging Face) do with whatever parsed: the
+// prompt "a a" and up to three steps on the CPU backend, every chosen token checked against the
+// vocabulary and the cache against the context, then the trace written as JSON.
+#include <sstream>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "core/session.h"
+#include "core/trace_json.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/fuzz/fuzz_check.h"
+
+namespace kvs::fuzz {
+
+inline void run_a_few_steps(const Model& m, const SessionConfig& cfg = {}) {
+    const ModelConfig& c = m.config();
+    CpuBackend backend(false);
+    Session s(m, backend, cfg);
+    try {
+        s.set_prompt("a a");
+    } catch (const Error&) {
+        return;  // the context is shorter than the prompt
+    }
+    for (int i = 0; i < 3 && !s.finished(); ++i) {
+        const StepRecord& r = s.step();
+        FUZZ_CHECK(r.token_out >= 0 && r.token_out < c.vocab_size);
+        FUZZ_CHECK(r.kv.len <= c.seq_len);
+    }
+    std::ostringstream json;
+    write_trace_json(json, s);
+    FUZZ_CHECK(!json.str().empty());
+}
+
+}  // namespace kvs::fuzz
