@@ -270,7 +270,9 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
 
     // The shards: the index's weight_map files (each once), or model.safetensors.
     std::vector<std::string> files;
-    if (is_regular(dir / "model.safetensors.index.json")) {
+    std::error_code ec;
+    // Present but not a regular file (a folder, a pipe): the readers below refuse it by name.
+    if (fs::exists(dir / "model.safetensors.index.json", ec)) {
         const std::string index = (dir / "model.safetensors.index.json").string();
         const auto bytes = read_file_bytes(index, kMaxConfigBytes * 64);
         const auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
@@ -291,7 +293,7 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
         if (files.empty() || files.size() > kMaxShards)
             throw Error(index + ": " + std::to_string(files.size()) +
                         " shards (1 to 1024 are read)");
-    } else if (is_regular(dir / "model.safetensors")) {
+    } else if (fs::exists(dir / "model.safetensors", ec)) {
         files.push_back("model.safetensors");
     } else {
         throw Error(folder + ": no model.safetensors or model.safetensors.index.json");

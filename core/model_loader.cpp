@@ -92,6 +92,15 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
     }
     // A Hugging Face folder (config.json + safetensors): its own layout and tokenizer files.
     if (!hf_model_folder(path).empty()) return load_hf_model(path, tokenizer, limits, weights);
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        throw Error(path +
+                    ": is a folder; give the path of a file in it, or of a Hugging Face model "
+                    "folder (one with config.json)");
+    if (fs::path(path).extension() == ".safetensors")
+        throw Error(path +
+                    ": no config.json beside it (a .safetensors file is read as part of a Hugging "
+                    "Face model folder, with the folder's config.json)");
     // By content, not by name: a GGUF file carries its own tokenizer.
     if (is_gguf_file(path)) {
         if (!tokenizer.empty())

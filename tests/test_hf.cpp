@@ -3,6 +3,8 @@
 // F16/BF16: the same greedy text, logit differences bounded, and kept compact the same logits as
 // dequantised), q/k rows in HF's rotate-half order checked against that RoPE's own definition,
 // and hostile folders refused with one line.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -305,4 +307,25 @@ TEST_CASE("kvscope-cli: export --hf, info and generate on the folder; broken fol
     REQUIRE(test::run_cli({"info", "--model", sh}).exit_code == 0);
     fs::remove(sh + "/tokenizer.bin");
     fails_with("no tokenizer in the folder");
+
+    // Paths that are not a Hugging Face model: a safetensors file alone, a folder without
+    // config.json, a model.safetensors that is a pipe or a folder.
+    auto refused_path = [&](const std::string& path, const std::string& why) {
+        const auto x = test::run_cli({"info", "--model", path});
+        INFO(x.err);
+        CHECK(x.exit_code == 2);
+        CHECK(x.err.find(why) != std::string::npos);
+        CHECK(std::count(x.err.begin(), x.err.end(), '\n') == 1);
+    };
+    fs::create_directories(dir / "alone");
+    fs::copy_file(out + "/model.safetensors", dir / "alone/model.safetensors");
+    refused_path((dir / "alone/model.safetensors").string(), "no config.json beside it");
+    refused_path((dir / "alone").string(), "is a folder; give the path of a file in it");
+    fs::create_directories(dir / "pipe");
+    fs::copy_file(out + "/config.json", dir / "pipe/config.json");
+    REQUIRE(::mkfifo((dir / "pipe/model.safetensors").c_str(), 0600) == 0);
+    refused_path((dir / "pipe").string(), "not a regular file");
+    fs::create_directories(dir / "sub/model.safetensors");
+    fs::copy_file(out + "/config.json", dir / "sub/config.json");
+    refused_path((dir / "sub").string(), "is a folder");
 }
