@@ -97,7 +97,7 @@ int cmd_lesson(int argc, char** argv) {
         be.backend->name().c_str(), engine_message(be.note, lesson.lang).c_str());
     if (prose && !lesson.intro.empty()) std::printf("\n%s\n", esc(lesson.intro).c_str());
     target.restart();
-    int checks = 0, failed = 0;
+    int checks = 0, failed = 0, not_judged = 0;
     bool error = false;
     for (int k = 0; k < static_cast<int>(lesson.steps.size()) && !error; ++k) {
         const LessonStep& st = lesson.steps[k];
@@ -110,7 +110,11 @@ int cmd_lesson(int argc, char** argv) {
         for (const auto& e : o.log) {
             using K = LessonLogEntry::Kind;
             if (e.kind == K::Check) {
-                std::printf("  %s  @%s\n", e.pass ? w("PASS", "通过") : w("FAIL", "失败"),
+                not_judged += e.judged ? 0 : 1;
+                std::printf("  %s  @%s\n",
+                            e.pass     ? w("PASS", "通过")
+                            : e.judged ? w("FAIL", "失败")
+                                       : w("NOT JUDGED", "不评判"),
                             esc(e.directive).c_str());
                 // The check in words, for a reader who does not read the check language.
                 if (!e.words.empty()) std::printf("        %s\n", esc(e.words).c_str());
@@ -128,10 +132,15 @@ int cmd_lesson(int argc, char** argv) {
             for (const auto& l : e.lines) std::printf("      %s\n", esc(l).c_str());
         }
     }
+    std::printf(w("\nresult: %d checks, %d passed, %d failed",
+                  "\n结果：共 %d 项检查，%d 项通过，%d 项失败"),
+                checks, checks - failed - not_judged, failed);
+    if (not_judged)
+        std::printf(w(", %d on measured times not judged (a sanitizer build)",
+                      "，%d 项测时检查不评判（sanitizer 构建）"),
+                    not_judged);
     std::printf(
-        w("\nresult: %d checks, %d passed, %d failed; %s\n",
-          "\n结果：共 %d 项检查，%d 项通过，%d 项失败；%s\n"),
-        checks, checks - failed, failed,
+        "%s%s\n", w("; ", "；"),
         error ? w("stopped by an error", "因出错而中止") : w("ran to the end", "完整运行到结尾"));
     return failed == 0 && !error ? 0 : 1;
 }

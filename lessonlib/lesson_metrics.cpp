@@ -31,7 +31,7 @@ const std::vector<LessonMetric>& table() {
         {"kv_len", 0, 1, "[step]", "K/V rows in the cache after the step", true},
         {"kv_growth", 0, 1, "[step]", "K/V rows the cache grew by at the step", true},
         {"kv_bytes", 0, 1, "[step]", "bytes of the K/V cache after the step", true},
-        {"time", 0, 1, "[step]", "measured seconds of the step", true},
+        {"time", 0, 1, "[step]", "measured seconds of the step", true, true},
         {"flops", 0, 1, "[step]", "counted FLOPs of the step", true},
         {"matmul_flops", 0, 1, "[step]", "counted FLOPs of the linear layers", true},
         {"attn_flops", 0, 1, "[step]", "counted FLOPs of attention (q.k and p.v)", true},
@@ -43,9 +43,9 @@ const std::vector<LessonMetric>& table() {
         {"text", 0, 0, "", "the generated text", true},
         {"finish", 0, 0, "", "why generation stopped, or \"running\"", true},
         {"total_rows", 0, 0, "", "rows through the model over all steps", true},
-        {"total_time", 0, 0, "", "measured seconds of all steps", true},
+        {"total_time", 0, 0, "", "measured seconds of all steps", true, true},
         {"total_flops", 0, 0, "", "counted FLOPs of all steps", true},
-        {"decode_time", 0, 0, "", "measured seconds of the decode steps", true},
+        {"decode_time", 0, 0, "", "measured seconds of the decode steps", true, true},
         {"decode_flops", 0, 0, "", "counted FLOPs of the decode steps", true},
         {"decode_attn_flops", 0, 0, "", "counted attention FLOPs of the decode steps", true},
         {"head", 3, 3, "layer, head, row",
@@ -86,9 +86,9 @@ const std::vector<LessonMetric>& table() {
         {"kv_per_token", 1, 1, "\"mha\"|\"mqa\"|\"model\"",
          "float32 K/V bytes per token of the model's shape with that many K/V heads", false},
         // @batch and @scale.
-        {"batch_time", 2, 2, "\"prefill\"|\"decode\", B", "measured seconds per step", false},
+        {"batch_time", 2, 2, "\"prefill\"|\"decode\", B", "measured seconds per step", false, true},
         {"batch_rows", 2, 2, "\"prefill\"|\"decode\", B", "rows per step", false},
-        {"batch_rate", 2, 2, "\"prefill\"|\"decode\", B", "rows per second", false},
+        {"batch_rate", 2, 2, "\"prefill\"|\"decode\", B", "rows per second", false, true},
         {"batch_flops", 2, 2, "\"prefill\"|\"decode\", B", "counted FLOPs per step", false},
         {"scale", 1, 1, "\"field\"",
          "a figure of the last @scale: params weight_bytes kv_bytes kv_bytes_per_token ridge "
@@ -378,6 +378,12 @@ std::string validate_lesson_metric(const std::string& name, int n_args) {
         return name + " takes " +
                (m->max_args == 0 ? std::string("no arguments") : std::string("(") + m->args + ")");
     return {};
+}
+
+bool is_timed_lesson_metric(const std::string& name) {
+    const bool twin = name.rfind(kTwin, 0) == 0;
+    const LessonMetric* m = find(twin ? name.substr(std::string(kTwin).size()) : name);
+    return m && m->timed;
 }
 
 LessonValue read_lesson_metric(const LessonFacts& f, const std::string& name,

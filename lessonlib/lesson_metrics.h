@@ -17,13 +17,17 @@ struct LessonMetric {
     int max_args;
     const char* args;  // argument names for the help text
     const char* help;
-    bool session;  // reads the driven session (so an uncached_ twin form exists)
+    bool session;        // reads the driven session (so an uncached_ twin form exists)
+    bool timed = false;  // a measured time (or a rate from one): depends on the machine's state
 };
 
 const std::vector<LessonMetric>& lesson_metrics();
 
 // Empty when `name` with `n_args` arguments is a known metric, else a one-line reason.
 std::string validate_lesson_metric(const std::string& name, int n_args);
+
+// Whether `name` (or its uncached_ twin) reads a measured time, not a count.
+bool is_timed_lesson_metric(const std::string& name);
 
 // Throws kvs::Error when the metric cannot be read now (no step yet, unknown word, ...).
 LessonValue read_lesson_metric(const LessonFacts& facts, const std::string& name,

@@ -63,7 +63,8 @@ void act(const Directive& d, LessonTarget& t) {
 
 }  // namespace
 
-StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target) {
+StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target,
+                      const PlayOptions& options) {
     StepOutcome out;
     out.step = step;
     if (step < 0 || step >= static_cast<int>(lesson.steps.size()))
@@ -75,7 +76,9 @@ StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target) {
         e.directive = d.text;
         if (d.kind == DirectiveKind::Expect) {
             const LessonFacts f = target.facts();
+            bool reads_time = false;
             const auto o = d.expect.evaluate([&](const std::string& name, const auto& args) {
+                reads_time = reads_time || is_timed_lesson_metric(name);
                 return read_lesson_metric(f, name, args);
             });
             const Words w{lesson.lang};
@@ -91,8 +94,15 @@ StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target) {
             else
                 e.lines.push_back(w.zh() ? "无法求值：" + engine_message(o.why, lesson.lang)
                                          : o.why);
+            e.judged = o.pass || !reads_time || options.judge_times;
+            if (!e.judged)
+                e.lines.push_back(
+                    w("not judged: a sanitizer build's times measure its "
+                      "instrumentation more than the model",
+                      "不评判：启用检查工具（sanitizer）的构建中，测得的时间主要反映"
+                      "检测开销而不是模型"));
             ++out.checks;
-            if (!o.pass) ++out.failed;
+            if (!o.pass && e.judged) ++out.failed;
             out.log.push_back(std::move(e));
             continue;
         }

@@ -222,3 +222,42 @@ TEST_CASE("@explain opens one attention row of the latest step, or says why not"
     RecordingTarget r;
     CHECK_THROWS_WITH(r.explain(0, 0, 0), "@explain needs @prefill first");
 }
+
+TEST_CASE("a failed check on measured times is not judged where times mean nothing; counts are",
+          "[lesson]") {
+    const Lesson l = parse_lesson(R"(# T
+## S
+@model toy
+@prompt Today weather is so
+@cache compare
+@prefill
+@expect time(0) > 1000
+@expect uncached_time(0) < 0
+@expect rows == 999
+@expect time(0) > 0
+)",
+                                  "times.md");
+    BackendChoice be = make_backend("cpu");
+    SessionLessonTarget t(*be.backend);
+    t.restart();
+    // A build whose times mean something (the plain one): every failed check counts.
+    auto o = play_step(l, 0, t, PlayOptions{true});
+    CHECK(o.checks == 4);
+    CHECK(o.failed == 3);
+    for (const auto& e : o.log) CHECK(e.judged);
+    // A sanitizer build's times: the two failed time checks are logged, not counted; the failed
+    // count is; a time check that holds is a pass either way.
+    t.restart();
+    o = play_step(l, 0, t, PlayOptions{false});
+    CHECK(o.checks == 4);
+    CHECK(o.failed == 1);
+    int not_judged = 0;
+    for (const auto& e : o.log)
+        if (!e.judged) {
+            ++not_judged;
+            CHECK_FALSE(e.pass);
+            CHECK(e.lines.back().find("not judged") == 0);
+        }
+    CHECK(not_judged == 2);
+    CHECK(o.log.back().pass);
+}
