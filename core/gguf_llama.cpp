@@ -1,9 +1,7 @@
 #include "core/gguf_llama.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <map>
-#include <new>
 #include <set>
 #include <vector>
 

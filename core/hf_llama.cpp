@@ -1,10 +1,8 @@
 #include "core/hf_llama.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <new>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -205,7 +203,7 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
             if (!s.permute) return MatrixBytes{s.t->type, s.t->data};
             // q, k: the rows put back in order, in the file's own type (a copy of this matrix).
             const std::size_t rows = s.t->shape[0], n = s.t->shape[1];
-            const std::size_t rb = n * (s.t->type == GgmlType::F32 ? 4 : 2);
+            const std::size_t rb = ggml_row_bytes(s.t->type, n);
             auto& buf = side->emplace_back(rows * rb);
             for (std::size_t r = 0; r < rows; ++r)
                 std::copy_n(s.t->data + row_of(s, r) * rb, rb, buf.data() + r * rb);
@@ -225,7 +223,7 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
     if (compact) in_place.insert(cw.wcls.data);
     for (const auto& s : slots) {
         const bool matrix = s.t->shape.size() == 2 && &s != &slots[0];
-        const std::size_t bytes = s.t->elements * (s.t->type == GgmlType::F32 ? 4 : 2);
+        const std::size_t bytes = ggml_row_bytes(s.t->type, s.t->elements);
         if (compact && matrix) {  // kept compact: the float copy's pages stay untouched
             if (done_with && !in_place.count(s.t->data)) done_with(s.t->data, bytes);
             continue;

@@ -27,7 +27,7 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
         throw Error(folder + ": cannot create the folder (" + ec.message() + ")");
 
     const std::size_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
-    const std::size_t head = c.head_dim(), value_bytes = type == GgmlType::F32 ? 4 : 2;
+    const std::size_t head = c.head_dim(), value_bytes = ggml_row_bytes(type, 1);
     // One tensor: `rows` x `n` floats at p, rows reordered for q and k.
     auto tensor = [&](std::string name, const float* p, std::size_t rows, std::size_t n,
                       bool permute) {

@@ -78,7 +78,7 @@ SafetensorsFile SafetensorsFile::parse(const unsigned char* data, std::size_t si
             !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned())
             fail(where + "data_offsets is not [begin, end]");
         const std::uint64_t b = (*off)[0].get<std::uint64_t>(), e = (*off)[1].get<std::uint64_t>();
-        const std::uint64_t bytes = t.elements * (t.type == GgmlType::F32 ? 4 : 2);
+        const std::uint64_t bytes = ggml_row_bytes(t.type, t.elements);
         if (b > e || e > room)
             fail(where + "data_offsets [" + std::to_string(b) + ", " + std::to_string(e) +
                  "] lie outside the " + std::to_string(room) + " data bytes");
