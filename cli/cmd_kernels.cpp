@@ -55,8 +55,10 @@ std::vector<OpCase> op_cases(const ModelConfig& c, int keys, int prefill_rows) {
          "rmsnorm",
          "1 x " + std::to_string(dim),
          {sz(dim), sz(dim), sz(dim)},
-         [=](std::vector<float*>& b) { ref::rmsnorm(b[0], b[1], b[2], 1, dim); },
-         [=](Backend& be, std::vector<DeviceSpan>& b) { be.rmsnorm(b[0], b[1], b[2], 1, dim); }});
+         [=](std::vector<float*>& b) { ref::rmsnorm(b[0], b[1], b[2], 1, dim, c.norm_eps); },
+         [=](Backend& be, std::vector<DeviceSpan>& b) {
+             be.rmsnorm(b[0], b[1], b[2], 1, dim, c.norm_eps);
+         }});
     struct Mm {
         const char* what;
         int rows, n, d;

@@ -66,8 +66,8 @@ class Backend {
 
     // x[t, :] = table[tokens[t], :]          x: [T, dim], table: [vocab, dim], tokens on the host
     virtual void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) = 0;
-    // out[t] = x[t] / rms(x[t]) * w           out, x: [T, dim], w: [dim]; eps 1e-5
-    virtual void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) = 0;
+    // out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w     out, x: [T, dim], w: [dim]
+    virtual void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim, float eps) = 0;
     // out[t, i] = sum_j w[i, j] * x[t, j]     x: [T, n], w: [d, n], out: [T, d]
     virtual void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) = 0;
     // Compact weights (core/compact_weights.h, --weights): whether matmul_compact reads `type`,
@@ -77,10 +77,11 @@ class Backend {
     virtual bool runs_compact(GgmlType type) const;
     virtual void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w,
                                 int T, int n, int d);
-    // Rotates adjacent pairs (i, i+1) of q and k for positions pos0..pos0+T-1 (run.c's RoPE).
-    // q: [T, dim], k: [T, kv_dim]
+    // Rotates adjacent pairs (i, i+1) of q and k for positions pos0..pos0+T-1 (run.c's RoPE):
+    // pair p of a head by pos * inv_freq[p] (core/rope_frequencies.h works the table out).
+    // q: [T, dim], k: [T, kv_dim], inv_freq: [head_dim / 2] on the backend
     virtual void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
-                      int head_dim) = 0;
+                      int head_dim, DeviceSpan inv_freq) = 0;
     // cache[pos0 + t, :] = new[t, :] for K and V.   cache: [capacity, kv_dim], new: [T, kv_dim]
     virtual void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v,
                            int pos0, int T, int kv_dim) = 0;

@@ -16,8 +16,6 @@ namespace kvs {
 namespace {
 
 constexpr std::size_t kMaxGgufBytes = std::size_t(16) << 30;  // mapped, so only address space
-constexpr double kRopeBase = 10000.0;                         // kernels/cpu: RoPE's base
-constexpr double kRmsEps = 1e-5;                              // kernels/cpu: RMSNorm's epsilon
 
 int shape_value(const GgufFile& f, const std::string& key, int fallback = -1) {
     const auto v = f.get_uint(key);
@@ -31,12 +29,10 @@ int shape_value(const GgufFile& f, const std::string& key, int fallback = -1) {
     return static_cast<int>(*v);
 }
 
-// A hyper-parameter our kernels fix: refused by name when the file asks for another value.
-void require_value(const GgufFile& f, const std::string& key, double ours, const char* what) {
+// A float hyper-parameter, `fallback` when absent (ModelConfig::validate bounds it).
+float float_value(const GgufFile& f, const std::string& key, float fallback) {
     const auto v = f.get_float(key);
-    if (v && std::abs(*v - ours) > 1e-6 * ours)
-        throw Error(f.name() + ": GGUF llama model: " + key + " = " + std::to_string(*v) +
-                    " is not supported (" + what + ")");
+    return v ? static_cast<float>(*v) : fallback;
 }
 
 std::string dims_text(const std::vector<std::uint64_t>& d) {
@@ -75,6 +71,28 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     c.seq_len = shape_value(f, "llama.context_length");
     c.vocab_size = emb->dims[1] > (1u << 30) ? -1 : static_cast<int>(emb->dims[1]);
     c.shared_classifier = f.tensor("output.weight") == nullptr;
+    // RoPE's base and RMSNorm's epsilon: llama.cpp's defaults when absent (10000, 1e-5).
+    c.rope_theta = float_value(f, "llama.rope.freq_base", 10000.0f);
+    c.norm_eps = float_value(f, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    // Rope scaling: linear (every frequency divided by the factor), or Llama 3's per-pair
+    // divisors in the tensor rope_freqs.weight (read below, once the head size is checked).
+    if (const auto st = f.get_string("llama.rope.scaling.type"); st && *st != "none") {
+        if (*st != "linear")
+            fail("llama.rope.scaling.type '" + std::string(*st).substr(0, 40) +
+                 "' is not supported (kvscope reads none, linear, and rope_freqs)");
+        const float factor = float_value(f, "llama.rope.scaling.factor", 1.0f);
+        if (factor != 1.0f && c.dim > 0 && c.n_heads > 0 && c.dim % c.n_heads == 0)
+            c.rope_factors.assign(c.head_dim() / 2, factor);
+    }
+    const GgufTensorInfo* rope_freqs = f.tensor("rope_freqs.weight");
+    if (rope_freqs && c.dim > 0 && c.n_heads > 0 && c.dim % c.n_heads == 0) {
+        if (!c.rope_factors.empty()) fail("both linear rope scaling and rope_freqs.weight");
+        if (rope_freqs->dims != std::vector<std::uint64_t>{std::uint64_t(c.head_dim() / 2)})
+            fail("tensor 'rope_freqs.weight' is " + dims_text(rope_freqs->dims) +
+                 ", one divisor per RoPE pair needs [" + std::to_string(c.head_dim() / 2) + "]");
+        c.rope_factors.resize(c.head_dim() / 2);
+        dequantize(*rope_freqs, c.rope_factors.data());
+    }
     // The context the user chose, when shorter: the KV cache is allocated for that, not more.
     std::string context_note;
     if (c.seq_len > 0) c.seq_len = session_context(c.seq_len, limits.context, context_note);
@@ -84,11 +102,6 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
         rd && *rd != std::uint64_t(c.head_dim()))
         fail("llama.rope.dimension_count = " + std::to_string(*rd) + " is not the head size " +
              std::to_string(c.head_dim()) + " (partial RoPE is not supported)");
-    require_value(f, "llama.rope.freq_base", kRopeBase, "kvscope's RoPE uses base 10000");
-    require_value(f, "llama.attention.layer_norm_rms_epsilon", kRmsEps,
-                  "kvscope's RMSNorm uses epsilon 1e-5");
-    if (const auto st = f.get_string("llama.rope.scaling.type"); st && *st != "none")
-        fail("llama.rope.scaling.type '" + std::string(*st) + "' is not supported");
 
     // Where each tensor goes in llama2.c's order, and its GGUF shape ([in, out] for a matrix).
     const std::size_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
@@ -123,6 +136,7 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     if (!c.shared_classifier) add("output.weight", {d, V});
 
     std::set<std::string_view> used;
+    if (rope_freqs) used.insert(rope_freqs->name);
     std::map<std::string, int> type_counts;
     for (const auto& s : slots) {
         const GgufTensorInfo* t = f.tensor(s.name);

@@ -157,6 +157,12 @@ void write_gguf_llama(const std::string& path, const ModelConfig& c, const Llama
     }
     vec("output_norm.weight", w.rms_final);
     if (!c.shared_classifier) matrix("output.weight", d, V, w.wcls);
+    // Rope scaling as llama.cpp reads Llama 3's: one divisor per RoPE pair, float32.
+    if (!c.rope_factors.empty())
+        ts.push_back({"rope_freqs.weight",
+                      {std::uint64_t(c.rope_factors.size())},
+                      c.rope_factors.data(),
+                      GgmlType::F32});
     std::uint64_t offset = 0;
     for (auto& t : ts) {
         std::size_t n = 1;
@@ -195,8 +201,8 @@ void write_gguf_llama(const std::string& path, const ModelConfig& c, const Llama
     kv_u32("llama.rope.dimension_count", c.head_dim());
     kv_u32("llama.attention.head_count", c.n_heads);
     kv_u32("llama.attention.head_count_kv", c.n_kv_heads);
-    kv_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    kv_f32("llama.rope.freq_base", 10000.0f);
+    kv_f32("llama.attention.layer_norm_rms_epsilon", c.norm_eps);
+    kv_f32("llama.rope.freq_base", c.rope_theta);
     kv_u32("llama.vocab_size", c.vocab_size);
     kv_str("tokenizer.ggml.model", "llama");
     const int nv = tok.vocab_size();

@@ -12,6 +12,7 @@
 #include "core/file_bytes.h"
 #include "core/llama_model.h"
 #include "core/mapped_file.h"
+#include "core/rope_frequencies.h"
 
 namespace kvs {
 namespace fs = std::filesystem;
@@ -20,8 +21,6 @@ namespace {
 constexpr std::size_t kMaxConfigBytes = std::size_t(1) << 20;
 constexpr std::size_t kMaxShardBytes = std::size_t(16) << 30;  // mapped: only address space
 constexpr std::size_t kMaxShards = 1024;
-constexpr double kRopeBase = 10000.0;  // kernels/cpu: RoPE's base
-constexpr double kRmsEps = 1e-5;       // kernels/cpu: RMSNorm's epsilon
 
 bool is_regular(const fs::path& p) {
     std::error_code ec;
@@ -90,19 +89,12 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
     if (const auto it = j.find("hidden_act"); it != j.end() && *it != "silu")
         fail("hidden_act " + it->dump().substr(0, 40) +
              " is not supported (kvscope's FFN is SwiGLU)");
-    if (const auto it = j.find("rope_scaling"); it != j.end() && !it->is_null())
-        fail("rope_scaling " + it->dump().substr(0, 60) + " is not supported");
-    if (const double theta = number_of("rope_theta", kRopeBase);
-        std::abs(theta - kRopeBase) > 1e-6 * kRopeBase)
-        fail("rope_theta = " + std::to_string(theta) +
-             " is not supported (kvscope's RoPE uses base 10000)");
-    // LlamaConfig's default epsilon is 1e-6: absent means that, which is not ours.
-    if (const double eps = number_of("rms_norm_eps", 1e-6);
-        std::abs(eps - kRmsEps) > 1e-6 * kRmsEps)
-        fail("rms_norm_eps = " + std::to_string(eps) +
-             " is not supported (kvscope's RMSNorm uses 1e-5)");
 
     ModelConfig c;
+    // LlamaConfig's defaults when absent: base 10000, epsilon 1e-6 (ModelConfig::validate
+    // bounds both).
+    c.rope_theta = static_cast<float>(number_of("rope_theta", 10000.0));
+    c.norm_eps = static_cast<float>(number_of("rms_norm_eps", 1e-6));
     c.dim = int_of("hidden_size");
     c.hidden_dim = int_of("intermediate_size");
     c.n_layers = int_of("num_hidden_layers");
@@ -125,6 +117,48 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
     c.shared_classifier = tied;
     c.validate(name);
     if (c.head_dim() % 2) fail("the head size " + std::to_string(c.head_dim()) + " is odd");
+    // Rope scaling: "linear" (every frequency divided by factor) and Llama 3's ("llama3");
+    // the others (dynamic NTK, YaRN, LongRoPE) change more than the frequencies and are refused.
+    if (const auto it = j.find("rope_scaling"); it != j.end() && !it->is_null()) {
+        if (!it->is_object()) fail("config.json: rope_scaling is not an object");
+        const auto& rs = *it;
+        auto param = [&](const char* key, double fallback) {
+            const auto p = rs.find(key);
+            if (p == rs.end() || p->is_null()) {
+                if (fallback >= 0) return fallback;
+                fail(std::string("rope_scaling has no ") + key);
+            }
+            if (!p->is_number()) fail(std::string("rope_scaling: ") + key + " is not a number");
+            return p->get<double>();
+        };
+        std::string type = "?";
+        for (const char* k : {"rope_type", "type"})  // transformers' name, then the older one
+            if (const auto t = rs.find(k); t != rs.end() && t->is_string()) {
+                type = t->get<std::string>();
+                break;
+            }
+        if (type == "linear") {
+            const double factor = param("factor", -1);
+            if (!(factor >= 1 && factor <= 1e6))
+                fail("rope_scaling: linear factor " + std::to_string(factor) + " is not usable");
+            c.rope_factors.assign(c.head_dim() / 2, static_cast<float>(factor));
+        } else if (type == "llama3") {
+            // One at a time, so a missing one is named in this order.
+            const double factor = param("factor", -1), low = param("low_freq_factor", -1),
+                         high = param("high_freq_factor", -1),
+                         original = param("original_max_position_embeddings", -1);
+            try {
+                c.rope_factors =
+                    llama3_rope_factors(c.head_dim(), c.rope_theta, factor, low, high, original);
+            } catch (const Error& e) {
+                fail(e.what());
+            }
+        } else if (type != "default") {
+            fail("rope_scaling type '" + type.substr(0, 40) +
+                 "' is not supported (kvscope reads linear and llama3)");
+        }
+        c.validate(name);
+    }
 
     // Every tensor of every shard, by name: a name twice is refused.
     std::map<std::string, const SafeTensor*> all;

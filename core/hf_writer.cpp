@@ -1,7 +1,10 @@
 #include "core/hf_writer.h"
 
+#include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/checkpoint_writer.h"
 #include "core/error.h"
@@ -12,12 +15,32 @@
 
 namespace kvs {
 namespace fs = std::filesystem;
+namespace {
+
+// A float32 hyper-parameter as config.json's number: its shortest decimal (1e-05, not the
+// double 9.99999974737875e-06), which reads back as the same float.
+double as_written(float v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::stod(std::string(buf, r.ptr));
+}
+
+}  // namespace
 
 void write_hf_llama(const std::string& folder, const ModelConfig& c, const LlamaWeights& w,
                     const BpeTokenizer& tok, GgmlType type, std::uint64_t shard_bytes) {
     if (type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::BF16)
         throw Error(folder + ": a Hugging Face folder holds F32, F16 or BF16 tensors, not " +
                     ggml_type_name(type));
+    // config.json states rope scaling by its parameters; per-pair divisors (Llama 3's, read from
+    // a GGUF's rope_freqs) are written only when they are one linear factor.
+    const auto& rf = c.rope_factors;
+    const bool linear =
+        !rf.empty() && std::all_of(rf.begin(), rf.end(), [&](float f) { return f == rf[0]; });
+    if (!rf.empty() && !linear)
+        throw Error(folder +
+                    ": per-pair rope scaling factors have no config.json form (export --gguf "
+                    "writes them)");
     const fs::path dir(folder);
     std::error_code ec;
     if (fs::exists(dir / "config.json", ec))
@@ -83,25 +106,26 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
                                                  {"weight_map", map}}
                               .dump(2));
 
-    const nlohmann::ordered_json config = {{"architectures", {"LlamaForCausalLM"}},
-                                           {"model_type", "llama"},
-                                           {"hidden_size", c.dim},
-                                           {"intermediate_size", c.hidden_dim},
-                                           {"num_hidden_layers", c.n_layers},
-                                           {"num_attention_heads", c.n_heads},
-                                           {"num_key_value_heads", c.n_kv_heads},
-                                           {"vocab_size", c.vocab_size},
-                                           {"max_position_embeddings", c.seq_len},
-                                           {"hidden_act", "silu"},
-                                           {"rms_norm_eps", 1e-5},
-                                           {"rope_theta", 10000.0},
-                                           {"rope_scaling", nullptr},
-                                           {"tie_word_embeddings", c.shared_classifier},
-                                           {"bos_token_id", BpeTokenizer::kBos},
-                                           {"eos_token_id", BpeTokenizer::kEos},
-                                           {"torch_dtype", type == GgmlType::F32   ? "float32"
-                                                           : type == GgmlType::F16 ? "float16"
-                                                                                   : "bfloat16"}};
+    nlohmann::ordered_json config = {{"architectures", {"LlamaForCausalLM"}},
+                                     {"model_type", "llama"},
+                                     {"hidden_size", c.dim},
+                                     {"intermediate_size", c.hidden_dim},
+                                     {"num_hidden_layers", c.n_layers},
+                                     {"num_attention_heads", c.n_heads},
+                                     {"num_key_value_heads", c.n_kv_heads},
+                                     {"vocab_size", c.vocab_size},
+                                     {"max_position_embeddings", c.seq_len},
+                                     {"hidden_act", "silu"},
+                                     {"rms_norm_eps", as_written(c.norm_eps)},
+                                     {"rope_theta", as_written(c.rope_theta)},
+                                     {"rope_scaling", nullptr},
+                                     {"tie_word_embeddings", c.shared_classifier},
+                                     {"bos_token_id", BpeTokenizer::kBos},
+                                     {"eos_token_id", BpeTokenizer::kEos},
+                                     {"torch_dtype", type == GgmlType::F32   ? "float32"
+                                                     : type == GgmlType::F16 ? "float16"
+                                                                             : "bfloat16"}};
+    if (linear) config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", as_written(rf[0])}};
     const auto tb = tokenizer_file_bytes(tok);
     write_output_file((dir / "tokenizer.bin").string(),
                       std::string_view(reinterpret_cast<const char*>(tb.data()), tb.size()));

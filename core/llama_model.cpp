@@ -5,6 +5,7 @@
 
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/rope_frequencies.h"
 #include "core/step_graphs.h"
 
 namespace kvs {
@@ -22,6 +23,10 @@ class LlamaRunner final : public Runner, public BatchRunner {
                         " backend computes with float32 weights only; use --backend cpu");
         // The CPU computes on the model's (mapped) floats; other backends copy them once.
         weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
+        // RoPE's frequencies, worked out once for the model's base and scaling: [head_dim / 2]
+        const std::vector<float> inv_freq = rope_inverse_frequencies(c_);
+        inv_freq_ = DeviceBuffer(be, inv_freq.size());
+        be.upload(inv_freq_.span(), inv_freq.data(), inv_freq.size());
         for (int i = 0; i < slots; ++i)
             caches_.push_back(std::make_unique<KvCache>(be, c_.n_layers, c_.seq_len, c_.n_kv_heads,
                                                         c_.head_dim()));
@@ -135,6 +140,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     const ModelConfig& c_;
     Backend& be_;
     DeviceBuffer weights_;
+    DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
     int scratch_rows_ = 0;
     DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, probs_, stage_;
@@ -323,7 +329,7 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
     for (int l = 0; l < c_.n_layers; ++l) {
         // Attention block. xb = rmsnorm(x): [R, dim]
         op(OpKind::RmsNorm, l, R);
-        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), R, D);
+        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), R, D, c_.norm_eps);
         // q = xb wq: [R, dim] (n_heads x head_dim); k, v: [R, kv_dim] (n_kv_heads x head_dim)
         op(OpKind::QProj, l, R);
         matmul(q_.span(), xb_.span(), W.wq + l * d * d, at(C.wq, l), R, D, D);
@@ -341,7 +347,7 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
 
         // Feed-forward block: x += w2(silu(w1 xb) * w3 xb); h1, h3: [R, hidden]
         op(OpKind::FfnNorm, l, R);
-        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), R, D);
+        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), R, D, c_.norm_eps);
         op(OpKind::FfnGate, l, R);
         matmul(h1_.span(), xb_.span(), W.w1 + l * hid * d, at(C.w1, l), R, D, HID);
         op(OpKind::FfnUp, l, R);
@@ -358,7 +364,7 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
     for (int i = 0; i < p.B; ++i) {
         op(OpKind::FinalNorm, -1, 1);
         be_.rmsnorm(xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d), w(W.rms_final, d), 1,
-                    D);
+                    D, c_.norm_eps);
     }
     op(OpKind::Classifier, -1, p.B);
     matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, C.wcls, p.B, D, c_.vocab_size);
@@ -402,7 +408,7 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
     // Under a graph capture the next ops read this sequence's position from the device.
     if (p.graph) be_.graphs()->position_of(i);
     op(OpKind::Rope, l, T, pos0);
-    be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim());
+    be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
     // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
     op(OpKind::KvAppend, l, T, pos0);
     be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0, T, c_.kv_dim());

@@ -55,6 +55,20 @@ void ModelConfig::validate(const std::string& source) const {
         fail("its KV cache for the whole context (" + std::to_string(seq_len) + " tokens) needs " +
              std::to_string(kv_bytes >> 20) + " MiB, more than kvscope's " +
              std::to_string(kMaxKvCacheBytes >> 20) + " MiB");
+    // NaN fails every comparison, so each bound is written as what must hold.
+    if (!(rope_theta > 1.0f && rope_theta <= 1e9f))
+        fail("RoPE base " + std::to_string(rope_theta) + " (must be above 1, at most 1e9)");
+    if (!(norm_eps > 0.0f && norm_eps <= 0.01f))
+        fail("RMSNorm epsilon " + std::to_string(norm_eps) + " (must be above 0, at most 0.01)");
+    if (!rope_factors.empty()) {
+        if (rope_factors.size() != std::size_t(head_dim() / 2))
+            fail(std::to_string(rope_factors.size()) + " rope scaling factors for " +
+                 std::to_string(head_dim() / 2) + " RoPE pairs");
+        for (float f : rope_factors)
+            if (!(f > 0.0f && f <= 1e6f))
+                fail("rope scaling factor " + std::to_string(f) +
+                     " (must be above 0, at most 1e6)");
+    }
 }
 
 std::string ModelConfig::describe() const {
@@ -63,6 +77,10 @@ std::string ModelConfig::describe() const {
       << n_heads << ", kv heads " << n_kv_heads << ", head size " << head_dim() << ", vocab "
       << vocab_size << ", context " << seq_len << ", "
       << (shared_classifier ? "shared" : "separate") << " classifier";
+    // Only what differs from llama2.c's, so its models read as before.
+    if (rope_theta != 10000.0f) s << ", RoPE base " << rope_theta;
+    if (!rope_factors.empty()) s << ", rope scaling";
+    if (norm_eps != 1e-5f) s << ", RMSNorm eps " << norm_eps;
     return s.str();
 }
 

@@ -1,8 +1,10 @@
 #pragma once
-// Shapes of a Llama-architecture model, as read from a llama2.c checkpoint header.
+// Shapes of a Llama-architecture model, as read from a llama2.c checkpoint header, and the
+// hyper-parameters other Llama-family files set (RoPE base and scaling, RMSNorm's epsilon).
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kvs {
 
@@ -15,6 +17,14 @@ struct ModelConfig {
     int vocab_size = 0;  // always positive here; the sign in the file picks the classifier
     int seq_len = 0;     // context length
     bool shared_classifier = true;
+    // llama2.c's values; GGUF and Hugging Face files may set others (SmolLM2: base 100000,
+    // Llama 3: 500000 with rope scaling, epsilon 1e-6 or 1e-5).
+    float rope_theta = 10000.0f;  // RoPE's base: pair p turns by pos * theta^(-2p / head_dim)
+    float norm_eps = 1e-5f;       // RMSNorm: x / sqrt(mean(x^2) + eps)
+    // Rope scaling: pair p's frequency divided by rope_factors[p], [head_dim / 2] (linear
+    // scaling: all the same; Llama 3's: 1 for short wavelengths up to `factor` for long ones,
+    // core/rope_frequencies.h). Empty: none.
+    std::vector<float> rope_factors;
 
     int head_dim() const { return dim / n_heads; }
     int kv_dim() const { return n_kv_heads * head_dim(); }
@@ -35,7 +45,8 @@ struct ModelConfig {
                                                       << 30;
 
     // Throws kvs::Error naming `source` when a dimension is not positive, not sane, the heads do
-    // not divide evenly, or the whole context's KV cache would exceed kMaxKvCacheBytes.
+    // not divide evenly, the whole context's KV cache would exceed kMaxKvCacheBytes, or the RoPE
+    // base, scaling factors or epsilon are not finite, positive and in range.
     void validate(const std::string& source) const;
     std::string describe() const;
 };

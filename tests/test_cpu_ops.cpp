@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/model_config.h"
+#include "core/rope_frequencies.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/fast_ops.h"
 #include "kernels/cpu/isa_kernels.h"
@@ -173,9 +175,11 @@ TEST_CASE("fast rmsnorm, swiglu, add and table RoPE match the reference", "[cpu_
     for (const cpu::Kernels* k : paths()) {
         INFO(cpu::isa_name(k->isa));
         std::vector<float> a(T * dim), b(T * dim);
-        k->rmsnorm(a.data(), x.data(), w.data(), T, dim);
-        ref::rmsnorm(b.data(), x.data(), w.data(), T, dim);
-        CHECK(max_abs_diff(a, b) <= 1e-6);
+        for (float eps : {1e-5f, 1e-6f, 0.01f}) {
+            k->rmsnorm(a.data(), x.data(), w.data(), T, dim, eps);
+            ref::rmsnorm(b.data(), x.data(), w.data(), T, dim, eps);
+            CHECK(max_abs_diff(a, b) <= 1e-6);
+        }
 
         for (std::size_t n : {std::size_t(5), std::size_t(8), std::size_t(43)}) {
             auto h1 = random_floats(n, 23, 10.0f), h1_ref = h1;
@@ -190,16 +194,71 @@ TEST_CASE("fast rmsnorm, swiglu, add and table RoPE match the reference", "[cpu_
         }
     }
 
-    // RoPE at growing positions (the table grows) and back at early ones.
+    // RoPE at growing positions (the table grows) and back at early ones, then with another
+    // model's frequencies (the table starts over) and back.
+    ModelConfig llama2c, other;
+    llama2c.dim = other.dim = dim;
+    llama2c.n_heads = other.n_heads = dim / head_dim;
+    other.rope_theta = 500000.0f;
+    other.rope_factors = {1.0f, 2.5f, 8.0f};
     cpu::RopeTable table;
-    for (int pos0 : {0, 3, 40, 1}) {
-        auto q = random_floats(T * dim, 26 + pos0), k = random_floats(T * kv_dim, 27 + pos0);
-        auto q_ref = q, k_ref = k;
-        table.apply(q.data(), k.data(), T, pos0, dim, kv_dim, head_dim);
-        ref::rope(q_ref.data(), k_ref.data(), T, pos0, dim, kv_dim, head_dim);
-        CHECK(max_abs_diff(q, q_ref) <= 1e-6);
-        CHECK(max_abs_diff(k, k_ref) <= 1e-6);
+    for (const ModelConfig* c : {&llama2c, &other, &llama2c})
+        for (int pos0 : {0, 3, 40, 1}) {
+            const std::vector<float> inv_freq = rope_inverse_frequencies(*c);
+            auto q = random_floats(T * dim, 26 + pos0), k = random_floats(T * kv_dim, 27 + pos0);
+            auto q_ref = q, k_ref = k;
+            table.apply(q.data(), k.data(), T, pos0, dim, kv_dim, head_dim, inv_freq.data());
+            ref::rope(q_ref.data(), k_ref.data(), T, pos0, dim, kv_dim, head_dim, inv_freq.data());
+            CHECK(max_abs_diff(q, q_ref) <= 1e-6);
+            CHECK(max_abs_diff(k, k_ref) <= 1e-6);
+        }
+}
+
+TEST_CASE("RoPE frequencies: run.c's for a llama2.c model, the base and scaling of others",
+          "[cpu_ops]") {
+    ModelConfig c;
+    c.dim = 64;
+    c.n_heads = 4;  // head size 16: 8 pairs
+    const int hd = c.head_dim();
+    std::vector<float> inv = rope_inverse_frequencies(c);
+    REQUIRE(inv.size() == 8);
+    for (int p = 0; p < 8; ++p)  // run.c: 1.0f / powf(10000.0f, head_dim_idx / (float)head_size)
+        CHECK(inv[p] == 1.0f / std::pow(10000.0f, (2 * p) / static_cast<float>(hd)));
+    c.rope_theta = 100000.0f;
+    c.rope_factors = std::vector<float>(8, 4.0f);  // linear scaling by 4
+    inv = rope_inverse_frequencies(c);
+    for (int p = 0; p < 8; ++p)
+        CHECK(inv[p] == Approx(std::pow(100000.0, -2.0 * p / hd) / 4).epsilon(1e-6));
+
+    // Llama 3's scaling, against transformers' _compute_llama3_parameters written out in
+    // doubles: wavelengths under 8192 / 4 keep their frequency, over 8192 / 1 are divided by 8,
+    // the ones between are blended.
+    const int head = 128;
+    const std::vector<float> f = llama3_rope_factors(head, 500000.0f, 8.0, 1.0, 4.0, 8192.0);
+    REQUIRE(f.size() == 64);
+    int kept = 0, divided = 0, blended = 0;
+    for (int p = 0; p < 64; ++p) {
+        const double inv_p = std::pow(500000.0, -2.0 * p / head);
+        const double wavelength = 2 * 3.14159265358979323846 / inv_p;
+        double scaled = inv_p;
+        if (wavelength > 8192.0) {
+            scaled = inv_p / 8;
+            ++divided;
+        } else if (wavelength >= 8192.0 / 4) {
+            const double s = (8192.0 / wavelength - 1.0) / (4.0 - 1.0);
+            scaled = (1 - s) * inv_p / 8 + s * inv_p;
+            ++blended;
+        } else {
+            ++kept;
+        }
+        CHECK(inv_p / f[p] == Approx(scaled).epsilon(1e-6));
     }
+    CHECK(kept > 0);
+    CHECK(divided > 0);
+    CHECK(blended > 0);
+    CHECK_THROWS_AS(llama3_rope_factors(head, 500000.0f, 8.0, 4.0, 1.0, 8192.0), Error);
+    CHECK_THROWS_AS(llama3_rope_factors(head, 500000.0f, 0.0, 1.0, 4.0, 8192.0), Error);
+    CHECK_THROWS_AS(llama3_rope_factors(head, 500000.0f, 8.0, 1.0, 4.0, 0.0), Error);
 }
 
 TEST_CASE("CPU backend thread count: validated, and named in the device string", "[cpu_ops]") {

@@ -91,8 +91,8 @@ TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
         const auto rw = test::random_floats(n, 3);
         auto gr = g.put(std::vector<float>(std::size_t(T) * n));
         auto cr = c.put(std::vector<float>(std::size_t(T) * n));
-        gpu->rmsnorm(gr, g.put(x), g.put(rw), T, n);
-        cpu.rmsnorm(cr, c.put(x), c.put(rw), T, n);
+        gpu->rmsnorm(gr, g.put(x), g.put(rw), T, n, 1e-6f);
+        cpu.rmsnorm(cr, c.put(x), c.put(rw), T, n, 1e-6f);
         CHECK(relative_difference(g.get(gr), c.get(cr)) <= 1e-5);
         // rope, kv_append, attention (with probs)
         const auto q = test::random_floats(std::size_t(T) * dim, 4),
@@ -101,8 +101,9 @@ TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
         const auto cache = test::random_floats(std::size_t(n_keys) * kv, 7);
         auto gq = g.put(q), gk = g.put(k), gv = g.put(v), gck = g.put(cache), gcv = g.put(cache);
         auto cq = c.put(q), ck = c.put(k), cv = c.put(v), cck = c.put(cache), ccv = c.put(cache);
-        gpu->rope(gq, gk, T, pos0, dim, kv, HD);
-        cpu.rope(cq, ck, T, pos0, dim, kv, HD);
+        const auto inv_freq = test::random_floats(HD / 2, 8);  // any table: the kernel reads it
+        gpu->rope(gq, gk, T, pos0, dim, kv, HD, g.put(inv_freq));
+        cpu.rope(cq, ck, T, pos0, dim, kv, HD, c.put(inv_freq));
         CHECK(relative_difference(g.get(gq), c.get(cq)) <= 1e-5);
         gpu->kv_append(gck, gcv, gk, gv, pos0, T, kv);
         cpu.kv_append(cck, ccv, ck, cv, pos0, T, kv);

@@ -55,12 +55,14 @@ TEST_CASE("shim: embed, rope, kv append, swiglu and add give the emulator's bits
                    shim ? kern::launch_embed(s, nullptr, a) : emu::embed(s, a);
                });
     const int head_dim = 8, qdim = 32, kv_dim = 16, pos0 = 2;
-    check_same(
-        {random_floats(T * qdim, 2), random_floats(T * kv_dim, 3)}, [&](Buffers& b, bool shim) {
-            const kern::RopeArgs a{b[0].data(), b[1].data(), T, pos0, qdim, kv_dim, head_dim};
-            const LaunchShape s = kern::rope_shape(T, qdim);
-            shim ? kern::launch_rope(s, nullptr, a) : emu::rope(s, a);
-        });
+    const std::vector<float> inv_freq = {1.0f, 0.1f, 0.01f, 0.001f};  // [head_dim / 2]
+    check_same({random_floats(T * qdim, 2), random_floats(T * kv_dim, 3)},
+               [&](Buffers& b, bool shim) {
+                   const kern::RopeArgs a{b[0].data(), b[1].data(), T,        pos0,
+                                          qdim,        kv_dim,      head_dim, inv_freq.data()};
+                   const LaunchShape s = kern::rope_shape(T, qdim);
+                   shim ? kern::launch_rope(s, nullptr, a) : emu::rope(s, a);
+               });
     const int capacity = 8;
     check_same({random_floats(capacity * kv_dim, 4), random_floats(capacity * kv_dim, 5),
                 random_floats(T * kv_dim, 6), random_floats(T * kv_dim, 7)},
@@ -89,7 +91,7 @@ TEST_CASE("shim: rmsnorm and both matmuls (shared-memory reductions) give the em
     check_same(
         {std::vector<float>(T * dim, 0.0f), random_floats(T * dim, 12), random_floats(dim, 13)},
         [&](Buffers& b, bool shim) {
-            const kern::RmsNormArgs a{b[0].data(), b[1].data(), b[2].data(), T, dim};
+            const kern::RmsNormArgs a{b[0].data(), b[1].data(), b[2].data(), T, dim, 1e-5f};
             const LaunchShape s = kern::rmsnorm_shape(T);
             shim ? kern::launch_rmsnorm(s, nullptr, a) : emu::rmsnorm(s, a);
         });

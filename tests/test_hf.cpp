@@ -220,9 +220,7 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
         refused(good, cfg("architectures", {"Qwen2ForCausalLM"}), "q/k/v projections have biases");
         refused(good, cfg("architectures", {"GPT2LMHeadModel"}),
                 "'GPT2LMHeadModel' is not supported");
-        refused(good, cfg("rope_theta", 500000.0), "rope_theta");
-        refused(good, cfg("rope_scaling", {{"rope_type", "llama3"}}), "rope_scaling");
-        refused(good, cfg("rms_norm_eps", gone), "rms_norm_eps = 0.000001");
+        // rope_theta, rms_norm_eps and rope_scaling: tests/test_rope_and_norm.cpp
         refused(good, cfg("hidden_act", "gelu"), "hidden_act");
         refused(good, cfg("attention_bias", true), "attention_bias");
         refused(good, cfg("hidden_size", gone), "no hidden_size");

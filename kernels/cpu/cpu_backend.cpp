@@ -120,12 +120,12 @@ void CpuBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T,
                     dim * sizeof(float));
 }
 
-void CpuBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) {
+void CpuBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim, float eps) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::RmsNorm, time_ops_, each());
     if (reference_ops_)
-        ref::rmsnorm(out.data, x.data, w.data, T, dim);
+        ref::rmsnorm(out.data, x.data, w.data, T, dim, eps);
     else
-        cpu::rmsnorm(out.data, x.data, w.data, T, dim);
+        cpu::rmsnorm(out.data, x.data, w.data, T, dim, eps);
 }
 
 void CpuBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
@@ -153,12 +153,12 @@ void CpuBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, con
 }
 
 void CpuBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
-                      int head_dim) {
+                      int head_dim, DeviceSpan inv_freq) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Rope, time_ops_, each());
     if (reference_ops_)
-        ref::rope(q.data, k.data, T, pos0, dim, kv_dim, head_dim);
+        ref::rope(q.data, k.data, T, pos0, dim, kv_dim, head_dim, inv_freq.data);
     else
-        rope_.apply(q.data, k.data, T, pos0, dim, kv_dim, head_dim);
+        rope_.apply(q.data, k.data, T, pos0, dim, kv_dim, head_dim, inv_freq.data);
 }
 
 void CpuBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v,

@@ -45,15 +45,15 @@ class CpuBackend final : public Backend {
     void release_adopted(DeviceSpan) noexcept override {}
 
     void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) override;
-    void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) override;
+    void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim, float eps) override;
     void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) override;
     // F16, BF16 and Q8_0 (fast_ops.h's matmul_compact; with reference ops, the matrix is
     // dequantised first and multiplied by the plain loop).
     bool runs_compact(GgmlType type) const override;
     void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w, int T,
                         int n, int d) override;
-    void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
-              int head_dim) override;
+    void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim, int head_dim,
+              DeviceSpan inv_freq) override;
     void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v, int pos0,
                    int T, int kv_dim) override;
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,

@@ -86,8 +86,8 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
                                head_dim, pool, scratch);
 }
 
-void rmsnorm(float* out, const float* x, const float* w, int T, int dim) {
-    active_kernels().rmsnorm(out, x, w, T, dim);
+void rmsnorm(float* out, const float* x, const float* w, int T, int dim, float eps) {
+    active_kernels().rmsnorm(out, x, w, T, dim, eps);
 }
 
 void swiglu(float* h1, const float* h3, std::size_t n) {

@@ -32,8 +32,8 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
                int T, int pos0, int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
                std::vector<float>& scratch);
 
-// out[t] = x[t] / rms(x[t]) * w         out, x: [T, dim], w: [dim]
-void rmsnorm(float* out, const float* x, const float* w, int T, int dim);
+// out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w         out, x: [T, dim], w: [dim]
+void rmsnorm(float* out, const float* x, const float* w, int T, int dim, float eps);
 // h1 = silu(h1) * h3                    h1, h3: [n]
 void swiglu(float* h1, const float* h3, std::size_t n);
 // x += y                                x, y: [n]
@@ -41,15 +41,18 @@ void add(float* x, const float* y, std::size_t n);
 
 // RoPE with cos/sin looked up instead of recomputed (pow, cos and sin per pair per token cost more
 // than the rotation): the table holds, for every position seen so far and every pair in a head,
-// the values run.c computes each time, by the same float formula.
+// the values run.c computes each time, by the same float formula. Another model's frequencies
+// start the table over.
 class RopeTable {
   public:
-    // q: [T, dim], k: [T, kv_dim], positions pos0..pos0+T-1
-    void apply(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim);
+    // q: [T, dim], k: [T, kv_dim], positions pos0..pos0+T-1, inv_freq: [head_dim / 2]
+    void apply(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim,
+               const float* inv_freq);
 
   private:
-    void grow(int positions, int head_dim);
-    int head_dim_ = 0, positions_ = 0;
+    void grow(int positions);
+    int positions_ = 0;
+    std::vector<float> inv_freq_;   // [head_dim / 2]: what the table was made for
     std::vector<float> cos_, sin_;  // [positions, head_dim / 2]
 };
 

@@ -6,11 +6,11 @@
 
 namespace kvs::cpu::KVS_ISA_NS {
 
-void rmsnorm(float* out, const float* x, const float* w, int T, int dim) {
+void rmsnorm(float* out, const float* x, const float* w, int T, int dim, float eps) {
     for (int t = 0; t < T; ++t) {
         const float* xr = x + std::size_t(t) * dim;
         float* o = out + std::size_t(t) * dim;
-        float ss = dot(xr, xr, dim) / dim + 1e-5f;
+        float ss = dot(xr, xr, dim) / dim + eps;
         ss = 1.0f / std::sqrt(ss);
         for (int j = 0; j < dim; ++j) o[j] = w[j] * (ss * xr[j]);
     }

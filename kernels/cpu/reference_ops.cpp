@@ -6,14 +6,14 @@
 
 namespace kvs::ref {
 
-void rmsnorm(float* out, const float* x, const float* w, int T, int dim) {
+void rmsnorm(float* out, const float* x, const float* w, int T, int dim, float eps) {
     for (int t = 0; t < T; ++t) {
         const float* xr = x + std::size_t(t) * dim;
         float* o = out + std::size_t(t) * dim;
         float ss = 0.0f;
         for (int j = 0; j < dim; ++j) ss += xr[j] * xr[j];
         ss /= dim;
-        ss += 1e-5f;
+        ss += eps;
         ss = 1.0f / std::sqrt(ss);
         for (int j = 0; j < dim; ++j) o[j] = w[j] * (ss * xr[j]);
     }
@@ -30,15 +30,16 @@ void matmul(float* out, const float* x, const float* w, int T, int n, int d) {
         }
 }
 
-void rope(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim) {
+void rope(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim,
+          const float* inv_freq) {
     for (int t = 0; t < T; ++t) {
         const int pos = pos0 + t;
         float* qr = q + std::size_t(t) * dim;
         float* kr = k + std::size_t(t) * kv_dim;
         for (int i = 0; i < dim; i += 2) {
-            const int hd = i % head_dim;
-            const float freq = 1.0f / std::pow(10000.0f, hd / static_cast<float>(head_dim));
-            const float angle = pos * freq;
+            // run.c's 1.0f / powf(10000.0f, hd / (float)head_dim) for hd = i % head_dim, with
+            // the model's base and scaling (core/rope_frequencies.h)
+            const float angle = pos * inv_freq[(i % head_dim) / 2];
             const float c = std::cos(angle), s = std::sin(angle);
             const int rotations = i < kv_dim ? 2 : 1;  // k is narrower than q under GQA
             for (int r = 0; r < rotations; ++r) {

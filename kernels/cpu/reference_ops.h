@@ -6,12 +6,14 @@
 
 namespace kvs::ref {
 
-// out[t] = x[t] / rms(x[t]) * w        out, x: [T, dim], w: [dim]
-void rmsnorm(float* out, const float* x, const float* w, int T, int dim);
+// out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w        out, x: [T, dim], w: [dim]
+void rmsnorm(float* out, const float* x, const float* w, int T, int dim, float eps);
 // out[t, i] = sum_j w[i, j] * x[t, j]  x: [T, n], w: [d, n], out: [T, d]
 void matmul(float* out, const float* x, const float* w, int T, int n, int d);
-// RoPE on adjacent pairs for positions pos0..pos0+T-1.   q: [T, dim], k: [T, kv_dim]
-void rope(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim);
+// RoPE on adjacent pairs for positions pos0..pos0+T-1, pair p of a head turned by
+// pos * inv_freq[p].   q: [T, dim], k: [T, kv_dim], inv_freq: [head_dim / 2]
+void rope(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim,
+          const float* inv_freq);
 // Causal GQA attention over cache rows 0..pos0+T-1.
 // q, out: [T, n_heads * head_dim]; k_cache, v_cache: [>= pos0 + T, n_kv_heads * head_dim];
 // probs (may be null): [n_heads, T, pos0 + T], masked cells 0.

@@ -7,27 +7,28 @@
 
 namespace kvs::cpu {
 
-void RopeTable::grow(int positions, int head_dim) {
-    if (head_dim != head_dim_) positions_ = 0;  // another model: start over
-    head_dim_ = head_dim;
-    const int pairs = head_dim / 2;
+void RopeTable::grow(int positions) {
+    const std::size_t pairs = inv_freq_.size();
     cos_.resize(std::size_t(positions) * pairs);
     sin_.resize(std::size_t(positions) * pairs);
     for (int pos = positions_; pos < positions; ++pos)
-        for (int p = 0; p < pairs; ++p) {
-            // run.c's formula, evaluated once per (position, pair) instead of once per call
-            const float freq = 1.0f / std::pow(10000.0f, (2 * p) / static_cast<float>(head_dim));
-            const float angle = pos * freq;
-            cos_[std::size_t(pos) * pairs + p] = std::cos(angle);
-            sin_[std::size_t(pos) * pairs + p] = std::sin(angle);
+        for (std::size_t p = 0; p < pairs; ++p) {
+            // run.c's angle, evaluated once per (position, pair) instead of once per call
+            const float angle = pos * inv_freq_[p];
+            cos_[pos * pairs + p] = std::cos(angle);
+            sin_[pos * pairs + p] = std::sin(angle);
         }
     positions_ = positions;
 }
 
-void RopeTable::apply(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim) {
-    if (head_dim != head_dim_ || pos0 + T > positions_)
-        grow(std::max(pos0 + T, head_dim == head_dim_ ? 2 * positions_ : 0), head_dim);
+void RopeTable::apply(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim,
+                      const float* inv_freq) {
     const int pairs = head_dim / 2;
+    if (!std::equal(inv_freq, inv_freq + pairs, inv_freq_.begin(), inv_freq_.end())) {
+        inv_freq_.assign(inv_freq, inv_freq + pairs);  // another model: start over
+        positions_ = 0;
+    }
+    if (pos0 + T > positions_) grow(std::max(pos0 + T, 2 * positions_));
     for (int t = 0; t < T; ++t) {
         const float* c = cos_.data() + std::size_t(pos0 + t) * pairs;
         const float* s = sin_.data() + std::size_t(pos0 + t) * pairs;

@@ -149,10 +149,10 @@ class CudaBackend final : public Backend, public StepGraphs {
                                {x.data, table.data, tokens_, T, dim});
         });
     }
-    void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) override {
+    void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim, float eps) override {
         timed(Op::RmsNorm, [&] {
             kern::launch_rmsnorm(kern::rmsnorm_shape(T, blocks_.rmsnorm), stream_,
-                                 {out.data, x.data, w.data, T, dim});
+                                 {out.data, x.data, w.data, T, dim, eps});
         });
     }
     void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) override {
@@ -164,11 +164,12 @@ class CudaBackend final : public Backend, public StepGraphs {
                 kern::launch_matmul_tiled(kern::matmul_tiled_shape(T, d), stream_, a);
         });
     }
-    void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
-              int head_dim) override {
+    void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim, int head_dim,
+              DeviceSpan inv_freq) override {
         timed(Op::Rope, [&] {
-            kern::launch_rope(kern::rope_shape(T, dim), stream_,
-                              {q.data, k.data, T, pos0, dim, kv_dim, head_dim, step_position()});
+            kern::launch_rope(
+                kern::rope_shape(T, dim), stream_,
+                {q.data, k.data, T, pos0, dim, kv_dim, head_dim, inv_freq.data, step_position()});
         });
     }
     void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v, int pos0,
@@ -365,10 +366,10 @@ class CudaBackend final : public Backend, public StepGraphs {
                          d = scratch.at(48, 16);
         const int tokens[2] = {0, 1};
         embed(a, b, tokens, 2, 2);
-        rmsnorm(a, b, c, 1, 2);
+        rmsnorm(a, b, c, 1, 2, 1e-5f);
         matmul(a, b, c, 1, 2, 2);
         matmul(a, b, c, 2, 2, 2);
-        rope(a, b, 2, 0, 2, 2, 2);
+        rope(a, b, 2, 0, 2, 2, 2, c);
         kv_append(c, d, a, b, 0, 2, 2);
         attention(a, b, c, d, DeviceSpan{}, 1, 0, 1, 1, 2);
         attention(a, b, c, d, DeviceSpan{}, 2, 0, 1, 1, 2);

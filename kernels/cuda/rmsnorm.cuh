@@ -1,5 +1,5 @@
 #pragma once
-// RMSNorm, one block per row: out[t] = w * x[t] / sqrt(mean(x[t]^2) + 1e-5).
+// RMSNorm, one block per row: out[t] = w * x[t] / sqrt(mean(x[t]^2) + eps).
 // Launch: grid T, block kRmsThreads (a power of two, for the tree reduction).
 // Phases: each thread sums the squares of its strided columns | tree reduction of the partial
 // sums in shared memory | each thread scales its columns.
@@ -19,6 +19,7 @@ struct RmsNormArgs {
     const float* w;  // [dim]
     int T;
     int dim;
+    float eps;  // the model's (ModelConfig::norm_eps)
 };
 
 struct RmsNormShared {
@@ -37,7 +38,7 @@ __host__ __device__ inline void rmsnorm_partial(const ThreadIndex& ix, const Rms
 __host__ __device__ inline void rmsnorm_scale(const ThreadIndex& ix, const RmsNormArgs& a,
                                               const RmsNormShared& sm) {
     const std::size_t row = std::size_t(ix.block.x) * a.dim;
-    const float inv = 1.0f / sqrtf(sm.partial[0] / a.dim + 1e-5f);
+    const float inv = 1.0f / sqrtf(sm.partial[0] / a.dim + a.eps);
     for (int j = static_cast<int>(ix.thread.x); j < a.dim; j += static_cast<int>(ix.block_dim.x))
         a.out[row + j] = a.w[j] * (inv * a.x[row + j]);
 }

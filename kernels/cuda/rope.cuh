@@ -1,7 +1,8 @@
 #pragma once
 // RoPE as run.c applies it: adjacent pairs (i, i+1) of each head are rotated by the angle
-// pos * 10000^(-(i mod head_dim) / head_dim). q has dim columns, k only kv_dim (GQA), so pairs
-// past kv_dim rotate q alone.
+// pos * inv_freq[(i mod head_dim) / 2] (run.c's 10000^(-(i mod head_dim) / head_dim) for a
+// llama2.c model; core/rope_frequencies.h works the table out). q has dim columns, k only
+// kv_dim (GQA), so pairs past kv_dim rotate q alone.
 // Launch: grid (T, ceil(dim / 2 / kRopeThreads)), block kRopeThreads; one thread per pair of q.
 #include <math.h>
 
@@ -21,6 +22,7 @@ struct RopeArgs {
     int dim;
     int kv_dim;
     int head_dim;
+    const float* inv_freq;        // [head_dim / 2]
     const int* pos_at = nullptr;  // in a captured graph: pos0 from device memory (portability.cuh)
 };
 
@@ -35,9 +37,7 @@ __host__ __device__ inline void rope_thread(const ThreadIndex& ix, const RopeArg
     const int t = static_cast<int>(ix.block.x);
     const int i = 2 * static_cast<int>(ix.block.y * ix.block_dim.x + ix.thread.x);
     if (t >= a.T || i >= a.dim) return;
-    const int hd = i % a.head_dim;
-    const float freq = 1.0f / powf(10000.0f, hd / static_cast<float>(a.head_dim));
-    const float angle = (a.pos0 + t) * freq;
+    const float angle = (a.pos0 + t) * a.inv_freq[(i % a.head_dim) / 2];
     const float c = cosf(angle), s = sinf(angle);
     rotate_pair(a.q + std::size_t(t) * a.dim + i, c, s);
     if (i < a.kv_dim) rotate_pair(a.k + std::size_t(t) * a.kv_dim + i, c, s);

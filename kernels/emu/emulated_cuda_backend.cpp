@@ -262,8 +262,9 @@ void EmulatedCudaBackend::embed(DeviceSpan x, DeviceSpan table, const int* token
     launch(Op::Embed, [=] { emu::embed(s, a); });
 }
 
-void EmulatedCudaBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) {
-    const kern::RmsNormArgs a{out.data, x.data, w.data, T, dim};
+void EmulatedCudaBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim,
+                                  float eps) {
+    const kern::RmsNormArgs a{out.data, x.data, w.data, T, dim, eps};
     const kern::LaunchShape s = kern::rmsnorm_shape(T, blocks_.rmsnorm);
     launch(Op::RmsNorm, [=] { emu::rmsnorm(s, a); });
 }
@@ -280,9 +281,10 @@ void EmulatedCudaBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int
 }
 
 void EmulatedCudaBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
-                               int head_dim) {
-    const kern::RopeArgs a{q.data, k.data, T,        pos0,
-                           dim,    kv_dim, head_dim, capturing_ ? step_position() : nullptr};
+                               int head_dim, DeviceSpan inv_freq) {
+    const kern::RopeArgs a{q.data,   k.data,        T,
+                           pos0,     dim,           kv_dim,
+                           head_dim, inv_freq.data, capturing_ ? step_position() : nullptr};
     const kern::LaunchShape s = kern::rope_shape(T, dim);
     launch(Op::Rope, [=] { emu::rope(s, a); });
 }

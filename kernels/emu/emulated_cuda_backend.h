@@ -74,10 +74,10 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs {
     void download(float* dst, DeviceSpan src, std::size_t n) override;
 
     void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) override;
-    void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim) override;
+    void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim, float eps) override;
     void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) override;
-    void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
-              int head_dim) override;
+    void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim, int head_dim,
+              DeviceSpan inv_freq) override;
     void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v, int pos0,
                    int T, int kv_dim) override;
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,

@@ -7,7 +7,9 @@
 // F32 exports must give the same greedy tokens and text with logits within 1e-4. F16, Q8_0 and
 // Q4_0 exports are reported, their logits bounded up to where the tokens part (llama.cpp rounds
 // the activations to F16 / Q8_0 in those matmuls, kvscope computes in float32 from dequantised
-// weights, so a near tie may go the other way).
+// weights, so a near tie may go the other way). Each model is also written with other
+// hyper-parameters (RoPE base 500000, Llama 3's rope scaling as rope_freqs, RMSNorm epsilon 1e-6),
+// strict like F32: the same weights then give other logits, and both must give the same ones.
 // Usage: peer_llama_cpp BINS_DIR OUT_DIR MODEL... (default, stories260K or a llama2.c file)
 #include <ggml-backend.h>
 #include <llama.h>
@@ -26,6 +28,7 @@
 #include "core/gguf_writer.h"
 #include "core/llama_model.h"
 #include "core/model_loader.h"
+#include "core/rope_frequencies.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
 
@@ -136,15 +139,25 @@ int main(int argc, char** argv) {
         const auto& lm_src = dynamic_cast<const kvs::LlamaModel&>(*src);
         // Bounds on the largest |logit difference|: F32 is the same computation up to summation
         // order; F16 and Q8_0 are reported, with the bound the measurements gave (see README).
+        // The same weights as a Llama-3-like model: base 500000, epsilon 1e-6, Llama 3's scaling
+        // with an original context of 64 (so the short contexts here hold all three kinds of
+        // RoPE pair: kept, divided by 8, blended).
+        kvs::ModelConfig llama3 = lm_src.config();
+        llama3.rope_theta = 500000.0f;
+        llama3.norm_eps = 1e-6f;
+        llama3.rope_factors =
+            kvs::llama3_rope_factors(llama3.head_dim(), llama3.rope_theta, 8.0, 1.0, 4.0, 64.0);
         for (const auto& [type, bound, strict] :
              std::vector<std::tuple<std::string, double, bool>>{{"f32", 1e-4, true},
                                                                 {"f16", 0.05, false},
                                                                 {"q8_0", 0.5, false},
-                                                                {"q4_0", 1.0, false}}) {
+                                                                {"q4_0", 1.0, false},
+                                                                {"f32-llama3-rope", 1e-4, true}}) {
+            const bool varied = type == "f32-llama3-rope";
             const auto path = (out / (src->name() + "-" + type + ".gguf")).string();
-            kvs::write_gguf_llama(path, lm_src.config(), lm_src.weights(),
+            kvs::write_gguf_llama(path, varied ? llama3 : lm_src.config(), lm_src.weights(),
                                   dynamic_cast<const kvs::BpeTokenizer&>(src->tokenizer()),
-                                  kvs::ggml_type_from_name(type), src->name());
+                                  kvs::ggml_type_from_name(varied ? "f32" : type), src->name());
             const auto m = kvs::open_model(path);
             llama_model_params mp = llama_model_default_params();
             mp.n_gpu_layers = 0;
