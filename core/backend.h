@@ -96,6 +96,8 @@ class Backend {
     virtual void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) = 0;
     // x += y                                  x, y: [n]
     virtual void add(DeviceSpan x, DeviceSpan y, std::size_t n) = 0;
+    // x[t, :] += b (a projection's bias, Qwen2's q/k/v)      x: [T, n], b: [n]
+    virtual void add_bias(DeviceSpan x, DeviceSpan b, int T, int n) = 0;
 
     // A strided device-to-device copy, used to gather a step's captures into one place so that
     // they come back in one download:  dst[r * dst_stride + j] = src[r * src_stride + j]

@@ -82,6 +82,11 @@ void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c,
     w.rms_final = take(d);
     if (with_freq_cis) take(freq);  // unused: RoPE computes its angles
     w.wcls = c.shared_classifier ? w.token_embedding : take(V * d);
+    if (c.qkv_bias) {
+        w.bq = take(L * d);
+        w.bk = take(L * kv);
+        w.bv = take(L * kv);
+    }
 }
 
 Checkpoint parse_checkpoint(const unsigned char* data, std::size_t size, const std::string& name) {

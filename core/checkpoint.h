@@ -30,6 +30,10 @@ struct LlamaWeights {
     const float* w3 = nullptr;               // [layers, hidden, dim]
     const float* rms_final = nullptr;        // [dim]
     const float* wcls = nullptr;             // [vocab, dim]; token_embedding when shared
+    // ModelConfig::qkv_bias (Qwen2), else null: added to q, k and v after their projections.
+    const float* bq = nullptr;  // [layers, dim]
+    const float* bk = nullptr;  // [layers, kv_dim]
+    const float* bv = nullptr;  // [layers, kv_dim]
 };
 
 struct Checkpoint {

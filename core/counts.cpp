@@ -14,6 +14,12 @@ const char* op_kind_name(OpKind k) {
             return "k projection";
         case OpKind::VProj:
             return "v projection";
+        case OpKind::QBias:
+            return "q bias";
+        case OpKind::KBias:
+            return "k bias";
+        case OpKind::VBias:
+            return "v bias";
         case OpKind::Rope:
             return "rope";
         case OpKind::KvAppend:
@@ -83,6 +89,13 @@ OpCount count_op(OpKind k, const ModelConfig& c, int rows, int pos0) {
             set(d, kv, 2 * T * d * kv);
             o.matmul = true;
             break;
+        case OpKind::QBias:
+            set(d, d, T * d);
+            break;
+        case OpKind::KBias:
+        case OpKind::VBias:
+            set(kv, kv, T * kv);
+            break;
         case OpKind::Rope:
             set(d + kv, d + kv, 3 * T * (d + kv));
             break;
@@ -141,8 +154,12 @@ StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T, double byt
         if (o.matmul) s.matmul_flops += times * o.flops;
         if (o.attention) s.attention_flops += times * o.flops;
     };
-    for (int k = static_cast<int>(OpKind::RmsNorm); k <= static_cast<int>(OpKind::FfnResidual); ++k)
-        add(static_cast<OpKind>(k), T, c.n_layers);
+    for (int k = static_cast<int>(OpKind::RmsNorm); k <= static_cast<int>(OpKind::FfnResidual);
+         ++k) {
+        const auto kind = static_cast<OpKind>(k);
+        const bool bias = kind == OpKind::QBias || kind == OpKind::KBias || kind == OpKind::VBias;
+        if (!bias || c.qkv_bias) add(kind, T, c.n_layers);
+    }
     add(OpKind::FinalNorm, 1, 1);  // logits for the last row only
     add(OpKind::Classifier, 1, 1);
     const double L = c.n_layers, kv = c.kv_dim();

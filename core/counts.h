@@ -20,6 +20,9 @@ enum class OpKind {
     QProj,        // x . wq
     KProj,        // x . wk
     VProj,        // x . wv
+    QBias,        // q += bq (Qwen2's q/k/v biases; none in a Llama)
+    KBias,        // k += bk
+    VBias,        // v += bv
     Rope,         // rotate q and k by position
     KvAppend,     // write the new K and V rows to the cache
     Scores,       // q . K^T / sqrt(d_k), causal mask

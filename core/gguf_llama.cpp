@@ -1,5 +1,6 @@
 #include "core/gguf_llama.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -9,6 +10,7 @@
 #include "core/file_bytes.h"
 #include "core/gguf_file.h"
 #include "core/gguf_tokenizer.h"
+#include "core/hf_llama.h"
 #include "core/llama_model.h"
 #include "core/mapped_file.h"
 
@@ -57,30 +59,36 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     };
     const auto arch = f.get_string("general.architecture");
     if (!arch) fail("no general.architecture");
-    if (*arch != "llama")
-        fail("architecture '" + std::string(*arch) + "' is not supported (kvscope runs 'llama')");
+    // qwen2 is llama with q/k/v biases, and its q/k rows in the rotate-half order of its NEOX
+    // RoPE (convert_hf_to_gguf permutes llama's to adjacent pairs, not qwen2's).
+    const bool qwen2 = *arch == "qwen2";
+    if (*arch != "llama" && !qwen2)
+        fail("architecture '" + std::string(*arch).substr(0, 40) +
+             "' is not supported (kvscope runs 'llama' and 'qwen2')");
+    const std::string key = std::string(*arch) + ".";  // the metadata's prefix
     const GgufTensorInfo* emb = f.tensor("token_embd.weight");
     if (!emb || emb->dims.size() != 2) fail("no 2-D tensor 'token_embd.weight'");
 
     ModelConfig c;
-    c.dim = shape_value(f, "llama.embedding_length");
-    c.hidden_dim = shape_value(f, "llama.feed_forward_length");
-    c.n_layers = shape_value(f, "llama.block_count");
-    c.n_heads = shape_value(f, "llama.attention.head_count");
-    c.n_kv_heads = shape_value(f, "llama.attention.head_count_kv", c.n_heads);
-    c.seq_len = shape_value(f, "llama.context_length");
+    c.dim = shape_value(f, key + "embedding_length");
+    c.hidden_dim = shape_value(f, key + "feed_forward_length");
+    c.n_layers = shape_value(f, key + "block_count");
+    c.n_heads = shape_value(f, key + "attention.head_count");
+    c.n_kv_heads = shape_value(f, key + "attention.head_count_kv", c.n_heads);
+    c.seq_len = shape_value(f, key + "context_length");
     c.vocab_size = emb->dims[1] > (1u << 30) ? -1 : static_cast<int>(emb->dims[1]);
     c.shared_classifier = f.tensor("output.weight") == nullptr;
+    c.qkv_bias = qwen2;
     // RoPE's base and RMSNorm's epsilon: llama.cpp's defaults when absent (10000, 1e-5).
-    c.rope_theta = float_value(f, "llama.rope.freq_base", 10000.0f);
-    c.norm_eps = float_value(f, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    c.rope_theta = float_value(f, key + "rope.freq_base", 10000.0f);
+    c.norm_eps = float_value(f, key + "attention.layer_norm_rms_epsilon", 1e-5f);
     // Rope scaling: linear (every frequency divided by the factor), or Llama 3's per-pair
     // divisors in the tensor rope_freqs.weight (read below, once the head size is checked).
-    if (const auto st = f.get_string("llama.rope.scaling.type"); st && *st != "none") {
+    if (const auto st = f.get_string(key + "rope.scaling.type"); st && *st != "none") {
         if (*st != "linear")
-            fail("llama.rope.scaling.type '" + std::string(*st).substr(0, 40) +
+            fail(key + "rope.scaling.type '" + std::string(*st).substr(0, 40) +
                  "' is not supported (kvscope reads none, linear, and rope_freqs)");
-        const float factor = float_value(f, "llama.rope.scaling.factor", 1.0f);
+        const float factor = float_value(f, key + "rope.scaling.factor", 1.0f);
         if (factor != 1.0f && c.dim > 0 && c.n_heads > 0 && c.dim % c.n_heads == 0)
             c.rope_factors.assign(c.head_dim() / 2, factor);
     }
@@ -98,9 +106,9 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     if (c.seq_len > 0) c.seq_len = session_context(c.seq_len, limits.context, context_note);
     cut_context_to_kv_bound(c, context_note);
     c.validate(name);
-    if (const auto rd = f.get_uint("llama.rope.dimension_count");
+    if (const auto rd = f.get_uint(key + "rope.dimension_count");
         rd && *rd != std::uint64_t(c.head_dim()))
-        fail("llama.rope.dimension_count = " + std::to_string(*rd) + " is not the head size " +
+        fail(key + "rope.dimension_count = " + std::to_string(*rd) + " is not the head size " +
              std::to_string(c.head_dim()) + " (partial RoPE is not supported)");
 
     // Where each tensor goes in llama2.c's order, and its GGUF shape ([in, out] for a matrix).
@@ -134,6 +142,16 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     per_layer("ffn_up.weight", {d, hd});    // w3
     add("output_norm.weight", {d});
     if (!c.shared_classifier) add("output.weight", {d, V});
+    if (qwen2) {  // after the llama2.c tensors, as point_llama_weights takes them
+        per_layer("attn_q.bias", {d});
+        per_layer("attn_k.bias", {kv});
+        per_layer("attn_v.bias", {kv});
+    }
+    // qwen2's q and k rows (weights and biases) are put back in llama2.c's order.
+    auto rotate_half = [&](const std::string& n) {
+        return qwen2 &&
+               (n.find(".attn_q.") != std::string::npos || n.find(".attn_k.") != std::string::npos);
+    };
 
     std::set<std::string_view> used;
     if (rope_freqs) used.insert(rope_freqs->name);
@@ -149,8 +167,8 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     }
     for (const auto& t : f.tensors())
         if (!used.count(t.name))
-            fail("tensor '" + std::string(t.name) +
-                 "' is not one of a llama model's that kvscope runs");
+            fail("tensor '" + std::string(t.name) + "' is not one of a " + std::string(*arch) +
+                 " model's that kvscope runs");
 
     // Before anything is copied: the weights as they will be kept (float32, or the matrices
     // compact) and the KV cache must fit where they go.
@@ -162,7 +180,10 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     const bool compact = weights != GgmlType::F32;
     CompactWeights cw;
     std::set<const unsigned char*> in_place;  // tensors the compact matrices point into
+    const std::size_t head = c.head_dim();
     if (compact) {
+        // qwen2's q and k: their rows put back in order, in the file's own type (copies)
+        auto side = std::make_shared<std::vector<std::vector<unsigned char>>>();
         auto source = [&](MatrixKind k, int layer) {
             static constexpr const char* kNames[] = {
                 "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_down", "ffn_up"};
@@ -171,15 +192,24 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
                     ? (c.shared_classifier ? "token_embd.weight" : "output.weight")
                     : "blk." + std::to_string(layer) + "." + kNames[int(k)] + ".weight";
             const GgufTensorInfo& t = *f.tensor(n);
-            return MatrixBytes{t.type, t.data};
+            if (!rotate_half(n)) return MatrixBytes{t.type, t.data};
+            const std::size_t rows = t.dims[1], rb = ggml_row_bytes(t.type, t.dims[0]);
+            auto& buf = side->emplace_back(rows * rb);
+            for (std::size_t r = 0; r < rows; ++r)
+                std::copy_n(t.data + rotate_half_row(r, head) * rb, rb, buf.data() + r * rb);
+            return MatrixBytes{t.type, buf.data()};
         };
-        cw = make_compact_weights(c, weights, source, std::move(keep));
+        cw = make_compact_weights(
+            c, weights, source,
+            std::make_shared<std::pair<std::shared_ptr<const void>,
+                                       std::shared_ptr<std::vector<std::vector<unsigned char>>>>>(
+                std::move(keep), side));
         for (const auto* list : {&cw.wq, &cw.wk, &cw.wv, &cw.wo, &cw.w1, &cw.w2, &cw.w3})
             for (const CompactMatrix& m : *list) in_place.insert(m.data);
         in_place.insert(cw.wcls.data);
     }
-    auto is_matrix = [](const std::string& n) {
-        return n != "token_embd.weight" && n.find("norm") == std::string::npos;
+    auto is_matrix = [](const Slot& s) {
+        return s.dims.size() == 2 && s.name != "token_embd.weight";
     };
 
     // Every tensor was checked against the file's bytes, so this copy is at most ~7 x the file
@@ -188,8 +218,16 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     std::shared_ptr<float[]> copy = zeroed_floats(at);
     for (const auto& s : slots) {
         const GgufTensorInfo& t = *f.tensor(s.name);
-        const bool kept = compact && is_matrix(s.name);
+        const bool kept = compact && is_matrix(s);
         if (!kept) dequantize(t, copy.get() + s.at);
+        if (!kept && rotate_half(s.name)) {
+            // rows (or a bias's entries) of qwen2's q and k into llama2.c's order
+            const std::size_t rows = s.dims.back(), n = s.dims.size() == 2 ? s.dims[0] : 1;
+            float* p = copy.get() + s.at;
+            const std::vector<float> file_order(p, p + rows * n);
+            for (std::size_t r = 0; r < rows; ++r)
+                std::copy_n(file_order.data() + rotate_half_row(r, head) * n, n, p + r * n);
+        }
         if (done_with && !in_place.count(t.data))
             done_with(t.data, static_cast<std::size_t>(t.bytes));
     }
@@ -200,7 +238,7 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     point_llama_weights(g.ck.weights, copy.get(), c, false);
     g.ck.weights.owner = std::move(copy);
     g.ck.compact = std::move(cw);
-    g.format = "GGUF v" + std::to_string(f.version()) + ", llama, tensors:";
+    g.format = "GGUF v" + std::to_string(f.version()) + ", " + std::string(*arch) + ", tensors:";
     for (const auto& [type, n] : type_counts)
         g.format.append(" ").append(std::to_string(n)).append(" ").append(type);
     if (compact)

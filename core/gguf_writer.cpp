@@ -5,9 +5,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include "core/error.h"
+#include "core/hf_llama.h"
 #include "core/llama_vocab_rules.h"
 #include "core/output_file.h"
 
@@ -139,24 +141,42 @@ void write_gguf_llama(const std::string& path, const ModelConfig& c, const Llama
         const GgmlType t = in % ggml_block_elements(type) == 0 ? type : GgmlType::F16;
         ts.push_back({std::move(n), {in, out}, p, t});
     };
-    auto vec = [&](std::string n, const float* p) {
-        ts.push_back({std::move(n), {d}, p, GgmlType::F32});
+    auto vec = [&](std::string n, const float* p, std::uint64_t len) {
+        ts.push_back({std::move(n), {len}, p, GgmlType::F32});
+    };
+    // qwen2 (a model with q/k/v biases) keeps q and k in HF's rotate-half order, which its NEOX
+    // RoPE wants; llama's are llama2.c's adjacent pairs, as stored. `rows` rows of n floats.
+    const bool qwen2 = c.qkv_bias;
+    std::deque<std::vector<float>> reordered;  // stable addresses for the tensors' floats
+    auto q_or_k = [&](const float* p, std::uint64_t rows, std::uint64_t n) -> const float* {
+        if (!qwen2) return p;
+        auto& out = reordered.emplace_back(rows * n);
+        for (std::uint64_t r = 0; r < rows; ++r)  // HF row rotate_half_row(r) holds our r
+            std::copy_n(p + r * n, n, out.data() + rotate_half_row(r, c.head_dim()) * n);
+        return out.data();
     };
     matrix("token_embd.weight", d, V, w.token_embedding);
     for (int l = 0; l < c.n_layers; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
-        vec(b + "attn_norm.weight", w.rms_att + l * d);
-        matrix(b + "attn_q.weight", d, d, w.wq + l * d * d);
-        matrix(b + "attn_k.weight", d, kv, w.wk + l * kv * d);
+        vec(b + "attn_norm.weight", w.rms_att + l * d, d);
+        matrix(b + "attn_q.weight", d, d, q_or_k(w.wq + l * d * d, d, d));
+        matrix(b + "attn_k.weight", d, kv, q_or_k(w.wk + l * kv * d, kv, d));
         matrix(b + "attn_v.weight", d, kv, w.wv + l * kv * d);
         matrix(b + "attn_output.weight", d, d, w.wo + l * d * d);
-        vec(b + "ffn_norm.weight", w.rms_ffn + l * d);
+        vec(b + "ffn_norm.weight", w.rms_ffn + l * d, d);
         matrix(b + "ffn_gate.weight", d, hd, w.w1 + l * hd * d);
         matrix(b + "ffn_down.weight", hd, d, w.w2 + l * d * hd);
         matrix(b + "ffn_up.weight", d, hd, w.w3 + l * hd * d);
     }
-    vec("output_norm.weight", w.rms_final);
+    vec("output_norm.weight", w.rms_final, d);
     if (!c.shared_classifier) matrix("output.weight", d, V, w.wcls);
+    if (qwen2)
+        for (int l = 0; l < c.n_layers; ++l) {
+            const std::string b = "blk." + std::to_string(l) + ".";
+            vec(b + "attn_q.bias", q_or_k(w.bq + l * d, d, 1), d);
+            vec(b + "attn_k.bias", q_or_k(w.bk + l * kv, kv, 1), kv);
+            vec(b + "attn_v.bias", w.bv + l * kv, kv);
+        }
     // Rope scaling as llama.cpp reads Llama 3's: one divisor per RoPE pair, float32.
     if (!c.rope_factors.empty())
         ts.push_back({"rope_freqs.weight",
@@ -185,7 +205,8 @@ void write_gguf_llama(const std::string& path, const ModelConfig& c, const Llama
     auto kv_bool = [&](std::string_view k, bool v) {
         h.key(k, GgufValueType::BOOL), h.put<std::uint8_t>(v), ++n_kv;
     };
-    kv_str("general.architecture", "llama");
+    const std::string arch = qwen2 ? "qwen2" : "llama";
+    kv_str("general.architecture", arch);
     kv_str("general.name", model_name);
     kv_u32("general.alignment", kAlignment);
     // llama.cpp's file types: 0 all F32, 1 mostly F16, 2 mostly Q4_0, 7 mostly Q8_0, 32 BF16.
@@ -194,16 +215,16 @@ void write_gguf_llama(const std::string& path, const ModelConfig& c, const Llama
                                 : type == GgmlType::Q4_0 ? 2
                                 : type == GgmlType::Q8_0 ? 7
                                                          : 32);
-    kv_u32("llama.context_length", c.seq_len);
-    kv_u32("llama.embedding_length", c.dim);
-    kv_u32("llama.block_count", c.n_layers);
-    kv_u32("llama.feed_forward_length", c.hidden_dim);
-    kv_u32("llama.rope.dimension_count", c.head_dim());
-    kv_u32("llama.attention.head_count", c.n_heads);
-    kv_u32("llama.attention.head_count_kv", c.n_kv_heads);
-    kv_f32("llama.attention.layer_norm_rms_epsilon", c.norm_eps);
-    kv_f32("llama.rope.freq_base", c.rope_theta);
-    kv_u32("llama.vocab_size", c.vocab_size);
+    kv_u32(arch + ".context_length", c.seq_len);
+    kv_u32(arch + ".embedding_length", c.dim);
+    kv_u32(arch + ".block_count", c.n_layers);
+    kv_u32(arch + ".feed_forward_length", c.hidden_dim);
+    kv_u32(arch + ".rope.dimension_count", c.head_dim());
+    kv_u32(arch + ".attention.head_count", c.n_heads);
+    kv_u32(arch + ".attention.head_count_kv", c.n_kv_heads);
+    kv_f32(arch + ".attention.layer_norm_rms_epsilon", c.norm_eps);
+    kv_f32(arch + ".rope.freq_base", c.rope_theta);
+    kv_u32(arch + ".vocab_size", c.vocab_size);
     kv_str("tokenizer.ggml.model", "llama");
     const int nv = tok.vocab_size();
     h.key("tokenizer.ggml.tokens", GgufValueType::ARRAY), ++n_kv;

@@ -76,13 +76,13 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
     if (const auto a = j.find("architectures");
         a != j.end() && a->is_array() && !a->empty() && (*a)[0].is_string())
         arch = (*a)[0].get<std::string>();
-    if (arch == "Qwen2ForCausalLM")
-        fail(
-            "Qwen2ForCausalLM is not supported (its q/k/v projections have biases, which "
-            "kvscope's Llama forward pass does not add)");
-    if (arch != "LlamaForCausalLM")
+    // Qwen2 is Llama with biases on q, k and v (and a sliding window kvscope does not have).
+    const bool qwen2 = arch == "Qwen2ForCausalLM";
+    if (arch != "LlamaForCausalLM" && !qwen2)
         fail("architecture '" + arch.substr(0, 60) +
-             "' is not supported (kvscope runs LlamaForCausalLM)");
+             "' is not supported (kvscope runs LlamaForCausalLM and Qwen2ForCausalLM)");
+    if (const auto it = j.find("use_sliding_window"); qwen2 && it != j.end() && *it == true)
+        fail("use_sliding_window is true (kvscope's attention sees every earlier token)");
     for (const char* k : {"attention_bias", "mlp_bias"})
         if (const auto it = j.find(k); it != j.end() && *it == true)
             fail(std::string(k) + " is true (kvscope's Llama forward pass has no biases)");
@@ -91,6 +91,7 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
              " is not supported (kvscope's FFN is SwiGLU)");
 
     ModelConfig c;
+    c.qkv_bias = qwen2;
     // LlamaConfig's defaults when absent: base 10000, epsilon 1e-6 (ModelConfig::validate
     // bounds both).
     c.rope_theta = static_cast<float>(number_of("rope_theta", 10000.0));
@@ -205,14 +206,20 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
     per_layer("mlp.down_proj.weight", {d, hd});  // w2
     per_layer("mlp.up_proj.weight", {hd, d});    // w3
     add("model.norm.weight", {d});
+    const std::size_t cls_slot = tied ? 0 : slots.size();  // the classifier's slot
     if (!tied) add("lm_head.weight", {V, d});
+    if (qwen2) {  // after the llama2.c tensors, as point_llama_weights takes them
+        per_layer("self_attn.q_proj.bias", {d}, true);
+        per_layer("self_attn.k_proj.bias", {kv}, true);
+        per_layer("self_attn.v_proj.bias", {kv});
+    }
     for (const auto& [n, t] : all) {
         (void)t;
         // Older exports store RoPE's frequencies; kvscope computes them.
         const bool inv_freq = n.size() > 8 && n.compare(n.size() - 8, 8, ".inv_freq") == 0;
         if (!used.count(n) && !inv_freq && !(tied && n == "lm_head.weight"))
-            fail("tensor '" + n.substr(0, 80) +
-                 "' is not one of a Llama model's that kvscope runs");
+            fail("tensor '" + n.substr(0, 80) + "' is not one of a " + arch +
+                 " model's that kvscope runs");
     }
 
     check_fits(name, kept_weight_bytes(c, weights, std::uint64_t(at) * sizeof(float)), c, limits);
@@ -222,9 +229,9 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
         return s.permute ? rotate_half_row(r, head) : r;
     };
     auto slot_of = [&](MatrixKind k, int layer) -> const Slot& {
-        // slots: embed, L norms, then L each of q k v o, L norms, L each of w1 w2 w3, norm, lm_head
+        // slots: embed, L norms, then L each of q k v o, L norms, L each of w1 w2 w3, norm, ...
         static constexpr std::size_t kBlock[] = {1, 2, 3, 4, 6, 7, 8};
-        if (k == MatrixKind::wcls) return tied ? slots[0] : slots.back();
+        if (k == MatrixKind::wcls) return slots[cls_slot];
         return slots[1 + kBlock[int(k)] * L + std::size_t(layer)];
     };
 
@@ -262,7 +269,13 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
             if (done_with && !in_place.count(s.t->data)) done_with(s.t->data, bytes);
             continue;
         }
-        if (s.t->shape.size() == 1) {
+        if (s.t->shape.size() == 1 && s.permute) {
+            // q and k biases: their entries in llama2.c's order, as the rows of their matrices
+            const std::size_t eb = ggml_row_bytes(s.t->type, 1);
+            for (std::size_t r = 0; r < s.t->elements; ++r)
+                dequantize_values(s.t->type, s.t->data + row_of(s, r) * eb, 1,
+                                  copy.get() + s.at + r);
+        } else if (s.t->shape.size() == 1) {
             dequantize_values(s.t->type, s.t->data, s.t->elements, copy.get() + s.at);
         } else {
             const std::size_t rows = s.t->shape[0], n = s.t->shape[1], rb = bytes / rows;
@@ -282,7 +295,7 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
         if (const auto it = j.find(key); it != j.end() && it->is_number_unsigned() &&
                                          it->get<std::uint64_t>() < std::uint64_t(V))
             *out = int(it->get<std::uint64_t>());
-    h.format = "Hugging Face LlamaForCausalLM, " + std::to_string(shards.size()) +
+    h.format = "Hugging Face " + arch + ", " + std::to_string(shards.size()) +
                (shards.size() == 1 ? " safetensors file" : " safetensors shards") + ", tensors:";
     for (const auto& [type, n] : type_counts)
         h.format.append(" ").append(std::to_string(n)).append(" ").append(type);

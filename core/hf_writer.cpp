@@ -51,11 +51,14 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
 
     const std::size_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
     const std::size_t head = c.head_dim(), value_bytes = ggml_row_bytes(type, 1);
-    // One tensor: `rows` x `n` floats at p, rows reordered for q and k.
+    // One tensor: `rows` x `n` floats at p, rows reordered for q and k (a vector: one row of n,
+    // or a bias: rows of 1, reordered as its matrix's rows).
     auto tensor = [&](std::string name, const float* p, std::size_t rows, std::size_t n,
                       bool permute) {
         SafeTensorOut t{std::move(name), type, {}, {}};
-        t.shape = rows == 1 ? std::vector<std::uint64_t>{n} : std::vector<std::uint64_t>{rows, n};
+        t.shape = rows == 1 ? std::vector<std::uint64_t>{n}
+                  : n == 1  ? std::vector<std::uint64_t>{rows}
+                            : std::vector<std::uint64_t>{rows, n};
         t.bytes.resize(rows * n * value_bytes);
         for (std::size_t r = 0; r < rows; ++r)  // HF row rotate_half_row(r) holds llama2.c's r
             encode_values(type, p + r * n, n,
@@ -80,6 +83,13 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
     }
     all.push_back(tensor("model.norm.weight", w.rms_final, 1, d, false));
     if (!c.shared_classifier) all.push_back(tensor("lm_head.weight", w.wcls, V, d, false));
+    if (c.qkv_bias)  // Qwen2's q/k/v biases
+        for (std::size_t l = 0; l < std::size_t(c.n_layers); ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".self_attn.";
+            all.push_back(tensor(p + "q_proj.bias", w.bq + l * d, d, 1, true));
+            all.push_back(tensor(p + "k_proj.bias", w.bk + l * kv, kv, 1, true));
+            all.push_back(tensor(p + "v_proj.bias", w.bv + l * kv, kv, 1, false));
+        }
 
     // Shards: tensors in order, a new shard when the next would pass shard_bytes.
     std::vector<std::vector<SafeTensorOut>> shards(1);
@@ -106,25 +116,26 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
                                                  {"weight_map", map}}
                               .dump(2));
 
-    nlohmann::ordered_json config = {{"architectures", {"LlamaForCausalLM"}},
-                                     {"model_type", "llama"},
-                                     {"hidden_size", c.dim},
-                                     {"intermediate_size", c.hidden_dim},
-                                     {"num_hidden_layers", c.n_layers},
-                                     {"num_attention_heads", c.n_heads},
-                                     {"num_key_value_heads", c.n_kv_heads},
-                                     {"vocab_size", c.vocab_size},
-                                     {"max_position_embeddings", c.seq_len},
-                                     {"hidden_act", "silu"},
-                                     {"rms_norm_eps", as_written(c.norm_eps)},
-                                     {"rope_theta", as_written(c.rope_theta)},
-                                     {"rope_scaling", nullptr},
-                                     {"tie_word_embeddings", c.shared_classifier},
-                                     {"bos_token_id", BpeTokenizer::kBos},
-                                     {"eos_token_id", BpeTokenizer::kEos},
-                                     {"torch_dtype", type == GgmlType::F32   ? "float32"
-                                                     : type == GgmlType::F16 ? "float16"
-                                                                             : "bfloat16"}};
+    nlohmann::ordered_json config = {
+        {"architectures", {c.qkv_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
+        {"model_type", c.qkv_bias ? "qwen2" : "llama"},
+        {"hidden_size", c.dim},
+        {"intermediate_size", c.hidden_dim},
+        {"num_hidden_layers", c.n_layers},
+        {"num_attention_heads", c.n_heads},
+        {"num_key_value_heads", c.n_kv_heads},
+        {"vocab_size", c.vocab_size},
+        {"max_position_embeddings", c.seq_len},
+        {"hidden_act", "silu"},
+        {"rms_norm_eps", as_written(c.norm_eps)},
+        {"rope_theta", as_written(c.rope_theta)},
+        {"rope_scaling", nullptr},
+        {"tie_word_embeddings", c.shared_classifier},
+        {"bos_token_id", BpeTokenizer::kBos},
+        {"eos_token_id", BpeTokenizer::kEos},
+        {"torch_dtype", type == GgmlType::F32   ? "float32"
+                        : type == GgmlType::F16 ? "float16"
+                                                : "bfloat16"}};
     if (linear) config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", as_written(rf[0])}};
     const auto tb = tokenizer_file_bytes(tok);
     write_output_file((dir / "tokenizer.bin").string(),

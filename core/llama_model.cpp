@@ -337,6 +337,14 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
         matmul(k_.span(), xb_.span(), W.wk + l * kv * d, at(C.wk, l), R, D, KV);
         op(OpKind::VProj, l, R);
         matmul(v_.span(), xb_.span(), W.wv + l * kv * d, at(C.wv, l), R, D, KV);
+        if (c_.qkv_bias) {  // Qwen2: q += bq, k += bk, v += bv, every row
+            op(OpKind::QBias, l, R);
+            be_.add_bias(q_.span(), w(W.bq + l * d, d), R, D);
+            op(OpKind::KBias, l, R);
+            be_.add_bias(k_.span(), w(W.bk + l * kv, kv), R, KV);
+            op(OpKind::VBias, l, R);
+            be_.add_bias(v_.span(), w(W.bv + l * kv, kv), R, KV);
+        }
         // RoPE, the cache append and attention, per sequence: att: [R, dim]
         for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
         // x += att wo: [R, dim]

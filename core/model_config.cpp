@@ -16,6 +16,7 @@ std::size_t ModelConfig::stored_floats() const {
     n += d;                                                         // rms_final_weight
     n += 2 * static_cast<std::size_t>(seq_len) * (head_dim() / 2);  // freq_cis real + imag
     if (!shared_classifier) n += V * d;                             // wcls
+    if (qkv_bias) n += L * (d + 2 * kv);                            // bq, bk, bv
     return n;
 }
 
@@ -81,6 +82,7 @@ std::string ModelConfig::describe() const {
     if (rope_theta != 10000.0f) s << ", RoPE base " << rope_theta;
     if (!rope_factors.empty()) s << ", rope scaling";
     if (norm_eps != 1e-5f) s << ", RMSNorm eps " << norm_eps;
+    if (qkv_bias) s << ", q/k/v biases";
     return s.str();
 }
 

@@ -25,6 +25,9 @@ struct ModelConfig {
     // scaling: all the same; Llama 3's: 1 for short wavelengths up to `factor` for long ones,
     // core/rope_frequencies.h). Empty: none.
     std::vector<float> rope_factors;
+    // Qwen2: the q, k and v projections add a bias (bq [dim], bk and bv [kv_dim] per layer).
+    // Never in a llama2.c file; stored after the llama2.c tensors in a loader's copy.
+    bool qkv_bias = false;
 
     int head_dim() const { return dim / n_heads; }
     int kv_dim() const { return n_kv_heads * head_dim(); }
@@ -35,7 +38,8 @@ struct ModelConfig {
         return std::size_t(2) * n_layers * n_kv_heads * head_dim() * bytes_per_value;
     }
 
-    // Number of float32 weights the checkpoint stores after its header, freq_cis included.
+    // Number of float32 weights the checkpoint stores after its header, freq_cis included (and
+    // the q/k/v biases after them, for a model that has them).
     std::size_t stored_floats() const;
     // Weights used by the forward pass (freq_cis excluded, shared classifier counted once).
     std::size_t parameter_count() const;

@@ -211,6 +211,20 @@ TEST_CASE("emulated SwiGLU and residual add match the CPU backend", "[emulated][
     }
 }
 
+TEST_CASE("emulated bias add (every row += b) matches the CPU backend", "[emulated][kernels]") {
+    for (int T : {1, 3, 7})
+        for (int n : {1, 37, 300}) {
+            INFO("T=" << T << " n=" << n);
+            check_matches([&](Backend& be) {
+                Guarded x(std::size_t(T) * n, 24), b(n, 25);
+                be.add_bias(x.span(), b.span(), T, n);
+                CHECK(x.guards_intact());
+                CHECK(b.guards_intact());
+                return std::vector<std::vector<float>>{x.values()};
+            });
+        }
+}
+
 TEST_CASE("the emulator runs every thread of a phase before the next phase starts",
           "[emulated][kernels]") {
     // Phase 1: each thread writes its slot; phase 2: each thread reads its neighbour's. Without

@@ -217,7 +217,8 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
         };
         const nlohmann::json gone(nlohmann::json::value_t::discarded);
         refused(good, "not json", "config.json is not a JSON object");
-        refused(good, cfg("architectures", {"Qwen2ForCausalLM"}), "q/k/v projections have biases");
+        refused(good, cfg("architectures", {"Qwen2ForCausalLM"}),
+                "no tensor 'model.layers.0.self_attn.q_proj.bias'");
         refused(good, cfg("architectures", {"GPT2LMHeadModel"}),
                 "'GPT2LMHeadModel' is not supported");
         // rope_theta, rms_norm_eps and rope_scaling: tests/test_rope_and_norm.cpp

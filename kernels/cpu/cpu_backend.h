@@ -61,6 +61,7 @@ class CpuBackend final : public Backend {
                    int head_dim) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override;
+    void add_bias(DeviceSpan x, DeviceSpan b, int T, int n) override;
     void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src, std::size_t src_stride,
                    std::size_t rows, std::size_t row_len) override;
 

@@ -240,6 +240,13 @@ class CudaBackend final : public Backend, public StepGraphs {
                              {x.data, y.data, n});
         });
     }
+    void add_bias(DeviceSpan x, DeviceSpan b, int T, int n) override {
+        const std::size_t all = std::size_t(T) * n;
+        timed(Op::Add, [&] {
+            kern::launch_add(kern::elementwise_shape(all, blocks_.elementwise), stream_,
+                             {x.data, b.data, all, std::size_t(n)});
+        });
+    }
 
     void set_block_sizes(const kern::BlockSizes& b) {
         blocks_ = b;

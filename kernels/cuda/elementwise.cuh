@@ -1,5 +1,6 @@
 #pragma once
-// One thread per element: SwiGLU (h1 = silu(h1) * h3) and the residual add (x += y).
+// One thread per element: SwiGLU (h1 = silu(h1) * h3), the residual add (x += y) and a bias added
+// to every row (x[t, :] += b: y repeated every y_len elements).
 // Launch: grid ceil(n / kElementwiseThreads), block kElementwiseThreads.
 #include <math.h>
 
@@ -31,13 +32,14 @@ __host__ __device__ inline void swiglu_thread(const ThreadIndex& ix, const Swigl
 
 struct AddArgs {
     float* x;        // [n]
-    const float* y;  // [n]
+    const float* y;  // [n], or [y_len] repeated (a bias: x is [n / y_len, y_len])
     std::size_t n;
+    std::size_t y_len = 0;  // 0: y is as long as x
 };
 
 __host__ __device__ inline void add_thread(const ThreadIndex& ix, const AddArgs& a) {
     const std::size_t i = global_thread(ix);
-    if (i < a.n) a.x[i] += a.y[i];
+    if (i < a.n) a.x[i] += a.y[a.y_len ? i % a.y_len : i];
 }
 
 }  // namespace kvs::kern

@@ -357,4 +357,11 @@ void EmulatedCudaBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
     launch(Op::Add, [=] { emu::add(s, a); });
 }
 
+void EmulatedCudaBackend::add_bias(DeviceSpan x, DeviceSpan b, int T, int n) {
+    const std::size_t all = std::size_t(T) * n;
+    const kern::AddArgs a{x.data, b.data, all, std::size_t(n)};
+    const kern::LaunchShape s = kern::elementwise_shape(all, blocks_.elementwise);
+    launch(Op::Add, [=] { emu::add(s, a); });
+}
+
 }  // namespace kvs

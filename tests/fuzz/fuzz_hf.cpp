@@ -31,6 +31,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const ModelConfig c = h.ck.config;
     FUZZ_CHECK(h.ck.weights.wcls + std::size_t(c.vocab_size) * c.dim <=
                h.ck.weights.all.data() + h.ck.weights.all.size());
+    FUZZ_CHECK(c.qkv_bias == (h.ck.weights.bv != nullptr));
+    if (c.qkv_bias)  // Qwen2's biases, the last floats of the copy
+        FUZZ_CHECK(h.ck.weights.bv + std::size_t(c.n_layers) * c.kv_dim() ==
+                   h.ck.weights.all.data() + h.ck.weights.all.size());
     if (c.kv_bytes_per_token() * c.seq_len > (std::size_t(64) << 20) || c.vocab_size < 3) return 0;
     const auto tb = fuzz::tokenizer_bytes(c.vocab_size, {"a", " a"});
     LlamaModel m(std::move(h.ck), BpeTokenizer::parse(tb.data(), tb.size(), c.vocab_size, "tok"),

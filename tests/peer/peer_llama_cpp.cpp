@@ -10,6 +10,8 @@
 // weights, so a near tie may go the other way). Each model is also written with other
 // hyper-parameters (RoPE base 500000, Llama 3's rope scaling as rope_freqs, RMSNorm epsilon 1e-6),
 // strict like F32: the same weights then give other logits, and both must give the same ones.
+// And as a Qwen2-shaped model (the weights with q/k/v biases added, tests/qwen2_model.h) in a
+// GGUF of architecture qwen2, whose q/k rows llama.cpp rotates as NEOX (rotate-half) pairs.
 // Usage: peer_llama_cpp BINS_DIR OUT_DIR MODEL... (default, stories260K or a llama2.c file)
 #include <ggml-backend.h>
 #include <llama.h>
@@ -31,6 +33,7 @@
 #include "core/rope_frequencies.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/qwen2_model.h"
 
 namespace {
 
@@ -152,12 +155,17 @@ int main(int argc, char** argv) {
                                                                 {"f16", 0.05, false},
                                                                 {"q8_0", 0.5, false},
                                                                 {"q4_0", 1.0, false},
-                                                                {"f32-llama3-rope", 1e-4, true}}) {
+                                                                {"f32-llama3-rope", 1e-4, true},
+                                                                {"f32-qwen2", 1e-4, true}}) {
             const bool varied = type == "f32-llama3-rope";
+            const bool qwen2 = type == "f32-qwen2";
+            const auto biased = qwen2 ? kvs::test::with_qkv_biases(*src, 7) : nullptr;
+            const kvs::LlamaModel& from = qwen2 ? *biased : lm_src;
             const auto path = (out / (src->name() + "-" + type + ".gguf")).string();
-            kvs::write_gguf_llama(path, varied ? llama3 : lm_src.config(), lm_src.weights(),
+            kvs::write_gguf_llama(path, varied ? llama3 : from.config(), from.weights(),
                                   dynamic_cast<const kvs::BpeTokenizer&>(src->tokenizer()),
-                                  kvs::ggml_type_from_name(varied ? "f32" : type), src->name());
+                                  kvs::ggml_type_from_name(varied || qwen2 ? "f32" : type),
+                                  src->name());
             const auto m = kvs::open_model(path);
             llama_model_params mp = llama_model_default_params();
             mp.n_gpu_layers = 0;
