@@ -68,34 +68,51 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json(const std::string& path) {
         const auto& m = j["model"];
         if (m.value("type", std::string("BPE")) != "BPE")
             fail("model type '" + m["type"].get<std::string>() + "' is not BPE");
-        if (m.value("ignore_merges", false))
-            fail("\"ignore_merges\": true (Llama-3's rule) is not supported");
         if (m.contains("dropout") && !m["dropout"].is_null()) fail("BPE dropout is not supported");
         for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
             if (m.contains(k) && !m[k].is_null() && m[k] != "")
                 fail(std::string("model.") + k + " " + m[k].dump() + " is not supported");
 
         Options o;
-        // The pre-tokenizer: GPT-2's ByteLevel (its regex), or SmolLM's Digits + ByteLevel.
+        o.ignore_merges = m.value("ignore_merges", false);  // Llama 3's: whole pieces first
+        // The pre-tokenizer: GPT-2's ByteLevel (its regex), SmolLM's Digits + ByteLevel, or
+        // Llama 3's / Qwen2's Split regex + ByteLevel without its own regex.
         const auto& pre = j.value("pre_tokenizer", nlohmann::json());
-        auto byte_level = [&](const nlohmann::json& p) {
+        auto byte_level = [&](const nlohmann::json& p, bool regex = true) {
             if (!p.is_object() || p.value("type", std::string()) != "ByteLevel") return false;
             if (p.value("add_prefix_space", false))
                 fail("ByteLevel add_prefix_space is not supported");
-            return p.value("use_regex", true);
+            return p.value("use_regex", true) == regex;
         };
+        // Split by one of the regexes kvscope has written out (core/byte_bpe_split.h), pieces
+        // kept as they are ("Isolated"); the regex text is compared exactly.
+        auto split_regex = [&](const nlohmann::json& p) -> std::string {
+            if (!p.is_object() || p.value("type", std::string()) != "Split" ||
+                p.value("behavior", std::string()) != "Isolated" || p.value("invert", false) ||
+                !p.contains("pattern") || !p["pattern"].is_object() ||
+                !p["pattern"].contains("Regex") || !p["pattern"]["Regex"].is_string())
+                return {};
+            return p["pattern"]["Regex"].get<std::string>();
+        };
+        const bool sequence2 = pre.is_object() && pre.value("type", std::string()) == "Sequence" &&
+                               pre.contains("pretokenizers") && pre["pretokenizers"].is_array() &&
+                               pre["pretokenizers"].size() == 2;
         if (byte_level(pre)) {
             o.split = ByteBpeSplit::Gpt2;
-        } else if (pre.is_object() && pre.value("type", std::string()) == "Sequence" &&
-                   pre.contains("pretokenizers") && pre["pretokenizers"].size() == 2 &&
-                   pre["pretokenizers"][0].value("type", std::string()) == "Digits" &&
+        } else if (sequence2 && byte_level(pre["pretokenizers"][1], false) &&
+                   split_regex(pre["pretokenizers"][0]) == kLlama3SplitRegex) {
+            o.split = ByteBpeSplit::Llama3;
+        } else if (sequence2 && byte_level(pre["pretokenizers"][1], false) &&
+                   split_regex(pre["pretokenizers"][0]) == kQwen2SplitRegex) {
+            o.split = ByteBpeSplit::Qwen2;
+        } else if (sequence2 && pre["pretokenizers"][0].value("type", std::string()) == "Digits" &&
                    pre["pretokenizers"][0].value("individual_digits", false) &&
                    byte_level(pre["pretokenizers"][1])) {
             o.split = ByteBpeSplit::SmolLm;
         } else {
             fail("pre_tokenizer " + pre.dump().substr(0, 80) +
-                 " is not supported (kvscope splits as GPT-2's ByteLevel and SmolLM's "
-                 "Digits + ByteLevel do)");
+                 " is not supported (kvscope splits as GPT-2's ByteLevel, SmolLM's "
+                 "Digits + ByteLevel, and Llama 3's and Qwen2's Split + ByteLevel do)");
         }
 
         // Added tokens take their ids beside (or beyond) the model's vocabulary.

@@ -39,6 +39,7 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens,
     : tokens_(std::move(tokens)),
       control_(std::move(o.control)),
       split_(o.split),
+      ignore_merges_(o.ignore_merges),
       bos_(o.bos),
       eos_(o.eos),
       add_bos_(o.add_bos && o.bos >= 0) {
@@ -105,7 +106,8 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens,
 
 std::string ByteBpeTokenizer::kind() const {
     std::string s = "byte-level BPE (";
-    s += split_ == ByteBpeSplit::Gpt2 ? "GPT-2 pre-tokenizer" : "SmolLM pre-tokenizer";
+    s += std::string(byte_bpe_split_name(split_)) + " pre-tokenizer";
+    if (ignore_merges_) s += ", whole-piece tokens first";
     s += ", " + std::to_string(vocab_size()) + " tokens, " + std::to_string(merge_count_) +
          " merges, ";
     s += add_bos_ ? "BOS " + std::to_string(bos_) : std::string("no BOS");
@@ -124,7 +126,17 @@ std::vector<int> ByteBpeTokenizer::encode(std::string_view text) const {
                    ? MergeResult{}
                    : MergeResult{it->second.id, -static_cast<float>(it->second.rank)};
     };
+    const auto& chars = byte_level_chars();
+    std::string stored;
     for (std::string_view piece : split_for_byte_bpe(text, split_)) {
+        if (ignore_merges_) {  // the piece itself, when the vocabulary has it
+            stored.clear();
+            for (char c : piece) stored += chars[static_cast<unsigned char>(c)];
+            if (const auto it = index_.find(stored); it != index_.end()) {
+                out.push_back(it->second);
+                continue;
+            }
+        }
         ids.clear();
         for (char c : piece) ids.push_back(byte_ids_[static_cast<unsigned char>(c)]);
         merge_by_score(ids, 0, pair);
@@ -155,9 +167,14 @@ ByteBpeTokenizer ByteBpeTokenizer::from_gguf(const GgufFile& f, int vocab) {
         o.split = ByteBpeSplit::Gpt2;
     else if (*pre == "smollm")
         o.split = ByteBpeSplit::SmolLm;
+    else if (*pre == "llama-bpe" || *pre == "llama3" || *pre == "llama-v3")
+        o.split = ByteBpeSplit::Llama3, o.ignore_merges = true;  // as llama.cpp reads them
+    else if (*pre == "qwen2")
+        o.split = ByteBpeSplit::Qwen2;
     else
-        fail("tokenizer.ggml.pre '" + std::string(*pre) +
-             "' is not supported (kvscope splits text as 'gpt2' and 'smollm' do)");
+        fail("tokenizer.ggml.pre '" + std::string(*pre).substr(0, 40) +
+             "' is not supported (kvscope splits text as 'gpt2', 'smollm', 'llama-bpe' and "
+             "'qwen2' do)");
     const auto tokens = f.get_strings("tokenizer.ggml.tokens");
     if (static_cast<long long>(tokens.size()) != vocab)
         fail("tokenizer.ggml.tokens holds " + std::to_string(tokens.size()) +

@@ -29,6 +29,8 @@ class ByteBpeTokenizer final : public Tokenizer {
   public:
     struct Options {
         ByteBpeSplit split = ByteBpeSplit::Gpt2;
+        // Llama 3's rule: a piece that is a token as a whole is that token, unmerged.
+        bool ignore_merges = false;
         int bos = -1, eos = -1;
         bool add_bos = false;
         std::vector<bool> control;  // per id: a special token (decodes to nothing); may be empty
@@ -76,6 +78,7 @@ class ByteBpeTokenizer final : public Tokenizer {
     std::array<int, 256> byte_ids_{};
     std::size_t merge_count_ = 0;
     ByteBpeSplit split_ = ByteBpeSplit::Gpt2;
+    bool ignore_merges_ = false;
     int bos_ = -1, eos_ = -1;
     bool add_bos_ = false;
 };

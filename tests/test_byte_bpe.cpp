@@ -206,6 +206,52 @@ TEST_CASE("Unicode classes from unicode-data: letters, numbers, White_Space", "[
     CHECK(next_code_point("\xE4\xB8", 0).bytes == 1);  // cut short: one byte at a time
 }
 
+TEST_CASE("the Unicode classes hold every code point the data files give them, and no other",
+          "[byte_bpe]") {
+    // Read here straight from the files the tables were generated from (no merging, no
+    // padding): a code point is a letter exactly when DerivedGeneralCategory.txt says L*, a
+    // number when N*, a space when PropList.txt says White_Space. (The generator once mangled
+    // numbers with inner zeros: U+2776..2793 came out as 112..10131, so U+2764 '❤' was a number.)
+    const std::string dir = KVSCOPE_UNICODE_DIR;
+    std::vector<char> letter(0x110000), number(0x110000), space(0x110000);
+    auto read = [&](const std::string& file, auto&& mark) {
+        std::ifstream in(dir + "/" + file);
+        REQUIRE(in);
+        int lines = 0;
+        for (std::string line; std::getline(in, line);) {
+            if (line.empty() || line[0] == '#') continue;
+            const auto semi = line.find(';');
+            const std::string range = line.substr(0, line.find_first_of(" ;"));
+            const auto dots = range.find("..");
+            const unsigned long a = std::stoul(range.substr(0, dots), nullptr, 16);
+            const unsigned long b =
+                dots == std::string::npos ? a : std::stoul(range.substr(dots + 2), nullptr, 16);
+            std::string prop = line.substr(semi + 1);
+            prop = prop.substr(prop.find_first_not_of(' '));
+            prop = prop.substr(0, prop.find_first_of(" #"));
+            for (unsigned long c = a; c <= b; ++c) mark(c, prop);
+            ++lines;
+        }
+        return lines;
+    };
+    CHECK(read("extracted/DerivedGeneralCategory.txt", [&](unsigned long c, const std::string& p) {
+              letter[c] = p[0] == 'L' && p != "LC";
+              number[c] = p[0] == 'N';
+          }) > 3000);
+    CHECK(read("PropList.txt", [&](unsigned long c, const std::string& p) {
+              if (p == "White_Space") space[c] = 1;
+          }) > 1000);
+    int wrong = 0;
+    for (char32_t c = 0; c < 0x110000; ++c)
+        if (is_unicode_letter(c) != bool(letter[c]) || is_unicode_number(c) != bool(number[c]) ||
+            is_unicode_space(c) != bool(space[c]))
+            if (++wrong <= 5) FAIL_CHECK("U+" << std::hex << std::uint32_t(c) << " misclassified");
+    CHECK(wrong == 0);
+    CHECK_FALSE(is_unicode_number(U'\u2764'));  // ❤, a symbol
+    CHECK(is_unicode_number(U'\u2776'));        // ❶
+    CHECK(is_unicode_letter(U'\u1000'));        // Myanmar KA (4096 once read as 496)
+}
+
 TEST_CASE("the GPT-2 pre-tokenizer splits as its regex does", "[byte_bpe]") {
     using V = std::vector<std::string>;
     CHECK(split("Hello world") == V{"Hello", " world"});
@@ -224,9 +270,42 @@ TEST_CASE("the GPT-2 pre-tokenizer splits as its regex does", "[byte_bpe]") {
     CHECK(split("ab12c", ByteBpeSplit::SmolLm) == V{"ab", "1", "2", "c"});
     // Malformed UTF-8: each stray byte is a symbol of its own, and nothing is lost.
     const std::string bad = "a\xFF\xC3 b\x80";
-    std::string joined;
-    for (const auto& p : split(bad)) joined += p;
-    CHECK(joined == bad);
+    for (auto rule : {ByteBpeSplit::Gpt2, ByteBpeSplit::Llama3, ByteBpeSplit::Qwen2}) {
+        std::string joined;
+        for (const auto& p : split(bad, rule)) joined += p;
+        CHECK(joined == bad);
+    }
+}
+
+TEST_CASE("the Llama 3 and Qwen2 pre-tokenizers split as their regexes do", "[byte_bpe]") {
+    using V = std::vector<std::string>;
+    const auto L3 = ByteBpeSplit::Llama3, Q2 = ByteBpeSplit::Qwen2;
+    CHECK(split("Hello world", L3) == V{"Hello", " world"});
+    CHECK(split("IT'S I'm", L3) == V{"IT", "'S", " I", "'m"});      // contractions in either case
+    CHECK(split("12345 apples", L3) == V{"123", "45", " apples"});  // \p{N}{1,3}
+    CHECK(split("12345", Q2) == V{"1", "2", "3", "4", "5"});        // \p{N}
+    CHECK(split("a\n\nb", L3) == V{"a", "\n\n", "b"});              // \s*[\r\n]+
+    CHECK(split("x  \n  y", L3) == V{"x", "  \n", " ", " y"});
+    CHECK(split("(hello)", L3) == V{"(hello", ")"});  // one non-letter before the letters
+    CHECK(split("f(x) += 1;", L3) == V{"f", "(x", ")", " +=", " ", "1", ";"});
+    CHECK(split("end.\r\n", L3) == V{"end", ".\r\n"});  // others, then their newlines
+    CHECK(split("你好，世界", Q2) == V{"你好", "，世界"});
+    CHECK(split("x   ", L3) == V{"x", "   "});
+    CHECK(split("", L3) == V{});
+    CHECK(std::string(byte_bpe_split_name(L3)) == "Llama 3");
+}
+
+TEST_CASE("Llama 3's ignore_merges: a piece that is a token is that token", "[byte_bpe]") {
+    // "abc" is a token no merge reaches ("a b" makes "ab", nothing makes "abc").
+    ByteBpeTokenizer::Options o;
+    o.split = ByteBpeSplit::Llama3;
+    const ByteBpeTokenizer merged(byte_vocab({"ab", "abc"}), {"a b"}, o, "merged");
+    CHECK(merged.encode("abc ab") == std::vector<int>{256, 'c', ' ', 256});
+    o.ignore_merges = true;
+    const ByteBpeTokenizer whole(byte_vocab({"ab", "abc"}), {"a b"}, o, "whole");
+    CHECK(whole.encode("abc ab") == std::vector<int>{257, ' ', 256});
+    CHECK(whole.kind().find("Llama 3 pre-tokenizer, whole-piece tokens first") !=
+          std::string::npos);
 }
 
 TEST_CASE("merges apply in rank order, and decoding gives back every byte", "[byte_bpe]") {
@@ -359,12 +438,12 @@ TEST_CASE("a GGUF llama file with a gpt2 tokenizer: byte-level BPE from its meta
     GgufBytes h;
     llama_shapes(h, c);
     h.string("tokenizer.ggml.model", "gpt2");
-    h.string("tokenizer.ggml.pre", "llama-bpe");
+    h.string("tokenizer.ggml.pre", "tekken");
     llama_tensors(h, c, &lm.weights(), GgmlType::F32);
     h.write(dir / "pre.gguf");
     r = test::run_cli({"info", "--model", (dir / "pre.gguf").string()});
     CHECK(r.exit_code == 2);
-    CHECK(r.err.find("tokenizer.ggml.pre 'llama-bpe' is not supported") != std::string::npos);
+    CHECK(r.err.find("tokenizer.ggml.pre 'tekken' is not supported") != std::string::npos);
     GgufBytes k;
     llama_shapes(k, c);
     k.string("tokenizer.ggml.model", "bert");
