@@ -49,6 +49,10 @@ TEST_CASE("a Qwen2-shaped model: its biases matter, and GGUF and HF exports read
     CHECK(g->format().find("GGUF v3, qwen2") == 0);
     CHECK(g->config().qkv_bias);
     CHECK(test::max_logit_diff(ref, test::greedy_run(*g, prompt, 30)) == 0.0f);
+    const auto info = test::run_cli({"info", "--model", gguf});
+    CHECK(info.exit_code == 0);
+    CHECK(info.out.find("architecture: qwen2 (llama with q/k/v biases)") != std::string::npos);
+    CHECK(info.out.find("format: GGUF v3, qwen2,") != std::string::npos);
 
     const auto folder = (dir / "hf").string();
     write_hf_llama(folder, q->config(), q->weights(), tok, GgmlType::F32, 0);
