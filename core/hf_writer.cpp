@@ -1,7 +1,8 @@
 #include "core/hf_writer.h"
 
 #include <algorithm>
-#include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,10 +20,15 @@ namespace {
 
 // A float32 hyper-parameter as config.json's number: its shortest decimal (1e-05, not the
 // double 9.99999974737875e-06), which reads back as the same float.
+// (The fewest %g digits that read back as v: the web build's libc++ has no float to_chars.)
 double as_written(float v) {
     char buf[32];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::stod(std::string(buf, r.ptr));
+    for (int digits = 1; digits < 9; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, double(v));
+        if (std::strtof(buf, nullptr) == v) return std::strtod(buf, nullptr);
+    }
+    std::snprintf(buf, sizeof buf, "%.9g", double(v));
+    return std::strtod(buf, nullptr);
 }
 
 }  // namespace

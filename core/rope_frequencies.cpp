@@ -1,12 +1,16 @@
 #include "core/rope_frequencies.h"
 
 #include <cmath>
-#include <numbers>
 #include <string>
 
 #include "core/error.h"
 
 namespace kvs {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;  // (no <numbers>: the web build's libc++ is older)
+
+}  // namespace
 
 std::vector<float> rope_inverse_frequencies(const ModelConfig& c) {
     const int hd = c.head_dim(), pairs = hd / 2;
@@ -35,7 +39,7 @@ std::vector<float> llama3_rope_factors(int head_dim, float theta, double factor,
     std::vector<float> f(head_dim / 2);
     for (int p = 0; p < head_dim / 2; ++p) {
         const double inv = 1.0 / std::pow(double(theta), 2.0 * p / head_dim);
-        const double wavelength = 2 * std::numbers::pi / inv;
+        const double wavelength = 2 * kPi / inv;
         if (wavelength < high_wavelength) {
             f[p] = 1.0f;
         } else if (wavelength > low_wavelength) {
