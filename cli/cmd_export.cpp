@@ -1,6 +1,8 @@
 // export: a llama2.c model (checkpoint + tokenizer.bin) written as a GGUF v3 `llama` file that
 // llama.cpp reads, its matrices in F32, F16, BF16, Q8_0 or Q4_0 (core/gguf_writer.h), or as a
-// Hugging Face LlamaForCausalLM folder of safetensors (core/hf_writer.h).
+// Hugging Face LlamaForCausalLM folder of safetensors (core/hf_writer.h). A model with q/k/v
+// biases is written as qwen2 / Qwen2ForCausalLM, a GPT-2 one (say, a Hugging Face folder with
+// tokenizer.bin that an export wrote) as gpt2 / GPT2LMHeadModel.
 #include <chrono>
 #include <cstdio>
 
@@ -48,19 +50,25 @@ int cmd_export(int argc, char** argv) {
     if (!tok || !llama)
         throw Error("export: --model must be a llama2.c checkpoint with its tokenizer.bin (" +
                     m->name() + " is not)");
+    // What the writers make of the model's shapes (core/gguf_writer.h, core/hf_writer.h).
+    const ModelConfig& c = llama->config();
+    const bool qwen2 = !c.gpt2() && c.qkv_bias;
     const auto t0 = std::chrono::steady_clock::now();
     if (a.has("hf")) {
-        write_hf_llama(a.str("hf"), llama->config(), llama->weights(), *tok, type,
-                       std::uint64_t(shard_mb) << 20);
-        std::printf("%s: Hugging Face LlamaForCausalLM, %s tensors, written in %.2f s\n",
-                    a.str("hf").c_str(), ggml_type_name(type),
+        write_hf_llama(a.str("hf"), c, llama->weights(), *tok, type, std::uint64_t(shard_mb) << 20);
+        std::printf("%s: Hugging Face %s, %s tensors, written in %.2f s\n", a.str("hf").c_str(),
+                    c.gpt2() ? "GPT2LMHeadModel"
+                    : qwen2  ? "Qwen2ForCausalLM"
+                             : "LlamaForCausalLM",
+                    ggml_type_name(type),
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         return 0;
     }
-    write_gguf_llama(a.str("gguf"), llama->config(), llama->weights(), *tok, type, m->name());
+    write_gguf_llama(a.str("gguf"), c, llama->weights(), *tok, type, m->name());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("%s: GGUF v3, llama, %s matrices, %s, written in %.2f s\n", a.str("gguf").c_str(),
-                ggml_type_name(type),
+    const char* arch = c.gpt2() ? "gpt2" : qwen2 ? "qwen2" : "llama";
+    std::printf("%s: GGUF v3, %s, %s matrices, %s, written in %.2f s\n", a.str("gguf").c_str(),
+                arch, ggml_type_name(type),
                 format_bytes(double(regular_file_size(a.str("gguf")))).c_str(), s);
     return 0;
 }

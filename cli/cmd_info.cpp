@@ -29,9 +29,10 @@ int cmd_info(int argc, char** argv) {
     const Model& m = *o.model;
     const ModelConfig& c = m.config();
     std::printf("model %s: %s\n", escape_for_one_line(m.name()).c_str(), c.describe().c_str());
-    std::printf("architecture: %s\n", m.is_toy()            ? "toy (hand-made heads)"
-                                      : m.config().qkv_bias ? "qwen2 (llama with q/k/v biases)"
-                                                            : "llama");
+    std::printf("architecture: %s\n", m.is_toy()   ? "toy (hand-made heads)"
+                                      : c.gpt2()   ? architecture_name(c.arch)
+                                      : c.qkv_bias ? "qwen2 (llama with q/k/v biases)"
+                                                   : "llama");
     if (!m.format().empty()) std::printf("format: %s\n", m.format().c_str());
     std::printf("tokenizer: %s\n", escape_for_one_line(m.tokenizer().kind()).c_str());
     const std::size_t params = m.parameter_count();

@@ -59,6 +59,18 @@ std::vector<OpCase> op_cases(const ModelConfig& c, int keys, int prefill_rows) {
          [=](Backend& be, std::vector<DeviceSpan>& b) {
              be.rmsnorm(b[0], b[1], b[2], 1, dim, c.norm_eps);
          }});
+    // GPT-2's norm, at the same shape; listed for every model, as the kernels are in every build.
+    cases.push_back({Op::LayerNorm,
+                     1,
+                     "layernorm",
+                     "1 x " + std::to_string(dim),
+                     {sz(dim), sz(dim), sz(dim), sz(dim)},
+                     [=](std::vector<float*>& b) {
+                         ref::layernorm(b[0], b[1], b[2], b[3], 1, dim, c.norm_eps);
+                     },
+                     [=](Backend& be, std::vector<DeviceSpan>& b) {
+                         be.layernorm(b[0], b[1], b[2], b[3], 1, dim, c.norm_eps);
+                     }});
     struct Mm {
         const char* what;
         int rows, n, d;
@@ -104,6 +116,14 @@ std::vector<OpCase> op_cases(const ModelConfig& c, int keys, int prefill_rows) {
          {sz(hidden), sz(hidden)},
          [=](std::vector<float*>& b) { ref::swiglu(b[0], b[1], sz(hidden)); },
          [=](Backend& be, std::vector<DeviceSpan>& b) { be.swiglu(b[0], b[1], sz(hidden)); }});
+    // GPT-2's activation, over the MLP's hidden width as swiglu (in place: buffer 0 is both).
+    cases.push_back({Op::Gelu,
+                     1,
+                     "gelu",
+                     std::to_string(hidden),
+                     {sz(hidden)},
+                     [=](std::vector<float*>& b) { ref::gelu(b[0], sz(hidden)); },
+                     [=](Backend& be, std::vector<DeviceSpan>& b) { be.gelu(b[0], sz(hidden)); }});
     return cases;
 }
 

@@ -1,12 +1,17 @@
 // make-model: a random-weight llama2.c checkpoint of a given shape, and a tokenizer beside it, for
-// tests and figures at sizes that are not committed (an 85M-parameter model is 340 MB).
+// tests and figures at sizes that are not committed (an 85M-parameter model is 340 MB); or, with
+// --arch gpt2, a GPT-2-shaped model as one GGUF file (architecture gpt2, its tokenizer inside).
 #include <cstdio>
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "core/bpe_tokenizer.h"
+#include "core/checkpoint.h"
 #include "core/checkpoint_writer.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/gguf_file.h"
+#include "core/gguf_writer.h"
 #include "core/output_file.h"
 
 namespace kvs::cli {
@@ -31,32 +36,58 @@ ModelConfig preset(const std::string& name) {
     return c;
 }
 
+// The byte-level tokenizer both architectures get, `vocab` pieces.
+std::vector<unsigned char> tokenizer_bytes(int vocab) {
+    return tokenizer_file_bytes({" ", "e", " t", "he", " the", "a", " a"}, vocab);
+}
+
+// --arch gpt2: random GPT-2 weights (core/checkpoint_writer.h) and the tokenizer, as one GGUF.
+void write_gpt2(const std::string& out, const ModelConfig& c, std::uint64_t seed) {
+    auto all = std::make_shared<std::vector<float>>(random_gpt2_weights(c, seed));
+    LlamaWeights w;
+    point_llama_weights(w, all->data(), c, false);
+    const auto bytes = tokenizer_bytes(c.vocab_size);
+    const BpeTokenizer tok = BpeTokenizer::parse(bytes.data(), bytes.size(), c.vocab_size, out);
+    write_gguf_llama(out, c, w, tok, GgmlType::F32, "kvscope random gpt2");
+}
+
 }  // namespace
 
 int cmd_make_model(int argc, char** argv) {
-    Args a("make-model",
-           {{"out", "FILE.bin", "checkpoint to write; FILE.tok.bin goes beside it"},
-            {"shape", "NAME", "85M | 1GB | small (default 85M); flags below override"},
-            {"dim", "N", "residual width"},
-            {"hidden", "N", "SwiGLU inner width"},
-            {"layers", "N", "layers"},
-            {"heads", "N", "query heads"},
-            {"kv-heads", "N", "key/value heads (default: heads)"},
-            {"vocab", "N", "vocabulary (>= 259: the byte pieces)"},
-            {"seq-len", "N", "context length"},
-            {"seed", "S", "weights' random seed (default 1)"}},
-           argc, argv, 2);
+    Args a(
+        "make-model",
+        {{"out", "FILE.bin", "checkpoint to write; FILE.tok.bin goes beside it (gpt2: FILE.gguf)"},
+         {"arch", "NAME", "llama | gpt2 (default llama)"},
+         {"shape", "NAME", "85M | 1GB | small (default 85M); flags below override"},
+         {"dim", "N", "residual width"},
+         {"hidden", "N", "MLP inner width (default for gpt2: 4 x dim)"},
+         {"layers", "N", "layers"},
+         {"heads", "N", "query heads"},
+         {"kv-heads", "N", "key/value heads (default: heads)"},
+         {"vocab", "N", "vocabulary (>= 259: the byte pieces)"},
+         {"seq-len", "N", "context length"},
+         {"seed", "S", "weights' random seed (default 1)"}},
+        argc, argv, 2);
     if (a.help()) {
         std::fputs(
             "Write a llama2.c checkpoint with random weights (uniform, scale 1/sqrt(dim)) "
-            "and a byte-level tokenizer beside it.\n",
+            "and a byte-level tokenizer beside it; with --arch gpt2, a GPT-2-shaped model "
+            "(LayerNorm gains 1, biases 0) as one GGUF file, the tokenizer inside.\n",
             stdout);
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
     if (!a.has("out")) throw Error("make-model: --out FILE.bin is required");
+    const std::string arch = a.str("arch", "llama");
+    if (arch != "llama" && arch != "gpt2")
+        throw Error("make-model: --arch: '" + arch + "' is not one of llama, gpt2");
     ModelConfig c = preset(a.str("shape", "85M"));
     c.dim = a.integer("dim", c.dim, 1, 1 << 16);
+    if (arch == "gpt2") {  // GPT-2's design: a 4 x dim MLP, every K/V head its own
+        c.arch = Architecture::Gpt2;
+        c.hidden_dim = 4 * c.dim;
+        c.qkv_bias = true;
+    }
     c.hidden_dim = a.integer("hidden", c.hidden_dim, 1, 1 << 18);
     c.n_layers = a.integer("layers", c.n_layers, 1, 1024);
     c.n_heads = a.integer("heads", c.n_heads, 1, 1024);
@@ -64,13 +95,22 @@ int cmd_make_model(int argc, char** argv) {
     c.vocab_size = a.integer("vocab", c.vocab_size, 259, 1 << 20);
     c.seq_len = a.integer("seq-len", c.seq_len, 1, 1 << 20);
     const std::uint64_t seed = a.unsigned_integer("seed", 1);
+    if (c.gpt2()) {
+        if (c.n_kv_heads != c.n_heads)
+            throw Error("make-model: --kv-heads: GPT-2 has as many key/value heads as heads");
+        c.n_positions = c.seq_len;
+        const std::string out = a.str("out");
+        write_gpt2(out, c, seed);
+        std::printf("%s: %s, %zu parameters, GGUF gpt2 (float32, tokenizer inside, %d pieces)\n",
+                    out.c_str(), c.describe().c_str(), c.parameter_count(), c.vocab_size);
+        return 0;
+    }
 
     const std::filesystem::path out(a.str("out"));
     const auto tok = out.parent_path() / (out.stem().string() + ".tok.bin");
     check_output_path(tok.string());
     write_random_checkpoint(out.string(), c, seed);
-    const auto bytes =
-        tokenizer_file_bytes({" ", "e", " t", "he", " the", "a", " a"}, c.vocab_size);
+    const auto bytes = tokenizer_bytes(c.vocab_size);
     write_output_file(tok.string(),
                       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
     std::printf("%s: %s, %zu parameters, %s\n%s: tokenizer, %d pieces\n", out.string().c_str(),

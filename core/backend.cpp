@@ -33,6 +33,10 @@ const char* op_name(Op op) {
             return "swiglu";
         case Op::Add:
             return "add";
+        case Op::LayerNorm:
+            return "layernorm";
+        case Op::Gelu:
+            return "gelu";
         case Op::Transfer:
             return "transfer";
         case Op::kCount:

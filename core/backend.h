@@ -21,7 +21,20 @@ struct DeviceSpan {
 };
 
 // Op families, for per-op timing. Order matters only for display.
-enum class Op { Embed, RmsNorm, Matmul, Rope, KvAppend, Attention, SwiGLU, Add, Transfer, kCount };
+enum class Op {
+    Embed,
+    RmsNorm,
+    Matmul,
+    Rope,
+    KvAppend,
+    Attention,
+    SwiGLU,
+    Add,
+    LayerNorm,  // GPT-2's
+    Gelu,       // GPT-2's
+    Transfer,
+    kCount
+};
 constexpr int kOpCount = static_cast<int>(Op::kCount);
 const char* op_name(Op op);
 
@@ -68,6 +81,10 @@ class Backend {
     virtual void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) = 0;
     // out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w     out, x: [T, dim], w: [dim]
     virtual void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim, float eps) = 0;
+    // GPT-2's LayerNorm: out[t] = (x[t] - mean(x[t])) / sqrt(var(x[t]) + eps) * w + b, with the
+    // variance over dim (not dim - 1), as torch.nn.LayerNorm.   out, x: [T, dim], w, b: [dim]
+    virtual void layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T, int dim,
+                           float eps) = 0;
     // out[t, i] = sum_j w[i, j] * x[t, j]     x: [T, n], w: [d, n], out: [T, d]
     virtual void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) = 0;
     // Compact weights (core/compact_weights.h, --weights): whether matmul_compact reads `type`,
@@ -94,6 +111,9 @@ class Backend {
                            int head_dim) = 0;
     // h1 = silu(h1) * h3                      h1, h3: [n]
     virtual void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) = 0;
+    // GPT-2's GELU, the tanh form ("gelu_new"):                  h: [n]
+    // h = 0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3)))
+    virtual void gelu(DeviceSpan h, std::size_t n) = 0;
     // x += y                                  x, y: [n]
     virtual void add(DeviceSpan x, DeviceSpan y, std::size_t n) = 0;
     // x[t, :] += b (a projection's bias, Qwen2's q/k/v)      x: [T, n], b: [n]

@@ -34,6 +34,17 @@ struct LlamaWeights {
     const float* bq = nullptr;  // [layers, dim]
     const float* bk = nullptr;  // [layers, kv_dim]
     const float* bv = nullptr;  // [layers, kv_dim]
+    // GPT-2 only (ModelConfig::gpt2()), else null. Its LayerNorms' gains are rms_att (ln_1),
+    // rms_ffn (ln_2) and rms_final (ln_f); its MLP is w1 (c_fc, [layers, hidden, dim]) and
+    // w2 (c_proj), with no w3. Hugging Face's Conv1D [in, out] matrices are stored transposed
+    // here, [out, in], as every other matrix.
+    const float* pos_embedding = nullptr;    // [n_positions, dim]: learned, added to the token's
+    const float* norm_att_bias = nullptr;    // [layers, dim]: ln_1's bias
+    const float* bo = nullptr;               // [layers, dim]: the attention output's bias
+    const float* norm_ffn_bias = nullptr;    // [layers, dim]: ln_2's bias
+    const float* b1 = nullptr;               // [layers, hidden]: the MLP up projection's bias
+    const float* b2 = nullptr;               // [layers, dim]: the MLP down projection's bias
+    const float* norm_final_bias = nullptr;  // [dim]: ln_f's bias
 };
 
 struct Checkpoint {
@@ -44,6 +55,10 @@ struct Checkpoint {
 
 // Points the views of `w` into `p`: floats in llama2.c's order (the file's, after the header),
 // with or without the unused freq_cis block llama2.c stores before a separate classifier.
+// GPT-2 (no llama2.c file holds one; the loaders' copies do): token and position embeddings,
+// then per tensor kind over the layers ln_1 gain and bias, wq, wk, wv, bq, bk, bv, wo, bo,
+// ln_2 gain and bias, w1, b1, w2, b2; then ln_f gain and bias, and the classifier when separate
+// (ModelConfig::stored_floats counts the same; with_freq_cis is ignored).
 void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c, bool with_freq_cis);
 
 // Maps the file read-only and validates it in place: nothing is copied, the weights point into

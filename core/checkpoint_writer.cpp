@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/bpe_tokenizer.h"
+#include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/splitmix64.h"
@@ -70,6 +71,28 @@ void write_random_checkpoint(const std::string& path, const ModelConfig& c, std:
                 done += m;
             }
     });
+}
+
+std::vector<float> random_gpt2_weights(const ModelConfig& c, std::uint64_t seed) {
+    c.validate("make-model");
+    std::vector<float> all(c.stored_floats());
+    std::uint64_t rng = seed;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.dim));
+    for (float& v : all) v = uniform(rng, scale);
+    LlamaWeights w;
+    point_llama_weights(w, all.data(), c, false);
+    auto set = [&](const float* at, std::size_t n, float value) {
+        std::fill_n(all.begin() + (at - all.data()), n, value);
+    };
+    const std::size_t d = c.dim, L = c.n_layers;
+    set(w.rms_att, L * d, 1.0f);
+    set(w.rms_ffn, L * d, 1.0f);
+    set(w.rms_final, d, 1.0f);
+    for (const float* b : {w.norm_att_bias, w.bq, w.bk, w.bv, w.bo, w.norm_ffn_bias, w.b2})
+        set(b, L * d, 0.0f);
+    set(w.b1, L * std::size_t(c.hidden_dim), 0.0f);
+    set(w.norm_final_bias, d, 0.0f);
+    return all;
 }
 
 namespace {

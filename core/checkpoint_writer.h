@@ -17,6 +17,11 @@ namespace kvs {
 // Throws kvs::Error naming `path` when `c` is not a valid model or the write fails.
 void write_random_checkpoint(const std::string& path, const ModelConfig& c, std::uint64_t seed);
 
+// A GPT-2-shaped model's weights (ModelConfig::gpt2(); no llama2.c file holds one, so they are
+// returned for a GGUF or Hugging Face writer): matrices and embeddings as above, LayerNorm gains 1
+// and biases 0, in point_llama_weights's order. Throws kvs::Error when `c` is not valid.
+std::vector<float> random_gpt2_weights(const ModelConfig& c, std::uint64_t seed);
+
 // Bytes of a llama2.c tokenizer of exactly `vocab` entries (vocab >= 3): <unk>, <s>, </s>, the
 // 256 "<0xXX>" byte pieces as far as they fit, then `pieces` (earlier ones score higher, so they
 // merge first), then

@@ -52,6 +52,28 @@ const char* op_kind_name(OpKind k) {
             return "classifier";
         case OpKind::Sampling:
             return "sampling";
+        case OpKind::PosEmbedding:
+            return "position embedding";
+        case OpKind::PosAdd:
+            return "token + position";
+        case OpKind::LayerNorm:
+            return "layernorm";
+        case OpKind::OutBias:
+            return "output bias";
+        case OpKind::FfnLayerNorm:
+            return "mlp layernorm";
+        case OpKind::MlpUp:
+            return "mlp up (c_fc)";
+        case OpKind::MlpUpBias:
+            return "mlp up bias";
+        case OpKind::Gelu:
+            return "mlp gelu";
+        case OpKind::MlpDown:
+            return "mlp down (c_proj)";
+        case OpKind::MlpDownBias:
+            return "mlp down bias";
+        case OpKind::FinalLayerNorm:
+            return "final layernorm";
         case OpKind::kCount:
             break;
     }
@@ -72,7 +94,32 @@ OpCount count_op(OpKind k, const ModelConfig& c, int rows, int pos0) {
     };
     switch (k) {
         case OpKind::Embedding:
+        case OpKind::PosEmbedding:
             set(1, d, 0);
+            break;
+        case OpKind::PosAdd:
+        case OpKind::OutBias:
+        case OpKind::MlpDownBias:
+            set(d, d, T * d);
+            break;
+        case OpKind::LayerNorm:
+        case OpKind::FfnLayerNorm:
+        case OpKind::FinalLayerNorm:
+            set(d, d, 8 * T * d);
+            break;
+        case OpKind::MlpUp:
+            set(d, h, 2 * T * d * h);
+            o.matmul = true;
+            break;
+        case OpKind::MlpUpBias:
+            set(h, h, T * h);
+            break;
+        case OpKind::Gelu:
+            set(h, h, 8 * T * h);
+            break;
+        case OpKind::MlpDown:
+            set(h, d, 2 * T * h * d);
+            o.matmul = true;
             break;
         case OpKind::RmsNorm:
         case OpKind::FfnNorm:
@@ -142,6 +189,22 @@ OpCount count_op(OpKind k, const ModelConfig& c, int rows, int pos0) {
     return o;
 }
 
+std::vector<OpKind> layer_ops(const ModelConfig& c) {
+    using K = OpKind;
+    if (c.gpt2())
+        return {K::LayerNorm,   K::QProj,     K::QBias,    K::KProj,    K::KBias,
+                K::VProj,       K::VBias,     K::KvAppend, K::Scores,   K::Softmax,
+                K::WeightedSum, K::OutProj,   K::OutBias,  K::Residual, K::FfnLayerNorm,
+                K::MlpUp,       K::MlpUpBias, K::Gelu,     K::MlpDown,  K::MlpDownBias,
+                K::FfnResidual};
+    std::vector<OpKind> ops{K::RmsNorm, K::QProj, K::KProj, K::VProj};
+    if (c.qkv_bias) ops.insert(ops.end(), {K::QBias, K::KBias, K::VBias});
+    ops.insert(ops.end(), {K::Rope, K::KvAppend, K::Scores, K::Softmax, K::WeightedSum, K::OutProj,
+                           K::Residual, K::FfnNorm, K::FfnGate, K::FfnUp, K::SwiGLU, K::FfnDown,
+                           K::FfnResidual});
+    return ops;
+}
+
 double weight_bytes(const ModelConfig& c, double bytes_per_value) {
     return bytes_per_value * static_cast<double>(c.parameter_count());
 }
@@ -154,13 +217,9 @@ StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T, double byt
         if (o.matmul) s.matmul_flops += times * o.flops;
         if (o.attention) s.attention_flops += times * o.flops;
     };
-    for (int k = static_cast<int>(OpKind::RmsNorm); k <= static_cast<int>(OpKind::FfnResidual);
-         ++k) {
-        const auto kind = static_cast<OpKind>(k);
-        const bool bias = kind == OpKind::QBias || kind == OpKind::KBias || kind == OpKind::VBias;
-        if (!bias || c.qkv_bias) add(kind, T, c.n_layers);
-    }
-    add(OpKind::FinalNorm, 1, 1);  // logits for the last row only
+    if (c.gpt2()) add(OpKind::PosAdd, T, 1);
+    for (OpKind kind : layer_ops(c)) add(kind, T, c.n_layers);
+    add(c.gpt2() ? OpKind::FinalLayerNorm : OpKind::FinalNorm, 1, 1);  // the last row only
     add(OpKind::Classifier, 1, 1);
     const double L = c.n_layers, kv = c.kv_dim();
     const double kv_read = bytes_per_value * L * 2 * kv * (pos0 + T);

@@ -2,7 +2,9 @@
 // FLOPs and bytes of a forward pass, counted from the model's shapes (not measured).
 //   matmul FLOPs     = 2 x rows x (weights of the linear layers)
 //   attention FLOPs  = 4 x dim x (keys summed over query rows)   (q.k and p.v, per layer)
-//   small-op FLOPs   = rmsnorm 4, rope 6/2, softmax 5 per score, swiglu 6, residual 1 per element
+//   small-op FLOPs   = rmsnorm 4, rope 6/2, softmax 5 per score, swiglu 6, residual 1 per element;
+//                      GPT-2's layernorm 8 (mean 1, deviation and its square 3, scale 4), gelu 8
+//                      (tanh counted as one), bias and position add 1 per element
 //   bytes moved      = every weight read once + K/V rows read once + K/V rows written
 //                      (activations assumed to stay in cache; bytes_per_value per stored number:
 //                      4 for our float32 engine, 2 for the bf16/fp16 of
@@ -10,10 +12,12 @@
 #include "core/model_config.h"
 
 #include <cstddef>
+#include <vector>
 
 namespace kvs {
 
-// The ops of the Llama forward pass, in order (core/op_log.h records them as they run).
+// The ops of the Llama and GPT-2 forward passes (core/op_log.h records them as they run);
+// layer_ops gives each design's order within a layer.
 enum class OpKind {
     Embedding,    // token ids -> rows of the embedding table
     RmsNorm,      // before attention
@@ -39,6 +43,18 @@ enum class OpKind {
     FinalNorm,    // rmsnorm of the last row
     Classifier,   // . wcls -> logits
     Sampling,     // logits -> the next token (on the host)
+    // GPT-2's own (its projections and attention use the kinds above)
+    PosEmbedding,    // positions -> rows of the learned position table
+    PosAdd,          // x = token row + position row
+    LayerNorm,       // before attention (ln_1)
+    OutBias,         // + attention output bias
+    FfnLayerNorm,    // before the MLP (ln_2)
+    MlpUp,           // . w1 (c_fc)
+    MlpUpBias,       // + b1
+    Gelu,            // gelu (tanh form)
+    MlpDown,         // . w2 (c_proj)
+    MlpDownBias,     // + b2
+    FinalLayerNorm,  // layernorm of the last row (ln_f)
     kCount
 };
 const char* op_kind_name(OpKind k);  // "embedding", "rmsnorm", "q projection", ...
@@ -58,6 +74,10 @@ struct OpCount {
     bool attention = false;  // q.k or w.v (StepCounts::attention_flops)
 };
 OpCount count_op(OpKind k, const ModelConfig& c, int rows, int pos0);
+
+// The ops one layer of `c`'s design issues, in order (core/llama_model.cpp's forward passes;
+// a test checks them against the op log).
+std::vector<OpKind> layer_ops(const ModelConfig& c);
 
 struct StepCounts {
     double flops = 0;         // all counted FLOPs

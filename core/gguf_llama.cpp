@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/file_bytes.h"
 #include "core/gguf_file.h"
+#include "core/gguf_gpt2.h"
 #include "core/gguf_tokenizer.h"
 #include "core/hf_llama.h"
 #include "core/llama_model.h"
@@ -59,12 +60,13 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     };
     const auto arch = f.get_string("general.architecture");
     if (!arch) fail("no general.architecture");
+    if (*arch == "gpt2") return parse_gguf_gpt2(f, done_with, limits, weights);
     // qwen2 is llama with q/k/v biases, and its q/k rows in the rotate-half order of its NEOX
     // RoPE (convert_hf_to_gguf permutes llama's to adjacent pairs, not qwen2's).
     const bool qwen2 = *arch == "qwen2";
     if (*arch != "llama" && !qwen2)
         fail("architecture '" + std::string(*arch).substr(0, 40) +
-             "' is not supported (kvscope runs 'llama' and 'qwen2')");
+             "' is not supported (kvscope runs 'llama', 'qwen2' and 'gpt2')");
     const std::string key = std::string(*arch) + ".";  // the metadata's prefix
     const GgufTensorInfo* emb = f.tensor("token_embd.weight");
     if (!emb || emb->dims.size() != 2) fail("no 2-D tensor 'token_embd.weight'");

@@ -6,6 +6,8 @@
 // With `weights` F16, BF16 or Q8_0 the matrices are kept in that type instead
 // (core/compact_weights.h): the file's tensors used in place where they have it, converted
 // otherwise; the embedding table and norms are float32 either way.
+// A file of the `gpt2` architecture is read by core/gguf_gpt2.h's reader (float32 only), the
+// same way.
 #include <cstddef>
 #include <functional>
 #include <memory>

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/gguf_gpt2.h"
 #include "core/hf_llama.h"
 #include "core/llama_vocab_rules.h"
 #include "core/output_file.h"
@@ -73,6 +74,59 @@ void encode_tensor(const Tensor& t, std::vector<unsigned char>& out) {
     encode_values(t.type, t.data, n, out.data());
 }
 
+// The `llama` (or, with q/k/v biases, `qwen2`) tensors of a llama2.c-ordered model; q and k rows
+// reordered for qwen2 into `reordered`, which must outlive `ts`.
+void llama_tensors(const ModelConfig& c, const LlamaWeights& w, GgmlType type,
+                   std::vector<Tensor>& ts, std::deque<std::vector<float>>& reordered) {
+    const std::uint64_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
+    auto matrix = [&](std::string n, std::uint64_t in, std::uint64_t out, const float* p) {
+        // A Q8_0/Q4_0 row must be whole 32-element blocks; otherwise F16 (as close as it gets).
+        const GgmlType t = in % ggml_block_elements(type) == 0 ? type : GgmlType::F16;
+        ts.push_back({std::move(n), {in, out}, p, t});
+    };
+    auto vec = [&](std::string n, const float* p, std::uint64_t len) {
+        ts.push_back({std::move(n), {len}, p, GgmlType::F32});
+    };
+    // qwen2 (a model with q/k/v biases) keeps q and k in HF's rotate-half order, which its NEOX
+    // RoPE wants; llama's are llama2.c's adjacent pairs, as stored. `rows` rows of n floats.
+    const bool qwen2 = c.qkv_bias;
+    auto q_or_k = [&](const float* p, std::uint64_t rows, std::uint64_t n) -> const float* {
+        if (!qwen2) return p;
+        auto& out = reordered.emplace_back(rows * n);
+        for (std::uint64_t r = 0; r < rows; ++r)  // HF row rotate_half_row(r) holds our r
+            std::copy_n(p + r * n, n, out.data() + rotate_half_row(r, c.head_dim()) * n);
+        return out.data();
+    };
+    matrix("token_embd.weight", d, V, w.token_embedding);
+    for (int l = 0; l < c.n_layers; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        vec(b + "attn_norm.weight", w.rms_att + l * d, d);
+        matrix(b + "attn_q.weight", d, d, q_or_k(w.wq + l * d * d, d, d));
+        matrix(b + "attn_k.weight", d, kv, q_or_k(w.wk + l * kv * d, kv, d));
+        matrix(b + "attn_v.weight", d, kv, w.wv + l * kv * d);
+        matrix(b + "attn_output.weight", d, d, w.wo + l * d * d);
+        vec(b + "ffn_norm.weight", w.rms_ffn + l * d, d);
+        matrix(b + "ffn_gate.weight", d, hd, w.w1 + l * hd * d);
+        matrix(b + "ffn_down.weight", hd, d, w.w2 + l * d * hd);
+        matrix(b + "ffn_up.weight", d, hd, w.w3 + l * hd * d);
+    }
+    vec("output_norm.weight", w.rms_final, d);
+    if (!c.shared_classifier) matrix("output.weight", d, V, w.wcls);
+    if (qwen2)
+        for (int l = 0; l < c.n_layers; ++l) {
+            const std::string b = "blk." + std::to_string(l) + ".";
+            vec(b + "attn_q.bias", q_or_k(w.bq + l * d, d, 1), d);
+            vec(b + "attn_k.bias", q_or_k(w.bk + l * kv, kv, 1), kv);
+            vec(b + "attn_v.bias", w.bv + l * kv, kv);
+        }
+    // Rope scaling as llama.cpp reads Llama 3's: one divisor per RoPE pair, float32.
+    if (!c.rope_factors.empty())
+        ts.push_back({"rope_freqs.weight",
+                      {std::uint64_t(c.rope_factors.size())},
+                      c.rope_factors.data(),
+                      GgmlType::F32});
+}
+
 }  // namespace
 
 void encode_values(GgmlType type, const float* data, std::size_t n, unsigned char* p) {
@@ -134,55 +188,13 @@ GgmlType ggml_type_from_name(const std::string& name) {
 void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
                       const BpeTokenizer& tok, GgmlType type, const std::string& model_name) {
     check_output_path(path);
-    const std::uint64_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
     std::vector<Tensor> ts;
-    auto matrix = [&](std::string n, std::uint64_t in, std::uint64_t out, const float* p) {
-        // A Q8_0/Q4_0 row must be whole 32-element blocks; otherwise F16 (as close as it gets).
-        const GgmlType t = in % ggml_block_elements(type) == 0 ? type : GgmlType::F16;
-        ts.push_back({std::move(n), {in, out}, p, t});
-    };
-    auto vec = [&](std::string n, const float* p, std::uint64_t len) {
-        ts.push_back({std::move(n), {len}, p, GgmlType::F32});
-    };
-    // qwen2 (a model with q/k/v biases) keeps q and k in HF's rotate-half order, which its NEOX
-    // RoPE wants; llama's are llama2.c's adjacent pairs, as stored. `rows` rows of n floats.
-    const bool qwen2 = c.qkv_bias;
     std::deque<std::vector<float>> reordered;  // stable addresses for the tensors' floats
-    auto q_or_k = [&](const float* p, std::uint64_t rows, std::uint64_t n) -> const float* {
-        if (!qwen2) return p;
-        auto& out = reordered.emplace_back(rows * n);
-        for (std::uint64_t r = 0; r < rows; ++r)  // HF row rotate_half_row(r) holds our r
-            std::copy_n(p + r * n, n, out.data() + rotate_half_row(r, c.head_dim()) * n);
-        return out.data();
-    };
-    matrix("token_embd.weight", d, V, w.token_embedding);
-    for (int l = 0; l < c.n_layers; ++l) {
-        const std::string b = "blk." + std::to_string(l) + ".";
-        vec(b + "attn_norm.weight", w.rms_att + l * d, d);
-        matrix(b + "attn_q.weight", d, d, q_or_k(w.wq + l * d * d, d, d));
-        matrix(b + "attn_k.weight", d, kv, q_or_k(w.wk + l * kv * d, kv, d));
-        matrix(b + "attn_v.weight", d, kv, w.wv + l * kv * d);
-        matrix(b + "attn_output.weight", d, d, w.wo + l * d * d);
-        vec(b + "ffn_norm.weight", w.rms_ffn + l * d, d);
-        matrix(b + "ffn_gate.weight", d, hd, w.w1 + l * hd * d);
-        matrix(b + "ffn_down.weight", hd, d, w.w2 + l * d * hd);
-        matrix(b + "ffn_up.weight", d, hd, w.w3 + l * hd * d);
-    }
-    vec("output_norm.weight", w.rms_final, d);
-    if (!c.shared_classifier) matrix("output.weight", d, V, w.wcls);
-    if (qwen2)
-        for (int l = 0; l < c.n_layers; ++l) {
-            const std::string b = "blk." + std::to_string(l) + ".";
-            vec(b + "attn_q.bias", q_or_k(w.bq + l * d, d, 1), d);
-            vec(b + "attn_k.bias", q_or_k(w.bk + l * kv, kv, 1), kv);
-            vec(b + "attn_v.bias", w.bv + l * kv, kv);
-        }
-    // Rope scaling as llama.cpp reads Llama 3's: one divisor per RoPE pair, float32.
-    if (!c.rope_factors.empty())
-        ts.push_back({"rope_freqs.weight",
-                      {std::uint64_t(c.rope_factors.size())},
-                      c.rope_factors.data(),
-                      GgmlType::F32});
+    if (c.gpt2())
+        for (auto& t : gguf_gpt2_tensors(c, w, type, reordered))
+            ts.push_back({std::move(t.name), std::move(t.dims), t.data, t.type});
+    else
+        llama_tensors(c, w, type, ts, reordered);
     std::uint64_t offset = 0;
     for (auto& t : ts) {
         std::size_t n = 1;
@@ -205,7 +217,7 @@ void write_gguf_llama(const std::string& path, const ModelConfig& c, const Llama
     auto kv_bool = [&](std::string_view k, bool v) {
         h.key(k, GgufValueType::BOOL), h.put<std::uint8_t>(v), ++n_kv;
     };
-    const std::string arch = qwen2 ? "qwen2" : "llama";
+    const std::string arch = c.gpt2() ? "gpt2" : c.qkv_bias ? "qwen2" : "llama";
     kv_str("general.architecture", arch);
     kv_str("general.name", model_name);
     kv_u32("general.alignment", kAlignment);
@@ -215,15 +227,20 @@ void write_gguf_llama(const std::string& path, const ModelConfig& c, const Llama
                                 : type == GgmlType::Q4_0 ? 2
                                 : type == GgmlType::Q8_0 ? 7
                                                          : 32);
-    kv_u32(arch + ".context_length", c.seq_len);
+    // GPT-2's context is its position table's rows (the session's may be shorter).
+    kv_u32(arch + ".context_length", c.gpt2() ? c.n_positions : c.seq_len);
     kv_u32(arch + ".embedding_length", c.dim);
     kv_u32(arch + ".block_count", c.n_layers);
     kv_u32(arch + ".feed_forward_length", c.hidden_dim);
-    kv_u32(arch + ".rope.dimension_count", c.head_dim());
+    if (!c.gpt2()) kv_u32(arch + ".rope.dimension_count", c.head_dim());
     kv_u32(arch + ".attention.head_count", c.n_heads);
-    kv_u32(arch + ".attention.head_count_kv", c.n_kv_heads);
-    kv_f32(arch + ".attention.layer_norm_rms_epsilon", c.norm_eps);
-    kv_f32(arch + ".rope.freq_base", c.rope_theta);
+    if (c.gpt2()) {  // LayerNorm's epsilon; no RoPE, as many kv heads as heads
+        kv_f32(arch + ".attention.layer_norm_epsilon", c.norm_eps);
+    } else {
+        kv_u32(arch + ".attention.head_count_kv", c.n_kv_heads);
+        kv_f32(arch + ".attention.layer_norm_rms_epsilon", c.norm_eps);
+        kv_f32(arch + ".rope.freq_base", c.rope_theta);
+    }
     kv_u32(arch + ".vocab_size", c.vocab_size);
     kv_str("tokenizer.ggml.model", "llama");
     const int nv = tok.vocab_size();

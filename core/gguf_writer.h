@@ -5,6 +5,9 @@
 // are llama.cpp's normal mode); matrices [in, out] in GGUF's dimension order (the same bytes as
 // llama2.c's [out, in] rows); a shared classifier means no output.weight; the pieces' spaces
 // become '▁', ids 0/1/2 are <unk> (UNKNOWN), <s>, </s> (CONTROL), "<0xNN>" pieces are BYTE.
+// A model with q/k/v biases is written as `qwen2`, a GPT-2 one (ModelConfig::gpt2()) as `gpt2`
+// with llama.cpp's names (core/gguf_gpt2.h: q/k/v fused again into attn_qkv); the tokenizer
+// metadata is the same for all three.
 #include <cstddef>
 #include <string>
 

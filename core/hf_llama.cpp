@@ -10,6 +10,7 @@
 #include "core/byte_bpe_tokenizer.h"
 #include "core/error.h"
 #include "core/file_bytes.h"
+#include "core/hf_gpt2.h"
 #include "core/llama_model.h"
 #include "core/mapped_file.h"
 #include "core/rope_frequencies.h"
@@ -76,11 +77,16 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
     if (const auto a = j.find("architectures");
         a != j.end() && a->is_array() && !a->empty() && (*a)[0].is_string())
         arch = (*a)[0].get<std::string>();
+    const auto model_type = j.find("model_type");
+    if (arch == "GPT2LMHeadModel" ||
+        (arch == "?" && model_type != j.end() && *model_type == "gpt2"))
+        return parse_hf_gpt2(config_json, shards, name, limits, weights, done_with);
     // Qwen2 is Llama with biases on q, k and v (and a sliding window kvscope does not have).
     const bool qwen2 = arch == "Qwen2ForCausalLM";
     if (arch != "LlamaForCausalLM" && !qwen2)
         fail("architecture '" + arch.substr(0, 60) +
-             "' is not supported (kvscope runs LlamaForCausalLM and Qwen2ForCausalLM)");
+             "' is not supported (kvscope runs LlamaForCausalLM, Qwen2ForCausalLM and "
+             "GPT2LMHeadModel)");
     if (const auto it = j.find("use_sliding_window"); qwen2 && it != j.end() && *it == true)
         fail("use_sliding_window is true (kvscope's attention sees every earlier token)");
     for (const char* k : {"attention_bias", "mlp_bias"})

@@ -10,6 +10,7 @@
 #include "core/checkpoint_writer.h"
 #include "core/error.h"
 #include "core/gguf_writer.h"
+#include "core/hf_gpt2.h"
 #include "core/hf_llama.h"
 #include "core/output_file.h"
 #include "core/safetensors_file.h"
@@ -31,30 +32,9 @@ double as_written(float v) {
     return std::strtod(buf, nullptr);
 }
 
-}  // namespace
-
-void write_hf_llama(const std::string& folder, const ModelConfig& c, const LlamaWeights& w,
-                    const BpeTokenizer& tok, GgmlType type, std::uint64_t shard_bytes) {
-    if (type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::BF16)
-        throw Error(folder + ": a Hugging Face folder holds F32, F16 or BF16 tensors, not " +
-                    ggml_type_name(type));
-    // config.json states rope scaling by its parameters; per-pair divisors (Llama 3's, read from
-    // a GGUF's rope_freqs) are written only when they are one linear factor.
-    const auto& rf = c.rope_factors;
-    const bool linear =
-        !rf.empty() && std::all_of(rf.begin(), rf.end(), [&](float f) { return f == rf[0]; });
-    if (!rf.empty() && !linear)
-        throw Error(folder +
-                    ": per-pair rope scaling factors have no config.json form (export --gguf "
-                    "writes them)");
-    const fs::path dir(folder);
-    std::error_code ec;
-    if (fs::exists(dir / "config.json", ec))
-        throw Error(folder + ": already holds a config.json (a model is never overwritten)");
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir, ec))
-        throw Error(folder + ": cannot create the folder (" + ec.message() + ")");
-
+// The LlamaForCausalLM (or, with q/k/v biases, Qwen2ForCausalLM) tensors, every one as `type`.
+std::vector<SafeTensorOut> llama_tensors(const ModelConfig& c, const LlamaWeights& w,
+                                         GgmlType type) {
     const std::size_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
     const std::size_t head = c.head_dim(), value_bytes = ggml_row_bytes(type, 1);
     // One tensor: `rows` x `n` floats at p, rows reordered for q and k (a vector: one row of n,
@@ -96,6 +76,35 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
             all.push_back(tensor(p + "k_proj.bias", w.bk + l * kv, kv, 1, true));
             all.push_back(tensor(p + "v_proj.bias", w.bv + l * kv, kv, 1, false));
         }
+    return all;
+}
+
+}  // namespace
+
+void write_hf_llama(const std::string& folder, const ModelConfig& c, const LlamaWeights& w,
+                    const BpeTokenizer& tok, GgmlType type, std::uint64_t shard_bytes) {
+    if (type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::BF16)
+        throw Error(folder + ": a Hugging Face folder holds F32, F16 or BF16 tensors, not " +
+                    ggml_type_name(type));
+    // config.json states rope scaling by its parameters; per-pair divisors (Llama 3's, read from
+    // a GGUF's rope_freqs) are written only when they are one linear factor.
+    const auto& rf = c.rope_factors;
+    const bool linear =
+        !rf.empty() && std::all_of(rf.begin(), rf.end(), [&](float f) { return f == rf[0]; });
+    if (!rf.empty() && !linear)
+        throw Error(folder +
+                    ": per-pair rope scaling factors have no config.json form (export --gguf "
+                    "writes them)");
+    const fs::path dir(folder);
+    std::error_code ec;
+    if (fs::exists(dir / "config.json", ec))
+        throw Error(folder + ": already holds a config.json (a model is never overwritten)");
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir, ec))
+        throw Error(folder + ": cannot create the folder (" + ec.message() + ")");
+
+    std::vector<SafeTensorOut> all =
+        c.gpt2() ? hf_gpt2_tensors(c, w, type) : llama_tensors(c, w, type);
 
     // Shards: tensors in order, a new shard when the next would pass shard_bytes.
     std::vector<std::vector<SafeTensorOut>> shards(1);
@@ -122,27 +131,46 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
                                                  {"weight_map", map}}
                               .dump(2));
 
-    nlohmann::ordered_json config = {
-        {"architectures", {c.qkv_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
-        {"model_type", c.qkv_bias ? "qwen2" : "llama"},
-        {"hidden_size", c.dim},
-        {"intermediate_size", c.hidden_dim},
-        {"num_hidden_layers", c.n_layers},
-        {"num_attention_heads", c.n_heads},
-        {"num_key_value_heads", c.n_kv_heads},
-        {"vocab_size", c.vocab_size},
-        {"max_position_embeddings", c.seq_len},
-        {"hidden_act", "silu"},
-        {"rms_norm_eps", as_written(c.norm_eps)},
-        {"rope_theta", as_written(c.rope_theta)},
-        {"rope_scaling", nullptr},
-        {"tie_word_embeddings", c.shared_classifier},
-        {"bos_token_id", BpeTokenizer::kBos},
-        {"eos_token_id", BpeTokenizer::kEos},
-        {"torch_dtype", type == GgmlType::F32   ? "float32"
+    const char* dtype = type == GgmlType::F32   ? "float32"
                         : type == GgmlType::F16 ? "float16"
-                                                : "bfloat16"}};
-    if (linear) config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", as_written(rf[0])}};
+                                                : "bfloat16";
+    nlohmann::ordered_json config;
+    if (c.gpt2()) {
+        config = {{"architectures", {"GPT2LMHeadModel"}},
+                  {"model_type", "gpt2"},
+                  {"n_embd", c.dim},
+                  {"n_layer", c.n_layers},
+                  {"n_head", c.n_heads},
+                  {"n_positions", c.n_positions},
+                  {"n_inner", c.hidden_dim},
+                  {"vocab_size", c.vocab_size},
+                  {"activation_function", "gelu_new"},
+                  {"layer_norm_epsilon", as_written(c.norm_eps)},
+                  {"tie_word_embeddings", c.shared_classifier},
+                  {"bos_token_id", BpeTokenizer::kBos},
+                  {"eos_token_id", BpeTokenizer::kEos},
+                  {"torch_dtype", dtype}};
+    } else {
+        config = {{"architectures", {c.qkv_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
+                  {"model_type", c.qkv_bias ? "qwen2" : "llama"},
+                  {"hidden_size", c.dim},
+                  {"intermediate_size", c.hidden_dim},
+                  {"num_hidden_layers", c.n_layers},
+                  {"num_attention_heads", c.n_heads},
+                  {"num_key_value_heads", c.n_kv_heads},
+                  {"vocab_size", c.vocab_size},
+                  {"max_position_embeddings", c.seq_len},
+                  {"hidden_act", "silu"},
+                  {"rms_norm_eps", as_written(c.norm_eps)},
+                  {"rope_theta", as_written(c.rope_theta)},
+                  {"rope_scaling", nullptr},
+                  {"tie_word_embeddings", c.shared_classifier},
+                  {"bos_token_id", BpeTokenizer::kBos},
+                  {"eos_token_id", BpeTokenizer::kEos},
+                  {"torch_dtype", dtype}};
+        if (linear)
+            config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", as_written(rf[0])}};
+    }
     const auto tb = tokenizer_file_bytes(tok);
     write_output_file((dir / "tokenizer.bin").string(),
                       std::string_view(reinterpret_cast<const char*>(tb.data()), tb.size()));

@@ -24,9 +24,11 @@ class LlamaRunner final : public Runner, public BatchRunner {
         // The CPU computes on the model's (mapped) floats; other backends copy them once.
         weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
         // RoPE's frequencies, worked out once for the model's base and scaling: [head_dim / 2]
-        const std::vector<float> inv_freq = rope_inverse_frequencies(c_);
-        inv_freq_ = DeviceBuffer(be, inv_freq.size());
-        be.upload(inv_freq_.span(), inv_freq.data(), inv_freq.size());
+        if (!c_.gpt2()) {  // GPT-2 learns its positions instead
+            const std::vector<float> inv_freq = rope_inverse_frequencies(c_);
+            inv_freq_ = DeviceBuffer(be, inv_freq.size());
+            be.upload(inv_freq_.span(), inv_freq.data(), inv_freq.size());
+        }
         for (int i = 0; i < slots; ++i)
             caches_.push_back(std::make_unique<KvCache>(be, c_.n_layers, c_.seq_len, c_.n_kv_heads,
                                                         c_.head_dim()));
@@ -44,6 +46,10 @@ class LlamaRunner final : public Runner, public BatchRunner {
         forward_batch(std::span<const SeqInput>(&one, 1), want, std::span<ForwardResult>(&out, 1));
     }
     void reset() override { caches_[0]->set_len(0); }
+    bool records_graphs() const override {
+        const StepGraphs* g = be_.graphs();
+        return g && g->graphs_on() && !c_.gpt2();  // plan() records GPT-2 steps never
+    }
     void truncate(int len) override {
         if (len < 0 || len > caches_[0]->len()) throw Error("truncate past the cache's rows");
         caches_[0]->set_len(len);
@@ -115,6 +121,8 @@ class LlamaRunner final : public Runner, public BatchRunner {
     // The forward pass itself, run.c's shape: every row through every layer, logits of each
     // sequence's last row into the stage.
     void run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
+    // GPT-2's forward pass, the same ops in its design (ModelConfig::gpt2()).
+    void run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
     // The same pass as one graph launch: the step's token ids and positions to the device, the
     // graph replayed, recorded first (run_layers under capture) when there is none that fits.
     void run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
@@ -146,7 +154,8 @@ class LlamaRunner final : public Runner, public BatchRunner {
     DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, probs_, stage_;
     HostBuffer host_;  // the host copy of stage_ (page-locked on a GPU)
     std::vector<int> all_tokens_;
-    OpLog* log_ = nullptr;  // this pass's op strip, or none
+    std::vector<int> all_positions_;  // GPT-2: each row's position, the learned table's row
+    OpLog* log_ = nullptr;            // this pass's op strip, or none
     // The recorded decode pass (0: none) and what it was recorded for: batch, slots, captures and
     // the addresses of the buffers it reads and writes. Another key: recorded again.
     int graph_ = 0;
@@ -172,7 +181,7 @@ void LlamaRunner::ensure_scratch(int rows, std::size_t probs_floats, std::size_t
         v_ = DeviceBuffer(be_, rows * kv);
         att_ = DeviceBuffer(be_, rows * d);
         h1_ = DeviceBuffer(be_, rows * h);
-        h3_ = DeviceBuffer(be_, rows * h);
+        if (!c_.gpt2()) h3_ = DeviceBuffer(be_, rows * h);  // SwiGLU's up projection
     }
     if (probs_floats > probs_.size())
         probs_ = DeviceBuffer(be_, grown(probs_.size(), probs_floats));
@@ -260,6 +269,8 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     if (log_) log_->clear();
     if (p.graph)
         run_graph(seqs, p, want);
+    else if (c_.gpt2())
+        run_gpt2_layers(seqs, p, want);
     else
         run_layers(seqs, p, want);
     finish(seqs, p, want, out);
@@ -271,6 +282,7 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
     p.first.resize(p.B), p.T.resize(p.B), p.pos0.resize(p.B), p.keep.resize(p.B);
     p.kv_keep.resize(p.B);
     all_tokens_.clear();
+    all_positions_.clear();
     for (int i = 0; i < p.B; ++i) {
         const SeqInput& s = seqs[i];
         if (s.slot < 0 || s.slot >= max_batch())
@@ -295,10 +307,13 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
         if (want.attention && p.keep[i] < T)
             p.probs_floats = std::max(p.probs_floats, std::size_t(c_.n_heads) * T * (pos0 + T));
         all_tokens_.insert(all_tokens_.end(), s.tokens.begin(), s.tokens.end());
+        for (int t = 0; t < T; ++t) all_positions_.push_back(pos0 + t);
     }
     const StepGraphs* graphs = be_.graphs();
+    // Not for GPT-2: a recorded step reads its token from the device, and its position row
+    // would have to be read the same way (not done: GPT-2 decodes op by op).
     p.graph = graphs && graphs->graphs_on() && !want.op_log && p.B <= StepGraphs::kMaxSequences &&
-              p.R == p.B;  // one row a sequence
+              p.R == p.B && !c_.gpt2();  // one row a sequence
     p.capacity = c_.seq_len;
     // The stage: [logits: B x vocab | per sequence: attention, q, attention output, K/V rows].
     const std::size_t L = c_.n_layers, H = c_.n_heads, d = c_.dim, kv = c_.kv_dim();
@@ -378,6 +393,74 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
     matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, C.wcls, p.B, D, c_.vocab_size);
 }
 
+void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
+                                  const Capture& want) {
+    const int R = p.R, D = c_.dim, HID = c_.hidden_dim;
+    const std::size_t d = D, hid = HID, vocab = c_.vocab_size;
+    const LlamaWeights& W = m_.weights();
+    const float eps = c_.norm_eps;
+    // The dense layers of GPT-2: out = in W^T + b, every row.   in: [R, n], out: [R, m]
+    auto linear = [&](DeviceSpan out, DeviceSpan in, const float* wt, const float* b, int n, int m,
+                      OpKind bias_op, int l) {
+        matmul(out, in, wt, CompactMatrix{}, R, n, m);
+        op(bias_op, l, R);
+        be_.add_bias(out, w(b, std::size_t(m)), R, m);
+    };
+
+    // x = wte[token] + wpe[position]: [R, dim]; the position is in x from here on (no RoPE).
+    op(OpKind::Embedding, -1, R);
+    be_.embed(x_.span(), w(W.token_embedding, vocab * d), all_tokens_.data(), R, D);
+    op(OpKind::PosEmbedding, -1, R);
+    be_.embed(xb_.span(), w(W.pos_embedding, std::size_t(c_.n_positions) * d),
+              all_positions_.data(), R, D);
+    op(OpKind::PosAdd, -1, R);
+    be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+    for (int l = 0; l < c_.n_layers; ++l) {
+        // Attention block. xb = layernorm(x) (ln_1): [R, dim]
+        op(OpKind::LayerNorm, l, R);
+        be_.layernorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), w(W.norm_att_bias + l * d, d),
+                      R, D, eps);
+        // q, k, v = xb wq + bq, ...: [R, dim] each (c_attn, split into three on load)
+        op(OpKind::QProj, l, R);
+        linear(q_.span(), xb_.span(), W.wq + l * d * d, W.bq + l * d, D, D, OpKind::QBias, l);
+        op(OpKind::KProj, l, R);
+        linear(k_.span(), xb_.span(), W.wk + l * d * d, W.bk + l * d, D, D, OpKind::KBias, l);
+        op(OpKind::VProj, l, R);
+        linear(v_.span(), xb_.span(), W.wv + l * d * d, W.bv + l * d, D, D, OpKind::VBias, l);
+        // The cache append and attention, per sequence (no RoPE): att: [R, dim]
+        for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        // x += att wo + bo (attn.c_proj): [R, dim]
+        op(OpKind::OutProj, l, R);
+        linear(xb_.span(), att_.span(), W.wo + l * d * d, W.bo + l * d, D, D, OpKind::OutBias, l);
+        op(OpKind::Residual, l, R);
+        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+
+        // MLP block: x += gelu(layernorm(x) w1 + b1) w2 + b2; h1: [R, hidden]
+        op(OpKind::FfnLayerNorm, l, R);
+        be_.layernorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), w(W.norm_ffn_bias + l * d, d),
+                      R, D, eps);
+        op(OpKind::MlpUp, l, R);
+        linear(h1_.span(), xb_.span(), W.w1 + l * hid * d, W.b1 + l * hid, D, HID,
+               OpKind::MlpUpBias, l);
+        op(OpKind::Gelu, l, R);
+        be_.gelu(h1_.span(), std::size_t(R) * hid);
+        op(OpKind::MlpDown, l, R);
+        linear(xb_.span(), h1_.span(), W.w2 + l * d * hid, W.b2 + l * d, HID, D,
+               OpKind::MlpDownBias, l);
+        op(OpKind::FfnResidual, l, R);
+        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+    }
+    // Each sequence's last row, layernorm(x) (ln_f), then the classifier together. [B, vocab]
+    for (int i = 0; i < p.B; ++i) {
+        op(OpKind::FinalLayerNorm, -1, 1);
+        be_.layernorm(xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d), w(W.rms_final, d),
+                      w(W.norm_final_bias, d), 1, D, eps);
+    }
+    op(OpKind::Classifier, -1, p.B);
+    matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, CompactMatrix{}, p.B, D,
+           c_.vocab_size);
+}
+
 void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
     StepGraphs& g = *be_.graphs();
     g.set_step(all_tokens_.data(), p.pos0.data(), p.B);
@@ -415,8 +498,10 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
                      vi = v_.at(first * kv, T * kv), ai = att_.at(first * d, T * d);
     // Under a graph capture the next ops read this sequence's position from the device.
     if (p.graph) be_.graphs()->position_of(i);
-    op(OpKind::Rope, l, T, pos0);
-    be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
+    if (!c_.gpt2()) {  // GPT-2's positions were added to x at the embedding instead
+        op(OpKind::Rope, l, T, pos0);
+        be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
+    }
     // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
     op(OpKind::KvAppend, l, T, pos0);
     be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0, T, c_.kv_dim());

@@ -62,6 +62,10 @@ class Runner {
     virtual std::string backend_name() const = 0;
     virtual std::string device() const = 0;
     virtual Backend* backend() { return nullptr; }
+    // Whether a cached decode step, with per-op timing off, runs as a recorded CUDA Graph on
+    // this runner's backend (core/step_graphs.h): the backend offers graphs and the model's
+    // pass can be recorded (a GPT-2 step cannot: it runs op by op).
+    virtual bool records_graphs() const { return false; }
     // K/V rows first..first+n-1 the cache holds now: out [n_layers, 2 (K, V), n, kv_dim].
     virtual void read_kv_rows(int first, int n, std::vector<float>& out) = 0;
 };

@@ -1,6 +1,6 @@
 #pragma once
-// Shapes of a Llama-architecture model, as read from a llama2.c checkpoint header, and the
-// hyper-parameters other Llama-family files set (RoPE base and scaling, RMSNorm's epsilon).
+// Shapes of a model, as read from a llama2.c checkpoint header, the hyper-parameters other
+// Llama-family files set (RoPE base and scaling, RMSNorm's epsilon), and GPT-2's differences.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -8,9 +8,18 @@
 
 namespace kvs {
 
+// The two block designs kvscope runs (core/llama_model.cpp writes both forward passes).
+//   Llama: RMSNorm, RoPE on q and k, SwiGLU MLP (w1 gate, w3 up, w2 down), no biases (Qwen2:
+//          q/k/v biases).
+//   Gpt2:  LayerNorm with a bias, learned position embeddings added to the token's, biases on
+//          every linear layer, GELU MLP (w1 up, w2 down; no w3), no RoPE.
+enum class Architecture { Llama, Gpt2 };
+const char* architecture_name(Architecture a);  // "llama", "gpt2"
+
 struct ModelConfig {
+    Architecture arch = Architecture::Llama;
     int dim = 0;         // residual stream width
-    int hidden_dim = 0;  // SwiGLU inner width
+    int hidden_dim = 0;  // the MLP's inner width (SwiGLU's; GPT-2's, 4 x dim)
     int n_layers = 0;
     int n_heads = 0;     // query heads
     int n_kv_heads = 0;  // key/value heads (GQA: fewer than n_heads)
@@ -27,8 +36,13 @@ struct ModelConfig {
     std::vector<float> rope_factors;
     // Qwen2: the q, k and v projections add a bias (bq [dim], bk and bv [kv_dim] per layer).
     // Never in a llama2.c file; stored after the llama2.c tensors in a loader's copy.
+    // Always set for GPT-2, whose every linear layer has a bias.
     bool qkv_bias = false;
+    // GPT-2: rows of the learned position table ([n_positions, dim]), the longest context the
+    // model knows; seq_len (the session's context) is at most this. 0 for Llama (RoPE).
+    int n_positions = 0;
 
+    bool gpt2() const { return arch == Architecture::Gpt2; }
     int head_dim() const { return dim / n_heads; }
     int kv_dim() const { return n_kv_heads * head_dim(); }
     int kv_mul() const { return n_heads / n_kv_heads; }  // query heads per kv head
@@ -39,7 +53,8 @@ struct ModelConfig {
     }
 
     // Number of float32 weights the checkpoint stores after its header, freq_cis included (and
-    // the q/k/v biases after them, for a model that has them).
+    // the q/k/v biases after them, for a model that has them). GPT-2: every weight in the order
+    // point_llama_weights takes them (core/checkpoint.h), no freq_cis.
     std::size_t stored_floats() const;
     // Weights used by the forward pass (freq_cis excluded, shared classifier counted once).
     std::size_t parameter_count() const;

@@ -196,8 +196,7 @@ const StepRecord& Session::step() {
     r.timing_runs = tm.runs;
     r.op_times = tm.op_times;
     // A cached decode on a backend with graphs: the per-op figure above and the graph's beside it.
-    StepGraphs* graphs = be ? be->graphs() : nullptr;
-    if (graphs && graphs->graphs_on() && r.phase == Phase::Decode &&
+    if (runner_->records_graphs() && r.phase == Phase::Decode &&
         config_.mode == CacheMode::Cached) {
         if (!want.op_log) {
             r.graph_seconds = r.forward_seconds;  // the step ran as the graph

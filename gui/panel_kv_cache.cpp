@@ -48,7 +48,9 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     const int rows = 2 * g.kv_dim;
     // Columns keep a fixed width while they fit, so the grid visibly grows to the right.
     const float cell_w = std::min(fh * 0.8f, avail_w / std::max(g.n, 1));
-    const float cell_h = std::max(0.5f, std::min(fh * 0.8f, avail_h / rows));
+    // Rows shrink below a pixel when they must (a kv_dim of 288 is 576 rows): the texture is
+    // sampled down rather than the grid drawn past its box over what lies below it.
+    const float cell_h = std::min(fh * 0.8f, std::max(avail_h, 0.0f) / rows);
     draw_kv_cells(f, g, layer, *f.textures[si].kv,
                   texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
                                f.palette_id(), 77}),

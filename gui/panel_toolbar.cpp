@@ -290,8 +290,10 @@ void draw_toolbar(FrameContext& f) {
     if (const Model* m = f.model()) {
         const ModelConfig& c = m->config();
         char b[160];
-        std::snprintf(b, sizeof b, tr("%s (layers: %d, heads: %d, K/V heads: %d)"),
-                      m->name().c_str(), c.n_layers, c.n_heads, c.n_kv_heads);
+        // GPT-2 is named: its block differs (LayerNorm, GELU, learned positions, no RoPE).
+        std::snprintf(b, sizeof b, tr("%s (%slayers: %d, heads: %d, K/V heads: %d)"),
+                      m->name().c_str(), c.gpt2() ? "gpt2, " : "", c.n_layers, c.n_heads,
+                      c.n_kv_heads);
         line = b;
     } else {
         line = s.busy ? tr("opening a model...") : tr("no model open");

@@ -287,7 +287,7 @@ const std::vector<UiString>& ui_strings() {
         {"no steps yet", "还没有步骤"},
         {"latest", "最新"},
         {"to latest", "回到最新"},
-        {"%s (layers: %d, heads: %d, K/V heads: %d)", "%s（层数：%d，头数：%d，K/V 头数：%d）"},
+        {"%s (%slayers: %d, heads: %d, K/V heads: %d)", "%s（%s层数：%d，头数：%d，K/V 头数：%d）"},
         {"opening a model...", "正在打开模型……"},
         {"no model open", "没有打开的模型"},
         {"runs on", "运行在"},

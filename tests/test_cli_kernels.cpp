@@ -29,8 +29,9 @@ TEST_CASE("kvscope-cli kernels runs every op on every implementation and agrees"
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find("median of 2 runs") != std::string::npos);
-    for (const char* op : {"rmsnorm", "matmul decode q", "matmul decode logits",
-                           "matmul prefill w1", "attention decode", "attention prefill", "swiglu"})
+    for (const char* op :
+         {"rmsnorm", "matmul decode q", "matmul decode logits", "matmul prefill w1",
+          "attention decode", "attention prefill", "swiglu", "layernorm", "gelu"})
         for (const char* impl : {"cpu-reference", " cpu ", "cuda-emulated"}) {
             INFO(op << " on " << impl);
             CHECK(has_row(r.out, op, impl));
@@ -45,7 +46,9 @@ TEST_CASE("kvscope-cli kernels runs every op on every implementation and agrees"
              {"matmul decode logits", "matvec 32 rows "},
              {"attention decode", "combine 256 threads "},
              {"attention prefill", "prefill 32 threads "},
-             {"swiglu", "elementwise 1024 threads "}}) {
+             {"swiglu", "elementwise 1024 threads "},
+             {"layernorm", "layernorm 32 threads "},
+             {"gelu", "elementwise 1024 threads "}}) {
         INFO(op << " with " << block);
         CHECK(has_row(r.out, op, std::string("cuda-emulated  ") + block));
     }

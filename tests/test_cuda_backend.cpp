@@ -10,6 +10,7 @@
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/emu/emulated_cuda_backend.h"
+#include "tests/gpt2_model.h"
 #include "tests/teacher_forced.h"
 #include "tests/test_helpers.h"
 
@@ -94,6 +95,32 @@ TEST_CASE("teacher-forced: the emulated kernels' logits follow the CPU's at ever
     CHECK(gap.steps == 41);
     CHECK(gap.worst_rel_logit <= 1e-5);
     CHECK(gap.worst_attention <= 1e-5);
+}
+
+// GPT-2's design through the kernels: layernorm and gelu, the bias adds, the position rows
+// looked up by the embed kernel, and attention without RoPE.
+TEST_CASE("a GPT-2-shaped model through the emulated kernels follows the CPU at every step",
+          "[emulated][backend][gpt2]") {
+    const auto base = open_model("default");
+    const auto model = test::random_gpt2(*base, 7);
+    CpuBackend cpu;
+    EmulatedCudaBackend emu;
+    const auto gap = test::teacher_forced_gap(*model, cpu, emu, "Once upon a time", 24);
+    CHECK(gap.steps == 25);
+    CHECK(gap.worst_rel_logit <= 1e-5);
+    CHECK(gap.worst_attention <= 1e-5);
+    // Its decode steps run op by op, and say so: no "as one CUDA graph" time (the Llama
+    // model's steps on the same backend have one).
+    for (const Model* m : std::vector<const Model*>{model.get(), base.get()}) {
+        SessionConfig cfg;
+        cfg.max_new_tokens = 3;
+        Session s(*m, emu, cfg);
+        s.set_prompt("Once");
+        s.step();
+        const StepRecord& r = s.step();
+        CHECK(r.phase == Phase::Decode);
+        CHECK((r.graph_seconds > 0) == !m->config().gpt2());
+    }
 }
 
 #if KVSCOPE_HAVE_SHARED

@@ -94,6 +94,13 @@ TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
         gpu->rmsnorm(gr, g.put(x), g.put(rw), T, n, 1e-6f);
         cpu.rmsnorm(cr, c.put(x), c.put(rw), T, n, 1e-6f);
         CHECK(relative_difference(g.get(gr), c.get(cr)) <= 1e-5);
+        // layernorm (GPT-2's), with rw as its gain and a bias
+        const auto lb = test::random_floats(n, 9);
+        auto gl = g.put(std::vector<float>(std::size_t(T) * n));
+        auto cl = c.put(std::vector<float>(std::size_t(T) * n));
+        gpu->layernorm(gl, g.put(x), g.put(rw), g.put(lb), T, n, 1e-5f);
+        cpu.layernorm(cl, c.put(x), c.put(rw), c.put(lb), T, n, 1e-5f);
+        CHECK(relative_difference(g.get(gl), c.get(cl)) <= 1e-5);
         // rope, kv_append, attention (with probs)
         const auto q = test::random_floats(std::size_t(T) * dim, 4),
                    k = test::random_floats(std::size_t(T) * kv, 5),
@@ -119,6 +126,10 @@ TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
         gpu->swiglu(gh1, g.put(q), x.size() <= q.size() ? x.size() : q.size());
         cpu.swiglu(ch1, c.put(q), x.size() <= q.size() ? x.size() : q.size());
         CHECK(relative_difference(g.get(gh1), c.get(ch1)) <= 1e-5);
+        auto gg = g.put(x), cg = c.put(x);  // GPT-2's gelu
+        gpu->gelu(gg, x.size());
+        cpu.gelu(cg, x.size());
+        CHECK(relative_difference(g.get(gg), c.get(cg)) <= 1e-5);
         gpu->add(gh1, g.put(x), x.size());
         cpu.add(ch1, c.put(x), x.size());
         CHECK(relative_difference(g.get(gh1), c.get(ch1)) <= 1e-5);

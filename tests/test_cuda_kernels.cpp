@@ -111,6 +111,34 @@ TEST_CASE("emulated rmsnorm matches the CPU backend", "[emulated][kernels]") {
     }
 }
 
+TEST_CASE("emulated layernorm matches the CPU backend's ref::layernorm", "[emulated][kernels]") {
+    // dim 1: a zero variance (out = b); 37 and 300: rows shorter than the block and not a multiple
+    // of it. offset moves every x away from 0, so the mean is large next to the spread (the case a
+    // one-pass E[x^2] - mean^2 gets wrong); in_place writes the output over x.
+    for (int T : {1, 7}) {
+        for (int dim : {1, 37, 300}) {
+            for (float offset : {0.0f, 20.0f}) {
+                for (bool in_place : {false, true}) {
+                    INFO("T=" << T << " dim=" << dim << " offset=" << offset
+                              << " in_place=" << in_place);
+                    check_matches([&](Backend& be) {
+                        const std::size_t n = std::size_t(T) * dim;
+                        Guarded x(n, 26), w(dim, 27), b(dim, 28), out(n, 29, false);
+                        for (std::size_t i = 0; i < n; ++i) x.span().data[i] += offset;
+                        Guarded& dst = in_place ? x : out;
+                        be.layernorm(dst.span(), x.span(), w.span(), b.span(), T, dim,
+                                     dim == 37 ? 1e-6f : 1e-5f);
+                        CHECK(dst.guards_intact());
+                        CHECK(w.guards_intact());
+                        CHECK(b.guards_intact());
+                        return std::vector<std::vector<float>>{dst.values()};
+                    });
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("emulated matmul (tiled and matrix-vector) matches the CPU backend",
           "[emulated][kernels]") {
     struct Case {
@@ -211,6 +239,23 @@ TEST_CASE("emulated SwiGLU and residual add match the CPU backend", "[emulated][
     }
 }
 
+TEST_CASE("emulated GELU matches the CPU backend's ref::gelu", "[emulated][kernels]") {
+    // n 1, 37 and 1000: one partial block, four blocks with a partial last. scale 8 takes values
+    // out to where tanh saturates (gelu(h) ~ h above, ~ 0 below).
+    for (std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(1000)}) {
+        for (float scale : {1.0f, 8.0f}) {
+            INFO("n=" << n << " scale=" << scale);
+            check_matches([&](Backend& be) {
+                Guarded h(n, 30);
+                for (std::size_t i = 0; i < n; ++i) h.span().data[i] *= scale;
+                be.gelu(h.span(), n);
+                CHECK(h.guards_intact());
+                return std::vector<std::vector<float>>{h.values()};
+            });
+        }
+    }
+}
+
 TEST_CASE("emulated bias add (every row += b) matches the CPU backend", "[emulated][kernels]") {
     for (int T : {1, 3, 7})
         for (int n : {1, 37, 300}) {
@@ -260,6 +305,9 @@ TEST_CASE("the emulator refuses launches a GPU would refuse", "[emulated][kernel
     CHECK_THROWS_AS(emu::rmsnorm({{1, 70000, 1}, {128, 1, 1}, 0}, a), std::logic_error);
     emu::rmsnorm(kern::rmsnorm_shape(1), a);
     CHECK(std::fabs(out[0] - 1.0f) < 1e-5f);
+    // Like rmsnorm's, layernorm's shared memory holds one partial sum per thread of its largest
+    // block.
+    CHECK_THROWS_AS(kern::layernorm_shape(1, 2 * kern::kLayerNormThreads), std::logic_error);
 }
 
 TEST_CASE(

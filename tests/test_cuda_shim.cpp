@@ -45,7 +45,7 @@ void check_same(const Buffers& start, const Run& run) {
 
 }  // namespace
 
-TEST_CASE("shim: embed, rope, kv append, swiglu and add give the emulator's bits", "[shim]") {
+TEST_CASE("shim: embed, rope, kv append, swiglu, gelu and add give the emulator's bits", "[shim]") {
     const int T = 3, dim = 37, vocab = 5;
     std::vector<int> tokens = {4, 0, 2};
     check_same({std::vector<float>(T * dim, 0.0f), random_floats(vocab * dim, 1)},
@@ -78,6 +78,11 @@ TEST_CASE("shim: embed, rope, kv append, swiglu and add give the emulator's bits
         const LaunchShape s = kern::elementwise_shape(n);
         shim ? kern::launch_swiglu(s, nullptr, a) : emu::swiglu(s, a);
     });
+    check_same({random_floats(n, 20)}, [&](Buffers& b, bool shim) {
+        const kern::GeluArgs a{b[0].data(), n};
+        const LaunchShape s = kern::elementwise_shape(n);
+        shim ? kern::launch_gelu(s, nullptr, a) : emu::gelu(s, a);
+    });
     check_same({random_floats(n, 10), random_floats(n, 11)}, [&](Buffers& b, bool shim) {
         const kern::AddArgs a{b[0].data(), b[1].data(), n};
         const LaunchShape s = kern::elementwise_shape(n);
@@ -85,8 +90,9 @@ TEST_CASE("shim: embed, rope, kv append, swiglu and add give the emulator's bits
     });
 }
 
-TEST_CASE("shim: rmsnorm and both matmuls (shared-memory reductions) give the emulator's bits",
-          "[shim]") {
+TEST_CASE(
+    "shim: rmsnorm, layernorm and both matmuls (shared-memory reductions) give the emulator's bits",
+    "[shim]") {
     const int T = 3, dim = 37;
     check_same(
         {std::vector<float>(T * dim, 0.0f), random_floats(T * dim, 12), random_floats(dim, 13)},
@@ -95,6 +101,14 @@ TEST_CASE("shim: rmsnorm and both matmuls (shared-memory reductions) give the em
             const LaunchShape s = kern::rmsnorm_shape(T);
             shim ? kern::launch_rmsnorm(s, nullptr, a) : emu::rmsnorm(s, a);
         });
+    check_same({std::vector<float>(T * dim, 0.0f), random_floats(T * dim, 21),
+                random_floats(dim, 22), random_floats(dim, 23)},
+               [&](Buffers& b, bool shim) {
+                   const kern::LayerNormArgs a{b[0].data(), b[1].data(), b[2].data(), b[3].data(),
+                                               T,           dim,         1e-5f};
+                   const LaunchShape s = kern::layernorm_shape(T);
+                   shim ? kern::launch_layernorm(s, nullptr, a) : emu::layernorm(s, a);
+               });
     const int n = 37, d = 19;
     for (int rows : {1, 17}) {  // 1: matrix-vector; 17: tiled, a partial second row of tiles
         INFO("rows " << rows);

@@ -281,6 +281,37 @@ TEST_CASE("the KV grid has one column per token in the cache", "[gui][screenshot
     CHECK(s.image.at(r["x"].get<double>() + T * cw + cw * 2.5, y) == bg);
 }
 
+TEST_CASE("a wide model's KV grid stays inside its box, above the line under it",
+          "[gui][screenshot]") {
+    // kv_dim 288: 576 K and V rows, more than the panel has pixels at 1280x800. (Rows were once
+    // kept at least half a pixel tall, so the grid ran over the hint below it.)
+    const fs::path dir = kvs::test::temp_dir("gui-wide-model");
+    kvs::ModelConfig c = kvs::test::tiny_config();
+    c.dim = 288, c.hidden_dim = 64, c.n_heads = 6, c.n_kv_heads = 6, c.n_layers = 1;
+    kvs::test::write_file(dir / "wide.bin", kvs::test::synthetic_checkpoint(c));
+    kvs::test::write_file(dir / "wide.tok.bin", kvs::test::synthetic_tokenizer({}, c.vocab_size));
+    const Shot s = screenshot({"--model", (dir / "wide.bin").string(), "--prompt", "abc",
+                               "--backend", "cpu", "--decode", "2"},
+                              "wide");
+    REQUIRE(s.layout["kv_grids"].size() == 1);
+    const json& g = s.layout["kv_grids"][0];
+    CHECK(g["rows"].get<int>() == 2 * 288);
+    const json& r = g["rect"];
+    const double bottom = r["y"].get<double>() + r["h"].get<double>();
+    const json& panel = s.layout["panels"]["kv_cache"];
+    CHECK(bottom <= panel["y"].get<double>() + panel["h"].get<double>());
+    // No text of the panel is drawn over the grid.
+    for (const auto& t : s.layout["texts"]) {
+        if (t["panel"] != "kv" || t["overlay"].get<bool>()) continue;
+        const json& tr = t["rect"];
+        const double ty0 = tr["y"].get<double>(), ty1 = ty0 + tr["h"].get<double>();
+        const bool beside = tr["x"].get<double>() >= r["x"].get<double>() + r["w"].get<double>() ||
+                            tr["x"].get<double>() + tr["w"].get<double>() <= r["x"].get<double>();
+        INFO(t["text"].get<std::string>());
+        CHECK((beside || ty1 <= r["y"].get<double>() + 2 || ty0 >= bottom - 2));
+    }
+}
+
 TEST_CASE("compare mode draws both sessions and without the cache every column is rewritten",
           "[gui][screenshot]") {
     const Shot s = screenshot(tiny_with({"--decode", "2", "--cache", "compare"}), "cmp");

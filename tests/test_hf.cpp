@@ -219,8 +219,10 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
         refused(good, "not json", "config.json is not a JSON object");
         refused(good, cfg("architectures", {"Qwen2ForCausalLM"}),
                 "no tensor 'model.layers.0.self_attn.q_proj.bias'");
-        refused(good, cfg("architectures", {"GPT2LMHeadModel"}),
-                "'GPT2LMHeadModel' is not supported");
+        refused(good, cfg("architectures", {"GPTNeoXForCausalLM"}),
+                "'GPTNeoXForCausalLM' is not supported");
+        // GPT-2's reader (core/hf_gpt2.h) over a Llama config: its model_type says no.
+        refused(good, cfg("architectures", {"GPT2LMHeadModel"}), "model_type \"llama\"");
         // rope_theta, rms_norm_eps and rope_scaling: tests/test_rope_and_norm.cpp
         refused(good, cfg("hidden_act", "gelu"), "hidden_act");
         refused(good, cfg("attention_bias", true), "attention_bias");

@@ -49,3 +49,10 @@ if "$cli" export --model stories260K --hf "$hf/stories260K-hf" --type bf16 >/dev
         --decode 12 --size 1920x1080
 fi
 rm -rf "$hf"
+# A GPT-2-shaped model (issue 18): `kvscope-cli make-model --arch gpt2` (random weights, one GGUF
+# of architecture gpt2), the op strip at layer 1's GELU: LayerNorm, the bias adds, no RoPE.
+g=$(mktemp -d)
+"$cli" make-model --arch gpt2 --shape small --seq-len 256 --out "$g/gpt2-small.gguf" >/dev/null
+shot gpt2-small-1080 --model "$g/gpt2-small.gguf" --prompt "Once upon a time" --decode 12 \
+    --ops --op 41 --size 1920x1080
+rm -rf "$g"

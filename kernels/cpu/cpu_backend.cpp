@@ -190,6 +190,18 @@ void CpuBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
         cpu::swiglu(h1.data, h3.data, n);
 }
 
+// GPT-2's two ops: one implementation for both paths (kernels/cpu/reference_ops.h says why).
+void CpuBackend::layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T, int dim,
+                           float eps) {
+    OpTimer timer(clock_, ticks_, times_.calls, Op::LayerNorm, time_ops_, each());
+    ref::layernorm(out.data, x.data, w.data, b.data, T, dim, eps);
+}
+
+void CpuBackend::gelu(DeviceSpan h, std::size_t n) {
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Gelu, time_ops_, each());
+    ref::gelu(h.data, n);
+}
+
 void CpuBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Add, time_ops_, each());
     if (reference_ops_)

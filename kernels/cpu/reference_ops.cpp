@@ -106,4 +106,27 @@ void add(float* x, const float* y, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) x[i] += y[i];
 }
 
+void layernorm(float* out, const float* x, const float* w, const float* b, int T, int dim,
+               float eps) {
+    for (int t = 0; t < T; ++t) {
+        const float* xr = x + std::size_t(t) * dim;
+        float* o = out + std::size_t(t) * dim;
+        double sum = 0;
+        for (int j = 0; j < dim; ++j) sum += xr[j];
+        const float mean = static_cast<float>(sum / dim);
+        double sq = 0;
+        for (int j = 0; j < dim; ++j) sq += double(xr[j] - mean) * (xr[j] - mean);
+        const float inv = 1.0f / std::sqrt(static_cast<float>(sq / dim) + eps);
+        for (int j = 0; j < dim; ++j) o[j] = (xr[j] - mean) * inv * w[j] + b[j];
+    }
+}
+
+void gelu(float* h, std::size_t n) {
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    for (std::size_t i = 0; i < n; ++i) {
+        const float v = h[i];
+        h[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+    }
+}
+
 }  // namespace kvs::ref

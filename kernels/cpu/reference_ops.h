@@ -24,4 +24,14 @@ void swiglu(float* h1, const float* h3, std::size_t n);
 // x += y                               x, y: [n]
 void add(float* x, const float* y, std::size_t n);
 
+// GPT-2's ops. The CPU backend runs these for both of its paths: they touch each element a few
+// times, next to matmuls that touch each weight once per row, and have no faster form there.
+// out[t] = (x[t] - mean) / sqrt(var + eps) * w + b, mean and var over dim in double (as
+// llama.cpp's ggml_norm; torch's LayerNorm agrees to float rounding).
+// out, x: [T, dim], w, b: [dim]
+void layernorm(float* out, const float* x, const float* w, const float* b, int T, int dim,
+               float eps);
+// h = 0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3)))      h: [n] (GPT-2's "gelu_new")
+void gelu(float* h, std::size_t n);
+
 }  // namespace kvs::ref

@@ -234,6 +234,19 @@ class CudaBackend final : public Backend, public StepGraphs {
                                 {h1.data, h3.data, n});
         });
     }
+    void layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T, int dim,
+                   float eps) override {
+        timed(Op::LayerNorm, [&] {
+            kern::launch_layernorm(kern::layernorm_shape(T, blocks_.layernorm), stream_,
+                                   {out.data, x.data, w.data, b.data, T, dim, eps});
+        });
+    }
+    void gelu(DeviceSpan h, std::size_t n) override {
+        timed(Op::Gelu, [&] {
+            kern::launch_gelu(kern::elementwise_shape(n, blocks_.elementwise), stream_,
+                              {h.data, n});
+        });
+    }
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override {
         timed(Op::Add, [&] {
             kern::launch_add(kern::elementwise_shape(n, blocks_.elementwise), stream_,
@@ -381,6 +394,8 @@ class CudaBackend final : public Backend, public StepGraphs {
         attention(a, b, c, d, DeviceSpan{}, 1, 0, 1, 1, 2);
         attention(a, b, c, d, DeviceSpan{}, 2, 0, 1, 1, 2);
         swiglu(a, b, 2);
+        layernorm(a, b, c, d, 1, 2, 1e-5f);
+        gelu(a, 2);
         add(a, b, 2);
         synchronize();
         times_ = {};

@@ -1,6 +1,7 @@
 #pragma once
-// One thread per element: SwiGLU (h1 = silu(h1) * h3), the residual add (x += y) and a bias added
-// to every row (x[t, :] += b: y repeated every y_len elements).
+// One thread per element: SwiGLU (h1 = silu(h1) * h3), GPT-2's GELU (h = gelu(h), in place), the
+// residual add (x += y) and a bias added to every row (x[t, :] += b: y repeated every y_len
+// elements).
 // Launch: grid ceil(n / kElementwiseThreads), block kElementwiseThreads.
 #include <math.h>
 
@@ -28,6 +29,20 @@ __host__ __device__ inline void swiglu_thread(const ThreadIndex& ix, const Swigl
     float v = a.h1[i];
     v *= 1.0f / (1.0f + expf(-v));  // silu, as run.c writes it
     a.h1[i] = v * a.h3[i];
+}
+
+struct GeluArgs {
+    float* h;  // [n], overwritten with gelu(h)
+    std::size_t n;
+};
+
+// The tanh form GPT-2 was trained with ("gelu_new"), as ref::gelu writes it, not erf's exact GELU.
+__host__ __device__ inline void gelu_thread(const ThreadIndex& ix, const GeluArgs& a) {
+    const std::size_t i = global_thread(ix);
+    if (i >= a.n) return;
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    const float v = a.h[i];
+    a.h[i] = 0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
 }
 
 struct AddArgs {

@@ -7,6 +7,7 @@
 #include "kernels/cuda/embed.cuh"
 #include "kernels/cuda/kv_append.cuh"
 #include "kernels/cuda/launch_shapes.h"
+#include "kernels/cuda/layernorm.cuh"
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/rope.cuh"
@@ -23,6 +24,7 @@ int kernel_image_status();
 
 void launch_embed(const LaunchShape& s, Stream st, const EmbedArgs& a);
 void launch_rmsnorm(const LaunchShape& s, Stream st, const RmsNormArgs& a);
+void launch_layernorm(const LaunchShape& s, Stream st, const LayerNormArgs& a);
 void launch_matmul_tiled(const LaunchShape& s, Stream st, const MatmulArgs& a);
 void launch_matvec(const LaunchShape& s, Stream st, const MatmulArgs& a);
 void launch_rope(const LaunchShape& s, Stream st, const RopeArgs& a);
@@ -32,6 +34,7 @@ void launch_attention_prefill(const LaunchShape& s, Stream st, const AttentionAr
 void launch_attention_decode_split(const LaunchShape& s, Stream st, const AttentionArgs& a);
 void launch_attention_decode_combine(const LaunchShape& s, Stream st, const AttentionArgs& a);
 void launch_swiglu(const LaunchShape& s, Stream st, const SwigluArgs& a);
+void launch_gelu(const LaunchShape& s, Stream st, const GeluArgs& a);
 void launch_add(const LaunchShape& s, Stream st, const AddArgs& a);
 
 }  // namespace kvs::kern

@@ -8,6 +8,7 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embed.cuh"
 #include "kernels/cuda/kv_append.cuh"
+#include "kernels/cuda/layernorm.cuh"
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/rope.cuh"
@@ -43,6 +44,9 @@ std::vector<BlockVariant> block_variants(Op op, int T) {
         case Op::RmsNorm:
             add("rmsnorm", &BlockSizes::rmsnorm, {32, 64, 128}, "threads");
             break;
+        case Op::LayerNorm:
+            add("layernorm", &BlockSizes::layernorm, {32, 64, 128}, "threads");
+            break;
         case Op::Matmul:
             if (matmul_uses_matvec(T))
                 add("matvec", &BlockSizes::matvec_rows, {4, 8, 16, 32}, "rows");
@@ -52,6 +56,7 @@ std::vector<BlockVariant> block_variants(Op op, int T) {
                 {32, 64, 128, 256}, "threads");
             break;
         case Op::SwiGLU:
+        case Op::Gelu:
         case Op::Add:
             add("elementwise", &BlockSizes::elementwise, {128, 256, 512, 1024}, "threads");
             break;
@@ -78,6 +83,12 @@ LaunchShape embed_shape(int T, int dim) {
 LaunchShape rmsnorm_shape(int T, unsigned threads) {
     if (threads > kRmsThreads)  // RmsNormShared holds kRmsThreads partial sums
         throw std::logic_error("rmsnorm with more than kRmsThreads threads a block");
+    return {{unsigned(T), 1, 1}, {threads, 1, 1}, 0};
+}
+
+LaunchShape layernorm_shape(int T, unsigned threads) {
+    if (threads > kLayerNormThreads)  // LayerNormShared holds kLayerNormThreads partial sums
+        throw std::logic_error("layernorm with more than kLayerNormThreads threads a block");
     return {{unsigned(T), 1, 1}, {threads, 1, 1}, 0};
 }
 

@@ -9,6 +9,7 @@
 #include "core/backend.h"
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/layernorm.cuh"
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/portability.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
@@ -35,9 +36,10 @@ void check_launch_shape(const LaunchShape& s, const char* kernel);
 // defaults; `kvscope-cli kernels` runs every variant (block_variants) against the reference.
 struct BlockSizes {
     unsigned rmsnorm = kRmsThreads;              // a power of two, at most kRmsThreads (shared)
+    unsigned layernorm = kLayerNormThreads;      // a power of two, at most kLayerNormThreads
     unsigned matvec_rows = kMatvecRows;          // output rows per block, one warp each
     unsigned attention = kAttnThreads;           // prefill, and decode's combine: a power of two
-    unsigned elementwise = kElementwiseThreads;  // swiglu, add
+    unsigned elementwise = kElementwiseThreads;  // swiglu, gelu, add
 };
 struct BlockVariant {
     std::string name;  // e.g. "rmsnorm 64 threads"; "*" marks the default
@@ -48,6 +50,7 @@ std::vector<BlockVariant> block_variants(Op op, int T);
 
 LaunchShape embed_shape(int T, int dim);
 LaunchShape rmsnorm_shape(int T, unsigned threads = kRmsThreads);
+LaunchShape layernorm_shape(int T, unsigned threads = kLayerNormThreads);
 // Decode's single row goes to the matrix-vector kernel, anything taller to the tiled one.
 inline bool matmul_uses_matvec(int T) {
     return T == 1;

@@ -54,6 +54,14 @@ void rmsnorm(const LaunchShape& s, const kern::RmsNormArgs& a) {
     });
 }
 
+void layernorm(const LaunchShape& s, const kern::LayerNormArgs& a) {
+    check_launch_shape(s, "layernorm");
+    for_each_block(s, [&](HostBlock& b) {
+        auto sm = fresh_shared<kern::LayerNormShared>();
+        kern::layernorm_block(b, a, sm);
+    });
+}
+
 void matmul_tiled(const LaunchShape& s, const kern::MatmulArgs& a) {
     check_launch_shape(s, "matmul_tiled");
     for_each_block(s, [&](HostBlock& b) {
@@ -102,6 +110,11 @@ void attention_decode_combine(const LaunchShape& s, const kern::AttentionArgs& a
 void swiglu(const LaunchShape& s, const kern::SwigluArgs& a) {
     check_launch_shape(s, "swiglu");
     for_each_thread(s, [&](const ThreadIndex& ix) { kern::swiglu_thread(ix, a); });
+}
+
+void gelu(const LaunchShape& s, const kern::GeluArgs& a) {
+    check_launch_shape(s, "gelu");
+    for_each_thread(s, [&](const ThreadIndex& ix) { kern::gelu_thread(ix, a); });
 }
 
 void add(const LaunchShape& s, const kern::AddArgs& a) {

@@ -351,6 +351,19 @@ void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
     launch(Op::SwiGLU, [=] { emu::swiglu(s, a); });
 }
 
+void EmulatedCudaBackend::layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T,
+                                    int dim, float eps) {
+    const kern::LayerNormArgs a{out.data, x.data, w.data, b.data, T, dim, eps};
+    const kern::LaunchShape s = kern::layernorm_shape(T, blocks_.layernorm);
+    launch(Op::LayerNorm, [=] { emu::layernorm(s, a); });
+}
+
+void EmulatedCudaBackend::gelu(DeviceSpan h, std::size_t n) {
+    const kern::GeluArgs a{h.data, n};
+    const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
+    launch(Op::Gelu, [=] { emu::gelu(s, a); });
+}
+
 void EmulatedCudaBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
     const kern::AddArgs a{x.data, y.data, n};
     const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);

@@ -84,6 +84,9 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs {
                    DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
                    int head_dim) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
+    void layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T, int dim,
+                   float eps) override;
+    void gelu(DeviceSpan h, std::size_t n) override;
     void add(DeviceSpan x, DeviceSpan y, std::size_t n) override;
     void add_bias(DeviceSpan x, DeviceSpan b, int T, int n) override;
     void copy_rows(DeviceSpan dst, std::size_t dst_stride, DeviceSpan src, std::size_t src_stride,

@@ -8,6 +8,7 @@
 #include "kernels/cuda/elementwise.cu"
 #include "kernels/cuda/embed.cu"
 #include "kernels/cuda/kv_append.cu"
+#include "kernels/cuda/layernorm.cu"
 #include "kernels/cuda/matmul.cu"
 #include "kernels/cuda/rmsnorm.cu"
 #include "kernels/cuda/rope.cu"

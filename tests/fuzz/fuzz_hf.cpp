@@ -1,7 +1,8 @@
-// Fuzz target: a Hugging Face Llama folder's two inputs in one: config.json's text, a NUL byte,
-// then a safetensors file -> SafetensorsFile::parse and parse_hf_llama (header JSON, dtypes,
-// shapes, offsets, the config's keys against the tensors, the q/k row order). Whatever parses is
-// checked and, when its KV cache is small, run for a few greedy steps on the CPU backend.
+// Fuzz target: a Hugging Face Llama (or GPT-2) folder's two inputs in one: config.json's text, a
+// NUL byte, then a safetensors file -> SafetensorsFile::parse and parse_hf_llama (header JSON,
+// dtypes, shapes, offsets, the config's keys against the tensors, the q/k row order, GPT-2's
+// Conv1D transposes and fused q/k/v). Whatever parses is checked and, when its KV cache is small,
+// run for a few greedy steps on the CPU backend.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -32,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(h.ck.weights.wcls + std::size_t(c.vocab_size) * c.dim <=
                h.ck.weights.all.data() + h.ck.weights.all.size());
     FUZZ_CHECK(c.qkv_bias == (h.ck.weights.bv != nullptr));
-    if (c.qkv_bias)  // Qwen2's biases, the last floats of the copy
+    if (c.qkv_bias && !c.gpt2())  // Qwen2's biases, the last floats of the copy
         FUZZ_CHECK(h.ck.weights.bv + std::size_t(c.n_layers) * c.kv_dim() ==
                    h.ck.weights.all.data() + h.ck.weights.all.size());
     if (c.kv_bytes_per_token() * c.seq_len > (std::size_t(64) << 20) || c.vocab_size < 3) return 0;

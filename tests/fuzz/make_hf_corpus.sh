@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Seeds of fuzz_hf (corpus/hf/): tiny random-weight models written by our own tools (kvscope-cli
 # make-model, then export --hf), each as config.json, a NUL byte, then model.safetensors: a GQA
-# one with tied embeddings in F16 and BF16, and one in F32. Usage:
+# one with tied embeddings in F16 and BF16, and one in F32; a GPT-2 one (make_gpt2_folder.py).
+# Usage:
 # tests/fuzz/make_hf_corpus.sh [path/to/kvscope-cli]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -53,4 +54,7 @@ config.update(rope_theta=500000.0, rope_scaling={
     "original_max_position_embeddings": 4})
 join("llama3-rope-f16.hf", config, header, data)
 PY
+# GPT-2 (GPT2LMHeadModel as the hub names it: no prefix, Conv1D [in, out], mask buffers), F32.
+python3 "$here/make_gpt2_folder.py" "$tmp/gpt2" 262
+{ cat "$tmp/gpt2/config.json"; printf '\0'; cat "$tmp/gpt2/model.safetensors"; } >"$out/gpt2-f32.hf"
 ls -l "$out"
