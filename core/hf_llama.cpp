@@ -14,6 +14,7 @@
 #include "core/llama_model.h"
 #include "core/mapped_file.h"
 #include "core/rope_frequencies.h"
+#include "core/spm_model_file.h"
 
 namespace kvs {
 namespace fs = std::filesystem;
@@ -370,18 +371,31 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
     std::string tok = tokenizer;
     if (tok.empty() && is_regular(dir / "tokenizer.bin")) tok = (dir / "tokenizer.bin").string();
     const std::string name = fs::path(folder).lexically_normal().filename().string();
-    if (!tok.empty() && fs::path(tok).extension() != ".json") {
+    const auto ext = fs::path(tok).extension();
+    if (!tok.empty() && ext != ".json" && ext != ".model") {
         BpeTokenizer t = BpeTokenizer::load(tok, V);
         return std::make_unique<LlamaModel>(
             std::move(h.ck), std::make_unique<BpeTokenizer>(std::move(t)),
             std::vector<int>{BpeTokenizer::kBos}, name,
             h.format + ", tokenizer " + fs::path(tok).filename().string());
     }
+    // SentencePiece's own file (Llama 2's, TinyLlama's) before tokenizer.json: their
+    // tokenizer.json is the SentencePiece-style one, which the byte-level reader refuses.
+    if (tok.empty() && is_regular(dir / "tokenizer.model") && reads_sentencepiece_models())
+        tok = (dir / "tokenizer.model").string();
+    if (!tok.empty() && fs::path(tok).extension() == ".model") {
+        auto t = std::make_unique<SpmTokenizer>(spm_tokenizer_from_model_file(tok, V));
+        std::vector<int> stop;
+        for (int id : {h.eos >= 0 ? h.eos : t->eos(), h.bos >= 0 ? h.bos : t->bos_id()})
+            if (id >= 0 && (stop.empty() || stop[0] != id)) stop.push_back(id);
+        return std::make_unique<LlamaModel>(std::move(h.ck), std::move(t), std::move(stop), name,
+                                            h.format + ", tokenizer.model (SentencePiece)");
+    }
     if (tok.empty() && is_regular(dir / "tokenizer.json")) tok = (dir / "tokenizer.json").string();
     if (tok.empty())
         throw Error(folder +
-                    ": no tokenizer in the folder (looked for tokenizer.bin, tokenizer.json); pass "
-                    "--tokenizer FILE");
+                    ": no tokenizer in the folder (looked for tokenizer.bin, tokenizer.model, "
+                    "tokenizer.json); pass --tokenizer FILE");
     auto t = std::make_unique<ByteBpeTokenizer>(ByteBpeTokenizer::from_hf_json(tok));
     if (t->vocab_size() != V)
         throw Error(tok + ": " + std::to_string(t->vocab_size()) +

@@ -26,9 +26,8 @@ std::string spaces_from_underbars(std::string_view p) {
 }  // namespace
 
 SpmTokenizer SpmTokenizer::from_gguf(const GgufFile& f, int vocab) {
-    auto fail = [&](const std::string& why) -> void {
-        throw Error(f.name() + ": GGUF tokenizer: " + why);
-    };
+    const std::string where = f.name() + ": GGUF tokenizer: ";
+    auto fail = [&](const std::string& why) -> void { throw Error(where + why); };
     const auto model = f.get_string("tokenizer.ggml.model");
     if (!model) fail("no tokenizer.ggml.model");
     if (*model != "llama")
@@ -38,33 +37,64 @@ SpmTokenizer SpmTokenizer::from_gguf(const GgufFile& f, int vocab) {
     if (static_cast<long long>(tokens.size()) != vocab)
         fail("tokenizer.ggml.tokens holds " + std::to_string(tokens.size()) +
              " pieces, the model's embedding has " + std::to_string(vocab) + " rows");
-    auto scores = f.get_floats("tokenizer.ggml.scores");
-    if (scores.empty()) scores.assign(tokens.size(), 0.0f);
-    if (scores.size() != tokens.size())
-        fail("tokenizer.ggml.scores holds " + std::to_string(scores.size()) + " scores for " +
+    SpmVocab v;
+    v.tokens.assign(tokens.begin(), tokens.end());
+    v.scores = f.get_floats("tokenizer.ggml.scores");
+    if (v.scores.empty()) v.scores.assign(tokens.size(), 0.0f);
+    if (v.scores.size() != tokens.size())
+        fail("tokenizer.ggml.scores holds " + std::to_string(v.scores.size()) + " scores for " +
              std::to_string(tokens.size()) + " pieces");
     const auto types = f.get_ints("tokenizer.ggml.token_type");
     if (!types.empty() && types.size() != tokens.size())
         fail("tokenizer.ggml.token_type holds " + std::to_string(types.size()) + " types for " +
              std::to_string(tokens.size()) + " pieces");
+    // Kept as read where an int holds it, so a bad type is named by its value below.
+    for (auto ty : types) v.types.push_back(ty < -(1 << 30) || ty > (1 << 30) ? -1 : int(ty));
+    auto id = [&](const char* key, int fallback) {
+        const auto x = f.get_uint(key);
+        if (!x) return fallback;
+        if (*x >= static_cast<std::uint64_t>(vocab))
+            fail(std::string(key) + " = " + std::to_string(*x) + " is not a token id (vocab " +
+                 std::to_string(vocab) + ")");
+        return static_cast<int>(*x);
+    };
+    v.bos = id("tokenizer.ggml.bos_token_id", -1);
+    v.eos = id("tokenizer.ggml.eos_token_id", -1);
+    v.unk = id("tokenizer.ggml.unknown_token_id", 0);
+    v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(true);
+    v.add_space_prefix = f.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
+    v.source = "GGUF metadata";
+    return from_vocab(std::move(v), where);
+}
 
+SpmTokenizer SpmTokenizer::from_vocab(SpmVocab v, const std::string& where) {
+    auto fail = [&](const std::string& why) -> void { throw Error(where + why); };
+    const std::size_t n = v.tokens.size();
+    if (n == 0) fail("no pieces");
+    if (v.scores.size() != n || (!v.types.empty() && v.types.size() != n))
+        fail(std::to_string(v.scores.size()) + " scores and " + std::to_string(v.types.size()) +
+             " types for " + std::to_string(n) + " pieces");
+    for (int id : {v.bos, v.eos, v.unk})
+        if (id < -1 || id >= static_cast<long long>(n))
+            fail("special token id " + std::to_string(id) + " is not a token id (vocab " +
+                 std::to_string(n) + ")");
     SpmTokenizer t;
     t.byte_ids_.fill(-1);
-    t.pieces_.reserve(tokens.size());
-    t.types_.reserve(tokens.size());
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
+    t.pieces_.reserve(n);
+    t.types_.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
         PieceType ty = PieceType::Normal;
-        if (!types.empty()) {
-            if (types[i] < 1 || types[i] > 6)
-                fail("token " + std::to_string(i) + " has type " + std::to_string(types[i]) +
+        if (!v.types.empty()) {
+            if (v.types[i] < 1 || v.types[i] > 6)
+                fail("token " + std::to_string(i) + " has type " + std::to_string(v.types[i]) +
                      " (1..6)");
-            ty = static_cast<PieceType>(types[i]);
-        } else if (byte_of_piece(std::string(tokens[i])) >= 0 && tokens[i].size() == 6) {
+            ty = static_cast<PieceType>(v.types[i]);
+        } else if (byte_of_piece(v.tokens[i]) >= 0 && v.tokens[i].size() == 6) {
             ty = PieceType::Byte;
         }
         std::string p = ty == PieceType::Byte || ty == PieceType::Control
-                            ? std::string(tokens[i])
-                            : spaces_from_underbars(tokens[i]);
+                            ? v.tokens[i]
+                            : spaces_from_underbars(v.tokens[i]);
         if (ty == PieceType::Byte) {
             const int b = byte_of_piece(p);
             if (b < 0 || p.size() != 6)
@@ -74,29 +104,21 @@ SpmTokenizer SpmTokenizer::from_gguf(const GgufFile& f, int vocab) {
         t.pieces_.push_back(std::move(p));
         t.types_.push_back(ty);
     }
-    t.scores_ = std::move(scores);
+    t.scores_ = std::move(v.scores);
     for (int i = t.vocab_size() - 1; i >= 0; --i)
         if (t.types_[i] != PieceType::Byte && t.types_[i] != PieceType::Control)
             t.index_[t.pieces_[i]] = i;
-
-    auto id = [&](const char* key, int fallback) {
-        const auto v = f.get_uint(key);
-        if (!v) return fallback;
-        if (*v >= static_cast<std::uint64_t>(vocab))
-            fail(std::string(key) + " = " + std::to_string(*v) + " is not a token id (vocab " +
-                 std::to_string(vocab) + ")");
-        return static_cast<int>(*v);
-    };
-    t.bos_ = id("tokenizer.ggml.bos_token_id", -1);
-    t.eos_ = id("tokenizer.ggml.eos_token_id", -1);
-    t.unk_ = id("tokenizer.ggml.unknown_token_id", 0);
-    t.add_bos_ = f.get_bool("tokenizer.ggml.add_bos_token").value_or(true) && t.bos_ >= 0;
-    t.add_space_prefix_ = f.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
+    t.bos_ = v.bos;
+    t.eos_ = v.eos;
+    t.unk_ = v.unk < 0 ? 0 : v.unk;
+    t.add_bos_ = v.add_bos && t.bos_ >= 0;
+    t.add_space_prefix_ = v.add_space_prefix;
+    t.source_ = std::move(v.source);
     return t;
 }
 
 std::string SpmTokenizer::kind() const {
-    return "SentencePiece-style from GGUF metadata (" + std::to_string(vocab_size()) +
+    return "SentencePiece-style from " + source_ + " (" + std::to_string(vocab_size()) +
            " pieces, byte fallback, BOS " + std::to_string(bos_) + ", EOS " + std::to_string(eos_) +
            ")";
 }

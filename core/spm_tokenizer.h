@@ -1,8 +1,9 @@
 #pragma once
 // A SentencePiece-style tokenizer (llama's vocabulary: pieces with scores, '▁' for a space,
-// "<0xNN>" byte fallback) read from a GGUF file's tokenizer.ggml.* metadata. It encodes and
+// "<0xNN>" byte fallback) read from a GGUF file's tokenizer.ggml.* metadata or from a
+// SentencePiece tokenizer.model (core/spm_model_file.h, through libsentencepiece). It encodes and
 // decodes as llama2.c's run.c does (core/llama_vocab_rules.h), with the ids of BOS, EOS, <unk>
-// and the byte pieces taken from the metadata instead of llama2.c's fixed 1, 2, 0 and 3 + byte.
+// and the byte pieces taken from the file instead of llama2.c's fixed 1, 2, 0 and 3 + byte.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,16 @@
 namespace kvs {
 
 class GgufFile;
+
+// A SentencePiece vocabulary as a file holds it, before it is checked.
+struct SpmVocab {
+    std::vector<std::string> tokens;  // as stored: '▁' for a space
+    std::vector<float> scores;        // one per token (merge priority: higher merges first)
+    std::vector<int> types;           // SpmTokenizer::PieceType values; empty: guessed
+    int bos = -1, eos = -1, unk = 0;  // ids, -1: none
+    bool add_bos = true, add_space_prefix = true;
+    std::string source;  // where it was read, in words ("GGUF metadata", "tokenizer.model")
+};
 
 class SpmTokenizer final : public Tokenizer {
   public:
@@ -30,6 +41,8 @@ class SpmTokenizer final : public Tokenizer {
     // tokenizer.ggml.model must be "llama"; tokens (and scores, token_type when present) must
     // hold `vocab` entries. Throws kvs::Error naming the file otherwise.
     static SpmTokenizer from_gguf(const GgufFile& f, int vocab);
+    // Any source's vocabulary; `where` prefixes each message ("m.gguf: GGUF tokenizer: ").
+    static SpmTokenizer from_vocab(SpmVocab v, const std::string& where);
 
     int vocab_size() const override { return static_cast<int>(pieces_.size()); }
     std::vector<int> encode(std::string_view text) const override;
@@ -55,6 +68,7 @@ class SpmTokenizer final : public Tokenizer {
     std::array<int, 256> byte_ids_{};             // id of "<0xNN>", -1 when the vocab lacks it
     int bos_ = -1, eos_ = -1, unk_ = 0;
     bool add_bos_ = true, add_space_prefix_ = true;
+    std::string source_;
 };
 
 }  // namespace kvs

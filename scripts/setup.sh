@@ -8,6 +8,7 @@ KVS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # What the build needs. The GUI packages are here too: the README's run command opens the app.
 KVS_BUILD_PACKAGES=(cmake g++ make pkg-config catch2 nlohmann-json3-dev libcli11-dev unicode-data
+                    libsentencepiece-dev
                     libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core fonts-wqy-microhei)
 # What the test suite needs on top: a virtual display for the GUI tests (and xdotool to type
 # into the window), clang for the fuzzers, clang-format for the formatting check.

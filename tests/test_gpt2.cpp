@@ -77,14 +77,14 @@ std::vector<float> gpt2_logits(const LlamaModel& m, const std::vector<int>& toke
                 }
                 for (double& s : score) sum += (s = std::exp(s - mx));
                 for (int s = 0; s <= t; ++s)
-                    for (int i = 0; i < hs; ++i) att[h * hs + i] += score[s] / sum * v[s][h * hs + i];
+                    for (int i = 0; i < hs; ++i)
+                        att[h * hs + i] += score[s] / sum * v[s][h * hs + i];
             }
             const Vec o = linear(W.wo + l * D * D, W.bo + l * D, att, d);
             for (int j = 0; j < d; ++j) x[t][j] += o[j];
         }
         for (int t = 0; t < T; ++t) {
-            const Vec xb =
-                layer_norm(x[t], W.rms_ffn + l * D, W.norm_ffn_bias + l * D, c.norm_eps);
+            const Vec xb = layer_norm(x[t], W.rms_ffn + l * D, W.norm_ffn_bias + l * D, c.norm_eps);
             Vec h = linear(W.w1 + l * hid * D, W.b1 + l * std::size_t(hid), xb, hid);
             for (double& e : h)
                 e = 0.5 * e * (1 + std::tanh(std::sqrt(2 / M_PI) * (e + 0.044715 * e * e * e)));
@@ -120,8 +120,7 @@ TEST_CASE("layernorm and gelu: the reference ops against their definitions", "[g
     CHECK(h[6] == Approx(0.0f).margin(1e-6));
 }
 
-TEST_CASE("a GPT-2-shaped model decodes with its cache as GPT-2 computes without one",
-          "[gpt2]") {
+TEST_CASE("a GPT-2-shaped model decodes with its cache as GPT-2 computes without one", "[gpt2]") {
     const auto base = open_model("default");
     const auto m = test::random_gpt2(*base, 11);
     REQUIRE(m->config().gpt2());
@@ -221,9 +220,9 @@ TEST_CASE("make-model --arch gpt2 writes a GGUF that info and generate open, cac
           "[gpt2][cli]") {
     const auto dir = test::temp_dir("gpt2-cli");
     const auto path = (dir / "g.gguf").string();
-    const auto made = test::run_cli({"make-model", "--arch", "gpt2", "--shape", "small", "--dim",
-                                     "64", "--heads", "4", "--layers", "2", "--seq-len", "64",
-                                     "--out", path});
+    const auto made =
+        test::run_cli({"make-model", "--arch", "gpt2", "--shape", "small", "--dim", "64", "--heads",
+                       "4", "--layers", "2", "--seq-len", "64", "--out", path});
     REQUIRE(made.exit_code == 0);
     CHECK(made.out.find("gpt2, dim 64, hidden 256") != std::string::npos);
     const auto m = open_model(path);
