@@ -197,8 +197,7 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
             if (!rotate_half(n)) return MatrixBytes{t.type, t.data};
             const std::size_t rows = t.dims[1], rb = ggml_row_bytes(t.type, t.dims[0]);
             auto& buf = side->emplace_back(rows * rb);
-            for (std::size_t r = 0; r < rows; ++r)
-                std::copy_n(t.data + rotate_half_row(r, head) * rb, rb, buf.data() + r * rb);
+            copy_rotate_half_rows(t.data, buf.data(), rows, rb, head, true);
             return MatrixBytes{t.type, buf.data()};
         };
         cw = make_compact_weights(
@@ -227,8 +226,7 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
             const std::size_t rows = s.dims.back(), n = s.dims.size() == 2 ? s.dims[0] : 1;
             float* p = copy.get() + s.at;
             const std::vector<float> file_order(p, p + rows * n);
-            for (std::size_t r = 0; r < rows; ++r)
-                std::copy_n(file_order.data() + rotate_half_row(r, head) * n, n, p + r * n);
+            copy_rotate_half_rows(file_order.data(), p, rows, n * sizeof(float), head, true);
         }
         if (done_with && !in_place.count(t.data))
             done_with(t.data, static_cast<std::size_t>(t.bytes));

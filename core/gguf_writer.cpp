@@ -93,8 +93,7 @@ void llama_tensors(const ModelConfig& c, const LlamaWeights& w, GgmlType type,
     auto q_or_k = [&](const float* p, std::uint64_t rows, std::uint64_t n) -> const float* {
         if (!qwen2) return p;
         auto& out = reordered.emplace_back(rows * n);
-        for (std::uint64_t r = 0; r < rows; ++r)  // HF row rotate_half_row(r) holds our r
-            std::copy_n(p + r * n, n, out.data() + rotate_half_row(r, c.head_dim()) * n);
+        copy_rotate_half_rows(p, out.data(), rows, n * sizeof(float), c.head_dim(), false);
         return out.data();
     };
     matrix("token_embd.weight", d, V, w.token_embedding);

@@ -253,8 +253,7 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
             const std::size_t rows = s.t->shape[0], n = s.t->shape[1];
             const std::size_t rb = ggml_row_bytes(s.t->type, n);
             auto& buf = side->emplace_back(rows * rb);
-            for (std::size_t r = 0; r < rows; ++r)
-                std::copy_n(s.t->data + row_of(s, r) * rb, rb, buf.data() + r * rb);
+            copy_rotate_half_rows(s.t->data, buf.data(), rows, rb, head, true);
             return MatrixBytes{s.t->type, buf.data()};
         };
         cw = make_compact_weights(

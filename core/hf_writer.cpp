@@ -46,10 +46,13 @@ std::vector<SafeTensorOut> llama_tensors(const ModelConfig& c, const LlamaWeight
                   : n == 1  ? std::vector<std::uint64_t>{rows}
                             : std::vector<std::uint64_t>{rows, n};
         t.bytes.resize(rows * n * value_bytes);
-        for (std::size_t r = 0; r < rows; ++r)  // HF row rotate_half_row(r) holds llama2.c's r
-            encode_values(type, p + r * n, n,
-                          reinterpret_cast<unsigned char*>(t.bytes.data()) +
-                              (permute ? rotate_half_row(r, head) : r) * n * value_bytes);
+        std::vector<float> hf_order;
+        if (permute) {  // q and k rows (and their biases' entries) in HF's rotate-half order
+            hf_order.resize(rows * n);
+            copy_rotate_half_rows(p, hf_order.data(), rows, n * sizeof(float), head, false);
+            p = hf_order.data();
+        }
+        encode_values(type, p, rows * n, reinterpret_cast<unsigned char*>(t.bytes.data()));
         return t;
     };
     std::vector<SafeTensorOut> all;

@@ -176,7 +176,8 @@ TEST_CASE("GGUF rope_freqs and scaling keys: read, or refused by name", "[gguf]"
         c.rope_factors = std::move(factors);
         c.rope_theta = theta;
         c.norm_eps = eps;
-        const auto path = (dir / ("v" + std::to_string(++files) + ".gguf")).string();
+        // (Not "v" + std::to_string(...): GCC 12 warns falsely, -Wrestrict, on that prepend.)
+        const auto path = (dir / "v").string() + std::to_string(++files) + ".gguf";
         write_gguf_llama(path, c, m->weights(), bpe(*m), GgmlType::F32, "v");
         return path;
     };
