@@ -25,7 +25,9 @@ std::vector<cmdline::OptionSpec> specs() {
         {"zoom", "Z", "large heatmap: the newest 1/Z of the tokens (1..64)"},
         {"size", "WxH", "window size (default 1280x800)"},
         {"screenshot", "FILE.png", "render once after the steps above, save a PNG, exit"},
-        {"layout-json", "FILE", "with --screenshot: where each panel and heatmap was drawn"},
+        {"layout-json", "FILE",
+         "render once after the steps above, write where each panel, heatmap and text was drawn "
+         "(JSON), exit; with --screenshot, of the frame it saves"},
         {"frame-stats", "N", "render N frames, print frame time min/median/max, exit"},
         {"lesson", "N", "open lesson N in the lesson panel"},
         {"lesson-step", "K", "at its step K (from 1; the steps before it run too)"},
@@ -124,11 +126,12 @@ AppOptions parse_options(int argc, char** argv) {
     o.op = c.integer("op", -1, 0, 1 << 20);
     o.timing_runs = cmdline::timing_runs_from(c, 0);
     o.no_settings = c.has("no-settings");
-    if (!o.layout_json.empty() && o.screenshot.empty()) c.fail("--layout-json needs --screenshot");
-    if (int(!o.screenshot.empty()) + int(o.frame_stats > 0) + int(o.soak_steps > 0) > 1)
-        c.fail("--screenshot, --frame-stats and --soak-steps cannot be combined");
+    const bool one_frame = !o.screenshot.empty() || !o.layout_json.empty();
+    if (int(one_frame) + int(o.frame_stats > 0) + int(o.soak_steps > 0) > 1)
+        c.fail("--screenshot or --layout-json, --frame-stats and --soak-steps cannot be combined");
     if ((!o.open_file.empty() || o.then_prompt) && !o.headless())
-        c.fail("--open and --then-prompt are for headless runs (with --screenshot)");
+        c.fail(
+            "--open and --then-prompt are for headless runs (with --screenshot or --layout-json)");
     return o;
 }
 

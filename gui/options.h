@@ -28,7 +28,7 @@ struct AppOptions {
     std::optional<std::string> weight_scale;  // "linear" | "sqrt" | "log"
     float zoom = 1;                           // the large heatmap shows the newest n / zoom tokens
     std::string screenshot;                   // write a PNG of the window and exit
-    std::string layout_json;                  // with --screenshot: where each panel was drawn
+    std::string layout_json;                  // where each panel was drawn (headless, one frame)
     int frame_stats = 0;       // render this many frames, print frame-time statistics, exit
     bool no_settings = false;  // neither read nor write the settings file and imgui.ini
     bool help = false;
@@ -52,7 +52,9 @@ struct AppOptions {
     bool ops = false;
     int op = -1;
 
-    bool headless() const { return !screenshot.empty() || frame_stats > 0 || soak_steps > 0; }
+    bool headless() const {
+        return !screenshot.empty() || !layout_json.empty() || frame_stats > 0 || soak_steps > 0;
+    }
 };
 
 AppOptions parse_options(int argc, char** argv);

@@ -68,10 +68,12 @@ TEST_CASE("sum_lanes8 reduces eight registers in the order of sum_lanes", "[cpu_
 }
 
 TEST_CASE("fast matmul matches the reference on every tile and tail shape", "[cpu_ops]") {
+    // T: the few-token tiles (1, 2), the batch tiles (AVX-512 4 x 6, AVX2 4 x 3) whole and with
+    // every count of tokens left over after them (6 + 1 .. 6 + 5, 12 + 1).
     for (const cpu::Kernels* k : paths())
         for (int n : {1, 5, 8, 13, 16, 33, 64, 172})
             for (int d : {1, 7, 8, 17, 64})
-                for (int T : {1, 2, 3, 9}) {
+                for (int T : {1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 13}) {
                     INFO(cpu::isa_name(k->isa) << " T " << T << " n " << n << " d " << d);
                     const auto x = random_floats(std::size_t(T) * n, 1 + n);
                     const auto w = random_floats(std::size_t(d) * n, 2 + d);
@@ -84,9 +86,13 @@ TEST_CASE("fast matmul matches the reference on every tile and tail shape", "[cp
 
 TEST_CASE("a matmul row has the same bits alone, in a batch and on threads", "[cpu_ops]") {
     // T = 300: several cache blocks of tokens and the threaded path. 768 x 352: a matrix large
-    // enough (270,336 weights) that one token against it goes row by row, a batch in tiles.
+    // enough (270,336 weights) that one token against it goes row by row, a batch in tiles (5:
+    // the few-token tiles; 13: two 4 x 6 batch tiles and one left over). n = 2048, T = 100: a
+    // token block shorter than the batch, and a row count (d = 70) that leaves rows after the
+    // 4-row tiles.
     for (const auto [T, n, d] :
-         {std::array<int, 3>{300, 172, 100}, std::array<int, 3>{5, 768, 352}})
+         {std::array<int, 3>{300, 172, 100}, std::array<int, 3>{5, 768, 352},
+          std::array<int, 3>{13, 768, 352}, std::array<int, 3>{100, 2048, 70}})
         for (const cpu::Kernels* k : paths()) {
             const auto x = random_floats(std::size_t(T) * n, 7);
             const auto w = random_floats(std::size_t(d) * n, 8);

@@ -337,7 +337,11 @@ TEST_CASE("command-line options: values, and one-line errors", "[gui][options]")
     CHECK_THROWS_AS(parse({"--decode"}), Error);
     CHECK_THROWS_AS(parse({"--cache", "maybe"}), Error);
     CHECK_THROWS_AS(parse({"--size", "big"}), Error);
-    CHECK_THROWS_AS(parse({"--layout-json", "x.json"}), Error);  // needs --screenshot
+    // The layout record alone is one headless frame, as with a screenshot; not with the
+    // many-frame runs.
+    CHECK(parse({"--layout-json", "x.json"}).headless());
+    CHECK_THROWS_AS(parse({"--layout-json", "x.json", "--frame-stats", "3"}), Error);
+    CHECK_THROWS_AS(parse({"--layout-json", "x.json", "--soak-steps", "3"}), Error);
     CHECK_THROWS_AS(parse({"--prefill=yes"}), Error);
     const AppOptions l = parse({"--lesson", "3", "--lesson-step", "2", "--lang", "zh"});
     CHECK(l.lesson == 3);

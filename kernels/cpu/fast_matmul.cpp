@@ -2,13 +2,18 @@
 //
 // Speed comes from three things, none of which changes the arithmetic of an element:
 //  - lanes: each dot product keeps kLanes partial sums in one SIMD register (vec_math.h);
-//  - register tiles: a tile computes 8 weight rows x C tokens at once, so each loaded weight
-//    vector is used C times and 8 * C independent sums keep the FMA units busy instead of waiting
-//    on one chain; the 8 sums of a token are reduced together (sum_lanes8) and stored as one
-//    vector;
-//  - cache blocks: tokens go in blocks whose rows fit in L1, and every weight row is swept over a
-//    block while it is in cache, so a batched prefill reads the weights once per block rather than
-//    once per token;
+//  - register tiles: a tile computes R weight rows x C tokens at once, so each loaded weight
+//    vector is used C times, each token vector R times, and R * C independent sums keep the FMA
+//    units busy instead of waiting on one chain; the sums are reduced eight at a time
+//    (sum_lanes8). A batch of at least kTileCols tokens uses the widest tile the path's registers
+//    hold (AVX-512: 4 x 6, 24 accumulators of its 32 registers; AVX2: 4 x 3 of 16); fewer tokens
+//    (a decode step from the caches) use 8 x 1 or 8 x 2, whose eight rows share one reduction;
+//  - cache blocks: tokens go in blocks whose rows fit in L2, and each tile's few weight rows
+//    (4 x n floats: 12 KiB at n = 768) stay in L1 while they are swept over the whole block, so
+//    a batched prefill reads the weights from memory once per block and from L1 after that
+//    (128 tokens on the 85M model's shapes, one thread of a Zen 5 guest whose measured FMA peak
+//    is 198 GFLOP/s: 768 -> 768 55 -> 137 GFLOP/s, 768 -> 2048 58 -> 156, 2048 -> 768 53 -> 119
+//    against the 8 x 2 tiles in 32 KiB blocks; AVX2 36-41 -> 92-94 of its 100; docs/bench);
 //  - one stream for decode: a single token against a matrix too large for the caches is computed
 //    one weight row after another, because the hardware prefetcher follows one sequential stream
 //    at the core's full read bandwidth and eight interleaved rows at about 70% of it (measured on
@@ -32,9 +37,19 @@
 namespace kvs::cpu::KVS_ISA_NS {
 namespace {
 
-constexpr int kRows = 8;                     // weight rows per tile: one sum_lanes8
-constexpr int kCols = 2;                     // tokens per tile in a batch: 16 accumulators
-constexpr std::size_t kL1Bytes = 32 * 1024;  // token rows per block: what fits here
+constexpr int kRows = 8;  // weight rows per tile for a few tokens: one sum_lanes8 per token
+constexpr int kCols = 2;  // tokens per such tile: 16 accumulators
+// The batch tile: R rows x C tokens, R * C accumulators plus C token vectors and one weight
+// vector in the path's vector registers (32 with AVX-512, 16 with AVX2; the other paths keep
+// the 8 x 2 tile, as their vectors take two registers each).
+#if KVS_LANES == 16
+constexpr int kTileRows = 4, kTileCols = 6;
+#elif defined(__AVX2__)
+constexpr int kTileRows = 4, kTileCols = 3;
+#else
+constexpr int kTileRows = kRows, kTileCols = kCols;
+#endif
+constexpr std::size_t kBlockBytes = 256 * 1024;  // token rows per block: within L2 (512 KiB+)
 // Below this many multiply-adds a matmul stays on the calling thread: handing rows to another
 // thread costs a few microseconds, and a smaller matmul takes about that long alone.
 constexpr double kMinParallelMacs = 1 << 17;
@@ -77,36 +92,66 @@ VEC_INLINE Vec8 half(const V& v) {
                                        8 * H + 5, 8 * H + 6, 8 * H + 7);
 }
 
-// out[t0 + c, i0 .. i0 + 7] for c < C.   x: [T, n], w: [d, n] read through W (weight_rows.h),
+// The R x C sums of a tile into out (row t0 + c, column i0 + r), each through the lane tree of
+// sum_lanes: eight at a time in sum_lanes8, taken in the order c * R + r.
+template <int R, int C>
+VEC_INLINE void store_tile(float* out, int d, int i0, int t0, const Vec (&acc)[C][R]) {
+    if constexpr (R == 8) {
+        for (int c = 0; c < C; ++c) store8(out + std::size_t(t0 + c) * d + i0, sum_lanes8(acc[c]));
+    } else {
+        constexpr int N = R * C;
+        for (int g = 0; g < (N + 7) / 8; ++g) {
+            Vec group[8] = {};
+            for (int k = 0; k < 8 && 8 * g + k < N; ++k)
+                group[k] = acc[(8 * g + k) / R][(8 * g + k) % R];
+            const Vec8 s = sum_lanes8(group);
+            for (int k = 0; k < 8 && 8 * g + k < N; ++k) {
+                const int f = 8 * g + k;
+                out[std::size_t(t0 + f / R) * d + i0 + f % R] = s[k];
+            }
+        }
+    }
+}
+
+// out[t0 + c, i0 + r] for c < C, r < R.   x: [T, n], w: [d, n] read through W (weight_rows.h),
 // out: [T, d]. The weight rows are read a step at a time (kLanes values, or one Q8_0 block),
-// and each lane's sum takes its elements in increasing j whatever the step.
-template <class W, int C>
+// and each lane's sum takes its elements in increasing j whatever the step or the tile.
+template <class W, int R, int C>
 void tile(float* out, const float* x, const W& w, int n, int d, int i0, int t0) {
-    Vec acc[C][kRows] = {};
-    typename W::Row wr[kRows];
+    Vec acc[C][R] = {};
+    typename W::Row wr[R];
     const float* xr[C];
-    for (int r = 0; r < kRows; ++r) wr[r] = w.row(i0 + r);
+    for (int r = 0; r < R; ++r) wr[r] = w.row(i0 + r);
     for (int c = 0; c < C; ++c) xr[c] = x + std::size_t(t0 + c) * n;
     int j = 0;
     for (; j + W::kStep <= n; j += W::kStep) {
-        typename W::Block blk[kRows];
-        for (int r = 0; r < kRows; ++r) blk[r] = w.block(wr[r], j);
+        typename W::Block blk[R];
+        for (int r = 0; r < R; ++r) blk[r] = w.block(wr[r], j);
         for (int s = j; s < j + W::kStep; s += kLanes) {
             Vec xv[C];
             for (int c = 0; c < C; ++c) xv[c] = load(xr[c] + s);
-            for (int r = 0; r < kRows; ++r) {
+            for (int r = 0; r < R; ++r) {
                 const Vec wv = w.lanes(wr[r], blk[r], s);
                 for (int c = 0; c < C; ++c) acc[c][r] = wv * xv[c] + acc[c][r];
             }
         }
     }
     if (j < n) {  // the zero-padded last block, as in dot_lanes()
-        for (int r = 0; r < kRows; ++r) {
+        for (int r = 0; r < R; ++r) {
             const Vec wv = w.tail(wr[r], j, n - j);
             for (int c = 0; c < C; ++c) acc[c][r] = wv * load_partial(xr[c] + j, n - j) + acc[c][r];
         }
     }
-    for (int c = 0; c < C; ++c) store8(out + std::size_t(t0 + c) * d + i0, sum_lanes8(acc[c]));
+    store_tile<R, C>(out, d, i0, t0, acc);
+}
+
+// The last count < C tokens of a block against R rows: one tile of that many columns.
+template <class W, int R, int C>
+void tile_rest(float* out, const float* x, const W& w, int n, int d, int i0, int t0, int count) {
+    if constexpr (C > 1) {
+        if (count == C - 1) return tile<W, R, C - 1>(out, x, w, n, d, i0, t0);
+        return tile_rest<W, R, C - 1>(out, x, w, n, d, i0, t0, count);
+    }
 }
 
 // dot(w[i, :], x) in the lanes and order of dot() (vec_math.h), for the last d % 8 rows.
@@ -160,21 +205,27 @@ void rows(float* out, const float* x, const W& w, int n, int d, int i_begin, int
             out[std::size_t(t_begin) * d + i] = dot_row_streamed(w, i, xt, n);
         return;
     }
-    int i = i_begin;
-    for (; i + kRows <= i_end; i += kRows) {
-        int t = t_begin;
-        for (; t + kCols <= t_end; t += kCols) tile<W, kCols>(out, x, w, n, d, i, t);
-        for (; t < t_end; ++t) tile<W, 1>(out, x, w, n, d, i, t);
-    }
-    for (; i < i_end; ++i)  // the last d % 8 rows, one dot at a time
-        for (int t = t_begin; t < t_end; ++t)
-            out[std::size_t(t) * d + i] = dot_row(w, i, x + std::size_t(t) * n, n);
+    const auto sweep = [&]<int R, int C>() {  // R-row tiles over the tokens, C at a time
+        int i = i_begin;
+        for (; i + R <= i_end; i += R) {
+            int t = t_begin;
+            for (; t + C <= t_end; t += C) tile<W, R, C>(out, x, w, n, d, i, t);
+            if (t < t_end) tile_rest<W, R, C>(out, x, w, n, d, i, t, t_end - t);
+        }
+        for (; i < i_end; ++i)  // the last rows (d % R), one dot at a time
+            for (int t = t_begin; t < t_end; ++t)
+                out[std::size_t(t) * d + i] = dot_row(w, i, x + std::size_t(t) * n, n);
+    };
+    if (t_end - t_begin >= kTileCols)
+        sweep.template operator()<kTileRows, kTileCols>();
+    else
+        sweep.template operator()<kRows, kCols>();
 }
 
 template <class W>
 void matmul_rows(float* out, const float* x, const W& w, int T, int n, int d, ThreadPool* pool) {
-    const int block =
-        std::max<int>(kCols, int(kL1Bytes / (sizeof(float) * std::max(n, 1))) / kCols * kCols);
+    const int block = std::max<int>(
+        kTileCols, int(kBlockBytes / (sizeof(float) * std::max(n, 1))) / kTileCols * kTileCols);
     const bool parallel = pool && pool->threads() > 1 && double(T) * n * d >= kMinParallelMacs;
     if (!parallel) {
         for (int t0 = 0; t0 < T; t0 += block)
