@@ -49,7 +49,10 @@ constexpr int kTileRows = 4, kTileCols = 3;
 #else
 constexpr int kTileRows = kRows, kTileCols = kCols;
 #endif
-constexpr std::size_t kBlockBytes = 256 * 1024;  // token rows per block: within L2 (512 KiB+)
+// Token rows per block: within L2 (1 MiB on Zen 4 and 5). 256 KiB made the 2048-wide w2's blocks
+// 30 tokens, so a 128-token prefill read each w2 from memory five times; with 512 KiB the 85M
+// model's uncached 124-token pass is 4-20% faster (docs/bench/prefill-tiles-2cpu.txt).
+constexpr std::size_t kBlockBytes = 512 * 1024;
 // Below this many multiply-adds a matmul stays on the calling thread: handing rows to another
 // thread costs a few microseconds, and a smaller matmul takes about that long alone.
 constexpr double kMinParallelMacs = 1 << 17;
