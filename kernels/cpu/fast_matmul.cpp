@@ -157,7 +157,7 @@ void tile_rest(float* out, const float* x, const W& w, int n, int d, int i0, int
     }
 }
 
-// dot(w[i, :], x) in the lanes and order of dot() (vec_math.h), for the last d % 8 rows.
+// dot(w[i, :], x) in the lanes and order of dot() (vec_math.h), for the rows after the tiles.
 template <class W>
 float dot_row(const W& w, int i, const float* x, int n) {
     const typename W::Row r = w.row(i);
