@@ -13,7 +13,8 @@
 //    a batched prefill reads the weights from memory once per block and from L1 after that
 //    (128 tokens on the 85M model's shapes, one thread of a Zen 5 guest whose measured FMA peak
 //    is 198 GFLOP/s: 768 -> 768 55 -> 137 GFLOP/s, 768 -> 2048 58 -> 156, 2048 -> 768 53 -> 119
-//    against the 8 x 2 tiles in 32 KiB blocks; AVX2 36-41 -> 92-94 of its 100; docs/bench);
+//    against the 8 x 2 tiles in 32 KiB blocks, both measured with 256 KiB token blocks before
+//    kBlockBytes became 512 KiB; AVX2 36-41 -> 92-94 of its 100; docs/bench);
 //  - one stream for decode: a single token against a matrix too large for the caches is computed
 //    one weight row after another, because the hardware prefetcher follows one sequential stream
 //    at the core's full read bandwidth and eight interleaved rows at about 70% of it (measured on
