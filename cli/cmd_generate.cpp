@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 
@@ -40,9 +41,17 @@ int cmd_generate(int argc, char** argv) {
     cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
     cfg.prefill_token_by_token = a.has("prefill-token-by-token");
     cfg.max_new_tokens = max_new_from(a, m, prompt_ids, 256);
+    // The session keeps only what this command writes: everything for --trace-json; otherwise
+    // the text and the summary, which read none of the per-step payloads. Each kept payload is
+    // memory the trace grows by at every step, and on a guest where a fresh page costs 14 us
+    // (docs/bench) the op strip and the q rows alone (about 7 KiB a step on stories260K) made the
+    // loop twice the forward pass. A backend with CUDA Graphs keeps the op strip: the summary's
+    // op-by-op figure is measured through it.
     const bool full_trace = a.has("trace-json");
     cfg.capture.attention = full_trace;
     cfg.capture.kv_rows = full_trace;
+    cfg.capture.vectors = full_trace;
+    cfg.capture.op_log = full_trace || o.backend.backend->graphs() != nullptr;
     cfg.keep_logits = full_trace;
     // Checked now, after the model and tokenizer were read (so they count as inputs), and
     // written at the end through a temporary file: a killed run leaves an old trace as it was.
@@ -64,11 +73,16 @@ int cmd_generate(int argc, char** argv) {
     // Cached decode on a backend with CUDA Graphs: the forward passes op by op and as graphs.
     double per_op_s = 0, graph_s = 0;
     int graph_steps = 0;
+    // The whole loop from the first decode step to the last token printed, as run.c times its
+    // own: the forward passes, sampling, the trace's bookkeeping and the text written.
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point loop_t0 = Clock::now();
     while (!s.finished()) {
         const StepRecord& r = s.step();
         if (r.phase == Phase::Prefill) {
             prefill_s = r.wall_seconds;
             for (std::size_t i = first; i < static_cast<std::size_t>(s.prompt_len()); ++i) put(i);
+            loop_t0 = Clock::now();
         } else {
             decode_s += r.wall_seconds;
             ++decode_steps;
@@ -81,6 +95,7 @@ int cmd_generate(int argc, char** argv) {
         if (s.finish_reason() != FinishReason::EndToken) put(s.tokens().size() - 1);
         std::fflush(stdout);
     }
+    const double loop_s = std::chrono::duration<double>(Clock::now() - loop_t0).count();
     std::fputs((screen.finish() + "\n").c_str(), stdout);
     std::string stopped = finish_reason_name(s.finish_reason());
     if (s.finish_reason() == FinishReason::ContextFull)
@@ -88,11 +103,12 @@ int cmd_generate(int argc, char** argv) {
 
     std::fprintf(stderr,
                  "kvscope: %s (%s), %s; %d prompt tokens, %d new; prefill %.3f ms; decode %.1f "
-                 "tok/s (%s); stopped: %s; KV cache %s\n",
+                 "tok/s (%s), %.1f tok/s with the loop; stopped: %s; KV cache %s\n",
                  escape_for_one_line(m.name()).c_str(), o.backend.backend->device().c_str(),
                  o.backend.note.c_str(), s.prompt_len(), s.generated(), prefill_s * 1e3,
                  decode_steps > 0 && decode_s > 0 ? decode_steps / decode_s : 0.0,
-                 mode_name(cfg.mode), stopped.c_str(),
+                 mode_name(cfg.mode), decode_steps > 0 && loop_s > 0 ? decode_steps / loop_s : 0.0,
+                 stopped.c_str(),
                  format_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
     if (graph_steps > 0)
         std::fprintf(stderr,

@@ -66,14 +66,25 @@ VEC_INLINE Vec8 eight_scores(const float* qh, const float* k, int kv_dim, int he
     return sum_lanes8(parts);
 }
 
-// softmax over n scores, in place, max-subtracted for stability
+// softmax over n scores, in place, max-subtracted for stability. The total is sum()'s: the
+// exponentials added lane-wise in the order of j as they are made (the zero-padded tail reread
+// as sum() reads it), then one lane tree; each probability is that quotient, a vector at a time.
 void softmax_row(float* att, int n) {
     const float mx = max_of(att, n);
+    Vec acc = {};
     int s = 0;
-    for (; s + kLanes <= n; s += kLanes) store(att + s, exp_approx(load(att + s) - mx));
-    if (s < n) store_partial(att + s, exp_approx(load_partial(att + s, n - s) - mx), n - s);
-    const float total = sum(att, n);
-    for (s = 0; s < n; ++s) att[s] /= total;
+    for (; s + kLanes <= n; s += kLanes) {
+        const Vec e = exp_approx(load(att + s) - mx);
+        store(att + s, e);
+        acc += e;
+    }
+    if (s < n) {
+        store_partial(att + s, exp_approx(load_partial(att + s, n - s) - mx), n - s);
+        acc += load_partial(att + s, n - s);
+    }
+    const Vec t = splat(sum_lanes(acc));
+    for (s = 0; s + kLanes <= n; s += kLanes) store(att + s, load(att + s) / t);
+    if (s < n) store_partial(att + s, load_partial(att + s, n - s) / t, n - s);
 }
 
 // acc[u] += att[s] * v[s] for keys s in [s0, s1) with s % 4 == u, over one kLanes-wide block
@@ -108,13 +119,19 @@ void row_heads(float* out_row, const float* q_row, const float* k_cache, const f
 
     // Scores: eight keys at a time, every head over one key block before the next block.
     const int n8 = n_keys / 8 * 8;
-    for (int b0 = 0; b0 < n8; b0 += key_block)
-        for (int h = h0; h < h1; ++h)
-            for (int s = b0; s < std::min(n8, b0 + key_block); s += 8)
-                store8(att_of(h) + s,
-                       eight_scores(q_row + h * sh.head_dim, k_of(h) + std::size_t(s) * sh.kv_dim,
-                                    sh.kv_dim, sh.head_dim) /
-                           scale);
+    const Vec8 scale8 = splat<Vec8>(scale);
+    for (int b0 = 0; b0 < n8; b0 += key_block) {
+        const int b1 = std::min(n8, b0 + key_block);
+        for (int h = h0; h < h1; ++h) {
+            const float* qh = q_row + h * sh.head_dim;
+            const float* kh = k_of(h);
+            float* ah = att_of(h);
+            for (int s = b0; s < b1; s += 8)
+                store8(ah + s,
+                       eight_scores(qh, kh + std::size_t(s) * sh.kv_dim, sh.kv_dim, sh.head_dim) /
+                           scale8);
+        }
+    }
     for (int h = h0; h < h1; ++h)
         for (int s = n8; s < n_keys; ++s)
             att_of(h)[s] =

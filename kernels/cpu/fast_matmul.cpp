@@ -7,7 +7,10 @@
 //    units busy instead of waiting on one chain; the sums are reduced eight at a time
 //    (sum_lanes8). A batch of at least kTileCols tokens uses the widest tile the path's registers
 //    hold (AVX-512: 4 x 6, 24 accumulators of its 32 registers; AVX2: 4 x 3 of 16); fewer tokens
-//    (a decode step from the caches) use 8 x 1 or 8 x 2, whose eight rows share one reduction;
+//    (a decode step from the caches) use 8 x 1 or 8 x 2, whose eight rows share one reduction,
+//    and one token against float32 rows a tile of 8 whose sums stay in registers
+//    (tile8_f32_one: stories260K's 64 x 64 in 235 -> 82 ns, a whole step's 36 matmuls 17.8 ->
+//    13.5 us; docs/bench/matmul_decode_step.cpp);
 //  - cache blocks: tokens go in blocks whose rows fit in L2, and each tile's few weight rows
 //    (4 x n floats: 12 KiB at n = 768) stay in L1 while they are swept over the whole block, so
 //    a batched prefill reads the weights from memory once per block and from L1 after that
@@ -198,6 +201,55 @@ float dot_row_streamed(const W& w, int i, const float* x, int n) {
     }
 }
 
+// One token against eight float32 rows in cache, rows i0..i0+7 of out: tile<F32Rows, 8, 1>'s
+// arithmetic (each lane's sum in increasing j, the zero-padded last block, one sum_lanes8) with
+// the rows addressed from one pointer and the eight sums held in registers. The generic tile
+// keeps its accumulators in an array the compiler spilled to the stack and zeroed with rep stos
+// at every call; at stories260K's 64-wide rows that was most of a decode step's matmul time.
+// With count < 8 rows left (d % 8), the missing rows repeat the first one, and only count sums
+// are stored.
+VEC_INLINE void tile8_f32_one(float* out, const float* x, const float* w, int n, int i0,
+                              int count = 8) {
+    const float* r = w + std::size_t(i0) * n;
+    const std::size_t s = n;
+    const float* r1 = r + (count > 1 ? s : 0);
+    const float* r2 = r + (count > 2 ? 2 * s : 0);
+    const float* r3 = r + (count > 3 ? 3 * s : 0);
+    const float* r4 = r + (count > 4 ? 4 * s : 0);
+    const float* r5 = r + (count > 5 ? 5 * s : 0);
+    const float* r6 = r + (count > 6 ? 6 * s : 0);
+    const float* r7 = r + (count > 7 ? 7 * s : 0);
+    Vec a0 = {}, a1 = {}, a2 = {}, a3 = {}, a4 = {}, a5 = {}, a6 = {}, a7 = {};
+    int j = 0;
+    for (; j + kLanes <= n; j += kLanes) {
+        const Vec xv = load(x + j);
+        a0 = load(r + j) * xv + a0;
+        a1 = load(r1 + j) * xv + a1;
+        a2 = load(r2 + j) * xv + a2;
+        a3 = load(r3 + j) * xv + a3;
+        a4 = load(r4 + j) * xv + a4;
+        a5 = load(r5 + j) * xv + a5;
+        a6 = load(r6 + j) * xv + a6;
+        a7 = load(r7 + j) * xv + a7;
+    }
+    if (j < n) {  // the zero-padded last block, as in dot_lanes()
+        const int k = n - j;
+        const Vec xv = load_partial(x + j, k);
+        a0 = load_partial(r + j, k) * xv + a0;
+        a1 = load_partial(r1 + j, k) * xv + a1;
+        a2 = load_partial(r2 + j, k) * xv + a2;
+        a3 = load_partial(r3 + j, k) * xv + a3;
+        a4 = load_partial(r4 + j, k) * xv + a4;
+        a5 = load_partial(r5 + j, k) * xv + a5;
+        a6 = load_partial(r6 + j, k) * xv + a6;
+        a7 = load_partial(r7 + j, k) * xv + a7;
+    }
+    const Vec acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    const Vec8 sums = sum_lanes8(acc);
+    if (count == 8) return store8(out + i0, sums);
+    for (int k = 0; k < count; ++k) out[i0 + k] = sums[k];
+}
+
 // Rows [i_begin, i_end) of out for tokens [t_begin, t_end).
 template <class W>
 void rows(float* out, const float* x, const W& w, int n, int d, int i_begin, int i_end, int t_begin,
@@ -208,6 +260,16 @@ void rows(float* out, const float* x, const W& w, int n, int d, int i_begin, int
         for (int i = i_begin; i < i_end; ++i)
             out[std::size_t(t_begin) * d + i] = dot_row_streamed(w, i, xt, n);
         return;
+    }
+    if constexpr (std::is_same_v<W, F32Rows>) {
+        if (t_end - t_begin == 1) {  // one token against a matrix in cache
+            const float* xt = x + std::size_t(t_begin) * n;
+            float* ot = out + std::size_t(t_begin) * d;
+            int i = i_begin;
+            for (; i + kRows <= i_end; i += kRows) tile8_f32_one(ot, xt, w.w, n, i);
+            if (i < i_end) tile8_f32_one(ot, xt, w.w, n, i, i_end - i);
+            return;
+        }
     }
     const auto sweep = [&]<int R, int C>() {  // R-row tiles over the tokens, C at a time
         int i = i_begin;
