@@ -94,6 +94,10 @@ void Session::reset() {
     tokens_.resize(prompt_len_);
     runner_->reset();
     trace_.clear();
+    // The prefill and every decode step this run may take.
+    const int steps =
+        config_.max_new_tokens > 0 ? config_.max_new_tokens : max_new_tokens_allowed();
+    trace_.reserve(std::size_t(std::max(steps, 0)) + 1);
     sampler_.reseed();
     finish_reason_ = FinishReason::None;
 }
@@ -248,13 +252,21 @@ void Session::finish_step(StepRecord& r, const ForwardResult& fr) {
     // Top-k of the next-token distribution at temperature 1, for the views.
     std::vector<float> probs(fr.logits.size());
     softmax(fr.logits, probs);
-    std::vector<int> idx(probs.size());
-    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
-    const int k = std::min<int>(config_.top_k_record, static_cast<int>(idx.size()));
-    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int a, int b) {
+    // The k best, best first, equal probabilities by token id: one pass that keeps them sorted
+    // and inserts the few that beat the k-th (a partial sort of every id took longer).
+    const int k = std::min<int>(config_.top_k_record, static_cast<int>(probs.size()));
+    const auto better = [&](int a, int b) {
         return probs[a] != probs[b] ? probs[a] > probs[b] : a < b;
-    });
-    for (int i = 0; i < k; ++i) r.top.push_back({idx[i], probs[idx[i]], fr.logits[idx[i]]});
+    };
+    std::vector<int> best;
+    best.reserve(k + 1);
+    for (int i = 0; i < static_cast<int>(probs.size()) && k > 0; ++i) {
+        if (static_cast<int>(best.size()) == k && !better(i, best.back())) continue;
+        best.insert(std::upper_bound(best.begin(), best.end(), i, better), i);
+        if (static_cast<int>(best.size()) > k) best.pop_back();
+    }
+    r.top.reserve(best.size());
+    for (int i : best) r.top.push_back({i, probs[i], fr.logits[i]});
     if (config_.keep_logits) r.logits = fr.logits;
     if (config_.capture.attention) r.attention = fr.attention;
     r.kv_rows_kept = fr.kv_rows_kept;

@@ -1,5 +1,7 @@
 #include "core/trace.h"
 
+#include <algorithm>
+
 namespace kvs {
 
 const char* phase_name(Phase p) {
@@ -39,6 +41,10 @@ void Trace::clear() {
     payload_bytes_ = 0;
     evicted_ = 0;
     next_victim_ = 1;
+}
+
+void Trace::reserve(std::size_t n) {
+    steps_.reserve(std::min(n, kReserveSteps));
 }
 
 void Trace::set_budget(std::size_t b) {

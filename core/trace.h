@@ -92,6 +92,11 @@ class Trace {
 
     void push(StepRecord&& r);
     void clear();
+    // Room for n steps (at most kReserveSteps) in one allocation, so the records are not moved
+    // to fresh memory each time the list doubles: fresh pages are what a decode step of a small
+    // model waits on (14-20 us each on this guest; docs/bench/page_fault.cpp).
+    static constexpr std::size_t kReserveSteps = 4096;
+    void reserve(std::size_t n);
     const std::vector<StepRecord>& steps() const { return steps_; }
     bool empty() const { return steps_.empty(); }
     const StepRecord& back() const { return steps_.back(); }
