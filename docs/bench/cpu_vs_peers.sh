@@ -31,7 +31,7 @@ timed() { /usr/bin/time -f "wall=%e rss_kib=%M" "$@"; }
 
 kvs() {  # model new threads
     timed "$CLI" generate --model "$1" --prompt "$prompt" --max-new-tokens "$2" --threads "$3" \
-        --timing-runs 1 2>&1 >/dev/null | sed -n 's/.*prefill \([0-9.]*\) ms; decode \([0-9.]*\) tok.*/prefill_ms=\1 decode_tok_s=\2/p; /^wall=/p' | tr '\n' ' '
+        --timing-runs 1 2>&1 >/dev/null | sed -n 's/.*prefill \([0-9.]*\) ms; decode \([0-9.]*\) tok\/s ([a-z]*), \([0-9.]*\) tok\/s with the loop.*/prefill_ms=\1 decode_tok_s=\2 loop_tok_s=\3/p; /^wall=/p' | tr '\n' ' '
 }
 runc() {  # checkpoint tokenizer n
     timed "$RUNC" "$1" -z "$2" -t 0.0 -n "$3" -i "$prompt" 2>&1 >/dev/null |

@@ -1,11 +1,12 @@
-// The CPU matmuls of one cached decode step of stories260K (dim 64, hidden 172, 5 layers, 4 KV
-// heads of 8, vocab 512), alone: 36 calls with one token, each layer's matrices distinct as in
-// the model (1.04 MB, more than this guest's L2 holds), timed as a whole step, median of 2000
-// steps; then each shape alone with its matrix in L1 (median of 7 runs of 20,000 calls). Not part
-// of the build; from a build dir of scripts/test.sh (one line):
+// The CPU matmuls of one cached decode step, alone: one token through every layer's matrices,
+// each layer's distinct as in the model, timed as a whole step (median of 2000 steps); then a
+// layer's shapes one at a time with the matrix in L1 (median of 7 runs of 20,000 calls).
+// stories260K (dim 64, hidden 172, 5 layers, kv_dim 32, vocab 512: 36 calls, 1.04 MB, more than
+// this guest's L2) or the default model (dim 128, hidden 344, 4 layers, kv_dim 32, vocab 1000:
+// 29 calls, 3.3 MB). Not part of the build; from a build dir of scripts/test.sh (one line):
 //   g++ -O2 -std=c++20 -I. docs/bench/matmul_decode_step.cpp build/kernels/libkvscope_kernels.a
 //       build/core/libkvscope_core.a -lpthread -o /tmp/matmul_decode_step
-// KVSCOPE_ISA is not read here: the first argument names the path (avx512 by default).
+//   /tmp/matmul_decode_step [avx512|avx2|sse] [stories260K|default]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,14 +42,18 @@ int main(int argc, char** argv) {
         int n, d;
         const char* name;
     };
-    const Shape layer[] = {{64, 64, "wq"},  {64, 32, "wk"},  {64, 32, "wv"}, {64, 64, "wo"},
-                           {64, 172, "w1"}, {64, 172, "w3"}, {172, 64, "w2"}};
+    const bool tiny = argc > 2 && std::string(argv[2]) == "default";
+    const int dim = tiny ? 128 : 64, hidden = tiny ? 344 : 172, layers = tiny ? 4 : 5;
+    const int kv_dim = 32, vocab = tiny ? 1000 : 512;
+    const Shape layer[] = {{dim, dim, "wq"},   {dim, kv_dim, "wk"}, {dim, kv_dim, "wv"},
+                           {dim, dim, "wo"},   {dim, hidden, "w1"}, {dim, hidden, "w3"},
+                           {hidden, dim, "w2"}};
     std::vector<Shape> step;
-    for (int l = 0; l < 5; ++l) step.insert(step.end(), std::begin(layer), std::end(layer));
-    step.push_back({64, 512, "classifier"});
+    for (int l = 0; l < layers; ++l) step.insert(step.end(), std::begin(layer), std::end(layer));
+    step.push_back({dim, vocab, "classifier"});
     std::size_t weights = 0;
     for (const Shape& s : step) weights += std::size_t(s.n) * s.d;
-    std::vector<float> w(weights), x(512, 0.01f), out(512);
+    std::vector<float> w(weights), x(1024, 0.01f), out(1024);
     for (float& f : w) f = float(std::rand()) / float(RAND_MAX) - 0.5f;
 
     std::vector<double> runs;
@@ -62,8 +67,9 @@ int main(int argc, char** argv) {
         runs.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     }
     const double t = median(runs);
-    std::printf("%s: one step's 36 matmuls, %.2f MB of weights: %.2f us, %.1f GFLOP/s\n",
-                isa_name(k->isa), weights * 4 / 1e6, t * 1e6, 2.0 * weights / t / 1e9);
+    std::printf("%s, %s: one step's %zu matmuls, %.2f MB of weights: %.2f us, %.1f GFLOP/s\n",
+                isa_name(k->isa), tiny ? "default model" : "stories260K", step.size(),
+                weights * 4 / 1e6, t * 1e6, 2.0 * weights / t / 1e9);
 
     for (const Shape& s : {layer[0], layer[1], layer[4], layer[6], step.back()}) {
         std::vector<double> each;
