@@ -124,8 +124,10 @@ VEC_INLINE void store_tile(float* out, int d, int i0, int t0, const Vec (&acc)[C
 // out: [T, d]. The weight rows are read a step at a time (kLanes values, or one Q8_0 block),
 // and each lane's sum takes its elements in increasing j whatever the step or the tile.
 template <class W, int R, int C>
-void tile(float* out, const float* x, const W& w, int n, int d, int i0, int t0) {
-    Vec acc[C][R] = {};
+VEC_INLINE void tile(float* out, const float* x, const W& w, int n, int d, int i0, int t0) {
+    Vec acc[C][R];  // zeroed one by one: `= {}` on the array became a rep stos on the stack
+    for (int c = 0; c < C; ++c)
+        for (int r = 0; r < R; ++r) acc[c][r] = Vec{};
     typename W::Row wr[R];
     const float* xr[C];
     for (int r = 0; r < R; ++r) wr[r] = w.row(i0 + r);
@@ -204,8 +206,10 @@ float dot_row_streamed(const W& w, int i, const float* x, int n) {
 // One token against eight float32 rows in cache, rows i0..i0+7 of out: tile<F32Rows, 8, 1>'s
 // arithmetic (each lane's sum in increasing j, the zero-padded last block, one sum_lanes8) with
 // the rows addressed from one pointer and the eight sums held in registers. The generic tile
-// keeps its accumulators in an array the compiler spilled to the stack and zeroed with rep stos
-// at every call; at stories260K's 64-wide rows that was most of a decode step's matmul time.
+// zeroed its accumulator array on the stack with rep stos at every call (an aggregate `= {}`;
+// it now zeroes element by element and keeps them in registers), and even so, with its array of
+// row pointers, it takes a step's 36 matmuls of stories260K in 13.5-13.8 us against 12.0-12.1
+// (docs/bench/matmul_decode_step.cpp, two interleaved pairs).
 // With count < 8 rows left (d % 8), the missing rows repeat the first one, and only count sums
 // are stored.
 VEC_INLINE void tile8_f32_one(float* out, const float* x, const float* w, int n, int i0,
