@@ -201,27 +201,4 @@ double output_error(const AttentionExplain& e) {
     return err;
 }
 
-std::string why_not_q_line(const StepRecord& r) {
-    auto rows = [](int n, const char* what) {
-        return std::to_string(n) + " " + what + (n == 1 ? " row" : " rows");
-    };
-    std::string s = "computed " + rows(r.query_rows_computed, "query") + ", used " +
-                    std::to_string(r.query_rows_used);
-    if (r.kv_rows_recomputed == 0) {
-        const int read = r.kv.len - r.kv_rows_written;
-        if (read > 0) s += "; read " + rows(read, "cached K/V");
-        return s + ", wrote " + rows(r.kv_rows_written, "new K/V");
-    }
-    s += "; recomputed " + rows(r.kv_rows_recomputed, "K/V") + " the cache held, ";
-    char delta[64];
-    std::snprintf(delta, sizeof delta, "%.3g", r.kv_recomputed_max_delta);
-    if (r.kv_recomputed_max_delta < 0)
-        s += "not compared (the trace keeps no K/V rows)";
-    else if (r.kv_recomputed_max_delta == 0)
-        s += "all equal to the cached ones (max |Δ| = 0)";
-    else
-        s += std::string("differing from the cached ones by at most |Δ| = ") + delta;
-    return s + ", and wrote " + rows(r.kv_rows_written - r.kv_rows_recomputed, "new K/V");
-}
-
 }  // namespace kvs

@@ -5,6 +5,7 @@
 #include "core/json_writer.h"
 #include "core/session.h"
 #include "core/toy_model.h"
+#include "core/why_not_q.h"
 
 namespace kvs {
 
@@ -105,6 +106,17 @@ void write_trace_json(std::ostream& os, const Session& s) {
         j.field("kv_recomputed_max_delta", r.kv_recomputed_max_delta < 0
                                                ? std::numeric_limits<double>::quiet_NaN()
                                                : r.kv_recomputed_max_delta);
+        // Each layer's query rows: computed = for_output + build_next_kv + rebuild_next_kv +
+        // thrown_away (core/why_not_q.h).
+        j.key("layers").begin_array();
+        for (const QueryRowUse& u : query_row_use(r, c.n_layers)) {
+            j.begin_object();
+            j.field("layer", u.layer).field("computed", u.computed);
+            j.field("for_output", u.for_output).field("build_next_kv", u.build_next_kv);
+            j.field("rebuild_next_kv", u.rebuild_next_kv).field("thrown_away", u.thrown_away);
+            j.end_object();
+        }
+        j.end_array();
         j.end_object();
         j.field("payload_evicted", r.payload_evicted);
         if (!r.attention.p.empty()) {

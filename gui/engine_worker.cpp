@@ -439,6 +439,7 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.explain_head = f.explain_head;
     r.explain_row = explain_q_pos_;
     r.explain_serial = explain_serial_;
+    r.explain_step = explain_step_;
     r.panel = lesson_panel_;
     ++r.serial;
 }
@@ -458,9 +459,11 @@ void EngineWorker::play(const Lesson& lesson, int number, int step) {
         if (!next) {
             lesson_.restart();
             explain_q_pos_ = -1;
+            explain_step_ = -1;
         }
         for (int k = next ? step : 0; k <= step; ++k) {
             check_cancel();
+            playing_step_ = k;
             lesson_panel_.clear();  // @show points at a panel for the step that says so
             outcomes.push_back(play_step(lesson, k, lesson_));
             const bool stop = outcomes.back().error;
@@ -490,6 +493,7 @@ void EngineWorker::highlighted(int, int) {
 
 void EngineWorker::explained(int, int, int q_pos) {
     explain_q_pos_ = q_pos;
+    explain_step_ = playing_step_;
     ++highlight_serial_;
     ++explain_serial_;
 }

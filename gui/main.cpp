@@ -103,6 +103,35 @@ int frame_stats(App& app, EngineWorker& worker, const GlWindow& win, int frames)
     return 0;
 }
 
+// FILE.json -> FILE-N.json (FILE-N.json when FILE has no .json).
+std::string view_file(const std::string& base, std::size_t n) {
+    const bool json = base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0;
+    return (json ? base.substr(0, base.size() - 5) : base) + "-" + std::to_string(n) + ".json";
+}
+
+// One --views entry, as the keys would set it.
+void apply_view(UiState& ui, EngineWorker& worker, const std::string& view) {
+    for (const auto& [k, v] : view_settings(view)) {
+        if (k == "maximise") ui.maximised = v;
+        if (k == "presenter") ui.presenter = v == "1";
+        if (k == "stage") {
+            ui.explain.stage = v == "all" ? -1 : std::stoi(v) - 1;
+            ui.explain.stage_playing = false;
+        }
+        if (k == "explain") {
+            int l = 0, h = 0;
+            char row[16] = {};
+            if (v == "off") {
+                ui.explain.open = false;
+            } else if (std::sscanf(v.c_str(), "%d:%d:%15s", &l, &h, row) == 3) {
+                const std::string r = row;
+                open_inside_attention(ui, 0, l, h, r == "last" ? -1 : std::stoi(r));
+            }
+        }
+        (void)worker;
+    }
+}
+
 int run(int argc, char** argv) {
     const AppOptions o = parse_options(argc, argv);
     if (o.help) {
@@ -158,6 +187,9 @@ int run(int argc, char** argv) {
     if (o.explain) open_inside_attention(ui, 0, o.explain_layer, o.explain_head, o.explain_row);
     ui.explain.op_strip = o.ops;
     ui.explain.op = o.op;
+    ui.explain.stage = o.explain_stage;
+    ui.maximised = o.maximise;
+    ui.presenter = o.presenter;
     const std::string saved_model = st.model;
     std::string spec = st.model == "file" ? st.model_path : st.model;
     if (!o.model.empty()) {
@@ -234,6 +266,15 @@ int run(int argc, char** argv) {
         app.frame(o.screenshot, &layout);
         if (!o.layout_json.empty()) {
             write_output_file(o.layout_json, layout.to_json() + "\n");
+        }
+        // More views of the same engine state, each its own record (the overlap test renders
+        // several views per start of the window).
+        for (std::size_t i = 0; i < o.views.size(); ++i) {
+            apply_view(ui, worker, o.views[i]);
+            settle(worker);
+            for (int k = 0; k < 2; ++k) app.frame();
+            app.frame({}, &layout);
+            write_output_file(view_file(o.layout_json, i + 1), layout.to_json() + "\n");
         }
         return 0;
     }

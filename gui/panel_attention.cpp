@@ -158,7 +158,8 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
 
     // The weight in each cell when the cells are large enough to read it (the toy's always).
     const bool toy = f.model() && f.model()->is_toy();
-    const float num_px = std::min(fh, cell * 0.4f);
+    // Numbers grow with the cells (no cap at the text size): a room reads the large ones.
+    const float num_px = cell * 0.4f;
     if (num_px >= fh * 0.6f || (toy && num_px >= 7)) {
         for (int q = first; q < n; ++q)
             for (int k = first; k <= q; ++k) {
@@ -221,6 +222,8 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         rb = st->pos0;
         re = std::min(n, st->pos0 + st->tokens_processed);
     }
+    // The marks of where rows came from scale with the text (2 px at text 1).
+    const float mark = std::max(2.0f, std::round(fh * 0.125f));
     const ImDrawListFlags saved = dl->Flags;
     dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
     for (int q = std::max(rb, first); q < re; ++q) {
@@ -228,13 +231,13 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         const float ry = std::floor(a.y + cell * (q - first));
         const float rx = std::floor(a.x + cell * (q + 1 - first));
         dl->AddRect(ImVec2(std::floor(a.x) - 1.5f, ry - 0.5f), ImVec2(rx + 1.5f, ry + cell + 0.5f),
-                    to_u32(f.pal.recomputed), 0, 0, cell >= 6 ? 2.0f : 1.0f);
+                    to_u32(f.pal.recomputed), 0, 0, cell >= 6 ? mark : 1.0f);
     }
     const int nb = std::max(m.new_begin, first) - first, ne = m.new_end - first;
     if (ne > nb)
         dl->AddRect(ImVec2(std::floor(a.x) - 1.5f, std::floor(a.y + cell * nb) - 1.5f),
                     ImVec2(std::floor(a.x + cell * ne) + 1.5f, std::floor(a.y + cell * ne) + 1.5f),
-                    to_u32(f.pal.highlight), 0, 0, 2.0f);
+                    to_u32(f.pal.highlight), 0, 0, mark);
     dl->Flags = saved;
     dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), f.theme.axis);
 
@@ -442,7 +445,8 @@ void draw_attention(FrameContext& f) {
         for (const SessionView& sv : snap.sessions) {
             const int k = shown_step(sv, f.step);
             if (k < 0) continue;
-            const std::string line = why_not_q_words(sv.trace.steps()[k], report_lang(f.ui.lang));
+            const std::string line = why_not_q_words(sv.trace.steps()[k], ui.settings.layer,
+                                                     c.n_layers, report_lang(f.ui.lang));
             if (line.empty()) continue;
             const std::string text = std::string(step_label(sv, k)) + ": " + line;
             const float w = ImGui::GetContentRegionAvail().x;
@@ -483,12 +487,14 @@ void draw_attention(FrameContext& f) {
     const int n_views = static_cast<int>(views.size());
     // The large heatmaps side by side, the small multiples and the legend in a column at the
     // right (gui/stage_layout.h: the same geometry the stage measured).
-    const float grid_w = small_multiples_w(avail.x + fh * 0.0f, fh);
-    const float main_w = (avail.x - grid_w - fh * 0.5f) / n_views;
+    const bool grid =
+        attention_small_multiples(Box{0, 0, avail.x, avail.y + frame_row_h(fh)}, fh, n_views);
+    const float grid_w = grid ? small_multiples_w(avail.x, fh) : 0;
+    const float main_w = (avail.x - grid_w - (grid ? fh * 0.5f : 0)) / n_views;
     // A lesson's two heads one above the other when the panel is tall enough that this makes
     // them larger (a narrow column of the stage); compare mode keeps the stage's side by side.
     const bool heads_mode = snap.sessions.size() == 1 && n_views > 1;
-    const float all_w = avail.x - grid_w - fh * 0.5f;
+    const float all_w = avail.x - grid_w - (grid ? fh * 0.5f : 0);
     const bool stacked =
         heads_mode && std::min(all_w, avail.y / n_views) > std::min(main_w, avail.y);
     const AttentionMatrixRows m0 = collect_attention_rows(s0.trace.steps(), s);
@@ -504,8 +510,9 @@ void draw_attention(FrameContext& f) {
                                    : ImVec2(main_w - fh * 0.5f, avail.y);
         recomputed |= main_heatmap(f, v.si, m, v.layer, v.head, at, box, tokens, !heads_mode);
     }
-    small_multiples(f, m0, ImVec2(origin.x + avail.x - grid_w, origin.y), ImVec2(grid_w, avail.y),
-                    recomputed);
+    if (grid)
+        small_multiples(f, m0, ImVec2(origin.x + avail.x - grid_w, origin.y),
+                        ImVec2(grid_w, avail.y), recomputed);
     ImGui::Dummy(avail);
 }
 

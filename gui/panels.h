@@ -51,9 +51,15 @@ struct LessonUi {
 // lesson's @explain or --explain.
 struct ExplainUi {
     bool open = false;
-    int session = 0;  // whose trace (compare mode: the heatmap clicked)
+    bool from_lesson = false;  // opened by a lesson's @explain: closes when the lesson moves on
+    int session = 0;           // whose trace (compare mode: the heatmap clicked)
     int layer = 0, head = 0;
     int q_pos = -1;  // the query's position; -1: the newest row of the step shown
+    // The stage of the row's arithmetic shown (kExplainStages); -1: every stage at once. Played:
+    // the next stage every kStagePlaySeconds.
+    int stage = -1;
+    bool stage_playing = false;
+    double stage_shown_at = 0;
     bool op_strip = false;
     int op = -1;           // the op highlighted in the op strip; -1: none
     int op_followed = -1;  // the op whose layer the panel last took
@@ -194,6 +200,12 @@ void close_lesson(UiState& ui);
 void open_inside_attention(UiState& ui, int session, int layer, int head, int q_pos);
 // The keys' moves: the query row above / below (delta -1 / +1), clamped to the rows computed.
 void move_inside_attention_row(FrameContext& f, int delta);
+// The stages of one row's arithmetic the panel steps through: q and the K rows, q·k_j, ×1/√d_k,
+// the mask, the softmax, ×V, the output.
+inline constexpr int kExplainStages = 7;
+inline constexpr double kStagePlaySeconds = 1.5;
+// The next / previous stage (from every stage at once to the first, from the last back to all).
+void step_explain_stage(UiState& ui, int delta);
 // The op strip's key: highlights the next / previous op of the step shown (opening the strip);
 // the inside-attention panel follows the op's layer.
 void walk_ops(FrameContext& f, int delta);
@@ -202,6 +214,8 @@ void walk_ops(FrameContext& f, int delta);
 void put_text(ImVec2 p, ImU32 col, const std::string& text, float size = 0);
 // put_text wrapped at word boundaries to `width`, one line per put_text; returns the height used.
 float put_wrapped(ImVec2 p, ImU32 col, const std::string& text, float width);
+// The height put_wrapped would take.
+float wrapped_height(const std::string& text, float width);
 
 // Sets the language of the window and the lessons ("en" / "zh").
 void set_ui_language(UiState& ui, const std::string& code);

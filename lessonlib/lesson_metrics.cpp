@@ -10,6 +10,7 @@
 #include "core/logit_difference.h"
 #include "core/model.h"
 #include "core/session.h"
+#include "core/why_not_q.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/scale_accounting.h"
 
@@ -65,6 +66,17 @@ const std::vector<LessonMetric>& table() {
         {"query_rows_computed", 0, 1, "[step]", "rows of Q the step computed", true},
         {"query_rows_used", 0, 1, "[step]", "rows of Q a cached run needs (prompt, then 1)", true},
         {"kv_recomputed", 0, 1, "[step]", "K/V rows the step recomputed that the cache held", true},
+        // Each layer's query rows (core/why_not_q.h): computed = for output + build + rebuild
+        // + thrown away.
+        {"q_for_output", 1, 2, "layer, [step]",
+         "query rows of the layer whose output leads to the next token", true},
+        {"q_build_kv", 1, 2, "layer, [step]",
+         "query rows of the layer that only build the next layer's new K/V rows", true},
+        {"q_rebuild_kv", 1, 2, "layer, [step]",
+         "query rows of the layer that only rebuild next-layer K/V rows the cache held", true},
+        {"q_thrown_away", 1, 2, "layer, [step]",
+         "query rows of the layer whose output nothing reads (the last layer's earlier rows)",
+         true},
         {"kv_recomputed_delta", 0, 1, "[step]",
          "measured max |recomputed - cached| over those rows (none when not compared)", true},
         {"inf", 0, 0, "", "infinity, to compare with the toy's masked scores: -inf", false},
@@ -250,6 +262,17 @@ LessonValue session_metric(const std::string& name, const Session& s,
         const StepRecord& r = step_of(s, {});
         const int k = index_of(args[0], static_cast<int>(r.top.size()), "rank");
         return V::string(m.tokenizer().piece(r.top[k].id));
+    }
+
+    if (name.rfind("q_", 0) == 0) {
+        const int layers = m.config().n_layers;
+        const int L = index_of(args[0], layers, "layer");
+        const StepRecord& r = step_of(s, std::vector<LessonValue>(args.begin() + 1, args.end()));
+        const QueryRowUse u = query_row_use(r, layers)[L];
+        if (name == "q_for_output") return V::number(u.for_output);
+        if (name == "q_build_kv") return V::number(u.build_next_kv);
+        if (name == "q_rebuild_kv") return V::number(u.rebuild_next_kv);
+        if (name == "q_thrown_away") return V::number(u.thrown_away);
     }
 
     const StepRecord& r = step_of(s, args);

@@ -552,46 +552,63 @@ TEST_CASE("a backend that cannot be had leaves the sessions where they were", "[
 TEST_CASE("larger text never draws a graphic smaller; the stage shows fewer panels instead",
           "[gui][stage]") {
     // Window sizes a class meets (below a 2-row toolbar of about 3.5 lines), every text size
-    // of the A+ button from 1 to 2 (16 px font), each kind of stage.
+    // of the A+ button from 1 to 2 (16 px font), each kind of stage, with the inside-attention
+    // panel closed and open (8 keys, the default model after the prefill and 3 steps).
     for (const auto& [W, H] :
          std::vector<std::pair<float, float>>{{1280, 800}, {1920, 1080}, {3840, 2160}}) {
         for (int views : {1, 2})
             for (bool toy : {false, true})
-                for (bool lesson : {false, true}) {
-                    GraphicCaps prev;
-                    for (float scale = 1.0f; scale <= 2.0f; scale += 0.125f) {
-                        StageInput in;
-                        in.fh = 16 * scale;
-                        in.stage = {0, in.fh * 5.2f, W, H - in.fh * 5.2f};
-                        in.views = views;
-                        in.toy = toy;
-                        in.lesson = lesson;
-                        const StageLayout L = layout_stage(in);
-                        INFO(W << "x" << H << " scale " << scale << " views " << views << " toy "
-                               << toy << " lesson " << lesson << ": "
-                               << arrangement_name(L.arrangement));
-                        // Only when even one panel alone cannot hold a graphic at its reference
-                        // size may it be smaller: measured, only 1280x800 and 1920x1080 at text
-                        // 1.625 and above.
-                        if (L.squeezed) {
-                            CHECK(W <= 1920);
-                            CHECK(scale >= 1.625f);
-                        } else {
-                            CHECK(L.drawn.heat_side + 0.01f >= prev.heat_side);
-                            CHECK(L.drawn.kv_grid + 0.01f >= prev.kv_grid);
-                            CHECK(L.drawn.plot + 0.01f >= prev.plot);
-                        }
-                        prev = L.drawn;
-                        // Every panel is reachable: shown, or a tab of a shown group.
-                        for (const char* id : {"tokens", "attention", "kv", "time", "next"}) {
-                            bool found = false;
-                            for (const auto& s : L.slots)
-                                found = found || s.id == id ||
+                for (bool lesson : {false, true})
+                    for (bool inside : {false, true}) {
+                        GraphicCaps at_1;
+                        for (float scale = 1.0f; scale <= 2.0f; scale += 0.125f) {
+                            StageInput in;
+                            in.fh = 16 * scale;
+                            in.stage = {0, in.fh * 5.2f, W, H - in.fh * 5.2f};
+                            in.views = views;
+                            in.toy = toy;
+                            in.lesson = lesson;
+                            in.inside = inside;
+                            in.inside_keys = 8;
+                            in.inside_views = views;
+                            const StageLayout L = layout_stage(in);
+                            INFO(W << "x" << H << " scale " << scale << " views " << views
+                                   << " toy " << toy << " lesson " << lesson << " inside " << inside
+                                   << ": " << arrangement_name(L.arrangement));
+                            if (scale == 1.0f) at_1 = L.drawn;
+                            // Only when nothing holds every graphic at its size at text 1 may
+                            // one be smaller: measured, only below 3840x2160, at text 1.75 and
+                            // above (1.5 with the inside panel at 1280x800), or with compare
+                            // mode's two inside diagrams.
+                            if (L.squeezed) {
+                                CHECK(W <= 1920);
+                                CHECK((scale >= 1.75f || (inside && (views == 2 || W < 1920))));
+                                CHECK((scale >= 1.5f || (inside && views == 2)));
+                            } else {
+                                CHECK(L.drawn.heat_side + 0.01f >= at_1.heat_side);
+                                CHECK(L.drawn.kv_grid + 0.01f >= at_1.kv_grid);
+                                CHECK(L.drawn.plot + 0.01f >= at_1.plot);
+                                // The inside panel has the room every key's numbers need.
+                                if (const StageSlot* x = L.find("inside")) {
+                                    const Box c = content_of(x->box, in.fh, true);
+                                    CHECK(c.h + 1 >= inside_need_h(in.fh, 8));
+                                    const bool side = c.w + 1 >= inside_need_w(in.fh, views);
+                                    CHECK((side || (c.w + 1 >= inside_need_w(in.fh, 1) &&
+                                                    c.h + 1 >= views * inside_need_h(in.fh, 8))));
+                                }
+                            }
+                            CHECK((L.find("inside") != nullptr) == inside);
+                            // Every panel is reachable: shown, or a tab of a shown group.
+                            for (const char* id : {"tokens", "attention", "kv", "time", "next"}) {
+                                bool found = false;
+                                for (const auto& s : L.slots)
+                                    found =
+                                        found || s.id == id ||
                                         std::find(s.tabs.begin(), s.tabs.end(), id) != s.tabs.end();
-                            CHECK(found);
+                                CHECK(found);
+                            }
                         }
                     }
-                }
     }
 }
 
@@ -607,7 +624,17 @@ TEST_CASE("a maximised panel has the whole stage; the lesson's panels share it b
     CHECK(L.slots[0].id == "kv");
     CHECK(L.slots[0].box.w == 1920);
     CHECK(L.slots[0].box.h == 1000);
-    // Bigger than in the tiled stage.
+    // Bigger than in the tiled stage; the presenter view of the inside panel likewise.
+    in.maximise = "inside";
+    in.inside = true;
+    in.inside_keys = 8;
+    L = layout_stage(in);
+    REQUIRE(L.slots.size() == 1);
+    CHECK(L.slots[0].id == "inside");
+    CHECK(L.slots[0].box.w == 1920);
+    in.inside = false;
+    in.maximise = "kv";
+    L = layout_stage(in);
     in.maximise.clear();
     const StageLayout tiled = layout_stage(in);
     CHECK(L.drawn.kv_grid > tiled.drawn.kv_grid);
