@@ -394,17 +394,21 @@ void draw_attention(FrameContext& f) {
     ui.settings.layer = std::clamp(ui.settings.layer, 0, c.n_layers - 1);
     ui.settings.head = std::clamp(ui.settings.head, 0, c.n_heads - 1);
 
+    // Each label with its control; a pair that no longer fits goes to the next line.
+    const float sp = ImGui::GetStyle().ItemSpacing.x;
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(tr("Layer"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 6);
     ImGui::SliderInt("##layer", &ui.settings.layer, 0, c.n_layers - 1);
-    ImGui::SameLine();
+    same_line_or_wrap(text_width(tr("Head"), fh) + sp + fh * 6);
+    ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(tr("Head"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 6);
     ImGui::SliderInt("##head", &ui.settings.head, 0, c.n_heads - 1);
-    ImGui::SameLine();
+    same_line_or_wrap(text_width(tr("Colours"), fh) + sp + fh * 5);
+    ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(tr("Colours"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 5);
@@ -424,12 +428,12 @@ void draw_attention(FrameContext& f) {
         return;
     }
     const StepRecord& st = s0.trace.steps()[s];
-    ImGui::SameLine(0, fh);
     char what[200];
     if (st.phase == Phase::Prefill)
         std::snprintf(what, sizeof what, tr("prefill: %d rows at once"), st.kv.len);
     else
         std::snprintf(what, sizeof what, tr("decode: 1 new row (%d keys)"), st.kv.len);
+    same_line_or_wrap(text_width(what, fh), fh);
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextUnformatted(what);
     ImGui::PopStyleColor();

@@ -60,6 +60,12 @@ void FrameContext::record_panel(const char* name) {
     layout->panels.emplace_back(name, Rect{p.x, p.y, s.x, s.y});
 }
 
+void same_line_or_wrap(float w, float spacing) {
+    const float sp = spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing;
+    ImGui::SameLine(0, sp);
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+}
+
 float text_width(const std::string& s, float px) {
     return ImGui::GetFont()->CalcTextSizeA(px, FLT_MAX, 0, s.c_str()).x;
 }

@@ -127,7 +127,25 @@ struct Diagram {
                fh * 0.3f;
     }
 
+    // In a panel with room to spare (shown alone), the diagram grows with it: rows, columns and
+    // numbers up to twice the text size.
     float draw(ImVec2 o, ImVec2 size) {
+        const float base = f.font_px;
+        const int keys = std::max(e().n_keys, 1);
+        const float rows_room = size.y - base * (0.75f * 2.4f + 4.2f);
+        float z =
+            std::clamp(std::min(rows_room / (keys * base * 1.35f), size.x / inside_need_w(base, 1)),
+                       1.0f, 2.0f);
+        // Smaller until every row keeps its numbers (the legend grows with it too).
+        for (; z > 1.0f; z = std::max(1.0f, z - 0.125f)) {
+            fh = base * z;
+            if (need_h(size.x) + fh * 0.2f * keys <= size.y) break;
+        }
+        fh = base * z;
+        return draw_at(o, size);
+    }
+
+    float draw_at(ImVec2 o, ImVec2 size) {
         const AttentionExplain& x = e();
         const int T = x.n_keys, dk = x.head_dim;
         const int dv = T > 0 ? static_cast<int>(x.v.size()) / T : 0;
@@ -220,7 +238,7 @@ struct Diagram {
                 dl->AddRectFilled(a, ImVec2(std::max(b.x, a.x + 1), b.y), to_u32(c));
                 if (n == 1 && numbers)
                     put_text(ImVec2(a.x + pad * 0.5f, a.y + (h - fh) * 0.5f), text_on(c),
-                             fmt_number(vals[i]));
+                             fmt_number(vals[i]), fh);
                 if (hovered && inside(mouse, a, b)) {
                     char b2[160];
                     std::snprintf(b2, sizeof b2, tr("%s row %d, channel %d: %s"), what, j, i,
@@ -235,7 +253,7 @@ struct Diagram {
             const ImVec2 a(col_x[c], row_y(j)), b(col_x[c] + widths[c], row_y(j) + rh);
             dl->AddRectFilled(a, ImVec2(b.x, std::max(b.y - 1, a.y + 1)), to_u32(bg));
             if (numbers)
-                put_text(ImVec2(a.x + pad * 0.5f, a.y + (rh - fh) * 0.5f), text_on(bg), text);
+                put_text(ImVec2(a.x + pad * 0.5f, a.y + (rh - fh) * 0.5f), text_on(bg), text, fh);
             if (hovered && inside(mouse, a, b)) {
                 char b2[200];
                 std::snprintf(b2, sizeof b2, "%s, key %d \"%s\": %s", what, j,
@@ -255,10 +273,10 @@ struct Diagram {
                 std::snprintf(lab, sizeof lab, "%d %s", j, token_label(j).c_str());
                 put_text(ImVec2(o.x, y + (rh - fh) * 0.5f),
                          j == x.q_pos ? ImGui::GetColorU32(ImGuiCol_Text) : f.theme.muted_text,
-                         clipped(lab, widths[Label] - pad * 0.5f));
+                         clipped(lab, widths[Label] - pad * 0.5f, fh), fh);
             } else if (j == first || j == T - 1 || (j % 50) == 0) {
                 put_text(ImVec2(o.x, std::min(y, y0 + area_h - fh)), f.theme.muted_text,
-                         std::to_string(j));
+                         std::to_string(j), fh);
             }
             // The query row of position j: the one shown; the others as this step left them.
             if (!x.scores_by_rule) {
@@ -294,7 +312,7 @@ struct Diagram {
                     tip = std::string("q ") + std::to_string(j) + ": " + q_fate_words(fr);
             } else if (j == x.q_pos) {
                 put_text(ImVec2(col_x[QRows], y + (rh - fh) * 0.5f), f.theme.muted_text,
-                         tr("(rule)"));
+                         tr("(rule)"), fh);
             }
             // K and V rows, each with a bar in the colour of where it came from.
             const KvSource src =
@@ -335,7 +353,8 @@ struct Diagram {
         if (shown(Out)) {
             const float oy = row_y(std::clamp(x.q_pos, first, T - 1));
             if (x.empty_row)
-                put_text(ImVec2(col_x[Out], oy + (rh - fh) * 0.5f), f.theme.muted_text, tr("none"));
+                put_text(ImVec2(col_x[Out], oy + (rh - fh) * 0.5f), f.theme.muted_text, tr("none"),
+                         fh);
             else if (static_cast<int>(x.output.size()) == dv)
                 cells(col_x[Out], oy, mat_w, std::max(h, numbers ? h : fh), x.output.data(), dv,
                       out_scale, tr("output"), x.q_pos);
@@ -343,7 +362,7 @@ struct Diagram {
         if (first > 0) {
             char b[96];
             std::snprintf(b, sizeof b, tr("keys 0..%d not drawn (no room)"), first - 1);
-            put_text(ImVec2(o.x, y0 + area_h + fh * 0.1f), f.theme.muted_text, b);
+            put_text(ImVec2(o.x, y0 + area_h + fh * 0.1f), f.theme.muted_text, b, fh);
         }
         // The stage's whole matrix beside the diagram, where there is room: [T, T] at the
         // prefill (the triangle), the one row at a decode step.
@@ -474,7 +493,7 @@ struct Diagram {
                 else
                     dl->AddRectFilled(a, b, to_u32(it.colour));
                 put_text(ImVec2(lx + sw + fh * 0.3f, ly), f.theme.muted_text,
-                         clipped(it.words, at.x + width - (lx + sw + fh * 0.3f)));
+                         clipped(it.words, at.x + width - (lx + sw + fh * 0.3f), fh), fh);
             }
             lx += w + fh * 1.2f;
         }

@@ -112,14 +112,6 @@ void apply_prompt(FrameContext& f) {
     f.worker.set_prompt(f.ui.prompt);
 }
 
-// SameLine when an item `w` wide still fits on the line, else the next line (a narrow window
-// or large text wraps the toolbar instead of cutting it off).
-static void same_line_or_wrap(float w, float spacing = -1) {
-    const float sp = spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing;
-    ImGui::SameLine(0, sp);
-    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
-}
-
 static float button_w(const char* label) {
     return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
 }

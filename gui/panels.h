@@ -139,6 +139,9 @@ struct FrameContext {
     void record_panel(const char* name);  // the current ImGui window's rectangle
 };
 
+// SameLine when an item `w` wide still fits on the line, else the next line (a narrow panel or
+// large text wraps a row of controls instead of cutting it off, or drawing text under one).
+void same_line_or_wrap(float w, float spacing = -1);
 // The width of `s` in pixels in the current font at text height `px`.
 float text_width(const std::string& s, float px);
 // `s` cut to whole characters and ".." when wider than max_w pixels in the current font, at text
