@@ -24,6 +24,11 @@ struct KvRowRef {
 };
 
 KvRowRef find_kv_row(const std::vector<StepRecord>& steps, int upto, int pos) {
+    // A step that kept the row itself (it recomputed it: the bidirectional session keeps every
+    // row, as each one changed), else the step that introduced the position.
+    const StepRecord& at = steps[upto];
+    if (!at.kv_rows.empty() && pos >= at.kv.len - at.kv_rows_kept && pos < at.kv.len)
+        return {&at, pos - (at.kv.len - at.kv_rows_kept)};
     for (int s = 0; s <= upto; ++s) {
         const StepRecord& r = steps[s];
         if (r.kv.len <= pos) continue;
@@ -137,7 +142,7 @@ std::optional<AttentionExplain> explain_attention(const Trace& trace, const Mode
         e.source[j] = j >= new_from          ? KvSource::New
                       : j >= recomputed_from ? KvSource::Recomputed
                                              : KvSource::Cached;
-        e.masked[j] = j > e.q_pos;
+        e.masked[j] = !a.all_keys && j > e.q_pos;
         if (by_rule) {
             // The rule's score where the row kept one; a masked key's rule score is not kept.
             e.raw[j] = j <= e.q_pos ? rule[j] : kNegInf;
@@ -148,7 +153,7 @@ std::optional<AttentionExplain> explain_attention(const Trace& trace, const Mode
             e.raw[j] = static_cast<float>(dot);
         }
         e.scaled[j] = e.raw[j] * e.scale;
-        if (j <= e.q_pos) e.weights[j] = w[j];
+        if (j < static_cast<int>(w.size())) e.weights[j] = w[j];
     }
     e.empty_row = a.is_empty_row(layer, head, row);
     e.output.assign(hd, e.empty_row ? std::nanf("") : 0.0f);

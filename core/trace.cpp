@@ -10,6 +10,9 @@ const char* phase_name(Phase p) {
 const char* mode_name(CacheMode m) {
     return m == CacheMode::Cached ? "cached" : "uncached";
 }
+const char* mask_name(AttentionMask m) {
+    return m == AttentionMask::Causal ? "causal" : "bidirectional";
+}
 
 std::size_t StepRecord::payload_bytes() const {
     return logits.capacity() * sizeof(float) + attention.bytes() +

@@ -58,7 +58,8 @@ void write_trace_json(std::ostream& os, const Session& s) {
         j.begin_object();
         j.field("index", r.index)
             .field("phase", phase_name(r.phase))
-            .field("mode", mode_name(r.mode));
+            .field("mode", mode_name(r.mode))
+            .field("mask", mask_name(r.mask));
         j.key("new_tokens").ints(r.new_tokens);
         j.field("pos0", r.pos0).field("tokens_processed", r.tokens_processed);
         j.field("forward_calls", r.forward_calls);
@@ -108,6 +109,9 @@ void write_trace_json(std::ostream& os, const Session& s) {
                                                : r.kv_recomputed_max_delta);
         // Each layer's query rows: computed = for_output + build_next_kv + rebuild_next_kv +
         // thrown_away (core/why_not_q.h).
+        // Per layer, K and V apart (measured; empty when nothing was compared).
+        j.key("kv_delta_k").floats(std::vector<float>(r.kv_delta_k.begin(), r.kv_delta_k.end()));
+        j.key("kv_delta_v").floats(std::vector<float>(r.kv_delta_v.begin(), r.kv_delta_v.end()));
         j.key("layers").begin_array();
         for (const QueryRowUse& u : query_row_use(r, c.n_layers)) {
             j.begin_object();
@@ -122,7 +126,7 @@ void write_trace_json(std::ostream& os, const Session& s) {
         if (!r.attention.p.empty()) {
             const AttentionRows& a = r.attention;
             j.key("attention").begin_object();
-            j.field("q_pos0", a.q_pos0).field("rows", a.rows);
+            j.field("q_pos0", a.q_pos0).field("rows", a.rows).field("all_keys", a.all_keys);
             // weights[layer][head][row] = probabilities over keys 0..q_pos0+row (causal)
             j.key("weights").begin_array();
             for (int l = 0; l < a.n_layers; ++l) {

@@ -226,6 +226,9 @@ void App::handle_keys(FrameContext& f) {
             case GLFW_KEY_C:
                 cycle_cache(f);
                 break;
+            case GLFW_KEY_M:
+                toggle_bidirectional(f);
+                break;
             case GLFW_KEY_T:
                 ui_.settings.theme = ui_.settings.theme == "dark" ? "light" : "dark";
                 break;

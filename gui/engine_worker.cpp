@@ -11,9 +11,14 @@
 
 namespace kvs::gui {
 
+const char* const kCausalUncachedLabel = tr_later("causal, without KV cache");
+const char* const kBidirectionalLabel = tr_later("bidirectional (no causal mask)");
+
 namespace {
 
-const char* label_for(CacheMode m) {
+const char* label_for(CacheMode m, AttentionMask mask, CacheView view) {
+    if (mask == AttentionMask::Bidirectional) return kBidirectionalLabel;
+    if (view == CacheView::Bidirectional) return kCausalUncachedLabel;
     return m == CacheMode::Cached ? tr_later("with KV cache") : tr_later("without KV cache");
 }
 
@@ -181,7 +186,7 @@ void EngineWorker::publish_sessions(bool new_generation) {
         SessionView v;
         v.trace.set_budget(view_budget_);
         v.mode = s.config().mode;
-        v.label = label_for(v.mode);
+        v.label = label_for(v.mode, s.config().mask, bench_.view());
         v.prompt_tokens.assign(s.tokens().begin(), s.tokens().begin() + s.prompt_len());
         v.finish_reason = s.finish_reason();
         views.push_back(std::move(v));

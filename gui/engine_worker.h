@@ -25,6 +25,7 @@
 #include "core/trace.h"
 #include "core/workbench.h"
 #include "gui/options.h"
+#include "gui/strings.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson.h"
@@ -34,6 +35,10 @@
 #include "lessonlib/session_lesson_target.h"
 
 namespace kvs::gui {
+
+// The labels of the sessions of the bidirectional view (core/cache_view.h), for tr().
+extern const char* const kCausalUncachedLabel;
+extern const char* const kBidirectionalLabel;
 
 // One live session as the window sees it.
 struct SessionView {

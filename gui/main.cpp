@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include <csignal>
 #include <cstdio>
@@ -128,7 +129,12 @@ void apply_view(UiState& ui, EngineWorker& worker, const std::string& view) {
                 open_inside_attention(ui, 0, l, h, r == "last" ? -1 : std::stoi(r));
             }
         }
-        (void)worker;
+        if (k == "mask") {
+            // The bidirectional view (its sessions replay the steps so far), or back.
+            const CacheView c = v == "bidirectional" ? CacheView::Bidirectional : CacheView::On;
+            ui.settings.cache = c;
+            worker.set_cache(c);
+        }
     }
 }
 
@@ -211,6 +217,10 @@ int run(int argc, char** argv) {
     }
     KVS_FRAME_LIFETIME GlWindow window(
         {o.width, o.height, !headless, ini.empty() ? nullptr : ini.c_str()});
+    // A first start follows the monitor's content scale (text 2 on a display scaled by 200%):
+    // the text size is then the user's to change, and is remembered.
+    if (first_run && !o.font_scale)
+        st.font_scale = std::clamp(std::round(window.content_scale() * 8) / 8, 1.0f, 4.0f);
     KVS_FRAME_LIFETIME EngineWorker worker;
     worker.set_wake([] { glfwPostEmptyEvent(); });
     KVS_FRAME_LIFETIME App app(window, worker, ui, headless);
@@ -272,7 +282,7 @@ int run(int argc, char** argv) {
         for (std::size_t i = 0; i < o.views.size(); ++i) {
             apply_view(ui, worker, o.views[i]);
             settle(worker);
-            for (int k = 0; k < 2; ++k) app.frame();
+            app.frame();  // the toolbar's height settles (a view may hide it)
             app.frame({}, &layout);
             write_output_file(view_file(o.layout_json, i + 1), layout.to_json() + "\n");
         }

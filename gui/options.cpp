@@ -16,7 +16,9 @@ std::vector<cmdline::OptionSpec> specs() {
     std::vector<OptionSpec> s = cmdline::model_options();
     const std::vector<OptionSpec> own = {
         cmdline::prompt_option("the prompt"),
-        {"cache", "MODE", "on | off | compare (both side by side)"},
+        {"cache", "MODE",
+         "on | off | compare (both side by side) | bidirectional (causal\nand bidirectional side "
+         "by side, both without the cache)"},
         {"prefill", "", "run the prefill step"},
         {"decode", "N", "run N decode steps (after the prefill)"},
         {"layer", "L", "the layer of the attention head shown large"},
@@ -134,7 +136,8 @@ AppOptions parse_options(int argc, char** argv) {
                "and bench take it)");
     if (c.has("prompt")) o.prompt = c.str("prompt");
     if (c.has("cache"))
-        o.cache = *parse_cache_view(c.choice("cache", "", {"on", "off", "compare"}));
+        o.cache =
+            *parse_cache_view(c.choice("cache", "", {"on", "off", "compare", "bidirectional"}));
     o.prefill = c.has("prefill");
     o.decode = c.integer("decode", 0, 0, 1 << 20);
     o.layer = c.integer("layer", -1, 0, 1 << 16);

@@ -47,9 +47,11 @@ AttentionTexture& head_texture(FrameContext& f, int si, const AttentionMatrixRow
             heads.push_back(std::make_unique<AttentionTexture>());
     }
     AttentionTexture& t = *heads[std::size_t(layer) * m.n_heads + head];
-    t.update(m, layer, head, f.pal,
-             texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
-                          std::uint64_t(head), f.palette_id()}));
+    // Rows of one key never change, except a bidirectional matrix's at every step.
+    t.update(
+        m, layer, head, f.pal,
+        texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
+                     std::uint64_t(head), f.palette_id(), std::uint64_t(m.all_keys_step + 1)}));
     return t;
 }
 
@@ -162,7 +164,7 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     const float num_px = cell * 0.4f;
     if (num_px >= fh * 0.6f || (toy && num_px >= 7)) {
         for (int q = first; q < n; ++q)
-            for (int k = first; k <= q; ++k) {
+            for (int k = first; k < n; ++k) {  // past the diagonal only without the mask
                 const CellValue v = attention_cell(m, layer, head, q, k);
                 if (v.kind != CellKind::Weight) continue;
                 char t[16];
@@ -180,8 +182,24 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
             }
     }
 
-    // Axis labels: queries down the left, keys across the top.
+    // Axis labels: queries down the left, keys across the top; the corner between them names
+    // the axes where it has room.
     const ImU32 lab = f.theme.muted_text;
+    {
+        const std::string qw = tr("query ↓"), kw = tr("key →");
+        const float room_w = left_w - fh * 0.4f, room_h = top_h;
+        const float px =
+            std::min({fh, room_h / 2.3f,
+                      room_w / std::max({text_width(qw, fh) / fh, text_width(kw, fh) / fh, 1.0f})});
+        if (px >= fh * 0.6f) {
+            dl->AddText(ImGui::GetFont(), px,
+                        ImVec2(a.x - fh * 0.25f - text_width(kw, px), a.y - px * 2.2f), lab,
+                        kw.c_str());
+            dl->AddText(ImGui::GetFont(), px,
+                        ImVec2(a.x - fh * 0.25f - text_width(qw, px), a.y - px * 1.1f), lab,
+                        qw.c_str());
+        }
+    }
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     if (pieces) {
         const float px = std::min(fh, cell * 0.9f);
@@ -445,7 +463,11 @@ void draw_attention(FrameContext& f) {
             const int k = shown_step(sv, f.step);
             return k >= 0 && sv.trace.steps()[k].mode == CacheMode::Uncached;
         });
-    if (any_uncached)
+    if (snap.cache == CacheView::Bidirectional) {
+        const float w = ImGui::GetContentRegionAvail().x;
+        const float used = draw_kv_deltas(f, ImGui::GetCursorScreenPos(), w);
+        ImGui::Dummy(ImVec2(w, used));
+    } else if (any_uncached)
         for (const SessionView& sv : snap.sessions) {
             const int k = shown_step(sv, f.step);
             if (k < 0) continue;

@@ -104,8 +104,10 @@ int shown_step(const SessionView& s, int step) {
 
 const char* step_label(const SessionView& s, int step) {
     if (step < 0 || step >= static_cast<int>(s.trace.steps().size())) return tr(s.label.c_str());
-    return s.trace.steps()[step].mode == CacheMode::Cached ? tr("with KV cache")
-                                                           : tr("without KV cache");
+    const StepRecord& r = s.trace.steps()[step];
+    if (r.mask == AttentionMask::Bidirectional) return tr(kBidirectionalLabel);
+    if (s.label == kCausalUncachedLabel) return tr(kCausalUncachedLabel);
+    return r.mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache");
 }
 
 }  // namespace kvs::gui

@@ -51,10 +51,12 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     // Rows shrink below a pixel when they must (a kv_dim of 288 is 576 rows): the texture is
     // sampled down rather than the grid drawn past its box over what lies below it.
     const float cell_h = std::min(fh * 0.8f, std::max(avail_h, 0.0f) / rows);
-    draw_kv_cells(f, g, layer, *f.textures[si].kv,
-                  texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
-                               f.palette_id(), 77}),
-                  ImVec2(origin.x, top), lab_w, cell_w, cell_h, sv.label);
+    draw_kv_cells(
+        f, g, layer, *f.textures[si].kv,
+        texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer), f.palette_id(), 77,
+                     // a bidirectional step's columns all change
+                     st.mask == AttentionMask::Bidirectional ? std::uint64_t(s) + 1 : 0}),
+        ImVec2(origin.x, top), lab_w, cell_w, cell_h, sv.label);
 }
 
 }  // namespace

@@ -97,9 +97,17 @@ void request_reset(FrameContext& f) {
 }
 
 void cycle_cache(FrameContext& f) {
+    // C cycles the cache's own views; the bidirectional view has its key (M) and goes back on.
     const CacheView next = f.snap.cache == CacheView::On    ? CacheView::Off
                            : f.snap.cache == CacheView::Off ? CacheView::Compare
                                                             : CacheView::On;
+    f.ui.settings.cache = next;
+    f.worker.set_cache(next);
+}
+
+void toggle_bidirectional(FrameContext& f) {
+    const CacheView next =
+        f.snap.cache == CacheView::Bidirectional ? CacheView::On : CacheView::Bidirectional;
     f.ui.settings.cache = next;
     f.worker.set_cache(next);
 }
@@ -182,18 +190,22 @@ void draw_toolbar(FrameContext& f) {
 
     ImGui::SameLine(0, fh * 1.2f);
     ImGui::TextUnformatted(tr("KV cache"));
-    const CacheView modes[] = {CacheView::On, CacheView::Off, CacheView::Compare};
-    const char* names[] = {tr("on"), tr("off"), tr("compare both")};
-    for (int i = 0; i < 3; ++i) {
-        ImGui::SameLine();
+    const CacheView modes[] = {CacheView::On, CacheView::Off, CacheView::Compare,
+                               CacheView::Bidirectional};
+    const char* names[] = {tr("on"), tr("off"), tr("compare both"), tr("causal vs bidirectional")};
+    for (int i = 0; i < 4; ++i) {
+        // A radio button: its circle (a frame's height) and its label.
+        same_line_or_wrap(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                          text_width(names[i], fh));
         if (ImGui::RadioButton(names[i], s.cache == modes[i]) && s.cache != modes[i]) {
             ui.settings.cache = modes[i];
             f.worker.set_cache(modes[i]);
         }
     }
 
-    ImGui::SameLine(0, fh * 1.2f);
-    if (ImGui::Button(ui.settings.theme == "dark" ? tr("Light") : tr("Dark")))
+    const char* theme_label = ui.settings.theme == "dark" ? tr("Light") : tr("Dark");
+    same_line_or_wrap(button_w(theme_label) + button_w("A-") + button_w("A+") + fh, fh * 1.2f);
+    if (ImGui::Button(theme_label))
         ui.settings.theme = ui.settings.theme == "dark" ? "light" : "dark";
     ImGui::SameLine();
     if (ImGui::Button("A-")) {
@@ -315,7 +327,8 @@ void draw_toolbar(FrameContext& f) {
 
 void draw_messages(FrameContext& f) {
     // Errors, notices and missing fonts float over the panels for a few seconds instead of
-    // pushing the layout down (which would move whatever the user was about to click).
+    // pushing the layout down (which would move whatever the user was about to click), at the
+    // bottom of the window: over the end of a panel's contents, never over a title or a tab.
     const double now = ImGui::GetTime();
     struct Line {
         ImU32 colour;
@@ -340,8 +353,7 @@ void draw_messages(FrameContext& f) {
     }
     if (lines.empty()) return;
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
-    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, f.toolbar_bottom + 4), ImGuiCond_Always,
-                            ImVec2(0.5f, 0.0f));
+    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y - 4), ImGuiCond_Always, ImVec2(0.5f, 1.0f));
     ImGui::SetNextWindowBgAlpha(0.97f);
     ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(vp.x * 0.8f, vp.y * 0.5f));
     ImGui::Begin("##messages", nullptr,

@@ -175,6 +175,9 @@ KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, Kv
 void draw_time(FrameContext& f);
 void draw_next_token(FrameContext& f);
 void draw_toy_table(FrameContext& f);
+// The bidirectional view's measurement, max |ΔK| per layer for each session, at `at`, `width`
+// wide; returns the height drawn.
+float draw_kv_deltas(FrameContext& f, ImVec2 at, float width);
 void draw_inside_attention(FrameContext& f);
 void draw_op_strip(FrameContext& f);
 void draw_help(FrameContext& f);
@@ -228,6 +231,8 @@ void request_step(FrameContext& f);
 void request_reset(FrameContext& f);
 void request_prefill(FrameContext& f);
 void cycle_cache(FrameContext& f);
+// The bidirectional view (M): the same model without its causal mask beside it, and back.
+void toggle_bidirectional(FrameContext& f);
 void apply_prompt(FrameContext& f);
 // Toolbar's Open file (and --open): a file that does not open shows why and changes nothing.
 void open_model_file(UiState& ui, EngineWorker& worker, const std::string& path);

@@ -298,7 +298,6 @@ const std::vector<UiString>& ui_strings() {
         {"token", "token"},
         {"L%d head %d", "层 %d 头 %d"},
         {"head %d", "头 %d"},
-        {"step", "步"},
         {"setting the trace budget", "正在设置记录的内存预算"},
         {"could not set the trace budget", "无法设置记录的内存预算"},
         {"The ops of a step appear here after the prefill.",
@@ -362,6 +361,33 @@ const std::vector<UiString>& ui_strings() {
         {"the output", "输出"},
         {"(−∞ above the diagonal)", "（对角线以上为 −∞）"},
         {"earlier q rows", "更早的 q 行"},
+        {"causal vs bidirectional", "因果与双向对比"},
+        {"query ↓", "查询 ↓"},
+        {"key →", "键 →"},
+        {"K/V read", "读取 K/V"},
+        {"weights read", "读取权重"},
+        {"bytes read per step (counted)", "每步读取的字节（按形状计数）"},
+        {"step %d reads %s of weights and %s of K/V (counted); K/V reads pass the weights' at "
+         "position %.0f%s",
+         "第 %d 步读取 %s 权重和 %s K/V（按形状计数）；读取的 K/V 在位置 %.0f 超过权重%s"},
+        {", beyond this model's context", "，超出了这个模型的上下文"},
+        {"causal, without KV cache", "因果，不用 KV 缓存"},
+        {"bidirectional (no causal mask)", "双向（没有因果掩码）"},
+        {"After a decode step, each side measures how far the earlier tokens' K/V rows moved "
+         "when one token was appended (Space: step).",
+         "每个解码步之后，两边都会测出：追加一个 token 后，更早 token 的 K/V "
+         "行变了多少（空格键：走一步）。"},
+        {"max |ΔK| per layer, the earlier tokens' K rows after one token more (measured):",
+         "逐层最大 |ΔK|：多一个 token 之后，更早 token 的 K 行（实测）："},
+        {"Causal: no earlier row moves, so a cache of K and V is exact. Bidirectional: layer 0's "
+         "K/V come from the token embeddings alone and do not move; from layer 1 on each row "
+         "takes in the new token through attention, so a cache of them would be stale.",
+         "因果：更早的行一行都不变，所以缓存 K 和 V 是精确的。双向：第 0 层的 K/V 只来自各 token "
+         "的嵌入，"
+         "不会变；从第 1 层起，每一行都通过注意力吸收了新 token，所以缓存它们就会过时。"},
+        {"bidirectional: its own most likely token \"%s\" (it takes the causal one's); largest "
+         "|logit difference| %s",
+         "双向：它自己最可能的 token 是 “%s”（它沿用因果那边的 token）；logit 最大差 %s"},
         {"computed at this step", "在这一步算出"},
         {"never kept: no later step reads it", "从不保存：之后没有哪一步会读它"},
         {"recomputed, only to rebuild the next layer's K/V", "重新算出，只为重建下一层的 K/V"},

@@ -77,6 +77,13 @@ const std::vector<LessonMetric>& table() {
         {"q_thrown_away", 1, 2, "layer, [step]",
          "query rows of the layer whose output nothing reads (the last layer's earlier rows)",
          true},
+        // The earlier tokens' K/V rows after one token more, per layer (measured; none when the
+        // step recomputed nothing). Causal: 0. Bidirectional (@cache bidirectional, the twin):
+        // 0 in layer 0, above 0 from layer 1 on.
+        {"kv_delta_k", 1, 2, "layer, [step]",
+         "measured max |K recomputed - K the cache held| in the layer", true},
+        {"kv_delta_v", 1, 2, "layer, [step]",
+         "measured max |V recomputed - V the cache held| in the layer", true},
         {"kv_recomputed_delta", 0, 1, "[step]",
          "measured max |recomputed - cached| over those rows (none when not compared)", true},
         {"inf", 0, 0, "", "infinity, to compare with the toy's masked scores: -inf", false},
@@ -264,6 +271,12 @@ LessonValue session_metric(const std::string& name, const Session& s,
         return V::string(m.tokenizer().piece(r.top[k].id));
     }
 
+    if (name == "kv_delta_k" || name == "kv_delta_v") {
+        const int L = index_of(args[0], m.config().n_layers, "layer");
+        const StepRecord& r = step_of(s, std::vector<LessonValue>(args.begin() + 1, args.end()));
+        const auto& d = name == "kv_delta_k" ? r.kv_delta_k : r.kv_delta_v;
+        return L < static_cast<int>(d.size()) ? V::number(d[L]) : V::none();
+    }
     if (name.rfind("q_", 0) == 0) {
         const int layers = m.config().n_layers;
         const int L = index_of(args[0], layers, "layer");

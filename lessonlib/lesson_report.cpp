@@ -200,6 +200,24 @@ std::string twin_line(const StepRecord& r, const StepRecord& u, const Model& m, 
            "); chose " + quoted_piece(m, u.token_out) + "; max |logit difference| " + diff;
 }
 
+// How far the earlier tokens' K/V rows moved at a step that recomputed them, per layer.
+std::string delta_line(const StepRecord& r, const Words& w) {
+    std::string k, v;
+    for (std::size_t l = 0; l < r.kv_delta_k.size(); ++l) {
+        if (l > 0) {
+            k += ", ";
+            v += ", ";
+        }
+        k += fmt("%.3g", r.kv_delta_k[l]);
+        v += fmt("%.3g", r.kv_delta_v[l]);
+    }
+    return std::string(w(r.mask == AttentionMask::Causal ? "  causal, " : "  bidirectional, ",
+                         r.mask == AttentionMask::Causal ? "  因果，" : "  双向，")) +
+           w("the earlier K/V rows after one token more, max |ΔK| per layer: ",
+             "多一个 token 之后更早的 K/V 行，逐层最大 |ΔK|：") +
+           k + w("; max |ΔV|: ", "；最大 |ΔV|：") + v;
+}
+
 void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int before,
                     int twin_before, const Words& w) {
     const Session& s = *f.session;
@@ -217,6 +235,7 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
                 if (l == 0 || L > 1)
                     out.push_back(w("  why not Q: ", "  为什么不缓存 Q：") +
                                   why_not_q_words(r, l, L, w.lang));
+        if (!r.kv_delta_k.empty()) out.push_back(delta_line(r, w));
         head_table(out, r, m, s.tokens(), w);
         if (!f.uncached) continue;
         const auto& tw = f.uncached->trace().steps();
@@ -224,6 +243,7 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
         if (j >= tw.size()) continue;
         const StepRecord& u = tw[j];
         out.push_back(twin_line(r, u, m, w));
+        if (!u.kv_delta_k.empty()) out.push_back(delta_line(u, w));
         if (u.phase == Phase::Decode)
             for (int l : {0, L - 1})
                 if (l == 0 || L > 1)
@@ -535,8 +555,14 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
                           : d.cache == CacheView::Off
                               ? w("KV cache off: a decode step recomputes the whole sequence",
                                   "KV 缓存关闭：每个解码步把整个序列重算一遍")
-                              : w("compare: a twin session takes the same steps without the cache",
-                                  "对比：另一个会话不用缓存，走同样的每一步"));
+                          : d.cache == CacheView::Compare
+                              ? w("compare: a twin session takes the same steps without the cache",
+                                  "对比：另一个会话不用缓存，走同样的每一步")
+                              : w("bidirectional: the same model without the causal mask beside "
+                                  "it, both recomputing every token; each step measures how far "
+                                  "the earlier tokens' K/V rows moved, per layer",
+                                  "双向：同一个模型去掉因果掩码，放在旁边对比，两者每步都重算所有 "
+                                  "token；每一步都逐层测出更早 token 的 K/V 行变了多少"));
             break;
         case DirectiveKind::Prefill:
         case DirectiveKind::Decode:

@@ -20,6 +20,7 @@
 #include "gui/options.h"
 #include "gui/settings.h"
 #include "gui/stage_layout.h"
+#include "gui/theme.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 
@@ -659,4 +660,64 @@ TEST_CASE("of the paths dropped on the window, the model is opened, not its toke
           (dir / "tok-folder").string());
     CHECK(model_among_dropped({tok}) == tok);  // opening it says it is not a model
     CHECK(model_among_dropped({}).empty());
+}
+
+namespace {
+
+// WCAG 2's relative luminance and contrast ratio.
+double luminance(double r, double g, double b) {
+    auto lin = [](double c) {
+        return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+    };
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+double contrast(double la, double lb) {
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+double lum_of(ImU32 c) {
+    const ImVec4 v = ImGui::ColorConvertU32ToFloat4(c);
+    return luminance(v.x, v.y, v.z);
+}
+double lum_of(Rgba c) {
+    return luminance(c.r / 255.0, c.g / 255.0, c.b / 255.0);
+}
+double lum_of(const ImVec4& v) {
+    return luminance(v.x, v.y, v.z);
+}
+
+}  // namespace
+
+TEST_CASE("the light theme passes WCAG AA: text 4.5:1, controls and marks 3:1", "[gui][theme]") {
+    ImGui::CreateContext();
+    const ThemeColours t = apply_theme(false, 1.0f);
+    const ImGuiStyle& st = ImGui::GetStyle();
+    const double bg = lum_of(t.clear);
+    // Text the panels draw on the window's background.
+    const std::pair<const char*, double> texts[] = {
+        {"text", lum_of(st.Colors[ImGuiCol_Text])},
+        {"disabled text", lum_of(st.Colors[ImGuiCol_TextDisabled])},
+        {"muted", lum_of(t.muted_text)},
+        {"error", lum_of(t.error_text)},
+        {"warning", lum_of(t.warning_text)},
+        {"ok", lum_of(t.ok_text)},
+        {"series 0", lum_of(t.series[0])},
+        {"series 1", lum_of(t.series[1])},
+        {"highlight", lum_of(palette_for(false, WeightScale::Sqrt).highlight)},
+        {"recomputed", lum_of(palette_for(false, WeightScale::Sqrt).recomputed)},
+    };
+    for (const auto& [what, l] : texts) {
+        INFO(what << ": " << contrast(l, bg) << ":1");
+        CHECK(contrast(l, bg) >= 4.5);
+    }
+    // Controls: outlined (frames, buttons, tabs) at 3:1 against the background, their marks
+    // (check, slider grab) at 3:1 against the frame they sit in.
+    CHECK(st.FrameBorderSize >= 1.0f);
+    CHECK(contrast(lum_of(st.Colors[ImGuiCol_Border]), bg) >= 3.0);
+    const double frame = lum_of(st.Colors[ImGuiCol_FrameBg]);
+    CHECK(contrast(lum_of(st.Colors[ImGuiCol_CheckMark]), frame) >= 3.0);
+    CHECK(contrast(lum_of(st.Colors[ImGuiCol_SliderGrab]), frame) >= 3.0);
+    // The provenance marks against the background: read by the query, new, recomputed.
+    const HeatmapPalette pal = palette_for(false, WeightScale::Sqrt);
+    for (Rgba m : {pal.read, pal.highlight, pal.recomputed}) CHECK(contrast(lum_of(m), bg) >= 3.0);
+    ImGui::DestroyContext();
 }

@@ -8,6 +8,7 @@
 #include "core/model_loader.h"
 #include "core/workbench.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/mask_deltas.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
@@ -19,6 +20,29 @@ std::shared_ptr<const Model> tiny() {
     return m;
 }
 }  // namespace
+
+TEST_CASE(
+    "bidirectional: appending a token moves the earlier K/V rows from layer 1 on, never "
+    "in layer 0 nor with the causal mask (CPU fast and reference ops)",
+    "[workbench][mask]") {
+    const auto model = open_model("default");
+    CpuBackend fast, reference;
+    reference.set_reference_ops(true);
+    for (CpuBackend* be : {&fast, &reference}) {
+        INFO((be->reference_ops() ? "reference ops" : "fast ops"));
+        test::check_mask_deltas(*model, *be, "Once upon a time");
+    }
+    // The toy's heads are rules: it refuses the view in one line.
+    CpuBackend be;
+    Workbench wb(be);
+    wb.set_view(CacheView::Bidirectional);
+    try {
+        wb.open(open_model("toy"), "Today weather is so");
+        FAIL("the toy has no keys to unmask");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("toy") != std::string::npos);
+    }
+}
 
 TEST_CASE("compare mode steps the cached session and its uncached twin together", "[workbench]") {
     CpuBackend be;
