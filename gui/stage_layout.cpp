@@ -318,7 +318,12 @@ Placed place_bands(const StageInput& in, float fh, InsidePlace where, float band
             const bool side = tall + 0.5f < stacked_h;  // not tall enough to stack them
             const float want = side ? need_w : stacked_w;
             const float w = std::ceil(std::min(want, st.w * 0.75f));
-            p.inside_ok = w + 0.5f >= want && tall + 0.5f >= (side ? need_h : stacked_h);
+            // The stage beside it keeps at least 42% of the window for its own panels (the
+            // lesson column's width not counted): narrower, every panel would be a sliver.
+            const float lesson_w =
+                in.lesson ? std::max((st.w - w) * 0.3f, std::min(fh * 22, (st.w - w) * 0.45f)) : 0;
+            p.inside_ok = w + 0.5f >= want && tall + 0.5f >= (side ? need_h : stacked_h) &&
+                          st.w - w - lesson_w >= st.w * 0.42f;
             p.extra.push_back({"inside", {st.x + st.w - w, st.y, w, bottom - st.y}, {}});
             st.w -= w + gap;
         }
