@@ -17,6 +17,7 @@ std::vector<QueryRowUse> query_row_use(const StepRecord& r, int n_layers) {
         u.layer = l;
         u.computed = T;
         u.for_output = T > 0 ? 1 : 0;
+        u.rebuilt_changed = r.mask == AttentionMask::Bidirectional;
         if (l + 1 < n_layers) {
             u.rebuild_next_kv = held;
             u.build_next_kv = earlier - held;
@@ -39,7 +40,8 @@ std::string query_row_use_line(const QueryRowUse& u) {
         s += ", " + std::to_string(u.build_next_kv) + " to build " + next + " (kept in the cache)";
     if (u.rebuild_next_kv > 0)
         s += ", " + std::to_string(u.rebuild_next_kv) + " only to rebuild " + next +
-             " (the cache held them)";
+             (u.rebuilt_changed ? " (no causal mask: each changed, no cache could keep them)"
+                                : " (the cache held them)");
     if (u.thrown_away > 0)
         s += ", " + std::to_string(u.thrown_away) +
              " thrown away (the last layer: nothing reads their output)";

@@ -24,6 +24,9 @@ struct QueryRowUse {
     int build_next_kv = 0;    // only feed the next layer's K/V rows, new ones (kept in the cache)
     int rebuild_next_kv = 0;  // only feed the next layer's K/V rows, which the cache held
     int thrown_away = 0;      // last layer: read by nothing after the attention
+    // Without the causal mask the rows rebuilt differ from the ones the cache held: the new
+    // token reached them (core/trace.h, AttentionMask).
+    bool rebuilt_changed = false;
 };
 
 // Each layer's accounting of step `r` of a model with `n_layers` layers: [n_layers].

@@ -638,6 +638,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
         layout->scale_x = ds.x > 0 ? fw / ds.x : 1;
         layout->scale_y = ds.y > 0 ? fhgt / ds.y : 1;
     }
+    if (!draw_pixels_ && screenshot.empty() && !ui_.want_screenshot) return;
     glViewport(0, 0, fw, fhgt);
     glClearColor(theme_.clear.x, theme_.clear.y, theme_.clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);

@@ -268,6 +268,8 @@ int run(int argc, char** argv) {
             worker.set_prompt(*o.then_prompt);
             worker.wait_idle();
         }
+        // The layout record alone needs no pixels.
+        app.set_draw_pixels(!o.screenshot.empty() || o.frame_stats > 0 || o.soak_steps > 0);
         if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
         if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);
         // Auto-sized windows and the toolbar's height settle over the first frames.

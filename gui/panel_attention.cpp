@@ -148,9 +148,11 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     if (first > 0 && len > 0 && len < int(sizeof title))
         std::snprintf(title + len, sizeof title - len, tr("  (zoom: positions %d..%d)"), first + 1,
                       n);
-    // Side by side (compare mode, a lesson open) the title may be wider than its heatmap.
-    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
-                clipped(title, size.x - fh * 0.3f).c_str());
+    // Side by side (compare mode, a lesson open) the title may be wider than its heatmap; a box
+    // too short for a line (a squeezed stage) has no title.
+    if (size.y >= fh * 1.3f)
+        dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
+                    clipped(title, size.x - fh * 0.3f).c_str());
     if (n == 0) return false;
     AttentionTexture& tex = head_texture(f, si, m, layer, head);
     dl->AddImage(tex.id(), a, b, ImVec2(tex.uv(first), tex.uv(first)),

@@ -549,8 +549,14 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
     std::string head = title;
     if (name_session) head = std::string(step_label(*rv.sv, e.step)) + ": " + head;
     float y = o.y;
+    const float bottom = o.y + size.y;
+    // Lines past the box's bottom (a squeezed stage) are left out, never cut.
+    auto room_for = [&](float h) { return y + h <= bottom; };
+    if (!room_for(wrapped_height(head, size.x))) return;
     y += put_wrapped(ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text), head, size.x);
-    put_text(ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text), kAttentionFormula, fh * 1.3f);
+    if (!room_for(fh * 1.55f)) return;
+    put_text(ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text),
+             clipped(kAttentionFormula, size.x, fh * 1.3f), fh * 1.3f);
     y += fh * 1.55f;
     // The stages: every one at once, or the one shown (and what it adds) with its shape.
     {
@@ -565,6 +571,7 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
         }
         line += "   ";
         line += tr("S: stage, A: play, Up/Down: row, I: close");
+        if (!room_for(wrapped_height(line, size.x))) return;
         y += put_wrapped(ImVec2(o.x, y), stage < 0 ? f.theme.muted_text : to_u32(f.pal.highlight),
                          line, size.x);
     }
@@ -630,6 +637,7 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
     };
     if (stage < 0) pair_line(L.scores, L.output);
     if (stage < 0 || stage == 2) pair_line(L.scale, stage < 0 ? L.gqa : std::string());
+    if (!wq.empty() && !room_for(wq_h)) return;
     if (!wq.empty())
         y += put_wrapped(
             ImVec2(o.x, y),
@@ -656,8 +664,17 @@ float wrap_lines(ImVec2 p, ImU32 col, const std::string& text, float width, bool
     const char* end = s + text.size();
     float y = p.y;
     while (s < end) {
-        const char* cut = font->CalcWordWrapPositionA(1.0f, s, end, std::max(width, px * 4));
+        const float w = std::max(width, px * 4);
+        const char* cut = font->CalcWordWrapPositionA(1.0f, s, end, w);
         if (cut == s) cut = end;  // nothing fits: the rest on one line rather than loop
+        // A word wider than the line (a Chinese sentence has no spaces to break at): cut it
+        // between characters instead, at least one per line.
+        while (cut > s && font->CalcTextSizeA(px, FLT_MAX, 0, s, cut).x > w) {
+            const char* prev = cut - 1;
+            while (prev > s && (static_cast<unsigned char>(*prev) & 0xC0) == 0x80) --prev;
+            if (prev == s) break;
+            cut = prev;
+        }
         if (draw) put_text(ImVec2(p.x, y), col, std::string(s, cut));
         y += line_h;
         s = cut;

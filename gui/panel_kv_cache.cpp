@@ -78,8 +78,9 @@ KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, Kv
     } else if (mid - a.y >= fh * 0.9f) {
         dl->AddText(ImVec2(at.x, (a.y + mid) * 0.5f - fh * 0.5f), f.theme.muted_text, "K");
         dl->AddText(ImVec2(at.x, (mid + b.y) * 0.5f - fh * 0.5f), f.theme.muted_text, "V");
-    } else {
-        // Blocks shorter than a line: one label, K above V.
+    } else if (b.y - a.y >= fh) {
+        // Blocks shorter than a line: one label, K above V (shorter still: none; the hover
+        // names each cell).
         const float px = std::max(fh * 0.5f, std::min(fh, (b.y - a.y) * 0.5f));
         dl->AddText(ImGui::GetFont(), px, ImVec2(at.x, a.y), f.theme.muted_text, "K");
         dl->AddText(ImGui::GetFont(), px, ImVec2(at.x, a.y + px), f.theme.muted_text, "V");

@@ -268,10 +268,16 @@ namespace {
 bool fits(const std::vector<StageSlot>& slots, const StageInput& in, float fh) {
     const float top = in.stage.y, bottom = in.stage.y + in.stage.h;
     return std::all_of(slots.begin(), slots.end(), [&](const StageSlot& sl) {
-        const bool kv_room = sl.id != "kv" || panel_content(sl, fh, in.titles).h >=
-                                                  frame_row_h(fh) + fh * (2 * 1.3125f + 3.2f);
+        const Box c = panel_content(sl, fh, in.titles);
+        const bool kv_room = sl.id != "kv" || c.h >= frame_row_h(fh) + fh * (2 * 1.3125f + 3.2f);
+        // The tables of the KV, time and next-token panels need their width (the what-if
+        // table's four columns, the time table's five).
+        bool tables = false;
+        for (const std::string& id : sl.tabs.empty() ? std::vector<std::string>{sl.id} : sl.tabs)
+            tables = tables || id == "kv" || id == "time" || id == "next";
+        const bool wide = !tables || c.w >= fh * 24;
         return sl.box.y >= top - 0.5f && sl.box.y + sl.box.h <= bottom + 0.5f &&
-               sl.box.h >= panel_title_h(fh) + fh && kv_room;
+               sl.box.h >= panel_title_h(fh) + fh && kv_room && wide;
     });
 }
 

@@ -365,6 +365,8 @@ const std::vector<UiString>& ui_strings() {
         {"query ↓", "查询 ↓"},
         {"key →", "键 →"},
         {"K/V read", "读取 K/V"},
+        {"input", "输入"},
+        {"time", "时间"},
         {"weights read", "读取权重"},
         {"bytes read per step (counted)", "每步读取的字节（按形状计数）"},
         {"step %d reads %s of weights and %s of K/V (counted); K/V reads pass the weights' at "

@@ -492,7 +492,8 @@ std::string why_not_q_words(const StepRecord& r, int layer, int n_layers, Report
             s += "，" + std::to_string(u.build_next_kv) + " 行用来构建" + next + "（存进缓存）";
         if (u.rebuild_next_kv > 0)
             s += "，" + std::to_string(u.rebuild_next_kv) + " 行只为重建" + next +
-                 "（缓存里本来就有）";
+                 (u.rebuilt_changed ? "（没有因果掩码：每一行都变了，缓存留不住）"
+                                    : "（缓存里本来就有）");
         if (u.thrown_away > 0)
             s += "，" + std::to_string(u.thrown_away) + " 行被丢弃（最后一层：没有谁读它们的输出）";
         if (u.computed == u.for_output) s += "；用不到任何更早 token 的查询";
