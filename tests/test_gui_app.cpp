@@ -1384,7 +1384,9 @@ TEST_CASE(
     int checked = 0;
     for (const auto& l : launches)
         for (int v = 0; v <= l.views; ++v) {
-            const std::string file = l.tag + (v == 0 ? "" : "-" + std::to_string(v)) + ".json";
+            std::string file = l.tag;  // the first frame's record, then FILE-N.json per view
+            if (v > 0) file.append("-").append(std::to_string(v));
+            file.append(".json");
             INFO(file << ": " << slurp(dir / (l.tag + ".err")));
             REQUIRE(fs::exists(dir / file));
             const json layout = json::parse(slurp(dir / file));
