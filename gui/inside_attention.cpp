@@ -142,11 +142,16 @@ std::string explain_stage_shape(const AttentionExplain& e, int stage) {
 std::vector<ExplainColumn> explain_columns(const AttentionExplain& e) {
     const int T = e.n_keys, dk = e.head_dim, dv = d_v(e);
     auto shape = [](int a, int b) { return printf_string("[%d, %d]", a, b); };
+    // The query rows the step computed: one at a cached decode step, every token otherwise.
     return {
-        {"q", shape(1, dk)},         {"K", shape(T, dk)},
-        {"q·k_j", shape(1, T)},      {printf_string("×1/√%d", dk), shape(1, T)},
-        {tr("+ mask"), shape(1, T)}, {tr("softmax w"), shape(1, T)},
-        {"V", shape(T, dv)},         {"Σ_j w_j·v_j", shape(1, dv)},
+        {"q", shape(std::max(e.query_rows_computed, 1), dk)},
+        {"K", shape(T, dk)},
+        {"q·k_j", shape(1, T)},
+        {printf_string("×1/√%d", dk), shape(1, T)},
+        {tr("+ mask"), shape(1, T)},
+        {tr("softmax w"), shape(1, T)},
+        {"V", shape(T, dv)},
+        {"Σ_j w_j·v_j", shape(1, dv)},
     };
 }
 

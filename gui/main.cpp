@@ -95,8 +95,9 @@ int frame_stats(App& app, EngineWorker& worker, const GlWindow& win, int frames)
     std::printf("frame time over %d frames: min %.2f ms, median %.2f ms, max %.2f ms\n", frames,
                 sorted.front(), sorted[sorted.size() / 2], sorted.back());
     std::printf(
-        "of which building the frame on the CPU (panels, texture uploads): median %.2f ms\n",
-        build[build.size() / 2]);
+        "of which building the frame on the CPU (panels, texture uploads): median %.2f ms "
+        "(min %.2f ms)\n",
+        build[build.size() / 2], build.front());
     std::printf("CPU time per frame, all threads (llvmpipe renders on the CPU): %.2f ms\n",
                 cpu_per_frame);
     std::printf("(%d tokens in the cache, %dx%d, OpenGL %s, %s)\n", tokens, w, h,

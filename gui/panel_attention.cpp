@@ -314,11 +314,16 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
     const int L = m.n_layers, H = m.n_heads;
     if (L == 0 || H == 0) return;
     // The legend at the bottom of the column.
+    // (Rows with no key to attend to are marked in their step's AttentionRows: each step's once,
+    // not every cell of every head: 4096 tokens made that 131,072 lookups a frame.)
     bool any_empty = false;
-    for (int l = 0; l < L && !any_empty; ++l)
-        for (int h = 0; h < H && !any_empty; ++h)
-            for (int q = 0; q < m.n && !any_empty; ++q)
-                any_empty = attention_cell(m, l, h, q, 0).kind == CellKind::EmptyRow;
+    const AttentionRows* seen = nullptr;
+    for (int q = 0; q < m.n && !any_empty; ++q) {
+        const AttentionRows* a = m.rows[q].rows;
+        if (!a || a == seen) continue;
+        seen = a;
+        any_empty = std::find(a->empty_row.begin(), a->empty_row.end(), 1) != a->empty_row.end();
+    }
     const float legend_h = fh * ((any_empty ? 6.6f : 5.5f) + (recomputed ? 1.15f : 0));
     // Under the title and a row of small heatmaps only (the lines above the heatmaps, e.g. the
     // why-not-Q lines, may leave a short panel no room for it: then no legend, never overlap).

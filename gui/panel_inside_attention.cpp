@@ -92,6 +92,7 @@ struct Diagram {
     const RowView& rv;
     int stage;  // -1: all
     ImDrawList* dl = ImGui::GetWindowDrawList();
+    float budget_w = 0;  // the width the columns may take (the rest: the stage's matrix)
     float fh = f.font_px;
 
     const AttentionExplain& e() const { return *rv.e; }
@@ -133,8 +134,12 @@ struct Diagram {
         const float base = f.font_px;
         const int keys = std::max(e().n_keys, 1);
         const float rows_room = size.y - base * (0.75f * 2.4f + 4.2f);
+        // A stage of the scores keeps a third of the width for its whole matrix (the prefill's
+        // triangle).
+        const bool matrix = stage >= 1 && stage <= 4 && rv.step && rv.step->attention.rows > 1;
+        const float width = matrix ? size.x * 0.66f : size.x;
         float z =
-            std::clamp(std::min(rows_room / (keys * base * 1.35f), size.x / inside_need_w(base, 1)),
+            std::clamp(std::min(rows_room / (keys * base * 1.35f), width / inside_need_w(base, 1)),
                        1.0f, 2.0f);
         // Smaller until every row keeps its numbers (the legend grows with it too).
         for (; z > 1.0f; z = std::max(1.0f, z - 0.125f)) {
@@ -142,6 +147,7 @@ struct Diagram {
             if (need_h(size.x) + fh * 0.2f * keys <= size.y) break;
         }
         fh = base * z;
+        budget_w = width;
         return draw_at(o, size);
     }
 
@@ -199,7 +205,7 @@ struct Diagram {
         if (scalar) mat_min = std::max(mat_min, text_width("-00.00", fh) + pad);
         // Narrower than the headers want only when the panel is: the headers are then cut short.
         const float mat_w =
-            std::clamp((size.x - fixed) / 4, std::min(mat_min, fh * 1.5f), fh * 6.0f);
+            std::clamp((budget_w - fixed) / 4, std::min(mat_min, fh * 1.5f), fh * 6.0f);
         widths[QRows] = widths[KRows] = widths[VRows] = widths[Out] = mat_w;
         float col_x[kCols];
         float xx = o.x;
@@ -403,7 +409,7 @@ struct Diagram {
         const float top = at.y + fh * 1.2f;
         const float cell = std::floor(std::min(side / T, (side - fh * 1.2f) / std::max(rows, 1)));
         if (cell < 2) return;
-        const bool nums = cell >= fh * 2.6f;
+        const float num_px = std::min(fh * 0.85f, cell * 0.4f);
         double mx = 1e-9;
         std::vector<float> vals(std::size_t(rows) * T, NAN);
         for (int i = 0; i < rows; ++i) {
@@ -445,9 +451,16 @@ struct Diagram {
                 else if (std::isnan(v) && j <= a.q_pos0 + i)
                     c = f.pal.empty_row;
                 dl->AddRectFilled(p0, p1, to_u32(c));
-                if (nums && !std::isnan(v))
-                    put_text(ImVec2(p0.x + fh * 0.15f, p0.y + (cell - fh * 0.85f) * 0.5f),
-                             text_on(c), fmt_number(v), fh * 0.85f);
+                // The number where it fits the cell (3 significant digits, else 2).
+                char t[24];
+                std::snprintf(t, sizeof t, "%.3g", static_cast<double>(v));
+                if (text_width(t, num_px) > cell - fh * 0.2f)
+                    std::snprintf(t, sizeof t, "%.2g", static_cast<double>(v));
+                const std::string txt = std::isinf(v) ? fmt_number(v) : std::string(t);
+                if (!std::isnan(v) && num_px >= fh * 0.5f &&
+                    text_width(txt, num_px) <= cell - fh * 0.2f)
+                    put_text(ImVec2(p0.x + fh * 0.1f, p0.y + (cell - num_px) * 0.5f), text_on(c),
+                             txt, num_px);
             }
         // The row the diagram shows.
         const int shown_row = x.q_pos - a.q_pos0;

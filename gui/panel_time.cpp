@@ -99,12 +99,10 @@ void draw_time(FrameContext& f) {
         PlotSeries t{tr(sv.label.c_str()), {}, f.theme.series[si], false};
         PlotSeries cum{tr(sv.label.c_str()), {}, f.theme.series[si], false};
         PlotSeries fl{tr(sv.label.c_str()), {}, f.theme.series[si], false};
-        // Bytes a step reads: the K/V rows of every key (the uncached pass reads its own
-        // rows as it writes them: the same count), and the weights once, the same for all.
-        PlotSeries kv{std::string(tr("K/V read")) + ", " + tr(sv.label.c_str()),
-                      {},
-                      f.theme.series[si],
-                      false};
+        // Bytes a step reads: the K/V rows of every key, and the weights once. Counted the same
+        // with the cache and without (the uncached pass reads each row it writes once), so one
+        // series stands for both.
+        PlotSeries kv{tr("K/V read"), {}, f.theme.series[si], false};
         double acc = 0;
         for (const auto& r : sv.trace.steps()) {
             t.y.push_back(r.wall_seconds);
@@ -116,7 +114,7 @@ void draw_time(FrameContext& f) {
         per_step.push_back(std::move(t));
         cumulative.push_back(std::move(cum));
         flops.push_back(std::move(fl));
-        traffic.push_back(std::move(kv));
+        if (si == 0) traffic.push_back(std::move(kv));
     }
     if (!f.snap.sessions[0].trace.empty()) {
         PlotSeries w{tr("weights read"), {}, f.theme.series_other, true};
@@ -197,6 +195,7 @@ void draw_time(FrameContext& f) {
     ImGui::SameLine(0, fh * 0.5f);
     o.title = tr("bytes read per step (counted)");
     o.fmt = [](double v) { return format_bytes(v); };
+    o.legend = true;  // its own series: weights and K/V
     draw_plot("##bytes", ImVec2(w, avail.y), traffic, o);
     if (f.layout) {
         PlotRecord rec{"bytes", positions, {}};

@@ -107,7 +107,15 @@ const std::vector<UiString>& ui_strings() {
         {"text size", "文字大小"},
         {"light / dark theme", "浅色 / 深色主题"},
         {"full screen", "全屏"},
-        {"1 to 7", "1 到 7"},
+        {"1 to 9", "1 到 9"},
+        {"S / Shift+S", "S / Shift+S"},
+        {"inside attention: the next / previous stage of the row (q and K, q·k, ×1/√d_k, mask, "
+         "softmax, ×V, output; then all)",
+         "注意力内部：这一行的下一步 / 上一步（q 和 "
+         "K、q·k、×1/√d_k、掩码、softmax、×V、输出；然后全部）"},
+        {"inside attention: play the stages one after another", "注意力内部：逐步播放各个步骤"},
+        {"causal vs bidirectional: the same model without its causal mask beside it",
+         "因果与双向对比：同一个模型去掉因果掩码，放在旁边"},
         {"value (V)", "值（V）"},
         {"Lesson: what this step measured", "课程：这一步测到的结果"},
         {"(key 3: maximise for the bytes plot and the what-if table)",
@@ -117,10 +125,11 @@ const std::vector<UiString>& ui_strings() {
         {"probability", "概率"},
         {"logit", "logit"},
         {"position %d: \"%s\"", "位置 %d：“%s”"},
-        {"maximise a panel: 1 tokens, 2 attention, 3 KV cache, 4 time, 5 next token, 6 toy table, "
-         "7 lesson (again, 0 or Esc: restore)",
-         "放大一个面板：1 token，2 注意力，3 KV 缓存，4 时间，5 下一个 token，6 玩具表格，7 课程"
-         "（再按一次、0 或 Esc：还原）"},
+        {"a panel alone in the window: 1 tokens, 2 attention, 3 KV cache, 4 time, 5 next token, 6 "
+         "toy table, 7 lesson, 8 inside attention, 9 op strip (again, 0 or Esc: back)",
+         "单独显示一个面板，占满窗口：1 token，2 注意力，3 KV 缓存，4 时间，5 下一个 token，6 "
+         "玩具表格，"
+         "7 课程，8 注意力内部，9 算子条（再按一次、0 或 Esc：返回）"},
         {"double-click a title", "双击标题栏"},
         {"maximise that panel / restore", "放大该面板 / 还原"},
         {"presenter mode: hide the toolbar and the titles (F5 or Esc: back)",
