@@ -487,7 +487,8 @@ struct Diagram {
         }
         if (!x.scores_by_rule && x.phase == Phase::Decode && x.q_pos > 0) {
             const QRowFate fr = fate(0);
-            std::string w = std::string(tr("earlier q rows")) + ": " + q_fate_words(fr);
+            std::string w = std::string(tr("earlier q rows")) +
+                             (f.ui.lang == Lang::Zh ? "：" : ": ") + q_fate_words(fr);
             items.push_back({fr == QRowFate::NeverKept ? Rgba{} : f.pal.recomputed, w, true});
         }
         float lx = at.x, ly = at.y;

@@ -41,7 +41,8 @@ float draw_kv_deltas(FrameContext& f, ImVec2 at, float width) {
         const StepRecord* r = shown[i];
         if (!r) continue;
         const SessionView& sv = f.snap.sessions[i];
-        const std::string label = std::string(step_label(sv, r->index)) + ":";
+        const std::string label =
+            std::string(step_label(sv, r->index)) + (f.ui.lang == Lang::Zh ? "：" : ":");
         float x = at.x;
         const float lw = text_width(label, fh);
         put_text(ImVec2(x, y), f.theme.series[i % 2], label);

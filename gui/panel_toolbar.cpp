@@ -242,7 +242,9 @@ void draw_toolbar(FrameContext& f) {
     ImGui::SliderFloat("##speed", &ui.settings.play_speed, 0.5f, 30.0f, tr("%.1f steps/s"),
                        ImGuiSliderFlags_Logarithmic);
 
-    ImGui::SameLine(0, fh * 1.2f);
+    // The step slider and its button together, on the next line when they do not fit.
+    const char* latest = ui.view_step < 0 ? tr("latest") : tr("to latest");
+    same_line_or_wrap(fh * 16 + ImGui::GetStyle().ItemSpacing.x + button_w(latest), fh * 1.2f);
     ImGui::BeginDisabled(n == 0);
     int shown = f.step;
     ImGui::SetNextItemWidth(fh * 16);
@@ -255,7 +257,7 @@ void draw_toolbar(FrameContext& f) {
                          ImGuiSliderFlags_AlwaysClamp))
         ui.view_step = shown >= n - 1 ? -1 : shown;
     ImGui::SameLine();
-    if (ImGui::Button(ui.view_step < 0 ? tr("latest") : tr("to latest"))) ui.view_step = -1;
+    if (ImGui::Button(latest)) ui.view_step = -1;
     ImGui::EndDisabled();
 
     same_line_or_wrap(button_w(tr("Keys (F1)")), fh * 1.2f);
