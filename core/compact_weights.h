@@ -1,7 +1,7 @@
 #pragma once
 // The matrices of a Llama model kept in fewer bytes than float32 (issue 17 item 5): F16 or BF16
 // (2 bytes a value) or Q8_0 (34 bytes per 32 values), exactly as GGUF stores them (core/gguf_file.h
-// holds the types, the Q8_0 block and the one decoder; core/gguf_writer.h the one quantiser).
+// holds the types, the Q8_0 block, the one quantiser and the one decoder).
 // Arithmetic stays float32: the CPU matmul dequantises in its inner loop
 // (kernels/cpu/fast_matmul.cpp). Decode reads every matrix once a token, so its speed follows
 // their bytes. The embedding table and the norms stay float32: a token reads one embedding row,

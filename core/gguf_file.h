@@ -127,4 +127,12 @@ void dequantize_values(GgmlType type, const unsigned char* p, std::size_t n, flo
 // The tensor's `elements` values as float32 into `out` (sized by the caller).
 void dequantize(const GgufTensorInfo& t, float* out);
 
+// n float32 values (whole blocks of `type`) as `type` into out (ggml_row_bytes(type, n) bytes):
+// ggml's reference rounding (F16, BF16: to nearest even; Q8_0: d = max|x| / 127, q = round(x /
+// d); Q4_0 likewise). The one quantiser: the GGUF writer and compact weights use it.
+void encode_values(GgmlType type, const float* data, std::size_t n, unsigned char* out);
+
+// The type named "f32", "f16", "bf16", "q8_0", "q4_0" (any case); throws kvs::Error otherwise.
+GgmlType ggml_type_from_name(const std::string& name);
+
 }  // namespace kvs

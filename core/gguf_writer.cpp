@@ -128,62 +128,6 @@ void llama_tensors(const ModelConfig& c, const LlamaWeights& w, GgmlType type,
 
 }  // namespace
 
-void encode_values(GgmlType type, const float* data, std::size_t n, unsigned char* p) {
-    auto put16 = [](unsigned char* q, std::uint16_t v) { std::memcpy(q, &v, 2); };
-    switch (type) {
-        case GgmlType::F32:
-            std::memcpy(p, data, n * 4);
-            return;
-        case GgmlType::F16:
-            for (std::size_t i = 0; i < n; ++i) put16(p + 2 * i, float_to_half(data[i]));
-            return;
-        case GgmlType::BF16:
-            for (std::size_t i = 0; i < n; ++i) {  // round to nearest even
-                const std::uint32_t x = std::bit_cast<std::uint32_t>(data[i]);
-                put16(p + 2 * i, static_cast<std::uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16));
-            }
-            return;
-        case GgmlType::Q8_0:  // d = max|x| / 127, q = round(x / d)
-            for (std::size_t b = 0; b < n / 32; ++b, p += sizeof(BlockQ8_0)) {
-                const float* x = data + b * 32;
-                float amax = 0;
-                for (int j = 0; j < 32; ++j) amax = std::max(amax, std::abs(x[j]));
-                const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
-                put16(p, float_to_half(d));
-                for (int j = 0; j < 32; ++j)
-                    p[2 + j] =
-                        static_cast<unsigned char>(static_cast<std::int8_t>(std::round(x[j] * id)));
-            }
-            return;
-        case GgmlType::Q4_0:  // d = (the value of largest magnitude) / -8, q = x / d + 8.5 in 0..15
-            for (std::size_t b = 0; b < n / 32; ++b, p += 18) {
-                const float* x = data + b * 32;
-                float amax = 0, mx = 0;
-                for (int j = 0; j < 32; ++j)
-                    if (std::abs(x[j]) > amax) amax = std::abs(x[j]), mx = x[j];
-                const float d = mx / -8.0f, id = d != 0 ? 1.0f / d : 0.0f;
-                put16(p, float_to_half(d));
-                for (int j = 0; j < 16; ++j) {
-                    const int lo = std::min(15, static_cast<int>(x[j] * id + 8.5f));
-                    const int hi = std::min(15, static_cast<int>(x[j + 16] * id + 8.5f));
-                    p[2 + j] = static_cast<unsigned char>(lo | (hi << 4));
-                }
-            }
-            return;
-    }
-}
-
-GgmlType ggml_type_from_name(const std::string& name) {
-    std::string n;
-    for (char ch : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (n == "f32") return GgmlType::F32;
-    if (n == "f16") return GgmlType::F16;
-    if (n == "bf16") return GgmlType::BF16;
-    if (n == "q8_0") return GgmlType::Q8_0;
-    if (n == "q4_0") return GgmlType::Q4_0;
-    throw Error("GGUF type '" + name + "' is not one of f32, f16, bf16, q8_0, q4_0");
-}
-
 void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
                       const BpeTokenizer& tok, GgmlType type, const std::string& model_name) {
     check_output_path(path);

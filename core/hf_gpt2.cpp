@@ -7,7 +7,7 @@
 
 #include "core/compact_weights.h"
 #include "core/error.h"
-#include "core/gguf_writer.h"
+#include "core/gguf_file.h"
 #include "core/mapped_file.h"
 
 namespace kvs {

@@ -9,7 +9,7 @@
 
 #include "core/checkpoint_writer.h"
 #include "core/error.h"
-#include "core/gguf_writer.h"
+#include "core/gguf_file.h"
 #include "core/hf_gpt2.h"
 #include "core/hf_llama.h"
 #include "core/output_file.h"
