@@ -2,9 +2,8 @@
 
 #include <cctype>
 
-#include "core/checkpoint.h"
 #include "core/error.h"
-#include "core/gguf_writer.h"
+#include "core/llama_weights.h"
 
 namespace kvs {
 

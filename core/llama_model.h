@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/bpe_tokenizer.h"
-#include "core/checkpoint.h"
+#include "core/llama_weights.h"
 #include "core/model.h"
 
 namespace kvs {

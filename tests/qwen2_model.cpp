@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/bpe_tokenizer.h"
+#include "core/checkpoint.h"
 
 namespace kvs::test {
 
