@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/session.h"
 
 namespace kvs::cli {

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/utf8.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
+#include "core/util/utf8.h"
 #include "core/workbench.h"
 
 namespace kvs::cli {

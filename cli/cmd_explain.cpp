@@ -8,10 +8,10 @@
 
 #include "cli/commands.h"
 #include "core/attention_explain.h"
-#include "core/error.h"
-#include "core/json_writer.h"
+#include "core/util/error.h"
+#include "core/util/json_writer.h"
 #include "core/toy_model.h"
-#include "core/utf8.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 namespace {

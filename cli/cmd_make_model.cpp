@@ -8,11 +8,11 @@
 #include "core/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/checkpoint_writer.h"
-#include "core/error.h"
-#include "core/format.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
 #include "core/gguf_file.h"
 #include "core/gguf_writer.h"
-#include "core/output_file.h"
+#include "core/util/output_file.h"
 
 namespace kvs::cli {
 namespace {

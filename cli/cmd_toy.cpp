@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/output_file.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
 #include "core/toy_model.h"
 #include "core/trace_json.h"
 

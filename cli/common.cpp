@@ -5,7 +5,7 @@
 #include <system_error>
 
 #include "cli/commands.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/memory_budget.h"
 #include "core/model_loader.h"
 

@@ -1,6 +1,6 @@
 #include "core/backend.h"
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_file.h"
 
 namespace kvs {

@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "core/backend.h"
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs {
 

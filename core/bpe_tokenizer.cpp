@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/file_bytes.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 #include "core/llama_vocab_rules.h"
 
 namespace kvs {

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/file_bytes.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 
 namespace kvs {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "core/error.h"
-#include "core/file_bytes.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 #include "core/mapped_file.h"
 
 namespace kvs {

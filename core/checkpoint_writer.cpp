@@ -8,9 +8,9 @@
 
 #include "core/bpe_tokenizer.h"
 #include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/output_file.h"
-#include "core/splitmix64.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
+#include "core/util/splitmix64.h"
 
 namespace kvs {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/compact_weights.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_file.h"
 #include "core/gguf_tokenizer.h"
 #include "core/mapped_file.h"

@@ -6,8 +6,8 @@
 #include <set>
 #include <vector>
 
-#include "core/error.h"
-#include "core/file_bytes.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 #include "core/gguf_file.h"
 #include "core/gguf_gpt2.h"
 #include "core/gguf_tokenizer.h"

@@ -1,7 +1,7 @@
 #include "core/gguf_tokenizer.h"
 
 #include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_file.h"
 #include "core/spm_tokenizer.h"
 

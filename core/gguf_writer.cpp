@@ -8,11 +8,11 @@
 #include <deque>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_gpt2.h"
 #include "core/hf_llama.h"
 #include "core/llama_vocab_rules.h"
-#include "core/output_file.h"
+#include "core/util/output_file.h"
 
 namespace kvs {
 namespace {

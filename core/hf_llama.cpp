@@ -8,8 +8,8 @@
 
 #include "core/bpe_tokenizer.h"
 #include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/file_bytes.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 #include "core/hf_gpt2.h"
 #include "core/llama_model.h"
 #include "core/mapped_file.h"

@@ -8,11 +8,11 @@
 #include <string>
 
 #include "core/checkpoint_writer.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_file.h"
 #include "core/hf_gpt2.h"
 #include "core/hf_llama.h"
-#include "core/output_file.h"
+#include "core/util/output_file.h"
 #include "core/safetensors_file.h"
 
 namespace kvs {

@@ -17,7 +17,7 @@ namespace kvs {
 
 // `type`: F32, F16 or BF16 for every tensor (HF keeps one dtype). `folder` is created when absent;
 // an existing folder must not hold a config.json (a model of the user's is never overwritten).
-// Every file goes through core/output_file.h. Throws kvs::Error naming the path.
+// Every file goes through core/util/output_file.h. Throws kvs::Error naming the path.
 void write_hf_llama(const std::string& folder, const ModelConfig& c, const LlamaWeights& w,
                     const BpeTokenizer& tok, GgmlType type, std::uint64_t shard_bytes = 0);
 

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "core/backend.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/rope_frequencies.h"
 #include "core/step_graphs.h"
 

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <new>
 
-#include "core/error.h"
-#include "core/file_bytes.h"
-#include "core/output_file.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/output_file.h"
 
 namespace kvs {
 

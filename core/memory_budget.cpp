@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "core/backend.h"
-#include "core/error.h"
-#include "core/format.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
 
 namespace kvs {
 namespace {

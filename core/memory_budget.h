@@ -46,7 +46,7 @@ void cut_context_to_kv_bound(ModelConfig& c, std::string& note);
 // Throws kvs::Error naming `name` when weight_bytes + c's KV cache at c.seq_len exceed a budget:
 // "NAME: does not fit: needs 31.0 GiB for weights (30.0 GiB) + KV cache at context 8192
 // (1.00 GiB), 16.0 GiB available (MemAvailable in /proc/meminfo); a shorter --context needs less"
-// (sizes as core/format.h's format_bytes writes them).
+// (sizes as core/util/format.h's format_bytes writes them).
 void check_fits(const std::string& name, std::uint64_t weight_bytes, const ModelConfig& c,
                 const OpenLimits& limits);
 

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs {
 

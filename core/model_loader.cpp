@@ -5,10 +5,10 @@
 
 #include "core/bpe_tokenizer.h"
 #include "core/checkpoint.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_llama.h"
 #include "core/hf_llama.h"
-#include "core/install_paths.h"
+#include "core/util/install_paths.h"
 #include "core/llama_model.h"
 #include "core/toy_model.h"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

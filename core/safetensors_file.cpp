@@ -4,7 +4,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/splitmix64.h"
+#include "core/util/splitmix64.h"
 
 namespace kvs {
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/step_graphs.h"
 #include "core/token_by_token.h"
 

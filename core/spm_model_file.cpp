@@ -1,7 +1,7 @@
 #include "core/spm_model_file.h"
 
-#include "core/error.h"
-#include "core/file_bytes.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 
 #if KVSCOPE_HAVE_SENTENCEPIECE
 #include <sentencepiece_processor.h>

@@ -1,6 +1,6 @@
 #include "core/spm_tokenizer.h"
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_file.h"
 #include "core/llama_vocab_rules.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/toy_vocabulary.h"
 
 namespace kvs {

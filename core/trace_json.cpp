@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "core/json_writer.h"
+#include "core/util/json_writer.h"
 #include "core/session.h"
 #include "core/toy_model.h"
 

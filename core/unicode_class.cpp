@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "core/utf8.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 namespace {

@@ -15,7 +15,7 @@ bool is_unicode_number(char32_t c);  // \p{N}
 bool is_unicode_space(char32_t c);   // \s (White_Space)
 
 // The code point starting at s[i] and its length in bytes. Bytes that are not well-formed UTF-8
-// (core/utf8.h's strict rule) come back one at a time as U+FFFD-like "other" code points (none
+// (core/util/utf8.h's strict rule) come back one at a time as U+FFFD-like "other" code points (none
 // of the classes above), so malformed text still splits, byte for byte, and nothing is lost.
 struct CodePoint {
     char32_t c = 0;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/logit_difference.h"
 
 namespace kvs {

@@ -14,9 +14,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/file_bytes.h"
-#include "core/format.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/format.h"
 #include "gui/key_queue.h"
 #include "gui/screenshot.h"
 #include "gui/strings.h"

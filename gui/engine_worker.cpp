@@ -5,7 +5,7 @@
 #include <limits>
 #include <new>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model_loader.h"
 #include "gui/strings.h"
 

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model.h"
 #include "core/sampler.h"
 #include "core/session.h"

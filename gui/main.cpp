@@ -16,10 +16,10 @@
 #include <new>
 #include <vector>
 
-#include "core/error.h"
-#include "core/format.h"
-#include "core/output_file.h"
-#include "core/utf8.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
+#include "core/util/output_file.h"
+#include "core/util/utf8.h"
 #include "gui/app.h"
 #include "gui/dropped_paths.h"
 #include "gui/engine_worker.h"

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "gui/attention_matrix.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"

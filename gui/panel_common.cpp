@@ -5,8 +5,8 @@
 #include <cfloat>
 #include <cstdio>
 
-#include "core/format.h"
-#include "core/utf8.h"
+#include "core/util/format.h"
+#include "core/util/utf8.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {

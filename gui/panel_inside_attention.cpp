@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "core/toy_model.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "core/kv_what_if.h"
 #include "gui/kv_grid.h"
 #include "gui/panels.h"

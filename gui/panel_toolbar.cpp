@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "core/model_loader.h"
 #include "gui/panels.h"
 #include "lessonlib/engine_messages.h"

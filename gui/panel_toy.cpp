@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "core/toy_model.h"
 #include "core/toy_vocabulary.h"
 #include "gui/panels.h"

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "core/cache_view.h"
-#include "core/error.h"
-#include "core/output_file.h"
-#include "core/utf8.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
+#include "core/util/utf8.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::gui {

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "core/batch_session.h"
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs {
 

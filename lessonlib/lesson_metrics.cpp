@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "core/attention_explain.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/kv_what_if.h"
 #include "core/logit_difference.h"
 #include "core/model.h"

@@ -1,6 +1,6 @@
 #include "lessonlib/lesson_player.h"
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/session.h"
 #include "lessonlib/engine_messages.h"
 #include "lessonlib/lesson_metrics.h"

@@ -1,7 +1,7 @@
 #include "lessonlib/lesson_target.h"
 
 #include "core/attention_explain.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model_config.h"
 #include "core/session.h"
 

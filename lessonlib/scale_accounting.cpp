@@ -1,7 +1,7 @@
 #include "lessonlib/scale_accounting.h"
 
 #include "core/counts.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/kv_what_if.h"
 
 namespace kvs {

@@ -1,6 +1,6 @@
 #include "lessonlib/session_lesson_target.h"
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model_loader.h"
 
 namespace kvs {

@@ -12,8 +12,8 @@
 
 #include "core/byte_bpe_split.h"
 #include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/format.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
 #include "core/gguf_file.h"
 #include "core/gguf_llama.h"
 #include "core/llama_model.h"

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "core/checkpoint.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

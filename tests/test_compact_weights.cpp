@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "core/compact_weights.h"
-#include "core/error.h"
-#include "core/format.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
 #include "core/gguf_file.h"
 #include "core/gguf_writer.h"
 #include "core/llama_model.h"

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model_config.h"
 #include "core/rope_frequencies.h"
 #include "kernels/cpu/cpu_backend.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <memory>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "kernels/backend_factory.h"

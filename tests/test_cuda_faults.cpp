@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "kernels/backend_factory.h"

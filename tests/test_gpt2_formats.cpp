@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_file.h"
 #include "core/gguf_llama.h"
 #include "core/gguf_writer.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <random>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "gui/engine_worker.h"
 #include "gui/font_check.h"
 #include "gui/settings.h"

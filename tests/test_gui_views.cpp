@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/kv_what_if.h"
 #include "core/model_loader.h"
 #include "core/session.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/session.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/lesson_player.h"

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_writer.h"
 #include "core/hf_llama.h"
 #include "core/hf_writer.h"

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/counts.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model_loader.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/roofline.h"

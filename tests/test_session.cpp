@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"

@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "core/bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/hf_writer.h"
 #include "core/llama_model.h"
 #include "core/model_loader.h"

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "core/toy_model.h"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/json_writer.h"
+#include "core/util/json_writer.h"
 #include "core/logit_difference.h"
 #include "core/model_loader.h"
 #include "core/session.h"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/json_writer.h"
+#include "core/util/json_writer.h"
 #include "gui/app.h"
 #include "gui/engine_worker.h"
 #include "gui/gl_window.h"

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <new>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_file.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/step_graphs.h"
 #include "kernels/cuda/cuda_entry.h"
 #include "kernels/cuda/device_info.h"

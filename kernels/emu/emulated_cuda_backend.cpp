@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "kernels/emu/emu_kernels.h"
 
 namespace kvs {

@@ -6,7 +6,7 @@
 
 #include "core/bpe_tokenizer.h"
 #include "core/checkpoint.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/llama_model.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_steps.h"

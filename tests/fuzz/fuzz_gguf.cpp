@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_llama.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_steps.h"

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "core/bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/hf_llama.h"
 #include "core/llama_model.h"
 #include "tests/fuzz/fuzz_check.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"

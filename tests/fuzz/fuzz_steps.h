@@ -4,7 +4,7 @@
 // vocabulary and the cache against the context, then the trace written as JSON.
 #include <sstream>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/model.h"
 #include "core/session.h"
 #include "core/trace_json.h"

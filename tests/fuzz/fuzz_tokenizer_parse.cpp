@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "core/bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace kvs;

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/splitmix64.h"
+#include "core/util/error.h"
+#include "core/util/splitmix64.h"
 #include "tests/peer/tokenizer_corpus.h"
 
 namespace fs = std::filesystem;

@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "core/bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_writer.h"
 #include "core/llama_model.h"
 #include "core/model_loader.h"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/gguf_file.h"
 #include "tests/peer/tokenizer_corpus.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/splitmix64.h"
+#include "core/util/splitmix64.h"
 
 namespace kvs::test {
 

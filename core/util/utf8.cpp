@@ -1,4 +1,4 @@
-#include "core/utf8.h"
+#include "core/util/utf8.h"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "core/output_file.h"
+#include "core/util/output_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

@@ -1,9 +1,9 @@
-#include "core/format.h"
+#include "core/util/format.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "core/utf8.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 namespace {

@@ -1,11 +1,11 @@
-#include "core/json_writer.h"
+#include "core/util/json_writer.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-#include "core/utf8.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 

@@ -1,4 +1,4 @@
-#include "core/install_paths.h"
+#include "core/util/install_paths.h"
 
 #include <cstdlib>
 #include <system_error>

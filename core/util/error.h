@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/utf8.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 

@@ -1,4 +1,4 @@
-#include "core/file_bytes.h"
+#include "core/util/file_bytes.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,8 +8,8 @@
 #include <memory>
 #include <system_error>
 
-#include "core/error.h"
-#include "core/output_file.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
 
 namespace kvs {
 namespace {
