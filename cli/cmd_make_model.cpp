@@ -10,7 +10,7 @@
 #include "core/checkpoint_writer.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/gguf_writer.h"
 #include "core/util/output_file.h"
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cmdline/command_line.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 
 namespace kvs::cmdline {
 

@@ -1,7 +1,7 @@
 #include "core/backend.h"
 
 #include "core/util/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 
 namespace kvs {
 

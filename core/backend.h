@@ -11,7 +11,7 @@
 
 namespace kvs {
 
-enum class GgmlType : std::uint32_t;  // core/gguf_file.h: a weight storage type
+enum class GgmlType : std::uint32_t;  // core/files/gguf_file.h: a weight storage type
 
 struct DeviceSpan {
     float* data = nullptr;

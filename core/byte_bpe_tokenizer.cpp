@@ -1,7 +1,7 @@
 #include "core/byte_bpe_tokenizer.h"
 
 #include "core/util/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/llama_vocab_rules.h"
 
 namespace kvs {

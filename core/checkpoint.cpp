@@ -7,7 +7,7 @@
 
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
-#include "core/mapped_file.h"
+#include "core/files/mapped_file.h"
 
 namespace kvs {
 namespace {

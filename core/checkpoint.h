@@ -20,7 +20,7 @@ namespace kvs {
 void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c, bool with_freq_cis);
 
 // Maps the file read-only and validates it in place: nothing is copied, the weights point into
-// the mapping (shared with the page cache; see core/mapped_file.h).
+// the mapping (shared with the page cache; see core/files/mapped_file.h).
 // Throws kvs::Error with a one-line message naming `path` on any problem: missing or unreadable
 // file, a header that is not a sane model, a size that differs from what the header implies.
 // `weights` other than F32: the matrices converted to that type as well (core/compact_weights.h),

@@ -1,6 +1,6 @@
 #pragma once
 // The matrices of a Llama model kept in fewer bytes than float32 (issue 17 item 5): F16 or BF16
-// (2 bytes a value) or Q8_0 (34 bytes per 32 values), exactly as GGUF stores them (core/gguf_file.h
+// (2 bytes a value) or Q8_0 (34 bytes per 32 values), exactly as GGUF stores them (core/files/gguf_file.h
 // holds the types, the Q8_0 block, the one quantiser and the one decoder).
 // Arithmetic stays float32: the CPU matmul dequantises in its inner loop
 // (kernels/cpu/fast_matmul.cpp). Decode reads every matrix once a token, so its speed follows
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/model_config.h"
 
 namespace kvs {

@@ -6,9 +6,9 @@
 
 #include "core/compact_weights.h"
 #include "core/util/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/gguf_tokenizer.h"
-#include "core/mapped_file.h"
+#include "core/files/mapped_file.h"
 
 namespace kvs {
 namespace {

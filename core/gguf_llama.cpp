@@ -8,12 +8,12 @@
 
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/gguf_gpt2.h"
 #include "core/gguf_tokenizer.h"
 #include "core/hf_llama.h"
 #include "core/llama_model.h"
-#include "core/mapped_file.h"
+#include "core/files/mapped_file.h"
 
 namespace kvs {
 namespace {

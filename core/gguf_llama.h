@@ -31,7 +31,7 @@ struct GgufLlama {
 // True when the file starts with the GGUF magic (the loader decides by content, not by name).
 bool is_gguf_file(const std::string& path);
 
-// Validates everything in place first (core/gguf_file.h), then dequantises tensor by tensor,
+// Validates everything in place first (core/files/gguf_file.h), then dequantises tensor by tensor,
 // calling `done_with` on each tensor's bytes once they are copied (load_gguf_model lets those
 // pages of the mapping go, so the peak resident set is the float32 copy, not copy + file).
 // Throws kvs::Error with one line naming `name` on any problem.

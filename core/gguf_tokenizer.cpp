@@ -2,7 +2,7 @@
 
 #include "core/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/spm_tokenizer.h"
 
 namespace kvs {

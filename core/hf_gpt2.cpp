@@ -7,8 +7,8 @@
 
 #include "core/compact_weights.h"
 #include "core/util/error.h"
-#include "core/gguf_file.h"
-#include "core/mapped_file.h"
+#include "core/files/gguf_file.h"
+#include "core/files/mapped_file.h"
 
 namespace kvs {
 namespace {

@@ -12,7 +12,7 @@
 #include "core/util/file_bytes.h"
 #include "core/hf_gpt2.h"
 #include "core/llama_model.h"
-#include "core/mapped_file.h"
+#include "core/files/mapped_file.h"
 #include "core/rope_frequencies.h"
 #include "core/spm_model_file.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // A Hugging Face Llama checkpoint (LlamaForCausalLM) as a LlamaModel: a folder holding
 // config.json and model.safetensors, or shards listed by model.safetensors.index.json; F32, F16
-// or BF16 tensors (core/safetensors_file.h), dequantised into float32 in llama2.c's weight order,
+// or BF16 tensors (core/files/safetensors_file.h), dequantised into float32 in llama2.c's weight order,
 // or kept compact with --weights (core/compact_weights.h).
 // HF stores q_proj and k_proj rows permuted for its rotate-half RoPE (the first half of each
 // head's features rotates with the second half); llama2.c's RoPE rotates adjacent pairs. The
@@ -20,7 +20,7 @@
 #include "core/checkpoint.h"
 #include "core/memory_budget.h"
 #include "core/model.h"
-#include "core/safetensors_file.h"
+#include "core/files/safetensors_file.h"
 
 namespace kvs {
 

@@ -9,11 +9,11 @@
 
 #include "core/checkpoint_writer.h"
 #include "core/util/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/hf_gpt2.h"
 #include "core/hf_llama.h"
 #include "core/util/output_file.h"
-#include "core/safetensors_file.h"
+#include "core/files/safetensors_file.h"
 
 namespace kvs {
 namespace fs = std::filesystem;

@@ -11,7 +11,7 @@
 
 #include "core/bpe_tokenizer.h"
 #include "core/checkpoint.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 
 namespace kvs {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/memory_budget.h"
 #include "core/model.h"
 

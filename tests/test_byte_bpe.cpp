@@ -14,7 +14,7 @@
 #include "core/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/gguf_llama.h"
 #include "core/llama_model.h"
 #include "core/memory_budget.h"
@@ -53,7 +53,7 @@ std::string decode_all(const Tokenizer& t, const std::vector<int>& ids) {
     return s;
 }
 
-// GGUF v3 bytes, written field by field (core/gguf_file.h's layout): enough for the tests' files.
+// GGUF v3 bytes, written field by field (core/files/gguf_file.h's layout): enough for the tests' files.
 struct GgufBytes {
     std::string kv, infos, data;
     std::uint64_t n_kv = 0, n_tensors = 0;

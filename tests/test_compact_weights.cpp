@@ -22,7 +22,7 @@
 #include "core/compact_weights.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/gguf_writer.h"
 #include "core/llama_model.h"
 #include "core/model_loader.h"

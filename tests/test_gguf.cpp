@@ -9,7 +9,7 @@
 
 #include "core/bpe_tokenizer.h"
 #include "core/util/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "core/gguf_llama.h"
 #include "core/gguf_writer.h"
 #include "core/llama_model.h"

@@ -18,7 +18,7 @@
 #include "core/hf_writer.h"
 #include "core/llama_model.h"
 #include "core/model_loader.h"
-#include "core/safetensors_file.h"
+#include "core/files/safetensors_file.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"

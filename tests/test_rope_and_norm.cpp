@@ -14,7 +14,7 @@
 #include "core/llama_model.h"
 #include "core/model_loader.h"
 #include "core/rope_frequencies.h"
-#include "core/safetensors_file.h"
+#include "core/files/safetensors_file.h"
 #include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"
 

@@ -18,7 +18,7 @@
 
 #include "core/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "tests/peer/tokenizer_corpus.h"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "core/safetensors_file.h"
+#include "core/files/safetensors_file.h"
 
 #include <algorithm>
 #include <cstring>

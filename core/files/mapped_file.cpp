@@ -1,4 +1,4 @@
-#include "core/mapped_file.h"
+#include "core/files/mapped_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,4 +1,4 @@
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 
 #include <algorithm>
 #include <bit>

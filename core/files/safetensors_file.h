@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 
 namespace kvs {
 
