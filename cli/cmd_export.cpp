@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"

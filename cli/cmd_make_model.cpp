@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/checkpoint_writer.h"
 #include "core/util/error.h"

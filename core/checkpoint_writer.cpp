@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"

@@ -7,7 +7,7 @@
 #include "core/compact_weights.h"
 #include "core/util/error.h"
 #include "core/files/gguf_file.h"
-#include "core/gguf_tokenizer.h"
+#include "core/tokenizers/gguf_tokenizer.h"
 #include "core/files/mapped_file.h"
 
 namespace kvs {

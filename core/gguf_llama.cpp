@@ -10,7 +10,7 @@
 #include "core/util/file_bytes.h"
 #include "core/files/gguf_file.h"
 #include "core/gguf_gpt2.h"
-#include "core/gguf_tokenizer.h"
+#include "core/tokenizers/gguf_tokenizer.h"
 #include "core/hf_llama.h"
 #include "core/llama_model.h"
 #include "core/files/mapped_file.h"

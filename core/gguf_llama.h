@@ -2,7 +2,7 @@
 // A GGUF file of the `llama` architecture as a LlamaModel: shapes from the llama.* metadata, the
 // tensors (token_embd, blk.N.attn_q/k/v/output, ffn_gate/down/up, the norms, output_norm and an
 // optional output) checked against them, dequantised (F32, F16, BF16, Q8_0, Q4_0) into float32 in
-// llama2.c's weight order, and the tokenizer from tokenizer.ggml.* (core/gguf_tokenizer.h).
+// llama2.c's weight order, and the tokenizer from tokenizer.ggml.* (core/tokenizers/gguf_tokenizer.h).
 // With `weights` F16, BF16 or Q8_0 the matrices are kept in that type instead
 // (core/compact_weights.h): the file's tensors used in place where they have it, converted
 // otherwise; the embedding table and norms are float32 either way.
@@ -17,13 +17,13 @@
 #include "core/checkpoint.h"
 #include "core/memory_budget.h"
 #include "core/model.h"
-#include "core/tokenizer.h"
+#include "core/tokenizers/tokenizer.h"
 
 namespace kvs {
 
 struct GgufLlama {
     Checkpoint ck;  // weights: a float32 copy, in llama2.c's order without freq_cis
-    std::unique_ptr<Tokenizer> tok;  // core/gguf_tokenizer.h: SentencePiece-style or byte-level
+    std::unique_ptr<Tokenizer> tok;  // core/tokenizers/gguf_tokenizer.h: SentencePiece-style or byte-level
     std::vector<int> stop;           // EOS, then BOS
     std::string format;  // "GGUF v3, llama, Q8_0 x 35 + F32 x 11 tensors, dequantised to float32"
 };

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <string>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/files/gguf_file.h"
 

@@ -7,7 +7,7 @@
 // head's features rotates with the second half); llama2.c's RoPE rotates adjacent pairs. The
 // loader puts the rows back (rotate_half_row), so the forward pass is the one run.c has.
 // The tokenizer: --tokenizer FILE, else the folder's tokenizer.bin (llama2.c format), else its
-// tokenizer.json (byte-level BPE, core/byte_bpe_tokenizer.h).
+// tokenizer.json (byte-level BPE, core/tokenizers/byte_bpe_tokenizer.h).
 // A GPT2LMHeadModel folder is read the same way by core/hf_gpt2.h's reader (float32 only).
 #include <cstddef>
 #include <cstring>

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/files/gguf_file.h"
 

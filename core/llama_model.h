@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/llama_weights.h"
 #include "core/model.h"
 

@@ -12,7 +12,7 @@
 #include "core/kv_cache.h"
 #include "core/model_config.h"
 #include "core/op_log.h"
-#include "core/tokenizer.h"
+#include "core/tokenizers/tokenizer.h"
 
 namespace kvs {
 

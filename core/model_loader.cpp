@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/util/error.h"
 #include "core/gguf_llama.h"

@@ -1,7 +1,7 @@
 #pragma once
 // The tutorials' toy example as a Model, so every view shows it like a real one.
 //
-// Each token carries one scalar (its value in core/toy_vocabulary.h). One layer, four heads with
+// Each token carries one scalar (its value in core/tokenizers/toy_vocabulary.h). One layer, four heads with
 // hand-made rules instead of learned Q/K: (0) "even": keys at even positions, (1) "last": the
 // query's own token, (2) "first": the first token, (3) "all": every key. The K/V cache holds one
 // row per token shared by all four heads (the tutorial's single cache): K = the token's position
@@ -17,8 +17,8 @@
 #include <memory>
 
 #include "core/model.h"
-#include "core/toy_tokenizer.h"
-#include "core/toy_vocabulary.h"
+#include "core/tokenizers/toy_tokenizer.h"
+#include "core/tokenizers/toy_vocabulary.h"
 
 namespace kvs {
 

@@ -8,7 +8,7 @@
 
 #include "core/util/format.h"
 #include "core/toy_model.h"
-#include "core/toy_vocabulary.h"
+#include "core/tokenizers/toy_vocabulary.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {

@@ -4,7 +4,7 @@
 #include <random>
 #include <vector>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 
 namespace kvs::test {

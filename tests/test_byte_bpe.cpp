@@ -10,8 +10,8 @@
 #include <fstream>
 #include <set>
 
-#include "core/byte_bpe_split.h"
-#include "core/byte_bpe_tokenizer.h"
+#include "core/tokenizers/byte_bpe_split.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/files/gguf_file.h"
@@ -19,7 +19,7 @@
 #include "core/llama_model.h"
 #include "core/memory_budget.h"
 #include "core/model_loader.h"
-#include "core/unicode_class.h"
+#include "core/tokenizers/unicode_class.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/files/gguf_file.h"
 #include "core/gguf_llama.h"
@@ -15,7 +15,7 @@
 #include "core/llama_model.h"
 #include "core/model_loader.h"
 #include "core/session.h"
-#include "core/spm_tokenizer.h"
+#include "core/tokenizers/spm_tokenizer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"

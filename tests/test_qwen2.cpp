@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/counts.h"
 #include "core/gguf_writer.h"
 #include "core/hf_writer.h"

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/util/error.h"
 #include "core/llama_model.h"

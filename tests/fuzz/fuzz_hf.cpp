@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/hf_llama.h"
 #include "core/llama_model.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/byte_bpe_tokenizer.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/splitmix64.h"
 #include "tests/peer/tokenizer_corpus.h"

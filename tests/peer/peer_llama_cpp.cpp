@@ -34,7 +34,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/gguf_writer.h"
 #include "core/llama_model.h"

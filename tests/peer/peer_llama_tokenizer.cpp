@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/byte_bpe_tokenizer.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/files/gguf_file.h"
 #include "tests/peer/tokenizer_corpus.h"

@@ -1,11 +1,11 @@
 #pragma once
 // The tokenizer a GGUF file names in tokenizer.ggml.model: "llama" (SentencePiece-style,
-// core/spm_tokenizer.h) or "gpt2" (byte-level BPE, core/byte_bpe_tokenizer.h), and the tokens
+// core/tokenizers/spm_tokenizer.h) or "gpt2" (byte-level BPE, core/tokenizers/byte_bpe_tokenizer.h), and the tokens
 // that end generation (EOS, then BOS, where the metadata has them).
 #include <memory>
 #include <vector>
 
-#include "core/tokenizer.h"
+#include "core/tokenizers/tokenizer.h"
 
 namespace kvs {
 

@@ -1,4 +1,4 @@
-#include "core/llama_vocab_rules.h"
+#include "core/tokenizers/llama_vocab_rules.h"
 
 #include <cctype>
 #include <queue>

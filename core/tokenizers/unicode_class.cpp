@@ -1,4 +1,4 @@
-#include "core/unicode_class.h"
+#include "core/tokenizers/unicode_class.h"
 
 #include <algorithm>
 #include <iterator>

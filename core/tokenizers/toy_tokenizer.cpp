@@ -1,9 +1,9 @@
-#include "core/toy_tokenizer.h"
+#include "core/tokenizers/toy_tokenizer.h"
 
 #include <cctype>
 
 #include "core/util/error.h"
-#include "core/toy_vocabulary.h"
+#include "core/tokenizers/toy_vocabulary.h"
 
 namespace kvs {
 namespace {

@@ -2,7 +2,7 @@
 // nlohmann-json3-dev): GPT-2's vocab.json + merges.txt, and Hugging Face's tokenizer.json.
 #include <nlohmann/json.hpp>
 
-#include "core/byte_bpe_tokenizer.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 
@@ -84,7 +84,7 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json(const std::string& path) {
                 fail("ByteLevel add_prefix_space is not supported");
             return p.value("use_regex", true) == regex;
         };
-        // Split by one of the regexes kvscope has written out (core/byte_bpe_split.h), pieces
+        // Split by one of the regexes kvscope has written out (core/tokenizers/byte_bpe_split.h), pieces
         // kept as they are ("Isolated"); the regex text is compared exactly.
         auto split_regex = [&](const nlohmann::json& p) -> std::string {
             if (!p.is_object() || p.value("type", std::string()) != "Split" ||

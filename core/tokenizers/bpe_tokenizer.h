@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/tokenizer.h"
+#include "core/tokenizers/tokenizer.h"
 
 namespace kvs {
 

@@ -1,6 +1,6 @@
-#include "core/byte_bpe_split.h"
+#include "core/tokenizers/byte_bpe_split.h"
 
-#include "core/unicode_class.h"
+#include "core/tokenizers/unicode_class.h"
 
 namespace kvs {
 namespace {

@@ -1,8 +1,8 @@
 #pragma once
 // Byte-level BPE (GPT-2, Llama-3, Qwen, SmolLM): text is cut by the pre-tokenizer
-// (core/byte_bpe_split.h), each piece's UTF-8 bytes become one symbol per byte, and merges are
+// (core/tokenizers/byte_bpe_split.h), each piece's UTF-8 bytes become one symbol per byte, and merges are
 // applied in rank order (the pair whose merge comes first in the merges list, leftmost on ties:
-// core/llama_vocab_rules.h's merge_by_score with score = -rank). The vocabulary stores bytes as
+// core/tokenizers/llama_vocab_rules.h's merge_by_score with score = -rank). The vocabulary stores bytes as
 // GPT-2's bytes_to_unicode characters (printable bytes stand for themselves, the other 68 are
 // U+0100.. in byte order: a space is 'Ġ', a newline 'Ċ'), so decoding maps them back to bytes
 // and decode(encode(x)) == x for every byte string.
@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/byte_bpe_split.h"
-#include "core/tokenizer.h"
+#include "core/tokenizers/byte_bpe_split.h"
+#include "core/tokenizers/tokenizer.h"
 
 namespace kvs {
 
@@ -43,11 +43,11 @@ class ByteBpeTokenizer final : public Tokenizer {
                      Options options, const std::string& source);
 
     // GPT-2's files: vocab.json (token -> id) and merges.txt ("#version" line, then one merge
-    // per line). (core/byte_bpe_files.cpp)
+    // per line). (core/tokenizers/byte_bpe_files.cpp)
     static ByteBpeTokenizer from_vocab_and_merges(const std::string& vocab_json,
                                                   const std::string& merges_txt);
     // A Hugging Face tokenizer.json with a BPE model; added_tokens join the vocabulary as
-    // special tokens. (core/byte_bpe_files.cpp)
+    // special tokens. (core/tokenizers/byte_bpe_files.cpp)
     static ByteBpeTokenizer from_hf_json(const std::string& path);
     // tokenizer.ggml.model must be "gpt2"; tokens must hold `vocab` entries.
     static ByteBpeTokenizer from_gguf(const GgufFile& f, int vocab);

@@ -1,11 +1,11 @@
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 
 #include <cstdint>
 #include <cstring>
 
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
-#include "core/llama_vocab_rules.h"
+#include "core/tokenizers/llama_vocab_rules.h"
 
 namespace kvs {
 namespace {
@@ -125,7 +125,7 @@ std::vector<int> BpeTokenizer::encode(std::string_view text) const {
         i += n;
     }
 
-    // run.c's merge rule (core/llama_vocab_rules.h); BOS at index 0 never merges.
+    // run.c's merge rule (core/tokenizers/llama_vocab_rules.h); BOS at index 0 never merges.
     merge_by_score(ids, 1, [this](int l, int r) {
         const int m = find(pieces_[l] + pieces_[r]);
         return m >= 0 && scores_[m] > -1e10f ? MergeResult{m, scores_[m]} : MergeResult{};

@@ -1,4 +1,4 @@
-#include "core/spm_model_file.h"
+#include "core/tokenizers/spm_model_file.h"
 
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"

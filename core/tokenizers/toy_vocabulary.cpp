@@ -1,4 +1,4 @@
-#include "core/toy_vocabulary.h"
+#include "core/tokenizers/toy_vocabulary.h"
 
 namespace kvs {
 
