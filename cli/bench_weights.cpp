@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/compact_weights.h"
-#include "core/llama_model.h"
+#include "core/model/compact_weights.h"
+#include "core/model/llama_model.h"
 #include "core/logit_difference.h"
 
 namespace kvs::cli {

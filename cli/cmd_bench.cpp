@@ -13,9 +13,9 @@
 #include "cli/bench_stats.h"
 #include "cli/bench_weights.h"
 #include "cli/commands.h"
-#include "core/compact_weights.h"
+#include "core/model/compact_weights.h"
 #include "core/util/error.h"
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 #include "core/model_loader.h"
 #include "core/util/output_file.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -230,7 +230,7 @@ int cmd_bench(int argc, char** argv) {
                      " of weights read per decode token (counted from shapes)" +
                      (weights == GgmlType::F32
                           ? ""
-                          : "; the table's MB and GB/s count float32 weights (core/counts.h)"));
+                          : "; the table's MB and GB/s count float32 weights (core/model/counts.h)"));
     header.push_back("load average at start: " + load_average());
     header.push_back(std::string("tracing ") +
                      (trace ? "ON (attention, K/V rows, logits kept)" : "off") + "; warm-up " +

@@ -10,7 +10,7 @@
 #include "core/attention_explain.h"
 #include "core/util/error.h"
 #include "core/util/json_writer.h"
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
 #include "core/util/utf8.h"
 
 namespace kvs::cli {

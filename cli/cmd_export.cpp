@@ -14,7 +14,7 @@
 #include "core/util/format.h"
 #include "core/gguf_writer.h"
 #include "core/hf_writer.h"
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 #include "core/model_loader.h"
 
 namespace kvs::cli {

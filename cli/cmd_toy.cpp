@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
 #include "core/trace_json.h"
 
 namespace kvs::cli {

@@ -7,7 +7,7 @@
 
 #include "cli/args.h"
 #include "cmdline/engine_options.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/session.h"
 #include "kernels/backend_factory.h"
 

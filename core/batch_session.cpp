@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/backend.h"
+#include "core/model/backend.h"
 #include "core/util/error.h"
 
 namespace kvs {

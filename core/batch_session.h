@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/finish_reason.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/sampler.h"
 #include "core/trace.h"
 

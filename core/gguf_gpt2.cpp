@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "core/compact_weights.h"
+#include "core/model/compact_weights.h"
 #include "core/util/error.h"
 #include "core/files/gguf_file.h"
 #include "core/tokenizers/gguf_tokenizer.h"

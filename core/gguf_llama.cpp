@@ -12,7 +12,7 @@
 #include "core/gguf_gpt2.h"
 #include "core/tokenizers/gguf_tokenizer.h"
 #include "core/hf_llama.h"
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 #include "core/files/mapped_file.h"
 
 namespace kvs {

@@ -4,7 +4,7 @@
 // optional output) checked against them, dequantised (F32, F16, BF16, Q8_0, Q4_0) into float32 in
 // llama2.c's weight order, and the tokenizer from tokenizer.ggml.* (core/tokenizers/gguf_tokenizer.h).
 // With `weights` F16, BF16 or Q8_0 the matrices are kept in that type instead
-// (core/compact_weights.h): the file's tensors used in place where they have it, converted
+// (core/model/compact_weights.h): the file's tensors used in place where they have it, converted
 // otherwise; the embedding table and norms are float32 either way.
 // A file of the `gpt2` architecture is read by core/gguf_gpt2.h's reader (float32 only), the
 // same way.
@@ -16,7 +16,7 @@
 
 #include "core/checkpoint.h"
 #include "core/memory_budget.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/tokenizers/tokenizer.h"
 
 namespace kvs {

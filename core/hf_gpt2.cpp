@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/compact_weights.h"
+#include "core/model/compact_weights.h"
 #include "core/util/error.h"
 #include "core/files/gguf_file.h"
 #include "core/files/mapped_file.h"

@@ -11,9 +11,9 @@
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/hf_gpt2.h"
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 #include "core/files/mapped_file.h"
-#include "core/rope_frequencies.h"
+#include "core/model/rope_frequencies.h"
 #include "core/tokenizers/spm_model_file.h"
 
 namespace kvs {

@@ -2,7 +2,7 @@
 // A Hugging Face Llama checkpoint (LlamaForCausalLM) as a LlamaModel: a folder holding
 // config.json and model.safetensors, or shards listed by model.safetensors.index.json; F32, F16
 // or BF16 tensors (core/files/safetensors_file.h), dequantised into float32 in llama2.c's weight order,
-// or kept compact with --weights (core/compact_weights.h).
+// or kept compact with --weights (core/model/compact_weights.h).
 // HF stores q_proj and k_proj rows permuted for its rotate-half RoPE (the first half of each
 // head's features rotates with the second half); llama2.c's RoPE rotates adjacent pairs. The
 // loader puts the rows back (rotate_half_row), so the forward pass is the one run.c has.
@@ -19,7 +19,7 @@
 
 #include "core/checkpoint.h"
 #include "core/memory_budget.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/files/safetensors_file.h"
 
 namespace kvs {

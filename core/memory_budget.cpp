@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/backend.h"
+#include "core/model/backend.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 

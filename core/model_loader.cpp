@@ -9,8 +9,8 @@
 #include "core/gguf_llama.h"
 #include "core/hf_llama.h"
 #include "core/util/install_paths.h"
-#include "core/llama_model.h"
-#include "core/toy_model.h"
+#include "core/model/llama_model.h"
+#include "core/model/toy_model.h"
 
 #ifndef KVSCOPE_SOURCE_DIR
 #define KVSCOPE_SOURCE_DIR "."

@@ -10,12 +10,12 @@
 
 #include "core/files/gguf_file.h"
 #include "core/memory_budget.h"
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace kvs {
 
 // Opens `spec`; `tokenizer` empty means: look beside the checkpoint. `weights` other than F32
-// keeps the matrices in that type (core/compact_weights.h): a GGUF's tensors of that type are
+// keeps the matrices in that type (core/model/compact_weights.h): a GGUF's tensors of that type are
 // used as they are, anything else is converted on load. Throws kvs::Error, also when the weights
 // (as kept) and the KV cache at the chosen context do not fit `limits`' budgets (checked before
 // any weight is read). Without limits: the model's own context, host memory

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "core/util/error.h"
-#include "core/step_graphs.h"
-#include "core/token_by_token.h"
+#include "core/model/step_graphs.h"
+#include "core/model/token_by_token.h"
 
 namespace kvs {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/finish_reason.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/sampler.h"
 #include "core/step_timing.h"
 #include "core/trace.h"

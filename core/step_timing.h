@@ -5,7 +5,7 @@
 // time is the median of the runs; the spread (fastest..slowest) is kept beside it.
 #include <functional>
 
-#include "core/backend.h"
+#include "core/model/backend.h"
 
 namespace kvs {
 

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "core/attention_rows.h"
-#include "core/backend.h"
-#include "core/counts.h"
-#include "core/kv_cache.h"
-#include "core/op_log.h"
+#include "core/model/attention_rows.h"
+#include "core/model/backend.h"
+#include "core/model/counts.h"
+#include "core/model/kv_cache.h"
+#include "core/model/op_log.h"
 
 namespace kvs {
 
@@ -48,7 +48,7 @@ struct StepRecord {
     // [n_layers, attention.rows, n_heads * head_dim]; empty for the toy, whose heads have no q.
     std::vector<float> q_rows;
     std::vector<float> attn_out;
-    // Every op of the step's forward passes in order, then sampling (core/op_log.h); empty for
+    // Every op of the step's forward passes in order, then sampling (core/model/op_log.h); empty for
     // the toy, whose rule-based heads are not these ops.
     OpLog ops;
     bool payload_evicted = false;
@@ -71,7 +71,7 @@ struct StepRecord {
     double forward_min_seconds = 0;  // the fastest run
     double forward_max_seconds = 0;  // the slowest run
     int timing_runs = 1;
-    // A cached decode step on a backend with CUDA Graphs (core/step_graphs.h): the same step as
+    // A cached decode step on a backend with CUDA Graphs (core/model/step_graphs.h): the same step as
     // one graph launch, the median of timing_runs replays (0: not measured). forward_seconds is
     // the step as it ran: ops one by one with per-op timing when the op strip is recorded, else
     // the graph (then both figures are the same runs).

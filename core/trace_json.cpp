@@ -4,7 +4,7 @@
 
 #include "core/util/json_writer.h"
 #include "core/session.h"
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
 
 namespace kvs {
 
@@ -158,7 +158,7 @@ void write_trace_json(std::ostream& os, const Session& s) {
             j.end_object();
         }
         if (!r.ops.ops.empty()) {
-            // The op strip (core/op_log.h): seconds null where the op ran inside the call of
+            // The op strip (core/model/op_log.h): seconds null where the op ran inside the call of
             // ops[timed_with], or the backend did not time calls one by one.
             j.key("ops").begin_array();
             for (const OpRecord& o : r.ops.ops) {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/util/error.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/sampler.h"
 #include "core/session.h"
 #include "core/trace.h"

@@ -12,7 +12,7 @@
 #include <cstdio>
 
 #include "core/util/format.h"
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
 #include "lessonlib/lesson_report.h"

@@ -9,7 +9,7 @@
 #include <cstdio>
 
 #include "core/util/format.h"
-#include "core/kv_what_if.h"
+#include "core/model/kv_what_if.h"
 #include "gui/kv_grid.h"
 #include "gui/panels.h"
 #include "gui/plot.h"

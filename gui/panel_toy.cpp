@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "core/util/format.h"
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
 #include "core/tokenizers/toy_vocabulary.h"
 #include "gui/panels.h"
 

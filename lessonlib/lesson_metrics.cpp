@@ -6,9 +6,9 @@
 
 #include "core/attention_explain.h"
 #include "core/util/error.h"
-#include "core/kv_what_if.h"
+#include "core/model/kv_what_if.h"
 #include "core/logit_difference.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/session.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/scale_accounting.h"

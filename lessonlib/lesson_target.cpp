@@ -2,7 +2,7 @@
 
 #include "core/attention_explain.h"
 #include "core/util/error.h"
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 #include "core/session.h"
 
 namespace kvs {

@@ -6,7 +6,7 @@
 
 #include "core/attention_explain.h"
 #include "core/model_loader.h"
-#include "core/op_log.h"
+#include "core/model/op_log.h"
 #include "core/session.h"
 #include "kernels/backend_factory.h"
 #include "tests/test_helpers.h"

@@ -16,7 +16,7 @@
 #include "core/util/format.h"
 #include "core/files/gguf_file.h"
 #include "core/gguf_llama.h"
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 #include "core/memory_budget.h"
 #include "core/model_loader.h"
 #include "core/tokenizers/unicode_class.h"

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/util/error.h"
-#include "core/model_config.h"
-#include "core/rope_frequencies.h"
+#include "core/model/model_config.h"
+#include "core/model/rope_frequencies.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/fast_ops.h"
 #include "kernels/cpu/isa_kernels.h"

@@ -12,7 +12,7 @@
 #include "core/files/gguf_file.h"
 #include "core/gguf_llama.h"
 #include "core/gguf_writer.h"
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "core/tokenizers/spm_tokenizer.h"

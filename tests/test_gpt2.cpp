@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "core/counts.h"
+#include "core/model/counts.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "core/util/error.h"
-#include "core/kv_what_if.h"
+#include "core/model/kv_what_if.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "gui/attention_matrix.h"

@@ -16,7 +16,7 @@
 #include "core/gguf_writer.h"
 #include "core/hf_llama.h"
 #include "core/hf_writer.h"
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 #include "core/model_loader.h"
 #include "core/files/safetensors_file.h"
 #include "core/session.h"

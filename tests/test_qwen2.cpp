@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/tokenizers/bpe_tokenizer.h"
-#include "core/counts.h"
+#include "core/model/counts.h"
 #include "core/gguf_writer.h"
 #include "core/hf_writer.h"
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"

@@ -4,7 +4,7 @@
 // vocab V = 32000, separate classifier) and the datasheet (989.4e12 FLOP/s, 3.35e12 B/s).
 #include <catch2/catch.hpp>
 
-#include "core/counts.h"
+#include "core/model/counts.h"
 #include "core/util/error.h"
 #include "core/model_loader.h"
 #include "lessonlib/lesson.h"

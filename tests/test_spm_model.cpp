@@ -13,7 +13,7 @@
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/hf_writer.h"
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 #include "core/model_loader.h"
 #include "core/tokenizers/spm_model_file.h"
 #include "tests/greedy_runs.h"

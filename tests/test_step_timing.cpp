@@ -8,7 +8,7 @@
 #include "core/model_loader.h"
 #include "core/session.h"
 #include "core/step_timing.h"
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

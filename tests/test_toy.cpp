@@ -1,4 +1,4 @@
-// The tutorials' toy example (core/toy_model.h) through Session and Trace: the tutorial's numbers,
+// The tutorials' toy example (core/model/toy_model.h) through Session and Trace: the tutorial's numbers,
 // "none", the projection's ranking, one cached decode step against the cache, the trace JSON.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "core/util/error.h"
 #include "core/model_loader.h"
 #include "core/session.h"
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
 #include "core/trace_json.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"

@@ -1,5 +1,5 @@
 #pragma once
-// How the matmul reads one weight row, per storage type (core/compact_weights.h): kLanes values
+// How the matmul reads one weight row, per storage type (core/model/compact_weights.h): kLanes values
 // at a time as float32, so the arithmetic after the load is the same for every type. Included by
 // fast_matmul.cpp only, compiled once per SIMD path like vec_math.h.
 //
@@ -154,7 +154,7 @@ struct Q8Rows {
         return __builtin_convertvector(__builtin_convertvector(q, VecI32), Vec);
 #endif
     }
-    // Never called: a Q8_0 row is whole blocks (core/compact_weights.h's kept_type).
+    // Never called: a Q8_0 row is whole blocks (core/model/compact_weights.h's kept_type).
     VEC_INLINE static Vec tail(Row, int, int) {
         return Vec{};
     }

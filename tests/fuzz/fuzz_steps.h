@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/util/error.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/session.h"
 #include "core/trace_json.h"
 #include "kernels/cpu/cpu_backend.h"

@@ -1,4 +1,4 @@
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 
 #include <sstream>
 

@@ -1,4 +1,4 @@
-#include "core/token_by_token.h"
+#include "core/model/token_by_token.h"
 
 #include <algorithm>
 #include <vector>

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "core/backend.h"
+#include "core/model/backend.h"
 
 namespace kvs {
 

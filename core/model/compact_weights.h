@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/files/gguf_file.h"
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 
 namespace kvs {
 

@@ -1,4 +1,4 @@
-#include "core/counts.h"
+#include "core/model/counts.h"
 
 namespace kvs {
 

@@ -8,7 +8,7 @@
 
 namespace kvs {
 
-// The two block designs kvscope runs (core/llama_model.cpp writes both forward passes).
+// The two block designs kvscope runs (core/model/llama_model.cpp writes both forward passes).
 //   Llama: RMSNorm, RoPE on q and k, SwiGLU MLP (w1 gate, w3 up, w2 down), no biases (Qwen2:
 //          q/k/v biases).
 //   Gpt2:  LayerNorm with a bias, learned position embeddings added to the token's, biases on
@@ -32,7 +32,7 @@ struct ModelConfig {
     float norm_eps = 1e-5f;       // RMSNorm: x / sqrt(mean(x^2) + eps)
     // Rope scaling: pair p's frequency divided by rope_factors[p], [head_dim / 2] (linear
     // scaling: all the same; Llama 3's: 1 for short wavelengths up to `factor` for long ones,
-    // core/rope_frequencies.h). Empty: none.
+    // core/model/rope_frequencies.h). Empty: none.
     std::vector<float> rope_factors;
     // Qwen2: the q, k and v projections add a bias (bq [dim], bk and bv [kv_dim] per layer).
     // Never in a llama2.c file; stored after the llama2.c tensors in a loader's copy.

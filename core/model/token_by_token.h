@@ -7,7 +7,7 @@
 //   ops: every call's ops, in order
 #include <span>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 namespace kvs {
 

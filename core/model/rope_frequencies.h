@@ -3,7 +3,7 @@
 // pos * inv_freq[p] radians. The backends' rope ops read this table; none computes its own.
 #include <vector>
 
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 
 namespace kvs {
 

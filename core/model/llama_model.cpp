@@ -1,12 +1,12 @@
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "core/backend.h"
+#include "core/model/backend.h"
 #include "core/util/error.h"
-#include "core/rope_frequencies.h"
-#include "core/step_graphs.h"
+#include "core/model/rope_frequencies.h"
+#include "core/model/step_graphs.h"
 
 namespace kvs {
 namespace {
@@ -106,7 +106,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
         int B = 0, R = 0;  // sequences, rows in all
         std::vector<int> first, T, pos0, keep, kv_keep;
         std::size_t probs_floats = 0;  // scratch for a sequence whose kept rows are fewer than T
-        // Through a CUDA Graph (core/step_graphs.h): every sequence one row (decode), per-op
+        // Through a CUDA Graph (core/model/step_graphs.h): every sequence one row (decode), per-op
         // timing off, a backend with graphs on. Its probs rows in the stage are then the cache's
         // capacity floats apart, so nothing in the stage moves with the position.
         bool graph = false;
@@ -148,7 +148,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     const ModelConfig& c_;
     Backend& be_;
     DeviceBuffer weights_;
-    DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/rope_frequencies.h)
+    DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/model/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
     int scratch_rows_ = 0;
     DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, probs_, stage_;

@@ -1,4 +1,4 @@
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -16,7 +16,7 @@
 // Everything is computed on the host, in core: the runner has no Backend.
 #include <memory>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "core/tokenizers/toy_tokenizer.h"
 #include "core/tokenizers/toy_vocabulary.h"
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <span>
 
-#include "core/compact_weights.h"
-#include "core/model_config.h"
+#include "core/model/compact_weights.h"
+#include "core/model/model_config.h"
 
 namespace kvs {
 

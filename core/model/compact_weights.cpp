@@ -1,9 +1,9 @@
-#include "core/compact_weights.h"
+#include "core/model/compact_weights.h"
 
 #include <cctype>
 
 #include "core/util/error.h"
-#include "core/llama_weights.h"
+#include "core/model/llama_weights.h"
 
 namespace kvs {
 

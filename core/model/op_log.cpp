@@ -1,4 +1,4 @@
-#include "core/op_log.h"
+#include "core/model/op_log.h"
 
 namespace kvs {
 

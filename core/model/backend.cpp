@@ -1,4 +1,4 @@
-#include "core/backend.h"
+#include "core/model/backend.h"
 
 #include "core/util/error.h"
 #include "core/files/gguf_file.h"

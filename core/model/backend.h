@@ -50,7 +50,7 @@ struct OpTimes {
     double total() const;
 };
 
-class StepGraphs;  // core/step_graphs.h
+class StepGraphs;  // core/model/step_graphs.h
 
 class Backend {
   public:
@@ -87,7 +87,7 @@ class Backend {
                            float eps) = 0;
     // out[t, i] = sum_j w[i, j] * x[t, j]     x: [T, n], w: [d, n], out: [T, d]
     virtual void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) = 0;
-    // Compact weights (core/compact_weights.h, --weights): whether matmul_compact reads `type`,
+    // Compact weights (core/model/compact_weights.h, --weights): whether matmul_compact reads `type`,
     // and the matmul with w [d, n] in that type in host memory (the model's bytes, used where
     // they lie), widened to float32 as it is read; the arithmetic is float32. Only the CPU does
     // (F16, BF16, Q8_0); the others compute with float32 weights only, and the default refuses.
@@ -95,7 +95,7 @@ class Backend {
     virtual void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w,
                                 int T, int n, int d);
     // Rotates adjacent pairs (i, i+1) of q and k for positions pos0..pos0+T-1 (run.c's RoPE):
-    // pair p of a head by pos * inv_freq[p] (core/rope_frequencies.h works the table out).
+    // pair p of a head by pos * inv_freq[p] (core/model/rope_frequencies.h works the table out).
     // q: [T, dim], k: [T, kv_dim], inv_freq: [head_dim / 2] on the backend
     virtual void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
                       int head_dim, DeviceSpan inv_freq) = 0;
@@ -129,7 +129,7 @@ class Backend {
     virtual float* alloc_host(std::size_t n) { return new float[n](); }
     virtual void release_host(float* p) noexcept { delete[] p; }
 
-    // CUDA Graphs of decode steps (core/step_graphs.h), or null where the backend has none.
+    // CUDA Graphs of decode steps (core/model/step_graphs.h), or null where the backend has none.
     virtual StepGraphs* graphs() { return nullptr; }
 
     // Wait for queued work; after it, op_times() is complete.

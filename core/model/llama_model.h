@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "core/tokenizers/bpe_tokenizer.h"
-#include "core/llama_weights.h"
-#include "core/model.h"
+#include "core/model/llama_weights.h"
+#include "core/model/model.h"
 
 namespace kvs {
 

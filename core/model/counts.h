@@ -9,14 +9,14 @@
 //                      (activations assumed to stay in cache; bytes_per_value per stored number:
 //                      4 for our float32 engine, 2 for the bf16/fp16 of
 //                      lessonlib/scale_accounting.h)
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 
 #include <cstddef>
 #include <vector>
 
 namespace kvs {
 
-// The ops of the Llama and GPT-2 forward passes (core/op_log.h records them as they run);
+// The ops of the Llama and GPT-2 forward passes (core/model/op_log.h records them as they run);
 // layer_ops gives each design's order within a layer.
 enum class OpKind {
     Embedding,    // token ids -> rows of the embedding table
@@ -75,7 +75,7 @@ struct OpCount {
 };
 OpCount count_op(OpKind k, const ModelConfig& c, int rows, int pos0);
 
-// The ops one layer of `c`'s design issues, in order (core/llama_model.cpp's forward passes;
+// The ops one layer of `c`'s design issues, in order (core/model/llama_model.cpp's forward passes;
 // a test checks them against the op log).
 std::vector<OpKind> layer_ops(const ModelConfig& c);
 

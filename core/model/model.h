@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "core/attention_rows.h"
-#include "core/counts.h"
-#include "core/kv_cache.h"
-#include "core/model_config.h"
-#include "core/op_log.h"
+#include "core/model/attention_rows.h"
+#include "core/model/counts.h"
+#include "core/model/kv_cache.h"
+#include "core/model/model_config.h"
+#include "core/model/op_log.h"
 #include "core/tokenizers/tokenizer.h"
 
 namespace kvs {
@@ -63,7 +63,7 @@ class Runner {
     virtual std::string device() const = 0;
     virtual Backend* backend() { return nullptr; }
     // Whether a cached decode step, with per-op timing off, runs as a recorded CUDA Graph on
-    // this runner's backend (core/step_graphs.h): the backend offers graphs and the model's
+    // this runner's backend (core/model/step_graphs.h): the backend offers graphs and the model's
     // pass can be recorded (a GPT-2 step cannot: it runs op by op).
     virtual bool records_graphs() const { return false; }
     // K/V rows first..first+n-1 the cache holds now: out [n_layers, 2 (K, V), n, kv_dim].
