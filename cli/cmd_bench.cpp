@@ -16,7 +16,7 @@
 #include "core/model/compact_weights.h"
 #include "core/util/error.h"
 #include "core/model/llama_model.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/util/output_file.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/isa_kernels.h"

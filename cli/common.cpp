@@ -6,8 +6,8 @@
 
 #include "cli/commands.h"
 #include "core/util/error.h"
-#include "core/memory_budget.h"
-#include "core/model_loader.h"
+#include "core/loaders/memory_budget.h"
+#include "core/loaders/model_loader.h"
 
 namespace kvs::cli {
 

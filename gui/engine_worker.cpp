@@ -6,7 +6,7 @@
 #include <new>
 
 #include "core/util/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "gui/strings.h"
 
 namespace kvs::gui {

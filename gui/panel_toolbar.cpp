@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "core/util/format.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "gui/panels.h"
 #include "lessonlib/engine_messages.h"
 

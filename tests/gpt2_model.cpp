@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/tokenizers/bpe_tokenizer.h"
-#include "core/checkpoint.h"
+#include "core/loaders/checkpoint.h"
 
 namespace kvs::test {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"

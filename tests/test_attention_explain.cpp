@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "core/attention_explain.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/model/op_log.h"
 #include "core/session.h"
 #include "kernels/backend_factory.h"

@@ -3,7 +3,7 @@
 
 #include "core/batch_session.h"
 #include "core/util/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"

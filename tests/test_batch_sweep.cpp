@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/batch_sweep.h"

@@ -15,10 +15,10 @@
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/files/gguf_file.h"
-#include "core/gguf_llama.h"
+#include "core/loaders/gguf_llama.h"
 #include "core/model/llama_model.h"
-#include "core/memory_budget.h"
-#include "core/model_loader.h"
+#include "core/loaders/memory_budget.h"
+#include "core/loaders/model_loader.h"
 #include "core/tokenizers/unicode_class.h"
 #include "tests/test_helpers.h"
 
@@ -129,7 +129,7 @@ void llama_shapes(GgufBytes& g, const ModelConfig& c) {
     g.u32("llama.attention.head_count_kv", c.n_kv_heads);
 }
 
-// A llama model's tensors in GGUF's order and shapes (core/gguf_llama.cpp), F32 from `w` or, with
+// A llama model's tensors in GGUF's order and shapes (core/loaders/gguf_llama.cpp), F32 from `w` or, with
 // w == nullptr, `type` and no data.
 void llama_tensors(GgufBytes& g, const ModelConfig& c, const LlamaWeights* w, GgmlType type) {
     const std::uint64_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;

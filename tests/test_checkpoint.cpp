@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "core/checkpoint.h"
+#include "core/loaders/checkpoint.h"
 #include "core/util/error.h"
 #include "tests/test_helpers.h"
 

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "core/model/step_graphs.h"
 #include "kernels/backend_factory.h"

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "core/util/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"

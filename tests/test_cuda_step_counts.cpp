@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "tests/test_helpers.h"

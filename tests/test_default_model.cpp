@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/sampler.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"

@@ -16,7 +16,7 @@
 
 #include "core/attention_explain.h"
 #include "core/batch_session.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"

@@ -10,7 +10,7 @@
 
 #include "core/util/error.h"
 #include "core/model/kv_what_if.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "gui/attention_matrix.h"
 #include "gui/colormap.h"

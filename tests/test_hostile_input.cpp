@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "core/tokenizers/bpe_tokenizer.h"
-#include "core/checkpoint.h"
+#include "core/loaders/checkpoint.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "core/trace_json.h"
 #include "core/util/utf8.h"

@@ -9,10 +9,10 @@
 
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/model/counts.h"
-#include "core/gguf_writer.h"
-#include "core/hf_writer.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/hf_writer.h"
 #include "core/model/llama_model.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"

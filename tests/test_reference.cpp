@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/model/llama_model.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"

@@ -13,7 +13,7 @@
 #include <set>
 
 #include "core/util/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/util/output_file.h"
 #include "core/sampler.h"
 #include "core/session.h"

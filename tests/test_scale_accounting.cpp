@@ -6,7 +6,7 @@
 
 #include "core/model/counts.h"
 #include "core/util/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/roofline.h"
 #include "lessonlib/scale_accounting.h"

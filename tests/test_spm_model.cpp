@@ -12,9 +12,9 @@
 
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
-#include "core/hf_writer.h"
+#include "core/loaders/hf_writer.h"
 #include "core/model/llama_model.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/tokenizers/spm_model_file.h"
 #include "tests/greedy_runs.h"
 #include "tests/peer/tokenizer_corpus.h"

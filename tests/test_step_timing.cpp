@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "core/step_timing.h"
 #include "core/model/toy_model.h"

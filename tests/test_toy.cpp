@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/util/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "core/model/toy_model.h"
 #include "core/trace_json.h"

@@ -8,7 +8,7 @@
 
 #include "core/util/json_writer.h"
 #include "core/logit_difference.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "core/trace_json.h"
 #include "kernels/cpu/cpu_backend.h"

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/util/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/workbench.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"

@@ -58,7 +58,7 @@ class Backend {
     virtual std::string name() const = 0;    // "cpu", "cuda", "cuda-emulated"
     virtual std::string device() const = 0;  // what measured the times, in words
     // Free bytes of the backend's own memory (a GPU's), read now; 0 for a backend that
-    // computes in host memory (core/memory_budget.h checks a model against it before loading).
+    // computes in host memory (core/loaders/memory_budget.h checks a model against it before loading).
     virtual std::uint64_t device_free_bytes() const { return 0; }
 
     virtual DeviceSpan alloc(std::size_t n) = 0;  // zero-filled

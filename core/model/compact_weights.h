@@ -47,7 +47,7 @@ GgmlType weight_type_from_name(const std::string& name);
 std::string weight_type_option_name(GgmlType t);
 
 // The type a matrix with rows of n values is kept in when `want` is asked: Q8_0 needs whole
-// 32-value blocks, so other rows are kept F16 (what core/gguf_writer.h writes for them too).
+// 32-value blocks, so other rows are kept F16 (what core/loaders/gguf_writer.h writes for them too).
 GgmlType kept_type(GgmlType want, std::size_t n);
 
 // Where a matrix's values are now: `type` bytes, rows of ggml_row_bytes(type, n).
@@ -71,7 +71,7 @@ CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, 
 
 // Counted from shapes: the bytes a model's weights take in memory with its matrices kept as `want`
 // (the float32 weights, `float32_bytes`, less the matrices' floats, plus the matrices in their
-// kept type; `want` F32: `float32_bytes`). What core/memory_budget.h's check is given.
+// kept type; `want` F32: `float32_bytes`). What core/loaders/memory_budget.h's check is given.
 std::uint64_t kept_weight_bytes(const ModelConfig& c, GgmlType want, std::uint64_t float32_bytes);
 
 // Counted from shapes: the bytes of weights one decode token reads: every matrix (in its kept

@@ -54,7 +54,7 @@ struct ModelConfig {
 
     // Number of float32 weights the checkpoint stores after its header, freq_cis included (and
     // the q/k/v biases after them, for a model that has them). GPT-2: every weight in the order
-    // point_llama_weights takes them (core/checkpoint.h), no freq_cis.
+    // point_llama_weights takes them (core/loaders/checkpoint.h), no freq_cis.
     std::size_t stored_floats() const;
     // Weights used by the forward pass (freq_cis excluded, shared classifier counted once).
     std::size_t parameter_count() const;

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "core/trace_json.h"
 #include "kernels/backend_factory.h"

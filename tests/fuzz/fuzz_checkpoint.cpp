@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "core/tokenizers/bpe_tokenizer.h"
-#include "core/checkpoint.h"
+#include "core/loaders/checkpoint.h"
 #include "core/util/error.h"
 #include "core/model/llama_model.h"
 #include "tests/fuzz/fuzz_check.h"

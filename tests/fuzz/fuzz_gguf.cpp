@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "core/util/error.h"
-#include "core/gguf_llama.h"
+#include "core/loaders/gguf_llama.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_steps.h"
 

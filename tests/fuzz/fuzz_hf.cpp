@@ -10,7 +10,7 @@
 
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
-#include "core/hf_llama.h"
+#include "core/loaders/hf_llama.h"
 #include "core/model/llama_model.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_steps.h"

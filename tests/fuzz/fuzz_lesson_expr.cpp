@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "core/util/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson_expr.h"

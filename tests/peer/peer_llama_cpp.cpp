@@ -36,9 +36,9 @@
 
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
-#include "core/gguf_writer.h"
+#include "core/loaders/gguf_writer.h"
 #include "core/model/llama_model.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 #include "core/model/rope_frequencies.h"
 #include "core/session.h"
 #include "kernels/cpu/cpu_backend.h"

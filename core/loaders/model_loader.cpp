@@ -1,13 +1,13 @@
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
 
 #include <filesystem>
 #include <system_error>
 
 #include "core/tokenizers/bpe_tokenizer.h"
-#include "core/checkpoint.h"
+#include "core/loaders/checkpoint.h"
 #include "core/util/error.h"
-#include "core/gguf_llama.h"
-#include "core/hf_llama.h"
+#include "core/loaders/gguf_llama.h"
+#include "core/loaders/hf_llama.h"
 #include "core/util/install_paths.h"
 #include "core/model/llama_model.h"
 #include "core/model/toy_model.h"

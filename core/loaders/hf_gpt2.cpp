@@ -1,4 +1,4 @@
-#include "core/hf_gpt2.h"
+#include "core/loaders/hf_gpt2.h"
 
 #include <algorithm>
 #include <map>

@@ -1,5 +1,5 @@
 #pragma once
-// Writers for the llama2.c file formats that core/checkpoint.h and core/tokenizers/bpe_tokenizer.h read:
+// Writers for the llama2.c file formats that core/loaders/checkpoint.h and core/tokenizers/bpe_tokenizer.h read:
 // random-weight checkpoints of any shape (for tests and figures at sizes we do not commit) and
 // byte-level tokenizers to go with them.
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "core/checkpoint_writer.h"
+#include "core/loaders/checkpoint_writer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "core/tokenizers/bpe_tokenizer.h"
-#include "core/checkpoint.h"
+#include "core/loaders/checkpoint.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
 #include "core/util/splitmix64.h"
@@ -36,7 +36,7 @@ void write_random_checkpoint(const std::string& path, const ModelConfig& c, std:
         c.n_heads, c.n_kv_heads, c.shared_classifier ? c.vocab_size : -c.vocab_size,
         c.seq_len};
 
-    // Tensor lengths in file order (as core/checkpoint.cpp reads them) and what fills them.
+    // Tensor lengths in file order (as core/loaders/checkpoint.cpp reads them) and what fills them.
     const std::size_t d = c.dim, hd = c.hidden_dim, L = c.n_layers, V = c.vocab_size,
                       kv = c.kv_dim(), freq = 2 * std::size_t(c.seq_len) * (c.head_dim() / 2);
     enum Fill { Random, One, Zero };

@@ -6,7 +6,7 @@
 // With `weights` F16, BF16 or Q8_0 the matrices are kept in that type instead
 // (core/model/compact_weights.h): the file's tensors used in place where they have it, converted
 // otherwise; the embedding table and norms are float32 either way.
-// A file of the `gpt2` architecture is read by core/gguf_gpt2.h's reader (float32 only), the
+// A file of the `gpt2` architecture is read by core/loaders/gguf_gpt2.h's reader (float32 only), the
 // same way.
 #include <cstddef>
 #include <functional>
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/checkpoint.h"
-#include "core/memory_budget.h"
+#include "core/loaders/checkpoint.h"
+#include "core/loaders/memory_budget.h"
 #include "core/model/model.h"
 #include "core/tokenizers/tokenizer.h"
 
@@ -37,7 +37,7 @@ bool is_gguf_file(const std::string& path);
 // Throws kvs::Error with one line naming `name` on any problem.
 using GgufDoneWith = std::function<void(const unsigned char*, std::size_t)>;
 // `limits`: the context is cut to limits.context (when smaller), and the weights as kept plus the
-// KV cache at that context must fit every budget (core/memory_budget.h), checked from the shapes
+// KV cache at that context must fit every budget (core/loaders/memory_budget.h), checked from the shapes
 // before anything is copied or a tensor's bytes are read. `keep` holds `data` for as long as
 // compact matrices may point into it.
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,

@@ -1,4 +1,4 @@
-#include "core/hf_writer.h"
+#include "core/loaders/hf_writer.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/checkpoint_writer.h"
+#include "core/loaders/checkpoint_writer.h"
 #include "core/util/error.h"
 #include "core/files/gguf_file.h"
-#include "core/hf_gpt2.h"
-#include "core/hf_llama.h"
+#include "core/loaders/hf_gpt2.h"
+#include "core/loaders/hf_llama.h"
 #include "core/util/output_file.h"
 #include "core/files/safetensors_file.h"
 

@@ -1,4 +1,4 @@
-#include "core/gguf_gpt2.h"
+#include "core/loaders/gguf_gpt2.h"
 
 #include <algorithm>
 #include <map>

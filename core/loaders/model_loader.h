@@ -1,15 +1,15 @@
 #pragma once
 // Finding and opening models by name or path. Names: "default" (our embedded model in assets/),
 // "toy" (the tutorials' four hand-made heads), "stories260K" (../shared/models when present);
-// anything else is a path: a Hugging Face folder (config.json + safetensors, core/hf_llama.h), a
-// GGUF file (by its magic, see core/gguf_llama.h) or a llama2.c checkpoint.
+// anything else is a path: a Hugging Face folder (config.json + safetensors, core/loaders/hf_llama.h), a
+// GGUF file (by its magic, see core/loaders/gguf_llama.h) or a llama2.c checkpoint.
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/files/gguf_file.h"
-#include "core/memory_budget.h"
+#include "core/loaders/memory_budget.h"
 #include "core/model/model.h"
 
 namespace kvs {
@@ -19,7 +19,7 @@ namespace kvs {
 // used as they are, anything else is converted on load. Throws kvs::Error, also when the weights
 // (as kept) and the KV cache at the chosen context do not fit `limits`' budgets (checked before
 // any weight is read). Without limits: the model's own context, host memory
-// (core/memory_budget.h's host_memory_budget).
+// (core/loaders/memory_budget.h's host_memory_budget).
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer = {},
                                   GgmlType weights = GgmlType::F32);
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,

@@ -1,4 +1,4 @@
-#include "core/hf_llama.h"
+#include "core/loaders/hf_llama.h"
 
 #include <cmath>
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
-#include "core/hf_gpt2.h"
+#include "core/loaders/hf_gpt2.h"
 #include "core/model/llama_model.h"
 #include "core/files/mapped_file.h"
 #include "core/model/rope_frequencies.h"

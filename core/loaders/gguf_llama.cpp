@@ -1,4 +1,4 @@
-#include "core/gguf_llama.h"
+#include "core/loaders/gguf_llama.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,9 @@
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/files/gguf_file.h"
-#include "core/gguf_gpt2.h"
+#include "core/loaders/gguf_gpt2.h"
 #include "core/tokenizers/gguf_tokenizer.h"
-#include "core/hf_llama.h"
+#include "core/loaders/hf_llama.h"
 #include "core/model/llama_model.h"
 #include "core/files/mapped_file.h"
 

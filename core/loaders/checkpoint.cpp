@@ -1,4 +1,4 @@
-#include "core/checkpoint.h"
+#include "core/loaders/checkpoint.h"
 
 #include <climits>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "core/gguf_writer.h"
+#include "core/loaders/gguf_writer.h"
 
 #include <algorithm>
 #include <bit>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/util/error.h"
-#include "core/gguf_gpt2.h"
-#include "core/hf_llama.h"
+#include "core/loaders/gguf_gpt2.h"
+#include "core/loaders/hf_llama.h"
 #include "core/tokenizers/llama_vocab_rules.h"
 #include "core/util/output_file.h"
 

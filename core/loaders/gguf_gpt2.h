@@ -9,14 +9,14 @@
 // Metadata: gpt2.context_length (the position table's rows), gpt2.embedding_length,
 // gpt2.feed_forward_length, gpt2.block_count, gpt2.attention.head_count,
 // gpt2.attention.layer_norm_epsilon. The reader and the writer share this file's layout; the
-// container, the tokenizer metadata and the writing itself are core/gguf_llama.h's and
-// core/gguf_writer.h's.
+// container, the tokenizer metadata and the writing itself are core/loaders/gguf_llama.h's and
+// core/loaders/gguf_writer.h's.
 #include <cstdint>
 #include <deque>
 #include <string>
 #include <vector>
 
-#include "core/gguf_llama.h"
+#include "core/loaders/gguf_llama.h"
 
 namespace kvs {
 

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/hf_llama.h"
+#include "core/loaders/hf_llama.h"
 
 namespace kvs {
 

@@ -8,7 +8,7 @@
 // loader puts the rows back (rotate_half_row), so the forward pass is the one run.c has.
 // The tokenizer: --tokenizer FILE, else the folder's tokenizer.bin (llama2.c format), else its
 // tokenizer.json (byte-level BPE, core/tokenizers/byte_bpe_tokenizer.h).
-// A GPT2LMHeadModel folder is read the same way by core/hf_gpt2.h's reader (float32 only).
+// A GPT2LMHeadModel folder is read the same way by core/loaders/hf_gpt2.h's reader (float32 only).
 #include <cstddef>
 #include <cstring>
 #include <functional>
@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/checkpoint.h"
-#include "core/memory_budget.h"
+#include "core/loaders/checkpoint.h"
+#include "core/loaders/memory_budget.h"
 #include "core/model/model.h"
 #include "core/files/safetensors_file.h"
 
@@ -26,7 +26,7 @@ namespace kvs {
 
 // The HF row that holds llama2.c's row `r` of a q or k matrix (heads of `head_dim` rows): within
 // a head, llama2.c's feature 2i + j is HF's j * head_dim/2 + i. The one statement of the layout:
-// the loader reads through it, core/hf_writer.h writes through it.
+// the loader reads through it, core/loaders/hf_writer.h writes through it.
 inline std::size_t rotate_half_row(std::size_t r, std::size_t head_dim) {
     const std::size_t h = r / head_dim, w = r % head_dim;
     return h * head_dim + (w % 2) * (head_dim / 2) + w / 2;

@@ -1,4 +1,4 @@
-#include "core/memory_budget.h"
+#include "core/loaders/memory_budget.h"
 
 #include <algorithm>
 #include <cstdlib>
