@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "core/util/error.h"
-#include "core/session.h"
+#include "core/session/session.h"
 
 namespace kvs::cli {
 namespace {

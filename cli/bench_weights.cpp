@@ -5,7 +5,7 @@
 
 #include "core/model/compact_weights.h"
 #include "core/model/llama_model.h"
-#include "core/logit_difference.h"
+#include "core/session/logit_difference.h"
 
 namespace kvs::cli {
 namespace {

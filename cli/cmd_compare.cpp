@@ -8,7 +8,7 @@
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/util/utf8.h"
-#include "core/workbench.h"
+#include "core/session/workbench.h"
 
 namespace kvs::cli {
 

@@ -1,4 +1,4 @@
-// kvscope-cli explain: one attention row from the inside (core/attention_explain.h), for a chosen
+// kvscope-cli explain: one attention row from the inside (core/session/attention_explain.h), for a chosen
 // step, layer, head and query row, as text or JSON. Every number is read from the trace.
 #include <cmath>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/attention_explain.h"
+#include "core/session/attention_explain.h"
 #include "core/util/error.h"
 #include "core/util/json_writer.h"
 #include "core/model/toy_model.h"

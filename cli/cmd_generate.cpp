@@ -6,7 +6,7 @@
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/util/output_file.h"
-#include "core/trace_json.h"
+#include "core/session/trace_json.h"
 #include "core/util/utf8.h"
 
 namespace kvs::cli {

@@ -11,7 +11,7 @@
 #include "core/util/error.h"
 #include "core/util/output_file.h"
 #include "core/model/toy_model.h"
-#include "core/trace_json.h"
+#include "core/session/trace_json.h"
 
 namespace kvs::cli {
 namespace {

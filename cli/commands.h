@@ -8,7 +8,7 @@
 #include "cli/args.h"
 #include "cmdline/engine_options.h"
 #include "core/model/model.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::cli {

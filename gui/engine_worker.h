@@ -1,7 +1,7 @@
 #pragma once
 // The hand-off between the window and the engine. A worker thread (in the page: the main loop,
 // through run_pending) owns the backends and the
-// Workbench (core/workbench.h: the model, the Session or compare pair) and runs every request in
+// Workbench (core/session/workbench.h: the model, the Session or compare pair) and runs every request in
 // order (opening a model, prefill, decode steps),
 // so a long uncached step at 512 tokens never freezes the window. After each step it copies the
 // new StepRecord into the snapshot's trace under a mutex; the window holds that mutex while it
@@ -20,10 +20,10 @@
 
 #include "core/util/error.h"
 #include "core/model/model.h"
-#include "core/sampler.h"
-#include "core/session.h"
-#include "core/trace.h"
-#include "core/workbench.h"
+#include "core/session/sampler.h"
+#include "core/session/session.h"
+#include "core/session/trace.h"
+#include "core/session/workbench.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/batch_sweep.h"
@@ -119,7 +119,7 @@ class EngineWorker : private LessonObserver {
     // The memory budget of the traces the window draws (Trace::kDefaultBudget unless set): past
     // it the oldest steps lose their payloads.
     void set_trace_budget(std::size_t bytes);
-    // Each step under 10 ms is timed as the median of `runs` runs of it (core/step_timing.h).
+    // Each step under 10 ms is timed as the median of `runs` runs of it (core/session/step_timing.h).
     void set_timing_runs(int runs);
     void reset();
     void prefill();

@@ -60,7 +60,7 @@ void draw_time(FrameContext& f) {
         ImGui::EndTable();
     }
     // Where the times were measured: a line of its own (as a table column it was cut off).
-    // How: each step's time is the median of several runs of that step (core/step_timing.h);
+    // How: each step's time is the median of several runs of that step (core/session/step_timing.h);
     // hover for the shown step's spread.
     if (!f.snap.sessions[0].trace.empty()) {
         const SessionView& sv = f.snap.sessions[0];
@@ -77,7 +77,7 @@ void draw_time(FrameContext& f) {
                               format_seconds(shown.forward_seconds).c_str(), shown.timing_runs,
                               format_seconds(shown.forward_min_seconds).c_str(),
                               format_seconds(shown.forward_max_seconds).c_str());
-        // A cached decode step on a backend with CUDA Graphs: both figures (core/trace.h).
+        // A cached decode step on a backend with CUDA Graphs: both figures (core/session/trace.h).
         if (shown.graph_seconds > 0) {
             ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
             ImGui::TextWrapped(

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <vector>
 
-#include "core/cache_view.h"
+#include "core/session/cache_view.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
 #include "core/util/utf8.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "core/batch_session.h"
+#include "core/session/batch_session.h"
 #include "core/util/error.h"
 
 namespace kvs {

@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/attention_explain.h"
+#include "core/session/attention_explain.h"
 #include "core/model/kv_what_if.h"
-#include "core/logit_difference.h"
+#include "core/session/logit_difference.h"
 #include "core/model/model.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "core/model/toy_model.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/scale_accounting.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/session/trace.h"
 #include "lessonlib/scale_accounting.h"
 
 namespace kvs {

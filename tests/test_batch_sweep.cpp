@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/batch_sweep.h"
 #include "tests/test_helpers.h"

@@ -14,7 +14,7 @@
 #include <filesystem>
 
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "core/model/step_graphs.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"

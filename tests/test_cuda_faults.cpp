@@ -8,7 +8,7 @@
 
 #include "core/util/error.h"
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/device_info.h"

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "tests/test_helpers.h"
 

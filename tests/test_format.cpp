@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <limits>
 
-#include "core/cache_view.h"
+#include "core/session/cache_view.h"
 #include "core/util/format.h"
 
 using namespace kvs;

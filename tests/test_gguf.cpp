@@ -14,7 +14,7 @@
 #include "core/loaders/gguf_writer.h"
 #include "core/model/llama_model.h"
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "core/tokenizers/spm_tokenizer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"

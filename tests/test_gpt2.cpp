@@ -8,7 +8,7 @@
 
 #include "core/model/counts.h"
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/reference_ops.h"
 #include "tests/gpt2_model.h"

@@ -19,7 +19,7 @@
 #include "core/model/llama_model.h"
 #include "core/loaders/model_loader.h"
 #include "core/files/safetensors_file.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/util/error.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/lesson_player.h"
 #include "lessonlib/session_lesson_target.h"

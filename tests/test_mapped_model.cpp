@@ -8,7 +8,7 @@
 
 #include "core/loaders/checkpoint.h"
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

@@ -13,7 +13,7 @@
 #include "core/loaders/hf_writer.h"
 #include "core/model/llama_model.h"
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"
 #include "tests/qwen2_model.h"

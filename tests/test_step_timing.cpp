@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
-#include "core/step_timing.h"
+#include "core/session/session.h"
+#include "core/session/step_timing.h"
 #include "core/model/toy_model.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"

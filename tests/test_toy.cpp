@@ -8,9 +8,9 @@
 
 #include "core/util/error.h"
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "core/model/toy_model.h"
-#include "core/trace_json.h"
+#include "core/session/trace_json.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

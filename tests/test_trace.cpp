@@ -7,10 +7,10 @@
 #include <sstream>
 
 #include "core/util/json_writer.h"
-#include "core/logit_difference.h"
+#include "core/session/logit_difference.h"
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
-#include "core/trace_json.h"
+#include "core/session/session.h"
+#include "core/session/trace_json.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

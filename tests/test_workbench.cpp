@@ -1,4 +1,4 @@
-// The Workbench (core/workbench.h): one session or the compare pair, stepped together, with the
+// The Workbench (core/session/workbench.h): one session or the compare pair, stepped together, with the
 // cached-versus-uncached logit difference per step; its settings change all sessions or none.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "core/util/error.h"
 #include "core/loaders/model_loader.h"
-#include "core/workbench.h"
+#include "core/session/workbench.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

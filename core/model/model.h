@@ -24,7 +24,7 @@ struct Capture {
     bool kv_rows = true;    // the K and V rows written, for the KV cache view
     int last_rows = -1;     // keep only the last n query rows (-1: all)
     // q (after RoPE) and the attention output of the kept rows, every layer: the inputs of
-    // core/attention_explain.h. [n_layers, kept rows, n_heads * head_dim] each.
+    // core/session/attention_explain.h. [n_layers, kept rows, n_heads * head_dim] each.
     bool vectors = true;
     // Every K/V row the pass wrote, not only the kept rows' (uncached decode: compared with the
     // rows the cache held before the step emptied it).

@@ -1,5 +1,5 @@
 // Measures the trace JSON of a 20,000-step soak two ways (docs/decisions.md, "Trace JSON"):
-//   writer:   core/trace_json.cpp (JsonWriter, streaming) for each session's whole trace;
+//   writer:   core/session/trace_json.cpp (JsonWriter, streaming) for each session's whole trace;
 //   nlohmann: the same document as an nlohmann::json tree (what an nlohmann writer holds before
 //             it can dump), then dump(). The tree is built by parsing the writer's text, which is
 //             not timed; the timed part is copying the tree (one allocation per node, as building
@@ -15,8 +15,8 @@
 #include <string>
 
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
-#include "core/trace_json.h"
+#include "core/session/session.h"
+#include "core/session/trace_json.h"
 #include "kernels/backend_factory.h"
 
 int main(int argc, char** argv) {

@@ -10,7 +10,7 @@
 
 #include "core/util/error.h"
 #include "core/loaders/model_loader.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson_expr.h"
 #include "lessonlib/lesson_metrics.h"

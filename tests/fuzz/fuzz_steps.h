@@ -6,8 +6,8 @@
 
 #include "core/util/error.h"
 #include "core/model/model.h"
-#include "core/session.h"
-#include "core/trace_json.h"
+#include "core/session/session.h"
+#include "core/session/trace_json.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -40,7 +40,7 @@
 #include "core/model/llama_model.h"
 #include "core/loaders/model_loader.h"
 #include "core/model/rope_frequencies.h"
-#include "core/session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/gpt2_model.h"
 #include "tests/qwen2_model.h"

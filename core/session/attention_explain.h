@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/session/trace.h"
 
 namespace kvs {
 

@@ -1,4 +1,4 @@
-#include "core/sampler.h"
+#include "core/session/sampler.h"
 
 #include <algorithm>
 #include <cmath>

@@ -44,7 +44,7 @@ struct StepRecord {
     int kv_rows_kept = 0;
     std::vector<float> kv_rows;       // [n_layers, 2, kv_rows_kept, kv_dim]
     std::vector<float> head_outputs;  // toy model: [n_layers, n_heads, rows]
-    // The kept rows' q after RoPE and attention output before wo (core/attention_explain.h):
+    // The kept rows' q after RoPE and attention output before wo (core/session/attention_explain.h):
     // [n_layers, attention.rows, n_heads * head_dim]; empty for the toy, whose heads have no q.
     std::vector<float> q_rows;
     std::vector<float> attn_out;
@@ -65,7 +65,7 @@ struct StepRecord {
 
     KvShape kv;  // the cache after the step
     // Measured. The forward passes of a short step are run timing_runs times from the same state
-    // (core/step_timing.h): forward_seconds is the median run, min/max the spread.
+    // (core/session/step_timing.h): forward_seconds is the median run, min/max the spread.
     double wall_seconds = 0;         // the median forward time plus sampling
     double forward_seconds = 0;      // forward passes only: the median of timing_runs runs
     double forward_min_seconds = 0;  // the fastest run

@@ -1,4 +1,4 @@
-#include "core/finish_reason.h"
+#include "core/session/finish_reason.h"
 
 namespace kvs {
 

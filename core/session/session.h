@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/finish_reason.h"
+#include "core/session/finish_reason.h"
 #include "core/model/model.h"
-#include "core/sampler.h"
-#include "core/step_timing.h"
-#include "core/trace.h"
+#include "core/session/sampler.h"
+#include "core/session/step_timing.h"
+#include "core/session/trace.h"
 
 namespace kvs {
 
@@ -50,7 +50,7 @@ class Session {
     // Cached or uncached from the next step on (the cache holds every row in both modes).
     void set_mode(CacheMode m) { config_.mode = m; }
     void set_sampler(const SamplerConfig& s);
-    // How steps are timed from the next step on (core/step_timing.h).
+    // How steps are timed from the next step on (core/session/step_timing.h).
     void set_timing(const TimingPolicy& t) { config_.timing = t; }
 
     const Trace& trace() const { return trace_; }

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/session/trace.h"
 
 namespace kvs {
 

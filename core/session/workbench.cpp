@@ -1,10 +1,10 @@
-#include "core/workbench.h"
+#include "core/session/workbench.h"
 
 #include <algorithm>
 #include <limits>
 
 #include "core/util/error.h"
-#include "core/logit_difference.h"
+#include "core/session/logit_difference.h"
 
 namespace kvs {
 

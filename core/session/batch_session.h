@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "core/finish_reason.h"
+#include "core/session/finish_reason.h"
 #include "core/model/model.h"
-#include "core/sampler.h"
-#include "core/trace.h"
+#include "core/session/sampler.h"
+#include "core/session/trace.h"
 
 namespace kvs {
 

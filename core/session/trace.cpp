@@ -1,4 +1,4 @@
-#include "core/trace.h"
+#include "core/session/trace.h"
 
 #include <algorithm>
 

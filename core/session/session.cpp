@@ -1,4 +1,4 @@
-#include "core/session.h"
+#include "core/session/session.h"
 
 #include <algorithm>
 #include <chrono>
@@ -177,7 +177,7 @@ const StepRecord& Session::step() {
     // The first run's op calls, before the timing re-runs reset the backend's counters.
     if (be && !fr_.ops.ops.empty()) fr_.ops.resolve(be->op_calls());
     // The same forward work again from the same state (the cache cut back to its length before
-    // the step), so the time is a median of runs, not one sample (core/step_timing.h).
+    // the step), so the time is a median of runs, not one sample (core/session/step_timing.h).
     const StepTiming tm = retime_step(
         config_.timing, r.forward_seconds, first_ops, be,
         [&] {

@@ -1,4 +1,4 @@
-#include "core/cache_view.h"
+#include "core/session/cache_view.h"
 
 namespace kvs {
 

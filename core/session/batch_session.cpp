@@ -1,4 +1,4 @@
-#include "core/batch_session.h"
+#include "core/session/batch_session.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "core/step_timing.h"
+#include "core/session/step_timing.h"
 
 #include <algorithm>
 #include <chrono>

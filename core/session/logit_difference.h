@@ -2,7 +2,7 @@
 // Cached versus uncached, in one number: the largest |logit difference| between the same step
 // of two sessions (the same model, prompt and sampler, one with the KV cache and one without).
 // Written once for the CLI's compare, the lessons' report and max_logit_diff, and the window.
-#include "core/trace.h"
+#include "core/session/trace.h"
 
 namespace kvs {
 

@@ -1,4 +1,4 @@
-#include "core/attention_explain.h"
+#include "core/session/attention_explain.h"
 
 #include <algorithm>
 #include <cmath>

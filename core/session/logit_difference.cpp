@@ -1,4 +1,4 @@
-#include "core/logit_difference.h"
+#include "core/session/logit_difference.h"
 
 #include <algorithm>
 #include <cmath>
