@@ -2,8 +2,8 @@
 
 #include <chrono>
 
-#include "core/util/error.h"
 #include "core/session/session.h"
+#include "core/util/error.h"
 
 namespace kvs::cli {
 namespace {

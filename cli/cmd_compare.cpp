@@ -5,10 +5,10 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "core/session/workbench.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/util/utf8.h"
-#include "core/session/workbench.h"
 
 namespace kvs::cli {
 

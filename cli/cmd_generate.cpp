@@ -3,10 +3,10 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "core/session/trace_json.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/util/output_file.h"
-#include "core/session/trace_json.h"
 #include "core/util/utf8.h"
 
 namespace kvs::cli {

@@ -5,9 +5,9 @@
 
 #include "cli/commands.h"
 #include "core/model/compact_weights.h"
+#include "core/model/llama_model.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
-#include "core/model/llama_model.h"
 #include "core/util/utf8.h"
 
 namespace kvs::cli {

@@ -5,8 +5,8 @@
 #include <limits>
 #include <new>
 
-#include "core/util/error.h"
 #include "core/loaders/model_loader.h"
+#include "core/util/error.h"
 #include "gui/strings.h"
 
 namespace kvs::gui {

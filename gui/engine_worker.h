@@ -1,12 +1,12 @@
 #pragma once
 // The hand-off between the window and the engine. A worker thread (in the page: the main loop,
 // through run_pending) owns the backends and the
-// Workbench (core/session/workbench.h: the model, the Session or compare pair) and runs every request in
-// order (opening a model, prefill, decode steps),
-// so a long uncached step at 512 tokens never freezes the window. After each step it copies the
-// new StepRecord into the snapshot's trace under a mutex; the window holds that mutex while it
-// draws a frame and reads only the snapshot. The worker needs the lock just to publish, so it
-// waits at most one frame; the window never waits for a step.
+// Workbench (core/session/workbench.h: the model, the Session or compare pair) and runs every
+// request in order (opening a model, prefill, decode steps), so a long uncached step at 512 tokens
+// never freezes the window. After each step it copies the new StepRecord into the snapshot's trace
+// under a mutex; the window holds that mutex while it draws a frame and reads only the snapshot.
+// The worker needs the lock just to publish, so it waits at most one frame; the window never waits
+// for a step.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -18,12 +18,12 @@
 #include <thread>
 #include <vector>
 
-#include "core/util/error.h"
 #include "core/model/model.h"
 #include "core/session/sampler.h"
 #include "core/session/session.h"
 #include "core/session/trace.h"
 #include "core/session/workbench.h"
+#include "core/util/error.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/batch_sweep.h"
@@ -119,7 +119,8 @@ class EngineWorker : private LessonObserver {
     // The memory budget of the traces the window draws (Trace::kDefaultBudget unless set): past
     // it the oldest steps lose their payloads.
     void set_trace_budget(std::size_t bytes);
-    // Each step under 10 ms is timed as the median of `runs` runs of it (core/session/step_timing.h).
+    // Each step under 10 ms is timed as the median of `runs` runs of it
+    // (core/session/step_timing.h).
     void set_timing_runs(int runs);
     void reset();
     void prefill();

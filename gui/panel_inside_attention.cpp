@@ -1,9 +1,9 @@
 // Inside attention: one query row of one (layer, head) as the arithmetic the tutorials write,
 //     out = softmax(q · Kᵀ / √d_k + mask) · V,
-// with this row's own numbers (core/session/attention_explain.h, built from the trace). Left to right:
-// q [1, d_k]; the K rows [T, d_k], each marked cached / new / recomputed; the raw scores q·k_j;
-// the same ×1/√d_k; the mask; the softmax weights; the V rows [T, d_v]; the output Σ_j w_j·v_j.
-// One row of the diagram per key j. Every text it draws is recorded for --layout-json.
+// with this row's own numbers (core/session/attention_explain.h, built from the trace). Left to
+// right: q [1, d_k]; the K rows [T, d_k], each marked cached / new / recomputed; the raw scores
+// q·k_j; the same ×1/√d_k; the mask; the softmax weights; the V rows [T, d_v]; the output Σ_j
+// w_j·v_j. One row of the diagram per key j. Every text it draws is recorded for --layout-json.
 #include <imgui.h>
 
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/util/format.h"
 #include "core/model/toy_model.h"
+#include "core/util/format.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
 #include "lessonlib/lesson_report.h"

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/util/format.h"
 #include "core/model/kv_what_if.h"
+#include "core/util/format.h"
 #include "gui/kv_grid.h"
 #include "gui/panels.h"
 #include "gui/plot.h"

@@ -60,8 +60,8 @@ void draw_time(FrameContext& f) {
         ImGui::EndTable();
     }
     // Where the times were measured: a line of its own (as a table column it was cut off).
-    // How: each step's time is the median of several runs of that step (core/session/step_timing.h);
-    // hover for the shown step's spread.
+    // How: each step's time is the median of several runs of that step
+    // (core/session/step_timing.h); hover for the shown step's spread.
     if (!f.snap.sessions[0].trace.empty()) {
         const SessionView& sv = f.snap.sessions[0];
         const int s = std::max(0, shown_step(sv, f.step));

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/util/format.h"
 #include "core/loaders/model_loader.h"
+#include "core/util/format.h"
 #include "gui/panels.h"
 #include "lessonlib/engine_messages.h"
 

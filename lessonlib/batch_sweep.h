@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "core/model/backend.h"
-#include "core/session/finish_reason.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
+#include "core/session/finish_reason.h"
 #include "core/session/trace.h"
 #include "lessonlib/lesson.h"
 

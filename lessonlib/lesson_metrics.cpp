@@ -4,12 +4,12 @@
 #include <cmath>
 #include <limits>
 
-#include "core/session/attention_explain.h"
-#include "core/util/error.h"
 #include "core/model/kv_what_if.h"
-#include "core/session/logit_difference.h"
 #include "core/model/model.h"
+#include "core/session/attention_explain.h"
+#include "core/session/logit_difference.h"
 #include "core/session/session.h"
+#include "core/util/error.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/scale_accounting.h"
 

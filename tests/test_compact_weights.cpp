@@ -19,13 +19,13 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/model/compact_weights.h"
-#include "core/util/error.h"
-#include "core/util/format.h"
 #include "core/files/gguf_file.h"
 #include "core/loaders/gguf_writer.h"
-#include "core/model/llama_model.h"
 #include "core/loaders/model_loader.h"
+#include "core/model/compact_weights.h"
+#include "core/model/llama_model.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"

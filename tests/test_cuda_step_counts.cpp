@@ -26,8 +26,8 @@ LaunchCounts decode_step_counts(const Model& model, CacheMode mode, const char* 
     SessionConfig cfg;
     cfg.mode = mode;
     cfg.max_new_tokens = 8;
-    // Counted per run of the step: the timing re-runs (core/session/step_timing.h) repeat the same work
-    // and are measured once here.
+    // Counted per run of the step: the timing re-runs (core/session/step_timing.h) repeat the same
+    // work and are measured once here.
     cfg.timing.runs = 1;
     Session s(model, be, cfg);
     s.set_prompt(prompt);

@@ -7,15 +7,15 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/tokenizers/bpe_tokenizer.h"
-#include "core/util/error.h"
 #include "core/files/gguf_file.h"
 #include "core/loaders/gguf_llama.h"
 #include "core/loaders/gguf_writer.h"
-#include "core/model/llama_model.h"
 #include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
 #include "core/session/session.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/tokenizers/spm_tokenizer.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"

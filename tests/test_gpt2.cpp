@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "core/model/counts.h"
 #include "core/loaders/model_loader.h"
+#include "core/model/counts.h"
 #include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/reference_ops.h"

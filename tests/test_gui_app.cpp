@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/loaders/model_loader.h"
 #include "core/session/attention_explain.h"
 #include "core/session/batch_session.h"
-#include "core/loaders/model_loader.h"
 #include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"

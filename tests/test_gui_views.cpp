@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/util/error.h"
-#include "core/model/kv_what_if.h"
 #include "core/loaders/model_loader.h"
+#include "core/model/kv_what_if.h"
 #include "core/session/session.h"
+#include "core/util/error.h"
 #include "gui/attention_matrix.h"
 #include "gui/colormap.h"
 #include "gui/dropped_paths.h"

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/model/llama_model.h"
 #include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
 #include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"

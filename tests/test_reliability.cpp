@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/util/error.h"
 #include "core/loaders/model_loader.h"
-#include "core/util/output_file.h"
 #include "core/session/sampler.h"
 #include "core/session/session.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
 #include "core/util/utf8.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/batch_sweep.h"

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "core/loaders/model_loader.h"
+#include "core/model/toy_model.h"
 #include "core/session/session.h"
 #include "core/session/step_timing.h"
-#include "core/model/toy_model.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <vector>
 
+#include "core/files/mapped_file.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
-#include "core/files/mapped_file.h"
 
 namespace kvs {
 namespace {

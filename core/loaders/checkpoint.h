@@ -23,10 +23,11 @@ void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c, 
 // the mapping (shared with the page cache; see core/files/mapped_file.h).
 // Throws kvs::Error with a one-line message naming `path` on any problem: missing or unreadable
 // file, a header that is not a sane model, a size that differs from what the header implies.
-// `weights` other than F32: the matrices converted to that type as well (core/model/compact_weights.h),
-// and the mapping's pages of those matrices let go once converted. `before_read`, when given,
-// sees the mapped and checked checkpoint before any weight is read or converted (the loader's
-// context cut and memory check: it may change the config's seq_len, or throw).
+// `weights` other than F32: the matrices converted to that type as well
+// (core/model/compact_weights.h), and the mapping's pages of those matrices let go once converted.
+// `before_read`, when given, sees the mapped and checked checkpoint before any weight is read or
+// converted (the loader's context cut and memory check: it may change the config's seq_len, or
+// throw).
 Checkpoint load_checkpoint(const std::string& path, GgmlType weights = GgmlType::F32,
                            const std::function<void(Checkpoint&)>& before_read = {});
 

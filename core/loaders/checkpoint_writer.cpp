@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/loaders/checkpoint.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
 #include "core/util/splitmix64.h"

@@ -1,7 +1,7 @@
 #pragma once
-// Writers for the llama2.c file formats that core/loaders/checkpoint.h and core/tokenizers/bpe_tokenizer.h read:
-// random-weight checkpoints of any shape (for tests and figures at sizes we do not commit) and
-// byte-level tokenizers to go with them.
+// Writers for the llama2.c file formats that core/loaders/checkpoint.h and
+// core/tokenizers/bpe_tokenizer.h read: random-weight checkpoints of any shape (for tests and
+// figures at sizes we do not commit) and byte-level tokenizers to go with them.
 #include <cstdint>
 #include <string>
 #include <vector>

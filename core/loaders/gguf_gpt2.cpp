@@ -4,11 +4,11 @@
 #include <map>
 #include <set>
 
-#include "core/model/compact_weights.h"
-#include "core/util/error.h"
 #include "core/files/gguf_file.h"
-#include "core/tokenizers/gguf_tokenizer.h"
 #include "core/files/mapped_file.h"
+#include "core/model/compact_weights.h"
+#include "core/tokenizers/gguf_tokenizer.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

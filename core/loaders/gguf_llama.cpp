@@ -6,14 +6,14 @@
 #include <set>
 #include <vector>
 
-#include "core/util/error.h"
-#include "core/util/file_bytes.h"
 #include "core/files/gguf_file.h"
+#include "core/files/mapped_file.h"
 #include "core/loaders/gguf_gpt2.h"
-#include "core/tokenizers/gguf_tokenizer.h"
 #include "core/loaders/hf_llama.h"
 #include "core/model/llama_model.h"
-#include "core/files/mapped_file.h"
+#include "core/tokenizers/gguf_tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 
 namespace kvs {
 namespace {

@@ -2,12 +2,11 @@
 // A GGUF file of the `llama` architecture as a LlamaModel: shapes from the llama.* metadata, the
 // tensors (token_embd, blk.N.attn_q/k/v/output, ffn_gate/down/up, the norms, output_norm and an
 // optional output) checked against them, dequantised (F32, F16, BF16, Q8_0, Q4_0) into float32 in
-// llama2.c's weight order, and the tokenizer from tokenizer.ggml.* (core/tokenizers/gguf_tokenizer.h).
-// With `weights` F16, BF16 or Q8_0 the matrices are kept in that type instead
-// (core/model/compact_weights.h): the file's tensors used in place where they have it, converted
-// otherwise; the embedding table and norms are float32 either way.
-// A file of the `gpt2` architecture is read by core/loaders/gguf_gpt2.h's reader (float32 only), the
-// same way.
+// llama2.c's weight order, and the tokenizer from tokenizer.ggml.*
+// (core/tokenizers/gguf_tokenizer.h). With `weights` F16, BF16 or Q8_0 the matrices are kept in
+// that type instead (core/model/compact_weights.h): the file's tensors used in place where they
+// have it, converted otherwise; the embedding table and norms are float32 either way. A file of the
+// `gpt2` architecture is read by core/loaders/gguf_gpt2.h's reader (float32 only), the same way.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -23,8 +22,9 @@ namespace kvs {
 
 struct GgufLlama {
     Checkpoint ck;  // weights: a float32 copy, in llama2.c's order without freq_cis
-    std::unique_ptr<Tokenizer> tok;  // core/tokenizers/gguf_tokenizer.h: SentencePiece-style or byte-level
-    std::vector<int> stop;           // EOS, then BOS
+    std::unique_ptr<Tokenizer>
+        tok;                // core/tokenizers/gguf_tokenizer.h: SentencePiece-style or byte-level
+    std::vector<int> stop;  // EOS, then BOS
     std::string format;  // "GGUF v3, llama, Q8_0 x 35 + F32 x 11 tensors, dequantised to float32"
 };
 
@@ -37,8 +37,8 @@ bool is_gguf_file(const std::string& path);
 // Throws kvs::Error with one line naming `name` on any problem.
 using GgufDoneWith = std::function<void(const unsigned char*, std::size_t)>;
 // `limits`: the context is cut to limits.context (when smaller), and the weights as kept plus the
-// KV cache at that context must fit every budget (core/loaders/memory_budget.h), checked from the shapes
-// before anything is copied or a tensor's bytes are read. `keep` holds `data` for as long as
+// KV cache at that context must fit every budget (core/loaders/memory_budget.h), checked from the
+// shapes before anything is copied or a tensor's bytes are read. `keep` holds `data` for as long as
 // compact matrices may point into it.
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
                            const GgufDoneWith& done_with = {}, const OpenLimits& limits = {},

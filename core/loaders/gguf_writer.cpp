@@ -8,10 +8,10 @@
 #include <deque>
 #include <vector>
 
-#include "core/util/error.h"
 #include "core/loaders/gguf_gpt2.h"
 #include "core/loaders/hf_llama.h"
 #include "core/tokenizers/llama_vocab_rules.h"
+#include "core/util/error.h"
 #include "core/util/output_file.h"
 
 namespace kvs {
@@ -57,7 +57,8 @@ std::string gguf_piece(const BpeTokenizer& tok, int id) {
     return out;
 }
 
-// SentencePiece piece types (core/tokenizers/spm_tokenizer.h): 1 normal, 2 unknown, 3 control, 6 byte.
+// SentencePiece piece types (core/tokenizers/spm_tokenizer.h): 1 normal, 2 unknown, 3 control, 6
+// byte.
 std::int32_t gguf_piece_type(const BpeTokenizer& tok, int id) {
     if (id == 0) return 2;
     if (id == BpeTokenizer::kBos || id == BpeTokenizer::kEos) return 3;

@@ -1,19 +1,19 @@
 #pragma once
 // Writes a llama2.c model (checkpoint + tokenizer.bin) as a GGUF v3 file of the `llama`
-// architecture that llama.cpp and core/loaders/gguf_llama.h read. The mapping (checked against llama.cpp,
-// see ../shared/BUILD-NOTES.md "llama.cpp as a peer"): no Q/K permutation (llama2.c's RoPE pairs
-// are llama.cpp's normal mode); matrices [in, out] in GGUF's dimension order (the same bytes as
-// llama2.c's [out, in] rows); a shared classifier means no output.weight; the pieces' spaces
-// become '▁', ids 0/1/2 are <unk> (UNKNOWN), <s>, </s> (CONTROL), "<0xNN>" pieces are BYTE.
+// architecture that llama.cpp and core/loaders/gguf_llama.h read. The mapping (checked against
+// llama.cpp, see ../shared/BUILD-NOTES.md "llama.cpp as a peer"): no Q/K permutation (llama2.c's
+// RoPE pairs are llama.cpp's normal mode); matrices [in, out] in GGUF's dimension order (the same
+// bytes as llama2.c's [out, in] rows); a shared classifier means no output.weight; the pieces'
+// spaces become '▁', ids 0/1/2 are <unk> (UNKNOWN), <s>, </s> (CONTROL), "<0xNN>" pieces are BYTE.
 // A model with q/k/v biases is written as `qwen2`, a GPT-2 one (ModelConfig::gpt2()) as `gpt2`
 // with llama.cpp's names (core/loaders/gguf_gpt2.h: q/k/v fused again into attn_qkv); the tokenizer
 // metadata is the same for all three.
 #include <cstddef>
 #include <string>
 
-#include "core/tokenizers/bpe_tokenizer.h"
-#include "core/loaders/checkpoint.h"
 #include "core/files/gguf_file.h"
+#include "core/loaders/checkpoint.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 
 namespace kvs {
 

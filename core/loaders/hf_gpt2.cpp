@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/model/compact_weights.h"
-#include "core/util/error.h"
 #include "core/files/gguf_file.h"
 #include "core/files/mapped_file.h"
+#include "core/model/compact_weights.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

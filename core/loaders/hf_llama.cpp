@@ -6,15 +6,15 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/tokenizers/bpe_tokenizer.h"
-#include "core/tokenizers/byte_bpe_tokenizer.h"
-#include "core/util/error.h"
-#include "core/util/file_bytes.h"
+#include "core/files/mapped_file.h"
 #include "core/loaders/hf_gpt2.h"
 #include "core/model/llama_model.h"
-#include "core/files/mapped_file.h"
 #include "core/model/rope_frequencies.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/tokenizers/spm_model_file.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 
 namespace kvs {
 namespace fs = std::filesystem;

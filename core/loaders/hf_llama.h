@@ -1,14 +1,14 @@
 #pragma once
 // A Hugging Face Llama checkpoint (LlamaForCausalLM) as a LlamaModel: a folder holding
 // config.json and model.safetensors, or shards listed by model.safetensors.index.json; F32, F16
-// or BF16 tensors (core/files/safetensors_file.h), dequantised into float32 in llama2.c's weight order,
-// or kept compact with --weights (core/model/compact_weights.h).
-// HF stores q_proj and k_proj rows permuted for its rotate-half RoPE (the first half of each
-// head's features rotates with the second half); llama2.c's RoPE rotates adjacent pairs. The
-// loader puts the rows back (rotate_half_row), so the forward pass is the one run.c has.
-// The tokenizer: --tokenizer FILE, else the folder's tokenizer.bin (llama2.c format), else its
-// tokenizer.json (byte-level BPE, core/tokenizers/byte_bpe_tokenizer.h).
-// A GPT2LMHeadModel folder is read the same way by core/loaders/hf_gpt2.h's reader (float32 only).
+// or BF16 tensors (core/files/safetensors_file.h), dequantised into float32 in llama2.c's weight
+// order, or kept compact with --weights (core/model/compact_weights.h). HF stores q_proj and k_proj
+// rows permuted for its rotate-half RoPE (the first half of each head's features rotates with the
+// second half); llama2.c's RoPE rotates adjacent pairs. The loader puts the rows back
+// (rotate_half_row), so the forward pass is the one run.c has. The tokenizer: --tokenizer FILE,
+// else the folder's tokenizer.bin (llama2.c format), else its tokenizer.json (byte-level BPE,
+// core/tokenizers/byte_bpe_tokenizer.h). A GPT2LMHeadModel folder is read the same way by
+// core/loaders/hf_gpt2.h's reader (float32 only).
 #include <cstddef>
 #include <cstring>
 #include <functional>
@@ -17,10 +17,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/files/safetensors_file.h"
 #include "core/loaders/checkpoint.h"
 #include "core/loaders/memory_budget.h"
 #include "core/model/model.h"
-#include "core/files/safetensors_file.h"
 
 namespace kvs {
 

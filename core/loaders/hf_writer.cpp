@@ -7,13 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/loaders/checkpoint_writer.h"
-#include "core/util/error.h"
 #include "core/files/gguf_file.h"
+#include "core/files/safetensors_file.h"
+#include "core/loaders/checkpoint_writer.h"
 #include "core/loaders/hf_gpt2.h"
 #include "core/loaders/hf_llama.h"
+#include "core/util/error.h"
 #include "core/util/output_file.h"
-#include "core/files/safetensors_file.h"
 
 namespace kvs {
 namespace fs = std::filesystem;

@@ -1,17 +1,17 @@
 #pragma once
 // Writes a llama2.c model (checkpoint + tokenizer.bin) as a Hugging Face LlamaForCausalLM folder
-// that core/loaders/hf_llama.h reads back: config.json, the weights as safetensors (one file, or shards of
-// at most `shard_bytes` listed by model.safetensors.index.json), and tokenizer.bin. q_proj and
-// k_proj rows are written in HF's rotate-half order (rotate_half_row); the other matrices are
-// llama2.c's [out, in] rows as they are; a shared classifier means tie_word_embeddings and no
-// lm_head.weight. A GPT-2 model (ModelConfig::gpt2()) is written as GPT2LMHeadModel instead
+// that core/loaders/hf_llama.h reads back: config.json, the weights as safetensors (one file, or
+// shards of at most `shard_bytes` listed by model.safetensors.index.json), and tokenizer.bin.
+// q_proj and k_proj rows are written in HF's rotate-half order (rotate_half_row); the other
+// matrices are llama2.c's [out, in] rows as they are; a shared classifier means tie_word_embeddings
+// and no lm_head.weight. A GPT-2 model (ModelConfig::gpt2()) is written as GPT2LMHeadModel instead
 // (core/loaders/hf_gpt2.h: "transformer."-prefixed names, Conv1D matrices [in, out], q/k/v fused).
 #include <cstdint>
 #include <string>
 
-#include "core/tokenizers/bpe_tokenizer.h"
-#include "core/loaders/checkpoint.h"
 #include "core/files/gguf_file.h"
+#include "core/loaders/checkpoint.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 
 namespace kvs {
 

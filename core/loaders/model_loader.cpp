@@ -3,14 +3,14 @@
 #include <filesystem>
 #include <system_error>
 
-#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/loaders/checkpoint.h"
-#include "core/util/error.h"
 #include "core/loaders/gguf_llama.h"
 #include "core/loaders/hf_llama.h"
-#include "core/util/install_paths.h"
 #include "core/model/llama_model.h"
 #include "core/model/toy_model.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/install_paths.h"
 
 #ifndef KVSCOPE_SOURCE_DIR
 #define KVSCOPE_SOURCE_DIR "."

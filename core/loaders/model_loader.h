@@ -1,8 +1,9 @@
 #pragma once
 // Finding and opening models by name or path. Names: "default" (our embedded model in assets/),
 // "toy" (the tutorials' four hand-made heads), "stories260K" (../shared/models when present);
-// anything else is a path: a Hugging Face folder (config.json + safetensors, core/loaders/hf_llama.h), a
-// GGUF file (by its magic, see core/loaders/gguf_llama.h) or a llama2.c checkpoint.
+// anything else is a path: a Hugging Face folder (config.json + safetensors,
+// core/loaders/hf_llama.h), a GGUF file (by its magic, see core/loaders/gguf_llama.h) or a llama2.c
+// checkpoint.
 #include <memory>
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 #include "core/model/backend.h"
 
-#include "core/util/error.h"
 #include "core/files/gguf_file.h"
+#include "core/util/error.h"
 
 namespace kvs {
 

@@ -58,7 +58,8 @@ class Backend {
     virtual std::string name() const = 0;    // "cpu", "cuda", "cuda-emulated"
     virtual std::string device() const = 0;  // what measured the times, in words
     // Free bytes of the backend's own memory (a GPU's), read now; 0 for a backend that
-    // computes in host memory (core/loaders/memory_budget.h checks a model against it before loading).
+    // computes in host memory (core/loaders/memory_budget.h checks a model against it before
+    // loading).
     virtual std::uint64_t device_free_bytes() const { return 0; }
 
     virtual DeviceSpan alloc(std::size_t n) = 0;  // zero-filled
@@ -87,10 +88,11 @@ class Backend {
                            float eps) = 0;
     // out[t, i] = sum_j w[i, j] * x[t, j]     x: [T, n], w: [d, n], out: [T, d]
     virtual void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) = 0;
-    // Compact weights (core/model/compact_weights.h, --weights): whether matmul_compact reads `type`,
-    // and the matmul with w [d, n] in that type in host memory (the model's bytes, used where
-    // they lie), widened to float32 as it is read; the arithmetic is float32. Only the CPU does
-    // (F16, BF16, Q8_0); the others compute with float32 weights only, and the default refuses.
+    // Compact weights (core/model/compact_weights.h, --weights): whether matmul_compact reads
+    // `type`, and the matmul with w [d, n] in that type in host memory (the model's bytes, used
+    // where they lie), widened to float32 as it is read; the arithmetic is float32. Only the CPU
+    // does (F16, BF16, Q8_0); the others compute with float32 weights only, and the default
+    // refuses.
     virtual bool runs_compact(GgmlType type) const;
     virtual void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w,
                                 int T, int n, int d);

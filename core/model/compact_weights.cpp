@@ -2,8 +2,8 @@
 
 #include <cctype>
 
-#include "core/util/error.h"
 #include "core/model/llama_weights.h"
+#include "core/util/error.h"
 
 namespace kvs {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The matrices of a Llama model kept in fewer bytes than float32 (issue 17 item 5): F16 or BF16
-// (2 bytes a value) or Q8_0 (34 bytes per 32 values), exactly as GGUF stores them (core/files/gguf_file.h
-// holds the types, the Q8_0 block, the one quantiser and the one decoder).
+// (2 bytes a value) or Q8_0 (34 bytes per 32 values), exactly as GGUF stores them
+// (core/files/gguf_file.h holds the types, the Q8_0 block, the one quantiser and the one decoder).
 // Arithmetic stays float32: the CPU matmul dequantises in its inner loop
 // (kernels/cpu/fast_matmul.cpp). Decode reads every matrix once a token, so its speed follows
 // their bytes. The embedding table and the norms stay float32: a token reads one embedding row,
@@ -47,7 +47,8 @@ GgmlType weight_type_from_name(const std::string& name);
 std::string weight_type_option_name(GgmlType t);
 
 // The type a matrix with rows of n values is kept in when `want` is asked: Q8_0 needs whole
-// 32-value blocks, so other rows are kept F16 (what core/loaders/gguf_writer.h writes for them too).
+// 32-value blocks, so other rows are kept F16 (what core/loaders/gguf_writer.h writes for them
+// too).
 GgmlType kept_type(GgmlType want, std::size_t n);
 
 // Where a matrix's values are now: `type` bytes, rows of ggml_row_bytes(type, n).

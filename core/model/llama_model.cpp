@@ -4,9 +4,9 @@
 #include <cstring>
 
 #include "core/model/backend.h"
-#include "core/util/error.h"
 #include "core/model/rope_frequencies.h"
 #include "core/model/step_graphs.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

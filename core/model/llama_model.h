@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "core/tokenizers/bpe_tokenizer.h"
 #include "core/model/llama_weights.h"
 #include "core/model/model.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 
 namespace kvs {
 

@@ -1,7 +1,8 @@
 #pragma once
 // A loaded model's weights as the forward pass reads them: float32 views in llama2.c's order and
-// shapes, and the matrices again in 16 or 8 bits when asked for. Every loader (core/loaders/checkpoint.h,
-// core/loaders/gguf_llama.h, core/loaders/hf_llama.h) fills one; LlamaModel runs it.
+// shapes, and the matrices again in 16 or 8 bits when asked for. Every loader
+// (core/loaders/checkpoint.h, core/loaders/gguf_llama.h, core/loaders/hf_llama.h) fills one;
+// LlamaModel runs it.
 #include <memory>
 #include <span>
 

@@ -1,8 +1,8 @@
 #pragma once
 // Every op of one step's forward pass, in the order it ran, for the window's op strip and the
 // CLI: which op, which layer, input and output shapes [rows, features], FLOPs counted from those
-// shapes (core/model/counts.h, the same rules as a step's total) and the time measured by the backend
-// for that call. At decode every projection has 1 row (matrix . vector), at prefill T rows
+// shapes (core/model/counts.h, the same rules as a step's total) and the time measured by the
+// backend for that call. At decode every projection has 1 row (matrix . vector), at prefill T rows
 // (matrix . matrix).
 #include <cstddef>
 #include <string>

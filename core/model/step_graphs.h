@@ -6,8 +6,8 @@
 // position) goes through device memory instead: set_step() writes it, one host-to-device copy,
 // before each replay, and the recorded kernels read it there (kern::at_step_position).
 //
-// The runner (core/model/llama_model.cpp, LlamaRunner::run_graph) decides whether its graph still fits
-// the pass (batch, slots, captures, its own buffers) and captures again when not; the backend
+// The runner (core/model/llama_model.cpp, LlamaRunner::run_graph) decides whether its graph still
+// fits the pass (batch, slots, captures, its own buffers) and captures again when not; the backend
 // refuses (replay() == false) a graph whose device buffers it has itself moved since.
 namespace kvs {
 

@@ -1,13 +1,13 @@
 #pragma once
 // The tutorials' toy example as a Model, so every view shows it like a real one.
 //
-// Each token carries one scalar (its value in core/tokenizers/toy_vocabulary.h). One layer, four heads with
-// hand-made rules instead of learned Q/K: (0) "even": keys at even positions, (1) "last": the
-// query's own token, (2) "first": the first token, (3) "all": every key. The K/V cache holds one
-// row per token shared by all four heads (the tutorial's single cache): K = the token's position
-// (1-based), V = its value; so n_kv_heads = 1, head_dim = 1, and dim = 4 (one scalar per head).
-// A head's score for a (query, key) pair is 0 when its rule selects the key and -inf when it does
-// not; the causal mask sets later keys to -inf; softmax turns the scores into weights (equal
+// Each token carries one scalar (its value in core/tokenizers/toy_vocabulary.h). One layer, four
+// heads with hand-made rules instead of learned Q/K: (0) "even": keys at even positions, (1)
+// "last": the query's own token, (2) "first": the first token, (3) "all": every key. The K/V cache
+// holds one row per token shared by all four heads (the tutorial's single cache): K = the token's
+// position (1-based), V = its value; so n_kv_heads = 1, head_dim = 1, and dim = 4 (one scalar per
+// head). A head's score for a (query, key) pair is 0 when its rule selects the key and -inf when it
+// does not; the causal mask sets later keys to -inf; softmax turns the scores into weights (equal
 // weights over the selected keys) and the head's output is the weighted sum of the values. A row
 // whose keys are all -inf ("even" at position 1) has no output: "none" (NaN in head_outputs,
 // AttentionRows::empty_row set, weights 0), and it contributes 0 to the logits.

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/session/finish_reason.h"
 #include "core/model/model.h"
+#include "core/session/finish_reason.h"
 #include "core/session/sampler.h"
 #include "core/session/trace.h"
 

@@ -4,9 +4,9 @@
 #include <chrono>
 #include <cmath>
 
-#include "core/util/error.h"
 #include "core/model/step_graphs.h"
 #include "core/model/token_by_token.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

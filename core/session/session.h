@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/session/finish_reason.h"
 #include "core/model/model.h"
+#include "core/session/finish_reason.h"
 #include "core/session/sampler.h"
 #include "core/session/step_timing.h"
 #include "core/session/trace.h"

@@ -44,12 +44,13 @@ struct StepRecord {
     int kv_rows_kept = 0;
     std::vector<float> kv_rows;       // [n_layers, 2, kv_rows_kept, kv_dim]
     std::vector<float> head_outputs;  // toy model: [n_layers, n_heads, rows]
-    // The kept rows' q after RoPE and attention output before wo (core/session/attention_explain.h):
-    // [n_layers, attention.rows, n_heads * head_dim]; empty for the toy, whose heads have no q.
+    // The kept rows' q after RoPE and attention output before wo
+    // (core/session/attention_explain.h): [n_layers, attention.rows, n_heads * head_dim]; empty for
+    // the toy, whose heads have no q.
     std::vector<float> q_rows;
     std::vector<float> attn_out;
-    // Every op of the step's forward passes in order, then sampling (core/model/op_log.h); empty for
-    // the toy, whose rule-based heads are not these ops.
+    // Every op of the step's forward passes in order, then sampling (core/model/op_log.h); empty
+    // for the toy, whose rule-based heads are not these ops.
     OpLog ops;
     bool payload_evicted = false;
 
@@ -71,8 +72,8 @@ struct StepRecord {
     double forward_min_seconds = 0;  // the fastest run
     double forward_max_seconds = 0;  // the slowest run
     int timing_runs = 1;
-    // A cached decode step on a backend with CUDA Graphs (core/model/step_graphs.h): the same step as
-    // one graph launch, the median of timing_runs replays (0: not measured). forward_seconds is
+    // A cached decode step on a backend with CUDA Graphs (core/model/step_graphs.h): the same step
+    // as one graph launch, the median of timing_runs replays (0: not measured). forward_seconds is
     // the step as it ran: ops one by one with per-op timing when the op strip is recorded, else
     // the graph (then both figures are the same runs).
     double graph_seconds = 0;

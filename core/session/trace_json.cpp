@@ -2,9 +2,9 @@
 
 #include <limits>
 
-#include "core/util/json_writer.h"
-#include "core/session/session.h"
 #include "core/model/toy_model.h"
+#include "core/session/session.h"
+#include "core/util/json_writer.h"
 
 namespace kvs {
 
@@ -146,8 +146,8 @@ void write_trace_json(std::ostream& os, const Session& s) {
         }
         if (!r.head_outputs.empty()) j.key("head_outputs").floats(r.head_outputs);
         if (!r.q_rows.empty()) {
-            // The kept query rows (core/session/attention_explain.h): q after RoPE, and the attention
-            // output before the output projection.
+            // The kept query rows (core/session/attention_explain.h): q after RoPE, and the
+            // attention output before the output projection.
             j.key("q_rows").begin_object();
             j.field("layout", "[n_layers, attention.rows, n_heads * head_dim]");
             j.key("values").floats(r.q_rows);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "core/util/error.h"
 #include "core/session/logit_difference.h"
+#include "core/util/error.h"
 
 namespace kvs {
 

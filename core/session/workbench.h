@@ -1,10 +1,11 @@
 #pragma once
 // The bench a class watches: one model on a backend, a prompt, a generation limit and a cache
-// view (core/session/cache_view.h), running one Session (cache on, or off) or two side by side (compare:
-// the same prompt and sampler with the cache and without, stepped together). It keeps the
-// cached-versus-uncached comparison: max |logit difference| per step (core/session/logit_difference.h).
-// The CLI's compare, the lessons' target (lessonlib/session_lesson_target.h) and the window's
-// engine worker (gui/engine_worker.h, on its data thread) each drive one.
+// view (core/session/cache_view.h), running one Session (cache on, or off) or two side by side
+// (compare: the same prompt and sampler with the cache and without, stepped together). It keeps the
+// cached-versus-uncached comparison: max |logit difference| per step
+// (core/session/logit_difference.h). The CLI's compare, the lessons' target
+// (lessonlib/session_lesson_target.h) and the window's engine worker (gui/engine_worker.h, on its
+// data thread) each drive one.
 #include <cstddef>
 #include <functional>
 #include <memory>

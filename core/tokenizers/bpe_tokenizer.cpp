@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/tokenizers/llama_vocab_rules.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
-#include "core/tokenizers/llama_vocab_rules.h"
 
 namespace kvs {
 namespace {

@@ -84,8 +84,8 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json(const std::string& path) {
                 fail("ByteLevel add_prefix_space is not supported");
             return p.value("use_regex", true) == regex;
         };
-        // Split by one of the regexes kvscope has written out (core/tokenizers/byte_bpe_split.h), pieces
-        // kept as they are ("Isolated"); the regex text is compared exactly.
+        // Split by one of the regexes kvscope has written out (core/tokenizers/byte_bpe_split.h),
+        // pieces kept as they are ("Isolated"); the regex text is compared exactly.
         auto split_regex = [&](const nlohmann::json& p) -> std::string {
             if (!p.is_object() || p.value("type", std::string()) != "Split" ||
                 p.value("behavior", std::string()) != "Isolated" || p.value("invert", false) ||

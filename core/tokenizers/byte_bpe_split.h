@@ -4,9 +4,9 @@
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // applied left to right (the first alternative that matches at a position wins, each as greedy
 // as it goes); here it is written out by hand over UTF-8 code points with the Unicode classes of
-// core/tokenizers/unicode_class.h, no regex library. SmolLM's rule first isolates every \p{N} code point
-// (HF's Digits(individual_digits) pre-tokenizer) and applies GPT-2's rule to the text between.
-// Llama 3's rule (its tokenizer.json's Split regex) is
+// core/tokenizers/unicode_class.h, no regex library. SmolLM's rule first isolates every \p{N} code
+// point (HF's Digits(individual_digits) pre-tokenizer) and applies GPT-2's rule to the text
+// between. Llama 3's rule (its tokenizer.json's Split regex) is
 //   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
 //   \s*[\r\n]+|\s+(?!\S)|\s+
 // and Qwen2's the same with \p{N} (one digit a piece) for \p{N}{1,3}.

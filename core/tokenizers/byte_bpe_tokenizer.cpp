@@ -1,8 +1,8 @@
 #include "core/tokenizers/byte_bpe_tokenizer.h"
 
-#include "core/util/error.h"
 #include "core/files/gguf_file.h"
 #include "core/tokenizers/llama_vocab_rules.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

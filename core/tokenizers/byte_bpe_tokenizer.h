@@ -1,13 +1,13 @@
 #pragma once
 // Byte-level BPE (GPT-2, Llama-3, Qwen, SmolLM): text is cut by the pre-tokenizer
-// (core/tokenizers/byte_bpe_split.h), each piece's UTF-8 bytes become one symbol per byte, and merges are
-// applied in rank order (the pair whose merge comes first in the merges list, leftmost on ties:
-// core/tokenizers/llama_vocab_rules.h's merge_by_score with score = -rank). The vocabulary stores bytes as
-// GPT-2's bytes_to_unicode characters (printable bytes stand for themselves, the other 68 are
-// U+0100.. in byte order: a space is 'Ġ', a newline 'Ċ'), so decoding maps them back to bytes
-// and decode(encode(x)) == x for every byte string.
-// Loaded from a vocab.json + merges.txt pair, a Hugging Face tokenizer.json (model.vocab and
-// model.merges), or GGUF metadata (tokenizer.ggml.model = "gpt2": tokens and merges).
+// (core/tokenizers/byte_bpe_split.h), each piece's UTF-8 bytes become one symbol per byte, and
+// merges are applied in rank order (the pair whose merge comes first in the merges list, leftmost
+// on ties: core/tokenizers/llama_vocab_rules.h's merge_by_score with score = -rank). The vocabulary
+// stores bytes as GPT-2's bytes_to_unicode characters (printable bytes stand for themselves, the
+// other 68 are U+0100.. in byte order: a space is 'Ġ', a newline 'Ċ'), so decoding maps them back
+// to bytes and decode(encode(x)) == x for every byte string. Loaded from a vocab.json + merges.txt
+// pair, a Hugging Face tokenizer.json (model.vocab and model.merges), or GGUF metadata
+// (tokenizer.ggml.model = "gpt2": tokens and merges).
 #include <array>
 #include <cstdint>
 #include <string>

@@ -1,9 +1,9 @@
 #include "core/tokenizers/gguf_tokenizer.h"
 
-#include "core/tokenizers/byte_bpe_tokenizer.h"
-#include "core/util/error.h"
 #include "core/files/gguf_file.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/tokenizers/spm_tokenizer.h"
+#include "core/util/error.h"
 
 namespace kvs {
 

@@ -1,7 +1,8 @@
 #pragma once
 // The tokenizer a GGUF file names in tokenizer.ggml.model: "llama" (SentencePiece-style,
-// core/tokenizers/spm_tokenizer.h) or "gpt2" (byte-level BPE, core/tokenizers/byte_bpe_tokenizer.h), and the tokens
-// that end generation (EOS, then BOS, where the metadata has them).
+// core/tokenizers/spm_tokenizer.h) or "gpt2" (byte-level BPE,
+// core/tokenizers/byte_bpe_tokenizer.h), and the tokens that end generation (EOS, then BOS, where
+// the metadata has them).
 #include <memory>
 #include <vector>
 

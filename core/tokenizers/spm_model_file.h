@@ -1,8 +1,8 @@
 #pragma once
 // A SentencePiece tokenizer.model (Llama 2's and TinyLlama's: a BPE model with byte fallback and
 // no normalization) read through Debian's libsentencepiece: its pieces, scores, types and
-// special ids become an SpmTokenizer (core/tokenizers/spm_tokenizer.h), which encodes as run.c does; a test
-// checks that against libsentencepiece's own Encode. Built where libsentencepiece is
+// special ids become an SpmTokenizer (core/tokenizers/spm_tokenizer.h), which encodes as run.c
+// does; a test checks that against libsentencepiece's own Encode. Built where libsentencepiece is
 // (KVSCOPE_HAVE_SENTENCEPIECE); elsewhere (the web page) reading one is refused in one line.
 #include <string>
 

@@ -1,9 +1,10 @@
 #pragma once
 // A SentencePiece-style tokenizer (llama's vocabulary: pieces with scores, '▁' for a space,
 // "<0xNN>" byte fallback) read from a GGUF file's tokenizer.ggml.* metadata or from a
-// SentencePiece tokenizer.model (core/tokenizers/spm_model_file.h, through libsentencepiece). It encodes and
-// decodes as llama2.c's run.c does (core/tokenizers/llama_vocab_rules.h), with the ids of BOS, EOS, <unk>
-// and the byte pieces taken from the file instead of llama2.c's fixed 1, 2, 0 and 3 + byte.
+// SentencePiece tokenizer.model (core/tokenizers/spm_model_file.h, through libsentencepiece). It
+// encodes and decodes as llama2.c's run.c does (core/tokenizers/llama_vocab_rules.h), with the ids
+// of BOS, EOS, <unk> and the byte pieces taken from the file instead of llama2.c's fixed 1, 2, 0
+// and 3 + byte.
 #include <array>
 #include <cstdint>
 #include <string>

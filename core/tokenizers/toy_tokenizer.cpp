@@ -2,8 +2,8 @@
 
 #include <cctype>
 
-#include "core/util/error.h"
 #include "core/tokenizers/toy_vocabulary.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

@@ -1,7 +1,8 @@
 #pragma once
-// The toy model's tokenizer: one token per word of the toy vocabulary (core/tokenizers/toy_vocabulary.h).
-// Words are matched without regard to case; a possessive "'s" is dropped (the tutorial writes
-// "Today's weather is so"), and a trailing "." is a token of its own. No BOS.
+// The toy model's tokenizer: one token per word of the toy vocabulary
+// (core/tokenizers/toy_vocabulary.h). Words are matched without regard to case; a possessive "'s"
+// is dropped (the tutorial writes "Today's weather is so"), and a trailing "." is a token of its
+// own. No BOS.
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,7 +1,7 @@
 #pragma once
-// How the matmul reads one weight row, per storage type (core/model/compact_weights.h): kLanes values
-// at a time as float32, so the arithmetic after the load is the same for every type. Included by
-// fast_matmul.cpp only, compiled once per SIMD path like vec_math.h.
+// How the matmul reads one weight row, per storage type (core/model/compact_weights.h): kLanes
+// values at a time as float32, so the arithmetic after the load is the same for every type.
+// Included by fast_matmul.cpp only, compiled once per SIMD path like vec_math.h.
 //
 // Every type's values come out exactly as core/files/gguf_file.h's dequantize_values gives them (a
 // half or bfloat16 widens to float exactly; a Q8_0 value is d * q, a product of an 11-bit and an
@@ -11,7 +11,8 @@
 //  - F16:  F16C's vcvtph2ps where the path has it (avx2, avx512), else core's half_to_float a
 //          value at a time (sse, plain: the scalar fallback);
 //  - BF16: the 16 bits shifted into the top of a float;
-//  - Q8_0: 32-value blocks (core/files/gguf_file.h's BlockQ8_0): the block's scale d is widened once
+//  - Q8_0: 32-value blocks (core/files/gguf_file.h's BlockQ8_0): the block's scale d is widened
+//  once
 //          per block (kStep), the int8 values converted kLanes at a time and multiplied by it.
 #include <cstddef>
 #include <cstdint>

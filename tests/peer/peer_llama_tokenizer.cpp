@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "core/files/gguf_file.h"
 #include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
-#include "core/files/gguf_file.h"
 #include "tests/peer/tokenizer_corpus.h"
 
 namespace fs = std::filesystem;
