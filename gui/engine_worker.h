@@ -35,9 +35,8 @@
 
 namespace kvs::gui {
 
-// One live session as the window sees it.
+// One live session as the window sees it (gui/engine_words.h names it by its mode).
 struct SessionView {
-    std::string label;  // "with KV cache" / "without KV cache"
     CacheMode mode = CacheMode::Cached;
     Trace trace;  // every step so far, with its payload (within the trace's memory budget)
     std::vector<int> prompt_tokens;
@@ -64,6 +63,31 @@ struct LessonRun {
     int played() const { return static_cast<int>(outcomes.size()) - 1; }
 };
 
+// What a request does. The worker keeps no words of the window's: the window says a request in
+// its own language (gui/engine_words.h).
+enum class EngineTask {
+    None,
+    OpenModel,
+    SwitchBackend,
+    SwitchCache,
+    SetPrompt,
+    SetTraceBudget,
+    SetTimingRuns,
+    SetSampler,
+    Reset,
+    Prefill,
+    Decode,
+    LessonStep,
+};
+
+// A request as the window names it: what it does, and to what.
+struct EngineRequest {
+    EngineTask task = EngineTask::None;
+    std::string subject = {};  // OpenModel: the model asked for; SwitchBackend: the backend
+    int count = 0;             // Decode: the steps asked for; LessonStep: the lesson's number
+    int step = 0;              // LessonStep: the step, from 1
+};
+
 struct EngineSnapshot {
     std::shared_ptr<const Model> model;  // null until a model opened
     std::string model_spec;              // what was asked: "default", "toy", a path
@@ -80,13 +104,15 @@ struct EngineSnapshot {
     // rebuild instead of extending.
     std::uint64_t generation = 1;
 
-    bool busy = false;      // a request is running (set by the worker when it starts one)
-    std::string busy_what;  // e.g. "decode step 3 of 20"
+    bool busy = false;           // a request is running (set by the worker when it starts one)
+    EngineRequest busy_request;  // which one
     int busy_done = 0, busy_total = 0;
     double busy_since = 0;  // seconds on the worker's clock (EngineWorker::now())
 
-    std::string error;          // the last request's user error, one line; empty after a success
-    std::string error_context;  // what failed, in the window's words ("could not open the model")
+    std::string error;  // the last request's user error, one line; empty after a success
+    // The request that failed (the window says "could not open the model", ...); None when the
+    // error is not a failed request's (one that did part of its work says why in `error` alone).
+    EngineTask error_task = EngineTask::None;
     std::uint64_t error_serial = 0;
 
     LessonRun lesson;
@@ -149,12 +175,11 @@ class EngineWorker : private LessonObserver {
 
   private:
     struct Job {
-        std::string what;     // for the busy banner
-        std::string failure;  // the start of the message when it fails
+        EngineRequest request;  // for the busy banner, and the start of the message when it fails
         std::function<void()> run;
         bool lesson = false;  // a lesson step: keeps the lesson's sequence of steps intact
     };
-    void post(Job job);
+    void post(EngineRequest request, std::function<void()> run, bool lesson = false);
     void loop();
     void run_job(Job& job);  // runs one request and publishes how it ended
     // Worker thread only. Backends are made first: when one cannot be had (CUDA asked, none

@@ -13,6 +13,7 @@
 
 #include "core/model/toy_model.h"
 #include "core/util/format.h"
+#include "gui/engine_words.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
 #include "lessonlib/lesson_report.h"
@@ -303,7 +304,7 @@ void draw_inside_attention(FrameContext& f) {
         e = explain_attention(sv.trace, c, where->step, x.layer, x.head, where->row, &why);
     if (f.layout) {
         ExplainRecord& r = f.layout->explain;
-        r.session = sv.label;
+        r.session = session_label(sv.mode);
         r.layer = x.layer;
         r.head = x.head;
         r.why = e ? "" : why;
