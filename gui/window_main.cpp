@@ -1,6 +1,8 @@
 // kvscope: the window. Interactive by default; --screenshot and --frame-stats run the same
 // frames without anyone at the keyboard. User errors (bad options, no display, old OpenGL, a
 // model that will not open) print one line and exit with 2.
+#include "gui/window_main.h"
+
 #include <GL/gl.h>
 #include <GLFW/glfw3.h>
 #include <sys/resource.h>
@@ -21,7 +23,6 @@
 #include "core/util/output_file.h"
 #include "core/util/utf8.h"
 #include "gui/app.h"
-#include "gui/dropped_paths.h"
 #include "gui/engine_worker.h"
 #include "gui/gl_window.h"
 #include "gui/options.h"
@@ -29,7 +30,6 @@
 #include "gui/settings.h"
 #include "gui/soak.h"
 #ifdef __EMSCRIPTEN__
-#include "web/web_loop.h"
 // The page's frames run after run() has returned (Emscripten unwinds its stack when the browser
 // takes over the loop), so what they use is static there.
 #define KVS_FRAME_LIFETIME static
@@ -103,7 +103,7 @@ int frame_stats(App& app, EngineWorker& worker, const GlWindow& win, int frames)
     return 0;
 }
 
-int run(int argc, char** argv) {
+int run(int argc, char** argv, Platform& platform) {
     const AppOptions o = parse_options(argc, argv);
     if (o.help) {
         std::fputs(usage().c_str(), stdout);
@@ -181,7 +181,7 @@ int run(int argc, char** argv) {
         {o.width, o.height, !headless, ini.empty() ? nullptr : ini.c_str()});
     KVS_FRAME_LIFETIME EngineWorker worker;
     worker.set_wake([] { glfwPostEmptyEvent(); });
-    KVS_FRAME_LIFETIME App app(window, worker, ui, headless);
+    KVS_FRAME_LIFETIME App app(window, worker, ui, platform, headless);
 
     // A model asked for by name must open; the remembered or default one may fall back (the
     // default model may not be built yet), with the reason shown in the window.
@@ -271,19 +271,8 @@ int run(int argc, char** argv) {
             std::fprintf(stderr, "kvscope: could not save settings: %s\n",
                          escape_for_one_line(why).c_str());
     };
-#ifdef __EMSCRIPTEN__
-    run_web_loop(window, app, worker, ui, save_now);  // the browser calls the frames from here on
-#endif
-    while (!window.should_close() && !g_quit) {
-        // Sleep until something happens unless a step is running or playing.
-        if (!ui.playing && worker.idle())
-            glfwWaitEventsTimeout(0.5);
-        else
-            glfwPollEvents();
-        if (const auto dropped = window.take_dropped(); !dropped.empty())
-            open_model_file(ui, worker, model_among_dropped(dropped));
-        app.frame();
-    }
+    platform.run_frames(
+        window, app, worker, ui, [] { return g_quit != 0; }, save_now);
     // Stops a running step loop or @batch sweep between forward passes, so the worker's thread
     // joins promptly and the settings below are saved even when a signal ended the loop.
     worker.cancel();
@@ -293,9 +282,9 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int kvs::gui::run_window(int argc, char** argv, Platform& platform) {
     try {
-        return run(argc, argv);
+        return run(argc, argv, platform);
     } catch (const kvs::Error& e) {
         std::fprintf(stderr, "kvscope: error: %s\n", kvs::escape_for_one_line(e.what()).c_str());
         return 2;
