@@ -6,7 +6,7 @@
 //             it from the trace would be) and dump(): a lower bound on an nlohmann writer's time.
 // Build (from the repo root, after building kvscope_kernels):
 //   g++ -O2 -std=c++20 -I. docs/bench/trace_json_nlohmann.cpp build/kernels/libkvscope_kernels.a
-//       build/core/libkvscope_core.a -o /tmp/trace_json_bench
+//       -Wl,--start-group build/core/*/libkvscope_core_*.a -Wl,--end-group -o /tmp/trace_json_bench
 // Run: /usr/bin/time -v /tmp/trace_json_bench writer|nlohmann MODEL STEPS
 #include <chrono>
 #include <cstdio>
