@@ -6,7 +6,8 @@
 # one beside it or after it, never tests/ or tools/); every #include in a room of core/ names its
 # own room or an earlier one; neither the folders, nor the rooms, nor the header files include one
 # another in a circle. Also: core/ is rooms (at most 4 files at its top, at least 4 rooms, each in
-# the order) linked only downward in CMake, knows no ImGui, GLFW or CUDA, and holds no lesson file.
+# the order) linked only downward in CMake, knows no ImGui, GLFW or CUDA, and holds no lesson file;
+# the window's engine worker uses none of the window's words.
 set -uo pipefail
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
 design="$root/DESIGN.md"
@@ -38,7 +39,7 @@ while read -r room _; do
 done <<<"$room_ranks"
 for d in core/*/; do
     d="${d%/}"
-    if ! printf '%s\n' "$room_ranks" | grep -q "^${d#core/} "; then
+    if ! grep -q "^${d#core/} " <<<"$room_ranks"; then
         echo "$d/ is not in DESIGN.md's core room order"
         fail=1
     fi
@@ -137,6 +138,11 @@ if grep -rnE 'kvscope_(lessons|kernels|gui|cmdline|cli)' --include=CMakeLists.tx
 fi
 if grep -rnE '#include *[<"](imgui|GLFW|cuda)' core; then
     echo "core/ includes ImGui, GLFW or CUDA (lines above)"
+    fail=1
+fi
+# The engine worker hands the window codes (EngineRequest), never the window's words.
+if grep -nE '#include *"gui/(strings|engine_words)\.h"|\btr(_later)?\(' gui/engine_worker.*; then
+    echo "gui/engine_worker uses the window's words (lines above): gui/engine_words.h says them"
     fail=1
 fi
 if find core -type f | grep -iE 'lesson|sweep|scale'; then
