@@ -8,7 +8,6 @@
 #include <cstdio>
 
 #include "core/util/format.h"
-#include "gui/engine_words.h"
 #include "gui/panels.h"
 #include "gui/plot.h"
 
@@ -47,7 +46,7 @@ void draw_time(FrameContext& f) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             ImGui::PushStyleColor(ImGuiCol_Text, f.theme.series[si]);
-            ImGui::TextUnformatted(tr(session_label(sv.mode)));
+            ImGui::TextUnformatted(tr(sv.label.c_str()));
             ImGui::PopStyleColor();
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(format_seconds(ttft).c_str());
@@ -60,7 +59,7 @@ void draw_time(FrameContext& f) {
         }
         ImGui::EndTable();
     }
-    // Where the times were measured: a line of its own (as a table column it was cut off).
+    // Where the times were measured: a line of its own (a table column would cut it off).
     // How: each step's time is the median of several runs of that step
     // (core/session/step_timing.h); hover for the shown step's spread.
     if (!f.snap.sessions[0].trace.empty()) {
@@ -92,9 +91,9 @@ void draw_time(FrameContext& f) {
     std::vector<PlotSeries> per_step, cumulative, flops;
     for (int si = 0; si < views; ++si) {
         const SessionView& sv = f.snap.sessions[si];
-        PlotSeries t{tr(session_label(sv.mode)), {}, f.theme.series[si], false};
-        PlotSeries cum{tr(session_label(sv.mode)), {}, f.theme.series[si], false};
-        PlotSeries fl{tr(session_label(sv.mode)), {}, f.theme.series[si], false};
+        PlotSeries t{tr(sv.label.c_str()), {}, f.theme.series[si], false};
+        PlotSeries cum{tr(sv.label.c_str()), {}, f.theme.series[si], false};
+        PlotSeries fl{tr(sv.label.c_str()), {}, f.theme.series[si], false};
         double acc = 0;
         for (const auto& r : sv.trace.steps()) {
             t.y.push_back(r.wall_seconds);

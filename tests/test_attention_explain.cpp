@@ -1,7 +1,6 @@
-// Issue 13: the inside of one attention row rebuilt from the trace
-// (core/session/attention_explain.h) must be the arithmetic the model did: softmax(q·k/√d_k + mask)
-// equals the captured weights and Σ w·v equals the attention output the model used, on every
-// backend, cached and uncached.
+// Inside attention: one attention row rebuilt from the trace (core/session/attention_explain.h)
+// must be the arithmetic the model did: softmax(q·k/√d_k + mask) equals the captured weights and
+// Σ w·v equals the attention output the model used, on every backend, cached and uncached.
 #include <catch2/catch.hpp>
 #include <cmath>
 
