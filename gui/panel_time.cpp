@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/util/format.h"
+#include "gui/engine_words.h"
 #include "gui/panels.h"
 #include "gui/plot.h"
 
@@ -46,7 +47,7 @@ void draw_time(FrameContext& f) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             ImGui::PushStyleColor(ImGuiCol_Text, f.theme.series[si]);
-            ImGui::TextUnformatted(tr(sv.label.c_str()));
+            ImGui::TextUnformatted(tr(session_label(sv.mode)));
             ImGui::PopStyleColor();
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(format_seconds(ttft).c_str());
@@ -91,9 +92,9 @@ void draw_time(FrameContext& f) {
     std::vector<PlotSeries> per_step, cumulative, flops;
     for (int si = 0; si < views; ++si) {
         const SessionView& sv = f.snap.sessions[si];
-        PlotSeries t{tr(sv.label.c_str()), {}, f.theme.series[si], false};
-        PlotSeries cum{tr(sv.label.c_str()), {}, f.theme.series[si], false};
-        PlotSeries fl{tr(sv.label.c_str()), {}, f.theme.series[si], false};
+        PlotSeries t{tr(session_label(sv.mode)), {}, f.theme.series[si], false};
+        PlotSeries cum{tr(session_label(sv.mode)), {}, f.theme.series[si], false};
+        PlotSeries fl{tr(session_label(sv.mode)), {}, f.theme.series[si], false};
         double acc = 0;
         for (const auto& r : sv.trace.steps()) {
             t.y.push_back(r.wall_seconds);
