@@ -1,5 +1,5 @@
-// kvscope-cli explain: one attention row from the inside (core/attention_explain.h), for a chosen
-// step, layer, head and query row, as text or JSON. Every number is read from the trace.
+// kvscope-cli explain: one attention row from the inside (core/session/attention_explain.h), for a
+// chosen step, layer, head and query row, as text or JSON. Every number is read from the trace.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/attention_explain.h"
-#include "core/error.h"
-#include "core/json_writer.h"
-#include "core/toy_model.h"
-#include "core/utf8.h"
-#include "core/why_not_q.h"
+#include "core/model/toy_model.h"
+#include "core/session/attention_explain.h"
+#include "core/session/why_not_q.h"
+#include "core/util/error.h"
+#include "core/util/json_writer.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 namespace {
@@ -150,7 +150,7 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
     else
         j.key("kv_recomputed_max_delta").null();
     // Each layer's query rows: computed = for_output + build_next_kv + rebuild_next_kv +
-    // thrown_away (core/why_not_q.h).
+    // thrown_away (core/session/why_not_q.h).
     j.key("layers").begin_array();
     for (const QueryRowUse& u : query_row_use(r, m.config().n_layers)) {
         j.begin_object();

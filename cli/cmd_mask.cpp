@@ -1,9 +1,9 @@
 // kvscope-cli mask: why a decoder-only model can cache K and V at all. The same model runs with
 // its causal mask and without it (an encoder's attention, as BERT and T5 have), both recomputing
-// every token at every step (core/cache_view.h, bidirectional), the bidirectional run on the
-// causal one's tokens; each decode step measures, per layer, how far the earlier tokens' K and V
-// rows moved when one token was appended (core/session.h). Causal: 0 in every layer, so a cache
-// of them is exact. Bidirectional: 0 in layer 0, whose K/V come from the token embeddings
+// every token at every step (core/session/cache_view.h, bidirectional), the bidirectional run on
+// the causal one's tokens; each decode step measures, per layer, how far the earlier tokens' K and
+// V rows moved when one token was appended (core/session/session.h). Causal: 0 in every layer, so a
+// cache of them is exact. Bidirectional: 0 in layer 0, whose K/V come from the token embeddings
 // alone, and above 0 from layer 1 on, so a cache of them would be stale.
 #include <cstdio>
 #include <iostream>
@@ -11,10 +11,10 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/json_writer.h"
-#include "core/utf8.h"
-#include "core/workbench.h"
+#include "core/session/workbench.h"
+#include "core/util/error.h"
+#include "core/util/json_writer.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/cache_view.h"
+#include "core/session/cache_view.h"
 
 namespace kvs::gui {
 

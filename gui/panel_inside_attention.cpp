@@ -1,8 +1,8 @@
 // Inside attention: one query row of one (layer, head) as the arithmetic the tutorials write,
 //     out = softmax(q · Kᵀ / √d_k + mask) · V,
-// with this row's own numbers (core/attention_explain.h, built from the trace). Left to right:
-// the query rows q_j [T, d_k] (the row shown; the earlier positions' rows were never kept, or,
-// without the cache, recomputed and not kept); the K rows [T, d_k], each marked cached / new /
+// with this row's own numbers (core/session/attention_explain.h, built from the trace). Left to
+// right: the query rows q_j [T, d_k] (the row shown; the earlier positions' rows were never kept,
+// or, without the cache, recomputed and not kept); the K rows [T, d_k], each marked cached / new /
 // recomputed; the raw scores q·k_j; the same ×1/√d_k; the mask; the softmax weights; the V rows
 // [T, d_v]; the output Σ_j w_j·v_j. One row of the diagram per key j, its numbers at the text
 // size. The row can be stepped through stage by stage (S; A plays them): each stage adds its
@@ -16,9 +16,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
-#include "core/toy_model.h"
-#include "core/why_not_q.h"
+#include "core/model/toy_model.h"
+#include "core/session/why_not_q.h"
+#include "core/util/format.h"
+#include "gui/engine_words.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
 #include "lessonlib/lesson_report.h"
@@ -488,7 +489,7 @@ struct Diagram {
         if (!x.scores_by_rule && x.phase == Phase::Decode && x.q_pos > 0) {
             const QRowFate fr = fate(0);
             std::string w = std::string(tr("earlier q rows")) +
-                             (f.ui.lang == Lang::Zh ? "：" : ": ") + q_fate_words(fr);
+                            (f.ui.lang == Lang::Zh ? "：" : ": ") + q_fate_words(fr);
             items.push_back({fr == QRowFate::NeverKept ? Rgba{} : f.pal.recomputed, w, true});
         }
         float lx = at.x, ly = at.y;
@@ -771,7 +772,7 @@ void draw_inside_attention(FrameContext& f) {
     if (f.layout) {
         ExplainRecord& r = f.layout->explain;
         const RowView& rv = rows[0];
-        r.session = rv.sv->label;
+        r.session = session_label(*rv.sv);
         r.layer = x.layer;
         r.head = x.head;
         r.stage = x.stage;

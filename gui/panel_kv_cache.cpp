@@ -8,8 +8,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
-#include "core/kv_what_if.h"
+#include "core/model/kv_what_if.h"
+#include "core/util/format.h"
+#include "gui/engine_words.h"
 #include "gui/kv_grid.h"
 #include "gui/panels.h"
 #include "gui/plot.h"
@@ -56,7 +57,7 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
         texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer), f.palette_id(), 77,
                      // a bidirectional step's columns all change
                      st.mask == AttentionMask::Bidirectional ? std::uint64_t(s) + 1 : 0}),
-        ImVec2(origin.x, top), lab_w, cell_w, cell_h, sv.label);
+        ImVec2(origin.x, top), lab_w, cell_w, cell_h, session_label(sv));
 }
 
 }  // namespace

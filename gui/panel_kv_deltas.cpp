@@ -1,7 +1,7 @@
 // Causal against bidirectional, measured: for the step shown, how far each layer's earlier K/V
 // rows moved when one token was appended (StepRecord::kv_delta_k / kv_delta_v, measured by the
 // session), one line per session: a bar and the number per layer, then what it means. Drawn by
-// the attention panel in the bidirectional view (core/cache_view.h).
+// the attention panel in the bidirectional view (core/session/cache_view.h).
 #include <imgui.h>
 
 #include <algorithm>

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {

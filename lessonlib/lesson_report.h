@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_target.h"
 #include "lessonlib/report_lang.h"
@@ -22,6 +22,7 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
 // same counts.
 std::string why_not_q_words(const StepRecord& r, int layer, int n_layers, ReportLang lang);
 
-// Numbers are formatted by core/format.h (format_seconds, format_bytes, format_flops, format_si).
+// Numbers are formatted by core/util/format.h (format_seconds, format_bytes, format_flops,
+// format_si).
 
 }  // namespace kvs

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/workbench.h"
+#include "core/session/workbench.h"
 
 namespace kvs::test {
 

@@ -9,8 +9,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/format.h"
-#include "core/utf8.h"
+#include "core/util/format.h"
+#include "core/util/utf8.h"
 #include "gui/lesson_catalog.h"
 #include "gui/markdown.h"
 #include "gui/strings.h"
@@ -92,7 +92,7 @@ TEST_CASE("every string the window translates is in the table", "[gui][strings]"
         INFO(k);
         CHECK(table.count(k) == 1);
     }
-    // And the table holds nothing the window no longer says.
+    // And the table holds nothing the window does not say.
     for (const auto& k : table) {
         INFO(k);
         CHECK(used.count(k) == 1);

@@ -1,13 +1,13 @@
-// Why K and V are cached and Q is not, per layer (core/why_not_q.h), against counts worked out by
-// hand for the shapes: what each layer's query rows are for at a cached and an uncached decode
-// step and at the prefill, at layer 0 and at the last layer; and the same accounting from
+// Why K and V are cached and Q is not, per layer (core/session/why_not_q.h), against counts worked
+// out by hand for the shapes: what each layer's query rows are for at a cached and an uncached
+// decode step and at the prefill, at layer 0 and at the last layer; and the same accounting from
 // `kvscope-cli explain --json`.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/why_not_q.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
+#include "core/session/why_not_q.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 
