@@ -208,9 +208,10 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
     // Legend, top right inside the plot.
     float ly = top + 2;
     for (const auto& s : series) {
-        if (!o.legend) break;
+        if (!o.legend || ly + fh > bottom) break;  // a line that would run past the plot area
         const float w = ImGui::CalcTextSize(s.label.c_str()).x;
         const float x = right - w - fh * 1.2f;
+        if (x - fh * 0.2f < left + fh * 0.3f) break;  // wider than the plot: no legend line
         dl->AddLine(ImVec2(x - fh * 0.2f, ly + fh * 0.5f), ImVec2(x + fh * 0.8f, ly + fh * 0.5f),
                     s.colour, 3);
         dl->AddText(ImVec2(x + fh, ly), o.text, s.label.c_str());
