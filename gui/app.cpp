@@ -316,14 +316,19 @@ void App::follow_engine(const EngineSnapshot& snap) {
         }
         // @explain: the inside-attention panel opens on its layer, head and row. A row a
         // lesson's earlier step opened closes when the lesson moves on without one.
+        // (A lesson played to its end in one go, a replay, shows the @explain of the step it
+        // stopped at only.)
+        const bool stale =
+            snap.lesson.target < 0 && snap.lesson.explain_step != snap.lesson.played();
         if (snap.lesson.explain_serial != L.seen_explain) {
             L.seen_explain = snap.lesson.explain_serial;
-            open_inside_attention(ui_, 0, snap.lesson.explain_layer, snap.lesson.explain_head,
-                                  snap.lesson.explain_row);
-            ui_.explain.from_lesson = true;
-            ui_.explain.stage = -1;
-        } else if (ui_.explain.from_lesson && snap.lesson.target < 0 &&
-                   snap.lesson.explain_step != snap.lesson.played()) {
+            if (!stale) {
+                open_inside_attention(ui_, 0, snap.lesson.explain_layer, snap.lesson.explain_head,
+                                      snap.lesson.explain_row);
+                ui_.explain.from_lesson = true;
+                ui_.explain.stage = -1;
+            }
+        } else if (ui_.explain.from_lesson && stale) {
             ui_.explain.open = false;
             ui_.explain.from_lesson = false;
             if (ui_.maximised == "inside") ui_.maximised.clear();

@@ -1398,6 +1398,22 @@ TEST_CASE(
     CHECK(checked == 18 * (17 + 5));
 }
 
+TEST_CASE("a lesson's Inside attention row closes when the lesson moves on without one",
+          "[gui][screenshot][lessons][explain]") {
+    // Lesson 4: step 1 opens a row (@explain), step 2 has none, step 3 opens another.
+    const auto open_at = [](const char* step) {
+        const fs::path dir = kvs::test::temp_dir(std::string("gui-stale-") + step);
+        const Run r = run_app({"--backend", "cpu", "--lesson", "4", "--lesson-step", step,
+                               "--layout-json", (dir / "l.json").string()});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        return json::parse(slurp(dir / "l.json"))["explain"]["open"].get<bool>();
+    };
+    CHECK(open_at("1"));
+    CHECK_FALSE(open_at("2"));
+    CHECK(open_at("3"));
+}
+
 TEST_CASE("lesson 8 step 1 draws one KV grid per sequence, filled to the BatchSession's rows",
           "[gui][screenshot][lessons][batch]") {
     const Shot s =
