@@ -181,6 +181,7 @@ int cmd_bench(int argc, char** argv) {
                   {"warmup", "W", "untimed runs before them (default 1)"},
                   prompt_option("decode prompt; prefill prompts repeat it (default "
                                 "\"Once upon a time\")"),
+                  cmdline::file_option(),
                   {"csv", "FILE", "write every figure as CSV"},
                   {"limits", "",
                    "measure this machine's FMA peak and read bandwidth (1 thread, then "
@@ -201,7 +202,7 @@ int cmd_bench(int argc, char** argv) {
     const int repeats = a.integer("repeats", 5, 1, 1000);
     const int warmup = a.integer("warmup", 1, 0, 1000);
     const bool trace = a.has("trace");
-    const std::string prompt = a.str("prompt", "Once upon a time");
+    const std::string prompt = cmdline::prompt_from(a).value_or("Once upon a time");
 
     if (a.has("limits")) return print_limits(threads_from(a), repeats);
 
