@@ -7,6 +7,7 @@
 #include "core/attention_matrix.h"
 #include "core/error.h"
 #include "core/model.h"
+#include "core/utf8.h"
 
 namespace kvs {
 namespace {
@@ -50,7 +51,8 @@ void write_attention_csv(std::ostream& os, std::span<const StepRecord> steps, in
     for (int k = 0; k < m.n; ++k) os << ',' << k + 1;
     os << '\n';
     for (int q = 0; q < m.n; ++q) {
-        os << q + 1 << ',' << csv_field(q < int(token.size()) ? tok.piece(token[q]) : "");
+        os << q + 1 << ','
+           << csv_field(escape_for_one_line(q < int(token.size()) ? tok.piece(token[q]) : ""));
         for (int k = 0; k < m.n; ++k) {
             const CellValue c = attention_cell(m, layer, head, q, k);
             os << ',';
@@ -75,7 +77,8 @@ void write_steps_csv(std::ostream& os, const TraceJsonRun& run) {
             os << s << ',' << r.index << ',' << phase_name(r.phase) << ',' << mode_name(r.mode)
                << ',' << r.tokens_processed << ',' << r.forward_calls << ',' << r.pos0 << ','
                << r.kv.len << ',' << r.kv.bytes() << ',' << r.token_out << ','
-               << csv_field(tok.piece(r.token_out)) << ',' << num(r.wall_seconds * 1e3) << ','
+               << csv_field(escape_for_one_line(tok.piece(r.token_out))) << ','
+               << num(r.wall_seconds * 1e3) << ','
                << num(r.forward_seconds * 1e3) << ',' << num(r.forward_min_seconds * 1e3) << ','
                << num(r.forward_max_seconds * 1e3) << ',' << r.timing_runs << ','
                << (r.graph_seconds > 0 ? num(r.graph_seconds * 1e3) : "") << ','

@@ -12,7 +12,8 @@
 namespace kvs {
 
 // Header "position,token,1,2,..,n" (key positions, from 1); one line per query position: its
-// position, its token's piece, then its weights over keys 1..position. A key after the query
+// position, its token's piece (on one line: control bytes and bytes that are not UTF-8 as
+// \xNN), then its weights over keys 1..position. A key after the query
 // (masked) is an empty cell; NA where the row is not in the trace (payload dropped) or has no
 // key to attend to (the toy's "even" head at position 1). Throws kvs::Error when the step,
 // layer or head is not in the trace.

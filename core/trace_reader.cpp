@@ -170,7 +170,7 @@ ModelBlock read_model(const Reader& rd, const json& m, int version) {
     b.toy = rd.boolean(m, "toy", w);
     ModelConfig& c = b.config;
     c.dim = rd.whole(m, "dim", w, 1, 1 << 14);
-    c.hidden_dim = rd.whole(m, "hidden_dim", w, 1, 1 << 16);
+    c.hidden_dim = rd.whole(m, "hidden_dim", w, b.toy ? 0 : 1, 1 << 16);  // the toy has no MLP
     c.n_layers = rd.whole(m, "n_layers", w, 1, 256);
     c.n_heads = rd.whole(m, "n_heads", w, 1, 1024);
     c.n_kv_heads = rd.whole(m, "n_kv_heads", w, 1, 1024);
