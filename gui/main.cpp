@@ -20,6 +20,7 @@
 #include "core/format.h"
 #include "core/output_file.h"
 #include "core/utf8.h"
+#include "core/version.h"
 #include "gui/app.h"
 #include "gui/dropped_paths.h"
 #include "gui/engine_worker.h"
@@ -107,6 +108,10 @@ int run(int argc, char** argv) {
     const AppOptions o = parse_options(argc, argv);
     if (o.help) {
         std::fputs(usage().c_str(), stdout);
+        return 0;
+    }
+    if (o.version) {
+        std::printf("kvscope %s\n", kvscope_version());
         return 0;
     }
     const bool headless = o.headless();

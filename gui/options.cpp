@@ -78,6 +78,7 @@ AppOptions parse_options(int argc, char** argv) {
     const cmdline::CommandLine c(voice(), specs(), argc, argv, 1);
     AppOptions o;
     o.help = c.help();
+    o.version = c.version();
     o.model = c.str("model");
     o.tokenizer = c.str("tokenizer");
     o.backend = cmdline::backend_from(c, "");

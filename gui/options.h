@@ -37,6 +37,7 @@ struct AppOptions {
     int frame_stats = 0;       // render this many frames, print frame-time statistics, exit
     bool no_settings = false;  // neither read nor write the settings file and imgui.ini
     bool help = false;
+    bool version = false;
     int lesson = 0;                   // open this lesson (its number) in the lesson panel
     int lesson_step = 1;              // at this step, from 1 (steps before it are played too)
     std::optional<std::string> lang;  // "en" | "zh": the window's words and the lessons

@@ -287,7 +287,6 @@ const std::vector<UiString>& ui_strings() {
         {"of weights", "的权重"},
         {"%s: %d layers, %d heads (%d K/V), head size %d, dim %d, vocab %d, context %d, %s",
          "%s：%d 层，%d 个头（%d 个 K/V），头大小 %d，维度 %d，词表 %d，上下文 %d，%s"},
-        {".bin, .gguf or folder", ".bin、.gguf 或文件夹"},
         {"Open", "打开"},
         {"Backend", "后端"},
         {"on", "开"},
