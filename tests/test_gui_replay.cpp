@@ -62,25 +62,29 @@ void check_views(const EngineSnapshot& live, const EngineSnapshot& replay, std::
                     if (!same(kv_value(ga, l, kv, pos, ch), kv_value(gb, l, kv, pos, ch)))
                         FAIL_CHECK("K/V value differs");
     }
-    // Inside attention: the newest row of every head, from q, K and V to the output.
+    // Inside attention: every row the step kept, of every head, from q, K and V to the output.
+    int explained = 0;
     for (int l = 0; l < c.n_layers; ++l)
-        for (int h = 0; h < c.n_heads; ++h) {
-            std::string why_a, why_b;
-            const auto ea = explain_attention(live.sessions[s].trace, c, k, l, h, -1, &why_a);
-            const auto eb = explain_attention(replay.sessions[s].trace, replay.model->config(), k,
-                                              l, h, -1, &why_b);
-            REQUIRE(ea.has_value() == eb.has_value());
-            CHECK(why_a == why_b);
-            if (!ea) continue;
-            CHECK(ea->q == eb->q);
-            CHECK(ea->k == eb->k);
-            CHECK(ea->v == eb->v);
-            CHECK(ea->source == eb->source);
-            CHECK(ea->raw == eb->raw);
-            CHECK(ea->weights == eb->weights);
-            CHECK(ea->output == eb->output);
-            CHECK(ea->model_output == eb->model_output);
-        }
+        for (int h = 0; h < c.n_heads; ++h)
+            for (int row = 0; row < a[k].attention.rows; ++row) {
+                std::string why_a, why_b;
+                const auto ea = explain_attention(live.sessions[s].trace, c, k, l, h, row, &why_a);
+                const auto eb = explain_attention(replay.sessions[s].trace, replay.model->config(),
+                                                  k, l, h, row, &why_b);
+                REQUIRE(ea.has_value() == eb.has_value());
+                CHECK(why_a == why_b);
+                if (!ea) continue;
+                ++explained;
+                CHECK(ea->q == eb->q);
+                CHECK(ea->k == eb->k);
+                CHECK(ea->v == eb->v);
+                CHECK(ea->source == eb->source);
+                CHECK(ea->raw == eb->raw);
+                CHECK(ea->weights == eb->weights);
+                CHECK(ea->output == eb->output);
+                CHECK(ea->model_output == eb->model_output);
+            }
+    CHECK(explained == c.n_layers * c.n_heads * a[k].attention.rows);
     // The op strip and the times.
     REQUIRE(a[k].ops.ops.size() == b[k].ops.ops.size());
     for (std::size_t i = 0; i < a[k].ops.ops.size(); ++i) {
