@@ -109,11 +109,10 @@ void print_cell(const Cell& c, bool wide) {
     const bool pre = is_prefill(c.measure);
     const double latency = pre ? c.first_token().median : c.per_token().median;
     if (wide)
-        std::printf(
-            "%5d  %-23s %10.1f %10.1f %10.1f  %10.3f  %8.4f %-4s %9.4f %8.2f %8.3f %7.2f\n",
-            c.length, measure_name(c.measure), r.min, r.median, r.max, t.median * 1e3,
-            latency * 1e3, pre ? "TTFT" : "TPOT", c.counts().flops / 1e9, g.median,
-            c.counts().bytes / 1e6, c.gbytes().median);
+        std::printf("%5d  %-23s %10.1f %10.1f %10.1f  %10.3f  %8.4f %-4s %9.4f %8.2f %8.3f %7.2f\n",
+                    c.length, measure_name(c.measure), r.min, r.median, r.max, t.median * 1e3,
+                    latency * 1e3, pre ? "TTFT" : "TPOT", c.counts().flops / 1e9, g.median,
+                    c.counts().bytes / 1e6, c.gbytes().median);
     else
         std::printf("%5d  %-23s %10.1f %10.3f  %8.4f %-4s %8.2f %7.2f\n", c.length,
                     measure_name(c.measure), r.median, t.median * 1e3, latency * 1e3,
@@ -124,10 +123,12 @@ void print_ops(const std::vector<Cell>& cells, bool wide) {
     print_wrapped(
         "\nper-op time (median over repeats, ms; measured by the backend inside the forward "
         "passes; 'other' = forward time not inside an op" +
-            std::string(wide ? ")" : "; 'norms' = rmsnorm and layernorm, 'rest' = every other op; "
-                                     "--wide: each op)"),
+            std::string(wide ? ")"
+                             : "; 'norms' = rmsnorm and layernorm, 'rest' = every other op; "
+                               "--wide: each op)"),
         wide ? 0 : kColumns);
-    const int matmul_i = static_cast<int>(Op::Matmul), attention_i = static_cast<int>(Op::Attention);
+    const int matmul_i = static_cast<int>(Op::Matmul),
+              attention_i = static_cast<int>(Op::Attention);
     auto is_norm = [](int i) {
         return i == static_cast<int>(Op::RmsNorm) || i == static_cast<int>(Op::LayerNorm);
     };
@@ -331,7 +332,8 @@ int cmd_bench(int argc, char** argv) {
     const bool wide = a.has("wide");
     const std::size_t width = wide ? 0 : kColumns;
     ProgressLine progress;
-    bench.set_progress([&](int L, Measure meas, int run, int total) { progress(L, meas, run, total); });
+    bench.set_progress(
+        [&](int L, Measure meas, int run, int total) { progress(L, meas, run, total); });
 
     std::vector<std::string> header;
     header.push_back("kvscope-cli bench: model " + m.name() + " (" + m.config().describe() + ")");
@@ -389,7 +391,8 @@ int cmd_bench(int argc, char** argv) {
     }
     if (cells.empty()) throw Error("no length fits the model's context");
     if (!skipped.empty()) {
-        std::string line = "not run (beyond the context of " + std::to_string(m.config().seq_len) + "):";
+        std::string line =
+            "not run (beyond the context of " + std::to_string(m.config().seq_len) + "):";
         for (const auto& sk : skipped) line += " " + sk + ";";
         print_wrapped(line, width);
     }
@@ -437,7 +440,7 @@ int cmd_bench(int argc, char** argv) {
         }
         const PowerFit f = fit_power(xs, ys);
         printw(width, "  %s: time ~ L^%.2f (r^2 %.3f, %d lengths %g..%g)\n", measure_name(meas),
-                    f.exponent, f.r2, f.points, xs.front(), xs.back());
+               f.exponent, f.r2, f.points, xs.front(), xs.back());
         csv.push_back({"all",
                        measure_name(meas),
                        "growth_exponent",
@@ -460,9 +463,9 @@ int cmd_bench(int argc, char** argv) {
         const Cell &with = paired[0], &without = paired[1];
         const double cost = ratio(with.seconds(), without.seconds()) - 1;
         printw(width,
-            "\ntracing cost, cached decode L=%d (alternating runs): median %.3f ms with "
-            "tracing, %.3f ms without: %+.1f%%\n",
-            longest, with.seconds().median * 1e3, without.seconds().median * 1e3, 100 * cost);
+               "\ntracing cost, cached decode L=%d (alternating runs): median %.3f ms with "
+               "tracing, %.3f ms without: %+.1f%%\n",
+               longest, with.seconds().median * 1e3, without.seconds().median * 1e3, 100 * cost);
         csv.push_back({std::to_string(longest),
                        "decode_cached",
                        "tracing_cost_fraction",
@@ -471,8 +474,8 @@ int cmd_bench(int argc, char** argv) {
                        repeats});
         if (cpu && weights != GgmlType::F32) {
             printw(width,
-                "per-op timing cost and fast vs plain ops: measured with float32 weights only "
-                "(the plain loops would dequantise every matrix at every step)\n");
+                   "per-op timing cost and fast vs plain ops: measured with float32 weights only "
+                   "(the plain loops would dequantise every matrix at every step)\n");
         } else if (cpu) {
             const auto timers = bench.interleaved(
                 longest,
@@ -485,11 +488,11 @@ int cmd_bench(int argc, char** argv) {
             const double per_call =
                 (timed.seconds().median - untimed.seconds().median) / std::max(calls, 1);
             printw(width,
-                "per-op timing cost, cached decode L=%d (alternating runs): median %.3f "
-                "ms with op timers, %.3f ms without: %+.1f%% (%.0f ns per op call, %d "
-                "calls)\n",
-                longest, timed.seconds().median * 1e3, untimed.seconds().median * 1e3,
-                100 * op_cost, per_call * 1e9, calls);
+                   "per-op timing cost, cached decode L=%d (alternating runs): median %.3f "
+                   "ms with op timers, %.3f ms without: %+.1f%% (%.0f ns per op call, %d "
+                   "calls)\n",
+                   longest, timed.seconds().median * 1e3, untimed.seconds().median * 1e3,
+                   100 * op_cost, per_call * 1e9, calls);
             csv.push_back({std::to_string(longest),
                            "decode_cached",
                            "op_timing_cost_fraction",
@@ -505,9 +508,9 @@ int cmd_bench(int argc, char** argv) {
             progress.clear();
             const double speedup = ratio(vs[1].seconds(), vs[0].seconds());
             printw(width,
-                "fast CPU ops vs the plain run.c-order ops, cached decode L=%d (alternating "
-                "runs): median %.1f tok/s vs %.1f tok/s: %.2fx\n",
-                longest, vs[0].rate().median, vs[1].rate().median, speedup);
+                   "fast CPU ops vs the plain run.c-order ops, cached decode L=%d (alternating "
+                   "runs): median %.1f tok/s vs %.1f tok/s: %.2fx\n",
+                   longest, vs[0].rate().median, vs[1].rate().median, speedup);
             csv.push_back({std::to_string(longest), "decode_cached_reference_ops", "tokens_per_s",
                            "tok/s", vs[1].rate(), repeats});
             csv.push_back({std::to_string(longest),
@@ -524,17 +527,17 @@ int cmd_bench(int argc, char** argv) {
         const auto f32 = open_model(a.str("model", "default"), a.str("tokenizer"));
         const WeightsGap gap = measure_weights_gap(m, *f32, be, bench.decode_prompt(), steps);
         printw(width,
-            "\n%s weights against float32 (the same file; both fed float32's greedy tokens, "
-            "%d forward passes: the %d-token prompt, then one token each):\n"
-            "  max |logit difference| %.3g; next token (argmax) the same for the first %d of "
-            "%d%s\n  weights read per decode token: %s against %s in float32 (%.2fx fewer "
-            "bytes; counted from shapes)\n",
-            weight_type_option_name(weights).c_str(), gap.steps, bench.decode_prompt_len(),
-            gap.max_logit_diff, gap.same_greedy, gap.steps,
-            gap.diverged ? "" : " (all: the greedy text is unchanged)",
-            format_mb(gap.bytes_per_token).c_str(), format_mb(gap.f32_bytes_per_token).c_str(),
-            double(gap.f32_bytes_per_token) /
-                double(std::max<std::uint64_t>(1, gap.bytes_per_token)));
+               "\n%s weights against float32 (the same file; both fed float32's greedy tokens, "
+               "%d forward passes: the %d-token prompt, then one token each):\n"
+               "  max |logit difference| %.3g; next token (argmax) the same for the first %d of "
+               "%d%s\n  weights read per decode token: %s against %s in float32 (%.2fx fewer "
+               "bytes; counted from shapes)\n",
+               weight_type_option_name(weights).c_str(), gap.steps, bench.decode_prompt_len(),
+               gap.max_logit_diff, gap.same_greedy, gap.steps,
+               gap.diverged ? "" : " (all: the greedy text is unchanged)",
+               format_mb(gap.bytes_per_token).c_str(), format_mb(gap.f32_bytes_per_token).c_str(),
+               double(gap.f32_bytes_per_token) /
+                   double(std::max<std::uint64_t>(1, gap.bytes_per_token)));
         const double n = gap.steps, same = gap.same_greedy, diff = gap.max_logit_diff;
         const double bytes = double(gap.bytes_per_token);
         csv.push_back(

@@ -29,10 +29,10 @@ int cmd_compare(int argc, char** argv) {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.push_back(timing_option());
-    specs.insert(specs.end(),
-                 {prompt_option("prompt text (default empty: BOS only)"), cmdline::file_option(),
-                  cmdline::new_tokens_option("tokens to generate (default 64)"),
-                  {"quiet", "", "totals only, no per-step rows"}});
+    specs.insert(specs.end(), {prompt_option("prompt text (default empty: BOS only)"),
+                               cmdline::file_option(),
+                               cmdline::new_tokens_option("tokens to generate (default 64)"),
+                               {"quiet", "", "totals only, no per-step rows"}});
     for (auto& o : run_output_options()) specs.push_back(o);
     Args a("compare", specs, argc, argv, 2);
     if (a.help()) {

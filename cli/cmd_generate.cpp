@@ -13,10 +13,12 @@ int cmd_generate(int argc, char** argv) {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.push_back(timing_option(1));
-    specs.insert(specs.end(),
-                 {prompt_option("prompt text (default empty: BOS only)"), cmdline::file_option(),
-                  cmdline::new_tokens_option("tokens to generate (default 256, within the context)"),
-                  {"prefill-token-by-token", "", "feed the prompt one token per forward pass"}});
+    specs.insert(
+        specs.end(),
+        {prompt_option("prompt text (default empty: BOS only)"),
+         cmdline::file_option(),
+         cmdline::new_tokens_option("tokens to generate (default 256, within the context)"),
+         {"prefill-token-by-token", "", "feed the prompt one token per forward pass"}});
     for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
     for (auto& o : run_output_options()) specs.push_back(o);
     Args a("generate", specs, argc, argv, 2);

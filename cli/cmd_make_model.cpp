@@ -87,8 +87,9 @@ int cmd_make_model(int argc, char** argv) {
         a.fail("--arch gpt2 writes a GGUF file: name it " +
                (named.parent_path() / (named.stem().string() + ".gguf")).string());
     if (arch == "llama" && named.extension() == ".gguf")
-        a.fail("--arch llama writes a llama2.c checkpoint: name it .bin (kvscope-cli export "
-               "--gguf converts one to GGUF)");
+        a.fail(
+            "--arch llama writes a llama2.c checkpoint: name it .bin (kvscope-cli export "
+            "--gguf converts one to GGUF)");
     ModelConfig c = preset(a.str("shape", "85M"));
     c.dim = a.integer("dim", c.dim, 1, 1 << 16);
     if (arch == "gpt2") {  // GPT-2's design: a 4 x dim MLP, every K/V head its own

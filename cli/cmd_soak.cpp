@@ -38,13 +38,21 @@ int cmd_soak(int argc, char** argv) {
     auto specs = model_options();
     specs.insert(
         specs.end(),
-        {{"max-new-tokens", "N",
-          "decode steps in all, over as many sessions as needed (default 2000)", false,
+        {{"max-new-tokens",
+          "N",
+          "decode steps in all, over as many sessions as needed (default 2000)",
+          false,
           {"-n", "--n-predict", "--steps"}},
          {"report-every", "N", "print a line every N decode steps (default 200)"},
-         {"temperature", "T", "sampling temperature (default 1: sessions differ)", false,
+         {"temperature",
+          "T",
+          "sampling temperature (default 1: sessions differ)",
+          false,
           {"--temp"}},
-         {"seed", "S", "seed of the first session; session i uses S + i (default 42)", false,
+         {"seed",
+          "S",
+          "seed of the first session; session i uses S + i (default 42)",
+          false,
           {"-s"}},
          {"stop-at-end-token", "", "end a session at the end token, not at the context limit"}});
     for (auto& o : cmdline::trace_budget_options("4M")) specs.push_back(o);

@@ -10,15 +10,16 @@
 namespace kvs::cli {
 
 std::vector<OptionSpec> run_output_options() {
-    return {{"trace-json", "FILE", "write the whole run as trace JSON (kvscope --replay opens it)"},
-            {"trace-events", "FILE",
-             "write the run as Chrome / Perfetto trace events (ui.perfetto.dev,\nchrome://tracing): "
-             "each step a slice, each op inside it"},
-            {"csv", "FILE", "write one line per step as CSV (times, counted FLOPs, KV bytes)"},
-            {"attention-csv", "FILE",
-             "write one head's attention matrix after the last step as CSV\n(--layer, --head)"},
-            {"layer", "L", "the layer of --attention-csv (default 0)"},
-            {"head", "H", "the head of --attention-csv (default 0)"}};
+    return {
+        {"trace-json", "FILE", "write the whole run as trace JSON (kvscope --replay opens it)"},
+        {"trace-events", "FILE",
+         "write the run as Chrome / Perfetto trace events (ui.perfetto.dev,\nchrome://tracing): "
+         "each step a slice, each op inside it"},
+        {"csv", "FILE", "write one line per step as CSV (times, counted FLOPs, KV bytes)"},
+        {"attention-csv", "FILE",
+         "write one head's attention matrix after the last step as CSV\n(--layer, --head)"},
+        {"layer", "L", "the layer of --attention-csv (default 0)"},
+        {"head", "H", "the head of --attention-csv (default 0)"}};
 }
 
 RunOutputs run_outputs_from(const Args& a, const ModelConfig& c) {

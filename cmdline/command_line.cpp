@@ -43,8 +43,7 @@ CommandLine::CommandLine(Voice voice, std::vector<OptionSpec> specs, int argc, c
             o = app.add_flag(spellings(s))->disable_flag_override();  // --prefill=yes: refused
         } else {
             // The last of a repeated option wins, as in most command lines.
-            o = app.add_option(spellings(s))
-                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+            o = app.add_option(spellings(s))->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         }
         options.emplace_back(&s, o);
     }

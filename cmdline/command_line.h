@@ -40,7 +40,7 @@ class CommandLine {
 
     bool help() const { return help_; }
     bool version() const { return version_; }  // --version
-    std::string usage() const;  // usage line, then one line per option
+    std::string usage() const;                 // usage line, then one line per option
     bool has(const std::string& name) const { return values_.count(name) > 0; }
     std::string str(const std::string& name, const std::string& fallback = {}) const;
     int integer(const std::string& name, int fallback, int lo, int hi) const;

@@ -12,8 +12,11 @@
 namespace kvs::cmdline {
 
 std::vector<OptionSpec> model_options() {
-    return {{"model", "M", "default (ours) | toy | stories260K | FILE.bin | FILE.gguf | HF folder",
-             false, {"-m"}},
+    return {{"model",
+             "M",
+             "default (ours) | toy | stories260K | FILE.bin | FILE.gguf | HF folder",
+             false,
+             {"-m"}},
             {"tokenizer", "FILE", "llama2.c tokenizer (default: found beside the model)"},
             backend_option(),
             threads_option(),
@@ -27,7 +30,8 @@ OptionSpec backend_option() {
 }
 
 OptionSpec threads_option() {
-    return {"threads", "N", "CPU backend threads (default 1; small ops stay on one)", false, {"-t"}};
+    return {
+        "threads", "N", "CPU backend threads (default 1; small ops stay on one)", false, {"-t"}};
 }
 
 OptionSpec prompt_option(const std::string& help) {
@@ -39,7 +43,8 @@ OptionSpec file_option() {
 }
 
 std::optional<std::string> prompt_from(const CommandLine& c) {
-    if (c.has("prompt") && c.has("file")) c.fail("--prompt and --file both give a prompt: give one");
+    if (c.has("prompt") && c.has("file"))
+        c.fail("--prompt and --file both give a prompt: give one");
     if (c.has("prompt")) return c.str("prompt");
     if (!c.has("file")) return std::nullopt;
     constexpr std::size_t kLimit = std::size_t(16) << 20;
@@ -98,7 +103,9 @@ std::vector<OptionSpec> trace_budget_options(const std::string& default_words) {
 std::size_t trace_budget_from(const CommandLine& c, std::size_t fallback) {
     const int given = int(c.has("trace-budget")) + int(c.has("trace-budget-mib")) +
                       int(c.has("trace-budget-kib"));
-    if (given > 1) c.fail("--trace-budget is given twice (--trace-budget-mib and -kib are its older spellings)");
+    if (given > 1)
+        c.fail(
+            "--trace-budget is given twice (--trace-budget-mib and -kib are its older spellings)");
     if (c.has("trace-budget-mib"))
         return std::size_t(c.integer("trace-budget-mib", 0, 1, 1 << 20)) << 20;
     if (c.has("trace-budget-kib"))
@@ -109,13 +116,16 @@ std::size_t trace_budget_from(const CommandLine& c, std::size_t fallback) {
     int shift = 0;
     if (!v.empty()) {
         const char u = v.back();
-        shift = u == 'K' || u == 'k' ? 10 : u == 'M' || u == 'm' ? 20 : u == 'G' || u == 'g' ? 30 : 0;
+        shift = u == 'K' || u == 'k'   ? 10
+                : u == 'M' || u == 'm' ? 20
+                : u == 'G' || u == 'g' ? 30
+                                       : 0;
         if (shift) v.pop_back();
     }
-    const std::uint64_t n = v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
-                                    v.size() > 12
-                                ? 0
-                                : std::stoull(v);
+    const std::uint64_t n =
+        v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 12
+            ? 0
+            : std::stoull(v);
     const std::uint64_t bytes = n << shift;
     if (n == 0 || bytes < 1024 || bytes > (std::uint64_t(1) << 40))
         c.fail("--trace-budget: '" + c.str("trace-budget") +

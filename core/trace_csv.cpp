@@ -78,11 +78,10 @@ void write_steps_csv(std::ostream& os, const TraceJsonRun& run) {
                << ',' << r.tokens_processed << ',' << r.forward_calls << ',' << r.pos0 << ','
                << r.kv.len << ',' << r.kv.bytes() << ',' << r.token_out << ','
                << csv_field(escape_for_one_line(tok.piece(r.token_out))) << ','
-               << num(r.wall_seconds * 1e3) << ','
-               << num(r.forward_seconds * 1e3) << ',' << num(r.forward_min_seconds * 1e3) << ','
-               << num(r.forward_max_seconds * 1e3) << ',' << r.timing_runs << ','
-               << (r.graph_seconds > 0 ? num(r.graph_seconds * 1e3) : "") << ','
-               << num(r.counts.flops) << ',' << num(r.counts.matmul_flops) << ','
+               << num(r.wall_seconds * 1e3) << ',' << num(r.forward_seconds * 1e3) << ','
+               << num(r.forward_min_seconds * 1e3) << ',' << num(r.forward_max_seconds * 1e3) << ','
+               << r.timing_runs << ',' << (r.graph_seconds > 0 ? num(r.graph_seconds * 1e3) : "")
+               << ',' << num(r.counts.flops) << ',' << num(r.counts.matmul_flops) << ','
                << num(r.counts.attention_flops) << ',' << num(r.counts.bytes) << ','
                << r.kv_rows_written << ',' << r.kv_rows_recomputed << ',' << csv_field(r.backend)
                << ',' << csv_field(r.device) << ','

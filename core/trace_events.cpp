@@ -68,9 +68,8 @@ void write_trace_events(std::ostream& os, const TraceJsonRun& run) {
             for (const Placed& p : ops) end = std::max(end, p.ts + p.dur);
             j.begin_object();
             j.field("ph", "X").field("cat", "step").field("pid", kPid).field("tid", tid);
-            j.field("name", st.phase == Phase::Prefill
-                                ? std::string("prefill")
-                                : "decode " + std::to_string(st.index));
+            j.field("name", st.phase == Phase::Prefill ? std::string("prefill")
+                                                       : "decode " + std::to_string(st.index));
             j.field("ts", t).field("dur", end - t);
             j.key("args").begin_object();
             j.field("step", st.index).field("mode", mode_name(st.mode));

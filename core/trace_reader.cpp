@@ -200,8 +200,8 @@ ModelBlock read_model(const Reader& rd, const json& m, int version) {
         } catch (const Error& e) {
             const std::string why = e.what();
             const auto colon = why.rfind(": ");
-            rd.fail(w, "shapes no model has (" + why.substr(colon == std::string::npos ? 0 : colon + 2) +
-                           ")");
+            rd.fail(w, "shapes no model has (" +
+                           why.substr(colon == std::string::npos ? 0 : colon + 2) + ")");
         }
     }
     return b;
@@ -279,8 +279,7 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         const auto it = ops.find(name);
         if (it == ops.end()) continue;
         r.op_times.seconds[i] = rd.number(*it, tw + ".ops." + name, 0, 1e9);
-        r.op_times.calls[i] =
-            calls ? rd.whole(*calls, name, tw + ".op_calls", 1, 1 << 30) : 1;
+        r.op_times.calls[i] = calls ? rd.whole(*calls, name, tw + ".op_calls", 1, 1 << 30) : 1;
     }
 
     const json& counts = rd.member(s, "counts", w);
@@ -316,7 +315,8 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
                     const std::string rw = aw + ".weights[" + std::to_string(l) + "][" +
                                            std::to_string(h) + "][" + std::to_string(row) + "]";
                     auto cell = [&](const json& top3) -> const json& {
-                        if (!top3.is_array() || int(top3.size()) != L) rd.fail(rw, "not [n_layers]");
+                        if (!top3.is_array() || int(top3.size()) != L)
+                            rd.fail(rw, "not [n_layers]");
                         const json& lj = top3[l];
                         if (!lj.is_array() || int(lj.size()) != H) rd.fail(rw, "not [n_heads]");
                         const json& hj = lj[h];
@@ -326,29 +326,31 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
                     const std::size_t keys = std::size_t(q_pos0) + row + 1;
                     const json& wr = cell(weights);
                     if (wr.is_null()) {
-                        if (ar.empty_row.empty())
-                            ar.empty_row.assign(std::size_t(L) * H * rows, 0);
+                        if (ar.empty_row.empty()) ar.empty_row.assign(std::size_t(L) * H * rows, 0);
                         ar.empty_row[(std::size_t(l) * H + h) * rows + row] = 1;
                     } else {
                         rd.floats(wr, rw, keys, ar.row(l, h, row).data(), 0.0f, 1.001f);
                     }
                     if (scores)
                         rd.floats(cell(*scores), rw + " (scores)", keys,
-                                  ar.scores.data() + ar.row_offset(l, h, row),
-                                  kLo, kHi, -std::numeric_limits<float>::infinity());
+                                  ar.scores.data() + ar.row_offset(l, h, row), kLo, kHi,
+                                  -std::numeric_limits<float>::infinity());
                 }
     }
     const std::size_t rows = static_cast<std::size_t>(r.attention.rows);
     if (const json* h = rd.optional(s, "head_outputs")) {
-        if (!toy || rows == 0) rd.fail(w + ".head_outputs", "only the toy's steps with attention have them");
+        if (!toy || rows == 0)
+            rd.fail(w + ".head_outputs", "only the toy's steps with attention have them");
         r.head_outputs.resize(std::size_t(L) * H * rows);
-        rd.floats(*h, w + ".head_outputs", r.head_outputs.size(), r.head_outputs.data(), kLo, kHi, kNaN);
+        rd.floats(*h, w + ".head_outputs", r.head_outputs.size(), r.head_outputs.data(), kLo, kHi,
+                  kNaN);
     }
     const json* qr = rd.optional(s, "q_rows");
     const json* ao = rd.optional(s, "attn_out");
     if ((qr != nullptr) != (ao != nullptr)) rd.fail(w, "q_rows without attn_out, or the reverse");
     if (qr) {
-        if (toy || rows == 0) rd.fail(w + ".q_rows", "only a model's steps with attention have them");
+        if (toy || rows == 0)
+            rd.fail(w + ".q_rows", "only a model's steps with attention have them");
         const std::size_t n = std::size_t(L) * rows * c.dim;
         r.q_rows.resize(n);
         r.attn_out.resize(n);
@@ -383,8 +385,8 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
             const json& sec = rd.member(o, "seconds", ew);
             rec.seconds = sec.is_null() ? -1 : rd.number(sec, ew + ".seconds", 0, 1e9);
             if (const json* tw2 = rd.optional(o, "timed_with"))
-                rec.timed_with = static_cast<int>(rd.integer(*tw2, ew + ".timed_with", 0,
-                                                             static_cast<std::int64_t>(i) - 1));
+                rec.timed_with = static_cast<int>(
+                    rd.integer(*tw2, ew + ".timed_with", 0, static_cast<std::int64_t>(i) - 1));
             if (rec.timed_with >= 0 && r.ops.ops[rec.timed_with].timed_with >= 0)
                 rd.fail(ew + ".timed_with", "not an op with a call of its own");
             r.ops.ops.push_back(rec);
@@ -417,19 +419,21 @@ RecordedSession read_session(const Reader& rd, const json& o, const std::string&
     const std::vector<int> prompt =
         rd.ids(rd.member(o, "prompt_tokens", w), w + ".prompt_tokens", c.seq_len, c.vocab_size);
     s.prompt_len = static_cast<int>(prompt.size());
-    s.tokens = rd.ids(rd.member(o, "tokens", w), w + ".tokens", std::size_t(c.seq_len) + 1,
-                      c.vocab_size);
-    if (s.tokens.size() < prompt.size() || !std::equal(prompt.begin(), prompt.end(), s.tokens.begin()))
+    s.tokens =
+        rd.ids(rd.member(o, "tokens", w), w + ".tokens", std::size_t(c.seq_len) + 1, c.vocab_size);
+    if (s.tokens.size() < prompt.size() ||
+        !std::equal(prompt.begin(), prompt.end(), s.tokens.begin()))
         rd.fail(w + ".tokens", "does not start with the prompt");
-    const json& tp = rd.array(rd.member(o, "token_pieces", w), w + ".token_pieces", s.tokens.size());
+    const json& tp =
+        rd.array(rd.member(o, "token_pieces", w), w + ".token_pieces", s.tokens.size());
     if (tp.size() != s.tokens.size()) rd.fail(w + ".token_pieces", "not one piece per token");
     for (std::size_t i = 0; i < tp.size(); ++i)
         pieces.emplace(s.tokens[i], rd.string(tp[i], at(w + ".token_pieces", i), kMaxName));
     s.text = rd.text(o, "text", w, std::size_t(1) << 30);
     const std::string why = rd.text(o, "finish_reason", w);
     s.finish = FinishReason::None;
-    for (FinishReason f : {FinishReason::EndToken, FinishReason::ContextFull,
-                           FinishReason::LengthLimit})
+    for (FinishReason f :
+         {FinishReason::EndToken, FinishReason::ContextFull, FinishReason::LengthLimit})
         if (why == finish_reason_name(f)) s.finish = f;
     if (s.finish == FinishReason::None && !why.empty() && why != "running")
         rd.fail(w + ".finish_reason", "'" + why + "' is not a reason kvscope stops for");
@@ -438,8 +442,8 @@ RecordedSession read_session(const Reader& rd, const json& o, const std::string&
     s.trace.reserve(steps.size());
     int before = 0;
     for (std::size_t k = 0; k < steps.size(); ++k) {
-        StepRecord r = read_step(rd, steps[k], at(w + ".steps", k), static_cast<int>(k), c,
-                                 before, toy, version, pieces);
+        StepRecord r = read_step(rd, steps[k], at(w + ".steps", k), static_cast<int>(k), c, before,
+                                 toy, version, pieces);
         // The tokens each step fed are the session's: the prompt, then each step's choice.
         const auto first = s.tokens.begin() + before;
         if (r.new_tokens.size() > s.tokens.size() - before ||
@@ -458,8 +462,8 @@ RecordedSession read_session(const Reader& rd, const json& o, const std::string&
     // The recorded budget, never below what was read: a replay drops nothing it was given.
     const json& mem = rd.member(o, "trace_memory", w);
     const std::int64_t budget =
-        rd.integer(rd.member(mem, "budget_bytes", w + ".trace_memory"), w + ".trace_memory.budget_bytes",
-                   -1, std::numeric_limits<std::int64_t>::max());
+        rd.integer(rd.member(mem, "budget_bytes", w + ".trace_memory"),
+                   w + ".trace_memory.budget_bytes", -1, std::numeric_limits<std::int64_t>::max());
     if (budget > 0 && std::uint64_t(budget) <= SIZE_MAX)
         s.trace.set_budget(std::max(static_cast<std::size_t>(budget), s.trace.payload_bytes()));
     return s;
@@ -479,7 +483,8 @@ RecordedRun read_trace_json(std::string_view text, const std::string& source) {
     if (first == std::string_view::npos || text[first] != '{')
         rd.fail("", "not a kvscope trace (a trace JSON is one object)");
     if (nests_deeper_than(text, kMaxDepth))
-        rd.fail("", "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");
+        rd.fail("",
+                "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");
     json doc;
     try {
         doc = json::parse(text.begin(), text.end());
@@ -491,7 +496,8 @@ RecordedRun read_trace_json(std::string_view text, const std::string& source) {
     if (!version_it->is_number_integer() || version_it->get<std::int64_t>() < 1)
         rd.fail("kvscope_trace", "not a trace version");
     RecordedRun run;
-    run.version = static_cast<int>(std::min<std::int64_t>(version_it->get<std::int64_t>(), 1 << 30));
+    run.version =
+        static_cast<int>(std::min<std::int64_t>(version_it->get<std::int64_t>(), 1 << 30));
     if (run.version > kTraceJsonVersion)
         rd.fail("", "a trace of version " + std::to_string(run.version) +
                         ", newer than this kvscope reads (" + std::to_string(kTraceJsonVersion) +
@@ -510,7 +516,8 @@ RecordedRun read_trace_json(std::string_view text, const std::string& source) {
     const ModelConfig& c = run.model ? run.model->config() : mb.config;
 
     const json& sampler = rd.member(doc, "sampler", "");
-    run.sampler.temperature = static_cast<float>(rd.real(sampler, "temperature", "sampler", 0, 1e6));
+    run.sampler.temperature =
+        static_cast<float>(rd.real(sampler, "temperature", "sampler", 0, 1e6));
     run.sampler.top_k = rd.whole(sampler, "top_k", "sampler", 0, 1 << 30);
     run.sampler.top_p = static_cast<float>(rd.real(sampler, "top_p", "sampler", -1e6, 1e6));
     run.sampler.seed = static_cast<std::uint64_t>(rd.integer(
@@ -528,9 +535,9 @@ RecordedRun read_trace_json(std::string_view text, const std::string& source) {
         const json& diffs = rd.array(rd.member(doc, "logit_max_diff", ""), "logit_max_diff",
                                      a.trace.steps().size());
         for (std::size_t i = 0; i < diffs.size(); ++i)
-            run.logit_max_diff.push_back(diffs[i].is_null()
-                                             ? std::numeric_limits<double>::quiet_NaN()
-                                             : rd.number(diffs[i], at("logit_max_diff", i), 0, 1e38));
+            run.logit_max_diff.push_back(
+                diffs[i].is_null() ? std::numeric_limits<double>::quiet_NaN()
+                                   : rd.number(diffs[i], at("logit_max_diff", i), 0, 1e38));
     }
 
     if (run.version >= 2) {

@@ -351,10 +351,8 @@ void EngineWorker::set_cache(CacheView c) {
 }
 
 void EngineWorker::set_prompt(const std::string& text) {
-    post({tr("setting the prompt"), tr_later("the prompt was not used"),
-          [this, text] {
-              refuse_in_replay(
-                  "a recorded run keeps its prompt (open a model to try another)");
+    post({tr("setting the prompt"), tr_later("the prompt was not used"), [this, text] {
+              refuse_in_replay("a recorded run keeps its prompt (open a model to try another)");
               bench_.set_prompt(text);
           }});
 }
@@ -554,9 +552,9 @@ void EngineWorker::open_replay(const std::string& path) {
                   snap_.model = run.model;
                   snap_.model_spec = path;
                   snap_.model_note.clear();
-                  snap_.cache = run.compare() ? CacheView::Compare
+                  snap_.cache = run.compare()                               ? CacheView::Compare
                                 : run.sessions[0].mode == CacheMode::Cached ? CacheView::On
-                                                                             : CacheView::Off;
+                                                                            : CacheView::Off;
                   snap_.prompt = prompt;
                   snap_.sampler = run.sampler;
                   snap_.replay = source;
@@ -579,9 +577,9 @@ TraceJsonRun EngineWorker::run_shown() const {
         r.sampler = bench_.sampler();
         const StepRecord* last =
             snap_.sessions[0].trace.empty() ? nullptr : &snap_.sessions[0].trace.back();
-        r.recorded = recorded_here("kvscope", last ? last->backend : snap_.backend_name,
-                                   last ? last->device : snap_.backend_device,
-                                   bench_.timing().runs);
+        r.recorded =
+            recorded_here("kvscope", last ? last->backend : snap_.backend_name,
+                          last ? last->device : snap_.backend_device, bench_.timing().runs);
     }
     const std::size_t n = replay_ ? replay_->sessions.size() : bench_.sessions();
     for (std::size_t i = 0; i < std::min(n, snap_.sessions.size()); ++i) {
@@ -626,10 +624,10 @@ void EngineWorker::export_run(std::vector<ExportFile> files) {
                           write_steps_csv(out, run);
                           break;
                       case ExportFile::Kind::AttentionCsv: {
-                          const std::size_t i = std::min<std::size_t>(
-                              std::max(f.session, 0), run.sessions.size() - 1);
-                          write_attention_csv(out, run.sessions[i].trace->steps(), f.step,
-                                              f.layer, f.head, run.model->tokenizer());
+                          const std::size_t i = std::min<std::size_t>(std::max(f.session, 0),
+                                                                      run.sessions.size() - 1);
+                          write_attention_csv(out, run.sessions[i].trace->steps(), f.step, f.layer,
+                                              f.head, run.model->tokenizer());
                           break;
                       }
                   }

@@ -230,7 +230,8 @@ int run(int argc, char** argv) {
         settle(worker);
         // The model and tokenizer are open (inputs of the run): an output naming one of them,
         // or a folder, fails now rather than after the frames.
-        for (const std::string* out : {&o.screenshot, &o.layout_json, &o.trace_json, &o.trace_events})
+        for (const std::string* out :
+             {&o.screenshot, &o.layout_json, &o.trace_json, &o.trace_events})
             if (!out->empty()) check_output_path(*out);
         if (o.decode > 0)
             worker.decode(o.decode);

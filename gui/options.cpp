@@ -16,8 +16,7 @@ std::vector<cmdline::OptionSpec> specs() {
         cmdline::prompt_option("the prompt"),
         cmdline::file_option(),
         {"prefill", "", "run the prefill step"},
-        cmdline::new_tokens_option(
-            "generate N tokens: the prefill, then N - 1 decode steps"),
+        cmdline::new_tokens_option("generate N tokens: the prefill, then N - 1 decode steps"),
         {"decode", "N", "", false, {}, true},  // the older spelling of N decode steps: -n N+1
         {"replay", "TRACE.json",
          "show a recorded run (kvscope-cli generate --trace-json, the\nwindow's export) instead "

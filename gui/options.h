@@ -50,7 +50,7 @@ struct AppOptions {
     int soak_steps = 0;
     int soak_report = 250;
     std::size_t trace_budget = 0;  // the window's trace budget in bytes (0: the default, 256 MiB)
-    int timing_runs = 0;       // each step under 10 ms timed as the median of N runs (0: 3)
+    int timing_runs = 0;           // each step under 10 ms timed as the median of N runs (0: 3)
     // --explain L,H,ROW: open the inside-attention panel on layer L, head H, query position ROW
     // ("last": the newest row); --ops: the op strip, --op N: with op N highlighted.
     bool explain = false;

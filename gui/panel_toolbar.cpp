@@ -187,11 +187,11 @@ void draw_toolbar(FrameContext& f) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 11);
     const bool file_mode = ui.settings.model == "file" && !s.replay;
-    const std::string current =
-        s.replay ? std::string(tr("recorded run")) + ": " +
-                       std::filesystem::path(s.replay->path).filename().string()
-        : file_mode ? tr("Open file...")
-                    : model_label(s.model_spec);
+    const std::string current = s.replay
+                                    ? std::string(tr("recorded run")) + ": " +
+                                          std::filesystem::path(s.replay->path).filename().string()
+                                : file_mode ? tr("Open file...")
+                                            : model_label(s.model_spec);
     if (ImGui::BeginCombo("##model", current.c_str())) {
         const ModelChoice choices[] = {{tr("toy example"), "toy"},
                                        {tr("our default model"), "default"},
@@ -228,8 +228,8 @@ void draw_toolbar(FrameContext& f) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(fh * 16);
         const bool enter =
-            ImGui::InputTextWithHint("##path", tr(".bin, .gguf, folder or trace .json"), &ui.model_path,
-                                     ImGuiInputTextFlags_EnterReturnsTrue);
+            ImGui::InputTextWithHint("##path", tr(".bin, .gguf, folder or trace .json"),
+                                     &ui.model_path, ImGuiInputTextFlags_EnterReturnsTrue);
         ImGui::SameLine();
         if ((ImGui::Button(tr("Open")) || enter) && !ui.model_path.empty())
             open_model_file(f.ui, f.worker, ui.model_path);

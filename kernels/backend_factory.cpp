@@ -76,7 +76,7 @@ BackendChoice choose_auto(const GpuCandidate& gpu) {
             return {
                 std::make_unique<CpuBackend>(),
                 std::string("CPU backend: the CUDA device could not be set up (") + e.what() + ")",
-                    {}};
+                {}};
         }
     }
     if (gpu.absent && gpu.absent(why))
@@ -91,7 +91,8 @@ BackendChoice choose(const std::string& name) {
     if (name == "cpu") return {std::make_unique<CpuBackend>(), "CPU backend (asked for)", {}};
     if (name == "cuda-emulated")
         return {std::make_unique<EmulatedCudaBackend>(),
-                "CUDA kernels emulated on the CPU (asked for)", {}};
+                "CUDA kernels emulated on the CPU (asked for)",
+                {}};
     if (name == "auto") return choose_auto({cuda_unavailable_reason, cuda_backend, no_nvidia_gpu});
     if (name == "cuda") {
         const std::string why = cuda_unavailable_reason();

@@ -1,7 +1,7 @@
 // kvscope-cli as a user drives it: help, bad input (one line, exit 2), output.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -269,9 +269,9 @@ TEST_CASE("llama.cpp's spellings: -m -p -n -s -t -c --temp, -f FILE and -f - for
                  "6", "--seed", "7", "--threads", "1", "--context", "32", "--temperature", "0.8",
                  "--top-k", "20", "--top-p", "0.9"});
     REQUIRE(long_form.exit_code == 0);
-    const auto short_form = run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "6",
-                                     "-s", "7", "-t", "1", "-c", "32", "--temp", "0.8", "--top-k",
-                                     "20", "--top-p", "0.9"});
+    const auto short_form =
+        run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "6", "-s", "7", "-t", "1",
+                 "-c", "32", "--temp", "0.8", "--top-k", "20", "--top-p", "0.9"});
     CHECK(short_form.exit_code == 0);
     CHECK(short_form.out == long_form.out);
     CHECK(run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "--n-predict", "6", "-s", "7",
@@ -279,8 +279,8 @@ TEST_CASE("llama.cpp's spellings: -m -p -n -s -t -c --temp, -f FILE and -f - for
               .out == long_form.out);
     const auto dir = test::temp_dir("prompt-file");
     test::write_file(dir / "p.txt", {'t', 'h', 'e', ' ', 'c', 'a', 't', '\n'});
-    CHECK(run_cli({"generate", "-m", tiny_model(), "-f", (dir / "p.txt").string(), "-n", "6",
-                   "-s", "7", "-c", "32", "--temp", "0.8", "--top-k", "20"})
+    CHECK(run_cli({"generate", "-m", tiny_model(), "-f", (dir / "p.txt").string(), "-n", "6", "-s",
+                   "7", "-c", "32", "--temp", "0.8", "--top-k", "20"})
               .out == long_form.out);
     const std::string input = "the cat\n";
     CHECK(run_cli({"generate", "-m", tiny_model(), "-f", "-", "-n", "6", "-s", "7", "-c", "32",
@@ -337,8 +337,8 @@ TEST_CASE("replay prints a recorded run without its model; CSV and trace events 
     const std::string t = (dir / "t.json").string(), e = (dir / "e.json").string(),
                       c = (dir / "s.csv").string(), a = (dir / "a.csv").string();
     const auto g = run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "4",
-                            "--trace-json", t, "--trace-events", e, "--csv", c,
-                            "--attention-csv", a, "--layer", "1", "--head", "3"});
+                            "--trace-json", t, "--trace-events", e, "--csv", c, "--attention-csv",
+                            a, "--layer", "1", "--head", "3"});
     REQUIRE(g.exit_code == 0);
     const auto events = nlohmann::json::parse(test::slurp(e));
     int steps = 0;
@@ -362,9 +362,9 @@ TEST_CASE("replay prints a recorded run without its model; CSV and trace events 
 TEST_CASE("make-model names its file for what it holds; a tokenizer given as the model says so",
           "[cli]") {
     const auto dir = test::temp_dir("cli-names");
-    expect_error({"make-model", "--arch", "gpt2", "--shape", "small", "--out",
-                  (dir / "g.bin").string()},
-                 "--arch gpt2 writes a GGUF file: name it " + (dir / "g.gguf").string());
+    expect_error(
+        {"make-model", "--arch", "gpt2", "--shape", "small", "--out", (dir / "g.bin").string()},
+        "--arch gpt2 writes a GGUF file: name it " + (dir / "g.gguf").string());
     expect_error({"make-model", "--shape", "small", "--out", (dir / "l.gguf").string()},
                  "--arch llama writes a llama2.c checkpoint");
     CHECK(!fs::exists(dir / "g.bin"));
@@ -383,9 +383,9 @@ TEST_CASE("bench fits 100 columns unless --wide", "[cli][bench]") {
             }
         return w;
     };
-    const std::vector<std::string> args = {"bench",    "-m",       tiny_model(), "--lengths",
-                                           "4,8",      "--repeats", "1",         "--warmup",
-                                           "0",        "--backend", "cpu"};
+    const std::vector<std::string> args = {"bench", "-m",        tiny_model(), "--lengths",
+                                           "4,8",   "--repeats", "1",          "--warmup",
+                                           "0",     "--backend", "cpu"};
     const auto narrow = run_cli(args);
     REQUIRE(narrow.exit_code == 0);
     CHECK(widest(narrow.out) <= 100);

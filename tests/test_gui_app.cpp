@@ -1341,8 +1341,8 @@ TEST_CASE("a recorded run replays with no model file: its attention drawn, where
     const fs::path dir = kvs::test::temp_dir("gui-replay-shot");
     const std::string model = kvs::test::write_tiny_model(dir);
     const std::string trace = (dir / "run.json").string();
-    const auto rec = kvs::test::run_cli({"compare", "--model", model, "--prompt", "the cat sat",
-                                         "-n", "4", "--trace-json", trace});
+    const auto rec = kvs::test::run_cli(
+        {"compare", "--model", model, "--prompt", "the cat sat", "-n", "4", "--trace-json", trace});
     REQUIRE(rec.exit_code == 0);
     fs::remove(model);
     fs::remove(dir / "tiny.tok.bin");

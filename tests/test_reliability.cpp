@@ -17,12 +17,12 @@
 #include "core/output_file.h"
 #include "core/sampler.h"
 #include "core/session.h"
+#include "core/trace_json.h"
 #include "core/utf8.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_metrics.h"
-#include "core/trace_json.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

@@ -328,13 +328,17 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
                    "steps[0].attention.rows");
     expect_refused(edited(t, [](json& j) { j["steps"][0]["attention"]["weights"][1].erase(0); }),
                    "not [n_heads]");
-    expect_refused(edited(t, [](json& j) { j["steps"][2]["attention"]["weights"][0][0][0][0] = 7; }),
-                   "out of range");
+    expect_refused(
+        edited(t, [](json& j) { j["steps"][2]["attention"]["weights"][0][0][0][0] = 7; }),
+        "out of range");
     expect_refused(edited(t, [](json& j) { j["steps"][1]["kv_rows"]["values"].erase(0); }),
                    "steps[1].kv_rows.values: not an array of");
     expect_refused(edited(t, [](json& j) { j["steps"][1]["q_rows"]["values"][0] = "x"; }),
                    "not a number");
-    expect_refused(edited(t, [](json& j) { j["steps"][1]["logits"] = json::array({1, 2}); }),
+    expect_refused(edited(t,
+                          [](json& j) {
+                              j["steps"][1]["logits"] = json::array({1, 2});
+                          }),
                    "steps[1].logits: not an array of " + std::to_string(vocab));
     expect_refused(edited(t, [](json& j) { j["steps"][1]["ops"][3]["timed_with"] = 9; }),
                    "steps[1].ops[3].timed_with");
@@ -356,16 +360,16 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
                    "payload_evicted, yet a payload is there");
     expect_refused(edited(t, [](json& j) { j["twin"] = 5; }), "twin: not an object");
     // A step whose payload the recording dropped is read without one.
-    const RecordedRun evicted = read_trace_json(edited(t,
-                                                       [](json& j) {
-                                                           auto& s = j["steps"][1];
-                                                           for (const char* k :
-                                                                {"attention", "logits", "kv_rows",
-                                                                 "q_rows", "attn_out", "ops"})
-                                                               s.erase(k);
-                                                           s["payload_evicted"] = true;
-                                                       }),
-                                                "e.json");
+    const RecordedRun evicted =
+        read_trace_json(edited(t,
+                               [](json& j) {
+                                   auto& s = j["steps"][1];
+                                   for (const char* k : {"attention", "logits", "kv_rows", "q_rows",
+                                                         "attn_out", "ops"})
+                                       s.erase(k);
+                                   s["payload_evicted"] = true;
+                               }),
+                        "e.json");
     CHECK(evicted.sessions[0].trace.steps()[1].payload_evicted);
     CHECK(evicted.sessions[0].trace.evicted_steps() == 1);
 }
