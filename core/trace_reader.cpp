@@ -477,20 +477,10 @@ std::uint64_t max_trace_bytes() {
     return host.bytes > 0 ? std::min(hard, host.bytes / 3) : hard;
 }
 
-RecordedRun read_trace_json(std::string_view text, const std::string& source) {
-    const Reader rd(source);
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos || text[first] != '{')
-        rd.fail("", "not a kvscope trace (a trace JSON is one object)");
-    if (nests_deeper_than(text, kMaxDepth))
-        rd.fail("",
-                "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");
-    json doc;
-    try {
-        doc = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
-        rd.fail("", "not valid JSON (at byte " + std::to_string(e.byte) + ")");
-    }
+namespace {
+
+// The parsed document, checked field by field (read_trace_json has bounded its size and depth).
+RecordedRun read_document(const Reader& rd, const json& doc) {
     const auto version_it = doc.find("kvscope_trace");
     if (version_it == doc.end()) rd.fail("", "not a kvscope trace (no kvscope_trace field)");
     if (!version_it->is_number_integer() || version_it->get<std::int64_t>() < 1)
@@ -569,6 +559,31 @@ RecordedRun read_trace_json(std::string_view text, const std::string& source) {
             mb.format, mb.parameters);
     }
     return run;
+}
+
+}  // namespace
+
+RecordedRun read_trace_json(std::string_view text, const std::string& source) {
+    const Reader rd(source);
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos || text[first] != '{')
+        rd.fail("", "not a kvscope trace (a trace JSON is one object)");
+    if (nests_deeper_than(text, kMaxDepth))
+        rd.fail("",
+                "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");
+    json doc;
+    try {
+        doc = json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        rd.fail("", "not valid JSON (at byte " + std::to_string(e.byte) + ")");
+    } catch (const json::exception&) {  // out_of_range: a number beyond a double's range
+        rd.fail("", "not valid JSON (a number beyond a double's range)");
+    }
+    try {
+        return read_document(rd, doc);
+    } catch (const json::exception&) {  // a value of a type the reader did not check for
+        rd.fail("", "a value of a type kvscope does not read there");
+    }
 }
 
 RecordedRun read_trace_file(const std::string& path) {

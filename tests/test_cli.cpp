@@ -296,7 +296,8 @@ TEST_CASE("llama.cpp's spellings: -m -p -n -s -t -c --temp, -f FILE and -f - for
     expect_error({"generate", "-m", tiny_model(), "--no-cache", "--cache", "on"}, "disagree");
 }
 
-TEST_CASE("--version answers; a misspelt option or command gets the nearest name", "[cli]") {
+TEST_CASE("kvscope-cli --version answers, and a misspelt option or command gets the nearest name",
+          "[cli]") {
     const auto v = run_cli({"--version"});
     CHECK(v.exit_code == 0);
     CHECK(v.out.rfind("kvscope-cli ", 0) == 0);
@@ -308,7 +309,7 @@ TEST_CASE("--version answers; a misspelt option or command gets the nearest name
     expect_error({"generate", "--frobnicate"}, "unknown option '--frobnicate' (see --help)");
 }
 
-TEST_CASE("generate times each step once by default, and says how; compare says why it stopped",
+TEST_CASE("generate times each step once by default and says how, compare says why it stopped",
           "[cli]") {
     const auto once = run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "3"});
     CHECK(once.err.find("timed: each step run once") != std::string::npos);
@@ -331,7 +332,7 @@ TEST_CASE("generate times each step once by default, and says how; compare says 
     CHECK(c.out.find("\nstopped: length limit\n") != std::string::npos);
 }
 
-TEST_CASE("replay prints a recorded run without its model; CSV and trace events from the CLI",
+TEST_CASE("replay prints a recorded run without its model, and the CLI writes CSV and trace events",
           "[cli][replay]") {
     const auto dir = test::temp_dir("cli-replay");
     const std::string t = (dir / "t.json").string(), e = (dir / "e.json").string(),
@@ -359,7 +360,7 @@ TEST_CASE("replay prints a recorded run without its model; CSV and trace events 
                  "--layer: 9 is out of range (0..1)");
 }
 
-TEST_CASE("make-model names its file for what it holds; a tokenizer given as the model says so",
+TEST_CASE("make-model names its file for what it holds, and a tokenizer given as the model says so",
           "[cli]") {
     const auto dir = test::temp_dir("cli-names");
     expect_error(

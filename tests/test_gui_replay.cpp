@@ -164,8 +164,10 @@ TEST_CASE("a replayed run shows every view's numbers as the live run showed them
     CHECK(replay.snapshot().steps() == 1);
 }
 
-TEST_CASE("a file that is not a trace leaves the replay shown; exports refuse nothing to export",
-          "[gui][worker][replay]") {
+TEST_CASE(
+    "a file that is not a trace changes nothing shown, and there is nothing to export before a "
+    "model",
+    "[gui][worker][replay]") {
     const auto dir = test::temp_dir("gui-replay-bad");
     EngineWorker w;
     w.export_run({{ExportFile::Kind::StepsCsv, (dir / "x.csv").string()}});

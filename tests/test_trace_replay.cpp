@@ -244,7 +244,7 @@ TEST_CASE("a trace read back holds the steps it was written from, field for fiel
     CHECK(a == b);
 }
 
-TEST_CASE("compare mode's twin and logit differences come back; the toy is the built-in one",
+TEST_CASE("compare mode's twin and logit differences come back, and the toy is the built-in one",
           "[trace][replay]") {
     const RecordedRun run = read_trace_json(compare_trace(4), "c.json");
     REQUIRE(run.compare());
@@ -276,7 +276,7 @@ TEST_CASE("compare mode's twin and logit differences come back; the toy is the b
     }
 }
 
-TEST_CASE("version 1 traces are read; a newer version is refused by name", "[trace][replay]") {
+TEST_CASE("version 1 traces are read, a newer version is refused by name", "[trace][replay]") {
     const std::string v2 = cached_trace(3);
     // Version 1: no recorded block, no model design fields, no op call counts.
     const std::string v1 = edited(v2, [](json& j) {
@@ -307,6 +307,8 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
     expect_refused("", "not a kvscope trace");
     expect_refused("[1, 2]", "not a kvscope trace");
     expect_refused(t.substr(0, t.size() / 2), "not valid JSON (at byte");
+    expect_refused("{\"kvscope_trace\": 1e999}",
+                   "not valid JSON (a number beyond a double's range)");
     expect_refused(std::string(100000, '[') + std::string(100000, ']'), "not a kvscope trace");
     expect_refused("{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}",
                    "nested deeper than a kvscope trace");
