@@ -208,13 +208,14 @@ int run(int argc, char** argv) {
         worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);
     else
         open_replay_file(ui, worker, o.replay);
-    // The run shown, written when the window closes (headless: after its steps).
-    auto write_run = [&] {
+    // The run shown, written when the window closes (headless: after its steps). Returns why
+    // it could not be, or "".
+    auto write_run = [&]() -> std::string {
         std::vector<ExportFile> files;
         if (!o.trace_json.empty()) files.push_back({ExportFile::Kind::TraceJson, o.trace_json});
         if (!o.trace_events.empty())
             files.push_back({ExportFile::Kind::TraceEvents, o.trace_events});
-        if (files.empty()) return;
+        if (files.empty()) return {};
         const std::uint64_t before = [&] {
             auto lock = worker.lock();
             return worker.snapshot().error_serial;
@@ -222,9 +223,7 @@ int run(int argc, char** argv) {
         worker.export_run(std::move(files));
         worker.wait_idle();
         auto lock = worker.lock();
-        if (worker.snapshot().error_serial != before)
-            std::fprintf(stderr, "kvscope: could not write the run: %s\n",
-                         escape_for_one_line(worker.snapshot().error).c_str());
+        return worker.snapshot().error_serial != before ? worker.snapshot().error : "";
     };
     if (headless) {
         settle(worker);
@@ -253,8 +252,7 @@ int run(int argc, char** argv) {
             worker.set_prompt(*o.then_prompt);
             worker.wait_idle();
         }
-        write_run();
-        settle(worker);
+        if (const std::string why = write_run(); !why.empty()) throw Error(why);
         if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
         if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);
         // Auto-sized windows and the toolbar's height settle over the first frames.
@@ -318,7 +316,9 @@ int run(int argc, char** argv) {
     // joins promptly and the settings below are saved even when a signal ended the loop.
     worker.cancel();
     worker.wait_idle();
-    write_run();
+    if (const std::string why = write_run(); !why.empty())
+        std::fprintf(stderr, "kvscope: could not write the run: %s\n",
+                     escape_for_one_line(why).c_str());
     save_now();
     return 0;
 }

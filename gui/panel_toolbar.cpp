@@ -275,21 +275,6 @@ void draw_toolbar(FrameContext& f) {
         ui.settings.font_scale = std::min(4.0f, ui.settings.font_scale + 0.125f);
         ui.fonts_dirty = true;
     }
-    same_line_or_wrap(button_w(tr("Export")));
-    ImGui::BeginDisabled(s.steps() == 0 || s.busy);
-    if (ImGui::Button(tr("Export"))) ImGui::OpenPopup("##export");
-    ImGui::EndDisabled();
-    if (ImGui::BeginPopup("##export")) {
-        const std::pair<const char*, ExportWhat> items[] = {
-            {tr("attention of the head shown (CSV)"), ExportWhat::Attention},
-            {tr("every step's numbers (CSV)"), ExportWhat::Steps},
-            {tr("the whole run (trace JSON, to replay)"), ExportWhat::TraceJson},
-            {tr("trace events (Perfetto, chrome://tracing)"), ExportWhat::TraceEvents},
-            {tr("all four (Ctrl+E)"), ExportWhat::All}};
-        for (const auto& [label, what] : items)
-            if (ImGui::Selectable(label)) export_shown(f, what);
-        ImGui::EndPopup();
-    }
 
     // Row 2: stepping and scrubbing.
     const int n = s.steps();
@@ -345,6 +330,21 @@ void draw_toolbar(FrameContext& f) {
     same_line_or_wrap(button_w("English"));
     if (ImGui::Button(ui.settings.lang == "zh" ? "English" : "\xE4\xB8\xAD\xE6\x96\x87"))
         set_ui_language(ui, ui.settings.lang == "zh" ? "en" : "zh");
+    same_line_or_wrap(button_w(tr("Export")));
+    ImGui::BeginDisabled(s.steps() == 0 || s.busy);
+    if (ImGui::Button(tr("Export"))) ImGui::OpenPopup("##export");
+    ImGui::EndDisabled();
+    if (ImGui::BeginPopup("##export")) {
+        const std::pair<const char*, ExportWhat> items[] = {
+            {tr("attention of the head shown (CSV)"), ExportWhat::Attention},
+            {tr("every step's numbers (CSV)"), ExportWhat::Steps},
+            {tr("the whole run (trace JSON, to replay)"), ExportWhat::TraceJson},
+            {tr("trace events (Perfetto, chrome://tracing)"), ExportWhat::TraceEvents},
+            {tr("all four (Ctrl+E)"), ExportWhat::All}};
+        for (const auto& [label, what] : items)
+            if (ImGui::Selectable(label)) export_shown(f, what);
+        ImGui::EndPopup();
+    }
 
     if (s.busy) {
         ImGui::SameLine(0, fh);
