@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "core/attention_matrix.h"
 #include "core/error.h"
@@ -426,6 +427,33 @@ TEST_CASE("trace events: one complete event per op per step inside its step, a t
         CHECK(end <= parent["ts"].get<double>() + parent["dur"].get<double>() + 1e-3);
     }
     CHECK(tracks == std::map<int, std::string>{{1, "with KV cache"}, {2, "without KV cache"}});
+    // Laid end to end: each step starts where the one before it ended and lasts at least its
+    // measured wall time; its first op starts with it, each op with a call of its own where the
+    // one before ended, an op inside another's call with that call.
+    for (const auto& [tid, list] : steps) {
+        double end = 0;
+        for (const json& st : list) {
+            CHECK(std::fabs(st["ts"].get<double>() - end) < 1e-3);
+            CHECK(st["dur"].get<double>() >= st["args"]["wall_s"].get<double>() * 1e6 - 1e-3);
+            end = st["ts"].get<double>() + st["dur"].get<double>();
+        }
+    }
+    std::map<std::pair<int, int>, double> op_end;  // (track, step) -> where the next op starts
+    std::map<std::tuple<int, int, int>, double> op_ts;
+    for (const json& e : j["traceEvents"]) {
+        if (e["ph"] != "X" || e["cat"] != "op") continue;
+        const int tid = e["tid"].get<int>(), step = e["args"]["step"].get<int>();
+        const double ts = e["ts"].get<double>();
+        op_ts[{tid, step, e["args"]["op"].get<int>()}] = ts;
+        if (e["args"].contains("timed_with")) {
+            CHECK(ts == op_ts.at({tid, step, e["args"]["timed_with"].get<int>()}));
+            continue;
+        }
+        const auto key = std::make_pair(tid, step);
+        if (!op_end.count(key)) op_end[key] = steps[tid].at(step)["ts"].get<double>();
+        CHECK(std::fabs(ts - op_end[key]) < 1e-3);
+        op_end[key] = ts + e["dur"].get<double>();
+    }
     std::size_t logged = 0;
     for (const RecordedSession& s : run.sessions) {
         REQUIRE(steps[s.mode == CacheMode::Cached ? 1 : 2].size() == s.trace.steps().size());
