@@ -1,5 +1,5 @@
-// kvscope-cli explain: one attention row from the inside (core/attention_explain.h), for a chosen
-// step, layer, head and query row, as text or JSON. Every number is read from the trace.
+// kvscope-cli explain: one attention row from the inside (core/session/attention_explain.h), for a
+// chosen step, layer, head and query row, as text or JSON. Every number is read from the trace.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/attention_explain.h"
-#include "core/error.h"
-#include "core/json_writer.h"
-#include "core/toy_model.h"
-#include "core/utf8.h"
+#include "core/model/toy_model.h"
+#include "core/session/attention_explain.h"
+#include "core/util/error.h"
+#include "core/util/json_writer.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 namespace {

@@ -6,9 +6,9 @@
 
 #include "cli/commands.h"
 #include "cli/run_outputs.h"
-#include "core/format.h"
-#include "core/trace_reader.h"
-#include "core/utf8.h"
+#include "core/util/format.h"
+#include "core/session/trace_reader.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 

@@ -9,8 +9,10 @@
 
 #include "cli/commands.h"
 #include "cli/run_outputs.h"
-#include "core/error.h"
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
+#include "core/session/trace_json.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
 
 namespace kvs::cli {
 namespace {

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/closest_name.h"
-#include "core/error.h"
-#include "core/utf8.h"
-#include "core/version.h"
+#include "core/util/closest_name.h"
+#include "core/util/error.h"
+#include "core/util/utf8.h"
+#include "core/util/version.h"
 
 namespace {
 

@@ -2,10 +2,10 @@
 
 #include <sstream>
 
-#include "core/model.h"
-#include "core/output_file.h"
-#include "core/trace_csv.h"
-#include "core/trace_events.h"
+#include "core/model/model.h"
+#include "core/util/output_file.h"
+#include "core/session/trace_csv.h"
+#include "core/session/trace_events.h"
 
 namespace kvs::cli {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "core/model_config.h"
-#include "core/trace_json.h"
+#include "core/model/model_config.h"
+#include "core/session/trace_json.h"
 
 namespace kvs::cli {
 

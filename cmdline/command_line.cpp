@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "core/closest_name.h"
-#include "core/error.h"
+#include "core/util/closest_name.h"
+#include "core/util/error.h"
 
 namespace kvs::cmdline {
 namespace {

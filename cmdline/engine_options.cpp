@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "core/compact_weights.h"
-#include "core/error.h"
-#include "core/file_bytes.h"
+#include "core/model/compact_weights.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::cmdline {

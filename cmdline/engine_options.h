@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cmdline/command_line.h"
-#include "core/cache_view.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
+#include "core/session/cache_view.h"
 
 namespace kvs::cmdline {
 
@@ -46,7 +46,7 @@ OptionSpec verbose_option();
 OptionSpec timing_option(int default_runs = 3);
 
 // --weights f32|f16|bf16|q8_0: the type the model's matrices are kept in (default f32;
-// core/compact_weights.h). A bad name fails with one line.
+// core/model/compact_weights.h). A bad name fails with one line.
 GgmlType weights_from(const CommandLine& c);
 // --threads N: the CPU backend's threads, 1..256 (default 1).
 int threads_from(const CommandLine& c);

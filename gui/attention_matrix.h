@@ -1,7 +1,7 @@
 #pragma once
-// The attention matrix of one (layer, head) after step s (core/attention_matrix.h, put back
+// The attention matrix of one (layer, head) after step s (core/session/attention_matrix.h, put back
 // together from the trace) as heatmap pixels.
-#include "core/attention_matrix.h"
+#include "core/session/attention_matrix.h"
 #include "gui/colormap.h"
 
 namespace kvs::gui {

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #if KVSCOPE_HAVE_CUDA

@@ -7,9 +7,9 @@
 #include <map>
 #include <sstream>
 
-#include "core/closest_name.h"
-#include "core/error.h"
-#include "core/file_bytes.h"
+#include "core/util/closest_name.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 #include "lessonlib/lesson_metrics.h"
 #include "lessonlib/scale_accounting.h"
 

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/attention_explain.h"
-#include "core/kv_what_if.h"
-#include "core/logit_difference.h"
-#include "core/model.h"
-#include "core/session.h"
-#include "core/toy_model.h"
+#include "core/model/kv_what_if.h"
+#include "core/model/model.h"
+#include "core/model/toy_model.h"
+#include "core/session/attention_explain.h"
+#include "core/session/logit_difference.h"
+#include "core/session/session.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/scale_accounting.h"
 
@@ -442,9 +442,9 @@ void describe_scale(std::vector<std::string>& out, const ScaleReport& r, const W
     out.push_back(
         w("FLOPs = 2 x rows x weights (linear layers) + 4 x dim x keys x layers "
           "(attention) + small ops; bytes = weights once + K/V rows read + written "
-          "(core/counts.h)",
+          "(core/model/counts.h)",
           "FLOPs = 2 x 行数 x 权重数（线性层）+ 4 x dim x 键数 x 层数（注意力）+ "
-          "零碎运算；字节 = 权重读一遍 + 读写的 K/V 行（core/counts.h）"));
+          "零碎运算；字节 = 权重读一遍 + 读写的 K/V 行（core/model/counts.h）"));
 }
 
 }  // namespace

@@ -46,9 +46,10 @@ class LessonTarget {
     virtual void decode(int n) = 0;  // n steps, or until finished when n < 0; stops when finished
     virtual void reset() = 0;        // back to the prompt
     virtual void highlight(int layer, int head) = 0;
-    // @explain: the inside of one attention row of the latest step (core/attention_explain.h).
-    // The default checks the row can be explained and highlights its layer and head, so a target
-    // without the panel still plays the lesson; a target with one opens it.
+    // @explain: the inside of one attention row of the latest step
+    // (core/session/attention_explain.h). The default checks the row can be explained and
+    // highlights its layer and head, so a target without the panel still plays the lesson; a target
+    // with one opens it.
     virtual void explain(int layer, int head, int row);
     virtual void show(const std::string& panel) = 0;
     virtual void batch(const BatchPlan& plan) = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// The LessonTarget: lessons act on a Workbench (core/workbench.h), real Sessions on a real
+// The LessonTarget: lessons act on a Workbench (core/session/workbench.h), real Sessions on a real
 // backend. kvscope-cli lesson runs it headless over its own workbench; the window runs it on its
 // worker thread over the worker's workbench, so a lesson's steps happen in the panels the
 // student watches, and listens through a LessonObserver for what concerns the view.
@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "core/workbench.h"
+#include "core/session/workbench.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson_observer.h"
 #include "lessonlib/lesson_target.h"
@@ -42,7 +42,7 @@ class SessionLessonTarget : public LessonTarget {
     // The last @batch and @scale, shared with whoever shows them (null: none since restart).
     const std::shared_ptr<const BatchTable>& last_batch() const { return batch_; }
     const std::shared_ptr<const ScaleReport>& last_scale() const { return scale_; }
-    // How the sessions time their steps (core/step_timing.h), from the next step on.
+    // How the sessions time their steps (core/session/step_timing.h), from the next step on.
     void set_timing(const TimingPolicy& t) { bench_.set_timing(t); }
 
   private:

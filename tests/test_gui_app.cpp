@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/attention_explain.h"
-#include "core/batch_session.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/attention_explain.h"
+#include "core/session/batch_session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/attention_explain.h"
-#include "core/model_loader.h"
+#include "core/session/attention_explain.h"
+#include "core/loaders/model_loader.h"
 #include "gui/attention_matrix.h"
 #include "gui/engine_worker.h"
 #include "gui/kv_grid.h"
@@ -136,7 +136,7 @@ TEST_CASE("a replayed run shows every view's numbers as the live run showed them
         for (std::size_t i = 0; i < a.logit_max_diff.size(); ++i)
             CHECK(same(a.logit_max_diff[i], b.logit_max_diff[i]));
         for (std::size_t s = 0; s < 2; ++s) {
-            CHECK(a.sessions[s].label == b.sessions[s].label);
+            CHECK(a.sessions[s].mode == b.sessions[s].mode);
             CHECK(a.sessions[s].prompt_tokens == b.sessions[s].prompt_tokens);
             CHECK(a.sessions[s].finish_reason == b.sessions[s].finish_reason);
             REQUIRE(a.sessions[s].trace.steps().size() == b.sessions[s].trace.steps().size());
@@ -175,7 +175,7 @@ TEST_CASE(
     w.wait_idle();
     auto lock = w.lock();
     CHECK(w.snapshot().error.find("not a kvscope trace") != std::string::npos);
-    CHECK(w.snapshot().error_context == "could not open the recorded run");
+    CHECK(w.snapshot().error_task == EngineTask::OpenReplay);
     CHECK(w.snapshot().replay == nullptr);
     CHECK(!std::filesystem::exists(dir / "x.csv"));
 }

@@ -9,8 +9,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/format.h"
-#include "core/utf8.h"
+#include "core/util/format.h"
+#include "core/util/utf8.h"
 #include "gui/lesson_catalog.h"
 #include "gui/markdown.h"
 #include "gui/strings.h"

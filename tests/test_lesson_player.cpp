@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/session.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/lesson_player.h"
 #include "lessonlib/session_lesson_target.h"

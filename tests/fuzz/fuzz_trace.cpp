@@ -8,12 +8,12 @@
 #include <string>
 #include <string_view>
 
-#include "core/attention_explain.h"
-#include "core/attention_matrix.h"
-#include "core/error.h"
-#include "core/trace_csv.h"
-#include "core/trace_events.h"
-#include "core/trace_reader.h"
+#include "core/session/attention_explain.h"
+#include "core/session/attention_matrix.h"
+#include "core/util/error.h"
+#include "core/session/trace_csv.h"
+#include "core/session/trace_events.h"
+#include "core/session/trace_reader.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace kvs;
