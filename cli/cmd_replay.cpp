@@ -6,8 +6,8 @@
 
 #include "cli/commands.h"
 #include "cli/run_outputs.h"
-#include "core/util/format.h"
 #include "core/session/trace_reader.h"
+#include "core/util/format.h"
 #include "core/util/utf8.h"
 
 namespace kvs::cli {

@@ -3,9 +3,9 @@
 #include <sstream>
 
 #include "core/model/model.h"
-#include "core/util/output_file.h"
 #include "core/session/trace_csv.h"
 #include "core/session/trace_events.h"
+#include "core/util/output_file.h"
 
 namespace kvs::cli {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/session/attention_explain.h"
 #include "core/loaders/model_loader.h"
+#include "core/session/attention_explain.h"
 #include "gui/attention_matrix.h"
 #include "gui/engine_worker.h"
 #include "gui/kv_grid.h"

@@ -10,17 +10,17 @@
 #include <sstream>
 #include <tuple>
 
-#include "core/session/attention_matrix.h"
-#include "core/util/error.h"
 #include "core/loaders/model_loader.h"
-#include "core/session/session.h"
 #include "core/model/toy_model.h"
+#include "core/session/attention_matrix.h"
+#include "core/session/session.h"
 #include "core/session/trace_csv.h"
 #include "core/session/trace_events.h"
 #include "core/session/trace_json.h"
 #include "core/session/trace_reader.h"
-#include "core/util/utf8.h"
 #include "core/session/workbench.h"
+#include "core/util/error.h"
+#include "core/util/utf8.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <string>
 
+#include "core/model/model.h"
 #include "core/session/attention_matrix.h"
 #include "core/util/error.h"
-#include "core/model/model.h"
 #include "core/util/utf8.h"
 
 namespace kvs {

@@ -5,9 +5,9 @@
 #include <ostream>
 #include <span>
 
-#include "core/tokenizers/tokenizer.h"
 #include "core/session/trace.h"
 #include "core/session/trace_json.h"
+#include "core/tokenizers/tokenizer.h"
 
 namespace kvs {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "core/util/json_writer.h"
 #include "core/model/model.h"
+#include "core/util/json_writer.h"
 
 namespace kvs {
 namespace {

@@ -9,12 +9,12 @@
 #include <map>
 #include <optional>
 
-#include "core/util/error.h"
-#include "core/util/file_bytes.h"
-#include "core/util/format.h"
 #include "core/loaders/memory_budget.h"
 #include "core/model/replay_model.h"
 #include "core/model/toy_model.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/format.h"
 
 namespace kvs {
 namespace {

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/session/finish_reason.h"
 #include "core/model/model.h"
+#include "core/session/finish_reason.h"
 #include "core/session/sampler.h"
 #include "core/session/trace.h"
 #include "core/session/trace_json.h"

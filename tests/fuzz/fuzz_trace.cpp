@@ -10,10 +10,10 @@
 
 #include "core/session/attention_explain.h"
 #include "core/session/attention_matrix.h"
-#include "core/util/error.h"
 #include "core/session/trace_csv.h"
 #include "core/session/trace_events.h"
 #include "core/session/trace_reader.h"
+#include "core/util/error.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace kvs;
