@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/model_loader.h"
 #include "gui/strings.h"
+#include "kernels/gpu_step_probe.h"
 
 namespace kvs::gui {
 
@@ -36,6 +37,9 @@ EngineWorker::EngineWorker()
     h.kept_step = [this](std::size_t i, std::size_t k) { return kept_step(i, k); };
     h.go_on = [this] { return !cancel_; };
     bench_.set_hooks(std::move(h));
+    // Lesson 11's @gpu: the launches counted on the emulated backend, times where a GPU answers.
+    lesson_.set_gpu_probe(
+        [](const Model& m, const std::vector<int>& prompt) { return probe_gpu_step(m, prompt); });
 #ifndef __EMSCRIPTEN__  // the page runs the requests on its main loop (run_pending)
     thread_ = std::thread([this] { loop(); });
 #endif

@@ -340,6 +340,10 @@ void open_lesson(UiState& ui, EngineWorker& worker, int number, int step) {
     LessonUi& L = ui.lesson;
     ensure_catalog(L);
     const bool next = ui.lesson_panel && number == L.number && step == L.step + 1;
+    if (number != L.number) {
+        L.answers.clear();  // another lesson: its questions are asked afresh
+        L.typed.clear();
+    }
     ui.lesson_panel = draw_lesson;
     L.number = number;
     ui.settings.lesson = number;
@@ -352,6 +356,9 @@ void open_lesson(UiState& ui, EngineWorker& worker, int number, int step) {
     ui.view_step = -1;
     // Next builds on the steps before it; anything else makes a step in flight useless.
     if (!next) worker.cancel();
+    // A question not yet answered: the step runs once the learner has predicted.
+    const Directive* ask = lesson->steps[L.step].ask();
+    if (ask && !L.answers.count(L.step)) return;
     worker.play_lesson(lesson, number, L.step);
 }
 
@@ -429,7 +436,7 @@ void draw_lesson(FrameContext& f) {
         rec->step = L.step + 1;
         rec->steps = n;
         rec->step_title = step.title;
-        rec->running = !out;
+        rec->running = !out && !(step.ask() && !L.answers.count(L.step));
         if (out && L.step == run.played()) rec->shown_panel = run.panel;
     }
 
@@ -448,15 +455,25 @@ void draw_lesson(FrameContext& f) {
     const std::string key = std::to_string(L.number) + "/" + lang_code(ui.lang) + "/" +
                             std::to_string(L.step) + "/" + lesson->file;
     if (L.blocks_key != key) {
-        L.blocks =
-            parse_markdown((L.step == 0 ? lesson->intro + "\n\n" : std::string()) + step.prose);
+        // With an @ask, the prose before it now and the rest once the question is answered.
+        const std::size_t at =
+            step.ask_at >= 0 ? static_cast<std::size_t>(step.ask_at) : step.prose.size();
+        L.blocks = parse_markdown((L.step == 0 ? lesson->intro + "\n\n" : std::string()) +
+                                  step.prose.substr(0, at));
+        L.blocks_after = parse_markdown(step.prose.substr(at));
         L.blocks_key = key;
     }
     draw_markdown(L.blocks, style);
+    if (!step.ask() || L.answers.count(L.step)) draw_markdown(L.blocks_after, style);
     ImGui::EndChild();
 
     ImGui::BeginChild("lessonresults", ImVec2(0, results_h), true);
-    if (!out) {
+    // The step's question first, in view whatever the text's scroll: before the step runs it is
+    // all this area shows, then the learner's answer beside the engine's.
+    if (step.ask()) draw_lesson_question(f, step, out, rec, style);
+    if (step.ask() && !L.answers.count(L.step)) {
+        // Nothing ran yet: no checks to show.
+    } else if (!out) {
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
         const char* dots[] = {"", ".", "..", "..."};
         ImGui::Text("%s%s",

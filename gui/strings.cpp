@@ -1,7 +1,10 @@
 #include "gui/strings.h"
 
+#include <cstdio>
 #include <string_view>
+
 #include <unordered_map>
+#include "core/numbering.h"
 
 namespace kvs::gui {
 namespace {
@@ -323,8 +326,28 @@ const std::vector<UiString>& ui_strings() {
         {"click: this row's arithmetic (Inside attention)",
          "单击：查看这一行的计算过程（注意力内部）"},
         {"q [1, %d] · Kᵀ [%d, %d] → scores [1, %d]", "q [1, %d] · Kᵀ [%d, %d] → 分数 [1, %d]"},
-        {"Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row %d (position %d)",
-         "Q [%d, %d] · Kᵀ [%d, %d] → 分数 [%d, %d]；这里显示第 %d 行（位置 %d）"},
+        {"row %d (position %d)", "第 %d 行（位置 %d）"},
+        {"Predict first: what will the engine say?", "先预测：引擎会给出什么答案？"},
+        {"Your prediction and the engine's answer", "你的预测和引擎的答案"},
+        {"Keys 1-4 answer; Enter shows the engine's answer without one. The step runs once you "
+         "answer.",
+         "按 1-4 作答；只按 Enter 就不作答，直接看引擎的答案。作答之后这一步才会运行。"},
+        {"Type a number, then Enter (Enter alone shows the engine's answer). The step runs once "
+         "you answer.",
+         "输入一个数，再按 Enter（只按 Enter 就直接看引擎的答案）。作答之后这一步才会运行。"},
+        {"Your answer: %s", "你的答案：%s"},
+        {"none given", "没有作答"},
+        {"The engine: ", "引擎的答案："},
+        {"- you predicted it", "——你猜对了"},
+        {"- not what you predicted", "——和你的预测不同"},
+        {"Why: %s", "原因：%s"},
+        {"The step runs once you answer the question above.",
+         "回答上面的问题之后，这一步才会运行。"},
+        {"1 to 4, digits, Enter", "1 到 4、数字、Enter"},
+        {"lesson: answer the step's question before it runs (then see the engine's answer)",
+         "课程：在这一步运行之前回答它的问题（然后看引擎的答案）"},
+        {"Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: %s",
+         "Q [%d, %d] · Kᵀ [%d, %d] → 分数 [%d, %d]；这里显示%s"},
         {"weights [1, %d] · V [%d, %d] → output [1, %d]",
          "权重 [1, %d] · V [%d, %d] → 输出 [1, %d]"},
         {"grouped-query attention: K/V head %d is read by query heads %s",
@@ -349,8 +372,8 @@ const std::vector<UiString>& ui_strings() {
         {"keys 0..%d not drawn (no room)", "键 0..%d 未画出（空间不够）"},
         {"Nothing computed yet: step the model (Space), then pick a row.",
          "还没有计算任何东西：先让模型走一步（空格键），再选一行。"},
-        {"layer %d, head %s, query %d \"%s\": step %d (%s, %s)   Up/Down: row, I: close",
-         "第 %d 层，头 %s，查询 %d \"%s\"：第 %d 步（%s，%s）   上/下：换行，I：关闭"},
+        {"layer %d, head %s, %s: query \"%s\": step %d (%s, %s)   Up/Down: row, I: close",
+         "第 %d 层，头 %s，%s的查询“%s”：第 %d 步（%s，%s）   上/下：换行，I：关闭"},
         {"inside attention: q·Kᵀ, √d_k, mask, softmax, ×V for one row (click a heatmap row)",
          "注意力内部：一行的 q·Kᵀ、√d_k、掩码、softmax、×V（也可单击热力图的一行）"},
         {"Up / Down", "上 / 下"},
@@ -398,6 +421,12 @@ const char* tr(const char* en, Lang l) {
 
 const char* tr(const char* en) {
     return tr(en, g_lang);
+}
+
+std::string query_row_label(int row, int token_index) {
+    char b[96];
+    std::snprintf(b, sizeof b, tr("row %d (position %d)"), row, position_of_index(token_index));
+    return b;
 }
 
 std::string printf_conversions(const char* fmt) {

@@ -310,7 +310,9 @@ void check_ask(const LessonStep& s, Fail& fail) {
         const std::string e = squeeze(d.expect.text());
         if (e.rfind(answer, 0) != 0) continue;
         const char next = e.size() > answer.size() ? e[answer.size()] : 0;
-        checked = checked || next == '=' || next == '!' || next == '<' || next == '>';
+        // A comparison's answer is yes when the @expect of the same comparison holds.
+        checked = checked || next == '=' || next == '!' || next == '<' || next == '>' ||
+                  (ask->ask.answer.is_comparison() && e == answer);
     }
     if (!checked)
         fail(ask->line, "@ask " + ask->ask.answer.text() +

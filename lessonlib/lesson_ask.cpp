@@ -75,6 +75,8 @@ AskSpec parse_ask(const std::string& args) {
         throw Error(
             "@ask needs the engine's answer as an expression, e.g. @ask rows choices=1 | 4 | 5");
     a.answer = LessonExpr::parse(expr, validate_lesson_metric);
+    if (a.answer.is_comparison() && c == std::string::npos)
+        throw Error("@ask: a comparison's answer is yes or no: add choices=yes | no");
     if (c != std::string::npos) {
         const std::size_t end = w != std::string::npos && w > c ? w : args.size();
         const auto items = split_choices(args.substr(c + 8, end - c - 8));

@@ -363,15 +363,27 @@ LessonExpr LessonExpr::parse(std::string_view text, const MetricValidator& valid
     Parser p(lex(text), validate);
     if (p.at_end()) throw Error("expected an expression, e.g. rows");
     e.root_ = p.sum();
-    if (!p.at_end()) throw Error("unexpected " + p.where().substr(3));
+    if (!p.at_end()) {
+        static const char* cmps[] = {"==", "!=", "<=", ">=", "<", ">"};
+        bool cmp = false;
+        for (const char* c : cmps) cmp = cmp || p.at_punct(c);
+        if (!cmp) throw Error("unexpected " + p.where().substr(3));
+        e.compare_ = std::make_shared<const Expectation>(Expectation::parse(text, validate));
+    }
     return e;
 }
 
 LessonValue LessonExpr::evaluate(const MetricReader& read) const {
+    if (compare_) {
+        const Expectation::Outcome o = compare_->evaluate(read);
+        if (!o.compared) throw Error(o.why);
+        return LessonValue::number(o.pass ? 1 : 0);
+    }
     return eval(*root_, read);
 }
 
 std::string LessonExpr::metric() const {
+    if (compare_) return {};
     return root_ && root_->op == ExprNode::Op::Metric ? root_->name : std::string();
 }
 
@@ -382,6 +394,7 @@ std::string LessonExpr::metric_arg() const {
 }
 
 std::string LessonExpr::in_words(const MetricPhrase& phrase, ReportLang lang) const {
+    if (compare_) return compare_->in_words(phrase, lang);
     const Words w{lang};
     const std::string s = words_of(*root_, phrase, w);
     return escape_for_one_line(w.zh() ? zh_spacing(tidy_mixed(s)) : s);

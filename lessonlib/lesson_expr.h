@@ -55,7 +55,11 @@ using MetricValidator = std::function<std::string(const std::string& name, int n
 using ValuePhrase = std::function<std::string(const std::string& metric, const std::string& arg,
                                               const LessonValue& value)>;
 
-// One expression alone (the grammar's `sum`): the answer an @ask reveals.
+class Expectation;
+
+// One expression alone (the grammar's `sum`): the answer an @ask reveals. It may also be a
+// comparison (`sum CMP sum`, no `within`), whose value is 1 when it holds and 0 when not: the
+// answer to a yes-or-no question.
 class LessonExpr {
   public:
     // Throws kvs::Error with a one-line message, like Expectation::parse.
@@ -69,10 +73,12 @@ class LessonExpr {
     std::string metric_arg() const;
     // The expression in words ("the number of rows through the model").
     std::string in_words(const MetricPhrase& phrase, ReportLang lang) const;
+    bool is_comparison() const { return compare_ != nullptr; }
 
   private:
     std::string text_;
     std::shared_ptr<const ExprNode> root_;
+    std::shared_ptr<const Expectation> compare_;
 };
 
 class Expectation {

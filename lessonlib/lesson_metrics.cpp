@@ -11,6 +11,7 @@
 #include "core/logit_difference.h"
 #include "core/model.h"
 #include "core/session.h"
+#include "core/toy_vocabulary.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/scale_accounting.h"
 
@@ -84,6 +85,9 @@ const std::vector<LessonMetric>& table() {
         {"context", 0, 0, "", "context length", false},
         {"params", 0, 0, "", "parameters", false},
         {"kv_kind", 0, 0, "", "\"MHA\", \"GQA\" or \"MQA\"", false},
+        {"toy_projection", 2, 2, "\"word\", head",
+         "the toy's projection weight of a word for a head's output (core/toy_vocabulary.cpp)",
+         false},
         {"kv_per_token", 1, 1, "\"mha\"|\"mqa\"|\"model\"",
          "float32 K/V bytes per token of the model's shape with that many K/V heads", false},
         // @batch and @scale.
@@ -442,6 +446,13 @@ LessonValue read_lesson_metric(const LessonFacts& f, const std::string& name,
         if (!f.gpu) throw Error(name + "() needs a @gpu first");
         const std::string& field = str(args[0], name.c_str());
         return base == "gpu" ? gpu_metric(*f.gpu, field) : gpu_time_metric(*f.gpu, field);
+    }
+    if (base == "toy_projection") {
+        const std::string& word = str(args[0], "toy_projection");
+        const int head = index_of(args[1], kToyHeads, "head");
+        for (const ToyWord& t : toy_vocabulary())
+            if (word == t.text) return LessonValue::number(t.projection[head]);
+        throw Error("no \"" + word + "\" in the toy's vocabulary");
     }
     if (base == "inf") return LessonValue::number(std::numeric_limits<double>::infinity());
     if (!f.model) throw Error(name + " needs a model (@model)");

@@ -9,6 +9,7 @@
 #include "core/kv_what_if.h"
 #include "core/logit_difference.h"
 #include "core/model.h"
+#include "core/numbering.h"
 #include "core/session.h"
 #include "core/toy_model.h"
 #include "lessonlib/batch_sweep.h"
@@ -316,15 +317,17 @@ void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const
     std::string head = w("head ", "头 ") + std::to_string(e->head);
     if (m.is_toy()) head += std::string(" \"") + toy_head_name(e->head) + "\"";
     const std::string query = quoted_piece(m, toks.at(e->q_pos));
-    const std::string pos = std::to_string(e->q_pos + 1);  // positions count from 1
+    // The row and its position as every front end says them (core/numbering.h).
+    const std::string row_no = std::to_string(e->row);
+    const std::string pos = std::to_string(position_of_index(e->q_pos));
     if (w.zh())
         out.push_back("注意力内部：第 " + std::to_string(step) + " 步（" +
                       phase_words(e->phase, w) + "），第 " + std::to_string(e->layer) + " 层，" +
-                      head + "，位置 " + pos + " 的查询 " + query);
+                      head + "，第 " + row_no + " 行（位置 " + pos + "）的查询 " + query);
     else
         out.push_back("inside attention: step " + std::to_string(step) + " (" +
                       phase_words(e->phase, w) + "), layer " + std::to_string(e->layer) + ", " +
-                      head + ", query " + query + " at position " + pos);
+                      head + ", " + query_row_words(e->row, e->q_pos) + ": query " + query);
     out.push_back("  out = softmax(q.K^T / sqrt(d_k) + mask) . V" + std::string(w(" with ", "，")) +
                   "d_k = " + std::to_string(e->head_dim) + fmt(" (x %.4g)", e->scale) +
                   (e->scores_by_rule

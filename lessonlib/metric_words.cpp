@@ -84,6 +84,8 @@ const Phrase kPhrases[] = {
     {"context", "the context length", "上下文长度"},
     {"params", "the number of parameters", "参数个数"},
     {"kv_kind", "the K/V layout", "K/V 的布局"},
+    {"toy_projection", "the toy's projection weight of {0} for head {1}",
+     "玩具模型投影中{0}对头 {1} 的权重"},
     {"kv_per_token", "the K/V size per token as {0v}, in bytes",
      "按{0v}算每个 token 的 K/V 字节数"},
     {"batch_time", "the measured time of a {0k} step at batch {1}",
