@@ -436,6 +436,7 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.cancelled = cancelled;
     r.batch = lesson_.last_batch();
     r.scale = lesson_.last_scale();
+    r.gpu = lesson_.last_gpu();
     r.layer = f.highlight_layer;
     r.head = f.highlight_head;
     r.highlight_serial = highlight_serial_;

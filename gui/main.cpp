@@ -251,8 +251,11 @@ int run(int argc, char** argv) {
             }
             open_lesson(ui, worker, o.lesson, o.lesson_step - 1);
             settle(worker);
-            if (!o.answer.empty()) {
-                answer_headless(ui, worker, o.answer);
+            // A question the step asks: answered as --answer says (by default passed over, so
+            // the step runs), or left waiting with --answer wait.
+            const bool pass_over = o.answer.empty() || o.answer == "skip";
+            if (o.answer != "wait" && (!pass_over || lesson_question_waits(ui))) {
+                answer_headless(ui, worker, pass_over ? "skip" : o.answer);
                 settle(worker);
             }
         }

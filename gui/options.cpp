@@ -32,8 +32,9 @@ std::vector<cmdline::OptionSpec> specs() {
         {"lesson", "N", "open lesson N in the lesson panel"},
         {"lesson-step", "K", "at its step K (from 1; the steps before it run too)"},
         {"answer", "A",
-         "headless: answer that step's question: a choice 1-4, a number,\nor skip (see the "
-         "engine's answer without one)"},
+         "headless: that step's question (@ask) answered: a choice 1-4, a\nnumber, skip (the "
+         "engine's answer without one: the default), or\nwait (the question shown, the step "
+         "not run)"},
         {"lang", "L", "en | zh: the window's words and the lessons"},
         {"open", "FILE", "headless: then open FILE as Open file... does"},
         {"then-prompt", "TEXT", "headless: then type TEXT into the prompt field", true},

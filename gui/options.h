@@ -34,7 +34,8 @@ struct AppOptions {
     bool help = false;
     int lesson = 0;       // open this lesson (its number) in the lesson panel
     int lesson_step = 1;  // at this step, from 1 (steps before it are played too)
-    // Headless: the answer to that step's question (@ask): a choice 1-4, a number, or "skip".
+    // Headless: the answer to that step's question (@ask): a choice 1-4, a number, "skip" (the
+    // default) or "wait" (the question left waiting, the step not run).
     std::string answer;
     std::optional<std::string> lang;  // "en" | "zh": the window's words and the lessons
     // Headless, after the steps above, as a user would in the window: Open file... with this

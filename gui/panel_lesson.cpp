@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "core/format.h"
+#include "core/gpu_step_view.h"
 #include "gui/markdown_view.h"
 #include "gui/panels.h"
 #include "gui/plot.h"
@@ -211,7 +212,7 @@ void draw_batch(FrameContext& f, const BatchTable& t, ImVec2 plot = ImVec2(0, 0)
 void row2(const char* what, const std::string& value) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(what);
+    ImGui::TextWrapped("%s", what);
     ImGui::TableNextColumn();
     ImGui::TextWrapped("%s", value.c_str());
 }
@@ -273,6 +274,39 @@ void draw_scale(FrameContext& f, const ScaleReport& r) {
         });
         ImGui::EndTable();
     }
+}
+
+// @gpu: what a decode step asks of a GPU, each figure labelled counted or measured.
+void draw_gpu(FrameContext& f, const GpuStepView& g) {
+    const int flags =
+        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
+    if (!ImGui::BeginTable("gpu", 2, flags)) return;
+    // The figures get as much room as their labels: they are what the step is about.
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    char b[160];
+    std::snprintf(b, sizeof b, "%d", g.decode_launches);
+    row2(tr("kernel launches per decode step (counted)"), b);
+    std::snprintf(b, sizeof b, tr("%d for %d tokens"), g.prefill_launches, g.prefill_rows);
+    row2(tr("kernel launches of the prefill (counted)"), b);
+    if (g.graph_launches > 0) {
+        std::snprintf(b, sizeof b, tr("%d graph launch, %d kernels inside"), g.graph_launches,
+                      g.graph_kernels);
+        row2(tr("as a CUDA Graph (counted)"), b);
+    }
+    std::snprintf(b, sizeof b, tr("%s (median of %d steps)"), format_seconds(g.cpu_seconds).c_str(),
+                  g.steps);
+    row2(tr("decode step on this CPU (measured)"), b);
+    if (g.device.empty()) {
+        row2(tr("decode step on a GPU (measured)"), tr("not measured: no GPU answered"));
+    } else {
+        std::snprintf(b, sizeof b, tr("%s op by op, %s as one graph (%s)"),
+                      format_seconds(g.device_seconds).c_str(),
+                      format_seconds(g.graph_seconds).c_str(), g.device.c_str());
+        row2(tr("decode step on a GPU (measured)"), b);
+    }
+    ImGui::EndTable();
+    (void)f;
 }
 
 }  // namespace
@@ -445,8 +479,10 @@ void draw_lesson(FrameContext& f) {
     // of it as fits in about half the panel, then it scrolls too).
     const float footer = ImGui::GetFrameHeightWithSpacing() + fh * 0.4f;
     const float body_h = ImGui::GetContentRegionAvail().y - footer;
-    const float results_h =
-        std::clamp(L.results_h, ImGui::GetFrameHeightWithSpacing() * 1.5f, body_h * 0.55f);
+    // A question waiting for its answer may take more of it: it is all the step shows yet.
+    const bool asking = step.ask() && !L.answers.count(L.step);
+    const float results_h = std::clamp(L.results_h, ImGui::GetFrameHeightWithSpacing() * 1.5f,
+                                       body_h * (asking ? 0.8f : 0.55f));
     ImGui::BeginChild("lessontext", ImVec2(0, body_h - results_h - fh * 0.3f), false);
     if (L.scrolled_for != L.step) {
         ImGui::SetScrollY(0);
@@ -489,6 +525,10 @@ void draw_lesson(FrameContext& f) {
         }
         if (step_has(step, DirectiveKind::Scale) && run.scale && !f.lesson_stage) {
             draw_scale(f, *run.scale);
+            ImGui::Spacing();
+        }
+        if (step_has(step, DirectiveKind::Gpu) && run.gpu) {
+            draw_gpu(f, *run.gpu);
             ImGui::Spacing();
         }
         if (out->checks > 0) {

@@ -115,18 +115,18 @@ void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOut
     const auto it = L.answers.find(L.step);
     const bool waits = it == L.answers.end();
     const float width = ImGui::GetContentRegionAvail().x;
-    ImGui::PushStyleColor(ImGuiCol_Text, style.heading);
-    ImGui::TextUnformatted(waits ? tr("Predict first: what will the engine say?")
-                                 : tr("Your prediction and the engine's answer"));
-    ImGui::PopStyleColor();
-    draw_md_line(parse_inline(a.question), style, width, style.text, 1.1f, true);
+    // While it waits, one line says what to do: "Predict: <question>", in the heading colour.
+    draw_md_line(parse_inline(waits ? std::string(tr("Predict: ")) + a.question : a.question),
+                 style, width, waits ? style.heading : style.text, 1.1f, true);
     if (rec) rec->ask_question = a.question;
     if (waits) {
         if (rec) rec->ask = "asking";
         if (!a.choices.empty()) {
+            // Left-aligned, key first, as the CLI prints them: "2)  4".
+            ImGui::PushStyleVar(ImGuiStyleVar_ButtonTextAlign, ImVec2(0.0f, 0.5f));
             for (int i = 0; i < static_cast<int>(a.choices.size()); ++i) {
                 const std::string label =
-                    std::to_string(i + 1) + "   " + ask_choice_words(a, i, lang);
+                    std::to_string(i + 1) + ")  " + ask_choice_words(a, i, lang);
                 ImGui::PushID(i);
                 if (ImGui::Button(label.c_str(), ImVec2(-1, 0))) {
                     LearnerAnswer l;
@@ -135,10 +135,11 @@ void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOut
                 }
                 ImGui::PopID();
             }
-            ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-            ImGui::TextWrapped("%s", tr("Keys 1-4 answer; Enter shows the engine's answer without "
-                                        "one. The step runs once you answer."));
-            ImGui::PopStyleColor();
+            ImGui::PopStyleVar();
+            // Wrapped as the lesson text is: between words, and between Chinese characters.
+            draw_md_line(parse_inline(tr("Keys 1-4 answer; Enter shows the engine's answer "
+                                         "without one. The step runs once you answer.")),
+                         style, width, style.muted);
         } else {
             // The number as typed, with a caret, in a frame like a text field's.
             const std::string shown = L.typed + "_";
@@ -151,18 +152,19 @@ void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOut
                             p.y + ImGui::GetStyle().FramePadding.y),
                      ImGui::GetColorU32(ImGuiCol_Text), shown);
             ImGui::Dummy(sz);
-            ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-            ImGui::TextWrapped("%s", tr("Type a number, then Enter (Enter alone shows the "
-                                        "engine's answer). The step runs once you answer."));
-            ImGui::PopStyleColor();
+            draw_md_line(parse_inline(tr("Type a number, then Enter (Enter alone shows the "
+                                         "engine's answer). The step runs once you answer.")),
+                         style, width, style.muted);
         }
         return;
     }
     const LearnerAnswer& mine = it->second;
     const std::string mine_words = learner_words(a, mine, lang);
-    ImGui::Text(tr("Your answer: %s"), mine_words.empty() ? tr("none given") : mine_words.c_str());
     if (rec) rec->ask_learner = mine_words;
     const LessonLogEntry* e = ask_entry(out);
+    // Compact, so it stays in view beside the checks: the learner's answer and whether it is the
+    // engine's, then the engine's answer, then why.
+    ImGui::Text(tr("Your answer: %s"), mine_words.empty() ? tr("none given") : mine_words.c_str());
     if (!e) {
         if (rec) rec->ask = "playing";
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
@@ -178,17 +180,21 @@ void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOut
         rec->ask_engine = engine;
         rec->ask_right = mine.given() ? (right ? 1 : 0) : -1;
     }
+    if (mine.given()) {
+        const bool marks = ImGui::GetFont()->FindGlyphNoFallback(0x2713) != nullptr;
+        ImGui::SameLine(0, fh * 0.6f);
+        ImGui::PushStyleColor(ImGuiCol_Text, right ? f.theme.ok_text : f.theme.error_text);
+        const std::string mark =
+            std::string(right ? (marks ? "\xE2\x9C\x93 " : "") : (marks ? "\xE2\x9C\x97 " : "")) +
+            (right ? tr("you predicted it") : tr("not what you predicted"));
+        ImGui::TextUnformatted(mark.c_str());
+        ImGui::PopStyleColor();
+    }
     ImGui::TextUnformatted(tr("The engine: "));
     ImGui::SameLine(0, 0);
     if (f.bold) ImGui::PushFont(f.bold);
     ImGui::TextUnformatted(engine.c_str());
     if (f.bold) ImGui::PopFont();
-    if (mine.given()) {
-        ImGui::SameLine(0, fh * 0.6f);
-        ImGui::PushStyleColor(ImGuiCol_Text, right ? f.theme.ok_text : f.theme.error_text);
-        ImGui::TextUnformatted(right ? tr("- you predicted it") : tr("- not what you predicted"));
-        ImGui::PopStyleColor();
-    }
     std::string why = tr("Why: %s");
     why.replace(why.find("%s"), 2, a.why);
     draw_md_line(parse_inline(why), style, width, style.text);

@@ -1,10 +1,10 @@
 // Lessons stay true: every number a lesson's prose states is one the engine printed or a check
 // read while the step, or a step before it, played (its log: counts, measured figures, each
-// @expect's two sides, the @ask's answer), or one written in those steps' directives (an @expect's constant, a @scale's
-// context), up to rounding and a unit prefix (28.7 MFLOP, 2 GiB, 4.66 ms, 13.1 万). Whole numbers
-// up to 10 count what the reader sees (position 4, head 2, layer 1); the few numbers that come
-// from elsewhere are listed below with where they come from (the seed tutorials' own figures),
-// and dates. A sentence that states a figure nothing checks fails here.
+// @expect's two sides, the @ask's answer), or one written in those steps' directives (an @expect's
+// constant, a @scale's context), up to rounding and a unit prefix (28.7 MFLOP, 2 GiB, 4.66 ms, 13.1
+// 万). Whole numbers up to 10 count what the reader sees (position 4, head 2, layer 1); the few
+// numbers that come from elsewhere are listed below with where they come from (the seed tutorials'
+// own figures), and dates. A sentence that states a figure nothing checks fails here.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <set>
@@ -209,7 +209,8 @@ std::vector<Uncovered> uncovered_numbers(const std::string& path) {
                                numbers_in(a.text)[0].value == n.value;
             // Whole numbers up to 10 count things the reader sees (positions, heads, layers,
             // steps, "1 against T"); a year or a date (2026-11-26) is not a figure.
-            ok = ok || (n.value <= 10 && n.value == std::floor(n.value) && n.text.find('.') == std::string::npos);
+            ok = ok || (n.value <= 10 && n.value == std::floor(n.value) &&
+                        n.text.find('.') == std::string::npos);
             ok = ok || (n.digits <= 4 && n.value >= 1900 && n.value <= 2100 &&
                         n.value == std::floor(n.value));
             if (!ok) out.push_back({where, n.text, around(prose, n.text)});
