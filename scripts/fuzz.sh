@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The libFuzzer targets of tests/fuzz/ (issue 9), built with clang into build-fuzz/ and run for a
+# The libFuzzer targets of tests/fuzz/ (docs/reliability.md), built with clang into build-fuzz/ and run for a
 # bounded time each, starting from the committed seeds in tests/fuzz/corpus/<target>/; as many at
 # once as there are cores. A crash, sanitizer finding, leak, slow input (10 s) or a process over
 # 2 GiB fails the script, and the input that did it is kept as
