@@ -134,7 +134,7 @@ bool learner_is_right(const AskSpec& a, const LessonValue& answer, const Learner
                same(a.choices[static_cast<std::size_t>(l.choice)], answer);
     if (!l.typed || !answer.is_number()) return false;
     // What the reveal prints is the answer to 6 significant digits: typing that is right.
-    const double shown = std::stod(answer.to_string());
+    const double shown = std::strtod(answer.to_string().c_str(), nullptr);  // never throws
     const double tol = std::max(a.within, std::fabs(shown - answer.num));
     return std::fabs(l.number - answer.num) <= tol + 1e-12 * std::max(1.0, std::fabs(answer.num));
 }

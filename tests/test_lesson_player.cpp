@@ -2,6 +2,7 @@
 // stops the step with FILE:LINE, and replays start from a clean target. Then the headless
 // target on the toy model, end to end.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -321,6 +322,10 @@ TEST_CASE("@ask reads the engine's answer where it stands and says which choice 
     CHECK(learner_is_right(l.steps[1].ask()->ask, b.answer, LearnerAnswer{-1, true, 8.81}));
     CHECK_FALSE(learner_is_right(l.steps[1].ask()->ask, b.answer, LearnerAnswer{-1, true, 8.9}));
     CHECK_FALSE(learner_is_right(l.steps[1].ask()->ask, b.answer, LearnerAnswer{}));
+    // An answer printed as a denormal, infinite or not a number is judged without throwing.
+    for (double v : {1e-320, HUGE_VAL, -HUGE_VAL, std::nan("")})
+        CHECK_NOTHROW(learner_is_right(l.steps[1].ask()->ask, LessonValue::number(v),
+                                       LearnerAnswer{-1, true, 1}));
     // An answer that is none of the choices fails as a check.
     const LessonLogEntry c = ask_of(all[2]);
     CHECK_FALSE(c.pass);
