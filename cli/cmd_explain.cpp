@@ -1,5 +1,5 @@
-// kvscope-cli explain: one attention row from the inside (core/attention_explain.h), for a chosen
-// step, layer, head and query row, as text or JSON. Every number is read from the trace.
+// kvscope-cli explain: one attention row from the inside (core/session/attention_explain.h), for a
+// chosen step, layer, head and query row, as text or JSON. Every number is read from the trace.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/attention_explain.h"
-#include "core/error.h"
-#include "core/json_writer.h"
-#include "core/numbering.h"
-#include "core/toy_model.h"
-#include "core/utf8.h"
+#include "core/model/toy_model.h"
+#include "core/session/attention_explain.h"
+#include "core/util/error.h"
+#include "core/util/json_writer.h"
+#include "core/util/numbering.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 namespace {
@@ -58,8 +58,8 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
                 escape_for_one_line(m.name()).c_str(), e.step, phase_name(e.phase),
                 mode_name(e.mode), e.layer, e.head);
     if (m.is_toy()) std::printf(" \"%s\" (%s)", toy_head_name(e.head), toy_head_rule(e.head));
-    // The numbering of the whole tool (core/numbering.h): positions from 1; layers, heads, steps
-    // and rows from 0.
+    // The numbering of the whole tool (core/util/numbering.h): positions from 1; layers, heads,
+    // steps and rows from 0.
     std::printf(", %s: query \"%s\"\n", query_row_words(e.row, e.q_pos).c_str(),
                 piece(e.q_pos).c_str());
     std::printf("  out = softmax(q . K^T / sqrt(d_k) + mask) . V      d_k = %d, 1/sqrt(d_k) = %s\n",
@@ -115,8 +115,8 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
     if (m.is_toy()) j.field("head_name", toy_head_name(e.head));
     j.field("kv_head", e.kv_head);
     j.key("heads_sharing_kv").ints(e.heads_sharing_kv);
-    // Positions from 1 as everywhere (core/numbering.h); q_pos and a key's pos are indexes into
-    // the sequence (position - 1), kept for readers of earlier versions.
+    // Positions from 1 as everywhere (core/util/numbering.h); q_pos and a key's pos are indexes
+    // into the sequence (position - 1), kept for readers of earlier versions.
     j.key("indexing").begin_object();
     j.field("positions_from", 1).field("layers_from", 0).field("heads_from", 0);
     j.field("steps_from", 0).field("rows_from", 0);

@@ -2,8 +2,8 @@
 #include <cstring>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/utf8.h"
+#include "core/util/error.h"
+#include "core/util/utf8.h"
 #include "kernels/gpu_step_probe.h"
 #include "lessonlib/engine_messages.h"
 #include "lessonlib/lesson.h"

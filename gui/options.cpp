@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "cmdline/engine_options.h"
-#include "core/compact_weights.h"
+#include "core/model/compact_weights.h"
 
 namespace kvs::gui {
 namespace {

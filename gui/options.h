@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "core/cache_view.h"
+#include "core/session/cache_view.h"
 
 namespace kvs::gui {
 

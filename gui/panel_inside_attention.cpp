@@ -1,9 +1,9 @@
 // Inside attention: one query row of one (layer, head) as the arithmetic the tutorials write,
 //     out = softmax(q · Kᵀ / √d_k + mask) · V,
-// with this row's own numbers (core/attention_explain.h, built from the trace). Left to right:
-// q [1, d_k]; the K rows [T, d_k], each marked cached / new / recomputed; the raw scores q·k_j;
-// the same ×1/√d_k; the mask; the softmax weights; the V rows [T, d_v]; the output Σ_j w_j·v_j.
-// One row of the diagram per key j. Every text it draws is recorded for --layout-json.
+// with this row's own numbers (core/session/attention_explain.h, built from the trace). Left to
+// right: q [1, d_k]; the K rows [T, d_k], each marked cached / new / recomputed; the raw scores
+// q·k_j; the same ×1/√d_k; the mask; the softmax weights; the V rows [T, d_v]; the output Σ_j
+// w_j·v_j. One row of the diagram per key j. Every text it draws is recorded for --layout-json.
 #include <imgui.h>
 
 #include <algorithm>
@@ -11,8 +11,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
+#include "core/util/format.h"
+#include "gui/engine_words.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
 #include "lessonlib/lesson_report.h"
@@ -303,7 +304,7 @@ void draw_inside_attention(FrameContext& f) {
         e = explain_attention(sv.trace, c, where->step, x.layer, x.head, where->row, &why);
     if (f.layout) {
         ExplainRecord& r = f.layout->explain;
-        r.session = sv.label;
+        r.session = session_label(sv.mode);
         r.layer = x.layer;
         r.head = x.head;
         r.why = e ? "" : why;

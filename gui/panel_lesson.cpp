@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
-#include "core/gpu_step_view.h"
+#include "core/session/gpu_step_view.h"
+#include "core/util/format.h"
 #include "gui/markdown_view.h"
 #include "gui/panels.h"
 #include "gui/plot.h"

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include <unordered_map>
-#include "core/numbering.h"
+#include "core/util/numbering.h"
 
 namespace kvs::gui {
 namespace {

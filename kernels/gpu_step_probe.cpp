@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/model.h"
-#include "core/session.h"
+#include "core/model/model.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "kernels/backend_factory.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 

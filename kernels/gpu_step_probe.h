@@ -1,10 +1,11 @@
 #pragma once
-// Lesson 11's probe (core/gpu_step_view.h): the kernel launches, copies and syncs of a prefill and
-// of a cached decode step, op by op and as a CUDA Graph, counted on the emulated backend; the
-// decode step's time measured on the CPU backend and, where a CUDA device answers, on it.
+// Lesson 11's probe (core/session/gpu_step_view.h): the kernel launches, copies and syncs of a
+// prefill and of a cached decode step, op by op and as a CUDA Graph, counted on the emulated
+// backend; the decode step's time measured on the CPU backend and, where a CUDA device answers, on
+// it.
 #include <vector>
 
-#include "core/gpu_step_view.h"
+#include "core/session/gpu_step_view.h"
 
 namespace kvs {
 

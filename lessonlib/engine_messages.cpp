@@ -29,7 +29,7 @@ const std::vector<MessageForm>& engine_message_forms() {
         {"out of memory", "内存不足"},
         {"internal error: %s", "内部错误：%s"},
         {"@decode needs @prefill first", "@decode 之前要先 @prefill"},
-        // core/file_bytes.cpp: a file that cannot be read.
+        // core/util/file_bytes.cpp: a file that cannot be read.
         {"%s: cannot open: %s", "%s：无法打开：%s"},
         {"%s: read error: %s", "%s：读取出错：%s"},
         {"%s: is a folder; give the path of a file in it",

@@ -7,8 +7,8 @@
 #include <map>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/file_bytes.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
 #include "lessonlib/lesson_ask.h"
 #include "lessonlib/lesson_metrics.h"
 #include "lessonlib/scale_accounting.h"

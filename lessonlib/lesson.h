@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/cache_view.h"
+#include "core/session/cache_view.h"
 #include "lessonlib/lesson_expr.h"
 #include "lessonlib/report_lang.h"
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "lessonlib/lesson_metrics.h"
 #include "lessonlib/metric_words.h"
 

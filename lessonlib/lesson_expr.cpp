@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/error.h"
-#include "core/utf8.h"
+#include "core/util/error.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 

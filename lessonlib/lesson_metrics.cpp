@@ -4,14 +4,14 @@
 #include <cmath>
 #include <limits>
 
-#include "core/attention_explain.h"
-#include "core/error.h"
-#include "core/gpu_step_view.h"
-#include "core/kv_what_if.h"
-#include "core/logit_difference.h"
-#include "core/model.h"
-#include "core/session.h"
-#include "core/toy_vocabulary.h"
+#include "core/model/kv_what_if.h"
+#include "core/model/model.h"
+#include "core/session/attention_explain.h"
+#include "core/session/gpu_step_view.h"
+#include "core/session/logit_difference.h"
+#include "core/session/session.h"
+#include "core/tokenizers/toy_vocabulary.h"
+#include "core/util/error.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/scale_accounting.h"
 
@@ -56,7 +56,7 @@ const std::vector<LessonMetric>& table() {
         {"logit", 1, 1, "\"piece\"", "the logit of a vocabulary entry at the latest step", true},
         {"prob", 1, 1, "\"piece\"", "its probability (softmax at temperature 1)", true},
         {"top", 1, 1, "k", "the k-th most likely piece at the latest step (0 = best)", true},
-        // Inside one attention row of the latest step (core/attention_explain.h).
+        // Inside one attention row of the latest step (core/session/attention_explain.h).
         {"score", 4, 4, "layer, head, row, key",
          "the raw score q.k (the toy: its rule's 0 or -inf) at the latest step", true},
         {"scaled_score", 4, 4, "layer, head, row, key", "the score times 1/sqrt(d_k)", true},

@@ -1,7 +1,7 @@
 #include "lessonlib/lesson_player.h"
 
-#include "core/error.h"
-#include "core/session.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "lessonlib/engine_messages.h"
 #include "lessonlib/lesson_ask.h"
 #include "lessonlib/lesson_metrics.h"

@@ -4,14 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/attention_explain.h"
-#include "core/gpu_step_view.h"
-#include "core/kv_what_if.h"
-#include "core/logit_difference.h"
-#include "core/model.h"
-#include "core/numbering.h"
-#include "core/session.h"
-#include "core/toy_model.h"
+#include "core/model/kv_what_if.h"
+#include "core/model/model.h"
+#include "core/model/toy_model.h"
+#include "core/session/attention_explain.h"
+#include "core/session/gpu_step_view.h"
+#include "core/session/logit_difference.h"
+#include "core/session/session.h"
+#include "core/util/numbering.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/engine_messages.h"
 #include "lessonlib/scale_accounting.h"
@@ -317,7 +317,7 @@ void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const
     std::string head = w("head ", "头 ") + std::to_string(e->head);
     if (m.is_toy()) head += std::string(" \"") + toy_head_name(e->head) + "\"";
     const std::string query = quoted_piece(m, toks.at(e->q_pos));
-    // The row and its position as every front end says them (core/numbering.h).
+    // The row and its position as every front end says them (core/util/numbering.h).
     const std::string row_no = std::to_string(e->row);
     const std::string pos = std::to_string(position_of_index(e->q_pos));
     if (w.zh())
@@ -456,9 +456,9 @@ void describe_scale(std::vector<std::string>& out, const ScaleReport& r, const W
     out.push_back(
         w("FLOPs = 2 x rows x weights (linear layers) + 4 x dim x keys x layers "
           "(attention) + small ops; bytes = weights once + K/V rows read + written "
-          "(core/counts.h)",
+          "(core/model/counts.h)",
           "FLOPs = 2 x 行数 x 权重数（线性层）+ 4 x dim x 键数 x 层数（注意力）+ "
-          "零碎运算；字节 = 权重读一遍 + 读写的 K/V 行（core/counts.h）"));
+          "零碎运算；字节 = 权重读一遍 + 读写的 K/V 行（core/model/counts.h）"));
 }
 
 // @gpu: what was counted (on the emulated backend) and what was measured, each said so.

@@ -1,9 +1,9 @@
 #include "lessonlib/lesson_target.h"
 
-#include "core/attention_explain.h"
-#include "core/error.h"
-#include "core/model_config.h"
-#include "core/session.h"
+#include "core/model/model_config.h"
+#include "core/session/attention_explain.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 
 namespace kvs {
 

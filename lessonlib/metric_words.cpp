@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string_view>
 
-#include "core/utf8.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 namespace {
@@ -101,7 +101,7 @@ const Phrase kPhrases[] = {
     {"gpu_time", "{0t}", "{0t}"},
 };
 
-// The counts of @gpu (core/gpu_step_view.h) and its measured times, in words.
+// The counts of @gpu (core/session/gpu_step_view.h) and its measured times, in words.
 const Phrase kGpuFields[] = {
     {"prefill_rows", "the prompt's rows at the prefill counted", "计数所用预填充的行数"},
     {"prefill_launches", "the number of kernel launches of the prefill (counted)",

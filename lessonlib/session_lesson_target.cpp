@@ -1,7 +1,7 @@
 #include "lessonlib/session_lesson_target.h"
 
-#include "core/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
+#include "core/util/error.h"
 
 namespace kvs {
 

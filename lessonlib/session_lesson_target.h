@@ -1,5 +1,5 @@
 #pragma once
-// The LessonTarget: lessons act on a Workbench (core/workbench.h), real Sessions on a real
+// The LessonTarget: lessons act on a Workbench (core/session/workbench.h), real Sessions on a real
 // backend. kvscope-cli lesson runs it headless over its own workbench; the window runs it on its
 // worker thread over the worker's workbench, so a lesson's steps happen in the panels the
 // student watches, and listens through a LessonObserver for what concerns the view.
@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "core/gpu_step_view.h"
-#include "core/workbench.h"
+#include "core/session/gpu_step_view.h"
+#include "core/session/workbench.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson_observer.h"
 #include "lessonlib/lesson_target.h"
@@ -48,7 +48,7 @@ class SessionLessonTarget : public LessonTarget {
     // What @gpu runs (kernels/gpu_step_probe.h: the front end links the backends; lessonlib
     // does not). Without one, @gpu fails with a reason.
     void set_gpu_probe(GpuProbe probe) { gpu_probe_ = std::move(probe); }
-    // How the sessions time their steps (core/step_timing.h), from the next step on.
+    // How the sessions time their steps (core/session/step_timing.h), from the next step on.
     void set_timing(const TimingPolicy& t) { bench_.set_timing(t); }
 
   private:

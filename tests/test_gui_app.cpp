@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/attention_explain.h"
-#include "core/batch_session.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/attention_explain.h"
+#include "core/session/batch_session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
@@ -1398,7 +1398,7 @@ TEST_CASE(
 TEST_CASE("one query numbered alike: the window, the CLI, the JSON and lesson 3",
           "[gui][indexing]") {
     // The toy's first decode step feeds "nice": row 0 of the step, position 5 (rows from 0,
-    // positions from 1, core/numbering.h).
+    // positions from 1, core/util/numbering.h).
     const auto text = kvs::test::run_cli({"explain", "--model", "toy", "--step", "1"});
     REQUIRE(text.exit_code == 0);
     CHECK(text.out.find("row 0 (position 5): query \"nice\"") != std::string::npos);

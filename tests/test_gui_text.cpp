@@ -9,9 +9,9 @@
 #include <set>
 #include <sstream>
 
-#include "core/counts.h"
-#include "core/format.h"
-#include "core/utf8.h"
+#include "core/model/counts.h"
+#include "core/util/format.h"
+#include "core/util/utf8.h"
 #include "gui/lesson_catalog.h"
 #include "gui/markdown.h"
 #include "gui/strings.h"

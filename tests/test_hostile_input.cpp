@@ -8,14 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/bpe_tokenizer.h"
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/file_bytes.h"
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/trace_json.h"
-#include "core/utf8.h"
+#include "core/loaders/checkpoint.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
+#include "core/session/trace_json.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/utf8.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"
 #include "tests/test_helpers.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
 #include "tests/test_helpers.h"

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "lessonlib/lesson.h"
 #include "tests/test_helpers.h"
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/session.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/lesson_ask.h"
 #include "lessonlib/lesson_player.h"
