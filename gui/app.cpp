@@ -155,6 +155,7 @@ void App::handle_keys(FrameContext& f) {
         if (k.key == GLFW_KEY_F1) ui_.show_help = !ui_.show_help;
         if (k.key == GLFW_KEY_F5) ui_.presenter = !ui_.presenter;
         if (io.WantTextInput) continue;  // typing in the prompt or a number field
+        if (!ctrl && lesson_question_key(f, k.key)) continue;  // a lesson's question waits
         if (!mod && k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_7)
             toggle_maximise(kMaximiseKeys[k.key - GLFW_KEY_1]);
         switch (k.key) {

@@ -10,6 +10,7 @@
 #include "core/session/trace_csv.h"
 #include "core/session/trace_events.h"
 #include "core/util/error.h"
+#include "kernels/gpu_step_probe.h"
 #include "core/util/output_file.h"
 
 namespace kvs::gui {
@@ -31,6 +32,9 @@ EngineWorker::EngineWorker()
     h.kept_step = [this](std::size_t i, std::size_t k) { return kept_step(i, k); };
     h.go_on = [this] { return !cancel_; };
     bench_.set_hooks(std::move(h));
+    // Lesson 11's @gpu: the launches counted on the emulated backend, times where a GPU answers.
+    lesson_.set_gpu_probe(
+        [](const Model& m, const std::vector<int>& prompt) { return probe_gpu_step(m, prompt); });
 #ifndef __EMSCRIPTEN__  // the page runs the requests on its main loop (run_pending)
     thread_ = std::thread([this] { loop(); });
 #endif
@@ -433,6 +437,7 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.cancelled = cancelled;
     r.batch = lesson_.last_batch();
     r.scale = lesson_.last_scale();
+    r.gpu = lesson_.last_gpu();
     r.layer = f.highlight_layer;
     r.head = f.highlight_head;
     r.highlight_serial = highlight_serial_;

@@ -56,6 +56,7 @@ struct LessonRun {
     bool cancelled = false;  // the last play was stopped (Back, another lesson) before its end
     std::shared_ptr<const BatchTable> batch;   // the last @batch
     std::shared_ptr<const ScaleReport> scale;  // the last @scale
+    std::shared_ptr<const GpuStepView> gpu;    // the last @gpu
     int layer = 0, head = 0;                   // the last @highlight
     std::uint64_t highlight_serial = 0;  // bumped by each @highlight (a replay's last one counts)
     // The last @explain: layer, head and the row's query position (-1: the newest).

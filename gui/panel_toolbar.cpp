@@ -384,9 +384,12 @@ void draw_toolbar(FrameContext& f) {
     const std::string ran = last ? last->backend : s.backend_name;
     const std::string device = last ? last->device : s.backend_device;
     line += std::string(" ") + tr("runs on") + " " + (ran.empty() ? s.backend_asked : ran);
-    if (!device.empty() && device != ran) line += " (" + device + ")";
+    // In Chinese the device and the note in Chinese words and punctuation ("（CPU（1 个线程））").
+    const bool zh = f.ui.lang == Lang::Zh;
+    if (!device.empty() && device != ran)
+        line += zh ? "（" + engine_message(device, ReportLang::Zh) + "）" : " (" + device + ")";
     if (!s.backend_note.empty() && ran == s.backend_name)
-        line += ". " + engine_message(s.backend_note, report_lang(f.ui.lang));
+        line += (zh ? "。" : ". ") + engine_message(s.backend_note, report_lang(f.ui.lang));
     else if (!s.backend_note.empty())
         line +=
             std::string("; ") + tr("the backend chosen is not used") + " (" + s.backend_name + ")";

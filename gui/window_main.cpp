@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include <csignal>
 #include <cstdio>
@@ -54,6 +55,35 @@ void settle(EngineWorker& worker) {
     worker.wait_idle();
     auto lock = worker.lock();
     if (worker.snapshot().error_serial != 0) throw Error(worker.snapshot().error);
+}
+
+// --answer: the question of the lesson step shown, answered as its keys would: a choice 1-4, a
+// number, or skip.
+void answer_headless(UiState& ui, EngineWorker& worker, const std::string& a) {
+    const auto lesson = ui.lesson.catalog.lesson(ui.lesson.number, ui.lang);
+    if (!lesson_question_waits(ui) || !lesson)
+        throw Error("--answer: lesson " + std::to_string(ui.lesson.number) + " step " +
+                    std::to_string(ui.lesson.step + 1) + " asks no question");
+    const AskSpec& ask = lesson->steps[ui.lesson.step].ask()->ask;
+    LearnerAnswer l;
+    if (a != "skip") {
+        char* end = nullptr;
+        const double v = std::strtod(a.c_str(), &end);
+        const int n = static_cast<int>(ask.choices.size());
+        if (a.empty() || end != a.c_str() + a.size() || !std::isfinite(v) ||
+            (n > 0 && (v != std::floor(v) || v < 1 || v > n)))
+            throw Error(
+                "--answer '" + a + "': " +
+                (n > 0 ? "a choice from 1 to " + std::to_string(n) : std::string("a number")) +
+                ", or skip");
+        if (n > 0)
+            l.choice = static_cast<int>(v) - 1;
+        else {
+            l.typed = true;
+            l.number = v;
+        }
+    }
+    answer_lesson_question(ui, worker, l);
 }
 
 // User + system time of every thread of this process so far, in ms.
@@ -238,8 +268,22 @@ int run(int argc, char** argv, Platform& platform) {
             worker.prefill();
         settle(worker);
         if (o.lesson > 0) {
+            // As a learner gets there: the step before played (its question, if any, passed
+            // over), then this one, which waits for its answer if it asks.
+            if (o.lesson_step > 1) {
+                open_lesson(ui, worker, o.lesson, o.lesson_step - 2);
+                if (lesson_question_waits(ui)) answer_lesson_question(ui, worker, {});
+                settle(worker);
+            }
             open_lesson(ui, worker, o.lesson, o.lesson_step - 1);
             settle(worker);
+            // A question the step asks: answered as --answer says (by default passed over, so
+            // the step runs), or left waiting with --answer wait.
+            const bool pass_over = o.answer.empty() || o.answer == "skip";
+            if (o.answer != "wait" && (!pass_over || lesson_question_waits(ui))) {
+                answer_headless(ui, worker, pass_over ? "skip" : o.answer);
+                settle(worker);
+            }
         }
         // As a user would: what goes wrong is shown in the window, not fatal.
         if (!o.open_file.empty()) {
