@@ -10,8 +10,8 @@
 #include "core/session/trace_csv.h"
 #include "core/session/trace_events.h"
 #include "core/util/error.h"
-#include "kernels/gpu_step_probe.h"
 #include "core/util/output_file.h"
+#include "kernels/gpu_step_probe.h"
 
 namespace kvs::gui {
 
