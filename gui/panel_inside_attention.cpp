@@ -557,9 +557,9 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
     else
         std::snprintf(head_name, sizeof head_name, "%d", e.head);
     char title[400];
-    std::snprintf(title, sizeof title, tr("layer %d, head %s, query %d \"%s\": step %d (%s, %s)"),
-                  e.layer, head_name, e.q_pos, q_tok.c_str(), e.step,
-                  e.phase == Phase::Prefill ? tr("prefill") : tr("decode"),
+    std::snprintf(title, sizeof title, tr("layer %d, head %s, %s: query \"%s\": step %d (%s, %s)"),
+                  e.layer, head_name, query_row_label(e.row, e.q_pos).c_str(), q_tok.c_str(),
+                  e.step, e.phase == Phase::Prefill ? tr("prefill") : tr("decode"),
                   e.mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"));
     std::string head = title;
     if (name_session) head = std::string(step_label(*rv.sv, e.step)) + ": " + head;
@@ -802,6 +802,7 @@ void draw_inside_attention(FrameContext& f) {
                                 : ImVec2(avail.x, (avail.y - gap * (k - 1)) / k);
         draw_row(f, rows[i], at, box, k > 1);
     }
+
     ImGui::Dummy(avail);
 }
 

@@ -124,7 +124,7 @@ void draw_op_strip(FrameContext& f) {
         }
         const ImU32 col = hl ? ImGui::GetColorU32(ImGuiCol_Text) : 0;
         cell(std::to_string(i), col);
-        cell(op_kind_name(o.kind), col);  // core's names, in English
+        cell(tr(op_kind_name(o.kind)), col);  // core's names, in the window's language
         cell(o.layer >= 0 ? std::to_string(o.layer) : "-", col);
         cell(shape_text(o.in), col);
         cell(shape_text(o.out), col);
