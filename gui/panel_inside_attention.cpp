@@ -573,6 +573,11 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
     put_text(ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text),
              clipped(kAttentionFormula, size.x, fh * 1.3f), fh * 1.3f);
     y += fh * 1.55f;
+    // Why not Q, for this layer: what its query rows were for, and the step's K/V rows.
+    const std::string wq = stage <= 0 ? why_not_q_words(*rv.step, e.layer, model->config().n_layers,
+                                                        report_lang(f.ui.lang))
+                                      : std::string();
+    const float wq_h = wq.empty() ? 0 : wrapped_height(wq, size.x);
     // The stages: every one at once, or the one shown (and what it adds) with its shape.
     {
         std::string line;
@@ -586,16 +591,16 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
         }
         line += "   ";
         line += tr("S: stage, A: play, Up/Down: row, I: close");
-        if (!room_for(wrapped_height(line, size.x))) return;
+        // Every stage at once, the line is a hint only: left out where the diagram needs the
+        // height for its numbers (a stage shown keeps it: it says which).
+        Diagram probe{f, rv, stage};
+        const float need_below = probe.need_h(size.x) + wq_h + fh * 0.4f;
+        if (stage < 0 && y + wrapped_height(line, size.x) + need_below > bottom) line.clear();
+        if (!line.empty() && !room_for(wrapped_height(line, size.x))) return;
         y += put_wrapped(ImVec2(o.x, y), stage < 0 ? f.theme.muted_text : to_u32(f.pal.highlight),
                          line, size.x);
     }
     const ExplainLines L = explain_lines(e);
-    // Why not Q, for this layer: what its query rows were for, and the step's K/V rows.
-    const std::string wq = stage <= 0 ? why_not_q_words(*rv.step, e.layer, model->config().n_layers,
-                                                        report_lang(f.ui.lang))
-                                      : std::string();
-    const float wq_h = wq.empty() ? 0 : wrapped_height(wq, size.x);
     // The lines the diagram also shows (this row's numbers, the shapes) only where the diagram
     // keeps room for every key's numbers under them.
     Diagram diagram{f, rv, stage};

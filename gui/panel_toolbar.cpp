@@ -255,7 +255,7 @@ void draw_toolbar(FrameContext& f) {
     ImGui::TextUnformatted(tr("KV cache"));
     const CacheView modes[] = {CacheView::On, CacheView::Off, CacheView::Compare,
                                CacheView::Bidirectional};
-    const char* names[] = {tr("on"), tr("off"), tr("compare both"), tr("causal vs bidirectional")};
+    const char* names[] = {tr("on"), tr("off"), tr("compare both"), tr("bidirectional")};
     for (int i = 0; i < 4; ++i) {
         // A radio button: its circle (a frame's height) and its label.
         same_line_or_wrap(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +

@@ -456,7 +456,7 @@ const std::vector<UiString>& ui_strings() {
         {"the output", "输出"},
         {"(−∞ above the diagonal)", "（对角线以上为 −∞）"},
         {"earlier q rows", "更早的 q 行"},
-        {"causal vs bidirectional", "因果与双向对比"},
+        {"bidirectional", "双向"},
         {"query ↓", "查询 ↓"},
         {"key →", "键 →"},
         {"K/V read", "读取 K/V"},

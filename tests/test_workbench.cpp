@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "core/loaders/model_loader.h"
 #include "core/session/workbench.h"
@@ -32,6 +33,20 @@ TEST_CASE(
         INFO((be->reference_ops() ? "reference ops" : "fast ops"));
         test::check_mask_deltas(*model, *be, "Once upon a time");
     }
+    // The same from the command line: kvscope-cli mask --json.
+    const auto r = test::run_cli({"mask", "--model", "default", "--backend", "cpu", "--prompt",
+                                  "Once upon a time", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& bk = j["bidirectional"]["max_delta_k"];
+    REQUIRE(bk.size() == std::size_t(model->config().n_layers));
+    CHECK(bk[0] == 0);
+    for (std::size_t l = 1; l < bk.size(); ++l) CHECK(bk[l].get<double>() > 1e-4);
+    for (const auto& d : j["causal"]["max_delta_k"]) CHECK(d == 0);
+    const auto toy = test::run_cli({"mask", "--model", "toy"});
+    CHECK(toy.exit_code == 2);
+    CHECK(toy.err.find("toy") != std::string::npos);
     // The toy's heads are rules: it refuses the view in one line.
     CpuBackend be;
     Workbench wb(be);
