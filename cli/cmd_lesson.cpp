@@ -33,7 +33,8 @@ void print_list() {
 
 void print_metrics() {
     std::puts("@expect reads these (step metrics take an optional step index, -1 = latest;");
-    std::puts("prefix a session metric with uncached_ for the twin of @cache compare):");
+    std::puts("prefix a session metric with uncached_ for the twin of @cache compare, or with");
+    std::puts("bidirectional_ for the session without the causal mask of @cache bidirectional):");
     for (const auto& m : lesson_metrics()) {
         const std::string call =
             std::string(m.name) + (m.max_args ? std::string("(") + m.args + ")" : "");

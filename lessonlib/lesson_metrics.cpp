@@ -19,8 +19,6 @@
 namespace kvs {
 namespace {
 
-constexpr const char* kTwin = "uncached_";
-
 // Metrics that read one step of a session: name, help, value of the step.
 const std::vector<LessonMetric>& table() {
     static const std::vector<LessonMetric> t = {
@@ -442,9 +440,19 @@ const std::vector<LessonMetric>& lesson_metrics() {
     return table();
 }
 
+MetricName split_metric_name(const std::string& name) {
+    for (const auto& [prefix, twin] :
+         {std::pair<std::string, TwinPrefix>{"uncached_", TwinPrefix::Uncached},
+          {"bidirectional_", TwinPrefix::Bidirectional}})
+        if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0)
+            return {twin, name.substr(prefix.size())};
+    return {TwinPrefix::None, name};
+}
+
 std::string validate_lesson_metric(const std::string& name, int n_args) {
-    const bool twin = name.rfind(kTwin, 0) == 0;
-    const LessonMetric* m = find(twin ? name.substr(std::string(kTwin).size()) : name);
+    const MetricName n = split_metric_name(name);
+    const bool twin = n.twin != TwinPrefix::None;
+    const LessonMetric* m = find(n.base);
     if (!m || (twin && !m->session)) return "unknown metric '" + name + "'";
     if (n_args < m->min_args || n_args > m->max_args)
         return name + " takes " +
@@ -453,8 +461,7 @@ std::string validate_lesson_metric(const std::string& name, int n_args) {
 }
 
 bool is_timed_lesson_metric(const std::string& name) {
-    const bool twin = name.rfind(kTwin, 0) == 0;
-    const LessonMetric* m = find(twin ? name.substr(std::string(kTwin).size()) : name);
+    const LessonMetric* m = find(split_metric_name(name).base);
     return m && m->timed;
 }
 
@@ -462,10 +469,14 @@ LessonValue read_lesson_metric(const LessonFacts& f, const std::string& name,
                                const std::vector<LessonValue>& args) {
     const std::string why = validate_lesson_metric(name, static_cast<int>(args.size()));
     if (!why.empty()) throw Error(why);
-    const bool twin = name.rfind(kTwin, 0) == 0;
-    const std::string base = twin ? name.substr(std::string(kTwin).size()) : name;
+    const MetricName n = split_metric_name(name);
+    const bool twin = n.twin != TwinPrefix::None;
+    const std::string& base = n.base;
     const LessonMetric& m = *find(base);
     if (m.session) {
+        // bidirectional_ names the session without the causal mask: only that view has one.
+        if (n.twin == TwinPrefix::Bidirectional && f.cache != CacheView::Bidirectional)
+            throw Error(name + " needs @cache bidirectional");
         const Session* s = twin ? f.uncached : f.session;
         if (!s) throw Error(twin ? name + " needs @cache compare" : name + " needs a prompt");
         return session_metric(base, *s, args);

@@ -201,6 +201,22 @@ std::string cost_line(const StepRecord& r, const Words& w) {
 
 std::string twin_line(const StepRecord& r, const StepRecord& u, const Model& m, const Words& w) {
     const std::string diff = fmt("%.3g", max_logit_difference(r, u));
+    // Without the causal mask (@cache bidirectional): both sessions recompute everything; this one
+    // goes on with the causal session's token, whatever its own most likely one is.
+    if (u.mask == AttentionMask::Bidirectional) {
+        if (w.zh())
+            return "  去掉因果掩码：重算 " + std::to_string(u.tokens_processed) + " 行，实测 " +
+                   measured(u, w) + "，计数 " + format_flops(u.counts.flops) + "（注意力 " +
+                   format_flops(u.counts.attention_flops) + "）；它自己最可能选 " +
+                   quoted_piece(m, u.token_out) +
+                   "，接着用的是因果那边选的 token；logit 最大差 |Δ| " + diff;
+        return "  without the causal mask: " + std::to_string(u.tokens_processed) +
+               " rows recomputed, measured " + measured(u, w) + ", counted " +
+               format_flops(u.counts.flops) + " (attention " +
+               format_flops(u.counts.attention_flops) + "); its own most likely token " +
+               quoted_piece(m, u.token_out) +
+               " (it goes on with the causal session's); max |logit difference| " + diff;
+    }
     if (w.zh())
         return "  不用缓存：重算 " + std::to_string(u.tokens_processed) + " 行，实测 " +
                measured(u, w) + "，计数 " + format_flops(u.counts.flops) + "（注意力 " +
@@ -259,9 +275,12 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
         if (u.phase == Phase::Decode)
             for (int l : {0, L - 1})
                 if (l == 0 || L > 1)
-                    out.push_back(
-                        w("  without the cache, why not Q: ", "  不用缓存时，为什么不缓存 Q：") +
-                        why_not_q_words(u, l, L, w.lang));
+                    out.push_back((u.mask == AttentionMask::Bidirectional
+                                       ? w("  without the causal mask, why not Q: ",
+                                           "  去掉因果掩码时，为什么不缓存 Q：")
+                                       : w("  without the cache, why not Q: ",
+                                           "  不用缓存时，为什么不缓存 Q：")) +
+                                  why_not_q_words(u, l, L, w.lang));
     }
     if (steps.size() - static_cast<std::size_t>(before) > 1) {
         // Totals over the whole trace so far, the numbers the lessons compare.
@@ -278,11 +297,18 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
                           w(", counted ", "，计数 ") + format_flops(flops));
         };
         const char* uncached_label = w("total so far, uncached: ", "至今合计（不用缓存）：");
-        totals(s.config().mode == CacheMode::Cached
-                   ? w("total so far, cached:   ", "至今合计（用缓存）：  ")
-                   : uncached_label,
-               s);
-        if (f.uncached) totals(uncached_label, *f.uncached);
+        if (f.cache == CacheView::Bidirectional) {
+            // Both without the cache: named by their masks.
+            totals(w("total so far, causal:        ", "至今合计（因果）：    "), s);
+            if (f.uncached)
+                totals(w("total so far, bidirectional: ", "至今合计（双向）：    "), *f.uncached);
+        } else {
+            totals(s.config().mode == CacheMode::Cached
+                       ? w("total so far, cached:   ", "至今合计（用缓存）：  ")
+                       : uncached_label,
+                   s);
+            if (f.uncached) totals(uncached_label, *f.uncached);
+        }
     }
     if (s.finished())
         out.push_back(w("generation finished: ", "生成结束：") +
@@ -561,12 +587,13 @@ std::string why_not_q_words(const StepRecord& r, int layer, int n_layers, Report
         return s + "新写入 " + std::to_string(r.kv_rows_written) + " 行 K/V";
     }
     s += "缓存里已有的 " + std::to_string(r.kv_rows_recomputed) + " 行 K/V 又算了一遍，";
-    if (r.kv_recomputed_max_delta < 0)
+    const double d = kv_recomputed_delta(r, layer);
+    if (d < 0)
         s += "没有比较（记录里没留 K/V 行）";
-    else if (r.kv_recomputed_max_delta == 0)
+    else if (d == 0)
         s += "与缓存里的完全相同（最大 |Δ| = 0）";
     else
-        s += fmt("与缓存里的最多相差 |Δ| = %.3g", r.kv_recomputed_max_delta);
+        s += fmt("与缓存里的最多相差 |Δ| = %.3g", d);
     return s + "，并新写入 " + std::to_string(r.kv_rows_written - r.kv_rows_recomputed) + " 行 K/V";
 }
 

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/util/utf8.h"
+#include "lessonlib/lesson_metrics.h"
 
 namespace kvs {
 namespace {
@@ -159,8 +160,6 @@ const Phrase kScaleFields[] = {
     {"fits", "whether it fits in the GPU's memory (1: yes)", "显存是否放得下（1 表示是）"},
 };
 
-constexpr std::string_view kTwin = "uncached_";
-
 // A string argument as words_of quoted it: "..." or, in Chinese, “...”.
 std::string unquoted(const std::string& s) {
     if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
@@ -256,13 +255,21 @@ std::string tidy_zh(const std::string& s) {
 std::string metric_phrase(const std::string& name, const std::vector<std::string>& args,
                           const std::vector<const double*>& numbers, ReportLang lang) {
     const Words w{lang};
-    const bool twin = name.rfind(kTwin, 0) == 0;
-    const std::string base = twin ? name.substr(kTwin.size()) : name;
+    const MetricName n = split_metric_name(name);
+    const std::string& base = n.base;
+    // The twin: "... without the cache" in English, "不用缓存时..." in Chinese; the session
+    // without the causal mask: "... without the causal mask", "去掉因果掩码时...".
+    const bool bidirectional = n.twin == TwinPrefix::Bidirectional;
+    const std::string twin_en = n.twin == TwinPrefix::None ? ""
+                                : bidirectional            ? " without the causal mask"
+                                                           : " without the cache";
+    const std::string twin_zh = n.twin == TwinPrefix::None ? ""
+                                : bidirectional            ? "去掉因果掩码时"
+                                                           : "不用缓存时";
     for (const auto& p : kPhrases) {
         if (base != p.name) continue;
         const std::string_view t = w(p.en, p.zh);
-        // The twin: "... without the cache" in English, "不用缓存时..." in Chinese.
-        std::string out = twin && w.zh() ? "不用缓存时" : "";
+        std::string out = w.zh() ? twin_zh : "";
         for (std::size_t i = 0; i < t.size(); ++i) {
             if (t[i] != '{') {
                 out += t[i];
@@ -282,7 +289,7 @@ std::string metric_phrase(const std::string& name, const std::vector<std::string
                 out += fill(key[0] - '0', key.size() > 1 ? key[1] : 0, args, numbers, w);
             i = close;
         }
-        return w.zh() ? tidy_zh(out) : twin ? out + " without the cache" : out;
+        return w.zh() ? tidy_zh(out) : out + twin_en;
     }
     return {};
 }
@@ -310,7 +317,7 @@ const NamedValue kNamedValues[] = {
 std::string named_value(const std::string& metric, const std::string& arg, const LessonValue& v,
                         const Words& w) {
     if (!v.is_string()) return {};
-    const std::string base = metric.rfind(kTwin, 0) == 0 ? metric.substr(kTwin.size()) : metric;
+    const std::string base = split_metric_name(metric).base;
     const bool bound =
         base == "scale" && arg.size() > 6 && arg.compare(arg.size() - 6, 6, "_bound") == 0;
     for (const auto& n : kNamedValues)

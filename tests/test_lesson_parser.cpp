@@ -186,6 +186,13 @@ TEST_CASE("@expect lines are parsed when the lesson is loaded", "[lesson]") {
     CHECK(error_of(step_with("@expect uncached_rows == 3")) == "(parsed without error)");
     CHECK(error_of(step_with("@expect uncached_n_heads == 3")) ==
           "lessons/en/03-decode.md:5: unknown metric 'uncached_n_heads'");
+    // The session without the causal mask, named so: the same metrics.
+    CHECK(error_of(step_with("@expect bidirectional_kv_delta_k(1) > 0")) ==
+          "(parsed without error)");
+    CHECK(error_of(step_with("@expect bidirectional_n_heads == 3")) ==
+          "lessons/en/03-decode.md:5: unknown metric 'bidirectional_n_heads'");
+    CHECK(error_of(step_with("@expect bidirectional_ == 3")) ==
+          "lessons/en/03-decode.md:5: unknown metric 'bidirectional_'");
 }
 
 TEST_CASE("the shape of a lesson file is checked", "[lesson]") {

@@ -367,3 +367,32 @@ TEST_CASE("kvscope-cli lesson prints each question with the engine's answer afte
     CHECK(r.out.find("\xE5\xB7\xA6\xE8\xBE\xB9 \xE4\xBB\x8D\xE5\x9C\xA8") != std::string::npos);
     CHECK(r.out.find("\xE5\xB7\xA6\xE8\xBE\xB9 \"running\"") == std::string::npos);
 }
+
+TEST_CASE("bidirectional_ reads the session without the causal mask, and only in that view",
+          "[lesson]") {
+    // In the compare view the twin is a cached model's uncached copy, not one without the mask:
+    // bidirectional_ is refused there with the reason; uncached_ reads it.
+    const Lesson l = parse_lesson(R"(# T
+## S
+@model toy
+@prompt Today weather is so
+@cache compare
+@prefill
+@expect bidirectional_rows == 4
+@expect uncached_rows == 4
+)",
+                                  "twin.md");
+    BackendChoice be = make_backend("cpu");
+    SessionLessonTarget t(*be.backend);
+    t.restart();
+    const auto o = play_step(l, 0, t);
+    CHECK(o.checks == 2);
+    CHECK(o.failed == 1);
+    REQUIRE(o.log.size() >= 2);
+    const auto& refused = o.log[o.log.size() - 2];
+    CHECK(refused.directive == "expect bidirectional_rows == 4");
+    REQUIRE_FALSE(refused.lines.empty());
+    CHECK(refused.lines[0].find("bidirectional_rows needs @cache bidirectional") !=
+          std::string::npos);
+    CHECK(o.log.back().lines.at(0).find("left 4, right 4") != std::string::npos);
+}

@@ -55,8 +55,9 @@ TEST_CASE("every metric an @expect can read has words in English and Chinese", "
         for (ReportLang l : {ReportLang::En, ReportLang::Zh})
             CHECK_FALSE(metric_phrase(m.name, args, nums, l).empty());
         if (m.session)
-            CHECK_FALSE(metric_phrase(std::string("uncached_") + m.name, args, nums, ReportLang::Zh)
-                            .empty());
+            for (const char* twin : {"uncached_", "bidirectional_"})
+                CHECK_FALSE(
+                    metric_phrase(std::string(twin) + m.name, args, nums, ReportLang::Zh).empty());
     }
     const auto fields = scale_fields();
     REQUIRE(fields.size() > 10);
@@ -88,6 +89,12 @@ TEST_CASE("a check reads as a sentence: operators, brackets, rows and positions"
     CHECK(words("uncached_attn_flops == attn_flops * (kv_len + 1) / 2", ReportLang::En) ==
           "Attention's FLOP count without the cache is attention's FLOP count times (the number "
           "of K/V rows in the cache plus 1) divided by 2");
+    // The session without the causal mask (@cache bidirectional) is named for what it is.
+    CHECK(words("bidirectional_kv_delta_k(1) > 0", ReportLang::En) ==
+          "The largest move of layer 1's earlier K rows after one token more without the causal "
+          "mask is more than 0");
+    CHECK(words("bidirectional_kv_delta_k(1) > 0", ReportLang::Zh) ==
+          "去掉因果掩码时这一步多一个 token 后第 1 层更早 K 行的最大变化大于 0");
     // Chinese: no space between Chinese words, one next to a number; × for a product.
     CHECK(words("time(0) < 2 * uncached_time(0)", ReportLang::Zh) ==
           "第 0 步的实测时间小于 2 × 不用缓存时第 0 步的实测时间");

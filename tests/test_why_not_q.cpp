@@ -9,6 +9,7 @@
 #include "core/session/session.h"
 #include "core/session/why_not_q.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "lessonlib/lesson_report.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
@@ -71,6 +72,33 @@ TEST_CASE("why not Q: each layer's query rows, cached and uncached, at layer 0 a
     // Every row accounted for once, in every layer.
     for (const auto& x : u)
         CHECK(x.for_output + x.build_next_kv + x.rebuild_next_kv + x.thrown_away == x.computed);
+}
+
+TEST_CASE("why not Q: a layer's line states that layer's measured K/V difference", "[why_not_q]") {
+    // Without the causal mask, one token more: layer 0's earlier K/V rows are the same (they come
+    // from the token embeddings alone), the last layer's moved. Each layer's line says its own.
+    const auto m = open_model("default");
+    const int L = m->config().n_layers;
+    CpuBackend be;
+    SessionConfig cfg;
+    cfg.mask = AttentionMask::Bidirectional;
+    cfg.stop_at_end_token = false;
+    Session s(*m, be, cfg);
+    s.set_prompt("Once upon a time");
+    s.step();
+    const StepRecord& r = s.step();
+    REQUIRE(static_cast<int>(r.kv_delta_k.size()) == L);
+    CHECK(kv_recomputed_delta(r, 0) == 0);
+    CHECK(kv_recomputed_delta(r, L - 1) == std::max(r.kv_delta_k[L - 1], r.kv_delta_v[L - 1]));
+    CHECK(kv_recomputed_delta(r, L - 1) > 0);
+    CHECK(kv_recomputed_delta(r, -1) == r.kv_recomputed_max_delta);
+    CHECK(why_not_q_line(r, 0, L).find("all equal to the cached ones (max |Δ| = 0)") !=
+          std::string::npos);
+    CHECK(why_not_q_line(r, L - 1, L).find("differing from the cached ones by at most") !=
+          std::string::npos);
+    CHECK(why_not_q_words(r, 0, L, ReportLang::Zh).find("完全相同（最大 |Δ| = 0）") !=
+          std::string::npos);
+    CHECK(why_not_q_words(r, L - 1, L, ReportLang::Zh).find("最多相差") != std::string::npos);
 }
 
 TEST_CASE("explain --no-cache gives the per-layer accounting at layer 0 and the last layer",

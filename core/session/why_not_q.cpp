@@ -49,7 +49,14 @@ std::string query_row_use_line(const QueryRowUse& u) {
     return s;
 }
 
-std::string kv_reuse_line(const StepRecord& r) {
+double kv_recomputed_delta(const StepRecord& r, int layer) {
+    const auto l = static_cast<std::size_t>(layer);
+    if (layer < 0 || l >= r.kv_delta_k.size() || l >= r.kv_delta_v.size())
+        return r.kv_recomputed_max_delta;
+    return std::max(r.kv_delta_k[l], r.kv_delta_v[l]);
+}
+
+std::string kv_reuse_line(const StepRecord& r, int layer) {
     auto rows = [](int n, const char* what) {
         return std::to_string(n) + " " + what + (n == 1 ? " row" : " rows");
     };
@@ -59,11 +66,12 @@ std::string kv_reuse_line(const StepRecord& r) {
         return s + "wrote " + rows(r.kv_rows_written, "new K/V");
     }
     std::string s = "recomputed " + rows(r.kv_rows_recomputed, "K/V") + " the cache held, ";
+    const double d = kv_recomputed_delta(r, layer);
     char delta[64];
-    std::snprintf(delta, sizeof delta, "%.3g", r.kv_recomputed_max_delta);
-    if (r.kv_recomputed_max_delta < 0)
+    std::snprintf(delta, sizeof delta, "%.3g", d);
+    if (d < 0)
         s += "not compared (the trace keeps no K/V rows)";
-    else if (r.kv_recomputed_max_delta == 0)
+    else if (d == 0)
         s += "all equal to the cached ones (max |Δ| = 0)";
     else
         s += std::string("differing from the cached ones by at most |Δ| = ") + delta;
@@ -72,8 +80,8 @@ std::string kv_reuse_line(const StepRecord& r) {
 
 std::string why_not_q_line(const StepRecord& r, int layer, int n_layers) {
     const auto use = query_row_use(r, n_layers);
-    if (layer < 0 || layer >= static_cast<int>(use.size())) return kv_reuse_line(r);
-    return query_row_use_line(use[layer]) + "; " + kv_reuse_line(r);
+    if (layer < 0 || layer >= static_cast<int>(use.size())) return kv_reuse_line(r, -1);
+    return query_row_use_line(use[layer]) + "; " + kv_reuse_line(r, layer);
 }
 
 }  // namespace kvs

@@ -36,10 +36,15 @@ std::vector<QueryRowUse> query_row_use(const StepRecord& r, int n_layers);
 // output, 7 only to rebuild layer 1's K/V rows (the cache held them)".
 std::string query_row_use_line(const QueryRowUse& u);
 
-// What the step did with K/V rows, from its counts and its measured comparison: "read 7 cached
-// K/V rows, wrote 1 new K/V row", or "recomputed 7 K/V rows the cache held, all equal to the
-// cached ones (max |Δ| = 0), and wrote 1 new K/V row".
-std::string kv_reuse_line(const StepRecord& r);
+// The measured largest |recomputed - held| of layer `layer`'s K and V rows at step `r` (the
+// step's largest over every layer where the step kept no per-layer figures, or `layer` < 0); -1
+// when nothing was compared. Without the causal mask layer 0's is 0 and the layers above differ.
+double kv_recomputed_delta(const StepRecord& r, int layer);
+
+// What the step did with layer `layer`'s K/V rows (every layer's when `layer` < 0), from its counts
+// and its measured comparison: "read 7 cached K/V rows, wrote 1 new K/V row", or "recomputed 7
+// K/V rows the cache held, all equal to the cached ones (max |Δ| = 0), and wrote 1 new K/V row".
+std::string kv_reuse_line(const StepRecord& r, int layer);
 
 // Layer `layer`'s "why not Q" in one line: its query rows, then the step's K/V rows. For the
 // CLI, the window and lessons alike.
