@@ -1,9 +1,9 @@
 #pragma once
 // Draws parsed Markdown (gui/markdown.h) into the current ImGui window at its width: text wraps
 // between words and between Chinese characters (never before closing punctuation), **bold** is
-// in the bold font (Chinese, which it lacks, is drawn twice a pixel apart), *italic* is slanted,
-// `code` is in the mono font on a tinted box, lists are indented with their markers, tables are
-// ImGui tables with wrapped cells.
+// in the bold font (Chinese, which it lacks, is drawn twice, a fraction of a pixel apart), *italic*
+// is slanted, `code` is in the mono font on a tinted box, lists are indented with their markers,
+// tables are ImGui tables with wrapped cells.
 #include <imgui.h>
 
 #include <vector>
@@ -14,7 +14,8 @@ namespace kvs::gui {
 
 struct MdStyle {
     ImFont* mono = nullptr;  // for code; null: the current font
-    ImFont* bold = nullptr;  // for bold text without Chinese; null: drawn twice a pixel apart
+    ImFont* bold =
+        nullptr;  // for bold text without Chinese; null: drawn twice, a fraction of a pixel apart
     ImU32 text = 0, heading = 0, muted = 0, code_bg = 0;
 };
 

@@ -190,11 +190,12 @@ void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOut
         ImGui::TextUnformatted(mark.c_str());
         ImGui::PopStyleColor();
     }
-    ImGui::TextUnformatted(tr("The engine: "));
-    ImGui::SameLine(0, 0);
-    if (f.bold) ImGui::PushFont(f.bold);
-    ImGui::TextUnformatted(engine.c_str());
-    if (f.bold) ImGui::PopFont();
+    // The answer in bold, as lesson text is: the bold font has no Chinese (是, 否, 遇到结束 token),
+    // which draw_md_line draws twice instead, a fraction of a pixel apart. Spans built here: no
+    // markup is read from the answer (a token may be "*").
+    const MdLine engine_line = {{tr("The engine: "), false, false, false},
+                                {engine, true, false, false}};
+    draw_md_line(engine_line, style, width, style.text);
     std::string why = tr("Why: %s");
     why.replace(why.find("%s"), 2, a.why);
     draw_md_line(parse_inline(why), style, width, style.text);

@@ -83,7 +83,7 @@ void record_text(LayoutRecord& rec) {
         const std::string panel = panel_of(w);
         Run run;
         // The glyphs drawn last: bold without a bold font (Chinese in a heading) draws a piece
-        // twice, a pixel apart; the second copy is the same text, not a second label.
+        // twice, under a pixel apart; the second copy is the same text, not a second label.
         struct Recent {
             unsigned cp;
             float x, y;
@@ -125,9 +125,9 @@ void record_text(LayoutRecord& rec) {
                 }
                 i += 6;
                 const GlyphInfo& gi = found->second;
-                // The second copy is max(1, line size / 16) px to the right
-                // (gui/markdown_view.cpp; the line's size may be up to 1.5x the glyph's): 3 px
-                // for a heading at text 2. The size drawn: the font's, scaled as the quad is.
+                // The second copy is line size / 28 px to the right (gui/markdown_view.cpp; the
+                // line's size may be up to 1.5x the glyph's): under 2 px for a heading at text
+                // 2. The size drawn: the font's, scaled as the quad is.
                 const float glyph_h = gi.y1 - gi.y0;
                 const float drawn_size =
                     glyph_h > 0 ? gi.size * std::fabs(v[2].pos.y - v[0].pos.y) / glyph_h : 0;

@@ -1600,6 +1600,11 @@ TEST_CASE(
           "\xE9\x81\x87\xE5\x88\xB0\xE7\xBB\x93\xE6\x9D\x9F token");  // 遇到结束 token
     CHECK(z["right"] == 1);
     CHECK(zh.layout["fonts"]["missing_glyphs"].empty());
+    // Drawn as it reads, in bold: the bold font has no Chinese, which would come out as '?'.
+    CHECK(line_has(
+        zh.layout, "lesson",
+        "\xE5\xBC\x95\xE6\x93\x8E\xE7\x9A\x84\xE7\xAD\x94\xE6\xA1\x88\xEF\xBC\x9A"
+        "\xE9\x81\x87\xE5\x88\xB0\xE7\xBB\x93\xE6\x9D\x9F token"));  // 引擎的答案：遇到结束
 }
 
 TEST_CASE("one query numbered alike: the window, the CLI, the JSON and lesson 3",
