@@ -114,7 +114,10 @@ void draw_next_token(FrameContext& f) {
     // when one does not hold them and the panel is wide enough; past that as many as fit.
     const float row_h = fh * 1.1f, head_h = fh * 1.05f, gap = fh * 0.8f;
     const int fit = std::max(1, static_cast<int>((avail.y - head_h) / row_h));
-    float lab_need = fh * 2, logit_need = text_width(tr("logit"), fh);
+    // The label column holds its header too: short pieces (" g", "ar") would leave "token"
+    // running into "probability".
+    float lab_need = std::max(fh * 2, text_width(tr("token"), fh) + fh * 0.5f);
+    float logit_need = text_width(tr("logit"), fh);
     for (const TopToken& t : r.top) {
         lab_need = std::max(lab_need, text_width(f.label(t.id), fh) + fh * 0.5f);
         char lg[24];

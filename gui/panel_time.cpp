@@ -7,8 +7,11 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "core/util/format.h"
 #include "gui/engine_words.h"
@@ -24,42 +27,59 @@ void draw_time(FrameContext& f) {
     UiState& ui = f.ui;
     const int views = static_cast<int>(f.snap.sessions.size());
 
+    // Each session's row: its name, then the time to the first token, per token, in total, and
+    // the counted FLOPs.
+    const char* heads[4] = {tr("first token"), tr("per token"), tr("total"), tr("FLOPs")};
+    std::vector<std::array<std::string, 5>> rows;
+    for (int si = 0; si < views; ++si) {
+        const SessionView& sv = f.snap.sessions[si];
+        const int s = shown_step(sv, f.step);
+        double ttft = NAN, decode = 0, total = 0, flops = 0;
+        int n_dec = 0;
+        for (int k = 0; k <= s; ++k) {
+            const StepRecord& r = sv.trace.steps()[k];
+            total += r.wall_seconds;
+            flops += r.counts.flops;
+            if (r.phase == Phase::Prefill)
+                ttft = r.wall_seconds;
+            else {
+                decode += r.wall_seconds;
+                ++n_dec;
+            }
+        }
+        rows.push_back({tr(session_label(sv)), format_seconds(ttft),
+                        n_dec ? format_seconds(decode / n_dec) : "n/a",
+                        s >= 0 ? format_seconds(total) : "n/a",
+                        s >= 0 ? format_flops(flops) : "n/a"});
+    }
+    // The numbers keep their width; where the names beside them would not fit (the bidirectional
+    // view's longer names in a narrow column), the names wrap instead of the numbers being cut.
+    const float pad = ImGui::GetStyle().CellPadding.x * 2;
+    float name_w = 0, nums_w = 0;
+    for (const auto& row : rows) name_w = std::max(name_w, ImGui::CalcTextSize(row[0].c_str()).x);
+    for (int c = 1; c < 5; ++c) {
+        float w = ImGui::CalcTextSize(heads[c - 1]).x;
+        for (const auto& row : rows) w = std::max(w, ImGui::CalcTextSize(row[c].c_str()).x);
+        nums_w += w + pad;
+    }
+    const bool wrap_names = name_w + pad + nums_w > ImGui::GetContentRegionAvail().x;
     if (ImGui::BeginTable("ttft", 5, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
-        ImGui::TableSetupColumn("");
-        ImGui::TableSetupColumn(tr("first token"));
-        ImGui::TableSetupColumn(tr("per token"));
-        ImGui::TableSetupColumn(tr("total"));
-        ImGui::TableSetupColumn(tr("FLOPs"));
+        ImGui::TableSetupColumn("", wrap_names ? ImGuiTableColumnFlags_WidthStretch : 0);
+        for (const char* h : heads) ImGui::TableSetupColumn(h);
         ImGui::TableHeadersRow();
         for (int si = 0; si < views; ++si) {
-            const SessionView& sv = f.snap.sessions[si];
-            const int s = shown_step(sv, f.step);
-            double ttft = NAN, decode = 0, total = 0, flops = 0;
-            int n_dec = 0;
-            for (int k = 0; k <= s; ++k) {
-                const StepRecord& r = sv.trace.steps()[k];
-                total += r.wall_seconds;
-                flops += r.counts.flops;
-                if (r.phase == Phase::Prefill)
-                    ttft = r.wall_seconds;
-                else {
-                    decode += r.wall_seconds;
-                    ++n_dec;
-                }
-            }
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             ImGui::PushStyleColor(ImGuiCol_Text, f.theme.series[si]);
-            ImGui::TextUnformatted(tr(session_label(sv)));
+            if (wrap_names)
+                ImGui::TextWrapped("%s", rows[si][0].c_str());
+            else
+                ImGui::TextUnformatted(rows[si][0].c_str());
             ImGui::PopStyleColor();
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(format_seconds(ttft).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(n_dec ? format_seconds(decode / n_dec).c_str() : "n/a");
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(s >= 0 ? format_seconds(total).c_str() : "n/a");
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(s >= 0 ? format_flops(flops).c_str() : "n/a");
+            for (int c = 1; c < 5; ++c) {
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(rows[si][c].c_str());
+            }
         }
         ImGui::EndTable();
     }

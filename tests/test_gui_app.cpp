@@ -1067,6 +1067,15 @@ std::vector<StageConfig> stage_matrix() {
     out.push_back({"1920x1080-2-zh-lesson11-asking",
                    {"--size", "1920x1080", "--font-scale", "2", "--lang", "zh", "--backend", "cpu",
                     "--lesson", "11", "--answer", "wait"}});
+    // Lesson 10: causal and bidirectional side by side beside the lesson, every panel at a
+    // laptop's size (the time table's longer session names), the attention panel alone at 1080p
+    // with large Chinese text.
+    out.push_back(
+        {"1280x800-1-en-lesson10",
+         {"--size", "1280x800", "--backend", "cpu", "--lesson", "10", "--lesson-step", "3"}});
+    out.push_back({"1920x1080-2-zh-lesson10",
+                   {"--size", "1920x1080", "--font-scale", "2", "--lang", "zh", "--backend", "cpu",
+                    "--lesson", "10", "--lesson-step", "2"}});
     // The bands under the stage (inside attention, op strip) at each window size.
     out.push_back({"1280x800-1-en-toy-explain-ops",
                    {"--size", "1280x800", "--backend", "cpu", "--model", "toy", "--decode", "3",

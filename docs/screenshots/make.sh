@@ -71,5 +71,11 @@ shot presenter-inside-1080 --model default --prompt "Once upon a time" --decode 
     --explain 1,0,last --maximise inside --font-scale 2 --size 1920x1080
 shot causal-vs-bidirectional-1080 --model default --prompt "Once upon a time" --decode 3 \
     --cache bidirectional --size 1920x1080
+# Lesson 10: the causal and bidirectional sessions side by side after one token more, the measured
+# max |dK| of each above its heatmap; and its first step in Chinese at text 2 (the triangle beside
+# the square, the question revealed).
+shot lesson-10-step-2-1080 --lesson 10 --lesson-step 2 --size 1920x1080
+shot lesson-10-step-1-zh-text2-1080 --lesson 10 --lesson-step 1 --lang zh --font-scale 2 \
+    --size 1920x1080
 shot memory-traffic-1080 --model default --prompt "Once upon a time" --decode 60 --cache compare \
     --maximise time --size 1920x1080
