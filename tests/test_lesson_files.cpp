@@ -166,7 +166,7 @@ TEST_CASE("the seed tutorials' points table names lesson steps that exist", "[le
         const std::string line = table.substr(line_start, nl - line_start);
         line_start = nl == std::string::npos ? table.size() : nl + 1;
         if (line.rfind("| ", 0) != 0 || line.find("---") != std::string::npos) continue;
-        // The last column: "2/4, 9/2" and lessons still to be written, named so.
+        // The last column: lesson/step references, "2/4, 9/2".
         const std::string cell = line.substr(line.rfind('|', line.size() - 2) + 1);
         const std::regex ref("(\\d+)/(\\d+)");
         for (auto it = std::sregex_iterator(cell.begin(), cell.end(), ref);
