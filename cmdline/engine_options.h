@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cmdline/command_line.h"
-#include "core/gguf_file.h"
+#include "core/compact_weights.h"
 
 namespace kvs::cmdline {
 
@@ -19,9 +19,10 @@ OptionSpec prompt_option(const std::string& help);
 // --timing-runs N: how many runs of a short step its measured time is the median of.
 OptionSpec timing_option();
 
-// --weights f32|f16|bf16|q8_0: the type the model's matrices are kept in (default f32;
-// core/compact_weights.h). A bad name fails with one line.
-GgmlType weights_from(const CommandLine& c);
+// --weights f32|f16|bf16|q8_0|q4_0|q2_k..q6_k: the type the model's matrices are kept in
+// (default none: as the file stores them; core/compact_weights.h). A bad name fails with one
+// line.
+WeightsWanted weights_from(const CommandLine& c);
 // --threads N: the CPU backend's threads, 1..256 (default 1).
 int threads_from(const CommandLine& c);
 // --backend B, one of kernels' names (auto, cpu, cuda, cuda-emulated); `fallback` when not given.

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/kquant_blocks.h"
 
 namespace kvs {
 namespace {
@@ -130,6 +131,8 @@ const char* known_type_name(std::uint32_t t) {
             return "Q5_K";
         case 14:
             return "Q6_K";
+        case 15:
+            return "Q8_K";
         case 30:
             return "BF16";
         default:
@@ -138,7 +141,7 @@ const char* known_type_name(std::uint32_t t) {
 }
 
 bool supported(std::uint32_t t) {
-    return t == 0 || t == 1 || t == 2 || t == 8 || t == 30;
+    return t == 0 || t == 1 || t == 2 || t == 8 || (t >= 10 && t <= 15) || t == 30;
 }
 
 // The value at the reader's cursor, of type `t`, checked and skipped.
@@ -199,11 +202,24 @@ std::size_t ggml_block_bytes(GgmlType t) {
             return 2 + 32;  // f16 scale, 32 x int8
         case GgmlType::Q4_0:
             return 2 + 16;  // f16 scale, 32 x 4 bits
+        case GgmlType::Q2_K:
+            return sizeof(BlockQ2K);
+        case GgmlType::Q3_K:
+            return sizeof(BlockQ3K);
+        case GgmlType::Q4_K:
+            return sizeof(BlockQ4K);
+        case GgmlType::Q5_K:
+            return sizeof(BlockQ5K);
+        case GgmlType::Q6_K:
+            return sizeof(BlockQ6K);
+        case GgmlType::Q8_K:
+            return sizeof(BlockQ8K);
     }
     return 0;
 }
 
 std::size_t ggml_block_elements(GgmlType t) {
+    if (is_kquant(t)) return kSuperBlock;
     return t == GgmlType::Q8_0 || t == GgmlType::Q4_0 ? 32 : 1;
 }
 
@@ -276,7 +292,7 @@ GgufFile GgufFile::parse(const unsigned char* data, std::size_t size, const std:
             const char* known = known_type_name(ty);
             r.fail("tensor '" + tn + "' has type " + std::to_string(ty) +
                    (known ? std::string(" (") + known + ")" : std::string()) +
-                   "; kvscope reads F32, F16, BF16, Q8_0 and Q4_0");
+                   "; kvscope reads F32, F16, BF16, Q8_0, Q4_0 and Q2_K to Q6_K (and Q8_K)");
         }
         t.type = static_cast<GgmlType>(ty);
         const std::size_t be = ggml_block_elements(t.type);
@@ -469,6 +485,13 @@ void dequantize_values(GgmlType type, const unsigned char* p, std::size_t n, flo
                 }
             }
             return;
+        case GgmlType::Q2_K:
+        case GgmlType::Q3_K:
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
+        case GgmlType::Q6_K:
+        case GgmlType::Q8_K:
+            return dequantize_kquant(type, p, n, out);
     }
 }
 

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/gguf_gpt2.h"
 #include "core/hf_llama.h"
+#include "core/kquant_blocks.h"
 #include "core/llama_vocab_rules.h"
 #include "core/output_file.h"
 
@@ -80,8 +81,8 @@ void llama_tensors(const ModelConfig& c, const LlamaWeights& w, GgmlType type,
                    std::vector<Tensor>& ts, std::deque<std::vector<float>>& reordered) {
     const std::uint64_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
     auto matrix = [&](std::string n, std::uint64_t in, std::uint64_t out, const float* p) {
-        // A Q8_0/Q4_0 row must be whole 32-element blocks; otherwise F16 (as close as it gets).
-        const GgmlType t = in % ggml_block_elements(type) == 0 ? type : GgmlType::F16;
+        // A row that is not whole blocks of the type gets the fallback (compact_weights.h).
+        const GgmlType t = kept_type(type, in);
         ts.push_back({std::move(n), {in, out}, p, t});
     };
     auto vec = [&](std::string n, const float* p, std::uint64_t len) {
@@ -170,6 +171,13 @@ void encode_values(GgmlType type, const float* data, std::size_t n, unsigned cha
                 }
             }
             return;
+        case GgmlType::Q2_K:
+        case GgmlType::Q3_K:
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
+        case GgmlType::Q6_K:
+        case GgmlType::Q8_K:
+            return encode_kquant(type, data, n, p);
     }
 }
 
@@ -181,7 +189,13 @@ GgmlType ggml_type_from_name(const std::string& name) {
     if (n == "bf16") return GgmlType::BF16;
     if (n == "q8_0") return GgmlType::Q8_0;
     if (n == "q4_0") return GgmlType::Q4_0;
-    throw Error("GGUF type '" + name + "' is not one of f32, f16, bf16, q8_0, q4_0");
+    if (n == "q2_k") return GgmlType::Q2_K;
+    if (n == "q3_k") return GgmlType::Q3_K;
+    if (n == "q4_k") return GgmlType::Q4_K;
+    if (n == "q5_k") return GgmlType::Q5_K;
+    if (n == "q6_k") return GgmlType::Q6_K;
+    throw Error("GGUF type '" + name +
+                "' is not one of f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k, q6_k");
 }
 
 void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,

@@ -17,19 +17,21 @@
 
 namespace kvs {
 
-// `type` is the matrices' type: F32, F16, BF16, Q8_0 or Q4_0. Norm vectors stay F32 (as
-// llama.cpp's converter keeps them), and a matrix whose rows are not whole 32-element blocks is
-// written F16 in a Q8_0/Q4_0 file. Written through core/output_file.h (temporary file renamed
+// `type` is the matrices' type: F32, F16, BF16, Q8_0, Q4_0 or Q2_K .. Q6_K. Norm vectors stay
+// F32 (as llama.cpp's converter keeps them), and a matrix whose rows are not whole blocks of the
+// type is written in compact_weights.h's kept_type (Q4_0 or Q8_0 for a K-quant, else F16). Written through core/output_file.h (temporary file renamed
 // over `path`; an input of this run is refused). Throws kvs::Error naming `path`.
 void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
                       const BpeTokenizer& tok, GgmlType type, const std::string& model_name);
 
 // n float32 values (whole blocks of `type`) as `type` into out (ggml_row_bytes(type, n) bytes):
 // ggml's reference rounding (F16, BF16: to nearest even; Q8_0: d = max|x| / 127, q = round(x /
-// d); Q4_0 likewise). The one quantiser: the GGUF writer and compact weights use it.
+// d); Q4_0 likewise); K-quants through core/kquant_blocks.h's plain quantiser. The one quantiser:
+// the GGUF writer and compact weights use it.
 void encode_values(GgmlType type, const float* data, std::size_t n, unsigned char* out);
 
-// The type named "f32", "f16", "bf16", "q8_0", "q4_0" (any case); throws kvs::Error otherwise.
+// The type named "f32", "f16", "bf16", "q8_0", "q4_0", "q2_k" .. "q6_k" (any case); throws
+// kvs::Error otherwise.
 GgmlType ggml_type_from_name(const std::string& name);
 
 }  // namespace kvs

@@ -16,13 +16,17 @@ namespace {
 class LlamaRunner final : public Runner, public BatchRunner {
   public:
     LlamaRunner(const LlamaModel& m, Backend& be, int slots) : m_(m), c_(m.config()), be_(be) {
-        // Compact matrices (--weights) are read by the backend where they lie, in host memory:
-        // a backend that cannot is refused here, before anything is allocated.
-        if (const CompactWeights& cw = m.compact(); cw.held() && !be.runs_compact(cw.type))
-            throw Error("--weights " + weight_type_option_name(cw.type) + ": the " + be.name() +
-                        " backend computes with float32 weights only; use --backend cpu");
-        // The CPU computes on the model's (mapped) floats; other backends copy them once.
-        weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
+        // Compact matrices (and a compact embedding table) are read by the backend where they
+        // lie, in host memory. A backend that computes with float32 weights only (CUDA) gets
+        // them expanded into its own copy instead: the same values, in float32.
+        const CompactWeights& cw = m.compact();
+        compact_ = cw.held();
+        for (const CompactMatrix& cm : cw.all()) compact_ = compact_ && be.runs_compact(cm.type);
+        if (cw.embedding.data) compact_ = compact_ && be.runs_compact(cw.embedding.type);
+        if (cw.held() && !compact_)
+            weights_ = expanded_weights(m, be);
+        else  // the CPU computes on the model's (mapped) floats; other backends copy them once
+            weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
         // RoPE's frequencies, worked out once for the model's base and scaling: [head_dim / 2]
         if (!c_.gpt2()) {  // GPT-2 learns its positions instead
             const std::vector<float> inv_freq = rope_inverse_frequencies(c_);
@@ -78,13 +82,51 @@ class LlamaRunner final : public Runner, public BatchRunner {
         return weights_.at(static_cast<std::size_t>(host - m_.weights().all.data()), n);
     }
     // out = x W^T for a matrix W [d, n] whose floats start at `host`: its compact bytes
-    // (`compact`) when the model keeps them, else the floats.
+    // (`compact`) when the model keeps them and the backend reads them, else the floats.
     void matmul(DeviceSpan out, DeviceSpan x, const float* host, const CompactMatrix& compact,
                 int T, int n, int d) {
-        if (compact.data)
+        if (compact_ && compact.data)
             be_.matmul_compact(out, x, compact.type, compact.data, T, n, d);
         else
             be_.matmul(out, x, w(host, std::size_t(d) * n), T, n, d);
+    }
+    // x[t, :] = the embedding table's row tokens[t], for the R rows of this pass: [R, dim]
+    void embed(int R) {
+        const CompactMatrix& e = m_.compact().embedding;
+        if (compact_ && e.data)
+            be_.embed_compact(x_.span(), e.type, e.data, all_tokens_.data(), R, c_.dim);
+        else
+            be_.embed(x_.span(), w(m_.weights().token_embedding, std::size_t(c_.vocab_size) * c_.dim),
+                      all_tokens_.data(), R, c_.dim);
+    }
+    // The model's float32 weights with every compact matrix (and table) dequantised into its
+    // place, in the backend's memory: for a backend that multiplies float32 only.
+    static DeviceBuffer expanded_weights(const LlamaModel& m, Backend& be) {
+        const LlamaWeights& W = m.weights();
+        const ModelConfig& c = m.config();
+        const CompactWeights& cw = m.compact();
+        std::vector<float> all(W.all.size());
+        std::copy(W.all.begin(), W.all.end(), all.begin());  // norms (biases); zeros where kept
+        auto put = [&](const CompactMatrix& cm, const float* at, MatrixKind k) {
+            const auto [rows, n] = matrix_shape(c, k);
+            if (cm.data)
+                dequantize_values(cm.type, cm.data, rows * n, all.data() + (at - W.all.data()));
+        };
+        const std::size_t d = c.dim, kv = c.kv_dim(), hd = c.hidden_dim;
+        for (int l = 0; l < c.n_layers; ++l) {
+            put(cw.wq[l], W.wq + l * d * d, MatrixKind::wq);
+            put(cw.wk[l], W.wk + l * kv * d, MatrixKind::wk);
+            put(cw.wv[l], W.wv + l * kv * d, MatrixKind::wv);
+            put(cw.wo[l], W.wo + l * d * d, MatrixKind::wo);
+            put(cw.w1[l], W.w1 + l * hd * d, MatrixKind::w1);
+            put(cw.w2[l], W.w2 + l * d * hd, MatrixKind::w2);
+            put(cw.w3[l], W.w3 + l * hd * d, MatrixKind::w3);
+        }
+        put(cw.embedding, W.token_embedding, MatrixKind::embedding);
+        if (!c.shared_classifier) put(cw.wcls, W.wcls, MatrixKind::wcls);
+        DeviceBuffer out(be, all.size());
+        be.upload(out.span(), all.data(), all.size());
+        return out;
     }
     // Layer l's matrix of a kind, compact: none when the model keeps float32 only.
     static CompactMatrix at(const std::vector<CompactMatrix>& list, int l) {
@@ -147,6 +189,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     const LlamaModel& m_;
     const ModelConfig& c_;
     Backend& be_;
+    bool compact_ = false;  // the backend reads the model's compact matrices where they lie
     DeviceBuffer weights_;
     DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
@@ -340,7 +383,7 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
 
     // x: [R, dim], the residual stream of every row in this pass (one row per token).
     op(OpKind::Embedding, -1, R);
-    be_.embed(x_.span(), w(W.token_embedding, vocab * d), all_tokens_.data(), R, D);
+    embed(R);
     for (int l = 0; l < c_.n_layers; ++l) {
         // Attention block. xb = rmsnorm(x): [R, dim]
         op(OpKind::RmsNorm, l, R);
@@ -572,8 +615,8 @@ LlamaModel::LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std:
       format_(std::move(format)) {
     // A checkpoint's matrices converted on load (a GGUF's format says what it did itself).
     if (ck_.compact.held() && format_.find("matrices kept") == std::string::npos)
-        format_ += "; matrices converted to " + std::string(ggml_type_name(ck_.compact.type)) +
-                   " on load (" + std::to_string(ck_.compact.bytes / 1000) + " kB)";
+        format_ += "; matrices converted on load to " + ck_.compact.types() + " (" +
+                   std::to_string(ck_.compact.bytes / 1000) + " kB)";
 }
 
 std::unique_ptr<Runner> LlamaModel::make_runner(Backend& backend) const {
