@@ -224,20 +224,34 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     };
 
     // Every tensor was checked against the file's bytes, so this copy is at most ~7 x the file
-    // (Q4_0: 32 floats from 18 bytes). Zero pages (zeroed_floats): with compact weights the
-    // matrices' share of it is never written, so it never becomes resident.
-    std::shared_ptr<float[]> copy = zeroed_floats(at);
+    // (Q4_0: 32 floats from 18 bytes). With compact weights it holds only what is not kept
+    // compact (the norms, qwen2's biases, a float32 embedding table), one after another in the
+    // slots' order, and the views of the kept matrices stay null: the forward pass reads those
+    // through CompactWeights.
+    auto kept = [&](const Slot& s) {
+        return (compact && is_matrix(s)) || (cw.embedding.data && s.name == "token_embd.weight");
+    };
+    std::map<std::string, std::size_t> at_in_copy;
+    std::size_t copy_floats = 0;
+    for (const auto& s : slots) {
+        if (kept(s)) continue;
+        at_in_copy[s.name] = copy_floats;
+        std::size_t count = 1;
+        for (auto x : s.dims) count *= x;
+        copy_floats += count;
+    }
+    std::shared_ptr<float[]> copy = zeroed_floats(copy_floats);
     for (const auto& s : slots) {
         const GgufTensorInfo& t = *f.tensor(s.name);
-        const bool kept = (compact && is_matrix(s)) ||
-                          (cw.embedding.data && s.name == "token_embd.weight");
-        if (!kept) dequantize(t, copy.get() + s.at);
-        if (!kept && rotate_half(s.name)) {
-            // rows (or a bias's entries) of qwen2's q and k into llama2.c's order
-            const std::size_t rows = s.dims.back(), n = s.dims.size() == 2 ? s.dims[0] : 1;
-            float* p = copy.get() + s.at;
-            const std::vector<float> file_order(p, p + rows * n);
-            copy_rotate_half_rows(file_order.data(), p, rows, n * sizeof(float), head, true);
+        if (!kept(s)) {
+            float* p = copy.get() + at_in_copy[s.name];
+            dequantize(t, p);
+            if (rotate_half(s.name)) {
+                // rows (or a bias's entries) of qwen2's q and k into llama2.c's order
+                const std::size_t rows = s.dims.back(), n = s.dims.size() == 2 ? s.dims[0] : 1;
+                const std::vector<float> file_order(p, p + rows * n);
+                copy_rotate_half_rows(file_order.data(), p, rows, n * sizeof(float), head, true);
+            }
         }
         if (done_with && !in_place.count(t.data))
             done_with(t.data, static_cast<std::size_t>(t.bytes));
@@ -246,8 +260,27 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     GgufTokenizer gt = tokenizer_from_gguf(f, c.vocab_size);
     GgufLlama g{Checkpoint{}, std::move(gt.tok), std::move(gt.stop), {}};
     g.ck.config = c;
-    point_llama_weights(g.ck.weights, copy.get(), c, false);
-    g.ck.weights.owner = std::move(copy);
+    LlamaWeights& W = g.ck.weights;
+    if (!compact) {
+        point_llama_weights(W, copy.get(), c, false);
+    } else {
+        auto view = [&](const std::string& n) -> const float* {
+            const auto it = at_in_copy.find(n);
+            return it == at_in_copy.end() ? nullptr : copy.get() + it->second;
+        };
+        W.all = std::span<const float>(copy.get(), copy_floats);
+        W.token_embedding = view("token_embd.weight");
+        W.rms_att = view("blk.0.attn_norm.weight");  // a kind's layers are consecutive slots
+        W.rms_ffn = view("blk.0.ffn_norm.weight");
+        W.rms_final = view("output_norm.weight");
+        W.wcls = c.shared_classifier ? W.token_embedding : view("output.weight");
+        if (qwen2) {
+            W.bq = view("blk.0.attn_q.bias");
+            W.bk = view("blk.0.attn_k.bias");
+            W.bv = view("blk.0.attn_v.bias");
+        }
+    }
+    W.owner = std::move(copy);
     g.ck.compact = std::move(cw);
     g.format = "GGUF v" + std::to_string(f.version()) + ", " + std::string(*arch) + ", tensors:";
     for (const auto& [type, n] : type_counts)

@@ -15,7 +15,8 @@ namespace {
 // scratch sized for the largest pass so far. Runner is the one-sequence view (slot 0).
 class LlamaRunner final : public Runner, public BatchRunner {
   public:
-    LlamaRunner(const LlamaModel& m, Backend& be, int slots) : m_(m), c_(m.config()), be_(be) {
+    LlamaRunner(const LlamaModel& m, Backend& be, int slots)
+        : m_(m), c_(m.config()), be_(be), W_(&m.weights()) {
         // Compact matrices (and a compact embedding table) are read by the backend where they
         // lie, in host memory. A backend that computes with float32 weights only (CUDA) gets
         // them expanded into its own copy instead: the same values, in float32.
@@ -23,10 +24,9 @@ class LlamaRunner final : public Runner, public BatchRunner {
         compact_ = cw.held();
         for (const CompactMatrix& cm : cw.all()) compact_ = compact_ && be.runs_compact(cm.type);
         if (cw.embedding.data) compact_ = compact_ && be.runs_compact(cw.embedding.type);
-        if (cw.held() && !compact_)
-            weights_ = expanded_weights(m, be);
-        else  // the CPU computes on the model's (mapped) floats; other backends copy them once
-            weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
+        if (cw.held() && !compact_) expand(m);
+        // The CPU computes on the model's (mapped) floats; other backends copy them once.
+        weights_ = DeviceBuffer::adopt(be, W_->all.data(), W_->all.size());
         // RoPE's frequencies, worked out once for the model's base and scaling: [head_dim / 2]
         if (!c_.gpt2()) {  // GPT-2 learns its positions instead
             const std::vector<float> inv_freq = rope_inverse_frequencies(c_);
@@ -79,7 +79,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
   private:
     // The backend's view of a host weight pointer: same offset into the adopted floats.
     DeviceSpan w(const float* host, std::size_t n) const {
-        return weights_.at(static_cast<std::size_t>(host - m_.weights().all.data()), n);
+        return weights_.at(static_cast<std::size_t>(host - W_->all.data()), n);
     }
     // out = x W^T for a matrix W [d, n] whose floats start at `host`: its compact bytes
     // (`compact`) when the model keeps them and the backend reads them, else the floats.
@@ -96,37 +96,47 @@ class LlamaRunner final : public Runner, public BatchRunner {
         if (compact_ && e.data)
             be_.embed_compact(x_.span(), e.type, e.data, all_tokens_.data(), R, c_.dim);
         else
-            be_.embed(x_.span(), w(m_.weights().token_embedding, std::size_t(c_.vocab_size) * c_.dim),
+            be_.embed(x_.span(), w(W_->token_embedding, std::size_t(c_.vocab_size) * c_.dim),
                       all_tokens_.data(), R, c_.dim);
     }
-    // The model's float32 weights with every compact matrix (and table) dequantised into its
-    // place, in the backend's memory: for a backend that multiplies float32 only.
-    static DeviceBuffer expanded_weights(const LlamaModel& m, Backend& be) {
-        const LlamaWeights& W = m.weights();
+    // The model's float32 weights in llama2.c's layout with every compact matrix (and table)
+    // dequantised into its place, on the host, for a backend that multiplies float32 only
+    // (which copies them once, as it does a float32 model's).
+    void expand(const LlamaModel& m) {
+        const LlamaWeights& M = m.weights();
         const ModelConfig& c = m.config();
         const CompactWeights& cw = m.compact();
-        std::vector<float> all(W.all.size());
-        std::copy(W.all.begin(), W.all.end(), all.begin());  // norms (biases); zeros where kept
+        expanded_host_.assign(c.stored_floats() - 2 * std::size_t(c.seq_len) * (c.head_dim() / 2),
+                              0.0f);  // llama2.c's order without freq_cis
+        point_llama_weights(expanded_, expanded_host_.data(), c, false);
+        LlamaWeights& E = expanded_;
+        auto copy = [](const float* from, const float* to, std::size_t n) {
+            if (from) std::copy(from, from + n, const_cast<float*>(to));
+        };
+        const std::size_t d = c.dim, kv = c.kv_dim(), hd = c.hidden_dim, L = c.n_layers;
+        copy(M.rms_att, E.rms_att, L * d);
+        copy(M.rms_ffn, E.rms_ffn, L * d);
+        copy(M.rms_final, E.rms_final, d);
+        copy(M.bq, E.bq, L * d);
+        copy(M.bk, E.bk, L * kv);
+        copy(M.bv, E.bv, L * kv);
+        copy(M.token_embedding, E.token_embedding, std::size_t(c.vocab_size) * d);
         auto put = [&](const CompactMatrix& cm, const float* at, MatrixKind k) {
             const auto [rows, n] = matrix_shape(c, k);
-            if (cm.data)
-                dequantize_values(cm.type, cm.data, rows * n, all.data() + (at - W.all.data()));
+            if (cm.data) dequantize_values(cm.type, cm.data, rows * n, const_cast<float*>(at));
         };
-        const std::size_t d = c.dim, kv = c.kv_dim(), hd = c.hidden_dim;
-        for (int l = 0; l < c.n_layers; ++l) {
-            put(cw.wq[l], W.wq + l * d * d, MatrixKind::wq);
-            put(cw.wk[l], W.wk + l * kv * d, MatrixKind::wk);
-            put(cw.wv[l], W.wv + l * kv * d, MatrixKind::wv);
-            put(cw.wo[l], W.wo + l * d * d, MatrixKind::wo);
-            put(cw.w1[l], W.w1 + l * hd * d, MatrixKind::w1);
-            put(cw.w2[l], W.w2 + l * d * hd, MatrixKind::w2);
-            put(cw.w3[l], W.w3 + l * hd * d, MatrixKind::w3);
+        for (std::size_t l = 0; l < L; ++l) {
+            put(cw.wq[l], E.wq + l * d * d, MatrixKind::wq);
+            put(cw.wk[l], E.wk + l * kv * d, MatrixKind::wk);
+            put(cw.wv[l], E.wv + l * kv * d, MatrixKind::wv);
+            put(cw.wo[l], E.wo + l * d * d, MatrixKind::wo);
+            put(cw.w1[l], E.w1 + l * hd * d, MatrixKind::w1);
+            put(cw.w2[l], E.w2 + l * d * hd, MatrixKind::w2);
+            put(cw.w3[l], E.w3 + l * hd * d, MatrixKind::w3);
         }
-        put(cw.embedding, W.token_embedding, MatrixKind::embedding);
-        if (!c.shared_classifier) put(cw.wcls, W.wcls, MatrixKind::wcls);
-        DeviceBuffer out(be, all.size());
-        be.upload(out.span(), all.data(), all.size());
-        return out;
+        put(cw.embedding, E.token_embedding, MatrixKind::embedding);
+        if (!c.shared_classifier) put(cw.wcls, E.wcls, MatrixKind::wcls);
+        W_ = &expanded_;
     }
     // Layer l's matrix of a kind, compact: none when the model keeps float32 only.
     static CompactMatrix at(const std::vector<CompactMatrix>& list, int l) {
@@ -190,6 +200,11 @@ class LlamaRunner final : public Runner, public BatchRunner {
     const ModelConfig& c_;
     Backend& be_;
     bool compact_ = false;  // the backend reads the model's compact matrices where they lie
+    // The float32 views the passes read: the model's, or (compact weights on a backend that
+    // multiplies float32 only) expanded_, over expanded_host_.
+    const LlamaWeights* W_ = nullptr;
+    LlamaWeights expanded_;
+    std::vector<float> expanded_host_;
     DeviceBuffer weights_;
     DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
@@ -378,7 +393,7 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
 void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
     const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim;
     const std::size_t d = D, kv = KV, hid = HID, vocab = c_.vocab_size;
-    const LlamaWeights& W = m_.weights();
+    const LlamaWeights& W = *W_;
     const CompactWeights& C = m_.compact();
 
     // x: [R, dim], the residual stream of every row in this pass (one row per token).
@@ -440,7 +455,7 @@ void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
                                   const Capture& want) {
     const int R = p.R, D = c_.dim, HID = c_.hidden_dim;
     const std::size_t d = D, hid = HID, vocab = c_.vocab_size;
-    const LlamaWeights& W = m_.weights();
+    const LlamaWeights& W = *W_;
     const float eps = c_.norm_eps;
     // The dense layers of GPT-2: out = in W^T + b, every row.   in: [R, n], out: [R, m]
     auto linear = [&](DeviceSpan out, DeviceSpan in, const float* wt, const float* b, int n, int m,

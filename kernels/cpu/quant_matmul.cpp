@@ -6,7 +6,8 @@
 // multiply-add by the scales. For the K-quants a super-block is unpacked into 8 vectors of 32
 // unsigned codes in value order (the 4-bit, 5-bit, 6-bit, 3-bit or 2-bit codes, each type's own
 // bit layout, core/kquant_blocks.h) with 16 int16 group scales, and every type then shares one
-// sum:  dot = da * (dmul * S1 - mmul * S2),  S1 = sum_g sc_g * sum_{i in g} q_i a_i  (the codes
+// sum:  dot = da * (dmul * S1 - mmul * S2) (for Q6_K and Q3_K, whose mmul is dmul:
+// da * dmul * (S1 - S2), the difference taken in integers),  S1 = sum_g sc_g * sum_{i in g} q_i a_i  (the codes
 // times the int8 activations, u8 x s8 pairs, scaled per group of 16), S2 = sum_g k_g * bsum_g
 // (the offset each type subtracts: Q4_K's mins, Q6_K's 32 * sc, Q3_K's 4 * sc, with the
 // activations' group sums that Q8_K carries). Q8_0 and Q4_0 take ggml's sign trick: |w| as the
@@ -233,7 +234,10 @@ float dot_row(GgmlType t, const unsigned char* w, const ActRow& a, int n) {
             s1 += u.sc[g] * s;
             s2 += u.k[g] * a.bsums[16 * b + g];
         }
-        sum += (u.dmul * a.d[b]) * float(s1) - (u.mmul * a.d[b]) * float(s2);
+        if (t == GgmlType::Q6_K || t == GgmlType::Q3_K)  // one scale: the offset subtracted exactly
+            sum += (u.dmul * a.d[b]) * float(s1 - s2);
+        else
+            sum += (u.dmul * a.d[b]) * float(s1) - (u.mmul * a.d[b]) * float(s2);
     }
     return sum;
 }
@@ -422,6 +426,11 @@ float dot_super(const unsigned char* w, const ActRow& a, int n) {
                                    : kT == GgmlType::Q4_K ? sizeof(BlockQ4K)
                                    : kT == GgmlType::Q5_K ? sizeof(BlockQ5K)
                                                           : sizeof(BlockQ6K);
+    // Q6_K's and Q3_K's offsets are scaled by d, as their products are: subtracted as integers
+    // before the one conversion to float (as ggml does; converting both first would lose the
+    // low bits of two large, nearly equal sums). Q2_K's, Q4_K's and Q5_K's mins have their own
+    // scale, dmin, and a float sum of their own.
+    constexpr bool kSameScale = kT == GgmlType::Q6_K || kT == GgmlType::Q3_K;
 #if KVS_DOT_LEVEL == 3
     __m512 acc = _mm512_setzero_ps();
 #else
@@ -454,6 +463,9 @@ float dot_super(const unsigned char* w, const ActRow& a, int n) {
             const __m512i pairs = _mm512_maddubs_epi16(u, _mm512_loadu_si512(q + 64 * c));
             sum = _mm512_dpwssd_epi32(sum, pairs, _mm512_permutexvar_epi16(idx, sc));
         }
+        const __m256i offs = _mm256_madd_epi16(load256(a.bsums + 16 * b), s.k);
+        if constexpr (kSameScale)
+            sum = _mm512_sub_epi32(sum, _mm512_maskz_inserti64x4(0xff, zero, offs, 0));
         acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, sum), _mm512_set1_ps(s.dmul * a.d[b]),
                               acc);
 #else
@@ -473,10 +485,12 @@ float dot_super(const unsigned char* w, const ActRow& a, int n) {
             const __m256i scale = _mm256_shuffle_epi8(c < 4 ? lo : hi, pick);
             sum = dot_scaled(sum, s.q[c], load256(q + 32 * c), scale);
         }
+        const __m256i offs = _mm256_madd_epi16(load256(a.bsums + 16 * b), s.k);
+        if constexpr (kSameScale) sum = _mm256_sub_epi32(sum, offs);
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(s.dmul * a.d[b]), acc);
 #endif
-        const __m256i offs = _mm256_madd_epi16(load256(a.bsums + 16 * b), s.k);
-        acc_m = _mm256_fmadd_ps(_mm256_cvtepi32_ps(offs), _mm256_set1_ps(s.mmul * a.d[b]), acc_m);
+        if constexpr (!kSameScale)
+            acc_m = _mm256_fmadd_ps(_mm256_cvtepi32_ps(offs), _mm256_set1_ps(s.mmul * a.d[b]), acc_m);
     }
 #if KVS_DOT_LEVEL == 3
     const __m512d halves = _mm512_castps_pd(acc);
