@@ -183,6 +183,52 @@ std::uint64_t weight_bytes_per_token(const ModelConfig& c, const CompactWeights&
     return matrices + row + norms;
 }
 
+LlamaWeights expand_to_float32(const ModelConfig& c, const LlamaWeights& M,
+                               const CompactWeights& cw) {
+    const std::size_t freq = 2 * std::size_t(c.seq_len) * (c.head_dim() / 2);
+    auto store = std::make_shared<std::vector<float>>(c.stored_floats() - (c.gpt2() ? 0 : freq));
+    LlamaWeights E;
+    point_llama_weights(E, store->data(), c, false);
+    auto copy = [](const float* from, const float* to, std::size_t n) {
+        if (from && from != to) std::copy(from, from + n, const_cast<float*>(to));
+    };
+    const std::size_t d = c.dim, kv = c.kv_dim(), hd = c.hidden_dim, L = c.n_layers,
+                      V = c.vocab_size;
+    copy(M.rms_att, E.rms_att, L * d);
+    copy(M.rms_ffn, E.rms_ffn, L * d);
+    copy(M.rms_final, E.rms_final, d);
+    if (c.qkv_bias) {
+        copy(M.bq, E.bq, L * d);
+        copy(M.bk, E.bk, L * kv);
+        copy(M.bv, E.bv, L * kv);
+    }
+    copy(M.token_embedding, E.token_embedding, V * d);
+    const bool kept = cw.held();
+    if (!kept) {  // a float32 model: its matrices as they are
+        copy(M.wq, E.wq, L * d * d), copy(M.wk, E.wk, L * kv * d), copy(M.wv, E.wv, L * kv * d);
+        copy(M.wo, E.wo, L * d * d), copy(M.w1, E.w1, L * hd * d), copy(M.w2, E.w2, L * d * hd);
+        copy(M.w3, E.w3, L * hd * d);
+        if (!c.shared_classifier) copy(M.wcls, E.wcls, V * d);
+    }
+    auto put = [&](const CompactMatrix& m, const float* at, MatrixKind k) {
+        const auto [rows, n] = matrix_shape(c, k);
+        if (m.data) dequantize_values(m.type, m.data, rows * n, const_cast<float*>(at));
+    };
+    for (std::size_t l = 0; kept && l < L; ++l) {
+        put(cw.wq[l], E.wq + l * d * d, MatrixKind::wq);
+        put(cw.wk[l], E.wk + l * kv * d, MatrixKind::wk);
+        put(cw.wv[l], E.wv + l * kv * d, MatrixKind::wv);
+        put(cw.wo[l], E.wo + l * d * d, MatrixKind::wo);
+        put(cw.w1[l], E.w1 + l * hd * d, MatrixKind::w1);
+        put(cw.w2[l], E.w2 + l * d * hd, MatrixKind::w2);
+        put(cw.w3[l], E.w3 + l * hd * d, MatrixKind::w3);
+    }
+    put(cw.embedding, E.token_embedding, MatrixKind::embedding);
+    if (kept && !c.shared_classifier) put(cw.wcls, E.wcls, MatrixKind::wcls);
+    E.owner = std::move(store);
+    return E;
+}
+
 std::uint64_t kept_parameter_bytes(const ModelConfig& c, const CompactWeights& cw) {
     std::uint64_t b = 4 * std::uint64_t(c.parameter_count());
     if (!cw.held()) return b;

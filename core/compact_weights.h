@@ -103,6 +103,13 @@ std::uint64_t kept_weight_bytes(const ModelConfig& c, std::uint64_t float32_byte
 // The same with every matrix kept as kept_type(want, n) (F32: `float32_bytes`).
 std::uint64_t kept_weight_bytes(const ModelConfig& c, GgmlType want, std::uint64_t float32_bytes);
 
+// Every weight as float32 in llama2.c's layout (point_llama_weights, without freq_cis), in memory
+// the result owns: `floats`' views copied where they are set (the norms, biases, a float32
+// table), every compact matrix and table of `cw` dequantised into its place. For a backend that
+// multiplies float32 only, and for measuring the types against each other.
+LlamaWeights expand_to_float32(const ModelConfig& c, const LlamaWeights& floats,
+                               const CompactWeights& cw);
+
 // Counted from shapes: every weight once in the type it is kept in (the FLOP and byte counts'
 // "every weight read once", core/counts.h), float32 ones at 4 bytes.
 std::uint64_t kept_parameter_bytes(const ModelConfig& c, const CompactWeights& cw);

@@ -99,43 +99,10 @@ class LlamaRunner final : public Runner, public BatchRunner {
             be_.embed(x_.span(), w(W_->token_embedding, std::size_t(c_.vocab_size) * c_.dim),
                       all_tokens_.data(), R, c_.dim);
     }
-    // The model's float32 weights in llama2.c's layout with every compact matrix (and table)
-    // dequantised into its place, on the host, for a backend that multiplies float32 only
-    // (which copies them once, as it does a float32 model's).
+    // The model's float32 weights with every compact matrix (and table) dequantised, for a
+    // backend that multiplies float32 only (which copies them once, as a float32 model's).
     void expand(const LlamaModel& m) {
-        const LlamaWeights& M = m.weights();
-        const ModelConfig& c = m.config();
-        const CompactWeights& cw = m.compact();
-        expanded_host_.assign(c.stored_floats() - 2 * std::size_t(c.seq_len) * (c.head_dim() / 2),
-                              0.0f);  // llama2.c's order without freq_cis
-        point_llama_weights(expanded_, expanded_host_.data(), c, false);
-        LlamaWeights& E = expanded_;
-        auto copy = [](const float* from, const float* to, std::size_t n) {
-            if (from) std::copy(from, from + n, const_cast<float*>(to));
-        };
-        const std::size_t d = c.dim, kv = c.kv_dim(), hd = c.hidden_dim, L = c.n_layers;
-        copy(M.rms_att, E.rms_att, L * d);
-        copy(M.rms_ffn, E.rms_ffn, L * d);
-        copy(M.rms_final, E.rms_final, d);
-        copy(M.bq, E.bq, L * d);
-        copy(M.bk, E.bk, L * kv);
-        copy(M.bv, E.bv, L * kv);
-        copy(M.token_embedding, E.token_embedding, std::size_t(c.vocab_size) * d);
-        auto put = [&](const CompactMatrix& cm, const float* at, MatrixKind k) {
-            const auto [rows, n] = matrix_shape(c, k);
-            if (cm.data) dequantize_values(cm.type, cm.data, rows * n, const_cast<float*>(at));
-        };
-        for (std::size_t l = 0; l < L; ++l) {
-            put(cw.wq[l], E.wq + l * d * d, MatrixKind::wq);
-            put(cw.wk[l], E.wk + l * kv * d, MatrixKind::wk);
-            put(cw.wv[l], E.wv + l * kv * d, MatrixKind::wv);
-            put(cw.wo[l], E.wo + l * d * d, MatrixKind::wo);
-            put(cw.w1[l], E.w1 + l * hd * d, MatrixKind::w1);
-            put(cw.w2[l], E.w2 + l * d * hd, MatrixKind::w2);
-            put(cw.w3[l], E.w3 + l * hd * d, MatrixKind::w3);
-        }
-        put(cw.embedding, E.token_embedding, MatrixKind::embedding);
-        if (!c.shared_classifier) put(cw.wcls, E.wcls, MatrixKind::wcls);
+        expanded_ = expand_to_float32(m.config(), m.weights(), m.compact());
         W_ = &expanded_;
     }
     // Layer l's matrix of a kind, compact: none when the model keeps float32 only.
@@ -201,10 +168,9 @@ class LlamaRunner final : public Runner, public BatchRunner {
     Backend& be_;
     bool compact_ = false;  // the backend reads the model's compact matrices where they lie
     // The float32 views the passes read: the model's, or (compact weights on a backend that
-    // multiplies float32 only) expanded_, over expanded_host_.
+    // multiplies float32 only) expanded_.
     const LlamaWeights* W_ = nullptr;
     LlamaWeights expanded_;
-    std::vector<float> expanded_host_;
     DeviceBuffer weights_;
     DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
@@ -632,6 +598,13 @@ LlamaModel::LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std:
     if (ck_.compact.held() && format_.find("matrices kept") == std::string::npos)
         format_ += "; matrices converted on load to " + ck_.compact.types() + " (" +
                    std::to_string(ck_.compact.bytes / 1000) + " kB)";
+}
+
+std::unique_ptr<LlamaModel> LlamaModel::with_weights(Checkpoint ck, std::string format) const {
+    auto m = std::unique_ptr<LlamaModel>(new LlamaModel(*this));
+    m->ck_ = std::move(ck);
+    m->format_ = std::move(format);
+    return m;
 }
 
 std::unique_ptr<Runner> LlamaModel::make_runner(Backend& backend) const {

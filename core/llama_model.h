@@ -25,6 +25,9 @@ class LlamaModel final : public Model {
     const LlamaWeights& weights() const { return ck_.weights; }
     // The matrices kept compact (a GGUF's own quantised types, or --weights), else empty.
     const CompactWeights& compact() const { return ck_.compact; }
+    // The same model (tokenizer, stop tokens, name) with other weights: `ck` in this model's
+    // shapes; `format` says what they are.
+    std::unique_ptr<LlamaModel> with_weights(Checkpoint ck, std::string format) const;
     std::unique_ptr<Runner> make_runner(Backend& backend) const override;
     std::unique_ptr<BatchRunner> make_batch_runner(Backend& backend, int max_batch) const override;
     std::vector<int> stop_tokens() const override { return stop_; }
@@ -38,7 +41,7 @@ class LlamaModel final : public Model {
 
   private:
     Checkpoint ck_;
-    std::unique_ptr<const Tokenizer> tok_;
+    std::shared_ptr<const Tokenizer> tok_;  // shared with with_weights()'s models
     std::vector<int> stop_;
     std::string name_;
     std::string format_;

@@ -157,6 +157,7 @@ int run(int argc, char** argv) {
     ui.heat_zoom = o.zoom;
     if (o.explain) open_inside_attention(ui, 0, o.explain_layer, o.explain_head, o.explain_row);
     ui.explain.op_strip = o.ops;
+    ui.show_weight_types = o.weight_types;
     ui.explain.op = o.op;
     const std::string saved_model = st.model;
     std::string spec = st.model == "file" ? st.model_path : st.model;
@@ -225,6 +226,15 @@ int run(int argc, char** argv) {
             ui.settings.prompt = *o.then_prompt;
             worker.set_prompt(*o.then_prompt);
             worker.wait_idle();
+        }
+        if (o.weight_types) {
+            ui.show_weight_types = true;
+            std::shared_ptr<const Model> model;
+            {
+                const auto lock = worker.lock();
+                model = worker.snapshot().model;
+            }
+            measure_weight_types_panel(model, true);
         }
         if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
         if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);

@@ -50,6 +50,7 @@ struct AppOptions {
     bool explain = false;
     int explain_layer = 0, explain_head = 0, explain_row = -1;
     bool ops = false;
+    bool weight_types = false;  // the weight-types panel open (headless: measured before frames)
     int op = -1;
 
     bool headless() const {
