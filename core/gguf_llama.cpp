@@ -18,7 +18,6 @@
 namespace kvs {
 namespace {
 
-constexpr std::size_t kMaxGgufBytes = std::size_t(16) << 30;  // mapped, so only address space
 
 int shape_value(const GgufFile& f, const std::string& key, int fallback = -1) {
     const auto v = f.get_uint(key);
@@ -303,7 +302,7 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
 
 std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name,
                                        const OpenLimits& limits, WeightsWanted weights) {
-    auto map = MappedFile::open(path, kMaxGgufBytes);
+    auto map = MappedFile::open(path, kMaxModelFileBytes);
     GgufLlama g = parse_gguf_llama(
         map->data(), map->size(), path,
         [&map](const unsigned char* p, std::size_t n) { map->release(p, n); }, limits, weights,

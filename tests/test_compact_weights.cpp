@@ -315,8 +315,9 @@ TEST_CASE("a GGUF's F16 and Q8_0 tensors are used in place and match its float32
 TEST_CASE("compact weights on a backend that computes in float32 only: expanded for it",
           "[compact][cli]") {
     // The runner dequantises the compact matrices into the backend's own float32 copy: the same
-    // greedy text as the CPU's float32 model.
-    const auto f32 = test::run_cli({"generate", "--backend", "cpu", "--max-new-tokens", "8"});
+    // greedy text as the CPU with the same F16 weights.
+    const auto f32 = test::run_cli(
+        {"generate", "--backend", "cpu", "--weights", "f16", "--max-new-tokens", "8"});
     const auto r = test::run_cli({"generate", "--backend", "cuda-emulated", "--weights", "f16",
                                   "--max-new-tokens", "8"});
     CHECK(r.exit_code == 0);

@@ -182,7 +182,7 @@ TEST_CASE("activations whose scaled value rounds to a half are rounded twice, as
 
 TEST_CASE("integer dot products are the exact sums of the dequantised values, every path",
           "[kquant][simd]") {
-    const int T = 3, n = 2 * kSuperBlock, d = 37;
+    const int T = 6, n = 2 * kSuperBlock, d = 37;  // K-quants take tokens four at a time
     cpu::ThreadPool pool(3);
     const auto x = random_floats(std::size_t(T) * n, 13);
     for (GgmlType type : kIntegerTypes) {

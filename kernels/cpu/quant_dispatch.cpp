@@ -43,7 +43,7 @@ bool cpu_has_avx512vnni() {
 #endif
 
 bool runs(DotPath p) {
-    const Isa isa = active_isa();
+    [[maybe_unused]] const Isa isa = active_isa();
     switch (p) {
         case DotPath::float32:
         case DotPath::scalar:

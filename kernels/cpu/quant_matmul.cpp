@@ -136,27 +136,36 @@ struct Unpacked {
     float dmul, mmul;
 };
 
+// Loops over whole 32-value chunks (no division per value), which the compiler vectorises.
 void unpack_scalar(GgmlType t, const unsigned char* p, Unpacked& u) {
     switch (t) {
-        case GgmlType::Q2_K: {
-            BlockQ2K b;
-            std::memcpy(&b, p, sizeof b);
-            for (int j = 0; j < kSuperBlock; ++j)
-                u.q[j] = (b.qs[j / 128 * 32 + j % 32] >> (2 * (j % 128 / 32))) & 3;
-            for (int g = 0; g < 16; ++g) u.sc[g] = b.scales[g] & 0xF, u.k[g] = b.scales[g] >> 4;
-            u.dmul = half_to_float(b.d), u.mmul = half_to_float(b.dmin);
-            return;
-        }
+        case GgmlType::Q2_K:
         case GgmlType::Q3_K: {
-            BlockQ3K b;
-            std::memcpy(&b, p, sizeof b);
-            for (int j = 0; j < kSuperBlock; ++j)
-                u.q[j] = std::uint8_t(((b.qs[j / 128 * 32 + j % 32] >> (2 * (j % 128 / 32))) & 3) |
-                                      ((b.hmask[j % 32] >> (j / 32)) & 1) << 2);
-            std::int8_t s[16];
-            q3k_scales(b.scales, s);
-            for (int g = 0; g < 16; ++g) u.sc[g] = s[g] - 32, u.k[g] = 4 * (s[g] - 32);
-            u.dmul = u.mmul = half_to_float(b.d);
+            const bool q3 = t == GgmlType::Q3_K;
+            BlockQ2K b2;
+            BlockQ3K b3;
+            const std::uint8_t* qs;
+            if (q3)
+                std::memcpy(&b3, p, sizeof b3), qs = b3.qs;
+            else
+                std::memcpy(&b2, p, sizeof b2), qs = b2.qs;
+            for (int n = 0; n < 2; ++n)      // 128-value halves
+                for (int c = 0; c < 4; ++c)  // 32-value chunks: 2 bits each of the same bytes
+                    for (int l = 0; l < 32; ++l) {
+                        int v = (qs[32 * n + l] >> (2 * c)) & 3;
+                        if (q3) v |= ((b3.hmask[l] >> (4 * n + c)) & 1) << 2;
+                        u.q[128 * n + 32 * c + l] = std::uint8_t(v);
+                    }
+            if (q3) {
+                std::int8_t s[16];
+                q3k_scales(b3.scales, s);
+                for (int g = 0; g < 16; ++g) u.sc[g] = s[g] - 32, u.k[g] = 4 * (s[g] - 32);
+                u.dmul = u.mmul = half_to_float(b3.d);
+            } else {
+                for (int g = 0; g < 16; ++g)
+                    u.sc[g] = b2.scales[g] & 0xF, u.k[g] = b2.scales[g] >> 4;
+                u.dmul = half_to_float(b2.d), u.mmul = half_to_float(b2.dmin);
+            }
             return;
         }
         case GgmlType::Q4_K:
@@ -173,12 +182,16 @@ void unpack_scalar(GgmlType t, const unsigned char* p, Unpacked& u) {
                 std::memcpy(&b4, p, sizeof b4);
                 qs = b4.qs, scales = b4.scales, d = b4.d, dmin = b4.dmin;
             }
-            for (int j = 0; j < kSuperBlock; ++j) {
-                const int c = j / 64, l = j % 32, high = j % 64 / 32;
-                int v = high ? qs[32 * c + l] >> 4 : qs[32 * c + l] & 0xF;
-                if (q5) v |= ((b5.qh[l] >> (2 * c + high)) & 1) << 4;
-                u.q[j] = std::uint8_t(v);
-            }
+            for (int c = 0; c < 4; ++c)  // 64 values: 32 low nibbles, then 32 high nibbles
+                for (int l = 0; l < 32; ++l) {
+                    int lo = qs[32 * c + l] & 0xF, hi = qs[32 * c + l] >> 4;
+                    if (q5) {
+                        lo |= ((b5.qh[l] >> (2 * c)) & 1) << 4;
+                        hi |= ((b5.qh[l] >> (2 * c + 1)) & 1) << 4;
+                    }
+                    u.q[64 * c + l] = std::uint8_t(lo);
+                    u.q[64 * c + 32 + l] = std::uint8_t(hi);
+                }
             for (int g = 0; g < 8; ++g) {
                 std::uint8_t sc, m;
                 kquant_scale_min(g, scales, sc, m);
@@ -191,12 +204,16 @@ void unpack_scalar(GgmlType t, const unsigned char* p, Unpacked& u) {
         case GgmlType::Q6_K: {
             BlockQ6K b;
             std::memcpy(&b, p, sizeof b);
-            for (int j = 0; j < kSuperBlock; ++j) {
-                const int n = j / 128, c = j % 128 / 32, l = j % 32;
-                const std::uint8_t lo = b.ql[64 * n + 32 * (c & 1) + l];
-                u.q[j] = std::uint8_t(((c < 2 ? lo : lo >> 4) & 0xF) |
-                                      ((b.qh[32 * n + l] >> (2 * c)) & 3) << 4);
-            }
+            for (int n = 0; n < 2; ++n)
+                for (int l = 0; l < 32; ++l) {
+                    const std::uint8_t l0 = b.ql[64 * n + l], l1 = b.ql[64 * n + 32 + l];
+                    const std::uint8_t h = b.qh[32 * n + l];
+                    std::uint8_t* q = u.q + 128 * n + l;
+                    q[0] = std::uint8_t((l0 & 0xF) | (h & 3) << 4);
+                    q[32] = std::uint8_t((l1 & 0xF) | ((h >> 2) & 3) << 4);
+                    q[64] = std::uint8_t((l0 >> 4) | ((h >> 4) & 3) << 4);
+                    q[96] = std::uint8_t((l1 >> 4) | ((h >> 6) & 3) << 4);
+                }
             for (int g = 0; g < 16; ++g) u.sc[g] = b.scales[g], u.k[g] = 32 * b.scales[g];
             u.dmul = u.mmul = half_to_float(b.d);
             return;
@@ -419,8 +436,11 @@ inline void unpack(const unsigned char* p, Super& s) {
     }
 }
 
-template <GgmlType kT>
-float dot_super(const unsigned char* w, const ActRow& a, int n) {
+// C tokens against one weight row: each super-block unpacked once, then each token's sums. A
+// token's arithmetic is the same whatever C (its own accumulators, the same order), so a batch
+// and a row alone agree bit for bit.
+template <GgmlType kT, int C>
+void dot_super(const unsigned char* w, const ActRow* a, int n, float* out) {
     constexpr std::size_t kBytes = kT == GgmlType::Q2_K   ? sizeof(BlockQ2K)
                                    : kT == GgmlType::Q3_K ? sizeof(BlockQ3K)
                                    : kT == GgmlType::Q4_K ? sizeof(BlockQ4K)
@@ -432,15 +452,17 @@ float dot_super(const unsigned char* w, const ActRow& a, int n) {
     // scale, dmin, and a float sum of their own.
     constexpr bool kSameScale = kT == GgmlType::Q6_K || kT == GgmlType::Q3_K;
 #if KVS_DOT_LEVEL == 3
-    __m512 acc = _mm512_setzero_ps();
+    __m512 acc[C];
+    for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps();
 #else
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[C];
+    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
 #endif
-    __m256 acc_m = _mm256_setzero_ps();
+    __m256 acc_m[C];
+    for (int c = 0; c < C; ++c) acc_m[c] = _mm256_setzero_ps();
     Super s;
     for (int b = 0; b < n / kSuperBlock; ++b, w += kBytes) {
         unpack<kT>(w, s);
-        const std::int8_t* q = a.q + kSuperBlock * b;
 #if KVS_DOT_LEVEL == 3
         // 64 codes (4 groups) a vector; the group scales spread by one permute each
         // (GCC 12's plain casts, inserts and conversions start from an undefined vector, which
@@ -448,33 +470,41 @@ float dot_super(const unsigned char* w, const ActRow& a, int n) {
         // instructions.)
         const __m512i zero = _mm512_setzero_si512();
         const __m512i sc = _mm512_maskz_inserti64x4(0xff, zero, s.sc, 0);
-        __m512i sum = _mm512_setzero_si512();
-        for (int c = 0; c < 4; ++c) {
+        __m512i u[4], scale[4];
+        for (int k = 0; k < 4; ++k) {
             const __m512i idx = _mm512_srli_epi16(
                 _mm512_add_epi16(_mm512_set_epi32(0x001f001e, 0x001d001c, 0x001b001a, 0x00190018,
                                                   0x00170016, 0x00150014, 0x00130012, 0x00110010,
                                                   0x000f000e, 0x000d000c, 0x000b000a, 0x00090008,
                                                   0x00070006, 0x00050004, 0x00030002, 0x00010000),
-                                 _mm512_set1_epi16(short(32 * c))),
-                3);  // lane l of chunk pair c: group (32 c + l) / 8
-            const __m512i u =
-                _mm512_maskz_inserti64x4(0xff, _mm512_maskz_inserti64x4(0xff, zero, s.q[2 * c], 0),
-                                         s.q[2 * c + 1], 1);
-            const __m512i pairs = _mm512_maddubs_epi16(u, _mm512_loadu_si512(q + 64 * c));
-            sum = _mm512_dpwssd_epi32(sum, pairs, _mm512_permutexvar_epi16(idx, sc));
+                                 _mm512_set1_epi16(short(32 * k))),
+                3);  // lane l of chunk pair k: group (32 k + l) / 8
+            u[k] = _mm512_maskz_inserti64x4(0xff, _mm512_maskz_inserti64x4(0xff, zero, s.q[2 * k], 0),
+                                            s.q[2 * k + 1], 1);
+            scale[k] = _mm512_permutexvar_epi16(idx, sc);
         }
-        const __m256i offs = _mm256_madd_epi16(load256(a.bsums + 16 * b), s.k);
-        if constexpr (kSameScale)
-            sum = _mm512_sub_epi32(sum, _mm512_maskz_inserti64x4(0xff, zero, offs, 0));
-        acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, sum), _mm512_set1_ps(s.dmul * a.d[b]),
-                              acc);
+        for (int c = 0; c < C; ++c) {
+            const std::int8_t* q = a[c].q + kSuperBlock * b;
+            __m512i sum = _mm512_setzero_si512();
+            for (int k = 0; k < 4; ++k)
+                sum = _mm512_dpwssd_epi32(
+                    sum, _mm512_maddubs_epi16(u[k], _mm512_loadu_si512(q + 64 * k)), scale[k]);
+            const __m256i offs = _mm256_madd_epi16(load256(a[c].bsums + 16 * b), s.k);
+            if constexpr (kSameScale)
+                sum = _mm512_sub_epi32(sum, _mm512_maskz_inserti64x4(0xff, zero, offs, 0));
+            else
+                acc_m[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(offs),
+                                           _mm256_set1_ps(s.mmul * a[c].d[b]), acc_m[c]);
+            acc[c] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, sum),
+                                     _mm512_set1_ps(s.dmul * a[c].d[b]), acc[c]);
+        }
 #else
-        // 32 codes (2 groups) a vector: lane 0 takes group 2c's scale, lane 1 group 2c+1's
+        // 32 codes (2 groups) a vector: lane 0 takes group 2k's scale, lane 1 group 2k+1's
         const __m256i lo = _mm256_permute2x128_si256(s.sc, s.sc, 0x00);
         const __m256i hi = _mm256_permute2x128_si256(s.sc, s.sc, 0x11);
-        __m256i sum = _mm256_setzero_si256();
-        for (int c = 0; c < 8; ++c) {
-            const int g = 2 * (c % 4);  // int16 g of the half in lane 0, g + 1 in lane 1
+        __m256i scale[8];
+        for (int k = 0; k < 8; ++k) {
+            const int g = 2 * (k % 4);  // int16 g of the half in lane 0, g + 1 in lane 1
             const __m256i pick = _mm256_set_epi8(
                 char(2 * g + 3), char(2 * g + 2), char(2 * g + 3), char(2 * g + 2), char(2 * g + 3),
                 char(2 * g + 2), char(2 * g + 3), char(2 * g + 2), char(2 * g + 3), char(2 * g + 2),
@@ -482,67 +512,80 @@ float dot_super(const unsigned char* w, const ActRow& a, int n) {
                 char(2 * g + 2), char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g),
                 char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g),
                 char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g));
-            const __m256i scale = _mm256_shuffle_epi8(c < 4 ? lo : hi, pick);
-            sum = dot_scaled(sum, s.q[c], load256(q + 32 * c), scale);
+            scale[k] = _mm256_shuffle_epi8(k < 4 ? lo : hi, pick);
         }
-        const __m256i offs = _mm256_madd_epi16(load256(a.bsums + 16 * b), s.k);
-        if constexpr (kSameScale) sum = _mm256_sub_epi32(sum, offs);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(s.dmul * a.d[b]), acc);
+        for (int c = 0; c < C; ++c) {
+            const std::int8_t* q = a[c].q + kSuperBlock * b;
+            __m256i sum = _mm256_setzero_si256();
+            for (int k = 0; k < 8; ++k) sum = dot_scaled(sum, s.q[k], load256(q + 32 * k), scale[k]);
+            const __m256i offs = _mm256_madd_epi16(load256(a[c].bsums + 16 * b), s.k);
+            if constexpr (kSameScale)
+                sum = _mm256_sub_epi32(sum, offs);
+            else
+                acc_m[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(offs),
+                                           _mm256_set1_ps(s.mmul * a[c].d[b]), acc_m[c]);
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(s.dmul * a[c].d[b]),
+                                     acc[c]);
+        }
 #endif
-        if constexpr (!kSameScale)
-            acc_m = _mm256_fmadd_ps(_mm256_cvtepi32_ps(offs), _mm256_set1_ps(s.mmul * a.d[b]), acc_m);
     }
+    for (int c = 0; c < C; ++c) {
 #if KVS_DOT_LEVEL == 3
-    const __m512d halves = _mm512_castps_pd(acc);
-    const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, halves, 0));
-    const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, halves, 1));
-    return hsum(_mm256_add_ps(lo, hi)) - hsum(acc_m);
+        const __m512d halves = _mm512_castps_pd(acc[c]);
+        const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, halves, 0));
+        const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, halves, 1));
+        out[c] = hsum(_mm256_add_ps(lo, hi)) - hsum(acc_m[c]);
 #else
-    return hsum(acc) - hsum(acc_m);
+        out[c] = hsum(acc[c]) - hsum(acc_m[c]);
 #endif
+    }
 }
 
+// The tokens' dots with one row, out[t] for t < T: K-quants four tokens at a time.
 template <GgmlType kT>
-float dot_row_of(const unsigned char* w, const ActRow& a, int n) {
-    if constexpr (kT == GgmlType::Q8_0 || kT == GgmlType::Q4_0)
-        return dot_blocks32<kT>(w, a, n);
-    else
-        return dot_super<kT>(w, a, n);
+void dots(const unsigned char* w, const ActRow* a, int T, int n, float* out) {
+    if constexpr (kT == GgmlType::Q8_0 || kT == GgmlType::Q4_0) {
+        for (int t = 0; t < T; ++t) out[t] = dot_blocks32<kT>(w, a[t], n);
+    } else {
+        int t = 0;
+        for (; t + 4 <= T; t += 4) dot_super<kT, 4>(w, a + t, n, out + t);
+        for (; t < T; ++t) dot_super<kT, 1>(w, a + t, n, out + t);
+    }
 }
 
 #endif
 
 // Rows [i0, i1) of out for every token: one weight row after another (one prefetch stream, as
 // the float path's decode), each against the T tokens while it is in L1.
-template <class Dot>
-void rows(float* out, const Acts& a, const unsigned char* w, std::size_t row_bytes, int T, int n,
-          int d, int block, int i0, int i1, Dot dot) {
+template <GgmlType kT>
+void rows(float* out, const Acts& a, const unsigned char* w, int T, int n, int d, int i0, int i1) {
+    const std::size_t row_bytes = ggml_row_bytes(kT, n);
+    const int block = super_blocks(kT) ? kSuperBlock : 32;
+    std::vector<ActRow> acts(T);
+    for (int t = 0; t < T; ++t)
+        acts[t] = {a.q.data() + std::size_t(t) * n, a.d.data() + std::size_t(t) * (n / block),
+                   a.bsums.empty() ? nullptr : a.bsums.data() + std::size_t(t) * (n / 16)};
+    std::vector<float> o(T);
     for (int i = i0; i < i1; ++i) {
         const unsigned char* r = w + std::size_t(i) * row_bytes;
-        for (int t = 0; t < T; ++t) {
-            const ActRow act{a.q.data() + std::size_t(t) * n, a.d.data() + std::size_t(t) * (n / block),
-                             a.bsums.empty() ? nullptr : a.bsums.data() + std::size_t(t) * (n / 16)};
-            out[std::size_t(t) * d + i] = dot(r, act, n);
-        }
+#if KVS_DOT_LEVEL == 0
+        for (int t = 0; t < T; ++t) o[t] = dot_row(kT, r, acts[t], n);
+#else
+        dots<kT>(r, acts.data(), T, n, o.data());
+#endif
+        for (int t = 0; t < T; ++t) out[std::size_t(t) * d + i] = o[t];
     }
 }
 
 template <GgmlType kT>
 void matmul_type(float* out, const Acts& a, const unsigned char* w, int T, int n, int d,
                  ThreadPool* pool) {
-    const std::size_t rb = ggml_row_bytes(kT, n);
-    const int block = super_blocks(kT) ? kSuperBlock : 32;
-#if KVS_DOT_LEVEL == 0
-    auto dot = [](const unsigned char* r, const ActRow& act, int len) { return dot_row(kT, r, act, len); };
-#else
-    auto dot = [](const unsigned char* r, const ActRow& act, int len) { return dot_row_of<kT>(r, act, len); };
-#endif
     if (!pool || pool->threads() == 1 || double(T) * n * d < kMinParallelMacs)
-        return rows(out, a, w, rb, T, n, d, block, 0, d, dot);
+        return rows<kT>(out, a, w, T, n, d, 0, d);
     const int items = std::min(d, kItemsPerThread * pool->threads());
     pool->run(items, [&](int item, int) {
-        rows(out, a, w, rb, T, n, d, block, int(std::int64_t(d) * item / items),
-             int(std::int64_t(d) * (item + 1) / items), dot);
+        rows<kT>(out, a, w, T, n, d, int(std::int64_t(d) * item / items),
+                 int(std::int64_t(d) * (item + 1) / items));
     });
 }
 
