@@ -405,9 +405,8 @@ int cmd_bench(int argc, char** argv) {
             "  max |logit difference| %.3g; next token (argmax) the same for the first %d of "
             "%d%s\n  weights read per decode token: %s against %s in float32 (%.2fx fewer "
             "bytes; counted from shapes)\n",
-            kept.types().c_str(), gap.steps, bench.decode_prompt_len(),
-            gap.max_logit_diff, gap.same_greedy, gap.steps,
-            gap.diverged ? "" : " (all: the greedy text is unchanged)",
+            kept.types().c_str(), gap.steps, bench.decode_prompt_len(), gap.max_logit_diff,
+            gap.same_greedy, gap.steps, gap.diverged ? "" : " (all: the greedy text is unchanged)",
             format_mb(gap.bytes_per_token).c_str(), format_mb(gap.f32_bytes_per_token).c_str(),
             double(gap.f32_bytes_per_token) /
                 double(std::max<std::uint64_t>(1, gap.bytes_per_token)));

@@ -54,7 +54,7 @@ GgmlType kept_type(GgmlType want, std::size_t n) {
     GgmlType t = want;
     if (n % ggml_block_elements(t) != 0 && is_kquant(t))
         t = t == GgmlType::Q5_K || t == GgmlType::Q6_K || t == GgmlType::Q8_K ? GgmlType::Q8_0
-                                                                               : GgmlType::Q4_0;
+                                                                              : GgmlType::Q4_0;
     return n % ggml_block_elements(t) == 0 ? t : GgmlType::F16;
 }
 
@@ -83,7 +83,8 @@ std::vector<CompactMatrix> CompactWeights::all() const {
 std::string CompactWeights::types() const {
     std::vector<std::pair<GgmlType, int>> counts;
     for (const CompactMatrix& m : all()) {
-        auto it = std::find_if(counts.begin(), counts.end(), [&](auto& p) { return p.first == m.type; });
+        auto it =
+            std::find_if(counts.begin(), counts.end(), [&](auto& p) { return p.first == m.type; });
         if (it == counts.end())
             counts.push_back({m.type, 1});
         else
@@ -166,8 +167,8 @@ CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, 
 
 std::uint64_t weight_bytes_per_token(const ModelConfig& c, const CompactWeights& cw) {
     std::uint64_t matrices = 0;
-    const std::uint64_t row = cw.embedding.data ? ggml_row_bytes(cw.embedding.type, c.dim)
-                                                : std::uint64_t(c.dim) * 4;
+    const std::uint64_t row =
+        cw.embedding.data ? ggml_row_bytes(cw.embedding.type, c.dim) : std::uint64_t(c.dim) * 4;
     if (cw.held()) {
         matrices = cw.bytes;
     } else {
@@ -245,7 +246,7 @@ std::uint64_t kept_parameter_bytes(const ModelConfig& c, const CompactWeights& c
 }
 
 std::uint64_t kept_weight_bytes(const ModelConfig& c, std::uint64_t float32_bytes,
-                                 const KeptTypes& kept) {
+                                const KeptTypes& kept) {
     std::uint64_t floats_out = 0, kept_in = 0;
     auto add = [&](MatrixKind k, int layer, bool has_own_floats) {
         const auto [rows, n] = matrix_shape(c, k);
@@ -264,7 +265,8 @@ std::uint64_t kept_weight_bytes(const ModelConfig& c, std::uint64_t float32_byte
 std::uint64_t kept_weight_bytes(const ModelConfig& c, GgmlType want, std::uint64_t float32_bytes) {
     if (want == GgmlType::F32) return float32_bytes;
     return kept_weight_bytes(c, float32_bytes, [&](MatrixKind k, int) {
-        return k == MatrixKind::embedding ? GgmlType::F32 : kept_type(want, matrix_shape(c, k).second);
+        return k == MatrixKind::embedding ? GgmlType::F32
+                                          : kept_type(want, matrix_shape(c, k).second);
     });
 }
 

@@ -99,7 +99,7 @@ using KeptTypes = std::function<GgmlType(MatrixKind, int layer)>;
 // `kept` says (the float32 weights, `float32_bytes`, less the floats of what is kept compact,
 // plus those in their kept types). What core/memory_budget.h's check is given.
 std::uint64_t kept_weight_bytes(const ModelConfig& c, std::uint64_t float32_bytes,
-                                 const KeptTypes& kept);
+                                const KeptTypes& kept);
 // The same with every matrix kept as kept_type(want, n) (F32: `float32_bytes`).
 std::uint64_t kept_weight_bytes(const ModelConfig& c, GgmlType want, std::uint64_t float32_bytes);
 

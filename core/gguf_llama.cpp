@@ -18,7 +18,6 @@
 namespace kvs {
 namespace {
 
-
 int shape_value(const GgufFile& f, const std::string& key, int fallback = -1) {
     const auto v = f.get_uint(key);
     if (!v) {
@@ -285,16 +284,17 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     for (const auto& [type, n] : type_counts)
         g.format.append(" ").append(std::to_string(n)).append(" ").append(type);
     if (compact)
-        g.format += ", matrices kept " + (weights ? "as " + weight_type_option_name(*weights)
-                                                  : std::string("as stored")) +
-                    " (" + g.ck.compact.types() + "; " + std::to_string(in_place.size()) +
-                    " tensors used in place), " +
-                    (g.ck.compact.embedding.data
-                         ? "embedding table kept " +
-                               std::string(ggml_type_name(g.ck.compact.embedding.type)) +
-                               ", norms dequantised to float32"
-                         : "embeddings and norms dequantised to float32") +
-                    context_note;
+        g.format +=
+            ", matrices kept " +
+            (weights ? "as " + weight_type_option_name(*weights) : std::string("as stored")) +
+            " (" + g.ck.compact.types() + "; " + std::to_string(in_place.size()) +
+            " tensors used in place), " +
+            (g.ck.compact.embedding.data
+                 ? "embedding table kept " +
+                       std::string(ggml_type_name(g.ck.compact.embedding.type)) +
+                       ", norms dequantised to float32"
+                 : "embeddings and norms dequantised to float32") +
+            context_note;
     else
         g.format += ", dequantised to float32 on load" + context_note;
     return g;

@@ -19,8 +19,9 @@ namespace kvs {
 
 // `type` is the matrices' type: F32, F16, BF16, Q8_0, Q4_0 or Q2_K .. Q6_K. Norm vectors stay
 // F32 (as llama.cpp's converter keeps them), and a matrix whose rows are not whole blocks of the
-// type is written in compact_weights.h's kept_type (Q4_0 or Q8_0 for a K-quant, else F16). Written through core/output_file.h (temporary file renamed
-// over `path`; an input of this run is refused). Throws kvs::Error naming `path`.
+// type is written in compact_weights.h's kept_type (Q4_0 or Q8_0 for a K-quant, else F16). Written
+// through core/output_file.h (temporary file renamed over `path`; an input of this run is refused).
+// Throws kvs::Error naming `path`.
 void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
                       const BpeTokenizer& tok, GgmlType type, const std::string& model_name);
 

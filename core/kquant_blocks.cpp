@@ -25,7 +25,8 @@ void decode_q2k(const BlockQ2K& b, float* y) {
             for (int half = 0; half < 2; ++half) {
                 const std::uint8_t sc = b.scales[is++];
                 const float dl = d * float(sc & 0xF), ml = min * float(sc >> 4);
-                for (int l = 0; l < 16; ++l) *y++ = dl * float((q[l + 16 * half] >> shift) & 3) - ml;
+                for (int l = 0; l < 16; ++l)
+                    *y++ = dl * float((q[l + 16 * half] >> shift) & 3) - ml;
             }
 }
 
@@ -112,8 +113,8 @@ int clamp_code(float v, int lo, int hi) {
 
 // Affine groups (Q2_K, Q4_K, Q5_K): x ~ d * sc * q - dmin * m, q in 0..qmax, sc and m in
 // 0..smax. Sets the codes L (0..qmax), the group scales and mins, d and dmin.
-void affine_codes(const float* x, int groups, int qmax, int smax, std::uint8_t* L,
-                  std::uint8_t* sc, std::uint8_t* m, float& d, float& dmin) {
+void affine_codes(const float* x, int groups, int qmax, int smax, std::uint8_t* L, std::uint8_t* sc,
+                  std::uint8_t* m, float& d, float& dmin) {
     const int len = kSuperBlock / groups;
     float scale[16], minus_min[16], max_scale = 0, max_min = 0;
     for (int g = 0; g < groups; ++g) {

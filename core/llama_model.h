@@ -34,8 +34,7 @@ class LlamaModel final : public Model {
     // Every weight read once in the type it is kept in (compact matrices: their bytes).
     StepCounts count_forward(int pos0, int T) const override {
         StepCounts s = count_llama_forward(ck_.config, pos0, T);
-        s.bytes += double(kept_parameter_bytes(ck_.config, ck_.compact)) -
-                   weight_bytes(ck_.config);
+        s.bytes += double(kept_parameter_bytes(ck_.config, ck_.compact)) - weight_bytes(ck_.config);
         return s;
     }
 

@@ -18,7 +18,6 @@ constexpr std::size_t kMaxModelFileBytes = sizeof(std::size_t) >= 8
                                                ? static_cast<std::size_t>(std::uint64_t(16) << 30)
                                                : static_cast<std::size_t>(std::uint64_t(1) << 31);
 
-
 class MappedFile {
   public:
     // Throws kvs::Error naming `path` when it is missing, not a regular file (see

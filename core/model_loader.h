@@ -18,10 +18,10 @@ namespace kvs {
 // Opens `spec`; `tokenizer` empty means: look beside the checkpoint. `weights` (--weights,
 // core/compact_weights.h): none keeps a GGUF's matrices in the file's own types, used in place
 // (other formats are read as float32); F32 expands them; another type keeps every matrix in that
-// type: a GGUF's tensors of that type are used as they are, anything else is converted on load. Throws kvs::Error, also when the weights
-// (as kept) and the KV cache at the chosen context do not fit `limits`' budgets (checked before
-// any weight is read). Without limits: the model's own context, host memory
-// (core/memory_budget.h's host_memory_budget).
+// type: a GGUF's tensors of that type are used as they are, anything else is converted on load.
+// Throws kvs::Error, also when the weights (as kept) and the KV cache at the chosen context do not
+// fit `limits`' budgets (checked before any weight is read). Without limits: the model's own
+// context, host memory (core/memory_budget.h's host_memory_budget).
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer = {},
                                   WeightsWanted weights = std::nullopt);
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,

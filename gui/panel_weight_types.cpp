@@ -108,12 +108,12 @@ void draw_weight_types(FrameContext& f) {
                 tr("This panel needs a Llama-style model (the toy and GPT-2 have no weights to "
                    "keep in other types)."));
         } else {
-            ImGui::TextUnformatted(tr(
-                "Each decode token reads every weight once. The same model with its matrices in "
-                "each type, measured on this CPU (1 thread, median of 8 decode steps):"));
+            ImGui::TextUnformatted(
+                tr("Each decode token reads every weight once. The same model with its matrices in "
+                   "each type, measured on this CPU (1 thread, median of 8 decode steps):"));
             const bool stale = s.model != f.snap.model;
-            if (!s.running && ImGui::Button(s.rows.empty() || stale ? tr("Measure")
-                                                                    : tr("Measure again")))
+            if (!s.running &&
+                ImGui::Button(s.rows.empty() || stale ? tr("Measure") : tr("Measure again")))
                 measure_weight_types_panel(f.snap.model, false);
             if (s.running) ImGui::TextUnformatted(tr("measuring..."));
             std::lock_guard<std::mutex> lock(s.mutex);
@@ -147,8 +147,8 @@ void draw_weight_types(FrameContext& f) {
                     ImGui::TextUnformatted(b);
                     ImGui::TableNextColumn();
                     if (s.read_bw > 0) {
-                        std::snprintf(b, sizeof b, "%.0f%%", 100 * r.bytes_per_second() / 1e9 /
-                                                                 s.read_bw);
+                        std::snprintf(b, sizeof b, "%.0f%%",
+                                      100 * r.bytes_per_second() / 1e9 / s.read_bw);
                         ImGui::TextUnformatted(b);
                     }
                 }

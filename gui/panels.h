@@ -67,7 +67,7 @@ struct UiState {
     double last_play_request = 0;
     bool show_help = false;
     bool show_weight_types = false;  // the weight-types panel (key W)
-    int kv_layer = -1;  // -1: follow the attention panel's layer
+    int kv_layer = -1;               // -1: follow the attention panel's layer
     // The large heatmap shows the newest n / zoom tokens (mouse wheel; double-click: all).
     float heat_zoom = 1.0f;
     // The text fields' contents (imgui_stdlib's InputText grows them: no length limit).

@@ -17,9 +17,9 @@ std::unique_ptr<LlamaModel> variant(const LlamaModel& m, WeightsWanted want, std
     const CompactWeights& cw = m.compact();
     if (!want) return m.with_weights(Checkpoint{c, m.weights(), cw}, m.format());
     const GgmlType t = *want;
-    const std::uint64_t need = t == GgmlType::F32
-                                   ? 4 * std::uint64_t(c.parameter_count())
-                                   : kept_weight_bytes(c, t, 4 * std::uint64_t(c.parameter_count()));
+    const std::uint64_t need =
+        t == GgmlType::F32 ? 4 * std::uint64_t(c.parameter_count())
+                           : kept_weight_bytes(c, t, 4 * std::uint64_t(c.parameter_count()));
     const MemoryBudget host = host_memory_budget();
     if (host.bytes != 0 && need > host.bytes) {
         why = "needs " + std::to_string(need >> 20) + " MiB, " + std::to_string(host.bytes >> 20) +
@@ -47,8 +47,8 @@ std::unique_ptr<LlamaModel> variant(const LlamaModel& m, WeightsWanted want, std
         return {GgmlType::F32, reinterpret_cast<const unsigned char*>(p)};
     };
     ck.weights = W;  // norms and the table as the model has them
-    ck.compact = make_compact_weights(c, t, source, std::make_shared<Checkpoint>(Checkpoint{
-                                                        c, W, cw}));
+    ck.compact =
+        make_compact_weights(c, t, source, std::make_shared<Checkpoint>(Checkpoint{c, W, cw}));
     ck.compact.embedding = cw.embedding;  // a compact table stays as it is
     return m.with_weights(std::move(ck), weight_type_option_name(t));
 }
@@ -64,8 +64,7 @@ std::vector<WeightsWanted> panel_weight_types(const LlamaModel& m) {
 }
 
 std::vector<WeightTypeRun> measure_weight_types(const LlamaModel& m, Backend& be,
-                                                const std::vector<WeightsWanted>& types,
-                                                int steps,
+                                                const std::vector<WeightsWanted>& types, int steps,
                                                 const std::function<void()>& between) {
     if (m.config().gpt2()) throw Error("the gpt2 architecture runs with float32 weights only");
     std::vector<WeightTypeRun> out;

@@ -22,7 +22,7 @@ namespace kvs {
 
 struct WeightTypeRun {
     WeightsWanted asked;  // the type asked for; none: as the model keeps them
-    std::string kept;                // what the matrices are kept as ("Q4_K x 72, Q6_K x 13")
+    std::string kept;     // what the matrices are kept as ("Q4_K x 72, Q6_K x 13")
     std::uint64_t bytes_per_token = 0;
     double step_seconds = 0;  // median of `steps` decode steps; 0 when not measured
     int steps = 0;

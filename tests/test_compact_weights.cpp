@@ -318,8 +318,8 @@ TEST_CASE("compact weights on a backend that computes in float32 only: expanded 
     // greedy text as the CPU with the same F16 weights.
     const auto f32 = test::run_cli(
         {"generate", "--backend", "cpu", "--weights", "f16", "--max-new-tokens", "8"});
-    const auto r = test::run_cli({"generate", "--backend", "cuda-emulated", "--weights", "f16",
-                                  "--max-new-tokens", "8"});
+    const auto r = test::run_cli(
+        {"generate", "--backend", "cuda-emulated", "--weights", "f16", "--max-new-tokens", "8"});
     CHECK(r.exit_code == 0);
     CHECK(r.out == f32.out);
     const auto bad = test::run_cli({"generate", "--weights", "q4_1", "--max-new-tokens", "2"});

@@ -70,9 +70,9 @@ TEST_CASE("K-quants: the quantiser and the one decoder agree within each type's 
     // RMS error over RMS value of uniform values, measured with this quantiser: Q2_K 0.30,
     // Q3_K 0.15, Q4_K 0.061, Q5_K 0.030, Q6_K 0.016, Q8_K 0.0039; the bounds are about 1.3x.
     const auto x = random_floats(4 * kSuperBlock, 5, 0.3f);
-    const std::pair<GgmlType, double> bounds[] = {{GgmlType::Q2_K, 0.4},   {GgmlType::Q3_K, 0.2},
-                                                  {GgmlType::Q4_K, 0.08},  {GgmlType::Q5_K, 0.04},
-                                                  {GgmlType::Q6_K, 0.021}, {GgmlType::Q8_K, 0.0052}};
+    const std::pair<GgmlType, double> bounds[] = {
+        {GgmlType::Q2_K, 0.4},  {GgmlType::Q3_K, 0.2},   {GgmlType::Q4_K, 0.08},
+        {GgmlType::Q5_K, 0.04}, {GgmlType::Q6_K, 0.021}, {GgmlType::Q8_K, 0.0052}};
     for (const auto& [t, bound] : bounds) {
         const auto back = round_trip(t, x);
         double err = 0, ref = 0;
@@ -115,7 +115,8 @@ TEST_CASE("activations are quantised as ggml quantises them, on every path", "[k
     const int n = 256 * kSuperBlock;
     auto x = random_floats(n, 7, 2.0f);
     for (int b = 0; b < n / kSuperBlock; ++b)  // scales from 1e-3 to 1e3
-        for (int j = 0; j < kSuperBlock; ++j) x[b * kSuperBlock + j] *= std::pow(10.0f, float(b % 7 - 3));
+        for (int j = 0; j < kSuperBlock; ++j)
+            x[b * kSuperBlock + j] *= std::pow(10.0f, float(b % 7 - 3));
     x[300] = -5.0f;  // the largest magnitude, negative: Q8_K's scale takes its sign
     x[301] = 5.0f;   // the same magnitude after it: the first one wins, as in ggml
     std::fill(x.begin() + 2 * kSuperBlock, x.begin() + 3 * kSuperBlock, 0.0f);  // a block of zeros
@@ -163,7 +164,8 @@ TEST_CASE("activations whose scaled value rounds to a half are rounded twice, as
     int found = 0;
     for (int k = -120; k < 120 && found < kSuperBlock - 1; ++k) {
         float v = float((k + 0.5) / double(iscale));
-        for (int step = 0; step < 64 && found < kSuperBlock - 1; ++step, v = std::nextafter(v, 0.0f)) {
+        for (int step = 0; step < 64 && found < kSuperBlock - 1;
+             ++step, v = std::nextafter(v, 0.0f)) {
             const double exact = double(iscale) * double(v);
             if (iscale * v == float(k + 0.5) && exact != k + 0.5 && std::abs(v) < max)
                 x[1 + found++] = v;

@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
     unsigned seed = 1;
     for (const Shape& s : shapes) {
         std::vector<float> w(std::size_t(s.rows) * s.n);
-        for (float& x : w) x = float(int((seed = seed * 1103515245u + 12345u) >> 9) % 2001 - 1000) * 1e-4f;
+        for (float& x : w)
+            x = float(int((seed = seed * 1103515245u + 12345u) >> 9) % 2001 - 1000) * 1e-4f;
         auto& m = mats.emplace_back(ggml_row_bytes(type, w.size()));
         encode_values(type, w.data(), w.size(), m.data());
         bytes += m.size();
@@ -62,7 +63,8 @@ int main(int argc, char** argv) {
                     cpu::matmul_compact(out.data(), x.data(), type, mats[i].data(), 1, shapes[i].n,
                                         shapes[i].rows, nullptr);
             }
-            t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            t.push_back(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
             if (p == cpu::DotPath::float32 && s >= 9) break;  // slow: ten steps tell
         }
         std::sort(t.begin(), t.end());

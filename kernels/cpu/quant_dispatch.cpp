@@ -13,11 +13,11 @@
 namespace kvs::cpu {
 
 // Each path's build (quant_matmul.cpp).
-#define KVS_DECLARE_DOT_PATH(ns)                                                                \
-    namespace ns {                                                                              \
-    void matmul_q(float* out, const float* x, GgmlType type, const unsigned char* w, int T,     \
-                  int n, int d, ThreadPool* pool);                                              \
-    QuantizedRow quantize_row(GgmlType weights, const float* x, int n);                         \
+#define KVS_DECLARE_DOT_PATH(ns)                                                                   \
+    namespace ns {                                                                                 \
+    void matmul_q(float* out, const float* x, GgmlType type, const unsigned char* w, int T, int n, \
+                  int d, ThreadPool* pool);                                                        \
+    QuantizedRow quantize_row(GgmlType weights, const float* x, int n);                            \
     }
 KVS_DECLARE_DOT_PATH(scalar)
 #if defined(KVSCOPE_X86_PATHS)
@@ -83,8 +83,8 @@ const char* dot_path_name(DotPath p) {
 
 std::vector<DotPath> available_dot_paths() {
     std::vector<DotPath> out;
-    for (DotPath p : {DotPath::float32, DotPath::scalar, DotPath::avx2, DotPath::avxvnni,
-                      DotPath::avx512vnni})
+    for (DotPath p :
+         {DotPath::float32, DotPath::scalar, DotPath::avx2, DotPath::avxvnni, DotPath::avx512vnni})
         if (runs(p)) out.push_back(p);
     return out;
 }

@@ -7,9 +7,9 @@
 // unsigned codes in value order (the 4-bit, 5-bit, 6-bit, 3-bit or 2-bit codes, each type's own
 // bit layout, core/kquant_blocks.h) with 16 int16 group scales, and every type then shares one
 // sum:  dot = da * (dmul * S1 - mmul * S2) (for Q6_K and Q3_K, whose mmul is dmul:
-// da * dmul * (S1 - S2), the difference taken in integers),  S1 = sum_g sc_g * sum_{i in g} q_i a_i  (the codes
-// times the int8 activations, u8 x s8 pairs, scaled per group of 16), S2 = sum_g k_g * bsum_g
-// (the offset each type subtracts: Q4_K's mins, Q6_K's 32 * sc, Q3_K's 4 * sc, with the
+// da * dmul * (S1 - S2), the difference taken in integers),  S1 = sum_g sc_g * sum_{i in g} q_i a_i
+// (the codes times the int8 activations, u8 x s8 pairs, scaled per group of 16), S2 = sum_g k_g *
+// bsum_g (the offset each type subtracts: Q4_K's mins, Q6_K's 32 * sc, Q3_K's 4 * sc, with the
 // activations' group sums that Q8_K carries). Q8_0 and Q4_0 take ggml's sign trick: |w| as the
 // unsigned factor, a with w's sign as the signed one.
 #include <algorithm>
@@ -67,7 +67,8 @@ void quantize_q8_0(const float* x, int n, std::int8_t* q, float* d) {
         for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j]));
         d[b] = half_to_float(float_to_half(amax / 127.0f));
         const float id = amax != 0 ? 127.0f / amax : 0.0f;
-        for (int j = 0; j < 32; ++j) q[32 * b + j] = static_cast<std::int8_t>(round_even(v[j] * id));
+        for (int j = 0; j < 32; ++j)
+            q[32 * b + j] = static_cast<std::int8_t>(round_even(v[j] * id));
     }
 }
 
@@ -264,7 +265,8 @@ float dot_row(GgmlType t, const unsigned char* w, const ActRow& a, int n) {
 // acc + the sums of 4 u8 x s8 products per int32 lane.
 inline __m256i dot_u8s8(__m256i acc, __m256i u, __m256i s) {
 #if KVS_DOT_LEVEL == 1
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+    return _mm256_add_epi32(acc,
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
 #elif KVS_DOT_LEVEL == 2
     return _mm256_dpbusd_avx_epi32(acc, u, s);
 #else
@@ -309,7 +311,8 @@ inline __m256i block_weights(const unsigned char* blk) {
         return load256(blk + 2);
     } else {  // low nibbles are values 0..15, high nibbles 16..31, stored as q + 8
         const __m128i v = load128(blk + 2), m = _mm_set1_epi8(0xF);
-        const __m256i q = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), m), _mm_and_si128(v, m));
+        const __m256i q =
+            _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), m), _mm_and_si128(v, m));
         return _mm256_sub_epi8(q, _mm256_set1_epi8(8));
     }
 }
@@ -324,8 +327,10 @@ float dot_blocks32(const unsigned char* w, const ActRow& a, int n) {
         const unsigned char* blk = w + i * kBytes;
         const __m256i x = block_weights<kT>(blk), y = load256(a.q + 32 * i);
         // |w| x (a with w's sign): u8 x s8, the products of w and a
-        const __m256i p = dot_u8s8(_mm256_setzero_si256(), _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(half_bits_to_float(blk) * a.d[i]), acc);
+        const __m256i p =
+            dot_u8s8(_mm256_setzero_si256(), _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+                              _mm256_set1_ps(half_bits_to_float(blk) * a.d[i]), acc);
     };
     for (; b + 2 <= nb; b += 2) {
         one(b, acc0);
@@ -372,8 +377,10 @@ inline void unpack(const unsigned char* p, Super& s) {
             __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), kLow4);
             if constexpr (q5) {
                 const __m256i h = _mm256_srli_epi16(qh, 2 * j);
-                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(h, _mm256_set1_epi8(1)), 4));
-                hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(h, _mm256_set1_epi8(2)), 3));
+                lo = _mm256_or_si256(
+                    lo, _mm256_slli_epi16(_mm256_and_si256(h, _mm256_set1_epi8(1)), 4));
+                hi = _mm256_or_si256(
+                    hi, _mm256_slli_epi16(_mm256_and_si256(h, _mm256_set1_epi8(2)), 3));
             }
             s.q[2 * j] = lo;
             s.q[2 * j + 1] = hi;
@@ -441,7 +448,7 @@ inline void unpack(const unsigned char* p, Super& s) {
 // and a row alone agree bit for bit.
 template <GgmlType kT, int C>
 void dot_super(const unsigned char* w, const ActRow* a, int n, float* out) {
-    constexpr std::size_t kBytes = kT == GgmlType::Q2_K   ? sizeof(BlockQ2K)
+    constexpr std::size_t kBytes = kT == GgmlType::Q2_K ? sizeof(BlockQ2K)
                                    : kT == GgmlType::Q3_K ? sizeof(BlockQ3K)
                                    : kT == GgmlType::Q4_K ? sizeof(BlockQ4K)
                                    : kT == GgmlType::Q5_K ? sizeof(BlockQ5K)
@@ -479,8 +486,8 @@ void dot_super(const unsigned char* w, const ActRow* a, int n, float* out) {
                                                   0x00070006, 0x00050004, 0x00030002, 0x00010000),
                                  _mm512_set1_epi16(short(32 * k))),
                 3);  // lane l of chunk pair k: group (32 k + l) / 8
-            u[k] = _mm512_maskz_inserti64x4(0xff, _mm512_maskz_inserti64x4(0xff, zero, s.q[2 * k], 0),
-                                            s.q[2 * k + 1], 1);
+            u[k] = _mm512_maskz_inserti64x4(
+                0xff, _mm512_maskz_inserti64x4(0xff, zero, s.q[2 * k], 0), s.q[2 * k + 1], 1);
             scale[k] = _mm512_permutexvar_epi16(idx, sc);
         }
         for (int c = 0; c < C; ++c) {
@@ -510,14 +517,16 @@ void dot_super(const unsigned char* w, const ActRow* a, int n, float* out) {
                 char(2 * g + 2), char(2 * g + 3), char(2 * g + 2), char(2 * g + 3), char(2 * g + 2),
                 char(2 * g + 3), char(2 * g + 2), char(2 * g + 3), char(2 * g + 2), char(2 * g + 3),
                 char(2 * g + 2), char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g),
-                char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g),
-                char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g));
+                char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g), char(2 * g + 1),
+                char(2 * g), char(2 * g + 1), char(2 * g), char(2 * g + 1), char(2 * g),
+                char(2 * g + 1), char(2 * g));
             scale[k] = _mm256_shuffle_epi8(k < 4 ? lo : hi, pick);
         }
         for (int c = 0; c < C; ++c) {
             const std::int8_t* q = a[c].q + kSuperBlock * b;
             __m256i sum = _mm256_setzero_si256();
-            for (int k = 0; k < 8; ++k) sum = dot_scaled(sum, s.q[k], load256(q + 32 * k), scale[k]);
+            for (int k = 0; k < 8; ++k)
+                sum = dot_scaled(sum, s.q[k], load256(q + 32 * k), scale[k]);
             const __m256i offs = _mm256_madd_epi16(load256(a[c].bsums + 16 * b), s.k);
             if constexpr (kSameScale)
                 sum = _mm256_sub_epi32(sum, offs);
@@ -591,8 +600,8 @@ void matmul_type(float* out, const Acts& a, const unsigned char* w, int T, int n
 
 }  // namespace
 
-void matmul_q(float* out, const float* x, GgmlType type, const unsigned char* w, int T, int n, int d,
-              ThreadPool* pool) {
+void matmul_q(float* out, const float* x, GgmlType type, const unsigned char* w, int T, int n,
+              int d, ThreadPool* pool) {
     // The calling thread's scratch: each token's row quantised once for all d weight rows.
     static thread_local Acts acts;
     quantize_rows(x, type, T, n, acts);

@@ -8,27 +8,27 @@
 // Q4_0 exports are reported, their logits bounded up to where the tokens part (llama.cpp rounds
 // the activations to F16 in F16 matmuls, where kvscope computes in float32, and these small
 // models' rows of 172 or 344 are written F16 in Q8_0 and Q4_0 files too; kvscope's Q8_0 and Q4_0
-// matmuls round the activations to Q8_0 as ggml does; so a near tie may go the other way). Each model is also written with other
-// hyper-parameters (RoPE base 500000, Llama 3's rope scaling as rope_freqs, RMSNorm epsilon 1e-6),
-// strict like F32: the same weights then give other logits, and both must give the same ones.
-// And as a Qwen2-shaped model (the weights with q/k/v biases added, tests/qwen2_model.h) in a
-// GGUF of architecture qwen2, whose q/k rows llama.cpp rotates as NEOX (rotate-half) pairs.
-// And as a GPT-2-shaped model (random weights of GPT-2's design in the model's shapes, with its
-// tokenizer: tests/gpt2_model.h) in a GGUF of architecture gpt2: LayerNorm, learned positions,
-// fused q/k/v with biases, GELU. Its bound is looser, and held up to where the tokens part, as
-// for F16: ggml's CPU GELU looks its value up in a table indexed by the input rounded to F16 and
-// holding F16 outputs (GGML_GELU_FP16), where kvscope computes tanh in float32. Measured: 0.97e-3
-// to 1.3e-3 on 80-step runs, a near tie parting the tokens in 2 of 6; with kvscope's GELU
-// rounded the same way (an experiment, not kept) 3.4e-4 to 5.9e-4 and every token the same.
-// So the same GPT-2 is run again with its MLP's output zeroed (f32-gpt2-no-mlp), strict at 1e-5:
-// positions, LayerNorms, the fused q/k/v and every bias but the MLP's, attention, the classifier.
-// And K-quants (kquant_peer below): a small random model of K-quant shapes (rows of 256 and
-// 768) written F32 and quantised by llama.cpp's own quantizer (llama_model_quantize) to Q2_K,
+// matmuls round the activations to Q8_0 as ggml does; so a near tie may go the other way). Each
+// model is also written with other hyper-parameters (RoPE base 500000, Llama 3's rope scaling as
+// rope_freqs, RMSNorm epsilon 1e-6), strict like F32: the same weights then give other logits, and
+// both must give the same ones. And as a Qwen2-shaped model (the weights with q/k/v biases added,
+// tests/qwen2_model.h) in a GGUF of architecture qwen2, whose q/k rows llama.cpp rotates as NEOX
+// (rotate-half) pairs. And as a GPT-2-shaped model (random weights of GPT-2's design in the model's
+// shapes, with its tokenizer: tests/gpt2_model.h) in a GGUF of architecture gpt2: LayerNorm,
+// learned positions, fused q/k/v with biases, GELU. Its bound is looser, and held up to where the
+// tokens part, as for F16: ggml's CPU GELU looks its value up in a table indexed by the input
+// rounded to F16 and holding F16 outputs (GGML_GELU_FP16), where kvscope computes tanh in float32.
+// Measured: 0.97e-3 to 1.3e-3 on 80-step runs, a near tie parting the tokens in 2 of 6; with
+// kvscope's GELU rounded the same way (an experiment, not kept) 3.4e-4 to 5.9e-4 and every token
+// the same. So the same GPT-2 is run again with its MLP's output zeroed (f32-gpt2-no-mlp), strict
+// at 1e-5: positions, LayerNorms, the fused q/k/v and every bias but the MLP's, attention, the
+// classifier. And K-quants (kquant_peer below): a small random model of K-quant shapes (rows of 256
+// and 768) written F32 and quantised by llama.cpp's own quantizer (llama_model_quantize) to Q2_K,
 // Q3_K_M, Q4_K_M, Q5_K_M and Q6_K: every quantised tensor of those files dequantised by kvscope
 // and by ggml (its type traits' to_float) must be the same floats, bit for bit, and so must
 // random blocks of every K-quant type (Q8_K too); the activations kvscope's integer paths
-// quantise to Q8_K must be ggml's quantize_row_q8_K_ref's blocks; then the Q4_K_M, Q5_K_M and Q6_K files through
-// both, fed llama.cpp's greedy tokens: on kvscope's float path (the weights exactly
+// quantise to Q8_K must be ggml's quantize_row_q8_K_ref's blocks; then the Q4_K_M, Q5_K_M and Q6_K
+// files through both, fed llama.cpp's greedy tokens: on kvscope's float path (the weights exactly
 // dequantised, float32 arithmetic) every step's logits correlate with llama.cpp's at r >= 0.99
 // (measured 0.9997 at least) and the first step's top token is among llama.cpp's top 3
 // (llama.cpp rounds the activations to 8 bits in these dot products, so the two differ by that
@@ -55,8 +55,8 @@
 #include "core/gguf_file.h"
 #include "core/gguf_writer.h"
 #include "core/kquant_blocks.h"
-#include "core/mapped_file.h"
 #include "core/llama_model.h"
+#include "core/mapped_file.h"
 #include "core/model_loader.h"
 #include "core/rope_frequencies.h"
 #include "core/session.h"
@@ -190,7 +190,9 @@ bool same_dequantised(const std::string& path, std::vector<std::pair<std::string
 // both decoders.
 bool same_dequantised_random() {
     std::uint64_t state = 99;
-    auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+    auto next = [&] {
+        return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33;
+    };
     bool ok = true;
     for (kvs::GgmlType t : {kvs::GgmlType::Q2_K, kvs::GgmlType::Q3_K, kvs::GgmlType::Q4_K,
                             kvs::GgmlType::Q5_K, kvs::GgmlType::Q6_K, kvs::GgmlType::Q8_K}) {
@@ -200,15 +202,24 @@ bool same_dequantised_random() {
         for (std::size_t i = 0; i < blocks; ++i) {  // the scales: finite values
             unsigned char* blk = b.data() + i * bytes;
             auto half = [&](std::size_t at) {
-                const std::uint16_t h = kvs::float_to_half(float(int(next() % 2001) - 1000) * 1e-4f);
+                const std::uint16_t h =
+                    kvs::float_to_half(float(int(next() % 2001) - 1000) * 1e-4f);
                 std::memcpy(blk + at, &h, 2);
             };
             switch (t) {
-                case kvs::GgmlType::Q2_K: half(80), half(82); break;
-                case kvs::GgmlType::Q3_K: half(108); break;
+                case kvs::GgmlType::Q2_K:
+                    half(80), half(82);
+                    break;
+                case kvs::GgmlType::Q3_K:
+                    half(108);
+                    break;
                 case kvs::GgmlType::Q4_K:
-                case kvs::GgmlType::Q5_K: half(0), half(2); break;
-                case kvs::GgmlType::Q6_K: half(208); break;
+                case kvs::GgmlType::Q5_K:
+                    half(0), half(2);
+                    break;
+                case kvs::GgmlType::Q6_K:
+                    half(208);
+                    break;
                 default: {
                     const float d = float(int(next() % 2001) - 1000) * 1e-5f;
                     std::memcpy(blk, &d, 4);
@@ -277,8 +288,8 @@ Agreement teacher_forced(const kvs::Model& m, llama_model* lm, kvs::CpuBackend& 
         for (int i = 0; i < V; ++i) order[i] = i;
         std::partial_sort(order.begin(), order.begin() + 3, order.end(),
                           [&](int x, int y) { return lg[x] > lg[y]; });
-        const int mine = static_cast<int>(
-            std::max_element(out.logits.begin(), out.logits.end()) - out.logits.begin());
+        const int mine = static_cast<int>(std::max_element(out.logits.begin(), out.logits.end()) -
+                                          out.logits.begin());
         if (s == 0 && mine != order[0] && mine != order[1] && mine != order[2]) ++a.top3_misses;
         ++a.steps;
         feed.assign(1, order[0]);
@@ -291,7 +302,9 @@ Agreement teacher_forced(const kvs::Model& m, llama_model* lm, kvs::CpuBackend& 
 // Activations quantised to Q8_K by kvscope's integer paths and by ggml: the same blocks.
 bool same_q8k_activations() {
     std::uint64_t state = 7;
-    auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+    auto next = [&] {
+        return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33;
+    };
     const int n = 16 * 256;
     std::vector<float> x(n);
     for (float& v : x) v = float(int(next() % 20001) - 10000) * 1e-3f;
@@ -337,8 +350,7 @@ bool kquant_peer(const std::filesystem::path& out, const kvs::BpeTokenizer& tok)
                 acts ? "the same blocks as ggml's quantize_row_q8_K_ref" : "FAILED");
     ok = ok && acts;
     std::vector<std::pair<std::string, int>> seen;
-    for (const auto& [name, ftype, run] :
-         std::vector<std::tuple<std::string, llama_ftype, bool>>{
+    for (const auto& [name, ftype, run] : std::vector<std::tuple<std::string, llama_ftype, bool>>{
              {"q2_k", LLAMA_FTYPE_MOSTLY_Q2_K, false},
              {"q3_k_m", LLAMA_FTYPE_MOSTLY_Q3_K_M, false},
              {"q4_k_m", LLAMA_FTYPE_MOSTLY_Q4_K_M, true},
@@ -376,13 +388,13 @@ bool kquant_peer(const std::filesystem::path& out, const kvs::BpeTokenizer& tok)
                               m->format().find("kept as stored") != std::string::npos;
             std::printf(
                 "peer: %s %s, prompt '%s', %d steps fed llama.cpp's tokens: float path r >= "
-                "%.4f, first top token in llama.cpp's top 3 %s, max |logit difference| %.3g; integer "
+                "%.4f, first top token in llama.cpp's top 3 %s, max |logit difference| %.3g; "
+                "integer "
                 "path (%s) max |logit difference| %.3g (bound 2e-3)%s\n",
-                m->name().c_str(), m->format().find("kept as stored") != std::string::npos
-                                       ? "kept as stored"
-                                       : "NOT KEPT",
-                prompt.c_str(), fl.steps, fl.min_r,
-                fl.top3_misses ? "no" : "yes", fl.max_diff,
+                m->name().c_str(),
+                m->format().find("kept as stored") != std::string::npos ? "kept as stored"
+                                                                        : "NOT KEPT",
+                prompt.c_str(), fl.steps, fl.min_r, fl.top3_misses ? "no" : "yes", fl.max_diff,
                 kvs::cpu::dot_path_name(kvs::cpu::active_dot_path()), in.max_diff,
                 good ? "" : ": FAILED");
             ok = ok && good;
@@ -391,8 +403,9 @@ bool kquant_peer(const std::filesystem::path& out, const kvs::BpeTokenizer& tok)
     }
     std::string types;
     for (const auto& [t, n] : seen) types += " " + t + " x " + std::to_string(n);
-    std::printf("peer: K-quant files made by llama.cpp's quantizer, tensors dequantised by both:%s%s\n",
-                types.c_str(), ok ? "" : ": FAILED");
+    std::printf(
+        "peer: K-quant files made by llama.cpp's quantizer, tensors dequantised by both:%s%s\n",
+        types.c_str(), ok ? "" : ": FAILED");
     return ok;
 }
 
