@@ -5,20 +5,21 @@
 #include <filesystem>
 
 #include "cli/commands.h"
-#include "core/bpe_tokenizer.h"
-#include "core/checkpoint.h"
-#include "core/checkpoint_writer.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/gguf_file.h"
-#include "core/gguf_writer.h"
-#include "core/output_file.h"
+#include "core/files/gguf_file.h"
+#include "core/loaders/checkpoint.h"
+#include "core/loaders/checkpoint_writer.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
+#include "core/util/output_file.h"
 
 namespace kvs::cli {
 namespace {
 
-// Named shapes: "85M" is the llama2.c-shaped model of issue 17's figures; "1GB" the 1 GB file of
-// issue 15's load test. vocab 512 keeps the tokenizer small; the weights dominate either way.
+// Named shapes: "85M" is the llama2.c-shaped model of docs/bench's CPU figures (dim 768, 12
+// layers); "1GB" the 1 GB file of the load and memory figures there. vocab 512 keeps the tokenizer
+// small; the weights dominate either way.
 ModelConfig preset(const std::string& name) {
     ModelConfig c;
     c.vocab_size = 512;
@@ -41,7 +42,8 @@ std::vector<unsigned char> tokenizer_bytes(int vocab) {
     return tokenizer_file_bytes({" ", "e", " t", "he", " the", "a", " a"}, vocab);
 }
 
-// --arch gpt2: random GPT-2 weights (core/checkpoint_writer.h) and the tokenizer, as one GGUF.
+// --arch gpt2: random GPT-2 weights (core/loaders/checkpoint_writer.h) and the tokenizer, as one
+// GGUF.
 void write_gpt2(const std::string& out, const ModelConfig& c, std::uint64_t seed) {
     auto all = std::make_shared<std::vector<float>>(random_gpt2_weights(c, seed));
     LlamaWeights w;
@@ -65,8 +67,8 @@ int cmd_make_model(int argc, char** argv) {
          {"heads", "N", "query heads"},
          {"kv-heads", "N", "key/value heads (default: heads)"},
          {"vocab", "N", "vocabulary (>= 259: the byte pieces)"},
-         {"seq-len", "N", "context length"},
-         {"seed", "S", "weights' random seed (default 1)"}},
+         {"context", "N", "context length", false, {"-c", "--ctx-size", "--seq-len"}},
+         {"seed", "S", "weights' random seed (default 1)", false, {"-s"}}},
         argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -78,9 +80,17 @@ int cmd_make_model(int argc, char** argv) {
         return 0;
     }
     if (!a.has("out")) throw Error("make-model: --out FILE.bin is required");
-    const std::string arch = a.str("arch", "llama");
-    if (arch != "llama" && arch != "gpt2")
-        throw Error("make-model: --arch: '" + arch + "' is not one of llama, gpt2");
+    const std::string arch = a.choice("arch", "llama", {"llama", "gpt2"});
+    // The file's name says what is in it: a GPT-2 model is a GGUF file, a Llama one a llama2.c
+    // checkpoint (kvscope-cli export --gguf makes a GGUF of it).
+    const std::filesystem::path named(a.str("out"));
+    if (arch == "gpt2" && named.extension() != ".gguf")
+        a.fail("--arch gpt2 writes a GGUF file: name it " +
+               (named.parent_path() / (named.stem().string() + ".gguf")).string());
+    if (arch == "llama" && named.extension() == ".gguf")
+        a.fail(
+            "--arch llama writes a llama2.c checkpoint: name it .bin (kvscope-cli export "
+            "--gguf converts one to GGUF)");
     ModelConfig c = preset(a.str("shape", "85M"));
     c.dim = a.integer("dim", c.dim, 1, 1 << 16);
     if (arch == "gpt2") {  // GPT-2's design: a 4 x dim MLP, every K/V head its own
@@ -93,7 +103,7 @@ int cmd_make_model(int argc, char** argv) {
     c.n_heads = a.integer("heads", c.n_heads, 1, 1024);
     c.n_kv_heads = a.integer("kv-heads", a.has("heads") ? c.n_heads : c.n_kv_heads, 1, 1024);
     c.vocab_size = a.integer("vocab", c.vocab_size, 259, 1 << 20);
-    c.seq_len = a.integer("seq-len", c.seq_len, 1, 1 << 20);
+    c.seq_len = a.integer("context", c.seq_len, 1, 1 << 20);
     const std::uint64_t seed = a.unsigned_integer("seed", 1);
     if (c.gpt2()) {
         if (c.n_kv_heads != c.n_heads)

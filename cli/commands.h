@@ -7,8 +7,8 @@
 
 #include "cli/args.h"
 #include "cmdline/engine_options.h"
-#include "core/model.h"
-#include "core/session.h"
+#include "core/model/model.h"
+#include "core/session/session.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::cli {
@@ -24,6 +24,7 @@ int cmd_explain(int argc, char** argv);
 int cmd_make_model(int argc, char** argv);
 int cmd_kernels(int argc, char** argv);
 int cmd_export(int argc, char** argv);
+int cmd_replay(int argc, char** argv);
 
 // The option groups the window takes too (--model, --tokenizer, --backend, --threads, --prompt,
 // --timing-runs): defined once, in cmdline/engine_options.h.
@@ -38,12 +39,14 @@ using cmdline::timing_option;
 std::vector<OptionSpec> model_options();
 std::vector<OptionSpec> sampler_options();
 SamplerConfig sampler_from(const Args& a);
-// --timing-runs N as the policy of the engine's step timing.
-TimingPolicy timing_from(const Args& a);
+// --timing-runs N as the policy of the engine's step timing (`fallback_runs` when not given).
+TimingPolicy timing_from(const Args& a, int fallback_runs = TimingPolicy().runs);
+// How a command's step times were measured, in words for its summary.
+std::string timing_words(const TimingPolicy& t);
 
 // A model and a backend opened from --model / --tokenizer / --backend / --context: the backend
 // first, so the model is refused before loading when its weights and KV cache at that context do
-// not fit the backend's memory (core/memory_budget.h).
+// not fit the backend's memory (core/loaders/memory_budget.h).
 struct Opened {
     std::unique_ptr<Model> model;
     BackendChoice backend;

@@ -1,4 +1,4 @@
-# The Unicode classes the byte-level BPE pre-tokenizer needs (core/unicode_class.h), generated at
+# The Unicode classes the byte-level BPE pre-tokenizer needs (core/tokenizers/unicode_class.h), generated at
 # configure time from Debian's `unicode-data` package (nothing of Unicode's is committed):
 #   letters  \p{L} = general categories Lu Ll Lt Lm Lo   (extracted/DerivedGeneralCategory.txt)
 #   numbers  \p{N} = Nd Nl No                             (the same file)
@@ -41,7 +41,7 @@ function(kvscope_unicode_ranges file regex out_var)
     list(GET ab 0 a)
     list(GET ab 1 b)
     # The padding off again. (Not REGEX REPLACE "^0+": CMake applies it again after each match,
-    # so 0010102 became 112, and the tables lost or gained whole ranges.)
+    # so 0010102 would become 112, and the tables would lose or gain whole ranges.)
     string(REGEX MATCH "[1-9][0-9]*$|0$" a "${a}")
     math(EXPR next "${cur_b} + 1")
     if(a EQUAL next)

@@ -4,20 +4,16 @@
 #include <cstdio>
 #include <limits>
 #include <new>
+#include <sstream>
 
-#include "core/error.h"
-#include "core/model_loader.h"
-#include "gui/strings.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/trace_csv.h"
+#include "core/session/trace_events.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
+#include "kernels/gpu_step_probe.h"
 
 namespace kvs::gui {
-
-namespace {
-
-const char* label_for(CacheMode m) {
-    return m == CacheMode::Cached ? tr_later("with KV cache") : tr_later("without KV cache");
-}
-
-}  // namespace
 
 namespace {
 SessionConfig worker_sessions() {
@@ -36,6 +32,9 @@ EngineWorker::EngineWorker()
     h.kept_step = [this](std::size_t i, std::size_t k) { return kept_step(i, k); };
     h.go_on = [this] { return !cancel_; };
     bench_.set_hooks(std::move(h));
+    // Lesson 11's @gpu: the launches counted on the emulated backend, times where a GPU answers.
+    lesson_.set_gpu_probe(
+        [](const Model& m, const std::vector<int>& prompt) { return probe_gpu_step(m, prompt); });
 #ifndef __EMSCRIPTEN__  // the page runs the requests on its main loop (run_pending)
     thread_ = std::thread([this] { loop(); });
 #endif
@@ -58,7 +57,8 @@ double EngineWorker::now() {
     return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-void EngineWorker::post(Job job) {
+void EngineWorker::post(EngineRequest request, std::function<void()> run, bool lesson) {
+    Job job{std::move(request), std::move(run), lesson};
     {
         std::lock_guard<std::mutex> l(qmu_);
         if (stop_) return;
@@ -130,7 +130,7 @@ void EngineWorker::run_job(Job& job) {
     {
         std::lock_guard<std::mutex> l(mu_);
         snap_.busy = true;
-        snap_.busy_what = job.what;
+        snap_.busy_request = job.request;
         snap_.busy_done = 0;
         snap_.busy_total = 0;
         snap_.busy_since = now();
@@ -157,7 +157,7 @@ void EngineWorker::run_job(Job& job) {
         std::lock_guard<std::mutex> l(mu_);
         snap_.busy = false;
         snap_.error = err;
-        snap_.error_context = err.empty() || partly ? "" : job.failure;
+        snap_.error_task = err.empty() || partly ? EngineTask::None : job.request.task;
         if (!err.empty()) ++snap_.error_serial;
     }
     {
@@ -175,13 +175,13 @@ Backend& EngineWorker::backend_for(std::size_t session) {
 }
 
 void EngineWorker::publish_sessions(bool new_generation) {
+    if (replay_) return;  // the recorded run stays shown; the workbench keeps the settings
     std::vector<SessionView> views;
     for (std::size_t i = 0; i < bench_.sessions(); ++i) {
         const Session& s = bench_.session(i);
         SessionView v;
         v.trace.set_budget(view_budget_);
         v.mode = s.config().mode;
-        v.label = label_for(v.mode);
         v.prompt_tokens.assign(s.tokens().begin(), s.tokens().begin() + s.prompt_len());
         v.finish_reason = s.finish_reason();
         views.push_back(std::move(v));
@@ -200,7 +200,6 @@ void EngineWorker::publish_sessions(bool new_generation) {
         }
         for (std::size_t i = 0; i < views.size(); ++i) {
             snap_.sessions[i].mode = views[i].mode;
-            snap_.sessions[i].label = views[i].label;
             snap_.sessions[i].prompt_tokens = std::move(views[i].prompt_tokens);
             snap_.sessions[i].finish_reason = views[i].finish_reason;
         }
@@ -258,132 +257,143 @@ void EngineWorker::rebuild_on(std::vector<BackendChoice> backends) {
 void EngineWorker::open_model(const std::string& spec, const std::string& tokenizer,
                               const std::vector<std::string>& fallbacks,
                               const std::string& prompt) {
-    char what[256];
-    std::snprintf(what, sizeof what, tr("opening %s"), spec.c_str());
-    post({what, tr_later("could not open the model"), [this, spec, tokenizer, fallbacks, prompt] {
-              std::unique_ptr<Model> m;
-              std::string note;
-              try {
-                  m = kvs::open_model(spec, tokenizer);
-              } catch (const Error& first) {
-                  for (const auto& fb : fallbacks) {
-                      try {
-                          m = kvs::open_model(fb);
-                          note = std::string(first.what()) + "; showing " + fb + " instead";
-                          break;
-                      } catch (const Error&) {
-                      }
-                  }
-                  // The model open so far stays, with its sessions: say so.
-                  if (!m && bench_.model())
-                      throw Error(std::string(first.what()) + " (still showing " +
-                                  bench_.model()->name() + ")");
-                  if (!m) throw;
-              }
-              auto backends = make_backends();
-              bench_.drop_sessions();
-              backends_ = std::move(backends);
-              bench_.set_limit(-1);  // a lesson's @limit belonged to its own model and prompt
-              {
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.model_spec = spec;
-                  snap_.model_note = note;
-              }
-              const std::string why =
-                  bench_.open(std::move(m), prompt.empty() ? bench_.prompt() : prompt);
-              if (!why.empty())
-                  throw PartlyDone(why + "; the prompt was not kept, the sessions start empty");
-          }});
+    post({EngineTask::OpenModel, spec}, [this, spec, tokenizer, fallbacks, prompt] {
+        std::unique_ptr<Model> m;
+        std::string note;
+        try {
+            m = kvs::open_model(spec, tokenizer);
+        } catch (const Error& first) {
+            for (const auto& fb : fallbacks) {
+                try {
+                    m = kvs::open_model(fb);
+                    note = std::string(first.what()) + "; showing " + fb + " instead";
+                    break;
+                } catch (const Error&) {
+                }
+            }
+            // The model open so far stays, with its sessions: say so.
+            if (!m && replay_)
+                throw Error(std::string(first.what()) + " (still showing the recorded run)");
+            if (!m && bench_.model())
+                throw Error(std::string(first.what()) + " (still showing " +
+                            bench_.model()->name() + ")");
+            if (!m) throw;
+        }
+        auto backends = make_backends();
+        end_replay();
+        bench_.drop_sessions();
+        backends_ = std::move(backends);
+        bench_.set_limit(-1);  // a lesson's @limit belonged to its own model and prompt
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.model_spec = spec;
+            snap_.model_note = note;
+        }
+        const std::string why =
+            bench_.open(std::move(m), prompt.empty() ? bench_.prompt() : prompt);
+        if (!why.empty())
+            throw PartlyDone(why + "; the prompt was not kept, the sessions start empty");
+    });
 }
 
 void EngineWorker::set_backend(const std::string& name, int cpu_threads) {
-    char what[128];
-    std::snprintf(what, sizeof what, tr("switching the backend to %s"), name.c_str());
-    post({what, tr_later("could not switch the backend"), [this, name, cpu_threads] {
-              const std::string old = backend_name_;
-              const int old_threads = cpu_threads_;
-              backend_name_ = name;
-              if (cpu_threads > 0) cpu_threads_ = cpu_threads;
-              if (!bench_.model()) return publish_sessions(false);
-              std::vector<BackendChoice> backends;
-              try {
-                  backends = make_backends();
-              } catch (const Error&) {
-                  backend_name_ = old;  // the sessions stay as they were
-                  cpu_threads_ = old_threads;
-                  publish_sessions(false);
-                  throw;
-              }
-              rebuild_on(std::move(backends));
-          }});
+    post({EngineTask::SwitchBackend, name}, [this, name, cpu_threads] {
+        const std::string old = backend_name_;
+        const int old_threads = cpu_threads_;
+        backend_name_ = name;
+        if (cpu_threads > 0) cpu_threads_ = cpu_threads;
+        // A recorded run ran where it ran: the choice waits for the next model.
+        if (replay_) return;
+        if (!bench_.model()) return publish_sessions(false);
+        std::vector<BackendChoice> backends;
+        try {
+            backends = make_backends();
+        } catch (const Error&) {
+            backend_name_ = old;  // the sessions stay as they were
+            cpu_threads_ = old_threads;
+            publish_sessions(false);
+            throw;
+        }
+        rebuild_on(std::move(backends));
+    });
 }
 
 void EngineWorker::set_cache(CacheView c) {
-    post({tr("switching the cache mode"), tr_later("could not switch the cache mode"), [this, c] {
-              // Into compare mid-run the uncached twin replays the steps so far: its steps are
-              // the progress shown.
-              if (c == CacheView::Compare && bench_.sessions() > 0) {
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.busy_total = static_cast<int>(bench_.session(0).trace().steps().size());
-              }
-              progress_from_twin_ = true;
-              try {
-                  bench_.set_view(c);
-              } catch (...) {
-                  progress_from_twin_ = false;
-                  throw;
-              }
-              progress_from_twin_ = false;
-          }});
+    post({EngineTask::SwitchCache}, [this, c] {
+        refuse_in_replay(
+            "a recorded run shows the cache mode it was recorded in (open a model to switch it)");
+        // Into compare mid-run the uncached twin replays the steps so far: its steps are
+        // the progress shown.
+        if (c == CacheView::Compare && bench_.sessions() > 0) {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_total = static_cast<int>(bench_.session(0).trace().steps().size());
+        }
+        progress_from_twin_ = true;
+        try {
+            bench_.set_view(c);
+        } catch (...) {
+            progress_from_twin_ = false;
+            throw;
+        }
+        progress_from_twin_ = false;
+    });
 }
 
 void EngineWorker::set_prompt(const std::string& text) {
-    post({tr("setting the prompt"), tr_later("the prompt was not used"),
-          [this, text] { bench_.set_prompt(text); }});
+    post({EngineTask::SetPrompt}, [this, text] {
+        refuse_in_replay("a recorded run keeps its prompt (open a model to try another)");
+        bench_.set_prompt(text);
+    });
 }
 
 void EngineWorker::set_trace_budget(std::size_t bytes) {
-    post(
-        {tr("setting the trace budget"), tr_later("could not set the trace budget"), [this, bytes] {
-             view_budget_ = bytes;
-             std::lock_guard<std::mutex> lk(mu_);
-             for (auto& v : snap_.sessions) v.trace.set_budget(bytes);
-         }});
+    post({EngineTask::SetTraceBudget}, [this, bytes] {
+        view_budget_ = bytes;
+        if (replay_) return;  // a recorded run keeps every step it holds
+        std::lock_guard<std::mutex> lk(mu_);
+        for (auto& v : snap_.sessions) v.trace.set_budget(bytes);
+    });
 }
 
 void EngineWorker::set_timing_runs(int runs) {
-    post({tr("setting how steps are timed"), tr_later("could not set how steps are timed"),
-          [this, runs] {
-              TimingPolicy t = bench_.timing();
-              t.runs = runs;
-              bench_.set_timing(t);
-          }});
+    post({EngineTask::SetTimingRuns}, [this, runs] {
+        TimingPolicy t = bench_.timing();
+        t.runs = runs;
+        bench_.set_timing(t);
+    });
 }
 
 void EngineWorker::set_sampler(const SamplerConfig& s) {
-    post({tr("setting the sampler"), tr_later("could not set the sampler"),
-          [this, s] { bench_.set_sampler(s); }});
+    post({EngineTask::SetSampler}, [this, s] { bench_.set_sampler(s); });
 }
 
 void EngineWorker::reset() {
-    post({tr("reset"), tr_later("could not reset"), [this] { bench_.reset(); }});
+    post({EngineTask::Reset}, [this] {
+        refuse_in_replay(
+            "a recorded run cannot be run again: it shows what was recorded (open a model to run "
+            "one)");
+        bench_.reset();
+    });
 }
 
 void EngineWorker::prefill() {
-    post({tr("prefill"), tr_later("the prefill did not run"), [this] {
-              if (bench_.sessions() == 0) throw Error("no model is open");
-              if (bench_.prefilled()) return;
-              {
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.busy_total = 1;
-              }
-              bench_.step();
-          }});
+    post({EngineTask::Prefill}, [this] {
+        refuse_in_replay(
+            "a recorded run cannot run a step: it shows what was recorded (open a model to run "
+            "one)");
+        if (bench_.sessions() == 0) throw Error("no model is open");
+        if (bench_.prefilled()) return;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_total = 1;
+        }
+        bench_.step();
+    });
 }
 
 void EngineWorker::decode(int n) {
 #ifdef __EMSCRIPTEN__
-    // The page has no worker thread (README, "In the browser": no SharedArrayBuffer on a static
+    // The page has no worker thread (docs/web.md, "How it runs": no SharedArrayBuffer on a static
     // host): a run of steps is one request per step, so the main loop draws frames between them
     // (run_pending) and the page never freezes; cancel() drops the steps not yet run.
     if (n > 1) {
@@ -391,34 +401,29 @@ void EngineWorker::decode(int n) {
         return;
     }
 #endif
-    char what[96];
-    if (n == 1)
-        std::snprintf(what, sizeof what, "%s", tr("decode step"));
-    else
-        std::snprintf(what, sizeof what, tr("decoding %d steps"), n);
-    post({what, tr_later("the step did not run"), [this, n] {
-              if (bench_.sessions() == 0) throw Error("no model is open");
-              const int total = n + (bench_.prefilled() ? 0 : 1);
-              {
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.busy_total = total;
-              }
-              for (int k = 0; k < total && !cancel_; ++k) {
-                  if (bench_.finished()) break;
-                  bench_.step();
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.busy_done = k + 1;
-              }
-          }});
+    post({EngineTask::Decode, {}, n}, [this, n] {
+        refuse_in_replay(
+            "a recorded run cannot run a step: it shows what was recorded (open a model to run "
+            "one)");
+        if (bench_.sessions() == 0) throw Error("no model is open");
+        const int total = n + (bench_.prefilled() ? 0 : 1);
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_total = total;
+        }
+        for (int k = 0; k < total && !cancel_; ++k) {
+            if (bench_.finished()) break;
+            bench_.step();
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_done = k + 1;
+        }
+    });
 }
 
 void EngineWorker::play_lesson(std::shared_ptr<const Lesson> lesson, int number, int step) {
-    char what[96];
-    std::snprintf(what, sizeof what, tr("lesson %d, step %d"), number, step + 1);
-    Job job{what, tr_later("the lesson step did not run"),
-            [this, lesson, number, step] { play(*lesson, number, step); }};
-    job.lesson = true;
-    post(std::move(job));
+    post(
+        {EngineTask::LessonStep, {}, number, step + 1},
+        [this, lesson, number, step] { play(*lesson, number, step); }, true);
 }
 
 void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int target,
@@ -432,6 +437,7 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.cancelled = cancelled;
     r.batch = lesson_.last_batch();
     r.scale = lesson_.last_scale();
+    r.gpu = lesson_.last_gpu();
     r.layer = f.highlight_layer;
     r.head = f.highlight_head;
     r.highlight_serial = highlight_serial_;
@@ -453,6 +459,7 @@ void EngineWorker::play(const Lesson& lesson, int number, int step) {
     }
     lesson_number_ = number;
     lesson_played_ = -1;  // until the step has run to its end
+    end_replay();         // a lesson runs on live sessions
     publish_lesson(&outcomes, step, false);
     try {
         if (!next) {
@@ -472,6 +479,141 @@ void EngineWorker::play(const Lesson& lesson, int number, int step) {
         publish_lesson(nullptr, -1, true);
         throw;
     }
+}
+
+void EngineWorker::refuse_in_replay(const char* why) const {
+    if (replay_) throw Error(why);
+}
+
+void EngineWorker::end_replay() {
+    if (!replay_) return;
+    replay_.reset();
+    std::lock_guard<std::mutex> lk(mu_);
+    snap_.replay.reset();
+    snap_.sessions.clear();
+    snap_.logit_max_diff.clear();
+    snap_.model = bench_.shared_model();
+    ++snap_.generation;
+}
+
+void EngineWorker::open_replay(const std::string& path) {
+    post({EngineTask::OpenReplay, path}, [this, path] {
+        RecordedRun run = read_trace_file(path);  // a bad file changes nothing shown
+        bench_.drop_sessions();                   // the live sessions give way to the recording
+        std::vector<SessionView> views;
+        for (RecordedSession& rs : run.sessions) {
+            SessionView v;
+            v.mode = rs.mode;
+            v.trace = std::move(rs.trace);
+            v.prompt_tokens.assign(rs.tokens.begin(), rs.tokens.begin() + rs.prompt_len);
+            v.finish_reason = rs.finish;
+            views.push_back(std::move(v));
+        }
+        const Tokenizer& tok = run.model->tokenizer();
+        std::string prompt;
+        for (int t : views[0].prompt_tokens)
+            if (t != tok.bos()) prompt += tok.piece(t);
+        // The pieces of a llama2.c vocabulary carry the space before a word: the text
+        // starts after the first one, as run.c prints it.
+        if (!prompt.empty() && prompt[0] == ' ') prompt.erase(0, 1);
+        auto source = std::make_shared<ReplaySource>();
+        source->path = path;
+        source->recorded = run.recorded;
+        source->version = run.version;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.sessions = std::move(views);
+            snap_.logit_max_diff = run.logit_max_diff;
+            ++snap_.generation;
+            snap_.model = run.model;
+            snap_.model_spec = path;
+            snap_.model_note.clear();
+            snap_.cache = run.compare()                               ? CacheView::Compare
+                          : run.sessions[0].mode == CacheMode::Cached ? CacheView::On
+                                                                      : CacheView::Off;
+            snap_.prompt = prompt;
+            snap_.sampler = run.sampler;
+            snap_.replay = source;
+            snap_.backend_name = run.recorded.backend;
+            snap_.backend_device = run.recorded.device;
+            snap_.backend_note.clear();
+        }
+        replay_ = std::move(run);
+    });
+}
+
+TraceJsonRun EngineWorker::run_shown() const {
+    TraceJsonRun r;
+    r.model = snap_.model.get();
+    if (!r.model || snap_.sessions.empty()) throw Error("nothing to export: no model is open");
+    if (replay_) {
+        r.sampler = replay_->sampler;
+        r.recorded = replay_->recorded;
+    } else {
+        r.sampler = bench_.sampler();
+        const StepRecord* last =
+            snap_.sessions[0].trace.empty() ? nullptr : &snap_.sessions[0].trace.back();
+        r.recorded =
+            recorded_here("kvscope", last ? last->backend : snap_.backend_name,
+                          last ? last->device : snap_.backend_device, bench_.timing().runs);
+    }
+    const std::size_t n = replay_ ? replay_->sessions.size() : bench_.sessions();
+    for (std::size_t i = 0; i < std::min(n, snap_.sessions.size()); ++i) {
+        TraceJsonSession t;
+        t.mode = snap_.sessions[i].mode;
+        t.trace = &snap_.sessions[i].trace;
+        if (replay_) {
+            const RecordedSession& rs = replay_->sessions[i];
+            t.tokens = rs.tokens;
+            t.prompt_len = rs.prompt_len;
+            t.text = rs.text;
+            t.finish = rs.finish;
+        } else {
+            const Session& s = bench_.session(i);
+            t.mode = s.config().mode;
+            t.tokens = s.tokens();
+            t.prompt_len = s.prompt_len();
+            t.text = s.text();
+            t.finish = s.finish_reason();
+        }
+        r.sessions.push_back(t);
+    }
+    r.logit_max_diff = snap_.logit_max_diff;
+    return r;
+}
+
+void EngineWorker::export_run(std::vector<ExportFile> files) {
+    post({EngineTask::ExportRun}, [this, files] {
+        // The snapshot is read without its lock: only this thread writes it.
+        const TraceJsonRun run = run_shown();
+        std::vector<std::string> written;
+        for (const ExportFile& f : files) {
+            std::ostringstream out;
+            switch (f.kind) {
+                case ExportFile::Kind::TraceJson:
+                    write_trace_json(out, run);
+                    break;
+                case ExportFile::Kind::TraceEvents:
+                    write_trace_events(out, run);
+                    break;
+                case ExportFile::Kind::StepsCsv:
+                    write_steps_csv(out, run);
+                    break;
+                case ExportFile::Kind::AttentionCsv: {
+                    const std::size_t i =
+                        std::min<std::size_t>(std::max(f.session, 0), run.sessions.size() - 1);
+                    write_attention_csv(out, run.sessions[i].trace->steps(), f.step, f.layer,
+                                        f.head, run.model->tokenizer());
+                    break;
+                }
+            }
+            write_output_file(f.path, out.str());
+            written.push_back(f.path);
+        }
+        std::lock_guard<std::mutex> lk(mu_);
+        snap_.exported = std::move(written);
+        ++snap_.export_serial;
+    });
 }
 
 void EngineWorker::model_loaded(const std::string& spec) {

@@ -1,12 +1,12 @@
 #pragma once
 // The hand-off between the window and the engine. A worker thread (in the page: the main loop,
 // through run_pending) owns the backends and the
-// Workbench (core/workbench.h: the model, the Session or compare pair) and runs every request in
-// order (opening a model, prefill, decode steps),
-// so a long uncached step at 512 tokens never freezes the window. After each step it copies the
-// new StepRecord into the snapshot's trace under a mutex; the window holds that mutex while it
-// draws a frame and reads only the snapshot. The worker needs the lock just to publish, so it
-// waits at most one frame; the window never waits for a step.
+// Workbench (core/session/workbench.h: the model, the Session or compare pair) and runs every
+// request in order (opening a model, prefill, decode steps), so a long uncached step at 512 tokens
+// never freezes the window. After each step it copies the new StepRecord into the snapshot's trace
+// under a mutex; the window holds that mutex while it draws a frame and reads only the snapshot.
+// The worker needs the lock just to publish, so it waits at most one frame; the window never waits
+// for a step.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -14,16 +14,19 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
-#include "core/model.h"
-#include "core/sampler.h"
-#include "core/session.h"
-#include "core/trace.h"
-#include "core/workbench.h"
+#include "core/model/model.h"
+#include "core/session/sampler.h"
+#include "core/session/session.h"
+#include "core/session/trace.h"
+#include "core/session/trace_json.h"
+#include "core/session/trace_reader.h"
+#include "core/session/workbench.h"
+#include "core/util/error.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/batch_sweep.h"
@@ -35,9 +38,8 @@
 
 namespace kvs::gui {
 
-// One live session as the window sees it.
+// One live session as the window sees it (gui/engine_words.h names it by its mode).
 struct SessionView {
-    std::string label;  // "with KV cache" / "without KV cache"
     CacheMode mode = CacheMode::Cached;
     Trace trace;  // every step so far, with its payload (within the trace's memory budget)
     std::vector<int> prompt_tokens;
@@ -54,6 +56,7 @@ struct LessonRun {
     bool cancelled = false;  // the last play was stopped (Back, another lesson) before its end
     std::shared_ptr<const BatchTable> batch;   // the last @batch
     std::shared_ptr<const ScaleReport> scale;  // the last @scale
+    std::shared_ptr<const GpuStepView> gpu;    // the last @gpu
     int layer = 0, head = 0;                   // the last @highlight
     std::uint64_t highlight_serial = 0;  // bumped by each @highlight (a replay's last one counts)
     // The last @explain: layer, head and the row's query position (-1: the newest).
@@ -62,6 +65,50 @@ struct LessonRun {
     std::string panel;                 // the last @show of the step played last
     std::uint64_t serial = 0;          // bumped on every change, so the window can react once
     int played() const { return static_cast<int>(outcomes.size()) - 1; }
+};
+
+// What a request does. The worker keeps no words of the window's: the window says a request in
+// its own language (gui/engine_words.h).
+enum class EngineTask {
+    None,
+    OpenModel,
+    SwitchBackend,
+    SwitchCache,
+    SetPrompt,
+    SetTraceBudget,
+    SetTimingRuns,
+    SetSampler,
+    Reset,
+    Prefill,
+    Decode,
+    LessonStep,
+    OpenReplay,  // a recorded run (trace JSON) in place of the model
+    ExportRun,   // the run shown written as CSV, trace JSON or trace events
+};
+
+// A request as the window names it: what it does, and to what.
+struct EngineRequest {
+    EngineTask task = EngineTask::None;
+    std::string subject = {};  // OpenModel: the model asked for; SwitchBackend: the backend;
+                               // OpenReplay: the trace file
+    int count = 0;             // Decode: the steps asked for; LessonStep: the lesson's number
+    int step = 0;              // LessonStep: the step, from 1
+};
+
+// A recorded run the window replays (kvscope --replay, a trace dropped on it, the model menu's
+// recorded runs): the file, and where and on what it was recorded.
+struct ReplaySource {
+    std::string path;
+    RecordedOn recorded;
+    int version = 0;  // the file's kvscope_trace
+};
+
+// What the window can write of the run it shows (live or replayed), on the worker thread.
+struct ExportFile {
+    enum class Kind { TraceJson, TraceEvents, StepsCsv, AttentionCsv } kind;
+    std::string path;
+    // The attention matrix's session, step, layer and head.
+    int session = 0, step = 0, layer = 0, head = 0;
 };
 
 struct EngineSnapshot {
@@ -80,16 +127,25 @@ struct EngineSnapshot {
     // rebuild instead of extending.
     std::uint64_t generation = 1;
 
-    bool busy = false;      // a request is running (set by the worker when it starts one)
-    std::string busy_what;  // e.g. "decode step 3 of 20"
+    bool busy = false;           // a request is running (set by the worker when it starts one)
+    EngineRequest busy_request;  // which one
     int busy_done = 0, busy_total = 0;
     double busy_since = 0;  // seconds on the worker's clock (EngineWorker::now())
 
-    std::string error;          // the last request's user error, one line; empty after a success
-    std::string error_context;  // what failed, in the window's words ("could not open the model")
+    std::string error;  // the last request's user error, one line; empty after a success
+    // The request that failed (the window says "could not open the model", ...); None when the
+    // error is not a failed request's (one that did part of its work says why in `error` alone).
+    EngineTask error_task = EngineTask::None;
     std::uint64_t error_serial = 0;
 
     LessonRun lesson;
+
+    // Set while a recorded run is shown: the sessions are its traces, the model its shapes and
+    // pieces (core/model/replay_model.h); no step can run. Null for live sessions.
+    std::shared_ptr<const ReplaySource> replay;
+    // The files the last export wrote (a notice names them), bumped serial per export.
+    std::vector<std::string> exported;
+    std::uint64_t export_serial = 0;
 
     int steps() const { return sessions.empty() ? 0 : int(sessions[0].trace.steps().size()); }
     bool finished() const {
@@ -111,6 +167,13 @@ class EngineWorker : private LessonObserver {
     // a non-empty `prompt` replaces the prompt for the new model (the toy knows few words).
     void open_model(const std::string& spec, const std::string& tokenizer = {},
                     const std::vector<std::string>& fallbacks = {}, const std::string& prompt = {});
+    // Shows the run recorded in the trace JSON at `path` (core/session/trace_reader.h) in place
+    // of the live sessions, at its last step; a file that is not one leaves what was shown.
+    // Opening a model (or a lesson) returns to live sessions.
+    void open_replay(const std::string& path);
+    // Writes the run shown, live or replayed, as `files` say (trace JSON, trace events, CSV);
+    // snapshot().exported names them, or snapshot().error says why not.
+    void export_run(std::vector<ExportFile> files);
     // cpu_threads: the CPU backend's threads (0: keep the current count, 1 at start).
     void set_backend(const std::string& name, int cpu_threads = 0);
     void set_cache(CacheView c);
@@ -119,7 +182,8 @@ class EngineWorker : private LessonObserver {
     // The memory budget of the traces the window draws (Trace::kDefaultBudget unless set): past
     // it the oldest steps lose their payloads.
     void set_trace_budget(std::size_t bytes);
-    // Each step under 10 ms is timed as the median of `runs` runs of it (core/step_timing.h).
+    // Each step under 10 ms is timed as the median of `runs` runs of it
+    // (core/session/step_timing.h).
     void set_timing_runs(int runs);
     void reset();
     void prefill();
@@ -148,12 +212,11 @@ class EngineWorker : private LessonObserver {
 
   private:
     struct Job {
-        std::string what;     // for the busy banner
-        std::string failure;  // the start of the message when it fails
+        EngineRequest request;  // for the busy banner, and the start of the message when it fails
         std::function<void()> run;
         bool lesson = false;  // a lesson step: keeps the lesson's sequence of steps intact
     };
-    void post(Job job);
+    void post(EngineRequest request, std::function<void()> run, bool lesson = false);
     void loop();
     void run_job(Job& job);  // runs one request and publishes how it ended
     // Worker thread only. Backends are made first: when one cannot be had (CUDA asked, none
@@ -174,6 +237,11 @@ class EngineWorker : private LessonObserver {
         using Error::Error;
     };
 
+    // A recorded run, shown in place of the sessions: engine requests are refused.
+    void refuse_in_replay(const char* why) const;  // throws Error(why) while replaying
+    void end_replay();
+    TraceJsonRun run_shown() const;  // worker thread: the snapshot's sessions as trace_json takes
+
     // Lessons: steps played on the workbench through the one lesson target.
     void play(const Lesson& lesson, int number, int step);
     void publish_lesson(const std::vector<StepOutcome>* outcomes, int target, bool cancelled);
@@ -183,6 +251,9 @@ class EngineWorker : private LessonObserver {
     void explained(int layer, int head, int q_pos) override;
 
     // Worker-thread state.
+    // The recorded run shown: its sessions' tokens and text (their traces are the snapshot's),
+    // sampler and origin; empty for live sessions.
+    std::optional<RecordedRun> replay_;
     std::string backend_name_ = "auto";
     int cpu_threads_ = 1;
     std::size_t view_budget_ = Trace::kDefaultBudget;  // the snapshot's traces

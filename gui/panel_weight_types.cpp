@@ -13,9 +13,9 @@
 #include <mutex>
 #include <thread>
 
-#include "core/error.h"
-#include "core/format.h"
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
 #include "gui/panels.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/machine_limits.h"

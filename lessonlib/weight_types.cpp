@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/compact_weights.h"
-#include "core/error.h"
-#include "core/memory_budget.h"
+#include "core/loaders/memory_budget.h"
+#include "core/model/compact_weights.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

@@ -2,7 +2,7 @@
 // The loaded model's weights in other types, measured: as stored (a quantised GGUF's own types),
 // then f32, f16, q8_0 and q4_k (as the window's weight-types panel lists them), the same model
 // with every matrix kept in that type
-// (core/compact_weights.h: the model's own types where it has them, converted otherwise), the
+// (core/model/compact_weights.h: the model's own types where it has them, converted otherwise), the
 // bytes of weights one decode token reads (counted from shapes) and its cached decode speed on
 // the backend (measured: the median of a few timed steps after a short prompt). Their product is
 // the read rate the decode reached, to set beside the machine's measured read bandwidth: a decode
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/compact_weights.h"
-#include "core/gguf_file.h"
-#include "core/llama_model.h"
+#include "core/files/gguf_file.h"
+#include "core/model/backend.h"
+#include "core/model/compact_weights.h"
+#include "core/model/llama_model.h"
 
 namespace kvs {
 

@@ -9,10 +9,10 @@ kvs_require_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}"
 kvs_build "$KVS_ROOT/build"
 cd "$KVS_ROOT/build"
 ctest --output-on-failure -j "$(nproc)"
-# Against llama.cpp (issue 18): installs npm's node-llama-cpp under build/peer the first time
+# Against llama.cpp: installs npm's node-llama-cpp under build/peer the first time
 # (measured 24-43 s with the registry reachable), builds and runs the peer test (ctest -L peer).
 "$KVS_ROOT/scripts/peer.sh"
-# Reliability (issue 9): the suite again under ASan + UBSan, then each fuzzer for a minute.
+# Reliability (docs/reliability.md): the suite again under ASan + UBSan, then each fuzzer for 30 s.
 "$KVS_ROOT/scripts/sanitize.sh"
 # The kernels' .cu files on the CPU shim under ThreadSanitizer, and the racy kernel it must catch.
 "$KVS_ROOT/scripts/tsan-shim.sh"

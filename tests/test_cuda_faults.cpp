@@ -1,4 +1,4 @@
-// How the CUDA backends fail (issue 16, part 1), played through the emulated backend's injected
+// How the CUDA backends fail, played through the emulated backend's injected
 // errors (EmulatedCudaBackend::inject, KVSCOPE_EMU_FAULT), which keeps and reports them through the
 // same FaultLedger as the device backend: release never throws, a device fault is reported once
 // by the next sync, KVSCOPE_CUDA_SYNC=1 names the op, `auto` falls back to the CPU with the reason.
@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <memory>
 
-#include "core/error.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/device_info.h"
@@ -188,6 +188,24 @@ TEST_CASE("auto: a GPU that fails its probe or its set-up leaves the CPU backend
     CHECK(c.backend->name() == "cpu");
     CHECK(c.note.find("could not be set up (CUDA error in cudaStreamCreate: all CUDA-capable") !=
           std::string::npos);
+}
+
+TEST_CASE("auto on a machine without an NVIDIA GPU says so in a few words, the runtime's below",
+          "[emulated][faults][backend]") {
+    const std::string driver = "CUDA driver version is insufficient for CUDA runtime version";
+    auto unused = []() -> std::unique_ptr<Backend> { return nullptr; };
+    const BackendChoice none =
+        choose_auto({[&] { return driver; }, unused, [](const std::string&) { return true; }});
+    CHECK(none.backend->name() == "cpu");
+    CHECK(none.note == "no NVIDIA GPU found: running on the CPU");
+    CHECK(none.detail == driver);
+    // A GPU that is there and fails keeps its reason in the note.
+    const BackendChoice broken =
+        choose_auto({[&] { return driver; }, unused, [](const std::string&) { return false; }});
+    CHECK(broken.note == "CPU backend: no usable CUDA device (" + driver + ")");
+    CHECK(broken.detail.empty());
+    CHECK(no_nvidia_gpu("no CUDA device found"));
+    CHECK(no_nvidia_gpu("cudaGetDeviceCount: no CUDA-capable device is detected"));
 }
 
 TEST_CASE("the cuda backend's device words: name, compute capability, driver and runtime",

@@ -1,4 +1,4 @@
-// GGUF (issue 18): our exports of the llama2.c models read back as the same model (F32: same
+// GGUF: our exports of the llama2.c models read back as the same model (F32: same
 // logits within 1e-5 and the same greedy text; F16, BF16, Q8_0, Q4_0: the same greedy text where
 // stated, logit differences reported and bounded), the SentencePiece-style tokenizer from GGUF
 // metadata against tokenizer.bin, and hostile files refused with one line.
@@ -7,15 +7,15 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/gguf_file.h"
-#include "core/gguf_llama.h"
-#include "core/gguf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/spm_tokenizer.h"
+#include "core/files/gguf_file.h"
+#include "core/loaders/gguf_llama.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/session/session.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/tokenizers/spm_tokenizer.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"

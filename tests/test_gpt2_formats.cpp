@@ -1,4 +1,4 @@
-// GPT-2's file formats (issue 18): a GPT-2-shaped model (random weights, the default model's
+// GPT-2's file formats: a GPT-2-shaped model (random weights, the default model's
 // shapes and tokenizer) written as GGUF (architecture gpt2, llama.cpp's names, fused attn_qkv)
 // and as a Hugging Face GPT2LMHeadModel folder (Conv1D matrices [in, out], fused c_attn), read
 // back: F32 as the same floats bit for bit (and the same logits), F16/BF16/Q8_0 within their
@@ -11,16 +11,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/gguf_file.h"
-#include "core/gguf_llama.h"
-#include "core/gguf_writer.h"
-#include "core/hf_llama.h"
-#include "core/hf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/safetensors_file.h"
+#include "core/files/gguf_file.h"
+#include "core/files/safetensors_file.h"
+#include "core/loaders/gguf_llama.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/hf_llama.h"
+#include "core/loaders/hf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "tests/gpt2_model.h"
 #include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"

@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/attention_explain.h"
-#include "core/batch_session.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/attention_explain.h"
+#include "core/session/batch_session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
@@ -283,8 +283,8 @@ TEST_CASE("the KV grid has one column per token in the cache", "[gui][screenshot
 
 TEST_CASE("a wide model's KV grid stays inside its box, above the line under it",
           "[gui][screenshot]") {
-    // kv_dim 288: 576 K and V rows, more than the panel has pixels at 1280x800. (Rows were once
-    // kept at least half a pixel tall, so the grid ran over the hint below it.)
+    // kv_dim 288: 576 K and V rows, more than the panel has pixels at 1280x800. (Rows kept at
+    // least half a pixel tall would run the grid over the hint below it.)
     const fs::path dir = kvs::test::temp_dir("gui-wide-model");
     kvs::ModelConfig c = kvs::test::tiny_config();
     c.dim = 288, c.hidden_dim = 64, c.n_heads = 6, c.n_kv_heads = 6, c.n_layers = 1;
@@ -471,7 +471,7 @@ kill -TERM $pid; wait $pid
     CHECK(fs::exists(dir / "cfg" / "imgui.ini"));
 }
 
-// --- Lessons in the window (issue 7) ---
+// --- Lessons in the window ---
 
 TEST_CASE("a lesson step drives the engine: lesson 1 at step 3 shows the toy's prefill",
           "[gui][screenshot][lessons]") {
@@ -488,7 +488,7 @@ TEST_CASE("a lesson step drives the engine: lesson 1 at step 3 shows the toy's p
     CHECK(l["step"] == 3);
     CHECK(l["steps"] == 4);
     CHECK(l["running"] == false);
-    CHECK(l["checks_passed"] == 11);  // 5, and @explain's 6 (the window's target runs them)
+    CHECK(l["checks_passed"] == 12);  // 6, and @explain's 6 (the window's target runs them)
     CHECK(l["checks_failed"] == 0);
     CHECK(l["errors"].empty());
     CHECK(l["shown_panel"] == "attention");  // @show attention
@@ -551,7 +551,7 @@ TEST_CASE("lesson 8 plots time per step against batch size in the window",
     }
 }
 
-// --- Bad input in the window (issue 9) ---
+// --- Bad input in the window ---
 
 TEST_CASE("a file that does not open shows why and the session goes on", "[gui][errors]") {
     const fs::path dir = kvs::test::temp_dir("gui-bad-files");
@@ -910,7 +910,7 @@ echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))" > result
           std::string::npos);
 }
 
-// --- No overlap, no clipping (issue 14) ---
+// --- No overlap, no clipping ---
 
 namespace {
 
@@ -1003,8 +1003,9 @@ struct StageConfig {
 // factors the rows of a 2^(4-1) design (each pair of them meets in all four combinations),
 // cycled over the 9 size x text pairs. With a lesson open the lesson picks the model: lesson 1
 // step 3 (the toy) or lesson 4 step 2 (the default model); its cache mode is the lesson's. The
-// whole matrix found what the subset had missed: the KV panel squeezed to its title under the
-// inside-attention band at 1920x1080, the what-if table's numbers cut in Chinese at 1280x800.
+// whole matrix is the default because the subset misses cases only it has: the KV panel squeezed
+// to its title under the inside-attention band at 1920x1080, the what-if table's numbers cut in
+// Chinese at 1280x800.
 std::vector<StageConfig> stage_matrix() {
     // lang zh, default model, compare, lesson: the fourth is the parity of the other three.
     static const int design[8][4] = {{0, 0, 0, 0}, {0, 0, 1, 1}, {0, 1, 0, 1}, {0, 1, 1, 0},
@@ -1046,14 +1047,24 @@ std::vector<StageConfig> stage_matrix() {
     out.push_back({"1920x1080-1.5-zh-lesson8",
                    {"--size", "1920x1080", "--font-scale", "1.5", "--lang", "zh", "--backend",
                     "cpu", "--lesson", "8", "--lesson-step", "1"}});
-    // Lesson 2: the time panel brought forward beside the lesson at a laptop's size (its plot
-    // titles were cut there), and its roofline on the stage.
+    // Lesson 2: the time panel brought forward beside the lesson at a laptop's size (where its plot
+    // titles are the first thing to be cut), and its roofline on the stage.
     out.push_back(
         {"1280x800-1-en-lesson2-time",
          {"--size", "1280x800", "--backend", "cpu", "--lesson", "2", "--lesson-step", "5"}});
     out.push_back({"1280x800-1.5-zh-lesson2-roofline",
                    {"--size", "1280x800", "--font-scale", "1.5", "--lang", "zh", "--backend", "cpu",
                     "--lesson", "2", "--lesson-step", "6"}});
+    // A lesson's question waiting, and answered, at a laptop's size with large text and at 1080p.
+    out.push_back({"1280x800-2-en-lesson11-asking",
+                   {"--size", "1280x800", "--font-scale", "2", "--backend", "cpu", "--lesson", "11",
+                    "--answer", "wait"}});
+    out.push_back({"1280x800-2-zh-lesson11-answered",
+                   {"--size", "1280x800", "--font-scale", "2", "--lang", "zh", "--backend", "cpu",
+                    "--lesson", "11", "--answer", "2"}});
+    out.push_back({"1920x1080-2-zh-lesson11-asking",
+                   {"--size", "1920x1080", "--font-scale", "2", "--lang", "zh", "--backend", "cpu",
+                    "--lesson", "11", "--answer", "wait"}});
     // The bands under the stage (inside attention, op strip) at each window size.
     out.push_back({"1280x800-1-en-toy-explain-ops",
                    {"--size", "1280x800", "--backend", "cpu", "--model", "toy", "--decode", "3",
@@ -1129,7 +1140,7 @@ TEST_CASE("inside attention draws the numbers explain_attention gives, prefill a
     const int T = e->n_keys, dk = e->head_dim;
     char shape[160];
     std::snprintf(shape, sizeof shape,
-                  "Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row 3 (position 3)",
+                  "Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row 3 (position 4)",
                   e->query_rows_computed, dk, dk, T, e->query_rows_computed, T);
     CHECK(has_text(s.layout, "inside_attention", shape));
     const auto w = column_texts(s.layout, "softmax w");
@@ -1213,7 +1224,7 @@ TEST_CASE("no text overlaps another or is cut off, at every size, text size, lan
         std::string cmd = quote(KVSCOPE_GUI_BIN);
         for (const auto& a : c.args) cmd.append(" ").append(quote(a));
         const std::string base = (dir / c.tag).string();
-        // The layout record only: a 4K PNG's compression was a third of each run's time.
+        // The layout record only: a 4K PNG's compression takes a third of each run's time.
         cmd += " --layout-json " + quote(base + ".json") + " >" + quote(base + ".err") + " 2>&1";
         list << cmd << "\n";
     }
@@ -1332,4 +1343,114 @@ TEST_CASE("the toy's Next-token panel shows all ten tokens with logits and proba
             CHECK(line_has(s.layout, "next", pct));
         }
     }
+}
+
+TEST_CASE("a recorded run replays with no model file: its attention drawn, where it was recorded",
+          "[gui][screenshot][replay]") {
+    // Recorded by kvscope-cli from a model that is then deleted.
+    const fs::path dir = kvs::test::temp_dir("gui-replay-shot");
+    const std::string model = kvs::test::write_tiny_model(dir);
+    const std::string trace = (dir / "run.json").string();
+    const auto rec = kvs::test::run_cli(
+        {"compare", "--model", model, "--prompt", "the cat sat", "-n", "4", "--trace-json", trace});
+    REQUIRE(rec.exit_code == 0);
+    fs::remove(model);
+    fs::remove(dir / "tiny.tok.bin");
+    const Shot s = screenshot({"--replay", trace, "--layer", "1", "--head", "2"}, "replay");
+    CHECK(s.layout["model"] == "tiny");
+    // Both sessions' heatmaps: every cell on or below the diagonal is a weight, not the mask.
+    const auto mask = rgb(s.layout["colours"]["mask"]);
+    for (int i = 0; i < 2; ++i) {
+        const json& hm = main_heatmap(s.layout, i);
+        const int n = hm["n"].get<int>();
+        CHECK(n >= 8);  // the prompt and the steps after it
+        for (int q = 0; q < n; ++q) {
+            const auto [x, y] = cell_centre(hm["rect"], n, q, 0);
+            CHECK(s.image.at(x, y) != mask);
+            if (q + 1 < n) {
+                const auto [mx, my] = cell_centre(hm["rect"], n, q, q + 1);
+                CHECK(s.image.at(mx, my) == mask);
+            }
+        }
+    }
+    bool said_where = false;
+    for (const auto& t : s.layout["texts"])
+        said_where = said_where || t["text"].get<std::string>().find("recorded run of tiny on") !=
+                                       std::string::npos;
+    CHECK(said_where);
+}
+
+// --- Predict, then reveal: a lesson step's @ask in the window ---
+
+TEST_CASE(
+    "a lesson's question waits for the learner; the step runs on the answer, revealed "
+    "beside theirs",
+    "[gui][screenshot][lessons][ask]") {
+    // Lesson 3, step 1 asks how many rows its decode step pushes through the model (1).
+    const Shot wait =
+        screenshot({"--lesson", "3", "--answer", "wait", "--backend", "cpu"}, "ask-wait");
+    const json& w = wait.layout["lesson"];
+    CHECK(w["ask"]["state"] == "asking");
+    CHECK(w["ask"]["question"] ==
+          kvs::load_lesson(kvs::find_lesson("3", "en")).steps[0].ask()->ask.question);
+    CHECK(w["checks_passed"] == 0);  // nothing ran: the question comes first
+    CHECK(w["running"] == false);
+    CHECK(wait.layout["model"] != "toy");            // the step's @model has not run either
+    CHECK(line_has(wait.layout, "lesson", "3) 5"));  // the choices, keys 1-4
+    CHECK(line_has(wait.layout, "lesson", "Predict:"));
+
+    const Shot right =
+        screenshot({"--lesson", "3", "--answer", "1", "--backend", "cpu"}, "ask-right");
+    const json& r = right.layout["lesson"];
+    CHECK(r["ask"]["state"] == "revealed");
+    CHECK(r["ask"]["learner"] == "1");
+    CHECK(r["ask"]["engine"] == "1");
+    CHECK(r["ask"]["right"] == 1);
+    CHECK(r["checks_failed"] == 0);
+    CHECK(right.layout["model"] == "toy");
+    CHECK(right.layout["steps"] == 2);  // the step ran: prefill and one decode step
+    CHECK(line_has(right.layout, "lesson", "you predicted it"));
+
+    const Shot wrong =
+        screenshot({"--lesson", "3", "--answer", "3", "--backend", "cpu"}, "ask-wrong");
+    CHECK(wrong.layout["lesson"]["ask"]["learner"] == "5");
+    CHECK(wrong.layout["lesson"]["ask"]["right"] == 0);
+    CHECK(line_has(wrong.layout, "lesson", "not what you predicted"));
+
+    // In Chinese: the choice and the engine's answer in Chinese words (lesson 3, step 3 asks
+    // why the toy stops: its end token).
+    const Shot zh = screenshot({"--lesson", "3", "--lesson-step", "3", "--answer", "1", "--lang",
+                                "zh", "--backend", "cpu"},
+                               "ask-zh");
+    const json& z = zh.layout["lesson"]["ask"];
+    CHECK(z["state"] == "revealed");
+    CHECK(z["engine"] ==
+          "\xE9\x81\x87\xE5\x88\xB0\xE7\xBB\x93\xE6\x9D\x9F token");  // 遇到结束 token
+    CHECK(z["right"] == 1);
+    CHECK(zh.layout["fonts"]["missing_glyphs"].empty());
+}
+
+TEST_CASE("one query numbered alike: the window, the CLI, the JSON and lesson 3",
+          "[gui][indexing]") {
+    // The toy's first decode step feeds "nice": row 0 of the step, position 5 (rows from 0,
+    // positions from 1, core/util/numbering.h).
+    const auto text = kvs::test::run_cli({"explain", "--model", "toy", "--step", "1"});
+    REQUIRE(text.exit_code == 0);
+    CHECK(text.out.find("row 0 (position 5): query \"nice\"") != std::string::npos);
+    const auto js = kvs::test::run_cli({"explain", "--model", "toy", "--step", "1", "--json"});
+    REQUIRE(js.exit_code == 0);
+    const json j = json::parse(js.out);
+    CHECK(j["row"] == 0);
+    CHECK(j["position"] == 5);
+    CHECK(j["indexing"]["positions_from"] == 1);
+    CHECK(j["keys"][4]["position"] == 5);
+    CHECK(j["keys"][4]["piece"] == "nice");
+    const auto lesson = kvs::test::run_cli({"lesson", "3", "--backend", "cpu"});
+    CHECK(lesson.out.find("row 0 (position 5): query 'nice'") != std::string::npos);
+    const std::string prose = slurp(kvs::find_lesson("3", "en"));
+    CHECK(prose.find("\"nice\", the token at\nposition 5") != std::string::npos);
+    const Shot w =
+        screenshot({"--model", "toy", "--decode", "1", "--explain", "0,0,last", "--backend", "cpu"},
+                   "numbering");
+    CHECK(line_has(w.layout, "inside_attention", "row 0 (position 5): query \"nice\""));
 }

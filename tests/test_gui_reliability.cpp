@@ -1,12 +1,12 @@
-// Issue 15 on the window's data side, without a display: remembered settings checked field by
-// field (class 6), font files checked before ImGui sees them (class 2), and a model whose context
-// is shorter than the prompt (class 7). The same under a real window: test_gui_app.cpp.
+// Bad input on the window's data side, without a display: remembered settings checked field by
+// field, font files checked before ImGui sees them, and a model whose context is shorter than the
+// prompt. The same under a real window: test_gui_app.cpp.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <random>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "gui/engine_worker.h"
 #include "gui/font_check.h"
 #include "gui/settings.h"
@@ -134,8 +134,8 @@ TEST_CASE("a model whose context is shorter than the prompt opens, says why, and
     {
         auto lock = w.lock();
         const EngineSnapshot& s = w.snapshot();
-        REQUIRE(s.model);                // it did switch
-        CHECK(s.error_context.empty());  // not "could not open the model"
+        REQUIRE(s.model);                         // it did switch
+        CHECK(s.error_task == EngineTask::None);  // not "could not open the model"
         CHECK(s.error.find("longer than the model's context of 64 tokens") != std::string::npos);
     }
     w.decode(2);

@@ -1,4 +1,4 @@
-// What users throw at the engine (issue 9): any bytes as a prompt, files that are not what they
+// What users throw at the engine: any bytes as a prompt, files that are not what they
 // claim, headers with huge values, NaN weights. Every case is a clear one-line kvs::Error or a
 // working session, never a crash. (The CLI side of the same cases is in test_cli.cpp.)
 #include <catch2/catch.hpp>
@@ -8,14 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/bpe_tokenizer.h"
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/file_bytes.h"
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/trace_json.h"
-#include "core/utf8.h"
+#include "core/loaders/checkpoint.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
+#include "core/session/trace_json.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/utf8.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"
 #include "tests/test_helpers.h"
@@ -272,7 +272,8 @@ TEST_CASE("NaN and inf weights: generation runs (greedy and sampled), no crash",
 
 TEST_CASE("a lesson check nested a hundred thousand deep is refused, not a stack overflow",
           "[hostile]") {
-    // Parsing, evaluating and freeing a check recurse per level; a megabyte of "(" used to crash.
+    // Parsing, evaluating and freeing a check recurse per level: a megabyte of "(" would overflow
+    // the stack without the bound on a check's length.
     const std::string deep = "# T\n## S\n@expect " + std::string(100000, '(') + "1" +
                              std::string(100000, ')') + " == 1\n";
     CHECK(error_of([&] { parse_lesson(deep, "deep.md"); }) ==

@@ -1,4 +1,4 @@
-// K-quants (core/kquant_blocks.h) and the integer dot products (kernels/cpu/quant_dot.h).
+// K-quants (core/files/kquant_blocks.h) and the integer dot products (kernels/cpu/quant_dot.h).
 //
 // What holds, and why:
 //  - the quantiser and the decoder agree: a K-quant's values come back within the rounding its
@@ -20,14 +20,14 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/bpe_tokenizer.h"
-#include "core/checkpoint_writer.h"
-#include "core/compact_weights.h"
-#include "core/gguf_file.h"
-#include "core/gguf_writer.h"
-#include "core/kquant_blocks.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
+#include "core/files/gguf_file.h"
+#include "core/files/kquant_blocks.h"
+#include "core/loaders/checkpoint_writer.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/compact_weights.h"
+#include "core/model/llama_model.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/quant_dot.h"
 #include "kernels/cpu/thread_pool.h"

@@ -1,4 +1,4 @@
-// Checkpoints are mapped, not copied (issue 15 class 8, issue 17 item 1): a model costs about its
+// Checkpoints are mapped, not copied: a model costs about its
 // file size in resident memory, the CPU backend computes on the mapping, and the mapped and the
 // copied reader give the same numbers. Models here come from `kvscope-cli make-model`.
 #include <catch2/catch.hpp>
@@ -6,9 +6,9 @@
 #include <regex>
 #include <set>
 
-#include "core/checkpoint.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/checkpoint.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

@@ -1,4 +1,4 @@
-// Qwen2-shaped models (issue 18): Llama with biases on the q, k and v projections. The default
+// Qwen2-shaped models: Llama with biases on the q, k and v projections. The default
 // model's weights with biases added (random, fixed seed) must compute something else than
 // without them, read back from our GGUF (architecture qwen2, q/k in its rotate-half order) and
 // Hugging Face (Qwen2ForCausalLM) exports as the same logits, bit for bit in F32, and count the
@@ -7,13 +7,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/bpe_tokenizer.h"
-#include "core/counts.h"
-#include "core/gguf_writer.h"
-#include "core/hf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/hf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/counts.h"
+#include "core/model/llama_model.h"
+#include "core/session/session.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"
 #include "tests/qwen2_model.h"

@@ -1,4 +1,4 @@
-// RoPE's base, rope scaling and RMSNorm's epsilon as a model's own (issue 18: SmolLM2's base
+// RoPE's base, rope scaling and RMSNorm's epsilon as a model's own (SmolLM2's base
 // 100000, Llama 3's 500000 with its scaling, epsilon 1e-6): they change what the model computes,
 // and every format carries them (GGUF metadata and rope_freqs, Hugging Face config.json) to the
 // same logits, bit for bit. llama.cpp's view of the same files: tests/peer/peer_llama_cpp.cpp.
@@ -6,15 +6,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/gguf_writer.h"
-#include "core/hf_llama.h"
-#include "core/hf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/rope_frequencies.h"
-#include "core/safetensors_file.h"
+#include "core/files/safetensors_file.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/hf_llama.h"
+#include "core/loaders/hf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/model/rope_frequencies.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"
 

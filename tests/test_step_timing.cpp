@@ -1,14 +1,14 @@
-// Step times a class can trust (issue 14, item 5): a short step is run several times from the
+// Step times a class can trust: a short step is run several times from the
 // same state and timed by the median; the re-runs change nothing the step computed.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 #include <vector>
 
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/step_timing.h"
-#include "core/toy_model.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/toy_model.h"
+#include "core/session/session.h"
+#include "core/session/step_timing.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/json_writer.h"
-#include "core/logit_difference.h"
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/trace_json.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/logit_difference.h"
+#include "core/session/session.h"
+#include "core/session/trace_json.h"
+#include "core/util/json_writer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 
@@ -58,7 +58,7 @@ TEST_CASE("the trace JSON holds every step, attention rows and KV shape", "[trac
     std::ostringstream os;
     write_trace_json(os, s);
     const auto j = nlohmann::json::parse(os.str());
-    CHECK(j["kvscope_trace"] == 1);
+    CHECK(j["kvscope_trace"] == kTraceJsonVersion);
     CHECK(j["model"]["n_kv_heads"] == 2);
     CHECK(j["tokens"].size() == s.tokens().size());
     REQUIRE(j["steps"].size() == 3);

@@ -1,6 +1,6 @@
 // The matmuls of one decode step on quantised weights, alone: one token through the 85M model's
 // matrices (dim 768, hidden 2048, 12 layers, each layer's distinct, then the 512-row
-// classifier; 84 + 1 calls), the weights in TYPE (kvscope's quantiser, core/gguf_writer.h),
+// classifier; 84 + 1 calls), the weights in TYPE (kvscope's quantiser, core/loaders/gguf_writer.h),
 // timed as a whole step: the median of STEPS steps, per dot-product path (kernels/cpu/
 // quant_dot.h), with the bytes of weights read and the GB/s they make. One thread. Not part of
 // the build; from a build dir (one line):
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/gguf_file.h"
-#include "core/gguf_writer.h"
+#include "core/files/gguf_file.h"
+#include "core/loaders/gguf_writer.h"
 #include "kernels/cpu/fast_ops.h"
 #include "kernels/cpu/quant_dot.h"
 

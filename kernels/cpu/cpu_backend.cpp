@@ -5,8 +5,8 @@
 #include <cstring>
 #include <new>
 
-#include "core/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
+#include "core/util/error.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"
 
@@ -149,7 +149,7 @@ void CpuBackend::set_dot_path(cpu::DotPath p) {
 }
 
 bool CpuBackend::runs_compact(GgmlType) const {
-    return true;  // every type a GGUF file may hold (core/gguf_file.h)
+    return true;  // every type a GGUF file may hold (core/files/gguf_file.h)
 }
 
 void CpuBackend::embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table,

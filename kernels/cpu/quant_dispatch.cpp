@@ -5,8 +5,8 @@
 #include <cpuid.h>
 #endif
 
-#include "core/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
+#include "core/util/error.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/cpu/quant_dot.h"
 

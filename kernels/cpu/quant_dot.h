@@ -21,7 +21,7 @@
 #include <vector>
 
 namespace kvs {
-enum class GgmlType : std::uint32_t;  // core/gguf_file.h
+enum class GgmlType : std::uint32_t;  // core/files/gguf_file.h
 }
 
 namespace kvs::cpu {

@@ -5,20 +5,20 @@
 // Per weight row and token, per block: an exact integer sum of products, then one float
 // multiply-add by the scales. For the K-quants a super-block is unpacked into 8 vectors of 32
 // unsigned codes in value order (the 4-bit, 5-bit, 6-bit, 3-bit or 2-bit codes, each type's own
-// bit layout, core/kquant_blocks.h) with 16 int16 group scales, and every type then shares one
-// sum:  dot = da * (dmul * S1 - mmul * S2) (for Q6_K and Q3_K, whose mmul is dmul:
-// da * dmul * (S1 - S2), the difference taken in integers),  S1 = sum_g sc_g * sum_{i in g} q_i a_i
-// (the codes times the int8 activations, u8 x s8 pairs, scaled per group of 16), S2 = sum_g k_g *
-// bsum_g (the offset each type subtracts: Q4_K's mins, Q6_K's 32 * sc, Q3_K's 4 * sc, with the
-// activations' group sums that Q8_K carries). Q8_0 and Q4_0 take ggml's sign trick: |w| as the
-// unsigned factor, a with w's sign as the signed one.
+// bit layout, core/files/kquant_blocks.h) with 16 int16 group scales, and every type then shares
+// one sum:  dot = da * (dmul * S1 - mmul * S2) (for Q6_K and Q3_K, whose mmul is dmul: da * dmul *
+// (S1 - S2), the difference taken in integers),  S1 = sum_g sc_g * sum_{i in g} q_i a_i (the codes
+// times the int8 activations, u8 x s8 pairs, scaled per group of 16), S2 = sum_g k_g * bsum_g (the
+// offset each type subtracts: Q4_K's mins, Q6_K's 32 * sc, Q3_K's 4 * sc, with the activations'
+// group sums that Q8_K carries). Q8_0 and Q4_0 take ggml's sign trick: |w| as the unsigned factor,
+// a with w's sign as the signed one.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include "core/gguf_file.h"
-#include "core/kquant_blocks.h"
+#include "core/files/gguf_file.h"
+#include "core/files/kquant_blocks.h"
 #include "kernels/cpu/quant_dot.h"
 #include "kernels/cpu/thread_pool.h"
 #if KVS_DOT_LEVEL >= 1
@@ -72,7 +72,7 @@ void quantize_q8_0(const float* x, int n, std::int8_t* q, float* d) {
     }
 }
 
-// Q8_K as ggml's quantize_row_q8_K_ref (core/kquant_blocks.h's quantize_q8k_block, written so
+// Q8_K as ggml's quantize_row_q8_K_ref (core/files/kquant_blocks.h's quantize_q8k_block, written so
 // the loops vectorise): the first value of largest magnitude becomes -127.
 void quantize_q8_k(const float* x, int n, std::int8_t* q, float* d, std::int16_t* bsums) {
     for (int b = 0; b < n / kSuperBlock; ++b) {

