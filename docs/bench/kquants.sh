@@ -6,8 +6,7 @@
 # (llama_cpp_decode.cpp), one thread, greedy, "Once upon a time", rounds interleaved (the order
 # flips every round). Then the machine's read bandwidth (bench --limits), kvscope-cli bench on
 # each file (decode GB/s of the weights as kept, the logit difference against float32), the
-# integer dot-product paths against each other, and the resident memory of a run against the
-# file. docs/bench/kquants.md is its output, summarised.
+# integer dot-product paths against each other, and the resident memory against the file. docs/bench/kquants.md is its output, summarised.
 #
 # Needs, none of them in the repository:
 #   LLAMA     llama_cpp_decode.cpp built, QUANT llama_cpp_quantize.cpp built (their headers say
@@ -63,9 +62,17 @@ for r in $(seq "$ROUNDS"); do
         done
     done
 done
-echo "## kvscope-cli bench (decode GB/s of the weights as kept; logits against float32)"
+echo "## kvscope-cli bench (decode GB/s of the weights as kept; per-op times; logits against float32)"
 for t in q8_0 q4_k_m; do
-    "$CLI" bench --model "$WORK/r85m-$t.gguf" --lengths 64 --repeats 5 | grep -E "^ *64 +(decode_cached|prefill_batched)|weights|dot products|max .logit|read per decode"
+    "$CLI" bench --model "$WORK/r85m-$t.gguf" --lengths 64 --repeats 9 --wide 2>/dev/null |
+        grep -E "^ +L |^ +64 +decode_cached|^weights|dot products|max .logit|read per decode|^load"
+done
+echo "## resident memory: the file, info (mapped, nothing read), generate with one new token"
+for t in "${types[@]}"; do
+    g="$WORK/r85m-$t.gguf"
+    echo "rss-$t file_bytes=$(stat -c %s "$g")" \
+        "info_rss_kib=$(/usr/bin/time -f %M "$CLI" info --model "$g" 2>&1 >/dev/null | tail -1)" \
+        "gen1_rss_kib=$(/usr/bin/time -f %M "$CLI" generate --model "$g" --max-new-tokens 1 2>&1 >/dev/null | tail -1)"
 done
 echo "## limits, after"
 "$CLI" bench --limits --repeats 7 | grep -E "read|load"
