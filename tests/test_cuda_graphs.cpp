@@ -18,10 +18,12 @@ using namespace kvs;
 
 namespace {
 
-// Every capture the trace takes, per-op timing off: the pass the graph replaces.
+// Every capture the trace takes, per-op timing off, the op-by-op kernels (not the fused ones,
+// tests/test_cuda_fused.cpp): the pass the graph replaces.
 Capture graph_capture() {
     Capture c;
     c.op_log = false;
+    c.fused = false;
     return c;
 }
 

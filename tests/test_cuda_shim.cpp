@@ -136,7 +136,8 @@ TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's b
     for (auto [T, pos0] : {std::pair{3, 2}, std::pair{1, 9}, std::pair{1, 150}}) {
         const int keys = pos0 + T;
         INFO("T " << T << ", pos0 " << pos0);
-        const std::size_t partial = kern::decode_partial_floats(n_heads, keys, head_dim);
+        const std::size_t partial = kern::decode_partial_floats_for_cache(
+            std::size_t(capacity) * kv_dim, n_heads, n_kv_heads, head_dim);
         check_same(
             {std::vector<float>(T * dim, 0.0f), std::vector<float>(n_heads * T * keys, 0.0f),
              random_floats(T * dim, 16), random_floats(capacity * kv_dim, 17),
@@ -146,8 +147,8 @@ TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's b
                                             b[1].data(), T,           pos0,        n_heads,
                                             n_kv_heads,  head_dim,    b[5].data()};
                 if (kern::attention_uses_decode(T)) {
-                    const LaunchShape split =
-                        kern::attention_decode_split_shape(pos0, n_heads, n_kv_heads, head_dim);
+                    const LaunchShape split = kern::attention_decode_split_shape(
+                        pos0 + 1, n_heads, n_kv_heads, head_dim);
                     const LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
                     if (shim) {
                         kern::launch_attention_decode_split(split, nullptr, a);
@@ -157,7 +158,8 @@ TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's b
                         emu::attention_decode_combine(combine, a);
                     }
                 } else {
-                    const LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
+                    const LaunchShape s =
+                        kern::attention_prefill_shape(T, n_heads, n_kv_heads, head_dim);
                     shim ? kern::launch_attention_prefill(s, nullptr, a)
                          : emu::attention_prefill(s, a);
                 }

@@ -11,8 +11,8 @@ bool Backend::runs_compact(GgmlType) const {
 
 void Backend::matmul_compact(DeviceSpan, DeviceSpan, GgmlType type, const unsigned char*, int, int,
                              int) {
-    throw Error("the " + name() + " backend computes with float32 weights only, not " +
-                ggml_type_name(type) + " (--weights needs --backend cpu)");
+    throw Error("the " + name() + " backend does not compute with " +
+                std::string(ggml_type_name(type)) + " weights (--backend cpu reads them)");
 }
 
 const char* op_name(Op op) {
@@ -37,6 +37,8 @@ const char* op_name(Op op) {
             return "layernorm";
         case Op::Gelu:
             return "gelu";
+        case Op::Fused:
+            return "fused";
         case Op::Transfer:
             return "transfer";
         case Op::kCount:

@@ -32,6 +32,7 @@ enum class Op {
     Add,
     LayerNorm,  // GPT-2's
     Gelu,       // GPT-2's
+    Fused,      // one kernel of the fused decode step (core/model/fused_ops.h), several ops in it
     Transfer,
     kCount
 };
@@ -51,6 +52,7 @@ struct OpTimes {
 };
 
 class StepGraphs;  // core/model/step_graphs.h
+class FusedOps;    // core/model/fused_ops.h
 
 class Backend {
   public:
@@ -89,13 +91,20 @@ class Backend {
     // out[t, i] = sum_j w[i, j] * x[t, j]     x: [T, n], w: [d, n], out: [T, d]
     virtual void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) = 0;
     // Compact weights (core/model/compact_weights.h, --weights): whether matmul_compact reads
-    // `type`, and the matmul with w [d, n] in that type in host memory (the model's bytes, used
-    // where they lie), widened to float32 as it is read; the arithmetic is float32. Only the CPU
-    // does (F16, BF16, Q8_0); the others compute with float32 weights only, and the default
-    // refuses.
+    // `type`, and the matmul with w [d, n] in that type, widened to float32 as it is read; the
+    // arithmetic is float32. w is what adopt_compact returned for the matrix's bytes: the host
+    // bytes themselves on the CPU (used where they lie), a copy in its own memory on a GPU. The
+    // CPU reads F16, BF16 and Q8_0, cuda and cuda-emulated F16 and BF16; the default refuses.
     virtual bool runs_compact(GgmlType type) const;
     virtual void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w,
                                 int T, int n, int d);
+    // `bytes` bytes of compact weights that outlive every use, as matmul_compact will read them;
+    // release_compact (never throws) gives a copy back.
+    virtual const unsigned char* adopt_compact(const unsigned char* host, std::size_t bytes) {
+        (void)bytes;
+        return host;
+    }
+    virtual void release_compact(const unsigned char* adopted) noexcept { (void)adopted; }
     // Rotates adjacent pairs (i, i+1) of q and k for positions pos0..pos0+T-1 (run.c's RoPE):
     // pair p of a head by pos * inv_freq[p] (core/model/rope_frequencies.h works the table out).
     // q: [T, dim], k: [T, kv_dim], inv_freq: [head_dim / 2] on the backend
@@ -133,6 +142,14 @@ class Backend {
 
     // CUDA Graphs of decode steps (core/model/step_graphs.h), or null where the backend has none.
     virtual StepGraphs* graphs() { return nullptr; }
+    // Fused decode kernels (core/model/fused_ops.h), or null where the backend has none.
+    virtual FusedOps* fused() { return nullptr; }
+    // Kernels this backend has launched so far, each kernel of a replayed graph counted (0 for a
+    // backend without kernels): the difference over a step is its kernel launches.
+    virtual std::uint64_t kernel_launches() const { return 0; }
+    // How the per-op times are measured, in words, for the op strip ("" when they are host clock
+    // readings around each call).
+    virtual std::string op_timing() const { return {}; }
 
     // Wait for queued work; after it, op_times() is complete.
     virtual void synchronize() {}

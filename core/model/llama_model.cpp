@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "core/model/backend.h"
+#include "core/model/fused_decode.h"
+#include "core/model/fused_ops.h"
 #include "core/model/rope_frequencies.h"
 #include "core/model/step_graphs.h"
 #include "core/util/error.h"
@@ -11,16 +13,27 @@
 namespace kvs {
 namespace {
 
+// Floats between a recorded decode pass's probs rows for n_keys keys: a power of two from 64 up
+// (at most the capacity), so a graph is recorded again only when the keys outgrow it, and what a
+// step downloads is at most about twice the keys, not the capacity.
+std::size_t probs_bucket(int n_keys, int capacity) {
+    std::size_t b = 64;
+    while (b < std::size_t(n_keys)) b *= 2;
+    return std::min(b, std::size_t(capacity));
+}
+
 // Sequences of a Llama model on a backend: the weights uploaded once, one KV cache per slot,
 // scratch sized for the largest pass so far. Runner is the one-sequence view (slot 0).
 class LlamaRunner final : public Runner, public BatchRunner {
   public:
     LlamaRunner(const LlamaModel& m, Backend& be, int slots) : m_(m), c_(m.config()), be_(be) {
-        // Compact matrices (--weights) are read by the backend where they lie, in host memory:
-        // a backend that cannot is refused here, before anything is allocated.
+        // Compact matrices (--weights): a backend that cannot read their type is refused here,
+        // before anything is allocated.
         if (const CompactWeights& cw = m.compact(); cw.held() && !be.runs_compact(cw.type))
             throw Error("--weights " + weight_type_option_name(cw.type) + ": the " + be.name() +
-                        " backend computes with float32 weights only; use --backend cpu");
+                        " backend does not compute with " + weight_type_option_name(cw.type) +
+                        " weights; use --backend cpu");
+        adopt_compact(m.compact());
         // The CPU computes on the model's (mapped) floats; other backends copy them once.
         weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
         // RoPE's frequencies, worked out once for the model's base and scaling: [head_dim / 2]
@@ -36,6 +49,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     }
     ~LlamaRunner() override {
         if (graph_ != 0) be_.graphs()->drop(graph_);
+        for (const unsigned char* p : adopted_) be_.release_compact(p);
     }
     LlamaRunner(const LlamaRunner&) = delete;
     LlamaRunner& operator=(const LlamaRunner&) = delete;
@@ -50,6 +64,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
         const StepGraphs* g = be_.graphs();
         return g && g->graphs_on() && !c_.gpt2();  // plan() records GPT-2 steps never
     }
+    bool runs_fused() const override { return fused_fits(); }
     void truncate(int len) override {
         if (len < 0 || len > caches_[0]->len()) throw Error("truncate past the cache's rows");
         caches_[0]->set_len(len);
@@ -78,7 +93,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
         return weights_.at(static_cast<std::size_t>(host - m_.weights().all.data()), n);
     }
     // out = x W^T for a matrix W [d, n] whose floats start at `host`: its compact bytes
-    // (`compact`) when the model keeps them, else the floats.
+    // (`compact`, the backend's copy) when the model keeps them, else the floats.
     void matmul(DeviceSpan out, DeviceSpan x, const float* host, const CompactMatrix& compact,
                 int T, int n, int d) {
         if (compact.data)
@@ -86,10 +101,17 @@ class LlamaRunner final : public Runner, public BatchRunner {
         else
             be_.matmul(out, x, w(host, std::size_t(d) * n), T, n, d);
     }
-    // Layer l's matrix of a kind, compact: none when the model keeps float32 only.
+    // Layer l's matrix of a kind, compact (the backend's copy): none when the model keeps
+    // float32 only.
     static CompactMatrix at(const std::vector<CompactMatrix>& list, int l) {
         return list.empty() ? CompactMatrix{} : list[l];
     }
+    // The model's compact matrices as the backend reads them (Backend::adopt_compact): C_.
+    void adopt_compact(const CompactWeights& cw);
+    // Whether a decode step of this model may run through the backend's fused kernels.
+    bool fused_fits() const;
+    // A matrix of a kind for the fused kernels: its compact copy, or its floats.
+    FusedMatrix fused_matrix(MatrixKind kind, int layer) const;
     // Where one pass's results sit, in floats, in the device staging buffer and in its host copy:
     // [logits: B x vocab | per sequence: attention [L, H, keep, n_keys], q and attention output
     // [L, keep, dim] each, K/V rows [L, 2, kv_keep, kv_dim]]. Everything a step returns is
@@ -107,11 +129,15 @@ class LlamaRunner final : public Runner, public BatchRunner {
         std::vector<int> first, T, pos0, keep, kv_keep;
         std::size_t probs_floats = 0;  // scratch for a sequence whose kept rows are fewer than T
         // Through a CUDA Graph (core/model/step_graphs.h): every sequence one row (decode), per-op
-        // timing off, a backend with graphs on. Its probs rows in the stage are then the cache's
-        // capacity floats apart, so nothing in the stage moves with the position.
+        // timing off, a backend with graphs on. Its probs rows in the stage are then
+        // probs_bucket(n_keys) floats apart: nothing in the stage moves with the position until
+        // the keys outgrow the bucket, when the graph is recorded again.
         bool graph = false;
+        // Through the backend's fused decode kernels (core/model/fused_ops.h): one sequence, one
+        // row, per-op timing off; recorded into the graph when `graph` is set too.
+        bool fused = false;
         std::size_t probs_row(int i) const {
-            return graph ? std::size_t(capacity) : pos0[i] + T[i];
+            return graph ? probs_bucket(pos0[i] + T[i], capacity) : pos0[i] + T[i];
         }
         int capacity = 0;
         StageLayout stage;
@@ -124,8 +150,12 @@ class LlamaRunner final : public Runner, public BatchRunner {
     // GPT-2's forward pass, the same ops in its design (ModelConfig::gpt2()).
     void run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
     // The same pass as one graph launch: the step's token ids and positions to the device, the
-    // graph replayed, recorded first (run_layers under capture) when there is none that fits.
+    // graph replayed, recorded first (run_layers or run_fused under capture) when there is none
+    // that fits.
     void run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
+    // One sequence's decode step in the backend's fused kernels (core/model/fused_decode.h), its
+    // captures written by the kernels straight into the stage.
+    void run_fused(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
     // Layer l's attention for sequence i alone: RoPE at its positions, its cache, its captures.
     void attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
     // Cache lengths, K/V rows gathered, one download, each sequence's results unpacked.
@@ -150,6 +180,8 @@ class LlamaRunner final : public Runner, public BatchRunner {
     DeviceBuffer weights_;
     DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/model/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
+    CompactWeights C_;  // the model's compact matrices, each pointing at the backend's copy
+    std::vector<const unsigned char*> adopted_;
     int scratch_rows_ = 0;
     DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, probs_, stage_;
     HostBuffer host_;  // the host copy of stage_ (page-locked on a GPU)
@@ -166,6 +198,58 @@ class LlamaRunner final : public Runner, public BatchRunner {
 // (uncached decoding) reallocates a logarithmic number of times, not at every step.
 std::size_t grown(std::size_t have, std::size_t need) {
     return need <= have ? have : std::max(need, 2 * have);
+}
+
+void LlamaRunner::adopt_compact(const CompactWeights& cw) {
+    if (!cw.held()) return;
+    C_ = cw;
+    const auto adopt = [&](CompactMatrix& m, MatrixKind kind) {
+        const auto [rows, n] = matrix_shape(c_, kind);
+        m.data = be_.adopt_compact(m.data, rows * ggml_row_bytes(m.type, n));
+        adopted_.push_back(m.data);
+    };
+    for (int l = 0; l < c_.n_layers; ++l) {
+        adopt(C_.wq[l], MatrixKind::wq);
+        adopt(C_.wk[l], MatrixKind::wk);
+        adopt(C_.wv[l], MatrixKind::wv);
+        adopt(C_.wo[l], MatrixKind::wo);
+        adopt(C_.w1[l], MatrixKind::w1);
+        adopt(C_.w2[l], MatrixKind::w2);
+        adopt(C_.w3[l], MatrixKind::w3);
+    }
+    adopt(C_.wcls, MatrixKind::wcls);
+}
+
+bool LlamaRunner::fused_fits() const {
+    FusedOps* f = be_.fused();
+    if (!f || !f->fused_on() || c_.gpt2() ||
+        !f->fused_fits(c_.n_heads, c_.n_kv_heads, c_.head_dim()))
+        return false;
+    if (!C_.held()) return true;
+    for (const auto* list : {&C_.wq, &C_.wk, &C_.wv, &C_.wo, &C_.w1, &C_.w2, &C_.w3})
+        for (const CompactMatrix& m : *list)
+            if (!f->fused_reads(m.type)) return false;
+    return f->fused_reads(C_.wcls.type);
+}
+
+FusedMatrix LlamaRunner::fused_matrix(MatrixKind kind, int l) const {
+    const LlamaWeights& W = m_.weights();
+    const auto [rows, n] = matrix_shape(c_, kind);
+    const float* host = nullptr;
+    CompactMatrix cm;
+    switch (kind) {
+        case MatrixKind::wq: host = W.wq, cm = at(C_.wq, l); break;
+        case MatrixKind::wk: host = W.wk, cm = at(C_.wk, l); break;
+        case MatrixKind::wv: host = W.wv, cm = at(C_.wv, l); break;
+        case MatrixKind::wo: host = W.wo, cm = at(C_.wo, l); break;
+        case MatrixKind::w1: host = W.w1, cm = at(C_.w1, l); break;
+        case MatrixKind::w2: host = W.w2, cm = at(C_.w2, l); break;
+        case MatrixKind::w3: host = W.w3, cm = at(C_.w3, l); break;
+        case MatrixKind::wcls: host = W.wcls, cm = C_.wcls; break;
+    }
+    if (cm.data) return {DeviceSpan{}, cm.type, cm.data};
+    const std::size_t size = rows * n;
+    return {w(host + (kind == MatrixKind::wcls ? 0 : l * size), size), GgmlType::F32, nullptr};
 }
 
 void LlamaRunner::ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats) {
@@ -269,11 +353,15 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     if (log_) log_->clear();
     if (p.graph)
         run_graph(seqs, p, want);
+    else if (p.fused)
+        run_fused(seqs, p, want);
     else if (c_.gpt2())
         run_gpt2_layers(seqs, p, want);
     else
         run_layers(seqs, p, want);
     finish(seqs, p, want, out);
+    const PassPath path = p.fused ? PassPath::Fused : p.graph ? PassPath::Graph : PassPath::PerOp;
+    for (int i = 0; i < B; ++i) out[i].path = path;
 }
 
 LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Capture& want) {
@@ -310,10 +398,14 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
         for (int t = 0; t < T; ++t) all_positions_.push_back(pos0 + t);
     }
     const StepGraphs* graphs = be_.graphs();
-    // Not for GPT-2: a recorded step reads its token from the device, and its position row
-    // would have to be read the same way (not done: GPT-2 decodes op by op).
-    p.graph = graphs && graphs->graphs_on() && !want.op_log && p.B <= StepGraphs::kMaxSequences &&
-              p.R == p.B && !c_.gpt2();  // one row a sequence
+    // Op by op, each op timed: the teaching path. Otherwise a decode step (one row a sequence)
+    // runs through the fused kernels (one sequence) and/or as one graph. Not for GPT-2: a
+    // recorded step reads its token from the device, and its position row would have to be read
+    // the same way (not done: GPT-2 decodes op by op).
+    const bool per_op = want.op_log && want.time_each_op;
+    p.graph = graphs && graphs->graphs_on() && !per_op && p.B <= StepGraphs::kMaxSequences &&
+              p.R == p.B && !c_.gpt2();
+    p.fused = !per_op && want.fused && p.B == 1 && p.R == 1 && fused_fits();
     p.capacity = c_.seq_len;
     // The stage: [logits: B x vocab | per sequence: attention, q, attention output, K/V rows].
     const std::size_t L = c_.n_layers, H = c_.n_heads, d = c_.dim, kv = c_.kv_dim();
@@ -336,7 +428,7 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
     const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim;
     const std::size_t d = D, kv = KV, hid = HID, vocab = c_.vocab_size;
     const LlamaWeights& W = m_.weights();
-    const CompactWeights& C = m_.compact();
+    const CompactWeights& C = C_;
 
     // x: [R, dim], the residual stream of every row in this pass (one row per token).
     op(OpKind::Embedding, -1, R);
@@ -468,19 +560,23 @@ void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const
                                  want.attention,
                                  want.vectors,
                                  want.kv_rows,
+                                 p.fused,
                                  reinterpret_cast<std::size_t>(stage_.span().data),
                                  stage_.size(),
                                  reinterpret_cast<std::size_t>(x_.span().data),
                                  p.stage.total};
     for (int i = 0; i < p.B; ++i)
-        key.insert(key.end(),
-                   {std::size_t(seqs[i].slot), std::size_t(p.keep[i]), std::size_t(p.kv_keep[i])});
+        key.insert(key.end(), {std::size_t(seqs[i].slot), std::size_t(p.keep[i]),
+                               std::size_t(p.kv_keep[i]), p.probs_row(i)});
     if (graph_ != 0 && key == graph_key_ && g.replay(graph_)) return;
     if (graph_ != 0) g.drop(graph_);
     graph_ = 0;
     g.begin_capture();
     try {
-        run_layers(seqs, p, want);
+        if (p.fused)
+            run_fused(seqs, p, want);
+        else
+            run_layers(seqs, p, want);
     } catch (...) {
         g.abort_capture();
         throw;
@@ -490,14 +586,53 @@ void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const
     if (!g.replay(graph_)) throw Error("a decode graph just recorded could not be launched");
 }
 
+void LlamaRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+    const std::size_t d = c_.dim, L = c_.n_layers, H = c_.n_heads, kv = c_.kv_dim();
+    const StageLayout& st = p.stage;
+    const std::size_t stride = p.probs_row(0);
+    if (p.graph) be_.graphs()->position_of(0, static_cast<int>(stride));
+    FusedDecodeStep s{c_,
+                      m_.weights(),
+                      [&](const float* host, std::size_t n) { return w(host, n); },
+                      [&](MatrixKind kind, int l) { return fused_matrix(kind, l); },
+                      *caches_[seqs[0].slot],
+                      inv_freq_.span(),
+                      all_tokens_.data(),
+                      p.pos0[0],
+                      x_.at(0, d),
+                      q_.at(0, d),
+                      att_.at(0, d),
+                      h1_.at(0, c_.hidden_dim),
+                      stage_.at(0, c_.vocab_size),
+                      {},
+                      0,
+                      {},
+                      {},
+                      {},
+                      nullptr};
+    // The captures of the one kept row, straight from the kernels into the stage.
+    if (want.attention && p.keep[0] == 1) {
+        s.probs = stage_.at(st.probs[0], L * H * stride);
+        s.probs_stride = stride;
+    }
+    if (want.vectors && p.keep[0] == 1) {
+        s.q_keep = stage_.at(st.q[0], L * d);
+        s.out_keep = stage_.at(st.attn_out[0], L * d);
+    }
+    if (want.kv_rows && p.kv_keep[0] == 1) s.kv_keep = stage_.at(st.kv[0], L * 2 * kv);
+    s.log = log_;
+    run_fused_decode(*be_.fused(), s);
+}
+
 void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
     const int T = p.T[i], pos0 = p.pos0[i], keep = p.keep[i], H = c_.n_heads;
     const std::size_t d = c_.dim, kv = c_.kv_dim(), first = p.first[i];
     // This sequence's rows: q, att: [T, dim]; k, v: [T, kv_dim], at positions pos0..pos0+T-1.
     const DeviceSpan qi = q_.at(first * d, T * d), ki = k_.at(first * kv, T * kv),
                      vi = v_.at(first * kv, T * kv), ai = att_.at(first * d, T * d);
-    // Under a graph capture the next ops read this sequence's position from the device.
-    if (p.graph) be_.graphs()->position_of(i);
+    // Under a graph capture the next ops read this sequence's position from the device; the
+    // recording serves up to probs_row(i) keys.
+    if (p.graph) be_.graphs()->position_of(i, static_cast<int>(p.probs_row(i)));
     if (!c_.gpt2()) {  // GPT-2's positions were added to x at the embedding instead
         op(OpKind::Rope, l, T, pos0);
         be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
@@ -541,7 +676,8 @@ void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Ca
     for (int i = 0; i < p.B; ++i) {
         KvCache& cache = *caches_[seqs[i].slot];
         cache.set_len(p.pos0[i] + p.T[i]);
-        if (!want.kv_rows || p.kv_keep[i] == 0 || p.graph) continue;  // graph: gathered in attend
+        // graph: gathered in attend; fused: stored by the kernels
+        if (!want.kv_rows || p.kv_keep[i] == 0 || p.graph || p.fused) continue;
         // The last kv_keep rows of every layer's K, then V: [L, 2, kv_keep, kv_dim] in the stage.
         const std::size_t block = std::size_t(p.kv_keep[i]) * kv,
                           layer = std::size_t(c_.seq_len) * kv;
@@ -557,6 +693,18 @@ void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Ca
 }
 
 }  // namespace
+
+const char* pass_path_name(PassPath p) {
+    switch (p) {
+        case PassPath::PerOp:
+            return "op by op";
+        case PassPath::Graph:
+            return "graph";
+        case PassPath::Fused:
+            return "fused";
+    }
+    return "?";
+}
 
 LlamaModel::LlamaModel(Checkpoint ck, BpeTokenizer tok, std::string name)
     : LlamaModel(std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),

@@ -38,6 +38,7 @@ class HostBlock {
     HostBlock(Dim3 grid, Dim3 block_dim, Dim3 block)
         : grid_(grid), dim_(block_dim), block_(block) {}
     Dim3 block_idx() const { return block_; }
+    Dim3 grid_dim() const { return grid_; }
     Dim3 block_dim() const { return dim_; }
     std::size_t threads() const { return std::size_t(dim_.x) * dim_.y * dim_.z; }
 
