@@ -201,7 +201,8 @@ int cmd_kernels(int argc, char** argv) {
     // so no --weights; --keys, not --context, sets the length.
     std::vector<OptionSpec> specs;
     for (const OptionSpec& o : model_options())
-        if (o.name != "backend" && o.name != "weights" && o.name != "context") specs.push_back(o);
+        if (o.name != "backend" && o.name != "weights" && o.name != "context" && o.name != "gemm")
+            specs.push_back(o);
     specs.insert(
         specs.end(),
         {{"repeats", "N", "timed runs per op and implementation; the median is shown (default 5)"},

@@ -70,6 +70,10 @@ class Session {
   private:
     void check_fits() const;
     void finish_step(StepRecord& r, const ForwardResult& fr);
+    // The cached decode step `r` again through a fast path (the fused kernels, or the op-by-op
+    // kernels as one graph): its median time and one run's kernel launches.
+    void time_fast_path(const StepRecord& r, const Capture& want, bool fused, double& seconds,
+                        int& kernels);
 
     const Model& model_;
     std::unique_ptr<Runner> runner_;

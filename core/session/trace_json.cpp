@@ -84,7 +84,12 @@ void write_trace_json(std::ostream& os, const Session& s) {
         j.field("wall_s", r.wall_seconds).field("forward_s", r.forward_seconds);
         j.field("runs", r.timing_runs).field("forward_min_s", r.forward_min_seconds);
         j.field("forward_max_s", r.forward_max_seconds);
-        if (r.graph_seconds > 0) j.field("graph_s", r.graph_seconds);
+        j.field("path", pass_path_name(r.path));
+        if (r.kernel_launches > 0) j.field("kernels", r.kernel_launches);
+        if (r.graph_seconds > 0)
+            j.field("graph_s", r.graph_seconds).field("graph_kernels", r.graph_kernel_launches);
+        if (r.fused_seconds > 0)
+            j.field("fused_s", r.fused_seconds).field("fused_kernels", r.fused_kernel_launches);
         j.field("backend", r.backend).field("device", r.device);
         j.key("ops").begin_object();
         for (int i = 0; i < kOpCount; ++i)

@@ -374,7 +374,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         const kern::FusedGateUpArgs k{x.data, norm.data, kern::matrix_ref(w1),
                                       kern::matrix_ref(w3), h.data, dim, hidden, eps};
         timed(Op::Fused, [&] {
-            kern::launch_fused_norm_gate_up(kern::fused_rows_shape(hidden), stream_, k,
+            kern::launch_fused_norm_gate_up(kern::fused_rows_shape(hidden, dim), stream_, k,
                                             dependent_launch_);
         });
     }
@@ -383,7 +383,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         const kern::FusedLogitsArgs k{x.data, norm.data, kern::matrix_ref(w), logits.data,
                                       dim,    vocab,     eps};
         timed(Op::Fused, [&] {
-            kern::launch_fused_norm_logits(kern::fused_rows_shape(vocab), stream_, k,
+            kern::launch_fused_norm_logits(kern::fused_rows_shape(vocab, dim), stream_, k,
                                            dependent_launch_);
         });
     }

@@ -7,8 +7,9 @@ namespace kvs::kern {
 
 __global__ void fused_norm_qkv_kernel(FusedQkvArgs a) {
     __shared__ RmsNormShared sm;
+    float* stage = dynamic_shared_floats();
     DeviceBlock b;
-    fused_norm_qkv_block(b, a, sm);
+    fused_norm_qkv_block(b, a, sm, stage);
 }
 
 __global__ void fused_attention_kernel(FusedAttentionArgs a) {
@@ -24,14 +25,16 @@ __global__ void fused_matvec_add_kernel(FusedMatvecAddArgs a) {
 
 __global__ void fused_norm_gate_up_kernel(FusedGateUpArgs a) {
     __shared__ RmsNormShared sm;
+    float* stage = dynamic_shared_floats();
     DeviceBlock b;
-    fused_norm_gate_up_block(b, a, sm);
+    fused_norm_gate_up_block(b, a, sm, stage);
 }
 
 __global__ void fused_norm_logits_kernel(FusedLogitsArgs a) {
     __shared__ RmsNormShared sm;
+    float* stage = dynamic_shared_floats();
     DeviceBlock b;
-    fused_norm_logits_block(b, a, sm);
+    fused_norm_logits_block(b, a, sm, stage);
 }
 
 void launch_fused_norm_qkv(const LaunchShape& s, Stream st, const FusedQkvArgs& a,

@@ -11,12 +11,14 @@
 // decode chunk pass and combine (attention.cuh), SwiGLU's expression. So every value equals the
 // op-by-op path's bit for bit (tests/test_cuda_fused.cpp checks logits, attention rows, q, the
 // attention output and K/V over 40 greedy tokens on the emulator; test_cuda_shim.cpp each kernel
-// on the CPU shim; test_cuda_device.cpp on a GPU). The normalised row is never stored: a block
-// recomputes the row's sum of squares (dim / 128 terms a slot and a 7-step tree) and forms
-// w[j] * (inv * x[j]) as its lanes read x[j]. Captures are stores in the kernels' epilogues
-// (q, K and V rows, the attention output), not copies.
-// Launch: grid ceil(rows / kFusedWarps) (norm_qkv: row pairs), block (32, kFusedWarps); attention
-// as decode split.
+// on the CPU shim; test_cuda_device.cpp on a GPU). The normalised row is never stored in device
+// memory: each block recomputes the row's sum of squares (dim / 128 terms a slot and a 7-step
+// tree) and writes w[j] * (inv * x[j]) into its shared memory (or, for a row longer than
+// kFusedStageFloats, forms it as its lanes read x[j]: the same values). Captures are stores in the
+// kernels' epilogues (q, K and V rows, the attention output), not copies.
+// Launch: grid ceil(rows / kFusedWarps) (norm_qkv: row pairs), block (32, kFusedWarps), dynamic
+// shared memory fused_stage_floats(dim) floats for the kernels that normalise; attention as
+// decode split.
 #include <math.h>
 
 #include <cstddef>
@@ -31,6 +33,11 @@
 namespace kvs::kern {
 
 constexpr unsigned kFusedWarps = 4;  // rows (norm_qkv: row pairs) per block, one warp each
+constexpr int kFusedStageFloats = 8192;  // the longest normalised row staged in shared memory
+
+__host__ __device__ inline int fused_stage_floats(int dim) {
+    return dim <= kFusedStageFloats ? dim : 0;
+}
 
 struct FusedQkvArgs {
     float* x;               // [dim]: the residual; layer 0 writes it from the embedding row
@@ -91,12 +98,38 @@ __host__ __device__ inline int fused_warp_row(const ThreadIndex& ix) {
     return static_cast<int>(ix.block.x * kFusedWarps + ix.thread.y);
 }
 
-// Lane sum of row i of w with the RMS-normalised x (rms_scaled), as the op path's matvec sums xb.
-__host__ __device__ inline float norm_row_lane_sum(const MatrixRef& w, int i, const float* x,
-                                                   const float* norm, float inv, int n,
-                                                   unsigned lane) {
-    return weight_row_lane_sum(weight_row(w, std::size_t(i), n), w.kind, n, lane,
-                               [&](int j) { return rms_scaled(x, norm, inv, j); });
+// xb = rmsnorm(x) * norm as the lanes read it: from the block's shared copy, or formed on the
+// spot (rms_scaled, the op-by-op kernel's expression either way).
+struct NormedRow {
+    const float* x;
+    const float* norm;
+    float inv;
+    const float* staged;  // [dim] in shared memory, or null
+    __host__ __device__ float operator()(int j) const {
+        return staged ? staged[j] : rms_scaled(x, norm, inv, j);
+    }
+};
+
+// The block's RMSNorm of x [dim]: the sum of squares (rmsnorm.cuh's slots and tree), then xb
+// into `stage` when the row fits there.
+template <class Block>
+__host__ __device__ NormedRow norm_row_block(Block& b, const float* x, const float* norm, int dim,
+                                             float eps, RmsNormShared& sm, float* stage) {
+    rms_sum_block(b, x, dim, sm);
+    const NormedRow r{x, norm, rms_inverse(sm, dim, eps), fused_stage_floats(dim) ? stage : nullptr};
+    if (r.staged)
+        b.phase([&](const ThreadIndex& ix) {
+            for (int j = static_cast<int>(ix.flat_thread()); j < dim;
+                 j += static_cast<int>(ix.block_threads()))
+                stage[j] = rms_scaled(x, norm, r.inv, j);
+        });
+    return r;
+}
+
+// Lane sum of row i of w with xb, as the op path's matvec sums its stored xb.
+__host__ __device__ inline float norm_row_lane_sum(const MatrixRef& w, int i, const NormedRow& xb,
+                                                   int n, unsigned lane) {
+    return weight_row_lane_sum(weight_row(w, std::size_t(i), n), w.kind, n, lane, xb);
 }
 
 // ---- norm_qkv ----
@@ -138,12 +171,12 @@ __host__ __device__ inline void fused_qkv_store(const ThreadIndex& ix, const Fus
 
 template <class Block>
 __host__ __device__ void fused_norm_qkv_block(Block& b, const FusedQkvArgs& launched,
-                                              RmsNormShared& sm) {
+                                              RmsNormShared& sm, float* stage) {
     grid_dependency_wait();
     grid_launch_dependents();
     const FusedQkvArgs a = at_step_position(launched);
     const float* x = fused_qkv_source(a);
-    rms_sum_block(b, x, a.dim, sm);
+    const NormedRow xb = norm_row_block(b, x, a.norm, a.dim, a.eps, sm, stage);
     auto s0 = b.template per_thread<float>(0.0f), s1 = b.template per_thread<float>(0.0f);
     b.phase([&](const ThreadIndex& ix) {
         // Layer 0: block 0 also writes the residual x from the embedding row.
@@ -155,9 +188,8 @@ __host__ __device__ void fused_norm_qkv_block(Block& b, const FusedQkvArgs& laun
         if (2 * pair >= a.dim + 2 * a.kv_dim) return;
         const QkvRow r = qkv_row(a, 2 * pair);
         const MatrixRef& w = r.which == 0 ? a.wq : r.which == 1 ? a.wk : a.wv;
-        const float inv = rms_inverse(sm, a.dim, a.eps);
-        s0(ix) = norm_row_lane_sum(w, r.i, x, a.norm, inv, a.dim, ix.thread.x);
-        s1(ix) = norm_row_lane_sum(w, r.i + 1, x, a.norm, inv, a.dim, ix.thread.x);
+        s0(ix) = norm_row_lane_sum(w, r.i, xb, a.dim, ix.thread.x);
+        s1(ix) = norm_row_lane_sum(w, r.i + 1, xb, a.dim, ix.thread.x);
     });
     b.warp_sum(s0);
     b.warp_sum(s1);
@@ -223,17 +255,16 @@ __host__ __device__ void fused_matvec_add_block(Block& b, const FusedMatvecAddAr
 // ---- norm_gate_up: h[i] = silu(xb . w1[i]) * (xb . w3[i]) ----
 template <class Block>
 __host__ __device__ void fused_norm_gate_up_block(Block& b, const FusedGateUpArgs& a,
-                                                  RmsNormShared& sm) {
+                                                  RmsNormShared& sm, float* stage) {
     grid_dependency_wait();
     grid_launch_dependents();
-    rms_sum_block(b, a.x, a.dim, sm);
+    const NormedRow xb = norm_row_block(b, a.x, a.norm, a.dim, a.eps, sm, stage);
     auto g = b.template per_thread<float>(0.0f), u = b.template per_thread<float>(0.0f);
     b.phase([&](const ThreadIndex& ix) {
         const int i = fused_warp_row(ix);
         if (i >= a.hidden) return;
-        const float inv = rms_inverse(sm, a.dim, a.eps);
-        g(ix) = norm_row_lane_sum(a.w1, i, a.x, a.norm, inv, a.dim, ix.thread.x);
-        u(ix) = norm_row_lane_sum(a.w3, i, a.x, a.norm, inv, a.dim, ix.thread.x);
+        g(ix) = norm_row_lane_sum(a.w1, i, xb, a.dim, ix.thread.x);
+        u(ix) = norm_row_lane_sum(a.w3, i, xb, a.dim, ix.thread.x);
     });
     b.warp_sum(g);
     b.warp_sum(u);
@@ -247,16 +278,15 @@ __host__ __device__ void fused_norm_gate_up_block(Block& b, const FusedGateUpArg
 // ---- norm_logits: logits[i] = xb . w[i] ----
 template <class Block>
 __host__ __device__ void fused_norm_logits_block(Block& b, const FusedLogitsArgs& a,
-                                                 RmsNormShared& sm) {
+                                                 RmsNormShared& sm, float* stage) {
     grid_dependency_wait();
     grid_launch_dependents();
-    rms_sum_block(b, a.x, a.dim, sm);
+    const NormedRow xb = norm_row_block(b, a.x, a.norm, a.dim, a.eps, sm, stage);
     auto s = b.template per_thread<float>(0.0f);
     b.phase([&](const ThreadIndex& ix) {
         const int i = fused_warp_row(ix);
         if (i >= a.vocab) return;
-        s(ix) = norm_row_lane_sum(a.w, i, a.x, a.norm, rms_inverse(sm, a.dim, a.eps), a.dim,
-                                  ix.thread.x);
+        s(ix) = norm_row_lane_sum(a.w, i, xb, a.dim, ix.thread.x);
     });
     b.warp_sum(s);
     b.phase([&](const ThreadIndex& ix) {

@@ -141,11 +141,15 @@ LaunchShape attention_decode_combine_shape(int n_heads, unsigned threads) {
 
 LaunchShape fused_qkv_shape(int dim, int kv_dim) {
     const unsigned pairs = unsigned(dim + 2 * kv_dim) / 2;
-    return {{blocks_for(pairs, kFusedWarps), 1, 1}, {kWarpSize, kFusedWarps, 1}, 0};
+    return {{blocks_for(pairs, kFusedWarps), 1, 1},
+            {kWarpSize, kFusedWarps, 1},
+            std::size_t(fused_stage_floats(dim)) * sizeof(float)};
 }
 
-LaunchShape fused_rows_shape(int rows) {
-    return {{blocks_for(unsigned(rows), kFusedWarps), 1, 1}, {kWarpSize, kFusedWarps, 1}, 0};
+LaunchShape fused_rows_shape(int rows, int normed_dim) {
+    return {{blocks_for(unsigned(rows), kFusedWarps), 1, 1},
+            {kWarpSize, kFusedWarps, 1},
+            std::size_t(fused_stage_floats(normed_dim)) * sizeof(float)};
 }
 
 LaunchShape fused_attention_shape(int n_keys, int n_heads, int n_kv_heads, int head_dim) {

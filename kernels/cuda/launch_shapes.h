@@ -79,7 +79,8 @@ LaunchShape attention_decode_combine_shape(int n_heads, unsigned threads = kAttn
 // The fused decode kernels (fused_decode.cuh): norm_qkv over the row pairs of [q | k | v], the
 // others over their output rows, kFusedWarps a block; attention as decode split.
 LaunchShape fused_qkv_shape(int dim, int kv_dim);
-LaunchShape fused_rows_shape(int rows);
+// `normed_dim`: the row the kernel RMS-normalises (staged in shared memory), 0 for none.
+LaunchShape fused_rows_shape(int rows, int normed_dim = 0);
 LaunchShape fused_attention_shape(int n_keys, int n_heads, int n_kv_heads, int head_dim);
 // Floats of decode attention's partial results (AttentionArgs::partial) for every key a cache of
 // `cache_floats` floats ([capacity, n_kv_heads * head_dim]) holds: sized once per cache.

@@ -1,9 +1,10 @@
 #pragma once
 // RMSNorm, one block per row: out[t] = w * x[t] / sqrt(mean(x[t]^2) + eps).
-// Launch: grid T, block up to kRmsSlots threads (a power of two).
+// Launch: grid T, block up to kRmsSlots threads (whole warps).
 // Phases: the sum of squares in kRmsSlots partial sums (slot s: columns s, s + kRmsSlots, ...,
-// each term one fmaf), each thread filling the slots s = its index, + its block size, ... | a
-// tree over the slots in shared memory | each thread scales its columns.
+// each term one fmaf), each thread filling the slots s = its index, + its block size, ... |
+// slots s < 32 take (s + s+32) + (s+64 + s+96), and a warp_sum over those 32 (block_phases.cuh's
+// butterfly) gives the row's sum | thread 0 stores it | each thread scales its columns.
 //
 // The slots, not the threads, fix the order of the sum, so every block size gives the same bits,
 // and the fused decode kernels (fused_decode.cuh), whose blocks RMS-normalise x on their way into
@@ -29,7 +30,7 @@ struct RmsNormArgs {
 };
 
 struct RmsNormShared {
-    float partial[kRmsSlots];  // one sum of squares per slot; partial[0] the row's, after the tree
+    float partial[kRmsSlots];  // one sum of squares per slot; partial[0] the row's at the end
 };
 
 // Slots this thread fills: s = its index, + the block's threads, ...
@@ -43,13 +44,14 @@ __host__ __device__ inline void rms_partial_sums(const ThreadIndex& ix, const fl
     }
 }
 
-__host__ __device__ inline void rms_tree_step(const ThreadIndex& ix, RmsNormShared& sm,
-                                              unsigned stride) {
-    for (unsigned s = ix.flat_thread(); s < stride; s += ix.block_threads())
-        tree_sum_step(sm.partial, s, stride);
+// Lane s of the first warp: slots s, s + 32, s + 64, s + 96 in that pairing; 0 elsewhere.
+__host__ __device__ inline float rms_quarter(const ThreadIndex& ix, const RmsNormShared& sm) {
+    const unsigned s = ix.flat_thread();
+    if (s >= kWarpSize) return 0.0f;
+    return (sm.partial[s] + sm.partial[s + 32]) + (sm.partial[s + 64] + sm.partial[s + 96]);
 }
 
-// 1 / sqrt(mean of squares + eps), once the tree has run.
+// 1 / sqrt(mean of squares + eps), once rms_sum_block has run.
 __host__ __device__ inline float rms_inverse(const RmsNormShared& sm, int dim, float eps) {
     return 1.0f / sqrtf(sm.partial[0] / dim + eps);
 }
@@ -62,9 +64,14 @@ __host__ __device__ inline float rms_scaled(const float* x, const float* w, floa
 // The sum of squares of x [dim] into sm.partial[0], every thread of the block taking part.
 template <class Block>
 __host__ __device__ void rms_sum_block(Block& b, const float* x, int dim, RmsNormShared& sm) {
+    static_assert(kRmsSlots == 4 * kWarpSize, "four slots a lane of the first warp");
+    auto v = b.template per_thread<float>(0.0f);
     b.phase([&](const ThreadIndex& ix) { rms_partial_sums(ix, x, dim, sm); });
-    for (unsigned stride = kRmsSlots / 2; stride > 0; stride /= 2)
-        b.phase([&](const ThreadIndex& ix) { rms_tree_step(ix, sm, stride); });
+    b.phase([&](const ThreadIndex& ix) { v(ix) = rms_quarter(ix, sm); });
+    b.warp_sum(v);
+    b.phase([&](const ThreadIndex& ix) {
+        if (ix.flat_thread() == 0) sm.partial[0] = v(ix);
+    });
 }
 
 __host__ __device__ inline void rmsnorm_scale(const ThreadIndex& ix, const RmsNormArgs& a,

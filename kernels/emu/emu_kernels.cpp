@@ -126,7 +126,8 @@ void fused_norm_qkv(const LaunchShape& s, const kern::FusedQkvArgs& a) {
     check_launch_shape(s, "fused_norm_qkv");
     for_each_block(s, [&](HostBlock& b) {
         auto sm = fresh_shared<kern::RmsNormShared>();
-        kern::fused_norm_qkv_block(b, a, sm);
+        auto stage = fresh_dynamic_shared(s);
+        kern::fused_norm_qkv_block(b, a, sm, stage.data());
     });
 }
 
@@ -147,7 +148,8 @@ void fused_norm_gate_up(const LaunchShape& s, const kern::FusedGateUpArgs& a) {
     check_launch_shape(s, "fused_norm_gate_up");
     for_each_block(s, [&](HostBlock& b) {
         auto sm = fresh_shared<kern::RmsNormShared>();
-        kern::fused_norm_gate_up_block(b, a, sm);
+        auto stage = fresh_dynamic_shared(s);
+        kern::fused_norm_gate_up_block(b, a, sm, stage.data());
     });
 }
 
@@ -155,7 +157,8 @@ void fused_norm_logits(const LaunchShape& s, const kern::FusedLogitsArgs& a) {
     check_launch_shape(s, "fused_norm_logits");
     for_each_block(s, [&](HostBlock& b) {
         auto sm = fresh_shared<kern::RmsNormShared>();
-        kern::fused_norm_logits_block(b, a, sm);
+        auto stage = fresh_dynamic_shared(s);
+        kern::fused_norm_logits_block(b, a, sm, stage.data());
     });
 }
 

@@ -231,6 +231,7 @@ void EmulatedCudaBackend::download(float* dst, DeviceSpan src, std::size_t n) {
     {
         OpTimer timer(times_, Op::Transfer);
         ++counts_.d2h;
+        counts_.d2h_floats += n;
         ++queued_;
         if (device_fault_.empty()) std::memcpy(dst, src.data, n * sizeof(float));
     }
@@ -465,7 +466,7 @@ void EmulatedCudaBackend::norm_gate_up(DeviceSpan h, DeviceSpan x, DeviceSpan no
                                        int hidden, float eps) {
     const kern::FusedGateUpArgs k{x.data, norm.data, kern::matrix_ref(w1), kern::matrix_ref(w3),
                                   h.data, dim,       hidden,               eps};
-    const kern::LaunchShape s = kern::fused_rows_shape(hidden);
+    const kern::LaunchShape s = kern::fused_rows_shape(hidden, dim);
     launch(Op::Fused, [=] { emu::fused_norm_gate_up(s, k); });
 }
 
@@ -473,7 +474,7 @@ void EmulatedCudaBackend::norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpa
                                       const FusedMatrix& w, int dim, int vocab, float eps) {
     const kern::FusedLogitsArgs k{x.data, norm.data, kern::matrix_ref(w), logits.data, dim, vocab,
                                   eps};
-    const kern::LaunchShape s = kern::fused_rows_shape(vocab);
+    const kern::LaunchShape s = kern::fused_rows_shape(vocab, dim);
     launch(Op::Fused, [=] { emu::fused_norm_logits(s, k); });
 }
 

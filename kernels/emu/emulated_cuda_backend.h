@@ -25,6 +25,7 @@ struct LaunchCounts {
     int launches = 0;  // kernel launches
     int h2d = 0;       // host-to-device copies
     int d2h = 0;       // device-to-host copies
+    std::size_t d2h_floats = 0;  // floats those copies brought back
     int d2d = 0;       // device-to-device copies
     int syncs = 0;     // stream synchronisations (each download and upload waits once)
     int allocs = 0;    // cudaMalloc
