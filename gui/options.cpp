@@ -45,6 +45,9 @@ std::vector<cmdline::OptionSpec> specs() {
          "open Inside attention: layer L, head H, query position ROW\n(from 0, as the "
          "heatmap's rows; last: the newest row)"},
         {"ops", "", "show the op strip (every op of the step shown)"},
+        {"ops-fast", "",
+         "headless: with --ops, the steps above run the fast path (on a\nGPU the fused kernels), "
+         "the strip listing each op in its kernel"},
         {"op", "N", "with the op strip: op N highlighted (from 0)"},
         cmdline::timing_option(),
         {"no-settings", "", "do not read or write the settings file"},
@@ -123,6 +126,7 @@ AppOptions parse_options(int argc, char** argv) {
         o.explain_row = row == "last" ? -1 : c.whole("explain", row, 0, 1 << 20);
     }
     o.ops = c.has("ops") || c.has("op");
+    o.ops_fast = c.has("ops-fast");
     o.op = c.integer("op", -1, 0, 1 << 20);
     o.timing_runs = cmdline::timing_runs_from(c, 0);
     o.no_settings = c.has("no-settings");

@@ -50,6 +50,7 @@ struct AppOptions {
     bool explain = false;
     int explain_layer = 0, explain_head = 0, explain_row = -1;
     bool ops = false;
+    bool ops_fast = false;  // the headless steps take the fast path even with the strip shown
     int op = -1;
 
     bool headless() const {

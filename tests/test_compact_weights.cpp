@@ -290,14 +290,25 @@ TEST_CASE("a GGUF's F16 and Q8_0 tensors are used in place and match its float32
     }
 }
 
-TEST_CASE("compact weights on a backend that computes in float32 only: one line, exit 2",
+TEST_CASE("compact weights a backend does not read: one line, exit 2; f16 on the CUDA kernels",
           "[compact][cli]") {
     const auto r = test::run_cli(
-        {"generate", "--backend", "cuda-emulated", "--weights", "f16", "--max-new-tokens", "2"});
+        {"generate", "--backend", "cuda-emulated", "--weights", "q8_0", "--max-new-tokens", "2"});
     CHECK(r.exit_code == 2);
-    CHECK(r.err.find("--weights f16: the cuda-emulated backend computes with float32 weights "
-                     "only; use --backend cpu") != std::string::npos);
+    CHECK(r.err.find("--weights q8_0: the cuda-emulated backend does not compute with q8_0 "
+                     "weights; use --backend cpu") != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    // F16 and BF16 are read by the CUDA kernels (widened to float32 as they are read): the same
+    // greedy text as the CPU's compact matmul.
+    for (const char* w : {"f16", "bf16"}) {
+        INFO(w);
+        const auto gpu = test::run_cli({"generate", "--backend", "cuda-emulated", "--weights", w,
+                                        "--max-new-tokens", "12", "--prompt", "Once upon"});
+        const auto cpu = test::run_cli({"generate", "--backend", "cpu", "--weights", w,
+                                        "--max-new-tokens", "12", "--prompt", "Once upon"});
+        CHECK(gpu.exit_code == 0);
+        CHECK(gpu.out == cpu.out);
+    }
     const auto bad = test::run_cli({"generate", "--weights", "q4_0", "--max-new-tokens", "2"});
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("'q4_0' is not one of f32, f16, bf16, q8_0") != std::string::npos);

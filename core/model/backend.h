@@ -51,6 +51,12 @@ struct OpTimes {
     double total() const;
 };
 
+// How a backend times an op: the host's clock around the call (the CPU), the emulator's wall
+// time, CUDA events around each launch (on a GPU they include the host's issue time when launches
+// are slower than the kernels), or CUDA events between kernels queued behind a held stream (the
+// device's time).
+enum class OpTiming { HostClock, Emulator, EventsAroundLaunches, EventsHeldStream };
+
 class StepGraphs;  // core/model/step_graphs.h
 class FusedOps;    // core/model/fused_ops.h
 
@@ -147,9 +153,8 @@ class Backend {
     // Kernels this backend has launched so far, each kernel of a replayed graph counted (0 for a
     // backend without kernels): the difference over a step is its kernel launches.
     virtual std::uint64_t kernel_launches() const { return 0; }
-    // How the per-op times are measured, in words, for the op strip ("" when they are host clock
-    // readings around each call).
-    virtual std::string op_timing() const { return {}; }
+    // How the per-op times are measured (the op strip says it).
+    virtual OpTiming op_timing() const { return OpTiming::HostClock; }
 
     // Wait for queued work; after it, op_times() is complete.
     virtual void synchronize() {}

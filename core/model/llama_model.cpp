@@ -164,8 +164,13 @@ class LlamaRunner final : public Runner, public BatchRunner {
     // The op strip: one record per op as it is issued (rows, and the position the rows start
     // at for the attention ops); a batch logs into out[0].
     void op(OpKind k, int layer, int n_rows, int at = 0, bool own_call = true) {
-        if (log_) log_->add(k, c_, layer, n_rows, at, own_call);
+        if (!log_) return;
+        log_->add(k, c_, layer, n_rows, at, own_call);
+        log_seq_.push_back(op_seq_);
     }
+    // A replayed graph issues no op: its log is the recording's, each op's shapes and FLOPs
+    // counted again at its sequence's position now.
+    void replay_log(const Pass& p);
     void ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats);
     // The last `keep` of a sequence's T rows [T, dim] into layer `layer` of the stage region
     // `at` [n_layers, keep, dim] (one device-side copy).
@@ -188,6 +193,12 @@ class LlamaRunner final : public Runner, public BatchRunner {
     std::vector<int> all_tokens_;
     std::vector<int> all_positions_;  // GPT-2: each row's position, the learned table's row
     OpLog* log_ = nullptr;            // this pass's op strip, or none
+    // For each op logged: the sequence whose position it was counted at (-1: none, the op does
+    // not depend on it), and the sequence attend() is logging for now.
+    std::vector<int> log_seq_;
+    int op_seq_ = -1;
+    OpLog graph_log_;  // the recorded pass's op strip, and its log_seq_
+    std::vector<int> graph_log_seq_;
     // The recorded decode pass (0: none) and what it was recorded for: batch, slots, captures and
     // the addresses of the buffers it reads and writes. Another key: recorded again.
     int graph_ = 0;
@@ -351,6 +362,7 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     }
     log_ = want.op_log ? &out[0].ops : nullptr;
     if (log_) log_->clear();
+    log_seq_.clear();
     if (p.graph)
         run_graph(seqs, p, want);
     else if (p.fused)
@@ -560,6 +572,7 @@ void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const
                                  want.attention,
                                  want.vectors,
                                  want.kv_rows,
+                                 want.op_log,
                                  p.fused,
                                  reinterpret_cast<std::size_t>(stage_.span().data),
                                  stage_.size(),
@@ -568,7 +581,10 @@ void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const
     for (int i = 0; i < p.B; ++i)
         key.insert(key.end(), {std::size_t(seqs[i].slot), std::size_t(p.keep[i]),
                                std::size_t(p.kv_keep[i]), p.probs_row(i)});
-    if (graph_ != 0 && key == graph_key_ && g.replay(graph_)) return;
+    if (graph_ != 0 && key == graph_key_ && g.replay(graph_)) {
+        replay_log(p);
+        return;
+    }
     if (graph_ != 0) g.drop(graph_);
     graph_ = 0;
     g.begin_capture();
@@ -583,7 +599,23 @@ void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const
     }
     graph_ = g.end_capture();
     graph_key_ = std::move(key);
+    if (log_) {
+        graph_log_ = *log_;
+        graph_log_seq_ = log_seq_;
+    }
     if (!g.replay(graph_)) throw Error("a decode graph just recorded could not be launched");
+}
+
+void LlamaRunner::replay_log(const Pass& p) {
+    if (!log_) return;
+    *log_ = graph_log_;
+    for (std::size_t k = 0; k < log_->ops.size(); ++k) {
+        const int i = graph_log_seq_[k];
+        if (i < 0) continue;
+        OpRecord& r = log_->ops[k];
+        const OpCount n = count_op(r.kind, c_, r.in.rows, p.pos0[i]);
+        r.in = n.in, r.out = n.out, r.flops = n.flops;
+    }
 }
 
 void LlamaRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
@@ -622,9 +654,15 @@ void LlamaRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p, const
     if (want.kv_rows && p.kv_keep[0] == 1) s.kv_keep = stage_.at(st.kv[0], L * 2 * kv);
     s.log = log_;
     run_fused_decode(*be_.fused(), s);
+    if (log_) log_seq_.assign(log_->ops.size(), 0);  // every op at sequence 0's position
 }
 
 void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
+    op_seq_ = i;  // the ops below are counted at this sequence's position
+    struct Reset {
+        int& seq;
+        ~Reset() { seq = -1; }
+    } reset{op_seq_};
     const int T = p.T[i], pos0 = p.pos0[i], keep = p.keep[i], H = c_.n_heads;
     const std::size_t d = c_.dim, kv = c_.kv_dim(), first = p.first[i];
     // This sequence's rows: q, att: [T, dim]; k, v: [T, kv_dim], at positions pos0..pos0+T-1.

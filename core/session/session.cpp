@@ -175,7 +175,10 @@ const StepRecord& Session::step() {
     if (be) be->synchronize();
     r.forward_seconds = seconds_since(t0);
     r.path = fr_.path;
-    if (be) r.kernel_launches = static_cast<int>(be->kernel_launches() - kernels0);
+    if (be) {
+        r.kernel_launches = static_cast<int>(be->kernel_launches() - kernels0);
+        r.op_timing = be->op_timing();
+    }
     const OpTimes first_ops = be ? be->op_times() : OpTimes{};
     // The first run's op calls, before the timing re-runs reset the backend's counters.
     if (be && !fr_.ops.ops.empty()) fr_.ops.resolve(be->op_calls());

@@ -52,6 +52,8 @@ class Session {
     void set_sampler(const SamplerConfig& s);
     // How steps are timed from the next step on (core/session/step_timing.h).
     void set_timing(const TimingPolicy& t) { config_.timing = t; }
+    // Capture::time_each_op from the next step on: every op timed (op by op), or the fast path.
+    void set_time_each_op(bool on) { config_.capture.time_each_op = on; }
 
     const Trace& trace() const { return trace_; }
     Trace& trace() { return trace_; }

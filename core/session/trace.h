@@ -78,6 +78,7 @@ struct StepRecord {
     // (core/model/fused_ops.h), or the op-by-op kernels as one CUDA graph.
     PassPath path = PassPath::PerOp;
     int kernel_launches = 0;  // kernels the backend launched for one run of the step (0: CPU)
+    OpTiming op_timing = OpTiming::HostClock;  // how the backend timed the ops
     // A cached decode step on a backend with CUDA Graphs (core/model/step_graphs.h) or fused
     // kernels: the same step the fast ways, each the median of timing_runs runs, and its kernel
     // launches (0: not measured). A step that ran op by op measures both after its per-op runs; a

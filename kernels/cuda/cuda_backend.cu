@@ -118,11 +118,8 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
 
     std::string name() const override { return "cuda"; }
     std::string device() const override { return device_; }
-    std::string op_timing() const override {
-        return gate_host_ ? "CUDA events between the kernels, the stream held until the step's "
-                            "ops were queued (the first 128), then released: the device's time"
-                          : "CUDA events around each launch (they include the host's issue time "
-                            "when launches are slower than the kernels)";
+    OpTiming op_timing() const override {
+        return gate_host_ ? OpTiming::EventsHeldStream : OpTiming::EventsAroundLaunches;
     }
     std::uint64_t kernel_launches() const override { return launched_; }
     // cuBLAS for T > 1 (kernels/cuda/cublas_gemm.h), or why the tiled kernel runs instead.

@@ -101,6 +101,7 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
                    std::size_t rows, std::size_t row_len) override;
 
     void synchronize() override;
+    OpTiming op_timing() const override { return OpTiming::Emulator; }
     std::uint64_t kernel_launches() const override {
         return std::uint64_t(counts_.launches) + std::uint64_t(counts_.graph_kernels);
     }
