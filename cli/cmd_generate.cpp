@@ -82,9 +82,7 @@ int cmd_generate(int argc, char** argv) {
         int steps = 0;
         double seconds = 0;
         long long kernels = 0;
-        void add(double s, int k) {
-            ++steps, seconds += s, kernels += k;
-        }
+        void add(double s, int k) { ++steps, seconds += s, kernels += k; }
     };
     PathSum per_op, graph, fused;
     PassPath ran = PassPath::PerOp;
@@ -142,7 +140,7 @@ int cmd_generate(int argc, char** argv) {
         say("fused", fused);
         const bool one_graph = s.runner().records_graphs();
         std::fprintf(stderr, "kvscope: decode steps ran %s%s; forward pass, mean of %d steps: %s\n",
-                     ran == PassPath::PerOp ? "op by op, every op timed"
+                     ran == PassPath::PerOp   ? "op by op, every op timed"
                      : ran == PassPath::Fused ? "fused"
                                               : "as one CUDA graph",
                      ran == PassPath::Fused && one_graph ? ", one CUDA graph a step" : "",

@@ -5,8 +5,8 @@
 // the model's shapes (the weights' values do not change an op's time or its agreement).
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>

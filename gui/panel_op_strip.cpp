@@ -45,11 +45,13 @@ void cell(const std::string& text, ImU32 col = 0) {
 const char* op_timing_words(OpTiming t) {
     switch (t) {
         case OpTiming::EventsHeldStream:
-            return tr("times: CUDA events between the kernels, the stream held until the step's "
-                      "ops were queued, then released: the device's own time");
+            return tr(
+                "times: CUDA events between the kernels, the stream held until the step's "
+                "ops were queued, then released: the device's own time");
         case OpTiming::EventsAroundLaunches:
-            return tr("times: CUDA events around each launch (they include the host's issue time "
-                      "when launches are slower than the kernels)");
+            return tr(
+                "times: CUDA events around each launch (they include the host's issue time "
+                "when launches are slower than the kernels)");
         case OpTiming::Emulator:
             return tr("times: the emulator's wall clock (the CPU running the kernels, not a GPU)");
         case OpTiming::HostClock:

@@ -82,9 +82,11 @@ void draw_time(FrameContext& f) {
         // a cached decode step was measured beside it (core/session/trace.h).
         if (shown.kernel_launches > 0) {
             ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-            const char* ran = shown.path == PassPath::Fused   ? tr("step %d ran fused: %s, %d kernel launches")
-                              : shown.path == PassPath::Graph ? tr("step %d ran as one CUDA graph: %s, %d kernel launches")
-                                                              : tr("step %d ran op by op, every op timed: %s, %d kernel launches");
+            const char* ran =
+                shown.path == PassPath::Fused ? tr("step %d ran fused: %s, %d kernel launches")
+                : shown.path == PassPath::Graph
+                    ? tr("step %d ran as one CUDA graph: %s, %d kernel launches")
+                    : tr("step %d ran op by op, every op timed: %s, %d kernel launches");
             ImGui::TextWrapped(ran, s, format_seconds(shown.forward_seconds).c_str(),
                                shown.kernel_launches);
             if (shown.path == PassPath::PerOp && shown.graph_seconds > 0)

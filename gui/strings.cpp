@@ -326,15 +326,18 @@ const std::vector<UiString>& ui_strings() {
         {"in the step's graph", "计入这一步的图"},
         {"this step ran fused: %d kernels, each op listed in the kernel it ran in; with the strip "
          "open the next steps run op by op, every op timed",
-         "这一步以融合内核运行：共 %d 个内核，每个运算列在它所在的内核中；打开此栏后，后面的步骤逐个运算"
+         "这一步以融合内核运行：共 %d "
+         "个内核，每个运算列在它所在的内核中；打开此栏后，后面的步骤逐个运算"
          "运行，每个运算都计时"},
         {"this step ran as one CUDA graph: no time per op; with the strip open the next steps run "
          "op by op, every op timed",
-         "这一步作为一个 CUDA 图运行，没有逐个运算的时间；打开此栏后，后面的步骤逐个运算运行，每个运算都"
+         "这一步作为一个 CUDA "
+         "图运行，没有逐个运算的时间；打开此栏后，后面的步骤逐个运算运行，每个运算都"
          "计时"},
         {"times: CUDA events between the kernels, the stream held until the step's ops were "
          "queued, then released: the device's own time",
-         "时间：内核之间的 CUDA 事件；先让流等待，直到这一步的运算都已排队，再放行，所以是设备本身的"
+         "时间：内核之间的 CUDA "
+         "事件；先让流等待，直到这一步的运算都已排队，再放行，所以是设备本身的"
          "时间"},
         {"times: CUDA events around each launch (they include the host's issue time when "
          "launches are slower than the kernels)",

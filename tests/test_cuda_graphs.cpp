@@ -262,7 +262,7 @@ TEST_CASE(
     CHECK(d.graph_kernel_launches == 3 + 16 * L);
     CHECK(d.fused_seconds > 0);
     CHECK(d.fused_kernel_launches == 5 * L + 1);
-    CHECK(!d.ops.ops.empty());            // the op strip came from the per-op run
+    CHECK(!d.ops.ops.empty());               // the op strip came from the per-op run
     CHECK(be.counts().graph_launches == 2);  // the graph of op-by-op kernels, the fused one
     // With graphs off the fused kernels are launched one by one; nothing runs as a graph.
     be.set_graphs_on(false);

@@ -21,9 +21,9 @@ struct FusedDecodeStep {
     std::function<DeviceSpan(const float* host, std::size_t n)> vec;
     std::function<FusedMatrix(MatrixKind kind, int layer)> matrix;
     KvCache& cache;
-    DeviceSpan inv_freq;  // [head_dim / 2]
-    const int* token;     // on the host
-    int pos = 0;          // the token's position: the cache holds pos rows before the step
+    DeviceSpan inv_freq;      // [head_dim / 2]
+    const int* token;         // on the host
+    int pos = 0;              // the token's position: the cache holds pos rows before the step
     DeviceSpan x, q, att, h;  // scratch: [dim], [dim], [dim], [hidden]
     DeviceSpan logits;        // [vocab]
     // Captures, empty when not wanted: attention [L, H, probs_stride]; q and the attention

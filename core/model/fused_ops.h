@@ -41,15 +41,15 @@ class FusedOps {
     virtual bool fused_fits(int n_heads, int n_kv_heads, int head_dim) const = 0;
 
     struct NormQkv {
-        DeviceSpan x;          // [dim]: the residual
-        DeviceSpan embed;      // [vocab, dim], or empty: x already holds the residual
-        const int* token;      // the token id, on the host (embed only)
-        DeviceSpan norm;       // [dim]
+        DeviceSpan x;      // [dim]: the residual
+        DeviceSpan embed;  // [vocab, dim], or empty: x already holds the residual
+        const int* token;  // the token id, on the host (embed only)
+        DeviceSpan norm;   // [dim]
         FusedMatrix wq, wk, wv;
-        DeviceSpan bq, bk, bv;  // or empty
-        DeviceSpan inv_freq;    // [head_dim / 2]
-        DeviceSpan q;           // [dim]
-        DeviceSpan cache_k, cache_v;  // [capacity, kv_dim]
+        DeviceSpan bq, bk, bv;              // or empty
+        DeviceSpan inv_freq;                // [head_dim / 2]
+        DeviceSpan q;                       // [dim]
+        DeviceSpan cache_k, cache_v;        // [capacity, kv_dim]
         DeviceSpan q_keep, k_keep, v_keep;  // [dim], [kv_dim], [kv_dim], or empty
         int pos = 0;
         int dim = 0, kv_dim = 0, head_dim = 0;
@@ -72,8 +72,8 @@ class FusedOps {
     virtual void norm_gate_up(DeviceSpan h, DeviceSpan x, DeviceSpan norm, const FusedMatrix& w1,
                               const FusedMatrix& w3, int dim, int hidden, float eps) = 0;
     // logits = (rmsnorm(x) * norm) W.   W: [vocab, dim]
-    virtual void norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpan norm,
-                             const FusedMatrix& w, int dim, int vocab, float eps) = 0;
+    virtual void norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpan norm, const FusedMatrix& w,
+                             int dim, int vocab, float eps) = 0;
 };
 
 }  // namespace kvs

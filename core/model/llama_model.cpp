@@ -249,14 +249,30 @@ FusedMatrix LlamaRunner::fused_matrix(MatrixKind kind, int l) const {
     const float* host = nullptr;
     CompactMatrix cm;
     switch (kind) {
-        case MatrixKind::wq: host = W.wq, cm = at(C_.wq, l); break;
-        case MatrixKind::wk: host = W.wk, cm = at(C_.wk, l); break;
-        case MatrixKind::wv: host = W.wv, cm = at(C_.wv, l); break;
-        case MatrixKind::wo: host = W.wo, cm = at(C_.wo, l); break;
-        case MatrixKind::w1: host = W.w1, cm = at(C_.w1, l); break;
-        case MatrixKind::w2: host = W.w2, cm = at(C_.w2, l); break;
-        case MatrixKind::w3: host = W.w3, cm = at(C_.w3, l); break;
-        case MatrixKind::wcls: host = W.wcls, cm = C_.wcls; break;
+        case MatrixKind::wq:
+            host = W.wq, cm = at(C_.wq, l);
+            break;
+        case MatrixKind::wk:
+            host = W.wk, cm = at(C_.wk, l);
+            break;
+        case MatrixKind::wv:
+            host = W.wv, cm = at(C_.wv, l);
+            break;
+        case MatrixKind::wo:
+            host = W.wo, cm = at(C_.wo, l);
+            break;
+        case MatrixKind::w1:
+            host = W.w1, cm = at(C_.w1, l);
+            break;
+        case MatrixKind::w2:
+            host = W.w2, cm = at(C_.w2, l);
+            break;
+        case MatrixKind::w3:
+            host = W.w3, cm = at(C_.w3, l);
+            break;
+        case MatrixKind::wcls:
+            host = W.wcls, cm = C_.wcls;
+            break;
     }
     if (cm.data) return {DeviceSpan{}, cm.type, cm.data};
     const std::size_t size = rows * n;

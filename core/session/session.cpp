@@ -248,8 +248,8 @@ const StepRecord& Session::step() {
     return trace_.back();
 }
 
-void Session::time_fast_path(const StepRecord& r, const Capture& want, bool fused,
-                             double& seconds, int& kernels) {
+void Session::time_fast_path(const StepRecord& r, const Capture& want, bool fused, double& seconds,
+                             int& kernels) {
     Backend* be = runner_->backend();
     Capture fast = want;
     fast.op_log = false;  // per-op timing off: the fused kernels, or the graph of the others

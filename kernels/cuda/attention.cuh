@@ -30,9 +30,9 @@
 
 namespace kvs::kern {
 
-constexpr unsigned kAttnThreads = 128;   // decode's combine: a power of two
-constexpr unsigned kChunkThreads = 64;   // whole warps (warp_max, warp_sum); one key each
-constexpr unsigned kSplitBlocks = 256;   // decode split blocks in all, about: 2 per SM of an H100
+constexpr unsigned kAttnThreads = 128;  // decode's combine: a power of two
+constexpr unsigned kChunkThreads = 64;  // whole warps (warp_max, warp_sum); one key each
+constexpr unsigned kSplitBlocks = 256;  // decode split blocks in all, about: 2 per SM of an H100
 constexpr std::size_t kAttnShared = 48 * 1024;  // per block: launch_shapes.h's kMaxSharedBytes
 
 struct AttentionArgs {
@@ -62,7 +62,8 @@ __host__ __device__ inline std::size_t chunk_shared_floats(unsigned keys, int gr
                                                            bool flash) {
     const std::size_t warps = kChunkThreads / kWarpSize;
     // + 1: the fused kernel's last-ticket flag (fused_decode.cuh), at the end of the chunk's part
-    std::size_t f = std::size_t(keys) * (head_dim + 1) + std::size_t(group) * (keys + 2 * warps) + 1;
+    std::size_t f =
+        std::size_t(keys) * (head_dim + 1) + std::size_t(group) * (keys + 2 * warps) + 1;
     if (flash) f += std::size_t(group) * (head_dim + 2);  // O [group, head_dim], M, L [group]
     return f;
 }
@@ -301,8 +302,7 @@ __host__ __device__ inline void attention_combine_head(const ThreadIndex& ix,
 __host__ __device__ inline void attention_decode_combine_thread(const ThreadIndex& ix,
                                                                 const AttentionArgs& launched) {
     const AttentionArgs a = at_step_position(launched);
-    attention_combine_head(ix, a, static_cast<int>(ix.block.x),
-                           [](const float* p) { return *p; });
+    attention_combine_head(ix, a, static_cast<int>(ix.block.x), [](const float* p) { return *p; });
 }
 
 // ---- prefill: flash-style, one block per query row and kv head ----

@@ -57,8 +57,8 @@ CublasGemm::~CublasGemm() {
     // The library stays loaded: cuBLAS keeps state until the process ends.
 }
 
-std::string CublasGemm::gemm(CUstream_st* stream, float* out, const float* x, const float* w,
-                             int T, int n, int d, GemmPrecision p) {
+std::string CublasGemm::gemm(CUstream_st* stream, float* out, const float* x, const float* w, int T,
+                             int n, int d, GemmPrecision p) {
     const auto h = static_cast<cublasHandle_t>(handle_);
     if (const cublasStatus_t s = reinterpret_cast<SetStreamFn>(set_stream_)(h, stream);
         s != CUBLAS_STATUS_SUCCESS)

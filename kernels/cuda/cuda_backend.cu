@@ -26,9 +26,9 @@
 #include "core/util/error.h"
 #include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/cuda_entry.h"
-#include "kernels/cuda/fused_args.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/fault_ledger.h"
+#include "kernels/cuda/fused_args.h"
 #include "kernels/cuda/kernel_launchers.h"
 
 #ifndef KVSCOPE_CUDA_ARCHS
@@ -125,10 +125,10 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     // cuBLAS for T > 1 (kernels/cuda/cublas_gemm.h), or why the tiled kernel runs instead.
     void set_gemm(GemmPrecision p) { gemm_ = p; }
     std::string gemm_note() const {
-        return cublas_.ready() ? std::string("matmuls of more than one row: cuBLAS, ") +
-                                     gemm_precision_name(gemm_)
-                               : "matmuls of more than one row: the tiled kernel (" +
-                                     cublas_note_ + ")";
+        return cublas_.ready()
+                   ? std::string("matmuls of more than one row: cuBLAS, ") +
+                         gemm_precision_name(gemm_)
+                   : "matmuls of more than one row: the tiled kernel (" + cublas_note_ + ")";
     }
     std::uint64_t device_free_bytes() const override {
         std::size_t free = 0, total = 0;  // device 0, current since the constructor
@@ -356,20 +356,19 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         at.max_keys = capture_keys_;
         const kern::FusedAttentionArgs k = kern::fused_attention_args(a, at);
         const kern::LaunchShape s = kern::fused_attention_launch(a, at);
-        timed(Op::Fused,
-              [&] { kern::launch_fused_attention(s, stream_, k, dependent_launch_); });
+        timed(Op::Fused, [&] { kern::launch_fused_attention(s, stream_, k, dependent_launch_); });
     }
     void matvec_add(DeviceSpan x, DeviceSpan in, const FusedMatrix& w, int n, int d) override {
         const kern::FusedMatvecAddArgs k{x.data, in.data, kern::matrix_ref(w), n, d, 0};
         timed(Op::Fused, [&] {
-            kern::launch_fused_matvec_add(kern::fused_rows_shape(d), stream_, k,
-                                          dependent_launch_);
+            kern::launch_fused_matvec_add(kern::fused_rows_shape(d), stream_, k, dependent_launch_);
         });
     }
     void norm_gate_up(DeviceSpan h, DeviceSpan x, DeviceSpan norm, const FusedMatrix& w1,
                       const FusedMatrix& w3, int dim, int hidden, float eps) override {
-        const kern::FusedGateUpArgs k{x.data, norm.data, kern::matrix_ref(w1),
-                                      kern::matrix_ref(w3), h.data, dim, hidden, eps};
+        const kern::FusedGateUpArgs k{
+            x.data, norm.data, kern::matrix_ref(w1), kern::matrix_ref(w3), h.data, dim,
+            hidden, eps};
         timed(Op::Fused, [&] {
             kern::launch_fused_norm_gate_up(kern::fused_rows_shape(hidden, dim), stream_, k,
                                             dependent_launch_);
@@ -377,8 +376,8 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     }
     void norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpan norm, const FusedMatrix& w,
                      int dim, int vocab, float eps) override {
-        const kern::FusedLogitsArgs k{x.data, norm.data, kern::matrix_ref(w), logits.data,
-                                      dim,    vocab,     eps};
+        const kern::FusedLogitsArgs k{x.data, norm.data, kern::matrix_ref(w), logits.data, dim,
+                                      vocab,  eps};
         timed(Op::Fused, [&] {
             kern::launch_fused_norm_logits(kern::fused_rows_shape(vocab, dim), stream_, k,
                                            dependent_launch_);

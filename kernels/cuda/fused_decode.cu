@@ -37,8 +37,7 @@ __global__ void fused_norm_logits_kernel(FusedLogitsArgs a) {
     fused_norm_logits_block(b, a, sm, stage);
 }
 
-void launch_fused_norm_qkv(const LaunchShape& s, Stream st, const FusedQkvArgs& a,
-                           bool dependent) {
+void launch_fused_norm_qkv(const LaunchShape& s, Stream st, const FusedQkvArgs& a, bool dependent) {
     launch_kernel(fused_norm_qkv_kernel, s, st, a, dependent);
 }
 

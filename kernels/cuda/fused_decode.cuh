@@ -32,7 +32,7 @@
 
 namespace kvs::kern {
 
-constexpr unsigned kFusedWarps = 4;  // rows (norm_qkv: row pairs) per block, one warp each
+constexpr unsigned kFusedWarps = 4;      // rows (norm_qkv: row pairs) per block, one warp each
 constexpr int kFusedStageFloats = 8192;  // the longest normalised row staged in shared memory
 
 __host__ __device__ inline int fused_stage_floats(int dim) {
@@ -116,7 +116,8 @@ template <class Block>
 __host__ __device__ NormedRow norm_row_block(Block& b, const float* x, const float* norm, int dim,
                                              float eps, RmsNormShared& sm, float* stage) {
     rms_sum_block(b, x, dim, sm);
-    const NormedRow r{x, norm, rms_inverse(sm, dim, eps), fused_stage_floats(dim) ? stage : nullptr};
+    const NormedRow r{x, norm, rms_inverse(sm, dim, eps),
+                      fused_stage_floats(dim) ? stage : nullptr};
     if (r.staged)
         b.phase([&](const ThreadIndex& ix) {
             for (int j = static_cast<int>(ix.flat_thread()); j < dim;
@@ -159,7 +160,7 @@ __host__ __device__ inline void fused_qkv_store(const ThreadIndex& ix, const Fus
     float v[2] = {s0, s1};
     if (bias) v[0] += bias[r.i], v[1] += bias[r.i + 1];  // as add_bias: sum + b
     if (r.which < 2) rotate_pair(v, rope_angle(a.pos0, a.inv_freq, r.i, a.head_dim));
-    float* dst = r.which == 0 ? a.q
+    float* dst = r.which == 0   ? a.q
                  : r.which == 1 ? a.cache_k + std::size_t(a.pos0) * a.kv_dim
                                 : a.cache_v + std::size_t(a.pos0) * a.kv_dim;
     float* keep = r.which == 0 ? a.q_keep : r.which == 1 ? a.k_keep : a.v_keep;
@@ -211,8 +212,8 @@ __host__ __device__ void fused_attention_block(Block& b, const FusedAttentionArg
     const int kvh = static_cast<int>(b.block_idx().x), group = attention_group(a);
     const unsigned per = decode_chunk_keys(a);
     const int chunks = static_cast<int>(decode_chunks(a.pos0 + 1, per));
-    const int blocks = static_cast<int>(b.grid_dim().y) < chunks ? static_cast<int>(b.grid_dim().y)
-                                                                 : chunks;
+    const int blocks =
+        static_cast<int>(b.grid_dim().y) < chunks ? static_cast<int>(b.grid_dim().y) : chunks;
     float* last = shared + chunk_shared_floats(per, group, a.head_dim, false) - 1;
     b.phase([&](const ThreadIndex&) { grid_fence(); });  // every thread's slots, then the ticket
     b.phase([&](const ThreadIndex& ix) {
@@ -242,8 +243,9 @@ __host__ __device__ void fused_matvec_add_block(Block& b, const FusedMatvecAddAr
     b.phase([&](const ThreadIndex& ix) {
         const int i = fused_warp_row(ix);
         if (i >= a.d) return;
-        s(ix) = weight_row_lane_sum(weight_row(a.w, std::size_t(i), a.n), a.w.kind, a.n,
-                                    ix.thread.x, [&](int j) { return a.in[j]; }, a.reversed != 0);
+        s(ix) = weight_row_lane_sum(
+            weight_row(a.w, std::size_t(i), a.n), a.w.kind, a.n, ix.thread.x,
+            [&](int j) { return a.in[j]; }, a.reversed != 0);
     });
     b.warp_sum(s);
     b.phase([&](const ThreadIndex& ix) {

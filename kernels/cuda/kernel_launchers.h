@@ -39,8 +39,7 @@ void launch_gelu(const LaunchShape& s, Stream st, const GeluArgs& a);
 void launch_add(const LaunchShape& s, Stream st, const AddArgs& a);
 void launch_widen(const LaunchShape& s, Stream st, const WidenArgs& a);
 // The fused decode kernels; `dependent`: programmatic dependent launch (device_side.cuh).
-void launch_fused_norm_qkv(const LaunchShape& s, Stream st, const FusedQkvArgs& a,
-                           bool dependent);
+void launch_fused_norm_qkv(const LaunchShape& s, Stream st, const FusedQkvArgs& a, bool dependent);
 void launch_fused_attention(const LaunchShape& s, Stream st, const FusedAttentionArgs& a,
                             bool dependent);
 void launch_fused_matvec_add(const LaunchShape& s, Stream st, const FusedMatvecAddArgs& a,

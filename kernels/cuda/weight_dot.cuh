@@ -102,7 +102,8 @@ __host__ __device__ inline void load_chunk(const void* row, int kind, unsigned c
 #else
     for (int k = 0; k < 8; ++k) h[k] = p[k];
 #endif
-    for (int k = 0; k < 8; ++k) out.v[k] = kind == kWeightBF16 ? bf16_to_float(h[k]) : f16_to_float(h[k]);
+    for (int k = 0; k < 8; ++k)
+        out.v[k] = kind == kWeightBF16 ? bf16_to_float(h[k]) : f16_to_float(h[k]);
 }
 
 // Lane `lane`'s share of one row's dot product with x, in the order above; xat(j) gives x[j] (a

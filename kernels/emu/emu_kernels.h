@@ -2,9 +2,9 @@
 // Emulated launches: each runs one kernel of kernels/cuda/ on the CPU over the launch shape it
 // is given, calling the kernel's own __host__ __device__ code. Kernels without barriers run
 // thread by thread; rmsnorm, layernorm, both matmuls, prefill attention, the decode split and the
-// fused decode kernels run each block's threads in phases between barriers (kernels/emu/host_block.h). Shared memory starts
-// as NaN, as a reminder that a GPU's starts as garbage: a kernel that reads a cell it never wrote
-// produces NaNs.
+// fused decode kernels run each block's threads in phases between barriers
+// (kernels/emu/host_block.h). Shared memory starts as NaN, as a reminder that a GPU's starts as
+// garbage: a kernel that reads a cell it never wrote produces NaNs.
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embed.cuh"

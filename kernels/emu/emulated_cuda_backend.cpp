@@ -295,8 +295,8 @@ bool EmulatedCudaBackend::runs_compact(GgmlType type) const {
 void EmulatedCudaBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type,
                                          const unsigned char* w, int T, int n, int d) {
     if (!runs_compact(type)) Backend::matmul_compact(out, x, type, w, T, n, d);
-    const kern::MatmulArgs a{out.data, x.data, kern::MatrixRef(w, kern::weight_kind(type)), T, n,
-                             d};
+    const kern::MatmulArgs a{out.data, x.data, kern::MatrixRef(w, kern::weight_kind(type)),
+                             T,        n,      d};
     if (kern::matmul_uses_matvec(T)) {
         const kern::LaunchShape s = kern::matvec_shape(d, blocks_.matvec_rows);
         launch(Op::Matmul, [=] { emu::matvec(s, a); });
@@ -307,7 +307,7 @@ void EmulatedCudaBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType 
 }
 
 const unsigned char* EmulatedCudaBackend::adopt_compact(const unsigned char* host,
-                                                       std::size_t bytes) {
+                                                        std::size_t bytes) {
     ++counts_.allocs;
     ++counts_.h2d;
     std::vector<unsigned char> copy(host, host + bytes);
@@ -350,8 +350,7 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
     // Shapes first, as the cuda backend: one that does not fit throws before anything is queued.
     if (!kern::attention_uses_decode(T)) {
         if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");
-        const kern::LaunchShape s =
-            kern::attention_prefill_shape(T, n_heads, n_kv_heads, head_dim);
+        const kern::LaunchShape s = kern::attention_prefill_shape(T, n_heads, n_kv_heads, head_dim);
         launch(Op::Attention, [=] { emu::attention_prefill(s, a); });
         return;
     }
@@ -464,16 +463,16 @@ void EmulatedCudaBackend::matvec_add(DeviceSpan x, DeviceSpan in, const FusedMat
 void EmulatedCudaBackend::norm_gate_up(DeviceSpan h, DeviceSpan x, DeviceSpan norm,
                                        const FusedMatrix& w1, const FusedMatrix& w3, int dim,
                                        int hidden, float eps) {
-    const kern::FusedGateUpArgs k{x.data, norm.data, kern::matrix_ref(w1), kern::matrix_ref(w3),
-                                  h.data, dim,       hidden,               eps};
+    const kern::FusedGateUpArgs k{
+        x.data, norm.data, kern::matrix_ref(w1), kern::matrix_ref(w3), h.data, dim, hidden, eps};
     const kern::LaunchShape s = kern::fused_rows_shape(hidden, dim);
     launch(Op::Fused, [=] { emu::fused_norm_gate_up(s, k); });
 }
 
 void EmulatedCudaBackend::norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpan norm,
                                       const FusedMatrix& w, int dim, int vocab, float eps) {
-    const kern::FusedLogitsArgs k{x.data, norm.data, kern::matrix_ref(w), logits.data, dim, vocab,
-                                  eps};
+    const kern::FusedLogitsArgs k{x.data, norm.data, kern::matrix_ref(w), logits.data, dim,
+                                  vocab,  eps};
     const kern::LaunchShape s = kern::fused_rows_shape(vocab, dim);
     launch(Op::Fused, [=] { emu::fused_norm_logits(s, k); });
 }

@@ -22,14 +22,14 @@ namespace kvs {
 
 // What the cuda backend would ask of the CUDA runtime, counted call by call.
 struct LaunchCounts {
-    int launches = 0;  // kernel launches
-    int h2d = 0;       // host-to-device copies
-    int d2h = 0;       // device-to-host copies
+    int launches = 0;            // kernel launches
+    int h2d = 0;                 // host-to-device copies
+    int d2h = 0;                 // device-to-host copies
     std::size_t d2h_floats = 0;  // floats those copies brought back
-    int d2d = 0;       // device-to-device copies
-    int syncs = 0;     // stream synchronisations (each download and upload waits once)
-    int allocs = 0;    // cudaMalloc
-    int frees = 0;     // cudaFree (each waits for the device)
+    int d2d = 0;                 // device-to-device copies
+    int syncs = 0;               // stream synchronisations (each download and upload waits once)
+    int allocs = 0;              // cudaMalloc
+    int frees = 0;               // cudaFree (each waits for the device)
     // CUDA Graphs (core/model/step_graphs.h): the host launches one graph; the kernels and copies
     // inside it are counted in graph_kernels and graph_copies, not in launches and d2d.
     int captures = 0;        // graphs recorded and instantiated
