@@ -162,8 +162,12 @@ done
     echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ); total $((SECONDS - start)) s"
     echo "nvcc: $(nvcc --version 2>/dev/null | tail -n 2 | head -n 1)"
-    echo "nvidia-smi: $(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total \
-        --format=csv,noheader 2>&1 | head -n 1)"
+    if command -v nvidia-smi >/dev/null; then
+        echo "nvidia-smi: $(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total \
+            --format=csv,noheader 2>&1 | head -n 1)"
+    else
+        echo "nvidia-smi: not found"
+    fi
     echo "architecture built: sm_$KVS_GPU_ARCH"
     echo
     echo "== steps"
