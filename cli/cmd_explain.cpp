@@ -11,6 +11,7 @@
 #include "core/session/attention_explain.h"
 #include "core/util/error.h"
 #include "core/util/json_writer.h"
+#include "core/util/numbering.h"
 #include "core/util/utf8.h"
 
 namespace kvs::cli {
@@ -57,15 +58,18 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
                 escape_for_one_line(m.name()).c_str(), e.step, phase_name(e.phase),
                 mode_name(e.mode), e.layer, e.head);
     if (m.is_toy()) std::printf(" \"%s\" (%s)", toy_head_name(e.head), toy_head_rule(e.head));
-    // The numbering of the whole tool: positions from 1; layers, heads, steps and rows from 0.
-    std::printf(", row %d: query \"%s\" at position %d\n", e.row, piece(e.q_pos).c_str(),
-                e.q_pos + 1);
+    // The numbering of the whole tool (core/util/numbering.h): positions from 1; layers, heads,
+    // steps and rows from 0.
+    std::printf(", %s: query \"%s\"\n", query_row_words(e.row, e.q_pos).c_str(),
+                piece(e.q_pos).c_str());
     std::printf("  out = softmax(q . K^T / sqrt(d_k) + mask) . V      d_k = %d, 1/sqrt(d_k) = %s\n",
                 e.head_dim, num(e.scale).c_str());
     const int T = e.n_keys, dk = e.head_dim;
     if (e.phase == Phase::Prefill || e.query_rows_computed > 1)
-        std::printf("  shapes: Q [%d, %d] . K^T [%d, %d] -> scores [%d, %d]; this is row %d\n",
-                    r.tokens_processed, dk, dk, T, r.tokens_processed, T, e.q_pos - r.pos0);
+        std::printf(
+            "  shapes: Q [%d, %d] . K^T [%d, %d] -> scores [%d, %d]; this is the query at "
+            "position %d\n",
+            r.tokens_processed, dk, dk, T, r.tokens_processed, T, position_of_index(e.q_pos));
     else
         std::printf("  shapes: q [1, %d] . K^T [%d, %d] -> scores [1, %d]\n", dk, dk, T, T);
     if (e.heads_sharing_kv.size() > 1) {
@@ -85,7 +89,7 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
         const std::size_t at = std::size_t(j) * dk;
         std::string token(1, '"');
         token.append(piece(j)).push_back('"');
-        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", j + 1, token.c_str(),
+        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", position_of_index(j), token.c_str(),
                     kv_source_name(e.source[j]), num(e.raw[j]).c_str(), num(e.scaled[j]).c_str(),
                     e.masked[j] ? "-inf" : "", num(e.weights[j]).c_str());
         if (m.is_toy())
@@ -111,7 +115,14 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
     if (m.is_toy()) j.field("head_name", toy_head_name(e.head));
     j.field("kv_head", e.kv_head);
     j.key("heads_sharing_kv").ints(e.heads_sharing_kv);
+    // Positions from 1 as everywhere (core/util/numbering.h); q_pos and a key's pos are indexes
+    // into the sequence (position - 1), kept for readers of earlier versions.
+    j.key("indexing").begin_object();
+    j.field("positions_from", 1).field("layers_from", 0).field("heads_from", 0);
+    j.field("steps_from", 0).field("rows_from", 0);
+    j.end_object();
     j.field("row", e.row)
+        .field("position", position_of_index(e.q_pos))
         .field("q_pos", e.q_pos)
         .field("query_piece", m.tokenizer().piece(seq.at(e.q_pos)));
     j.field("head_dim", e.head_dim).field("n_keys", e.n_keys);
@@ -121,7 +132,8 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
     for (int k = 0; k < e.n_keys; ++k) {
         const std::size_t at = std::size_t(k) * e.head_dim;
         j.begin_object();
-        j.field("pos", k).field("piece", m.tokenizer().piece(seq.at(k)));
+        j.field("position", position_of_index(k)).field("pos", k);
+        j.field("piece", m.tokenizer().piece(seq.at(k)));
         j.field("source", kv_source_name(e.source[k]));
         j.key("k").floats(std::span<const float>(&e.k[at], e.head_dim));
         j.key("v").floats(std::span<const float>(&e.v[at], e.head_dim));
@@ -156,14 +168,15 @@ int cmd_explain(int argc, char** argv) {
     auto specs = model_options();
     specs.insert(specs.end(),
                  {prompt_option("prompt text (the toy's default: \"Today weather is so\")"),
+                  cmdline::file_option(),
                   {"step", "S", "0 = the prefill (default), S = decode step S"},
                   {"layer", "L", "layer (default 0)"},
                   {"head", "H", "query head: a number, or the toy's even | last | first | all"},
                   {"row", "R",
                    "query row among the step's: a number, or the token's text "
                    "(default: the last row)"},
-                  {"no-cache", "", "decode without the KV cache (recompute every row)"},
                   {"json", "", "print JSON instead of text"}});
+    for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
     Args a("explain", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -174,10 +187,13 @@ int cmd_explain(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
+    const CacheView cache = cmdline::cache_from(a, CacheView::On);
+    if (cache == CacheView::Compare) a.fail("--cache compare: explain shows one session's row");
+    const std::optional<std::string> given = cmdline::prompt_from(a);
     Opened o = open_from(a);
     const Model& m = *o.model;
     const ModelConfig& c = m.config();
-    const std::string prompt = a.str("prompt", m.is_toy() ? "Today weather is so" : "");
+    const std::string prompt = given.value_or(m.is_toy() ? "Today weather is so" : "");
     const auto prompt_ids = m.tokenizer().encode(prompt);
     if (prompt_ids.empty()) throw Error("explain: the prompt is empty");
     const int max_step = c.seq_len - static_cast<int>(prompt_ids.size());
@@ -191,7 +207,7 @@ int cmd_explain(int argc, char** argv) {
         });
 
     SessionConfig cfg;
-    cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
+    cfg.mode = cache == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached;
     cfg.max_new_tokens = step + 1;
     cfg.stop_at_end_token = false;  // the step asked for is reached even past an end token
     Session s(m, *o.backend.backend, cfg);

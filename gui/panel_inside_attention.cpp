@@ -337,12 +337,10 @@ void draw_inside_attention(FrameContext& f) {
     else
         std::snprintf(head_name, sizeof head_name, "%d", e->head);
     char title[320];
-    std::snprintf(
-        title, sizeof title,
-        tr("layer %d, head %s, query %d \"%s\": step %d (%s, %s)   Up/Down: row, I: close"),
-        e->layer, head_name, e->q_pos, q_tok.c_str(), e->step,
-        e->phase == Phase::Prefill ? tr("prefill") : tr("decode"),
-        e->mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"));
+    std::snprintf(title, sizeof title, tr("layer %d, head %s, %s: query \"%s\": step %d (%s, %s)"),
+                  e->layer, head_name, query_row_label(e->row, e->q_pos).c_str(), q_tok.c_str(),
+                  e->step, e->phase == Phase::Prefill ? tr("prefill") : tr("decode"),
+                  e->mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"));
     float y = o.y;
     put_text(ImVec2(o.x, y), f.theme.muted_text, title);
     y += fh * 1.25f;

@@ -151,8 +151,10 @@ void draw_op_strip(FrameContext& f) {
         }
         const ImU32 col = hl ? ImGui::GetColorU32(ImGuiCol_Text) : 0;
         cell(std::to_string(i), col);
-        // core's names, in English; a fused kernel's name before each op it ran
-        cell(o.kernel ? std::string(o.kernel) + ": " + op_kind_name(o.kind) : op_kind_name(o.kind),
+        // core's names, in the window's language; a fused kernel's name (the code's) before each
+        // op it ran
+        cell(o.kernel ? std::string(o.kernel) + ": " + tr(op_kind_name(o.kind))
+                      : std::string(tr(op_kind_name(o.kind))),
              col);
         cell(o.layer >= 0 ? std::to_string(o.layer) : "-", col);
         cell(shape_text(o.in), col);

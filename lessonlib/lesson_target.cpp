@@ -36,6 +36,10 @@ int require_explainable(const Session* s, int layer, int head, int row) {
     return row;
 }
 
+void LessonTarget::gpu() {
+    throw Error("@gpu: this front end has no GPU probe");
+}
+
 void LessonTarget::explain(int layer, int head, int row) {
     require_explainable(facts().session, layer, head, row);
     highlight(layer, head);

@@ -190,6 +190,24 @@ TEST_CASE("auto: a GPU that fails its probe or its set-up leaves the CPU backend
           std::string::npos);
 }
 
+TEST_CASE("auto on a machine without an NVIDIA GPU says so in a few words, the runtime's below",
+          "[emulated][faults][backend]") {
+    const std::string driver = "CUDA driver version is insufficient for CUDA runtime version";
+    auto unused = []() -> std::unique_ptr<Backend> { return nullptr; };
+    const BackendChoice none =
+        choose_auto({[&] { return driver; }, unused, [](const std::string&) { return true; }});
+    CHECK(none.backend->name() == "cpu");
+    CHECK(none.note == "no NVIDIA GPU found: running on the CPU");
+    CHECK(none.detail == driver);
+    // A GPU that is there and fails keeps its reason in the note.
+    const BackendChoice broken =
+        choose_auto({[&] { return driver; }, unused, [](const std::string&) { return false; }});
+    CHECK(broken.note == "CPU backend: no usable CUDA device (" + driver + ")");
+    CHECK(broken.detail.empty());
+    CHECK(no_nvidia_gpu("no CUDA device found"));
+    CHECK(no_nvidia_gpu("cudaGetDeviceCount: no CUDA-capable device is detected"));
+}
+
 TEST_CASE("the cuda backend's device words: name, compute capability, driver and runtime",
           "[emulated][faults]") {
     CHECK(cuda_version(13000) == "13.0");
@@ -205,9 +223,10 @@ TEST_CASE("the cuda backend's device words: name, compute capability, driver and
 #if KVSCOPE_HAVE_SHARED
 TEST_CASE("kvscope-cli on a faulting device: exit 2 and one line naming the fault",
           "[emulated][faults][cli]") {
-    const std::vector<std::string> gen = {"generate", "--model",   test::stories_model(),
-                                          "--prompt", "Once",      "--max-new-tokens",
-                                          "3",        "--backend", "cuda-emulated"};
+    // Every op its own kernel (--op-times): the 7th attention call is in the second decode step.
+    const std::vector<std::string> gen = {
+        "generate",         "--model", test::stories_model(), "--prompt",      "Once",
+        "--max-new-tokens", "3",       "--backend",           "cuda-emulated", "--op-times"};
     {
         ScopedEnv f("KVSCOPE_EMU_FAULT", "attention:7:fault");
         const auto r = test::run_cli(gen);
@@ -224,6 +243,19 @@ TEST_CASE("kvscope-cli on a faulting device: exit 2 and one line naming the faul
         INFO(r.err);
         CHECK(r.exit_code == 2);
         CHECK(r.err.find("CUDA error in attention (KVSCOPE_CUDA_SYNC=1") != std::string::npos);
+    }
+    {
+        // The fast path, its fused kernels launched one by one (an injected fault is played at a
+        // launch, not inside a replayed graph): the third of the first decode step faults.
+        std::vector<std::string> fast = gen;
+        fast.pop_back();
+        ScopedEnv f("KVSCOPE_EMU_FAULT", "fused:3:fault");
+        ScopedEnv g("KVSCOPE_CUDA_GRAPHS", "0");
+        const auto r = test::run_cli(fast);
+        INFO(r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("illegal memory access") != std::string::npos);
+        CHECK(r.err.find('\n') == r.err.size() - 1);
     }
 }
 #endif

@@ -23,11 +23,11 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
         FusedOps::NormQkv a;
         a.x = s.x;
         if (l == 0) {
-            op(OpKind::Embedding, -1, "norm_qkv");
+            op(OpKind::Embedding, -1, fused_kernel_name("norm_qkv"));
             a.embed = s.vec(W.token_embedding, std::size_t(c.vocab_size) * d);
             a.token = s.token;
         }
-        op(OpKind::RmsNorm, l, l == 0 ? nullptr : "norm_qkv");
+        op(OpKind::RmsNorm, l, l == 0 ? nullptr : fused_kernel_name("norm_qkv"));
         op(OpKind::QProj, l);
         op(OpKind::KProj, l);
         op(OpKind::VProj, l);
@@ -57,7 +57,7 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
         f.norm_qkv(a);
 
         // 2. att = softmax(q K^T / sqrt(head_dim)) V over the pos + 1 cached keys: [dim]
-        op(OpKind::Scores, l, "attention");
+        op(OpKind::Scores, l, fused_kernel_name("attention"));
         op(OpKind::Softmax, l);
         op(OpKind::WeightedSum, l);
         FusedOps::Attend t;
@@ -72,12 +72,12 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
         f.attention(t);
 
         // 3. x += att wo
-        op(OpKind::OutProj, l, "matvec_add");
+        op(OpKind::OutProj, l, fused_kernel_name("matvec_add"));
         op(OpKind::Residual, l);
         f.matvec_add(s.x, s.att, s.matrix(MatrixKind::wo, l), D, D);
 
         // 4. h = silu(xb w1) * (xb w3), xb = rmsnorm(x): [hidden]
-        op(OpKind::FfnNorm, l, "norm_gate_up");
+        op(OpKind::FfnNorm, l, fused_kernel_name("norm_gate_up"));
         op(OpKind::FfnGate, l);
         op(OpKind::FfnUp, l);
         op(OpKind::SwiGLU, l);
@@ -85,12 +85,12 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
                        s.matrix(MatrixKind::w3, l), D, HID, c.norm_eps);
 
         // 5. x += h w2
-        op(OpKind::FfnDown, l, "matvec_add");
+        op(OpKind::FfnDown, l, fused_kernel_name("matvec_add"));
         op(OpKind::FfnResidual, l);
         f.matvec_add(s.x, s.h, s.matrix(MatrixKind::w2, l), HID, D);
     }
     // logits = rmsnorm(x) wcls: [vocab]
-    op(OpKind::FinalNorm, -1, "norm_logits");
+    op(OpKind::FinalNorm, -1, fused_kernel_name("norm_logits"));
     op(OpKind::Classifier, -1);
     f.norm_logits(s.logits, s.x, s.vec(W.rms_final, d), s.matrix(MatrixKind::wcls, 0), D,
                   c.vocab_size, c.norm_eps);

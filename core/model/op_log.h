@@ -6,6 +6,7 @@
 // (matrix . matrix).
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/model/backend.h"
@@ -29,6 +30,11 @@ struct OpRecord {
     // null for an op that ran as its own kernel(s).
     const char* kernel = nullptr;
 };
+
+// The fused decode kernels' names (core/model/fused_ops.h: "norm_qkv", "attention",
+// "matvec_add", "norm_gate_up", "norm_logits"), as OpRecord::kernel holds them: the name's own
+// static string for one of them, null for any other.
+const char* fused_kernel_name(std::string_view name);
 
 struct OpLog {
     std::vector<OpRecord> ops;
