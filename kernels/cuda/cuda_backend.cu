@@ -102,6 +102,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         }
         for (cudaEvent_t e : pool_) cudaEventDestroy(e);
         if (tokens_) cudaFree(tokens_);
+        if (tokens_host_) cudaFreeHost(tokens_host_);
         if (decode_partial_) cudaFree(decode_partial_);
         if (widened_) cudaFree(widened_);
         if (tickets_) cudaFree(tickets_);
@@ -136,6 +137,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     }
 
     DeviceSpan alloc(std::size_t n) override {
+        open_gate();  // cudaMalloc may wait for the device
         void* p = nullptr;
         check(cudaMalloc(&p, n * sizeof(float)), "cudaMalloc");
         check(cudaMemsetAsync(p, 0, n * sizeof(float), stream_), "cudaMemsetAsync");
@@ -170,7 +172,9 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
                   "cudaMemcpy2DAsync (copy_rows)");
         });
     }
+    // A copy from or to pageable host memory may wait for the stream: the gate opens first.
     void upload(DeviceSpan dst, const float* src, std::size_t n) override {
+        open_gate();
         timed(Op::Transfer, [&] {
             check(
                 cudaMemcpyAsync(dst.data, src, n * sizeof(float), cudaMemcpyHostToDevice, stream_),
@@ -180,6 +184,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         wait();
     }
     void download(float* dst, DeviceSpan src, std::size_t n) override {
+        open_gate();
         timed(Op::Transfer, [&] {
             check(
                 cudaMemcpyAsync(dst, src.data, n * sizeof(float), cudaMemcpyDeviceToHost, stream_),
@@ -493,6 +498,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     // synchronize() and op_times() after the step's download cost no second sync).
     void wait() {
         open_gate();
+        tokens_used_ = 0;  // the staged token copies are done once the stream is
         if (queued_ > 0) {
             queued_ = 0;
             const cudaError_t e = cudaStreamSynchronize(stream_);
@@ -597,18 +603,27 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         *static_cast<volatile int*>(gate_host_) = gate_ticket_;
         gated_ops_ = 0;
     }
-    // The token ids on the device, in the embedding op's buffer (grown as needed).
+    // The token ids on the device: copied into page-locked memory first (a copy from pageable
+    // memory may wait for the stream, which the gate may be holding), each call of a pass into
+    // its own part of the staging buffers (the copies run only when the stream gets to them); the
+    // parts are reused after the next wait. Grown as needed, after a wait.
     const int* tokens_to_device(const int* tokens, int T) {
-        if (std::size_t(T) > tokens_cap_) {
-            open_gate();
+        if (tokens_used_ + std::size_t(T) > tokens_cap_) {
+            wait();
             if (tokens_) check(cudaFree(tokens_), "cudaFree");
-            tokens_ = nullptr;
-            check(cudaMalloc(&tokens_, T * sizeof(int)), "cudaMalloc");
-            tokens_cap_ = T;
+            if (tokens_host_) check(cudaFreeHost(tokens_host_), "cudaFreeHost");
+            tokens_ = tokens_host_ = nullptr;
+            tokens_cap_ = std::max<std::size_t>(2 * tokens_cap_, std::size_t(T) + 64);
+            check(cudaMalloc(&tokens_, tokens_cap_ * sizeof(int)), "cudaMalloc");
+            check(cudaMallocHost(&tokens_host_, tokens_cap_ * sizeof(int)), "cudaMallocHost");
         }
-        check(cudaMemcpyAsync(tokens_, tokens, T * sizeof(int), cudaMemcpyHostToDevice, stream_),
+        int* host = tokens_host_ + tokens_used_;
+        int* dev = tokens_ + tokens_used_;
+        tokens_used_ += std::size_t(T);
+        std::copy(tokens, tokens + T, host);
+        check(cudaMemcpyAsync(dev, host, T * sizeof(int), cudaMemcpyHostToDevice, stream_),
               "cudaMemcpyAsync (tokens)");
-        return tokens_;
+        return dev;
     }
     // Decode attention's partial results, sized for the whole cache: grown only when it is.
     void ensure_partial(std::size_t cache_floats, int n_heads, int n_kv_heads, int head_dim) {
@@ -670,8 +685,9 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     cudaStream_t stream_ = nullptr;
     std::vector<cudaEvent_t> pool_;
     std::vector<Pending> pending_;
-    int* tokens_ = nullptr;  // device copy of embed's token ids
-    std::size_t tokens_cap_ = 0;
+    int* tokens_ = nullptr;       // device copies of embed's token ids (tokens_to_device)
+    int* tokens_host_ = nullptr;  // their page-locked staging
+    std::size_t tokens_cap_ = 0, tokens_used_ = 0;
     float* decode_partial_ = nullptr;  // decode attention's partial results (attention.cuh)
     std::size_t decode_partial_cap_ = 0;
 
