@@ -188,7 +188,7 @@ __host__ __device__ void fused_norm_qkv_block(Block& b, const FusedQkvArgs& laun
         const int pair = fused_warp_row(ix);
         if (2 * pair >= a.dim + 2 * a.kv_dim) return;
         const QkvRow r = qkv_row(a, 2 * pair);
-        const MatrixRef& w = r.which == 0 ? a.wq : r.which == 1 ? a.wk : a.wv;
+        const MatrixRef w = r.which == 0 ? a.wq : r.which == 1 ? a.wk : a.wv;
         s0(ix) = norm_row_lane_sum(w, r.i, xb, a.dim, ix.thread.x);
         s1(ix) = norm_row_lane_sum(w, r.i + 1, xb, a.dim, ix.thread.x);
     });

@@ -30,9 +30,6 @@ struct MatrixRef {
     __host__ __device__ MatrixRef(const void* p, int k) : data(p), kind(k) {}
 };
 
-__host__ __device__ inline unsigned weight_chunk(int kind) {
-    return kind == kWeightF32 ? 4u : 8u;
-}
 __host__ __device__ inline std::size_t weight_row_bytes(int kind, int n) {
     return std::size_t(n) * (kind == kWeightF32 ? 4u : 2u);
 }
@@ -68,42 +65,65 @@ __host__ __device__ inline float weight_at(const MatrixRef& m, std::size_t row, 
     return m.kind == kWeightBF16 ? bf16_to_float(h) : f16_to_float(h);
 }
 
-// The kChunk values of chunk c of a row, widened: 16 bytes, one load where the row allows it.
-struct Chunk8 {
-    float v[8];
+// The Chunk values of chunk c of a row of Kind, widened: 16 bytes, one load where the row is
+// 16-byte aligned. Chunk and Kind are compile-time constants, so v stays in registers.
+template <int Kind>
+struct WeightChunk {
+    static constexpr unsigned size = Kind == kWeightF32 ? 4u : 8u;
 };
 
-__host__ __device__ inline void load_chunk(const void* row, int kind, unsigned c, Chunk8& out) {
-    if (kind == kWeightF32) {
+template <int Kind>
+__host__ __device__ inline void load_chunk(const void* row, unsigned c,
+                                           float (&v)[WeightChunk<Kind>::size]) {
+    if constexpr (Kind == kWeightF32) {
         const float* p = static_cast<const float*>(row) + std::size_t(c) * 4;
 #if defined(__CUDA_ARCH__)
         if ((reinterpret_cast<std::size_t>(p) & 15u) == 0) {
             const float4 f = *reinterpret_cast<const float4*>(p);
-            out.v[0] = f.x, out.v[1] = f.y, out.v[2] = f.z, out.v[3] = f.w;
+            v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
             return;
         }
 #endif
-        for (int k = 0; k < 4; ++k) out.v[k] = p[k];
-        return;
-    }
-    const unsigned short* p = static_cast<const unsigned short*>(row) + std::size_t(c) * 8;
-    unsigned short h[8];
-#if defined(__CUDA_ARCH__)
-    if ((reinterpret_cast<std::size_t>(p) & 15u) == 0) {
-        const uint4 u = *reinterpret_cast<const uint4*>(p);
-        const unsigned w[4] = {u.x, u.y, u.z, u.w};
-        for (int k = 0; k < 4; ++k) {
-            h[2 * k] = static_cast<unsigned short>(w[k] & 0xffffu);
-            h[2 * k + 1] = static_cast<unsigned short>(w[k] >> 16);
-        }
+        for (int k = 0; k < 4; ++k) v[k] = p[k];
     } else {
-        for (int k = 0; k < 8; ++k) h[k] = p[k];
-    }
+        const unsigned short* p = static_cast<const unsigned short*>(row) + std::size_t(c) * 8;
+        unsigned short h[8];
+#if defined(__CUDA_ARCH__)
+        if ((reinterpret_cast<std::size_t>(p) & 15u) == 0) {
+            const uint4 u = *reinterpret_cast<const uint4*>(p);
+            const unsigned w[4] = {u.x, u.y, u.z, u.w};
+            for (int k = 0; k < 4; ++k) {
+                h[2 * k] = static_cast<unsigned short>(w[k] & 0xffffu);
+                h[2 * k + 1] = static_cast<unsigned short>(w[k] >> 16);
+            }
+        } else {
+            for (int k = 0; k < 8; ++k) h[k] = p[k];
+        }
 #else
-    for (int k = 0; k < 8; ++k) h[k] = p[k];
+        for (int k = 0; k < 8; ++k) h[k] = p[k];
 #endif
-    for (int k = 0; k < 8; ++k)
-        out.v[k] = kind == kWeightBF16 ? bf16_to_float(h[k]) : f16_to_float(h[k]);
+        for (int k = 0; k < 8; ++k)
+            v[k] = Kind == kWeightBF16 ? bf16_to_float(h[k]) : f16_to_float(h[k]);
+    }
+}
+
+template <int Kind, class X>
+__host__ __device__ inline float weight_row_lane_sum_of(const void* row, int n, unsigned lane,
+                                                        const X& xat, bool reversed) {
+    constexpr unsigned chunk = WeightChunk<Kind>::size;
+    const unsigned chunks = static_cast<unsigned>(n) / chunk;
+    float s = 0.0f;
+    const unsigned mine = chunks > lane ? (chunks - lane + kWarpSize - 1) / kWarpSize : 0;
+    for (unsigned k = 0; k < mine; ++k) {
+        const unsigned c = lane + kWarpSize * (reversed ? mine - 1 - k : k);
+        float v[chunk];
+        load_chunk<Kind>(row, c, v);
+        const int j0 = static_cast<int>(c * chunk);
+        for (unsigned e = 0; e < chunk; ++e) s = fmaf(v[e], xat(j0 + static_cast<int>(e)), s);
+    }
+    const int j = static_cast<int>(chunks * chunk + lane);
+    if (j < n) s = fmaf(weight_at(MatrixRef(row, Kind), 0, n, j), xat(j), s);
+    return s;
 }
 
 // Lane `lane`'s share of one row's dot product with x, in the order above; xat(j) gives x[j] (a
@@ -114,23 +134,9 @@ template <class X>
 __host__ __device__ inline float weight_row_lane_sum(const void* row, int kind, int n,
                                                      unsigned lane, const X& xat,
                                                      bool reversed = false) {
-    const unsigned chunk = weight_chunk(kind);
-    const unsigned chunks = static_cast<unsigned>(n) / chunk;
-    float s = 0.0f;
-    Chunk8 c8;
-    const unsigned mine = chunks > lane ? (chunks - lane + kWarpSize - 1) / kWarpSize : 0;
-    for (unsigned k = 0; k < mine; ++k) {
-        const unsigned c = lane + kWarpSize * (reversed ? mine - 1 - k : k);
-        load_chunk(row, kind, c, c8);
-        const int j0 = static_cast<int>(c * chunk);
-        for (unsigned e = 0; e < chunk; ++e) s = fmaf(c8.v[e], xat(j0 + static_cast<int>(e)), s);
-    }
-    const int j = static_cast<int>(chunks * chunk + lane);
-    if (j < n) {
-        const MatrixRef m{row, kind};
-        s = fmaf(weight_at(m, 0, n, j), xat(j), s);
-    }
-    return s;
+    if (kind == kWeightF32) return weight_row_lane_sum_of<kWeightF32>(row, n, lane, xat, reversed);
+    if (kind == kWeightF16) return weight_row_lane_sum_of<kWeightF16>(row, n, lane, xat, reversed);
+    return weight_row_lane_sum_of<kWeightBF16>(row, n, lane, xat, reversed);
 }
 
 // Row i of m ([rows, n]).
