@@ -119,10 +119,13 @@ TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
         CHECK(relative_difference(g.get(gck), c.get(cck)) <= 1e-5);
         const std::vector<float> zeros(std::size_t(T) * dim), pz(std::size_t(H) * T * n_keys);
         auto gout = g.put(zeros), cout = c.put(zeros), gp = g.put(pz), cp = c.put(pz);
-        gpu->attention(gout, gq, gck, gcv, gp, T, pos0, H, KVH, HD);
-        cpu.attention(cout, cq, cck, ccv, cp, T, pos0, H, KVH, HD);
-        CHECK(relative_difference(g.get(gout), c.get(cout)) <= 1e-5);
-        CHECK(relative_difference(g.get(gp), c.get(cp)) <= 1e-5);
+        for (bool causal : {true, false}) {  // a decoder's mask, and an encoder's (none)
+            INFO("causal " << causal);
+            gpu->attention(gout, gq, gck, gcv, gp, T, pos0, H, KVH, HD, causal);
+            cpu.attention(cout, cq, cck, ccv, cp, T, pos0, H, KVH, HD, causal);
+            CHECK(relative_difference(g.get(gout), c.get(cout)) <= 1e-5);
+            CHECK(relative_difference(g.get(gp), c.get(cp)) <= 1e-5);
+        }
         // swiglu, add, embed
         auto gh1 = g.put(x), ch1 = c.put(x);
         gpu->swiglu(gh1, g.put(q), x.size() <= q.size() ? x.size() : q.size());
@@ -389,8 +392,8 @@ TEST_CASE("attention over 12,300 keys on the device matches the CPU", "[gpu]") {
                v = test::random_floats(std::size_t(n_keys) * KVH * HD, 23);
     const std::vector<float> zeros(q.size()), pz(std::size_t(H) * T * n_keys);
     auto go = g.put(zeros), co = c.put(zeros), gp = g.put(pz), cp = c.put(pz);
-    gpu->attention(go, g.put(q), g.put(k), g.put(v), gp, T, pos0, H, KVH, HD);
-    cpu.attention(co, c.put(q), c.put(k), c.put(v), cp, T, pos0, H, KVH, HD);
+    gpu->attention(go, g.put(q), g.put(k), g.put(v), gp, T, pos0, H, KVH, HD, true);
+    cpu.attention(co, c.put(q), c.put(k), c.put(v), cp, T, pos0, H, KVH, HD, true);
     CHECK(relative_difference(g.get(go), c.get(co)) <= 1e-4);
     CHECK(relative_difference(g.get(gp), c.get(cp)) <= 1e-4);
 }

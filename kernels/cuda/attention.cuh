@@ -52,6 +52,9 @@ struct AttentionArgs {
     // (0: n_keys apart), a stride fixed when the graph was recorded.
     const int* pos_at = nullptr;
     int probs_stride = 0;
+    // 1: query row t sees keys 0..pos0+t (a decoder's causal mask); 0: every key (an encoder's).
+    // A decode row (T == 1) sees every key either way.
+    int causal = 1;
 };
 
 // ---- one chunk of keys ----
@@ -347,7 +350,9 @@ template <class Block>
 __host__ __device__ void attention_prefill_block(Block& b, const AttentionArgs& a, float* shared) {
     const int t = static_cast<int>(b.block_idx().x), kvh = static_cast<int>(b.block_idx().y);
     const int group = attention_group(a), dim = a.n_heads * a.head_dim;
-    const int pos = a.pos0 + t, n_keys = a.pos0 + a.T;  // keys 0..pos are visible to row t
+    // Keys 0..pos are visible to row t: up to its own position under the causal mask, every key
+    // without it.
+    const int n_keys = a.pos0 + a.T, pos = a.causal ? a.pos0 + t : n_keys - 1;
     const unsigned per = attention_chunk_keys(group, a.head_dim, true);
     const FlashShared sm = flash_shared(shared, per, group, a.head_dim);
     // Row t of head h's probs: [n_heads, T, n_keys]; head h at probs_t + h * stride.
