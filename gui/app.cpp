@@ -285,6 +285,9 @@ void App::handle_keys(FrameContext& f) {
             case GLFW_KEY_DOWN:
                 if (!mod) move_inside_attention_row(f, +1);
                 break;
+            case GLFW_KEY_W:
+                ui_.show_weight_types = !ui_.show_weight_types;
+                break;
             case GLFW_KEY_L:
                 if (ui_.lesson_panel)
                     close_lesson(ui_);
@@ -549,6 +552,7 @@ void App::draw_panels(FrameContext& f) {
     f.toolbar_bottom = top;
     draw_messages(f);
     draw_help(f);
+    draw_weight_types(f);
 }
 
 bool App::showing_lesson_step(const FrameContext& f) const {

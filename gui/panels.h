@@ -80,7 +80,8 @@ struct UiState {
     bool playing = false;
     double last_play_request = 0;
     bool show_help = false;
-    int kv_layer = -1;  // -1: follow the attention panel's layer
+    bool show_weight_types = false;  // the weight-types panel (key W)
+    int kv_layer = -1;               // -1: follow the attention panel's layer
     // The large heatmap shows the newest n / zoom tokens (mouse wheel; double-click: all).
     float heat_zoom = 1.0f;
     // The text fields' contents (imgui_stdlib's InputText grows them: no length limit).
@@ -191,6 +192,10 @@ float draw_kv_deltas(FrameContext& f, ImVec2 at, float width);
 void draw_inside_attention(FrameContext& f);
 void draw_op_strip(FrameContext& f);
 void draw_help(FrameContext& f);
+// The loaded model's weights in f32, f16, q8_0 and q4_K, measured (gui/panel_weight_types.cpp);
+// the measurement starts from its button, or here (`wait`: returns when it is done).
+void draw_weight_types(FrameContext& f);
+void measure_weight_types_panel(const std::shared_ptr<const Model>& model, bool wait);
 void draw_messages(FrameContext& f);
 void draw_lesson(FrameContext& f);
 // The heads the lesson step shown compares, when it highlights more than one (lesson 7: two query

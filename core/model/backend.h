@@ -96,16 +96,20 @@ class Backend {
                            float eps) = 0;
     // out[t, i] = sum_j w[i, j] * x[t, j]     x: [T, n], w: [d, n], out: [T, d]
     virtual void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) = 0;
-    // Compact weights (core/model/compact_weights.h, --weights): whether matmul_compact reads
-    // `type`, and the matmul with w [d, n] in that type, widened to float32 as it is read; the
-    // arithmetic is float32. w is what adopt_compact returned for the matrix's bytes: the host
-    // bytes themselves on the CPU (used where they lie), a copy in its own memory on a GPU. The
-    // CPU reads F16, BF16 and Q8_0, cuda and cuda-emulated F16 and BF16; the default refuses.
+    // Compact weights (core/model/compact_weights.h): whether matmul_compact and embed_compact read
+    // `type`; the matmul with w [d, n] in that type, widened to float32 as it is read (the
+    // arithmetic float32); the embedding rows from a table [vocab, dim] in that type, dequantised.
+    // w and table are what adopt_compact returned for their bytes: the host bytes themselves on the
+    // CPU (used where they lie), a copy in its own memory on a GPU. The CPU reads F16, BF16, Q8_0,
+    // Q4_0 and the K-quants; cuda and cuda-emulated F16 and BF16; for the others the runner expands
+    // the weights to float32, and the defaults refuse.
     virtual bool runs_compact(GgmlType type) const;
     virtual void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w,
                                 int T, int n, int d);
-    // `bytes` bytes of compact weights that outlive every use, as matmul_compact will read them;
-    // release_compact (never throws) gives a copy back.
+    virtual void embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table,
+                               const int* tokens, int T, int dim);
+    // `bytes` bytes of compact weights that outlive every use, as matmul_compact and
+    // embed_compact will read them; release_compact (never throws) gives a copy back.
     virtual const unsigned char* adopt_compact(const unsigned char* host, std::size_t bytes) {
         (void)bytes;
         return host;

@@ -222,6 +222,16 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         if (!runs_compact(type)) Backend::matmul_compact(out, x, type, w, T, n, d);
         matmul_any(out, x, kern::MatrixRef(w, kern::weight_kind(type)), T, n, d);
     }
+    void embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table, const int* tokens,
+                       int T, int dim) override {
+        if (!runs_compact(type)) Backend::embed_compact(x, type, table, tokens, T, dim);
+        const kern::MatrixRef t(table, kern::weight_kind(type));
+        timed(Op::Embed, [&] {
+            kern::launch_embed(
+                kern::embed_shape(T, dim), stream_,
+                {x.data, t, capturing_ ? step_dev_ : tokens_to_device(tokens, T), T, dim});
+        });
+    }
     const unsigned char* adopt_compact(const unsigned char* host, std::size_t bytes) override {
         open_gate();
         void* p = nullptr;

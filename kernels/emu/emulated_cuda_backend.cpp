@@ -306,6 +306,16 @@ void EmulatedCudaBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType 
     }
 }
 
+void EmulatedCudaBackend::embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table,
+                                        const int* tokens, int T, int dim) {
+    if (!runs_compact(type)) Backend::embed_compact(x, type, table, tokens, T, dim);
+    if (!capturing_) ++counts_.h2d;  // the token ids, as embed's
+    const kern::EmbedArgs a{x.data, kern::MatrixRef(table, kern::weight_kind(type)),
+                            capturing_ ? step_.data() : tokens, T, dim};
+    const kern::LaunchShape s = kern::embed_shape(T, dim);
+    launch(Op::Embed, [=] { emu::embed(s, a); });
+}
+
 const unsigned char* EmulatedCudaBackend::adopt_compact(const unsigned char* host,
                                                         std::size_t bytes) {
     ++counts_.allocs;

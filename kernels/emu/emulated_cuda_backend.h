@@ -82,6 +82,8 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
     bool runs_compact(GgmlType type) const override;
     void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w, int T,
                         int n, int d) override;
+    void embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table, const int* tokens,
+                       int T, int dim) override;
     const unsigned char* adopt_compact(const unsigned char* host, std::size_t bytes) override;
     void release_compact(const unsigned char* adopted) noexcept override;
     void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim, int head_dim,
