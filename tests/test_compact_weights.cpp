@@ -327,6 +327,15 @@ TEST_CASE(
         CHECK(gpu.exit_code == 0);
         CHECK(gpu.out == cpu.out);
     }
+    // A GGUF kept as stored in F16, its token table too (embed_compact on the device).
+    const auto gguf = (test::temp_dir("compact-cuda") / "f16.gguf").string();
+    REQUIRE(test::run_cli({"export", "--gguf", gguf, "--type", "f16"}).exit_code == 0);
+    const auto g_gpu = test::run_cli({"generate", "--model", gguf, "--backend", "cuda-emulated",
+                                      "--max-new-tokens", "12", "--prompt", "Once upon"});
+    const auto g_cpu = test::run_cli({"generate", "--model", gguf, "--backend", "cpu",
+                                      "--max-new-tokens", "12", "--prompt", "Once upon"});
+    CHECK(g_gpu.exit_code == 0);
+    CHECK(g_gpu.out == g_cpu.out);
     // Q8_0, which the kernels do not read, is expanded into the backend's float32 copy.
     const auto q8 = test::run_cli(
         {"generate", "--backend", "cuda-emulated", "--weights", "q8_0", "--max-new-tokens", "4"});
