@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -20,7 +21,10 @@ int cmd_generate(int argc, char** argv) {
         {prompt_option("prompt text (default empty: BOS only)"),
          cmdline::file_option(),
          cmdline::new_tokens_option("tokens to generate (default 256, within the context)"),
-         {"prefill-token-by-token", "", "feed the prompt one token per forward pass"}});
+         {"prefill-token-by-token", "", "feed the prompt one token per forward pass"},
+         {"op-times", "",
+          "run each decode step op by op, every op timed (the teaching path);\non a GPU backend "
+          "the graph and fused paths are timed beside it"}});
     for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
     for (auto& o : run_output_options()) specs.push_back(o);
     Args a("generate", specs, argc, argv, 2);
@@ -56,12 +60,15 @@ int cmd_generate(int argc, char** argv) {
     // the text and the summary, which read none of the per-step payloads. Each kept payload is
     // memory the trace grows by at every step, and on a guest where a fresh page costs 14 us
     // (docs/bench) the op strip and the q rows alone (about 7 KiB a step on stories260K) made the
-    // loop twice the forward pass. A backend with CUDA Graphs keeps the op strip: the summary's
-    // op-by-op figure is measured through it.
+    // loop twice the forward pass. Decode steps take the backend's fastest path (on a GPU the
+    // fused kernels, one CUDA graph a step) unless --op-times asks for every op's time: then they
+    // run op by op, and the session times the fast paths beside them for the summary.
+    const bool op_times = a.has("op-times");
     cfg.capture.attention = out.wants_attention();
     cfg.capture.kv_rows = out.wants_everything();
     cfg.capture.vectors = out.wants_everything();
-    cfg.capture.op_log = out.wants_ops() || o.backend.backend->graphs() != nullptr;
+    cfg.capture.op_log = out.wants_ops() || op_times;
+    cfg.capture.time_each_op = op_times;
     cfg.keep_logits = out.wants_everything();
     Session s(m, *o.backend.backend, cfg);
     s.set_prompt_tokens(prompt_ids);
@@ -77,9 +84,16 @@ int cmd_generate(int argc, char** argv) {
     const std::size_t first = tok.bos() >= 0 && ids[0] == tok.bos() ? 1 : 0;
     double prefill_s = 0, decode_s = 0;
     int decode_steps = 0;
-    // Cached decode on a backend with CUDA Graphs: the forward passes op by op and as graphs.
-    double per_op_s = 0, graph_s = 0;
-    int graph_steps = 0;
+    // Cached decode steps on a GPU backend: each path's forward time and kernel launches, over
+    // the steps that ran or measured it.
+    struct PathSum {
+        int steps = 0;
+        double seconds = 0;
+        long long kernels = 0;
+        void add(double s, int k) { ++steps, seconds += s, kernels += k; }
+    };
+    PathSum per_op, graph, fused;
+    PassPath ran = PassPath::PerOp;
     // The whole loop from the first decode step to the last token printed, as run.c times its
     // own: the forward passes, sampling, the trace's bookkeeping and the text written.
     using Clock = std::chrono::steady_clock;
@@ -93,11 +107,11 @@ int cmd_generate(int argc, char** argv) {
         } else {
             decode_s += r.wall_seconds;
             ++decode_steps;
-            if (r.graph_seconds > 0) {
-                per_op_s += r.forward_seconds;
-                graph_s += r.graph_seconds;
-                ++graph_steps;
-            }
+            ran = r.path;
+            if (r.kernel_launches > 0 && r.path == PassPath::PerOp)
+                per_op.add(r.forward_seconds, r.kernel_launches);
+            if (r.graph_seconds > 0) graph.add(r.graph_seconds, r.graph_kernel_launches);
+            if (r.fused_seconds > 0) fused.add(r.fused_seconds, r.fused_kernel_launches);
         }
         if (s.finish_reason() != FinishReason::EndToken) put(s.tokens().size() - 1);
         std::fflush(stdout);
@@ -118,11 +132,29 @@ int cmd_generate(int argc, char** argv) {
                  stopped.c_str(),
                  format_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
     std::fprintf(stderr, "kvscope: timed: %s\n", timing_words(cfg.timing).c_str());
-    if (graph_steps > 0)
-        std::fprintf(stderr,
-                     "kvscope: decode forward pass, mean of %d steps: %.3f ms op by op, %.3f ms "
-                     "as one CUDA graph\n",
-                     graph_steps, per_op_s / graph_steps * 1e3, graph_s / graph_steps * 1e3);
+    // A GPU backend (its kernels counted): which path the decode steps ran, and each path's mean
+    // forward time and kernel launches per decode token.
+    if (per_op.steps + graph.steps + fused.steps > 0) {
+        std::string paths;
+        const auto say = [&](const char* name, const PathSum& p) {
+            if (p.steps == 0) return;
+            char b[160];
+            std::snprintf(b, sizeof b, "%s%s %.3f ms, %lld kernel launches per decode token",
+                          paths.empty() ? "" : "; ", name, p.seconds / p.steps * 1e3,
+                          p.kernels / p.steps);
+            paths += b;
+        };
+        say("op by op", per_op);
+        say("graph", graph);
+        say("fused", fused);
+        const bool one_graph = s.runner().records_graphs();
+        std::fprintf(stderr, "kvscope: decode steps ran %s%s; forward pass, mean of %d steps: %s\n",
+                     ran == PassPath::PerOp   ? "op by op, every op timed"
+                     : ran == PassPath::Fused ? "fused"
+                                              : "as one CUDA graph",
+                     ran == PassPath::Fused && one_graph ? ", one CUDA graph a step" : "",
+                     std::max({per_op.steps, graph.steps, fused.steps}), paths.c_str());
+    }
     TraceJsonRun run;
     run.model = &m;
     run.sampler = cfg.sampler;

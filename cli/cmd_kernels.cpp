@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -202,11 +203,15 @@ int cmd_kernels(int argc, char** argv) {
     // so no --weights; --keys, not --context, sets the length.
     std::vector<OptionSpec> specs;
     for (const OptionSpec& o : model_options())
-        if (o.name != "backend" && o.name != "weights" && o.name != "context") specs.push_back(o);
+        if (o.name != "backend" && o.name != "weights" && o.name != "context" && o.name != "gemm")
+            specs.push_back(o);
     specs.insert(
         specs.end(),
         {{"repeats", "N", "timed runs per op and implementation; the median is shown (default 5)"},
-         {"keys", "K", "cached keys of the decode attention (default: the whole context)"}});
+         {"keys", "K", "cached keys of the decode attention (default: the whole context)"},
+         {"require-gpu", "",
+          "fail (exit 2) unless a CUDA device runs the cuda rows (also\nKVSCOPE_REQUIRE_GPU=1): a "
+          "GPU check that ran nothing must not pass"}});
     Args a("kernels", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -233,6 +238,10 @@ int cmd_kernels(int argc, char** argv) {
     impls.push_back({"cuda-emulated", std::make_unique<EmulatedCudaBackend>()});
     const std::string no_cuda =
         cuda_compiled() ? cuda_unavailable_reason() : "this build has no CUDA backend";
+    const char* require = std::getenv("KVSCOPE_REQUIRE_GPU");
+    if (!no_cuda.empty() && (a.has("require-gpu") || (require && std::string(require) == "1")))
+        throw Error("kernels: no CUDA device runs the cuda rows (" + escape_for_one_line(no_cuda) +
+                    "), and a device was required");
     if (no_cuda.empty()) impls.push_back({"cuda", make_backend("cuda").backend});
 
     std::printf(

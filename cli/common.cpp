@@ -18,6 +18,9 @@ std::vector<OptionSpec> model_options() {
         "tokens a session may hold, 1..131072 (default: the model's context);\nthe KV "
         "cache is allocated for this many"));
     specs.push_back(cmdline::verbose_option());
+    specs.push_back({"gemm", "P",
+                     "fp32 | tf32 | bf16: matmuls of more than one row on a GPU\n(cuBLAS; default "
+                     "fp32; tf32 and bf16 on tensor cores,\nfloat32 in and out)"});
     return specs;
 }
 
@@ -58,6 +61,11 @@ Opened open_from(const Args& a) {
     o.backend = make_backend(backend_from(a, "auto"), threads_from(a));
     if (a.has("verbose") && !o.backend.detail.empty())
         o.backend.note += " (" + o.backend.detail + ")";
+    GemmPrecision gemm = GemmPrecision::F32;
+    if (a.has("gemm") && !gemm_precision_from_name(a.str("gemm"), gemm))
+        a.fail("--gemm: '" + a.str("gemm") + "' is not one of fp32, tf32, bf16");
+    if (const std::string note = set_gemm(*o.backend.backend, gemm); !note.empty())
+        o.backend.note += "; " + note;
     OpenLimits limits;
     limits.context = a.integer("context", 0, 1, 1 << 17);
     limits.budgets = budgets_for(*o.backend.backend);

@@ -86,7 +86,12 @@ const char* finish_message(FinishReason reason) {
 }  // namespace
 
 App::App(GlWindow& window, EngineWorker& worker, UiState& ui, Platform& platform, bool headless)
-    : window_(window), worker_(worker), ui_(ui), platform_(platform), headless_(headless) {
+    : window_(window),
+      worker_(worker),
+      ui_(ui),
+      platform_(platform),
+      headless_(headless),
+      time_each_op_(ui.explain.op_strip) {
     ui_.fonts_dirty = true;
 }
 
@@ -593,6 +598,11 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
     if (ui_.toggle_fullscreen) {
         window_.toggle_fullscreen();
         ui_.toggle_fullscreen = false;
+    }
+
+    if (ui_.explain.op_strip != time_each_op_) {
+        time_each_op_ = ui_.explain.op_strip;
+        worker_.set_time_each_op(time_each_op_);
     }
 
     const auto t0 = std::chrono::steady_clock::now();

@@ -62,6 +62,10 @@ class App {
     std::map<std::string, ImVec4> panel_rects_;  // this frame's panels: x, y, w, h
     std::string glyph_text_;
     bool glyph_text_read_ = false;
+    // Whether every op is timed, as the worker was last told (window_main tells it first): the
+    // op strip's state, so a step with the strip open runs op by op and one with it closed runs
+    // the fast path (the fused kernels on a GPU).
+    bool time_each_op_ = false;
 };
 
 }  // namespace kvs::gui

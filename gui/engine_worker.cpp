@@ -368,6 +368,12 @@ void EngineWorker::set_timing_runs(int runs) {
     });
 }
 
+void EngineWorker::set_time_each_op(bool on) {
+    // How future steps are timed; the sessions' steps so far stand, so a lesson's chain too.
+    post(
+        {EngineTask::SetTimingRuns}, [this, on] { bench_.set_time_each_op(on); }, true);
+}
+
 void EngineWorker::set_sampler(const SamplerConfig& s) {
     post({EngineTask::SetSampler}, [this, s] { bench_.set_sampler(s); });
 }

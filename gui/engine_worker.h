@@ -188,6 +188,8 @@ class EngineWorker : private LessonObserver {
     // Each step under 10 ms is timed as the median of `runs` runs of it
     // (core/session/step_timing.h).
     void set_timing_runs(int runs);
+    // Every op timed, op by op (the op strip open), or the fast path (closed): from the next step.
+    void set_time_each_op(bool on);
     void reset();
     void prefill();
     void decode(int n);  // prefill first when needed; stops early when generation finishes

@@ -66,6 +66,9 @@ std::vector<cmdline::OptionSpec> specs() {
          "stage=N|all, presenter=0|1, explain=L:H:ROW|off,\nmask=causal|bidirectional), each "
          "recorded to FILE-1.json, FILE-2.json, ..."},
         {"ops", "", "show the op strip (every op of the step shown)"},
+        {"ops-fast", "",
+         "headless: with --ops, the steps above run the fast path (on a\nGPU the fused kernels), "
+         "the strip listing each op in its kernel"},
         {"weight-types", "",
          "show the weight-types panel (key W), measured: the model in\nf32, f16, q8_0 and q4_K"},
         {"op", "N", "with the op strip: op N highlighted (from 0)"},
@@ -225,6 +228,7 @@ AppOptions parse_options(int argc, char** argv) {
         if (o.layout_json.empty()) c.fail("--views needs --layout-json FILE");
     }
     o.ops = c.has("ops") || c.has("op");
+    o.ops_fast = c.has("ops-fast");
     o.weight_types = c.has("weight-types");
     o.op = c.integer("op", -1, 0, 1 << 20);
     o.timing_runs = cmdline::timing_runs_from(c, 0);

@@ -2,7 +2,8 @@
 // core/model/op_log.h): the op, its layer, input and output shapes [rows, features], FLOPs counted
 // from those shapes and the time the backend measured for its call. At decode a projection has 1
 // row (matrix · vector), at prefill T rows (matrix · matrix). "," and "." walk the ops one at a
-// time; the inside-attention panel follows the highlighted op's layer.
+// time; the inside-attention panel follows the highlighted op's layer. A step that ran the fast
+// path (the op strip closed) lists each op under the fused kernel it ran in.
 #include <imgui.h>
 
 #include <algorithm>
@@ -39,6 +40,25 @@ void cell(const std::string& text, ImU32 col = 0) {
     if (col) ImGui::PushStyleColor(ImGuiCol_Text, col);
     ImGui::TextUnformatted(clipped(text, ImGui::GetContentRegionAvail().x).c_str());
     if (col) ImGui::PopStyleColor();
+}
+
+// How the backend timed each op, in the window's words (none for the host's clock).
+const char* op_timing_words(OpTiming t) {
+    switch (t) {
+        case OpTiming::EventsHeldStream:
+            return tr(
+                "times: CUDA events between the kernels, the stream held until the step's "
+                "ops were queued, then released: the device's own time");
+        case OpTiming::EventsAroundLaunches:
+            return tr(
+                "times: CUDA events around each launch (they include the host's issue time "
+                "when launches are slower than the kernels)");
+        case OpTiming::Emulator:
+            return tr("times: the emulator's wall clock (the CPU running the kernels, not a GPU)");
+        case OpTiming::HostClock:
+            break;
+    }
+    return nullptr;
 }
 
 }  // namespace
@@ -79,6 +99,17 @@ void draw_op_strip(FrameContext& f) {
                   format_seconds(measured).c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextWrapped("%s", head);
+    // How the step ran its kernels, and how the times were taken.
+    if (st->path == PassPath::Fused)
+        ImGui::TextWrapped(tr("this step ran fused: %d kernels, each op listed in the kernel it "
+                              "ran in; with the strip open the next steps run op by op, every op "
+                              "timed"),
+                           st->ops.fused_kernels());
+    else if (st->path == PassPath::Graph)
+        ImGui::TextWrapped("%s", tr("this step ran as one CUDA graph: no time per op; with the "
+                                    "strip open the next steps run op by op, every op timed"));
+    else if (const char* how = op_timing_words(st->op_timing))
+        ImGui::TextWrapped("%s", how);
     ImGui::PopStyleColor();
     // A newly highlighted op (the keys, --op): the inside-attention panel and the heatmap
     // follow its layer.
@@ -124,7 +155,11 @@ void draw_op_strip(FrameContext& f) {
         }
         const ImU32 col = hl ? ImGui::GetColorU32(ImGuiCol_Text) : 0;
         cell(std::to_string(i), col);
-        cell(tr(op_kind_name(o.kind)), col);  // core's names, in the window's language
+        // core's names, in the window's language; a fused kernel's name (the code's) before each
+        // op it ran
+        cell(o.kernel ? std::string(o.kernel) + ": " + tr(op_kind_name(o.kind))
+                      : std::string(tr(op_kind_name(o.kind))),
+             col);
         cell(o.layer >= 0 ? std::to_string(o.layer) : "-", col);
         cell(shape_text(o.in), col);
         cell(shape_text(o.out), col);
@@ -134,8 +169,10 @@ void draw_op_strip(FrameContext& f) {
             std::snprintf(t, sizeof t, "%s", format_seconds(o.seconds).c_str());
         else if (o.timed_with >= 0)
             std::snprintf(t, sizeof t, tr("in #%d's call"), o.timed_with);
-        else
+        else if (st->path == PassPath::PerOp)
             std::snprintf(t, sizeof t, "%s", tr("not timed"));
+        else
+            std::snprintf(t, sizeof t, "%s", tr("in the step's graph"));
         cell(t, hl ? col : (o.seconds >= 0 ? 0 : f.theme.muted_text));
     }
     if (x.op < 0) scrolled_to = -2;

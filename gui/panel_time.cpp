@@ -101,13 +101,25 @@ void draw_time(FrameContext& f) {
                               format_seconds(shown.forward_seconds).c_str(), shown.timing_runs,
                               format_seconds(shown.forward_min_seconds).c_str(),
                               format_seconds(shown.forward_max_seconds).c_str());
-        // A cached decode step on a backend with CUDA Graphs: both figures (core/session/trace.h).
-        if (shown.graph_seconds > 0) {
+        // A step on a GPU backend: which way it ran, with its kernel launches, and the other ways
+        // a cached decode step was measured beside it (core/session/trace.h).
+        if (shown.kernel_launches > 0) {
             ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-            ImGui::TextWrapped(
-                tr("step %d forward: %s op by op (timed per op), %s as one CUDA graph"), s,
-                format_seconds(shown.forward_seconds).c_str(),
-                format_seconds(shown.graph_seconds).c_str());
+            const char* ran =
+                shown.path == PassPath::Fused ? tr("step %d ran fused: %s, %d kernel launches")
+                : shown.path == PassPath::Graph
+                    ? tr("step %d ran as one CUDA graph: %s, %d kernel launches")
+                    : tr("step %d ran op by op, every op timed: %s, %d kernel launches");
+            ImGui::TextWrapped(ran, s, format_seconds(shown.forward_seconds).c_str(),
+                               shown.kernel_launches);
+            if (shown.path == PassPath::PerOp && shown.graph_seconds > 0)
+                ImGui::TextWrapped(tr("the same step as one CUDA graph: %s, %d kernel launches"),
+                                   format_seconds(shown.graph_seconds).c_str(),
+                                   shown.graph_kernel_launches);
+            if (shown.path == PassPath::PerOp && shown.fused_seconds > 0)
+                ImGui::TextWrapped(tr("the same step fused: %s, %d kernel launches"),
+                                   format_seconds(shown.fused_seconds).c_str(),
+                                   shown.fused_kernel_launches);
             ImGui::PopStyleColor();
         }
     }

@@ -265,8 +265,14 @@ const std::vector<UiString>& ui_strings() {
         {"first token", "首个 token"},
         {"total", "合计"},
         {"measured on", "测量设备"},
-        {"step %d forward: %s op by op (timed per op), %s as one CUDA graph",
-         "第 %d 步前向：逐个算子 %s（逐算子计时），作为一个 CUDA 图 %s"},
+        {"step %d ran fused: %s, %d kernel launches", "第 %d 步以融合内核运行：%s，启动 %d 个内核"},
+        {"step %d ran as one CUDA graph: %s, %d kernel launches",
+         "第 %d 步作为一个 CUDA 图运行：%s，启动 %d 个内核"},
+        {"step %d ran op by op, every op timed: %s, %d kernel launches",
+         "第 %d 步逐个算子运行，每个算子都计时：%s，启动 %d 个内核"},
+        {"the same step as one CUDA graph: %s, %d kernel launches",
+         "同一步作为一个 CUDA 图：%s，启动 %d 个内核"},
+        {"the same step fused: %s, %d kernel launches", "同一步用融合内核：%s，启动 %d 个内核"},
         {"without cache (counted)", "不用缓存（按形状计数）"},
         {"with cache (counted)", "使用缓存（按形状计数）"},
         {"log scale", "对数刻度"},
@@ -411,6 +417,27 @@ const std::vector<UiString>& ui_strings() {
         {"time (measured)", "时间（实测）"},
         {"in #%d's call", "计入 #%d 的调用"},
         {"not timed", "未计时"},
+        {"in the step's graph", "计入这一步的图"},
+        {"this step ran fused: %d kernels, each op listed in the kernel it ran in; with the strip "
+         "open the next steps run op by op, every op timed",
+         "这一步以融合内核运行：共 %d "
+         "个内核，每个运算列在它所在的内核中；打开此栏后，后面的步骤逐个运算"
+         "运行，每个运算都计时"},
+        {"this step ran as one CUDA graph: no time per op; with the strip open the next steps run "
+         "op by op, every op timed",
+         "这一步作为一个 CUDA "
+         "图运行，没有逐个运算的时间；打开此栏后，后面的步骤逐个运算运行，每个运算都"
+         "计时"},
+        {"times: CUDA events between the kernels, the stream held until the step's ops were "
+         "queued, then released: the device's own time",
+         "时间：内核之间的 CUDA "
+         "事件；先让流等待，直到这一步的运算都已排队，再放行，所以是设备本身的"
+         "时间"},
+        {"times: CUDA events around each launch (they include the host's issue time when "
+         "launches are slower than the kernels)",
+         "时间：每次启动前后的 CUDA 事件（启动比内核慢时，其中包含主机发出启动的时间）"},
+        {"times: the emulator's wall clock (the CPU running the kernels, not a GPU)",
+         "时间：模拟器的挂钟时间（是 CPU 在运行内核，不是 GPU）"},
         {"Inside attention", "注意力内部"},
         {"Ops of this step", "这一步的各个运算"},
         {"recomputed", "重新计算"},

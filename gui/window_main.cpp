@@ -274,6 +274,9 @@ int run(int argc, char** argv, Platform& platform) {
     sc.seed = st.seed;
     if (o.trace_budget > 0) worker.set_trace_budget(o.trace_budget);
     if (o.timing_runs > 0) worker.set_timing_runs(o.timing_runs);
+    // Every op timed while the op strip is open; App::frame keeps this in step with the key
+    // (--ops-fast: the steps asked for here take the fast path, and the strip shows its kernels).
+    worker.set_time_each_op(ui.explain.op_strip && !o.ops_fast);
     worker.set_backend(backend, o.threads);
     worker.set_cache(st.cache);
     worker.set_sampler(sc);

@@ -50,6 +50,19 @@ bool set_block_sizes(Backend& be, const kern::BlockSizes& b) {
 #endif
 }
 
+std::string set_gemm(Backend& be, GemmPrecision p) {
+    if (dynamic_cast<EmulatedCudaBackend*>(&be))
+        return std::string(
+                   "matmuls of more than one row: the emulator's tiled kernel in float32 "
+                   "(--gemm ") +
+               gemm_precision_name(p) + " applies on a GPU)";
+#if KVSCOPE_HAVE_CUDA
+    if (set_cuda_gemm(be, p)) return cuda_gemm_note(be);
+#endif
+    (void)p;
+    return {};
+}
+
 namespace {
 
 std::unique_ptr<Backend> cuda_backend() {

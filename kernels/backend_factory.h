@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/model/backend.h"
+#include "kernels/cuda/gemm_precision.h"
 #include "kernels/cuda/launch_shapes.h"
 
 namespace kvs {
@@ -52,5 +53,9 @@ std::string cuda_unavailable_reason();
 // The block sizes a CUDA backend ("cuda" or "cuda-emulated") launches its kernels with
 // (kern::block_variants, for kvscope-cli kernels); false, and nothing changed, for another one.
 bool set_block_sizes(Backend& be, const kern::BlockSizes& b);
+// --gemm: the precision of the matmuls of more than one row on a GPU (cuBLAS). What runs them on
+// `be`, in words: on cuda cuBLAS in that precision (or the tiled kernel and why), on
+// cuda-emulated the emulator's own tiled kernel in float32, "" on the CPU.
+std::string set_gemm(Backend& be, GemmPrecision p);
 
 }  // namespace kvs

@@ -32,21 +32,23 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The median forward time of `steps` cached decode steps on `be` (and of their graph replays,
-// where the backend records graphs).
+// The median forward time of `steps` cached decode steps on `be` op by op (and, where the
+// backend has them, of the same steps as one graph and fused).
 void time_decode(const Model& m, Backend& be, const std::vector<int>& prompt, int steps,
-                 double& seconds, double* graph_seconds) {
+                 double& seconds, double* graph_seconds, double* fused_seconds) {
     Session s(m, be, probe_config(true, true, steps));
     s.set_prompt_tokens(prompt);
     s.step();
-    std::vector<double> t, g;
+    std::vector<double> t, g, f;
     for (int i = 0; i < steps && !s.finished(); ++i) {
         const StepRecord& r = s.step();
         t.push_back(r.forward_seconds);
         if (r.graph_seconds > 0) g.push_back(r.graph_seconds);
+        if (r.fused_seconds > 0) f.push_back(r.fused_seconds);
     }
     seconds = median(t);
     if (graph_seconds) *graph_seconds = median(g);
+    if (fused_seconds) *fused_seconds = median(f);
 }
 
 }  // namespace
@@ -58,10 +60,11 @@ GpuStepView probe_gpu_step(const Model& model, const std::vector<int>& prompt, i
     const int room = room_for(model, prompt, steps);
     if (room < 2) throw Error("@gpu: the prompt leaves no room in the context for decode steps");
     {
-        // Op by op (graphs off): the prefill, a first decode step that sizes the decode buffers,
-        // then the step counted.
+        // Op by op (graphs and the fused kernels off): the prefill, a first decode step that sizes
+        // the decode buffers, then the step counted.
         EmulatedCudaBackend be;
         be.set_graphs_on(false);
+        be.set_fused_on(false);
         Session s(model, be, probe_config(true, false, 2));
         s.set_prompt_tokens(prompt);
         be.reset_counts();
@@ -76,9 +79,12 @@ GpuStepView probe_gpu_step(const Model& model, const std::vector<int>& prompt, i
         v.decode_copies = c.h2d + c.d2h;
     }
     {
-        // As a CUDA Graph: with per-op timing off the runner records the step once and replays it.
+        // As a CUDA Graph of the same kernels: with per-op timing off (and not fused) the runner
+        // records the step once and replays it.
         EmulatedCudaBackend be;
-        Session s(model, be, probe_config(false, false, 2));
+        SessionConfig c = probe_config(false, false, 2);
+        c.capture.fused = false;
+        Session s(model, be, c);
         s.set_prompt_tokens(prompt);
         s.step();
         s.step();
@@ -87,15 +93,27 @@ GpuStepView probe_gpu_step(const Model& model, const std::vector<int>& prompt, i
         v.graph_launches = be.counts().graph_launches;
         v.graph_kernels = be.counts().graph_kernels;
     }
+    {
+        // Fused (the fast path): the kernels of its one graph launch.
+        EmulatedCudaBackend be;
+        Session s(model, be, probe_config(false, false, 2));
+        s.set_prompt_tokens(prompt);
+        s.step();
+        s.step();
+        be.reset_counts();
+        s.step();
+        v.fused_kernels = be.counts().graph_kernels + be.counts().launches;
+    }
     v.steps = room;
     BackendChoice cpu = make_backend("cpu");
     v.cpu = cpu.backend->device();
-    time_decode(model, *cpu.backend, prompt, room, v.cpu_seconds, nullptr);
+    time_decode(model, *cpu.backend, prompt, room, v.cpu_seconds, nullptr, nullptr);
     v.no_device = cuda_unavailable_reason();
     if (v.no_device.empty()) {
         BackendChoice gpu = make_backend("cuda");
         v.device = gpu.backend->device();
-        time_decode(model, *gpu.backend, prompt, room, v.device_seconds, &v.graph_seconds);
+        time_decode(model, *gpu.backend, prompt, room, v.device_seconds, &v.graph_seconds,
+                    &v.fused_seconds);
     }
     return v;
 }

@@ -121,11 +121,11 @@ const std::vector<LessonMetric>& table() {
          false},
         {"gpu", 1, 1, "\"field\"",
          "a count of the last @gpu (the emulated CUDA backend): prefill_rows prefill_launches "
-         "decode_launches decode_syncs decode_copies graph_launches graph_kernels",
+         "decode_launches decode_syncs decode_copies graph_launches graph_kernels fused_kernels",
          false},
-        {"gpu_time", 1, 1, "\"cpu\"|\"device\"|\"graph\"",
-         "the last @gpu's measured decode step: on the CPU, on the GPU op by op, as a CUDA Graph "
-         "(none where no GPU answered)",
+        {"gpu_time", 1, 1, "\"cpu\"|\"device\"|\"graph\"|\"fused\"",
+         "the last @gpu's measured decode step: on the CPU, on the GPU op by op, as a CUDA Graph, "
+         "fused (none where no GPU answered)",
          false, true},
     };
     return t;
@@ -395,6 +395,7 @@ LessonValue gpu_metric(const GpuStepView& g, const std::string& field) {
     if (field == "decode_copies") return n(g.decode_copies);
     if (field == "graph_launches") return n(g.graph_launches);
     if (field == "graph_kernels") return n(g.graph_kernels);
+    if (field == "fused_kernels") return n(g.fused_kernels);
     throw Error("@gpu has no count \"" + field + "\"");
 }
 
@@ -402,9 +403,11 @@ LessonValue gpu_time_metric(const GpuStepView& g, const std::string& which) {
     const double t = which == "cpu"      ? g.cpu_seconds
                      : which == "device" ? g.device_seconds
                      : which == "graph"  ? g.graph_seconds
+                     : which == "fused"  ? g.fused_seconds
                                          : -2;
     if (t == -2)
-        throw Error("gpu_time takes \"cpu\", \"device\" or \"graph\", not \"" + which + "\"");
+        throw Error("gpu_time takes \"cpu\", \"device\", \"graph\" or \"fused\", not \"" + which +
+                    "\"");
     return t < 0 ? LessonValue::none() : LessonValue::number(t);
 }
 

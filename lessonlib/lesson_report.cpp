@@ -540,6 +540,10 @@ void describe_gpu(std::vector<std::string>& out, const GpuStepView& g, const Wor
                                    " 次图启动，其中运行 " + n(g.graph_kernels) + " 个内核"
                              : "  the same step as a CUDA Graph: " + n(g.graph_launches) +
                                    " graph launch running " + n(g.graph_kernels) + " kernels");
+    if (g.fused_kernels > 0)
+        out.push_back(w.zh() ? "  同一步用融合内核（快速路径）：" + n(g.fused_kernels) + " 个内核"
+                             : "  the same step fused (the fast path): " + n(g.fused_kernels) +
+                                   " kernels");
     const std::string steps = n(g.steps);
     out.push_back(w.zh() ? "实测（" + steps + " 个解码步的中位数）：" + zh_device(g.cpu) +
                                "上每步 " + format_seconds(g.cpu_seconds)
@@ -551,10 +555,11 @@ void describe_gpu(std::vector<std::string>& out, const GpuStepView& g, const Wor
     else
         out.push_back(w.zh()
                           ? "  " + g.device + "：逐个算子每步 " + format_seconds(g.device_seconds) +
-                                "，作为一个图每步 " + format_seconds(g.graph_seconds)
+                                "，作为一个图每步 " + format_seconds(g.graph_seconds) +
+                                "，融合后每步 " + format_seconds(g.fused_seconds)
                           : "  " + g.device + ": " + format_seconds(g.device_seconds) +
                                 " per step op by op, " + format_seconds(g.graph_seconds) +
-                                " as one graph");
+                                " as one graph, " + format_seconds(g.fused_seconds) + " fused");
 }
 
 }  // namespace

@@ -131,11 +131,15 @@ const Phrase kGpuFields[] = {
      "把解码步录成 CUDA Graph 后的图启动次数（计数）"},
     {"graph_kernels", "the number of kernels that graph runs (counted)",
      "这个图里运行的内核数（计数）"},
+    {"fused_kernels", "the number of kernels of a decode step fused (counted)",
+     "融合之后一个解码步的内核数（计数）"},
     {"cpu", "the measured time of a decode step on the CPU", "CPU 上一个解码步的实测时间"},
     {"device", "the measured time of a decode step on the GPU, op by op",
      "GPU 上逐个算子执行一个解码步的实测时间"},
     {"graph", "the measured time of a decode step on the GPU as one graph",
      "GPU 上把解码步作为一个图执行的实测时间"},
+    {"fused", "the measured time of a decode step on the GPU fused",
+     "GPU 上用融合内核执行一个解码步的实测时间"},
 };
 
 // The figures of @scale (lessonlib/scale_accounting.h) in words.

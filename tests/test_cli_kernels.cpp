@@ -45,7 +45,7 @@ TEST_CASE("kvscope-cli kernels runs every op on every implementation and agrees"
              {"matmul decode logits", "matvec 4 rows "},
              {"matmul decode logits", "matvec 32 rows "},
              {"attention decode", "combine 256 threads "},
-             {"attention prefill", "prefill 32 threads "},
+             {"matmul decode logits", "matvec auto rows*"},
              {"swiglu", "elementwise 1024 threads "},
              {"layernorm", "layernorm 32 threads "},
              {"gelu", "elementwise 1024 threads "}}) {
@@ -53,9 +53,15 @@ TEST_CASE("kvscope-cli kernels runs every op on every implementation and agrees"
         CHECK(has_row(r.out, op, std::string("cuda-emulated  ") + block));
     }
     CHECK(r.out.find("DIFFERS") == std::string::npos);
-    // A build or machine without a device says why the cuda rows are missing.
-    if (r.out.find(" cuda ") == std::string::npos)
+    // A build or machine without a device says why the cuda rows are missing; asked to require
+    // one, it fails instead (scripts/gpu-check.sh: a check that ran nothing must not pass).
+    if (r.out.find(" cuda ") == std::string::npos) {
         CHECK(r.out.find("cuda: not run (") != std::string::npos);
+        const auto req = run_cli({"kernels", "--model", model, "--repeats", "1", "--require-gpu"});
+        CHECK(req.exit_code == 2);
+        CHECK(req.err.find("no CUDA device runs the cuda rows") != std::string::npos);
+        CHECK(req.out.empty());
+    }
 }
 
 TEST_CASE("kvscope-cli kernels: bad options are one line, exit 2", "[cli]") {

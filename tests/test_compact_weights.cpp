@@ -312,16 +312,35 @@ TEST_CASE("a GGUF's F16 and Q8_0 tensors are used in place and match its float32
     }
 }
 
-TEST_CASE("compact weights on a backend that computes in float32 only: expanded for it",
-          "[compact][cli]") {
-    // The runner dequantises the compact matrices into the backend's own float32 copy: the same
-    // greedy text as the CPU with the same F16 weights.
-    const auto f32 = test::run_cli(
-        {"generate", "--backend", "cpu", "--weights", "f16", "--max-new-tokens", "8"});
-    const auto r = test::run_cli(
-        {"generate", "--backend", "cuda-emulated", "--weights", "f16", "--max-new-tokens", "8"});
-    CHECK(r.exit_code == 0);
-    CHECK(r.out == f32.out);
+TEST_CASE(
+    "compact weights on the CUDA kernels: f16 and bf16 read on the device, q8_0 expanded to "
+    "float32 for it; the CPU's greedy text",
+    "[compact][cli]") {
+    // F16 and BF16 are copied to the device in 16 bits and widened as the kernels read them: the
+    // CPU's greedy text with the same weights.
+    for (const char* w : {"f16", "bf16"}) {
+        INFO(w);
+        const auto gpu = test::run_cli({"generate", "--backend", "cuda-emulated", "--weights", w,
+                                        "--max-new-tokens", "12", "--prompt", "Once upon"});
+        const auto cpu = test::run_cli({"generate", "--backend", "cpu", "--weights", w,
+                                        "--max-new-tokens", "12", "--prompt", "Once upon"});
+        CHECK(gpu.exit_code == 0);
+        CHECK(gpu.out == cpu.out);
+    }
+    // A GGUF kept as stored in F16, its token table too (embed_compact on the device).
+    const auto gguf = (test::temp_dir("compact-cuda") / "f16.gguf").string();
+    REQUIRE(test::run_cli({"export", "--gguf", gguf, "--type", "f16"}).exit_code == 0);
+    const auto g_gpu = test::run_cli({"generate", "--model", gguf, "--backend", "cuda-emulated",
+                                      "--max-new-tokens", "12", "--prompt", "Once upon"});
+    const auto g_cpu = test::run_cli({"generate", "--model", gguf, "--backend", "cpu",
+                                      "--max-new-tokens", "12", "--prompt", "Once upon"});
+    CHECK(g_gpu.exit_code == 0);
+    CHECK(g_gpu.out == g_cpu.out);
+    // Q8_0, which the kernels do not read, is expanded into the backend's float32 copy.
+    const auto q8 = test::run_cli(
+        {"generate", "--backend", "cuda-emulated", "--weights", "q8_0", "--max-new-tokens", "4"});
+    CHECK(q8.exit_code == 0);
+    CHECK(!q8.out.empty());
     const auto bad = test::run_cli({"generate", "--weights", "q4_1", "--max-new-tokens", "2"});
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("'q4_1' is not one of f32, f16, bf16, q8_0, q4_0") != std::string::npos);

@@ -8,12 +8,14 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
 #include "core/loaders/model_loader.h"
+#include "core/model/fused_ops.h"
 #include "core/model/step_graphs.h"
 #include "core/session/session.h"
 #include "kernels/backend_factory.h"
@@ -229,8 +231,9 @@ TEST_CASE("the decode graph on the device: the per-op path's bits, both times pr
     REQUIRE(gpu->graphs() != nullptr);
     auto a = model->make_runner(*gpu), b = model->make_runner(*gpu);
     const auto prompt = model->tokenizer().encode("Once upon a time");
-    Capture per_op, graph;  // the op strip on: ops one by one; off: the graph
+    Capture per_op, graph;  // the op strip on: ops one by one; off: the graph (not fused)
     graph.op_log = false;
+    graph.fused = false;
     ForwardResult x, y;
     a->forward(prompt, per_op, x);
     b->forward(prompt, per_op, y);
@@ -268,4 +271,129 @@ TEST_CASE("the decode graph on the device: the per-op path's bits, both times pr
     };
     std::printf("  decode step, default model, median of 200: %.3f ms op by op, %.3f ms graph\n",
                 median_ms(*b, per_op), median_ms(*a, graph));
+}
+
+// The fused decode step on the device (core/model/fused_ops.h): the op-by-op path's bits at every
+// step of a greedy run (the same bodies, the same order, explicit fmaf, -fmad=false), with
+// programmatic dependent launch where the device has it; then the same step timed each way,
+// median of 200.
+TEST_CASE("the fused decode step on the device: the op-by-op path's bits, three times printed",
+          "[gpu]") {
+    const auto model = open_model("default");
+    auto gpu = cuda_or_skip();
+    if (!gpu) return;
+    REQUIRE(gpu->fused() != nullptr);
+    auto a = model->make_runner(*gpu), b = model->make_runner(*gpu);
+    const auto prompt = model->tokenizer().encode("Once upon a time");
+    Capture per_op, graph, fused;
+    graph.op_log = false;
+    graph.fused = false;
+    fused.op_log = false;
+    ForwardResult x, y;
+    a->forward(prompt, per_op, x);
+    b->forward(prompt, per_op, y);
+    auto argmax = [](const std::vector<float>& v) {
+        return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
+    };
+    auto same = [](const std::vector<float>& p, const std::vector<float>& q) {
+        return p.size() == q.size() && std::memcmp(p.data(), q.data(), p.size() * 4) == 0;
+    };
+    int tok = argmax(x.logits), identical = 0, steps = 0;
+    for (; steps < 40 && a->kv().len < model->config().seq_len; ++steps) {
+        a->forward(std::span<const int>(&tok, 1), fused, x);
+        b->forward(std::span<const int>(&tok, 1), per_op, y);
+        CHECK(x.path == PassPath::Fused);
+        identical += same(x.logits, y.logits) && same(x.attention.p, y.attention.p) &&
+                     same(x.kv_rows, y.kv_rows) && same(x.q_rows, y.q_rows) &&
+                     same(x.attn_out, y.attn_out);
+        tok = argmax(y.logits);
+    }
+    CHECK(identical == steps);
+    auto median_us = [&](Runner& r, const Capture& want) {
+        std::vector<double> t;
+        const int len = r.kv().len;
+        const std::uint64_t k0 = gpu->kernel_launches();
+        for (int k = 0; k < 200; ++k) {
+            r.truncate(len);
+            const auto t0 = std::chrono::steady_clock::now();
+            r.forward(std::span<const int>(&tok, 1), want, x);
+            gpu->synchronize();
+            t.push_back(
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                    .count());
+        }
+        std::sort(t.begin(), t.end());
+        return std::pair{t[t.size() / 2], double(gpu->kernel_launches() - k0) / 200};
+    };
+    const auto [po, po_k] = median_us(*b, per_op);
+    const auto [gr, gr_k] = median_us(*b, graph);
+    const auto [fu, fu_k] = median_us(*a, fused);
+    std::printf(
+        "  decode step, default model, median of 200: op by op %.1f us (%.0f kernels), graph "
+        "%.1f us (%.0f kernels), fused %.1f us (%.0f kernels)\n",
+        po, po_k, gr, gr_k, fu, fu_k);
+    CHECK(fu_k <= 5 * model->config().n_layers + 3);
+}
+
+// cuBLAS for T > 1 (kernels/cuda/cublas_gemm.h): float32 against the CPU within float32's
+// rounding, TF32 and BF16 tensor cores within their mantissas; and 16-bit weights read on the
+// device (widened for cuBLAS at T > 1, read in 8-value chunks at T == 1).
+TEST_CASE("cuBLAS matmuls on the device match the CPU backend, fp32, tf32 and bf16", "[gpu]") {
+    auto gpu = cuda_or_skip();
+    if (!gpu) return;
+    const std::string note = set_gemm(*gpu, GemmPrecision::F32);
+    std::printf("  %s\n", note.c_str());
+    CHECK(note.find("cuBLAS") != std::string::npos);
+    CpuBackend cpu;
+    Mirror g{*gpu, {}}, c{cpu, {}};
+    for (int T : {2, 17, 512}) {
+        const int n = 768, d = 2048;
+        const auto x = test::random_floats(std::size_t(T) * n, 11),
+                   w = test::random_floats(std::size_t(d) * n, 12);
+        auto co = c.put(std::vector<float>(std::size_t(T) * d));
+        cpu.matmul(co, c.put(x), c.put(w), T, n, d);
+        const auto want = c.get(co);
+        for (auto [p, tol] : {std::pair{GemmPrecision::F32, 1e-5},
+                              {GemmPrecision::TF32, 3e-3},
+                              {GemmPrecision::BF16, 2e-2}}) {
+            INFO("T=" << T << " " << gemm_precision_name(p));
+            set_gemm(*gpu, p);
+            auto go = g.put(std::vector<float>(std::size_t(T) * d));
+            gpu->matmul(go, g.put(x), g.put(w), T, n, d);
+            CHECK(relative_difference(g.get(go), want) <= tol);
+        }
+    }
+    set_gemm(*gpu, GemmPrecision::F32);
+    // 16-bit weights: the greedy text of the CPU's compact matmul, cached and with a prompt.
+    for (GgmlType type : {GgmlType::F16, GgmlType::BF16}) {
+        INFO(ggml_type_name(type));
+        const auto m = open_model("default", {}, type);
+        SessionConfig cfg;
+        cfg.max_new_tokens = 40;
+        Session on_gpu(*m, *gpu, cfg), on_cpu(*m, cpu, cfg);
+        on_gpu.set_prompt("Once upon a time");
+        on_cpu.set_prompt("Once upon a time");
+        while (!on_gpu.finished()) on_gpu.step();
+        while (!on_cpu.finished()) on_cpu.step();
+        CHECK(on_gpu.tokens() == on_cpu.tokens());
+    }
+}
+
+// A prompt past the 12,000 keys one block's shared memory held: the flash-style prefill against
+// the CPU, probs included.
+TEST_CASE("attention over 12,300 keys on the device matches the CPU", "[gpu]") {
+    auto gpu = cuda_or_skip();
+    if (!gpu) return;
+    CpuBackend cpu;
+    Mirror g{*gpu, {}}, c{cpu, {}};
+    const int H = 8, KVH = 2, HD = 64, T = 16, pos0 = 12300, n_keys = pos0 + T;
+    const auto q = test::random_floats(std::size_t(T) * H * HD, 21),
+               k = test::random_floats(std::size_t(n_keys) * KVH * HD, 22),
+               v = test::random_floats(std::size_t(n_keys) * KVH * HD, 23);
+    const std::vector<float> zeros(q.size()), pz(std::size_t(H) * T * n_keys);
+    auto go = g.put(zeros), co = c.put(zeros), gp = g.put(pz), cp = c.put(pz);
+    gpu->attention(go, g.put(q), g.put(k), g.put(v), gp, T, pos0, H, KVH, HD, true);
+    cpu.attention(co, c.put(q), c.put(k), c.put(v), cp, T, pos0, H, KVH, HD, true);
+    CHECK(relative_difference(g.get(go), c.get(co)) <= 1e-4);
+    CHECK(relative_difference(g.get(gp), c.get(cp)) <= 1e-4);
 }

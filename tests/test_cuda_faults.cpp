@@ -223,9 +223,10 @@ TEST_CASE("the cuda backend's device words: name, compute capability, driver and
 #if KVSCOPE_HAVE_SHARED
 TEST_CASE("kvscope-cli on a faulting device: exit 2 and one line naming the fault",
           "[emulated][faults][cli]") {
-    const std::vector<std::string> gen = {"generate", "--model",   test::stories_model(),
-                                          "--prompt", "Once",      "--max-new-tokens",
-                                          "3",        "--backend", "cuda-emulated"};
+    // Every op its own kernel (--op-times): the 7th attention call is in the second decode step.
+    const std::vector<std::string> gen = {
+        "generate",         "--model", test::stories_model(), "--prompt",      "Once",
+        "--max-new-tokens", "3",       "--backend",           "cuda-emulated", "--op-times"};
     {
         ScopedEnv f("KVSCOPE_EMU_FAULT", "attention:7:fault");
         const auto r = test::run_cli(gen);
@@ -242,6 +243,19 @@ TEST_CASE("kvscope-cli on a faulting device: exit 2 and one line naming the faul
         INFO(r.err);
         CHECK(r.exit_code == 2);
         CHECK(r.err.find("CUDA error in attention (KVSCOPE_CUDA_SYNC=1") != std::string::npos);
+    }
+    {
+        // The fast path, its fused kernels launched one by one (an injected fault is played at a
+        // launch, not inside a replayed graph): the third of the first decode step faults.
+        std::vector<std::string> fast = gen;
+        fast.pop_back();
+        ScopedEnv f("KVSCOPE_EMU_FAULT", "fused:3:fault");
+        ScopedEnv g("KVSCOPE_CUDA_GRAPHS", "0");
+        const auto r = test::run_cli(fast);
+        INFO(r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("illegal memory access") != std::string::npos);
+        CHECK(r.err.find('\n') == r.err.size() - 1);
     }
 }
 #endif

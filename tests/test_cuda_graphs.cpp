@@ -18,10 +18,12 @@ using namespace kvs;
 
 namespace {
 
-// Every capture the trace takes, per-op timing off: the pass the graph replaces.
+// Every capture the trace takes, per-op timing off, the op-by-op kernels (not the fused ones,
+// tests/test_cuda_fused.cpp): the pass the graph replaces.
 Capture graph_capture() {
     Capture c;
     c.op_log = false;
+    c.fused = false;
     return c;
 }
 
@@ -237,22 +239,54 @@ TEST_CASE("a graph whose device buffer moved is refused and recorded again (anot
     CHECK(graph.counts().captures == 3);
 }
 
-TEST_CASE("a session's cached decode step has a per-op figure and a graph figure",
-          "[emulated][graphs]") {
+TEST_CASE(
+    "a session's cached decode step timed op by op has a graph figure and a fused figure beside "
+    "it, each with its kernel launches",
+    "[emulated][graphs]") {
     const auto model = open_model("default");
+    const int L = model->config().n_layers;
     EmulatedCudaBackend be;
     SessionConfig cfg;
-    cfg.max_new_tokens = 4;
+    cfg.max_new_tokens = 5;
     cfg.timing.runs = 1;
     Session s(*model, be, cfg);
     s.set_prompt("The weather is");
-    CHECK(s.step().graph_seconds == 0);  // prefill: op by op only
+    const StepRecord& p = s.step();  // prefill: op by op only
+    CHECK(p.graph_seconds == 0);
+    CHECK(p.fused_seconds == 0);
     const StepRecord& d = s.step();
-    CHECK(d.graph_seconds > 0);
+    CHECK(d.path == PassPath::PerOp);
     CHECK(d.forward_seconds > 0);
-    CHECK(!d.ops.ops.empty());  // the op strip came from the per-op run
-    CHECK(be.counts().graph_launches == 1);
-    // With graphs off nothing is measured through them.
+    CHECK(d.kernel_launches == 3 + 16 * L);
+    CHECK(d.graph_seconds > 0);
+    CHECK(d.graph_kernel_launches == 3 + 16 * L);
+    CHECK(d.fused_seconds > 0);
+    CHECK(d.fused_kernel_launches == 5 * L + 1);
+    CHECK(!d.ops.ops.empty());               // the op strip came from the per-op run
+    CHECK(be.counts().graph_launches == 2);  // the graph of op-by-op kernels, the fused one
+    // With graphs off the fused kernels are launched one by one; nothing runs as a graph.
     be.set_graphs_on(false);
-    CHECK(s.step().graph_seconds == 0);
+    const StepRecord& e = s.step();
+    CHECK(e.graph_seconds == 0);
+    CHECK(e.fused_kernel_launches == 5 * L + 1);
+    // With both off nothing is measured beside the per-op run.
+    be.set_fused_on(false);
+    const StepRecord& f = s.step();
+    CHECK(f.graph_seconds == 0);
+    CHECK(f.fused_seconds == 0);
+    // The fast path itself (the op strip listed, not timed op by op): the fused kernels' figures
+    // are the step's, and the op strip names the kernel each op ran in.
+    be.set_fused_on(true);
+    be.set_graphs_on(true);
+    cfg.capture.time_each_op = false;
+    Session fast(*model, be, cfg);
+    fast.set_prompt("The weather is");
+    fast.step();
+    const StepRecord& g = fast.step();
+    CHECK(g.path == PassPath::Fused);
+    CHECK(g.fused_seconds == g.forward_seconds);
+    CHECK(g.fused_kernel_launches == 5 * L + 1);
+    CHECK(g.kernel_launches == 5 * L + 1);
+    CHECK(g.ops.fused_kernels() == 5 * L + 1);
+    CHECK(g.ops.calls == 5 * L + 1);
 }

@@ -136,7 +136,8 @@ TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's b
     for (auto [T, pos0] : {std::pair{3, 2}, std::pair{1, 9}, std::pair{1, 150}}) {
         const int keys = pos0 + T;
         INFO("T " << T << ", pos0 " << pos0);
-        const std::size_t partial = kern::decode_partial_floats(n_heads, keys, head_dim);
+        const std::size_t partial = kern::decode_partial_floats_for_cache(
+            std::size_t(capacity) * kv_dim, n_heads, n_kv_heads, head_dim);
         check_same(
             {std::vector<float>(T * dim, 0.0f), std::vector<float>(n_heads * T * keys, 0.0f),
              random_floats(T * dim, 16), random_floats(capacity * kv_dim, 17),
@@ -147,7 +148,7 @@ TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's b
                                             n_kv_heads,  head_dim,    b[5].data()};
                 if (kern::attention_uses_decode(T)) {
                     const LaunchShape split =
-                        kern::attention_decode_split_shape(pos0, n_heads, n_kv_heads, head_dim);
+                        kern::attention_decode_split_shape(pos0 + 1, n_heads, n_kv_heads, head_dim);
                     const LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
                     if (shim) {
                         kern::launch_attention_decode_split(split, nullptr, a);
@@ -157,12 +158,104 @@ TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's b
                         emu::attention_decode_combine(combine, a);
                     }
                 } else {
-                    const LaunchShape s = kern::attention_prefill_shape(T, pos0, n_heads);
+                    const LaunchShape s =
+                        kern::attention_prefill_shape(T, n_heads, n_kv_heads, head_dim);
                     shim ? kern::launch_attention_prefill(s, nullptr, a)
                          : emu::attention_prefill(s, a);
                 }
             });
     }
+}
+
+TEST_CASE("shim: the fused decode kernels give the emulator's bits", "[shim]") {
+    // Small shapes: rows fewer than a block's warps, fewer chunks than lanes, a row with a tail
+    // (hidden 54: 13 chunks of 4 and 2 values), 4 query heads on 2 kv heads of size 10.
+    const int dim = 40, kv_dim = 20, head_dim = 10, hidden = 54, vocab = 37, capacity = 160;
+    const int n_heads = dim / head_dim, n_kv_heads = kv_dim / head_dim;
+    const std::vector<float> inv_freq = {1.0f, 0.3f, 0.1f, 0.03f, 0.01f};
+    std::vector<int> token = {3};
+    for (int pos : {0, 9}) {  // layer 0 with the embedding row; a later one with biases
+        INFO("norm_qkv, pos " << pos);
+        const bool embed = pos == 0;
+        check_same(
+            {std::vector<float>(dim, 0.0f), random_floats(dim, 40),
+             random_floats(capacity * kv_dim, 41), random_floats(capacity * kv_dim, 42),
+             random_floats(vocab * dim, 43), random_floats(dim, 44), random_floats(dim * dim, 45),
+             random_floats(kv_dim * dim, 46), random_floats(kv_dim * dim, 47),
+             random_floats(dim + 2 * kv_dim, 48), std::vector<float>(dim + 2 * kv_dim, 0.0f)},
+            [&](Buffers& b, bool shim) {
+                kern::FusedQkvArgs a{};
+                a.q = b[0].data();
+                a.x = b[1].data();
+                a.cache_k = b[2].data(), a.cache_v = b[3].data();
+                a.embed = embed ? b[4].data() : nullptr;
+                a.token = token.data();
+                a.norm = b[5].data();
+                a.wq = b[6].data(), a.wk = b[7].data(), a.wv = b[8].data();
+                if (!embed)
+                    a.bq = b[9].data(), a.bk = b[9].data() + dim, a.bv = b[9].data() + dim + kv_dim;
+                a.q_keep = b[10].data(), a.k_keep = b[10].data() + dim,
+                a.v_keep = b[10].data() + dim + kv_dim;
+                a.inv_freq = inv_freq.data();
+                a.dim = dim, a.kv_dim = kv_dim, a.head_dim = head_dim, a.eps = 1e-5f;
+                a.pos0 = pos;
+                const LaunchShape s = kern::fused_qkv_shape(dim, kv_dim);
+                shim ? kern::launch_fused_norm_qkv(s, nullptr, a, false)
+                     : emu::fused_norm_qkv(s, a);
+            });
+    }
+    // Attention after 150 keys: three chunks of 64, taken by a grid of 2 blocks per kv head (the
+    // split's blocks loop), the last block of each kv head combining; the tickets end at 0.
+    for (int blocks : {2, 3}) {
+        INFO("attention, " << blocks << " split blocks per kv head");
+        const int pos = 149;
+        std::vector<int> tickets(n_kv_heads, 0);
+        const std::size_t partial = kern::decode_partial_floats_for_cache(
+            std::size_t(capacity) * kv_dim, n_heads, n_kv_heads, head_dim);
+        check_same({std::vector<float>(dim, 0.0f), std::vector<float>(n_heads * (pos + 1), 0.0f),
+                    random_floats(dim, 50), random_floats(capacity * kv_dim, 51),
+                    random_floats(capacity * kv_dim, 52), std::vector<float>(partial, 0.0f),
+                    std::vector<float>(dim, 0.0f)},
+                   [&](Buffers& b, bool shim) {
+                       kern::FusedAttentionArgs f{};
+                       f.att = {b[0].data(), b[2].data(), b[3].data(), b[4].data(), b[1].data(), 1,
+                                pos,         n_heads,     n_kv_heads,  head_dim,    b[5].data()};
+                       f.tickets = tickets.data();
+                       f.out_keep = b[6].data();
+                       LaunchShape s =
+                           kern::fused_attention_shape(pos + 1, n_heads, n_kv_heads, head_dim);
+                       s.grid.y = unsigned(blocks);
+                       shim ? kern::launch_fused_attention(s, nullptr, f, false)
+                            : emu::fused_attention(s, f);
+                       CHECK(tickets == std::vector<int>(n_kv_heads, 0));
+                   });
+    }
+    check_same(
+        {random_floats(dim, 60), random_floats(hidden, 61), random_floats(dim * hidden, 62)},
+        [&](Buffers& b, bool shim) {
+            const kern::FusedMatvecAddArgs a{b[0].data(), b[1].data(), b[2].data(), hidden, dim};
+            const LaunchShape s = kern::fused_rows_shape(dim);
+            shim ? kern::launch_fused_matvec_add(s, nullptr, a, false)
+                 : emu::fused_matvec_add(s, a);
+        });
+    check_same({std::vector<float>(hidden, 0.0f), random_floats(dim, 63), random_floats(dim, 64),
+                random_floats(hidden * dim, 65), random_floats(hidden * dim, 66)},
+               [&](Buffers& b, bool shim) {
+                   const kern::FusedGateUpArgs a{b[1].data(), b[2].data(), b[3].data(), b[4].data(),
+                                                 b[0].data(), dim,         hidden,      1e-5f};
+                   const LaunchShape s = kern::fused_rows_shape(hidden, dim);
+                   shim ? kern::launch_fused_norm_gate_up(s, nullptr, a, false)
+                        : emu::fused_norm_gate_up(s, a);
+               });
+    check_same({std::vector<float>(vocab, 0.0f), random_floats(dim, 67), random_floats(dim, 68),
+                random_floats(vocab * dim, 69)},
+               [&](Buffers& b, bool shim) {
+                   const kern::FusedLogitsArgs a{b[1].data(), b[2].data(), b[3].data(), b[0].data(),
+                                                 dim,         vocab,       1e-5f};
+                   const LaunchShape s = kern::fused_rows_shape(vocab, dim);
+                   shim ? kern::launch_fused_norm_logits(s, nullptr, a, false)
+                        : emu::fused_norm_logits(s, a);
+               });
 }
 
 TEST_CASE("shim: a launch shape a GPU would refuse is refused", "[shim]") {

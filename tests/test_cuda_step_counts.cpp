@@ -20,9 +20,11 @@ namespace {
 
 LaunchCounts decode_step_counts(const Model& model, CacheMode mode, const char* prompt) {
     EmulatedCudaBackend be;
-    // The ops one by one, as with the op strip on; the same step as a CUDA Graph is counted in
-    // tests/test_cuda_graphs.cpp (a session would otherwise also time its graph after the step).
+    // The ops one by one, as with the op strip on; the same step as a CUDA Graph and through the
+    // fused kernels is counted in tests/test_cuda_graphs.cpp and test_cuda_fused.cpp (a session
+    // would otherwise also time those paths after the step).
     be.set_graphs_on(false);
+    be.set_fused_on(false);
     SessionConfig cfg;
     cfg.mode = mode;
     cfg.max_new_tokens = 8;

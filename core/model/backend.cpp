@@ -42,6 +42,8 @@ const char* op_name(Op op) {
             return "layernorm";
         case Op::Gelu:
             return "gelu";
+        case Op::Fused:
+            return "fused";
         case Op::Transfer:
             return "transfer";
         case Op::kCount:

@@ -32,6 +32,7 @@ enum class Op {
     Add,
     LayerNorm,  // GPT-2's
     Gelu,       // GPT-2's
+    Fused,      // one kernel of the fused decode step (core/model/fused_ops.h), several ops in it
     Transfer,
     kCount
 };
@@ -50,7 +51,14 @@ struct OpTimes {
     double total() const;
 };
 
+// How a backend times an op: the host's clock around the call (the CPU), the emulator's wall
+// time, CUDA events around each launch (on a GPU they include the host's issue time when launches
+// are slower than the kernels), or CUDA events between kernels queued behind a held stream (the
+// device's time).
+enum class OpTiming { HostClock, Emulator, EventsAroundLaunches, EventsHeldStream };
+
 class StepGraphs;  // core/model/step_graphs.h
+class FusedOps;    // core/model/fused_ops.h
 
 class Backend {
   public:
@@ -89,15 +97,24 @@ class Backend {
     // out[t, i] = sum_j w[i, j] * x[t, j]     x: [T, n], w: [d, n], out: [T, d]
     virtual void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) = 0;
     // Compact weights (core/model/compact_weights.h): whether matmul_compact and embed_compact read
-    // `type`; the matmul with w [d, n] in that type in host memory (the model's bytes, used where
-    // they lie); the embedding rows from a table [vocab, dim] in that type, dequantised. Only the
-    // CPU does (F16, BF16, Q8_0, Q4_0, the K-quants); the others compute with float32 weights
-    // (the runner expands compact ones for them), and the defaults refuse.
+    // `type`; the matmul with w [d, n] in that type, widened to float32 as it is read (the
+    // arithmetic float32); the embedding rows from a table [vocab, dim] in that type, dequantised.
+    // w and table are what adopt_compact returned for their bytes: the host bytes themselves on the
+    // CPU (used where they lie), a copy in its own memory on a GPU. The CPU reads F16, BF16, Q8_0,
+    // Q4_0 and the K-quants; cuda and cuda-emulated F16 and BF16; for the others the runner expands
+    // the weights to float32, and the defaults refuse.
     virtual bool runs_compact(GgmlType type) const;
     virtual void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w,
                                 int T, int n, int d);
     virtual void embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table,
                                const int* tokens, int T, int dim);
+    // `bytes` bytes of compact weights that outlive every use, as matmul_compact and
+    // embed_compact will read them; release_compact (never throws) gives a copy back.
+    virtual const unsigned char* adopt_compact(const unsigned char* host, std::size_t bytes) {
+        (void)bytes;
+        return host;
+    }
+    virtual void release_compact(const unsigned char* adopted) noexcept { (void)adopted; }
     // Rotates adjacent pairs (i, i+1) of q and k for positions pos0..pos0+T-1 (run.c's RoPE):
     // pair p of a head by pos * inv_freq[p] (core/model/rope_frequencies.h works the table out).
     // q: [T, dim], k: [T, kv_dim], inv_freq: [head_dim / 2] on the backend
@@ -136,6 +153,13 @@ class Backend {
 
     // CUDA Graphs of decode steps (core/model/step_graphs.h), or null where the backend has none.
     virtual StepGraphs* graphs() { return nullptr; }
+    // Fused decode kernels (core/model/fused_ops.h), or null where the backend has none.
+    virtual FusedOps* fused() { return nullptr; }
+    // Kernels this backend has launched so far, each kernel of a replayed graph counted (0 for a
+    // backend without kernels): the difference over a step is its kernel launches.
+    virtual std::uint64_t kernel_launches() const { return 0; }
+    // How the per-op times are measured (the op strip says it).
+    virtual OpTiming op_timing() const { return OpTiming::HostClock; }
 
     // Wait for queued work; after it, op_times() is complete.
     virtual void synchronize() {}

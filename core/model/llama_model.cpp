@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "core/model/backend.h"
+#include "core/model/fused_decode.h"
+#include "core/model/fused_ops.h"
 #include "core/model/rope_frequencies.h"
 #include "core/model/step_graphs.h"
 #include "core/util/error.h"
@@ -11,20 +13,31 @@
 namespace kvs {
 namespace {
 
+// Floats between a recorded decode pass's probs rows for n_keys keys: a power of two from 64 up
+// (at most the capacity), so a graph is recorded again only when the keys outgrow it, and what a
+// step downloads is at most about twice the keys, not the capacity.
+std::size_t probs_bucket(int n_keys, int capacity) {
+    std::size_t b = 64;
+    while (b < std::size_t(n_keys)) b *= 2;
+    return std::min(b, std::size_t(capacity));
+}
+
 // Sequences of a Llama model on a backend: the weights uploaded once, one KV cache per slot,
 // scratch sized for the largest pass so far. Runner is the one-sequence view (slot 0).
 class LlamaRunner final : public Runner, public BatchRunner {
   public:
     LlamaRunner(const LlamaModel& m, Backend& be, int slots)
         : m_(m), c_(m.config()), be_(be), W_(&m.weights()) {
-        // Compact matrices (and a compact embedding table) are read by the backend where they
-        // lie, in host memory. A backend that computes with float32 weights only (CUDA) gets
-        // them expanded into its own copy instead: the same values, in float32.
+        // Compact matrices (and a compact embedding table) are read by the backend where it keeps
+        // them: the CPU in host memory, where they lie; a GPU in its own copy (adopt_compact). A
+        // backend that does not read their types gets them expanded into float32 instead: the
+        // same values.
         const CompactWeights& cw = m.compact();
         compact_ = cw.held();
         for (const CompactMatrix& cm : cw.all()) compact_ = compact_ && be.runs_compact(cm.type);
         if (cw.embedding.data) compact_ = compact_ && be.runs_compact(cw.embedding.type);
         if (cw.held() && !compact_) expand(m);
+        if (compact_) adopt_compact(cw);
         // The CPU computes on the model's (mapped) floats; other backends copy them once.
         weights_ = DeviceBuffer::adopt(be, W_->all.data(), W_->all.size());
         // RoPE's frequencies, worked out once for the model's base and scaling: [head_dim / 2]
@@ -40,6 +53,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     }
     ~LlamaRunner() override {
         if (graph_ != 0) be_.graphs()->drop(graph_);
+        for (const unsigned char* p : adopted_) be_.release_compact(p);
     }
     LlamaRunner(const LlamaRunner&) = delete;
     LlamaRunner& operator=(const LlamaRunner&) = delete;
@@ -55,6 +69,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
         const StepGraphs* g = be_.graphs();
         return g && g->graphs_on() && !c_.gpt2();  // plan() records GPT-2 steps never
     }
+    bool runs_fused() const override { return fused_fits(); }
     void truncate(int len) override {
         if (len < 0 || len > caches_[0]->len()) throw Error("truncate past the cache's rows");
         caches_[0]->set_len(len);
@@ -83,7 +98,8 @@ class LlamaRunner final : public Runner, public BatchRunner {
         return weights_.at(static_cast<std::size_t>(host - W_->all.data()), n);
     }
     // out = x W^T for a matrix W [d, n] whose floats start at `host`: its compact bytes
-    // (`compact`) when the model keeps them and the backend reads them, else the floats.
+    // (`compact`, the backend's copy) when the model keeps them and the backend reads them, else
+    // the floats.
     void matmul(DeviceSpan out, DeviceSpan x, const float* host, const CompactMatrix& compact,
                 int T, int n, int d) {
         if (compact_ && compact.data)
@@ -93,7 +109,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     }
     // x[t, :] = the embedding table's row tokens[t], for the R rows of this pass: [R, dim]
     void embed(int R) {
-        const CompactMatrix& e = m_.compact().embedding;
+        const CompactMatrix& e = C_.embedding;
         if (compact_ && e.data)
             be_.embed_compact(x_.span(), e.type, e.data, all_tokens_.data(), R, c_.dim);
         else
@@ -101,15 +117,22 @@ class LlamaRunner final : public Runner, public BatchRunner {
                       all_tokens_.data(), R, c_.dim);
     }
     // The model's float32 weights with every compact matrix (and table) dequantised, for a
-    // backend that multiplies float32 only (which copies them once, as a float32 model's).
+    // backend that does not read their types (which copies them once, as a float32 model's).
     void expand(const LlamaModel& m) {
         expanded_ = expand_to_float32(m.config(), m.weights(), m.compact());
         W_ = &expanded_;
     }
-    // Layer l's matrix of a kind, compact: none when the model keeps float32 only.
+    // Layer l's matrix of a kind, compact (the backend's copy): none when the model keeps
+    // float32 only.
     static CompactMatrix at(const std::vector<CompactMatrix>& list, int l) {
         return list.empty() ? CompactMatrix{} : list[l];
     }
+    // The model's compact matrices as the backend reads them (Backend::adopt_compact): C_.
+    void adopt_compact(const CompactWeights& cw);
+    // Whether a decode step of this model may run through the backend's fused kernels.
+    bool fused_fits() const;
+    // A matrix of a kind for the fused kernels: its compact copy, or its floats.
+    FusedMatrix fused_matrix(MatrixKind kind, int layer) const;
     // Where one pass's results sit, in floats, in the device staging buffer and in its host copy:
     // [logits: B x vocab | per sequence: attention [L, H, keep, n_keys], q and attention output
     // [L, keep, dim] each, K/V rows [L, 2, kv_keep, kv_dim]]. Everything a step returns is
@@ -127,11 +150,15 @@ class LlamaRunner final : public Runner, public BatchRunner {
         std::vector<int> first, T, pos0, keep, kv_keep;
         std::size_t probs_floats = 0;  // scratch for a sequence whose kept rows are fewer than T
         // Through a CUDA Graph (core/model/step_graphs.h): every sequence one row (decode), per-op
-        // timing off, a backend with graphs on. Its probs rows in the stage are then the cache's
-        // capacity floats apart, so nothing in the stage moves with the position.
+        // timing off, a backend with graphs on. Its probs rows in the stage are then
+        // probs_bucket(n_keys) floats apart: nothing in the stage moves with the position until
+        // the keys outgrow the bucket, when the graph is recorded again.
         bool graph = false;
+        // Through the backend's fused decode kernels (core/model/fused_ops.h): one sequence, one
+        // row, per-op timing off; recorded into the graph when `graph` is set too.
+        bool fused = false;
         std::size_t probs_row(int i) const {
-            return graph ? std::size_t(capacity) : pos0[i] + T[i];
+            return graph ? probs_bucket(pos0[i] + T[i], capacity) : pos0[i] + T[i];
         }
         int capacity = 0;
         StageLayout stage;
@@ -144,8 +171,12 @@ class LlamaRunner final : public Runner, public BatchRunner {
     // GPT-2's forward pass, the same ops in its design (ModelConfig::gpt2()).
     void run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
     // The same pass as one graph launch: the step's token ids and positions to the device, the
-    // graph replayed, recorded first (run_layers under capture) when there is none that fits.
+    // graph replayed, recorded first (run_layers or run_fused under capture) when there is none
+    // that fits.
     void run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
+    // One sequence's decode step in the backend's fused kernels (core/model/fused_decode.h), its
+    // captures written by the kernels straight into the stage.
+    void run_fused(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
     // Layer l's attention for sequence i alone: RoPE at its positions, its cache, its captures.
     void attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
     // Cache lengths, K/V rows gathered, one download, each sequence's results unpacked.
@@ -154,8 +185,13 @@ class LlamaRunner final : public Runner, public BatchRunner {
     // The op strip: one record per op as it is issued (rows, and the position the rows start
     // at for the attention ops); a batch logs into out[0].
     void op(OpKind k, int layer, int n_rows, int at = 0, bool own_call = true) {
-        if (log_) log_->add(k, c_, layer, n_rows, at, own_call);
+        if (!log_) return;
+        log_->add(k, c_, layer, n_rows, at, own_call);
+        log_seq_.push_back(op_seq_);
     }
+    // A replayed graph issues no op: its log is the recording's, each op's shapes and FLOPs
+    // counted again at its sequence's position now.
+    void replay_log(const Pass& p);
     void ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats);
     // The last `keep` of a sequence's T rows [T, dim] into layer `layer` of the stage region
     // `at` [n_layers, keep, dim] (one device-side copy).
@@ -175,12 +211,20 @@ class LlamaRunner final : public Runner, public BatchRunner {
     DeviceBuffer weights_;
     DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/model/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
+    CompactWeights C_;  // the model's compact matrices, each pointing at the backend's copy
+    std::vector<const unsigned char*> adopted_;
     int scratch_rows_ = 0;
     DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, probs_, stage_;
     HostBuffer host_;  // the host copy of stage_ (page-locked on a GPU)
     std::vector<int> all_tokens_;
     std::vector<int> all_positions_;  // GPT-2: each row's position, the learned table's row
     OpLog* log_ = nullptr;            // this pass's op strip, or none
+    // For each op logged: the sequence whose position it was counted at (-1: none, the op does
+    // not depend on it), and the sequence attend() is logging for now.
+    std::vector<int> log_seq_;
+    int op_seq_ = -1;
+    OpLog graph_log_;  // the recorded pass's op strip, and its log_seq_
+    std::vector<int> graph_log_seq_;
     AttentionMask mask_ = AttentionMask::Causal;
     // The recorded decode pass (0: none) and what it was recorded for: batch, slots, captures and
     // the addresses of the buffers it reads and writes. Another key: recorded again.
@@ -192,6 +236,78 @@ class LlamaRunner final : public Runner, public BatchRunner {
 // (uncached decoding) reallocates a logarithmic number of times, not at every step.
 std::size_t grown(std::size_t have, std::size_t need) {
     return need <= have ? have : std::max(need, 2 * have);
+}
+
+void LlamaRunner::adopt_compact(const CompactWeights& cw) {
+    if (!cw.held()) return;
+    C_ = cw;
+    const auto adopt = [&](CompactMatrix& m, MatrixKind kind) {
+        const auto [rows, n] = matrix_shape(c_, kind);
+        m.data = be_.adopt_compact(m.data, rows * ggml_row_bytes(m.type, n));
+        adopted_.push_back(m.data);
+    };
+    for (int l = 0; l < c_.n_layers; ++l) {
+        adopt(C_.wq[l], MatrixKind::wq);
+        adopt(C_.wk[l], MatrixKind::wk);
+        adopt(C_.wv[l], MatrixKind::wv);
+        adopt(C_.wo[l], MatrixKind::wo);
+        adopt(C_.w1[l], MatrixKind::w1);
+        adopt(C_.w2[l], MatrixKind::w2);
+        adopt(C_.w3[l], MatrixKind::w3);
+    }
+    adopt(C_.wcls, MatrixKind::wcls);
+    if (C_.embedding.data) adopt(C_.embedding, MatrixKind::embedding);
+}
+
+bool LlamaRunner::fused_fits() const {
+    FusedOps* f = be_.fused();
+    if (!f || !f->fused_on() || c_.gpt2() ||
+        !f->fused_fits(c_.n_heads, c_.n_kv_heads, c_.head_dim()))
+        return false;
+    if (!C_.held()) return true;
+    if (C_.embedding.data) return false;  // the fused kernels read a float32 table
+    for (const auto* list : {&C_.wq, &C_.wk, &C_.wv, &C_.wo, &C_.w1, &C_.w2, &C_.w3})
+        for (const CompactMatrix& m : *list)
+            if (!f->fused_reads(m.type)) return false;
+    return f->fused_reads(C_.wcls.type);
+}
+
+FusedMatrix LlamaRunner::fused_matrix(MatrixKind kind, int l) const {
+    const LlamaWeights& W = *W_;
+    const auto [rows, n] = matrix_shape(c_, kind);
+    const float* host = nullptr;
+    CompactMatrix cm;
+    switch (kind) {
+        case MatrixKind::wq:
+            host = W.wq, cm = at(C_.wq, l);
+            break;
+        case MatrixKind::wk:
+            host = W.wk, cm = at(C_.wk, l);
+            break;
+        case MatrixKind::wv:
+            host = W.wv, cm = at(C_.wv, l);
+            break;
+        case MatrixKind::wo:
+            host = W.wo, cm = at(C_.wo, l);
+            break;
+        case MatrixKind::w1:
+            host = W.w1, cm = at(C_.w1, l);
+            break;
+        case MatrixKind::w2:
+            host = W.w2, cm = at(C_.w2, l);
+            break;
+        case MatrixKind::w3:
+            host = W.w3, cm = at(C_.w3, l);
+            break;
+        case MatrixKind::wcls:
+            host = W.wcls, cm = C_.wcls;
+            break;
+        case MatrixKind::embedding:  // not a matrix the fused kernels multiply by
+            break;
+    }
+    if (cm.data) return {DeviceSpan{}, cm.type, cm.data};
+    const std::size_t size = rows * n;
+    return {w(host + (kind == MatrixKind::wcls ? 0 : l * size), size), GgmlType::F32, nullptr};
 }
 
 void LlamaRunner::ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats) {
@@ -294,13 +410,18 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     }
     log_ = want.op_log ? &out[0].ops : nullptr;
     if (log_) log_->clear();
+    log_seq_.clear();
     if (p.graph)
         run_graph(seqs, p, want);
+    else if (p.fused)
+        run_fused(seqs, p, want);
     else if (c_.gpt2())
         run_gpt2_layers(seqs, p, want);
     else
         run_layers(seqs, p, want);
     finish(seqs, p, want, out);
+    const PassPath path = p.fused ? PassPath::Fused : p.graph ? PassPath::Graph : PassPath::PerOp;
+    for (int i = 0; i < B; ++i) out[i].path = path;
 }
 
 LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Capture& want) {
@@ -337,10 +458,15 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
         for (int t = 0; t < T; ++t) all_positions_.push_back(pos0 + t);
     }
     const StepGraphs* graphs = be_.graphs();
-    // Not for GPT-2: a recorded step reads its token from the device, and its position row
-    // would have to be read the same way (not done: GPT-2 decodes op by op).
-    p.graph = graphs && graphs->graphs_on() && !want.op_log && p.B <= StepGraphs::kMaxSequences &&
-              p.R == p.B && !c_.gpt2() &&  // one row a sequence
+    // Op by op, each op timed: the teaching path. Otherwise a decode step (one row a sequence)
+    // runs through the fused kernels (one sequence) and/or as one graph. Not for GPT-2: a
+    // recorded step reads its token from the device, and its position row would have to be read
+    // the same way (not done: GPT-2 decodes op by op). Causal attention only (a decode row sees
+    // every key either way, but a bidirectional session runs uncached, never one row).
+    const bool per_op = want.op_log && want.time_each_op;
+    p.graph = graphs && graphs->graphs_on() && !per_op && p.B <= StepGraphs::kMaxSequences &&
+              p.R == p.B && !c_.gpt2() && mask_ == AttentionMask::Causal;
+    p.fused = !per_op && want.fused && p.B == 1 && p.R == 1 && fused_fits() &&
               mask_ == AttentionMask::Causal;
     p.capacity = c_.seq_len;
     // The stage: [logits: B x vocab | per sequence: attention, q, attention output, K/V rows].
@@ -364,7 +490,7 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
     const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim;
     const std::size_t d = D, kv = KV, hid = HID, vocab = c_.vocab_size;
     const LlamaWeights& W = *W_;
-    const CompactWeights& C = m_.compact();
+    const CompactWeights& C = C_;
 
     // x: [R, dim], the residual stream of every row in this pass (one row per token).
     op(OpKind::Embedding, -1, R);
@@ -496,36 +622,105 @@ void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const
                                  want.attention,
                                  want.vectors,
                                  want.kv_rows,
+                                 want.op_log,
+                                 p.fused,
                                  reinterpret_cast<std::size_t>(stage_.span().data),
                                  stage_.size(),
                                  reinterpret_cast<std::size_t>(x_.span().data),
                                  p.stage.total};
     for (int i = 0; i < p.B; ++i)
-        key.insert(key.end(),
-                   {std::size_t(seqs[i].slot), std::size_t(p.keep[i]), std::size_t(p.kv_keep[i])});
-    if (graph_ != 0 && key == graph_key_ && g.replay(graph_)) return;
+        key.insert(key.end(), {std::size_t(seqs[i].slot), std::size_t(p.keep[i]),
+                               std::size_t(p.kv_keep[i]), p.probs_row(i)});
+    if (graph_ != 0 && key == graph_key_ && g.replay(graph_)) {
+        replay_log(p);
+        return;
+    }
     if (graph_ != 0) g.drop(graph_);
     graph_ = 0;
     g.begin_capture();
     try {
-        run_layers(seqs, p, want);
+        if (p.fused)
+            run_fused(seqs, p, want);
+        else
+            run_layers(seqs, p, want);
     } catch (...) {
         g.abort_capture();
         throw;
     }
     graph_ = g.end_capture();
     graph_key_ = std::move(key);
+    if (log_) {
+        graph_log_ = *log_;
+        graph_log_seq_ = log_seq_;
+    }
     if (!g.replay(graph_)) throw Error("a decode graph just recorded could not be launched");
 }
 
+void LlamaRunner::replay_log(const Pass& p) {
+    if (!log_) return;
+    *log_ = graph_log_;
+    for (std::size_t k = 0; k < log_->ops.size(); ++k) {
+        const int i = graph_log_seq_[k];
+        if (i < 0) continue;
+        OpRecord& r = log_->ops[k];
+        const OpCount n = count_op(r.kind, c_, r.in.rows, p.pos0[i]);
+        r.in = n.in, r.out = n.out, r.flops = n.flops;
+    }
+}
+
+void LlamaRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+    const std::size_t d = c_.dim, L = c_.n_layers, H = c_.n_heads, kv = c_.kv_dim();
+    const StageLayout& st = p.stage;
+    const std::size_t stride = p.probs_row(0);
+    if (p.graph) be_.graphs()->position_of(0, static_cast<int>(stride));
+    FusedDecodeStep s{c_,
+                      *W_,
+                      [&](const float* host, std::size_t n) { return w(host, n); },
+                      [&](MatrixKind kind, int l) { return fused_matrix(kind, l); },
+                      *caches_[seqs[0].slot],
+                      inv_freq_.span(),
+                      all_tokens_.data(),
+                      p.pos0[0],
+                      x_.at(0, d),
+                      q_.at(0, d),
+                      att_.at(0, d),
+                      h1_.at(0, c_.hidden_dim),
+                      stage_.at(0, c_.vocab_size),
+                      {},
+                      0,
+                      {},
+                      {},
+                      {},
+                      nullptr};
+    // The captures of the one kept row, straight from the kernels into the stage.
+    if (want.attention && p.keep[0] == 1) {
+        s.probs = stage_.at(st.probs[0], L * H * stride);
+        s.probs_stride = stride;
+    }
+    if (want.vectors && p.keep[0] == 1) {
+        s.q_keep = stage_.at(st.q[0], L * d);
+        s.out_keep = stage_.at(st.attn_out[0], L * d);
+    }
+    if (want.kv_rows && p.kv_keep[0] == 1) s.kv_keep = stage_.at(st.kv[0], L * 2 * kv);
+    s.log = log_;
+    run_fused_decode(*be_.fused(), s);
+    if (log_) log_seq_.assign(log_->ops.size(), 0);  // every op at sequence 0's position
+}
+
 void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
+    op_seq_ = i;  // the ops below are counted at this sequence's position
+    struct Reset {
+        int& seq;
+        ~Reset() { seq = -1; }
+    } reset{op_seq_};
     const int T = p.T[i], pos0 = p.pos0[i], keep = p.keep[i], H = c_.n_heads;
     const std::size_t d = c_.dim, kv = c_.kv_dim(), first = p.first[i];
     // This sequence's rows: q, att: [T, dim]; k, v: [T, kv_dim], at positions pos0..pos0+T-1.
     const DeviceSpan qi = q_.at(first * d, T * d), ki = k_.at(first * kv, T * kv),
                      vi = v_.at(first * kv, T * kv), ai = att_.at(first * d, T * d);
-    // Under a graph capture the next ops read this sequence's position from the device.
-    if (p.graph) be_.graphs()->position_of(i);
+    // Under a graph capture the next ops read this sequence's position from the device; the
+    // recording serves up to probs_row(i) keys.
+    if (p.graph) be_.graphs()->position_of(i, static_cast<int>(p.probs_row(i)));
     if (!c_.gpt2()) {  // GPT-2's positions were added to x at the embedding instead
         op(OpKind::Rope, l, T, pos0);
         be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
@@ -570,7 +765,8 @@ void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Ca
     for (int i = 0; i < p.B; ++i) {
         KvCache& cache = *caches_[seqs[i].slot];
         cache.set_len(p.pos0[i] + p.T[i]);
-        if (!want.kv_rows || p.kv_keep[i] == 0 || p.graph) continue;  // graph: gathered in attend
+        // graph: gathered in attend; fused: stored by the kernels
+        if (!want.kv_rows || p.kv_keep[i] == 0 || p.graph || p.fused) continue;
         // The last kv_keep rows of every layer's K, then V: [L, 2, kv_keep, kv_dim] in the stage.
         const std::size_t block = std::size_t(p.kv_keep[i]) * kv,
                           layer = std::size_t(c_.seq_len) * kv;
@@ -586,6 +782,18 @@ void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Ca
 }
 
 }  // namespace
+
+const char* pass_path_name(PassPath p) {
+    switch (p) {
+        case PassPath::PerOp:
+            return "op by op";
+        case PassPath::Graph:
+            return "graph";
+        case PassPath::Fused:
+            return "fused";
+    }
+    return "?";
+}
 
 LlamaModel::LlamaModel(Checkpoint ck, BpeTokenizer tok, std::string name)
     : LlamaModel(std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),

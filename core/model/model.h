@@ -32,7 +32,21 @@ struct Capture {
     // rows the cache held before the step emptied it).
     bool all_kv_rows = false;
     bool op_log = true;  // every op of the pass with shapes, counted FLOPs and its call's time
+    // With op_log, every op issued as its own kernel(s) and timed: the teaching path. False (or
+    // no op_log): the pass runs as fast as the backend can (a cached decode step through its
+    // fused kernels, or its op-by-op kernels as one CUDA graph), and op_log lists the ops grouped
+    // by the kernel they ran in, timed kernel by kernel where they were not in a graph.
+    bool time_each_op = true;
+    // A pass not timed op by op: through the backend's fused decode kernels where it has them
+    // (core/model/fused_ops.h); false: its op-by-op kernels (one CUDA graph where it has graphs).
+    bool fused = true;
 };
+
+// How a forward pass ran: each op issued as its own kernel(s) (op by op), those kernels replayed
+// as one CUDA graph (graph), or the fused decode kernels, one graph where the backend has graphs
+// (fused). A CPU pass is op by op.
+enum class PassPath { PerOp, Graph, Fused };
+const char* pass_path_name(PassPath p);  // "op by op", "graph", "fused"
 
 struct ForwardResult {
     std::vector<float> logits;  // [vocab] at the last position
@@ -48,6 +62,7 @@ struct ForwardResult {
     // A scalar per head for the kept rows, for models whose heads output scalars (the toy):
     // [n_layers, n_heads, rows]; empty otherwise.
     std::vector<float> head_outputs;
+    PassPath path = PassPath::PerOp;  // how the pass ran its kernels
 };
 
 class Runner {
@@ -74,6 +89,9 @@ class Runner {
     // this runner's backend (core/model/step_graphs.h): the backend offers graphs and the model's
     // pass can be recorded (a GPT-2 step cannot: it runs op by op).
     virtual bool records_graphs() const { return false; }
+    // Whether a cached decode step, with per-op timing off, runs through the backend's fused
+    // decode kernels (core/model/fused_ops.h) on this runner.
+    virtual bool runs_fused() const { return false; }
     // K/V rows first..first+n-1 the cache holds now: out [n_layers, 2 (K, V), n, kv_dim].
     virtual void read_kv_rows(int first, int n, std::vector<float>& out) = 0;
 };

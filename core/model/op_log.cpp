@@ -2,10 +2,12 @@
 
 namespace kvs {
 
-void OpLog::add(OpKind k, const ModelConfig& c, int layer, int rows, int pos0, bool own_call) {
+void OpLog::add(OpKind k, const ModelConfig& c, int layer, int rows, int pos0, bool own_call,
+                const char* kernel) {
     const OpCount n = count_op(k, c, rows, pos0);
     OpRecord r;
     r.kind = k;
+    r.kernel = kernel;
     r.layer = layer;
     r.in = n.in;
     r.out = n.out;
@@ -46,6 +48,20 @@ void OpLog::append(const OpLog& o) {
         ops.push_back(r);
     }
     calls += o.calls;
+}
+
+const char* fused_kernel_name(std::string_view name) {
+    static constexpr const char* kNames[] = {"norm_qkv", "attention", "matvec_add", "norm_gate_up",
+                                             "norm_logits"};
+    for (const char* k : kNames)
+        if (name == k) return k;
+    return nullptr;
+}
+
+int OpLog::fused_kernels() const {
+    int n = 0;  // the first op of each kernel: the others ran in its call
+    for (const OpRecord& r : ops) n += r.kernel && r.timed_with < 0;
+    return n;
 }
 
 double OpLog::flops() const {

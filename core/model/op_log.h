@@ -6,6 +6,7 @@
 // (matrix . matrix).
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/model/backend.h"
@@ -25,13 +26,25 @@ struct OpRecord {
     // scores, softmax and weights . V), whose seconds cover them all.
     int timed_with = -1;
     int call = -1;  // index of the backend call among the pass's timed calls, -1: none
+    // The fused kernel this op ran in (core/model/fused_ops.h: "norm_qkv", "attention", ...), or
+    // null for an op that ran as its own kernel(s).
+    const char* kernel = nullptr;
 };
+
+// The fused decode kernels' names (core/model/fused_ops.h: "norm_qkv", "attention",
+// "matvec_add", "norm_gate_up", "norm_logits"), as OpRecord::kernel holds them: the name's own
+// static string for one of them, null for any other.
+const char* fused_kernel_name(std::string_view name);
 
 struct OpLog {
     std::vector<OpRecord> ops;
     int calls = 0;  // backend calls the ops issued, in order
-    // Appends an op that is one backend call (call >= 0), or part of the previous call.
-    void add(OpKind k, const ModelConfig& c, int layer, int rows, int pos0, bool own_call = true);
+    // Appends an op that is one backend call (call >= 0), or part of the previous call; `kernel`
+    // names the fused kernel it runs in, if any.
+    void add(OpKind k, const ModelConfig& c, int layer, int rows, int pos0, bool own_call = true,
+             const char* kernel = nullptr);
+    // Fused kernels the log's ops ran in (0: every op its own kernel or kernels).
+    int fused_kernels() const;
     // Appends an op timed on the host, outside the backend (sampling).
     void add_host(OpKind k, const ModelConfig& c, int rows, double seconds);
     // Fills seconds from the backend's per-call times (Backend::op_calls()); leaves -1 when the

@@ -24,11 +24,13 @@ class StepGraphs {
     // replay: one copy to the device. (Pointers, not std::span: nvcc builds C++17.)
     virtual void set_step(const int* tokens, const int* positions, int n) = 0;
     // From begin_capture to end_capture the ops are recorded, not run. While recording, embed
-    // reads the token ids from the step; rope, kv_append and attention read the position of the
-    // sequence named by position_of(); attention's probs rows are the cache's capacity floats
-    // apart ([n_heads, capacity] per layer), so they do not move with the position.
+    // reads the token ids from the step; rope, kv_append and attention (and the fused kernels,
+    // core/model/fused_ops.h) read the position of the sequence named by position_of(), whose
+    // replays see at most max_keys keys (the attention grid is sized for them); attention's
+    // probs rows are probs.size / n_heads floats apart, a stride fixed at the recording, so they
+    // do not move with the position.
     virtual void begin_capture() = 0;
-    virtual void position_of(int seq) = 0;
+    virtual void position_of(int seq, int max_keys) = 0;
     virtual int end_capture() = 0;  // the graph's id (> 0)
     virtual void abort_capture() noexcept = 0;
     // One graph launch of a recorded pass; false, and nothing launched, when the graph is gone

@@ -20,6 +20,7 @@ struct GpuStepView {
     int decode_copies = 0;     // host<->device copies of that step (both ways)
     int graph_launches = 0;    // the same step as a CUDA Graph: graph launches from the host
     int graph_kernels = 0;     // and the kernels they ran
+    int fused_kernels = 0;     // the same step fused (core/model/fused_ops.h), one graph launch
     // Measured: the median over `steps` cached decode steps of each step's forward time (itself
     // the median of its timing runs). The CPU always; a GPU where one answers.
     int steps = 0;
@@ -29,6 +30,7 @@ struct GpuStepView {
     std::string no_device;       // why not, when none answered
     double device_seconds = -1;  // a decode step on the GPU, op by op (-1: not measured)
     double graph_seconds = -1;   // the same step as one graph launch (-1: not measured)
+    double fused_seconds = -1;   // the same step fused, one graph launch (-1: not measured)
 };
 
 // Counts and measures one model's decode step from `prompt` (token ids). Throws kvs::Error.

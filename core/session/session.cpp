@@ -136,6 +136,7 @@ const StepRecord& Session::step() {
         be->reset_op_times();
     }
 
+    const std::uint64_t kernels0 = be ? be->kernel_launches() : 0;
     before_timed_run();
     const auto t0 = Clock::now();
     if (!prefilled()) {
@@ -183,6 +184,11 @@ const StepRecord& Session::step() {
     if (bidirectional) r.counts += count_unmasked_pairs(mc, r.tokens_processed);
     if (be) be->synchronize();
     r.forward_seconds = seconds_since(t0);
+    r.path = fr_.path;
+    if (be) {
+        r.kernel_launches = static_cast<int>(be->kernel_launches() - kernels0);
+        r.op_timing = be->op_timing();
+    }
     const OpTimes first_ops = be ? be->op_times() : OpTimes{};
     // The first run's op calls, before the timing re-runs reset the backend's counters.
     if (be && !fr_.ops.ops.empty()) fr_.ops.resolve(be->op_calls());
@@ -209,26 +215,20 @@ const StepRecord& Session::step() {
     r.forward_max_seconds = tm.max;
     r.timing_runs = tm.runs;
     r.op_times = tm.op_times;
-    // A cached decode on a backend with graphs: the per-op figure above and the graph's beside it.
-    if (runner_->records_graphs() && r.phase == Phase::Decode &&
-        config_.mode == CacheMode::Cached) {
-        if (!want.op_log) {
-            r.graph_seconds = r.forward_seconds;  // the step ran as the graph
+    // A cached decode step on a backend with fast paths: the figures of the one that ran, or,
+    // after a step timed op by op, each fast path measured beside it.
+    if (be && r.phase == Phase::Decode && config_.mode == CacheMode::Cached) {
+        if (r.path == PassPath::Graph) {
+            r.graph_seconds = r.forward_seconds;
+            r.graph_kernel_launches = r.kernel_launches;
+        } else if (r.path == PassPath::Fused) {
+            r.fused_seconds = r.forward_seconds;
+            r.fused_kernel_launches = r.kernel_launches;
         } else {
-            Capture plain = want;
-            plain.op_log = false;  // per-op timing off: the runner replays its graph
-            const auto replay = [&] {
-                runner_->truncate(r.pos0);
-                runner_->forward(std::span<const int>(&tokens_.back(), 1), plain, rerun_);
-            };
-            be->reset_op_times();
-            before_timed_run();
-            const auto t_graph = Clock::now();
-            replay();
-            be->synchronize();
-            r.graph_seconds = retime_step(config_.timing, seconds_since(t_graph), OpTimes{}, be,
-                                          replay, r.forward_seconds)
-                                  .median;
+            if (runner_->records_graphs())
+                time_fast_path(r, want, false, r.graph_seconds, r.graph_kernel_launches);
+            if (runner_->runs_fused())
+                time_fast_path(r, want, true, r.fused_seconds, r.fused_kernel_launches);
         }
     }
     const auto t_sample = Clock::now();
@@ -268,6 +268,27 @@ const StepRecord& Session::step() {
         config_.max_new_tokens);
     trace_.push(std::move(r));
     return trace_.back();
+}
+
+void Session::time_fast_path(const StepRecord& r, const Capture& want, bool fused, double& seconds,
+                             int& kernels) {
+    Backend* be = runner_->backend();
+    Capture fast = want;
+    fast.op_log = false;  // per-op timing off: the fused kernels, or the graph of the others
+    fast.fused = fused;
+    const auto again = [&] {
+        runner_->truncate(r.pos0);
+        runner_->forward(std::span<const int>(&tokens_.back(), 1), fast, rerun_);
+    };
+    be->reset_op_times();
+    const std::uint64_t k0 = be->kernel_launches();
+    before_timed_run();
+    const auto t0 = Clock::now();
+    again();
+    be->synchronize();
+    const double first = seconds_since(t0);
+    kernels = static_cast<int>(be->kernel_launches() - k0);
+    seconds = retime_step(config_.timing, first, OpTimes{}, be, again, r.forward_seconds).median;
 }
 
 void Session::finish_step(StepRecord& r, const ForwardResult& fr) {

@@ -62,6 +62,8 @@ class Session {
     void set_sampler(const SamplerConfig& s);
     // How steps are timed from the next step on (core/session/step_timing.h).
     void set_timing(const TimingPolicy& t) { config_.timing = t; }
+    // Capture::time_each_op from the next step on: every op timed (op by op), or the fast path.
+    void set_time_each_op(bool on) { config_.capture.time_each_op = on; }
 
     const Trace& trace() const { return trace_; }
     Trace& trace() { return trace_; }
@@ -80,6 +82,10 @@ class Session {
   private:
     void check_fits() const;
     void finish_step(StepRecord& r, const ForwardResult& fr);
+    // The cached decode step `r` again through a fast path (the fused kernels, or the op-by-op
+    // kernels as one graph): its median time and one run's kernel launches.
+    void time_fast_path(const StepRecord& r, const Capture& want, bool fused, double& seconds,
+                        int& kernels);
 
     const Model& model_;
     std::unique_ptr<Runner> runner_;

@@ -11,6 +11,7 @@
 #include "core/model/backend.h"
 #include "core/model/counts.h"
 #include "core/model/kv_cache.h"
+#include "core/model/model.h"
 #include "core/model/op_log.h"
 
 namespace kvs {
@@ -79,11 +80,21 @@ struct StepRecord {
     double forward_min_seconds = 0;  // the fastest run
     double forward_max_seconds = 0;  // the slowest run
     int timing_runs = 1;
-    // A cached decode step on a backend with CUDA Graphs (core/model/step_graphs.h): the same step
-    // as one graph launch, the median of timing_runs replays (0: not measured). forward_seconds is
-    // the step as it ran: ops one by one with per-op timing when the op strip is recorded, else
-    // the graph (then both figures are the same runs).
+    // How the step's forward passes ran their kernels (core/model/model.h's PassPath): op by op,
+    // each op timed (the op strip recorded), or a fast path: the fused decode kernels
+    // (core/model/fused_ops.h), or the op-by-op kernels as one CUDA graph.
+    PassPath path = PassPath::PerOp;
+    int kernel_launches = 0;  // kernels the backend launched for one run of the step (0: CPU)
+    OpTiming op_timing = OpTiming::HostClock;  // how the backend timed the ops
+    // A cached decode step on a backend with CUDA Graphs (core/model/step_graphs.h) or fused
+    // kernels: the same step the fast ways, each the median of timing_runs runs, and its kernel
+    // launches (0: not measured). A step that ran op by op measures both after its per-op runs; a
+    // step that ran a fast way has that way's figures equal to forward_seconds and
+    // kernel_launches.
     double graph_seconds = 0;
+    int graph_kernel_launches = 0;
+    double fused_seconds = 0;
+    int fused_kernel_launches = 0;
     OpTimes op_times;     // measured per op by the backend
     std::string backend;  // "cpu", "cuda", ...
     std::string device;   // what measured the times

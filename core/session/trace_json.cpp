@@ -189,7 +189,12 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
         j.field("wall_s", r.wall_seconds).field("forward_s", r.forward_seconds);
         j.field("runs", r.timing_runs).field("forward_min_s", r.forward_min_seconds);
         j.field("forward_max_s", r.forward_max_seconds);
-        if (r.graph_seconds > 0) j.field("graph_s", r.graph_seconds);
+        j.field("path", pass_path_name(r.path));
+        if (r.kernel_launches > 0) j.field("kernels", r.kernel_launches);
+        if (r.graph_seconds > 0)
+            j.field("graph_s", r.graph_seconds).field("graph_kernels", r.graph_kernel_launches);
+        if (r.fused_seconds > 0)
+            j.field("fused_s", r.fused_seconds).field("fused_kernels", r.fused_kernel_launches);
         j.field("backend", r.backend).field("device", r.device);
         j.key("ops").begin_object();
         for (int i = 0; i < kOpCount; ++i)
@@ -293,6 +298,7 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
                 j.field("seconds",
                         o.seconds < 0 ? std::numeric_limits<double>::quiet_NaN() : o.seconds);
                 if (o.timed_with >= 0) j.field("timed_with", o.timed_with);
+                if (o.kernel) j.field("kernel", o.kernel);
                 j.end_object();
             }
             j.end_array();

@@ -276,6 +276,20 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     r.forward_min_seconds = rd.real(time, "forward_min_s", tw, 0, 1e9);
     r.forward_max_seconds = rd.real(time, "forward_max_s", tw, 0, 1e9);
     if (const json* g = rd.optional(time, "graph_s")) r.graph_seconds = rd.number(*g, tw, 0, 1e9);
+    if (const json* f = rd.optional(time, "fused_s")) r.fused_seconds = rd.number(*f, tw, 0, 1e9);
+    if (rd.optional(time, "path")) {
+        const std::string p = rd.text(time, "path", tw);
+        bool known = false;
+        for (PassPath q : {PassPath::PerOp, PassPath::Graph, PassPath::Fused})
+            if (p == pass_path_name(q)) r.path = q, known = true;
+        if (!known) rd.fail(tw + ".path", "not \"op by op\", \"graph\" or \"fused\"");
+    }
+    const auto launches = [&](const char* key) {
+        return rd.optional(time, key) ? rd.whole(time, key, tw, 0, 1 << 30) : 0;
+    };
+    r.kernel_launches = launches("kernels");
+    r.graph_kernel_launches = launches("graph_kernels");
+    r.fused_kernel_launches = launches("fused_kernels");
     r.backend = rd.text(time, "backend", tw);
     r.device = rd.text(time, "device", tw);
     const json& ops = rd.member(time, "ops", tw);
@@ -406,6 +420,10 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
                     rd.integer(*tw2, ew + ".timed_with", 0, static_cast<std::int64_t>(i) - 1));
             if (rec.timed_with >= 0 && r.ops.ops[rec.timed_with].timed_with >= 0)
                 rd.fail(ew + ".timed_with", "not an op with a call of its own");
+            if (rd.optional(o, "kernel")) {
+                rec.kernel = fused_kernel_name(rd.text(o, "kernel", ew));
+                if (!rec.kernel) rd.fail(ew + ".kernel", "not a fused kernel kvscope runs");
+            }
             r.ops.ops.push_back(rec);
         }
     }

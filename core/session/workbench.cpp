@@ -159,6 +159,11 @@ void Workbench::set_timing(const TimingPolicy& t) {
     for (auto& x : sessions_) x->set_timing(t);
 }
 
+void Workbench::set_time_each_op(bool on) {
+    base_.capture.time_each_op = on;
+    for (auto& x : sessions_) x->set_time_each_op(on);
+}
+
 void Workbench::set_trace_budget(std::size_t bytes) {
     base_.trace_budget = bytes;
 }

@@ -69,6 +69,7 @@ class Workbench {
     void set_view(CacheView v);
     void set_sampler(const SamplerConfig& s);  // from the next step on
     void set_timing(const TimingPolicy& t);    // from the next step on
+    void set_time_each_op(bool on);            // Capture::time_each_op, from the next step on
     void set_trace_budget(std::size_t bytes);  // the sessions built from now on
     void reset();                              // every session back to its prompt
 

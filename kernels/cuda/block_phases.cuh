@@ -7,7 +7,8 @@
 //                           emulator (kernels/emu/host_block.h): f for each thread in turn.
 //   b.per_thread<T>(init)   a per-thread variable that lives across phases (a register on the
 //                           device, one slot per thread in the emulator); v(ix) is this thread's.
-//   b.block_idx(), b.block_dim()   the block-uniform built-ins, usable between phases.
+//   b.block_idx(), b.block_dim(), b.grid_dim()   the block-uniform built-ins, usable between
+//                           phases.
 //   b.warp_sum(v), b.warp_max(v)   v a per_thread<float>: within each warp (kWarpSize threads in
 //                           CUDA's linear order) every lane ends with the sum (max) of the warp's
 //                           values, combined by the butterfly: offsets 16, 8, 4, 2, 1, each lane

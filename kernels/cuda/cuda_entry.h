@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/model/backend.h"
+#include "kernels/cuda/gemm_precision.h"
 #include "kernels/cuda/launch_shapes.h"
 
 namespace kvs {
@@ -16,5 +17,9 @@ std::string cuda_device_problem();
 std::unique_ptr<Backend> make_cuda_backend();
 // The block sizes a "cuda" backend launches with (kern::block_variants); false for another backend.
 bool set_cuda_block_sizes(Backend& be, const kern::BlockSizes& b);
+// The precision of a "cuda" backend's matmuls of more than one row (cuBLAS); false for another.
+bool set_cuda_gemm(Backend& be, GemmPrecision p);
+// What runs a "cuda" backend's matmuls of more than one row, in words ("" for another backend).
+std::string cuda_gemm_note(Backend& be);
 
 }  // namespace kvs

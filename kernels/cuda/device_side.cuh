@@ -21,6 +21,7 @@ class DeviceBlock {
   public:
     __device__ DeviceBlock() : ix_(this_thread()) {}
     __device__ Dim3 block_idx() const { return ix_.block; }
+    __device__ Dim3 grid_dim() const { return ix_.grid_dim; }
     __device__ Dim3 block_dim() const { return ix_.block_dim; }
     template <class F>
     __device__ void phase(F&& f) {
@@ -59,13 +60,32 @@ inline dim3 to_dim3(Dim3 v) {
 }
 
 // kernel<<<grid, block, dynamic shared bytes, stream>>>(a); under the shim, the grid's blocks one
-// after another, each block's threads at once.
+// after another, each block's threads at once. `dependent`: launched with programmatic stream
+// serialization (sm_90 and later; the caller checks the device), so the kernel may start before
+// the one before it on the stream ends; it waits in grid_dependency_wait (grid_order.cuh). A
+// refused launch is left in cudaGetLastError for the caller.
 template <class Args>
-void launch_kernel(void (*kernel)(Args), const LaunchShape& s, Stream st, const Args& a) {
+void launch_kernel(void (*kernel)(Args), const LaunchShape& s, Stream st, const Args& a,
+                   bool dependent = false) {
 #if defined(KVSCOPE_CUDA_SHIM)
     (void)st;
+    (void)dependent;
     shim::run_grid(s, [&] { kernel(a); });
 #else
+    if (dependent) {
+        cudaLaunchAttribute attr[1] = {};
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = to_dim3(s.grid);
+        cfg.blockDim = to_dim3(s.block);
+        cfg.dynamicSmemBytes = s.shared_bytes;
+        cfg.stream = st;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        cudaLaunchKernelEx(&cfg, kernel, a);
+        return;
+    }
     // (clang-format would split the >>> here, in a template)
     // clang-format off
     kernel<<<to_dim3(s.grid), to_dim3(s.block), s.shared_bytes, st>>>(a);

@@ -1,13 +1,14 @@
 #pragma once
 // One thread per element: SwiGLU (h1 = silu(h1) * h3), GPT-2's GELU (h = gelu(h), in place), the
-// residual add (x += y) and a bias added to every row (x[t, :] += b: y repeated every y_len
-// elements).
+// residual add (x += y), a bias added to every row (x[t, :] += b: y repeated every y_len
+// elements), and a compact matrix widened to float32 (for cuBLAS, which multiplies float32).
 // Launch: grid ceil(n / kElementwiseThreads), block kElementwiseThreads.
 #include <math.h>
 
 #include <cstddef>
 
 #include "kernels/cuda/portability.cuh"
+#include "kernels/cuda/weight_dot.cuh"
 
 namespace kvs::kern {
 
@@ -23,12 +24,16 @@ struct SwigluArgs {
     std::size_t n;
 };
 
+// silu(g) * u, as run.c writes it (the fused decode kernel's SwiGLU calls this too).
+__host__ __device__ inline float silu_times(float g, float u) {
+    g *= 1.0f / (1.0f + expf(-g));
+    return g * u;
+}
+
 __host__ __device__ inline void swiglu_thread(const ThreadIndex& ix, const SwigluArgs& a) {
     const std::size_t i = global_thread(ix);
     if (i >= a.n) return;
-    float v = a.h1[i];
-    v *= 1.0f / (1.0f + expf(-v));  // silu, as run.c writes it
-    a.h1[i] = v * a.h3[i];
+    a.h1[i] = silu_times(a.h1[i], a.h3[i]);
 }
 
 struct GeluArgs {
@@ -55,6 +60,17 @@ struct AddArgs {
 __host__ __device__ inline void add_thread(const ThreadIndex& ix, const AddArgs& a) {
     const std::size_t i = global_thread(ix);
     if (i < a.n) a.x[i] += a.y[a.y_len ? i % a.y_len : i];
+}
+
+struct WidenArgs {
+    float* out;   // [n]
+    MatrixRef w;  // [n] values of any kind (weight_dot.cuh)
+    std::size_t n;
+};
+
+__host__ __device__ inline void widen_thread(const ThreadIndex& ix, const WidenArgs& a) {
+    const std::size_t i = global_thread(ix);
+    if (i < a.n) a.out[i] = weight_at(a.w, i, 1, 0);  // element i: row i of an [n, 1] view
 }
 
 }  // namespace kvs::kern

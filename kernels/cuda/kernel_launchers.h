@@ -5,6 +5,7 @@
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embed.cuh"
+#include "kernels/cuda/fused_decode.cuh"
 #include "kernels/cuda/kv_append.cuh"
 #include "kernels/cuda/launch_shapes.h"
 #include "kernels/cuda/layernorm.cuh"
@@ -36,5 +37,16 @@ void launch_attention_decode_combine(const LaunchShape& s, Stream st, const Atte
 void launch_swiglu(const LaunchShape& s, Stream st, const SwigluArgs& a);
 void launch_gelu(const LaunchShape& s, Stream st, const GeluArgs& a);
 void launch_add(const LaunchShape& s, Stream st, const AddArgs& a);
+void launch_widen(const LaunchShape& s, Stream st, const WidenArgs& a);
+// The fused decode kernels; `dependent`: programmatic dependent launch (device_side.cuh).
+void launch_fused_norm_qkv(const LaunchShape& s, Stream st, const FusedQkvArgs& a, bool dependent);
+void launch_fused_attention(const LaunchShape& s, Stream st, const FusedAttentionArgs& a,
+                            bool dependent);
+void launch_fused_matvec_add(const LaunchShape& s, Stream st, const FusedMatvecAddArgs& a,
+                             bool dependent);
+void launch_fused_norm_gate_up(const LaunchShape& s, Stream st, const FusedGateUpArgs& a,
+                               bool dependent);
+void launch_fused_norm_logits(const LaunchShape& s, Stream st, const FusedLogitsArgs& a,
+                              bool dependent);
 
 }  // namespace kvs::kern

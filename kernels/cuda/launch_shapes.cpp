@@ -1,5 +1,6 @@
 #include "kernels/cuda/launch_shapes.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -16,13 +17,15 @@
 namespace kvs::kern {
 namespace {
 
-LaunchShape attention_shape(Dim3 grid, int n_keys, int group, unsigned threads) {
-    const std::size_t bytes = attention_shared_floats(n_keys, group, threads) * sizeof(float);
-    if (bytes > kMaxSharedBytes)
-        throw Error("CUDA attention over " + std::to_string(n_keys) + " keys needs " +
-                    std::to_string(bytes) + " bytes of shared memory per block, more than " +
-                    std::to_string(kMaxSharedBytes));
-    return {grid, {threads, 1, 1}, bytes};
+// Keys of one attention chunk for these shapes; kvs::Error when not even one fits.
+unsigned chunk_keys_or_throw(int n_heads, int n_kv_heads, int head_dim, bool flash) {
+    const unsigned keys = attention_chunk_keys(n_heads / n_kv_heads, head_dim, flash);
+    if (keys == 0)
+        throw Error("CUDA attention with head size " + std::to_string(head_dim) + " and " +
+                    std::to_string(n_heads / n_kv_heads) +
+                    " query heads per kv head: one key's rows do not fit in " +
+                    std::to_string(kMaxSharedBytes) + " bytes of shared memory");
+    return keys;
 }
 
 }  // namespace
@@ -48,12 +51,14 @@ std::vector<BlockVariant> block_variants(Op op, int T) {
             add("layernorm", &BlockSizes::layernorm, {32, 64, 128}, "threads");
             break;
         case Op::Matmul:
-            if (matmul_uses_matvec(T))
+            if (matmul_uses_matvec(T)) {
+                v.push_back({"matvec auto rows*", BlockSizes{}});
                 add("matvec", &BlockSizes::matvec_rows, {4, 8, 16, 32}, "rows");
+            }
             break;
         case Op::Attention:
-            add(attention_uses_decode(T) ? "combine" : "prefill", &BlockSizes::attention,
-                {32, 64, 128, 256}, "threads");
+            if (attention_uses_decode(T))
+                add("combine", &BlockSizes::attention, {32, 64, 128, 256}, "threads");
             break;
         case Op::SwiGLU:
         case Op::Gelu:
@@ -81,8 +86,8 @@ LaunchShape embed_shape(int T, int dim) {
 }
 
 LaunchShape rmsnorm_shape(int T, unsigned threads) {
-    if (threads > kRmsThreads)  // RmsNormShared holds kRmsThreads partial sums
-        throw std::logic_error("rmsnorm with more than kRmsThreads threads a block");
+    if (threads > kRmsSlots)  // more threads than partial sums would idle
+        throw std::logic_error("rmsnorm with more than kRmsSlots threads a block");
     return {{unsigned(T), 1, 1}, {threads, 1, 1}, 0};
 }
 
@@ -93,6 +98,10 @@ LaunchShape layernorm_shape(int T, unsigned threads) {
 }
 
 LaunchShape matvec_shape(int d, unsigned rows) {
+    if (rows == 0) {
+        rows = kMatvecRows;
+        while (rows > 1 && blocks_for(unsigned(d), rows) < kMatvecMinBlocks) rows /= 2;
+    }
     return {{blocks_for(unsigned(d), rows), 1, 1}, {kMatvecLanes, rows, 1}, 0};
 }
 
@@ -110,31 +119,48 @@ LaunchShape kv_append_shape(int T, int kv_dim) {
         {blocks_for(std::size_t(T) * kv_dim, kKvAppendThreads), 1, 1}, {kKvAppendThreads, 1, 1}, 0};
 }
 
-LaunchShape attention_prefill_shape(int T, int pos0, int n_heads, unsigned threads) {
-    return attention_shape({unsigned(T), unsigned(n_heads), 1}, pos0 + T, 1, threads);
+LaunchShape attention_prefill_shape(int T, int n_heads, int n_kv_heads, int head_dim) {
+    const unsigned keys = chunk_keys_or_throw(n_heads, n_kv_heads, head_dim, true);
+    const std::size_t floats = chunk_shared_floats(keys, n_heads / n_kv_heads, head_dim, true);
+    return {{unsigned(T), unsigned(n_kv_heads), 1}, {kChunkThreads, 1, 1}, floats * sizeof(float)};
 }
 
-LaunchShape attention_decode_split_shape(int pos0, int n_heads, int n_kv_heads, int head_dim) {
-    const std::size_t bytes =
-        decode_split_shared_floats(n_heads / n_kv_heads, head_dim) * sizeof(float);
-    const unsigned chunks = decode_chunks(pos0 + 1);
-    if (bytes > kMaxSharedBytes || chunks > 65535)
-        throw Error("CUDA decode attention over " + std::to_string(pos0 + 1) +
-                    " keys of head size " + std::to_string(head_dim) + " needs " +
-                    std::to_string(bytes) + " bytes of shared memory per block (at most " +
-                    std::to_string(kMaxSharedBytes) + ") and " + std::to_string(chunks) +
-                    " chunks of keys (at most 65535)");
-    return {{unsigned(n_kv_heads), chunks, 1}, {kDecodeThreads, 1, 1}, bytes};
+LaunchShape attention_decode_split_shape(int n_keys, int n_heads, int n_kv_heads, int head_dim) {
+    const unsigned keys = chunk_keys_or_throw(n_heads, n_kv_heads, head_dim, false);
+    const unsigned chunks = decode_chunks(n_keys, keys);
+    const unsigned most = std::max(1u, kSplitBlocks / unsigned(n_kv_heads));
+    const std::size_t floats = chunk_shared_floats(keys, n_heads / n_kv_heads, head_dim, false);
+    return {{unsigned(n_kv_heads), std::min(chunks, most), 1},
+            {kChunkThreads, 1, 1},
+            floats * sizeof(float)};
 }
 
 LaunchShape attention_decode_combine_shape(int n_heads, unsigned threads) {
     return {{unsigned(n_heads), 1, 1}, {threads, 1, 1}, 0};
 }
 
+LaunchShape fused_qkv_shape(int dim, int kv_dim) {
+    const unsigned pairs = unsigned(dim + 2 * kv_dim) / 2;
+    return {{blocks_for(pairs, kFusedWarps), 1, 1},
+            {kWarpSize, kFusedWarps, 1},
+            std::size_t(fused_stage_floats(dim)) * sizeof(float)};
+}
+
+LaunchShape fused_rows_shape(int rows, int normed_dim) {
+    return {{blocks_for(unsigned(rows), kFusedWarps), 1, 1},
+            {kWarpSize, kFusedWarps, 1},
+            std::size_t(fused_stage_floats(normed_dim)) * sizeof(float)};
+}
+
+LaunchShape fused_attention_shape(int n_keys, int n_heads, int n_kv_heads, int head_dim) {
+    return attention_decode_split_shape(n_keys, n_heads, n_kv_heads, head_dim);
+}
+
 std::size_t decode_partial_floats_for_cache(std::size_t cache_floats, int n_heads, int n_kv_heads,
                                             int head_dim) {
     const std::size_t capacity = cache_floats / (std::size_t(n_kv_heads) * head_dim);
-    return decode_partial_floats(n_heads, static_cast<int>(capacity), head_dim);
+    const unsigned keys = chunk_keys_or_throw(n_heads, n_kv_heads, head_dim, false);
+    return decode_partial_floats(n_heads, static_cast<int>(capacity), head_dim, keys);
 }
 
 LaunchShape elementwise_shape(std::size_t n, unsigned threads) {

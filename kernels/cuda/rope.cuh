@@ -26,7 +26,14 @@ struct RopeArgs {
     const int* pos_at = nullptr;  // in a captured graph: pos0 from device memory (portability.cuh)
 };
 
-__host__ __device__ inline void rotate_pair(float* v, float c, float s) {
+// The angle of column pair i (i even) of a row at position pos.
+__host__ __device__ inline float rope_angle(int pos, const float* inv_freq, int i, int head_dim) {
+    return pos * inv_freq[(i % head_dim) / 2];
+}
+
+// v[0], v[1] rotated by `angle` (the fused decode kernel rotates with this too).
+__host__ __device__ inline void rotate_pair(float* v, float angle) {
+    const float c = cosf(angle), s = sinf(angle);
     const float v0 = v[0], v1 = v[1];
     v[0] = v0 * c - v1 * s;
     v[1] = v0 * s + v1 * c;
@@ -37,10 +44,9 @@ __host__ __device__ inline void rope_thread(const ThreadIndex& ix, const RopeArg
     const int t = static_cast<int>(ix.block.x);
     const int i = 2 * static_cast<int>(ix.block.y * ix.block_dim.x + ix.thread.x);
     if (t >= a.T || i >= a.dim) return;
-    const float angle = (a.pos0 + t) * a.inv_freq[(i % a.head_dim) / 2];
-    const float c = cosf(angle), s = sinf(angle);
-    rotate_pair(a.q + std::size_t(t) * a.dim + i, c, s);
-    if (i < a.kv_dim) rotate_pair(a.k + std::size_t(t) * a.kv_dim + i, c, s);
+    const float angle = rope_angle(a.pos0 + t, a.inv_freq, i, a.head_dim);
+    rotate_pair(a.q + std::size_t(t) * a.dim + i, angle);
+    if (i < a.kv_dim) rotate_pair(a.k + std::size_t(t) * a.kv_dim + i, angle);
 }
 
 }  // namespace kvs::kern

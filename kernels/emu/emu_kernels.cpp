@@ -122,4 +122,44 @@ void add(const LaunchShape& s, const kern::AddArgs& a) {
     for_each_thread(s, [&](const ThreadIndex& ix) { kern::add_thread(ix, a); });
 }
 
+void fused_norm_qkv(const LaunchShape& s, const kern::FusedQkvArgs& a) {
+    check_launch_shape(s, "fused_norm_qkv");
+    for_each_block(s, [&](HostBlock& b) {
+        auto sm = fresh_shared<kern::RmsNormShared>();
+        auto stage = fresh_dynamic_shared(s);
+        kern::fused_norm_qkv_block(b, a, sm, stage.data());
+    });
+}
+
+void fused_attention(const LaunchShape& s, const kern::FusedAttentionArgs& a) {
+    check_launch_shape(s, "fused_attention");
+    for_each_block(s, [&](HostBlock& b) {
+        auto sm = fresh_dynamic_shared(s);
+        kern::fused_attention_block(b, a, sm.data());
+    });
+}
+
+void fused_matvec_add(const LaunchShape& s, const kern::FusedMatvecAddArgs& a) {
+    check_launch_shape(s, "fused_matvec_add");
+    for_each_block(s, [&](HostBlock& b) { kern::fused_matvec_add_block(b, a); });
+}
+
+void fused_norm_gate_up(const LaunchShape& s, const kern::FusedGateUpArgs& a) {
+    check_launch_shape(s, "fused_norm_gate_up");
+    for_each_block(s, [&](HostBlock& b) {
+        auto sm = fresh_shared<kern::RmsNormShared>();
+        auto stage = fresh_dynamic_shared(s);
+        kern::fused_norm_gate_up_block(b, a, sm, stage.data());
+    });
+}
+
+void fused_norm_logits(const LaunchShape& s, const kern::FusedLogitsArgs& a) {
+    check_launch_shape(s, "fused_norm_logits");
+    for_each_block(s, [&](HostBlock& b) {
+        auto sm = fresh_shared<kern::RmsNormShared>();
+        auto stage = fresh_dynamic_shared(s);
+        kern::fused_norm_logits_block(b, a, sm, stage.data());
+    });
+}
+
 }  // namespace kvs::emu

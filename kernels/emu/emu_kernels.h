@@ -1,13 +1,14 @@
 #pragma once
 // Emulated launches: each runs one kernel of kernels/cuda/ on the CPU over the launch shape it
 // is given, calling the kernel's own __host__ __device__ code. Kernels without barriers run
-// thread by thread; rmsnorm, layernorm, both matmuls, prefill attention and the decode split run
-// each block's threads in phases between barriers (kernels/emu/host_block.h). Shared memory starts
-// as NaN, as a reminder that a GPU's starts as garbage: a kernel that reads a cell it never wrote
-// produces NaNs.
+// thread by thread; rmsnorm, layernorm, both matmuls, prefill attention, the decode split and the
+// fused decode kernels run each block's threads in phases between barriers
+// (kernels/emu/host_block.h). Shared memory starts as NaN, as a reminder that a GPU's starts as
+// garbage: a kernel that reads a cell it never wrote produces NaNs.
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embed.cuh"
+#include "kernels/cuda/fused_decode.cuh"
 #include "kernels/cuda/kv_append.cuh"
 #include "kernels/cuda/launch_shapes.h"
 #include "kernels/cuda/layernorm.cuh"
@@ -32,5 +33,11 @@ void attention_decode_combine(const kern::LaunchShape& s, const kern::AttentionA
 void swiglu(const kern::LaunchShape& s, const kern::SwigluArgs& a);
 void gelu(const kern::LaunchShape& s, const kern::GeluArgs& a);
 void add(const kern::LaunchShape& s, const kern::AddArgs& a);
+// The fused decode kernels (kernels/cuda/fused_decode.cuh).
+void fused_norm_qkv(const kern::LaunchShape& s, const kern::FusedQkvArgs& a);
+void fused_attention(const kern::LaunchShape& s, const kern::FusedAttentionArgs& a);
+void fused_matvec_add(const kern::LaunchShape& s, const kern::FusedMatvecAddArgs& a);
+void fused_norm_gate_up(const kern::LaunchShape& s, const kern::FusedGateUpArgs& a);
+void fused_norm_logits(const kern::LaunchShape& s, const kern::FusedLogitsArgs& a);
 
 }  // namespace kvs::emu

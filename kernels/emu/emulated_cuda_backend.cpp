@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/files/gguf_file.h"
 #include "core/util/error.h"
+#include "kernels/cuda/fused_args.h"
 #include "kernels/emu/emu_kernels.h"
 
 namespace kvs {
@@ -77,6 +79,8 @@ EmulatedCudaBackend::EmulatedCudaBackend() {
         inject(parse_emu_fault(spec));
     if (const char* g = std::getenv("KVSCOPE_CUDA_GRAPHS"); g && std::string(g) == "0")
         graphs_on_ = false;
+    if (const char* f = std::getenv("KVSCOPE_CUDA_FUSED"); f && std::string(f) == "0")
+        fused_on_ = false;
 }
 
 std::string EmulatedCudaBackend::device() const {
@@ -154,10 +158,11 @@ void EmulatedCudaBackend::begin_capture() {
     recording_.epoch = partial_epoch_;
 }
 
-void EmulatedCudaBackend::position_of(int seq) {
+void EmulatedCudaBackend::position_of(int seq, int max_keys) {
     if (seq < 0 || seq >= kMaxSequences)
         throw Error("no graph step sequence " + std::to_string(seq));
     capture_seq_ = seq;
+    capture_keys_ = max_keys;
 }
 
 int EmulatedCudaBackend::end_capture() {
@@ -226,6 +231,7 @@ void EmulatedCudaBackend::download(float* dst, DeviceSpan src, std::size_t n) {
     {
         OpTimer timer(times_, Op::Transfer);
         ++counts_.d2h;
+        counts_.d2h_floats += n;
         ++queued_;
         if (device_fault_.empty()) std::memcpy(dst, src.data, n * sizeof(float));
     }
@@ -280,6 +286,51 @@ void EmulatedCudaBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int
     }
 }
 
+bool EmulatedCudaBackend::runs_compact(GgmlType type) const {
+    return type == GgmlType::F16 || type == GgmlType::BF16;
+}
+
+// The same two kernels over 16-bit weights (the cuda backend hands T > 1 to cuBLAS on a
+// float32 copy instead; the emulator keeps its own GEMM).
+void EmulatedCudaBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type,
+                                         const unsigned char* w, int T, int n, int d) {
+    if (!runs_compact(type)) Backend::matmul_compact(out, x, type, w, T, n, d);
+    const kern::MatmulArgs a{out.data, x.data, kern::MatrixRef(w, kern::weight_kind(type)),
+                             T,        n,      d};
+    if (kern::matmul_uses_matvec(T)) {
+        const kern::LaunchShape s = kern::matvec_shape(d, blocks_.matvec_rows);
+        launch(Op::Matmul, [=] { emu::matvec(s, a); });
+    } else {
+        const kern::LaunchShape s = kern::matmul_tiled_shape(T, d);
+        launch(Op::Matmul, [=] { emu::matmul_tiled(s, a); });
+    }
+}
+
+void EmulatedCudaBackend::embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table,
+                                        const int* tokens, int T, int dim) {
+    if (!runs_compact(type)) Backend::embed_compact(x, type, table, tokens, T, dim);
+    if (!capturing_) ++counts_.h2d;  // the token ids, as embed's
+    const kern::EmbedArgs a{x.data, kern::MatrixRef(table, kern::weight_kind(type)),
+                            capturing_ ? step_.data() : tokens, T, dim};
+    const kern::LaunchShape s = kern::embed_shape(T, dim);
+    launch(Op::Embed, [=] { emu::embed(s, a); });
+}
+
+const unsigned char* EmulatedCudaBackend::adopt_compact(const unsigned char* host,
+                                                        std::size_t bytes) {
+    ++counts_.allocs;
+    ++counts_.h2d;
+    std::vector<unsigned char> copy(host, host + bytes);
+    const unsigned char* at = copy.data();
+    compact_.emplace(at, std::move(copy));
+    return at;
+}
+
+void EmulatedCudaBackend::release_compact(const unsigned char* adopted) noexcept {
+    ++counts_.frees;
+    compact_.erase(adopted);
+}
+
 void EmulatedCudaBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
                                int head_dim, DeviceSpan inv_freq) {
     const kern::RopeArgs a{q.data,   k.data,        T,
@@ -310,32 +361,21 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
     // Shapes first, as the cuda backend: one that does not fit throws before anything is queued.
     if (!kern::attention_uses_decode(T)) {
         if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");
-        const kern::LaunchShape s =
-            kern::attention_prefill_shape(T, pos0, n_heads, blocks_.attention);
+        const kern::LaunchShape s = kern::attention_prefill_shape(T, n_heads, n_kv_heads, head_dim);
         launch(Op::Attention, [=] { emu::attention_prefill(s, a); });
         return;
     }
-    // Recorded (core/model/step_graphs.h): the position from the step, probs rows a capacity apart,
-    // and a split grid for the whole cache (kern::AttentionArgs::pos_at).
-    const int capacity = static_cast<int>(cache_k.size / (std::size_t(n_kv_heads) * head_dim));
+    // Recorded (core/model/step_graphs.h): the position from the step, probs rows the stride the
+    // runner gave them, and a split grid for the most keys the replays see (position_of).
     if (capturing_) {
         a.pos_at = step_position();
-        a.probs_stride = capacity;
+        a.probs_stride = probs.empty() ? 0 : static_cast<int>(probs.size / n_heads);
     }
     const kern::LaunchShape split = kern::attention_decode_split_shape(
-        capturing_ ? capacity - 1 : pos0, n_heads, n_kv_heads, head_dim);
+        capturing_ ? capture_keys_ : pos0 + 1, n_heads, n_kv_heads, head_dim);
     const kern::LaunchShape combine =
         kern::attention_decode_combine_shape(n_heads, blocks_.attention);
-    // Sized for the whole cache, so it grows only when the cache does.
-    const std::size_t need =
-        kern::decode_partial_floats_for_cache(cache_k.size, n_heads, n_kv_heads, head_dim);
-    if (need > decode_partial_.size()) {
-        if (!decode_partial_.empty()) ++counts_.frees;
-        ++counts_.allocs;
-        decode_partial_.assign(need, 0.0f);
-        ++partial_epoch_;  // a graph recorded before points at the old buffer
-        recording_.epoch = partial_epoch_;
-    }
+    ensure_partial(cache_k.size, n_heads, n_kv_heads, head_dim);
     a.partial = decode_partial_.data();
     launch(
         Op::Attention,
@@ -376,6 +416,76 @@ void EmulatedCudaBackend::add_bias(DeviceSpan x, DeviceSpan b, int T, int n) {
     const kern::AddArgs a{x.data, b.data, all, std::size_t(n)};
     const kern::LaunchShape s = kern::elementwise_shape(all, blocks_.elementwise);
     launch(Op::Add, [=] { emu::add(s, a); });
+}
+
+void EmulatedCudaBackend::ensure_partial(std::size_t cache_floats, int n_heads, int n_kv_heads,
+                                         int head_dim) {
+    // Sized for the whole cache, so it grows only when the cache does.
+    const std::size_t need =
+        kern::decode_partial_floats_for_cache(cache_floats, n_heads, n_kv_heads, head_dim);
+    if (need <= decode_partial_.size()) return;
+    if (!decode_partial_.empty()) ++counts_.frees;
+    ++counts_.allocs;
+    decode_partial_.assign(need, 0.0f);
+    ++partial_epoch_;  // a graph recorded before points at the old buffer
+    recording_.epoch = partial_epoch_;
+}
+
+bool EmulatedCudaBackend::fused_reads(GgmlType type) const {
+    return kern::weight_kind(type) >= 0;
+}
+
+bool EmulatedCudaBackend::fused_fits(int n_heads, int n_kv_heads, int head_dim) const {
+    return n_kv_heads <= kMaxKvHeads &&
+           kern::attention_chunk_keys(n_heads / n_kv_heads, head_dim, false) > 0;
+}
+
+void EmulatedCudaBackend::norm_qkv(const NormQkv& a) {
+    // Recorded: the token id and the position are the step's, on the device (set_step). Else the
+    // token id travels to the device first, as embed's.
+    if (!a.embed.empty() && !capturing_) ++counts_.h2d;
+    kern::FusedPlaces at;
+    at.token = capturing_ ? step_.data() + capture_seq_ : a.token;
+    at.pos_at = capturing_ ? step_position() : nullptr;
+    const kern::FusedQkvArgs k = kern::fused_qkv_args(a, at);
+    const kern::LaunchShape s = kern::fused_qkv_shape(a.dim, a.kv_dim);
+    launch(Op::Fused, [=] { emu::fused_norm_qkv(s, k); });
+}
+
+void EmulatedCudaBackend::attention(const Attend& a) {
+    ensure_partial(a.cache_k.size, a.n_heads, a.n_kv_heads, a.head_dim);
+    kern::FusedPlaces at;
+    at.pos_at = capturing_ ? step_position() : nullptr;
+    at.partial = decode_partial_.data();
+    at.tickets = tickets_.data();
+    at.max_keys = capture_keys_;
+    const kern::FusedAttentionArgs k = kern::fused_attention_args(a, at);
+    const kern::LaunchShape s = kern::fused_attention_launch(a, at);
+    launch(Op::Fused, [=] { emu::fused_attention(s, k); });
+}
+
+void EmulatedCudaBackend::matvec_add(DeviceSpan x, DeviceSpan in, const FusedMatrix& w, int n,
+                                     int d) {
+    kern::FusedMatvecAddArgs k{x.data, in.data, kern::matrix_ref(w), n, d, reversed_sums_ ? 1 : 0};
+    const kern::LaunchShape s = kern::fused_rows_shape(d);
+    launch(Op::Fused, [=] { emu::fused_matvec_add(s, k); });
+}
+
+void EmulatedCudaBackend::norm_gate_up(DeviceSpan h, DeviceSpan x, DeviceSpan norm,
+                                       const FusedMatrix& w1, const FusedMatrix& w3, int dim,
+                                       int hidden, float eps) {
+    const kern::FusedGateUpArgs k{
+        x.data, norm.data, kern::matrix_ref(w1), kern::matrix_ref(w3), h.data, dim, hidden, eps};
+    const kern::LaunchShape s = kern::fused_rows_shape(hidden, dim);
+    launch(Op::Fused, [=] { emu::fused_norm_gate_up(s, k); });
+}
+
+void EmulatedCudaBackend::norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpan norm,
+                                      const FusedMatrix& w, int dim, int vocab, float eps) {
+    const kern::FusedLogitsArgs k{x.data, norm.data, kern::matrix_ref(w), logits.data, dim,
+                                  vocab,  eps};
+    const kern::LaunchShape s = kern::fused_rows_shape(vocab, dim);
+    launch(Op::Fused, [=] { emu::fused_norm_logits(s, k); });
 }
 
 }  // namespace kvs

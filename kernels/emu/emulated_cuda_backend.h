@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/model/backend.h"
+#include "core/model/fused_ops.h"
 #include "core/model/step_graphs.h"
 #include "kernels/cuda/fault_ledger.h"
 #include "kernels/cuda/launch_shapes.h"
@@ -21,13 +22,14 @@ namespace kvs {
 
 // What the cuda backend would ask of the CUDA runtime, counted call by call.
 struct LaunchCounts {
-    int launches = 0;  // kernel launches
-    int h2d = 0;       // host-to-device copies
-    int d2h = 0;       // device-to-host copies
-    int d2d = 0;       // device-to-device copies
-    int syncs = 0;     // stream synchronisations (each download and upload waits once)
-    int allocs = 0;    // cudaMalloc
-    int frees = 0;     // cudaFree (each waits for the device)
+    int launches = 0;            // kernel launches
+    int h2d = 0;                 // host-to-device copies
+    int d2h = 0;                 // device-to-host copies
+    std::size_t d2h_floats = 0;  // floats those copies brought back
+    int d2d = 0;                 // device-to-device copies
+    int syncs = 0;               // stream synchronisations (each download and upload waits once)
+    int allocs = 0;              // cudaMalloc
+    int frees = 0;               // cudaFree (each waits for the device)
     // CUDA Graphs (core/model/step_graphs.h): the host launches one graph; the kernels and copies
     // inside it are counted in graph_kernels and graph_copies, not in launches and d2d.
     int captures = 0;        // graphs recorded and instantiated
@@ -57,7 +59,7 @@ EmuFault parse_emu_fault(const std::string& spec);
 // closure over its arguments by value (pointers, sizes, shapes) instead of running; a replay runs
 // the closures in order. What a recorded kernel must not take by value (the step's token ids and
 // positions) it reads from this backend's "device" copy of the step's scalars.
-class EmulatedCudaBackend final : public Backend, public StepGraphs {
+class EmulatedCudaBackend final : public Backend, public StepGraphs, public FusedOps {
   public:
     // Reads KVSCOPE_CUDA_SYNC (wait after every op) and KVSCOPE_EMU_FAULT (one inject()).
     EmulatedCudaBackend();
@@ -76,6 +78,14 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs {
     void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) override;
     void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim, float eps) override;
     void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) override;
+    // F16 and BF16 weights, as the cuda backend: copied once into "device" memory.
+    bool runs_compact(GgmlType type) const override;
+    void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w, int T,
+                        int n, int d) override;
+    void embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table, const int* tokens,
+                       int T, int dim) override;
+    const unsigned char* adopt_compact(const unsigned char* host, std::size_t bytes) override;
+    void release_compact(const unsigned char* adopted) noexcept override;
     void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim, int head_dim,
               DeviceSpan inv_freq) override;
     void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v, int pos0,
@@ -93,13 +103,17 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs {
                    std::size_t rows, std::size_t row_len) override;
 
     void synchronize() override;
+    OpTiming op_timing() const override { return OpTiming::Emulator; }
+    std::uint64_t kernel_launches() const override {
+        return std::uint64_t(counts_.launches) + std::uint64_t(counts_.graph_kernels);
+    }
 
     StepGraphs* graphs() override { return this; }
     bool graphs_on() const override { return graphs_on_; }
     void set_graphs_on(bool on) override { graphs_on_ = on; }
     void set_step(const int* tokens, const int* positions, int n) override;
     void begin_capture() override;
-    void position_of(int seq) override;
+    void position_of(int seq, int max_keys) override;
     int end_capture() override;
     void abort_capture() noexcept override;
     bool replay(int graph) override;
@@ -108,6 +122,23 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs {
     // has been recorded, set_step() leaves the device's positions as they were, so replays run
     // at the recording step's position (a stale position).
     void break_step_positions_for_test(bool on) { stale_positions_ = on; }
+
+    // FusedOps: the fused decode kernels (kernels/cuda/fused_decode.cuh), each one launch.
+    FusedOps* fused() override { return this; }
+    bool fused_on() const override { return fused_on_; }
+    void set_fused_on(bool on) override { fused_on_ = on; }
+    bool fused_reads(GgmlType type) const override;
+    bool fused_fits(int n_heads, int n_kv_heads, int head_dim) const override;
+    void norm_qkv(const NormQkv& a) override;
+    void attention(const Attend& a) override;
+    void matvec_add(DeviceSpan x, DeviceSpan in, const FusedMatrix& w, int n, int d) override;
+    void norm_gate_up(DeviceSpan h, DeviceSpan x, DeviceSpan norm, const FusedMatrix& w1,
+                      const FusedMatrix& w3, int dim, int hidden, float eps) override;
+    void norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpan norm, const FusedMatrix& w,
+                     int dim, int vocab, float eps) override;
+    // Another reduction order on purpose, for the test that shows the fused path's bit-for-bit
+    // check can fail: matvec_add's lanes sum their chunks in reverse (kern::FusedMatvecAddArgs).
+    void reverse_fused_sums_for_test(bool on) { reversed_sums_ = on; }
     // Block sizes of the kernels that can take others (kern::block_variants), for
     // `kvscope-cli kernels`; graphs recorded before are refused afterwards.
     void set_block_sizes(const kern::BlockSizes& b) {
@@ -132,6 +163,16 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs {
     // Decode attention's partial results (kern::decode_partial_floats), as the cuda backend's
     // device buffer: grown (one cudaMalloc, counted) when a longer cache needs more.
     std::vector<float> decode_partial_;
+    // Grows decode_partial_ for a cache of `cache_floats` floats; a graph recorded before is stale.
+    void ensure_partial(std::size_t cache_floats, int n_heads, int n_kv_heads, int head_dim);
+    // The fused attention's tickets ([n_kv_heads], zero between launches), and the device's
+    // copies of compact weights (adopt_compact).
+    std::vector<int> tickets_ = std::vector<int>(kMaxKvHeads, 0);
+    static constexpr int kMaxKvHeads = 1024;
+    std::map<const unsigned char*, std::vector<unsigned char>> compact_;
+    bool fused_on_ = true;
+    bool reversed_sums_ = false;
+    int capture_keys_ = 0;  // position_of's max_keys
 
     // Graphs. The step's scalars on the "device": [token ids | positions], kMaxSequences each,
     // allocated once so recorded kernels may point into it.

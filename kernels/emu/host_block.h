@@ -38,22 +38,41 @@ class HostBlock {
     HostBlock(Dim3 grid, Dim3 block_dim, Dim3 block)
         : grid_(grid), dim_(block_dim), block_(block) {}
     Dim3 block_idx() const { return block_; }
+    Dim3 grid_dim() const { return grid_; }
     Dim3 block_dim() const { return dim_; }
     std::size_t threads() const { return std::size_t(dim_.x) * dim_.y * dim_.z; }
 
-    // Every thread runs f; returning is the barrier.
+    // Every thread runs f, in CUDA's linear order (x fastest) or its reverse; returning is the
+    // barrier.
     template <class F>
     void phase(F&& f) const {
-        const std::size_t n = threads();
-        const bool reverse = thread_order() == ThreadOrder::Reverse;
-        for (std::size_t k = 0; k < n; ++k) f(index_of(reverse ? n - 1 - k : k));
+        ThreadIndex ix{grid_, dim_, block_, {}};
+        if (thread_order() == ThreadOrder::Reverse) {
+            for (unsigned z = dim_.z; z-- > 0;)
+                for (unsigned y = dim_.y; y-- > 0;)
+                    for (unsigned x = dim_.x; x-- > 0;) {
+                        ix.thread = {x, y, z};
+                        f(static_cast<const ThreadIndex&>(ix));
+                    }
+            return;
+        }
+        for (unsigned z = 0; z < dim_.z; ++z)
+            for (unsigned y = 0; y < dim_.y; ++y)
+                for (unsigned x = 0; x < dim_.x; ++x) {
+                    ix.thread = {x, y, z};
+                    f(static_cast<const ThreadIndex&>(ix));
+                }
     }
     template <class T>
     HostLocal<T> per_thread(T init) const {
         return HostLocal<T>(threads(), init);
     }
-    void warp_sum(HostLocal<float>& v) const { butterfly(v, kern::warp_sum_combine); }
-    void warp_max(HostLocal<float>& v) const { butterfly(v, kern::warp_max_combine); }
+    void warp_sum(HostLocal<float>& v) const {
+        butterfly(v, [](float a, float b) { return kern::warp_sum_combine(a, b); });
+    }
+    void warp_max(HostLocal<float>& v) const {
+        butterfly(v, [](float a, float b) { return kern::warp_max_combine(a, b); });
+    }
     ThreadIndex index_of(std::size_t flat) const {
         const unsigned x = unsigned(flat % dim_.x), y = unsigned(flat / dim_.x % dim_.y),
                        z = unsigned(flat / (std::size_t(dim_.x) * dim_.y));
@@ -63,14 +82,19 @@ class HostBlock {
   private:
     // Each lane of each warp takes combine(its value, lane ^ offset's value), all lanes reading
     // the values from before the step, as __shfl_xor_sync does.
-    void butterfly(HostLocal<float>& v, float (*combine)(float, float)) const {
-        if (threads() % kern::kWarpSize != 0)
+    template <class Combine>
+    void butterfly(HostLocal<float>& v, Combine combine) const {
+        constexpr unsigned W = kern::kWarpSize;
+        if (threads() % W != 0)
             throw std::logic_error("emulated warp reduction in a block of partial warps");
         std::vector<float>& lanes = v.lanes();
-        for (unsigned offset = kern::kWarpSize / 2; offset > 0; offset /= 2) {
-            const std::vector<float> before = lanes;
-            for (std::size_t l = 0; l < lanes.size(); ++l)
-                lanes[l] = combine(before[l], before[l ^ offset]);
+        for (std::size_t w0 = 0; w0 < lanes.size(); w0 += W) {
+            float* warp = lanes.data() + w0;
+            for (unsigned offset = W / 2; offset > 0; offset /= 2) {
+                float before[W];
+                for (unsigned l = 0; l < W; ++l) before[l] = warp[l];
+                for (unsigned l = 0; l < W; ++l) warp[l] = combine(before[l], before[l ^ offset]);
+            }
         }
     }
 

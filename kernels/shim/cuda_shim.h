@@ -30,6 +30,7 @@ float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
 // atomicAdd / atomicMax as CUDA defines them: the old value is returned.
 int atomicMax(int* address, int val);
 float atomicAdd(float* address, float val);
+int atomicAdd(int* address, int val);
 
 enum cudaError_t { cudaSuccess = 0 };
 struct cudaFuncAttributes {

@@ -7,6 +7,7 @@
 #include "kernels/cuda/attention.cu"
 #include "kernels/cuda/elementwise.cu"
 #include "kernels/cuda/embed.cu"
+#include "kernels/cuda/fused_decode.cu"
 #include "kernels/cuda/kv_append.cu"
 #include "kernels/cuda/layernorm.cu"
 #include "kernels/cuda/matmul.cu"

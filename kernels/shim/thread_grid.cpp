@@ -120,3 +120,8 @@ float atomicAdd(float* address, float val) {
     std::atomic_ref<float> a(*address);
     return a.fetch_add(val);
 }
+
+int atomicAdd(int* address, int val) {
+    std::atomic_ref<int> a(*address);
+    return a.fetch_add(val);
+}
