@@ -224,7 +224,6 @@ int run(int argc, char** argv, Platform& platform) {
     if (o.prompt) st.prompt = *o.prompt;
     if (o.layer >= 0) st.layer = o.layer;
     if (o.head >= 0) st.head = o.head;
-    ui.heat_zoom = o.zoom;
     if (o.explain) open_inside_attention(ui, 0, o.explain_layer, o.explain_head, o.explain_row);
     ui.explain.op_strip = o.ops;
     ui.explain.op = o.op;
@@ -259,6 +258,7 @@ int run(int argc, char** argv, Platform& platform) {
     KVS_FRAME_LIFETIME EngineWorker worker;
     worker.set_wake([] { glfwPostEmptyEvent(); });
     KVS_FRAME_LIFETIME App app(window, worker, ui, platform, headless);
+    app.set_heatmap_zoom(o.zoom);
 
     // A model asked for by name must open; the remembered or default one may fall back (the
     // default model may not be built yet), with the reason shown in the window.
