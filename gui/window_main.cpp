@@ -224,6 +224,10 @@ int run(int argc, char** argv, Platform& platform) {
     if (o.prompt) st.prompt = *o.prompt;
     if (o.layer >= 0) st.layer = o.layer;
     if (o.head >= 0) st.head = o.head;
+    if (o.temperature) st.temperature = *o.temperature;
+    if (o.top_k) st.top_k = *o.top_k;
+    if (o.top_p) st.top_p = *o.top_p;
+    if (o.seed) st.seed = *o.seed;
     if (o.explain) open_inside_attention(ui, 0, o.explain_layer, o.explain_head, o.explain_row);
     ui.explain.op_strip = o.ops;
     ui.explain.op = o.op;
