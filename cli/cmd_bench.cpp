@@ -24,6 +24,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/machine_limits.h"
+#include "kernels/cpu/quant_dot.h"
 
 namespace kvs::cli {
 namespace {
@@ -320,7 +321,6 @@ int cmd_bench(int argc, char** argv) {
 
     if (a.has("limits")) return print_limits(threads_from(a), repeats);
 
-    const GgmlType weights = weights_from(a);
     Opened o = open_from(a);
     // A bad --csv fails now, not after minutes of measuring (the model is an input by now).
     if (a.has("csv")) check_output_path(a.str("csv"));
@@ -342,15 +342,21 @@ int cmd_bench(int argc, char** argv) {
         header.push_back("CPU SIMD path: " + cpu::simd_path_summary());
     header.push_back("machine: " + cpu_model_name() + ", " +
                      std::to_string(std::thread::hardware_concurrency()) + " logical CPUs");
-    const std::uint64_t weight_bytes =
-        weight_bytes_per_token(m.config(), llama ? llama->compact() : CompactWeights{});
+    const CompactWeights none;
+    const CompactWeights& kept = llama ? llama->compact() : none;
+    const bool compact = kept.held();
+    const std::uint64_t weight_bytes = weight_bytes_per_token(m.config(), kept);
     header.push_back(
-        "weights: " + weight_type_option_name(weights) +
-        (weights == GgmlType::F32 ? "" : " matrices (embeddings, norms float32)") + "; " +
-        format_mb(weight_bytes) + " of weights read per decode token (counted from shapes)" +
-        (weights == GgmlType::F32
-             ? ""
-             : "; the table's MB and GB/s count float32 weights (core/model/counts.h)"));
+        "weights: " +
+        (compact ? "matrices kept " + kept.types() + ", embedding table " +
+                       (kept.embedding.data ? ggml_type_name(kept.embedding.type) : "F32") +
+                       ", norms F32"
+                 : std::string("float32")) +
+        "; " + format_mb(weight_bytes) +
+        " of weights read per decode token (counted from shapes; the table's MB and GB/s count "
+        "every weight in the type it is kept in, core/model/counts.h)");
+    if (cpu && !cpu->reference_ops() && compact)
+        header.push_back("quantised weights' dot products: " + cpu::dot_path_summary());
     header.push_back("load average at start: " + load_average());
     header.push_back(std::string("tracing ") +
                      (trace ? "ON (attention, K/V rows, logits kept)" : "off") + "; warm-up " +
@@ -472,7 +478,7 @@ int cmd_bench(int argc, char** argv) {
                        "",
                        {cost, cost, cost},
                        repeats});
-        if (cpu && weights != GgmlType::F32) {
+        if (cpu && compact) {
             printw(width,
                    "per-op timing cost and fast vs plain ops: measured with float32 weights only "
                    "(the plain loops would dequantise every matrix at every step)\n");
@@ -521,10 +527,10 @@ int cmd_bench(int argc, char** argv) {
                            repeats});
         }
     }
-    if (weights != GgmlType::F32) {
+    if (compact) {
         // Accuracy beside the speed: the same file with float32 matrices, the same tokens.
         const int steps = std::min(128, lengths.back());
-        const auto f32 = open_model(a.str("model", "default"), a.str("tokenizer"));
+        const auto f32 = open_model(a.str("model", "default"), a.str("tokenizer"), GgmlType::F32);
         const WeightsGap gap = measure_weights_gap(m, *f32, be, bench.decode_prompt(), steps);
         printw(width,
                "\n%s weights against float32 (the same file; both fed float32's greedy tokens, "
@@ -532,8 +538,8 @@ int cmd_bench(int argc, char** argv) {
                "  max |logit difference| %.3g; next token (argmax) the same for the first %d of "
                "%d%s\n  weights read per decode token: %s against %s in float32 (%.2fx fewer "
                "bytes; counted from shapes)\n",
-               weight_type_option_name(weights).c_str(), gap.steps, bench.decode_prompt_len(),
-               gap.max_logit_diff, gap.same_greedy, gap.steps,
+               kept.types().c_str(), gap.steps, bench.decode_prompt_len(), gap.max_logit_diff,
+               gap.same_greedy, gap.steps,
                gap.diverged ? "" : " (all: the greedy text is unchanged)",
                format_mb(gap.bytes_per_token).c_str(), format_mb(gap.f32_bytes_per_token).c_str(),
                double(gap.f32_bytes_per_token) /

@@ -44,7 +44,8 @@ int cmd_export(int argc, char** argv) {
     const GgmlType type = ggml_type_from_name(a.str("type", "f32"));
     const int shard_mb = a.integer("shard-mb", 0, 0, 1 << 20);
     if (shard_mb && !a.has("hf")) throw Error("export: --shard-mb goes with --hf");
-    const auto m = open_model(a.str("model", "default"), a.str("tokenizer", ""));
+    // Every weight as float32: the writers read the float views (a GGUF kept compact has none).
+    const auto m = open_model(a.str("model", "default"), a.str("tokenizer", ""), GgmlType::F32);
     const auto* tok = dynamic_cast<const BpeTokenizer*>(&m->tokenizer());
     const auto* llama = dynamic_cast<const LlamaModel*>(m.get());
     if (!tok || !llama)

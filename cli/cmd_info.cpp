@@ -45,11 +45,21 @@ int cmd_info(int argc, char** argv) {
     std::printf("tokenizer: %s\n", escape_for_one_line(m.tokenizer().kind()).c_str());
     const std::size_t params = m.parameter_count();
     std::printf("parameters %zu (%s float32)\n", params, format_bytes(4.0 * params).c_str());
-    if (const auto* llama = dynamic_cast<const LlamaModel*>(&m); llama && llama->compact().held())
-        std::printf("weights: the matrices kept %s (%s; --weights), %s read per decode token\n",
-                    ggml_type_name(llama->compact().type),
-                    format_bytes(double(llama->compact().bytes)).c_str(),
-                    format_bytes(double(weight_bytes_per_token(c, llama->compact()))).c_str());
+    if (const auto* llama = dynamic_cast<const LlamaModel*>(&m)) {
+        // What is kept, and what one decode token reads of it (counted from shapes).
+        const CompactWeights& cw = llama->compact();
+        const std::string per_token = format_bytes(double(weight_bytes_per_token(c, cw)));
+        if (cw.held())
+            std::printf("weights: matrices kept %s (%s), %s; %s read per decode token\n",
+                        cw.types().c_str(), format_bytes(double(cw.bytes)).c_str(),
+                        cw.embedding.data ? ("embedding table kept " +
+                                             std::string(ggml_type_name(cw.embedding.type)))
+                                                .c_str()
+                                          : "embedding table float32",
+                        per_token.c_str());
+        else
+            std::printf("weights: float32; %s read per decode token\n", per_token.c_str());
+    }
     const double per_token = static_cast<double>(c.kv_bytes_per_token());
     std::printf(
         "KV cache: 2 x %d layers x %d kv heads x %d head size x 4 B = %s per token, %s "

@@ -38,8 +38,8 @@ std::vector<OptionSpec> model_options() {
             backend_option(),
             threads_option(),
             {"weights", "W",
-             "f32 | f16 | bf16 | q8_0: the weight matrices in 32, 16 or 8\nbits (default f32; "
-             "CPU backend only; arithmetic\nstays float32)"}};
+             "f32 | f16 | bf16 | q8_0 | q4_0 | q4_k | q6_k | ...: the\nweight matrices in that "
+             "type (default: as the file\nstores them; a quantised GGUF stays compact)"}};
 }
 
 OptionSpec backend_option() {
@@ -204,8 +204,8 @@ OptionSpec timing_option(int default_runs) {
                 "; more up to 9 when most runs were slowed\nby the machine; 1 = one run)"};
 }
 
-GgmlType weights_from(const CommandLine& c) {
-    if (!c.has("weights")) return GgmlType::F32;
+WeightsWanted weights_from(const CommandLine& c) {
+    if (!c.has("weights")) return std::nullopt;
     try {
         return weight_type_from_name(c.str("weights"));
     } catch (const Error& e) {

@@ -8,6 +8,7 @@
 
 #include "cmdline/command_line.h"
 #include "core/files/gguf_file.h"
+#include "core/model/compact_weights.h"
 #include "core/session/cache_view.h"
 #include "core/session/sampler.h"
 
@@ -50,9 +51,10 @@ OptionSpec verbose_option();
 // command's default named in the help.
 OptionSpec timing_option(int default_runs = 3);
 
-// --weights f32|f16|bf16|q8_0: the type the model's matrices are kept in (default f32;
-// core/model/compact_weights.h). A bad name fails with one line.
-GgmlType weights_from(const CommandLine& c);
+// --weights f32|f16|bf16|q8_0|q4_0|q2_k..q6_k: the type the model's matrices are kept in
+// (default none: as the file stores them; core/model/compact_weights.h). A bad name fails with one
+// line.
+WeightsWanted weights_from(const CommandLine& c);
 // --threads N: the CPU backend's threads, 1..256 (default 1).
 int threads_from(const CommandLine& c);
 // --backend B, one of kernels' names (auto, cpu, cuda, cuda-emulated); `fallback` when not given.

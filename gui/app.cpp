@@ -277,6 +277,9 @@ void App::handle_keys(FrameContext& f) {
             case GLFW_KEY_DOWN:
                 if (!mod) move_inside_attention_row(f, +1);
                 break;
+            case GLFW_KEY_W:
+                ui_.show_weight_types = !ui_.show_weight_types;
+                break;
             case GLFW_KEY_L:
                 if (ui_.show_lesson)
                     close_lesson(ui_);
@@ -558,6 +561,7 @@ void App::draw_panels(FrameContext& f) {
     f.toolbar_bottom = top;
     draw_messages(f);
     draw_help(f);
+    draw_weight_types(f, weight_types_);
 }
 
 bool App::showing_lesson_step(const FrameContext& f) const {

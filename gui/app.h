@@ -19,6 +19,7 @@
 #include "gui/panel_lesson.h"
 #include "gui/panel_op_strip.h"
 #include "gui/panel_tokens.h"
+#include "gui/panel_weight_types.h"
 #include "gui/panels.h"
 #include "gui/platform.h"
 #include "gui/theme.h"
@@ -40,6 +41,11 @@ class App {
     void set_draw_pixels(bool on) { draw_pixels_ = on; }
     // The large heatmap's zoom (--zoom): the newest 1/zoom of the tokens.
     void set_heatmap_zoom(float zoom) { attention_.zoom = zoom; }
+    // The weight-types panel's measurement of `model`, run here to its end (headless
+    // --weight-types: the frames after it show the table).
+    void measure_weight_types(const std::shared_ptr<const Model>& model) {
+        weight_types_.measure(model, true);
+    }
 
   private:
     void handle_keys(FrameContext& f);
@@ -81,6 +87,7 @@ class App {
     OpStripPanel op_strip_;
     LessonPanel lesson_;
     LessonStagePanel lesson_stage_;
+    WeightTypesPanel weight_types_;
 
     // The frame's bookkeeping: what the keys asked for after this frame, and which of the
     // engine's publications (by their serials) the window has followed.

@@ -90,6 +90,8 @@ std::vector<cmdline::OptionSpec> window_options() {
          "stage=N|all, presenter=0|1, explain=L:H:ROW|off,\nmask=causal|bidirectional), each "
          "recorded to FILE-1.json, FILE-2.json, ..."},
         {"ops", "", "show the op strip (every op of the step shown)"},
+        {"weight-types", "",
+         "show the weight-types panel (key W), measured: the model in\nf32, f16, q8_0 and q4_K"},
         {"op", "N", "with the op strip: op N highlighted (from 0)"},
         cmdline::timing_option(),
         {"no-settings", "", "do not read or write the settings file"},
@@ -165,12 +167,12 @@ AppOptions parse_options(int argc, char** argv) {
     o.tokenizer = c.str("tokenizer");
     o.backend = cmdline::backend_from(c, "");
     o.threads = cmdline::threads_from(c);
-    // The window switches backends while a model stays open, and only the CPU reads compact
-    // weights: it takes float32 only (kvscope-cli's commands take the others).
-    if (const GgmlType w = cmdline::weights_from(c); w != GgmlType::F32)
-        c.fail("--weights " + weight_type_option_name(w) +
-               ": the window runs float32 weights only for now (kvscope-cli generate, compare "
-               "and bench take it)");
+    // The window opens every model with its weights as the file stores them (a quantised GGUF
+    // compact on the CPU, expanded for a backend that multiplies float32): no other choice.
+    if (const WeightsWanted w = cmdline::weights_from(c))
+        c.fail("--weights " + weight_type_option_name(*w) +
+               ": the window keeps a model's weights as the file stores them (kvscope-cli "
+               "generate, compare and bench take --weights)");
     o.prompt = cmdline::prompt_from(c);
     if (c.has("cache") || c.has("no-cache")) o.cache = cmdline::cache_from(c, CacheView::On);
     o.prefill = c.has("prefill");
@@ -254,6 +256,7 @@ AppOptions parse_options(int argc, char** argv) {
         if (o.layout_json.empty()) c.fail("--views needs --layout-json FILE");
     }
     o.ops = c.has("ops") || c.has("op");
+    o.weight_types = c.has("weight-types");
     o.op = c.integer("op", -1, 0, 1 << 20);
     o.timing_runs = cmdline::timing_runs_from(c, 0);
     o.no_settings = c.has("no-settings");

@@ -66,6 +66,7 @@ struct AppOptions {
     bool explain = false;
     int explain_layer = 0, explain_head = 0, explain_row = -1;
     bool ops = false;
+    bool weight_types = false;  // the weight-types panel open (headless: measured before frames)
     int op = -1;
     int explain_stage = -1;  // --explain-stage N: the stage shown (0-based here); -1: all at once
     std::string maximise;    // --maximise PANEL: that panel alone in the window (presenter view)

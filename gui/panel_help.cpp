@@ -47,6 +47,8 @@ void draw_help(FrameContext& f) {
             {"M", tr("causal vs bidirectional: the same model without its causal mask beside it")},
             {"O", tr("op strip: every op of the step with shapes, FLOPs, time")},
             {tr(", and ."), tr("op strip: previous / next op (the panel follows its layer)")},
+            {"W", tr("weight types: bytes per token and decode speed in f32, f16, q8_0 and q4_K, "
+                     "measured")},
             {tr("F1 or Esc"), tr("this help")},
         };
         if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
 #include "core/session/trace_reader.h"
 #include "core/util/format.h"
 #include "core/util/install_paths.h"
@@ -217,9 +218,18 @@ void draw_toolbar(FrameContext& f) {
     if (ImGui::IsItemHovered() && f.model()) {
         const Model* m = f.model();
         const ModelConfig& c = m->config();
-        const std::string weights =
+        std::string weights =
             m->is_toy() ? std::string(tr("hand-made weights"))
                         : format_bytes(m->parameter_count() * 4.0) + " " + tr("of weights");
+        // Compact weights (a quantised GGUF as stored): what is kept, what a token reads.
+        if (const auto* lm = dynamic_cast<const LlamaModel*>(m); lm && lm->compact().held()) {
+            char b[256];
+            std::snprintf(b, sizeof b, tr("%s of weights kept as %s; a decode token reads %s"),
+                          format_bytes(double(kept_parameter_bytes(c, lm->compact()))).c_str(),
+                          lm->compact().types().c_str(),
+                          format_bytes(double(weight_bytes_per_token(c, lm->compact()))).c_str());
+            weights = b;
+        }
         ImGui::SetTooltip(
             tr("%s: %d layers, %d heads (%d K/V), head size %d, dim %d, vocab %d, context %d, %s"),
             m->name().c_str(), c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.dim,

@@ -76,7 +76,8 @@ struct UiState {
     int view_step = -1;  // the step shown; -1 follows the newest
     bool playing = false;
     bool show_help = false;
-    bool show_lesson = false;  // the lesson panel: a column at the right (see App::draw_panels)
+    bool show_lesson = false;        // the lesson panel: a column at the right (App::draw_panels)
+    bool show_weight_types = false;  // the weight-types panel (key W)
     // The text fields' contents (imgui_stdlib's InputText grows them: no length limit): the
     // prompt (the tokens panel's field; a model, a lesson or a replay sets it too) and the
     // toolbar's file path (Open file..., a file dropped on the window, --open).

@@ -230,6 +230,7 @@ int run(int argc, char** argv, Platform& platform) {
     if (o.seed) st.seed = *o.seed;
     if (o.explain) open_inside_attention(ui, 0, o.explain_layer, o.explain_head, o.explain_row);
     ui.explain.op_strip = o.ops;
+    ui.show_weight_types = o.weight_types;
     ui.explain.op = o.op;
     ui.explain.stage = o.explain_stage;
     ui.maximised = o.maximise;
@@ -345,6 +346,14 @@ int run(int argc, char** argv, Platform& platform) {
         // The layout record alone needs no pixels.
         app.set_draw_pixels(!o.screenshot.empty() || o.frame_stats > 0 || o.soak_steps > 0);
         if (const std::string why = write_run(); !why.empty()) throw Error(why);
+        if (o.weight_types) {  // measured before the frames, so the screenshot has the table
+            std::shared_ptr<const Model> model;
+            {
+                const auto lock = worker.lock();
+                model = worker.snapshot().model;
+            }
+            app.measure_weight_types(model);
+        }
         if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
         if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);
         // Auto-sized windows and the toolbar's height settle over the first frames.

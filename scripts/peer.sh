@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The peer test: kvscope against llama.cpp on GGUF exports of the default model and of
-# stories260K, greedy tokens, text and logits compared at every step (tests/peer/).
+# stories260K, greedy tokens, text and logits compared at every step, and on K-quant files
+# llama.cpp's own quantizer makes (decoders bit for bit, logits fed llama.cpp's tokens)
+# (tests/peer/).
 # 1. installs npm's node-llama-cpp@3.22.1 (prebuilt llama.cpp for linux-x64; only that platform's
 #    package, not the CUDA/Vulkan ones) into build/peer/ unless it is there;
 # 2. clones the llama.cpp source bundle shipped inside it (for llama.h) to build/peer/llama-src;

@@ -460,7 +460,8 @@ TEST_CASE("memory: refused before loading with the numbers; the KV cache is for 
           "[byte_bpe][memory]") {
     const auto dir = test::temp_dir("memory");
     // Llama-3-8B's shapes, Q4_0, with no data: the file is a 4.3 GiB hole (no disk used), and
-    // float32 weights would need 29.9 GiB. Refusal comes from the shapes, before a byte is read.
+    // float32 weights would need 29.9 GiB. Expanded (--weights f32), refusal comes from the
+    // shapes, before a byte is read; as stored (the default) the Q4_0 weights fit.
     ModelConfig big;
     big.dim = 4096, big.hidden_dim = 14336, big.n_layers = 32, big.n_heads = 32;
     big.n_kv_heads = 8, big.vocab_size = 128256, big.seq_len = 8192, big.shared_classifier = false;
@@ -475,7 +476,7 @@ TEST_CASE("memory: refused before loading with the numbers; the KV cache is for 
     const std::uint64_t weights = std::uint64_t(big.parameter_count()) * 4;
     auto kv_at = [&](std::uint64_t ctx) { return big.kv_bytes_per_token() * ctx; };
     ::setenv("KVSCOPE_MEM_AVAILABLE", std::to_string(std::uint64_t(16) << 30).c_str(), 1);
-    auto r = test::run_cli({"info", "--model", path, "--backend", "cpu"});
+    auto r = test::run_cli({"info", "--model", path, "--backend", "cpu", "--weights", "f32"});
     CHECK(r.exit_code == 2);
     const std::string want =
         path + ": does not fit: needs " + format_bytes(double(weights + kv_at(8192))) +
@@ -487,10 +488,18 @@ TEST_CASE("memory: refused before loading with the numbers; the KV cache is for 
     INFO(r.err);
     CHECK(weights > (std::uint64_t(29) << 30));
     // A shorter context shrinks only the KV cache: the weights alone still do not fit.
-    r = test::run_cli({"info", "--model", path, "--backend", "cpu", "--context", "512"});
+    r = test::run_cli(
+        {"info", "--model", path, "--backend", "cpu", "--context", "512", "--weights", "f32"});
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("KV cache at context 512 (" + format_bytes(double(kv_at(512))) + ")") !=
           std::string::npos);
+    // As stored (the default): the Q4_0 matrices and table kept as they are fit, and the file
+    // is refused only further on, for its empty vocabulary.
+    r = test::run_cli({"info", "--model", path, "--backend", "cpu", "--context", "512"});
+    INFO("as stored: " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("does not fit") == std::string::npos);
+    CHECK(r.err.find("tokenizer.ggml.tokens holds 0 tokens") != std::string::npos);
 
     // The default model (3.1 MiB of weights, 1 KiB of KV cache per token, context 256): a limit
     // of weights + 100 KiB refuses the whole context and takes --context 64.

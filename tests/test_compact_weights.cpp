@@ -187,15 +187,30 @@ TEST_CASE("a Q8_0 scale one half-ulp off is seen by the bit-for-bit check", "[co
     CHECK_FALSE(same_bits(got, want));
 }
 
-TEST_CASE("Q4_0 and other types are refused by the CPU matmul in one line", "[compact]") {
-    std::vector<float> out(8), x(32);
-    std::vector<unsigned char> w(8 * 18);
-    CHECK_THROWS_WITH(
-        cpu::matmul_compact(out.data(), x.data(), GgmlType::Q4_0, w.data(), 1, 32, 8, nullptr),
-        "the CPU matmul does not read Q4_0 weights");
-    CHECK_THROWS_WITH(weight_type_from_name("q4_0"),
-                      "--weights: 'q4_0' is not one of f32, f16, bf16, q8_0");
+TEST_CASE("Q4_0 and the K-quants on the float path: the float32 matmul of the dequantised matrix",
+          "[compact]") {
+    // Their fast path is the integer dot products (tests/test_kquants.cpp); this one, kept for
+    // checking them, widens every weight through core's one decoder.
+    const int T = 3, n = 512, d = 19;
+    const auto x = random_floats(std::size_t(T) * n, 43);
+    const auto w = random_floats(std::size_t(d) * n, 44, 0.1f);
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
+                          GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_K}) {
+        const Encoded e = encode(type, w);
+        for (Isa isa : cpu::available_isas()) {
+            INFO(ggml_type_name(type) << " on " << cpu::isa_name(isa));
+            const cpu::Kernels& k = *cpu::kernels_for(isa);
+            std::vector<float> want(std::size_t(T) * d), got(want.size());
+            k.matmul(want.data(), x.data(), e.values.data(), T, n, d, nullptr);
+            k.matmul_compact(got.data(), x.data(), type, e.bytes.data(), T, n, d, nullptr);
+            CHECK(same_bits(got, want));
+        }
+    }
+    CHECK_THROWS_WITH(weight_type_from_name("q9_k"),
+                      "--weights: 'q9_k' is not one of f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, "
+                      "q4_k, q5_k, q6_k");
     CHECK(weight_type_from_name("BF16") == GgmlType::BF16);
+    CHECK(weight_type_from_name("Q4_K") == GgmlType::Q4_K);
 }
 
 namespace {
@@ -208,10 +223,13 @@ struct Greedy {
 int argmax(const std::vector<float>& v) {
     return int(std::max_element(v.begin(), v.end()) - v.begin());
 }
-// Free-running greedy decoding, or (forced) fed the given tokens instead of its own choices.
+// Free-running greedy decoding, or (forced) fed the given tokens instead of its own choices;
+// quantised weights through `dot` (the CPU's default integer path, or float).
 Greedy run_greedy(const Model& m, const std::vector<int>& prompt, int steps,
-                  const std::vector<int>* forced = nullptr) {
+                  const std::vector<int>* forced = nullptr,
+                  cpu::DotPath dot = cpu::active_dot_path()) {
     CpuBackend be;
+    be.set_dot_path(dot);
     auto r = m.make_runner(be);
     Capture want;
     want.attention = want.kv_rows = want.vectors = false;
@@ -268,7 +286,8 @@ TEST_CASE("stories260K: F16 and BF16 keep the greedy text, Q8_0 its logits withi
 TEST_CASE("a GGUF's F16 and Q8_0 tensors are used in place and match its float32 reading exactly",
           "[compact][gguf]") {
     // The file's F16 tensors dequantised to float32 and multiplied (--weights f32) give the same
-    // bits as the same tensors read as they are (--weights f16): the widening is exact.
+    // bits as the same tensors read as they are (as stored, or --weights f16): the widening is
+    // exact (Q8_0 on the float path; its integer path is checked in tests/test_kquants.cpp).
     const auto dir = test::temp_dir("compact-gguf");
     const auto src = open_model("default");
     const auto& lm = dynamic_cast<const LlamaModel&>(*src);
@@ -277,30 +296,35 @@ TEST_CASE("a GGUF's F16 and Q8_0 tensors are used in place and match its float32
         const auto path = (dir / (std::string(ggml_type_name(type)) + ".gguf")).string();
         write_gguf_llama(path, lm.config(), lm.weights(),
                          dynamic_cast<const BpeTokenizer&>(src->tokenizer()), type, "tiny");
-        const auto as_f32 = open_model(path);
-        const auto kept = open_model(path, {}, type);
-        INFO(kept->format());
-        // every matrix (7 per layer and the shared classifier = the token table) in place
-        const std::string in_place =
-            std::to_string(7 * lm.config().n_layers + 1) + " used in place";
-        CHECK(kept->format().find(in_place) != std::string::npos);
-        const Greedy a = run_greedy(*as_f32, prompt, 20), b = run_greedy(*kept, prompt, 20);
-        CHECK(a.tokens == b.tokens);
-        CHECK(max_diff(a, b) == 0.0);
+        const auto as_f32 = open_model(path, {}, GgmlType::F32);
+        for (const WeightsWanted want : {WeightsWanted{}, WeightsWanted{type}}) {
+            const auto kept = open_model(path, {}, want);
+            INFO(kept->format());
+            // every matrix (7 per layer and the shared classifier = the token table) in place
+            const std::string in_place =
+                std::to_string(7 * lm.config().n_layers + 1) + " tensors used in place";
+            CHECK(kept->format().find(in_place) != std::string::npos);
+            const Greedy a = run_greedy(*as_f32, prompt, 20),
+                         b = run_greedy(*kept, prompt, 20, nullptr, cpu::DotPath::float32);
+            CHECK(a.tokens == b.tokens);
+            CHECK(max_diff(a, b) == 0.0);
+        }
     }
 }
 
-TEST_CASE("compact weights on a backend that computes in float32 only: one line, exit 2",
+TEST_CASE("compact weights on a backend that computes in float32 only: expanded for it",
           "[compact][cli]") {
+    // The runner dequantises the compact matrices into the backend's own float32 copy: the same
+    // greedy text as the CPU with the same F16 weights.
+    const auto f32 = test::run_cli(
+        {"generate", "--backend", "cpu", "--weights", "f16", "--max-new-tokens", "8"});
     const auto r = test::run_cli(
-        {"generate", "--backend", "cuda-emulated", "--weights", "f16", "--max-new-tokens", "2"});
-    CHECK(r.exit_code == 2);
-    CHECK(r.err.find("--weights f16: the cuda-emulated backend computes with float32 weights "
-                     "only; use --backend cpu") != std::string::npos);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    const auto bad = test::run_cli({"generate", "--weights", "q4_0", "--max-new-tokens", "2"});
+        {"generate", "--backend", "cuda-emulated", "--weights", "f16", "--max-new-tokens", "8"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == f32.out);
+    const auto bad = test::run_cli({"generate", "--weights", "q4_1", "--max-new-tokens", "2"});
     CHECK(bad.exit_code == 2);
-    CHECK(bad.err.find("'q4_0' is not one of f32, f16, bf16, q8_0") != std::string::npos);
+    CHECK(bad.err.find("'q4_1' is not one of f32, f16, bf16, q8_0, q4_0") != std::string::npos);
     CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
 }
 

@@ -285,7 +285,7 @@ TEST_CASE("kvscope-cli: export, info and generate on GGUF; a broken file exits 2
     // Refused: exporting over the model being read, an unknown type.
     r = test::run_cli({"export", "--model", out, "--gguf", (dir / "x.gguf").string()});
     CHECK(r.exit_code == 2);
-    r = test::run_cli({"export", "--model", "default", "--gguf", out, "--type", "q5_k"});
+    r = test::run_cli({"export", "--model", "default", "--gguf", out, "--type", "q5_1"});
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("is not one of f32") != std::string::npos);
 }

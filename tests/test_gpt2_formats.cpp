@@ -249,7 +249,7 @@ TEST_CASE("GPT-2 folders as the hub has them: no transformer. prefix, mask buffe
     CHECK(parse_hf_llama(config.dump(), {sf}, "hub").ck.config.gpt2());
 }
 
-TEST_CASE("GPT-2 in 16 and 8 bits reads back within the type's rounding", "[gpt2][gguf][hf]") {
+TEST_CASE("GPT-2 in 16, 8 and 4 bits reads back within the type's rounding", "[gpt2][gguf][hf]") {
     const auto dir = test::temp_dir("gpt2-narrow");
     const auto base = open_model("default");
     const auto g = test::random_gpt2(*base, 14);
@@ -287,6 +287,16 @@ TEST_CASE("GPT-2 in 16 and 8 bits reads back within the type's rounding", "[gpt2
     const auto q4 = (dir / "g-q4_0.gguf").string();
     write_gguf_llama(q4, c, g->weights(), bpe(*g), GgmlType::Q4_0, "g");
     CHECK(max_float_diff(*g, llama(*open_model(q4))) <= big / 7);
+    // K-quants too: the MLP's down projection (rows of 512) in Q4_K or Q6_K, the other matrices
+    // (rows of 128) in their fallbacks, Q4_0 and Q8_0; read as float32, as every GPT-2.
+    for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q6_K}) {
+        INFO(ggml_type_name(t));
+        const auto path = (dir / (std::string("g-") + ggml_type_name(t) + ".gguf")).string();
+        write_gguf_llama(path, c, g->weights(), bpe(*g), t, "g");
+        const auto r = open_model(path);
+        CHECK(r->format().find(std::string(" ") + ggml_type_name(t)) != std::string::npos);
+        CHECK(max_float_diff(*g, llama(*r)) <= big / (t == GgmlType::Q4_K ? 7 : 15));
+    }
 }
 
 TEST_CASE("kvscope-cli: info names a GPT-2 model's architecture; export writes it as GGUF",

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "core/files/kquant_blocks.h"
 #include "core/util/error.h"
 
 namespace kvs {
@@ -132,6 +133,8 @@ const char* known_type_name(std::uint32_t t) {
             return "Q5_K";
         case 14:
             return "Q6_K";
+        case 15:
+            return "Q8_K";
         case 30:
             return "BF16";
         default:
@@ -140,7 +143,7 @@ const char* known_type_name(std::uint32_t t) {
 }
 
 bool supported(std::uint32_t t) {
-    return t == 0 || t == 1 || t == 2 || t == 8 || t == 30;
+    return t == 0 || t == 1 || t == 2 || t == 8 || (t >= 10 && t <= 15) || t == 30;
 }
 
 // The value at the reader's cursor, of type `t`, checked and skipped.
@@ -201,11 +204,24 @@ std::size_t ggml_block_bytes(GgmlType t) {
             return 2 + 32;  // f16 scale, 32 x int8
         case GgmlType::Q4_0:
             return 2 + 16;  // f16 scale, 32 x 4 bits
+        case GgmlType::Q2_K:
+            return sizeof(BlockQ2K);
+        case GgmlType::Q3_K:
+            return sizeof(BlockQ3K);
+        case GgmlType::Q4_K:
+            return sizeof(BlockQ4K);
+        case GgmlType::Q5_K:
+            return sizeof(BlockQ5K);
+        case GgmlType::Q6_K:
+            return sizeof(BlockQ6K);
+        case GgmlType::Q8_K:
+            return sizeof(BlockQ8K);
     }
     return 0;
 }
 
 std::size_t ggml_block_elements(GgmlType t) {
+    if (is_kquant(t)) return kSuperBlock;
     return t == GgmlType::Q8_0 || t == GgmlType::Q4_0 ? 32 : 1;
 }
 
@@ -278,7 +294,7 @@ GgufFile GgufFile::parse(const unsigned char* data, std::size_t size, const std:
             const char* known = known_type_name(ty);
             r.fail("tensor '" + tn + "' has type " + std::to_string(ty) +
                    (known ? std::string(" (") + known + ")" : std::string()) +
-                   "; kvscope reads F32, F16, BF16, Q8_0 and Q4_0");
+                   "; kvscope reads F32, F16, BF16, Q8_0, Q4_0 and Q2_K to Q6_K (and Q8_K)");
         }
         t.type = static_cast<GgmlType>(ty);
         const std::size_t be = ggml_block_elements(t.type);
@@ -471,6 +487,13 @@ void dequantize_values(GgmlType type, const unsigned char* p, std::size_t n, flo
                 }
             }
             return;
+        case GgmlType::Q2_K:
+        case GgmlType::Q3_K:
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
+        case GgmlType::Q6_K:
+        case GgmlType::Q8_K:
+            return dequantize_kquant(type, p, n, out);
     }
 }
 
@@ -520,6 +543,13 @@ void encode_values(GgmlType type, const float* data, std::size_t n, unsigned cha
                 }
             }
             return;
+        case GgmlType::Q2_K:
+        case GgmlType::Q3_K:
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
+        case GgmlType::Q6_K:
+        case GgmlType::Q8_K:
+            return encode_kquant(type, data, n, p);
     }
 }
 
@@ -531,7 +561,13 @@ GgmlType ggml_type_from_name(const std::string& name) {
     if (n == "bf16") return GgmlType::BF16;
     if (n == "q8_0") return GgmlType::Q8_0;
     if (n == "q4_0") return GgmlType::Q4_0;
-    throw Error("GGUF type '" + name + "' is not one of f32, f16, bf16, q8_0, q4_0");
+    if (n == "q2_k") return GgmlType::Q2_K;
+    if (n == "q3_k") return GgmlType::Q3_K;
+    if (n == "q4_k") return GgmlType::Q4_K;
+    if (n == "q5_k") return GgmlType::Q5_K;
+    if (n == "q6_k") return GgmlType::Q6_K;
+    throw Error("GGUF type '" + name +
+                "' is not one of f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k, q6_k");
 }
 
 }  // namespace kvs

@@ -37,7 +37,20 @@ enum class GgufValueType : std::uint32_t {
 };
 
 // The tensor types kvscope reads (ggml's numbering); every other number is refused by name.
-enum class GgmlType : std::uint32_t { F32 = 0, F16 = 1, Q4_0 = 2, Q8_0 = 8, BF16 = 30 };
+// Q2_K .. Q8_K: super-blocks of 256 values (core/files/kquant_blocks.h).
+enum class GgmlType : std::uint32_t {
+    F32 = 0,
+    F16 = 1,
+    Q4_0 = 2,
+    Q8_0 = 8,
+    Q2_K = 10,
+    Q3_K = 11,
+    Q4_K = 12,
+    Q5_K = 13,
+    Q6_K = 14,
+    Q8_K = 15,
+    BF16 = 30
+};
 const char* ggml_type_name(GgmlType t);
 
 // One metadata value, as a view into the file's bytes.
@@ -97,7 +110,8 @@ class GgufFile {
     std::vector<GgufTensorInfo> tensors_;
 };
 
-// Bytes of one block / elements per block of a tensor type (F32: 4 / 1, Q8_0: 34 / 32, ...).
+// Bytes of one block / elements per block of a tensor type (F32: 4 / 1, Q8_0: 34 / 32, Q4_K:
+// 144 / 256, ...).
 std::size_t ggml_block_bytes(GgmlType t);
 std::size_t ggml_block_elements(GgmlType t);
 
@@ -122,17 +136,20 @@ inline std::size_t ggml_row_bytes(GgmlType t, std::size_t n) {
     return n / ggml_block_elements(t) * ggml_block_bytes(t);
 }
 
-// n values (whole blocks of `type`) of type `type` at `p` as float32 into `out`.
+// n values (whole blocks of `type`) of type `type` at `p` as float32 into `out`: the one decoder
+// of every type (the K-quants' in core/files/kquant_blocks.cpp), the same floats as ggml's.
 void dequantize_values(GgmlType type, const unsigned char* p, std::size_t n, float* out);
 // The tensor's `elements` values as float32 into `out` (sized by the caller).
 void dequantize(const GgufTensorInfo& t, float* out);
 
 // n float32 values (whole blocks of `type`) as `type` into out (ggml_row_bytes(type, n) bytes):
 // ggml's reference rounding (F16, BF16: to nearest even; Q8_0: d = max|x| / 127, q = round(x /
-// d); Q4_0 likewise). The one quantiser: the GGUF writer and compact weights use it.
+// d); Q4_0 likewise); K-quants through kquant_blocks.h's plain quantiser. The one quantiser:
+// the GGUF writer and compact weights use it.
 void encode_values(GgmlType type, const float* data, std::size_t n, unsigned char* out);
 
-// The type named "f32", "f16", "bf16", "q8_0", "q4_0" (any case); throws kvs::Error otherwise.
+// The type named "f32", "f16", "bf16", "q8_0", "q4_0", "q2_k" .. "q6_k" (any case); throws
+// kvs::Error otherwise.
 GgmlType ggml_type_from_name(const std::string& name);
 
 }  // namespace kvs

@@ -5,10 +5,18 @@
 // drop them under pressure and read them back. A write through the mapping is a fault, not a
 // silent change of the model.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 namespace kvs {
+
+// The largest model file a loader maps: 16 GiB where the address space has room (it is only
+// mapped); on the 32-bit web page, whose memory holds the file itself, 2 GiB (a size_t there
+// cannot even say 16 GiB: 16 << 30 is 0 in 32 bits).
+constexpr std::size_t kMaxModelFileBytes = sizeof(std::size_t) >= 8
+                                               ? static_cast<std::size_t>(std::uint64_t(16) << 30)
+                                               : static_cast<std::size_t>(std::uint64_t(1) << 31);
 
 class MappedFile {
   public:

@@ -18,8 +18,6 @@
 namespace kvs {
 namespace {
 
-constexpr std::size_t kMaxGgufBytes = std::size_t(16) << 30;  // mapped, so only address space
-
 int shape_value(const GgufFile& f, const std::string& key, int fallback = -1) {
     const auto v = f.get_uint(key);
     if (!v) {
@@ -53,14 +51,16 @@ bool is_gguf_file(const std::string& path) {
 
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
                            const GgufDoneWith& done_with, const OpenLimits& limits,
-                           GgmlType weights, std::shared_ptr<const void> keep) {
+                           WeightsWanted weights, std::shared_ptr<const void> keep) {
     const GgufFile f = GgufFile::parse(data, size, name);
     auto fail = [&](const std::string& why) -> void {
         throw Error(name + ": GGUF llama model: " + why);
     };
     const auto arch = f.get_string("general.architecture");
     if (!arch) fail("no general.architecture");
-    if (*arch == "gpt2") return parse_gguf_gpt2(f, done_with, limits, weights);
+    // GPT-2 runs float32 weights only: as stored means dequantised there.
+    if (*arch == "gpt2")
+        return parse_gguf_gpt2(f, done_with, limits, weights.value_or(GgmlType::F32));
     // qwen2 is llama with q/k/v biases, and its q/k rows in the rotate-half order of its NEOX
     // RoPE (convert_hf_to_gguf permutes llama's to adjacent pairs, not qwen2's).
     const bool qwen2 = *arch == "qwen2";
@@ -172,29 +172,37 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
             fail("tensor '" + std::string(t.name) + "' is not one of a " + std::string(*arch) +
                  " model's that kvscope runs");
 
+    // Each matrix's tensor name, and (as stored) the type it is kept in.
+    auto tensor_of = [&](MatrixKind k, int layer) -> const GgufTensorInfo& {
+        static constexpr const char* kNames[] = {"attn_q",   "attn_k",   "attn_v", "attn_output",
+                                                 "ffn_gate", "ffn_down", "ffn_up"};
+        if (k == MatrixKind::embedding || (k == MatrixKind::wcls && c.shared_classifier))
+            return *f.tensor("token_embd.weight");
+        if (k == MatrixKind::wcls) return *f.tensor("output.weight");
+        return *f.tensor("blk." + std::to_string(layer) + "." + kNames[int(k)] + ".weight");
+    };
+    const std::uint64_t float32_bytes = std::uint64_t(at) * sizeof(float);
+    const std::uint64_t kept_bytes =
+        weights ? kept_weight_bytes(c, *weights, float32_bytes)
+                : kept_weight_bytes(c, float32_bytes,
+                                    [&](MatrixKind k, int l) { return tensor_of(k, l).type; });
     // Before anything is copied: the weights as they will be kept (float32, or the matrices
     // compact) and the KV cache must fit where they go.
-    check_fits(name, kept_weight_bytes(c, weights, std::uint64_t(at) * sizeof(float)), c, limits);
+    check_fits(name, kept_bytes, c, limits);
 
-    // Compact weights (--weights): the matrices in that type, the file's own bytes where it has
-    // them so (kept alive by `keep`), converted otherwise; the float32 copy then holds only the
-    // embedding table and the norms (the matrices' floats are never read: zero pages, untouched).
-    const bool compact = weights != GgmlType::F32;
+    // Compact weights: the matrices in the file's own types (as stored) or in the type asked
+    // for, the file's own bytes where it has them so (kept alive by `keep`), converted otherwise;
+    // the float32 copy then holds only the norms (and the embedding table, unless it is kept
+    // too): the matrices' floats are never read, zero pages, untouched.
     CompactWeights cw;
     std::set<const unsigned char*> in_place;  // tensors the compact matrices point into
     const std::size_t head = c.head_dim();
-    if (compact) {
+    if (weights != GgmlType::F32) {
         // qwen2's q and k: their rows put back in order, in the file's own type (copies)
         auto side = std::make_shared<std::vector<std::vector<unsigned char>>>();
         auto source = [&](MatrixKind k, int layer) {
-            static constexpr const char* kNames[] = {
-                "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_down", "ffn_up"};
-            const std::string n =
-                k == MatrixKind::wcls
-                    ? (c.shared_classifier ? "token_embd.weight" : "output.weight")
-                    : "blk." + std::to_string(layer) + "." + kNames[int(k)] + ".weight";
-            const GgufTensorInfo& t = *f.tensor(n);
-            if (!rotate_half(n)) return MatrixBytes{t.type, t.data};
+            const GgufTensorInfo& t = tensor_of(k, layer);
+            if (!rotate_half(std::string(t.name))) return MatrixBytes{t.type, t.data};
             const std::size_t rows = t.dims[1], rb = ggml_row_bytes(t.type, t.dims[0]);
             auto& buf = side->emplace_back(rows * rb);
             copy_rotate_half_rows(t.data, buf.data(), rows, rb, head, true);
@@ -205,28 +213,43 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
             std::make_shared<std::pair<std::shared_ptr<const void>,
                                        std::shared_ptr<std::vector<std::vector<unsigned char>>>>>(
                 std::move(keep), side));
-        for (const auto* list : {&cw.wq, &cw.wk, &cw.wv, &cw.wo, &cw.w1, &cw.w2, &cw.w3})
-            for (const CompactMatrix& m : *list) in_place.insert(m.data);
-        in_place.insert(cw.wcls.data);
+        for (const CompactMatrix& m : cw.all()) in_place.insert(m.data);
+        if (cw.embedding.data) in_place.insert(cw.embedding.data);
     }
+    const bool compact = cw.held();
     auto is_matrix = [](const Slot& s) {
         return s.dims.size() == 2 && s.name != "token_embd.weight";
     };
 
     // Every tensor was checked against the file's bytes, so this copy is at most ~7 x the file
-    // (Q4_0: 32 floats from 18 bytes). Zero pages (zeroed_floats): with compact weights the
-    // matrices' share of it is never written, so it never becomes resident.
-    std::shared_ptr<float[]> copy = zeroed_floats(at);
+    // (Q4_0: 32 floats from 18 bytes). With compact weights it holds only what is not kept
+    // compact (the norms, qwen2's biases, a float32 embedding table), one after another in the
+    // slots' order, and the views of the kept matrices stay null: the forward pass reads those
+    // through CompactWeights.
+    auto kept = [&](const Slot& s) {
+        return (compact && is_matrix(s)) || (cw.embedding.data && s.name == "token_embd.weight");
+    };
+    std::map<std::string, std::size_t> at_in_copy;
+    std::size_t copy_floats = 0;
+    for (const auto& s : slots) {
+        if (kept(s)) continue;
+        at_in_copy[s.name] = copy_floats;
+        std::size_t count = 1;
+        for (auto x : s.dims) count *= x;
+        copy_floats += count;
+    }
+    std::shared_ptr<float[]> copy = zeroed_floats(copy_floats);
     for (const auto& s : slots) {
         const GgufTensorInfo& t = *f.tensor(s.name);
-        const bool kept = compact && is_matrix(s);
-        if (!kept) dequantize(t, copy.get() + s.at);
-        if (!kept && rotate_half(s.name)) {
-            // rows (or a bias's entries) of qwen2's q and k into llama2.c's order
-            const std::size_t rows = s.dims.back(), n = s.dims.size() == 2 ? s.dims[0] : 1;
-            float* p = copy.get() + s.at;
-            const std::vector<float> file_order(p, p + rows * n);
-            copy_rotate_half_rows(file_order.data(), p, rows, n * sizeof(float), head, true);
+        if (!kept(s)) {
+            float* p = copy.get() + at_in_copy[s.name];
+            dequantize(t, p);
+            if (rotate_half(s.name)) {
+                // rows (or a bias's entries) of qwen2's q and k into llama2.c's order
+                const std::size_t rows = s.dims.back(), n = s.dims.size() == 2 ? s.dims[0] : 1;
+                const std::vector<float> file_order(p, p + rows * n);
+                copy_rotate_half_rows(file_order.data(), p, rows, n * sizeof(float), head, true);
+            }
         }
         if (done_with && !in_place.count(t.data))
             done_with(t.data, static_cast<std::size_t>(t.bytes));
@@ -235,24 +258,51 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     GgufTokenizer gt = tokenizer_from_gguf(f, c.vocab_size);
     GgufLlama g{Checkpoint{}, std::move(gt.tok), std::move(gt.stop), {}};
     g.ck.config = c;
-    point_llama_weights(g.ck.weights, copy.get(), c, false);
-    g.ck.weights.owner = std::move(copy);
+    LlamaWeights& W = g.ck.weights;
+    if (!compact) {
+        point_llama_weights(W, copy.get(), c, false);
+    } else {
+        auto view = [&](const std::string& n) -> const float* {
+            const auto it = at_in_copy.find(n);
+            return it == at_in_copy.end() ? nullptr : copy.get() + it->second;
+        };
+        W.all = std::span<const float>(copy.get(), copy_floats);
+        W.token_embedding = view("token_embd.weight");
+        W.rms_att = view("blk.0.attn_norm.weight");  // a kind's layers are consecutive slots
+        W.rms_ffn = view("blk.0.ffn_norm.weight");
+        W.rms_final = view("output_norm.weight");
+        W.wcls = c.shared_classifier ? W.token_embedding : view("output.weight");
+        if (qwen2) {
+            W.bq = view("blk.0.attn_q.bias");
+            W.bk = view("blk.0.attn_k.bias");
+            W.bv = view("blk.0.attn_v.bias");
+        }
+    }
+    W.owner = std::move(copy);
     g.ck.compact = std::move(cw);
     g.format = "GGUF v" + std::to_string(f.version()) + ", " + std::string(*arch) + ", tensors:";
     for (const auto& [type, n] : type_counts)
         g.format.append(" ").append(std::to_string(n)).append(" ").append(type);
     if (compact)
-        g.format += ", matrices kept " + std::string(ggml_type_name(weights)) + " (" +
-                    std::to_string(in_place.size()) +
-                    " used in place), embeddings and norms dequantised to float32" + context_note;
+        g.format +=
+            ", matrices kept " +
+            (weights ? "as " + weight_type_option_name(*weights) : std::string("as stored")) +
+            " (" + g.ck.compact.types() + "; " + std::to_string(in_place.size()) +
+            " tensors used in place), " +
+            (g.ck.compact.embedding.data
+                 ? "embedding table kept " +
+                       std::string(ggml_type_name(g.ck.compact.embedding.type)) +
+                       ", norms dequantised to float32"
+                 : "embeddings and norms dequantised to float32") +
+            context_note;
     else
         g.format += ", dequantised to float32 on load" + context_note;
     return g;
 }
 
 std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name,
-                                       const OpenLimits& limits, GgmlType weights) {
-    auto map = MappedFile::open(path, kMaxGgufBytes);
+                                       const OpenLimits& limits, WeightsWanted weights) {
+    auto map = MappedFile::open(path, kMaxModelFileBytes);
     GgufLlama g = parse_gguf_llama(
         map->data(), map->size(), path,
         [&map](const unsigned char* p, std::size_t n) { map->release(p, n); }, limits, weights,

@@ -1,12 +1,13 @@
 #pragma once
-// A GGUF file of the `llama` architecture as a LlamaModel: shapes from the llama.* metadata, the
-// tensors (token_embd, blk.N.attn_q/k/v/output, ffn_gate/down/up, the norms, output_norm and an
-// optional output) checked against them, dequantised (F32, F16, BF16, Q8_0, Q4_0) into float32 in
-// llama2.c's weight order, and the tokenizer from tokenizer.ggml.*
-// (core/tokenizers/gguf_tokenizer.h). With `weights` F16, BF16 or Q8_0 the matrices are kept in
-// that type instead (core/model/compact_weights.h): the file's tensors used in place where they
-// have it, converted otherwise; the embedding table and norms are float32 either way. A file of the
-// `gpt2` architecture is read by core/loaders/gguf_gpt2.h's reader (float32 only), the same way.
+// A GGUF file of the `llama` (or `qwen2`) architecture as a LlamaModel: shapes from the llama.*
+// metadata, the tensors (token_embd, blk.N.attn_q/k/v/output, ffn_gate/down/up, the norms,
+// output_norm and an optional output) checked against them, and the tokenizer from
+// tokenizer.ggml.* (core/tokenizers/gguf_tokenizer.h). By default the matrices (and a quantised
+// embedding table) are kept in the file's own types, used in place in the mapping
+// (core/model/compact_weights.h); `weights` F32 dequantises everything into float32 in llama2.c's
+// weight order, another type converts the matrices to it. The norms are float32 either way.
+// A file of the `gpt2` architecture is read by core/loaders/gguf_gpt2.h's reader (float32 only),
+// the same way.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -22,10 +23,9 @@ namespace kvs {
 
 struct GgufLlama {
     Checkpoint ck;  // weights: a float32 copy, in llama2.c's order without freq_cis
-    std::unique_ptr<Tokenizer>
-        tok;                // core/tokenizers/gguf_tokenizer.h: SentencePiece-style or byte-level
-    std::vector<int> stop;  // EOS, then BOS
-    std::string format;  // "GGUF v3, llama, Q8_0 x 35 + F32 x 11 tensors, dequantised to float32"
+    std::unique_ptr<Tokenizer> tok;  // core/tokenizers/gguf_tokenizer.h: SentencePiece or byte BPE
+    std::vector<int> stop;           // EOS, then BOS
+    std::string format;  // "GGUF v3, llama, tensors: 11 F32 35 Q8_0, matrices kept as stored ..."
 };
 
 // True when the file starts with the GGUF magic (the loader decides by content, not by name).
@@ -42,15 +42,15 @@ using GgufDoneWith = std::function<void(const unsigned char*, std::size_t)>;
 // compact matrices may point into it.
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
                            const GgufDoneWith& done_with = {}, const OpenLimits& limits = {},
-                           GgmlType weights = GgmlType::F32,
+                           WeightsWanted weights = std::nullopt,
                            std::shared_ptr<const void> keep = nullptr);
 
 // The model of a parsed file: generation stops at its EOS or BOS.
 std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_name);
 
-// Maps `path` read-only, parses it, and lets the mapping go once the weights are float32.
+// Maps `path` read-only, parses it, and keeps of the mapping only what compact matrices use.
 std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::string& model_name,
                                        const OpenLimits& limits = {},
-                                       GgmlType weights = GgmlType::F32);
+                                       WeightsWanted weights = std::nullopt);
 
 }  // namespace kvs

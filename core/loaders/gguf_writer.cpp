@@ -81,8 +81,8 @@ void llama_tensors(const ModelConfig& c, const LlamaWeights& w, GgmlType type,
                    std::vector<Tensor>& ts, std::deque<std::vector<float>>& reordered) {
     const std::uint64_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
     auto matrix = [&](std::string n, std::uint64_t in, std::uint64_t out, const float* p) {
-        // A Q8_0/Q4_0 row must be whole 32-element blocks; otherwise F16 (as close as it gets).
-        const GgmlType t = in % ggml_block_elements(type) == 0 ? type : GgmlType::F16;
+        // A row that is not whole blocks of the type gets the fallback (compact_weights.h).
+        const GgmlType t = kept_type(type, in);
         ts.push_back({std::move(n), {in, out}, p, t});
     };
     auto vec = [&](std::string n, const float* p, std::uint64_t len) {

@@ -17,10 +17,11 @@
 
 namespace kvs {
 
-// `type` is the matrices' type: F32, F16, BF16, Q8_0 or Q4_0. Norm vectors stay F32 (as
-// llama.cpp's converter keeps them), and a matrix whose rows are not whole 32-element blocks is
-// written F16 in a Q8_0/Q4_0 file. Written through core/util/output_file.h (temporary file renamed
-// over `path`; an input of this run is refused). Throws kvs::Error naming `path`.
+// `type` is the matrices' type: F32, F16, BF16, Q8_0, Q4_0 or Q2_K .. Q6_K. Norm vectors stay
+// F32 (as llama.cpp's converter keeps them), and a matrix whose rows are not whole blocks of the
+// type is written in compact_weights.h's kept_type (Q4_0 or Q8_0 for a K-quant, else F16).
+// Written through core/util/output_file.h (temporary file renamed over `path`; an input of this
+// run is refused). Throws kvs::Error naming `path`.
 void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
                       const BpeTokenizer& tok, GgmlType type, const std::string& model_name);
 

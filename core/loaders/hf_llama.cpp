@@ -21,7 +21,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kMaxConfigBytes = std::size_t(1) << 20;
-constexpr std::size_t kMaxShardBytes = std::size_t(16) << 30;  // mapped: only address space
 constexpr std::size_t kMaxShards = 1024;
 
 bool is_regular(const fs::path& p) {
@@ -353,7 +352,7 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
     std::vector<SafetensorsFile> shards;
     for (const auto& f : files) {
         const std::string p = (dir / f).string();
-        maps.push_back(MappedFile::open(p, kMaxShardBytes));
+        maps.push_back(MappedFile::open(p, kMaxModelFileBytes));
         shards.push_back(SafetensorsFile::parse(maps.back()->data(), maps.back()->size(), p));
     }
     auto keep = std::make_shared<std::vector<std::shared_ptr<const MappedFile>>>(maps);

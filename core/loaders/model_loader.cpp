@@ -80,12 +80,14 @@ std::vector<std::string> available_model_names() {
 }
 
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,
-                                  GgmlType weights) {
+                                  WeightsWanted weights) {
     return open_model(spec, tokenizer, OpenLimits{0, {host_memory_budget()}}, weights);
 }
 
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,
-                                  const OpenLimits& limits, GgmlType weights) {
+                                  const OpenLimits& limits, WeightsWanted wanted) {
+    // Only a GGUF file keeps its own types; every other format is float32 unless asked.
+    const GgmlType weights = wanted.value_or(GgmlType::F32);
     if (spec == "toy") {
         if (weights != GgmlType::F32)
             throw Error("--weights " + weight_type_option_name(weights) +
@@ -120,7 +122,7 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
         if (!tokenizer.empty())
             throw Error(path + ": a GGUF file carries its own tokenizer; drop --tokenizer " +
                         tokenizer);
-        return load_gguf_model(path, name, limits, weights);
+        return load_gguf_model(path, name, limits, wanted);
     }
     // Mapped and checked, not read: the KV cache is for the chosen context, and the weights as
     // they will be kept must fit before any matrix is converted.

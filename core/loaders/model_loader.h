@@ -11,20 +11,22 @@
 
 #include "core/files/gguf_file.h"
 #include "core/loaders/memory_budget.h"
+#include "core/model/compact_weights.h"
 #include "core/model/model.h"
 
 namespace kvs {
 
-// Opens `spec`; `tokenizer` empty means: look beside the checkpoint. `weights` other than F32
-// keeps the matrices in that type (core/model/compact_weights.h): a GGUF's tensors of that type are
-// used as they are, anything else is converted on load. Throws kvs::Error, also when the weights
-// (as kept) and the KV cache at the chosen context do not fit `limits`' budgets (checked before
-// any weight is read). Without limits: the model's own context, host memory
-// (core/loaders/memory_budget.h's host_memory_budget).
+// Opens `spec`; `tokenizer` empty means: look beside the checkpoint. `weights` (--weights,
+// core/model/compact_weights.h): none keeps a GGUF's matrices in the file's own types, used in
+// place (other formats are read as float32); F32 expands them; another type keeps every matrix in
+// that type: a GGUF's tensors of that type are used as they are, anything else is converted on
+// load. Throws kvs::Error, also when the weights (as kept) and the KV cache at the chosen context
+// do not fit `limits`' budgets (checked before any weight is read). Without limits: the model's own
+// context, host memory (core/loaders/memory_budget.h's host_memory_budget).
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer = {},
-                                  GgmlType weights = GgmlType::F32);
+                                  WeightsWanted weights = std::nullopt);
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,
-                                  const OpenLimits& limits, GgmlType weights = GgmlType::F32);
+                                  const OpenLimits& limits, WeightsWanted weights = std::nullopt);
 
 // The tokenizer beside a checkpoint: STEM.tok.bin, tokenizer.bin, or the only tok*.bin there.
 std::optional<std::string> find_tokenizer_beside(const std::string& checkpoint);

@@ -12,7 +12,12 @@ bool Backend::runs_compact(GgmlType) const {
 void Backend::matmul_compact(DeviceSpan, DeviceSpan, GgmlType type, const unsigned char*, int, int,
                              int) {
     throw Error("the " + name() + " backend computes with float32 weights only, not " +
-                ggml_type_name(type) + " (--weights needs --backend cpu)");
+                ggml_type_name(type));
+}
+
+void Backend::embed_compact(DeviceSpan x, GgmlType type, const unsigned char* w, const int*, int,
+                            int dim) {
+    matmul_compact(x, x, type, w, 0, dim, 0);  // refuses, with the same line
 }
 
 const char* op_name(Op op) {

@@ -88,14 +88,16 @@ class Backend {
                            float eps) = 0;
     // out[t, i] = sum_j w[i, j] * x[t, j]     x: [T, n], w: [d, n], out: [T, d]
     virtual void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) = 0;
-    // Compact weights (core/model/compact_weights.h, --weights): whether matmul_compact reads
-    // `type`, and the matmul with w [d, n] in that type in host memory (the model's bytes, used
-    // where they lie), widened to float32 as it is read; the arithmetic is float32. Only the CPU
-    // does (F16, BF16, Q8_0); the others compute with float32 weights only, and the default
-    // refuses.
+    // Compact weights (core/model/compact_weights.h): whether matmul_compact and embed_compact read
+    // `type`; the matmul with w [d, n] in that type in host memory (the model's bytes, used where
+    // they lie); the embedding rows from a table [vocab, dim] in that type, dequantised. Only the
+    // CPU does (F16, BF16, Q8_0, Q4_0, the K-quants); the others compute with float32 weights
+    // (the runner expands compact ones for them), and the defaults refuse.
     virtual bool runs_compact(GgmlType type) const;
     virtual void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w,
                                 int T, int n, int d);
+    virtual void embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table,
+                               const int* tokens, int T, int dim);
     // Rotates adjacent pairs (i, i+1) of q and k for positions pos0..pos0+T-1 (run.c's RoPE):
     // pair p of a head by pos * inv_freq[p] (core/model/rope_frequencies.h works the table out).
     // q: [T, dim], k: [T, kv_dim], inv_freq: [head_dim / 2] on the backend

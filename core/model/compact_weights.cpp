@@ -1,7 +1,9 @@
 #include "core/model/compact_weights.h"
 
+#include <algorithm>
 #include <cctype>
 
+#include "core/files/kquant_blocks.h"
 #include "core/model/llama_weights.h"
 #include "core/util/error.h"
 
@@ -22,19 +24,19 @@ std::pair<std::size_t, std::size_t> matrix_shape(const ModelConfig& c, MatrixKin
         case MatrixKind::w2:
             return {d, hd};
         case MatrixKind::wcls:
+        case MatrixKind::embedding:
             return {V, d};
     }
     return {0, 0};
 }
 
 GgmlType weight_type_from_name(const std::string& name) {
-    // The GGUF writer's one name parser; Q4_0 is a file type only here (not kept in memory).
     try {
-        const GgmlType t = ggml_type_from_name(name);
-        if (t != GgmlType::Q4_0) return t;
+        return ggml_type_from_name(name);  // the GGUF writer's one name parser
     } catch (const Error&) {
     }
-    throw Error("--weights: '" + name + "' is not one of f32, f16, bf16, q8_0");
+    throw Error("--weights: '" + name +
+                "' is not one of f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k, q6_k");
 }
 
 std::string weight_type_option_name(GgmlType t) {
@@ -43,8 +45,16 @@ std::string weight_type_option_name(GgmlType t) {
     return n;
 }
 
+std::string weights_wanted_name(const WeightsWanted& w) {
+    return w ? weight_type_option_name(*w) : "as stored";
+}
+
 GgmlType kept_type(GgmlType want, std::size_t n) {
-    return n % ggml_block_elements(want) == 0 ? want : GgmlType::F16;
+    GgmlType t = want;
+    if (n % ggml_block_elements(t) != 0 && is_kquant(t))
+        t = t == GgmlType::Q5_K || t == GgmlType::Q6_K || t == GgmlType::Q8_K ? GgmlType::Q8_0
+                                                                              : GgmlType::Q4_0;
+    return n % ggml_block_elements(t) == 0 ? t : GgmlType::F16;
 }
 
 namespace {
@@ -55,22 +65,57 @@ struct Store {
     std::vector<std::vector<unsigned char>> copies;
 };
 
+constexpr MatrixKind kLayerKinds[] = {MatrixKind::wq, MatrixKind::wk, MatrixKind::wv,
+                                      MatrixKind::wo, MatrixKind::w1, MatrixKind::w2,
+                                      MatrixKind::w3};
+
 }  // namespace
 
-CompactWeights make_compact_weights(const ModelConfig& c, GgmlType want, const MatrixSource& source,
-                                    std::shared_ptr<const void> keep,
+std::vector<CompactMatrix> CompactWeights::all() const {
+    std::vector<CompactMatrix> out;
+    for (const auto* list : {&wq, &wk, &wv, &wo, &w1, &w2, &w3})
+        out.insert(out.end(), list->begin(), list->end());
+    if (held()) out.push_back(wcls);
+    return out;
+}
+
+std::string CompactWeights::types() const {
+    std::vector<std::pair<GgmlType, int>> counts;
+    for (const CompactMatrix& m : all()) {
+        auto it =
+            std::find_if(counts.begin(), counts.end(), [&](auto& p) { return p.first == m.type; });
+        if (it == counts.end())
+            counts.push_back({m.type, 1});
+        else
+            ++it->second;
+    }
+    std::stable_sort(counts.begin(), counts.end(),
+                     [](auto& a, auto& b) { return a.second > b.second; });
+    std::string s;
+    for (const auto& [t, n] : counts)
+        s += (s.empty() ? "" : ", ") + std::string(ggml_type_name(t)) + " x " + std::to_string(n);
+    return s;
+}
+
+CompactWeights make_compact_weights(const ModelConfig& c, WeightsWanted want,
+                                    const MatrixSource& source, std::shared_ptr<const void> keep,
                                     const SourceDoneWith& done_with) {
     CompactWeights cw;
     if (want == GgmlType::F32) return cw;
-    if (want != GgmlType::F16 && want != GgmlType::BF16 && want != GgmlType::Q8_0)
-        throw Error(std::string("weights cannot be kept as ") + ggml_type_name(want));
+    if (!want) {  // as stored: nothing to keep compact when everything is float32 already
+        bool any = source(MatrixKind::embedding, 0).type != GgmlType::F32 ||
+                   source(MatrixKind::wcls, 0).type != GgmlType::F32;
+        for (MatrixKind k : kLayerKinds)
+            for (int l = 0; l < c.n_layers && !any; ++l) any = source(k, l).type != GgmlType::F32;
+        if (!any) return cw;
+    }
     auto store = std::make_shared<Store>();
     store->keep = std::move(keep);
     std::vector<float> floats;  // one matrix dequantised, when it must be re-encoded
     auto one = [&](MatrixKind k, int layer) {
         const auto [rows, n] = matrix_shape(c, k);
         const MatrixBytes src = source(k, layer);
-        const GgmlType t = kept_type(want, n);
+        const GgmlType t = want ? kept_type(*want, n) : src.type;
         cw.bytes += rows * ggml_row_bytes(t, n);
         if (src.type == t) return CompactMatrix{t, src.data};
         const float* values = reinterpret_cast<const float*>(src.data);
@@ -93,7 +138,10 @@ CompactWeights make_compact_weights(const ModelConfig& c, GgmlType want, const M
                               {MatrixKind::w3, &cw.w3}})
         for (int l = 0; l < c.n_layers; ++l) list->push_back(one(kind, l));
     cw.wcls = one(MatrixKind::wcls, 0);
-    cw.type = want;
+    if (!want) {  // the file's own table, when quantised: a token dequantises its one row
+        const MatrixBytes e = source(MatrixKind::embedding, 0);
+        if (e.type != GgmlType::F32) cw.embedding = CompactMatrix{e.type, e.data};
+    }
     cw.owner = std::move(store);
     return cw;
 }
@@ -118,6 +166,8 @@ CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, 
 
 std::uint64_t weight_bytes_per_token(const ModelConfig& c, const CompactWeights& cw) {
     std::uint64_t matrices = 0;
+    const std::uint64_t row =
+        cw.embedding.data ? ggml_row_bytes(cw.embedding.type, c.dim) : std::uint64_t(c.dim) * 4;
     if (cw.held()) {
         matrices = cw.bytes;
     } else {
@@ -130,23 +180,93 @@ std::uint64_t weight_bytes_per_token(const ModelConfig& c, const CompactWeights&
         matrices += std::uint64_t(rows) * n * 4;
     }
     const std::uint64_t norms = (2 * std::uint64_t(c.n_layers) + 1) * c.dim * 4;
-    return matrices + std::uint64_t(c.dim) * 4 + norms;
+    return matrices + row + norms;
+}
+
+LlamaWeights expand_to_float32(const ModelConfig& c, const LlamaWeights& M,
+                               const CompactWeights& cw) {
+    const std::size_t freq = 2 * std::size_t(c.seq_len) * (c.head_dim() / 2);
+    auto store = std::make_shared<std::vector<float>>(c.stored_floats() - (c.gpt2() ? 0 : freq));
+    LlamaWeights E;
+    point_llama_weights(E, store->data(), c, false);
+    auto copy = [](const float* from, const float* to, std::size_t n) {
+        if (from && from != to) std::copy(from, from + n, const_cast<float*>(to));
+    };
+    const std::size_t d = c.dim, kv = c.kv_dim(), hd = c.hidden_dim, L = c.n_layers,
+                      V = c.vocab_size;
+    copy(M.rms_att, E.rms_att, L * d);
+    copy(M.rms_ffn, E.rms_ffn, L * d);
+    copy(M.rms_final, E.rms_final, d);
+    if (c.qkv_bias) {
+        copy(M.bq, E.bq, L * d);
+        copy(M.bk, E.bk, L * kv);
+        copy(M.bv, E.bv, L * kv);
+    }
+    copy(M.token_embedding, E.token_embedding, V * d);
+    const bool kept = cw.held();
+    if (!kept) {  // a float32 model: its matrices as they are
+        copy(M.wq, E.wq, L * d * d), copy(M.wk, E.wk, L * kv * d), copy(M.wv, E.wv, L * kv * d);
+        copy(M.wo, E.wo, L * d * d), copy(M.w1, E.w1, L * hd * d), copy(M.w2, E.w2, L * d * hd);
+        copy(M.w3, E.w3, L * hd * d);
+        if (!c.shared_classifier) copy(M.wcls, E.wcls, V * d);
+    }
+    auto put = [&](const CompactMatrix& m, const float* at, MatrixKind k) {
+        const auto [rows, n] = matrix_shape(c, k);
+        if (m.data) dequantize_values(m.type, m.data, rows * n, const_cast<float*>(at));
+    };
+    for (std::size_t l = 0; kept && l < L; ++l) {
+        put(cw.wq[l], E.wq + l * d * d, MatrixKind::wq);
+        put(cw.wk[l], E.wk + l * kv * d, MatrixKind::wk);
+        put(cw.wv[l], E.wv + l * kv * d, MatrixKind::wv);
+        put(cw.wo[l], E.wo + l * d * d, MatrixKind::wo);
+        put(cw.w1[l], E.w1 + l * hd * d, MatrixKind::w1);
+        put(cw.w2[l], E.w2 + l * d * hd, MatrixKind::w2);
+        put(cw.w3[l], E.w3 + l * hd * d, MatrixKind::w3);
+    }
+    put(cw.embedding, E.token_embedding, MatrixKind::embedding);
+    if (kept && !c.shared_classifier) put(cw.wcls, E.wcls, MatrixKind::wcls);
+    E.owner = std::move(store);
+    return E;
+}
+
+std::uint64_t kept_parameter_bytes(const ModelConfig& c, const CompactWeights& cw) {
+    std::uint64_t b = 4 * std::uint64_t(c.parameter_count());
+    if (!cw.held()) return b;
+    for (MatrixKind k : kLayerKinds) {
+        const auto [rows, n] = matrix_shape(c, k);
+        b -= 4 * std::uint64_t(c.n_layers) * rows * n;
+    }
+    const std::uint64_t table = std::uint64_t(c.vocab_size) * c.dim;
+    b -= 4 * table;  // the classifier (a shared one: the table), in cw.bytes as kept
+    b += cw.bytes;
+    if (!c.shared_classifier && cw.embedding.data)
+        b = b - 4 * table + c.vocab_size * ggml_row_bytes(cw.embedding.type, c.dim);
+    return b;
+}
+
+std::uint64_t kept_weight_bytes(const ModelConfig& c, std::uint64_t float32_bytes,
+                                const KeptTypes& kept) {
+    std::uint64_t floats_out = 0, kept_in = 0;
+    auto add = [&](MatrixKind k, int layer, bool has_own_floats) {
+        const auto [rows, n] = matrix_shape(c, k);
+        kept_in += std::uint64_t(rows) * ggml_row_bytes(kept(k, layer), n);
+        if (has_own_floats) floats_out += std::uint64_t(rows) * n * sizeof(float);
+    };
+    for (MatrixKind k : kLayerKinds)
+        for (int l = 0; l < c.n_layers; ++l) add(k, l, true);
+    // A shared classifier is the embedding table: float32 in the copy, or kept compact once.
+    const bool table_kept = kept(MatrixKind::embedding, 0) != GgmlType::F32;
+    if (!c.shared_classifier || !table_kept) add(MatrixKind::wcls, 0, !c.shared_classifier);
+    if (table_kept) add(MatrixKind::embedding, 0, true);
+    return (float32_bytes > floats_out ? float32_bytes - floats_out : 0) + kept_in;
 }
 
 std::uint64_t kept_weight_bytes(const ModelConfig& c, GgmlType want, std::uint64_t float32_bytes) {
     if (want == GgmlType::F32) return float32_bytes;
-    std::uint64_t floats_out = 0, kept_in = 0;
-    auto add = [&](MatrixKind k, int count, bool has_own_floats) {
-        const auto [rows, n] = matrix_shape(c, k);
-        kept_in += std::uint64_t(count) * rows * ggml_row_bytes(kept_type(want, n), n);
-        if (has_own_floats) floats_out += std::uint64_t(count) * rows * n * sizeof(float);
-    };
-    for (MatrixKind k : {MatrixKind::wq, MatrixKind::wk, MatrixKind::wv, MatrixKind::wo,
-                         MatrixKind::w1, MatrixKind::w2, MatrixKind::w3})
-        add(k, c.n_layers, true);
-    // A shared classifier is the embedding table, which stays float32 as well.
-    add(MatrixKind::wcls, 1, !c.shared_classifier);
-    return (float32_bytes > floats_out ? float32_bytes - floats_out : 0) + kept_in;
+    return kept_weight_bytes(c, float32_bytes, [&](MatrixKind k, int) {
+        return k == MatrixKind::embedding ? GgmlType::F32
+                                          : kept_type(want, matrix_shape(c, k).second);
+    });
 }
 
 }  // namespace kvs

@@ -15,14 +15,18 @@ namespace {
 // scratch sized for the largest pass so far. Runner is the one-sequence view (slot 0).
 class LlamaRunner final : public Runner, public BatchRunner {
   public:
-    LlamaRunner(const LlamaModel& m, Backend& be, int slots) : m_(m), c_(m.config()), be_(be) {
-        // Compact matrices (--weights) are read by the backend where they lie, in host memory:
-        // a backend that cannot is refused here, before anything is allocated.
-        if (const CompactWeights& cw = m.compact(); cw.held() && !be.runs_compact(cw.type))
-            throw Error("--weights " + weight_type_option_name(cw.type) + ": the " + be.name() +
-                        " backend computes with float32 weights only; use --backend cpu");
+    LlamaRunner(const LlamaModel& m, Backend& be, int slots)
+        : m_(m), c_(m.config()), be_(be), W_(&m.weights()) {
+        // Compact matrices (and a compact embedding table) are read by the backend where they
+        // lie, in host memory. A backend that computes with float32 weights only (CUDA) gets
+        // them expanded into its own copy instead: the same values, in float32.
+        const CompactWeights& cw = m.compact();
+        compact_ = cw.held();
+        for (const CompactMatrix& cm : cw.all()) compact_ = compact_ && be.runs_compact(cm.type);
+        if (cw.embedding.data) compact_ = compact_ && be.runs_compact(cw.embedding.type);
+        if (cw.held() && !compact_) expand(m);
         // The CPU computes on the model's (mapped) floats; other backends copy them once.
-        weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
+        weights_ = DeviceBuffer::adopt(be, W_->all.data(), W_->all.size());
         // RoPE's frequencies, worked out once for the model's base and scaling: [head_dim / 2]
         if (!c_.gpt2()) {  // GPT-2 learns its positions instead
             const std::vector<float> inv_freq = rope_inverse_frequencies(c_);
@@ -76,16 +80,31 @@ class LlamaRunner final : public Runner, public BatchRunner {
   private:
     // The backend's view of a host weight pointer: same offset into the adopted floats.
     DeviceSpan w(const float* host, std::size_t n) const {
-        return weights_.at(static_cast<std::size_t>(host - m_.weights().all.data()), n);
+        return weights_.at(static_cast<std::size_t>(host - W_->all.data()), n);
     }
     // out = x W^T for a matrix W [d, n] whose floats start at `host`: its compact bytes
-    // (`compact`) when the model keeps them, else the floats.
+    // (`compact`) when the model keeps them and the backend reads them, else the floats.
     void matmul(DeviceSpan out, DeviceSpan x, const float* host, const CompactMatrix& compact,
                 int T, int n, int d) {
-        if (compact.data)
+        if (compact_ && compact.data)
             be_.matmul_compact(out, x, compact.type, compact.data, T, n, d);
         else
             be_.matmul(out, x, w(host, std::size_t(d) * n), T, n, d);
+    }
+    // x[t, :] = the embedding table's row tokens[t], for the R rows of this pass: [R, dim]
+    void embed(int R) {
+        const CompactMatrix& e = m_.compact().embedding;
+        if (compact_ && e.data)
+            be_.embed_compact(x_.span(), e.type, e.data, all_tokens_.data(), R, c_.dim);
+        else
+            be_.embed(x_.span(), w(W_->token_embedding, std::size_t(c_.vocab_size) * c_.dim),
+                      all_tokens_.data(), R, c_.dim);
+    }
+    // The model's float32 weights with every compact matrix (and table) dequantised, for a
+    // backend that multiplies float32 only (which copies them once, as a float32 model's).
+    void expand(const LlamaModel& m) {
+        expanded_ = expand_to_float32(m.config(), m.weights(), m.compact());
+        W_ = &expanded_;
     }
     // Layer l's matrix of a kind, compact: none when the model keeps float32 only.
     static CompactMatrix at(const std::vector<CompactMatrix>& list, int l) {
@@ -148,6 +167,11 @@ class LlamaRunner final : public Runner, public BatchRunner {
     const LlamaModel& m_;
     const ModelConfig& c_;
     Backend& be_;
+    bool compact_ = false;  // the backend reads the model's compact matrices where they lie
+    // The float32 views the passes read: the model's, or (compact weights on a backend that
+    // multiplies float32 only) expanded_.
+    const LlamaWeights* W_ = nullptr;
+    LlamaWeights expanded_;
     DeviceBuffer weights_;
     DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/model/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
@@ -339,12 +363,12 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
 void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
     const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim;
     const std::size_t d = D, kv = KV, hid = HID, vocab = c_.vocab_size;
-    const LlamaWeights& W = m_.weights();
+    const LlamaWeights& W = *W_;
     const CompactWeights& C = m_.compact();
 
     // x: [R, dim], the residual stream of every row in this pass (one row per token).
     op(OpKind::Embedding, -1, R);
-    be_.embed(x_.span(), w(W.token_embedding, vocab * d), all_tokens_.data(), R, D);
+    embed(R);
     for (int l = 0; l < c_.n_layers; ++l) {
         // Attention block. xb = rmsnorm(x): [R, dim]
         op(OpKind::RmsNorm, l, R);
@@ -401,7 +425,7 @@ void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
                                   const Capture& want) {
     const int R = p.R, D = c_.dim, HID = c_.hidden_dim;
     const std::size_t d = D, hid = HID, vocab = c_.vocab_size;
-    const LlamaWeights& W = m_.weights();
+    const LlamaWeights& W = *W_;
     const float eps = c_.norm_eps;
     // The dense layers of GPT-2: out = in W^T + b, every row.   in: [R, n], out: [R, m]
     auto linear = [&](DeviceSpan out, DeviceSpan in, const float* wt, const float* b, int n, int m,
@@ -577,8 +601,15 @@ LlamaModel::LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std:
       format_(std::move(format)) {
     // A checkpoint's matrices converted on load (a GGUF's format says what it did itself).
     if (ck_.compact.held() && format_.find("matrices kept") == std::string::npos)
-        format_ += "; matrices converted to " + std::string(ggml_type_name(ck_.compact.type)) +
-                   " on load (" + std::to_string(ck_.compact.bytes / 1000) + " kB)";
+        format_ += "; matrices converted on load to " + ck_.compact.types() + " (" +
+                   std::to_string(ck_.compact.bytes / 1000) + " kB)";
+}
+
+std::unique_ptr<LlamaModel> LlamaModel::with_weights(Checkpoint ck, std::string format) const {
+    auto m = std::unique_ptr<LlamaModel>(new LlamaModel(*this));
+    m->ck_ = std::move(ck);
+    m->format_ = std::move(format);
+    return m;
 }
 
 std::unique_ptr<Runner> LlamaModel::make_runner(Backend& backend) const {

@@ -23,18 +23,24 @@ class LlamaModel final : public Model {
     const Tokenizer& tokenizer() const override { return *tok_; }
     std::string format() const override { return format_; }
     const LlamaWeights& weights() const { return ck_.weights; }
-    // The matrices in 16 or 8 bits when opened with --weights (held()), else empty.
+    // The matrices kept compact (a GGUF's own quantised types, or --weights), else empty.
     const CompactWeights& compact() const { return ck_.compact; }
+    // The same model (tokenizer, stop tokens, name) with other weights: `ck` in this model's
+    // shapes; `format` says what they are.
+    std::unique_ptr<LlamaModel> with_weights(Checkpoint ck, std::string format) const;
     std::unique_ptr<Runner> make_runner(Backend& backend) const override;
     std::unique_ptr<BatchRunner> make_batch_runner(Backend& backend, int max_batch) const override;
     std::vector<int> stop_tokens() const override { return stop_; }
+    // Every weight read once in the type it is kept in (compact matrices: their bytes).
     StepCounts count_forward(int pos0, int T) const override {
-        return count_llama_forward(ck_.config, pos0, T);
+        StepCounts s = count_llama_forward(ck_.config, pos0, T);
+        s.bytes += double(kept_parameter_bytes(ck_.config, ck_.compact)) - weight_bytes(ck_.config);
+        return s;
     }
 
   private:
     Checkpoint ck_;
-    std::unique_ptr<const Tokenizer> tok_;
+    std::shared_ptr<const Tokenizer> tok_;  // shared with with_weights()'s models
     std::vector<int> stop_;
     std::string name_;
     std::string format_;

@@ -54,4 +54,12 @@ struct Checkpoint {
     CompactWeights compact;  // the matrices in 16 or 8 bits, when asked for (--weights)
 };
 
+// Points the views of `w` into `p`: floats in llama2.c's order (the file's, after the header),
+// with or without the unused freq_cis block llama2.c stores before a separate classifier.
+// GPT-2 (no llama2.c file holds one; the loaders' copies do): token and position embeddings,
+// then per tensor kind over the layers ln_1 gain and bias, wq, wk, wv, bq, bk, bv, wo, bo,
+// ln_2 gain and bias, w1, b1, w2, b2; then ln_f gain and bias, and the classifier when separate
+// (ModelConfig::stored_floats counts the same; with_freq_cis is ignored).
+void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c, bool with_freq_cis);
+
 }  // namespace kvs

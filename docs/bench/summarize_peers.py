@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Medians and per-round ratios of docs/bench/cpu_vs_peers.sh's output (stdin): every figure is
-the median over the rounds, and a ratio is the median of the ratios taken within each round (the
-runs of one round are adjacent in time, so a slow moment affects both sides)."""
+"""Medians and per-round ratios of docs/bench/cpu_vs_peers.sh's and docs/bench/kquants.sh's output
+(stdin): every figure is the median over the rounds, and a ratio is the median of the ratios taken
+within each round (the runs of one round are adjacent in time, so a slow moment affects both
+sides). Runs are named kvs-M, llama-M, runc-M, ... for each model or file M."""
 import re
 import statistics
 import sys
@@ -38,7 +39,7 @@ for name in sorted(runs):
         if s:
             parts.append(f"{key} {s[0]:.4g} [{s[1]:.4g}..{s[2]:.4g}] n={s[3]}")
     print(f"{name:20s} " + " | ".join(parts))
-for model in ("260K", "default", "85m"):
+for model in sorted({n[len("kvs-"):] for n in runs if n.startswith("kvs-")}):
     for a, b, key in ((f"kvs-{model}", f"runc-{model}", "decode_tok_s"),
                       (f"kvs-{model}", f"llama-{model}", "decode_tok_s"),
                       (f"t2-{model}", f"t1-{model}", "decode_tok_s"),

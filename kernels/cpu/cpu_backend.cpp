@@ -1,5 +1,6 @@
 #include "kernels/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -46,9 +47,11 @@ class OpTimer {
 
 }  // namespace
 
-CpuBackend::CpuBackend(bool time_ops) : time_ops_(time_ops) {
-    cpu::active_kernels();  // a bad KVSCOPE_ISA stops here, before any work, not mid-generation
-}
+CpuBackend::CpuBackend(bool time_ops)
+    : time_ops_(time_ops),
+      // a bad KVSCOPE_ISA or KVSCOPE_DOT stops here, before any work, not mid-generation
+      dot_((cpu::active_kernels(), cpu::active_dot_path())),
+      quant_(cpu::quant_matmul_for(dot_)) {}
 
 void CpuBackend::reset_op_times() {
     times_ = {};
@@ -136,8 +139,26 @@ void CpuBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n
         cpu::matmul(out.data, x.data, w.data, T, n, d, pool_.get());
 }
 
-bool CpuBackend::runs_compact(GgmlType type) const {
-    return type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::Q8_0;
+void CpuBackend::set_dot_path(cpu::DotPath p) {
+    const auto have = cpu::available_dot_paths();
+    if (std::find(have.begin(), have.end(), p) == have.end())
+        throw Error(std::string("dot-product path ") + cpu::dot_path_name(p) +
+                    ": this CPU lacks it");
+    dot_ = p;
+    quant_ = cpu::quant_matmul_for(p);
+}
+
+bool CpuBackend::runs_compact(GgmlType) const {
+    return true;  // every type a GGUF file may hold (core/files/gguf_file.h)
+}
+
+void CpuBackend::embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table,
+                               const int* tokens, int T, int dim) {
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Embed, time_ops_, each());
+    const std::size_t row = ggml_row_bytes(type, dim);
+    for (int t = 0; t < T; ++t)
+        dequantize_values(type, table + std::size_t(tokens[t]) * row, dim,
+                          x.data + std::size_t(t) * dim);
 }
 
 void CpuBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w,
@@ -147,6 +168,8 @@ void CpuBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, con
         dequantised_.resize(std::size_t(d) * n);
         dequantize_values(type, w, dequantised_.size(), dequantised_.data());
         ref::matmul(out.data, x.data, dequantised_.data(), T, n, d);
+    } else if (quant_ && cpu::integer_dot_reads(type)) {
+        quant_(out.data, x.data, type, w, T, n, d, pool_.get());
     } else {
         cpu::matmul_compact(out.data, x.data, type, w, T, n, d, pool_.get());
     }

@@ -10,6 +10,7 @@
 #include "core/model/backend.h"
 #include "kernels/cpu/fast_ops.h"
 #include "kernels/cpu/op_clock.h"
+#include "kernels/cpu/quant_dot.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace kvs {
@@ -33,6 +34,11 @@ class CpuBackend final : public Backend {
     // baseline on the same machine that the bench measures the fast ops against.
     void set_reference_ops(bool on) { reference_ops_ = on; }
     bool reference_ops() const { return reference_ops_; }
+    // How quantised weights (Q8_0, Q4_0, K-quants) are multiplied (quant_dot.h): an integer path
+    // (the default: active_dot_path(), KVSCOPE_DOT), or float (widened to float32, exact to the
+    // dequantised matrix: for checking). Throws kvs::Error for a path this CPU lacks.
+    void set_dot_path(cpu::DotPath p);
+    cpu::DotPath dot_path() const { return dot_; }
 
     DeviceSpan alloc(std::size_t n) override;
     void release(DeviceSpan s) noexcept override;
@@ -47,11 +53,14 @@ class CpuBackend final : public Backend {
     void embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) override;
     void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim, float eps) override;
     void matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) override;
-    // F16, BF16 and Q8_0 (fast_ops.h's matmul_compact; with reference ops, the matrix is
-    // dequantised first and multiplied by the plain loop).
+    // Every GGUF type (fast_ops.h's matmul_compact; with reference ops, the matrix is
+    // dequantised first and multiplied by the plain loop). A compact embedding table's rows are
+    // dequantised by core's one decoder.
     bool runs_compact(GgmlType type) const override;
     void matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, const unsigned char* w, int T,
                         int n, int d) override;
+    void embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table, const int* tokens,
+                       int T, int dim) override;
     void rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim, int head_dim,
               DeviceSpan inv_freq) override;
     void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v, int pos0,
@@ -75,6 +84,8 @@ class CpuBackend final : public Backend {
   private:
     bool time_ops_;
     bool reference_ops_ = false;
+    cpu::DotPath dot_;
+    cpu::QuantMatmul quant_ = nullptr;  // dot_'s matmul, null for float
     int threads_ = 1;
     std::unique_ptr<cpu::ThreadPool> pool_;  // null for 1 thread
     std::vector<float> scratch_;             // attention rows, one per thread

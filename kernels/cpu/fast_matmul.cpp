@@ -28,8 +28,9 @@
 //    cache keeps the tiles, whose eight independent sums hide the FMA latency.
 // Every element is the same lane sum in the same order whatever the tile, block, T or thread
 // count, so batched and single-token passes agree bit for bit. The weights may be compact (F16,
-// BF16, Q8_0: weight_rows.h): they are widened to float32 as they are loaded, and the sums are
-// the same as the float32 matmul's on the dequantised matrix.
+// BF16, Q8_0, Q4_0, K-quants: weight_rows.h): they are widened to float32 as they are loaded, and
+// the sums are the same as the float32 matmul's on the dequantised matrix. (Q8_0, Q4_0 and the
+// K-quants go to the integer dot products instead unless KVSCOPE_DOT=float: fast_ops.cpp.)
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -335,7 +336,16 @@ void matmul_compact(float* out, const float* x, GgmlType type, const unsigned ch
         case GgmlType::Q8_0:
             return matmul_rows(out, x, Q8Rows{w, n}, T, n, d, pool);
         case GgmlType::Q4_0:
-            break;
+            return matmul_rows(out, x, DecodedRows<32>{w, n, type, ggml_block_bytes(type)}, T, n, d,
+                               pool);
+        case GgmlType::Q2_K:
+        case GgmlType::Q3_K:
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
+        case GgmlType::Q6_K:
+        case GgmlType::Q8_K:
+            return matmul_rows(out, x, DecodedRows<256>{w, n, type, ggml_block_bytes(type)}, T, n,
+                               d, pool);
     }
     throw Error(std::string("the CPU matmul does not read ") + ggml_type_name(type) + " weights");
 }

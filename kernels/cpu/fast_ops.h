@@ -20,9 +20,10 @@ class ThreadPool;
 // pool: null, or threads that share the rows of a large enough matmul (thread_pool.h).
 void matmul(float* out, const float* x, const float* w, int T, int n, int d, ThreadPool* pool);
 
-// The same with w [d, n] in a compact type (core/model/compact_weights.h: F16, BF16 or Q8_0, n
-// whole blocks of it; F32 too), widened to float32 as it is read; every element equals matmul() on
-// the dequantised matrix, bit for bit. Throws kvs::Error for a type it does not read (Q4_0).
+// The same with w [d, n] in a compact type (core/model/compact_weights.h: F16, BF16, Q8_0, Q4_0 or
+// a K-quant, n whole blocks of it; F32 too), widened to float32 as it is read: every element equals
+// matmul() on the dequantised matrix, bit for bit. (The CPU backend sends Q8_0, Q4_0 and the
+// K-quants to quant_dot.h's integer dot products instead, unless its dot path is float.)
 void matmul_compact(float* out, const float* x, GgmlType type, const unsigned char* w, int T, int n,
                     int d, ThreadPool* pool);
 

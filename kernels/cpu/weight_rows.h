@@ -11,9 +11,12 @@
 //  - F16:  F16C's vcvtph2ps where the path has it (avx2, avx512), else core's half_to_float a
 //          value at a time (sse, plain: the scalar fallback);
 //  - BF16: the 16 bits shifted into the top of a float;
-//  - Q8_0: 32-value blocks (core/files/gguf_file.h's BlockQ8_0): the block's scale d is widened
-//  once
-//          per block (kStep), the int8 values converted kLanes at a time and multiplied by it.
+//  - Q8_0: 32-value blocks (core/files/gguf_file.h's BlockQ8_0): the block's scale d is
+//          widened once per block (kStep), the int8 values converted kLanes at a time and
+//          multiplied by it;
+//  - Q4_0 and the K-quants: each block decoded by core's one decoder (dequantize_values) when a
+//          step starts, then read kLanes at a time. Slow, and exact: the float path these types
+//          keep for checking the integer dot products (quant_dot.h), which are their fast path.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -159,6 +162,30 @@ struct Q8Rows {
     VEC_INLINE static Vec tail(Row, int, int) {
         return Vec{};
     }
+};
+
+// Q4_0 (kBlock 32) and the K-quants (256): rows of n / kBlock blocks of `bytes` each.
+template <int kBlock>
+struct DecodedRows {
+    using Row = const unsigned char*;
+    struct Block {
+        float v[kBlock];
+    };
+    static constexpr int kStep = kBlock;
+    static_assert(kStep % kLanes == 0);
+    const unsigned char* w;
+    int n;
+    GgmlType type;
+    std::size_t bytes;  // of one block
+    VEC_INLINE Row row(int i) const { return w + std::size_t(i) * (n / kBlock) * bytes; }
+    VEC_INLINE Block block(Row r, int j) const {
+        Block b;
+        dequantize_values(type, r + std::size_t(j / kBlock) * bytes, kBlock, b.v);
+        return b;
+    }
+    VEC_INLINE static Vec lanes(Row, const Block& b, int j) { return load(b.v + j % kBlock); }
+    // Never called: rows are whole blocks (core/model/compact_weights.h's kept_type).
+    VEC_INLINE static Vec tail(Row, int, int) { return Vec{}; }
 };
 
 }  // namespace KVS_LANES_NS

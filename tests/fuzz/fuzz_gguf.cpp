@@ -1,6 +1,8 @@
 // Fuzz target: GGUF bytes -> parse_gguf_llama (container, metadata, tensor infos, shapes, the
 // tokenizer from metadata, dequantisation); whatever parses is checked and, when its KV cache is
-// small, run for a few greedy steps on the CPU backend with the prompt encoded by its tokenizer.
+// small, run for a few greedy steps on the CPU backend with the prompt encoded by its tokenizer:
+// a quantised file kept as stored, so its matrices go through the integer dot products and its
+// embedding rows through the decoders (the K-quant seeds hold every block type).
 #include <cstddef>
 #include <cstdint>
 
@@ -20,9 +22,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const ModelConfig c = g.ck.config;
     FUZZ_CHECK(g.tok->vocab_size() == c.vocab_size);
-    FUZZ_CHECK(g.ck.weights.wcls >= g.ck.weights.all.data());
-    FUZZ_CHECK(g.ck.weights.wcls + std::size_t(c.vocab_size) * c.dim <=
-               g.ck.weights.all.data() + g.ck.weights.all.size());
+    // The classifier: float32 views inside the copy, or (a quantised file, kept as stored: every
+    // block type the decoders and the integer dot products read) bytes inside the file.
+    const CompactWeights& cw = g.ck.compact;
+    if (cw.held()) {
+        const auto [rows, n] = matrix_shape(c, MatrixKind::wcls);
+        FUZZ_CHECK(cw.wcls.data >= data &&
+                   cw.wcls.data + rows * ggml_row_bytes(cw.wcls.type, n) <= data + size);
+    } else {
+        FUZZ_CHECK(g.ck.weights.wcls >= g.ck.weights.all.data());
+        FUZZ_CHECK(g.ck.weights.wcls + std::size_t(c.vocab_size) * c.dim <=
+                   g.ck.weights.all.data() + g.ck.weights.all.size());
+    }
     for (const char* text : {"", "a a", "\xE2\x96\x81<s>\xFF"})
         for (int id : g.tok->encode(text)) {
             FUZZ_CHECK(id >= 0 && id < c.vocab_size);

@@ -23,6 +23,14 @@ done
 python3 "$here/make_gpt2_folder.py" "$tmp/gpt2" 262
 cp "$tmp/b.tok.bin" "$tmp/gpt2/tokenizer.bin"
 "$cli" export --model "$tmp/gpt2" --gguf "$out/gpt2-f16.gguf" --type f16 >/dev/null
+# K-quants: rows of 256 for ffn_down only (hidden 256), so the file stays small; every other
+# matrix falls back to F16 (rows of 8). One seed per type the writer makes, and a Q8_K one made
+# from the Q6_K seed below (ggml's intermediate type: no writer makes it).
+"$cli" make-model --out "$tmp/k.bin" --dim 8 --hidden 256 --layers 1 --heads 2 --vocab 262 \
+    --seq-len 4 >/dev/null
+for t in q2_k q3_k q4_k q5_k q6_k; do
+    "$cli" export --model "$tmp/k.bin" --gguf "$out/kquant-$t.gguf" --type "$t" >/dev/null
+done
 head -c 3000 "$out/gqa-q8_0.gguf" >"$out/cut-in-metadata.gguf"
 python3 - "$out" <<'PY'
 import struct, sys
@@ -30,5 +38,69 @@ d = sys.argv[1]
 b = bytearray(open(f"{d}/gqa-q4_0.gguf", "rb").read())
 b[4:8] = struct.pack("<I", 2)  # the same file as version 2
 open(f"{d}/version2.gguf", "wb").write(b)
+
+# The Q6_K seed with its Q6_K tensor made Q8_K (292-byte blocks: float d, 256 int8, 16 sums),
+# the tensor infos' offsets and the data laid out again.
+src = open(f"{d}/kquant-q6_k.gguf", "rb").read()
+at = 4
+def take(fmt):
+    global at
+    v = struct.unpack_from(fmt, src, at)
+    at += struct.calcsize(fmt)
+    return v[0]
+def string():
+    n = take("<Q")
+    global at
+    at += n
+SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+def value(t):
+    global at
+    if t == 8:
+        string()
+    elif t == 9:
+        et, n = take("<I"), take("<Q")
+        for _ in range(n):
+            value(et)
+    else:
+        at += SCALAR[t]
+version, n_tensors, n_kv = take("<I"), take("<Q"), take("<Q")
+for _ in range(n_kv):
+    string()
+    value(take("<I"))
+infos = []
+for _ in range(n_tensors):
+    start = at
+    string()
+    nd = take("<I")
+    dims = [take("<Q") for _ in range(nd)]
+    type_at = at
+    ty = take("<I")
+    off_at = at
+    off = take("<Q")
+    infos.append([start, dims, type_at, ty, off_at, off])
+header = bytearray(src[:at])
+data_start = (at + 31) // 32 * 32
+BLOCK = {0: (4, 1), 1: (2, 1), 14: (210, 256), 15: (292, 256)}
+data = bytearray()
+for info in infos:
+    dims, ty, off = info[1], info[3], info[5]
+    n = 1
+    for x in dims:
+        n *= x
+    size = n // BLOCK[ty][1] * BLOCK[ty][0]
+    chunk = src[data_start + off:data_start + off + size]
+    if ty == 14:  # Q6_K -> Q8_K: d, the values from the old bytes, their sums
+        ty = 15
+        chunk = bytearray()
+        for b in range(n // 256):
+            qs = [((x + b) % 255) - 127 for x in range(256)]
+            chunk += struct.pack("<f", 1e-3) + bytes(q & 0xFF for q in qs)
+            chunk += struct.pack("<16h", *[sum(qs[16 * g:16 * g + 16]) for g in range(16)])
+        struct.pack_into("<I", header, info[2], 15)
+    data += b"\0" * ((32 - len(data) % 32) % 32)
+    struct.pack_into("<Q", header, info[4], len(data))
+    data += chunk
+header += b"\0" * (data_start - at)
+open(f"{d}/kquant-q8_k.gguf", "wb").write(bytes(header) + bytes(data))
 PY
 ls -l "$out"

@@ -6,21 +6,35 @@
 // must agree and the largest |logit difference| must stay within the bound given for the file.
 // F32 exports must give the same greedy tokens and text with logits within 1e-4. F16, Q8_0 and
 // Q4_0 exports are reported, their logits bounded up to where the tokens part (llama.cpp rounds
-// the activations to F16 / Q8_0 in those matmuls, kvscope computes in float32 from dequantised
-// weights, so a near tie may go the other way). Each model is also written with other
-// hyper-parameters (RoPE base 500000, Llama 3's rope scaling as rope_freqs, RMSNorm epsilon 1e-6),
-// strict like F32: the same weights then give other logits, and both must give the same ones.
-// And as a Qwen2-shaped model (the weights with q/k/v biases added, tests/qwen2_model.h) in a
-// GGUF of architecture qwen2, whose q/k rows llama.cpp rotates as NEOX (rotate-half) pairs.
-// And as a GPT-2-shaped model (random weights of GPT-2's design in the model's shapes, with its
-// tokenizer: tests/gpt2_model.h) in a GGUF of architecture gpt2: LayerNorm, learned positions,
-// fused q/k/v with biases, GELU. Its bound is looser, and held up to where the tokens part, as
-// for F16: ggml's CPU GELU looks its value up in a table indexed by the input rounded to F16 and
-// holding F16 outputs (GGML_GELU_FP16), where kvscope computes tanh in float32. Measured: 0.97e-3
-// to 1.3e-3 on 80-step runs, a near tie parting the tokens in 2 of 6; with kvscope's GELU
-// rounded the same way (an experiment, not kept) 3.4e-4 to 5.9e-4 and every token the same.
-// So the same GPT-2 is run again with its MLP's output zeroed (f32-gpt2-no-mlp), strict at 1e-5:
-// positions, LayerNorms, the fused q/k/v and every bias but the MLP's, attention, the classifier.
+// the activations to F16 in F16 matmuls, where kvscope computes in float32, and these small
+// models' rows of 172 or 344 are written F16 in Q8_0 and Q4_0 files too; kvscope's Q8_0 and Q4_0
+// matmuls round the activations to Q8_0 as ggml does; so a near tie may go the other way). Each
+// model is also written with other hyper-parameters (RoPE base 500000, Llama 3's rope scaling as
+// rope_freqs, RMSNorm epsilon 1e-6), strict like F32: the same weights then give other logits, and
+// both must give the same ones. And as a Qwen2-shaped model (the weights with q/k/v biases added,
+// tests/qwen2_model.h) in a GGUF of architecture qwen2, whose q/k rows llama.cpp rotates as NEOX
+// (rotate-half) pairs. And as a GPT-2-shaped model (random weights of GPT-2's design in the model's
+// shapes, with its tokenizer: tests/gpt2_model.h) in a GGUF of architecture gpt2: LayerNorm,
+// learned positions, fused q/k/v with biases, GELU. Its bound is looser, and held up to where the
+// tokens part, as for F16: ggml's CPU GELU looks its value up in a table indexed by the input
+// rounded to F16 and holding F16 outputs (GGML_GELU_FP16), where kvscope computes tanh in float32.
+// Measured: 0.97e-3 to 1.3e-3 on 80-step runs, a near tie parting the tokens in 2 of 6; with
+// kvscope's GELU rounded the same way (an experiment, not kept) 3.4e-4 to 5.9e-4 and every token
+// the same. So the same GPT-2 is run again with its MLP's output zeroed (f32-gpt2-no-mlp), strict
+// at 1e-5: positions, LayerNorms, the fused q/k/v and every bias but the MLP's, attention, the
+// classifier. And K-quants (kquant_peer below): a small random model of K-quant shapes (rows of 256
+// and 768) written F32 and quantised by llama.cpp's own quantizer (llama_model_quantize) to Q2_K,
+// Q3_K_M, Q4_K_M, Q5_K_M and Q6_K: every quantised tensor of those files dequantised by kvscope
+// and by ggml (its type traits' to_float) must be the same floats, bit for bit, and so must
+// random blocks of every K-quant type (Q8_K too); the activations kvscope's integer paths
+// quantise to Q8_K must be ggml's quantize_row_q8_K_ref's blocks; then the Q4_K_M, Q5_K_M and Q6_K
+// files through both, fed llama.cpp's greedy tokens: on kvscope's float path (the weights exactly
+// dequantised, float32 arithmetic) every step's logits correlate with llama.cpp's at r >= 0.99
+// (measured 0.9997 at least) and the first step's top token is among llama.cpp's top 3
+// (llama.cpp rounds the activations to 8 bits in these dot products, so the two differ by that
+// rounding: 0.04 to 0.06 at most here); on kvscope's integer path, which rounds them as ggml
+// does, the logits are within 2e-3 of llama.cpp's (measured 4.8e-7 to 1.1e-6: what remains is
+// the order of float sums).
 // Usage: peer_llama_cpp BINS_DIR OUT_DIR MODEL... (default, stories260K or a llama2.c file)
 #include <ggml-backend.h>
 #include <llama.h>
@@ -29,11 +43,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "core/files/gguf_file.h"
+#include "core/files/kquant_blocks.h"
+#include "core/files/mapped_file.h"
+#include "core/loaders/checkpoint_writer.h"
 #include "core/loaders/gguf_writer.h"
 #include "core/loaders/model_loader.h"
 #include "core/model/llama_model.h"
@@ -44,6 +63,11 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/gpt2_model.h"
 #include "tests/qwen2_model.h"
+
+// ggml's own Q8_K routines, exported by libggml-base (its type traits give Q8_K no to_float):
+// the decoder, and the activations' quantiser of the K-quant dot products.
+extern "C" void dequantize_row_q8_K(const void* x, float* y, std::int64_t k);
+extern "C" void quantize_row_q8_K_ref(const float* x, void* y, std::int64_t k);
 
 namespace {
 
@@ -135,6 +159,256 @@ Outcome compare(const kvs::Model& m, llama_model* lm, const std::string& prompt,
     return o;
 }
 
+// Every quantised tensor of `path` dequantised by kvscope and by ggml: the same bits. Counts the
+// tensors per type into `seen`.
+bool same_dequantised(const std::string& path, std::vector<std::pair<std::string, int>>& seen) {
+    const auto map = kvs::MappedFile::open(path, std::size_t(1) << 32);
+    const kvs::GgufFile f = kvs::GgufFile::parse(map->data(), map->size(), path);
+    bool ok = true;
+    for (const auto& t : f.tensors()) {
+        if (t.type == kvs::GgmlType::F32) continue;
+        const std::size_t n = static_cast<std::size_t>(t.elements);
+        std::vector<float> ours(n), theirs(n);
+        kvs::dequantize(t, ours.data());
+        ggml_get_type_traits(static_cast<ggml_type>(t.type))->to_float(t.data, theirs.data(), n);
+        if (std::memcmp(ours.data(), theirs.data(), n * sizeof(float)) != 0) {
+            std::printf("  %s: tensor %s (%s) dequantises to other floats than ggml's\n",
+                        path.c_str(), std::string(t.name).c_str(), kvs::ggml_type_name(t.type));
+            ok = false;
+        }
+        const std::string type = kvs::ggml_type_name(t.type);
+        auto it = std::find_if(seen.begin(), seen.end(), [&](auto& p) { return p.first == type; });
+        if (it == seen.end())
+            seen.push_back({type, 1});
+        else
+            ++it->second;
+    }
+    return ok;
+}
+
+// Random blocks of every K-quant type (finite half scales, every other byte random) through
+// both decoders.
+bool same_dequantised_random() {
+    std::uint64_t state = 99;
+    auto next = [&] {
+        return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33;
+    };
+    bool ok = true;
+    for (kvs::GgmlType t : {kvs::GgmlType::Q2_K, kvs::GgmlType::Q3_K, kvs::GgmlType::Q4_K,
+                            kvs::GgmlType::Q5_K, kvs::GgmlType::Q6_K, kvs::GgmlType::Q8_K}) {
+        const std::size_t blocks = 64, bytes = kvs::ggml_block_bytes(t), n = blocks * 256;
+        std::vector<unsigned char> b(blocks * bytes);
+        for (auto& x : b) x = static_cast<unsigned char>(next());
+        for (std::size_t i = 0; i < blocks; ++i) {  // the scales: finite values
+            unsigned char* blk = b.data() + i * bytes;
+            auto half = [&](std::size_t at) {
+                const std::uint16_t h =
+                    kvs::float_to_half(float(int(next() % 2001) - 1000) * 1e-4f);
+                std::memcpy(blk + at, &h, 2);
+            };
+            switch (t) {
+                case kvs::GgmlType::Q2_K:
+                    half(80), half(82);
+                    break;
+                case kvs::GgmlType::Q3_K:
+                    half(108);
+                    break;
+                case kvs::GgmlType::Q4_K:
+                case kvs::GgmlType::Q5_K:
+                    half(0), half(2);
+                    break;
+                case kvs::GgmlType::Q6_K:
+                    half(208);
+                    break;
+                default: {
+                    const float d = float(int(next() % 2001) - 1000) * 1e-5f;
+                    std::memcpy(blk, &d, 4);
+                }
+            }
+        }
+        std::vector<float> ours(n), theirs(n);
+        kvs::dequantize_values(t, b.data(), n, ours.data());
+        if (t == kvs::GgmlType::Q8_K)
+            dequantize_row_q8_K(b.data(), theirs.data(), static_cast<std::int64_t>(n));
+        else
+            ggml_get_type_traits(static_cast<ggml_type>(t))->to_float(b.data(), theirs.data(), n);
+        if (std::memcmp(ours.data(), theirs.data(), n * sizeof(float)) != 0) {
+            std::printf("  random %s blocks dequantise to other floats than ggml's\n",
+                        kvs::ggml_type_name(t));
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+struct Agreement {
+    int steps = 0;
+    double min_r = 1, max_diff = 0;
+    int top3_misses = 0;  // the first step's: kvscope's top token not among llama.cpp's top 3
+};
+
+// `m` fed llama.cpp's greedy tokens after `prompt` (so that one near tie does not part the two
+// texts), every step's logits compared: Pearson r, kvscope's argmax among llama.cpp's top 3, the
+// largest |difference|.
+Agreement teacher_forced(const kvs::Model& m, llama_model* lm, kvs::CpuBackend& be,
+                         const std::string& prompt, int steps) {
+    Agreement a;
+    const std::vector<int> ids = m.tokenizer().encode(prompt);
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = static_cast<std::uint32_t>(m.config().seq_len);
+    cp.n_batch = cp.n_ubatch = cp.n_ctx;
+    cp.n_threads = cp.n_threads_batch = 1;
+    cp.type_k = cp.type_v = GGML_TYPE_F32;
+    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    cp.no_perf = true;
+    llama_context* ctx = llama_init_from_model(lm, cp);
+    if (!ctx) return a;
+    auto runner = m.make_runner(be);
+    kvs::Capture want;
+    want.attention = want.kv_rows = want.vectors = false;
+    want.last_rows = 0;
+    kvs::ForwardResult out;
+    std::vector<llama_token> feed(ids.begin(), ids.end());
+    std::vector<int> ours = ids;
+    const int V = m.config().vocab_size;
+    for (int s = 0; s < steps; ++s) {
+        if (llama_decode(ctx, llama_batch_get_one(feed.data(), static_cast<int>(feed.size()))))
+            break;
+        runner->forward(ours, want, out);
+        const float* lg = llama_get_logits_ith(ctx, -1);
+        double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+        for (int i = 0; i < V; ++i) {
+            const double x = lg[i], y = out.logits[i];
+            sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y;
+            a.max_diff = std::max(a.max_diff, std::abs(x - y));
+        }
+        const double r = (V * sxy - sx * sy) / std::sqrt((V * sxx - sx * sx) * (V * syy - sy * sy));
+        a.min_r = std::min(a.min_r, r);
+        std::vector<int> order(V);
+        for (int i = 0; i < V; ++i) order[i] = i;
+        std::partial_sort(order.begin(), order.begin() + 3, order.end(),
+                          [&](int x, int y) { return lg[x] > lg[y]; });
+        const int mine = static_cast<int>(std::max_element(out.logits.begin(), out.logits.end()) -
+                                          out.logits.begin());
+        if (s == 0 && mine != order[0] && mine != order[1] && mine != order[2]) ++a.top3_misses;
+        ++a.steps;
+        feed.assign(1, order[0]);
+        ours.assign(1, order[0]);
+    }
+    llama_free(ctx);
+    return a;
+}
+
+// Activations quantised to Q8_K by kvscope's integer paths and by ggml: the same blocks.
+bool same_q8k_activations() {
+    std::uint64_t state = 7;
+    auto next = [&] {
+        return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33;
+    };
+    const int n = 16 * 256;
+    std::vector<float> x(n);
+    for (float& v : x) v = float(int(next() % 20001) - 10000) * 1e-3f;
+    x[300] = -20.0f, x[301] = 20.0f;  // a tie of magnitudes: the first one sets the sign
+    std::vector<kvs::BlockQ8K> theirs(n / 256);
+    quantize_row_q8_K_ref(x.data(), theirs.data(), n);
+    bool ok = true;
+    for (kvs::cpu::DotPath p : kvs::cpu::available_dot_paths()) {
+        if (p == kvs::cpu::DotPath::float32) continue;
+        const auto q = kvs::cpu::quantize_row_for(p, kvs::GgmlType::Q4_K, x.data(), n);
+        for (int b = 0; b < n / 256; ++b)
+            ok = ok && std::memcmp(q.q.data() + 256 * b, theirs[b].qs, 256) == 0 &&
+                 q.d[b] == theirs[b].d &&
+                 std::memcmp(q.bsums.data() + 16 * b, theirs[b].bsums, 32) == 0;
+    }
+    return ok;
+}
+
+// The K-quant cases (see the file's comment). Returns whether all held.
+bool kquant_peer(const std::filesystem::path& out, const kvs::BpeTokenizer& tok) {
+    kvs::ModelConfig c;
+    c.dim = 256, c.hidden_dim = 768, c.n_layers = 2, c.n_heads = 4, c.n_kv_heads = 2;
+    c.vocab_size = tok.vocab_size(), c.seq_len = 128, c.shared_classifier = false;
+    const auto bin = (out / "kquant.bin").string(), tok_path = (out / "kquant.tok.bin").string();
+    kvs::write_random_checkpoint(bin, c, 5);
+    {
+        const auto bytes = kvs::tokenizer_file_bytes(tok);
+        std::FILE* f = std::fopen(tok_path.c_str(), "wb");
+        if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) return false;
+        std::fclose(f);
+    }
+    const auto src = kvs::open_model(bin, tok_path);
+    const auto& lm_src = dynamic_cast<const kvs::LlamaModel&>(*src);
+    const auto f32 = (out / "kquant-f32.gguf").string();
+    kvs::write_gguf_llama(f32, c, lm_src.weights(),
+                          dynamic_cast<const kvs::BpeTokenizer&>(src->tokenizer()),
+                          kvs::GgmlType::F32, "kquant");
+    bool ok = same_dequantised_random();
+    std::printf("peer: random blocks of Q2_K..Q6_K and Q8_K: %s\n",
+                ok ? "the same floats as ggml's" : "FAILED");
+    const bool acts = same_q8k_activations();
+    std::printf("peer: activations quantised to Q8_K on every integer path: %s\n",
+                acts ? "the same blocks as ggml's quantize_row_q8_K_ref" : "FAILED");
+    ok = ok && acts;
+    std::vector<std::pair<std::string, int>> seen;
+    for (const auto& [name, ftype, run] : std::vector<std::tuple<std::string, llama_ftype, bool>>{
+             {"q2_k", LLAMA_FTYPE_MOSTLY_Q2_K, false},
+             {"q3_k_m", LLAMA_FTYPE_MOSTLY_Q3_K_M, false},
+             {"q4_k_m", LLAMA_FTYPE_MOSTLY_Q4_K_M, true},
+             {"q5_k_m", LLAMA_FTYPE_MOSTLY_Q5_K_M, true},
+             {"q6_k", LLAMA_FTYPE_MOSTLY_Q6_K, true}}) {
+        const auto path = (out / ("kquant-" + name + ".gguf")).string();
+        llama_model_quantize_params qp = llama_model_quantize_default_params();
+        qp.ftype = ftype;
+        qp.nthread = 1;
+        if (llama_model_quantize(f32.c_str(), path.c_str(), &qp) != 0) {
+            std::printf("peer: llama_model_quantize %s failed: FAILED\n", name.c_str());
+            ok = false;
+            continue;
+        }
+        const bool same = same_dequantised(path, seen);
+        ok = ok && same;
+        if (!run) continue;
+        const auto m = kvs::open_model(path);
+        llama_model_params mp = llama_model_default_params();
+        mp.n_gpu_layers = 0;
+        llama_model* lm = llama_model_load_from_file(path.c_str(), mp);
+        if (!lm) {
+            std::printf("peer: llama.cpp cannot load %s: FAILED\n", path.c_str());
+            ok = false;
+            continue;
+        }
+        for (const std::string prompt : {"Once upon a time", ""}) {
+            kvs::CpuBackend be(false);
+            be.set_dot_path(kvs::cpu::DotPath::float32);
+            const Agreement fl = teacher_forced(*m, lm, be, prompt, 24);
+            be.set_dot_path(kvs::cpu::active_dot_path());
+            const Agreement in = teacher_forced(*m, lm, be, prompt, 24);
+            const bool good = fl.steps == 24 && in.steps == 24 && fl.min_r >= 0.99 &&
+                              fl.top3_misses == 0 && in.max_diff <= 2e-3 &&
+                              m->format().find("kept as stored") != std::string::npos;
+            std::printf(
+                "peer: %s %s, prompt '%s', %d steps fed llama.cpp's tokens: float path r >= "
+                "%.4f, first top token in llama.cpp's top 3 %s, max |logit difference| %.3g; "
+                "integer "
+                "path (%s) max |logit difference| %.3g (bound 2e-3)%s\n",
+                m->name().c_str(),
+                m->format().find("kept as stored") != std::string::npos ? "kept as stored"
+                                                                        : "NOT KEPT",
+                prompt.c_str(), fl.steps, fl.min_r, fl.top3_misses ? "no" : "yes", fl.max_diff,
+                kvs::cpu::dot_path_name(kvs::cpu::active_dot_path()), in.max_diff,
+                good ? "" : ": FAILED");
+            ok = ok && good;
+        }
+        llama_model_free(lm);
+    }
+    std::string types;
+    for (const auto& [t, n] : seen) types += " " + t + " x " + std::to_string(n);
+    std::printf(
+        "peer: K-quant files made by llama.cpp's quantizer, tensors dequantised by both:%s%s\n",
+        types.c_str(), ok ? "" : ": FAILED");
+    return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -208,6 +482,9 @@ int main(int argc, char** argv) {
             llama_model_free(lm);
         }
     }
+    // The K-quants, once, with the default model's tokenizer.
+    const auto def = kvs::open_model("default");
+    all_ok = kquant_peer(out, dynamic_cast<const kvs::BpeTokenizer&>(def->tokenizer())) && all_ok;
     std::printf("peer: %s\n", all_ok ? "all passed" : "FAILED");
     return all_ok ? 0 : 1;
 }
