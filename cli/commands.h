@@ -28,18 +28,18 @@ int cmd_export(int argc, char** argv);
 int cmd_replay(int argc, char** argv);
 
 // The option groups the window takes too (--model, --tokenizer, --backend, --threads, --prompt,
-// --timing-runs): defined once, in cmdline/engine_options.h.
+// --timing-runs, the sampler): defined once, in cmdline/engine_options.h.
 using cmdline::backend_from;
 using cmdline::backend_option;
 using cmdline::prompt_option;
+using cmdline::sampler_from;
+using cmdline::sampler_options;
 using cmdline::threads_from;
 using cmdline::threads_option;
 using cmdline::timing_option;
 // cmdline's model options and --context N (kvscope-cli's only: the tokens a session may hold,
 // which the KV cache is allocated for; default the model's context).
 std::vector<OptionSpec> model_options();
-std::vector<OptionSpec> sampler_options();
-SamplerConfig sampler_from(const Args& a);
 // --timing-runs N as the policy of the engine's step timing (`fallback_runs` when not given).
 TimingPolicy timing_from(const Args& a, int fallback_runs = TimingPolicy().runs);
 // How a command's step times were measured, in words for its summary.

@@ -24,22 +24,6 @@ std::vector<OptionSpec> model_options() {
     return specs;
 }
 
-std::vector<OptionSpec> sampler_options() {
-    return {{"temperature", "T", "0 = greedy (default 0)", false, {"--temp"}},
-            {"top-k", "K", "keep the K most likely tokens (default 0 = off)"},
-            {"top-p", "P", "nucleus sampling mass (default 0.9; used when T > 0)"},
-            {"seed", "S", "random seed (default 42)", false, {"-s"}}};
-}
-
-SamplerConfig sampler_from(const Args& a) {
-    SamplerConfig s;
-    s.temperature = static_cast<float>(a.number("temperature", 0.0, 0.0, 100.0));
-    s.top_k = a.integer("top-k", 0, 0, 1 << 20);
-    s.top_p = static_cast<float>(a.number("top-p", 0.9, 0.0, 1.0));
-    s.seed = a.unsigned_integer("seed", 42);
-    return s;
-}
-
 TimingPolicy timing_from(const Args& a, int fallback_runs) {
     TimingPolicy t;
     t.runs = cmdline::timing_runs_from(a, fallback_runs);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/util/closest_name.h"
 #include "core/util/error.h"
@@ -26,7 +27,93 @@ std::string spellings(const OptionSpec& s) {
     return n + "--" + s.name;
 }
 
+// A whole number as strtol reads it; false when the text is not one (or is beyond a long).
+bool read_whole(const std::string& v, long& x) {
+    char* end = nullptr;
+    errno = 0;
+    x = std::strtol(v.c_str(), &end, 10);
+    return !v.empty() && *end == '\0' && errno != ERANGE;
+}
+
+bool read_number(const std::string& v, double& x) {
+    char* end = nullptr;
+    x = std::strtod(v.c_str(), &end);
+    return !v.empty() && *end == '\0' && std::isfinite(x);
+}
+
 }  // namespace
+
+ValueRule whole_in(int lo, int hi) {
+    return {ValueRule::Kind::Whole, double(lo), double(hi)};
+}
+
+ValueRule number_in(double lo, double hi) {
+    return {ValueRule::Kind::Number, lo, hi};
+}
+
+ValueRule any_unsigned() {
+    return {ValueRule::Kind::Unsigned};
+}
+
+ValueRule one_of(std::vector<std::string> choices) {
+    return {ValueRule::Kind::OneOf, 0, 0, std::move(choices)};
+}
+
+ValueRule checked_by(std::string (*check)(const std::string& value)) {
+    return {ValueRule::Kind::Checked, 0, 0, {}, check};
+}
+
+std::string value_problem(const ValueRule& rule, const std::string& v) {
+    switch (rule.kind) {
+        case ValueRule::Kind::Text:
+            return {};
+        case ValueRule::Kind::Whole: {
+            long x = 0;
+            if (!read_whole(v, x)) return "'" + v + "' is not a whole number";
+            if (x < rule.lo || x > rule.hi)
+                return v + " is out of range (" + std::to_string(static_cast<long>(rule.lo)) +
+                       ".." + std::to_string(static_cast<long>(rule.hi)) + ")";
+            return {};
+        }
+        case ValueRule::Kind::Number: {
+            double x = 0;
+            if (!read_number(v, x)) return "'" + v + "' is not a number";
+            if (x < rule.lo || x > rule.hi) {
+                std::ostringstream s;
+                s << v << " is out of range (" << rule.lo << ".." << rule.hi << ")";
+                return s.str();
+            }
+            return {};
+        }
+        case ValueRule::Kind::Unsigned: {
+            // Digits only: strtoull would take "-1" as 2^64-1, strtod "1.5" as a number.
+            const bool digits = !v.empty() && v.size() <= 20 &&
+                                v.find_first_not_of("0123456789") == std::string::npos;
+            errno = 0;
+            if (digits) std::strtoull(v.c_str(), nullptr, 10);
+            if (!digits || errno == ERANGE)
+                return "'" + v + "' is not a whole number from 0 to 18446744073709551615";
+            return {};
+        }
+        case ValueRule::Kind::OneOf: {
+            std::string list;
+            for (const auto& c : rule.choices) {
+                if (v == c) return {};
+                list += (list.empty() ? "" : ", ") + c;
+            }
+            return "'" + v + "' is not one of " + list;
+        }
+        case ValueRule::Kind::Checked:
+            return rule.check ? rule.check(v) : std::string();
+    }
+    return {};
+}
+
+const OptionSpec* find_option(const std::vector<OptionSpec>& specs, const std::string& name) {
+    for (const auto& s : specs)
+        if (s.name == name) return &s;
+    return nullptr;
+}
 
 CommandLine::CommandLine(Voice voice, std::vector<OptionSpec> specs, int argc, char** argv,
                          int first)
@@ -135,15 +222,9 @@ std::string CommandLine::str(const std::string& name, const std::string& fallbac
 }
 
 int CommandLine::whole(const std::string& name, const std::string& v, int lo, int hi) const {
-    char* end = nullptr;
-    errno = 0;
-    const long x = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || errno == ERANGE)
-        fail("--" + name + ": '" + v + "' is not a whole number");
-    if (x < lo || x > hi)
-        fail("--" + name + ": " + v + " is out of range (" + std::to_string(lo) + ".." +
-             std::to_string(hi) + ")");
-    return static_cast<int>(x);
+    if (const std::string why = value_problem(whole_in(lo, hi), v); !why.empty())
+        fail("--" + name + ": " + why);
+    return static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
 }
 
 int CommandLine::integer(const std::string& name, int fallback, int lo, int hi) const {
@@ -154,32 +235,17 @@ int CommandLine::integer(const std::string& name, int fallback, int lo, int hi) 
 std::uint64_t CommandLine::unsigned_integer(const std::string& name, std::uint64_t fallback) const {
     auto it = values_.find(name);
     if (it == values_.end()) return fallback;
-    const std::string& v = it->second;
-    // Digits only: strtoull would take "-1" as 2^64-1, strtod "1.5" as a number.
-    const bool digits =
-        !v.empty() && v.size() <= 20 && v.find_first_not_of("0123456789") == std::string::npos;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long x = digits ? std::strtoull(v.c_str(), &end, 10) : 0;
-    if (!digits || errno == ERANGE)
-        fail("--" + name + ": '" + v + "' is not a whole number from 0 to 18446744073709551615");
-    return x;
+    if (const std::string why = value_problem(any_unsigned(), it->second); !why.empty())
+        fail("--" + name + ": " + why);
+    return std::strtoull(it->second.c_str(), nullptr, 10);
 }
 
 double CommandLine::number(const std::string& name, double fallback, double lo, double hi) const {
     auto it = values_.find(name);
     if (it == values_.end()) return fallback;
-    const std::string& v = it->second;
-    char* end = nullptr;
-    const double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || !std::isfinite(x))
-        fail("--" + name + ": '" + v + "' is not a number");
-    if (x < lo || x > hi) {
-        std::ostringstream s;
-        s << "--" << name << ": " << v << " is out of range (" << lo << ".." << hi << ")";
-        fail(s.str());
-    }
-    return x;
+    if (const std::string why = value_problem(number_in(lo, hi), it->second); !why.empty())
+        fail("--" + name + ": " + why);
+    return std::strtod(it->second.c_str(), nullptr);
 }
 
 std::vector<int> CommandLine::int_list(const std::string& name, std::vector<int> fallback) const {
@@ -203,12 +269,34 @@ std::string CommandLine::choice(const std::string& name, const std::string& fall
                                 std::initializer_list<const char*> allowed) const {
     auto it = values_.find(name);
     if (it == values_.end()) return fallback;
-    std::string list;
-    for (const char* a : allowed) {
-        if (it->second == a) return it->second;
-        list += (list.empty() ? "" : ", ") + std::string(a);
-    }
-    fail("--" + name + ": '" + it->second + "' is not one of " + list);
+    if (const std::string why = value_problem(one_of({allowed.begin(), allowed.end()}), it->second);
+        !why.empty())
+        fail("--" + name + ": " + why);
+    return it->second;
+}
+
+std::string CommandLine::checked(const std::string& name, const std::string& fallback) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    const OptionSpec* spec = find_option(specs_, name);
+    if (const std::string why = spec ? value_problem(spec->value, it->second) : ""; !why.empty())
+        fail("--" + name + ": " + why);
+    return it->second;
+}
+
+int CommandLine::integer(const std::string& name, int fallback) const {
+    const OptionSpec* spec = find_option(specs_, name);
+    if (!spec || spec->value.kind != ValueRule::Kind::Whole)
+        throw std::logic_error("--" + name + " has no whole-number rule");
+    return has(name) ? static_cast<int>(std::strtol(checked(name, {}).c_str(), nullptr, 10))
+                     : fallback;
+}
+
+double CommandLine::number(const std::string& name, double fallback) const {
+    const OptionSpec* spec = find_option(specs_, name);
+    if (!spec || spec->value.kind != ValueRule::Kind::Number)
+        throw std::logic_error("--" + name + " has no number rule");
+    return has(name) ? std::strtod(checked(name, {}).c_str(), nullptr) : fallback;
 }
 
 }  // namespace kvs::cmdline

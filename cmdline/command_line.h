@@ -12,6 +12,34 @@
 
 namespace kvs::cmdline {
 
+// What an option's value must be, stated once with the option: the typed readers below check a
+// given value against it, and the window's settings file reads its saved values through the same
+// rule (gui/settings.h), so a value one refuses the other refuses too.
+struct ValueRule {
+    enum class Kind {
+        Text,      // any text
+        Whole,     // a whole number in lo..hi
+        Number,    // a finite number in lo..hi
+        Unsigned,  // a whole number from 0 to 2^64-1
+        OneOf,     // one of `choices`
+        Checked,   // what `check` accepts
+    };
+    Kind kind = Kind::Text;
+    double lo = 0, hi = 0;
+    std::vector<std::string> choices = {};
+    // "" when `value` is good, else why not (e.g. "unknown backend 'x' (choose ...)").
+    std::string (*check)(const std::string& value) = nullptr;
+};
+ValueRule whole_in(int lo, int hi);
+ValueRule number_in(double lo, double hi);
+ValueRule any_unsigned();
+ValueRule one_of(std::vector<std::string> choices);
+ValueRule checked_by(std::string (*check)(const std::string& value));
+// "" when `value` is what `rule` allows, else why not in the command line's words, without the
+// option's name: "'x' is not a whole number", "9 is out of range (0.5..4)", "'pink' is not one of
+// light, dark".
+std::string value_problem(const ValueRule& rule, const std::string& value);
+
 struct OptionSpec {
     std::string name;        // without the leading "--"
     std::string value_name;  // empty for a flag
@@ -23,7 +51,12 @@ struct OptionSpec {
     // An older spelling whose value means something else (--trace-budget-kib beside
     // --trace-budget): read by the option's reader, not listed in --help (docs/cli.md lists it).
     bool hidden = false;
+    // What its value must be (a flag's: nothing); the readers without a range take it from here.
+    ValueRule value = {};
 };
+
+// The option named `name` (without "--") in `specs`; null when there is none.
+const OptionSpec* find_option(const std::vector<OptionSpec>& specs, const std::string& name);
 
 // How a program names itself in its messages and its help.
 struct Voice {
@@ -50,6 +83,11 @@ class CommandLine {
     // The value when it is one of `allowed`, else an error listing them.
     std::string choice(const std::string& name, const std::string& fallback,
                        std::initializer_list<const char*> allowed) const;
+    // The value checked against the option's own rule (OptionSpec::value), converted; `fallback`
+    // when the option is not given.
+    int integer(const std::string& name, int fallback) const;
+    double number(const std::string& name, double fallback) const;
+    std::string checked(const std::string& name, const std::string& fallback) const;
 
     // The checks on a piece of a value (e.g. the W of --size WxH).
     int whole(const std::string& name, const std::string& text, int lo, int hi) const;

@@ -10,6 +10,23 @@
 #include "kernels/backend_factory.h"
 
 namespace kvs::cmdline {
+namespace {
+
+std::string backend_problem(const std::string& name) {
+    if (is_backend_name(name)) return {};
+    return "unknown backend '" + name + "' (choose " + backend_choices() + ")";
+}
+
+// The cache views' words, as core names them.
+std::vector<std::string> cache_words() {
+    std::vector<std::string> w;
+    for (CacheView c :
+         {CacheView::On, CacheView::Off, CacheView::Compare, CacheView::Bidirectional})
+        w.push_back(cache_view_name(c));
+    return w;
+}
+
+}  // namespace
 
 std::vector<OptionSpec> model_options() {
     return {{"model",
@@ -26,7 +43,10 @@ std::vector<OptionSpec> model_options() {
 }
 
 OptionSpec backend_option() {
-    return {"backend", "B", "auto | cpu | cuda | cuda-emulated (default auto)"};
+    return {.name = "backend",
+            .value_name = "B",
+            .help = "auto | cpu | cuda | cuda-emulated (default auto)",
+            .value = checked_by(backend_problem)};
 }
 
 OptionSpec threads_option() {
@@ -75,12 +95,15 @@ OptionSpec new_tokens_option(const std::string& help) {
 }
 
 std::vector<OptionSpec> cache_options(bool with_compare) {
-    return {{"cache", "MODE",
-             with_compare ? "on | off | compare (both side by side; default on) |\n"
-                            "bidirectional (causal and bidirectional side by side, both\n"
-                            "without the cache)"
-                          : "on | off: decode with the KV cache, or recompute every row\n(default "
-                            "on)"},
+    return {{.name = "cache",
+             .value_name = "MODE",
+             .help = with_compare
+                         ? "on | off | compare (both side by side; default on) |\n"
+                           "bidirectional (causal and bidirectional side by side, both\n"
+                           "without the cache)"
+                         : "on | off: decode with the KV cache, or recompute every row\n(default "
+                           "on)",
+             .value = one_of(cache_words())},
             {"no-cache", "", "", false, {}, true}};
 }
 
@@ -89,10 +112,39 @@ CacheView cache_from(const CommandLine& c, CacheView fallback) {
         c.fail("--no-cache and --cache " + c.str("cache") + " disagree");
     if (c.has("no-cache")) return CacheView::Off;
     if (!c.has("cache")) return fallback;
-    const auto v = parse_cache_view(c.str("cache"));
-    if (!v)
-        c.fail("--cache: '" + c.str("cache") + "' is not one of on, off, compare, bidirectional");
+    const auto v = parse_cache_view(c.checked("cache", {}));
+    if (!v) c.fail("--cache: " + value_problem(one_of(cache_words()), c.str("cache")));
     return *v;
+}
+
+std::vector<OptionSpec> sampler_options() {
+    return {{.name = "temperature",
+             .value_name = "T",
+             .help = "0 = greedy (default 0)",
+             .aliases = {"--temp"},
+             .value = number_in(0, 100)},
+            {.name = "top-k",
+             .value_name = "K",
+             .help = "keep the K most likely tokens (default 0 = off)",
+             .value = whole_in(0, 1 << 20)},
+            {.name = "top-p",
+             .value_name = "P",
+             .help = "nucleus sampling mass (default 0.9; used when T > 0)",
+             .value = number_in(0, 1)},
+            {.name = "seed",
+             .value_name = "S",
+             .help = "random seed (default 42)",
+             .aliases = {"-s"},
+             .value = any_unsigned()}};
+}
+
+SamplerConfig sampler_from(const CommandLine& c) {
+    SamplerConfig s;
+    s.temperature = static_cast<float>(c.number("temperature", s.temperature));
+    s.top_k = c.integer("top-k", s.top_k);
+    s.top_p = static_cast<float>(c.number("top-p", s.top_p));
+    s.seed = c.unsigned_integer("seed", s.seed);
+    return s;
 }
 
 std::vector<OptionSpec> trace_budget_options(const std::string& default_words) {
@@ -166,10 +218,7 @@ int threads_from(const CommandLine& c) {
 }
 
 std::string backend_from(const CommandLine& c, const std::string& fallback) {
-    const std::string b = c.str("backend", fallback);
-    if (c.has("backend") && !is_backend_name(b))
-        c.fail("--backend: unknown backend '" + b + "' (choose " + backend_choices() + ")");
-    return b;
+    return c.checked("backend", fallback);
 }
 
 int timing_runs_from(const CommandLine& c, int fallback) {

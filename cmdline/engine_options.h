@@ -10,6 +10,7 @@
 #include "core/files/gguf_file.h"
 #include "core/model/compact_weights.h"
 #include "core/session/cache_view.h"
+#include "core/session/sampler.h"
 
 namespace kvs::cmdline {
 
@@ -33,6 +34,10 @@ OptionSpec new_tokens_option(const std::string& help);
 // spelling of --cache off, is read too.
 std::vector<OptionSpec> cache_options(bool with_compare);
 CacheView cache_from(const CommandLine& c, CacheView fallback);
+// --temperature T (--temp), --top-k K, --top-p P, --seed S (-s): the sampler, SamplerConfig's
+// defaults when not given.
+std::vector<OptionSpec> sampler_options();
+SamplerConfig sampler_from(const CommandLine& c);
 // --trace-budget SIZE (bytes, or with K, M or G: 512K, 256M): memory for the steps' payloads,
 // past which the oldest steps keep only their numbers. --trace-budget-mib N and
 // --trace-budget-kib K, the older spellings, are read too.

@@ -91,9 +91,7 @@ App::App(GlWindow& window, EngineWorker& worker, UiState& ui, Platform& platform
       ui_(ui),
       platform_(platform),
       headless_(headless),
-      time_each_op_(ui.explain.op_strip) {
-    ui_.fonts_dirty = true;
-}
+      time_each_op_(ui.explain.op_strip) {}
 
 const std::string& App::glyph_text() {
     if (glyph_text_read_) return glyph_text_;
@@ -150,12 +148,11 @@ void App::handle_keys(FrameContext& f) {
     };
     auto font = [&](float delta) {
         ui_.settings.font_scale = std::clamp(ui_.settings.font_scale + delta, 0.5f, 4.0f);
-        ui_.fonts_dirty = true;
     };
     for (const KeyPress& k : take_key_presses()) {
         const bool ctrl = k.mods & GLFW_MOD_CONTROL;
         const bool mod = k.mods & (GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT);
-        if (ctrl && k.key == GLFW_KEY_S) ui_.want_screenshot = true;
+        if (ctrl && k.key == GLFW_KEY_S) want_screenshot_ = true;
         if (ctrl && k.key == GLFW_KEY_E) export_shown(f, ExportWhat::All);
         if (k.key == GLFW_KEY_F1) ui_.show_help = !ui_.show_help;
         if (k.key == GLFW_KEY_F5) ui_.presenter = !ui_.presenter;
@@ -237,7 +234,7 @@ void App::handle_keys(FrameContext& f) {
                 ui_.settings.theme = ui_.settings.theme == "dark" ? "light" : "dark";
                 break;
             case GLFW_KEY_F:
-                ui_.toggle_fullscreen = true;
+                toggle_fullscreen_ = true;
                 break;
             case GLFW_KEY_N:
                 if (!mod) lesson_next(f);
@@ -289,7 +286,7 @@ void App::handle_keys(FrameContext& f) {
                 ui_.show_weight_types = !ui_.show_weight_types;
                 break;
             case GLFW_KEY_L:
-                if (ui_.lesson_panel)
+                if (ui_.show_lesson)
                     close_lesson(ui_);
                 else
                     open_lesson(ui_, worker_, std::max(1, ui_.lesson.number), ui_.lesson.step);
@@ -302,9 +299,8 @@ void App::handle_keys(FrameContext& f) {
 
 void App::follow_engine(const EngineSnapshot& snap) {
     // A lesson step changed the model, prompt, cache mode or sampler: the controls show them.
-    LessonUi& L = ui_.lesson;
-    if (snap.lesson.serial != L.seen_serial) {
-        L.seen_serial = snap.lesson.serial;
+    if (snap.lesson.serial != seen_lesson_serial_) {
+        seen_lesson_serial_ = snap.lesson.serial;
         Settings& st = ui_.settings;
         ui_.prompt = snap.prompt;
         ui_.prompt_dirty = false;
@@ -319,8 +315,8 @@ void App::follow_engine(const EngineSnapshot& snap) {
         st.top_k = snap.sampler.top_k;
         st.top_p = snap.sampler.top_p;
         st.seed = snap.sampler.seed;
-        if (snap.lesson.highlight_serial != L.seen_highlight) {
-            L.seen_highlight = snap.lesson.highlight_serial;
+        if (snap.lesson.highlight_serial != seen_highlight_) {
+            seen_highlight_ = snap.lesson.highlight_serial;
             st.layer = snap.lesson.layer;
             st.head = snap.lesson.head;
         }
@@ -330,8 +326,8 @@ void App::follow_engine(const EngineSnapshot& snap) {
         // stopped at only.)
         const bool stale =
             snap.lesson.target < 0 && snap.lesson.explain_step != snap.lesson.played();
-        if (snap.lesson.explain_serial != L.seen_explain) {
-            L.seen_explain = snap.lesson.explain_serial;
+        if (snap.lesson.explain_serial != seen_explain_) {
+            seen_explain_ = snap.lesson.explain_serial;
             if (!stale) {
                 open_inside_attention(ui_, 0, snap.lesson.explain_layer, snap.lesson.explain_head,
                                       snap.lesson.explain_row);
@@ -345,14 +341,14 @@ void App::follow_engine(const EngineSnapshot& snap) {
         }
     }
     // A recorded run's prompt shows in the prompt field (it cannot be changed there).
-    if (snap.replay && ui_.seen_replay_generation != snap.generation) {
-        ui_.seen_replay_generation = snap.generation;
+    if (snap.replay && seen_replay_generation_ != snap.generation) {
+        seen_replay_generation_ = snap.generation;
         ui_.prompt = snap.prompt;
         ui_.prompt_dirty = false;
     }
     // An export that ran names its files (the page offers each as a download).
-    if (snap.export_serial != ui_.seen_export_serial) {
-        ui_.seen_export_serial = snap.export_serial;
+    if (snap.export_serial != seen_export_serial_) {
+        seen_export_serial_ = snap.export_serial;
         std::string names;
         for (const std::string& p : snap.exported) {
             names += (names.empty() ? "" : ", ") + p;
@@ -362,8 +358,8 @@ void App::follow_engine(const EngineSnapshot& snap) {
         ui_.notice_until = ImGui::GetTime() + 6;
     }
     // Generation that ended says so once, with why.
-    if (snap.finished() && ui_.announced_finish != snap.generation) {
-        ui_.announced_finish = snap.generation;
+    if (snap.finished() && announced_finish_ != snap.generation) {
+        announced_finish_ = snap.generation;
         char b[200];
         std::snprintf(b, sizeof b, finish_message(snap.sessions[0].finish_reason),
                       snap.model ? snap.model->config().seq_len : 0);
@@ -380,8 +376,8 @@ void App::play(FrameContext& f) {
         return;
     }
     const double now = ImGui::GetTime();
-    if (f.snap.busy || now - ui_.last_play_request < 1.0 / ui_.settings.play_speed) return;
-    ui_.last_play_request = now;
+    if (f.snap.busy || now - last_play_request_ < 1.0 / ui_.settings.play_speed) return;
+    last_play_request_ = now;
     ui_.view_step = -1;
     if (f.snap.steps() == 0)
         worker_.prefill();
@@ -391,27 +387,26 @@ void App::play(FrameContext& f) {
 
 namespace {
 
-// Each panel of the stage: its id (StageSlot::id), title, the name --layout-json records, and
-// what draws it.
+// Each panel of the stage: its id (StageSlot::id), title, and the name --layout-json records
+// (App::draw_panel draws it).
 struct PanelDef {
     const char* id;
     const char* title;
     const char* record;
-    void (*draw)(FrameContext&);
 };
 
 const PanelDef* panel_def(const std::string& id) {
     static const PanelDef defs[] = {
-        {"tokens", tr_later("Prompt and tokens"), "tokens", draw_tokens},
-        {"toy", tr_later("Toy example: each head's output per token"), "toy_table", draw_toy_table},
-        {"attention", tr_later("Attention"), "attention", draw_attention},
-        {"kv", tr_later("KV cache"), "kv_cache", draw_kv_cache},
-        {"time", tr_later("Time"), "time", draw_time},
-        {"next", tr_later("Next token"), "next_token", draw_next_token},
-        {"lesson", tr_later("Lesson"), "lesson", draw_lesson},
-        {"stage", tr_later("Lesson: what this step measured"), "lesson_stage", draw_lesson_stage},
-        {"inside", tr_later("Inside attention"), "inside_attention", draw_inside_attention},
-        {"ops", tr_later("Ops of this step"), "op_strip", draw_op_strip},
+        {"tokens", tr_later("Prompt and tokens"), "tokens"},
+        {"toy", tr_later("Toy example: each head's output per token"), "toy_table"},
+        {"attention", tr_later("Attention"), "attention"},
+        {"kv", tr_later("KV cache"), "kv_cache"},
+        {"time", tr_later("Time"), "time"},
+        {"next", tr_later("Next token"), "next_token"},
+        {"lesson", tr_later("Lesson"), "lesson"},
+        {"stage", tr_later("Lesson: what this step measured"), "lesson_stage"},
+        {"inside", tr_later("Inside attention"), "inside_attention"},
+        {"ops", tr_later("Ops of this step"), "op_strip"},
     };
     for (const auto& d : defs)
         if (id == d.id) return &d;
@@ -426,6 +421,30 @@ void App::toggle_maximise(const std::string& id) {
         open_inside_attention(ui_, 0, ui_.settings.layer, ui_.settings.head, -1);
 }
 
+void App::draw_panel(FrameContext& f, const std::string& id) {
+    if (id == "tokens")
+        draw_tokens(f, tokens_);
+    else if (id == "toy")
+        draw_toy_table(f);
+    else if (id == "attention")
+        draw_attention(f, attention_);
+    else if (id == "kv")
+        draw_kv_cache(f, kv_);
+    else if (id == "time")
+        draw_time(f);
+    else if (id == "next")
+        draw_next_token(f);
+    else if (id == "lesson" && ui_.show_lesson)
+        draw_lesson(f, lesson_);
+    else if (id == "stage")
+        draw_lesson_stage(f, lesson_stage_,
+                          kv_.layer);  // lesson 8's caches at the KV panel's layer
+    else if (id == "inside")
+        draw_inside_attention(f);
+    else if (id == "ops")
+        draw_op_strip(f, op_strip_);
+}
+
 void App::draw_slot(FrameContext& f, const StageSlot& slot) {
     const PanelDef* d = panel_def(slot.id);
     if (!d) return;
@@ -435,9 +454,8 @@ void App::draw_slot(FrameContext& f, const StageSlot& slot) {
     // One ImGui window per slot, named for the slot's place so that switching tabs does not
     // make a new window.
     // (The inside panel and the op strip keep the names their texts are recorded under.)
-    const std::string own = d->draw == draw_inside_attention || d->draw == draw_op_strip
-                                ? std::string(d->record)
-                                : std::string(d->id);
+    const std::string own =
+        slot.id == "inside" || slot.id == "ops" ? std::string(d->record) : std::string(d->id);
     const std::string name =
         std::string(tr(d->title)) + "###" + (slot.tabs.empty() ? own : "group-" + slot.tabs[0]);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
@@ -472,11 +490,7 @@ void App::draw_slot(FrameContext& f, const StageSlot& slot) {
         ImGui::EndTabBar();
     }
     f.record_panel(d->record);
-    if (d->draw == draw_lesson) {
-        if (ui_.lesson_panel) ui_.lesson_panel(f);
-    } else {
-        d->draw(f);
-    }
+    draw_panel(f, slot.id);
     ImGui::End();
 }
 
@@ -487,7 +501,7 @@ void App::draw_panels(FrameContext& f) {
     const float gap = 2;
 
     std::string maximised = ui_.maximised;
-    const bool lesson_open = static_cast<bool>(ui_.lesson_panel);
+    const bool lesson_open = ui_.show_lesson;
     if ((maximised == "lesson" && !lesson_open) ||
         (maximised == "toy" && !(f.model() && f.model()->is_toy())))
         maximised.clear();
@@ -552,13 +566,13 @@ void App::draw_panels(FrameContext& f) {
     f.toolbar_bottom = top;
     draw_messages(f);
     draw_help(f);
-    draw_weight_types(f);
+    draw_weight_types(f, weight_types_);
 }
 
 bool App::showing_lesson_step(const FrameContext& f) const {
     const LessonRun& run = f.snap.lesson;
     const LessonUi& L = ui_.lesson;
-    return ui_.lesson_panel && run.number == L.number && L.step == run.played() &&
+    return ui_.show_lesson && run.number == L.number && L.step == run.played() &&
            !run.panel.empty();
 }
 
@@ -580,12 +594,11 @@ void App::frame_shown_panel(FrameContext& f) {
 
 void App::frame(const std::string& screenshot, LayoutRecord* layout) {
     const float scale = ui_.settings.font_scale;
-    if (ui_.fonts_dirty || scale != fonts_scale_) {
-        fonts_ = load_fonts(scale, glyph_text() + ui_.prompt);
+    if (scale != fonts_scale_) {
+        fonts_ = load_fonts(scale, glyph_text() + ui_.prompt, cjk_ranges_);
         ui_.font_notice = fonts_.notice;
         ui_.font_notice_until = ImGui::GetTime() + 8;
         fonts_scale_ = scale;
-        ui_.fonts_dirty = false;
         theme_name_.clear();  // sizes scale with the text
     }
     // Chinese only where its font is there (else the notice says why).
@@ -595,9 +608,9 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
         theme_ = apply_theme(ui_.settings.theme != "light", scale);
         theme_name_ = ui_.settings.theme;
     }
-    if (ui_.toggle_fullscreen) {
+    if (toggle_fullscreen_) {
         window_.toggle_fullscreen();
-        ui_.toggle_fullscreen = false;
+        toggle_fullscreen_ = false;
     }
 
     if (ui_.explain.op_strip != time_each_op_) {
@@ -614,13 +627,13 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
     {
         auto lock = worker_.lock();
         const EngineSnapshot& snap = worker_.snapshot();
-        if (snap.error_serial != ui_.seen_error_serial) {
-            ui_.seen_error_serial = snap.error_serial;
+        if (snap.error_serial != seen_error_serial_) {
+            seen_error_serial_ = snap.error_serial;
             ui_.playing = false;
             ui_.error_until = ImGui::GetTime() + 10;
         }
-        if (snap.generation != ui_.seen_generation) {
-            ui_.seen_generation = snap.generation;
+        if (snap.generation != seen_generation_) {
+            seen_generation_ = snap.generation;
             ui_.view_step = -1;
         }
         follow_engine(snap);
@@ -673,14 +686,14 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
         layout->scale_x = ds.x > 0 ? fw / ds.x : 1;
         layout->scale_y = ds.y > 0 ? fhgt / ds.y : 1;
     }
-    if (!draw_pixels_ && screenshot.empty() && !ui_.want_screenshot) return;
+    if (!draw_pixels_ && screenshot.empty() && !want_screenshot_) return;
     glViewport(0, 0, fw, fhgt);
     glClearColor(theme_.clear.x, theme_.clear.y, theme_.clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (!screenshot.empty()) save_framebuffer_png(screenshot, fw, fhgt);
-    if (ui_.want_screenshot) {
-        ui_.want_screenshot = false;
+    if (want_screenshot_) {
+        want_screenshot_ = false;
         const std::string path = timestamped_png();
         try {
             save_framebuffer_png(path, fw, fhgt);

@@ -1,7 +1,9 @@
 #pragma once
 // The window's frame: one screen of panels tiled over the viewport, keyboard shortcuts, play,
 // and saving screenshots. The App reads the engine through EngineWorker's snapshot, under its
-// lock, for the length of a frame's drawing.
+// lock, for the length of a frame's drawing. It owns each panel's state (the structs beside the
+// panels, gui/panel_*.h), as Dear ImGui's demo keeps a window's state next to it; what several
+// places share is the UiState.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -12,6 +14,12 @@
 #include "gui/fonts.h"
 #include "gui/gl_window.h"
 #include "gui/layout_record.h"
+#include "gui/panel_attention.h"
+#include "gui/panel_kv_cache.h"
+#include "gui/panel_lesson.h"
+#include "gui/panel_op_strip.h"
+#include "gui/panel_tokens.h"
+#include "gui/panel_weight_types.h"
 #include "gui/panels.h"
 #include "gui/platform.h"
 #include "gui/theme.h"
@@ -31,6 +39,13 @@ class App {
     // build every frame but leave the pixels undrawn: at 3840x2160, llvmpipe's drawing was most
     // of a frame.
     void set_draw_pixels(bool on) { draw_pixels_ = on; }
+    // The large heatmap's zoom (--zoom): the newest 1/zoom of the tokens.
+    void set_heatmap_zoom(float zoom) { attention_.zoom = zoom; }
+    // The weight-types panel's measurement of `model`, run here to its end (headless
+    // --weight-types: the frames after it show the table).
+    void measure_weight_types(const std::shared_ptr<const Model>& model) {
+        weight_types_.measure(model, true);
+    }
 
   private:
     void handle_keys(FrameContext& f);
@@ -38,6 +53,7 @@ class App {
     void follow_engine(const EngineSnapshot& snap);
     void draw_panels(FrameContext& f);
     void draw_slot(FrameContext& f, const StageSlot& slot);
+    void draw_panel(FrameContext& f, const std::string& id);
     void toggle_maximise(const std::string& id);
     void frame_shown_panel(FrameContext& f);
     bool showing_lesson_step(const FrameContext& f) const;
@@ -52,7 +68,8 @@ class App {
     Platform& platform_;
     bool headless_;
     FontInfo fonts_;
-    float fonts_scale_ = 0;
+    float fonts_scale_ = 0;         // the text size fonts_ was built for; 0: none yet
+    ImVector<ImWchar> cjk_ranges_;  // the Chinese glyphs in the atlas (it reads them until rebuilt)
     ThemeColours theme_;
     std::string theme_name_;
     float toolbar_h_ = 0;
@@ -66,6 +83,27 @@ class App {
     // op strip's state, so a step with the strip open runs op by op and one with it closed runs
     // the fast path (the fused kernels on a GPU).
     bool time_each_op_ = false;
+
+    // Each panel's own state between frames.
+    TokensPanel tokens_;
+    AttentionPanel attention_;
+    KvCachePanel kv_;
+    OpStripPanel op_strip_;
+    LessonPanel lesson_;
+    LessonStagePanel lesson_stage_;
+    WeightTypesPanel weight_types_;
+
+    // The frame's bookkeeping: what the keys asked for after this frame, and which of the
+    // engine's publications (by their serials) the window has followed.
+    bool want_screenshot_ = false;  // Ctrl+S: saved after this frame is drawn
+    bool toggle_fullscreen_ = false;
+    double last_play_request_ = 0;
+    std::uint64_t seen_error_serial_ = 0;
+    std::uint64_t seen_export_serial_ = 0;
+    std::uint64_t seen_replay_generation_ = 0;
+    std::uint64_t seen_generation_ = 0;
+    std::uint64_t announced_finish_ = 0;  // generation whose end was announced
+    std::uint64_t seen_lesson_serial_ = 0, seen_highlight_ = 0, seen_explain_ = 0;
 };
 
 }  // namespace kvs::gui

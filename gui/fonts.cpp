@@ -52,7 +52,7 @@ ImFont* add_checked_font(const std::string& path, float size_px, const ImFontCon
 
 }  // namespace
 
-FontInfo load_fonts(float scale, const std::string& extra_text) {
+FontInfo load_fonts(float scale, const std::string& extra_text, ImVector<ImWchar>& cjk) {
     // 0x1D2C..: modifier letters, for the transpose in "Kᵀ".
     static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x1D2C, 0x1D6A, 0x2000,
                                      0x22FF, 0x2500, 0x25FF, 0x2700, 0x27BF, 0};
@@ -71,8 +71,6 @@ FontInfo load_fonts(float scale, const std::string& extra_text) {
         info.dejavu = true;
         const std::string wqy = font_path(kWqy);
         if (!wqy.empty()) {
-            // The atlas keeps a pointer to the ranges until it is rebuilt.
-            static ImVector<ImWchar> cjk;
             cjk.clear();
             ImFontGlyphRangesBuilder b;
             b.AddRanges(io.Fonts->GetGlyphRangesChineseSimplifiedCommon());

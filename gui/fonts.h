@@ -5,9 +5,9 @@
 // cost 64 MiB of atlas), and DejaVu Sans Mono for code. Without DejaVu, ImGui's built-in font and
 // a notice. $KVSCOPE_FONTS names a folder to take the font files from instead of the system's
 // (tests point it at an empty one to check the fallback).
-#include <string>
+#include <imgui.h>
 
-struct ImFont;
+#include <string>
 
 namespace kvs::gui {
 
@@ -21,6 +21,8 @@ struct FontInfo {
 };
 
 // (Re)builds the font atlas; call between frames. The GL font texture is recreated too.
-FontInfo load_fonts(float scale, const std::string& extra_text);
+// `cjk_ranges` receives the Chinese glyph ranges, which the atlas reads until it is rebuilt: the
+// caller keeps them that long.
+FontInfo load_fonts(float scale, const std::string& extra_text, ImVector<ImWchar>& cjk_ranges);
 
 }  // namespace kvs::gui

@@ -8,11 +8,11 @@
 #include "core/model/compact_weights.h"
 
 namespace kvs::gui {
-namespace {
 
-// The window's options after the groups it shares with kvscope-cli (cmdline/engine_options.h).
-std::vector<cmdline::OptionSpec> specs() {
+std::vector<cmdline::OptionSpec> window_options() {
+    using cmdline::one_of;
     using cmdline::OptionSpec;
+    using cmdline::whole_in;
     std::vector<OptionSpec> s = cmdline::model_options();
     std::vector<OptionSpec> own = {
         cmdline::prompt_option("the prompt"),
@@ -26,11 +26,26 @@ std::vector<cmdline::OptionSpec> specs() {
         {"trace-json", "FILE", "when the window closes, write the run shown as trace JSON"},
         {"trace-events", "FILE",
          "when the window closes, write the run shown as Chrome / Perfetto\ntrace events"},
-        {"layer", "L", "the layer of the attention head shown large"},
-        {"head", "H", "the attention head shown large"},
-        {"theme", "T", "light | dark"},
-        {"font-scale", "S", "text size (1 = 16 px)"},
-        {"weight-scale", "S", "attention colours: linear | sqrt | log"},
+        {.name = "layer",
+         .value_name = "L",
+         .help = "the layer of the attention head shown large",
+         .value = whole_in(0, 1 << 16)},
+        {.name = "head",
+         .value_name = "H",
+         .help = "the attention head shown large",
+         .value = whole_in(0, 1 << 16)},
+        {.name = "theme",
+         .value_name = "T",
+         .help = "light | dark",
+         .value = one_of({"light", "dark"})},
+        {.name = "font-scale",
+         .value_name = "S",
+         .help = "text size (1 = 16 px)",
+         .value = cmdline::number_in(0.5, 4)},
+        {.name = "weight-scale",
+         .value_name = "S",
+         .help = "attention colours: linear | sqrt | log",
+         .value = one_of({"linear", "sqrt", "log"})},
         {"zoom", "Z", "large heatmap: the newest 1/Z of the tokens (1..64)"},
         {"size", "WxH", "window size (default 1280x800)"},
         {"screenshot", "FILE.png", "render once after the steps above, save a PNG, exit"},
@@ -38,13 +53,22 @@ std::vector<cmdline::OptionSpec> specs() {
          "render once after the steps above, write where each panel, heatmap and text was drawn "
          "(JSON), exit; with --screenshot, of the frame it saves"},
         {"frame-stats", "N", "render N frames, print frame time min/median/max, exit"},
-        {"lesson", "N", "open lesson N in the lesson panel"},
-        {"lesson-step", "K", "at its step K (from 1; the steps before it run too)"},
+        {.name = "lesson",
+         .value_name = "N",
+         .help = "open lesson N in the lesson panel",
+         .value = whole_in(1, 99)},
+        {.name = "lesson-step",
+         .value_name = "K",
+         .help = "at its step K (from 1; the steps before it run too)",
+         .value = whole_in(1, 999)},
         {"answer", "A",
          "headless: that step's question (@ask) answered: a choice 1-4, a\nnumber, skip (the "
          "engine's answer without one: the default), or\nwait (the question shown, the step "
          "not run)"},
-        {"lang", "L", "en | zh: the window's words and the lessons"},
+        {.name = "lang",
+         .value_name = "L",
+         .help = "en | zh: the window's words and the lessons",
+         .value = one_of({"en", "zh"})},
         {"open", "FILE", "headless: then open FILE as Open file... does"},
         {"then-prompt", "TEXT", "headless: then type TEXT into the prompt field", true},
         {"soak-steps", "N",
@@ -76,10 +100,13 @@ std::vector<cmdline::OptionSpec> specs() {
         {"no-settings", "", "do not read or write the settings file"},
     };
     for (auto& o : cmdline::cache_options(true)) own.push_back(o);
+    for (auto& o : cmdline::sampler_options()) own.push_back(o);
     for (auto& o : cmdline::trace_budget_options("256M")) own.push_back(o);
     s.insert(s.end(), own.begin(), own.end());
     return s;
 }
+
+namespace {
 
 cmdline::Voice voice() {
     return {"usage: kvscope [options]       the window (kvscope-cli is the terminal version)", "",
@@ -106,7 +133,8 @@ std::vector<std::pair<std::string, std::string>> view_settings(const std::string
 std::string check_view(const std::string& view) {
     static const std::vector<std::string> panels = {"",     "tokens", "attention", "kv",     "time",
                                                     "next", "toy",    "lesson",    "inside", "ops"};
-    for (const auto& [k, v] : view_settings(view)) {
+    for (const auto& setting : view_settings(view)) {
+        const std::string &k = setting.first, &v = setting.second;
         auto one_of = [&](const std::vector<std::string>& ok) {
             return std::find(ok.begin(), ok.end(), v) != ok.end();
         };
@@ -129,12 +157,12 @@ std::string check_view(const std::string& view) {
 std::string usage() {
     char name[] = "kvscope";
     char* argv[] = {name};
-    return cmdline::CommandLine(voice(), specs(), 1, argv, 1).usage() +
+    return cmdline::CommandLine(voice(), window_options(), 1, argv, 1).usage() +
            "keys: F1 shows them all (Space/Right step, P play, R reset, C cache mode, ...)\n";
 }
 
 AppOptions parse_options(int argc, char** argv) {
-    const cmdline::CommandLine c(voice(), specs(), argc, argv, 1);
+    const cmdline::CommandLine c(voice(), window_options(), argc, argv, 1);
     AppOptions o;
     o.help = c.help();
     o.version = c.version();
@@ -164,12 +192,15 @@ AppOptions parse_options(int argc, char** argv) {
     o.trace_events = c.str("trace-events");
     if (!o.replay.empty() && (!o.model.empty() || o.prefill || o.decode > 0 || o.prompt))
         c.fail("--replay shows a recorded run: it takes no --model, prompt or steps");
-    o.layer = c.integer("layer", -1, 0, 1 << 16);
-    o.head = c.integer("head", -1, 0, 1 << 16);
-    if (c.has("theme")) o.theme = c.choice("theme", "", {"light", "dark"});
-    if (c.has("font-scale")) o.font_scale = static_cast<float>(c.number("font-scale", 1, 0.5, 4));
-    if (c.has("weight-scale"))
-        o.weight_scale = c.choice("weight-scale", "", {"linear", "sqrt", "log"});
+    o.layer = c.integer("layer", -1);
+    o.head = c.integer("head", -1);
+    if (c.has("theme")) o.theme = c.checked("theme", "");
+    if (c.has("font-scale")) o.font_scale = static_cast<float>(c.number("font-scale", 1));
+    if (c.has("weight-scale")) o.weight_scale = c.checked("weight-scale", "");
+    if (c.has("temperature")) o.temperature = static_cast<float>(c.number("temperature", 0));
+    if (c.has("top-k")) o.top_k = c.integer("top-k", 0);
+    if (c.has("top-p")) o.top_p = static_cast<float>(c.number("top-p", 0));
+    if (c.has("seed")) o.seed = c.unsigned_integer("seed", 0);
     o.zoom = static_cast<float>(c.number("zoom", 1, 1, 64));
     if (c.has("size")) {
         const std::string v = c.str("size");
@@ -181,9 +212,9 @@ AppOptions parse_options(int argc, char** argv) {
     o.screenshot = c.str("screenshot");
     o.layout_json = c.str("layout-json");
     o.frame_stats = c.integer("frame-stats", 0, 1, 1000000);
-    o.lesson = c.integer("lesson", 0, 1, 99);
-    o.lesson_step = c.integer("lesson-step", 1, 1, 999);
-    if (c.has("lang")) o.lang = c.choice("lang", "", {"en", "zh"});
+    o.lesson = c.integer("lesson", 0);
+    o.lesson_step = c.integer("lesson-step", 1);
+    if (c.has("lang")) o.lang = c.checked("lang", "");
     o.answer = c.str("answer");
     o.open_file = c.str("open");
     if (c.has("then-prompt")) o.then_prompt = c.str("then-prompt");

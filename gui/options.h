@@ -3,10 +3,12 @@
 // anyone at the keyboard (for docs, tests and timing). A bad option is a kvs::Error whose
 // one-line message main() prints before exiting with 2.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cmdline/command_line.h"
 #include "core/session/cache_view.h"
 
 namespace kvs::gui {
@@ -32,9 +34,13 @@ struct AppOptions {
     std::optional<std::string> theme;  // "light" | "dark"
     std::optional<float> font_scale;
     std::optional<std::string> weight_scale;  // "linear" | "sqrt" | "log"
-    float zoom = 1;                           // the large heatmap shows the newest n / zoom tokens
-    std::string screenshot;                   // write a PNG of the window and exit
-    std::string layout_json;                  // where each panel was drawn (headless, one frame)
+    // The sampler (as kvscope-cli's --temperature, --top-k, --top-p, --seed).
+    std::optional<float> temperature, top_p;
+    std::optional<int> top_k;
+    std::optional<std::uint64_t> seed;
+    float zoom = 1;            // the large heatmap shows the newest n / zoom tokens
+    std::string screenshot;    // write a PNG of the window and exit
+    std::string layout_json;   // where each panel was drawn (headless, one frame)
     int frame_stats = 0;       // render this many frames, print frame-time statistics, exit
     bool no_settings = false;  // neither read nor write the settings file and imgui.ini
     bool help = false;
@@ -79,6 +85,11 @@ struct AppOptions {
 // A --views entry as (setting, value) pairs, and the reason it is not a view ("" when it is).
 std::vector<std::pair<std::string, std::string>> view_settings(const std::string& view);
 std::string check_view(const std::string& view);
+
+// The window's options, each with its name, help and the rule its value follows
+// (cmdline/command_line.h): the command line reads them, and the settings file keeps some of them
+// under the same names (gui/settings.h).
+std::vector<cmdline::OptionSpec> window_options();
 
 AppOptions parse_options(int argc, char** argv);
 std::string usage();

@@ -13,7 +13,7 @@
 #include "gui/attention_matrix.h"
 #include "gui/engine_words.h"
 #include "gui/inside_attention.h"
-#include "gui/panels.h"
+#include "gui/panel_attention.h"
 #include "lessonlib/lesson_report.h"
 
 namespace kvs::gui {
@@ -106,14 +106,15 @@ float legend(FrameContext& f, ImVec2 p, float w, bool any_empty, bool recomputed
 // shows the square of the newest tokens (positions first..n-1), where decode steps add rows.
 // Returns whether it outlined rows the step recomputed (the legend then names their colour).
 // `name_session`: the title starts with the session's label (off for two heads of one session).
-bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int layer, int head,
-                  ImVec2 origin, ImVec2 size, const std::vector<int>& tokens, bool name_session) {
+// `zoom`: the panel's (the mouse wheel changes it).
+bool main_heatmap(FrameContext& f, float& zoom, int si, const AttentionMatrixRows& m, int layer,
+                  int head, ImVec2 origin, ImVec2 size, const std::vector<int>& tokens,
+                  bool name_session) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fh = f.font_px;
     const SessionView& sv = f.snap.sessions[si];
     const int n = m.n;
-    const int shown =
-        n == 0 ? 0 : std::clamp(int(std::ceil(n / f.ui.heat_zoom)), std::min(n, 8), n);
+    const int shown = n == 0 ? 0 : std::clamp(int(std::ceil(n / zoom)), std::min(n, 8), n);
     const int first = n - shown;
     // Room for labels first: pieces when the cells are tall enough to read, else positions. The
     // stage may cap the side (the same size at every text size, gui/stage_layout.h).
@@ -270,9 +271,8 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
         mouse.y < b.y) {
         const float wheel = ImGui::GetIO().MouseWheel;
-        if (wheel != 0)
-            f.ui.heat_zoom = std::clamp(f.ui.heat_zoom * (wheel > 0 ? 1.25f : 0.8f), 1.0f, 64.0f);
-        if (ImGui::IsMouseDoubleClicked(0)) f.ui.heat_zoom = 1.0f;
+        if (wheel != 0) zoom = std::clamp(zoom * (wheel > 0 ? 1.25f : 0.8f), 1.0f, 64.0f);
+        if (ImGui::IsMouseDoubleClicked(0)) zoom = 1.0f;
         const int q = first + std::clamp(int((mouse.y - a.y) / cell), 0, shown - 1);
         const int k = first + std::clamp(int((mouse.x - a.x) / cell), 0, shown - 1);
         // A click opens the arithmetic of this query row.
@@ -407,7 +407,7 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
 
 }  // namespace
 
-void draw_attention(FrameContext& f) {
+void draw_attention(FrameContext& f, AttentionPanel& panel) {
     const float fh = f.font_px;
     const EngineSnapshot& snap = f.snap;
     const Model* model = f.model();
@@ -542,7 +542,8 @@ void draw_attention(FrameContext& f) {
                                   : ImVec2(origin.x + i * main_w, origin.y);
         const ImVec2 box = stacked ? ImVec2(all_w, avail.y / n_views - fh * 0.5f)
                                    : ImVec2(main_w - fh * 0.5f, avail.y);
-        recomputed |= main_heatmap(f, v.si, m, v.layer, v.head, at, box, tokens, !heads_mode);
+        recomputed |=
+            main_heatmap(f, panel.zoom, v.si, m, v.layer, v.head, at, box, tokens, !heads_mode);
     }
     if (grid)
         small_multiples(f, m0, ImVec2(origin.x + avail.x - grid_w, origin.y),

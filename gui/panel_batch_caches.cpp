@@ -16,7 +16,7 @@
 
 namespace kvs::gui {
 
-void draw_batch_caches(FrameContext& f, const BatchTable& t, ImVec2 size) {
+void draw_batch_caches(FrameContext& f, const BatchTable& t, int kv_layer, ImVec2 size) {
     const auto& seqs = t.last_run;
     const int B = static_cast<int>(seqs.size());
     const Model* model = f.model();
@@ -24,7 +24,7 @@ void draw_batch_caches(FrameContext& f, const BatchTable& t, ImVec2 size) {
     const float fh = f.font_px;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
-    const int layer = std::clamp(f.ui.kv_layer < 0 ? f.ui.settings.layer : f.ui.kv_layer, 0,
+    const int layer = std::clamp(kv_layer < 0 ? f.ui.settings.layer : kv_layer, 0,
                                  std::max(0, seqs[0].kv.n_layers - 1));
     int longest = 1, shortest = seqs[0].kv.len;
     for (const auto& q : seqs) {

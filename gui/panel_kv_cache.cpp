@@ -12,7 +12,7 @@
 #include "core/util/format.h"
 #include "gui/engine_words.h"
 #include "gui/kv_grid.h"
-#include "gui/panels.h"
+#include "gui/panel_kv_cache.h"
 #include "gui/plot.h"
 
 namespace kvs::gui {
@@ -122,13 +122,13 @@ KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, Kv
     return {a, b, cell_w, cell_h};
 }
 
-void draw_kv_cache(FrameContext& f) {
+void draw_kv_cache(FrameContext& f, KvCachePanel& panel) {
     const float fh = f.font_px;
     const Model* model = f.model();
     if (!model || f.snap.sessions.empty()) return;
     const ModelConfig& c = model->config();
     UiState& ui = f.ui;
-    const int layer = ui.kv_layer < 0 ? ui.settings.layer : std::min(ui.kv_layer, c.n_layers - 1);
+    const int layer = panel.layer < 0 ? ui.settings.layer : std::min(panel.layer, c.n_layers - 1);
     const ImVec2 c0 = ImGui::GetCursorScreenPos(), ca = ImGui::GetContentRegionAvail();
     const Box content{c0.x, c0.y, ca.x, ca.y};
 
@@ -137,13 +137,13 @@ void draw_kv_cache(FrameContext& f) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 9);
     char cur[48];
-    std::snprintf(cur, sizeof cur, ui.kv_layer < 0 ? tr("%d (as attention)") : "%d", layer);
+    std::snprintf(cur, sizeof cur, panel.layer < 0 ? tr("%d (as attention)") : "%d", layer);
     if (ImGui::BeginCombo("##kvlayer", cur)) {
-        if (ImGui::Selectable(tr("as the attention panel"), ui.kv_layer < 0)) ui.kv_layer = -1;
+        if (ImGui::Selectable(tr("as the attention panel"), panel.layer < 0)) panel.layer = -1;
         for (int l = 0; l < c.n_layers; ++l) {
             char b[16];
             std::snprintf(b, sizeof b, "%d", l);
-            if (ImGui::Selectable(b, ui.kv_layer == l)) ui.kv_layer = l;
+            if (ImGui::Selectable(b, panel.layer == l)) panel.layer = l;
         }
         ImGui::EndCombo();
     }

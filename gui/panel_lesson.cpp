@@ -11,7 +11,7 @@
 #include "core/session/gpu_step_view.h"
 #include "core/util/format.h"
 #include "gui/markdown_view.h"
-#include "gui/panels.h"
+#include "gui/panel_lesson.h"
 #include "gui/plot.h"
 #include "lessonlib/lesson_report.h"
 #include "lessonlib/metric_words.h"
@@ -311,18 +311,12 @@ void draw_gpu(FrameContext& f, const GpuStepView& g) {
 
 }  // namespace
 
-namespace {
-// The roofline of the last @scale drawn, remade when the scale report changes.
-Roofline roofline_;
-const ScaleReport* roofline_for_ = nullptr;
-}  // namespace
-
 std::vector<std::pair<int, int>> lesson_step_heads(FrameContext& f) {
     const LessonUi& L = f.ui.lesson;
     const LessonRun& run = f.snap.lesson;
     std::vector<std::pair<int, int>> heads;
     // Only once the engine has played the step: before that the heatmaps show the step before.
-    if (!f.ui.lesson_panel || L.number == 0 || run.number != L.number || run.played() < L.step)
+    if (!f.ui.show_lesson || L.number == 0 || run.number != L.number || run.played() < L.step)
         return heads;
     const auto lesson = f.ui.lesson.catalog.lesson(L.number, f.ui.lang);
     if (!lesson || L.step >= static_cast<int>(lesson->steps.size())) return heads;
@@ -332,7 +326,7 @@ std::vector<std::pair<int, int>> lesson_step_heads(FrameContext& f) {
     return heads;
 }
 
-void draw_lesson_stage(FrameContext& f) {
+void draw_lesson_stage(FrameContext& f, LessonStagePanel& panel, int kv_layer) {
     const LessonRun& run = f.snap.lesson;
     const float fh = f.font_px;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -350,7 +344,7 @@ void draw_lesson_stage(FrameContext& f) {
         if (caches) {
             ImGui::Spacing();
             const ImVec2 left = ImGui::GetContentRegionAvail();
-            draw_batch_caches(f, *run.batch, ImVec2(left.x, std::max(left.y, fh * 6)));
+            draw_batch_caches(f, *run.batch, kv_layer, ImVec2(left.x, std::max(left.y, fh * 6)));
         }
     }
     if (run.scale) {
@@ -360,11 +354,11 @@ void draw_lesson_stage(FrameContext& f) {
         ImGui::Spacing();
         const ImVec2 left = ImGui::GetContentRegionAvail();
         if (left.y > fh * 10) {
-            if (roofline_for_ != run.scale.get()) {
-                roofline_ = roofline_of_scale(*run.scale);
-                roofline_for_ = run.scale.get();
+            if (panel.roofline_for != run.scale) {
+                panel.roofline = roofline_of_scale(*run.scale);
+                panel.roofline_for = run.scale;
             }
-            draw_roofline(f, roofline_, ImVec2(std::min(left.x, left.y * 2.2f), left.y));
+            draw_roofline(f, panel.roofline, ImVec2(std::min(left.x, left.y * 2.2f), left.y));
         }
     }
     if (!run.batch && !run.scale) ImGui::TextWrapped("%s", tr("the engine is playing this step"));
@@ -373,12 +367,12 @@ void draw_lesson_stage(FrameContext& f) {
 void open_lesson(UiState& ui, EngineWorker& worker, int number, int step) {
     LessonUi& L = ui.lesson;
     ensure_catalog(L);
-    const bool next = ui.lesson_panel && number == L.number && step == L.step + 1;
+    const bool next = ui.show_lesson && number == L.number && step == L.step + 1;
     if (number != L.number) {
         L.answers.clear();  // another lesson: its questions are asked afresh
         L.typed.clear();
     }
-    ui.lesson_panel = draw_lesson;
+    ui.show_lesson = true;
     L.number = number;
     ui.settings.lesson = number;
     std::string why;
@@ -414,15 +408,15 @@ void close_lesson(UiState& ui) {
     // The lesson and step are kept in memory: L (or the toolbar) reopens them there.
     ui.settings.lesson = 0;
     ui.settings.lesson_step = 0;
-    ui.lesson_panel = nullptr;
+    ui.show_lesson = false;
 }
 
 void set_ui_language(UiState& ui, const std::string& code) {
+    // The lesson panel's prose is keyed by the language too: it is parsed again.
     ui.settings.lang = code == "zh" ? "zh" : "en";
-    ui.lesson.blocks_key.clear();
 }
 
-void draw_lesson(FrameContext& f) {
+void draw_lesson(FrameContext& f, LessonPanel& panel) {
     UiState& ui = f.ui;
     LessonUi& L = ui.lesson;
     ensure_catalog(L);
@@ -481,26 +475,26 @@ void draw_lesson(FrameContext& f) {
     const float body_h = ImGui::GetContentRegionAvail().y - footer;
     // A question waiting for its answer may take more of it: it is all the step shows yet.
     const bool asking = step.ask() && !L.answers.count(L.step);
-    const float results_h = std::clamp(L.results_h, ImGui::GetFrameHeightWithSpacing() * 1.5f,
+    const float results_h = std::clamp(panel.results_h, ImGui::GetFrameHeightWithSpacing() * 1.5f,
                                        body_h * (asking ? 0.8f : 0.55f));
     ImGui::BeginChild("lessontext", ImVec2(0, body_h - results_h - fh * 0.3f), false);
-    if (L.scrolled_for != L.step) {
+    if (panel.scrolled_for != L.step) {
         ImGui::SetScrollY(0);
-        L.scrolled_for = L.step;
+        panel.scrolled_for = L.step;
     }
     const std::string key = std::to_string(L.number) + "/" + lang_code(ui.lang) + "/" +
                             std::to_string(L.step) + "/" + lesson->file;
-    if (L.blocks_key != key) {
+    if (panel.blocks_key != key) {
         // With an @ask, the prose before it now and the rest once the question is answered.
         const std::size_t at =
             step.ask_at >= 0 ? static_cast<std::size_t>(step.ask_at) : step.prose.size();
-        L.blocks = parse_markdown((L.step == 0 ? lesson->intro + "\n\n" : std::string()) +
-                                  step.prose.substr(0, at));
-        L.blocks_after = parse_markdown(step.prose.substr(at));
-        L.blocks_key = key;
+        panel.blocks = parse_markdown((L.step == 0 ? lesson->intro + "\n\n" : std::string()) +
+                                      step.prose.substr(0, at));
+        panel.blocks_after = parse_markdown(step.prose.substr(at));
+        panel.blocks_key = key;
     }
-    draw_markdown(L.blocks, style);
-    if (!step.ask() || L.answers.count(L.step)) draw_markdown(L.blocks_after, style);
+    draw_markdown(panel.blocks, style);
+    if (!step.ask() || L.answers.count(L.step)) draw_markdown(panel.blocks_after, style);
     ImGui::EndChild();
 
     ImGui::BeginChild("lessonresults", ImVec2(0, results_h), true);
@@ -557,7 +551,7 @@ void draw_lesson(FrameContext& f) {
         }
     }
     // How tall the results were, for next frame's split.
-    L.results_h = ImGui::GetCursorPosY() + ImGui::GetStyle().WindowPadding.y;
+    panel.results_h = ImGui::GetCursorPosY() + ImGui::GetStyle().WindowPadding.y;
     ImGui::EndChild();
 
     // Back / Next.

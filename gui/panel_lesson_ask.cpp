@@ -15,7 +15,7 @@ namespace {
 
 const Directive* shown_ask(UiState& ui, std::shared_ptr<const Lesson>& keep) {
     const LessonUi& L = ui.lesson;
-    if (!ui.lesson_panel || L.number == 0) return nullptr;
+    if (!ui.show_lesson || L.number == 0) return nullptr;
     keep = ui.lesson.catalog.lesson(L.number, ui.lang);
     if (!keep || L.step < 0 || L.step >= static_cast<int>(keep->steps.size())) return nullptr;
     return keep->steps[L.step].ask();

@@ -10,7 +10,7 @@
 #include <cstdio>
 
 #include "core/util/format.h"
-#include "gui/panels.h"
+#include "gui/panel_op_strip.h"
 
 namespace kvs::gui {
 namespace {
@@ -72,7 +72,7 @@ void walk_ops(FrameContext& f, int delta) {
     x.op = x.op < 0 ? (delta > 0 ? 0 : n - 1) : std::clamp(x.op + delta, 0, n - 1);
 }
 
-void draw_op_strip(FrameContext& f) {
+void draw_op_strip(FrameContext& f, OpStripPanel& panel) {
     const StepRecord* st = strip_step(f);
     if (!st) {
         ImGui::TextUnformatted(tr("The ops of a step appear here after the prefill."));
@@ -113,8 +113,8 @@ void draw_op_strip(FrameContext& f) {
     ImGui::PopStyleColor();
     // A newly highlighted op (the keys, --op): the inside-attention panel and the heatmap
     // follow its layer.
-    if (x.op >= 0 && x.op != x.op_followed) {
-        x.op_followed = x.op;
+    if (x.op >= 0 && x.op != panel.followed) {
+        panel.followed = x.op;
         if (ops[x.op].layer >= 0) {
             x.layer = ops[x.op].layer;
             f.ui.settings.layer = ops[x.op].layer;
@@ -139,7 +139,6 @@ void draw_op_strip(FrameContext& f) {
     ImGui::TableSetupColumn(narrow ? tr("FLOPs") : tr("FLOPs (counted)"), 0, 1.5f);
     ImGui::TableSetupColumn(narrow ? tr("time") : tr("time (measured)"), 0, 1.8f);
     ImGui::TableHeadersRow();
-    static int scrolled_to = -2;
     for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
         const OpRecord& o = ops[i];
         ImGui::TableNextRow();
@@ -148,9 +147,9 @@ void draw_op_strip(FrameContext& f) {
             ImGui::TableSetBgColor(
                 ImGuiTableBgTarget_RowBg0,
                 to_u32(Rgba{f.pal.highlight.r, f.pal.highlight.g, f.pal.highlight.b, 90}));
-            if (scrolled_to != x.op) {
+            if (panel.scrolled_to != x.op) {
                 ImGui::SetScrollHereY(0.5f);
-                scrolled_to = x.op;
+                panel.scrolled_to = x.op;
             }
         }
         const ImU32 col = hl ? ImGui::GetColorU32(ImGuiCol_Text) : 0;
@@ -175,7 +174,7 @@ void draw_op_strip(FrameContext& f) {
             std::snprintf(t, sizeof t, "%s", tr("in the step's graph"));
         cell(t, hl ? col : (o.seconds >= 0 ? 0 : f.theme.muted_text));
     }
-    if (x.op < 0) scrolled_to = -2;
+    if (x.op < 0) panel.scrolled_to = -2;
     ImGui::EndTable();
 }
 

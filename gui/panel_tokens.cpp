@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "core/util/format.h"
-#include "gui/panels.h"
+#include "gui/panel_tokens.h"
 
 namespace kvs::gui {
 namespace {
@@ -41,7 +41,7 @@ void legend_swatch(ImU32 c, const char* label, bool outline, ImU32 text) {
 
 }  // namespace
 
-void draw_tokens(FrameContext& f) {
+void draw_tokens(FrameContext& f, TokensPanel& panel) {
     UiState& ui = f.ui;
     const float fh = f.font_px;
     ImGui::AlignTextToFramePadding();
@@ -184,10 +184,9 @@ void draw_tokens(FrameContext& f) {
     }
     ImGui::Dummy(ImVec2(right - origin.x, last_y + h - origin.y));
     // Following the newest step: keep the newest token in view.
-    static int last_count = -1;
-    if (ui.view_step < 0 && static_cast<int>(chips.size()) != last_count)
+    if (ui.view_step < 0 && static_cast<int>(chips.size()) != panel.chips_drawn)
         ImGui::SetScrollHereY(1.0f);
-    last_count = static_cast<int>(chips.size());
+    panel.chips_drawn = static_cast<int>(chips.size());
     ImGui::EndChild();
 }
 

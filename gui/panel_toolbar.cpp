@@ -281,15 +281,12 @@ void draw_toolbar(FrameContext& f) {
     if (ImGui::Button(theme_label))
         ui.settings.theme = ui.settings.theme == "dark" ? "light" : "dark";
     ImGui::SameLine();
-    if (ImGui::Button("A-")) {
+    // The App rebuilds the fonts when the text size changes.
+    if (ImGui::Button("A-"))
         ui.settings.font_scale = std::max(0.5f, ui.settings.font_scale - 0.125f);
-        ui.fonts_dirty = true;
-    }
     ImGui::SameLine();
-    if (ImGui::Button("A+")) {
+    if (ImGui::Button("A+"))
         ui.settings.font_scale = std::min(4.0f, ui.settings.font_scale + 0.125f);
-        ui.fonts_dirty = true;
-    }
 
     // Row 2: stepping and scrubbing.
     const int n = s.steps();
@@ -335,10 +332,10 @@ void draw_toolbar(FrameContext& f) {
 
     same_line_or_wrap(button_w(tr("Keys (F1)")), fh * 1.2f);
     if (ImGui::Button(tr("Keys (F1)"))) ui.show_help = !ui.show_help;
-    const char* lesson_label = ui.lesson_panel ? tr("Hide lesson (L)") : tr("Lessons (L)");
+    const char* lesson_label = ui.show_lesson ? tr("Hide lesson (L)") : tr("Lessons (L)");
     same_line_or_wrap(button_w(lesson_label));
     if (ImGui::Button(lesson_label)) {
-        if (ui.lesson_panel)
+        if (ui.show_lesson)
             close_lesson(ui);
         else
             open_lesson(ui, f.worker, std::max(1, ui.lesson.number), ui.lesson.step);

@@ -16,7 +16,7 @@
 #include "core/model/llama_model.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
-#include "gui/panels.h"
+#include "gui/panel_weight_types.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/machine_limits.h"
 #include "lessonlib/weight_types.h"
@@ -26,74 +26,56 @@ namespace {
 
 struct Cancelled {};
 
-// One measurement: of which model, what came out, whether it is still running.
-struct Measurement {
-    std::shared_ptr<const Model> model;
-    std::mutex mutex;  // guards rows, read_bw, error
-    std::vector<WeightTypeRun> rows;
-    double read_bw = 0;  // GB/s, best of 3 (bench --limits' probe, 1 thread)
-    std::string error;
-    std::atomic<bool> running{false}, cancel{false};
-    std::thread thread;
-
-    void run() {
-        try {
-            const cpu::MachineLimits lim = cpu::measure_machine_limits(1, 3);
-            {
-                std::lock_guard<std::mutex> lock(mutex);
-                read_bw = lim.read_bw.best;
-            }
-            const auto& m = dynamic_cast<const LlamaModel&>(*model);
-            CpuBackend be(false);
-            for (const WeightsWanted& t : panel_weight_types(m)) {
-                auto r = measure_weight_types(m, be, {t}, 8, [this] {
-                    if (cancel) throw Cancelled{};
-                });
-                std::lock_guard<std::mutex> lock(mutex);
-                rows.push_back(r.front());
-            }
-        } catch (const Cancelled&) {
-        } catch (const std::exception& e) {
-            std::lock_guard<std::mutex> lock(mutex);
-            error = e.what();
-        }
-        running = false;
-    }
-    void stop() {
-        cancel = true;
-        if (thread.joinable()) thread.join();
-    }
-    ~Measurement() { stop(); }
-};
-
-Measurement& state() {
-    static Measurement m;
-    return m;
-}
-
 }  // namespace
 
-void measure_weight_types_panel(const std::shared_ptr<const Model>& model, bool wait) {
-    Measurement& s = state();
-    s.stop();
-    s.rows.clear();
-    s.error.clear();
-    s.read_bw = 0;
-    s.model = model;
-    s.cancel = false;
-    s.running = true;
+void WeightTypesPanel::run() {
+    try {
+        const cpu::MachineLimits lim = cpu::measure_machine_limits(1, 3);
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            read_bw = lim.read_bw.best;
+        }
+        const auto& m = dynamic_cast<const LlamaModel&>(*model);
+        CpuBackend be(false);
+        for (const WeightsWanted& t : panel_weight_types(m)) {
+            auto r = measure_weight_types(m, be, {t}, 8, [this] {
+                if (cancel) throw Cancelled{};
+            });
+            std::lock_guard<std::mutex> lock(mutex);
+            rows.push_back(r.front());
+        }
+    } catch (const Cancelled&) {
+    } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        error = e.what();
+    }
+    running = false;
+}
+
+void WeightTypesPanel::stop() {
+    cancel = true;
+    if (thread.joinable()) thread.join();
+}
+
+void WeightTypesPanel::measure(const std::shared_ptr<const Model>& m, bool wait) {
+    stop();
+    rows.clear();
+    error.clear();
+    read_bw = 0;
+    model = m;
+    cancel = false;
+    running = true;
 #ifdef __EMSCRIPTEN__
     wait = true;  // the page has no threads: measured in one go
 #endif
     if (wait)
-        s.run();
+        run();
     else
-        s.thread = std::thread([&s] { s.run(); });
+        thread = std::thread([this] { run(); });
 }
 
-void draw_weight_types(FrameContext& f) {
+void draw_weight_types(FrameContext& f, WeightTypesPanel& s) {
     if (!f.ui.show_weight_types) return;
-    Measurement& s = state();
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
     ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y * 0.5f), ImGuiCond_Appearing,
                             ImVec2(0.5f, 0.5f));
@@ -114,7 +96,7 @@ void draw_weight_types(FrameContext& f) {
             const bool stale = s.model != f.snap.model;
             if (!s.running &&
                 ImGui::Button(s.rows.empty() || stale ? tr("Measure") : tr("Measure again")))
-                measure_weight_types_panel(f.snap.model, false);
+                s.measure(f.snap.model, false);
             if (s.running) ImGui::TextUnformatted(tr("measuring..."));
             std::lock_guard<std::mutex> lock(s.mutex);
             if (!stale && !s.error.empty()) ImGui::TextUnformatted(s.error.c_str());

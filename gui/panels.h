@@ -3,7 +3,6 @@
 // session) for the step being shown and draws it; none of them computes model math. A panel
 // draws inside the ImGui window the App placed for it.
 #include <array>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,20 +33,15 @@ namespace kvs::gui {
 
 struct FrameContext;
 
-// The lesson panel's side: which lesson and step are shown. What the engine did for them is in
-// the snapshot's LessonRun.
+// Which lesson and step are open (the toolbar, the keys, the lesson panel and --lesson open
+// them; the stage follows the step's @show), and what the learner answered. What the engine did
+// for them is in the snapshot's LessonRun; how the lesson panel draws them is its own
+// (gui/panel_lesson.h).
 struct LessonUi {
     LessonCatalog catalog;
     bool catalog_loaded = false;
     int number = 0;  // the lesson open; 0: none
     int step = 0;    // the step shown, from 0
-    std::uint64_t seen_serial = 0, seen_highlight = 0, seen_explain = 0;
-    int scrolled_for = -1;  // the step the text was last scrolled to the top for
-    float results_h = 0;    // height the step's results took last frame
-    // The step's prose, parsed once: keyed by lesson, language and step; with an @ask, the
-    // prose before it in `blocks` and after it in `blocks_after` (shown once it is answered).
-    std::string blocks_key;
-    std::vector<MdBlock> blocks, blocks_after;
     // @ask: what the learner answered in the lesson open, by step (an empty answer: they asked
     // to see the engine's without one); the number being typed for the step's question.
     std::map<int, LearnerAnswer> answers;
@@ -69,44 +63,35 @@ struct ExplainUi {
     bool stage_playing = false;
     double stage_shown_at = 0;
     bool op_strip = false;
-    int op = -1;           // the op highlighted in the op strip; -1: none
-    int op_followed = -1;  // the op whose layer the panel last took
+    int op = -1;  // the op highlighted in the op strip; -1: none
 };
 
-// What the window remembers between frames (the engine's state lives in the snapshot).
+// What the window remembers between frames and several places share: the remembered settings
+// (text size, language, theme, ...), the step shown and play, which panels are shown, the text
+// fields that actions outside their panels fill, and the messages under the toolbar. A panel's
+// own state between frames is a struct beside it (gui/panel_*.h), owned by the App; the engine's
+// state lives in the snapshot.
 struct UiState {
     Settings settings;
     int view_step = -1;  // the step shown; -1 follows the newest
     bool playing = false;
-    double last_play_request = 0;
     bool show_help = false;
+    bool show_lesson = false;        // the lesson panel: a column at the right (App::draw_panels)
     bool show_weight_types = false;  // the weight-types panel (key W)
-    int kv_layer = -1;               // -1: follow the attention panel's layer
-    // The large heatmap shows the newest n / zoom tokens (mouse wheel; double-click: all).
-    float heat_zoom = 1.0f;
-    // The text fields' contents (imgui_stdlib's InputText grows them: no length limit).
+    // The text fields' contents (imgui_stdlib's InputText grows them: no length limit): the
+    // prompt (the tokens panel's field; a model, a lesson or a replay sets it too) and the
+    // toolbar's file path (Open file..., a file dropped on the window, --open).
     std::string prompt;
     std::string model_path;
     bool prompt_dirty = false;
-    bool fonts_dirty = false;
-    bool want_screenshot = false;  // Ctrl+S: saved after this frame is drawn
-    bool toggle_fullscreen = false;
     std::string notice;  // a short message under the toolbar, e.g. where a screenshot went
     double notice_until = 0;
     std::string font_notice;
     double font_notice_until = 0;
     double error_until = 0;  // the engine's last error shows until then
-    std::uint64_t seen_error_serial = 0;
-    std::uint64_t seen_export_serial = 0;
-    std::uint64_t seen_replay_generation = 0;
-    std::uint64_t seen_generation = 0;
-    // The lesson panel: when set, a column at the right draws it (see App::draw_panels).
-    std::function<void(FrameContext&)> lesson_panel;
     LessonUi lesson;
     ExplainUi explain;
     Lang lang = Lang::En;  // the language in use: settings.lang when its font is there
-    // Generation that ended is announced once per generation of the traces.
-    std::uint64_t announced_finish = 0;
     // The stage: a panel shown alone (its id; empty: none), presenter mode (no toolbar, no
     // title bars), and the tab chosen in each tab group, newest first.
     std::string maximised;
@@ -169,9 +154,6 @@ int shown_step(const SessionView& s, int step);
 const char* step_label(const SessionView& s, int step);
 
 void draw_toolbar(FrameContext& f);
-void draw_tokens(FrameContext& f);
-void draw_attention(FrameContext& f);
-void draw_kv_cache(FrameContext& f);
 // One KV grid's cells (gui/kv_grid.h) through `tex` (uploaded when `key` changes): K above V,
 // cell_w x cell_h pixels per value, from `at` + lab_w (the K and V labels in front; 0: none);
 // the columns written last outlined, a bar under the columns the last query read. Recorded for
@@ -190,24 +172,16 @@ void draw_toy_table(FrameContext& f);
 // wide; returns the height drawn.
 float draw_kv_deltas(FrameContext& f, ImVec2 at, float width);
 void draw_inside_attention(FrameContext& f);
-void draw_op_strip(FrameContext& f);
 void draw_help(FrameContext& f);
-// The loaded model's weights in f32, f16, q8_0 and q4_K, measured (gui/panel_weight_types.cpp);
-// the measurement starts from its button, or here (`wait`: returns when it is done).
-void draw_weight_types(FrameContext& f);
-void measure_weight_types_panel(const std::shared_ptr<const Model>& model, bool wait);
 void draw_messages(FrameContext& f);
-void draw_lesson(FrameContext& f);
 // The heads the lesson step shown compares, when it highlights more than one (lesson 7: two query
 // heads of one K/V group), as (layer, head) in the order of its @highlight lines; else empty.
 std::vector<std::pair<int, int>> lesson_step_heads(FrameContext& f);
 // The roofline picture of a @scale (lessonlib/roofline.h), `size` in pixels.
 void draw_roofline(FrameContext& f, const Roofline& r, ImVec2 size);
-// What the lesson step measured (@batch, @scale), full size on the stage.
-void draw_lesson_stage(FrameContext& f);
-// Lesson 8: the KV caches of the batch sweep's last run side by side, one per sequence, in a box
-// of `size` at the cursor.
-void draw_batch_caches(FrameContext& f, const BatchTable& t, ImVec2 size);
+// Lesson 8: the KV caches of the batch sweep's last run side by side, one per sequence, at the
+// KV panel's `layer` (-1: the attention panel's), in a box of `size` at the cursor.
+void draw_batch_caches(FrameContext& f, const BatchTable& t, int layer, ImVec2 size);
 
 // The lesson panel's actions (buttons, keys, the menu, --lesson): they show step `step` of
 // lesson `number` and have the engine play it (the next step on top of the previous ones, else

@@ -1,11 +1,10 @@
 #include "gui/settings.h"
 
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "core/util/error.h"
 #include "core/util/output_file.h"
 #include "core/util/utf8.h"
+#include "gui/options.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::gui {
@@ -57,131 +57,130 @@ std::string settings_dir() {
 
 namespace {
 
-// One field of the file: its key and how a value is checked and stored. `set` returns what the
-// value must be (for the message) when it is bad, else stores it and returns "".
+// The model names the window opens without a file (kvscope --model NAME).
+bool named_model(const std::string& m) {
+    return m == "default" || m == "toy" || m == "stories260K";
+}
+
+// One field of the file: the option it is kept as, how a value the option's rule accepted is
+// stored, and what is written for it (nullopt: no line, as the command line would have no option).
 struct Field {
-    const char* key;
-    std::function<std::string(Settings&, const std::string&)> set;
+    const char* name;
+    void (*set)(Settings&, const std::string&);
+    std::optional<std::string> (*get)(const Settings&);
 };
 
-// Whole number in lo..hi, digits (and a leading '-') only.
-std::optional<long long> whole(const std::string& v, long long lo, long long hi) {
-    if (v.empty() || v.size() > 19 || v.find_first_not_of("-0123456789") != std::string::npos)
-        return std::nullopt;
-    char* end = nullptr;
-    errno = 0;
-    const long long x = std::strtoll(v.c_str(), &end, 10);
-    if (*end != '\0' || errno == ERANGE || x < lo || x > hi) return std::nullopt;
-    return x;
+int whole(const std::string& v) {
+    return static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
 }
-// Finite number in lo..hi.
-std::optional<float> real(const std::string& v, double lo, double hi) {
-    if (v.empty()) return std::nullopt;
-    char* end = nullptr;
-    const double x = std::strtod(v.c_str(), &end);
-    if (*end != '\0' || !std::isfinite(x) || x < lo || x > hi) return std::nullopt;
-    return static_cast<float>(x);
+float real(const std::string& v) {
+    return static_cast<float>(std::strtod(v.c_str(), nullptr));
 }
 
-Field one_of(const char* key, std::string Settings::*f, std::vector<std::string> allowed) {
-    return {key, [f, allowed](Settings& s, const std::string& v) -> std::string {
-                for (const auto& a : allowed)
-                    if (v == a) {
-                        s.*f = v;
-                        return "";
-                    }
-                std::string list;
-                for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-                return "one of " + list;
-            }};
-}
-template <class T>
-Field integer(const char* key, T Settings::*f, long long lo, long long hi) {
-    return {key, [f, lo, hi](Settings& s, const std::string& v) -> std::string {
-                const auto x = whole(v, lo, hi);
-                if (!x)
-                    return "a whole number in " + std::to_string(lo) + ".." + std::to_string(hi);
-                s.*f = static_cast<T>(*x);
-                return "";
-            }};
-}
-Field number(const char* key, float Settings::*f, double lo, double hi, const char* range) {
-    return {key, [f, lo, hi, range](Settings& s, const std::string& v) -> std::string {
-                const auto x = real(v, lo, hi);
-                if (!x) return std::string("a number in ") + range;
-                s.*f = *x;
-                return "";
-            }};
-}
-Field text(const char* key, std::string Settings::*f) {
-    return {key, [f](Settings& s, const std::string& v) -> std::string {
-                s.*f = v;
-                return "";
-            }};
+// A model path that cannot be written on one line (it would become other keys) is not
+// remembered.
+bool path_fits(const std::string& p) {
+    return !p.empty() && p.find_first_of("\r\n") == std::string::npos;
 }
 
-// The ranges are the command line's (kvscope --help, kvscope-cli --help): a value the options
-// refuse is refused here too.
 const std::vector<Field>& fields() {
     static const std::vector<Field> f = {
-        one_of("theme", &Settings::theme, {"dark", "light"}),
-        number("font_scale", &Settings::font_scale, 0.5, 4, "0.5..4"),
-        one_of("model", &Settings::model, {"default", "toy", "stories260K", "file"}),
-        text("model_path", &Settings::model_path),
-        {"backend",
-         [](Settings& s, const std::string& v) -> std::string {
-             if (v != "auto" && v != "cpu" && v != "cuda") return "one of auto, cpu, cuda";
-             // "cuda" on a machine without a device would open the window with no model.
-             if (v == "cuda") {
-                 const std::string why = cuda_unavailable_reason();
-                 if (!why.empty()) return "a backend this machine has (cuda: " + why + ")";
-             }
-             s.backend = v;
-             return "";
+        {"theme", [](Settings& s, const std::string& v) { s.theme = v; },
+         [](const Settings& s) -> std::optional<std::string> { return s.theme; }},
+        {"font-scale", [](Settings& s, const std::string& v) { s.font_scale = real(v); },
+         [](const Settings& s) -> std::optional<std::string> { return num(s.font_scale); }},
+        // --model's value: a name, or a file (then also the path Open file shows).
+        {"model",
+         [](Settings& s, const std::string& v) {
+             s.model = named_model(v) ? v : "file";
+             if (!named_model(v)) s.model_path = v;
+         },
+         [](const Settings& s) -> std::optional<std::string> {
+             if (s.model != "file") return s.model;
+             return path_fits(s.model_path) ? s.model_path : "default";
          }},
-        {"cache",
-         [](Settings& s, const std::string& v) -> std::string {
-             const auto c = parse_cache_view(v);
-             if (!c) return "one of on, off, compare, bidirectional";
-             s.cache = *c;
-             return "";
+        {"model-path", [](Settings& s, const std::string& v) { s.model_path = v; },
+         [](const Settings& s) -> std::optional<std::string> {
+             if (!path_fits(s.model_path)) return std::nullopt;
+             return s.model_path;
          }},
-        text("prompt", &Settings::prompt),
-        number("play_speed", &Settings::play_speed, 0.01, 100, "0.01..100"),
-        integer("layer", &Settings::layer, 0, 1 << 16),
-        integer("head", &Settings::head, 0, 1 << 16),
-        one_of("weight_scale", &Settings::weight_scale, {"linear", "sqrt", "log"}),
-        {"log_time",
-         [](Settings& s, const std::string& v) -> std::string {
-             if (v != "0" && v != "1") return "0 or 1";
-             s.log_time = v == "1";
-             return "";
+        {"backend", [](Settings& s, const std::string& v) { s.backend = v; },
+         [](const Settings& s) -> std::optional<std::string> { return s.backend; }},
+        {"cache", [](Settings& s, const std::string& v) { s.cache = *parse_cache_view(v); },
+         [](const Settings& s) -> std::optional<std::string> { return cache_view_name(s.cache); }},
+        // Kept on one line: newlines inside the prompt become spaces.
+        {"prompt", [](Settings& s, const std::string& v) { s.prompt = v; },
+         [](const Settings& s) -> std::optional<std::string> {
+             std::string p = s.prompt;
+             for (char& c : p)
+                 if (c == '\n' || c == '\r') c = ' ';
+             return p;
          }},
-        number("temperature", &Settings::temperature, 0, 100, "0..100"),
-        integer("top_k", &Settings::top_k, 0, 1 << 20),
-        number("top_p", &Settings::top_p, 0, 1, "0..1"),
+        {"play-speed", [](Settings& s, const std::string& v) { s.play_speed = real(v); },
+         [](const Settings& s) -> std::optional<std::string> { return num(s.play_speed); }},
+        {"layer", [](Settings& s, const std::string& v) { s.layer = whole(v); },
+         [](const Settings& s) -> std::optional<std::string> { return std::to_string(s.layer); }},
+        {"head", [](Settings& s, const std::string& v) { s.head = whole(v); },
+         [](const Settings& s) -> std::optional<std::string> { return std::to_string(s.head); }},
+        {"weight-scale", [](Settings& s, const std::string& v) { s.weight_scale = v; },
+         [](const Settings& s) -> std::optional<std::string> { return s.weight_scale; }},
+        {"log-time", [](Settings& s, const std::string& v) { s.log_time = v == "1"; },
+         [](const Settings& s) -> std::optional<std::string> { return s.log_time ? "1" : "0"; }},
+        {"temperature", [](Settings& s, const std::string& v) { s.temperature = real(v); },
+         [](const Settings& s) -> std::optional<std::string> { return num(s.temperature); }},
+        {"top-k", [](Settings& s, const std::string& v) { s.top_k = whole(v); },
+         [](const Settings& s) -> std::optional<std::string> { return std::to_string(s.top_k); }},
+        {"top-p", [](Settings& s, const std::string& v) { s.top_p = real(v); },
+         [](const Settings& s) -> std::optional<std::string> { return num(s.top_p); }},
         {"seed",
-         [](Settings& s, const std::string& v) -> std::string {
-             const bool digits = !v.empty() && v.size() <= 20 &&
-                                 v.find_first_not_of("0123456789") == std::string::npos;
-             errno = 0;
-             const unsigned long long x = digits ? std::strtoull(v.c_str(), nullptr, 10) : 0;
-             if (!digits || errno == ERANGE) return "a whole number from 0 to 2^64-1";
-             s.seed = x;
-             return "";
+         [](Settings& s, const std::string& v) { s.seed = std::strtoull(v.c_str(), nullptr, 10); },
+         [](const Settings& s) -> std::optional<std::string> { return std::to_string(s.seed); }},
+        {"lang", [](Settings& s, const std::string& v) { s.lang = v; },
+         [](const Settings& s) -> std::optional<std::string> { return s.lang; }},
+        // --lesson N --lesson-step K (K from 1); no lines when no lesson is open.
+        {"lesson", [](Settings& s, const std::string& v) { s.lesson = whole(v); },
+         [](const Settings& s) -> std::optional<std::string> {
+             if (s.lesson <= 0) return std::nullopt;
+             return std::to_string(s.lesson);
          }},
-        one_of("lang", &Settings::lang, {"en", "zh"}),
-        integer("lesson", &Settings::lesson, 0, 99),
-        integer("lesson_step", &Settings::lesson_step, 0, 999),
+        {"lesson-step", [](Settings& s, const std::string& v) { s.lesson_step = whole(v) - 1; },
+         [](const Settings& s) -> std::optional<std::string> {
+             if (s.lesson <= 0) return std::nullopt;
+             return std::to_string(s.lesson_step + 1);
+         }},
     };
     return f;
 }
 
-}  // namespace
+// One `key = value` line of the file.
+struct Line {
+    int number;
+    std::string key;   // as the file spells it
+    std::string name;  // the option's name
+    std::string value;
+};
 
-Settings parse_settings(std::string_view text, const std::string& name,
-                        std::vector<std::string>* problems) {
-    Settings s;
+// What the older file wrote, read as it meant (a key spelt with '_', font_scale, is read as the
+// option font-scale): `lesson_step` from 0, `lesson = 0` for no lesson, `model = file` with the
+// file in model_path. Returns false for a line that then says nothing (no lesson, no file), or
+// that cannot be read (and says why).
+bool as_older_file_meant(Line& l, const std::vector<Line>& lines, std::string& why) {
+    if (l.name == "lesson" && l.value == "0") return false;
+    if (l.key == "lesson_step") {
+        why = cmdline::value_problem(cmdline::whole_in(0, 998), l.value);
+        if (!why.empty()) return false;
+        l.value = std::to_string(whole(l.value) + 1);
+    }
+    if (l.name == "model" && l.value == "file") {
+        for (const Line& p : lines)
+            if (p.name == "model-path") l.value = p.value;
+        return l.value != "file" && !l.value.empty();
+    }
+    return true;
+}
+
+std::vector<Line> read_lines(std::string_view text) {
+    std::vector<Line> out;
     int ln = 0;
     for (std::size_t a = 0; a < text.size();) {
         std::size_t nl = text.find('\n', a);
@@ -191,17 +190,71 @@ Settings parse_settings(std::string_view text, const std::string& name,
         ++ln;
         const auto eq = line.find('=');
         if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
-        const std::string k = trim(line.substr(0, eq)), v = trim(line.substr(eq + 1));
-        for (const Field& f : fields()) {
-            if (k != f.key) continue;
-            const std::string want = f.set(s, v);
-            // A bad value is not stored: the field keeps its default.
-            if (!want.empty() && problems)
-                problems->push_back(escape_for_one_line(name + ":" + std::to_string(ln) + ": " + k +
-                                                        " = " + v + " is not " + want +
-                                                        "; using the default"));
-            break;
+        Line l{ln, trim(line.substr(0, eq)), "", trim(line.substr(eq + 1))};
+        l.name = l.key;
+        for (char& c : l.name)
+            if (c == '_') c = '-';
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+constexpr const char* kHeader =
+    "# kvscope settings, rewritten on exit: one option a line as kvscope --help names it\n"
+    "# (font-scale = 2 is --font-scale 2); model-path, play-speed and log-time are kept here only.";
+
+}  // namespace
+
+std::vector<cmdline::OptionSpec> settings_options() {
+    using cmdline::OptionSpec;
+    std::vector<OptionSpec> window = window_options();
+    std::vector<OptionSpec> out = {
+        {.name = "model-path",
+         .value_name = "FILE",
+         .help = "the path Open file... shows (empty: none)",
+         .empty_ok = true},
+        {.name = "play-speed",
+         .value_name = "N",
+         .help = "steps per second while playing (P)",
+         .value = cmdline::number_in(0.01, 100)},
+        {.name = "log-time",
+         .value_name = "0|1",
+         .help = "the time plot's log scale",
+         .value = cmdline::one_of({"0", "1"})},
+    };
+    for (const Field& f : fields())
+        if (const OptionSpec* o = cmdline::find_option(window, f.name)) out.push_back(*o);
+    return out;
+}
+
+Settings parse_settings(std::string_view text, const std::string& name,
+                        std::vector<std::string>* problems) {
+    static const std::vector<cmdline::OptionSpec> options = settings_options();
+    std::vector<Line> lines = read_lines(text);
+    Settings s;
+    for (Line& l : lines) {
+        const cmdline::OptionSpec* o = cmdline::find_option(options, l.name);
+        const auto f = std::find_if(fields().begin(), fields().end(),
+                                    [&](const Field& x) { return l.name == x.name; });
+        if (!o || f == fields().end()) continue;  // not a setting (a newer kvscope's, say)
+        std::string why;
+        if (!as_older_file_meant(l, lines, why)) {
+            // Says nothing, or refused with why.
+        } else if (l.value.empty() && !o->empty_ok) {
+            why = "needs a value";
+        } else {
+            why = cmdline::value_problem(o->value, l.value);
+            // "cuda" on a machine without a device would open the window with no model.
+            if (why.empty() && l.name == "backend" && l.value == "cuda") {
+                const std::string no = cuda_unavailable_reason();
+                if (!no.empty()) why = "this machine has no cuda backend (" + no + ")";
+            }
+            if (why.empty()) f->set(s, l.value);
         }
+        // A bad value is not stored: the field keeps its default.
+        if (!why.empty() && problems)
+            problems->push_back(escape_for_one_line(name + ":" + std::to_string(l.number) + ": " +
+                                                    l.key + ": " + why + "; using the default"));
     }
     return s;
 }
@@ -227,25 +280,10 @@ Settings load_settings(const std::string& path, std::vector<std::string>* proble
 }
 
 std::string settings_text(const Settings& s) {
-    // The prompt is kept on one line: newlines inside it become spaces.
-    std::string prompt = s.prompt;
-    for (char& c : prompt)
-        if (c == '\n' || c == '\r') c = ' ';
-    // A path with a line break cannot be written on one line (it would become other keys): such
-    // a model is not remembered.
-    const bool path_fits = s.model_path.find_first_of("\r\n") == std::string::npos;
-    const std::string model = path_fits ? s.model : (s.model == "file" ? "default" : s.model);
-    std::ostringstream f;
-    f << "# kvscope settings (rewritten on exit)\n"
-      << "theme = " << s.theme << "\nfont_scale = " << num(s.font_scale) << "\nmodel = " << model
-      << "\nmodel_path = " << (path_fits ? s.model_path : "") << "\nbackend = " << s.backend
-      << "\ncache = " << cache_view_name(s.cache) << "\nprompt = " << prompt
-      << "\nplay_speed = " << num(s.play_speed) << "\nlayer = " << s.layer << "\nhead = " << s.head
-      << "\nweight_scale = " << s.weight_scale << "\nlog_time = " << (s.log_time ? 1 : 0)
-      << "\ntemperature = " << num(s.temperature) << "\ntop_k = " << s.top_k
-      << "\ntop_p = " << num(s.top_p) << "\nseed = " << s.seed << "\nlang = " << s.lang
-      << "\nlesson = " << s.lesson << "\nlesson_step = " << s.lesson_step << "\n";
-    return f.str();
+    std::string out = std::string(kHeader) + "\n";
+    for (const Field& f : fields())
+        if (const auto v = f.get(s)) out += std::string(f.name) + " = " + *v + "\n";
+    return out;
 }
 
 std::string save_settings(const Settings& s, const std::string& path) {

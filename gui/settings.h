@@ -1,5 +1,6 @@
 #pragma once
-// What kvscope remembers between runs, in a small key = value file beside ImGui's own ini:
+// What kvscope remembers between runs, in a small `name = value` file beside ImGui's own ini,
+// named and checked as the window's command line names and checks them:
 //   $KVSCOPE_CONFIG_DIR, else $XDG_CONFIG_HOME/kvscope, else ~/.config/kvscope.
 // Tests point KVSCOPE_CONFIG_DIR at a temporary folder or pass --no-settings, so they never
 // touch a user's files.
@@ -8,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cmdline/command_line.h"
 #include "core/session/cache_view.h"
 
 namespace kvs::gui {
@@ -37,10 +39,18 @@ struct Settings {
 
 // The folder; empty when neither variable nor HOME is set.
 std::string settings_dir();
-// Reads settings from `text` (the file `name`), field by field: a value outside what the command
-// line accepts (temperature -5, backend "quantum" or an unavailable "cuda", top_p 2, ...) is not
-// used, the field keeps its default, and one line naming the file, line, field and value goes to
-// `problems`. Unknown keys are ignored (a newer kvscope may write more).
+// The options the settings file keeps, one `name = value` line each: the window's own options
+// under their names (gui/options.h: theme, font-scale, model, backend, cache, prompt, layer,
+// head, weight-scale, temperature, top-k, top-p, seed, lang, lesson, lesson-step) and three that
+// no option sets (model-path: Open file's field; play-speed; log-time: the time plot's scale),
+// each with the rule its value follows.
+std::vector<cmdline::OptionSpec> settings_options();
+// Reads settings from `text` (the file `name`), line by line: each value is checked by its
+// option's rule, as the command line checks it; a value the rule refuses (temperature -5, backend
+// "quantum", top-p 2, ...) or an unavailable "cuda" is not used, the field keeps its default,
+// and one line naming the file, line, key and why goes to `problems`. Unknown keys are ignored
+// (a newer kvscope may write more). The older file (keys spelt font_scale, lesson_step from 0,
+// model = file beside model_path) is read too.
 Settings parse_settings(std::string_view text, const std::string& name,
                         std::vector<std::string>* problems);
 // Reads `path` (at most 64 KiB); a missing file gives the defaults.

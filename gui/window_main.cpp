@@ -224,7 +224,10 @@ int run(int argc, char** argv, Platform& platform) {
     if (o.prompt) st.prompt = *o.prompt;
     if (o.layer >= 0) st.layer = o.layer;
     if (o.head >= 0) st.head = o.head;
-    ui.heat_zoom = o.zoom;
+    if (o.temperature) st.temperature = *o.temperature;
+    if (o.top_k) st.top_k = *o.top_k;
+    if (o.top_p) st.top_p = *o.top_p;
+    if (o.seed) st.seed = *o.seed;
     if (o.explain) open_inside_attention(ui, 0, o.explain_layer, o.explain_head, o.explain_row);
     ui.explain.op_strip = o.ops;
     ui.show_weight_types = o.weight_types;
@@ -260,6 +263,7 @@ int run(int argc, char** argv, Platform& platform) {
     KVS_FRAME_LIFETIME EngineWorker worker;
     worker.set_wake([] { glfwPostEmptyEvent(); });
     KVS_FRAME_LIFETIME App app(window, worker, ui, platform, headless);
+    app.set_heatmap_zoom(o.zoom);
 
     // A model asked for by name must open; the remembered or default one may fall back (the
     // default model may not be built yet), with the reason shown in the window.
@@ -351,7 +355,7 @@ int run(int argc, char** argv, Platform& platform) {
                 const auto lock = worker.lock();
                 model = worker.snapshot().model;
             }
-            measure_weight_types_panel(model, true);
+            app.measure_weight_types(model);
         }
         if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
         if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);

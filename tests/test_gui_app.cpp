@@ -424,7 +424,7 @@ kill -TERM $pid; wait $pid
     // Not a first run (that would open lesson 1 beside the panels): the lesson panel is shut.
     const auto write_settings = [&] {
         fs::create_directories(dir / "cfg");
-        std::ofstream(dir / "cfg" / "settings.txt") << "lesson = 0\n";
+        std::ofstream(dir / "cfg" / "settings.txt") << "# no lesson open\n";
     };
     write_settings();
     // Where the prompt field is: the same window drawn headless says (the toolbar's height
@@ -466,7 +466,7 @@ kill -TERM $pid; wait $pid
     const std::string settings = slurp(dir / "cfg" / "settings.txt");
     CHECK(settings.find("cache = off\n") != std::string::npos);
     CHECK(settings.find("theme = light\n") != std::string::npos);  // t typed as text: no toggle
-    CHECK(settings.find("font_scale = 1.125\n") != std::string::npos);
+    CHECK(settings.find("font-scale = 1.125\n") != std::string::npos);
     CHECK(settings.find("prompt = the cat sat t r\n") != std::string::npos);
     CHECK(fs::exists(dir / "cfg" / "imgui.ini"));
 }
@@ -700,13 +700,13 @@ kill -TERM $pid; wait $pid
                             quote(KVSCOPE_WITH_XVFB) + " bash " + quote(script.string()) + " " +
                             quote(KVSCOPE_GUI_BIN) + " >out 2>err";
     const int status = drive_window(
-        cmd, dir, [&] { fs::remove_all(dir / "cfg"); }, "lesson_step = 1\n");
+        cmd, dir, [&] { fs::remove_all(dir / "cfg"); }, "lesson-step = 2\n");
     INFO(slurp(dir / "err"));
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
     const std::string settings = slurp(dir / "cfg" / "settings.txt");
     CHECK(settings.find("lesson = 1\n") != std::string::npos);
-    CHECK(settings.find("lesson_step = 1\n") != std::string::npos);  // N, N, B: the second step
+    CHECK(settings.find("lesson-step = 2\n") != std::string::npos);  // N, N, B: the second step
     CHECK(settings.find("model = toy\n") != std::string::npos);      // what the lesson loaded
     CHECK(settings.find("lang = en\n") != std::string::npos);
 }
@@ -879,7 +879,7 @@ TEST_CASE("SIGTERM during a long @batch: the window saves its checked settings a
                               std::vector<unsigned char>(lesson.begin(), lesson.end()));
     }
     fs::create_directories(dir / "cfg");
-    const std::string bad = "temperature = -5\nbackend = quantum\ntop_p = 7\nlesson = 1\n";
+    const std::string bad = "temperature = -5\nbackend = quantum\ntop-p = 7\nlesson = 1\n";
     kvs::test::write_file(dir / "cfg" / "settings.txt",
                           std::vector<unsigned char>(bad.begin(), bad.end()));
     {
@@ -905,10 +905,10 @@ echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))" > result
     const std::string settings = slurp(dir / "cfg" / "settings.txt");
     CHECK(settings.find("temperature = 0\n") != std::string::npos);
     CHECK(settings.find("backend = auto\n") != std::string::npos);
-    CHECK(settings.find("top_p = 0.9\n") != std::string::npos);
+    CHECK(settings.find("top-p = 0.9\n") != std::string::npos);
     CHECK(settings.find("lesson = 1\n") != std::string::npos);
     const std::string err = slurp(dir / "err");
-    CHECK(err.find("temperature = -5 is not a number in 0..100; using the default") !=
+    CHECK(err.find("settings.txt:1: temperature: -5 is out of range (0..100); using the default") !=
           std::string::npos);
 }
 

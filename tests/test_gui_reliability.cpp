@@ -9,6 +9,7 @@
 #include "core/util/error.h"
 #include "gui/engine_worker.h"
 #include "gui/font_check.h"
+#include "gui/options.h"
 #include "gui/settings.h"
 #include "kernels/backend_factory.h"
 #include "tests/test_helpers.h"
@@ -30,10 +31,10 @@ std::string joined(const std::vector<std::string>& v) {
 TEST_CASE("settings: every bad field is named, its default used, and never saved back",
           "[gui][settings][reliability]") {
     const std::string text =
-        "temperature = -5\ntop_k = -1\ntop_p = 2\nweight_scale = cubic\nbackend = quantum\n"
-        "font_scale = nan\nseed = 1.5\nlayer = 99999999999\nplay_speed = inf\ncache = maybe\n"
-        "model = ../../etc/passwd\nlog_time = yes\nlesson_step = -2\ntheme = \x1b[2Jpink\n"
-        "lesson = 3\nprompt = kept as it is\nunknown_key = whatever\n";
+        "temperature = -5\ntop-k = -1\ntop-p = 2\nweight-scale = cubic\nbackend = quantum\n"
+        "font-scale = nan\nseed = 1.5\nlayer = 99999999999\nplay-speed = inf\ncache = maybe\n"
+        "model =\nlog-time = yes\nlesson-step = 0\ntheme = \x1b[2Jpink\n"
+        "lesson = 3\nprompt = kept as it is\nunknown-key = whatever\nscreenshot = not.png\n";
     std::vector<std::string> problems;
     const Settings s = parse_settings(text, "settings.txt", &problems);
     INFO(joined(problems));
@@ -56,10 +57,11 @@ TEST_CASE("settings: every bad field is named, its default used, and never saved
     CHECK(s.prompt == "kept as it is");
     REQUIRE(problems.size() == 14);
     CHECK(problems[0] ==
-          "settings.txt:1: temperature = -5 is not a number in 0..100; using the "
-          "default");
+          "settings.txt:1: temperature: -5 is out of range (0..100); using the default");
     CHECK(problems[4] ==
-          "settings.txt:5: backend = quantum is not one of auto, cpu, cuda; using the default");
+          "settings.txt:5: backend: unknown backend 'quantum' (choose auto, cpu, cuda or "
+          "cuda-emulated); using the default");
+    CHECK(problems[10] == "settings.txt:11: model: needs a value; using the default");
     for (const auto& p : problems) {
         CHECK(p.find('\n') == std::string::npos);
         CHECK(p.find('\x1b') == std::string::npos);
@@ -79,13 +81,120 @@ TEST_CASE("settings: every bad field is named, its default used, and never saved
     } else {
         CHECK(c.backend == "auto");
         REQUIRE(cuda.size() == 1);
-        CHECK(cuda[0].rfind("s:1: backend = cuda is not a backend this machine has", 0) == 0);
+        CHECK(cuda[0].rfind("s:1: backend: this machine has no cuda backend (", 0) == 0);
     }
     // Not a regular file: the defaults, said once, no hang.
     std::vector<std::string> dev;
     CHECK(load_settings("/dev/zero", &dev) == Settings());
     CHECK(dev.size() == 1);
     CHECK(load_settings(dir.string(), &dev) == Settings());
+}
+
+// The settings file is the window's command line remembered: each key is an option's name and
+// its value passes the option's own rule, so the file refuses what kvscope --NAME refuses, in
+// the same words.
+TEST_CASE("settings and the command line check each option alike", "[gui][settings][options]") {
+    const std::vector<cmdline::OptionSpec> window = window_options();
+    int compared = 0;
+    for (const cmdline::OptionSpec& o : settings_options()) {
+        INFO(o.name);
+        using Kind = cmdline::ValueRule::Kind;
+        std::string bad;
+        switch (o.value.kind) {
+            case Kind::Whole:
+                bad = std::to_string(static_cast<long>(o.value.hi) + 1);
+                break;
+            case Kind::Number:
+                bad = "1e9";
+                break;
+            case Kind::Unsigned:
+                bad = "-1";
+                break;
+            case Kind::OneOf:
+            case Kind::Checked:
+                bad = "quantum";
+                break;
+            case Kind::Text:
+                continue;
+        }
+        std::vector<std::string> problems;
+        const Settings s = parse_settings(o.name + " = " + bad + "\n", "f", &problems);
+        CHECK(s == Settings());
+        const std::string why = cmdline::value_problem(o.value, bad);
+        REQUIRE(!why.empty());
+        REQUIRE(problems.size() == 1);
+        CHECK(problems[0] == "f:1: " + o.name + ": " + why + "; using the default");
+        if (!cmdline::find_option(window, o.name)) continue;  // remembered only
+        std::string arg = "--" + o.name, value = bad;
+        char name[] = "kvscope";
+        std::vector<char*> argv = {name, arg.data(), value.data()};
+        try {
+            parse_options(static_cast<int>(argv.size()), argv.data());
+            FAIL("kvscope " + arg + " " + bad + " was taken");
+        } catch (const Error& e) {
+            CHECK(std::string(e.what()) == arg + ": " + why + " (see kvscope --help)");
+        }
+        ++compared;
+    }
+    CHECK(compared >= 14);  // theme ... lesson-step: every option the settings keep
+}
+
+// A settings file an older kvscope wrote: keys spelt with '_', the lesson step from 0, no lesson
+// as lesson = 0, a model file as model = file with its path beside it. Read as it meant, without a
+// problem, and rewritten in the options' words.
+TEST_CASE("settings: the older file is read as it meant", "[gui][settings]") {
+    const std::string older =
+        "# kvscope settings (rewritten on exit)\ntheme = light\nfont_scale = 1.5\nmodel = file\n"
+        "model_path = /models/tiny.gguf\nbackend = auto\ncache = compare\nprompt = Once upon a "
+        "time # not a comment\nplay_speed = 2.5\nlayer = 2\nhead = 1\nweight_scale = log\n"
+        "log_time = 0\ntemperature = 0.7\ntop_k = 5\ntop_p = 0.95\nseed = 7\nlang = zh\n"
+        "lesson = 4\nlesson_step = 2\n";
+    std::vector<std::string> problems;
+    const Settings s = parse_settings(older, "settings.txt", &problems);
+    INFO(joined(problems));
+    CHECK(problems.empty());
+    CHECK(s.theme == "light");
+    CHECK(s.font_scale == 1.5f);
+    CHECK(s.model == "file");
+    CHECK(s.model_path == "/models/tiny.gguf");
+    CHECK(s.cache == CacheView::Compare);
+    CHECK(s.prompt == "Once upon a time # not a comment");
+    CHECK(s.play_speed == 2.5f);
+    CHECK(s.layer == 2);
+    CHECK(s.head == 1);
+    CHECK(s.weight_scale == "log");
+    CHECK(!s.log_time);
+    CHECK(s.temperature == 0.7f);
+    CHECK(s.top_k == 5);
+    CHECK(s.top_p == 0.95f);
+    CHECK(s.seed == 7);
+    CHECK(s.lang == "zh");
+    CHECK(s.lesson == 4);
+    CHECK(s.lesson_step == 2);
+    const std::string text = settings_text(s);
+    CHECK(text.find("model = /models/tiny.gguf\n") != std::string::npos);
+    CHECK(text.find("font-scale = 1.5\n") != std::string::npos);
+    CHECK(text.find("lesson-step = 3\n") != std::string::npos);  // from 1, as --lesson-step
+    std::vector<std::string> again;
+    CHECK(parse_settings(text, "again", &again) == s);
+    CHECK(again.empty());
+    // No lesson, a named model, no file opened yet: as the older kvscope wrote them.
+    const Settings none = parse_settings(
+        "# kvscope settings (rewritten on exit)\nmodel = toy\nmodel_path = \nlesson = 0\n"
+        "lesson_step = 0\n",
+        "s", &problems);
+    CHECK(problems.empty());
+    CHECK(none.model == "toy");
+    CHECK(none.model_path.empty());
+    CHECK(none.lesson == 0);
+    const std::string none_text = settings_text(none);
+    CHECK(none_text.find("\nlesson") == std::string::npos);  // no lesson open: no --lesson
+    CHECK(none_text.find("\nmodel-path") == std::string::npos);
+    // An older file's bad values are named as it spells them.
+    parse_settings("lesson_step = -2\ntop_k = x\n", "old", &problems);
+    REQUIRE(problems.size() == 2);
+    CHECK(problems[0] == "old:1: lesson_step: -2 is out of range (0..998); using the default");
+    CHECK(problems[1] == "old:2: top_k: 'x' is not a whole number; using the default");
 }
 
 TEST_CASE("font files: empty, junk, truncated and damaged ones are refused before ImGui",

@@ -374,12 +374,23 @@ TEST_CASE("the window and kvscope-cli take and check their shared options alike"
     CHECK(parse({"--backend=cpu", "--threads", "4"}).threads == 4);
     CHECK(parse({"--prompt", ""}).prompt == std::string());
     CHECK(parse({"--timing-runs", "1"}).timing_runs == 1);
+    const AppOptions sampled =
+        parse({"--temp", "0.5", "--top-k", "40", "--top-p", "0.8", "-s", "7"});
+    CHECK(sampled.temperature == 0.5f);
+    CHECK(sampled.top_k == 40);
+    CHECK(sampled.top_p == 0.8f);
+    CHECK(sampled.seed == 7u);
+    CHECK(!parse({}).temperature);  // not given: the settings' sampler
     const std::string suffix = " (see kvscope --help)";
     for (const std::vector<std::string>& args :
          std::vector<std::vector<std::string>>{{"--backend", "quantum"},
                                                {"--threads", "0"},
                                                {"--threads", "many"},
                                                {"--timing-runs", "101"},
+                                               {"--temperature", "-5"},
+                                               {"--top-k", "x"},
+                                               {"--top-p", "2"},
+                                               {"--seed", "1.5"},
                                                {"--tokenizer", ""},
                                                {"--model", "toy", "--threads"}}) {
         std::string window;

@@ -176,7 +176,33 @@ put('font', 'ttc.ttc', struct.pack('>IIII', 0x74746366, 0x00010000, 1, 16) + ttf
 put('font', 'otto.otf', b'OTTO' + ttf()[4:])
 put('font', 'empty.ttf', b'')
 
-# fuzz_settings: what the window writes, and what a hand or another version may leave.
+# fuzz_settings: what the window writes (the options' names: options.txt), what an older version
+# wrote (keys with '_', the lesson step from 0: saved.txt), and what a hand may leave.
+options = '''# kvscope settings: one option a line, named as kvscope --help names it.
+theme = light
+font-scale = 1.25
+model = /tmp/m.bin
+model-path = /tmp/m.bin
+backend = cpu
+cache = compare
+prompt = Once upon a time
+play-speed = 4
+layer = 1
+head = 3
+weight-scale = log
+log-time = 0
+temperature = 0.7
+top-k = 40
+top-p = 0.95
+seed = 18446744073709551615
+lang = zh
+lesson = 4
+lesson-step = 3
+'''
+put('settings', 'options.txt', options)
+put('settings', 'options-bad.txt', 'temperature = -5\nbackend = quantum\ntop-p = 2\nseed = 1.5\n'
+    'font-scale = nan\nlayer = 99999999999\nweight-scale = cubic\nmodel =\nlesson = 0\n'
+    'lesson-step = 1000\nlog-time = yes\nmodel_path = \nlesson_step = -1\n')
 settings = '''# kvscope settings (rewritten on exit)
 theme = light
 font_scale = 1.25
