@@ -6,13 +6,14 @@
 #include "core/error.h"
 #include "core/file_bytes.h"
 #include "core/llama_vocab_rules.h"
+#include "core/model_config.h"
 
 namespace kvs {
 namespace {
 
 constexpr std::size_t kMaxTokenizerBytes = std::size_t(256) << 20;
 constexpr int kMaxPieceBytes = 4096;
-constexpr int kMaxVocab = 1 << 20;  // as ModelConfig::validate allows
+constexpr int kMaxVocab = ModelConfig::kMaxVocab;
 
 }  // namespace
 

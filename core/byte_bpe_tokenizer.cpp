@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/gguf_file.h"
 #include "core/llama_vocab_rules.h"
+#include "core/model_config.h"
 
 namespace kvs {
 namespace {
@@ -46,6 +47,9 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens,
     auto fail = [&](const std::string& why) -> void {
         throw Error(source + ": byte-level BPE: " + why);
     };
+    if (tokens_.size() > std::size_t(ModelConfig::kMaxVocab))
+        fail(std::to_string(tokens_.size()) + " tokens, more than kvscope reads (" +
+             std::to_string(ModelConfig::kMaxVocab) + ")");
     const int n = vocab_size();
     if (n == 0) fail("the vocabulary is empty");
     if (!control_.empty() && control_.size() != tokens_.size())

@@ -64,10 +64,10 @@ void cut_context_to_kv_bound(ModelConfig& c, std::string& note) {
     if (c.n_layers <= 0 || c.n_kv_heads <= 0 || c.n_heads <= 0 || c.dim < c.n_heads ||
         c.seq_len <= 0)
         return;
-    const std::size_t per_token = c.kv_bytes_per_token(sizeof(float));
-    const std::size_t fits = std::min<std::size_t>(
+    const std::uint64_t per_token = c.kv_bytes_per_token(sizeof(float));
+    const std::uint64_t fits = std::min<std::uint64_t>(
         per_token ? ModelConfig::kMaxKvCacheBytes / per_token : 0, kMaxContext);
-    if (fits >= 1 && static_cast<std::size_t>(c.seq_len) > fits) {
+    if (fits >= 1 && static_cast<std::uint64_t>(c.seq_len) > fits) {
         note = ", context cut from " + std::to_string(c.seq_len) + " to " + std::to_string(fits) +
                " (kvscope's KV cache bound)";
         c.seq_len = static_cast<int>(fits);
