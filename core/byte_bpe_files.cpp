@@ -57,7 +57,7 @@ std::vector<std::string> tokens_by_id(const nlohmann::json& vocab, const std::st
                 ? static_cast<std::size_t>(id.get<std::uint64_t>())
                 : static_cast<std::size_t>(json_int(
                       id, 0, std::int64_t(n) - 1, {path, field + "[\"" + key_text(text) + "\"]"},
-                      "one of this file's " + std::to_string(n) + " token ids"));
+                      "a token id of its " + std::to_string(n) + " tokens"));
         if (seen[i])
             throw Error(path + ": token '" + key_text(text) + "' has id " + std::to_string(i) +
                         " (ids must be 0.." + std::to_string(n - 1) + ", each once)");
@@ -91,7 +91,14 @@ ByteBpeTokenizer ByteBpeTokenizer::from_vocab_and_merges(const std::string& voca
 }
 
 ByteBpeTokenizer ByteBpeTokenizer::from_hf_json(const std::string& path) {
-    const nlohmann::json j = read_json(path);
+    const auto bytes = read_file_bytes(path, kMaxTokenizerFile);
+    return from_hf_json_text(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+}
+
+ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
+                                                     const std::string& path) {
+    const nlohmann::json j = parse_json_input(text, path);
     const std::string where = path + ": tokenizer.json";
     auto fail = [&](const std::string& why) -> void { throw Error(where + ": " + why); };
     auto field = [&](std::string name) { return FileField{where, std::move(name)}; };
@@ -165,7 +172,7 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json(const std::string& path) {
     const std::int64_t max_id =
         std::min<std::int64_t>(std::int64_t(entries), ModelConfig::kMaxVocab) - 1;
     const std::string ids_of_file =
-        "one of this file's " + std::to_string(entries) + " token ids (vocab and added tokens)";
+        "a token id of its " + std::to_string(entries) + " vocab and added tokens";
     struct Added {
         std::size_t id;
         const std::string* content;

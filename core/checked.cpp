@@ -60,11 +60,11 @@ std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const FileField& f, 
 
 void check_allocation(std::uint64_t bytes, const FileField& f) {
     if (bytes > std::uint64_t(PTRDIFF_MAX))
-        throw Error(f.where() + " needs " + format_bytes(double(bytes)) +
-                    " of memory, more than this process can address");
+        throw Error(f.where() + ": " + format_bytes(double(bytes)) +
+                    " of memory needed, more than this process can address");
     const MemoryBudget b = host_memory_budget();
     if (b.bytes != 0 && bytes > b.bytes)
-        throw Error(f.where() + " needs " + format_bytes(double(bytes)) + " of memory, " +
+        throw Error(f.where() + ": " + format_bytes(double(bytes)) + " of memory needed, " +
                     format_bytes(double(b.bytes)) + " available (" + b.source + ")");
 }
 

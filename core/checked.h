@@ -48,7 +48,7 @@ std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const FileField& f,
 // KVSCOPE_MEM_AVAILABLE; core/memory_budget.h). Callers first bound the numbers by what the file
 // itself holds (an id below the count of entries, a count below the bytes left), so a small
 // file never asks for much; this is the last word on the big ones.
-//   "FILE: FIELD needs 8.00 GiB of memory, 3.10 GiB available (MemAvailable in /proc/meminfo)"
+//   "FILE: FIELD: 8.00 GiB of memory needed, 3.10 GiB available (MemAvailable in /proc/meminfo)"
 void check_allocation(std::uint64_t bytes, const FileField& f);
 
 // A name read from a file that is used as a file name in a folder (a shard of a safetensors

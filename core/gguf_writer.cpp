@@ -184,8 +184,8 @@ GgmlType ggml_type_from_name(const std::string& name) {
     throw Error("GGUF type '" + name + "' is not one of f32, f16, bf16, q8_0, q4_0");
 }
 
-void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
-                      const BpeTokenizer& tok, GgmlType type, const std::string& model_name) {
+Written write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
+                         const BpeTokenizer& tok, GgmlType type, const std::string& model_name) {
     check_output_path(path);
     std::vector<Tensor> ts;
     std::deque<std::vector<float>> reordered;  // stable addresses for the tensors' floats
@@ -274,7 +274,7 @@ void write_gguf_llama(const std::string& path, const ModelConfig& c, const Llama
     head.b += h.b;
     head.b.resize((head.b.size() + kAlignment - 1) / kAlignment * kAlignment, '\0');
 
-    write_output_file(path, [&](const OutputSink& put) {
+    return write_output_file(path, [&](const OutputSink& put) {
         put(head.b);
         std::vector<unsigned char> buf;
         const std::string zeros(kAlignment, '\0');

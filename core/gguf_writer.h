@@ -14,6 +14,7 @@
 #include "core/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/gguf_file.h"
+#include "core/output_file.h"
 
 namespace kvs {
 
@@ -21,8 +22,9 @@ namespace kvs {
 // llama.cpp's converter keeps them), and a matrix whose rows are not whole 32-element blocks is
 // written F16 in a Q8_0/Q4_0 file. Written through core/output_file.h (temporary file renamed
 // over `path`; an input of this run is refused). Throws kvs::Error naming `path`.
-void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
-                      const BpeTokenizer& tok, GgmlType type, const std::string& model_name);
+// Returns what the write did (core/output_file.h: bytes, and whether `path` is a regular file).
+Written write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
+                         const BpeTokenizer& tok, GgmlType type, const std::string& model_name);
 
 // n float32 values (whole blocks of `type`) as `type` into out (ggml_row_bytes(type, n) bytes):
 // ggml's reference rounding (F16, BF16: to nearest even; Q8_0: d = max|x| / 127, q = round(x /

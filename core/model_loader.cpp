@@ -1,6 +1,8 @@
 #include "core/model_loader.h"
 
+#include <exception>
 #include <filesystem>
+#include <new>
 #include <system_error>
 
 #include "core/bpe_tokenizer.h"
@@ -70,8 +72,35 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
     return open_model(spec, tokenizer, OpenLimits{0, {host_memory_budget()}}, weights);
 }
 
+namespace {
+
+std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& tokenizer,
+                                    const OpenLimits& limits, GgmlType weights);
+
+}  // namespace
+
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,
                                   const OpenLimits& limits, GgmlType weights) {
+    // The boundary between the files a user gives and the rest: every reader checks what it reads
+    // (core/checked.h) and throws kvs::Error; should the standard library still throw on a file's
+    // behalf (an allocation refused, a length beyond what a container holds), that becomes one
+    // line naming the file too, not an "internal error".
+    const std::string named = tokenizer.empty() ? spec : spec + " (tokenizer " + tokenizer + ")";
+    try {
+        return open_checked(spec, tokenizer, limits, weights);
+    } catch (const Error&) {
+        throw;
+    } catch (const std::bad_alloc&) {
+        throw Error(named + ": out of memory while opening it");
+    } catch (const std::exception& e) {
+        throw Error(named + ": cannot be opened: " + e.what());
+    }
+}
+
+namespace {
+
+std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& tokenizer,
+                                    const OpenLimits& limits, GgmlType weights) {
     if (spec == "toy") {
         if (weights != GgmlType::F32)
             throw Error("--weights " + weight_type_option_name(weights) +
@@ -136,5 +165,7 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
         std::vector<int>{BpeTokenizer::kBos}, name,
         "llama2.c checkpoint, float32, mapped read-only" + context_note);
 }
+
+}  // namespace
 
 }  // namespace kvs
