@@ -40,7 +40,8 @@ step build cmake --build "$BUILD" -j "$(nproc)" --target kvscope_gpu_tests kvsco
 # A device that does not answer fails the tests (KVSCOPE_REQUIRE_GPU=1); no tests at all fails
 # ctest (--no-tests=error).
 export KVSCOPE_REQUIRE_GPU=1
-step gpu-tests bash -c "cd '$BUILD' && ctest -L gpu --no-tests=error --output-on-failure -V"
+# All 4 must run (scripts/ctest_checked.sh counts them), none skipped.
+step gpu-tests bash -c "cd '$BUILD' && '$ROOT/scripts/ctest_checked.sh' 4 0 -L gpu --output-on-failure -V"
 step cli-cuda "$BUILD/cli/kvscope-cli" generate --backend cuda --prompt "Once upon a time" \
     --max-new-tokens 32
 step cli-cuda-sync env KVSCOPE_CUDA_SYNC=1 "$BUILD/cli/kvscope-cli" generate --backend cuda \

@@ -31,4 +31,6 @@ b = bytearray(open(f"{d}/gqa-q4_0.gguf", "rb").read())
 b[4:8] = struct.pack("<I", 2)  # the same file as version 2
 open(f"{d}/version2.gguf", "wb").write(b)
 PY
+# The hostile-input classes next to the valid seeds (numbers at their edges, depth, NUL, bidi).
+python3 "$here/make_hostile_seeds.py"
 ls -l "$out"
