@@ -19,7 +19,7 @@ void refuse_number(const FileField& f, std::string_view shown, std::string_view 
     // A value quoted from a file is cut: a message stays a line, whatever the file holds.
     const std::string v = shown.size() > 40 ? std::string(shown.substr(0, 40)) + "..."
                                             : std::string(shown);
-    throw Error(f.where() + " = " + v + " is not " + std::string(what) + " (a whole number from " +
+    throw Error(f.where() + " = " + v + " is not " + std::string(what) + " (an integer from " +
                 std::to_string(lo) + " to " + std::to_string(hi) + ")");
 }
 

@@ -3,7 +3,7 @@
 // allocation or a comparison. Every reader converts them here, with a range check, and combines
 // them here, with overflow-checked arithmetic, before anything else sees them; a refusal is one
 // kvs::Error that names the file, the field and the value as the file has it:
-//   "tokenizer.json: added_tokens[0].id = -1 is not a token id (a whole number from 0 to 4)"
+//   "tokenizer.json: added_tokens[0].id = -1 is not a token id (an integer from 0 to 4)"
 // Nothing here casts before checking: a negative id, 2^64 - 1, 1e300 or NaN never becomes a
 // size_t that wraps or an int that overflows.
 #include <cstdint>
@@ -19,16 +19,15 @@ struct FileField {
     std::string where() const;  // "FILE: FIELD"
 };
 
-// A whole number `v` (the file's own text of it in `shown`, when it has one) checked to lie in
-// lo..hi. `what` says what it must be ("a size", "a token id"); the message gives the range.
-//   "FILE: FIELD = SHOWN is not WHAT (a whole number from LO to HI)"
+// An integer `v` checked to lie in lo..hi. `what` says what it must be ("a size", "a token id");
+// the message gives the range: "FILE: FIELD = V is not WHAT (an integer from LO to HI)".
 std::int64_t checked_int(std::int64_t v, std::int64_t lo, std::int64_t hi, const FileField& f,
                          std::string_view what = "a size");
 std::uint64_t checked_uint(std::uint64_t v, std::uint64_t hi, const FileField& f,
                            std::string_view what = "a size");
 // The refusal the checks above throw, for a value whose text the caller has (a JSON number as
-// written, a string where a number belongs): "FILE: FIELD = SHOWN is not WHAT (a whole number
-// from LO to HI)".
+// written, a string where a number belongs): "FILE: FIELD = SHOWN is not WHAT (an integer from
+// LO to HI)".
 [[noreturn]] void refuse_number(const FileField& f, std::string_view shown, std::string_view what,
                                 std::int64_t lo, std::uint64_t hi);
 

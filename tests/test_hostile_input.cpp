@@ -337,8 +337,8 @@ TEST_CASE("ids and counts from a file are range-checked before they index or siz
         const std::string tok = (folder / "tokenizer.json").string();
         const std::string shown = id == "1e300" ? "1e+300" : id;
         const std::string expect = tok + ": tokenizer.json: added_tokens[0].id = " + shown +
-                                   " is not a token id of its 4 vocab and added tokens (a whole "
-                                   "number from 0 to 3)";
+                                   " is not a token id of its 4 vocab and added tokens (an "
+                                   "integer from 0 to 3)";
         for (const char* cmd : {"info", "generate"}) {
             const auto r = test::run_cli({cmd, "--model", folder.string()});
             INFO(cmd << ": " << r.err);
@@ -355,7 +355,7 @@ TEST_CASE("ids and counts from a file are range-checked before they index or siz
                                  "}},\"pre_tokenizer\":{\"type\":\"ByteLevel\"}}";
         CHECK(error_of([&] { ByteBpeTokenizer::from_hf_json_text(text, "v.json"); }) ==
               "v.json: tokenizer.json: model.vocab[\"a\"] = " + id +
-                  " is not a token id of its 1 tokens (a whole number from 0 to 0)");
+                  " is not a token id of its 1 tokens (an integer from 0 to 0)");
     }
     // Sizes from config.json: negative, beyond 2^30, a float, a string.
     for (const std::string v : {"-16", "4294967312", "16.0", "\"16\"", "[16]"}) {
@@ -366,7 +366,7 @@ TEST_CASE("ids and counts from a file are range-checked before they index or siz
         CHECK(one_line_error(r));
         CHECK(message_of(r) == folder.string() +
                                    ": Hugging Face Llama model: config.json: hidden_size = " + v +
-                                   " is not a size (a whole number from 0 to 1073741824)");
+                                   " is not a size (an integer from 0 to 1073741824)");
     }
     // What make-model is asked to make: refused from the shapes when it cannot fit, before a
     // byte is written (the llama file would be written until the disk is full) or allocated.
@@ -482,7 +482,7 @@ TEST_CASE("a product of config fields is exact: one past 2^31 does not wrap to a
     CHECK_THROWS_WITH(checked_add(~0ull, 1, {"f", "a + b"}),
                       "f: a + b: 18446744073709551615 + 1 is more than 18446744073709551615");
     CHECK_THROWS_WITH(checked_int(std::int64_t(-1), 0, 10, {"f", "n"}),
-                      "f: n = -1 is not a size (a whole number from 0 to 10)");
+                      "f: n = -1 is not a size (an integer from 0 to 10)");
     CHECK(checked_uint(10, 10, {"f", "n"}) == 10);
 }
 
