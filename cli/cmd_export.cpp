@@ -79,8 +79,8 @@ int cmd_export(int argc, char** argv) {
                                              " to a device or pipe (all written; its size there "
                                              "cannot be read back)";
     std::fprintf(is_standard_output(out) ? stderr : stdout,
-                 "%s: GGUF v3, %s, %s matrices, %s, written in %.2f s\n", escape_for_one_line(out).c_str(),
-                 arch, ggml_type_name(type), size.c_str(), s);
+                 "%s: GGUF v3, %s, %s matrices, %s, written in %.2f s\n",
+                 escape_for_one_line(out).c_str(), arch, ggml_type_name(type), size.c_str(), s);
     return 0;
 }
 

@@ -31,7 +31,8 @@ std::string_view text_of(const nlohmann::json& obj, std::string_view key) {
 bool flag_of(const nlohmann::json& obj, std::string_view key, bool fallback, const FileField& f) {
     const nlohmann::json* v = json_member(obj, key);
     if (!v) return fallback;
-    if (!v->is_boolean()) throw Error(f.where() + " = " + json_excerpt(*v, 40) + " is not true or false");
+    if (!v->is_boolean())
+        throw Error(f.where() + " = " + json_excerpt(*v, 40) + " is not true or false");
     return v->get<bool>();
 }
 
@@ -105,7 +106,8 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
     if (!j.is_object() || !json_member(j, "model") || !j["model"].is_object())
         fail("no \"model\" object");
     const auto& m = j["model"];
-    if (const nlohmann::json* t = json_member(m, "type"); t && json_string(*t, field("model.type")) != "BPE")
+    if (const nlohmann::json* t = json_member(m, "type");
+        t && json_string(*t, field("model.type")) != "BPE")
         fail("model type '" + key_text(t->get_ref<const std::string&>()) + "' is not BPE");
     if (json_member(m, "dropout")) fail("BPE dropout is not supported");
     for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
@@ -137,8 +139,8 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
         return pattern ? text_of(*pattern, "Regex") : std::string_view();
     };
     const nlohmann::json* steps = json_member(pre, "pretokenizers");
-    const bool sequence2 = text_of(pre, "type") == "Sequence" && steps && steps->is_array() &&
-                           steps->size() == 2;
+    const bool sequence2 =
+        text_of(pre, "type") == "Sequence" && steps && steps->is_array() && steps->size() == 2;
     if (byte_level(pre)) {
         o.split = ByteBpeSplit::Gpt2;
     } else if (sequence2 && byte_level((*steps)[1], false) &&

@@ -17,8 +17,8 @@ std::string FileField::where() const {
 void refuse_number(const FileField& f, std::string_view shown, std::string_view what,
                    std::int64_t lo, std::uint64_t hi) {
     // A value quoted from a file is cut: a message stays a line, whatever the file holds.
-    const std::string v = shown.size() > 40 ? std::string(shown.substr(0, 40)) + "..."
-                                            : std::string(shown);
+    const std::string v =
+        shown.size() > 40 ? std::string(shown.substr(0, 40)) + "..." : std::string(shown);
     throw Error(f.where() + " = " + v + " is not " + std::string(what) + " (an integer from " +
                 std::to_string(lo) + " to " + std::to_string(hi) + ")");
 }
@@ -36,7 +36,8 @@ std::uint64_t checked_uint(std::uint64_t v, std::uint64_t hi, const FileField& f
 }
 
 float to_float(double v) {
-    if (v > double(std::numeric_limits<float>::max())) return std::numeric_limits<float>::infinity();
+    if (v > double(std::numeric_limits<float>::max()))
+        return std::numeric_limits<float>::infinity();
     if (v < -double(std::numeric_limits<float>::max()))
         return -std::numeric_limits<float>::infinity();
     return static_cast<float>(v);
@@ -86,8 +87,8 @@ void check_file_name(std::string_view name, const FileField& f, std::string_view
             why = "a path, not a name";
     }
     if (why)
-        throw Error(f.where() + " '" + std::string(name.substr(0, 80)) + "' is not a file name in " +
-                    std::string(folder) + " (" + why + ")");
+        throw Error(f.where() + " '" + std::string(name.substr(0, 80)) +
+                    "' is not a file name in " + std::string(folder) + " (" + why + ")");
 }
 
 }  // namespace kvs

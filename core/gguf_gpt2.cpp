@@ -116,9 +116,9 @@ GgufLlama parse_gguf_gpt2(const GgufFile& f, const GgufDoneWith& done_with,
     if (c.n_positions == 0)
         refuse(name, "gpt2.context_length is 0 (the position table needs a row per position)");
     c.seq_len = c.n_positions;
-    c.vocab_size = static_cast<int>(checked_uint(emb->dims[1], ModelConfig::kMaxVocab,
-                                                 {model, "token_embd.weight's rows"},
-                                                 "a vocabulary size"));
+    c.vocab_size =
+        static_cast<int>(checked_uint(emb->dims[1], ModelConfig::kMaxVocab,
+                                      {model, "token_embd.weight's rows"}, "a vocabulary size"));
     c.shared_classifier = f.tensor("output.weight") == nullptr;
     const auto eps = f.get_float("gpt2.attention.layer_norm_epsilon");
     c.norm_eps = eps ? to_float(*eps) : 1e-5f;  // llama.cpp's default; validate bounds it

@@ -76,9 +76,9 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     c.n_heads = shape_value(f, key + "attention.head_count");
     c.n_kv_heads = shape_value(f, key + "attention.head_count_kv", c.n_heads);
     c.seq_len = shape_value(f, key + "context_length");
-    c.vocab_size = static_cast<int>(checked_uint(emb->dims[1], ModelConfig::kMaxVocab,
-                                                 {name + ": GGUF llama model", "token_embd.weight's rows"},
-                                                 "a vocabulary size"));
+    c.vocab_size = static_cast<int>(checked_uint(
+        emb->dims[1], ModelConfig::kMaxVocab,
+        {name + ": GGUF llama model", "token_embd.weight's rows"}, "a vocabulary size"));
     c.shared_classifier = f.tensor("output.weight") == nullptr;
     c.qkv_bias = qwen2;
     // RoPE's base and RMSNorm's epsilon: llama.cpp's defaults when absent (10000, 1e-5).

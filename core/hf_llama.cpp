@@ -7,8 +7,8 @@
 #include <set>
 
 #include "core/bpe_tokenizer.h"
-#include "core/checked.h"
 #include "core/byte_bpe_tokenizer.h"
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/file_bytes.h"
 #include "core/hf_gpt2.h"
@@ -96,8 +96,7 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
         if (const auto it = j.find(k); it != j.end() && *it == true)
             fail(std::string(k) + " is true (kvscope's Llama forward pass has no biases)");
     if (const auto it = j.find("hidden_act"); it != j.end() && *it != "silu")
-        fail("hidden_act " + json_excerpt(*it, 40) +
-             " is not supported (kvscope's FFN is SwiGLU)");
+        fail("hidden_act " + json_excerpt(*it, 40) + " is not supported (kvscope's FFN is SwiGLU)");
 
     ModelConfig c;
     c.qkv_bias = qwen2;
@@ -116,8 +115,9 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
     // land on hidden_size).
     if (json_member(j, "head_dim") && c.n_heads > 0) {
         const std::uint64_t head_dim = std::uint64_t(int_of("head_dim"));
-        const std::uint64_t all = checked_mul(head_dim, std::uint64_t(c.n_heads),
-                                              {model, "config.json: head_dim x num_attention_heads"});
+        const std::uint64_t all =
+            checked_mul(head_dim, std::uint64_t(c.n_heads),
+                        {model, "config.json: head_dim x num_attention_heads"});
         if (all != std::uint64_t(c.dim))
             fail("head_dim " + std::to_string(head_dim) + " x " + std::to_string(c.n_heads) +
                  " heads is " + std::to_string(all) + ", not hidden_size " + std::to_string(c.dim));
@@ -348,7 +348,8 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
             // A shard is a file in this folder: a name, nothing that leads out of it or that the
             // C library would cut short (a NUL byte).
             check_file_name(json_string(file, where), where, folder);
-            if (seen.insert(file.get<std::string>()).second) files.push_back(file.get<std::string>());
+            if (seen.insert(file.get<std::string>()).second)
+                files.push_back(file.get<std::string>());
         }
         if (files.empty() || files.size() > kMaxShards)
             throw Error(index + ": " + std::to_string(files.size()) +

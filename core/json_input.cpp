@@ -91,8 +91,8 @@ const nlohmann::json* json_member(const nlohmann::json& obj, std::string_view ke
     return it == obj.end() || it->is_null() ? nullptr : &*it;
 }
 
-std::int64_t json_int(const nlohmann::json& v, std::int64_t lo, std::int64_t hi,
-                      const FileField& f, std::string_view what) {
+std::int64_t json_int(const nlohmann::json& v, std::int64_t lo, std::int64_t hi, const FileField& f,
+                      std::string_view what) {
     if (v.is_number_unsigned()) {
         const std::uint64_t u = v.get<std::uint64_t>();
         if (hi >= 0 && u <= std::uint64_t(hi) && std::int64_t(u) >= lo) return std::int64_t(u);

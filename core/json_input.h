@@ -32,8 +32,8 @@ const nlohmann::json* json_member(const nlohmann::json& obj, std::string_view ke
 
 // A JSON integer (not a float such as 288.0 or 1e3) that must lie in lo..hi (core/checked.h's
 // message, quoting the value as the file has it: -1, 1.5e+300, "12", [[...]]).
-std::int64_t json_int(const nlohmann::json& v, std::int64_t lo, std::int64_t hi,
-                      const FileField& f, std::string_view what = "a size");
+std::int64_t json_int(const nlohmann::json& v, std::int64_t lo, std::int64_t hi, const FileField& f,
+                      std::string_view what = "a size");
 // A string, or Error "FILE: FIELD = EXCERPT is not a string".
 const std::string& json_string(const nlohmann::json& v, const FileField& f);
 

@@ -17,25 +17,25 @@ std::uint64_t ModelConfig::stored_floats_exact() const {
     const std::uint64_t d = dim, h = hidden_dim, L = n_layers, V = vocab_size, kv = kv_dim();
     if (gpt2()) {
         std::uint64_t n = V * d + std::uint64_t(n_positions) * d;  // wte, wpe
-        n += 2 * L * d;                                        // ln_1 weight, bias
-        n += L * (d * d + 2 * kv * d) + L * (d + 2 * kv);      // wq, wk, wv; bq, bk, bv
-        n += L * d * d + L * d;                                // wo, bo
-        n += 2 * L * d;                                        // ln_2 weight, bias
-        n += L * h * d + L * h;                                // w1 (c_fc), b1
-        n += L * d * h + L * d;                                // w2 (mlp c_proj), b2
-        n += 2 * d;                                            // ln_f weight, bias
-        if (!shared_classifier) n += V * d;                    // lm_head
+        n += 2 * L * d;                                            // ln_1 weight, bias
+        n += L * (d * d + 2 * kv * d) + L * (d + 2 * kv);          // wq, wk, wv; bq, bk, bv
+        n += L * d * d + L * d;                                    // wo, bo
+        n += 2 * L * d;                                            // ln_2 weight, bias
+        n += L * h * d + L * h;                                    // w1 (c_fc), b1
+        n += L * d * h + L * d;                                    // w2 (mlp c_proj), b2
+        n += 2 * d;                                                // ln_f weight, bias
+        if (!shared_classifier) n += V * d;                        // lm_head
         return n;
     }
-    std::uint64_t n = V * d;                                        // token_embedding_table
-    n += L * d;                                                     // rms_att_weight
-    n += L * d * d + 2 * L * kv * d + L * d * d;                    // wq, wk, wv, wo
-    n += L * d;                                                     // rms_ffn_weight
-    n += 3 * L * h * d;                                             // w1, w2, w3
-    n += d;                                                         // rms_final_weight
+    std::uint64_t n = V * d;                                          // token_embedding_table
+    n += L * d;                                                       // rms_att_weight
+    n += L * d * d + 2 * L * kv * d + L * d * d;                      // wq, wk, wv, wo
+    n += L * d;                                                       // rms_ffn_weight
+    n += 3 * L * h * d;                                               // w1, w2, w3
+    n += d;                                                           // rms_final_weight
     n += 2 * static_cast<std::uint64_t>(seq_len) * (head_dim() / 2);  // freq_cis real + imag
-    if (!shared_classifier) n += V * d;                             // wcls
-    if (qkv_bias) n += L * (d + 2 * kv);                            // bq, bk, bv
+    if (!shared_classifier) n += V * d;                               // wcls
+    if (qkv_bias) n += L * (d + 2 * kv);                              // bq, bk, bv
     return n;
 }
 

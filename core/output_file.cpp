@@ -107,7 +107,8 @@ void check_output_space(const std::string& path, std::uint64_t bytes) {
 }
 
 bool is_standard_output(const std::string& path) {
-    struct stat out {}, st {};
+    struct stat out {
+    }, st{};
     return ::fstat(1, &out) == 0 && ::stat(path.c_str(), &st) == 0 && out.st_dev == st.st_dev &&
            out.st_ino == st.st_ino;
 }

@@ -51,8 +51,8 @@ char32_t code_point(std::string_view s, std::size_t i, std::size_t n) {
 // stay: they only pick an emoji's look.
 bool hides_or_reorders(char32_t c) {
     return c == 0x00AD || (c >= 0x0600 && c <= 0x0605) || c == 0x061C || c == 0x06DD ||
-           c == 0x070F || c == 0x08E2 || c == 0x034F || c == 0x115F || c == 0x1160 ||
-           c == 0x180E || (c >= 0x200B && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E) ||
+           c == 0x070F || c == 0x08E2 || c == 0x034F || c == 0x115F || c == 0x1160 || c == 0x180E ||
+           (c >= 0x200B && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E) ||
            (c >= 0x2060 && c <= 0x206F) || c == 0x3164 || c == 0xFEFF || c == 0xFFA0 ||
            (c >= 0xFFF9 && c <= 0xFFFB) || c == 0x110BD || c == 0x110CD ||
            (c >= 0x13430 && c <= 0x1343F) || (c >= 0x1BCA0 && c <= 0x1BCA3) ||

@@ -22,8 +22,9 @@ std::string escape_for_one_line(std::string_view s);
 
 // The same for text printed on a terminal that may span lines (generated text, lesson prose):
 // newline and tab are kept, every other control (ESC sequences: clear screen, set title), the
-// C1 controls and broken UTF-8 are shown as \xNN, bidi controls and invisible characters as \uXXXX. Everything the CLIs print from a file, a
-// tokenizer or a user goes through this or escape_for_one_line.
+// C1 controls and broken UTF-8 are shown as \xNN, bidi controls and invisible characters as \uXXXX.
+// Everything the CLIs print from a file, a tokenizer or a user goes through this or
+// escape_for_one_line.
 std::string escape_for_terminal(std::string_view s);
 
 // escape_for_terminal over a stream of pieces (tokens): a UTF-8 character split across two

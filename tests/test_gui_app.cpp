@@ -611,29 +611,31 @@ TEST_CASE("hostile model folders through Open file: one line each, the session g
         std::string says;
     };
     const std::vector<Case> cases = {
-        {t::hf_folder_with(dir, "neg", {{"tokenizer.bin", ""},
-                                        {"tokenizer.json", t::tokenizer_json_with_added_id("-1")}}),
+        {t::hf_folder_with(
+             dir, "neg",
+             {{"tokenizer.bin", ""}, {"tokenizer.json", t::tokenizer_json_with_added_id("-1")}}),
          "added_tokens[0].id = -1 is not a token id"},
-        {t::hf_folder_with(dir, "min",
-                           {{"tokenizer.bin", ""},
-                            {"tokenizer.json",
-                             t::tokenizer_json_with_added_id("-9223372036854775808")}}),
+        {t::hf_folder_with(
+             dir, "min",
+             {{"tokenizer.bin", ""},
+              {"tokenizer.json", t::tokenizer_json_with_added_id("-9223372036854775808")}}),
          "added_tokens[0].id = -9223372036854775808 is not a token id"},
         {t::hf_folder_with(dir, "deep", {{"config.json", t::config_with("hidden_act", deep)}}),
          "config.json: JSON nested more than 64 levels deep"},
         {dir / "wide", "head_dim 536870920 x 8 heads is 4294967360, not hidden_size 64"},
-        {t::hf_folder_with(dir, "nul",
-                           {{"model.safetensors.index.json",
-                             t::index_naming("model.safetensors\\u0000evil")}}),
+        {t::hf_folder_with(
+             dir, "nul",
+             {{"model.safetensors.index.json", t::index_naming("model.safetensors\\u0000evil")}}),
          "(a NUL byte inside)"},
-        {t::hf_folder_with(dir, "bidi", {{"config.json", t::config_with("architectures",
-                                                                         "[\"Llama\\u202eX\"]")}}),
+        {t::hf_folder_with(
+             dir, "bidi",
+             {{"config.json", t::config_with("architectures", "[\"Llama\\u202eX\"]")}}),
          "architecture 'Llama\\u202eX' is not supported"},
     };
     for (const Case& c : cases) {
         INFO(c.folder.filename().string());
-        const Shot s = screenshot({"--model", "toy", "--prefill", "--open", c.folder.string()},
-                                  "hostile");
+        const Shot s =
+            screenshot({"--model", "toy", "--prefill", "--open", c.folder.string()}, "hostile");
         CHECK(s.layout["model"] == "toy");  // still the toy, prefilled
         CHECK(s.layout["steps"] == 1);
         REQUIRE(s.layout["messages"].size() == 1);
@@ -1004,8 +1006,8 @@ done
 )SH";
     }
     const std::string cmd = "cd " + quote(dir.string()) + " && " + quote(KVSCOPE_WITH_XVFB) +
-                            " bash drive.sh " + quote(KVSCOPE_GUI_BIN) + " " +
-                            quote(tiny_model()) + " >out 2>err";
+                            " bash drive.sh " + quote(KVSCOPE_GUI_BIN) + " " + quote(tiny_model()) +
+                            " >out 2>err";
     std::system(cmd.c_str());
     INFO(slurp(dir / "err") << slurp(dir / "log"));
     std::istringstream in(slurp(dir / "result"));

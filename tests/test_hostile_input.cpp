@@ -346,21 +346,23 @@ TEST_CASE("ids and counts from a file are range-checked before they index or siz
             CHECK(one_line_error(r));
             CHECK(message_of(r) == expect);
         }
-        CHECK(error_of([&] { ByteBpeTokenizer::from_hf_json_text(text, "t.json"); })
-                  .rfind("t.json: tokenizer.json: added_tokens[0].id = " + shown, 0) == 0);
+        CHECK(error_of([&] {
+                  ByteBpeTokenizer::from_hf_json_text(text, "t.json");
+              }).rfind("t.json: tokenizer.json: added_tokens[0].id = " + shown, 0) == 0);
     }
     // The vocabulary's own ids, the same way.
     for (const std::string id : {"-5", "4000000000", "18446744073709551615"}) {
-        const std::string text = "{\"model\":{\"vocab\":{\"a\":" + id +
-                                 "}},\"pre_tokenizer\":{\"type\":\"ByteLevel\"}}";
+        const std::string text =
+            "{\"model\":{\"vocab\":{\"a\":" + id + "}},\"pre_tokenizer\":{\"type\":\"ByteLevel\"}}";
         CHECK(error_of([&] { ByteBpeTokenizer::from_hf_json_text(text, "v.json"); }) ==
               "v.json: tokenizer.json: model.vocab[\"a\"] = " + id +
                   " is not a token id of its 1 tokens (an integer from 0 to 0)");
     }
     // Sizes from config.json: negative, beyond 2^30, a float, a string.
     for (const std::string v : {"-16", "4294967312", "16.0", "\"16\"", "[16]"}) {
-        const auto folder = test::hf_folder_with(dir, "size" + std::to_string(++n),
-                                                 {{"config.json", test::config_with("hidden_size", v)}});
+        const auto folder =
+            test::hf_folder_with(dir, "size" + std::to_string(++n),
+                                 {{"config.json", test::config_with("hidden_size", v)}});
         const auto r = test::run_cli({"info", "--model", folder.string()});
         INFO(r.err);
         CHECK(one_line_error(r));
@@ -378,8 +380,8 @@ TEST_CASE("ids and counts from a file are range-checked before they index or siz
     CHECK(message_of(r).rfind(out + ": needs 4.00 TiB, the file system there has ", 0) == 0);
     CHECK(!fs::exists(out));
     ::setenv("KVSCOPE_MEM_AVAILABLE", "1000000000", 1);
-    r = test::run_cli({"make-model", "--arch", "gpt2", "--out", (dir / "g.gguf").string(),
-                       "--dim", "4096", "--layers", "64", "--heads", "32", "--seq-len", "256"});
+    r = test::run_cli({"make-model", "--arch", "gpt2", "--out", (dir / "g.gguf").string(), "--dim",
+                       "4096", "--layers", "64", "--heads", "32", "--seq-len", "256"});
     ::unsetenv("KVSCOPE_MEM_AVAILABLE");
     INFO(r.err);
     CHECK(one_line_error(r));
@@ -417,12 +419,12 @@ TEST_CASE("JSON nested 100,000 deep in any file of a model folder: refused, no s
     };
     for (const Case& c : cases) {
         const auto folder = test::hf_folder_with(dir, c.name, c.files);
-        const std::string named = c.file == "config.json"
-                                      ? folder.string() + ": config.json"
-                                      : (folder / c.file).string() +
-                                            (c.file == "model.safetensors"
-                                                 ? ": not a usable safetensors file: header"
-                                                 : "");
+        const std::string named =
+            c.file == "config.json"
+                ? folder.string() + ": config.json"
+                : (folder / c.file).string() + (c.file == "model.safetensors"
+                                                    ? ": not a usable safetensors file: header"
+                                                    : "");
         test::write_file(dir / (c.name + ".md"),
                          bytes_of("# Deep\n\n## Open\n@model " + folder.string() + "\n"));
         for (const std::vector<std::string>& args :
@@ -461,8 +463,8 @@ TEST_CASE("a product of config fields is exact: one past 2^31 does not wrap to a
     REQUIRE(test::run_cli({"make-model", "--out", model, "--dim", "64", "--hidden", "64",
                            "--layers", "1", "--heads", "8", "--vocab", "300", "--seq-len", "16"})
                 .exit_code == 0);
-    REQUIRE(test::run_cli({"export", "--model", model, "--hf", (dir / "hf").string()})
-                .exit_code == 0);
+    REQUIRE(test::run_cli({"export", "--model", model, "--hf", (dir / "hf").string()}).exit_code ==
+            0);
     auto config = nlohmann::json::parse(test::slurp(dir / "hf" / "config.json"));
     REQUIRE(test::run_cli({"info", "--model", (dir / "hf").string()}).exit_code == 0);
     config["head_dim"] = (1 << 29) + 8;
@@ -501,8 +503,9 @@ TEST_CASE("names read from files are file names: no NUL, controls, separators or
              {"..\\\\model.safetensors", "a path, not a name"},
              {"", "empty"}}) {
         INFO(shard);
-        const auto folder = test::hf_folder_with(
-            dir, std::to_string(++n), {{"model.safetensors.index.json", test::index_naming(shard)}});
+        const auto folder =
+            test::hf_folder_with(dir, std::to_string(++n),
+                                 {{"model.safetensors.index.json", test::index_naming(shard)}});
         const auto r = test::run_cli({"info", "--model", folder.string()});
         INFO(r.out << r.err);
         CHECK(one_line_error(r));
@@ -523,7 +526,8 @@ TEST_CASE("an output to a device or a pipe that was written whole is a success",
     // exited 2 ("/dev/null: not a regular file").
     const auto dir = test::temp_dir("hostile-outputs");
     const std::string model = test::write_tiny_model(dir);
-    const auto file = test::run_cli({"export", "--model", model, "--gguf", (dir / "m.gguf").string()});
+    const auto file =
+        test::run_cli({"export", "--model", model, "--gguf", (dir / "m.gguf").string()});
     REQUIRE(file.exit_code == 0);
     const std::size_t size = fs::file_size(dir / "m.gguf");
     const auto null = test::run_cli({"export", "--model", model, "--gguf", "/dev/null"});
@@ -536,10 +540,10 @@ TEST_CASE("an output to a device or a pipe that was written whole is a success",
     // A FIFO read by another process: the same bytes as the file.
     const std::string fifo = (dir / "fifo").string();
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    const std::string cmd = "cat " + test::quote(fifo) + " > " + test::quote((dir / "via.gguf").string()) +
-                            " & " + test::quote(KVSCOPE_CLI) + " export --model " +
-                            test::quote(model) + " --gguf " + test::quote(fifo) +
-                            " >/dev/null 2>&1; rc=$?; wait; exit $rc";
+    const std::string cmd =
+        "cat " + test::quote(fifo) + " > " + test::quote((dir / "via.gguf").string()) + " & " +
+        test::quote(KVSCOPE_CLI) + " export --model " + test::quote(model) + " --gguf " +
+        test::quote(fifo) + " >/dev/null 2>&1; rc=$?; wait; exit $rc";
     CHECK(std::system(cmd.c_str()) == 0);
     CHECK(test::slurp(dir / "via.gguf") == test::slurp(dir / "m.gguf"));
     // Its own stdout, piped on: the GGUF bytes alone there, the summary on stderr.
@@ -562,8 +566,8 @@ TEST_CASE("code points that reorder or hide text are escaped in every message",
     const auto dir = test::temp_dir("hostile-bidi");
     const auto folder = test::hf_folder_with(
         dir, "bidi",
-        {{"config.json", test::config_with("architectures",
-                                           "[\"Llama\\u202eevil\\u200bForCausalLM\"]")}});
+        {{"config.json",
+          test::config_with("architectures", "[\"Llama\\u202eevil\\u200bForCausalLM\"]")}});
     const auto r = test::run_cli({"info", "--model", folder.string()});
     INFO(r.err);
     CHECK(one_line_error(r));
