@@ -8,6 +8,7 @@
 #include "core/bpe_tokenizer.h"
 #include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/file_bytes.h"
 #include "core/gguf_llama.h"
 #include "core/hf_llama.h"
 #include "core/install_paths.h"
@@ -101,6 +102,8 @@ namespace {
 
 std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& tokenizer,
                                     const OpenLimits& limits, GgmlType weights) {
+    check_path_text(spec);
+    check_path_text(tokenizer);
     if (spec == "toy") {
         if (weights != GgmlType::F32)
             throw Error("--weights " + weight_type_option_name(weights) +

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/file_bytes.h"
 #include "core/format.h"
 
 namespace kvs {
@@ -75,6 +76,7 @@ void note_input_file(int fd) {
 
 void check_output_path(const std::string& path) {
     if (path.empty()) throw Error("no file name given to write to");
+    check_path_text(path);
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0) {
         if (S_ISDIR(st.st_mode))

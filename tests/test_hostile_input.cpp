@@ -515,6 +515,17 @@ TEST_CASE("names read from files are file names: no NUL, controls, separators or
                       0) == 0);
         CHECK(m.ends_with("' is not a file name in " + folder.string() + " (" + why + ")"));
     }
+    // A lesson's @model line with a NUL inside: the model before the NUL was opened.
+    const std::string model = test::write_tiny_model(dir);
+    const std::string line = "@model " + model + std::string(1, '\0') + "garbage\n";
+    test::write_file(dir / "nul.md",
+                     bytes_of("# T\n\n## S\n" + line + "@prompt \"a\"\n@prefill\n"));
+    const auto l = test::run_cli({"lesson", (dir / "nul.md").string()});
+    INFO(l.out << l.err);
+    CHECK(l.exit_code == 1);
+    CHECK(l.out.find(model + "\\x00garbage: a NUL byte inside the name; no file can be named so") !=
+          std::string::npos);
+    CHECK(l.out.find("parameters") == std::string::npos);  // no model was opened
     CHECK_THROWS_WITH(check_file_name(std::string("a\0b", 3), {"i.json", "x"}, "d"),
                       "i.json: x 'a\\x00b' is not a file name in d (a NUL byte inside)");
     CHECK_NOTHROW(check_file_name("model-00001-of-00002.safetensors", {"i.json", "x"}, "d"));
