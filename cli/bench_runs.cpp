@@ -83,10 +83,10 @@ std::vector<int> prompt_of_length(const Model& m, const std::string& text, int l
 
 MeasureRunner::MeasureRunner(Measure m, const RunSetup& setup) : m_(m) {
     SessionConfig cfg;
-    // Tracing off keeps no payload: before q and the attention output of every row were still
-    // copied out (9.4 MB for a 128-token prefill of the 85M model: the 'transfer' column's 8.6
-    // ms in docs/bench/bench-85m-transfer-2cpu.txt). The op strip stays: the per-op table is
-    // read from it.
+    // Tracing off keeps no payload: copying q and the attention output of every row out of the
+    // pass costs 9.4 MB for a 128-token prefill of the 85M model (the 'transfer' column's 8.6 ms in
+    // docs/bench/bench-85m-transfer-2cpu.txt). The op strip stays: the per-op table is read from
+    // it.
     cfg.capture.attention = setup.trace;
     cfg.capture.kv_rows = setup.trace;
     cfg.capture.vectors = setup.trace;

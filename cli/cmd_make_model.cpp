@@ -17,8 +17,9 @@
 namespace kvs::cli {
 namespace {
 
-// Named shapes: "85M" is the llama2.c-shaped model of issue 17's figures; "1GB" the 1 GB file of
-// issue 15's load test. vocab 512 keeps the tokenizer small; the weights dominate either way.
+// Named shapes: "85M" is the llama2.c-shaped model of docs/bench's CPU figures (dim 768, 12
+// layers); "1GB" the 1 GB file of the load and memory figures there. vocab 512 keeps the tokenizer
+// small; the weights dominate either way.
 ModelConfig preset(const std::string& name) {
     ModelConfig c;
     c.vocab_size = 512;

@@ -1,4 +1,4 @@
-# Reliability builds (issue 9), both off by default:
+# Reliability builds (docs/reliability.md), both off by default:
 #   -DKVSCOPE_SANITIZE=ON  AddressSanitizer + UndefinedBehaviorSanitizer on every kvscope target
 #                          (engine, kernels, CLI, tests): the whole suite runs instrumented.
 #   -DKVSCOPE_FUZZ=ON      clang only: the engine instrumented for libFuzzer as well, and the fuzz

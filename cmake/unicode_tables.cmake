@@ -41,7 +41,7 @@ function(kvscope_unicode_ranges file regex out_var)
     list(GET ab 0 a)
     list(GET ab 1 b)
     # The padding off again. (Not REGEX REPLACE "^0+": CMake applies it again after each match,
-    # so 0010102 became 112, and the tables lost or gained whole ranges.)
+    # so 0010102 would become 112, and the tables would lose or gain whole ranges.)
     string(REGEX MATCH "[1-9][0-9]*$|0$" a "${a}")
     math(EXPR next "${cur_b} + 1")
     if(a EQUAL next)

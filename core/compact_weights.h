@@ -1,5 +1,5 @@
 #pragma once
-// The matrices of a Llama model kept in fewer bytes than float32 (issue 17 item 5): F16 or BF16
+// The matrices of a Llama model kept in fewer bytes than float32 (--weights): F16 or BF16
 // (2 bytes a value) or Q8_0 (34 bytes per 32 values), exactly as GGUF stores them (core/gguf_file.h
 // holds the types, the Q8_0 block and the one decoder; core/gguf_writer.h the one quantiser).
 // Arithmetic stays float32: the CPU matmul dequantises in its inner loop

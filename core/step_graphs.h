@@ -1,5 +1,5 @@
 #pragma once
-// CUDA Graphs for decode steps (issue 16, item 4). A backend that offers them (Backend::graphs())
+// CUDA Graphs for decode steps (docs/cuda.md). A backend that offers them (Backend::graphs())
 // records the kernel launches and device copies of one decode pass once and replays the recording
 // at every token: one graph launch instead of one host launch per kernel. A recorded launch keeps
 // its arguments by value, so what changes from token to token (each sequence's token id and

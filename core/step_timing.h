@@ -1,7 +1,7 @@
 #pragma once
-// Step times a class can trust (issue 14): one sample of a sub-millisecond step is at the mercy
-// of whatever else the machine does (a 4 ms outlier once made the cached total look slower than
-// the uncached one). So a short step is run several times from the same starting state and its
+// Step times a class can trust: one sample of a sub-millisecond step is at the mercy of whatever
+// else the machine does (a single 4 ms outlier is enough to make the cached total look slower
+// than the uncached one). So a short step is run several times from the same starting state and its
 // time is the median of the runs; the spread (fastest..slowest) is kept beside it.
 #include <functional>
 

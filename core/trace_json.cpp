@@ -15,7 +15,7 @@ void write_trace_json(std::ostream& os, const Session& s) {
     JsonWriter j(os);
     j.begin_object();
     j.field("kvscope_trace", 1);
-    // Added in issue 14 (the schema is otherwise unchanged): how the numbers below index.
+    // How the numbers below index (fields added within version 1; readers ignore unknown fields).
     // Arrays count from 0; tokens[i] is the token at position i + 1, so pos0 and q_pos0 are
     // positions minus 1; layers, heads and steps are numbered from 0 as in the window and lessons.
     j.key("indexing").begin_object();

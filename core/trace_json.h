@@ -1,5 +1,5 @@
 #pragma once
-// The whole trace of a session as JSON (schema in README.md, "Trace JSON").
+// The whole trace of a session as JSON (schema in docs/trace-json.md).
 #include <ostream>
 
 namespace kvs {

@@ -383,7 +383,7 @@ void EngineWorker::prefill() {
 
 void EngineWorker::decode(int n) {
 #ifdef __EMSCRIPTEN__
-    // The page has no worker thread (README, "In the browser": no SharedArrayBuffer on a static
+    // The page has no worker thread (docs/web.md, "How it runs": no SharedArrayBuffer on a static
     // host): a run of steps is one request per step, so the main loop draws frames between them
     // (run_pending) and the page never freezes; cancel() drops the steps not yet run.
     if (n > 1) {

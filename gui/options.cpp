@@ -76,7 +76,7 @@ AppOptions parse_options(int argc, char** argv) {
     o.backend = cmdline::backend_from(c, "");
     o.threads = cmdline::threads_from(c);
     // The window switches backends while a model stays open, and only the CPU reads compact
-    // weights: it takes float32 only for now (kvscope-cli's commands take the others).
+    // weights: it takes float32 only (kvscope-cli's commands take the others).
     if (const GgmlType w = cmdline::weights_from(c); w != GgmlType::F32)
         c.fail("--weights " + weight_type_option_name(w) +
                ": the window runs float32 weights only for now (kvscope-cli generate, compare "

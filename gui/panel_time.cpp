@@ -59,7 +59,7 @@ void draw_time(FrameContext& f) {
         }
         ImGui::EndTable();
     }
-    // Where the times were measured: a line of its own (as a table column it was cut off).
+    // Where the times were measured: a line of its own (a table column would cut it off).
     // How: each step's time is the median of several runs of that step (core/step_timing.h);
     // hover for the shown step's spread.
     if (!f.snap.sessions[0].trace.empty()) {

@@ -15,7 +15,7 @@ struct ThemeColours {
     ImU32 panel_bg;
     // The window is cleared to this colour and panels leave their backgrounds undrawn: with
     // llvmpipe every drawn pixel costs a texture fetch and a blend, and the panels tile the
-    // whole window, so their backgrounds were most of a frame's work.
+    // whole window, so drawing their backgrounds would be most of a frame's work.
     ImVec4 clear;
 };
 

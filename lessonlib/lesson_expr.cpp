@@ -380,7 +380,7 @@ Expectation::Outcome Expectation::evaluate(const MetricReader& read) const {
         o.why = err.what();
     }
     // One line whatever the lesson's strings or the metrics' values hold (a string literal may
-    // carry a newline or an escape sequence; fuzz_lesson_expr found one).
+    // carry a newline or an escape sequence; fuzz_lesson_expr makes such strings).
     o.why = escape_for_one_line(o.why);
     return o;
 }

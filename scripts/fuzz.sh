@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The libFuzzer targets of tests/fuzz/ (issue 9), built with clang into build-fuzz/ with
-# AddressSanitizer and UndefinedBehaviorSanitizer (cmake/kvscope_sanitize.cmake: a UB finding
+# The libFuzzer targets of tests/fuzz/ (docs/reliability.md), built with clang into build-fuzz/
+# with AddressSanitizer and UndefinedBehaviorSanitizer (cmake/kvscope_sanitize.cmake: a UB finding
 # aborts like a memory error; checked below in each binary), and run for a bounded time each,
 # starting from the committed seeds in tests/fuzz/corpus/<target>/; as many at once as there are
 # cores. A crash, sanitizer finding, leak, slow input (10 s), a process over 2 GiB, or a target
-# that did not run (not built, or no input executed) fails the script, and the input that did it is kept as
-# build-fuzz/artifacts/<target>-crash-* (reproduce: build-fuzz/tests/fuzz/<target> FILE; fix the
+# that did not run (not built, or no input executed) fails the script, and the input that did it
+# is kept as build-fuzz/artifacts/<target>-crash-* (reproduce: build-fuzz/tests/fuzz/<target> FILE; fix the
 # code and add the file to the target's corpus). New inputs found on the way go to
 # build-fuzz/corpus-new/, never into the committed seeds. Run by scripts/test.sh.
 #   KVS_FUZZ_SECONDS   seconds per target (default 27: ten targets, two at a time, in about

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one command to run on a machine with an NVIDIA GPU (issue 16): builds kvscope with CUDA into
+# The one command to run on a machine with an NVIDIA GPU (docs/cuda.md): builds kvscope with CUDA into
 # build-gpu/, runs the gpu tests (a missing device is a failure here, not a skip), runs them again
 # under compute-sanitizer's memcheck, racecheck, synccheck and initcheck where the toolkit has it,
 # and prints a report to paste into a bug report. Exit 0 only when everything ran and passed.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The peer test (issue 18): kvscope against llama.cpp on GGUF exports of the default model and of
+# The peer test: kvscope against llama.cpp on GGUF exports of the default model and of
 # stories260K, greedy tokens, text and logits compared at every step (tests/peer/).
 # 1. installs npm's node-llama-cpp@3.22.1 (prebuilt llama.cpp for linux-x64; only that platform's
 #    package, not the CUDA/Vulkan ones) into build/peer/ unless it is there;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer (issue 9),
+# The whole test suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer,
 # into build-asan/. A finding aborts the test that hit it (-fno-sanitize-recover=all; leaks are
 # reported at exit), so ctest fails and so does this script. Run by scripts/test.sh.
 #

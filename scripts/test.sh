@@ -12,10 +12,10 @@ cd "$KVS_ROOT/build"
 # discovery broke registers a few design tests only); up to 20 may report themselves skipped (the
 # gpu tests without a device, the peer tests before peer.sh installs llama.cpp).
 kvs_ctest 300 20 --output-on-failure -j "$(nproc)"
-# Against llama.cpp (issue 18): installs npm's node-llama-cpp under build/peer the first time
+# Against llama.cpp: installs npm's node-llama-cpp under build/peer the first time
 # (measured 24-43 s with the registry reachable), builds and runs the peer test (ctest -L peer).
 "$KVS_ROOT/scripts/peer.sh"
-# Reliability (issue 9): the suite again under ASan + UBSan, then each fuzzer for a minute.
+# Reliability (docs/reliability.md): the suite again under ASan + UBSan, then each fuzzer for 27 s.
 "$KVS_ROOT/scripts/sanitize.sh"
 # The kernels' .cu files on the CPU shim under ThreadSanitizer, and the racy kernel it must catch.
 "$KVS_ROOT/scripts/tsan-shim.sh"

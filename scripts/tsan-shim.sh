@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CUDA kernels' own .cu files on the CPU shim (kernels/shim/: one OS thread per CUDA thread, a
-# real barrier for __syncthreads) under ThreadSanitizer, into build-tsan/ (issue 16). Two checks:
+# real barrier for __syncthreads) under ThreadSanitizer, into build-tsan/. Two checks:
 #   1. the real kernels, over small shapes, give the emulator's bits with no race reported;
 #   2. the deliberately racy kernel of tests/shim/racy_max.cuh (a shared maximum updated without
 #      atomics), which passes the phase-by-phase emulator in both thread orders, IS reported as a

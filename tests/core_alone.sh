@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# core/ is the engine alone (issue 12): it includes nothing from the lesson library, the backends,
+# core/ is the engine alone (DESIGN.md): it includes nothing from the lesson library, the backends,
 # the command line or the window, and holds no lesson, batch-sweep or scale-accounting file.
 set -uo pipefail
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"

@@ -1,4 +1,4 @@
-// Issue 13: the inside of one attention row rebuilt from the trace (core/attention_explain.h)
+// Inside attention: one attention row rebuilt from the trace (core/attention_explain.h)
 // must be the arithmetic the model did: softmax(q·k/√d_k + mask) equals the captured weights and
 // Σ w·v equals the attention output the model used, on every backend, cached and uncached.
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 // kvscope-cli bench, run once at a tiny size: the report and CSV have their structure, every rate
 // is positive, and the KV cache makes a 256-token decode faster. Speed goals themselves live in
-// the benchmark's output (README "Benchmarks"), not in tests.
+// the benchmark's output (docs/bench/README.md), not in tests.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>

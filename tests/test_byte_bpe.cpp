@@ -1,4 +1,4 @@
-// Byte-level BPE (issue 18): GPT-2's byte alphabet, the pre-tokenizer's split, rank-ordered
+// Byte-level BPE: GPT-2's byte alphabet, the pre-tokenizer's split, rank-ordered
 // merges, exact decoding, the three ways to load it (vocab.json + merges.txt, tokenizer.json, GGUF
 // metadata) and their refusals; and the memory check before loading: a model whose weights and KV
 // cache at the chosen context do not fit is refused with the numbers, before any weight is read.
@@ -210,8 +210,8 @@ TEST_CASE("the Unicode classes hold every code point the data files give them, a
           "[byte_bpe]") {
     // Read here straight from the files the tables were generated from (no merging, no
     // padding): a code point is a letter exactly when DerivedGeneralCategory.txt says L*, a
-    // number when N*, a space when PropList.txt says White_Space. (The generator once mangled
-    // numbers with inner zeros: U+2776..2793 came out as 112..10131, so U+2764 '❤' was a number.)
+    // number when N*, a space when PropList.txt says White_Space. (A generator that misreads
+    // numbers with inner zeros turns U+2776..2793 into 112..10131, and U+2764 '❤' into a number.)
     const std::string dir = KVSCOPE_UNICODE_DIR;
     std::vector<char> letter(0x110000), number(0x110000), space(0x110000);
     auto read = [&](const std::string& file, auto&& mark) {

@@ -97,7 +97,8 @@ TEST_CASE("generate --trace-json writes the whole trace", "[cli]") {
     CHECK(j["steps"][1]["attention"]["rows"] == 1);
 }
 
-// Issue 9: what people will type, paste and open. Each is a working run or one line and exit 2.
+// What people will type, paste and open (docs/reliability.md). Each is a working run or one line
+// and exit 2.
 TEST_CASE("any UTF-8, control characters or junk as a prompt: generation runs", "[cli][hostile]") {
     const auto json = test::temp_dir("hostile-json") / "t.json";
     for (const std::string prompt :

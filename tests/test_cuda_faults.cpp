@@ -1,4 +1,4 @@
-// How the CUDA backends fail (issue 16, part 1), played through the emulated backend's injected
+// How the CUDA backends fail, played through the emulated backend's injected
 // errors (EmulatedCudaBackend::inject, KVSCOPE_EMU_FAULT), which keeps and reports them through the
 // same FaultLedger as the device backend: release never throws, a device fault is reported once
 // by the next sync, KVSCOPE_CUDA_SYNC=1 names the op, `auto` falls back to the CPU with the reason.

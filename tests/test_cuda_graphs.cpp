@@ -1,4 +1,4 @@
-// CUDA Graphs of decode steps (issue 16, item 4), through the emulated backend, which records a
+// CUDA Graphs of decode steps, through the emulated backend, which records a
 // step's launches as closures over their arguments by value (what CUDA's stream capture keeps)
 // and replays them: the graph must give the per-op path's results bit for bit at every position,
 // cost one graph launch, one copy each way and one sync per token, and be recorded again exactly

@@ -1,4 +1,4 @@
-// What one decode step asks of the CUDA runtime (issue 16, part 3), counted through the emulated
+// What one decode step asks of the CUDA runtime, counted through the emulated
 // backend, which mirrors the cuda backend call for call: with the whole trace on (attention and
 // K/V rows) a step is one device-to-host copy and one stream sync; the kernel launches are
 // 3 + 16 per layer (embed, the final rmsnorm and the classifier, and per layer rmsnorm, q/k/v,

@@ -1,4 +1,4 @@
-// Our default model (assets/models/kvscope-tiny.*, issue 4), checked on the committed files
+// Our default model (assets/models/kvscope-tiny.*), checked on the committed files
 // through the engine every view uses: it speaks the tutorials' sentences, one of its heads looks
 // back at " France" as assets/models/README.md says, and cached and uncached agree on it.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// GGUF (issue 18): our exports of the llama2.c models read back as the same model (F32: same
+// GGUF: our exports of the llama2.c models read back as the same model (F32: same
 // logits within 1e-5 and the same greedy text; F16, BF16, Q8_0, Q4_0: the same greedy text where
 // stated, logit differences reported and bounded), the SentencePiece-style tokenizer from GGUF
 // metadata against tokenizer.bin, and hostile files refused with one line.

@@ -1,4 +1,4 @@
-// GPT-2's forward pass (issue 18): LayerNorm with a bias, learned positions added to the token's
+// GPT-2's forward pass: LayerNorm with a bias, learned positions added to the token's
 // embedding, biases on every linear layer, a GELU MLP, no RoPE. Checked against a plain
 // transcription of GPT-2's block written here in double precision (as Hugging Face's
 // modeling_gpt2 computes it), step by step through a cached greedy decode; the op log against

@@ -1,4 +1,4 @@
-// GPT-2's file formats (issue 18): a GPT-2-shaped model (random weights, the default model's
+// GPT-2's file formats: a GPT-2-shaped model (random weights, the default model's
 // shapes and tokenizer) written as GGUF (architecture gpt2, llama.cpp's names, fused attn_qkv)
 // and as a Hugging Face GPT2LMHeadModel folder (Conv1D matrices [in, out], fused c_attn), read
 // back: F32 as the same floats bit for bit (and the same logits), F16/BF16/Q8_0 within their

@@ -284,8 +284,8 @@ TEST_CASE("the KV grid has one column per token in the cache", "[gui][screenshot
 
 TEST_CASE("a wide model's KV grid stays inside its box, above the line under it",
           "[gui][screenshot]") {
-    // kv_dim 288: 576 K and V rows, more than the panel has pixels at 1280x800. (Rows were once
-    // kept at least half a pixel tall, so the grid ran over the hint below it.)
+    // kv_dim 288: 576 K and V rows, more than the panel has pixels at 1280x800. (Rows kept at
+    // least half a pixel tall would run the grid over the hint below it.)
     const fs::path dir = kvs::test::temp_dir("gui-wide-model");
     kvs::ModelConfig c = kvs::test::tiny_config();
     c.dim = 288, c.hidden_dim = 64, c.n_heads = 6, c.n_kv_heads = 6, c.n_layers = 1;
@@ -472,7 +472,7 @@ kill -TERM $pid; wait $pid
     CHECK(fs::exists(dir / "cfg" / "imgui.ini"));
 }
 
-// --- Lessons in the window (issue 7) ---
+// --- Lessons in the window ---
 
 TEST_CASE("a lesson step drives the engine: lesson 1 at step 3 shows the toy's prefill",
           "[gui][screenshot][lessons]") {
@@ -552,7 +552,7 @@ TEST_CASE("lesson 8 plots time per step against batch size in the window",
     }
 }
 
-// --- Bad input in the window (issue 9) ---
+// --- Bad input in the window ---
 
 TEST_CASE("a file that does not open shows why and the session goes on", "[gui][errors]") {
     const fs::path dir = kvs::test::temp_dir("gui-bad-files");
@@ -1022,7 +1022,7 @@ done
     CHECK(runs == 8);
 }
 
-// --- No overlap, no clipping (issue 14) ---
+// --- No overlap, no clipping ---
 
 namespace {
 
@@ -1115,8 +1115,9 @@ struct StageConfig {
 // factors the rows of a 2^(4-1) design (each pair of them meets in all four combinations),
 // cycled over the 9 size x text pairs. With a lesson open the lesson picks the model: lesson 1
 // step 3 (the toy) or lesson 4 step 2 (the default model); its cache mode is the lesson's. The
-// whole matrix found what the subset had missed: the KV panel squeezed to its title under the
-// inside-attention band at 1920x1080, the what-if table's numbers cut in Chinese at 1280x800.
+// whole matrix is the default because the subset misses cases only it has: the KV panel squeezed
+// to its title under the inside-attention band at 1920x1080, the what-if table's numbers cut in
+// Chinese at 1280x800.
 std::vector<StageConfig> stage_matrix() {
     // lang zh, default model, compare, lesson: the fourth is the parity of the other three.
     static const int design[8][4] = {{0, 0, 0, 0}, {0, 0, 1, 1}, {0, 1, 0, 1}, {0, 1, 1, 0},
@@ -1158,8 +1159,8 @@ std::vector<StageConfig> stage_matrix() {
     out.push_back({"1920x1080-1.5-zh-lesson8",
                    {"--size", "1920x1080", "--font-scale", "1.5", "--lang", "zh", "--backend",
                     "cpu", "--lesson", "8", "--lesson-step", "1"}});
-    // Lesson 2: the time panel brought forward beside the lesson at a laptop's size (its plot
-    // titles were cut there), and its roofline on the stage.
+    // Lesson 2: the time panel brought forward beside the lesson at a laptop's size (where its plot
+    // titles are the first thing to be cut), and its roofline on the stage.
     out.push_back(
         {"1280x800-1-en-lesson2-time",
          {"--size", "1280x800", "--backend", "cpu", "--lesson", "2", "--lesson-step", "5"}});
@@ -1325,7 +1326,7 @@ TEST_CASE("no text overlaps another or is cut off, at every size, text size, lan
         std::string cmd = quote(KVSCOPE_GUI_BIN);
         for (const auto& a : c.args) cmd.append(" ").append(quote(a));
         const std::string base = (dir / c.tag).string();
-        // The layout record only: a 4K PNG's compression was a third of each run's time.
+        // The layout record only: a 4K PNG's compression takes a third of each run's time.
         cmd += " --layout-json " + quote(base + ".json") + " >" + quote(base + ".err") + " 2>&1";
         list << cmd << "\n";
     }

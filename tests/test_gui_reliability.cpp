@@ -1,6 +1,6 @@
-// Issue 15 on the window's data side, without a display: remembered settings checked field by
-// field (class 6), font files checked before ImGui sees them (class 2), and a model whose context
-// is shorter than the prompt (class 7). The same under a real window: test_gui_app.cpp.
+// Bad input on the window's data side, without a display: remembered settings checked field by
+// field, font files checked before ImGui sees them, and a model whose context is shorter than the
+// prompt. The same under a real window: test_gui_app.cpp.
 #include <catch2/catch.hpp>
 
 #include <filesystem>

@@ -92,7 +92,7 @@ TEST_CASE("every string the window translates is in the table", "[gui][strings]"
         INFO(k);
         CHECK(table.count(k) == 1);
     }
-    // And the table holds nothing the window no longer says.
+    // And the table holds nothing the window does not say.
     for (const auto& k : table) {
         INFO(k);
         CHECK(used.count(k) == 1);

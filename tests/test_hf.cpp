@@ -1,4 +1,4 @@
-// Hugging Face Llama folders (issue 18): our exports of the llama2.c models (config.json +
+// Hugging Face Llama folders: our exports of the llama2.c models (config.json +
 // safetensors, one file or shards) read back as the same model (F32: the same logits bit for bit;
 // F16/BF16: the same greedy text, logit differences bounded, and kept compact the same logits as
 // dequantised), q/k rows in HF's rotate-half order checked against that RoPE's own definition,

@@ -1,4 +1,4 @@
-// What users throw at the engine (issue 9): any bytes as a prompt, files that are not what they
+// What users throw at the engine: any bytes as a prompt, files that are not what they
 // claim, headers with huge values, NaN weights. Every case is a clear one-line kvs::Error or a
 // working session, never a crash. (The CLI side of the same cases is in test_cli.cpp.)
 #include <sys/stat.h>
@@ -282,7 +282,8 @@ TEST_CASE("NaN and inf weights: generation runs (greedy and sampled), no crash",
 
 TEST_CASE("a lesson check nested a hundred thousand deep is refused, not a stack overflow",
           "[hostile]") {
-    // Parsing, evaluating and freeing a check recurse per level; a megabyte of "(" used to crash.
+    // Parsing, evaluating and freeing a check recurse per level: a megabyte of "(" would overflow
+    // the stack without the bound on a check's length.
     const std::string deep = "# T\n## S\n@expect " + std::string(100000, '(') + "1" +
                              std::string(100000, ')') + " == 1\n";
     CHECK(error_of([&] { parse_lesson(deep, "deep.md"); }) ==

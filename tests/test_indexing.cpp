@@ -1,4 +1,4 @@
-// One numbering everywhere (issue 14, item 6): positions count from 1, layers, heads and steps
+// One numbering everywhere: positions count from 1, layers, heads and steps
 // from 0. The toy's head "even" and the position of "so" in "Today weather is so" must read the
 // same in `kvscope-cli toy`, its trace JSON and lesson 1's text in both languages.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Checkpoints are mapped, not copied (issue 15 class 8, issue 17 item 1): a model costs about its
+// Checkpoints are mapped, not copied: a model costs about its
 // file size in resident memory, the CPU backend computes on the mapping, and the mapped and the
 // copied reader give the same numbers. Models here come from `kvscope-cli make-model`.
 #include <catch2/catch.hpp>

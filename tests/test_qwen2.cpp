@@ -1,4 +1,4 @@
-// Qwen2-shaped models (issue 18): Llama with biases on the q, k and v projections. The default
+// Qwen2-shaped models: Llama with biases on the q, k and v projections. The default
 // model's weights with biases added (random, fixed seed) must compute something else than
 // without them, read back from our GGUF (architecture qwen2, q/k in its rotate-half order) and
 // Hugging Face (Qwen2ForCausalLM) exports as the same logits, bit for bit in F32, and count the

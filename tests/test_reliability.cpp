@@ -1,4 +1,4 @@
-// Issue 15, classes 1, 3, 4, 5 and 7 (the window's classes 2, 4 and 6 are in test_gui_views.cpp
+// Classes of bad input (the window's own are in test_gui_reliability.cpp, test_gui_views.cpp
 // and test_gui_app.cpp): a lesson check's indices, the files kvscope writes, runaway lesson work,
 // escape sequences on the terminal, silent wrong results. Each case is a class, not one example.
 #include <sys/stat.h>
@@ -105,7 +105,7 @@ TEST_CASE("every metric index: negative from the end, range-checked, huge or NaN
     CHECK(error("token", {n(0.5)}).rfind("step must be a whole number", 0) == 0);
 }
 
-TEST_CASE("the lesson of issue 15 (weight(-4,-8,0,0) on the default model) is one clear line",
+TEST_CASE("a lesson checking weight(-4,-8,0,0) on the default model gets one clear line",
           "[reliability][lesson][cli]") {
     const auto dir = test::temp_dir("reliability-lesson-index");
     const std::string lesson =
@@ -341,7 +341,8 @@ TEST_CASE("seed 0 samples (no degenerate xorshift state); other seeds keep run.c
     CHECK(sampler_state(1) == 1);
 }
 
-TEST_CASE("options and files that used to give silent or wrong results", "[reliability][cli]") {
+TEST_CASE("options and files that could give silent or wrong results are one-line errors",
+          "[reliability][cli]") {
     const auto dir = test::temp_dir("reliability-messages");
     auto error_of = [](const std::vector<std::string>& args) {
         const auto r = test::run_cli(args);

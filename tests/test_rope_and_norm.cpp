@@ -1,4 +1,4 @@
-// RoPE's base, rope scaling and RMSNorm's epsilon as a model's own (issue 18: SmolLM2's base
+// RoPE's base, rope scaling and RMSNorm's epsilon as a model's own (SmolLM2's base
 // 100000, Llama 3's 500000 with its scaling, epsilon 1e-6): they change what the model computes,
 // and every format carries them (GGUF metadata and rope_freqs, Hugging Face config.json) to the
 // same logits, bit for bit. llama.cpp's view of the same files: tests/peer/peer_llama_cpp.cpp.

@@ -1,4 +1,4 @@
-// Bounded memory over a long session (issue 9): `kvscope-cli soak` runs sessions back to back
+// Bounded memory over a long session: `kvscope-cli soak` runs sessions back to back
 // with the full trace; once the trace's budget is reached, resident memory stays flat.
 #include <catch2/catch.hpp>
 #include <cstdlib>

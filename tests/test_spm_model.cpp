@@ -1,4 +1,4 @@
-// SentencePiece tokenizer.model files (issue 18), through Debian's libsentencepiece: a BPE model
+// SentencePiece tokenizer.model files, through Debian's libsentencepiece: a BPE model
 // trained here with Llama 2's options (byte fallback, identity normalization, a dummy prefix,
 // whitespace kept) is read into kvscope's SentencePiece-style encoder (core/spm_tokenizer.h), and
 // both kvscope and libsentencepiece's own Encode tokenize the same texts: they must give the same

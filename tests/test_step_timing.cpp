@@ -1,4 +1,4 @@
-// Step times a class can trust (issue 14, item 5): a short step is run several times from the
+// Step times a class can trust: a short step is run several times from the
 // same state and timed by the median; the re-runs change nothing the step computed.
 #include <catch2/catch.hpp>
 #include <chrono>

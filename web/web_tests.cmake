@@ -44,7 +44,7 @@ kvscope_web_test(default_compare
 # Ctrl+S downloads a PNG of the page, as it saves one on the desktop.
 kvscope_web_test(screenshot_download "model=toy&decode=1" --download)
 # The bench parameter runs kvscope-cli bench's code in the page (one short length: the figures
-# themselves are for the README, not for a test).
+# themselves are for docs/web.md, not for a test).
 kvscope_web_test(bench "model=toy" "--bench=--model=default --lengths=32 --repeats=1 --warmup=0")
 # The settings persist in localStorage: a second visit without parameters is in Chinese, on the
 # toy.

@@ -1,5 +1,5 @@
-// The CPU matmul alone at the 85M model's prefill shapes (issue 17): GFLOP/s per SIMD path, with
-// the weights in cache (one matrix, timed again and again) and from memory (48 different
+// The CPU matmul alone at the 85M model's prefill shapes (docs/bench/README.md): GFLOP/s per SIMD
+// path, with the weights in cache (one matrix, timed again and again) and from memory (48 different
 // matrices of 768 x 2048, 302 MB, each read once per pass). Not part of the build; from a build
 // dir of scripts/test.sh:
 //   g++ -O2 -std=c++20 -I. docs/bench/matmul_prefill.cpp build/kernels/libkvscope_kernels.a

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Remakes the README's screenshots with the app's own --screenshot, on a virtual display.
+# Remakes the screenshots of README.md and docs/ with the app's own --screenshot, on a virtual display.
 # usage: docs/screenshots/make.sh [path/to/kvscope]   (default: build/gui/kvscope)
 # Times in them (the Time panel, lesson 8's plot) are measured on the machine that runs this.
 set -eu
@@ -40,7 +40,7 @@ shot explain-default-decode --model default --prompt "The capital of France is" 
 # Compare mode: every row the uncached step recomputed is outlined, and the line says so.
 shot compare-recomputed --model default --prompt "The capital of France is" --cache compare \
     --decode 4 --size 1600x900
-# A Hugging Face folder (issue 18): stories260K (8 query heads, 4 K/V heads: GQA) written by
+# A Hugging Face folder: stories260K (8 query heads, 4 K/V heads: GQA) written by
 # `kvscope-cli export --hf` as BF16, where ../shared has the model; the heads grouped by K/V head.
 cli=$(dirname "$app")/../cli/kvscope-cli
 hf=$(mktemp -d)
@@ -49,7 +49,7 @@ if "$cli" export --model stories260K --hf "$hf/stories260K-hf" --type bf16 >/dev
         --decode 12 --size 1920x1080
 fi
 rm -rf "$hf"
-# A GPT-2-shaped model (issue 18): `kvscope-cli make-model --arch gpt2` (random weights, one GGUF
+# A GPT-2-shaped model: `kvscope-cli make-model --arch gpt2` (random weights, one GGUF
 # of architecture gpt2), the op strip at layer 1's GELU: LayerNorm, the bias adds, no RoPE.
 g=$(mktemp -d)
 "$cli" make-model --arch gpt2 --shape small --seq-len 256 --out "$g/gpt2-small.gguf" >/dev/null

@@ -9,15 +9,17 @@
 //    hold (AVX-512: 4 x 6, 24 accumulators of its 32 registers; AVX2: 4 x 3 of 16); fewer tokens
 //    (a decode step from the caches) use 8 x 1 or 8 x 2, whose eight rows share one reduction,
 //    and one token against float32 rows a tile of 8 whose sums stay in registers
-//    (tile8_f32_one: stories260K's 64 x 64 in 235 -> 82 ns, a whole step's 36 matmuls 17.8 ->
-//    13.5 us; docs/bench/matmul_decode_step.cpp);
+//    (tile8_f32_one: stories260K's 64 x 64 in 82 ns, a whole step's 36 matmuls in 13.5 us,
+//    against 235 ns and 17.8 us through a generic tile that zeroes its accumulators on the stack;
+//    docs/bench/matmul_decode_step.cpp);
 //  - cache blocks: tokens go in blocks whose rows fit in L2, and each tile's few weight rows
 //    (4 x n floats: 12 KiB at n = 768) stay in L1 while they are swept over the whole block, so
 //    a batched prefill reads the weights from memory once per block and from L1 after that
 //    (128 tokens on the 85M model's shapes, one thread of a Zen 5 guest whose measured FMA peak
-//    is 198 GFLOP/s: 768 -> 768 55 -> 137 GFLOP/s, 768 -> 2048 58 -> 156, 2048 -> 768 53 -> 119
-//    against the 8 x 2 tiles in 32 KiB blocks, both measured with 256 KiB token blocks before
-//    kBlockBytes became 512 KiB; AVX2 36-41 -> 92-94 of its 100; docs/bench);
+//    is 198 GFLOP/s, 256 KiB token blocks: 768x768 137 GFLOP/s, 768x2048 156, 2048x768 119,
+//    against 55, 58 and 53 for 8 x 2 tiles in 32 KiB blocks; AVX2 92-94 of its 100 against
+//    36-41. kBlockBytes is 512 KiB, which at 128 tokens halves how often the 2048-wide matrix is
+//    read from memory; docs/bench/README.md, "Prefill in register tiles");
 //  - one stream for decode: a single token against a matrix too large for the caches is computed
 //    one weight row after another, because the hardware prefetcher follows one sequential stream
 //    at the core's full read bandwidth and eight interleaved rows at about 70% of it (measured on
@@ -53,9 +55,10 @@ constexpr int kTileRows = 4, kTileCols = 3;
 #else
 constexpr int kTileRows = kRows, kTileCols = kCols;
 #endif
-// Token rows per block: within L2 (1 MiB on Zen 4 and 5). 256 KiB made the 2048-wide w2's blocks
-// 30 tokens, so a 128-token prefill read each w2 from memory five times; with 512 KiB the 85M
-// model's uncached 124-token pass is 4-20% faster (docs/bench/prefill-tiles-2cpu.txt).
+// Token rows per block: within L2 (1 MiB on Zen 4 and 5). With 256 KiB the 2048-wide w2's blocks
+// would be 30 tokens, so a 128-token prefill would read each w2 from memory five times; 512 KiB
+// halves that, and the 85M model's uncached 124-token pass is 4-20% faster than with 256 KiB
+// (docs/bench/prefill-tiles-2cpu.txt).
 constexpr std::size_t kBlockBytes = 512 * 1024;
 // Below this many multiply-adds a matmul stays on the calling thread: handing rows to another
 // thread costs a few microseconds, and a smaller matmul takes about that long alone.
@@ -125,7 +128,7 @@ VEC_INLINE void store_tile(float* out, int d, int i0, int t0, const Vec (&acc)[C
 // and each lane's sum takes its elements in increasing j whatever the step or the tile.
 template <class W, int R, int C>
 VEC_INLINE void tile(float* out, const float* x, const W& w, int n, int d, int i0, int t0) {
-    Vec acc[C][R];  // zeroed one by one: `= {}` on the array became a rep stos on the stack
+    Vec acc[C][R];  // zeroed one by one: `= {}` on the array compiles to a rep stos on the stack
     for (int c = 0; c < C; ++c)
         for (int r = 0; r < R; ++r) acc[c][r] = Vec{};
     typename W::Row wr[R];
@@ -205,11 +208,11 @@ float dot_row_streamed(const W& w, int i, const float* x, int n) {
 
 // One token against eight float32 rows in cache, rows i0..i0+7 of out: tile<F32Rows, 8, 1>'s
 // arithmetic (each lane's sum in increasing j, the zero-padded last block, one sum_lanes8) with
-// the rows addressed from one pointer and the eight sums held in registers. The generic tile
-// zeroed its accumulator array on the stack with rep stos at every call (an aggregate `= {}`;
-// it now zeroes element by element and keeps them in registers), and even so, with its array of
-// row pointers, it takes a step's 36 matmuls of stories260K in 13.5-13.8 us against 12.0-12.1
-// (docs/bench/matmul_decode_step.cpp, two interleaved pairs).
+// the rows addressed from one pointer and the eight sums held in registers. The generic tile,
+// with its array of row pointers, takes a step's 36 matmuls of stories260K in 13.5-13.8 us against
+// 12.0-12.1 (docs/bench/matmul_decode_step.cpp, two interleaved pairs). (The generic tile zeroes
+// its accumulators element by element: an aggregate `= {}` on the array compiles to a rep stos on
+// the stack at every call.)
 // With count < 8 rows left (d % 8), the missing rows repeat the first one, and only count sums
 // are stored.
 VEC_INLINE void tile8_f32_one(float* out, const float* x, const float* w, int n, int i0,

@@ -120,7 +120,7 @@ put('lesson', 'no-title.md', '## S\n@prefill\n')
 put('lesson', 'open-fence.md', '# T\n## S\n```\n@prefill\n')
 put('lesson', 'bad-expect.md', '# T\n## S\n@expect (1 + == 2\n')
 put('lesson', 'bad-batch.md', '# T\n## S\n@batch sizes=1,,9 prompts="a" |\n')
-# Nesting that once overflowed the stack at a megabyte; the check length is now bounded.
+# Deep nesting: a megabyte of it would overflow the stack without the bound on a check's length.
 put('lesson', 'deep-nesting.md', '# T\n## S\n@expect ' + '(' * 1500 + '1' + ')' * 1500 + ' == 1\n')
 put('lesson', 'bad-scale.md', '# T\n## S\n@scale model=llama2-7b context=99999999 gpu=h100-sxm\n')
 

