@@ -340,13 +340,18 @@ TEST_CASE("ids and counts from a file are range-checked before they index or siz
         const std::string expect = tok + ": tokenizer.json: added_tokens[0].id = " + shown +
                                    " is not a token id of its 4 vocab and added tokens (an "
                                    "integer from 0 to 3)";
-        for (const char* cmd : {"info", "generate"}) {
-            const auto r = test::run_cli({cmd, "--model", folder.string()});
-            INFO(cmd << ": " << r.err);
+        const std::string gguf = (dir / "out.gguf").string();
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{"info", "--model", folder.string()},
+              {"generate", "--model", folder.string()},
+              {"export", "--model", folder.string(), "--gguf", gguf}}) {
+            const auto r = test::run_cli(args);
+            INFO(args[0] << ": " << r.err);
             CHECK(r.exit_code == 2);
             CHECK(one_line_error(r));
             CHECK(message_of(r) == expect);
         }
+        CHECK(!fs::exists(gguf));
         CHECK(error_of([&] {
                   ByteBpeTokenizer::from_hf_json_text(text, "t.json");
               }).rfind("t.json: tokenizer.json: added_tokens[0].id = " + shown, 0) == 0);
@@ -431,6 +436,7 @@ TEST_CASE("JSON nested 100,000 deep in any file of a model folder: refused, no s
         for (const std::vector<std::string>& args :
              {std::vector<std::string>{"info", "--model", folder.string()},
               {"generate", "--model", folder.string()},
+              {"export", "--model", folder.string(), "--gguf", (dir / "out.gguf").string()},
               {"lesson", (dir / (c.name + ".md")).string()}}) {
             INFO(c.name << " " << args[0]);
             const auto r = test::run_cli(args);
