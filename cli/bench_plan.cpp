@@ -1,6 +1,6 @@
 #include "cli/bench_plan.h"
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs::cli {
 namespace {

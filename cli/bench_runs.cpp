@@ -2,8 +2,8 @@
 
 #include <chrono>
 
-#include "core/error.h"
-#include "core/session.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 
 namespace kvs::cli {
 namespace {

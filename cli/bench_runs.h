@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/counts.h"
-#include "core/model.h"
+#include "core/model/backend.h"
+#include "core/model/counts.h"
+#include "core/model/model.h"
 
 namespace kvs {
 class Session;

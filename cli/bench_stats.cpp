@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs::cli {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/compact_weights.h"
-#include "core/llama_model.h"
-#include "core/logit_difference.h"
+#include "core/model/compact_weights.h"
+#include "core/model/llama_model.h"
+#include "core/session/logit_difference.h"
 
 namespace kvs::cli {
 namespace {

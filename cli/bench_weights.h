@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/model.h"
+#include "core/model/backend.h"
+#include "core/model/model.h"
 
 namespace kvs::cli {
 

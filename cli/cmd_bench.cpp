@@ -13,11 +13,11 @@
 #include "cli/bench_stats.h"
 #include "cli/bench_weights.h"
 #include "cli/commands.h"
-#include "core/compact_weights.h"
-#include "core/error.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/output_file.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/compact_weights.h"
+#include "core/model/llama_model.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/machine_limits.h"
@@ -224,13 +224,13 @@ int cmd_bench(int argc, char** argv) {
                      std::to_string(std::thread::hardware_concurrency()) + " logical CPUs");
     const std::uint64_t weight_bytes =
         weight_bytes_per_token(m.config(), llama ? llama->compact() : CompactWeights{});
-    header.push_back("weights: " + weight_type_option_name(weights) +
-                     (weights == GgmlType::F32 ? "" : " matrices (embeddings, norms float32)") +
-                     "; " + format_mb(weight_bytes) +
-                     " of weights read per decode token (counted from shapes)" +
-                     (weights == GgmlType::F32
-                          ? ""
-                          : "; the table's MB and GB/s count float32 weights (core/counts.h)"));
+    header.push_back(
+        "weights: " + weight_type_option_name(weights) +
+        (weights == GgmlType::F32 ? "" : " matrices (embeddings, norms float32)") + "; " +
+        format_mb(weight_bytes) + " of weights read per decode token (counted from shapes)" +
+        (weights == GgmlType::F32
+             ? ""
+             : "; the table's MB and GB/s count float32 weights (core/model/counts.h)"));
     header.push_back("load average at start: " + load_average());
     header.push_back(std::string("tracing ") +
                      (trace ? "ON (attention, K/V rows, logits kept)" : "off") + "; warm-up " +

@@ -5,10 +5,10 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/utf8.h"
-#include "core/workbench.h"
+#include "core/session/workbench.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 

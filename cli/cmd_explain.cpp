@@ -1,5 +1,5 @@
-// kvscope-cli explain: one attention row from the inside (core/attention_explain.h), for a chosen
-// step, layer, head and query row, as text or JSON. Every number is read from the trace.
+// kvscope-cli explain: one attention row from the inside (core/session/attention_explain.h), for a
+// chosen step, layer, head and query row, as text or JSON. Every number is read from the trace.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/attention_explain.h"
-#include "core/error.h"
-#include "core/json_writer.h"
-#include "core/toy_model.h"
-#include "core/utf8.h"
+#include "core/model/toy_model.h"
+#include "core/session/attention_explain.h"
+#include "core/util/error.h"
+#include "core/util/json_writer.h"
+#include "core/util/numbering.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 namespace {
@@ -57,15 +58,18 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
                 escape_for_one_line(m.name()).c_str(), e.step, phase_name(e.phase),
                 mode_name(e.mode), e.layer, e.head);
     if (m.is_toy()) std::printf(" \"%s\" (%s)", toy_head_name(e.head), toy_head_rule(e.head));
-    // The numbering of the whole tool: positions from 1; layers, heads, steps and rows from 0.
-    std::printf(", row %d: query \"%s\" at position %d\n", e.row, piece(e.q_pos).c_str(),
-                e.q_pos + 1);
+    // The numbering of the whole tool (core/util/numbering.h): positions from 1; layers, heads,
+    // steps and rows from 0.
+    std::printf(", %s: query \"%s\"\n", query_row_words(e.row, e.q_pos).c_str(),
+                piece(e.q_pos).c_str());
     std::printf("  out = softmax(q . K^T / sqrt(d_k) + mask) . V      d_k = %d, 1/sqrt(d_k) = %s\n",
                 e.head_dim, num(e.scale).c_str());
     const int T = e.n_keys, dk = e.head_dim;
     if (e.phase == Phase::Prefill || e.query_rows_computed > 1)
-        std::printf("  shapes: Q [%d, %d] . K^T [%d, %d] -> scores [%d, %d]; this is row %d\n",
-                    r.tokens_processed, dk, dk, T, r.tokens_processed, T, e.q_pos - r.pos0);
+        std::printf(
+            "  shapes: Q [%d, %d] . K^T [%d, %d] -> scores [%d, %d]; this is the query at "
+            "position %d\n",
+            r.tokens_processed, dk, dk, T, r.tokens_processed, T, position_of_index(e.q_pos));
     else
         std::printf("  shapes: q [1, %d] . K^T [%d, %d] -> scores [1, %d]\n", dk, dk, T, T);
     if (e.heads_sharing_kv.size() > 1) {
@@ -85,7 +89,7 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
         const std::size_t at = std::size_t(j) * dk;
         std::string token(1, '"');
         token.append(piece(j)).push_back('"');
-        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", j + 1, token.c_str(),
+        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", position_of_index(j), token.c_str(),
                     kv_source_name(e.source[j]), num(e.raw[j]).c_str(), num(e.scaled[j]).c_str(),
                     e.masked[j] ? "-inf" : "", num(e.weights[j]).c_str());
         if (m.is_toy())
@@ -111,7 +115,14 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
     if (m.is_toy()) j.field("head_name", toy_head_name(e.head));
     j.field("kv_head", e.kv_head);
     j.key("heads_sharing_kv").ints(e.heads_sharing_kv);
+    // Positions from 1 as everywhere (core/util/numbering.h); q_pos and a key's pos are indexes
+    // into the sequence (position - 1), kept for readers of earlier versions.
+    j.key("indexing").begin_object();
+    j.field("positions_from", 1).field("layers_from", 0).field("heads_from", 0);
+    j.field("steps_from", 0).field("rows_from", 0);
+    j.end_object();
     j.field("row", e.row)
+        .field("position", position_of_index(e.q_pos))
         .field("q_pos", e.q_pos)
         .field("query_piece", m.tokenizer().piece(seq.at(e.q_pos)));
     j.field("head_dim", e.head_dim).field("n_keys", e.n_keys);
@@ -121,7 +132,8 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
     for (int k = 0; k < e.n_keys; ++k) {
         const std::size_t at = std::size_t(k) * e.head_dim;
         j.begin_object();
-        j.field("pos", k).field("piece", m.tokenizer().piece(seq.at(k)));
+        j.field("position", position_of_index(k)).field("pos", k);
+        j.field("piece", m.tokenizer().piece(seq.at(k)));
         j.field("source", kv_source_name(e.source[k]));
         j.key("k").floats(std::span<const float>(&e.k[at], e.head_dim));
         j.key("v").floats(std::span<const float>(&e.v[at], e.head_dim));

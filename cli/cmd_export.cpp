@@ -1,23 +1,23 @@
 // export: a llama2.c model (checkpoint + tokenizer.bin) written as a GGUF v3 `llama` file that
-// llama.cpp reads, its matrices in F32, F16, BF16, Q8_0 or Q4_0 (core/gguf_writer.h), or as a
-// Hugging Face LlamaForCausalLM folder of safetensors (core/hf_writer.h). A model with q/k/v
-// biases is written as qwen2 / Qwen2ForCausalLM, a GPT-2 one (say, a Hugging Face folder with
+// llama.cpp reads, its matrices in F32, F16, BF16, Q8_0 or Q4_0 (core/loaders/gguf_writer.h), or as
+// a Hugging Face LlamaForCausalLM folder of safetensors (core/loaders/hf_writer.h). A model with
+// q/k/v biases is written as qwen2 / Qwen2ForCausalLM, a GPT-2 one (say, a Hugging Face folder with
 // tokenizer.bin that an export wrote) as gpt2 / GPT2LMHeadModel.
 #include <chrono>
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "core/bpe_tokenizer.h"
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/file_bytes.h"
-#include "core/format.h"
-#include "core/gguf_writer.h"
-#include "core/hf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/output_file.h"
-#include "core/utf8.h"
+#include "core/loaders/checkpoint.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/hf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/format.h"
+#include "core/util/output_file.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 
@@ -52,7 +52,8 @@ int cmd_export(int argc, char** argv) {
     if (!tok || !llama)
         throw Error("export: --model must be a llama2.c checkpoint with its tokenizer.bin (" +
                     m->name() + " is not)");
-    // What the writers make of the model's shapes (core/gguf_writer.h, core/hf_writer.h).
+    // What the writers make of the model's shapes (core/loaders/gguf_writer.h,
+    // core/loaders/hf_writer.h).
     const ModelConfig& c = llama->config();
     const bool qwen2 = !c.gpt2() && c.qkv_bias;
     const auto t0 = std::chrono::steady_clock::now();

@@ -3,11 +3,11 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/output_file.h"
-#include "core/trace_json.h"
-#include "core/utf8.h"
+#include "core/session/trace_json.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
+#include "core/util/output_file.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 

@@ -4,11 +4,11 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "core/compact_weights.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/llama_model.h"
-#include "core/utf8.h"
+#include "core/model/compact_weights.h"
+#include "core/model/llama_model.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 

@@ -13,9 +13,9 @@
 
 #include "cli/bench_stats.h"
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/model_loader.h"
-#include "core/utf8.h"
+#include "core/loaders/model_loader.h"
+#include "core/util/error.h"
+#include "core/util/utf8.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/reference_ops.h"

@@ -2,10 +2,12 @@
 #include <cstring>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/utf8.h"
+#include "core/util/error.h"
+#include "core/util/utf8.h"
+#include "kernels/gpu_step_probe.h"
 #include "lessonlib/engine_messages.h"
 #include "lessonlib/lesson.h"
+#include "lessonlib/lesson_ask.h"
 #include "lessonlib/lesson_files.h"
 #include "lessonlib/lesson_metrics.h"
 #include "lessonlib/lesson_player.h"
@@ -86,6 +88,8 @@ int cmd_lesson(int argc, char** argv) {
     BackendChoice be = make_backend(backend_from(a, "auto"), threads_from(a));
     SessionLessonTarget target(*be.backend);
     target.set_timing(timing_from(a));
+    target.set_gpu_probe(
+        [](const Model& m, const std::vector<int>& prompt) { return probe_gpu_step(m, prompt); });
     const bool quiet = a.has("quiet"), prose = a.has("prose");
 
     // Titles, prose and the log come from the lesson file and the tokenizer: escaped for the
@@ -109,6 +113,7 @@ int cmd_lesson(int argc, char** argv) {
         error = o.error;
         for (const auto& e : o.log) {
             using K = LessonLogEntry::Kind;
+            if (e.kind == K::Ask) continue;  // after the step, below
             if (e.kind == K::Check) {
                 not_judged += e.judged ? 0 : 1;
                 std::printf("  %s  @%s\n",
@@ -130,6 +135,20 @@ int cmd_lesson(int argc, char** argv) {
             if (quiet) continue;
             std::printf("  @%s\n", esc(e.directive).c_str());
             for (const auto& l : e.lines) std::printf("      %s\n", esc(l).c_str());
+        }
+        // The step's question with its answer: nobody types here, so it comes after the step.
+        for (const auto& e : o.log) {
+            if (e.kind != LessonLogEntry::Kind::Ask) continue;
+            const Directive* d = st.ask();
+            std::string choices;
+            for (int i = 0; d && i < static_cast<int>(d->ask.choices.size()); ++i)
+                choices += (i ? "  " : "") + std::to_string(i + 1) + ") " +
+                           ask_choice_words(d->ask, i, lesson.lang);
+            std::printf("  %s  %s\n",
+                        e.pass ? w("QUESTION", "提问") : w("QUESTION FAILED", "提问失败"),
+                        esc(e.words).c_str());
+            if (!choices.empty()) std::printf("        %s\n", esc(choices).c_str());
+            for (const auto& l : e.lines) std::printf("        %s\n", esc(l).c_str());
         }
     }
     std::printf(w("\nresult: %d checks, %d passed, %d failed",

@@ -5,14 +5,14 @@
 #include <filesystem>
 
 #include "cli/commands.h"
-#include "core/bpe_tokenizer.h"
-#include "core/checkpoint.h"
-#include "core/checkpoint_writer.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/gguf_file.h"
-#include "core/gguf_writer.h"
-#include "core/output_file.h"
+#include "core/files/gguf_file.h"
+#include "core/loaders/checkpoint.h"
+#include "core/loaders/checkpoint_writer.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
+#include "core/util/output_file.h"
 
 namespace kvs::cli {
 namespace {
@@ -42,7 +42,8 @@ std::vector<unsigned char> tokenizer_bytes(int vocab) {
     return tokenizer_file_bytes({" ", "e", " t", "he", " the", "a", " a"}, vocab);
 }
 
-// --arch gpt2: random GPT-2 weights (core/checkpoint_writer.h) and the tokenizer, as one GGUF.
+// --arch gpt2: random GPT-2 weights (core/loaders/checkpoint_writer.h) and the tokenizer, as one
+// GGUF.
 void write_gpt2(const std::string& out, const ModelConfig& c, std::uint64_t seed) {
     auto all = std::make_shared<std::vector<float>>(random_gpt2_weights(c, seed));
     LlamaWeights w;

@@ -9,8 +9,8 @@
 
 #include "cli/commands.h"
 #include "cli/proc_memory.h"
-#include "core/error.h"
-#include "core/utf8.h"
+#include "core/util/error.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 namespace {

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/output_file.h"
-#include "core/toy_model.h"
-#include "core/trace_json.h"
+#include "core/model/toy_model.h"
+#include "core/session/trace_json.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
 
 namespace kvs::cli {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "cli/args.h"
 #include "cmdline/engine_options.h"
-#include "core/model.h"
-#include "core/session.h"
+#include "core/model/model.h"
+#include "core/session/session.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::cli {
@@ -43,7 +43,7 @@ TimingPolicy timing_from(const Args& a);
 
 // A model and a backend opened from --model / --tokenizer / --backend / --context: the backend
 // first, so the model is refused before loading when its weights and KV cache at that context do
-// not fit the backend's memory (core/memory_budget.h).
+// not fit the backend's memory (core/loaders/memory_budget.h).
 struct Opened {
     std::unique_ptr<Model> model;
     BackendChoice backend;

@@ -5,9 +5,9 @@
 #include <system_error>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/memory_budget.h"
-#include "core/model_loader.h"
+#include "core/loaders/memory_budget.h"
+#include "core/loaders/model_loader.h"
+#include "core/util/error.h"
 
 namespace kvs::cli {
 

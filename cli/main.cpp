@@ -5,8 +5,8 @@
 #include <new>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/utf8.h"
+#include "core/util/error.h"
+#include "core/util/utf8.h"
 
 namespace {
 

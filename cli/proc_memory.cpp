@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs::cli {
 

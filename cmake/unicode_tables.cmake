@@ -1,4 +1,4 @@
-# The Unicode classes the byte-level BPE pre-tokenizer needs (core/unicode_class.h), generated at
+# The Unicode classes the byte-level BPE pre-tokenizer needs (core/tokenizers/unicode_class.h), generated at
 # configure time from Debian's `unicode-data` package (nothing of Unicode's is committed):
 #   letters  \p{L} = general categories Lu Ll Lt Lm Lo   (extracted/DerivedGeneralCategory.txt)
 #   numbers  \p{N} = Nd Nl No                             (the same file)

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs::cmdline {
 namespace {

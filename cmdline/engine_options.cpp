@@ -1,7 +1,7 @@
 #include "cmdline/engine_options.h"
 
-#include "core/compact_weights.h"
-#include "core/error.h"
+#include "core/model/compact_weights.h"
+#include "core/util/error.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::cmdline {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cmdline/command_line.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 
 namespace kvs::cmdline {
 
@@ -20,7 +20,7 @@ OptionSpec prompt_option(const std::string& help);
 OptionSpec timing_option();
 
 // --weights f32|f16|bf16|q8_0: the type the model's matrices are kept in (default f32;
-// core/compact_weights.h). A bad name fails with one line.
+// core/model/compact_weights.h). A bad name fails with one line.
 GgmlType weights_from(const CommandLine& c);
 // --threads N: the CPU backend's threads, 1..256 (default 1).
 int threads_from(const CommandLine& c);

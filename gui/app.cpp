@@ -14,16 +14,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/file_bytes.h"
-#include "core/format.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/format.h"
 #include "gui/key_queue.h"
 #include "gui/screenshot.h"
 #include "gui/strings.h"
 #include "gui/text_record.h"
-#ifdef __EMSCRIPTEN__
-#include "web/web_files.h"  // the screenshot as a download
-#endif
 
 namespace kvs::gui {
 namespace {
@@ -88,8 +85,8 @@ const char* finish_message(FinishReason reason) {
 
 }  // namespace
 
-App::App(GlWindow& window, EngineWorker& worker, UiState& ui, bool headless)
-    : window_(window), worker_(worker), ui_(ui), headless_(headless) {
+App::App(GlWindow& window, EngineWorker& worker, UiState& ui, Platform& platform, bool headless)
+    : window_(window), worker_(worker), ui_(ui), platform_(platform), headless_(headless) {
     ui_.fonts_dirty = true;
 }
 
@@ -157,6 +154,7 @@ void App::handle_keys(FrameContext& f) {
         if (k.key == GLFW_KEY_F1) ui_.show_help = !ui_.show_help;
         if (k.key == GLFW_KEY_F5) ui_.presenter = !ui_.presenter;
         if (io.WantTextInput) continue;  // typing in the prompt or a number field
+        if (!ctrl && lesson_question_key(f, k.key)) continue;  // a lesson's question waits
         if (!mod && k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_7)
             toggle_maximise(kMaximiseKeys[k.key - GLFW_KEY_1]);
         switch (k.key) {
@@ -634,9 +632,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
         try {
             save_framebuffer_png(path, fw, fhgt);
             ui_.notice = std::string(tr("saved")) + " " + path;
-#ifdef __EMSCRIPTEN__
-            web::offer_download(path);  // the page's file system is in memory: the browser saves it
-#endif
+            platform_.screenshot_saved(path);
         } catch (const Error& e) {
             ui_.notice = e.what();
         }

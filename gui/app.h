@@ -13,13 +13,15 @@
 #include "gui/gl_window.h"
 #include "gui/layout_record.h"
 #include "gui/panels.h"
+#include "gui/platform.h"
 #include "gui/theme.h"
 
 namespace kvs::gui {
 
 class App {
   public:
-    App(GlWindow& window, EngineWorker& worker, UiState& ui, bool headless);
+    // `platform`: where a screenshot the user asks for goes (gui/platform.h).
+    App(GlWindow& window, EngineWorker& worker, UiState& ui, Platform& platform, bool headless);
     // Builds, draws and presents one frame. `screenshot`: also save the frame to this PNG.
     // `layout`: record where things were drawn.
     void frame(const std::string& screenshot = {}, LayoutRecord* layout = nullptr);
@@ -43,6 +45,7 @@ class App {
     GlWindow& window_;
     EngineWorker& worker_;
     UiState& ui_;
+    Platform& platform_;
     bool headless_;
     FontInfo fonts_;
     float fonts_scale_ = 0;

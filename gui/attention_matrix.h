@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/session/trace.h"
 #include "gui/colormap.h"
 
 namespace kvs::gui {

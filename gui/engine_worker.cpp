@@ -5,19 +5,11 @@
 #include <limits>
 #include <new>
 
-#include "core/error.h"
-#include "core/model_loader.h"
-#include "gui/strings.h"
+#include "core/loaders/model_loader.h"
+#include "core/util/error.h"
+#include "kernels/gpu_step_probe.h"
 
 namespace kvs::gui {
-
-namespace {
-
-const char* label_for(CacheMode m) {
-    return m == CacheMode::Cached ? tr_later("with KV cache") : tr_later("without KV cache");
-}
-
-}  // namespace
 
 namespace {
 SessionConfig worker_sessions() {
@@ -36,6 +28,9 @@ EngineWorker::EngineWorker()
     h.kept_step = [this](std::size_t i, std::size_t k) { return kept_step(i, k); };
     h.go_on = [this] { return !cancel_; };
     bench_.set_hooks(std::move(h));
+    // Lesson 11's @gpu: the launches counted on the emulated backend, times where a GPU answers.
+    lesson_.set_gpu_probe(
+        [](const Model& m, const std::vector<int>& prompt) { return probe_gpu_step(m, prompt); });
 #ifndef __EMSCRIPTEN__  // the page runs the requests on its main loop (run_pending)
     thread_ = std::thread([this] { loop(); });
 #endif
@@ -58,7 +53,8 @@ double EngineWorker::now() {
     return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-void EngineWorker::post(Job job) {
+void EngineWorker::post(EngineRequest request, std::function<void()> run, bool lesson) {
+    Job job{std::move(request), std::move(run), lesson};
     {
         std::lock_guard<std::mutex> l(qmu_);
         if (stop_) return;
@@ -130,7 +126,7 @@ void EngineWorker::run_job(Job& job) {
     {
         std::lock_guard<std::mutex> l(mu_);
         snap_.busy = true;
-        snap_.busy_what = job.what;
+        snap_.busy_request = job.request;
         snap_.busy_done = 0;
         snap_.busy_total = 0;
         snap_.busy_since = now();
@@ -157,7 +153,7 @@ void EngineWorker::run_job(Job& job) {
         std::lock_guard<std::mutex> l(mu_);
         snap_.busy = false;
         snap_.error = err;
-        snap_.error_context = err.empty() || partly ? "" : job.failure;
+        snap_.error_task = err.empty() || partly ? EngineTask::None : job.request.task;
         if (!err.empty()) ++snap_.error_serial;
     }
     {
@@ -181,7 +177,6 @@ void EngineWorker::publish_sessions(bool new_generation) {
         SessionView v;
         v.trace.set_budget(view_budget_);
         v.mode = s.config().mode;
-        v.label = label_for(v.mode);
         v.prompt_tokens.assign(s.tokens().begin(), s.tokens().begin() + s.prompt_len());
         v.finish_reason = s.finish_reason();
         views.push_back(std::move(v));
@@ -200,7 +195,6 @@ void EngineWorker::publish_sessions(bool new_generation) {
         }
         for (std::size_t i = 0; i < views.size(); ++i) {
             snap_.sessions[i].mode = views[i].mode;
-            snap_.sessions[i].label = views[i].label;
             snap_.sessions[i].prompt_tokens = std::move(views[i].prompt_tokens);
             snap_.sessions[i].finish_reason = views[i].finish_reason;
         }
@@ -258,127 +252,119 @@ void EngineWorker::rebuild_on(std::vector<BackendChoice> backends) {
 void EngineWorker::open_model(const std::string& spec, const std::string& tokenizer,
                               const std::vector<std::string>& fallbacks,
                               const std::string& prompt) {
-    char what[256];
-    std::snprintf(what, sizeof what, tr("opening %s"), spec.c_str());
-    post({what, tr_later("could not open the model"), [this, spec, tokenizer, fallbacks, prompt] {
-              std::unique_ptr<Model> m;
-              std::string note;
-              try {
-                  m = kvs::open_model(spec, tokenizer);
-              } catch (const Error& first) {
-                  for (const auto& fb : fallbacks) {
-                      try {
-                          m = kvs::open_model(fb);
-                          note = std::string(first.what()) + "; showing " + fb + " instead";
-                          break;
-                      } catch (const Error&) {
-                      }
-                  }
-                  // The model open so far stays, with its sessions: say so.
-                  if (!m && bench_.model())
-                      throw Error(std::string(first.what()) + " (still showing " +
-                                  bench_.model()->name() + ")");
-                  if (!m) throw;
-              }
-              auto backends = make_backends();
-              bench_.drop_sessions();
-              backends_ = std::move(backends);
-              bench_.set_limit(-1);  // a lesson's @limit belonged to its own model and prompt
-              {
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.model_spec = spec;
-                  snap_.model_note = note;
-              }
-              const std::string why =
-                  bench_.open(std::move(m), prompt.empty() ? bench_.prompt() : prompt);
-              if (!why.empty())
-                  throw PartlyDone(why + "; the prompt was not kept, the sessions start empty");
-          }});
+    post({EngineTask::OpenModel, spec}, [this, spec, tokenizer, fallbacks, prompt] {
+        std::unique_ptr<Model> m;
+        std::string note;
+        try {
+            m = kvs::open_model(spec, tokenizer);
+        } catch (const Error& first) {
+            for (const auto& fb : fallbacks) {
+                try {
+                    m = kvs::open_model(fb);
+                    note = std::string(first.what()) + "; showing " + fb + " instead";
+                    break;
+                } catch (const Error&) {
+                }
+            }
+            // The model open so far stays, with its sessions: say so.
+            if (!m && bench_.model())
+                throw Error(std::string(first.what()) + " (still showing " +
+                            bench_.model()->name() + ")");
+            if (!m) throw;
+        }
+        auto backends = make_backends();
+        bench_.drop_sessions();
+        backends_ = std::move(backends);
+        bench_.set_limit(-1);  // a lesson's @limit belonged to its own model and prompt
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.model_spec = spec;
+            snap_.model_note = note;
+        }
+        const std::string why =
+            bench_.open(std::move(m), prompt.empty() ? bench_.prompt() : prompt);
+        if (!why.empty())
+            throw PartlyDone(why + "; the prompt was not kept, the sessions start empty");
+    });
 }
 
 void EngineWorker::set_backend(const std::string& name, int cpu_threads) {
-    char what[128];
-    std::snprintf(what, sizeof what, tr("switching the backend to %s"), name.c_str());
-    post({what, tr_later("could not switch the backend"), [this, name, cpu_threads] {
-              const std::string old = backend_name_;
-              const int old_threads = cpu_threads_;
-              backend_name_ = name;
-              if (cpu_threads > 0) cpu_threads_ = cpu_threads;
-              if (!bench_.model()) return publish_sessions(false);
-              std::vector<BackendChoice> backends;
-              try {
-                  backends = make_backends();
-              } catch (const Error&) {
-                  backend_name_ = old;  // the sessions stay as they were
-                  cpu_threads_ = old_threads;
-                  publish_sessions(false);
-                  throw;
-              }
-              rebuild_on(std::move(backends));
-          }});
+    post({EngineTask::SwitchBackend, name}, [this, name, cpu_threads] {
+        const std::string old = backend_name_;
+        const int old_threads = cpu_threads_;
+        backend_name_ = name;
+        if (cpu_threads > 0) cpu_threads_ = cpu_threads;
+        if (!bench_.model()) return publish_sessions(false);
+        std::vector<BackendChoice> backends;
+        try {
+            backends = make_backends();
+        } catch (const Error&) {
+            backend_name_ = old;  // the sessions stay as they were
+            cpu_threads_ = old_threads;
+            publish_sessions(false);
+            throw;
+        }
+        rebuild_on(std::move(backends));
+    });
 }
 
 void EngineWorker::set_cache(CacheView c) {
-    post({tr("switching the cache mode"), tr_later("could not switch the cache mode"), [this, c] {
-              // Into compare mid-run the uncached twin replays the steps so far: its steps are
-              // the progress shown.
-              if (c == CacheView::Compare && bench_.sessions() > 0) {
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.busy_total = static_cast<int>(bench_.session(0).trace().steps().size());
-              }
-              progress_from_twin_ = true;
-              try {
-                  bench_.set_view(c);
-              } catch (...) {
-                  progress_from_twin_ = false;
-                  throw;
-              }
-              progress_from_twin_ = false;
-          }});
+    post({EngineTask::SwitchCache}, [this, c] {
+        // Into compare mid-run the uncached twin replays the steps so far: its steps are
+        // the progress shown.
+        if (c == CacheView::Compare && bench_.sessions() > 0) {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_total = static_cast<int>(bench_.session(0).trace().steps().size());
+        }
+        progress_from_twin_ = true;
+        try {
+            bench_.set_view(c);
+        } catch (...) {
+            progress_from_twin_ = false;
+            throw;
+        }
+        progress_from_twin_ = false;
+    });
 }
 
 void EngineWorker::set_prompt(const std::string& text) {
-    post({tr("setting the prompt"), tr_later("the prompt was not used"),
-          [this, text] { bench_.set_prompt(text); }});
+    post({EngineTask::SetPrompt}, [this, text] { bench_.set_prompt(text); });
 }
 
 void EngineWorker::set_trace_budget(std::size_t bytes) {
-    post(
-        {tr("setting the trace budget"), tr_later("could not set the trace budget"), [this, bytes] {
-             view_budget_ = bytes;
-             std::lock_guard<std::mutex> lk(mu_);
-             for (auto& v : snap_.sessions) v.trace.set_budget(bytes);
-         }});
+    post({EngineTask::SetTraceBudget}, [this, bytes] {
+        view_budget_ = bytes;
+        std::lock_guard<std::mutex> lk(mu_);
+        for (auto& v : snap_.sessions) v.trace.set_budget(bytes);
+    });
 }
 
 void EngineWorker::set_timing_runs(int runs) {
-    post({tr("setting how steps are timed"), tr_later("could not set how steps are timed"),
-          [this, runs] {
-              TimingPolicy t = bench_.timing();
-              t.runs = runs;
-              bench_.set_timing(t);
-          }});
+    post({EngineTask::SetTimingRuns}, [this, runs] {
+        TimingPolicy t = bench_.timing();
+        t.runs = runs;
+        bench_.set_timing(t);
+    });
 }
 
 void EngineWorker::set_sampler(const SamplerConfig& s) {
-    post({tr("setting the sampler"), tr_later("could not set the sampler"),
-          [this, s] { bench_.set_sampler(s); }});
+    post({EngineTask::SetSampler}, [this, s] { bench_.set_sampler(s); });
 }
 
 void EngineWorker::reset() {
-    post({tr("reset"), tr_later("could not reset"), [this] { bench_.reset(); }});
+    post({EngineTask::Reset}, [this] { bench_.reset(); });
 }
 
 void EngineWorker::prefill() {
-    post({tr("prefill"), tr_later("the prefill did not run"), [this] {
-              if (bench_.sessions() == 0) throw Error("no model is open");
-              if (bench_.prefilled()) return;
-              {
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.busy_total = 1;
-              }
-              bench_.step();
-          }});
+    post({EngineTask::Prefill}, [this] {
+        if (bench_.sessions() == 0) throw Error("no model is open");
+        if (bench_.prefilled()) return;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_total = 1;
+        }
+        bench_.step();
+    });
 }
 
 void EngineWorker::decode(int n) {
@@ -391,34 +377,26 @@ void EngineWorker::decode(int n) {
         return;
     }
 #endif
-    char what[96];
-    if (n == 1)
-        std::snprintf(what, sizeof what, "%s", tr("decode step"));
-    else
-        std::snprintf(what, sizeof what, tr("decoding %d steps"), n);
-    post({what, tr_later("the step did not run"), [this, n] {
-              if (bench_.sessions() == 0) throw Error("no model is open");
-              const int total = n + (bench_.prefilled() ? 0 : 1);
-              {
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.busy_total = total;
-              }
-              for (int k = 0; k < total && !cancel_; ++k) {
-                  if (bench_.finished()) break;
-                  bench_.step();
-                  std::lock_guard<std::mutex> lk(mu_);
-                  snap_.busy_done = k + 1;
-              }
-          }});
+    post({EngineTask::Decode, {}, n}, [this, n] {
+        if (bench_.sessions() == 0) throw Error("no model is open");
+        const int total = n + (bench_.prefilled() ? 0 : 1);
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_total = total;
+        }
+        for (int k = 0; k < total && !cancel_; ++k) {
+            if (bench_.finished()) break;
+            bench_.step();
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.busy_done = k + 1;
+        }
+    });
 }
 
 void EngineWorker::play_lesson(std::shared_ptr<const Lesson> lesson, int number, int step) {
-    char what[96];
-    std::snprintf(what, sizeof what, tr("lesson %d, step %d"), number, step + 1);
-    Job job{what, tr_later("the lesson step did not run"),
-            [this, lesson, number, step] { play(*lesson, number, step); }};
-    job.lesson = true;
-    post(std::move(job));
+    post(
+        {EngineTask::LessonStep, {}, number, step + 1},
+        [this, lesson, number, step] { play(*lesson, number, step); }, true);
 }
 
 void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int target,
@@ -432,6 +410,7 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.cancelled = cancelled;
     r.batch = lesson_.last_batch();
     r.scale = lesson_.last_scale();
+    r.gpu = lesson_.last_gpu();
     r.layer = f.highlight_layer;
     r.head = f.highlight_head;
     r.highlight_serial = highlight_serial_;

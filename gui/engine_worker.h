@@ -1,12 +1,12 @@
 #pragma once
 // The hand-off between the window and the engine. A worker thread (in the page: the main loop,
 // through run_pending) owns the backends and the
-// Workbench (core/workbench.h: the model, the Session or compare pair) and runs every request in
-// order (opening a model, prefill, decode steps),
-// so a long uncached step at 512 tokens never freezes the window. After each step it copies the
-// new StepRecord into the snapshot's trace under a mutex; the window holds that mutex while it
-// draws a frame and reads only the snapshot. The worker needs the lock just to publish, so it
-// waits at most one frame; the window never waits for a step.
+// Workbench (core/session/workbench.h: the model, the Session or compare pair) and runs every
+// request in order (opening a model, prefill, decode steps), so a long uncached step at 512 tokens
+// never freezes the window. After each step it copies the new StepRecord into the snapshot's trace
+// under a mutex; the window holds that mutex while it draws a frame and reads only the snapshot.
+// The worker needs the lock just to publish, so it waits at most one frame; the window never waits
+// for a step.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -18,12 +18,12 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
-#include "core/model.h"
-#include "core/sampler.h"
-#include "core/session.h"
-#include "core/trace.h"
-#include "core/workbench.h"
+#include "core/model/model.h"
+#include "core/session/sampler.h"
+#include "core/session/session.h"
+#include "core/session/trace.h"
+#include "core/session/workbench.h"
+#include "core/util/error.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/batch_sweep.h"
@@ -35,9 +35,8 @@
 
 namespace kvs::gui {
 
-// One live session as the window sees it.
+// One live session as the window sees it (gui/engine_words.h names it by its mode).
 struct SessionView {
-    std::string label;  // "with KV cache" / "without KV cache"
     CacheMode mode = CacheMode::Cached;
     Trace trace;  // every step so far, with its payload (within the trace's memory budget)
     std::vector<int> prompt_tokens;
@@ -54,6 +53,7 @@ struct LessonRun {
     bool cancelled = false;  // the last play was stopped (Back, another lesson) before its end
     std::shared_ptr<const BatchTable> batch;   // the last @batch
     std::shared_ptr<const ScaleReport> scale;  // the last @scale
+    std::shared_ptr<const GpuStepView> gpu;    // the last @gpu
     int layer = 0, head = 0;                   // the last @highlight
     std::uint64_t highlight_serial = 0;  // bumped by each @highlight (a replay's last one counts)
     // The last @explain: layer, head and the row's query position (-1: the newest).
@@ -62,6 +62,31 @@ struct LessonRun {
     std::string panel;                 // the last @show of the step played last
     std::uint64_t serial = 0;          // bumped on every change, so the window can react once
     int played() const { return static_cast<int>(outcomes.size()) - 1; }
+};
+
+// What a request does. The worker keeps no words of the window's: the window says a request in
+// its own language (gui/engine_words.h).
+enum class EngineTask {
+    None,
+    OpenModel,
+    SwitchBackend,
+    SwitchCache,
+    SetPrompt,
+    SetTraceBudget,
+    SetTimingRuns,
+    SetSampler,
+    Reset,
+    Prefill,
+    Decode,
+    LessonStep,
+};
+
+// A request as the window names it: what it does, and to what.
+struct EngineRequest {
+    EngineTask task = EngineTask::None;
+    std::string subject = {};  // OpenModel: the model asked for; SwitchBackend: the backend
+    int count = 0;             // Decode: the steps asked for; LessonStep: the lesson's number
+    int step = 0;              // LessonStep: the step, from 1
 };
 
 struct EngineSnapshot {
@@ -80,13 +105,15 @@ struct EngineSnapshot {
     // rebuild instead of extending.
     std::uint64_t generation = 1;
 
-    bool busy = false;      // a request is running (set by the worker when it starts one)
-    std::string busy_what;  // e.g. "decode step 3 of 20"
+    bool busy = false;           // a request is running (set by the worker when it starts one)
+    EngineRequest busy_request;  // which one
     int busy_done = 0, busy_total = 0;
     double busy_since = 0;  // seconds on the worker's clock (EngineWorker::now())
 
-    std::string error;          // the last request's user error, one line; empty after a success
-    std::string error_context;  // what failed, in the window's words ("could not open the model")
+    std::string error;  // the last request's user error, one line; empty after a success
+    // The request that failed (the window says "could not open the model", ...); None when the
+    // error is not a failed request's (one that did part of its work says why in `error` alone).
+    EngineTask error_task = EngineTask::None;
     std::uint64_t error_serial = 0;
 
     LessonRun lesson;
@@ -119,7 +146,8 @@ class EngineWorker : private LessonObserver {
     // The memory budget of the traces the window draws (Trace::kDefaultBudget unless set): past
     // it the oldest steps lose their payloads.
     void set_trace_budget(std::size_t bytes);
-    // Each step under 10 ms is timed as the median of `runs` runs of it (core/step_timing.h).
+    // Each step under 10 ms is timed as the median of `runs` runs of it
+    // (core/session/step_timing.h).
     void set_timing_runs(int runs);
     void reset();
     void prefill();
@@ -148,12 +176,11 @@ class EngineWorker : private LessonObserver {
 
   private:
     struct Job {
-        std::string what;     // for the busy banner
-        std::string failure;  // the start of the message when it fails
+        EngineRequest request;  // for the busy banner, and the start of the message when it fails
         std::function<void()> run;
         bool lesson = false;  // a lesson step: keeps the lesson's sequence of steps intact
     };
-    void post(Job job);
+    void post(EngineRequest request, std::function<void()> run, bool lesson = false);
     void loop();
     void run_job(Job& job);  // runs one request and publishes how it ended
     // Worker thread only. Backends are made first: when one cannot be had (CUDA asked, none

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <map>
 
-#include "core/error.h"
-#include "core/file_bytes.h"
-#include "core/utf8.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/utf8.h"
 
 namespace kvs::gui {
 namespace {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/utf8.h"
+#include "core/util/utf8.h"
 #include "gui/font_check.h"
 
 namespace kvs::gui {

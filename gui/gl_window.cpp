@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "gui/key_queue.h"
 
 namespace kvs::gui {

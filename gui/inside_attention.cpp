@@ -83,9 +83,9 @@ ExplainLines explain_lines(const AttentionExplain& e) {
     if (e.query_rows_computed <= 1)
         L.scores = printf_string(tr("q [1, %d] · Kᵀ [%d, %d] → scores [1, %d]"), dk, dk, T, T);
     else
-        L.scores = printf_string(
-            tr("Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row %d (position %d)"),
-            e.query_rows_computed, dk, dk, T, e.query_rows_computed, T, e.row, e.q_pos);
+        L.scores = printf_string(tr("Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: %s"),
+                                 e.query_rows_computed, dk, dk, T, e.query_rows_computed, T,
+                                 query_row_label(e.row, e.q_pos).c_str());
     L.output = printf_string(tr("weights [1, %d] · V [%d, %d] → output [1, %d]"), T, T, dv, dv);
     if (e.heads_sharing_kv.size() > 1) {
         std::string heads;

@@ -2,14 +2,15 @@
 // What the "Inside attention" panel (gui/panel_inside_attention.cpp) writes, without a display:
 // which step and row a query position was computed at, the numbers as the panel prints them,
 // the formula with this row's numbers and the shapes in the tutorials' notation. The numbers
-// all come from an AttentionExplain (core/attention_explain.h); nothing here does model math.
+// all come from an AttentionExplain (core/session/attention_explain.h); nothing here does model
+// math.
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "core/attention_explain.h"
-#include "core/trace.h"
+#include "core/session/attention_explain.h"
+#include "core/session/trace.h"
 
 namespace kvs::gui {
 

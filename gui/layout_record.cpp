@@ -90,7 +90,13 @@ std::string LayoutRecord::to_json(int indent) const {
                        {"checks_failed", lesson.checks_failed},
                        {"running", lesson.running},
                        {"shown_panel", lesson.shown_panel},
-                       {"errors", lesson.errors}};
+                       {"errors", lesson.errors},
+                       {"ask",
+                        {{"state", lesson.ask},
+                         {"question", lesson.ask_question},
+                         {"learner", lesson.ask_learner},
+                         {"engine", lesson.ask_engine},
+                         {"right", lesson.ask_right}}}};
     j["explain"] = {
         {"open", explain.open},   {"session", explain.session},  {"step", explain.step},
         {"layer", explain.layer}, {"head", explain.head},        {"row", explain.row},

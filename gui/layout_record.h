@@ -68,6 +68,10 @@ struct LessonRecord {
     bool running = false;     // the step is still being played on the engine
     std::string shown_panel;  // the panel @show pointed at (framed in the window)
     std::vector<std::string> errors;
+    // The step's @ask: "" none, "asking" (waits for the learner), "playing", "revealed".
+    std::string ask;
+    std::string ask_question, ask_learner, ask_engine;  // in the window's language
+    int ask_right = -1;  // revealed: 1 the learner's answer is the engine's, 0 not, -1 no answer
 };
 
 // The row the inside-attention panel shows (open false: the panel is closed).

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "lessonlib/lesson_files.h"
 
 namespace kvs::gui {

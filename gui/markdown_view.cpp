@@ -177,13 +177,16 @@ void draw_md_line(const MdLine& line, const MdStyle& style, float width, ImU32 c
         }
     }
 
+    // An italic piece leans right: its top reaches past its width by the slant of
+    // add_slanted_text (0.2 x the 0.8 x size above the baseline), which a line's end must hold.
+    const auto lean = [](const Piece& p) { return p.span->italic ? p.size * 0.16f : 0.0f; };
     float x = 0, y = 0, right = 0;
     for (std::size_t g = 0; g < pieces.size();) {
         std::size_t e = g + 1;
         while (e < pieces.size() && !pieces[e].group_start) ++e;
         float group_w = 0;
         for (std::size_t k = g; k + 1 < e; ++k) group_w += pieces[k].w;
-        group_w += pieces[e - 1].w_bare;
+        group_w += pieces[e - 1].w_bare + lean(pieces[e - 1]);
         if (x > 0 && x + group_w > width) {
             x = 0;
             y += line_h;
@@ -207,7 +210,7 @@ void draw_md_line(const MdLine& line, const MdStyle& style, float width, ImU32 c
             };
             draw(p);
             if (pc.faux_bold) draw(ImVec2(p.x + std::max(1.0f, size / 16), p.y));
-            right = std::max(right, x + pc.w_bare);
+            right = std::max(right, x + pc.w_bare + lean(pc));
             x += pc.w;
         }
         g = e;

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "cmdline/engine_options.h"
-#include "core/compact_weights.h"
+#include "core/model/compact_weights.h"
 
 namespace kvs::gui {
 namespace {
@@ -31,6 +31,10 @@ std::vector<cmdline::OptionSpec> specs() {
         {"frame-stats", "N", "render N frames, print frame time min/median/max, exit"},
         {"lesson", "N", "open lesson N in the lesson panel"},
         {"lesson-step", "K", "at its step K (from 1; the steps before it run too)"},
+        {"answer", "A",
+         "headless: that step's question (@ask) answered: a choice 1-4, a\nnumber, skip (the "
+         "engine's answer without one: the default), or\nwait (the question shown, the step "
+         "not run)"},
         {"lang", "L", "en | zh: the window's words and the lessons"},
         {"open", "FILE", "headless: then open FILE as Open file... does"},
         {"then-prompt", "TEXT", "headless: then type TEXT into the prompt field", true},
@@ -42,8 +46,8 @@ std::vector<cmdline::OptionSpec> specs() {
          "memory for the steps' payloads (default 256); past it the\noldest steps keep only "
          "their numbers"},
         {"explain", "L,H,ROW",
-         "open Inside attention: layer L, head H, query position ROW\n(from 0, as the "
-         "heatmap's rows; last: the newest row)"},
+         "open Inside attention: layer L, head H, the query of the heatmap's\nrow ROW (from 0: "
+         "the token at position ROW + 1; last: the newest row)"},
         {"ops", "", "show the op strip (every op of the step shown)"},
         {"op", "N", "with the op strip: op N highlighted (from 0)"},
         cmdline::timing_option(),
@@ -106,6 +110,7 @@ AppOptions parse_options(int argc, char** argv) {
     o.lesson = c.integer("lesson", 0, 1, 99);
     o.lesson_step = c.integer("lesson-step", 1, 1, 999);
     if (c.has("lang")) o.lang = c.choice("lang", "", {"en", "zh"});
+    o.answer = c.str("answer");
     o.open_file = c.str("open");
     if (c.has("then-prompt")) o.then_prompt = c.str("then-prompt");
     o.soak_steps = c.integer("soak-steps", 0, 1, 100000000);
@@ -129,6 +134,8 @@ AppOptions parse_options(int argc, char** argv) {
     const bool one_frame = !o.screenshot.empty() || !o.layout_json.empty();
     if (int(one_frame) + int(o.frame_stats > 0) + int(o.soak_steps > 0) > 1)
         c.fail("--screenshot or --layout-json, --frame-stats and --soak-steps cannot be combined");
+    if (!o.answer.empty() && (o.lesson == 0 || !o.headless()))
+        c.fail("--answer answers the question of --lesson's step, in a headless run");
     if ((!o.open_file.empty() || o.then_prompt) && !o.headless())
         c.fail(
             "--open and --then-prompt are for headless runs (with --screenshot or --layout-json)");

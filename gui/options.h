@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "core/cache_view.h"
+#include "core/session/cache_view.h"
 
 namespace kvs::gui {
 
@@ -32,8 +32,11 @@ struct AppOptions {
     int frame_stats = 0;       // render this many frames, print frame-time statistics, exit
     bool no_settings = false;  // neither read nor write the settings file and imgui.ini
     bool help = false;
-    int lesson = 0;                   // open this lesson (its number) in the lesson panel
-    int lesson_step = 1;              // at this step, from 1 (steps before it are played too)
+    int lesson = 0;       // open this lesson (its number) in the lesson panel
+    int lesson_step = 1;  // at this step, from 1 (steps before it are played too)
+    // Headless: the answer to that step's question (@ask): a choice 1-4, a number, "skip" (the
+    // default) or "wait" (the question left waiting, the step not run).
+    std::string answer;
     std::optional<std::string> lang;  // "en" | "zh": the window's words and the lessons
     // Headless, after the steps above, as a user would in the window: Open file... with this
     // path, then type this prompt and press Enter. Their errors show in the window.

@@ -9,8 +9,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "gui/attention_matrix.h"
+#include "gui/engine_words.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
 #include "lessonlib/lesson_report.h"
@@ -239,7 +240,7 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), f.theme.axis);
 
     if (f.layout)
-        f.layout->heatmaps.push_back({sv.label, true, layer, head, n, first,
+        f.layout->heatmaps.push_back({session_label(sv.mode), true, layer, head, n, first,
                                       Rect{a.x, a.y, side, side}, m.new_begin, m.new_end, rb, re});
 
     // Hover: which query, which key, what weight; the wheel zooms into the newest tokens.
@@ -358,8 +359,9 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
                 dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2),
                             to_u32(f.pal.highlight), 0, 0, 2);
             if (f.layout)
-                f.layout->heatmaps.push_back({f.snap.sessions[0].label, false, l, h, m.n, 0,
-                                              Rect{a.x, a.y, c, c}, m.new_begin, m.new_end});
+                f.layout->heatmaps.push_back({session_label(f.snap.sessions[0].mode), false, l, h,
+                                              m.n, 0, Rect{a.x, a.y, c, c}, m.new_begin,
+                                              m.new_end});
             if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
                 mouse.y < b.y) {
                 ImGui::SetTooltip(tr("layer %d, head %d"), l, h);

@@ -5,8 +5,9 @@
 #include <cfloat>
 #include <cstdio>
 
-#include "core/format.h"
-#include "core/utf8.h"
+#include "core/util/format.h"
+#include "core/util/utf8.h"
+#include "gui/engine_words.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {
@@ -97,7 +98,8 @@ int shown_step(const SessionView& s, int step) {
 }
 
 const char* step_label(const SessionView& s, int step) {
-    if (step < 0 || step >= static_cast<int>(s.trace.steps().size())) return tr(s.label.c_str());
+    if (step < 0 || step >= static_cast<int>(s.trace.steps().size()))
+        return tr(session_label(s.mode));
     return s.trace.steps()[step].mode == CacheMode::Cached ? tr("with KV cache")
                                                            : tr("without KV cache");
 }

@@ -32,6 +32,9 @@ void draw_help(FrameContext& f) {
             {"L", tr("show / hide the lesson")},
             {tr("N or Page Down"), tr("lesson: next step (runs its actions)")},
             {tr("B or Page Up"), tr("lesson: step back (replays the steps before it)")},
+            {tr("1 to 4, digits, Enter"),
+             tr("lesson: answer the step's question before it runs (then see the engine's "
+                "answer)")},
             {"I", tr("inside attention: q·Kᵀ, √d_k, mask, softmax, ×V for one row (click a "
                      "heatmap row)")},
             {tr("Up / Down"), tr("inside attention: the query row above / below")},

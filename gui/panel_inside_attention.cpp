@@ -1,9 +1,9 @@
 // Inside attention: one query row of one (layer, head) as the arithmetic the tutorials write,
 //     out = softmax(q · Kᵀ / √d_k + mask) · V,
-// with this row's own numbers (core/attention_explain.h, built from the trace). Left to right:
-// q [1, d_k]; the K rows [T, d_k], each marked cached / new / recomputed; the raw scores q·k_j;
-// the same ×1/√d_k; the mask; the softmax weights; the V rows [T, d_v]; the output Σ_j w_j·v_j.
-// One row of the diagram per key j. Every text it draws is recorded for --layout-json.
+// with this row's own numbers (core/session/attention_explain.h, built from the trace). Left to
+// right: q [1, d_k]; the K rows [T, d_k], each marked cached / new / recomputed; the raw scores
+// q·k_j; the same ×1/√d_k; the mask; the softmax weights; the V rows [T, d_v]; the output Σ_j
+// w_j·v_j. One row of the diagram per key j. Every text it draws is recorded for --layout-json.
 #include <imgui.h>
 
 #include <algorithm>
@@ -11,8 +11,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
-#include "core/toy_model.h"
+#include "core/model/toy_model.h"
+#include "core/util/format.h"
+#include "gui/engine_words.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
 #include "lessonlib/lesson_report.h"
@@ -303,7 +304,7 @@ void draw_inside_attention(FrameContext& f) {
         e = explain_attention(sv.trace, c, where->step, x.layer, x.head, where->row, &why);
     if (f.layout) {
         ExplainRecord& r = f.layout->explain;
-        r.session = sv.label;
+        r.session = session_label(sv.mode);
         r.layer = x.layer;
         r.head = x.head;
         r.why = e ? "" : why;
@@ -336,12 +337,10 @@ void draw_inside_attention(FrameContext& f) {
     else
         std::snprintf(head_name, sizeof head_name, "%d", e->head);
     char title[320];
-    std::snprintf(
-        title, sizeof title,
-        tr("layer %d, head %s, query %d \"%s\": step %d (%s, %s)   Up/Down: row, I: close"),
-        e->layer, head_name, e->q_pos, q_tok.c_str(), e->step,
-        e->phase == Phase::Prefill ? tr("prefill") : tr("decode"),
-        e->mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"));
+    std::snprintf(title, sizeof title, tr("layer %d, head %s, %s: query \"%s\": step %d (%s, %s)"),
+                  e->layer, head_name, query_row_label(e->row, e->q_pos).c_str(), q_tok.c_str(),
+                  e->step, e->phase == Phase::Prefill ? tr("prefill") : tr("decode"),
+                  e->mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"));
     float y = o.y;
     put_text(ImVec2(o.x, y), f.theme.muted_text, title);
     y += fh * 1.25f;

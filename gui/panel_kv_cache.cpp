@@ -8,8 +8,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
-#include "core/kv_what_if.h"
+#include "core/model/kv_what_if.h"
+#include "core/util/format.h"
+#include "gui/engine_words.h"
 #include "gui/kv_grid.h"
 #include "gui/panels.h"
 #include "gui/plot.h"
@@ -54,7 +55,7 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     draw_kv_cells(f, g, layer, *f.textures[si].kv,
                   texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
                                f.palette_id(), 77}),
-                  ImVec2(origin.x, top), lab_w, cell_w, cell_h, sv.label);
+                  ImVec2(origin.x, top), lab_w, cell_w, cell_h, session_label(sv.mode));
 }
 
 }  // namespace

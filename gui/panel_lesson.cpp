@@ -8,7 +8,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
+#include "core/session/gpu_step_view.h"
+#include "core/util/format.h"
 #include "gui/markdown_view.h"
 #include "gui/panels.h"
 #include "gui/plot.h"
@@ -211,7 +212,7 @@ void draw_batch(FrameContext& f, const BatchTable& t, ImVec2 plot = ImVec2(0, 0)
 void row2(const char* what, const std::string& value) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(what);
+    ImGui::TextWrapped("%s", what);
     ImGui::TableNextColumn();
     ImGui::TextWrapped("%s", value.c_str());
 }
@@ -273,6 +274,39 @@ void draw_scale(FrameContext& f, const ScaleReport& r) {
         });
         ImGui::EndTable();
     }
+}
+
+// @gpu: what a decode step asks of a GPU, each figure labelled counted or measured.
+void draw_gpu(FrameContext& f, const GpuStepView& g) {
+    const int flags =
+        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
+    if (!ImGui::BeginTable("gpu", 2, flags)) return;
+    // The figures get as much room as their labels: they are what the step is about.
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    char b[160];
+    std::snprintf(b, sizeof b, "%d", g.decode_launches);
+    row2(tr("kernel launches per decode step (counted)"), b);
+    std::snprintf(b, sizeof b, tr("%d for %d tokens"), g.prefill_launches, g.prefill_rows);
+    row2(tr("kernel launches of the prefill (counted)"), b);
+    if (g.graph_launches > 0) {
+        std::snprintf(b, sizeof b, tr("%d graph launch, %d kernels inside"), g.graph_launches,
+                      g.graph_kernels);
+        row2(tr("as a CUDA Graph (counted)"), b);
+    }
+    std::snprintf(b, sizeof b, tr("%s (median of %d steps)"), format_seconds(g.cpu_seconds).c_str(),
+                  g.steps);
+    row2(tr("decode step on this CPU (measured)"), b);
+    if (g.device.empty()) {
+        row2(tr("decode step on a GPU (measured)"), tr("not measured: no GPU answered"));
+    } else {
+        std::snprintf(b, sizeof b, tr("%s op by op, %s as one graph (%s)"),
+                      format_seconds(g.device_seconds).c_str(),
+                      format_seconds(g.graph_seconds).c_str(), g.device.c_str());
+        row2(tr("decode step on a GPU (measured)"), b);
+    }
+    ImGui::EndTable();
+    (void)f;
 }
 
 }  // namespace
@@ -340,6 +374,10 @@ void open_lesson(UiState& ui, EngineWorker& worker, int number, int step) {
     LessonUi& L = ui.lesson;
     ensure_catalog(L);
     const bool next = ui.lesson_panel && number == L.number && step == L.step + 1;
+    if (number != L.number) {
+        L.answers.clear();  // another lesson: its questions are asked afresh
+        L.typed.clear();
+    }
     ui.lesson_panel = draw_lesson;
     L.number = number;
     ui.settings.lesson = number;
@@ -352,6 +390,9 @@ void open_lesson(UiState& ui, EngineWorker& worker, int number, int step) {
     ui.view_step = -1;
     // Next builds on the steps before it; anything else makes a step in flight useless.
     if (!next) worker.cancel();
+    // A question not yet answered: the step runs once the learner has predicted.
+    const Directive* ask = lesson->steps[L.step].ask();
+    if (ask && !L.answers.count(L.step)) return;
     worker.play_lesson(lesson, number, L.step);
 }
 
@@ -429,7 +470,7 @@ void draw_lesson(FrameContext& f) {
         rec->step = L.step + 1;
         rec->steps = n;
         rec->step_title = step.title;
-        rec->running = !out;
+        rec->running = !out && !(step.ask() && !L.answers.count(L.step));
         if (out && L.step == run.played()) rec->shown_panel = run.panel;
     }
 
@@ -438,8 +479,10 @@ void draw_lesson(FrameContext& f) {
     // of it as fits in about half the panel, then it scrolls too).
     const float footer = ImGui::GetFrameHeightWithSpacing() + fh * 0.4f;
     const float body_h = ImGui::GetContentRegionAvail().y - footer;
-    const float results_h =
-        std::clamp(L.results_h, ImGui::GetFrameHeightWithSpacing() * 1.5f, body_h * 0.55f);
+    // A question waiting for its answer may take more of it: it is all the step shows yet.
+    const bool asking = step.ask() && !L.answers.count(L.step);
+    const float results_h = std::clamp(L.results_h, ImGui::GetFrameHeightWithSpacing() * 1.5f,
+                                       body_h * (asking ? 0.8f : 0.55f));
     ImGui::BeginChild("lessontext", ImVec2(0, body_h - results_h - fh * 0.3f), false);
     if (L.scrolled_for != L.step) {
         ImGui::SetScrollY(0);
@@ -448,15 +491,25 @@ void draw_lesson(FrameContext& f) {
     const std::string key = std::to_string(L.number) + "/" + lang_code(ui.lang) + "/" +
                             std::to_string(L.step) + "/" + lesson->file;
     if (L.blocks_key != key) {
-        L.blocks =
-            parse_markdown((L.step == 0 ? lesson->intro + "\n\n" : std::string()) + step.prose);
+        // With an @ask, the prose before it now and the rest once the question is answered.
+        const std::size_t at =
+            step.ask_at >= 0 ? static_cast<std::size_t>(step.ask_at) : step.prose.size();
+        L.blocks = parse_markdown((L.step == 0 ? lesson->intro + "\n\n" : std::string()) +
+                                  step.prose.substr(0, at));
+        L.blocks_after = parse_markdown(step.prose.substr(at));
         L.blocks_key = key;
     }
     draw_markdown(L.blocks, style);
+    if (!step.ask() || L.answers.count(L.step)) draw_markdown(L.blocks_after, style);
     ImGui::EndChild();
 
     ImGui::BeginChild("lessonresults", ImVec2(0, results_h), true);
-    if (!out) {
+    // The step's question first, in view whatever the text's scroll: before the step runs it is
+    // all this area shows, then the learner's answer beside the engine's.
+    if (step.ask()) draw_lesson_question(f, step, out, rec, style);
+    if (step.ask() && !L.answers.count(L.step)) {
+        // Nothing ran yet: no checks to show.
+    } else if (!out) {
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
         const char* dots[] = {"", ".", "..", "..."};
         ImGui::Text("%s%s",
@@ -472,6 +525,10 @@ void draw_lesson(FrameContext& f) {
         }
         if (step_has(step, DirectiveKind::Scale) && run.scale && !f.lesson_stage) {
             draw_scale(f, *run.scale);
+            ImGui::Spacing();
+        }
+        if (step_has(step, DirectiveKind::Gpu) && run.gpu) {
+            draw_gpu(f, *run.gpu);
             ImGui::Spacing();
         }
         if (out->checks > 0) {

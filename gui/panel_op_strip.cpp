@@ -1,14 +1,14 @@
-// The op strip: every op of the step shown, in the order it ran (StepRecord::ops, core/op_log.h):
-// the op, its layer, input and output shapes [rows, features], FLOPs counted from those shapes
-// and the time the backend measured for its call. At decode a projection has 1 row (matrix ·
-// vector), at prefill T rows (matrix · matrix). "," and "." walk the ops one at a time; the
-// inside-attention panel follows the highlighted op's layer.
+// The op strip: every op of the step shown, in the order it ran (StepRecord::ops,
+// core/model/op_log.h): the op, its layer, input and output shapes [rows, features], FLOPs counted
+// from those shapes and the time the backend measured for its call. At decode a projection has 1
+// row (matrix · vector), at prefill T rows (matrix · matrix). "," and "." walk the ops one at a
+// time; the inside-attention panel follows the highlighted op's layer.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cstdio>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {
@@ -120,7 +120,7 @@ void draw_op_strip(FrameContext& f) {
         }
         const ImU32 col = hl ? ImGui::GetColorU32(ImGuiCol_Text) : 0;
         cell(std::to_string(i), col);
-        cell(op_kind_name(o.kind), col);  // core's names, in English
+        cell(tr(op_kind_name(o.kind)), col);  // core's names, in the window's language
         cell(o.layer >= 0 ? std::to_string(o.layer) : "-", col);
         cell(shape_text(o.in), col);
         cell(shape_text(o.out), col);

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "gui/panels.h"
 #include "lessonlib/roofline.h"
 

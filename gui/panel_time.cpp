@@ -7,7 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
+#include "core/util/format.h"
+#include "gui/engine_words.h"
 #include "gui/panels.h"
 #include "gui/plot.h"
 
@@ -46,7 +47,7 @@ void draw_time(FrameContext& f) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             ImGui::PushStyleColor(ImGuiCol_Text, f.theme.series[si]);
-            ImGui::TextUnformatted(tr(sv.label.c_str()));
+            ImGui::TextUnformatted(tr(session_label(sv.mode)));
             ImGui::PopStyleColor();
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(format_seconds(ttft).c_str());
@@ -60,8 +61,8 @@ void draw_time(FrameContext& f) {
         ImGui::EndTable();
     }
     // Where the times were measured: a line of its own (a table column would cut it off).
-    // How: each step's time is the median of several runs of that step (core/step_timing.h);
-    // hover for the shown step's spread.
+    // How: each step's time is the median of several runs of that step
+    // (core/session/step_timing.h); hover for the shown step's spread.
     if (!f.snap.sessions[0].trace.empty()) {
         const SessionView& sv = f.snap.sessions[0];
         const int s = std::max(0, shown_step(sv, f.step));
@@ -77,7 +78,7 @@ void draw_time(FrameContext& f) {
                               format_seconds(shown.forward_seconds).c_str(), shown.timing_runs,
                               format_seconds(shown.forward_min_seconds).c_str(),
                               format_seconds(shown.forward_max_seconds).c_str());
-        // A cached decode step on a backend with CUDA Graphs: both figures (core/trace.h).
+        // A cached decode step on a backend with CUDA Graphs: both figures (core/session/trace.h).
         if (shown.graph_seconds > 0) {
             ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
             ImGui::TextWrapped(
@@ -91,9 +92,9 @@ void draw_time(FrameContext& f) {
     std::vector<PlotSeries> per_step, cumulative, flops;
     for (int si = 0; si < views; ++si) {
         const SessionView& sv = f.snap.sessions[si];
-        PlotSeries t{tr(sv.label.c_str()), {}, f.theme.series[si], false};
-        PlotSeries cum{tr(sv.label.c_str()), {}, f.theme.series[si], false};
-        PlotSeries fl{tr(sv.label.c_str()), {}, f.theme.series[si], false};
+        PlotSeries t{tr(session_label(sv.mode)), {}, f.theme.series[si], false};
+        PlotSeries cum{tr(session_label(sv.mode)), {}, f.theme.series[si], false};
+        PlotSeries fl{tr(session_label(sv.mode)), {}, f.theme.series[si], false};
         double acc = 0;
         for (const auto& r : sv.trace.steps()) {
             t.y.push_back(r.wall_seconds);

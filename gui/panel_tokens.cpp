@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {

@@ -7,8 +7,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/format.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
+#include "core/util/format.h"
+#include "gui/engine_words.h"
 #include "gui/panels.h"
 #include "lessonlib/engine_messages.h"
 
@@ -273,11 +274,12 @@ void draw_toolbar(FrameContext& f) {
         ImGui::SameLine(0, fh);
         const double t = EngineWorker::now() - s.busy_since;
         char overlay[160];
+        const std::string what = request_words(s.busy_request);
         if (s.busy_total > 1)
-            std::snprintf(overlay, sizeof overlay, "%s: %d/%d, %.1f s", s.busy_what.c_str(),
-                          s.busy_done, s.busy_total, t);
+            std::snprintf(overlay, sizeof overlay, "%s: %d/%d, %.1f s", what.c_str(), s.busy_done,
+                          s.busy_total, t);
         else
-            std::snprintf(overlay, sizeof overlay, "%s... %.1f s", s.busy_what.c_str(), t);
+            std::snprintf(overlay, sizeof overlay, "%s... %.1f s", what.c_str(), t);
         // A known fraction when a run has several steps, else a bar that keeps moving.
         const float frac =
             s.busy_total > 1 ? float(s.busy_done) / s.busy_total : float(std::fmod(t, 1.0));
@@ -305,9 +307,12 @@ void draw_toolbar(FrameContext& f) {
     const std::string ran = last ? last->backend : s.backend_name;
     const std::string device = last ? last->device : s.backend_device;
     line += std::string(" ") + tr("runs on") + " " + (ran.empty() ? s.backend_asked : ran);
-    if (!device.empty() && device != ran) line += " (" + device + ")";
+    // In Chinese the device and the note in Chinese words and punctuation ("（CPU（1 个线程））").
+    const bool zh = f.ui.lang == Lang::Zh;
+    if (!device.empty() && device != ran)
+        line += zh ? "（" + engine_message(device, ReportLang::Zh) + "）" : " (" + device + ")";
     if (!s.backend_note.empty() && ran == s.backend_name)
-        line += ". " + engine_message(s.backend_note, report_lang(f.ui.lang));
+        line += (zh ? "。" : ". ") + engine_message(s.backend_note, report_lang(f.ui.lang));
     else if (!s.backend_note.empty())
         line +=
             std::string("; ") + tr("the backend chosen is not used") + " (" + s.backend_name + ")";
@@ -332,9 +337,9 @@ void draw_messages(FrameContext& f) {
     std::vector<Line> lines;
     if (!f.snap.error.empty() && now < f.ui.error_until)
         lines.push_back(
-            {f.theme.error_text, f.snap.error_context.empty()
+            {f.theme.error_text, f.snap.error_task == EngineTask::None
                                      ? engine_message(f.snap.error, report_lang(f.ui.lang))
-                                     : std::string(tr(f.snap.error_context.c_str())) +
+                                     : std::string(tr(failure_words(f.snap.error_task))) +
                                            (f.ui.lang == Lang::Zh ? "：" : ": ") +
                                            engine_message(f.snap.error, report_lang(f.ui.lang))});
     if (!f.ui.notice.empty() && now < f.ui.notice_until)

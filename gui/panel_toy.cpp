@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/format.h"
-#include "core/toy_model.h"
-#include "core/toy_vocabulary.h"
+#include "core/model/toy_model.h"
+#include "core/tokenizers/toy_vocabulary.h"
+#include "core/util/format.h"
 #include "gui/panels.h"
 
 namespace kvs::gui {

@@ -4,6 +4,7 @@
 // draws inside the ImGui window the App placed for it.
 #include <array>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,10 +16,12 @@
 #include "gui/layout_record.h"
 #include "gui/lesson_catalog.h"
 #include "gui/markdown.h"
+#include "gui/markdown_view.h"
 #include "gui/settings.h"
 #include "gui/stage_layout.h"
 #include "gui/strings.h"
 #include "gui/theme.h"
+#include "lessonlib/lesson_ask.h"
 
 struct ImFont;
 
@@ -41,9 +44,14 @@ struct LessonUi {
     std::uint64_t seen_serial = 0, seen_highlight = 0, seen_explain = 0;
     int scrolled_for = -1;  // the step the text was last scrolled to the top for
     float results_h = 0;    // height the step's results took last frame
-    // The step's prose, parsed once: keyed by lesson, language and step.
+    // The step's prose, parsed once: keyed by lesson, language and step; with an @ask, the
+    // prose before it in `blocks` and after it in `blocks_after` (shown once it is answered).
     std::string blocks_key;
-    std::vector<MdBlock> blocks;
+    std::vector<MdBlock> blocks, blocks_after;
+    // @ask: what the learner answered in the lesson open, by step (an empty answer: they asked
+    // to see the engine's without one); the number being typed for the step's question.
+    std::map<int, LearnerAnswer> answers;
+    std::string typed;
 };
 
 // The "Inside attention" panel (gui/panel_inside_attention.cpp) and the op strip
@@ -185,8 +193,20 @@ void draw_batch_caches(FrameContext& f, const BatchTable& t, ImVec2 size);
 // The lesson panel's actions (buttons, keys, the menu, --lesson): they show step `step` of
 // lesson `number` and have the engine play it (the next step on top of the previous ones, else
 // a replay from the first step). A lesson that cannot be read shows its error instead.
+// A step with an @ask not yet answered waits for its answer before the engine plays it.
 void open_lesson(UiState& ui, EngineWorker& worker, int number, int step);
 void lesson_next(FrameContext& f);
+// The lesson step shown asks its question and waits (its @ask not yet answered).
+bool lesson_question_waits(UiState& ui);
+// The learner's answer to the step's question: kept, then the engine plays the step.
+void answer_lesson_question(UiState& ui, EngineWorker& worker, const LearnerAnswer& a);
+// Keys while the question waits: 1-4 choose, digits, '.', '-' and Backspace type a number, Enter
+// gives it (nothing typed: the engine's answer without one). True when `key` (GLFW) was used.
+bool lesson_question_key(FrameContext& f, int key);
+// The question, or the learner's answer beside the engine's with the why, at the cursor (the
+// lesson panel's results, always in view; gui/panel_lesson_ask.cpp).
+void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOutcome* out,
+                          LessonRecord* rec, const MdStyle& style);
 void lesson_back(FrameContext& f);
 void close_lesson(UiState& ui);
 // Opens the inside-attention panel on (layer, head) at query position q_pos (-1: the newest) of

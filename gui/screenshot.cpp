@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/output_file.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
 
 namespace kvs::gui {
 

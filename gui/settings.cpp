@@ -10,10 +10,10 @@
 #include <sstream>
 #include <vector>
 
-#include "core/cache_view.h"
-#include "core/error.h"
-#include "core/output_file.h"
-#include "core/utf8.h"
+#include "core/session/cache_view.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
+#include "core/util/utf8.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::gui {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/cache_view.h"
+#include "core/session/cache_view.h"
 
 namespace kvs::gui {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "gui/app.h"
 
 namespace kvs::gui {

@@ -1,7 +1,10 @@
 #include "gui/strings.h"
 
+#include <cstdio>
 #include <string_view>
+
 #include <unordered_map>
+#include "core/util/numbering.h"
 
 namespace kvs::gui {
 namespace {
@@ -307,13 +310,49 @@ const std::vector<UiString>& ui_strings() {
          "这个模型的步骤没有运算记录（玩具模型的头按规则计算，不走这些运算）。"},
         {"step %d (%s, %s): %d ops, %s counted, %s measured (sum of the ops' own times);  , and . "
          "walk the ops",
-         "第 %d 步（%s，%s）：%d 个运算，计算值 %s，实测 %s（各运算自身时间之和）；  , 和 . "
+         "第 %d 步（%s，%s）：%d 个运算，计数 %s，实测 %s（各运算自身时间之和）；  , 和 . "
          "逐个查看运算"},
         {"op", "运算"},
         {"layer", "层"},
         {"input [rows, features]", "输入 [行, 特征]"},
         {"output [rows, features]", "输出 [行, 特征]"},
-        {"FLOPs (counted)", "FLOPs（计算值）"},
+        {"FLOPs (counted)", "FLOPs（计数）"},
+        // The op strip's op names (core/counts.h op_kind_name), drawn inside Chinese text.
+        {"embedding", "词嵌入"},
+        {"rmsnorm", "RMS 归一化"},
+        {"q projection", "q 投影"},
+        {"k projection", "k 投影"},
+        {"v projection", "v 投影"},
+        {"q bias", "q 偏置"},
+        {"k bias", "k 偏置"},
+        {"v bias", "v 偏置"},
+        {"rope", "RoPE 旋转"},
+        {"kv append", "追加 K/V"},
+        {"scores q.k", "分数 q.k"},
+        {"softmax", "softmax"},
+        {"x V", "乘以 V"},
+        {"output projection", "输出投影"},
+        {"residual", "残差相加"},
+        {"mlp rmsnorm", "MLP 前的 RMS 归一化"},
+        {"mlp gate (w1)", "MLP 门控（w1）"},
+        {"mlp up (w3)", "MLP 升维（w3）"},
+        {"mlp swiglu", "MLP 的 SwiGLU"},
+        {"mlp down (w2)", "MLP 降维（w2）"},
+        {"mlp residual", "MLP 残差相加"},
+        {"final rmsnorm", "最后的 RMS 归一化"},
+        {"classifier", "输出层（logits）"},
+        {"sampling", "采样"},
+        {"position embedding", "位置嵌入"},
+        {"token + position", "词嵌入加位置嵌入"},
+        {"layernorm", "层归一化"},
+        {"output bias", "输出偏置"},
+        {"mlp layernorm", "MLP 前的层归一化"},
+        {"mlp up (c_fc)", "MLP 升维（c_fc）"},
+        {"mlp up bias", "MLP 升维偏置"},
+        {"mlp gelu", "MLP 的 GELU"},
+        {"mlp down (c_proj)", "MLP 降维（c_proj）"},
+        {"mlp down bias", "MLP 降维偏置"},
+        {"final layernorm", "最后的层归一化"},
         {"time (measured)", "时间（实测）"},
         {"in #%d's call", "计入 #%d 的调用"},
         {"not timed", "未计时"},
@@ -323,8 +362,35 @@ const std::vector<UiString>& ui_strings() {
         {"click: this row's arithmetic (Inside attention)",
          "单击：查看这一行的计算过程（注意力内部）"},
         {"q [1, %d] · Kᵀ [%d, %d] → scores [1, %d]", "q [1, %d] · Kᵀ [%d, %d] → 分数 [1, %d]"},
-        {"Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row %d (position %d)",
-         "Q [%d, %d] · Kᵀ [%d, %d] → 分数 [%d, %d]；这里显示第 %d 行（位置 %d）"},
+        {"row %d (position %d)", "第 %d 行（位置 %d）"},
+        {"Predict: ", "先预测："},
+        {"Keys 1-4 answer; Enter shows the engine's answer without one. The step runs once you "
+         "answer.",
+         "按 1-4 作答；只按 Enter 就不作答，直接看引擎的答案。作答之后这一步才会运行。"},
+        {"Type a number, then Enter (Enter alone shows the engine's answer). The step runs once "
+         "you answer.",
+         "输入一个数，再按 Enter（只按 Enter 就直接看引擎的答案）。作答之后这一步才会运行。"},
+        {"Your answer: %s", "你的答案：%s"},
+        {"none given", "没有作答"},
+        {"The engine: ", "引擎的答案："},
+        {"you predicted it", "你猜对了"},
+        {"not what you predicted", "和你的预测不同"},
+        {"Why: %s", "原因：%s"},
+        {"kernel launches per decode step (counted)", "每个解码步的内核启动次数（计数）"},
+        {"%d for %d tokens", "%d 次，对应 %d 个 token"},
+        {"kernel launches of the prefill (counted)", "预填充的内核启动次数（计数）"},
+        {"%d graph launch, %d kernels inside", "%d 次图启动，图里有 %d 个内核"},
+        {"as a CUDA Graph (counted)", "录成 CUDA Graph（计数）"},
+        {"%s (median of %d steps)", "%s（%d 步的中位数）"},
+        {"decode step on this CPU (measured)", "本机 CPU 上的一个解码步（实测）"},
+        {"decode step on a GPU (measured)", "GPU 上的一个解码步（实测）"},
+        {"not measured: no GPU answered", "没有实测：没有 GPU 响应"},
+        {"%s op by op, %s as one graph (%s)", "逐个算子 %s，作为一个图 %s（%s）"},
+        {"1 to 4, digits, Enter", "1 到 4、数字、Enter"},
+        {"lesson: answer the step's question before it runs (then see the engine's answer)",
+         "课程：在这一步运行之前回答它的问题（然后看引擎的答案）"},
+        {"Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: %s",
+         "Q [%d, %d] · Kᵀ [%d, %d] → 分数 [%d, %d]；这里显示%s"},
         {"weights [1, %d] · V [%d, %d] → output [1, %d]",
          "权重 [1, %d] · V [%d, %d] → 输出 [1, %d]"},
         {"grouped-query attention: K/V head %d is read by query heads %s",
@@ -349,8 +415,8 @@ const std::vector<UiString>& ui_strings() {
         {"keys 0..%d not drawn (no room)", "键 0..%d 未画出（空间不够）"},
         {"Nothing computed yet: step the model (Space), then pick a row.",
          "还没有计算任何东西：先让模型走一步（空格键），再选一行。"},
-        {"layer %d, head %s, query %d \"%s\": step %d (%s, %s)   Up/Down: row, I: close",
-         "第 %d 层，头 %s，查询 %d \"%s\"：第 %d 步（%s，%s）   上/下：换行，I：关闭"},
+        {"layer %d, head %s, %s: query \"%s\": step %d (%s, %s)",
+         "第 %d 层，头 %s，%s的查询“%s”：第 %d 步（%s，%s）"},
         {"inside attention: q·Kᵀ, √d_k, mask, softmax, ×V for one row (click a heatmap row)",
          "注意力内部：一行的 q·Kᵀ、√d_k、掩码、softmax、×V（也可单击热力图的一行）"},
         {"Up / Down", "上 / 下"},
@@ -398,6 +464,12 @@ const char* tr(const char* en, Lang l) {
 
 const char* tr(const char* en) {
     return tr(en, g_lang);
+}
+
+std::string query_row_label(int row, int token_index) {
+    char b[96];
+    std::snprintf(b, sizeof b, tr("row %d (position %d)"), row, position_of_index(token_index));
+    return b;
 }
 
 std::string printf_conversions(const char* fmt) {

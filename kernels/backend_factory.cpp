@@ -1,6 +1,6 @@
 #include "kernels/backend_factory.h"
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #if KVSCOPE_HAVE_CUDA

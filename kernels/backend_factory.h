@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "core/backend.h"
+#include "core/model/backend.h"
 #include "kernels/cuda/launch_shapes.h"
 
 namespace kvs {

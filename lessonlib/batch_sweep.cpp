@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "core/batch_session.h"
-#include "core/error.h"
+#include "core/session/batch_session.h"
+#include "core/util/error.h"
 
 namespace kvs {
 

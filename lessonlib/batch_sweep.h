@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/finish_reason.h"
-#include "core/kv_cache.h"
-#include "core/model.h"
-#include "core/trace.h"
+#include "core/model/backend.h"
+#include "core/model/kv_cache.h"
+#include "core/model/model.h"
+#include "core/session/finish_reason.h"
+#include "core/session/trace.h"
 #include "lessonlib/lesson.h"
 
 namespace kvs {

@@ -29,7 +29,7 @@ const std::vector<MessageForm>& engine_message_forms() {
         {"out of memory", "内存不足"},
         {"internal error: %s", "内部错误：%s"},
         {"@decode needs @prefill first", "@decode 之前要先 @prefill"},
-        // core/file_bytes.cpp: a file that cannot be read.
+        // core/util/file_bytes.cpp: a file that cannot be read.
         {"%s: cannot open: %s", "%s：无法打开：%s"},
         {"%s: read error: %s", "%s：读取出错：%s"},
         {"%s: is a folder; give the path of a file in it",
@@ -38,6 +38,11 @@ const std::vector<MessageForm>& engine_message_forms() {
          "%s：不是普通文件（而是设备、管道或套接字），请给出一个文件"},
         {"No such file or directory", "没有这个文件或目录"},
         {"Permission denied", "权限不够"},
+        // kernels/cpu/cpu_backend.cpp: what measured a time.
+        {"CPU, %s threads", "CPU（%s 个线程）"},
+        {"CPU, %s thread", "CPU（%s 个线程）"},
+        {"CUDA driver version is insufficient for CUDA runtime version",
+         "CUDA 驱动的版本低于 CUDA 运行时的要求"},
         // gui/fonts.cpp
         {"font file refused (%s)", "字体文件被拒绝（%s）"},
     };

@@ -7,8 +7,9 @@
 #include <map>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/file_bytes.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "lessonlib/lesson_ask.h"
 #include "lessonlib/lesson_metrics.h"
 #include "lessonlib/scale_accounting.h"
 
@@ -26,8 +27,11 @@ constexpr DirectiveName kNames[] = {
     {"reset", DirectiveKind::Reset},     {"highlight", DirectiveKind::Highlight},
     {"explain", DirectiveKind::Explain}, {"show", DirectiveKind::Show},
     {"whatif", DirectiveKind::WhatIf},   {"batch", DirectiveKind::Batch},
-    {"scale", DirectiveKind::Scale},     {"expect", DirectiveKind::Expect},
+    {"scale", DirectiveKind::Scale},     {"gpu", DirectiveKind::Gpu},
+    {"ask", DirectiveKind::Ask},         {"expect", DirectiveKind::Expect},
 };
+// The lines that carry an @ask's words (translated, unlike the directives).
+constexpr const char* kAskParts[] = {"question", "why"};
 
 std::string trim(std::string_view s) {
     std::size_t a = 0, b = s.size();
@@ -164,7 +168,11 @@ void parse_arguments(Directive& d, const std::string& args) {
         case DirectiveKind::Prefill:
         case DirectiveKind::Reset:
         case DirectiveKind::WhatIf:
+        case DirectiveKind::Gpu:
             no_args();
+            break;
+        case DirectiveKind::Ask:
+            d.ask = parse_ask(args);
             break;
         case DirectiveKind::Decode:
             if (args.empty())
@@ -279,7 +287,47 @@ void parse_arguments(Directive& d, const std::string& args) {
     }
 }
 
+// An @ask has its words, and an @expect after it in the step checks the answer it reveals: a
+// check whose left side is the @ask's expression (`@ask rows` ... `@expect rows == 1`), so the why
+// written beside it stays true.
+template <class Fail>
+void check_ask(const LessonStep& s, Fail& fail) {
+    const Directive* ask = s.ask();
+    if (!ask) return;
+    if (ask->ask.question.empty()) fail(ask->line, "@ask needs an @question line under it");
+    if (ask->ask.why.empty()) fail(ask->line, "@ask needs a @why line under it");
+    const auto squeeze = [](const std::string& t) {
+        std::string out;
+        for (char c : t)
+            if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+        return out;
+    };
+    const std::string answer = squeeze(ask->ask.answer.text());
+    bool after = false, checked = false;
+    for (const auto& d : s.directives) {
+        after = after || &d == ask;
+        if (!after || d.kind != DirectiveKind::Expect) continue;
+        const std::string e = squeeze(d.expect.text());
+        if (e.rfind(answer, 0) != 0) continue;
+        const char next = e.size() > answer.size() ? e[answer.size()] : 0;
+        // A comparison's answer is yes when the @expect of the same comparison holds.
+        checked = checked || next == '=' || next == '!' || next == '<' || next == '>' ||
+                  (ask->ask.answer.is_comparison() && e == answer);
+    }
+    if (!checked)
+        fail(ask->line, "@ask " + ask->ask.answer.text() +
+                            ": add an @expect on it after the @ask (e.g. @expect " +
+                            ask->ask.answer.text() +
+                            " == ...) so the answer it reveals is checked");
+}
+
 }  // namespace
+
+const Directive* LessonStep::ask() const {
+    for (const auto& d : directives)
+        if (d.kind == DirectiveKind::Ask) return &d;
+    return nullptr;
+}
 
 long long batch_forward_passes(const BatchPlan& p) {
     return static_cast<long long>(p.repeats) * static_cast<long long>(p.sizes.size()) *
@@ -345,6 +393,20 @@ Lesson parse_lesson(std::string_view text, const std::string& file) {
             const auto sp = l.find_first_of(" \t");
             const std::string name =
                 l.substr(1, sp == std::string::npos ? std::string::npos : sp - 1);
+            const std::string rest = sp == std::string::npos ? std::string() : trim(l.substr(sp));
+            if (name == kAskParts[0] || name == kAskParts[1]) {
+                // @question / @why: the words of the @ask above, in this file's language.
+                Directive* ask = nullptr;
+                if (!lesson.steps.empty())
+                    for (auto& d : lesson.steps.back().directives)
+                        if (d.kind == DirectiveKind::Ask) ask = &d;
+                if (!ask) fail(ln, "@" + name + " belongs under an @ask in the same step");
+                std::string& slot = name == kAskParts[0] ? ask->ask.question : ask->ask.why;
+                if (!slot.empty()) fail(ln, "@" + name + " given twice for one @ask");
+                if (rest.empty()) fail(ln, "@" + name + " needs text");
+                slot = rest;
+                continue;
+            }
             Directive d;
             d.line = ln;
             d.text = trim(l.substr(1));
@@ -359,14 +421,22 @@ Lesson parse_lesson(std::string_view text, const std::string& file) {
                 for (const auto& n : kNames)
                     if (edit_distance(name, n.name) <= 2)
                         hint = std::string(" (did you mean @") + n.name + "?)";
+                for (const char* n : kAskParts)
+                    if (edit_distance(name, n) <= 2)
+                        hint = std::string(" (did you mean @") + n + "?)";
                 fail(ln, "unknown directive '@" + name + "'" + hint);
             }
             if (lesson.steps.empty())
                 fail(ln, "directives belong in a step: put a '## Step title' line above it");
             try {
-                parse_arguments(d, sp == std::string::npos ? std::string() : trim(l.substr(sp)));
+                parse_arguments(d, rest);
             } catch (const Error& e) {
                 fail(ln, e.what());
+            }
+            if (d.kind == DirectiveKind::Ask) {
+                LessonStep& st = lesson.steps.back();
+                if (st.ask_at >= 0) fail(ln, "one @ask per step: this step has one already");
+                st.ask_at = static_cast<int>(prose->size());
             }
             if (d.kind == DirectiveKind::Batch) {
                 batch_passes += batch_forward_passes(d.batch);
@@ -387,9 +457,18 @@ Lesson parse_lesson(std::string_view text, const std::string& file) {
     if (in_fence) fail(static_cast<int>(lines.size()), "a ``` code block is not closed");
     if (lesson.steps.empty())
         fail(static_cast<int>(lines.size()), "no steps: each step starts with a '## ' heading");
-    auto tidy = [](std::string& s) { s = trim(s); };
-    tidy(lesson.intro);
-    for (auto& s : lesson.steps) tidy(s.prose);
+    lesson.intro = trim(lesson.intro);
+    for (auto& s : lesson.steps) {
+        // The @ask's place in the prose moves with the blank lines trimmed at its start.
+        std::size_t lead = 0;
+        while (lead < s.prose.size() && std::isspace(static_cast<unsigned char>(s.prose[lead])))
+            ++lead;
+        s.prose = trim(s.prose);
+        if (s.ask_at >= 0)
+            s.ask_at = static_cast<int>(std::min<std::size_t>(
+                s.prose.size(), static_cast<std::size_t>(s.ask_at) > lead ? s.ask_at - lead : 0));
+        check_ask(s, fail);
+    }
     return lesson;
 }
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/cache_view.h"
+#include "core/session/cache_view.h"
 #include "lessonlib/lesson_expr.h"
 #include "lessonlib/report_lang.h"
 
@@ -34,6 +34,8 @@ enum class DirectiveKind {
     WhatIf,     // @whatif                       KV bytes per token as MHA / GQA / MQA
     Batch,      // @batch sizes=1,2,4,8 decode=N [repeats=R] prompts="A" | "B" ...
     Scale,      // @scale model=M context=C gpu=G [batch=B] [dtype=bf16|fp16|fp32]
+    Gpu,        // @gpu                          a decode step as a CUDA device runs it
+    Ask,        // @ask EXPR [choices=A | B ...] [within=T], then @question TEXT and @why TEXT
     Expect,     // @expect CHECK                 (lessonlib/lesson_expr.h)
 };
 const char* directive_name(DirectiveKind k);
@@ -61,6 +63,16 @@ struct ScaleQuery {
     int bytes_per_value = 2;  // bf16 / fp16: 2, fp32: 4
 };
 
+// @ask: a question the learner answers before the step runs; the engine's answer (`answer`, read
+// where the @ask stands among the step's directives) is revealed beside theirs with `why`.
+struct AskSpec {
+    LessonExpr answer;
+    std::vector<LessonValue> choices;  // 2 to 4 (keys 1-4); empty: the learner types a number
+    bool yes_no = false;               // the choices are yes (1) and no (0)
+    double within = 0;                 // a typed number this close to the answer is right
+    std::string question, why;         // the @question and @why lines, in the file's language
+};
+
 struct Directive {
     DirectiveKind kind = DirectiveKind::Prefill;
     int line = 0;      // 1-based, in the lesson file
@@ -73,6 +85,7 @@ struct Directive {
     BatchPlan batch;
     ScaleQuery scale;
     Expectation expect;
+    AskSpec ask;
 };
 
 struct LessonStep {
@@ -80,6 +93,10 @@ struct LessonStep {
     std::string prose;  // Markdown without the heading and the directive lines
     int line = 0;       // line of the heading
     std::vector<Directive> directives;
+    // Where the step's @ask stood in the prose (bytes into `prose`): a front end that asks shows
+    // prose.substr(0, ask_at) with the question, the rest after the answer. -1: no @ask.
+    int ask_at = -1;
+    const Directive* ask() const;  // the step's @ask, or null
 };
 
 struct Lesson {

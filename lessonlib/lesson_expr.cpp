@@ -1,12 +1,13 @@
 #include "lessonlib/lesson_expr.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/error.h"
-#include "core/utf8.h"
+#include "core/util/error.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 
@@ -225,13 +226,89 @@ bool literal_number(const ExprNode& n, double& out) {
     return false;
 }
 
+// A Chinese sentence's spaces: none between two Chinese characters (or full-width punctuation),
+// one kept between Chinese and a Latin word, a number or a symbol ("乘以 2", "× 层数").
+bool cjk(char32_t c) {
+    return (c >= 0x3000 && c <= 0x9FFF) || (c >= 0xFF00 && c <= 0xFFEF) ||
+           (c >= 0x2018 && c <= 0x201F);  // “ ” ‘ ’ as a Chinese sentence uses them
+}
+bool ideograph(char32_t c) {
+    return c >= 0x3400 && c <= 0x9FFF;
+}
+char32_t code_point_at(const std::string& s, std::size_t i, std::size_t* len) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    *len = std::min<std::size_t>(static_cast<std::size_t>(n), s.size() - i);
+    if (n == 1) return c;
+    char32_t v = c & (0x3F >> (n - 1));
+    for (std::size_t k = 1; k < *len; ++k)
+        v = (v << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    return v;
+}
+std::string zh_spacing(const std::string& s) {
+    std::string out;
+    char32_t prev = 0;
+    for (std::size_t i = 0; i < s.size();) {
+        std::size_t len = 1;
+        const char32_t c = code_point_at(s, i, &len);
+        if (c == ' ' && cjk(prev)) {
+            std::size_t j = i;
+            while (j < s.size() && s[j] == ' ') ++j;
+            std::size_t next_len = 1;
+            if (j < s.size() && cjk(code_point_at(s, j, &next_len))) {
+                i = j;  // the next character is Chinese too: no space
+                continue;
+            }
+        }
+        out.append(s, i, len);
+        if (c != ' ') prev = c;
+        i += len;
+    }
+    return out;
+}
+
+// One space between a Chinese character and a Latin word or a number on either side ("token 数",
+// "等于 4"); none next to full-width punctuation ("0.0001）").
+std::string tidy_mixed(const std::string& s) {
+    std::string out;
+    char32_t prev = 0;
+    for (std::size_t i = 0; i < s.size();) {
+        std::size_t len = 1;
+        const char32_t c = code_point_at(s, i, &len);
+        const bool latin = c < 0x80 && std::isalnum(static_cast<int>(c));
+        const bool prev_latin = prev < 0x80 && prev != 0 && std::isalnum(static_cast<int>(prev));
+        if ((latin && ideograph(prev)) || (ideograph(c) && prev_latin)) out += ' ';
+        out.append(s, i, len);
+        prev = c;
+        i += len;
+    }
+    return out;
+}
+
+// A string value in the sentence: the metric's words for it where `value` has any, else quoted
+// (Chinese quotation marks in a Chinese sentence).
+std::string string_words(const LessonValue& v, const ExprNode* metric, const ValuePhrase& value,
+                         const Words& w) {
+    if (metric && value) {
+        std::string arg;
+        if (!metric->kids.empty() && metric->kids[0]->op == ExprNode::Op::Const &&
+            metric->kids[0]->value.is_string())
+            arg = metric->kids[0]->value.str;
+        const std::string words = value(metric->name, arg, v);
+        if (!words.empty()) return words;
+    }
+    return w.zh() ? "\xE2\x80\x9C" + v.str + "\xE2\x80\x9D" : v.to_string();
+}
+
 std::string words_of(const ExprNode& n, const MetricPhrase& phrase, const Words& w) {
     using Op = ExprNode::Op;
     double v = 0;
     if (literal_number(n, v)) return LessonValue::number(v).to_string();
     switch (n.op) {
         case Op::Const:
-            return n.value.is_none() ? w("none", "无") : n.value.to_string();
+            if (n.value.is_none()) return w("none", "无");
+            return n.value.is_string() ? string_words(n.value, nullptr, {}, w)
+                                       : n.value.to_string();
         case Op::Metric: {
             std::vector<std::string> args;
             std::vector<double> values(n.kids.size());
@@ -260,47 +337,114 @@ std::string words_of(const ExprNode& n, const MetricPhrase& phrase, const Words&
     double x = 0, y = 0;
     if (n.op == Op::Div && literal_number(*n.kids[0], x) && literal_number(*n.kids[1], y))
         return a + "/" + b;
+    // Chinese: the operator between the words without spaces (zh_spacing keeps one next to a
+    // number or a Latin word), × for a product as a Chinese formula writes it.
     switch (n.op) {
         case Op::Add:
             return a + w(" plus ", " 加 ") + b;
         case Op::Sub:
             return a + w(" minus ", " 减 ") + b;
         case Op::Mul:
-            return a + w(" times ", " 乘 ") + b;
+            return a + w(" times ", " \xC3\x97 ") + b;
         default:
             return a + w(" divided by ", " 除以 ") + b;
     }
 }
 
+const ExprNode* as_metric(const ExprNode& n) {
+    return n.op == ExprNode::Op::Metric ? &n : nullptr;
+}
+
 }  // namespace
 
-std::string Expectation::in_words(const MetricPhrase& phrase, ReportLang lang) const {
+LessonExpr LessonExpr::parse(std::string_view text, const MetricValidator& validate) {
+    LessonExpr e;
+    e.text_ = std::string(text);
+    Parser p(lex(text), validate);
+    if (p.at_end()) throw Error("expected an expression, e.g. rows");
+    e.root_ = p.sum();
+    if (!p.at_end()) {
+        static const char* cmps[] = {"==", "!=", "<=", ">=", "<", ">"};
+        bool cmp = false;
+        for (const char* c : cmps) cmp = cmp || p.at_punct(c);
+        if (!cmp) throw Error("unexpected " + p.where().substr(3));
+        e.compare_ = std::make_shared<const Expectation>(Expectation::parse(text, validate));
+    }
+    return e;
+}
+
+LessonValue LessonExpr::evaluate(const MetricReader& read) const {
+    if (compare_) {
+        const Expectation::Outcome o = compare_->evaluate(read);
+        if (!o.compared) throw Error(o.why);
+        return LessonValue::number(o.pass ? 1 : 0);
+    }
+    return eval(*root_, read);
+}
+
+std::string LessonExpr::metric() const {
+    if (compare_) return {};
+    return root_ && root_->op == ExprNode::Op::Metric ? root_->name : std::string();
+}
+
+std::string LessonExpr::metric_arg() const {
+    if (metric().empty() || root_->kids.empty()) return {};
+    const ExprNode& a = *root_->kids[0];
+    return a.op == ExprNode::Op::Const && a.value.is_string() ? a.value.str : std::string();
+}
+
+std::string LessonExpr::in_words(const MetricPhrase& phrase, ReportLang lang) const {
+    if (compare_) return compare_->in_words(phrase, lang);
     const Words w{lang};
-    const std::string a = words_of(*lhs_, phrase, w), b = words_of(*rhs_, phrase, w);
-    // Chinese: a space between the verb and a Latin word or number ("logit 等于 14.4"), none
-    // between Chinese words ("行数等于提示词的 token 数").
-    const auto latin = [](unsigned char c) { return c < 0x80; };
-    const auto join = [&](const char* en, const char* zh) {
-        if (!w.zh()) return a + en + b;
-        return a + (!a.empty() && latin(a.back()) ? " " : "") + zh +
-               (!b.empty() && latin(b.front()) ? " " : "") + b;
+    const std::string s = words_of(*root_, phrase, w);
+    return escape_for_one_line(w.zh() ? zh_spacing(tidy_mixed(s)) : s);
+}
+
+std::string Expectation::in_words(const MetricPhrase& phrase, ReportLang lang,
+                                  const ValuePhrase& value) const {
+    const Words w{lang};
+    // A string constant on one side, a metric on the other: the value in that metric's words.
+    const auto side = [&](const ExprNode& self, const ExprNode& other) {
+        if (self.op == ExprNode::Op::Const && self.value.is_string())
+            return string_words(self.value, as_metric(other), value, w);
+        return words_of(self, phrase, w);
     };
+    const std::string a = side(*lhs_, *rhs_), b = side(*rhs_, *lhs_);
+    const bool strings = (lhs_->op == ExprNode::Op::Const && lhs_->value.is_string()) ||
+                         (rhs_->op == ExprNode::Op::Const && rhs_->value.is_string());
+    const auto join = [&](const char* en, const char* zh) { return a + w(en, zh) + b; };
     std::string s;
     if (tol_) {
         const std::string t = words_of(*tol_, phrase, w);
         s = cmp_ == Cmp::Eq
                 ? join(" is ", "等于") + w(", to within ", "（误差不超过 ") + t + w("", "）")
-                : join(" differs from ", "与") + w(" by more than ", " 相差超过 ") + t;
+                : join(" differs from ", "与") + w(" by more than ", "相差超过 ") + t;
     } else {
+        // Chinese: a word is 是 another word; a quantity 等于 another.
         static const char* en[] = {" is ",         " is not ",       " is less than ",
                                    " is at most ", " is more than ", " is at least "};
         static const char* zh[] = {"等于", "不等于", "小于", "不超过", "大于", "不少于"};
         const int k = static_cast<int>(cmp_);
-        s = join(en[k], zh[k]);
+        s = strings && (cmp_ == Cmp::Eq || cmp_ == Cmp::Ne)
+                ? join(en[k], cmp_ == Cmp::Eq ? "是" : "不是")
+                : join(en[k], zh[k]);
     }
+    if (w.zh()) s = zh_spacing(tidy_mixed(s));
     if (!w.zh() && !s.empty() && s[0] >= 'a' && s[0] <= 'z')
         s[0] = static_cast<char>(s[0] - 'a' + 'A');
     return escape_for_one_line(s);
+}
+
+std::string Expectation::side_metric(bool left, std::string* arg) const {
+    const ExprNode* self = (left ? lhs_ : rhs_).get();
+    const ExprNode* other = (left ? rhs_ : lhs_).get();
+    const ExprNode* m = as_metric(*self) ? self : as_metric(*other);
+    if (arg) arg->clear();
+    if (!m) return {};
+    if (arg && !m->kids.empty() && m->kids[0]->op == ExprNode::Op::Const &&
+        m->kids[0]->value.is_string())
+        *arg = m->kids[0]->value.str;
+    return m->name;
 }
 
 Expectation Expectation::parse(std::string_view text, const MetricValidator& validate) {

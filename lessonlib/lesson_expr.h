@@ -49,6 +49,37 @@ using MetricPhrase =
                               const std::vector<const double*>& numbers)>;
 // At parse time: returns an empty string when NAME with `n_args` arguments is known, else why not.
 using MetricValidator = std::function<std::string(const std::string& name, int n_args)>;
+// A string value in words where a check compares it with `metric` (its first argument `arg` when
+// that is a string, as scale("decode_bound")): "end token" as 遇到结束 token in Chinese. Empty:
+// the value quoted as it is.
+using ValuePhrase = std::function<std::string(const std::string& metric, const std::string& arg,
+                                              const LessonValue& value)>;
+
+class Expectation;
+
+// One expression alone (the grammar's `sum`): the answer an @ask reveals. It may also be a
+// comparison (`sum CMP sum`, no `within`), whose value is 1 when it holds and 0 when not: the
+// answer to a yes-or-no question.
+class LessonExpr {
+  public:
+    // Throws kvs::Error with a one-line message, like Expectation::parse.
+    static LessonExpr parse(std::string_view text, const MetricValidator& validate);
+    // Throws kvs::Error when a metric cannot be read or arithmetic meets a string.
+    LessonValue evaluate(const MetricReader& read) const;
+    const std::string& text() const { return text_; }
+    // The metric the whole expression reads, when it is one metric ("finish", "scale"), and its
+    // first argument when that is a "string" ("decode_bound"); empty otherwise.
+    std::string metric() const;
+    std::string metric_arg() const;
+    // The expression in words ("the number of rows through the model").
+    std::string in_words(const MetricPhrase& phrase, ReportLang lang) const;
+    bool is_comparison() const { return compare_ != nullptr; }
+
+  private:
+    std::string text_;
+    std::shared_ptr<const ExprNode> root_;
+    std::shared_ptr<const Expectation> compare_;
+};
 
 class Expectation {
   public:
@@ -67,10 +98,16 @@ class Expectation {
     // outcome with `why` set, never an exception.
     Outcome evaluate(const MetricReader& read) const;
     const std::string& text() const { return text_; }
+    // The metric a side's value is said in: the side's own when it is one metric, else the other
+    // side's (a "string" compared with finish is a value of finish); its first argument where
+    // that is a string in `arg`. Empty when neither side is one metric.
+    std::string side_metric(bool left, std::string* arg) const;
     // The check as a sentence a reader can follow, in `lang`: the comparison and the arithmetic in
     // words, each metric as `phrase` says ("The logit of "warm" minus the logit of "delicious" is
     // 14.9, to within 0.0001").
-    std::string in_words(const MetricPhrase& phrase, ReportLang lang) const;
+    // A string compared with a metric is put in words by `value` where it gives any.
+    std::string in_words(const MetricPhrase& phrase, ReportLang lang,
+                         const ValuePhrase& value = {}) const;
 
   private:
     std::string text_;

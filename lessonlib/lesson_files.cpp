@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <system_error>
 
-#include "core/error.h"
-#include "core/file_bytes.h"
-#include "core/install_paths.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/install_paths.h"
 
 namespace kvs {
 namespace fs = std::filesystem;

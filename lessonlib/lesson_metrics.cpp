@@ -4,12 +4,14 @@
 #include <cmath>
 #include <limits>
 
-#include "core/attention_explain.h"
-#include "core/error.h"
-#include "core/kv_what_if.h"
-#include "core/logit_difference.h"
-#include "core/model.h"
-#include "core/session.h"
+#include "core/model/kv_what_if.h"
+#include "core/model/model.h"
+#include "core/session/attention_explain.h"
+#include "core/session/gpu_step_view.h"
+#include "core/session/logit_difference.h"
+#include "core/session/session.h"
+#include "core/tokenizers/toy_vocabulary.h"
+#include "core/util/error.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/scale_accounting.h"
 
@@ -54,7 +56,7 @@ const std::vector<LessonMetric>& table() {
         {"logit", 1, 1, "\"piece\"", "the logit of a vocabulary entry at the latest step", true},
         {"prob", 1, 1, "\"piece\"", "its probability (softmax at temperature 1)", true},
         {"top", 1, 1, "k", "the k-th most likely piece at the latest step (0 = best)", true},
-        // Inside one attention row of the latest step (core/attention_explain.h).
+        // Inside one attention row of the latest step (core/session/attention_explain.h).
         {"score", 4, 4, "layer, head, row, key",
          "the raw score q.k (the toy: its rule's 0 or -inf) at the latest step", true},
         {"scaled_score", 4, 4, "layer, head, row, key", "the score times 1/sqrt(d_k)", true},
@@ -83,6 +85,9 @@ const std::vector<LessonMetric>& table() {
         {"context", 0, 0, "", "context length", false},
         {"params", 0, 0, "", "parameters", false},
         {"kv_kind", 0, 0, "", "\"MHA\", \"GQA\" or \"MQA\"", false},
+        {"toy_projection", 2, 2, "\"word\", head",
+         "the toy's projection weight of a word for a head's output (core/toy_vocabulary.cpp)",
+         false},
         {"kv_per_token", 1, 1, "\"mha\"|\"mqa\"|\"model\"",
          "float32 K/V bytes per token of the model's shape with that many K/V heads", false},
         // @batch and @scale.
@@ -96,6 +101,14 @@ const std::vector<LessonMetric>& table() {
          "prefill_bound decode_flops decode_attn_flops decode_bytes decode_intensity "
          "decode_seconds decode_bound fits",
          false},
+        {"gpu", 1, 1, "\"field\"",
+         "a count of the last @gpu (the emulated CUDA backend): prefill_rows prefill_launches "
+         "decode_launches decode_syncs decode_copies graph_launches graph_kernels",
+         false},
+        {"gpu_time", 1, 1, "\"cpu\"|\"device\"|\"graph\"",
+         "the last @gpu's measured decode step: on the CPU, on the GPU op by op, as a CUDA Graph "
+         "(none where no GPU answered)",
+         false, true},
     };
     return t;
 }
@@ -338,6 +351,28 @@ LessonValue batch_metric(const std::string& name, const BatchTable& t,
     return LessonValue::number(r->rows_per_second());
 }
 
+LessonValue gpu_metric(const GpuStepView& g, const std::string& field) {
+    auto n = [](double v) { return LessonValue::number(v); };
+    if (field == "prefill_rows") return n(g.prefill_rows);
+    if (field == "prefill_launches") return n(g.prefill_launches);
+    if (field == "decode_launches") return n(g.decode_launches);
+    if (field == "decode_syncs") return n(g.decode_syncs);
+    if (field == "decode_copies") return n(g.decode_copies);
+    if (field == "graph_launches") return n(g.graph_launches);
+    if (field == "graph_kernels") return n(g.graph_kernels);
+    throw Error("@gpu has no count \"" + field + "\"");
+}
+
+LessonValue gpu_time_metric(const GpuStepView& g, const std::string& which) {
+    const double t = which == "cpu"      ? g.cpu_seconds
+                     : which == "device" ? g.device_seconds
+                     : which == "graph"  ? g.graph_seconds
+                                         : -2;
+    if (t == -2)
+        throw Error("gpu_time takes \"cpu\", \"device\" or \"graph\", not \"" + which + "\"");
+    return t < 0 ? LessonValue::none() : LessonValue::number(t);
+}
+
 LessonValue scale_metric(const ScaleReport& r, const std::string& field) {
     auto n = [](double v) { return LessonValue::number(v); };
     auto bound = [](const PhaseCost& p) {
@@ -406,6 +441,18 @@ LessonValue read_lesson_metric(const LessonFacts& f, const std::string& name,
     if (base == "scale") {
         if (!f.scale) throw Error("scale() needs a @scale first");
         return scale_metric(*f.scale, str(args[0], "scale"));
+    }
+    if (base == "gpu" || base == "gpu_time") {
+        if (!f.gpu) throw Error(name + "() needs a @gpu first");
+        const std::string& field = str(args[0], name.c_str());
+        return base == "gpu" ? gpu_metric(*f.gpu, field) : gpu_time_metric(*f.gpu, field);
+    }
+    if (base == "toy_projection") {
+        const std::string& word = str(args[0], "toy_projection");
+        const int head = index_of(args[1], kToyHeads, "head");
+        for (const ToyWord& t : toy_vocabulary())
+            if (word == t.text) return LessonValue::number(t.projection[head]);
+        throw Error("no \"" + word + "\" in the toy's vocabulary");
     }
     if (base == "inf") return LessonValue::number(std::numeric_limits<double>::infinity());
     if (!f.model) throw Error(name + " needs a model (@model)");

@@ -1,8 +1,9 @@
 #include "lessonlib/lesson_player.h"
 
-#include "core/error.h"
-#include "core/session.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "lessonlib/engine_messages.h"
+#include "lessonlib/lesson_ask.h"
 #include "lessonlib/lesson_metrics.h"
 #include "lessonlib/lesson_report.h"
 #include "lessonlib/metric_words.h"
@@ -56,9 +57,48 @@ void act(const Directive& d, LessonTarget& t) {
         case DirectiveKind::Scale:
             t.scale(d.scale);
             break;
+        case DirectiveKind::Gpu:
+            t.gpu();
+            break;
+        case DirectiveKind::Ask:
         case DirectiveKind::Expect:
             break;
     }
+}
+
+// An @ask: the engine's answer now, in words, with the question and the why.
+LessonLogEntry ask_entry(const Directive& d, const LessonFacts& f, ReportLang lang,
+                         bool judge_times, bool& judged) {
+    const Words w{lang};
+    const AskSpec& a = d.ask;
+    LessonLogEntry e;
+    e.kind = LessonLogEntry::Kind::Ask;
+    e.line = d.line;
+    e.directive = d.text;
+    e.words = a.question;
+    bool reads_time = false;
+    try {
+        e.answer = a.answer.evaluate([&](const std::string& name, const auto& args) {
+            reads_time = reads_time || is_timed_lesson_metric(name);
+            return read_lesson_metric(f, name, args);
+        });
+        e.choice = ask_choice_of(a, e.answer);
+        e.pass = a.choices.empty() ? e.answer.is_number() : e.choice >= 0;
+        e.lines.push_back(w("the engine's answer: ", "引擎的答案：") +
+                          ask_answer_words(a, e.answer, lang));
+        if (!e.pass)
+            e.lines.push_back(a.choices.empty() ? w("not a number: nothing a learner can type",
+                                                    "不是数字：学习者无法输入")
+                                                : w("none of the choices", "不在选项之中"));
+    } catch (const Error& err) {
+        e.pass = false;
+        e.answer = LessonValue::none();
+        e.lines.push_back(w.zh() ? "无法求值：" + engine_message(err.what(), lang) : err.what());
+    }
+    e.lines.push_back(w("why: ", "原因：") + a.why);
+    judged = e.pass || !reads_time || judge_times;
+    e.judged = judged;
+    return e;
 }
 
 }  // namespace
@@ -74,6 +114,15 @@ StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target,
         LessonLogEntry e;
         e.line = d.line;
         e.directive = d.text;
+        if (d.kind == DirectiveKind::Ask) {
+            bool judged = true;
+            LessonLogEntry a =
+                ask_entry(d, target.facts(), lesson.lang, options.judge_times, judged);
+            ++out.checks;
+            if (!a.pass && judged) ++out.failed;
+            out.log.push_back(std::move(a));
+            continue;
+        }
         if (d.kind == DirectiveKind::Expect) {
             const LessonFacts f = target.facts();
             bool reads_time = false;
@@ -85,12 +134,19 @@ StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target,
             e.kind = LessonLogEntry::Kind::Check;
             e.pass = o.pass;
             e.words = check_in_words(d.expect, lesson.lang);
+            // Chinese: a string value in its words (遇到结束 token, “nice”), not English quoted.
+            const auto shown = [&](const LessonValue& v, bool left) {
+                if (!w.zh() || !v.is_string()) return v.to_string();
+                std::string arg;
+                const std::string metric = d.expect.side_metric(left, &arg);
+                return value_words(metric, arg, v, lesson.lang);
+            };
             if (o.pass)
-                e.lines.push_back(w("left ", "左边 ") + o.lhs.to_string() +
-                                  w(", right ", "，右边 ") + o.rhs.to_string());
+                e.lines.push_back(w("left ", "左边 ") + shown(o.lhs, true) +
+                                  w(", right ", "，右边 ") + shown(o.rhs, false));
             else if (o.compared)
-                e.lines.push_back(w("got ", "实际是 ") + o.lhs.to_string() +
-                                  w(" against ", "，对照的是 ") + o.rhs.to_string());
+                e.lines.push_back(w("got ", "实际是 ") + shown(o.lhs, true) +
+                                  w(" against ", "，对照的是 ") + shown(o.rhs, false));
             else
                 e.lines.push_back(w.zh() ? "无法求值：" + engine_message(o.why, lesson.lang)
                                          : o.why);

@@ -11,7 +11,9 @@
 namespace kvs {
 
 struct LessonLogEntry {
-    enum class Kind { Action, Check, Error };
+    // Ask: an @ask's answer, read from the engine where the @ask stands; it holds (pass) when the
+    // answer could be read and is one of the choices (a number, when there are none).
+    enum class Kind { Action, Check, Ask, Error };
     Kind kind = Kind::Action;
     int line = 0;                    // of the directive in the lesson file
     std::string directive;           // as written, without '@'
@@ -20,6 +22,8 @@ struct LessonLogEntry {
     std::string words;               // checks: the check as a sentence, in the lesson's language
     bool judged = true;  // checks: counted; false for a check on measured times that did not
                          // hold in a build whose times do not mean anything (PlayOptions)
+    LessonValue answer;  // Ask: the engine's answer (none when it could not be read)
+    int choice = -1;     // Ask: which of the choices it is (0-based), -1: none or no choices
 };
 
 // Whether checks that read a measured time are judged. Not in a sanitizer build: there the
@@ -45,7 +49,7 @@ struct PlayOptions {
 struct StepOutcome {
     int step = 0;
     std::vector<LessonLogEntry> log;
-    int checks = 0;
+    int checks = 0;      // @expect lines and @ask answers
     int failed = 0;      // checks that did not hold
     bool error = false;  // a directive could not run; the rest of the step was skipped
     bool ok() const { return failed == 0 && !error; }

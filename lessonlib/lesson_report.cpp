@@ -4,17 +4,29 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/attention_explain.h"
-#include "core/kv_what_if.h"
-#include "core/logit_difference.h"
-#include "core/model.h"
-#include "core/session.h"
-#include "core/toy_model.h"
+#include "core/model/kv_what_if.h"
+#include "core/model/model.h"
+#include "core/model/toy_model.h"
+#include "core/session/attention_explain.h"
+#include "core/session/gpu_step_view.h"
+#include "core/session/logit_difference.h"
+#include "core/session/session.h"
+#include "core/util/numbering.h"
 #include "lessonlib/batch_sweep.h"
+#include "lessonlib/engine_messages.h"
 #include "lessonlib/scale_accounting.h"
 
 namespace kvs {
 namespace {
+
+// A device's words inside a Chinese sentence: translated, with a space on each side that meets a
+// Latin letter ("在 CPU（1 个线程）上").
+std::string zh_device(const std::string& device) {
+    const std::string d = engine_message(device, ReportLang::Zh);
+    const auto latin = [](char c) { return static_cast<unsigned char>(c) < 0x80; };
+    if (d.empty()) return d;
+    return (latin(d.front()) ? " " : "") + d + (latin(d.back()) ? " " : "");
+}
 
 std::string fmt(const char* f, double v) {
     char buf[64];
@@ -178,7 +190,7 @@ std::string intensity(const StepRecord& r, const Words& w) {
 
 std::string cost_line(const StepRecord& r, const Words& w) {
     if (w.zh())
-        return "  在 " + r.device + " 上实测 " + measured(r, w) + "；按形状计数 " +
+        return "  在" + zh_device(r.device) + "上实测 " + measured(r, w) + "；按形状计数 " +
                format_flops(r.counts.flops) + "（注意力 " + format_flops(r.counts.attention_flops) +
                "），搬运 " + format_bytes(r.counts.bytes) + "，" + intensity(r, w);
     return "  measured " + measured(r, w) + " on " + r.device + "; counted " +
@@ -305,15 +317,17 @@ void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const
     std::string head = w("head ", "头 ") + std::to_string(e->head);
     if (m.is_toy()) head += std::string(" \"") + toy_head_name(e->head) + "\"";
     const std::string query = quoted_piece(m, toks.at(e->q_pos));
-    const std::string pos = std::to_string(e->q_pos + 1);  // positions count from 1
+    // The row and its position as every front end says them (core/util/numbering.h).
+    const std::string row_no = std::to_string(e->row);
+    const std::string pos = std::to_string(position_of_index(e->q_pos));
     if (w.zh())
         out.push_back("注意力内部：第 " + std::to_string(step) + " 步（" +
                       phase_words(e->phase, w) + "），第 " + std::to_string(e->layer) + " 层，" +
-                      head + "，位置 " + pos + " 的查询 " + query);
+                      head + "，第 " + row_no + " 行（位置 " + pos + "）的查询 " + query);
     else
         out.push_back("inside attention: step " + std::to_string(step) + " (" +
                       phase_words(e->phase, w) + "), layer " + std::to_string(e->layer) + ", " +
-                      head + ", query " + query + " at position " + pos);
+                      head + ", " + query_row_words(e->row, e->q_pos) + ": query " + query);
     out.push_back("  out = softmax(q.K^T / sqrt(d_k) + mask) . V" + std::string(w(" with ", "，")) +
                   "d_k = " + std::to_string(e->head_dim) + fmt(" (x %.4g)", e->scale) +
                   (e->scores_by_rule
@@ -359,7 +373,7 @@ void describe_whatif(std::vector<std::string>& out, const Model& m, const Words&
 void describe_batch(std::vector<std::string>& out, const BatchTable& t, const Words& w) {
     const std::string runs = std::to_string(t.plan.repeats);
     const std::string steps = std::to_string(t.plan.decode_steps);
-    out.push_back(w.zh() ? "在 " + t.device + " 上实测；取 " + runs +
+    out.push_back(w.zh() ? "在" + zh_device(t.device) + "上实测；取 " + runs +
                                " 次运行中最快的一次；解码取 " + steps + " 步的平均"
                          : "measured on " + t.device + "; fastest of " + runs +
                                " runs; decode averaged over " + steps + " steps");
@@ -442,9 +456,51 @@ void describe_scale(std::vector<std::string>& out, const ScaleReport& r, const W
     out.push_back(
         w("FLOPs = 2 x rows x weights (linear layers) + 4 x dim x keys x layers "
           "(attention) + small ops; bytes = weights once + K/V rows read + written "
-          "(core/counts.h)",
+          "(core/model/counts.h)",
           "FLOPs = 2 x 行数 x 权重数（线性层）+ 4 x dim x 键数 x 层数（注意力）+ "
-          "零碎运算；字节 = 权重读一遍 + 读写的 K/V 行（core/counts.h）"));
+          "零碎运算；字节 = 权重读一遍 + 读写的 K/V 行（core/model/counts.h）"));
+}
+
+// @gpu: what was counted (on the emulated backend) and what was measured, each said so.
+void describe_gpu(std::vector<std::string>& out, const GpuStepView& g, const Words& w) {
+    const auto n = [](int v) { return std::to_string(v); };
+    out.push_back(
+        w("counted on the emulated CUDA backend (the cuda backend's runtime calls, one "
+          "for one):",
+          "在模拟的 CUDA 后端上计数（与 cuda 后端的运行时调用一一对应）："));
+    const std::string per_row =
+        fmt("%.3g", double(g.prefill_launches) / std::max(1, g.prefill_rows));
+    out.push_back(w.zh()
+                      ? "  预填充 " + n(g.prefill_rows) + " 个 token：" + n(g.prefill_launches) +
+                            " 次内核启动（每个 token 合 " + per_row + " 次）"
+                      : "  prefill of " + n(g.prefill_rows) + " tokens: " + n(g.prefill_launches) +
+                            " kernel launches (" + per_row + " per token)");
+    out.push_back(
+        w.zh() ? "  一个解码步，逐个算子：" + n(g.decode_launches) + " 次内核启动，" +
+                     n(g.decode_copies) + " 次主机与设备间拷贝，" + n(g.decode_syncs) + " 次流同步"
+               : "  a decode step, op by op: " + n(g.decode_launches) + " kernel launches, " +
+                     n(g.decode_copies) + " host-device copies, " + n(g.decode_syncs) +
+                     " stream sync" + (g.decode_syncs == 1 ? "" : "s"));
+    if (g.graph_launches > 0)
+        out.push_back(w.zh() ? "  同一步录成 CUDA Graph：" + n(g.graph_launches) +
+                                   " 次图启动，其中运行 " + n(g.graph_kernels) + " 个内核"
+                             : "  the same step as a CUDA Graph: " + n(g.graph_launches) +
+                                   " graph launch running " + n(g.graph_kernels) + " kernels");
+    const std::string steps = n(g.steps);
+    out.push_back(w.zh() ? "实测（" + steps + " 个解码步的中位数）：" + zh_device(g.cpu) +
+                               "上每步 " + format_seconds(g.cpu_seconds)
+                         : "measured (median of " + steps + " decode steps): " +
+                               format_seconds(g.cpu_seconds) + " per step on " + g.cpu);
+    if (g.device.empty())
+        out.push_back(w("  GPU: not measured (", "  GPU：没有实测（") +
+                      engine_message(g.no_device, w.lang) + w(")", "）"));
+    else
+        out.push_back(w.zh()
+                          ? "  " + g.device + "：逐个算子每步 " + format_seconds(g.device_seconds) +
+                                "，作为一个图每步 " + format_seconds(g.graph_seconds)
+                          : "  " + g.device + ": " + format_seconds(g.device_seconds) +
+                                " per step op by op, " + format_seconds(g.graph_seconds) +
+                                " as one graph");
 }
 
 }  // namespace
@@ -547,6 +603,10 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
         case DirectiveKind::Scale:
             if (f.scale) describe_scale(out, *f.scale, w);
             break;
+        case DirectiveKind::Gpu:
+            if (f.gpu) describe_gpu(out, *f.gpu, w);
+            break;
+        case DirectiveKind::Ask:
         case DirectiveKind::Expect:
             break;
     }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/format.h"
+#include "core/util/format.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_target.h"
 #include "lessonlib/report_lang.h"
@@ -21,6 +21,7 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
 // core's why_not_q_line ("computed 1 query row, used 1; ...") in `lang`: the same counts.
 std::string why_not_q_words(const StepRecord& r, ReportLang lang);
 
-// Numbers are formatted by core/format.h (format_seconds, format_bytes, format_flops, format_si).
+// Numbers are formatted by core/util/format.h (format_seconds, format_bytes, format_flops,
+// format_si).
 
 }  // namespace kvs

@@ -1,9 +1,9 @@
 #include "lessonlib/lesson_target.h"
 
-#include "core/attention_explain.h"
-#include "core/error.h"
-#include "core/model_config.h"
-#include "core/session.h"
+#include "core/model/model_config.h"
+#include "core/session/attention_explain.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 
 namespace kvs {
 
@@ -34,6 +34,10 @@ int require_explainable(const Session* s, int layer, int head, int row) {
     if (!explain_attention(s->trace(), s->model().config(), step, layer, head, row, &why))
         throw Error(why);
     return row;
+}
+
+void LessonTarget::gpu() {
+    throw Error("@gpu: this front end has no GPU probe");
 }
 
 void LessonTarget::explain(int layer, int head, int row) {

@@ -16,6 +16,7 @@ struct ModelConfig;
 class Session;
 struct BatchTable;
 struct ScaleReport;
+struct GpuStepView;
 
 // Everything the player may read after an action. Pointers are null when there is no such thing
 // yet (no model loaded, no @batch run, ...); they stay valid until the next call on the target.
@@ -26,6 +27,7 @@ struct LessonFacts {
     CacheView cache = CacheView::On;
     const BatchTable* batch = nullptr;   // the last @batch
     const ScaleReport* scale = nullptr;  // the last @scale
+    const GpuStepView* gpu = nullptr;    // the last @gpu
     int highlight_layer = 0;
     int highlight_head = 0;
     // The last @explain (-1: none): layer, head and query row of the session's latest step.
@@ -46,13 +48,18 @@ class LessonTarget {
     virtual void decode(int n) = 0;  // n steps, or until finished when n < 0; stops when finished
     virtual void reset() = 0;        // back to the prompt
     virtual void highlight(int layer, int head) = 0;
-    // @explain: the inside of one attention row of the latest step (core/attention_explain.h).
-    // The default checks the row can be explained and highlights its layer and head, so a target
-    // without the panel still plays the lesson; a target with one opens it.
+    // @explain: the inside of one attention row of the latest step
+    // (core/session/attention_explain.h). The default checks the row can be explained and
+    // highlights its layer and head, so a target without the panel still plays the lesson; a target
+    // with one opens it.
     virtual void explain(int layer, int head, int row);
     virtual void show(const std::string& panel) = 0;
     virtual void batch(const BatchPlan& plan) = 0;
     virtual void scale(const ScaleQuery& query) = 0;
+    // @gpu: the loaded model's decode step as a CUDA device runs it (core/session/gpu_step_view.h):
+    // the kernel launches counted, its time measured where a device answers. The default says that
+    // this target cannot.
+    virtual void gpu();
     virtual LessonFacts facts() const = 0;
 };
 

@@ -4,12 +4,15 @@
 #include <cmath>
 #include <string_view>
 
+#include "core/util/utf8.h"
+
 namespace kvs {
 namespace {
 
 // Templates: {0}..{3} an argument in words; {Nr} a query row (-1: the last one); {Np} a number
 // counted from 1 (a key's position, a rank); {Nk} "prefill" or "decode" as a word; {Nf} a field
-// of @scale; {s} the optional step argument (nothing for the latest step).
+// of @scale; {Ng} a count and {Nt} a time of @gpu; {Nv} a K/V layout ("mha", "mqa", "model");
+// {s} the optional step argument (nothing for the latest step).
 struct Phrase {
     const char* name;
     const char* en;
@@ -81,8 +84,10 @@ const Phrase kPhrases[] = {
     {"context", "the context length", "上下文长度"},
     {"params", "the number of parameters", "参数个数"},
     {"kv_kind", "the K/V layout", "K/V 的布局"},
-    {"kv_per_token", "the K/V size per token as {0}, in bytes",
-     "按 {0} 算每个 token 的 K/V 字节数"},
+    {"toy_projection", "the toy's projection weight of {0} for head {1}",
+     "玩具模型投影中{0}对头 {1} 的权重"},
+    {"kv_per_token", "the K/V size per token as {0v}, in bytes",
+     "按{0v}算每个 token 的 K/V 字节数"},
     {"batch_time", "the measured time of a {0k} step at batch {1}",
      "批大小 {1} 时一个{0k}步的实测时间"},
     {"batch_rows", "the number of rows in a {0k} step at batch {1}",
@@ -92,6 +97,30 @@ const Phrase kPhrases[] = {
     {"batch_flops", "the FLOP count of a {0k} step at batch {1}",
      "批大小 {1} 时一个{0k}步的 FLOPs（计数）"},
     {"scale", "{0f}", "{0f}"},
+    {"gpu", "{0g}", "{0g}"},
+    {"gpu_time", "{0t}", "{0t}"},
+};
+
+// The counts of @gpu (core/session/gpu_step_view.h) and its measured times, in words.
+const Phrase kGpuFields[] = {
+    {"prefill_rows", "the prompt's rows at the prefill counted", "计数所用预填充的行数"},
+    {"prefill_launches", "the number of kernel launches of the prefill (counted)",
+     "预填充的内核启动次数（计数）"},
+    {"decode_launches", "the number of kernel launches of a decode step (counted)",
+     "一个解码步的内核启动次数（计数）"},
+    {"decode_syncs", "the number of stream syncs of a decode step (counted)",
+     "一个解码步的流同步次数（计数）"},
+    {"decode_copies", "the number of host-device copies of a decode step (counted)",
+     "一个解码步在主机与设备之间的拷贝次数（计数）"},
+    {"graph_launches", "the number of graph launches of a decode step as a CUDA Graph (counted)",
+     "把解码步录成 CUDA Graph 后的图启动次数（计数）"},
+    {"graph_kernels", "the number of kernels that graph runs (counted)",
+     "这个图里运行的内核数（计数）"},
+    {"cpu", "the measured time of a decode step on the CPU", "CPU 上一个解码步的实测时间"},
+    {"device", "the measured time of a decode step on the GPU, op by op",
+     "GPU 上逐个算子执行一个解码步的实测时间"},
+    {"graph", "the measured time of a decode step on the GPU as one graph",
+     "GPU 上把解码步作为一个图执行的实测时间"},
 };
 
 // The figures of @scale (lessonlib/scale_accounting.h) in words.
@@ -106,20 +135,25 @@ const Phrase kScaleFields[] = {
     {"prefill_bytes", "the count of bytes prefill moves", "预填充搬运的字节数"},
     {"prefill_intensity", "prefill's FLOP per byte", "预填充每字节的 FLOP"},
     {"prefill_seconds", "prefill's least time", "预填充至少要的时间"},
-    {"prefill_bound", "what bounds prefill", "预填充受什么限制"},
+    {"prefill_bound", "what bounds prefill", "预填充的瓶颈"},
     {"decode_flops", "a decode step's FLOP count", "一个解码步的 FLOPs"},
     {"decode_attn_flops", "a decode step's attention FLOP count", "一个解码步中注意力的 FLOPs"},
     {"decode_bytes", "the count of bytes a decode step moves", "一个解码步搬运的字节数"},
     {"decode_intensity", "a decode step's FLOP per byte", "一个解码步每字节的 FLOP"},
     {"decode_seconds", "a decode step's least time", "一个解码步至少要的时间"},
-    {"decode_bound", "what bounds a decode step", "一个解码步受什么限制"},
+    {"decode_bound", "what bounds a decode step", "一个解码步的瓶颈"},
     {"fits", "whether it fits in the GPU's memory (1: yes)", "显存是否放得下（1 表示是）"},
 };
 
 constexpr std::string_view kTwin = "uncached_";
 
+// A string argument as words_of quoted it: "..." or, in Chinese, “...”.
 std::string unquoted(const std::string& s) {
-    return s.size() >= 2 && s.front() == '"' && s.back() == '"' ? s.substr(1, s.size() - 2) : s;
+    if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
+    const std::string open = "\xE2\x80\x9C", close = "\xE2\x80\x9D";
+    if (s.size() >= 6 && s.compare(0, 3, open) == 0 && s.compare(s.size() - 3, 3, close) == 0)
+        return s.substr(3, s.size() - 6);
+    return s;
 }
 
 std::string number_text(double v) {
@@ -147,6 +181,20 @@ std::string fill(int which, char kind, const std::vector<std::string>& args,
         case 'f': {
             const std::string field = unquoted(a);
             for (const auto& f : kScaleFields)
+                if (field == f.name) return w(f.en, f.zh);
+            return w("the figure ", "数值 ") + a;
+        }
+        case 'v': {
+            const std::string p = unquoted(a);
+            if (p == "mha") return "MHA";
+            if (p == "mqa") return "MQA";
+            if (p == "model") return w("the model's own layout", "本模型自己的布局");
+            return a;
+        }
+        case 'g':
+        case 't': {
+            const std::string field = unquoted(a);
+            for (const auto& f : kGpuFields)
                 if (field == f.name) return w(f.en, f.zh);
             return w("the figure ", "数值 ") + a;
         }
@@ -214,7 +262,66 @@ std::string metric_phrase(const std::string& name, const std::vector<std::string
     return {};
 }
 
+namespace {
+
+struct NamedValue {
+    const char* metric;  // the metric, or the @scale field's suffix
+    const char* value;
+    const char* en;
+    const char* zh;
+};
+// The values a metric names (core's words for them), as a sentence in each language says them.
+const NamedValue kNamedValues[] = {
+    {"finish", "end token", "the end token", "遇到结束 token"},
+    {"finish", "length limit", "the length limit", "达到长度上限"},
+    {"finish", "context full", "a full context", "上下文已满"},
+    {"finish", "running", "still running", "仍在生成"},
+    {"phase", "prefill", "prefill", "预填充"},
+    {"phase", "decode", "decode", "解码"},
+    {"_bound", "memory", "memory bandwidth", "访存带宽"},
+    {"_bound", "compute", "arithmetic", "算力"},
+};
+
+std::string named_value(const std::string& metric, const std::string& arg, const LessonValue& v,
+                        const Words& w) {
+    if (!v.is_string()) return {};
+    const std::string base = metric.rfind(kTwin, 0) == 0 ? metric.substr(kTwin.size()) : metric;
+    const bool bound =
+        base == "scale" && arg.size() > 6 && arg.compare(arg.size() - 6, 6, "_bound") == 0;
+    for (const auto& n : kNamedValues)
+        if ((bound ? std::string(n.metric) == "_bound" : base == n.metric) && v.str == n.value)
+            return w(n.en, n.zh);
+    return {};
+}
+
+}  // namespace
+
+std::string value_words(const std::string& metric, const std::string& arg, const LessonValue& v,
+                        ReportLang lang) {
+    const Words w{lang};
+    if (v.is_none()) return w("none", "无");
+    if (v.is_number()) return v.to_string();
+    const std::string named = named_value(metric, arg, v, w);
+    if (!named.empty()) return named;
+    if (w.zh()) return "\xE2\x80\x9C" + escape_for_one_line(v.str) + "\xE2\x80\x9D";
+    return escape_for_one_line(v.to_string());
+}
+
 std::string check_in_words(const Expectation& e, ReportLang lang) {
+    const Words w{lang};
+    return e.in_words(
+        [lang](const std::string& name, const std::vector<std::string>& args,
+               const std::vector<const double*>& numbers) {
+            const std::string p = metric_phrase(name, args, numbers, lang);
+            return p.empty() ? name : p;
+        },
+        lang,
+        [w](const std::string& metric, const std::string& arg, const LessonValue& v) {
+            return named_value(metric, arg, v, w);
+        });
+}
+
+std::string expr_in_words(const LessonExpr& e, ReportLang lang) {
     return e.in_words(
         [lang](const std::string& name, const std::vector<std::string>& args,
                const std::vector<const double*>& numbers) {

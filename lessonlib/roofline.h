@@ -1,6 +1,6 @@
 #pragma once
 // The roofline picture of lesson 9 (and of lesson 2's question, when is prefill compute-bound):
-// FLOPs per byte (counted from shapes, core/counts.h) against FLOP/s, under the roof of a GPU
+// FLOPs per byte (counted from shapes, core/model/counts.h) against FLOP/s, under the roof of a GPU
 // (its datasheet's peak and bandwidth) whose corner is the ridge point. The points are the
 // @scale query's prefill and decode step, and the same model at other batch sizes and prompt
 // lengths, so the picture shows where they move. Their FLOP/s come from the least time at the
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/session/trace.h"
 #include "lessonlib/scale_accounting.h"
 
 namespace kvs {

@@ -1,8 +1,8 @@
 #include "lessonlib/scale_accounting.h"
 
-#include "core/counts.h"
-#include "core/error.h"
-#include "core/kv_what_if.h"
+#include "core/model/counts.h"
+#include "core/model/kv_what_if.h"
+#include "core/util/error.h"
 
 namespace kvs {
 namespace {

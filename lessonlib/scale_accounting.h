@@ -1,6 +1,6 @@
 #pragma once
 // Lesson 9: the accounting of our small models applied to real model sizes on real GPUs. Nothing
-// here is measured; FLOPs and bytes come from core/counts.h (the same formulas the engine's
+// here is measured; FLOPs and bytes come from core/model/counts.h (the same formulas the engine's
 // trace uses) at 2 bytes per value, the GPU figures from the vendors' datasheets.
 //   KV cache       = 2 (K, V) x layers x kv_heads x head_dim x bytes x context x batch
 //   prefill        = batch sequences of `context` tokens, one forward pass (positions 0..C-1)
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 #include "lessonlib/lesson.h"
 
 namespace kvs {

@@ -1,7 +1,7 @@
 #include "lessonlib/session_lesson_target.h"
 
-#include "core/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
+#include "core/util/error.h"
 
 namespace kvs {
 
@@ -23,6 +23,7 @@ void SessionLessonTarget::restart() {
     bench_.set_trace_budget(Trace::kDefaultBudget);
     batch_.reset();
     scale_.reset();
+    gpu_.reset();
     layer_ = head_ = 0;
     explain_layer_ = explain_head_ = explain_row_ = -1;
     panel_.clear();
@@ -123,6 +124,15 @@ void SessionLessonTarget::scale(const ScaleQuery& query) {
             : scale_report(query));
 }
 
+void SessionLessonTarget::gpu() {
+    if (!gpu_probe_) LessonTarget::gpu();
+    model();
+    if (!has_prompt()) throw Error("@gpu needs a @prompt (its tokens are the prefill counted)");
+    const Session& s = bench_.session(0);
+    const std::vector<int> prompt(s.tokens().begin(), s.tokens().begin() + s.prompt_len());
+    gpu_ = std::make_shared<const GpuStepView>(gpu_probe_(model(), prompt));
+}
+
 LessonFacts SessionLessonTarget::facts() const {
     LessonFacts f;
     f.model = loaded_ ? bench_.model() : nullptr;
@@ -133,6 +143,7 @@ LessonFacts SessionLessonTarget::facts() const {
     f.cache = bench_.view();
     f.batch = batch_.get();
     f.scale = scale_.get();
+    f.gpu = gpu_.get();
     f.highlight_layer = layer_;
     f.highlight_head = head_;
     f.explain_layer = explain_layer_;

@@ -1,5 +1,5 @@
 #pragma once
-// The LessonTarget: lessons act on a Workbench (core/workbench.h), real Sessions on a real
+// The LessonTarget: lessons act on a Workbench (core/session/workbench.h), real Sessions on a real
 // backend. kvscope-cli lesson runs it headless over its own workbench; the window runs it on its
 // worker thread over the worker's workbench, so a lesson's steps happen in the panels the
 // student watches, and listens through a LessonObserver for what concerns the view.
@@ -7,7 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "core/workbench.h"
+#include "core/session/gpu_step_view.h"
+#include "core/session/workbench.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson_observer.h"
 #include "lessonlib/lesson_target.h"
@@ -36,13 +37,18 @@ class SessionLessonTarget : public LessonTarget {
     void show(const std::string& panel) override;
     void batch(const BatchPlan& plan) override;
     void scale(const ScaleQuery& query) override;
+    void gpu() override;
     LessonFacts facts() const override;
 
     const std::string& panel() const { return panel_; }
     // The last @batch and @scale, shared with whoever shows them (null: none since restart).
     const std::shared_ptr<const BatchTable>& last_batch() const { return batch_; }
     const std::shared_ptr<const ScaleReport>& last_scale() const { return scale_; }
-    // How the sessions time their steps (core/step_timing.h), from the next step on.
+    const std::shared_ptr<const GpuStepView>& last_gpu() const { return gpu_; }
+    // What @gpu runs (kernels/gpu_step_probe.h: the front end links the backends; lessonlib
+    // does not). Without one, @gpu fails with a reason.
+    void set_gpu_probe(GpuProbe probe) { gpu_probe_ = std::move(probe); }
+    // How the sessions time their steps (core/session/step_timing.h), from the next step on.
     void set_timing(const TimingPolicy& t) { bench_.set_timing(t); }
 
   private:
@@ -58,6 +64,8 @@ class SessionLessonTarget : public LessonTarget {
     bool loaded_ = false;                                         // a @model since the restart
     std::shared_ptr<const BatchTable> batch_;
     std::shared_ptr<const ScaleReport> scale_;
+    std::shared_ptr<const GpuStepView> gpu_;
+    GpuProbe gpu_probe_;
     int layer_ = 0, head_ = 0;
     int explain_layer_ = -1, explain_head_ = -1, explain_row_ = -1;
     std::string panel_;

@@ -4,7 +4,8 @@
 #include <random>
 #include <vector>
 
-#include "core/bpe_tokenizer.h"
+#include "core/loaders/checkpoint.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 
 namespace kvs::test {
 

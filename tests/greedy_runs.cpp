@@ -4,8 +4,8 @@
 #include <cmath>
 #include <fstream>
 
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/llama_model.h"
+#include "core/model/llama_model.h"
 
 namespace kvs::test {
 

@@ -4,8 +4,8 @@
 // the logits (and the captured attention) after every forward pass.
 #include <string>
 
-#include "core/backend.h"
-#include "core/model.h"
+#include "core/model/backend.h"
+#include "core/model/model.h"
 
 namespace kvs::test {
 

@@ -1,13 +1,13 @@
-// Inside attention: one attention row rebuilt from the trace (core/attention_explain.h)
+// Inside attention: one attention row rebuilt from the trace (core/session/attention_explain.h)
 // must be the arithmetic the model did: softmax(q·k/√d_k + mask) equals the captured weights and
 // Σ w·v equals the attention output the model used, on every backend, cached and uncached.
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "core/attention_explain.h"
-#include "core/model_loader.h"
-#include "core/op_log.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/op_log.h"
+#include "core/session/attention_explain.h"
+#include "core/session/session.h"
 #include "kernels/backend_factory.h"
 #include "tests/test_helpers.h"
 

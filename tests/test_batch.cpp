@@ -1,10 +1,10 @@
 // Batched prefill and decode give each sequence exactly what it gets alone.
 #include <catch2/catch.hpp>
 
-#include "core/batch_session.h"
-#include "core/error.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/batch_session.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

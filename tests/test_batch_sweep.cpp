@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/batch_sweep.h"
 #include "tests/test_helpers.h"

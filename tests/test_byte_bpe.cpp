@@ -10,16 +10,16 @@
 #include <fstream>
 #include <set>
 
-#include "core/byte_bpe_split.h"
-#include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/gguf_file.h"
-#include "core/gguf_llama.h"
-#include "core/llama_model.h"
-#include "core/memory_budget.h"
-#include "core/model_loader.h"
-#include "core/unicode_class.h"
+#include "core/files/gguf_file.h"
+#include "core/loaders/gguf_llama.h"
+#include "core/loaders/memory_budget.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/tokenizers/byte_bpe_split.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
+#include "core/tokenizers/unicode_class.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
@@ -53,7 +53,8 @@ std::string decode_all(const Tokenizer& t, const std::vector<int>& ids) {
     return s;
 }
 
-// GGUF v3 bytes, written field by field (core/gguf_file.h's layout): enough for the tests' files.
+// GGUF v3 bytes, written field by field (core/files/gguf_file.h's layout): enough for the tests'
+// files.
 struct GgufBytes {
     std::string kv, infos, data;
     std::uint64_t n_kv = 0, n_tensors = 0;
@@ -129,8 +130,8 @@ void llama_shapes(GgufBytes& g, const ModelConfig& c) {
     g.u32("llama.attention.head_count_kv", c.n_kv_heads);
 }
 
-// A llama model's tensors in GGUF's order and shapes (core/gguf_llama.cpp), F32 from `w` or, with
-// w == nullptr, `type` and no data.
+// A llama model's tensors in GGUF's order and shapes (core/loaders/gguf_llama.cpp), F32 from `w`
+// or, with w == nullptr, `type` and no data.
 void llama_tensors(GgufBytes& g, const ModelConfig& c, const LlamaWeights* w, GgmlType type) {
     const std::uint64_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
     auto m = [&](const std::string& n, std::uint64_t in, std::uint64_t out, const float* p) {

@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "core/checkpoint.h"
-#include "core/error.h"
+#include "core/loaders/checkpoint.h"
+#include "core/util/error.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

@@ -210,7 +210,7 @@ TEST_CASE("explain: the toy's even head at \"so\", as text and JSON; bad choices
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     // position (from 1), token, source, q.k, scaled, mask, weight, K, V
-    CHECK(r.out.find("query \"so\" at position 4") != std::string::npos);
+    CHECK(r.out.find("row 3 (position 4): query \"so\"") != std::string::npos);
     CHECK(r.out.find(
               "1 \"Today\"      new              -inf       -inf                   0  1, 10") !=
           std::string::npos);
@@ -228,6 +228,9 @@ TEST_CASE("explain: the toy's even head at \"so\", as text and JSON; bad choices
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["head_name"] == "even");
     CHECK(j["query_piece"] == "so");
+    CHECK(j["row"] == 3);
+    CHECK(j["position"] == 4);  // positions from 1, as the text says them
+    CHECK(j["keys"][0]["position"] == 1);
     REQUIRE(j["keys"].size() == 4);
     CHECK(j["keys"][0]["raw"].is_null());  // -inf
     CHECK(j["keys"][1]["raw"] == 0);

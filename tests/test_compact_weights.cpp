@@ -1,4 +1,4 @@
-// Compact weights (core/compact_weights.h, --weights): the CPU matmul on F16, BF16 and Q8_0
+// Compact weights (core/model/compact_weights.h, --weights): the CPU matmul on F16, BF16 and Q8_0
 // matrices, on every SIMD path, and whole models run with them.
 //
 // What holds, and why:
@@ -19,13 +19,13 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/compact_weights.h"
-#include "core/error.h"
-#include "core/format.h"
-#include "core/gguf_file.h"
-#include "core/gguf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
+#include "core/files/gguf_file.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/compact_weights.h"
+#include "core/model/llama_model.h"
+#include "core/util/error.h"
+#include "core/util/format.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"

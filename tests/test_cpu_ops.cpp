@@ -11,9 +11,9 @@
 #include <random>
 #include <vector>
 
-#include "core/error.h"
-#include "core/model_config.h"
-#include "core/rope_frequencies.h"
+#include "core/model/model_config.h"
+#include "core/model/rope_frequencies.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/fast_ops.h"
 #include "kernels/cpu/isa_kernels.h"

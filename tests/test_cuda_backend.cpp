@@ -4,9 +4,9 @@
 #include <cmath>
 #include <memory>
 
-#include "core/error.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/emu/emulated_cuda_backend.h"

@@ -13,9 +13,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/step_graphs.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/step_graphs.h"
+#include "core/session/session.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/relative_difference.h"
@@ -214,8 +214,8 @@ TEST_CASE("generation on the device, cached and uncached: times printed", "[gpu]
     }
 }
 
-// CUDA Graphs on the device (core/step_graphs.h): the decode step recorded by stream capture and
-// replayed gives the per-op path's bits at every position (the same kernels on the same inputs;
+// CUDA Graphs on the device (core/model/step_graphs.h): the decode step recorded by stream capture
+// and replayed gives the per-op path's bits at every position (the same kernels on the same inputs;
 // the split grid covers the whole cache, its extra blocks return at once), and the two are timed
 // side by side: the graph's launch latency against one host launch per kernel. Times printed,
 // not asserted.

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "tests/test_helpers.h"
 

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/emu/emu_kernels.h"
 #include "kernels/emu/emulated_cuda_backend.h"

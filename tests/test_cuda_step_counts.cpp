@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "tests/test_helpers.h"
 
@@ -26,8 +26,8 @@ LaunchCounts decode_step_counts(const Model& model, CacheMode mode, const char* 
     SessionConfig cfg;
     cfg.mode = mode;
     cfg.max_new_tokens = 8;
-    // Counted per run of the step: the timing re-runs (core/step_timing.h) repeat the same work
-    // and are measured once here.
+    // Counted per run of the step: the timing re-runs (core/session/step_timing.h) repeat the same
+    // work and are measured once here.
     cfg.timing.runs = 1;
     Session s(model, be, cfg);
     s.set_prompt(prompt);

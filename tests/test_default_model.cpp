@@ -7,9 +7,9 @@
 #include <set>
 #include <sstream>
 
-#include "core/model_loader.h"
-#include "core/sampler.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/sampler.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 
 using namespace kvs;

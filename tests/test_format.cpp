@@ -1,9 +1,9 @@
-// One formatting rule for every view (core/format.h) and the names of the cache view.
+// One formatting rule for every view (core/util/format.h) and the names of the cache view.
 #include <catch2/catch.hpp>
 #include <limits>
 
-#include "core/cache_view.h"
-#include "core/format.h"
+#include "core/session/cache_view.h"
+#include "core/util/format.h"
 
 using namespace kvs;
 

@@ -6,9 +6,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "core/counts.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/counts.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/reference_ops.h"
 #include "tests/gpt2_model.h"

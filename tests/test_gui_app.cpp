@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/attention_explain.h"
-#include "core/batch_session.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/attention_explain.h"
+#include "core/session/batch_session.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
@@ -489,7 +489,7 @@ TEST_CASE("a lesson step drives the engine: lesson 1 at step 3 shows the toy's p
     CHECK(l["step"] == 3);
     CHECK(l["steps"] == 4);
     CHECK(l["running"] == false);
-    CHECK(l["checks_passed"] == 11);  // 5, and @explain's 6 (the window's target runs them)
+    CHECK(l["checks_passed"] == 12);  // 6, and @explain's 6 (the window's target runs them)
     CHECK(l["checks_failed"] == 0);
     CHECK(l["errors"].empty());
     CHECK(l["shown_panel"] == "attention");  // @show attention
@@ -1167,6 +1167,16 @@ std::vector<StageConfig> stage_matrix() {
     out.push_back({"1280x800-1.5-zh-lesson2-roofline",
                    {"--size", "1280x800", "--font-scale", "1.5", "--lang", "zh", "--backend", "cpu",
                     "--lesson", "2", "--lesson-step", "6"}});
+    // A lesson's question waiting, and answered, at a laptop's size with large text and at 1080p.
+    out.push_back({"1280x800-2-en-lesson11-asking",
+                   {"--size", "1280x800", "--font-scale", "2", "--backend", "cpu", "--lesson", "11",
+                    "--answer", "wait"}});
+    out.push_back({"1280x800-2-zh-lesson11-answered",
+                   {"--size", "1280x800", "--font-scale", "2", "--lang", "zh", "--backend", "cpu",
+                    "--lesson", "11", "--answer", "2"}});
+    out.push_back({"1920x1080-2-zh-lesson11-asking",
+                   {"--size", "1920x1080", "--font-scale", "2", "--lang", "zh", "--backend", "cpu",
+                    "--lesson", "11", "--answer", "wait"}});
     // The bands under the stage (inside attention, op strip) at each window size.
     out.push_back({"1280x800-1-en-toy-explain-ops",
                    {"--size", "1280x800", "--backend", "cpu", "--model", "toy", "--decode", "3",
@@ -1242,7 +1252,7 @@ TEST_CASE("inside attention draws the numbers explain_attention gives, prefill a
     const int T = e->n_keys, dk = e->head_dim;
     char shape[160];
     std::snprintf(shape, sizeof shape,
-                  "Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row 3 (position 3)",
+                  "Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row 3 (position 4)",
                   e->query_rows_computed, dk, dk, T, e->query_rows_computed, T);
     CHECK(has_text(s.layout, "inside_attention", shape));
     const auto w = column_texts(s.layout, "softmax w");
@@ -1445,4 +1455,79 @@ TEST_CASE("the toy's Next-token panel shows all ten tokens with logits and proba
             CHECK(line_has(s.layout, "next", pct));
         }
     }
+}
+
+// --- Predict, then reveal: a lesson step's @ask in the window ---
+
+TEST_CASE(
+    "a lesson's question waits for the learner; the step runs on the answer, revealed "
+    "beside theirs",
+    "[gui][screenshot][lessons][ask]") {
+    // Lesson 3, step 1 asks how many rows its decode step pushes through the model (1).
+    const Shot wait =
+        screenshot({"--lesson", "3", "--answer", "wait", "--backend", "cpu"}, "ask-wait");
+    const json& w = wait.layout["lesson"];
+    CHECK(w["ask"]["state"] == "asking");
+    CHECK(w["ask"]["question"] ==
+          kvs::load_lesson(kvs::find_lesson("3", "en")).steps[0].ask()->ask.question);
+    CHECK(w["checks_passed"] == 0);  // nothing ran: the question comes first
+    CHECK(w["running"] == false);
+    CHECK(wait.layout["model"] != "toy");            // the step's @model has not run either
+    CHECK(line_has(wait.layout, "lesson", "3) 5"));  // the choices, keys 1-4
+    CHECK(line_has(wait.layout, "lesson", "Predict:"));
+
+    const Shot right =
+        screenshot({"--lesson", "3", "--answer", "1", "--backend", "cpu"}, "ask-right");
+    const json& r = right.layout["lesson"];
+    CHECK(r["ask"]["state"] == "revealed");
+    CHECK(r["ask"]["learner"] == "1");
+    CHECK(r["ask"]["engine"] == "1");
+    CHECK(r["ask"]["right"] == 1);
+    CHECK(r["checks_failed"] == 0);
+    CHECK(right.layout["model"] == "toy");
+    CHECK(right.layout["steps"] == 2);  // the step ran: prefill and one decode step
+    CHECK(line_has(right.layout, "lesson", "you predicted it"));
+
+    const Shot wrong =
+        screenshot({"--lesson", "3", "--answer", "3", "--backend", "cpu"}, "ask-wrong");
+    CHECK(wrong.layout["lesson"]["ask"]["learner"] == "5");
+    CHECK(wrong.layout["lesson"]["ask"]["right"] == 0);
+    CHECK(line_has(wrong.layout, "lesson", "not what you predicted"));
+
+    // In Chinese: the choice and the engine's answer in Chinese words (lesson 3, step 3 asks
+    // why the toy stops: its end token).
+    const Shot zh = screenshot({"--lesson", "3", "--lesson-step", "3", "--answer", "1", "--lang",
+                                "zh", "--backend", "cpu"},
+                               "ask-zh");
+    const json& z = zh.layout["lesson"]["ask"];
+    CHECK(z["state"] == "revealed");
+    CHECK(z["engine"] ==
+          "\xE9\x81\x87\xE5\x88\xB0\xE7\xBB\x93\xE6\x9D\x9F token");  // 遇到结束 token
+    CHECK(z["right"] == 1);
+    CHECK(zh.layout["fonts"]["missing_glyphs"].empty());
+}
+
+TEST_CASE("one query numbered alike: the window, the CLI, the JSON and lesson 3",
+          "[gui][indexing]") {
+    // The toy's first decode step feeds "nice": row 0 of the step, position 5 (rows from 0,
+    // positions from 1, core/util/numbering.h).
+    const auto text = kvs::test::run_cli({"explain", "--model", "toy", "--step", "1"});
+    REQUIRE(text.exit_code == 0);
+    CHECK(text.out.find("row 0 (position 5): query \"nice\"") != std::string::npos);
+    const auto js = kvs::test::run_cli({"explain", "--model", "toy", "--step", "1", "--json"});
+    REQUIRE(js.exit_code == 0);
+    const json j = json::parse(js.out);
+    CHECK(j["row"] == 0);
+    CHECK(j["position"] == 5);
+    CHECK(j["indexing"]["positions_from"] == 1);
+    CHECK(j["keys"][4]["position"] == 5);
+    CHECK(j["keys"][4]["piece"] == "nice");
+    const auto lesson = kvs::test::run_cli({"lesson", "3", "--backend", "cpu"});
+    CHECK(lesson.out.find("row 0 (position 5): query 'nice'") != std::string::npos);
+    const std::string prose = slurp(kvs::find_lesson("3", "en"));
+    CHECK(prose.find("\"nice\", the token at\nposition 5") != std::string::npos);
+    const Shot w =
+        screenshot({"--model", "toy", "--decode", "1", "--explain", "0,0,last", "--backend", "cpu"},
+                   "numbering");
+    CHECK(line_has(w.layout, "inside_attention", "row 0 (position 5): query \"nice\""));
 }

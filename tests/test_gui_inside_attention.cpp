@@ -53,7 +53,7 @@ TEST_CASE("inside attention: the toy's row writes the tutorial's numbers", "[gui
     CHECK(L.numbers == "= softmax([−∞, 0, −∞, 0] × 1 + mask)·V = [0, 0.5, 0, 0.5]·V = [12.5]");
     CHECK(L.number_parts == std::vector<std::string>{"= softmax([−∞, 0, −∞, 0] × 1 + mask)·V",
                                                      "= [0, 0.5, 0, 0.5]·V", "= [12.5]"});
-    CHECK(L.scores == "Q [4, 1] · Kᵀ [1, 4] → scores [4, 4]; shown: row 3 (position 3)");
+    CHECK(L.scores == "Q [4, 1] · Kᵀ [1, 4] → scores [4, 4]; shown: row 3 (position 4)");
     CHECK(L.output == "weights [1, 4] · V [4, 1] → output [1, 1]");
     CHECK(L.scale.find("rule") != std::string::npos);
     CHECK(L.gqa == "grouped-query attention: K/V head 0 is read by query heads 0, 1, 2, 3");

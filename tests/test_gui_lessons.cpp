@@ -61,7 +61,7 @@ TEST_CASE("Next plays on from the steps before; Back and other requests replay f
     run = lesson_run(w);
     REQUIRE(run.outcomes.size() == 2);
     CHECK(run.outcomes[1].ok());
-    CHECK(run.outcomes[1].checks == 17);
+    CHECK(run.outcomes[1].checks == 18);  // 17 @expect lines and the @ask's answer
     CHECK(trace_steps(w) == 1);
     const auto serial = run.highlight_serial;
     play(w, l1, 1, 2);  // Next: @highlight layer=0 head=0, @show attention

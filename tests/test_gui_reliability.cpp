@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <random>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "gui/engine_worker.h"
 #include "gui/font_check.h"
 #include "gui/quit_signal.h"
@@ -135,8 +135,8 @@ TEST_CASE("a model whose context is shorter than the prompt opens, says why, and
     {
         auto lock = w.lock();
         const EngineSnapshot& s = w.snapshot();
-        REQUIRE(s.model);                // it did switch
-        CHECK(s.error_context.empty());  // not "could not open the model"
+        REQUIRE(s.model);                         // it did switch
+        CHECK(s.error_task == EngineTask::None);  // not "could not open the model"
         CHECK(s.error.find("longer than the model's context of 64 tokens") != std::string::npos);
     }
     w.decode(2);

@@ -8,13 +8,14 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/kv_what_if.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/kv_what_if.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "gui/attention_matrix.h"
 #include "gui/colormap.h"
 #include "gui/dropped_paths.h"
+#include "gui/engine_words.h"
 #include "gui/engine_worker.h"
 #include "gui/kv_grid.h"
 #include "gui/options.h"
@@ -543,7 +544,8 @@ TEST_CASE("a backend that cannot be had leaves the sessions where they were", "[
         CHECK(s.backend_asked == "cuda");
         return;
     }
-    CHECK(s.error_context == "could not switch the backend");
+    CHECK(s.error_task == EngineTask::SwitchBackend);
+    CHECK(std::string(failure_words(s.error_task)) == "could not switch the backend");
     CHECK(s.error.find("no usable CUDA device") != std::string::npos);
     CHECK(s.error.find('\n') == std::string::npos);
     CHECK(s.backend_asked != "cuda");  // what runs is what ran before

@@ -1,6 +1,6 @@
 #include "tests/test_helpers.h"
 
-#include "core/checkpoint_writer.h"
+#include "core/loaders/checkpoint_writer.h"
 
 #include <sys/wait.h>
 

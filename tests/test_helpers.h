@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 
 namespace kvs::test {
 

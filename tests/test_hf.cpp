@@ -11,15 +11,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/gguf_writer.h"
-#include "core/hf_llama.h"
-#include "core/hf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/safetensors_file.h"
-#include "core/session.h"
+#include "core/files/safetensors_file.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/hf_llama.h"
+#include "core/loaders/hf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/session/session.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"
@@ -222,7 +222,7 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
                 "no tensor 'model.layers.0.self_attn.q_proj.bias'");
         refused(good, cfg("architectures", {"GPTNeoXForCausalLM"}),
                 "'GPTNeoXForCausalLM' is not supported");
-        // GPT-2's reader (core/hf_gpt2.h) over a Llama config: its model_type says no.
+        // GPT-2's reader (core/loaders/hf_gpt2.h) over a Llama config: its model_type says no.
         refused(good, cfg("architectures", {"GPT2LMHeadModel"}), "model_type \"llama\"");
         // rope_theta, rms_norm_eps and rope_scaling: tests/test_rope_and_norm.cpp
         refused(good, cfg("hidden_act", "gelu"), "hidden_act");

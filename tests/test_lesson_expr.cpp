@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "lessonlib/lesson_expr.h"
 
 using namespace kvs;

@@ -1,12 +1,14 @@
-// The shipped lessons: nine in each language, every file parses, English and Chinese drive the
-// engine with the same directives; and `kvscope-cli lesson` as a user runs it.
+// The shipped lessons: the same files in each language, every file parses and asks the learner,
+// English and Chinese drive the engine with the same directives; and `kvscope-cli lesson` as a
+// user runs it.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
 #include "tests/test_helpers.h"
@@ -28,17 +30,34 @@ void write_text(const std::filesystem::path& p, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("nine lessons in English and in Chinese, numbered 1 to 9", "[lesson]") {
+TEST_CASE("the same lessons in English and in Chinese, numbered in order", "[lesson]") {
     REQUIRE_FALSE(lessons_dir().empty());
     const auto en = list_lessons("en");
     const auto zh = list_lessons("zh");
-    REQUIRE(en.size() == 9);
-    REQUIRE(zh.size() == 9);
-    for (int i = 0; i < 9; ++i) {
-        CHECK(en[i].number == i + 1);
+    REQUIRE(en.size() >= 10);
+    REQUIRE(zh.size() == en.size());
+    for (std::size_t i = 0; i < en.size(); ++i) {
+        CHECK(en[i].number > (i == 0 ? 0 : en[i - 1].number));
         CHECK(zh[i].name == en[i].name);  // the same file names in both folders
     }
+    CHECK(en.front().number == 1);
+    CHECK(en.back().name == "11-the-gpus-view");
     CHECK_THROWS_AS(list_lessons("fr"), Error);
+}
+
+TEST_CASE("every lesson asks the learner at least once, in both languages", "[lesson]") {
+    for (const std::string lang : {"en", "zh"}) {
+        int asks = 0;
+        for (const auto& f : list_lessons(lang)) {
+            const Lesson l = load_lesson(f.path);
+            int here = 0;
+            for (const auto& s : l.steps) here += s.ask() != nullptr;
+            INFO(f.path);
+            CHECK(here >= 1);
+            asks += here;
+        }
+        CHECK(asks >= 9);
+    }
 }
 
 TEST_CASE("English and Chinese lessons use the same directives, step by step", "[lesson]") {
@@ -130,4 +149,38 @@ TEST_CASE("kvscope-cli lesson: exit 0 when every check holds, 1 when one fails, 
     r = run_cli({"lesson", "1", "--lang", "fr"});
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("unknown lesson language 'fr'") != std::string::npos);
+}
+
+TEST_CASE("the seed tutorials' points table names lesson steps that exist", "[lesson]") {
+    const std::string readme = test::slurp(std::filesystem::path(lessons_dir()) / "README.md");
+    const auto at = readme.find("## Where the seed tutorials' points are taught");
+    REQUIRE(at != std::string::npos);
+    const std::string table = readme.substr(at);
+    const auto en = list_lessons("en");
+    int refs = 0;
+    std::size_t line_start = 0;
+    while (line_start < table.size()) {
+        const auto nl = table.find('\n', line_start);
+        const std::string line = table.substr(line_start, nl - line_start);
+        line_start = nl == std::string::npos ? table.size() : nl + 1;
+        if (line.rfind("| ", 0) != 0 || line.find("---") != std::string::npos) continue;
+        // The last column: "2/4, 9/2" and lessons still to be written, named so.
+        const std::string cell = line.substr(line.rfind('|', line.size() - 2) + 1);
+        const std::regex ref("(\\d+)/(\\d+)");
+        for (auto it = std::sregex_iterator(cell.begin(), cell.end(), ref);
+             it != std::sregex_iterator(); ++it) {
+            const int lesson = std::stoi((*it)[1].str());
+            const int step = std::stoi((*it)[2].str());
+            INFO(line);
+            const LessonFile* f = nullptr;
+            for (const auto& e : en)
+                if (e.number == lesson) f = &e;
+            REQUIRE(f);
+            CHECK(step >= 1);
+            CHECK(step <= static_cast<int>(load_lesson(f->path).steps.size()));
+            ++refs;
+        }
+    }
+    CHECK(refs > 30);
+    CHECK(table.find("lesson 10, *to be written*") != std::string::npos);
 }

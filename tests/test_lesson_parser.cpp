@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "lessonlib/lesson.h"
 #include "tests/test_helpers.h"
 
@@ -230,4 +230,117 @@ TEST_CASE("@show names one or more panels and how large", "[lesson][parser]") {
                       Catch::Contains("@show: size must be large or full, not 'huge'"));
     CHECK_THROWS_WITH(d("@show size=full"), Catch::Contains("@show: which panel?"));
     CHECK_THROWS_WITH(d("@show attention heatmap"), Catch::Contains("unknown panel 'heatmap'"));
+}
+
+TEST_CASE("@ask: its answer, choices and words parse; the prose splits where it stands",
+          "[lesson][parser][ask]") {
+    const Lesson l = parse_lesson(R"(# T
+
+## S
+
+Before the question.
+
+@model toy
+@prompt Today weather is so
+@prefill
+@ask rows choices=1 | 4 | 16
+@question How many rows?
+@why All four at once.
+
+After the question.
+
+@expect rows == 4
+
+## Typed
+@ask head(0, 3, 2) within=0.01
+@question All head at "is"?
+@why (10 + 20 + 1) / 3.
+@expect head(0, 3, 2) == 31/3 within 1e-6
+
+## Words
+@ask finish choices="end token" | "length limit"
+@why It chose ".".
+@question Why did it stop?
+@expect finish == "end token"
+
+## Yes or no
+@ask flops(0) > rows choices=yes | no
+@question More FLOPs than rows?
+@why Many FLOPs a row.
+@expect flops(0) > rows
+)",
+                                  "x.md");
+    REQUIRE(l.steps.size() == 4);
+    const LessonStep& s = l.steps[0];
+    REQUIRE(s.ask());
+    const AskSpec& a = s.ask()->ask;
+    CHECK(a.answer.text() == "rows");
+    REQUIRE(a.choices.size() == 3);
+    CHECK(a.choices[2].num == 16);
+    CHECK(a.question == "How many rows?");
+    CHECK(a.why == "All four at once.");
+    // The prose before the @ask, then after it; @question and @why are not prose.
+    REQUIRE(s.ask_at > 0);
+    CHECK(s.prose.substr(0, s.ask_at).find("Before the question.") == 0);
+    CHECK(s.prose.substr(0, s.ask_at).find("After") == std::string::npos);
+    CHECK(s.prose.substr(s.ask_at).find("After the question.") != std::string::npos);
+    CHECK(s.prose.find("How many rows?") == std::string::npos);
+    // The directives are the same in every language: the words are not part of them.
+    CHECK(s.ask()->text == "ask rows choices=1 | 4 | 16");
+    CHECK(l.steps[1].ask()->ask.choices.empty());
+    CHECK(l.steps[1].ask()->ask.within == 0.01);
+    CHECK(l.steps[2].ask()->ask.choices[0].str == "end token");
+    CHECK(l.steps[3].ask()->ask.yes_no);
+    CHECK(l.steps[3].ask()->ask.answer.is_comparison());
+    CHECK_FALSE(l.steps[0].ask()->ask.answer.is_comparison());
+}
+
+TEST_CASE("@ask mistakes are errors with the file and line", "[lesson][parser][ask]") {
+    const auto ask = [](const std::string& lines) {
+        return error_of("# T\n\n## S\nprose\n" + lines + "\n");
+    };
+    const std::string words = "\n@question Q?\n@why W.\n@expect rows == 1";
+    CHECK(ask("@ask" + words) ==
+          "lessons/en/03-decode.md:5: @ask needs the engine's answer as an expression, e.g. @ask "
+          "rows choices=1 | 4 | 5");
+    CHECK(ask("@ask rowz" + words) == "lessons/en/03-decode.md:5: unknown metric 'rowz'");
+    CHECK(ask("@ask rows choices=1" + words) ==
+          "lessons/en/03-decode.md:5: @ask: choices= takes 2 to 4 choices separated by | (keys "
+          "1-4)");
+    CHECK(ask("@ask rows choices=1|2|3|4|5" + words).find("2 to 4 choices") != std::string::npos);
+    CHECK(ask("@ask rows choices=1 | one" + words) ==
+          "lessons/en/03-decode.md:5: @ask: choice 'one' is not a number, a \"string\", yes or no");
+    CHECK(ask("@ask rows choices=1 | 1" + words) ==
+          "lessons/en/03-decode.md:5: @ask: choice '1' is given twice");
+    CHECK(ask("@ask rows choices=yes | 2" + words) ==
+          "lessons/en/03-decode.md:5: @ask: yes and no are the only choices when one is");
+    CHECK(ask("@ask rows within=-1" + words) ==
+          "lessons/en/03-decode.md:5: @ask: within=-1 is not a number of 0 or more");
+    CHECK(ask("@ask rows choices=1 | 2 within=1" + words) ==
+          "lessons/en/03-decode.md:5: @ask: within= goes with a typed number, not choices");
+    CHECK(ask("@ask rows > 1" + words) ==
+          "lessons/en/03-decode.md:5: @ask: a comparison's answer is yes or no: add choices=yes "
+          "| no");
+    // Its words, and an @expect on its answer after it in the step.
+    CHECK(ask("@ask rows\n@why W.\n@expect rows == 1") ==
+          "lessons/en/03-decode.md:5: @ask needs an @question line under it");
+    CHECK(ask("@ask rows\n@question Q?\n@expect rows == 1") ==
+          "lessons/en/03-decode.md:5: @ask needs a @why line under it");
+    CHECK(ask("@ask rows\n@question Q?\n@why W.") ==
+          "lessons/en/03-decode.md:5: @ask rows: add an @expect on it after the @ask (e.g. "
+          "@expect rows == ...) so the answer it reveals is checked");
+    CHECK(ask("@expect rows == 1\n@ask rows\n@question Q?\n@why W.")
+              .find("add an @expect on it after the @ask") != std::string::npos);
+    CHECK(ask("@ask rows\n@question Q?\n@why W.\n@expect rows(0) == 1").find("add an @expect") !=
+          std::string::npos);
+    CHECK(ask("@ask rows" + words + "\n@ask kv_len\n@question Q?\n@why W.\n@expect kv_len == 1") ==
+          "lessons/en/03-decode.md:9: one @ask per step: this step has one already");
+    CHECK(ask("@question Q?") ==
+          "lessons/en/03-decode.md:5: @question belongs under an @ask in the same step");
+    CHECK(ask("@ask rows\n@question Q?\n@question R?\n@why W.\n@expect rows == 1") ==
+          "lessons/en/03-decode.md:7: @question given twice for one @ask");
+    CHECK(ask("@ask rows\n@question\n@why W.\n@expect rows == 1") ==
+          "lessons/en/03-decode.md:6: @question needs text");
+    CHECK(ask("@questoin Q?") ==
+          "lessons/en/03-decode.md:5: unknown directive '@questoin' (did you mean @question?)");
 }

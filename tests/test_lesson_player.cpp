@@ -2,14 +2,17 @@
 // stops the step with FILE:LINE, and replays start from a clean target. Then the headless
 // target on the toy model, end to end.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/session.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "kernels/backend_factory.h"
+#include "lessonlib/lesson_ask.h"
 #include "lessonlib/lesson_player.h"
 #include "lessonlib/session_lesson_target.h"
+#include "tests/test_helpers.h"
 
 using namespace kvs;
 
@@ -260,4 +263,107 @@ TEST_CASE("a failed check on measured times is not judged where times mean nothi
         }
     CHECK(not_judged == 2);
     CHECK(o.log.back().pass);
+}
+
+TEST_CASE("@ask reads the engine's answer where it stands and says which choice it is",
+          "[lesson][ask]") {
+    const Lesson l = parse_lesson(R"(# A
+## Prefill
+@model toy
+@prompt Today weather is so
+@prefill
+@ask token choices="warm" | "nice" | "delicious"
+@question Which word?
+@why The highest logit.
+@expect token == "nice"
+## Decode
+@decode 1
+@ask head(0, 3, 0) within=0.01
+@question The all head at "nice"?
+@why (10 + 20 + 1 + 5 + 8) / 5.
+@expect head(0, 3, 0) == 8.8 within 1e-6
+## Wrong choices
+@ask rows choices=4 | 5
+@question Rows?
+@why On purpose: the engine's answer, 1, is none of them.
+@expect rows == 1
+## Yes
+@ask keys > rows choices=yes | no
+@question More keys than rows?
+@why Five keys, one row.
+@expect keys > rows
+)",
+                                  "ask.md");
+    BackendChoice be = make_backend("cpu");
+    SessionLessonTarget t(*be.backend);
+    const auto all = replay_to(l, 3, t);
+    REQUIRE(all.size() == 4);
+    const auto ask_of = [](const StepOutcome& o) {
+        for (const auto& e : o.log)
+            if (e.kind == LessonLogEntry::Kind::Ask) return e;
+        return LessonLogEntry{};
+    };
+    // A choice: the engine's token, which is choice 2; the question and why come along.
+    const LessonLogEntry a = ask_of(all[0]);
+    REQUIRE(a.kind == LessonLogEntry::Kind::Ask);
+    CHECK(a.pass);
+    CHECK(a.answer.str == "nice");
+    CHECK(a.choice == 1);
+    CHECK(a.words == "Which word?");
+    CHECK(a.lines.front() == "the engine's answer: \"nice\"");
+    CHECK(a.lines.back() == "why: The highest logit.");
+    CHECK(all[0].ok());
+    CHECK(all[0].checks == 2);  // the @ask and the @expect
+    // A typed number: read after the decode step it follows.
+    const LessonLogEntry b = ask_of(all[1]);
+    CHECK(b.pass);
+    CHECK(b.answer.num == Approx(8.8));
+    CHECK(learner_is_right(l.steps[1].ask()->ask, b.answer, LearnerAnswer{-1, true, 8.8}));
+    CHECK(learner_is_right(l.steps[1].ask()->ask, b.answer, LearnerAnswer{-1, true, 8.81}));
+    CHECK_FALSE(learner_is_right(l.steps[1].ask()->ask, b.answer, LearnerAnswer{-1, true, 8.9}));
+    CHECK_FALSE(learner_is_right(l.steps[1].ask()->ask, b.answer, LearnerAnswer{}));
+    // An answer printed as a denormal, infinite or not a number is judged without throwing.
+    for (double v : {1e-320, HUGE_VAL, -HUGE_VAL, std::nan("")})
+        CHECK_NOTHROW(learner_is_right(l.steps[1].ask()->ask, LessonValue::number(v),
+                                       LearnerAnswer{-1, true, 1}));
+    // An answer that is none of the choices fails as a check.
+    const LessonLogEntry c = ask_of(all[2]);
+    CHECK_FALSE(c.pass);
+    CHECK(c.choice == -1);
+    CHECK(all[2].failed == 1);
+    CHECK(c.lines.at(1) == "none of the choices");
+    // A comparison is answered yes (1) or no (0), said in the reader's words.
+    const LessonLogEntry y = ask_of(all[3]);
+    CHECK(y.pass);
+    CHECK(y.answer.num == 1);
+    CHECK(ask_answer_words(l.steps[3].ask()->ask, y.answer, ReportLang::En) == "yes");
+    CHECK(ask_answer_words(l.steps[3].ask()->ask, y.answer, ReportLang::Zh) == "\xE6\x98\xAF");
+    CHECK(learner_is_right(l.steps[3].ask()->ask, y.answer, LearnerAnswer{0, false, 0}));
+    CHECK_FALSE(learner_is_right(l.steps[3].ask()->ask, y.answer, LearnerAnswer{1, false, 0}));
+}
+
+TEST_CASE("kvscope-cli lesson prints each question with the engine's answer after its step",
+          "[lesson][ask][cli]") {
+    const auto dir = test::temp_dir("lesson-ask");
+    const std::string text =
+        "# A\n## Prefill\n@model toy\n@prompt Today weather is so\n@prefill\n"
+        "@ask finish choices=\"end token\" | \"running\"\n@question Finished yet?\n"
+        "@why One step in, it is still writing.\n@expect finish == \"running\"\n";
+    test::write_file(dir / "ask.md", std::vector<unsigned char>(text.begin(), text.end()));
+    auto r = test::run_cli({"lesson", (dir / "ask.md").string(), "--backend", "cpu", "--quiet"});
+    CHECK(r.exit_code == 0);
+    const auto q = r.out.find("QUESTION  Finished yet?");
+    REQUIRE(q != std::string::npos);
+    CHECK(r.out.find("PASS  @expect finish") < q);  // after the step's own lines
+    CHECK(r.out.find("1) the end token  2) still running", q) != std::string::npos);
+    CHECK(r.out.find("the engine's answer: still running", q) != std::string::npos);
+    CHECK(r.out.find("why: One step in, it is still writing.", q) != std::string::npos);
+    // In Chinese: the choices and the answer in Chinese, never the English values quoted.
+    r = test::run_cli({"lesson", (dir / "ask.md").string(), "--backend", "cpu", "--lang", "zh"});
+    CHECK(r.out.find("\xE5\xBC\x95\xE6\x93\x8E\xE7\x9A\x84\xE7\xAD\x94\xE6\xA1\x88\xEF\xBC\x9A"
+                     "\xE4\xBB\x8D\xE5\x9C\xA8\xE7\x94\x9F\xE6\x88\x90") !=
+          std::string::npos);  // 引擎的答案：仍在生成
+    // The check's two sides too: 左边 仍在生成, not 左边 "running".
+    CHECK(r.out.find("\xE5\xB7\xA6\xE8\xBE\xB9 \xE4\xBB\x8D\xE5\x9C\xA8") != std::string::npos);
+    CHECK(r.out.find("\xE5\xB7\xA6\xE8\xBE\xB9 \"running\"") == std::string::npos);
 }

@@ -73,11 +73,12 @@ TEST_CASE("every metric an @expect can read has words in English and Chinese", "
 TEST_CASE("a check reads as a sentence: operators, brackets, rows and positions",
           "[lesson][words]") {
     CHECK(words("token == \"nice\"", ReportLang::En) == "The chosen token is \"nice\"");
-    CHECK(words("token == \"nice\"", ReportLang::Zh) == "这一步选中的 token 等于 \"nice\"");
+    // Chinese: a word is 是 a value, in Chinese quotation marks.
+    CHECK(words("token == \"nice\"", ReportLang::Zh) == "这一步选中的 token 是“nice”");
     CHECK(words("logit(\"warm\") - logit(\"delicious\") == 14.9 within 1e-4", ReportLang::En) ==
           "The logit of \"warm\" minus the logit of \"delicious\" is 14.9, to within 0.0001");
     CHECK(words("logit(\"warm\") - logit(\"delicious\") == 14.9 within 1e-4", ReportLang::Zh) ==
-          "\"warm\" 的 logit 减 \"delicious\" 的 logit 等于 14.9（误差不超过 0.0001）");
+          "“warm”的 logit 减“delicious”的 logit 等于 14.9（误差不超过 0.0001）");
     // Keys are positions from 1 (key 0 is position 1); rows as written, -1 the last one.
     CHECK(words("weight(0, 3, 1, 0) == 0.5", ReportLang::En) ==
           "The weight layer 0, head 3 gives query row 1 on the key at position 1 is 0.5");
@@ -87,12 +88,20 @@ TEST_CASE("a check reads as a sentence: operators, brackets, rows and positions"
     CHECK(words("uncached_attn_flops == attn_flops * (kv_len + 1) / 2", ReportLang::En) ==
           "Attention's FLOP count without the cache is attention's FLOP count times (the number "
           "of K/V rows in the cache plus 1) divided by 2");
+    // Chinese: no space between Chinese words, one next to a number; × for a product.
     CHECK(words("time(0) < 2 * uncached_time(0)", ReportLang::Zh) ==
-          "第 0 步的实测时间小于 2 乘 不用缓存时第 0 步的实测时间");
+          "第 0 步的实测时间小于 2 × 不用缓存时第 0 步的实测时间");
+    CHECK(words("kv_bytes == n_layers * dim + prompt_len", ReportLang::Zh) ==
+          "这一步之后缓存占的字节数等于层数 × 残差宽度加提示词的 token 数");
     CHECK(words("head(0, 3, 2) == 31/3 within 1e-6", ReportLang::En) ==
           "The output of layer 0, head 3 for query row 2 is 31/3, to within 1e-06");
+    // Named values in the reader's words, never English quoted inside Chinese.
     CHECK(words("scale(\"decode_bound\") == \"memory\"", ReportLang::Zh) ==
-          "一个解码步受什么限制等于 \"memory\"");
+          "一个解码步的瓶颈是访存带宽");
+    CHECK(words("finish == \"end token\"", ReportLang::Zh) == "生成停止的原因是遇到结束 token");
+    CHECK(words("\"decode\" == phase(1)", ReportLang::Zh) == "解码是第 1 步所处的阶段");
+    CHECK(words("finish == \"end token\"", ReportLang::En) ==
+          "Why generation stopped is the end token");
 }
 
 TEST_CASE("every shipped check has words in its lesson's language, every metric named",
@@ -149,7 +158,7 @@ TEST_CASE("kvscope-cli lesson --lang zh reports in Chinese; a lesson in lessons/
     r = test::run_cli({"lesson", (dir / "good.md").string(), "--backend", "cpu", "--lang", "zh"});
     CHECK(r.exit_code == 1);
     CHECK(r.out.find("通过  @expect token == \"nice\"") != std::string::npos);
-    CHECK(r.out.find("这一步选中的 token 等于 \"nice\"") != std::string::npos);
+    CHECK(r.out.find("这一步选中的 token 是“nice”") != std::string::npos);
     CHECK(r.out.find("失败  @expect rows == 5") != std::string::npos);
     CHECK(r.out.find("实际是 4，对照的是 5") != std::string::npos);
     CHECK(r.out.find("第 0 步，预填充（用缓存）：4 个提示词 token") != std::string::npos);

@@ -6,9 +6,9 @@
 #include <regex>
 #include <set>
 
-#include "core/checkpoint.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/checkpoint.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

@@ -7,13 +7,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/bpe_tokenizer.h"
-#include "core/counts.h"
-#include "core/gguf_writer.h"
-#include "core/hf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/hf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/counts.h"
+#include "core/model/llama_model.h"
+#include "core/session/session.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/greedy_runs.h"
 #include "tests/qwen2_model.h"

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

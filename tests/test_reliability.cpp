@@ -12,12 +12,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/error.h"
-#include "core/model_loader.h"
-#include "core/output_file.h"
-#include "core/sampler.h"
-#include "core/session.h"
-#include "core/utf8.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/sampler.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
+#include "core/util/output_file.h"
+#include "core/util/utf8.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson.h"

@@ -6,15 +6,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/gguf_writer.h"
-#include "core/hf_llama.h"
-#include "core/hf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/rope_frequencies.h"
-#include "core/safetensors_file.h"
+#include "core/files/safetensors_file.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/hf_llama.h"
+#include "core/loaders/hf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/model/rope_frequencies.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "tests/greedy_runs.h"
 #include "tests/test_helpers.h"
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "core/sampler.h"
+#include "core/session/sampler.h"
 
 using namespace kvs;
 

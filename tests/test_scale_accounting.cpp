@@ -4,9 +4,9 @@
 // vocab V = 32000, separate classifier) and the datasheet (989.4e12 FLOP/s, 3.35e12 B/s).
 #include <catch2/catch.hpp>
 
-#include "core/counts.h"
-#include "core/error.h"
-#include "core/model_loader.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/counts.h"
+#include "core/util/error.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/roofline.h"
 #include "lessonlib/scale_accounting.h"

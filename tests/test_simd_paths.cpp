@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"
 #include "tests/float_diff.h"

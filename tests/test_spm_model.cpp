@@ -1,8 +1,9 @@
 // SentencePiece tokenizer.model files, through Debian's libsentencepiece: a BPE model
 // trained here with Llama 2's options (byte fallback, identity normalization, a dummy prefix,
-// whitespace kept) is read into kvscope's SentencePiece-style encoder (core/spm_tokenizer.h), and
-// both kvscope and libsentencepiece's own Encode tokenize the same texts: they must give the same
-// ids. Then the model file in a Hugging Face folder, and the files kvscope refuses by name.
+// whitespace kept) is read into kvscope's SentencePiece-style encoder
+// (core/tokenizers/spm_tokenizer.h), and both kvscope and libsentencepiece's own Encode tokenize
+// the same texts: they must give the same ids. Then the model file in a Hugging Face folder, and
+// the files kvscope refuses by name.
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
@@ -10,12 +11,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/hf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/spm_model_file.h"
+#include "core/loaders/hf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/tokenizers/spm_model_file.h"
+#include "core/util/error.h"
 #include "tests/greedy_runs.h"
 #include "tests/peer/tokenizer_corpus.h"
 #include "tests/test_helpers.h"

@@ -5,10 +5,10 @@
 #include <thread>
 #include <vector>
 
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/step_timing.h"
-#include "core/toy_model.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/toy_model.h"
+#include "core/session/session.h"
+#include "core/session/step_timing.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

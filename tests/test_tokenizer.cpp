@@ -2,8 +2,8 @@
 // score-ordered merges, and decoding after BOS.
 #include <catch2/catch.hpp>
 
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

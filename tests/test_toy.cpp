@@ -1,16 +1,17 @@
-// The tutorials' toy example (core/toy_model.h) through Session and Trace: the tutorial's numbers,
-// "none", the projection's ranking, one cached decode step against the cache, the trace JSON.
+// The tutorials' toy example (core/model/toy_model.h) through Session and Trace: the tutorial's
+// numbers, "none", the projection's ranking, one cached decode step against the cache, the trace
+// JSON.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/toy_model.h"
-#include "core/trace_json.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/toy_model.h"
+#include "core/session/session.h"
+#include "core/session/trace_json.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

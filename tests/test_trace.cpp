@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/json_writer.h"
-#include "core/logit_difference.h"
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/trace_json.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/logit_difference.h"
+#include "core/session/session.h"
+#include "core/session/trace_json.h"
+#include "core/util/json_writer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

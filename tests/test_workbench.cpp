@@ -1,12 +1,12 @@
-// The Workbench (core/workbench.h): one session or the compare pair, stepped together, with the
-// cached-versus-uncached logit difference per step; its settings change all sessions or none.
+// The Workbench (core/session/workbench.h): one session or the compare pair, stepped together, with
+// the cached-versus-uncached logit difference per step; its settings change all sessions or none.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
 
-#include "core/error.h"
-#include "core/model_loader.h"
-#include "core/workbench.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/workbench.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 

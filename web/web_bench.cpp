@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/error.h"
+#include "core/util/error.h"
 
 // args: the options, separated by spaces, e.g. "--lengths=128,512 --repeats=5".
 extern "C" EMSCRIPTEN_KEEPALIVE int kvscope_web_bench(const char* args) {

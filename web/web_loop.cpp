@@ -12,8 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/json_writer.h"
+#include "core/util/json_writer.h"
 #include "gui/app.h"
+#include "gui/engine_words.h"
 #include "gui/engine_worker.h"
 #include "gui/gl_window.h"
 #include "gui/layout_record.h"
@@ -61,8 +62,9 @@ void log_engine_error() {
     const EngineSnapshot& s = g_loop.worker->snapshot();
     if (s.error_serial == g_loop.error_serial) return;
     g_loop.error_serial = s.error_serial;
-    std::fprintf(stderr, "kvscope: error: %s%s%s\n", s.error_context.c_str(),
-                 s.error_context.empty() ? "" : ": ", s.error.c_str());
+    const char* context = failure_words(s.error_task);
+    std::fprintf(stderr, "kvscope: error: %s%s%s\n", context, *context ? ": " : "",
+                 s.error.c_str());
 }
 
 void frame() {

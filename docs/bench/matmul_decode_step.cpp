@@ -5,7 +5,8 @@
 // this guest's L2) or the default model (dim 128, hidden 344, 4 layers, kv_dim 32, vocab 1000:
 // 29 calls, 3.3 MB). Not part of the build; from a build dir of scripts/test.sh (one line):
 //   g++ -O2 -std=c++20 -I. docs/bench/matmul_decode_step.cpp build/kernels/libkvscope_kernels.a
-//       build/core/libkvscope_core.a -lpthread -o /tmp/matmul_decode_step
+//       -Wl,--start-group build/core/*/libkvscope_core_*.a -Wl,--end-group -lpthread
+//       -o /tmp/matmul_decode_step
 //   /tmp/matmul_decode_step [avx512|avx2|sse] [stories260K|default]
 #include <algorithm>
 #include <chrono>

@@ -3,7 +3,8 @@
 // matrices of 768 x 2048, 302 MB, each read once per pass). Not part of the build; from a build
 // dir of scripts/test.sh:
 //   g++ -O2 -std=c++20 -I. docs/bench/matmul_prefill.cpp build/kernels/libkvscope_kernels.a
-//       build/core/libkvscope_core.a -lpthread -o /tmp/matmul_prefill    (one line)
+//       -Wl,--start-group build/core/*/libkvscope_core_*.a -Wl,--end-group -lpthread
+//       -o /tmp/matmul_prefill    (one line)
 //   /tmp/matmul_prefill 128
 // Compare with the FMA peak `kvscope-cli bench --limits` measures (16-float vectors for avx512,
 // 8-float for avx2 and sse). The median of 7 runs (hot) or 5 passes (cold).

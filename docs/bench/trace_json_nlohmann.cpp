@@ -1,12 +1,12 @@
 // Measures the trace JSON of a 20,000-step soak two ways (docs/decisions.md, "Trace JSON"):
-//   writer:   core/trace_json.cpp (JsonWriter, streaming) for each session's whole trace;
+//   writer:   core/session/trace_json.cpp (JsonWriter, streaming) for each session's whole trace;
 //   nlohmann: the same document as an nlohmann::json tree (what an nlohmann writer holds before
 //             it can dump), then dump(). The tree is built by parsing the writer's text, which is
 //             not timed; the timed part is copying the tree (one allocation per node, as building
 //             it from the trace would be) and dump(): a lower bound on an nlohmann writer's time.
 // Build (from the repo root, after building kvscope_kernels):
 //   g++ -O2 -std=c++20 -I. docs/bench/trace_json_nlohmann.cpp build/kernels/libkvscope_kernels.a
-//       build/core/libkvscope_core.a -o /tmp/trace_json_bench
+//       -Wl,--start-group build/core/*/libkvscope_core_*.a -Wl,--end-group -o /tmp/trace_json_bench
 // Run: /usr/bin/time -v /tmp/trace_json_bench writer|nlohmann MODEL STEPS
 #include <chrono>
 #include <cstdio>
@@ -14,9 +14,9 @@
 #include <sstream>
 #include <string>
 
-#include "core/model_loader.h"
-#include "core/session.h"
-#include "core/trace_json.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
+#include "core/session/trace_json.h"
 #include "kernels/backend_factory.h"
 
 int main(int argc, char** argv) {

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <new>
 
-#include "core/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
+#include "core/util/error.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"
 

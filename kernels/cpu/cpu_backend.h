@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/backend.h"
+#include "core/model/backend.h"
 #include "kernels/cpu/fast_ops.h"
 #include "kernels/cpu/op_clock.h"
 #include "kernels/cpu/thread_pool.h"

@@ -34,7 +34,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"

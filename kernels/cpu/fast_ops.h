@@ -3,13 +3,13 @@
 // compiler vectorizes without -ffast-math, a register-tiled and cache-blocked matmul, optional
 // threads (thread_pool.h). Each op gives the same value for a row whether it is computed alone, in
 // a batch or on any number of threads; reference_ops.h holds the plain versions they are tested
-// against. Shapes as in core/backend.h; all float32, row-major, host memory.
+// against. Shapes as in core/model/backend.h; all float32, row-major, host memory.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace kvs {
-enum class GgmlType : std::uint32_t;  // core/gguf_file.h
+enum class GgmlType : std::uint32_t;  // core/files/gguf_file.h
 }
 
 namespace kvs::cpu {
@@ -20,9 +20,9 @@ class ThreadPool;
 // pool: null, or threads that share the rows of a large enough matmul (thread_pool.h).
 void matmul(float* out, const float* x, const float* w, int T, int n, int d, ThreadPool* pool);
 
-// The same with w [d, n] in a compact type (core/compact_weights.h: F16, BF16 or Q8_0, n whole
-// blocks of it; F32 too), widened to float32 as it is read; every element equals matmul() on the
-// dequantised matrix, bit for bit. Throws kvs::Error for a type it does not read (Q4_0).
+// The same with w [d, n] in a compact type (core/model/compact_weights.h: F16, BF16 or Q8_0, n
+// whole blocks of it; F32 too), widened to float32 as it is read; every element equals matmul() on
+// the dequantised matrix, bit for bit. Throws kvs::Error for a type it does not read (Q4_0).
 void matmul_compact(float* out, const float* x, GgmlType type, const unsigned char* w, int T, int n,
                     int d, ThreadPool* pool);
 

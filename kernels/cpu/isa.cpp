@@ -5,7 +5,7 @@
 #include <cpuid.h>
 #endif
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace kvs::cpu {
 namespace {

@@ -38,7 +38,7 @@ void rope(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim
         float* kr = k + std::size_t(t) * kv_dim;
         for (int i = 0; i < dim; i += 2) {
             // run.c's 1.0f / powf(10000.0f, hd / (float)head_dim) for hd = i % head_dim, with
-            // the model's base and scaling (core/rope_frequencies.h)
+            // the model's base and scaling (core/model/rope_frequencies.h)
             const float angle = pos * inv_freq[(i % head_dim) / 2];
             const float c = std::cos(angle), s = std::sin(angle);
             const int rotations = i < kv_dim ? 2 : 1;  // k is narrower than q under GQA

@@ -1,7 +1,7 @@
 #pragma once
 // The plain ops, loop for loop in llama2.c's run.c arithmetic order: the readable definition of
 // each op, and what tests/test_cpu_ops.cpp checks the fast ops against. Shapes as in
-// core/backend.h; all float32, row-major, host memory.
+// core/model/backend.h; all float32, row-major, host memory.
 #include <cstddef>
 
 namespace kvs::ref {

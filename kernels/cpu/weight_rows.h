@@ -1,9 +1,9 @@
 #pragma once
-// How the matmul reads one weight row, per storage type (core/compact_weights.h): kLanes values
-// at a time as float32, so the arithmetic after the load is the same for every type. Included by
-// fast_matmul.cpp only, compiled once per SIMD path like vec_math.h.
+// How the matmul reads one weight row, per storage type (core/model/compact_weights.h): kLanes
+// values at a time as float32, so the arithmetic after the load is the same for every type.
+// Included by fast_matmul.cpp only, compiled once per SIMD path like vec_math.h.
 //
-// Every type's values come out exactly as core/gguf_file.h's dequantize_values gives them (a
+// Every type's values come out exactly as core/files/gguf_file.h's dequantize_values gives them (a
 // half or bfloat16 widens to float exactly; a Q8_0 value is d * q, a product of an 11-bit and an
 // 8-bit integer, also exact), so a compact matmul is bit for bit the float32 matmul of the
 // dequantised matrix: tests/test_compact_weights.cpp checks that.
@@ -11,13 +11,14 @@
 //  - F16:  F16C's vcvtph2ps where the path has it (avx2, avx512), else core's half_to_float a
 //          value at a time (sse, plain: the scalar fallback);
 //  - BF16: the 16 bits shifted into the top of a float;
-//  - Q8_0: 32-value blocks (core/gguf_file.h's BlockQ8_0): the block's scale d is widened once
+//  - Q8_0: 32-value blocks (core/files/gguf_file.h's BlockQ8_0): the block's scale d is widened
+//  once
 //          per block (kStep), the int8 values converted kLanes at a time and multiplied by it.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
 #include "kernels/cpu/vec_math.h"
 #if defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
@@ -154,7 +155,7 @@ struct Q8Rows {
         return __builtin_convertvector(__builtin_convertvector(q, VecI32), Vec);
 #endif
     }
-    // Never called: a Q8_0 row is whole blocks (core/compact_weights.h's kept_type).
+    // Never called: a Q8_0 row is whole blocks (core/model/compact_weights.h's kept_type).
     VEC_INLINE static Vec tail(Row, int, int) {
         return Vec{};
     }

@@ -5,10 +5,10 @@
 // kernels/cuda/fault_ledger.h (release never throws; a fault is reported once, named, by the next
 // sync).
 //
-// CUDA Graphs (core/step_graphs.h): a decode pass recorded once by stream capture and replayed by
-// one cudaGraphLaunch per token. While capturing, ops are launched without events (nothing is
-// timed, nothing waits) and read the step's token ids and positions from step_dev_, which
-// set_step() fills before each replay.
+// CUDA Graphs (core/model/step_graphs.h): a decode pass recorded once by stream capture and
+// replayed by one cudaGraphLaunch per token. While capturing, ops are launched without events
+// (nothing is timed, nothing waits) and read the step's token ids and positions from step_dev_,
+// which set_step() fills before each replay.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/step_graphs.h"
+#include "core/model/step_graphs.h"
+#include "core/util/error.h"
 #include "kernels/cuda/cuda_entry.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/fault_ledger.h"

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "core/backend.h"
+#include "core/model/backend.h"
 #include "kernels/cuda/launch_shapes.h"
 
 namespace kvs {

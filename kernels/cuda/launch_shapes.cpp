@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embed.cuh"

@@ -49,7 +49,7 @@ __device__ inline ThreadIndex this_thread() {
 
 // The position a kernel works at. A launch carries it by value (pos0), or, when it was captured
 // into a CUDA Graph that is replayed at every decode step, where the host writes it before each
-// replay: pos_at, device memory (core/step_graphs.h). Args with pos_at set come back with
+// replay: pos_at, device memory (core/model/step_graphs.h). Args with pos_at set come back with
 // pos0 read from there, so the rest of a kernel body reads pos0 alone.
 template <class Args>
 __host__ __device__ inline Args at_step_position(Args a) {

@@ -1,7 +1,7 @@
 #pragma once
 // RoPE as run.c applies it: adjacent pairs (i, i+1) of each head are rotated by the angle
 // pos * inv_freq[(i mod head_dim) / 2] (run.c's 10000^(-(i mod head_dim) / head_dim) for a
-// llama2.c model; core/rope_frequencies.h works the table out). q has dim columns, k only
+// llama2.c model; core/model/rope_frequencies.h works the table out). q has dim columns, k only
 // kv_dim (GQA), so pairs past kv_dim rotate q alone.
 // Launch: grid (T, ceil(dim / 2 / kRopeThreads)), block kRopeThreads; one thread per pair of q.
 #include <math.h>

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "kernels/emu/emu_kernels.h"
 
 namespace kvs {
@@ -314,7 +314,7 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
         launch(Op::Attention, [=] { emu::attention_prefill(s, a); });
         return;
     }
-    // Recorded (core/step_graphs.h): the position from the step, probs rows a capacity apart,
+    // Recorded (core/model/step_graphs.h): the position from the step, probs rows a capacity apart,
     // and a split grid for the whole cache (kern::AttentionArgs::pos_at).
     const int capacity = static_cast<int>(cache_k.size / (std::size_t(n_kv_heads) * head_dim));
     if (capturing_) {

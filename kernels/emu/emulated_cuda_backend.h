@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/step_graphs.h"
+#include "core/model/backend.h"
+#include "core/model/step_graphs.h"
 #include "kernels/cuda/fault_ledger.h"
 #include "kernels/cuda/launch_shapes.h"
 
@@ -28,7 +28,7 @@ struct LaunchCounts {
     int syncs = 0;     // stream synchronisations (each download and upload waits once)
     int allocs = 0;    // cudaMalloc
     int frees = 0;     // cudaFree (each waits for the device)
-    // CUDA Graphs (core/step_graphs.h): the host launches one graph; the kernels and copies
+    // CUDA Graphs (core/model/step_graphs.h): the host launches one graph; the kernels and copies
     // inside it are counted in graph_kernels and graph_copies, not in launches and d2d.
     int captures = 0;        // graphs recorded and instantiated
     int graph_launches = 0;  // cudaGraphLaunch

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/checkpoint_writer.h"
+#include "core/loaders/checkpoint_writer.h"
 
 #define FUZZ_CHECK(cond)                                                                  \
     do {                                                                                  \
@@ -20,7 +20,7 @@
 
 namespace kvs::fuzz {
 
-// Bytes of a llama2.c tokenizer of exactly `vocab` entries (see core/checkpoint_writer.h).
+// Bytes of a llama2.c tokenizer of exactly `vocab` entries (see core/loaders/checkpoint_writer.h).
 inline std::vector<unsigned char> tokenizer_bytes(int vocab,
                                                   const std::vector<std::string>& pieces) {
     return tokenizer_file_bytes(pieces, vocab);

@@ -4,10 +4,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/bpe_tokenizer.h"
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/llama_model.h"
+#include "core/loaders/checkpoint.h"
+#include "core/model/llama_model.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_steps.h"
 

@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/error.h"
-#include "core/gguf_llama.h"
+#include "core/loaders/gguf_llama.h"
+#include "core/util/error.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_steps.h"
 

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <string_view>
 
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/hf_llama.h"
-#include "core/llama_model.h"
+#include "core/loaders/hf_llama.h"
+#include "core/model/llama_model.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_steps.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "lessonlib/lesson.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
-#include "core/model_loader.h"
-#include "core/session.h"
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson_expr.h"
 #include "lessonlib/lesson_metrics.h"

@@ -4,10 +4,10 @@
 // vocabulary and the cache against the context, then the trace written as JSON.
 #include <sstream>
 
-#include "core/error.h"
-#include "core/model.h"
-#include "core/session.h"
-#include "core/trace_json.h"
+#include "core/model/model.h"
+#include "core/session/session.h"
+#include "core/session/trace_json.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/bpe_tokenizer.h"
+#include "core/tokenizers/bpe_tokenizer.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace kvs;

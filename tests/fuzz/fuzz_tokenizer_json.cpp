@@ -1,5 +1,5 @@
 // Fuzz target: a Hugging Face tokenizer.json's text -> ByteBpeTokenizer::from_hf_json_text (the
-// JSON depth bound, every id through core/checked.h against the file's own entry count, the
+// JSON depth bound, every id through core/util/checked.h against the file's own entry count, the
 // pre-tokenizer, added tokens, merges, the post-processor's BOS). Whatever parses encodes text
 // (fixed strings and the input's own bytes) to ids inside its vocabulary, and decoding those ids
 // gives the text's bytes back (byte-level BPE loses nothing) unless a special token is among them.
@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace kvs;

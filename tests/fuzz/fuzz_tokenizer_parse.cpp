@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace kvs;

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/splitmix64.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/splitmix64.h"
 #include "tests/peer/tokenizer_corpus.h"
 
 namespace fs = std::filesystem;

@@ -34,13 +34,13 @@
 #include <tuple>
 #include <vector>
 
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/gguf_writer.h"
-#include "core/llama_model.h"
-#include "core/model_loader.h"
-#include "core/rope_frequencies.h"
-#include "core/session.h"
+#include "core/loaders/gguf_writer.h"
+#include "core/loaders/model_loader.h"
+#include "core/model/llama_model.h"
+#include "core/model/rope_frequencies.h"
+#include "core/session/session.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/gpt2_model.h"
 #include "tests/qwen2_model.h"

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "core/byte_bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/gguf_file.h"
+#include "core/files/gguf_file.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
+#include "core/util/error.h"
 #include "tests/peer/tokenizer_corpus.h"
 
 namespace fs = std::filesystem;

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "core/splitmix64.h"
+#include "core/util/splitmix64.h"
 
 namespace kvs::test {
 
 // What GPT-2's pre-tokenizer and merges meet in real text. (No U+0085 or U+FEFF: JavaScript's
-// \s and Unicode's White_Space disagree on those two, see core/unicode_class.h.)
+// \s and Unicode's White_Space disagree on those two, see core/tokenizers/unicode_class.h.)
 inline const std::vector<std::string> kCorpus = {
     "Hello world, this is GPT-2's tokenizer!",
     "Once upon a time, there was a little girl named Lily. She loved to play outside.",

@@ -1,0 +1,29 @@
+#pragma once
+// Writes a llama2.c model (checkpoint + tokenizer.bin) as a GGUF v3 file of the `llama`
+// architecture that llama.cpp and core/loaders/gguf_llama.h read. The mapping (checked against
+// llama.cpp, see ../shared/BUILD-NOTES.md "llama.cpp as a peer"): no Q/K permutation (llama2.c's
+// RoPE pairs are llama.cpp's normal mode); matrices [in, out] in GGUF's dimension order (the same
+// bytes as llama2.c's [out, in] rows); a shared classifier means no output.weight; the pieces'
+// spaces become '▁', ids 0/1/2 are <unk> (UNKNOWN), <s>, </s> (CONTROL), "<0xNN>" pieces are BYTE.
+// A model with q/k/v biases is written as `qwen2`, a GPT-2 one (ModelConfig::gpt2()) as `gpt2`
+// with llama.cpp's names (core/loaders/gguf_gpt2.h: q/k/v fused again into attn_qkv); the tokenizer
+// metadata is the same for all three.
+#include <cstddef>
+#include <string>
+
+#include "core/files/gguf_file.h"
+#include "core/loaders/checkpoint.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/output_file.h"
+
+namespace kvs {
+
+// `type` is the matrices' type: F32, F16, BF16, Q8_0 or Q4_0. Norm vectors stay F32 (as
+// llama.cpp's converter keeps them), and a matrix whose rows are not whole 32-element blocks is
+// written F16 in a Q8_0/Q4_0 file. Written through core/util/output_file.h (temporary file renamed
+// over `path`; an input of this run is refused). Throws kvs::Error naming `path`. Returns what the
+// write did (the bytes, and whether `path` is a regular file or a device or pipe).
+Written write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
+                         const BpeTokenizer& tok, GgmlType type, const std::string& model_name);
+
+}  // namespace kvs

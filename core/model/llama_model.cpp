@@ -1,0 +1,589 @@
+#include "core/model/llama_model.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/model/backend.h"
+#include "core/model/rope_frequencies.h"
+#include "core/model/step_graphs.h"
+#include "core/util/error.h"
+
+namespace kvs {
+namespace {
+
+// Sequences of a Llama model on a backend: the weights uploaded once, one KV cache per slot,
+// scratch sized for the largest pass so far. Runner is the one-sequence view (slot 0).
+class LlamaRunner final : public Runner, public BatchRunner {
+  public:
+    LlamaRunner(const LlamaModel& m, Backend& be, int slots) : m_(m), c_(m.config()), be_(be) {
+        // Compact matrices (--weights) are read by the backend where they lie, in host memory:
+        // a backend that cannot is refused here, before anything is allocated.
+        if (const CompactWeights& cw = m.compact(); cw.held() && !be.runs_compact(cw.type))
+            throw Error("--weights " + weight_type_option_name(cw.type) + ": the " + be.name() +
+                        " backend computes with float32 weights only; use --backend cpu");
+        // The CPU computes on the model's (mapped) floats; other backends copy them once.
+        weights_ = DeviceBuffer::adopt(be, m.weights().all.data(), m.weights().all.size());
+        // RoPE's frequencies, worked out once for the model's base and scaling: [head_dim / 2]
+        if (!c_.gpt2()) {  // GPT-2 learns its positions instead
+            const std::vector<float> inv_freq = rope_inverse_frequencies(c_);
+            inv_freq_ = DeviceBuffer(be, inv_freq.size());
+            be.upload(inv_freq_.span(), inv_freq.data(), inv_freq.size());
+        }
+        for (int i = 0; i < slots; ++i)
+            caches_.push_back(std::make_unique<KvCache>(be, c_.n_layers, c_.seq_len, c_.n_kv_heads,
+                                                        c_.head_dim()));
+        be.synchronize();
+    }
+    ~LlamaRunner() override {
+        if (graph_ != 0) be_.graphs()->drop(graph_);
+    }
+    LlamaRunner(const LlamaRunner&) = delete;
+    LlamaRunner& operator=(const LlamaRunner&) = delete;
+
+    // Runner: one sequence in slot 0.
+    void forward(std::span<const int> tokens, const Capture& want, ForwardResult& out) override {
+        const SeqInput one{0, tokens};
+        forward_batch(std::span<const SeqInput>(&one, 1), want, std::span<ForwardResult>(&out, 1));
+    }
+    void reset() override { caches_[0]->set_len(0); }
+    bool records_graphs() const override {
+        const StepGraphs* g = be_.graphs();
+        return g && g->graphs_on() && !c_.gpt2();  // plan() records GPT-2 steps never
+    }
+    void truncate(int len) override {
+        if (len < 0 || len > caches_[0]->len()) throw Error("truncate past the cache's rows");
+        caches_[0]->set_len(len);
+    }
+    KvShape kv() const override { return caches_[0]->shape(); }
+    std::string backend_name() const override { return be_.name(); }
+    std::string device() const override { return be_.device(); }
+    Backend* backend() override { return &be_; }
+    void read_kv_rows(int first, int n, std::vector<float>& out) override {
+        read_rows(*caches_[0], first, n, out);
+    }
+
+    // BatchRunner
+    int max_batch() const override { return static_cast<int>(caches_.size()); }
+    void forward_batch(std::span<const SeqInput> seqs, const Capture& want,
+                       std::span<ForwardResult> out) override;
+    void reset_slot(int slot) override { caches_.at(slot)->set_len(0); }
+    KvShape kv(int slot) const override { return caches_.at(slot)->shape(); }
+    void read_kv_rows(int slot, int first, int n, std::vector<float>& out) override {
+        read_rows(*caches_.at(slot), first, n, out);
+    }
+
+  private:
+    // The backend's view of a host weight pointer: same offset into the adopted floats.
+    DeviceSpan w(const float* host, std::size_t n) const {
+        return weights_.at(static_cast<std::size_t>(host - m_.weights().all.data()), n);
+    }
+    // out = x W^T for a matrix W [d, n] whose floats start at `host`: its compact bytes
+    // (`compact`) when the model keeps them, else the floats.
+    void matmul(DeviceSpan out, DeviceSpan x, const float* host, const CompactMatrix& compact,
+                int T, int n, int d) {
+        if (compact.data)
+            be_.matmul_compact(out, x, compact.type, compact.data, T, n, d);
+        else
+            be_.matmul(out, x, w(host, std::size_t(d) * n), T, n, d);
+    }
+    // Layer l's matrix of a kind, compact: none when the model keeps float32 only.
+    static CompactMatrix at(const std::vector<CompactMatrix>& list, int l) {
+        return list.empty() ? CompactMatrix{} : list[l];
+    }
+    // Where one pass's results sit, in floats, in the device staging buffer and in its host copy:
+    // [logits: B x vocab | per sequence: attention [L, H, keep, n_keys], q and attention output
+    // [L, keep, dim] each, K/V rows [L, 2, kv_keep, kv_dim]]. Everything a step returns is
+    // gathered there on the device and comes back in one download (one device-to-host copy, one
+    // stream sync per step on a GPU).
+    struct StageLayout {
+        std::vector<std::size_t> probs, q, attn_out, kv;  // per sequence: offsets of its regions
+        std::size_t total = 0;
+    };
+    // One pass's bookkeeping, beside the forward pass rather than inside it: sequence i's T[i]
+    // tokens are rows [first[i], first[i] + T[i]) of the stacked activations, at positions
+    // pos0[i].. of its cache; the captures return its last keep[i] rows (kv_keep[i] K/V rows).
+    struct Pass {
+        int B = 0, R = 0;  // sequences, rows in all
+        std::vector<int> first, T, pos0, keep, kv_keep;
+        std::size_t probs_floats = 0;  // scratch for a sequence whose kept rows are fewer than T
+        // Through a CUDA Graph (core/model/step_graphs.h): every sequence one row (decode), per-op
+        // timing off, a backend with graphs on. Its probs rows in the stage are then the cache's
+        // capacity floats apart, so nothing in the stage moves with the position.
+        bool graph = false;
+        std::size_t probs_row(int i) const {
+            return graph ? std::size_t(capacity) : pos0[i] + T[i];
+        }
+        int capacity = 0;
+        StageLayout stage;
+    };
+    // Checks the inputs, lays out the pass and stacks the tokens into all_tokens_.
+    Pass plan(std::span<const SeqInput> seqs, const Capture& want);
+    // The forward pass itself, run.c's shape: every row through every layer, logits of each
+    // sequence's last row into the stage.
+    void run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
+    // GPT-2's forward pass, the same ops in its design (ModelConfig::gpt2()).
+    void run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
+    // The same pass as one graph launch: the step's token ids and positions to the device, the
+    // graph replayed, recorded first (run_layers under capture) when there is none that fits.
+    void run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
+    // Layer l's attention for sequence i alone: RoPE at its positions, its cache, its captures.
+    void attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
+    // Cache lengths, K/V rows gathered, one download, each sequence's results unpacked.
+    void finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
+                std::span<ForwardResult> out);
+    // The op strip: one record per op as it is issued (rows, and the position the rows start
+    // at for the attention ops); a batch logs into out[0].
+    void op(OpKind k, int layer, int n_rows, int at = 0, bool own_call = true) {
+        if (log_) log_->add(k, c_, layer, n_rows, at, own_call);
+    }
+    void ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats);
+    // The last `keep` of a sequence's T rows [T, dim] into layer `layer` of the stage region
+    // `at` [n_layers, keep, dim] (one device-side copy).
+    void gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep);
+    void unpack(const StageLayout& at, int i, int keep, int kv_keep, std::size_t probs_row,
+                const Capture& want, ForwardResult& out) const;
+    void read_rows(const KvCache& cache, int first, int n, std::vector<float>& out);
+
+    const LlamaModel& m_;
+    const ModelConfig& c_;
+    Backend& be_;
+    DeviceBuffer weights_;
+    DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/model/rope_frequencies.h)
+    std::vector<std::unique_ptr<KvCache>> caches_;
+    int scratch_rows_ = 0;
+    DeviceBuffer x_, xb_, q_, k_, v_, att_, h1_, h3_, probs_, stage_;
+    HostBuffer host_;  // the host copy of stage_ (page-locked on a GPU)
+    std::vector<int> all_tokens_;
+    std::vector<int> all_positions_;  // GPT-2: each row's position, the learned table's row
+    OpLog* log_ = nullptr;            // this pass's op strip, or none
+    // The recorded decode pass (0: none) and what it was recorded for: batch, slots, captures and
+    // the addresses of the buffers it reads and writes. Another key: recorded again.
+    int graph_ = 0;
+    std::vector<std::size_t> graph_key_;
+};
+
+// Grow-only buffers: to `need`, at least doubling, so a sequence that grows by a token a step
+// (uncached decoding) reallocates a logarithmic number of times, not at every step.
+std::size_t grown(std::size_t have, std::size_t need) {
+    return need <= have ? have : std::max(need, 2 * have);
+}
+
+void LlamaRunner::ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats) {
+    const std::size_t d = c_.dim, kv = c_.kv_dim(), h = c_.hidden_dim;
+    if (rows > scratch_rows_) {
+        // Sized once for a whole context (a batch of several sequences may need more).
+        rows = std::max(rows, c_.seq_len);
+        scratch_rows_ = rows;
+        x_ = DeviceBuffer(be_, rows * d);
+        xb_ = DeviceBuffer(be_, rows * d);
+        q_ = DeviceBuffer(be_, rows * d);
+        k_ = DeviceBuffer(be_, rows * kv);
+        v_ = DeviceBuffer(be_, rows * kv);
+        att_ = DeviceBuffer(be_, rows * d);
+        h1_ = DeviceBuffer(be_, rows * h);
+        if (!c_.gpt2()) h3_ = DeviceBuffer(be_, rows * h);  // SwiGLU's up projection
+    }
+    if (probs_floats > probs_.size())
+        probs_ = DeviceBuffer(be_, grown(probs_.size(), probs_floats));
+    if (stage_floats > stage_.size())
+        stage_ = DeviceBuffer(be_, grown(stage_.size(), stage_floats));
+    host_.reserve(be_, stage_.size());
+}
+
+void LlamaRunner::gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep) {
+    const std::size_t d = c_.dim, n = std::size_t(keep) * d;
+    be_.copy_rows(stage_.at(at + layer * n, n), n, rows.at(std::size_t(T - keep) * d, n), n, 1, n);
+}
+
+// Sequence i's part of the host copy -> out: logits, attention rows packed without masked cells,
+// q and attention output rows, K/V rows.
+void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, std::size_t probs_row,
+                         const Capture& want, ForwardResult& out) const {
+    const float* host = host_.data();
+    const std::size_t vocab = c_.vocab_size;
+    out.logits.assign(host + i * vocab, host + (i + 1) * vocab);
+    if (want.attention)
+        for (int l = 0; l < c_.n_layers; ++l)
+            for (int h = 0; h < c_.n_heads; ++h)
+                for (int r = 0; r < keep; ++r) {
+                    auto row = out.attention.row(l, h, r);
+                    const std::size_t src =
+                        at.probs[i] + ((std::size_t(l) * c_.n_heads + h) * keep + r) * probs_row;
+                    std::memcpy(row.data(), host + src, row.size() * sizeof(float));
+                }
+    if (want.vectors) {
+        const std::size_t n = std::size_t(c_.n_layers) * keep * c_.dim;
+        out.q_rows.assign(host + at.q[i], host + at.q[i] + n);
+        out.attn_out.assign(host + at.attn_out[i], host + at.attn_out[i] + n);
+    }
+    if (want.kv_rows) {
+        const std::size_t n = std::size_t(c_.n_layers) * 2 * kv_keep * c_.kv_dim();
+        out.kv_rows_kept = kv_keep;
+        out.kv_rows.assign(host + at.kv[i], host + at.kv[i] + n);
+    } else {
+        out.kv_rows_kept = 0;
+        out.kv_rows.clear();
+    }
+}
+
+// Cache rows first..first+n-1 of every layer: out [n_layers, 2 (K, V), n, kv_dim].
+void LlamaRunner::read_rows(const KvCache& cache, int first, int n, std::vector<float>& out) {
+    if (first < 0 || n < 0 || first + n > cache.len())
+        throw Error("K/V rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
+                    " are not in the cache (" + std::to_string(cache.len()) + " rows)");
+    const std::size_t kv = c_.kv_dim(), block = std::size_t(n) * kv;
+    const std::size_t offset = std::size_t(first) * kv, layer = std::size_t(c_.seq_len) * kv;
+    const std::size_t total = std::size_t(c_.n_layers) * 2 * block;
+    out.resize(total);
+    if (total == 0) return;
+    // Gathered on the device as a step's captures are, then one download.
+    ensure_scratch(0, 0, total);
+    be_.copy_rows(stage_.at(0, 0), 2 * block, cache.k_all().at(offset, 0), layer, c_.n_layers,
+                  block);
+    be_.copy_rows(stage_.at(block, 0), 2 * block, cache.v_all().at(offset, 0), layer, c_.n_layers,
+                  block);
+    be_.download(host_.data(), stage_.at(0, total), total);
+    std::memcpy(out.data(), host_.data(), total * sizeof(float));
+}
+
+void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
+                                std::span<ForwardResult> out) {
+    const int B = static_cast<int>(seqs.size());
+    if (B == 0 || B > max_batch() || static_cast<int>(out.size()) < B)
+        throw Error("forward pass with " + std::to_string(B) + " sequences (runner holds " +
+                    std::to_string(max_batch()) + ")");
+    const Pass p = plan(seqs, want);
+    ensure_scratch(p.R, p.probs_floats, p.stage.total);
+    for (int i = 0; i < B; ++i) {
+        out[i].head_outputs.clear();
+        out[i].ops.clear();
+        if (want.attention)
+            out[i].attention.resize(c_.n_layers, c_.n_heads, p.keep[i],
+                                    p.pos0[i] + p.T[i] - p.keep[i]);
+        if (!want.vectors) {
+            out[i].q_rows.clear();
+            out[i].attn_out.clear();
+        }
+    }
+    log_ = want.op_log ? &out[0].ops : nullptr;
+    if (log_) log_->clear();
+    if (p.graph)
+        run_graph(seqs, p, want);
+    else if (c_.gpt2())
+        run_gpt2_layers(seqs, p, want);
+    else
+        run_layers(seqs, p, want);
+    finish(seqs, p, want, out);
+}
+
+LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Capture& want) {
+    Pass p;
+    p.B = static_cast<int>(seqs.size());
+    p.first.resize(p.B), p.T.resize(p.B), p.pos0.resize(p.B), p.keep.resize(p.B);
+    p.kv_keep.resize(p.B);
+    all_tokens_.clear();
+    all_positions_.clear();
+    for (int i = 0; i < p.B; ++i) {
+        const SeqInput& s = seqs[i];
+        if (s.slot < 0 || s.slot >= max_batch())
+            throw Error("no KV cache slot " + std::to_string(s.slot));
+        for (int j = 0; j < i; ++j)
+            if (seqs[j].slot == s.slot) throw Error("two sequences share a KV cache slot");
+        const int T = static_cast<int>(s.tokens.size()), pos0 = caches_[s.slot]->len();
+        if (T == 0) throw Error("forward pass with no tokens");
+        if (pos0 + T > c_.seq_len)
+            throw Error("context is full: " + std::to_string(pos0 + T) +
+                        " positions needed, the model's context is " + std::to_string(c_.seq_len));
+        for (int t : s.tokens)
+            if (t < 0 || t >= c_.vocab_size)
+                throw Error("token id " + std::to_string(t) + " is outside the vocabulary (" +
+                            std::to_string(c_.vocab_size) + ")");
+        p.T[i] = T;
+        p.pos0[i] = pos0;
+        p.first[i] = p.R;
+        p.R += T;
+        p.keep[i] = want.last_rows < 0 ? T : std::min(want.last_rows, T);
+        p.kv_keep[i] = want.all_kv_rows ? T : p.keep[i];
+        if (want.attention && p.keep[i] < T)
+            p.probs_floats = std::max(p.probs_floats, std::size_t(c_.n_heads) * T * (pos0 + T));
+        all_tokens_.insert(all_tokens_.end(), s.tokens.begin(), s.tokens.end());
+        for (int t = 0; t < T; ++t) all_positions_.push_back(pos0 + t);
+    }
+    const StepGraphs* graphs = be_.graphs();
+    // Not for GPT-2: a recorded step reads its token from the device, and its position row
+    // would have to be read the same way (not done: GPT-2 decodes op by op).
+    p.graph = graphs && graphs->graphs_on() && !want.op_log && p.B <= StepGraphs::kMaxSequences &&
+              p.R == p.B && !c_.gpt2();  // one row a sequence
+    p.capacity = c_.seq_len;
+    // The stage: [logits: B x vocab | per sequence: attention, q, attention output, K/V rows].
+    const std::size_t L = c_.n_layers, H = c_.n_heads, d = c_.dim, kv = c_.kv_dim();
+    StageLayout& st = p.stage;
+    st.total = p.B * std::size_t(c_.vocab_size);
+    for (int i = 0; i < p.B; ++i) {
+        st.probs.push_back(st.total);
+        if (want.attention) st.total += L * H * p.keep[i] * p.probs_row(i);
+        st.q.push_back(st.total);
+        if (want.vectors) st.total += L * p.keep[i] * d;
+        st.attn_out.push_back(st.total);
+        if (want.vectors) st.total += L * p.keep[i] * d;
+        st.kv.push_back(st.total);
+        if (want.kv_rows) st.total += L * 2 * p.kv_keep[i] * kv;
+    }
+    return p;
+}
+
+void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+    const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim;
+    const std::size_t d = D, kv = KV, hid = HID, vocab = c_.vocab_size;
+    const LlamaWeights& W = m_.weights();
+    const CompactWeights& C = m_.compact();
+
+    // x: [R, dim], the residual stream of every row in this pass (one row per token).
+    op(OpKind::Embedding, -1, R);
+    be_.embed(x_.span(), w(W.token_embedding, vocab * d), all_tokens_.data(), R, D);
+    for (int l = 0; l < c_.n_layers; ++l) {
+        // Attention block. xb = rmsnorm(x): [R, dim]
+        op(OpKind::RmsNorm, l, R);
+        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), R, D, c_.norm_eps);
+        // q = xb wq: [R, dim] (n_heads x head_dim); k, v: [R, kv_dim] (n_kv_heads x head_dim)
+        op(OpKind::QProj, l, R);
+        matmul(q_.span(), xb_.span(), W.wq + l * d * d, at(C.wq, l), R, D, D);
+        op(OpKind::KProj, l, R);
+        matmul(k_.span(), xb_.span(), W.wk + l * kv * d, at(C.wk, l), R, D, KV);
+        op(OpKind::VProj, l, R);
+        matmul(v_.span(), xb_.span(), W.wv + l * kv * d, at(C.wv, l), R, D, KV);
+        if (c_.qkv_bias) {  // Qwen2: q += bq, k += bk, v += bv, every row
+            op(OpKind::QBias, l, R);
+            be_.add_bias(q_.span(), w(W.bq + l * d, d), R, D);
+            op(OpKind::KBias, l, R);
+            be_.add_bias(k_.span(), w(W.bk + l * kv, kv), R, KV);
+            op(OpKind::VBias, l, R);
+            be_.add_bias(v_.span(), w(W.bv + l * kv, kv), R, KV);
+        }
+        // RoPE, the cache append and attention, per sequence: att: [R, dim]
+        for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        // x += att wo: [R, dim]
+        op(OpKind::OutProj, l, R);
+        matmul(xb_.span(), att_.span(), W.wo + l * d * d, at(C.wo, l), R, D, D);
+        op(OpKind::Residual, l, R);
+        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+
+        // Feed-forward block: x += w2(silu(w1 xb) * w3 xb); h1, h3: [R, hidden]
+        op(OpKind::FfnNorm, l, R);
+        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), R, D, c_.norm_eps);
+        op(OpKind::FfnGate, l, R);
+        matmul(h1_.span(), xb_.span(), W.w1 + l * hid * d, at(C.w1, l), R, D, HID);
+        op(OpKind::FfnUp, l, R);
+        matmul(h3_.span(), xb_.span(), W.w3 + l * hid * d, at(C.w3, l), R, D, HID);
+        op(OpKind::SwiGLU, l, R);
+        be_.swiglu(h1_.span(), h3_.span(), std::size_t(R) * hid);
+        op(OpKind::FfnDown, l, R);
+        matmul(xb_.span(), h1_.span(), W.w2 + l * d * hid, at(C.w2, l), R, HID, D);
+        op(OpKind::FfnResidual, l, R);
+        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+    }
+    // Only each sequence's last position needs a next-token distribution: those B rows are
+    // normalised into xb[0..B) and go through the classifier together. logits: [B, vocab]
+    for (int i = 0; i < p.B; ++i) {
+        op(OpKind::FinalNorm, -1, 1);
+        be_.rmsnorm(xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d), w(W.rms_final, d), 1,
+                    D, c_.norm_eps);
+    }
+    op(OpKind::Classifier, -1, p.B);
+    matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, C.wcls, p.B, D, c_.vocab_size);
+}
+
+void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
+                                  const Capture& want) {
+    const int R = p.R, D = c_.dim, HID = c_.hidden_dim;
+    const std::size_t d = D, hid = HID, vocab = c_.vocab_size;
+    const LlamaWeights& W = m_.weights();
+    const float eps = c_.norm_eps;
+    // The dense layers of GPT-2: out = in W^T + b, every row.   in: [R, n], out: [R, m]
+    auto linear = [&](DeviceSpan out, DeviceSpan in, const float* wt, const float* b, int n, int m,
+                      OpKind bias_op, int l) {
+        matmul(out, in, wt, CompactMatrix{}, R, n, m);
+        op(bias_op, l, R);
+        be_.add_bias(out, w(b, std::size_t(m)), R, m);
+    };
+
+    // x = wte[token] + wpe[position]: [R, dim]; the position is in x from here on (no RoPE).
+    op(OpKind::Embedding, -1, R);
+    be_.embed(x_.span(), w(W.token_embedding, vocab * d), all_tokens_.data(), R, D);
+    op(OpKind::PosEmbedding, -1, R);
+    be_.embed(xb_.span(), w(W.pos_embedding, std::size_t(c_.n_positions) * d),
+              all_positions_.data(), R, D);
+    op(OpKind::PosAdd, -1, R);
+    be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+    for (int l = 0; l < c_.n_layers; ++l) {
+        // Attention block. xb = layernorm(x) (ln_1): [R, dim]
+        op(OpKind::LayerNorm, l, R);
+        be_.layernorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), w(W.norm_att_bias + l * d, d),
+                      R, D, eps);
+        // q, k, v = xb wq + bq, ...: [R, dim] each (c_attn, split into three on load)
+        op(OpKind::QProj, l, R);
+        linear(q_.span(), xb_.span(), W.wq + l * d * d, W.bq + l * d, D, D, OpKind::QBias, l);
+        op(OpKind::KProj, l, R);
+        linear(k_.span(), xb_.span(), W.wk + l * d * d, W.bk + l * d, D, D, OpKind::KBias, l);
+        op(OpKind::VProj, l, R);
+        linear(v_.span(), xb_.span(), W.wv + l * d * d, W.bv + l * d, D, D, OpKind::VBias, l);
+        // The cache append and attention, per sequence (no RoPE): att: [R, dim]
+        for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        // x += att wo + bo (attn.c_proj): [R, dim]
+        op(OpKind::OutProj, l, R);
+        linear(xb_.span(), att_.span(), W.wo + l * d * d, W.bo + l * d, D, D, OpKind::OutBias, l);
+        op(OpKind::Residual, l, R);
+        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+
+        // MLP block: x += gelu(layernorm(x) w1 + b1) w2 + b2; h1: [R, hidden]
+        op(OpKind::FfnLayerNorm, l, R);
+        be_.layernorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), w(W.norm_ffn_bias + l * d, d),
+                      R, D, eps);
+        op(OpKind::MlpUp, l, R);
+        linear(h1_.span(), xb_.span(), W.w1 + l * hid * d, W.b1 + l * hid, D, HID,
+               OpKind::MlpUpBias, l);
+        op(OpKind::Gelu, l, R);
+        be_.gelu(h1_.span(), std::size_t(R) * hid);
+        op(OpKind::MlpDown, l, R);
+        linear(xb_.span(), h1_.span(), W.w2 + l * d * hid, W.b2 + l * d, HID, D,
+               OpKind::MlpDownBias, l);
+        op(OpKind::FfnResidual, l, R);
+        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+    }
+    // Each sequence's last row, layernorm(x) (ln_f), then the classifier together. [B, vocab]
+    for (int i = 0; i < p.B; ++i) {
+        op(OpKind::FinalLayerNorm, -1, 1);
+        be_.layernorm(xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d), w(W.rms_final, d),
+                      w(W.norm_final_bias, d), 1, D, eps);
+    }
+    op(OpKind::Classifier, -1, p.B);
+    matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, CompactMatrix{}, p.B, D,
+           c_.vocab_size);
+}
+
+void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+    StepGraphs& g = *be_.graphs();
+    g.set_step(all_tokens_.data(), p.pos0.data(), p.B);
+    std::vector<std::size_t> key{std::size_t(p.B),
+                                 want.attention,
+                                 want.vectors,
+                                 want.kv_rows,
+                                 reinterpret_cast<std::size_t>(stage_.span().data),
+                                 stage_.size(),
+                                 reinterpret_cast<std::size_t>(x_.span().data),
+                                 p.stage.total};
+    for (int i = 0; i < p.B; ++i)
+        key.insert(key.end(),
+                   {std::size_t(seqs[i].slot), std::size_t(p.keep[i]), std::size_t(p.kv_keep[i])});
+    if (graph_ != 0 && key == graph_key_ && g.replay(graph_)) return;
+    if (graph_ != 0) g.drop(graph_);
+    graph_ = 0;
+    g.begin_capture();
+    try {
+        run_layers(seqs, p, want);
+    } catch (...) {
+        g.abort_capture();
+        throw;
+    }
+    graph_ = g.end_capture();
+    graph_key_ = std::move(key);
+    if (!g.replay(graph_)) throw Error("a decode graph just recorded could not be launched");
+}
+
+void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
+    const int T = p.T[i], pos0 = p.pos0[i], keep = p.keep[i], H = c_.n_heads;
+    const std::size_t d = c_.dim, kv = c_.kv_dim(), first = p.first[i];
+    // This sequence's rows: q, att: [T, dim]; k, v: [T, kv_dim], at positions pos0..pos0+T-1.
+    const DeviceSpan qi = q_.at(first * d, T * d), ki = k_.at(first * kv, T * kv),
+                     vi = v_.at(first * kv, T * kv), ai = att_.at(first * d, T * d);
+    // Under a graph capture the next ops read this sequence's position from the device.
+    if (p.graph) be_.graphs()->position_of(i);
+    if (!c_.gpt2()) {  // GPT-2's positions were added to x at the embedding instead
+        op(OpKind::Rope, l, T, pos0);
+        be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
+    }
+    // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
+    op(OpKind::KvAppend, l, T, pos0);
+    be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0, T, c_.kv_dim());
+    if (p.graph && want.kv_rows && p.kv_keep[i] > 0) {
+        // The K/V row just appended, from where it came (finish() would read it out of the cache
+        // at a position-dependent place, which a recorded copy cannot follow): [L, 2, 1, kv_dim].
+        const std::size_t at = p.stage.kv[i] + std::size_t(l) * 2 * kv;
+        be_.copy_rows(stage_.at(at, kv), kv, ki, kv, 1, kv);
+        be_.copy_rows(stage_.at(at + kv, kv), kv, vi, kv, 1, kv);
+    }
+    // One fused kernel: scores, softmax and weights . V share its measured time.
+    op(OpKind::Scores, l, T, pos0);
+    op(OpKind::Softmax, l, T, pos0, false);
+    op(OpKind::WeightedSum, l, T, pos0, false);
+    // probs: [H, T, n_keys]. Every row kept (prefill, decode): written straight into the
+    // stage; else into scratch, and the kept rows gathered into the stage by one copy.
+    const std::size_t n_keys = pos0 + T, layer_probs = H * keep * p.probs_row(i);
+    const DeviceSpan kept = stage_.at(p.stage.probs[i] + l * layer_probs, layer_probs);
+    // (A graph pass that keeps no row writes none: its scratch would be position-sized.)
+    const DeviceSpan probs = !want.attention || (p.graph && keep < T) ? DeviceSpan{}
+                             : keep == T                              ? kept
+                                                                      : probs_.span();
+    be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T, pos0, H, c_.n_kv_heads, c_.head_dim());
+    if (want.attention && keep < T)
+        be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,
+                      keep * n_keys);
+    if (want.vectors) {
+        // q as attention read it (after RoPE), the output before wo mixes the heads.
+        gather_rows(qi, p.stage.q[i], l, T, keep);
+        gather_rows(ai, p.stage.attn_out[i], l, T, keep);
+    }
+}
+
+void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
+                         std::span<ForwardResult> out) {
+    const std::size_t L = c_.n_layers, kv = c_.kv_dim();
+    for (int i = 0; i < p.B; ++i) {
+        KvCache& cache = *caches_[seqs[i].slot];
+        cache.set_len(p.pos0[i] + p.T[i]);
+        if (!want.kv_rows || p.kv_keep[i] == 0 || p.graph) continue;  // graph: gathered in attend
+        // The last kv_keep rows of every layer's K, then V: [L, 2, kv_keep, kv_dim] in the stage.
+        const std::size_t block = std::size_t(p.kv_keep[i]) * kv,
+                          layer = std::size_t(c_.seq_len) * kv;
+        const std::size_t kept_from = std::size_t(cache.len() - p.kv_keep[i]) * kv;
+        be_.copy_rows(stage_.at(p.stage.kv[i], 0), 2 * block, cache.k_all().at(kept_from, 0), layer,
+                      L, block);
+        be_.copy_rows(stage_.at(p.stage.kv[i] + block, 0), 2 * block,
+                      cache.v_all().at(kept_from, 0), layer, L, block);
+    }
+    be_.download(host_.data(), stage_.at(0, p.stage.total), p.stage.total);
+    for (int i = 0; i < p.B; ++i)
+        unpack(p.stage, i, p.keep[i], p.kv_keep[i], p.probs_row(i), want, out[i]);
+}
+
+}  // namespace
+
+LlamaModel::LlamaModel(Checkpoint ck, BpeTokenizer tok, std::string name)
+    : LlamaModel(std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),
+                 {BpeTokenizer::kBos}, std::move(name),
+                 "llama2.c checkpoint, float32, mapped read-only") {}
+
+LlamaModel::LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std::vector<int> stop,
+                       std::string name, std::string format)
+    : ck_(std::move(ck)),
+      tok_(std::move(tok)),
+      stop_(std::move(stop)),
+      name_(std::move(name)),
+      format_(std::move(format)) {
+    // A checkpoint's matrices converted on load (a GGUF's format says what it did itself).
+    if (ck_.compact.held() && format_.find("matrices kept") == std::string::npos)
+        format_ += "; matrices converted to " + std::string(ggml_type_name(ck_.compact.type)) +
+                   " on load (" + std::to_string(ck_.compact.bytes / 1000) + " kB)";
+}
+
+std::unique_ptr<Runner> LlamaModel::make_runner(Backend& backend) const {
+    return std::make_unique<LlamaRunner>(*this, backend, 1);
+}
+
+std::unique_ptr<BatchRunner> LlamaModel::make_batch_runner(Backend& backend, int max_batch) const {
+    if (max_batch < 1 || max_batch > 64)
+        throw Error("batch size " + std::to_string(max_batch) + " (must be 1..64)");
+    return std::make_unique<LlamaRunner>(*this, backend, max_batch);
+}
+
+}  // namespace kvs

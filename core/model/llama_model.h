@@ -1,0 +1,43 @@
+#pragma once
+// A Llama-architecture model (from a llama2.c checkpoint or a GGUF file) with its tokenizer, and
+// the forward pass over Backend ops.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/llama_weights.h"
+#include "core/model/model.h"
+#include "core/tokenizers/bpe_tokenizer.h"
+
+namespace kvs {
+
+class LlamaModel final : public Model {
+  public:
+    // A llama2.c checkpoint with its tokenizer.bin: generation stops at BOS, as run.c's does.
+    LlamaModel(Checkpoint ck, BpeTokenizer tok, std::string name);
+    // Any tokenizer, the tokens that end generation, and where the weights came from (`format`).
+    LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std::vector<int> stop,
+               std::string name, std::string format);
+    std::string name() const override { return name_; }
+    const ModelConfig& config() const override { return ck_.config; }
+    const Tokenizer& tokenizer() const override { return *tok_; }
+    std::string format() const override { return format_; }
+    const LlamaWeights& weights() const { return ck_.weights; }
+    // The matrices in 16 or 8 bits when opened with --weights (held()), else empty.
+    const CompactWeights& compact() const { return ck_.compact; }
+    std::unique_ptr<Runner> make_runner(Backend& backend) const override;
+    std::unique_ptr<BatchRunner> make_batch_runner(Backend& backend, int max_batch) const override;
+    std::vector<int> stop_tokens() const override { return stop_; }
+    StepCounts count_forward(int pos0, int T) const override {
+        return count_llama_forward(ck_.config, pos0, T);
+    }
+
+  private:
+    Checkpoint ck_;
+    std::unique_ptr<const Tokenizer> tok_;
+    std::vector<int> stop_;
+    std::string name_;
+    std::string format_;
+};
+
+}  // namespace kvs

@@ -1,0 +1,83 @@
+#include "core/model/token_by_token.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace kvs {
+namespace {
+// Row 0 of a one-row pass's scores and "none" flag (toy model) into row r of `all`.
+void copy_row_extras(const AttentionRows& one, AttentionRows& all, int l, int h, int r) {
+    if (!one.scores.empty()) {
+        if (all.scores.empty()) all.scores.assign(all.p.size(), 0.0f);
+        const auto src = one.score_row(l, h, 0);
+        std::copy(src.begin(), src.end(), all.scores.begin() + all.row_offset(l, h, r));
+    }
+    if (one.is_empty_row(l, h, 0)) {
+        if (all.empty_row.empty())
+            all.empty_row.assign(std::size_t(all.n_layers) * all.n_heads * all.rows, 0);
+        all.empty_row[(std::size_t(l) * all.n_heads + h) * all.rows + r] = 1;
+    }
+}
+
+}  // namespace
+
+StepCounts forward_token_by_token(Runner& runner, const Model& model, std::span<const int> tokens,
+                                  const Capture& want, ForwardResult& out) {
+    const int P = static_cast<int>(tokens.size()), pos0 = runner.kv().len;
+    const ModelConfig& mc = model.config();
+    StepCounts counts;
+    ForwardResult one;
+    AttentionRows all;
+    std::vector<float> kv_rows,
+        heads;  // kv_rows: [P][n_layers][2][kv_dim]; heads: [n_layers, n_heads, P]
+    std::vector<float> q_rows, attn_out;  // [n_layers, P, dim]
+    OpLog ops;                            // every pass's ops, in order
+    for (int p = 0; p < P; ++p) {
+        runner.forward(tokens.subspan(p, 1), want, one);
+        counts += model.count_forward(pos0 + p, 1);
+        if (want.attention) {
+            if (p == 0) all.resize(one.attention.n_layers, one.attention.n_heads, P, pos0);
+            for (int l = 0; l < all.n_layers; ++l)
+                for (int h = 0; h < all.n_heads; ++h) {
+                    auto src = one.attention.row(l, h, 0);
+                    std::copy(src.begin(), src.end(), all.row(l, h, p).begin());
+                    copy_row_extras(one.attention, all, l, h, p);
+                }
+        }
+        heads.resize(one.head_outputs.size() * P);
+        for (std::size_t i = 0; i < one.head_outputs.size(); ++i)
+            heads[i * P + p] = one.head_outputs[i];
+        kv_rows.insert(kv_rows.end(), one.kv_rows.begin(), one.kv_rows.end());
+        ops.append(one.ops);
+        if (!one.q_rows.empty()) {
+            // [n_layers, 1, dim] per pass -> row p of [n_layers, P, dim]
+            const std::size_t d = mc.dim;
+            q_rows.resize(std::size_t(mc.n_layers) * P * d);
+            attn_out.resize(q_rows.size());
+            for (int l = 0; l < mc.n_layers; ++l) {
+                const std::size_t to = (std::size_t(l) * P + p) * d;
+                std::copy_n(one.q_rows.begin() + l * d, d, q_rows.begin() + to);
+                std::copy_n(one.attn_out.begin() + l * d, d, attn_out.begin() + to);
+            }
+        }
+    }
+    out = std::move(one);
+    out.attention = std::move(all);
+    out.head_outputs = std::move(heads);
+    out.q_rows = std::move(q_rows);
+    out.ops = std::move(ops);
+    out.attn_out = std::move(attn_out);
+    // Per-token K/V rows arrive as [token][layer][2][kv_dim]; the trace wants
+    // [layer][2][token][kv_dim].
+    const int L = mc.n_layers, kv = mc.kv_dim();
+    out.kv_rows.assign(kv_rows.size(), 0.0f);
+    out.kv_rows_kept = want.kv_rows ? P : 0;
+    for (int p = 0; p < out.kv_rows_kept; ++p)
+        for (int l = 0; l < L; ++l)
+            for (int s = 0; s < 2; ++s)
+                std::copy_n(kv_rows.begin() + ((std::size_t(p) * L + l) * 2 + s) * kv, kv,
+                            out.kv_rows.begin() + ((std::size_t(l) * 2 + s) * P + p) * kv);
+    return counts;
+}
+
+}  // namespace kvs

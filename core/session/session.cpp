@@ -1,0 +1,301 @@
+#include "core/session/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "core/model/step_graphs.h"
+#include "core/model/token_by_token.h"
+#include "core/util/error.h"
+
+namespace kvs {
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+// Largest |a - b| between the first n rows of two [n_layers, 2, rows, kv_dim] blocks.
+double max_row_delta(const std::vector<float>& a, int a_rows, const std::vector<float>& b,
+                     int b_rows, int n, int n_layers, int kv_dim) {
+    double d = 0;
+    for (int ls = 0; ls < n_layers * 2; ++ls)
+        for (std::size_t i = 0; i < std::size_t(n) * kv_dim; ++i)
+            d = std::max(d, std::fabs(double(a[std::size_t(ls) * a_rows * kv_dim + i]) -
+                                      double(b[std::size_t(ls) * b_rows * kv_dim + i])));
+    return d;
+}
+
+// The last `keep` of `rows` rows of a [n_layers, 2, rows, kv_dim] block, in place.
+void keep_last_kv_rows(std::vector<float>& kv, int rows, int keep, int n_layers, int kv_dim) {
+    std::vector<float> out(std::size_t(n_layers) * 2 * keep * kv_dim);
+    for (int ls = 0; ls < n_layers * 2; ++ls)
+        std::copy_n(kv.begin() + (std::size_t(ls) * rows + rows - keep) * kv_dim,
+                    std::size_t(keep) * kv_dim, out.begin() + std::size_t(ls) * keep * kv_dim);
+    kv = std::move(out);
+}
+}  // namespace
+
+Session::Session(const Model& model, Backend& backend, SessionConfig config)
+    : model_(model),
+      runner_(model.make_runner(backend)),
+      config_(config),
+      sampler_(config.sampler),
+      trace_(config.trace_budget) {}
+
+void Session::set_sampler(const SamplerConfig& s) {
+    config_.sampler = s;
+    sampler_ = Sampler(s);
+}
+
+void Session::set_prompt(std::string_view text) {
+    set_prompt_tokens(model_.tokenizer().encode(text));
+}
+
+void Session::set_prompt_tokens(std::vector<int> ids) {
+    const int ctx = model_.config().seq_len;
+    if (ids.empty()) throw Error("the prompt is empty");
+    if (static_cast<int>(ids.size()) > ctx)
+        throw Error("the prompt is " + std::to_string(ids.size()) +
+                    " tokens, longer than the model's context of " + std::to_string(ctx) +
+                    " tokens");
+    for (int t : ids)
+        if (t < 0 || t >= model_.config().vocab_size)
+            throw Error("prompt token id " + std::to_string(t) + " is outside the vocabulary");
+    const auto saved = std::move(tokens_);
+    const int saved_len = prompt_len_;
+    tokens_ = std::move(ids);
+    prompt_len_ = static_cast<int>(tokens_.size());
+    try {
+        check_fits();
+    } catch (...) {
+        tokens_ = saved;
+        prompt_len_ = saved_len;
+        throw;
+    }
+    reset();
+}
+
+int Session::max_new_tokens_allowed() const {
+    // Positions 0..P+N-2 are fed to the model (the last chosen token is never fed back).
+    return model_.config().seq_len - prompt_len_ + 1;
+}
+
+void Session::check_fits() const {
+    const int n = config_.max_new_tokens;
+    if (n > max_new_tokens_allowed())
+        throw Error("max new tokens " + std::to_string(n) + " does not fit: the prompt is " +
+                    std::to_string(prompt_len_) + " tokens and the context " +
+                    std::to_string(model_.config().seq_len) + ", so at most " +
+                    std::to_string(max_new_tokens_allowed()) + " new tokens");
+    if (n == 0) throw Error("max new tokens must be at least 1");
+}
+
+void Session::reset() {
+    tokens_.resize(prompt_len_);
+    runner_->reset();
+    trace_.clear();
+    // The prefill and every decode step this run may take.
+    const int steps =
+        config_.max_new_tokens > 0 ? config_.max_new_tokens : max_new_tokens_allowed();
+    trace_.reserve(std::size_t(std::max(steps, 0)) + 1);
+    sampler_.reseed();
+    finish_reason_ = FinishReason::None;
+}
+
+const StepRecord& Session::step() {
+    if (prompt_len_ == 0) throw Error("no prompt set");
+    if (finished())
+        throw Error(finish_reason_ == FinishReason::ContextFull
+                        ? "generation has finished: the model's context of " +
+                              std::to_string(model_.config().seq_len) + " tokens is full"
+                        : std::string("generation has finished (") +
+                              finish_reason_name(finish_reason_) + ")");
+    StepRecord r;
+    r.index = static_cast<int>(trace_.steps().size());
+    r.mode = config_.mode;
+    r.backend = runner_->backend_name();
+    r.device = runner_->device();
+    Backend* be = runner_->backend();
+    Capture want = config_.capture;
+    const ModelConfig& mc = model_.config();
+    // Uncached decode: the rows the cache holds now, to compare with their recomputation
+    // (outside the timed region: the comparison is the trace's, not the model's work).
+    std::vector<float> held;
+    const int held_rows = prefilled() ? runner_->kv().len : 0;
+    const bool compare_kv = prefilled() && config_.mode == CacheMode::Uncached && want.kv_rows;
+    if (compare_kv) runner_->read_kv_rows(0, held_rows, held);
+    if (be) {
+        be->set_record_calls(want.op_log);
+        be->reset_op_times();
+    }
+
+    before_timed_run();
+    const auto t0 = Clock::now();
+    if (!prefilled()) {
+        r.phase = Phase::Prefill;
+        r.new_tokens = tokens_;
+        r.pos0 = 0;
+        r.tokens_processed = prompt_len_;
+        if (config_.prefill_token_by_token) {
+            r.counts = forward_token_by_token(*runner_, model_, tokens_, want, fr_);
+            r.forward_calls = prompt_len_;
+        } else {
+            runner_->forward(tokens_, want, fr_);
+            r.counts = model_.count_forward(0, prompt_len_);
+            r.forward_calls = 1;
+        }
+        r.query_rows_used = r.kv_rows_written = prompt_len_;
+    } else {
+        r.phase = Phase::Decode;
+        const int last = tokens_.back();
+        r.new_tokens = {last};
+        r.forward_calls = 1;
+        if (config_.mode == CacheMode::Cached) {
+            r.pos0 = runner_->kv().len;
+            r.tokens_processed = 1;
+            runner_->forward(std::span<const int>(&tokens_.back(), 1), want, fr_);
+            r.counts = model_.count_forward(r.pos0, 1);
+            r.kv_rows_written = 1;
+        } else {
+            // No reuse: the cache is emptied and every token so far goes through the model again.
+            runner_->reset();
+            r.pos0 = 0;
+            r.tokens_processed = static_cast<int>(tokens_.size());
+            want.last_rows = 1;
+            want.all_kv_rows = compare_kv;
+            runner_->forward(tokens_, want, fr_);
+            r.counts = model_.count_forward(0, r.tokens_processed);
+            r.kv_rows_written = r.tokens_processed;
+            r.kv_rows_recomputed = held_rows;
+        }
+        r.query_rows_used = 1;
+    }
+    r.query_rows_computed = r.tokens_processed;
+    if (be) be->synchronize();
+    r.forward_seconds = seconds_since(t0);
+    const OpTimes first_ops = be ? be->op_times() : OpTimes{};
+    // The first run's op calls, before the timing re-runs reset the backend's counters.
+    if (be && !fr_.ops.ops.empty()) fr_.ops.resolve(be->op_calls());
+    // The same forward work again from the same state (the cache cut back to its length before
+    // the step), so the time is a median of runs, not one sample (core/session/step_timing.h).
+    const StepTiming tm = retime_step(
+        config_.timing, r.forward_seconds, first_ops, be,
+        [&] {
+            if (r.phase == Phase::Decode && config_.mode == CacheMode::Cached) {
+                runner_->truncate(r.pos0);
+                runner_->forward(std::span<const int>(&tokens_.back(), 1), want, rerun_);
+            } else if (r.phase == Phase::Prefill && config_.prefill_token_by_token) {
+                runner_->reset();
+                for (int p = 0; p < prompt_len_; ++p)
+                    runner_->forward(std::span<const int>(&tokens_[p], 1), want, rerun_);
+            } else {  // prefill, or an uncached decode: the whole sequence from an empty cache
+                runner_->reset();
+                runner_->forward(tokens_, want, rerun_);
+            }
+        },
+        trace_.empty() ? -1.0 : trace_.back().forward_seconds);
+    r.forward_seconds = tm.median;
+    r.forward_min_seconds = tm.min;
+    r.forward_max_seconds = tm.max;
+    r.timing_runs = tm.runs;
+    r.op_times = tm.op_times;
+    // A cached decode on a backend with graphs: the per-op figure above and the graph's beside it.
+    if (runner_->records_graphs() && r.phase == Phase::Decode &&
+        config_.mode == CacheMode::Cached) {
+        if (!want.op_log) {
+            r.graph_seconds = r.forward_seconds;  // the step ran as the graph
+        } else {
+            Capture plain = want;
+            plain.op_log = false;  // per-op timing off: the runner replays its graph
+            const auto replay = [&] {
+                runner_->truncate(r.pos0);
+                runner_->forward(std::span<const int>(&tokens_.back(), 1), plain, rerun_);
+            };
+            be->reset_op_times();
+            before_timed_run();
+            const auto t_graph = Clock::now();
+            replay();
+            be->synchronize();
+            r.graph_seconds = retime_step(config_.timing, seconds_since(t_graph), OpTimes{}, be,
+                                          replay, r.forward_seconds)
+                                  .median;
+        }
+    }
+    const auto t_sample = Clock::now();
+    const Draw d = sampler_.sample(fr_.logits);
+    const double sample_seconds = seconds_since(t_sample);
+    r.wall_seconds = r.forward_seconds + sample_seconds;
+    if (be && !fr_.ops.ops.empty()) fr_.ops.add_host(OpKind::Sampling, mc, 1, sample_seconds);
+    r.token_out = d.token;
+    r.coin = d.coin;
+    if (compare_kv) {
+        // fr_.kv_rows holds every row the pass wrote; the trace keeps the new one, as cached.
+        const int T = fr_.kv_rows_kept, L = mc.n_layers, kv = mc.kv_dim();
+        r.kv_recomputed_max_delta =
+            max_row_delta(fr_.kv_rows, T, held, held_rows, held_rows, L, kv);
+        keep_last_kv_rows(fr_.kv_rows, T, 1, L, kv);
+        fr_.kv_rows_kept = 1;
+    }
+    finish_step(r, fr_);
+    tokens_.push_back(d.token);
+
+    const auto& stops = model_.stop_tokens();
+    finish_reason_ = stop_rule(
+        config_.stop_at_end_token && std::find(stops.begin(), stops.end(), d.token) != stops.end(),
+        static_cast<int>(tokens_.size()), model_.config().seq_len, generated(),
+        config_.max_new_tokens);
+    trace_.push(std::move(r));
+    return trace_.back();
+}
+
+void Session::finish_step(StepRecord& r, const ForwardResult& fr) {
+    // Top-k of the next-token distribution at temperature 1, for the views.
+    std::vector<float> probs(fr.logits.size());
+    softmax(fr.logits, probs);
+    // The k best, best first, equal probabilities by token id: one pass that keeps them sorted
+    // and inserts the few that beat the k-th (a partial sort of every id took longer).
+    const int k = std::min<int>(config_.top_k_record, static_cast<int>(probs.size()));
+    const auto better = [&](int a, int b) {
+        return probs[a] != probs[b] ? probs[a] > probs[b] : a < b;
+    };
+    std::vector<int> best;
+    best.reserve(k + 1);
+    for (int i = 0; i < static_cast<int>(probs.size()) && k > 0; ++i) {
+        if (static_cast<int>(best.size()) == k && !better(i, best.back())) continue;
+        best.insert(std::upper_bound(best.begin(), best.end(), i, better), i);
+        if (static_cast<int>(best.size()) > k) best.pop_back();
+    }
+    r.top.reserve(best.size());
+    for (int i : best) r.top.push_back({i, probs[i], fr.logits[i]});
+    if (config_.keep_logits) r.logits = fr.logits;
+    if (config_.capture.attention) r.attention = fr.attention;
+    r.kv_rows_kept = fr.kv_rows_kept;
+    if (config_.capture.kv_rows) r.kv_rows = fr.kv_rows;
+    r.head_outputs = fr.head_outputs;
+    r.ops = fr.ops;
+    if (config_.capture.vectors) {
+        r.q_rows = fr.q_rows;
+        r.attn_out = fr.attn_out;
+    }
+    r.kv = runner_->kv();
+}
+
+std::string Session::text(bool printable_only) const {
+    const Tokenizer& tok = model_.tokenizer();
+    const auto& stops = model_.stop_tokens();
+    std::string s;
+    // Like run.c: from the first token after BOS, each piece decoded against its predecessor.
+    const int first = tok.bos() >= 0 && !tokens_.empty() && tokens_[0] == tok.bos() ? 1 : 0;
+    for (std::size_t i = first; i < tokens_.size(); ++i) {
+        if (i >= static_cast<std::size_t>(prompt_len_) &&
+            std::find(stops.begin(), stops.end(), tokens_[i]) != stops.end()) {
+            if (config_.stop_at_end_token) break;
+            continue;  // generating past it: the end token itself is not text
+        }
+        const int prev = i > 0 ? tokens_[i - 1] : -1;
+        s += printable_only ? tok.printable(prev, tokens_[i]) : tok.decode(prev, tokens_[i]);
+    }
+    return s;
+}
+
+}  // namespace kvs

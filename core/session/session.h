@@ -1,0 +1,86 @@
+#pragma once
+// The stepper the lessons talk about. A Session holds a prompt, a cache mode and a position;
+// each step() does one thing and appends one StepRecord to the trace:
+//   step 0, prefill: every prompt token in one forward pass (causal mask), K/V of each written
+//           to the cache, first new token chosen;
+//   step k, decode:  the last chosen token in; cached: one query row against the cache;
+//           uncached: the whole sequence recomputed from scratch (same logits, more work).
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/model/model.h"
+#include "core/session/finish_reason.h"
+#include "core/session/sampler.h"
+#include "core/session/step_timing.h"
+#include "core/session/trace.h"
+
+namespace kvs {
+
+struct SessionConfig {
+    CacheMode mode = CacheMode::Cached;
+    SamplerConfig sampler;
+    int max_new_tokens = -1;  // -1: until the context is full
+    Capture capture;          // what each step keeps for the views
+    bool keep_logits = true;
+    int top_k_record = 10;
+    bool prefill_token_by_token = false;  // feed the prompt one token per forward pass
+    bool stop_at_end_token = true;  // false: generate on past the end token, to the context limit
+    std::size_t trace_budget = Trace::kDefaultBudget;
+    // Each short step is run timing.runs times from the same state and timed by the median.
+    TimingPolicy timing;
+};
+
+class Session {
+  public:
+    Session(const Model& model, Backend& backend, SessionConfig config = {});
+
+    // Throws kvs::Error when the prompt does not fit the context (or is empty for a model
+    // without BOS), or when prompt + max_new_tokens would not fit.
+    void set_prompt(std::string_view text);
+    void set_prompt_tokens(std::vector<int> ids);
+
+    const StepRecord& step();  // throws kvs::Error when finished
+    bool finished() const { return finish_reason_ != FinishReason::None; }
+    FinishReason finish_reason() const { return finish_reason_; }
+    bool prefilled() const { return !trace_.empty(); }
+    // Back to the prompt: cache emptied, trace cleared, sampler reseeded.
+    void reset();
+    // Cached or uncached from the next step on (the cache holds every row in both modes).
+    void set_mode(CacheMode m) { config_.mode = m; }
+    void set_sampler(const SamplerConfig& s);
+    // How steps are timed from the next step on (core/session/step_timing.h).
+    void set_timing(const TimingPolicy& t) { config_.timing = t; }
+
+    const Trace& trace() const { return trace_; }
+    Trace& trace() { return trace_; }
+    const Model& model() const { return model_; }
+    const SessionConfig& config() const { return config_; }
+    Runner& runner() { return *runner_; }
+    int prompt_len() const { return prompt_len_; }
+    // Prompt (BOS first when the model has one) and every token chosen so far.
+    const std::vector<int>& tokens() const { return tokens_; }
+    int generated() const { return static_cast<int>(tokens_.size()) - prompt_len_; }
+    // The text as llama2.c prints it: prompt and generated pieces, the stop token omitted.
+    std::string text(bool printable_only = false) const;
+    // The largest max_new_tokens the context allows for the current prompt.
+    int max_new_tokens_allowed() const;
+
+  private:
+    void check_fits() const;
+    void finish_step(StepRecord& r, const ForwardResult& fr);
+
+    const Model& model_;
+    std::unique_ptr<Runner> runner_;
+    SessionConfig config_;
+    Sampler sampler_;
+    Trace trace_;
+    std::vector<int> tokens_;
+    int prompt_len_ = 0;
+    FinishReason finish_reason_ = FinishReason::None;
+    ForwardResult fr_;     // reused between steps
+    ForwardResult rerun_;  // what timing re-runs compute (the same as fr_), discarded
+};
+
+}  // namespace kvs

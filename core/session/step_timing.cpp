@@ -1,0 +1,67 @@
+#include "core/session/step_timing.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace kvs {
+
+void before_timed_run() {
+    std::this_thread::yield();
+}
+
+StepTiming retime_step(const TimingPolicy& policy, double first, const OpTimes& first_ops,
+                       Backend* be, const std::function<void()>& again, double hint) {
+    struct Run {
+        double seconds;
+        OpTimes ops;
+    };
+    std::vector<Run> runs{{first, first_ops}};
+    double fastest = first;
+    const double limit = policy.rerun_below_seconds;
+    const bool hinted_short = hint >= 0 && hint < limit;
+    const auto want = [&] {
+        if (policy.runs <= 1) return 1;
+        if (fastest < limit || hinted_short) return policy.runs;
+        return hint < 0 ? 2 : 1;  // unknown: one more look before calling it long
+    };
+    // The median run (upper one of an even count) slowed past the ratio: most runs disturbed.
+    const auto disturbed = [&] {
+        std::vector<double> s;
+        for (const Run& r : runs) s.push_back(r.seconds);
+        std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+        return s[s.size() / 2] > policy.disturbed_ratio * fastest;
+    };
+    int target = 1;
+    for (;;) {
+        target = std::max(target, want());  // a long-looking first run may turn out short
+        if (static_cast<int>(runs.size()) >= target) {
+            if (target < policy.runs || target >= policy.max_runs || !disturbed()) break;
+            target = std::min(target + 2, policy.max_runs);
+            continue;
+        }
+        if (be) be->reset_op_times();
+        before_timed_run();
+        const auto t0 = std::chrono::steady_clock::now();
+        again();
+        if (be) be->synchronize();
+        runs.push_back(
+            {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+             be ? be->op_times() : OpTimes{}});
+        fastest = std::min(fastest, runs.back().seconds);
+    }
+    std::sort(runs.begin(), runs.end(),
+              [](const Run& a, const Run& b) { return a.seconds < b.seconds; });
+    const std::size_t n = runs.size();
+    StepTiming t;
+    t.runs = static_cast<int>(n);
+    t.min = runs.front().seconds;
+    t.max = runs.back().seconds;
+    // An even count takes the mean of the middle two; the op times come from the lower one.
+    t.median = n % 2 ? runs[n / 2].seconds : (runs[n / 2 - 1].seconds + runs[n / 2].seconds) / 2;
+    t.op_times = runs[(n - 1) / 2].ops;
+    return t;
+}
+
+}  // namespace kvs

@@ -1,0 +1,118 @@
+#pragma once
+// The record of a session: one StepRecord per step(). Views (GUI panels, the CLI, JSON, tests)
+// only ever read this. Heavy payloads (logits, attention, K/V rows) count against a memory
+// budget; past it, the oldest steps lose their payloads and keep their scalars.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/model/attention_rows.h"
+#include "core/model/backend.h"
+#include "core/model/counts.h"
+#include "core/model/kv_cache.h"
+#include "core/model/op_log.h"
+
+namespace kvs {
+
+enum class Phase { Prefill, Decode };
+enum class CacheMode { Cached, Uncached };
+const char* phase_name(Phase p);
+const char* mode_name(CacheMode m);
+
+struct TopToken {
+    int id = 0;
+    float prob = 0;  // softmax of the logits at temperature 1
+    float logit = 0;
+};
+
+struct StepRecord {
+    int index = 0;  // 0 is the prefill
+    Phase phase = Phase::Prefill;
+    CacheMode mode = CacheMode::Cached;
+    // Tokens that joined the sequence at this step: the prompt at prefill, one token at decode.
+    std::vector<int> new_tokens;
+    int pos0 = 0;               // position of the first token the forward pass processed
+    int tokens_processed = 0;   // rows through the model: prompt, 1 (cached) or all (uncached)
+    int forward_calls = 0;      // 1, or one per prompt token for token-by-token prefill
+    int token_out = 0;          // the token chosen
+    float coin = -1.0f;         // the random draw when sampling, -1 when greedy
+    std::vector<TopToken> top;  // most likely next tokens, best first
+
+    // Payloads, dropped from old steps past the trace's budget (payload_evicted).
+    std::vector<float> logits;  // [vocab]
+    AttentionRows attention;    // rows computed at this step (uncached decode: the new row)
+    int kv_rows_kept = 0;
+    std::vector<float> kv_rows;       // [n_layers, 2, kv_rows_kept, kv_dim]
+    std::vector<float> head_outputs;  // toy model: [n_layers, n_heads, rows]
+    // The kept rows' q after RoPE and attention output before wo
+    // (core/session/attention_explain.h): [n_layers, attention.rows, n_heads * head_dim]; empty for
+    // the toy, whose heads have no q.
+    std::vector<float> q_rows;
+    std::vector<float> attn_out;
+    // Every op of the step's forward passes in order, then sampling (core/model/op_log.h); empty
+    // for the toy, whose rule-based heads are not these ops.
+    OpLog ops;
+    bool payload_evicted = false;
+
+    // Why K and V are cached and Q is not, counted and measured at this step (kept when the
+    // payload is dropped).
+    int query_rows_computed = 0;  // rows of Q the forward passes computed
+    int query_rows_used = 0;      // rows whose attention a cached run needs: prompt, then 1
+    int kv_rows_written = 0;      // K/V rows the step wrote to the cache
+    int kv_rows_recomputed = 0;   // of those, rows the cache already held (uncached decode)
+    // Largest |recomputed - held| over those rows, measured by comparing them with the rows the
+    // cache held before the step emptied it; -1 when nothing was recomputed or compared.
+    double kv_recomputed_max_delta = -1;
+
+    KvShape kv;  // the cache after the step
+    // Measured. The forward passes of a short step are run timing_runs times from the same state
+    // (core/session/step_timing.h): forward_seconds is the median run, min/max the spread.
+    double wall_seconds = 0;         // the median forward time plus sampling
+    double forward_seconds = 0;      // forward passes only: the median of timing_runs runs
+    double forward_min_seconds = 0;  // the fastest run
+    double forward_max_seconds = 0;  // the slowest run
+    int timing_runs = 1;
+    // A cached decode step on a backend with CUDA Graphs (core/model/step_graphs.h): the same step
+    // as one graph launch, the median of timing_runs replays (0: not measured). forward_seconds is
+    // the step as it ran: ops one by one with per-op timing when the op strip is recorded, else
+    // the graph (then both figures are the same runs).
+    double graph_seconds = 0;
+    OpTimes op_times;     // measured per op by the backend
+    std::string backend;  // "cpu", "cuda", ...
+    std::string device;   // what measured the times
+    StepCounts counts;    // counted from shapes
+
+    std::size_t payload_bytes() const;
+    void drop_payload();
+};
+
+class Trace {
+  public:
+    static constexpr std::size_t kDefaultBudget = std::size_t(256) << 20;
+    explicit Trace(std::size_t budget_bytes = kDefaultBudget) : budget_(budget_bytes) {}
+
+    void push(StepRecord&& r);
+    void clear();
+    // Room for n steps (at most kReserveSteps) in one allocation, so the records are not moved
+    // to fresh memory each time the list doubles: fresh pages are what a decode step of a small
+    // model waits on (14-20 us each on this guest; docs/bench/page_fault.cpp).
+    static constexpr std::size_t kReserveSteps = 4096;
+    void reserve(std::size_t n);
+    const std::vector<StepRecord>& steps() const { return steps_; }
+    bool empty() const { return steps_.empty(); }
+    const StepRecord& back() const { return steps_.back(); }
+    std::size_t payload_bytes() const { return payload_bytes_; }
+    std::size_t budget() const { return budget_; }
+    void set_budget(std::size_t b);
+    int evicted_steps() const { return evicted_; }
+
+  private:
+    void enforce_budget();
+    std::vector<StepRecord> steps_;
+    std::size_t budget_;
+    std::size_t payload_bytes_ = 0;
+    int evicted_ = 0;
+    std::size_t next_victim_ = 1;  // the prefill (step 0) is dropped last
+};
+
+}  // namespace kvs

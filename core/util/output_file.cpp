@@ -1,0 +1,182 @@
+#include "core/util/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/format.h"
+
+namespace kvs {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Inputs {
+    std::mutex mu;
+    std::vector<std::pair<dev_t, ino_t>> ids;  // (st_dev, st_ino) of every file read
+};
+Inputs& inputs() {
+    static Inputs in;
+    return in;
+}
+
+bool is_input(const struct stat& st) {
+    Inputs& in = inputs();
+    std::lock_guard<std::mutex> lock(in.mu);
+    return std::find(in.ids.begin(), in.ids.end(), std::make_pair(st.st_dev, st.st_ino)) !=
+           in.ids.end();
+}
+
+Error fail(const std::string& path, const std::string& what, int err) {
+    return Error(path + ": " + what + ": " + std::strerror(err));
+}
+
+// Every byte, retrying short writes and EINTR.
+void write_all(int fd, std::string_view bytes, const std::string& path) {
+    while (!bytes.empty()) {
+        const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw fail(path, "write failed", n < 0 ? errno : EIO);
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+// fsync, then close, both checked: a full disk or a network file system may report a failed
+// write only there. EINVAL from fsync is a pipe or terminal, which has nothing to sync.
+void sync_and_close(int fd, const std::string& path) {
+    if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+        const int e = errno;
+        ::close(fd);
+        throw fail(path, "write failed", e);
+    }
+    if (::close(fd) != 0) throw fail(path, "write failed", errno);
+}
+
+}  // namespace
+
+void note_input_file(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return;
+    Inputs& in = inputs();
+    std::lock_guard<std::mutex> lock(in.mu);
+    const auto id = std::make_pair(st.st_dev, st.st_ino);
+    if (std::find(in.ids.begin(), in.ids.end(), id) == in.ids.end()) in.ids.push_back(id);
+}
+
+void check_output_path(const std::string& path) {
+    if (path.empty()) throw Error("no file name given to write to");
+    check_path_text(path);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            throw Error(path + ": is a folder; give the name of a file to write");
+        if (is_input(st))
+            throw Error(path +
+                        ": is an input of this run (the model, tokenizer or lesson); "
+                        "refusing to overwrite it");
+        return;
+    }
+    if (errno != ENOENT) throw fail(path, "cannot write", errno);
+    const fs::path parent = fs::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !fs::is_directory(parent, ec)) throw fail(path, "cannot write", ENOENT);
+}
+
+Written write_output_file(const std::string& path, std::string_view bytes) {
+    return write_output_file(path, [bytes](const OutputSink& put) { put(bytes); });
+}
+
+void check_output_space(const std::string& path, std::uint64_t bytes) {
+    check_output_path(path);
+    const fs::path parent = fs::path(path).parent_path();
+    struct statvfs vfs {};
+    if (::statvfs(parent.empty() ? "." : parent.c_str(), &vfs) != 0) return;  // not known: try
+    const std::uint64_t free = std::uint64_t(vfs.f_bavail) * vfs.f_frsize;
+    if (bytes > free)
+        throw Error(path + ": needs " + format_bytes(double(bytes)) +
+                    ", the file system there has " + format_bytes(double(free)) + " free");
+}
+
+bool is_standard_output(const std::string& path) {
+    struct stat out {
+    }, st{};
+    return ::fstat(1, &out) == 0 && ::stat(path.c_str(), &st) == 0 && out.st_dev == st.st_dev &&
+           out.st_ino == st.st_ino;
+}
+
+Written write_output_file(const std::string& path,
+                          const std::function<void(const OutputSink&)>& fill) {
+    check_output_path(path);
+    Written w;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        // A device or a pipe: it cannot be replaced, only written.
+        w.regular = false;
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) throw fail(path, "cannot write", errno);
+        try {
+            fill([fd, &path, &w](std::string_view b) {
+                write_all(fd, b, path);
+                w.bytes += b.size();
+            });
+        } catch (...) {
+            ::close(fd);
+            throw;
+        }
+        sync_and_close(fd, path);
+        return w;
+    }
+    // The temporary file is beside the target: rename() is atomic only within one file system.
+    const fs::path target(path);
+    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::string name = ".";
+    name += target.filename().string();
+    name += ".kvscope-XXXXXX";
+    std::string tmp = (dir / name).string();
+    const int fd = ::mkstemp(tmp.data());
+    if (fd < 0) throw fail(path, "cannot write (temporary file beside it)", errno);
+    try {
+        // mkstemp makes 0600; a new output gets the usual 0666 less the umask, an existing one
+        // keeps its mode.
+        mode_t mode = st.st_mode & 07777;
+        if (::stat(path.c_str(), &st) != 0) {
+            const mode_t mask = ::umask(0);
+            ::umask(mask);
+            mode = 0666 & ~mask;
+        }
+        ::fchmod(fd, mode);
+        fill([fd, &path, &w](std::string_view b) {
+            write_all(fd, b, path);
+            w.bytes += b.size();
+        });
+    } catch (...) {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw;
+    }
+    try {
+        sync_and_close(fd, path);
+    } catch (...) {
+        ::unlink(tmp.c_str());
+        throw;
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        throw fail(path, "cannot write", e);
+    }
+    return w;
+}
+
+}  // namespace kvs

@@ -1,0 +1,79 @@
+#include "gui/engine_words.h"
+
+#include <cstdio>
+
+#include "gui/strings.h"
+
+namespace kvs::gui {
+
+std::string request_words(const EngineRequest& r) {
+    char b[256];
+    switch (r.task) {
+        case EngineTask::None:
+            return {};
+        case EngineTask::OpenModel:
+            std::snprintf(b, sizeof b, tr("opening %s"), r.subject.c_str());
+            return b;
+        case EngineTask::SwitchBackend:
+            std::snprintf(b, sizeof b, tr("switching the backend to %s"), r.subject.c_str());
+            return b;
+        case EngineTask::SwitchCache:
+            return tr("switching the cache mode");
+        case EngineTask::SetPrompt:
+            return tr("setting the prompt");
+        case EngineTask::SetTraceBudget:
+            return tr("setting the trace budget");
+        case EngineTask::SetTimingRuns:
+            return tr("setting how steps are timed");
+        case EngineTask::SetSampler:
+            return tr("setting the sampler");
+        case EngineTask::Reset:
+            return tr("reset");
+        case EngineTask::Prefill:
+            return tr("prefill");
+        case EngineTask::Decode:
+            if (r.count == 1) return tr("decode step");
+            std::snprintf(b, sizeof b, tr("decoding %d steps"), r.count);
+            return b;
+        case EngineTask::LessonStep:
+            std::snprintf(b, sizeof b, tr("lesson %d, step %d"), r.count, r.step);
+            return b;
+    }
+    return {};
+}
+
+const char* failure_words(EngineTask t) {
+    switch (t) {
+        case EngineTask::None:
+            return "";
+        case EngineTask::OpenModel:
+            return tr_later("could not open the model");
+        case EngineTask::SwitchBackend:
+            return tr_later("could not switch the backend");
+        case EngineTask::SwitchCache:
+            return tr_later("could not switch the cache mode");
+        case EngineTask::SetPrompt:
+            return tr_later("the prompt was not used");
+        case EngineTask::SetTraceBudget:
+            return tr_later("could not set the trace budget");
+        case EngineTask::SetTimingRuns:
+            return tr_later("could not set how steps are timed");
+        case EngineTask::SetSampler:
+            return tr_later("could not set the sampler");
+        case EngineTask::Reset:
+            return tr_later("could not reset");
+        case EngineTask::Prefill:
+            return tr_later("the prefill did not run");
+        case EngineTask::Decode:
+            return tr_later("the step did not run");
+        case EngineTask::LessonStep:
+            return tr_later("the lesson step did not run");
+    }
+    return "";
+}
+
+const char* session_label(CacheMode m) {
+    return m == CacheMode::Cached ? tr_later("with KV cache") : tr_later("without KV cache");
+}
+
+}  // namespace kvs::gui

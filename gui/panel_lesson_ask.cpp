@@ -1,0 +1,204 @@
+// A lesson step's question (@ask, lessonlib/lesson_ask.h), predict then reveal: before the step
+// runs, the question with its choices (keys 1-4) or a number field (digits, Enter); once answered,
+// the learner's answer beside the engine's, marked right or not, with the one-line why. The
+// engine plays the step only when the answer is given (open_lesson waits for it).
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "gui/panels.h"
+
+namespace kvs::gui {
+namespace {
+
+const Directive* shown_ask(UiState& ui, std::shared_ptr<const Lesson>& keep) {
+    const LessonUi& L = ui.lesson;
+    if (!ui.lesson_panel || L.number == 0) return nullptr;
+    keep = ui.lesson.catalog.lesson(L.number, ui.lang);
+    if (!keep || L.step < 0 || L.step >= static_cast<int>(keep->steps.size())) return nullptr;
+    return keep->steps[L.step].ask();
+}
+
+// The learner's answer in words: a choice's label, the number typed, or that there was none.
+std::string learner_words(const AskSpec& a, const LearnerAnswer& l, ReportLang lang) {
+    if (l.choice >= 0) return ask_choice_words(a, l.choice, lang);
+    if (l.typed) return LessonValue::number(l.number).to_string();
+    return {};
+}
+
+const LessonLogEntry* ask_entry(const StepOutcome* out) {
+    if (!out) return nullptr;
+    for (const auto& e : out->log)
+        if (e.kind == LessonLogEntry::Kind::Ask) return &e;
+    return nullptr;
+}
+
+}  // namespace
+
+bool lesson_question_waits(UiState& ui) {
+    std::shared_ptr<const Lesson> keep;
+    return shown_ask(ui, keep) && !ui.lesson.answers.count(ui.lesson.step);
+}
+
+void answer_lesson_question(UiState& ui, EngineWorker& worker, const LearnerAnswer& a) {
+    LessonUi& L = ui.lesson;
+    L.answers[L.step] = a;
+    L.typed.clear();
+    open_lesson(ui, worker, L.number, L.step);
+}
+
+bool lesson_question_key(FrameContext& f, int key) {
+    std::shared_ptr<const Lesson> keep;
+    const Directive* d = shown_ask(f.ui, keep);
+    if (!d || f.ui.lesson.answers.count(f.ui.lesson.step)) return false;
+    const AskSpec& a = d->ask;
+    std::string& typed = f.ui.lesson.typed;
+    const int n = static_cast<int>(a.choices.size());
+    int digit = -1;
+    if (key >= GLFW_KEY_0 && key <= GLFW_KEY_9) digit = key - GLFW_KEY_0;
+    if (key >= GLFW_KEY_KP_0 && key <= GLFW_KEY_KP_9) digit = key - GLFW_KEY_KP_0;
+    const bool enter = key == GLFW_KEY_ENTER || key == GLFW_KEY_KP_ENTER;
+    if (n > 0) {
+        if (digit >= 1 && digit <= n) {
+            LearnerAnswer l;
+            l.choice = digit - 1;
+            answer_lesson_question(f.ui, f.worker, l);
+            return true;
+        }
+        if (enter) {
+            answer_lesson_question(f.ui, f.worker, {});
+            return true;
+        }
+        return digit >= 0;  // another digit: not a choice, and not a panel key while asking
+    }
+    if (digit >= 0 && typed.size() < 24) {
+        typed += static_cast<char>('0' + digit);
+        return true;
+    }
+    if ((key == GLFW_KEY_PERIOD || key == GLFW_KEY_KP_DECIMAL) &&
+        typed.find('.') == std::string::npos) {
+        typed += '.';
+        return true;
+    }
+    if ((key == GLFW_KEY_MINUS || key == GLFW_KEY_KP_SUBTRACT) && typed.empty()) {
+        typed.push_back('-');  // typed is empty here
+        return true;
+    }
+    if (key == GLFW_KEY_BACKSPACE) {
+        if (!typed.empty()) typed.pop_back();
+        return true;
+    }
+    if (enter) {
+        LearnerAnswer l;
+        char* end = nullptr;
+        const double v = std::strtod(typed.c_str(), &end);
+        if (!typed.empty() && typed != "-" && end == typed.c_str() + typed.size()) {
+            l.typed = true;
+            l.number = v;
+        }
+        answer_lesson_question(f.ui, f.worker, l);
+        return true;
+    }
+    return false;
+}
+
+void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOutcome* out,
+                          LessonRecord* rec, const MdStyle& style) {
+    const Directive* d = step.ask();
+    if (!d) return;
+    const AskSpec& a = d->ask;
+    LessonUi& L = f.ui.lesson;
+    const ReportLang lang = report_lang(f.ui.lang);
+    const float fh = f.font_px;
+    const auto it = L.answers.find(L.step);
+    const bool waits = it == L.answers.end();
+    const float width = ImGui::GetContentRegionAvail().x;
+    // While it waits, one line says what to do: "Predict: <question>", in the heading colour.
+    draw_md_line(parse_inline(waits ? std::string(tr("Predict: ")) + a.question : a.question),
+                 style, width, waits ? style.heading : style.text, 1.1f, true);
+    if (rec) rec->ask_question = a.question;
+    if (waits) {
+        if (rec) rec->ask = "asking";
+        if (!a.choices.empty()) {
+            // Left-aligned, key first, as the CLI prints them: "2)  4".
+            ImGui::PushStyleVar(ImGuiStyleVar_ButtonTextAlign, ImVec2(0.0f, 0.5f));
+            for (int i = 0; i < static_cast<int>(a.choices.size()); ++i) {
+                const std::string label =
+                    std::to_string(i + 1) + ")  " + ask_choice_words(a, i, lang);
+                ImGui::PushID(i);
+                if (ImGui::Button(label.c_str(), ImVec2(-1, 0))) {
+                    LearnerAnswer l;
+                    l.choice = i;
+                    answer_lesson_question(f.ui, f.worker, l);
+                }
+                ImGui::PopID();
+            }
+            ImGui::PopStyleVar();
+            // Wrapped as the lesson text is: between words, and between Chinese characters.
+            draw_md_line(parse_inline(tr("Keys 1-4 answer; Enter shows the engine's answer "
+                                         "without one. The step runs once you answer.")),
+                         style, width, style.muted);
+        } else {
+            // The number as typed, with a caret, in a frame like a text field's.
+            const std::string shown = L.typed + "_";
+            const ImVec2 p = ImGui::GetCursorScreenPos();
+            const ImVec2 sz(std::min(ImGui::GetContentRegionAvail().x, fh * 12),
+                            ImGui::GetFrameHeight());
+            ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + sz.x, p.y + sz.y),
+                                                      ImGui::GetColorU32(ImGuiCol_FrameBg), 4);
+            put_text(ImVec2(p.x + ImGui::GetStyle().FramePadding.x,
+                            p.y + ImGui::GetStyle().FramePadding.y),
+                     ImGui::GetColorU32(ImGuiCol_Text), shown);
+            ImGui::Dummy(sz);
+            draw_md_line(parse_inline(tr("Type a number, then Enter (Enter alone shows the "
+                                         "engine's answer). The step runs once you answer.")),
+                         style, width, style.muted);
+        }
+        return;
+    }
+    const LearnerAnswer& mine = it->second;
+    const std::string mine_words = learner_words(a, mine, lang);
+    if (rec) rec->ask_learner = mine_words;
+    const LessonLogEntry* e = ask_entry(out);
+    // Compact, so it stays in view beside the checks: the learner's answer and whether it is the
+    // engine's, then the engine's answer, then why.
+    ImGui::Text(tr("Your answer: %s"), mine_words.empty() ? tr("none given") : mine_words.c_str());
+    if (!e) {
+        if (rec) rec->ask = "playing";
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        ImGui::TextUnformatted(tr("the engine is playing this step"));
+        ImGui::PopStyleColor();
+        return;
+    }
+    const std::string engine =
+        e->answer.is_none() ? e->lines.front() : ask_answer_words(a, e->answer, lang);
+    const bool right = mine.given() && learner_is_right(a, e->answer, mine);
+    if (rec) {
+        rec->ask = "revealed";
+        rec->ask_engine = engine;
+        rec->ask_right = mine.given() ? (right ? 1 : 0) : -1;
+    }
+    if (mine.given()) {
+        const bool marks = ImGui::GetFont()->FindGlyphNoFallback(0x2713) != nullptr;
+        ImGui::SameLine(0, fh * 0.6f);
+        ImGui::PushStyleColor(ImGuiCol_Text, right ? f.theme.ok_text : f.theme.error_text);
+        const std::string mark =
+            std::string(right ? (marks ? "\xE2\x9C\x93 " : "") : (marks ? "\xE2\x9C\x97 " : "")) +
+            (right ? tr("you predicted it") : tr("not what you predicted"));
+        ImGui::TextUnformatted(mark.c_str());
+        ImGui::PopStyleColor();
+    }
+    ImGui::TextUnformatted(tr("The engine: "));
+    ImGui::SameLine(0, 0);
+    if (f.bold) ImGui::PushFont(f.bold);
+    ImGui::TextUnformatted(engine.c_str());
+    if (f.bold) ImGui::PopFont();
+    std::string why = tr("Why: %s");
+    why.replace(why.find("%s"), 2, a.why);
+    draw_md_line(parse_inline(why), style, width, style.text);
+    ImGui::Separator();
+}
+
+}  // namespace kvs::gui
