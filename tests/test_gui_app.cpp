@@ -589,10 +589,11 @@ TEST_CASE("a file that does not open shows why and the session goes on", "[gui][
 TEST_CASE("hostile model folders through Open file: one line each, the session goes on",
           "[gui][errors][reliability]") {
     // The classes of tests/test_hostile_input.cpp as the window meets them (--open does what
-    // Open file... does): a tokenizer.json id that wrote past a vector and one the standard
-    // library refused ("internal error"), JSON a hundred thousand deep (a stack overflow that
-    // took the window and the user's session with it), a config whose fields multiply past
-    // 2^31, a shard name with a NUL inside, a right-to-left override in a config value.
+    // Open file... does): a tokenizer.json id that, unchecked, writes past a vector, and one the
+    // standard library refuses ("internal error"), JSON a hundred thousand deep (recursing over
+    // it overflows the stack and takes the window and the user's session with it), a config
+    // whose fields multiply past 2^31, a shard name with a NUL inside, a right-to-left override
+    // in a config value.
     namespace t = kvs::test;
     const fs::path dir = t::temp_dir("gui-hostile");
     const std::string deep = t::nested_json(100000);
@@ -978,10 +979,10 @@ TEST_CASE("quit signals: timeout, SIGTERM to the window and its group, Ctrl+C tw
           "[gui][errors][reliability]") {
     // GNU timeout sends SIGTERM to the window and then to its process group; a terminal's Ctrl+C
     // goes to the group, and a user presses it twice. Each is one request to quit: the window ends
-    // through its normal path and saves its settings (exit 0). With the handler reset after the
-    // first signal, the second copy killed it unsaved (143, 130): every Ctrl+C-twice run and about
-    // one timeout run in three. A user's later repeat, or a third signal, still ends it at once
-    // (gui/quit_signal.h; the rule is tested in test_gui_reliability.cpp).
+    // through its normal path and saves its settings (exit 0). A handler reset after the first
+    // signal (SA_RESETHAND) lets the second copy kill it unsaved (143, 130): every Ctrl+C-twice
+    // run and about one timeout run in three. A user's later repeat, or a third signal, still
+    // ends it at once (gui/quit_signal.h; the rule is tested in test_gui_reliability.cpp).
     const fs::path dir = kvs::test::temp_dir("gui-signals");
     {
         std::ofstream f(dir / "drive.sh");

@@ -323,9 +323,9 @@ std::string message_of(const test::RunResult& r) {
 TEST_CASE("ids and counts from a file are range-checked before they index or size anything",
           "[hostile][cli]") {
     // A 100-byte tokenizer.json whose added token's id is negative, at the top of the 64-bit
-    // range, huge but positive, or not a whole number: a negative or 2^64-1 id wrapped a size to
-    // zero and wrote past a vector (SIGSEGV), a huge one asked for terabytes ("out of memory"),
-    // INT64_MIN escaped as std::length_error ("internal error").
+    // range, huge but positive, or not a whole number. Unchecked, a negative or 2^64-1 id wraps
+    // a size to zero and writes past a vector (SIGSEGV), a huge one asks for terabytes ("out of
+    // memory"), INT64_MIN makes std::vector throw length_error ("internal error").
     const auto dir = test::temp_dir("hostile-ids");
     int n = 0;
     for (const std::string id : {"-1", "18446744073709551615", "-9223372036854775808", "4000000000",
@@ -397,9 +397,9 @@ TEST_CASE("ids and counts from a file are range-checked before they index or siz
 
 TEST_CASE("JSON nested 100,000 deep in any file of a model folder: refused, no stack overflow",
           "[hostile][cli]") {
-    // ~200 KB, under the 1 MiB config limit. Parsing coped; dump() in a message and copies of
-    // a sub-tree recursed once per level and overflowed the stack (SIGSEGV) in info, generate,
-    // lesson and the window.
+    // ~200 KB, under the 1 MiB config limit. nlohmann parses it without recursing, but dump() in
+    // a message and copies of a sub-tree recurse once per level and overflow the stack (SIGSEGV)
+    // in info, generate, lesson and the window.
     const std::string deep = test::nested_json(100000);
     const auto dir = test::temp_dir("hostile-deep");
     std::string header = "{\"t\":" + deep + "}";
@@ -463,8 +463,8 @@ TEST_CASE("JSON nested 100,000 deep in any file of a model folder: refused, no s
 TEST_CASE("a product of config fields is exact: one past 2^31 does not wrap to a valid shape",
           "[hostile][cli]") {
     // dim 64, 8 heads: head_dim 2^29 + 8 gives 8 x head_dim = 2^32 + 64, which an int product
-    // wrapped to 64 = hidden_size (signed overflow, UBSan's finding): the contradicting config
-    // loaded.
+    // wraps to 64 = hidden_size (signed overflow, UBSan's finding): the contradicting config
+    // would load.
     const auto dir = test::temp_dir("hostile-product");
     const std::string model = (dir / "m.bin").string();
     REQUIRE(test::run_cli({"make-model", "--out", model, "--dim", "64", "--hidden", "64",
@@ -497,8 +497,9 @@ TEST_CASE("a product of config fields is exact: one past 2^31 does not wrap to a
 
 TEST_CASE("names read from files are file names: no NUL, controls, separators or '..'",
           "[hostile][cli]") {
-    // The index names a shard "model.safetensors\0evil": the NUL passed the old check ('/' and
-    // ".." only) and the C library opened model.safetensors, a file the index does not name.
+    // The index names a shard "model.safetensors\0evil": a check for '/' and ".." alone lets the
+    // NUL through, and the C library then opens model.safetensors, a file the index does not
+    // name.
     const auto dir = test::temp_dir("hostile-names");
     int n = 0;
     for (const auto& [shard, why] : std::vector<std::pair<std::string, std::string>>{
@@ -522,7 +523,7 @@ TEST_CASE("names read from files are file names: no NUL, controls, separators or
                       0) == 0);
         CHECK(m.ends_with("' is not a file name in " + folder.string() + " (" + why + ")"));
     }
-    // A lesson's @model line with a NUL inside: the model before the NUL was opened.
+    // A lesson's @model line with a NUL inside: the C library would open the model before it.
     const std::string model = test::write_tiny_model(dir);
     const std::string line = "@model " + model + std::string(1, '\0') + "garbage\n";
     test::write_file(dir / "nul.md",
@@ -540,8 +541,8 @@ TEST_CASE("names read from files are file names: no NUL, controls, separators or
 
 TEST_CASE("an output to a device or a pipe that was written whole is a success",
           "[hostile][cli][output]") {
-    // The summary asked a device's size as if it were a file's: export wrote every byte, then
-    // exited 2 ("/dev/null: not a regular file").
+    // A summary that asks a device's size as if it were a file's fails after every byte was
+    // written (exit 2, "/dev/null: not a regular file").
     const auto dir = test::temp_dir("hostile-outputs");
     const std::string model = test::write_tiny_model(dir);
     const auto file =
