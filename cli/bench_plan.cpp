@@ -34,7 +34,10 @@ std::vector<Cell> Bench::interleaved(int L, const std::vector<Job>& jobs) {
         cells[j].length = L;
         cells[j].measure = m;
     }
+    const int total = (warmup_ + repeats_) * static_cast<int>(jobs.size());
+    int done = 0;
     auto run = [&](std::size_t j) {
+        if (progress_) progress_(L, jobs[j].measure, ++done, total);
         if (cpu_) {
             cpu_->set_time_ops(jobs[j].variant.op_timers);
             cpu_->set_reference_ops(jobs[j].variant.reference_ops);

@@ -2,6 +2,7 @@
 // How `kvscope-cli bench` schedules its runs: the jobs of one length (a measurement in a variant)
 // each get a Session (bench_runs.h) and run interleaved, round by round; a Cell holds one job's
 // timed runs and summarizes them.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,10 @@ class Bench {
     std::vector<Cell> interleaved(int L, const std::vector<Job>& jobs);
 
     int repeats() const { return repeats_; }
+    // Called before each run (warm-up runs included): the length, the measure, and the run's
+    // number among the `total` of this call.
+    using Progress = std::function<void(int L, Measure m, int run, int total)>;
+    void set_progress(Progress p) { progress_ = std::move(p); }
 
   private:
     const Model& model_;
@@ -90,6 +95,7 @@ class Bench {
     std::vector<int> decode_prompt_;
     int repeats_, warmup_;
     CpuBackend* cpu_;  // null for other backends
+    Progress progress_;
 };
 
 }  // namespace kvs::cli

@@ -3,7 +3,10 @@
 // bytes beside the measured times, a per-op breakdown, the fitted growth of total cost with
 // length, what tracing and per-op timing themselves cost, and (CPU) the fast ops against the
 // plain reference loops on the same machine.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -50,38 +53,146 @@ struct CsvRow {
     int n = 0;
 };
 
-void print_cell(const Cell& c) {
+// The default output fits a terminal 100 columns wide; --wide prints every column.
+constexpr std::size_t kColumns = 100;
+
+// `text` in lines of at most `width` columns (at spaces), continuation lines indented by two;
+// as it is when `width` is 0.
+void print_wrapped(const std::string& text, std::size_t width) {
+    if (const auto nl = text.find('\n'); nl != std::string::npos && width > 0) {
+        print_wrapped(text.substr(0, nl), width);  // each line of its own
+        print_wrapped(text.substr(nl + 1), width);
+        return;
+    }
+    if (width == 0 || text.size() <= width) {
+        std::printf("%s\n", text.c_str());
+        return;
+    }
+    std::size_t at = 0;
+    std::string indent;
+    while (at < text.size()) {
+        const std::size_t room = width - indent.size();
+        std::size_t end = text.size();
+        if (end - at > room) {
+            end = text.rfind(' ', at + room);
+            if (end == std::string::npos || end <= at) end = std::min(text.size(), at + room);
+        }
+        std::printf("%s%s\n", indent.c_str(), text.substr(at, end - at).c_str());
+        at = end;
+        while (at < text.size() && text[at] == ' ') ++at;
+        indent = "  ";
+    }
+}
+
+// printf into print_wrapped.
+template <class... A>
+void printw(std::size_t width, const char* fmt, A... args) {
+    char b[2048];
+    std::snprintf(b, sizeof b, fmt, args...);
+    std::string text = b;
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    print_wrapped(text, width);
+}
+
+void print_table_header(bool wide) {
+    if (wide)
+        std::printf("%5s  %-23s %10s %10s %10s  %10s  %13s %9s %8s %8s %7s\n", "L", "measure",
+                    "tok/s min", "median", "max", "median ms", "latency ms", "GFLOP", "GFLOP/s",
+                    "MB", "GB/s");
+    else
+        std::printf("%5s  %-23s %10s %10s  %13s %8s %7s\n", "L", "measure", "tok/s", "median ms",
+                    "latency ms", "GFLOP/s", "GB/s");
+}
+
+void print_cell(const Cell& c, bool wide) {
     const Spread r = c.rate(), t = c.seconds(), g = c.gflops();
     const bool pre = is_prefill(c.measure);
     const double latency = pre ? c.first_token().median : c.per_token().median;
-    std::printf("%5d  %-23s %10.1f %10.1f %10.1f  %10.3f  %8.4f %-4s %9.4f %8.2f %8.3f %7.2f\n",
-                c.length, measure_name(c.measure), r.min, r.median, r.max, t.median * 1e3,
-                latency * 1e3, pre ? "TTFT" : "TPOT", c.counts().flops / 1e9, g.median,
-                c.counts().bytes / 1e6, c.gbytes().median);
+    if (wide)
+        std::printf("%5d  %-23s %10.1f %10.1f %10.1f  %10.3f  %8.4f %-4s %9.4f %8.2f %8.3f %7.2f\n",
+                    c.length, measure_name(c.measure), r.min, r.median, r.max, t.median * 1e3,
+                    latency * 1e3, pre ? "TTFT" : "TPOT", c.counts().flops / 1e9, g.median,
+                    c.counts().bytes / 1e6, c.gbytes().median);
+    else
+        std::printf("%5d  %-23s %10.1f %10.3f  %8.4f %-4s %8.2f %7.2f\n", c.length,
+                    measure_name(c.measure), r.median, t.median * 1e3, latency * 1e3,
+                    pre ? "TTFT" : "TPOT", g.median, c.gbytes().median);
 }
 
-void print_ops(const std::vector<Cell>& cells) {
-    std::printf(
-        "\nper-op time (median over repeats, ms; measured by the backend inside the "
-        "forward passes; 'other' = forward time not inside an op)\n");
+void print_ops(const std::vector<Cell>& cells, bool wide) {
+    print_wrapped(
+        "\nper-op time (median over repeats, ms; measured by the backend inside the forward "
+        "passes; 'other' = forward time not inside an op" +
+            std::string(wide ? ")"
+                             : "; 'norms' = rmsnorm and layernorm, 'rest' = every other op; "
+                               "--wide: each op)"),
+        wide ? 0 : kColumns);
+    const int matmul_i = static_cast<int>(Op::Matmul),
+              attention_i = static_cast<int>(Op::Attention);
+    auto is_norm = [](int i) {
+        return i == static_cast<int>(Op::RmsNorm) || i == static_cast<int>(Op::LayerNorm);
+    };
     std::printf("%5s  %-23s", "L", "measure");
-    for (int i = 0; i < kOpCount; ++i) std::printf(" %9s", op_name(static_cast<Op>(i)));
+    if (wide)
+        for (int i = 0; i < kOpCount; ++i) std::printf(" %9s", op_name(static_cast<Op>(i)));
+    else
+        std::printf(" %9s %9s %9s %9s", "matmul", "attention", "norms", "rest");
     std::printf(" %9s %8s\n", "other", "matmul%");
     for (const Cell& c : cells) {
         std::printf("%5d  %-23s", c.length, measure_name(c.measure));
-        double ops = 0;
+        double ops = 0, norms = 0, rest = 0;
         for (int i = 0; i < kOpCount; ++i) {
             const double ms = c.op(i).median * 1e3;
             ops += ms;
-            std::printf(" %9.3f", ms);
+            if (wide) std::printf(" %9.3f", ms);
+            if (is_norm(i))
+                norms += ms;
+            else if (i != matmul_i && i != attention_i)
+                rest += ms;
         }
+        const double matmul = c.op(matmul_i).median * 1e3;
+        if (!wide)
+            std::printf(" %9.3f %9.3f %9.3f %9.3f", matmul, c.op(attention_i).median * 1e3, norms,
+                        rest);
         const double forward =
             spread(c.each([](const RunSample& r) { return r.forward_s; })).median * 1e3;
-        const double matmul = c.op(static_cast<int>(Op::Matmul)).median * 1e3;
         std::printf(" %9.3f %7.1f%%\n", std::max(0.0, forward - ops),
                     forward > 0 ? 100 * matmul / forward : 0.0);
     }
 }
+
+// What the bench is doing, on stderr, once it has run for a second: a line rewritten in place on
+// a terminal (at most 4 times a second), else a line every 5 seconds. Cleared before the tables
+// print, so they are never mixed with it.
+class ProgressLine {
+  public:
+    void operator()(int L, Measure m, int run, int total) {
+        const auto now = Clock::now();
+        const double t = std::chrono::duration<double>(now - start_).count();
+        if (t < 1.0) return;
+        if (shown_ && std::chrono::duration<double>(now - last_).count() < (tty_ ? 0.25 : 5.0))
+            return;
+        last_ = now;
+        char b[160];
+        std::snprintf(b, sizeof b, "kvscope-cli bench: L=%d %s, run %d of %d; %.0f s so far", L,
+                      measure_name(m), std::min(run, total), total, t);
+        if (tty_)
+            std::fprintf(stderr, "\r%-90s", b);
+        else
+            std::fprintf(stderr, "%s\n", b);
+        shown_ = true;
+    }
+    void clear() {
+        if (tty_ && shown_) std::fprintf(stderr, "\r%90s\r", "");
+        shown_ = false;
+    }
+
+  private:
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point start_ = Clock::now(), last_ = start_;
+    bool tty_ = isatty(2) == 1;
+    bool shown_ = false;
+};
 
 void add_csv(std::vector<CsvRow>& rows, const Cell& c) {
     const std::string L = std::to_string(c.length), m = measure_name(c.measure);
@@ -181,11 +292,15 @@ int cmd_bench(int argc, char** argv) {
                   {"warmup", "W", "untimed runs before them (default 1)"},
                   prompt_option("decode prompt; prefill prompts repeat it (default "
                                 "\"Once upon a time\")"),
+                  cmdline::file_option(),
                   {"csv", "FILE", "write every figure as CSV"},
                   {"limits", "",
                    "measure this machine's FMA peak and read bandwidth (1 thread, then "
                    "--threads), print them and exit"},
-                  {"trace", "", "measure with tracing on (attention, K/V rows, logits kept)"}});
+                  {"trace", "", "measure with tracing on (attention, K/V rows, logits kept)"},
+                  {"wide", "",
+                   "every column: tok/s min and max, counted GFLOP and MB, each op\n(about 160 "
+                   "columns; the default fits 100)"}});
     Args a("bench", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -201,7 +316,7 @@ int cmd_bench(int argc, char** argv) {
     const int repeats = a.integer("repeats", 5, 1, 1000);
     const int warmup = a.integer("warmup", 1, 0, 1000);
     const bool trace = a.has("trace");
-    const std::string prompt = a.str("prompt", "Once upon a time");
+    const std::string prompt = cmdline::prompt_from(a).value_or("Once upon a time");
 
     if (a.has("limits")) return print_limits(threads_from(a), repeats);
 
@@ -214,6 +329,11 @@ int cmd_bench(int argc, char** argv) {
     const Model& m = *o.model;
     const auto* llama = dynamic_cast<const LlamaModel*>(&m);
     Bench bench(m, be, prompt, repeats, warmup);
+    const bool wide = a.has("wide");
+    const std::size_t width = wide ? 0 : kColumns;
+    ProgressLine progress;
+    bench.set_progress(
+        [&](int L, Measure meas, int run, int total) { progress(L, meas, run, total); });
 
     std::vector<std::string> header;
     header.push_back("kvscope-cli bench: model " + m.name() + " (" + m.config().describe() + ")");
@@ -241,13 +361,13 @@ int cmd_bench(int argc, char** argv) {
         std::to_string(bench.decode_prompt_len()) + "-token prompt \"" + prompt +
         "\": 1 from the prefill, L-1 decode steps (the rate counts those); no stop at the "
         "end token");
-    for (const auto& h : header) std::printf("%s\n", h.c_str());
-    std::printf(
-        "rates: tokens / wall time of the timed steps; GFLOP/s and GB/s: counted FLOPs "
-        "and bytes / forward time\n\n");
-    std::printf("%5s  %-23s %10s %10s %10s  %10s  %13s %9s %8s %8s %7s\n", "L", "measure",
-                "tok/s min", "median", "max", "median ms", "latency ms", "GFLOP", "GFLOP/s", "MB",
-                "GB/s");
+    for (const auto& h : header) print_wrapped(h, width);
+    print_wrapped(
+        "rates: tokens / wall time of the timed steps (median of the repeats; --wide: min and "
+        "max too); GFLOP/s and GB/s: counted FLOPs and bytes / forward time",
+        width);
+    std::printf("\n");
+    print_table_header(wide);
 
     std::vector<Cell> cells;
     std::vector<CsvRow> csv;
@@ -260,43 +380,53 @@ int cmd_bench(int argc, char** argv) {
             else
                 skipped.push_back(std::string(measure_name(meas)) + " at L=" + std::to_string(L));
         }
-        for (const Cell& c : bench.interleaved(L, jobs)) {
+        const std::vector<Cell> done = bench.interleaved(L, jobs);
+        progress.clear();
+        for (const Cell& c : done) {
             cells.push_back(c);
-            print_cell(c);
+            print_cell(c, wide);
             add_csv(csv, c);
         }
         std::fflush(stdout);
     }
     if (cells.empty()) throw Error("no length fits the model's context");
     if (!skipped.empty()) {
-        std::printf("not run (beyond the context of %d):", m.config().seq_len);
-        for (const auto& s : skipped) std::printf(" %s;", s.c_str());
-        std::printf("\n");
+        std::string line =
+            "not run (beyond the context of " + std::to_string(m.config().seq_len) + "):";
+        for (const auto& sk : skipped) line += " " + sk + ";";
+        print_wrapped(line, width);
     }
-    print_ops(cells);
+    print_ops(cells, wide);
 
     auto find = [&](Measure meas, int L) -> const Cell* {
         for (const Cell& c : cells)
             if (c.measure == meas && c.length == L) return &c;
         return nullptr;
     };
-    std::printf(
-        "\nbatched prefill vs token by token (per-token speed-up, ratio of median "
-        "rates):");
+    char part[64];
+    std::string line =
+        "\nbatched prefill vs token by token (per-token speed-up, ratio of median rates):";
     for (int L : lengths)
         if (auto* b = find(Measure::PrefillBatched, L), *t = find(Measure::PrefillByToken, L);
-            b && t)
-            std::printf(" L=%d %.2fx;", L, ratio(b->rate(), t->rate()));
-    std::printf("\ncached vs uncached decode (ratio of median decode times):");
+            b && t) {
+            std::snprintf(part, sizeof part, " L=%d %.2fx;", L, ratio(b->rate(), t->rate()));
+            line += part;
+        }
+    print_wrapped(line, width);
+    line = "cached vs uncached decode (ratio of median decode times):";
     for (int L : lengths)
-        if (auto* c = find(Measure::DecodeCached, L), *u = find(Measure::DecodeUncached, L); c && u)
-            std::printf(" L=%d %.1fx;", L, ratio(u->seconds(), c->seconds()));
-    std::printf("\n");
+        if (auto* c = find(Measure::DecodeCached, L), *u = find(Measure::DecodeUncached, L);
+            c && u) {
+            std::snprintf(part, sizeof part, " L=%d %.1fx;", L, ratio(u->seconds(), c->seconds()));
+            line += part;
+        }
+    print_wrapped(line, width);
 
     // Growth of the whole generation's cost with L: time ~ L^k, k by least squares on logs.
-    std::printf(
+    print_wrapped(
         "\ngrowth of total generation time with L (least squares on log time vs log L; "
-        "expect ~1 cached, ~2 uncached):\n");
+        "expect ~1 cached, ~2 uncached):",
+        width);
     for (Measure meas : {Measure::DecodeCached, Measure::DecodeUncached}) {
         std::vector<double> xs, ys;
         for (const Cell& c : cells)
@@ -309,8 +439,8 @@ int cmd_bench(int argc, char** argv) {
             continue;
         }
         const PowerFit f = fit_power(xs, ys);
-        std::printf("  %s: time ~ L^%.2f (r^2 %.3f, %d lengths %g..%g)\n", measure_name(meas),
-                    f.exponent, f.r2, f.points, xs.front(), xs.back());
+        printw(width, "  %s: time ~ L^%.2f (r^2 %.3f, %d lengths %g..%g)\n", measure_name(meas),
+               f.exponent, f.r2, f.points, xs.front(), xs.back());
         csv.push_back({"all",
                        measure_name(meas),
                        "growth_exponent",
@@ -329,12 +459,13 @@ int cmd_bench(int argc, char** argv) {
     if (longest > 0) {
         const auto paired = bench.interleaved(longest, {{Measure::DecodeCached, {true, true}},
                                                         {Measure::DecodeCached, {false, true}}});
+        progress.clear();
         const Cell &with = paired[0], &without = paired[1];
         const double cost = ratio(with.seconds(), without.seconds()) - 1;
-        std::printf(
-            "\ntracing cost, cached decode L=%d (alternating runs): median %.3f ms with "
-            "tracing, %.3f ms without: %+.1f%%\n",
-            longest, with.seconds().median * 1e3, without.seconds().median * 1e3, 100 * cost);
+        printw(width,
+               "\ntracing cost, cached decode L=%d (alternating runs): median %.3f ms with "
+               "tracing, %.3f ms without: %+.1f%%\n",
+               longest, with.seconds().median * 1e3, without.seconds().median * 1e3, 100 * cost);
         csv.push_back({std::to_string(longest),
                        "decode_cached",
                        "tracing_cost_fraction",
@@ -342,25 +473,26 @@ int cmd_bench(int argc, char** argv) {
                        {cost, cost, cost},
                        repeats});
         if (cpu && weights != GgmlType::F32) {
-            std::printf(
-                "per-op timing cost and fast vs plain ops: measured with float32 weights only "
-                "(the plain loops would dequantise every matrix at every step)\n");
+            printw(width,
+                   "per-op timing cost and fast vs plain ops: measured with float32 weights only "
+                   "(the plain loops would dequantise every matrix at every step)\n");
         } else if (cpu) {
             const auto timers = bench.interleaved(
                 longest,
                 {{Measure::DecodeCached, {trace, true}}, {Measure::DecodeCached, {trace, false}}});
+            progress.clear();
             const Cell &timed = timers[0], &untimed = timers[1];
             const double op_cost = ratio(timed.seconds(), untimed.seconds()) - 1;
             int calls = 0;
             for (int c : timed.runs.front().ops.calls) calls += c;
             const double per_call =
                 (timed.seconds().median - untimed.seconds().median) / std::max(calls, 1);
-            std::printf(
-                "per-op timing cost, cached decode L=%d (alternating runs): median %.3f "
-                "ms with op timers, %.3f ms without: %+.1f%% (%.0f ns per op call, %d "
-                "calls)\n",
-                longest, timed.seconds().median * 1e3, untimed.seconds().median * 1e3,
-                100 * op_cost, per_call * 1e9, calls);
+            printw(width,
+                   "per-op timing cost, cached decode L=%d (alternating runs): median %.3f "
+                   "ms with op timers, %.3f ms without: %+.1f%% (%.0f ns per op call, %d "
+                   "calls)\n",
+                   longest, timed.seconds().median * 1e3, untimed.seconds().median * 1e3,
+                   100 * op_cost, per_call * 1e9, calls);
             csv.push_back({std::to_string(longest),
                            "decode_cached",
                            "op_timing_cost_fraction",
@@ -373,11 +505,12 @@ int cmd_bench(int argc, char** argv) {
             const auto vs =
                 bench.interleaved(longest, {{Measure::DecodeCached, {trace, true, false}},
                                             {Measure::DecodeCached, {trace, true, true}}});
+            progress.clear();
             const double speedup = ratio(vs[1].seconds(), vs[0].seconds());
-            std::printf(
-                "fast CPU ops vs the plain run.c-order ops, cached decode L=%d (alternating "
-                "runs): median %.1f tok/s vs %.1f tok/s: %.2fx\n",
-                longest, vs[0].rate().median, vs[1].rate().median, speedup);
+            printw(width,
+                   "fast CPU ops vs the plain run.c-order ops, cached decode L=%d (alternating "
+                   "runs): median %.1f tok/s vs %.1f tok/s: %.2fx\n",
+                   longest, vs[0].rate().median, vs[1].rate().median, speedup);
             csv.push_back({std::to_string(longest), "decode_cached_reference_ops", "tokens_per_s",
                            "tok/s", vs[1].rate(), repeats});
             csv.push_back({std::to_string(longest),
@@ -393,18 +526,18 @@ int cmd_bench(int argc, char** argv) {
         const int steps = std::min(128, lengths.back());
         const auto f32 = open_model(a.str("model", "default"), a.str("tokenizer"));
         const WeightsGap gap = measure_weights_gap(m, *f32, be, bench.decode_prompt(), steps);
-        std::printf(
-            "\n%s weights against float32 (the same file; both fed float32's greedy tokens, "
-            "%d forward passes: the %d-token prompt, then one token each):\n"
-            "  max |logit difference| %.3g; next token (argmax) the same for the first %d of "
-            "%d%s\n  weights read per decode token: %s against %s in float32 (%.2fx fewer "
-            "bytes; counted from shapes)\n",
-            weight_type_option_name(weights).c_str(), gap.steps, bench.decode_prompt_len(),
-            gap.max_logit_diff, gap.same_greedy, gap.steps,
-            gap.diverged ? "" : " (all: the greedy text is unchanged)",
-            format_mb(gap.bytes_per_token).c_str(), format_mb(gap.f32_bytes_per_token).c_str(),
-            double(gap.f32_bytes_per_token) /
-                double(std::max<std::uint64_t>(1, gap.bytes_per_token)));
+        printw(width,
+               "\n%s weights against float32 (the same file; both fed float32's greedy tokens, "
+               "%d forward passes: the %d-token prompt, then one token each):\n"
+               "  max |logit difference| %.3g; next token (argmax) the same for the first %d of "
+               "%d%s\n  weights read per decode token: %s against %s in float32 (%.2fx fewer "
+               "bytes; counted from shapes)\n",
+               weight_type_option_name(weights).c_str(), gap.steps, bench.decode_prompt_len(),
+               gap.max_logit_diff, gap.same_greedy, gap.steps,
+               gap.diverged ? "" : " (all: the greedy text is unchanged)",
+               format_mb(gap.bytes_per_token).c_str(), format_mb(gap.f32_bytes_per_token).c_str(),
+               double(gap.f32_bytes_per_token) /
+                   double(std::max<std::uint64_t>(1, gap.bytes_per_token)));
         const double n = gap.steps, same = gap.same_greedy, diff = gap.max_logit_diff;
         const double bytes = double(gap.bytes_per_token);
         csv.push_back(

@@ -5,12 +5,24 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/run_outputs.h"
 #include "core/session/workbench.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/util/utf8.h"
 
 namespace kvs::cli {
+namespace {
+
+// "length limit", with the context when that is why.
+std::string stopped_words(const Session& s) {
+    std::string w = finish_reason_name(s.finish_reason());
+    if (s.finish_reason() == FinishReason::ContextFull)
+        w += " (the model's context is " + std::to_string(s.model().config().seq_len) + " tokens)";
+    return w;
+}
+
+}  // namespace
 
 // The same prompt and sampler run twice, with the KV cache and without, step for step.
 int cmd_compare(int argc, char** argv) {
@@ -18,8 +30,10 @@ int cmd_compare(int argc, char** argv) {
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.push_back(timing_option());
     specs.insert(specs.end(), {prompt_option("prompt text (default empty: BOS only)"),
-                               {"max-new-tokens", "N", "tokens to generate (default 64)"},
+                               cmdline::file_option(),
+                               cmdline::new_tokens_option("tokens to generate (default 64)"),
                                {"quiet", "", "totals only, no per-step rows"}});
+    for (auto& o : run_output_options()) specs.push_back(o);
     Args a("compare", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -29,17 +43,20 @@ int cmd_compare(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
+    const std::string prompt = cmdline::prompt_from(a).value_or("");
     Opened o = open_from(a);
     const std::shared_ptr<const Model> model = std::move(o.model);
     const Model& m = *model;
-    const std::string prompt = a.str("prompt");
+    const RunOutputs out = run_outputs_from(a, m.config());
     SessionConfig cfg;
     cfg.sampler = sampler_from(a);
     cfg.timing = timing_from(a);
     cfg.max_new_tokens = max_new_from(a, m, m.tokenizer().encode(prompt), 64);
-    cfg.capture.attention = false;
-    cfg.capture.kv_rows = false;
-    cfg.keep_logits = true;
+    cfg.capture.attention = out.wants_attention();
+    cfg.capture.kv_rows = out.wants_everything();
+    cfg.capture.vectors = out.wants_everything();
+    cfg.capture.op_log = out.wants_ops();
+    cfg.keep_logits = true;  // the logit difference between the sessions
     Workbench bench(*o.backend.backend, cfg);
     bench.set_view(CacheView::Compare);
     bench.open(model, {});
@@ -81,6 +98,25 @@ int cmd_compare(int argc, char** argv) {
     std::printf("max |logit difference| cached vs uncached over all steps: %.3g\n", max_diff);
     if (diverged_at >= 0)
         std::printf("note: the chosen tokens differed first at step %d\n", diverged_at);
+    std::printf("timed: %s\n", timing_words(cfg.timing).c_str());
+    // The text as generate prints it (the pieces escaped for the terminal), and why it ended.
+    const std::string text_c = cached.text(true), text_u = uncached.text(true);
+    std::printf("text: %s\n", escape_for_terminal(text_c).c_str());
+    if (text_u != text_c)
+        std::printf("text without the cache: %s\n", escape_for_terminal(text_u).c_str());
+    const std::string why_c = stopped_words(cached), why_u = stopped_words(uncached);
+    if (why_c == why_u)
+        std::printf("stopped: %s\n", why_c.c_str());
+    else
+        std::printf("stopped: %s (with the cache), %s (without)\n", why_c.c_str(), why_u.c_str());
+    TraceJsonRun run;
+    run.model = &m;
+    run.sampler = cfg.sampler;
+    run.recorded = recorded_here("kvscope-cli compare", o.backend.backend->name(),
+                                 o.backend.backend->device(), cfg.timing.runs);
+    run.sessions = {trace_json_session(cached), trace_json_session(uncached)};
+    run.logit_max_diff = bench.logit_differences();
+    write_run_outputs(out, run);
     return 0;
 }
 

@@ -168,14 +168,15 @@ int cmd_explain(int argc, char** argv) {
     auto specs = model_options();
     specs.insert(specs.end(),
                  {prompt_option("prompt text (the toy's default: \"Today weather is so\")"),
+                  cmdline::file_option(),
                   {"step", "S", "0 = the prefill (default), S = decode step S"},
                   {"layer", "L", "layer (default 0)"},
                   {"head", "H", "query head: a number, or the toy's even | last | first | all"},
                   {"row", "R",
                    "query row among the step's: a number, or the token's text "
                    "(default: the last row)"},
-                  {"no-cache", "", "decode without the KV cache (recompute every row)"},
                   {"json", "", "print JSON instead of text"}});
+    for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
     Args a("explain", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -186,10 +187,13 @@ int cmd_explain(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
+    const CacheView cache = cmdline::cache_from(a, CacheView::On);
+    if (cache == CacheView::Compare) a.fail("--cache compare: explain shows one session's row");
+    const std::optional<std::string> given = cmdline::prompt_from(a);
     Opened o = open_from(a);
     const Model& m = *o.model;
     const ModelConfig& c = m.config();
-    const std::string prompt = a.str("prompt", m.is_toy() ? "Today weather is so" : "");
+    const std::string prompt = given.value_or(m.is_toy() ? "Today weather is so" : "");
     const auto prompt_ids = m.tokenizer().encode(prompt);
     if (prompt_ids.empty()) throw Error("explain: the prompt is empty");
     const int max_step = c.seq_len - static_cast<int>(prompt_ids.size());
@@ -203,7 +207,7 @@ int cmd_explain(int argc, char** argv) {
         });
 
     SessionConfig cfg;
-    cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
+    cfg.mode = cache == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached;
     cfg.max_new_tokens = step + 1;
     cfg.stop_at_end_token = false;  // the step asked for is reached even past an end token
     Session s(m, *o.backend.backend, cfg);

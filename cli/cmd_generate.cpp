@@ -1,8 +1,8 @@
 #include <chrono>
 #include <cstdio>
-#include <sstream>
 
 #include "cli/commands.h"
+#include "cli/run_outputs.h"
 #include "core/session/trace_json.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
@@ -14,13 +14,15 @@ namespace kvs::cli {
 int cmd_generate(int argc, char** argv) {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
-    specs.push_back(timing_option());
-    specs.insert(specs.end(),
-                 {prompt_option("prompt text (default empty: BOS only)"),
-                  {"max-new-tokens", "N", "tokens to generate (default 256, within the context)"},
-                  {"no-cache", "", "recompute the whole sequence at every decode step"},
-                  {"prefill-token-by-token", "", "feed the prompt one token per forward pass"},
-                  {"trace-json", "FILE", "write the whole trace as JSON"}});
+    specs.push_back(timing_option(1));
+    specs.insert(
+        specs.end(),
+        {prompt_option("prompt text (default empty: BOS only)"),
+         cmdline::file_option(),
+         cmdline::new_tokens_option("tokens to generate (default 256, within the context)"),
+         {"prefill-token-by-token", "", "feed the prompt one token per forward pass"}});
+    for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
+    for (auto& o : run_output_options()) specs.push_back(o);
     Args a("generate", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -30,32 +32,34 @@ int cmd_generate(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
+    const CacheView cache = cmdline::cache_from(a, CacheView::On);
+    if (cache == CacheView::Compare)
+        a.fail("--cache compare: kvscope-cli compare runs both side by side");
+    const std::string prompt = cmdline::prompt_from(a).value_or("");
     Opened o = open_from(a);
     const Model& m = *o.model;
-    const std::string prompt = a.str("prompt");
     const auto prompt_ids = m.tokenizer().encode(prompt);
 
     SessionConfig cfg;
     cfg.sampler = sampler_from(a);
-    cfg.timing = timing_from(a);
-    cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
+    cfg.timing = timing_from(a, 1);  // one run per step, as run.c and llama-cli time theirs
+    cfg.mode = cache == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached;
     cfg.prefill_token_by_token = a.has("prefill-token-by-token");
     cfg.max_new_tokens = max_new_from(a, m, prompt_ids, 256);
+    // Checked now, after the model and tokenizer were read (so they count as inputs), and
+    // written at the end through a temporary file: a killed run leaves an old trace as it was.
+    const RunOutputs out = run_outputs_from(a, m.config());
     // The session keeps only what this command writes: everything for --trace-json; otherwise
     // the text and the summary, which read none of the per-step payloads. Each kept payload is
     // memory the trace grows by at every step, and on a guest where a fresh page costs 14 us
     // (docs/bench) the op strip and the q rows alone (about 7 KiB a step on stories260K) made the
     // loop twice the forward pass. A backend with CUDA Graphs keeps the op strip: the summary's
     // op-by-op figure is measured through it.
-    const bool full_trace = a.has("trace-json");
-    cfg.capture.attention = full_trace;
-    cfg.capture.kv_rows = full_trace;
-    cfg.capture.vectors = full_trace;
-    cfg.capture.op_log = full_trace || o.backend.backend->graphs() != nullptr;
-    cfg.keep_logits = full_trace;
-    // Checked now, after the model and tokenizer were read (so they count as inputs), and
-    // written at the end through a temporary file: a killed run leaves an old trace as it was.
-    if (full_trace) check_output_path(a.str("trace-json"));
+    cfg.capture.attention = out.wants_attention();
+    cfg.capture.kv_rows = out.wants_everything();
+    cfg.capture.vectors = out.wants_everything();
+    cfg.capture.op_log = out.wants_ops() || o.backend.backend->graphs() != nullptr;
+    cfg.keep_logits = out.wants_everything();
     Session s(m, *o.backend.backend, cfg);
     s.set_prompt_tokens(prompt_ids);
 
@@ -110,16 +114,19 @@ int cmd_generate(int argc, char** argv) {
                  mode_name(cfg.mode), decode_steps > 0 && loop_s > 0 ? decode_steps / loop_s : 0.0,
                  stopped.c_str(),
                  format_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
+    std::fprintf(stderr, "kvscope: timed: %s\n", timing_words(cfg.timing).c_str());
     if (graph_steps > 0)
         std::fprintf(stderr,
-                     "kvscope: decode forward pass, mean of %d steps (each a median of runs): "
-                     "%.3f ms op by op, %.3f ms as one CUDA graph\n",
+                     "kvscope: decode forward pass, mean of %d steps: %.3f ms op by op, %.3f ms "
+                     "as one CUDA graph\n",
                      graph_steps, per_op_s / graph_steps * 1e3, graph_s / graph_steps * 1e3);
-    if (full_trace) {
-        std::ostringstream json;
-        write_trace_json(json, s);
-        write_output_file(a.str("trace-json"), json.str());
-    }
+    TraceJsonRun run;
+    run.model = &m;
+    run.sampler = cfg.sampler;
+    run.recorded = recorded_here("kvscope-cli generate", o.backend.backend->name(),
+                                 o.backend.backend->device(), cfg.timing.runs);
+    run.sessions.push_back(trace_json_session(s));
+    write_run_outputs(out, run);
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/loaders/model_loader.h"
 #include "core/model/compact_weights.h"
 #include "core/model/llama_model.h"
 #include "core/util/error.h"
@@ -29,6 +30,13 @@ int cmd_info(int argc, char** argv) {
     const Model& m = *o.model;
     const ModelConfig& c = m.config();
     std::printf("model %s: %s\n", escape_for_one_line(m.name()).c_str(), c.describe().c_str());
+    // Where a named model was found (the assets beside an install, or the source tree).
+    const std::string spec = a.str("model", "default");
+    const std::string file = spec == "default"       ? default_model_path()
+                             : spec == "stories260K" ? stories260k_path()
+                             : spec == "toy"         ? std::string()
+                                                     : spec;
+    if (!file.empty()) std::printf("file: %s\n", escape_for_one_line(file).c_str());
     std::printf("architecture: %s\n", m.is_toy()   ? "toy (hand-made heads)"
                                       : c.gpt2()   ? architecture_name(c.arch)
                                       : c.qkv_bias ? "qwen2 (llama with q/k/v biases)"

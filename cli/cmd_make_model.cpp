@@ -67,8 +67,8 @@ int cmd_make_model(int argc, char** argv) {
          {"heads", "N", "query heads"},
          {"kv-heads", "N", "key/value heads (default: heads)"},
          {"vocab", "N", "vocabulary (>= 259: the byte pieces)"},
-         {"seq-len", "N", "context length"},
-         {"seed", "S", "weights' random seed (default 1)"}},
+         {"context", "N", "context length", false, {"-c", "--ctx-size", "--seq-len"}},
+         {"seed", "S", "weights' random seed (default 1)", false, {"-s"}}},
         argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -80,9 +80,17 @@ int cmd_make_model(int argc, char** argv) {
         return 0;
     }
     if (!a.has("out")) throw Error("make-model: --out FILE.bin is required");
-    const std::string arch = a.str("arch", "llama");
-    if (arch != "llama" && arch != "gpt2")
-        throw Error("make-model: --arch: '" + arch + "' is not one of llama, gpt2");
+    const std::string arch = a.choice("arch", "llama", {"llama", "gpt2"});
+    // The file's name says what is in it: a GPT-2 model is a GGUF file, a Llama one a llama2.c
+    // checkpoint (kvscope-cli export --gguf makes a GGUF of it).
+    const std::filesystem::path named(a.str("out"));
+    if (arch == "gpt2" && named.extension() != ".gguf")
+        a.fail("--arch gpt2 writes a GGUF file: name it " +
+               (named.parent_path() / (named.stem().string() + ".gguf")).string());
+    if (arch == "llama" && named.extension() == ".gguf")
+        a.fail(
+            "--arch llama writes a llama2.c checkpoint: name it .bin (kvscope-cli export "
+            "--gguf converts one to GGUF)");
     ModelConfig c = preset(a.str("shape", "85M"));
     c.dim = a.integer("dim", c.dim, 1, 1 << 16);
     if (arch == "gpt2") {  // GPT-2's design: a 4 x dim MLP, every K/V head its own
@@ -95,7 +103,7 @@ int cmd_make_model(int argc, char** argv) {
     c.n_heads = a.integer("heads", c.n_heads, 1, 1024);
     c.n_kv_heads = a.integer("kv-heads", a.has("heads") ? c.n_heads : c.n_kv_heads, 1, 1024);
     c.vocab_size = a.integer("vocab", c.vocab_size, 259, 1 << 20);
-    c.seq_len = a.integer("seq-len", c.seq_len, 1, 1 << 20);
+    c.seq_len = a.integer("context", c.seq_len, 1, 1 << 20);
     const std::uint64_t seed = a.unsigned_integer("seed", 1);
     if (c.gpt2()) {
         if (c.n_kv_heads != c.n_heads)

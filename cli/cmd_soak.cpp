@@ -38,12 +38,24 @@ int cmd_soak(int argc, char** argv) {
     auto specs = model_options();
     specs.insert(
         specs.end(),
-        {{"steps", "N", "decode steps in all, over as many sessions as needed (default 2000)"},
-         {"trace-budget-kib", "K", "the trace's memory budget in KiB (default 4096)"},
+        {{"max-new-tokens",
+          "N",
+          "decode steps in all, over as many sessions as needed (default 2000)",
+          false,
+          {"-n", "--n-predict", "--steps"}},
          {"report-every", "N", "print a line every N decode steps (default 200)"},
-         {"temperature", "T", "sampling temperature (default 1: sessions differ)"},
-         {"seed", "S", "seed of the first session; session i uses S + i (default 42)"},
+         {"temperature",
+          "T",
+          "sampling temperature (default 1: sessions differ)",
+          false,
+          {"--temp"}},
+         {"seed",
+          "S",
+          "seed of the first session; session i uses S + i (default 42)",
+          false,
+          {"-s"}},
          {"stop-at-end-token", "", "end a session at the end token, not at the context limit"}});
+    for (auto& o : cmdline::trace_budget_options("4M")) specs.push_back(o);
     Args a("soak", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -54,9 +66,9 @@ int cmd_soak(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
-    const int total = a.integer("steps", 2000, 1, 100000000);
+    const int total = a.integer("max-new-tokens", 2000, 1, 100000000);
     const int every = a.integer("report-every", 200, 1, 100000000);
-    const std::size_t budget = std::size_t(a.integer("trace-budget-kib", 4096, 1, 1 << 24)) << 10;
+    const std::size_t budget = cmdline::trace_budget_from(a, std::size_t(4) << 20);
     SamplerConfig sampler;
     sampler.temperature = static_cast<float>(a.number("temperature", 1.0, 0.0, 100.0));
     const std::uint64_t seed0 = a.unsigned_integer("seed", 42);
@@ -132,7 +144,7 @@ int cmd_soak(int argc, char** argv) {
     if (warm_at < 0) {
         std::printf(
             "resident memory: %.1f MiB at the end, peak %.1f MiB; no warm-up point "
-            "(the budget was %s): use more --steps or a smaller --trace-budget-kib\n",
+            "(the budget was %s): use a larger -n or a smaller --trace-budget\n",
             mib(mem.rss_kib), mib(mem.peak_kib),
             budget_reached ? "reached only after the last report" : "never reached");
     } else {

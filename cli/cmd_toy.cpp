@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/run_outputs.h"
 #include "core/model/toy_model.h"
 #include "core/session/trace_json.h"
 #include "core/util/error.h"
@@ -133,13 +134,17 @@ void print_decode(const View& v, const StepRecord& r) {
 }  // namespace
 
 int cmd_toy(int argc, char** argv) {
-    Args a("toy",
-           {prompt_option("words of the toy vocabulary (default \"Today weather is so\")"),
-            {"decode", "N", "decode steps after the prefill (default 1)"},
-            {"no-cache", "", "recompute the whole sequence at every decode step"},
-            {"trace-json", "FILE", "write the whole trace as JSON"},
-            timing_option()},
-           argc, argv, 2);
+    std::vector<OptionSpec> specs = {
+        prompt_option("words of the toy vocabulary (default \"Today weather is so\")"),
+        cmdline::file_option(),
+        cmdline::new_tokens_option(
+            "tokens to generate: the prefill chooses the first, each decode\nstep one more "
+            "(default 2)"),
+        {"decode", "N", "", false, {}, true},  // the older spelling of N decode steps: -n N+1
+        timing_option()};
+    for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
+    for (auto& o : run_output_options()) specs.push_back(o);
+    Args a("toy", specs, argc, argv, 2);
     ToyModel m;
     if (a.help()) {
         std::fputs(
@@ -150,22 +155,29 @@ int cmd_toy(int argc, char** argv) {
         std::printf("vocabulary: %s\n", m.toy_tokenizer().vocabulary_list().c_str());
         return 0;
     }
-    const auto prompt = m.tokenizer().encode(a.str("prompt", "Today weather is so"));
+    const CacheView cache = cmdline::cache_from(a, CacheView::On);
+    if (cache == CacheView::Compare)
+        a.fail("--cache compare: kvscope-cli compare --model toy runs both side by side");
+    const auto prompt =
+        m.tokenizer().encode(cmdline::prompt_from(a).value_or("Today weather is so"));
     const int ctx = m.config().seq_len, P = static_cast<int>(prompt.size());
     if (P > ctx)
         throw Error("the prompt is " + std::to_string(P) + " words, the toy's context is " +
                     std::to_string(ctx));
-    const int decode = a.integer("decode", 1, 0, 1 << 20);
-    if (decode > ctx - P)
-        throw Error("--decode " + std::to_string(decode) + " does not fit: the prompt is " +
-                    std::to_string(P) + " words and the context " + std::to_string(ctx) +
-                    ", so at most " + std::to_string(ctx - P) + " decode steps");
-
-    if (a.has("trace-json")) check_output_path(a.str("trace-json"));
+    if (a.has("decode") && a.has("max-new-tokens"))
+        a.fail("--decode N and --max-new-tokens N+1 say the same: give one");
+    const int new_tokens = a.has("decode") ? a.integer("decode", 1, 0, 1 << 20) + 1
+                                           : a.integer("max-new-tokens", 2, 1, 1 << 20);
+    if (new_tokens - 1 > ctx - P)
+        throw Error("--max-new-tokens " + std::to_string(new_tokens) +
+                    " does not fit: the prompt is " + std::to_string(P) +
+                    " words and the context " + std::to_string(ctx) + ", so at most " +
+                    std::to_string(ctx - P + 1) + " new tokens");
+    const RunOutputs out = run_outputs_from(a, m.config());
 
     SessionConfig cfg;
-    cfg.mode = a.has("no-cache") ? CacheMode::Uncached : CacheMode::Cached;
-    cfg.max_new_tokens = decode + 1;  // the prefill chooses one, each decode step one more
+    cfg.mode = cache == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached;
+    cfg.max_new_tokens = new_tokens;  // the prefill chooses one, each decode step one more
     cfg.top_k_record = m.config().vocab_size;
     cfg.timing = timing_from(a);
     BackendChoice unused = make_backend("cpu");  // Session wants one; the toy runs in core
@@ -194,11 +206,13 @@ int cmd_toy(int argc, char** argv) {
     if (s.finish_reason() == FinishReason::EndToken)
         std::printf(" (\"%s\")", m.tokenizer().piece(s.trace().back().token_out).c_str());
     std::printf("\n");
-    if (a.has("trace-json")) {
-        std::ostringstream json;
-        write_trace_json(json, s);
-        write_output_file(a.str("trace-json"), json.str());
-    }
+    TraceJsonRun run;
+    run.model = &m;
+    run.sampler = cfg.sampler;
+    run.recorded = recorded_here("kvscope-cli toy", "core", "host CPU (the toy runs in core)",
+                                 cfg.timing.runs);
+    run.sessions.push_back(trace_json_session(s));
+    write_run_outputs(out, run);
     return 0;
 }
 

@@ -24,6 +24,7 @@ int cmd_explain(int argc, char** argv);
 int cmd_make_model(int argc, char** argv);
 int cmd_kernels(int argc, char** argv);
 int cmd_export(int argc, char** argv);
+int cmd_replay(int argc, char** argv);
 
 // The option groups the window takes too (--model, --tokenizer, --backend, --threads, --prompt,
 // --timing-runs): defined once, in cmdline/engine_options.h.
@@ -38,8 +39,10 @@ using cmdline::timing_option;
 std::vector<OptionSpec> model_options();
 std::vector<OptionSpec> sampler_options();
 SamplerConfig sampler_from(const Args& a);
-// --timing-runs N as the policy of the engine's step timing.
-TimingPolicy timing_from(const Args& a);
+// --timing-runs N as the policy of the engine's step timing (`fallback_runs` when not given).
+TimingPolicy timing_from(const Args& a, int fallback_runs = TimingPolicy().runs);
+// How a command's step times were measured, in words for its summary.
+std::string timing_words(const TimingPolicy& t);
 
 // A model and a backend opened from --model / --tokenizer / --backend / --context: the backend
 // first, so the model is refused before loading when its weights and KV cache at that context do

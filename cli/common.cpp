@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,17 +14,18 @@ namespace kvs::cli {
 
 std::vector<OptionSpec> model_options() {
     auto specs = cmdline::model_options();
-    specs.push_back({"context", "N",
-                     "tokens a session may hold, 1..131072 (default: the model's context);\nthe KV "
-                     "cache is allocated for this many"});
+    specs.push_back(cmdline::context_option(
+        "tokens a session may hold, 1..131072 (default: the model's context);\nthe KV "
+        "cache is allocated for this many"));
+    specs.push_back(cmdline::verbose_option());
     return specs;
 }
 
 std::vector<OptionSpec> sampler_options() {
-    return {{"temperature", "T", "0 = greedy (default 0)"},
+    return {{"temperature", "T", "0 = greedy (default 0)", false, {"--temp"}},
             {"top-k", "K", "keep the K most likely tokens (default 0 = off)"},
             {"top-p", "P", "nucleus sampling mass (default 0.9; used when T > 0)"},
-            {"seed", "S", "random seed (default 42)"}};
+            {"seed", "S", "random seed (default 42)", false, {"-s"}}};
 }
 
 SamplerConfig sampler_from(const Args& a) {
@@ -35,15 +37,27 @@ SamplerConfig sampler_from(const Args& a) {
     return s;
 }
 
-TimingPolicy timing_from(const Args& a) {
+TimingPolicy timing_from(const Args& a, int fallback_runs) {
     TimingPolicy t;
-    t.runs = cmdline::timing_runs_from(a, t.runs);
+    t.runs = cmdline::timing_runs_from(a, fallback_runs);
     return t;
+}
+
+std::string timing_words(const TimingPolicy& t) {
+    if (t.runs <= 1)
+        return "each step run once, on the wall clock (--timing-runs N: the median of N runs of "
+               "each step under 10 ms)";
+    return "each step under " + std::to_string(int(t.rerun_below_seconds * 1e3)) +
+           " ms as the median of " + std::to_string(t.runs) + " runs of it (up to " +
+           std::to_string(std::max(t.runs, t.max_runs)) +
+           " when most were slowed by the machine), longer steps once";
 }
 
 Opened open_from(const Args& a) {
     Opened o;
     o.backend = make_backend(backend_from(a, "auto"), threads_from(a));
+    if (a.has("verbose") && !o.backend.detail.empty())
+        o.backend.note += " (" + o.backend.detail + ")";
     OpenLimits limits;
     limits.context = a.integer("context", 0, 1, 1 << 17);
     limits.budgets = budgets_for(*o.backend.backend);

@@ -4,9 +4,14 @@
 #include <exception>
 #include <new>
 
+#include <string>
+#include <vector>
+
 #include "cli/commands.h"
+#include "core/util/closest_name.h"
 #include "core/util/error.h"
 #include "core/util/utf8.h"
+#include "core/util/version.h"
 
 namespace {
 
@@ -31,6 +36,8 @@ const Command kCommands[] = {
     {"make-model", kvs::cli::cmd_make_model,
      "write a random-weight llama2.c checkpoint of a shape"},
     {"export", kvs::cli::cmd_export, "write a llama2.c model as a GGUF file (f32/f16/q8_0/...)"},
+    {"replay", kvs::cli::cmd_replay,
+     "a recorded run (trace JSON) without its model: summary, CSV, trace events"},
 };
 
 void usage(FILE* f) {
@@ -50,8 +57,16 @@ int main(int argc, char** argv) {
         usage(stdout);
         return 0;
     }
+    if (!std::strcmp(argv[1], "--version")) {
+        std::printf("kvscope-cli %s\n", kvs::kvscope_version());
+        return 0;
+    }
     for (const auto& c : kCommands) {
         if (std::strcmp(argv[1], c.name) != 0) continue;
+        if (argc > 2 && !std::strcmp(argv[2], "--version")) {
+            std::printf("kvscope-cli %s\n", kvs::kvscope_version());
+            return 0;
+        }
         try {
             return c.run(argc, argv);
         } catch (const kvs::Error& e) {
@@ -67,7 +82,11 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
-    std::fprintf(stderr, "kvscope-cli: error: unknown command '%s' (see kvscope-cli --help)\n",
-                 argv[1]);
+    std::vector<std::string> names;
+    for (const auto& c : kCommands) names.emplace_back(c.name);
+    const std::string near = kvs::closest_name(argv[1], names);
+    const std::string hint = near.empty() ? "see kvscope-cli --help" : "did you mean " + near + "?";
+    std::fprintf(stderr, "kvscope-cli: error: unknown command '%s' (%s)\n",
+                 kvs::escape_for_one_line(argv[1]).c_str(), hint.c_str());
     return 2;
 }

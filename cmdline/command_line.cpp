@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/util/closest_name.h"
 #include "core/util/error.h"
 
 namespace kvs::cmdline {
@@ -18,6 +19,13 @@ std::string option_in(const std::string& message) {
     return name.rfind("-", 0) == 0 ? name : "--" + name;  // a flag's is given without "--"
 }
 
+// "-m,--model": CLI11's names of an option, every spelling.
+std::string spellings(const OptionSpec& s) {
+    std::string n;
+    for (const auto& a : s.aliases) n += a + ",";
+    return n + "--" + s.name;
+}
+
 }  // namespace
 
 CommandLine::CommandLine(Voice voice, std::vector<OptionSpec> specs, int argc, char** argv,
@@ -27,15 +35,15 @@ CommandLine::CommandLine(Voice voice, std::vector<OptionSpec> specs, int argc, c
     app.set_help_flag();  // --help is ours: a flag like any other, printed by the caller
     app.allow_extras();   // unknown options and stray words are reported below, in our words
     CLI::Option* help = app.add_flag("-h,--help");
+    CLI::Option* version = app.add_flag("--version");
     std::vector<std::pair<const OptionSpec*, CLI::Option*>> options;
     for (const auto& s : specs_) {
         CLI::Option* o = nullptr;
         if (s.value_name.empty()) {
-            o = app.add_flag("--" + s.name)->disable_flag_override();  // --prefill=yes: refused
+            o = app.add_flag(spellings(s))->disable_flag_override();  // --prefill=yes: refused
         } else {
             // The last of a repeated option wins, as in most command lines.
-            o = app.add_option("--" + s.name)
-                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+            o = app.add_option(spellings(s))->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         }
         options.emplace_back(&s, o);
     }
@@ -54,11 +62,27 @@ CommandLine::CommandLine(Voice voice, std::vector<OptionSpec> specs, int argc, c
     const auto rest = app.remaining();
     if (!rest.empty()) {
         const std::string& a = rest.front();
-        const std::string hint = voice_.suffix.empty() ? " (see --help)" : "";
-        if (a.rfind("--", 0) == 0) fail("unknown option '" + a.substr(0, a.find('=')) + "'" + hint);
+        std::string hint = voice_.suffix.empty() ? " (see --help)" : "";
+        if (a.size() > 1 && a[0] == '-') {
+            const std::string given = a.substr(0, a.find('='));
+            std::vector<std::string> known = {"--help", "--version"};
+            for (const auto& s : specs_) {
+                known.push_back("--" + s.name);
+                known.insert(known.end(), s.aliases.begin(), s.aliases.end());
+            }
+            // A long name gets a guess within two edits, or three past ten letters.
+            const std::string near =
+                given.size() > 2 ? closest_name(given, known, given.size() > 10 ? 3 : 2) : "";
+            if (!near.empty()) {
+                voice_.suffix.clear();  // one hint is enough
+                hint = " (did you mean " + near + "?)";
+            }
+            fail("unknown option '" + given + "'" + hint);
+        }
         fail("unexpected argument '" + a + "'" + hint);
     }
     help_ = help->count() > 0;
+    version_ = version->count() > 0;
     for (const auto& [spec, o] : options) {
         if (o->count() == 0) continue;
         if (spec->value_name.empty()) {
@@ -82,16 +106,26 @@ std::string CommandLine::usage() const {
     std::ostringstream s;
     s << voice_.usage_line << "\n";
     auto line = [&](const std::string& left, const std::string& help) {
-        s << "  " << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ');
+        // A name wider than its column puts its text on the next line, under the others'.
+        s << "  " << left;
+        if (left.size() < 26)
+            s << std::string(26 - left.size(), ' ');
+        else
+            s << "\n" << std::string(28, ' ');
         for (char c : help) {
             s << c;
             if (c == '\n') s << std::string(28, ' ');
         }
         s << "\n";
     };
-    for (const auto& o : specs_)
-        line("--" + o.name + (o.value_name.empty() ? "" : " " + o.value_name), o.help);
+    for (const auto& o : specs_) {
+        if (o.hidden) continue;
+        std::string names;
+        for (const auto& a : o.aliases) names += a + ", ";
+        line(names + "--" + o.name + (o.value_name.empty() ? "" : " " + o.value_name), o.help);
+    }
     line("--help", "this text");
+    line("--version", "the program's version");
     return s.str();
 }
 

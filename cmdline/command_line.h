@@ -17,6 +17,12 @@ struct OptionSpec {
     std::string value_name;  // empty for a flag
     std::string help;        // may hold '\n': continuation lines are indented under the text
     bool empty_ok = false;   // only a prompt may be "": for any other `--x ""` is an unset variable
+    // Other spellings of the same option, with their dashes ("-m", "--n-predict"): read as
+    // `name` and listed on its help line (llama.cpp's short names, an older spelling).
+    std::vector<std::string> aliases = {};
+    // An older spelling whose value means something else (--trace-budget-kib beside
+    // --trace-budget): read by the option's reader, not listed in --help (docs/cli.md lists it).
+    bool hidden = false;
 };
 
 // How a program names itself in its messages and its help.
@@ -28,12 +34,13 @@ struct Voice {
 
 class CommandLine {
   public:
-    // Parses argv[first..argc). Throws kvs::Error for an unknown option, an unexpected argument,
-    // a missing or empty value, or a value given to a flag.
+    // Parses argv[first..argc). Throws kvs::Error for an unknown option (naming the nearest
+    // known one), an unexpected argument, a missing or empty value, or a value given to a flag.
     CommandLine(Voice voice, std::vector<OptionSpec> specs, int argc, char** argv, int first);
 
     bool help() const { return help_; }
-    std::string usage() const;  // usage line, then one line per option
+    bool version() const { return version_; }  // --version
+    std::string usage() const;                 // usage line, then one line per option
     bool has(const std::string& name) const { return values_.count(name) > 0; }
     std::string str(const std::string& name, const std::string& fallback = {}) const;
     int integer(const std::string& name, int fallback, int lo, int hi) const;
@@ -54,6 +61,7 @@ class CommandLine {
     std::vector<OptionSpec> specs_;
     std::map<std::string, std::string> values_;  // given options; a flag's value is "1"
     bool help_ = false;
+    bool version_ = false;
 };
 
 }  // namespace kvs::cmdline

@@ -1,13 +1,22 @@
 #include "cmdline/engine_options.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+
 #include "core/model/compact_weights.h"
 #include "core/util/error.h"
+#include "core/util/file_bytes.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::cmdline {
 
 std::vector<OptionSpec> model_options() {
-    return {{"model", "M", "default (ours) | toy | stories260K | FILE.bin | FILE.gguf | HF folder"},
+    return {{"model",
+             "M",
+             "default (ours) | toy | stories260K | FILE.bin | FILE.gguf | HF folder",
+             false,
+             {"-m"}},
             {"tokenizer", "FILE", "llama2.c tokenizer (default: found beside the model)"},
             backend_option(),
             threads_option(),
@@ -21,17 +30,123 @@ OptionSpec backend_option() {
 }
 
 OptionSpec threads_option() {
-    return {"threads", "N", "CPU backend threads (default 1; small ops stay on one)"};
+    return {
+        "threads", "N", "CPU backend threads (default 1; small ops stay on one)", false, {"-t"}};
 }
 
 OptionSpec prompt_option(const std::string& help) {
-    return {"prompt", "TEXT", help, true};
+    return {"prompt", "TEXT", help, true, {"-p"}};
 }
 
-OptionSpec timing_option() {
+OptionSpec file_option() {
+    return {"file", "FILE", "the prompt from a file (- reads standard input)", false, {"-f"}};
+}
+
+std::optional<std::string> prompt_from(const CommandLine& c) {
+    if (c.has("prompt") && c.has("file"))
+        c.fail("--prompt and --file both give a prompt: give one");
+    if (c.has("prompt")) return c.str("prompt");
+    if (!c.has("file")) return std::nullopt;
+    constexpr std::size_t kLimit = std::size_t(16) << 20;
+    const std::string path = c.str("file");
+    std::string text;
+    if (path == "-") {
+        char buf[1 << 16];
+        std::size_t n = 0;
+        while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) {
+            text.append(buf, n);
+            if (text.size() > kLimit) c.fail("--file -: standard input holds more than 16 MiB");
+        }
+    } else {
+        try {
+            const auto bytes = read_file_bytes(path, kLimit);
+            text.assign(bytes.begin(), bytes.end());
+        } catch (const Error& e) {
+            c.fail(std::string("--file: ") + e.what());
+        }
+    }
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    return text;
+}
+
+OptionSpec new_tokens_option(const std::string& help) {
+    return {"max-new-tokens", "N", help, false, {"-n", "--n-predict"}};
+}
+
+std::vector<OptionSpec> cache_options(bool with_compare) {
+    return {{"cache", "MODE",
+             with_compare ? "on | off | compare (both side by side; default on)"
+                          : "on | off: decode with the KV cache, or recompute every row\n(default "
+                            "on)"},
+            {"no-cache", "", "", false, {}, true}};
+}
+
+CacheView cache_from(const CommandLine& c, CacheView fallback) {
+    if (c.has("cache") && c.has("no-cache") && c.str("cache") != "off")
+        c.fail("--no-cache and --cache " + c.str("cache") + " disagree");
+    if (c.has("no-cache")) return CacheView::Off;
+    if (!c.has("cache")) return fallback;
+    const auto v = parse_cache_view(c.str("cache"));
+    if (!v) c.fail("--cache: '" + c.str("cache") + "' is not one of on, off, compare");
+    return *v;
+}
+
+std::vector<OptionSpec> trace_budget_options(const std::string& default_words) {
+    return {{"trace-budget", "SIZE",
+             "memory for the steps' payloads, e.g. 512K, 256M (default " + default_words +
+                 ");\npast it the oldest steps keep only their numbers"},
+            {"trace-budget-mib", "N", "", false, {}, true},
+            {"trace-budget-kib", "K", "", false, {}, true}};
+}
+
+std::size_t trace_budget_from(const CommandLine& c, std::size_t fallback) {
+    const int given = int(c.has("trace-budget")) + int(c.has("trace-budget-mib")) +
+                      int(c.has("trace-budget-kib"));
+    if (given > 1)
+        c.fail(
+            "--trace-budget is given twice (--trace-budget-mib and -kib are its older spellings)");
+    if (c.has("trace-budget-mib"))
+        return std::size_t(c.integer("trace-budget-mib", 0, 1, 1 << 20)) << 20;
+    if (c.has("trace-budget-kib"))
+        return std::size_t(c.integer("trace-budget-kib", 0, 1, 1 << 30)) << 10;
+    if (!c.has("trace-budget")) return fallback;
+    // A whole number with an optional K, M or G (powers of 1024); 1 KiB to 1 TiB.
+    std::string v = c.str("trace-budget");
+    int shift = 0;
+    if (!v.empty()) {
+        const char u = v.back();
+        shift = u == 'K' || u == 'k'   ? 10
+                : u == 'M' || u == 'm' ? 20
+                : u == 'G' || u == 'g' ? 30
+                                       : 0;
+        if (shift) v.pop_back();
+    }
+    const std::uint64_t n =
+        v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 12
+            ? 0
+            : std::stoull(v);
+    const std::uint64_t bytes = n << shift;
+    if (n == 0 || bytes < 1024 || bytes > (std::uint64_t(1) << 40))
+        c.fail("--trace-budget: '" + c.str("trace-budget") +
+               "' is not a size from 1K to 1024G (e.g. 512K, 256M)");
+    return static_cast<std::size_t>(std::min<std::uint64_t>(bytes, SIZE_MAX));
+}
+
+OptionSpec context_option(const std::string& help) {
+    return {"context", "N", help, false, {"-c", "--ctx-size"}};
+}
+
+OptionSpec verbose_option() {
+    return {"verbose", "", "say more: why no GPU was used, where files were found"};
+}
+
+OptionSpec timing_option(int default_runs) {
+    const std::string d =
+        default_runs == 1 ? "default 1: one run" : "default " + std::to_string(default_runs);
     return {"timing-runs", "N",
-            "time each step under 10 ms as the median of N runs of it\n(default 3, more up to 9 "
-            "when most runs were slowed\nby the machine; 1 = one run)"};
+            "time each step under 10 ms as the median of N runs of it\n(" + d +
+                "; more up to 9 when most runs were slowed\nby the machine; 1 = one run)"};
 }
 
 GgmlType weights_from(const CommandLine& c) {

@@ -1,11 +1,14 @@
 #pragma once
 // The option groups both command lines take, defined once: kvscope-cli's subcommands and the
 // kvscope window read the same names with the same checks (and the same help).
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cmdline/command_line.h"
 #include "core/files/gguf_file.h"
+#include "core/session/cache_view.h"
 
 namespace kvs::cmdline {
 
@@ -14,10 +17,33 @@ std::vector<OptionSpec> model_options();
 OptionSpec backend_option();
 // --threads alone, for a command that runs on a backend without --model (lesson).
 OptionSpec threads_option();
-// --prompt TEXT ("" is a prompt too), with the program's words for its default.
+// --prompt TEXT (-p; "" is a prompt too), with the program's words for its default, and
+// --file FILE (-f): the prompt read from a file, "-" for standard input.
 OptionSpec prompt_option(const std::string& help);
-// --timing-runs N: how many runs of a short step its measured time is the median of.
-OptionSpec timing_option();
+OptionSpec file_option();
+// The prompt --prompt or --file gives; nullopt when neither does; both is an error. The file's
+// one line break at its end is not part of the prompt, as llama.cpp's -f reads it. At most
+// 16 MiB.
+std::optional<std::string> prompt_from(const CommandLine& c);
+// --max-new-tokens N (-n, --n-predict as llama.cpp spells it): the tokens to generate, the
+// prefill's choice being the first.
+OptionSpec new_tokens_option(const std::string& help);
+// --cache on|off (or compare, where the command has it): the KV cache; --no-cache, the older
+// spelling of --cache off, is read too.
+std::vector<OptionSpec> cache_options(bool with_compare);
+CacheView cache_from(const CommandLine& c, CacheView fallback);
+// --trace-budget SIZE (bytes, or with K, M or G: 512K, 256M): memory for the steps' payloads,
+// past which the oldest steps keep only their numbers. --trace-budget-mib N and
+// --trace-budget-kib K, the older spellings, are read too.
+std::vector<OptionSpec> trace_budget_options(const std::string& default_words);
+std::size_t trace_budget_from(const CommandLine& c, std::size_t fallback);
+// --context N (-c, --ctx-size): tokens a session may hold, with the command's words.
+OptionSpec context_option(const std::string& help);
+// --verbose: the details behind a short message (why no GPU was used).
+OptionSpec verbose_option();
+// --timing-runs N: how many runs of a short step its measured time is the median of; the
+// command's default named in the help.
+OptionSpec timing_option(int default_runs = 3);
 
 // --weights f32|f16|bf16|q8_0: the type the model's matrices are kept in (default f32;
 // core/model/compact_weights.h). A bad name fails with one line.

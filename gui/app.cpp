@@ -151,6 +151,7 @@ void App::handle_keys(FrameContext& f) {
         const bool ctrl = k.mods & GLFW_MOD_CONTROL;
         const bool mod = k.mods & (GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT);
         if (ctrl && k.key == GLFW_KEY_S) ui_.want_screenshot = true;
+        if (ctrl && k.key == GLFW_KEY_E) export_shown(f, ExportWhat::All);
         if (k.key == GLFW_KEY_F1) ui_.show_help = !ui_.show_help;
         if (k.key == GLFW_KEY_F5) ui_.presenter = !ui_.presenter;
         if (io.WantTextInput) continue;  // typing in the prompt or a number field
@@ -299,6 +300,23 @@ void App::follow_engine(const EngineSnapshot& snap) {
             open_inside_attention(ui_, 0, snap.lesson.explain_layer, snap.lesson.explain_head,
                                   snap.lesson.explain_row);
         }
+    }
+    // A recorded run's prompt shows in the prompt field (it cannot be changed there).
+    if (snap.replay && ui_.seen_replay_generation != snap.generation) {
+        ui_.seen_replay_generation = snap.generation;
+        ui_.prompt = snap.prompt;
+        ui_.prompt_dirty = false;
+    }
+    // An export that ran names its files (the page offers each as a download).
+    if (snap.export_serial != ui_.seen_export_serial) {
+        ui_.seen_export_serial = snap.export_serial;
+        std::string names;
+        for (const std::string& p : snap.exported) {
+            names += (names.empty() ? "" : ", ") + p;
+            platform_.screenshot_saved(p);
+        }
+        ui_.notice = std::string(tr("saved")) + " " + names;
+        ui_.notice_until = ImGui::GetTime() + 6;
     }
     // Generation that ended says so once, with why.
     if (snap.finished() && ui_.announced_finish != snap.generation) {

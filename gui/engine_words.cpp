@@ -38,6 +38,11 @@ std::string request_words(const EngineRequest& r) {
         case EngineTask::LessonStep:
             std::snprintf(b, sizeof b, tr("lesson %d, step %d"), r.count, r.step);
             return b;
+        case EngineTask::OpenReplay:
+            std::snprintf(b, sizeof b, tr("opening the recorded run %s"), r.subject.c_str());
+            return b;
+        case EngineTask::ExportRun:
+            return tr("exporting the run");
     }
     return {};
 }
@@ -68,6 +73,10 @@ const char* failure_words(EngineTask t) {
             return tr_later("the step did not run");
         case EngineTask::LessonStep:
             return tr_later("the lesson step did not run");
+        case EngineTask::OpenReplay:
+            return tr_later("could not open the recorded run");
+        case EngineTask::ExportRun:
+            return tr_later("could not export the run");
     }
     return "";
 }

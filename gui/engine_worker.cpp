@@ -4,9 +4,13 @@
 #include <cstdio>
 #include <limits>
 #include <new>
+#include <sstream>
 
 #include "core/loaders/model_loader.h"
+#include "core/session/trace_csv.h"
+#include "core/session/trace_events.h"
 #include "core/util/error.h"
+#include "core/util/output_file.h"
 #include "kernels/gpu_step_probe.h"
 
 namespace kvs::gui {
@@ -171,6 +175,7 @@ Backend& EngineWorker::backend_for(std::size_t session) {
 }
 
 void EngineWorker::publish_sessions(bool new_generation) {
+    if (replay_) return;  // the recorded run stays shown; the workbench keeps the settings
     std::vector<SessionView> views;
     for (std::size_t i = 0; i < bench_.sessions(); ++i) {
         const Session& s = bench_.session(i);
@@ -267,12 +272,15 @@ void EngineWorker::open_model(const std::string& spec, const std::string& tokeni
                 }
             }
             // The model open so far stays, with its sessions: say so.
+            if (!m && replay_)
+                throw Error(std::string(first.what()) + " (still showing the recorded run)");
             if (!m && bench_.model())
                 throw Error(std::string(first.what()) + " (still showing " +
                             bench_.model()->name() + ")");
             if (!m) throw;
         }
         auto backends = make_backends();
+        end_replay();
         bench_.drop_sessions();
         backends_ = std::move(backends);
         bench_.set_limit(-1);  // a lesson's @limit belonged to its own model and prompt
@@ -294,6 +302,8 @@ void EngineWorker::set_backend(const std::string& name, int cpu_threads) {
         const int old_threads = cpu_threads_;
         backend_name_ = name;
         if (cpu_threads > 0) cpu_threads_ = cpu_threads;
+        // A recorded run ran where it ran: the choice waits for the next model.
+        if (replay_) return;
         if (!bench_.model()) return publish_sessions(false);
         std::vector<BackendChoice> backends;
         try {
@@ -310,6 +320,8 @@ void EngineWorker::set_backend(const std::string& name, int cpu_threads) {
 
 void EngineWorker::set_cache(CacheView c) {
     post({EngineTask::SwitchCache}, [this, c] {
+        refuse_in_replay(
+            "a recorded run shows the cache mode it was recorded in (open a model to switch it)");
         // Into compare mid-run the uncached twin replays the steps so far: its steps are
         // the progress shown.
         if (c == CacheView::Compare && bench_.sessions() > 0) {
@@ -328,12 +340,16 @@ void EngineWorker::set_cache(CacheView c) {
 }
 
 void EngineWorker::set_prompt(const std::string& text) {
-    post({EngineTask::SetPrompt}, [this, text] { bench_.set_prompt(text); });
+    post({EngineTask::SetPrompt}, [this, text] {
+        refuse_in_replay("a recorded run keeps its prompt (open a model to try another)");
+        bench_.set_prompt(text);
+    });
 }
 
 void EngineWorker::set_trace_budget(std::size_t bytes) {
     post({EngineTask::SetTraceBudget}, [this, bytes] {
         view_budget_ = bytes;
+        if (replay_) return;  // a recorded run keeps every step it holds
         std::lock_guard<std::mutex> lk(mu_);
         for (auto& v : snap_.sessions) v.trace.set_budget(bytes);
     });
@@ -352,11 +368,19 @@ void EngineWorker::set_sampler(const SamplerConfig& s) {
 }
 
 void EngineWorker::reset() {
-    post({EngineTask::Reset}, [this] { bench_.reset(); });
+    post({EngineTask::Reset}, [this] {
+        refuse_in_replay(
+            "a recorded run cannot be run again: it shows what was recorded (open a model to run "
+            "one)");
+        bench_.reset();
+    });
 }
 
 void EngineWorker::prefill() {
     post({EngineTask::Prefill}, [this] {
+        refuse_in_replay(
+            "a recorded run cannot run a step: it shows what was recorded (open a model to run "
+            "one)");
         if (bench_.sessions() == 0) throw Error("no model is open");
         if (bench_.prefilled()) return;
         {
@@ -378,6 +402,9 @@ void EngineWorker::decode(int n) {
     }
 #endif
     post({EngineTask::Decode, {}, n}, [this, n] {
+        refuse_in_replay(
+            "a recorded run cannot run a step: it shows what was recorded (open a model to run "
+            "one)");
         if (bench_.sessions() == 0) throw Error("no model is open");
         const int total = n + (bench_.prefilled() ? 0 : 1);
         {
@@ -432,6 +459,7 @@ void EngineWorker::play(const Lesson& lesson, int number, int step) {
     }
     lesson_number_ = number;
     lesson_played_ = -1;  // until the step has run to its end
+    end_replay();         // a lesson runs on live sessions
     publish_lesson(&outcomes, step, false);
     try {
         if (!next) {
@@ -451,6 +479,141 @@ void EngineWorker::play(const Lesson& lesson, int number, int step) {
         publish_lesson(nullptr, -1, true);
         throw;
     }
+}
+
+void EngineWorker::refuse_in_replay(const char* why) const {
+    if (replay_) throw Error(why);
+}
+
+void EngineWorker::end_replay() {
+    if (!replay_) return;
+    replay_.reset();
+    std::lock_guard<std::mutex> lk(mu_);
+    snap_.replay.reset();
+    snap_.sessions.clear();
+    snap_.logit_max_diff.clear();
+    snap_.model = bench_.shared_model();
+    ++snap_.generation;
+}
+
+void EngineWorker::open_replay(const std::string& path) {
+    post({EngineTask::OpenReplay, path}, [this, path] {
+        RecordedRun run = read_trace_file(path);  // a bad file changes nothing shown
+        bench_.drop_sessions();                   // the live sessions give way to the recording
+        std::vector<SessionView> views;
+        for (RecordedSession& rs : run.sessions) {
+            SessionView v;
+            v.mode = rs.mode;
+            v.trace = std::move(rs.trace);
+            v.prompt_tokens.assign(rs.tokens.begin(), rs.tokens.begin() + rs.prompt_len);
+            v.finish_reason = rs.finish;
+            views.push_back(std::move(v));
+        }
+        const Tokenizer& tok = run.model->tokenizer();
+        std::string prompt;
+        for (int t : views[0].prompt_tokens)
+            if (t != tok.bos()) prompt += tok.piece(t);
+        // The pieces of a llama2.c vocabulary carry the space before a word: the text
+        // starts after the first one, as run.c prints it.
+        if (!prompt.empty() && prompt[0] == ' ') prompt.erase(0, 1);
+        auto source = std::make_shared<ReplaySource>();
+        source->path = path;
+        source->recorded = run.recorded;
+        source->version = run.version;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.sessions = std::move(views);
+            snap_.logit_max_diff = run.logit_max_diff;
+            ++snap_.generation;
+            snap_.model = run.model;
+            snap_.model_spec = path;
+            snap_.model_note.clear();
+            snap_.cache = run.compare()                               ? CacheView::Compare
+                          : run.sessions[0].mode == CacheMode::Cached ? CacheView::On
+                                                                      : CacheView::Off;
+            snap_.prompt = prompt;
+            snap_.sampler = run.sampler;
+            snap_.replay = source;
+            snap_.backend_name = run.recorded.backend;
+            snap_.backend_device = run.recorded.device;
+            snap_.backend_note.clear();
+        }
+        replay_ = std::move(run);
+    });
+}
+
+TraceJsonRun EngineWorker::run_shown() const {
+    TraceJsonRun r;
+    r.model = snap_.model.get();
+    if (!r.model || snap_.sessions.empty()) throw Error("nothing to export: no model is open");
+    if (replay_) {
+        r.sampler = replay_->sampler;
+        r.recorded = replay_->recorded;
+    } else {
+        r.sampler = bench_.sampler();
+        const StepRecord* last =
+            snap_.sessions[0].trace.empty() ? nullptr : &snap_.sessions[0].trace.back();
+        r.recorded =
+            recorded_here("kvscope", last ? last->backend : snap_.backend_name,
+                          last ? last->device : snap_.backend_device, bench_.timing().runs);
+    }
+    const std::size_t n = replay_ ? replay_->sessions.size() : bench_.sessions();
+    for (std::size_t i = 0; i < std::min(n, snap_.sessions.size()); ++i) {
+        TraceJsonSession t;
+        t.mode = snap_.sessions[i].mode;
+        t.trace = &snap_.sessions[i].trace;
+        if (replay_) {
+            const RecordedSession& rs = replay_->sessions[i];
+            t.tokens = rs.tokens;
+            t.prompt_len = rs.prompt_len;
+            t.text = rs.text;
+            t.finish = rs.finish;
+        } else {
+            const Session& s = bench_.session(i);
+            t.mode = s.config().mode;
+            t.tokens = s.tokens();
+            t.prompt_len = s.prompt_len();
+            t.text = s.text();
+            t.finish = s.finish_reason();
+        }
+        r.sessions.push_back(t);
+    }
+    r.logit_max_diff = snap_.logit_max_diff;
+    return r;
+}
+
+void EngineWorker::export_run(std::vector<ExportFile> files) {
+    post({EngineTask::ExportRun}, [this, files] {
+        // The snapshot is read without its lock: only this thread writes it.
+        const TraceJsonRun run = run_shown();
+        std::vector<std::string> written;
+        for (const ExportFile& f : files) {
+            std::ostringstream out;
+            switch (f.kind) {
+                case ExportFile::Kind::TraceJson:
+                    write_trace_json(out, run);
+                    break;
+                case ExportFile::Kind::TraceEvents:
+                    write_trace_events(out, run);
+                    break;
+                case ExportFile::Kind::StepsCsv:
+                    write_steps_csv(out, run);
+                    break;
+                case ExportFile::Kind::AttentionCsv: {
+                    const std::size_t i =
+                        std::min<std::size_t>(std::max(f.session, 0), run.sessions.size() - 1);
+                    write_attention_csv(out, run.sessions[i].trace->steps(), f.step, f.layer,
+                                        f.head, run.model->tokenizer());
+                    break;
+                }
+            }
+            write_output_file(f.path, out.str());
+            written.push_back(f.path);
+        }
+        std::lock_guard<std::mutex> lk(mu_);
+        snap_.exported = std::move(written);
+        ++snap_.export_serial;
+    });
 }
 
 void EngineWorker::model_loaded(const std::string& spec) {

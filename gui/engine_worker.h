@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +23,8 @@
 #include "core/session/sampler.h"
 #include "core/session/session.h"
 #include "core/session/trace.h"
+#include "core/session/trace_json.h"
+#include "core/session/trace_reader.h"
 #include "core/session/workbench.h"
 #include "core/util/error.h"
 #include "gui/options.h"
@@ -79,14 +82,33 @@ enum class EngineTask {
     Prefill,
     Decode,
     LessonStep,
+    OpenReplay,  // a recorded run (trace JSON) in place of the model
+    ExportRun,   // the run shown written as CSV, trace JSON or trace events
 };
 
 // A request as the window names it: what it does, and to what.
 struct EngineRequest {
     EngineTask task = EngineTask::None;
-    std::string subject = {};  // OpenModel: the model asked for; SwitchBackend: the backend
+    std::string subject = {};  // OpenModel: the model asked for; SwitchBackend: the backend;
+                               // OpenReplay: the trace file
     int count = 0;             // Decode: the steps asked for; LessonStep: the lesson's number
     int step = 0;              // LessonStep: the step, from 1
+};
+
+// A recorded run the window replays (kvscope --replay, a trace dropped on it, the model menu's
+// recorded runs): the file, and where and on what it was recorded.
+struct ReplaySource {
+    std::string path;
+    RecordedOn recorded;
+    int version = 0;  // the file's kvscope_trace
+};
+
+// What the window can write of the run it shows (live or replayed), on the worker thread.
+struct ExportFile {
+    enum class Kind { TraceJson, TraceEvents, StepsCsv, AttentionCsv } kind;
+    std::string path;
+    // The attention matrix's session, step, layer and head.
+    int session = 0, step = 0, layer = 0, head = 0;
 };
 
 struct EngineSnapshot {
@@ -118,6 +140,13 @@ struct EngineSnapshot {
 
     LessonRun lesson;
 
+    // Set while a recorded run is shown: the sessions are its traces, the model its shapes and
+    // pieces (core/model/replay_model.h); no step can run. Null for live sessions.
+    std::shared_ptr<const ReplaySource> replay;
+    // The files the last export wrote (a notice names them), bumped serial per export.
+    std::vector<std::string> exported;
+    std::uint64_t export_serial = 0;
+
     int steps() const { return sessions.empty() ? 0 : int(sessions[0].trace.steps().size()); }
     bool finished() const {
         return !sessions.empty() && sessions[0].finish_reason != FinishReason::None;
@@ -138,6 +167,13 @@ class EngineWorker : private LessonObserver {
     // a non-empty `prompt` replaces the prompt for the new model (the toy knows few words).
     void open_model(const std::string& spec, const std::string& tokenizer = {},
                     const std::vector<std::string>& fallbacks = {}, const std::string& prompt = {});
+    // Shows the run recorded in the trace JSON at `path` (core/session/trace_reader.h) in place
+    // of the live sessions, at its last step; a file that is not one leaves what was shown.
+    // Opening a model (or a lesson) returns to live sessions.
+    void open_replay(const std::string& path);
+    // Writes the run shown, live or replayed, as `files` say (trace JSON, trace events, CSV);
+    // snapshot().exported names them, or snapshot().error says why not.
+    void export_run(std::vector<ExportFile> files);
     // cpu_threads: the CPU backend's threads (0: keep the current count, 1 at start).
     void set_backend(const std::string& name, int cpu_threads = 0);
     void set_cache(CacheView c);
@@ -201,6 +237,11 @@ class EngineWorker : private LessonObserver {
         using Error::Error;
     };
 
+    // A recorded run, shown in place of the sessions: engine requests are refused.
+    void refuse_in_replay(const char* why) const;  // throws Error(why) while replaying
+    void end_replay();
+    TraceJsonRun run_shown() const;  // worker thread: the snapshot's sessions as trace_json takes
+
     // Lessons: steps played on the workbench through the one lesson target.
     void play(const Lesson& lesson, int number, int step);
     void publish_lesson(const std::vector<StepOutcome>* outcomes, int target, bool cancelled);
@@ -210,6 +251,9 @@ class EngineWorker : private LessonObserver {
     void explained(int layer, int head, int q_pos) override;
 
     // Worker-thread state.
+    // The recorded run shown: its sessions' tokens and text (their traces are the snapshot's),
+    // sampler and origin; empty for live sessions.
+    std::optional<RecordedRun> replay_;
     std::string backend_name_ = "auto";
     int cpu_threads_ = 1;
     std::size_t view_budget_ = Trace::kDefaultBudget;  // the snapshot's traces

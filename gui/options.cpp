@@ -12,11 +12,18 @@ namespace {
 std::vector<cmdline::OptionSpec> specs() {
     using cmdline::OptionSpec;
     std::vector<OptionSpec> s = cmdline::model_options();
-    const std::vector<OptionSpec> own = {
+    std::vector<OptionSpec> own = {
         cmdline::prompt_option("the prompt"),
-        {"cache", "MODE", "on | off | compare (both side by side)"},
+        cmdline::file_option(),
         {"prefill", "", "run the prefill step"},
-        {"decode", "N", "run N decode steps (after the prefill)"},
+        cmdline::new_tokens_option("generate N tokens: the prefill, then N - 1 decode steps"),
+        {"decode", "N", "", false, {}, true},  // the older spelling of N decode steps: -n N+1
+        {"replay", "TRACE.json",
+         "show a recorded run (kvscope-cli generate --trace-json, the\nwindow's export) instead "
+         "of a model: no model file needed"},
+        {"trace-json", "FILE", "when the window closes, write the run shown as trace JSON"},
+        {"trace-events", "FILE",
+         "when the window closes, write the run shown as Chrome / Perfetto\ntrace events"},
         {"layer", "L", "the layer of the attention head shown large"},
         {"head", "H", "the attention head shown large"},
         {"theme", "T", "light | dark"},
@@ -42,9 +49,6 @@ std::vector<cmdline::OptionSpec> specs() {
          "decode N steps, a frame after each, resetting with a new\nprompt whenever the "
          "context is full; prints VmRSS, exits"},
         {"soak-report", "N", "with --soak-steps: print VmRSS every N steps (250)"},
-        {"trace-budget-mib", "N",
-         "memory for the steps' payloads (default 256); past it the\noldest steps keep only "
-         "their numbers"},
         {"explain", "L,H,ROW",
          "open Inside attention: layer L, head H, the query of the heatmap's\nrow ROW (from 0: "
          "the token at position ROW + 1; last: the newest row)"},
@@ -53,6 +57,8 @@ std::vector<cmdline::OptionSpec> specs() {
         cmdline::timing_option(),
         {"no-settings", "", "do not read or write the settings file"},
     };
+    for (auto& o : cmdline::cache_options(true)) own.push_back(o);
+    for (auto& o : cmdline::trace_budget_options("256M")) own.push_back(o);
     s.insert(s.end(), own.begin(), own.end());
     return s;
 }
@@ -75,6 +81,7 @@ AppOptions parse_options(int argc, char** argv) {
     const cmdline::CommandLine c(voice(), specs(), argc, argv, 1);
     AppOptions o;
     o.help = c.help();
+    o.version = c.version();
     o.model = c.str("model");
     o.tokenizer = c.str("tokenizer");
     o.backend = cmdline::backend_from(c, "");
@@ -85,11 +92,22 @@ AppOptions parse_options(int argc, char** argv) {
         c.fail("--weights " + weight_type_option_name(w) +
                ": the window runs float32 weights only for now (kvscope-cli generate, compare "
                "and bench take it)");
-    if (c.has("prompt")) o.prompt = c.str("prompt");
-    if (c.has("cache"))
-        o.cache = *parse_cache_view(c.choice("cache", "", {"on", "off", "compare"}));
+    o.prompt = cmdline::prompt_from(c);
+    if (c.has("cache") || c.has("no-cache")) o.cache = cmdline::cache_from(c, CacheView::On);
     o.prefill = c.has("prefill");
+    if (c.has("decode") && c.has("max-new-tokens"))
+        c.fail("--decode N and --max-new-tokens N+1 say the same: give one");
     o.decode = c.integer("decode", 0, 0, 1 << 20);
+    if (c.has("max-new-tokens")) {
+        // N tokens: the prefill chooses the first, each decode step one more.
+        o.prefill = true;
+        o.decode = c.integer("max-new-tokens", 1, 1, 1 << 20) - 1;
+    }
+    o.replay = c.str("replay");
+    o.trace_json = c.str("trace-json");
+    o.trace_events = c.str("trace-events");
+    if (!o.replay.empty() && (!o.model.empty() || o.prefill || o.decode > 0 || o.prompt))
+        c.fail("--replay shows a recorded run: it takes no --model, prompt or steps");
     o.layer = c.integer("layer", -1, 0, 1 << 16);
     o.head = c.integer("head", -1, 0, 1 << 16);
     if (c.has("theme")) o.theme = c.choice("theme", "", {"light", "dark"});
@@ -115,7 +133,7 @@ AppOptions parse_options(int argc, char** argv) {
     if (c.has("then-prompt")) o.then_prompt = c.str("then-prompt");
     o.soak_steps = c.integer("soak-steps", 0, 1, 100000000);
     o.soak_report = c.integer("soak-report", o.soak_report, 1, 100000000);
-    o.trace_budget_mib = c.integer("trace-budget-mib", 0, 1, 1 << 20);
+    o.trace_budget = cmdline::trace_budget_from(c, 0);
     if (c.has("explain")) {
         const std::string v = c.str("explain");
         const auto c1 = v.find(','), c2 = c1 == std::string::npos ? c1 : v.find(',', c1 + 1);

@@ -2,6 +2,7 @@
 // kvscope's command line. Interactive by default; --screenshot and --frame-stats render without
 // anyone at the keyboard (for docs, tests and timing). A bad option is a kvs::Error whose
 // one-line message main() prints before exiting with 2.
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -21,6 +22,10 @@ struct AppOptions {
     std::optional<CacheView> cache;
     bool prefill = false;
     int decode = 0;  // decode steps to run (prefill first when needed)
+    // A recorded run to show instead of a model (trace JSON; core/trace_reader.h).
+    std::string replay;
+    // The run shown, written when the window closes (headless: after the steps above).
+    std::string trace_json, trace_events;
     int width = 1280, height = 800;
     int layer = -1, head = -1;         // -1: keep the app's choice
     std::optional<std::string> theme;  // "light" | "dark"
@@ -32,6 +37,7 @@ struct AppOptions {
     int frame_stats = 0;       // render this many frames, print frame-time statistics, exit
     bool no_settings = false;  // neither read nor write the settings file and imgui.ini
     bool help = false;
+    bool version = false;
     int lesson = 0;       // open this lesson (its number) in the lesson panel
     int lesson_step = 1;  // at this step, from 1 (steps before it are played too)
     // Headless: the answer to that step's question (@ask): a choice 1-4, a number, "skip" (the
@@ -46,8 +52,8 @@ struct AppOptions {
     // with a new prompt when the context is full; VmRSS printed every soak_report steps.
     int soak_steps = 0;
     int soak_report = 250;
-    int trace_budget_mib = 0;  // the window's trace budget in MiB (0: the default, 256)
-    int timing_runs = 0;       // each step under 10 ms timed as the median of N runs (0: 3)
+    std::size_t trace_budget = 0;  // the window's trace budget in bytes (0: the default, 256 MiB)
+    int timing_runs = 0;           // each step under 10 ms timed as the median of N runs (0: 3)
     // --explain L,H,ROW: open the inside-attention panel on layer L, head H, query position ROW
     // ("last": the newest row); --ops: the op strip, --op N: with op N highlighted.
     bool explain = false;

@@ -29,6 +29,8 @@ void draw_help(FrameContext& f) {
             {tr("double-click a title"), tr("maximise that panel / restore")},
             {"F5", tr("presenter mode: hide the toolbar and the titles (F5 or Esc: back)")},
             {"Ctrl+S", tr("save a PNG of the window (current folder)")},
+            {"Ctrl+E", tr("export the run: attention and steps as CSV, trace JSON, trace events "
+                          "(current folder)")},
             {"L", tr("show / hide the lesson")},
             {tr("N or Page Down"), tr("lesson: next step (runs its actions)")},
             {tr("B or Page Up"), tr("lesson: step back (replays the steps before it)")},

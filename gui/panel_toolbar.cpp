@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 
 #include "core/loaders/model_loader.h"
+#include "core/session/trace_reader.h"
 #include "core/util/format.h"
+#include "core/util/install_paths.h"
 #include "gui/engine_words.h"
 #include "gui/panels.h"
 #include "lessonlib/engine_messages.h"
@@ -20,6 +23,23 @@ struct ModelChoice {
     const char* label;
     const char* spec;
 };
+
+// The recorded runs assets/traces/ ships (the default model with the KV cache, and both
+// sessions of compare mode), where the assets are.
+struct RecordedChoice {
+    const char* label;
+    const char* file;
+};
+const RecordedChoice kRecorded[] = {
+    {tr_later("recorded: our default model, with KV cache"), "default-cached.trace.json"},
+    {tr_later("recorded: our default model, with and without KV cache"),
+     "default-compare.trace.json"}};
+
+std::string shipped_trace(const char* file) {
+    for (const auto& assets : data_folder_candidates("KVSCOPE_ASSETS", "assets"))
+        if (is_file(assets / "traces" / file)) return (assets / "traces" / file).string();
+    return {};
+}
 
 std::string model_label(const std::string& spec) {
     if (spec == "toy") return tr("toy example");
@@ -56,14 +76,46 @@ void open_spec(FrameContext& f, const std::string& spec) {
 
 }  // namespace
 
+void open_replay_file(UiState& ui, EngineWorker& worker, const std::string& path) {
+    ui.playing = false;
+    ui.view_step = -1;
+    worker.open_replay(path);
+}
+
 void open_model_file(UiState& ui, EngineWorker& worker, const std::string& path) {
     ui.model_path = path;
+    if (looks_like_trace(path)) return open_replay_file(ui, worker, path);
     ui.settings.model = "file";
     ui.settings.model_path = path;
     ui.playing = false;
     ui.view_step = -1;
     // The prompt stays: a file that does not open leaves the model and its session as they were.
     worker.open_model(path, {}, {}, {});
+}
+
+void export_shown(FrameContext& f, ExportWhat what) {
+    if (f.snap.steps() == 0 || f.step < 0) return;
+    char stamp[64];
+    const std::time_t t = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "kvscope-%Y%m%d-%H%M%S", std::localtime(&t));
+    const std::string base = stamp;
+    const int layer = f.ui.settings.layer, head = f.ui.settings.head;
+    std::vector<ExportFile> files;
+    auto add = [&](ExportWhat w, ExportFile::Kind k, const std::string& suffix) {
+        if (what != w && what != ExportWhat::All) return;
+        ExportFile e{k, base + suffix};
+        e.step = f.step;
+        e.layer = layer;
+        e.head = head;
+        files.push_back(e);
+    };
+    char att[96];
+    std::snprintf(att, sizeof att, "-attention-L%d-H%d-step%d.csv", layer, head, f.step);
+    add(ExportWhat::Attention, ExportFile::Kind::AttentionCsv, att);
+    add(ExportWhat::Steps, ExportFile::Kind::StepsCsv, "-steps.csv");
+    add(ExportWhat::TraceJson, ExportFile::Kind::TraceJson, ".trace.json");
+    add(ExportWhat::TraceEvents, ExportFile::Kind::TraceEvents, ".events.json");
+    f.worker.export_run(std::move(files));
 }
 
 void request_step(FrameContext& f) {
@@ -135,8 +187,12 @@ void draw_toolbar(FrameContext& f) {
     ImGui::TextUnformatted(tr("Model"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 11);
-    const bool file_mode = ui.settings.model == "file";
-    const std::string current = file_mode ? tr("Open file...") : model_label(s.model_spec);
+    const bool file_mode = ui.settings.model == "file" && !s.replay;
+    const std::string current = s.replay
+                                    ? std::string(tr("recorded run")) + ": " +
+                                          std::filesystem::path(s.replay->path).filename().string()
+                                : file_mode ? tr("Open file...")
+                                            : model_label(s.model_spec);
     if (ImGui::BeginCombo("##model", current.c_str())) {
         const ModelChoice choices[] = {{tr("toy example"), "toy"},
                                        {tr("our default model"), "default"},
@@ -148,6 +204,12 @@ void draw_toolbar(FrameContext& f) {
             if (!have) continue;
             if (ImGui::Selectable(c.label, s.model_spec == c.spec && !file_mode))
                 open_spec(f, c.spec);
+        }
+        for (const auto& r : kRecorded) {
+            const std::string path = shipped_trace(r.file);
+            if (path.empty()) continue;
+            if (ImGui::Selectable(tr(r.label), s.replay && s.replay->path == path))
+                open_replay_file(ui, f.worker, path);
         }
         if (ImGui::Selectable(tr("Open file..."), file_mode)) ui.settings.model = "file";
         ImGui::EndCombo();
@@ -163,12 +225,12 @@ void draw_toolbar(FrameContext& f) {
             m->name().c_str(), c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.dim,
             c.vocab_size, c.seq_len, weights.c_str());
     }
-    if (ui.settings.model == "file") {
+    if (file_mode) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(fh * 16);
         const bool enter =
-            ImGui::InputTextWithHint("##path", tr(".bin, .gguf or folder"), &ui.model_path,
-                                     ImGuiInputTextFlags_EnterReturnsTrue);
+            ImGui::InputTextWithHint("##path", tr(".bin, .gguf, folder or trace .json"),
+                                     &ui.model_path, ImGuiInputTextFlags_EnterReturnsTrue);
         ImGui::SameLine();
         if ((ImGui::Button(tr("Open")) || enter) && !ui.model_path.empty())
             open_model_file(f.ui, f.worker, ui.model_path);
@@ -269,6 +331,21 @@ void draw_toolbar(FrameContext& f) {
     same_line_or_wrap(button_w("English"));
     if (ImGui::Button(ui.settings.lang == "zh" ? "English" : "\xE4\xB8\xAD\xE6\x96\x87"))
         set_ui_language(ui, ui.settings.lang == "zh" ? "en" : "zh");
+    same_line_or_wrap(button_w(tr("Export")));
+    ImGui::BeginDisabled(s.steps() == 0 || s.busy);
+    if (ImGui::Button(tr("Export"))) ImGui::OpenPopup("##export");
+    ImGui::EndDisabled();
+    if (ImGui::BeginPopup("##export")) {
+        const std::pair<const char*, ExportWhat> items[] = {
+            {tr("attention of the head shown (CSV)"), ExportWhat::Attention},
+            {tr("every step's numbers (CSV)"), ExportWhat::Steps},
+            {tr("the whole run (trace JSON, to replay)"), ExportWhat::TraceJson},
+            {tr("trace events (Perfetto, chrome://tracing)"), ExportWhat::TraceEvents},
+            {tr("all four (Ctrl+E)"), ExportWhat::All}};
+        for (const auto& [label, what] : items)
+            if (ImGui::Selectable(label)) export_shown(f, what);
+        ImGui::EndPopup();
+    }
 
     if (s.busy) {
         ImGui::SameLine(0, fh);
@@ -316,6 +393,21 @@ void draw_toolbar(FrameContext& f) {
     else if (!s.backend_note.empty())
         line +=
             std::string("; ") + tr("the backend chosen is not used") + " (" + s.backend_name + ")";
+    if (s.replay) {
+        // Where and on what the run shown was recorded, instead of where it runs.
+        const RecordedOn& r = s.replay->recorded;
+        const std::string model = f.model() ? f.model()->name() : "";
+        const std::string where = r.device.empty() ? r.backend : r.device + ", " + r.backend;
+        char b[1024];
+        if (r.date.empty())  // version 1 traces recorded no date, program or host
+            std::snprintf(b, sizeof b, tr("recorded run of %s on %s (an older trace: no date)"),
+                          model.c_str(), where.c_str());
+        else
+            std::snprintf(b, sizeof b, tr("recorded run of %s on %s, %s; %s by %s %s"),
+                          model.c_str(), where.c_str(), r.host.c_str(), r.date.c_str(),
+                          r.program.c_str(), r.version.c_str());
+        line = b;
+    }
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextWrapped("%s", line.c_str());
     ImGui::PopStyleColor();

@@ -90,6 +90,8 @@ struct UiState {
     double font_notice_until = 0;
     double error_until = 0;  // the engine's last error shows until then
     std::uint64_t seen_error_serial = 0;
+    std::uint64_t seen_export_serial = 0;
+    std::uint64_t seen_replay_generation = 0;
     std::uint64_t seen_generation = 0;
     // The lesson panel: when set, a column at the right draws it (see App::draw_panels).
     std::function<void(FrameContext&)> lesson_panel;
@@ -232,7 +234,16 @@ void request_reset(FrameContext& f);
 void request_prefill(FrameContext& f);
 void cycle_cache(FrameContext& f);
 void apply_prompt(FrameContext& f);
-// Toolbar's Open file (and --open): a file that does not open shows why and changes nothing.
+// Toolbar's Open file (and --open, a file dropped on the window or the page): a file that does
+// not open shows why and changes nothing. A trace JSON (by its first bytes) is replayed.
 void open_model_file(UiState& ui, EngineWorker& worker, const std::string& path);
+// A recorded run (trace JSON) shown in place of the model: --replay, a dropped trace, the model
+// menu's recorded runs. Not remembered in the settings: the next start opens the model.
+void open_replay_file(UiState& ui, EngineWorker& worker, const std::string& path);
+// The window's exports (the toolbar's Export menu, Ctrl+E for all four) into the current folder,
+// named by the time: the attention matrix of the head and step shown and the per-step table as
+// CSV, the run as trace JSON and as Chrome / Perfetto trace events.
+enum class ExportWhat { Attention, Steps, TraceJson, TraceEvents, All };
+void export_shown(FrameContext& f, ExportWhat what);
 
 }  // namespace kvs::gui

@@ -23,7 +23,8 @@ class Platform {
     virtual void run_frames(GlWindow& window, App& app, EngineWorker& worker, UiState& ui,
                             const std::function<bool()>& quit,
                             std::function<void()> save_settings) = 0;
-    // The PNG the user asked for (the toolbar's button, F12) is saved at `path`.
+    // A file the user asked for is saved at `path`: a PNG (the toolbar's button, F12), or an
+    // export (the Export menu, Ctrl+E: CSV, trace JSON, trace events).
     virtual void screenshot_saved(const std::string& path) = 0;
 };
 

@@ -20,6 +20,7 @@
 #include "core/util/format.h"
 #include "core/util/output_file.h"
 #include "core/util/utf8.h"
+#include "core/util/version.h"
 #include "gui/app.h"
 #include "gui/engine_worker.h"
 #include "gui/gl_window.h"
@@ -130,6 +131,10 @@ int run(int argc, char** argv, Platform& platform) {
         std::fputs(usage().c_str(), stdout);
         return 0;
     }
+    if (o.version) {
+        std::printf("kvscope %s\n", kvscope_version());
+        return 0;
+    }
     const bool headless = o.headless();
     if (!headless) {
         // Interactive runs only (headless ones have no settings to save: the default ends them),
@@ -210,17 +215,38 @@ int run(int argc, char** argv, Platform& platform) {
     sc.top_k = st.top_k;
     sc.top_p = st.top_p;
     sc.seed = st.seed;
-    if (o.trace_budget_mib > 0) worker.set_trace_budget(std::size_t(o.trace_budget_mib) << 20);
+    if (o.trace_budget > 0) worker.set_trace_budget(o.trace_budget);
     if (o.timing_runs > 0) worker.set_timing_runs(o.timing_runs);
     worker.set_backend(backend, o.threads);
     worker.set_cache(st.cache);
     worker.set_sampler(sc);
-    worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);
+    if (o.replay.empty())
+        worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);
+    else
+        open_replay_file(ui, worker, o.replay);
+    // The run shown, written when the window closes (headless: after its steps). Returns why
+    // it could not be, or "".
+    auto write_run = [&]() -> std::string {
+        std::vector<ExportFile> files;
+        if (!o.trace_json.empty()) files.push_back({ExportFile::Kind::TraceJson, o.trace_json});
+        if (!o.trace_events.empty())
+            files.push_back({ExportFile::Kind::TraceEvents, o.trace_events});
+        if (files.empty()) return {};
+        const std::uint64_t before = [&] {
+            auto lock = worker.lock();
+            return worker.snapshot().error_serial;
+        }();
+        worker.export_run(std::move(files));
+        worker.wait_idle();
+        auto lock = worker.lock();
+        return worker.snapshot().error_serial != before ? worker.snapshot().error : "";
+    };
     if (headless) {
         settle(worker);
         // The model and tokenizer are open (inputs of the run): an output naming one of them,
         // or a folder, fails now rather than after the frames.
-        for (const std::string* out : {&o.screenshot, &o.layout_json})
+        for (const std::string* out :
+             {&o.screenshot, &o.layout_json, &o.trace_json, &o.trace_events})
             if (!out->empty()) check_output_path(*out);
         if (o.decode > 0)
             worker.decode(o.decode);
@@ -256,6 +282,7 @@ int run(int argc, char** argv, Platform& platform) {
             worker.set_prompt(*o.then_prompt);
             worker.wait_idle();
         }
+        if (const std::string why = write_run(); !why.empty()) throw Error(why);
         if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
         if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);
         // Auto-sized windows and the toolbar's height settle over the first frames.
@@ -271,9 +298,10 @@ int run(int argc, char** argv, Platform& platform) {
         worker.decode(o.decode);
     else if (o.prefill)
         worker.prefill();
+    // A lesson plays on live sessions: a replay asked for on the command line comes first.
     if (o.lesson > 0)
         open_lesson(ui, worker, o.lesson, o.lesson_step - 1);
-    else if (st.lesson > 0)
+    else if (st.lesson > 0 && o.replay.empty())
         open_lesson(ui, worker, st.lesson, st.lesson_step);
 
     // Remembers the model that opened and the prompt it accepted (not ones that failed), then
@@ -284,7 +312,7 @@ int run(int argc, char** argv, Platform& platform) {
         {
             auto lock = w->lock();
             const EngineSnapshot& snap = w->snapshot();
-            if (snap.model) {
+            if (snap.model && !snap.replay) {
                 keep.prompt = snap.prompt;
                 const std::string& m = snap.model_spec;
                 if (m == "toy" || m == "default" || m == "stories260K") {
@@ -306,6 +334,10 @@ int run(int argc, char** argv, Platform& platform) {
     // Stops a running step loop or @batch sweep between forward passes, so the worker's thread
     // joins promptly and the settings below are saved even when a signal ended the loop.
     worker.cancel();
+    worker.wait_idle();
+    if (const std::string why = write_run(); !why.empty())
+        std::fprintf(stderr, "kvscope: could not write the run: %s\n",
+                     escape_for_one_line(why).c_str());
     save_now();
     return 0;
 }

@@ -1,5 +1,8 @@
 #include "kernels/backend_factory.h"
 
+#include <filesystem>
+#include <system_error>
+
 #include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/emu/emulated_cuda_backend.h"
@@ -24,6 +27,16 @@ std::string cuda_unavailable_reason() {
     return "this build has no CUDA backend (nvcc was not found when it was configured)";
 }
 #endif
+
+bool no_nvidia_gpu(const std::string& problem) {
+    if (problem == "no CUDA device found" ||
+        problem.find("no CUDA-capable device is detected") != std::string::npos)
+        return true;
+    std::error_code ec;
+    const bool driver = std::filesystem::exists("/dev/nvidiactl", ec) ||
+                        std::filesystem::exists("/proc/driver/nvidia/version", ec);
+    return !driver;
+}
 
 bool set_block_sizes(Backend& be, const kern::BlockSizes& b) {
     if (auto* emu = dynamic_cast<EmulatedCudaBackend*>(&be)) {
@@ -53,34 +66,38 @@ BackendChoice choose_auto(const GpuCandidate& gpu) {
 #ifdef __EMSCRIPTEN__
     // The web page: WebAssembly runs on the CPU, and a browser offers no CUDA device to look for.
     (void)gpu;
-    return {std::make_unique<CpuBackend>(), "CPU backend (a web page has no CUDA)"};
+    return {std::make_unique<CpuBackend>(), "CPU backend (a web page has no CUDA)", {}};
 #else
     const std::string why = gpu.problem();
     if (why.empty()) {
         try {
-            return {gpu.make(), "CUDA backend (a CUDA device answered)"};
+            return {gpu.make(), "CUDA backend (a CUDA device answered)", {}};
         } catch (const Error& e) {
             return {
                 std::make_unique<CpuBackend>(),
-                std::string("CPU backend: the CUDA device could not be set up (") + e.what() + ")"};
+                std::string("CPU backend: the CUDA device could not be set up (") + e.what() + ")",
+                {}};
         }
     }
-    return {std::make_unique<CpuBackend>(), "CPU backend: no usable CUDA device (" + why + ")"};
+    if (gpu.absent && gpu.absent(why))
+        return {std::make_unique<CpuBackend>(), "no NVIDIA GPU found: running on the CPU", why};
+    return {std::make_unique<CpuBackend>(), "CPU backend: no usable CUDA device (" + why + ")", {}};
 #endif
 }
 
 namespace {
 
 BackendChoice choose(const std::string& name) {
-    if (name == "cpu") return {std::make_unique<CpuBackend>(), "CPU backend (asked for)"};
+    if (name == "cpu") return {std::make_unique<CpuBackend>(), "CPU backend (asked for)", {}};
     if (name == "cuda-emulated")
         return {std::make_unique<EmulatedCudaBackend>(),
-                "CUDA kernels emulated on the CPU (asked for)"};
-    if (name == "auto") return choose_auto({cuda_unavailable_reason, cuda_backend});
+                "CUDA kernels emulated on the CPU (asked for)",
+                {}};
+    if (name == "auto") return choose_auto({cuda_unavailable_reason, cuda_backend, no_nvidia_gpu});
     if (name == "cuda") {
         const std::string why = cuda_unavailable_reason();
         if (!why.empty()) throw Error("--backend cuda: no usable CUDA device (" + why + ")");
-        return {cuda_backend(), "CUDA backend (asked for)"};
+        return {cuda_backend(), "CUDA backend (asked for)", {}};
     }
     throw Error("unknown backend '" + name + "' (choose " + backend_choices() + ")");
 }

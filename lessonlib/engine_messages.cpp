@@ -9,6 +9,7 @@ const std::vector<MessageForm>& engine_message_forms() {
     static const std::vector<MessageForm> forms = {
         // kernels/backend_factory.cpp: which backend runs and why.
         {"CPU backend: no usable CUDA device (%s)", "CPU 后端：没有可用的 CUDA 设备（%s）"},
+        {"no NVIDIA GPU found: running on the CPU", "没有找到 NVIDIA GPU：在 CPU 上运行"},
         {"CPU backend: the CUDA device could not be set up (%s)",
          "CPU 后端：CUDA 设备无法初始化（%s）"},
         {"this build has no CUDA backend (nvcc was not found when it was configured)",
@@ -23,7 +24,19 @@ const std::vector<MessageForm>& engine_message_forms() {
          "--backend cuda：没有可用的 CUDA 设备（%s）"},
         // gui/engine_worker.cpp: opening a model, a fallback, a failure.
         {"%s; showing %s instead", "%s；改为显示 %s"},
+        {"%s (still showing the recorded run)", "%s（仍显示录制的运行）"},
         {"%s (still showing %s)", "%s（仍显示 %s）"},
+        // gui/engine_worker.cpp: a recorded run (a replay) cannot run.
+        {"a recorded run shows the cache mode it was recorded in (open a model to switch it)",
+         "录制的运行只显示录制时的缓存模式（要切换，请打开一个模型）"},
+        {"a recorded run keeps its prompt (open a model to try another)",
+         "录制的运行保留它自己的提示词（要换提示词，请打开一个模型）"},
+        {"a recorded run cannot be run again: it shows what was recorded (open a model to run "
+         "one)",
+         "录制的运行不能重新运行：它只显示录下的内容（要运行，请打开一个模型）"},
+        {"a recorded run cannot run a step: it shows what was recorded (open a model to run one)",
+         "录制的运行不能再走一步：它只显示录下的内容（要运行，请打开一个模型）"},
+        {"nothing to export: no model is open", "没有可导出的内容：还没有打开模型"},
         {"no model is open", "没有打开的模型"},
         {"no model loaded yet (@model comes first)", "还没有加载模型（要先有 @model）"},
         {"out of memory", "内存不足"},

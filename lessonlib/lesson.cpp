@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/util/closest_name.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "lessonlib/lesson_ask.h"
@@ -38,18 +39,6 @@ std::string trim(std::string_view s) {
     while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
     while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
     return std::string(s.substr(a, b - a));
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j)
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
 }
 
 // Whole non-negative number, or nothing.
@@ -417,13 +406,11 @@ Lesson parse_lesson(std::string_view text, const std::string& file) {
                     known = true;
                 }
             if (!known) {
-                std::string hint;
-                for (const auto& n : kNames)
-                    if (edit_distance(name, n.name) <= 2)
-                        hint = std::string(" (did you mean @") + n.name + "?)";
-                for (const char* n : kAskParts)
-                    if (edit_distance(name, n) <= 2)
-                        hint = std::string(" (did you mean @") + n + "?)";
+                std::vector<std::string> names;
+                for (const auto& n : kNames) names.emplace_back(n.name);
+                for (const char* n : kAskParts) names.emplace_back(n);
+                const std::string near = closest_name(name, names);
+                const std::string hint = near.empty() ? "" : " (did you mean @" + near + "?)";
                 fail(ln, "unknown directive '@" + name + "'" + hint);
             }
             if (lesson.steps.empty())

@@ -1,6 +1,8 @@
 // kvscope-cli as a user drives it: help, bad input (one line, exit 2), output.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +10,7 @@
 
 using namespace kvs;
 using test::run_cli;
+namespace fs = std::filesystem;
 
 namespace {
 std::string tiny_model() {
@@ -260,4 +263,139 @@ TEST_CASE("explain: the toy's even head at \"so\", as text and JSON; bad choices
     expect_error({"explain", "--model", "toy", "--row", "7"}, "out of range (0..3)");
     expect_error({"explain", "--model", "toy", "--step", "99"}, "--step: 99 is out of range");
     expect_error({"explain", "--model", "default", "--head", "even"}, "no head 'even'");
+}
+
+TEST_CASE("llama.cpp's spellings: -m -p -n -s -t -c --temp, -f FILE and -f - for the prompt",
+          "[cli]") {
+    const auto long_form =
+        run_cli({"generate", "--model", tiny_model(), "--prompt", "the cat", "--max-new-tokens",
+                 "6", "--seed", "7", "--threads", "1", "--context", "32", "--temperature", "0.8",
+                 "--top-k", "20", "--top-p", "0.9"});
+    REQUIRE(long_form.exit_code == 0);
+    const auto short_form =
+        run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "6", "-s", "7", "-t", "1",
+                 "-c", "32", "--temp", "0.8", "--top-k", "20", "--top-p", "0.9"});
+    CHECK(short_form.exit_code == 0);
+    CHECK(short_form.out == long_form.out);
+    CHECK(run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "--n-predict", "6", "-s", "7",
+                   "--ctx-size", "32", "--temp", "0.8", "--top-k", "20"})
+              .out == long_form.out);
+    const auto dir = test::temp_dir("prompt-file");
+    test::write_file(dir / "p.txt", {'t', 'h', 'e', ' ', 'c', 'a', 't', '\n'});
+    CHECK(run_cli({"generate", "-m", tiny_model(), "-f", (dir / "p.txt").string(), "-n", "6", "-s",
+                   "7", "-c", "32", "--temp", "0.8", "--top-k", "20"})
+              .out == long_form.out);
+    const std::string input = "the cat\n";
+    CHECK(run_cli({"generate", "-m", tiny_model(), "-f", "-", "-n", "6", "-s", "7", "-c", "32",
+                   "--temp", "0.8", "--top-k", "20"},
+                  &input)
+              .out == long_form.out);
+    expect_error({"generate", "-m", tiny_model(), "-p", "x", "-f", "-"}, "--prompt and --file");
+    expect_error({"generate", "-m", tiny_model(), "-f", dir.string()}, "--file: ");
+    // The older spellings still work: --no-cache is --cache off.
+    CHECK(run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "4", "--no-cache"}).out ==
+          run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "4", "--cache", "off"})
+              .out);
+    expect_error({"generate", "-m", tiny_model(), "--no-cache", "--cache", "on"}, "disagree");
+}
+
+TEST_CASE("kvscope-cli --version answers, and a misspelt option or command gets the nearest name",
+          "[cli]") {
+    const auto v = run_cli({"--version"});
+    CHECK(v.exit_code == 0);
+    CHECK(v.out.rfind("kvscope-cli ", 0) == 0);
+    CHECK(run_cli({"generate", "--version"}).out == v.out);
+    expect_error({"generate", "--max-new-token", "3"},
+                 "unknown option '--max-new-token' (did you mean --max-new-tokens?)");
+    expect_error({"compare", "--temprature", "1"}, "(did you mean --temperature?)");
+    expect_error({"generat"}, "unknown command 'generat' (did you mean generate?)");
+    expect_error({"generate", "--frobnicate"}, "unknown option '--frobnicate' (see --help)");
+}
+
+TEST_CASE("generate times each step once by default and says how, compare says why it stopped",
+          "[cli]") {
+    const auto once = run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "3"});
+    CHECK(once.err.find("timed: each step run once") != std::string::npos);
+    const auto median =
+        run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "3", "--timing-runs", "3"});
+    CHECK(median.err.find("timed: each step under 10 ms as the median of 3 runs") !=
+          std::string::npos);
+    const auto dir = test::temp_dir("gen-trace");
+    const auto traced = run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "3",
+                                 "--trace-json", (dir / "t.json").string()});
+    const auto j = nlohmann::json::parse(test::slurp(dir / "t.json"));
+    for (const auto& s : j["steps"]) CHECK(s["time"]["runs"] == 1);
+    CHECK(j["recorded"]["program"] == "kvscope-cli generate");
+    CHECK(j["recorded"]["timing_runs"] == 1);
+
+    const auto c = run_cli({"compare", "-m", tiny_model(), "-p", "the cat", "-n", "3"});
+    CHECK(c.exit_code == 0);
+    CHECK(c.out.find("\ntext: " + traced.out.substr(0, traced.out.size() - 1) + "\n") !=
+          std::string::npos);
+    CHECK(c.out.find("\nstopped: length limit\n") != std::string::npos);
+}
+
+TEST_CASE("replay prints a recorded run without its model, and the CLI writes CSV and trace events",
+          "[cli][replay]") {
+    const auto dir = test::temp_dir("cli-replay");
+    const std::string t = (dir / "t.json").string(), e = (dir / "e.json").string(),
+                      c = (dir / "s.csv").string(), a = (dir / "a.csv").string();
+    const auto g = run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "4",
+                            "--trace-json", t, "--trace-events", e, "--csv", c, "--attention-csv",
+                            a, "--layer", "1", "--head", "3"});
+    REQUIRE(g.exit_code == 0);
+    const auto events = nlohmann::json::parse(test::slurp(e));
+    int steps = 0;
+    for (const auto& ev : events["traceEvents"]) steps += ev["cat"] == "step";
+    CHECK(steps == 4);
+    const std::string csv = test::slurp(c);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);
+    CHECK(test::slurp(a).rfind("position,token,1,", 0) == 0);
+    const auto r = run_cli({"replay", t});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("recorded by kvscope-cli generate") == 0);
+    // (The tiny model's random text holds bytes that are not UTF-8, which JSON keeps as
+    // characters: the text is compared in generate's and compare's test.)
+    CHECK(r.out.find("\ntext: the cat") != std::string::npos);
+    CHECK(r.out.find("\nstopped: length limit\n") != std::string::npos);
+    expect_error({"replay", tiny_model()}, "not a kvscope trace");
+    expect_error({"generate", "-m", tiny_model(), "--attention-csv", a, "--layer", "9"},
+                 "--layer: 9 is out of range (0..1)");
+}
+
+TEST_CASE("make-model names its file for what it holds, and a tokenizer given as the model says so",
+          "[cli]") {
+    const auto dir = test::temp_dir("cli-names");
+    expect_error(
+        {"make-model", "--arch", "gpt2", "--shape", "small", "--out", (dir / "g.bin").string()},
+        "--arch gpt2 writes a GGUF file: name it " + (dir / "g.gguf").string());
+    expect_error({"make-model", "--shape", "small", "--out", (dir / "l.gguf").string()},
+                 "--arch llama writes a llama2.c checkpoint");
+    CHECK(!fs::exists(dir / "g.bin"));
+    const std::string tok = tiny_model().substr(0, tiny_model().size() - 4) + ".tok.bin";
+    expect_error({"generate", "--model", tok},
+                 "a llama2.c tokenizer (300 pieces), not a model: give the model with --model");
+}
+
+TEST_CASE("bench fits 100 columns unless --wide", "[cli][bench]") {
+    auto widest = [](const std::string& s) {
+        std::size_t w = 0, start = 0;
+        for (std::size_t i = 0; i <= s.size(); ++i)
+            if (i == s.size() || s[i] == '\n') {
+                w = std::max(w, i - start);
+                start = i + 1;
+            }
+        return w;
+    };
+    const std::vector<std::string> args = {"bench", "-m",        tiny_model(), "--lengths",
+                                           "4,8",   "--repeats", "1",          "--warmup",
+                                           "0",     "--backend", "cpu"};
+    const auto narrow = run_cli(args);
+    REQUIRE(narrow.exit_code == 0);
+    CHECK(widest(narrow.out) <= 100);
+    auto wide_args = args;
+    wide_args.push_back("--wide");
+    const auto wide = run_cli(wide_args);
+    CHECK(wide.exit_code == 0);
+    CHECK(widest(wide.out) > 100);
 }

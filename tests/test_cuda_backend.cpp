@@ -45,7 +45,13 @@ TEST_CASE("make_backend: cuda-emulated always, cuda only with a device, auto fal
         CHECK(make_backend("cuda").backend->name() == "cuda");
     } else {
         CHECK(a.backend->name() == "cpu");
-        CHECK(a.note.find(why) != std::string::npos);
+        // No GPU here at all: a few words, the runtime's in the detail; else the reason.
+        if (no_nvidia_gpu(why)) {
+            CHECK(a.note == "no NVIDIA GPU found: running on the CPU");
+            CHECK(a.detail == why);
+        } else {
+            CHECK(a.note.find(why) != std::string::npos);
+        }
         try {
             make_backend("cuda");
             FAIL("--backend cuda without a device must throw");
@@ -185,7 +191,16 @@ TEST_CASE("kvscope-cli --backend: cuda without a device is exit 2, auto says why
         CHECK(cuda.exit_code == 2);
         CHECK(one_line(cuda.err));
         CHECK(cuda.err.find(why) != std::string::npos);
-        CHECK(autob.err.find(why) != std::string::npos);
+        if (no_nvidia_gpu(why)) {
+            CHECK(autob.err.find("no NVIDIA GPU found: running on the CPU;") != std::string::npos);
+            CHECK(autob.err.find(why) == std::string::npos);
+            auto args = gen;
+            args.insert(args.end(), {"--backend", "auto", "--verbose"});
+            CHECK(test::run_cli(args).err.find("running on the CPU (" + why + ")") !=
+                  std::string::npos);
+        } else {
+            CHECK(autob.err.find(why) != std::string::npos);
+        }
     }
 }
 #endif

@@ -190,6 +190,24 @@ TEST_CASE("auto: a GPU that fails its probe or its set-up leaves the CPU backend
           std::string::npos);
 }
 
+TEST_CASE("auto on a machine without an NVIDIA GPU says so in a few words, the runtime's below",
+          "[emulated][faults][backend]") {
+    const std::string driver = "CUDA driver version is insufficient for CUDA runtime version";
+    auto unused = []() -> std::unique_ptr<Backend> { return nullptr; };
+    const BackendChoice none =
+        choose_auto({[&] { return driver; }, unused, [](const std::string&) { return true; }});
+    CHECK(none.backend->name() == "cpu");
+    CHECK(none.note == "no NVIDIA GPU found: running on the CPU");
+    CHECK(none.detail == driver);
+    // A GPU that is there and fails keeps its reason in the note.
+    const BackendChoice broken =
+        choose_auto({[&] { return driver; }, unused, [](const std::string&) { return false; }});
+    CHECK(broken.note == "CPU backend: no usable CUDA device (" + driver + ")");
+    CHECK(broken.detail.empty());
+    CHECK(no_nvidia_gpu("no CUDA device found"));
+    CHECK(no_nvidia_gpu("cudaGetDeviceCount: no CUDA-capable device is detected"));
+}
+
 TEST_CASE("the cuda backend's device words: name, compute capability, driver and runtime",
           "[emulated][faults]") {
     CHECK(cuda_version(13000) == "13.0");

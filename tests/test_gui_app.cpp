@@ -1458,6 +1458,41 @@ TEST_CASE("the toy's Next-token panel shows all ten tokens with logits and proba
     }
 }
 
+TEST_CASE("a recorded run replays with no model file: its attention drawn, where it was recorded",
+          "[gui][screenshot][replay]") {
+    // Recorded by kvscope-cli from a model that is then deleted.
+    const fs::path dir = kvs::test::temp_dir("gui-replay-shot");
+    const std::string model = kvs::test::write_tiny_model(dir);
+    const std::string trace = (dir / "run.json").string();
+    const auto rec = kvs::test::run_cli(
+        {"compare", "--model", model, "--prompt", "the cat sat", "-n", "4", "--trace-json", trace});
+    REQUIRE(rec.exit_code == 0);
+    fs::remove(model);
+    fs::remove(dir / "tiny.tok.bin");
+    const Shot s = screenshot({"--replay", trace, "--layer", "1", "--head", "2"}, "replay");
+    CHECK(s.layout["model"] == "tiny");
+    // Both sessions' heatmaps: every cell on or below the diagonal is a weight, not the mask.
+    const auto mask = rgb(s.layout["colours"]["mask"]);
+    for (int i = 0; i < 2; ++i) {
+        const json& hm = main_heatmap(s.layout, i);
+        const int n = hm["n"].get<int>();
+        CHECK(n >= 8);  // the prompt and the steps after it
+        for (int q = 0; q < n; ++q) {
+            const auto [x, y] = cell_centre(hm["rect"], n, q, 0);
+            CHECK(s.image.at(x, y) != mask);
+            if (q + 1 < n) {
+                const auto [mx, my] = cell_centre(hm["rect"], n, q, q + 1);
+                CHECK(s.image.at(mx, my) == mask);
+            }
+        }
+    }
+    bool said_where = false;
+    for (const auto& t : s.layout["texts"])
+        said_where = said_where || t["text"].get<std::string>().find("recorded run of tiny on") !=
+                                       std::string::npos;
+    CHECK(said_where);
+}
+
 // --- Predict, then reveal: a lesson step's @ask in the window ---
 
 TEST_CASE(

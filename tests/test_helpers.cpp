@@ -123,10 +123,14 @@ std::string write_tiny_model(const fs::path& dir) {
     return (dir / "tiny.bin").string();
 }
 
-RunResult run_cli(const std::vector<std::string>& args) {
+RunResult run_cli(const std::vector<std::string>& args, const std::string* input) {
     const fs::path dir = temp_dir("cli");
     std::string cmd = quote(KVSCOPE_CLI);
     for (const auto& a : args) cmd.append(" ").append(quote(a));
+    if (input) {
+        write_file(dir / "in", std::vector<unsigned char>(input->begin(), input->end()));
+        cmd += " <" + quote((dir / "in").string());
+    }
     cmd += " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string());
     const int status = std::system(cmd.c_str());
     RunResult r;

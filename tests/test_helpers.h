@@ -37,7 +37,8 @@ struct RunResult {
     int exit_code = -1;
     std::string out, err;
 };
-// Runs kvscope-cli with `args` (shell-quoted here), capturing stdout and stderr.
-RunResult run_cli(const std::vector<std::string>& args);
+// Runs kvscope-cli with `args` (shell-quoted here), capturing stdout and stderr; `input`, when
+// given, is its standard input.
+RunResult run_cli(const std::vector<std::string>& args, const std::string* input = nullptr);
 
 }  // namespace kvs::test

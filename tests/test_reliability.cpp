@@ -1,12 +1,15 @@
 // Classes of bad input (the window's own are in test_gui_reliability.cpp, test_gui_views.cpp
 // and test_gui_app.cpp): a lesson check's indices, the files kvscope writes, runaway lesson work,
 // escape sequences on the terminal, silent wrong results. Each case is a class, not one example.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <climits>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -15,6 +18,7 @@
 #include "core/loaders/model_loader.h"
 #include "core/session/sampler.h"
 #include "core/session/session.h"
+#include "core/session/trace_json.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
 #include "core/util/utf8.h"
@@ -155,16 +159,32 @@ TEST_CASE("outputs: a killed run leaves the old file, /dev/full is an error, two
     const auto dir = test::temp_dir("reliability-outputs");
     const std::string trace = (dir / "t.json").string();
     test::write_file(trace, bytes_of("OLD"));
-    // SIGPIPE: the reader is gone before generation prints (`| head -c 10` once it has read).
-    const std::string cmd = test::quote(KVSCOPE_CLI) + " generate --model " +
-                            test::quote(tiny_path()) + " --prompt 'the cat' --trace-json " +
-                            test::quote(trace) + " 2>/dev/null | true";
-    CHECK(std::system(cmd.c_str()) == 0);
+    // SIGPIPE: stdout is a pipe whose reader is gone before the run starts, so its first print
+    // kills it (a shell's `| true` races the run: a fast generation may end first).
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    ::close(fds[0]);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::signal(SIGPIPE, SIG_DFL);
+        ::dup2(fds[1], 1);
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, 2);
+        const std::string model = tiny_path();
+        ::execl(KVSCOPE_CLI, "kvscope-cli", "generate", "--model", model.c_str(), "--prompt",
+                "the cat", "--trace-json", trace.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(fds[1]);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGPIPE);
     CHECK(test::slurp(trace) == "OLD");
     // No temporary file is left behind by a run that ends normally.
     const auto ok = test::run_cli({"toy", "--trace-json", trace});
     CHECK(ok.exit_code == 0);
-    CHECK(nlohmann::json::parse(test::slurp(trace))["kvscope_trace"] == 1);
+    CHECK(nlohmann::json::parse(test::slurp(trace))["kvscope_trace"] == kvs::kTraceJsonVersion);
     int files = 0;
     for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
     CHECK(files == 1);

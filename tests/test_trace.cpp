@@ -58,7 +58,7 @@ TEST_CASE("the trace JSON holds every step, attention rows and KV shape", "[trac
     std::ostringstream os;
     write_trace_json(os, s);
     const auto j = nlohmann::json::parse(os.str());
-    CHECK(j["kvscope_trace"] == 1);
+    CHECK(j["kvscope_trace"] == kTraceJsonVersion);
     CHECK(j["model"]["n_kv_heads"] == 2);
     CHECK(j["tokens"].size() == s.tokens().size());
     REQUIRE(j["steps"].size() == 3);

@@ -33,7 +33,9 @@ void offer_download(const std::string& path) {
     EM_ASM({
         const path = UTF8ToString($0);
         FS.chmod(path, 420);  // 0644: see above (stb's fopen gives mode 0 as well)
-        const blob = new Blob([FS.readFile(path)], {type: "image/png"});
+        const type = path.endsWith(".png") ? "image/png"
+                   : path.endsWith(".csv") ? "text/csv" : "application/json";
+        const blob = new Blob([FS.readFile(path)], {type: type});
         FS.unlink(path);
         const a = document.createElement("a");
         a.href = URL.createObjectURL(blob);

@@ -61,6 +61,20 @@ std::string stories260k_path() {
                            fs::path(KVSCOPE_SOURCE_DIR) / "../shared/models/stories260K.bin"});
 }
 
+namespace {
+// The pieces of a small file that reads whole as a llama2.c tokenizer, else 0.
+int llama2c_tokenizer_pieces(const std::string& path) {
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec || size > (std::uintmax_t(64) << 20)) return 0;
+    try {
+        return BpeTokenizer::load(path, -1).vocab_size();
+    } catch (const Error&) {
+        return 0;
+    }
+}
+}  // namespace
+
 std::vector<std::string> available_model_names() {
     std::vector<std::string> names{"toy"};
     if (!default_model_path().empty()) names.push_back("default");
@@ -143,14 +157,25 @@ std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& 
     // Mapped and checked, not read: the KV cache is for the chosen context, and the weights as
     // they will be kept must fit before any matrix is converted.
     std::string context_note;
-    Checkpoint ck = load_checkpoint(path, weights, [&](Checkpoint& mapped) {
-        ModelConfig& c = mapped.config;
-        c.seq_len = session_context(c.seq_len, limits.context, context_note);
-        check_fits(
-            path,
-            kept_weight_bytes(c, weights, std::uint64_t(mapped.weights.all.size()) * sizeof(float)),
-            c, limits);
-    });
+    Checkpoint ck;
+    try {
+        ck = load_checkpoint(path, weights, [&](Checkpoint& mapped) {
+            ModelConfig& c = mapped.config;
+            c.seq_len = session_context(c.seq_len, limits.context, context_note);
+            check_fits(path,
+                       kept_weight_bytes(c, weights,
+                                         std::uint64_t(mapped.weights.all.size()) * sizeof(float)),
+                       c, limits);
+        });
+    } catch (const Error&) {
+        // A tokenizer given as the model reads as a header of nonsense ("hidden_dim = 0"):
+        // say what the file is instead.
+        if (const int pieces = llama2c_tokenizer_pieces(path); pieces > 0)
+            throw Error(path + ": a llama2.c tokenizer (" + std::to_string(pieces) +
+                        " pieces), not a model: give the model with --model and this file with "
+                        "--tokenizer");
+        throw;
+    }
     std::string tok_path = tokenizer;
     if (tok_path.empty()) {
         auto found = find_tokenizer_beside(path);

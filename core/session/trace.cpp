@@ -32,6 +32,7 @@ void StepRecord::drop_payload() {
 
 void Trace::push(StepRecord&& r) {
     payload_bytes_ += r.payload_bytes();
+    if (r.payload_evicted) ++evicted_;  // a replayed step the recording had dropped
     steps_.push_back(std::move(r));
     enforce_budget();
 }

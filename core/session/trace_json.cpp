@@ -1,26 +1,120 @@
 #include "core/session/trace_json.h"
 
+#include <sys/utsname.h>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
 #include <limits>
 
 #include "core/model/toy_model.h"
 #include "core/session/session.h"
 #include "core/util/json_writer.h"
+#include "core/util/version.h"
 
 namespace kvs {
+namespace {
 
-void write_trace_json(std::ostream& os, const Session& s) {
-    const Model& m = s.model();
+// "Linux x86_64, AMD EPYC 9B14" from uname and /proc/cpuinfo's first model name.
+std::string this_host() {
+    std::string h;
+    utsname u{};
+    if (uname(&u) == 0) h = std::string(u.sysname) + " " + u.machine;
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+        if (line.rfind("model name", 0) != 0) continue;
+        const auto colon = line.find(':');
+        if (colon != std::string::npos && colon + 2 <= line.size())
+            h += (h.empty() ? "" : ", ") + line.substr(colon + 2);
+        break;
+    }
+    return h;
+}
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return b;
+}
+
+void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok);
+
+// The fields of one session: at the top level for the first, in "twin" for compare's second.
+void write_session(JsonWriter& j, const TraceJsonSession& s, const Tokenizer& tok) {
+    j.field("mode", mode_name(s.mode));
+    j.key("prompt_tokens").ints(s.tokens.first(static_cast<std::size_t>(s.prompt_len)));
+    j.key("tokens").ints(s.tokens);
+    j.key("token_pieces").begin_array();
+    for (int t : s.tokens) j.value(tok.piece(t));
+    j.end_array();
+    j.field("text", s.text);
+    j.field("finish_reason", s.finish != FinishReason::None ? finish_reason_name(s.finish) : "");
+    j.key("trace_memory").begin_object();
+    j.field("payload_bytes", s.trace->payload_bytes()).field("budget_bytes", s.trace->budget());
+    j.field("evicted_steps", s.trace->evicted_steps());
+    j.end_object();
+    j.key("steps").begin_array();
+    write_steps(j, *s.trace, tok);
+    j.end_array();
+}
+
+}  // namespace
+
+RecordedOn recorded_here(std::string program, std::string backend, std::string device,
+                         int timing_runs) {
+    RecordedOn r;
+    r.program = std::move(program);
+    r.version = kvscope_version();
+    r.date = utc_now();
+    r.backend = std::move(backend);
+    r.device = std::move(device);
+    r.host = this_host();
+    r.timing_runs = timing_runs;
+    return r;
+}
+
+TraceJsonSession trace_json_session(const Session& s) {
+    TraceJsonSession t;
+    t.mode = s.config().mode;
+    t.tokens = s.tokens();
+    t.prompt_len = s.prompt_len();
+    t.text = s.text();
+    t.finish = s.finish_reason();
+    t.trace = &s.trace();
+    return t;
+}
+
+void write_trace_json(std::ostream& os, const Session& s, const RecordedOn& recorded) {
+    TraceJsonRun run;
+    run.model = &s.model();
+    run.sampler = s.config().sampler;
+    run.recorded = recorded;
+    run.sessions.push_back(trace_json_session(s));
+    write_trace_json(os, run);
+}
+
+void write_trace_json(std::ostream& os, const TraceJsonRun& run) {
+    const Model& m = *run.model;
     const ModelConfig& c = m.config();
     const Tokenizer& tok = m.tokenizer();
     JsonWriter j(os);
     j.begin_object();
-    j.field("kvscope_trace", 1);
-    // How the numbers below index (fields added within version 1; readers ignore unknown fields).
-    // Arrays count from 0; tokens[i] is the token at position i + 1, so pos0 and q_pos0 are
-    // positions minus 1; layers, heads and steps are numbered from 0 as in the window and lessons.
+    j.field("kvscope_trace", kTraceJsonVersion);
+    // How the numbers below index: arrays count from 0; tokens[i] is the token at position
+    // i + 1, so pos0 and q_pos0 are positions minus 1; layers, heads and steps are numbered from
+    // 0 as in the window and lessons.
     j.key("indexing").begin_object();
     j.field("positions_from", 1).field("layers_from", 0).field("heads_from", 0);
     j.field("steps_from", 0).field("pos0", "index into tokens: position - 1");
+    j.end_object();
+    const RecordedOn& r = run.recorded;
+    j.key("recorded").begin_object();
+    j.field("program", r.program).field("version", r.version).field("date", r.date);
+    j.field("backend", r.backend).field("device", r.device).field("host", r.host);
+    j.field("timing_runs", r.timing_runs);
     j.end_object();
     j.key("model").begin_object();
     j.field("name", m.name()).field("toy", m.is_toy());
@@ -32,28 +126,37 @@ void write_trace_json(std::ostream& os, const Session& s) {
         for (int h = 0; h < c.n_heads; ++h) j.value(toy_head_name(h));
         j.end_array();
     }
+    // What a replay counts FLOPs with (core/counts.h) and says it was recorded on.
+    j.field("architecture", architecture_name(c.arch));
+    j.field("shared_classifier", c.shared_classifier).field("qkv_bias", c.qkv_bias);
+    j.field("n_positions", c.n_positions);
+    j.field("format", m.format()).field("parameters", m.parameter_count());
+    j.field("bos", tok.bos());
     j.end_object();
-    j.field("mode", mode_name(s.config().mode));
     j.key("sampler").begin_object();
-    const auto& sc = s.config().sampler;
+    const auto& sc = run.sampler;
     j.field("temperature", static_cast<double>(sc.temperature)).field("top_k", sc.top_k);
     j.field("top_p", static_cast<double>(sc.top_p));
     j.field("seed", static_cast<std::int64_t>(sc.seed));
     j.end_object();
-    j.key("prompt_tokens").ints(std::span<const int>(s.tokens().data(), s.prompt_len()));
-    j.key("tokens").ints(s.tokens());
-    j.key("token_pieces").begin_array();
-    for (int t : s.tokens()) j.value(tok.piece(t));
-    j.end_array();
-    j.field("text", s.text());
-    j.field("finish_reason", s.finished() ? finish_reason_name(s.finish_reason()) : "");
-    j.key("trace_memory").begin_object();
-    j.field("payload_bytes", s.trace().payload_bytes()).field("budget_bytes", s.trace().budget());
-    j.field("evicted_steps", s.trace().evicted_steps());
+    write_session(j, run.sessions.at(0), tok);
+    if (run.sessions.size() > 1) {
+        // Compare mode: the uncached twin, step for step, and how far their logits differ.
+        j.key("twin").begin_object();
+        write_session(j, run.sessions[1], tok);
+        j.end_object();
+        j.key("logit_max_diff").begin_array();
+        for (double d : run.logit_max_diff) j.value(d);  // NaN (not compared) is null
+        j.end_array();
+    }
     j.end_object();
+    os << '\n';
+}
 
-    j.key("steps").begin_array();
-    for (const StepRecord& r : s.trace().steps()) {
+namespace {
+
+void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
+    for (const StepRecord& r : trace.steps()) {
         j.begin_object();
         j.field("index", r.index)
             .field("phase", phase_name(r.phase))
@@ -90,6 +193,10 @@ void write_trace_json(std::ostream& os, const Session& s) {
         for (int i = 0; i < kOpCount; ++i)
             if (r.op_times.calls[i] > 0)
                 j.field(op_name(static_cast<Op>(i)), r.op_times.seconds[i]);
+        j.end_object();
+        j.key("op_calls").begin_object();  // how many calls each op's seconds add up
+        for (int i = 0; i < kOpCount; ++i)
+            if (r.op_times.calls[i] > 0) j.field(op_name(static_cast<Op>(i)), r.op_times.calls[i]);
         j.end_object();
         j.end_object();
         j.key("counts").begin_object();
@@ -183,9 +290,7 @@ void write_trace_json(std::ostream& os, const Session& s) {
         }
         j.end_object();
     }
-    j.end_array();
-    j.end_object();
-    os << '\n';
 }
 
+}  // namespace
 }  // namespace kvs

@@ -1,0 +1,633 @@
+#include "core/session/trace_reader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "core/loaders/memory_budget.h"
+#include "core/model/replay_model.h"
+#include "core/model/toy_model.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/format.h"
+
+namespace kvs {
+namespace {
+
+using nlohmann::json;
+
+// The schema nests 9 deep (twin > steps > step > attention > weights > layer > head > row).
+constexpr int kMaxDepth = 16;
+constexpr std::size_t kMaxName = 4096;  // a model name, a piece, a device's words
+constexpr float kLo = -std::numeric_limits<float>::max(), kHi = std::numeric_limits<float>::max();
+// What the writer's null stands for in vectors a broken model may fill with NaN.
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Deeper than `limit` arrays and objects, strings skipped: refused before the parser runs.
+bool nests_deeper_than(std::string_view text, int limit) {
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (char c : text) {
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit) return true;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return false;
+}
+
+// Every read names where it is ("steps[3].kv.len") and fails with one line.
+class Reader {
+  public:
+    explicit Reader(std::string source) : source_(std::move(source)) {}
+
+    [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+        throw Error(source_ + ": " + (where.empty() ? "" : where + ": ") + what);
+    }
+    const json& member(const json& o, const char* key, const std::string& where) const {
+        if (!o.is_object()) fail(where, "not an object");
+        const auto it = o.find(key);
+        if (it == o.end()) fail(where, std::string("no \"") + key + "\" field");
+        return *it;
+    }
+    const json* optional(const json& o, const char* key) const {
+        const auto it = o.find(key);
+        return it == o.end() || it->is_null() ? nullptr : &*it;
+    }
+    std::int64_t integer(const json& v, const std::string& where, std::int64_t lo,
+                         std::int64_t hi) const {
+        if (!v.is_number_integer()) fail(where, "not a whole number");
+        const bool negative = v.is_number_unsigned() ? false : v.get<std::int64_t>() < 0;
+        if (!negative && v.is_number_unsigned() &&
+            v.get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
+            fail(where, "out of range");
+        const std::int64_t x = v.get<std::int64_t>();
+        if (x < lo || x > hi)
+            fail(where, std::to_string(x) + " is out of range (" + std::to_string(lo) + ".." +
+                            std::to_string(hi) + ")");
+        return x;
+    }
+    int whole(const json& o, const char* key, const std::string& where, int lo, int hi) const {
+        return static_cast<int>(integer(member(o, key, where), where + "." + key, lo, hi));
+    }
+    double number(const json& v, const std::string& where, double lo, double hi) const {
+        if (!v.is_number()) fail(where, "not a number");
+        const double x = v.get<double>();
+        if (!(x >= lo && x <= hi)) fail(where, "out of range");
+        return x;
+    }
+    double real(const json& o, const char* key, const std::string& where, double lo,
+                double hi) const {
+        return number(member(o, key, where), where + "." + key, lo, hi);
+    }
+    std::string string(const json& v, const std::string& where, std::size_t max) const {
+        if (!v.is_string()) fail(where, "not a string");
+        const std::string& s = v.get_ref<const std::string&>();
+        if (s.size() > max) fail(where, "longer than " + std::to_string(max) + " bytes");
+        return s;
+    }
+    std::string text(const json& o, const char* key, const std::string& where,
+                     std::size_t max = kMaxName) const {
+        return string(member(o, key, where), where + "." + key, max);
+    }
+    bool boolean(const json& o, const char* key, const std::string& where) const {
+        const json& v = member(o, key, where);
+        if (!v.is_boolean()) fail(where + "." + key, "not true or false");
+        return v.get<bool>();
+    }
+    const json& array(const json& v, const std::string& where, std::size_t max) const {
+        if (!v.is_array()) fail(where, "not an array");
+        if (v.size() > max) fail(where, "more than " + std::to_string(max) + " entries");
+        return v;
+    }
+    std::vector<int> ids(const json& v, const std::string& where, std::size_t max,
+                         int vocab) const {
+        array(v, where, max);
+        std::vector<int> out;
+        out.reserve(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i)
+            out.push_back(static_cast<int>(
+                integer(v[i], where + "[" + std::to_string(i) + "]", 0, vocab - 1)));
+        return out;
+    }
+    // Exactly `count` numbers in [lo, hi]; null (a value JSON cannot hold: NaN, infinity) is
+    // `null_as` where the field allows it, else refused.
+    void floats(const json& v, const std::string& where, std::size_t count, float* out,
+                float lo = -std::numeric_limits<float>::max(),
+                float hi = std::numeric_limits<float>::max(),
+                std::optional<float> null_as = std::nullopt) const {
+        if (!v.is_array() || v.size() != count)
+            fail(where, "not an array of " + std::to_string(count) + " numbers");
+        for (std::size_t i = 0; i < count; ++i) {
+            const json& x = v[i];
+            if (x.is_null() && null_as) {
+                out[i] = *null_as;
+                continue;
+            }
+            if (!x.is_number()) fail(where + "[" + std::to_string(i) + "]", "not a number");
+            const double d = x.get<double>();
+            if (!(d >= lo && d <= hi)) fail(where + "[" + std::to_string(i) + "]", "out of range");
+            out[i] = static_cast<float>(d);
+        }
+    }
+
+  private:
+    std::string source_;
+};
+
+std::string at(const std::string& where, std::size_t i) {
+    return where + "[" + std::to_string(i) + "]";
+}
+
+// The model block: shapes checked as a model file's are, and against the toy when it says toy.
+struct ModelBlock {
+    std::string name, format;
+    ModelConfig config;
+    bool toy = false;
+    std::size_t parameters = 0;
+    int bos = -1;
+};
+
+ModelBlock read_model(const Reader& rd, const json& m, int version) {
+    ModelBlock b;
+    const std::string w = "model";
+    b.name = rd.text(m, "name", w);
+    b.toy = rd.boolean(m, "toy", w);
+    ModelConfig& c = b.config;
+    c.dim = rd.whole(m, "dim", w, 1, 1 << 14);
+    c.hidden_dim = rd.whole(m, "hidden_dim", w, b.toy ? 0 : 1, 1 << 16);  // the toy has no MLP
+    c.n_layers = rd.whole(m, "n_layers", w, 1, 256);
+    c.n_heads = rd.whole(m, "n_heads", w, 1, 1024);
+    c.n_kv_heads = rd.whole(m, "n_kv_heads", w, 1, 1024);
+    c.vocab_size = rd.whole(m, "vocab_size", w, 1, 1 << 20);
+    c.seq_len = rd.whole(m, "seq_len", w, 1, 1 << 17);
+    if (c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0)
+        rd.fail(w, "heads that do not divide the dimension evenly");
+    if (rd.whole(m, "head_dim", w, 1, 1 << 14) != c.head_dim())
+        rd.fail(w + ".head_dim", "is not dim / n_heads");
+    if (version >= 2) {
+        const std::string arch = rd.text(m, "architecture", w);
+        if (arch == "gpt2")
+            c.arch = Architecture::Gpt2;
+        else if (arch != "llama")
+            rd.fail(w + ".architecture", "'" + arch + "' is not llama or gpt2");
+        c.shared_classifier = rd.boolean(m, "shared_classifier", w);
+        c.qkv_bias = rd.boolean(m, "qkv_bias", w);
+        c.n_positions = rd.whole(m, "n_positions", w, 0, 1 << 17);
+        b.format = rd.text(m, "format", w);
+        b.parameters = static_cast<std::size_t>(
+            rd.integer(rd.member(m, "parameters", w), w + ".parameters", 0, std::int64_t(1) << 50));
+        b.bos = rd.whole(m, "bos", w, -1, c.vocab_size - 1);
+    }
+    if (!b.toy) {
+        try {
+            c.validate(b.name);
+        } catch (const Error& e) {
+            const std::string why = e.what();
+            const auto colon = why.rfind(": ");
+            rd.fail(w, "shapes no model has (" +
+                           why.substr(colon == std::string::npos ? 0 : colon + 2) + ")");
+        }
+    }
+    return b;
+}
+
+// One step, checked against the model's shapes and the steps before it (`before`: the cache
+// length after the previous step, or 0).
+StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int index,
+                     const ModelConfig& c, int before, bool toy, int version,
+                     std::map<int, std::string>& pieces) {
+    StepRecord r;
+    const int V = c.vocab_size, L = c.n_layers, H = c.n_heads, kv_dim = c.kv_dim();
+    r.index = rd.whole(s, "index", w, index, index);
+    const std::string phase = rd.text(s, "phase", w);
+    if (phase != "prefill" && phase != "decode") rd.fail(w + ".phase", "not prefill or decode");
+    r.phase = phase == "prefill" ? Phase::Prefill : Phase::Decode;
+    if ((index == 0) != (r.phase == Phase::Prefill))
+        rd.fail(w + ".phase", "the prefill is step 0 and only step 0");
+    const std::string mode = rd.text(s, "mode", w);
+    if (mode != "cached" && mode != "uncached") rd.fail(w + ".mode", "not cached or uncached");
+    r.mode = mode == "cached" ? CacheMode::Cached : CacheMode::Uncached;
+    r.new_tokens = rd.ids(rd.member(s, "new_tokens", w), w + ".new_tokens", c.seq_len, V);
+    if (r.new_tokens.empty() || (index > 0 && r.new_tokens.size() != 1))
+        rd.fail(w + ".new_tokens", "a prefill adds the prompt, a decode step one token");
+    r.pos0 = rd.whole(s, "pos0", w, 0, c.seq_len);
+    r.tokens_processed = rd.whole(s, "tokens_processed", w, 1, c.seq_len);
+    r.forward_calls = rd.whole(s, "forward_calls", w, 1, c.seq_len);
+    r.token_out = rd.whole(s, "token_out", w, 0, V - 1);
+    pieces.emplace(r.token_out, rd.text(s, "token_out_piece", w));
+    const json& coin = rd.member(s, "coin", w);
+    r.coin = coin.is_null() ? -1.0f : static_cast<float>(rd.number(coin, w + ".coin", 0, 1));
+    const json& top = rd.array(rd.member(s, "top", w), w + ".top", std::size_t(V));
+    for (std::size_t i = 0; i < top.size(); ++i) {
+        const std::string tw = at(w + ".top", i);
+        TopToken t;
+        t.id = rd.whole(top[i], "id", tw, 0, V - 1);
+        t.prob = static_cast<float>(rd.real(top[i], "prob", tw, 0, 1));
+        t.logit = static_cast<float>(rd.real(top[i], "logit", tw, -3.4e38, 3.4e38));
+        pieces.emplace(t.id, rd.text(top[i], "piece", tw));
+        r.top.push_back(t);
+    }
+
+    // The cache after the step: the model's shapes, grown by the tokens that joined.
+    const json& kv = rd.member(s, "kv", w);
+    const std::string kw = w + ".kv";
+    r.kv.n_layers = rd.whole(kv, "n_layers", kw, L, L);
+    r.kv.n_kv_heads = rd.whole(kv, "n_kv_heads", kw, c.n_kv_heads, c.n_kv_heads);
+    r.kv.head_dim = rd.whole(kv, "head_dim", kw, c.head_dim(), c.head_dim());
+    r.kv.capacity = rd.whole(kv, "capacity", kw, 1, c.seq_len);
+    const int grown = before + static_cast<int>(r.new_tokens.size());
+    r.kv.len = rd.whole(kv, "len", kw, grown, grown);
+    if (r.kv.len > r.kv.capacity) rd.fail(kw, "more rows than the cache holds");
+    if (r.pos0 + r.tokens_processed != r.kv.len)
+        rd.fail(w, "pos0 + tokens_processed is not the cache's length after the step");
+    const double bytes = rd.real(kv, "bytes", kw, 0, 1e18);
+    const double per_value = bytes / (double(r.kv.bytes_per_token()) / 4 * r.kv.len);
+    r.kv.bytes_per_value = per_value == 2 ? 2 : 4;
+    if (per_value != 2 && per_value != 4) rd.fail(kw + ".bytes", "not 2 or 4 bytes a value");
+
+    const json& time = rd.member(s, "time", w);
+    const std::string tw = w + ".time";
+    r.wall_seconds = rd.real(time, "wall_s", tw, 0, 1e9);
+    r.forward_seconds = rd.real(time, "forward_s", tw, 0, 1e9);
+    r.timing_runs = rd.whole(time, "runs", tw, 1, 1000);
+    r.forward_min_seconds = rd.real(time, "forward_min_s", tw, 0, 1e9);
+    r.forward_max_seconds = rd.real(time, "forward_max_s", tw, 0, 1e9);
+    if (const json* g = rd.optional(time, "graph_s")) r.graph_seconds = rd.number(*g, tw, 0, 1e9);
+    r.backend = rd.text(time, "backend", tw);
+    r.device = rd.text(time, "device", tw);
+    const json& ops = rd.member(time, "ops", tw);
+    if (!ops.is_object() || ops.size() > kOpCount) rd.fail(tw + ".ops", "not an object of ops");
+    const json* calls = version >= 2 ? &rd.member(time, "op_calls", tw) : nullptr;
+    for (int i = 0; i < kOpCount; ++i) {
+        const char* name = op_name(static_cast<Op>(i));
+        const auto it = ops.find(name);
+        if (it == ops.end()) continue;
+        r.op_times.seconds[i] = rd.number(*it, tw + ".ops." + name, 0, 1e9);
+        r.op_times.calls[i] = calls ? rd.whole(*calls, name, tw + ".op_calls", 1, 1 << 30) : 1;
+    }
+
+    const json& counts = rd.member(s, "counts", w);
+    const std::string cw = w + ".counts";
+    r.counts.flops = rd.real(counts, "flops", cw, 0, 1e30);
+    r.counts.matmul_flops = rd.real(counts, "matmul_flops", cw, 0, 1e30);
+    r.counts.attention_flops = rd.real(counts, "attention_flops", cw, 0, 1e30);
+    r.counts.bytes = rd.real(counts, "bytes", cw, 0, 1e30);
+    const json& q = rd.member(s, "why_not_q", w);
+    const std::string qw = w + ".why_not_q";
+    r.query_rows_computed = rd.whole(q, "query_rows_computed", qw, 0, 1 << 30);
+    r.query_rows_used = rd.whole(q, "query_rows_used", qw, 0, 1 << 30);
+    r.kv_rows_written = rd.whole(q, "kv_rows_written", qw, 0, 1 << 30);
+    r.kv_rows_recomputed = rd.whole(q, "kv_rows_recomputed", qw, 0, 1 << 30);
+    const json& delta = rd.member(q, "kv_recomputed_max_delta", qw);
+    r.kv_recomputed_max_delta =
+        delta.is_null() ? -1 : rd.number(delta, qw + ".kv_recomputed_max_delta", 0, 1e38);
+    r.payload_evicted = rd.boolean(s, "payload_evicted", w);
+
+    // Payloads: every shape is the model's, every row inside the cache after the step.
+    if (const json* a = rd.optional(s, "attention")) {
+        const std::string aw = w + ".attention";
+        AttentionRows& ar = r.attention;
+        const int rows = rd.whole(*a, "rows", aw, 1, r.tokens_processed);
+        const int q_pos0 = rd.whole(*a, "q_pos0", aw, r.kv.len - rows, r.kv.len - rows);
+        ar.resize(L, H, rows, q_pos0);
+        const json& weights = rd.member(*a, "weights", aw);
+        const json* scores = rd.optional(*a, "scores");
+        if (scores) ar.scores.assign(ar.p.size(), 0.0f);
+        for (int l = 0; l < L; ++l)
+            for (int h = 0; h < H; ++h)
+                for (int row = 0; row < rows; ++row) {
+                    const std::string rw = aw + ".weights[" + std::to_string(l) + "][" +
+                                           std::to_string(h) + "][" + std::to_string(row) + "]";
+                    auto cell = [&](const json& top3) -> const json& {
+                        if (!top3.is_array() || int(top3.size()) != L)
+                            rd.fail(rw, "not [n_layers]");
+                        const json& lj = top3[l];
+                        if (!lj.is_array() || int(lj.size()) != H) rd.fail(rw, "not [n_heads]");
+                        const json& hj = lj[h];
+                        if (!hj.is_array() || int(hj.size()) != rows) rd.fail(rw, "not [rows]");
+                        return hj[row];
+                    };
+                    const std::size_t keys = std::size_t(q_pos0) + row + 1;
+                    const json& wr = cell(weights);
+                    if (wr.is_null()) {
+                        if (ar.empty_row.empty()) ar.empty_row.assign(std::size_t(L) * H * rows, 0);
+                        ar.empty_row[(std::size_t(l) * H + h) * rows + row] = 1;
+                    } else {
+                        rd.floats(wr, rw, keys, ar.row(l, h, row).data(), 0.0f, 1.001f);
+                    }
+                    if (scores)
+                        rd.floats(cell(*scores), rw + " (scores)", keys,
+                                  ar.scores.data() + ar.row_offset(l, h, row), kLo, kHi,
+                                  -std::numeric_limits<float>::infinity());
+                }
+    }
+    const std::size_t rows = static_cast<std::size_t>(r.attention.rows);
+    if (const json* h = rd.optional(s, "head_outputs")) {
+        if (!toy || rows == 0)
+            rd.fail(w + ".head_outputs", "only the toy's steps with attention have them");
+        r.head_outputs.resize(std::size_t(L) * H * rows);
+        rd.floats(*h, w + ".head_outputs", r.head_outputs.size(), r.head_outputs.data(), kLo, kHi,
+                  kNaN);
+    }
+    const json* qr = rd.optional(s, "q_rows");
+    const json* ao = rd.optional(s, "attn_out");
+    if ((qr != nullptr) != (ao != nullptr)) rd.fail(w, "q_rows without attn_out, or the reverse");
+    if (qr) {
+        if (toy || rows == 0)
+            rd.fail(w + ".q_rows", "only a model's steps with attention have them");
+        const std::size_t n = std::size_t(L) * rows * c.dim;
+        r.q_rows.resize(n);
+        r.attn_out.resize(n);
+        rd.floats(rd.member(*qr, "values", w + ".q_rows"), w + ".q_rows.values", n, r.q_rows.data(),
+                  kLo, kHi, kNaN);
+        rd.floats(rd.member(*ao, "values", w + ".attn_out"), w + ".attn_out.values", n,
+                  r.attn_out.data(), kLo, kHi, kNaN);
+    }
+    if (const json* ops_log = rd.optional(s, "ops")) {
+        const std::string ow = w + ".ops";
+        rd.array(*ops_log, ow, std::size_t(1) << 20);
+        std::map<std::string, OpKind> kinds;
+        for (int k = 0; k < static_cast<int>(OpKind::kCount); ++k)
+            kinds.emplace(op_kind_name(static_cast<OpKind>(k)), static_cast<OpKind>(k));
+        for (std::size_t i = 0; i < ops_log->size(); ++i) {
+            const json& o = (*ops_log)[i];
+            const std::string ew = at(ow, i);
+            OpRecord rec;
+            const auto kind = kinds.find(rd.text(o, "op", ew));
+            if (kind == kinds.end()) rd.fail(ew + ".op", "not an op kvscope logs");
+            rec.kind = kind->second;
+            rec.layer = rd.whole(o, "layer", ew, -1, L - 1);
+            auto shape = [&](const char* key) {
+                const json& v = rd.member(o, key, ew);
+                if (!v.is_array() || v.size() != 2) rd.fail(ew + "." + key, "not [rows, features]");
+                return OpShape{static_cast<int>(rd.integer(v[0], ew + "." + key, 0, 1 << 30)),
+                               static_cast<int>(rd.integer(v[1], ew + "." + key, 0, 1 << 30))};
+            };
+            rec.in = shape("in");
+            rec.out = shape("out");
+            rec.flops = rd.real(o, "flops", ew, 0, 1e30);
+            const json& sec = rd.member(o, "seconds", ew);
+            rec.seconds = sec.is_null() ? -1 : rd.number(sec, ew + ".seconds", 0, 1e9);
+            if (const json* tw2 = rd.optional(o, "timed_with"))
+                rec.timed_with = static_cast<int>(
+                    rd.integer(*tw2, ew + ".timed_with", 0, static_cast<std::int64_t>(i) - 1));
+            if (rec.timed_with >= 0 && r.ops.ops[rec.timed_with].timed_with >= 0)
+                rd.fail(ew + ".timed_with", "not an op with a call of its own");
+            r.ops.ops.push_back(rec);
+        }
+    }
+    if (const json* lg = rd.optional(s, "logits")) {
+        r.logits.resize(std::size_t(V));
+        rd.floats(*lg, w + ".logits", r.logits.size(), r.logits.data(), kLo, kHi, kNaN);
+    }
+    if (const json* kr = rd.optional(s, "kv_rows")) {
+        const std::string kw2 = w + ".kv_rows";
+        r.kv_rows_kept = rd.whole(*kr, "rows", kw2, 1, r.kv.len);
+        r.kv_rows.resize(std::size_t(L) * 2 * r.kv_rows_kept * kv_dim);
+        rd.floats(rd.member(*kr, "values", kw2), kw2 + ".values", r.kv_rows.size(),
+                  r.kv_rows.data(), kLo, kHi, kNaN);
+    }
+    const bool has_payload = !r.attention.p.empty() || !r.logits.empty() || !r.kv_rows.empty() ||
+                             !r.ops.ops.empty() || !r.q_rows.empty();
+    if (r.payload_evicted && has_payload) rd.fail(w, "payload_evicted, yet a payload is there");
+    return r;
+}
+
+RecordedSession read_session(const Reader& rd, const json& o, const std::string& w,
+                             const ModelConfig& c, bool toy, int version,
+                             std::map<int, std::string>& pieces) {
+    RecordedSession s;
+    const std::string mode = rd.text(o, "mode", w);
+    if (mode != "cached" && mode != "uncached") rd.fail(w + ".mode", "not cached or uncached");
+    s.mode = mode == "cached" ? CacheMode::Cached : CacheMode::Uncached;
+    const std::vector<int> prompt =
+        rd.ids(rd.member(o, "prompt_tokens", w), w + ".prompt_tokens", c.seq_len, c.vocab_size);
+    s.prompt_len = static_cast<int>(prompt.size());
+    s.tokens =
+        rd.ids(rd.member(o, "tokens", w), w + ".tokens", std::size_t(c.seq_len) + 1, c.vocab_size);
+    if (s.tokens.size() < prompt.size() ||
+        !std::equal(prompt.begin(), prompt.end(), s.tokens.begin()))
+        rd.fail(w + ".tokens", "does not start with the prompt");
+    const json& tp =
+        rd.array(rd.member(o, "token_pieces", w), w + ".token_pieces", s.tokens.size());
+    if (tp.size() != s.tokens.size()) rd.fail(w + ".token_pieces", "not one piece per token");
+    for (std::size_t i = 0; i < tp.size(); ++i)
+        pieces.emplace(s.tokens[i], rd.string(tp[i], at(w + ".token_pieces", i), kMaxName));
+    s.text = rd.text(o, "text", w, std::size_t(1) << 30);
+    const std::string why = rd.text(o, "finish_reason", w);
+    s.finish = FinishReason::None;
+    for (FinishReason f :
+         {FinishReason::EndToken, FinishReason::ContextFull, FinishReason::LengthLimit})
+        if (why == finish_reason_name(f)) s.finish = f;
+    if (s.finish == FinishReason::None && !why.empty() && why != "running")
+        rd.fail(w + ".finish_reason", "'" + why + "' is not a reason kvscope stops for");
+
+    const json& steps = rd.array(rd.member(o, "steps", w), w + ".steps", std::size_t(c.seq_len));
+    s.trace.reserve(steps.size());
+    int before = 0;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+        StepRecord r = read_step(rd, steps[k], at(w + ".steps", k), static_cast<int>(k), c, before,
+                                 toy, version, pieces);
+        // The tokens each step fed are the session's: the prompt, then each step's choice.
+        const auto first = s.tokens.begin() + before;
+        if (r.new_tokens.size() > s.tokens.size() - before ||
+            !std::equal(r.new_tokens.begin(), r.new_tokens.end(), first))
+            rd.fail(at(w + ".steps", k) + ".new_tokens", "not the session's tokens");
+        if (k == 0 && static_cast<int>(r.new_tokens.size()) != s.prompt_len)
+            rd.fail(at(w + ".steps", k) + ".new_tokens", "not the prompt");
+        if (std::size_t(s.prompt_len) + k >= s.tokens.size() ||
+            s.tokens[s.prompt_len + k] != r.token_out)
+            rd.fail(at(w + ".steps", k) + ".token_out", "not the session's token");
+        before = r.kv.len;
+        s.trace.push(std::move(r));
+    }
+    if (s.tokens.size() != std::size_t(s.prompt_len) + steps.size())
+        rd.fail(w + ".tokens", "not the prompt and one token a step");
+    // The recorded budget, never below what was read: a replay drops nothing it was given.
+    const json& mem = rd.member(o, "trace_memory", w);
+    const std::int64_t budget =
+        rd.integer(rd.member(mem, "budget_bytes", w + ".trace_memory"),
+                   w + ".trace_memory.budget_bytes", -1, std::numeric_limits<std::int64_t>::max());
+    if (budget > 0 && std::uint64_t(budget) <= SIZE_MAX)
+        s.trace.set_budget(std::max(static_cast<std::size_t>(budget), s.trace.payload_bytes()));
+    return s;
+}
+
+}  // namespace
+
+std::uint64_t max_trace_bytes() {
+    const std::uint64_t hard = std::uint64_t(sizeof(void*) >= 8 ? 4096 : 256) << 20;
+    const MemoryBudget host = host_memory_budget();
+    return host.bytes > 0 ? std::min(hard, host.bytes / 3) : hard;
+}
+
+namespace {
+
+// The parsed document, checked field by field (read_trace_json has bounded its size and depth).
+RecordedRun read_document(const Reader& rd, const json& doc) {
+    const auto version_it = doc.find("kvscope_trace");
+    if (version_it == doc.end()) rd.fail("", "not a kvscope trace (no kvscope_trace field)");
+    if (!version_it->is_number_integer() || version_it->get<std::int64_t>() < 1)
+        rd.fail("kvscope_trace", "not a trace version");
+    RecordedRun run;
+    run.version =
+        static_cast<int>(std::min<std::int64_t>(version_it->get<std::int64_t>(), 1 << 30));
+    if (run.version > kTraceJsonVersion)
+        rd.fail("", "a trace of version " + std::to_string(run.version) +
+                        ", newer than this kvscope reads (" + std::to_string(kTraceJsonVersion) +
+                        " and older): open it with the kvscope that wrote it");
+
+    const ModelBlock mb = read_model(rd, rd.member(doc, "model", ""), run.version);
+    if (mb.toy) {
+        auto toy = std::make_shared<ToyModel>();
+        const ModelConfig& t = toy->config();
+        const ModelConfig& c = mb.config;
+        if (c.dim != t.dim || c.n_layers != t.n_layers || c.n_heads != t.n_heads ||
+            c.n_kv_heads != t.n_kv_heads || c.vocab_size != t.vocab_size || c.seq_len != t.seq_len)
+            rd.fail("model", "says toy, with shapes that are not the toy's");
+        run.model = toy;
+    }
+    const ModelConfig& c = run.model ? run.model->config() : mb.config;
+
+    const json& sampler = rd.member(doc, "sampler", "");
+    run.sampler.temperature =
+        static_cast<float>(rd.real(sampler, "temperature", "sampler", 0, 1e6));
+    run.sampler.top_k = rd.whole(sampler, "top_k", "sampler", 0, 1 << 30);
+    run.sampler.top_p = static_cast<float>(rd.real(sampler, "top_p", "sampler", -1e6, 1e6));
+    run.sampler.seed = static_cast<std::uint64_t>(rd.integer(
+        rd.member(sampler, "seed", "sampler"), "sampler.seed",
+        std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()));
+
+    std::map<int, std::string> pieces;
+    run.sessions.push_back(read_session(rd, doc, "", c, mb.toy, run.version, pieces));
+    if (const json* twin = rd.optional(doc, "twin")) {
+        run.sessions.push_back(read_session(rd, *twin, "twin", c, mb.toy, run.version, pieces));
+        const RecordedSession &a = run.sessions[0], &b = run.sessions[1];
+        if (a.prompt_len != b.prompt_len ||
+            !std::equal(a.tokens.begin(), a.tokens.begin() + a.prompt_len, b.tokens.begin()))
+            rd.fail("twin", "not the same prompt as the session it is compared with");
+        const json& diffs = rd.array(rd.member(doc, "logit_max_diff", ""), "logit_max_diff",
+                                     a.trace.steps().size());
+        for (std::size_t i = 0; i < diffs.size(); ++i)
+            run.logit_max_diff.push_back(
+                diffs[i].is_null() ? std::numeric_limits<double>::quiet_NaN()
+                                   : rd.number(diffs[i], at("logit_max_diff", i), 0, 1e38));
+    }
+
+    if (run.version >= 2) {
+        const json& r = rd.member(doc, "recorded", "");
+        RecordedOn& on = run.recorded;
+        on.program = rd.text(r, "program", "recorded");
+        on.version = rd.text(r, "version", "recorded");
+        on.date = rd.text(r, "date", "recorded");
+        on.backend = rd.text(r, "backend", "recorded");
+        on.device = rd.text(r, "device", "recorded");
+        on.host = rd.text(r, "host", "recorded");
+        on.timing_runs = rd.whole(r, "timing_runs", "recorded", 1, 1000);
+    } else if (!run.sessions[0].trace.empty()) {
+        // Version 1 said where each step was timed, not where the run was recorded.
+        run.recorded.backend = run.sessions[0].trace.back().backend;
+        run.recorded.device = run.sessions[0].trace.back().device;
+        run.recorded.timing_runs = run.sessions[0].trace.back().timing_runs;
+    }
+
+    if (!run.model) {
+        int bos = mb.bos;
+        // Version 1 did not say which token is BOS: llama2.c's tokenizer names it "<s>".
+        if (run.version < 2 && !run.sessions[0].tokens.empty()) {
+            const std::string& p = pieces[run.sessions[0].tokens[0]];
+            if (p == "<s>" || p == "\n<s>\n") bos = run.sessions[0].tokens[0];
+        }
+        run.model = std::make_shared<ReplayModel>(
+            mb.name, mb.config, RecordedTokenizer(mb.config.vocab_size, std::move(pieces), bos),
+            mb.format, mb.parameters);
+    }
+    return run;
+}
+
+}  // namespace
+
+RecordedRun read_trace_json(std::string_view text, const std::string& source) {
+    const Reader rd(source);
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos || text[first] != '{')
+        rd.fail("", "not a kvscope trace (a trace JSON is one object)");
+    if (nests_deeper_than(text, kMaxDepth))
+        rd.fail("",
+                "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");
+    json doc;
+    try {
+        doc = json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        rd.fail("", "not valid JSON (at byte " + std::to_string(e.byte) + ")");
+    } catch (const json::exception&) {  // out_of_range: a number beyond a double's range
+        rd.fail("", "not valid JSON (a number beyond a double's range)");
+    }
+    try {
+        return read_document(rd, doc);
+    } catch (const json::exception&) {  // a value of a type the reader did not check for
+        rd.fail("", "a value of a type kvscope does not read there");
+    }
+}
+
+RecordedRun read_trace_file(const std::string& path) {
+    const std::uintmax_t size = regular_file_size(path);
+    const std::uint64_t limit = max_trace_bytes();
+    if (size > limit)
+        throw Error(path + ": a trace of " + format_bytes(double(size)) +
+                    " is more than kvscope reads here (" + format_bytes(double(limit)) +
+                    ": a third of the memory available, at most 4 GiB)");
+    const std::vector<unsigned char> bytes = read_file_bytes(path, static_cast<std::size_t>(limit));
+    return read_trace_json(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+}
+
+bool looks_like_trace(const std::string& path) {
+    std::vector<unsigned char> head;
+    try {
+        head = read_file_head(path, 256);
+    } catch (const Error&) {
+        return false;
+    }
+    const std::string_view s(reinterpret_cast<const char*>(head.data()), head.size());
+    const auto first = s.find_first_not_of(" \t\r\n");
+    return first != std::string_view::npos && s[first] == '{' &&
+           s.find("\"kvscope_trace\"") != std::string_view::npos;
+}
+
+TraceJsonRun RecordedRun::view() const {
+    TraceJsonRun v;
+    v.model = model.get();
+    v.sampler = sampler;
+    v.recorded = recorded;
+    for (const RecordedSession& s : sessions) {
+        TraceJsonSession t;
+        t.mode = s.mode;
+        t.tokens = s.tokens;
+        t.prompt_len = s.prompt_len;
+        t.text = s.text;
+        t.finish = s.finish;
+        t.trace = &s.trace;
+        v.sessions.push_back(t);
+    }
+    v.logit_max_diff = logit_max_diff;
+    return v;
+}
+
+}  // namespace kvs

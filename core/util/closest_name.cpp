@@ -1,0 +1,33 @@
+#include "core/util/closest_name.h"
+
+#include <algorithm>
+
+namespace kvs {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j)
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+std::string closest_name(const std::string& word, const std::vector<std::string>& candidates,
+                         std::size_t max_distance) {
+    std::string best;
+    std::size_t best_d = max_distance + 1;
+    for (const auto& c : candidates) {
+        const std::size_t d = edit_distance(word, c);
+        if (d < best_d) {
+            best = c;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+}  // namespace kvs
