@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "core/model/toy_model.h"
 #include "core/session/attention_explain.h"
+#include "core/session/why_not_q.h"
 #include "core/util/error.h"
 #include "core/util/json_writer.h"
 #include "core/util/numbering.h"
@@ -101,7 +102,11 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
     std::printf("  output sum_j w_j . v_j = %s\n", vec(e.output.data(), e.output.size()).c_str());
     std::printf("  the model's attention output = %s\n",
                 vec(e.model_output.data(), e.model_output.size()).c_str());
-    std::printf("  why not Q: %s\n", why_not_q_line(r).c_str());
+    // Why K and V are cached and Q is not: what each layer's query rows were for.
+    const int L = m.config().n_layers;
+    std::printf("  why not Q: %s\n", why_not_q_line(r, e.layer, L).c_str());
+    for (const QueryRowUse& u : query_row_use(r, L))
+        std::printf("    %s\n", query_row_use_line(u).c_str());
     std::printf("numbering: positions from 1; layers, heads, steps and rows from 0\n");
 }
 
@@ -156,7 +161,18 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
         j.field("kv_recomputed_max_delta", r.kv_recomputed_max_delta);
     else
         j.key("kv_recomputed_max_delta").null();
-    j.field("line", why_not_q_line(r));
+    // Each layer's query rows: computed = for_output + build_next_kv + rebuild_next_kv +
+    // thrown_away (core/session/why_not_q.h).
+    j.key("layers").begin_array();
+    for (const QueryRowUse& u : query_row_use(r, m.config().n_layers)) {
+        j.begin_object();
+        j.field("layer", u.layer).field("computed", u.computed).field("for_output", u.for_output);
+        j.field("build_next_kv", u.build_next_kv).field("rebuild_next_kv", u.rebuild_next_kv);
+        j.field("thrown_away", u.thrown_away);
+        j.end_object();
+    }
+    j.end_array();
+    j.field("line", why_not_q_line(r, e.layer, m.config().n_layers));
     j.end_object();
     j.end_object();
     std::cout << '\n';
@@ -189,6 +205,9 @@ int cmd_explain(int argc, char** argv) {
     }
     const CacheView cache = cmdline::cache_from(a, CacheView::On);
     if (cache == CacheView::Compare) a.fail("--cache compare: explain shows one session's row");
+    if (cache == CacheView::Bidirectional)
+        a.fail(
+            "--cache bidirectional: kvscope-cli mask runs causal and bidirectional side by side");
     const std::optional<std::string> given = cmdline::prompt_from(a);
     Opened o = open_from(a);
     const Model& m = *o.model;

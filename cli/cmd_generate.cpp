@@ -35,6 +35,9 @@ int cmd_generate(int argc, char** argv) {
     const CacheView cache = cmdline::cache_from(a, CacheView::On);
     if (cache == CacheView::Compare)
         a.fail("--cache compare: kvscope-cli compare runs both side by side");
+    if (cache == CacheView::Bidirectional)
+        a.fail(
+            "--cache bidirectional: kvscope-cli mask runs causal and bidirectional side by side");
     const std::string prompt = cmdline::prompt_from(a).value_or("");
     Opened o = open_from(a);
     const Model& m = *o.model;

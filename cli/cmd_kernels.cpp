@@ -94,19 +94,20 @@ std::vector<OpCase> op_cases(const ModelConfig& c, int keys, int prefill_rows) {
     };
     for (const Att& a : {Att{"decode", 1, keys - 1}, Att{"prefill", T, 0}}) {
         const int n_keys = a.pos0 + a.rows;
-        cases.push_back(
-            {Op::Attention,
-             a.rows,
-             std::string("attention ") + a.what,
-             std::to_string(a.rows) + " queries x " + std::to_string(n_keys) + " keys, " +
-                 std::to_string(nh) + "/" + std::to_string(nkv) + " heads",
-             {sz(a.rows, dim), sz(a.rows, dim), sz(n_keys, kv), sz(n_keys, kv)},
-             [=](std::vector<float*>& b) {
-                 ref::attention(b[0], b[1], b[2], b[3], nullptr, a.rows, a.pos0, nh, nkv, hd);
-             },
-             [=](Backend& be, std::vector<DeviceSpan>& b) {
-                 be.attention(b[0], b[1], b[2], b[3], DeviceSpan{}, a.rows, a.pos0, nh, nkv, hd);
-             }});
+        cases.push_back({Op::Attention,
+                         a.rows,
+                         std::string("attention ") + a.what,
+                         std::to_string(a.rows) + " queries x " + std::to_string(n_keys) +
+                             " keys, " + std::to_string(nh) + "/" + std::to_string(nkv) + " heads",
+                         {sz(a.rows, dim), sz(a.rows, dim), sz(n_keys, kv), sz(n_keys, kv)},
+                         [=](std::vector<float*>& b) {
+                             ref::attention(b[0], b[1], b[2], b[3], nullptr, a.rows, a.pos0, nh,
+                                            nkv, hd);
+                         },
+                         [=](Backend& be, std::vector<DeviceSpan>& b) {
+                             be.attention(b[0], b[1], b[2], b[3], DeviceSpan{}, a.rows, a.pos0, nh,
+                                          nkv, hd, true);
+                         }});
     }
     cases.push_back(
         {Op::SwiGLU,

@@ -158,6 +158,9 @@ int cmd_toy(int argc, char** argv) {
     const CacheView cache = cmdline::cache_from(a, CacheView::On);
     if (cache == CacheView::Compare)
         a.fail("--cache compare: kvscope-cli compare --model toy runs both side by side");
+    if (cache == CacheView::Bidirectional)
+        a.fail(
+            "--cache bidirectional: kvscope-cli mask runs causal and bidirectional side by side");
     const auto prompt =
         m.tokenizer().encode(cmdline::prompt_from(a).value_or("Today weather is so"));
     const int ctx = m.config().seq_len, P = static_cast<int>(prompt.size());

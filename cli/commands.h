@@ -21,6 +21,7 @@ int cmd_lesson(int argc, char** argv);
 int cmd_toy(int argc, char** argv);
 int cmd_soak(int argc, char** argv);
 int cmd_explain(int argc, char** argv);
+int cmd_mask(int argc, char** argv);
 int cmd_make_model(int argc, char** argv);
 int cmd_kernels(int argc, char** argv);
 int cmd_export(int argc, char** argv);

@@ -30,6 +30,8 @@ const Command kCommands[] = {
     {"toy", kvs::cli::cmd_toy, "the tutorials' toy example: four hand-made heads, prefill, decode"},
     {"explain", kvs::cli::cmd_explain,
      "one attention row from the inside: q, K, q.k, /sqrt(d_k), mask, softmax, V, output"},
+    {"mask", kvs::cli::cmd_mask,
+     "causal against bidirectional: per layer, how far earlier K/V rows move after a token"},
     {"soak", kvs::cli::cmd_soak, "sessions back to back, printing resident memory (VmRSS)"},
     {"kernels", kvs::cli::cmd_kernels,
      "each op at the model's shapes on every implementation, checked and timed"},

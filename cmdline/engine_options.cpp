@@ -76,7 +76,9 @@ OptionSpec new_tokens_option(const std::string& help) {
 
 std::vector<OptionSpec> cache_options(bool with_compare) {
     return {{"cache", "MODE",
-             with_compare ? "on | off | compare (both side by side; default on)"
+             with_compare ? "on | off | compare (both side by side; default on) |\n"
+                            "bidirectional (causal and bidirectional side by side, both\n"
+                            "without the cache)"
                           : "on | off: decode with the KV cache, or recompute every row\n(default "
                             "on)"},
             {"no-cache", "", "", false, {}, true}};
@@ -88,7 +90,8 @@ CacheView cache_from(const CommandLine& c, CacheView fallback) {
     if (c.has("no-cache")) return CacheView::Off;
     if (!c.has("cache")) return fallback;
     const auto v = parse_cache_view(c.str("cache"));
-    if (!v) c.fail("--cache: '" + c.str("cache") + "' is not one of on, off, compare");
+    if (!v)
+        c.fail("--cache: '" + c.str("cache") + "' is not one of on, off, compare, bidirectional");
     return *v;
 }
 

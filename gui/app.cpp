@@ -36,10 +36,10 @@ std::string timestamped_png() {
     return b;
 }
 
-// The panel a lesson's @show names, as the frame calls it.
-// Keys 1..7 maximise these (and restore when pressed again).
-constexpr const char* kMaximiseKeys[] = {"tokens", "attention", "kv",    "time",
-                                         "next",   "toy",       "lesson"};
+// Keys 1..9 show these alone in the window (the presenter view) and restore the stage when
+// pressed again.
+constexpr const char* kMaximiseKeys[] = {"tokens", "attention", "kv",     "time", "next",
+                                         "toy",    "lesson",    "inside", "ops"};
 
 // The stage's panel a lesson's @show names.
 const char* panel_for_show(const std::string& show) {
@@ -156,7 +156,7 @@ void App::handle_keys(FrameContext& f) {
         if (k.key == GLFW_KEY_F5) ui_.presenter = !ui_.presenter;
         if (io.WantTextInput) continue;  // typing in the prompt or a number field
         if (!ctrl && lesson_question_key(f, k.key)) continue;  // a lesson's question waits
-        if (!mod && k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_7)
+        if (!mod && k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_9)
             toggle_maximise(kMaximiseKeys[k.key - GLFW_KEY_1]);
         switch (k.key) {
             case GLFW_KEY_ESCAPE:
@@ -225,6 +225,9 @@ void App::handle_keys(FrameContext& f) {
             case GLFW_KEY_C:
                 cycle_cache(f);
                 break;
+            case GLFW_KEY_M:
+                toggle_bidirectional(f);
+                break;
             case GLFW_KEY_T:
                 ui_.settings.theme = ui_.settings.theme == "dark" ? "light" : "dark";
                 break;
@@ -238,19 +241,38 @@ void App::handle_keys(FrameContext& f) {
                 if (!mod) lesson_back(f);
                 break;
             case GLFW_KEY_I:
-                if (ui_.explain.open)
+                if (ui_.explain.open) {
                     ui_.explain.open = false;
-                else
+                    if (ui_.maximised == "inside") ui_.maximised.clear();
+                } else
                     open_inside_attention(ui_, 0, ui_.settings.layer, ui_.settings.head, -1);
                 break;
             case GLFW_KEY_O:
                 ui_.explain.op_strip = !ui_.explain.op_strip;
+                if (!ui_.explain.op_strip && ui_.maximised == "ops") ui_.maximised.clear();
                 break;
             case GLFW_KEY_PERIOD:
                 walk_ops(f, +1);
                 break;
             case GLFW_KEY_COMMA:
                 walk_ops(f, -1);
+                break;
+            case GLFW_KEY_S:
+                // The stages of the inside-attention row: the next one (Shift: the one before).
+                if (!ui_.explain.open)
+                    open_inside_attention(ui_, 0, ui_.settings.layer, ui_.settings.head, -1);
+                ui_.explain.stage_playing = false;
+                step_explain_stage(ui_, (k.mods & GLFW_MOD_SHIFT) ? -1 : +1);
+                break;
+            case GLFW_KEY_A:
+                // Plays the stages from the first, one every kStagePlaySeconds.
+                if (!ui_.explain.open)
+                    open_inside_attention(ui_, 0, ui_.settings.layer, ui_.settings.head, -1);
+                ui_.explain.stage_playing = !ui_.explain.stage_playing;
+                if (ui_.explain.stage_playing) {
+                    ui_.explain.stage = -1;
+                    step_explain_stage(ui_, +1);
+                }
                 break;
             case GLFW_KEY_UP:
                 if (!mod) move_inside_attention_row(f, -1);
@@ -294,11 +316,24 @@ void App::follow_engine(const EngineSnapshot& snap) {
             st.layer = snap.lesson.layer;
             st.head = snap.lesson.head;
         }
-        // @explain: the inside-attention panel opens on its layer, head and row.
+        // @explain: the inside-attention panel opens on its layer, head and row. A row a
+        // lesson's earlier step opened closes when the lesson moves on without one.
+        // (A lesson played to its end in one go, a replay, shows the @explain of the step it
+        // stopped at only.)
+        const bool stale =
+            snap.lesson.target < 0 && snap.lesson.explain_step != snap.lesson.played();
         if (snap.lesson.explain_serial != L.seen_explain) {
             L.seen_explain = snap.lesson.explain_serial;
-            open_inside_attention(ui_, 0, snap.lesson.explain_layer, snap.lesson.explain_head,
-                                  snap.lesson.explain_row);
+            if (!stale) {
+                open_inside_attention(ui_, 0, snap.lesson.explain_layer, snap.lesson.explain_head,
+                                      snap.lesson.explain_row);
+                ui_.explain.from_lesson = true;
+                ui_.explain.stage = -1;
+            }
+        } else if (ui_.explain.from_lesson && stale) {
+            ui_.explain.open = false;
+            ui_.explain.from_lesson = false;
+            if (ui_.maximised == "inside") ui_.maximised.clear();
         }
     }
     // A recorded run's prompt shows in the prompt field (it cannot be changed there).
@@ -367,6 +402,8 @@ const PanelDef* panel_def(const std::string& id) {
         {"next", tr_later("Next token"), "next_token", draw_next_token},
         {"lesson", tr_later("Lesson"), "lesson", draw_lesson},
         {"stage", tr_later("Lesson: what this step measured"), "lesson_stage", draw_lesson_stage},
+        {"inside", tr_later("Inside attention"), "inside_attention", draw_inside_attention},
+        {"ops", tr_later("Ops of this step"), "op_strip", draw_op_strip},
     };
     for (const auto& d : defs)
         if (id == d.id) return &d;
@@ -377,6 +414,8 @@ const PanelDef* panel_def(const std::string& id) {
 
 void App::toggle_maximise(const std::string& id) {
     ui_.maximised = ui_.maximised == id ? std::string() : id;
+    if (ui_.maximised == "inside" && !ui_.explain.open)
+        open_inside_attention(ui_, 0, ui_.settings.layer, ui_.settings.head, -1);
 }
 
 void App::draw_slot(FrameContext& f, const StageSlot& slot) {
@@ -387,8 +426,12 @@ void App::draw_slot(FrameContext& f, const StageSlot& slot) {
     ImGui::SetNextWindowSize(ImVec2(slot.box.w, slot.box.h), ImGuiCond_Always);
     // One ImGui window per slot, named for the slot's place so that switching tabs does not
     // make a new window.
-    const std::string name = std::string(tr(d->title)) + "###" +
-                             (slot.tabs.empty() ? std::string(d->id) : "group-" + slot.tabs[0]);
+    // (The inside panel and the op strip keep the names their texts are recorded under.)
+    const std::string own = d->draw == draw_inside_attention || d->draw == draw_op_strip
+                                ? std::string(d->record)
+                                : std::string(d->id);
+    const std::string name =
+        std::string(tr(d->title)) + "###" + (slot.tabs.empty() ? own : "group-" + slot.tabs[0]);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                              ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus;
     if (ui_.presenter) flags |= ImGuiWindowFlags_NoTitleBar;
@@ -435,9 +478,19 @@ void App::draw_panels(FrameContext& f) {
     const float fh = f.font_px;
     const float gap = 2;
 
-    // Toolbar across the top (not in presenter mode); its height is what it needed last frame.
+    std::string maximised = ui_.maximised;
+    const bool lesson_open = static_cast<bool>(ui_.lesson_panel);
+    if ((maximised == "lesson" && !lesson_open) ||
+        (maximised == "toy" && !(f.model() && f.model()->is_toy())))
+        maximised.clear();
+    // The inside panel and the op strip open when maximised (their keys open them).
+    if (maximised == "inside") ui_.explain.open = true;
+    if (maximised == "ops") ui_.explain.op_strip = true;
+
+    // Toolbar across the top (not in presenter mode, nor in a panel's presenter view); its
+    // height is what it needed last frame.
     toolbar_h_ = 0;
-    if (!ui_.presenter) {
+    if (!ui_.presenter && maximised.empty()) {
         ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
         ImGui::SetNextWindowSize(ImVec2(vp.x, 0), ImGuiCond_Always);
         ImGui::Begin("kvscope###toolbar", nullptr,
@@ -452,35 +505,24 @@ void App::draw_panels(FrameContext& f) {
     }
 
     const float top = toolbar_h_;
-    // The inside-attention panel and the op strip: bands across the bottom, under the stage
-    // (never over a panel). The inside panel's height: the lines above the diagram, then a row
-    // per key in the cache, at most about half the window.
-    const bool explain = ui_.explain.open, ops = ui_.explain.op_strip;
-    const int keys = f.snap.sessions.empty() || f.snap.sessions[0].trace.empty()
-                         ? 0
-                         : f.snap.sessions[0].trace.back().kv.len;
-    // Both bands together take at most 55% of the window below the toolbar; the op strip at
-    // most a third of that when the inside panel is open too.
-    const float budget = (vp.y - top) * 0.55f;
-    const float ops_h =
-        ops ? std::floor(std::min(fh * 9.5f, explain ? budget * 0.34f : budget)) : 0;
-    const float explain_h =
-        explain ? std::floor(std::min(fh * std::max(18.0f, 16.5f + 1.4f * keys), budget - ops_h))
-                : 0;
-    const float bottom = vp.y - explain_h - ops_h;
     StageInput in;
-    in.stage = {0, top, vp.x, bottom - top};
+    in.stage = {0, top, vp.x, vp.y - top};
     in.fh = fh;
     in.views = std::max<int>(1, static_cast<int>(f.snap.sessions.size()));
     in.toy = f.model() && f.model()->is_toy();
-    in.lesson = static_cast<bool>(ui_.lesson_panel);
+    in.lesson = lesson_open;
     in.titles = !ui_.presenter;
     if (!f.snap.sessions.empty() && !f.snap.sessions[0].trace.empty())
         in.toy_rows = f.snap.sessions[0].trace.back().kv.len + 1;
-    in.maximise = ui_.maximised;
-    if (in.maximise == "lesson" && !in.lesson) in.maximise.clear();
-    if (in.maximise == "toy" && !in.toy) in.maximise.clear();
+    in.maximise = maximised;
     in.chosen = ui_.chosen_tabs;
+    // The bands under the stage: the inside panel's diagram has a row per key of the row shown.
+    in.inside = ui_.explain.open;
+    in.inside_keys = f.snap.sessions.empty() || f.snap.sessions[0].trace.empty()
+                         ? 0
+                         : f.snap.sessions[0].trace.back().kv.len;
+    in.inside_views = in.views;
+    in.ops = ui_.explain.op_strip;
     // A lesson step may set the stage: the panels its @show names, as large as it says.
     f.lesson_stage = false;
     if (showing_lesson_step(f) && in.maximise.empty()) {
@@ -497,28 +539,6 @@ void App::draw_panels(FrameContext& f) {
     f.caps = stage.caps;
     if (f.layout) f.layout->arrangement = arrangement_name(stage.arrangement);
     for (const StageSlot& slot : stage.slots) draw_slot(f, slot);
-    // The bands: fixed windows of their own, the full width of the window.
-    auto band = [&](const char* title, const char* id, const char* record, float y, float bh,
-                    void (*draw)(FrameContext&)) {
-        panel_rects_[id] = ImVec4(0, y, vp.x, bh);
-        ImGui::SetNextWindowPos(ImVec2(0, y), ImGuiCond_Always);
-        ImGui::SetNextWindowSize(ImVec2(vp.x, bh), ImGuiCond_Always);
-        const std::string name = std::string(title) + "###" + id;
-        ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
-                                 ImGuiWindowFlags_NoCollapse |
-                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
-        if (ui_.presenter) flags |= ImGuiWindowFlags_NoTitleBar;
-        ImGui::Begin(name.c_str(), nullptr, flags);
-        f.record_panel(record);
-        draw(f);
-        ImGui::End();
-    };
-    if (ops)
-        band(tr("Ops of this step"), "op_strip", "op_strip", bottom + gap, ops_h - gap,
-             draw_op_strip);
-    if (explain)
-        band(tr("Inside attention"), "inside_attention", "inside_attention", bottom + ops_h + gap,
-             explain_h - gap, draw_inside_attention);
 
     frame_shown_panel(f);
     f.toolbar_bottom = top;
@@ -639,6 +659,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
         layout->scale_x = ds.x > 0 ? fw / ds.x : 1;
         layout->scale_y = ds.y > 0 ? fhgt / ds.y : 1;
     }
+    if (!draw_pixels_ && screenshot.empty() && !ui_.want_screenshot) return;
     glViewport(0, 0, fw, fhgt);
     glClearColor(theme_.clear.x, theme_.clear.y, theme_.clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);

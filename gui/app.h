@@ -27,6 +27,10 @@ class App {
     void frame(const std::string& screenshot = {}, LayoutRecord* layout = nullptr);
     // CPU time of the last frame's building (panels, texture updates, ImGui::Render), in ms.
     double last_build_ms() const { return build_ms_; }
+    // Headless runs that only record where things are (--layout-json without --screenshot)
+    // build every frame but leave the pixels undrawn: at 3840x2160, llvmpipe's drawing was most
+    // of a frame.
+    void set_draw_pixels(bool on) { draw_pixels_ = on; }
 
   private:
     void handle_keys(FrameContext& f);
@@ -53,6 +57,7 @@ class App {
     std::string theme_name_;
     float toolbar_h_ = 0;
     double build_ms_ = 0;
+    bool draw_pixels_ = true;
     std::array<SessionTextures, 2> textures_;
     std::map<std::string, ImVec4> panel_rects_;  // this frame's panels: x, y, w, h
     std::string glyph_text_;

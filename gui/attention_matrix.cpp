@@ -9,7 +9,7 @@ void attention_row_pixels(const AttentionMatrixRows& m, int layer, int head, int
     std::fill(out, out + width, pal.mask);
     if (q < 0 || q >= m.n) return;
     const RowRef& ref = m.rows[q];
-    const int keys = std::min(q + 1, width);
+    const int keys = std::min(ref.rows && ref.rows->all_keys ? m.n : q + 1, width);
     if (!ref.rows || layer >= ref.rows->n_layers || head >= ref.rows->n_heads) {
         std::fill(out, out + keys, pal.missing);
         return;
@@ -19,7 +19,8 @@ void attention_row_pixels(const AttentionMatrixRows& m, int layer, int head, int
         return;
     }
     const auto row = ref.rows->row(layer, head, ref.r);
-    for (int k = 0; k < keys; ++k) out[k] = weight_colour(row[k], pal.scale);
+    for (int k = 0; k < keys && k < static_cast<int>(row.size()); ++k)
+        out[k] = weight_colour(row[k], pal.scale);
 }
 
 }  // namespace kvs::gui

@@ -85,4 +85,10 @@ const char* session_label(CacheMode m) {
     return m == CacheMode::Cached ? tr_later("with KV cache") : tr_later("without KV cache");
 }
 
+const char* session_label(const SessionView& s) {
+    if (s.mask == AttentionMask::Bidirectional) return tr_later("bidirectional (no causal mask)");
+    if (s.view == CacheView::Bidirectional) return tr_later("causal, without KV cache");
+    return session_label(s.mode);
+}
+
 }  // namespace kvs::gui

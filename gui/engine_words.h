@@ -17,5 +17,8 @@ const char* failure_words(EngineTask t);
 // A session named by its cache mode, in English ("with KV cache"); tr() says it in the window's
 // language.
 const char* session_label(CacheMode m);
+// A session named by its mode and mask: in the bidirectional view "causal, without KV cache" and
+// "bidirectional (no causal mask)", else as session_label(mode).
+const char* session_label(const SessionView& s);
 
 }  // namespace kvs::gui

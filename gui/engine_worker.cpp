@@ -16,6 +16,7 @@
 namespace kvs::gui {
 
 namespace {
+
 SessionConfig worker_sessions() {
     SessionConfig c;
     c.trace_budget = 0;  // the newest step's payload only: the snapshot keeps the record
@@ -182,6 +183,8 @@ void EngineWorker::publish_sessions(bool new_generation) {
         SessionView v;
         v.trace.set_budget(view_budget_);
         v.mode = s.config().mode;
+        v.mask = s.config().mask;
+        v.view = bench_.view();
         v.prompt_tokens.assign(s.tokens().begin(), s.tokens().begin() + s.prompt_len());
         v.finish_reason = s.finish_reason();
         views.push_back(std::move(v));
@@ -200,6 +203,8 @@ void EngineWorker::publish_sessions(bool new_generation) {
         }
         for (std::size_t i = 0; i < views.size(); ++i) {
             snap_.sessions[i].mode = views[i].mode;
+            snap_.sessions[i].mask = views[i].mask;
+            snap_.sessions[i].view = views[i].view;
             snap_.sessions[i].prompt_tokens = std::move(views[i].prompt_tokens);
             snap_.sessions[i].finish_reason = views[i].finish_reason;
         }
@@ -445,6 +450,7 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.explain_head = f.explain_head;
     r.explain_row = explain_q_pos_;
     r.explain_serial = explain_serial_;
+    r.explain_step = explain_step_;
     r.panel = lesson_panel_;
     ++r.serial;
 }
@@ -465,9 +471,11 @@ void EngineWorker::play(const Lesson& lesson, int number, int step) {
         if (!next) {
             lesson_.restart();
             explain_q_pos_ = -1;
+            explain_step_ = -1;
         }
         for (int k = next ? step : 0; k <= step; ++k) {
             check_cancel();
+            playing_step_ = k;
             lesson_panel_.clear();  // @show points at a panel for the step that says so
             outcomes.push_back(play_step(lesson, k, lesson_));
             const bool stop = outcomes.back().error;
@@ -632,6 +640,7 @@ void EngineWorker::highlighted(int, int) {
 
 void EngineWorker::explained(int, int, int q_pos) {
     explain_q_pos_ = q_pos;
+    explain_step_ = playing_step_;
     ++highlight_serial_;
     ++explain_serial_;
 }

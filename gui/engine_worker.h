@@ -41,6 +41,8 @@ namespace kvs::gui {
 // One live session as the window sees it (gui/engine_words.h names it by its mode).
 struct SessionView {
     CacheMode mode = CacheMode::Cached;
+    AttentionMask mask = AttentionMask::Causal;
+    CacheView view = CacheView::On;  // the view it belongs to (bidirectional: the pair's half)
     Trace trace;  // every step so far, with its payload (within the trace's memory budget)
     std::vector<int> prompt_tokens;
     FinishReason finish_reason = FinishReason::None;  // None while generation may go on
@@ -62,6 +64,7 @@ struct LessonRun {
     // The last @explain: layer, head and the row's query position (-1: the newest).
     int explain_layer = 0, explain_head = 0, explain_row = -1;
     std::uint64_t explain_serial = 0;  // bumped by each @explain: the window opens the panel
+    int explain_step = -1;             // the lesson step whose @explain that was
     std::string panel;                 // the last @show of the step played last
     std::uint64_t serial = 0;          // bumped on every change, so the window can react once
     int played() const { return static_cast<int>(outcomes.size()) - 1; }
@@ -268,6 +271,8 @@ class EngineWorker : private LessonObserver {
     int lesson_played_ = -1;  // its last step played on them; -1: replay before the next step
     std::uint64_t highlight_serial_ = 0, explain_serial_ = 0;
     int explain_q_pos_ = -1;    // the last @explain's query position, as the panel takes it
+    int explain_step_ = -1;     // the lesson step of the last @explain
+    int playing_step_ = -1;     // the lesson step being played
     std::string lesson_panel_;  // the last @show of the step played last
     std::function<void()> wake_;
     void wake() const {

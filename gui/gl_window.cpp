@@ -158,4 +158,14 @@ void GlWindow::toggle_fullscreen() {
     }
 }
 
+float GlWindow::content_scale() const {
+#ifdef __EMSCRIPTEN__
+    return 1.0f;  // the page follows the browser's zoom itself
+#else
+    float x = 1, y = 1;
+    glfwGetWindowContentScale(win_, &x, &y);
+    return y > 0 && y < 16 ? y : 1.0f;
+#endif
+}
+
 }  // namespace kvs::gui

@@ -28,6 +28,9 @@ class GlWindow {
     void toggle_fullscreen();
     bool fullscreen() const { return fullscreen_; }
     void framebuffer_size(int& w, int& h) const;
+    // The monitor's content scale (GLFW's: 2 on a display the system scales by 200%), 1 where
+    // none is known.
+    float content_scale() const;
     const std::string& gl_version() const { return gl_version_; }
     const std::string& gl_renderer() const { return gl_renderer_; }
     // The paths dropped on the window since the last call (GLFW's drop callback).

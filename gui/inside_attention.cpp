@@ -1,5 +1,6 @@
 #include "gui/inside_attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -101,14 +102,56 @@ ExplainLines explain_lines(const AttentionExplain& e) {
     return L;
 }
 
+const char* explain_stage_name(int stage) {
+    static const char* names[] = {tr_later("q and the K rows"),
+                                  tr_later("the scores q·k_j"),
+                                  tr_later("scaled by 1/√d_k"),
+                                  tr_later("the causal mask"),
+                                  tr_later("softmax: the weights"),
+                                  tr_later("the weights times V"),
+                                  tr_later("the output")};
+    return stage >= 0 && stage < 7 ? names[stage] : "";
+}
+
+std::string explain_stage_shape(const AttentionExplain& e, int stage) {
+    const int T = e.n_keys, dk = e.head_dim, dv = d_v(e);
+    // Rows of Q the step computed: 1 at a cached decode step, every token otherwise.
+    const int R = std::max(e.query_rows_computed, 1);
+    auto sh = [](int a, int b) { return printf_string("[%d, %d]", a, b); };
+    switch (stage) {
+        case 0:
+            return "q " + sh(R, dk) + ", K " + sh(T, dk);
+        case 1:
+            return sh(R, dk) + " · " + sh(dk, T) + " → " + sh(R, T);
+        case 2:
+            return sh(R, T) + " × " + fmt_number(e.scale) + " → " + sh(R, T);
+        case 3:
+            return sh(R, T) + " + " + sh(R, T) +
+                   (R > 1 ? std::string(" ") + tr("(−∞ above the diagonal)") : std::string());
+        case 4:
+            return "softmax " + sh(R, T) + " → " + sh(R, T) + " (Σ = 1)";
+        case 5:
+            return sh(R, T) + " · V " + sh(T, dv) + " → " + sh(R, dv);
+        case 6:
+            return sh(1, dv);
+        default:
+            return "";
+    }
+}
+
 std::vector<ExplainColumn> explain_columns(const AttentionExplain& e) {
     const int T = e.n_keys, dk = e.head_dim, dv = d_v(e);
     auto shape = [](int a, int b) { return printf_string("[%d, %d]", a, b); };
+    // The query rows the step computed: one at a cached decode step, every token otherwise.
     return {
-        {"q", shape(1, dk)},         {"K", shape(T, dk)},
-        {"q·k_j", shape(1, T)},      {printf_string("×1/√%d", dk), shape(1, T)},
-        {tr("+ mask"), shape(1, T)}, {tr("softmax w"), shape(1, T)},
-        {"V", shape(T, dv)},         {"Σ_j w_j·v_j", shape(1, dv)},
+        {"q", shape(std::max(e.query_rows_computed, 1), dk)},
+        {"K", shape(T, dk)},
+        {"q·k_j", shape(1, T)},
+        {printf_string("×1/√%d", dk), shape(1, T)},
+        {tr("+ mask"), shape(1, T)},
+        {tr("softmax w"), shape(1, T)},
+        {"V", shape(T, dv)},
+        {"Σ_j w_j·v_j", shape(1, dv)},
     };
 }
 

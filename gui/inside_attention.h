@@ -45,6 +45,12 @@ struct ExplainLines {
 };
 ExplainLines explain_lines(const AttentionExplain& e);
 
+// The stages the panel steps through (gui/panels.h, kExplainStages): their names in English (for
+// tr()), and each stage's shapes in the tutorials' notation, e.g. "[1, 16] · [16, 8] → [1, 8]"
+// at a decode step, "[5, 16] · [16, 5] → [5, 5]" at the prefill.
+const char* explain_stage_name(int stage);
+std::string explain_stage_shape(const AttentionExplain& e, int stage);
+
 // Column headers of the diagram and the shape under each, left to right.
 struct ExplainColumn {
     std::string name, shape;

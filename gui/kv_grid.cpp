@@ -18,7 +18,10 @@ KvGridColumns collect_kv_columns(std::span<const StepRecord> steps, int s) {
     g.written_begin = std::clamp(cur.pos0, 0, g.n);
     g.written_end = std::clamp(cur.pos0 + cur.tokens_processed, 0, g.n);
     g.query_pos = g.n - 1;
-    for (int k = 0; k <= s; ++k) {
+    // A bidirectional step's rows are all its own (every one moved): only they are shown.
+    const int from =
+        cur.mask == AttentionMask::Bidirectional && cur.kv_rows_kept == cur.kv.len ? s : 0;
+    for (int k = from; k <= s; ++k) {
         const StepRecord& st = steps[k];
         const int kept = st.kv_rows_kept;
         if (kept <= 0 || st.kv_rows.empty()) continue;

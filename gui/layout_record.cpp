@@ -97,12 +97,22 @@ std::string LayoutRecord::to_json(int indent) const {
                          {"learner", lesson.ask_learner},
                          {"engine", lesson.ask_engine},
                          {"right", lesson.ask_right}}}};
-    j["explain"] = {
-        {"open", explain.open},   {"session", explain.session},  {"step", explain.step},
-        {"layer", explain.layer}, {"head", explain.head},        {"row", explain.row},
-        {"q_pos", explain.q_pos}, {"n_keys", explain.n_keys},    {"head_dim", explain.head_dim},
-        {"phase", explain.phase}, {"mode", explain.mode},        {"why", explain.why},
-        {"op", explain.op},       {"op_layer", explain.op_layer}};
+    j["explain"] = {{"open", explain.open},
+                    {"session", explain.session},
+                    {"step", explain.step},
+                    {"layer", explain.layer},
+                    {"head", explain.head},
+                    {"row", explain.row},
+                    {"q_pos", explain.q_pos},
+                    {"n_keys", explain.n_keys},
+                    {"head_dim", explain.head_dim},
+                    {"phase", explain.phase},
+                    {"mode", explain.mode},
+                    {"why", explain.why},
+                    {"op", explain.op},
+                    {"op_layer", explain.op_layer},
+                    {"stage", explain.stage},
+                    {"sessions", explain.sessions}};
     // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
     return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -81,8 +81,10 @@ struct ExplainRecord {
     int step = -1, layer = 0, head = 0, row = 0, q_pos = 0;
     int n_keys = 0, head_dim = 0;
     std::string phase, mode;
-    std::string why;  // why nothing is shown, when so
-    int op = -1;      // the op strip's highlighted op; -1: none
+    std::string why;   // why nothing is shown, when so
+    int stage = -1;    // the stage of its arithmetic shown; -1: all at once
+    int sessions = 1;  // rows drawn side by side (compare mode: 2)
+    int op = -1;       // the op strip's highlighted op; -1: none
     int op_layer = -1;
 };
 

@@ -1,5 +1,7 @@
 #include "gui/options.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "cmdline/engine_options.h"
@@ -52,6 +54,17 @@ std::vector<cmdline::OptionSpec> specs() {
         {"explain", "L,H,ROW",
          "open Inside attention: layer L, head H, the query of the heatmap's\nrow ROW (from 0: "
          "the token at position ROW + 1; last: the newest row)"},
+        {"explain-stage", "N",
+         "with --explain: the stage of the row's arithmetic shown, 1..7\n(q and K, q.k, scaled, "
+         "mask, softmax, xV, output; all: every stage)"},
+        {"maximise", "PANEL",
+         "that panel alone in the window: tokens | attention | kv | time |\nnext | toy | lesson | "
+         "inside | ops (keys 1 to 9)"},
+        {"presenter", "", "presenter mode: no toolbar, no title bars (F5)"},
+        {"views", "V;V;...",
+         "headless, with --layout-json FILE: then one more frame per view V\n(maximise=ID, "
+         "stage=N|all, presenter=0|1, explain=L:H:ROW|off,\nmask=causal|bidirectional), each "
+         "recorded to FILE-1.json, FILE-2.json, ..."},
         {"ops", "", "show the op strip (every op of the step shown)"},
         {"op", "N", "with the op strip: op N highlighted (from 0)"},
         cmdline::timing_option(),
@@ -69,6 +82,44 @@ cmdline::Voice voice() {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> view_settings(const std::string& view) {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::size_t at = 0;
+    while (at <= view.size()) {
+        const auto end = view.find(',', at);
+        const std::string kv = view.substr(at, end == std::string::npos ? end : end - at);
+        const auto eq = kv.find('=');
+        if (!kv.empty())
+            out.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
+        if (end == std::string::npos) break;
+        at = end + 1;
+    }
+    return out;
+}
+
+std::string check_view(const std::string& view) {
+    static const std::vector<std::string> panels = {"",     "tokens", "attention", "kv",     "time",
+                                                    "next", "toy",    "lesson",    "inside", "ops"};
+    for (const auto& [k, v] : view_settings(view)) {
+        auto one_of = [&](const std::vector<std::string>& ok) {
+            return std::find(ok.begin(), ok.end(), v) != ok.end();
+        };
+        if (k == "maximise" && one_of(panels)) continue;
+        if (k == "stage" && (v == "all" || (v.size() == 1 && v[0] >= '1' && v[0] <= '7'))) continue;
+        if (k == "presenter" && one_of({"0", "1"})) continue;
+        if (k == "mask" && one_of({"causal", "bidirectional"})) continue;
+        if (k == "explain") {
+            if (v == "off") continue;
+            int l = 0, h = 0;
+            char row[16] = {};
+            if (std::sscanf(v.c_str(), "%d:%d:%15s", &l, &h, row) == 3 && l >= 0 && h >= 0)
+                continue;
+        }
+        return "'" + k + "=" + v + "' in view '" + view + "' is not a view setting";
+    }
+    return {};
+}
 
 std::string usage() {
     char name[] = "kvscope";
@@ -144,6 +195,32 @@ AppOptions parse_options(int argc, char** argv) {
         o.explain_head = c.whole("explain", v.substr(c1 + 1, c2 - c1 - 1), 0, 1 << 16);
         const std::string row = v.substr(c2 + 1);
         o.explain_row = row == "last" ? -1 : c.whole("explain", row, 0, 1 << 20);
+    }
+    if (c.has("explain-stage")) {
+        const std::string v = c.str("explain-stage");
+        o.explain_stage = v == "all" ? -1 : c.whole("explain-stage", v, 1, 7) - 1;
+        if (!o.explain) c.fail("--explain-stage needs --explain L,H,ROW");
+    }
+    if (c.has("maximise"))
+        o.maximise = c.choice(
+            "maximise", "",
+            {"tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside", "ops"});
+    o.presenter = c.has("presenter");
+    if (c.has("views")) {
+        const std::string v = c.str("views");
+        std::size_t at = 0;
+        while (at <= v.size()) {
+            const auto end = v.find(';', at);
+            const std::string one = v.substr(at, end == std::string::npos ? end : end - at);
+            if (!one.empty()) o.views.push_back(one);
+            if (end == std::string::npos) break;
+            at = end + 1;
+        }
+        for (const auto& one : o.views) {
+            const std::string why = check_view(one);
+            if (!why.empty()) c.fail("--views: " + why);
+        }
+        if (o.layout_json.empty()) c.fail("--views needs --layout-json FILE");
     }
     o.ops = c.has("ops") || c.has("op");
     o.op = c.integer("op", -1, 0, 1 << 20);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/session/cache_view.h"
 
@@ -60,11 +61,22 @@ struct AppOptions {
     int explain_layer = 0, explain_head = 0, explain_row = -1;
     bool ops = false;
     int op = -1;
+    int explain_stage = -1;  // --explain-stage N: the stage shown (0-based here); -1: all at once
+    std::string maximise;    // --maximise PANEL: that panel alone in the window (presenter view)
+    bool presenter = false;  // --presenter: no toolbar, no title bars (F5)
+    // --views "V;V;...": headless, after the frame of --layout-json, more frames each with the
+    // view changed as V says (a comma list of maximise=ID, stage=N|all, presenter=0|1,
+    // explain=L:H:ROW|off, mask=causal|bidirectional), each recorded to FILE-N.json (N from 1).
+    std::vector<std::string> views;
 
     bool headless() const {
         return !screenshot.empty() || !layout_json.empty() || frame_stats > 0 || soak_steps > 0;
     }
 };
+
+// A --views entry as (setting, value) pairs, and the reason it is not a view ("" when it is).
+std::vector<std::pair<std::string, std::string>> view_settings(const std::string& view);
+std::string check_view(const std::string& view);
 
 AppOptions parse_options(int argc, char** argv);
 std::string usage();

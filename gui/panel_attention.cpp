@@ -48,9 +48,11 @@ AttentionTexture& head_texture(FrameContext& f, int si, const AttentionMatrixRow
             heads.push_back(std::make_unique<AttentionTexture>());
     }
     AttentionTexture& t = *heads[std::size_t(layer) * m.n_heads + head];
-    t.update(m, layer, head, f.pal,
-             texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
-                          std::uint64_t(head), f.palette_id()}));
+    // Rows of one key never change, except a bidirectional matrix's at every step.
+    t.update(
+        m, layer, head, f.pal,
+        texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
+                     std::uint64_t(head), f.palette_id(), std::uint64_t(m.all_keys_step + 1)}));
     return t;
 }
 
@@ -147,9 +149,11 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
     if (first > 0 && len > 0 && len < int(sizeof title))
         std::snprintf(title + len, sizeof title - len, tr("  (zoom: positions %d..%d)"), first + 1,
                       n);
-    // Side by side (compare mode, a lesson open) the title may be wider than its heatmap.
-    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
-                clipped(title, size.x - fh * 0.3f).c_str());
+    // Side by side (compare mode, a lesson open) the title may be wider than its heatmap; a box
+    // too short for a line (a squeezed stage) has no title.
+    if (size.y >= fh * 1.3f)
+        dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
+                    clipped(title, size.x - fh * 0.3f).c_str());
     if (n == 0) return false;
     AttentionTexture& tex = head_texture(f, si, m, layer, head);
     dl->AddImage(tex.id(), a, b, ImVec2(tex.uv(first), tex.uv(first)),
@@ -159,10 +163,11 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
 
     // The weight in each cell when the cells are large enough to read it (the toy's always).
     const bool toy = f.model() && f.model()->is_toy();
-    const float num_px = std::min(fh, cell * 0.4f);
+    // Numbers grow with the cells (no cap at the text size): a room reads the large ones.
+    const float num_px = cell * 0.4f;
     if (num_px >= fh * 0.6f || (toy && num_px >= 7)) {
         for (int q = first; q < n; ++q)
-            for (int k = first; k <= q; ++k) {
+            for (int k = first; k < n; ++k) {  // past the diagonal only without the mask
                 const CellValue v = attention_cell(m, layer, head, q, k);
                 if (v.kind != CellKind::Weight) continue;
                 char t[16];
@@ -180,8 +185,24 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
             }
     }
 
-    // Axis labels: queries down the left, keys across the top.
+    // Axis labels: queries down the left, keys across the top; the corner between them names
+    // the axes where it has room.
     const ImU32 lab = f.theme.muted_text;
+    {
+        const std::string qw = tr("query ↓"), kw = tr("key →");
+        const float room_w = left_w - fh * 0.4f, room_h = top_h;
+        const float px =
+            std::min({fh, room_h / 2.3f,
+                      room_w / std::max({text_width(qw, fh) / fh, text_width(kw, fh) / fh, 1.0f})});
+        if (px >= fh * 0.6f) {
+            dl->AddText(ImGui::GetFont(), px,
+                        ImVec2(a.x - fh * 0.25f - text_width(kw, px), a.y - px * 2.2f), lab,
+                        kw.c_str());
+            dl->AddText(ImGui::GetFont(), px,
+                        ImVec2(a.x - fh * 0.25f - text_width(qw, px), a.y - px * 1.1f), lab,
+                        qw.c_str());
+        }
+    }
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     if (pieces) {
         const float px = std::min(fh, cell * 0.9f);
@@ -222,6 +243,8 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         rb = st->pos0;
         re = std::min(n, st->pos0 + st->tokens_processed);
     }
+    // The marks of where rows came from scale with the text (2 px at text 1).
+    const float mark = std::max(2.0f, std::round(fh * 0.125f));
     const ImDrawListFlags saved = dl->Flags;
     dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
     for (int q = std::max(rb, first); q < re; ++q) {
@@ -229,18 +252,18 @@ bool main_heatmap(FrameContext& f, int si, const AttentionMatrixRows& m, int lay
         const float ry = std::floor(a.y + cell * (q - first));
         const float rx = std::floor(a.x + cell * (q + 1 - first));
         dl->AddRect(ImVec2(std::floor(a.x) - 1.5f, ry - 0.5f), ImVec2(rx + 1.5f, ry + cell + 0.5f),
-                    to_u32(f.pal.recomputed), 0, 0, cell >= 6 ? 2.0f : 1.0f);
+                    to_u32(f.pal.recomputed), 0, 0, cell >= 6 ? mark : 1.0f);
     }
     const int nb = std::max(m.new_begin, first) - first, ne = m.new_end - first;
     if (ne > nb)
         dl->AddRect(ImVec2(std::floor(a.x) - 1.5f, std::floor(a.y + cell * nb) - 1.5f),
                     ImVec2(std::floor(a.x + cell * ne) + 1.5f, std::floor(a.y + cell * ne) + 1.5f),
-                    to_u32(f.pal.highlight), 0, 0, 2.0f);
+                    to_u32(f.pal.highlight), 0, 0, mark);
     dl->Flags = saved;
     dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), f.theme.axis);
 
     if (f.layout)
-        f.layout->heatmaps.push_back({session_label(sv.mode), true, layer, head, n, first,
+        f.layout->heatmaps.push_back({session_label(sv), true, layer, head, n, first,
                                       Rect{a.x, a.y, side, side}, m.new_begin, m.new_end, rb, re});
 
     // Hover: which query, which key, what weight; the wheel zooms into the newest tokens.
@@ -292,11 +315,16 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
     const int L = m.n_layers, H = m.n_heads;
     if (L == 0 || H == 0) return;
     // The legend at the bottom of the column.
+    // (Rows with no key to attend to are marked in their step's AttentionRows: each step's once,
+    // not every cell of every head: 4096 tokens made that 131,072 lookups a frame.)
     bool any_empty = false;
-    for (int l = 0; l < L && !any_empty; ++l)
-        for (int h = 0; h < H && !any_empty; ++h)
-            for (int q = 0; q < m.n && !any_empty; ++q)
-                any_empty = attention_cell(m, l, h, q, 0).kind == CellKind::EmptyRow;
+    const AttentionRows* seen = nullptr;
+    for (int q = 0; q < m.n && !any_empty; ++q) {
+        const AttentionRows* a = m.rows[q].rows;
+        if (!a || a == seen) continue;
+        seen = a;
+        any_empty = std::find(a->empty_row.begin(), a->empty_row.end(), 1) != a->empty_row.end();
+    }
     const float legend_h = fh * ((any_empty ? 6.6f : 5.5f) + (recomputed ? 1.15f : 0));
     // Under the title and a row of small heatmaps only (the lines above the heatmaps, e.g. the
     // why-not-Q lines, may leave a short panel no room for it: then no legend, never overlap).
@@ -359,9 +387,8 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
                 dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2),
                             to_u32(f.pal.highlight), 0, 0, 2);
             if (f.layout)
-                f.layout->heatmaps.push_back({session_label(f.snap.sessions[0].mode), false, l, h,
-                                              m.n, 0, Rect{a.x, a.y, c, c}, m.new_begin,
-                                              m.new_end});
+                f.layout->heatmaps.push_back({session_label(f.snap.sessions[0]), false, l, h, m.n,
+                                              0, Rect{a.x, a.y, c, c}, m.new_begin, m.new_end});
             if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
                 mouse.y < b.y) {
                 ImGui::SetTooltip(tr("layer %d, head %d"), l, h);
@@ -393,17 +420,21 @@ void draw_attention(FrameContext& f) {
     ui.settings.layer = std::clamp(ui.settings.layer, 0, c.n_layers - 1);
     ui.settings.head = std::clamp(ui.settings.head, 0, c.n_heads - 1);
 
+    // Each label with its control; a pair that no longer fits goes to the next line.
+    const float sp = ImGui::GetStyle().ItemSpacing.x;
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(tr("Layer"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 6);
     ImGui::SliderInt("##layer", &ui.settings.layer, 0, c.n_layers - 1);
-    ImGui::SameLine();
+    same_line_or_wrap(text_width(tr("Head"), fh) + sp + fh * 6);
+    ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(tr("Head"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 6);
     ImGui::SliderInt("##head", &ui.settings.head, 0, c.n_heads - 1);
-    ImGui::SameLine();
+    same_line_or_wrap(text_width(tr("Colours"), fh) + sp + fh * 5);
+    ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(tr("Colours"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 5);
@@ -423,12 +454,12 @@ void draw_attention(FrameContext& f) {
         return;
     }
     const StepRecord& st = s0.trace.steps()[s];
-    ImGui::SameLine(0, fh);
     char what[200];
     if (st.phase == Phase::Prefill)
         std::snprintf(what, sizeof what, tr("prefill: %d rows at once"), st.kv.len);
     else
         std::snprintf(what, sizeof what, tr("decode: 1 new row (%d keys)"), st.kv.len);
+    same_line_or_wrap(text_width(what, fh), fh);
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextUnformatted(what);
     ImGui::PopStyleColor();
@@ -440,11 +471,16 @@ void draw_attention(FrameContext& f) {
             const int k = shown_step(sv, f.step);
             return k >= 0 && sv.trace.steps()[k].mode == CacheMode::Uncached;
         });
-    if (any_uncached)
+    if (snap.cache == CacheView::Bidirectional) {
+        const float w = ImGui::GetContentRegionAvail().x;
+        const float used = draw_kv_deltas(f, ImGui::GetCursorScreenPos(), w);
+        ImGui::Dummy(ImVec2(w, used));
+    } else if (any_uncached)
         for (const SessionView& sv : snap.sessions) {
             const int k = shown_step(sv, f.step);
             if (k < 0) continue;
-            const std::string line = why_not_q_words(sv.trace.steps()[k], report_lang(f.ui.lang));
+            const std::string line = why_not_q_words(sv.trace.steps()[k], ui.settings.layer,
+                                                     c.n_layers, report_lang(f.ui.lang));
             if (line.empty()) continue;
             const std::string text = std::string(step_label(sv, k)) + ": " + line;
             const float w = ImGui::GetContentRegionAvail().x;
@@ -485,12 +521,14 @@ void draw_attention(FrameContext& f) {
     const int n_views = static_cast<int>(views.size());
     // The large heatmaps side by side, the small multiples and the legend in a column at the
     // right (gui/stage_layout.h: the same geometry the stage measured).
-    const float grid_w = small_multiples_w(avail.x + fh * 0.0f, fh);
-    const float main_w = (avail.x - grid_w - fh * 0.5f) / n_views;
+    const bool grid =
+        attention_small_multiples(Box{0, 0, avail.x, avail.y + frame_row_h(fh)}, fh, n_views);
+    const float grid_w = grid ? small_multiples_w(avail.x, fh) : 0;
+    const float main_w = (avail.x - grid_w - (grid ? fh * 0.5f : 0)) / n_views;
     // A lesson's two heads one above the other when the panel is tall enough that this makes
     // them larger (a narrow column of the stage); compare mode keeps the stage's side by side.
     const bool heads_mode = snap.sessions.size() == 1 && n_views > 1;
-    const float all_w = avail.x - grid_w - fh * 0.5f;
+    const float all_w = avail.x - grid_w - (grid ? fh * 0.5f : 0);
     const bool stacked =
         heads_mode && std::min(all_w, avail.y / n_views) > std::min(main_w, avail.y);
     const AttentionMatrixRows m0 = collect_attention_rows(s0.trace.steps(), s);
@@ -506,8 +544,9 @@ void draw_attention(FrameContext& f) {
                                    : ImVec2(main_w - fh * 0.5f, avail.y);
         recomputed |= main_heatmap(f, v.si, m, v.layer, v.head, at, box, tokens, !heads_mode);
     }
-    small_multiples(f, m0, ImVec2(origin.x + avail.x - grid_w, origin.y), ImVec2(grid_w, avail.y),
-                    recomputed);
+    if (grid)
+        small_multiples(f, m0, ImVec2(origin.x + avail.x - grid_w, origin.y),
+                        ImVec2(grid_w, avail.y), recomputed);
     ImGui::Dummy(avail);
 }
 

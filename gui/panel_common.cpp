@@ -61,6 +61,12 @@ void FrameContext::record_panel(const char* name) {
     layout->panels.emplace_back(name, Rect{p.x, p.y, s.x, s.y});
 }
 
+void same_line_or_wrap(float w, float spacing) {
+    const float sp = spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing;
+    ImGui::SameLine(0, sp);
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+}
+
 float text_width(const std::string& s, float px) {
     return ImGui::GetFont()->CalcTextSizeA(px, FLT_MAX, 0, s.c_str()).x;
 }
@@ -98,10 +104,11 @@ int shown_step(const SessionView& s, int step) {
 }
 
 const char* step_label(const SessionView& s, int step) {
-    if (step < 0 || step >= static_cast<int>(s.trace.steps().size()))
-        return tr(session_label(s.mode));
-    return s.trace.steps()[step].mode == CacheMode::Cached ? tr("with KV cache")
-                                                           : tr("without KV cache");
+    if (step < 0 || step >= static_cast<int>(s.trace.steps().size())) return tr(session_label(s));
+    const StepRecord& r = s.trace.steps()[step];
+    if (r.mask == AttentionMask::Bidirectional || s.view == CacheView::Bidirectional)
+        return tr(session_label(s));
+    return r.mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache");
 }
 
 }  // namespace kvs::gui

@@ -24,8 +24,9 @@ void draw_help(FrameContext& f) {
             {tr("+ and -"), tr("text size")},
             {"T", tr("light / dark theme")},
             {"F", tr("full screen")},
-            {tr("1 to 7"), tr("maximise a panel: 1 tokens, 2 attention, 3 KV cache, 4 time, 5 next "
-                              "token, 6 toy table, 7 lesson (again, 0 or Esc: restore)")},
+            {tr("1 to 9"), tr("a panel alone in the window: 1 tokens, 2 attention, 3 KV cache, 4 "
+                              "time, 5 next token, 6 toy table, 7 lesson, 8 inside attention, 9 "
+                              "op strip (again, 0 or Esc: back)")},
             {tr("double-click a title"), tr("maximise that panel / restore")},
             {"F5", tr("presenter mode: hide the toolbar and the titles (F5 or Esc: back)")},
             {"Ctrl+S", tr("save a PNG of the window (current folder)")},
@@ -40,6 +41,10 @@ void draw_help(FrameContext& f) {
             {"I", tr("inside attention: q·Kᵀ, √d_k, mask, softmax, ×V for one row (click a "
                      "heatmap row)")},
             {tr("Up / Down"), tr("inside attention: the query row above / below")},
+            {tr("S / Shift+S"), tr("inside attention: the next / previous stage of the row (q and "
+                                   "K, q·k, ×1/√d_k, mask, softmax, ×V, output; then all)")},
+            {"A", tr("inside attention: play the stages one after another")},
+            {"M", tr("causal vs bidirectional: the same model without its causal mask beside it")},
             {"O", tr("op strip: every op of the step with shapes, FLOPs, time")},
             {tr(", and ."), tr("op strip: previous / next op (the panel follows its layer)")},
             {tr("F1 or Esc"), tr("this help")},

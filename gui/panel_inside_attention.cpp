@@ -1,9 +1,14 @@
 // Inside attention: one query row of one (layer, head) as the arithmetic the tutorials write,
 //     out = softmax(q · Kᵀ / √d_k + mask) · V,
 // with this row's own numbers (core/session/attention_explain.h, built from the trace). Left to
-// right: q [1, d_k]; the K rows [T, d_k], each marked cached / new / recomputed; the raw scores
-// q·k_j; the same ×1/√d_k; the mask; the softmax weights; the V rows [T, d_v]; the output Σ_j
-// w_j·v_j. One row of the diagram per key j. Every text it draws is recorded for --layout-json.
+// right: the query rows q_j [T, d_k] (the row shown; the earlier positions' rows were never kept,
+// or, without the cache, recomputed and not kept); the K rows [T, d_k], each marked cached / new /
+// recomputed; the raw scores q·k_j; the same ×1/√d_k; the mask; the softmax weights; the V rows
+// [T, d_v]; the output Σ_j w_j·v_j. One row of the diagram per key j, its numbers at the text
+// size. The row can be stepped through stage by stage (S; A plays them): each stage adds its
+// column, like a slide build. At the prefill a square beside it shows the stage's whole
+// [T, T] matrix (the triangle), at a decode step its one row. In compare mode the two sessions
+// are drawn side by side. Every text it draws is recorded for --layout-json.
 #include <imgui.h>
 
 #include <algorithm>
@@ -12,6 +17,7 @@
 #include <cstdio>
 
 #include "core/model/toy_model.h"
+#include "core/session/why_not_q.h"
 #include "core/util/format.h"
 #include "gui/engine_words.h"
 #include "gui/inside_attention.h"
@@ -51,37 +57,113 @@ ImU32 text_on(Rgba bg) {
     return l > 140 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
 
-float max_abs(const std::vector<float>& v) {
+float max_abs(const float* v, std::size_t n) {
     float m = 0;
-    for (float x : v)
-        if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+    for (std::size_t i = 0; i < n; ++i)
+        if (std::isfinite(v[i])) m = std::max(m, std::fabs(v[i]));
     return m > 0 ? m : 1.0f;
+}
+float max_abs(const std::vector<float>& v) {
+    return max_abs(v.data(), v.size());
 }
 
 bool inside(ImVec2 m, ImVec2 a, ImVec2 b) {
     return m.x >= a.x && m.x < b.x && m.y >= a.y && m.y < b.y;
 }
 
-// The diagram: one row per key from `first` to e.n_keys - 1, in the box (o, size).
+// The diagram's columns, left to right, and the stage each appears at.
+enum Col { Label, QRows, KRows, Raw, Scaled, Mask, Weight, VRows, Out, kCols };
+constexpr int kColStage[kCols] = {0, 0, 0, 1, 2, 3, 4, 5, 6};
+
+// Where each of the earlier positions' query rows went, as the q column draws it.
+enum class QRowFate { Computed, NeverKept, Rebuilt, ThrownAway };
+
+// One session's row: the breakdown and what the panel needs around it.
+struct RowView {
+    const SessionView* sv = nullptr;
+    const StepRecord* step = nullptr;
+    std::optional<AttentionExplain> e;
+    std::string why;
+    std::vector<int> tokens;  // by position: the prompt, then each step's choice
+};
+
+// The diagram of one row: one line per key from `first` to e.n_keys - 1, in the box (o, size).
 struct Diagram {
     FrameContext& f;
-    const AttentionExplain& e;
-    const std::vector<int>& tokens;
+    const RowView& rv;
+    int stage;  // -1: all
     ImDrawList* dl = ImGui::GetWindowDrawList();
+    float budget_w = 0;  // the width the columns may take (the rest: the stage's matrix)
     float fh = f.font_px;
 
+    const AttentionExplain& e() const { return *rv.e; }
     std::string token_label(int j) const {
-        return f.label(j < static_cast<int>(tokens.size()) ? tokens[j] : -1);
+        return f.label(j < static_cast<int>(rv.tokens.size()) ? rv.tokens[j] : -1);
+    }
+    bool shown(int c) const { return stage < 0 || stage >= kColStage[c]; }
+    // The column the current stage adds (its header in the highlight colour).
+    bool added(int c) const { return stage >= 0 && stage == kColStage[c]; }
+
+    QRowFate fate(int j) const {
+        const AttentionExplain& x = e();
+        if (x.phase == Phase::Prefill || j == x.q_pos) return QRowFate::Computed;
+        if (x.mode == CacheMode::Cached) return QRowFate::NeverKept;
+        const int layers = f.model() ? f.model()->config().n_layers : 1;
+        return x.layer + 1 < layers ? QRowFate::Rebuilt : QRowFate::ThrownAway;
+    }
+    // q of query position j at this step, when the step kept that row (the prefill keeps all).
+    const float* q_of(int j) const {
+        const StepRecord& r = *rv.step;
+        const AttentionExplain& x = e();
+        if (x.scores_by_rule || r.q_rows.empty()) return nullptr;
+        const int row = j - r.attention.q_pos0;
+        if (row < 0 || row >= r.attention.rows) return nullptr;
+        const ModelConfig& c = f.model()->config();
+        return r.q_rows.data() + (std::size_t(x.layer) * r.attention.rows + row) * c.dim +
+               std::size_t(x.head) * x.head_dim;
     }
 
-    void draw(ImVec2 o, ImVec2 size) {
-        const int T = e.n_keys, dk = e.head_dim;
-        const int dv = T > 0 ? static_cast<int>(e.v.size()) / T : 0;
-        if (T <= 0 || dv <= 0) return;
-        const std::vector<ExplainColumn> cols = explain_columns(e);
-        const float header_h = fh * 2.5f, legend_h = fh * 1.6f;
+    // The height that draws every key's row with its numbers, `width` wide.
+    float need_h(float width) {
+        return fh * 0.75f * 2.4f + e().n_keys * fh * 1.15f + legend(ImVec2(0, 0), width, false) +
+               fh * 0.3f;
+    }
+
+    // In a panel with room to spare (shown alone), the diagram grows with it: rows, columns and
+    // numbers up to twice the text size.
+    float draw(ImVec2 o, ImVec2 size) {
+        const float base = f.font_px;
+        const int keys = std::max(e().n_keys, 1);
+        const float rows_room = size.y - base * (0.75f * 2.4f + 4.2f);
+        // A stage of the scores keeps a third of the width for its whole matrix (the prefill's
+        // triangle).
+        const bool matrix = stage >= 1 && stage <= 4 && rv.step && rv.step->attention.rows > 1;
+        const float width = matrix ? size.x * 0.66f : size.x;
+        float z =
+            std::clamp(std::min(rows_room / (keys * base * 1.35f), width / inside_need_w(base, 1)),
+                       1.0f, 2.0f);
+        // Smaller until every row keeps its numbers (the legend grows with it too).
+        for (; z > 1.0f; z = std::max(1.0f, z - 0.125f)) {
+            fh = base * z;
+            if (need_h(size.x) + fh * 0.2f * keys <= size.y) break;
+        }
+        fh = base * z;
+        budget_w = width;
+        return draw_at(o, size);
+    }
+
+    float draw_at(ImVec2 o, ImVec2 size) {
+        const AttentionExplain& x = e();
+        const int T = x.n_keys, dk = x.head_dim;
+        const int dv = T > 0 ? static_cast<int>(x.v.size()) / T : 0;
+        if (T <= 0 || dv <= 0) return 0;
+        const std::vector<ExplainColumn> cols = explain_columns(x);
+        // Headers and shapes a little smaller than the numbers; the numbers at the text size.
+        const float hp = fh * 0.75f;
+        const float header_h = hp * 2.4f;
+        const float legend_h = legend(ImVec2(o.x, o.y), size.x, false) + fh * 0.3f;
         const float area_h = size.y - header_h - legend_h;
-        if (area_h < fh * 2) return;
+        if (area_h < fh * 2) return 0;
         // Rows tall enough to read (numbers in every cell), else thin rows of colour only (hover
         // for the numbers); past one pixel a row, only the newest keys.
         const bool numbers = T * fh * 1.15f <= area_h;
@@ -91,40 +173,69 @@ struct Diagram {
             rh = 1.5f;
             first = T - static_cast<int>(area_h / rh);
         }
-        const float gap = fh * 0.7f;
-        const float label_w = numbers ? fh * 6.0f : fh * 2.5f;
-        const float num_w = fh * 5.2f, mask_w = fh * 3.4f;
-        const float fixed = label_w + 3 * num_w + mask_w + 8 * gap;
+        const float gap = fh * 0.35f, pad = fh * 0.4f;
+        // Widths: each number column as wide as its widest number or header; the label column
+        // as its widest label (at most 6 text heights); q, K, V and the output share the rest.
+        auto widest = [&](int c, const std::vector<float>& vals, float px) {
+            float w = std::max(text_width(cols[c - 1].name, hp), text_width(cols[c - 1].shape, hp));
+            if (numbers)
+                for (int j = first; j < T; ++j)
+                    w = std::max(w, text_width(fmt_number(vals[j]), px));
+            return w + pad;
+        };
+        float widths[kCols];
+        float label_need = 0;
+        for (int j = first; j < T && numbers; ++j)
+            label_need =
+                std::max(label_need, text_width(std::to_string(j) + " " + token_label(j), fh));
+        widths[Label] = numbers ? std::min(label_need + pad, fh * 6.0f) : fh * 2.5f;
+        widths[Raw] = widest(Raw, x.raw, fh);
+        widths[Scaled] = widest(Scaled, x.scaled, fh);
+        widths[Mask] = std::max({text_width(cols[Mask - 1].name, hp),
+                                 text_width(cols[Mask - 1].shape, hp), text_width("−∞", fh)}) +
+                       pad;
+        widths[Weight] = widest(Weight, x.weights, fh);
+        float fixed = widths[Label] + widths[Raw] + widths[Scaled] + widths[Mask] + widths[Weight] +
+                      (kCols - 1) * gap;
         // q, K, V and the output share one width so that their channels line up.
         const bool scalar = dk == 1 && dv == 1;
+        float mat_min = 0;
+        for (int c : {QRows, KRows, VRows, Out})
+            mat_min = std::max({mat_min, text_width(cols[c - 1].name, hp),
+                                text_width(cols[c - 1].shape, hp) + pad});
+        if (scalar) mat_min = std::max(mat_min, text_width("-00.00", fh) + pad);
+        // Narrower than the headers want only when the panel is: the headers are then cut short.
         const float mat_w =
-            scalar ? fh * 3.2f : std::clamp((size.x - fixed) / 4, fh * 3.0f, fh * 13.0f);
-        const float bar_w = std::max(3.0f, fh * 0.3f);
-        float x = o.x + label_w + gap;
-        const float widths[] = {mat_w, mat_w, num_w, num_w, mask_w, num_w, mat_w, mat_w};
-        float col_x[8];
-        for (int c = 0; c < 8; ++c) {
-            col_x[c] = x;
-            x += widths[c] + gap;
+            std::clamp((budget_w - fixed) / 4, std::min(mat_min, fh * 1.5f), fh * 6.0f);
+        widths[QRows] = widths[KRows] = widths[VRows] = widths[Out] = mat_w;
+        float col_x[kCols];
+        float xx = o.x;
+        for (int c = 0; c < kCols; ++c) {
+            col_x[c] = xx;
+            xx += widths[c] + gap;
         }
+        const float used_w = xx - gap - o.x;
+        const float bar_w = std::max(3.0f, fh * 0.4f);
         // Headers: the quantity and its shape in the tutorials' notation.
-        for (int c = 0; c < 8; ++c) {
-            put_text(ImVec2(col_x[c], o.y), ImGui::GetColorU32(ImGuiCol_Text), cols[c].name);
-            put_text(ImVec2(col_x[c], o.y + fh * 1.1f), f.theme.muted_text, cols[c].shape);
+        for (int c = 1; c < kCols; ++c) {
+            if (!shown(c)) continue;
+            const ImU32 hc = added(c) ? to_u32(f.pal.highlight) : ImGui::GetColorU32(ImGuiCol_Text);
+            const float cw = widths[c] + gap * 0.5f;
+            put_text(ImVec2(col_x[c], o.y), hc, clipped(cols[c - 1].name, cw, hp), hp);
+            put_text(ImVec2(col_x[c], o.y + hp * 1.15f), f.theme.muted_text,
+                     clipped(cols[c - 1].shape, cw, hp), hp);
         }
         const float y0 = o.y + header_h;
         auto row_y = [&](int j) { return y0 + (j - first) * rh; };
-        const float strip_h = std::max(rh, fh * 1.2f);
-
-        const float k_scale = max_abs(e.k), v_scale = max_abs(e.v);
-        const float q_scale = std::max(max_abs(e.q), 1e-6f);
-        const float out_scale = max_abs(e.output);
+        const float q_scale = std::max(max_abs(x.q), 1e-6f);
+        const float k_scale = max_abs(x.k), v_scale = max_abs(x.v);
+        const float out_scale = max_abs(x.output);
         const ImVec2 mouse = ImGui::GetIO().MousePos;
         const bool hovered = ImGui::IsWindowHovered();
         std::string tip;
 
-        // A strip or matrix of values: `n` channels across `w`, coloured by sign and size; with
-        // one channel, the number itself.
+        // A strip of values: `n` channels across `w`, coloured by sign and size; with one
+        // channel, the number itself.
         auto cells = [&](float cx, float cy, float w, float h, const float* vals, int n,
                          float scale, const char* what, int j) {
             const float cw = w / n;
@@ -133,16 +244,12 @@ struct Diagram {
                 const Rgba c = signed_colour(vals[i], scale);
                 dl->AddRectFilled(a, ImVec2(std::max(b.x, a.x + 1), b.y), to_u32(c));
                 if (n == 1 && numbers)
-                    put_text(ImVec2(a.x + fh * 0.2f, a.y + (h - fh) * 0.5f), text_on(c),
-                             fmt_number(vals[i]));
+                    put_text(ImVec2(a.x + pad * 0.5f, a.y + (h - fh) * 0.5f), text_on(c),
+                             fmt_number(vals[i]), fh);
                 if (hovered && inside(mouse, a, b)) {
                     char b2[160];
-                    if (j >= 0)
-                        std::snprintf(b2, sizeof b2, tr("%s row %d, channel %d: %s"), what, j, i,
-                                      fmt_number(vals[i]).c_str());
-                    else
-                        std::snprintf(b2, sizeof b2, tr("%s channel %d: %s"), what, i,
-                                      fmt_number(vals[i]).c_str());
+                    std::snprintf(b2, sizeof b2, tr("%s row %d, channel %d: %s"), what, j, i,
+                                  fmt_number(vals[i]).c_str());
                     tip = b2;
                 }
             }
@@ -153,7 +260,7 @@ struct Diagram {
             const ImVec2 a(col_x[c], row_y(j)), b(col_x[c] + widths[c], row_y(j) + rh);
             dl->AddRectFilled(a, ImVec2(b.x, std::max(b.y - 1, a.y + 1)), to_u32(bg));
             if (numbers)
-                put_text(ImVec2(a.x + fh * 0.2f, a.y + (rh - fh) * 0.5f), text_on(bg), text);
+                put_text(ImVec2(a.x + pad * 0.5f, a.y + (rh - fh) * 0.5f), text_on(bg), text, fh);
             if (hovered && inside(mouse, a, b)) {
                 char b2[200];
                 std::snprintf(b2, sizeof b2, "%s, key %d \"%s\": %s", what, j,
@@ -162,76 +269,403 @@ struct Diagram {
             }
         };
 
-        // q and the output: one strip each, level with the first key.
-        if (!e.q.empty())
-            cells(col_x[0], y0, mat_w, strip_h, e.q.data(), dk, q_scale, "q", -1);
-        else
-            put_text(ImVec2(col_x[0], y0), f.theme.muted_text, tr("(rule)"));
-        if (e.empty_row)
-            put_text(ImVec2(col_x[7], y0), f.theme.muted_text, tr("none"));
-        else if (static_cast<int>(e.output.size()) == dv)
-            cells(col_x[7], y0, mat_w, strip_h, e.output.data(), dv, out_scale, tr("output"), -1);
-
+        const float h = std::max(1.0f, numbers ? rh - 1 : rh);
+        const float line_w = std::max(1.0f, fh * 0.08f);
         for (int j = first; j < T; ++j) {
             const float y = row_y(j);
-            const bool masked = j < static_cast<int>(e.masked.size()) && e.masked[j];
+            const bool masked = j < static_cast<int>(x.masked.size()) && x.masked[j];
             // Key label: position and token; the query's own position marked.
             if (numbers) {
                 char lab[96];
                 std::snprintf(lab, sizeof lab, "%d %s", j, token_label(j).c_str());
-                const std::string fit = clipped(lab, label_w - fh * 0.3f);
                 put_text(ImVec2(o.x, y + (rh - fh) * 0.5f),
-                         j == e.q_pos ? ImGui::GetColorU32(ImGuiCol_Text) : f.theme.muted_text,
-                         fit);
+                         j == x.q_pos ? ImGui::GetColorU32(ImGuiCol_Text) : f.theme.muted_text,
+                         clipped(lab, widths[Label] - pad * 0.5f, fh), fh);
             } else if (j == first || j == T - 1 || (j % 50) == 0) {
                 put_text(ImVec2(o.x, std::min(y, y0 + area_h - fh)), f.theme.muted_text,
-                         std::to_string(j));
+                         std::to_string(j), fh);
+            }
+            // The query row of position j: the one shown; the others as this step left them.
+            if (!x.scores_by_rule) {
+                const QRowFate fr = fate(j);
+                const ImVec2 a(col_x[QRows], y), b(col_x[QRows] + mat_w, y + h);
+                if (const float* q = fr == QRowFate::Computed ? q_of(j) : nullptr) {
+                    cells(a.x, a.y, mat_w, h, q, dk, q_scale, "q", j);
+                    if (j == x.q_pos && x.phase == Phase::Prefill)
+                        dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1),
+                                    to_u32(f.pal.highlight), 0, 0, line_w * 2);
+                } else if (fr == QRowFate::NeverKept) {
+                    // An empty outline: no cache keeps it, no later step reads it.
+                    const float dash = std::max(3.0f, fh * 0.35f);
+                    for (float xd = a.x; xd < b.x; xd += dash * 2) {
+                        const float x1 = std::min(xd + dash, b.x);
+                        dl->AddLine(ImVec2(xd, a.y + 0.5f), ImVec2(x1, a.y + 0.5f), f.theme.axis,
+                                    line_w);
+                        dl->AddLine(ImVec2(xd, b.y - 0.5f), ImVec2(x1, b.y - 0.5f), f.theme.axis,
+                                    line_w);
+                    }
+                } else if (fr == QRowFate::Rebuilt || fr == QRowFate::ThrownAway) {
+                    // Computed again at this step and not kept: hatched in the recomputed colour
+                    // (crossed out where the output is thrown away).
+                    const ImU32 rc = to_u32(f.pal.recomputed);
+                    dl->AddRect(a, b, rc, 0, 0, line_w);
+                    const float step_x = std::max(4.0f, fh * 0.5f);
+                    for (float xd = a.x; xd < b.x; xd += step_x)
+                        dl->AddLine(ImVec2(xd, b.y), ImVec2(std::min(xd + (b.y - a.y), b.x), a.y),
+                                    rc, line_w);
+                    if (fr == QRowFate::ThrownAway) dl->AddLine(a, b, rc, line_w * 2);
+                }
+                if (hovered && inside(mouse, a, b) && tip.empty())
+                    tip = std::string("q ") + std::to_string(j) + ": " + q_fate_words(fr);
+            } else if (j == x.q_pos) {
+                put_text(ImVec2(col_x[QRows], y + (rh - fh) * 0.5f), f.theme.muted_text,
+                         tr("(rule)"), fh);
             }
             // K and V rows, each with a bar in the colour of where it came from.
             const KvSource src =
-                j < static_cast<int>(e.source.size()) ? e.source[j] : KvSource::Cached;
+                j < static_cast<int>(x.source.size()) ? x.source[j] : KvSource::Cached;
             const ImU32 sc = to_u32(source_colour(f.pal, src));
-            const float h = std::max(1.0f, numbers ? rh - 1 : rh);
-            for (int c : {1, 6}) {
+            for (int c : {int(KRows), int(VRows)}) {
+                if (!shown(c)) continue;
                 dl->AddRectFilled(ImVec2(col_x[c] - bar_w - 1, y), ImVec2(col_x[c] - 1, y + h), sc);
                 if (hovered &&
                     inside(mouse, ImVec2(col_x[c] - bar_w - 1, y), ImVec2(col_x[c], y + rh)))
                     tip =
                         std::string(tr("key")) + " " + std::to_string(j) + ": " + source_words(src);
             }
-            cells(col_x[1], y, mat_w, h, e.k.data() + std::size_t(j) * dk, dk, k_scale, "K", j);
-            cells(col_x[6], y, mat_w, h, e.v.data() + std::size_t(j) * dv, dv, v_scale, "V", j);
+            cells(col_x[KRows], y, mat_w, h, x.k.data() + std::size_t(j) * dk, dk, k_scale, "K", j);
+            if (shown(VRows))
+                cells(col_x[VRows], y, mat_w, h, x.v.data() + std::size_t(j) * dv, dv, v_scale, "V",
+                      j);
             // Scores, scaled scores, mask, weights.
-            const float raw = e.raw[j], scaled = e.scaled[j];
+            const float raw = x.raw[j], scaled = x.scaled[j];
             const Rgba neutral = f.theme.dark ? Rgba{45, 45, 50, 255} : Rgba{235, 235, 238, 255};
-            number_cell(2, j, raw, std::isinf(raw) ? f.pal.mask : neutral, fmt_number(raw),
-                        "q·k_j");
-            number_cell(3, j, scaled, std::isinf(scaled) ? f.pal.mask : neutral, fmt_number(scaled),
-                        tr("scaled score"));
-            number_cell(4, j, masked ? -INFINITY : 0.0f, masked ? f.pal.mask : neutral,
-                        masked ? "−∞" : "+0", tr("mask"));
-            const float w = e.weights[j];
-            number_cell(5, j, w, masked || e.empty_row ? f.pal.mask : weight_colour(w, f.pal.scale),
-                        fmt_number(w), tr("weight"));
+            if (shown(Raw))
+                number_cell(Raw, j, raw, std::isinf(raw) ? f.pal.mask : neutral, fmt_number(raw),
+                            "q·k_j");
+            if (shown(Scaled))
+                number_cell(Scaled, j, scaled, std::isinf(scaled) ? f.pal.mask : neutral,
+                            fmt_number(scaled), tr("scaled score"));
+            if (shown(Mask))
+                number_cell(Mask, j, masked ? -INFINITY : 0.0f, masked ? f.pal.mask : neutral,
+                            masked ? "−∞" : "+0", tr("mask"));
+            if (shown(Weight)) {
+                const float w = x.weights[j];
+                number_cell(Weight, j, w,
+                            masked || x.empty_row ? f.pal.mask : weight_colour(w, f.pal.scale),
+                            fmt_number(w), tr("weight"));
+            }
+        }
+        // The output: one strip, level with the query's own key.
+        if (shown(Out)) {
+            const float oy = row_y(std::clamp(x.q_pos, first, T - 1));
+            if (x.empty_row)
+                put_text(ImVec2(col_x[Out], oy + (rh - fh) * 0.5f), f.theme.muted_text, tr("none"),
+                         fh);
+            else if (static_cast<int>(x.output.size()) == dv)
+                cells(col_x[Out], oy, mat_w, std::max(h, numbers ? h : fh), x.output.data(), dv,
+                      out_scale, tr("output"), x.q_pos);
         }
         if (first > 0) {
             char b[96];
             std::snprintf(b, sizeof b, tr("keys 0..%d not drawn (no room)"), first - 1);
-            put_text(ImVec2(o.x, y0 + area_h + fh * 0.1f), f.theme.muted_text, b);
+            put_text(ImVec2(o.x, y0 + area_h + fh * 0.1f), f.theme.muted_text, b, fh);
         }
-        // Legend: where each K/V row came from.
-        float lx = o.x;
-        const float ly = o.y + size.y - fh * 1.3f;
-        for (KvSource s : {KvSource::Cached, KvSource::New, KvSource::Recomputed}) {
-            dl->AddRectFilled(ImVec2(lx, ly + fh * 0.15f), ImVec2(lx + fh * 0.8f, ly + fh * 0.95f),
-                              to_u32(source_colour(f.pal, s)));
-            const char* w = source_words(s);
-            put_text(ImVec2(lx + fh, ly), f.theme.muted_text, w);
-            lx += fh * 2 + ImGui::CalcTextSize(w).x;
-        }
+        // The stage's whole matrix beside the diagram, where there is room: [T, T] at the
+        // prefill (the triangle), the one row at a decode step.
+        const float room = o.x + size.x - (o.x + used_w) - gap * 2;
+        if (room >= fh * 5 && stage >= 1 && stage <= 4)
+            stage_matrix(ImVec2(o.x + used_w + gap * 2, o.y),
+                         std::min(room, std::max(area_h + header_h - fh * 1.5f, fh * 4)));
+        legend(ImVec2(o.x, o.y + size.y - legend_h + fh * 0.3f), size.x, true);
         if (!tip.empty()) ImGui::SetTooltip("%s", tip.c_str());
+        return used_w;
+    }
+
+    static const char* q_fate_words(QRowFate fr) {
+        switch (fr) {
+            case QRowFate::Computed:
+                return tr("computed at this step");
+            case QRowFate::NeverKept:
+                return tr("never kept: no later step reads it");
+            case QRowFate::Rebuilt:
+                return tr("recomputed, only to rebuild the next layer's K/V");
+            case QRowFate::ThrownAway:
+                return tr("recomputed and thrown away: nothing reads it");
+        }
+        return "";
+    }
+
+    // The matrix of the current stage for every query row the step kept (the prefill: all),
+    // keys across, in a square of `side` at `at`: q·k, scaled, masked, or the weights.
+    void stage_matrix(ImVec2 at, float side) {
+        const AttentionExplain& x = e();
+        const StepRecord& r = *rv.step;
+        const AttentionRows& a = r.attention;
+        const int T = x.n_keys, rows = a.rows;
+        if (rows <= 0 || T <= 0 || T > 256) return;
+        char title[64];
+        std::snprintf(title, sizeof title, "[%d, %d]", rows, T);
+        put_text(at, f.theme.muted_text, title, fh * 0.85f);
+        const float top = at.y + fh * 1.2f;
+        const float cell = std::floor(std::min(side / T, (side - fh * 1.2f) / std::max(rows, 1)));
+        if (cell < 2) return;
+        const float num_px = std::min(fh * 0.85f, cell * 0.4f);
+        double mx = 1e-9;
+        std::vector<float> vals(std::size_t(rows) * T, NAN);
+        for (int i = 0; i < rows; ++i) {
+            const int qp = a.q_pos0 + i;
+            const float* q = q_of(qp);
+            const auto w = a.row(x.layer, x.head, i);
+            for (int j = 0; j < T; ++j) {
+                float v = NAN;
+                const bool masked = j > qp;
+                if (stage == 4) {
+                    v = masked ? NAN : w[j];
+                } else if (stage == 3 && masked) {
+                    v = -INFINITY;
+                } else if (!masked || stage < 3) {
+                    double dot = 0;
+                    if (q) {
+                        for (int d = 0; d < x.head_dim; ++d)
+                            dot += double(q[d]) * x.k[std::size_t(j) * x.head_dim + d];
+                    } else if (x.scores_by_rule) {
+                        const auto sr = a.score_row(x.layer, x.head, i);
+                        dot = j < static_cast<int>(sr.size()) ? sr[j] : -INFINITY;
+                    }
+                    v = static_cast<float>(stage >= 2 ? dot * x.scale : dot);
+                }
+                vals[std::size_t(i) * T + j] = v;
+                if (std::isfinite(v)) mx = std::max(mx, std::fabs(double(v)));
+            }
+        }
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < T; ++j) {
+                const float v = vals[std::size_t(i) * T + j];
+                const ImVec2 p0(at.x + j * cell, top + i * cell),
+                    p1(p0.x + cell - 1, p0.y + cell - 1);
+                Rgba c = f.pal.mask;
+                if (stage == 4 && std::isfinite(v))
+                    c = weight_colour(v, f.pal.scale);
+                else if (std::isfinite(v))
+                    c = signed_colour(v, static_cast<float>(mx));
+                else if (std::isnan(v) && j <= a.q_pos0 + i)
+                    c = f.pal.empty_row;
+                dl->AddRectFilled(p0, p1, to_u32(c));
+                // The number where it fits the cell (3 significant digits, else 2).
+                char t[24];
+                std::snprintf(t, sizeof t, "%.3g", static_cast<double>(v));
+                if (text_width(t, num_px) > cell - fh * 0.2f)
+                    std::snprintf(t, sizeof t, "%.2g", static_cast<double>(v));
+                const std::string txt = std::isinf(v) ? fmt_number(v) : std::string(t);
+                if (!std::isnan(v) && num_px >= fh * 0.5f &&
+                    text_width(txt, num_px) <= cell - fh * 0.2f)
+                    put_text(ImVec2(p0.x + fh * 0.1f, p0.y + (cell - num_px) * 0.5f), text_on(c),
+                             txt, num_px);
+            }
+        // The row the diagram shows.
+        const int shown_row = x.q_pos - a.q_pos0;
+        if (shown_row >= 0 && shown_row < rows)
+            dl->AddRect(ImVec2(at.x - 1, top + shown_row * cell - 1),
+                        ImVec2(at.x + T * cell, top + (shown_row + 1) * cell),
+                        to_u32(f.pal.highlight), 0, 0, std::max(2.0f, fh * 0.12f));
+    }
+
+    // Where each K/V row came from, and what became of the earlier query rows: swatch and words,
+    // wrapped onto a second line when the width runs out.
+    // Returns its height.
+    float legend(ImVec2 at, float width, bool draw) {
+        const AttentionExplain& x = e();
+        struct Item {
+            Rgba colour;
+            std::string words;
+            bool outline;
+        };
+        std::vector<Item> items;
+        for (KvSource s : {KvSource::Cached, KvSource::New, KvSource::Recomputed}) {
+            const bool present = std::find(x.source.begin(), x.source.end(), s) != x.source.end();
+            if (present) items.push_back({source_colour(f.pal, s), source_words(s), false});
+        }
+        if (!x.scores_by_rule && x.phase == Phase::Decode && x.q_pos > 0) {
+            const QRowFate fr = fate(0);
+            std::string w = std::string(tr("earlier q rows")) +
+                            (f.ui.lang == Lang::Zh ? "：" : ": ") + q_fate_words(fr);
+            items.push_back({fr == QRowFate::NeverKept ? Rgba{} : f.pal.recomputed, w, true});
+        }
+        float lx = at.x, ly = at.y;
+        const float sw = fh * 0.8f;
+        for (const Item& it : items) {
+            const float w = sw + fh * 0.3f + text_width(it.words, fh);
+            if (lx > at.x && lx + w > at.x + width) {
+                lx = at.x;
+                ly += fh * 1.3f;
+            }
+            const ImVec2 a(lx, ly + fh * 0.15f), b(lx + sw, ly + fh * 0.95f);
+            if (draw) {
+                if (it.outline)
+                    dl->AddRect(a, b, it.colour.a ? to_u32(it.colour) : f.theme.axis, 0, 0,
+                                std::max(1.0f, fh * 0.08f));
+                else
+                    dl->AddRectFilled(a, b, to_u32(it.colour));
+                put_text(ImVec2(lx + sw + fh * 0.3f, ly), f.theme.muted_text,
+                         clipped(it.words, at.x + width - (lx + sw + fh * 0.3f), fh), fh);
+            }
+            lx += w + fh * 1.2f;
+        }
+        return ly - at.y + fh * 1.3f;
     }
 };
+
+// The row shown of session `si`: the step and row the panel's choice resolves to, and its
+// breakdown (or why there is none).
+RowView row_view(FrameContext& f, int si) {
+    RowView rv;
+    const ModelConfig& c = f.model()->config();
+    const ExplainUi& x = f.ui.explain;
+    const SessionView& sv = f.snap.sessions[si];
+    rv.sv = &sv;
+    const int s = shown_step(sv, f.step);
+    const auto where = s < 0 ? std::nullopt : step_row_of(sv.trace.steps(), s, x.q_pos);
+    if (!where) {
+        rv.why = tr("Nothing computed yet: step the model (Space), then pick a row.");
+        return rv;
+    }
+    rv.e = explain_attention(sv.trace, c, where->step, x.layer, x.head, where->row, &rv.why);
+    if (rv.e) rv.step = &sv.trace.steps()[rv.e->step];
+    rv.tokens = sv.prompt_tokens;
+    for (const auto& r : sv.trace.steps()) rv.tokens.push_back(r.token_out);
+    return rv;
+}
+
+// The lines above the diagram of one row and the diagram, in the box (o, size). Returns nothing;
+// the row's text is recorded as drawn.
+void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool name_session) {
+    const float fh = f.font_px;
+    const Model* model = f.model();
+    if (!rv.e) {
+        put_wrapped(o, f.theme.muted_text, rv.why, size.x);
+        return;
+    }
+    const AttentionExplain& e = *rv.e;
+    const int stage = f.ui.explain.stage;
+    const std::string q_tok =
+        f.label(e.q_pos < static_cast<int>(rv.tokens.size()) ? rv.tokens[e.q_pos] : -1);
+    // Where this row is: layer, head (the toy's by its rule's name), query, step.
+    char head_name[64];
+    if (model->is_toy())
+        std::snprintf(head_name, sizeof head_name, "%d (%s)", e.head, toy_head_name(e.head));
+    else
+        std::snprintf(head_name, sizeof head_name, "%d", e.head);
+    char title[400];
+    std::snprintf(title, sizeof title, tr("layer %d, head %s, %s: query \"%s\": step %d (%s, %s)"),
+                  e.layer, head_name, query_row_label(e.row, e.q_pos).c_str(), q_tok.c_str(),
+                  e.step, e.phase == Phase::Prefill ? tr("prefill") : tr("decode"),
+                  e.mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"));
+    std::string head = title;
+    if (name_session) head = std::string(step_label(*rv.sv, e.step)) + ": " + head;
+    float y = o.y;
+    const float bottom = o.y + size.y;
+    // Lines past the box's bottom (a squeezed stage) are left out, never cut.
+    auto room_for = [&](float h) { return y + h <= bottom; };
+    if (!room_for(wrapped_height(head, size.x))) return;
+    y += put_wrapped(ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text), head, size.x);
+    if (!room_for(fh * 1.55f)) return;
+    put_text(ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text),
+             clipped(kAttentionFormula, size.x, fh * 1.3f), fh * 1.3f);
+    y += fh * 1.55f;
+    // Why not Q, for this layer: what its query rows were for, and the step's K/V rows.
+    const std::string wq = stage <= 0 ? why_not_q_words(*rv.step, e.layer, model->config().n_layers,
+                                                        report_lang(f.ui.lang))
+                                      : std::string();
+    const float wq_h = wq.empty() ? 0 : wrapped_height(wq, size.x);
+    // The stages: every one at once, or the one shown (and what it adds) with its shape.
+    {
+        std::string line;
+        if (stage < 0) {
+            line = tr("every stage at once");
+        } else {
+            char b[96];
+            std::snprintf(b, sizeof b, tr("stage %d of %d"), stage + 1, kExplainStages);
+            line = std::string(b) + ": " + tr(explain_stage_name(stage)) + "   " +
+                   explain_stage_shape(e, stage);
+        }
+        line += "   ";
+        line += tr("S: stage, A: play, Up/Down: row, I: close");
+        // Every stage at once, the line is a hint only: left out where the diagram needs the
+        // height for its numbers (a stage shown keeps it: it says which).
+        Diagram probe{f, rv, stage};
+        const float need_below = probe.need_h(size.x) + wq_h + fh * 0.4f;
+        if (stage < 0 && y + wrapped_height(line, size.x) + need_below > bottom) line.clear();
+        if (!line.empty() && !room_for(wrapped_height(line, size.x))) return;
+        y += put_wrapped(ImVec2(o.x, y), stage < 0 ? f.theme.muted_text : to_u32(f.pal.highlight),
+                         line, size.x);
+    }
+    const ExplainLines L = explain_lines(e);
+    // The lines the diagram also shows (this row's numbers, the shapes) only where the diagram
+    // keeps room for every key's numbers under them.
+    Diagram diagram{f, rv, stage};
+    const float diagram_need = diagram.need_h(size.x) + fh * 0.4f;
+    float room = o.y + size.y - y - wq_h - diagram_need;
+    auto fits = [&](float h) {
+        if (h > room) return false;
+        room -= h;
+        return true;
+    };
+    // This row's numbers, as far as the stage has come, wrapped between their pieces.
+    const int parts_shown = stage < 0 ? 3 : stage >= 6 ? 3 : stage >= 4 ? 2 : stage >= 1 ? 1 : 0;
+    {
+        float nx = o.x, lines = parts_shown > 0 ? 1 : 0;
+        for (int i = 0; i < parts_shown && i < static_cast<int>(L.number_parts.size()); ++i) {
+            const float w = text_width(L.number_parts[i], fh);
+            if (nx > o.x && nx + w > o.x + size.x) {
+                nx = o.x + fh;
+                ++lines;
+            }
+            nx += w + text_width(" ", fh);
+        }
+        if (parts_shown > 0 && fits(lines * fh * 1.25f)) {
+            nx = o.x;
+            for (int i = 0; i < parts_shown && i < static_cast<int>(L.number_parts.size()); ++i) {
+                const std::string& part = L.number_parts[i];
+                const float w = text_width(part, fh);
+                if (nx > o.x && nx + w > o.x + size.x) {
+                    nx = o.x + fh;
+                    y += fh * 1.25f;
+                }
+                put_text(ImVec2(nx, y), ImGui::GetColorU32(ImGuiCol_Text),
+                         clipped(part, o.x + size.x - nx));
+                nx += w + text_width(" ", fh);
+            }
+            y += fh * 1.25f;
+        }
+    }
+    // The shapes: two per line where the width allows.
+    auto pair_line = [&](const std::string& a, const std::string& b) {
+        if (a.empty() && b.empty()) return;
+        const float wa = text_width(a, fh);
+        if (b.empty() || wa + fh * 2 + text_width(b, fh) > size.x) {
+            const float h = wrapped_height(a, size.x) + (b.empty() ? 0 : wrapped_height(b, size.x));
+            if (!fits(h)) return;
+            y += put_wrapped(ImVec2(o.x, y), f.theme.muted_text, a, size.x);
+            if (!b.empty()) y += put_wrapped(ImVec2(o.x, y), f.theme.muted_text, b, size.x);
+            return;
+        }
+        if (!fits(fh * 1.2f)) return;
+        put_text(ImVec2(o.x, y), f.theme.muted_text, a);
+        put_text(ImVec2(o.x + wa + fh * 2, y), f.theme.muted_text, b);
+        y += fh * 1.2f;
+    };
+    if (stage < 0) pair_line(L.scores, L.output);
+    if (stage < 0 || stage == 2) pair_line(L.scale, stage < 0 ? L.gqa : std::string());
+    if (!wq.empty() && !room_for(wq_h)) return;
+    if (!wq.empty())
+        y += put_wrapped(
+            ImVec2(o.x, y),
+            e.mode == CacheMode::Uncached ? to_u32(f.pal.recomputed) : f.theme.muted_text, wq,
+            size.x);
+    y += fh * 0.4f;
+    diagram.draw(ImVec2(o.x, y), ImVec2(size.x, o.y + size.y - y));
+}
 
 }  // namespace
 
@@ -240,16 +674,28 @@ void put_text(ImVec2 p, ImU32 col, const std::string& text, float size) {
     ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), px, p, col, text.c_str());
 }
 
-float put_wrapped(ImVec2 p, ImU32 col, const std::string& text, float width) {
+namespace {
+
+// Lays `text` out wrapped at word boundaries to `width`, drawing each line when `draw`.
+float wrap_lines(ImVec2 p, ImU32 col, const std::string& text, float width, bool draw) {
     ImFont* font = ImGui::GetFont();
     const float px = ImGui::GetFontSize(), line_h = ImGui::GetTextLineHeightWithSpacing();
     const char* s = text.c_str();
     const char* end = s + text.size();
     float y = p.y;
     while (s < end) {
-        const char* cut = font->CalcWordWrapPositionA(1.0f, s, end, std::max(width, px * 4));
+        const float w = std::max(width, px * 4);
+        const char* cut = font->CalcWordWrapPositionA(1.0f, s, end, w);
         if (cut == s) cut = end;  // nothing fits: the rest on one line rather than loop
-        put_text(ImVec2(p.x, y), col, std::string(s, cut));
+        // A word wider than the line (a Chinese sentence has no spaces to break at): cut it
+        // between characters instead, at least one per line.
+        while (cut > s && font->CalcTextSizeA(px, FLT_MAX, 0, s, cut).x > w) {
+            const char* prev = cut - 1;
+            while (prev > s && (static_cast<unsigned char>(*prev) & 0xC0) == 0x80) --prev;
+            if (prev == s) break;
+            cut = prev;
+        }
+        if (draw) put_text(ImVec2(p.x, y), col, std::string(s, cut));
         y += line_h;
         s = cut;
         while (s < end && *s == ' ') ++s;
@@ -257,14 +703,34 @@ float put_wrapped(ImVec2 p, ImU32 col, const std::string& text, float width) {
     return y - p.y;
 }
 
+}  // namespace
+
+float put_wrapped(ImVec2 p, ImU32 col, const std::string& text, float width) {
+    return wrap_lines(p, col, text, width, true);
+}
+
+float wrapped_height(const std::string& text, float width) {
+    return wrap_lines(ImVec2(0, 0), 0, text, width, false);
+}
+
 void open_inside_attention(UiState& ui, int session, int layer, int head, int q_pos) {
     ui.explain.open = true;
+    ui.explain.from_lesson = false;
     ui.explain.session = session;
     ui.explain.layer = layer;
     ui.explain.head = head;
     ui.explain.q_pos = q_pos;
     ui.settings.layer = layer;
     ui.settings.head = head;
+}
+
+void step_explain_stage(UiState& ui, int delta) {
+    ExplainUi& x = ui.explain;
+    if (!x.open) return;
+    // -1 (all) -> 0 -> ... -> 6 -> -1, and back.
+    const int n = kExplainStages + 1;
+    x.stage = ((x.stage + 1 + delta) % n + n) % n - 1;
+    x.stage_shown_at = ImGui::GetTime();
 }
 
 void move_inside_attention_row(FrameContext& f, int delta) {
@@ -293,100 +759,55 @@ void draw_inside_attention(FrameContext& f) {
     x.session = std::clamp(x.session, 0, static_cast<int>(f.snap.sessions.size()) - 1);
     x.layer = std::clamp(x.layer, 0, c.n_layers - 1);
     x.head = std::clamp(x.head, 0, c.n_heads - 1);
-    const SessionView& sv = f.snap.sessions[x.session];
-    const int s = shown_step(sv, f.step);
-    const auto where = s < 0 ? std::nullopt : step_row_of(sv.trace.steps(), s, x.q_pos);
-    std::string why;
-    std::optional<AttentionExplain> e;
-    if (!where)
-        why = tr("Nothing computed yet: step the model (Space), then pick a row.");
-    else
-        e = explain_attention(sv.trace, c, where->step, x.layer, x.head, where->row, &why);
+    // Playing the stages: the next one every kStagePlaySeconds, stopping after the last.
+    if (x.stage_playing && ImGui::GetTime() - x.stage_shown_at >= kStagePlaySeconds) {
+        if (x.stage + 1 >= kExplainStages)
+            x.stage_playing = false;
+        else
+            step_explain_stage(f.ui, +1);
+    }
+    // Compare mode: both sessions side by side (the one clicked first), else the one chosen.
+    std::vector<int> order;
+    const int n = static_cast<int>(f.snap.sessions.size());
+    order.push_back(x.session);
+    for (int i = 0; i < n; ++i)
+        if (i != x.session) order.push_back(i);
+    std::vector<RowView> rows;
+    for (int si : order) rows.push_back(row_view(f, si));
     if (f.layout) {
         ExplainRecord& r = f.layout->explain;
-        r.session = session_label(sv.mode);
+        const RowView& rv = rows[0];
+        r.session = session_label(*rv.sv);
         r.layer = x.layer;
         r.head = x.head;
-        r.why = e ? "" : why;
-        if (e) {
-            r.step = e->step;
-            r.row = e->row;
-            r.q_pos = e->q_pos;
-            r.n_keys = e->n_keys;
-            r.head_dim = e->head_dim;
-            r.phase = phase_name(e->phase);
-            r.mode = mode_name(e->mode);
+        r.stage = x.stage;
+        r.why = rv.e ? "" : rv.why;
+        if (rv.e) {
+            r.step = rv.e->step;
+            r.row = rv.e->row;
+            r.q_pos = rv.e->q_pos;
+            r.n_keys = rv.e->n_keys;
+            r.head_dim = rv.e->head_dim;
+            r.phase = phase_name(rv.e->phase);
+            r.mode = mode_name(rv.e->mode);
         }
+        r.sessions = static_cast<int>(rows.size());
     }
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    if (!e) {
-        put_text(o, f.theme.muted_text, why);
-        ImGui::Dummy(avail);
-        return;
+    // Side by side when each gets the width its columns need, else one above the other.
+    const int k = static_cast<int>(rows.size());
+    const bool side = k == 1 || avail.x + 1 >= inside_need_w(fh, k) ||
+                      avail.y + 1 < inside_need_h(fh, rows[0].e ? rows[0].e->n_keys : 1) * k;
+    const float gap = fh;
+    for (int i = 0; i < k; ++i) {
+        const ImVec2 at = side ? ImVec2(o.x + i * (avail.x + gap) / k, o.y)
+                               : ImVec2(o.x, o.y + i * (avail.y + gap) / k);
+        const ImVec2 box = side ? ImVec2((avail.x - gap * (k - 1)) / k, avail.y)
+                                : ImVec2(avail.x, (avail.y - gap * (k - 1)) / k);
+        draw_row(f, rows[i], at, box, k > 1);
     }
-    std::vector<int> tokens = sv.prompt_tokens;
-    for (const auto& r : sv.trace.steps()) tokens.push_back(r.token_out);
-    const std::string q_tok =
-        f.label(e->q_pos < static_cast<int>(tokens.size()) ? tokens[e->q_pos] : -1);
 
-    // Where this row is: layer, head (the toy's by its rule's name), query, step.
-    char head_name[64];
-    if (model->is_toy())
-        std::snprintf(head_name, sizeof head_name, "%d (%s)", e->head, toy_head_name(e->head));
-    else
-        std::snprintf(head_name, sizeof head_name, "%d", e->head);
-    char title[320];
-    std::snprintf(title, sizeof title, tr("layer %d, head %s, %s: query \"%s\": step %d (%s, %s)"),
-                  e->layer, head_name, query_row_label(e->row, e->q_pos).c_str(), q_tok.c_str(),
-                  e->step, e->phase == Phase::Prefill ? tr("prefill") : tr("decode"),
-                  e->mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"));
-    float y = o.y;
-    put_text(ImVec2(o.x, y), f.theme.muted_text, title);
-    y += fh * 1.25f;
-    put_text(ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text), kAttentionFormula, fh * 1.3f);
-    y += fh * 1.55f;
-    const ExplainLines L = explain_lines(*e);
-    // This row's numbers, wrapped between their pieces when the panel is narrow.
-    float nx = o.x;
-    for (const std::string& part : L.number_parts) {
-        const float w = ImGui::CalcTextSize(part.c_str()).x;
-        if (nx > o.x && nx + w > o.x + avail.x) {
-            nx = o.x + fh;
-            y += fh * 1.25f;
-        }
-        put_text(ImVec2(nx, y), ImGui::GetColorU32(ImGuiCol_Text), part);
-        nx += w + ImGui::CalcTextSize(" ").x;
-    }
-    y += fh * 1.25f;
-    // The shapes: two per line where the width allows.
-    auto pair_line = [&](const std::string& a, const std::string& b) {
-        if (a.empty() && b.empty()) return;
-        const float wa = ImGui::CalcTextSize(a.c_str()).x;
-        put_text(ImVec2(o.x, y), f.theme.muted_text, a);
-        if (b.empty()) {
-            y += fh * 1.2f;
-            return;
-        }
-        if (wa + fh * 2 + ImGui::CalcTextSize(b.c_str()).x <= avail.x) {
-            put_text(ImVec2(o.x + wa + fh * 2, y), f.theme.muted_text, b);
-        } else {
-            y += fh * 1.2f;
-            put_text(ImVec2(o.x, y), f.theme.muted_text, b);
-        }
-        y += fh * 1.2f;
-    };
-    pair_line(L.scores, L.output);
-    pair_line(L.scale, L.gqa);
-    const std::string wq = why_not_q_words(sv.trace.steps()[e->step], report_lang(f.ui.lang));
-    if (!wq.empty()) {
-        y += put_wrapped(
-            ImVec2(o.x, y),
-            e->mode == CacheMode::Uncached ? to_u32(f.pal.recomputed) : f.theme.muted_text, wq,
-            avail.x);
-    }
-    y += fh * 0.4f;
-    Diagram{f, *e, tokens}.draw(ImVec2(o.x, y), ImVec2(avail.x, o.y + avail.y - y));
     ImGui::Dummy(avail);
 }
 

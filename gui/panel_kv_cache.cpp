@@ -52,10 +52,12 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     // Rows shrink below a pixel when they must (a kv_dim of 288 is 576 rows): the texture is
     // sampled down rather than the grid drawn past its box over what lies below it.
     const float cell_h = std::min(fh * 0.8f, std::max(avail_h, 0.0f) / rows);
-    draw_kv_cells(f, g, layer, *f.textures[si].kv,
-                  texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer),
-                               f.palette_id(), 77}),
-                  ImVec2(origin.x, top), lab_w, cell_w, cell_h, session_label(sv.mode));
+    draw_kv_cells(
+        f, g, layer, *f.textures[si].kv,
+        texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer), f.palette_id(), 77,
+                     // a bidirectional step's columns all change
+                     st.mask == AttentionMask::Bidirectional ? std::uint64_t(s) + 1 : 0}),
+        ImVec2(origin.x, top), lab_w, cell_w, cell_h, session_label(sv));
 }
 
 }  // namespace
@@ -77,22 +79,24 @@ KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, Kv
     } else if (mid - a.y >= fh * 0.9f) {
         dl->AddText(ImVec2(at.x, (a.y + mid) * 0.5f - fh * 0.5f), f.theme.muted_text, "K");
         dl->AddText(ImVec2(at.x, (mid + b.y) * 0.5f - fh * 0.5f), f.theme.muted_text, "V");
-    } else {
-        // Blocks shorter than a line: one label, K above V.
+    } else if (b.y - a.y >= fh) {
+        // Blocks shorter than a line: one label, K above V (shorter still: none; the hover
+        // names each cell).
         const float px = std::max(fh * 0.5f, std::min(fh, (b.y - a.y) * 0.5f));
         dl->AddText(ImGui::GetFont(), px, ImVec2(at.x, a.y), f.theme.muted_text, "K");
         dl->AddText(ImGui::GetFont(), px, ImVec2(at.x, a.y + px), f.theme.muted_text, "V");
     }
-    // Written at the step shown.
+    // Written at the step shown; the marks scale with the text (2 and 3 px at text 1).
+    const float mark = std::max(2.0f, std::round(fh * 0.125f));
     if (g.written_end > g.written_begin)
-        dl->AddRect(ImVec2(a.x + cell_w * g.written_begin - 1, a.y - 2),
-                    ImVec2(a.x + cell_w * g.written_end + 1, b.y + 2), to_u32(f.pal.highlight), 0,
-                    0, 2);
+        dl->AddRect(ImVec2(a.x + cell_w * g.written_begin - 1, a.y - mark),
+                    ImVec2(a.x + cell_w * g.written_end + 1, b.y + mark), to_u32(f.pal.highlight),
+                    0, 0, mark);
     // Read by the step's query: every cached row up to and including its own.
     const float ry = b.y + fh * 0.35f;
     if (g.query_pos >= 0)
         dl->AddLine(ImVec2(a.x, ry), ImVec2(a.x + cell_w * (g.query_pos + 1), ry),
-                    to_u32(f.pal.read), 3);
+                    to_u32(f.pal.read), std::max(3.0f, std::round(fh * 0.19f)));
 
     if (f.layout)
         f.layout->kv_grids.push_back({who, layer, g.n, rows, Rect{a.x, a.y, b.x - a.x, b.y - a.y},
@@ -155,7 +159,8 @@ void draw_kv_cache(FrameContext& f) {
         // What the outline and the bar under each grid mean.
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float sq = fh * 0.7f, y = p.y + fh * 0.3f;
-        dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + sq, y + sq), to_u32(f.pal.highlight), 0, 0, 2);
+        dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + sq, y + sq), to_u32(f.pal.highlight), 0, 0,
+                    std::max(2.0f, std::round(fh * 0.125f)));
         const char* written = tr("written");
         const char* read = tr("read by the query");
         dl->AddText(ImVec2(p.x + sq + 4, p.y + fh * 0.15f), f.theme.muted_text, written);

@@ -84,8 +84,14 @@ void draw_next_token(FrameContext& f) {
                 s < static_cast<int>(f.snap.logit_max_diff.size()) ? f.snap.logit_max_diff[s] : NAN;
             char db[32] = "n/a";
             if (std::isfinite(d)) std::snprintf(db, sizeof db, "%.3g", d);
-            ImGui::Text(tr("without cache: \"%s\"; largest |logit difference| %s"),
-                        f.label(u.token_out).c_str(), db);
+            if (u.mask == AttentionMask::Bidirectional && !u.top.empty())
+                // It takes the causal session's tokens; its own choice would have been this.
+                ImGui::TextWrapped(tr("bidirectional: its own most likely token \"%s\" (it "
+                                      "takes the causal one's); largest |logit difference| %s"),
+                                   f.label(u.top[0].id).c_str(), db);
+            else
+                ImGui::Text(tr("without cache: \"%s\"; largest |logit difference| %s"),
+                            f.label(u.token_out).c_str(), db);
         } else {
             ImGui::TextUnformatted(tr("without cache: still replaying..."));
         }

@@ -33,10 +33,11 @@ std::string shape_text(const OpShape& s) {
     return b;
 }
 
+// A cell's text, cut short with ".." where the column is narrower.
 void cell(const std::string& text, ImU32 col = 0) {
     ImGui::TableNextColumn();
     if (col) ImGui::PushStyleColor(ImGuiCol_Text, col);
-    ImGui::TextUnformatted(text.c_str());
+    ImGui::TextUnformatted(clipped(text, ImGui::GetContentRegionAvail().x).c_str());
     if (col) ImGui::PopStyleColor();
 }
 
@@ -77,7 +78,7 @@ void draw_op_strip(FrameContext& f) {
                   static_cast<int>(ops.size()), format_flops(st->ops.flops()).c_str(),
                   format_seconds(measured).c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-    ImGui::TextUnformatted(head);
+    ImGui::TextWrapped("%s", head);
     ImGui::PopStyleColor();
     // A newly highlighted op (the keys, --op): the inside-attention panel and the heatmap
     // follow its layer.
@@ -92,6 +93,9 @@ void draw_op_strip(FrameContext& f) {
         f.layout->explain.op = x.op;
         f.layout->explain.op_layer = ops[x.op].layer;
     }
+    // Columns share the width; where it is too narrow for their headers (a laptop at text 2)
+    // the headers are the short words, and a cell's text is cut short.
+    const bool narrow = ImGui::GetContentRegionAvail().x < f.font_px * 50;
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
     if (!ImGui::BeginTable("ops", 7, flags)) return;
@@ -99,10 +103,10 @@ void draw_op_strip(FrameContext& f) {
     ImGui::TableSetupColumn("#", 0, 0.5f);
     ImGui::TableSetupColumn(tr("op"), 0, 2.0f);
     ImGui::TableSetupColumn(tr("layer"), 0, 0.7f);
-    ImGui::TableSetupColumn(tr("input [rows, features]"), 0, 2.0f);
-    ImGui::TableSetupColumn(tr("output [rows, features]"), 0, 2.0f);
-    ImGui::TableSetupColumn(tr("FLOPs (counted)"), 0, 1.5f);
-    ImGui::TableSetupColumn(tr("time (measured)"), 0, 1.8f);
+    ImGui::TableSetupColumn(narrow ? tr("input") : tr("input [rows, features]"), 0, 2.0f);
+    ImGui::TableSetupColumn(narrow ? tr("output") : tr("output [rows, features]"), 0, 2.0f);
+    ImGui::TableSetupColumn(narrow ? tr("FLOPs") : tr("FLOPs (counted)"), 0, 1.5f);
+    ImGui::TableSetupColumn(narrow ? tr("time") : tr("time (measured)"), 0, 1.8f);
     ImGui::TableHeadersRow();
     static int scrolled_to = -2;
     for (int i = 0; i < static_cast<int>(ops.size()); ++i) {

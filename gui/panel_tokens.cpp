@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <unordered_map>
 
 #include "core/util/format.h"
 #include "gui/panels.h"
@@ -13,11 +14,13 @@
 namespace kvs::gui {
 namespace {
 
+// One token chip; what it says under the mouse is written only for the chip hovered.
 struct Chip {
     int pos, id;
     ImU32 fill;
     bool outline;
-    std::string why;
+    int step;  // the step that chose it; -1: a prompt token
+    bool going_in = false;
 };
 
 void legend_swatch(ImU32 c, const char* label, bool outline, ImU32 text) {
@@ -96,31 +99,47 @@ void draw_tokens(FrameContext& f) {
     chips.reserve(P + s + 2);
     const int in_begin = s < 0 ? -1 : s == 0 ? 0 : steps[s].kv.len - 1;
     const int in_end = s < 0 ? -1 : steps[s].kv.len;
-    for (int p = 0; p < P; ++p) {
-        Chip c{p, sv.prompt_tokens[p], s < 0 ? f.theme.chip_pending : f.theme.chip_prompt, false,
-               s < 0 ? tr("prompt token: not processed yet (press Prefill)")
-                     : tr("prompt token: processed at the prefill (step 0)")};
-        chips.push_back(c);
-    }
+    for (int p = 0; p < P; ++p)
+        chips.push_back({p, sv.prompt_tokens[p], s < 0 ? f.theme.chip_pending : f.theme.chip_prompt,
+                         false, -1});
     for (int k = 0; k <= s; ++k) {
-        const int p = P + k;
-        char why[160];
-        std::snprintf(why, sizeof why, tr("chosen at step %d, fed in at step %d"), k, k + 1);
-        Chip c{p, steps[k].token_out, f.theme.chip_generated, false, why};
+        Chip c{P + k, steps[k].token_out, f.theme.chip_generated, false, k};
         if (k == s) {
             c.fill = f.theme.chip_chosen;
             c.outline = true;
-            std::snprintf(why, sizeof why, tr("chosen at this step (%d); goes in at the next step"),
-                          k);
-            c.why = why;
         }
         chips.push_back(c);
     }
     for (auto& c : chips)
         if (c.pos >= in_begin && c.pos < in_end) {
             c.fill = f.theme.chip_current;
-            c.why += std::string(" ") + tr("(going in now)");
+            c.going_in = true;
         }
+    auto why = [&](const Chip& c) {
+        char b[200];
+        if (c.step < 0)
+            std::snprintf(b, sizeof b, "%s",
+                          s < 0 ? tr("prompt token: not processed yet (press Prefill)")
+                                : tr("prompt token: processed at the prefill (step 0)"));
+        else if (c.step == s)
+            std::snprintf(b, sizeof b, tr("chosen at this step (%d); goes in at the next step"),
+                          c.step);
+        else
+            std::snprintf(b, sizeof b, tr("chosen at step %d, fed in at step %d"), c.step,
+                          c.step + 1);
+        return c.going_in ? std::string(b) + " " + tr("(going in now)") : std::string(b);
+    };
+    // Each token's label and width once per frame (thousands of chips share a few hundred ids).
+    std::unordered_map<int, std::pair<std::string, float>> labels;
+    auto label_of = [&](int id) -> const std::pair<std::string, float>& {
+        auto it = labels.find(id);
+        if (it == labels.end()) {
+            std::string t = f.label(id);
+            const float w = ImGui::CalcTextSize(t.c_str()).x;
+            it = labels.emplace(id, std::make_pair(std::move(t), w)).first;
+        }
+        return it->second;
+    };
 
     ImGui::BeginChild("chips", ImVec2(0, 0), false);
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -134,9 +153,9 @@ void draw_tokens(FrameContext& f) {
     const bool window_hovered = ImGui::IsWindowHovered();
     float last_y = y;
     for (const Chip& c : chips) {
-        const std::string text = f.label(c.id);
+        const auto& [text, text_w] = label_of(c.id);
         if (f.layout) f.layout->tokens.push_back(text);
-        const float w = ImGui::CalcTextSize(text.c_str()).x + 2 * pad;
+        const float w = text_w + 2 * pad;
         if (x + w > right && x > origin.x) {
             x = origin.x;
             y += h + gap;
@@ -156,7 +175,7 @@ void draw_tokens(FrameContext& f) {
                 ImGui::BeginTooltip();
                 ImGui::Text(tr("position %d, token id %d"), c.pos + 1, c.id);  // positions from 1
                 ImGui::Text(tr("piece: \"%s\""), f.label(c.id).c_str());
-                ImGui::TextUnformatted(c.why.c_str());
+                ImGui::TextUnformatted(why(c).c_str());
                 ImGui::EndTooltip();
             }
         }

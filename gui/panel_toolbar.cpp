@@ -150,9 +150,17 @@ void request_reset(FrameContext& f) {
 }
 
 void cycle_cache(FrameContext& f) {
+    // C cycles the cache's own views; the bidirectional view has its key (M) and goes back on.
     const CacheView next = f.snap.cache == CacheView::On    ? CacheView::Off
                            : f.snap.cache == CacheView::Off ? CacheView::Compare
                                                             : CacheView::On;
+    f.ui.settings.cache = next;
+    f.worker.set_cache(next);
+}
+
+void toggle_bidirectional(FrameContext& f) {
+    const CacheView next =
+        f.snap.cache == CacheView::Bidirectional ? CacheView::On : CacheView::Bidirectional;
     f.ui.settings.cache = next;
     f.worker.set_cache(next);
 }
@@ -163,14 +171,6 @@ void apply_prompt(FrameContext& f) {
     f.ui.playing = false;
     f.ui.view_step = -1;
     f.worker.set_prompt(f.ui.prompt);
-}
-
-// SameLine when an item `w` wide still fits on the line, else the next line (a narrow window
-// or large text wraps the toolbar instead of cutting it off).
-static void same_line_or_wrap(float w, float spacing = -1) {
-    const float sp = spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing;
-    ImGui::SameLine(0, sp);
-    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
 }
 
 static float button_w(const char* label) {
@@ -253,18 +253,22 @@ void draw_toolbar(FrameContext& f) {
 
     ImGui::SameLine(0, fh * 1.2f);
     ImGui::TextUnformatted(tr("KV cache"));
-    const CacheView modes[] = {CacheView::On, CacheView::Off, CacheView::Compare};
-    const char* names[] = {tr("on"), tr("off"), tr("compare both")};
-    for (int i = 0; i < 3; ++i) {
-        ImGui::SameLine();
+    const CacheView modes[] = {CacheView::On, CacheView::Off, CacheView::Compare,
+                               CacheView::Bidirectional};
+    const char* names[] = {tr("on"), tr("off"), tr("compare both"), tr("bidirectional")};
+    for (int i = 0; i < 4; ++i) {
+        // A radio button: its circle (a frame's height) and its label.
+        same_line_or_wrap(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                          text_width(names[i], fh));
         if (ImGui::RadioButton(names[i], s.cache == modes[i]) && s.cache != modes[i]) {
             ui.settings.cache = modes[i];
             f.worker.set_cache(modes[i]);
         }
     }
 
-    ImGui::SameLine(0, fh * 1.2f);
-    if (ImGui::Button(ui.settings.theme == "dark" ? tr("Light") : tr("Dark")))
+    const char* theme_label = ui.settings.theme == "dark" ? tr("Light") : tr("Dark");
+    same_line_or_wrap(button_w(theme_label) + button_w("A-") + button_w("A+") + fh, fh * 1.2f);
+    if (ImGui::Button(theme_label))
         ui.settings.theme = ui.settings.theme == "dark" ? "light" : "dark";
     ImGui::SameLine();
     if (ImGui::Button("A-")) {
@@ -301,7 +305,9 @@ void draw_toolbar(FrameContext& f) {
     ImGui::SliderFloat("##speed", &ui.settings.play_speed, 0.5f, 30.0f, tr("%.1f steps/s"),
                        ImGuiSliderFlags_Logarithmic);
 
-    ImGui::SameLine(0, fh * 1.2f);
+    // The step slider and its button together, on the next line when they do not fit.
+    const char* latest = ui.view_step < 0 ? tr("latest") : tr("to latest");
+    same_line_or_wrap(fh * 16 + ImGui::GetStyle().ItemSpacing.x + button_w(latest), fh * 1.2f);
     ImGui::BeginDisabled(n == 0);
     int shown = f.step;
     ImGui::SetNextItemWidth(fh * 16);
@@ -314,7 +320,7 @@ void draw_toolbar(FrameContext& f) {
                          ImGuiSliderFlags_AlwaysClamp))
         ui.view_step = shown >= n - 1 ? -1 : shown;
     ImGui::SameLine();
-    if (ImGui::Button(ui.view_step < 0 ? tr("latest") : tr("to latest"))) ui.view_step = -1;
+    if (ImGui::Button(latest)) ui.view_step = -1;
     ImGui::EndDisabled();
 
     same_line_or_wrap(button_w(tr("Keys (F1)")), fh * 1.2f);
@@ -420,7 +426,8 @@ void draw_toolbar(FrameContext& f) {
 
 void draw_messages(FrameContext& f) {
     // Errors, notices and missing fonts float over the panels for a few seconds instead of
-    // pushing the layout down (which would move whatever the user was about to click).
+    // pushing the layout down (which would move whatever the user was about to click), at the
+    // bottom of the window: over the end of a panel's contents, never over a title or a tab.
     const double now = ImGui::GetTime();
     struct Line {
         ImU32 colour;
@@ -445,8 +452,7 @@ void draw_messages(FrameContext& f) {
     }
     if (lines.empty()) return;
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
-    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, f.toolbar_bottom + 4), ImGuiCond_Always,
-                            ImVec2(0.5f, 0.0f));
+    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y - 4), ImGuiCond_Always, ImVec2(0.5f, 1.0f));
     ImGui::SetNextWindowBgAlpha(0.97f);
     ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(vp.x * 0.8f, vp.y * 0.5f));
     ImGui::Begin("##messages", nullptr,

@@ -59,9 +59,15 @@ struct LessonUi {
 // lesson's @explain or --explain.
 struct ExplainUi {
     bool open = false;
-    int session = 0;  // whose trace (compare mode: the heatmap clicked)
+    bool from_lesson = false;  // opened by a lesson's @explain: closes when the lesson moves on
+    int session = 0;           // whose trace (compare mode: the heatmap clicked)
     int layer = 0, head = 0;
     int q_pos = -1;  // the query's position; -1: the newest row of the step shown
+    // The stage of the row's arithmetic shown (kExplainStages); -1: every stage at once. Played:
+    // the next stage every kStagePlaySeconds.
+    int stage = -1;
+    bool stage_playing = false;
+    double stage_shown_at = 0;
     bool op_strip = false;
     int op = -1;           // the op highlighted in the op strip; -1: none
     int op_followed = -1;  // the op whose layer the panel last took
@@ -143,6 +149,9 @@ struct FrameContext {
     void record_panel(const char* name);  // the current ImGui window's rectangle
 };
 
+// SameLine when an item `w` wide still fits on the line, else the next line (a narrow panel or
+// large text wraps a row of controls instead of cutting it off, or drawing text under one).
+void same_line_or_wrap(float w, float spacing = -1);
 // The width of `s` in pixels in the current font at text height `px`.
 float text_width(const std::string& s, float px);
 // `s` cut to whole characters and ".." when wider than max_w pixels in the current font, at text
@@ -176,6 +185,9 @@ KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, Kv
 void draw_time(FrameContext& f);
 void draw_next_token(FrameContext& f);
 void draw_toy_table(FrameContext& f);
+// The bidirectional view's measurement, max |ΔK| per layer for each session, at `at`, `width`
+// wide; returns the height drawn.
+float draw_kv_deltas(FrameContext& f, ImVec2 at, float width);
 void draw_inside_attention(FrameContext& f);
 void draw_op_strip(FrameContext& f);
 void draw_help(FrameContext& f);
@@ -216,6 +228,12 @@ void close_lesson(UiState& ui);
 void open_inside_attention(UiState& ui, int session, int layer, int head, int q_pos);
 // The keys' moves: the query row above / below (delta -1 / +1), clamped to the rows computed.
 void move_inside_attention_row(FrameContext& f, int delta);
+// The stages of one row's arithmetic the panel steps through: q and the K rows, q·k_j, ×1/√d_k,
+// the mask, the softmax, ×V, the output.
+inline constexpr int kExplainStages = 7;
+inline constexpr double kStagePlaySeconds = 1.5;
+// The next / previous stage (from every stage at once to the first, from the last back to all).
+void step_explain_stage(UiState& ui, int delta);
 // The op strip's key: highlights the next / previous op of the step shown (opening the strip);
 // the inside-attention panel follows the op's layer.
 void walk_ops(FrameContext& f, int delta);
@@ -224,6 +242,8 @@ void walk_ops(FrameContext& f, int delta);
 void put_text(ImVec2 p, ImU32 col, const std::string& text, float size = 0);
 // put_text wrapped at word boundaries to `width`, one line per put_text; returns the height used.
 float put_wrapped(ImVec2 p, ImU32 col, const std::string& text, float width);
+// The height put_wrapped would take.
+float wrapped_height(const std::string& text, float width);
 
 // Sets the language of the window and the lessons ("en" / "zh").
 void set_ui_language(UiState& ui, const std::string& code);
@@ -233,6 +253,8 @@ void request_step(FrameContext& f);
 void request_reset(FrameContext& f);
 void request_prefill(FrameContext& f);
 void cycle_cache(FrameContext& f);
+// The bidirectional view (M): the same model without its causal mask beside it, and back.
+void toggle_bidirectional(FrameContext& f);
 void apply_prompt(FrameContext& f);
 // Toolbar's Open file (and --open, a file dropped on the window or the page): a file that does
 // not open shows why and changes nothing. A trace JSON (by its first bytes) is replayed.

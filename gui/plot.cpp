@@ -163,34 +163,55 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
     dl->PushClipRect(ImVec2(left, top - 1), ImVec2(right + 1, bottom + 1), true);
     if (o.marker_x >= 0 && static_cast<std::size_t>(o.marker_x) < n)
         dl->AddLine(ImVec2(tx(o.marker_x), top), ImVec2(tx(o.marker_x), bottom), o.marker, 2);
+    // More points than pixels (thousands of steps): each pixel column draws its points' lowest
+    // and highest value, so the line costs the plot's width, not the number of steps, and keeps
+    // every spike.
+    const std::size_t per_px =
+        std::max<std::size_t>(1, n / std::max<std::size_t>(1, std::size_t(right - left)));
     for (const auto& s : series) {
         ImVec2 prev;
         bool have = false;
-        for (std::size_t x = 0; x < s.y.size(); ++x) {
-            const double v = s.y[x];
-            if (!std::isfinite(v) || (o.log_y && v <= 0)) {
-                have = false;
-                continue;
-            }
-            const ImVec2 p(tx(x), ty(v));
+        auto to = [&](ImVec2 p) {
             if (have) {
                 if (s.dashed)
                     dashed_line(dl, prev, p, s.colour, 5, 4);
                 else
                     dl->AddLine(prev, p, s.colour, 2);
             }
-            if (s.y.size() < 40) dl->AddCircleFilled(p, 2.5f, s.colour);
             prev = p;
             have = true;
+        };
+        for (std::size_t x0 = 0; x0 < s.y.size(); x0 += per_px) {
+            double lo_v = INFINITY, hi_v = -INFINITY;
+            std::size_t lo_x = x0, hi_x = x0;
+            for (std::size_t x = x0; x < std::min(s.y.size(), x0 + per_px); ++x) {
+                const double v = s.y[x];
+                if (!std::isfinite(v) || (o.log_y && v <= 0)) continue;
+                if (v < lo_v) lo_v = v, lo_x = x;
+                if (v > hi_v) hi_v = v, hi_x = x;
+            }
+            if (!std::isfinite(lo_v)) {
+                have = false;
+                continue;
+            }
+            if (lo_x <= hi_x) {
+                to(ImVec2(tx(lo_x), ty(lo_v)));
+                if (hi_x != lo_x) to(ImVec2(tx(hi_x), ty(hi_v)));
+            } else {
+                to(ImVec2(tx(hi_x), ty(hi_v)));
+                to(ImVec2(tx(lo_x), ty(lo_v)));
+            }
+            if (s.y.size() < 40) dl->AddCircleFilled(prev, 2.5f, s.colour);
         }
     }
     dl->PopClipRect();
     // Legend, top right inside the plot.
     float ly = top + 2;
     for (const auto& s : series) {
-        if (!o.legend) break;
+        if (!o.legend || ly + fh > bottom) break;  // a line that would run past the plot area
         const float w = ImGui::CalcTextSize(s.label.c_str()).x;
         const float x = right - w - fh * 1.2f;
+        if (x - fh * 0.2f < left + fh * 0.3f) break;  // wider than the plot: no legend line
         dl->AddLine(ImVec2(x - fh * 0.2f, ly + fh * 0.5f), ImVec2(x + fh * 0.8f, ly + fh * 0.5f),
                     s.colour, 3);
         dl->AddText(ImVec2(x + fh, ly), o.text, s.label.c_str());

@@ -142,7 +142,7 @@ const std::vector<Field>& fields() {
         {"cache",
          [](Settings& s, const std::string& v) -> std::string {
              const auto c = parse_cache_view(v);
-             if (!c) return "one of on, off, compare";
+             if (!c) return "one of on, off, compare, bidirectional";
              s.cache = *c;
              return "";
          }},

@@ -175,9 +175,23 @@ float small_multiples_w(float content_w, float fh) {
     return std::max(fh * 10.5f, content_w * 0.26f);
 }
 
+bool attention_small_multiples(Box c, float fh, int views) {
+    // Beside the large heatmaps when the panel is wide, or when they take no size from them
+    // (a short panel: the heatmaps' height is what limits them); else the heatmaps alone (the
+    // panel shown alone, key 2, has them).
+    if (c.w >= fh * 40) return true;
+    const float h = c.h - frame_row_h(fh);
+    const float with_w = (c.w - small_multiples_w(c.w, fh) - fh * 0.5f) / std::max(views, 1);
+    const float without_w = c.w / std::max(views, 1);
+    return heatmap_frame(with_w - fh * 0.5f, h, fh, true).side + 0.5f >=
+           heatmap_frame(without_w - fh * 0.5f, h, fh, true).side;
+}
+
 float attention_heat_side(Box c, float fh, int views) {
     const float h = c.h - frame_row_h(fh);
-    const float main_w = (c.w - small_multiples_w(c.w, fh) - fh * 0.5f) / std::max(views, 1);
+    const float grid =
+        attention_small_multiples(c, fh, views) ? small_multiples_w(c.w, fh) + fh * 0.5f : 0;
+    const float main_w = (c.w - grid) / std::max(views, 1);
     return heatmap_frame(main_w - fh * 0.5f, h, fh, true).side;
 }
 
@@ -206,6 +220,24 @@ float time_plot_h(Box c, float fh, int views) {
     return std::max(0.0f, c.h - table - frame_row_h(fh) - fh * 2.5f);
 }
 
+float inside_need_h(float fh, int keys) {
+    // The lines it keeps whatever the height (the title, the formula, the stage, two lines of
+    // why not Q), the diagram's header, a row per key and the legend; the lines it drops when
+    // short (this row's numbers, the shapes: the diagram shows them too) are not counted.
+    return fh * (14.0f + 1.35f * std::max(keys, 1));
+}
+
+float inside_need_w(float fh, int views) {
+    // Key labels, the q rows, K, three columns of numbers, the mask, V and the output, with
+    // their gaps (gui/panel_inside_attention.cpp lays them out), per diagram.
+    const float one = fh * 32.0f;
+    return one * std::max(views, 1) + fh * (std::max(views, 1) - 1);
+}
+
+float ops_band_h(float fh) {
+    return fh * 9.5f;
+}
+
 const StageSlot* StageLayout::find(const std::string& id) const {
     for (const auto& s : slots)
         if (s.id == id) return &s;
@@ -214,106 +246,243 @@ const StageSlot* StageLayout::find(const std::string& id) const {
 
 namespace {
 
-GraphicCaps capped(GraphicCaps g, const GraphicCaps& caps) {
-    if (caps.heat_side > 0) g.heat_side = std::min(g.heat_side, caps.heat_side);
-    if (caps.kv_grid > 0) g.kv_grid = std::min(g.kv_grid, caps.kv_grid);
-    if (caps.plot > 0) g.plot = std::min(g.plot, caps.plot);
-    return g;
-}
-
 StageLayout arrange(const StageInput& in);
 
 }  // namespace
 
 StageLayout layout_stage(const StageInput& in) {
     StageLayout L = arrange(in);
-    L.drawn = capped(measure(L.slots, in, in.fh), L.caps);
+    // What the graphic panels draw: each as large as its panel allows (no cap: a graphic takes
+    // the free space).
+    L.drawn = measure(L.slots, in, in.fh);
     return L;
 }
 
 namespace {
 
-// A short stage (bands under it: the op strip, inside attention) may not hold the text panels'
-// needs tiled: a slot pushed out of the stage, or left no room under its title, does not fit;
-// nor does a KV panel without room for its controls, its two lines of shapes and a grid's title
-// and first cells (the inside-attention band at 1920x1080 squeezed it to its title bar, its rows
-// drawn over each other), since the reference, measured on the same short stage, would then be
-// that nothing.
+// A short stage may not hold the text panels' needs tiled: a slot pushed out of the stage, or
+// left no room under its title, does not fit; nor does a KV panel without room for its controls,
+// its two lines of shapes and a grid's title and first cells (a tall band under the stage once
+// squeezed it to its title bar, its rows drawn over each other), since the reference, measured on
+// the same short stage, would then be that nothing.
 bool fits(const std::vector<StageSlot>& slots, const StageInput& in, float fh) {
     const float top = in.stage.y, bottom = in.stage.y + in.stage.h;
     return std::all_of(slots.begin(), slots.end(), [&](const StageSlot& sl) {
-        const bool kv_room = sl.id != "kv" || panel_content(sl, fh, in.titles).h >=
-                                                  frame_row_h(fh) + fh * (2 * 1.3125f + 3.2f);
+        const Box c = panel_content(sl, fh, in.titles);
+        const bool kv_room = sl.id != "kv" || c.h >= frame_row_h(fh) + fh * (2 * 1.3125f + 3.2f);
+        // The tables of the KV, time and next-token panels need their width (the what-if
+        // table's four columns, the time table's five).
+        bool tables = false;
+        for (const std::string& id : sl.tabs.empty() ? std::vector<std::string>{sl.id} : sl.tabs)
+            tables = tables || id == "kv" || id == "time" || id == "next";
+        const bool wide = !tables || c.w >= fh * 24;
         return sl.box.y >= top - 0.5f && sl.box.y + sl.box.h <= bottom + 0.5f &&
-               sl.box.h >= panel_title_h(fh) + fh && kv_room;
+               sl.box.h >= panel_title_h(fh) + fh && kv_room && wide;
     });
+}
+
+// Where the inside panel goes: a band across the window under the stage, or a column beside it.
+enum class InsidePlace { Band, Column };
+
+// The stage left once the bands (or the inside column) are placed, and their slots. `band_cap`:
+// the largest share of the window's height the bands take together.
+struct Placed {
+    StageInput stage;  // `in` with the stage made smaller
+    std::vector<StageSlot> extra;
+    bool inside_ok = true;  // the inside panel has what its diagram needs
+};
+
+Placed place_bands(const StageInput& in, float fh, InsidePlace where, float band_cap) {
+    Placed p{in, {}, true};
+    const float gap = 2, ch = chrome_h(fh, in.titles);
+    Box& st = p.stage.stage;
+    float bottom = st.y + st.h;
+    if (in.ops) {
+        const float h =
+            std::floor(std::min(ops_band_h(fh), st.h * band_cap * (in.inside ? 0.34f : 1)));
+        bottom -= h;
+        p.extra.push_back({"ops", {st.x, bottom + gap, st.w, h - gap}, {}});
+    }
+    if (in.inside) {
+        // Several diagrams (compare mode) side by side, or one above the other.
+        const int k = std::max(in.inside_views, 1);
+        const float one_h = inside_need_h(fh, in.inside_keys);
+        const float need_h = one_h + ch + gap;
+        const float need_w = inside_need_w(fh, k) + panel_pad_w(fh);
+        const float stacked_h = one_h * k + fh * (k - 1) + ch + gap;
+        const float stacked_w = inside_need_w(fh, 1) + panel_pad_w(fh);
+        if (where == InsidePlace::Band) {
+            const float room = st.h * band_cap - (st.y + st.h - bottom);
+            const bool wide = st.w + 0.5f >= need_w;
+            const float want = wide ? need_h : stacked_h;
+            const float h = std::ceil(std::max(std::min(want, room), fh * 6));
+            p.inside_ok = h + 0.5f >= want && st.w + 0.5f >= (wide ? need_w : stacked_w);
+            bottom -= h;
+            p.extra.push_back({"inside", {st.x, bottom + gap, st.w, h - gap}, {}});
+        } else {
+            const float tall = bottom - st.y;
+            const bool side = tall + 0.5f < stacked_h;  // not tall enough to stack them
+            const float want = side ? need_w : stacked_w;
+            const float w = std::ceil(std::min(want, st.w * 0.75f));
+            // The stage beside it keeps at least 42% of the window for its own panels (the
+            // lesson column's width not counted): narrower, every panel would be a sliver.
+            const float lesson_w =
+                in.lesson ? std::max((st.w - w) * 0.3f, std::min(fh * 22, (st.w - w) * 0.45f)) : 0;
+            p.inside_ok = w + 0.5f >= want && tall + 0.5f >= (side ? need_h : stacked_h) &&
+                          st.w - w - lesson_w >= st.w * 0.42f;
+            p.extra.push_back({"inside", {st.x + st.w - w, st.y, w, bottom - st.y}, {}});
+            st.w -= w + gap;
+        }
+    }
+    st.h = bottom - st.y;
+    return p;
+}
+
+using Candidate = std::pair<Arrangement, std::vector<StageSlot>>;
+
+std::vector<Candidate> arrangements(const StageInput& in, float fh) {
+    return {{Arrangement::Tiled, tiled(in, fh)},
+            {Arrangement::ColumnTabs, column_tabs(in, fh)},
+            {Arrangement::OneAtATime, one_at_a_time(in, fh)}};
 }
 
 StageLayout arrange(const StageInput& in) {
     StageLayout L;
     const float fh = in.fh;
-    // The reference: the tiled stage at the design text height, below a toolbar of that text
-    // height (the toolbar's rows grow with the text), so that it depends on the window only.
-    // A text smaller than the design's (ImGui's own 13 px font when DejaVu is missing) is its
-    // own reference: the promise is only that a larger text never shrinks a graphic.
+    const bool maximise = !in.maximise.empty();
+    // The reference: the stage at the design text height, below a toolbar of that text height
+    // (the toolbar's rows grow with the text), with the bands at that text height, so that it
+    // depends on the window and what is open only. A text smaller than the design's (ImGui's
+    // own 13 px font when DejaVu is missing) is its own reference: the promise is only that a
+    // larger text never shrinks a graphic.
     const float ref_fh = std::min(fh, kDesignFh);
+    // The inside panel under the stage while that leaves the stage most of the window, else in
+    // a column beside it first (a short stage would leave its graphics small beside empty room).
+    auto places = [&](const StageInput& x, float h) {
+        const float band = inside_need_h(h, x.inside_keys) + chrome_h(h, x.titles);
+        if (!x.inside || band <= x.stage.h * 0.45f)
+            return std::vector<InsidePlace>{InsidePlace::Band, InsidePlace::Column};
+        return std::vector<InsidePlace>{InsidePlace::Column, InsidePlace::Band};
+    };
     StageInput design = in;
     design.fh = ref_fh;
     const float bottom = in.stage.y + in.stage.h;
     design.stage.y = in.stage.y * ref_fh / std::max(fh, 1.0f);
     design.stage.h = bottom - design.stage.y;
-    // The first arrangement that fits the stage at that text height (a short stage: tabs).
-    std::vector<StageSlot> ref = tiled(design, ref_fh);
-    if (!fits(ref, design, ref_fh)) ref = column_tabs(design, ref_fh);
-    if (!fits(ref, design, ref_fh)) ref = one_at_a_time(design, ref_fh);
-    L.reference = measure(ref, design, ref_fh);
+    {
+        // The first arrangement that fits at that text height, the inside panel where it has
+        // what it needs if it can have it (else the bands' older share of the window).
+        bool found = false;
+        for (const InsidePlace where : places(design, ref_fh)) {
+            if (where == InsidePlace::Column && !design.inside) continue;
+            const Placed pl = place_bands(design, ref_fh, where, 0.7f);
+            if (!pl.inside_ok) continue;
+            for (const auto& [a, slots] : arrangements(pl.stage, ref_fh))
+                if (fits(slots, pl.stage, ref_fh)) {
+                    L.reference = measure(slots, pl.stage, ref_fh);
+                    found = true;
+                    break;
+                }
+            if (found) break;
+        }
+        if (!found) {
+            const Placed pl = place_bands(design, ref_fh, InsidePlace::Band, 0.55f);
+            for (const auto& [a, slots] : arrangements(pl.stage, ref_fh))
+                if (!found && fits(slots, pl.stage, ref_fh)) {
+                    L.reference = measure(slots, pl.stage, ref_fh);
+                    found = true;
+                }
+            if (!found) L.reference = measure(one_at_a_time(pl.stage, ref_fh), pl.stage, ref_fh);
+        }
+    }
 
-    const bool maximise = !in.maximise.empty();
-    if (maximise || !in.focus.empty()) {
-        // Alone on the stage (a maximised panel takes the lesson column's place too), or a
-        // lesson's panels side by side beside the lesson text.
+    if (maximise) {
+        // The presenter view: alone in the window (the lesson column's place too).
         L.arrangement = Arrangement::Maximised;
-        const Columns c = columns(in, fh);
-        const bool lesson_col = in.lesson && !maximise;
-        Box main{in.stage.x, in.stage.y, lesson_col ? c.lesson.x - 2 - in.stage.x : in.stage.w,
-                 in.stage.h};
-        std::vector<std::string> ids = maximise ? std::vector<std::string>{in.maximise} : in.focus;
-        if (!maximise && !in.focus_full) {
+        L.slots.push_back({in.maximise, in.stage, {}});
+        return L;
+    }
+    if (!in.focus.empty()) {
+        // A lesson's panels beside the lesson text: alone on the stage, or each in its column.
+        L.arrangement = Arrangement::Maximised;
+        const Placed pl = place_bands(in, fh, InsidePlace::Band, 0.55f);
+        const StageInput& s = pl.stage;
+        const Columns c = columns(s, fh);
+        if (!in.focus_full) {
             // Each asked-for panel gets its column to itself; the rest share the other as tabs.
-            std::vector<StageSlot> slots = column_tabs(in, fh);
-            for (StageSlot& s : slots)
-                for (const auto& id : ids)
-                    if (has(s.tabs, id)) s.id = id;
+            std::vector<StageSlot> slots = column_tabs(s, fh);
+            for (StageSlot& sl : slots)
+                for (const auto& id : in.focus)
+                    if (has(sl.tabs, id)) sl.id = id;
             L.slots = slots;
             L.arrangement = Arrangement::ColumnTabs;
-            return L;
+        } else {
+            const Box main{s.stage.x, s.stage.y, s.lesson ? c.lesson.x - 2 - s.stage.x : s.stage.w,
+                           s.stage.h};
+            const auto& ids = in.focus;
+            const float gap = 2, w = (main.w - gap * (ids.size() - 1)) / ids.size();
+            for (std::size_t i = 0; i < ids.size(); ++i)
+                L.slots.push_back({ids[i], {main.x + i * (w + gap), main.y, w, main.h}, {}});
+            if (s.lesson) L.slots.push_back({"lesson", c.lesson, {}});
         }
-        const float gap = 2, w = (main.w - gap * (ids.size() - 1)) / ids.size();
-        for (std::size_t i = 0; i < ids.size(); ++i)
-            L.slots.push_back({ids[i], {main.x + i * (w + gap), main.y, w, main.h}, {}});
-        if (lesson_col) L.slots.push_back({"lesson", c.lesson, {}});
+        L.slots.insert(L.slots.end(), pl.extra.begin(), pl.extra.end());
         return L;
     }
 
-    // The first arrangement that draws every graphic at its reference size.
-    const std::pair<Arrangement, std::vector<StageSlot>> candidates[] = {
-        {Arrangement::Tiled, tiled(in, fh)},
-        {Arrangement::ColumnTabs, column_tabs(in, fh)},
-        {Arrangement::OneAtATime, one_at_a_time(in, fh)}};
-    for (const auto& [a, slots] : candidates) {
-        if (fits(slots, in, fh) && holds(measure(slots, in, fh), L.reference)) {
-            L.arrangement = a;
-            L.slots = slots;
-            L.caps = L.reference;
-            return L;
+    // The first arrangement that draws every graphic at its reference size and gives the inside
+    // panel what it needs: under the stage, then beside it.
+    for (const InsidePlace where : places(in, fh)) {
+        if (where == InsidePlace::Column && !in.inside) continue;
+        const Placed pl = place_bands(in, fh, where, 0.7f);
+        if (!pl.inside_ok) continue;
+        for (auto& [a, slots] : arrangements(pl.stage, fh)) {
+            if (fits(slots, pl.stage, fh) && holds(measure(slots, pl.stage, fh), L.reference)) {
+                L.arrangement = a;
+                L.slots = std::move(slots);
+                L.slots.insert(L.slots.end(), pl.extra.begin(), pl.extra.end());
+                L.inside_column = where == InsidePlace::Column;
+                return L;
+            }
         }
     }
-    // Text too large for even one panel at the reference size: one at a time, the graphics
-    // that can at their reference size, the others as large as fits.
-    L.arrangement = Arrangement::OneAtATime;
-    L.slots = candidates[2].second;
-    L.caps = L.reference;
+    // Nothing holds both: of the arrangements that fit, the one that keeps the most of what is
+    // short (the graphics' reference sizes, the inside panel's height and width).
     L.squeezed = true;
+    float best = -1;
+    auto share = [](float have, float want) {
+        return want > 0 ? std::min(have / want, 1.0f) : 1.0f;
+    };
+    for (const auto& [where, cap] : std::vector<std::pair<InsidePlace, float>>{
+             {InsidePlace::Band, 0.55f}, {InsidePlace::Band, 0.7f}, {InsidePlace::Column, 0.7f}}) {
+        if (where == InsidePlace::Column && !in.inside) continue;
+        const Placed pl = place_bands(in, fh, where, cap);
+        for (auto& [a, slots] : arrangements(pl.stage, fh)) {
+            if (!fits(slots, pl.stage, fh)) continue;
+            const GraphicCaps g = measure(slots, pl.stage, fh);
+            float score =
+                std::min({share(g.heat_side, L.reference.heat_side),
+                          share(g.kv_grid, L.reference.kv_grid), share(g.plot, L.reference.plot)});
+            for (const StageSlot& x : pl.extra)
+                if (x.id == "inside") {
+                    const Box c = content_of(x.box, fh, in.titles);
+                    score = std::min({score, share(c.h, inside_need_h(fh, in.inside_keys)),
+                                      share(c.w, inside_need_w(fh, in.inside_views))});
+                }
+            if (score > best + 1e-3f) {
+                best = score;
+                L.arrangement = a;
+                L.slots = slots;
+                L.slots.insert(L.slots.end(), pl.extra.begin(), pl.extra.end());
+                L.inside_column = where == InsidePlace::Column;
+            }
+        }
+    }
+    if (best < 0) {
+        const Placed pl = place_bands(in, fh, InsidePlace::Band, 0.55f);
+        L.arrangement = Arrangement::OneAtATime;
+        L.slots = one_at_a_time(pl.stage, fh);
+        L.slots.insert(L.slots.end(), pl.extra.begin(), pl.extra.end());
+    }
     return L;
 }
 

@@ -7,7 +7,13 @@
 // tiled stage gives it at text scale 1 in this window; when larger text would squeeze a graphic
 // below that, the stage shows fewer panels at once instead, each graphic at its reference size:
 // each column becomes one panel with tabs, then the whole stage one panel with tabs. A panel can
-// also be maximised (alone on the stage), and a lesson step can ask for panels and how large.
+// also be maximised (the presenter view: alone in the window), and a lesson step can ask for
+// panels and how large.
+//
+// The inside-attention panel and the op strip sit under the stage as bands across the window;
+// the inside panel gets the height its diagram needs to draw every key's numbers at the text
+// size. When a band that tall would squeeze a graphic below its reference size, the inside panel
+// takes a column of its own beside the stage instead (the stage then shows its panels as tabs).
 #include <string>
 #include <vector>
 
@@ -18,8 +24,8 @@ struct Box {
 };
 
 // The panels of the stage, by id (also the ids --layout-json records).
-inline constexpr const char* kPanelIds[] = {"tokens", "toy",  "attention", "kv",
-                                            "time",   "next", "lesson",    "stage"};
+inline constexpr const char* kPanelIds[] = {"tokens", "toy",    "attention", "kv",     "time",
+                                            "next",   "lesson", "stage",     "inside", "ops"};
 
 enum class Arrangement { Tiled, ColumnTabs, OneAtATime, Maximised };
 const char* arrangement_name(Arrangement a);
@@ -40,6 +46,12 @@ struct StageInput {
     bool focus_full = false;
     // The tab chosen in each tab group (by panel id); an id not in a group picks its first.
     std::vector<std::string> chosen;
+    // The inside-attention panel (its diagram: a row per key, `inside_views` diagrams side by
+    // side) and the op strip.
+    bool inside = false;
+    int inside_keys = 0;
+    int inside_views = 1;
+    bool ops = false;
 };
 
 // One place on the stage: the panel drawn there (`id`) and, when several share it, all of them
@@ -59,7 +71,8 @@ struct GraphicCaps {
 
 struct StageLayout {
     Arrangement arrangement = Arrangement::Tiled;
-    std::vector<StageSlot> slots;
+    std::vector<StageSlot> slots;  // the inside panel and the op strip among them, when open
+    bool inside_column = false;    // the inside panel in a column beside the stage (else a band)
     GraphicCaps caps;
     GraphicCaps reference;  // the tiled sizes at the design text height
     GraphicCaps drawn;      // what the graphic panels draw (in their slot or tab), caps applied
@@ -86,11 +99,21 @@ HeatmapFrame heatmap_frame(float w, float h, float fh, bool pieces);
 // The attention panel's content: width of the small-multiples column (with the legend) and the
 // side each large heatmap gets, `views` side by side.
 float small_multiples_w(float content_w, float fh);
+// Whether the small multiples are drawn beside the large heatmaps in that content box.
+bool attention_small_multiples(Box content, float fh, int views);
 float attention_heat_side(Box content, float fh, int views);
 // The KV panel's content: height of the grids' block (all sessions) and one session's cells.
 float kv_grids_h(Box content, float fh, int views, int variants);
 float kv_cells_h(Box content, float fh, int views, int variants);
 // The time panel's content: the height of a plot's plot area.
 float time_plot_h(Box content, float fh, int views);
+
+// The inside-attention panel's content: what it needs to draw every key's row with its numbers
+// at text height fh (the lines above the diagram, a row per key, the legend), and the width of
+// one diagram's columns with numbers in them.
+float inside_need_h(float fh, int keys);
+float inside_need_w(float fh, int views);
+// The op strip's band: its height at text height fh.
+float ops_band_h(float fh);
 
 }  // namespace kvs::gui

@@ -131,7 +131,15 @@ const std::vector<UiString>& ui_strings() {
         {"text size", "文字大小"},
         {"light / dark theme", "浅色 / 深色主题"},
         {"full screen", "全屏"},
-        {"1 to 7", "1 到 7"},
+        {"1 to 9", "1 到 9"},
+        {"S / Shift+S", "S / Shift+S"},
+        {"inside attention: the next / previous stage of the row (q and K, q·k, ×1/√d_k, mask, "
+         "softmax, ×V, output; then all)",
+         "注意力内部：这一行的下一步 / 上一步（q 和 "
+         "K、q·k、×1/√d_k、掩码、softmax、×V、输出；然后全部）"},
+        {"inside attention: play the stages one after another", "注意力内部：逐步播放各个步骤"},
+        {"causal vs bidirectional: the same model without its causal mask beside it",
+         "因果与双向对比：同一个模型去掉因果掩码，放在旁边"},
         {"value (V)", "值（V）"},
         {"Lesson: what this step measured", "课程：这一步测到的结果"},
         {"(key 3: maximise for the bytes plot and the what-if table)",
@@ -141,10 +149,11 @@ const std::vector<UiString>& ui_strings() {
         {"probability", "概率"},
         {"logit", "logit"},
         {"position %d: \"%s\"", "位置 %d：“%s”"},
-        {"maximise a panel: 1 tokens, 2 attention, 3 KV cache, 4 time, 5 next token, 6 toy table, "
-         "7 lesson (again, 0 or Esc: restore)",
-         "放大一个面板：1 token，2 注意力，3 KV 缓存，4 时间，5 下一个 token，6 玩具表格，7 课程"
-         "（再按一次、0 或 Esc：还原）"},
+        {"a panel alone in the window: 1 tokens, 2 attention, 3 KV cache, 4 time, 5 next token, 6 "
+         "toy table, 7 lesson, 8 inside attention, 9 op strip (again, 0 or Esc: back)",
+         "单独显示一个面板，占满窗口：1 token，2 注意力，3 KV 缓存，4 时间，5 下一个 token，6 "
+         "玩具表格，"
+         "7 课程，8 注意力内部，9 算子条（再按一次、0 或 Esc：返回）"},
         {"double-click a title", "双击标题栏"},
         {"maximise that panel / restore", "放大该面板 / 还原"},
         {"presenter mode: hide the toolbar and the titles (F5 or Esc: back)",
@@ -321,7 +330,6 @@ const std::vector<UiString>& ui_strings() {
         {"token", "token"},
         {"L%d head %d", "层 %d 头 %d"},
         {"head %d", "头 %d"},
-        {"step", "步"},
         {"setting the trace budget", "正在设置记录的内存预算"},
         {"could not set the trace budget", "无法设置记录的内存预算"},
         {"The ops of a step appear here after the prefill.",
@@ -425,7 +433,6 @@ const std::vector<UiString>& ui_strings() {
         {"recomputed: no cache, computed again from the tokens",
          "重算：没有缓存，从 token 重新算出"},
         {"%s row %d, channel %d: %s", "%s 第 %d 行，通道 %d：%s"},
-        {"%s channel %d: %s", "%s 通道 %d：%s"},
         {"(rule)", "（规则）"},
         {"output", "输出"},
         {"key", "键"},
@@ -437,6 +444,51 @@ const std::vector<UiString>& ui_strings() {
          "还没有计算任何东西：先让模型走一步（空格键），再选一行。"},
         {"layer %d, head %s, %s: query \"%s\": step %d (%s, %s)",
          "第 %d 层，头 %s，%s的查询“%s”：第 %d 步（%s，%s）"},
+        {"S: stage, A: play, Up/Down: row, I: close", "S：分步，A：播放，上/下：换行，I：关闭"},
+        {"every stage at once", "所有步骤一起显示"},
+        {"stage %d of %d", "第 %d 步，共 %d 步"},
+        {"q and the K rows", "q 和各行 K"},
+        {"the scores q·k_j", "分数 q·k_j"},
+        {"scaled by 1/√d_k", "乘以 1/√d_k"},
+        {"the causal mask", "因果掩码"},
+        {"softmax: the weights", "softmax：得到权重"},
+        {"the weights times V", "权重乘以 V"},
+        {"the output", "输出"},
+        {"(−∞ above the diagonal)", "（对角线以上为 −∞）"},
+        {"earlier q rows", "更早的 q 行"},
+        {"bidirectional", "双向"},
+        {"query ↓", "查询 ↓"},
+        {"key →", "键 →"},
+        {"K/V read", "读取 K/V"},
+        {"input", "输入"},
+        {"time", "时间"},
+        {"weights read", "读取权重"},
+        {"bytes read per step (counted)", "每步读取的字节（按形状计数）"},
+        {"step %d reads %s of weights and %s of K/V (counted); K/V reads pass the weights' at "
+         "position %.0f%s",
+         "第 %d 步读取 %s 权重和 %s K/V（按形状计数）；读取的 K/V 在位置 %.0f 超过权重%s"},
+        {", beyond this model's context", "，超出了这个模型的上下文"},
+        {"causal, without KV cache", "因果，不用 KV 缓存"},
+        {"bidirectional (no causal mask)", "双向（没有因果掩码）"},
+        {"After a decode step, each side measures how far the earlier tokens' K/V rows moved "
+         "when one token was appended (Space: step).",
+         "每个解码步之后，两边都会测出：追加一个 token 后，更早 token 的 K/V "
+         "行变了多少（空格键：走一步）。"},
+        {"max |ΔK| per layer, the earlier tokens' K rows after one token more (measured):",
+         "逐层最大 |ΔK|：多一个 token 之后，更早 token 的 K 行（实测）："},
+        {"Causal: no earlier row moves, so a cache of K and V is exact. Bidirectional: layer 0's "
+         "K/V come from the token embeddings alone and do not move; from layer 1 on each row "
+         "takes in the new token through attention, so a cache of them would be stale.",
+         "因果：更早的行一行都不变，所以缓存 K 和 V 是精确的。双向：第 0 层的 K/V 只来自各 token "
+         "的嵌入，"
+         "不会变；从第 1 层起，每一行都通过注意力吸收了新 token，所以缓存它们就会过时。"},
+        {"bidirectional: its own most likely token \"%s\" (it takes the causal one's); largest "
+         "|logit difference| %s",
+         "双向：它自己最可能的 token 是 “%s”（它沿用因果那边的 token）；logit 最大差 %s"},
+        {"computed at this step", "在这一步算出"},
+        {"never kept: no later step reads it", "从不保存：之后没有哪一步会读它"},
+        {"recomputed, only to rebuild the next layer's K/V", "重新算出，只为重建下一层的 K/V"},
+        {"recomputed and thrown away: nothing reads it", "重新算出后被丢弃：没有谁读它"},
         {"inside attention: q·Kᵀ, √d_k, mask, softmax, ×V for one row (click a heatmap row)",
          "注意力内部：一行的 q·Kᵀ、√d_k、掩码、softmax、×V（也可单击热力图的一行）"},
         {"Up / Down", "上 / 下"},

@@ -158,7 +158,9 @@ void record_text(LayoutRecord& rec) {
                     pen_x = -(v[0].pos.y) - gi.x0 * scale;
                     pen_y = v[0].pos.x - gi.y0 * scale;
                 } else {
-                    pen_x = v[0].pos.x - gi.x0 * scale;
+                    // From the bottom-left corner: a slanted (italic) quad leans right above the
+                    // baseline, its bottom barely (gui/markdown_view.cpp).
+                    pen_x = v[3].pos.x - gi.x0 * scale;
                     pen_y = v[0].pos.y - gi.y0 * scale;
                 }
                 const bool joins = run.open && run.rec.vertical == vertical &&

@@ -116,13 +116,48 @@ int frame_stats(App& app, EngineWorker& worker, const GlWindow& win, int frames)
     std::printf("frame time over %d frames: min %.2f ms, median %.2f ms, max %.2f ms\n", frames,
                 sorted.front(), sorted[sorted.size() / 2], sorted.back());
     std::printf(
-        "of which building the frame on the CPU (panels, texture uploads): median %.2f ms\n",
-        build[build.size() / 2]);
+        "of which building the frame on the CPU (panels, texture uploads): median %.2f ms "
+        "(min %.2f ms)\n",
+        build[build.size() / 2], build.front());
     std::printf("CPU time per frame, all threads (llvmpipe renders on the CPU): %.2f ms\n",
                 cpu_per_frame);
     std::printf("(%d tokens in the cache, %dx%d, OpenGL %s, %s)\n", tokens, w, h,
                 win.gl_version().c_str(), win.gl_renderer().c_str());
     return 0;
+}
+
+// FILE.json -> FILE-N.json (FILE-N.json when FILE has no .json).
+std::string view_file(const std::string& base, std::size_t n) {
+    const bool json = base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0;
+    return (json ? base.substr(0, base.size() - 5) : base) + "-" + std::to_string(n) + ".json";
+}
+
+// One --views entry, as the keys would set it.
+void apply_view(UiState& ui, EngineWorker& worker, const std::string& view) {
+    for (const auto& [k, v] : view_settings(view)) {
+        if (k == "maximise") ui.maximised = v;
+        if (k == "presenter") ui.presenter = v == "1";
+        if (k == "stage") {
+            ui.explain.stage = v == "all" ? -1 : std::stoi(v) - 1;
+            ui.explain.stage_playing = false;
+        }
+        if (k == "explain") {
+            int l = 0, h = 0;
+            char row[16] = {};
+            if (v == "off") {
+                ui.explain.open = false;
+            } else if (std::sscanf(v.c_str(), "%d:%d:%15s", &l, &h, row) == 3) {
+                const std::string r = row;
+                open_inside_attention(ui, 0, l, h, r == "last" ? -1 : std::stoi(r));
+            }
+        }
+        if (k == "mask") {
+            // The bidirectional view (its sessions replay the steps so far), or back.
+            const CacheView c = v == "bidirectional" ? CacheView::Bidirectional : CacheView::On;
+            ui.settings.cache = c;
+            worker.set_cache(c);
+        }
+    }
 }
 
 int run(int argc, char** argv, Platform& platform) {
@@ -179,6 +214,9 @@ int run(int argc, char** argv, Platform& platform) {
     if (o.explain) open_inside_attention(ui, 0, o.explain_layer, o.explain_head, o.explain_row);
     ui.explain.op_strip = o.ops;
     ui.explain.op = o.op;
+    ui.explain.stage = o.explain_stage;
+    ui.maximised = o.maximise;
+    ui.presenter = o.presenter;
     const std::string saved_model = st.model;
     std::string spec = st.model == "file" ? st.model_path : st.model;
     if (!o.model.empty()) {
@@ -200,6 +238,10 @@ int run(int argc, char** argv, Platform& platform) {
     }
     KVS_FRAME_LIFETIME GlWindow window(
         {o.width, o.height, !headless, ini.empty() ? nullptr : ini.c_str()});
+    // A first start follows the monitor's content scale (text 2 on a display scaled by 200%):
+    // the text size is then the user's to change, and is remembered.
+    if (first_run && !o.font_scale)
+        st.font_scale = std::clamp(std::round(window.content_scale() * 8) / 8, 1.0f, 4.0f);
     KVS_FRAME_LIFETIME EngineWorker worker;
     worker.set_wake([] { glfwPostEmptyEvent(); });
     KVS_FRAME_LIFETIME App app(window, worker, ui, platform, headless);
@@ -282,6 +324,8 @@ int run(int argc, char** argv, Platform& platform) {
             worker.set_prompt(*o.then_prompt);
             worker.wait_idle();
         }
+        // The layout record alone needs no pixels.
+        app.set_draw_pixels(!o.screenshot.empty() || o.frame_stats > 0 || o.soak_steps > 0);
         if (const std::string why = write_run(); !why.empty()) throw Error(why);
         if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
         if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);
@@ -291,6 +335,15 @@ int run(int argc, char** argv, Platform& platform) {
         app.frame(o.screenshot, &layout);
         if (!o.layout_json.empty()) {
             write_output_file(o.layout_json, layout.to_json() + "\n");
+        }
+        // More views of the same engine state, each its own record (the overlap test renders
+        // several views per start of the window).
+        for (std::size_t i = 0; i < o.views.size(); ++i) {
+            apply_view(ui, worker, o.views[i]);
+            settle(worker);
+            app.frame();  // the toolbar's height settles (a view may hide it)
+            app.frame({}, &layout);
+            write_output_file(view_file(o.layout_json, i + 1), layout.to_json() + "\n");
         }
         return 0;
     }

@@ -152,7 +152,7 @@ void parse_arguments(Directive& d, const std::string& args) {
             if (const auto c = parse_cache_view(args))
                 d.cache = *c;
             else
-                throw Error("@cache takes on, off or compare, not '" + args + "'");
+                throw Error("@cache takes on, off, compare or bidirectional, not '" + args + "'");
             break;
         case DirectiveKind::Prefill:
         case DirectiveKind::Reset:

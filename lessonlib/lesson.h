@@ -24,7 +24,7 @@ enum class DirectiveKind {
     Model,      // @model toy|default|stories260K|PATH
     Prompt,     // @prompt TEXT
     Limit,      // @limit N                      new tokens allowed (default: the context)
-    Cache,      // @cache on|off|compare
+    Cache,      // @cache on|off|compare|bidirectional
     Prefill,    // @prefill
     Decode,     // @decode N | @decode all
     Reset,      // @reset                        back to the prompt, cache emptied

@@ -10,6 +10,7 @@
 #include "core/session/gpu_step_view.h"
 #include "core/session/logit_difference.h"
 #include "core/session/session.h"
+#include "core/session/why_not_q.h"
 #include "core/tokenizers/toy_vocabulary.h"
 #include "core/util/error.h"
 #include "lessonlib/batch_sweep.h"
@@ -67,6 +68,25 @@ const std::vector<LessonMetric>& table() {
         {"query_rows_computed", 0, 1, "[step]", "rows of Q the step computed", true},
         {"query_rows_used", 0, 1, "[step]", "rows of Q a cached run needs (prompt, then 1)", true},
         {"kv_recomputed", 0, 1, "[step]", "K/V rows the step recomputed that the cache held", true},
+        // Each layer's query rows (core/session/why_not_q.h): computed = for output + build +
+        // rebuild
+        // + thrown away.
+        {"q_for_output", 1, 2, "layer, [step]",
+         "query rows of the layer whose output leads to the next token", true},
+        {"q_build_kv", 1, 2, "layer, [step]",
+         "query rows of the layer that only build the next layer's new K/V rows", true},
+        {"q_rebuild_kv", 1, 2, "layer, [step]",
+         "query rows of the layer that only rebuild next-layer K/V rows the cache held", true},
+        {"q_thrown_away", 1, 2, "layer, [step]",
+         "query rows of the layer whose output nothing reads (the last layer's earlier rows)",
+         true},
+        // The earlier tokens' K/V rows after one token more, per layer (measured; none when the
+        // step recomputed nothing). Causal: 0. Bidirectional (@cache bidirectional, the twin):
+        // 0 in layer 0, above 0 from layer 1 on.
+        {"kv_delta_k", 1, 2, "layer, [step]",
+         "measured max |K recomputed - K the cache held| in the layer", true},
+        {"kv_delta_v", 1, 2, "layer, [step]",
+         "measured max |V recomputed - V the cache held| in the layer", true},
         {"kv_recomputed_delta", 0, 1, "[step]",
          "measured max |recomputed - cached| over those rows (none when not compared)", true},
         {"inf", 0, 0, "", "infinity, to compare with the toy's masked scores: -inf", false},
@@ -263,6 +283,23 @@ LessonValue session_metric(const std::string& name, const Session& s,
         const StepRecord& r = step_of(s, {});
         const int k = index_of(args[0], static_cast<int>(r.top.size()), "rank");
         return V::string(m.tokenizer().piece(r.top[k].id));
+    }
+
+    if (name == "kv_delta_k" || name == "kv_delta_v") {
+        const int L = index_of(args[0], m.config().n_layers, "layer");
+        const StepRecord& r = step_of(s, std::vector<LessonValue>(args.begin() + 1, args.end()));
+        const auto& d = name == "kv_delta_k" ? r.kv_delta_k : r.kv_delta_v;
+        return L < static_cast<int>(d.size()) ? V::number(d[L]) : V::none();
+    }
+    if (name.rfind("q_", 0) == 0) {
+        const int layers = m.config().n_layers;
+        const int L = index_of(args[0], layers, "layer");
+        const StepRecord& r = step_of(s, std::vector<LessonValue>(args.begin() + 1, args.end()));
+        const QueryRowUse u = query_row_use(r, layers)[L];
+        if (name == "q_for_output") return V::number(u.for_output);
+        if (name == "q_build_kv") return V::number(u.build_next_kv);
+        if (name == "q_rebuild_kv") return V::number(u.rebuild_next_kv);
+        if (name == "q_thrown_away") return V::number(u.thrown_away);
     }
 
     const StepRecord& r = step_of(s, args);

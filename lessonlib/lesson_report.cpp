@@ -11,6 +11,7 @@
 #include "core/session/gpu_step_view.h"
 #include "core/session/logit_difference.h"
 #include "core/session/session.h"
+#include "core/session/why_not_q.h"
 #include "core/util/numbering.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/engine_messages.h"
@@ -211,6 +212,24 @@ std::string twin_line(const StepRecord& r, const StepRecord& u, const Model& m, 
            "); chose " + quoted_piece(m, u.token_out) + "; max |logit difference| " + diff;
 }
 
+// How far the earlier tokens' K/V rows moved at a step that recomputed them, per layer.
+std::string delta_line(const StepRecord& r, const Words& w) {
+    std::string k, v;
+    for (std::size_t l = 0; l < r.kv_delta_k.size(); ++l) {
+        if (l > 0) {
+            k += ", ";
+            v += ", ";
+        }
+        k += fmt("%.3g", r.kv_delta_k[l]);
+        v += fmt("%.3g", r.kv_delta_v[l]);
+    }
+    return std::string(w(r.mask == AttentionMask::Causal ? "  causal, " : "  bidirectional, ",
+                         r.mask == AttentionMask::Causal ? "  因果，" : "  双向，")) +
+           w("the earlier K/V rows after one token more, max |ΔK| per layer: ",
+             "多一个 token 之后更早的 K/V 行，逐层最大 |ΔK|：") +
+           k + w("; max |ΔV|: ", "；最大 |ΔV|：") + v;
+}
+
 void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int before,
                     int twin_before, const Words& w) {
     const Session& s = *f.session;
@@ -222,8 +241,13 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
         out.push_back(step_line(r, m, w));
         out.push_back(work_line(r, kv_before, w));
         out.push_back(cost_line(r, w));
+        const int L = m.config().n_layers;
         if (r.mode == CacheMode::Uncached && r.phase == Phase::Decode)
-            out.push_back(w("  why not Q: ", "  为什么不缓存 Q：") + why_not_q_words(r, w.lang));
+            for (int l : {0, L - 1})
+                if (l == 0 || L > 1)
+                    out.push_back(w("  why not Q: ", "  为什么不缓存 Q：") +
+                                  why_not_q_words(r, l, L, w.lang));
+        if (!r.kv_delta_k.empty()) out.push_back(delta_line(r, w));
         head_table(out, r, m, s.tokens(), w);
         if (!f.uncached) continue;
         const auto& tw = f.uncached->trace().steps();
@@ -231,9 +255,13 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
         if (j >= tw.size()) continue;
         const StepRecord& u = tw[j];
         out.push_back(twin_line(r, u, m, w));
+        if (!u.kv_delta_k.empty()) out.push_back(delta_line(u, w));
         if (u.phase == Phase::Decode)
-            out.push_back(w("  without the cache, why not Q: ", "  不用缓存时，为什么不缓存 Q：") +
-                          why_not_q_words(u, w.lang));
+            for (int l : {0, L - 1})
+                if (l == 0 || L > 1)
+                    out.push_back(
+                        w("  without the cache, why not Q: ", "  不用缓存时，为什么不缓存 Q：") +
+                        why_not_q_words(u, l, L, w.lang));
     }
     if (steps.size() - static_cast<std::size_t>(before) > 1) {
         // Totals over the whole trace so far, the numbers the lessons compare.
@@ -344,7 +372,7 @@ void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const
                   w("; the model's output ", "；模型的输出 ") + floats(e->model_output, w) +
                   (e->empty_row ? w(" (no key to attend to)", "（没有可以关注的键）") : ""));
     out.push_back(w("  why not Q: ", "  为什么不缓存 Q：") +
-                  why_not_q_words(s.trace().steps().back(), w.lang));
+                  why_not_q_words(s.trace().steps().back(), e->layer, m.config().n_layers, w.lang));
 }
 
 void describe_whatif(std::vector<std::string>& out, const Model& m, const Words& w) {
@@ -506,17 +534,33 @@ void describe_gpu(std::vector<std::string>& out, const GpuStepView& g, const Wor
 }  // namespace
 
 // core's why_not_q_line in the report's language (the same counts, read from the step).
-std::string why_not_q_words(const StepRecord& r, ReportLang lang) {
+std::string why_not_q_words(const StepRecord& r, int layer, int n_layers, ReportLang lang) {
     const Words w{lang};
-    if (!w.zh()) return why_not_q_line(r);
-    std::string s = "算了 " + std::to_string(r.query_rows_computed) + " 行查询，用到 " +
-                    std::to_string(r.query_rows_used) + " 行";
+    if (!w.zh()) return why_not_q_line(r, layer, n_layers);
+    std::string s;
+    const auto use = query_row_use(r, n_layers);
+    if (layer >= 0 && layer < static_cast<int>(use.size())) {
+        const QueryRowUse& u = use[layer];
+        const std::string next = "第 " + std::to_string(u.layer + 1) + " 层的 K/V 行";
+        s = "第 " + std::to_string(u.layer) + " 层：算了 " + std::to_string(u.computed) +
+            " 行查询：" + std::to_string(u.for_output) + " 行用于这个 token 的输出";
+        if (u.build_next_kv > 0)
+            s += "，" + std::to_string(u.build_next_kv) + " 行用来构建" + next + "（存进缓存）";
+        if (u.rebuild_next_kv > 0)
+            s += "，" + std::to_string(u.rebuild_next_kv) + " 行只为重建" + next +
+                 (u.rebuilt_changed ? "（没有因果掩码：每一行都变了，缓存留不住）"
+                                    : "（缓存里本来就有）");
+        if (u.thrown_away > 0)
+            s += "，" + std::to_string(u.thrown_away) + " 行被丢弃（最后一层：没有谁读它们的输出）";
+        if (u.computed == u.for_output) s += "；用不到任何更早 token 的查询";
+        s += "；";
+    }
     if (r.kv_rows_recomputed == 0) {
         const int read = r.kv.len - r.kv_rows_written;
-        if (read > 0) s += "；从缓存读了 " + std::to_string(read) + " 行 K/V";
-        return s + "，新写入 " + std::to_string(r.kv_rows_written) + " 行 K/V";
+        if (read > 0) s += "从缓存读了 " + std::to_string(read) + " 行 K/V，";
+        return s + "新写入 " + std::to_string(r.kv_rows_written) + " 行 K/V";
     }
-    s += "；缓存里已有的 " + std::to_string(r.kv_rows_recomputed) + " 行 K/V 又算了一遍，";
+    s += "缓存里已有的 " + std::to_string(r.kv_rows_recomputed) + " 行 K/V 又算了一遍，";
     if (r.kv_recomputed_max_delta < 0)
         s += "没有比较（记录里没留 K/V 行）";
     else if (r.kv_recomputed_max_delta == 0)
@@ -568,8 +612,14 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
                           : d.cache == CacheView::Off
                               ? w("KV cache off: a decode step recomputes the whole sequence",
                                   "KV 缓存关闭：每个解码步把整个序列重算一遍")
-                              : w("compare: a twin session takes the same steps without the cache",
-                                  "对比：另一个会话不用缓存，走同样的每一步"));
+                          : d.cache == CacheView::Compare
+                              ? w("compare: a twin session takes the same steps without the cache",
+                                  "对比：另一个会话不用缓存，走同样的每一步")
+                              : w("bidirectional: the same model without the causal mask beside "
+                                  "it, both recomputing every token; each step measures how far "
+                                  "the earlier tokens' K/V rows moved, per layer",
+                                  "双向：同一个模型去掉因果掩码，放在旁边对比，两者每步都重算所有 "
+                                  "token；每一步都逐层测出更早 token 的 K/V 行变了多少"));
             break;
         case DirectiveKind::Prefill:
         case DirectiveKind::Decode:

@@ -9,10 +9,12 @@
 namespace kvs {
 namespace {
 
-// Templates: {0}..{3} an argument in words; {Nr} a query row (-1: the last one); {Np} a number
+// Templates: {0}..{3} an argument in words; {Nl} a layer (-1: the last one); {Nr} a query row
+// (-1: the last one); {Np} a number
 // counted from 1 (a key's position, a rank); {Nk} "prefill" or "decode" as a word; {Nf} a field
 // of @scale; {Ng} a count and {Nt} a time of @gpu; {Nv} a K/V layout ("mha", "mqa", "model");
-// {s} the optional step argument (nothing for the latest step).
+// {s} the optional step argument (nothing for the latest step); {t} the same after a layer
+// argument (its second).
 struct Phrase {
     const char* name;
     const char* en;
@@ -47,28 +49,40 @@ const Phrase kPhrases[] = {
     {"decode_flops", "the FLOP count of the decode steps", "解码各步的 FLOPs 之和（计数）"},
     {"decode_attn_flops", "the attention FLOP count of the decode steps",
      "解码各步注意力的 FLOPs 之和"},
-    {"head", "the output of layer {0}, head {1} for {2r}", "第 {0} 层头 {1} 对{2r}的输出"},
+    {"head", "the output of layer {0}, head {1} for {2r}", "{0l}头 {1} 对{2r}的输出"},
     {"weight", "the weight layer {0}, head {1} gives {2r} on the key at position {3p}",
-     "第 {0} 层头 {1} 的{2r}给位置 {3p} 的键的权重"},
+     "{0l}头 {1} 的{2r}给位置 {3p} 的键的权重"},
     {"logit", "the logit of {0}", "{0} 的 logit"},
     {"prob", "the probability of {0}", "{0} 的概率"},
     {"top", "the token ranked {0p}", "概率排第 {0p} 的 token"},
     {"score", "the raw score q.k of layer {0}, head {1}, {2r} on the key at position {3p}",
-     "第 {0} 层头 {1} 的{2r}对位置 {3p} 的键的原始分数 q.k"},
+     "{0l}头 {1} 的{2r}对位置 {3p} 的键的原始分数 q.k"},
     {"scaled_score", "the scaled score of layer {0}, head {1}, {2r} on the key at position {3p}",
-     "第 {0} 层头 {1} 的{2r}对位置 {3p} 的键缩放后的分数"},
+     "{0l}头 {1} 的{2r}对位置 {3p} 的键缩放后的分数"},
     {"softmax_error",
      "the gap between softmax of the shown scores and the weights used (layer {0}, head {1}, {2r})",
-     "按显示的分数重算 softmax 与模型所用权重之差（第 {0} 层头 {1}，{2r}）"},
+     "按显示的分数重算 softmax 与模型所用权重之差（{0l}头 {1}，{2r}）"},
     {"output_error",
      "the gap between the sum of w.v and the attention output used (layer {0}, head {1}, {2r})",
-     "w.v 之和与模型所用注意力输出之差（第 {0} 层头 {1}，{2r}）"},
+     "w.v 之和与模型所用注意力输出之差（{0l}头 {1}，{2r}）"},
     {"query_rows_computed", "the number of Q rows computed{s}", "{s}算出的 Q 行数"},
     {"query_rows_used", "the number of Q rows a cached run needs{s}", "{s}用缓存时需要的 Q 行数"},
     {"kv_recomputed", "the number of cached K/V rows computed again{s}",
      "{s}缓存里已有、又重算的 K/V 行数"},
     {"kv_recomputed_delta", "the largest gap between recomputed and cached K/V{s}",
      "{s}重算的 K/V 与缓存里的最大差"},
+    {"q_for_output", "the number of {0l}'s Q rows that lead to the next token{t}",
+     "{t}{0l}通向下一个 token 的 Q 行数"},
+    {"q_build_kv", "the number of {0l}'s Q rows that only build the next layer's K/V{t}",
+     "{t}{0l}只用来构建下一层 K/V 的 Q 行数"},
+    {"q_rebuild_kv",
+     "the number of {0l}'s Q rows that only rebuild next-layer K/V the cache held{t}",
+     "{t}{0l}只为重建缓存里已有的下一层 K/V 的 Q 行数"},
+    {"q_thrown_away", "the number of {0l}'s Q rows nothing reads{t}", "{t}{0l}没有谁读的 Q 行数"},
+    {"kv_delta_k", "the largest move of {0l}'s earlier K rows after one token more{t}",
+     "{t}多一个 token 后{0l}更早 K 行的最大变化"},
+    {"kv_delta_v", "the largest move of {0l}'s earlier V rows after one token more{t}",
+     "{t}多一个 token 后{0l}更早 V 行的最大变化"},
     {"inf", "infinity", "无穷大"},
     {"max_logit_diff", "the largest logit difference between cached and uncached",
      "用缓存与不用缓存的 logit 最大差"},
@@ -167,6 +181,11 @@ std::string fill(int which, char kind, const std::vector<std::string>& args,
     const std::string& a = args[which];
     const double* v = numbers[which];
     switch (kind) {
+        case 'l':
+            if (v && *v == -1) return w("the last layer", "最后一层");
+            if (v && *v < 0)
+                return w("layer ", "倒数第 ") + number_text(-*v) + w(" from the end", " 层");
+            return w("layer ", "第 ") + a + w("", " 层");
         case 'r':
             if (v && *v == -1) return w("the last query row", "最后一行查询");
             return w("query row ", "查询行 ") + a;
@@ -253,6 +272,12 @@ std::string metric_phrase(const std::string& name, const std::vector<std::string
             const std::string_view key = t.substr(i + 1, close - i - 1);
             if (key == "s")
                 out += step_words(args, numbers, w);
+            else if (key == "t")
+                out += args.empty()
+                           ? step_words({}, {}, w)
+                           : step_words(
+                                 std::vector<std::string>(args.begin() + 1, args.end()),
+                                 std::vector<const double*>(numbers.begin() + 1, numbers.end()), w);
             else
                 out += fill(key[0] - '0', key.size() > 1 ? key[1] : 0, args, numbers, w);
             i = close;

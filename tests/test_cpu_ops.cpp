@@ -132,8 +132,9 @@ TEST_CASE("the thread pool runs every item exactly once, also many jobs back to 
     }
 }
 
-TEST_CASE("fast attention matches the reference, and is the same batched or row by row",
-          "[cpu_ops]") {
+TEST_CASE(
+    "fast attention matches the reference, causal or not, and is the same batched or row by row",
+    "[cpu_ops]") {
     struct Shape {
         int T, pos0, n_heads, n_kv_heads, head_dim;
     };
@@ -143,34 +144,46 @@ TEST_CASE("fast attention matches the reference, and is the same batched or row 
               Shape{17, 0, 2, 1, 12}, Shape{1, 200, 4, 4, 16}, Shape{4, 30, 4, 2, 40}}) {
             const int dim = sh.n_heads * sh.head_dim, kv_dim = sh.n_kv_heads * sh.head_dim;
             const int n_keys = sh.pos0 + sh.T;
-            INFO(cpu::isa_name(kp->isa)
-                 << " T " << sh.T << " pos0 " << sh.pos0 << " heads " << sh.n_heads << "/"
-                 << sh.n_kv_heads << " head_dim " << sh.head_dim);
-            const auto q = random_floats(std::size_t(sh.T) * dim, 11, 2.0f);
-            const auto k = random_floats(std::size_t(n_keys) * kv_dim, 12, 2.0f);
-            const auto v = random_floats(std::size_t(n_keys) * kv_dim, 13);
-            const std::size_t np = std::size_t(sh.n_heads) * sh.T * n_keys;
-            std::vector<float> out(std::size_t(sh.T) * dim), out_ref(out.size());
-            std::vector<float> probs(np, -1.0f), probs_ref(np, -1.0f), scratch;
-            kp->attention(out.data(), q.data(), k.data(), v.data(), probs.data(), sh.T, sh.pos0,
-                          sh.n_heads, sh.n_kv_heads, sh.head_dim, nullptr, scratch);
-            ref::attention(out_ref.data(), q.data(), k.data(), v.data(), probs_ref.data(), sh.T,
-                           sh.pos0, sh.n_heads, sh.n_kv_heads, sh.head_dim);
-            CHECK(max_abs_diff(out, out_ref) <= 1e-5);
-            CHECK(max_abs_diff(probs, probs_ref) <= 1e-6);
+            for (bool causal : {true, false}) {
+                INFO(cpu::isa_name(kp->isa)
+                     << " T " << sh.T << " pos0 " << sh.pos0 << " heads " << sh.n_heads << "/"
+                     << sh.n_kv_heads << " head_dim " << sh.head_dim << " causal " << causal);
+                const auto q = random_floats(std::size_t(sh.T) * dim, 11, 2.0f);
+                const auto k = random_floats(std::size_t(n_keys) * kv_dim, 12, 2.0f);
+                const auto v = random_floats(std::size_t(n_keys) * kv_dim, 13);
+                const std::size_t np = std::size_t(sh.n_heads) * sh.T * n_keys;
+                std::vector<float> out(std::size_t(sh.T) * dim), out_ref(out.size());
+                std::vector<float> probs(np, -1.0f), probs_ref(np, -1.0f), scratch;
+                kp->attention(out.data(), q.data(), k.data(), v.data(), probs.data(), sh.T, sh.pos0,
+                              sh.n_heads, sh.n_kv_heads, sh.head_dim, nullptr, scratch, causal);
+                ref::attention(out_ref.data(), q.data(), k.data(), v.data(), probs_ref.data(), sh.T,
+                               sh.pos0, sh.n_heads, sh.n_kv_heads, sh.head_dim, causal);
+                CHECK(max_abs_diff(out, out_ref) <= 1e-5);
+                CHECK(max_abs_diff(probs, probs_ref) <= 1e-6);
+                // Without the mask the first row weighs the last key too (with it, 0).
+                const float first_to_last = probs[std::size_t(n_keys) - 1];
+                if (causal)
+                    CHECK((first_to_last == 0.0f || sh.T == 1));
+                else
+                    CHECK(first_to_last > 0.0f);
 
-            // Row by row, as cached decode computes them: same bits.
-            std::vector<float> rows(out.size());
-            for (int t = 0; t < sh.T; ++t)
-                kp->attention(rows.data() + std::size_t(t) * dim, q.data() + std::size_t(t) * dim,
-                              k.data(), v.data(), nullptr, 1, sh.pos0 + t, sh.n_heads,
-                              sh.n_kv_heads, sh.head_dim, nullptr, scratch);
-            CHECK(same_bits(out, rows));
-            cpu::ThreadPool pool(2);
-            std::vector<float> threaded(out.size());
-            kp->attention(threaded.data(), q.data(), k.data(), v.data(), nullptr, sh.T, sh.pos0,
-                          sh.n_heads, sh.n_kv_heads, sh.head_dim, &pool, scratch);
-            CHECK(same_bits(out, threaded));
+                // Row by row, as cached decode computes them: same bits (causal rows only: a
+                // bidirectional row sees keys no cache would hold yet).
+                if (causal) {
+                    std::vector<float> rows(out.size());
+                    for (int t = 0; t < sh.T; ++t)
+                        kp->attention(rows.data() + std::size_t(t) * dim,
+                                      q.data() + std::size_t(t) * dim, k.data(), v.data(), nullptr,
+                                      1, sh.pos0 + t, sh.n_heads, sh.n_kv_heads, sh.head_dim,
+                                      nullptr, scratch, true);
+                    CHECK(same_bits(out, rows));
+                }
+                cpu::ThreadPool pool(2);
+                std::vector<float> threaded(out.size());
+                kp->attention(threaded.data(), q.data(), k.data(), v.data(), nullptr, sh.T, sh.pos0,
+                              sh.n_heads, sh.n_kv_heads, sh.head_dim, &pool, scratch, causal);
+                CHECK(same_bits(out, threaded));
+            }
         }
 }
 

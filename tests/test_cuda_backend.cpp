@@ -11,6 +11,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "tests/gpt2_model.h"
+#include "tests/mask_deltas.h"
 #include "tests/teacher_forced.h"
 #include "tests/test_helpers.h"
 
@@ -88,6 +89,13 @@ TEST_CASE("emulated backend runs a tiny model's generation like the CPU backend"
             CHECK(y.op_times.calls[static_cast<int>(Op::Attention)] > 0);
         }
     }
+}
+
+TEST_CASE("bidirectional through the emulated kernels: K/V rows move from layer 1 on, not in 0",
+          "[emulated][backend][mask]") {
+    const auto model = open_model("default");
+    EmulatedCudaBackend emu;
+    test::check_mask_deltas(*model, emu, "Once upon a time");
 }
 
 // The comparison the GPU test makes (tests/test_cuda_device.cpp), here on the emulator, so the

@@ -117,10 +117,13 @@ TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
         CHECK(relative_difference(g.get(gck), c.get(cck)) <= 1e-5);
         const std::vector<float> zeros(std::size_t(T) * dim), pz(std::size_t(H) * T * n_keys);
         auto gout = g.put(zeros), cout = c.put(zeros), gp = g.put(pz), cp = c.put(pz);
-        gpu->attention(gout, gq, gck, gcv, gp, T, pos0, H, KVH, HD);
-        cpu.attention(cout, cq, cck, ccv, cp, T, pos0, H, KVH, HD);
-        CHECK(relative_difference(g.get(gout), c.get(cout)) <= 1e-5);
-        CHECK(relative_difference(g.get(gp), c.get(cp)) <= 1e-5);
+        for (bool causal : {true, false}) {  // a decoder's mask, and an encoder's (none)
+            INFO("causal " << causal);
+            gpu->attention(gout, gq, gck, gcv, gp, T, pos0, H, KVH, HD, causal);
+            cpu.attention(cout, cq, cck, ccv, cp, T, pos0, H, KVH, HD, causal);
+            CHECK(relative_difference(g.get(gout), c.get(cout)) <= 1e-5);
+            CHECK(relative_difference(g.get(gp), c.get(cp)) <= 1e-5);
+        }
         // swiglu, add, embed
         auto gh1 = g.put(x), ch1 = c.put(x);
         gpu->swiglu(gh1, g.put(q), x.size() <= q.size() ? x.size() : q.size());

@@ -203,21 +203,24 @@ TEST_CASE("emulated attention (prefill and decode) matches the CPU backend, prob
                    Case{1, 40, 6, 1, 10}, Case{1, 200, 4, 4, 6}, Case{19, 150, 2, 1, 6}}) {
         const int dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
         const int n_keys = c.pos0 + c.T, capacity = n_keys + 3;
-        for (bool with_probs : {false, true}) {
-            INFO("T=" << c.T << " pos0=" << c.pos0 << " heads=" << c.n_heads << "/" << c.n_kv_heads
-                      << " head_dim=" << c.head_dim << " probs=" << with_probs);
-            check_matches([&](Backend& be) {
-                Guarded q(std::size_t(c.T) * dim, 15), out(std::size_t(c.T) * dim, 16, false);
-                Guarded ck(std::size_t(capacity) * kv_dim, 17),
-                    cv(std::size_t(capacity) * kv_dim, 18);
-                Guarded probs(with_probs ? std::size_t(c.n_heads) * c.T * n_keys : 0, 19, false);
-                be.attention(out.span(), q.span(), ck.span(), cv.span(), probs.span(), c.T, c.pos0,
-                             c.n_heads, c.n_kv_heads, c.head_dim);
-                CHECK(out.guards_intact());
-                CHECK(probs.guards_intact());
-                return std::vector<std::vector<float>>{out.values(), probs.values()};
-            });
-        }
+        for (bool with_probs : {false, true})
+            for (bool causal : {true, false}) {
+                INFO("T=" << c.T << " pos0=" << c.pos0 << " heads=" << c.n_heads << "/"
+                          << c.n_kv_heads << " head_dim=" << c.head_dim << " probs=" << with_probs
+                          << " causal=" << causal);
+                check_matches([&](Backend& be) {
+                    Guarded q(std::size_t(c.T) * dim, 15), out(std::size_t(c.T) * dim, 16, false);
+                    Guarded ck(std::size_t(capacity) * kv_dim, 17),
+                        cv(std::size_t(capacity) * kv_dim, 18);
+                    Guarded probs(with_probs ? std::size_t(c.n_heads) * c.T * n_keys : 0, 19,
+                                  false);
+                    be.attention(out.span(), q.span(), ck.span(), cv.span(), probs.span(), c.T,
+                                 c.pos0, c.n_heads, c.n_kv_heads, c.head_dim, causal);
+                    CHECK(out.guards_intact());
+                    CHECK(probs.guards_intact());
+                    return std::vector<std::vector<float>>{out.values(), probs.values()};
+                });
+            }
     }
 }
 
@@ -329,12 +332,12 @@ TEST_CASE(
         cv[i] = std::cos(0.003f * float(i));
     }
     CHECK_THROWS_AS(be.attention({out.data(), 2}, {q.data(), 2}, {ck.data(), ck.size()},
-                                 {cv.data(), cv.size()}, {}, 2, n_keys - 2, 1, 1, 1),
+                                 {cv.data(), cv.size()}, {}, 2, n_keys - 2, 1, 1, 1, true),
                     Error);
     std::vector<float> want(2);
     be.attention({out.data(), 2}, {q.data(), 2}, {ck.data(), ck.size()}, {cv.data(), cv.size()}, {},
-                 1, n_keys - 1, 1, 1, 2);
+                 1, n_keys - 1, 1, 1, 2, true);
     cpu.attention({want.data(), 2}, {q.data(), 2}, {ck.data(), ck.size()}, {cv.data(), cv.size()},
-                  {}, 1, n_keys - 1, 1, 1, 2);
+                  {}, 1, n_keys - 1, 1, 1, 2, true);
     CHECK(relative_difference(out, want) < 1e-5);
 }

@@ -21,6 +21,7 @@
 #include "gui/options.h"
 #include "gui/settings.h"
 #include "gui/stage_layout.h"
+#include "gui/theme.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
 
@@ -555,46 +556,63 @@ TEST_CASE("a backend that cannot be had leaves the sessions where they were", "[
 TEST_CASE("larger text never draws a graphic smaller; the stage shows fewer panels instead",
           "[gui][stage]") {
     // Window sizes a class meets (below a 2-row toolbar of about 3.5 lines), every text size
-    // of the A+ button from 1 to 2 (16 px font), each kind of stage.
+    // of the A+ button from 1 to 2 (16 px font), each kind of stage, with the inside-attention
+    // panel closed and open (8 keys, the default model after the prefill and 3 steps).
     for (const auto& [W, H] :
          std::vector<std::pair<float, float>>{{1280, 800}, {1920, 1080}, {3840, 2160}}) {
         for (int views : {1, 2})
             for (bool toy : {false, true})
-                for (bool lesson : {false, true}) {
-                    GraphicCaps prev;
-                    for (float scale = 1.0f; scale <= 2.0f; scale += 0.125f) {
-                        StageInput in;
-                        in.fh = 16 * scale;
-                        in.stage = {0, in.fh * 5.2f, W, H - in.fh * 5.2f};
-                        in.views = views;
-                        in.toy = toy;
-                        in.lesson = lesson;
-                        const StageLayout L = layout_stage(in);
-                        INFO(W << "x" << H << " scale " << scale << " views " << views << " toy "
-                               << toy << " lesson " << lesson << ": "
-                               << arrangement_name(L.arrangement));
-                        // Only when even one panel alone cannot hold a graphic at its reference
-                        // size may it be smaller: measured, only 1280x800 and 1920x1080 at text
-                        // 1.625 and above.
-                        if (L.squeezed) {
-                            CHECK(W <= 1920);
-                            CHECK(scale >= 1.625f);
-                        } else {
-                            CHECK(L.drawn.heat_side + 0.01f >= prev.heat_side);
-                            CHECK(L.drawn.kv_grid + 0.01f >= prev.kv_grid);
-                            CHECK(L.drawn.plot + 0.01f >= prev.plot);
-                        }
-                        prev = L.drawn;
-                        // Every panel is reachable: shown, or a tab of a shown group.
-                        for (const char* id : {"tokens", "attention", "kv", "time", "next"}) {
-                            bool found = false;
-                            for (const auto& s : L.slots)
-                                found = found || s.id == id ||
+                for (bool lesson : {false, true})
+                    for (bool inside : {false, true}) {
+                        GraphicCaps at_1;
+                        for (float scale = 1.0f; scale <= 2.0f; scale += 0.125f) {
+                            StageInput in;
+                            in.fh = 16 * scale;
+                            in.stage = {0, in.fh * 5.2f, W, H - in.fh * 5.2f};
+                            in.views = views;
+                            in.toy = toy;
+                            in.lesson = lesson;
+                            in.inside = inside;
+                            in.inside_keys = 8;
+                            in.inside_views = views;
+                            const StageLayout L = layout_stage(in);
+                            INFO(W << "x" << H << " scale " << scale << " views " << views
+                                   << " toy " << toy << " lesson " << lesson << " inside " << inside
+                                   << ": " << arrangement_name(L.arrangement));
+                            if (scale == 1.0f) at_1 = L.drawn;
+                            // Only when nothing holds every graphic at its size at text 1 may
+                            // one be smaller: measured, only below 3840x2160, at text 1.75 and
+                            // above, or above text 1 with the inside panel open at 1280x800 or
+                            // beside compare mode's two sessions or a lesson.
+                            if (L.squeezed) {
+                                CHECK(W <= 1920);
+                                const bool crowded = inside && (views == 2 || lesson || W < 1920);
+                                CHECK((scale >= 1.75f || crowded));
+                            } else {
+                                CHECK(L.drawn.heat_side + 0.01f >= at_1.heat_side);
+                                CHECK(L.drawn.kv_grid + 0.01f >= at_1.kv_grid);
+                                CHECK(L.drawn.plot + 0.01f >= at_1.plot);
+                                // The inside panel has the room every key's numbers need.
+                                if (const StageSlot* x = L.find("inside")) {
+                                    const Box c = content_of(x->box, in.fh, true);
+                                    CHECK(c.h + 1 >= inside_need_h(in.fh, 8));
+                                    const bool side = c.w + 1 >= inside_need_w(in.fh, views);
+                                    CHECK((side || (c.w + 1 >= inside_need_w(in.fh, 1) &&
+                                                    c.h + 1 >= views * inside_need_h(in.fh, 8))));
+                                }
+                            }
+                            CHECK((L.find("inside") != nullptr) == inside);
+                            // Every panel is reachable: shown, or a tab of a shown group.
+                            for (const char* id : {"tokens", "attention", "kv", "time", "next"}) {
+                                bool found = false;
+                                for (const auto& s : L.slots)
+                                    found =
+                                        found || s.id == id ||
                                         std::find(s.tabs.begin(), s.tabs.end(), id) != s.tabs.end();
-                            CHECK(found);
+                                CHECK(found);
+                            }
                         }
                     }
-                }
     }
 }
 
@@ -610,7 +628,17 @@ TEST_CASE("a maximised panel has the whole stage; the lesson's panels share it b
     CHECK(L.slots[0].id == "kv");
     CHECK(L.slots[0].box.w == 1920);
     CHECK(L.slots[0].box.h == 1000);
-    // Bigger than in the tiled stage.
+    // Bigger than in the tiled stage; the presenter view of the inside panel likewise.
+    in.maximise = "inside";
+    in.inside = true;
+    in.inside_keys = 8;
+    L = layout_stage(in);
+    REQUIRE(L.slots.size() == 1);
+    CHECK(L.slots[0].id == "inside");
+    CHECK(L.slots[0].box.w == 1920);
+    in.inside = false;
+    in.maximise = "kv";
+    L = layout_stage(in);
     in.maximise.clear();
     const StageLayout tiled = layout_stage(in);
     CHECK(L.drawn.kv_grid > tiled.drawn.kv_grid);
@@ -635,4 +663,64 @@ TEST_CASE("of the paths dropped on the window, the model is opened, not its toke
           (dir / "tok-folder").string());
     CHECK(model_among_dropped({tok}) == tok);  // opening it says it is not a model
     CHECK(model_among_dropped({}).empty());
+}
+
+namespace {
+
+// WCAG 2's relative luminance and contrast ratio.
+double luminance(double r, double g, double b) {
+    auto lin = [](double c) {
+        return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+    };
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+double contrast(double la, double lb) {
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+double lum_of(ImU32 c) {
+    const ImVec4 v = ImGui::ColorConvertU32ToFloat4(c);
+    return luminance(v.x, v.y, v.z);
+}
+double lum_of(Rgba c) {
+    return luminance(c.r / 255.0, c.g / 255.0, c.b / 255.0);
+}
+double lum_of(const ImVec4& v) {
+    return luminance(v.x, v.y, v.z);
+}
+
+}  // namespace
+
+TEST_CASE("the light theme passes WCAG AA: text 4.5:1, controls and marks 3:1", "[gui][theme]") {
+    ImGui::CreateContext();
+    const ThemeColours t = apply_theme(false, 1.0f);
+    const ImGuiStyle& st = ImGui::GetStyle();
+    const double bg = lum_of(t.clear);
+    // Text the panels draw on the window's background.
+    const std::pair<const char*, double> texts[] = {
+        {"text", lum_of(st.Colors[ImGuiCol_Text])},
+        {"disabled text", lum_of(st.Colors[ImGuiCol_TextDisabled])},
+        {"muted", lum_of(t.muted_text)},
+        {"error", lum_of(t.error_text)},
+        {"warning", lum_of(t.warning_text)},
+        {"ok", lum_of(t.ok_text)},
+        {"series 0", lum_of(t.series[0])},
+        {"series 1", lum_of(t.series[1])},
+        {"highlight", lum_of(palette_for(false, WeightScale::Sqrt).highlight)},
+        {"recomputed", lum_of(palette_for(false, WeightScale::Sqrt).recomputed)},
+    };
+    for (const auto& [what, l] : texts) {
+        INFO(what << ": " << contrast(l, bg) << ":1");
+        CHECK(contrast(l, bg) >= 4.5);
+    }
+    // Controls: outlined (frames, buttons, tabs) at 3:1 against the background, their marks
+    // (check, slider grab) at 3:1 against the frame they sit in.
+    CHECK(st.FrameBorderSize >= 1.0f);
+    CHECK(contrast(lum_of(st.Colors[ImGuiCol_Border]), bg) >= 3.0);
+    const double frame = lum_of(st.Colors[ImGuiCol_FrameBg]);
+    CHECK(contrast(lum_of(st.Colors[ImGuiCol_CheckMark]), frame) >= 3.0);
+    CHECK(contrast(lum_of(st.Colors[ImGuiCol_SliderGrab]), frame) >= 3.0);
+    // The provenance marks against the background: read by the query, new, recomputed.
+    const HeatmapPalette pal = palette_for(false, WeightScale::Sqrt);
+    for (Rgba m : {pal.read, pal.highlight, pal.recomputed}) CHECK(contrast(lum_of(m), bg) >= 3.0);
+    ImGui::DestroyContext();
 }

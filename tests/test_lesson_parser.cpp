@@ -120,7 +120,7 @@ TEST_CASE("lesson errors name the file and the line", "[lesson]") {
           "'three'");
     CHECK(error_of(step_with("@decode 0")).starts_with("lessons/en/03-decode.md:5: @decode"));
     CHECK(error_of(step_with("@cache maybe")) ==
-          "lessons/en/03-decode.md:5: @cache takes on, off or compare, not 'maybe'");
+          "lessons/en/03-decode.md:5: @cache takes on, off, compare or bidirectional, not 'maybe'");
     CHECK(error_of(step_with("@prefill now")) ==
           "lessons/en/03-decode.md:5: @prefill takes no arguments");
     CHECK(error_of(step_with("@model")).starts_with("lessons/en/03-decode.md:5: @model needs"));

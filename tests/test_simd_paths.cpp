@@ -100,7 +100,7 @@ TEST_CASE("the SIMD paths agree to rounding; add agrees bit for bit", "[simd]") 
         std::vector<float> scratch;
         o.att.resize(std::size_t(T) * dim);
         k.attention(o.att.data(), q.data(), kc.data(), vc.data(), nullptr, T, pos0, n_heads, n_kv,
-                    head_dim, nullptr, scratch);
+                    head_dim, nullptr, scratch, true);
         o.norm.resize(x.size());
         k.rmsnorm(o.norm.data(), x.data(), w.data(), T, n, 1e-5f);
         o.swi = x;

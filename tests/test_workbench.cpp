@@ -3,11 +3,13 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "core/loaders/model_loader.h"
 #include "core/session/workbench.h"
 #include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/mask_deltas.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
@@ -19,6 +21,43 @@ std::shared_ptr<const Model> tiny() {
     return m;
 }
 }  // namespace
+
+TEST_CASE(
+    "bidirectional: appending a token moves the earlier K/V rows from layer 1 on, never "
+    "in layer 0 nor with the causal mask (CPU fast and reference ops)",
+    "[workbench][mask]") {
+    const auto model = open_model("default");
+    CpuBackend fast, reference;
+    reference.set_reference_ops(true);
+    for (CpuBackend* be : {&fast, &reference}) {
+        INFO((be->reference_ops() ? "reference ops" : "fast ops"));
+        test::check_mask_deltas(*model, *be, "Once upon a time");
+    }
+    // The same from the command line: kvscope-cli mask --json.
+    const auto r = test::run_cli({"mask", "--model", "default", "--backend", "cpu", "--prompt",
+                                  "Once upon a time", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& bk = j["bidirectional"]["max_delta_k"];
+    REQUIRE(bk.size() == std::size_t(model->config().n_layers));
+    CHECK(bk[0] == 0);
+    for (std::size_t l = 1; l < bk.size(); ++l) CHECK(bk[l].get<double>() > 1e-4);
+    for (const auto& d : j["causal"]["max_delta_k"]) CHECK(d == 0);
+    const auto toy = test::run_cli({"mask", "--model", "toy"});
+    CHECK(toy.exit_code == 2);
+    CHECK(toy.err.find("toy") != std::string::npos);
+    // The toy's heads are rules: it refuses the view in one line.
+    CpuBackend be;
+    Workbench wb(be);
+    wb.set_view(CacheView::Bidirectional);
+    try {
+        wb.open(open_model("toy"), "Today weather is so");
+        FAIL("the toy has no keys to unmask");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("toy") != std::string::npos);
+    }
+}
 
 TEST_CASE("compare mode steps the cached session and its uncached twin together", "[workbench]") {
     CpuBackend be;

@@ -104,13 +104,14 @@ class Backend {
     // cache[pos0 + t, :] = new[t, :] for K and V.   cache: [capacity, kv_dim], new: [T, kv_dim]
     virtual void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v,
                            int pos0, int T, int kv_dim) = 0;
-    // Causal attention of T queries at positions pos0.. over cache rows 0..pos0+T-1, GQA mapping
-    // query head h -> kv head h / (n_heads / n_kv_heads), scale 1/sqrt(head_dim).
+    // Attention of T queries at positions pos0.. over cache rows 0..pos0+T-1, GQA mapping
+    // query head h -> kv head h / (n_heads / n_kv_heads), scale 1/sqrt(head_dim). causal: query
+    // t sees keys 0..pos0+t (a decoder's mask); else every key (an encoder's: BERT, T5).
     // q, out: [T, n_heads * head_dim]; cache: [capacity, n_kv_heads * head_dim].
     // probs, when not empty: [n_heads, T, pos0 + T] softmax weights, masked cells 0.
     virtual void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                            DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
-                           int head_dim) = 0;
+                           int head_dim, bool causal) = 0;
     // h1 = silu(h1) * h3                      h1, h3: [n]
     virtual void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) = 0;
     // GPT-2's GELU, the tanh form ("gelu_new"):                  h: [n]

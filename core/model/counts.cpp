@@ -224,7 +224,18 @@ StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T, double byt
     const double L = c.n_layers, kv = c.kv_dim();
     const double kv_read = bytes_per_value * L * 2 * kv * (pos0 + T);
     const double kv_written = bytes_per_value * L * 2 * kv * T;
-    s.bytes = weight_bytes(c, bytes_per_value) + kv_read + kv_written;
+    s.weight_bytes = weight_bytes(c, bytes_per_value);
+    s.kv_read_bytes = kv_read;
+    s.kv_write_bytes = kv_written;
+    s.bytes = s.weight_bytes + kv_read + kv_written;
+    return s;
+}
+
+StepCounts count_unmasked_pairs(const ModelConfig& c, int T) {
+    StepCounts s;
+    const double pairs = 0.5 * double(T) * (T - 1), L = c.n_layers, d = c.dim;
+    s.attention_flops = L * 4 * d * pairs;
+    s.flops = s.attention_flops + L * 5.0 * c.n_heads * pairs;
     return s;
 }
 

@@ -83,12 +83,18 @@ struct StepCounts {
     double flops = 0;         // all counted FLOPs
     double matmul_flops = 0;  // linear layers and classifier
     double attention_flops = 0;
-    double bytes = 0;  // bytes moved, by the model above
+    double bytes = 0;           // bytes moved, by the model above: the three below
+    double weight_bytes = 0;    // every weight read once
+    double kv_read_bytes = 0;   // the K/V rows attention reads (every key, every layer)
+    double kv_write_bytes = 0;  // the K/V rows written
     StepCounts& operator+=(const StepCounts& o) {
         flops += o.flops;
         matmul_flops += o.matmul_flops;
         attention_flops += o.attention_flops;
         bytes += o.bytes;
+        weight_bytes += o.weight_bytes;
+        kv_read_bytes += o.kv_read_bytes;
+        kv_write_bytes += o.kv_write_bytes;
         return *this;
     }
 };
@@ -96,6 +102,10 @@ struct StepCounts {
 // One forward of T tokens at positions pos0..pos0+T-1 with logits for the last row only: the sum
 // of count_op over its ops.
 StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T, double bytes_per_value = 4);
+// What attention without the causal mask adds to a pass of T rows: the T(T-1)/2 (query, key)
+// pairs the mask skips, each scored (2 dim), softmaxed (5 per head) and weighted (2 dim) in
+// every layer.
+StepCounts count_unmasked_pairs(const ModelConfig& c, int T);
 // Bytes of the weights the forward pass reads once per call.
 double weight_bytes(const ModelConfig& c, double bytes_per_value = 4);
 

@@ -46,6 +46,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
         forward_batch(std::span<const SeqInput>(&one, 1), want, std::span<ForwardResult>(&out, 1));
     }
     void reset() override { caches_[0]->set_len(0); }
+    void set_mask(AttentionMask m) override { mask_ = m; }
     bool records_graphs() const override {
         const StepGraphs* g = be_.graphs();
         return g && g->graphs_on() && !c_.gpt2();  // plan() records GPT-2 steps never
@@ -156,6 +157,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     std::vector<int> all_tokens_;
     std::vector<int> all_positions_;  // GPT-2: each row's position, the learned table's row
     OpLog* log_ = nullptr;            // this pass's op strip, or none
+    AttentionMask mask_ = AttentionMask::Causal;
     // The recorded decode pass (0: none) and what it was recorded for: batch, slots, captures and
     // the addresses of the buffers it reads and writes. Another key: recorded again.
     int graph_ = 0;
@@ -259,7 +261,8 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
         out[i].ops.clear();
         if (want.attention)
             out[i].attention.resize(c_.n_layers, c_.n_heads, p.keep[i],
-                                    p.pos0[i] + p.T[i] - p.keep[i]);
+                                    p.pos0[i] + p.T[i] - p.keep[i],
+                                    mask_ == AttentionMask::Bidirectional);
         if (!want.vectors) {
             out[i].q_rows.clear();
             out[i].attn_out.clear();
@@ -313,7 +316,8 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
     // Not for GPT-2: a recorded step reads its token from the device, and its position row
     // would have to be read the same way (not done: GPT-2 decodes op by op).
     p.graph = graphs && graphs->graphs_on() && !want.op_log && p.B <= StepGraphs::kMaxSequences &&
-              p.R == p.B && !c_.gpt2();  // one row a sequence
+              p.R == p.B && !c_.gpt2() &&  // one row a sequence
+              mask_ == AttentionMask::Causal;
     p.capacity = c_.seq_len;
     // The stage: [logits: B x vocab | per sequence: attention, q, attention output, K/V rows].
     const std::size_t L = c_.n_layers, H = c_.n_heads, d = c_.dim, kv = c_.kv_dim();
@@ -524,7 +528,8 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
     const DeviceSpan probs = !want.attention || (p.graph && keep < T) ? DeviceSpan{}
                              : keep == T                              ? kept
                                                                       : probs_.span();
-    be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T, pos0, H, c_.n_kv_heads, c_.head_dim());
+    be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T, pos0, H, c_.n_kv_heads, c_.head_dim(),
+                  mask_ == AttentionMask::Causal);
     if (want.attention && keep < T)
         be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,
                       keep * n_keys);

@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "core/model/attention_mask.h"
 #include "core/model/attention_rows.h"
 #include "core/model/counts.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model_config.h"
 #include "core/model/op_log.h"
 #include "core/tokenizers/tokenizer.h"
+#include "core/util/error.h"
 
 namespace kvs {
 
@@ -62,6 +64,12 @@ class Runner {
     virtual std::string backend_name() const = 0;
     virtual std::string device() const = 0;
     virtual Backend* backend() { return nullptr; }
+    // The mask of the passes from now on (core/model/attention_mask.h). A model whose heads cannot
+    // attend without it (the toy's rules) refuses Bidirectional with a kvs::Error.
+    virtual void set_mask(AttentionMask m) {
+        if (m != AttentionMask::Causal)
+            throw Error("this model's attention cannot run without the causal mask");
+    }
     // Whether a cached decode step, with per-op timing off, runs as a recorded CUDA Graph on
     // this runner's backend (core/model/step_graphs.h): the backend offers graphs and the model's
     // pass can be recorded (a GPT-2 step cannot: it runs op by op).

@@ -46,6 +46,13 @@ class ToyRunner final : public Runner {
         len_ = len;
     }
     KvShape kv() const override { return {1, c_.seq_len, len_, 1, 1, 4}; }
+    void set_mask(AttentionMask m) override {
+        if (m != AttentionMask::Causal)
+            throw Error(
+                "the toy's heads are rules over the tokens up to the query (even positions, "
+                "the last, the first, all): they have no keys to unmask; bidirectional "
+                "attention needs a model with q and K vectors (the default model)");
+    }
     std::string backend_name() const override { return "toy (host)"; }
     std::string device() const override { return "host CPU (core, no backend)"; }
     // out: [n_layers 1, 2 (K, V), n, kv_dim 1]
@@ -193,7 +200,10 @@ StepCounts ToyModel::count_forward(int pos0, int T) const {
     s.attention_flops = H * all_keys + 2 * H * causal_keys;  // scores by rule, weighted sums
     s.flops = s.matmul_flops + s.attention_flops + 5 * H * causal_keys;  // + softmax
     const double weight_bytes = 4.0 * (V + V * config_.dim);             // value table + projection
-    s.bytes = weight_bytes + 4.0 * 2 * kv * (pos0 + rows) + 4.0 * 2 * kv * rows;
+    s.weight_bytes = weight_bytes;
+    s.kv_read_bytes = 4.0 * 2 * kv * (pos0 + rows);
+    s.kv_write_bytes = 4.0 * 2 * kv * rows;
+    s.bytes = s.weight_bytes + s.kv_read_bytes + s.kv_write_bytes;
     return s;
 }
 

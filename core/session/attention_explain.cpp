@@ -24,6 +24,11 @@ struct KvRowRef {
 };
 
 KvRowRef find_kv_row(const std::vector<StepRecord>& steps, int upto, int pos) {
+    // A step that kept the row itself (it recomputed it: the bidirectional session keeps every
+    // row, as each one changed), else the step that introduced the position.
+    const StepRecord& at = steps[upto];
+    if (!at.kv_rows.empty() && pos >= at.kv.len - at.kv_rows_kept && pos < at.kv.len)
+        return {&at, pos - (at.kv.len - at.kv_rows_kept)};
     for (int s = 0; s <= upto; ++s) {
         const StepRecord& r = steps[s];
         if (r.kv.len <= pos) continue;
@@ -137,7 +142,7 @@ std::optional<AttentionExplain> explain_attention(const Trace& trace, const Mode
         e.source[j] = j >= new_from          ? KvSource::New
                       : j >= recomputed_from ? KvSource::Recomputed
                                              : KvSource::Cached;
-        e.masked[j] = j > e.q_pos;
+        e.masked[j] = !a.all_keys && j > e.q_pos;
         if (by_rule) {
             // The rule's score where the row kept one; a masked key's rule score is not kept.
             e.raw[j] = j <= e.q_pos ? rule[j] : kNegInf;
@@ -148,7 +153,7 @@ std::optional<AttentionExplain> explain_attention(const Trace& trace, const Mode
             e.raw[j] = static_cast<float>(dot);
         }
         e.scaled[j] = e.raw[j] * e.scale;
-        if (j <= e.q_pos) e.weights[j] = w[j];
+        if (j < static_cast<int>(w.size())) e.weights[j] = w[j];
     }
     e.empty_row = a.is_empty_row(layer, head, row);
     e.output.assign(hd, e.empty_row ? std::nanf("") : 0.0f);
@@ -199,29 +204,6 @@ double output_error(const AttentionExplain& e) {
         err = std::max(err, std::fabs(double(e.output[i]) - e.model_output[i]));
     }
     return err;
-}
-
-std::string why_not_q_line(const StepRecord& r) {
-    auto rows = [](int n, const char* what) {
-        return std::to_string(n) + " " + what + (n == 1 ? " row" : " rows");
-    };
-    std::string s = "computed " + rows(r.query_rows_computed, "query") + ", used " +
-                    std::to_string(r.query_rows_used);
-    if (r.kv_rows_recomputed == 0) {
-        const int read = r.kv.len - r.kv_rows_written;
-        if (read > 0) s += "; read " + rows(read, "cached K/V");
-        return s + ", wrote " + rows(r.kv_rows_written, "new K/V");
-    }
-    s += "; recomputed " + rows(r.kv_rows_recomputed, "K/V") + " the cache held, ";
-    char delta[64];
-    std::snprintf(delta, sizeof delta, "%.3g", r.kv_recomputed_max_delta);
-    if (r.kv_recomputed_max_delta < 0)
-        s += "not compared (the trace keeps no K/V rows)";
-    else if (r.kv_recomputed_max_delta == 0)
-        s += "all equal to the cached ones (max |Δ| = 0)";
-    else
-        s += std::string("differing from the cached ones by at most |Δ| = ") + delta;
-    return s + ", and wrote " + rows(r.kv_rows_written - r.kv_rows_recomputed, "new K/V");
 }
 
 }  // namespace kvs

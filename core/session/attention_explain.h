@@ -84,9 +84,4 @@ std::vector<double> softmax_of_shown(const AttentionExplain& e);
 double softmax_error(const AttentionExplain& e);
 double output_error(const AttentionExplain& e);
 
-// The step's "why not Q" in one line, from its counts and its measured comparison, e.g.
-// "computed 25 query rows, used 1; recomputed 24 K/V rows the cache held, all equal to the
-// cached ones (max |Δ| = 0), and wrote 1 new". For the CLI, the window and lessons alike.
-std::string why_not_q_line(const StepRecord& r);
-
 }  // namespace kvs

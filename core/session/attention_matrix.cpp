@@ -24,15 +24,18 @@ AttentionMatrixRows collect_attention_rows(std::span<const StepRecord> steps, in
         for (int r = 0; r < a.rows; ++r) {
             const int q = a.q_pos0 + r;
             // The first step that computed a position wins; later ones recompute the same row.
-            if (q < m.n && !m.rows[q].rows) m.rows[q] = {&a, r, k};
+            // Without the mask a later step's row differs: the latest wins.
+            if (q < m.n && (!m.rows[q].rows || a.all_keys)) m.rows[q] = {&a, r, k};
         }
+        if (a.all_keys) m.all_keys_step = k;
     }
     return m;
 }
 
 CellValue attention_cell(const AttentionMatrixRows& m, int layer, int head, int q, int k) {
-    if (q < 0 || q >= m.n || k < 0 || k > q) return {CellKind::Masked, 0};
+    if (q < 0 || q >= m.n || k < 0 || k >= m.n) return {CellKind::Masked, 0};
     const RowRef& ref = m.rows[q];
+    if (k > q && !(ref.rows && ref.rows->all_keys)) return {CellKind::Masked, 0};
     if (!ref.rows || layer < 0 || layer >= ref.rows->n_layers || head < 0 ||
         head >= ref.rows->n_heads)
         return {CellKind::Missing, 0};

@@ -25,6 +25,9 @@ struct AttentionMatrixRows {
     int n_layers = 0, n_heads = 0;
     std::vector<RowRef> rows;        // [n]
     int new_begin = 0, new_end = 0;  // rows computed at step s: the prefill block or one row
+    // Without the causal mask (bidirectional) every row is step s's own, over every key: rows
+    // change at every step. -1 for a causal matrix.
+    int all_keys_step = -1;
 };
 
 // `steps` is a trace's steps; s indexes into it. Layers/heads are taken from the first step
@@ -37,7 +40,7 @@ struct CellValue {
     CellKind kind = CellKind::Masked;
     float weight = 0;  // meaningful for CellKind::Weight
 };
-// Cell (query q, key k) of (layer, head); masked when k > q.
+// Cell (query q, key k) of (layer, head); masked when k > q (unless the row has every key).
 CellValue attention_cell(const AttentionMatrixRows& m, int layer, int head, int q, int k);
 
 }  // namespace kvs

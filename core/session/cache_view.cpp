@@ -10,12 +10,15 @@ const char* cache_view_name(CacheView c) {
             return "off";
         case CacheView::Compare:
             return "compare";
+        case CacheView::Bidirectional:
+            return "bidirectional";
     }
     return "on";
 }
 
 std::optional<CacheView> parse_cache_view(std::string_view s) {
-    for (CacheView c : {CacheView::On, CacheView::Off, CacheView::Compare})
+    for (CacheView c :
+         {CacheView::On, CacheView::Off, CacheView::Compare, CacheView::Bidirectional})
         if (s == cache_view_name(c)) return c;
     return std::nullopt;
 }
@@ -28,8 +31,16 @@ std::vector<CacheMode> modes_for(CacheView c) {
             return {CacheMode::Uncached};
         case CacheView::Compare:
             return {CacheMode::Cached, CacheMode::Uncached};
+        case CacheView::Bidirectional:
+            return {CacheMode::Uncached, CacheMode::Uncached};
     }
     return {CacheMode::Cached};
+}
+
+std::vector<AttentionMask> masks_for(CacheView c) {
+    std::vector<AttentionMask> out(modes_for(c).size(), AttentionMask::Causal);
+    if (c == CacheView::Bidirectional) out.back() = AttentionMask::Bidirectional;
+    return out;
 }
 
 }  // namespace kvs

@@ -14,14 +14,15 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
-// Largest |a - b| between the first n rows of two [n_layers, 2, rows, kv_dim] blocks.
-double max_row_delta(const std::vector<float>& a, int a_rows, const std::vector<float>& b,
-                     int b_rows, int n, int n_layers, int kv_dim) {
-    double d = 0;
+// Largest |a - b| between the first n rows of two [n_layers, 2, rows, kv_dim] blocks, per layer
+// and K (side 0) or V (side 1): [n_layers * 2].
+std::vector<double> row_deltas(const std::vector<float>& a, int a_rows, const std::vector<float>& b,
+                               int b_rows, int n, int n_layers, int kv_dim) {
+    std::vector<double> d(std::size_t(n_layers) * 2, 0.0);
     for (int ls = 0; ls < n_layers * 2; ++ls)
         for (std::size_t i = 0; i < std::size_t(n) * kv_dim; ++i)
-            d = std::max(d, std::fabs(double(a[std::size_t(ls) * a_rows * kv_dim + i]) -
-                                      double(b[std::size_t(ls) * b_rows * kv_dim + i])));
+            d[ls] = std::max(d[ls], std::fabs(double(a[std::size_t(ls) * a_rows * kv_dim + i]) -
+                                              double(b[std::size_t(ls) * b_rows * kv_dim + i])));
     return d;
 }
 
@@ -40,7 +41,10 @@ Session::Session(const Model& model, Backend& backend, SessionConfig config)
       runner_(model.make_runner(backend)),
       config_(config),
       sampler_(config.sampler),
-      trace_(config.trace_budget) {}
+      trace_(config.trace_budget) {
+    runner_->set_mask(config_.mask);
+    set_mode(config_.mode);
+}
 
 void Session::set_sampler(const SamplerConfig& s) {
     config_.sampler = s;
@@ -100,6 +104,7 @@ void Session::reset() {
     trace_.reserve(std::size_t(std::max(steps, 0)) + 1);
     sampler_.reseed();
     finish_reason_ = FinishReason::None;
+    forced_next_ = -1;
 }
 
 const StepRecord& Session::step() {
@@ -113,6 +118,8 @@ const StepRecord& Session::step() {
     StepRecord r;
     r.index = static_cast<int>(trace_.steps().size());
     r.mode = config_.mode;
+    r.mask = config_.mask;
+    const bool bidirectional = config_.mask == AttentionMask::Bidirectional;
     r.backend = runner_->backend_name();
     r.device = runner_->device();
     Backend* be = runner_->backend();
@@ -161,7 +168,8 @@ const StepRecord& Session::step() {
             runner_->reset();
             r.pos0 = 0;
             r.tokens_processed = static_cast<int>(tokens_.size());
-            want.last_rows = 1;
+            // Bidirectional: every row changed, so every row is kept; causal: the new one.
+            want.last_rows = bidirectional ? -1 : 1;
             want.all_kv_rows = compare_kv;
             runner_->forward(tokens_, want, fr_);
             r.counts = model_.count_forward(0, r.tokens_processed);
@@ -171,6 +179,8 @@ const StepRecord& Session::step() {
         r.query_rows_used = 1;
     }
     r.query_rows_computed = r.tokens_processed;
+    // Without the mask each row also scores the keys after it.
+    if (bidirectional) r.counts += count_unmasked_pairs(mc, r.tokens_processed);
     if (be) be->synchronize();
     r.forward_seconds = seconds_since(t0);
     const OpTimes first_ops = be ? be->op_times() : OpTimes{};
@@ -222,7 +232,12 @@ const StepRecord& Session::step() {
         }
     }
     const auto t_sample = Clock::now();
-    const Draw d = sampler_.sample(fr_.logits);
+    Draw d = sampler_.sample(fr_.logits);
+    if (forced_next_ >= 0) {
+        d.token = forced_next_;
+        d.coin = -1;
+        forced_next_ = -1;
+    }
     const double sample_seconds = seconds_since(t_sample);
     r.wall_seconds = r.forward_seconds + sample_seconds;
     if (be && !fr_.ops.ops.empty()) fr_.ops.add_host(OpKind::Sampling, mc, 1, sample_seconds);
@@ -231,10 +246,17 @@ const StepRecord& Session::step() {
     if (compare_kv) {
         // fr_.kv_rows holds every row the pass wrote; the trace keeps the new one, as cached.
         const int T = fr_.kv_rows_kept, L = mc.n_layers, kv = mc.kv_dim();
-        r.kv_recomputed_max_delta =
-            max_row_delta(fr_.kv_rows, T, held, held_rows, held_rows, L, kv);
-        keep_last_kv_rows(fr_.kv_rows, T, 1, L, kv);
-        fr_.kv_rows_kept = 1;
+        const auto d_ls = row_deltas(fr_.kv_rows, T, held, held_rows, held_rows, L, kv);
+        r.kv_recomputed_max_delta = *std::max_element(d_ls.begin(), d_ls.end());
+        for (int l = 0; l < L; ++l) {
+            r.kv_delta_k.push_back(d_ls[2 * l]);
+            r.kv_delta_v.push_back(d_ls[2 * l + 1]);
+        }
+        // The trace keeps the new row, as cached; bidirectional, every row (each one changed).
+        if (!bidirectional) {
+            keep_last_kv_rows(fr_.kv_rows, T, 1, L, kv);
+            fr_.kv_rows_kept = 1;
+        }
     }
     finish_step(r, fr_);
     tokens_.push_back(d.token);

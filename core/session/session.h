@@ -20,6 +20,10 @@ namespace kvs {
 
 struct SessionConfig {
     CacheMode mode = CacheMode::Cached;
+    // Bidirectional: every pass without the causal mask (core/trace.h). Its K/V rows change as
+    // tokens are appended, so no cache of them can be reused: such a session runs uncached, keeps
+    // every row of each step's attention and measures, per layer, how far each earlier row moved.
+    AttentionMask mask = AttentionMask::Causal;
     SamplerConfig sampler;
     int max_new_tokens = -1;  // -1: until the context is full
     Capture capture;          // what each step keeps for the views
@@ -47,8 +51,14 @@ class Session {
     bool prefilled() const { return !trace_.empty(); }
     // Back to the prompt: cache emptied, trace cleared, sampler reseeded.
     void reset();
-    // Cached or uncached from the next step on (the cache holds every row in both modes).
-    void set_mode(CacheMode m) { config_.mode = m; }
+    // Cached or uncached from the next step on (the cache holds every row in both modes); a
+    // bidirectional session stays uncached.
+    void set_mode(CacheMode m) {
+        config_.mode = config_.mask == AttentionMask::Bidirectional ? CacheMode::Uncached : m;
+    }
+    // The next step's token is `token` instead of the sampler's choice (a session shown beside
+    // another follows its tokens, so both attend over the same sequence).
+    void force_next(int token) { forced_next_ = token; }
     void set_sampler(const SamplerConfig& s);
     // How steps are timed from the next step on (core/session/step_timing.h).
     void set_timing(const TimingPolicy& t) { config_.timing = t; }
@@ -81,6 +91,7 @@ class Session {
     FinishReason finish_reason_ = FinishReason::None;
     ForwardResult fr_;     // reused between steps
     ForwardResult rerun_;  // what timing re-runs compute (the same as fr_), discarded
+    int forced_next_ = -1;
 };
 
 }  // namespace kvs

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/attention_mask.h"
 #include "core/model/attention_rows.h"
 #include "core/model/backend.h"
 #include "core/model/counts.h"
@@ -29,6 +30,7 @@ struct StepRecord {
     int index = 0;  // 0 is the prefill
     Phase phase = Phase::Prefill;
     CacheMode mode = CacheMode::Cached;
+    AttentionMask mask = AttentionMask::Causal;
     // Tokens that joined the sequence at this step: the prompt at prefill, one token at decode.
     std::vector<int> new_tokens;
     int pos0 = 0;               // position of the first token the forward pass processed
@@ -63,6 +65,11 @@ struct StepRecord {
     // Largest |recomputed - held| over those rows, measured by comparing them with the rows the
     // cache held before the step emptied it; -1 when nothing was recomputed or compared.
     double kv_recomputed_max_delta = -1;
+    // The same comparison per layer, K and V apart: [n_layers] each, empty when not compared.
+    // Causal: 0 in every layer (a cache of them is exact). Bidirectional: 0 in layer 0, whose K/V
+    // come from the token's embedding alone, and above 0 from layer 1 on, where each row mixes
+    // in every token's attention output, the new one's included.
+    std::vector<double> kv_delta_k, kv_delta_v;
 
     KvShape kv;  // the cache after the step
     // Measured. The forward passes of a short step are run timing_runs times from the same state

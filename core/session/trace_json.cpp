@@ -9,6 +9,7 @@
 
 #include "core/model/toy_model.h"
 #include "core/session/session.h"
+#include "core/session/why_not_q.h"
 #include "core/util/json_writer.h"
 #include "core/util/version.h"
 
@@ -160,7 +161,8 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
         j.begin_object();
         j.field("index", r.index)
             .field("phase", phase_name(r.phase))
-            .field("mode", mode_name(r.mode));
+            .field("mode", mode_name(r.mode))
+            .field("mask", mask_name(r.mask));
         j.key("new_tokens").ints(r.new_tokens);
         j.field("pos0", r.pos0).field("tokens_processed", r.tokens_processed);
         j.field("forward_calls", r.forward_calls);
@@ -212,12 +214,26 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
         j.field("kv_recomputed_max_delta", r.kv_recomputed_max_delta < 0
                                                ? std::numeric_limits<double>::quiet_NaN()
                                                : r.kv_recomputed_max_delta);
+        // Per layer, K and V apart (measured; empty when nothing was compared).
+        j.key("kv_delta_k").floats(std::vector<float>(r.kv_delta_k.begin(), r.kv_delta_k.end()));
+        j.key("kv_delta_v").floats(std::vector<float>(r.kv_delta_v.begin(), r.kv_delta_v.end()));
+        // Each layer's query rows: computed = for_output + build_next_kv + rebuild_next_kv +
+        // thrown_away (core/session/why_not_q.h); the step's cache shape says how many layers.
+        j.key("layers").begin_array();
+        for (const QueryRowUse& u : query_row_use(r, r.kv.n_layers)) {
+            j.begin_object();
+            j.field("layer", u.layer).field("computed", u.computed);
+            j.field("for_output", u.for_output).field("build_next_kv", u.build_next_kv);
+            j.field("rebuild_next_kv", u.rebuild_next_kv).field("thrown_away", u.thrown_away);
+            j.end_object();
+        }
+        j.end_array();
         j.end_object();
         j.field("payload_evicted", r.payload_evicted);
         if (!r.attention.p.empty()) {
             const AttentionRows& a = r.attention;
             j.key("attention").begin_object();
-            j.field("q_pos0", a.q_pos0).field("rows", a.rows);
+            j.field("q_pos0", a.q_pos0).field("rows", a.rows).field("all_keys", a.all_keys);
             // weights[layer][head][row] = probabilities over keys 0..q_pos0+row (causal)
             j.key("weights").begin_array();
             for (int l = 0; l < a.n_layers; ++l) {

@@ -223,6 +223,13 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     const std::string mode = rd.text(s, "mode", w);
     if (mode != "cached" && mode != "uncached") rd.fail(w + ".mode", "not cached or uncached");
     r.mode = mode == "cached" ? CacheMode::Cached : CacheMode::Uncached;
+    // Without the mask (a trace of the bidirectional view); absent in older traces: causal.
+    if (const json* mk = rd.optional(s, "mask")) {
+        const std::string v = mk->is_string() ? mk->get<std::string>() : "";
+        if (v != "causal" && v != "bidirectional")
+            rd.fail(w + ".mask", "not causal or bidirectional");
+        r.mask = v == "causal" ? AttentionMask::Causal : AttentionMask::Bidirectional;
+    }
     r.new_tokens = rd.ids(rd.member(s, "new_tokens", w), w + ".new_tokens", c.seq_len, V);
     if (r.new_tokens.empty() || (index > 0 && r.new_tokens.size() != 1))
         rd.fail(w + ".new_tokens", "a prefill adds the prompt, a decode step one token");
@@ -297,6 +304,15 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     const json& delta = rd.member(q, "kv_recomputed_max_delta", qw);
     r.kv_recomputed_max_delta =
         delta.is_null() ? -1 : rd.number(delta, qw + ".kv_recomputed_max_delta", 0, 1e38);
+    for (auto [key, out] :
+         {std::pair{"kv_delta_k", &r.kv_delta_k}, std::pair{"kv_delta_v", &r.kv_delta_v}})
+        if (const json* d = rd.optional(q, key)) {
+            std::vector<float> v(d->is_array() ? d->size() : 0);
+            if (!d->is_array() || (v.size() != 0 && int(v.size()) != L))
+                rd.fail(qw + "." + key, "not [] or [n_layers]");
+            rd.floats(*d, qw + "." + key, v.size(), v.data(), 0.0f, 1e30f);
+            out->assign(v.begin(), v.end());
+        }
     r.payload_evicted = rd.boolean(s, "payload_evicted", w);
 
     // Payloads: every shape is the model's, every row inside the cache after the step.
@@ -305,7 +321,8 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         AttentionRows& ar = r.attention;
         const int rows = rd.whole(*a, "rows", aw, 1, r.tokens_processed);
         const int q_pos0 = rd.whole(*a, "q_pos0", aw, r.kv.len - rows, r.kv.len - rows);
-        ar.resize(L, H, rows, q_pos0);
+        const json* every = rd.optional(*a, "all_keys");  // bidirectional rows: every key
+        ar.resize(L, H, rows, q_pos0, every && every->is_boolean() && every->get<bool>());
         const json& weights = rd.member(*a, "weights", aw);
         const json* scores = rd.optional(*a, "scores");
         if (scores) ar.scores.assign(ar.p.size(), 0.0f);
@@ -323,7 +340,7 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
                         if (!hj.is_array() || int(hj.size()) != rows) rd.fail(rw, "not [rows]");
                         return hj[row];
                     };
-                    const std::size_t keys = std::size_t(q_pos0) + row + 1;
+                    const std::size_t keys = ar.keys(row);
                     const json& wr = cell(weights);
                     if (wr.is_null()) {
                         if (ar.empty_row.empty()) ar.empty_row.assign(std::size_t(L) * H * rows, 0);

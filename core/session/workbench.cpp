@@ -18,17 +18,20 @@ Workbench::~Workbench() {
     sessions_.clear();  // before the model they refer to
 }
 
-std::unique_ptr<Session> Workbench::make_session(std::size_t i, CacheMode mode) const {
+std::unique_ptr<Session> Workbench::make_session(std::size_t i, CacheMode mode,
+                                                 AttentionMask mask) const {
     SessionConfig cfg = base_;
     cfg.mode = mode;
+    cfg.mask = mask;
     return std::make_unique<Session>(*model_, backend_for_(i), cfg);
 }
 
-std::vector<std::unique_ptr<Session>> Workbench::build() const {
+std::vector<std::unique_ptr<Session>> Workbench::build_for(CacheView v) const {
     std::vector<std::unique_ptr<Session>> out;
-    const auto modes = modes_for(view_);
+    const auto modes = modes_for(v);
+    const auto masks = masks_for(v);
     for (std::size_t i = 0; i < modes.size(); ++i) {
-        out.push_back(make_session(i, modes[i]));
+        out.push_back(make_session(i, modes[i], masks[i]));
         if (!prompt_.empty()) out.back()->set_prompt(prompt_);
     }
     return out;
@@ -93,8 +96,27 @@ void Workbench::set_limit(int max_new_tokens) {
     notify(true);
 }
 
+void Workbench::remake_and_replay(CacheView v) {
+    const std::size_t target = sessions_.empty() ? 0 : sessions_[0]->trace().steps().size();
+    auto fresh = build_for(v);  // the old sessions stay until the new ones are whole
+    view_ = v;
+    sessions_ = std::move(fresh);
+    diffs_.clear();
+    notify(true);
+    for (std::size_t k = 0; k < target && !finished(); ++k) {
+        if (hooks_.go_on && !hooks_.go_on()) break;
+        step();
+    }
+}
+
 void Workbench::set_view(CacheView v) {
     if (v == view_) return;
+    // Into or out of the bidirectional pair: different sessions, made anew.
+    if ((v == CacheView::Bidirectional || view_ == CacheView::Bidirectional) &&
+        !sessions_.empty()) {
+        remake_and_replay(v);
+        return;
+    }
     if (v != CacheView::Compare || sessions_.empty()) {
         view_ = v;
         if (sessions_.size() > 1) sessions_.resize(1);  // leaving compare: the twin goes
@@ -157,6 +179,10 @@ void Workbench::step() {
     for (std::size_t i = 0; i < sessions_.size(); ++i) {
         Session& s = *sessions_[i];
         if (s.finished()) continue;
+        // The bidirectional session attends over the causal one's tokens (its own choices,
+        // from a model trained causal, would make the two sequences differ).
+        if (i == 1 && view_ == CacheView::Bidirectional && !sessions_[0]->trace().empty())
+            s.force_next(sessions_[0]->trace().back().token_out);
         s.step();
         if (i == 1) record_difference();
         stepped(i);

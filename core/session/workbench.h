@@ -64,7 +64,8 @@ class Workbench {
     void set_limit(int max_new_tokens);
     // On and off switch the running session from its next step (its trace records each step's
     // mode) and drop a twin; compare adds the uncached twin, which replays the steps taken so far
-    // so both stand at the same point.
+    // so both stand at the same point. Bidirectional (and leaving it) makes the view's sessions
+    // anew and replays as many steps; its bidirectional session takes the causal one's tokens.
     void set_view(CacheView v);
     void set_sampler(const SamplerConfig& s);  // from the next step on
     void set_timing(const TimingPolicy& t);    // from the next step on
@@ -98,9 +99,13 @@ class Workbench {
     const std::vector<double>& logit_differences() const { return diffs_; }
 
   private:
-    std::unique_ptr<Session> make_session(std::size_t i, CacheMode mode) const;
+    std::unique_ptr<Session> make_session(std::size_t i, CacheMode mode,
+                                          AttentionMask mask = AttentionMask::Causal) const;
+    // The view's sessions made anew, stepped as far as the first one was.
+    void remake_and_replay(CacheView v);
     // The sessions for the current settings; throws when the model refuses the prompt.
-    std::vector<std::unique_ptr<Session>> build() const;
+    std::vector<std::unique_ptr<Session>> build() const { return build_for(view_); }
+    std::vector<std::unique_ptr<Session>> build_for(CacheView v) const;
     const StepRecord* step_with_payload(std::size_t session, std::size_t k) const;
     void record_difference();  // the newest step both sessions have
     void notify(bool new_generation) const {

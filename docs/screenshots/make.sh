@@ -56,3 +56,20 @@ g=$(mktemp -d)
 shot gpt2-small-1080 --model "$g/gpt2-small.gguf" --prompt "Once upon a time" --decode 12 \
     --ops --op 41 --size 1920x1080
 rm -rf "$g"
+# The stage a room reads (docs/window.md): the row of Inside attention built stage by stage at a
+# projector's 1920x1080 (the prefill's q and K rows, its scores under the causal mask beside the
+# whole [T, T] triangle, the softmax weights), Inside attention shown alone at text 2 (key 8), causal
+# and bidirectional side by side (key M), and the memory traffic of each step against the position
+# in the time panel shown alone (key 4).
+shot stage-row-1-1080 --model default --prompt "The capital of France is" --prefill \
+    --explain 1,0,3 --maximise inside --explain-stage 1 --font-scale 1.5 --size 1920x1080
+shot stage-row-4-1080 --model default --prompt "The capital of France is" --prefill \
+    --explain 1,0,3 --maximise inside --explain-stage 4 --font-scale 1.5 --size 1920x1080
+shot stage-row-5-1080 --model default --prompt "The capital of France is" --prefill \
+    --explain 1,0,3 --maximise inside --explain-stage 5 --font-scale 1.5 --size 1920x1080
+shot presenter-inside-1080 --model default --prompt "Once upon a time" --decode 3 \
+    --explain 1,0,last --maximise inside --font-scale 2 --size 1920x1080
+shot causal-vs-bidirectional-1080 --model default --prompt "Once upon a time" --decode 3 \
+    --cache bidirectional --size 1920x1080
+shot memory-traffic-1080 --model default --prompt "Once upon a time" --decode 60 --cache compare \
+    --maximise time --size 1920x1080

@@ -171,15 +171,15 @@ void CpuBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k,
 
 void CpuBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                            DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
-                           int head_dim) {
+                           int head_dim, bool causal) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Attention, time_ops_, each());
     float* p = probs.empty() ? nullptr : probs.data;
     if (reference_ops_)
         ref::attention(out.data, q.data, cache_k.data, cache_v.data, p, T, pos0, n_heads,
-                       n_kv_heads, head_dim);
+                       n_kv_heads, head_dim, causal);
     else
         cpu::attention(out.data, q.data, cache_k.data, cache_v.data, p, T, pos0, n_heads,
-                       n_kv_heads, head_dim, pool_.get(), scratch_);
+                       n_kv_heads, head_dim, pool_.get(), scratch_, causal);
 }
 
 void CpuBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {

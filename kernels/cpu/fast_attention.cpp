@@ -171,7 +171,7 @@ void row_heads(float* out_row, const float* q_row, const float* k_cache, const f
 
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
                int T, int pos0, int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
-               std::vector<float>& scratch) {
+               std::vector<float>& scratch, bool causal) {
     const Shape sh{n_heads,
                    n_kv_heads,
                    head_dim,
@@ -194,7 +194,9 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
     if (scratch.size() < workers * per_worker) scratch.resize(workers * per_worker);
 
     auto run = [&](int item, float* mine) {
-        const int t = item / splits, part = item % splits, visible = pos0 + t + 1;
+        // Keys 0..pos0+t under the causal mask; every key without it.
+        const int t = item / splits, part = item % splits;
+        const int visible = causal ? pos0 + t + 1 : n_keys;
         const int g0 = n_kv_heads * part / splits, g1 = n_kv_heads * (part + 1) / splits;
         const int h0 = g0 * sh.kv_mul, h1 = g1 * sh.kv_mul;
         float* att = mine;

@@ -81,9 +81,9 @@ void matmul_compact(float* out, const float* x, GgmlType type, const unsigned ch
 
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
                int T, int pos0, int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
-               std::vector<float>& scratch) {
+               std::vector<float>& scratch, bool causal) {
     active_kernels().attention(out, q, k_cache, v_cache, probs, T, pos0, n_heads, n_kv_heads,
-                               head_dim, pool, scratch);
+                               head_dim, pool, scratch, causal);
 }
 
 void rmsnorm(float* out, const float* x, const float* w, int T, int dim, float eps) {

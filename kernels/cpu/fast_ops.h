@@ -26,11 +26,11 @@ void matmul(float* out, const float* x, const float* w, int T, int n, int d, Thr
 void matmul_compact(float* out, const float* x, GgmlType type, const unsigned char* w, int T, int n,
                     int d, ThreadPool* pool);
 
-// Causal GQA attention, as ref::attention; probs may be null.
+// GQA attention, as ref::attention (causal, or every key); probs may be null.
 // scratch: reused between calls, grown to one block per thread of the pool.
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
                int T, int pos0, int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
-               std::vector<float>& scratch);
+               std::vector<float>& scratch, bool causal);
 
 // out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w         out, x: [T, dim], w: [dim]
 void rmsnorm(float* out, const float* x, const float* w, int T, int dim, float eps);

@@ -53,13 +53,13 @@ void rope(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim
 }
 
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
-               int T, int pos0, int n_heads, int n_kv_heads, int head_dim) {
+               int T, int pos0, int n_heads, int n_kv_heads, int head_dim, bool causal) {
     const int dim = n_heads * head_dim, kv_dim = n_kv_heads * head_dim;
     const int kv_mul = n_heads / n_kv_heads, n_keys = pos0 + T;
     const float scale = std::sqrt(static_cast<float>(head_dim));
     std::vector<float> att(n_keys);
     for (int t = 0; t < T; ++t) {
-        const int pos = pos0 + t;  // this query sees keys 0..pos
+        const int pos = causal ? pos0 + t : n_keys - 1;  // this query sees keys 0..pos
         for (int h = 0; h < n_heads; ++h) {
             const float* qh = q + std::size_t(t) * dim + h * head_dim;
             const int kvh = h / kv_mul;

@@ -14,11 +14,12 @@ void matmul(float* out, const float* x, const float* w, int T, int n, int d);
 // pos * inv_freq[p].   q: [T, dim], k: [T, kv_dim], inv_freq: [head_dim / 2]
 void rope(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim,
           const float* inv_freq);
-// Causal GQA attention over cache rows 0..pos0+T-1.
+// GQA attention over cache rows 0..pos0+T-1: causal (query t sees keys 0..pos0+t), or, with
+// causal false, every query sees every key (an encoder's attention).
 // q, out: [T, n_heads * head_dim]; k_cache, v_cache: [>= pos0 + T, n_kv_heads * head_dim];
 // probs (may be null): [n_heads, T, pos0 + T], masked cells 0.
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
-               int T, int pos0, int n_heads, int n_kv_heads, int head_dim);
+               int T, int pos0, int n_heads, int n_kv_heads, int head_dim, bool causal = true);
 // h1 = silu(h1) * h3                   h1, h3: [n]
 void swiglu(float* h1, const float* h3, std::size_t n);
 // x += y                               x, y: [n]

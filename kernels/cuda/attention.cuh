@@ -36,6 +36,9 @@ struct AttentionArgs {
     // The split grid is then sized for the whole cache; chunks past the keys do nothing.
     const int* pos_at = nullptr;
     int probs_stride = 0;
+    // 1: query row t sees keys 0..pos0+t (a decoder's causal mask); 0: every key (an encoder's).
+    // A decode row (T == 1) sees every key either way.
+    int causal = 1;
 };
 
 // What one block computes: query row t, query heads h0..h0+group-1, all on kv head kvh.
@@ -66,7 +69,7 @@ __host__ __device__ inline AttentionShared attention_shared(float* base, const A
 __host__ __device__ inline AttentionJob prefill_job(Dim3 block, const AttentionArgs& a) {
     const int t = static_cast<int>(block.x), h = static_cast<int>(block.y);
     const int kv_mul = a.n_heads / a.n_kv_heads;
-    return {t, h, 1, h / kv_mul, a.pos0 + t, a.pos0 + a.T};
+    return {t, h, 1, h / kv_mul, a.causal ? a.pos0 + t : a.pos0 + a.T - 1, a.pos0 + a.T};
 }
 
 __host__ __device__ inline void attention_scores(const ThreadIndex& ix, const AttentionArgs& a,

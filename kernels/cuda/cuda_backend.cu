@@ -181,12 +181,13 @@ class CudaBackend final : public Backend, public StepGraphs {
         });
     }
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
-                   DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
-                   int head_dim) override {
+                   DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads, int head_dim,
+                   bool causal) override {
         kern::AttentionArgs a{
             out.data, q.data, cache_k.data, cache_v.data, probs.empty() ? nullptr : probs.data,
             T,        pos0,   n_heads,      n_kv_heads,   head_dim,
             nullptr};
+        a.causal = causal ? 1 : 0;
         // Shapes first: one that does not fit throws before anything is queued.
         if (!kern::attention_uses_decode(T)) {
             if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");
@@ -391,8 +392,8 @@ class CudaBackend final : public Backend, public StepGraphs {
         matmul(a, b, c, 2, 2, 2);
         rope(a, b, 2, 0, 2, 2, 2, c);
         kv_append(c, d, a, b, 0, 2, 2);
-        attention(a, b, c, d, DeviceSpan{}, 1, 0, 1, 1, 2);
-        attention(a, b, c, d, DeviceSpan{}, 2, 0, 1, 1, 2);
+        attention(a, b, c, d, DeviceSpan{}, 1, 0, 1, 1, 2, true);
+        attention(a, b, c, d, DeviceSpan{}, 2, 0, 1, 1, 2, true);
         swiglu(a, b, 2);
         layernorm(a, b, c, d, 1, 2, 1e-5f);
         gelu(a, 2);

@@ -301,11 +301,12 @@ void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, Devi
 
 void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k,
                                     DeviceSpan cache_v, DeviceSpan probs, int T, int pos0,
-                                    int n_heads, int n_kv_heads, int head_dim) {
+                                    int n_heads, int n_kv_heads, int head_dim, bool causal) {
     kern::AttentionArgs a{
         out.data, q.data, cache_k.data, cache_v.data, probs.empty() ? nullptr : probs.data,
         T,        pos0,   n_heads,      n_kv_heads,   head_dim,
         nullptr};
+    a.causal = causal ? 1 : 0;
     // Shapes first, as the cuda backend: one that does not fit throws before anything is queued.
     if (!kern::attention_uses_decode(T)) {
         if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");

@@ -81,8 +81,8 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs {
     void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v, int pos0,
                    int T, int kv_dim) override;
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
-                   DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
-                   int head_dim) override;
+                   DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads, int head_dim,
+                   bool causal) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T, int dim,
                    float eps) override;

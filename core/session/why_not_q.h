@@ -1,0 +1,48 @@
+#pragma once
+// Why K and V are cached and Q is not, counted per layer from a step's shapes. A layer computes
+// one query row per token the pass processes; what each row's attention output is for:
+//   - the newest row's leads to this step's output (the next token), at every layer;
+//   - below the last layer, an earlier row's output is the input of the next layer's K/V row of
+//     the same position (and of nothing that reaches the output): at the prefill that K/V row is
+//     new and kept in the cache; without the cache (an uncached decode) the cache already held
+//     it, so the row was computed only to rebuild it;
+//   - at the last layer no layer above reads an earlier row's output and only the newest row
+//     reaches the logits: those rows are thrown away (at the prefill too).
+// A cached decode computes one row per layer, the newest: nothing is thrown away, and no earlier
+// token's query is ever needed again, which is why no cache keeps Q.
+#include <string>
+#include <vector>
+
+#include "core/session/trace.h"
+
+namespace kvs {
+
+struct QueryRowUse {
+    int layer = 0;
+    int computed = 0;         // query rows the layer computed at the step
+    int for_output = 0;       // the newest row: its output leads to the next token
+    int build_next_kv = 0;    // only feed the next layer's K/V rows, new ones (kept in the cache)
+    int rebuild_next_kv = 0;  // only feed the next layer's K/V rows, which the cache held
+    int thrown_away = 0;      // last layer: read by nothing after the attention
+    // Without the causal mask the rows rebuilt differ from the ones the cache held: the new
+    // token reached them (core/session/trace.h, AttentionMask).
+    bool rebuilt_changed = false;
+};
+
+// Each layer's accounting of step `r` of a model with `n_layers` layers: [n_layers].
+std::vector<QueryRowUse> query_row_use(const StepRecord& r, int n_layers);
+
+// One layer's accounting in one line, e.g. "layer 0: computed 8 query rows: 1 for this token's
+// output, 7 only to rebuild layer 1's K/V rows (the cache held them)".
+std::string query_row_use_line(const QueryRowUse& u);
+
+// What the step did with K/V rows, from its counts and its measured comparison: "read 7 cached
+// K/V rows, wrote 1 new K/V row", or "recomputed 7 K/V rows the cache held, all equal to the
+// cached ones (max |Δ| = 0), and wrote 1 new K/V row".
+std::string kv_reuse_line(const StepRecord& r);
+
+// Layer `layer`'s "why not Q" in one line: its query rows, then the step's K/V rows. For the
+// CLI, the window and lessons alike.
+std::string why_not_q_line(const StepRecord& r, int layer, int n_layers);
+
+}  // namespace kvs
