@@ -16,6 +16,8 @@
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/util/format.h"
+#include "core/util/output_file.h"
+#include "core/util/utf8.h"
 
 namespace kvs::cli {
 
@@ -66,12 +68,21 @@ int cmd_export(int argc, char** argv) {
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         return 0;
     }
-    write_gguf_llama(a.str("gguf"), c, llama->weights(), *tok, type, m->name());
+    const std::string out = a.str("gguf");
+    const Written w = write_gguf_llama(out, c, llama->weights(), *tok, type, m->name());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const char* arch = c.gpt2() ? "gpt2" : qwen2 ? "qwen2" : "llama";
-    std::printf("%s: GGUF v3, %s, %s matrices, %s, written in %.2f s\n", a.str("gguf").c_str(),
-                arch, ggml_type_name(type),
-                format_bytes(double(regular_file_size(a.str("gguf")))).c_str(), s);
+    // Every byte was written and checked. A regular file's size is read back; on a device or a
+    // pipe there is nothing to read back, and the summary says so. When the output is this
+    // process's own stdout (/dev/stdout, a pipe to the next command), the summary goes to stderr,
+    // not into the GGUF bytes.
+    const std::string size = w.regular ? format_bytes(double(regular_file_size(out)))
+                                       : format_bytes(double(w.bytes)) +
+                                             " to a device or pipe (all written; its size there "
+                                             "cannot be read back)";
+    std::fprintf(is_standard_output(out) ? stderr : stdout,
+                 "%s: GGUF v3, %s, %s matrices, %s, written in %.2f s\n",
+                 escape_for_one_line(out).c_str(), arch, ggml_type_name(type), size.c_str(), s);
     return 0;
 }
 

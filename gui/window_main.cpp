@@ -7,12 +7,9 @@
 #include <GLFW/glfw3.h>
 #include <sys/resource.h>
 
-#include <signal.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +26,7 @@
 #include "gui/gl_window.h"
 #include "gui/options.h"
 #include "gui/panels.h"
+#include "gui/quit_signal.h"
 #include "gui/settings.h"
 #include "gui/soak.h"
 #ifdef __EMSCRIPTEN__
@@ -42,13 +40,6 @@
 namespace {
 using namespace kvs;
 using namespace kvs::gui;
-
-// SIGINT/SIGTERM end the loop like closing the window does, so settings are still saved; the
-// loop wakes at least every 0.5 s (glfwWaitEventsTimeout) to see it.
-volatile std::sig_atomic_t g_quit = 0;
-void on_quit_signal(int) {
-    g_quit = 1;
-}
 
 // Waits for the engine; a user error from the requests so far is fatal in headless runs.
 void settle(EngineWorker& worker) {
@@ -182,14 +173,9 @@ int run(int argc, char** argv, Platform& platform) {
     const bool headless = o.headless();
     if (!headless) {
         // Interactive runs only (headless ones have no settings to save: the default ends them),
-        // from the start, so a signal while the model or a lesson opens is not lost. SA_RESETHAND:
-        // a second Ctrl+C or SIGTERM ends the process at once, as a user who insists expects.
-        struct sigaction sa {};
-        sa.sa_handler = on_quit_signal;
-        sa.sa_flags = SA_RESETHAND;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, nullptr);
-        sigaction(SIGTERM, &sa, nullptr);
+        // from the start, so a signal while the model or a lesson opens is not lost. The loop
+        // wakes at least every 0.5 s (glfwWaitEventsTimeout) to see it (gui/quit_signal.h).
+        install_quit_handlers();
     }
     // Headless runs (docs, tests) neither read nor write the user's settings.
     const bool persist = !o.no_settings && !headless;
@@ -413,7 +399,7 @@ int run(int argc, char** argv, Platform& platform) {
                          escape_for_one_line(why).c_str());
     };
     platform.run_frames(
-        window, app, worker, ui, [] { return g_quit != 0; }, save_now);
+        window, app, worker, ui, [] { return quit_requested(); }, save_now);
     // Stops a running step loop or @batch sweep between forward passes, so the worker's thread
     // joins promptly and the settings below are saved even when a signal ended the loop.
     worker.cancel();

@@ -77,7 +77,7 @@ step deps 30 "rm -rf '$DEPS/root' && mkdir -p '$DEPS/root' && for f in '$DEPS'/*
 step configure 90 "cmake -S '$ROOT' -B '$BUILD' ${generator[*]} -DCMAKE_BUILD_TYPE=Release -DKVSCOPE_GUI=OFF -DCMAKE_CUDA_ARCHITECTURES=$KVS_GPU_ARCH ${dep_args[*]@Q} ${KVS_GPU_CMAKE_ARGS:-}"
 step build 240 "cmake --build '$BUILD' -j \$(nproc) --target kvscope_gpu_tests kvscope-cli"
 # All 7 gpu tests must run and pass; a skipped one (no device) fails the step.
-step gpu-tests 150 "cd '$BUILD' && KVSCOPE_REQUIRE_GPU=1 ctest -L gpu --no-tests=error --output-on-failure -V > '$LOG/ctest.out' 2>&1; rc=\$?; cat '$LOG/ctest.out'; [ \$rc = 0 ] && grep -q '100% tests passed, 0 tests failed out of 7' '$LOG/ctest.out' && ! grep -q Skipped '$LOG/ctest.out'"
+step gpu-tests 150 "cd '$BUILD' && KVSCOPE_REQUIRE_GPU=1 '$ROOT/scripts/ctest_checked.sh' 7 0 -L gpu --output-on-failure -V"
 step kernels 60 "'$CLI' kernels --repeats 20 --require-gpu"
 step text 60 "'$CLI' generate --backend cpu --prompt 'Once upon a time' --max-new-tokens 96 > '$LOG/text-cpu.txt' && '$CLI' generate --backend cuda --prompt 'Once upon a time' --max-new-tokens 96 > '$LOG/text-cuda.txt' && cmp '$LOG/text-cpu.txt' '$LOG/text-cuda.txt' && echo 'same text on cpu and cuda:' && cat '$LOG/text-cuda.txt'"
 step paths 60 "'$CLI' generate --backend cuda --prompt 'Once upon a time' --max-new-tokens 96 --op-times --timing-runs 9 && '$CLI' generate --backend cuda --prompt 'Once upon a time' --max-new-tokens 96 --timing-runs 9"

@@ -1,7 +1,8 @@
 # Shared by scripts/run.sh and scripts/test.sh (sourced, not run): installs the Debian packages
 # kvscope needs when they are missing, then configures and builds incrementally.
 #   kvs_require_packages PKG...   install what is missing (apt as root or via sudo), else explain
-#   kvs_build DIR [cmake args]    configure once, then build incrementally
+#   kvs_configure DIR [cmake args]  configure DIR with these options (every time: see below)
+#   kvs_build DIR [cmake args]      kvs_configure, then build incrementally
 set -euo pipefail
 
 KVS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,11 +42,24 @@ kvs_require_packages() {
     fi
 }
 
-kvs_build() {
+# Configured on every run, with the options given, not only when DIR has no CMakeCache.txt: what a
+# script installed since the last configure (chromium by web.sh, llama.cpp by peer.sh) is probed
+# again (find_program and pkg-config search again where they found nothing), and an option given
+# now (web.sh's -DKVSCOPE_WEB_SITE) takes effect in a folder test.sh configured before. A
+# configure of an existing folder takes about a second.
+kvs_configure() {
     local dir="$1"
     shift
-    if [ ! -f "$dir/CMakeCache.txt" ]; then
-        cmake -S "$KVS_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >&2
-    fi
-    cmake --build "$dir" -j "$(nproc)" >&2
+    cmake -S "$KVS_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >&2
+}
+
+kvs_build() {
+    kvs_configure "$@"
+    cmake --build "$1" -j "$(nproc)" >&2
+}
+
+# ctest in the current folder, failing when it ran nothing or fewer than expected
+# (scripts/ctest_checked.sh MIN_RAN MAX_SKIPPED [ctest args]).
+kvs_ctest() {
+    "$KVS_ROOT/scripts/ctest_checked.sh" "$@"
 }

@@ -430,7 +430,8 @@ TEST_CASE("hostile GPT-2 Hugging Face folders: one clear line each", "[gpt2][hf]
             "tensor 'transformer.h.3.attn.c_attn.bias' is not one of a GPT2LMHeadModel's");
     refused(cfg("n_inner", 256), "tensor 'transformer.h.0.mlp.c_fc.weight' is [128, 512]");
     refused(cfg("tie_word_embeddings", false), "no tensor 'lm_head.weight'");
-    refused(cfg("tie_word_embeddings", "yes"), "tie_word_embeddings is not true or false");
+    refused(cfg("tie_word_embeddings", "yes"),
+            "tie_word_embeddings = \"yes\" is not true or false");
     refused(cfg("layer_norm_epsilon", 1.0), "LayerNorm epsilon");
     refused(config, "the gpt2 architecture runs with float32 weights only", GgmlType::BF16);
     // A Conv1D weight stored as a Linear one ([out, in]) is named with both shapes.

@@ -21,6 +21,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
+#include "tests/hostile_files.h"
 #include "tests/test_helpers.h"
 
 namespace fs = std::filesystem;
@@ -587,6 +588,70 @@ TEST_CASE("a file that does not open shows why and the session goes on", "[gui][
     }
 }
 
+TEST_CASE("hostile model folders through Open file: one line each, the session goes on",
+          "[gui][errors][reliability]") {
+    // The classes of tests/test_hostile_input.cpp as the window meets them (--open does what
+    // Open file... does): a tokenizer.json id that, unchecked, writes past a vector, and one the
+    // standard library refuses ("internal error"), JSON a hundred thousand deep (recursing over
+    // it overflows the stack and takes the window and the user's session with it), a config
+    // whose fields multiply past 2^31, a shard name with a NUL inside, a right-to-left override
+    // in a config value.
+    namespace t = kvs::test;
+    const fs::path dir = t::temp_dir("gui-hostile");
+    const std::string deep = t::nested_json(100000);
+    const std::string model = (dir / "m.bin").string();
+    REQUIRE(t::run_cli({"make-model", "--out", model, "--dim", "64", "--hidden", "64", "--layers",
+                        "1", "--heads", "8", "--vocab", "300", "--seq-len", "16"})
+                .exit_code == 0);
+    REQUIRE(t::run_cli({"export", "--model", model, "--hf", (dir / "wide").string()}).exit_code ==
+            0);
+    auto wide = json::parse(slurp(dir / "wide" / "config.json"));
+    wide["head_dim"] = (1 << 29) + 8;
+    const std::string wrap_config = wide.dump();
+    t::write_file(dir / "wide" / "config.json", {wrap_config.begin(), wrap_config.end()});
+    struct Case {
+        fs::path folder;
+        std::string says;
+    };
+    const std::vector<Case> cases = {
+        {t::hf_folder_with(
+             dir, "neg",
+             {{"tokenizer.bin", ""}, {"tokenizer.json", t::tokenizer_json_with_added_id("-1")}}),
+         "added_tokens[0].id = -1 is not a token id"},
+        {t::hf_folder_with(
+             dir, "min",
+             {{"tokenizer.bin", ""},
+              {"tokenizer.json", t::tokenizer_json_with_added_id("-9223372036854775808")}}),
+         "added_tokens[0].id = -9223372036854775808 is not a token id"},
+        {t::hf_folder_with(dir, "deep", {{"config.json", t::config_with("hidden_act", deep)}}),
+         "config.json: JSON nested more than 64 levels deep"},
+        {dir / "wide", "head_dim 536870920 x 8 heads is 4294967360, not hidden_size 64"},
+        {t::hf_folder_with(
+             dir, "nul",
+             {{"model.safetensors.index.json", t::index_naming("model.safetensors\\u0000evil")}}),
+         "(a NUL byte inside)"},
+        {t::hf_folder_with(
+             dir, "bidi",
+             {{"config.json", t::config_with("architectures", "[\"Llama\\u202eX\"]")}}),
+         "architecture 'Llama\\u202eX' is not supported"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.folder.filename().string());
+        const Shot s =
+            screenshot({"--model", "toy", "--prefill", "--open", c.folder.string()}, "hostile");
+        CHECK(s.layout["model"] == "toy");  // still the toy, prefilled
+        CHECK(s.layout["steps"] == 1);
+        REQUIRE(s.layout["messages"].size() == 1);
+        const std::string m = s.layout["messages"][0];
+        INFO(m);
+        CHECK(m.rfind("could not open the model: " + c.folder.string(), 0) == 0);
+        CHECK(m.find(c.says) != std::string::npos);
+        CHECK(m.find("(still showing toy)") != std::string::npos);
+        CHECK(m.find("internal error") == std::string::npos);
+        CHECK(m.find('\n') == std::string::npos);
+    }
+}
+
 TEST_CASE("any UTF-8 in the prompt: bytes the vocabulary lacks are chips of their own",
           "[gui][errors][utf8]") {
     // The tiny model's vocabulary has byte pieces and a few English ones: an emoji, Chinese and
@@ -910,6 +975,54 @@ echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))" > result
     const std::string err = slurp(dir / "err");
     CHECK(err.find("settings.txt:1: temperature: -5 is out of range (0..100); using the default") !=
           std::string::npos);
+}
+
+TEST_CASE("quit signals: timeout, SIGTERM to the window and its group, Ctrl+C twice all save",
+          "[gui][errors][reliability]") {
+    // GNU timeout sends SIGTERM to the window and then to its process group; a terminal's Ctrl+C
+    // goes to the group, and a user presses it twice. Each is one request to quit: the window ends
+    // through its normal path and saves its settings (exit 0). A handler reset after the first
+    // signal (SA_RESETHAND) lets the second copy kill it unsaved (143, 130): every Ctrl+C-twice
+    // run and about one timeout run in three. A user's later repeat, or a third signal, still
+    // ends it at once (gui/quit_signal.h; the rule is tested in test_gui_reliability.cpp).
+    const fs::path dir = kvs::test::temp_dir("gui-signals");
+    {
+        std::ofstream f(dir / "drive.sh");
+        f << R"SH(set -u
+gui=$1; model=$2
+export KVSCOPE_CONFIG_DIR="$PWD/cfg"
+one() {  # one LABEL COMMAND...: fresh settings, the run, its exit status, whether it saved
+  local label=$1; shift
+  rm -rf cfg; mkdir cfg; echo "lesson = 0" > cfg/settings.txt
+  "$@" >>log 2>&1; local rc=$?
+  grep -qx "prompt = signal test" cfg/settings.txt && s=saved || s=unsaved
+  echo "$label $rc $s" >> result
+}
+run='"$0" --model "$1" --prompt "signal test" --backend cpu'
+for i in 1 2 3 4; do
+  one timeout timeout --preserve-status 0.8 "$gui" --model "$model" --prompt "signal test" --backend cpu
+done
+for i in 1 2; do
+  one term-both bash -c "setsid $run & p=\$!; sleep 0.8; kill -TERM \$p; kill -TERM -- -\$p; wait \$p" "$gui" "$model"
+  one ctrl-c-twice bash -c "setsid $run & p=\$!; sleep 0.8; kill -INT -- -\$p; sleep 0.3; kill -INT -- -\$p; wait \$p" "$gui" "$model"
+done
+)SH";
+    }
+    const std::string cmd = "cd " + quote(dir.string()) + " && " + quote(KVSCOPE_WITH_XVFB) +
+                            " bash drive.sh " + quote(KVSCOPE_GUI_BIN) + " " + quote(tiny_model()) +
+                            " >out 2>err";
+    std::system(cmd.c_str());
+    INFO(slurp(dir / "err") << slurp(dir / "log"));
+    std::istringstream in(slurp(dir / "result"));
+    int runs = 0;
+    for (std::string label, saved; true; ++runs) {
+        int rc = -1;
+        if (!(in >> label >> rc >> saved)) break;
+        INFO(label << " run " << runs << ": exit " << rc << ", " << saved);
+        CHECK(rc == 0);
+        CHECK(saved == "saved");
+    }
+    CHECK(runs == 8);
 }
 
 // --- No overlap, no clipping ---

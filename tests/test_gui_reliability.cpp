@@ -10,6 +10,7 @@
 #include "gui/engine_worker.h"
 #include "gui/font_check.h"
 #include "gui/options.h"
+#include "gui/quit_signal.h"
 #include "gui/settings.h"
 #include "kernels/backend_factory.h"
 #include "tests/test_helpers.h"
@@ -254,4 +255,16 @@ TEST_CASE("a model whose context is shorter than the prompt opens, says why, and
     CHECK(s.error.empty());
     REQUIRE(s.sessions.size() == 1);
     CHECK(s.sessions[0].trace.steps().size() == 3);  // the step buttons work
+}
+
+TEST_CASE("quit signals: copies of one request are one, a repeat after the grace or a third ends",
+          "[gui][reliability]") {
+    CHECK_FALSE(quit_at_once(1, 0));  // the first: the frame loop ends, the settings are saved
+    // timeout's SIGTERM to the window and to its group, microseconds apart; a double Ctrl+C.
+    CHECK_FALSE(quit_at_once(2, 0));
+    CHECK_FALSE(quit_at_once(2, kQuitGraceMs - 1));
+    // A user who presses again once the grace has passed, or anyone's third signal.
+    CHECK(quit_at_once(2, kQuitGraceMs));
+    CHECK(quit_at_once(3, 0));
+    CHECK(quit_at_once(7, 5));
 }

@@ -190,12 +190,13 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
         std::memcpy(huge.data(), &big, 8);
         refused(huge, config, "header length");
         refused(with_head("[1, 2]"), config, "not a JSON object");
-        refused(with_head("{\"a\": 1"), config, "not a JSON object");
+        refused(with_head("{\"a\": 1"), config, "header: not valid JSON");
         refused(replaced("\"BF16\"", "\"I8\""), config, "dtype I8 is not supported");
         refused(replaced("\"shape\":[300,16]", "\"shape\":[300,17]"), config, "bytes, its dtype");
-        refused(replaced("\"shape\":[300,16]", "\"shape\":[300,-16]"), config, "non-negative");
+        refused(replaced("\"shape\":[300,16]", "\"shape\":[300,-16]"), config,
+                "shape[1] = -16 is not a size");
         refused(replaced("\"shape\":[300,16]", "\"shape\":[4294967296,4294967296]"), config,
-                "2^40");
+                "shape[1]: 4294967296 x 4294967296 is more than 1099511627776");
         refused(replaced("\"data_offsets\":[0,", "\"data_offsets\":[99999999,"), config,
                 "lie outside");
         refused(replaced("\"shape\":[300,16]", "\"shape\":[16,300]"), config,
@@ -216,7 +217,7 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
             return j.dump();
         };
         const nlohmann::json gone(nlohmann::json::value_t::discarded);
-        refused(good, "not json", "config.json is not a JSON object");
+        refused(good, "not json", "config.json: not valid JSON");
         refused(good, cfg("architectures", {"Qwen2ForCausalLM"}),
                 "no tensor 'model.layers.0.self_attn.q_proj.bias'");
         refused(good, cfg("architectures", {"GPTNeoXForCausalLM"}),

@@ -1,23 +1,30 @@
 // What users throw at the engine: any bytes as a prompt, files that are not what they
 // claim, headers with huge values, NaN weights. Every case is a clear one-line kvs::Error or a
 // working session, never a crash. (The CLI side of the same cases is in test_cli.cpp.)
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/files/json_input.h"
 #include "core/loaders/checkpoint.h"
 #include "core/loaders/model_loader.h"
 #include "core/session/session.h"
 #include "core/session/trace_json.h"
 #include "core/tokenizers/bpe_tokenizer.h"
+#include "core/tokenizers/byte_bpe_tokenizer.h"
+#include "core/util/checked.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/util/utf8.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/lesson.h"
+#include "tests/hostile_files.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
@@ -27,6 +34,9 @@ namespace {
 const Model& tiny() {
     static auto m = open_model(test::write_tiny_model(test::temp_dir("hostile")));
     return *m;
+}
+std::vector<unsigned char> bytes_of(const std::string& s) {
+    return {s.begin(), s.end()};
 }
 std::string error_of(const std::function<void()>& f) {
     try {
@@ -288,4 +298,301 @@ TEST_CASE("a lesson check nested a hundred thousand deep is refused, not a stack
     std::string fine =
         "# T\n## S\n@expect " + std::string(100, '(') + "1" + std::string(100, ')') + " == 1\n";
     CHECK(parse_lesson(fine, "fine.md").steps.size() == 1);
+}
+
+// ---- numbers, depth and names read from model files ------------------------------------------
+// Each case runs through the CLI (info, generate; lesson's @model for the depth), as a user
+// meets it: exit 2, one line naming the file, the field and the value; never a signal.
+
+namespace {
+
+bool one_line_error(const test::RunResult& r) {
+    return r.exit_code == 2 && !r.err.empty() && r.err.find('\n') == r.err.size() - 1;
+}
+
+// The first line of stderr without "kvscope-cli: error: " and the newline.
+std::string message_of(const test::RunResult& r) {
+    const std::string prefix = "kvscope-cli: error: ";
+    std::string m = r.err.rfind(prefix, 0) == 0 ? r.err.substr(prefix.size()) : r.err;
+    if (!m.empty() && m.back() == '\n') m.pop_back();
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("ids and counts from a file are range-checked before they index or size anything",
+          "[hostile][cli]") {
+    // A 100-byte tokenizer.json whose added token's id is negative, at the top of the 64-bit
+    // range, huge but positive, or not a whole number. Unchecked, a negative or 2^64-1 id wraps
+    // a size to zero and writes past a vector (SIGSEGV), a huge one asks for terabytes ("out of
+    // memory"), INT64_MIN makes std::vector throw length_error ("internal error").
+    const auto dir = test::temp_dir("hostile-ids");
+    int n = 0;
+    for (const std::string id : {"-1", "18446744073709551615", "-9223372036854775808", "4000000000",
+                                 "1000000000000", "1e300", "2.5", "\"3\""}) {
+        INFO("id " << id);
+        const std::string text = test::tokenizer_json_with_added_id(id);
+        CHECK(text.size() <= 140);
+        const auto folder = test::hf_folder_with(dir, "id" + std::to_string(++n),
+                                                 {{"tokenizer.bin", ""}, {"tokenizer.json", text}});
+        const std::string tok = (folder / "tokenizer.json").string();
+        const std::string shown = id == "1e300" ? "1e+300" : id;
+        const std::string expect = tok + ": tokenizer.json: added_tokens[0].id = " + shown +
+                                   " is not a token id of its 4 vocab and added tokens (an "
+                                   "integer from 0 to 3)";
+        const std::string gguf = (dir / "out.gguf").string();
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{"info", "--model", folder.string()},
+              {"generate", "--model", folder.string()},
+              {"export", "--model", folder.string(), "--gguf", gguf}}) {
+            const auto r = test::run_cli(args);
+            INFO(args[0] << ": " << r.err);
+            CHECK(r.exit_code == 2);
+            CHECK(one_line_error(r));
+            CHECK(message_of(r) == expect);
+        }
+        CHECK(!fs::exists(gguf));
+        CHECK(error_of([&] {
+                  ByteBpeTokenizer::from_hf_json_text(text, "t.json");
+              }).rfind("t.json: tokenizer.json: added_tokens[0].id = " + shown, 0) == 0);
+    }
+    // The vocabulary's own ids, the same way.
+    for (const std::string id : {"-5", "4000000000", "18446744073709551615"}) {
+        const std::string text =
+            "{\"model\":{\"vocab\":{\"a\":" + id + "}},\"pre_tokenizer\":{\"type\":\"ByteLevel\"}}";
+        CHECK(error_of([&] { ByteBpeTokenizer::from_hf_json_text(text, "v.json"); }) ==
+              "v.json: tokenizer.json: model.vocab[\"a\"] = " + id +
+                  " is not a token id of its 1 tokens (an integer from 0 to 0)");
+    }
+    // Sizes from config.json: negative, beyond 2^30, a float, a string.
+    for (const std::string v : {"-16", "4294967312", "16.0", "\"16\"", "[16]"}) {
+        const auto folder =
+            test::hf_folder_with(dir, "size" + std::to_string(++n),
+                                 {{"config.json", test::config_with("hidden_size", v)}});
+        const auto r = test::run_cli({"info", "--model", folder.string()});
+        INFO(r.err);
+        CHECK(one_line_error(r));
+        CHECK(message_of(r) == folder.string() +
+                                   ": Hugging Face Llama model: config.json: hidden_size = " + v +
+                                   " is not a size (an integer from 0 to 1073741824)");
+    }
+    // What make-model is asked to make: refused from the shapes when it cannot fit, before a
+    // byte is written (the llama file would be written until the disk is full) or allocated.
+    const auto out = (dir / "big.bin").string();
+    auto r = test::run_cli({"make-model", "--out", out, "--dim", "16384", "--hidden", "65536",
+                            "--layers", "256", "--heads", "128", "--seq-len", "64"});
+    INFO(r.err);
+    CHECK(one_line_error(r));
+    CHECK(message_of(r).rfind(out + ": needs 4.00 TiB, the file system there has ", 0) == 0);
+    CHECK(!fs::exists(out));
+    ::setenv("KVSCOPE_MEM_AVAILABLE", "1000000000", 1);
+    r = test::run_cli({"make-model", "--arch", "gpt2", "--out", (dir / "g.gguf").string(), "--dim",
+                       "4096", "--layers", "64", "--heads", "32", "--seq-len", "256"});
+    ::unsetenv("KVSCOPE_MEM_AVAILABLE");
+    INFO(r.err);
+    CHECK(one_line_error(r));
+    CHECK(message_of(r).find(": 48.0 GiB of memory needed, 954 MiB available "
+                             "(KVSCOPE_MEM_AVAILABLE)") != std::string::npos);
+}
+
+TEST_CASE("JSON nested 100,000 deep in any file of a model folder: refused, no stack overflow",
+          "[hostile][cli]") {
+    // ~200 KB, under the 1 MiB config limit. nlohmann parses it without recursing, but dump() in
+    // a message and copies of a sub-tree recurse once per level and overflow the stack (SIGSEGV)
+    // in info, generate, lesson and the window.
+    const std::string deep = test::nested_json(100000);
+    const auto dir = test::temp_dir("hostile-deep");
+    std::string header = "{\"t\":" + deep + "}";
+    std::string st(8, '\0');
+    for (int i = 0; i < 8; ++i) st[i] = char((std::uint64_t(header.size()) >> (8 * i)) & 0xff);
+    struct Case {
+        std::string name;
+        std::map<std::string, std::string> files;
+        std::string file;  // the file the message names
+    };
+    const std::vector<Case> cases = {
+        {"act", {{"config.json", test::config_with("hidden_act", deep)}}, "config.json"},
+        {"size", {{"config.json", test::config_with("hidden_size", deep)}}, "config.json"},
+        {"unread", {{"config.json", test::config_with("notes", deep)}}, "config.json"},
+        {"tok",
+         {{"tokenizer.bin", ""},
+          {"tokenizer.json", "{\"model\":{\"vocab\":{}},\"pre_tokenizer\":" + deep + "}"}},
+         "tokenizer.json"},
+        {"index",
+         {{"model.safetensors.index.json", "{\"weight_map\":{\"a\":" + deep + "}}"}},
+         "model.safetensors.index.json"},
+        {"header", {{"model.safetensors", st + header}}, "model.safetensors"},
+    };
+    for (const Case& c : cases) {
+        const auto folder = test::hf_folder_with(dir, c.name, c.files);
+        const std::string named =
+            c.file == "config.json"
+                ? folder.string() + ": config.json"
+                : (folder / c.file).string() + (c.file == "model.safetensors"
+                                                    ? ": not a usable safetensors file: header"
+                                                    : "");
+        test::write_file(dir / (c.name + ".md"),
+                         bytes_of("# Deep\n\n## Open\n@model " + folder.string() + "\n"));
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{"info", "--model", folder.string()},
+              {"generate", "--model", folder.string()},
+              {"export", "--model", folder.string(), "--gguf", (dir / "out.gguf").string()},
+              {"lesson", (dir / (c.name + ".md")).string()}}) {
+            INFO(c.name << " " << args[0]);
+            const auto r = test::run_cli(args);
+            INFO(r.out << r.err);
+            CHECK(r.exit_code != 139);
+            if (args[0] == "lesson") {  // the lesson reports its step's error and fails
+                CHECK(r.exit_code == 1);
+                CHECK(r.out.find(named + ": JSON nested more than 64 levels deep") !=
+                      std::string::npos);
+                continue;
+            }
+            CHECK(one_line_error(r));
+            CHECK(message_of(r).rfind(named + ": JSON nested more than 64 levels deep (at byte ",
+                                      0) == 0);
+            CHECK(message_of(r).ends_with("); kvscope reads at most 64"));
+        }
+    }
+    // Messages quote a bounded excerpt of a value, whatever it holds.
+    nlohmann::json v = nlohmann::json::parse(test::nested_json(60));
+    CHECK(json_excerpt(v) == "[[[[...]]]]");
+    CHECK(json_excerpt(std::string(1000, 'x')).size() < 50);
+}
+
+TEST_CASE("a product of config fields is exact: one past 2^31 does not wrap to a valid shape",
+          "[hostile][cli]") {
+    // dim 64, 8 heads: head_dim 2^29 + 8 gives 8 x head_dim = 2^32 + 64, which an int product
+    // wraps to 64 = hidden_size (signed overflow, UBSan's finding): the contradicting config
+    // would load.
+    const auto dir = test::temp_dir("hostile-product");
+    const std::string model = (dir / "m.bin").string();
+    REQUIRE(test::run_cli({"make-model", "--out", model, "--dim", "64", "--hidden", "64",
+                           "--layers", "1", "--heads", "8", "--vocab", "300", "--seq-len", "16"})
+                .exit_code == 0);
+    REQUIRE(test::run_cli({"export", "--model", model, "--hf", (dir / "hf").string()}).exit_code ==
+            0);
+    auto config = nlohmann::json::parse(test::slurp(dir / "hf" / "config.json"));
+    REQUIRE(test::run_cli({"info", "--model", (dir / "hf").string()}).exit_code == 0);
+    config["head_dim"] = (1 << 29) + 8;
+    test::write_file(dir / "hf" / "config.json", bytes_of(config.dump()));
+    for (const char* cmd : {"info", "generate"}) {
+        const auto r = test::run_cli({cmd, "--model", (dir / "hf").string()});
+        INFO(r.out << r.err);
+        CHECK(one_line_error(r));
+        CHECK(message_of(r) == (dir / "hf").string() +
+                                   ": Hugging Face Llama model: head_dim 536870920 x 8 heads is "
+                                   "4294967360, not hidden_size 64");
+    }
+    // The helpers themselves: exact, or refused by name.
+    CHECK(checked_mul(1ull << 32, 1ull << 31, {"f", "a x b"}) == 1ull << 63);
+    CHECK_THROWS_WITH(checked_mul(1ull << 32, 1ull << 32, {"f", "a x b"}),
+                      "f: a x b: 4294967296 x 4294967296 is more than 18446744073709551615");
+    CHECK_THROWS_WITH(checked_add(~0ull, 1, {"f", "a + b"}),
+                      "f: a + b: 18446744073709551615 + 1 is more than 18446744073709551615");
+    CHECK_THROWS_WITH(checked_int(std::int64_t(-1), 0, 10, {"f", "n"}),
+                      "f: n = -1 is not a size (an integer from 0 to 10)");
+    CHECK(checked_uint(10, 10, {"f", "n"}) == 10);
+}
+
+TEST_CASE("names read from files are file names: no NUL, controls, separators or '..'",
+          "[hostile][cli]") {
+    // The index names a shard "model.safetensors\0evil": a check for '/' and ".." alone lets the
+    // NUL through, and the C library then opens model.safetensors, a file the index does not
+    // name.
+    const auto dir = test::temp_dir("hostile-names");
+    int n = 0;
+    for (const auto& [shard, why] : std::vector<std::pair<std::string, std::string>>{
+             {"model.safetensors\\u0000evil", "a NUL byte inside"},
+             {"model.safetensors\\u0000", "a NUL byte inside"},
+             {"model\\u001b[2J.safetensors", "a control character inside"},
+             {"..", "a folder"},
+             {"../hf/model.safetensors", "a path, not a name"},
+             {"..\\\\model.safetensors", "a path, not a name"},
+             {"", "empty"}}) {
+        INFO(shard);
+        const auto folder =
+            test::hf_folder_with(dir, std::to_string(++n),
+                                 {{"model.safetensors.index.json", test::index_naming(shard)}});
+        const auto r = test::run_cli({"info", "--model", folder.string()});
+        INFO(r.out << r.err);
+        CHECK(one_line_error(r));
+        const std::string m = message_of(r);
+        CHECK(m.rfind((folder / "model.safetensors.index.json").string() +
+                          ": weight_map[\"model.embed_tokens.weight\"] '",
+                      0) == 0);
+        CHECK(m.ends_with("' is not a file name in " + folder.string() + " (" + why + ")"));
+    }
+    // A lesson's @model line with a NUL inside: the C library would open the model before it.
+    const std::string model = test::write_tiny_model(dir);
+    const std::string line = "@model " + model + std::string(1, '\0') + "garbage\n";
+    test::write_file(dir / "nul.md",
+                     bytes_of("# T\n\n## S\n" + line + "@prompt \"a\"\n@prefill\n"));
+    const auto l = test::run_cli({"lesson", (dir / "nul.md").string()});
+    INFO(l.out << l.err);
+    CHECK(l.exit_code == 1);
+    CHECK(l.out.find(model + "\\x00garbage: a NUL byte inside the name; no file can be named so") !=
+          std::string::npos);
+    CHECK(l.out.find("parameters") == std::string::npos);  // no model was opened
+    CHECK_THROWS_WITH(check_file_name(std::string("a\0b", 3), {"i.json", "x"}, "d"),
+                      "i.json: x 'a\\x00b' is not a file name in d (a NUL byte inside)");
+    CHECK_NOTHROW(check_file_name("model-00001-of-00002.safetensors", {"i.json", "x"}, "d"));
+}
+
+TEST_CASE("an output to a device or a pipe that was written whole is a success",
+          "[hostile][cli][output]") {
+    // A summary that asks a device's size as if it were a file's fails after every byte was
+    // written (exit 2, "/dev/null: not a regular file").
+    const auto dir = test::temp_dir("hostile-outputs");
+    const std::string model = test::write_tiny_model(dir);
+    const auto file =
+        test::run_cli({"export", "--model", model, "--gguf", (dir / "m.gguf").string()});
+    REQUIRE(file.exit_code == 0);
+    const std::size_t size = fs::file_size(dir / "m.gguf");
+    const auto null = test::run_cli({"export", "--model", model, "--gguf", "/dev/null"});
+    INFO(null.err);
+    CHECK(null.exit_code == 0);
+    CHECK(null.err.empty());
+    CHECK(null.out.find("/dev/null: GGUF v3, llama, F32 matrices, ") == 0);
+    CHECK(null.out.find("to a device or pipe (all written; its size there cannot be read back)") !=
+          std::string::npos);
+    // A FIFO read by another process: the same bytes as the file.
+    const std::string fifo = (dir / "fifo").string();
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const std::string cmd =
+        "cat " + test::quote(fifo) + " > " + test::quote((dir / "via.gguf").string()) + " & " +
+        test::quote(KVSCOPE_CLI) + " export --model " + test::quote(model) + " --gguf " +
+        test::quote(fifo) + " >/dev/null 2>&1; rc=$?; wait; exit $rc";
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(test::slurp(dir / "via.gguf") == test::slurp(dir / "m.gguf"));
+    // Its own stdout, piped on: the GGUF bytes alone there, the summary on stderr.
+    const std::string piped = test::quote(KVSCOPE_CLI) + " export --model " + test::quote(model) +
+                              " --gguf /dev/stdout 2>" + test::quote((dir / "err").string()) +
+                              " | cat > " + test::quote((dir / "piped.gguf").string());
+    CHECK(std::system(piped.c_str()) == 0);
+    CHECK(fs::file_size(dir / "piped.gguf") == size);
+    CHECK(test::slurp(dir / "err").find("/dev/stdout: GGUF v3") == 0);
+    // /dev/full is still a failure (every write checked).
+    const auto full = test::run_cli({"export", "--model", model, "--gguf", "/dev/full"});
+    CHECK(one_line_error(full));
+    CHECK(message_of(full) == "/dev/full: write failed: No space left on device");
+}
+
+TEST_CASE("code points that reorder or hide text are escaped in every message",
+          "[hostile][cli][escape]") {
+    // A right-to-left override from a config value reached the error line as it was: the
+    // terminal showed the rest of the line reversed.
+    const auto dir = test::temp_dir("hostile-bidi");
+    const auto folder = test::hf_folder_with(
+        dir, "bidi",
+        {{"config.json",
+          test::config_with("architectures", "[\"Llama\\u202eevil\\u200bForCausalLM\"]")}});
+    const auto r = test::run_cli({"info", "--model", folder.string()});
+    INFO(r.err);
+    CHECK(one_line_error(r));
+    CHECK(message_of(r) == folder.string() +
+                               ": Hugging Face Llama model: architecture "
+                               "'Llama\\u202eevil\\u200bForCausalLM' is not supported (kvscope "
+                               "runs LlamaForCausalLM, Qwen2ForCausalLM and GPT2LMHeadModel)");
+    CHECK(r.err.find("\xe2\x80\xae") == std::string::npos);
 }

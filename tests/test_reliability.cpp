@@ -275,6 +275,16 @@ TEST_CASE("untrusted text on the terminal: controls shown, UTF-8 kept, split cha
                               "31m") == "\\xc2\\x9b31m");  // C1 CSI
     CHECK(escape_for_terminal("你好 \xf0\x9f\x98\x80") == "你好 \xf0\x9f\x98\x80");
     CHECK(escape_for_one_line("a\nb") == "a\\x0ab");
+    // Code points that reorder or hide text: a right-to-left override turns "exe.txt" into what
+    // reads as "txt.exe"; zero-width characters and joiners hide; U+2028 ends a line.
+    CHECK(escape_for_one_line("a\u202eexe.txt") == "a\\u202eexe.txt");
+    CHECK(escape_for_terminal("x\u200by\u200cz\u200d\u2066\u2069\ufeff\u2028\u061c") ==
+          "x\\u200by\\u200cz\\u200d\\u2066\\u2069\\ufeff\\u2028\\u061c");
+    CHECK(escape_for_one_line("tag\U000E0041") == "tag\\U000e0041");
+    // Text, emoji (a variation selector picks a look, it hides nothing) and Chinese stay.
+    const std::string text = "caf\u00e9 \u2764\ufe0f \u4f60\u597d \U0001F600";
+    CHECK(escape_for_terminal(text) == text);
+    CHECK(escape_for_one_line(escape_for_one_line("\u202e")) == "\\u202e");
     // A character split over two tokens is printed whole; a cut one at the end is escaped.
     TerminalText t;
     std::string out = t.feed("\xe4\xbd");

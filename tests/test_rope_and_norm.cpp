@@ -148,7 +148,7 @@ TEST_CASE("config.json's rope_theta, rms_norm_eps and rope_scaling: read, or ref
     };
     refused(with("rope_theta", -1.0), "RoPE base");
     refused(with("rope_theta", 1e300), "RoPE base");
-    refused(with("rope_theta", "big"), "rope_theta is not a number");
+    refused(with("rope_theta", "big"), "rope_theta = \"big\" is not a number");
     refused(with("rms_norm_eps", 0.0), "RMSNorm epsilon");
     refused(with("rms_norm_eps", 2.0), "RMSNorm epsilon");
     refused(with("rope_scaling", 3), "rope_scaling is not an object");
@@ -161,7 +161,7 @@ TEST_CASE("config.json's rope_theta, rms_norm_eps and rope_scaling: read, or ref
     refused(with("rope_scaling", bad3), "low_freq_factor");
     bad3 = llama3;
     bad3["factor"] = "8";
-    refused(with("rope_scaling", bad3), "factor is not a number");
+    refused(with("rope_scaling", bad3), "factor = \"8\" is not a number");
 }
 
 TEST_CASE("GGUF rope_freqs and scaling keys: read, or refused by name", "[gguf]") {

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/files/kquant_blocks.h"
+#include "core/util/checked.h"
 #include "core/util/error.h"
 
 namespace kvs {
@@ -24,6 +25,10 @@ struct Reader {
     std::size_t at = 0;
     const std::string& name;
 
+    // "NAME: not a usable GGUF file (at byte N)": where a number read here was.
+    std::string where() const {
+        return name + ": not a usable GGUF file (at byte " + std::to_string(at) + ")";
+    }
     [[noreturn]] void fail(const std::string& why) const {
         throw Error(name + ": not a usable GGUF file: " + why + " (at byte " + std::to_string(at) +
                     ")");
@@ -283,11 +288,11 @@ GgufFile GgufFile::parse(const unsigned char* data, std::size_t size, const std:
         t.elements = 1;
         for (std::uint32_t d = 0; d < nd; ++d) {
             const auto n = r.get<std::uint64_t>("a tensor's dimensions");
-            if (n == 0 || n > kMaxElements || t.elements > kMaxElements / n)
-                r.fail("tensor '" + tn + "' dimension " + std::to_string(d) + " = " +
-                       std::to_string(n) + " (or the element count) is out of range");
+            const FileField dim{r.where(), "tensor '" + tn + "' dimension " + std::to_string(d)};
+            if (n == 0 || n > kMaxElements)
+                refuse_number(dim, std::to_string(n), "a dimension", 1, kMaxElements);
+            t.elements = checked_mul(t.elements, n, dim, kMaxElements);
             t.dims.push_back(n);
-            t.elements *= n;
         }
         const auto ty = r.get<std::uint32_t>("a tensor's type");
         if (!supported(ty)) {
@@ -392,7 +397,9 @@ std::vector<std::string_view> GgufFile::get_strings(std::string_view key) const 
     if (v->type != GgufValueType::ARRAY || v->elem != GgufValueType::STRING)
         fail_type(key, "an array of strings");
     std::vector<std::string_view> out;
-    out.reserve(static_cast<std::size_t>(v->count));  // checked at parse: <= bytes / 8
+    // count <= bytes / 8 (checked at parse): at most 2 x the array's bytes
+    check_allocation(v->count * sizeof(std::string_view), {name_, std::string(key)});
+    out.reserve(static_cast<std::size_t>(v->count));
     const unsigned char* p = v->at;
     for (std::uint64_t i = 0; i < v->count; ++i) {  // lengths were checked when parsed
         std::uint64_t len;
@@ -408,6 +415,7 @@ std::vector<float> GgufFile::get_floats(std::string_view key) const {
     if (!v) return {};
     if (v->type != GgufValueType::ARRAY || v->elem != GgufValueType::F32)
         fail_type(key, "an array of f32");
+    check_allocation(v->count * sizeof(float), {name_, std::string(key)});  // count <= bytes / 4
     std::vector<float> out(static_cast<std::size_t>(v->count));
     if (!out.empty()) std::memcpy(out.data(), v->at, out.size() * 4);
     return out;
@@ -418,6 +426,8 @@ std::vector<std::int64_t> GgufFile::get_ints(std::string_view key) const {
     if (!v) return {};
     if (v->type != GgufValueType::ARRAY || !is_integer(v->elem))
         fail_type(key, "an array of integers");
+    // Up to 8 x the array's bytes (u8 elements widened): checked before it is made.
+    check_allocation(v->count * sizeof(std::int64_t), {name_, std::string(key)});
     std::vector<std::int64_t> out(static_cast<std::size_t>(v->count));
     const std::size_t eb = scalar_bytes(v->elem);
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = read_int(v->at + i * eb, v->elem);

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/files/json_input.h"
+#include "core/util/checked.h"
 #include "core/util/error.h"
 
 namespace kvs {
@@ -37,22 +39,26 @@ SafetensorsFile SafetensorsFile::parse(const unsigned char* data, std::size_t si
     if (n > kMaxHeader || n > size - 8)
         fail("header length " + std::to_string(n) + " does not fit the file's " +
              std::to_string(size) + " bytes");
-    const auto j = nlohmann::json::parse(data + 8, data + 8 + n, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) fail("the header is not a JSON object");
+    const auto j = parse_json_input(
+        std::string_view(reinterpret_cast<const char*>(data + 8), static_cast<std::size_t>(n)),
+        name + ": not a usable safetensors file: header");
+    if (!j.is_object()) fail("the header is not a JSON object");
     const unsigned char* base = data + 8 + n;
     const std::uint64_t room = size - 8 - n;
 
     SafetensorsFile f;
     f.name_ = name;
+    const std::string where = name + ": not a usable safetensors file";
     for (const auto& [key, v] : j.items()) {
         if (key == "__metadata__") continue;
-        const std::string where = "tensor '" + key + "': ";
-        if (!v.is_object()) fail(where + "not an object");
-        const auto dt = v.find("dtype");
-        if (dt == v.end() || !dt->is_string()) fail(where + "no dtype");
+        const std::string tensor = "tensor '" + key.substr(0, 80) + "'";
+        const std::string at = tensor + ": ";
+        if (!v.is_object()) fail(at + "not an object");
+        const nlohmann::json* dt = json_member(v, "dtype");
+        if (!dt || !dt->is_string()) fail(at + "no dtype");
         SafeTensor t;
         t.name = key;
-        const std::string d = dt->get<std::string>();
+        const std::string& d = dt->get_ref<const std::string&>();
         if (d == "F32")
             t.type = GgmlType::F32;
         else if (d == "F16")
@@ -60,30 +66,31 @@ SafetensorsFile SafetensorsFile::parse(const unsigned char* data, std::size_t si
         else if (d == "BF16")
             t.type = GgmlType::BF16;
         else
-            fail(where + "dtype " + d + " is not supported (kvscope reads F32, F16 and BF16)");
-        const auto sh = v.find("shape");
-        if (sh == v.end() || !sh->is_array() || sh->size() > kMaxDims)
-            fail(where + "no shape of at most " + std::to_string(kMaxDims) + " dimensions");
+            fail(at + "dtype " + d.substr(0, 40) +
+                 " is not supported (kvscope reads F32, F16 and BF16)");
+        const nlohmann::json* sh = json_member(v, "shape");
+        if (!sh || !sh->is_array() || sh->size() > kMaxDims)
+            fail(at + "no shape of at most " + std::to_string(kMaxDims) + " dimensions");
         t.elements = 1;
-        for (const auto& x : *sh) {
-            if (!x.is_number_unsigned()) fail(where + "a dimension is not a non-negative integer");
-            const std::uint64_t dim = x.get<std::uint64_t>();
-            if (dim != 0 && t.elements > kMaxElements / dim)
-                fail(where + "more than 2^40 elements");
-            t.elements *= dim;
-            t.shape.push_back(dim);
+        for (std::size_t i = 0; i < sh->size(); ++i) {
+            const FileField dim{where, tensor + " shape[" + std::to_string(i) + "]"};
+            const auto x = static_cast<std::uint64_t>(json_int((*sh)[i], 0, kMaxElements, dim));
+            t.elements = checked_mul(t.elements, x, dim, kMaxElements);
+            t.shape.push_back(x);
         }
-        const auto off = v.find("data_offsets");
-        if (off == v.end() || !off->is_array() || off->size() != 2 ||
-            !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned())
-            fail(where + "data_offsets is not [begin, end]");
-        const std::uint64_t b = (*off)[0].get<std::uint64_t>(), e = (*off)[1].get<std::uint64_t>();
+        const nlohmann::json* off = json_member(v, "data_offsets");
+        if (!off || !off->is_array() || off->size() != 2)
+            fail(at + "data_offsets is not [begin, end]");
+        const auto b = static_cast<std::uint64_t>(
+            json_int((*off)[0], 0, INT64_MAX, {where, tensor + " data_offsets[0]"}, "an offset"));
+        const auto e = static_cast<std::uint64_t>(
+            json_int((*off)[1], 0, INT64_MAX, {where, tensor + " data_offsets[1]"}, "an offset"));
         const std::uint64_t bytes = ggml_row_bytes(t.type, t.elements);
         if (b > e || e > room)
-            fail(where + "data_offsets [" + std::to_string(b) + ", " + std::to_string(e) +
+            fail(at + "data_offsets [" + std::to_string(b) + ", " + std::to_string(e) +
                  "] lie outside the " + std::to_string(room) + " data bytes");
         if (e - b != bytes)
-            fail(where + "holds " + std::to_string(e - b) + " bytes, its dtype and shape need " +
+            fail(at + "holds " + std::to_string(e - b) + " bytes, its dtype and shape need " +
                  std::to_string(bytes));
         t.data = base + b;
         f.tensors_.push_back(std::move(t));

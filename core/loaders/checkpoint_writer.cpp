@@ -8,6 +8,7 @@
 
 #include "core/loaders/checkpoint.h"
 #include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/checked.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
 #include "core/util/splitmix64.h"
@@ -55,7 +56,9 @@ void write_random_checkpoint(const std::string& path, const ModelConfig& c, std:
         {freq, Zero},
         {c.shared_classifier ? 0 : V * d, Random}};
     // Through core/output_file like every output: temporary file, fsync, rename; an input of
-    // this run (the model being read) is refused. Streamed in chunks: a checkpoint can be GiBs.
+    // this run (the model being read) is refused. Streamed in chunks: a checkpoint can be GiBs,
+    // so the disk must have room for it first.
+    check_output_space(path, sizeof header + c.stored_floats_exact() * sizeof(float));
     write_output_file(path, [&](const OutputSink& put) {
         put(std::string_view(reinterpret_cast<const char*>(header), sizeof header));
         std::uint64_t rng = seed;
@@ -75,6 +78,8 @@ void write_random_checkpoint(const std::string& path, const ModelConfig& c, std:
 
 std::vector<float> random_gpt2_weights(const ModelConfig& c, std::uint64_t seed) {
     c.validate("make-model");
+    check_allocation(c.stored_floats_exact() * sizeof(float),
+                     {"make-model", "the weights of " + c.describe()});
     std::vector<float> all(c.stored_floats());
     std::uint64_t rng = seed;
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.dim));

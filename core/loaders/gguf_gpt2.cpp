@@ -8,6 +8,7 @@
 #include "core/files/mapped_file.h"
 #include "core/model/compact_weights.h"
 #include "core/tokenizers/gguf_tokenizer.h"
+#include "core/util/checked.h"
 #include "core/util/error.h"
 
 namespace kvs {
@@ -89,6 +90,7 @@ GgufLlama parse_gguf_gpt2(const GgufFile& f, const GgufDoneWith& done_with,
     if (weights != GgmlType::F32)
         refuse(name, "--weights " + weight_type_option_name(weights) +
                          ": the gpt2 architecture runs with float32 weights only");
+    const std::string model = name + ": GGUF gpt2 model";
     // A size from the metadata; `fallback` (when not negative) if absent.
     auto size_of = [&](const std::string& key, int fallback = -1) {
         const auto v = f.get_uint(key);
@@ -96,8 +98,7 @@ GgufLlama parse_gguf_gpt2(const GgufFile& f, const GgufDoneWith& done_with,
             if (fallback < 0) refuse(name, "no metadata '" + key + "'");
             return fallback;
         }
-        if (*v > (1u << 30)) refuse(name, key + " = " + std::to_string(*v) + " is out of range");
-        return static_cast<int>(*v);
+        return static_cast<int>(checked_uint(*v, 1u << 30, {model, key}));
     };
     const GgufTensorInfo* emb = f.tensor("token_embd.weight");
     if (!emb || emb->dims.size() != 2) refuse(name, "no 2-D tensor 'token_embd.weight'");
@@ -115,10 +116,12 @@ GgufLlama parse_gguf_gpt2(const GgufFile& f, const GgufDoneWith& done_with,
     if (c.n_positions == 0)
         refuse(name, "gpt2.context_length is 0 (the position table needs a row per position)");
     c.seq_len = c.n_positions;
-    c.vocab_size = emb->dims[1] > (1u << 30) ? -1 : static_cast<int>(emb->dims[1]);
+    c.vocab_size =
+        static_cast<int>(checked_uint(emb->dims[1], ModelConfig::kMaxVocab,
+                                      {model, "token_embd.weight's rows"}, "a vocabulary size"));
     c.shared_classifier = f.tensor("output.weight") == nullptr;
     const auto eps = f.get_float("gpt2.attention.layer_norm_epsilon");
-    c.norm_eps = eps ? static_cast<float>(*eps) : 1e-5f;  // llama.cpp's default; validate bounds it
+    c.norm_eps = eps ? to_float(*eps) : 1e-5f;  // llama.cpp's default; validate bounds it
     // The context the user chose, when shorter: the KV cache is allocated for that, not more.
     std::string context_note;
     c.seq_len = session_context(c.seq_len, limits.context, context_note);

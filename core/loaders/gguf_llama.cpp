@@ -12,6 +12,7 @@
 #include "core/loaders/hf_llama.h"
 #include "core/model/llama_model.h"
 #include "core/tokenizers/gguf_tokenizer.h"
+#include "core/util/checked.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 
@@ -24,16 +25,13 @@ int shape_value(const GgufFile& f, const std::string& key, int fallback = -1) {
         if (fallback >= 0) return fallback;
         throw Error(f.name() + ": GGUF llama model: no metadata '" + key + "'");
     }
-    if (*v > (1u << 30))
-        throw Error(f.name() + ": GGUF llama model: " + key + " = " + std::to_string(*v) +
-                    " is out of range");
-    return static_cast<int>(*v);
+    return static_cast<int>(checked_uint(*v, 1u << 30, {f.name() + ": GGUF llama model", key}));
 }
 
 // A float hyper-parameter, `fallback` when absent (ModelConfig::validate bounds it).
 float float_value(const GgufFile& f, const std::string& key, float fallback) {
     const auto v = f.get_float(key);
-    return v ? static_cast<float>(*v) : fallback;
+    return v ? to_float(*v) : fallback;
 }
 
 std::string dims_text(const std::vector<std::uint64_t>& d) {
@@ -78,7 +76,9 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     c.n_heads = shape_value(f, key + "attention.head_count");
     c.n_kv_heads = shape_value(f, key + "attention.head_count_kv", c.n_heads);
     c.seq_len = shape_value(f, key + "context_length");
-    c.vocab_size = emb->dims[1] > (1u << 30) ? -1 : static_cast<int>(emb->dims[1]);
+    c.vocab_size = static_cast<int>(checked_uint(
+        emb->dims[1], ModelConfig::kMaxVocab,
+        {name + ": GGUF llama model", "token_embd.weight's rows"}, "a vocabulary size"));
     c.shared_classifier = f.tensor("output.weight") == nullptr;
     c.qkv_bias = qwen2;
     // RoPE's base and RMSNorm's epsilon: llama.cpp's defaults when absent (10000, 1e-5).

@@ -129,8 +129,8 @@ void llama_tensors(const ModelConfig& c, const LlamaWeights& w, GgmlType type,
 
 }  // namespace
 
-void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
-                      const BpeTokenizer& tok, GgmlType type, const std::string& model_name) {
+Written write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
+                         const BpeTokenizer& tok, GgmlType type, const std::string& model_name) {
     check_output_path(path);
     std::vector<Tensor> ts;
     std::deque<std::vector<float>> reordered;  // stable addresses for the tensors' floats
@@ -219,7 +219,7 @@ void write_gguf_llama(const std::string& path, const ModelConfig& c, const Llama
     head.b += h.b;
     head.b.resize((head.b.size() + kAlignment - 1) / kAlignment * kAlignment, '\0');
 
-    write_output_file(path, [&](const OutputSink& put) {
+    return write_output_file(path, [&](const OutputSink& put) {
         put(head.b);
         std::vector<unsigned char> buf;
         const std::string zeros(kAlignment, '\0');

@@ -14,6 +14,7 @@
 #include "core/files/gguf_file.h"
 #include "core/loaders/checkpoint.h"
 #include "core/tokenizers/bpe_tokenizer.h"
+#include "core/util/output_file.h"
 
 namespace kvs {
 
@@ -21,8 +22,9 @@ namespace kvs {
 // F32 (as llama.cpp's converter keeps them), and a matrix whose rows are not whole blocks of the
 // type is written in compact_weights.h's kept_type (Q4_0 or Q8_0 for a K-quant, else F16).
 // Written through core/util/output_file.h (temporary file renamed over `path`; an input of this
-// run is refused). Throws kvs::Error naming `path`.
-void write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
-                      const BpeTokenizer& tok, GgmlType type, const std::string& model_name);
+// run is refused). Throws kvs::Error naming `path`. Returns what the write did (the bytes, and
+// whether `path` is a regular file or a device or pipe).
+Written write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
+                         const BpeTokenizer& tok, GgmlType type, const std::string& model_name);
 
 }  // namespace kvs

@@ -6,8 +6,10 @@
 #include <set>
 
 #include "core/files/gguf_file.h"
+#include "core/files/json_input.h"
 #include "core/files/mapped_file.h"
 #include "core/model/compact_weights.h"
+#include "core/util/checked.h"
 #include "core/util/error.h"
 
 namespace kvs {
@@ -92,36 +94,35 @@ void transpose(const float* in, std::size_t rows, std::size_t cols, float* out) 
 HfLlama parse_hf_gpt2(std::string_view config_json, const std::vector<SafetensorsFile>& shards,
                       const std::string& name, const OpenLimits& limits, GgmlType weights,
                       const ShardDoneWith& done_with) {
-    const auto j = nlohmann::json::parse(config_json.begin(), config_json.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) refuse(name, "config.json is not a JSON object");
+    const auto j = parse_json_input(config_json, name + ": config.json");
+    if (!j.is_object()) refuse(name, "config.json is not a JSON object");
     if (weights != GgmlType::F32)
         refuse(name, "--weights " + weight_type_option_name(weights) +
                          ": the gpt2 architecture runs with float32 weights only");
+    const std::string model = name + ": Hugging Face GPT-2 model";
     // A key's integer value, refused by name when absent (no fallback) or out of range.
     auto int_of = [&](const char* key, int fallback = -1) {
-        const auto it = j.find(key);
-        if (it == j.end() || it->is_null()) {
+        const nlohmann::json* v = json_member(j, key);
+        if (!v) {
             if (fallback < 0) refuse(name, std::string("config.json has no ") + key);
             return fallback;
         }
-        if (!it->is_number_unsigned() || it->get<std::uint64_t>() > (1u << 30))
-            refuse(name, std::string("config.json: ") + key + " = " + it->dump().substr(0, 40) +
-                             " is not a size");
-        return int(it->get<std::uint64_t>());
+        return int(json_int(*v, 0, 1 << 30, {model, std::string("config.json: ") + key}));
     };
     auto flag = [&](const char* key, bool fallback) {
-        const auto it = j.find(key);
-        if (it == j.end() || it->is_null()) return fallback;
-        if (!it->is_boolean())
-            refuse(name, std::string("config.json: ") + key + " is not true or false");
-        return it->get<bool>();
+        const nlohmann::json* v = json_member(j, key);
+        if (!v) return fallback;
+        if (!v->is_boolean())
+            refuse(name, std::string("config.json: ") + key + " = " + json_excerpt(*v, 40) +
+                             " is not true or false");
+        return v->get<bool>();
     };
     if (const auto it = j.find("model_type"); it != j.end() && *it != "gpt2")
-        refuse(name, "config.json: model_type " + it->dump().substr(0, 40) + " is not \"gpt2\"");
+        refuse(name, "config.json: model_type " + json_excerpt(*it, 40) + " is not \"gpt2\"");
     // GPT2Config's switches that change the arithmetic kvscope's forward pass does not have.
     if (const auto it = j.find("activation_function");
         it != j.end() && *it != "gelu_new" && *it != "gelu_pytorch_tanh")
-        refuse(name, "activation_function " + it->dump().substr(0, 40) +
+        refuse(name, "activation_function " + json_excerpt(*it, 40) +
                          " is not supported (kvscope's GELU is the tanh form: gelu_new, "
                          "gelu_pytorch_tanh)");
     for (const char* k :
@@ -140,9 +141,11 @@ HfLlama parse_hf_gpt2(std::string_view config_json, const std::vector<Safetensor
     c.n_positions = int_of("n_positions");
     c.hidden_dim = int_of("n_inner", c.dim <= (1 << 20) ? 4 * c.dim : 0);  // validate names dim
     c.vocab_size = int_of("vocab_size");
-    if (const auto it = j.find("layer_norm_epsilon"); it != j.end() && !it->is_null()) {
-        if (!it->is_number()) refuse(name, "config.json: layer_norm_epsilon is not a number");
-        c.norm_eps = static_cast<float>(it->get<double>());  // validate bounds it
+    if (const nlohmann::json* v = json_member(j, "layer_norm_epsilon")) {
+        if (!v->is_number())
+            refuse(name, "config.json: layer_norm_epsilon = " + json_excerpt(*v, 40) +
+                             " is not a number");
+        c.norm_eps = to_float(v->get<double>());  // validate bounds it
     }
     c.shared_classifier = flag("tie_word_embeddings", true);  // GPT2Config's default
     if (c.n_positions == 0)

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/files/json_input.h"
 #include "core/files/mapped_file.h"
 #include "core/loaders/hf_gpt2.h"
 #include "core/model/llama_model.h"
@@ -13,6 +14,7 @@
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/tokenizers/spm_model_file.h"
+#include "core/util/checked.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 
@@ -52,25 +54,25 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
     auto fail = [&](const std::string& why) -> void {
         throw Error(name + ": Hugging Face Llama model: " + why);
     };
-    const auto j = nlohmann::json::parse(config_json.begin(), config_json.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) fail("config.json is not a JSON object");
+    const std::string model = name + ": Hugging Face Llama model";
+    const auto j = parse_json_input(config_json, name + ": config.json");
+    if (!j.is_object()) fail("config.json is not a JSON object");
     // A key's integer value, refused by name when absent (no fallback) or out of range.
     auto int_of = [&](const char* key, long fallback = -1) -> int {
-        const auto it = j.find(key);
-        if (it == j.end() || it->is_null()) {
+        const nlohmann::json* v = json_member(j, key);
+        if (!v) {
             if (fallback >= 0) return int(fallback);
             fail(std::string("config.json has no ") + key);
         }
-        if (!it->is_number_unsigned() || it->get<std::uint64_t>() > (1u << 30))
-            fail(std::string("config.json: ") + key + " = " + it->dump().substr(0, 40) +
-                 " is not a size");
-        return int(it->get<std::uint64_t>());
+        return int(json_int(*v, 0, 1 << 30, {model, std::string("config.json: ") + key}));
     };
     auto number_of = [&](const char* key, double fallback) {
-        const auto it = j.find(key);
-        if (it == j.end() || it->is_null()) return fallback;
-        if (!it->is_number()) fail(std::string("config.json: ") + key + " is not a number");
-        return it->get<double>();
+        const nlohmann::json* v = json_member(j, key);
+        if (!v) return fallback;
+        if (!v->is_number())
+            fail(std::string("config.json: ") + key + " = " + json_excerpt(*v, 40) +
+                 " is not a number");
+        return v->get<double>();
     };
 
     std::string arch = "?";
@@ -93,15 +95,14 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
         if (const auto it = j.find(k); it != j.end() && *it == true)
             fail(std::string(k) + " is true (kvscope's Llama forward pass has no biases)");
     if (const auto it = j.find("hidden_act"); it != j.end() && *it != "silu")
-        fail("hidden_act " + it->dump().substr(0, 40) +
-             " is not supported (kvscope's FFN is SwiGLU)");
+        fail("hidden_act " + json_excerpt(*it, 40) + " is not supported (kvscope's FFN is SwiGLU)");
 
     ModelConfig c;
     c.qkv_bias = qwen2;
     // LlamaConfig's defaults when absent: base 10000, epsilon 1e-6 (ModelConfig::validate
     // bounds both).
-    c.rope_theta = static_cast<float>(number_of("rope_theta", 10000.0));
-    c.norm_eps = static_cast<float>(number_of("rms_norm_eps", 1e-6));
+    c.rope_theta = to_float(number_of("rope_theta", 10000.0));
+    c.norm_eps = to_float(number_of("rms_norm_eps", 1e-6));
     c.dim = int_of("hidden_size");
     c.hidden_dim = int_of("intermediate_size");
     c.n_layers = int_of("num_hidden_layers");
@@ -109,10 +110,17 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
     c.n_kv_heads = int_of("num_key_value_heads", c.n_heads);
     c.vocab_size = int_of("vocab_size");
     c.seq_len = int_of("max_position_embeddings");
-    if (j.contains("head_dim") && !j["head_dim"].is_null() && c.n_heads > 0 &&
-        int_of("head_dim") * c.n_heads != c.dim)
-        fail("head_dim " + std::to_string(int_of("head_dim")) + " x " + std::to_string(c.n_heads) +
-             " heads is not hidden_size " + std::to_string(c.dim));
+    // head_dim x heads as the file's numbers say, exactly (ints would wrap past 2^31 and could
+    // land on hidden_size).
+    if (json_member(j, "head_dim") && c.n_heads > 0) {
+        const std::uint64_t head_dim = std::uint64_t(int_of("head_dim"));
+        const std::uint64_t all =
+            checked_mul(head_dim, std::uint64_t(c.n_heads),
+                        {model, "config.json: head_dim x num_attention_heads"});
+        if (all != std::uint64_t(c.dim))
+            fail("head_dim " + std::to_string(head_dim) + " x " + std::to_string(c.n_heads) +
+                 " heads is " + std::to_string(all) + ", not hidden_size " + std::to_string(c.dim));
+    }
     bool tied = false;  // LlamaConfig's default
     if (const auto it = j.find("tie_word_embeddings"); it != j.end() && !it->is_null()) {
         if (!it->is_boolean()) fail("config.json: tie_word_embeddings is not true or false");
@@ -130,12 +138,14 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
         if (!it->is_object()) fail("config.json: rope_scaling is not an object");
         const auto& rs = *it;
         auto param = [&](const char* key, double fallback) {
-            const auto p = rs.find(key);
-            if (p == rs.end() || p->is_null()) {
+            const nlohmann::json* p = json_member(rs, key);
+            if (!p) {
                 if (fallback >= 0) return fallback;
                 fail(std::string("rope_scaling has no ") + key);
             }
-            if (!p->is_number()) fail(std::string("rope_scaling: ") + key + " is not a number");
+            if (!p->is_number())
+                fail(std::string("rope_scaling: ") + key + " = " + json_excerpt(*p, 40) +
+                     " is not a number");
             return p->get<double>();
         };
         std::string type = "?";
@@ -147,7 +157,8 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
         if (type == "linear") {
             const double factor = param("factor", -1);
             if (!(factor >= 1 && factor <= 1e6))
-                fail("rope_scaling: linear factor " + std::to_string(factor) + " is not usable");
+                fail("rope_scaling: linear factor " + json_excerpt(factor) +
+                     " is not usable (1 to 1e6)");
             c.rope_factors.assign(c.head_dim() / 2, static_cast<float>(factor));
         } else if (type == "llama3") {
             // One at a time, so a missing one is named in this order.
@@ -325,20 +336,19 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
     if (fs::exists(dir / "model.safetensors.index.json", ec)) {
         const std::string index = (dir / "model.safetensors.index.json").string();
         const auto bytes = read_file_bytes(index, kMaxConfigBytes * 64);
-        const auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
-        if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") ||
-            !j["weight_map"].is_object())
+        const auto j = parse_json_input(
+            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), index);
+        const nlohmann::json* map = json_member(j, "weight_map");
+        if (!map || !map->is_object())
             throw Error(index + ": not a safetensors index (no weight_map object)");
         std::set<std::string> seen;
-        for (const auto& [tensor, file] : j["weight_map"].items()) {
-            (void)tensor;
-            if (!file.is_string()) throw Error(index + ": a weight_map entry is not a file name");
-            const std::string f = file.get<std::string>();
-            // A shard is a file in this folder: no path may lead out of it.
-            if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..")
-                throw Error(index + ": shard '" + f.substr(0, 80) + "' is not a file name in " +
-                            folder);
-            if (seen.insert(f).second) files.push_back(f);
+        for (const auto& [tensor, file] : map->items()) {
+            const FileField where{index, "weight_map[\"" + tensor.substr(0, 40) + "\"]"};
+            // A shard is a file in this folder: a name, nothing that leads out of it or that the
+            // C library would cut short (a NUL byte).
+            check_file_name(json_string(file, where), where, folder);
+            if (seen.insert(file.get<std::string>()).second)
+                files.push_back(file.get<std::string>());
         }
         if (files.empty() || files.size() > kMaxShards)
             throw Error(index + ": " + std::to_string(files.size()) +

@@ -1,9 +1,6 @@
 #include "core/loaders/memory_budget.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "core/model/backend.h"
 #include "core/util/error.h"
@@ -17,33 +14,6 @@ std::string size(std::uint64_t bytes) {
 }
 
 }  // namespace
-
-MemoryBudget host_memory_budget(bool holds_kv) {
-    MemoryBudget b;
-    b.holds_kv = holds_kv;
-    if (const char* env = std::getenv("KVSCOPE_MEM_AVAILABLE"); env && *env) {
-        char* end = nullptr;
-        const unsigned long long v = std::strtoull(env, &end, 10);
-        if (*end != '\0' || v == 0)
-            throw Error(std::string("KVSCOPE_MEM_AVAILABLE='") + env +
-                        "' is not a positive number of bytes");
-        b.bytes = v;
-        b.source = "KVSCOPE_MEM_AVAILABLE";
-        return b;
-    }
-    std::ifstream f("/proc/meminfo");
-    for (std::string line; std::getline(f, line);) {
-        std::istringstream in(line);
-        std::string key;
-        unsigned long long kib = 0;
-        if (in >> key >> kib && key == "MemAvailable:") {
-            b.bytes = kib * 1024;
-            b.source = "MemAvailable in /proc/meminfo";
-            break;
-        }
-    }
-    return b;
-}
 
 std::vector<MemoryBudget> budgets_for(const Backend& backend) {
     const std::uint64_t device_free = backend.device_free_bytes();
@@ -64,10 +34,10 @@ void cut_context_to_kv_bound(ModelConfig& c, std::string& note) {
     if (c.n_layers <= 0 || c.n_kv_heads <= 0 || c.n_heads <= 0 || c.dim < c.n_heads ||
         c.seq_len <= 0)
         return;
-    const std::size_t per_token = c.kv_bytes_per_token(sizeof(float));
-    const std::size_t fits = std::min<std::size_t>(
+    const std::uint64_t per_token = c.kv_bytes_per_token(sizeof(float));
+    const std::uint64_t fits = std::min<std::uint64_t>(
         per_token ? ModelConfig::kMaxKvCacheBytes / per_token : 0, kMaxContext);
-    if (fits >= 1 && static_cast<std::size_t>(c.seq_len) > fits) {
+    if (fits >= 1 && static_cast<std::uint64_t>(c.seq_len) > fits) {
         note = ", context cut from " + std::to_string(c.seq_len) + " to " + std::to_string(fits) +
                " (kvscope's KV cache bound)";
         c.seq_len = static_cast<int>(fits);

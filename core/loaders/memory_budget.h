@@ -9,25 +9,16 @@
 #include <vector>
 
 #include "core/model/model_config.h"
+#include "core/util/host_memory.h"
 
 namespace kvs {
 
 class Backend;
 
-struct MemoryBudget {
-    std::uint64_t bytes = 0;  // available; 0 means unknown, and nothing is checked
-    std::string source;       // where the number comes from, in words
-    bool holds_kv = true;     // the KV cache lives here too (not on the host of a GPU backend)
-};
-
 struct OpenLimits {
     int context = 0;  // tokens a session may hold: 0 = the model's own context
     std::vector<MemoryBudget> budgets;
 };
-
-// MemAvailable from /proc/meminfo; KVSCOPE_MEM_AVAILABLE (bytes) replaces it when set, so tests
-// and users can impose a limit without a cgroup. bytes 0 when neither can be read.
-MemoryBudget host_memory_budget(bool holds_kv = true);
 
 // The budgets a model opened for `backend` must fit: host memory (holding the KV cache when the
 // backend computes on the host), and the device's free memory when it has its own.

@@ -1,6 +1,8 @@
 #include "core/loaders/model_loader.h"
 
+#include <exception>
 #include <filesystem>
+#include <new>
 #include <system_error>
 
 #include "core/loaders/checkpoint.h"
@@ -10,6 +12,7 @@
 #include "core/model/toy_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
+#include "core/util/file_bytes.h"
 #include "core/util/install_paths.h"
 
 #ifndef KVSCOPE_SOURCE_DIR
@@ -84,8 +87,37 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
     return open_model(spec, tokenizer, OpenLimits{0, {host_memory_budget()}}, weights);
 }
 
+namespace {
+
+std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& tokenizer,
+                                    const OpenLimits& limits, WeightsWanted wanted);
+
+}  // namespace
+
 std::unique_ptr<Model> open_model(const std::string& spec, const std::string& tokenizer,
                                   const OpenLimits& limits, WeightsWanted wanted) {
+    // The boundary between the files a user gives and the rest: every reader checks what it reads
+    // (core/util/checked.h) and throws kvs::Error; should the standard library still throw on a
+    // file's behalf (an allocation refused, a length beyond what a container holds), that becomes
+    // one line naming the file too, not an "internal error".
+    const std::string named = tokenizer.empty() ? spec : spec + " (tokenizer " + tokenizer + ")";
+    try {
+        return open_checked(spec, tokenizer, limits, wanted);
+    } catch (const Error&) {
+        throw;
+    } catch (const std::bad_alloc&) {
+        throw Error(named + ": out of memory while opening it");
+    } catch (const std::exception& e) {
+        throw Error(named + ": cannot be opened: " + e.what());
+    }
+}
+
+namespace {
+
+std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& tokenizer,
+                                    const OpenLimits& limits, WeightsWanted wanted) {
+    check_path_text(spec);
+    check_path_text(tokenizer);
     // Only a GGUF file keeps its own types; every other format is float32 unless asked.
     const GgmlType weights = wanted.value_or(GgmlType::F32);
     if (spec == "toy") {
@@ -163,5 +195,7 @@ std::unique_ptr<Model> open_model(const std::string& spec, const std::string& to
         std::vector<int>{BpeTokenizer::kBos}, name,
         "llama2.c checkpoint, float32, mapped read-only" + context_note);
 }
+
+}  // namespace
 
 }  // namespace kvs

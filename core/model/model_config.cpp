@@ -1,5 +1,6 @@
 #include "core/model/model_config.h"
 
+#include <cstddef>
 #include <sstream>
 
 #include "core/util/error.h"
@@ -10,30 +11,36 @@ const char* architecture_name(Architecture a) {
     return a == Architecture::Gpt2 ? "gpt2" : "llama";
 }
 
-std::size_t ModelConfig::stored_floats() const {
-    const std::size_t d = dim, h = hidden_dim, L = n_layers, V = vocab_size, kv = kv_dim();
+std::uint64_t ModelConfig::stored_floats_exact() const {
+    // In 64 bits whatever size_t is: a 32-bit process (the web page) checks this before it asks
+    // for stored_floats(), whose size_t products would wrap there.
+    const std::uint64_t d = dim, h = hidden_dim, L = n_layers, V = vocab_size, kv = kv_dim();
     if (gpt2()) {
-        std::size_t n = V * d + std::size_t(n_positions) * d;  // wte, wpe
-        n += 2 * L * d;                                        // ln_1 weight, bias
-        n += L * (d * d + 2 * kv * d) + L * (d + 2 * kv);      // wq, wk, wv; bq, bk, bv
-        n += L * d * d + L * d;                                // wo, bo
-        n += 2 * L * d;                                        // ln_2 weight, bias
-        n += L * h * d + L * h;                                // w1 (c_fc), b1
-        n += L * d * h + L * d;                                // w2 (mlp c_proj), b2
-        n += 2 * d;                                            // ln_f weight, bias
-        if (!shared_classifier) n += V * d;                    // lm_head
+        std::uint64_t n = V * d + std::uint64_t(n_positions) * d;  // wte, wpe
+        n += 2 * L * d;                                            // ln_1 weight, bias
+        n += L * (d * d + 2 * kv * d) + L * (d + 2 * kv);          // wq, wk, wv; bq, bk, bv
+        n += L * d * d + L * d;                                    // wo, bo
+        n += 2 * L * d;                                            // ln_2 weight, bias
+        n += L * h * d + L * h;                                    // w1 (c_fc), b1
+        n += L * d * h + L * d;                                    // w2 (mlp c_proj), b2
+        n += 2 * d;                                                // ln_f weight, bias
+        if (!shared_classifier) n += V * d;                        // lm_head
         return n;
     }
-    std::size_t n = V * d;                                          // token_embedding_table
-    n += L * d;                                                     // rms_att_weight
-    n += L * d * d + 2 * L * kv * d + L * d * d;                    // wq, wk, wv, wo
-    n += L * d;                                                     // rms_ffn_weight
-    n += 3 * L * h * d;                                             // w1, w2, w3
-    n += d;                                                         // rms_final_weight
-    n += 2 * static_cast<std::size_t>(seq_len) * (head_dim() / 2);  // freq_cis real + imag
-    if (!shared_classifier) n += V * d;                             // wcls
-    if (qkv_bias) n += L * (d + 2 * kv);                            // bq, bk, bv
+    std::uint64_t n = V * d;                                          // token_embedding_table
+    n += L * d;                                                       // rms_att_weight
+    n += L * d * d + 2 * L * kv * d + L * d * d;                      // wq, wk, wv, wo
+    n += L * d;                                                       // rms_ffn_weight
+    n += 3 * L * h * d;                                               // w1, w2, w3
+    n += d;                                                           // rms_final_weight
+    n += 2 * static_cast<std::uint64_t>(seq_len) * (head_dim() / 2);  // freq_cis real + imag
+    if (!shared_classifier) n += V * d;                               // wcls
+    if (qkv_bias) n += L * (d + 2 * kv);                              // bq, bk, bv
     return n;
+}
+
+std::size_t ModelConfig::stored_floats() const {
+    return static_cast<std::size_t>(stored_floats_exact());
 }
 
 std::size_t ModelConfig::parameter_count() const {
@@ -56,7 +63,7 @@ void ModelConfig::validate(const std::string& source) const {
     check(n_layers, "n_layers", 256);
     check(n_heads, "n_heads", 1024);
     check(n_kv_heads, "n_kv_heads", 1024);
-    check(vocab_size, "vocab_size", 1 << 20);
+    check(vocab_size, "vocab_size", kMaxVocab);
     check(seq_len, "seq_len", 1 << 17);
     if (dim % n_heads != 0)
         fail("n_heads = " + std::to_string(n_heads) +
@@ -86,6 +93,11 @@ void ModelConfig::validate(const std::string& source) const {
         fail("its KV cache for the whole context (" + std::to_string(seq_len) + " tokens) needs " +
              std::to_string(kv_bytes >> 20) + " MiB, more than kvscope's " +
              std::to_string(kMaxKvCacheBytes >> 20) + " MiB");
+    // The weights must be addressable here: 4 bytes a float, the count exact in 64 bits (on a
+    // 32-bit target a header's 2^34 floats would otherwise wrap to a small, plausible size).
+    if (stored_floats_exact() > std::uint64_t(PTRDIFF_MAX) / sizeof(float))
+        fail("its weights (" + std::to_string(stored_floats_exact()) +
+             " floats) are more than this process can address");
     // NaN fails every comparison, so each bound is written as what must hold.
     if (!(rope_theta > 1.0f && rope_theta <= 1e9f))
         fail("RoPE base " + std::to_string(rope_theta) + " (must be above 1, at most 1e9)");

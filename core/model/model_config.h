@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/tokenizers/tokenizer.h"
+
 namespace kvs {
 
 // The two block designs kvscope runs (core/model/llama_model.cpp writes both forward passes).
@@ -48,18 +50,22 @@ struct ModelConfig {
     int kv_mul() const { return n_heads / n_kv_heads; }  // query heads per kv head
     // One token's KV cache: 2 (K and V) x n_layers x n_kv_heads x head_dim x bytes_per_value.
     // The one place this formula is written; kv_what_if asks it about other K/V head counts.
-    std::size_t kv_bytes_per_token(int bytes_per_value = 4) const {
-        return std::size_t(2) * n_layers * n_kv_heads * head_dim() * bytes_per_value;
+    // In 64 bits: on a 32-bit target (the web page) a lying header's product would wrap.
+    std::uint64_t kv_bytes_per_token(int bytes_per_value = 4) const {
+        return std::uint64_t(2) * n_layers * n_kv_heads * head_dim() * bytes_per_value;
     }
 
     // Number of float32 weights the checkpoint stores after its header, freq_cis included (and
     // the q/k/v biases after them, for a model that has them). GPT-2: every weight in the order
     // point_llama_weights takes them (core/loaders/checkpoint.h), no freq_cis.
     std::size_t stored_floats() const;
+    std::uint64_t stored_floats_exact() const;  // the same count in 64 bits (validate checks it)
     // Weights used by the forward pass (freq_cis excluded, shared classifier counted once).
     std::size_t parameter_count() const;
     // The largest KV cache (K and V, every layer, the whole context, float32) a model may need:
     // 4 GiB, or 1 GiB in a 32-bit process (the web page's WebAssembly addresses 2 GiB in all).
+    // The largest vocabulary kvscope reads (every tokenizer reader and validate() hold to it).
+    static constexpr int kMaxVocab = kMaxVocabulary;
     static constexpr std::uint64_t kMaxKvCacheBytes = std::uint64_t(sizeof(void*) >= 8 ? 4 : 1)
                                                       << 30;
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/tokenizers/llama_vocab_rules.h"
+#include "core/tokenizers/tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 
@@ -12,7 +13,7 @@ namespace {
 
 constexpr std::size_t kMaxTokenizerBytes = std::size_t(256) << 20;
 constexpr int kMaxPieceBytes = 4096;
-constexpr int kMaxVocab = 1 << 20;  // as ModelConfig::validate allows
+constexpr int kMaxVocab = kMaxVocabulary;  // core/tokenizers/tokenizer.h
 
 }  // namespace
 

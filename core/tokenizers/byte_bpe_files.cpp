@@ -1,8 +1,11 @@
 // ByteBpeTokenizer's two file formats (JSON through nlohmann-json, header only, Debian's
 // nlohmann-json3-dev): GPT-2's vocab.json + merges.txt, and Hugging Face's tokenizer.json.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/files/json_input.h"
 #include "core/tokenizers/byte_bpe_tokenizer.h"
+#include "core/tokenizers/tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 
@@ -13,24 +16,54 @@ constexpr std::size_t kMaxTokenizerFile = std::size_t(256) << 20;  // Llama-3's 
 
 nlohmann::json read_json(const std::string& path) {
     const auto bytes = read_file_bytes(path, kMaxTokenizerFile);
-    auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) throw Error(path + ": not valid JSON");
-    return j;
+    return parse_json_input(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
 }
 
-// token -> id (an object) as a vector indexed by id; ids must be 0..n-1, each once.
+// A string member's text, "" when absent, null or not a string.
+std::string_view text_of(const nlohmann::json& obj, std::string_view key) {
+    const nlohmann::json* v = json_member(obj, key);
+    return v && v->is_string() ? std::string_view(v->get_ref<const std::string&>())
+                               : std::string_view();
+}
+
+// A true/false member, `fallback` when absent or null.
+bool flag_of(const nlohmann::json& obj, std::string_view key, bool fallback, const FileField& f) {
+    const nlohmann::json* v = json_member(obj, key);
+    if (!v) return fallback;
+    if (!v->is_boolean())
+        throw Error(f.where() + " = " + json_excerpt(*v, 40) + " is not true or false");
+    return v->get<bool>();
+}
+
+// A key from a file, as a field name in a message: cut, so a message stays a line.
+std::string key_text(std::string_view k) {
+    return k.size() > 40 ? std::string(k.substr(0, 40)) + "..." : std::string(k);
+}
+
+// token -> id (an object) as a vector indexed by id: `n` ids, 0..n-1, each taken once. `n` is
+// what the file holds (its vocabulary and added tokens), so no id from the file can size
+// anything beyond the file's own entries.
 std::vector<std::string> tokens_by_id(const nlohmann::json& vocab, const std::string& path,
-                                      std::size_t at_least = 0) {
-    if (!vocab.is_object()) throw Error(path + ": the vocabulary is not a JSON object");
-    std::vector<std::string> tokens(std::max(vocab.size(), at_least));
-    std::vector<bool> seen(tokens.size(), false);
+                                      const std::string& field, std::size_t n) {
+    if (!vocab.is_object()) throw Error(path + ": " + field + " is not a JSON object");
+    check_allocation(std::uint64_t(n) * (sizeof(std::string) + 1), {path, field});
+    std::vector<std::string> tokens(n);
+    std::vector<bool> seen(n, false);
     for (const auto& [text, id] : vocab.items()) {
-        if (!id.is_number_unsigned() || id.get<std::uint64_t>() >= tokens.size() ||
-            seen[id.get<std::size_t>()])
-            throw Error(path + ": token '" + text + "' has id " + id.dump() + " (ids must be 0.." +
-                        std::to_string(tokens.size() - 1) + ", each once)");
-        tokens[id.get<std::size_t>()] = text;
-        seen[id.get<std::size_t>()] = true;
+        // The usual case without building a message; anything else through json_int, which
+        // reads a whole number written as 12.0 and refuses the rest by name.
+        const std::size_t i =
+            id.is_number_unsigned() && id.get<std::uint64_t>() < n
+                ? static_cast<std::size_t>(id.get<std::uint64_t>())
+                : static_cast<std::size_t>(json_int(
+                      id, 0, std::int64_t(n) - 1, {path, field + "[\"" + key_text(text) + "\"]"},
+                      "a token id of its " + std::to_string(n) + " tokens"));
+        if (seen[i])
+            throw Error(path + ": token '" + key_text(text) + "' has id " + std::to_string(i) +
+                        " (ids must be 0.." + std::to_string(n - 1) + ", each once)");
+        tokens[i] = text;
+        seen[i] = true;
     }
     return tokens;
 }
@@ -39,7 +72,8 @@ std::vector<std::string> tokens_by_id(const nlohmann::json& vocab, const std::st
 
 ByteBpeTokenizer ByteBpeTokenizer::from_vocab_and_merges(const std::string& vocab_json,
                                                          const std::string& merges_txt) {
-    auto tokens = tokens_by_id(read_json(vocab_json), vocab_json);
+    const nlohmann::json vocab = read_json(vocab_json);
+    auto tokens = tokens_by_id(vocab, vocab_json, "vocab", vocab.is_object() ? vocab.size() : 0);
     const auto bytes = read_file_bytes(merges_txt, kMaxTokenizerFile);
     std::vector<std::string> merges;
     std::string line;
@@ -58,101 +92,150 @@ ByteBpeTokenizer ByteBpeTokenizer::from_vocab_and_merges(const std::string& voca
 }
 
 ByteBpeTokenizer ByteBpeTokenizer::from_hf_json(const std::string& path) {
-    const nlohmann::json j = read_json(path);
-    auto fail = [&](const std::string& why) -> void {
-        throw Error(path + ": tokenizer.json: " + why);
+    const auto bytes = read_file_bytes(path, kMaxTokenizerFile);
+    return from_hf_json_text(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+}
+
+ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
+                                                     const std::string& path) {
+    const nlohmann::json j = parse_json_input(text, path);
+    const std::string where = path + ": tokenizer.json";
+    auto fail = [&](const std::string& why) -> void { throw Error(where + ": " + why); };
+    auto field = [&](std::string name) { return FileField{where, std::move(name)}; };
+    if (!j.is_object() || !json_member(j, "model") || !j["model"].is_object())
+        fail("no \"model\" object");
+    const auto& m = j["model"];
+    if (const nlohmann::json* t = json_member(m, "type");
+        t && json_string(*t, field("model.type")) != "BPE")
+        fail("model type '" + key_text(t->get_ref<const std::string&>()) + "' is not BPE");
+    if (json_member(m, "dropout")) fail("BPE dropout is not supported");
+    for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
+        if (const nlohmann::json* v = json_member(m, k); v && !(v->is_string() && v->empty()))
+            fail(std::string("model.") + k + " " + json_excerpt(*v) + " is not supported");
+
+    Options o;
+    // Llama 3's: whole pieces first
+    o.ignore_merges = flag_of(m, "ignore_merges", false, field("model.ignore_merges"));
+    // The pre-tokenizer: GPT-2's ByteLevel (its regex), SmolLM's Digits + ByteLevel, or
+    // Llama 3's / Qwen2's Split regex + ByteLevel without its own regex.
+    static const nlohmann::json kNone;
+    const nlohmann::json* pre_member = json_member(j, "pre_tokenizer");
+    const nlohmann::json& pre = pre_member ? *pre_member : kNone;
+    auto byte_level = [&](const nlohmann::json& p, bool regex = true) {
+        if (!p.is_object() || text_of(p, "type") != "ByteLevel") return false;
+        if (flag_of(p, "add_prefix_space", false, field("pre_tokenizer.add_prefix_space")))
+            fail("ByteLevel add_prefix_space is not supported");
+        return flag_of(p, "use_regex", true, field("pre_tokenizer.use_regex")) == regex;
     };
-    try {
-        if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
-            fail("no \"model\" object");
-        const auto& m = j["model"];
-        if (m.value("type", std::string("BPE")) != "BPE")
-            fail("model type '" + m["type"].get<std::string>() + "' is not BPE");
-        if (m.contains("dropout") && !m["dropout"].is_null()) fail("BPE dropout is not supported");
-        for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
-            if (m.contains(k) && !m[k].is_null() && m[k] != "")
-                fail(std::string("model.") + k + " " + m[k].dump() + " is not supported");
+    // Split by one of the regexes kvscope has written out (core/tokenizers/byte_bpe_split.h),
+    // pieces kept as they are ("Isolated"); the regex text is compared exactly.
+    auto split_regex = [&](const nlohmann::json& p) -> std::string_view {
+        if (!p.is_object() || text_of(p, "type") != "Split" ||
+            text_of(p, "behavior") != "Isolated" ||
+            flag_of(p, "invert", false, field("pre_tokenizer.invert")))
+            return {};
+        const nlohmann::json* pattern = json_member(p, "pattern");
+        return pattern ? text_of(*pattern, "Regex") : std::string_view();
+    };
+    const nlohmann::json* steps = json_member(pre, "pretokenizers");
+    const bool sequence2 =
+        text_of(pre, "type") == "Sequence" && steps && steps->is_array() && steps->size() == 2;
+    if (byte_level(pre)) {
+        o.split = ByteBpeSplit::Gpt2;
+    } else if (sequence2 && byte_level((*steps)[1], false) &&
+               split_regex((*steps)[0]) == kLlama3SplitRegex) {
+        o.split = ByteBpeSplit::Llama3;
+    } else if (sequence2 && byte_level((*steps)[1], false) &&
+               split_regex((*steps)[0]) == kQwen2SplitRegex) {
+        o.split = ByteBpeSplit::Qwen2;
+    } else if (sequence2 && text_of((*steps)[0], "type") == "Digits" &&
+               flag_of((*steps)[0], "individual_digits", false,
+                       field("pre_tokenizer.pretokenizers[0].individual_digits")) &&
+               byte_level((*steps)[1])) {
+        o.split = ByteBpeSplit::SmolLm;
+    } else {
+        fail("pre_tokenizer " + json_excerpt(pre) +
+             " is not supported (kvscope splits as GPT-2's ByteLevel, SmolLM's "
+             "Digits + ByteLevel, and Llama 3's and Qwen2's Split + ByteLevel do)");
+    }
 
-        Options o;
-        o.ignore_merges = m.value("ignore_merges", false);  // Llama 3's: whole pieces first
-        // The pre-tokenizer: GPT-2's ByteLevel (its regex), SmolLM's Digits + ByteLevel, or
-        // Llama 3's / Qwen2's Split regex + ByteLevel without its own regex.
-        const auto& pre = j.value("pre_tokenizer", nlohmann::json());
-        auto byte_level = [&](const nlohmann::json& p, bool regex = true) {
-            if (!p.is_object() || p.value("type", std::string()) != "ByteLevel") return false;
-            if (p.value("add_prefix_space", false))
-                fail("ByteLevel add_prefix_space is not supported");
-            return p.value("use_regex", true) == regex;
-        };
-        // Split by one of the regexes kvscope has written out (core/tokenizers/byte_bpe_split.h),
-        // pieces kept as they are ("Isolated"); the regex text is compared exactly.
-        auto split_regex = [&](const nlohmann::json& p) -> std::string {
-            if (!p.is_object() || p.value("type", std::string()) != "Split" ||
-                p.value("behavior", std::string()) != "Isolated" || p.value("invert", false) ||
-                !p.contains("pattern") || !p["pattern"].is_object() ||
-                !p["pattern"].contains("Regex") || !p["pattern"]["Regex"].is_string())
-                return {};
-            return p["pattern"]["Regex"].get<std::string>();
-        };
-        const bool sequence2 = pre.is_object() && pre.value("type", std::string()) == "Sequence" &&
-                               pre.contains("pretokenizers") && pre["pretokenizers"].is_array() &&
-                               pre["pretokenizers"].size() == 2;
-        if (byte_level(pre)) {
-            o.split = ByteBpeSplit::Gpt2;
-        } else if (sequence2 && byte_level(pre["pretokenizers"][1], false) &&
-                   split_regex(pre["pretokenizers"][0]) == kLlama3SplitRegex) {
-            o.split = ByteBpeSplit::Llama3;
-        } else if (sequence2 && byte_level(pre["pretokenizers"][1], false) &&
-                   split_regex(pre["pretokenizers"][0]) == kQwen2SplitRegex) {
-            o.split = ByteBpeSplit::Qwen2;
-        } else if (sequence2 && pre["pretokenizers"][0].value("type", std::string()) == "Digits" &&
-                   pre["pretokenizers"][0].value("individual_digits", false) &&
-                   byte_level(pre["pretokenizers"][1])) {
-            o.split = ByteBpeSplit::SmolLm;
-        } else {
-            fail("pre_tokenizer " + pre.dump().substr(0, 80) +
-                 " is not supported (kvscope splits as GPT-2's ByteLevel, SmolLM's "
-                 "Digits + ByteLevel, and Llama 3's and Qwen2's Split + ByteLevel do)");
-        }
+    // Added tokens take their ids beside (or beyond) the model's vocabulary. Every id from 0 to
+    // the largest must be some entry's, so there are at most as many ids as entries: that count
+    // bounds every id before one indexes or sizes anything.
+    static const nlohmann::json kNoVocab = nlohmann::json::object();
+    static const nlohmann::json kNoAdded = nlohmann::json::array();
+    const nlohmann::json* vocab_member = json_member(m, "vocab");
+    const nlohmann::json& vocab = vocab_member ? *vocab_member : kNoVocab;
+    const nlohmann::json* added_member = json_member(j, "added_tokens");
+    const nlohmann::json& added = added_member ? *added_member : kNoAdded;
+    if (!added.is_array()) fail("added_tokens = " + json_excerpt(added) + " is not a list");
+    const std::size_t entries = (vocab.is_object() ? vocab.size() : 0) + added.size();
+    const std::int64_t max_id = std::min<std::int64_t>(std::int64_t(entries), kMaxVocabulary) - 1;
+    const std::string ids_of_file =
+        "a token id of its " + std::to_string(entries) + " vocab and added tokens";
+    struct Added {
+        std::size_t id;
+        const std::string* content;
+        bool special;
+    };
+    std::vector<Added> extra;
+    std::size_t n = vocab.is_object() ? vocab.size() : 0;
+    for (std::size_t i = 0; i < added.size(); ++i) {
+        const std::string at = "added_tokens[" + std::to_string(i) + "]";
+        const nlohmann::json& a = added[i];
+        if (!a.is_object()) fail(at + " = " + json_excerpt(a, 40) + " is not an object");
+        const nlohmann::json* id = json_member(a, "id");
+        const nlohmann::json* content = json_member(a, "content");
+        if (!id || !content) fail(at + " has no id or no content");
+        const auto k =
+            static_cast<std::size_t>(json_int(*id, 0, max_id, field(at + ".id"), ids_of_file));
+        extra.push_back({k, &json_string(*content, field(at + ".content")),
+                         flag_of(a, "special", false, field(at + ".special"))});
+        n = std::max(n, k + 1);
+    }
+    auto tokens = tokens_by_id(vocab, where, "model.vocab", n);
+    o.control.assign(tokens.size(), false);
+    for (const Added& a : extra) {
+        tokens[a.id] = *a.content;
+        o.control[a.id] = a.special;
+    }
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+        if (tokens[i].empty()) fail("no token has id " + std::to_string(i));
 
-        // Added tokens take their ids beside (or beyond) the model's vocabulary.
-        std::size_t n = m.contains("vocab") && m["vocab"].is_object() ? m["vocab"].size() : 0;
-        const auto added = j.value("added_tokens", nlohmann::json::array());
-        for (const auto& a : added) n = std::max(n, a.at("id").get<std::size_t>() + 1);
-        auto tokens = tokens_by_id(m.value("vocab", nlohmann::json()), path, n);
-        o.control.assign(tokens.size(), false);
-        for (const auto& a : added) {
-            const auto id = a.at("id").get<std::size_t>();
-            tokens[id] = a.at("content").get<std::string>();
-            o.control[id] = a.value("special", false);
-        }
-        for (std::size_t i = 0; i < tokens.size(); ++i)
-            if (tokens[i].empty()) fail("no token has id " + std::to_string(i));
-
-        std::vector<std::string> merges;
-        for (const auto& mg : m.value("merges", nlohmann::json::array())) {
+    std::vector<std::string> merges;
+    if (const nlohmann::json* list = json_member(m, "merges")) {
+        if (!list->is_array()) fail("model.merges = " + json_excerpt(*list) + " is not a list");
+        merges.reserve(list->size());
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            const nlohmann::json& mg = (*list)[i];
+            const std::string at = "model.merges[" + std::to_string(i) + "]";
             if (mg.is_string())
                 merges.push_back(mg.get<std::string>());
-            else if (mg.is_array() && mg.size() == 2)  // newer files: ["LEFT", "RIGHT"]
-                merges.push_back(mg[0].get<std::string>() + " " + mg[1].get<std::string>());
-            else
-                fail("a merge is neither \"LEFT RIGHT\" nor [LEFT, RIGHT]");
+            else if (mg.is_array() && mg.size() == 2) {  // newer files: ["LEFT", "RIGHT"]
+                std::string pair = json_string(mg[0], field(at + "[0]"));
+                merges.push_back(pair.append(" ").append(json_string(mg[1], field(at + "[1]"))));
+            } else
+                fail(at + " = " + json_excerpt(mg, 40) +
+                     " is neither \"LEFT RIGHT\" nor [LEFT, RIGHT]");
         }
-        // BOS as the post-processor adds it: TemplateProcessing whose single sequence starts
-        // with a special token.
-        const auto& post = j.value("post_processor", nlohmann::json());
-        if (post.is_object() && post.value("type", std::string()) == "TemplateProcessing" &&
-            post.contains("single") && !post["single"].empty() &&
-            post["single"][0].contains("SpecialToken")) {
-            const auto name = post["single"][0]["SpecialToken"].at("id").get<std::string>();
-            for (const auto& a : added)
-                if (a.at("content").get<std::string>() == name) o.bos = a.at("id").get<int>();
+    }
+    // BOS as the post-processor adds it: TemplateProcessing whose single sequence starts
+    // with a special token.
+    if (const nlohmann::json* post = json_member(j, "post_processor");
+        post && text_of(*post, "type") == "TemplateProcessing") {
+        const nlohmann::json* single = json_member(*post, "single");
+        const nlohmann::json* first =
+            single && single->is_array() && !single->empty() ? &(*single)[0] : nullptr;
+        const nlohmann::json* special = first ? json_member(*first, "SpecialToken") : nullptr;
+        if (special) {
+            const std::string_view name = text_of(*special, "id");
+            for (const Added& a : extra)
+                if (*a.content == name) o.bos = static_cast<int>(a.id);
             o.add_bos = o.bos >= 0;
         }
-        return ByteBpeTokenizer(std::move(tokens), merges, std::move(o), path);
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(path + ": tokenizer.json: " + e.what());
     }
+    return ByteBpeTokenizer(std::move(tokens), merges, std::move(o), path);
 }
 
 }  // namespace kvs

@@ -2,6 +2,7 @@
 
 #include "core/files/gguf_file.h"
 #include "core/tokenizers/llama_vocab_rules.h"
+#include "core/tokenizers/tokenizer.h"
 #include "core/util/error.h"
 
 namespace kvs {
@@ -46,6 +47,9 @@ ByteBpeTokenizer::ByteBpeTokenizer(std::vector<std::string> tokens,
     auto fail = [&](const std::string& why) -> void {
         throw Error(source + ": byte-level BPE: " + why);
     };
+    if (tokens_.size() > std::size_t(kMaxVocabulary))
+        fail(std::to_string(tokens_.size()) + " tokens, more than kvscope reads (" +
+             std::to_string(kMaxVocabulary) + ")");
     const int n = vocab_size();
     if (n == 0) fail("the vocabulary is empty");
     if (!control_.empty() && control_.size() != tokens_.size())

@@ -49,6 +49,8 @@ class ByteBpeTokenizer final : public Tokenizer {
     // A Hugging Face tokenizer.json with a BPE model; added_tokens join the vocabulary as
     // special tokens. (core/tokenizers/byte_bpe_files.cpp)
     static ByteBpeTokenizer from_hf_json(const std::string& path);
+    // The same from the file's text, `path` naming it in messages (the fuzzer's entry).
+    static ByteBpeTokenizer from_hf_json_text(std::string_view text, const std::string& path);
     // tokenizer.ggml.model must be "gpt2"; tokens must hold `vocab` entries.
     static ByteBpeTokenizer from_gguf(const GgufFile& f, int vocab);
 

@@ -104,7 +104,7 @@ SpecFields spec_fields(std::string_view model) {
         std::uint64_t x = 0;
         std::string_view str;
         while (in.next(f, x, str)) {
-            if (field == 2 && f == 3) s.model_type = static_cast<int>(x);
+            if (field == 2 && f == 3) s.model_type = x <= 4 ? static_cast<int>(x) : 0;  // 0: none
             if (field == 3 && f == 1) s.normalizer = std::string(str);
             if (field == 3 && f == 3) s.add_dummy_prefix = x != 0;
             if (field == 3 && f == 4) s.remove_extra_whitespaces = x != 0;
@@ -142,7 +142,8 @@ SpmTokenizer spm_tokenizer_from_model_file(const std::string& path, int vocab) {
         fail(std::string("a ") +
              (spec.model_type == 1   ? "Unigram"
               : spec.model_type == 3 ? "word"
-                                     : "char") +
+              : spec.model_type == 4 ? "char"
+                                     : "unknown-type") +
              " model; kvscope encodes BPE SentencePiece models (Llama 2's kind)");
     if (spec.normalizer != "identity")
         fail("normalization rule '" + spec.normalizer.substr(0, 40) +

@@ -2,6 +2,7 @@
 
 #include "core/files/gguf_file.h"
 #include "core/tokenizers/llama_vocab_rules.h"
+#include "core/util/checked.h"
 #include "core/util/error.h"
 
 namespace kvs {
@@ -48,8 +49,16 @@ SpmTokenizer SpmTokenizer::from_gguf(const GgufFile& f, int vocab) {
     if (!types.empty() && types.size() != tokens.size())
         fail("tokenizer.ggml.token_type holds " + std::to_string(types.size()) + " types for " +
              std::to_string(tokens.size()) + " pieces");
-    // Kept as read where an int holds it, so a bad type is named by its value below.
-    for (auto ty : types) v.types.push_back(ty < -(1 << 30) || ty > (1 << 30) ? -1 : int(ty));
+    // Types 1..6 (SentencePiece's NORMAL..BYTE); any other value refused as the file has it.
+    v.types.reserve(types.size());
+    for (std::size_t i = 0; i < types.size(); ++i)
+        v.types.push_back(
+            types[i] >= 1 && types[i] <= 6
+                ? int(types[i])
+                : int(checked_int(types[i], 1, 6,
+                                  {f.name() + ": GGUF tokenizer",
+                                   "tokenizer.ggml.token_type[" + std::to_string(i) + "]"},
+                                  "a token type")));
     auto id = [&](const char* key, int fallback) {
         const auto x = f.get_uint(key);
         if (!x) return fallback;

@@ -7,6 +7,10 @@
 
 namespace kvs {
 
+// The largest vocabulary kvscope reads: every tokenizer reader and ModelConfig::validate hold to
+// it (ids from files are checked against the file's own entries first, then against this).
+constexpr int kMaxVocabulary = 1 << 20;
+
 class Tokenizer {
   public:
     virtual ~Tokenizer() = default;

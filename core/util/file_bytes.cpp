@@ -38,8 +38,14 @@ void read_up_to(FILE* f, const std::string& path, std::size_t n, std::vector<uns
 
 }  // namespace
 
+void check_path_text(const std::string& path) {
+    if (path.find('\0') != std::string::npos)
+        throw Error(path + ": a NUL byte inside the name; no file can be named so");
+}
+
 std::uintmax_t regular_file_size(const std::string& path) {
     namespace fs = std::filesystem;
+    check_path_text(path);
     std::error_code ec;
     const auto st = fs::status(path, ec);
     if (ec || st.type() == fs::file_type::not_found)

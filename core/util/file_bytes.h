@@ -6,6 +6,10 @@
 
 namespace kvs {
 
+// Throws kvs::Error when `path` holds a NUL byte: the C library would stop there and open another
+// file than the one named (a lesson's @model line, a remembered model path, a shard name).
+void check_path_text(const std::string& path);
+
 // Size of the regular file at `path`. Throws kvs::Error naming PATH when it is missing or
 // unreadable, a directory, or not a regular file (a device such as /dev/zero, a pipe): those are
 // refused before anything is read, so a wrong path never means reading gigabytes.

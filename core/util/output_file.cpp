@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/format.h"
 
 namespace kvs {
 namespace {
@@ -73,6 +76,7 @@ void note_input_file(int fd) {
 
 void check_output_path(const std::string& path) {
     if (path.empty()) throw Error("no file name given to write to");
+    check_path_text(path);
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0) {
         if (S_ISDIR(st.st_mode))
@@ -89,26 +93,49 @@ void check_output_path(const std::string& path) {
     if (!parent.empty() && !fs::is_directory(parent, ec)) throw fail(path, "cannot write", ENOENT);
 }
 
-void write_output_file(const std::string& path, std::string_view bytes) {
-    write_output_file(path, [bytes](const OutputSink& put) { put(bytes); });
+Written write_output_file(const std::string& path, std::string_view bytes) {
+    return write_output_file(path, [bytes](const OutputSink& put) { put(bytes); });
 }
 
-void write_output_file(const std::string& path,
-                       const std::function<void(const OutputSink&)>& fill) {
+void check_output_space(const std::string& path, std::uint64_t bytes) {
     check_output_path(path);
+    const fs::path parent = fs::path(path).parent_path();
+    struct statvfs vfs {};
+    if (::statvfs(parent.empty() ? "." : parent.c_str(), &vfs) != 0) return;  // not known: try
+    const std::uint64_t free = std::uint64_t(vfs.f_bavail) * vfs.f_frsize;
+    if (bytes > free)
+        throw Error(path + ": needs " + format_bytes(double(bytes)) +
+                    ", the file system there has " + format_bytes(double(free)) + " free");
+}
+
+bool is_standard_output(const std::string& path) {
+    struct stat out {
+    }, st{};
+    return ::fstat(1, &out) == 0 && ::stat(path.c_str(), &st) == 0 && out.st_dev == st.st_dev &&
+           out.st_ino == st.st_ino;
+}
+
+Written write_output_file(const std::string& path,
+                          const std::function<void(const OutputSink&)>& fill) {
+    check_output_path(path);
+    Written w;
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
         // A device or a pipe: it cannot be replaced, only written.
+        w.regular = false;
         const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0) throw fail(path, "cannot write", errno);
         try {
-            fill([fd, &path](std::string_view b) { write_all(fd, b, path); });
+            fill([fd, &path, &w](std::string_view b) {
+                write_all(fd, b, path);
+                w.bytes += b.size();
+            });
         } catch (...) {
             ::close(fd);
             throw;
         }
         sync_and_close(fd, path);
-        return;
+        return w;
     }
     // The temporary file is beside the target: rename() is atomic only within one file system.
     const fs::path target(path);
@@ -129,7 +156,10 @@ void write_output_file(const std::string& path,
             mode = 0666 & ~mask;
         }
         ::fchmod(fd, mode);
-        fill([fd, &path](std::string_view b) { write_all(fd, b, path); });
+        fill([fd, &path, &w](std::string_view b) {
+            write_all(fd, b, path);
+            w.bytes += b.size();
+        });
     } catch (...) {
         ::close(fd);
         ::unlink(tmp.c_str());
@@ -146,6 +176,7 @@ void write_output_file(const std::string& path,
         ::unlink(tmp.c_str());
         throw fail(path, "cannot write", e);
     }
+    return w;
 }
 
 }  // namespace kvs

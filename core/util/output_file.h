@@ -11,6 +11,7 @@
 // - an existing target that is not a regular file (/dev/stdout, a pipe, /dev/full) is written in
 //   place, never replaced, with every write, fsync and close checked: /dev/full is an error.
 // Errors are kvs::Error naming the path.
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -24,12 +25,30 @@ void note_input_file(int fd);
 // this run. Called before long work so a bad path fails at once.
 void check_output_path(const std::string& path);
 
+// What a write did: the bytes handed over (every write checked), and whether the target is a
+// regular file (whose size can then be read back) or a device or pipe (where what becomes of the
+// bytes after the write is not known here).
+struct Written {
+    std::uint64_t bytes = 0;
+    bool regular = true;
+};
+
+// Throws "PATH: needs 3.00 TiB, the file system there has 79.0 GiB free" when an output of
+// `bytes` cannot fit where `path` goes: an output that would run until the disk is full (and
+// leave a temporary file of that size behind if killed) is refused before it starts.
+void check_output_space(const std::string& path, std::uint64_t bytes);
+
 // Writes `bytes` to `path` as described above (check_output_path first).
-void write_output_file(const std::string& path, std::string_view bytes);
+Written write_output_file(const std::string& path, std::string_view bytes);
 
 // The same for an output too large to hold in memory (make-model's checkpoint): `fill` is called
 // once and hands its bytes, in order and in pieces of any size, to `put`.
 using OutputSink = std::function<void(std::string_view)>;
-void write_output_file(const std::string& path, const std::function<void(const OutputSink&)>& fill);
+Written write_output_file(const std::string& path,
+                          const std::function<void(const OutputSink&)>& fill);
+
+// Whether `path` is this process's standard output (the same file as descriptor 1, e.g.
+// /dev/stdout or /proc/self/fd/1): a summary printed there would land inside the output.
+bool is_standard_output(const std::string& path);
 
 }  // namespace kvs

@@ -35,9 +35,34 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
 
 namespace {
 
+// The code point of the well-formed sequence of n bytes at s[i].
+char32_t code_point(std::string_view s, std::size_t i, std::size_t n) {
+    const auto b = [&](std::size_t k) { return char32_t(static_cast<unsigned char>(s[i + k])); };
+    if (n == 1) return b(0);
+    char32_t c = b(0) & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
+    for (std::size_t k = 1; k < n; ++k) c = (c << 6) | (b(k) & 0x3F);
+    return c;
+}
+
+// Code points that reorder the text around them or are not seen at all: the bidirectional
+// controls (an RLO, U+202E, turns "exe.txt" around), zero-width characters and joiners, the
+// other format characters (Unicode's Cf), line and paragraph separators (they end a line where
+// the terminal does not see one), invisible fillers and the tag characters. Variation selectors
+// stay: they only pick an emoji's look.
+bool hides_or_reorders(char32_t c) {
+    return c == 0x00AD || (c >= 0x0600 && c <= 0x0605) || c == 0x061C || c == 0x06DD ||
+           c == 0x070F || c == 0x08E2 || c == 0x034F || c == 0x115F || c == 0x1160 || c == 0x180E ||
+           (c >= 0x200B && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E) ||
+           (c >= 0x2060 && c <= 0x206F) || c == 0x3164 || c == 0xFEFF || c == 0xFFA0 ||
+           (c >= 0xFFF9 && c <= 0xFFFB) || c == 0x110BD || c == 0x110CD ||
+           (c >= 0x13430 && c <= 0x1343F) || (c >= 0x1BCA0 && c <= 0x1BCA3) ||
+           (c >= 0x1D173 && c <= 0x1D17A) || (c >= 0xE0000 && c <= 0xE007F);
+}
+
 // The one escaper of untrusted text. Control bytes (ESC, CR, BEL, ...), DEL, the C1 controls
 // U+0080..U+009F (U+009B is CSI to some terminals) and bytes that are not well-formed UTF-8
-// become \xNN; newline and tab stay when `keep_lines`. With `tail`, an incomplete sequence at the
+// become \xNN; code points that reorder or hide text (hides_or_reorders) become \uXXXX (or
+// \UXXXXXXXX); newline and tab stay when `keep_lines`. With `tail`, an incomplete sequence at the
 // very end is handed back there (the next piece may complete it) instead of escaped.
 void escape_into(std::string& out, std::string_view s, bool keep_lines, std::string* tail) {
     for (std::size_t i = 0; i < s.size();) {
@@ -64,6 +89,12 @@ void escape_into(std::string& out, std::string_view s, bool keep_lines, std::str
                 out += buf;
             }
             i += bytes;
+        } else if (const char32_t cp = n >= 2 ? code_point(s, i, n) : 0; hides_or_reorders(cp)) {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, cp > 0xFFFF ? "\\U%08x" : "\\u%04x",
+                          static_cast<unsigned>(cp));
+            out += buf;
+            i += n;
         } else {
             out.append(s.substr(i, n));
             i += n;

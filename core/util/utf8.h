@@ -13,15 +13,18 @@ namespace kvs {
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
 
 // `s` with control bytes (newline and tab included), DEL and bytes that are not well-formed
-// UTF-8 written as \xNN; everything else, Chinese and emoji included, is kept. A message built
-// from user text then stays one line and cannot drive the terminal (escape sequences).
-// Idempotent: the escapes themselves are printable ASCII.
+// UTF-8 written as \xNN, and code points that reorder or hide text (bidirectional controls such
+// as U+202E, zero-width characters, line and paragraph separators, other format characters) as
+// \uXXXX; everything else, Chinese and emoji included, is kept. A message built from user text
+// then stays one line, reads in the order it was written, and cannot drive the terminal (escape
+// sequences). Idempotent: the escapes themselves are printable ASCII.
 std::string escape_for_one_line(std::string_view s);
 
 // The same for text printed on a terminal that may span lines (generated text, lesson prose):
 // newline and tab are kept, every other control (ESC sequences: clear screen, set title), the
-// C1 controls and broken UTF-8 are shown as \xNN. Everything the CLIs print from a file, a
-// tokenizer or a user goes through this or escape_for_one_line.
+// C1 controls and broken UTF-8 are shown as \xNN, bidi controls and invisible characters as \uXXXX.
+// Everything the CLIs print from a file, a tokenizer or a user goes through this or
+// escape_for_one_line.
 std::string escape_for_terminal(std::string_view s);
 
 // escape_for_terminal over a stream of pieces (tokens): a UTF-8 character split across two

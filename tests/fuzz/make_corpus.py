@@ -2,6 +2,7 @@
 """Writes the fuzzers' seed corpus (corpus/<target>/): a few valid and near-valid inputs per
 target, all made here from scratch (no third-party model or text). Run it from anywhere; the
 files are committed, so this only needs re-running when the seeds change."""
+import json
 import os
 import random
 import struct
@@ -228,3 +229,70 @@ put('settings', 'saved.txt', settings)
 put('settings', 'bad.txt', 'temperature = -5\nbackend = quantum\ntop_p = 2\nseed = 1.5\n'
     'font_scale = nan\nlayer = 99999999999\nweight_scale = cubic\n')
 put('settings', 'crlf.txt', settings.replace('\n', '\r\n'))
+
+# fuzz_tokenizer_json: Hugging Face tokenizer.json files, a byte-level BPE with GPT-2's byte
+# alphabet (the 256 byte tokens, a few merges, an added token and a BOS post-processor) under each
+# pre-tokenizer kvscope reads; then the classes of hostile input the reader refuses by name: ids
+# negative, at the top of the 64-bit range, huge, fractional; nesting at the 64-level bound and
+# one past it; NUL and bidi controls inside strings; merges that are not strings.
+def byte_chars():
+    keep = list(range(ord('!'), ord('~') + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    chars, n = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + n)
+            n += 1
+    return chars
+
+
+def hf_tokenizer(pre, added_id=None, extra=None, ignore_merges=False):
+    chars = byte_chars()
+    vocab = {chars[b]: b for b in range(256)}
+    merges = [['h', 'e'], ['l', 'l'], ['he', 'll'], [chars[32], 't']]
+    for m in merges:
+        vocab.setdefault(m[0] + m[1], len(vocab))
+    added = [{'id': len(vocab) if added_id is None else added_id, 'content': '<|end|>',
+              'special': True}]
+    model = {'type': 'BPE', 'vocab': vocab, 'merges': merges}
+    if ignore_merges:
+        model['ignore_merges'] = True
+    j = {'model': model, 'pre_tokenizer': pre,
+         'added_tokens': added,
+         'post_processor': {'type': 'TemplateProcessing',
+                            'single': [{'SpecialToken': {'id': '<|end|>', 'type_id': 0}}]}}
+    j.update(extra or {})
+    return json.dumps(j, ensure_ascii=False, separators=(',', ':'))
+
+
+LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| "
+          r"?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2 = LLAMA3.replace(r'\p{N}{1,3}', r'\p{N}')
+byte_level = {'type': 'ByteLevel', 'add_prefix_space': False}
+split = lambda rx: {'type': 'Split', 'pattern': {'Regex': rx}, 'behavior': 'Isolated',
+                    'invert': False}
+no_regex = {'type': 'ByteLevel', 'add_prefix_space': False, 'use_regex': False}
+put('tokenizer_json', 'gpt2.json', hf_tokenizer(byte_level))
+put('tokenizer_json', 'llama3.json',
+    hf_tokenizer({'type': 'Sequence', 'pretokenizers': [split(LLAMA3), no_regex]},
+                 ignore_merges=True))
+put('tokenizer_json', 'qwen2.json',
+    hf_tokenizer({'type': 'Sequence', 'pretokenizers': [split(QWEN2), no_regex]}))
+put('tokenizer_json', 'smollm.json',
+    hf_tokenizer({'type': 'Sequence', 'pretokenizers': [
+        {'type': 'Digits', 'individual_digits': True}, byte_level]}))
+for name, idv in [('id-negative', -1), ('id-u64-max', 2**64 - 1), ('id-i64-min', -2**63),
+                  ('id-huge', 4000000000), ('id-float', 1.5e300), ('id-string', '3')]:
+    put('tokenizer_json', name + '.json', hf_tokenizer(byte_level, added_id=idv))
+put('tokenizer_json', 'depth-64.json',
+    hf_tokenizer(byte_level, extra={'normalizer': json.loads('[' * 62 + ']' * 62)}))
+put('tokenizer_json', 'depth-65.json',
+    hf_tokenizer(byte_level, extra={'normalizer': json.loads('[' * 64 + ']' * 64)}))
+put('tokenizer_json', 'nul-and-bidi.json',
+    hf_tokenizer(byte_level).replace('<|end|>', '<|e\\u0000n\u202ed\u200b|>'))
+put('tokenizer_json', 'merge-numbers.json',
+    hf_tokenizer(byte_level).replace('["h","e"]', '[1,2]'))
+put('tokenizer_json', 'tiny.json',
+    '{"model":{"vocab":{"a":0,"b":1,"c":2}},"pre_tokenizer":{"type":"ByteLevel"},'
+    '"added_tokens":[{"id":-1,"content":"x"}]}')

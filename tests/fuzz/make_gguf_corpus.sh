@@ -103,4 +103,6 @@ for info in infos:
 header += b"\0" * (data_start - at)
 open(f"{d}/kquant-q8_k.gguf", "wb").write(bytes(header) + bytes(data))
 PY
+# The hostile-input classes next to the valid seeds (numbers at their edges, depth, NUL, bidi).
+python3 "$here/make_hostile_seeds.py"
 ls -l "$out"

@@ -57,4 +57,6 @@ PY
 # GPT-2 (GPT2LMHeadModel as the hub names it: no prefix, Conv1D [in, out], mask buffers), F32.
 python3 "$here/make_gpt2_folder.py" "$tmp/gpt2" 262
 { cat "$tmp/gpt2/config.json"; printf '\0'; cat "$tmp/gpt2/model.safetensors"; } >"$out/gpt2-f32.hf"
+# The hostile-input classes next to the valid seeds (numbers at their edges, depth, NUL, bidi).
+python3 "$here/make_hostile_seeds.py"
 ls -l "$out"

@@ -1,0 +1,112 @@
+#include "core/files/json_input.h"
+
+#include "core/util/error.h"
+
+namespace kvs {
+namespace {
+
+// The nesting of `text`'s arrays and objects, brackets inside strings not counted: the first
+// byte where it passes kMaxJsonDepth, or npos. Linear, no recursion.
+std::size_t too_deep_at(std::string_view text) {
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxJsonDepth) return i;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return std::string_view::npos;
+}
+
+void excerpt_into(std::string& out, const nlohmann::json& v, int depth, std::size_t max_chars) {
+    if (out.size() > max_chars) return;
+    if (v.is_array() || v.is_object()) {
+        const bool array = v.is_array();
+        out += array ? '[' : '{';
+        if (depth >= 3) {
+            if (!v.empty()) out += "...";
+        } else {
+            bool first = true;
+            for (auto it = v.begin(); it != v.end(); ++it) {
+                if (out.size() > max_chars) break;
+                if (!first) out += ',';
+                first = false;
+                if (!array) {
+                    excerpt_into(out, nlohmann::json(it.key()), depth + 1, max_chars);
+                    out += ':';
+                }
+                excerpt_into(out, *it, depth + 1, max_chars);
+            }
+        }
+        out += array ? ']' : '}';
+    } else if (v.is_string()) {
+        // A scalar's dump() does not recurse; a long string is cut first.
+        constexpr auto replace = nlohmann::json::error_handler_t::replace;
+        const std::string& s = v.get_ref<const std::string&>();
+        if (s.size() <= 40) {
+            out += v.dump(-1, ' ', false, replace);
+        } else {
+            out += nlohmann::json(s.substr(0, 40)).dump(-1, ' ', false, replace);
+            out += "...";
+        }
+    } else {
+        out += v.dump();
+    }
+}
+
+}  // namespace
+
+nlohmann::json parse_json_input(std::string_view text, const std::string& name) {
+    if (const std::size_t at = too_deep_at(text); at != std::string_view::npos)
+        throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
+                    " levels deep (at byte " + std::to_string(at) + "); kvscope reads at most " +
+                    std::to_string(kMaxJsonDepth));
+    auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) throw Error(name + ": not valid JSON");
+    return j;
+}
+
+std::string json_excerpt(const nlohmann::json& v, std::size_t max_chars) {
+    std::string out;
+    excerpt_into(out, v, 0, max_chars);
+    if (out.size() > max_chars) out = out.substr(0, max_chars) + "...";
+    return out;
+}
+
+const nlohmann::json* json_member(const nlohmann::json& obj, std::string_view key) {
+    if (!obj.is_object()) return nullptr;
+    const auto it = obj.find(key);
+    return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::int64_t json_int(const nlohmann::json& v, std::int64_t lo, std::int64_t hi, const FileField& f,
+                      std::string_view what) {
+    if (v.is_number_unsigned()) {
+        const std::uint64_t u = v.get<std::uint64_t>();
+        if (hi >= 0 && u <= std::uint64_t(hi) && std::int64_t(u) >= lo) return std::int64_t(u);
+    } else if (v.is_number_integer()) {
+        const std::int64_t i = v.get<std::int64_t>();
+        if (i >= lo && i <= hi) return i;
+    }
+    // A float (288.0, 1e3, 1.5e300), a string, a list: refused as written, nothing cast.
+    refuse_number(f, json_excerpt(v, 40), what, lo, std::uint64_t(hi));
+}
+
+const std::string& json_string(const nlohmann::json& v, const FileField& f) {
+    if (!v.is_string()) throw Error(f.where() + " = " + json_excerpt(v, 40) + " is not a string");
+    return v.get_ref<const std::string&>();
+}
+
+}  // namespace kvs

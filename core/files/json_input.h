@@ -1,0 +1,40 @@
+#pragma once
+// JSON read from files (tokenizer.json, config.json, a safetensors header, a shard index), with
+// nothing that recurses without a bound: the text is refused when it nests deeper than
+// kMaxJsonDepth (a scan of the bytes before nlohmann parses them), messages quote a bounded
+// excerpt of a value instead of dump()ing it, members are looked up in place instead of copied
+// (nlohmann's value(key, default) copies the whole sub-tree), and every number goes through
+// core/util/checked.h with the file and the field named.
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "core/util/checked.h"
+
+namespace kvs {
+
+// Deeper than any file kvscope reads (a tokenizer.json's pre-tokenizer sequence is 5 levels).
+constexpr int kMaxJsonDepth = 64;
+
+// The JSON value in `text`, or Error naming `name`: "NAME: not valid JSON" or "NAME: JSON nested
+// more than 64 levels deep (at byte N)".
+nlohmann::json parse_json_input(std::string_view text, const std::string& name);
+
+// At most `max_chars` of the value's JSON text, containers cut at 3 levels ("[[[...]]]") and
+// strings at 40 bytes: what a message may quote of a value from a file.
+std::string json_excerpt(const nlohmann::json& v, std::size_t max_chars = 80);
+
+// The member `key` of `obj` in place, or nullptr when `obj` is not an object, has no such member,
+// or it is null.
+const nlohmann::json* json_member(const nlohmann::json& obj, std::string_view key);
+
+// A JSON integer (not a float such as 288.0 or 1e3) that must lie in lo..hi (core/util/checked.h's
+// message, quoting the value as the file has it: -1, 1.5e+300, "12", [[...]]).
+std::int64_t json_int(const nlohmann::json& v, std::int64_t lo, std::int64_t hi, const FileField& f,
+                      std::string_view what = "a size");
+// A string, or Error "FILE: FIELD = EXCERPT is not a string".
+const std::string& json_string(const nlohmann::json& v, const FileField& f);
+
+}  // namespace kvs
