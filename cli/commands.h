@@ -26,6 +26,7 @@ int cmd_make_model(int argc, char** argv);
 int cmd_kernels(int argc, char** argv);
 int cmd_export(int argc, char** argv);
 int cmd_replay(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 // The option groups the window takes too (--model, --tokenizer, --backend, --threads, --prompt,
 // --timing-runs, the sampler): defined once, in cmdline/engine_options.h.

@@ -40,6 +40,8 @@ const Command kCommands[] = {
     {"export", kvs::cli::cmd_export, "write a llama2.c model as a GGUF file (f32/f16/q8_0/...)"},
     {"replay", kvs::cli::cmd_replay,
      "a recorded run (trace JSON) without its model: summary, CSV, trace events"},
+    {"serve", kvs::cli::cmd_serve,
+     "many prompts over a paged KV cache: continuous batching, shared prefix blocks"},
 };
 
 void usage(FILE* f) {

@@ -6,6 +6,7 @@
 #include "core/model/backend.h"
 #include "core/model/fused_decode.h"
 #include "core/model/fused_ops.h"
+#include "core/model/kv_blocks.h"
 #include "core/model/rope_frequencies.h"
 #include "core/model/step_graphs.h"
 #include "core/util/error.h"
@@ -22,12 +23,13 @@ std::size_t probs_bucket(int n_keys, int capacity) {
     return std::min(b, std::size_t(capacity));
 }
 
-// Sequences of a Llama model on a backend: the weights uploaded once, one KV cache per slot,
-// scratch sized for the largest pass so far. Runner is the one-sequence view (slot 0).
+// Sequences of a Llama model on a backend: the weights uploaded once, one KV cache per slot
+// (contiguous, or paged: the slots' rows in a pool's blocks), scratch sized for the largest pass
+// so far. Runner is the one-sequence view (slot 0).
 class LlamaRunner final : public Runner, public BatchRunner {
   public:
-    LlamaRunner(const LlamaModel& m, Backend& be, int slots)
-        : m_(m), c_(m.config()), be_(be), W_(&m.weights()) {
+    LlamaRunner(const LlamaModel& m, Backend& be, int slots, const KvBlockPool* pool = nullptr)
+        : m_(m), c_(m.config()), be_(be), W_(&m.weights()), paged_(pool != nullptr) {
         // Compact matrices (and a compact embedding table) are read by the backend where it keeps
         // them: the CPU in host memory, where they lie; a GPU in its own copy (adopt_compact). A
         // backend that does not read their types gets them expanded into float32 instead: the
@@ -47,8 +49,15 @@ class LlamaRunner final : public Runner, public BatchRunner {
             be.upload(inv_freq_.span(), inv_freq.data(), inv_freq.size());
         }
         for (int i = 0; i < slots; ++i)
-            caches_.push_back(std::make_unique<KvCache>(be, c_.n_layers, c_.seq_len, c_.n_kv_heads,
-                                                        c_.head_dim()));
+            caches_.push_back(pool ? std::make_unique<KvCache>(*pool, c_.n_layers, c_.seq_len,
+                                                               c_.n_kv_heads, c_.head_dim())
+                                   : std::make_unique<KvCache>(be, c_.n_layers, c_.seq_len,
+                                                               c_.n_kv_heads, c_.head_dim()));
+        if (pool) {
+            // A paged slot's rows gathered for one layer's attention: [seq_len, kv_dim] each.
+            gather_k_ = DeviceBuffer(be, std::size_t(c_.seq_len) * c_.kv_dim());
+            gather_v_ = DeviceBuffer(be, std::size_t(c_.seq_len) * c_.kv_dim());
+        }
         be.synchronize();
     }
     ~LlamaRunner() override {
@@ -86,7 +95,15 @@ class LlamaRunner final : public Runner, public BatchRunner {
     int max_batch() const override { return static_cast<int>(caches_.size()); }
     void forward_batch(std::span<const SeqInput> seqs, const Capture& want,
                        std::span<ForwardResult> out) override;
-    void reset_slot(int slot) override { caches_.at(slot)->set_len(0); }
+    void reset_slot(int slot) override {
+        if (paged_)
+            caches_.at(slot)->set_blocks({}, 0);
+        else
+            caches_.at(slot)->set_len(0);
+    }
+    void set_blocks(int slot, std::span<const int> table, int len) override {
+        caches_.at(slot)->set_blocks(table, len);
+    }
     KvShape kv(int slot) const override { return caches_.at(slot)->shape(); }
     void read_kv_rows(int slot, int first, int n, std::vector<float>& out) override {
         read_rows(*caches_.at(slot), first, n, out);
@@ -199,6 +216,11 @@ class LlamaRunner final : public Runner, public BatchRunner {
     void unpack(const StageLayout& at, int i, int keep, int kv_keep, std::size_t probs_row,
                 const Capture& want, ForwardResult& out) const;
     void read_rows(const KvCache& cache, int first, int n, std::vector<float>& out);
+    // A paged cache's rows [first, first + n) of layer l, K and V, to or from contiguous rows
+    // (`rows_k`, `rows_v`: [n, kv_dim]) through its block table, one copy per run in a block.
+    enum class Way { FromBlocks, ToBlocks };
+    void through_table(const KvCache& cache, int l, int first, int n, DeviceSpan rows_k,
+                       DeviceSpan rows_v, Way way);
 
     const LlamaModel& m_;
     const ModelConfig& c_;
@@ -211,6 +233,8 @@ class LlamaRunner final : public Runner, public BatchRunner {
     DeviceBuffer weights_;
     DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/model/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
+    bool paged_ = false;
+    DeviceBuffer gather_k_, gather_v_;  // paged: one slot's rows of one layer, [seq_len, kv_dim]
     CompactWeights C_;  // the model's compact matrices, each pointing at the backend's copy
     std::vector<const unsigned char*> adopted_;
     int scratch_rows_ = 0;
@@ -380,12 +404,38 @@ void LlamaRunner::read_rows(const KvCache& cache, int first, int n, std::vector<
     if (total == 0) return;
     // Gathered on the device as a step's captures are, then one download.
     ensure_scratch(0, 0, total);
+    if (cache.paged()) {
+        for (int l = 0; l < c_.n_layers; ++l)
+            through_table(cache, l, first, n, stage_.at(l * 2 * block, block),
+                          stage_.at(l * 2 * block + block, block), Way::FromBlocks);
+        be_.download(host_.data(), stage_.at(0, total), total);
+        std::memcpy(out.data(), host_.data(), total * sizeof(float));
+        return;
+    }
     be_.copy_rows(stage_.at(0, 0), 2 * block, cache.k_all().at(offset, 0), layer, c_.n_layers,
                   block);
     be_.copy_rows(stage_.at(block, 0), 2 * block, cache.v_all().at(offset, 0), layer, c_.n_layers,
                   block);
     be_.download(host_.data(), stage_.at(0, total), total);
     std::memcpy(out.data(), host_.data(), total * sizeof(float));
+}
+
+void LlamaRunner::through_table(const KvCache& cache, int l, int first, int n, DeviceSpan rows_k,
+                                DeviceSpan rows_v, Way way) {
+    const std::size_t kv = c_.kv_dim();
+    const KvBlockPool& pool = *cache.pool();
+    for_each_block_run(cache.table(), pool.block_size(), first, n, [&](int p, int row, int run) {
+        const std::size_t len = std::size_t(run) * kv, at = std::size_t(p - first) * kv;
+        const DeviceSpan bk = pool.k(l).at(std::size_t(row) * kv, len),
+                         bv = pool.v(l).at(std::size_t(row) * kv, len);
+        if (way == Way::FromBlocks) {
+            be_.copy_rows(rows_k.at(at, len), len, bk, len, 1, len);
+            be_.copy_rows(rows_v.at(at, len), len, bv, len, 1, len);
+        } else {
+            be_.copy_rows(bk, len, rows_k.at(at, len), len, 1, len);
+            be_.copy_rows(bv, len, rows_v.at(at, len), len, 1, len);
+        }
+    });
 }
 
 void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
@@ -442,6 +492,12 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
         if (pos0 + T > c_.seq_len)
             throw Error("context is full: " + std::to_string(pos0 + T) +
                         " positions needed, the model's context is " + std::to_string(c_.seq_len));
+        const KvCache& cache = *caches_[s.slot];
+        if (cache.paged() &&
+            std::size_t(pos0 + T) > cache.table().size() * cache.pool()->block_size())
+            throw Error("slot " + std::to_string(s.slot) + "'s block table holds " +
+                        std::to_string(cache.table().size()) + " blocks, too few for " +
+                        std::to_string(pos0 + T) + " rows");
         for (int t : s.tokens)
             if (t < 0 || t >= c_.vocab_size)
                 throw Error("token id " + std::to_string(t) + " is outside the vocabulary (" +
@@ -464,10 +520,11 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
     // the same way (not done: GPT-2 decodes op by op). Causal attention only (a decode row sees
     // every key either way, but a bidirectional session runs uncached, never one row).
     const bool per_op = want.op_log && want.time_each_op;
+    // A paged pass runs op by op: its rows move through block tables a recording cannot follow.
     p.graph = graphs && graphs->graphs_on() && !per_op && p.B <= StepGraphs::kMaxSequences &&
-              p.R == p.B && !c_.gpt2() && mask_ == AttentionMask::Causal;
+              p.R == p.B && !c_.gpt2() && mask_ == AttentionMask::Causal && !paged_;
     p.fused = !per_op && want.fused && p.B == 1 && p.R == 1 && fused_fits() &&
-              mask_ == AttentionMask::Causal;
+              mask_ == AttentionMask::Causal && !paged_;
     p.capacity = c_.seq_len;
     // The stage: [logits: B x vocab | per sequence: attention, q, attention output, K/V rows].
     const std::size_t L = c_.n_layers, H = c_.n_heads, d = c_.dim, kv = c_.kv_dim();
@@ -725,15 +782,26 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
         op(OpKind::Rope, l, T, pos0);
         be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
     }
-    // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
+    // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it. A paged cache's
+    // earlier rows are first gathered through its block table into contiguous rows, so the append
+    // and the attention below are the contiguous cache's ops on the same rows; the new rows then
+    // go into their blocks.
+    DeviceSpan cache_k = cache.k(l), cache_v = cache.v(l);
+    if (cache.paged()) {
+        cache_k = gather_k_.span(), cache_v = gather_v_.span();
+        through_table(cache, l, 0, pos0, cache_k, cache_v, Way::FromBlocks);
+    }
     op(OpKind::KvAppend, l, T, pos0);
-    be_.kv_append(cache.k(l), cache.v(l), ki, vi, pos0, T, c_.kv_dim());
-    if (p.graph && want.kv_rows && p.kv_keep[i] > 0) {
-        // The K/V row just appended, from where it came (finish() would read it out of the cache
-        // at a position-dependent place, which a recorded copy cannot follow): [L, 2, 1, kv_dim].
-        const std::size_t at = p.stage.kv[i] + std::size_t(l) * 2 * kv;
-        be_.copy_rows(stage_.at(at, kv), kv, ki, kv, 1, kv);
-        be_.copy_rows(stage_.at(at + kv, kv), kv, vi, kv, 1, kv);
+    be_.kv_append(cache_k, cache_v, ki, vi, pos0, T, c_.kv_dim());
+    if (cache.paged()) through_table(cache, l, pos0, T, ki, vi, Way::ToBlocks);
+    if ((p.graph || cache.paged()) && want.kv_rows && p.kv_keep[i] > 0) {
+        // The K/V rows just appended, from where they came (finish() would read them out of the
+        // cache at a position-dependent place, which a recorded copy cannot follow, or through a
+        // block table): [L, 2, kv_keep, kv_dim].
+        const std::size_t n = std::size_t(p.kv_keep[i]) * kv, from = std::size_t(T) * kv - n;
+        const std::size_t at = p.stage.kv[i] + std::size_t(l) * 2 * n;
+        be_.copy_rows(stage_.at(at, n), n, ki.at(from, n), n, 1, n);
+        be_.copy_rows(stage_.at(at + n, n), n, vi.at(from, n), n, 1, n);
     }
     // One fused kernel: scores, softmax and weights . V share its measured time.
     op(OpKind::Scores, l, T, pos0);
@@ -747,7 +815,7 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
     const DeviceSpan probs = !want.attention || (p.graph && keep < T) ? DeviceSpan{}
                              : keep == T                              ? kept
                                                                       : probs_.span();
-    be_.attention(ai, qi, cache.k(l), cache.v(l), probs, T, pos0, H, c_.n_kv_heads, c_.head_dim(),
+    be_.attention(ai, qi, cache_k, cache_v, probs, T, pos0, H, c_.n_kv_heads, c_.head_dim(),
                   mask_ == AttentionMask::Causal);
     if (want.attention && keep < T)
         be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,
@@ -765,8 +833,8 @@ void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Ca
     for (int i = 0; i < p.B; ++i) {
         KvCache& cache = *caches_[seqs[i].slot];
         cache.set_len(p.pos0[i] + p.T[i]);
-        // graph: gathered in attend; fused: stored by the kernels
-        if (!want.kv_rows || p.kv_keep[i] == 0 || p.graph || p.fused) continue;
+        // graph and paged: gathered in attend; fused: stored by the kernels
+        if (!want.kv_rows || p.kv_keep[i] == 0 || p.graph || p.fused || cache.paged()) continue;
         // The last kv_keep rows of every layer's K, then V: [L, 2, kv_keep, kv_dim] in the stage.
         const std::size_t block = std::size_t(p.kv_keep[i]) * kv,
                           layer = std::size_t(c_.seq_len) * kv;
@@ -828,6 +896,13 @@ std::unique_ptr<BatchRunner> LlamaModel::make_batch_runner(Backend& backend, int
     if (max_batch < 1 || max_batch > 64)
         throw Error("batch size " + std::to_string(max_batch) + " (must be 1..64)");
     return std::make_unique<LlamaRunner>(*this, backend, max_batch);
+}
+
+std::unique_ptr<BatchRunner> LlamaModel::make_paged_runner(Backend& backend, int max_batch,
+                                                           const KvBlockPool& pool) const {
+    if (max_batch < 1 || max_batch > 64)
+        throw Error("batch size " + std::to_string(max_batch) + " (must be 1..64)");
+    return std::make_unique<LlamaRunner>(*this, backend, max_batch, &pool);
 }
 
 }  // namespace kvs

@@ -30,6 +30,8 @@ class LlamaModel final : public Model {
     std::unique_ptr<LlamaModel> with_weights(Checkpoint ck, std::string format) const;
     std::unique_ptr<Runner> make_runner(Backend& backend) const override;
     std::unique_ptr<BatchRunner> make_batch_runner(Backend& backend, int max_batch) const override;
+    std::unique_ptr<BatchRunner> make_paged_runner(Backend& backend, int max_batch,
+                                                   const KvBlockPool& pool) const override;
     std::vector<int> stop_tokens() const override { return stop_; }
     // Every weight read once in the type it is kept in (compact matrices: their bytes).
     StepCounts count_forward(int pos0, int T) const override {

@@ -117,7 +117,16 @@ class BatchRunner {
     // K/V rows first..first+n-1 slot `slot` holds now: out [n_layers, 2 (K, V), n, kv_dim].
     virtual void read_kv_rows(int slot, int first, int n, std::vector<float>& out) = 0;
     virtual Backend* backend() = 0;
+    // A paged runner (Model::make_paged_runner): slot `slot`'s rows are in the pool's blocks that
+    // `table` names, `len` of them written; set before each pass that computes the slot. A pass
+    // appends to the blocks the table already holds (whoever owns the blocks adds them first).
+    virtual void set_blocks(int slot, std::span<const int> table, int len) {
+        (void)slot, (void)table, (void)len;
+        throw Error("this runner's KV caches are not paged");
+    }
 };
+
+class KvBlockPool;  // core/model/kv_blocks.h
 
 class Model {
   public:
@@ -130,6 +139,12 @@ class Model {
     virtual std::unique_ptr<Runner> make_runner(Backend& backend) const = 0;
     // nullptr when the model has no batched path (the toy).
     virtual std::unique_ptr<BatchRunner> make_batch_runner(Backend&, int /*max_batch*/) const {
+        return nullptr;
+    }
+    // max_batch slots whose K/V rows live in `pool`'s blocks, through each slot's block table
+    // (the pool outlives the runner); nullptr when the model has no batched path.
+    virtual std::unique_ptr<BatchRunner> make_paged_runner(Backend&, int /*max_batch*/,
+                                                           const KvBlockPool&) const {
         return nullptr;
     }
     // Tokens that end generation (llama2.c models stop at BOS).

@@ -1,0 +1,124 @@
+// kvscope-cli serve: many prompts through one paged KV cache (core/serving/scheduler.h), each
+// printed as generate prints it, and what the cache cost.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "core/serving/scheduler.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/format.h"
+#include "core/util/utf8.h"
+
+namespace kvs::cli {
+namespace {
+
+// The prompts of FILE, one a line (a line break inside a prompt cannot be given); blank lines are
+// skipped. At most 16 MiB.
+std::vector<std::string> read_prompts(const Args& a) {
+    const std::string path = a.str("prompts");
+    std::vector<unsigned char> bytes;
+    try {
+        bytes = read_file_bytes(path, std::size_t(16) << 20);
+    } catch (const Error& e) {
+        a.fail(std::string("--prompts: ") + e.what());
+    }
+    std::vector<std::string> prompts;
+    std::string line;
+    const auto end_line = [&] {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (!line.empty()) prompts.push_back(line);
+        line.clear();
+    };
+    for (unsigned char c : bytes) {
+        if (c == '\n')
+            end_line();
+        else
+            line.push_back(static_cast<char>(c));
+    }
+    end_line();
+    if (prompts.empty()) a.fail("--prompts " + path + ": no prompts in the file (one a line)");
+    return prompts;
+}
+
+// A request's text as generate prints it: the prompt's pieces (BOS left out), then each token
+// generated, the end token left out.
+void print_text(const Tokenizer& tok, const ServeRequest& r) {
+    TerminalText screen;
+    const auto& ids = r.tokens;
+    const std::size_t first = tok.bos() >= 0 && ids[0] == tok.bos() ? 1 : 0;
+    const std::size_t end = ids.size() - (r.finish == FinishReason::EndToken ? 1 : 0);
+    std::string text;
+    for (std::size_t i = first; i < end; ++i)
+        text += screen.feed(tok.printable(i > 0 ? ids[i - 1] : -1, ids[i]));
+    text += screen.finish() + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+}  // namespace
+
+int cmd_serve(int argc, char** argv) {
+    auto specs = model_options();
+    for (auto& o : sampler_options()) specs.push_back(o);
+    specs.insert(
+        specs.end(),
+        {{"prompts", "FILE", "the requests: one prompt a line (blank lines skipped)"},
+         cmdline::new_tokens_option("tokens to generate per request (default 256, within the "
+                                    "context)"),
+         {"block-size", "N", "K/V rows per block of the paged cache (default 16)"},
+         {"batch-limit", "N", "requests running at once (default 8, 1..64)"},
+         {"pool-blocks", "N",
+          "blocks in the pool (default: batch limit x the context's blocks);\na smaller pool "
+          "queues requests and preempts running ones (computed again later)"},
+         {"no-prefix-sharing", "", "compute every prompt's prefix itself, shared or not"}});
+    Args a("serve", specs, argc, argv, 2);
+    if (a.help()) {
+        std::fputs(
+            "Serve many prompts at once over a paged KV cache (continuous batching, shared prefix "
+            "blocks), printing each request's text as generate does; a summary goes to "
+            "stderr.\n",
+            stdout);
+        std::fputs(a.usage().c_str(), stdout);
+        return 0;
+    }
+    if (!a.has("prompts")) a.fail("--prompts FILE is required (one prompt a line)");
+    const std::vector<std::string> prompts = read_prompts(a);
+    ServeConfig cfg;
+    cfg.block_size = a.integer("block-size", 16, 1, 1 << 20);
+    cfg.batch_limit = a.integer("batch-limit", 8, 1, 64);
+    cfg.pool_blocks = a.integer("pool-blocks", 0, 1, 1 << 24);
+    cfg.prefix_sharing = !a.has("no-prefix-sharing");
+    cfg.max_new_tokens = a.integer("max-new-tokens", 256, 1, 1 << 24);
+    cfg.sampler = sampler_from(a);
+    Opened o = open_from(a);
+    const Model& m = *o.model;
+    Scheduler s(m, *o.backend.backend, cfg);
+    for (const std::string& p : prompts) s.submit(m.tokenizer().encode(p));
+    while (!s.finished()) s.step();
+    for (const ServeRequest& r : s.requests()) print_text(m.tokenizer(), r);
+    std::fflush(stdout);
+
+    const ServeStats& st = s.stats();
+    const double block_bytes = double(st.bytes_per_row) * st.block_size;
+    std::fprintf(
+        stderr,
+        "kvscope: serve: %s (%s), %zu requests in %zu steps, %d tokens generated; blocks in the "
+        "pool: %d of %d rows (%s); peak blocks used: %d (%s); internal fragmentation: %.1f%% "
+        "(slots allocated but unused, summed over every step); prefix blocks shared: %d "
+        "(+%d partly filled, %d copies on write; %d prompt rows not computed again); %.1f "
+        "tokens per second (generated tokens / the steps' summed wall time, forward passes and "
+        "sampling, steady clock, one run); a contiguous cache per request would reserve %d "
+        "requests x %d rows = %.0f blocks (%s); queued: %d requests; preempted: %d times\n",
+        escape_for_one_line(m.name()).c_str(), o.backend.backend->device().c_str(),
+        s.requests().size(), s.steps().size(), st.generated, st.pool_blocks, st.block_size,
+        format_bytes(block_bytes * st.pool_blocks).c_str(), st.peak_blocks,
+        format_bytes(block_bytes * st.peak_blocks).c_str(), st.fragmentation_percent(),
+        st.shared_full_blocks, st.shared_partial_blocks, st.copies_on_write, st.shared_rows,
+        st.tokens_per_second(), st.peak_running, st.context, st.contiguous_blocks(),
+        format_bytes(double(st.bytes_per_row) * st.contiguous_rows()).c_str(), st.queued_requests,
+        st.preemptions);
+    return 0;
+}
+
+}  // namespace kvs::cli

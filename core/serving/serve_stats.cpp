@@ -1,0 +1,31 @@
+#include "core/serving/serve_stats.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace kvs {
+
+double ServeStats::fragmentation_percent() const {
+    return slots_allocated > 0 ? 100.0 * double(slots_allocated - slots_filled) / slots_allocated
+                               : 0.0;
+}
+
+void count_blocks(ServeStats& stats, std::span<const std::vector<int>* const> tables,
+                  std::span<const int> lens) {
+    std::unordered_map<int, int> filled;  // block -> rows in it
+    for (std::size_t i = 0; i < tables.size(); ++i) {
+        const std::vector<int>& t = *tables[i];
+        for (std::size_t b = 0; b < t.size(); ++b) {
+            const int rows = std::clamp(lens[i] - int(b) * stats.block_size, 0, stats.block_size);
+            int& f = filled[t[b]];
+            f = std::max(f, rows);
+        }
+    }
+    stats.peak_blocks = std::max(stats.peak_blocks, int(filled.size()));
+    for (const auto& [block, rows] : filled) {
+        stats.slots_allocated += stats.block_size;
+        stats.slots_filled += rows;
+    }
+}
+
+}  // namespace kvs

@@ -1,0 +1,123 @@
+// kvscope-cli serve as a user drives it: every request's text equal to generate's, the summary's
+// figures, and bad input (one line, exit 2).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+
+#include "core/loaders/model_loader.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+using test::run_cli;
+namespace fs = std::filesystem;
+
+namespace {
+std::string tiny_model() {
+    static const std::string p = test::write_tiny_model(test::temp_dir("serve-model"));
+    return p;
+}
+fs::path prompts_file(const std::vector<std::string>& lines, const std::string& name) {
+    static const fs::path dir = test::temp_dir("serve-prompts");
+    std::ofstream f(dir / name, std::ios::binary);
+    for (const auto& l : lines) f << l << "\n";
+    return dir / name;
+}
+bool one_line(const std::string& s) {
+    return !s.empty() && s.find('\n') == s.size() - 1;
+}
+void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
+    const auto r = run_cli(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find(fragment) != std::string::npos);
+}
+// The number after `label` in the summary line.
+double figure(const std::string& summary, const std::string& label) {
+    std::smatch m;
+    REQUIRE(std::regex_search(summary, m, std::regex(label + ":? ([0-9.]+)")));
+    return std::stod(m[1]);
+}
+}  // namespace
+
+TEST_CASE("serve prints every request as generate prints it alone", "[cli][serving]") {
+    // Eight prompts sharing one prefix of at least 20 tokens (checked with the tokenizer).
+    const std::string prefix = "the cat sat by a red mat in the hat ";
+    const std::vector<std::string> ends{"a", "the cat", "in", "at the", "he", "cat at", "e", "tin"};
+    std::vector<std::string> prompts;
+    for (const auto& e : ends) prompts.push_back(prefix + e);
+    const auto model = open_model(tiny_model());
+    const auto first = model->tokenizer().encode(prompts[0]);
+    for (const auto& p : prompts) {
+        const auto ids = model->tokenizer().encode(p);
+        const auto common = std::mismatch(first.begin(), first.end(), ids.begin(), ids.end());
+        REQUIRE(common.first - first.begin() >= 20);
+    }
+    const fs::path file = prompts_file(prompts, "eight.txt");
+    const auto r = run_cli(
+        {"serve", "--model", tiny_model(), "--prompts", file.string(), "--max-new-tokens", "10"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    std::string expected;
+    for (const auto& p : prompts) {
+        const auto g =
+            run_cli({"generate", "--model", tiny_model(), "--prompt", p, "--max-new-tokens", "10"});
+        REQUIRE(g.exit_code == 0);
+        expected += g.out;
+    }
+    CHECK(r.out == expected);
+    CHECK(one_line(r.err));
+    CHECK(figure(r.err, "prefix blocks shared") > 0);
+    const double peak = figure(r.err, "peak blocks used");
+    std::smatch m;
+    REQUIRE(std::regex_search(r.err, m, std::regex("= ([0-9]+) blocks")));
+    CHECK(peak < std::stod(m[1]));
+    CHECK(figure(r.err, "blocks in the pool") == 32);  // 8 requests x 64 rows / 16
+    CHECK(r.err.find("internal fragmentation: ") != std::string::npos);
+    CHECK(r.err.find("tokens per second") != std::string::npos);
+
+    // Without sharing: the same texts, nothing shared.
+    const auto apart =
+        run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "--max-new-tokens",
+                 "10", "--no-prefix-sharing", "--block-size", "5", "--batch-limit", "3"});
+    CHECK(apart.exit_code == 0);
+    CHECK(apart.out == expected);
+    CHECK(figure(apart.err, "prefix blocks shared") == 0);
+    // A pool too small for all at once: queued and preempted, the texts unchanged.
+    const auto tight =
+        run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "--max-new-tokens",
+                 "10", "--block-size", "4", "--pool-blocks", "20"});
+    INFO("tight: " << tight.err);
+    CHECK(tight.exit_code == 0);
+    CHECK(tight.out == expected);
+    CHECK(figure(tight.err, "peak blocks used") <= 20);
+    CHECK(figure(tight.err, "queued") + figure(tight.err, "preempted") > 0);
+}
+
+TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
+    const fs::path ok = prompts_file({"the cat"}, "ok.txt");
+    expect_error({"serve", "--model", tiny_model()}, "--prompts FILE is required");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", "/nonexistent.txt"},
+                 "/nonexistent.txt");
+    expect_error({"serve", "--model", tiny_model(), "--prompts",
+                  prompts_file({"", "\r"}, "blank.txt").string()},
+                 "no prompts in the file");
+    expect_error(
+        {"serve", "--model", tiny_model(), "--prompts", prompts_file({}, "empty.txt").string()},
+        "no prompts in the file");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--block-size", "0"},
+                 "--block-size");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--block-size", "65"},
+                 "block size 65 (must be 1..64, the model's context)");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--pool-blocks", "1",
+                  "--max-new-tokens", "30"},
+                 "more than the pool's 1");
+    expect_error({"serve", "--model", tiny_model(), "--prompts",
+                  prompts_file({"the cat", std::string(100, 'x')}, "long.txt").string()},
+                 "request 2: the prompt is");
+    expect_error(
+        {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--batch-limit", "65"},
+        "--batch-limit");
+}

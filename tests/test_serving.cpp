@@ -1,0 +1,221 @@
+// A paged KV cache, continuous batching and prefix sharing give every request exactly what it
+// gets alone: the same K/V rows in other places, read through block tables.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "core/loaders/model_loader.h"
+#include "core/model/kv_blocks.h"
+#include "core/serving/scheduler.h"
+#include "core/session/session.h"
+#include "core/util/error.h"
+#include "core/util/splitmix64.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/test_helpers.h"
+
+using namespace kvs;
+
+namespace {
+// dim 16, 4 heads over 2 kv heads (GQA), 2 layers, context 64.
+const Model& tiny() {
+    static auto m = open_model(test::write_tiny_model(test::temp_dir("serving")));
+    return *m;
+}
+
+// n token ids of the tiny vocabulary (300), none of them BOS (1), which ends generation.
+std::vector<int> ids(std::uint64_t seed, int n) {
+    std::vector<int> out;
+    std::uint64_t s = seed;
+    for (int i = 0; i < n; ++i) out.push_back(3 + int(splitmix64_next(s) % 290));
+    return out;
+}
+
+std::vector<int> alone(const std::vector<int>& prompt, int max_new) {
+    CpuBackend be;
+    SessionConfig cfg;
+    cfg.max_new_tokens = max_new;
+    Session s(tiny(), be, cfg);
+    s.set_prompt_tokens(prompt);
+    while (!s.finished()) s.step();
+    return s.tokens();
+}
+
+// Eight prompts: one 20-token prefix, then 1..8 tokens of their own.
+std::vector<std::vector<int>> shared_prefix_prompts() {
+    std::vector<std::vector<int>> out;
+    const std::vector<int> prefix = ids(7, 20);
+    for (int i = 0; i < 8; ++i) {
+        std::vector<int> p = prefix;
+        for (int t : ids(100 + i, i + 1)) p.push_back(t);
+        out.push_back(p);
+    }
+    return out;
+}
+
+std::vector<ServeRequest> serve(const std::vector<std::vector<int>>& prompts, ServeConfig cfg,
+                                ServeStats* stats = nullptr) {
+    CpuBackend be;
+    Scheduler s(tiny(), be, cfg);
+    for (const auto& p : prompts) s.submit(p);
+    while (!s.finished()) s.step();
+    CHECK(s.pool().free_blocks() == s.pool().n_blocks());  // every block back in the free list
+    if (stats) *stats = s.stats();
+    return s.requests();
+}
+}  // namespace
+
+TEST_CASE("a paged KV cache gives the contiguous cache's results bit for bit", "[serving]") {
+    const ModelConfig& c = tiny().config();
+    REQUIRE(c.n_kv_heads < c.n_heads);  // GQA: query heads share kv heads
+    const std::vector<int> prompt = ids(3, 11);
+    for (int bs : {1, 3, 4, 7, 16, 64}) {
+        INFO("block size " << bs);
+        CpuBackend be;
+        auto contiguous = tiny().make_batch_runner(be, 1);
+        const int n_blocks = (c.seq_len + bs - 1) / bs;
+        KvBlockPool pool(be, c.n_layers, n_blocks + 3, bs, c.kv_dim());
+        auto paged = tiny().make_paged_runner(be, 1, pool);
+        // A table of blocks out of order, so a row's place differs from its position.
+        std::vector<int> all;
+        for (int b = 0; b < n_blocks + 3; ++b) all.push_back(pool.take());
+        std::vector<int> table(all.rbegin(), all.rend());
+        std::vector<int> tokens = prompt;
+        int len = 0;
+        Capture want;  // every capture: attention rows, K/V rows, q and the attention output
+        want.op_log = false;
+        for (int step = 0; step < 6; ++step) {
+            const std::span<const int> rows(tokens.data() + len, tokens.size() - len);
+            ForwardResult a, b;
+            contiguous->forward_batch(std::span<const SeqInput>(std::vector<SeqInput>{{0, rows}}),
+                                      want, std::span<ForwardResult>(&a, 1));
+            paged->set_blocks(0, table, len);
+            paged->forward_batch(std::span<const SeqInput>(std::vector<SeqInput>{{0, rows}}), want,
+                                 std::span<ForwardResult>(&b, 1));
+            REQUIRE(a.logits == b.logits);
+            CHECK(a.kv_rows == b.kv_rows);
+            CHECK(a.q_rows == b.q_rows);
+            CHECK(a.attn_out == b.attn_out);
+            for (int l = 0; l < c.n_layers; ++l)
+                for (int h = 0; h < c.n_heads; ++h)
+                    for (int r = 0; r < int(rows.size()); ++r) {
+                        const auto x = a.attention.row(l, h, r), y = b.attention.row(l, h, r);
+                        CHECK(std::equal(x.begin(), x.end(), y.begin(), y.end()));
+                    }
+            len = static_cast<int>(tokens.size());
+            tokens.push_back(static_cast<int>(std::max_element(a.logits.begin(), a.logits.end()) -
+                                              a.logits.begin()));
+        }
+        // The rows the blocks hold, read back through the table, are the contiguous cache's.
+        std::vector<float> x, y;
+        contiguous->read_kv_rows(0, 0, len, x);
+        paged->read_kv_rows(0, 0, len, y);
+        CHECK(x == y);
+    }
+}
+
+TEST_CASE("a paged slot refuses a table too short for its rows", "[serving]") {
+    const ModelConfig& c = tiny().config();
+    CpuBackend be;
+    KvBlockPool pool(be, c.n_layers, 4, 4, c.kv_dim());
+    auto paged = tiny().make_paged_runner(be, 1, pool);
+    const std::vector<int> table{pool.take()};
+    paged->set_blocks(0, table, 0);
+    const std::vector<int> prompt = ids(1, 5);
+    ForwardResult r;
+    const SeqInput in{0, prompt};
+    CHECK_THROWS_WITH(paged->forward_batch(std::span<const SeqInput>(&in, 1), Capture{},
+                                           std::span<ForwardResult>(&r, 1)),
+                      Catch::Contains("too few for 5 rows"));
+    CHECK_THROWS_WITH(paged->set_blocks(0, table, 5), Catch::Contains("holds no 5 rows"));
+    CHECK_THROWS_WITH(paged->set_blocks(0, std::vector<int>{9}, 0), Catch::Contains("no KV block"));
+}
+
+TEST_CASE("requests sharing a prefix generate what each generates alone", "[serving]") {
+    const auto prompts = shared_prefix_prompts();
+    ServeConfig cfg;
+    cfg.max_new_tokens = 12;
+    for (const bool sharing : {true, false}) {
+        INFO("prefix sharing " << sharing);
+        cfg.prefix_sharing = sharing;
+        ServeStats st;
+        const auto reqs = serve(prompts, cfg, &st);
+        for (std::size_t i = 0; i < prompts.size(); ++i) {
+            INFO("request " << i);
+            CHECK(reqs[i].tokens == alone(prompts[i], 12));
+        }
+        if (sharing) {
+            // The 20-token prefix: one full block of 16 and a partly filled one (4 rows), held by
+            // the 7 requests after the first, each copying the partly filled one as it writes.
+            CHECK(st.shared_full_blocks == 7);
+            CHECK(st.shared_partial_blocks == 7);
+            CHECK(st.shared_rows == 7 * 20);
+            CHECK(st.copies_on_write >= 7);
+        } else {
+            CHECK(st.shared_full_blocks == 0);
+            CHECK(st.copies_on_write == 0);
+        }
+        CHECK(st.peak_blocks < st.contiguous_blocks());
+        CHECK(st.generated == 8 * 12);
+    }
+}
+
+TEST_CASE("a request admitted after another retires reuses its blocks at once", "[serving]") {
+    // Batch limit 2 over 5 requests: each later request waits for a place, and the pool never
+    // holds more than two requests' blocks.
+    std::vector<std::vector<int>> prompts;
+    for (int i = 0; i < 5; ++i) prompts.push_back(ids(50 + i, 6 + i));
+    ServeConfig cfg;
+    cfg.max_new_tokens = 5 + 3;
+    cfg.batch_limit = 2;
+    cfg.block_size = 4;
+    ServeStats st;
+    const auto reqs = serve(prompts, cfg, &st);
+    for (std::size_t i = 0; i < prompts.size(); ++i) CHECK(reqs[i].tokens == alone(prompts[i], 8));
+    CHECK(st.queued_requests == 3);
+    CHECK(st.peak_running == 2);
+    CHECK(st.peak_blocks <= 2 * ((10 + 8 - 1 + 3) / 4));
+}
+
+TEST_CASE("a pool that runs dry preempts, and the preempted request's text is unchanged",
+          "[serving]") {
+    // 3 requests of 10 prompt tokens, 20 new each (29 rows, 8 blocks of 4), in a pool of 12
+    // blocks: all three are admitted (3 blocks each), then the pool runs dry as they grow.
+    std::vector<std::vector<int>> prompts;
+    for (int i = 0; i < 3; ++i) prompts.push_back(ids(200 + i, 10));
+    ServeConfig cfg;
+    cfg.max_new_tokens = 20;
+    cfg.block_size = 4;
+    cfg.pool_blocks = 12;
+    ServeStats st;
+    const auto reqs = serve(prompts, cfg, &st);
+    CHECK(st.preemptions > 0);
+    CHECK(st.peak_blocks <= 12);
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+        INFO("request " << i << ", preempted " << reqs[i].preempted << " times");
+        CHECK(reqs[i].tokens == alone(prompts[i], 20));
+    }
+}
+
+TEST_CASE("serving refuses what cannot run, one reason each", "[serving]") {
+    CpuBackend be;
+    const auto refuse = [&](ServeConfig cfg, const char* why) {
+        CHECK_THROWS_WITH(Scheduler(tiny(), be, cfg), Catch::Contains(why));
+    };
+    ServeConfig cfg;
+    cfg.block_size = 0;
+    refuse(cfg, "block size 0 (must be 1..64");
+    cfg.block_size = 65;
+    refuse(cfg, "block size 65");
+    cfg.block_size = 16;
+    cfg.batch_limit = 0;
+    refuse(cfg, "batch limit 0");
+    cfg.batch_limit = 8;
+    cfg.pool_blocks = 2;
+    cfg.max_new_tokens = 30;
+    Scheduler s(tiny(), be, cfg);
+    CHECK_THROWS_WITH(s.submit(ids(1, 20)), Catch::Contains("may need 4 blocks of 16 rows, more "
+                                                            "than the pool's 2"));
+    CHECK_THROWS_WITH(s.submit({}), Catch::Contains("the prompt is empty"));
+    CHECK_THROWS_WITH(s.submit(ids(1, 65)), Catch::Contains("longer than the model's context"));
+    CHECK_THROWS_WITH(s.step(), Catch::Contains("every request has finished"));
+}
