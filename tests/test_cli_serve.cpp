@@ -96,6 +96,26 @@ TEST_CASE("serve prints every request as generate prints it alone", "[cli][servi
     CHECK(figure(tight.err, "queued") + figure(tight.err, "preempted") > 0);
 }
 
+TEST_CASE("serve samples each request as generate samples it alone", "[cli][serving]") {
+    const std::vector<std::string> prompts{"the cat sat", "the cat at the", "a hat"};
+    const fs::path file = prompts_file(prompts, "sampled.txt");
+    const std::vector<std::string> sampler{"--max-new-tokens", "12", "--temp", "0.8",
+                                           "--seed",           "7"};
+    std::vector<std::string> args{"serve",     "--model",       tiny_model(),
+                                  "--prompts", file.string(),   "--block-size",
+                                  "2",         "--pool-blocks", "14"};
+    args.insert(args.end(), sampler.begin(), sampler.end());
+    const auto r = run_cli(args);
+    REQUIRE(r.exit_code == 0);
+    std::string expected;
+    for (const auto& p : prompts) {
+        std::vector<std::string> g{"generate", "--model", tiny_model(), "--prompt", p};
+        g.insert(g.end(), sampler.begin(), sampler.end());
+        expected += run_cli(g).out;
+    }
+    CHECK(r.out == expected);
+}
+
 TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
     const fs::path ok = prompts_file({"the cat"}, "ok.txt");
     expect_error({"serve", "--model", tiny_model()}, "--prompts FILE is required");
