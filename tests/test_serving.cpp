@@ -7,6 +7,7 @@
 #include "core/loaders/model_loader.h"
 #include "core/model/kv_blocks.h"
 #include "core/serving/scheduler.h"
+#include "core/serving/window_effect.h"
 #include "core/session/session.h"
 #include "core/util/error.h"
 #include "core/util/splitmix64.h"
@@ -218,4 +219,46 @@ TEST_CASE("serving refuses what cannot run, one reason each", "[serving]") {
     CHECK_THROWS_WITH(s.submit({}), Catch::Contains("the prompt is empty"));
     CHECK_THROWS_WITH(s.submit(ids(1, 65)), Catch::Contains("longer than the model's context"));
     CHECK_THROWS_WITH(s.step(), Catch::Contains("every request has finished"));
+}
+
+TEST_CASE("a bounded cache lets blocks go, replays a preempted request, and measures its effect",
+          "[serving]") {
+    std::vector<std::vector<int>> prompts;
+    for (int i = 0; i < 3; ++i) prompts.push_back(ids(300 + i, 6));
+    ServeConfig cfg;
+    cfg.max_new_tokens = 40;
+    cfg.block_size = 4;
+    ServeStats full;
+    serve(prompts, cfg, &full);
+    // A window as long as the context sees every row: the full cache's texts.
+    cfg.window = 64;
+    const auto wide = serve(prompts, cfg);
+    for (std::size_t i = 0; i < prompts.size(); ++i) CHECK(wide[i].tokens == alone(prompts[i], 40));
+    // 8 rows and 2 sinks: blocks between them let go, so fewer are held at the peak.
+    cfg.window = 8;
+    cfg.sinks = 2;
+    ServeStats bounded;
+    const auto roomy = serve(prompts, cfg, &bounded);
+    CHECK(bounded.peak_blocks < full.peak_blocks);
+    CHECK(bounded.peak_blocks <= 3 * (1 + 8 / 4 + 2));
+    // A pool that runs dry: the preempted request is computed again as it first was.
+    cfg.pool_blocks = 9;
+    ServeStats tight;
+    const auto replayed = serve(prompts, cfg, &tight);
+    CHECK(tight.preemptions > 0);
+    for (std::size_t i = 0; i < prompts.size(); ++i) CHECK(replayed[i].tokens == roomy[i].tokens);
+    // The effect on the next token, measured on the same tokens: none for a window over every
+    // row, some for 8 rows.
+    CpuBackend be;
+    const auto& t = roomy[0].tokens;
+    const std::span<const int> seen(t.data(), t.size());
+    const WindowEffect same = window_effect(tiny(), be, seen, 6, 0, 64, 4);
+    CHECK(same.max_logit_difference == 0);
+    CHECK(same.same_next_token == same.passes);
+    const WindowEffect e = window_effect(tiny(), be, seen, 6, 2, 8, 4);
+    CHECK(e.passes == int(t.size()) - 6 + 1);
+    CHECK(e.max_logit_difference > 0);
+    ServeConfig bad;
+    bad.sinks = 2;
+    CHECK_THROWS_WITH(Scheduler(tiny(), be, bad), Catch::Contains("the window must be at least 1"));
 }

@@ -30,8 +30,9 @@ void KvCache::set_blocks(std::span<const int> table, int len) {
     if (len < 0 || std::size_t(len) > table.size() * pool_->block_size() || len > shape_.capacity)
         throw Error("a block table of " + std::to_string(table.size()) + " blocks holds no " +
                     std::to_string(len) + " rows");
+    // -1: a block let go under a window (core/serving), never read again.
     for (int b : table)
-        if (b < 0 || b >= pool_->n_blocks()) throw Error("no KV block " + std::to_string(b));
+        if (b < -1 || b >= pool_->n_blocks()) throw Error("no KV block " + std::to_string(b));
     table_.assign(table.begin(), table.end());
     shape_.len = len;
 }

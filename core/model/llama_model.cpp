@@ -104,6 +104,11 @@ class LlamaRunner final : public Runner, public BatchRunner {
     void set_blocks(int slot, std::span<const int> table, int len) override {
         caches_.at(slot)->set_blocks(table, len);
     }
+    void set_window(int sinks, int window) override {
+        if (!paged_) BatchRunner::set_window(sinks, window);
+        if (sinks < 0 || window < 0) throw Error("a window or sinks below 0");
+        sinks_ = sinks, window_ = window;
+    }
     KvShape kv(int slot) const override { return caches_.at(slot)->shape(); }
     void read_kv_rows(int slot, int first, int n, std::vector<float>& out) override {
         read_rows(*caches_.at(slot), first, n, out);
@@ -234,6 +239,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/model/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
     bool paged_ = false;
+    int sinks_ = 0, window_ = 0;        // paged: the earlier rows a pass sees (window 0: all)
     DeviceBuffer gather_k_, gather_v_;  // paged: one slot's rows of one layer, [seq_len, kv_dim]
     CompactWeights C_;  // the model's compact matrices, each pointing at the backend's copy
     std::vector<const unsigned char*> adopted_;
@@ -425,6 +431,7 @@ void LlamaRunner::through_table(const KvCache& cache, int l, int first, int n, D
     const std::size_t kv = c_.kv_dim();
     const KvBlockPool& pool = *cache.pool();
     for_each_block_run(cache.table(), pool.block_size(), first, n, [&](int p, int row, int run) {
+        if (row < 0) throw Error("K/V row " + std::to_string(p) + "'s block was let go");
         const std::size_t len = std::size_t(run) * kv, at = std::size_t(p - first) * kv;
         const DeviceSpan bk = pool.k(l).at(std::size_t(row) * kv, len),
                          bv = pool.v(l).at(std::size_t(row) * kv, len);
@@ -493,6 +500,8 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
             throw Error("context is full: " + std::to_string(pos0 + T) +
                         " positions needed, the model's context is " + std::to_string(c_.seq_len));
         const KvCache& cache = *caches_[s.slot];
+        if (window_ > 0 && want.attention)
+            throw Error("attention weights are not captured under a cache window");
         if (cache.paged() &&
             std::size_t(pos0 + T) > cache.table().size() * cache.pool()->block_size())
             throw Error("slot " + std::to_string(s.slot) + "'s block table holds " +
@@ -786,13 +795,22 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
     // earlier rows are first gathered through its block table into contiguous rows, so the append
     // and the attention below are the contiguous cache's ops on the same rows; the new rows then
     // go into their blocks.
+    // Under a window (set_window) only the sinks and the window's rows are gathered, and the
+    // attention runs over those `seen` rows and the pass's own.
     DeviceSpan cache_k = cache.k(l), cache_v = cache.v(l);
+    int seen = pos0;
     if (cache.paged()) {
         cache_k = gather_k_.span(), cache_v = gather_v_.span();
-        through_table(cache, l, 0, pos0, cache_k, cache_v, Way::FromBlocks);
+        const int sinks = window_ > 0 ? std::min(sinks_, pos0) : pos0;
+        const int from = window_ > 0 ? std::max(sinks, pos0 - window_) : pos0;
+        through_table(cache, l, 0, sinks, cache_k, cache_v, Way::FromBlocks);
+        const std::size_t at = std::size_t(sinks) * kv;
+        through_table(cache, l, from, pos0 - from, cache_k.at(at, cache_k.size - at),
+                      cache_v.at(at, cache_v.size - at), Way::FromBlocks);
+        seen = sinks + pos0 - from;
     }
     op(OpKind::KvAppend, l, T, pos0);
-    be_.kv_append(cache_k, cache_v, ki, vi, pos0, T, c_.kv_dim());
+    be_.kv_append(cache_k, cache_v, ki, vi, seen, T, c_.kv_dim());
     if (cache.paged()) through_table(cache, l, pos0, T, ki, vi, Way::ToBlocks);
     if ((p.graph || cache.paged()) && want.kv_rows && p.kv_keep[i] > 0) {
         // The K/V rows just appended, from where they came (finish() would read them out of the
@@ -815,7 +833,7 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
     const DeviceSpan probs = !want.attention || (p.graph && keep < T) ? DeviceSpan{}
                              : keep == T                              ? kept
                                                                       : probs_.span();
-    be_.attention(ai, qi, cache_k, cache_v, probs, T, pos0, H, c_.n_kv_heads, c_.head_dim(),
+    be_.attention(ai, qi, cache_k, cache_v, probs, T, seen, H, c_.n_kv_heads, c_.head_dim(),
                   mask_ == AttentionMask::Causal);
     if (want.attention && keep < T)
         be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,

@@ -124,6 +124,15 @@ class BatchRunner {
         (void)slot, (void)table, (void)len;
         throw Error("this runner's KV caches are not paged");
     }
+    // A bounded cache on a paged runner (StreamingLLM's sinks and window): a pass's queries see,
+    // of the rows cached before it, the first `sinks` and the last `window` (0: every row), and
+    // every row of the pass up to their own. A decode row is then exactly sliding-window
+    // attention with sinks; a prompt in one pass attends to itself whole. Attention weights are
+    // not captured under a window.
+    virtual void set_window(int sinks, int window) {
+        (void)sinks, (void)window;
+        throw Error("this runner's KV caches are not paged");
+    }
 };
 
 class KvBlockPool;  // core/model/kv_blocks.h

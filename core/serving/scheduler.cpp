@@ -23,6 +23,10 @@ Scheduler::Scheduler(const Model& model, Backend& backend, ServeConfig config)
     if (cfg_.batch_limit < 1 || cfg_.batch_limit > 64)
         throw Error("batch limit " + std::to_string(cfg_.batch_limit) + " (must be 1..64)");
     if (cfg_.max_new_tokens < 1) throw Error("max new tokens must be at least 1");
+    if (cfg_.window < 0 || cfg_.sinks < 0 || (cfg_.sinks > 0 && cfg_.window == 0))
+        throw Error("a window of " + std::to_string(cfg_.window) + " rows with " +
+                    std::to_string(cfg_.sinks) + " sinks (the window must be at least 1)");
+    if (cfg_.window > 0) cfg_.prefix_sharing = false;
     const int context_blocks = blocks_for(c.seq_len, cfg_.block_size);
     if (cfg_.pool_blocks == 0) cfg_.pool_blocks = cfg_.batch_limit * context_blocks;
     if (cfg_.pool_blocks < 1)
@@ -31,6 +35,7 @@ Scheduler::Scheduler(const Model& model, Backend& backend, ServeConfig config)
                                           c.kv_dim());
     runner_ = model.make_paged_runner(backend, cfg_.batch_limit, *pool_);
     if (!runner_) throw Error(model.name() + " has no batched forward pass to serve with");
+    if (cfg_.window > 0) runner_->set_window(cfg_.sinks, cfg_.window);
     slot_used_.assign(cfg_.batch_limit, false);
     stats_.pool_blocks = cfg_.pool_blocks;
     stats_.block_size = cfg_.block_size;
@@ -50,7 +55,11 @@ int Scheduler::submit(std::vector<int> prompt) {
             throw Error(which + ": token id " + std::to_string(t) + " is outside the vocabulary");
     // The most rows it may hold: every token but the last one sampled, within the context.
     const int rows = std::min(static_cast<int>(prompt.size()) + cfg_.max_new_tokens - 1, ctx);
-    const int need = blocks_for(rows, cfg_.block_size);
+    int need = blocks_for(rows, cfg_.block_size);
+    if (cfg_.window > 0)  // the prompt's pass, or the sinks' blocks and the window's (+1 a side)
+        need = std::min(need, std::max(blocks_for(int(prompt.size()) + 1, cfg_.block_size),
+                                       blocks_for(cfg_.sinks, cfg_.block_size) +
+                                           blocks_for(cfg_.window + 1, cfg_.block_size) + 1));
     if (need > cfg_.pool_blocks)
         throw Error(which + " may need " + std::to_string(need) + " blocks of " +
                     std::to_string(cfg_.block_size) + " rows, more than the pool's " +
@@ -121,9 +130,24 @@ void Scheduler::admit(ServeStep& st) {
     }
 }
 
+int Scheduler::pass_end(const ServeRequest& r) const {
+    if (cfg_.window == 0) return static_cast<int>(r.tokens.size());
+    return r.len < r.prompt_len ? r.prompt_len : r.len + 1;
+}
+
+void Scheduler::let_go_outside_window(ServeRequest& r) {
+    const int bs = cfg_.block_size;
+    for (std::size_t b = 0; b < r.table.size(); ++b)
+        if (r.table[b] >= 0 && int(b) * bs >= cfg_.sinks &&
+            int(b + 1) * bs <= r.len - cfg_.window) {
+            pool_->drop(r.table[b]);
+            r.table[b] = -1;
+        }
+}
+
 bool Scheduler::reserve(ServeRequest& r) {
     const int bs = cfg_.block_size;
-    const int rows = static_cast<int>(r.tokens.size());  // every token's row, after this step
+    const int rows = pass_end(r);  // the rows r holds after this step
     const bool copy = r.len % bs != 0 && pool_->refs(r.table[r.len / bs]) > 1;
     const int need = blocks_for(rows, bs) - static_cast<int>(r.table.size()) + (copy ? 1 : 0);
     if (need > pool_->free_blocks()) return false;
@@ -140,7 +164,8 @@ bool Scheduler::reserve(ServeRequest& r) {
 }
 
 void Scheduler::release(ServeRequest& r) {
-    for (int b : r.table) pool_->drop(b);
+    for (int b : r.table)
+        if (b >= 0) pool_->drop(b);
     r.table.clear();
     r.len = 0;
     if (r.slot >= 0) slot_used_[r.slot] = false;
@@ -182,7 +207,7 @@ const ServeStep& Scheduler::step() {
     for (int id : running_) {
         ServeRequest& r = reqs_[id];
         runner_->set_blocks(r.slot, r.table, r.len);
-        const std::span<const int> rows(r.tokens.data() + r.len, r.tokens.size() - r.len);
+        const std::span<const int> rows(r.tokens.data() + r.len, pass_end(r) - r.len);
         in.push_back({r.slot, rows});
         (r.len < r.prompt_len ? st.prefill_rows : st.decode_rows) += static_cast<int>(rows.size());
     }
@@ -192,9 +217,14 @@ const ServeStep& Scheduler::step() {
     const auto t0 = std::chrono::steady_clock::now();
     runner_->forward_batch(in, none, results_);
     backend_.synchronize();
-    std::vector<int> chosen(running_.size());
-    for (std::size_t j = 0; j < running_.size(); ++j)
-        chosen[j] = reqs_[running_[j]].sampler.sample(results_[j].logits).token;
+    // A request computed again after preemption samples only once its pass reaches its last
+    // token (-1 until then).
+    std::vector<int> chosen(running_.size(), -1);
+    for (std::size_t j = 0; j < running_.size(); ++j) {
+        ServeRequest& r = reqs_[running_[j]];
+        if (pass_end(r) == static_cast<int>(r.tokens.size()))
+            chosen[j] = r.sampler.sample(results_[j].logits).token;
+    }
     st.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     const auto& stops = model_.stop_tokens();
@@ -203,16 +233,19 @@ const ServeStep& Scheduler::step() {
     const std::vector<int> ran = running_;
     for (std::size_t j = 0; j < ran.size(); ++j) {
         ServeRequest& r = reqs_[ran[j]];
-        r.len = static_cast<int>(r.tokens.size());
-        r.tokens.push_back(chosen[j]);
+        r.len = pass_end(r);
         tables.push_back(&r.table);
         lens.push_back(r.len);
+        if (chosen[j] < 0) continue;
+        r.tokens.push_back(chosen[j]);
         r.finish = stop_rule(std::find(stops.begin(), stops.end(), chosen[j]) != stops.end(),
                              static_cast<int>(r.tokens.size()), model_.config().seq_len,
                              r.generated(), cfg_.max_new_tokens);
         ++stats_.generated;
     }
     count_blocks(stats_, tables, lens);
+    if (cfg_.window > 0)
+        for (int id : ran) let_go_outside_window(reqs_[id]);
     stats_.peak_running = std::max(stats_.peak_running, static_cast<int>(ran.size()));
     stats_.seconds += st.wall_seconds;
     // Finished requests leave now: their blocks are free for the next step's admissions.

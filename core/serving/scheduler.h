@@ -27,7 +27,12 @@ struct ServeConfig {
     int batch_limit = 8;  // requests running at once (1..64)
     bool prefix_sharing = true;
     int max_new_tokens = 256;  // per request, within the context
-    SamplerConfig sampler;     // every request samples with it, from its own state
+    // A bounded cache (BatchRunner::set_window): each pass sees the first `sinks` and the last
+    // `window` cached rows; the blocks wholly between them are let go. 0: the full cache. Prefix
+    // sharing is off under a window.
+    int window = 0;
+    int sinks = 0;
+    SamplerConfig sampler;  // every request samples with it, from its own state
 };
 
 struct ServeRequest {
@@ -79,6 +84,12 @@ class Scheduler {
     // Blocks for the rows `r` computes this step (a shared last block copied first); false when
     // the pool has too few free.
     bool reserve(ServeRequest& r);
+    // Where this step's pass for `r` ends: every row not yet computed; under a window, the prompt
+    // in one pass and then one row a pass, also when a preempted request is computed again (so
+    // its rows are the ones first computed).
+    int pass_end(const ServeRequest& r) const;
+    // Under a window: the blocks of `r` no later pass reads, back to the pool (-1 in its table).
+    void let_go_outside_window(ServeRequest& r);
     void release(ServeRequest& r);
     void preempt(int id, ServeStep& st);
     void count_use();

@@ -16,6 +16,7 @@ void count_blocks(ServeStats& stats, std::span<const std::vector<int>* const> ta
     for (std::size_t i = 0; i < tables.size(); ++i) {
         const std::vector<int>& t = *tables[i];
         for (std::size_t b = 0; b < t.size(); ++b) {
+            if (t[b] < 0) continue;  // let go under a window
             const int rows = std::clamp(lens[i] - int(b) * stats.block_size, 0, stats.block_size);
             int& f = filled[t[b]];
             f = std::max(f, rows);
