@@ -140,4 +140,8 @@ TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
     expect_error(
         {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--batch-limit", "65"},
         "--batch-limit");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--window", "0"},
+                 "--window: 0 is out of range");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--sinks", "2"},
+                 "--sinks N needs --window N");
 }
