@@ -6,6 +6,7 @@
 #include "core/model/backend.h"
 #include "core/model/fused_decode.h"
 #include "core/model/fused_ops.h"
+#include "core/model/kv_rows.h"
 #include "core/model/rope_frequencies.h"
 #include "core/model/step_graphs.h"
 #include "core/util/error.h"
@@ -109,6 +110,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     }
     // x[t, :] = the embedding table's row tokens[t], for the R rows of this pass: [R, dim]
     void embed(int R) {
+        op(OpKind::Embedding, -1, R);
         const CompactMatrix& e = C_.embedding;
         if (compact_ && e.data)
             be_.embed_compact(x_.span(), e.type, e.data, all_tokens_.data(), R, c_.dim);
@@ -188,6 +190,54 @@ class LlamaRunner final : public Runner, public BatchRunner {
         if (!log_) return;
         log_->add(k, c_, layer, n_rows, at, own_call);
         log_seq_.push_back(op_seq_);
+    }
+    // The backend's ops as the passes issue them, each logged first for the op strip (`op`), so
+    // a pass reads as its math, one line an op. At: the op's kind and layer (-1: outside them).
+    struct At {
+        OpKind kind;
+        int layer;
+    };
+    // out = x W^T: [T, d] from x [T, n] (compact or float32 weights: matmul above).
+    void matmul(At at, DeviceSpan out, DeviceSpan x, const float* host, const CompactMatrix& cm,
+                int T, int n, int d) {
+        op(at.kind, at.layer, T);
+        matmul(out, x, host, cm, T, n, d);
+    }
+    // out = rmsnorm(x) * gain: [R, dim]
+    void rmsnorm(At at, DeviceSpan out, DeviceSpan x, const float* gain, int R) {
+        op(at.kind, at.layer, R);
+        be_.rmsnorm(out, x, w(gain, c_.dim), R, c_.dim, c_.norm_eps);
+    }
+    // out = (x - mean) / deviation * gain + bias: [R, dim]
+    void layernorm(At at, DeviceSpan out, DeviceSpan x, const float* gain, const float* bias,
+                   int R) {
+        op(at.kind, at.layer, R);
+        be_.layernorm(out, x, w(gain, c_.dim), w(bias, c_.dim), R, c_.dim, c_.norm_eps);
+    }
+    // x[r, :] += b for every row r: [R, n]
+    void add_bias(At at, DeviceSpan x, const float* b, int R, int n) {
+        op(at.kind, at.layer, R);
+        be_.add_bias(x, w(b, std::size_t(n)), R, n);
+    }
+    // x += y: [R, dim] (a residual connection)
+    void add(At at, DeviceSpan x, DeviceSpan y, int R) {
+        op(at.kind, at.layer, R);
+        be_.add(x, y, std::size_t(R) * c_.dim);
+    }
+    // h1 = silu(h1) * h3: [R, hidden]
+    void swiglu(At at, DeviceSpan h1, DeviceSpan h3, int R) {
+        op(at.kind, at.layer, R);
+        be_.swiglu(h1, h3, std::size_t(R) * c_.hidden_dim);
+    }
+    // h = gelu(h): [R, hidden]
+    void gelu(At at, DeviceSpan h, int R) {
+        op(at.kind, at.layer, R);
+        be_.gelu(h, std::size_t(R) * c_.hidden_dim);
+    }
+    // out[r, :] = table[ids[r], :]: [R, dim] from a float32 table of `rows` rows
+    void lookup(At at, DeviceSpan out, const float* table, int rows, const int* ids, int R) {
+        op(at.kind, at.layer, R);
+        be_.embed(out, w(table, std::size_t(rows) * c_.dim), ids, R, c_.dim);
     }
     // A replayed graph issues no op: its log is the recording's, each op's shapes and FLOPs
     // counted again at its sequence's position now.
@@ -359,7 +409,7 @@ void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, st
         out.attn_out.assign(host + at.attn_out[i], host + at.attn_out[i] + n);
     }
     if (want.kv_rows) {
-        const std::size_t n = std::size_t(c_.n_layers) * 2 * kv_keep * c_.kv_dim();
+        const std::size_t n = ConstKvRows{nullptr, c_.n_layers, kv_keep, c_.kv_dim()}.size();
         out.kv_rows_kept = kv_keep;
         out.kv_rows.assign(host + at.kv[i], host + at.kv[i] + n);
     } else {
@@ -375,15 +425,16 @@ void LlamaRunner::read_rows(const KvCache& cache, int first, int n, std::vector<
                     " are not in the cache (" + std::to_string(cache.len()) + " rows)");
     const std::size_t kv = c_.kv_dim(), block = std::size_t(n) * kv;
     const std::size_t offset = std::size_t(first) * kv, layer = std::size_t(c_.seq_len) * kv;
-    const std::size_t total = std::size_t(c_.n_layers) * 2 * block;
+    const ConstKvRows to{nullptr, c_.n_layers, n, c_.kv_dim()};  // out's layout
+    const std::size_t total = to.size();
     out.resize(total);
     if (total == 0) return;
     // Gathered on the device as a step's captures are, then one download.
     ensure_scratch(0, 0, total);
-    be_.copy_rows(stage_.at(0, 0), 2 * block, cache.k_all().at(offset, 0), layer, c_.n_layers,
-                  block);
-    be_.copy_rows(stage_.at(block, 0), 2 * block, cache.v_all().at(offset, 0), layer, c_.n_layers,
-                  block);
+    be_.copy_rows(stage_.at(to.offset(0, to.K), 0), to.layer_floats(), cache.k_all().at(offset, 0),
+                  layer, c_.n_layers, block);
+    be_.copy_rows(stage_.at(to.offset(0, to.V), 0), to.layer_floats(), cache.v_all().at(offset, 0),
+                  layer, c_.n_layers, block);
     be_.download(host_.data(), stage_.at(0, total), total);
     std::memcpy(out.data(), host_.data(), total * sizeof(float));
 }
@@ -481,138 +532,103 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
         st.attn_out.push_back(st.total);
         if (want.vectors) st.total += L * p.keep[i] * d;
         st.kv.push_back(st.total);
-        if (want.kv_rows) st.total += L * 2 * p.kv_keep[i] * kv;
+        if (want.kv_rows) st.total += ConstKvRows{nullptr, int(L), p.kv_keep[i], int(kv)}.size();
     }
     return p;
 }
 
 void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
-    const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim;
+    using K = OpKind;
+    const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim, B = p.B;
     const std::size_t d = D, kv = KV, hid = HID, vocab = c_.vocab_size;
     const LlamaWeights& W = *W_;
     const CompactWeights& C = C_;
+    // The pass's scratch rows: x, xb, q, att: [R, dim]; k, v: [R, kv_dim]; h1, h3: [R, hidden]
+    const DeviceSpan x = x_.span(), xb = xb_.span(), q = q_.span(), k = k_.span(), v = v_.span(),
+                     att = att_.span(), h1 = h1_.span(), h3 = h3_.span();
 
-    // x: [R, dim], the residual stream of every row in this pass (one row per token).
-    op(OpKind::Embedding, -1, R);
-    embed(R);
+    embed(R);  // x: [R, dim], the residual stream of every row in this pass (one row per token)
     for (int l = 0; l < c_.n_layers; ++l) {
         // Attention block. xb = rmsnorm(x): [R, dim]
-        op(OpKind::RmsNorm, l, R);
-        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), R, D, c_.norm_eps);
+        rmsnorm({K::RmsNorm, l}, xb, x, W.rms_att + l * d, R);
         // q = xb wq: [R, dim] (n_heads x head_dim); k, v: [R, kv_dim] (n_kv_heads x head_dim)
-        op(OpKind::QProj, l, R);
-        matmul(q_.span(), xb_.span(), W.wq + l * d * d, at(C.wq, l), R, D, D);
-        op(OpKind::KProj, l, R);
-        matmul(k_.span(), xb_.span(), W.wk + l * kv * d, at(C.wk, l), R, D, KV);
-        op(OpKind::VProj, l, R);
-        matmul(v_.span(), xb_.span(), W.wv + l * kv * d, at(C.wv, l), R, D, KV);
+        matmul({K::QProj, l}, q, xb, W.wq + l * d * d, at(C.wq, l), R, D, D);
+        matmul({K::KProj, l}, k, xb, W.wk + l * kv * d, at(C.wk, l), R, D, KV);
+        matmul({K::VProj, l}, v, xb, W.wv + l * kv * d, at(C.wv, l), R, D, KV);
         if (c_.qkv_bias) {  // Qwen2: q += bq, k += bk, v += bv, every row
-            op(OpKind::QBias, l, R);
-            be_.add_bias(q_.span(), w(W.bq + l * d, d), R, D);
-            op(OpKind::KBias, l, R);
-            be_.add_bias(k_.span(), w(W.bk + l * kv, kv), R, KV);
-            op(OpKind::VBias, l, R);
-            be_.add_bias(v_.span(), w(W.bv + l * kv, kv), R, KV);
+            add_bias({K::QBias, l}, q, W.bq + l * d, R, D);
+            add_bias({K::KBias, l}, k, W.bk + l * kv, R, KV);
+            add_bias({K::VBias, l}, v, W.bv + l * kv, R, KV);
         }
         // RoPE, the cache append and attention, per sequence: att: [R, dim]
-        for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        for (int i = 0; i < B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
         // x += att wo: [R, dim]
-        op(OpKind::OutProj, l, R);
-        matmul(xb_.span(), att_.span(), W.wo + l * d * d, at(C.wo, l), R, D, D);
-        op(OpKind::Residual, l, R);
-        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+        matmul({K::OutProj, l}, xb, att, W.wo + l * d * d, at(C.wo, l), R, D, D);
+        add({K::Residual, l}, x, xb, R);
 
         // Feed-forward block: x += w2(silu(w1 xb) * w3 xb); h1, h3: [R, hidden]
-        op(OpKind::FfnNorm, l, R);
-        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), R, D, c_.norm_eps);
-        op(OpKind::FfnGate, l, R);
-        matmul(h1_.span(), xb_.span(), W.w1 + l * hid * d, at(C.w1, l), R, D, HID);
-        op(OpKind::FfnUp, l, R);
-        matmul(h3_.span(), xb_.span(), W.w3 + l * hid * d, at(C.w3, l), R, D, HID);
-        op(OpKind::SwiGLU, l, R);
-        be_.swiglu(h1_.span(), h3_.span(), std::size_t(R) * hid);
-        op(OpKind::FfnDown, l, R);
-        matmul(xb_.span(), h1_.span(), W.w2 + l * d * hid, at(C.w2, l), R, HID, D);
-        op(OpKind::FfnResidual, l, R);
-        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+        rmsnorm({K::FfnNorm, l}, xb, x, W.rms_ffn + l * d, R);
+        matmul({K::FfnGate, l}, h1, xb, W.w1 + l * hid * d, at(C.w1, l), R, D, HID);
+        matmul({K::FfnUp, l}, h3, xb, W.w3 + l * hid * d, at(C.w3, l), R, D, HID);
+        swiglu({K::SwiGLU, l}, h1, h3, R);
+        matmul({K::FfnDown, l}, xb, h1, W.w2 + l * d * hid, at(C.w2, l), R, HID, D);
+        add({K::FfnResidual, l}, x, xb, R);
     }
     // Only each sequence's last position needs a next-token distribution: those B rows are
     // normalised into xb[0..B) and go through the classifier together. logits: [B, vocab]
-    for (int i = 0; i < p.B; ++i) {
-        op(OpKind::FinalNorm, -1, 1);
-        be_.rmsnorm(xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d), w(W.rms_final, d), 1,
-                    D, c_.norm_eps);
-    }
-    op(OpKind::Classifier, -1, p.B);
-    matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, C.wcls, p.B, D, c_.vocab_size);
+    for (int i = 0; i < B; ++i)
+        rmsnorm({K::FinalNorm, -1}, xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d),
+                W.rms_final, 1);
+    matmul({K::Classifier, -1}, stage_.at(0, B * vocab), xb_.at(0, B * d), W.wcls, C.wcls, B, D,
+           c_.vocab_size);
 }
 
 void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
                                   const Capture& want) {
-    const int R = p.R, D = c_.dim, HID = c_.hidden_dim;
+    using K = OpKind;
+    const int R = p.R, D = c_.dim, HID = c_.hidden_dim, B = p.B;
     const std::size_t d = D, hid = HID, vocab = c_.vocab_size;
     const LlamaWeights& W = *W_;
-    const float eps = c_.norm_eps;
+    // The pass's scratch rows: x, xb, q, k, v, att: [R, dim]; h1: [R, hidden]
+    const DeviceSpan x = x_.span(), xb = xb_.span(), q = q_.span(), k = k_.span(), v = v_.span(),
+                     att = att_.span(), h1 = h1_.span();
     // The dense layers of GPT-2: out = in W^T + b, every row.   in: [R, n], out: [R, m]
-    auto linear = [&](DeviceSpan out, DeviceSpan in, const float* wt, const float* b, int n, int m,
-                      OpKind bias_op, int l) {
-        matmul(out, in, wt, CompactMatrix{}, R, n, m);
-        op(bias_op, l, R);
-        be_.add_bias(out, w(b, std::size_t(m)), R, m);
+    auto linear = [&](At at, K bias, DeviceSpan out, DeviceSpan in, const float* wt, const float* b,
+                      int n, int m) {
+        matmul(at, out, in, wt, CompactMatrix{}, R, n, m);
+        add_bias({bias, at.layer}, out, b, R, m);
     };
 
     // x = wte[token] + wpe[position]: [R, dim]; the position is in x from here on (no RoPE).
-    op(OpKind::Embedding, -1, R);
-    be_.embed(x_.span(), w(W.token_embedding, vocab * d), all_tokens_.data(), R, D);
-    op(OpKind::PosEmbedding, -1, R);
-    be_.embed(xb_.span(), w(W.pos_embedding, std::size_t(c_.n_positions) * d),
-              all_positions_.data(), R, D);
-    op(OpKind::PosAdd, -1, R);
-    be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+    lookup({K::Embedding, -1}, x, W.token_embedding, c_.vocab_size, all_tokens_.data(), R);
+    lookup({K::PosEmbedding, -1}, xb, W.pos_embedding, c_.n_positions, all_positions_.data(), R);
+    add({K::PosAdd, -1}, x, xb, R);
     for (int l = 0; l < c_.n_layers; ++l) {
         // Attention block. xb = layernorm(x) (ln_1): [R, dim]
-        op(OpKind::LayerNorm, l, R);
-        be_.layernorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), w(W.norm_att_bias + l * d, d),
-                      R, D, eps);
+        layernorm({K::LayerNorm, l}, xb, x, W.rms_att + l * d, W.norm_att_bias + l * d, R);
         // q, k, v = xb wq + bq, ...: [R, dim] each (c_attn, split into three on load)
-        op(OpKind::QProj, l, R);
-        linear(q_.span(), xb_.span(), W.wq + l * d * d, W.bq + l * d, D, D, OpKind::QBias, l);
-        op(OpKind::KProj, l, R);
-        linear(k_.span(), xb_.span(), W.wk + l * d * d, W.bk + l * d, D, D, OpKind::KBias, l);
-        op(OpKind::VProj, l, R);
-        linear(v_.span(), xb_.span(), W.wv + l * d * d, W.bv + l * d, D, D, OpKind::VBias, l);
+        linear({K::QProj, l}, K::QBias, q, xb, W.wq + l * d * d, W.bq + l * d, D, D);
+        linear({K::KProj, l}, K::KBias, k, xb, W.wk + l * d * d, W.bk + l * d, D, D);
+        linear({K::VProj, l}, K::VBias, v, xb, W.wv + l * d * d, W.bv + l * d, D, D);
         // The cache append and attention, per sequence (no RoPE): att: [R, dim]
-        for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        for (int i = 0; i < B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
         // x += att wo + bo (attn.c_proj): [R, dim]
-        op(OpKind::OutProj, l, R);
-        linear(xb_.span(), att_.span(), W.wo + l * d * d, W.bo + l * d, D, D, OpKind::OutBias, l);
-        op(OpKind::Residual, l, R);
-        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+        linear({K::OutProj, l}, K::OutBias, xb, att, W.wo + l * d * d, W.bo + l * d, D, D);
+        add({K::Residual, l}, x, xb, R);
 
         // MLP block: x += gelu(layernorm(x) w1 + b1) w2 + b2; h1: [R, hidden]
-        op(OpKind::FfnLayerNorm, l, R);
-        be_.layernorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), w(W.norm_ffn_bias + l * d, d),
-                      R, D, eps);
-        op(OpKind::MlpUp, l, R);
-        linear(h1_.span(), xb_.span(), W.w1 + l * hid * d, W.b1 + l * hid, D, HID,
-               OpKind::MlpUpBias, l);
-        op(OpKind::Gelu, l, R);
-        be_.gelu(h1_.span(), std::size_t(R) * hid);
-        op(OpKind::MlpDown, l, R);
-        linear(xb_.span(), h1_.span(), W.w2 + l * d * hid, W.b2 + l * d, HID, D,
-               OpKind::MlpDownBias, l);
-        op(OpKind::FfnResidual, l, R);
-        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+        layernorm({K::FfnLayerNorm, l}, xb, x, W.rms_ffn + l * d, W.norm_ffn_bias + l * d, R);
+        linear({K::MlpUp, l}, K::MlpUpBias, h1, xb, W.w1 + l * hid * d, W.b1 + l * hid, D, HID);
+        gelu({K::Gelu, l}, h1, R);
+        linear({K::MlpDown, l}, K::MlpDownBias, xb, h1, W.w2 + l * d * hid, W.b2 + l * d, HID, D);
+        add({K::FfnResidual, l}, x, xb, R);
     }
     // Each sequence's last row, layernorm(x) (ln_f), then the classifier together. [B, vocab]
-    for (int i = 0; i < p.B; ++i) {
-        op(OpKind::FinalLayerNorm, -1, 1);
-        be_.layernorm(xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d), w(W.rms_final, d),
-                      w(W.norm_final_bias, d), 1, D, eps);
-    }
-    op(OpKind::Classifier, -1, p.B);
-    matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, CompactMatrix{}, p.B, D,
-           c_.vocab_size);
+    for (int i = 0; i < B; ++i)
+        layernorm({K::FinalLayerNorm, -1}, xb_.at(i * d, d),
+                  x_.at((p.first[i] + p.T[i] - 1) * d, d), W.rms_final, W.norm_final_bias, 1);
+    matmul({K::Classifier, -1}, stage_.at(0, B * vocab), xb_.at(0, B * d), W.wcls, CompactMatrix{},
+           B, D, c_.vocab_size);
 }
 
 void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
@@ -701,7 +717,8 @@ void LlamaRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p, const
         s.q_keep = stage_.at(st.q[0], L * d);
         s.out_keep = stage_.at(st.attn_out[0], L * d);
     }
-    if (want.kv_rows && p.kv_keep[0] == 1) s.kv_keep = stage_.at(st.kv[0], L * 2 * kv);
+    if (want.kv_rows && p.kv_keep[0] == 1)
+        s.kv_keep = stage_.at(st.kv[0], ConstKvRows{nullptr, int(L), 1, int(kv)}.size());
     s.log = log_;
     run_fused_decode(*be_.fused(), s);
     if (log_) log_seq_.assign(log_->ops.size(), 0);  // every op at sequence 0's position
@@ -731,9 +748,10 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
     if (p.graph && want.kv_rows && p.kv_keep[i] > 0) {
         // The K/V row just appended, from where it came (finish() would read it out of the cache
         // at a position-dependent place, which a recorded copy cannot follow): [L, 2, 1, kv_dim].
-        const std::size_t at = p.stage.kv[i] + std::size_t(l) * 2 * kv;
-        be_.copy_rows(stage_.at(at, kv), kv, ki, kv, 1, kv);
-        be_.copy_rows(stage_.at(at + kv, kv), kv, vi, kv, 1, kv);
+        const ConstKvRows kept_rows{nullptr, c_.n_layers, 1, c_.kv_dim()};
+        const std::size_t at = p.stage.kv[i];
+        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.K), kv), kv, ki, kv, 1, kv);
+        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.V), kv), kv, vi, kv, 1, kv);
     }
     // One fused kernel: scores, softmax and weights . V share its measured time.
     op(OpKind::Scores, l, T, pos0);
@@ -768,12 +786,14 @@ void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Ca
         // graph: gathered in attend; fused: stored by the kernels
         if (!want.kv_rows || p.kv_keep[i] == 0 || p.graph || p.fused) continue;
         // The last kv_keep rows of every layer's K, then V: [L, 2, kv_keep, kv_dim] in the stage.
+        const ConstKvRows to{nullptr, int(L), p.kv_keep[i], int(kv)};
         const std::size_t block = std::size_t(p.kv_keep[i]) * kv,
                           layer = std::size_t(c_.seq_len) * kv;
-        const std::size_t kept_from = std::size_t(cache.len() - p.kv_keep[i]) * kv;
-        be_.copy_rows(stage_.at(p.stage.kv[i], 0), 2 * block, cache.k_all().at(kept_from, 0), layer,
-                      L, block);
-        be_.copy_rows(stage_.at(p.stage.kv[i] + block, 0), 2 * block,
+        const std::size_t kept_from = std::size_t(cache.len() - p.kv_keep[i]) * kv,
+                          at = p.stage.kv[i];
+        be_.copy_rows(stage_.at(at + to.offset(0, to.K), 0), to.layer_floats(),
+                      cache.k_all().at(kept_from, 0), layer, L, block);
+        be_.copy_rows(stage_.at(at + to.offset(0, to.V), 0), to.layer_floats(),
                       cache.v_all().at(kept_from, 0), layer, L, block);
     }
     be_.download(host_.data(), stage_.at(0, p.stage.total), p.stage.total);

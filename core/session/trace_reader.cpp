@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/loaders/memory_budget.h"
+#include "core/model/kv_rows.h"
 #include "core/model/replay_model.h"
 #include "core/model/toy_model.h"
 #include "core/util/error.h"
@@ -434,7 +435,7 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     if (const json* kr = rd.optional(s, "kv_rows")) {
         const std::string kw2 = w + ".kv_rows";
         r.kv_rows_kept = rd.whole(*kr, "rows", kw2, 1, r.kv.len);
-        r.kv_rows.resize(std::size_t(L) * 2 * r.kv_rows_kept * kv_dim);
+        r.kv_rows.resize(ConstKvRows{nullptr, L, r.kv_rows_kept, kv_dim}.size());
         rd.floats(rd.member(*kr, "values", kw2), kw2 + ".values", r.kv_rows.size(),
                   r.kv_rows.data(), kLo, kHi, kNaN);
     }
