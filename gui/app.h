@@ -36,8 +36,8 @@ class App {
     // CPU time of the last frame's building (panels, texture updates, ImGui::Render), in ms.
     double last_build_ms() const { return build_ms_; }
     // Headless runs that only record where things are (--layout-json without --screenshot)
-    // build every frame but leave the pixels undrawn: at 3840x2160, llvmpipe's drawing was most
-    // of a frame.
+    // build every frame but leave the pixels undrawn: at 3840x2160, llvmpipe's drawing is most
+    // of a frame (docs/window.md has the frame times).
     void set_draw_pixels(bool on) { draw_pixels_ = on; }
     // The large heatmap's zoom (--zoom): the newest 1/zoom of the tokens.
     void set_heatmap_zoom(float zoom) { attention_.zoom = zoom; }

@@ -45,7 +45,7 @@ kvs_require_packages() {
 # Configured on every run, with the options given, not only when DIR has no CMakeCache.txt: what a
 # script installed since the last configure (chromium by web.sh, llama.cpp by peer.sh) is probed
 # again (find_program and pkg-config search again where they found nothing), and an option given
-# now (web.sh's -DKVSCOPE_WEB_SITE) takes effect in a folder test.sh configured before. A
+# on this run (web.sh's -DKVSCOPE_WEB_SITE) takes effect in a folder test.sh configured before. A
 # configure of an existing folder takes about a second.
 kvs_configure() {
     local dir="$1"
