@@ -139,9 +139,9 @@ const StepRecord& Session::step() {
     return trace_.back();
 }
 
-// The prefill: every prompt token in one forward pass under the causal mask (or one pass a token,
-// stitched into one pass's shapes); each token's K and V rows are appended to the cache, and the
-// last row's logits choose the first new token.
+// The prefill: every prompt token in one forward pass, each row seeing the rows before it (the
+// causal mask), or one pass a token stitched into one pass's shapes; each token's K and V rows are
+// appended to the cache, and the last row's logits choose the first new token.
 void Session::prefill(StepRecord& r, const Capture& want) {
     r.phase = Phase::Prefill;
     r.new_tokens = tokens_;
