@@ -222,7 +222,7 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
                 "no tensor 'model.layers.0.self_attn.q_proj.bias'");
         refused(good, cfg("architectures", {"GPTNeoXForCausalLM"}),
                 "'GPTNeoXForCausalLM' is not supported");
-        // GPT-2's reader (core/loaders/hf_gpt2.h) over a Llama config: its model_type says no.
+        // GPT-2's table (core/loaders/arch_gpt2.cpp) over a Llama config: its model_type says no.
         refused(good, cfg("architectures", {"GPT2LMHeadModel"}), "model_type \"llama\"");
         // rope_theta, rms_norm_eps and rope_scaling: tests/test_rope_and_norm.cpp
         refused(good, cfg("hidden_act", "gelu"), "hidden_act");
