@@ -30,6 +30,12 @@ std::uint64_t side_length(Side s, const ModelConfig& c);
 
 using WeightView = const float* LlamaWeights::*;
 
+// A tensor kind's flags. kRopeRows: q and k, weights and biases, whose rows are in the
+// rotate-half order in HF files (and in GGUF files when ArchTable::gguf_rope_rows). kConv1d: HF
+// stores the matrix [in, out] (GPT-2's Conv1D). kClassifier: absent when the classifier is the
+// embedding table.
+enum TensorFlags : unsigned { kRopeRows = 1, kConv1d = 2, kClassifier = 4 };
+
 // One tensor kind. Our shape is [out, in] (a vector: in is Side::one); GGUF states it [in, out],
 // HF [out, in] ([in, out] for a Conv1D matrix).
 struct TensorRow {
@@ -39,10 +45,10 @@ struct TensorRow {
     Side out, in;
     // The weights its values fill, in equal consecutive parts (a fused q/k/v: q's, k's, v's).
     std::vector<WeightView> fills;
-    bool rope_rows = false;   // q and k, weights and biases: rows in the rotate-half order in HF
-                              // files, and in GGUF files when ArchTable::gguf_rope_rows
-    bool conv1d = false;      // HF stores the matrix [in, out] (GPT-2's Conv1D)
-    bool classifier = false;  // absent when the classifier is the embedding table
+    unsigned flags = 0;  // kRopeRows | kConv1d | kClassifier
+    bool rope_rows() const { return flags & kRopeRows; }
+    bool conv1d() const { return flags & kConv1d; }
+    bool classifier() const { return flags & kClassifier; }
 };
 
 // An integer hyper-parameter: its ModelConfig field and keys, read in the table's order.

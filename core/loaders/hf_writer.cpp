@@ -32,7 +32,7 @@ std::vector<SafeTensorOut> table_tensors(const ModelConfig& c, const LlamaWeight
         for (const float* p : s.to) ours.insert(ours.end(), p, p + part);
         file_order.resize(n);
         reorder_values(s, ours.data(), file_order.data(), c.head_dim(), true);
-        SafeTensorOut f{(s.row->classifier ? "" : t.hf_prefix) + s.name, type, s.dims,
+        SafeTensorOut f{(s.row->classifier() ? "" : t.hf_prefix) + s.name, type, s.dims,
                         std::string(n * value_bytes, '\0')};
         encode_values(type, file_order.data(), n, reinterpret_cast<unsigned char*>(f.bytes.data()));
         out.push_back(std::move(f));

@@ -67,7 +67,7 @@ ModelConfig gguf_config(const ArchTable& t, const GgufFile& f, const OpenLimits&
             v ? static_cast<int>(checked_uint(*v, 1u << 30, {fail.label, name})) : fallback;
     }
     for (const TensorRow& r : t.tensors)
-        if (r.classifier) c.shared_classifier = f.tensor(r.gguf) == nullptr;
+        if (r.classifier()) c.shared_classifier = f.tensor(r.gguf) == nullptr;
     for (const FloatKey& k : t.floats) {
         const auto v = f.get_float(key + k.gguf);
         c.*k.field = v ? to_float(*v) : k.gguf_default;

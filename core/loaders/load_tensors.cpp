@@ -20,7 +20,7 @@ std::string dims_text(const std::vector<std::uint64_t>& d) {
 
 // The file's name of a slot: HF saves may prefix every name but the classifier's.
 std::string file_name(const TensorSlot& s, const std::string& prefix) {
-    return s.row->classifier ? s.name : prefix + s.name;
+    return s.row->classifier() ? s.name : prefix + s.name;
 }
 
 // Tensors a file may hold beside the table's: the ones this architecture ignores or reads itself.
@@ -30,7 +30,7 @@ bool ignored(const ArchTable& t, const ModelConfig& c, const TensorLoad& in,
     const std::size_t sl = t.hf_ignored_suffix ? std::strlen(t.hf_ignored_suffix) : 0;
     if (sl && n.size() > sl && n.compare(n.size() - sl, sl, t.hf_ignored_suffix) == 0) return true;
     for (const TensorRow& r : t.tensors)
-        if (r.classifier && c.shared_classifier && n == r.hf) return true;
+        if (r.classifier() && c.shared_classifier && n == r.hf) return true;
     for (int l = 0; l < c.n_layers; ++l)
         for (const char* b : t.hf_ignored_per_layer)
             if (n == prefix + t.hf_layer + std::to_string(l) + "." + b) return true;

@@ -19,12 +19,12 @@ TensorSlot slot_of(const ArchTable& t, const TensorRow& r, int layer, const Mode
     s.n = side_length(r.in, c);
     if (r.in == Side::one)
         s.dims = {s.rows};
-    else if (format == FileFormat::gguf || r.conv1d)
+    else if (format == FileFormat::gguf || r.conv1d())
         s.dims = {s.n, s.rows};
     else
         s.dims = {s.rows, s.n};
-    s.conv1d = format == FileFormat::hf && r.conv1d;
-    s.rope_rows = r.rope_rows && (format == FileFormat::hf || t.gguf_rope_rows);
+    s.conv1d = format == FileFormat::hf && r.conv1d();
+    s.rope_rows = r.rope_rows() && (format == FileFormat::hf || t.gguf_rope_rows);
     if (w) {
         const std::uint64_t part = s.elements() / r.fills.size();
         for (WeightView v : r.fills)  // a view left null (kept compact) stays null
@@ -41,7 +41,7 @@ std::vector<TensorSlot> tensor_slots(const ArchTable& t, const ModelConfig& c, F
     const auto rows = t.tensors;
     for (std::size_t i = 0; i < rows.size();) {
         if (!rows[i].per_layer) {
-            if (!(rows[i].classifier && c.shared_classifier))
+            if (!(rows[i].classifier() && c.shared_classifier))
                 slots.push_back(slot_of(t, rows[i], -1, c, format, w));
             ++i;
             continue;
