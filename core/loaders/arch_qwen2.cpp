@@ -12,16 +12,16 @@ using W = LlamaWeights;
 // {GGUF name, HF name, per layer, out, in, the weights it fills, flags}: our shape [out, in].
 const TensorRow kTensors[] = {
     {"token_embd.weight",  "model.embed_tokens.weight",       false, Side::vocab,  Side::dim,    {&W::token_embedding}},
-    {"attn_norm.weight",   "input_layernorm.weight",          true,  Side::dim,    Side::one,    {&W::rms_att}},
+    {"attn_norm.weight",   "input_layernorm.weight",          true,  Side::dim,    Side::one,    {&W::norm_att}},
     {"attn_q.weight",      "self_attn.q_proj.weight",         true,  Side::dim,    Side::dim,    {&W::wq},             kRopeRows},
     {"attn_k.weight",      "self_attn.k_proj.weight",         true,  Side::kv_dim, Side::dim,    {&W::wk},             kRopeRows},
     {"attn_v.weight",      "self_attn.v_proj.weight",         true,  Side::kv_dim, Side::dim,    {&W::wv}},
     {"attn_output.weight", "self_attn.o_proj.weight",         true,  Side::dim,    Side::dim,    {&W::wo}},
-    {"ffn_norm.weight",    "post_attention_layernorm.weight", true,  Side::dim,    Side::one,    {&W::rms_ffn}},
+    {"ffn_norm.weight",    "post_attention_layernorm.weight", true,  Side::dim,    Side::one,    {&W::norm_ffn}},
     {"ffn_gate.weight",    "mlp.gate_proj.weight",            true,  Side::hidden, Side::dim,    {&W::w1}},
     {"ffn_down.weight",    "mlp.down_proj.weight",            true,  Side::dim,    Side::hidden, {&W::w2}},
     {"ffn_up.weight",      "mlp.up_proj.weight",              true,  Side::hidden, Side::dim,    {&W::w3}},
-    {"output_norm.weight", "model.norm.weight",               false, Side::dim,    Side::one,    {&W::rms_final}},
+    {"output_norm.weight", "model.norm.weight",               false, Side::dim,    Side::one,    {&W::norm_final}},
     {"output.weight",      "lm_head.weight",                  false, Side::vocab,  Side::dim,    {&W::wcls},           kClassifier},
     // After llama's tensors, as point_llama_weights takes them.
     {"attn_q.bias",        "self_attn.q_proj.bias",           true,  Side::dim,    Side::one,    {&W::bq},             kRopeRows},

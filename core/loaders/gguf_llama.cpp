@@ -9,7 +9,7 @@
 #include "core/files/gguf_file.h"
 #include "core/files/mapped_file.h"
 #include "core/loaders/load_pipeline.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/gguf_tokenizer.h"
 #include "core/util/checked.h"
 #include "core/util/error.h"
@@ -79,8 +79,8 @@ std::unique_ptr<Model> load_gguf_model(const std::string& path, const std::strin
 }
 
 std::unique_ptr<Model> make_gguf_model(GgufLlama g, const std::string& model_name) {
-    return std::make_unique<LlamaModel>(std::move(g.ck), std::move(g.tok), std::move(g.stop),
-                                        model_name, std::move(g.format));
+    return std::make_unique<TransformerModel>(std::move(g.ck), std::move(g.tok), std::move(g.stop),
+                                              model_name, std::move(g.format));
 }
 
 }  // namespace kvs

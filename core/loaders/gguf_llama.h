@@ -1,6 +1,6 @@
 #pragma once
 // A GGUF file of an architecture kvscope has a table for (`llama`, `qwen2`, `gpt2`:
-// core/loaders/arch_table.h) as a LlamaModel, read by the one loader pipeline
+// core/loaders/arch_table.h) as a TransformerModel, read by the one loader pipeline
 // (core/loaders/load_pipeline.h): shapes from the "<arch>.*" metadata, the tensors checked against
 // the table, and the tokenizer from tokenizer.ggml.* (core/tokenizers/gguf_tokenizer.h). By default
 // the matrices (and a quantised embedding table) are kept in the file's own types, used in place in

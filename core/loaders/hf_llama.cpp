@@ -9,8 +9,8 @@
 #include "core/files/json_input.h"
 #include "core/files/mapped_file.h"
 #include "core/loaders/load_pipeline.h"
-#include "core/model/llama_model.h"
 #include "core/model/rope_frequencies.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/tokenizers/spm_model_file.h"
@@ -154,7 +154,7 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
     const auto ext = fs::path(tok).extension();
     if (!tok.empty() && ext != ".json" && ext != ".model") {
         BpeTokenizer t = BpeTokenizer::load(tok, V);
-        return std::make_unique<LlamaModel>(
+        return std::make_unique<TransformerModel>(
             std::move(h.ck), std::make_unique<BpeTokenizer>(std::move(t)),
             std::vector<int>{BpeTokenizer::kBos}, name,
             h.format + ", tokenizer " + fs::path(tok).filename().string());
@@ -168,8 +168,9 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
         std::vector<int> stop;
         for (int id : {h.eos >= 0 ? h.eos : t->eos(), h.bos >= 0 ? h.bos : t->bos_id()})
             if (id >= 0 && (stop.empty() || stop[0] != id)) stop.push_back(id);
-        return std::make_unique<LlamaModel>(std::move(h.ck), std::move(t), std::move(stop), name,
-                                            h.format + ", tokenizer.model (SentencePiece)");
+        return std::make_unique<TransformerModel>(std::move(h.ck), std::move(t), std::move(stop),
+                                                  name,
+                                                  h.format + ", tokenizer.model (SentencePiece)");
     }
     if (tok.empty() && is_regular(dir / "tokenizer.json")) tok = (dir / "tokenizer.json").string();
     if (tok.empty())
@@ -183,8 +184,8 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
     std::vector<int> stop;
     for (int id : {h.eos >= 0 ? h.eos : t->eos(), h.bos >= 0 ? h.bos : t->bos_id()})
         if (id >= 0 && (stop.empty() || stop[0] != id)) stop.push_back(id);
-    return std::make_unique<LlamaModel>(std::move(h.ck), std::move(t), std::move(stop), name,
-                                        h.format + ", tokenizer.json (byte-level BPE)");
+    return std::make_unique<TransformerModel>(std::move(h.ck), std::move(t), std::move(stop), name,
+                                              h.format + ", tokenizer.json (byte-level BPE)");
 }
 
 }  // namespace kvs

@@ -1,7 +1,7 @@
 #pragma once
 // A Hugging Face checkpoint (LlamaForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel: the tables of
 // core/loaders/arch_table.h, read by the one pipeline of core/loaders/load_pipeline.h) as a
-// LlamaModel: a folder holding
+// TransformerModel: a folder holding
 // config.json and model.safetensors, or shards listed by model.safetensors.index.json; F32, F16
 // or BF16 tensors (core/files/safetensors_file.h), dequantised into float32 in llama2.c's weight
 // order, or kept compact with --weights (core/model/compact_weights.h). HF stores q_proj and k_proj
