@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/session/trace_reader.h"
 #include "core/util/format.h"
 #include "core/util/install_paths.h"
@@ -222,7 +222,7 @@ void draw_toolbar(FrameContext& f) {
             m->is_toy() ? std::string(tr("hand-made weights"))
                         : format_bytes(m->parameter_count() * 4.0) + " " + tr("of weights");
         // Compact weights (a quantised GGUF as stored): what is kept, what a token reads.
-        if (const auto* lm = dynamic_cast<const LlamaModel*>(m); lm && lm->compact().held()) {
+        if (const auto* lm = dynamic_cast<const TransformerModel*>(m); lm && lm->compact().held()) {
             char b[256];
             std::snprintf(b, sizeof b, tr("%s of weights kept as %s; a decode token reads %s"),
                           format_bytes(double(kept_parameter_bytes(c, lm->compact()))).c_str(),

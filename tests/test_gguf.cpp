@@ -11,7 +11,7 @@
 #include "core/loaders/gguf_llama.h"
 #include "core/loaders/gguf_writer.h"
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/session/session.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/tokenizers/spm_tokenizer.h"
@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string export_gguf(const Model& m, const fs::path& dir, const std::string& type) {
-    const auto& lm = dynamic_cast<const LlamaModel&>(m);
+    const auto& lm = dynamic_cast<const TransformerModel&>(m);
     const auto path = (dir / (m.name() + "-" + type + ".gguf")).string();
     write_gguf_llama(path, lm.config(), lm.weights(),
                      dynamic_cast<const BpeTokenizer&>(m.tokenizer()), ggml_type_from_name(type),

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"

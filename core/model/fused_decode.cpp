@@ -34,7 +34,7 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
         op(OpKind::QProj, l);
         op(OpKind::KProj, l);
         op(OpKind::VProj, l);
-        a.norm = s.vec(W.rms_att + l * d, d);
+        a.norm = s.vec(W.norm_att + l * d, d);
         a.wq = s.matrix(MatrixKind::wq, l);
         a.wk = s.matrix(MatrixKind::wk, l);
         a.wv = s.matrix(MatrixKind::wv, l);
@@ -84,7 +84,7 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
         op(OpKind::FfnGate, l);
         op(OpKind::FfnUp, l);
         op(OpKind::SwiGLU, l);
-        f.norm_gate_up(s.h, s.x, s.vec(W.rms_ffn + l * d, d), s.matrix(MatrixKind::w1, l),
+        f.norm_gate_up(s.h, s.x, s.vec(W.norm_ffn + l * d, d), s.matrix(MatrixKind::w1, l),
                        s.matrix(MatrixKind::w3, l), D, HID, c.norm_eps);
 
         // 5. x += h w2
@@ -95,7 +95,7 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
     // logits = rmsnorm(x) wcls: [vocab]
     op(OpKind::FinalNorm, -1, fused_kernel_name("norm_logits"));
     op(OpKind::Classifier, -1);
-    f.norm_logits(s.logits, s.x, s.vec(W.rms_final, d), s.matrix(MatrixKind::wcls, 0), D,
+    f.norm_logits(s.logits, s.x, s.vec(W.norm_final, d), s.matrix(MatrixKind::wcls, 0), D,
                   c.vocab_size, c.norm_eps);
 }
 

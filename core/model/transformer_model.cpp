@@ -1,4 +1,4 @@
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 
 #include <algorithm>
 #include <cstring>
@@ -25,9 +25,9 @@ std::size_t probs_bucket(int n_keys, int capacity) {
 
 // Sequences of a Llama model on a backend: the weights uploaded once, one KV cache per slot,
 // scratch sized for the largest pass so far. Runner is the one-sequence view (slot 0).
-class LlamaRunner final : public Runner, public BatchRunner {
+class TransformerRunner final : public Runner, public BatchRunner {
   public:
-    LlamaRunner(const LlamaModel& m, Backend& be, int slots)
+    TransformerRunner(const TransformerModel& m, Backend& be, int slots)
         : m_(m), c_(m.config()), be_(be), W_(&m.weights()) {
         // Compact matrices (and a compact embedding table) are read by the backend where it keeps
         // them: the CPU in host memory, where they lie; a GPU in its own copy (adopt_compact). A
@@ -52,12 +52,12 @@ class LlamaRunner final : public Runner, public BatchRunner {
                                                         c_.head_dim()));
         be.synchronize();
     }
-    ~LlamaRunner() override {
+    ~TransformerRunner() override {
         if (graph_ != 0) be_.graphs()->drop(graph_);
         for (const unsigned char* p : adopted_) be_.release_compact(p);
     }
-    LlamaRunner(const LlamaRunner&) = delete;
-    LlamaRunner& operator=(const LlamaRunner&) = delete;
+    TransformerRunner(const TransformerRunner&) = delete;
+    TransformerRunner& operator=(const TransformerRunner&) = delete;
 
     // Runner: one sequence in slot 0.
     void forward(std::span<const int> tokens, const Capture& want, ForwardResult& out) override {
@@ -120,7 +120,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     }
     // The model's float32 weights with every compact matrix (and table) dequantised, for a
     // backend that does not read their types (which copies them once, as a float32 model's).
-    void expand(const LlamaModel& m) {
+    void expand(const TransformerModel& m) {
         expanded_ = expand_to_float32(m.config(), m.weights(), m.compact());
         W_ = &expanded_;
     }
@@ -250,7 +250,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
                 const Capture& want, ForwardResult& out) const;
     void read_rows(const KvCache& cache, int first, int n, std::vector<float>& out);
 
-    const LlamaModel& m_;
+    const TransformerModel& m_;
     const ModelConfig& c_;
     Backend& be_;
     bool compact_ = false;  // the backend reads the model's compact matrices where they lie
@@ -288,7 +288,7 @@ std::size_t grown(std::size_t have, std::size_t need) {
     return need <= have ? have : std::max(need, 2 * have);
 }
 
-void LlamaRunner::adopt_compact(const CompactWeights& cw) {
+void TransformerRunner::adopt_compact(const CompactWeights& cw) {
     if (!cw.held()) return;
     C_ = cw;
     const auto adopt = [&](CompactMatrix& m, MatrixKind kind) {
@@ -309,7 +309,7 @@ void LlamaRunner::adopt_compact(const CompactWeights& cw) {
     if (C_.embedding.data) adopt(C_.embedding, MatrixKind::embedding);
 }
 
-bool LlamaRunner::fused_fits() const {
+bool TransformerRunner::fused_fits() const {
     FusedOps* f = be_.fused();
     if (!f || !f->fused_on() || c_.gpt2() ||
         !f->fused_fits(c_.n_heads, c_.n_kv_heads, c_.head_dim()))
@@ -322,7 +322,7 @@ bool LlamaRunner::fused_fits() const {
     return f->fused_reads(C_.wcls.type);
 }
 
-FusedMatrix LlamaRunner::fused_matrix(MatrixKind kind, int l) const {
+FusedMatrix TransformerRunner::fused_matrix(MatrixKind kind, int l) const {
     const LlamaWeights& W = *W_;
     const auto [rows, n] = matrix_shape(c_, kind);
     const float* host = nullptr;
@@ -360,7 +360,8 @@ FusedMatrix LlamaRunner::fused_matrix(MatrixKind kind, int l) const {
     return {w(host + (kind == MatrixKind::wcls ? 0 : l * size), size), GgmlType::F32, nullptr};
 }
 
-void LlamaRunner::ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats) {
+void TransformerRunner::ensure_scratch(int rows, std::size_t probs_floats,
+                                       std::size_t stage_floats) {
     const std::size_t d = c_.dim, kv = c_.kv_dim(), h = c_.hidden_dim;
     if (rows > scratch_rows_) {
         // Sized once for a whole context (a batch of several sequences may need more).
@@ -382,15 +383,16 @@ void LlamaRunner::ensure_scratch(int rows, std::size_t probs_floats, std::size_t
     host_.reserve(be_, stage_.size());
 }
 
-void LlamaRunner::gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep) {
+void TransformerRunner::gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep) {
     const std::size_t d = c_.dim, n = std::size_t(keep) * d;
     be_.copy_rows(stage_.at(at + layer * n, n), n, rows.at(std::size_t(T - keep) * d, n), n, 1, n);
 }
 
 // Sequence i's part of the host copy -> out: logits, attention rows packed without masked cells,
 // q and attention output rows, K/V rows.
-void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, std::size_t probs_row,
-                         const Capture& want, ForwardResult& out) const {
+void TransformerRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep,
+                               std::size_t probs_row, const Capture& want,
+                               ForwardResult& out) const {
     const float* host = host_.data();
     const std::size_t vocab = c_.vocab_size;
     out.logits.assign(host + i * vocab, host + (i + 1) * vocab);
@@ -419,7 +421,7 @@ void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, st
 }
 
 // Cache rows first..first+n-1 of every layer: out [n_layers, 2 (K, V), n, kv_dim].
-void LlamaRunner::read_rows(const KvCache& cache, int first, int n, std::vector<float>& out) {
+void TransformerRunner::read_rows(const KvCache& cache, int first, int n, std::vector<float>& out) {
     if (first < 0 || n < 0 || first + n > cache.len())
         throw Error("K/V rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
                     " are not in the cache (" + std::to_string(cache.len()) + " rows)");
@@ -439,8 +441,8 @@ void LlamaRunner::read_rows(const KvCache& cache, int first, int n, std::vector<
     std::memcpy(out.data(), host_.data(), total * sizeof(float));
 }
 
-void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
-                                std::span<ForwardResult> out) {
+void TransformerRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
+                                      std::span<ForwardResult> out) {
     const int B = static_cast<int>(seqs.size());
     if (B == 0 || B > max_batch() || static_cast<int>(out.size()) < B)
         throw Error("forward pass with " + std::to_string(B) + " sequences (runner holds " +
@@ -475,7 +477,8 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     for (int i = 0; i < B; ++i) out[i].path = path;
 }
 
-LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Capture& want) {
+TransformerRunner::Pass TransformerRunner::plan(std::span<const SeqInput> seqs,
+                                                const Capture& want) {
     Pass p;
     p.B = static_cast<int>(seqs.size());
     p.first.resize(p.B), p.T.resize(p.B), p.pos0.resize(p.B), p.keep.resize(p.B);
@@ -631,7 +634,8 @@ void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
            B, D, c_.vocab_size);
 }
 
-void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+void TransformerRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p,
+                                  const Capture& want) {
     StepGraphs& g = *be_.graphs();
     g.set_step(all_tokens_.data(), p.pos0.data(), p.B);
     std::vector<std::size_t> key{std::size_t(p.B),
@@ -672,7 +676,7 @@ void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const
     if (!g.replay(graph_)) throw Error("a decode graph just recorded could not be launched");
 }
 
-void LlamaRunner::replay_log(const Pass& p) {
+void TransformerRunner::replay_log(const Pass& p) {
     if (!log_) return;
     *log_ = graph_log_;
     for (std::size_t k = 0; k < log_->ops.size(); ++k) {
@@ -684,7 +688,8 @@ void LlamaRunner::replay_log(const Pass& p) {
     }
 }
 
-void LlamaRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+void TransformerRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p,
+                                  const Capture& want) {
     const std::size_t d = c_.dim, L = c_.n_layers, H = c_.n_heads, kv = c_.kv_dim();
     const StageLayout& st = p.stage;
     const std::size_t stride = p.probs_row(0);
@@ -724,7 +729,7 @@ void LlamaRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p, const
     if (log_) log_seq_.assign(log_->ops.size(), 0);  // every op at sequence 0's position
 }
 
-void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
+void TransformerRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
     op_seq_ = i;  // the ops below are counted at this sequence's position
     struct Reset {
         int& seq;
@@ -777,8 +782,8 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
     }
 }
 
-void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
-                         std::span<ForwardResult> out) {
+void TransformerRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
+                               std::span<ForwardResult> out) {
     const std::size_t L = c_.n_layers, kv = c_.kv_dim();
     for (int i = 0; i < p.B; ++i) {
         KvCache& cache = *caches_[seqs[i].slot];
@@ -815,13 +820,13 @@ const char* pass_path_name(PassPath p) {
     return "?";
 }
 
-LlamaModel::LlamaModel(Checkpoint ck, BpeTokenizer tok, std::string name)
-    : LlamaModel(std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),
-                 {BpeTokenizer::kBos}, std::move(name),
-                 "llama2.c checkpoint, float32, mapped read-only") {}
+TransformerModel::TransformerModel(Checkpoint ck, BpeTokenizer tok, std::string name)
+    : TransformerModel(std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),
+                       {BpeTokenizer::kBos}, std::move(name),
+                       "llama2.c checkpoint, float32, mapped read-only") {}
 
-LlamaModel::LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std::vector<int> stop,
-                       std::string name, std::string format)
+TransformerModel::TransformerModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok,
+                                   std::vector<int> stop, std::string name, std::string format)
     : ck_(std::move(ck)),
       tok_(std::move(tok)),
       stop_(std::move(stop)),
@@ -833,21 +838,23 @@ LlamaModel::LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std:
                    std::to_string(ck_.compact.bytes / 1000) + " kB)";
 }
 
-std::unique_ptr<LlamaModel> LlamaModel::with_weights(Checkpoint ck, std::string format) const {
-    auto m = std::unique_ptr<LlamaModel>(new LlamaModel(*this));
+std::unique_ptr<TransformerModel> TransformerModel::with_weights(Checkpoint ck,
+                                                                 std::string format) const {
+    auto m = std::unique_ptr<TransformerModel>(new TransformerModel(*this));
     m->ck_ = std::move(ck);
     m->format_ = std::move(format);
     return m;
 }
 
-std::unique_ptr<Runner> LlamaModel::make_runner(Backend& backend) const {
-    return std::make_unique<LlamaRunner>(*this, backend, 1);
+std::unique_ptr<Runner> TransformerModel::make_runner(Backend& backend) const {
+    return std::make_unique<TransformerRunner>(*this, backend, 1);
 }
 
-std::unique_ptr<BatchRunner> LlamaModel::make_batch_runner(Backend& backend, int max_batch) const {
+std::unique_ptr<BatchRunner> TransformerModel::make_batch_runner(Backend& backend,
+                                                                 int max_batch) const {
     if (max_batch < 1 || max_batch > 64)
         throw Error("batch size " + std::to_string(max_batch) + " (must be 1..64)");
-    return std::make_unique<LlamaRunner>(*this, backend, max_batch);
+    return std::make_unique<TransformerRunner>(*this, backend, max_batch);
 }
 
 }  // namespace kvs
