@@ -540,7 +540,8 @@ TransformerRunner::Pass TransformerRunner::plan(std::span<const SeqInput> seqs,
     return p;
 }
 
-void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+void TransformerRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p,
+                                   const Capture& want) {
     using K = OpKind;
     const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim, B = p.B;
     const std::size_t d = D, kv = KV, hid = HID, vocab = c_.vocab_size;
@@ -553,7 +554,7 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
     embed(R);  // x: [R, dim], the residual stream of every row in this pass (one row per token)
     for (int l = 0; l < c_.n_layers; ++l) {
         // Attention block. xb = rmsnorm(x): [R, dim]
-        rmsnorm({K::RmsNorm, l}, xb, x, W.rms_att + l * d, R);
+        rmsnorm({K::RmsNorm, l}, xb, x, W.norm_att + l * d, R);
         // q = xb wq: [R, dim] (n_heads x head_dim); k, v: [R, kv_dim] (n_kv_heads x head_dim)
         matmul({K::QProj, l}, q, xb, W.wq + l * d * d, at(C.wq, l), R, D, D);
         matmul({K::KProj, l}, k, xb, W.wk + l * kv * d, at(C.wk, l), R, D, KV);
@@ -570,7 +571,7 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
         add({K::Residual, l}, x, xb, R);
 
         // Feed-forward block: x += w2(silu(w1 xb) * w3 xb); h1, h3: [R, hidden]
-        rmsnorm({K::FfnNorm, l}, xb, x, W.rms_ffn + l * d, R);
+        rmsnorm({K::FfnNorm, l}, xb, x, W.norm_ffn + l * d, R);
         matmul({K::FfnGate, l}, h1, xb, W.w1 + l * hid * d, at(C.w1, l), R, D, HID);
         matmul({K::FfnUp, l}, h3, xb, W.w3 + l * hid * d, at(C.w3, l), R, D, HID);
         swiglu({K::SwiGLU, l}, h1, h3, R);
@@ -581,13 +582,13 @@ void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, cons
     // normalised into xb[0..B) and go through the classifier together. logits: [B, vocab]
     for (int i = 0; i < B; ++i)
         rmsnorm({K::FinalNorm, -1}, xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d),
-                W.rms_final, 1);
+                W.norm_final, 1);
     matmul({K::Classifier, -1}, stage_.at(0, B * vocab), xb_.at(0, B * d), W.wcls, C.wcls, B, D,
            c_.vocab_size);
 }
 
-void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
-                                  const Capture& want) {
+void TransformerRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
+                                        const Capture& want) {
     using K = OpKind;
     const int R = p.R, D = c_.dim, HID = c_.hidden_dim, B = p.B;
     const std::size_t d = D, hid = HID, vocab = c_.vocab_size;
@@ -608,7 +609,7 @@ void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
     add({K::PosAdd, -1}, x, xb, R);
     for (int l = 0; l < c_.n_layers; ++l) {
         // Attention block. xb = layernorm(x) (ln_1): [R, dim]
-        layernorm({K::LayerNorm, l}, xb, x, W.rms_att + l * d, W.norm_att_bias + l * d, R);
+        layernorm({K::LayerNorm, l}, xb, x, W.norm_att + l * d, W.norm_att_bias + l * d, R);
         // q, k, v = xb wq + bq, ...: [R, dim] each (c_attn, split into three on load)
         linear({K::QProj, l}, K::QBias, q, xb, W.wq + l * d * d, W.bq + l * d, D, D);
         linear({K::KProj, l}, K::KBias, k, xb, W.wk + l * d * d, W.bk + l * d, D, D);
@@ -620,7 +621,7 @@ void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
         add({K::Residual, l}, x, xb, R);
 
         // MLP block: x += gelu(layernorm(x) w1 + b1) w2 + b2; h1: [R, hidden]
-        layernorm({K::FfnLayerNorm, l}, xb, x, W.rms_ffn + l * d, W.norm_ffn_bias + l * d, R);
+        layernorm({K::FfnLayerNorm, l}, xb, x, W.norm_ffn + l * d, W.norm_ffn_bias + l * d, R);
         linear({K::MlpUp, l}, K::MlpUpBias, h1, xb, W.w1 + l * hid * d, W.b1 + l * hid, D, HID);
         gelu({K::Gelu, l}, h1, R);
         linear({K::MlpDown, l}, K::MlpDownBias, xb, h1, W.w2 + l * d * hid, W.b2 + l * d, HID, D);
@@ -629,7 +630,7 @@ void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
     // Each sequence's last row, layernorm(x) (ln_f), then the classifier together. [B, vocab]
     for (int i = 0; i < B; ++i)
         layernorm({K::FinalLayerNorm, -1}, xb_.at(i * d, d),
-                  x_.at((p.first[i] + p.T[i] - 1) * d, d), W.rms_final, W.norm_final_bias, 1);
+                  x_.at((p.first[i] + p.T[i] - 1) * d, d), W.norm_final, W.norm_final_bias, 1);
     matmul({K::Classifier, -1}, stage_.at(0, B * vocab), xb_.at(0, B * d), W.wcls, CompactMatrix{},
            B, D, c_.vocab_size);
 }
