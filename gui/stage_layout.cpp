@@ -28,11 +28,18 @@ struct Columns {
     Box left, right, lesson;
 };
 
-Columns columns(const StageInput& in, float fh) {
+// The lesson column's width at text height fh: 22 lines of text wide, between 30% and 45% of
+// the stage.
+float lesson_column_w(const StageInput& in, float fh) {
+    const Box& s = in.stage;
+    return in.lesson ? std::floor(std::max(s.w * 0.3f, std::min(fh * 22, s.w * 0.45f))) : 0;
+}
+
+// `lesson_w` < 0: the lesson column's own width at fh.
+Columns columns(const StageInput& in, float fh, float lesson_w = -1) {
     const Box& s = in.stage;
     const float gap = 2;
-    const float lesson_w =
-        in.lesson ? std::floor(std::max(s.w * 0.3f, std::min(fh * 22, s.w * 0.45f))) : 0;
+    if (lesson_w < 0 || !in.lesson) lesson_w = lesson_column_w(in, fh);
     const float w = s.w - lesson_w;
     const float left_w = std::floor(w * 0.52f);
     Columns c;
@@ -84,8 +91,8 @@ std::string pick(const std::vector<std::string>& tabs, const std::vector<std::st
     return tabs.front();
 }
 
-std::vector<StageSlot> column_tabs(const StageInput& in, float fh) {
-    const Columns c = columns(in, fh);
+std::vector<StageSlot> column_tabs(const StageInput& in, float fh, float lesson_w = -1) {
+    const Columns c = columns(in, fh, lesson_w);
     std::vector<std::string> left = {"attention", "tokens"};
     if (in.toy) left.push_back("toy");
     const std::vector<std::string> right = {"kv", "time", "next"};
@@ -346,6 +353,32 @@ std::vector<Candidate> arrangements(const StageInput& in, float fh) {
             {Arrangement::OneAtATime, one_at_a_time(in, fh)}};
 }
 
+// A lesson step's stage: the panels it asks for beside the lesson column (`lesson_w` < 0: the
+// column's own width), alone on the stage or each in its column, the bands under them.
+std::vector<StageSlot> focus_slots(const StageInput& in, float fh, float lesson_w) {
+    const Placed pl = place_bands(in, fh, InsidePlace::Band, 0.55f);
+    const StageInput& s = pl.stage;
+    const Columns c = columns(s, fh, lesson_w);
+    std::vector<StageSlot> slots;
+    if (!in.focus_full) {
+        // Each asked-for panel gets its column to itself; the rest share the other as tabs.
+        slots = column_tabs(s, fh, lesson_w);
+        for (StageSlot& sl : slots)
+            for (const auto& id : in.focus)
+                if (has(sl.tabs, id)) sl.id = id;
+    } else {
+        const Box main{s.stage.x, s.stage.y, s.lesson ? c.lesson.x - 2 - s.stage.x : s.stage.w,
+                       s.stage.h};
+        const auto& ids = in.focus;
+        const float gap = 2, w = (main.w - gap * (ids.size() - 1)) / ids.size();
+        for (std::size_t i = 0; i < ids.size(); ++i)
+            slots.push_back({ids[i], {main.x + i * (w + gap), main.y, w, main.h}, {}});
+        if (s.lesson) slots.push_back({"lesson", c.lesson, {}});
+    }
+    slots.insert(slots.end(), pl.extra.begin(), pl.extra.end());
+    return slots;
+}
+
 StageLayout arrange(const StageInput& in) {
     StageLayout L;
     const float fh = in.fh;
@@ -403,29 +436,19 @@ StageLayout arrange(const StageInput& in) {
         return L;
     }
     if (!in.focus.empty()) {
-        // A lesson's panels beside the lesson text: alone on the stage, or each in its column.
+        // A lesson's panels beside the lesson text, held to what they draw at the design text
+        // height: where the lesson column's width at this text would squeeze them, the column
+        // keeps the width it has at the design text (its text wraps more), and where even that
+        // does not hold them, the narrower of the two is used.
+        L.reference = measure(focus_slots(design, ref_fh, -1), design, ref_fh);
         L.arrangement = Arrangement::Maximised;
-        const Placed pl = place_bands(in, fh, InsidePlace::Band, 0.55f);
-        const StageInput& s = pl.stage;
-        const Columns c = columns(s, fh);
-        if (!in.focus_full) {
-            // Each asked-for panel gets its column to itself; the rest share the other as tabs.
-            std::vector<StageSlot> slots = column_tabs(s, fh);
-            for (StageSlot& sl : slots)
-                for (const auto& id : in.focus)
-                    if (has(sl.tabs, id)) sl.id = id;
-            L.slots = slots;
-            L.arrangement = Arrangement::ColumnTabs;
-        } else {
-            const Box main{s.stage.x, s.stage.y, s.lesson ? c.lesson.x - 2 - s.stage.x : s.stage.w,
-                           s.stage.h};
-            const auto& ids = in.focus;
-            const float gap = 2, w = (main.w - gap * (ids.size() - 1)) / ids.size();
-            for (std::size_t i = 0; i < ids.size(); ++i)
-                L.slots.push_back({ids[i], {main.x + i * (w + gap), main.y, w, main.h}, {}});
-            if (s.lesson) L.slots.push_back({"lesson", c.lesson, {}});
+        L.slots = focus_slots(in, fh, -1);
+        if (in.lesson && !holds(measure(L.slots, in, fh), L.reference)) {
+            const float narrow = std::min(lesson_column_w(in, fh), lesson_column_w(in, ref_fh));
+            L.slots = focus_slots(in, fh, narrow);
+            L.squeezed = !holds(measure(L.slots, in, fh), L.reference);
         }
-        L.slots.insert(L.slots.end(), pl.extra.begin(), pl.extra.end());
+        if (!in.focus_full) L.arrangement = Arrangement::ColumnTabs;
         return L;
     }
 
