@@ -461,6 +461,9 @@ void App::draw_slot(FrameContext& f, const StageSlot& slot) {
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                              ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus;
     if (ui_.presenter) flags |= ImGuiWindowFlags_NoTitleBar;
+    // The attention panel's notes may go after its heatmaps, a wheel's scroll away: no scrollbar
+    // takes its width from the heatmaps (gui/panel_attention.cpp).
+    if (slot.id == "attention") flags |= ImGuiWindowFlags_NoScrollbar;
     ImGui::Begin(name.c_str(), nullptr, flags);
     // A double-click on the title bar maximises the panel, or restores the stage.
     ImGuiWindow* w = ImGui::GetCurrentWindow();

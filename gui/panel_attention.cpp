@@ -533,10 +533,17 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
     const float above_h = notes(top, room.x, false);
     const float col_w = std::floor(std::max(fh * 14, room.x * 0.34f));
     enum class NotesAt { Above, Beside, After } notes_at = NotesAt::Above;
-    if (above_h > 0 && side_in(room.x, room.y - above_h) + 0.5f < ref) {
-        const bool beside = room.x - col_w - gap > fh * 10 && notes(top, col_w, false) <= room.y &&
-                            side_in(room.x - col_w - gap, room.y) + 0.5f >= ref;
-        notes_at = beside ? NotesAt::Beside : NotesAt::After;
+    const float s_above = side_in(room.x, room.y - above_h);
+    if (above_h > 0 && s_above + 0.5f < ref) {
+        // The largest of the three (the panel has no scrollbar: after them is a wheel away).
+        const float s_beside = room.x - col_w - gap > fh * 10 && notes(top, col_w, false) <= room.y
+                                   ? side_in(room.x - col_w - gap, room.y)
+                                   : 0;
+        const float s_after = side_in(room.x, room.y);
+        if (s_beside > s_above && s_beside >= s_after)
+            notes_at = NotesAt::Beside;
+        else if (s_after > s_above)
+            notes_at = NotesAt::After;
     }
     ImVec2 origin = top, avail = room;
     float after_h = 0;

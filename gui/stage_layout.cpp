@@ -500,6 +500,29 @@ StageLayout arrange(const StageInput& in) {
             }
         }
     }
+    // With the inside panel open it may instead become a tab of the stage shown one panel at a
+    // time, chosen first (a laptop's screen at a large text: the diagram alone wants the window's
+    // height, and as a band it leaves the graphics a sliver): each graphic keeps more of its size
+    // when shown, and the diagram has the whole stage.
+    if (in.inside) {
+        StageInput x = in;
+        x.inside = false;
+        const Placed pl = place_bands(x, fh, InsidePlace::Band, 0.7f);
+        std::vector<StageSlot> slots = one_at_a_time(pl.stage, fh);
+        slots[0].tabs.insert(slots[0].tabs.begin(), "inside");
+        slots[0].id = pick(slots[0].tabs, in.chosen);
+        const GraphicCaps g = measure(slots, pl.stage, fh);
+        const float score =
+            std::min({share(g.heat_side, L.reference.heat_side),
+                      share(g.kv_grid, L.reference.kv_grid), share(g.plot, L.reference.plot)});
+        if (fits(slots, pl.stage, fh) && score > best + 1e-3f) {
+            best = score;
+            L.arrangement = Arrangement::OneAtATime;
+            L.slots = std::move(slots);
+            L.slots.insert(L.slots.end(), pl.extra.begin(), pl.extra.end());
+            L.inside_column = false;
+        }
+    }
     if (best < 0) {
         const Placed pl = place_bands(in, fh, InsidePlace::Band, 0.55f);
         L.arrangement = Arrangement::OneAtATime;
