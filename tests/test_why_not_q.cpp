@@ -92,8 +92,9 @@ TEST_CASE("why not Q: a layer's line states that layer's measured K/V difference
     CHECK(kv_recomputed_delta(r, L - 1) == std::max(r.kv_delta_k[L - 1], r.kv_delta_v[L - 1]));
     CHECK(kv_recomputed_delta(r, L - 1) > 0);
     CHECK(kv_recomputed_delta(r, -1) == r.kv_recomputed_max_delta);
-    CHECK(why_not_q_line(r, 0, L).find("all equal to its rows (max |Δ| = 0)") != std::string::npos);
-    CHECK(why_not_q_line(r, L - 1, L).find("differing from its rows by at most") !=
+    CHECK(why_not_q_line(r, 0, L).find("all equal to that step's rows (max |Δ| = 0)") !=
+          std::string::npos);
+    CHECK(why_not_q_line(r, L - 1, L).find("differing from that step's rows by at most") !=
           std::string::npos);
     CHECK(why_not_q_words(r, 0, L, ReportLang::Zh).find("完全相同（最大 |Δ| = 0）") !=
           std::string::npos);

@@ -75,9 +75,9 @@ std::string kv_reuse_line(const StepRecord& r, int layer) {
     if (d < 0)
         s += "not compared (the trace keeps no K/V rows)";
     else if (d == 0)
-        s += "all equal to its rows (max |Δ| = 0)";
+        s += "all equal to that step's rows (max |Δ| = 0)";
     else
-        s += std::string("differing from its rows by at most |Δ| = ") + delta;
+        s += std::string("differing from that step's rows by at most |Δ| = ") + delta;
     return s + ", and wrote " + rows(r.kv_rows_written - r.kv_rows_recomputed, "new K/V");
 }
 

@@ -44,8 +44,8 @@ double kv_recomputed_delta(const StepRecord& r, int layer);
 
 // What the step did with layer `layer`'s K/V rows (every layer's when `layer` < 0), from its counts
 // and its measured comparison: "read 7 cached K/V rows, wrote 1 new K/V row", or "recomputed 7
-// K/V rows the step before computed, all equal to its rows (max |Δ| = 0), and wrote 1 new K/V
-// row". An uncached step's words name the step before, not a cache: the bidirectional view has
+// K/V rows the step before computed, all equal to that step's rows (max |Δ| = 0), and wrote 1 new
+// K/V row". An uncached step's words name the step before, not a cache: the bidirectional view has
 // none.
 std::string kv_reuse_line(const StepRecord& r, int layer);
 
