@@ -516,14 +516,14 @@ void App::draw_panels(FrameContext& f) {
     // height is what it needed last frame.
     toolbar_h_ = 0;
     // Large text on a small window wraps the full toolbar into many rows (at 1280x800 and text
-    // 2, 45% of the height): past a sixth of the window's height the toolbar shows its stepping
+    // 2, 45% of the height): past a fifth of the window's height the toolbar shows its stepping
     // row only, the rest behind its "More" button, so the stage keeps the room its graphics need.
     // The full height is measured whenever the full toolbar is drawn, and again (one full frame)
     // when the text size, the width or the language changes.
     const std::string full_key = std::to_string(fh) + "/" + std::to_string(vp.x) + "/" +
                                  lang_code(ui_.lang) + "/" + std::to_string(ui_.show_lesson);
     if (full_key != toolbar_full_key_) toolbar_full_h_ = 0;
-    f.toolbar_compact = !ui_.toolbar_more && toolbar_full_h_ > vp.y / 6;
+    f.toolbar_compact = !ui_.toolbar_more && toolbar_full_h_ > vp.y / 5;
     if (!ui_.presenter && maximised.empty()) {
         ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
         ImGui::SetNextWindowSize(ImVec2(vp.x, 0), ImGuiCond_Always);

@@ -423,7 +423,9 @@ void draw_toolbar_status(FrameContext& f, bool compact) {
         }
         return;
     }
-    if (compact) return;
+    // The compact toolbar keeps the line only where it says what is shown: a recorded run's
+    // provenance, or a warning about the model.
+    if (compact && !s.replay && s.model_note.empty()) return;
 
     // Row 3: what runs, on which backend and why that one (e.g. the CUDA error behind a
     // fallback); then anything that went wrong.
