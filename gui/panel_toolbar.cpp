@@ -182,6 +182,7 @@ static std::vector<MessageLine> message_lines(FrameContext& f);
 static void draw_toolbar_setup(FrameContext& f);
 static void draw_toolbar_steps(FrameContext& f, bool compact);
 static void draw_toolbar_status(FrameContext& f, bool compact);
+static void draw_status_line(FrameContext& f);
 
 static float button_w(const char* label) {
     return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
@@ -413,19 +414,21 @@ void draw_toolbar_steps(FrameContext& f, bool compact) {
 void draw_toolbar_status(FrameContext& f, bool compact) {
     const EngineSnapshot& s = f.snap;
     // The messages of the moment (an error, a notice, a font that is missing) in the status
-    // line's place while they last: under the toolbar's controls, over no panel.
+    // line's place while they last: under the toolbar's controls, over no panel. The line stays
+    // where it says what is shown (a recorded run's provenance, a warning about the model), in
+    // the compact toolbar too, the messages under it.
     const auto lines = message_lines(f);
-    if (!lines.empty()) {
-        for (const MessageLine& l : lines) {
-            ImGui::PushStyleColor(ImGuiCol_Text, l.colour);
-            ImGui::TextWrapped("%s", l.text.c_str());
-            ImGui::PopStyleColor();
-        }
-        return;
+    const bool essential = s.replay || !s.model_note.empty();
+    if (essential || (lines.empty() && !compact)) draw_status_line(f);
+    for (const MessageLine& l : lines) {
+        ImGui::PushStyleColor(ImGuiCol_Text, l.colour);
+        ImGui::TextWrapped("%s", l.text.c_str());
+        ImGui::PopStyleColor();
     }
-    // The compact toolbar keeps the line only where it says what is shown: a recorded run's
-    // provenance, or a warning about the model.
-    if (compact && !s.replay && s.model_note.empty()) return;
+}
+
+void draw_status_line(FrameContext& f) {
+    const EngineSnapshot& s = f.snap;
 
     // Row 3: what runs, on which backend and why that one (e.g. the CUDA error behind a
     // fallback); then anything that went wrong.
