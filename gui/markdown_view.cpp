@@ -187,7 +187,9 @@ void draw_md_line(const MdLine& line, const MdStyle& style, float width, ImU32 c
         float group_w = 0;
         for (std::size_t k = g; k + 1 < e; ++k) group_w += pieces[k].w;
         group_w += pieces[e - 1].w_bare + lean(pieces[e - 1]);
-        if (x > 0 && x + group_w > width) {
+        // A line stops a pixel short of the edge: one ending on it cannot be told from one cut
+        // there (gui/text_record.cpp).
+        if (x > 0 && x + group_w > width - 1) {
             x = 0;
             y += line_h;
         }

@@ -335,11 +335,18 @@ void draw_lesson_stage(FrameContext& f, LessonStagePanel& panel, int kv_layer) {
         // KV caches side by side (gui/panel_batch_caches.cpp).
         const bool caches = !run.batch->last_run.empty();
         const float caches_h = caches ? std::floor(std::max(avail.y * 0.4f, fh * 12)) : 0;
-        const float table_w = std::min(avail.x * 0.4f, fh * 30);
-        const float plot_w = avail.x - table_w - fh;
+        // The table at least the width its four columns of numbers need at this text size
+        // (about 20 text heights; at a projector's text 2 more than 40% of the stage); where
+        // that leaves the plot under 40% of the width, the table goes under the plot.
+        const bool beside = fh * 20 <= avail.x * 0.6f;
+        const float table_w = std::max(std::min(avail.x * 0.4f, fh * 30), fh * 20);
+        const float plot_w = beside ? avail.x - table_w - fh : avail.x;
+        const float table_h =
+            beside ? 0
+                   : (2 * run.batch->plan.sizes.size() + 1.5f) * ImGui::GetFrameHeightWithSpacing();
         const float plot_h =
-            std::max(fh * 6, std::min(avail.y - caches_h - fh * 4.5f, plot_w * 0.75f));
-        draw_batch(f, *run.batch, ImVec2(plot_w, plot_h), true);
+            std::max(fh * 6, std::min(avail.y - caches_h - fh * 4.5f - table_h, plot_w * 0.75f));
+        draw_batch(f, *run.batch, ImVec2(plot_w, plot_h), beside);
         ImGui::Spacing();
         if (caches) {
             ImGui::Spacing();
