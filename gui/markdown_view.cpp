@@ -265,6 +265,20 @@ void draw_markdown(const std::vector<MdBlock>& blocks, const MdStyle& style) {
                 if (ImGui::BeginTable("mdtable", cols,
                                       ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
                                           ImGuiTableFlags_SizingStretchProp)) {
+                    // Each column's share of the width in proportion to its widest cell unwrapped
+                    // (the header's bold a little wider), so that a column whose words fit is
+                    // never narrower than its longest word while another has room to spare.
+                    for (int c = 0; c < cols; ++c) {
+                        float natural = 1;
+                        for (std::size_t r = 0; r < b.rows.size(); ++r) {
+                            if (c >= static_cast<int>(b.rows[r].size())) continue;
+                            std::string t;
+                            for (const MdSpan& sp : b.rows[r][c]) t += sp.text;
+                            natural = std::max(
+                                natural, ImGui::CalcTextSize(t.c_str()).x * (r == 0 ? 1.1f : 1.0f));
+                        }
+                        ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch, natural);
+                    }
                     for (std::size_t r = 0; r < b.rows.size(); ++r) {
                         ImGui::TableNextRow(r == 0 ? ImGuiTableRowFlags_Headers : 0);
                         for (int c = 0; c < cols; ++c) {
