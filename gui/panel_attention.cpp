@@ -546,7 +546,6 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
             notes_at = NotesAt::After;
     }
     ImVec2 origin = top, avail = room;
-    float after_h = 0;
     if (notes_at == NotesAt::Above) {
         notes(top, room.x, true);
         origin.y += above_h;
@@ -554,9 +553,7 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
     } else if (notes_at == NotesAt::Beside) {
         notes(ImVec2(top.x + room.x - col_w, top.y), col_w, true);
         avail.x -= col_w + gap;
-    } else {
-        after_h = notes(ImVec2(top.x, top.y + room.y + gap), room.x, true) + gap;
-    }
+    }  // After: under the heatmaps, once they are drawn
     // The large heatmaps side by side, the small multiples and the legend in a column at the
     // right (gui/stage_layout.h: the same geometry the stage measured).
     const bool grid =
@@ -586,8 +583,25 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
     if (grid)
         small_multiples(f, m0, ImVec2(origin.x + avail.x - grid_w, origin.y),
                         ImVec2(grid_w, avail.y), recomputed);
+    float total_h = room.y;
+    if (notes_at == NotesAt::After) {
+        // Right under the heatmaps (the lower bound of either label frame main_heatmap may
+        // pick), left of the small multiples' column.
+        float heat_h = room.y;
+        if (!stacked) {
+            heat_h = 0;
+            for (bool pieces : {true, false}) {
+                const HeatmapFrame hf = heatmap_frame(main_w - fh * 0.5f, avail.y, fh, pieces);
+                heat_h = std::max(heat_h, hf.title_h + hf.top_h + hf.side + fh * 0.5f);
+            }
+            heat_h = std::min(heat_h, room.y);
+        }
+        const float w = grid ? avail.x - grid_w - fh * 0.5f : room.x;
+        total_h =
+            std::max(room.y, heat_h + gap + notes(ImVec2(top.x, top.y + heat_h + gap), w, true));
+    }
     ImGui::SetCursorScreenPos(top);
-    ImGui::Dummy(ImVec2(room.x, room.y + after_h));
+    ImGui::Dummy(ImVec2(room.x, total_h));
 }
 
 }  // namespace kvs::gui
