@@ -553,6 +553,14 @@ void App::draw_panels(FrameContext& f) {
     if (!f.snap.sessions.empty() && !f.snap.sessions[0].trace.empty())
         in.toy_rows = f.snap.sessions[0].trace.back().kv.len + 1;
     in.maximise = maximised;
+    // Just opened, the inside panel is the tab shown where it is one (a small screen at a large
+    // text), whichever tab was chosen before.
+    if (ui_.explain.open && !inside_was_open_) {
+        auto& c = ui_.chosen_tabs;
+        c.erase(std::remove(c.begin(), c.end(), std::string("inside")), c.end());
+        c.insert(c.begin(), "inside");
+    }
+    inside_was_open_ = ui_.explain.open;
     in.chosen = ui_.chosen_tabs;
     // The bands under the stage: the inside panel's diagram has a row per key of the row shown.
     in.inside = ui_.explain.open;
