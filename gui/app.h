@@ -73,6 +73,10 @@ class App {
     ThemeColours theme_;
     std::string theme_name_;
     float toolbar_h_ = 0;
+    // The full toolbar's height as last measured, and for which text size, width and language.
+    float toolbar_full_h_ = 0;
+    bool inside_was_open_ = false;  // the inside panel was open last frame
+    std::string toolbar_full_key_;
     double build_ms_ = 0;
     bool draw_pixels_ = true;
     std::array<SessionTextures, 2> textures_;

@@ -1753,3 +1753,127 @@ TEST_CASE("one query numbered alike: the window, the CLI, the JSON and lesson 3"
                    "numbering");
     CHECK(line_has(w.layout, "inside_attention", "row 0 (position 5): query \"nice\""));
 }
+
+namespace {
+
+// The window's layout record only (no PNG) for `args` at `size` and text `scale`.
+json layout_of(const std::vector<std::string>& args, const std::string& size,
+               const std::string& scale, const std::string& tag) {
+    const fs::path dir = kvs::test::temp_dir("gui-fits-" + tag);
+    std::vector<std::string> a = args;
+    a.insert(a.end(),
+             {"--size", size, "--font-scale", scale, "--layout-json", (dir / "l.json").string()});
+    const Run r = run_app(a);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(slurp(dir / "l.json"));
+}
+
+std::vector<double> main_heat_sides(const json& layout) {
+    std::vector<double> out;
+    for (const auto& h : layout["heatmaps"])
+        if (h["main"].get<bool>()) out.push_back(h["rect"]["w"].get<double>());
+    return out;
+}
+
+const json& plot_named(const json& layout, const std::string& name) {
+    for (const auto& p : layout["plots"])
+        if (p["name"] == name) return p;
+    FAIL("no plot " << name);
+    static json none;
+    return none;
+}
+
+}  // namespace
+
+TEST_CASE("the bytes plot draws each session's K/V traffic: compare, one session, bidirectional",
+          "[gui][screenshot][stage]") {
+    // Compare mode: the cached session's K/V bytes (T read, 1 written) under the uncached one's
+    // (T read, T written), each its own line, and the weights read.
+    const json cmp = layout_of(tiny_with({"--cache", "compare", "--decode", "4"}), "1280x800", "1",
+                               "bytes-compare");
+    const json& b = plot_named(cmp, "bytes");
+    REQUIRE(b["series"].size() == 3);
+    std::vector<std::vector<double>> ys;
+    for (const auto& [label, y] : b["series"].items()) ys.push_back(y.get<std::vector<double>>());
+    // (Series by label: "K/V read and written, with KV cache" sorts before "..., without ...".)
+    const auto& cached = ys[0];
+    const auto& uncached = ys[1];
+    REQUIRE(cached.size() == uncached.size());
+    REQUIRE(cached.size() >= 5);
+    CHECK(cached[0] == uncached[0]);               // the same prefill
+    CHECK(uncached.back() > cached.back() * 1.5);  // T + T rows against T + 1
+    // One session: the mode that did not run, counted, beside it.
+    const json one = layout_of(tiny_with({"--decode", "4"}), "1280x800", "1", "bytes-one");
+    CHECK(plot_named(one, "bytes")["series"].size() == 3);
+    // Bidirectional: both sessions run uncached and move the same bytes: both lines are there.
+    const json bi = layout_of(tiny_with({"--cache", "bidirectional", "--decode", "2"}), "1280x800",
+                              "1", "bytes-bidirectional");
+    CHECK(plot_named(bi, "bytes")["series"].size() == 3);
+}
+
+TEST_CASE("a message at the end of generation shows in the toolbar, over no panel",
+          "[gui][screenshot][lessons]") {
+    // Lesson 4 step 3 ends its generation with the model's end token, the Inside attention
+    // panel open with its legend at the window's bottom.
+    const json l = layout_of({"--backend", "cpu", "--lesson", "4", "--lesson-step", "3"},
+                             "1280x800", "1", "message");
+    REQUIRE(!l["messages"].empty());
+    const double toolbar_bottom =
+        l["panels"]["toolbar"]["y"].get<double>() + l["panels"]["toolbar"]["h"].get<double>();
+    bool seen = false;
+    for (const auto& t : l["texts"]) {
+        if (t["text"].get<std::string>().find("Generation ended") == std::string::npos) continue;
+        seen = true;
+        CHECK(t["panel"] == "toolbar");
+        CHECK(t["rect"]["y"].get<double>() + t["rect"]["h"].get<double>() <= toolbar_bottom);
+    }
+    CHECK(seen);
+    for (const auto& p : text_problems(l)) FAIL_CHECK(p);
+}
+
+TEST_CASE("larger text never shrinks lesson 10's heatmaps, nor the stage's with Inside attention",
+          "[gui][screenshot][stage][lessons]") {
+    // Lesson 10's step 2 sets the stage (the two sessions' heatmaps beside the lesson), its notes
+    // (max |dK| per layer) beside or after the heatmaps when above them they would not fit.
+    for (const char* size : {"1280x800", "1920x1080"}) {
+        const std::vector<std::string> a = {"--backend", "cpu",           "--lesson",
+                                            "10",        "--lesson-step", "2"};
+        const auto one = main_heat_sides(layout_of(a, size, "1", std::string("l10-1-") + size));
+        const auto two = main_heat_sides(layout_of(a, size, "2", std::string("l10-2-") + size));
+        INFO(size << ": text 1 " << one.front() << " px, text 2 " << two.front() << " px");
+        REQUIRE(one.size() == 2);
+        REQUIRE(two.size() == 2);
+        CHECK(one.front() > 150);
+        CHECK(two.front() + 0.5 >= one.front());
+    }
+    // Inside attention open on a laptop's screen: at text 1.5 and 2 the heatmap, where drawn, is
+    // as large as at text 1 (the inside panel a tab of the stage when nothing else holds it).
+    const std::vector<std::string> a = {"--backend", "cpu", "--model",   "default",
+                                        "--decode",  "3",   "--explain", "1,0,last"};
+    const auto one = main_heat_sides(layout_of(a, "1280x800", "1", "inside-1"));
+    REQUIRE(!one.empty());
+    for (const char* scale : {"1.5", "2"}) {
+        const json l = layout_of(a, "1280x800", scale, std::string("inside-") + scale);
+        for (double w : main_heat_sides(l)) {
+            INFO("text " << scale << ": " << w << " px against " << one.front());
+            CHECK(w + 0.5 >= one.front());
+        }
+        for (const auto& p : text_problems(l)) FAIL_CHECK(p);
+    }
+}
+
+TEST_CASE("a lesson's question and its choices fit at 1280x800 with text 2, both languages",
+          "[gui][screenshot][lessons]") {
+    // Waiting for the answer: the question, every choice and what to press, in view unscrolled.
+    for (const auto& [lesson, step, lang] :
+         std::vector<std::tuple<const char*, const char*, const char*>>{
+             {"3", "1", "en"}, {"11", "1", "en"}, {"10", "2", "zh"}, {"1", "2", "zh"}}) {
+        const json l = layout_of({"--backend", "cpu", "--lesson", lesson, "--lesson-step", step,
+                                  "--answer", "wait", "--lang", lang},
+                                 "1280x800", "2", std::string("ask-") + lesson + "-" + lang);
+        INFO("lesson " << lesson << " step " << step << " " << lang);
+        CHECK(l["lesson"]["ask"]["state"] == "asking");
+        CHECK(l["lesson"]["ask"]["fits"] == true);
+    }
+}
