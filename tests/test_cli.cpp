@@ -74,7 +74,7 @@ TEST_CASE("bad input is one line on stderr and exit code 2", "[cli]") {
         "beyond the context");
 }
 
-TEST_CASE("generate prints text and a summary; compare prints both modes", "[cli]") {
+TEST_CASE("generate prints text and a summary, compare prints both modes", "[cli]") {
     const auto g = run_cli({"generate", "--model", tiny_model(), "--prompt", "the cat",
                             "--max-new-tokens", "5", "--backend", "cpu"});
     CHECK(g.exit_code == 0);
@@ -207,7 +207,7 @@ TEST_CASE("user text in an error message is escaped: still one line, no terminal
     CHECK(one_line(o.err));
 }
 
-TEST_CASE("explain: the toy's even head at \"so\", as text and JSON; bad choices exit 2",
+TEST_CASE("explain: the toy's even head at 'so', as text and JSON, bad choices exit 2",
           "[cli][explain]") {
     auto r = run_cli({"explain", "--model", "toy", "--head", "even", "--row", "so"});
     INFO(r.out << r.err);

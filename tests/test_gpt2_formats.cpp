@@ -148,7 +148,7 @@ TEST_CASE("GPT-2 as GGUF: F32 reads back bit for bit, its layout is llama.cpp's"
                                test::greedy_run(*open_model(path), kPrompt, 20)) == 0.0f);
 }
 
-TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D layout [in, out]",
+TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D layout (in, out)",
           "[gpt2][hf]") {
     const auto dir = test::temp_dir("gpt2-hf");
     const auto base = open_model("default");
@@ -299,7 +299,7 @@ TEST_CASE("GPT-2 in 16, 8 and 4 bits reads back within the type's rounding", "[g
     }
 }
 
-TEST_CASE("kvscope-cli: info names a GPT-2 model's architecture; export writes it as GGUF",
+TEST_CASE("kvscope-cli: info names a GPT-2 model's architecture, export writes it as GGUF",
           "[gpt2][cli]") {
     const auto dir = test::temp_dir("gpt2-cli");
     const auto base = open_model("default");

@@ -1402,7 +1402,7 @@ double main_heat_width(const json& layout) {
 
 TEST_CASE(
     "a room reads the row: at 1920x1080 with text 2 the heatmap keeps its text-1 size and "
-    "every number of the row is drawn at body size; at 1280x800 every key is labelled",
+    "every number of the row is drawn at body size, at 1280x800 every key is labelled",
     "[gui][screenshot][explain][stage]") {
     // The default model after the prefill and 3 decode steps, layer 1, head 0, the newest row.
     const std::vector<std::string> base = {"--backend", "cpu", "--model",   "default",
@@ -1677,7 +1677,7 @@ TEST_CASE("a recorded run replays with no model file: its attention drawn, where
 // --- Predict, then reveal: a lesson step's @ask in the window ---
 
 TEST_CASE(
-    "a lesson's question waits for the learner; the step runs on the answer, revealed "
+    "a lesson's question waits for the learner, the step runs on the answer, revealed "
     "beside theirs",
     "[gui][screenshot][lessons][ask]") {
     // Lesson 3, step 1 asks how many rows its decode step pushes through the model (1).

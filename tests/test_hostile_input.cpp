@@ -90,7 +90,7 @@ TEST_CASE("any bytes as a prompt: byte fallback, a working session, valid trace 
     }
 }
 
-TEST_CASE("a prompt longer than the context names the limit; reaching it ends generation",
+TEST_CASE("a prompt longer than the context names the limit, reaching it ends generation",
           "[hostile]") {
     CpuBackend be;
     const int ctx = tiny().config().seq_len;

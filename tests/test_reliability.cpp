@@ -341,7 +341,7 @@ TEST_CASE("generate, explain and lesson --prose print no escape sequence from fi
 
 // ---- 7. silent wrong results and poor messages ----------------------------------------------
 
-TEST_CASE("seed 0 samples (no degenerate xorshift state); other seeds keep run.c's stream",
+TEST_CASE("seed 0 samples (no degenerate xorshift state), other seeds keep run.c's stream",
           "[reliability][sampler]") {
     std::vector<float> logits(16, 0.0f);  // uniform: every draw picks by the coin alone
     SamplerConfig c;

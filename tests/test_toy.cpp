@@ -99,7 +99,7 @@ TEST_CASE("toy scores follow each head's rule under the causal mask", "[toy]") {
     CHECK(w[2] == 0.0f);
 }
 
-TEST_CASE("toy logits rank nice and warm above delicious; greedy picks nice", "[toy]") {
+TEST_CASE("toy logits rank nice and warm above delicious, greedy picks nice", "[toy]") {
     CpuBackend be;
     Session s(toy(), be);
     s.set_prompt("Today weather is so");
@@ -246,7 +246,7 @@ TEST_CASE("toy tokenizer: Today's, case, '.', unknown words", "[toy]") {
     CHECK_THROWS_AS(s.set_prompt(""), Error);
 }
 
-TEST_CASE("open_model(\"toy\") is the toy, with honest shapes", "[toy]") {
+TEST_CASE("open_model('toy') is the toy, with honest shapes", "[toy]") {
     auto m = open_model("toy");
     REQUIRE(m->is_toy());
     CHECK(m->name() == "toy");
@@ -307,7 +307,7 @@ TEST_CASE("toy trace renders through the trace JSON, none as null", "[toy]") {
     CHECK(dec["time"]["backend"] == "toy (host)");
 }
 
-TEST_CASE("kvscope-cli toy prints the table; a bad word is exit 2", "[toy][cli]") {
+TEST_CASE("kvscope-cli toy prints the table, a bad word is exit 2", "[toy][cli]") {
     const auto r = test::run_cli({"toy", "--decode", "2"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);

@@ -131,7 +131,7 @@ TEST_CASE("compare mode started mid-run: the twin replays the steps, old logits 
     }
 }
 
-TEST_CASE("a setting the model refuses changes nothing; a refused prompt on open is said",
+TEST_CASE("a setting the model refuses changes nothing, a refused prompt on open is said",
           "[workbench]") {
     CpuBackend be;
     Workbench wb(be);
