@@ -163,10 +163,10 @@ TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D la
         write_hf_llama(folder, m.config(), m.weights(), bpe(m), GgmlType::F32, 0);
         std::ifstream in(fs::path(folder) / "config.json");
         const auto config = nlohmann::json::parse(in);
-        CHECK(config["architectures"][0] == "GPT2LMHeadModel");
-        CHECK(config["model_type"] == "gpt2");
-        CHECK(config["n_inner"] == c.hidden_dim);
-        CHECK(config["tie_word_embeddings"] == tied);
+        CHECK(config.at("architectures").at(0) == "GPT2LMHeadModel");
+        CHECK(config.at("model_type") == "gpt2");
+        CHECK(config.at("n_inner") == c.hidden_dim);
+        CHECK(config.at("tie_word_embeddings") == tied);
         const auto r = open_model(folder);
         check_same_floats(m, llama(*r));
         CHECK(r->format().find("Hugging Face GPT2LMHeadModel, 1 safetensors file") == 0);

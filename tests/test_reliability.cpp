@@ -184,7 +184,7 @@ TEST_CASE("outputs: a killed run leaves the old file, /dev/full is an error, two
     // No temporary file is left behind by a run that ends normally.
     const auto ok = test::run_cli({"toy", "--trace-json", trace});
     CHECK(ok.exit_code == 0);
-    CHECK(nlohmann::json::parse(test::slurp(trace))["kvscope_trace"] == kvs::kTraceJsonVersion);
+    CHECK(nlohmann::json::parse(test::slurp(trace)).at("kvscope_trace") == kvs::kTraceJsonVersion);
     int files = 0;
     for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
     CHECK(files == 1);
