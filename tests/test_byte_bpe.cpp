@@ -456,7 +456,7 @@ TEST_CASE("a GGUF llama file with a gpt2 tokenizer: byte-level BPE from its meta
                      "SentencePiece-style, and 'gpt2', byte-level BPE)") != std::string::npos);
 }
 
-TEST_CASE("memory: refused before loading with the numbers; the KV cache is for the chosen context",
+TEST_CASE("memory: refused before loading with the numbers, the KV cache is for the chosen context",
           "[byte_bpe][memory]") {
     const auto dir = test::temp_dir("memory");
     // Llama-3-8B's shapes, Q4_0, with no data: the file is a 4.3 GiB hole (no disk used), and

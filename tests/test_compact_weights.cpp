@@ -314,7 +314,7 @@ TEST_CASE("a GGUF's F16 and Q8_0 tensors are used in place and match its float32
 
 TEST_CASE(
     "compact weights on the CUDA kernels: f16 and bf16 read on the device, q8_0 expanded to "
-    "float32 for it; the CPU's greedy text",
+    "float32 for it, the CPU's greedy text",
     "[compact][cli]") {
     // F16 and BF16 are copied to the device in 16 bits and widened as the kernels read them: the
     // CPU's greedy text with the same weights.

@@ -148,7 +148,7 @@ TEST_CASE("GPT-2 as GGUF: F32 reads back bit for bit, its layout is llama.cpp's"
                                test::greedy_run(*open_model(path), kPrompt, 20)) == 0.0f);
 }
 
-TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D layout [in, out]",
+TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D layout (in, out)",
           "[gpt2][hf]") {
     const auto dir = test::temp_dir("gpt2-hf");
     const auto base = open_model("default");
@@ -163,10 +163,10 @@ TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D la
         write_hf_llama(folder, m.config(), m.weights(), bpe(m), GgmlType::F32, 0);
         std::ifstream in(fs::path(folder) / "config.json");
         const auto config = nlohmann::json::parse(in);
-        CHECK(config["architectures"][0] == "GPT2LMHeadModel");
-        CHECK(config["model_type"] == "gpt2");
-        CHECK(config["n_inner"] == c.hidden_dim);
-        CHECK(config["tie_word_embeddings"] == tied);
+        CHECK(config.at("architectures").at(0) == "GPT2LMHeadModel");
+        CHECK(config.at("model_type") == "gpt2");
+        CHECK(config.at("n_inner") == c.hidden_dim);
+        CHECK(config.at("tie_word_embeddings") == tied);
         const auto r = open_model(folder);
         check_same_floats(m, llama(*r));
         CHECK(r->format().find("Hugging Face GPT2LMHeadModel, 1 safetensors file") == 0);
@@ -299,7 +299,7 @@ TEST_CASE("GPT-2 in 16, 8 and 4 bits reads back within the type's rounding", "[g
     }
 }
 
-TEST_CASE("kvscope-cli: info names a GPT-2 model's architecture; export writes it as GGUF",
+TEST_CASE("kvscope-cli: info names a GPT-2 model's architecture, export writes it as GGUF",
           "[gpt2][cli]") {
     const auto dir = test::temp_dir("gpt2-cli");
     const auto base = open_model("default");

@@ -564,7 +564,7 @@ TEST_CASE("a backend that cannot be had leaves the sessions where they were", "[
     CHECK(s.steps() == 1);             // and its prefill is still there
 }
 
-TEST_CASE("larger text never draws a graphic smaller; the stage shows fewer panels instead",
+TEST_CASE("larger text never draws a graphic smaller, the stage shows fewer panels instead",
           "[gui][stage]") {
     // Window sizes a class meets (below a 2-row toolbar of about 3.5 lines), every text size
     // of the A+ button from 1 to 2 (16 px font), each kind of stage, with the inside-attention
@@ -632,7 +632,7 @@ TEST_CASE("larger text never draws a graphic smaller; the stage shows fewer pane
     }
 }
 
-TEST_CASE("a maximised panel has the whole stage; the lesson's panels share it beside the text",
+TEST_CASE("a maximised panel has the whole stage, the lesson's panels share it beside the text",
           "[gui][stage]") {
     StageInput in;
     in.stage = {0, 80, 1920, 1000};

@@ -61,7 +61,7 @@ TEST_CASE("HF exports read back as the llama2.c model: F32 bit for bit, shards a
     }
 }
 
-TEST_CASE("HF F16 and BF16 exports keep the greedy text; kept compact, their dequantised logits",
+TEST_CASE("HF F16 and BF16 exports keep the greedy text, kept compact, their dequantised logits",
           "[hf]") {
     const auto dir = test::temp_dir("hf-half");
     const auto m = open_model("default");
@@ -242,7 +242,7 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
     }
 }
 
-TEST_CASE("kvscope-cli: export --hf, info and generate on the folder; broken folders exit 2",
+TEST_CASE("kvscope-cli: export --hf, info and generate on the folder, broken folders exit 2",
           "[hf][cli]") {
     const auto dir = test::temp_dir("hf-cli");
     const auto out = (dir / "m").string();

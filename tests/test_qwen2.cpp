@@ -57,7 +57,7 @@ TEST_CASE("a Qwen2-shaped model: its biases matter, and GGUF and HF exports read
     const auto folder = (dir / "hf").string();
     write_hf_llama(folder, q->config(), q->weights(), tok, GgmlType::F32, 0);
     std::ifstream in(fs::path(folder) / "config.json");
-    CHECK(nlohmann::json::parse(in)["architectures"][0] == "Qwen2ForCausalLM");
+    CHECK(nlohmann::json::parse(in).at("architectures").at(0) == "Qwen2ForCausalLM");
     const auto h = open_model(folder);
     CHECK(h->format().find("Hugging Face Qwen2ForCausalLM") == 0);
     CHECK(test::max_logit_diff(ref, test::greedy_run(*h, prompt, 30)) == 0.0f);

@@ -184,7 +184,7 @@ TEST_CASE("outputs: a killed run leaves the old file, /dev/full is an error, two
     // No temporary file is left behind by a run that ends normally.
     const auto ok = test::run_cli({"toy", "--trace-json", trace});
     CHECK(ok.exit_code == 0);
-    CHECK(nlohmann::json::parse(test::slurp(trace))["kvscope_trace"] == kvs::kTraceJsonVersion);
+    CHECK(nlohmann::json::parse(test::slurp(trace)).at("kvscope_trace") == kvs::kTraceJsonVersion);
     int files = 0;
     for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
     CHECK(files == 1);
@@ -341,7 +341,7 @@ TEST_CASE("generate, explain and lesson --prose print no escape sequence from fi
 
 // ---- 7. silent wrong results and poor messages ----------------------------------------------
 
-TEST_CASE("seed 0 samples (no degenerate xorshift state); other seeds keep run.c's stream",
+TEST_CASE("seed 0 samples (no degenerate xorshift state), other seeds keep run.c's stream",
           "[reliability][sampler]") {
     std::vector<float> logits(16, 0.0f);  // uniform: every draw picks by the coin alone
     SamplerConfig c;

@@ -93,9 +93,9 @@ TEST_CASE("RoPE base, rope scaling and epsilon change the logits, and GGUF and H
         write_hf_llama(folder, m->config(), m->weights(), bpe(*m), GgmlType::F32, 0);
         std::ifstream in(fs::path(folder) / "config.json");
         const auto j = nlohmann::json::parse(in);
-        CHECK(j["rope_theta"].get<double>() == double(v.theta));
-        CHECK(j["rms_norm_eps"].dump() == (v.eps == 1e-6f ? "1e-06" : "1e-05"));
-        CHECK(j["rope_scaling"].is_null() == v.factors.empty());
+        CHECK(j.at("rope_theta").get<double>() == double(v.theta));
+        CHECK(j.at("rms_norm_eps").dump() == (v.eps == 1e-6f ? "1e-06" : "1e-05"));
+        CHECK(j.at("rope_scaling").is_null() == v.factors.empty());
         const auto h = open_model(folder);
         CHECK(h->config().rope_factors == v.factors);
         CHECK(test::max_logit_diff(ref, test::greedy_run(*h, prompt, 30)) == 0.0f);

@@ -125,19 +125,19 @@ TEST_CASE("explain --no-cache gives the per-layer accounting at layer 0 and the 
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         const auto j = nlohmann::json::parse(r.out);
-        const auto& layers = j["why_not_q"]["layers"];
+        const auto& layers = j.at("why_not_q").at("layers");
         const int L = static_cast<int>(layers.size());
         REQUIRE(L >= 2);
-        const int T = j["n_keys"].get<int>();
+        const int T = j.at("n_keys").get<int>();
         const bool uncached = *cache != 0;
         INFO("uncached " << uncached);
-        CHECK(layers[0]["computed"] == (uncached ? T : 1));
-        CHECK(layers[0]["for_output"] == 1);
-        CHECK(layers[0]["rebuild_next_kv"] == (uncached ? T - 1 : 0));
-        CHECK(layers[0]["thrown_away"] == 0);
-        CHECK(layers[L - 1]["rebuild_next_kv"] == 0);
-        CHECK(layers[L - 1]["thrown_away"] == (uncached ? T - 1 : 0));
-        const std::string line = j["why_not_q"]["line"];
+        CHECK(layers[0].at("computed") == (uncached ? T : 1));
+        CHECK(layers[0].at("for_output") == 1);
+        CHECK(layers[0].at("rebuild_next_kv") == (uncached ? T - 1 : 0));
+        CHECK(layers[0].at("thrown_away") == 0);
+        CHECK(layers[L - 1].at("rebuild_next_kv") == 0);
+        CHECK(layers[L - 1].at("thrown_away") == (uncached ? T - 1 : 0));
+        const std::string line = j.at("why_not_q").at("line");
         CHECK(line.find(uncached ? "only to rebuild layer 1's K/V rows"
                                  : "no earlier token's query") != std::string::npos);
     }
