@@ -126,7 +126,7 @@ GgufLlama parse_gguf_gpt2(const GgufFile& f, const GgufDoneWith& done_with,
     std::string context_note;
     c.seq_len = session_context(c.seq_len, limits.context, context_note);
     cut_context_to_kv_bound(c, context_note);
-    c.validate(name);
+    c.validate(name, "GGUF file");
 
     const std::vector<Slot> wanted = gpt2_slots(c, nullptr);
     std::set<std::string_view> used;

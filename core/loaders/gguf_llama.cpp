@@ -107,7 +107,7 @@ GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const st
     std::string context_note;
     if (c.seq_len > 0) c.seq_len = session_context(c.seq_len, limits.context, context_note);
     cut_context_to_kv_bound(c, context_note);
-    c.validate(name);
+    c.validate(name, "GGUF file");
     if (const auto rd = f.get_uint(key + "rope.dimension_count");
         rd && *rd != std::uint64_t(c.head_dim()))
         fail(key + "rope.dimension_count = " + std::to_string(*rd) + " is not the head size " +

@@ -155,7 +155,7 @@ HfLlama parse_hf_gpt2(std::string_view config_json, const std::vector<Safetensor
     std::string context_note;
     c.seq_len = session_context(c.n_positions, limits.context, context_note);
     cut_context_to_kv_bound(c, context_note);
-    c.validate(name);
+    c.validate(name, "Hugging Face model");
 
     // Every tensor of every shard, by name: a name twice is refused.
     std::map<std::string, const SafeTensor*> all;

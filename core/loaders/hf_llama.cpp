@@ -130,7 +130,7 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
     if (c.seq_len > 0) c.seq_len = session_context(c.seq_len, limits.context, context_note);
     cut_context_to_kv_bound(c, context_note);
     c.shared_classifier = tied;
-    c.validate(name);
+    c.validate(name, "Hugging Face model");
     if (c.head_dim() % 2) fail("the head size " + std::to_string(c.head_dim()) + " is odd");
     // Rope scaling: "linear" (every frequency divided by factor) and Llama 3's ("llama3");
     // the others (dynamic NTK, YaRN, LongRoPE) change more than the frequencies and are refused.
@@ -175,7 +175,7 @@ HfLlama parse_hf_llama(std::string_view config_json, const std::vector<Safetenso
             fail("rope_scaling type '" + type.substr(0, 40) +
                  "' is not supported (kvscope reads linear and llama3)");
         }
-        c.validate(name);
+        c.validate(name, "Hugging Face model");
     }
 
     // Every tensor of every shard, by name: a name twice is refused.
