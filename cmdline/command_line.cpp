@@ -1,8 +1,8 @@
 #include "cmdline/command_line.h"
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>

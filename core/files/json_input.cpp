@@ -77,7 +77,8 @@ nlohmann::json parse_json_input(std::string_view text, const std::string& name) 
         throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
                     " levels deep (at byte " + std::to_string(at) + "); kvscope reads at most " +
                     std::to_string(kMaxJsonDepth));
-    auto j = nlohmann::json::parse(text.begin(), text.end(), DuplicateKeyCheck(name), /*allow_exceptions=*/false);
+    auto j = nlohmann::json::parse(text.begin(), text.end(), DuplicateKeyCheck(name),
+                                   /*allow_exceptions=*/false);
     if (j.is_discarded()) throw Error(name + ": not valid JSON");
     return j;
 }

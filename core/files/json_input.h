@@ -29,11 +29,11 @@ nlohmann::json parse_json_input(std::string_view text, const std::string& name);
 // means is not known. Error "NAME: the key "K" is given twice in one object (...)". It keeps the
 // keys of each open container while it is read (parse_json_input bounds how many are open).
 class DuplicateKeyCheck {
-public:
+  public:
     explicit DuplicateKeyCheck(std::string name);
     bool operator()(int depth, nlohmann::json::parse_event_t e, nlohmann::json& parsed);
 
-private:
+  private:
     std::string name_;
     std::vector<std::unordered_set<std::string>> open_;
 };

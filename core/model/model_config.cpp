@@ -114,15 +114,15 @@ void ModelConfig::validate(const std::string& source, const std::string& format)
     if (!(rope_theta > 1.0f && rope_theta <= 1e9f))
         fail("RoPE base " + shown(rope_theta) + " (must be above 1, at most 1e9)");
     if (!(norm_eps > 0.0f && norm_eps <= 0.01f))
-        fail(std::string(gpt2() ? "LayerNorm" : "RMSNorm") + " epsilon " + shown(norm_eps) + " (must be above 0, at most 0.01)");
+        fail(std::string(gpt2() ? "LayerNorm" : "RMSNorm") + " epsilon " + shown(norm_eps) +
+             " (must be above 0, at most 0.01)");
     if (!rope_factors.empty()) {
         if (rope_factors.size() != std::size_t(head_dim() / 2))
             fail(std::to_string(rope_factors.size()) + " rope scaling factors for " +
                  std::to_string(head_dim() / 2) + " RoPE pairs");
         for (float f : rope_factors)
             if (!(f > 0.0f && f <= 1e6f))
-                fail("rope scaling factor " + shown(f) +
-                     " (must be above 0, at most 1e6)");
+                fail("rope scaling factor " + shown(f) + " (must be above 0, at most 1e6)");
     }
 }
 

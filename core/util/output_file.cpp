@@ -165,8 +165,8 @@ Written write_output_file(const std::string& path,
     if (existed && !S_ISREG(st.st_mode)) {
         // A device or a pipe: it cannot be replaced, only written.
         w.regular = false;
-        const int fd = S_ISFIFO(st.st_mode) ? open_pipe_end(path)
-                                            : ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        const int fd =
+            S_ISFIFO(st.st_mode) ? open_pipe_end(path) : ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0) throw fail(path, "cannot write", errno);
         try {
             fill([fd, &path, &w](std::string_view b) {
