@@ -1,5 +1,9 @@
 #include "core/files/json_input.h"
 
+#include <string>
+#include <unordered_set>
+#include <vector>
+
 #include "core/util/error.h"
 
 namespace kvs {
@@ -73,9 +77,26 @@ nlohmann::json parse_json_input(std::string_view text, const std::string& name) 
         throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
                     " levels deep (at byte " + std::to_string(at) + "); kvscope reads at most " +
                     std::to_string(kMaxJsonDepth));
-    auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    auto j = nlohmann::json::parse(text.begin(), text.end(), DuplicateKeyCheck(name),
+                                   /*allow_exceptions=*/false);
     if (j.is_discarded()) throw Error(name + ": not valid JSON");
     return j;
+}
+
+DuplicateKeyCheck::DuplicateKeyCheck(std::string name) : name_(std::move(name)) {}
+
+bool DuplicateKeyCheck::operator()(int, nlohmann::json::parse_event_t e, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (e == E::object_start || e == E::array_start) {
+        open_.emplace_back();
+    } else if ((e == E::object_end || e == E::array_end) && !open_.empty()) {
+        open_.pop_back();
+    } else if (e == E::key && !open_.empty() &&
+               !open_.back().insert(parsed.get_ref<const std::string&>()).second) {
+        throw Error(name_ + ": the key " + json_excerpt(parsed, 40) +
+                    " is given twice in one object (which value is meant is not known)");
+    }
+    return true;
 }
 
 std::string json_excerpt(const nlohmann::json& v, std::size_t max_chars) {

@@ -170,7 +170,7 @@ void llama_hf_checked(const nlohmann::json& j, ModelConfig& c, const Refuse& fai
         fail("rope_scaling type '" + type.substr(0, 40) +
              "' is not supported (kvscope reads linear and llama3)");
     }
-    c.validate(name);
+    c.validate(name, "Hugging Face model");
 }
 
 namespace {

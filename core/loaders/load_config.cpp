@@ -74,7 +74,7 @@ ModelConfig gguf_config(const ArchTable& t, const GgufFile& f, const OpenLimits&
     }
     if (t.gguf_shapes) t.gguf_shapes(f, key, c, fail);
     finish_shapes(t, c, positions_key, limits, note, fail);
-    c.validate(f.name());
+    c.validate(f.name(), "GGUF file");
     if (t.gguf_checked) t.gguf_checked(f, key, c, fail);
     return c;
 }
@@ -109,7 +109,7 @@ ModelConfig hf_config(const ArchTable& t, const nlohmann::json& j, const OpenLim
         c.shared_classifier = v->get<bool>();
     }
     finish_shapes(t, c, positions_key, limits, note, fail);
-    c.validate(name);
+    c.validate(name, "Hugging Face model");
     if (t.hf_checked) t.hf_checked(j, c, fail, name);
     return c;
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "core/files/json_input.h"
 #include "core/loaders/memory_budget.h"
 #include "core/model/kv_rows.h"
 #include "core/model/replay_model.h"
@@ -620,7 +621,7 @@ RecordedRun read_trace_json(std::string_view text, const std::string& source) {
                 "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");
     json doc;
     try {
-        doc = json::parse(text.begin(), text.end());
+        doc = json::parse(text.begin(), text.end(), DuplicateKeyCheck(source));
     } catch (const json::parse_error& e) {
         rd.fail("", "not valid JSON (at byte " + std::to_string(e.byte) + ")");
     } catch (const json::exception&) {  // out_of_range: a number beyond a double's range
