@@ -9,31 +9,6 @@
 namespace kvs {
 namespace {
 
-// The nesting of `text`'s arrays and objects, brackets inside strings not counted: the first
-// byte where it passes kMaxJsonDepth, or npos. Linear, no recursion.
-std::size_t too_deep_at(std::string_view text) {
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kMaxJsonDepth) return i;
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return std::string_view::npos;
-}
-
 void excerpt_into(std::string& out, const nlohmann::json& v, int depth, std::size_t max_chars) {
     if (out.size() > max_chars) return;
     if (v.is_array() || v.is_object()) {
@@ -72,8 +47,31 @@ void excerpt_into(std::string& out, const nlohmann::json& v, int depth, std::siz
 
 }  // namespace
 
+std::size_t json_too_deep_at(std::string_view text, int limit) {
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit) return i;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return std::string_view::npos;
+}
+
 nlohmann::json parse_json_input(std::string_view text, const std::string& name) {
-    if (const std::size_t at = too_deep_at(text); at != std::string_view::npos)
+    if (const std::size_t at = json_too_deep_at(text, kMaxJsonDepth); at != std::string_view::npos)
         throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
                     " levels deep (at byte " + std::to_string(at) + "); kvscope reads at most " +
                     std::to_string(kMaxJsonDepth));

@@ -20,6 +20,10 @@ namespace kvs {
 // Deeper than any file kvscope reads (a tokenizer.json's pre-tokenizer sequence is 5 levels).
 constexpr int kMaxJsonDepth = 64;
 
+// The nesting of `text`'s arrays and objects, brackets inside strings not counted: the first
+// byte where it passes `limit`, or npos. Linear, no recursion: run before a recursive parser.
+std::size_t json_too_deep_at(std::string_view text, int limit);
+
 // The JSON value in `text`, or Error naming `name`: "NAME: not valid JSON", "NAME: JSON nested
 // more than 64 levels deep (at byte N)" or a key given twice (DuplicateKeyCheck).
 nlohmann::json parse_json_input(std::string_view text, const std::string& name);

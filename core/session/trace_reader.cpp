@@ -30,29 +30,6 @@ constexpr float kLo = -std::numeric_limits<float>::max(), kHi = std::numeric_lim
 // What the writer's null stands for in vectors a broken model may fill with NaN.
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// Deeper than `limit` arrays and objects, strings skipped: refused before the parser runs.
-bool nests_deeper_than(std::string_view text, int limit) {
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (char c : text) {
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > limit) return true;
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return false;
-}
-
 // Every read names where it is ("steps[3].kv.len") and fails with one line.
 class Reader {
   public:
@@ -616,7 +593,7 @@ RecordedRun read_trace_json(std::string_view text, const std::string& source) {
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos || text[first] != '{')
         rd.fail("", "not a kvscope trace (a trace JSON is one object)");
-    if (nests_deeper_than(text, kMaxDepth))
+    if (json_too_deep_at(text, kMaxDepth) != std::string_view::npos)
         rd.fail("",
                 "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");
     json doc;
