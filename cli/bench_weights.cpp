@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/model/compact_weights.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/session/logit_difference.h"
 
 namespace kvs::cli {
@@ -15,7 +15,7 @@ int argmax(const std::vector<float>& v) {
 }
 
 std::uint64_t bytes_per_token(const Model& m) {
-    const auto* llama = dynamic_cast<const LlamaModel*>(&m);
+    const auto* llama = dynamic_cast<const TransformerModel*>(&m);
     return weight_bytes_per_token(m.config(), llama ? llama->compact() : CompactWeights{});
 }
 

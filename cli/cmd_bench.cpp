@@ -18,7 +18,7 @@
 #include "cli/commands.h"
 #include "core/loaders/model_loader.h"
 #include "core/model/compact_weights.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -327,7 +327,7 @@ int cmd_bench(int argc, char** argv) {
     Backend& be = *o.backend.backend;
     auto* cpu = dynamic_cast<CpuBackend*>(&be);
     const Model& m = *o.model;
-    const auto* llama = dynamic_cast<const LlamaModel*>(&m);
+    const auto* llama = dynamic_cast<const TransformerModel*>(&m);
     Bench bench(m, be, prompt, repeats, warmup);
     const bool wide = a.has("wide");
     const std::size_t width = wide ? 0 : kColumns;

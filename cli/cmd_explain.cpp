@@ -121,7 +121,7 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
     j.field("kv_head", e.kv_head);
     j.key("heads_sharing_kv").ints(e.heads_sharing_kv);
     // Positions from 1 as everywhere (core/util/numbering.h); q_pos and a key's pos are indexes
-    // into the sequence (position - 1), kept for readers of earlier versions.
+    // into the sequence (position - 1), the fields docs/trace-json.md's readers rely on.
     j.key("indexing").begin_object();
     j.field("positions_from", 1).field("layers_from", 0).field("heads_from", 0);
     j.field("steps_from", 0).field("rows_from", 0);

@@ -11,7 +11,7 @@
 #include "core/loaders/gguf_writer.h"
 #include "core/loaders/hf_writer.h"
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
@@ -49,7 +49,7 @@ int cmd_export(int argc, char** argv) {
     // Every weight as float32: the writers read the float views (a GGUF kept compact has none).
     const auto m = open_model(a.str("model", "default"), a.str("tokenizer", ""), GgmlType::F32);
     const auto* tok = dynamic_cast<const BpeTokenizer*>(&m->tokenizer());
-    const auto* llama = dynamic_cast<const LlamaModel*>(m.get());
+    const auto* llama = dynamic_cast<const TransformerModel*>(m.get());
     if (!tok || !llama)
         throw Error("export: --model must be a llama2.c checkpoint with its tokenizer.bin (" +
                     m->name() + " is not)");

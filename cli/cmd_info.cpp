@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "core/loaders/model_loader.h"
 #include "core/model/compact_weights.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/util/utf8.h"
@@ -45,7 +45,7 @@ int cmd_info(int argc, char** argv) {
     std::printf("tokenizer: %s\n", escape_for_one_line(m.tokenizer().kind()).c_str());
     const std::size_t params = m.parameter_count();
     std::printf("parameters %zu (%s float32)\n", params, format_bytes(4.0 * params).c_str());
-    if (const auto* llama = dynamic_cast<const LlamaModel*>(&m)) {
+    if (const auto* llama = dynamic_cast<const TransformerModel*>(&m)) {
         // What is kept, and what one decode token reads of it (counted from shapes).
         const CompactWeights& cw = llama->compact();
         const std::string per_token = format_bytes(double(weight_bytes_per_token(c, cw)));

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/run_outputs.h"
+#include "core/model/kv_rows.h"
 #include "core/model/toy_model.h"
 #include "core/session/trace_json.h"
 #include "core/util/error.h"
@@ -98,9 +99,10 @@ void print_prefill(const View& v, const StepRecord& r) {
     for (int h = 0; h < H; ++h) cell(toy_head_name(h));
     std::printf("\n");
     // kv_rows: [n_layers 1, 2 (K, V), rows, kv_dim 1]
+    const ConstKvRows kv{r.kv_rows.data(), 1, P, 1};
     for (int t = 0; t < P; ++t) {
         std::printf("  %4d %-10s %6s %6s |", t + 1, v.tok.piece(r.new_tokens[t]).c_str(),
-                    num(r.kv_rows[t]).c_str(), num(r.kv_rows[P + t]).c_str());
+                    num(kv.row(0, kv.K, t)[0]).c_str(), num(kv.row(0, kv.V, t)[0]).c_str());
         for (int h = 0; h < H; ++h) cell(num(head_out(r, h, t)));
         std::printf("\n");
     }
@@ -124,9 +126,11 @@ void print_decode(const View& v, const StepRecord& r) {
             "\ndecode step %d (no cache): \"%s\" at position %d; cache emptied, all %d "
             "rows recomputed, the last one kept (cache %d rows)\n",
             r.index, word.c_str(), pos, r.tokens_processed, r.kv.len);
-    if (r.kv_rows_kept == 1)
+    if (r.kv_rows_kept == 1) {
+        const ConstKvRows kv{r.kv_rows.data(), 1, 1, 1};  // [n_layers 1, 2, 1 row, kv_dim 1]
         std::printf("  K/V row written for \"%s\": K %s, V %s\n", word.c_str(),
-                    num(r.kv_rows[0]).c_str(), num(r.kv_rows[1]).c_str());
+                    num(kv.row(0, kv.K, 0)[0]).c_str(), num(kv.row(0, kv.V, 0)[0]).c_str());
+    }
     for (int h = 0; h < r.attention.n_heads; ++h) print_head(v, r, h);
     print_context_and_logits(v, r);
 }

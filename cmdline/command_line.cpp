@@ -1,6 +1,7 @@
 #include "cmdline/command_line.h"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -27,18 +28,34 @@ std::string spellings(const OptionSpec& s) {
     return n + "--" + s.name;
 }
 
-// A whole number as strtol reads it; false when the text is not one (or is beyond a long).
+// A value as written on a command line or in settings.txt: digits with an optional leading '-',
+// and for a number a decimal point and an exponent; nothing strtol and strtod skip or read besides
+// (leading spaces, '+', hex such as 0x10, "inf", "nan"), so every reader of an option takes the
+// same texts and the text a message quotes is the number that was used.
+bool plain_decimal(const std::string& v, bool fraction) {
+    const std::string allowed = fraction ? "0123456789.eE+-" : "0123456789";
+    const std::size_t digits_from = !v.empty() && v[0] == '-' ? 1 : 0;
+    const std::size_t first = fraction && v.size() > digits_from + 1 && v[digits_from] == '.'
+                                  ? digits_from + 1  // .5
+                                  : digits_from;
+    return v.size() > first && std::isdigit(static_cast<unsigned char>(v[first])) &&
+           v.find_first_not_of(allowed, digits_from) == std::string::npos;
+}
+
+// A whole number; false when the text is not one (or is beyond a long).
 bool read_whole(const std::string& v, long& x) {
+    if (!plain_decimal(v, false)) return false;
     char* end = nullptr;
     errno = 0;
     x = std::strtol(v.c_str(), &end, 10);
-    return !v.empty() && *end == '\0' && errno != ERANGE;
+    return *end == '\0' && errno != ERANGE;
 }
 
 bool read_number(const std::string& v, double& x) {
+    if (!plain_decimal(v, true)) return false;
     char* end = nullptr;
     x = std::strtod(v.c_str(), &end);
-    return !v.empty() && *end == '\0' && std::isfinite(x);
+    return *end == '\0' && std::isfinite(x);
 }
 
 }  // namespace
@@ -255,9 +272,8 @@ std::vector<int> CommandLine::int_list(const std::string& name, std::vector<int>
     std::stringstream ss(it->second);
     std::string item;
     while (std::getline(ss, item, ',')) {
-        char* end = nullptr;
-        const long x = std::strtol(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || x <= 0 || x > (1 << 20))
+        long x = 0;
+        if (!read_whole(item, x) || x <= 0 || x > (1 << 20))
             fail("--" + name + ": '" + item + "' is not a positive whole number");
         out.push_back(static_cast<int>(x));
     }

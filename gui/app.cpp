@@ -461,6 +461,9 @@ void App::draw_slot(FrameContext& f, const StageSlot& slot) {
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                              ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus;
     if (ui_.presenter) flags |= ImGuiWindowFlags_NoTitleBar;
+    // The attention panel's notes may go after its heatmaps, a wheel's scroll away: no scrollbar
+    // takes its width from the heatmaps (gui/panel_attention.cpp).
+    if (slot.id == "attention") flags |= ImGuiWindowFlags_NoScrollbar;
     ImGui::Begin(name.c_str(), nullptr, flags);
     // A double-click on the title bar maximises the panel, or restores the stage.
     ImGuiWindow* w = ImGui::GetCurrentWindow();
@@ -512,6 +515,15 @@ void App::draw_panels(FrameContext& f) {
     // Toolbar across the top (not in presenter mode, nor in a panel's presenter view); its
     // height is what it needed last frame.
     toolbar_h_ = 0;
+    // Large text on a small window wraps the full toolbar into many rows (at 1280x800 and text
+    // 2, 45% of the height): past a fifth of the window's height the toolbar shows its stepping
+    // row only, the rest behind its "More" button, so the stage keeps the room its graphics need.
+    // The full height is measured whenever the full toolbar is drawn, and again (one full frame)
+    // when the text size, the width or the language changes.
+    const std::string full_key = std::to_string(fh) + "/" + std::to_string(vp.x) + "/" +
+                                 lang_code(ui_.lang) + "/" + std::to_string(ui_.show_lesson);
+    if (full_key != toolbar_full_key_) toolbar_full_h_ = 0;
+    f.toolbar_compact = !ui_.toolbar_more && toolbar_full_h_ > vp.y / 5;
     if (!ui_.presenter && maximised.empty()) {
         ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
         ImGui::SetNextWindowSize(ImVec2(vp.x, 0), ImGuiCond_Always);
@@ -523,6 +535,10 @@ void App::draw_panels(FrameContext& f) {
         draw_toolbar(f);
         f.record_panel("toolbar");
         toolbar_h_ = ImGui::GetWindowSize().y + gap;
+        if (!f.toolbar_compact) {
+            toolbar_full_h_ = toolbar_h_;
+            toolbar_full_key_ = full_key;
+        }
         ImGui::End();
     }
 
@@ -537,6 +553,14 @@ void App::draw_panels(FrameContext& f) {
     if (!f.snap.sessions.empty() && !f.snap.sessions[0].trace.empty())
         in.toy_rows = f.snap.sessions[0].trace.back().kv.len + 1;
     in.maximise = maximised;
+    // Just opened, the inside panel is the tab shown where it is one (a small screen at a large
+    // text), whichever tab was chosen before.
+    if (ui_.explain.open && !inside_was_open_) {
+        auto& c = ui_.chosen_tabs;
+        c.erase(std::remove(c.begin(), c.end(), std::string("inside")), c.end());
+        c.insert(c.begin(), "inside");
+    }
+    inside_was_open_ = ui_.explain.open;
     in.chosen = ui_.chosen_tabs;
     // The bands under the stage: the inside panel's diagram has a row per key of the row shown.
     in.inside = ui_.explain.open;
@@ -559,6 +583,7 @@ void App::draw_panels(FrameContext& f) {
     }
     const StageLayout stage = layout_stage(in);
     f.caps = stage.caps;
+    f.reference = stage.reference;
     if (f.layout) f.layout->arrangement = arrangement_name(stage.arrangement);
     for (const StageSlot& slot : stage.slots) draw_slot(f, slot);
 

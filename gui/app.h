@@ -36,8 +36,8 @@ class App {
     // CPU time of the last frame's building (panels, texture updates, ImGui::Render), in ms.
     double last_build_ms() const { return build_ms_; }
     // Headless runs that only record where things are (--layout-json without --screenshot)
-    // build every frame but leave the pixels undrawn: at 3840x2160, llvmpipe's drawing was most
-    // of a frame.
+    // build every frame but leave the pixels undrawn: at 3840x2160, llvmpipe's drawing is most
+    // of a frame (docs/window.md has the frame times).
     void set_draw_pixels(bool on) { draw_pixels_ = on; }
     // The large heatmap's zoom (--zoom): the newest 1/zoom of the tokens.
     void set_heatmap_zoom(float zoom) { attention_.zoom = zoom; }
@@ -73,6 +73,10 @@ class App {
     ThemeColours theme_;
     std::string theme_name_;
     float toolbar_h_ = 0;
+    // The full toolbar's height as last measured, and for which text size, width and language.
+    float toolbar_full_h_ = 0;
+    bool inside_was_open_ = false;  // the inside panel was open last frame
+    std::string toolbar_full_key_;
     double build_ms_ = 0;
     bool draw_pixels_ = true;
     std::array<SessionTextures, 2> textures_;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/model/kv_rows.h"
+
 namespace kvs::gui {
 
 KvGridColumns collect_kv_columns(std::span<const StepRecord> steps, int s) {
@@ -42,7 +44,8 @@ KvGridColumns kv_columns_of_cache(const KvShape& kv, std::span<const float> rows
     g.kv_dim = kv.n_kv_heads * kv.head_dim;
     g.head_dim = kv.head_dim;
     // Rows that do not hold the whole cache give an empty grid, never a read past them.
-    if (kv.len <= 0 || rows.size() != std::size_t(kv.n_layers) * 2 * kv.len * g.kv_dim) return g;
+    if (kv.len <= 0 || rows.size() != ConstKvRows{nullptr, kv.n_layers, kv.len, g.kv_dim}.size())
+        return g;
     g.n = kv.len;
     g.cols.resize(g.n);
     for (int p = 0; p < g.n; ++p) g.cols[p] = {rows.data(), kv.len, p};
@@ -55,9 +58,7 @@ KvGridColumns kv_columns_of_cache(const KvShape& kv, std::span<const float> rows
 float kv_value(const KvGridColumns& g, int layer, int kv, int pos, int ch) {
     if (pos < 0 || pos >= g.n || !g.cols[pos].rows) return std::numeric_limits<float>::quiet_NaN();
     const KvColumnRef& c = g.cols[pos];
-    const std::size_t kept = c.kept;
-    const std::size_t i = ((std::size_t(layer) * 2 + kv) * kept + c.row) * g.kv_dim + ch;
-    return c.rows[i];
+    return ConstKvRows{c.rows, g.n_layers, c.kept, g.kv_dim}.row(layer, kv, c.row)[ch];
 }
 
 float kv_abs_max(const KvGridColumns& g, int layer) {

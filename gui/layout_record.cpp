@@ -96,7 +96,8 @@ std::string LayoutRecord::to_json(int indent) const {
                          {"question", lesson.ask_question},
                          {"learner", lesson.ask_learner},
                          {"engine", lesson.ask_engine},
-                         {"right", lesson.ask_right}}}};
+                         {"right", lesson.ask_right},
+                         {"fits", lesson.ask_fits}}}};
     j["explain"] = {{"open", explain.open},
                     {"session", explain.session},
                     {"step", explain.step},

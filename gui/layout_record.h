@@ -72,6 +72,8 @@ struct LessonRecord {
     std::string ask;
     std::string ask_question, ask_learner, ask_engine;  // in the window's language
     int ask_right = -1;  // revealed: 1 the learner's answer is the engine's, 0 not, -1 no answer
+    // Waiting: the question, its choices and what to press are all in view, no scrolling.
+    bool ask_fits = true;
 };
 
 // The row the inside-attention panel shows (open false: the panel is closed).

@@ -187,7 +187,9 @@ void draw_md_line(const MdLine& line, const MdStyle& style, float width, ImU32 c
         float group_w = 0;
         for (std::size_t k = g; k + 1 < e; ++k) group_w += pieces[k].w;
         group_w += pieces[e - 1].w_bare + lean(pieces[e - 1]);
-        if (x > 0 && x + group_w > width) {
+        // A line stops a pixel short of the edge: one ending on it cannot be told from one cut
+        // there (gui/text_record.cpp).
+        if (x > 0 && x + group_w > width - 1) {
             x = 0;
             y += line_h;
         }
@@ -263,6 +265,20 @@ void draw_markdown(const std::vector<MdBlock>& blocks, const MdStyle& style) {
                 if (ImGui::BeginTable("mdtable", cols,
                                       ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
                                           ImGuiTableFlags_SizingStretchProp)) {
+                    // Each column's share of the width in proportion to its widest cell unwrapped
+                    // (the header's bold a little wider), so that a column whose words fit is
+                    // never narrower than its longest word while another has room to spare.
+                    for (int c = 0; c < cols; ++c) {
+                        float natural = 1;
+                        for (std::size_t r = 0; r < b.rows.size(); ++r) {
+                            if (c >= static_cast<int>(b.rows[r].size())) continue;
+                            std::string t;
+                            for (const MdSpan& sp : b.rows[r][c]) t += sp.text;
+                            natural = std::max(
+                                natural, ImGui::CalcTextSize(t.c_str()).x * (r == 0 ? 1.1f : 1.0f));
+                        }
+                        ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch, natural);
+                    }
                     for (std::size_t r = 0; r < b.rows.size(); ++r) {
                         ImGui::TableNextRow(r == 0 ? ImGuiTableRowFlags_Headers : 0);
                         for (int c = 0; c < cols; ++c) {

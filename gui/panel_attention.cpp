@@ -471,11 +471,12 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
             const int k = shown_step(sv, f.step);
             return k >= 0 && sv.trace.steps()[k].mode == CacheMode::Uncached;
         });
-    if (snap.cache == CacheView::Bidirectional) {
-        const float w = ImGui::GetContentRegionAvail().x;
-        const float used = draw_kv_deltas(f, ImGui::GetCursorScreenPos(), w);
-        ImGui::Dummy(ImVec2(w, used));
-    } else if (any_uncached)
+    // The notes (the bidirectional view's measured |ΔK|, or each uncached session's why-not-Q
+    // line) at `at`, `w` wide; measured only when `draw` is false. Returns their height.
+    auto notes = [&](ImVec2 at, float w, bool draw) -> float {
+        if (snap.cache == CacheView::Bidirectional) return draw_kv_deltas(f, at, w, draw);
+        float y = 0;
+        if (!any_uncached) return y;
         for (const SessionView& sv : snap.sessions) {
             const int k = shown_step(sv, f.step);
             if (k < 0) continue;
@@ -483,21 +484,22 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
                                                      c.n_layers, report_lang(f.ui.lang));
             if (line.empty()) continue;
             const std::string text = std::string(step_label(sv, k)) + ": " + line;
-            const float w = ImGui::GetContentRegionAvail().x;
-            const float used = put_wrapped(ImGui::GetCursorScreenPos(),
-                                           sv.trace.steps()[k].mode == CacheMode::Uncached
-                                               ? to_u32(f.pal.recomputed)
-                                               : f.theme.muted_text,
-                                           text, w);
-            ImGui::Dummy(ImVec2(w, used));
+            const ImU32 col = sv.trace.steps()[k].mode == CacheMode::Uncached
+                                  ? to_u32(f.pal.recomputed)
+                                  : f.theme.muted_text;
+            y += (draw ? put_wrapped(ImVec2(at.x, at.y + y), col, text, w)
+                       : wrapped_height(text, w)) +
+                 fh * 0.25f;
         }
+        return y;
+    };
 
     // Tokens by position (the prompt, then each step's choice), for the labels.
     std::vector<int> tokens = s0.prompt_tokens;
     for (const auto& r : s0.trace.steps()) tokens.push_back(r.token_out);
 
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 top = ImGui::GetCursorScreenPos();
+    const ImVec2 room = ImGui::GetContentRegionAvail();
     // One large heatmap per session (compare mode: cached and uncached side by side); or, one
     // session, the heads a lesson step compares side by side (lesson 7) while the head chosen is
     // one of them.
@@ -519,6 +521,39 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
         }
     }
     const int n_views = static_cast<int>(views.size());
+    // Where the notes go: above the heatmaps while that leaves them their size at the design
+    // text height (f.reference); else in a column beside them when that does; else after them,
+    // a scroll away, the heatmaps first at the size the panel gives them. Larger text never
+    // draws the heatmaps smaller to make room for the notes.
+    const float gap = fh * 0.5f;
+    auto side_in = [&](float w, float h) {
+        return attention_heat_side(Box{0, 0, w, h + frame_row_h(fh)}, fh, n_views);
+    };
+    const float ref = f.reference.heat_side;
+    const float above_h = notes(top, room.x, false);
+    const float col_w = std::floor(std::max(fh * 14, room.x * 0.34f));
+    enum class NotesAt { Above, Beside, After } notes_at = NotesAt::Above;
+    const float s_above = side_in(room.x, room.y - above_h);
+    if (above_h > 0 && s_above + 0.5f < ref) {
+        // The largest of the three (the panel has no scrollbar: after them is a wheel away).
+        const float s_beside = room.x - col_w - gap > fh * 10 && notes(top, col_w, false) <= room.y
+                                   ? side_in(room.x - col_w - gap, room.y)
+                                   : 0;
+        const float s_after = side_in(room.x, room.y);
+        if (s_beside > s_above && s_beside >= s_after)
+            notes_at = NotesAt::Beside;
+        else if (s_after > s_above)
+            notes_at = NotesAt::After;
+    }
+    ImVec2 origin = top, avail = room;
+    if (notes_at == NotesAt::Above) {
+        notes(top, room.x, true);
+        origin.y += above_h;
+        avail.y -= above_h;
+    } else if (notes_at == NotesAt::Beside) {
+        notes(ImVec2(top.x + room.x - col_w, top.y), col_w, true);
+        avail.x -= col_w + gap;
+    }  // After: under the heatmaps, once they are drawn
     // The large heatmaps side by side, the small multiples and the legend in a column at the
     // right (gui/stage_layout.h: the same geometry the stage measured).
     const bool grid =
@@ -548,7 +583,25 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
     if (grid)
         small_multiples(f, m0, ImVec2(origin.x + avail.x - grid_w, origin.y),
                         ImVec2(grid_w, avail.y), recomputed);
-    ImGui::Dummy(avail);
+    float total_h = room.y;
+    if (notes_at == NotesAt::After) {
+        // Right under the heatmaps (the lower bound of either label frame main_heatmap may
+        // pick), left of the small multiples' column.
+        float heat_h = room.y;
+        if (!stacked) {
+            heat_h = 0;
+            for (bool pieces : {true, false}) {
+                const HeatmapFrame hf = heatmap_frame(main_w - fh * 0.5f, avail.y, fh, pieces);
+                heat_h = std::max(heat_h, hf.title_h + hf.top_h + hf.side + fh * 0.5f);
+            }
+            heat_h = std::min(heat_h, room.y);
+        }
+        const float w = grid ? avail.x - grid_w - fh * 0.5f : room.x;
+        total_h =
+            std::max(room.y, heat_h + gap + notes(ImVec2(top.x, top.y + heat_h + gap), w, true));
+    }
+    ImGui::SetCursorScreenPos(top);
+    ImGui::Dummy(ImVec2(room.x, total_h));
 }
 
 }  // namespace kvs::gui

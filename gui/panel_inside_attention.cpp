@@ -318,8 +318,9 @@ struct Diagram {
                 if (hovered && inside(mouse, a, b) && tip.empty())
                     tip = std::string("q ") + std::to_string(j) + ": " + q_fate_words(fr);
             } else if (j == x.q_pos) {
+                // Within its column (short of the K rows' source bar), abbreviated if need be.
                 put_text(ImVec2(col_x[QRows], y + (rh - fh) * 0.5f), f.theme.muted_text,
-                         tr("(rule)"), fh);
+                         clipped(tr("(rule)"), widths[QRows] + gap - bar_w - 2, fh), fh);
             }
             // K and V rows, each with a bar in the colour of where it came from.
             const KvSource src =

@@ -12,9 +12,16 @@
 
 namespace kvs::gui {
 
-float draw_kv_deltas(FrameContext& f, ImVec2 at, float width) {
+float draw_kv_deltas(FrameContext& f, ImVec2 at, float width, bool draw) {
     const float fh = f.font_px;
     ImDrawList* dl = ImGui::GetWindowDrawList();
+    // Measured only (draw false): the height the same lines would take.
+    auto put_wrapped = [draw](ImVec2 p, ImU32 col, const std::string& text, float w) {
+        return draw ? kvs::gui::put_wrapped(p, col, text, w) : wrapped_height(text, w);
+    };
+    auto put_text = [draw](ImVec2 p, ImU32 col, const std::string& text) {
+        if (draw) kvs::gui::put_text(p, col, text);
+    };
     float y = at.y;
     double mx = 1e-9;
     std::vector<const StepRecord*> shown;
@@ -56,11 +63,14 @@ float draw_kv_deltas(FrameContext& f, ImVec2 at, float width) {
                 y += fh * 1.35f;
             }
             const float frac = static_cast<float>(r->kv_delta_k[l] / mx);
-            dl->AddRect(ImVec2(x, y + fh * 0.2f), ImVec2(x + bar_w, y + fh * 1.0f), f.theme.axis);
-            if (frac > 0)
-                dl->AddRectFilled(ImVec2(x, y + fh * 0.2f),
-                                  ImVec2(x + std::max(1.0f, bar_w * frac), y + fh * 1.0f),
-                                  f.theme.series[i % 2]);
+            if (draw) {
+                dl->AddRect(ImVec2(x, y + fh * 0.2f), ImVec2(x + bar_w, y + fh * 1.0f),
+                            f.theme.axis);
+                if (frac > 0)
+                    dl->AddRectFilled(ImVec2(x, y + fh * 0.2f),
+                                      ImVec2(x + std::max(1.0f, bar_w * frac), y + fh * 1.0f),
+                                      f.theme.series[i % 2]);
+            }
             put_text(ImVec2(x + bar_w + fh * 0.3f, y), ImGui::GetColorU32(ImGuiCol_Text), b);
             x += item;
         }

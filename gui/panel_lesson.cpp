@@ -335,11 +335,18 @@ void draw_lesson_stage(FrameContext& f, LessonStagePanel& panel, int kv_layer) {
         // KV caches side by side (gui/panel_batch_caches.cpp).
         const bool caches = !run.batch->last_run.empty();
         const float caches_h = caches ? std::floor(std::max(avail.y * 0.4f, fh * 12)) : 0;
-        const float table_w = std::min(avail.x * 0.4f, fh * 30);
-        const float plot_w = avail.x - table_w - fh;
+        // The table at least the width its four columns of numbers need at this text size
+        // (about 20 text heights; at a projector's text 2 more than 40% of the stage); where
+        // that leaves the plot under 40% of the width, the table goes under the plot.
+        const bool beside = fh * 20 <= avail.x * 0.6f;
+        const float table_w = std::max(std::min(avail.x * 0.4f, fh * 30), fh * 20);
+        const float plot_w = beside ? avail.x - table_w - fh : avail.x;
+        const float table_h =
+            beside ? 0
+                   : (2 * run.batch->plan.sizes.size() + 1.5f) * ImGui::GetFrameHeightWithSpacing();
         const float plot_h =
-            std::max(fh * 6, std::min(avail.y - caches_h - fh * 4.5f, plot_w * 0.75f));
-        draw_batch(f, *run.batch, ImVec2(plot_w, plot_h), true);
+            std::max(fh * 6, std::min(avail.y - caches_h - fh * 4.5f - table_h, plot_w * 0.75f));
+        draw_batch(f, *run.batch, ImVec2(plot_w, plot_h), beside);
         ImGui::Spacing();
         if (caches) {
             ImGui::Spacing();
@@ -450,9 +457,12 @@ void draw_lesson(FrameContext& f, LessonPanel& panel) {
     LessonRecord* rec = f.layout ? &f.layout->lesson : nullptr;
     const MdStyle style = md_style(f);
 
-    // Title, where we are, and the step's title.
-    draw_md_line(parse_inline(lesson->title), style, ImGui::GetContentRegionAvail().x,
-                 style.heading, 1.2f, true);
+    // Title, where we are, and the step's title. While a question waits for its answer the
+    // menu above names the lesson, and the question has its title's room.
+    const bool asking = step.ask() && !L.answers.count(L.step);
+    if (!asking)
+        draw_md_line(parse_inline(lesson->title), style, ImGui::GetContentRegionAvail().x,
+                     style.heading, 1.2f, true);
     char progress[96];
     std::snprintf(progress, sizeof progress, tr("step %d of %d"), L.step + 1, n);
     ImGui::ProgressBar(float(L.step + 1) / n, ImVec2(-1, fh * 1.1f), progress);
@@ -473,15 +483,13 @@ void draw_lesson(FrameContext& f, LessonPanel& panel) {
     // of it as fits in about half the panel, then it scrolls too).
     const float footer = ImGui::GetFrameHeightWithSpacing() + fh * 0.4f;
     const float body_h = ImGui::GetContentRegionAvail().y - footer;
-    // A question waiting for its answer may take more of it: it is all the step shows yet.
-    const bool asking = step.ask() && !L.answers.count(L.step);
-    const float results_h = std::clamp(panel.results_h, ImGui::GetFrameHeightWithSpacing() * 1.5f,
-                                       body_h * (asking ? 0.8f : 0.55f));
-    ImGui::BeginChild("lessontext", ImVec2(0, body_h - results_h - fh * 0.3f), false);
-    if (panel.scrolled_for != L.step) {
-        ImGui::SetScrollY(0);
-        panel.scrolled_for = L.step;
-    }
+    // A question waiting for its answer has the room it needs first: it is all the step shows
+    // yet (the text before it keeps what is left, and scrolls; less than a line, none). Else
+    // what the step did takes up to half.
+    float results_h = std::clamp(panel.results_h, ImGui::GetFrameHeightWithSpacing() * 1.5f,
+                                 asking ? body_h : body_h * 0.55f);
+    const float text_h = body_h - results_h - fh * 0.3f;
+    if (asking && text_h < fh * 1.3f) results_h = body_h + fh * 0.3f;  // the text's gap too
     const std::string key = std::to_string(L.number) + "/" + lang_code(ui.lang) + "/" +
                             std::to_string(L.step) + "/" + lesson->file;
     if (panel.blocks_key != key) {
@@ -493,16 +501,26 @@ void draw_lesson(FrameContext& f, LessonPanel& panel) {
         panel.blocks_after = parse_markdown(step.prose.substr(at));
         panel.blocks_key = key;
     }
-    draw_markdown(panel.blocks, style);
-    if (!step.ask() || L.answers.count(L.step)) draw_markdown(panel.blocks_after, style);
-    ImGui::EndChild();
+    if (results_h <= body_h) {
+        ImGui::BeginChild("lessontext", ImVec2(0, text_h), false);
+        if (panel.scrolled_for != L.step) {
+            ImGui::SetScrollY(0);
+            panel.scrolled_for = L.step;
+        }
+        draw_markdown(panel.blocks, style);
+        if (!step.ask() || L.answers.count(L.step)) draw_markdown(panel.blocks_after, style);
+        ImGui::EndChild();
+    }
 
     ImGui::BeginChild("lessonresults", ImVec2(0, results_h), true);
     // The step's question first, in view whatever the text's scroll: before the step runs it is
     // all this area shows, then the learner's answer beside the engine's.
     if (step.ask()) draw_lesson_question(f, step, out, rec, style);
     if (step.ask() && !L.answers.count(L.step)) {
-        // Nothing ran yet: no checks to show.
+        // Nothing ran yet: no checks to show. The question in view whole, or not.
+        if (rec)
+            rec->ask_fits =
+                ImGui::GetCursorPosY() - ImGui::GetScrollY() <= ImGui::GetWindowHeight() + 0.5f;
     } else if (!out) {
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
         const char* dots[] = {"", ".", "..", "..."};

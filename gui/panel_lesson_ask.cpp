@@ -5,8 +5,10 @@
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "gui/panels.h"
 
@@ -117,18 +119,32 @@ void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOut
     const float width = ImGui::GetContentRegionAvail().x;
     // While it waits, one line says what to do: "Predict: <question>", in the heading colour.
     draw_md_line(parse_inline(waits ? std::string(tr("Predict: ")) + a.question : a.question),
-                 style, width, waits ? style.heading : style.text, 1.1f, true);
+                 style, width, waits ? style.heading : style.text, 1.0f, true);
     if (rec) rec->ask_question = a.question;
     if (waits) {
         if (rec) rec->ask = "asking";
         if (!a.choices.empty()) {
             // Left-aligned, key first, as the CLI prints them: "2)  4".
+            // As many to a row as fit the width side by side, each cell as wide as the widest
+            // (short answers, numbers or yes and no, in one row), else one a row.
             ImGui::PushStyleVar(ImGuiStyleVar_ButtonTextAlign, ImVec2(0.0f, 0.5f));
-            for (int i = 0; i < static_cast<int>(a.choices.size()); ++i) {
-                const std::string label =
-                    std::to_string(i + 1) + ")  " + ask_choice_words(a, i, lang);
+            const int n = static_cast<int>(a.choices.size());
+            const float sp = ImGui::GetStyle().ItemSpacing.x;
+            std::vector<std::string> labels;
+            float widest = 0;
+            for (int i = 0; i < n; ++i) {
+                labels.push_back(std::to_string(i + 1) + ")  " + ask_choice_words(a, i, lang));
+                widest = std::max(widest, ImGui::CalcTextSize(labels.back().c_str()).x +
+                                              ImGui::GetStyle().FramePadding.x * 2 + fh);
+            }
+            int per_row = std::max(n, 1);
+            while (per_row > 1 && (width - sp * (per_row - 1)) / per_row < widest) --per_row;
+            const float each = per_row > 1 ? (width - sp * (per_row - 1)) / per_row : -1;
+            for (int i = 0; i < n; ++i) {
+                const std::string& label = labels[i];
                 ImGui::PushID(i);
-                if (ImGui::Button(label.c_str(), ImVec2(-1, 0))) {
+                if (i % per_row != 0) ImGui::SameLine();
+                if (ImGui::Button(label.c_str(), ImVec2(each, 0))) {
                     LearnerAnswer l;
                     l.choice = i;
                     answer_lesson_question(f.ui, f.worker, l);
@@ -137,8 +153,8 @@ void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOut
             }
             ImGui::PopStyleVar();
             // Wrapped as the lesson text is: between words, and between Chinese characters.
-            draw_md_line(parse_inline(tr("Keys 1-4 answer; Enter shows the engine's answer "
-                                         "without one. The step runs once you answer.")),
+            draw_md_line(parse_inline(tr("Keys 1-4 answer, Enter alone skips; then the step "
+                                         "runs.")),
                          style, width, style.muted);
         } else {
             // The number as typed, with a caret, in a frame like a text field's.
@@ -152,8 +168,8 @@ void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOut
                             p.y + ImGui::GetStyle().FramePadding.y),
                      ImGui::GetColorU32(ImGuiCol_Text), shown);
             ImGui::Dummy(sz);
-            draw_md_line(parse_inline(tr("Type a number, then Enter (Enter alone shows the "
-                                         "engine's answer). The step runs once you answer.")),
+            draw_md_line(parse_inline(tr("Type a number and Enter, Enter alone skips; then "
+                                         "the step runs.")),
                          style, width, style.muted);
         }
         return;

@@ -19,6 +19,16 @@
 #include "gui/plot.h"
 
 namespace kvs::gui {
+namespace {
+
+// "K/V read and written, <whose>": a session's (or a counted mode's) line of the bytes plot.
+std::string kv_moved_label(const char* whose) {
+    char b[200];
+    std::snprintf(b, sizeof b, tr("K/V read and written, %s"), whose);
+    return b;
+}
+
+}  // namespace
 
 void draw_time(FrameContext& f) {
     const float fh = f.font_px;
@@ -132,22 +142,26 @@ void draw_time(FrameContext& f) {
         PlotSeries t{tr(session_label(sv)), {}, f.theme.series[si], false};
         PlotSeries cum{tr(session_label(sv)), {}, f.theme.series[si], false};
         PlotSeries fl{tr(session_label(sv)), {}, f.theme.series[si], false};
-        // Bytes a step reads: the K/V rows of every key, and the weights once. Counted the same
-        // with the cache and without (the uncached pass reads each row it writes once), so one
-        // series stands for both.
-        PlotSeries kv{tr("K/V read"), {}, f.theme.series[si], false};
+        // Bytes of K/V a step moves: the rows of every key it reads and the rows it writes
+        // (core/model/counts.h). A cached decode step reads the T cached rows and writes one; the
+        // uncached step reads as many but writes all T again: each session its own series.
+        PlotSeries kv{kv_moved_label(tr(session_label(sv))), {}, f.theme.series[si], false};
         double acc = 0;
         for (const auto& r : sv.trace.steps()) {
             t.y.push_back(r.wall_seconds);
             acc += r.wall_seconds;
             cum.y.push_back(acc);
             fl.y.push_back(r.counts.flops);
-            kv.y.push_back(r.counts.kv_read_bytes);
+            kv.y.push_back(r.counts.kv_read_bytes + r.counts.kv_write_bytes);
         }
         per_step.push_back(std::move(t));
         cumulative.push_back(std::move(cum));
         flops.push_back(std::move(fl));
-        if (si == 0) traffic.push_back(std::move(kv));
+        // Sessions that move the same bytes (the bidirectional view's two uncached sessions)
+        // would hide one another's line: the later one is drawn dashed over the earlier.
+        for (const PlotSeries& earlier : traffic)
+            if (earlier.y == kv.y) kv.dashed = true;
+        traffic.push_back(std::move(kv));
     }
     if (!f.snap.sessions[0].trace.empty()) {
         PlotSeries w{tr("weights read"), {}, f.theme.series_other, true};
@@ -171,6 +185,20 @@ void draw_time(FrameContext& f) {
                 other.y.push_back(model->count_forward(r.kv.len - 1, 1).flops);
         }
         flops.push_back(std::move(other));
+        // Its K/V traffic too: the uncached step at position T reads and writes T rows, the
+        // cached one reads T and writes 1.
+        PlotSeries other_kv{
+            kv_moved_label(cached ? tr("without cache (counted)") : tr("with cache (counted)")),
+            {},
+            f.theme.series[cached ? 1 : 0],
+            true};
+        for (const auto& r : sv.trace.steps()) {
+            const StepCounts c = r.phase == Phase::Prefill ? r.counts
+                                 : cached                  ? model->count_forward(0, r.kv.len)
+                                                           : model->count_forward(r.kv.len - 1, 1);
+            other_kv.y.push_back(c.kv_read_bytes + c.kv_write_bytes);
+        }
+        traffic.insert(traffic.begin() + 1, std::move(other_kv));
     }
 
     // Where the K/V rows a step reads pass the weights it reads (counted from the shapes): past
@@ -226,9 +254,9 @@ void draw_time(FrameContext& f) {
     o.fmt = [](double v) { return format_flops(v); };
     draw_plot("##flops", ImVec2(w, avail.y), flops, o);
     ImGui::SameLine(0, fh * 0.5f);
-    o.title = tr("bytes read per step (counted)");
+    o.title = tr("bytes per step (counted)");
     o.fmt = [](double v) { return format_bytes(v); };
-    o.legend = true;  // its own series: weights and K/V
+    o.legend = true;  // its own series: weights, and each session's K/V
     draw_plot("##bytes", ImVec2(w, avail.y), traffic, o);
     if (f.layout) {
         PlotRecord rec{"bytes", positions, {}};

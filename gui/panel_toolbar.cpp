@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/session/trace_reader.h"
 #include "core/util/format.h"
 #include "core/util/install_paths.h"
@@ -174,15 +174,31 @@ void apply_prompt(FrameContext& f) {
     f.worker.set_prompt(f.ui.prompt);
 }
 
+struct MessageLine {
+    ImU32 colour;
+    std::string text;
+};
+static std::vector<MessageLine> message_lines(FrameContext& f);
+static void draw_toolbar_setup(FrameContext& f);
+static void draw_toolbar_steps(FrameContext& f, bool compact);
+static void draw_toolbar_status(FrameContext& f, bool compact);
+static void draw_status_line(FrameContext& f);
+
 static float button_w(const char* label) {
     return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
 }
 
 void draw_toolbar(FrameContext& f) {
+    const bool compact = f.toolbar_compact;
+    if (!compact) draw_toolbar_setup(f);
+    draw_toolbar_steps(f, compact);
+    draw_toolbar_status(f, compact);
+}
+
+void draw_toolbar_setup(FrameContext& f) {
     const EngineSnapshot& s = f.snap;
     UiState& ui = f.ui;
     const float fh = f.font_px;
-
     // Row 1: what runs, where, and how.
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(tr("Model"));
@@ -222,7 +238,7 @@ void draw_toolbar(FrameContext& f) {
             m->is_toy() ? std::string(tr("hand-made weights"))
                         : format_bytes(m->parameter_count() * 4.0) + " " + tr("of weights");
         // Compact weights (a quantised GGUF as stored): what is kept, what a token reads.
-        if (const auto* lm = dynamic_cast<const LlamaModel*>(m); lm && lm->compact().held()) {
+        if (const auto* lm = dynamic_cast<const TransformerModel*>(m); lm && lm->compact().held()) {
             char b[256];
             std::snprintf(b, sizeof b, tr("%s of weights kept as %s; a decode token reads %s"),
                           format_bytes(double(kept_parameter_bytes(c, lm->compact()))).c_str(),
@@ -287,7 +303,12 @@ void draw_toolbar(FrameContext& f) {
     ImGui::SameLine();
     if (ImGui::Button("A+"))
         ui.settings.font_scale = std::min(4.0f, ui.settings.font_scale + 0.125f);
+}
 
+void draw_toolbar_steps(FrameContext& f, bool compact) {
+    const EngineSnapshot& s = f.snap;
+    UiState& ui = f.ui;
+    const float fh = f.font_px;
     // Row 2: stepping and scrubbing.
     const int n = s.steps();
     const bool have_prompt = !s.sessions.empty() && !s.sessions[0].prompt_tokens.empty();
@@ -307,17 +328,20 @@ void draw_toolbar(FrameContext& f) {
         ui.view_step = -1;
     }
     ImGui::EndDisabled();
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(fh * 7);
-    ImGui::SliderFloat("##speed", &ui.settings.play_speed, 0.5f, 30.0f, tr("%.1f steps/s"),
-                       ImGuiSliderFlags_Logarithmic);
+    if (!compact) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(fh * 7);
+        ImGui::SliderFloat("##speed", &ui.settings.play_speed, 0.5f, 30.0f, tr("%.1f steps/s"),
+                           ImGuiSliderFlags_Logarithmic);
+    }
 
     // The step slider and its button together, on the next line when they do not fit.
     const char* latest = ui.view_step < 0 ? tr("latest") : tr("to latest");
-    same_line_or_wrap(fh * 16 + ImGui::GetStyle().ItemSpacing.x + button_w(latest), fh * 1.2f);
+    const float slider_w = fh * (compact ? 10 : 16);
+    same_line_or_wrap(slider_w + ImGui::GetStyle().ItemSpacing.x + button_w(latest), fh * 1.2f);
     ImGui::BeginDisabled(n == 0);
     int shown = f.step;
-    ImGui::SetNextItemWidth(fh * 16);
+    ImGui::SetNextItemWidth(slider_w);
     char fmt[64];
     if (n > 0)
         std::snprintf(fmt, sizeof fmt, tr("step %%d of %d"), n - 1);
@@ -330,8 +354,10 @@ void draw_toolbar(FrameContext& f) {
     if (ImGui::Button(latest)) ui.view_step = -1;
     ImGui::EndDisabled();
 
-    same_line_or_wrap(button_w(tr("Keys (F1)")), fh * 1.2f);
-    if (ImGui::Button(tr("Keys (F1)"))) ui.show_help = !ui.show_help;
+    if (!compact) {
+        same_line_or_wrap(button_w(tr("Keys (F1)")), fh * 1.2f);
+        if (ImGui::Button(tr("Keys (F1)"))) ui.show_help = !ui.show_help;
+    }
     const char* lesson_label = ui.show_lesson ? tr("Hide lesson (L)") : tr("Lessons (L)");
     same_line_or_wrap(button_w(lesson_label));
     if (ImGui::Button(lesson_label)) {
@@ -344,6 +370,14 @@ void draw_toolbar(FrameContext& f) {
     same_line_or_wrap(button_w("English"));
     if (ImGui::Button(ui.settings.lang == "zh" ? "English" : "\xE4\xB8\xAD\xE6\x96\x87"))
         set_ui_language(ui, ui.settings.lang == "zh" ? "en" : "zh");
+    // The compact toolbar's way to the rest (model, backend, cache, theme, text size, keys,
+    // export, what runs where), and back.
+    const char* more = ui.toolbar_more ? tr("Less") : tr("More");
+    if (compact || ui.toolbar_more) {
+        same_line_or_wrap(button_w(more));
+        if (ImGui::Button(more)) ui.toolbar_more = !ui.toolbar_more;
+    }
+    if (compact) return;
     same_line_or_wrap(button_w(tr("Export")));
     ImGui::BeginDisabled(s.steps() == 0 || s.busy);
     if (ImGui::Button(tr("Export"))) ImGui::OpenPopup("##export");
@@ -375,6 +409,26 @@ void draw_toolbar(FrameContext& f) {
             s.busy_total > 1 ? float(s.busy_done) / s.busy_total : float(std::fmod(t, 1.0));
         ImGui::ProgressBar(frac, ImVec2(-1, 0), overlay);
     }
+}
+
+void draw_toolbar_status(FrameContext& f, bool compact) {
+    const EngineSnapshot& s = f.snap;
+    // The messages of the moment (an error, a notice, a font that is missing) in the status
+    // line's place while they last: under the toolbar's controls, over no panel. The line stays
+    // where it says what is shown (a recorded run's provenance, a warning about the model), in
+    // the compact toolbar too, the messages under it.
+    const auto lines = message_lines(f);
+    const bool essential = s.replay || !s.model_note.empty();
+    if (essential || (lines.empty() && !compact)) draw_status_line(f);
+    for (const MessageLine& l : lines) {
+        ImGui::PushStyleColor(ImGuiCol_Text, l.colour);
+        ImGui::TextWrapped("%s", l.text.c_str());
+        ImGui::PopStyleColor();
+    }
+}
+
+void draw_status_line(FrameContext& f) {
+    const EngineSnapshot& s = f.snap;
 
     // Row 3: what runs, on which backend and why that one (e.g. the CUDA error behind a
     // fallback); then anything that went wrong.
@@ -431,15 +485,9 @@ void draw_toolbar(FrameContext& f) {
     }
 }
 
-void draw_messages(FrameContext& f) {
-    // Errors, notices and missing fonts float over the panels for a few seconds instead of
-    // pushing the layout down (which would move whatever the user was about to click), at the
-    // bottom of the window: over the end of a panel's contents, never over a title or a tab.
+std::vector<MessageLine> message_lines(FrameContext& f) {
     const double now = ImGui::GetTime();
-    struct Line {
-        ImU32 colour;
-        std::string text;
-    };
+    using Line = MessageLine;
     std::vector<Line> lines;
     if (!f.snap.error.empty() && now < f.ui.error_until)
         lines.push_back(
@@ -453,11 +501,19 @@ void draw_messages(FrameContext& f) {
     if (!f.ui.font_notice.empty() && now < f.ui.font_notice_until)
         lines.push_back(
             {f.theme.warning_text, engine_message(f.ui.font_notice, report_lang(f.ui.lang))});
-    for (Line& l : lines) {
-        l.text = FrameContext::drawable(l.text);
-        if (f.layout) f.layout->messages.push_back(l.text);
-    }
-    if (lines.empty()) return;
+    for (Line& l : lines) l.text = FrameContext::drawable(l.text);
+    return lines;
+}
+
+void draw_messages(FrameContext& f) {
+    // Errors, notices and missing fonts show for a few seconds in the toolbar, in its status
+    // line's place. Without a toolbar (a panel alone, presenter mode) they float at the bottom
+    // of the window, over the end of a panel's contents, never over a title or a tab.
+    const auto lines = message_lines(f);
+    if (f.layout)
+        for (const MessageLine& l : lines) f.layout->messages.push_back(l.text);
+    if (lines.empty() || f.toolbar_bottom > 0) return;
+    using Line = MessageLine;
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
     ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y - 4), ImGuiCond_Always, ImVec2(0.5f, 1.0f));
     ImGui::SetNextWindowBgAlpha(0.97f);

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "gui/panel_weight_types.h"
@@ -35,7 +35,7 @@ void WeightTypesPanel::run() {
             std::lock_guard<std::mutex> lock(mutex);
             read_bw = lim.read_bw.best;
         }
-        const auto& m = dynamic_cast<const LlamaModel&>(*model);
+        const auto& m = dynamic_cast<const TransformerModel&>(*model);
         CpuBackend be(false);
         for (const WeightsWanted& t : panel_weight_types(m)) {
             auto r = measure_weight_types(m, be, {t}, 8, [this] {
@@ -84,7 +84,7 @@ void draw_weight_types(FrameContext& f, WeightTypesPanel& s) {
     if (ImGui::Begin(title.c_str(), &f.ui.show_weight_types,
                      ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse |
                          ImGuiWindowFlags_NoSavedSettings)) {
-        const auto* lm = dynamic_cast<const LlamaModel*>(f.model());
+        const auto* lm = dynamic_cast<const TransformerModel*>(f.model());
         if (!lm || lm->config().gpt2()) {
             ImGui::TextUnformatted(
                 tr("This panel needs a Llama-style model (the toy and GPT-2 have no weights to "

@@ -97,6 +97,8 @@ struct UiState {
     std::string maximised;
     bool presenter = false;
     std::vector<std::string> chosen_tabs;
+    // The compact toolbar (large text on a small window: one row of stepping) opened in full.
+    bool toolbar_more = false;
 };
 
 // Heatmap textures of one session: one per (layer, head); the large view reuses its head's.
@@ -117,11 +119,17 @@ struct FrameContext {
     LayoutRecord* layout;  // where panels record their geometry; null when nobody asked
     int step = -1;         // the step shown (index into each session's trace); -1: none yet
     float font_px = 16;
-    float toolbar_bottom = 0;   // y where the panels start
+    float toolbar_bottom = 0;  // y where the panels start
+    // The toolbar in its compact form: its full rows would take more of the window's height than
+    // the stage can spare at this text size (App::draw_panels measures them).
+    bool toolbar_compact = false;
     ImFont* mono = nullptr;     // for code in the lesson text
     ImFont* bold = nullptr;     // for bold lesson text (null: none installed)
     bool lesson_stage = false;  // the lesson step's measurements are on the stage (not its column)
     GraphicCaps caps{};         // the largest the stage lets each graphic be (0: no limit)
+    // What each graphic is at the design text height (gui/stage_layout.h): a panel keeps its
+    // graphic at least this large, its notes beside or after it when above it they would not fit.
+    GraphicCaps reference{};
 
     const Model* model() const { return snap.model.get(); }
     // The piece of a token for labels; "?" when out of range.
@@ -170,7 +178,7 @@ void draw_next_token(FrameContext& f);
 void draw_toy_table(FrameContext& f);
 // The bidirectional view's measurement, max |ΔK| per layer for each session, at `at`, `width`
 // wide; returns the height drawn.
-float draw_kv_deltas(FrameContext& f, ImVec2 at, float width);
+float draw_kv_deltas(FrameContext& f, ImVec2 at, float width, bool draw = true);
 void draw_inside_attention(FrameContext& f);
 void draw_help(FrameContext& f);
 void draw_messages(FrameContext& f);

@@ -291,7 +291,8 @@ std::string save_settings(const Settings& s, const std::string& path) {
     const fs::path p(path);
     if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
     try {
-        write_output_file(path, settings_text(s));
+        // kvscope's own file: an older or hand-edited one is rewritten whatever it starts with.
+        write_output_file(path, settings_text(s), Replace::Any);
     } catch (const Error& e) {
         return e.what();
     }

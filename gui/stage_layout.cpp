@@ -28,11 +28,18 @@ struct Columns {
     Box left, right, lesson;
 };
 
-Columns columns(const StageInput& in, float fh) {
+// The lesson column's width at text height fh: 22 lines of text wide, between 30% and 45% of
+// the stage.
+float lesson_column_w(const StageInput& in, float fh) {
+    const Box& s = in.stage;
+    return in.lesson ? std::floor(std::max(s.w * 0.3f, std::min(fh * 22, s.w * 0.45f))) : 0;
+}
+
+// `lesson_w` < 0: the lesson column's own width at fh.
+Columns columns(const StageInput& in, float fh, float lesson_w = -1) {
     const Box& s = in.stage;
     const float gap = 2;
-    const float lesson_w =
-        in.lesson ? std::floor(std::max(s.w * 0.3f, std::min(fh * 22, s.w * 0.45f))) : 0;
+    if (lesson_w < 0 || !in.lesson) lesson_w = lesson_column_w(in, fh);
     const float w = s.w - lesson_w;
     const float left_w = std::floor(w * 0.52f);
     Columns c;
@@ -84,8 +91,8 @@ std::string pick(const std::vector<std::string>& tabs, const std::vector<std::st
     return tabs.front();
 }
 
-std::vector<StageSlot> column_tabs(const StageInput& in, float fh) {
-    const Columns c = columns(in, fh);
+std::vector<StageSlot> column_tabs(const StageInput& in, float fh, float lesson_w = -1) {
+    const Columns c = columns(in, fh, lesson_w);
     std::vector<std::string> left = {"attention", "tokens"};
     if (in.toy) left.push_back("toy");
     const std::vector<std::string> right = {"kv", "time", "next"};
@@ -346,6 +353,32 @@ std::vector<Candidate> arrangements(const StageInput& in, float fh) {
             {Arrangement::OneAtATime, one_at_a_time(in, fh)}};
 }
 
+// A lesson step's stage: the panels it asks for beside the lesson column (`lesson_w` < 0: the
+// column's own width), alone on the stage or each in its column, the bands under them.
+std::vector<StageSlot> focus_slots(const StageInput& in, float fh, float lesson_w) {
+    const Placed pl = place_bands(in, fh, InsidePlace::Band, 0.55f);
+    const StageInput& s = pl.stage;
+    const Columns c = columns(s, fh, lesson_w);
+    std::vector<StageSlot> slots;
+    if (!in.focus_full) {
+        // Each asked-for panel gets its column to itself; the rest share the other as tabs.
+        slots = column_tabs(s, fh, lesson_w);
+        for (StageSlot& sl : slots)
+            for (const auto& id : in.focus)
+                if (has(sl.tabs, id)) sl.id = id;
+    } else {
+        const Box main{s.stage.x, s.stage.y, s.lesson ? c.lesson.x - 2 - s.stage.x : s.stage.w,
+                       s.stage.h};
+        const auto& ids = in.focus;
+        const float gap = 2, w = (main.w - gap * (ids.size() - 1)) / ids.size();
+        for (std::size_t i = 0; i < ids.size(); ++i)
+            slots.push_back({ids[i], {main.x + i * (w + gap), main.y, w, main.h}, {}});
+        if (s.lesson) slots.push_back({"lesson", c.lesson, {}});
+    }
+    slots.insert(slots.end(), pl.extra.begin(), pl.extra.end());
+    return slots;
+}
+
 StageLayout arrange(const StageInput& in) {
     StageLayout L;
     const float fh = in.fh;
@@ -403,29 +436,19 @@ StageLayout arrange(const StageInput& in) {
         return L;
     }
     if (!in.focus.empty()) {
-        // A lesson's panels beside the lesson text: alone on the stage, or each in its column.
+        // A lesson's panels beside the lesson text, held to what they draw at the design text
+        // height: where the lesson column's width at this text would squeeze them, the column
+        // keeps the width it has at the design text (its text wraps more), and where even that
+        // does not hold them, the narrower of the two is used.
+        L.reference = measure(focus_slots(design, ref_fh, -1), design, ref_fh);
         L.arrangement = Arrangement::Maximised;
-        const Placed pl = place_bands(in, fh, InsidePlace::Band, 0.55f);
-        const StageInput& s = pl.stage;
-        const Columns c = columns(s, fh);
-        if (!in.focus_full) {
-            // Each asked-for panel gets its column to itself; the rest share the other as tabs.
-            std::vector<StageSlot> slots = column_tabs(s, fh);
-            for (StageSlot& sl : slots)
-                for (const auto& id : in.focus)
-                    if (has(sl.tabs, id)) sl.id = id;
-            L.slots = slots;
-            L.arrangement = Arrangement::ColumnTabs;
-        } else {
-            const Box main{s.stage.x, s.stage.y, s.lesson ? c.lesson.x - 2 - s.stage.x : s.stage.w,
-                           s.stage.h};
-            const auto& ids = in.focus;
-            const float gap = 2, w = (main.w - gap * (ids.size() - 1)) / ids.size();
-            for (std::size_t i = 0; i < ids.size(); ++i)
-                L.slots.push_back({ids[i], {main.x + i * (w + gap), main.y, w, main.h}, {}});
-            if (s.lesson) L.slots.push_back({"lesson", c.lesson, {}});
+        L.slots = focus_slots(in, fh, -1);
+        if (in.lesson && !holds(measure(L.slots, in, fh), L.reference)) {
+            const float narrow = std::min(lesson_column_w(in, fh), lesson_column_w(in, ref_fh));
+            L.slots = focus_slots(in, fh, narrow);
+            L.squeezed = !holds(measure(L.slots, in, fh), L.reference);
         }
-        L.slots.insert(L.slots.end(), pl.extra.begin(), pl.extra.end());
+        if (!in.focus_full) L.arrangement = Arrangement::ColumnTabs;
         return L;
     }
 
@@ -475,6 +498,29 @@ StageLayout arrange(const StageInput& in) {
                 L.slots.insert(L.slots.end(), pl.extra.begin(), pl.extra.end());
                 L.inside_column = where == InsidePlace::Column;
             }
+        }
+    }
+    // With the inside panel open it may instead become a tab of the stage shown one panel at a
+    // time, chosen first (a laptop's screen at a large text: the diagram alone wants the window's
+    // height, and as a band it leaves the graphics a sliver): each graphic keeps more of its size
+    // when shown, and the diagram has the whole stage.
+    if (in.inside) {
+        StageInput x = in;
+        x.inside = false;
+        const Placed pl = place_bands(x, fh, InsidePlace::Band, 0.7f);
+        std::vector<StageSlot> slots = one_at_a_time(pl.stage, fh);
+        slots[0].tabs.insert(slots[0].tabs.begin(), "inside");
+        slots[0].id = pick(slots[0].tabs, in.chosen);
+        const GraphicCaps g = measure(slots, pl.stage, fh);
+        const float score =
+            std::min({share(g.heat_side, L.reference.heat_side),
+                      share(g.kv_grid, L.reference.kv_grid), share(g.plot, L.reference.plot)});
+        if (fits(slots, pl.stage, fh) && score > best + 1e-3f) {
+            best = score;
+            L.arrangement = Arrangement::OneAtATime;
+            L.slots = std::move(slots);
+            L.slots.insert(L.slots.end(), pl.extra.begin(), pl.extra.end());
+            L.inside_column = false;
         }
     }
     if (best < 0) {

@@ -21,8 +21,8 @@ ThemeColours apply_theme(bool dark, float scale) {
     style.WindowBorderSize = 1;
     if (!dark) {
         // WCAG AA on the light background (tests/test_gui_views.cpp measures it): text at
-        // 4.5:1 (ImGui's disabled grey was 2.7:1), and every control outlined at 3:1 (its
-        // filled frames and buttons were all but the background's colour).
+        // 4.5:1 (ImGui's default disabled grey gives 2.7:1), and every control outlined at 3:1
+        // (ImGui's default filled frames and buttons are all but the background's colour).
         ImVec4* c = style.Colors;
         c[ImGuiCol_WindowBg] = ImVec4(0.97f, 0.97f, 0.96f, 1.0f);
         c[ImGuiCol_TextDisabled] = ImVec4(0.38f, 0.38f, 0.40f, 1.0f);

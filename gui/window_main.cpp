@@ -345,8 +345,9 @@ int run(int argc, char** argv, Platform& platform) {
         }
         if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
         if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);
-        // Auto-sized windows and the toolbar's height settle over the first frames.
-        for (int i = 0; i < 3; ++i) app.frame();
+        // Auto-sized windows and the toolbar's height settle over the first frames (the full
+        // toolbar measured, then its compact form where it is too tall, each a frame late).
+        for (int i = 0; i < 6; ++i) app.frame();
         LayoutRecord layout;
         app.frame(o.screenshot, &layout);
         if (!o.layout_json.empty()) {
@@ -358,6 +359,7 @@ int run(int argc, char** argv, Platform& platform) {
             apply_view(ui, worker, o.views[i]);
             settle(worker);
             app.frame();  // the toolbar's height settles (a view may hide it)
+            app.frame();
             app.frame({}, &layout);
             write_output_file(view_file(o.layout_json, i + 1), layout.to_json() + "\n");
         }

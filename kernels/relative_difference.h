@@ -12,13 +12,13 @@ namespace kvs {
 
 inline double relative_difference(const std::vector<float>& x, const std::vector<float>& ref) {
     if (x.size() != ref.size()) return std::numeric_limits<double>::infinity();
-    double diff = 0, scale = 0;
+    double diff = 0, largest = 0;
     for (std::size_t i = 0; i < ref.size(); ++i) {
         if (std::isnan(x[i]) != std::isnan(ref[i])) return std::numeric_limits<double>::infinity();
         diff = std::max(diff, double(std::fabs(x[i] - ref[i])));
-        scale = std::max(scale, double(std::fabs(ref[i])));
+        largest = std::max(largest, double(std::fabs(ref[i])));
     }
-    return scale > 0 ? diff / scale : diff;
+    return largest > 0 ? diff / largest : diff;
 }
 
 }  // namespace kvs

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
+#include <vector>
 
 #include "core/model/kv_what_if.h"
 #include "core/model/model.h"
+#include "core/model/softmax.h"
 #include "core/session/attention_explain.h"
 #include "core/session/gpu_step_view.h"
 #include "core/session/logit_difference.h"
@@ -272,10 +275,9 @@ LessonValue session_metric(const std::string& name, const Session& s,
         if (r.logits.empty()) throw Error("the latest step kept no logits");
         const int id = token_id(m, str(args[0], name.c_str()));
         if (name == "logit") return V::number(r.logits[id]);
-        const float mx = *std::max_element(r.logits.begin(), r.logits.end());
-        double z = 0;
-        for (float l : r.logits) z += std::exp(static_cast<double>(l) - mx);
-        return V::number(std::exp(static_cast<double>(r.logits[id]) - mx) / z);
+        std::vector<double> p(r.logits.begin(), r.logits.end());
+        softmax(std::span<double>(p));
+        return V::number(p[id]);
     }
     if (name == "top") {
         const StepRecord& r = step_of(s, {});

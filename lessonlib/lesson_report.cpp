@@ -580,7 +580,7 @@ std::string why_not_q_words(const StepRecord& r, int layer, int n_layers, Report
         if (u.rebuild_next_kv > 0)
             s += "，" + std::to_string(u.rebuild_next_kv) + " 行只为重建" + next +
                  (u.rebuilt_changed ? "（没有因果掩码：每一行都变了，缓存留不住）"
-                                    : "（缓存里本来就有）");
+                                    : "（上一步也算过它们）");
         if (u.thrown_away > 0)
             s += "，" + std::to_string(u.thrown_away) + " 行被丢弃（最后一层：没有谁读它们的输出）";
         if (u.computed == u.for_output) s += "；用不到任何更早 token 的查询";
@@ -591,14 +591,14 @@ std::string why_not_q_words(const StepRecord& r, int layer, int n_layers, Report
         if (read > 0) s += "从缓存读了 " + std::to_string(read) + " 行 K/V，";
         return s + "新写入 " + std::to_string(r.kv_rows_written) + " 行 K/V";
     }
-    s += "缓存里已有的 " + std::to_string(r.kv_rows_recomputed) + " 行 K/V 又算了一遍，";
+    s += "上一步算过的 " + std::to_string(r.kv_rows_recomputed) + " 行 K/V 又算了一遍，";
     const double d = kv_recomputed_delta(r, layer);
     if (d < 0)
         s += "没有比较（记录里没留 K/V 行）";
     else if (d == 0)
-        s += "与缓存里的完全相同（最大 |Δ| = 0）";
+        s += "与上一步的完全相同（最大 |Δ| = 0）";
     else
-        s += fmt("与缓存里的最多相差 |Δ| = %.3g", d);
+        s += fmt("与上一步的最多相差 |Δ| = %.3g", d);
     return s + "，并新写入 " + std::to_string(r.kv_rows_written - r.kv_rows_recomputed) + " 行 K/V";
 }
 

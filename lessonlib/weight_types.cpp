@@ -12,7 +12,8 @@ namespace {
 
 // The model with every matrix kept as `t` (F32: expanded; none: as it is), or null when it does
 // not fit in the host's memory beside this one (`why` says so).
-std::unique_ptr<LlamaModel> variant(const LlamaModel& m, WeightsWanted want, std::string& why) {
+std::unique_ptr<TransformerModel> variant(const TransformerModel& m, WeightsWanted want,
+                                          std::string& why) {
     const ModelConfig& c = m.config();
     const CompactWeights& cw = m.compact();
     if (!want) return m.with_weights(Checkpoint{c, m.weights(), cw}, m.format());
@@ -55,7 +56,7 @@ std::unique_ptr<LlamaModel> variant(const LlamaModel& m, WeightsWanted want, std
 
 }  // namespace
 
-std::vector<WeightsWanted> panel_weight_types(const LlamaModel& m) {
+std::vector<WeightsWanted> panel_weight_types(const TransformerModel& m) {
     std::vector<WeightsWanted> out;
     if (m.compact().held()) out.push_back(std::nullopt);
     for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_K})
@@ -63,7 +64,7 @@ std::vector<WeightsWanted> panel_weight_types(const LlamaModel& m) {
     return out;
 }
 
-std::vector<WeightTypeRun> measure_weight_types(const LlamaModel& m, Backend& be,
+std::vector<WeightTypeRun> measure_weight_types(const TransformerModel& m, Backend& be,
                                                 const std::vector<WeightsWanted>& types, int steps,
                                                 const std::function<void()>& between) {
     if (m.config().gpt2()) throw Error("the gpt2 architecture runs with float32 weights only");

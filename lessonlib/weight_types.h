@@ -16,7 +16,7 @@
 #include "core/files/gguf_file.h"
 #include "core/model/backend.h"
 #include "core/model/compact_weights.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 
 namespace kvs {
 
@@ -33,12 +33,12 @@ struct WeightTypeRun {
 
 // The rows of the panel for `m`, in order: as stored (only for a model kept compact), f32, f16,
 // q8_0, q4_k.
-std::vector<WeightsWanted> panel_weight_types(const LlamaModel& m);
+std::vector<WeightsWanted> panel_weight_types(const TransformerModel& m);
 
 // Each type of `types` in turn (built, measured, let go). `between` runs before each type and each
 // timed step: the caller throws from it to cancel. Throws kvs::Error for a model with no matrices
 // to convert (GPT-2 runs float32 only).
-std::vector<WeightTypeRun> measure_weight_types(const LlamaModel& m, Backend& be,
+std::vector<WeightTypeRun> measure_weight_types(const TransformerModel& m, Backend& be,
                                                 const std::vector<WeightsWanted>& types,
                                                 int steps = 8,
                                                 const std::function<void()>& between = {});

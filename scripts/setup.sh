@@ -12,8 +12,9 @@ KVS_BUILD_PACKAGES=(cmake g++ make pkg-config catch2 nlohmann-json3-dev libcli11
                     libsentencepiece-dev
                     libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core fonts-wqy-microhei)
 # What the test suite needs on top: a virtual display for the GUI tests (and xdotool to type
-# into the window), clang for the fuzzers, clang-format for the formatting check.
-KVS_TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri xdotool clang libclang-rt-14-dev clang-format)
+# into the window), clang for the fuzzers, clang-format for the formatting check, python3 for the
+# check that every Catch2 test case has a ctest entry that runs it (tests/ctest_names.py).
+KVS_TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri xdotool clang libclang-rt-14-dev clang-format python3)
 
 kvs_missing_packages() {
     local p missing=()
@@ -45,7 +46,7 @@ kvs_require_packages() {
 # Configured on every run, with the options given, not only when DIR has no CMakeCache.txt: what a
 # script installed since the last configure (chromium by web.sh, llama.cpp by peer.sh) is probed
 # again (find_program and pkg-config search again where they found nothing), and an option given
-# now (web.sh's -DKVSCOPE_WEB_SITE) takes effect in a folder test.sh configured before. A
+# on this run (web.sh's -DKVSCOPE_WEB_SITE) takes effect in a folder test.sh configured before. A
 # configure of an existing folder takes about a second.
 kvs_configure() {
     local dir="$1"

@@ -8,10 +8,11 @@ kvs_require_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}"
 "$KVS_ROOT/scripts/check_format.sh"
 kvs_build "$KVS_ROOT/build"
 cd "$KVS_ROOT/build"
-# At least 300 tests must run (372 are registered at the time of writing; a build whose test
-# discovery broke registers a few design tests only); up to 20 may report themselves skipped (the
-# gpu tests without a device, the peer tests before peer.sh installs llama.cpp).
-kvs_ctest 300 20 --output-on-failure -j "$(nproc)"
+# At least 300 tests must run (432 are registered at the time of writing; a build whose test
+# discovery broke registers a few design tests only); up to 30 may report themselves skipped (the
+# gpu tests without a device, the web tests without emscripten's site, the peer tests before peer.sh
+# installs llama.cpp: 20 on a machine with none of them).
+kvs_ctest 300 30 --output-on-failure -j "$(nproc)"
 # Against llama.cpp: installs npm's node-llama-cpp under build/peer the first time
 # (measured 24-43 s with the registry reachable), builds and runs the peer test (ctest -L peer).
 "$KVS_ROOT/scripts/peer.sh"

@@ -9,7 +9,7 @@
 
 namespace kvs::test {
 
-std::unique_ptr<LlamaModel> random_gpt2(const Model& m, std::uint64_t seed, bool mlp_output) {
+std::unique_ptr<TransformerModel> random_gpt2(const Model& m, std::uint64_t seed, bool mlp_output) {
     ModelConfig c;
     c.arch = Architecture::Gpt2;
     c.dim = m.config().dim;
@@ -35,8 +35,8 @@ std::unique_ptr<LlamaModel> random_gpt2(const Model& m, std::uint64_t seed, bool
     const float scale = 1.0f / std::sqrt(float(c.dim));
     fill(all->data(), all->size(), 0.0f, scale);  // matrices and embeddings
     const std::size_t d = c.dim, L = c.n_layers, h = c.hidden_dim;
-    for (const float* gain : {w.rms_att, w.rms_ffn}) fill(gain, L * d, 1.0f, 0.25f);
-    fill(w.rms_final, d, 1.0f, 0.25f);
+    for (const float* gain : {w.norm_att, w.norm_ffn}) fill(gain, L * d, 1.0f, 0.25f);
+    fill(w.norm_final, d, 1.0f, 0.25f);
     for (const float* b : {w.norm_att_bias, w.bq, w.bk, w.bv, w.bo, w.norm_ffn_bias, w.b2})
         fill(b, L * d, 0.0f, 0.1f);
     fill(w.b1, L * h, 0.0f, 0.1f);
@@ -46,7 +46,7 @@ std::unique_ptr<LlamaModel> random_gpt2(const Model& m, std::uint64_t seed, bool
         fill(w.b2, L * d, 0.0f, 0.0f);
     }
     ck.weights.owner = all;
-    return std::make_unique<LlamaModel>(
+    return std::make_unique<TransformerModel>(
         std::move(ck),
         std::make_unique<BpeTokenizer>(dynamic_cast<const BpeTokenizer&>(m.tokenizer())),
         m.stop_tokens(), m.name() + "-gpt2", "in memory, random GPT-2-shaped weights");

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 
 namespace kvs::test {
 
@@ -14,6 +14,7 @@ namespace kvs::test {
 // +-1/sqrt(dim), LayerNorm gains 1 +- 0.25, biases +-0.1, all drawn from `seed`.
 // `mlp_output` false: the MLP's down projection and its bias are zero, so the MLP adds nothing
 // (the peer test's check of everything but GELU, which llama.cpp computes through F16).
-std::unique_ptr<LlamaModel> random_gpt2(const Model& m, std::uint64_t seed, bool mlp_output = true);
+std::unique_ptr<TransformerModel> random_gpt2(const Model& m, std::uint64_t seed,
+                                              bool mlp_output = true);
 
 }  // namespace kvs::test

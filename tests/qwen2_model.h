@@ -3,12 +3,12 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 
 namespace kvs::test {
 
 // `m`'s weights (llama2.c's order, copied) followed by biases bq, bk, bv drawn from `seed`
 // (uniform in [-0.5, 0.5]), and its tokenizer; generation stops at BOS as for `m`.
-std::unique_ptr<LlamaModel> with_qkv_biases(const Model& m, std::uint64_t seed);
+std::unique_ptr<TransformerModel> with_qkv_biases(const Model& m, std::uint64_t seed);
 
 }  // namespace kvs::test

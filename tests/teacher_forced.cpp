@@ -14,14 +14,14 @@ TeacherForcedGap teacher_forced_gap(const Model& model, Backend& reference, Back
     TeacherForcedGap gap;
     auto compare = [&] {
         ++gap.steps;
-        double worst = 0, scale = 0;
+        double worst = 0, largest = 0;
         for (std::size_t i = 0; i < a.logits.size(); ++i) {
             worst = std::max(worst, double(std::fabs(a.logits[i] - b.logits[i])));
-            scale = std::max(scale, double(std::fabs(a.logits[i])));
+            largest = std::max(largest, double(std::fabs(a.logits[i])));
             if (std::isnan(b.logits[i])) worst = INFINITY;
         }
         gap.worst_logit = std::max(gap.worst_logit, worst);
-        gap.worst_rel_logit = std::max(gap.worst_rel_logit, scale > 0 ? worst / scale : worst);
+        gap.worst_rel_logit = std::max(gap.worst_rel_logit, largest > 0 ? worst / largest : worst);
         for (std::size_t i = 0; i < a.attention.p.size() && i < b.attention.p.size(); ++i)
             gap.worst_attention = std::max(gap.worst_attention,
                                            double(std::fabs(a.attention.p[i] - b.attention.p[i])));

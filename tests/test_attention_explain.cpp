@@ -72,7 +72,7 @@ TEST_CASE("explain: softmax of the shown scores is the weights, sum of w.v the o
     if (!stories) WARN("stories260K not found under ../shared: checked the toy and default only");
 }
 
-TEST_CASE("explain: the toy's even head at \"so\" is the tutorial's arithmetic", "[explain]") {
+TEST_CASE("explain: the toy's even head at 'so' is the tutorial's arithmetic", "[explain]") {
     auto toy = open_model("toy");
     auto be = make_backend("cpu");
     Session s(*toy, *be.backend);

@@ -14,7 +14,7 @@
 #include "core/loaders/gguf_llama.h"
 #include "core/loaders/memory_budget.h"
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/byte_bpe_split.h"
 #include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/tokenizers/unicode_class.h"
@@ -146,17 +146,17 @@ void llama_tensors(GgufBytes& g, const ModelConfig& c, const LlamaWeights* w, Gg
     m("token_embd.weight", d, V, x.token_embedding);
     for (std::size_t l = 0; l < std::size_t(c.n_layers); ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
-        v(b + "attn_norm.weight", at(x.rms_att, l * d));
+        v(b + "attn_norm.weight", at(x.norm_att, l * d));
         m(b + "attn_q.weight", d, d, at(x.wq, l * d * d));
         m(b + "attn_k.weight", d, kv, at(x.wk, l * kv * d));
         m(b + "attn_v.weight", d, kv, at(x.wv, l * kv * d));
         m(b + "attn_output.weight", d, d, at(x.wo, l * d * d));
-        v(b + "ffn_norm.weight", at(x.rms_ffn, l * d));
+        v(b + "ffn_norm.weight", at(x.norm_ffn, l * d));
         m(b + "ffn_gate.weight", d, hd, at(x.w1, l * hd * d));
         m(b + "ffn_down.weight", hd, d, at(x.w2, l * d * hd));
         m(b + "ffn_up.weight", d, hd, at(x.w3, l * hd * d));
     }
-    v("output_norm.weight", x.rms_final);
+    v("output_norm.weight", x.norm_final);
     if (!c.shared_classifier) m("output.weight", d, V, x.wcls);
 }
 
@@ -404,7 +404,7 @@ TEST_CASE("byte-level BPE files: vocab.json + merges.txt, tokenizer.json, and th
 TEST_CASE("a GGUF llama file with a gpt2 tokenizer: byte-level BPE from its metadata",
           "[byte_bpe][gguf]") {
     const auto base = open_model("default");
-    const auto& lm = dynamic_cast<const LlamaModel&>(*base);
+    const auto& lm = dynamic_cast<const TransformerModel&>(*base);
     const ModelConfig c = lm.config();
     GgufBytes g;
     llama_shapes(g, c);
@@ -456,7 +456,7 @@ TEST_CASE("a GGUF llama file with a gpt2 tokenizer: byte-level BPE from its meta
                      "SentencePiece-style, and 'gpt2', byte-level BPE)") != std::string::npos);
 }
 
-TEST_CASE("memory: refused before loading with the numbers; the KV cache is for the chosen context",
+TEST_CASE("memory: refused before loading with the numbers, the KV cache is for the chosen context",
           "[byte_bpe][memory]") {
     const auto dir = test::temp_dir("memory");
     // Llama-3-8B's shapes, Q4_0, with no data: the file is a 4.3 GiB hole (no disk used), and
@@ -518,7 +518,7 @@ TEST_CASE("memory: refused before loading with the numbers; the KV cache is for 
           std::string::npos);
     ::unsetenv("KVSCOPE_MEM_AVAILABLE");
 
-    // In process: the context cut, and the KV cache sized by it (LlamaRunner allocates
+    // In process: the context cut, and the KV cache sized by it (TransformerRunner allocates
     // KvCache(n_layers, config().seq_len, ...)).
     OpenLimits small;
     small.context = 40;

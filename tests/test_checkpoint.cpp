@@ -34,11 +34,11 @@ TEST_CASE("a valid checkpoint loads with the shapes of its header", "[checkpoint
     float first;
     std::memcpy(&first, b.data() + 28, 4);
     CHECK(ck.weights.token_embedding[0] == first);
-    // rms_final is the last tensor before freq_cis.
+    // norm_final is the last tensor before freq_cis.
     const std::size_t freq = 2 * std::size_t(c.seq_len) * (c.head_dim() / 2);
     float last_rms;
     std::memcpy(&last_rms, b.data() + b.size() - 4 * (freq + 1), 4);
-    CHECK(ck.weights.rms_final[c.dim - 1] == last_rms);
+    CHECK(ck.weights.norm_final[c.dim - 1] == last_rms);
 }
 
 TEST_CASE("a negative vocab size means a separate classifier at the end", "[checkpoint]") {

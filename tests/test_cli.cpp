@@ -74,7 +74,7 @@ TEST_CASE("bad input is one line on stderr and exit code 2", "[cli]") {
         "beyond the context");
 }
 
-TEST_CASE("generate prints text and a summary; compare prints both modes", "[cli]") {
+TEST_CASE("generate prints text and a summary, compare prints both modes", "[cli]") {
     const auto g = run_cli({"generate", "--model", tiny_model(), "--prompt", "the cat",
                             "--max-new-tokens", "5", "--backend", "cpu"});
     CHECK(g.exit_code == 0);
@@ -96,8 +96,8 @@ TEST_CASE("generate --trace-json writes the whole trace", "[cli]") {
     REQUIRE(r.exit_code == 0);
     std::ifstream f(path);
     const auto j = nlohmann::json::parse(f);
-    CHECK(j["steps"].size() == 4);
-    CHECK(j["steps"][1]["attention"]["rows"] == 1);
+    CHECK(j.at("steps").size() == 4);
+    CHECK(j.at("steps").at(1).at("attention").at("rows") == 1);
 }
 
 // What people will type, paste and open (docs/reliability.md). Each is a working run or one line
@@ -207,7 +207,7 @@ TEST_CASE("user text in an error message is escaped: still one line, no terminal
     CHECK(one_line(o.err));
 }
 
-TEST_CASE("explain: the toy's even head at \"so\", as text and JSON; bad choices exit 2",
+TEST_CASE("explain: the toy's even head at 'so', as text and JSON, bad choices exit 2",
           "[cli][explain]") {
     auto r = run_cli({"explain", "--model", "toy", "--head", "even", "--row", "so"});
     INFO(r.out << r.err);
@@ -229,18 +229,18 @@ TEST_CASE("explain: the toy's even head at \"so\", as text and JSON; bad choices
     r = run_cli({"explain", "--model", "toy", "--head", "even", "--row", "so", "--json"});
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
-    CHECK(j["head_name"] == "even");
-    CHECK(j["query_piece"] == "so");
-    CHECK(j["row"] == 3);
-    CHECK(j["position"] == 4);  // positions from 1, as the text says them
-    CHECK(j["keys"][0]["position"] == 1);
-    REQUIRE(j["keys"].size() == 4);
-    CHECK(j["keys"][0]["raw"].is_null());  // -inf
-    CHECK(j["keys"][1]["raw"] == 0);
-    CHECK(j["keys"][1]["weight"] == 0.5);
-    CHECK(j["keys"][3]["weight"] == 0.5);
-    CHECK(j["output"][0] == 12.5);
-    CHECK(j["model_output"][0] == 12.5);
+    CHECK(j.at("head_name") == "even");
+    CHECK(j.at("query_piece") == "so");
+    CHECK(j.at("row") == 3);
+    CHECK(j.at("position") == 4);  // positions from 1, as the text says them
+    CHECK(j.at("keys").at(0).at("position") == 1);
+    REQUIRE(j.at("keys").size() == 4);
+    CHECK(j.at("keys").at(0).at("raw").is_null());  // -inf
+    CHECK(j.at("keys").at(1).at("raw") == 0);
+    CHECK(j.at("keys").at(1).at("weight") == 0.5);
+    CHECK(j.at("keys").at(3).at("weight") == 0.5);
+    CHECK(j.at("output").at(0) == 12.5);
+    CHECK(j.at("model_output").at(0) == 12.5);
 
     // A real model, a decode step without the cache: the recomputed rows were compared.
     r = run_cli({"explain", "--model", "default", "--backend", "cpu", "--prompt", "The cat sat",
@@ -248,11 +248,11 @@ TEST_CASE("explain: the toy's even head at \"so\", as text and JSON; bad choices
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const auto d = nlohmann::json::parse(r.out);
-    CHECK(d["phase"] == "decode");
-    CHECK(d["keys"].back()["source"] == "new");
-    CHECK(d["keys"][0]["source"] == "recomputed");
-    CHECK(d["why_not_q"]["query_rows_used"] == 1);
-    CHECK(d["why_not_q"]["kv_recomputed_max_delta"] == 0);
+    CHECK(d.at("phase") == "decode");
+    CHECK(d.at("keys").back().at("source") == "new");
+    CHECK(d.at("keys").at(0).at("source") == "recomputed");
+    CHECK(d.at("why_not_q").at("query_rows_used") == 1);
+    CHECK(d.at("why_not_q").at("kv_recomputed_max_delta") == 0);
 
     expect_error({"explain", "--model", "toy", "--head", "odd"}, "no head 'odd'");
     expect_error({"explain", "--model", "toy", "--row", "rain"},
@@ -324,9 +324,9 @@ TEST_CASE("generate times each step once by default and says how, compare says w
     const auto traced = run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "3",
                                  "--trace-json", (dir / "t.json").string()});
     const auto j = nlohmann::json::parse(test::slurp(dir / "t.json"));
-    for (const auto& s : j["steps"]) CHECK(s["time"]["runs"] == 1);
-    CHECK(j["recorded"]["program"] == "kvscope-cli generate");
-    CHECK(j["recorded"]["timing_runs"] == 1);
+    for (const auto& s : j.at("steps")) CHECK(s.at("time").at("runs") == 1);
+    CHECK(j.at("recorded").at("program") == "kvscope-cli generate");
+    CHECK(j.at("recorded").at("timing_runs") == 1);
 
     const auto c = run_cli({"compare", "-m", tiny_model(), "-p", "the cat", "-n", "3"});
     CHECK(c.exit_code == 0);

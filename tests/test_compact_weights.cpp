@@ -23,7 +23,7 @@
 #include "core/loaders/gguf_writer.h"
 #include "core/loaders/model_loader.h"
 #include "core/model/compact_weights.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -290,7 +290,7 @@ TEST_CASE("a GGUF's F16 and Q8_0 tensors are used in place and match its float32
     // exact (Q8_0 on the float path; its integer path is checked in tests/test_kquants.cpp).
     const auto dir = test::temp_dir("compact-gguf");
     const auto src = open_model("default");
-    const auto& lm = dynamic_cast<const LlamaModel&>(*src);
+    const auto& lm = dynamic_cast<const TransformerModel&>(*src);
     const std::vector<int> prompt = src->tokenizer().encode("Once upon a time");
     for (GgmlType type : {GgmlType::F16, GgmlType::Q8_0}) {
         const auto path = (dir / (std::string(ggml_type_name(type)) + ".gguf")).string();
@@ -314,7 +314,7 @@ TEST_CASE("a GGUF's F16 and Q8_0 tensors are used in place and match its float32
 
 TEST_CASE(
     "compact weights on the CUDA kernels: f16 and bf16 read on the device, q8_0 expanded to "
-    "float32 for it; the CPU's greedy text",
+    "float32 for it, the CPU's greedy text",
     "[compact][cli]") {
     // F16 and BF16 are copied to the device in 16 bits and widened as the kernels read them: the
     // CPU's greedy text with the same weights.
@@ -362,7 +362,7 @@ TEST_CASE(
         matrix_floats += std::uint64_t(c.n_layers) * rows * n;
     }
     REQUIRE(c.shared_classifier);  // its classifier is the embedding table, float32 either way
-    const auto& kept = dynamic_cast<const LlamaModel&>(*q8).compact();
+    const auto& kept = dynamic_cast<const TransformerModel&>(*q8).compact();
     CHECK(kept_weight_bytes(c, GgmlType::F32, w) == w);
     CHECK(kept_weight_bytes(c, GgmlType::Q8_0, w) == w - 4 * matrix_floats + kept.bytes);
     CHECK(kept_weight_bytes(c, GgmlType::Q8_0, w) < w / 2);

@@ -98,7 +98,7 @@ TEST_CASE("KVSCOPE_CUDA_SYNC=1 waits after every op and names the op that faulte
     CHECK(msg.rfind("CUDA error in add (KVSCOPE_CUDA_SYNC=1", 0) == 0);
 }
 
-TEST_CASE("a refused launch throws at once, named by its op; a failed cudaFree waits for a sync",
+TEST_CASE("a refused launch throws at once, named by its op, a failed cudaFree waits for a sync",
           "[emulated][faults]") {
     EmulatedCudaBackend be;
     DeviceBuffer a(be, 8);

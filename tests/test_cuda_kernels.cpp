@@ -315,7 +315,7 @@ TEST_CASE("the emulator refuses launches a GPU would refuse", "[emulated][kernel
 
 TEST_CASE(
     "attention has no limit on the keys: a prefill past 12,000 keys and a decode past 13,000 "
-    "match the CPU; only a head too large for one key's rows is a kvs::Error",
+    "match the CPU, only a head too large for one key's rows is a kvs::Error",
     "[emulated][kernels]") {
     // Shared memory holds one chunk of keys (flash-style prefill, split decode), not a row's
     // scores: the keys are unbounded, and the head size is bounded by one key's rows.

@@ -62,7 +62,7 @@ TEST_CASE("the default model is a GQA Llama with the lesson words as single toke
         single_token(w);
 }
 
-TEST_CASE("after \"Today's weather is so\" the model says nice or warm, hardly delicious",
+TEST_CASE("after 'Today's weather is so' the model says nice or warm, hardly delicious",
           "[default-model]") {
     const StepRecord r = prefill("Today's weather is so");
     const int nice = single_token(" nice"), warm = single_token(" warm"),
@@ -76,7 +76,7 @@ TEST_CASE("after \"Today's weather is so\" the model says nice or warm, hardly d
     CHECK(p[warm] > 10 * p[delicious]);
 }
 
-TEST_CASE("\"The capital of X is\" gives X's capital for at least 8 of 10 corpus countries",
+TEST_CASE("'The capital of X is' gives X's capital for at least 8 of 10 corpus countries",
           "[default-model]") {
     CHECK(greedy_text("The capital of France is", 1) == "The capital of France is Paris");
     // Ten of the forty pairs in tools/make_corpus.py's CAPITALS.
@@ -96,7 +96,7 @@ TEST_CASE("\"The capital of X is\" gives X's capital for at least 8 of 10 corpus
     CHECK(right >= 8);
 }
 
-TEST_CASE("at the last position of \"The capital of France is\" a head looks back at France",
+TEST_CASE("at the last position of 'The capital of France is' a head looks back at France",
           "[default-model]") {
     const StepRecord r = prefill("The capital of France is");
     const auto& ids = r.new_tokens;  // <s> The capital of France is

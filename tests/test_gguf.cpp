@@ -11,7 +11,7 @@
 #include "core/loaders/gguf_llama.h"
 #include "core/loaders/gguf_writer.h"
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/session/session.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/tokenizers/spm_tokenizer.h"
@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string export_gguf(const Model& m, const fs::path& dir, const std::string& type) {
-    const auto& lm = dynamic_cast<const LlamaModel&>(m);
+    const auto& lm = dynamic_cast<const TransformerModel&>(m);
     const auto path = (dir / (m.name() + "-" + type + ".gguf")).string();
     write_gguf_llama(path, lm.config(), lm.weights(),
                      dynamic_cast<const BpeTokenizer&>(m.tokenizer()), ggml_type_from_name(type),
@@ -36,7 +36,7 @@ std::string export_gguf(const Model& m, const fs::path& dir, const std::string& 
 
 }  // namespace
 
-TEST_CASE("GGUF exports give the llama2.c file's greedy text; F32 its logits within 1e-5",
+TEST_CASE("GGUF exports give the llama2.c file's greedy text, F32 its logits within 1e-5",
           "[gguf]") {
     const auto dir = test::temp_dir("gguf-export");
     for (const auto& m : test::llama2c_models()) {
@@ -84,7 +84,7 @@ TEST_CASE("a separate classifier and GQA survive the round trip (output.weight)"
     CHECK(test::max_logit_diff(a, b) == 0.0f);
 }
 
-TEST_CASE("Q4_0 exports load and generate; their logits stay near", "[gguf]") {
+TEST_CASE("Q4_0 exports load and generate, their logits stay near", "[gguf]") {
     const auto dir = test::temp_dir("gguf-q4");
     for (const auto& m : test::llama2c_models()) {
         const test::GreedyRun ref = test::greedy_run(*m, "Once upon a time", 20);
@@ -252,7 +252,7 @@ TEST_CASE("hostile GGUF files: every cut and every broken field is one clear err
     CHECK(g.format.find("context cut from 1000000 to 131072") != std::string::npos);
 }
 
-TEST_CASE("kvscope-cli: export, info and generate on GGUF; a broken file exits 2 with one line",
+TEST_CASE("kvscope-cli: export, info and generate on GGUF, a broken file exits 2 with one line",
           "[gguf][cli]") {
     const auto dir = test::temp_dir("gguf-cli");
     const auto out = (dir / "m.gguf").string();

@@ -46,7 +46,7 @@ Vec layer_norm(const Vec& x, const float* g, const float* b, double eps) {
 }
 
 // GPT-2 over the whole sequence, no cache: the next-token logits after its last token.
-std::vector<float> gpt2_logits(const LlamaModel& m, const std::vector<int>& tokens) {
+std::vector<float> gpt2_logits(const TransformerModel& m, const std::vector<int>& tokens) {
     const ModelConfig& c = m.config();
     const LlamaWeights& W = m.weights();
     const int d = c.dim, hid = c.hidden_dim, H = c.n_heads, hs = c.head_dim();
@@ -59,7 +59,8 @@ std::vector<float> gpt2_logits(const LlamaModel& m, const std::vector<int>& toke
     for (int l = 0; l < c.n_layers; ++l) {
         std::vector<Vec> q(T), k(T), v(T);
         for (int t = 0; t < T; ++t) {
-            const Vec xb = layer_norm(x[t], W.rms_att + l * D, W.norm_att_bias + l * D, c.norm_eps);
+            const Vec xb =
+                layer_norm(x[t], W.norm_att + l * D, W.norm_att_bias + l * D, c.norm_eps);
             q[t] = linear(W.wq + l * D * D, W.bq + l * D, xb, d);
             k[t] = linear(W.wk + l * D * D, W.bk + l * D, xb, d);
             v[t] = linear(W.wv + l * D * D, W.bv + l * D, xb, d);
@@ -84,7 +85,8 @@ std::vector<float> gpt2_logits(const LlamaModel& m, const std::vector<int>& toke
             for (int j = 0; j < d; ++j) x[t][j] += o[j];
         }
         for (int t = 0; t < T; ++t) {
-            const Vec xb = layer_norm(x[t], W.rms_ffn + l * D, W.norm_ffn_bias + l * D, c.norm_eps);
+            const Vec xb =
+                layer_norm(x[t], W.norm_ffn + l * D, W.norm_ffn_bias + l * D, c.norm_eps);
             Vec h = linear(W.w1 + l * hid * D, W.b1 + l * std::size_t(hid), xb, hid);
             for (double& e : h)
                 e = 0.5 * e * (1 + std::tanh(std::sqrt(2 / M_PI) * (e + 0.044715 * e * e * e)));
@@ -92,7 +94,7 @@ std::vector<float> gpt2_logits(const LlamaModel& m, const std::vector<int>& toke
             for (int j = 0; j < d; ++j) x[t][j] += o[j];
         }
     }
-    const Vec last = layer_norm(x[T - 1], W.rms_final, W.norm_final_bias, c.norm_eps);
+    const Vec last = layer_norm(x[T - 1], W.norm_final, W.norm_final_bias, c.norm_eps);
     const Vec logits = linear(W.wcls, nullptr, last, c.vocab_size);
     return {logits.begin(), logits.end()};
 }

@@ -18,7 +18,7 @@
 #include "core/loaders/hf_llama.h"
 #include "core/loaders/hf_writer.h"
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "tests/gpt2_model.h"
@@ -36,13 +36,13 @@ const BpeTokenizer& bpe(const Model& m) {
     return dynamic_cast<const BpeTokenizer&>(m.tokenizer());
 }
 
-const LlamaModel& llama(const Model& m) {
-    return dynamic_cast<const LlamaModel&>(m);
+const TransformerModel& llama(const Model& m) {
+    return dynamic_cast<const TransformerModel&>(m);
 }
 
 // The random GPT-2 model with a separate classifier: its weights copied, lm_head appended (the
 // classifier is the last tensor of the layout) as the embedding table negated.
-std::unique_ptr<LlamaModel> untied(const LlamaModel& g) {
+std::unique_ptr<TransformerModel> untied(const TransformerModel& g) {
     ModelConfig c = g.config();
     c.shared_classifier = false;
     auto all = std::make_shared<std::vector<float>>(g.weights().all.begin(), g.weights().all.end());
@@ -53,12 +53,12 @@ std::unique_ptr<LlamaModel> untied(const LlamaModel& g) {
     ck.config = c;
     point_llama_weights(ck.weights, all->data(), c, false);
     ck.weights.owner = all;
-    return std::make_unique<LlamaModel>(std::move(ck), std::make_unique<BpeTokenizer>(bpe(g)),
-                                        g.stop_tokens(), g.name() + "-untied", "in memory");
+    return std::make_unique<TransformerModel>(std::move(ck), std::make_unique<BpeTokenizer>(bpe(g)),
+                                              g.stop_tokens(), g.name() + "-untied", "in memory");
 }
 
 // Every float of `b`'s weights is `a`'s, bit for bit, in the same layout.
-void check_same_floats(const LlamaModel& a, const LlamaModel& b) {
+void check_same_floats(const TransformerModel& a, const TransformerModel& b) {
     REQUIRE(a.config().describe() == b.config().describe());
     const auto x = a.weights().all, y = b.weights().all;
     REQUIRE(x.size() == y.size());
@@ -66,7 +66,7 @@ void check_same_floats(const LlamaModel& a, const LlamaModel& b) {
 }
 
 // The largest |difference| between the two models' floats.
-float max_float_diff(const LlamaModel& a, const LlamaModel& b) {
+float max_float_diff(const TransformerModel& a, const TransformerModel& b) {
     const auto x = a.weights().all, y = b.weights().all;
     REQUIRE(x.size() == y.size());
     float m = 0;
@@ -105,8 +105,8 @@ TEST_CASE("GPT-2 as GGUF: F32 reads back bit for bit, its layout is llama.cpp's"
     const ModelConfig& c = g->config();
     const std::size_t d = c.dim, hd = c.hidden_dim;
     for (const bool tied : {true, false}) {
-        const auto src = tied ? std::unique_ptr<LlamaModel>() : untied(*g);
-        const LlamaModel& m = tied ? *g : *src;
+        const auto src = tied ? std::unique_ptr<TransformerModel>() : untied(*g);
+        const TransformerModel& m = tied ? *g : *src;
         INFO((tied ? "tied" : "separate classifier"));
         const auto path = (dir / (tied ? "tied.gguf" : "untied.gguf")).string();
         write_gguf_llama(path, m.config(), m.weights(), bpe(m), GgmlType::F32, "g");
@@ -148,7 +148,7 @@ TEST_CASE("GPT-2 as GGUF: F32 reads back bit for bit, its layout is llama.cpp's"
                                test::greedy_run(*open_model(path), kPrompt, 20)) == 0.0f);
 }
 
-TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D layout [in, out]",
+TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D layout (in, out)",
           "[gpt2][hf]") {
     const auto dir = test::temp_dir("gpt2-hf");
     const auto base = open_model("default");
@@ -156,17 +156,17 @@ TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D la
     const ModelConfig& c = g->config();
     const std::size_t d = c.dim, hd = c.hidden_dim;
     for (const bool tied : {true, false}) {
-        const auto src = tied ? std::unique_ptr<LlamaModel>() : untied(*g);
-        const LlamaModel& m = tied ? *g : *src;
+        const auto src = tied ? std::unique_ptr<TransformerModel>() : untied(*g);
+        const TransformerModel& m = tied ? *g : *src;
         INFO((tied ? "tied" : "separate classifier"));
         const auto folder = (dir / (tied ? "tied" : "untied")).string();
         write_hf_llama(folder, m.config(), m.weights(), bpe(m), GgmlType::F32, 0);
         std::ifstream in(fs::path(folder) / "config.json");
         const auto config = nlohmann::json::parse(in);
-        CHECK(config["architectures"][0] == "GPT2LMHeadModel");
-        CHECK(config["model_type"] == "gpt2");
-        CHECK(config["n_inner"] == c.hidden_dim);
-        CHECK(config["tie_word_embeddings"] == tied);
+        CHECK(config.at("architectures").at(0) == "GPT2LMHeadModel");
+        CHECK(config.at("model_type") == "gpt2");
+        CHECK(config.at("n_inner") == c.hidden_dim);
+        CHECK(config.at("tie_word_embeddings") == tied);
         const auto r = open_model(folder);
         check_same_floats(m, llama(*r));
         CHECK(r->format().find("Hugging Face GPT2LMHeadModel, 1 safetensors file") == 0);
@@ -299,7 +299,7 @@ TEST_CASE("GPT-2 in 16, 8 and 4 bits reads back within the type's rounding", "[g
     }
 }
 
-TEST_CASE("kvscope-cli: info names a GPT-2 model's architecture; export writes it as GGUF",
+TEST_CASE("kvscope-cli: info names a GPT-2 model's architecture, export writes it as GGUF",
           "[gpt2][cli]") {
     const auto dir = test::temp_dir("gpt2-cli");
     const auto base = open_model("default");

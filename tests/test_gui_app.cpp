@@ -146,8 +146,8 @@ Shot screenshot(const std::vector<std::string>& extra, const std::string& tag) {
 
 const json& main_heatmap(const json& layout, int index = 0) {
     int seen = 0;
-    for (const auto& h : layout["heatmaps"])
-        if (h["main"].get<bool>() && seen++ == index) return h;
+    for (const auto& h : layout.at("heatmaps"))
+        if (h.at("main").get<bool>() && seen++ == index) return h;
     FAIL("no main heatmap in the layout");
     static json none;
     return none;
@@ -155,8 +155,8 @@ const json& main_heatmap(const json& layout, int index = 0) {
 
 // Centre of cell (q, k) of an n x n heatmap drawn in `rect`.
 std::pair<double, double> cell_centre(const json& rect, int n, int q, int k) {
-    const double x = rect["x"].get<double>(), y = rect["y"].get<double>();
-    const double w = rect["w"].get<double>(), h = rect["h"].get<double>();
+    const double x = rect.at("x").get<double>(), y = rect.at("y").get<double>();
+    const double w = rect.at("w").get<double>(), h = rect.at("h").get<double>();
     return {x + (k + 0.5) * w / n, y + (q + 0.5) * h / n};
 }
 
@@ -179,18 +179,18 @@ std::vector<std::string> tiny_with(const std::vector<std::string>& more) {
 TEST_CASE("after the prefill the attention heatmap is a lower triangle", "[gui][screenshot]") {
     const Shot s = screenshot(tiny_with({"--prefill"}), "prefill");
     const json& hm = main_heatmap(s.layout);
-    const int n = hm["n"].get<int>();
+    const int n = hm.at("n").get<int>();
     REQUIRE(n >= 4);
-    CHECK(hm["layer"] == 1);
-    CHECK(hm["head"] == 2);
-    CHECK(hm["new_rows"][0] == 0);  // the whole block is new at the prefill
-    CHECK(hm["new_rows"][1] == n);
-    CHECK(s.layout["step"] == 0);
-    const auto mask = rgb(s.layout["colours"]["mask"]);
+    CHECK(hm.at("layer") == 1);
+    CHECK(hm.at("head") == 2);
+    CHECK(hm.at("new_rows").at(0) == 0);  // the whole block is new at the prefill
+    CHECK(hm.at("new_rows").at(1) == n);
+    CHECK(s.layout.at("step") == 0);
+    const auto mask = rgb(s.layout.at("colours").at("mask"));
     int masked = 0, weights = 0;
     for (int q = 0; q < n; ++q)
         for (int k = 0; k < n; ++k) {
-            const auto [x, y] = cell_centre(hm["rect"], n, q, k);
+            const auto [x, y] = cell_centre(hm.at("rect"), n, q, k);
             const auto px = s.image.at(x, y);
             if (k > q) {
                 CHECK(px == mask);
@@ -204,7 +204,7 @@ TEST_CASE("after the prefill the attention heatmap is a lower triangle", "[gui][
     CHECK(weights == n * (n + 1) / 2);
     // Every small multiple is drawn, one per (layer, head) of the tiny model (2 x 4).
     int small = 0;
-    for (const auto& h : s.layout["heatmaps"]) small += h["main"].get<bool>() ? 0 : 1;
+    for (const auto& h : s.layout.at("heatmaps")) small += h.at("main").get<bool>() ? 0 : 1;
     CHECK(small == 8);
 }
 
@@ -213,48 +213,48 @@ TEST_CASE("one decode step adds exactly one row and outlines it", "[gui][screens
     const Shot dec = screenshot(tiny_with({"--decode", "1"}), "dec");
     const json& h0 = main_heatmap(pre.layout);
     const json& h1 = main_heatmap(dec.layout);
-    const int n = h0["n"].get<int>();
-    REQUIRE(h1["n"].get<int>() == n + 1);
-    CHECK(h1["new_rows"][0] == n);
-    CHECK(h1["new_rows"][1] == n + 1);
-    CHECK(dec.layout["step"] == 1);
-    const auto mask = rgb(dec.layout["colours"]["mask"]);
+    const int n = h0.at("n").get<int>();
+    REQUIRE(h1.at("n").get<int>() == n + 1);
+    CHECK(h1.at("new_rows").at(0) == n);
+    CHECK(h1.at("new_rows").at(1) == n + 1);
+    CHECK(dec.layout.at("step") == 1);
+    const auto mask = rgb(dec.layout.at("colours").at("mask"));
     // The old rows keep their colours; the new row has n + 1 weights and no masked cell.
     for (int q = 0; q < n; ++q)
         for (int k = 0; k <= n; ++k) {
-            const auto [x1, y1] = cell_centre(h1["rect"], n + 1, q, k);
+            const auto [x1, y1] = cell_centre(h1.at("rect"), n + 1, q, k);
             if (k > q) {
                 CHECK(dec.image.at(x1, y1) == mask);
                 continue;
             }
-            const auto [x0, y0] = cell_centre(h0["rect"], n, q, k);
+            const auto [x0, y0] = cell_centre(h0.at("rect"), n, q, k);
             CHECK(dec.image.at(x1, y1) == pre.image.at(x0, y0));
         }
     for (int k = 0; k <= n; ++k) {
-        const auto [x, y] = cell_centre(h1["rect"], n + 1, n, k);
+        const auto [x, y] = cell_centre(h1.at("rect"), n + 1, n, k);
         CHECK(dec.image.at(x, y) != mask);
     }
     // The outline: the highlight colour just outside the new row's left edge.
-    const auto hl = rgb(dec.layout["colours"]["highlight"]);
-    const json& r = h1["rect"];
-    const double row_mid = r["y"].get<double>() + (n + 0.5) * r["h"].get<double>() / (n + 1);
+    const auto hl = rgb(dec.layout.at("colours").at("highlight"));
+    const json& r = h1.at("rect");
+    const double row_mid = r.at("y").get<double>() + (n + 0.5) * r.at("h").get<double>() / (n + 1);
     bool outlined = false;
     for (int dx = 0; dx <= 3 && !outlined; ++dx)
-        outlined = dec.image.at(r["x"].get<double>() - dx, row_mid) == hl;
+        outlined = dec.image.at(r.at("x").get<double>() - dx, row_mid) == hl;
     CHECK(outlined);
 }
 
 TEST_CASE("zoomed in, the large heatmap shows the newest tokens", "[gui][screenshot]") {
     const Shot s = screenshot(tiny_with({"--decode", "6", "--zoom", "2"}), "zoom");
     const json& hm = main_heatmap(s.layout);
-    const int n = hm["n"].get<int>(), first = hm["first"].get<int>();
+    const int n = hm.at("n").get<int>(), first = hm.at("first").get<int>();
     REQUIRE(n >= 10);
     CHECK(first == n - std::max(8, (n + 1) / 2));  // ceil(n / 2) rows, at least 8
     const int shown = n - first;
-    const auto mask = rgb(s.layout["colours"]["mask"]);
+    const auto mask = rgb(s.layout.at("colours").at("mask"));
     for (int i = 0; i < shown; ++i)
         for (int j = 0; j < shown; ++j) {
-            const auto [x, y] = cell_centre(hm["rect"], shown, i, j);
+            const auto [x, y] = cell_centre(hm.at("rect"), shown, i, j);
             if (j > i)
                 CHECK(s.image.at(x, y) == mask);
             else
@@ -264,22 +264,24 @@ TEST_CASE("zoomed in, the large heatmap shows the newest tokens", "[gui][screens
 
 TEST_CASE("the KV grid has one column per token in the cache", "[gui][screenshot]") {
     const Shot s = screenshot(tiny_with({"--decode", "3"}), "kv");
-    REQUIRE(s.layout["kv_grids"].size() == 1);
-    const json& g = s.layout["kv_grids"][0];
-    const int T = main_heatmap(s.layout)["n"].get<int>();
-    CHECK(g["columns"].get<int>() == T);
-    CHECK(g["rows"].get<int>() == 2 * 8);  // K and V, kv_dim = 2 kv heads x head size 4
-    CHECK(g["written"][0] == T - 1);       // a cached step writes one column
-    CHECK(g["written"][1] == T);
-    const json& r = g["rect"];
-    const double cw = g["cell"][0].get<double>();
-    CHECK(r["w"].get<double>() == Approx(T * cw).margin(0.01));
-    const auto bg = rgb(s.layout["colours"]["background"]);
-    const double y = r["y"].get<double>() + r["h"].get<double>() * 0.25;  // inside the K block
+    REQUIRE(s.layout.at("kv_grids").size() == 1);
+    const json& g = s.layout.at("kv_grids").at(0);
+    const int T = main_heatmap(s.layout).at("n").get<int>();
+    CHECK(g.at("columns").get<int>() == T);
+    CHECK(g.at("rows").get<int>() == 2 * 8);  // K and V, kv_dim = 2 kv heads x head size 4
+    CHECK(g.at("written").at(0) == T - 1);    // a cached step writes one column
+    CHECK(g.at("written").at(1) == T);
+    const json& r = g.at("rect");
+    const double cw = g.at("cell").at(0).get<double>();
+    CHECK(r.at("w").get<double>() == Approx(T * cw).margin(0.01));
+    const auto bg = rgb(s.layout.at("colours").at("background"));
+    const double y =
+        r.at("y").get<double>() + r.at("h").get<double>() * 0.25;  // inside the K block
     // Every column is drawn (a value colour, not the background)...
-    for (int p = 0; p < T; ++p) CHECK(s.image.at(r["x"].get<double>() + (p + 0.5) * cw, y) != bg);
+    for (int p = 0; p < T; ++p)
+        CHECK(s.image.at(r.at("x").get<double>() + (p + 0.5) * cw, y) != bg);
     // ...and nothing past the last one: the grid is exactly T columns wide.
-    CHECK(s.image.at(r["x"].get<double>() + T * cw + cw * 2.5, y) == bg);
+    CHECK(s.image.at(r.at("x").get<double>() + T * cw + cw * 2.5, y) == bg);
 }
 
 TEST_CASE("a wide model's KV grid stays inside its box, above the line under it",
@@ -294,22 +296,23 @@ TEST_CASE("a wide model's KV grid stays inside its box, above the line under it"
     const Shot s = screenshot({"--model", (dir / "wide.bin").string(), "--prompt", "abc",
                                "--backend", "cpu", "--decode", "2"},
                               "wide");
-    REQUIRE(s.layout["kv_grids"].size() == 1);
-    const json& g = s.layout["kv_grids"][0];
-    CHECK(g["rows"].get<int>() == 2 * 288);
-    const json& r = g["rect"];
-    const double bottom = r["y"].get<double>() + r["h"].get<double>();
-    const json& panel = s.layout["panels"]["kv_cache"];
-    CHECK(bottom <= panel["y"].get<double>() + panel["h"].get<double>());
+    REQUIRE(s.layout.at("kv_grids").size() == 1);
+    const json& g = s.layout.at("kv_grids").at(0);
+    CHECK(g.at("rows").get<int>() == 2 * 288);
+    const json& r = g.at("rect");
+    const double bottom = r.at("y").get<double>() + r.at("h").get<double>();
+    const json& panel = s.layout.at("panels").at("kv_cache");
+    CHECK(bottom <= panel.at("y").get<double>() + panel.at("h").get<double>());
     // No text of the panel is drawn over the grid.
-    for (const auto& t : s.layout["texts"]) {
-        if (t["panel"] != "kv" || t["overlay"].get<bool>()) continue;
-        const json& tr = t["rect"];
-        const double ty0 = tr["y"].get<double>(), ty1 = ty0 + tr["h"].get<double>();
-        const bool beside = tr["x"].get<double>() >= r["x"].get<double>() + r["w"].get<double>() ||
-                            tr["x"].get<double>() + tr["w"].get<double>() <= r["x"].get<double>();
-        INFO(t["text"].get<std::string>());
-        CHECK((beside || ty1 <= r["y"].get<double>() + 2 || ty0 >= bottom - 2));
+    for (const auto& t : s.layout.at("texts")) {
+        if (t.at("panel") != "kv" || t.at("overlay").get<bool>()) continue;
+        const json& tr = t.at("rect");
+        const double ty0 = tr.at("y").get<double>(), ty1 = ty0 + tr.at("h").get<double>();
+        const bool beside =
+            tr.at("x").get<double>() >= r.at("x").get<double>() + r.at("w").get<double>() ||
+            tr.at("x").get<double>() + tr.at("w").get<double>() <= r.at("x").get<double>();
+        INFO(t.at("text").get<std::string>());
+        CHECK((beside || ty1 <= r.at("y").get<double>() + 2 || ty0 >= bottom - 2));
     }
 }
 
@@ -318,19 +321,19 @@ TEST_CASE("compare mode draws both sessions and without the cache every column i
     const Shot s = screenshot(tiny_with({"--decode", "2", "--cache", "compare"}), "cmp");
     const json& a = main_heatmap(s.layout, 0);
     const json& b = main_heatmap(s.layout, 1);
-    CHECK(a["session"] == "with KV cache");
-    CHECK(b["session"] == "without KV cache");
-    CHECK(a["n"] == b["n"]);
-    REQUIRE(s.layout["kv_grids"].size() == 2);
-    const int T = a["n"].get<int>();
-    CHECK(s.layout["kv_grids"][0]["written"][0] == T - 1);
-    CHECK(s.layout["kv_grids"][1]["written"][0] == 0);
-    CHECK(s.layout["kv_grids"][1]["written"][1] == T);
+    CHECK(a.at("session") == "with KV cache");
+    CHECK(b.at("session") == "without KV cache");
+    CHECK(a.at("n") == b.at("n"));
+    REQUIRE(s.layout.at("kv_grids").size() == 2);
+    const int T = a.at("n").get<int>();
+    CHECK(s.layout.at("kv_grids").at(0).at("written").at(0) == T - 1);
+    CHECK(s.layout.at("kv_grids").at(1).at("written").at(0) == 0);
+    CHECK(s.layout.at("kv_grids").at(1).at("written").at(1) == T);
     // The same weights drawn the same way in both.
-    const auto mask = rgb(s.layout["colours"]["mask"]);
+    const auto mask = rgb(s.layout.at("colours").at("mask"));
     for (int q = 0; q < T; ++q) {
-        const auto [xa, ya] = cell_centre(a["rect"], T, q, 0);
-        const auto [xb, yb] = cell_centre(b["rect"], T, q, 0);
+        const auto [xa, ya] = cell_centre(a.at("rect"), T, q, 0);
+        const auto [xb, yb] = cell_centre(b.at("rect"), T, q, 0);
         CHECK(s.image.at(xa, ya) == s.image.at(xb, yb));
         CHECK(s.image.at(xa, ya) != mask);
     }
@@ -342,15 +345,15 @@ TEST_CASE("the toy example shows its table panel and draws none as an empty row"
         screenshot({"--model", "toy", "--prompt", "Today weather is so", "--prefill", "--layer",
                     "0", "--head", "0", "--weight-scale", "linear", "--theme", "light"},
                    "toy");
-    CHECK(s.layout["model"] == "toy");
-    CHECK(s.layout["theme"] == "light");
-    CHECK(s.layout["panels"].contains("toy_table"));
+    CHECK(s.layout.at("model") == "toy");
+    CHECK(s.layout.at("theme") == "light");
+    CHECK(s.layout.at("panels").contains("toy_table"));
     const json& hm = main_heatmap(s.layout);
-    REQUIRE(hm["n"] == 4);
-    const auto empty = rgb(s.layout["colours"]["empty_row"]);
-    const auto [x, y] = cell_centre(hm["rect"], 4, 0, 0);
+    REQUIRE(hm.at("n") == 4);
+    const auto empty = rgb(s.layout.at("colours").at("empty_row"));
+    const auto [x, y] = cell_centre(hm.at("rect"), 4, 0, 0);
     CHECK(s.image.at(x, y) == empty);  // head "even" at the first token: none
-    const auto [x2, y2] = cell_centre(hm["rect"], 4, 1, 1);
+    const auto [x2, y2] = cell_centre(hm.at("rect"), 4, 1, 1);
     CHECK(s.image.at(x2, y2) != empty);
 }
 
@@ -433,9 +436,11 @@ kill -TERM $pid; wait $pid
     const Shot where = screenshot(
         {"--model", tiny_model(), "--prompt", "the cat sat", "--prefill", "--decode", "1"},
         "keys-where");
-    const json& field = where.layout["panels"]["prompt_field"];
-    const int px = static_cast<int>(field["x"].get<double>() + field["w"].get<double>() * 0.5);
-    const int py = static_cast<int>(field["y"].get<double>() + field["h"].get<double>() * 0.5);
+    const json& field = where.layout.at("panels").at("prompt_field");
+    const int px =
+        static_cast<int>(field.at("x").get<double>() + field.at("w").get<double>() * 0.5);
+    const int py =
+        static_cast<int>(field.at("y").get<double>() + field.at("h").get<double>() * 0.5);
     const std::string env = "KVSCOPE_CONFIG_DIR=" + quote((dir / "cfg").string()) +
                             " PROMPT_X=" + std::to_string(px) + " PROMPT_Y=" + std::to_string(py);
     const std::string cmd = "cd " + quote(dir.string()) + " && " + env + " " +
@@ -477,77 +482,78 @@ kill -TERM $pid; wait $pid
 TEST_CASE("a lesson step drives the engine: lesson 1 at step 3 shows the toy's prefill",
           "[gui][screenshot][lessons]") {
     const Shot s = screenshot({"--lesson", "1", "--lesson-step", "3", "--theme", "light"}, "l1");
-    CHECK(s.layout["model"] == "toy");
-    CHECK(s.layout["steps"] == 1);  // step 2 of the lesson ran the prefill
-    CHECK(s.layout["panels"].contains("lesson"));
+    CHECK(s.layout.at("model") == "toy");
+    CHECK(s.layout.at("steps") == 1);  // step 2 of the lesson ran the prefill
+    CHECK(s.layout.at("panels").contains("lesson"));
     // The step's @explain opens Inside attention under the stage (its band leaves the stage the
     // room for column tabs: the toy table and the tokens are tabs, not drawn).
-    CHECK(s.layout["explain"]["open"] == true);
-    CHECK(s.layout["panels"].contains("inside_attention"));
-    const json& l = s.layout["lesson"];
-    CHECK(l["number"] == 1);
-    CHECK(l["step"] == 3);
-    CHECK(l["steps"] == 4);
-    CHECK(l["running"] == false);
-    CHECK(l["checks_passed"] == 12);  // 6, and @explain's 6 (the window's target runs them)
-    CHECK(l["checks_failed"] == 0);
-    CHECK(l["errors"].empty());
-    CHECK(l["shown_panel"] == "attention");  // @show attention
+    CHECK(s.layout.at("explain").at("open") == true);
+    CHECK(s.layout.at("panels").contains("inside_attention"));
+    const json& l = s.layout.at("lesson");
+    CHECK(l.at("number") == 1);
+    CHECK(l.at("step") == 3);
+    CHECK(l.at("steps") == 4);
+    CHECK(l.at("running") == false);
+    CHECK(l.at("checks_passed") == 12);  // 6, and @explain's 6 (the window's target runs them)
+    CHECK(l.at("checks_failed") == 0);
+    CHECK(l.at("errors").empty());
+    CHECK(l.at("shown_panel") == "attention");  // @show attention
     // @highlight layer=0 head=0 selected the head the text talks about: the "even" head, whose
     // first row has no key (drawn as "none") and whose masked cells are the mask colour.
     const json& hm = main_heatmap(s.layout);
-    CHECK(hm["layer"] == 0);
-    CHECK(hm["head"] == 0);
-    REQUIRE(hm["n"] == 4);
-    const auto [ex, ey] = cell_centre(hm["rect"], 4, 0, 0);
-    CHECK(s.image.at(ex, ey) == rgb(s.layout["colours"]["empty_row"]));
+    CHECK(hm.at("layer") == 0);
+    CHECK(hm.at("head") == 0);
+    REQUIRE(hm.at("n") == 4);
+    const auto [ex, ey] = cell_centre(hm.at("rect"), 4, 0, 0);
+    CHECK(s.image.at(ex, ey) == rgb(s.layout.at("colours").at("empty_row")));
     for (int q = 0; q < 4; ++q)
         for (int k = q + 1; k < 4; ++k) {
-            const auto [x, y] = cell_centre(hm["rect"], 4, q, k);
-            CHECK(s.image.at(x, y) == rgb(s.layout["colours"]["mask"]));
+            const auto [x, y] = cell_centre(hm.at("rect"), 4, q, k);
+            CHECK(s.image.at(x, y) == rgb(s.layout.at("colours").at("mask")));
         }
     // The framed panel is the attention panel: the highlight colour on its edge.
-    const json& r = s.layout["panels"]["attention"];
-    const auto hl = rgb(s.layout["colours"]["highlight"]);
+    const json& r = s.layout.at("panels").at("attention");
+    const auto hl = rgb(s.layout.at("colours").at("highlight"));
     bool framed = false;
     for (int dy = 0; dy < 4 && !framed; ++dy)
-        framed = s.image.at(r["x"].get<double>() + r["w"].get<double>() * 0.5,
-                            r["y"].get<double>() + dy) == hl;
+        framed = s.image.at(r.at("x").get<double>() + r.at("w").get<double>() * 0.5,
+                            r.at("y").get<double>() + dy) == hl;
     CHECK(framed);
 }
 
 TEST_CASE("lessons and the window's words in Chinese, every glyph in the font",
           "[gui][screenshot][lessons][zh]") {
     const Shot s = screenshot({"--lesson", "2", "--lesson-step", "2", "--lang", "zh"}, "zh");
-    CHECK(s.layout["lang"] == "zh");
-    CHECK(s.layout["fonts"]["chinese"] == true);
+    CHECK(s.layout.at("lang") == "zh");
+    CHECK(s.layout.at("fonts").at("chinese") == true);
     // Every character of the Chinese strings and of every lesson is in the atlas (none is '?').
-    CHECK(s.layout["fonts"]["missing_glyphs"].empty());
-    const json& l = s.layout["lesson"];
-    CHECK(l["title"] == kvs::load_lesson(kvs::find_lesson("2", "zh")).title);
-    CHECK(l["checks_failed"] == 0);
-    CHECK(l["checks_passed"] == 5);
-    CHECK(main_heatmap(s.layout)["head"] == 3);  // @highlight layer=0 head=3 (the all head)
+    CHECK(s.layout.at("fonts").at("missing_glyphs").empty());
+    const json& l = s.layout.at("lesson");
+    CHECK(l.at("title") == kvs::load_lesson(kvs::find_lesson("2", "zh")).title);
+    CHECK(l.at("checks_failed") == 0);
+    CHECK(l.at("checks_passed") == 5);
+    CHECK(main_heatmap(s.layout).at("head") == 3);  // @highlight layer=0 head=3 (the all head)
     // The same step in English: another title, the same engine state.
     const Shot en = screenshot({"--lesson", "2", "--lesson-step", "2", "--lang", "en"}, "en");
-    CHECK(en.layout["lang"] == "en");
-    CHECK(en.layout["lesson"]["title"] == kvs::load_lesson(kvs::find_lesson("2", "en")).title);
-    CHECK(en.layout["lesson"]["title"] != l["title"]);
-    CHECK(en.layout["tokens"] == s.layout["tokens"]);
+    CHECK(en.layout.at("lang") == "en");
+    CHECK(en.layout.at("lesson").at("title") ==
+          kvs::load_lesson(kvs::find_lesson("2", "en")).title);
+    CHECK(en.layout.at("lesson").at("title") != l.at("title"));
+    CHECK(en.layout.at("tokens") == s.layout.at("tokens"));
 }
 
 TEST_CASE("lesson 8 plots time per step against batch size in the window",
           "[gui][screenshot][lessons]") {
     const Shot s = screenshot({"--lesson", "8", "--backend", "cpu"}, "batch");
-    CHECK(s.layout["lesson"]["checks_failed"] == 0);
+    CHECK(s.layout.at("lesson").at("checks_failed") == 0);
     // The lesson's plot (the time panel records its own plots beside it when it is drawn).
     json p;
-    for (const auto& q : s.layout["plots"])
-        if (q["name"] == "batch") p = q;
+    for (const auto& q : s.layout.at("plots"))
+        if (q.at("name") == "batch") p = q;
     REQUIRE(p.is_object());
-    CHECK(p["x"] == json({1.0, 2.0, 4.0, 8.0}));
-    REQUIRE(p["series"].size() == 2);
-    for (const auto& [label, y] : p["series"].items()) {
+    CHECK(p.at("x") == json({1.0, 2.0, 4.0, 8.0}));
+    REQUIRE(p.at("series").size() == 2);
+    for (const auto& [label, y] : p.at("series").items()) {
         INFO(label);
         REQUIRE(y.size() == 4);
         for (const auto& v : y) CHECK(v.get<double>() > 0);  // measured, every size
@@ -576,11 +582,11 @@ TEST_CASE("a file that does not open shows why and the session goes on", "[gui][
         INFO(name);
         const std::string path = (dir / name).string();
         const Shot s = screenshot({"--model", "toy", "--prefill", "--open", path}, "bad");
-        CHECK(s.layout["model"] == "toy");  // still the toy, prefilled, its tokens shown
-        CHECK(s.layout["steps"] == 1);
-        CHECK(s.layout["tokens"] == json({"Today", "weather", "is", "so", "nice"}));
-        REQUIRE(s.layout["messages"].size() == 1);
-        const std::string m = s.layout["messages"][0];
+        CHECK(s.layout.at("model") == "toy");  // still the toy, prefilled, its tokens shown
+        CHECK(s.layout.at("steps") == 1);
+        CHECK(s.layout.at("tokens") == json({"Today", "weather", "is", "so", "nice"}));
+        REQUIRE(s.layout.at("messages").size() == 1);
+        const std::string m = s.layout.at("messages").at(0);
         CHECK(m.rfind("could not open the model: ", 0) == 0);
         CHECK(m.find(fs::path(name).stem().string()) != std::string::npos);
         CHECK(m.find("(still showing toy)") != std::string::npos);
@@ -639,10 +645,10 @@ TEST_CASE("hostile model folders through Open file: one line each, the session g
         INFO(c.folder.filename().string());
         const Shot s =
             screenshot({"--model", "toy", "--prefill", "--open", c.folder.string()}, "hostile");
-        CHECK(s.layout["model"] == "toy");  // still the toy, prefilled
-        CHECK(s.layout["steps"] == 1);
-        REQUIRE(s.layout["messages"].size() == 1);
-        const std::string m = s.layout["messages"][0];
+        CHECK(s.layout.at("model") == "toy");  // still the toy, prefilled
+        CHECK(s.layout.at("steps") == 1);
+        REQUIRE(s.layout.at("messages").size() == 1);
+        const std::string m = s.layout.at("messages").at(0);
         INFO(m);
         CHECK(m.rfind("could not open the model: " + c.folder.string(), 0) == 0);
         CHECK(m.find(c.says) != std::string::npos);
@@ -659,14 +665,14 @@ TEST_CASE("any UTF-8 in the prompt: bytes the vocabulary lacks are chips of thei
     const Shot s = screenshot({"--model", tiny_model(), "--backend", "cpu", "--prompt",
                                "a\xF0\x9F\x98\x80\xE4\xBD\xA0\x01\t\x7F", "--prefill"},
                               "utf8");
-    CHECK(s.layout["messages"].empty());
-    CHECK(s.layout["tokens"] ==
+    CHECK(s.layout.at("messages").empty());
+    CHECK(s.layout.at("tokens") ==
           json({"<s>",
                 "\xC2\xB7"
                 "a",
                 "<0xF0>", "<0x9F>", "<0x98>", "<0x80>", "<0xE4>", "<0xBD>", "<0xA0>", "<0x01>",
-                "<0x09>", "<0x7F>", s.layout["tokens"].back()}));
-    CHECK(main_heatmap(s.layout)["n"] == 12);
+                "<0x09>", "<0x7F>", s.layout.at("tokens").back()}));
+    CHECK(main_heatmap(s.layout).at("n") == 12);
 }
 
 TEST_CASE("a prompt longer than the context is refused with the limit, the old one stays",
@@ -674,22 +680,22 @@ TEST_CASE("a prompt longer than the context is refused with the limit, the old o
     std::string words;
     for (int i = 0; i < 80; ++i) words += " the";
     const Shot s = screenshot(tiny_with({"--prefill", "--then-prompt", words}), "long");
-    REQUIRE(s.layout["messages"].size() == 1);
-    const std::string m = s.layout["messages"][0];
+    REQUIRE(s.layout.at("messages").size() == 1);
+    const std::string m = s.layout.at("messages").at(0);
     CHECK(m.find("longer than the model's context of 64 tokens") != std::string::npos);
     // The old prompt and its prefill are still shown.
     const Shot before = screenshot(tiny_with({"--prefill"}), "long-before");
-    CHECK(s.layout["steps"] == 1);
-    CHECK(s.layout["tokens"] == before.layout["tokens"]);
+    CHECK(s.layout.at("steps") == 1);
+    CHECK(s.layout.at("tokens") == before.layout.at("tokens"));
 }
 
 TEST_CASE("reaching the end of the context ends generation with a message", "[gui][errors]") {
     const Shot s = screenshot(tiny_with({"--decode", "200"}), "full");
-    CHECK(s.layout["steps"].get<int>() < 200);
-    CHECK(s.layout["finish"] == "finished: the context of 64 tokens is full");
-    REQUIRE(s.layout["messages"].size() == 1);
-    CHECK(s.layout["messages"][0] == "Generation ended: the context of 64 tokens is full.");
-    CHECK(main_heatmap(s.layout)["n"] == 64);
+    CHECK(s.layout.at("steps").get<int>() < 200);
+    CHECK(s.layout.at("finish") == "finished: the context of 64 tokens is full");
+    REQUIRE(s.layout.at("messages").size() == 1);
+    CHECK(s.layout.at("messages").at(0) == "Generation ended: the context of 64 tokens is full.");
+    CHECK(main_heatmap(s.layout).at("n") == 64);
 }
 
 TEST_CASE("without its fonts the window falls back and says so", "[gui][errors][fonts]") {
@@ -704,11 +710,11 @@ TEST_CASE("without its fonts the window falls back and says so", "[gui][errors][
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         const json l = json::parse(slurp(dir / "s.json"));
-        CHECK(l["fonts"]["dejavu"] == false);
-        CHECK(l["lang"] == "en");
-        REQUIRE(l["messages"].size() == 1);
-        CHECK(l["messages"][0].get<std::string>().rfind("DejaVu Sans not found", 0) == 0);
-        CHECK(l["tokens"].size() == 5);
+        CHECK(l.at("fonts").at("dejavu") == false);
+        CHECK(l.at("lang") == "en");
+        REQUIRE(l.at("messages").size() == 1);
+        CHECK(l.at("messages").at(0).get<std::string>().rfind("DejaVu Sans not found", 0) == 0);
+        CHECK(l.at("tokens").size() == 5);
     }
     SECTION("DejaVu without the Chinese font: English, with a notice") {
         const fs::path only = kvs::test::temp_dir("gui-dejavu-only");
@@ -723,12 +729,13 @@ TEST_CASE("without its fonts the window falls back and says so", "[gui][errors][
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         const json l = json::parse(slurp(dir / "s.json"));
-        CHECK(l["fonts"]["dejavu"] == true);
-        CHECK(l["fonts"]["chinese"] == false);
-        CHECK(l["lang"] == "en");
-        CHECK(l["lesson"]["title"] == kvs::load_lesson(kvs::find_lesson("1", "en")).title);
-        REQUIRE(l["messages"].size() == 1);
-        CHECK(l["messages"][0].get<std::string>().find("fonts-wqy-microhei") != std::string::npos);
+        CHECK(l.at("fonts").at("dejavu") == true);
+        CHECK(l.at("fonts").at("chinese") == false);
+        CHECK(l.at("lang") == "en");
+        CHECK(l.at("lesson").at("title") == kvs::load_lesson(kvs::find_lesson("1", "en")).title);
+        REQUIRE(l.at("messages").size() == 1);
+        CHECK(l.at("messages").at(0).get<std::string>().find("fonts-wqy-microhei") !=
+              std::string::npos);
     }
 }
 
@@ -802,8 +809,8 @@ TEST_CASE("a lesson file with a mistake shows its FILE:LINE error in the lesson 
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         const json l = json::parse(slurp(out / "s.json"));
-        REQUIRE(l["lesson"]["errors"].size() == 1);
-        const std::string e = l["lesson"]["errors"][0];
+        REQUIRE(l.at("lesson").at("errors").size() == 1);
+        const std::string e = l.at("lesson").at("errors").at(0);
         if (std::string(n) == "2")
             CHECK(e.find("02-prefill.md:" + std::to_string(line) +
                          ": unknown directive '@prefil' (did you mean @prefill?)") !=
@@ -813,10 +820,10 @@ TEST_CASE("a lesson file with a mistake shows its FILE:LINE error in the lesson 
         // Junk bytes in a lesson file do not cost the font its Chinese (中文, 生成: the language
         // button and the strings); only the junk's own odd characters may lack a glyph.
         for (const unsigned cp : {0x4E2Du, 0x6587u, 0x751Fu, 0x6210u})
-            CHECK(std::find(l["fonts"]["missing_glyphs"].begin(),
-                            l["fonts"]["missing_glyphs"].end(),
-                            cp) == l["fonts"]["missing_glyphs"].end());
-        CHECK(l["lang"] == "en");
+            CHECK(std::find(l.at("fonts").at("missing_glyphs").begin(),
+                            l.at("fonts").at("missing_glyphs").end(),
+                            cp) == l.at("fonts").at("missing_glyphs").end());
+        CHECK(l.at("lang") == "en");
     }
 }
 
@@ -825,14 +832,14 @@ namespace {
 // The texts a panel recorded (--layout-json), in drawing order.
 std::vector<json> panel_texts(const json& layout, const std::string& panel) {
     std::vector<json> out;
-    for (const auto& t : layout["texts"])
-        if (t["panel"] == panel) out.push_back(t);
+    for (const auto& t : layout.at("texts"))
+        if (t.at("panel") == panel) out.push_back(t);
     return out;
 }
 
 bool has_text(const json& layout, const std::string& panel, const std::string& text) {
     for (const auto& t : panel_texts(layout, panel))
-        if (t["text"] == text) return true;
+        if (t.at("text") == text) return true;
     return false;
 }
 
@@ -840,7 +847,7 @@ bool has_text(const json& layout, const std::string& panel, const std::string& t
 // recorded as one run (gui/text_record.h), so the formula's parts are pieces of one line.
 bool line_has(const json& layout, const std::string& panel, const std::string& part) {
     for (const auto& t : panel_texts(layout, panel))
-        if (t["text"].get<std::string>().find(part) != std::string::npos) return true;
+        if (t.at("text").get<std::string>().find(part) != std::string::npos) return true;
     return false;
 }
 
@@ -849,17 +856,18 @@ std::vector<std::string> column_texts(const json& layout, const std::string& hea
     const auto texts = panel_texts(layout, "inside_attention");
     double x = -1, y = -1;
     for (const auto& t : texts)
-        if (t["text"] == header) {
-            x = t["rect"]["x"].get<double>();
-            y = t["rect"]["y"].get<double>();
+        if (t.at("text") == header) {
+            x = t.at("rect").at("x").get<double>();
+            y = t.at("rect").at("y").get<double>();
         }
     REQUIRE(x >= 0);
     std::vector<std::pair<double, std::string>> col;
     for (const auto& t : texts) {
-        const double tx = t["rect"]["x"].get<double>(), ty = t["rect"]["y"].get<double>();
+        const double tx = t.at("rect").at("x").get<double>(),
+                     ty = t.at("rect").at("y").get<double>();
         // Numbers sit a fraction of the font in from the column's left edge.
-        if (tx >= x && tx < x + 8 && ty > y + 1 && t["text"].get<std::string>().find('[') != 0)
-            col.emplace_back(ty, t["text"].get<std::string>());
+        if (tx >= x && tx < x + 8 && ty > y + 1 && t.at("text").get<std::string>().find('[') != 0)
+            col.emplace_back(ty, t.at("text").get<std::string>());
     }
     std::sort(col.begin(), col.end());
     std::vector<std::string> out;
@@ -898,9 +906,9 @@ TEST_CASE("broken font files fall back with a message instead of crashing the wi
         CHECK(r.err.find("font file refused (" + (fonts / "DejaVuSans.ttf").string()) !=
               std::string::npos);
         const json l = json::parse(slurp(dir / "s.json"));
-        CHECK(l["fonts"]["dejavu"] == false);
-        REQUIRE(l["messages"].size() >= 1);
-        CHECK(l["messages"][0].get<std::string>().rfind("font file refused", 0) == 0);
+        CHECK(l.at("fonts").at("dejavu") == false);
+        REQUIRE(l.at("messages").size() >= 1);
+        CHECK(l.at("messages").at(0).get<std::string>().rfind("font file refused", 0) == 0);
     }
 }
 
@@ -1040,18 +1048,18 @@ std::vector<std::string> text_problems(const json& layout) {
     };
     std::vector<T> shown;
     std::vector<std::string> problems;
-    for (const auto& t : layout["texts"]) {
-        if (t["overlay"].get<bool>()) continue;
-        const json &r = t["rect"], &c = t["clip"];
-        const double x0 = std::max(r["x"].get<double>(), c["x"].get<double>());
-        const double y0 = std::max(r["y"].get<double>(), c["y"].get<double>());
-        const double x1 = std::min(r["x"].get<double>() + r["w"].get<double>(),
-                                   c["x"].get<double>() + c["w"].get<double>());
-        const double y1 = std::min(r["y"].get<double>() + r["h"].get<double>(),
-                                   c["y"].get<double>() + c["h"].get<double>());
-        const std::string panel = t["panel"], text = t["text"];
-        if ((t["clipped_x"].get<bool>() && !t["scrolls_x"].get<bool>()) ||
-            (t["clipped_y"].get<bool>() && !t["scrolls_y"].get<bool>()))
+    for (const auto& t : layout.at("texts")) {
+        if (t.at("overlay").get<bool>()) continue;
+        const json &r = t.at("rect"), &c = t.at("clip");
+        const double x0 = std::max(r.at("x").get<double>(), c.at("x").get<double>());
+        const double y0 = std::max(r.at("y").get<double>(), c.at("y").get<double>());
+        const double x1 = std::min(r.at("x").get<double>() + r.at("w").get<double>(),
+                                   c.at("x").get<double>() + c.at("w").get<double>());
+        const double y1 = std::min(r.at("y").get<double>() + r.at("h").get<double>(),
+                                   c.at("y").get<double>() + c.at("h").get<double>());
+        const std::string panel = t.at("panel"), text = t.at("text");
+        if ((t.at("clipped_x").get<bool>() && !t.at("scrolls_x").get<bool>()) ||
+            (t.at("clipped_y").get<bool>() && !t.at("scrolls_y").get<bool>()))
             problems.push_back("clipped in " + panel + ": \"" + text + "\"");
         if (x1 > x0 && y1 > y0) shown.push_back({panel, text, x0, y0, x1, y1});
     }
@@ -1089,7 +1097,7 @@ TEST_CASE("the text checker finds overlapping and clipped labels", "[gui][overla
     l["texts"] = json::array({text_item("masked", 10, 10, 50, 16), text_item("new", 70, 10, 30, 16),
                               text_item("below", 10, 27, 50, 16)});
     CHECK(text_problems(l).empty());
-    l["texts"].push_back(text_item("new this step", 40, 14, 80, 16));  // runs into "masked"
+    l.at("texts").push_back(text_item("new this step", 40, 14, 80, 16));  // runs into "masked"
     const auto p = text_problems(l);
     REQUIRE(p.size() == 3);  // with "masked", "new" and "below"
     CHECK(p[0].find("\"masked\"") != std::string::npos);
@@ -1211,14 +1219,14 @@ TEST_CASE("inside attention on the toy writes the formula with the tutorial's nu
     const Shot s = screenshot({"--model", "toy", "--prompt", "Today weather is so", "--prefill",
                                "--explain", "0,0,3", "--theme", "light"},
                               "explain-toy");
-    const json& x = s.layout["explain"];
-    REQUIRE(x["open"] == true);
-    CHECK(x["why"] == "");
-    CHECK(x["step"] == 0);
-    CHECK(x["q_pos"] == 3);
-    CHECK(x["n_keys"] == 4);
-    CHECK(x["phase"] == "prefill");
-    CHECK(s.layout["panels"].contains("inside_attention"));
+    const json& x = s.layout.at("explain");
+    REQUIRE(x.at("open") == true);
+    CHECK(x.at("why") == "");
+    CHECK(x.at("step") == 0);
+    CHECK(x.at("q_pos") == 3);
+    CHECK(x.at("n_keys") == 4);
+    CHECK(x.at("phase") == "prefill");
+    CHECK(s.layout.at("panels").contains("inside_attention"));
     CHECK(has_text(s.layout, "inside_attention", "softmax(q·Kᵀ/√d_k + mask)·V"));
     CHECK(line_has(s.layout, "inside_attention", "= softmax([−∞, 0, −∞, 0] × 1 + mask)·V"));
     CHECK(line_has(s.layout, "inside_attention", "= [0, 0.5, 0, 0.5]·V"));
@@ -1257,10 +1265,10 @@ TEST_CASE("inside attention draws the numbers explain_attention gives, prefill a
         return more;
     };
     const Shot s = screenshot(with({"--prefill", "--explain", "1,2,3"}), "explain-pre");
-    const json& x = s.layout["explain"];
-    CHECK(x["step"] == 0);
-    CHECK(x["row"] == 3);
-    CHECK(x["head_dim"] == e->head_dim);
+    const json& x = s.layout.at("explain");
+    CHECK(x.at("step") == 0);
+    CHECK(x.at("row") == 3);
+    CHECK(x.at("head_dim") == e->head_dim);
     const int T = e->n_keys, dk = e->head_dim;
     char shape[160];
     std::snprintf(shape, sizeof shape,
@@ -1279,16 +1287,16 @@ TEST_CASE("inside attention draws the numbers explain_attention gives, prefill a
 
     // A decode row: one query row against every cached key, 1/√d_k written with d_k's value.
     const Shot d = screenshot(with({"--decode", "2", "--explain", "1,2,last"}), "explain-dec");
-    const json& y = d.layout["explain"];
-    CHECK(y["phase"] == "decode");
-    CHECK(y["step"] == 2);
-    const int Td = y["n_keys"].get<int>();
+    const json& y = d.layout.at("explain");
+    CHECK(y.at("phase") == "decode");
+    CHECK(y.at("step") == 2);
+    const int Td = y.at("n_keys").get<int>();
     std::snprintf(shape, sizeof shape, "q [1, %d] · Kᵀ [%d, %d] → scores [1, %d]", dk, dk, Td, Td);
     CHECK(has_text(d.layout, "inside_attention", shape));
     std::snprintf(shape, sizeof shape, "×1/√d_k = 1/√%d = ", dk);
     bool scale_line = false;
     for (const auto& t : panel_texts(d.layout, "inside_attention"))
-        scale_line |= t["text"].get<std::string>().rfind(shape, 0) == 0;
+        scale_line |= t.at("text").get<std::string>().rfind(shape, 0) == 0;
     CHECK(scale_line);
     // The weights drawn sum to 1.
     double sum = 0;
@@ -1304,24 +1312,24 @@ TEST_CASE("compare mode outlines every row the uncached step recomputed and says
     const Shot s = screenshot(tiny_with({"--decode", "2", "--cache", "compare"}), "recomputed");
     const json& a = main_heatmap(s.layout, 0);
     const json& b = main_heatmap(s.layout, 1);
-    const int T = b["n"].get<int>();
-    CHECK(a["recomputed_rows"][0] == a["recomputed_rows"][1]);  // with the cache: none
-    CHECK(b["recomputed_rows"][0] == 0);
-    CHECK(b["recomputed_rows"][1] == T);
-    const auto rc = rgb(s.layout["colours"]["recomputed"]);
-    const json& r = b["rect"];
+    const int T = b.at("n").get<int>();
+    CHECK(a.at("recomputed_rows").at(0) == a.at("recomputed_rows").at(1));  // with the cache: none
+    CHECK(b.at("recomputed_rows").at(0) == 0);
+    CHECK(b.at("recomputed_rows").at(1) == T);
+    const auto rc = rgb(s.layout.at("colours").at("recomputed"));
+    const json& r = b.at("rect");
     for (int q = 0; q < T - 1; ++q) {
-        const double mid = r["y"].get<double>() + (q + 0.5) * r["h"].get<double>() / T;
+        const double mid = r.at("y").get<double>() + (q + 0.5) * r.at("h").get<double>() / T;
         bool outlined = false;
         for (int dx = 0; dx <= 3 && !outlined; ++dx)
-            outlined = s.image.at(r["x"].get<double>() - dx, mid) == rc;
+            outlined = s.image.at(r.at("x").get<double>() - dx, mid) == rc;
         INFO("row " << q);
         CHECK(outlined);
     }
     // The step's line, from the measured fields (wrapped: its pieces joined).
     std::string all;
     for (const auto& t : panel_texts(s.layout, "attention"))
-        all += t["text"].get<std::string>() + " ";
+        all += t.at("text").get<std::string>() + " ";
     INFO(all);
     // Layer 1, the tiny model's last: one row for the output, the others thrown away.
     CHECK(all.find("layer 1: computed " + std::to_string(T) + " query rows: 1 for this token's " +
@@ -1371,7 +1379,7 @@ TEST_CASE("no text overlaps another or is cut off, at every size, text size, lan
         INFO(c.tag << ": " << slurp(dir / (c.tag + ".err")));
         REQUIRE(fs::exists(dir / (c.tag + ".json")));
         const json layout = json::parse(slurp(dir / (c.tag + ".json")));
-        REQUIRE(layout["texts"].size() > 20);
+        REQUIRE(layout.at("texts").size() > 20);
         for (const auto& p : text_problems(layout)) FAIL_CHECK(p);
         ++checked;
     }
@@ -1384,7 +1392,7 @@ namespace {
 std::vector<json> inside_numbers(const json& layout) {
     std::vector<json> out;
     for (const auto& t : panel_texts(layout, "inside_attention")) {
-        const std::string x = t["text"];
+        const std::string x = t.at("text");
         if (!x.empty() && x.find_first_not_of("-0123456789.e+") == std::string::npos &&
             x.find_first_of("0123456789") != std::string::npos)
             out.push_back(t);
@@ -1393,8 +1401,8 @@ std::vector<json> inside_numbers(const json& layout) {
 }
 
 double main_heat_width(const json& layout) {
-    for (const auto& h : layout["heatmaps"])
-        if (h["main"].get<bool>()) return h["rect"]["w"].get<double>();
+    for (const auto& h : layout.at("heatmaps"))
+        if (h.at("main").get<bool>()) return h.at("rect").at("w").get<double>();
     return 0;
 }
 
@@ -1402,7 +1410,7 @@ double main_heat_width(const json& layout) {
 
 TEST_CASE(
     "a room reads the row: at 1920x1080 with text 2 the heatmap keeps its text-1 size and "
-    "every number of the row is drawn at body size; at 1280x800 every key is labelled",
+    "every number of the row is drawn at body size, at 1280x800 every key is labelled",
     "[gui][screenshot][explain][stage]") {
     // The default model after the prefill and 3 decode steps, layer 1, head 0, the newest row.
     const std::vector<std::string> base = {"--backend", "cpu", "--model",   "default",
@@ -1423,7 +1431,7 @@ TEST_CASE(
                                          "1", "--head", "0", "--json"});
     REQUIRE(cli.exit_code == 0);
     const json e = json::parse(cli.out);
-    const int T = static_cast<int>(e["keys"].size());
+    const int T = static_cast<int>(e.at("keys").size());
 
     const json one = run("1920x1080", "1", "1");
     const json two = run("1920x1080", "2", "2");
@@ -1438,22 +1446,22 @@ TEST_CASE(
         REQUIRE(static_cast<int>(drawn.size()) == T);
         for (int j = 0; j < T; ++j)
             CHECK(std::stod(drawn[j]) ==
-                  Approx(e["keys"][j][field].get<double>()).margin(1e-4).epsilon(1e-3));
+                  Approx(e.at("keys").at(j).at(field).get<double>()).margin(1e-4).epsilon(1e-3));
     }
     // Glyphs at least as tall as body text at that size (digits of the 32 px font: 21-22 px).
     const auto nums = inside_numbers(two);
     REQUIRE(static_cast<int>(nums.size()) >= 3 * T);
-    for (const auto& t : nums) CHECK(t["rect"]["h"].get<double>() >= 20);
+    for (const auto& t : nums) CHECK(t.at("rect").at("h").get<double>() >= 20);
 
     // A laptop's screen at text 1: each key labelled with its token, every weight drawn.
     const json lap = run("1280x800", "1", "lap");
     CHECK(static_cast<int>(column_texts(lap, "softmax w").size()) == T);
     for (int j = 0; j < T; ++j) {
-        const std::string piece = e["keys"][j]["piece"];
+        const std::string piece = e.at("keys").at(j).at("piece");
         bool labelled = false;
         for (const auto& t : panel_texts(lap, "inside_attention"))
             labelled =
-                labelled || t["text"].get<std::string>().rfind(std::to_string(j) + " ", 0) == 0;
+                labelled || t.at("text").get<std::string>().rfind(std::to_string(j) + " ", 0) == 0;
         INFO("key " << j << " \"" << piece << "\"");
         CHECK(labelled);
     }
@@ -1523,7 +1531,7 @@ TEST_CASE(
             INFO(file << ": " << slurp(dir / (l.tag + ".err")));
             REQUIRE(fs::exists(dir / file));
             const json layout = json::parse(slurp(dir / file));
-            REQUIRE(layout["texts"].size() > 10);
+            REQUIRE(layout.at("texts").size() > 10);
             for (const auto& p : text_problems(layout)) FAIL_CHECK(p);
             ++checked;
         }
@@ -1539,7 +1547,7 @@ TEST_CASE("a lesson's Inside attention row closes when the lesson moves on witho
                                "--layout-json", (dir / "l.json").string()});
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
-        return json::parse(slurp(dir / "l.json"))["explain"]["open"].get<bool>();
+        return json::parse(slurp(dir / "l.json")).at("explain").at("open").get<bool>();
     };
     CHECK(open_at("1"));
     CHECK_FALSE(open_at("2"));
@@ -1550,7 +1558,7 @@ TEST_CASE("lesson 8 step 1 draws one KV grid per sequence, filled to the BatchSe
           "[gui][screenshot][lessons][batch]") {
     const Shot s =
         screenshot({"--lesson", "8", "--lesson-step", "1", "--backend", "cpu"}, "batch-caches");
-    CHECK(s.layout["lesson"]["checks_failed"] == 0);
+    CHECK(s.layout.at("lesson").at("checks_failed") == 0);
     // The lesson's own @batch, its last size run here through the engine's BatchSession as the
     // sweep runs it (greedy, decode steps + 1 new tokens): the lengths the window must show.
     const kvs::Lesson lesson = kvs::load_lesson(kvs::find_lesson("8", "en"));
@@ -1570,8 +1578,8 @@ TEST_CASE("lesson 8 step 1 draws one KV grid per sequence, filled to the BatchSe
     const std::vector<int>& last = bs.steps().back().token_out;
 
     std::vector<json> grids;
-    for (const auto& g : s.layout["kv_grids"])
-        if (g["session"].get<std::string>().rfind("prompt ", 0) == 0) grids.push_back(g);
+    for (const auto& g : s.layout.at("kv_grids"))
+        if (g.at("session").get<std::string>().rfind("prompt ", 0) == 0) grids.push_back(g);
     REQUIRE(static_cast<int>(grids.size()) == B);
     const int rows = 2 * model->config().kv_dim();
     int shortest = 1 << 30, longest = 0;
@@ -1581,23 +1589,24 @@ TEST_CASE("lesson 8 step 1 draws one KV grid per sequence, filled to the BatchSe
         const int len = bs.kv(i).len;
         shortest = std::min(shortest, len);
         longest = std::max(longest, len);
-        CHECK(g["session"] == "prompt " + std::to_string(i + 1));
-        CHECK(g["columns"] == len);
-        CHECK(g["rows"] == rows);
+        CHECK(g.at("session") == "prompt " + std::to_string(i + 1));
+        CHECK(g.at("columns") == len);
+        CHECK(g.at("rows") == rows);
         // The row the last decode step wrote is outlined, only for the sequences it computed.
         if (last[i] >= 0)
-            CHECK(g["written"] == json({len - 1, len}));
+            CHECK(g.at("written") == json({len - 1, len}));
         else
-            CHECK(g["written"] == json({0, 0}));
+            CHECK(g.at("written") == json({0, 0}));
         // One column width for all, so the lengths compare by eye; the cells span the rows.
-        const double cw = g["cell"][0].get<double>(), ch = g["cell"][1].get<double>();
-        CHECK(cw == Approx(grids[0]["cell"][0].get<double>()));
-        CHECK(g["rect"]["w"].get<double>() == Approx(cw * len).margin(0.5));
-        CHECK(g["rect"]["h"].get<double>() == Approx(ch * rows).margin(0.5));
+        const double cw = g.at("cell").at(0).get<double>(), ch = g.at("cell").at(1).get<double>();
+        CHECK(cw == Approx(grids[0].at("cell").at(0).get<double>()));
+        CHECK(g.at("rect").at("w").get<double>() == Approx(cw * len).margin(0.5));
+        CHECK(g.at("rect").at("h").get<double>() == Approx(ch * rows).margin(0.5));
         // Side by side, left to right, without overlapping.
         if (i > 0)
-            CHECK(g["rect"]["x"].get<double>() >= grids[i - 1]["rect"]["x"].get<double>() +
-                                                      grids[i - 1]["rect"]["w"].get<double>());
+            CHECK(g.at("rect").at("x").get<double>() >=
+                  grids[i - 1].at("rect").at("x").get<double>() +
+                      grids[i - 1].at("rect").at("w").get<double>());
     }
     CHECK(shortest < longest);  // the weather prompt stops early: a batch's caches are ragged
 }
@@ -1626,7 +1635,7 @@ TEST_CASE("the toy's Next-token panel shows all ten tokens with logits and proba
         const bool lesson = !extra.empty() && extra[0] == "--lesson";
         const Shot s = screenshot(args, "next-" + std::to_string(k));
         INFO((extra.empty() ? std::string("alone") : extra[0]));
-        CHECK(s.layout["next_tokens_shown"] == 10);
+        CHECK(s.layout.at("next_tokens_shown") == 10);
         if (lesson) continue;  // the lesson's step shows its prefill, not this decode step
         for (const auto& t : top) {
             char lg[24], pct[24];
@@ -1651,64 +1660,64 @@ TEST_CASE("a recorded run replays with no model file: its attention drawn, where
     fs::remove(model);
     fs::remove(dir / "tiny.tok.bin");
     const Shot s = screenshot({"--replay", trace, "--layer", "1", "--head", "2"}, "replay");
-    CHECK(s.layout["model"] == "tiny");
+    CHECK(s.layout.at("model") == "tiny");
     // Both sessions' heatmaps: every cell on or below the diagonal is a weight, not the mask.
-    const auto mask = rgb(s.layout["colours"]["mask"]);
+    const auto mask = rgb(s.layout.at("colours").at("mask"));
     for (int i = 0; i < 2; ++i) {
         const json& hm = main_heatmap(s.layout, i);
-        const int n = hm["n"].get<int>();
+        const int n = hm.at("n").get<int>();
         CHECK(n >= 8);  // the prompt and the steps after it
         for (int q = 0; q < n; ++q) {
-            const auto [x, y] = cell_centre(hm["rect"], n, q, 0);
+            const auto [x, y] = cell_centre(hm.at("rect"), n, q, 0);
             CHECK(s.image.at(x, y) != mask);
             if (q + 1 < n) {
-                const auto [mx, my] = cell_centre(hm["rect"], n, q, q + 1);
+                const auto [mx, my] = cell_centre(hm.at("rect"), n, q, q + 1);
                 CHECK(s.image.at(mx, my) == mask);
             }
         }
     }
     bool said_where = false;
-    for (const auto& t : s.layout["texts"])
-        said_where = said_where || t["text"].get<std::string>().find("recorded run of tiny on") !=
-                                       std::string::npos;
+    for (const auto& t : s.layout.at("texts"))
+        said_where = said_where || t.at("text").get<std::string>().find(
+                                       "recorded run of tiny on") != std::string::npos;
     CHECK(said_where);
 }
 
 // --- Predict, then reveal: a lesson step's @ask in the window ---
 
 TEST_CASE(
-    "a lesson's question waits for the learner; the step runs on the answer, revealed "
+    "a lesson's question waits for the learner, the step runs on the answer, revealed "
     "beside theirs",
     "[gui][screenshot][lessons][ask]") {
     // Lesson 3, step 1 asks how many rows its decode step pushes through the model (1).
     const Shot wait =
         screenshot({"--lesson", "3", "--answer", "wait", "--backend", "cpu"}, "ask-wait");
-    const json& w = wait.layout["lesson"];
-    CHECK(w["ask"]["state"] == "asking");
-    CHECK(w["ask"]["question"] ==
+    const json& w = wait.layout.at("lesson");
+    CHECK(w.at("ask").at("state") == "asking");
+    CHECK(w.at("ask").at("question") ==
           kvs::load_lesson(kvs::find_lesson("3", "en")).steps[0].ask()->ask.question);
-    CHECK(w["checks_passed"] == 0);  // nothing ran: the question comes first
-    CHECK(w["running"] == false);
-    CHECK(wait.layout["model"] != "toy");            // the step's @model has not run either
+    CHECK(w.at("checks_passed") == 0);  // nothing ran: the question comes first
+    CHECK(w.at("running") == false);
+    CHECK(wait.layout.at("model") != "toy");         // the step's @model has not run either
     CHECK(line_has(wait.layout, "lesson", "3) 5"));  // the choices, keys 1-4
     CHECK(line_has(wait.layout, "lesson", "Predict:"));
 
     const Shot right =
         screenshot({"--lesson", "3", "--answer", "1", "--backend", "cpu"}, "ask-right");
-    const json& r = right.layout["lesson"];
-    CHECK(r["ask"]["state"] == "revealed");
-    CHECK(r["ask"]["learner"] == "1");
-    CHECK(r["ask"]["engine"] == "1");
-    CHECK(r["ask"]["right"] == 1);
-    CHECK(r["checks_failed"] == 0);
-    CHECK(right.layout["model"] == "toy");
-    CHECK(right.layout["steps"] == 2);  // the step ran: prefill and one decode step
+    const json& r = right.layout.at("lesson");
+    CHECK(r.at("ask").at("state") == "revealed");
+    CHECK(r.at("ask").at("learner") == "1");
+    CHECK(r.at("ask").at("engine") == "1");
+    CHECK(r.at("ask").at("right") == 1);
+    CHECK(r.at("checks_failed") == 0);
+    CHECK(right.layout.at("model") == "toy");
+    CHECK(right.layout.at("steps") == 2);  // the step ran: prefill and one decode step
     CHECK(line_has(right.layout, "lesson", "you predicted it"));
 
     const Shot wrong =
         screenshot({"--lesson", "3", "--answer", "3", "--backend", "cpu"}, "ask-wrong");
-    CHECK(wrong.layout["lesson"]["ask"]["learner"] == "5");
-    CHECK(wrong.layout["lesson"]["ask"]["right"] == 0);
+    CHECK(wrong.layout.at("lesson").at("ask").at("learner") == "5");
+    CHECK(wrong.layout.at("lesson").at("ask").at("right") == 0);
     CHECK(line_has(wrong.layout, "lesson", "not what you predicted"));
 
     // In Chinese: the choice and the engine's answer in Chinese words (lesson 3, step 3 asks
@@ -1716,12 +1725,12 @@ TEST_CASE(
     const Shot zh = screenshot({"--lesson", "3", "--lesson-step", "3", "--answer", "1", "--lang",
                                 "zh", "--backend", "cpu"},
                                "ask-zh");
-    const json& z = zh.layout["lesson"]["ask"];
-    CHECK(z["state"] == "revealed");
-    CHECK(z["engine"] ==
+    const json& z = zh.layout.at("lesson").at("ask");
+    CHECK(z.at("state") == "revealed");
+    CHECK(z.at("engine") ==
           "\xE9\x81\x87\xE5\x88\xB0\xE7\xBB\x93\xE6\x9D\x9F token");  // 遇到结束 token
-    CHECK(z["right"] == 1);
-    CHECK(zh.layout["fonts"]["missing_glyphs"].empty());
+    CHECK(z.at("right") == 1);
+    CHECK(zh.layout.at("fonts").at("missing_glyphs").empty());
     // Drawn as it reads, in bold: the bold font has no Chinese, which would come out as '?'.
     CHECK(line_has(
         zh.layout, "lesson",
@@ -1739,11 +1748,11 @@ TEST_CASE("one query numbered alike: the window, the CLI, the JSON and lesson 3"
     const auto js = kvs::test::run_cli({"explain", "--model", "toy", "--step", "1", "--json"});
     REQUIRE(js.exit_code == 0);
     const json j = json::parse(js.out);
-    CHECK(j["row"] == 0);
-    CHECK(j["position"] == 5);
-    CHECK(j["indexing"]["positions_from"] == 1);
-    CHECK(j["keys"][4]["position"] == 5);
-    CHECK(j["keys"][4]["piece"] == "nice");
+    CHECK(j.at("row") == 0);
+    CHECK(j.at("position") == 5);
+    CHECK(j.at("indexing").at("positions_from") == 1);
+    CHECK(j.at("keys").at(4).at("position") == 5);
+    CHECK(j.at("keys").at(4).at("piece") == "nice");
     const auto lesson = kvs::test::run_cli({"lesson", "3", "--backend", "cpu"});
     CHECK(lesson.out.find("row 0 (position 5): query 'nice'") != std::string::npos);
     const std::string prose = slurp(kvs::find_lesson("3", "en"));
@@ -1752,4 +1761,128 @@ TEST_CASE("one query numbered alike: the window, the CLI, the JSON and lesson 3"
         screenshot({"--model", "toy", "--decode", "1", "--explain", "0,0,last", "--backend", "cpu"},
                    "numbering");
     CHECK(line_has(w.layout, "inside_attention", "row 0 (position 5): query \"nice\""));
+}
+
+namespace {
+
+// The window's layout record only (no PNG) for `args` at `size` and text `scale`.
+json layout_of(const std::vector<std::string>& args, const std::string& size,
+               const std::string& scale, const std::string& tag) {
+    const fs::path dir = kvs::test::temp_dir("gui-fits-" + tag);
+    std::vector<std::string> a = args;
+    a.insert(a.end(),
+             {"--size", size, "--font-scale", scale, "--layout-json", (dir / "l.json").string()});
+    const Run r = run_app(a);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(slurp(dir / "l.json"));
+}
+
+std::vector<double> main_heat_sides(const json& layout) {
+    std::vector<double> out;
+    for (const auto& h : layout["heatmaps"])
+        if (h["main"].get<bool>()) out.push_back(h["rect"]["w"].get<double>());
+    return out;
+}
+
+const json& plot_named(const json& layout, const std::string& name) {
+    for (const auto& p : layout["plots"])
+        if (p["name"] == name) return p;
+    FAIL("no plot " << name);
+    static json none;
+    return none;
+}
+
+}  // namespace
+
+TEST_CASE("the bytes plot draws each session's K/V traffic: compare, one session, bidirectional",
+          "[gui][screenshot][stage]") {
+    // Compare mode: the cached session's K/V bytes (T read, 1 written) under the uncached one's
+    // (T read, T written), each its own line, and the weights read.
+    const json cmp = layout_of(tiny_with({"--cache", "compare", "--decode", "4"}), "1280x800", "1",
+                               "bytes-compare");
+    const json& b = plot_named(cmp, "bytes");
+    REQUIRE(b["series"].size() == 3);
+    std::vector<std::vector<double>> ys;
+    for (const auto& [label, y] : b["series"].items()) ys.push_back(y.get<std::vector<double>>());
+    // (Series by label: "K/V read and written, with KV cache" sorts before "..., without ...".)
+    const auto& cached = ys[0];
+    const auto& uncached = ys[1];
+    REQUIRE(cached.size() == uncached.size());
+    REQUIRE(cached.size() >= 5);
+    CHECK(cached[0] == uncached[0]);               // the same prefill
+    CHECK(uncached.back() > cached.back() * 1.5);  // T + T rows against T + 1
+    // One session: the mode that did not run, counted, beside it.
+    const json one = layout_of(tiny_with({"--decode", "4"}), "1280x800", "1", "bytes-one");
+    CHECK(plot_named(one, "bytes")["series"].size() == 3);
+    // Bidirectional: both sessions run uncached and move the same bytes: both lines are there.
+    const json bi = layout_of(tiny_with({"--cache", "bidirectional", "--decode", "2"}), "1280x800",
+                              "1", "bytes-bidirectional");
+    CHECK(plot_named(bi, "bytes")["series"].size() == 3);
+}
+
+TEST_CASE("a message at the end of generation shows in the toolbar, over no panel",
+          "[gui][screenshot][lessons]") {
+    // Lesson 4 step 3 ends its generation with the model's end token, the Inside attention
+    // panel open with its legend at the window's bottom.
+    const json l = layout_of({"--backend", "cpu", "--lesson", "4", "--lesson-step", "3"},
+                             "1280x800", "1", "message");
+    REQUIRE(!l["messages"].empty());
+    const double toolbar_bottom =
+        l["panels"]["toolbar"]["y"].get<double>() + l["panels"]["toolbar"]["h"].get<double>();
+    bool seen = false;
+    for (const auto& t : l["texts"]) {
+        if (t["text"].get<std::string>().find("Generation ended") == std::string::npos) continue;
+        seen = true;
+        CHECK(t["panel"] == "toolbar");
+        CHECK(t["rect"]["y"].get<double>() + t["rect"]["h"].get<double>() <= toolbar_bottom);
+    }
+    CHECK(seen);
+    for (const auto& p : text_problems(l)) FAIL_CHECK(p);
+}
+
+TEST_CASE("larger text never shrinks lesson 10's heatmaps, nor the stage's with Inside attention",
+          "[gui][screenshot][stage][lessons]") {
+    // Lesson 10's step 2 sets the stage (the two sessions' heatmaps beside the lesson), its notes
+    // (max |dK| per layer) beside or after the heatmaps when above them they would not fit.
+    for (const char* size : {"1280x800", "1920x1080"}) {
+        const std::vector<std::string> a = {"--backend", "cpu",           "--lesson",
+                                            "10",        "--lesson-step", "2"};
+        const auto one = main_heat_sides(layout_of(a, size, "1", std::string("l10-1-") + size));
+        const auto two = main_heat_sides(layout_of(a, size, "2", std::string("l10-2-") + size));
+        INFO(size << ": text 1 " << one.front() << " px, text 2 " << two.front() << " px");
+        REQUIRE(one.size() == 2);
+        REQUIRE(two.size() == 2);
+        CHECK(one.front() > 150);
+        CHECK(two.front() + 0.5 >= one.front());
+    }
+    // Inside attention open on a laptop's screen: at text 1.5 and 2 the heatmap, where drawn, is
+    // as large as at text 1 (the inside panel a tab of the stage when nothing else holds it).
+    const std::vector<std::string> a = {"--backend", "cpu", "--model",   "default",
+                                        "--decode",  "3",   "--explain", "1,0,last"};
+    const auto one = main_heat_sides(layout_of(a, "1280x800", "1", "inside-1"));
+    REQUIRE(!one.empty());
+    for (const char* scale : {"1.5", "2"}) {
+        const json l = layout_of(a, "1280x800", scale, std::string("inside-") + scale);
+        for (double w : main_heat_sides(l)) {
+            INFO("text " << scale << ": " << w << " px against " << one.front());
+            CHECK(w + 0.5 >= one.front());
+        }
+        for (const auto& p : text_problems(l)) FAIL_CHECK(p);
+    }
+}
+
+TEST_CASE("a lesson's question and its choices fit at 1280x800 with text 2, both languages",
+          "[gui][screenshot][lessons]") {
+    // Waiting for the answer: the question, every choice and what to press, in view unscrolled.
+    for (const auto& [lesson, step, lang] :
+         std::vector<std::tuple<const char*, const char*, const char*>>{
+             {"3", "1", "en"}, {"11", "1", "en"}, {"10", "2", "zh"}, {"1", "2", "zh"}}) {
+        const json l = layout_of({"--backend", "cpu", "--lesson", lesson, "--lesson-step", step,
+                                  "--answer", "wait", "--lang", lang},
+                                 "1280x800", "2", std::string("ask-") + lesson + "-" + lang);
+        INFO("lesson " << lesson << " step " << step << " " << lang);
+        CHECK(l["lesson"]["ask"]["state"] == "asking");
+        CHECK(l["lesson"]["ask"]["fits"] == true);
+    }
 }

@@ -34,7 +34,7 @@ std::shared_ptr<const Lesson> lesson_text(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("Next plays on from the steps before; Back and other requests replay from the start",
+TEST_CASE("Next plays on from the steps before, Back and other requests replay from the start",
           "[gui][lessons][worker]") {
     LessonCatalog cat;
     cat.load();

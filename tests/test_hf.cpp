@@ -16,7 +16,7 @@
 #include "core/loaders/hf_llama.h"
 #include "core/loaders/hf_writer.h"
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/session/session.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
@@ -31,7 +31,7 @@ namespace {
 
 std::string export_hf(const Model& m, const fs::path& dir, const std::string& type,
                       std::uint64_t shard_bytes = 0) {
-    const auto& lm = dynamic_cast<const LlamaModel&>(m);
+    const auto& lm = dynamic_cast<const TransformerModel&>(m);
     const auto folder = (dir / (m.name() + "-" + type + (shard_bytes ? "-sharded" : ""))).string();
     write_hf_llama(folder, lm.config(), lm.weights(),
                    dynamic_cast<const BpeTokenizer&>(m.tokenizer()), ggml_type_from_name(type),
@@ -61,7 +61,7 @@ TEST_CASE("HF exports read back as the llama2.c model: F32 bit for bit, shards a
     }
 }
 
-TEST_CASE("HF F16 and BF16 exports keep the greedy text; kept compact, their dequantised logits",
+TEST_CASE("HF F16 and BF16 exports keep the greedy text, kept compact, their dequantised logits",
           "[hf]") {
     const auto dir = test::temp_dir("hf-half");
     const auto m = open_model("default");
@@ -80,7 +80,7 @@ TEST_CASE("HF F16 and BF16 exports keep the greedy text; kept compact, their deq
         // --weights of the file's own type: the matrices used in place (q/k reordered), and a
         // compact matmul is the float32 matmul of the dequantised matrix, bit for bit.
         const auto hc = open_model(folder, "", ggml_type_from_name(type));
-        CHECK(dynamic_cast<const LlamaModel&>(*hc).compact().held());
+        CHECK(dynamic_cast<const TransformerModel&>(*hc).compact().held());
         CHECK(test::max_logit_diff(r, test::greedy_run(*hc, "Once upon a time", 40)) == 0.0f);
     }
 }
@@ -90,7 +90,7 @@ TEST_CASE("q and k rows are in HF's rotate-half order: its RoPE on them is llama
     const auto dir = test::temp_dir("hf-rope");
     test::write_tiny_model(dir);
     const auto m = open_model((dir / "tiny.bin").string());
-    const auto& lm = dynamic_cast<const LlamaModel&>(*m);
+    const auto& lm = dynamic_cast<const TransformerModel&>(*m);
     const ModelConfig& c = lm.config();
     const auto folder = export_hf(*m, dir, "f32");
     const auto bytes = test::bytes_of(fs::path(folder) / "model.safetensors");
@@ -222,7 +222,7 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
                 "no tensor 'model.layers.0.self_attn.q_proj.bias'");
         refused(good, cfg("architectures", {"GPTNeoXForCausalLM"}),
                 "'GPTNeoXForCausalLM' is not supported");
-        // GPT-2's reader (core/loaders/hf_gpt2.h) over a Llama config: its model_type says no.
+        // GPT-2's table (core/loaders/arch_gpt2.cpp) over a Llama config: its model_type says no.
         refused(good, cfg("architectures", {"GPT2LMHeadModel"}), "model_type \"llama\"");
         // rope_theta, rms_norm_eps and rope_scaling: tests/test_rope_and_norm.cpp
         refused(good, cfg("hidden_act", "gelu"), "hidden_act");
@@ -242,7 +242,7 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
     }
 }
 
-TEST_CASE("kvscope-cli: export --hf, info and generate on the folder; broken folders exit 2",
+TEST_CASE("kvscope-cli: export --hf, info and generate on the folder, broken folders exit 2",
           "[hf][cli]") {
     const auto dir = test::temp_dir("hf-cli");
     const auto out = (dir / "m").string();

@@ -86,11 +86,11 @@ TEST_CASE("any bytes as a prompt: byte fallback, a working session, valid trace 
         // nlohmann rejects invalid UTF-8: stray bytes must be escaped, not copied.
         nlohmann::json j;
         REQUIRE_NOTHROW(j = nlohmann::json::parse(json.str()));
-        CHECK(j["prompt_tokens"].size() == static_cast<std::size_t>(s.prompt_len()));
+        CHECK(j.at("prompt_tokens").size() == static_cast<std::size_t>(s.prompt_len()));
     }
 }
 
-TEST_CASE("a prompt longer than the context names the limit; reaching it ends generation",
+TEST_CASE("a prompt longer than the context names the limit, reaching it ends generation",
           "[hostile]") {
     CpuBackend be;
     const int ctx = tiny().config().seq_len;

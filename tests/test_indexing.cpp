@@ -39,7 +39,7 @@ std::string json_array(const std::string& json, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("the CLI, the trace JSON and lesson 1 number head \"even\" and \"so\" alike",
+TEST_CASE("the CLI, the trace JSON and lesson 1 number head 'even' and 'so' alike",
           "[lesson][indexing]") {
     const auto dir = test::temp_dir("indexing");
     const std::string json_path = (dir / "toy.json").string();

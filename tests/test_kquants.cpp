@@ -26,7 +26,7 @@
 #include "core/loaders/gguf_writer.h"
 #include "core/loaders/model_loader.h"
 #include "core/model/compact_weights.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/quant_dot.h"
@@ -257,7 +257,7 @@ std::string kquant_gguf(const std::filesystem::path& dir, GgmlType type) {
         test::write_file(tok, tokenizer_file_bytes({" a", " b"}, c.vocab_size));
     }
     const auto f32 = open_model(bin, tok);
-    const auto& lm = dynamic_cast<const LlamaModel&>(*f32);
+    const auto& lm = dynamic_cast<const TransformerModel&>(*f32);
     const auto path = (dir / (std::string(ggml_type_name(type)) + ".gguf")).string();
     write_gguf_llama(path, lm.config(), lm.weights(),
                      dynamic_cast<const BpeTokenizer&>(f32->tokenizer()), type, "k");
@@ -291,12 +291,12 @@ TEST_CASE("a K-quant GGUF opens compact in its own types and runs on both paths"
         const auto path = kquant_gguf(dir, type);
         const auto kept = open_model(path);  // as stored
         const auto f32 = open_model(path, {}, GgmlType::F32);
-        const auto& cw = dynamic_cast<const LlamaModel&>(*kept).compact();
+        const auto& cw = dynamic_cast<const TransformerModel&>(*kept).compact();
         INFO(kept->format());
         REQUIRE(cw.held());
         CHECK(cw.types() == std::string(ggml_type_name(type)) + " x 15");
         CHECK(cw.embedding.data != nullptr);  // the shared table, kept in the file's type
-        CHECK_FALSE(dynamic_cast<const LlamaModel&>(*f32).compact().held());
+        CHECK_FALSE(dynamic_cast<const TransformerModel&>(*f32).compact().held());
         // kept in memory: about the file (the norms float32, the rest in place)
         const auto file = std::filesystem::file_size(path);
         CHECK(kept_parameter_bytes(kept->config(), cw) < file);

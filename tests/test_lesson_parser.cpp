@@ -102,7 +102,7 @@ TEST_CASE("a lesson parses into title, intro, steps and directives", "[lesson]")
     CHECK(d[12].kind == DirectiveKind::Reset);
 }
 
-TEST_CASE("a quoted prompt keeps its spaces; CRLF files parse", "[lesson]") {
+TEST_CASE("a quoted prompt keeps its spaces, CRLF files parse", "[lesson]") {
     const Lesson l = parse_lesson("# T\r\n## S\r\n@prompt \" Paris\"\r\n@decode 2\r\n", "crlf.md");
     REQUIRE(l.steps.size() == 1);
     CHECK(l.steps[0].directives[0].arg == " Paris");
@@ -239,7 +239,7 @@ TEST_CASE("@show names one or more panels and how large", "[lesson][parser]") {
     CHECK_THROWS_WITH(d("@show attention heatmap"), Catch::Contains("unknown panel 'heatmap'"));
 }
 
-TEST_CASE("@ask: its answer, choices and words parse; the prose splits where it stands",
+TEST_CASE("@ask: its answer, choices and words parse, the prose splits where it stands",
           "[lesson][parser][ask]") {
     const Lesson l = parse_lesson(R"(# T
 

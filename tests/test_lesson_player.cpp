@@ -83,7 +83,7 @@ TEST_CASE("the player turns directives into target calls, in order", "[lesson]")
     CHECK_THROWS_WITH(play_step(l, 2, t), "actions.md: no step 3 (the lesson has 2)");
 }
 
-TEST_CASE("an error stops the step with the file and line; later steps are not played",
+TEST_CASE("an error stops the step with the file and line, later steps are not played",
           "[lesson]") {
     const Lesson l = parse_lesson(kActions, "actions.md");
     RecordingTarget t;
@@ -98,7 +98,7 @@ TEST_CASE("an error stops the step with the file and line; later steps are not p
     CHECK(t.calls.back() == "decode -1");  // @reset and the rest were skipped
 }
 
-TEST_CASE("checks that cannot be read fail; the step goes on", "[lesson]") {
+TEST_CASE("checks that cannot be read fail, the step goes on", "[lesson]") {
     const Lesson l =
         parse_lesson("# C\n## S\n@expect rows == 1\n@show kv\n@expect 1 + 1 == 2\n", "checks.md");
     RecordingTarget t;
@@ -226,7 +226,7 @@ TEST_CASE("@explain opens one attention row of the latest step, or says why not"
     CHECK_THROWS_WITH(r.explain(0, 0, 0), "@explain needs @prefill first");
 }
 
-TEST_CASE("a failed check on measured times is not judged where times mean nothing; counts are",
+TEST_CASE("a failed check on measured times is not judged where times mean nothing, counts are",
           "[lesson]") {
     const Lesson l = parse_lesson(R"(# T
 ## S

@@ -152,7 +152,7 @@ TEST_CASE("the engine's messages in Chinese, slots translated in turn", "[lesson
     CHECK(engine_message("something new", ReportLang::Zh) == "something new");
 }
 
-TEST_CASE("kvscope-cli lesson --lang zh reports in Chinese; a lesson in lessons/zh does by itself",
+TEST_CASE("kvscope-cli lesson --lang zh reports in Chinese, a lesson in lessons/zh does by itself",
           "[lesson][cli][words]") {
     const auto dir = test::temp_dir("lesson-zh");
     const std::string text =

@@ -39,7 +39,7 @@ TEST_CASE("make-model writes a checkpoint of the shape asked for, with a tokeniz
     CHECK(ck.config.n_layers == 2);
     CHECK(ck.config.seq_len == 64);
     CHECK(fs::file_size(path) == 28 + 4 * ck.config.stored_floats());
-    CHECK(ck.weights.rms_att[0] == 1.0f);
+    CHECK(ck.weights.norm_att[0] == 1.0f);
     CHECK(ck.weights.wq[0] != 0.0f);
     CHECK(fs::exists(dir / "m.tok.bin"));
     // Written through core/output_file: no temporary file is left beside it.

@@ -11,7 +11,7 @@
 #include "core/loaders/hf_writer.h"
 #include "core/loaders/model_loader.h"
 #include "core/model/counts.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/session/session.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -57,7 +57,7 @@ TEST_CASE("a Qwen2-shaped model: its biases matter, and GGUF and HF exports read
     const auto folder = (dir / "hf").string();
     write_hf_llama(folder, q->config(), q->weights(), tok, GgmlType::F32, 0);
     std::ifstream in(fs::path(folder) / "config.json");
-    CHECK(nlohmann::json::parse(in)["architectures"][0] == "Qwen2ForCausalLM");
+    CHECK(nlohmann::json::parse(in).at("architectures").at(0) == "Qwen2ForCausalLM");
     const auto h = open_model(folder);
     CHECK(h->format().find("Hugging Face Qwen2ForCausalLM") == 0);
     CHECK(test::max_logit_diff(ref, test::greedy_run(*h, prompt, 30)) == 0.0f);
@@ -124,8 +124,8 @@ TEST_CASE("Qwen2 files that are not what they say are refused by name", "[qwen2]
                       Catch::Contains("_proj.bias' is not one of a LlamaForCausalLM model's"));
     // A Qwen2 config over a Llama's tensors: no biases.
     const auto llama = (dir / "llama").string();
-    write_hf_llama(llama, base->config(), dynamic_cast<const LlamaModel&>(*base).weights(), tok,
-                   GgmlType::F32, 0);
+    write_hf_llama(llama, base->config(), dynamic_cast<const TransformerModel&>(*base).weights(),
+                   tok, GgmlType::F32, 0);
     std::ifstream lin(fs::path(llama) / "config.json");
     auto lc = nlohmann::json::parse(lin);
     lin.close();

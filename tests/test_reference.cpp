@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_helpers.h"
@@ -45,15 +45,15 @@ std::unique_ptr<Session> greedy(CpuBackend& be, const std::string& prompt, int m
 TEST_CASE("stories260K header matches the reference config", "[reference]") {
     const json c = read_json("config.json");
     const ModelConfig& m = stories().config();
-    CHECK(m.dim == c["dim"]);
-    CHECK(m.hidden_dim == c["hidden_dim"]);
-    CHECK(m.n_layers == c["n_layers"]);
-    CHECK(m.n_heads == c["n_heads"]);
-    CHECK(m.n_kv_heads == c["n_kv_heads"]);
-    CHECK(m.vocab_size == c["vocab_size"]);
-    CHECK(m.seq_len == c["seq_len"]);
+    CHECK(m.dim == c.at("dim"));
+    CHECK(m.hidden_dim == c.at("hidden_dim"));
+    CHECK(m.n_layers == c.at("n_layers"));
+    CHECK(m.n_heads == c.at("n_heads"));
+    CHECK(m.n_kv_heads == c.at("n_kv_heads"));
+    CHECK(m.vocab_size == c.at("vocab_size"));
+    CHECK(m.seq_len == c.at("seq_len"));
     CHECK(m.shared_classifier);
-    CHECK(m.parameter_count() == c["n_params_excluding_freq_cis"].get<std::size_t>());
+    CHECK(m.parameter_count() == c.at("n_params_excluding_freq_cis").get<std::size_t>());
 }
 
 TEST_CASE("greedy generation equals run.c for every reference prompt and length", "[reference]") {
@@ -62,14 +62,14 @@ TEST_CASE("greedy generation equals run.c for every reference prompt and length"
     for (const auto& [prompt, runs] : g.items()) {
         if (prompt == "_meta") continue;
         CHECK(stories().tokenizer().encode(prompt) ==
-              runs["prompt_token_ids"].get<std::vector<int>>());
+              runs.at("prompt_token_ids").get<std::vector<int>>());
         for (const char* n : {"64", "256"}) {
             const json& r = runs[n];
             INFO("prompt '" << prompt << "' -n " << n);
-            auto s = greedy(be, prompt, r["max_new_tokens"].get<int>());
+            auto s = greedy(be, prompt, r.at("max_new_tokens").get<int>());
             while (!s->finished()) s->step();
-            CHECK(s->tokens() == r["token_ids"].get<std::vector<int>>());
-            CHECK(s->text(true) == r["text"].get<std::string>());
+            CHECK(s->tokens() == r.at("token_ids").get<std::vector<int>>());
+            CHECK(s->text(true) == r.at("text").get<std::string>());
         }
     }
 }
@@ -98,19 +98,21 @@ TEST_CASE("top-5 logits at every prompt position and the first decode steps matc
     auto runner = stories().make_runner(be);
     ForwardResult fr;
     Capture none{false, false, -1};
-    for (const json& p : t["prompt_positions"]) {
-        const int tok = p["input_token"];
+    for (const json& p : t.at("prompt_positions")) {
+        const int tok = p.at("input_token");
         runner->forward(std::span<const int>(&tok, 1), none, fr);
-        for (const json& top : p["top5"])
-            CHECK(std::fabs(fr.logits[top["id"].get<int>()] - top["logit"].get<float>()) <= 1e-4);
+        for (const json& top : p.at("top5"))
+            CHECK(std::fabs(fr.logits[top.at("id").get<int>()] - top.at("logit").get<float>()) <=
+                  1e-4);
     }
     // Generation steps: the session's logits at each step.
     auto s = greedy(be, "Once upon a time", 8);
-    for (const json& g : t["generation_steps"]) {
+    for (const json& g : t.at("generation_steps")) {
         const StepRecord& r = s->step();
-        CHECK(r.token_out == g["argmax"].get<int>());
-        for (const json& top : g["top5"])
-            CHECK(std::fabs(r.logits[top["id"].get<int>()] - top["logit"].get<float>()) <= 1e-4);
+        CHECK(r.token_out == g.at("argmax").get<int>());
+        for (const json& top : g.at("top5"))
+            CHECK(std::fabs(r.logits[top.at("id").get<int>()] - top.at("logit").get<float>()) <=
+                  1e-4);
     }
 }
 
@@ -194,12 +196,13 @@ TEST_CASE("cached, uncached and token-by-token prefill agree for 100 new tokens"
 
 TEST_CASE("the CLI prints exactly what run.c prints", "[reference][cli]") {
     const json g = read_json("greedy_outputs.json");
-    const json& r = g["Once upon a time"]["64"];
-    auto res = test::run_cli({"generate", "--model", test::stories_model(), "--prompt",
-                              "Once upon a time", "--max-new-tokens",
-                              std::to_string(r["max_new_tokens"].get<int>()), "--backend", "cpu"});
+    const json& r = g.at("Once upon a time").at("64");
+    auto res =
+        test::run_cli({"generate", "--model", test::stories_model(), "--prompt", "Once upon a time",
+                       "--max-new-tokens", std::to_string(r.at("max_new_tokens").get<int>()),
+                       "--backend", "cpu"});
     CHECK(res.exit_code == 0);
-    CHECK(res.out == r["stdout_exact"].get<std::string>());
+    CHECK(res.out == r.at("stdout_exact").get<std::string>());
     // The tokenizer is found beside the model, and the summary goes to stderr.
     CHECK(res.err.find("60 new") != std::string::npos);
 }

@@ -158,7 +158,9 @@ TEST_CASE("outputs: a killed run leaves the old file, /dev/full is an error, two
           "[reliability][output][cli]") {
     const auto dir = test::temp_dir("reliability-outputs");
     const std::string trace = (dir / "t.json").string();
-    test::write_file(trace, bytes_of("OLD"));
+    // An earlier run's trace (its first bytes a trace's: only such a file is replaced).
+    const std::string old = "{\"kvscope_trace\": \"an earlier run\"}";
+    test::write_file(trace, bytes_of(old));
     // SIGPIPE: stdout is a pipe whose reader is gone before the run starts, so its first print
     // kills it (a shell's `| true` races the run: a fast generation may end first).
     int fds[2];
@@ -180,11 +182,11 @@ TEST_CASE("outputs: a killed run leaves the old file, /dev/full is an error, two
     REQUIRE(::waitpid(pid, &status, 0) == pid);
     CHECK(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == SIGPIPE);
-    CHECK(test::slurp(trace) == "OLD");
+    CHECK(test::slurp(trace) == old);
     // No temporary file is left behind by a run that ends normally.
     const auto ok = test::run_cli({"toy", "--trace-json", trace});
     CHECK(ok.exit_code == 0);
-    CHECK(nlohmann::json::parse(test::slurp(trace))["kvscope_trace"] == kvs::kTraceJsonVersion);
+    CHECK(nlohmann::json::parse(test::slurp(trace)).at("kvscope_trace") == kvs::kTraceJsonVersion);
     int files = 0;
     for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
     CHECK(files == 1);
@@ -341,7 +343,7 @@ TEST_CASE("generate, explain and lesson --prose print no escape sequence from fi
 
 // ---- 7. silent wrong results and poor messages ----------------------------------------------
 
-TEST_CASE("seed 0 samples (no degenerate xorshift state); other seeds keep run.c's stream",
+TEST_CASE("seed 0 samples (no degenerate xorshift state), other seeds keep run.c's stream",
           "[reliability][sampler]") {
     std::vector<float> logits(16, 0.0f);  // uniform: every draw picks by the coin alone
     SamplerConfig c;

@@ -11,8 +11,8 @@
 #include "core/loaders/hf_llama.h"
 #include "core/loaders/hf_writer.h"
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
 #include "core/model/rope_frequencies.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "tests/greedy_runs.h"
@@ -24,9 +24,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // The default model's weights and tokenizer under other hyper-parameters.
-std::unique_ptr<LlamaModel> varied(const Model& m, float theta, float eps,
-                                   std::vector<float> factors, const std::string& name) {
-    const auto& lm = dynamic_cast<const LlamaModel&>(m);
+std::unique_ptr<TransformerModel> varied(const Model& m, float theta, float eps,
+                                         std::vector<float> factors, const std::string& name) {
+    const auto& lm = dynamic_cast<const TransformerModel&>(m);
     Checkpoint ck;
     ck.config = lm.config();
     ck.weights = lm.weights();  // shares the floats (and their owner)
@@ -34,7 +34,7 @@ std::unique_ptr<LlamaModel> varied(const Model& m, float theta, float eps,
     ck.config.norm_eps = eps;
     ck.config.rope_factors = std::move(factors);
     ck.config.validate(name);
-    return std::make_unique<LlamaModel>(
+    return std::make_unique<TransformerModel>(
         std::move(ck),
         std::make_unique<BpeTokenizer>(dynamic_cast<const BpeTokenizer&>(m.tokenizer())),
         std::vector<int>{BpeTokenizer::kBos}, name, "in memory");
@@ -93,9 +93,9 @@ TEST_CASE("RoPE base, rope scaling and epsilon change the logits, and GGUF and H
         write_hf_llama(folder, m->config(), m->weights(), bpe(*m), GgmlType::F32, 0);
         std::ifstream in(fs::path(folder) / "config.json");
         const auto j = nlohmann::json::parse(in);
-        CHECK(j["rope_theta"].get<double>() == double(v.theta));
-        CHECK(j["rms_norm_eps"].dump() == (v.eps == 1e-6f ? "1e-06" : "1e-05"));
-        CHECK(j["rope_scaling"].is_null() == v.factors.empty());
+        CHECK(j.at("rope_theta").get<double>() == double(v.theta));
+        CHECK(j.at("rms_norm_eps").dump() == (v.eps == 1e-6f ? "1e-06" : "1e-05"));
+        CHECK(j.at("rope_scaling").is_null() == v.factors.empty());
         const auto h = open_model(folder);
         CHECK(h->config().rope_factors == v.factors);
         CHECK(test::max_logit_diff(ref, test::greedy_run(*h, prompt, 30)) == 0.0f);
@@ -107,7 +107,7 @@ TEST_CASE("config.json's rope_theta, rms_norm_eps and rope_scaling: read, or ref
     const auto dir = test::temp_dir("rope-config");
     const auto base = open_model("default");
     const auto folder = (dir / "hf").string();
-    write_hf_llama(folder, base->config(), dynamic_cast<const LlamaModel&>(*base).weights(),
+    write_hf_llama(folder, base->config(), dynamic_cast<const TransformerModel&>(*base).weights(),
                    bpe(*base), GgmlType::F32, 0);
     std::ifstream in(fs::path(folder) / "config.json");
     const auto config = nlohmann::json::parse(in);

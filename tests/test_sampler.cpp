@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
 #include <map>
+#include <span>
 
 #include "core/session/sampler.h"
 
@@ -50,4 +53,28 @@ TEST_CASE("reseeding replays the same draws", "[sampler]") {
     for (int i = 0; i < 20; ++i) first.push_back(s.sample(l).token);
     s.reseed();
     for (int i = 0; i < 20; ++i) CHECK(s.sample(l).token == first[i]);
+}
+
+TEST_CASE("the one softmax: weights summing to 1, masked keys 0, no key no distribution",
+          "[sampler][softmax]") {
+    const std::vector<float> x{0.0f, 1.0f, 2.0f, 3.0f};
+    std::vector<float> p(4);
+    CHECK(softmax(x, p));
+    double z = 0;
+    for (float v : x) z += std::exp(double(v) - 3.0);
+    for (int i = 0; i < 4; ++i)
+        CHECK(p[i] == Approx(std::exp(double(x[i]) - 3.0) / z).epsilon(1e-6));
+    // Large scores do not overflow: the max is subtracted first.
+    std::vector<float> big{1000.0f, 1000.0f};
+    CHECK(softmax(std::span<float>(big)));
+    CHECK(big == std::vector<float>{0.5f, 0.5f});
+    // A key masked with -inf gets exactly 0; the others share the mass.
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> m{-inf, 0.0, -inf, 0.0};
+    CHECK(softmax(std::span<double>(m)));
+    CHECK(m == std::vector<double>{0.0, 0.5, 0.0, 0.5});
+    // Every key masked: no distribution, all 0 (not NaN).
+    std::vector<double> none{-inf, -inf};
+    CHECK_FALSE(softmax(std::span<double>(none)));
+    CHECK(none == std::vector<double>{0.0, 0.0});
 }

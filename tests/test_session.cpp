@@ -1,8 +1,11 @@
 // Session and Trace on a synthetic model: what each step records, cache growth, limits.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <span>
 
 #include "core/loaders/model_loader.h"
+#include "core/model/kv_rows.h"
 #include "core/session/session.h"
 #include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -140,4 +143,44 @@ TEST_CASE("switching cache mode mid-generation keeps the same tokens", "[session
         b.step();
     }
     CHECK(a.tokens() == b.tokens());
+}
+
+TEST_CASE("K/V rows through one view: a step's rows are the cache's rows at their positions",
+          "[session][kv_rows]") {
+    CpuBackend be;
+    SessionConfig cfg;
+    cfg.max_new_tokens = 3;
+    Session s(tiny(), be, cfg);
+    s.set_prompt("the cat");
+    const ModelConfig& c = tiny().config();
+    const int P = s.prompt_len();
+    s.step();
+    s.step();
+    const StepRecord& pre = s.trace().steps()[0];
+    const StepRecord& d1 = s.trace().steps()[1];
+    std::vector<float> all;
+    s.runner().read_kv_rows(0, P + 1, all);
+    const ConstKvRows cache{all.data(), c.n_layers, P + 1, c.kv_dim()};
+    const ConstKvRows prefill{pre.kv_rows.data(), c.n_layers, pre.kv_rows_kept, c.kv_dim()};
+    const ConstKvRows decode{d1.kv_rows.data(), c.n_layers, d1.kv_rows_kept, c.kv_dim()};
+    REQUIRE(cache.size() == all.size());
+    REQUIRE(prefill.size() == pre.kv_rows.size());
+    REQUIRE(decode.size() == d1.kv_rows.size());
+    const auto same = [](std::span<const float> a, std::span<const float> b) {
+        return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    };
+    for (int l = 0; l < c.n_layers; ++l)
+        for (int side : {ConstKvRows::K, ConstKvRows::V}) {
+            for (int p = 0; p < P; ++p) CHECK(same(prefill.row(l, side, p), cache.row(l, side, p)));
+            CHECK(same(decode.row(l, side, 0), cache.row(l, side, P)));
+        }
+    // The layout the trace's readers rely on (docs/trace-json.md): [n_layers, 2 (K, V), rows,
+    // kv_dim], a layer's K rows and then its V rows.
+    for (int l = 0; l < c.n_layers; ++l)
+        for (int side : {ConstKvRows::K, ConstKvRows::V})
+            for (int p = 0; p < P; ++p)
+                CHECK(prefill.row(l, side, p).data() ==
+                      pre.kv_rows.data() + ((std::size_t(l) * 2 + side) * P + p) * c.kv_dim());
+    // K and V of one row differ (the view does not hand back the same side twice).
+    CHECK_FALSE(same(cache.row(0, ConstKvRows::K, 0), cache.row(0, ConstKvRows::V, 0)));
 }

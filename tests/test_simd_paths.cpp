@@ -80,7 +80,7 @@ TEST_CASE("kvscope-cli refuses a bad KVSCOPE_ISA with one line and exit 2", "[si
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
 
-TEST_CASE("the SIMD paths agree to rounding; add agrees bit for bit", "[simd]") {
+TEST_CASE("the SIMD paths agree to rounding, add agrees bit for bit", "[simd]") {
     const std::vector<Isa> have = cpu::available_isas();
     const cpu::Kernels& widest = *cpu::kernels_for(have.back());
     // A layer's shapes, small: matmul [T, n] x [d, n]; attention with head_dim 40 (tails at 16)

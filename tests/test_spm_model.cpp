@@ -13,7 +13,7 @@
 
 #include "core/loaders/hf_writer.h"
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/tokenizers/spm_model_file.h"
 #include "core/util/error.h"
@@ -92,7 +92,7 @@ TEST_CASE("a Hugging Face folder with a tokenizer.model opens with it", "[spm][h
     const auto base = open_model("default");
     const int V = base->config().vocab_size;
     const fs::path model = train(dir, "tok", V);
-    const auto& lm = dynamic_cast<const LlamaModel&>(*base);
+    const auto& lm = dynamic_cast<const TransformerModel&>(*base);
     const fs::path folder = dir / "hf";
     write_hf_llama(folder.string(), lm.config(), lm.weights(),
                    dynamic_cast<const BpeTokenizer&>(base->tokenizer()), GgmlType::F32, 0);

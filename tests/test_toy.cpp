@@ -99,7 +99,7 @@ TEST_CASE("toy scores follow each head's rule under the causal mask", "[toy]") {
     CHECK(w[2] == 0.0f);
 }
 
-TEST_CASE("toy logits rank nice and warm above delicious; greedy picks nice", "[toy]") {
+TEST_CASE("toy logits rank nice and warm above delicious, greedy picks nice", "[toy]") {
     CpuBackend be;
     Session s(toy(), be);
     s.set_prompt("Today weather is so");
@@ -246,7 +246,7 @@ TEST_CASE("toy tokenizer: Today's, case, '.', unknown words", "[toy]") {
     CHECK_THROWS_AS(s.set_prompt(""), Error);
 }
 
-TEST_CASE("open_model(\"toy\") is the toy, with honest shapes", "[toy]") {
+TEST_CASE("open_model('toy') is the toy, with honest shapes", "[toy]") {
     auto m = open_model("toy");
     REQUIRE(m->is_toy());
     CHECK(m->name() == "toy");
@@ -276,38 +276,39 @@ TEST_CASE("toy trace renders through the trace JSON, none as null", "[toy]") {
     std::ostringstream os;
     write_trace_json(os, s);
     const auto j = nlohmann::json::parse(os.str());
-    CHECK(j["model"]["toy"] == true);
-    CHECK(j["model"]["name"] == "toy");
-    CHECK(j["model"]["n_heads"] == 4);
-    CHECK(j["token_pieces"] == nlohmann::json({"Today", "weather", "is", "so", "nice", "and"}));
-    CHECK(j["text"] == "Today weather is so nice and");
-    REQUIRE(j["steps"].size() == 2);
-    const auto& pre = j["steps"][0];
-    CHECK(pre["phase"] == "prefill");
-    CHECK(pre["token_out_piece"] == "nice");
+    CHECK(j.at("model").at("toy") == true);
+    CHECK(j.at("model").at("name") == "toy");
+    CHECK(j.at("model").at("n_heads") == 4);
+    CHECK(j.at("token_pieces") == nlohmann::json({"Today", "weather", "is", "so", "nice", "and"}));
+    CHECK(j.at("text") == "Today weather is so nice and");
+    REQUIRE(j.at("steps").size() == 2);
+    const auto& pre = j.at("steps").at(0);
+    CHECK(pre.at("phase") == "prefill");
+    CHECK(pre.at("token_out_piece") == "nice");
     // head_outputs [1, 4, 4]: even@Today is null, the rest are numbers.
-    const auto& ho = pre["head_outputs"];
+    const auto& ho = pre.at("head_outputs");
     REQUIRE(ho.size() == 16);
     CHECK(ho[0].is_null());
     CHECK(ho[3].get<double>() == Approx(12.5));
     CHECK(ho[12 + 2].get<double>() == Approx(31.0 / 3.0).margin(1e-6));
     for (std::size_t i = 1; i < ho.size(); ++i) CHECK(ho[i].is_number());
     // The empty row is null in the weights; -inf scores are null.
-    const auto& att = pre["attention"];
-    CHECK(att["weights"][0][kEven][0].is_null());
-    CHECK(att["weights"][0][kEven][3] == nlohmann::json({0.0, 0.5, 0.0, 0.5}));
-    CHECK(att["scores"][0][kFirst][3] == nlohmann::json({0.0, nullptr, nullptr, nullptr}));
-    CHECK(pre["kv_rows"]["rows"] == 4);
-    CHECK(pre["kv_rows"]["values"] == nlohmann::json({1, 2, 3, 4, 10, 20, 1, 5}));
-    const auto& dec = j["steps"][1];
-    CHECK(dec["tokens_processed"] == 1);
-    CHECK(dec["kv"]["len"] == 5);
-    CHECK(dec["attention"]["rows"] == 1);
-    CHECK(dec["attention"]["weights"][0][kAll][0].size() == 5);
-    CHECK(dec["time"]["backend"] == "toy (host)");
+    const auto& att = pre.at("attention");
+    CHECK(att.at("weights").at(0).at(kEven).at(0).is_null());
+    CHECK(att.at("weights").at(0).at(kEven).at(3) == nlohmann::json({0.0, 0.5, 0.0, 0.5}));
+    CHECK(att.at("scores").at(0).at(kFirst).at(3) ==
+          nlohmann::json({0.0, nullptr, nullptr, nullptr}));
+    CHECK(pre.at("kv_rows").at("rows") == 4);
+    CHECK(pre.at("kv_rows").at("values") == nlohmann::json({1, 2, 3, 4, 10, 20, 1, 5}));
+    const auto& dec = j.at("steps").at(1);
+    CHECK(dec.at("tokens_processed") == 1);
+    CHECK(dec.at("kv").at("len") == 5);
+    CHECK(dec.at("attention").at("rows") == 1);
+    CHECK(dec.at("attention").at("weights").at(0).at(kAll).at(0).size() == 5);
+    CHECK(dec.at("time").at("backend") == "toy (host)");
 }
 
-TEST_CASE("kvscope-cli toy prints the table; a bad word is exit 2", "[toy][cli]") {
+TEST_CASE("kvscope-cli toy prints the table, a bad word is exit 2", "[toy][cli]") {
     const auto r = test::run_cli({"toy", "--decode", "2"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);

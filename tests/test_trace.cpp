@@ -58,23 +58,24 @@ TEST_CASE("the trace JSON holds every step, attention rows and KV shape", "[trac
     std::ostringstream os;
     write_trace_json(os, s);
     const auto j = nlohmann::json::parse(os.str());
-    CHECK(j["kvscope_trace"] == kTraceJsonVersion);
-    CHECK(j["model"]["n_kv_heads"] == 2);
-    CHECK(j["tokens"].size() == s.tokens().size());
-    REQUIRE(j["steps"].size() == 3);
-    const auto& pre = j["steps"][0];
-    CHECK(pre["phase"] == "prefill");
-    CHECK(pre["attention"]["weights"].size() == 2);     // layers
-    CHECK(pre["attention"]["weights"][0].size() == 4);  // heads
-    CHECK(pre["attention"]["weights"][0][0].size() == static_cast<std::size_t>(s.prompt_len()));
-    CHECK(pre["attention"]["weights"][0][0][2].size() == 3);  // row 2 sees keys 0..2
-    CHECK(pre["kv"]["bytes"] == s.trace().steps()[0].kv.bytes());
-    const auto& d = j["steps"][2];
-    CHECK(d["phase"] == "decode");
-    CHECK(d["attention"]["rows"] == 1);
-    CHECK(d["logits"].size() == 300);
-    CHECK(d["time"]["wall_s"].get<double>() > 0);
-    CHECK(d["counts"]["flops"].get<double>() > 0);
+    CHECK(j.at("kvscope_trace") == kTraceJsonVersion);
+    CHECK(j.at("model").at("n_kv_heads") == 2);
+    CHECK(j.at("tokens").size() == s.tokens().size());
+    REQUIRE(j.at("steps").size() == 3);
+    const auto& pre = j.at("steps").at(0);
+    CHECK(pre.at("phase") == "prefill");
+    CHECK(pre.at("attention").at("weights").size() == 2);        // layers
+    CHECK(pre.at("attention").at("weights").at(0).size() == 4);  // heads
+    CHECK(pre.at("attention").at("weights").at(0).at(0).size() ==
+          static_cast<std::size_t>(s.prompt_len()));
+    CHECK(pre.at("attention").at("weights").at(0).at(0).at(2).size() == 3);  // row 2 sees keys 0..2
+    CHECK(pre.at("kv").at("bytes") == s.trace().steps()[0].kv.bytes());
+    const auto& d = j.at("steps").at(2);
+    CHECK(d.at("phase") == "decode");
+    CHECK(d.at("attention").at("rows") == 1);
+    CHECK(d.at("logits").size() == 300);
+    CHECK(d.at("time").at("wall_s").get<double>() > 0);
+    CHECK(d.at("counts").at("flops").get<double>() > 0);
 }
 
 TEST_CASE("max |logit difference| of two steps, NaN when one kept no logits", "[trace]") {

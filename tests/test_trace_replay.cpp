@@ -285,8 +285,8 @@ TEST_CASE("version 1 traces are read, a newer version is refused by name", "[tra
         j.erase("recorded");
         for (const char* k : {"architecture", "shared_classifier", "qkv_bias", "n_positions",
                               "format", "parameters", "bos"})
-            j["model"].erase(k);
-        for (auto& s : j["steps"]) s["time"].erase("op_calls");
+            j.at("model").erase(k);
+        for (auto& s : j.at("steps")) s.at("time").erase("op_calls");
     });
     const RecordedRun old = read_trace_json(v1, "old.json");
     CHECK(old.version == 1);
@@ -319,7 +319,7 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
                    "steps[0].new_tokens[0]: -1 is out of range");
     expect_refused(edited(t,
                           [&](json& j) {
-                              json& last = j["tokens"][j["tokens"].size() - 1];
+                              json& last = j.at("tokens").at(j["tokens"].size() - 1);
                               last = (last.get<int>() + 1) % vocab;
                           }),
                    "token_out: not the session's token");
@@ -329,13 +329,16 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
                    "steps[1].kv.n_layers");
     expect_refused(edited(t, [](json& j) { j["steps"][0]["attention"]["rows"] = 1000; }),
                    "steps[0].attention.rows");
-    expect_refused(edited(t, [](json& j) { j["steps"][0]["attention"]["weights"][1].erase(0); }),
-                   "not [n_heads]");
+    expect_refused(
+        edited(t,
+               [](json& j) { j.at("steps").at(0).at("attention").at("weights").at(1).erase(0); }),
+        "not [n_heads]");
     expect_refused(
         edited(t, [](json& j) { j["steps"][2]["attention"]["weights"][0][0][0][0] = 7; }),
         "out of range");
-    expect_refused(edited(t, [](json& j) { j["steps"][1]["kv_rows"]["values"].erase(0); }),
-                   "steps[1].kv_rows.values: not an array of");
+    expect_refused(
+        edited(t, [](json& j) { j.at("steps").at(1).at("kv_rows").at("values").erase(0); }),
+        "steps[1].kv_rows.values: not an array of");
     expect_refused(edited(t, [](json& j) { j["steps"][1]["q_rows"]["values"][0] = "x"; }),
                    "not a number");
     expect_refused(edited(t,
@@ -366,7 +369,7 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
     const RecordedRun evicted =
         read_trace_json(edited(t,
                                [](json& j) {
-                                   auto& s = j["steps"][1];
+                                   auto& s = j.at("steps").at(1);
                                    for (const char* k : {"attention", "logits", "kv_rows", "q_rows",
                                                          "attn_out", "ops"})
                                        s.erase(k);
@@ -405,26 +408,26 @@ TEST_CASE("trace events: one complete event per op per step inside its step, a t
     std::ostringstream os;
     write_trace_events(os, run.view());
     const json j = json::parse(os.str());
-    REQUIRE(j["traceEvents"].is_array());
+    REQUIRE(j.at("traceEvents").is_array());
     std::map<int, std::string> tracks;
     std::map<int, std::vector<json>> steps;
     std::size_t ops = 0;
-    for (const json& e : j["traceEvents"]) {
-        if (e["ph"] == "M" && e["name"] == "thread_name")
-            tracks[e["tid"].get<int>()] = e["args"]["name"].get<std::string>();
-        if (e["ph"] != "X") continue;
-        CHECK(e["ts"].get<double>() >= 0);
-        CHECK(e["dur"].get<double>() >= 0);
-        if (e["cat"] == "step") steps[e["tid"].get<int>()].push_back(e);
-        if (e["cat"] != "op") continue;
+    for (const json& e : j.at("traceEvents")) {
+        if (e.at("ph") == "M" && e.at("name") == "thread_name")
+            tracks[e.at("tid").get<int>()] = e.at("args").at("name").get<std::string>();
+        if (e.at("ph") != "X") continue;
+        CHECK(e.at("ts").get<double>() >= 0);
+        CHECK(e.at("dur").get<double>() >= 0);
+        if (e.at("cat") == "step") steps[e.at("tid").get<int>()].push_back(e);
+        if (e.at("cat") != "op") continue;
         ++ops;
-        const json& a = e["args"];
+        const json& a = e.at("args");
         for (const char* k : {"step", "layer", "in", "out", "flops"}) CHECK(a.contains(k));
         // Inside its step's slice on its own track.
-        const json& parent = steps[e["tid"].get<int>()].at(a["step"].get<std::size_t>());
-        const double ts = e["ts"].get<double>(), end = ts + e["dur"].get<double>();
-        CHECK(ts >= parent["ts"].get<double>() - 1e-6);
-        CHECK(end <= parent["ts"].get<double>() + parent["dur"].get<double>() + 1e-3);
+        const json& parent = steps[e.at("tid").get<int>()].at(a.at("step").get<std::size_t>());
+        const double ts = e.at("ts").get<double>(), end = ts + e.at("dur").get<double>();
+        CHECK(ts >= parent.at("ts").get<double>() - 1e-6);
+        CHECK(end <= parent.at("ts").get<double>() + parent.at("dur").get<double>() + 1e-3);
     }
     CHECK(tracks == std::map<int, std::string>{{1, "with KV cache"}, {2, "without KV cache"}});
     // Laid end to end: each step starts where the one before it ended and lasts at least its
@@ -433,26 +436,27 @@ TEST_CASE("trace events: one complete event per op per step inside its step, a t
     for (const auto& [tid, list] : steps) {
         double end = 0;
         for (const json& st : list) {
-            CHECK(std::fabs(st["ts"].get<double>() - end) < 1e-3);
-            CHECK(st["dur"].get<double>() >= st["args"]["wall_s"].get<double>() * 1e6 - 1e-3);
-            end = st["ts"].get<double>() + st["dur"].get<double>();
+            CHECK(std::fabs(st.at("ts").get<double>() - end) < 1e-3);
+            CHECK(st.at("dur").get<double>() >=
+                  st.at("args").at("wall_s").get<double>() * 1e6 - 1e-3);
+            end = st.at("ts").get<double>() + st.at("dur").get<double>();
         }
     }
     std::map<std::pair<int, int>, double> op_end;  // (track, step) -> where the next op starts
     std::map<std::tuple<int, int, int>, double> op_ts;
-    for (const json& e : j["traceEvents"]) {
-        if (e["ph"] != "X" || e["cat"] != "op") continue;
-        const int tid = e["tid"].get<int>(), step = e["args"]["step"].get<int>();
-        const double ts = e["ts"].get<double>();
-        op_ts[{tid, step, e["args"]["op"].get<int>()}] = ts;
-        if (e["args"].contains("timed_with")) {
-            CHECK(ts == op_ts.at({tid, step, e["args"]["timed_with"].get<int>()}));
+    for (const json& e : j.at("traceEvents")) {
+        if (e.at("ph") != "X" || e.at("cat") != "op") continue;
+        const int tid = e.at("tid").get<int>(), step = e.at("args").at("step").get<int>();
+        const double ts = e.at("ts").get<double>();
+        op_ts[{tid, step, e.at("args").at("op").get<int>()}] = ts;
+        if (e.at("args").contains("timed_with")) {
+            CHECK(ts == op_ts.at({tid, step, e.at("args").at("timed_with").get<int>()}));
             continue;
         }
         const auto key = std::make_pair(tid, step);
-        if (!op_end.count(key)) op_end[key] = steps[tid].at(step)["ts"].get<double>();
+        if (!op_end.count(key)) op_end[key] = steps[tid].at(step).at("ts").get<double>();
         CHECK(std::fabs(ts - op_end[key]) < 1e-3);
-        op_end[key] = ts + e["dur"].get<double>();
+        op_end[key] = ts + e.at("dur").get<double>();
     }
     std::size_t logged = 0;
     for (const RecordedSession& s : run.sessions) {

@@ -92,13 +92,25 @@ TEST_CASE("why not Q: a layer's line states that layer's measured K/V difference
     CHECK(kv_recomputed_delta(r, L - 1) == std::max(r.kv_delta_k[L - 1], r.kv_delta_v[L - 1]));
     CHECK(kv_recomputed_delta(r, L - 1) > 0);
     CHECK(kv_recomputed_delta(r, -1) == r.kv_recomputed_max_delta);
-    CHECK(why_not_q_line(r, 0, L).find("all equal to the cached ones (max |Δ| = 0)") !=
+    CHECK(why_not_q_line(r, 0, L).find("all equal to that step's rows (max |Δ| = 0)") !=
           std::string::npos);
-    CHECK(why_not_q_line(r, L - 1, L).find("differing from the cached ones by at most") !=
+    CHECK(why_not_q_line(r, L - 1, L).find("differing from that step's rows by at most") !=
           std::string::npos);
     CHECK(why_not_q_words(r, 0, L, ReportLang::Zh).find("完全相同（最大 |Δ| = 0）") !=
           std::string::npos);
     CHECK(why_not_q_words(r, L - 1, L, ReportLang::Zh).find("最多相差") != std::string::npos);
+    // The bidirectional view runs without a cache: no line says a cache held the rows, in either
+    // language, at any layer (the words name the step before, which computed them).
+    for (int l = 0; l < L; ++l) {
+        INFO("layer " << l);
+        const std::string en = why_not_q_line(r, l, L),
+                          zh = why_not_q_words(r, l, L, ReportLang::Zh);
+        CHECK(en.find("cache held") == std::string::npos);
+        CHECK(en.find("cached ones") == std::string::npos);
+        CHECK(en.find("the step before computed") != std::string::npos);
+        CHECK(zh.find("缓存里") == std::string::npos);
+        CHECK(zh.find("上一步") != std::string::npos);
+    }
 }
 
 TEST_CASE("explain --no-cache gives the per-layer accounting at layer 0 and the last layer",
@@ -113,19 +125,19 @@ TEST_CASE("explain --no-cache gives the per-layer accounting at layer 0 and the 
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         const auto j = nlohmann::json::parse(r.out);
-        const auto& layers = j["why_not_q"]["layers"];
+        const auto& layers = j.at("why_not_q").at("layers");
         const int L = static_cast<int>(layers.size());
         REQUIRE(L >= 2);
-        const int T = j["n_keys"].get<int>();
+        const int T = j.at("n_keys").get<int>();
         const bool uncached = *cache != 0;
         INFO("uncached " << uncached);
-        CHECK(layers[0]["computed"] == (uncached ? T : 1));
-        CHECK(layers[0]["for_output"] == 1);
-        CHECK(layers[0]["rebuild_next_kv"] == (uncached ? T - 1 : 0));
-        CHECK(layers[0]["thrown_away"] == 0);
-        CHECK(layers[L - 1]["rebuild_next_kv"] == 0);
-        CHECK(layers[L - 1]["thrown_away"] == (uncached ? T - 1 : 0));
-        const std::string line = j["why_not_q"]["line"];
+        CHECK(layers[0].at("computed") == (uncached ? T : 1));
+        CHECK(layers[0].at("for_output") == 1);
+        CHECK(layers[0].at("rebuild_next_kv") == (uncached ? T - 1 : 0));
+        CHECK(layers[0].at("thrown_away") == 0);
+        CHECK(layers[L - 1].at("rebuild_next_kv") == 0);
+        CHECK(layers[L - 1].at("thrown_away") == (uncached ? T - 1 : 0));
+        const std::string line = j.at("why_not_q").at("line");
         CHECK(line.find(uncached ? "only to rebuild layer 1's K/V rows"
                                  : "no earlier token's query") != std::string::npos);
     }

@@ -39,11 +39,11 @@ TEST_CASE(
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
-    const auto& bk = j["bidirectional"]["max_delta_k"];
+    const auto& bk = j.at("bidirectional").at("max_delta_k");
     REQUIRE(bk.size() == std::size_t(model->config().n_layers));
     CHECK(bk[0] == 0);
     for (std::size_t l = 1; l < bk.size(); ++l) CHECK(bk[l].get<double>() > 1e-4);
-    for (const auto& d : j["causal"]["max_delta_k"]) CHECK(d == 0);
+    for (const auto& d : j.at("causal").at("max_delta_k")) CHECK(d == 0);
     const auto toy = test::run_cli({"mask", "--model", "toy"});
     CHECK(toy.exit_code == 2);
     CHECK(toy.err.find("toy") != std::string::npos);
@@ -131,7 +131,7 @@ TEST_CASE("compare mode started mid-run: the twin replays the steps, old logits 
     }
 }
 
-TEST_CASE("a setting the model refuses changes nothing; a refused prompt on open is said",
+TEST_CASE("a setting the model refuses changes nothing, a refused prompt on open is said",
           "[workbench]") {
     CpuBackend be;
     Workbench wb(be);

@@ -1,34 +1,13 @@
 #include "core/files/json_input.h"
 
+#include <string>
+#include <unordered_set>
+#include <vector>
+
 #include "core/util/error.h"
 
 namespace kvs {
 namespace {
-
-// The nesting of `text`'s arrays and objects, brackets inside strings not counted: the first
-// byte where it passes kMaxJsonDepth, or npos. Linear, no recursion.
-std::size_t too_deep_at(std::string_view text) {
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kMaxJsonDepth) return i;
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return std::string_view::npos;
-}
 
 void excerpt_into(std::string& out, const nlohmann::json& v, int depth, std::size_t max_chars) {
     if (out.size() > max_chars) return;
@@ -68,14 +47,54 @@ void excerpt_into(std::string& out, const nlohmann::json& v, int depth, std::siz
 
 }  // namespace
 
+std::size_t json_too_deep_at(std::string_view text, int limit) {
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit) return i;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return std::string_view::npos;
+}
+
 nlohmann::json parse_json_input(std::string_view text, const std::string& name) {
-    if (const std::size_t at = too_deep_at(text); at != std::string_view::npos)
+    if (const std::size_t at = json_too_deep_at(text, kMaxJsonDepth); at != std::string_view::npos)
         throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
                     " levels deep (at byte " + std::to_string(at) + "); kvscope reads at most " +
                     std::to_string(kMaxJsonDepth));
-    auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    auto j = nlohmann::json::parse(text.begin(), text.end(), DuplicateKeyCheck(name),
+                                   /*allow_exceptions=*/false);
     if (j.is_discarded()) throw Error(name + ": not valid JSON");
     return j;
+}
+
+DuplicateKeyCheck::DuplicateKeyCheck(std::string name) : name_(std::move(name)) {}
+
+bool DuplicateKeyCheck::operator()(int, nlohmann::json::parse_event_t e, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (e == E::object_start || e == E::array_start) {
+        open_.emplace_back();
+    } else if ((e == E::object_end || e == E::array_end) && !open_.empty()) {
+        open_.pop_back();
+    } else if (e == E::key && !open_.empty() &&
+               !open_.back().insert(parsed.get_ref<const std::string&>()).second) {
+        throw Error(name_ + ": the key " + json_excerpt(parsed, 40) +
+                    " is given twice in one object (which value is meant is not known)");
+    }
+    return true;
 }
 
 std::string json_excerpt(const nlohmann::json& v, std::size_t max_chars) {

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <vector>
 
 #include "core/util/checked.h"
 
@@ -18,9 +20,27 @@ namespace kvs {
 // Deeper than any file kvscope reads (a tokenizer.json's pre-tokenizer sequence is 5 levels).
 constexpr int kMaxJsonDepth = 64;
 
-// The JSON value in `text`, or Error naming `name`: "NAME: not valid JSON" or "NAME: JSON nested
-// more than 64 levels deep (at byte N)".
+// The nesting of `text`'s arrays and objects, brackets inside strings not counted: the first
+// byte where it passes `limit`, or npos. Linear, no recursion: run before a recursive parser.
+std::size_t json_too_deep_at(std::string_view text, int limit);
+
+// The JSON value in `text`, or Error naming `name`: "NAME: not valid JSON", "NAME: JSON nested
+// more than 64 levels deep (at byte N)" or a key given twice (DuplicateKeyCheck).
 nlohmann::json parse_json_input(std::string_view text, const std::string& name);
+
+// A parser callback for nlohmann::json::parse that refuses a key given twice in one object:
+// nlohmann and Python's json keep the last, other readers the first, so which value such a file
+// means is not known. Error "NAME: the key "K" is given twice in one object (...)". It keeps the
+// keys of each open container while it is read (parse_json_input bounds how many are open).
+class DuplicateKeyCheck {
+  public:
+    explicit DuplicateKeyCheck(std::string name);
+    bool operator()(int depth, nlohmann::json::parse_event_t e, nlohmann::json& parsed);
+
+  private:
+    std::string name_;
+    std::vector<std::unordered_set<std::string>> open_;
+};
 
 // At most `max_chars` of the value's JSON text, containers cut at 3 levels ("[[[...]]]") and
 // strings at 40 bytes: what a message may quote of a value from a file.

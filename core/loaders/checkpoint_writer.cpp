@@ -90,9 +90,9 @@ std::vector<float> random_gpt2_weights(const ModelConfig& c, std::uint64_t seed)
         std::fill_n(all.begin() + (at - all.data()), n, value);
     };
     const std::size_t d = c.dim, L = c.n_layers;
-    set(w.rms_att, L * d, 1.0f);
-    set(w.rms_ffn, L * d, 1.0f);
-    set(w.rms_final, d, 1.0f);
+    set(w.norm_att, L * d, 1.0f);
+    set(w.norm_ffn, L * d, 1.0f);
+    set(w.norm_final, d, 1.0f);
     for (const float* b : {w.norm_att_bias, w.bq, w.bk, w.bv, w.bo, w.norm_ffn_bias, w.b2})
         set(b, L * d, 0.0f);
     set(w.b1, L * std::size_t(c.hidden_dim), 0.0f);

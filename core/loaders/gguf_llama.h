@@ -1,13 +1,12 @@
 #pragma once
-// A GGUF file of the `llama` (or `qwen2`) architecture as a LlamaModel: shapes from the llama.*
-// metadata, the tensors (token_embd, blk.N.attn_q/k/v/output, ffn_gate/down/up, the norms,
-// output_norm and an optional output) checked against them, and the tokenizer from
-// tokenizer.ggml.* (core/tokenizers/gguf_tokenizer.h). By default the matrices (and a quantised
-// embedding table) are kept in the file's own types, used in place in the mapping
-// (core/model/compact_weights.h); `weights` F32 dequantises everything into float32 in llama2.c's
-// weight order, another type converts the matrices to it. The norms are float32 either way.
-// A file of the `gpt2` architecture is read by core/loaders/gguf_gpt2.h's reader (float32 only),
-// the same way.
+// A GGUF file of an architecture kvscope has a table for (`llama`, `qwen2`, `gpt2`:
+// core/loaders/arch_table.h) as a TransformerModel, read by the one loader pipeline
+// (core/loaders/load_pipeline.h): shapes from the "<arch>.*" metadata, the tensors checked against
+// the table, and the tokenizer from tokenizer.ggml.* (core/tokenizers/gguf_tokenizer.h). By default
+// the matrices (and a quantised embedding table) are kept in the file's own types, used in place in
+// the mapping (core/model/compact_weights.h); `weights` F32 dequantises everything into float32 in
+// llama2.c's weight order, another type converts the matrices to it. The norms are float32 either
+// way. An architecture that runs float32 weights only (gpt2) is dequantised as stored.
 #include <cstddef>
 #include <functional>
 #include <memory>

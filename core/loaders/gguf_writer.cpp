@@ -8,8 +8,7 @@
 #include <deque>
 #include <vector>
 
-#include "core/loaders/gguf_gpt2.h"
-#include "core/loaders/hf_llama.h"
+#include "core/loaders/tensor_slots.h"
 #include "core/tokenizers/llama_vocab_rules.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
@@ -75,52 +74,29 @@ void encode_tensor(const Tensor& t, std::vector<unsigned char>& out) {
     encode_values(t.type, t.data, n, out.data());
 }
 
-// The `llama` (or, with q/k/v biases, `qwen2`) tensors of a llama2.c-ordered model; q and k rows
-// reordered for qwen2 into `reordered`, which must outlive `ts`.
-void llama_tensors(const ModelConfig& c, const LlamaWeights& w, GgmlType type,
-                   std::vector<Tensor>& ts, std::deque<std::vector<float>>& reordered) {
-    const std::uint64_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
-    auto matrix = [&](std::string n, std::uint64_t in, std::uint64_t out, const float* p) {
-        // A row that is not whole blocks of the type gets the fallback (compact_weights.h).
-        const GgmlType t = kept_type(type, in);
-        ts.push_back({std::move(n), {in, out}, p, t});
-    };
-    auto vec = [&](std::string n, const float* p, std::uint64_t len) {
-        ts.push_back({std::move(n), {len}, p, GgmlType::F32});
-    };
-    // qwen2 (a model with q/k/v biases) keeps q and k in HF's rotate-half order, which its NEOX
-    // RoPE wants; llama's are llama2.c's adjacent pairs, as stored. `rows` rows of n floats.
-    const bool qwen2 = c.qkv_bias;
-    auto q_or_k = [&](const float* p, std::uint64_t rows, std::uint64_t n) -> const float* {
-        if (!qwen2) return p;
-        auto& out = reordered.emplace_back(rows * n);
-        copy_rotate_half_rows(p, out.data(), rows, n * sizeof(float), c.head_dim(), false);
-        return out.data();
-    };
-    matrix("token_embd.weight", d, V, w.token_embedding);
-    for (int l = 0; l < c.n_layers; ++l) {
-        const std::string b = "blk." + std::to_string(l) + ".";
-        vec(b + "attn_norm.weight", w.rms_att + l * d, d);
-        matrix(b + "attn_q.weight", d, d, q_or_k(w.wq + l * d * d, d, d));
-        matrix(b + "attn_k.weight", d, kv, q_or_k(w.wk + l * kv * d, kv, d));
-        matrix(b + "attn_v.weight", d, kv, w.wv + l * kv * d);
-        matrix(b + "attn_output.weight", d, d, w.wo + l * d * d);
-        vec(b + "ffn_norm.weight", w.rms_ffn + l * d, d);
-        matrix(b + "ffn_gate.weight", d, hd, w.w1 + l * hd * d);
-        matrix(b + "ffn_down.weight", hd, d, w.w2 + l * d * hd);
-        matrix(b + "ffn_up.weight", d, hd, w.w3 + l * hd * d);
-    }
-    vec("output_norm.weight", w.rms_final, d);
-    if (!c.shared_classifier) matrix("output.weight", d, V, w.wcls);
-    if (qwen2)
-        for (int l = 0; l < c.n_layers; ++l) {
-            const std::string b = "blk." + std::to_string(l) + ".";
-            vec(b + "attn_q.bias", q_or_k(w.bq + l * d, d, 1), d);
-            vec(b + "attn_k.bias", q_or_k(w.bk + l * kv, kv, 1), kv);
-            vec(b + "attn_v.bias", w.bv + l * kv, kv);
+// The tensors of the model's architecture table, in its order: fused parts joined, q and k rows
+// in the file's order (`scratch`, which must outlive `ts`, holds those copies). Matrices
+// (embeddings included) as `type`, vectors F32, as llama.cpp's converter keeps norms and biases.
+void table_tensors(const ModelConfig& c, const LlamaWeights& w, GgmlType type,
+                   std::vector<Tensor>& ts, std::deque<std::vector<float>>& scratch) {
+    const ArchTable& t = arch_of(c);
+    for (const TensorSlot& s : tensor_slots(t, c, FileFormat::gguf, &w)) {
+        const float* data = s.to[0];
+        if (s.to.size() > 1 || s.rope_rows) {
+            const std::size_t part = s.elements() / s.to.size();
+            std::vector<float> ours;
+            ours.reserve(s.elements());
+            for (const float* p : s.to) ours.insert(ours.end(), p, p + part);
+            auto& out = scratch.emplace_back(s.elements());
+            reorder_values(s, ours.data(), out.data(), c.head_dim(), true);
+            data = out.data();
         }
+        // A row that is not whole blocks of the type gets the fallback (compact_weights.h).
+        const GgmlType kept = s.dims.size() == 2 ? kept_type(type, s.dims[0]) : GgmlType::F32;
+        ts.push_back({s.name, s.dims, data, kept});
+    }
     // Rope scaling as llama.cpp reads Llama 3's: one divisor per RoPE pair, float32.
-    if (!c.rope_factors.empty())
+    if (t.positions == PositionKind::rope && !c.rope_factors.empty())
         ts.push_back({"rope_freqs.weight",
                       {std::uint64_t(c.rope_factors.size())},
                       c.rope_factors.data(),
@@ -134,11 +110,7 @@ Written write_gguf_llama(const std::string& path, const ModelConfig& c, const Ll
     check_output_path(path);
     std::vector<Tensor> ts;
     std::deque<std::vector<float>> reordered;  // stable addresses for the tensors' floats
-    if (c.gpt2())
-        for (auto& t : gguf_gpt2_tensors(c, w, type, reordered))
-            ts.push_back({std::move(t.name), std::move(t.dims), t.data, t.type});
-    else
-        llama_tensors(c, w, type, ts, reordered);
+    table_tensors(c, w, type, ts, reordered);
     std::uint64_t offset = 0;
     for (auto& t : ts) {
         std::size_t n = 1;
@@ -161,7 +133,9 @@ Written write_gguf_llama(const std::string& path, const ModelConfig& c, const Ll
     auto kv_bool = [&](std::string_view k, bool v) {
         h.key(k, GgufValueType::BOOL), h.put<std::uint8_t>(v), ++n_kv;
     };
-    const std::string arch = c.gpt2() ? "gpt2" : c.qkv_bias ? "qwen2" : "llama";
+    const ArchTable& table = arch_of(c);
+    const std::string arch = table.gguf_name;
+    const bool learned = table.positions == PositionKind::learned;
     kv_str("general.architecture", arch);
     kv_str("general.name", model_name);
     kv_u32("general.alignment", kAlignment);
@@ -172,13 +146,13 @@ Written write_gguf_llama(const std::string& path, const ModelConfig& c, const Ll
                                 : type == GgmlType::Q8_0 ? 7
                                                          : 32);
     // GPT-2's context is its position table's rows (the session's may be shorter).
-    kv_u32(arch + ".context_length", c.gpt2() ? c.n_positions : c.seq_len);
+    kv_u32(arch + ".context_length", learned ? c.n_positions : c.seq_len);
     kv_u32(arch + ".embedding_length", c.dim);
     kv_u32(arch + ".block_count", c.n_layers);
     kv_u32(arch + ".feed_forward_length", c.hidden_dim);
-    if (!c.gpt2()) kv_u32(arch + ".rope.dimension_count", c.head_dim());
+    if (!learned) kv_u32(arch + ".rope.dimension_count", c.head_dim());
     kv_u32(arch + ".attention.head_count", c.n_heads);
-    if (c.gpt2()) {  // LayerNorm's epsilon; no RoPE, as many kv heads as heads
+    if (learned) {  // GPT-2: LayerNorm's epsilon; no RoPE, as many kv heads as heads
         kv_f32(arch + ".attention.layer_norm_epsilon", c.norm_eps);
     } else {
         kv_u32(arch + ".attention.head_count_kv", c.n_kv_heads);

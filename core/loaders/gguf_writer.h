@@ -6,7 +6,8 @@
 // bytes as llama2.c's [out, in] rows); a shared classifier means no output.weight; the pieces'
 // spaces become '▁', ids 0/1/2 are <unk> (UNKNOWN), <s>, </s> (CONTROL), "<0xNN>" pieces are BYTE.
 // A model with q/k/v biases is written as `qwen2`, a GPT-2 one (ModelConfig::gpt2()) as `gpt2`
-// with llama.cpp's names (core/loaders/gguf_gpt2.h: q/k/v fused again into attn_qkv); the tokenizer
+// with llama.cpp's names; the tensors' names and order are the architecture's table's
+// (core/loaders/arch_table.h: GPT-2's q/k/v fused again into attn_qkv); the tokenizer
 // metadata is the same for all three.
 #include <cstddef>
 #include <string>

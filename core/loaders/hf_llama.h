@@ -1,14 +1,16 @@
 #pragma once
-// A Hugging Face Llama checkpoint (LlamaForCausalLM) as a LlamaModel: a folder holding
+// A Hugging Face checkpoint (LlamaForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel: the tables of
+// core/loaders/arch_table.h, read by the one pipeline of core/loaders/load_pipeline.h) as a
+// TransformerModel: a folder holding
 // config.json and model.safetensors, or shards listed by model.safetensors.index.json; F32, F16
 // or BF16 tensors (core/files/safetensors_file.h), dequantised into float32 in llama2.c's weight
 // order, or kept compact with --weights (core/model/compact_weights.h). HF stores q_proj and k_proj
 // rows permuted for its rotate-half RoPE (the first half of each head's features rotates with the
 // second half); llama2.c's RoPE rotates adjacent pairs. The loader puts the rows back
-// (rotate_half_row), so the forward pass is the one run.c has. The tokenizer: --tokenizer FILE,
-// else the folder's tokenizer.bin (llama2.c format), else its tokenizer.json (byte-level BPE,
-// core/tokenizers/byte_bpe_tokenizer.h). A GPT2LMHeadModel folder is read the same way by
-// core/loaders/hf_gpt2.h's reader (float32 only).
+// (core/loaders/rotate_half.h), so the forward pass is the one run.c has. The tokenizer:
+// --tokenizer FILE, else the folder's tokenizer.bin (llama2.c format), else its tokenizer.json
+// (byte-level BPE, core/tokenizers/byte_bpe_tokenizer.h). A GPT2LMHeadModel folder runs float32
+// weights only; its Conv1D matrices are transposed and its fused q/k/v split on load.
 #include <cstddef>
 #include <cstring>
 #include <functional>
@@ -20,32 +22,10 @@
 #include "core/files/safetensors_file.h"
 #include "core/loaders/checkpoint.h"
 #include "core/loaders/memory_budget.h"
+#include "core/loaders/rotate_half.h"
 #include "core/model/model.h"
 
 namespace kvs {
-
-// The HF row that holds llama2.c's row `r` of a q or k matrix (heads of `head_dim` rows): within
-// a head, llama2.c's feature 2i + j is HF's j * head_dim/2 + i. The one statement of the layout:
-// the loader reads through it, core/loaders/hf_writer.h writes through it.
-inline std::size_t rotate_half_row(std::size_t r, std::size_t head_dim) {
-    const std::size_t h = r / head_dim, w = r % head_dim;
-    return h * head_dim + (w % 2) * (head_dim / 2) + w / 2;
-}
-
-// The rows of a q or k matrix (or the entries of its bias: rows of one value), `row_bytes` each,
-// copied between the two orders: `to_llama2c`, a file's rotate-half order read back (dst row r =
-// src row rotate_half_row(r)); else written out in it (dst row rotate_half_row(r) = src row r).
-// The one place rows move by rotate_half_row; src and dst do not overlap.
-inline void copy_rotate_half_rows(const void* src, void* dst, std::size_t rows,
-                                  std::size_t row_bytes, std::size_t head_dim, bool to_llama2c) {
-    const auto* from = static_cast<const unsigned char*>(src);
-    auto* to = static_cast<unsigned char*>(dst);
-    for (std::size_t r = 0; r < rows; ++r) {
-        const std::size_t hf = rotate_half_row(r, head_dim);
-        std::memcpy(to + (to_llama2c ? r : hf) * row_bytes,
-                    from + (to_llama2c ? hf : r) * row_bytes, row_bytes);
-    }
-}
 
 // The folder `path` names when it is a Hugging Face checkpoint: a folder with config.json, a
 // config.json, or a .safetensors file with config.json beside it; empty otherwise.

@@ -10,8 +10,7 @@
 #include "core/files/gguf_file.h"
 #include "core/files/safetensors_file.h"
 #include "core/loaders/checkpoint_writer.h"
-#include "core/loaders/hf_gpt2.h"
-#include "core/loaders/hf_llama.h"
+#include "core/loaders/tensor_slots.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
 
@@ -19,67 +18,26 @@ namespace kvs {
 namespace fs = std::filesystem;
 namespace {
 
-// A float32 hyper-parameter as config.json's number: its shortest decimal (1e-05, not the
-// double 9.99999974737875e-06), which reads back as the same float.
-// (The fewest %g digits that read back as v: the web build's libc++ has no float to_chars.)
-double as_written(float v) {
-    char buf[32];
-    for (int digits = 1; digits < 9; ++digits) {
-        std::snprintf(buf, sizeof buf, "%.*g", digits, double(v));
-        if (std::strtof(buf, nullptr) == v) return std::strtod(buf, nullptr);
-    }
-    std::snprintf(buf, sizeof buf, "%.9g", double(v));
-    return std::strtod(buf, nullptr);
-}
-
-// The LlamaForCausalLM (or, with q/k/v biases, Qwen2ForCausalLM) tensors, every one as `type`.
-std::vector<SafeTensorOut> llama_tensors(const ModelConfig& c, const LlamaWeights& w,
+// The tensors of the model's architecture table, every one as `type`, in the file's order (q and
+// k rows rotate-half, Conv1D matrices [in, out], fused parts joined).
+std::vector<SafeTensorOut> table_tensors(const ModelConfig& c, const LlamaWeights& w,
                                          GgmlType type) {
-    const std::size_t d = c.dim, hd = c.hidden_dim, kv = c.kv_dim(), V = c.vocab_size;
-    const std::size_t head = c.head_dim(), value_bytes = ggml_row_bytes(type, 1);
-    // One tensor: `rows` x `n` floats at p, rows reordered for q and k (a vector: one row of n,
-    // or a bias: rows of 1, reordered as its matrix's rows).
-    auto tensor = [&](std::string name, const float* p, std::size_t rows, std::size_t n,
-                      bool permute) {
-        SafeTensorOut t{std::move(name), type, {}, {}};
-        t.shape = rows == 1 ? std::vector<std::uint64_t>{n}
-                  : n == 1  ? std::vector<std::uint64_t>{rows}
-                            : std::vector<std::uint64_t>{rows, n};
-        t.bytes.resize(rows * n * value_bytes);
-        std::vector<float> hf_order;
-        if (permute) {  // q and k rows (and their biases' entries) in HF's rotate-half order
-            hf_order.resize(rows * n);
-            copy_rotate_half_rows(p, hf_order.data(), rows, n * sizeof(float), head, false);
-            p = hf_order.data();
-        }
-        encode_values(type, p, rows * n, reinterpret_cast<unsigned char*>(t.bytes.data()));
-        return t;
-    };
-    std::vector<SafeTensorOut> all;
-    all.push_back(tensor("model.embed_tokens.weight", w.token_embedding, V, d, false));
-    for (std::size_t l = 0; l < std::size_t(c.n_layers); ++l) {
-        const std::string p = "model.layers." + std::to_string(l) + ".";
-        all.push_back(tensor(p + "input_layernorm.weight", w.rms_att + l * d, 1, d, false));
-        all.push_back(tensor(p + "self_attn.q_proj.weight", w.wq + l * d * d, d, d, true));
-        all.push_back(tensor(p + "self_attn.k_proj.weight", w.wk + l * kv * d, kv, d, true));
-        all.push_back(tensor(p + "self_attn.v_proj.weight", w.wv + l * kv * d, kv, d, false));
-        all.push_back(tensor(p + "self_attn.o_proj.weight", w.wo + l * d * d, d, d, false));
-        all.push_back(
-            tensor(p + "post_attention_layernorm.weight", w.rms_ffn + l * d, 1, d, false));
-        all.push_back(tensor(p + "mlp.gate_proj.weight", w.w1 + l * hd * d, hd, d, false));
-        all.push_back(tensor(p + "mlp.down_proj.weight", w.w2 + l * d * hd, d, hd, false));
-        all.push_back(tensor(p + "mlp.up_proj.weight", w.w3 + l * hd * d, hd, d, false));
+    const ArchTable& t = arch_of(c);
+    const std::size_t value_bytes = ggml_row_bytes(type, 1);
+    std::vector<SafeTensorOut> out;
+    std::vector<float> ours, file_order;
+    for (const TensorSlot& s : tensor_slots(t, c, FileFormat::hf, &w)) {
+        const std::size_t n = s.elements(), part = n / s.to.size();
+        ours.clear();
+        for (const float* p : s.to) ours.insert(ours.end(), p, p + part);
+        file_order.resize(n);
+        reorder_values(s, ours.data(), file_order.data(), c.head_dim(), true);
+        SafeTensorOut f{(s.row->classifier() ? "" : t.hf_prefix) + s.name, type, s.dims,
+                        std::string(n * value_bytes, '\0')};
+        encode_values(type, file_order.data(), n, reinterpret_cast<unsigned char*>(f.bytes.data()));
+        out.push_back(std::move(f));
     }
-    all.push_back(tensor("model.norm.weight", w.rms_final, 1, d, false));
-    if (!c.shared_classifier) all.push_back(tensor("lm_head.weight", w.wcls, V, d, false));
-    if (c.qkv_bias)  // Qwen2's q/k/v biases
-        for (std::size_t l = 0; l < std::size_t(c.n_layers); ++l) {
-            const std::string p = "model.layers." + std::to_string(l) + ".self_attn.";
-            all.push_back(tensor(p + "q_proj.bias", w.bq + l * d, d, 1, true));
-            all.push_back(tensor(p + "k_proj.bias", w.bk + l * kv, kv, 1, true));
-            all.push_back(tensor(p + "v_proj.bias", w.bv + l * kv, kv, 1, false));
-        }
-    return all;
+    return out;
 }
 
 }  // namespace
@@ -106,8 +64,8 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
     if (ec || !fs::is_directory(dir, ec))
         throw Error(folder + ": cannot create the folder (" + ec.message() + ")");
 
-    std::vector<SafeTensorOut> all =
-        c.gpt2() ? hf_gpt2_tensors(c, w, type) : llama_tensors(c, w, type);
+    const ArchTable& table = arch_of(c);
+    std::vector<SafeTensorOut> all = table_tensors(c, w, type);
 
     // Shards: tensors in order, a new shard when the next would pass shard_bytes.
     std::vector<std::vector<SafeTensorOut>> shards(1);
@@ -137,48 +95,34 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
     const char* dtype = type == GgmlType::F32   ? "float32"
                         : type == GgmlType::F16 ? "float16"
                                                 : "bfloat16";
-    nlohmann::ordered_json config;
-    if (c.gpt2()) {
-        config = {{"architectures", {"GPT2LMHeadModel"}},
-                  {"model_type", "gpt2"},
-                  {"n_embd", c.dim},
-                  {"n_layer", c.n_layers},
-                  {"n_head", c.n_heads},
-                  {"n_positions", c.n_positions},
-                  {"n_inner", c.hidden_dim},
-                  {"vocab_size", c.vocab_size},
-                  {"activation_function", "gelu_new"},
-                  {"layer_norm_epsilon", as_written(c.norm_eps)},
-                  {"tie_word_embeddings", c.shared_classifier},
-                  {"bos_token_id", BpeTokenizer::kBos},
-                  {"eos_token_id", BpeTokenizer::kEos},
-                  {"torch_dtype", dtype}};
-    } else {
-        config = {{"architectures", {c.qkv_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
-                  {"model_type", c.qkv_bias ? "qwen2" : "llama"},
-                  {"hidden_size", c.dim},
-                  {"intermediate_size", c.hidden_dim},
-                  {"num_hidden_layers", c.n_layers},
-                  {"num_attention_heads", c.n_heads},
-                  {"num_key_value_heads", c.n_kv_heads},
-                  {"vocab_size", c.vocab_size},
-                  {"max_position_embeddings", c.seq_len},
-                  {"hidden_act", "silu"},
-                  {"rms_norm_eps", as_written(c.norm_eps)},
-                  {"rope_theta", as_written(c.rope_theta)},
-                  {"rope_scaling", nullptr},
-                  {"tie_word_embeddings", c.shared_classifier},
-                  {"bos_token_id", BpeTokenizer::kBos},
-                  {"eos_token_id", BpeTokenizer::kEos},
-                  {"torch_dtype", dtype}};
-        if (linear)
-            config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", as_written(rf[0])}};
-    }
+    // config.json from the table: the class, the integer shapes, the activation, the floats, what
+    // only the architecture states, then the classifier and the special tokens.
+    nlohmann::ordered_json config = {{"architectures", {table.hf_class}},
+                                     {"model_type", table.hf_model_type}};
+    for (const IntKey& k : table.ints)
+        if (k.hf) config[k.hf] = c.*k.field;
+    config[table.hf_act_key] = table.hf_act_value;
+    for (const FloatKey& k : table.floats) config[k.hf] = config_number(c.*k.field);
+    if (table.hf_write) table.hf_write(c, config);
+    config["tie_word_embeddings"] = c.shared_classifier;
+    config["bos_token_id"] = BpeTokenizer::kBos;
+    config["eos_token_id"] = BpeTokenizer::kEos;
+    config["torch_dtype"] = dtype;
     const auto tb = tokenizer_file_bytes(tok);
     write_output_file((dir / "tokenizer.bin").string(),
                       std::string_view(reinterpret_cast<const char*>(tb.data()), tb.size()));
     // config.json last: a folder cut short by an error is not yet a model.
     write_output_file((dir / "config.json").string(), config.dump(2) + "\n");
+}
+
+double config_number(float v) {
+    char buf[32];
+    for (int digits = 1; digits < 9; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, double(v));
+        if (std::strtof(buf, nullptr) == v) return std::strtod(buf, nullptr);
+    }
+    std::snprintf(buf, sizeof buf, "%.9g", double(v));
+    return std::strtod(buf, nullptr);
 }
 
 }  // namespace kvs

@@ -8,8 +8,8 @@
 #include "core/loaders/checkpoint.h"
 #include "core/loaders/gguf_llama.h"
 #include "core/loaders/hf_llama.h"
-#include "core/model/llama_model.h"
 #include "core/model/toy_model.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
@@ -189,8 +189,8 @@ std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& 
     }
     BpeTokenizer tok = BpeTokenizer::load(tok_path, ck.config.vocab_size);
     if (context_note.empty())
-        return std::make_unique<LlamaModel>(std::move(ck), std::move(tok), name);
-    return std::make_unique<LlamaModel>(
+        return std::make_unique<TransformerModel>(std::move(ck), std::move(tok), name);
+    return std::make_unique<TransformerModel>(
         std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),
         std::vector<int>{BpeTokenizer::kBos}, name,
         "llama2.c checkpoint, float32, mapped read-only" + context_note);

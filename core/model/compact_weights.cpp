@@ -194,9 +194,9 @@ LlamaWeights expand_to_float32(const ModelConfig& c, const LlamaWeights& M,
     };
     const std::size_t d = c.dim, kv = c.kv_dim(), hd = c.hidden_dim, L = c.n_layers,
                       V = c.vocab_size;
-    copy(M.rms_att, E.rms_att, L * d);
-    copy(M.rms_ffn, E.rms_ffn, L * d);
-    copy(M.rms_final, E.rms_final, d);
+    copy(M.norm_att, E.norm_att, L * d);
+    copy(M.norm_ffn, E.norm_ffn, L * d);
+    copy(M.norm_final, E.norm_final, d);
     if (c.qkv_bias) {
         copy(M.bq, E.bq, L * d);
         copy(M.bk, E.bk, L * kv);

@@ -75,8 +75,8 @@ struct OpCount {
 };
 OpCount count_op(OpKind k, const ModelConfig& c, int rows, int pos0);
 
-// The ops one layer of `c`'s design issues, in order (core/model/llama_model.cpp's forward passes;
-// a test checks them against the op log).
+// The ops one layer of `c`'s design issues, in order (core/model/transformer_model.cpp's forward
+// passes; a test checks them against the op log).
 std::vector<OpKind> layer_ops(const ModelConfig& c);
 
 struct StepCounts {

@@ -1,5 +1,7 @@
 #include "core/model/fused_decode.h"
 
+#include "core/model/kv_rows.h"
+
 namespace kvs {
 
 void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
@@ -16,6 +18,7 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
     auto keep = [](DeviceSpan span, std::size_t at, std::size_t n) {
         return span.empty() ? DeviceSpan{} : span.at(at, n);
     };
+    const ConstKvRows kept_rows{nullptr, c.n_layers, 1, KV};  // s.kv_keep: [L, 2, 1, kv_dim]
 
     for (int l = 0; l < c.n_layers; ++l) {
         // 1. [x = embedding row (layer 0)]; xb = rmsnorm(x); q, k, v = xb wq, wk, wv (+ biases);
@@ -31,7 +34,7 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
         op(OpKind::QProj, l);
         op(OpKind::KProj, l);
         op(OpKind::VProj, l);
-        a.norm = s.vec(W.rms_att + l * d, d);
+        a.norm = s.vec(W.norm_att + l * d, d);
         a.wq = s.matrix(MatrixKind::wq, l);
         a.wk = s.matrix(MatrixKind::wk, l);
         a.wv = s.matrix(MatrixKind::wv, l);
@@ -50,8 +53,8 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
         a.cache_k = s.cache.k(l);
         a.cache_v = s.cache.v(l);
         a.q_keep = keep(s.q_keep, l * d, d);
-        a.k_keep = keep(s.kv_keep, l * 2 * kv, kv);
-        a.v_keep = keep(s.kv_keep, l * 2 * kv + kv, kv);
+        a.k_keep = keep(s.kv_keep, kept_rows.offset(l, kept_rows.K), kv);
+        a.v_keep = keep(s.kv_keep, kept_rows.offset(l, kept_rows.V), kv);
         a.pos = s.pos;
         a.dim = D, a.kv_dim = KV, a.head_dim = c.head_dim(), a.eps = c.norm_eps;
         f.norm_qkv(a);
@@ -81,7 +84,7 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
         op(OpKind::FfnGate, l);
         op(OpKind::FfnUp, l);
         op(OpKind::SwiGLU, l);
-        f.norm_gate_up(s.h, s.x, s.vec(W.rms_ffn + l * d, d), s.matrix(MatrixKind::w1, l),
+        f.norm_gate_up(s.h, s.x, s.vec(W.norm_ffn + l * d, d), s.matrix(MatrixKind::w1, l),
                        s.matrix(MatrixKind::w3, l), D, HID, c.norm_eps);
 
         // 5. x += h w2
@@ -92,7 +95,7 @@ void run_fused_decode(FusedOps& f, const FusedDecodeStep& s) {
     // logits = rmsnorm(x) wcls: [vocab]
     op(OpKind::FinalNorm, -1, fused_kernel_name("norm_logits"));
     op(OpKind::Classifier, -1);
-    f.norm_logits(s.logits, s.x, s.vec(W.rms_final, d), s.matrix(MatrixKind::wcls, 0), D,
+    f.norm_logits(s.logits, s.x, s.vec(W.norm_final, d), s.matrix(MatrixKind::wcls, 0), D,
                   c.vocab_size, c.norm_eps);
 }
 

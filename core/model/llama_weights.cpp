@@ -19,7 +19,7 @@ void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c,
     w.token_embedding = take(V * d);
     if (c.gpt2()) {
         w.pos_embedding = take(std::size_t(c.n_positions) * d);
-        w.rms_att = take(L * d);
+        w.norm_att = take(L * d);
         w.norm_att_bias = take(L * d);
         w.wq = take(L * d * d);
         w.wk = take(L * kv * d);
@@ -29,27 +29,27 @@ void point_llama_weights(LlamaWeights& w, const float* p, const ModelConfig& c,
         w.bv = take(L * kv);
         w.wo = take(L * d * d);
         w.bo = take(L * d);
-        w.rms_ffn = take(L * d);
+        w.norm_ffn = take(L * d);
         w.norm_ffn_bias = take(L * d);
         w.w1 = take(L * hd * d);
         w.b1 = take(L * hd);
         w.w2 = take(L * d * hd);
         w.b2 = take(L * d);
-        w.rms_final = take(d);
+        w.norm_final = take(d);
         w.norm_final_bias = take(d);
         w.wcls = c.shared_classifier ? w.token_embedding : take(V * d);
         return;
     }
-    w.rms_att = take(L * d);
+    w.norm_att = take(L * d);
     w.wq = take(L * d * d);
     w.wk = take(L * kv * d);
     w.wv = take(L * kv * d);
     w.wo = take(L * d * d);
-    w.rms_ffn = take(L * d);
+    w.norm_ffn = take(L * d);
     w.w1 = take(L * hd * d);
     w.w2 = take(L * d * hd);
     w.w3 = take(L * hd * d);
-    w.rms_final = take(d);
+    w.norm_final = take(d);
     if (with_freq_cis) take(freq);  // unused: RoPE computes its angles
     w.wcls = c.shared_classifier ? w.token_embedding : take(V * d);
     if (c.qkv_bias) {

@@ -2,7 +2,7 @@
 // A loaded model's weights as the forward pass reads them: float32 views in llama2.c's order and
 // shapes, and the matrices again in 16 or 8 bits when asked for. Every loader
 // (core/loaders/checkpoint.h, core/loaders/gguf_llama.h, core/loaders/hf_llama.h) fills one;
-// LlamaModel runs it.
+// TransformerModel runs it.
 #include <memory>
 #include <span>
 
@@ -18,23 +18,23 @@ struct LlamaWeights {
     std::shared_ptr<const void> owner;       // keeps `all` alive: the mapping or the copy
     std::span<const float> all;              // [stored_floats]: every float after the header
     const float* token_embedding = nullptr;  // [vocab, dim]
-    const float* rms_att = nullptr;          // [layers, dim]
+    const float* norm_att = nullptr;         // [layers, dim]
     const float* wq = nullptr;               // [layers, dim, dim]
     const float* wk = nullptr;               // [layers, kv_dim, dim]
     const float* wv = nullptr;               // [layers, kv_dim, dim]
     const float* wo = nullptr;               // [layers, dim, dim]
-    const float* rms_ffn = nullptr;          // [layers, dim]
+    const float* norm_ffn = nullptr;         // [layers, dim]
     const float* w1 = nullptr;               // [layers, hidden, dim]
     const float* w2 = nullptr;               // [layers, dim, hidden]
     const float* w3 = nullptr;               // [layers, hidden, dim]
-    const float* rms_final = nullptr;        // [dim]
+    const float* norm_final = nullptr;       // [dim]
     const float* wcls = nullptr;             // [vocab, dim]; token_embedding when shared
     // ModelConfig::qkv_bias (Qwen2), else null: added to q, k and v after their projections.
     const float* bq = nullptr;  // [layers, dim]
     const float* bk = nullptr;  // [layers, kv_dim]
     const float* bv = nullptr;  // [layers, kv_dim]
-    // GPT-2 only (ModelConfig::gpt2()), else null. Its LayerNorms' gains are rms_att (ln_1),
-    // rms_ffn (ln_2) and rms_final (ln_f); its MLP is w1 (c_fc, [layers, hidden, dim]) and
+    // GPT-2 only (ModelConfig::gpt2()), else null. Its LayerNorms' gains are norm_att (ln_1),
+    // norm_ffn (ln_2) and norm_final (ln_f); its MLP is w1 (c_fc, [layers, hidden, dim]) and
     // w2 (c_proj), with no w3. Hugging Face's Conv1D [in, out] matrices are stored transposed
     // here, [out, in], as every other matrix.
     const float* pos_embedding = nullptr;    // [n_positions, dim]: learned, added to the token's

@@ -48,9 +48,21 @@ std::size_t ModelConfig::parameter_count() const {
     return stored_floats() - 2 * static_cast<std::size_t>(seq_len) * (head_dim() / 2);
 }
 
-void ModelConfig::validate(const std::string& source) const {
+namespace {
+
+// A float from a file as a message shows it: -1, 0, 1e-05, inf, nan (std::to_string's %f shows
+// 1e-7 as 0.000000 and -1 as -1.000000).
+std::string shown(float v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+}  // namespace
+
+void ModelConfig::validate(const std::string& source, const std::string& format) const {
     auto fail = [&](const std::string& why) {
-        throw Error(source + ": not a usable llama2.c checkpoint: " + why);
+        throw Error(source + ": not a usable " + format + ": " + why);
     };
     // Bounds are generous for a teaching tool but keep every product below far from overflow.
     auto check = [&](int v, const char* name, int hi) {
@@ -100,18 +112,17 @@ void ModelConfig::validate(const std::string& source) const {
              " floats) are more than this process can address");
     // NaN fails every comparison, so each bound is written as what must hold.
     if (!(rope_theta > 1.0f && rope_theta <= 1e9f))
-        fail("RoPE base " + std::to_string(rope_theta) + " (must be above 1, at most 1e9)");
+        fail("RoPE base " + shown(rope_theta) + " (must be above 1, at most 1e9)");
     if (!(norm_eps > 0.0f && norm_eps <= 0.01f))
-        fail(std::string(gpt2() ? "LayerNorm" : "RMSNorm") + " epsilon " +
-             std::to_string(norm_eps) + " (must be above 0, at most 0.01)");
+        fail(std::string(gpt2() ? "LayerNorm" : "RMSNorm") + " epsilon " + shown(norm_eps) +
+             " (must be above 0, at most 0.01)");
     if (!rope_factors.empty()) {
         if (rope_factors.size() != std::size_t(head_dim() / 2))
             fail(std::to_string(rope_factors.size()) + " rope scaling factors for " +
                  std::to_string(head_dim() / 2) + " RoPE pairs");
         for (float f : rope_factors)
             if (!(f > 0.0f && f <= 1e6f))
-                fail("rope scaling factor " + std::to_string(f) +
-                     " (must be above 0, at most 1e6)");
+                fail("rope scaling factor " + shown(f) + " (must be above 0, at most 1e6)");
     }
 }
 

@@ -10,7 +10,7 @@
 
 namespace kvs {
 
-// The two block designs kvscope runs (core/model/llama_model.cpp writes both forward passes).
+// The two block designs kvscope runs (core/model/transformer_model.cpp writes both forward passes).
 //   Llama: RMSNorm, RoPE on q and k, SwiGLU MLP (w1 gate, w3 up, w2 down), no biases (Qwen2:
 //          q/k/v biases).
 //   Gpt2:  LayerNorm with a bias, learned position embeddings added to the token's, biases on
@@ -69,10 +69,13 @@ struct ModelConfig {
     static constexpr std::uint64_t kMaxKvCacheBytes = std::uint64_t(sizeof(void*) >= 8 ? 4 : 1)
                                                       << 30;
 
-    // Throws kvs::Error naming `source` when a dimension is not positive, not sane, the heads do
-    // not divide evenly, the whole context's KV cache would exceed kMaxKvCacheBytes, or the RoPE
-    // base, scaling factors or epsilon are not finite, positive and in range.
-    void validate(const std::string& source) const;
+    // Throws kvs::Error "SOURCE: not a usable FORMAT: WHY" when a dimension is not positive, not
+    // sane, the heads do not divide evenly, the whole context's KV cache would exceed
+    // kMaxKvCacheBytes, or the RoPE base, scaling factors or epsilon are not finite, positive and
+    // in range. FORMAT names what the shapes were read from ("GGUF file", "Hugging Face model",
+    // "trace"), so a message never calls a GGUF file or a folder a llama2.c checkpoint.
+    void validate(const std::string& source,
+                  const std::string& format = "llama2.c checkpoint") const;
     std::string describe() const;
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/model/kv_rows.h"
+
 namespace kvs {
 namespace {
 // Row 0 of a one-row pass's scores and "none" flag (toy model) into row r of `all`.
@@ -67,16 +69,19 @@ StepCounts forward_token_by_token(Runner& runner, const Model& model, std::span<
     out.q_rows = std::move(q_rows);
     out.ops = std::move(ops);
     out.attn_out = std::move(attn_out);
-    // Per-token K/V rows arrive as [token][layer][2][kv_dim]; the trace wants
-    // [layer][2][token][kv_dim].
+    // Each pass's K/V rows arrive as [n_layers, 2, 1, kv_dim], one after another; the trace wants
+    // one block [n_layers, 2, P, kv_dim].
     const int L = mc.n_layers, kv = mc.kv_dim();
     out.kv_rows.assign(kv_rows.size(), 0.0f);
     out.kv_rows_kept = want.kv_rows ? P : 0;
-    for (int p = 0; p < out.kv_rows_kept; ++p)
+    const KvRows stitched{out.kv_rows.data(), L, P, kv};
+    const std::size_t per_pass = ConstKvRows{nullptr, L, 1, kv}.size();
+    for (int p = 0; p < out.kv_rows_kept; ++p) {
+        const ConstKvRows pass{kv_rows.data() + p * per_pass, L, 1, kv};
         for (int l = 0; l < L; ++l)
-            for (int s = 0; s < 2; ++s)
-                std::copy_n(kv_rows.begin() + ((std::size_t(p) * L + l) * 2 + s) * kv, kv,
-                            out.kv_rows.begin() + ((std::size_t(l) * 2 + s) * P + p) * kv);
+            for (int side : {KvRows::K, KvRows::V})
+                std::copy_n(pass.row(l, side, 0).data(), kv, stitched.row(l, side, p).data());
+    }
     return counts;
 }
 

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
+#include <vector>
 
+#include "core/model/softmax.h"
 #include "core/util/error.h"
 
 namespace kvs {
@@ -121,15 +124,10 @@ void ToyRunner::forward(std::span<const int> tokens, const Capture& want, Forwar
         for (int t = 0; t < T; ++t) {
             const int n = pos0 + t + 1;  // causal keys of this row
             const float* s = scores_.data() + (std::size_t(h) * T + t) * n_keys;
-            const float mx = *std::max_element(s, s + n);
             float o = std::nanf("");  // "none" when no key may be attended to
-            if (mx != kNegInf) {
-                float sum = 0.0f;
-                for (int j = 0; j < n; ++j) sum += w[j] = std::exp(s[j] - mx);
+            if (softmax(std::span<const float>(s, n), std::span<float>(w.data(), n))) {
                 o = 0.0f;
-                for (int j = 0; j < n; ++j) o += (w[j] /= sum) * v_[j];
-            } else {
-                std::fill_n(w.begin(), n, 0.0f);
+                for (int j = 0; j < n; ++j) o += w[j] * v_[j];
             }
             if (t == T - 1) context[h] = o;
             if (t < first_kept) continue;

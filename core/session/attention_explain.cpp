@@ -4,6 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <span>
+
+#include "core/model/kv_rows.h"
+#include "core/model/softmax.h"
 
 namespace kvs {
 namespace {
@@ -133,12 +137,13 @@ std::optional<AttentionExplain> explain_attention(const Trace& trace, const Mode
             return fail(why, "the K/V row of position " + std::to_string(j) + " (written at step " +
                                  std::to_string(ref.step->index) +
                                  ") was dropped by the trace's memory budget");
-        const std::size_t kept = ref.step->kv_rows_kept;
-        const std::size_t k_at =
-            ((std::size_t(layer) * 2) * kept + ref.row) * kv_dim + std::size_t(e.kv_head) * hd;
-        const std::size_t v_at = k_at + kept * kv_dim;
-        std::copy_n(ref.step->kv_rows.begin() + k_at, hd, e.k.begin() + std::size_t(j) * hd);
-        std::copy_n(ref.step->kv_rows.begin() + v_at, hd, e.v.begin() + std::size_t(j) * hd);
+        const ConstKvRows rows{ref.step->kv_rows.data(), c.n_layers, ref.step->kv_rows_kept,
+                               int(kv_dim)};
+        const std::size_t kv_head_at = std::size_t(e.kv_head) * hd;  // its part of a row
+        std::copy_n(rows.row(layer, rows.K, ref.row).data() + kv_head_at, hd,
+                    e.k.begin() + std::size_t(j) * hd);
+        std::copy_n(rows.row(layer, rows.V, ref.row).data() + kv_head_at, hd,
+                    e.v.begin() + std::size_t(j) * hd);
         e.source[j] = j >= new_from          ? KvSource::New
                       : j >= recomputed_from ? KvSource::Recomputed
                                              : KvSource::Cached;
@@ -173,15 +178,10 @@ std::optional<AttentionExplain> explain_attention(const Trace& trace, const Mode
 }
 
 std::vector<double> softmax_of_shown(const AttentionExplain& e) {
-    std::vector<double> w(e.n_keys, 0.0);
-    double mx = -std::numeric_limits<double>::infinity();
+    std::vector<double> w(e.n_keys);
     for (int j = 0; j < e.n_keys; ++j)
-        if (!e.masked[j]) mx = std::max(mx, double(e.scaled[j]));
-    if (mx == -std::numeric_limits<double>::infinity()) return w;
-    double z = 0;
-    for (int j = 0; j < e.n_keys; ++j)
-        if (!e.masked[j]) z += w[j] = std::exp(double(e.scaled[j]) - mx);
-    for (double& x : w) x /= z;
+        w[j] = e.masked[j] ? -std::numeric_limits<double>::infinity() : double(e.scaled[j]);
+    softmax(std::span<double>(w));
     return w;
 }
 

@@ -15,17 +15,6 @@ int argmax(std::span<const float> v) {
     return best;
 }
 
-void softmax(std::span<const float> logits, std::span<float> out) {
-    float mx = logits[0];
-    for (float x : logits) mx = std::max(mx, x);
-    float sum = 0.0f;
-    for (std::size_t i = 0; i < logits.size(); ++i) {
-        out[i] = std::exp(logits[i] - mx);
-        sum += out[i];
-    }
-    for (float& p : out) p /= sum;
-}
-
 std::uint64_t sampler_state(std::uint64_t seed) {
     if (seed != 0) return seed;
     // splitmix64's first output from state 0: a well-mixed nonzero word.

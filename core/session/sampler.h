@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "core/model/softmax.h"
+
 namespace kvs {
 
 struct SamplerConfig {
@@ -40,7 +42,5 @@ class Sampler {
 };
 
 int argmax(std::span<const float> v);
-// Numerically stable softmax of `logits` into `out` (same length).
-void softmax(std::span<const float> logits, std::span<float> out);
 
 }  // namespace kvs

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/model/kv_rows.h"
 #include "core/model/step_graphs.h"
 #include "core/model/token_by_token.h"
 #include "core/util/error.h"
@@ -14,24 +15,28 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
-// Largest |a - b| between the first n rows of two [n_layers, 2, rows, kv_dim] blocks, per layer
-// and K (side 0) or V (side 1): [n_layers * 2].
-std::vector<double> row_deltas(const std::vector<float>& a, int a_rows, const std::vector<float>& b,
-                               int b_rows, int n, int n_layers, int kv_dim) {
-    std::vector<double> d(std::size_t(n_layers) * 2, 0.0);
-    for (int ls = 0; ls < n_layers * 2; ++ls)
-        for (std::size_t i = 0; i < std::size_t(n) * kv_dim; ++i)
-            d[ls] = std::max(d[ls], std::fabs(double(a[std::size_t(ls) * a_rows * kv_dim + i]) -
-                                              double(b[std::size_t(ls) * b_rows * kv_dim + i])));
+// Largest |a - b| between the first n rows of two K/V blocks, per layer and K (side 0) or V
+// (side 1): [n_layers * 2].
+std::vector<double> row_deltas(ConstKvRows a, ConstKvRows b, int n) {
+    std::vector<double> d(std::size_t(a.n_layers) * 2, 0.0);
+    for (int l = 0; l < a.n_layers; ++l)
+        for (int side : {ConstKvRows::K, ConstKvRows::V}) {
+            const auto x = a.rows_of(l, side), y = b.rows_of(l, side);
+            double& m = d[std::size_t(l) * 2 + side];
+            for (std::size_t i = 0; i < std::size_t(n) * a.kv_dim; ++i)
+                m = std::max(m, std::fabs(double(x[i]) - double(y[i])));
+        }
     return d;
 }
 
-// The last `keep` of `rows` rows of a [n_layers, 2, rows, kv_dim] block, in place.
-void keep_last_kv_rows(std::vector<float>& kv, int rows, int keep, int n_layers, int kv_dim) {
-    std::vector<float> out(std::size_t(n_layers) * 2 * keep * kv_dim);
-    for (int ls = 0; ls < n_layers * 2; ++ls)
-        std::copy_n(kv.begin() + (std::size_t(ls) * rows + rows - keep) * kv_dim,
-                    std::size_t(keep) * kv_dim, out.begin() + std::size_t(ls) * keep * kv_dim);
+// The last `keep` rows of a K/V block, in its place.
+void keep_last_kv_rows(std::vector<float>& kv, ConstKvRows in, int keep) {
+    std::vector<float> out(ConstKvRows{nullptr, in.n_layers, keep, in.kv_dim}.size());
+    const KvRows kept{out.data(), in.n_layers, keep, in.kv_dim};
+    for (int l = 0; l < in.n_layers; ++l)
+        for (int side : {KvRows::K, KvRows::V})
+            std::copy_n(in.row(l, side, in.rows - keep).data(), std::size_t(keep) * in.kv_dim,
+                        kept.rows_of(l, side).data());
     kv = std::move(out);
 }
 }  // namespace
@@ -108,6 +113,89 @@ void Session::reset() {
 }
 
 const StepRecord& Session::step() {
+    check_can_step();
+    StepRecord r = new_record();
+    Capture want = config_.capture;
+    // Uncached decode: the rows the cache holds before the step, to compare with their
+    // recomputation (read outside the timed region: the comparison is the trace's, not the model's
+    // work).
+    const KvCheck check = hold_cached_rows(want);
+    const TimedRun run = start_timed_run(want);
+    if (!prefilled())
+        prefill(r, want);
+    else
+        decode(r, want, check);
+    time_forward(r, want, run);
+    const Draw d = choose_token(r);
+    if (check.on) compare_recomputed_rows(r, check);
+    finish_step(r, fr_);
+    tokens_.push_back(d.token);
+    const auto& stops = model_.stop_tokens();
+    finish_reason_ = stop_rule(
+        config_.stop_at_end_token && std::find(stops.begin(), stops.end(), d.token) != stops.end(),
+        static_cast<int>(tokens_.size()), model_.config().seq_len, generated(),
+        config_.max_new_tokens);
+    trace_.push(std::move(r));
+    return trace_.back();
+}
+
+// The prefill: every prompt token in one forward pass, each row seeing the rows before it (the
+// causal mask), or one pass a token stitched into one pass's shapes; each token's K and V rows are
+// appended to the cache, and the last row's logits choose the first new token.
+void Session::prefill(StepRecord& r, const Capture& want) {
+    r.phase = Phase::Prefill;
+    r.new_tokens = tokens_;
+    r.pos0 = 0;
+    r.tokens_processed = prompt_len_;
+    if (config_.prefill_token_by_token) {
+        r.counts = forward_token_by_token(*runner_, model_, tokens_, want, fr_);
+        r.forward_calls = prompt_len_;
+    } else {
+        runner_->forward(tokens_, want, fr_);
+        r.counts = model_.count_forward(0, prompt_len_);
+        r.forward_calls = 1;
+    }
+    r.query_rows_used = r.kv_rows_written = prompt_len_;
+    count_rows(r);
+}
+
+// A decode step: the last chosen token in. Cached: one query row against the cached keys and
+// values, one K/V row appended. Uncached: no reuse, the cache is emptied and every token so far
+// goes through the model again (the same logits, more work).
+void Session::decode(StepRecord& r, Capture& want, const KvCheck& check) {
+    r.phase = Phase::Decode;
+    r.new_tokens = {tokens_.back()};
+    r.forward_calls = 1;
+    if (config_.mode == CacheMode::Cached) {
+        r.pos0 = runner_->kv().len;
+        r.tokens_processed = 1;
+        runner_->forward(std::span<const int>(&tokens_.back(), 1), want, fr_);
+        r.counts = model_.count_forward(r.pos0, 1);
+        r.kv_rows_written = 1;
+    } else {
+        runner_->reset();
+        r.pos0 = 0;
+        r.tokens_processed = static_cast<int>(tokens_.size());
+        // Bidirectional: every row changed, so every row is kept; causal: the new one.
+        want.last_rows = r.mask == AttentionMask::Bidirectional ? -1 : 1;
+        want.all_kv_rows = check.on;
+        runner_->forward(tokens_, want, fr_);
+        r.counts = model_.count_forward(0, r.tokens_processed);
+        r.kv_rows_written = r.tokens_processed;
+        r.kv_rows_recomputed = check.rows;
+    }
+    r.query_rows_used = 1;
+    count_rows(r);
+}
+
+// Rows computed, and without the mask the pairs each row also scores with the keys after it.
+void Session::count_rows(StepRecord& r) const {
+    r.query_rows_computed = r.tokens_processed;
+    if (r.mask == AttentionMask::Bidirectional)
+        r.counts += count_unmasked_pairs(model_.config(), r.tokens_processed);
+}
+
+void Session::check_can_step() const {
     if (prompt_len_ == 0) throw Error("no prompt set");
     if (finished())
         throw Error(finish_reason_ == FinishReason::ContextFull
@@ -115,78 +203,46 @@ const StepRecord& Session::step() {
                               std::to_string(model_.config().seq_len) + " tokens is full"
                         : std::string("generation has finished (") +
                               finish_reason_name(finish_reason_) + ")");
+}
+
+StepRecord Session::new_record() const {
     StepRecord r;
     r.index = static_cast<int>(trace_.steps().size());
     r.mode = config_.mode;
     r.mask = config_.mask;
-    const bool bidirectional = config_.mask == AttentionMask::Bidirectional;
     r.backend = runner_->backend_name();
     r.device = runner_->device();
+    return r;
+}
+
+Session::KvCheck Session::hold_cached_rows(const Capture& want) {
+    KvCheck check;
+    check.rows = prefilled() ? runner_->kv().len : 0;
+    check.on = prefilled() && config_.mode == CacheMode::Uncached && want.kv_rows;
+    if (check.on) runner_->read_kv_rows(0, check.rows, check.held);
+    return check;
+}
+
+Session::TimedRun Session::start_timed_run(const Capture& want) {
     Backend* be = runner_->backend();
-    Capture want = config_.capture;
-    const ModelConfig& mc = model_.config();
-    // Uncached decode: the rows the cache holds now, to compare with their recomputation
-    // (outside the timed region: the comparison is the trace's, not the model's work).
-    std::vector<float> held;
-    const int held_rows = prefilled() ? runner_->kv().len : 0;
-    const bool compare_kv = prefilled() && config_.mode == CacheMode::Uncached && want.kv_rows;
-    if (compare_kv) runner_->read_kv_rows(0, held_rows, held);
     if (be) {
         be->set_record_calls(want.op_log);
         be->reset_op_times();
     }
-
-    const std::uint64_t kernels0 = be ? be->kernel_launches() : 0;
+    TimedRun run;
+    run.kernels0 = be ? be->kernel_launches() : 0;
     before_timed_run();
-    const auto t0 = Clock::now();
-    if (!prefilled()) {
-        r.phase = Phase::Prefill;
-        r.new_tokens = tokens_;
-        r.pos0 = 0;
-        r.tokens_processed = prompt_len_;
-        if (config_.prefill_token_by_token) {
-            r.counts = forward_token_by_token(*runner_, model_, tokens_, want, fr_);
-            r.forward_calls = prompt_len_;
-        } else {
-            runner_->forward(tokens_, want, fr_);
-            r.counts = model_.count_forward(0, prompt_len_);
-            r.forward_calls = 1;
-        }
-        r.query_rows_used = r.kv_rows_written = prompt_len_;
-    } else {
-        r.phase = Phase::Decode;
-        const int last = tokens_.back();
-        r.new_tokens = {last};
-        r.forward_calls = 1;
-        if (config_.mode == CacheMode::Cached) {
-            r.pos0 = runner_->kv().len;
-            r.tokens_processed = 1;
-            runner_->forward(std::span<const int>(&tokens_.back(), 1), want, fr_);
-            r.counts = model_.count_forward(r.pos0, 1);
-            r.kv_rows_written = 1;
-        } else {
-            // No reuse: the cache is emptied and every token so far goes through the model again.
-            runner_->reset();
-            r.pos0 = 0;
-            r.tokens_processed = static_cast<int>(tokens_.size());
-            // Bidirectional: every row changed, so every row is kept; causal: the new one.
-            want.last_rows = bidirectional ? -1 : 1;
-            want.all_kv_rows = compare_kv;
-            runner_->forward(tokens_, want, fr_);
-            r.counts = model_.count_forward(0, r.tokens_processed);
-            r.kv_rows_written = r.tokens_processed;
-            r.kv_rows_recomputed = held_rows;
-        }
-        r.query_rows_used = 1;
-    }
-    r.query_rows_computed = r.tokens_processed;
-    // Without the mask each row also scores the keys after it.
-    if (bidirectional) r.counts += count_unmasked_pairs(mc, r.tokens_processed);
+    run.t0 = Clock::now();
+    return run;
+}
+
+void Session::time_forward(StepRecord& r, const Capture& want, const TimedRun& run) {
+    Backend* be = runner_->backend();
     if (be) be->synchronize();
-    r.forward_seconds = seconds_since(t0);
+    r.forward_seconds = seconds_since(run.t0);
     r.path = fr_.path;
     if (be) {
-        r.kernel_launches = static_cast<int>(be->kernel_launches() - kernels0);
+        r.kernel_launches = static_cast<int>(be->kernel_launches() - run.kernels0);
         r.op_timing = be->op_timing();
     }
     const OpTimes first_ops = be ? be->op_times() : OpTimes{};
@@ -231,6 +287,9 @@ const StepRecord& Session::step() {
                 time_fast_path(r, want, true, r.fused_seconds, r.fused_kernel_launches);
         }
     }
+}
+
+Draw Session::choose_token(StepRecord& r) {
     const auto t_sample = Clock::now();
     Draw d = sampler_.sample(fr_.logits);
     if (forced_next_ >= 0) {
@@ -240,34 +299,29 @@ const StepRecord& Session::step() {
     }
     const double sample_seconds = seconds_since(t_sample);
     r.wall_seconds = r.forward_seconds + sample_seconds;
-    if (be && !fr_.ops.ops.empty()) fr_.ops.add_host(OpKind::Sampling, mc, 1, sample_seconds);
+    if (runner_->backend() && !fr_.ops.ops.empty())
+        fr_.ops.add_host(OpKind::Sampling, model_.config(), 1, sample_seconds);
     r.token_out = d.token;
     r.coin = d.coin;
-    if (compare_kv) {
-        // fr_.kv_rows holds every row the pass wrote; the trace keeps the new one, as cached.
-        const int T = fr_.kv_rows_kept, L = mc.n_layers, kv = mc.kv_dim();
-        const auto d_ls = row_deltas(fr_.kv_rows, T, held, held_rows, held_rows, L, kv);
-        r.kv_recomputed_max_delta = *std::max_element(d_ls.begin(), d_ls.end());
-        for (int l = 0; l < L; ++l) {
-            r.kv_delta_k.push_back(d_ls[2 * l]);
-            r.kv_delta_v.push_back(d_ls[2 * l + 1]);
-        }
-        // The trace keeps the new row, as cached; bidirectional, every row (each one changed).
-        if (!bidirectional) {
-            keep_last_kv_rows(fr_.kv_rows, T, 1, L, kv);
-            fr_.kv_rows_kept = 1;
-        }
-    }
-    finish_step(r, fr_);
-    tokens_.push_back(d.token);
+    return d;
+}
 
-    const auto& stops = model_.stop_tokens();
-    finish_reason_ = stop_rule(
-        config_.stop_at_end_token && std::find(stops.begin(), stops.end(), d.token) != stops.end(),
-        static_cast<int>(tokens_.size()), model_.config().seq_len, generated(),
-        config_.max_new_tokens);
-    trace_.push(std::move(r));
-    return trace_.back();
+void Session::compare_recomputed_rows(StepRecord& r, const KvCheck& check) {
+    // fr_.kv_rows holds every row the pass wrote; the trace keeps the new one, as cached.
+    const ModelConfig& mc = model_.config();
+    const int L = mc.n_layers, kv = mc.kv_dim();
+    const ConstKvRows wrote{fr_.kv_rows.data(), L, fr_.kv_rows_kept, kv};
+    const auto d_ls = row_deltas(wrote, {check.held.data(), L, check.rows, kv}, check.rows);
+    r.kv_recomputed_max_delta = *std::max_element(d_ls.begin(), d_ls.end());
+    for (int l = 0; l < L; ++l) {
+        r.kv_delta_k.push_back(d_ls[2 * l]);
+        r.kv_delta_v.push_back(d_ls[2 * l + 1]);
+    }
+    // The trace keeps the new row, as cached; bidirectional, every row (each one changed).
+    if (r.mask != AttentionMask::Bidirectional) {
+        keep_last_kv_rows(fr_.kv_rows, wrote, 1);
+        fr_.kv_rows_kept = 1;
+    }
 }
 
 void Session::time_fast_path(const StepRecord& r, const Capture& want, bool fused, double& seconds,

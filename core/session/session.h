@@ -5,6 +5,8 @@
 //           to the cache, first new token chosen;
 //   step k, decode:  the last chosen token in; cached: one query row against the cache;
 //           uncached: the whole sequence recomputed from scratch (same logits, more work).
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -80,6 +82,33 @@ class Session {
     int max_new_tokens_allowed() const;
 
   private:
+    // The rows the cache holds before a step (the ones an uncached decode recomputes); on: held
+    // has them, [n_layers, 2 (K, V), rows, kv_dim], to compare with their recomputation.
+    struct KvCheck {
+        bool on = false;
+        int rows = 0;
+        std::vector<float> held;
+    };
+    struct TimedRun {
+        std::chrono::steady_clock::time_point t0;
+        std::uint64_t kernels0 = 0;
+    };
+    // The two things a step does, the concept as the lessons tell it.
+    void prefill(StepRecord& r, const Capture& want);
+    void decode(StepRecord& r, Capture& want, const KvCheck& check);
+    void count_rows(StepRecord& r) const;
+    // What a step needs around them: the checks, its record, its time, the token it chooses.
+    void check_can_step() const;
+    StepRecord new_record() const;
+    KvCheck hold_cached_rows(const Capture& want);
+    TimedRun start_timed_run(const Capture& want);
+    // The first run's time and counters, the re-runs' median (core/session/step_timing.h), and
+    // after a cached decode step timed op by op, the fast paths measured beside it.
+    void time_forward(StepRecord& r, const Capture& want, const TimedRun& run);
+    Draw choose_token(StepRecord& r);
+    // How far each layer's recomputed K/V rows are from the held ones; the trace then keeps the
+    // new row only (causal), as a cached step would.
+    void compare_recomputed_rows(StepRecord& r, const KvCheck& check);
     void check_fits() const;
     void finish_step(StepRecord& r, const ForwardResult& fr);
     // The cached decode step `r` again through a fast path (the fused kernels, or the op-by-op

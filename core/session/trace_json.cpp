@@ -156,6 +156,44 @@ void write_trace_json(std::ostream& os, const TraceJsonRun& run) {
 
 namespace {
 
+// weights[layer][head][row] and, when kept, scores[layer][head][row] (a row: its keys).
+void write_attention(JsonWriter& j, const AttentionRows& a) {
+    j.key("attention").begin_object();
+    j.field("q_pos0", a.q_pos0).field("rows", a.rows).field("all_keys", a.all_keys);
+    // weights[layer][head][row] = probabilities over keys 0..q_pos0+row (causal)
+    j.key("weights").begin_array();
+    for (int l = 0; l < a.n_layers; ++l) {
+        j.begin_array();
+        for (int h = 0; h < a.n_heads; ++h) {
+            j.begin_array();
+            for (int row = 0; row < a.rows; ++row) {
+                if (a.is_empty_row(l, h, row))
+                    j.null();
+                else
+                    j.floats(a.row(l, h, row));
+            }
+            j.end_array();
+        }
+        j.end_array();
+    }
+    j.end_array();
+    if (!a.scores.empty()) {
+        // scores[layer][head][row] before softmax, packed like weights; -inf is null
+        j.key("scores").begin_array();
+        for (int l = 0; l < a.n_layers; ++l) {
+            j.begin_array();
+            for (int h = 0; h < a.n_heads; ++h) {
+                j.begin_array();
+                for (int row = 0; row < a.rows; ++row) j.floats(a.score_row(l, h, row));
+                j.end_array();
+            }
+            j.end_array();
+        }
+        j.end_array();
+    }
+    j.end_object();
+}
+
 void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
     for (const StepRecord& r : trace.steps()) {
         j.begin_object();
@@ -235,43 +273,7 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
         j.end_array();
         j.end_object();
         j.field("payload_evicted", r.payload_evicted);
-        if (!r.attention.p.empty()) {
-            const AttentionRows& a = r.attention;
-            j.key("attention").begin_object();
-            j.field("q_pos0", a.q_pos0).field("rows", a.rows).field("all_keys", a.all_keys);
-            // weights[layer][head][row] = probabilities over keys 0..q_pos0+row (causal)
-            j.key("weights").begin_array();
-            for (int l = 0; l < a.n_layers; ++l) {
-                j.begin_array();
-                for (int h = 0; h < a.n_heads; ++h) {
-                    j.begin_array();
-                    for (int row = 0; row < a.rows; ++row) {
-                        if (a.is_empty_row(l, h, row))
-                            j.null();
-                        else
-                            j.floats(a.row(l, h, row));
-                    }
-                    j.end_array();
-                }
-                j.end_array();
-            }
-            j.end_array();
-            if (!a.scores.empty()) {
-                // scores[layer][head][row] before softmax, packed like weights; -inf is null
-                j.key("scores").begin_array();
-                for (int l = 0; l < a.n_layers; ++l) {
-                    j.begin_array();
-                    for (int h = 0; h < a.n_heads; ++h) {
-                        j.begin_array();
-                        for (int row = 0; row < a.rows; ++row) j.floats(a.score_row(l, h, row));
-                        j.end_array();
-                    }
-                    j.end_array();
-                }
-                j.end_array();
-            }
-            j.end_object();
-        }
+        if (!r.attention.p.empty()) write_attention(j, r.attention);
         if (!r.head_outputs.empty()) j.key("head_outputs").floats(r.head_outputs);
         if (!r.q_rows.empty()) {
             // The kept query rows (core/session/attention_explain.h): q after RoPE, and the

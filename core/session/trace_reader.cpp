@@ -9,7 +9,9 @@
 #include <map>
 #include <optional>
 
+#include "core/files/json_input.h"
 #include "core/loaders/memory_budget.h"
+#include "core/model/kv_rows.h"
 #include "core/model/replay_model.h"
 #include "core/model/toy_model.h"
 #include "core/util/error.h"
@@ -27,29 +29,6 @@ constexpr std::size_t kMaxName = 4096;  // a model name, a piece, a device's wor
 constexpr float kLo = -std::numeric_limits<float>::max(), kHi = std::numeric_limits<float>::max();
 // What the writer's null stands for in vectors a broken model may fill with NaN.
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-// Deeper than `limit` arrays and objects, strings skipped: refused before the parser runs.
-bool nests_deeper_than(std::string_view text, int limit) {
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (char c : text) {
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > limit) return true;
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return false;
-}
 
 // Every read names where it is ("steps[3].kv.len") and fails with one line.
 class Reader {
@@ -207,6 +186,122 @@ ModelBlock read_model(const Reader& rd, const json& m, int version) {
     return b;
 }
 
+// A step's times: wall and forward, the pass's path, kernel launches, per-op seconds.
+void read_time(const Reader& rd, const json& s, const std::string& w, int version, StepRecord& r) {
+    const json& time = rd.member(s, "time", w);
+    const std::string tw = w + ".time";
+    r.wall_seconds = rd.real(time, "wall_s", tw, 0, 1e9);
+    r.forward_seconds = rd.real(time, "forward_s", tw, 0, 1e9);
+    r.timing_runs = rd.whole(time, "runs", tw, 1, 1000);
+    r.forward_min_seconds = rd.real(time, "forward_min_s", tw, 0, 1e9);
+    r.forward_max_seconds = rd.real(time, "forward_max_s", tw, 0, 1e9);
+    if (const json* g = rd.optional(time, "graph_s")) r.graph_seconds = rd.number(*g, tw, 0, 1e9);
+    if (const json* f = rd.optional(time, "fused_s")) r.fused_seconds = rd.number(*f, tw, 0, 1e9);
+    if (rd.optional(time, "path")) {
+        const std::string p = rd.text(time, "path", tw);
+        bool known = false;
+        for (PassPath q : {PassPath::PerOp, PassPath::Graph, PassPath::Fused})
+            if (p == pass_path_name(q)) r.path = q, known = true;
+        if (!known) rd.fail(tw + ".path", "not \"op by op\", \"graph\" or \"fused\"");
+    }
+    const auto launches = [&](const char* key) {
+        return rd.optional(time, key) ? rd.whole(time, key, tw, 0, 1 << 30) : 0;
+    };
+    r.kernel_launches = launches("kernels");
+    r.graph_kernel_launches = launches("graph_kernels");
+    r.fused_kernel_launches = launches("fused_kernels");
+    r.backend = rd.text(time, "backend", tw);
+    r.device = rd.text(time, "device", tw);
+    const json& ops = rd.member(time, "ops", tw);
+    if (!ops.is_object() || ops.size() > kOpCount) rd.fail(tw + ".ops", "not an object of ops");
+    const json* calls = version >= 2 ? &rd.member(time, "op_calls", tw) : nullptr;
+    for (int i = 0; i < kOpCount; ++i) {
+        const char* name = op_name(static_cast<Op>(i));
+        const auto it = ops.find(name);
+        if (it == ops.end()) continue;
+        r.op_times.seconds[i] = rd.number(*it, tw + ".ops." + name, 0, 1e9);
+        r.op_times.calls[i] = calls ? rd.whole(*calls, name, tw + ".op_calls", 1, 1 << 30) : 1;
+    }
+}
+
+// The attention payload: weights (and scores) per layer, head and query row, each row as long
+// as the keys it sees.
+void read_attention(const Reader& rd, const json& a, const std::string& aw, int L, int H,
+                    StepRecord& r) {
+    AttentionRows& ar = r.attention;
+    const int rows = rd.whole(a, "rows", aw, 1, r.tokens_processed);
+    const int q_pos0 = rd.whole(a, "q_pos0", aw, r.kv.len - rows, r.kv.len - rows);
+    const json* every = rd.optional(a, "all_keys");  // bidirectional rows: every key
+    ar.resize(L, H, rows, q_pos0, every && every->is_boolean() && every->get<bool>());
+    const json& weights = rd.member(a, "weights", aw);
+    const json* scores = rd.optional(a, "scores");
+    if (scores) ar.scores.assign(ar.p.size(), 0.0f);
+    for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h)
+            for (int row = 0; row < rows; ++row) {
+                const std::string rw = aw + ".weights[" + std::to_string(l) + "][" +
+                                       std::to_string(h) + "][" + std::to_string(row) + "]";
+                auto cell = [&](const json& top3) -> const json& {
+                    if (!top3.is_array() || int(top3.size()) != L) rd.fail(rw, "not [n_layers]");
+                    const json& lj = top3[l];
+                    if (!lj.is_array() || int(lj.size()) != H) rd.fail(rw, "not [n_heads]");
+                    const json& hj = lj[h];
+                    if (!hj.is_array() || int(hj.size()) != rows) rd.fail(rw, "not [rows]");
+                    return hj[row];
+                };
+                const std::size_t keys = ar.keys(row);
+                const json& wr = cell(weights);
+                if (wr.is_null()) {
+                    if (ar.empty_row.empty()) ar.empty_row.assign(std::size_t(L) * H * rows, 0);
+                    ar.empty_row[(std::size_t(l) * H + h) * rows + row] = 1;
+                } else {
+                    rd.floats(wr, rw, keys, ar.row(l, h, row).data(), 0.0f, 1.001f);
+                }
+                if (scores)
+                    rd.floats(cell(*scores), rw + " (scores)", keys,
+                              ar.scores.data() + ar.row_offset(l, h, row), kLo, kHi,
+                              -std::numeric_limits<float>::infinity());
+            }
+}
+
+// The op log: each op's kind, layer, shapes, FLOPs and seconds.
+void read_ops_log(const Reader& rd, const json& ops, const std::string& ow, int L, StepRecord& r) {
+    rd.array(ops, ow, std::size_t(1) << 20);
+    std::map<std::string, OpKind> kinds;
+    for (int k = 0; k < static_cast<int>(OpKind::kCount); ++k)
+        kinds.emplace(op_kind_name(static_cast<OpKind>(k)), static_cast<OpKind>(k));
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const json& o = (ops)[i];
+        const std::string ew = at(ow, i);
+        OpRecord rec;
+        const auto kind = kinds.find(rd.text(o, "op", ew));
+        if (kind == kinds.end()) rd.fail(ew + ".op", "not an op kvscope logs");
+        rec.kind = kind->second;
+        rec.layer = rd.whole(o, "layer", ew, -1, L - 1);
+        auto shape = [&](const char* key) {
+            const json& v = rd.member(o, key, ew);
+            if (!v.is_array() || v.size() != 2) rd.fail(ew + "." + key, "not [rows, features]");
+            return OpShape{static_cast<int>(rd.integer(v[0], ew + "." + key, 0, 1 << 30)),
+                           static_cast<int>(rd.integer(v[1], ew + "." + key, 0, 1 << 30))};
+        };
+        rec.in = shape("in");
+        rec.out = shape("out");
+        rec.flops = rd.real(o, "flops", ew, 0, 1e30);
+        const json& sec = rd.member(o, "seconds", ew);
+        rec.seconds = sec.is_null() ? -1 : rd.number(sec, ew + ".seconds", 0, 1e9);
+        if (const json* tw2 = rd.optional(o, "timed_with"))
+            rec.timed_with = static_cast<int>(
+                rd.integer(*tw2, ew + ".timed_with", 0, static_cast<std::int64_t>(i) - 1));
+        if (rec.timed_with >= 0 && r.ops.ops[rec.timed_with].timed_with >= 0)
+            rd.fail(ew + ".timed_with", "not an op with a call of its own");
+        if (rd.optional(o, "kernel")) {
+            rec.kernel = fused_kernel_name(rd.text(o, "kernel", ew));
+            if (!rec.kernel) rd.fail(ew + ".kernel", "not a fused kernel kvscope runs");
+        }
+        r.ops.ops.push_back(rec);
+    }
+}
+
 // One step, checked against the model's shapes and the steps before it (`before`: the cache
 // length after the previous step, or 0).
 StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int index,
@@ -268,40 +363,7 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     r.kv.bytes_per_value = per_value == 2 ? 2 : 4;
     if (per_value != 2 && per_value != 4) rd.fail(kw + ".bytes", "not 2 or 4 bytes a value");
 
-    const json& time = rd.member(s, "time", w);
-    const std::string tw = w + ".time";
-    r.wall_seconds = rd.real(time, "wall_s", tw, 0, 1e9);
-    r.forward_seconds = rd.real(time, "forward_s", tw, 0, 1e9);
-    r.timing_runs = rd.whole(time, "runs", tw, 1, 1000);
-    r.forward_min_seconds = rd.real(time, "forward_min_s", tw, 0, 1e9);
-    r.forward_max_seconds = rd.real(time, "forward_max_s", tw, 0, 1e9);
-    if (const json* g = rd.optional(time, "graph_s")) r.graph_seconds = rd.number(*g, tw, 0, 1e9);
-    if (const json* f = rd.optional(time, "fused_s")) r.fused_seconds = rd.number(*f, tw, 0, 1e9);
-    if (rd.optional(time, "path")) {
-        const std::string p = rd.text(time, "path", tw);
-        bool known = false;
-        for (PassPath q : {PassPath::PerOp, PassPath::Graph, PassPath::Fused})
-            if (p == pass_path_name(q)) r.path = q, known = true;
-        if (!known) rd.fail(tw + ".path", "not \"op by op\", \"graph\" or \"fused\"");
-    }
-    const auto launches = [&](const char* key) {
-        return rd.optional(time, key) ? rd.whole(time, key, tw, 0, 1 << 30) : 0;
-    };
-    r.kernel_launches = launches("kernels");
-    r.graph_kernel_launches = launches("graph_kernels");
-    r.fused_kernel_launches = launches("fused_kernels");
-    r.backend = rd.text(time, "backend", tw);
-    r.device = rd.text(time, "device", tw);
-    const json& ops = rd.member(time, "ops", tw);
-    if (!ops.is_object() || ops.size() > kOpCount) rd.fail(tw + ".ops", "not an object of ops");
-    const json* calls = version >= 2 ? &rd.member(time, "op_calls", tw) : nullptr;
-    for (int i = 0; i < kOpCount; ++i) {
-        const char* name = op_name(static_cast<Op>(i));
-        const auto it = ops.find(name);
-        if (it == ops.end()) continue;
-        r.op_times.seconds[i] = rd.number(*it, tw + ".ops." + name, 0, 1e9);
-        r.op_times.calls[i] = calls ? rd.whole(*calls, name, tw + ".op_calls", 1, 1 << 30) : 1;
-    }
+    read_time(rd, s, w, version, r);
 
     const json& counts = rd.member(s, "counts", w);
     const std::string cw = w + ".counts";
@@ -330,44 +392,8 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     r.payload_evicted = rd.boolean(s, "payload_evicted", w);
 
     // Payloads: every shape is the model's, every row inside the cache after the step.
-    if (const json* a = rd.optional(s, "attention")) {
-        const std::string aw = w + ".attention";
-        AttentionRows& ar = r.attention;
-        const int rows = rd.whole(*a, "rows", aw, 1, r.tokens_processed);
-        const int q_pos0 = rd.whole(*a, "q_pos0", aw, r.kv.len - rows, r.kv.len - rows);
-        const json* every = rd.optional(*a, "all_keys");  // bidirectional rows: every key
-        ar.resize(L, H, rows, q_pos0, every && every->is_boolean() && every->get<bool>());
-        const json& weights = rd.member(*a, "weights", aw);
-        const json* scores = rd.optional(*a, "scores");
-        if (scores) ar.scores.assign(ar.p.size(), 0.0f);
-        for (int l = 0; l < L; ++l)
-            for (int h = 0; h < H; ++h)
-                for (int row = 0; row < rows; ++row) {
-                    const std::string rw = aw + ".weights[" + std::to_string(l) + "][" +
-                                           std::to_string(h) + "][" + std::to_string(row) + "]";
-                    auto cell = [&](const json& top3) -> const json& {
-                        if (!top3.is_array() || int(top3.size()) != L)
-                            rd.fail(rw, "not [n_layers]");
-                        const json& lj = top3[l];
-                        if (!lj.is_array() || int(lj.size()) != H) rd.fail(rw, "not [n_heads]");
-                        const json& hj = lj[h];
-                        if (!hj.is_array() || int(hj.size()) != rows) rd.fail(rw, "not [rows]");
-                        return hj[row];
-                    };
-                    const std::size_t keys = ar.keys(row);
-                    const json& wr = cell(weights);
-                    if (wr.is_null()) {
-                        if (ar.empty_row.empty()) ar.empty_row.assign(std::size_t(L) * H * rows, 0);
-                        ar.empty_row[(std::size_t(l) * H + h) * rows + row] = 1;
-                    } else {
-                        rd.floats(wr, rw, keys, ar.row(l, h, row).data(), 0.0f, 1.001f);
-                    }
-                    if (scores)
-                        rd.floats(cell(*scores), rw + " (scores)", keys,
-                                  ar.scores.data() + ar.row_offset(l, h, row), kLo, kHi,
-                                  -std::numeric_limits<float>::infinity());
-                }
-    }
+    if (const json* a = rd.optional(s, "attention"))
+        read_attention(rd, *a, w + ".attention", L, H, r);
     const std::size_t rows = static_cast<std::size_t>(r.attention.rows);
     if (const json* h = rd.optional(s, "head_outputs")) {
         if (!toy || rows == 0)
@@ -390,43 +416,7 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         rd.floats(rd.member(*ao, "values", w + ".attn_out"), w + ".attn_out.values", n,
                   r.attn_out.data(), kLo, kHi, kNaN);
     }
-    if (const json* ops_log = rd.optional(s, "ops")) {
-        const std::string ow = w + ".ops";
-        rd.array(*ops_log, ow, std::size_t(1) << 20);
-        std::map<std::string, OpKind> kinds;
-        for (int k = 0; k < static_cast<int>(OpKind::kCount); ++k)
-            kinds.emplace(op_kind_name(static_cast<OpKind>(k)), static_cast<OpKind>(k));
-        for (std::size_t i = 0; i < ops_log->size(); ++i) {
-            const json& o = (*ops_log)[i];
-            const std::string ew = at(ow, i);
-            OpRecord rec;
-            const auto kind = kinds.find(rd.text(o, "op", ew));
-            if (kind == kinds.end()) rd.fail(ew + ".op", "not an op kvscope logs");
-            rec.kind = kind->second;
-            rec.layer = rd.whole(o, "layer", ew, -1, L - 1);
-            auto shape = [&](const char* key) {
-                const json& v = rd.member(o, key, ew);
-                if (!v.is_array() || v.size() != 2) rd.fail(ew + "." + key, "not [rows, features]");
-                return OpShape{static_cast<int>(rd.integer(v[0], ew + "." + key, 0, 1 << 30)),
-                               static_cast<int>(rd.integer(v[1], ew + "." + key, 0, 1 << 30))};
-            };
-            rec.in = shape("in");
-            rec.out = shape("out");
-            rec.flops = rd.real(o, "flops", ew, 0, 1e30);
-            const json& sec = rd.member(o, "seconds", ew);
-            rec.seconds = sec.is_null() ? -1 : rd.number(sec, ew + ".seconds", 0, 1e9);
-            if (const json* tw2 = rd.optional(o, "timed_with"))
-                rec.timed_with = static_cast<int>(
-                    rd.integer(*tw2, ew + ".timed_with", 0, static_cast<std::int64_t>(i) - 1));
-            if (rec.timed_with >= 0 && r.ops.ops[rec.timed_with].timed_with >= 0)
-                rd.fail(ew + ".timed_with", "not an op with a call of its own");
-            if (rd.optional(o, "kernel")) {
-                rec.kernel = fused_kernel_name(rd.text(o, "kernel", ew));
-                if (!rec.kernel) rd.fail(ew + ".kernel", "not a fused kernel kvscope runs");
-            }
-            r.ops.ops.push_back(rec);
-        }
-    }
+    if (const json* ops_log = rd.optional(s, "ops")) read_ops_log(rd, *ops_log, w + ".ops", L, r);
     if (const json* lg = rd.optional(s, "logits")) {
         r.logits.resize(std::size_t(V));
         rd.floats(*lg, w + ".logits", r.logits.size(), r.logits.data(), kLo, kHi, kNaN);
@@ -434,7 +424,7 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     if (const json* kr = rd.optional(s, "kv_rows")) {
         const std::string kw2 = w + ".kv_rows";
         r.kv_rows_kept = rd.whole(*kr, "rows", kw2, 1, r.kv.len);
-        r.kv_rows.resize(std::size_t(L) * 2 * r.kv_rows_kept * kv_dim);
+        r.kv_rows.resize(ConstKvRows{nullptr, L, r.kv_rows_kept, kv_dim}.size());
         rd.floats(rd.member(*kr, "values", kw2), kw2 + ".values", r.kv_rows.size(),
                   r.kv_rows.data(), kLo, kHi, kNaN);
     }
@@ -603,12 +593,12 @@ RecordedRun read_trace_json(std::string_view text, const std::string& source) {
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos || text[first] != '{')
         rd.fail("", "not a kvscope trace (a trace JSON is one object)");
-    if (nests_deeper_than(text, kMaxDepth))
+    if (json_too_deep_at(text, kMaxDepth) != std::string_view::npos)
         rd.fail("",
                 "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");
     json doc;
     try {
-        doc = json::parse(text.begin(), text.end());
+        doc = json::parse(text.begin(), text.end(), DuplicateKeyCheck(source));
     } catch (const json::parse_error& e) {
         rd.fail("", "not valid JSON (at byte " + std::to_string(e.byte) + ")");
     } catch (const json::exception&) {  // out_of_range: a number beyond a double's range

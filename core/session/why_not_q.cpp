@@ -41,7 +41,7 @@ std::string query_row_use_line(const QueryRowUse& u) {
     if (u.rebuild_next_kv > 0)
         s += ", " + std::to_string(u.rebuild_next_kv) + " only to rebuild " + next +
              (u.rebuilt_changed ? " (no causal mask: each changed, no cache could keep them)"
-                                : " (the cache held them)");
+                                : " (the step before computed them too)");
     if (u.thrown_away > 0)
         s += ", " + std::to_string(u.thrown_away) +
              " thrown away (the last layer: nothing reads their output)";
@@ -65,16 +65,19 @@ std::string kv_reuse_line(const StepRecord& r, int layer) {
         std::string s = read > 0 ? "read " + rows(read, "cached K/V") + ", " : "";
         return s + "wrote " + rows(r.kv_rows_written, "new K/V");
     }
-    std::string s = "recomputed " + rows(r.kv_rows_recomputed, "K/V") + " the cache held, ";
+    // Every uncached step (no cache, compare mode's twin, both sessions of the bidirectional
+    // view) recomputes rows an earlier step computed: that step is what it is compared with.
+    std::string s =
+        "recomputed " + rows(r.kv_rows_recomputed, "K/V") + " the step before computed, ";
     const double d = kv_recomputed_delta(r, layer);
     char delta[64];
     std::snprintf(delta, sizeof delta, "%.3g", d);
     if (d < 0)
         s += "not compared (the trace keeps no K/V rows)";
     else if (d == 0)
-        s += "all equal to the cached ones (max |Δ| = 0)";
+        s += "all equal to that step's rows (max |Δ| = 0)";
     else
-        s += std::string("differing from the cached ones by at most |Δ| = ") + delta;
+        s += std::string("differing from that step's rows by at most |Δ| = ") + delta;
     return s + ", and wrote " + rows(r.kv_rows_written - r.kv_rows_recomputed, "new K/V");
 }
 

@@ -4,8 +4,9 @@
 //   - the newest row's leads to this step's output (the next token), at every layer;
 //   - below the last layer, an earlier row's output is the input of the next layer's K/V row of
 //     the same position (and of nothing that reaches the output): at the prefill that K/V row is
-//     new and kept in the cache; without the cache (an uncached decode) the cache already held
-//     it, so the row was computed only to rebuild it;
+//     new and kept in the cache; without the cache (an uncached decode, and both sessions of the
+//     bidirectional view) the step before computed it too, so the row was computed only to
+//     rebuild it;
 //   - at the last layer no layer above reads an earlier row's output and only the newest row
 //     reaches the logits: those rows are thrown away (at the prefill too).
 // A cached decode computes one row per layer, the newest: nothing is thrown away, and no earlier
@@ -33,7 +34,7 @@ struct QueryRowUse {
 std::vector<QueryRowUse> query_row_use(const StepRecord& r, int n_layers);
 
 // One layer's accounting in one line, e.g. "layer 0: computed 8 query rows: 1 for this token's
-// output, 7 only to rebuild layer 1's K/V rows (the cache held them)".
+// output, 7 only to rebuild layer 1's K/V rows (the step before computed them too)".
 std::string query_row_use_line(const QueryRowUse& u);
 
 // The measured largest |recomputed - held| of layer `layer`'s K and V rows at step `r` (the
@@ -43,7 +44,9 @@ double kv_recomputed_delta(const StepRecord& r, int layer);
 
 // What the step did with layer `layer`'s K/V rows (every layer's when `layer` < 0), from its counts
 // and its measured comparison: "read 7 cached K/V rows, wrote 1 new K/V row", or "recomputed 7
-// K/V rows the cache held, all equal to the cached ones (max |Δ| = 0), and wrote 1 new K/V row".
+// K/V rows the step before computed, all equal to that step's rows (max |Δ| = 0), and wrote 1 new
+// K/V row". An uncached step's words name the step before, not a cache: the bidirectional view has
+// none.
 std::string kv_reuse_line(const StepRecord& r, int layer);
 
 // Layer `layer`'s "why not Q" in one line: its query rows, then the step's K/V rows. For the

@@ -103,9 +103,9 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
     const std::string where = path + ": tokenizer.json";
     auto fail = [&](const std::string& why) -> void { throw Error(where + ": " + why); };
     auto field = [&](std::string name) { return FileField{where, std::move(name)}; };
-    if (!j.is_object() || !json_member(j, "model") || !j["model"].is_object())
-        fail("no \"model\" object");
-    const auto& m = j["model"];
+    const nlohmann::json* model = json_member(j, "model");  // nullptr unless j is an object
+    if (!model || !model->is_object()) fail("no \"model\" object");
+    const auto& m = *model;
     if (const nlohmann::json* t = json_member(m, "type");
         t && json_string(*t, field("model.type")) != "BPE")
         fail("model type '" + key_text(t->get_ref<const std::string&>()) + "' is not BPE");

@@ -22,6 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr std::size_t kSameStartBytes = 4;
+
 struct Inputs {
     std::mutex mu;
     std::vector<std::pair<dev_t, ino_t>> ids;  // (st_dev, st_ino) of every file read
@@ -63,6 +65,44 @@ void sync_and_close(int fd, const std::string& path) {
     if (::close(fd) != 0) throw fail(path, "write failed", errno);
 }
 
+// A FIFO opened for writing blocks until some process opens it for reading: with nobody to read,
+// a run would wait for ever after its work. Open without blocking, retrying while no reader has
+// come (ENXIO), for at most kPipeReaderWait; then blocking writes as usual.
+constexpr int kPipeReaderWaitMs = 10000;
+
+int open_pipe_end(const std::string& path) {
+    for (int waited = 0;; waited += 50) {
+        const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+            ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+            return fd;
+        }
+        if (errno != ENXIO) throw fail(path, "cannot write", errno);
+        if (waited >= kPipeReaderWaitMs)
+            throw Error(path + ": a pipe that nobody reads (waited " +
+                        std::to_string(kPipeReaderWaitMs / 1000) +
+                        " s for a reader); nothing written");
+        ::usleep(50 * 1000);
+    }
+}
+
+// Whether the regular file at `path` may be replaced by an output that starts with `head`: it is
+// empty, or it starts with the same bytes (an earlier output of the same kind: a trace JSON's
+// {"kv, a PNG's signature, a CSV's header, GGUF's magic). Anything else is the user's, and a
+// typo in an output's name must not cost it.
+bool replaceable(const std::string& path, std::string_view head) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT;  // gone since: nothing to lose
+    char old[kSameStartBytes];
+    ssize_t n = 0;
+    do {
+        n = ::read(fd, old, sizeof old);
+    } while (n < 0 && errno == EINTR);
+    ::close(fd);
+    if (n <= 0) return n == 0;
+    return std::size_t(n) >= head.size() && std::string_view(old, head.size()) == head;
+}
+
 }  // namespace
 
 void note_input_file(int fd) {
@@ -93,8 +133,9 @@ void check_output_path(const std::string& path) {
     if (!parent.empty() && !fs::is_directory(parent, ec)) throw fail(path, "cannot write", ENOENT);
 }
 
-Written write_output_file(const std::string& path, std::string_view bytes) {
-    return write_output_file(path, [bytes](const OutputSink& put) { put(bytes); });
+Written write_output_file(const std::string& path, std::string_view bytes, Replace replace) {
+    return write_output_file(
+        path, [bytes](const OutputSink& put) { put(bytes); }, replace);
 }
 
 void check_output_space(const std::string& path, std::uint64_t bytes) {
@@ -116,14 +157,16 @@ bool is_standard_output(const std::string& path) {
 }
 
 Written write_output_file(const std::string& path,
-                          const std::function<void(const OutputSink&)>& fill) {
+                          const std::function<void(const OutputSink&)>& fill, Replace replace) {
     check_output_path(path);
     Written w;
     struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    const bool existed = ::stat(path.c_str(), &st) == 0;
+    if (existed && !S_ISREG(st.st_mode)) {
         // A device or a pipe: it cannot be replaced, only written.
         w.regular = false;
-        const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        const int fd =
+            S_ISFIFO(st.st_mode) ? open_pipe_end(path) : ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0) throw fail(path, "cannot write", errno);
         try {
             fill([fd, &path, &w](std::string_view b) {
@@ -146,6 +189,7 @@ Written write_output_file(const std::string& path,
     std::string tmp = (dir / name).string();
     const int fd = ::mkstemp(tmp.data());
     if (fd < 0) throw fail(path, "cannot write (temporary file beside it)", errno);
+    std::string head;  // the output's first kSameStartBytes bytes
     try {
         // mkstemp makes 0600; a new output gets the usual 0666 less the umask, an existing one
         // keeps its mode.
@@ -156,7 +200,8 @@ Written write_output_file(const std::string& path,
             mode = 0666 & ~mask;
         }
         ::fchmod(fd, mode);
-        fill([fd, &path, &w](std::string_view b) {
+        fill([fd, &path, &w, &head](std::string_view b) {
+            head.append(b.substr(0, kSameStartBytes - std::min(head.size(), kSameStartBytes)));
             write_all(fd, b, path);
             w.bytes += b.size();
         });
@@ -170,6 +215,12 @@ Written write_output_file(const std::string& path,
     } catch (...) {
         ::unlink(tmp.c_str());
         throw;
+    }
+    if (existed && replace == Replace::SameKind && !replaceable(path, head)) {
+        ::unlink(tmp.c_str());
+        throw Error(path +
+                    ": already holds something else (it does not start as this output does); "
+                    "not replaced: remove it first or give another name");
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int e = errno;

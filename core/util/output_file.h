@@ -8,8 +8,12 @@
 //   closed with its error checked, then renamed over the target: a run killed half-way (SIGPIPE
 //   from `| head`, Ctrl+C) leaves the old file as it was, and two runs writing the same target
 //   each leave a whole file (the last rename wins);
+// - an existing regular file is replaced only when it is empty or starts with the same 4 bytes as
+//   the new output (an earlier output of the same kind: {"kv of a trace JSON, a PNG's signature,
+//   a CSV's header, GGUF): anything else is the user's, kept, and the write refused by name;
 // - an existing target that is not a regular file (/dev/stdout, a pipe, /dev/full) is written in
-//   place, never replaced, with every write, fsync and close checked: /dev/full is an error.
+//   place, never replaced, with every write, fsync and close checked: /dev/full is an error. A
+//   FIFO that no process reads is waited on for 10 s, then refused (nothing written).
 // Errors are kvs::Error naming the path.
 #include <cstdint>
 #include <functional>
@@ -38,14 +42,20 @@ struct Written {
 // leave a temporary file of that size behind if killed) is refused before it starts.
 void check_output_space(const std::string& path, std::uint64_t bytes);
 
+// Which existing regular file an output may replace: one that starts as the output does (or is
+// empty), or, for a file that is kvscope's own whatever it holds (the window's settings.txt), any.
+enum class Replace { SameKind, Any };
+
 // Writes `bytes` to `path` as described above (check_output_path first).
-Written write_output_file(const std::string& path, std::string_view bytes);
+Written write_output_file(const std::string& path, std::string_view bytes,
+                          Replace replace = Replace::SameKind);
 
 // The same for an output too large to hold in memory (make-model's checkpoint): `fill` is called
 // once and hands its bytes, in order and in pieces of any size, to `put`.
 using OutputSink = std::function<void(std::string_view)>;
 Written write_output_file(const std::string& path,
-                          const std::function<void(const OutputSink&)>& fill);
+                          const std::function<void(const OutputSink&)>& fill,
+                          Replace replace = Replace::SameKind);
 
 // Whether `path` is this process's standard output (the same file as descriptor 1, e.g.
 // /dev/stdout or /proc/self/fd/1): a summary printed there would land inside the output.

@@ -66,8 +66,10 @@ VEC_INLINE Vec8 eight_scores(const float* qh, const float* k, int kv_dim, int he
     return sum_lanes8(parts);
 }
 
-// softmax over n scores, in place, max-subtracted for stability. The total is sum()'s: the
-// exponentials added lane-wise in the order of j as they are made (the zero-padded tail reread
+// softmax over n scores, in place, max-subtracted for stability. Its own, not core/model/softmax.h:
+// it works kLanes floats at a time with the vector exp (exp_approx), which is what makes this op
+// fast; the tests hold it to the reference op, which calls the one softmax. The total is sum()'s:
+// the exponentials added lane-wise in the order of j as they are made (the zero-padded tail reread
 // as sum() reads it), then one lane tree; each probability is that quotient, a vector at a time.
 void softmax_row(float* att, int n) {
     const float mx = max_of(att, n);
@@ -112,14 +114,14 @@ void accumulate_values(float* acc_mem, const float* att, const float* v, int s0,
 void row_heads(float* out_row, const float* q_row, const float* k_cache, const float* v_cache,
                float* att, float* acc, int h0, int h1, int n_keys, const Shape& sh) {
     const int key_block = std::max<int>(8, int(kBlockBytes / (sizeof(float) * sh.kv_dim)) / 8 * 8);
-    const float scale = std::sqrt(static_cast<float>(sh.head_dim));
+    const float sqrt_d = std::sqrt(static_cast<float>(sh.head_dim));  // scores are q.k / sqrt_d
     auto k_of = [&](int h) { return k_cache + std::size_t(h / sh.kv_mul) * sh.head_dim; };
     auto v_of = [&](int h) { return v_cache + std::size_t(h / sh.kv_mul) * sh.head_dim; };
     auto att_of = [&](int h) { return att + std::size_t(h - h0) * n_keys; };
 
     // Scores: eight keys at a time, every head over one key block before the next block.
     const int n8 = n_keys / 8 * 8;
-    const Vec8 scale8 = splat<Vec8>(scale);
+    const Vec8 sqrt_d8 = splat<Vec8>(sqrt_d);
     for (int b0 = 0; b0 < n8; b0 += key_block) {
         const int b1 = std::min(n8, b0 + key_block);
         for (int h = h0; h < h1; ++h) {
@@ -129,14 +131,14 @@ void row_heads(float* out_row, const float* q_row, const float* k_cache, const f
             for (int s = b0; s < b1; s += 8)
                 store8(ah + s,
                        eight_scores(qh, kh + std::size_t(s) * sh.kv_dim, sh.kv_dim, sh.head_dim) /
-                           scale8);
+                           sqrt_d8);
         }
     }
     for (int h = h0; h < h1; ++h)
         for (int s = n8; s < n_keys; ++s)
             att_of(h)[s] =
                 dot(q_row + h * sh.head_dim, k_of(h) + std::size_t(s) * sh.kv_dim, sh.head_dim) /
-                scale;
+                sqrt_d;
 
     for (int h = h0; h < h1; ++h) softmax_row(att_of(h), n_keys);
 

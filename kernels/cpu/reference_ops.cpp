@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <vector>
+
+#include "core/model/softmax.h"
 
 namespace kvs::ref {
 
@@ -52,39 +55,46 @@ void rope(float* q, float* k, int T, int pos0, int dim, int kv_dim, int head_dim
     }
 }
 
+namespace {
+// The causal mask: query row t of a pass whose first row is at position pos0 sees keys 0..pos0+t
+// (itself and the ones before it); without the mask, all n_keys keys of the pass.
+int last_visible_key(int t, int pos0, int n_keys, bool causal) {
+    return causal ? pos0 + t : n_keys - 1;
+}
+
+// One attention score: q.k over one head.   qh, kh: [head_dim]
+float key_score(const float* qh, const float* kh, int head_dim) {
+    float score = 0.0f;
+    for (int i = 0; i < head_dim; ++i) score += qh[i] * kh[i];
+    return score;
+}
+
+// o = sum over keys s = 0..last of att[s] v_s, one head.   o: [head_dim]; V rows kv_dim apart
+void weighted_sum_of_values(float* o, const float* att, const float* vh, int last, int kv_dim,
+                            int head_dim) {
+    std::memset(o, 0, head_dim * sizeof(float));
+    for (int s = 0; s <= last; ++s, vh += kv_dim)
+        for (int i = 0; i < head_dim; ++i) o[i] += att[s] * vh[i];
+}
+}  // namespace
+
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
                int T, int pos0, int n_heads, int n_kv_heads, int head_dim, bool causal) {
     const int dim = n_heads * head_dim, kv_dim = n_kv_heads * head_dim;
     const int kv_mul = n_heads / n_kv_heads, n_keys = pos0 + T;
-    const float scale = std::sqrt(static_cast<float>(head_dim));
+    const float sqrt_d = std::sqrt(static_cast<float>(head_dim));  // scores are q.k / sqrt_d
     std::vector<float> att(n_keys);
     for (int t = 0; t < T; ++t) {
-        const int pos = causal ? pos0 + t : n_keys - 1;  // this query sees keys 0..pos
+        const int pos = last_visible_key(t, pos0, n_keys, causal);  // this query sees keys 0..pos
         for (int h = 0; h < n_heads; ++h) {
+            // Query head h reads K/V head h / kv_mul (GQA); the cache's rows are kv_dim apart.
             const float* qh = q + std::size_t(t) * dim + h * head_dim;
-            const int kvh = h / kv_mul;
-            for (int s = 0; s <= pos; ++s) {
-                const float* kh = k_cache + std::size_t(s) * kv_dim + kvh * head_dim;
-                float score = 0.0f;
-                for (int i = 0; i < head_dim; ++i) score += qh[i] * kh[i];
-                att[s] = score / scale;
-            }
-            // softmax over the visible keys, max-subtracted for stability
-            float mx = att[0];
-            for (int s = 1; s <= pos; ++s) mx = att[s] > mx ? att[s] : mx;
-            float sum = 0.0f;
-            for (int s = 0; s <= pos; ++s) {
-                att[s] = std::exp(att[s] - mx);
-                sum += att[s];
-            }
-            for (int s = 0; s <= pos; ++s) att[s] /= sum;
-
-            float* o = out + std::size_t(t) * dim + h * head_dim;
-            std::memset(o, 0, head_dim * sizeof(float));
-            for (int s = 0; s <= pos; ++s) {
-                const float* vh = v_cache + std::size_t(s) * kv_dim + kvh * head_dim;
-                for (int i = 0; i < head_dim; ++i) o[i] += att[s] * vh[i];
-            }
+            const std::size_t kvh = std::size_t(h / kv_mul) * head_dim;
+            for (int s = 0; s <= pos; ++s)
+                att[s] = key_score(qh, k_cache + std::size_t(s) * kv_dim + kvh, head_dim) / sqrt_d;
+            softmax(std::span<float>(att.data(), pos + 1));  // over the visible keys 0..pos
+            weighted_sum_of_values(out + std::size_t(t) * dim + h * head_dim, att.data(),
+                                   v_cache + kvh, pos, kv_dim, head_dim);
             if (probs) {
                 float* p = probs + (std::size_t(h) * T + t) * n_keys;
                 std::memcpy(p, att.data(), (pos + 1) * sizeof(float));

@@ -21,6 +21,9 @@
 //   number of keys: no limit on the context.
 // Every order is fixed, so the bits are the same at every run, on the emulator, the CPU shim and
 // the device. Dot products and weighted sums are explicit fmaf.
+// The softmax here is not core/model/softmax.h's: it is folded into the chunked pass (a running
+// max and sum, rescaled chunk by chunk), inside __host__ __device__ bodies that run on the GPU;
+// the tests hold its weights to the reference op, which calls the one softmax.
 #include <math.h>
 
 #include <cstddef>
@@ -128,13 +131,13 @@ __host__ __device__ inline void chunk_scores(const ThreadIndex& ix, const Attent
                                              std::size_t stride, ChunkShared sm) {
     const int r = static_cast<int>(ix.thread.x);
     if (r >= j.n) return;
-    const float scale = sqrtf(static_cast<float>(a.head_dim));
+    const float sqrt_d = sqrtf(static_cast<float>(a.head_dim));
     const float* k = sm.kv + std::size_t(r) * (a.head_dim + 1);
     for (int g = 0; g < j.group; ++g) {
         const float* q = q_row + std::size_t(j.h0 + g) * a.head_dim;
         float score = 0.0f;
         for (int i = 0; i < a.head_dim; ++i) score = fmaf(q[i], k[i], score);
-        score /= scale;
+        score /= sqrt_d;
         sm.scores[g * sm.keys + r] = score;
         if (probs) probs[(j.h0 + g) * stride + j.s0 + r] = score;
     }

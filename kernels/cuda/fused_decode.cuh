@@ -43,7 +43,7 @@ struct FusedQkvArgs {
     float* x;               // [dim]: the residual; layer 0 writes it from the embedding row
     const float* embed;     // [vocab, dim], or null: x is already the residual
     const int* token;       // the token id, in device memory (embed only)
-    const float* norm;      // [dim]: rms_att
+    const float* norm;      // [dim]: norm_att
     MatrixRef wq, wk, wv;   // [dim, dim], [kv_dim, dim], [kv_dim, dim]
     const float* bq;        // [dim] or null (Qwen2's biases)
     const float* bk;        // [kv_dim] or null
@@ -78,7 +78,7 @@ struct FusedMatvecAddArgs {
 
 struct FusedGateUpArgs {
     const float* x;     // [dim]: the residual
-    const float* norm;  // [dim]: rms_ffn
+    const float* norm;  // [dim]: norm_ffn
     MatrixRef w1, w3;   // [hidden, dim]
     float* h;           // [hidden]: silu(x w1) * (x w3)
     int dim, hidden;
@@ -87,7 +87,7 @@ struct FusedGateUpArgs {
 
 struct FusedLogitsArgs {
     const float* x;     // [dim]
-    const float* norm;  // [dim]: rms_final
+    const float* norm;  // [dim]: norm_final
     MatrixRef w;        // [vocab, dim]
     float* logits;      // [vocab]
     int dim, vocab;

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "core/loaders/checkpoint.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -28,8 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (c.vocab_size < 3) return 0;  // no tokenizer has fewer than <unk>, <s>, </s>
 
     const auto tb = fuzz::tokenizer_bytes(c.vocab_size, {" ", "a", " a"});
-    LlamaModel model(std::move(ck), BpeTokenizer::parse(tb.data(), tb.size(), c.vocab_size, "t"),
-                     "fuzz");
+    TransformerModel model(std::move(ck),
+                           BpeTokenizer::parse(tb.data(), tb.size(), c.vocab_size, "t"), "fuzz");
     SessionConfig cfg;
     // The header's last byte picks greedy or sampled (top-p), so both paths see these weights.
     if (data[27] & 1) cfg.sampler.temperature = 1.0f;

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "core/loaders/hf_llama.h"
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -38,8 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                    h.ck.weights.all.data() + h.ck.weights.all.size());
     if (c.kv_bytes_per_token() * c.seq_len > (std::size_t(64) << 20) || c.vocab_size < 3) return 0;
     const auto tb = fuzz::tokenizer_bytes(c.vocab_size, {"a", " a"});
-    LlamaModel m(std::move(h.ck), BpeTokenizer::parse(tb.data(), tb.size(), c.vocab_size, "tok"),
-                 "fuzz");
+    TransformerModel m(std::move(h.ck),
+                       BpeTokenizer::parse(tb.data(), tb.size(), c.vocab_size, "tok"), "fuzz");
     fuzz::run_a_few_steps(m);
     return 0;
 }

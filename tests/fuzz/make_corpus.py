@@ -177,8 +177,9 @@ put('font', 'ttc.ttc', struct.pack('>IIII', 0x74746366, 0x00010000, 1, 16) + ttf
 put('font', 'otto.otf', b'OTTO' + ttf()[4:])
 put('font', 'empty.ttf', b'')
 
-# fuzz_settings: what the window writes (the options' names: options.txt), what an older version
-# wrote (keys with '_', the lesson step from 0: saved.txt), and what a hand may leave.
+# fuzz_settings: what the window writes (the options' names: options.txt), the other spellings
+# the settings reader accepts (keys with '_', the lesson step from 0: saved.txt), and what a hand
+# may leave.
 options = '''# kvscope settings: one option a line, named as kvscope --help names it.
 theme = light
 font-scale = 1.25

@@ -55,8 +55,8 @@
 #include "core/loaders/checkpoint_writer.h"
 #include "core/loaders/gguf_writer.h"
 #include "core/loaders/model_loader.h"
-#include "core/model/llama_model.h"
 #include "core/model/rope_frequencies.h"
+#include "core/model/transformer_model.h"
 #include "core/session/session.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
@@ -337,7 +337,7 @@ bool kquant_peer(const std::filesystem::path& out, const kvs::BpeTokenizer& tok)
         std::fclose(f);
     }
     const auto src = kvs::open_model(bin, tok_path);
-    const auto& lm_src = dynamic_cast<const kvs::LlamaModel&>(*src);
+    const auto& lm_src = dynamic_cast<const kvs::TransformerModel&>(*src);
     const auto f32 = (out / "kquant-f32.gguf").string();
     kvs::write_gguf_llama(f32, c, lm_src.weights(),
                           dynamic_cast<const kvs::BpeTokenizer&>(src->tokenizer()),
@@ -423,7 +423,7 @@ int main(int argc, char** argv) {
     bool all_ok = true;
     for (int i = 3; i < argc; ++i) {
         const auto src = kvs::open_model(argv[i]);
-        const auto& lm_src = dynamic_cast<const kvs::LlamaModel&>(*src);
+        const auto& lm_src = dynamic_cast<const kvs::TransformerModel&>(*src);
         // Bounds on the largest |logit difference|: F32 is the same computation up to summation
         // order; F16 and Q8_0 are reported, with the bound the measurements gave (docs/formats.md).
         // The same weights as a Llama-3-like model: base 500000, epsilon 1e-6, Llama 3's scaling
@@ -448,7 +448,7 @@ int main(int argc, char** argv) {
             const auto biased = qwen2  ? kvs::test::with_qkv_biases(*src, 7)
                                 : gpt2 ? kvs::test::random_gpt2(*src, 7, type == "f32-gpt2")
                                        : nullptr;
-            const kvs::LlamaModel& from = biased ? *biased : lm_src;
+            const kvs::TransformerModel& from = biased ? *biased : lm_src;
             const auto path = (out / (src->name() + "-" + type + ".gguf")).string();
             kvs::write_gguf_llama(path, varied ? llama3 : from.config(), from.weights(),
                                   dynamic_cast<const kvs::BpeTokenizer&>(src->tokenizer()),

@@ -1,6 +1,7 @@
 #pragma once
-// A Llama-architecture model (from a llama2.c checkpoint or a GGUF file) with its tokenizer, and
-// the forward pass over Backend ops.
+// A decoder-only transformer (Llama, Qwen2 or GPT-2: ModelConfig's design; from a llama2.c
+// checkpoint, a GGUF file or a Hugging Face folder) with its tokenizer, and the forward pass over
+// Backend ops.
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,13 +12,13 @@
 
 namespace kvs {
 
-class LlamaModel final : public Model {
+class TransformerModel final : public Model {
   public:
     // A llama2.c checkpoint with its tokenizer.bin: generation stops at BOS, as run.c's does.
-    LlamaModel(Checkpoint ck, BpeTokenizer tok, std::string name);
+    TransformerModel(Checkpoint ck, BpeTokenizer tok, std::string name);
     // Any tokenizer, the tokens that end generation, and where the weights came from (`format`).
-    LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std::vector<int> stop,
-               std::string name, std::string format);
+    TransformerModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std::vector<int> stop,
+                     std::string name, std::string format);
     std::string name() const override { return name_; }
     const ModelConfig& config() const override { return ck_.config; }
     const Tokenizer& tokenizer() const override { return *tok_; }
@@ -27,7 +28,7 @@ class LlamaModel final : public Model {
     const CompactWeights& compact() const { return ck_.compact; }
     // The same model (tokenizer, stop tokens, name) with other weights: `ck` in this model's
     // shapes; `format` says what they are.
-    std::unique_ptr<LlamaModel> with_weights(Checkpoint ck, std::string format) const;
+    std::unique_ptr<TransformerModel> with_weights(Checkpoint ck, std::string format) const;
     std::unique_ptr<Runner> make_runner(Backend& backend) const override;
     std::unique_ptr<BatchRunner> make_batch_runner(Backend& backend, int max_batch) const override;
     std::unique_ptr<BatchRunner> make_paged_runner(Backend& backend, int max_batch,

@@ -1,4 +1,4 @@
-#include "core/model/llama_model.h"
+#include "core/model/transformer_model.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,6 +7,7 @@
 #include "core/model/fused_decode.h"
 #include "core/model/fused_ops.h"
 #include "core/model/kv_blocks.h"
+#include "core/model/kv_rows.h"
 #include "core/model/rope_frequencies.h"
 #include "core/model/step_graphs.h"
 #include "core/util/error.h"
@@ -26,9 +27,9 @@ std::size_t probs_bucket(int n_keys, int capacity) {
 // Sequences of a Llama model on a backend: the weights uploaded once, one KV cache per slot
 // (contiguous, or paged: the slots' rows in a pool's blocks), scratch sized for the largest pass
 // so far. Runner is the one-sequence view (slot 0).
-class LlamaRunner final : public Runner, public BatchRunner {
+class TransformerRunner final : public Runner, public BatchRunner {
   public:
-    LlamaRunner(const LlamaModel& m, Backend& be, int slots, const KvBlockPool* pool = nullptr)
+    TransformerRunner(const TransformerModel& m, Backend& be, int slots, const KvBlockPool* pool = nullptr)
         : m_(m), c_(m.config()), be_(be), W_(&m.weights()), paged_(pool != nullptr) {
         // Compact matrices (and a compact embedding table) are read by the backend where it keeps
         // them: the CPU in host memory, where they lie; a GPU in its own copy (adopt_compact). A
@@ -60,12 +61,12 @@ class LlamaRunner final : public Runner, public BatchRunner {
         }
         be.synchronize();
     }
-    ~LlamaRunner() override {
+    ~TransformerRunner() override {
         if (graph_ != 0) be_.graphs()->drop(graph_);
         for (const unsigned char* p : adopted_) be_.release_compact(p);
     }
-    LlamaRunner(const LlamaRunner&) = delete;
-    LlamaRunner& operator=(const LlamaRunner&) = delete;
+    TransformerRunner(const TransformerRunner&) = delete;
+    TransformerRunner& operator=(const TransformerRunner&) = delete;
 
     // Runner: one sequence in slot 0.
     void forward(std::span<const int> tokens, const Capture& want, ForwardResult& out) override {
@@ -131,6 +132,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     }
     // x[t, :] = the embedding table's row tokens[t], for the R rows of this pass: [R, dim]
     void embed(int R) {
+        op(OpKind::Embedding, -1, R);
         const CompactMatrix& e = C_.embedding;
         if (compact_ && e.data)
             be_.embed_compact(x_.span(), e.type, e.data, all_tokens_.data(), R, c_.dim);
@@ -140,7 +142,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     }
     // The model's float32 weights with every compact matrix (and table) dequantised, for a
     // backend that does not read their types (which copies them once, as a float32 model's).
-    void expand(const LlamaModel& m) {
+    void expand(const TransformerModel& m) {
         expanded_ = expand_to_float32(m.config(), m.weights(), m.compact());
         W_ = &expanded_;
     }
@@ -211,6 +213,54 @@ class LlamaRunner final : public Runner, public BatchRunner {
         log_->add(k, c_, layer, n_rows, at, own_call);
         log_seq_.push_back(op_seq_);
     }
+    // The backend's ops as the passes issue them, each logged first for the op strip (`op`), so
+    // a pass reads as its math, one line an op. At: the op's kind and layer (-1: outside them).
+    struct At {
+        OpKind kind;
+        int layer;
+    };
+    // out = x W^T: [T, d] from x [T, n] (compact or float32 weights: matmul above).
+    void matmul(At at, DeviceSpan out, DeviceSpan x, const float* host, const CompactMatrix& cm,
+                int T, int n, int d) {
+        op(at.kind, at.layer, T);
+        matmul(out, x, host, cm, T, n, d);
+    }
+    // out = rmsnorm(x) * gain: [R, dim]
+    void rmsnorm(At at, DeviceSpan out, DeviceSpan x, const float* gain, int R) {
+        op(at.kind, at.layer, R);
+        be_.rmsnorm(out, x, w(gain, c_.dim), R, c_.dim, c_.norm_eps);
+    }
+    // out = (x - mean) / deviation * gain + bias: [R, dim]
+    void layernorm(At at, DeviceSpan out, DeviceSpan x, const float* gain, const float* bias,
+                   int R) {
+        op(at.kind, at.layer, R);
+        be_.layernorm(out, x, w(gain, c_.dim), w(bias, c_.dim), R, c_.dim, c_.norm_eps);
+    }
+    // x[r, :] += b for every row r: [R, n]
+    void add_bias(At at, DeviceSpan x, const float* b, int R, int n) {
+        op(at.kind, at.layer, R);
+        be_.add_bias(x, w(b, std::size_t(n)), R, n);
+    }
+    // x += y: [R, dim] (a residual connection)
+    void add(At at, DeviceSpan x, DeviceSpan y, int R) {
+        op(at.kind, at.layer, R);
+        be_.add(x, y, std::size_t(R) * c_.dim);
+    }
+    // h1 = silu(h1) * h3: [R, hidden]
+    void swiglu(At at, DeviceSpan h1, DeviceSpan h3, int R) {
+        op(at.kind, at.layer, R);
+        be_.swiglu(h1, h3, std::size_t(R) * c_.hidden_dim);
+    }
+    // h = gelu(h): [R, hidden]
+    void gelu(At at, DeviceSpan h, int R) {
+        op(at.kind, at.layer, R);
+        be_.gelu(h, std::size_t(R) * c_.hidden_dim);
+    }
+    // out[r, :] = table[ids[r], :]: [R, dim] from a float32 table of `rows` rows
+    void lookup(At at, DeviceSpan out, const float* table, int rows, const int* ids, int R) {
+        op(at.kind, at.layer, R);
+        be_.embed(out, w(table, std::size_t(rows) * c_.dim), ids, R, c_.dim);
+    }
     // A replayed graph issues no op: its log is the recording's, each op's shapes and FLOPs
     // counted again at its sequence's position now.
     void replay_log(const Pass& p);
@@ -227,7 +277,7 @@ class LlamaRunner final : public Runner, public BatchRunner {
     void through_table(const KvCache& cache, int l, int first, int n, DeviceSpan rows_k,
                        DeviceSpan rows_v, Way way);
 
-    const LlamaModel& m_;
+    const TransformerModel& m_;
     const ModelConfig& c_;
     Backend& be_;
     bool compact_ = false;  // the backend reads the model's compact matrices where they lie
@@ -268,7 +318,7 @@ std::size_t grown(std::size_t have, std::size_t need) {
     return need <= have ? have : std::max(need, 2 * have);
 }
 
-void LlamaRunner::adopt_compact(const CompactWeights& cw) {
+void TransformerRunner::adopt_compact(const CompactWeights& cw) {
     if (!cw.held()) return;
     C_ = cw;
     const auto adopt = [&](CompactMatrix& m, MatrixKind kind) {
@@ -289,7 +339,7 @@ void LlamaRunner::adopt_compact(const CompactWeights& cw) {
     if (C_.embedding.data) adopt(C_.embedding, MatrixKind::embedding);
 }
 
-bool LlamaRunner::fused_fits() const {
+bool TransformerRunner::fused_fits() const {
     FusedOps* f = be_.fused();
     if (!f || !f->fused_on() || c_.gpt2() ||
         !f->fused_fits(c_.n_heads, c_.n_kv_heads, c_.head_dim()))
@@ -302,7 +352,7 @@ bool LlamaRunner::fused_fits() const {
     return f->fused_reads(C_.wcls.type);
 }
 
-FusedMatrix LlamaRunner::fused_matrix(MatrixKind kind, int l) const {
+FusedMatrix TransformerRunner::fused_matrix(MatrixKind kind, int l) const {
     const LlamaWeights& W = *W_;
     const auto [rows, n] = matrix_shape(c_, kind);
     const float* host = nullptr;
@@ -340,7 +390,8 @@ FusedMatrix LlamaRunner::fused_matrix(MatrixKind kind, int l) const {
     return {w(host + (kind == MatrixKind::wcls ? 0 : l * size), size), GgmlType::F32, nullptr};
 }
 
-void LlamaRunner::ensure_scratch(int rows, std::size_t probs_floats, std::size_t stage_floats) {
+void TransformerRunner::ensure_scratch(int rows, std::size_t probs_floats,
+                                       std::size_t stage_floats) {
     const std::size_t d = c_.dim, kv = c_.kv_dim(), h = c_.hidden_dim;
     if (rows > scratch_rows_) {
         // Sized once for a whole context (a batch of several sequences may need more).
@@ -362,15 +413,16 @@ void LlamaRunner::ensure_scratch(int rows, std::size_t probs_floats, std::size_t
     host_.reserve(be_, stage_.size());
 }
 
-void LlamaRunner::gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep) {
+void TransformerRunner::gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep) {
     const std::size_t d = c_.dim, n = std::size_t(keep) * d;
     be_.copy_rows(stage_.at(at + layer * n, n), n, rows.at(std::size_t(T - keep) * d, n), n, 1, n);
 }
 
 // Sequence i's part of the host copy -> out: logits, attention rows packed without masked cells,
 // q and attention output rows, K/V rows.
-void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, std::size_t probs_row,
-                         const Capture& want, ForwardResult& out) const {
+void TransformerRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep,
+                               std::size_t probs_row, const Capture& want,
+                               ForwardResult& out) const {
     const float* host = host_.data();
     const std::size_t vocab = c_.vocab_size;
     out.logits.assign(host + i * vocab, host + (i + 1) * vocab);
@@ -389,7 +441,7 @@ void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, st
         out.attn_out.assign(host + at.attn_out[i], host + at.attn_out[i] + n);
     }
     if (want.kv_rows) {
-        const std::size_t n = std::size_t(c_.n_layers) * 2 * kv_keep * c_.kv_dim();
+        const std::size_t n = ConstKvRows{nullptr, c_.n_layers, kv_keep, c_.kv_dim()}.size();
         out.kv_rows_kept = kv_keep;
         out.kv_rows.assign(host + at.kv[i], host + at.kv[i] + n);
     } else {
@@ -399,34 +451,33 @@ void LlamaRunner::unpack(const StageLayout& at, int i, int keep, int kv_keep, st
 }
 
 // Cache rows first..first+n-1 of every layer: out [n_layers, 2 (K, V), n, kv_dim].
-void LlamaRunner::read_rows(const KvCache& cache, int first, int n, std::vector<float>& out) {
+void TransformerRunner::read_rows(const KvCache& cache, int first, int n, std::vector<float>& out) {
     if (first < 0 || n < 0 || first + n > cache.len())
         throw Error("K/V rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
                     " are not in the cache (" + std::to_string(cache.len()) + " rows)");
     const std::size_t kv = c_.kv_dim(), block = std::size_t(n) * kv;
     const std::size_t offset = std::size_t(first) * kv, layer = std::size_t(c_.seq_len) * kv;
-    const std::size_t total = std::size_t(c_.n_layers) * 2 * block;
+    const ConstKvRows to{nullptr, c_.n_layers, n, c_.kv_dim()};  // out's layout
+    const std::size_t total = to.size();
     out.resize(total);
     if (total == 0) return;
     // Gathered on the device as a step's captures are, then one download.
     ensure_scratch(0, 0, total);
     if (cache.paged()) {
         for (int l = 0; l < c_.n_layers; ++l)
-            through_table(cache, l, first, n, stage_.at(l * 2 * block, block),
-                          stage_.at(l * 2 * block + block, block), Way::FromBlocks);
-        be_.download(host_.data(), stage_.at(0, total), total);
-        std::memcpy(out.data(), host_.data(), total * sizeof(float));
-        return;
+            through_table(cache, l, first, n, stage_.at(to.offset(l, to.K), block),
+                          stage_.at(to.offset(l, to.V), block), Way::FromBlocks);
+    } else {
+        be_.copy_rows(stage_.at(to.offset(0, to.K), 0), to.layer_floats(),
+                      cache.k_all().at(offset, 0), layer, c_.n_layers, block);
+        be_.copy_rows(stage_.at(to.offset(0, to.V), 0), to.layer_floats(),
+                      cache.v_all().at(offset, 0), layer, c_.n_layers, block);
     }
-    be_.copy_rows(stage_.at(0, 0), 2 * block, cache.k_all().at(offset, 0), layer, c_.n_layers,
-                  block);
-    be_.copy_rows(stage_.at(block, 0), 2 * block, cache.v_all().at(offset, 0), layer, c_.n_layers,
-                  block);
     be_.download(host_.data(), stage_.at(0, total), total);
     std::memcpy(out.data(), host_.data(), total * sizeof(float));
 }
 
-void LlamaRunner::through_table(const KvCache& cache, int l, int first, int n, DeviceSpan rows_k,
+void TransformerRunner::through_table(const KvCache& cache, int l, int first, int n, DeviceSpan rows_k,
                                 DeviceSpan rows_v, Way way) {
     const std::size_t kv = c_.kv_dim();
     const KvBlockPool& pool = *cache.pool();
@@ -445,7 +496,7 @@ void LlamaRunner::through_table(const KvCache& cache, int l, int first, int n, D
     });
 }
 
-void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
+void TransformerRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
                                 std::span<ForwardResult> out) {
     const int B = static_cast<int>(seqs.size());
     if (B == 0 || B > max_batch() || static_cast<int>(out.size()) < B)
@@ -481,7 +532,8 @@ void LlamaRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& w
     for (int i = 0; i < B; ++i) out[i].path = path;
 }
 
-LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Capture& want) {
+TransformerRunner::Pass TransformerRunner::plan(std::span<const SeqInput> seqs,
+                                                const Capture& want) {
     Pass p;
     p.B = static_cast<int>(seqs.size());
     p.first.resize(p.B), p.T.resize(p.B), p.pos0.resize(p.B), p.keep.resize(p.B);
@@ -547,141 +599,108 @@ LlamaRunner::Pass LlamaRunner::plan(std::span<const SeqInput> seqs, const Captur
         st.attn_out.push_back(st.total);
         if (want.vectors) st.total += L * p.keep[i] * d;
         st.kv.push_back(st.total);
-        if (want.kv_rows) st.total += L * 2 * p.kv_keep[i] * kv;
+        if (want.kv_rows) st.total += ConstKvRows{nullptr, int(L), p.kv_keep[i], int(kv)}.size();
     }
     return p;
 }
 
-void LlamaRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
-    const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim;
+void TransformerRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p,
+                                   const Capture& want) {
+    using K = OpKind;
+    const int R = p.R, D = c_.dim, KV = c_.kv_dim(), HID = c_.hidden_dim, B = p.B;
     const std::size_t d = D, kv = KV, hid = HID, vocab = c_.vocab_size;
     const LlamaWeights& W = *W_;
     const CompactWeights& C = C_;
+    // The pass's scratch rows: x, xb, q, att: [R, dim]; k, v: [R, kv_dim]; h1, h3: [R, hidden]
+    const DeviceSpan x = x_.span(), xb = xb_.span(), q = q_.span(), k = k_.span(), v = v_.span(),
+                     att = att_.span(), h1 = h1_.span(), h3 = h3_.span();
 
-    // x: [R, dim], the residual stream of every row in this pass (one row per token).
-    op(OpKind::Embedding, -1, R);
-    embed(R);
+    embed(R);  // x: [R, dim], the residual stream of every row in this pass (one row per token)
     for (int l = 0; l < c_.n_layers; ++l) {
         // Attention block. xb = rmsnorm(x): [R, dim]
-        op(OpKind::RmsNorm, l, R);
-        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), R, D, c_.norm_eps);
+        rmsnorm({K::RmsNorm, l}, xb, x, W.norm_att + l * d, R);
         // q = xb wq: [R, dim] (n_heads x head_dim); k, v: [R, kv_dim] (n_kv_heads x head_dim)
-        op(OpKind::QProj, l, R);
-        matmul(q_.span(), xb_.span(), W.wq + l * d * d, at(C.wq, l), R, D, D);
-        op(OpKind::KProj, l, R);
-        matmul(k_.span(), xb_.span(), W.wk + l * kv * d, at(C.wk, l), R, D, KV);
-        op(OpKind::VProj, l, R);
-        matmul(v_.span(), xb_.span(), W.wv + l * kv * d, at(C.wv, l), R, D, KV);
+        matmul({K::QProj, l}, q, xb, W.wq + l * d * d, at(C.wq, l), R, D, D);
+        matmul({K::KProj, l}, k, xb, W.wk + l * kv * d, at(C.wk, l), R, D, KV);
+        matmul({K::VProj, l}, v, xb, W.wv + l * kv * d, at(C.wv, l), R, D, KV);
         if (c_.qkv_bias) {  // Qwen2: q += bq, k += bk, v += bv, every row
-            op(OpKind::QBias, l, R);
-            be_.add_bias(q_.span(), w(W.bq + l * d, d), R, D);
-            op(OpKind::KBias, l, R);
-            be_.add_bias(k_.span(), w(W.bk + l * kv, kv), R, KV);
-            op(OpKind::VBias, l, R);
-            be_.add_bias(v_.span(), w(W.bv + l * kv, kv), R, KV);
+            add_bias({K::QBias, l}, q, W.bq + l * d, R, D);
+            add_bias({K::KBias, l}, k, W.bk + l * kv, R, KV);
+            add_bias({K::VBias, l}, v, W.bv + l * kv, R, KV);
         }
         // RoPE, the cache append and attention, per sequence: att: [R, dim]
-        for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        for (int i = 0; i < B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
         // x += att wo: [R, dim]
-        op(OpKind::OutProj, l, R);
-        matmul(xb_.span(), att_.span(), W.wo + l * d * d, at(C.wo, l), R, D, D);
-        op(OpKind::Residual, l, R);
-        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+        matmul({K::OutProj, l}, xb, att, W.wo + l * d * d, at(C.wo, l), R, D, D);
+        add({K::Residual, l}, x, xb, R);
 
         // Feed-forward block: x += w2(silu(w1 xb) * w3 xb); h1, h3: [R, hidden]
-        op(OpKind::FfnNorm, l, R);
-        be_.rmsnorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), R, D, c_.norm_eps);
-        op(OpKind::FfnGate, l, R);
-        matmul(h1_.span(), xb_.span(), W.w1 + l * hid * d, at(C.w1, l), R, D, HID);
-        op(OpKind::FfnUp, l, R);
-        matmul(h3_.span(), xb_.span(), W.w3 + l * hid * d, at(C.w3, l), R, D, HID);
-        op(OpKind::SwiGLU, l, R);
-        be_.swiglu(h1_.span(), h3_.span(), std::size_t(R) * hid);
-        op(OpKind::FfnDown, l, R);
-        matmul(xb_.span(), h1_.span(), W.w2 + l * d * hid, at(C.w2, l), R, HID, D);
-        op(OpKind::FfnResidual, l, R);
-        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
+        rmsnorm({K::FfnNorm, l}, xb, x, W.norm_ffn + l * d, R);
+        matmul({K::FfnGate, l}, h1, xb, W.w1 + l * hid * d, at(C.w1, l), R, D, HID);
+        matmul({K::FfnUp, l}, h3, xb, W.w3 + l * hid * d, at(C.w3, l), R, D, HID);
+        swiglu({K::SwiGLU, l}, h1, h3, R);
+        matmul({K::FfnDown, l}, xb, h1, W.w2 + l * d * hid, at(C.w2, l), R, HID, D);
+        add({K::FfnResidual, l}, x, xb, R);
     }
     // Only each sequence's last position needs a next-token distribution: those B rows are
     // normalised into xb[0..B) and go through the classifier together. logits: [B, vocab]
-    for (int i = 0; i < p.B; ++i) {
-        op(OpKind::FinalNorm, -1, 1);
-        be_.rmsnorm(xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d), w(W.rms_final, d), 1,
-                    D, c_.norm_eps);
-    }
-    op(OpKind::Classifier, -1, p.B);
-    matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, C.wcls, p.B, D, c_.vocab_size);
-}
-
-void LlamaRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
-                                  const Capture& want) {
-    const int R = p.R, D = c_.dim, HID = c_.hidden_dim;
-    const std::size_t d = D, hid = HID, vocab = c_.vocab_size;
-    const LlamaWeights& W = *W_;
-    const float eps = c_.norm_eps;
-    // The dense layers of GPT-2: out = in W^T + b, every row.   in: [R, n], out: [R, m]
-    auto linear = [&](DeviceSpan out, DeviceSpan in, const float* wt, const float* b, int n, int m,
-                      OpKind bias_op, int l) {
-        matmul(out, in, wt, CompactMatrix{}, R, n, m);
-        op(bias_op, l, R);
-        be_.add_bias(out, w(b, std::size_t(m)), R, m);
-    };
-
-    // x = wte[token] + wpe[position]: [R, dim]; the position is in x from here on (no RoPE).
-    op(OpKind::Embedding, -1, R);
-    be_.embed(x_.span(), w(W.token_embedding, vocab * d), all_tokens_.data(), R, D);
-    op(OpKind::PosEmbedding, -1, R);
-    be_.embed(xb_.span(), w(W.pos_embedding, std::size_t(c_.n_positions) * d),
-              all_positions_.data(), R, D);
-    op(OpKind::PosAdd, -1, R);
-    be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
-    for (int l = 0; l < c_.n_layers; ++l) {
-        // Attention block. xb = layernorm(x) (ln_1): [R, dim]
-        op(OpKind::LayerNorm, l, R);
-        be_.layernorm(xb_.span(), x_.span(), w(W.rms_att + l * d, d), w(W.norm_att_bias + l * d, d),
-                      R, D, eps);
-        // q, k, v = xb wq + bq, ...: [R, dim] each (c_attn, split into three on load)
-        op(OpKind::QProj, l, R);
-        linear(q_.span(), xb_.span(), W.wq + l * d * d, W.bq + l * d, D, D, OpKind::QBias, l);
-        op(OpKind::KProj, l, R);
-        linear(k_.span(), xb_.span(), W.wk + l * d * d, W.bk + l * d, D, D, OpKind::KBias, l);
-        op(OpKind::VProj, l, R);
-        linear(v_.span(), xb_.span(), W.wv + l * d * d, W.bv + l * d, D, D, OpKind::VBias, l);
-        // The cache append and attention, per sequence (no RoPE): att: [R, dim]
-        for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
-        // x += att wo + bo (attn.c_proj): [R, dim]
-        op(OpKind::OutProj, l, R);
-        linear(xb_.span(), att_.span(), W.wo + l * d * d, W.bo + l * d, D, D, OpKind::OutBias, l);
-        op(OpKind::Residual, l, R);
-        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
-
-        // MLP block: x += gelu(layernorm(x) w1 + b1) w2 + b2; h1: [R, hidden]
-        op(OpKind::FfnLayerNorm, l, R);
-        be_.layernorm(xb_.span(), x_.span(), w(W.rms_ffn + l * d, d), w(W.norm_ffn_bias + l * d, d),
-                      R, D, eps);
-        op(OpKind::MlpUp, l, R);
-        linear(h1_.span(), xb_.span(), W.w1 + l * hid * d, W.b1 + l * hid, D, HID,
-               OpKind::MlpUpBias, l);
-        op(OpKind::Gelu, l, R);
-        be_.gelu(h1_.span(), std::size_t(R) * hid);
-        op(OpKind::MlpDown, l, R);
-        linear(xb_.span(), h1_.span(), W.w2 + l * d * hid, W.b2 + l * d, HID, D,
-               OpKind::MlpDownBias, l);
-        op(OpKind::FfnResidual, l, R);
-        be_.add(x_.span(), xb_.span(), std::size_t(R) * d);
-    }
-    // Each sequence's last row, layernorm(x) (ln_f), then the classifier together. [B, vocab]
-    for (int i = 0; i < p.B; ++i) {
-        op(OpKind::FinalLayerNorm, -1, 1);
-        be_.layernorm(xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d), w(W.rms_final, d),
-                      w(W.norm_final_bias, d), 1, D, eps);
-    }
-    op(OpKind::Classifier, -1, p.B);
-    matmul(stage_.at(0, p.B * vocab), xb_.at(0, p.B * d), W.wcls, CompactMatrix{}, p.B, D,
+    for (int i = 0; i < B; ++i)
+        rmsnorm({K::FinalNorm, -1}, xb_.at(i * d, d), x_.at((p.first[i] + p.T[i] - 1) * d, d),
+                W.norm_final, 1);
+    matmul({K::Classifier, -1}, stage_.at(0, B * vocab), xb_.at(0, B * d), W.wcls, C.wcls, B, D,
            c_.vocab_size);
 }
 
-void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+void TransformerRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pass& p,
+                                        const Capture& want) {
+    using K = OpKind;
+    const int R = p.R, D = c_.dim, HID = c_.hidden_dim, B = p.B;
+    const std::size_t d = D, hid = HID, vocab = c_.vocab_size;
+    const LlamaWeights& W = *W_;
+    // The pass's scratch rows: x, xb, q, k, v, att: [R, dim]; h1: [R, hidden]
+    const DeviceSpan x = x_.span(), xb = xb_.span(), q = q_.span(), k = k_.span(), v = v_.span(),
+                     att = att_.span(), h1 = h1_.span();
+    // The dense layers of GPT-2: out = in W^T + b, every row.   in: [R, n], out: [R, m]
+    auto linear = [&](At at, K bias, DeviceSpan out, DeviceSpan in, const float* wt, const float* b,
+                      int n, int m) {
+        matmul(at, out, in, wt, CompactMatrix{}, R, n, m);
+        add_bias({bias, at.layer}, out, b, R, m);
+    };
+
+    // x = wte[token] + wpe[position]: [R, dim]; the position is in x from here on (no RoPE).
+    lookup({K::Embedding, -1}, x, W.token_embedding, c_.vocab_size, all_tokens_.data(), R);
+    lookup({K::PosEmbedding, -1}, xb, W.pos_embedding, c_.n_positions, all_positions_.data(), R);
+    add({K::PosAdd, -1}, x, xb, R);
+    for (int l = 0; l < c_.n_layers; ++l) {
+        // Attention block. xb = layernorm(x) (ln_1): [R, dim]
+        layernorm({K::LayerNorm, l}, xb, x, W.norm_att + l * d, W.norm_att_bias + l * d, R);
+        // q, k, v = xb wq + bq, ...: [R, dim] each (c_attn, split into three on load)
+        linear({K::QProj, l}, K::QBias, q, xb, W.wq + l * d * d, W.bq + l * d, D, D);
+        linear({K::KProj, l}, K::KBias, k, xb, W.wk + l * d * d, W.bk + l * d, D, D);
+        linear({K::VProj, l}, K::VBias, v, xb, W.wv + l * d * d, W.bv + l * d, D, D);
+        // The cache append and attention, per sequence (no RoPE): att: [R, dim]
+        for (int i = 0; i < B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        // x += att wo + bo (attn.c_proj): [R, dim]
+        linear({K::OutProj, l}, K::OutBias, xb, att, W.wo + l * d * d, W.bo + l * d, D, D);
+        add({K::Residual, l}, x, xb, R);
+
+        // MLP block: x += gelu(layernorm(x) w1 + b1) w2 + b2; h1: [R, hidden]
+        layernorm({K::FfnLayerNorm, l}, xb, x, W.norm_ffn + l * d, W.norm_ffn_bias + l * d, R);
+        linear({K::MlpUp, l}, K::MlpUpBias, h1, xb, W.w1 + l * hid * d, W.b1 + l * hid, D, HID);
+        gelu({K::Gelu, l}, h1, R);
+        linear({K::MlpDown, l}, K::MlpDownBias, xb, h1, W.w2 + l * d * hid, W.b2 + l * d, HID, D);
+        add({K::FfnResidual, l}, x, xb, R);
+    }
+    // Each sequence's last row, layernorm(x) (ln_f), then the classifier together. [B, vocab]
+    for (int i = 0; i < B; ++i)
+        layernorm({K::FinalLayerNorm, -1}, xb_.at(i * d, d),
+                  x_.at((p.first[i] + p.T[i] - 1) * d, d), W.norm_final, W.norm_final_bias, 1);
+    matmul({K::Classifier, -1}, stage_.at(0, B * vocab), xb_.at(0, B * d), W.wcls, CompactMatrix{},
+           B, D, c_.vocab_size);
+}
+
+void TransformerRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p,
+                                  const Capture& want) {
     StepGraphs& g = *be_.graphs();
     g.set_step(all_tokens_.data(), p.pos0.data(), p.B);
     std::vector<std::size_t> key{std::size_t(p.B),
@@ -722,7 +741,7 @@ void LlamaRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p, const
     if (!g.replay(graph_)) throw Error("a decode graph just recorded could not be launched");
 }
 
-void LlamaRunner::replay_log(const Pass& p) {
+void TransformerRunner::replay_log(const Pass& p) {
     if (!log_) return;
     *log_ = graph_log_;
     for (std::size_t k = 0; k < log_->ops.size(); ++k) {
@@ -734,7 +753,8 @@ void LlamaRunner::replay_log(const Pass& p) {
     }
 }
 
-void LlamaRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p, const Capture& want) {
+void TransformerRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p,
+                                  const Capture& want) {
     const std::size_t d = c_.dim, L = c_.n_layers, H = c_.n_heads, kv = c_.kv_dim();
     const StageLayout& st = p.stage;
     const std::size_t stride = p.probs_row(0);
@@ -767,13 +787,14 @@ void LlamaRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p, const
         s.q_keep = stage_.at(st.q[0], L * d);
         s.out_keep = stage_.at(st.attn_out[0], L * d);
     }
-    if (want.kv_rows && p.kv_keep[0] == 1) s.kv_keep = stage_.at(st.kv[0], L * 2 * kv);
+    if (want.kv_rows && p.kv_keep[0] == 1)
+        s.kv_keep = stage_.at(st.kv[0], ConstKvRows{nullptr, int(L), 1, int(kv)}.size());
     s.log = log_;
     run_fused_decode(*be_.fused(), s);
     if (log_) log_seq_.assign(log_->ops.size(), 0);  // every op at sequence 0's position
 }
 
-void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
+void TransformerRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
     op_seq_ = i;  // the ops below are counted at this sequence's position
     struct Reset {
         int& seq;
@@ -816,10 +837,11 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
         // The K/V rows just appended, from where they came (finish() would read them out of the
         // cache at a position-dependent place, which a recorded copy cannot follow, or through a
         // block table): [L, 2, kv_keep, kv_dim].
+        const ConstKvRows kept_rows{nullptr, c_.n_layers, p.kv_keep[i], c_.kv_dim()};
         const std::size_t n = std::size_t(p.kv_keep[i]) * kv, from = std::size_t(T) * kv - n;
-        const std::size_t at = p.stage.kv[i] + std::size_t(l) * 2 * n;
-        be_.copy_rows(stage_.at(at, n), n, ki.at(from, n), n, 1, n);
-        be_.copy_rows(stage_.at(at + n, n), n, vi.at(from, n), n, 1, n);
+        const std::size_t at = p.stage.kv[i];
+        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.K), n), n, ki.at(from, n), n, 1, n);
+        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.V), n), n, vi.at(from, n), n, 1, n);
     }
     // One fused kernel: scores, softmax and weights . V share its measured time.
     op(OpKind::Scores, l, T, pos0);
@@ -845,8 +867,8 @@ void LlamaRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capt
     }
 }
 
-void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
-                         std::span<ForwardResult> out) {
+void TransformerRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
+                               std::span<ForwardResult> out) {
     const std::size_t L = c_.n_layers, kv = c_.kv_dim();
     for (int i = 0; i < p.B; ++i) {
         KvCache& cache = *caches_[seqs[i].slot];
@@ -854,12 +876,14 @@ void LlamaRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Ca
         // graph and paged: gathered in attend; fused: stored by the kernels
         if (!want.kv_rows || p.kv_keep[i] == 0 || p.graph || p.fused || cache.paged()) continue;
         // The last kv_keep rows of every layer's K, then V: [L, 2, kv_keep, kv_dim] in the stage.
+        const ConstKvRows to{nullptr, int(L), p.kv_keep[i], int(kv)};
         const std::size_t block = std::size_t(p.kv_keep[i]) * kv,
                           layer = std::size_t(c_.seq_len) * kv;
-        const std::size_t kept_from = std::size_t(cache.len() - p.kv_keep[i]) * kv;
-        be_.copy_rows(stage_.at(p.stage.kv[i], 0), 2 * block, cache.k_all().at(kept_from, 0), layer,
-                      L, block);
-        be_.copy_rows(stage_.at(p.stage.kv[i] + block, 0), 2 * block,
+        const std::size_t kept_from = std::size_t(cache.len() - p.kv_keep[i]) * kv,
+                          at = p.stage.kv[i];
+        be_.copy_rows(stage_.at(at + to.offset(0, to.K), 0), to.layer_floats(),
+                      cache.k_all().at(kept_from, 0), layer, L, block);
+        be_.copy_rows(stage_.at(at + to.offset(0, to.V), 0), to.layer_floats(),
                       cache.v_all().at(kept_from, 0), layer, L, block);
     }
     be_.download(host_.data(), stage_.at(0, p.stage.total), p.stage.total);
@@ -881,13 +905,13 @@ const char* pass_path_name(PassPath p) {
     return "?";
 }
 
-LlamaModel::LlamaModel(Checkpoint ck, BpeTokenizer tok, std::string name)
-    : LlamaModel(std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),
-                 {BpeTokenizer::kBos}, std::move(name),
-                 "llama2.c checkpoint, float32, mapped read-only") {}
+TransformerModel::TransformerModel(Checkpoint ck, BpeTokenizer tok, std::string name)
+    : TransformerModel(std::move(ck), std::make_unique<BpeTokenizer>(std::move(tok)),
+                       {BpeTokenizer::kBos}, std::move(name),
+                       "llama2.c checkpoint, float32, mapped read-only") {}
 
-LlamaModel::LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std::vector<int> stop,
-                       std::string name, std::string format)
+TransformerModel::TransformerModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok,
+                                   std::vector<int> stop, std::string name, std::string format)
     : ck_(std::move(ck)),
       tok_(std::move(tok)),
       stop_(std::move(stop)),
@@ -899,28 +923,30 @@ LlamaModel::LlamaModel(Checkpoint ck, std::unique_ptr<const Tokenizer> tok, std:
                    std::to_string(ck_.compact.bytes / 1000) + " kB)";
 }
 
-std::unique_ptr<LlamaModel> LlamaModel::with_weights(Checkpoint ck, std::string format) const {
-    auto m = std::unique_ptr<LlamaModel>(new LlamaModel(*this));
+std::unique_ptr<TransformerModel> TransformerModel::with_weights(Checkpoint ck,
+                                                                 std::string format) const {
+    auto m = std::unique_ptr<TransformerModel>(new TransformerModel(*this));
     m->ck_ = std::move(ck);
     m->format_ = std::move(format);
     return m;
 }
 
-std::unique_ptr<Runner> LlamaModel::make_runner(Backend& backend) const {
-    return std::make_unique<LlamaRunner>(*this, backend, 1);
+std::unique_ptr<Runner> TransformerModel::make_runner(Backend& backend) const {
+    return std::make_unique<TransformerRunner>(*this, backend, 1);
 }
 
-std::unique_ptr<BatchRunner> LlamaModel::make_batch_runner(Backend& backend, int max_batch) const {
+std::unique_ptr<BatchRunner> TransformerModel::make_batch_runner(Backend& backend,
+                                                                 int max_batch) const {
     if (max_batch < 1 || max_batch > 64)
         throw Error("batch size " + std::to_string(max_batch) + " (must be 1..64)");
-    return std::make_unique<LlamaRunner>(*this, backend, max_batch);
+    return std::make_unique<TransformerRunner>(*this, backend, max_batch);
 }
 
-std::unique_ptr<BatchRunner> LlamaModel::make_paged_runner(Backend& backend, int max_batch,
+std::unique_ptr<BatchRunner> TransformerModel::make_paged_runner(Backend& backend, int max_batch,
                                                            const KvBlockPool& pool) const {
     if (max_batch < 1 || max_batch > 64)
         throw Error("batch size " + std::to_string(max_batch) + " (must be 1..64)");
-    return std::make_unique<LlamaRunner>(*this, backend, max_batch, &pool);
+    return std::make_unique<TransformerRunner>(*this, backend, max_batch, &pool);
 }
 
 }  // namespace kvs

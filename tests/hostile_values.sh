@@ -1,0 +1,74 @@
+#!/bin/bash
+# Hostile values through the CLI, one case per class: a JSON key given twice (config.json,
+# tokenizer.json, a trace), a model-shape refusal that names the file's real format and shows
+# its float as written, option values strtol/strtod would read loosely (" 5", 0x10), an output
+# named over a user's file (kept), a FIFO nobody reads (refused, no hang). Each case: exit 2,
+# one line on stderr, the expected message. Usage: hostile_values.sh KVSCOPE_CLI MODELS_DIR
+set -u
+cli=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fails=0
+# expect NAME EXPECTED-MESSAGE-PART ARGS...
+expect() {
+    local name=$1 want=$2
+    shift 2
+    timeout 60 "$cli" "$@" >"$dir/out" 2>"$dir/err" </dev/null
+    local rc=$? last
+    last=$(tail -n 1 "$dir/err")
+    if [[ $rc != 2 || $last != "kvscope-cli: error: "*"$want"* ]]; then
+        echo "FAIL $name: exit $rc, last line: $last (wanted: $want)"
+        fails=$((fails + 1))
+    fi
+}
+"$cli" make-model --out "$dir/m.bin" --shape small >/dev/null 2>&1 || { echo "make-model failed"; exit 1; }
+"$cli" export --model "$dir/m.bin" --hf "$dir/hf" >/dev/null 2>&1 || { echo "export failed"; exit 1; }
+"$cli" export --model "$dir/m.bin" --gguf "$dir/m.gguf" >/dev/null 2>&1 || { echo "export failed"; exit 1; }
+
+# A key twice: which value the file means is not known.
+cp -r "$dir/hf" "$dir/hft" && rm "$dir/hft/tokenizer.bin"
+printf '{"model":{"vocab":{"a":0,"a":1}},"pre_tokenizer":{"type":"ByteLevel"}}' >"$dir/hft/tokenizer.json"
+expect tokenizer-key-twice 'tokenizer.json: the key "a" is given twice in one object' \
+    info --model "$dir/hft"
+sed 's/^{/{"hidden_size": 7,/' "$dir/hf/config.json" >"$dir/c" && mv "$dir/c" "$dir/hf/config.json"
+expect config-key-twice 'config.json: the key "hidden_size" is given twice in one object' \
+    info --model "$dir/hf"
+"$cli" generate --model "$dir/m.bin" -n 2 --trace-json "$dir/tr.json" >/dev/null 2>&1
+sed 's/^{/{"mode":"cached",/' "$dir/tr.json" >"$dir/tr2.json"
+expect trace-key-twice 'tr2.json: the key "mode" is given twice in one object' replay "$dir/tr2.json"
+
+# The shape check names the format the shapes came from, and a float as it is.
+python3 - "$dir/m.gguf" "$dir/eps.gguf" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+key = b'llama.attention.layer_norm_rms_epsilon'
+at = b.index(key) + len(key) + 4  # the key, its type (u32), then the f32
+struct.pack_into('<f', b, at, -1.0)
+open(sys.argv[2], 'wb').write(b)
+PY
+expect gguf-format-named 'eps.gguf: not a usable GGUF file: RMSNorm epsilon -1 (must be above 0' \
+    info --model "$dir/eps.gguf"
+
+# Option values: what strtol and strtod skip or read besides decimal digits is refused.
+expect option-leading-space "--max-new-tokens: ' 5' is not a whole number" \
+    generate --model "$dir/m.bin" -n " 5"
+expect option-hex "--temperature: '0x10' is not a number" \
+    generate --model "$dir/m.bin" -n 2 --temp 0x10
+
+# An output named over a file of the user's: kept, refused by name.
+echo "my notes" >"$dir/notes.txt"
+expect output-keeps-user-file 'notes.txt: already holds something else' \
+    generate --model "$dir/m.bin" -n 2 --csv "$dir/notes.txt"
+[[ $(cat "$dir/notes.txt") == "my notes" ]] || { echo "FAIL notes.txt was replaced"; fails=$((fails + 1)); }
+# ... while an earlier output of the same kind is replaced.
+"$cli" generate --model "$dir/m.bin" -n 2 --csv "$dir/run.csv" >/dev/null 2>&1 &&
+    "$cli" generate --model "$dir/m.bin" -n 3 --csv "$dir/run.csv" >/dev/null 2>&1 ||
+    { echo "FAIL a CSV over an earlier CSV was refused"; fails=$((fails + 1)); }
+
+# A FIFO nobody reads: refused after its wait, never a hang (timeout 60 above).
+mkfifo "$dir/fifo"
+expect output-fifo-no-reader 'fifo: a pipe that nobody reads' \
+    generate --model "$dir/m.bin" -n 2 --csv "$dir/fifo"
+
+[[ $fails == 0 ]] && echo "hostile values: all cases passed"
+exit $((fails != 0))
