@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/serving/prompt_file.h"
 #include "core/serving/scheduler.h"
 #include "core/serving/window_effect.h"
 #include "core/util/error.h"
@@ -16,32 +17,15 @@
 namespace kvs::cli {
 namespace {
 
-// The prompts of FILE, one a line (a line break inside a prompt cannot be given); blank lines are
-// skipped. At most 16 MiB.
+// The prompts of FILE (core/serving/prompt_file.h); a file that cannot be read or holds none is
+// the option's error.
 std::vector<std::string> read_prompts(const Args& a) {
-    const std::string path = a.str("prompts");
-    std::vector<unsigned char> bytes;
     try {
-        bytes = read_file_bytes(path, std::size_t(16) << 20);
+        return read_prompt_file(a.str("prompts"));
     } catch (const Error& e) {
-        a.fail(std::string("--prompts: ") + e.what());
+        a.fail(std::string("--prompts ") + e.what());
     }
-    std::vector<std::string> prompts;
-    std::string line;
-    const auto end_line = [&] {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (!line.empty()) prompts.push_back(line);
-        line.clear();
-    };
-    for (unsigned char c : bytes) {
-        if (c == '\n')
-            end_line();
-        else
-            line.push_back(static_cast<char>(c));
-    }
-    end_line();
-    if (prompts.empty()) a.fail("--prompts " + path + ": no prompts in the file (one a line)");
-    return prompts;
+    return {};
 }
 
 // A request's text as generate prints it: the prompt's pieces (BOS left out), then each token

@@ -158,6 +158,16 @@ void App::handle_keys(FrameContext& f) {
         if (k.key == GLFW_KEY_F5) ui_.presenter = !ui_.presenter;
         if (io.WantTextInput) continue;  // typing in the prompt or a number field
         if (!ctrl && lesson_question_key(f, k.key)) continue;  // a lesson's question waits
+        if (!ctrl && k.key == GLFW_KEY_V) {
+            ui_.show_serving = !ui_.show_serving;
+            continue;
+        }
+        if (ui_.show_serving && k.key == GLFW_KEY_ESCAPE && !ui_.show_help) {
+            ui_.show_serving = false;
+            continue;
+        }
+        // The Serving view steps its own run with the stage's keys.
+        if (ui_.show_serving && !ctrl && serving_key(f, serving_, k.key, k.mods)) continue;
         if (!mod && k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_9)
             toggle_maximise(kMaximiseKeys[k.key - GLFW_KEY_1]);
         switch (k.key) {
@@ -407,6 +417,7 @@ const PanelDef* panel_def(const std::string& id) {
         {"stage", tr_later("Lesson: what this step measured"), "lesson_stage"},
         {"inside", tr_later("Inside attention"), "inside_attention"},
         {"ops", tr_later("Ops of this step"), "op_strip"},
+        {"serving", tr_later("Serving: many requests over one paged KV cache"), "serving"},
     };
     for (const auto& d : defs)
         if (id == d.id) return &d;
@@ -443,6 +454,8 @@ void App::draw_panel(FrameContext& f, const std::string& id) {
         draw_inside_attention(f);
     else if (id == "ops")
         draw_op_strip(f, op_strip_);
+    else if (id == "serving")
+        draw_serving(f, serving_);
 }
 
 void App::draw_slot(FrameContext& f, const StageSlot& slot) {
@@ -464,6 +477,8 @@ void App::draw_slot(FrameContext& f, const StageSlot& slot) {
     // The attention panel's notes may go after its heatmaps, a wheel's scroll away: no scrollbar
     // takes its width from the heatmaps (gui/panel_attention.cpp).
     if (slot.id == "attention") flags |= ImGuiWindowFlags_NoScrollbar;
+    // The Serving view's width does not change when its content grows past the window.
+    if (slot.id == "serving") flags |= ImGuiWindowFlags_AlwaysVerticalScrollbar;
     ImGui::Begin(name.c_str(), nullptr, flags);
     // A double-click on the title bar maximises the panel, or restores the stage.
     ImGuiWindow* w = ImGui::GetCurrentWindow();
@@ -543,6 +558,14 @@ void App::draw_panels(FrameContext& f) {
     }
 
     const float top = toolbar_h_;
+    if (ui_.show_serving) {  // the Serving view takes the stage
+        if (f.layout) f.layout->arrangement = "serving";
+        draw_slot(f, StageSlot{"serving", Box{0, top, vp.x, vp.y - top}, {}});
+        f.toolbar_bottom = top;
+        draw_messages(f);
+        draw_help(f);
+        return;
+    }
     StageInput in;
     in.stage = {0, top, vp.x, vp.y - top};
     in.fh = fh;

@@ -18,6 +18,7 @@
 #include "gui/panel_kv_cache.h"
 #include "gui/panel_lesson.h"
 #include "gui/panel_op_strip.h"
+#include "gui/panel_serving.h"
 #include "gui/panel_tokens.h"
 #include "gui/panel_weight_types.h"
 #include "gui/panels.h"
@@ -46,6 +47,8 @@ class App {
     void measure_weight_types(const std::shared_ptr<const Model>& model) {
         weight_types_.measure(model, true);
     }
+    // The Serving view's run as the command line asks (--serve-*).
+    ServingPanel& serving() { return serving_; }
 
   private:
     void handle_keys(FrameContext& f);
@@ -96,6 +99,7 @@ class App {
     LessonPanel lesson_;
     LessonStagePanel lesson_stage_;
     WeightTypesPanel weight_types_;
+    ServingPanel serving_;
 
     // The frame's bookkeeping: what the keys asked for after this frame, and which of the
     // engine's publications (by their serials) the window has followed.

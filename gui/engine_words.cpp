@@ -43,6 +43,12 @@ std::string request_words(const EngineRequest& r) {
             return b;
         case EngineTask::ExportRun:
             return tr("exporting the run");
+        case EngineTask::ServeOpen:
+            return tr("queueing the serving requests");
+        case EngineTask::ServeStep:
+            if (r.count == 1) return tr("serving step");
+            std::snprintf(b, sizeof b, tr("serving %d steps"), r.count);
+            return b;
     }
     return {};
 }
@@ -77,6 +83,10 @@ const char* failure_words(EngineTask t) {
             return tr_later("could not open the recorded run");
         case EngineTask::ExportRun:
             return tr_later("could not export the run");
+        case EngineTask::ServeOpen:
+            return tr_later("could not start serving");
+        case EngineTask::ServeStep:
+            return tr_later("the serving step did not run");
     }
     return "";
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/model/model.h"
+#include "core/serving/serve_trace.h"
 #include "core/session/sampler.h"
 #include "core/session/session.h"
 #include "core/session/trace.h"
@@ -87,6 +88,8 @@ enum class EngineTask {
     LessonStep,
     OpenReplay,  // a recorded run (trace JSON) in place of the model
     ExportRun,   // the run shown written as CSV, trace JSON or trace events
+    ServeOpen,   // a serving run set up (the Serving view)
+    ServeStep,   // its next scheduler steps
 };
 
 // A request as the window names it: what it does, and to what.
@@ -112,6 +115,24 @@ struct ExportFile {
     std::string path;
     // The attention matrix's session, step, layer and head.
     int session = 0, step = 0, layer = 0, head = 0;
+};
+
+// A serving run for the Serving view (gui/panel_serving.h): the prompts (a file's lines, or the
+// built-in eight sharing a prefix) and the scheduler's settings.
+struct ServeSetup {
+    std::string prompts_file;  // empty: builtin_serve_prompts()
+    ServeConfig config = default_view_config();
+    // Small blocks and a small pool, so the grid is readable and requests queue: 4 rows a block,
+    // 4 requests at once, 16 new tokens each, a pool of 32 blocks (more when one request needs
+    // more).
+    static ServeConfig default_view_config() {
+        ServeConfig c;
+        c.block_size = 4;
+        c.batch_limit = 4;
+        c.pool_blocks = 32;
+        c.max_new_tokens = 16;
+        return c;
+    }
 };
 
 struct EngineSnapshot {
@@ -150,11 +171,17 @@ struct EngineSnapshot {
     std::vector<std::string> exported;
     std::uint64_t export_serial = 0;
 
+    // The serving run the Serving view shows (null: none yet), and the model it runs on.
+    std::shared_ptr<const ServeTrace> serving;
+    std::shared_ptr<const Model> serving_model;
+
     int steps() const { return sessions.empty() ? 0 : int(sessions[0].trace.steps().size()); }
     bool finished() const {
         return !sessions.empty() && sessions[0].finish_reason != FinishReason::None;
     }
 };
+
+struct ServeRun;  // the worker's serving run (gui/engine_serving.cpp)
 
 // The worker is the lesson target's observer: @show, @highlight and @explain reach the window
 // through it, and its cancel stops a lesson mid-directive.
@@ -197,6 +224,11 @@ class EngineWorker : private LessonObserver {
     // ones played, else a replay from the first step. `number` names the lesson (its NN); the
     // languages share directives, so switching language needs no replay.
     void play_lesson(std::shared_ptr<const Lesson> lesson, int number, int step);
+    // The Serving view's run (gui/engine_serving.cpp): a scheduler over the open model, on a CPU
+    // backend of its own, with `setup`'s prompts queued; then `n` more steps (fewer when every
+    // request finishes). Each step's ServeShot is published in snapshot().serving.
+    void serve_open(const ServeSetup& setup);
+    void serve_step(int n);
     // Drops queued requests; a run of decode steps stops after the step in flight.
     void cancel();
 
@@ -256,6 +288,8 @@ class EngineWorker : private LessonObserver {
     void explained(int layer, int head, int q_pos) override;
 
     // Worker-thread state.
+    std::shared_ptr<ServeRun> serve_;  // the serving run (gui/engine_serving.cpp)
+    void publish_serving();
     // The recorded run shown: its sessions' tokens and text (their traces are the snapshot's),
     // sampler and origin; empty for live sessions.
     std::optional<RecordedRun> replay_;

@@ -90,6 +90,19 @@ struct ExplainRecord {
     int op_layer = -1;
 };
 
+// The Serving view as drawn (open false: closed): the pool grid's cells and what the step shown
+// holds.
+struct ServingRecord {
+    bool open = false;
+    int blocks = 0, cols = 0, block_size = 0;
+    Rect grid;  // the cells: cols x cell wide
+    float cell = 0;
+    int shot = -1, shots = 0;  // the step shown (0: before the first) of those run
+    int used_blocks = 0, shared_blocks = 0, contiguous_blocks = 0;
+    int prefill_rows = 0, decode_rows = 0;
+    std::vector<std::string> states;  // each request's, as serve_state_name says it
+};
+
 struct LayoutRecord {
     int width = 0, height = 0;       // framebuffer pixels
     float scale_x = 1, scale_y = 1;  // framebuffer pixels per window coordinate
@@ -113,9 +126,11 @@ struct LayoutRecord {
     LessonRecord lesson;        // number 0: no lesson panel
     std::vector<TextRecord> texts;
     ExplainRecord explain;
+    ServingRecord serving;
 
     void clear_frame() {
         explain = ExplainRecord();
+        serving = ServingRecord();
         panels.clear();
         heatmaps.clear();
         kv_grids.clear();

@@ -96,6 +96,18 @@ std::vector<cmdline::OptionSpec> window_options() {
         {"weight-types", "",
          "show the weight-types panel (key W), measured: the model in\nf32, f16, q8_0 and q4_K"},
         {"op", "N", "with the op strip: op N highlighted (from 0)"},
+        {"serve", "",
+         "open the Serving view (key V): the built-in eight prompts over one\npaged KV cache"},
+        {"serve-prompts", "FILE", "the Serving view's prompts: one a line (opens the view)"},
+        {.name = "serve-block-size",
+         .value_name = "N",
+         .help = "the Serving view's rows per block (4; opens the view)",
+         .value = whole_in(1, 4096)},
+        {"no-serve-sharing", "", "the Serving view without prefix sharing (opens the view)"},
+        {.name = "serve-steps",
+         .value_name = "N",
+         .help = "the Serving view's scheduler steps run at the start (opens the view)",
+         .value = whole_in(0, 100000)},
         cmdline::timing_option(),
         {"no-settings", "", "do not read or write the settings file"},
     };
@@ -262,6 +274,12 @@ AppOptions parse_options(int argc, char** argv) {
     o.ops_fast = c.has("ops-fast");
     o.weight_types = c.has("weight-types");
     o.op = c.integer("op", -1, 0, 1 << 20);
+    o.serve_prompts = c.has("serve-prompts") ? c.str("serve-prompts") : "";
+    o.serve_block_size = c.integer("serve-block-size", 4, 1, 4096);
+    o.serve_sharing = !c.has("no-serve-sharing");
+    o.serve_steps = c.integer("serve-steps", 0, 0, 100000);
+    o.serve = c.has("serve") || c.has("serve-prompts") || c.has("serve-block-size") ||
+              c.has("no-serve-sharing") || c.has("serve-steps");
     o.timing_runs = cmdline::timing_runs_from(c, 0);
     o.no_settings = c.has("no-settings");
     const bool one_frame = !o.screenshot.empty() || !o.layout_json.empty();

@@ -69,6 +69,13 @@ struct AppOptions {
     bool ops_fast = false;      // the headless steps take the fast path even with the strip shown
     bool weight_types = false;  // the weight-types panel open (headless: measured before frames)
     int op = -1;
+    // The Serving view (key V): open, its prompts file (empty: the built-in eight), block size,
+    // prefix sharing, and the scheduler steps run before the first frame.
+    bool serve = false;
+    std::string serve_prompts;
+    int serve_block_size = 4;
+    bool serve_sharing = true;
+    int serve_steps = 0;
     int explain_stage = -1;  // --explain-stage N: the stage shown (0-based here); -1: all at once
     std::string maximise;    // --maximise PANEL: that panel alone in the window (presenter view)
     bool presenter = false;  // --presenter: no toolbar, no title bars (F5)

@@ -49,6 +49,8 @@ void draw_help(FrameContext& f) {
             {tr(", and ."), tr("op strip: previous / next op (the panel follows its layer)")},
             {"W", tr("weight types: bytes per token and decode speed in f32, f16, q8_0 and q4_K, "
                      "measured")},
+            {"V", tr("serving: many requests over one paged KV cache, step by step (Right: next "
+                     "step, [: back, R: start again)")},
             {tr("F1 or Esc"), tr("this help")},
         };
         if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {

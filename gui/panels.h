@@ -78,6 +78,7 @@ struct UiState {
     bool show_help = false;
     bool show_lesson = false;        // the lesson panel: a column at the right (App::draw_panels)
     bool show_weight_types = false;  // the weight-types panel (key W)
+    bool show_serving = false;       // the Serving view in place of the stage (key V)
     // The text fields' contents (imgui_stdlib's InputText grows them: no length limit): the
     // prompt (the tokens panel's field; a model, a lesson or a replay sets it too) and the
     // toolbar's file path (Open file..., a file dropped on the window, --open).

@@ -3,6 +3,8 @@
 // model that will not open) print one line and exit with 2.
 #include "gui/window_main.h"
 
+#include "core/serving/prompt_file.h"
+
 #include <GL/gl.h>
 #include <GLFW/glfw3.h>
 #include <sys/resource.h>
@@ -220,6 +222,17 @@ int run(int argc, char** argv, Platform& platform) {
     ui.explain.op = o.op;
     ui.explain.stage = o.explain_stage;
     ui.maximised = o.maximise;
+    ui.show_serving = o.serve;
+    // A prompts file that cannot be read or holds none: one line and exit 2, before a window.
+    if (!o.serve_prompts.empty()) {
+        try {
+            read_prompt_file(o.serve_prompts);
+        } catch (const Error& e) {
+            std::string why = "--serve-prompts ";
+            why += e.what();
+            throw Error(why);
+        }
+    }
     ui.presenter = o.presenter;
     const std::string saved_model = st.model;
     std::string spec = st.model == "file" ? st.model_path : st.model;
@@ -250,6 +263,10 @@ int run(int argc, char** argv, Platform& platform) {
     worker.set_wake([] { glfwPostEmptyEvent(); });
     KVS_FRAME_LIFETIME App app(window, worker, ui, platform, headless);
     app.set_heatmap_zoom(o.zoom);
+    ServeSetup& serve = app.serving().setup;
+    serve.prompts_file = o.serve_prompts;
+    serve.config.block_size = o.serve_block_size;
+    serve.config.prefix_sharing = o.serve_sharing;
 
     // A model asked for by name must open; the remembered or default one may fall back (the
     // default model may not be built yet), with the reason shown in the window.
@@ -274,6 +291,11 @@ int run(int argc, char** argv, Platform& platform) {
         worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);
     else
         open_replay_file(ui, worker, o.replay);
+    // The Serving view's run asked on the command line, queued after the model.
+    if (o.serve && o.replay.empty()) {
+        worker.serve_open(serve);
+        if (o.serve_steps > 0) worker.serve_step(o.serve_steps);
+    }
     // The run shown, written when the window closes (headless: after its steps). Returns why
     // it could not be, or "".
     auto write_run = [&]() -> std::string {
@@ -293,6 +315,16 @@ int run(int argc, char** argv, Platform& platform) {
     };
     if (headless) {
         settle(worker);
+        {
+            auto lock = worker.lock();
+            const EngineSnapshot& snap = worker.snapshot();
+            if (snap.error_task == EngineTask::ServeOpen ||
+                snap.error_task == EngineTask::ServeStep) {
+                std::string why = "the Serving view's run: ";
+                why += snap.error;
+                throw Error(why);
+            }
+        }
         // The model and tokenizer are open (inputs of the run): an output naming one of them,
         // or a folder, fails now rather than after the frames.
         for (const std::string* out :
