@@ -49,7 +49,7 @@ int shown_shot(const ServeTrace& t, const ServingPanel& p) {
 }
 
 // A cell of the pool: its holders' colours side by side, the rows not written dimmed, the block's
-// number and, when shared, its outline and reference count.
+// number and, when shared, its outline (in the text colour) and reference count.
 void draw_block(FrameContext& f, const ServeBlockShot& b, int index, int bs, ImVec2 a, float side) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float pad = std::max(1.0f, side * 0.06f);
@@ -67,7 +67,7 @@ void draw_block(FrameContext& f, const ServeBlockShot& b, int index, int bs, ImV
     if (side >= small * 1.6f + 2 * t)
         put_text(ImVec2(p0.x + t + 2, p0.y + t), ink, std::to_string(index), small);
     if (k > 1) {
-        dl->AddRect(p0, p1, to_u32(f.pal.highlight), 0, 0, t);
+        dl->AddRect(p0, p1, ImGui::GetColorU32(ImGuiCol_Text), 0, 0, t);
         std::string refs = "x";
         refs += std::to_string(k);
         if (side >= small * 2.4f + 2 * t)
@@ -178,8 +178,8 @@ void draw_tables(FrameContext& f, const ServeTrace& t, const ServeShot& s, const
             dl->AddRectFilled(a, ImVec2(a.x + w - 1, a.y + h),
                               request_colour(f, i, rows == t.config.block_size ? 1.0f : 0.45f));
             if (shared)
-                dl->AddRect(a, ImVec2(a.x + w - 1, a.y + h), to_u32(f.pal.highlight), 0, 0,
-                            std::max(2.0f, fh * 0.12f));
+                dl->AddRect(a, ImVec2(a.x + w - 1, a.y + h), ImGui::GetColorU32(ImGuiCol_Text), 0,
+                            0, std::max(2.0f, fh * 0.12f));
             const std::string num = std::to_string(blk);
             if (text_width(num, small) + 4 <= w)
                 put_text(ImVec2(a.x + 2, a.y + (h - small) * 0.5f), IM_COL32(0, 0, 0, 255), num,
@@ -244,7 +244,7 @@ void draw_timeline(FrameContext& f, const ServeTrace& t, int shown, const Servin
         const float x = c.x + (shown - c.first) * c.w;
         dl->AddRect(ImVec2(x, L.timeline.y - 2),
                     ImVec2(x + c.w, L.timeline.y + R * L.timeline_row_h + 2),
-                    to_u32(f.pal.highlight), 0, 0, 2);
+                    ImGui::GetColorU32(ImGuiCol_Text), 0, 0, 2);
     }
     // The batch: a bar a step, its height the rows of the pass.
     const ServeShot& s = *t.shots[shown];

@@ -3,8 +3,6 @@
 // model that will not open) print one line and exit with 2.
 #include "gui/window_main.h"
 
-#include "core/serving/prompt_file.h"
-
 #include <GL/gl.h>
 #include <GLFW/glfw3.h>
 #include <sys/resource.h>
@@ -18,6 +16,7 @@
 #include <new>
 #include <vector>
 
+#include "core/serving/prompt_file.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/util/output_file.h"

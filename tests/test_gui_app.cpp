@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -1884,5 +1885,64 @@ TEST_CASE("a lesson's question and its choices fit at 1280x800 with text 2, both
         INFO("lesson " << lesson << " step " << step << " " << lang);
         CHECK(l["lesson"]["ask"]["state"] == "asking");
         CHECK(l["lesson"]["ask"]["fits"] == true);
+    }
+}
+
+TEST_CASE(
+    "the Serving view: its grid keeps its text-1 size at text 2, no text overlaps or is cut, "
+    "in both languages, and the step shown shares the prefix and holds less than contiguous "
+    "caches",
+    "[gui][screenshot][serving]") {
+    // The default model, the built-in eight prompts, 12 scheduler steps (4 running, 4 queued).
+    auto run = [](const std::string& size, const std::string& scale, const std::string& lang) {
+        const fs::path dir = kvs::test::temp_dir("gui-serving-" + size + scale + lang);
+        const Run r = run_app({"--backend", "cpu", "--model", "default", "--serve-steps", "12",
+                               "--size", size, "--font-scale", scale, "--lang", lang,
+                               "--layout-json", (dir / "l.json").string()});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        return json::parse(slurp(dir / "l.json"));
+    };
+    for (const std::string size : {"1920x1080", "1280x800"}) {
+        const json one = run(size, "1", "en");
+        for (const std::string lang : {"en", "zh"}) {
+            const json two = run(size, "2", lang);
+            for (const json* l : {&one, &two}) {
+                const json& s = l->at("serving");
+                INFO(size << " " << lang << " text " << (l == &one ? 1 : 2));
+                REQUIRE(s.at("open").get<bool>());
+                CHECK(l->at("arrangement") == "serving");
+                CHECK(s.at("shot").get<int>() == 12);
+                CHECK(s.at("states").size() == 8);
+                CHECK(s.at("shared_blocks").get<int>() > 0);
+                CHECK(s.at("used_blocks").get<int>() < s.at("contiguous_blocks").get<int>());
+                CHECK(s.at("blocks").get<int>() <=
+                      s.at("cols").get<int>() *
+                          std::ceil(s.at("blocks").get<double>() / s.at("cols").get<double>()));
+                const auto problems = text_problems(*l);
+                std::string all;
+                for (const auto& p : problems) all += p + "\n";
+                INFO(all);
+                CHECK(problems.empty());
+            }
+            const double c1 = one.at("serving").at("cell"), c2 = two.at("serving").at("cell");
+            INFO(size << " " << lang << ": cell at text 1 " << c1 << " px, at text 2 " << c2);
+            CHECK(c1 >= 40);
+            CHECK(c2 + 0.5 >= c1);
+        }
+    }
+}
+
+TEST_CASE("the Serving view's prompts file that cannot be read is one line and exit 2",
+          "[gui][serving]") {
+    const fs::path dir = kvs::test::temp_dir("gui-serving-bad");
+    std::ofstream(dir / "blank.txt") << "\n\n";
+    for (const std::string& f : {(dir / "none.txt").string(), (dir / "blank.txt").string()}) {
+        const Run r = run_app({"--serve-prompts", f, "--layout-json", (dir / "l.json").string()});
+        INFO(r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find("--serve-prompts") != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK_FALSE(fs::exists(dir / "l.json"));
     }
 }

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "core/loaders/model_loader.h"
 #include "core/model/kv_what_if.h"
+#include "core/serving/serve_trace.h"
 #include "core/session/session.h"
 #include "core/util/error.h"
 #include "gui/attention_matrix.h"
@@ -19,6 +21,7 @@
 #include "gui/engine_worker.h"
 #include "gui/kv_grid.h"
 #include "gui/options.h"
+#include "gui/serving_layout.h"
 #include "gui/settings.h"
 #include "gui/stage_layout.h"
 #include "gui/theme.h"
@@ -739,4 +742,88 @@ TEST_CASE("the light theme passes WCAG AA: text 4.5:1, controls and marks 3:1", 
     const HeatmapPalette pal = palette_for(false, WeightScale::Sqrt);
     for (Rgba m : {pal.read, pal.highlight, pal.recomputed}) CHECK(contrast(lum_of(m), bg) >= 3.0);
     ImGui::DestroyContext();
+}
+
+TEST_CASE("the Serving view's worker run is the scheduler's, shot by shot",
+          "[gui][worker][serving]") {
+    const auto file = test::temp_dir("gui-serve") / "prompts.txt";
+    std::ofstream(file) << "the cat sat on\nthe cat sat down\nthe cat ran\n\nthe dog\n";
+    ServeSetup setup;
+    setup.prompts_file = file.string();
+    setup.config.batch_limit = 2;
+    setup.config.max_new_tokens = 5;
+    EngineWorker w;
+    w.open_model(tiny_path(), {}, {}, "the cat sat");
+    w.serve_open(setup);
+    w.serve_step(6);
+    w.wait_idle();
+    CpuBackend be;
+    ServeConfig cfg = setup.config;
+    Scheduler direct(tiny(), be, cfg);
+    for (const char* p : {"the cat sat on", "the cat sat down", "the cat ran", "the dog"})
+        direct.submit(tiny().tokenizer().encode(p));
+    auto lock = w.lock();
+    const EngineSnapshot& s = w.snapshot();
+    INFO(s.error);
+    CHECK(s.error.empty());
+    REQUIRE(s.serving);
+    CHECK(s.serving_model == s.model);
+    const ServeTrace& t = *s.serving;
+    CHECK(t.prompts.size() == 4);
+    CHECK(t.config.block_size == 4);
+    REQUIRE(t.shots.size() == 7);  // before the first step, then 6 steps
+    for (std::size_t k = 0; k < t.shots.size(); ++k) {
+        if (k > 0) direct.step();
+        const ServeShot want = serve_shot(direct);
+        const ServeShot& got = *t.shots[k];
+        INFO("shot " << k);
+        CHECK(got.step.index == want.step.index);
+        CHECK(got.used_blocks == want.used_blocks);
+        REQUIRE(got.requests.size() == want.requests.size());
+        for (std::size_t i = 0; i < got.requests.size(); ++i) {
+            CHECK(got.requests[i].state == want.requests[i].state);
+            CHECK(got.requests[i].table == want.requests[i].table);
+        }
+    }
+}
+
+TEST_CASE("the Serving view's grid is never smaller at a larger text, its pieces apart",
+          "[gui][serving]") {
+    auto overlap = [](const Box& a, const Box& b) {
+        return std::min(a.x + a.w, b.x + b.w) - std::max(a.x, b.x) > 0.5f &&
+               std::min(a.y + a.h, b.y + b.h) - std::max(a.y, b.y) > 0.5f;
+    };
+    for (const auto& [W, H] :
+         std::vector<std::pair<float, float>>{{1280, 800}, {1920, 1080}, {3840, 2160}})
+        for (int blocks : {8, 32, 200})
+            for (int requests : {1, 8, 64}) {
+                float cell_1 = 0;
+                for (float scale = 1.0f; scale <= 2.0f; scale += 0.125f) {
+                    // The margins above, beside and under the content grow with the text: a
+                    // toolbar and title (5 lines), the controls (4 lines), padding and scrollbar.
+                    const float fh = 16 * scale;
+                    ServingInput in;
+                    in.fh = fh;
+                    in.window = {0, 0, W, H};
+                    in.content = {fh * 0.5f, fh * 9, W - fh * 1.5f, H - fh * 9.5f};
+                    in.blocks = blocks;
+                    in.requests = requests;
+                    const ServingLayout L = layout_serving(in);
+                    INFO(W << "x" << H << " scale " << scale << " blocks " << blocks << " requests "
+                           << requests << ": cell " << L.cell);
+                    if (scale == 1.0f) cell_1 = L.cell;
+                    CHECK(L.cell + 0.5f >= cell_1);
+                    CHECK(L.cell >= 1);
+                    CHECK(L.cols * L.rows >= blocks);
+                    // The grid within the left half; nothing of the right column beside it
+                    // crosses into it; the memory lines under it.
+                    CHECK(L.grid.x + L.grid.w <= in.content.x + in.content.w * 0.5f + 0.5f);
+                    for (const Box& b : {L.tables, L.timeline, L.batch, L.memory})
+                        CHECK_FALSE(overlap(L.grid, b));
+                    CHECK_FALSE(overlap(L.tables, L.timeline));
+                    CHECK_FALSE(overlap(L.timeline, L.batch));
+                    CHECK(L.memory.y >= L.grid.y + L.grid.h);
+                    CHECK(L.bottom >= L.batch.y + L.batch.h);
+                }
+            }
 }

@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 
 #include "core/loaders/model_loader.h"
 #include "core/model/kv_blocks.h"
+#include "core/serving/prompt_file.h"
 #include "core/serving/scheduler.h"
+#include "core/serving/serve_trace.h"
 #include "core/serving/window_effect.h"
 #include "core/session/session.h"
 #include "core/util/error.h"
@@ -261,4 +264,123 @@ TEST_CASE("a bounded cache lets blocks go, replays a preempted request, and meas
     ServeConfig bad;
     bad.sinks = 2;
     CHECK_THROWS_WITH(Scheduler(tiny(), be, bad), Catch::Contains("the window must be at least 1"));
+}
+
+TEST_CASE("a serving shot holds each block's holders and rows as the pool and tables say",
+          "[serving][serve_trace]") {
+    for (const bool sharing : {true, false}) {
+        ServeConfig cfg;
+        cfg.block_size = 4;
+        cfg.batch_limit = 4;
+        cfg.pool_blocks = 40;
+        cfg.max_new_tokens = 6;
+        cfg.prefix_sharing = sharing;
+        CpuBackend be;
+        Scheduler s(tiny(), be, cfg);
+        for (const auto& p : shared_prefix_prompts()) s.submit(p);
+        const ServeShot before = serve_shot(s);
+        CHECK(before.step.index == -1);
+        CHECK(before.used_blocks == 0);
+        for (const auto& q : before.requests) CHECK(q.state == ServeState::Queued);
+        int most_shared = 0, saw_queued_and_running = 0;
+        while (!s.finished()) {
+            s.step();
+            const ServeShot shot = serve_shot(s);
+            INFO("sharing " << sharing << ", step " << shot.step.index);
+            // Each block's holders are its reference count; a free block has none.
+            int used = 0, running = 0, queued = 0;
+            for (int b = 0; b < s.pool().n_blocks(); ++b) {
+                const ServeBlockShot& blk = shot.blocks[b];
+                const bool free =
+                    std::find(blk.holders.begin(), blk.holders.end(), -1) != blk.holders.end();
+                CHECK_FALSE(free);
+                if (!blk.holders.empty()) {
+                    ++used;
+                    CHECK(s.pool().refs(b) == static_cast<int>(blk.holders.size()));
+                }
+                CHECK(blk.rows >= 0);
+                CHECK(blk.rows <= cfg.block_size);
+            }
+            CHECK(used == shot.used_blocks);
+            // A block's written rows: the most any holder has in it (position p in row
+            // p % block_size of block table[p / block_size]).
+            std::vector<int> want(s.pool().n_blocks(), 0);
+            for (const ServeRequest& r : s.requests())
+                for (int p = 0; p < r.len; ++p) {
+                    const int b = r.table[p / cfg.block_size];
+                    want[b] = std::max(want[b], p % cfg.block_size + 1);
+                }
+            for (int b = 0; b < s.pool().n_blocks(); ++b) CHECK(shot.blocks[b].rows == want[b]);
+            CHECK(used == s.pool().used_blocks());
+            for (std::size_t i = 0; i < shot.requests.size(); ++i) {
+                const ServeRequestShot& q = shot.requests[i];
+                const ServeRequest& r = s.requests()[i];
+                CHECK(q.table == r.table);
+                CHECK(q.len == r.len);
+                // A running request's rows fill its blocks in order: all but the last full.
+                if (q.state == ServeState::Running) {
+                    ++running;
+                    REQUIRE(static_cast<int>(q.table.size()) * cfg.block_size >= q.len);
+                    for (std::size_t j = 0; j * cfg.block_size < std::size_t(q.len); ++j)
+                        CHECK(shot.blocks[q.table[j]].rows >=
+                              std::min(cfg.block_size, q.len - int(j) * cfg.block_size));
+                }
+                if (q.state == ServeState::Queued) ++queued;
+                if (q.state == ServeState::Finished) CHECK(q.table.empty());
+            }
+            CHECK(running == shot.running);
+            CHECK(shot.contiguous_blocks == running * (64 / cfg.block_size));
+            if (running > 0 && queued > 0) ++saw_queued_and_running;
+            most_shared = std::max(most_shared, shot.shared_blocks);
+        }
+        // Eight requests, four places: some wait while others run.
+        CHECK(saw_queued_and_running > 0);
+        // The 20-token prefix is 5 blocks of 4 rows, shared only when sharing is on.
+        if (sharing)
+            CHECK(most_shared >= 5);
+        else
+            CHECK(most_shared == 0);
+        for (const auto& q : serve_shot(s).requests) CHECK(q.state == ServeState::Finished);
+    }
+}
+
+TEST_CASE("a preempted request shows as preempted in its step's shot", "[serving][serve_trace]") {
+    ServeConfig cfg;
+    cfg.block_size = 2;
+    cfg.batch_limit = 4;
+    cfg.pool_blocks = 24;
+    cfg.max_new_tokens = 20;
+    cfg.prefix_sharing = false;
+    CpuBackend be;
+    Scheduler s(tiny(), be, cfg);
+    for (int i = 0; i < 4; ++i) s.submit(ids(40 + i, 8));
+    int preempted = 0;
+    while (!s.finished()) {
+        const ServeStep& st = s.step();
+        const ServeShot shot = serve_shot(s);
+        for (int id : st.preempted) {
+            CHECK(shot.requests[id].state == ServeState::Preempted);
+            CHECK(shot.requests[id].table.empty());
+            ++preempted;
+        }
+    }
+    CHECK(preempted > 0);
+}
+
+TEST_CASE("the prompts file: one a line, blank lines skipped, none is an error",
+          "[serving][serve_trace]") {
+    const auto dir = test::temp_dir("serve-prompts");
+    const auto write = [&](const char* name, const std::string& text) {
+        const auto p = dir / name;
+        std::ofstream(p, std::ios::binary) << text;
+        return p.string();
+    };
+    CHECK(read_prompt_file(write("a.txt", "one\r\n\ntwo\nthree")) ==
+          std::vector<std::string>{"one", "two", "three"});
+    CHECK_THROWS_WITH(read_prompt_file(write("b.txt", "\n\r\n")),
+                      Catch::Contains("no prompts in the file"));
+    CHECK_THROWS_AS(read_prompt_file((dir / "none.txt").string()), Error);
+    const auto builtin = builtin_serve_prompts();
+    REQUIRE(builtin.size() == 8);
+    for (const auto& p : builtin) CHECK(p.rfind(builtin[0].substr(0, 60), 0) == 0);
 }

@@ -79,3 +79,6 @@ shot lesson-10-step-1-zh-text2-1080 --lesson 10 --lesson-step 1 --lang zh --font
     --size 1920x1080
 shot memory-traffic-1080 --model default --prompt "Once upon a time" --decode 60 --cache compare \
     --maximise time --size 1920x1080
+# The Serving view (key V): the built-in eight prompts after 19 scheduler steps (the second four
+# requests running on the shared prefix blocks, the first four finished).
+shot serving-1080 --serve-steps 19 --size 1920x1080
