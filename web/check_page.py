@@ -392,6 +392,25 @@ def site_mb(site):
                for f in fs) / 1e6
 
 
+def check_serving(layout, steps, failures):
+    """The Serving view as the page drew it: open at step `steps`, the built-in eight requests,
+    some prefix blocks shared, fewer blocks held than contiguous caches reserve, cells a
+    projector shows."""
+    s = (layout or {}).get("serving", {})
+    print(f"serving: {json.dumps(s)}")
+    if not s.get("open"):
+        failures.append("the Serving view is not open")
+        return
+    if s["shot"] != steps or len(s["states"]) != 8:
+        failures.append(f"the Serving view shows step {s['shot']} of {len(s['states'])} "
+                        f"requests, not step {steps} of 8")
+    if s["shared_blocks"] < 1 or s["used_blocks"] >= s["contiguous_blocks"]:
+        failures.append("the Serving view shares no prefix block, or holds as many blocks as "
+                        "contiguous caches")
+    if s["cell"] < 40:
+        failures.append(f"the Serving view's cells are {s['cell']} px")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--site", required=True)
@@ -416,6 +435,8 @@ def main():
                     help="load again without the parameters: lang and model must persist")
     ap.add_argument("--bench", help="kvscope-cli bench's options for the page's bench parameter: "
                     "it must finish (exit 0) with a decode_cached row")
+    ap.add_argument("--serving", type=int, help="N: the Serving view must be open after N "
+                    "scheduler steps, its prefix blocks shared and its grid drawn")
     ap.add_argument("--size", default="1280,800")
     ap.add_argument("--report-ms", type=int, default=1000,
                     help="frames drawn after the engine went idle, before the report")
@@ -446,13 +467,15 @@ def main():
             layout = None
             if page.load(url, a.timeout_s):
                 report = last_report(page.cdp.console)
-                if a.pixels:
+                if a.pixels or a.serving is not None:
                     layout = page.layout(30)
             shot = page.screenshot()
             with open(a.out, "wb") as f:
                 f.write(shot)
             if report is not None and a.pixels:
                 check_pixels(layout, report, a.out, params, failures)
+            if report is not None and a.serving is not None:
+                check_serving(layout, a.serving, failures)
             if report is not None and a.download:
                 page.press_ctrl("s")
                 import time

@@ -76,5 +76,8 @@ add_test(NAME web_kquant_file
 set_tests_properties(web_kquant_file PROPERTIES LABELS web FIXTURES_SETUP web_kquant)
 kvscope_web_test(open_kquant "model=toy" ${_cli} --open "${_kq}/k-q4_k.gguf")
 set_tests_properties(web_open_kquant PROPERTIES FIXTURES_REQUIRED web_kquant)
+# The Serving view (key V): the built-in eight prompts after 12 scheduler steps, the scheduler
+# run a step per frame in the page.
+kvscope_web_test(serving "model=default&serve-steps=12" --serving 12)
 # A lesson in Chinese: the lesson file and the Chinese font are in the page.
 kvscope_web_test(lesson_zh "lang=zh&lesson=4&lesson-step=2")
