@@ -795,9 +795,14 @@ void draw_inside_attention(FrameContext& f) {
         r.sessions = static_cast<int>(rows.size());
     }
     const ImVec2 o = ImGui::GetCursorScreenPos();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    ImVec2 avail = ImGui::GetContentRegionAvail();
     // Side by side when each gets the width its columns need, else one above the other.
     const int k = static_cast<int>(rows.size());
+    // Every key's row keeps its numbers (a room reads them): where the panel is shorter than the
+    // diagram needs at this text size (a tab of a laptop's stage at a large text), the diagram
+    // takes that height and the panel scrolls.
+    const float need = inside_need_h(fh, rows[0].e ? rows[0].e->n_keys : 1);
+    if (k == 1 && avail.y < need) avail.y = need;
     const bool side = k == 1 || avail.x + 1 >= inside_need_w(fh, k) ||
                       avail.y + 1 < inside_need_h(fh, rows[0].e ? rows[0].e->n_keys : 1) * k;
     const float gap = fh;

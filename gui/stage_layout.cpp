@@ -202,12 +202,17 @@ float attention_heat_side(Box c, float fh, int views) {
     return heatmap_frame(main_w - fh * 0.5f, h, fh, true).side;
 }
 
+float kv_table_h(float fh, int variants) {
+    // The what-if table's title, header and a row per layout, all in view.
+    return (variants + 1) * fh * 1.45f + fh * 2.6f;
+}
+
 float kv_grids_h(Box c, float fh, int views, int variants) {
     // Above the grids: the layer row and two lines of the cache's shape; below: the bytes plot
-    // and the what-if table (a header and a row per layout, all in view).
+    // and the what-if table.
     const float above = frame_row_h(fh) + 2 * fh * 1.3125f;
     const float rest = c.h - above;
-    const float table = (variants + 1) * fh * 1.45f + fh * 2.6f;
+    const float table = kv_table_h(fh, variants);
     (void)views;
     // Too short for both: the grids only (maximised, the panel shows the rest too).
     if (rest - table < fh * 5) return std::max(0.0f, rest);
@@ -215,9 +220,13 @@ float kv_grids_h(Box c, float fh, int views, int variants) {
 }
 
 float kv_cells_h(Box c, float fh, int views, int variants) {
-    // Each session's grid: its title above, the bar of rows read below.
     const float per = kv_grids_h(c, fh, views, variants) / std::max(views, 1);
-    return std::max(0.0f, per - fh * 1.3f - fh * 0.9f);
+    return std::max(0.0f, per - kv_grid_frame_h(fh));
+}
+
+float kv_grid_frame_h(float fh) {
+    // Each session's grid: its title above, the bar of rows read below, the gap to the next.
+    return fh * (1.3f + 0.9f + 0.3f);
 }
 
 float time_plot_h(Box c, float fh, int views) {
@@ -276,7 +285,11 @@ bool fits(const std::vector<StageSlot>& slots, const StageInput& in, float fh) {
     const float top = in.stage.y, bottom = in.stage.y + in.stage.h;
     return std::all_of(slots.begin(), slots.end(), [&](const StageSlot& sl) {
         const Box c = panel_content(sl, fh, in.titles);
-        const bool kv_room = sl.id != "kv" || c.h >= frame_row_h(fh) + fh * (2 * 1.3125f + 3.2f);
+        // (and cells a line tall for each session: two sessions' grids under two lines of shape
+        // in a short tiled panel would otherwise get no pixel)
+        const bool kv_room =
+            sl.id != "kv" || (c.h >= frame_row_h(fh) + fh * (2 * 1.3125f + 3.2f) &&
+                              kv_cells_h(c, fh, in.views, in.kv_variants) >= fh);
         // The tables of the KV, time and next-token panels need their width (the what-if
         // table's four columns, the time table's five).
         bool tables = false;
@@ -430,9 +443,12 @@ StageLayout arrange(const StageInput& in) {
     }
 
     if (maximise) {
-        // The presenter view: alone in the window (the lesson column's place too).
+        // The presenter view: alone in the window (the lesson column's place too). Its graphic's
+        // reference is the panel alone in the same window at the design text height: a larger
+        // text never draws it smaller there either (the panel moves its text aside instead).
         L.arrangement = Arrangement::Maximised;
         L.slots.push_back({in.maximise, in.stage, {}});
+        L.reference = measure(L.slots, in, ref_fh);
         return L;
     }
     if (!in.focus.empty()) {
@@ -444,9 +460,20 @@ StageLayout arrange(const StageInput& in) {
         L.arrangement = Arrangement::Maximised;
         L.slots = focus_slots(in, fh, -1);
         if (in.lesson && !holds(measure(L.slots, in, fh), L.reference)) {
-            const float narrow = std::min(lesson_column_w(in, fh), lesson_column_w(in, ref_fh));
-            L.slots = focus_slots(in, fh, narrow);
+            // The widest column between the two that still holds them: its prose gets what
+            // the panels leave (a larger text wraps less), never their text-1 sizes.
+            const float wide = lesson_column_w(in, fh);
+            float lo = std::min(wide, lesson_column_w(in, ref_fh)), hi = wide;
+            L.slots = focus_slots(in, fh, lo);
             L.squeezed = !holds(measure(L.slots, in, fh), L.reference);
+            for (int i = 0; i < 12 && !L.squeezed && hi - lo > 1; ++i) {
+                const float mid = std::floor((lo + hi) * 0.5f);
+                if (holds(measure(focus_slots(in, fh, mid), in, fh), L.reference))
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            if (!L.squeezed) L.slots = focus_slots(in, fh, lo);
         }
         if (!in.focus_full) L.arrangement = Arrangement::ColumnTabs;
         return L;

@@ -29,9 +29,11 @@ set(_cli --cli $<TARGET_FILE:kvscope-cli>)
 # KVSCOPE_WEB_SIMD=OFF).
 set(KVSCOPE_WEB_DEVICE "WebAssembly, SIMD128" CACHE STRING
     "The page's backend line the web tests expect ('WebAssembly, no SIMD' without SIMD)")
-# The toy: the tutorials' sentence, prefill and three decode steps; and the site's size budget.
+# The toy: the tutorials' sentence, prefill and three decode steps; the site's size budget; and,
+# at a laptop's, a projector's and a narrow viewport, the open button beside the canvas, not over
+# it.
 kvscope_web_test(toy "model=toy&prompt=Today%20weather%20is%20so&decode=3" ${_cli}
-  --max-site-mb 15 --pixels)
+  --max-site-mb 15 --pixels --page-sizes=1280x800,1920x1080,800x600)
 # The default model after its prefill alone: a lower triangle of the prompt's tokens, every KV
 # column written by the one step.
 kvscope_web_test(default_prefill "model=default&prompt=Once%20upon%20a%20time&prefill" ${_cli}
