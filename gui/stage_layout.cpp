@@ -285,11 +285,7 @@ bool fits(const std::vector<StageSlot>& slots, const StageInput& in, float fh) {
     const float top = in.stage.y, bottom = in.stage.y + in.stage.h;
     return std::all_of(slots.begin(), slots.end(), [&](const StageSlot& sl) {
         const Box c = panel_content(sl, fh, in.titles);
-        // (and cells a line tall for each session: two sessions' grids under two lines of shape
-        // in a short tiled panel would otherwise get no pixel)
-        const bool kv_room =
-            sl.id != "kv" || (c.h >= frame_row_h(fh) + fh * (2 * 1.3125f + 3.2f) &&
-                              kv_cells_h(c, fh, in.views, in.kv_variants) >= fh);
+        const bool kv_room = sl.id != "kv" || c.h >= frame_row_h(fh) + fh * (2 * 1.3125f + 3.2f);
         // The tables of the KV, time and next-token panels need their width (the what-if
         // table's four columns, the time table's five).
         bool tables = false;

@@ -40,9 +40,11 @@ kvscope_web_test(default_prefill "model=default&prompt=Once%20upon%20a%20time&pr
   --pixels)
 # The default model (in the page's data) in compare mode: both sessions against the CLI, on the
 # page's SIMD path (logits within 1e-5 of the desktop's).
+# The page is 28 px taller than its window (the bar under the canvas): a 1280x800 window, as the
+# desktop's screenshot tests draw this stage.
 kvscope_web_test(default_compare
   "model=default&cache=compare&prompt=Once%20upon%20a%20time&decode=8" ${_cli}
-  --expect-device ${KVSCOPE_WEB_DEVICE} --pixels)
+  --expect-device ${KVSCOPE_WEB_DEVICE} --pixels --size 1280,828)
 # Ctrl+S downloads a PNG of the page, as it saves one on the desktop.
 kvscope_web_test(screenshot_download "model=toy&decode=1" --download)
 # The bench parameter runs kvscope-cli bench's code in the page (one short length: the figures
