@@ -498,6 +498,13 @@ StageLayout arrange(const StageInput& in) {
     auto share = [](float have, float want) {
         return want > 0 ? std::min(have / want, 1.0f) : 1.0f;
     };
+    // The share of the graphic kept least; between arrangements that keep the same least (none
+    // of one graphic in either), the one keeping more of the others.
+    auto graphics_score = [&](const GraphicCaps& g) {
+        const float a = share(g.heat_side, L.reference.heat_side),
+                    b = share(g.kv_grid, L.reference.kv_grid), c = share(g.plot, L.reference.plot);
+        return std::min({a, b, c}) + 0.01f * (a + b + c) / 3;
+    };
     for (const auto& [where, cap] : std::vector<std::pair<InsidePlace, float>>{
              {InsidePlace::Band, 0.55f}, {InsidePlace::Band, 0.7f}, {InsidePlace::Column, 0.7f}}) {
         if (where == InsidePlace::Column && !in.inside) continue;
@@ -505,9 +512,7 @@ StageLayout arrange(const StageInput& in) {
         for (auto& [a, slots] : arrangements(pl.stage, fh)) {
             if (!fits(slots, pl.stage, fh)) continue;
             const GraphicCaps g = measure(slots, pl.stage, fh);
-            float score =
-                std::min({share(g.heat_side, L.reference.heat_side),
-                          share(g.kv_grid, L.reference.kv_grid), share(g.plot, L.reference.plot)});
+            float score = graphics_score(g);
             for (const StageSlot& x : pl.extra)
                 if (x.id == "inside") {
                     const Box c = content_of(x.box, fh, in.titles);
@@ -527,6 +532,8 @@ StageLayout arrange(const StageInput& in) {
     // time, chosen first (a laptop's screen at a large text: the diagram alone wants the window's
     // height, and as a band it leaves the graphics a sliver): each graphic keeps more of its size
     // when shown, and the diagram has the whole stage.
+    // Where nothing fits (the tables' width beside a lesson at a large text), that too: the
+    // diagram and each graphic get the stage's whole height rather than a band's share of it.
     if (in.inside) {
         StageInput x = in;
         x.inside = false;
@@ -535,10 +542,8 @@ StageLayout arrange(const StageInput& in) {
         slots[0].tabs.insert(slots[0].tabs.begin(), "inside");
         slots[0].id = pick(slots[0].tabs, in.chosen);
         const GraphicCaps g = measure(slots, pl.stage, fh);
-        const float score =
-            std::min({share(g.heat_side, L.reference.heat_side),
-                      share(g.kv_grid, L.reference.kv_grid), share(g.plot, L.reference.plot)});
-        if (fits(slots, pl.stage, fh) && score > best + 1e-3f) {
+        const float score = graphics_score(g);
+        if ((best < 0 || fits(slots, pl.stage, fh)) && score > best + 1e-3f) {
             best = score;
             L.arrangement = Arrangement::OneAtATime;
             L.slots = std::move(slots);
