@@ -1901,11 +1901,12 @@ double presenter_visual(const json& l, const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("larger text never shrinks a panel shown alone (keys 1-9), at 1280x800 and 1920x1080, "
-          "both languages; Inside attention as a tab keeps its numbers",
-          "[gui][screenshot][stage]") {
+TEST_CASE(
+    "larger text never shrinks a panel shown alone (keys 1-9), at 1280x800 and 1920x1080, "
+    "both languages; Inside attention as a tab keeps its numbers",
+    "[gui][screenshot][stage]") {
     // One start per size, text size, language and model, a record per panel alone (--views).
-    const std::vector<std::string> ids_default = {"tokens", "attention", "kv",  "time",
+    const std::vector<std::string> ids_default = {"tokens", "attention", "kv", "time",
                                                   "next",   "inside",    "ops"};
     const std::vector<std::string> ids_toy = {"toy", "lesson"};
     auto views_of = [](const std::vector<std::string>& ids) {
@@ -1953,15 +1954,16 @@ TEST_CASE("larger text never shrinks a panel shown alone (keys 1-9), at 1280x800
                     // Glyphs of the same pixel size differ by a pixel or two between a font
                     // rasterised at that size and one drawn scaled (Inside attention alone at
                     // text 1 draws its numbers at twice the text): 10% for text lines.
-                    const bool graphic = ids[v] == "attention" || ids[v] == "kv" || ids[v] == "time";
+                    const bool graphic =
+                        ids[v] == "attention" || ids[v] == "kv" || ids[v] == "time";
                     CHECK(got[1][v] + (graphic ? 0.5 : 0.1 * got[0][v]) >= got[0][v]);
                 }
             }
     // Inside attention as a tab of the stage at 1280x800 text 2 (the stage shown one panel at a
     // time): every key's weight drawn, as the CLI's row has them.
-    const json l = layout_of({"--backend", "cpu", "--model", "default", "--decode", "3",
-                              "--explain", "1,0,last"},
-                             "1280x800", "2", "inside-tab");
+    const json l = layout_of(
+        {"--backend", "cpu", "--model", "default", "--decode", "3", "--explain", "1,0,last"},
+        "1280x800", "2", "inside-tab");
     CHECK(l.at("arrangement") == "one-at-a-time");
     CHECK(l.at("explain").at("open").get<bool>());
     const int T = l.at("explain").at("n_keys").get<int>();

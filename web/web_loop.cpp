@@ -50,12 +50,10 @@ Loop g_loop;
 // The canvas follows the browser window (the page has no window manager to resize it), less the
 // page's bar under it (web/index.html: the button that opens files, never over a panel).
 void follow_page_size() {
-    const int w = EM_ASM_INT({
-        return window.kvscopeCanvasSize ? window.kvscopeCanvasSize()[0] : window.innerWidth;
-    });
-    const int h = EM_ASM_INT({
-        return window.kvscopeCanvasSize ? window.kvscopeCanvasSize()[1] : window.innerHeight;
-    });
+    const int w = EM_ASM_INT(
+        { return window.kvscopeCanvasSize ? window.kvscopeCanvasSize()[0] : window.innerWidth; });
+    const int h = EM_ASM_INT(
+        { return window.kvscopeCanvasSize ? window.kvscopeCanvasSize()[1] : window.innerHeight; });
     int cw = 0, ch = 0;
     glfwGetWindowSize(g_loop.window->handle(), &cw, &ch);
     if (w > 0 && h > 0 && (w != cw || h != ch)) glfwSetWindowSize(g_loop.window->handle(), w, h);
