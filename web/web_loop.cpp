@@ -44,6 +44,8 @@ struct Loop {
     std::function<void()> save_settings;
     double saved_at_ms = 0;
     bool want_layout = false;  // the next frame records where it drew (kvscope_web_layout)
+    const char* bar_label =
+        nullptr;  // the open button's words as last set, in the window's language
 };
 Loop g_loop;
 
@@ -70,6 +72,26 @@ void log_engine_error() {
                  s.error.c_str());
 }
 
+// The page's open button (web/index.html, in the bar under the canvas) speaks the window's
+// language: its words and its hover text, set again when the language changes.
+void label_open_button() {
+    const char* label = tr("Open a checkpoint or trace…");
+    if (label == g_loop.bar_label) return;
+    g_loop.bar_label = label;
+    const char* hint =
+        tr("a llama2.c checkpoint and its tokenizer (e.g. stories260K.bin and tok512.bin), a GGUF "
+           "file, or a recorded run (a trace .json from kvscope-cli generate --trace-json or the "
+           "window's Export); or drop them on the page");
+    EM_ASM(
+        {
+            const b = document.getElementById('open-words');
+            if (b) b.textContent = UTF8ToString($0);
+            const o = document.getElementById('open');
+            if (o) o.title = UTF8ToString($1);
+        },
+        label, hint);
+}
+
 void frame() {
     const double t0 = emscripten_get_now();
     follow_page_size();
@@ -88,6 +110,7 @@ void frame() {
     } else {
         g_loop.app->frame();
     }
+    label_open_button();
     const double t2 = emscripten_get_now();
     if (g_loop.first_frame_ms < 0) {
         g_loop.first_frame_ms = t2;
