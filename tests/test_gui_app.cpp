@@ -1848,13 +1848,21 @@ TEST_CASE("larger text never shrinks lesson 10's heatmaps, nor the stage's with 
     for (const char* size : {"1280x800", "1920x1080"}) {
         const std::vector<std::string> a = {"--backend", "cpu",           "--lesson",
                                             "10",        "--lesson-step", "2"};
-        const auto one = main_heat_sides(layout_of(a, size, "1", std::string("l10-1-") + size));
-        const auto two = main_heat_sides(layout_of(a, size, "2", std::string("l10-2-") + size));
+        const json l1 = layout_of(a, size, "1", std::string("l10-1-") + size);
+        const json l2 = layout_of(a, size, "2", std::string("l10-2-") + size);
+        const auto one = main_heat_sides(l1);
+        const auto two = main_heat_sides(l2);
         INFO(size << ": text 1 " << one.front() << " px, text 2 " << two.front() << " px");
         REQUIRE(one.size() == 2);
         REQUIRE(two.size() == 2);
         CHECK(one.front() > 150);
         CHECK(two.front() + 0.5 >= one.front());
+        // The lesson's column widens with the text as far as that leaves the heatmaps their
+        // size (at 1280x800 the two heatmaps' label columns hold it to a few pixels more).
+        const double w1 = l1.at("panels").at("lesson").at("w").get<double>();
+        const double w2 = l2.at("panels").at("lesson").at("w").get<double>();
+        INFO("lesson column: text 1 " << w1 << " px, text 2 " << w2 << " px");
+        CHECK(w2 > w1 + 5);
     }
     // Inside attention open on a laptop's screen: at text 1.5 and 2 the heatmap, where drawn, is
     // as large as at text 1 (the inside panel a tab of the stage when nothing else holds it).
