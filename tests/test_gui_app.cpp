@@ -1911,7 +1911,7 @@ double presenter_visual(const json& l, const std::string& id) {
 
 TEST_CASE(
     "larger text never shrinks a panel shown alone (keys 1-9), at 1280x800 and 1920x1080, "
-    "both languages; Inside attention as a tab keeps its numbers",
+    "both languages, and Inside attention as a tab keeps its numbers",
     "[gui][screenshot][stage]") {
     // One start per size, text size, language and model, a record per panel alone (--views).
     const std::vector<std::string> ids_default = {"tokens", "attention", "kv", "time",
