@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/serving/cache_type_effect.h"
 #include "core/serving/scheduler.h"
 #include "core/serving/window_effect.h"
 #include "core/util/error.h"
@@ -58,6 +59,37 @@ void print_text(const Tokenizer& tok, const ServeRequest& r) {
     std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
+KvCacheType cache_type_from(const Args& a) {
+    if (!a.has("cache-type")) return KvCacheType::F32;
+    const std::string t = a.str("cache-type");
+    for (KvCacheType k : {KvCacheType::F32, KvCacheType::Int8, KvCacheType::Fp8})
+        if (t == kv_cache_type_name(k)) return k;
+    a.fail("--cache-type " + escape_for_one_line(t) + ": not a cache type (f32, int8 or fp8)");
+}
+
+// Each request's tokens again through the float32 cache and the quantised one, side by side.
+void print_cache_type_effect(const Model& m, Backend& be, const Scheduler& s) {
+    const ServeConfig& cfg = s.config();
+    CacheTypeEffect all;
+    for (const ServeRequest& r : s.requests()) {
+        const std::span<const int> seen(r.tokens.data(),
+                                        std::min<std::size_t>(r.tokens.size(), m.config().seq_len));
+        const CacheTypeEffect e =
+            cache_type_effect(m, be, seen, r.prompt_len, cfg.cache_type, cfg.block_size);
+        all.passes += e.passes;
+        all.same_next_token += e.same_next_token;
+        all.max_logit_difference = std::max(all.max_logit_difference, e.max_logit_difference);
+    }
+    const ServeStats& st = s.stats();
+    std::fprintf(stderr,
+                 "kvscope: %s cache against f32, on each request's tokens (teacher-forced): max "
+                 "|logit difference| %.6g; the same most likely next token at %d of %d passes "
+                 "(%.1f%%); a row of every layer's K and V takes %zu bytes (f32: %zu)\n",
+                 kv_cache_type_name(cfg.cache_type), all.max_logit_difference, all.same_next_token,
+                 all.passes, all.passes > 0 ? 100.0 * all.same_next_token / all.passes : 0.0,
+                 st.bytes_per_row, std::size_t(m.config().kv_bytes_per_token()));
+}
+
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
@@ -77,7 +109,10 @@ int cmd_serve(int argc, char** argv) {
          {"window", "N",
           "a bounded cache: each pass sees the last N cached rows (and the sinks);\nthe blocks "
           "before them are let go, and the effect on the next token is measured"},
-         {"sinks", "N", "with --window: the first N rows stay seen too (attention sinks)"}});
+         {"sinks", "N", "with --window: the first N rows stay seen too (attention sinks)"},
+         {"cache-type", "TYPE",
+          "how the pool stores K/V rows: f32 (default), int8 or fp8 (e4m3), one\nscale per row; "
+          "the effect on the next token is measured against f32"}});
     Args a("serve", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -100,6 +135,7 @@ int cmd_serve(int argc, char** argv) {
     cfg.window = a.integer("window", 0, 1, 1 << 24);
     cfg.sinks = a.integer("sinks", 0, 0, 1 << 24);
     if (a.has("sinks") && !a.has("window")) a.fail("--sinks N needs --window N");
+    cfg.cache_type = cache_type_from(a);
     Opened o = open_from(a);
     const Model& m = *o.model;
     Scheduler s(m, *o.backend.backend, cfg);
@@ -112,7 +148,7 @@ int cmd_serve(int argc, char** argv) {
     const double block_bytes = double(st.bytes_per_row) * st.block_size;
     std::fprintf(
         stderr,
-        "kvscope: serve: %s (%s), %zu requests in %zu steps, %d tokens generated; blocks in the "
+        "kvscope: serve: %s (%s, %s KV cache), %zu requests in %zu steps, %d tokens generated; blocks in the "
         "pool: %d of %d rows (%s); peak blocks used: %d (%s); internal fragmentation: %.1f%% "
         "(slots allocated but unused, summed over every step); prefix blocks shared: %d "
         "(+%d partly filled, %d copies on write; %d prompt rows not computed again); %.1f "
@@ -120,6 +156,7 @@ int cmd_serve(int argc, char** argv) {
         "sampling, steady clock, one run); a contiguous cache per request would reserve %d "
         "requests x %d rows = %.0f blocks (%s); queued: %d requests; preempted: %d times\n",
         escape_for_one_line(m.name()).c_str(), o.backend.backend->device().c_str(),
+        kv_cache_type_name(cfg.cache_type),
         s.requests().size(), s.steps().size(), st.generated, st.pool_blocks, st.block_size,
         format_bytes(block_bytes * st.pool_blocks).c_str(), st.peak_blocks,
         format_bytes(block_bytes * st.peak_blocks).c_str(), st.fragmentation_percent(),
@@ -146,6 +183,7 @@ int cmd_serve(int argc, char** argv) {
                      cfg.window, cfg.sinks, all.max_logit_difference, all.same_next_token,
                      all.passes, all.passes > 0 ? 100.0 * all.same_next_token / all.passes : 0.0);
     }
+    if (cfg.cache_type != KvCacheType::F32) print_cache_type_effect(m, *o.backend.backend, s);
     return 0;
 }
 

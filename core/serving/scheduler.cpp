@@ -32,7 +32,7 @@ Scheduler::Scheduler(const Model& model, Backend& backend, ServeConfig config)
     if (cfg_.pool_blocks < 1)
         throw Error("a pool of " + std::to_string(cfg_.pool_blocks) + " KV blocks");
     pool_ = std::make_unique<KvBlockPool>(backend, c.n_layers, cfg_.pool_blocks, cfg_.block_size,
-                                          c.kv_dim());
+                                          c.kv_dim(), cfg_.cache_type);
     runner_ = model.make_paged_runner(backend, cfg_.batch_limit, *pool_);
     if (!runner_) throw Error(model.name() + " has no batched forward pass to serve with");
     if (cfg_.window > 0) runner_->set_window(cfg_.sinks, cfg_.window);
@@ -40,7 +40,7 @@ Scheduler::Scheduler(const Model& model, Backend& backend, ServeConfig config)
     stats_.pool_blocks = cfg_.pool_blocks;
     stats_.block_size = cfg_.block_size;
     stats_.context = c.seq_len;
-    stats_.bytes_per_row = c.kv_bytes_per_token();
+    stats_.bytes_per_row = pool_->bytes_per_row();
 }
 
 int Scheduler::submit(std::vector<int> prompt) {
