@@ -22,7 +22,7 @@ KvBlockPool::KvBlockPool(Backend& backend, int n_layers, int n_blocks, int block
     if (quantised()) {
         // The conversions run where the rows are read, in host memory: the CPU backend's spans.
         if (backend.name() != "cpu")
-            throw Error(std::string("a ") + kv_cache_type_name(type) +
+            throw Error(std::string("an ") + kv_cache_type_name(type) +
                         " KV cache runs on the CPU backend only (not " + backend.name() + ")");
         qk_.assign(layer_floats_ * n_layers, 0);
         qv_.assign(layer_floats_ * n_layers, 0);
