@@ -294,6 +294,38 @@ TEST_CASE("a quantised cache serves every request, each row the same whatever pa
     }
 }
 
+TEST_CASE("a quantised cache's rows and logits do not depend on how the passes split them",
+          "[serving][kv_quant]") {
+    const ModelConfig& c = tiny().config();
+    const std::vector<int> tokens = ids(500, 12);
+    for (KvCacheType t : {KvCacheType::Int8, KvCacheType::Fp8}) {
+        INFO(kv_cache_type_name(t));
+        CpuBackend be;
+        KvBlockPool pool(be, c.n_layers, 6, 4, c.kv_dim(), t);
+        auto whole = tiny().make_paged_runner(be, 1, pool);
+        auto by_row = tiny().make_paged_runner(be, 1, pool);
+        const std::vector<int> a{pool.take(), pool.take(), pool.take()},
+            b{pool.take(), pool.take(), pool.take()};
+        // The 12 tokens in one pass, and one token a pass: the same last logits and rows.
+        ForwardResult x, y;
+        const SeqInput all{0, tokens};
+        whole->set_blocks(0, a, 0);
+        whole->forward_batch(std::span<const SeqInput>(&all, 1), Capture{},
+                             std::span<ForwardResult>(&x, 1));
+        for (int p = 0; p < 12; ++p) {
+            const SeqInput one{0, std::span<const int>(tokens).subspan(p, 1)};
+            by_row->set_blocks(0, b, p);
+            by_row->forward_batch(std::span<const SeqInput>(&one, 1), Capture{},
+                                  std::span<ForwardResult>(&y, 1));
+        }
+        CHECK(x.logits == y.logits);
+        std::vector<float> rows_a, rows_b;
+        whole->read_kv_rows(0, 0, 12, rows_a);
+        by_row->read_kv_rows(0, 0, 12, rows_b);
+        CHECK(rows_a == rows_b);
+    }
+}
+
 TEST_CASE("a quantised cache's effect on the next token is measured against float32",
           "[serving][kv_quant]") {
     CpuBackend be;
