@@ -148,20 +148,21 @@ int cmd_serve(int argc, char** argv) {
     const double block_bytes = double(st.bytes_per_row) * st.block_size;
     std::fprintf(
         stderr,
-        "kvscope: serve: %s (%s, %s KV cache), %zu requests in %zu steps, %d tokens generated; blocks in the "
-        "pool: %d of %d rows (%s); peak blocks used: %d (%s); internal fragmentation: %.1f%% "
+        "kvscope: serve: %s (%s, %s KV cache), %zu requests in %zu steps, %d tokens generated; "
+        "blocks in the pool: %d of %d rows (%s); peak blocks used: %d (%s); internal "
+        "fragmentation: %.1f%% "
         "(slots allocated but unused, summed over every step); prefix blocks shared: %d "
         "(+%d partly filled, %d copies on write; %d prompt rows not computed again); %.1f "
         "tokens per second (generated tokens / the steps' summed wall time, forward passes and "
         "sampling, steady clock, one run); a contiguous cache per request would reserve %d "
         "requests x %d rows = %.0f blocks (%s); queued: %d requests; preempted: %d times\n",
         escape_for_one_line(m.name()).c_str(), o.backend.backend->device().c_str(),
-        kv_cache_type_name(cfg.cache_type),
-        s.requests().size(), s.steps().size(), st.generated, st.pool_blocks, st.block_size,
-        format_bytes(block_bytes * st.pool_blocks).c_str(), st.peak_blocks,
-        format_bytes(block_bytes * st.peak_blocks).c_str(), st.fragmentation_percent(),
-        st.shared_full_blocks, st.shared_partial_blocks, st.copies_on_write, st.shared_rows,
-        st.tokens_per_second(), st.peak_running, st.context, st.contiguous_blocks(),
+        kv_cache_type_name(cfg.cache_type), s.requests().size(), s.steps().size(), st.generated,
+        st.pool_blocks, st.block_size, format_bytes(block_bytes * st.pool_blocks).c_str(),
+        st.peak_blocks, format_bytes(block_bytes * st.peak_blocks).c_str(),
+        st.fragmentation_percent(), st.shared_full_blocks, st.shared_partial_blocks,
+        st.copies_on_write, st.shared_rows, st.tokens_per_second(), st.peak_running, st.context,
+        st.contiguous_blocks(),
         format_bytes(double(st.bytes_per_row) * st.contiguous_rows()).c_str(), st.queued_requests,
         st.preemptions);
     if (cfg.window > 0) {

@@ -145,15 +145,18 @@ TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
                  "--window: 0 is out of range");
     expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--sinks", "2"},
                  "--sinks N needs --window N");
-    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type", "int4"},
-                 "--cache-type int4: not a cache type (f32, int8 or fp8)");
+    expect_error(
+        {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type", "int4"},
+        "--cache-type int4: not a cache type (f32, int8 or fp8)");
     expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type", "fp8",
                   "--backend", "cuda-emulated"},
                  "an fp8 KV cache runs on the CPU backend only");
 }
 
-TEST_CASE("serve with an int8 or fp8 cache: every request finishes, the pool shrinks, the effect "
-          "is measured", "[cli][serving][kv_quant]") {
+TEST_CASE(
+    "serve with an int8 or fp8 cache: every request finishes, the pool shrinks, the effect "
+    "is measured",
+    "[cli][serving][kv_quant]") {
     const std::vector<std::string> prompts{"the cat sat", "the cat at the", "a hat"};
     const fs::path file = prompts_file(prompts, "quantised.txt");
     const auto model = open_model(tiny_model());

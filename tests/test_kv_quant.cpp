@@ -24,20 +24,32 @@ TEST_CASE("fp8-e4m3 encodes and decodes OCP E4M3FN's values", "[kv_quant]") {
     const float sub = std::ldexp(1.0f, -9);  // the smallest subnormal
     const float inf = std::numeric_limits<float>::infinity();
     const Known table[] = {
-        {0.0f, 0x00},           {-0.0f, 0x80},
-        {sub, 0x01},            {7 * sub, 0x07},            // subnormals: m x 2^-9
-        {std::ldexp(1.0f, -6), 0x08},                       // the smallest normal
-        {1.0f, 0x38},           {-1.0f, 0xB8},              // exponent 7 = bias
-        {1.125f, 0x39},         {2.0f, 0x40},               // 1 + 1/8; 2^1
-        {448.0f, 0x7E},         {-448.0f, 0xFE},            // the largest finite
-        {240.0f, 0x77},         {0.5f * sub, 0x00},         // half the smallest subnormal: tie to 0
-        {1.5f * sub, 0x02},     {2.5f * sub, 0x02},         // subnormal ties to even
-        {1.0625f, 0x38},        {1.1875f, 0x3A},            // normal ties: to the even mantissa
-        {1.9375f, 0x40},                                    // a tie carried into the exponent
-        {0.4f * sub, 0x00},     {0.6f * sub, 0x01},         // nearest, not a tie
-        {464.0f, 0x7E},         {500.0f, 0x7E},             // beyond 448: saturated
-        {1e30f, 0x7E},          {-1e30f, 0xFE},
-        {inf, 0x7E},            {-inf, 0xFE},
+        {0.0f, 0x00},
+        {-0.0f, 0x80},
+        {sub, 0x01},                   // subnormals: m x 2^-9
+        {7 * sub, 0x07},               // the largest subnormal
+        {std::ldexp(1.0f, -6), 0x08},  // the smallest normal
+        {1.0f, 0x38},                  // exponent 7 = the bias
+        {-1.0f, 0xB8},                 // the sign bit
+        {1.125f, 0x39},                // 1 + 1/8
+        {2.0f, 0x40},                  // 2^1
+        {240.0f, 0x77},                // 1.875 x 2^7
+        {448.0f, 0x7E},                // the largest finite: 1.75 x 2^8
+        {-448.0f, 0xFE},               // and its negative
+        {0.5f * sub, 0x00},            // half the smallest subnormal: a tie, to 0 (even)
+        {1.5f * sub, 0x02},            // subnormal ties to the even code
+        {2.5f * sub, 0x02},            // (both ways)
+        {0.4f * sub, 0x00},            // nearest, not a tie
+        {0.6f * sub, 0x01},            // (up)
+        {1.0625f, 0x38},               // normal ties to the even mantissa: 1 + 1/16 to 1
+        {1.1875f, 0x3A},               // 1 + 3/16 to 1 + 2/8
+        {1.9375f, 0x40},               // a tie carried into the exponent: 1 + 15/16 to 2
+        {464.0f, 0x7E},                // beyond 448: saturated, no infinity
+        {500.0f, 0x7E},                // (any size)
+        {1e30f, 0x7E},                 // (any size)
+        {-1e30f, 0xFE},                // (either sign)
+        {inf, 0x7E},                   // infinities too
+        {-inf, 0xFE},                  // (either sign)
     };
     for (const Known& k : table) {
         INFO("x = " << k.x);
@@ -135,5 +147,5 @@ TEST_CASE("a quantised block pool holds a byte a value and a scale a row", "[kv_
     // The conversions run in host memory: another backend is refused, in one line.
     BackendChoice emu = make_backend("cuda-emulated");
     CHECK_THROWS_WITH(KvBlockPool(*emu.backend, layers, blocks, bs, kv_dim, KvCacheType::Fp8),
-                          "an fp8 KV cache runs on the CPU backend only (not cuda-emulated)");
+                      "an fp8 KV cache runs on the CPU backend only (not cuda-emulated)");
 }

@@ -290,7 +290,8 @@ TEST_CASE("a quantised cache serves every request, each row the same whatever pa
         ServeStats tight;
         const auto replayed = serve(prompts, cfg, &tight);
         CHECK(tight.preemptions > 0);
-        for (std::size_t i = 0; i < prompts.size(); ++i) CHECK(replayed[i].tokens == shared[i].tokens);
+        for (std::size_t i = 0; i < prompts.size(); ++i)
+            CHECK(replayed[i].tokens == shared[i].tokens);
     }
 }
 
@@ -344,7 +345,8 @@ TEST_CASE("a quantised cache's effect on the next token is measured against floa
     }
     // On the default model, int8 moves the logits a little and keeps the greedy token.
     const auto model = open_model("default");
-    const std::vector<int> story = model->tokenizer().encode("Once upon a time, there was a little");
+    const std::vector<int> story =
+        model->tokenizer().encode("Once upon a time, there was a little");
     std::vector<int> seen = story;
     {
         SessionConfig cfg;

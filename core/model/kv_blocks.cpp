@@ -64,8 +64,10 @@ void KvBlockPool::load_rows(int layer, std::size_t row, int n, DeviceSpan k, Dev
     const std::size_t r0 = layer * std::size_t(n_blocks_) * block_size_ + row;
     for (int i = 0; i < n; ++i) {
         const std::size_t r = r0 + i;
-        dequantize_row(type_, &qk_[r * kv_dim_], sk_[r], kv_dim_, k.data + std::size_t(i) * kv_dim_);
-        dequantize_row(type_, &qv_[r * kv_dim_], sv_[r], kv_dim_, v.data + std::size_t(i) * kv_dim_);
+        dequantize_row(type_, &qk_[r * kv_dim_], sk_[r], kv_dim_,
+                       k.data + std::size_t(i) * kv_dim_);
+        dequantize_row(type_, &qv_[r * kv_dim_], sv_[r], kv_dim_,
+                       v.data + std::size_t(i) * kv_dim_);
     }
 }
 

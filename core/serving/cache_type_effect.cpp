@@ -14,8 +14,8 @@ CacheTypeEffect cache_type_effect(const Model& model, Backend& backend, std::spa
     const ModelConfig& c = model.config();
     const int n = static_cast<int>(tokens.size());
     if (prompt_len < 1 || prompt_len > n || n > c.seq_len || block_size < 1)
-        throw Error(std::string("the ") + kv_cache_type_name(type) + " cache's effect measured on " +
-                    std::to_string(n) + " tokens");
+        throw Error(std::string("the ") + kv_cache_type_name(type) +
+                    " cache's effect measured on " + std::to_string(n) + " tokens");
     const int blocks = (n + block_size - 1) / block_size;
     // One sequence each: the float32 cache, and the same tokens through a cache of `type`.
     KvBlockPool pool_f32(backend, c.n_layers, blocks, block_size, c.kv_dim());
