@@ -17,9 +17,32 @@
 namespace kvs::cli {
 namespace {
 
-// The prompts of FILE, one a line (a line break inside a prompt cannot be given); blank lines are
-// skipped. At most 16 MiB.
-std::vector<std::string> read_prompts(const Args& a) {
+struct PromptLine {
+    std::string text;
+    int arrival = 0;  // the step at which the request arrives
+};
+
+// "@N text": arrives at step N (0..2^24); any other line arrives at step 0. A prompt that
+// begins with '@' is written after an arrival ("@0 @name").
+PromptLine parse_prompt_line(const Args& a, const std::string& path, int line_no,
+                             const std::string& line) {
+    if (line[0] != '@') return {line, 0};
+    const std::size_t space = line.find(' ');
+    const std::string step = line.substr(1, space == std::string::npos ? space : space - 1);
+    const bool digits =
+        !step.empty() && step.size() <= 8 &&
+        std::all_of(step.begin(), step.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const int n = digits ? std::stoi(step) : -1;
+    if (n < 0 || n > (1 << 24) || space == std::string::npos || space + 1 == line.size())
+        a.fail("--prompts " + path + " line " + std::to_string(line_no) + ": \"" +
+               escape_for_one_line(line.substr(0, 40)) +
+               "\" is not an arrival and a prompt (\"@N text\", N a step 0..16777216)");
+    return {line.substr(space + 1), n};
+}
+
+// The prompts of FILE, one a line (a line break inside a prompt cannot be given), each with its
+// arrival step; blank lines are skipped. At most 16 MiB.
+std::vector<PromptLine> read_prompts(const Args& a) {
     const std::string path = a.str("prompts");
     std::vector<unsigned char> bytes;
     try {
@@ -27,11 +50,13 @@ std::vector<std::string> read_prompts(const Args& a) {
     } catch (const Error& e) {
         a.fail(std::string("--prompts: ") + e.what());
     }
-    std::vector<std::string> prompts;
+    std::vector<PromptLine> prompts;
     std::string line;
+    int line_no = 0;
     const auto end_line = [&] {
+        ++line_no;
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (!line.empty()) prompts.push_back(line);
+        if (!line.empty()) prompts.push_back(parse_prompt_line(a, path, line_no, line));
         line.clear();
     };
     for (unsigned char c : bytes) {
@@ -97,7 +122,8 @@ int cmd_serve(int argc, char** argv) {
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.insert(
         specs.end(),
-        {{"prompts", "FILE", "the requests: one prompt a line (blank lines skipped)"},
+        {{"prompts", "FILE",
+          "the requests: one prompt a line (blank lines skipped); \"@N text\"\narrives at step N"},
          cmdline::new_tokens_option("tokens to generate per request (default 256, within the "
                                     "context)"),
          {"block-size", "N", "K/V rows per block of the paged cache (default 16)"},
@@ -124,7 +150,7 @@ int cmd_serve(int argc, char** argv) {
         return 0;
     }
     if (!a.has("prompts")) a.fail("--prompts FILE is required (one prompt a line)");
-    const std::vector<std::string> prompts = read_prompts(a);
+    const std::vector<PromptLine> prompts = read_prompts(a);
     ServeConfig cfg;
     cfg.block_size = a.integer("block-size", 16, 1, 1 << 20);
     cfg.batch_limit = a.integer("batch-limit", 8, 1, 64);
@@ -139,7 +165,7 @@ int cmd_serve(int argc, char** argv) {
     Opened o = open_from(a);
     const Model& m = *o.model;
     Scheduler s(m, *o.backend.backend, cfg);
-    for (const std::string& p : prompts) s.submit(m.tokenizer().encode(p));
+    for (const PromptLine& p : prompts) s.submit(m.tokenizer().encode(p.text), p.arrival);
     while (!s.finished()) s.step();
     for (const ServeRequest& r : s.requests()) print_text(m.tokenizer(), r);
     std::fflush(stdout);

@@ -190,3 +190,20 @@ TEST_CASE(
         CHECK(figure(r.err, "the same most likely next token at") > 0);
     }
 }
+
+TEST_CASE("serve reads arrival steps: \"@N text\" joins at step N, printed as generate prints it",
+          "[cli][serving]") {
+    const fs::path file =
+        prompts_file({"@5 the cat sat", "", "a hat", "@0 @the mat", "@16777216 "}, "arrive.txt");
+    // The last line: "@16777216 " is an arrival with an empty prompt, refused.
+    expect_error({"serve", "--model", tiny_model(), "--prompts", file.string()},
+                 "arrive.txt line 5: ");
+    const fs::path ok = prompts_file({"@5 the cat sat", "", "a hat", "@0 @the mat"}, "arrive2.txt");
+    const auto r = run_cli({"serve", "--model", tiny_model(), "--prompts", ok.string(), "-n", "6"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    std::string expected;
+    for (const char* p : {"the cat sat", "a hat", "@the mat"})
+        expected += run_cli({"generate", "--model", tiny_model(), "--prompt", p, "-n", "6"}).out;
+    CHECK(r.out == expected);
+}

@@ -364,3 +364,36 @@ TEST_CASE("a quantised cache's effect on the next token is measured against floa
     CHECK_THROWS_WITH(cache_type_effect(tiny(), be, tokens, 0, KvCacheType::Int8, 4),
                       Catch::Contains("effect measured on"));
 }
+
+TEST_CASE("requests join the queue at their arrival step; steps with nothing to run are skipped",
+          "[serving]") {
+    CpuBackend be;
+    ServeConfig cfg;
+    cfg.max_new_tokens = 4;
+    Scheduler s(tiny(), be, cfg);
+    const auto a = ids(600, 5), b = ids(601, 7), c = ids(602, 3);
+    s.submit(a, 2);   // after two steps with nothing to run
+    s.submit(b, 20);  // after a has finished (4 steps from step 2)
+    s.submit(c, 3);   // while a runs
+    while (!s.finished()) s.step();
+    const auto when = [&](int id) {
+        for (const ServeStep& st : s.steps())
+            if (std::find(st.admitted.begin(), st.admitted.end(), id) != st.admitted.end()) {
+                CHECK(std::find(st.arrived.begin(), st.arrived.end(), id) != st.arrived.end());
+                return st.index;
+            }
+        return -1;
+    };
+    CHECK(when(0) == 2);
+    CHECK(when(1) == 20);
+    CHECK(when(2) == 3);
+    // Steps 0, 1 and those between c's end and b's arrival held nothing: skipped.
+    CHECK(s.steps().front().index == 2);
+    CHECK(s.steps().size() == 5 + 4);  // steps 2..6 (a, and c from 3), then 20..23 (b)
+    for (const ServeStep& st : s.steps()) CHECK(st.prefill_rows + st.decode_rows > 0);
+    CHECK(s.requests()[0].tokens == alone(a, 4));
+    CHECK(s.requests()[1].tokens == alone(b, 4));
+    CHECK(s.requests()[2].tokens == alone(c, 4));
+    CHECK(s.stats().queued_requests == 0);  // none waited for a place once it had arrived
+    CHECK_THROWS_WITH(s.submit(a, -1), Catch::Contains("request 4: arrives at step -1"));
+}
