@@ -23,7 +23,8 @@ KvBlockPool::KvBlockPool(Backend& backend, int n_layers, int n_blocks, int block
         // The conversions run where the rows are read, in host memory: the CPU backend's spans.
         if (backend.name() != "cpu")
             throw Error(std::string("an ") + kv_cache_type_name(type) +
-                        " KV cache runs on the CPU backend only (not " + backend.name() + ")");
+                        " KV cache runs on the CPU backend only (not " + backend.name() +
+                        "): --backend cpu");
         qk_.assign(layer_floats_ * n_layers, 0);
         qv_.assign(layer_floats_ * n_layers, 0);
         sk_.assign(std::size_t(n_blocks) * block_size * n_layers, 0.0f);
