@@ -450,8 +450,8 @@ StageLayout arrange(const StageInput& in) {
     if (!in.focus.empty()) {
         // A lesson's panels beside the lesson text, held to what they draw at the design text
         // height: where the lesson column's width at this text would squeeze them, the column
-        // keeps the width it has at the design text (its text wraps more), and where even that
-        // does not hold them, the narrower of the two is used.
+        // takes the widest width between that and its design-text width that holds them (its
+        // text wraps more), and where even the narrower does not hold them, the narrower.
         L.reference = measure(focus_slots(design, ref_fh, -1), design, ref_fh);
         L.arrangement = Arrangement::Maximised;
         L.slots = focus_slots(in, fh, -1);
