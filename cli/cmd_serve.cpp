@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/serving/cache_type_effect.h"
 #include "core/serving/prompt_file.h"
 #include "core/serving/scheduler.h"
 #include "core/serving/window_effect.h"
@@ -17,15 +18,16 @@
 namespace kvs::cli {
 namespace {
 
-// The prompts of FILE (core/serving/prompt_file.h); a file that cannot be read or holds none is
-// the option's error.
-std::vector<std::string> read_prompts(const Args& a) {
+// The prompts of FILE, each with its arrival step (core/serving/prompt_file.h); a file that
+// cannot be read, a line that is not an arrival and a prompt, or no prompt is the option's error.
+std::vector<PromptLine> read_prompts(const Args& a) {
     try {
         return read_prompt_file(a.str("prompts"));
     } catch (const Error& e) {
-        a.fail(std::string("--prompts ") + e.what());
+        std::string why = "--prompts ";
+        why += e.what();
+        a.fail(why);
     }
-    return {};
 }
 
 // A request's text as generate prints it: the prompt's pieces (BOS left out), then each token
@@ -42,6 +44,37 @@ void print_text(const Tokenizer& tok, const ServeRequest& r) {
     std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
+KvCacheType cache_type_from(const Args& a) {
+    if (!a.has("cache-type")) return KvCacheType::F32;
+    const std::string t = a.str("cache-type");
+    for (KvCacheType k : {KvCacheType::F32, KvCacheType::Int8, KvCacheType::Fp8})
+        if (t == kv_cache_type_name(k)) return k;
+    a.fail("--cache-type " + escape_for_one_line(t) + ": not a cache type (f32, int8 or fp8)");
+}
+
+// Each request's tokens again through the float32 cache and the quantised one, side by side.
+void print_cache_type_effect(const Model& m, Backend& be, const Scheduler& s) {
+    const ServeConfig& cfg = s.config();
+    CacheTypeEffect all;
+    for (const ServeRequest& r : s.requests()) {
+        const std::span<const int> seen(r.tokens.data(),
+                                        std::min<std::size_t>(r.tokens.size(), m.config().seq_len));
+        const CacheTypeEffect e =
+            cache_type_effect(m, be, seen, r.prompt_len, cfg.cache_type, cfg.block_size);
+        all.passes += e.passes;
+        all.same_next_token += e.same_next_token;
+        all.max_logit_difference = std::max(all.max_logit_difference, e.max_logit_difference);
+    }
+    const ServeStats& st = s.stats();
+    std::fprintf(stderr,
+                 "kvscope: %s cache against f32, on each request's tokens (teacher-forced): max "
+                 "|logit difference| %.6g; the same most likely next token at %d of %d passes "
+                 "(%.1f%%); a row of every layer's K and V takes %zu bytes (f32: %zu)\n",
+                 kv_cache_type_name(cfg.cache_type), all.max_logit_difference, all.same_next_token,
+                 all.passes, all.passes > 0 ? 100.0 * all.same_next_token / all.passes : 0.0,
+                 st.bytes_per_row, std::size_t(m.config().kv_bytes_per_token()));
+}
+
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
@@ -49,7 +82,8 @@ int cmd_serve(int argc, char** argv) {
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.insert(
         specs.end(),
-        {{"prompts", "FILE", "the requests: one prompt a line (blank lines skipped)"},
+        {{"prompts", "FILE",
+          "the requests: one prompt a line (blank lines skipped); \"@N text\"\narrives at step N"},
          cmdline::new_tokens_option("tokens to generate per request (default 256, within the "
                                     "context)"),
          {"block-size", "N", "K/V rows per block of the paged cache (default 16)"},
@@ -61,7 +95,10 @@ int cmd_serve(int argc, char** argv) {
          {"window", "N",
           "a bounded cache: each pass sees the last N cached rows (and the sinks);\nthe blocks "
           "before them are let go, and the effect on the next token is measured"},
-         {"sinks", "N", "with --window: the first N rows stay seen too (attention sinks)"}});
+         {"sinks", "N", "with --window: the first N rows stay seen too (attention sinks)"},
+         {"cache-type", "TYPE",
+          "how the pool stores K/V rows: f32 (default), int8 or fp8 (e4m3), one\nscale per row; "
+          "the effect on the next token is measured against f32"}});
     Args a("serve", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -73,7 +110,7 @@ int cmd_serve(int argc, char** argv) {
         return 0;
     }
     if (!a.has("prompts")) a.fail("--prompts FILE is required (one prompt a line)");
-    const std::vector<std::string> prompts = read_prompts(a);
+    const std::vector<PromptLine> prompts = read_prompts(a);
     ServeConfig cfg;
     cfg.block_size = a.integer("block-size", 16, 1, 1 << 20);
     cfg.batch_limit = a.integer("batch-limit", 8, 1, 64);
@@ -84,10 +121,11 @@ int cmd_serve(int argc, char** argv) {
     cfg.window = a.integer("window", 0, 1, 1 << 24);
     cfg.sinks = a.integer("sinks", 0, 0, 1 << 24);
     if (a.has("sinks") && !a.has("window")) a.fail("--sinks N needs --window N");
+    cfg.cache_type = cache_type_from(a);
     Opened o = open_from(a);
     const Model& m = *o.model;
     Scheduler s(m, *o.backend.backend, cfg);
-    for (const std::string& p : prompts) s.submit(m.tokenizer().encode(p));
+    for (const PromptLine& p : prompts) s.submit(m.tokenizer().encode(p.text), p.arrival);
     while (!s.finished()) s.step();
     for (const ServeRequest& r : s.requests()) print_text(m.tokenizer(), r);
     std::fflush(stdout);
@@ -96,19 +134,21 @@ int cmd_serve(int argc, char** argv) {
     const double block_bytes = double(st.bytes_per_row) * st.block_size;
     std::fprintf(
         stderr,
-        "kvscope: serve: %s (%s), %zu requests in %zu steps, %d tokens generated; blocks in the "
-        "pool: %d of %d rows (%s); peak blocks used: %d (%s); internal fragmentation: %.1f%% "
+        "kvscope: serve: %s (%s, %s KV cache), %zu requests in %zu steps, %d tokens generated; "
+        "blocks in the pool: %d of %d rows (%s); peak blocks used: %d (%s); internal "
+        "fragmentation: %.1f%% "
         "(slots allocated but unused, summed over every step); prefix blocks shared: %d "
         "(+%d partly filled, %d copies on write; %d prompt rows not computed again); %.1f "
         "tokens per second (generated tokens / the steps' summed wall time, forward passes and "
         "sampling, steady clock, one run); a contiguous cache per request would reserve %d "
         "requests x %d rows = %.0f blocks (%s); queued: %d requests; preempted: %d times\n",
         escape_for_one_line(m.name()).c_str(), o.backend.backend->device().c_str(),
-        s.requests().size(), s.steps().size(), st.generated, st.pool_blocks, st.block_size,
-        format_bytes(block_bytes * st.pool_blocks).c_str(), st.peak_blocks,
-        format_bytes(block_bytes * st.peak_blocks).c_str(), st.fragmentation_percent(),
-        st.shared_full_blocks, st.shared_partial_blocks, st.copies_on_write, st.shared_rows,
-        st.tokens_per_second(), st.peak_running, st.context, st.contiguous_blocks(),
+        kv_cache_type_name(cfg.cache_type), s.requests().size(), s.steps().size(), st.generated,
+        st.pool_blocks, st.block_size, format_bytes(block_bytes * st.pool_blocks).c_str(),
+        st.peak_blocks, format_bytes(block_bytes * st.peak_blocks).c_str(),
+        st.fragmentation_percent(), st.shared_full_blocks, st.shared_partial_blocks,
+        st.copies_on_write, st.shared_rows, st.tokens_per_second(), st.peak_running, st.context,
+        st.contiguous_blocks(),
         format_bytes(double(st.bytes_per_row) * st.contiguous_rows()).c_str(), st.queued_requests,
         st.preemptions);
     if (cfg.window > 0) {
@@ -130,6 +170,7 @@ int cmd_serve(int argc, char** argv) {
                      cfg.window, cfg.sinks, all.max_logit_difference, all.same_next_token,
                      all.passes, all.passes > 0 ? 100.0 * all.same_next_token / all.passes : 0.0);
     }
+    if (cfg.cache_type != KvCacheType::F32) print_cache_type_effect(m, *o.backend.backend, s);
     return 0;
 }
 

@@ -46,15 +46,15 @@ void EngineWorker::serve_open(const ServeSetup& setup) {
             model = snap_.model;
         }
         if (!model) throw Error("no model is open");
-        const std::vector<std::string> prompts = setup.prompts_file.empty()
-                                                     ? builtin_serve_prompts()
-                                                     : read_prompt_file(setup.prompts_file);
+        const std::vector<PromptLine> prompts = setup.prompts_file.empty()
+                                                    ? builtin_serve_prompts()
+                                                    : read_prompt_file(setup.prompts_file);
         if (static_cast<int>(prompts.size()) > kMaxServeRequests)
             throw Error(setup.prompts_file + ": " + std::to_string(prompts.size()) +
                         " prompts; the Serving view shows at most " +
                         std::to_string(kMaxServeRequests) + " (kvscope-cli serve runs more)");
         std::vector<std::vector<int>> tokens;
-        for (const std::string& p : prompts) tokens.push_back(model->tokenizer().encode(p));
+        for (const PromptLine& p : prompts) tokens.push_back(model->tokenizer().encode(p.text));
         // The pool: the view's size, or what the longest request needs when that is more.
         ServeConfig cfg = setup.config;
         const int ctx = model->config().seq_len, bs = std::max(1, cfg.block_size);
@@ -65,11 +65,12 @@ void EngineWorker::serve_open(const ServeSetup& setup) {
         auto run = std::make_shared<ServeRun>();
         run->model = model;
         run->scheduler = std::make_unique<Scheduler>(*model, run->backend, cfg);
-        for (auto& t : tokens) run->scheduler->submit(std::move(t));
+        for (std::size_t i = 0; i < tokens.size(); ++i)
+            run->scheduler->submit(std::move(tokens[i]), prompts[i].arrival);
         auto trace = std::make_shared<ServeTrace>();
         trace->config = run->scheduler->config();
         trace->context = ctx;
-        trace->prompts = prompts;
+        for (const PromptLine& p : prompts) trace->prompts.push_back(p.text);
         run->trace = trace;
         serve_ = run;
         publish_serving();  // the queue before the first step

@@ -31,6 +31,8 @@ ImU32 request_colour(const FrameContext& f, int i, float a = 1) {
 
 const char* state_words(ServeState s) {
     switch (s) {
+        case ServeState::NotArrived:
+            return tr("not arrived");
         case ServeState::Queued:
             return tr("queued");
         case ServeState::Running:
@@ -215,7 +217,7 @@ void draw_timeline(FrameContext& f, const ServeTrace& t, int shown, const Servin
     const StepColumns c = step_columns(f, t, shown, L.timeline);
     put_text(ImVec2(L.timeline.x, L.timeline.y - L.line_h), text,
              clipped(tr("Requests step by step: queued (outline), running (filled), preempted "
-                        "(red), finished (empty)"),
+                        "(red), finished or not arrived (empty)"),
                      L.timeline.w));
     const int R = static_cast<int>(t.prompts.size());
     for (int i = 0; i < R; ++i) {
@@ -235,6 +237,7 @@ void draw_timeline(FrameContext& f, const ServeTrace& t, int shown, const Servin
                     dl->AddRectFilled(a, z, f.theme.error_text);
                     break;
                 case ServeState::Finished:
+                case ServeState::NotArrived:
                     break;
             }
         }

@@ -747,7 +747,7 @@ TEST_CASE("the light theme passes WCAG AA: text 4.5:1, controls and marks 3:1", 
 TEST_CASE("the Serving view's worker run is the scheduler's, shot by shot",
           "[gui][worker][serving]") {
     const auto file = test::temp_dir("gui-serve") / "prompts.txt";
-    std::ofstream(file) << "the cat sat on\nthe cat sat down\nthe cat ran\n\nthe dog\n";
+    std::ofstream(file) << "the cat sat on\nthe cat sat down\nthe cat ran\n\n@2 the dog\n";
     ServeSetup setup;
     setup.prompts_file = file.string();
     setup.config.batch_limit = 2;
@@ -760,8 +760,9 @@ TEST_CASE("the Serving view's worker run is the scheduler's, shot by shot",
     CpuBackend be;
     ServeConfig cfg = setup.config;
     Scheduler direct(tiny(), be, cfg);
-    for (const char* p : {"the cat sat on", "the cat sat down", "the cat ran", "the dog"})
+    for (const char* p : {"the cat sat on", "the cat sat down", "the cat ran"})
         direct.submit(tiny().tokenizer().encode(p));
+    direct.submit(tiny().tokenizer().encode("the dog"), 2);
     auto lock = w.lock();
     const EngineSnapshot& s = w.snapshot();
     INFO(s.error);
@@ -772,6 +773,7 @@ TEST_CASE("the Serving view's worker run is the scheduler's, shot by shot",
     CHECK(t.prompts.size() == 4);
     CHECK(t.config.block_size == 4);
     REQUIRE(t.shots.size() == 7);  // before the first step, then 6 steps
+    CHECK(t.shots[1]->requests[3].state == ServeState::NotArrived);  // "@2": after step 0
     for (std::size_t k = 0; k < t.shots.size(); ++k) {
         if (k > 0) direct.step();
         const ServeShot want = serve_shot(direct);

@@ -6,6 +6,8 @@ namespace kvs {
 
 const char* serve_state_name(ServeState s) {
     switch (s) {
+        case ServeState::NotArrived:
+            return "not arrived";
         case ServeState::Queued:
             return "queued";
         case ServeState::Running:
@@ -35,13 +37,16 @@ ServeShot serve_shot(const Scheduler& s) {
         q.generated = r.generated();
         q.shared_rows = r.shared_rows;
         // A running request holds a runner slot; a finished one has its reason; the rest wait,
-        // and those whose blocks this step took back are marked so.
+        // those whose blocks this step took back marked so, those whose arrival step is still
+        // to come apart (before the first step, the ones arriving at step 0 wait in line).
         if (r.finish != FinishReason::None)
             q.state = ServeState::Finished;
         else if (r.slot >= 0)
             q.state = ServeState::Running;
         else if (std::find(pre.begin(), pre.end(), r.id) != pre.end())
             q.state = ServeState::Preempted;
+        else if (r.arrival > std::max(shot.step.index, 0))
+            q.state = ServeState::NotArrived;
         if (q.state == ServeState::Running) ++shot.running;
         // Logical block i holds positions [i * bs, (i + 1) * bs): filled up to len.
         for (std::size_t i = 0; i < r.table.size(); ++i) {

@@ -10,8 +10,10 @@
 
 namespace kvs {
 
-enum class ServeState { Queued, Running, Finished, Preempted };
-const char* serve_state_name(ServeState s);  // "queued", "running", "finished", "preempted"
+// NotArrived: its arrival step (a prompts file's "@N") has not come yet.
+enum class ServeState { NotArrived, Queued, Running, Finished, Preempted };
+// "not arrived", "queued", "running", "finished", "preempted"
+const char* serve_state_name(ServeState s);
 
 // One pool block after a step: the requests whose tables name it (several: a shared prefix block,
 // its reference count) and the rows written into it (the most any holder has in it).
