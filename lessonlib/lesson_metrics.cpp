@@ -17,6 +17,7 @@
 #include "core/tokenizers/toy_vocabulary.h"
 #include "core/util/error.h"
 #include "lessonlib/batch_sweep.h"
+#include "lessonlib/lesson_serve.h"
 #include "lessonlib/scale_accounting.h"
 
 namespace kvs {
@@ -125,6 +126,13 @@ const std::vector<LessonMetric>& table() {
         {"gpu", 1, 1, "\"field\"",
          "a count of the last @gpu (the emulated CUDA backend): prefill_rows prefill_launches "
          "decode_launches decode_syncs decode_copies graph_launches graph_kernels fused_kernels",
+         false},
+        {"serve", 1, 1, "\"field\"",
+         "a figure of the last @serve (core/serving/serve_run.h): requests steps generated "
+         "block_size pool_blocks peak_blocks peak_running contiguous_blocks blocks_saved context "
+         "fragmentation shared_blocks partial_blocks copies_on_write shared_rows prompt_rows "
+         "prefill_rows preemptions queued mixed_steps same_as_alone fullest_tables window_passes "
+         "window_same window_max_logit_diff",
          false},
         {"gpu_time", 1, 1, "\"cpu\"|\"device\"|\"graph\"|\"fused\"",
          "the last @gpu's measured decode step: on the CPU, on the GPU op by op, as a CUDA Graph, "
@@ -494,6 +502,10 @@ LessonValue read_lesson_metric(const LessonFacts& f, const std::string& name,
     if (base == "scale") {
         if (!f.scale) throw Error("scale() needs a @scale first");
         return scale_metric(*f.scale, str(args[0], "scale"));
+    }
+    if (base == "serve") {
+        if (!f.serve) throw Error("serve() needs a @serve first");
+        return LessonValue::number(serve_field(*f.serve, str(args[0], "serve")));
     }
     if (base == "gpu" || base == "gpu_time") {
         if (!f.gpu) throw Error(name + "() needs a @gpu first");

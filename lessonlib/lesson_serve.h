@@ -1,0 +1,36 @@
+#pragma once
+// @serve: a lesson's prompts run to their end by the serving scheduler (core/serving/serve_run.h),
+// greedy, on the lesson's model and backend, and what the lesson's serve("...") metrics read:
+// the run's cache figures (the same ServeStats the CLI's `serve` summary prints), each request's
+// text against its prompt served alone, and a bounded cache's measured effect.
+#include <string>
+#include <vector>
+
+#include "core/serving/serve_run.h"
+#include "lessonlib/lesson.h"
+
+namespace kvs {
+
+struct LessonServe {
+    ServePlan plan;
+    ServeRun run;
+    int same_as_alone = 0;  // requests whose tokens equal their prompt served alone
+    WindowEffect window;    // zero passes without a window
+    std::string device;
+};
+
+// Throws kvs::Error for options the scheduler refuses (a block size beyond the context, a pool too
+// small for one request).
+LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePlan& plan);
+
+// A figure of the run by name (serve_fields() lists them with their meaning); throws kvs::Error
+// for an unknown name.
+double serve_field(const LessonServe& s, const std::string& field);
+
+struct ServeField {
+    const char* name;
+    const char* help;
+};
+const std::vector<ServeField>& serve_fields();
+
+}  // namespace kvs
