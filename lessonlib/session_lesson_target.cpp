@@ -135,7 +135,9 @@ void SessionLessonTarget::gpu() {
 }
 
 void SessionLessonTarget::serve(const ServePlan& plan) {
-    // On the sessions' backend, like @batch.
+    // On the sessions' backend, like @batch. A @serve that fails leaves no figures of an
+    // earlier one to be read as its own.
+    serve_.reset();
     serve_ =
         std::make_shared<const LessonServe>(run_lesson_serve(model(), bench_.backend(0), plan));
 }
