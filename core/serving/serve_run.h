@@ -26,7 +26,7 @@ struct ServeRun {
     // The block tables of the requests running after the step that left the most blocks held.
     int fullest_step = -1;
     std::vector<TableSnapshot> fullest_tables;
-    int mixed_steps = 0;  // steps whose one pass held prefill rows and decode rows together
+    int mixed_steps = 0;    // steps whose one pass held prefill rows and decode rows together
     int longest_queue = 0;  // most requests waiting after a step's admissions
     // Blocks a contiguous cache per running request would have reserved at the peak, less the
     // peak blocks the paged cache held.
