@@ -504,7 +504,7 @@ void describe_serve(std::vector<std::string>& out, const LessonServe& s, const W
     if (s.window.passes > 0) {
         char d[32];
         std::snprintf(d, sizeof d, "%.4g", s.window.max_logit_difference);
-        out.push_back(zh ? "窗口 " + n(s.plan.window) + " 行、sink " + n(s.plan.sinks) +
+        out.push_back(zh ? "窗口 " + n(s.plan.window) + " 行、汇点 " + n(s.plan.sinks) +
                                " 行，对比完整缓存：最大 logit 差 " + d + "；" + f("window_passes") +
                                " 次计算中有 " + f("window_same") + " 次最可能的下一个 token 相同"
                          : "window of " + n(s.plan.window) + " rows and " + n(s.plan.sinks) +
