@@ -24,6 +24,16 @@ namespace kvs {
 namespace {
 
 // Metrics that read one step of a session: name, help, value of the step.
+// serve("field")'s help: the fields of lessonlib/lesson_serve.h, one list.
+const char* serve_help() {
+    static const std::string h = [] {
+        std::string s = "a figure of the last @serve (core/serving/serve_run.h):";
+        for (const ServeField& f : serve_fields()) s += std::string(" ") + f.name;
+        return s;
+    }();
+    return h.c_str();
+}
+
 const std::vector<LessonMetric>& table() {
     static const std::vector<LessonMetric> t = {
         // The driven session, one step (index optional).
@@ -127,13 +137,7 @@ const std::vector<LessonMetric>& table() {
          "a count of the last @gpu (the emulated CUDA backend): prefill_rows prefill_launches "
          "decode_launches decode_syncs decode_copies graph_launches graph_kernels fused_kernels",
          false},
-        {"serve", 1, 1, "\"field\"",
-         "a figure of the last @serve (core/serving/serve_run.h): requests steps generated "
-         "block_size pool_blocks peak_blocks peak_running contiguous_blocks blocks_saved context "
-         "fragmentation shared_blocks partial_blocks copies_on_write shared_rows prompt_rows "
-         "prefill_rows preemptions queued mixed_steps same_as_alone fullest_tables window_passes "
-         "window_same window_max_logit_diff",
-         false},
+        {"serve", 1, 1, "\"field\"", serve_help(), false},
         {"gpu_time", 1, 1, "\"cpu\"|\"device\"|\"graph\"|\"fused\"",
          "the last @gpu's measured decode step: on the CPU, on the GPU op by op, as a CUDA Graph, "
          "fused (none where no GPU answered)",
