@@ -138,6 +138,10 @@ const std::vector<LessonMetric>& table() {
          "decode_launches decode_syncs decode_copies graph_launches graph_kernels fused_kernels",
          false},
         {"serve", 1, 1, "\"field\"", serve_help(), false},
+        {"serve_block", 2, 2, "request, position",
+         "the block holding a position (from 1) of a request (from 1) in the last @serve's "
+         "printed block tables: entry (position - 1) / block size",
+         false},
         {"gpu_time", 1, 1, "\"cpu\"|\"device\"|\"graph\"|\"fused\"",
          "the last @gpu's measured decode step: on the CPU, on the GPU op by op, as a CUDA Graph, "
          "fused (none where no GPU answered)",
@@ -506,6 +510,11 @@ LessonValue read_lesson_metric(const LessonFacts& f, const std::string& name,
     if (base == "scale") {
         if (!f.scale) throw Error("scale() needs a @scale first");
         return scale_metric(*f.scale, str(args[0], "scale"));
+    }
+    if (base == "serve_block") {
+        if (!f.serve) throw Error("serve_block() needs a @serve first");
+        return LessonValue::number(
+            serve_block(*f.serve, whole(args[0], "request"), whole(args[1], "position")));
     }
     if (base == "serve") {
         if (!f.serve) throw Error("serve() needs a @serve first");

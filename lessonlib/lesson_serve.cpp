@@ -25,6 +25,22 @@ LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePl
     return s;
 }
 
+int serve_block(const LessonServe& s, int request, int position) {
+    const int bs = s.run.stats.block_size;
+    for (const TableSnapshot& t : s.run.fullest_tables) {
+        if (t.request != request - 1) continue;
+        if (position < 1 || position > t.rows)
+            throw Error("request " + std::to_string(request) + " holds positions 1 to " +
+                        std::to_string(t.rows) + ", not " + std::to_string(position));
+        const int block = t.table.at((position - 1) / bs);
+        if (block < 0)
+            throw Error("the window let go the block of position " + std::to_string(position));
+        return block;
+    }
+    throw Error("request " + std::to_string(request) +
+                " was not running when the most blocks were held (its table is not printed)");
+}
+
 const std::vector<ServeField>& serve_fields() {
     static const std::vector<ServeField> f = {
         {"requests", "requests served"},

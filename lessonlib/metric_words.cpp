@@ -115,6 +115,8 @@ const Phrase kPhrases[] = {
     {"gpu", "{0g}", "{0g}"},
     {"gpu_time", "{0t}", "{0t}"},
     {"serve", "{0e}", "{0e}"},
+    {"serve_block", "the block holding position {1} of request {0}",
+     "请求 {0} 中位置 {1} 所在的块"},
 };
 
 // The figures of @serve (lessonlib/lesson_serve.h) in words.

@@ -421,11 +421,17 @@ TEST_CASE("@serve runs the scheduler on the lesson's model, or says why not", "[
         "@expect serve(\"requests\") == 2\n@expect serve(\"queued\") == 1\n"
         "@expect serve(\"same_as_alone\") == 2\n@expect serve(\"peak_running\") == 1\n"
         "@expect serve(\"colour\") == 1\n"
+        "@expect serve_block(1, 1) >= 0\n@expect serve_block(1, 99) == 0\n"
         "## T\n@serve block=1000 prompts=\"One day\"\n",
         "serve2.md");
     const auto all = replay_to(l, 1, t);
-    CHECK(all.at(0).checks == 5);
-    CHECK(all.at(0).failed == 1);         // the unknown figure
+    CHECK(all.at(0).checks == 7);
+    CHECK(all.at(0).failed == 2);  // the unknown figure, a position the request does not hold
+    std::string first;
+    for (const auto& e : all.at(0).log)
+        for (const auto& line : e.lines) first += line + "\n";
+    INFO(first);
+    CHECK(first.find("request 1 holds positions 1 to ") != std::string::npos);
     REQUIRE(t.facts().serve == nullptr);  // the failed @serve left none
     CHECK(all.at(1).error);
     CHECK(all.at(1).log.back().lines.at(0).find("block size 1000") != std::string::npos);
