@@ -274,8 +274,8 @@ void parse_arguments(Directive& d, const std::string& args) {
         case DirectiveKind::Serve: {
             ServePlan& p = d.serve;
             const auto kv = key_values(args, &p.prompts);
-            only_keys(kv,
-                      {"prompts", "new", "block", "pool", "batch", "sharing", "window", "sinks"});
+            only_keys(kv, {"prompts", "new", "block", "pool", "batch", "sharing", "window", "sinks",
+                           "cache"});
             if (p.prompts.empty() || p.prompts.size() > 16)
                 throw Error("@serve needs prompts=\"...\" | \"...\" (1 to 16 of them)");
             for (const auto& t : p.prompts)
@@ -296,6 +296,11 @@ void parse_arguments(Directive& d, const std::string& args) {
             if (sh != kv.end() && sh->second != "on" && sh->second != "off")
                 throw Error("@serve: sharing is on or off, not '" + sh->second + "'");
             p.prefix_sharing = sh == kv.end() || sh->second == "on";
+            const auto ct = kv.find("cache");
+            if (ct != kv.end() && ct->second != "f32" && ct->second != "int8" &&
+                ct->second != "fp8")
+                throw Error("@serve: cache is f32, int8 or fp8, not '" + ct->second + "'");
+            if (ct != kv.end()) p.cache = ct->second;
             break;
         }
         case DirectiveKind::Expect:

@@ -36,7 +36,7 @@ enum class DirectiveKind {
     Scale,      // @scale model=M context=C gpu=G [batch=B] [dtype=bf16|fp16|fp32]
     Gpu,        // @gpu                          a decode step as a CUDA device runs it
     Serve,   // @serve prompts="A" | "B" ... [new=N] [block=B] [pool=P] [batch=L] [sharing=on|off]
-             //        [window=W] [sinks=S]     many requests over one paged KV cache
+             //        [window=W] [sinks=S] [cache=f32|int8|fp8]   many requests, one paged cache
     Ask,     // @ask EXPR [choices=A | B ...] [within=T], then @question TEXT and @why TEXT
     Expect,  // @expect CHECK                 (lessonlib/lesson_expr.h)
 };
@@ -67,6 +67,7 @@ struct ServePlan {
     int batch_limit = 8;               // requests running at once
     bool prefix_sharing = true;
     int window = 0, sinks = 0;  // a bounded cache; 0: the full cache
+    std::string cache = "f32";  // the cache's rows: f32, int8 or fp8 (core/model/kv_quant.h)
 };
 
 struct ScaleQuery {

@@ -512,6 +512,21 @@ void describe_serve(std::vector<std::string>& out, const LessonServe& s, const W
                                "; the same most likely next token at " + f("window_same") + " of " +
                                f("window_passes") + " passes");
     }
+    if (s.cache.passes > 0) {
+        char d[32];
+        std::snprintf(d, sizeof d, "%.4g", s.cache.max_logit_difference);
+        const std::string type = s.plan.cache;
+        const std::string zh_type = type == "int8" ? "8 位整数" : "8 位浮点（e4m3）";
+        out.push_back(zh ? zh_type + "缓存对比单精度浮点缓存：一个位置的键和值占 " +
+                               f("row_bytes") + " 字节（单精度浮点：" + f("f32_row_bytes") +
+                               " 字节）；最大 logit 差 " + d + "；" + f("cache_passes") +
+                               " 次计算中有 " + f("cache_same") + " 次最可能的下一个 token 相同"
+                         : type + " cache against float32: a position's keys and values take " +
+                               f("row_bytes") + " bytes (float32: " + f("f32_row_bytes") +
+                               "); max |logit difference| " + d +
+                               "; the same most likely next token at " + f("cache_same") + " of " +
+                               f("cache_passes") + " passes");
+    }
     if (s.run.fullest_tables.empty()) return;
     out.push_back(zh ? "第 " + n(s.run.fullest_step) + " 步之后（占用的块最多时）各请求的块表："
                      : "block tables after step " + n(s.run.fullest_step) +

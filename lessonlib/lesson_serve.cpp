@@ -14,6 +14,8 @@ LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePl
     c.max_new_tokens = plan.new_tokens;
     c.window = plan.window;
     c.sinks = plan.sinks;
+    for (KvCacheType t : {KvCacheType::F32, KvCacheType::Int8, KvCacheType::Fp8})
+        if (plan.cache == kv_cache_type_name(t)) c.cache_type = t;
     std::vector<std::vector<int>> prompts;
     for (const std::string& p : plan.prompts) prompts.push_back(model.tokenizer().encode(p));
     LessonServe s;
@@ -22,6 +24,8 @@ LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePl
     s.run = run_serve(model, backend, c, prompts);
     s.same_as_alone = requests_same_as_alone(model, backend, s.run);
     s.window = serve_window_effect(model, backend, s.run);
+    s.cache = serve_cache_type_effect(model, backend, s.run);
+    s.f32_row_bytes = double(model.config().kv_bytes_per_token());
     return s;
 }
 
@@ -69,6 +73,11 @@ const std::vector<ServeField>& serve_fields() {
         {"window_passes", "passes compared, bounded cache against the full cache"},
         {"window_same", "of those, passes with the full cache's most likely next token"},
         {"window_max_logit_diff", "max |logit difference| bounded against full cache"},
+        {"row_bytes", "bytes of one position's K and V, every layer, in the run's cache type"},
+        {"f32_row_bytes", "the same in float32"},
+        {"cache_passes", "passes compared, the run's cache type against float32"},
+        {"cache_same", "of those, passes with float32's most likely next token"},
+        {"cache_max_logit_diff", "max |logit difference| against the float32 cache"},
     };
     return f;
 }
@@ -106,6 +115,11 @@ double serve_field(const LessonServe& s, const std::string& f) {
     if (f == "window_passes") return s.window.passes;
     if (f == "window_same") return s.window.same_next_token;
     if (f == "window_max_logit_diff") return s.window.max_logit_difference;
+    if (f == "row_bytes") return double(st.bytes_per_row);
+    if (f == "f32_row_bytes") return s.f32_row_bytes;
+    if (f == "cache_passes") return s.cache.passes;
+    if (f == "cache_same") return s.cache.same_next_token;
+    if (f == "cache_max_logit_diff") return s.cache.max_logit_difference;
     throw Error("@serve has no figure \"" + f + "\"");
 }
 

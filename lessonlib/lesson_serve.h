@@ -2,7 +2,7 @@
 // @serve: a lesson's prompts run to their end by the serving scheduler (core/serving/serve_run.h),
 // greedy, on the lesson's model and backend, and what the lesson's serve("...") metrics read:
 // the run's cache figures (the same ServeStats the CLI's `serve` summary prints), each request's
-// text against its prompt served alone, and a bounded cache's measured effect.
+// text against its prompt served alone, and a bounded or quantised cache's measured effect.
 #include <string>
 #include <vector>
 
@@ -14,8 +14,10 @@ namespace kvs {
 struct LessonServe {
     ServePlan plan;
     ServeRun run;
-    int same_as_alone = 0;  // requests whose tokens equal their prompt served alone
-    WindowEffect window;    // zero passes without a window
+    int same_as_alone = 0;     // requests whose tokens equal their prompt served alone
+    WindowEffect window;       // zero passes without a window
+    CacheTypeEffect cache;     // against float32; zero passes for a float32 cache
+    double f32_row_bytes = 0;  // one position's K and V, every layer, in float32
     std::string device;
 };
 

@@ -153,6 +153,15 @@ const Phrase kServeFields[] = {
      "最可能的下一个 token 与完整缓存相同的计算次数"},
     {"window_max_logit_diff", "the largest logit difference against the full cache",
      "与完整缓存相比最大的 logit 差"},
+    {"row_bytes", "the bytes of one position's keys and values", "一个位置的键和值所占的字节数"},
+    {"f32_row_bytes", "the bytes of one position's keys and values in float32",
+     "按单精度浮点数存时一个位置的键和值所占的字节数"},
+    {"cache_passes", "the number of passes compared against the float32 cache",
+     "与单精度浮点缓存对比的计算次数"},
+    {"cache_same", "the number of passes with the float32 cache's most likely next token",
+     "最可能的下一个 token 与单精度浮点缓存相同的计算次数"},
+    {"cache_max_logit_diff", "the largest logit difference against the float32 cache",
+     "与单精度浮点缓存相比最大的 logit 差"},
 };
 
 // The counts of @gpu (core/session/gpu_step_view.h) and its measured times, in words.

@@ -484,15 +484,11 @@ void TransformerRunner::through_table(const KvCache& cache, int l, int first, in
     for_each_block_run(cache.table(), pool.block_size(), first, n, [&](int p, int row, int run) {
         if (row < 0) throw Error("K/V row " + std::to_string(p) + "'s block was let go");
         const std::size_t len = std::size_t(run) * kv, at = std::size_t(p - first) * kv;
-        const DeviceSpan bk = pool.k(l).at(std::size_t(row) * kv, len),
-                         bv = pool.v(l).at(std::size_t(row) * kv, len);
-        if (way == Way::FromBlocks) {
-            be_.copy_rows(rows_k.at(at, len), len, bk, len, 1, len);
-            be_.copy_rows(rows_v.at(at, len), len, bv, len, 1, len);
-        } else {
-            be_.copy_rows(bk, len, rows_k.at(at, len), len, 1, len);
-            be_.copy_rows(bv, len, rows_v.at(at, len), len, 1, len);
-        }
+        // A quantised pool dequantises as it loads and quantises as it stores.
+        if (way == Way::FromBlocks)
+            pool.load_rows(l, row, run, rows_k.at(at, len), rows_v.at(at, len));
+        else
+            pool.store_rows(l, row, run, rows_k.at(at, len), rows_v.at(at, len));
     });
 }
 
@@ -833,6 +829,13 @@ void TransformerRunner::attend(int l, KvCache& cache, const Pass& p, int i, cons
     op(OpKind::KvAppend, l, T, pos0);
     be_.kv_append(cache_k, cache_v, ki, vi, seen, T, c_.kv_dim());
     if (cache.paged()) through_table(cache, l, pos0, T, ki, vi, Way::ToBlocks);
+    if (cache.paged() && cache.pool()->quantised()) {
+        // Attention reads the pass's own rows as the quantised cache holds them too, so a row's
+        // value never depends on which pass computed it (a prompt in one pass or a row a pass,
+        // a shared prefix, a preempted request computed again: the same rows).
+        const std::size_t at = std::size_t(seen) * kv, n = std::size_t(T) * kv;
+        through_table(cache, l, pos0, T, cache_k.at(at, n), cache_v.at(at, n), Way::FromBlocks);
+    }
     if ((p.graph || cache.paged()) && want.kv_rows && p.kv_keep[i] > 0) {
         // The K/V rows just appended, from where they came (finish() would read them out of the
         // cache at a position-dependent place, which a recorded copy cannot follow, or through a

@@ -5,9 +5,10 @@
 namespace kvs {
 
 ServeRun run_serve(const Model& model, Backend& backend, const ServeConfig& config,
-                   std::span<const std::vector<int>> prompts) {
+                   std::span<const std::vector<int>> prompts, std::span<const int> arrivals) {
     Scheduler s(model, backend, config);
-    for (const std::vector<int>& p : prompts) s.submit(p);
+    for (std::size_t i = 0; i < prompts.size(); ++i)
+        s.submit(prompts[i], i < arrivals.size() ? arrivals[i] : 0);
     ServeRun run;
     int fullest = -1;
     while (!s.finished()) {
@@ -36,6 +37,7 @@ int requests_same_as_alone(const Model& model, Backend& backend, const ServeRun&
     alone.pool_blocks = 0;  // one context's blocks: never dry for one request
     alone.prefix_sharing = false;
     alone.window = alone.sinks = 0;
+    alone.cache_type = KvCacheType::F32;
     int same = 0;
     for (const ServeRequest& r : run.requests) {
         const std::vector<int> prompt(r.tokens.begin(), r.tokens.begin() + r.prompt_len);
@@ -53,6 +55,21 @@ WindowEffect serve_window_effect(const Model& model, Backend& backend, const Ser
         const std::span<const int> seen(r.tokens.data(), std::min(r.tokens.size(), ctx));
         const WindowEffect e = window_effect(model, backend, seen, r.prompt_len, run.config.sinks,
                                              run.config.window, run.config.block_size);
+        all.passes += e.passes;
+        all.same_next_token += e.same_next_token;
+        all.max_logit_difference = std::max(all.max_logit_difference, e.max_logit_difference);
+    }
+    return all;
+}
+
+CacheTypeEffect serve_cache_type_effect(const Model& model, Backend& backend, const ServeRun& run) {
+    CacheTypeEffect all;
+    if (run.config.cache_type == KvCacheType::F32) return all;
+    const std::size_t ctx = model.config().seq_len;
+    for (const ServeRequest& r : run.requests) {
+        const std::span<const int> seen(r.tokens.data(), std::min(r.tokens.size(), ctx));
+        const CacheTypeEffect e = cache_type_effect(model, backend, seen, r.prompt_len,
+                                                    run.config.cache_type, run.config.block_size);
         all.passes += e.passes;
         all.same_next_token += e.same_next_token;
         all.max_logit_difference = std::max(all.max_logit_difference, e.max_logit_difference);

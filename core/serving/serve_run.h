@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "core/serving/cache_type_effect.h"
 #include "core/serving/scheduler.h"
 #include "core/serving/window_effect.h"
 
@@ -33,18 +34,25 @@ struct ServeRun {
     double blocks_saved() const { return stats.contiguous_blocks() - stats.peak_blocks; }
 };
 
-// Submits `prompts` in order and steps the scheduler until every request has finished. Throws
-// what Scheduler throws (bad options, a prompt that cannot fit).
+// Submits `prompts` in order (prompt i arriving at step arrivals[i]; all at step 0 when
+// `arrivals` is empty) and steps the scheduler until every request has finished. Throws what
+// Scheduler throws (bad options, a prompt that cannot fit, a negative arrival).
 ServeRun run_serve(const Model& model, Backend& backend, const ServeConfig& config,
-                   std::span<const std::vector<int>> prompts);
+                   std::span<const std::vector<int>> prompts, std::span<const int> arrivals = {});
 
 // How many requests of `run` produced exactly the tokens of their prompt served alone: a batch
-// of one, the full cache, no shared prefix, a pool that never runs dry, the same sampler settings.
+// of one, the full float32 cache, no shared prefix, a pool that never runs dry, the same sampler
+// settings. For a windowed or quantised run: the texts the bounded or smaller cache left as they
+// are.
 int requests_same_as_alone(const Model& model, Backend& backend, const ServeRun& run);
 
 // A bounded run's window and sinks against the full cache on every request's tokens (teacher-
 // forced, window_effect): passes and agreements summed, the largest logit difference kept.
 // Zero passes when the run had no window.
 WindowEffect serve_window_effect(const Model& model, Backend& backend, const ServeRun& run);
+
+// A quantised run's cache type against float32 on every request's tokens (cache_type_effect),
+// summed the same way. Zero passes for a float32 run.
+CacheTypeEffect serve_cache_type_effect(const Model& model, Backend& backend, const ServeRun& run);
 
 }  // namespace kvs
