@@ -191,8 +191,9 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("serve reads arrival steps: \"@N text\" joins at step N, printed as generate prints it",
-          "[cli][serving]") {
+TEST_CASE(
+    "serve reads arrival steps (a line @N text joins at step N), each text as generate prints it",
+    "[cli][serving]") {
     const fs::path file =
         prompts_file({"@5 the cat sat", "", "a hat", "@0 @the mat", "@16777216 "}, "arrive.txt");
     // The last line: "@16777216 " is an arrival with an empty prompt, refused.

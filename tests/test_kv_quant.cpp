@@ -146,6 +146,7 @@ TEST_CASE("a quantised block pool holds a byte a value and a scale a row", "[kv_
     }
     // The conversions run in host memory: another backend is refused, in one line.
     BackendChoice emu = make_backend("cuda-emulated");
-    CHECK_THROWS_WITH(KvBlockPool(*emu.backend, layers, blocks, bs, kv_dim, KvCacheType::Fp8),
-                      "an fp8 KV cache runs on the CPU backend only (not cuda-emulated)");
+    CHECK_THROWS_WITH(
+        KvBlockPool(*emu.backend, layers, blocks, bs, kv_dim, KvCacheType::Fp8),
+        "an fp8 KV cache runs on the CPU backend only (not cuda-emulated): --backend cpu");
 }

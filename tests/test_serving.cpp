@@ -402,8 +402,9 @@ TEST_CASE("a quantised cache's effect on the next token is measured against floa
                       Catch::Contains("effect measured on"));
 }
 
-TEST_CASE("requests join the queue at their arrival step; steps with nothing to run are skipped",
-          "[serving]") {
+TEST_CASE(
+    "requests join the queue at their arrival step, and steps with nothing to run are skipped",
+    "[serving]") {
     CpuBackend be;
     ServeConfig cfg;
     cfg.max_new_tokens = 4;

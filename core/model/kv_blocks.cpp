@@ -1,6 +1,7 @@
 #include "core/model/kv_blocks.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "core/util/error.h"
@@ -23,7 +24,8 @@ KvBlockPool::KvBlockPool(Backend& backend, int n_layers, int n_blocks, int block
         // The conversions run where the rows are read, in host memory: the CPU backend's spans.
         if (backend.name() != "cpu")
             throw Error(std::string("an ") + kv_cache_type_name(type) +
-                        " KV cache runs on the CPU backend only (not " + backend.name() + ")");
+                        " KV cache runs on the CPU backend only (not " + backend.name() +
+                        "): --backend cpu");
         qk_.assign(layer_floats_ * n_layers, 0);
         qv_.assign(layer_floats_ * n_layers, 0);
         sk_.assign(std::size_t(n_blocks) * block_size * n_layers, 0.0f);
@@ -54,6 +56,24 @@ void KvBlockPool::drop(int block) {
     if (--refs_[block] == 0) free_.push_back(block);
 }
 
+namespace {
+// Every e4m3 byte's value, from fp8_e4m3_decode: a row is dequantised by lookups on the host.
+const std::array<float, 256>& fp8_values() {
+    static const std::array<float, 256> table = [] {
+        std::array<float, 256> t{};
+        for (int c = 0; c < 256; ++c) t[c] = fp8_e4m3_decode(static_cast<std::uint8_t>(c));
+        return t;
+    }();
+    return table;
+}
+
+void dequantize(KvCacheType type, const std::uint8_t* q, float scale, int n, float* x) {
+    if (type != KvCacheType::Fp8) return dequantize_row(type, q, scale, n, x);
+    const std::array<float, 256>& value = fp8_values();
+    for (int i = 0; i < n; ++i) x[i] = value[q[i]] * scale;
+}
+}  // namespace
+
 void KvBlockPool::load_rows(int layer, std::size_t row, int n, DeviceSpan k, DeviceSpan v) const {
     const std::size_t len = std::size_t(n) * kv_dim_;
     if (!quantised()) {
@@ -64,10 +84,8 @@ void KvBlockPool::load_rows(int layer, std::size_t row, int n, DeviceSpan k, Dev
     const std::size_t r0 = layer * std::size_t(n_blocks_) * block_size_ + row;
     for (int i = 0; i < n; ++i) {
         const std::size_t r = r0 + i;
-        dequantize_row(type_, &qk_[r * kv_dim_], sk_[r], kv_dim_,
-                       k.data + std::size_t(i) * kv_dim_);
-        dequantize_row(type_, &qv_[r * kv_dim_], sv_[r], kv_dim_,
-                       v.data + std::size_t(i) * kv_dim_);
+        dequantize(type_, &qk_[r * kv_dim_], sk_[r], kv_dim_, k.data + std::size_t(i) * kv_dim_);
+        dequantize(type_, &qv_[r * kv_dim_], sv_[r], kv_dim_, v.data + std::size_t(i) * kv_dim_);
     }
 }
 

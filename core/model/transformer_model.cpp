@@ -29,7 +29,8 @@ std::size_t probs_bucket(int n_keys, int capacity) {
 // so far. Runner is the one-sequence view (slot 0).
 class TransformerRunner final : public Runner, public BatchRunner {
   public:
-    TransformerRunner(const TransformerModel& m, Backend& be, int slots, const KvBlockPool* pool = nullptr)
+    TransformerRunner(const TransformerModel& m, Backend& be, int slots,
+                      const KvBlockPool* pool = nullptr)
         : m_(m), c_(m.config()), be_(be), W_(&m.weights()), paged_(pool != nullptr) {
         // Compact matrices (and a compact embedding table) are read by the backend where it keeps
         // them: the CPU in host memory, where they lie; a GPU in its own copy (adopt_compact). A
@@ -477,8 +478,8 @@ void TransformerRunner::read_rows(const KvCache& cache, int first, int n, std::v
     std::memcpy(out.data(), host_.data(), total * sizeof(float));
 }
 
-void TransformerRunner::through_table(const KvCache& cache, int l, int first, int n, DeviceSpan rows_k,
-                                DeviceSpan rows_v, Way way) {
+void TransformerRunner::through_table(const KvCache& cache, int l, int first, int n,
+                                      DeviceSpan rows_k, DeviceSpan rows_v, Way way) {
     const std::size_t kv = c_.kv_dim();
     const KvBlockPool& pool = *cache.pool();
     for_each_block_run(cache.table(), pool.block_size(), first, n, [&](int p, int row, int run) {
@@ -493,7 +494,7 @@ void TransformerRunner::through_table(const KvCache& cache, int l, int first, in
 }
 
 void TransformerRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
-                                std::span<ForwardResult> out) {
+                                      std::span<ForwardResult> out) {
     const int B = static_cast<int>(seqs.size());
     if (B == 0 || B > max_batch() || static_cast<int>(out.size()) < B)
         throw Error("forward pass with " + std::to_string(B) + " sequences (runner holds " +
@@ -843,8 +844,10 @@ void TransformerRunner::attend(int l, KvCache& cache, const Pass& p, int i, cons
         const ConstKvRows kept_rows{nullptr, c_.n_layers, p.kv_keep[i], c_.kv_dim()};
         const std::size_t n = std::size_t(p.kv_keep[i]) * kv, from = std::size_t(T) * kv - n;
         const std::size_t at = p.stage.kv[i];
-        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.K), n), n, ki.at(from, n), n, 1, n);
-        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.V), n), n, vi.at(from, n), n, 1, n);
+        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.K), n), n, ki.at(from, n), n, 1,
+                      n);
+        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.V), n), n, vi.at(from, n), n, 1,
+                      n);
     }
     // One fused kernel: scores, softmax and weights . V share its measured time.
     op(OpKind::Scores, l, T, pos0);
@@ -946,7 +949,7 @@ std::unique_ptr<BatchRunner> TransformerModel::make_batch_runner(Backend& backen
 }
 
 std::unique_ptr<BatchRunner> TransformerModel::make_paged_runner(Backend& backend, int max_batch,
-                                                           const KvBlockPool& pool) const {
+                                                                 const KvBlockPool& pool) const {
     if (max_batch < 1 || max_batch > 64)
         throw Error("batch size " + std::to_string(max_batch) + " (must be 1..64)");
     return std::make_unique<TransformerRunner>(*this, backend, max_batch, &pool);
