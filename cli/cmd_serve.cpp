@@ -6,10 +6,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/serving/cache_type_effect.h"
 #include "core/serving/prompt_file.h"
-#include "core/serving/scheduler.h"
-#include "core/serving/window_effect.h"
+#include "core/serving/serve_run.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/util/format.h"
@@ -53,19 +51,10 @@ KvCacheType cache_type_from(const Args& a) {
 }
 
 // Each request's tokens again through the float32 cache and the quantised one, side by side.
-void print_cache_type_effect(const Model& m, Backend& be, const Scheduler& s) {
-    const ServeConfig& cfg = s.config();
-    CacheTypeEffect all;
-    for (const ServeRequest& r : s.requests()) {
-        const std::span<const int> seen(r.tokens.data(),
-                                        std::min<std::size_t>(r.tokens.size(), m.config().seq_len));
-        const CacheTypeEffect e =
-            cache_type_effect(m, be, seen, r.prompt_len, cfg.cache_type, cfg.block_size);
-        all.passes += e.passes;
-        all.same_next_token += e.same_next_token;
-        all.max_logit_difference = std::max(all.max_logit_difference, e.max_logit_difference);
-    }
-    const ServeStats& st = s.stats();
+void print_cache_type_effect(const Model& m, Backend& be, const ServeRun& run) {
+    const ServeConfig& cfg = run.config;
+    const CacheTypeEffect all = serve_cache_type_effect(m, be, run);
+    const ServeStats& st = run.stats;
     std::fprintf(stderr,
                  "kvscope: %s cache against f32, on each request's tokens (teacher-forced): max "
                  "|logit difference| %.6g; the same most likely next token at %d of %d passes "
@@ -124,13 +113,17 @@ int cmd_serve(int argc, char** argv) {
     cfg.cache_type = cache_type_from(a);
     Opened o = open_from(a);
     const Model& m = *o.model;
-    Scheduler s(m, *o.backend.backend, cfg);
-    for (const PromptLine& p : prompts) s.submit(m.tokenizer().encode(p.text), p.arrival);
-    while (!s.finished()) s.step();
-    for (const ServeRequest& r : s.requests()) print_text(m.tokenizer(), r);
+    std::vector<std::vector<int>> tokens;
+    std::vector<int> arrivals;
+    for (const PromptLine& p : prompts) {
+        tokens.push_back(m.tokenizer().encode(p.text));
+        arrivals.push_back(p.arrival);
+    }
+    const ServeRun run = run_serve(m, *o.backend.backend, cfg, tokens, arrivals);
+    for (const ServeRequest& r : run.requests) print_text(m.tokenizer(), r);
     std::fflush(stdout);
 
-    const ServeStats& st = s.stats();
+    const ServeStats& st = run.stats;
     const double block_bytes = double(st.bytes_per_row) * st.block_size;
     std::fprintf(
         stderr,
@@ -141,28 +134,20 @@ int cmd_serve(int argc, char** argv) {
         "(+%d partly filled, %d copies on write; %d prompt rows not computed again); %.1f "
         "tokens per second (generated tokens / the steps' summed wall time, forward passes and "
         "sampling, steady clock, one run); a contiguous cache per request would reserve %d "
-        "requests x %d rows = %.0f blocks (%s); queued: %d requests; preempted: %d times\n",
+        "requests x %d rows = %.0f blocks (%s), %.0f blocks more than the peak; queued: %d "
+        "requests; preempted: %d times; steps with prefill and decode rows in one pass: %d\n",
         escape_for_one_line(m.name()).c_str(), o.backend.backend->device().c_str(),
-        kv_cache_type_name(cfg.cache_type), s.requests().size(), s.steps().size(), st.generated,
+        kv_cache_type_name(cfg.cache_type), run.requests.size(), run.steps.size(), st.generated,
         st.pool_blocks, st.block_size, format_bytes(block_bytes * st.pool_blocks).c_str(),
         st.peak_blocks, format_bytes(block_bytes * st.peak_blocks).c_str(),
         st.fragmentation_percent(), st.shared_full_blocks, st.shared_partial_blocks,
         st.copies_on_write, st.shared_rows, st.tokens_per_second(), st.peak_running, st.context,
         st.contiguous_blocks(),
-        format_bytes(double(st.bytes_per_row) * st.contiguous_rows()).c_str(), st.queued_requests,
-        st.preemptions);
+        format_bytes(double(st.bytes_per_row) * st.contiguous_rows()).c_str(), run.blocks_saved(),
+        st.queued_requests, st.preemptions, run.mixed_steps);
     if (cfg.window > 0) {
         // Each request's tokens again through the full cache and the bounded one, side by side.
-        WindowEffect all;
-        for (const ServeRequest& r : s.requests()) {
-            const std::span<const int> seen(
-                r.tokens.data(), std::min<std::size_t>(r.tokens.size(), m.config().seq_len));
-            const WindowEffect e = window_effect(m, *o.backend.backend, seen, r.prompt_len,
-                                                 cfg.sinks, cfg.window, cfg.block_size);
-            all.passes += e.passes;
-            all.same_next_token += e.same_next_token;
-            all.max_logit_difference = std::max(all.max_logit_difference, e.max_logit_difference);
-        }
+        const WindowEffect all = serve_window_effect(m, *o.backend.backend, run);
         std::fprintf(stderr,
                      "kvscope: window of %d rows and %d sinks against the full cache, on each "
                      "request's tokens (teacher-forced): max |logit difference| %.6g; the same "
@@ -170,7 +155,7 @@ int cmd_serve(int argc, char** argv) {
                      cfg.window, cfg.sinks, all.max_logit_difference, all.same_next_token,
                      all.passes, all.passes > 0 ? 100.0 * all.same_next_token / all.passes : 0.0);
     }
-    if (cfg.cache_type != KvCacheType::F32) print_cache_type_effect(m, *o.backend.backend, s);
+    if (cfg.cache_type != KvCacheType::F32) print_cache_type_effect(m, *o.backend.backend, run);
     return 0;
 }
 

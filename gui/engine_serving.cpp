@@ -18,7 +18,7 @@ namespace kvs::gui {
 // kvscope-cli serve's to run.
 constexpr int kMaxServeRequests = 64;
 
-struct ServeRun {
+struct ServingJob {
     std::shared_ptr<const Model> model;
     CpuBackend backend{false};  // its own: the sessions' backend may be a GPU's
     std::unique_ptr<Scheduler> scheduler;
@@ -62,7 +62,7 @@ void EngineWorker::serve_open(const ServeSetup& setup) {
             const int rows = std::min(static_cast<int>(t.size()) + cfg.max_new_tokens - 1, ctx);
             cfg.pool_blocks = std::max(cfg.pool_blocks, (rows + bs - 1) / bs);
         }
-        auto run = std::make_shared<ServeRun>();
+        auto run = std::make_shared<ServingJob>();
         run->model = model;
         run->scheduler = std::make_unique<Scheduler>(*model, run->backend, cfg);
         for (std::size_t i = 0; i < tokens.size(); ++i)

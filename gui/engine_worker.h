@@ -181,7 +181,7 @@ struct EngineSnapshot {
     }
 };
 
-struct ServeRun;  // the worker's serving run (gui/engine_serving.cpp)
+struct ServingJob;  // the worker's serving run (gui/engine_serving.cpp)
 
 // The worker is the lesson target's observer: @show, @highlight and @explain reach the window
 // through it, and its cancel stops a lesson mid-directive.
@@ -288,7 +288,7 @@ class EngineWorker : private LessonObserver {
     void explained(int layer, int head, int q_pos) override;
 
     // Worker-thread state.
-    std::shared_ptr<ServeRun> serve_;  // the serving run (gui/engine_serving.cpp)
+    std::shared_ptr<ServingJob> serve_;  // the serving run (gui/engine_serving.cpp)
     void publish_serving();
     // The recorded run shown: its sessions' tokens and text (their traces are the snapshot's),
     // sampler and origin; empty for live sessions.

@@ -1992,9 +1992,11 @@ TEST_CASE(
 TEST_CASE("a lesson's question and its choices fit at 1280x800 with text 2, both languages",
           "[gui][screenshot][lessons]") {
     // Waiting for the answer: the question, every choice and what to press, in view unscrolled.
-    for (const auto& [lesson, step, lang] :
-         std::vector<std::tuple<const char*, const char*, const char*>>{
-             {"3", "1", "en"}, {"11", "1", "en"}, {"10", "2", "zh"}, {"1", "2", "zh"}}) {
+    // Lessons 12 and 13: their longest questions in English, and one in Chinese.
+    const std::vector<std::tuple<const char*, const char*, const char*>> asks = {
+        {"3", "1", "en"},  {"11", "1", "en"}, {"10", "2", "zh"}, {"1", "2", "zh"},
+        {"12", "1", "en"}, {"13", "4", "en"}, {"13", "3", "zh"}};
+    for (const auto& [lesson, step, lang] : asks) {
         const json l = layout_of({"--backend", "cpu", "--lesson", lesson, "--lesson-step", step,
                                   "--answer", "wait", "--lang", lang},
                                  "1280x800", "2", std::string("ask-") + lesson + "-" + lang);

@@ -10,6 +10,7 @@
 #include "core/serving/cache_type_effect.h"
 #include "core/serving/prompt_file.h"
 #include "core/serving/scheduler.h"
+#include "core/serving/serve_run.h"
 #include "core/serving/serve_trace.h"
 #include "core/serving/window_effect.h"
 #include "core/session/session.h"
@@ -265,6 +266,42 @@ TEST_CASE("a bounded cache lets blocks go, replays a preempted request, and meas
     ServeConfig bad;
     bad.sinks = 2;
     CHECK_THROWS_WITH(Scheduler(tiny(), be, bad), Catch::Contains("the window must be at least 1"));
+}
+
+TEST_CASE("one serving run to its end: what the CLI and the lessons read", "[serving]") {
+    // Batch limit 3 over the eight shared-prefix prompts: the second and third wait one step for
+    // the first to compute the prefix, the other five for a place; each joins while others
+    // decode, its prompt rows and their decode rows in one pass.
+    const auto prompts = shared_prefix_prompts();
+    ServeConfig cfg;
+    cfg.max_new_tokens = 6;
+    cfg.batch_limit = 3;
+    cfg.block_size = 4;
+    CpuBackend be;
+    const ServeRun run = run_serve(tiny(), be, cfg, prompts);
+    REQUIRE(run.requests.size() == 8);
+    CHECK(run.config.pool_blocks == 3 * 64 / 4);  // resolved: 3 contexts of 64 rows
+    CHECK(run.stats.queued_requests == 7);
+    CHECK(run.mixed_steps > 0);
+    int mixed = 0;
+    for (const ServeStep& s : run.steps) mixed += s.prefill_rows > 0 && s.decode_rows > 0;
+    CHECK(run.mixed_steps == mixed);
+    CHECK(run.blocks_saved() == run.stats.contiguous_blocks() - run.stats.peak_blocks);
+    // The fullest tables: the requests still running after that step, each table long enough
+    // for its rows, and the blocks they hold together at most the pool's.
+    REQUIRE(run.fullest_step >= 0);
+    REQUIRE(!run.fullest_tables.empty());
+    CHECK(int(run.fullest_tables.size()) <= cfg.batch_limit);
+    for (const TableSnapshot& t : run.fullest_tables)
+        CHECK(int(t.table.size()) == (t.rows + cfg.block_size - 1) / cfg.block_size);
+    CHECK(requests_same_as_alone(tiny(), be, run) == 8);
+    for (std::size_t i = 0; i < prompts.size(); ++i)
+        CHECK(run.requests[i].tokens == alone(prompts[i], 6));
+    // A run whose tokens are not what the prompt gives alone is counted out.
+    ServeRun changed = run;
+    changed.requests[2].tokens.back() ^= 1;
+    CHECK(requests_same_as_alone(tiny(), be, changed) == 7);
+    CHECK(serve_window_effect(tiny(), be, run).passes == 0);  // no window, nothing compared
 }
 
 TEST_CASE("a quantised cache serves every request, each row the same whatever pass computed it",
