@@ -172,8 +172,8 @@ TEST_CASE("serve runs its paged cache on the emulated CUDA backend as generate r
     CHECK(f32.out == expected);
     for (const char* type : {"int8", "fp8"}) {
         const auto q = run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(),
-                                "--max-new-tokens", "8", "--block-size", "3", "--cache-type",
-                                type, "--backend", "cuda-emulated"});
+                                "--max-new-tokens", "8", "--block-size", "3", "--cache-type", type,
+                                "--backend", "cuda-emulated"});
         INFO(type << ": " << q.err);
         CHECK(q.exit_code == 0);
         CHECK(std::count(q.out.begin(), q.out.end(), '\n') == 3);

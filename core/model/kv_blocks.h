@@ -67,7 +67,7 @@ class KvBlockPool {
     mutable std::vector<std::uint8_t> qk_, qv_;
     mutable std::vector<float> sk_, sv_;
     mutable std::vector<float> host_;  // float rows on their way to or from the backend
-    std::vector<int> free_;  // taken from the back: block 0 first
+    std::vector<int> free_;            // taken from the back: block 0 first
     std::vector<int> refs_;
 };
 
