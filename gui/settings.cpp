@@ -12,6 +12,7 @@
 #include "core/session/cache_view.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
+#include "core/util/text_file.h"
 #include "core/util/utf8.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
@@ -230,7 +231,7 @@ std::vector<cmdline::OptionSpec> settings_options() {
 Settings parse_settings(std::string_view text, const std::string& name,
                         std::vector<std::string>* problems) {
     static const std::vector<cmdline::OptionSpec> options = settings_options();
-    std::vector<Line> lines = read_lines(text);
+    std::vector<Line> lines = read_lines(without_bom(text));
     Settings s;
     for (Line& l : lines) {
         const cmdline::OptionSpec* o = cmdline::find_option(options, l.name);
@@ -270,12 +271,15 @@ Settings load_settings(const std::string& path, std::vector<std::string>* proble
                                 ": not a regular file; using the default settings");
         return Settings();
     }
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return Settings();
     // A settings file is a few hundred bytes; a huge one is not ours.
-    std::string text(64 * 1024, '\0');
-    f.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(f.gcount()));
+    std::string text;
+    try {
+        text = read_text_file(path, 64 * 1024);
+    } catch (const Error& e) {
+        if (problems)
+            problems->push_back(escape_for_one_line(e.what()) + "; using the default settings");
+        return Settings();
+    }
     return parse_settings(text, path, problems);
 }
 

@@ -268,3 +268,15 @@ TEST_CASE("quit signals: copies of one request are one, a repeat after the grace
     CHECK(quit_at_once(3, 0));
     CHECK(quit_at_once(7, 5));
 }
+
+TEST_CASE("settings: a byte order mark before the first setting is not part of its name",
+          "[gui][settings][reliability]") {
+    const fs::path path = test::temp_dir("settings-bom") / "settings.txt";
+    const std::string text = "\xEF\xBB\xBFtemperature = 0.5\nlesson = 3\n";
+    test::write_file(path, std::vector<unsigned char>(text.begin(), text.end()));
+    std::vector<std::string> problems;
+    const Settings s = load_settings(path.string(), &problems);
+    CHECK(problems.empty());
+    CHECK(s.temperature == 0.5f);
+    CHECK(s.lesson == 3);
+}

@@ -307,9 +307,10 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
     const int vocab = tiny()->config().vocab_size;
     expect_refused("", "not a kvscope trace");
     expect_refused("[1, 2]", "not a kvscope trace");
-    expect_refused(t.substr(0, t.size() / 2), "not valid JSON (at byte");
+    expect_refused(t.substr(0, t.size() / 2),
+                   "not valid JSON at byte " + std::to_string(t.size() / 2) + " (line ");
     expect_refused("{\"kvscope_trace\": 1e999}",
-                   "not valid JSON (a number beyond a double's range)");
+                   "not valid JSON: a number beyond a double's range ('1e999')");
     expect_refused(std::string(100000, '[') + std::string(100000, ']'), "not a kvscope trace");
     expect_refused("{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}",
                    "nested deeper than a kvscope trace");

@@ -17,6 +17,7 @@
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/util/format.h"
+#include "core/util/text_file.h"
 
 namespace kvs {
 namespace {
@@ -588,8 +589,9 @@ RecordedRun read_document(const Reader& rd, const json& doc) {
 
 }  // namespace
 
-RecordedRun read_trace_json(std::string_view text, const std::string& source) {
+RecordedRun read_trace_json(std::string_view whole, const std::string& source) {
     const Reader rd(source);
+    const std::string_view text = json_text(whole, source);
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos || text[first] != '{')
         rd.fail("", "not a kvscope trace (a trace JSON is one object)");
@@ -599,10 +601,8 @@ RecordedRun read_trace_json(std::string_view text, const std::string& source) {
     json doc;
     try {
         doc = json::parse(text.begin(), text.end(), DuplicateKeyCheck(source));
-    } catch (const json::parse_error& e) {
-        rd.fail("", "not valid JSON (at byte " + std::to_string(e.byte) + ")");
-    } catch (const json::exception&) {  // out_of_range: a number beyond a double's range
-        rd.fail("", "not valid JSON (a number beyond a double's range)");
+    } catch (const json::exception& e) {  // a syntax error, or a number beyond a double's range
+        rd.fail("", json_syntax_problem(whole, e, whole.size() - text.size()));
     }
     try {
         return read_document(rd, doc);
@@ -630,7 +630,8 @@ bool looks_like_trace(const std::string& path) {
     } catch (const Error&) {
         return false;
     }
-    const std::string_view s(reinterpret_cast<const char*>(head.data()), head.size());
+    const std::string_view s =
+        without_bom(std::string_view(reinterpret_cast<const char*>(head.data()), head.size()));
     const auto first = s.find_first_not_of(" \t\r\n");
     return first != std::string_view::npos && s[first] == '{' &&
            s.find("\"kvscope_trace\"") != std::string_view::npos;

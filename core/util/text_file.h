@@ -1,0 +1,22 @@
+#pragma once
+// Text a user writes in an editor and gives kvscope as a file: a prompt (-f, serve's --prompts),
+// settings.txt, a lesson. One reader for all of them, so that each treats the file's first bytes
+// alike: a UTF-8 byte order mark (Windows editors start files with one) is not text and is
+// dropped, never tokenised as three byte tokens or read as part of a title or a key.
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace kvs {
+
+// `text` without a leading UTF-8 byte order mark (EF BB BF).
+std::string_view without_bom(std::string_view text);
+
+// The file's bytes without a leading byte order mark; read_file_bytes' checks and Errors (a
+// folder, a device, a missing file, more than `limit` bytes).
+std::string read_text_file(const std::string& path, std::size_t limit);
+
+// The byte offset of the first byte of `text` that is not well-formed UTF-8, or npos.
+std::size_t first_bad_utf8(std::string_view text);
+
+}  // namespace kvs
