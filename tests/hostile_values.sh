@@ -98,5 +98,14 @@ expect lesson-not-utf8 'latin1.md:5: not UTF-8 text (byte 0xE9 at byte offset 24
 ln -s loop1 "$dir/loop2" && ln -s loop2 "$dir/loop1"
 expect lesson-symlink-loop 'loop1: cannot open: Too many levels of symbolic links' lesson "$dir/loop1"
 
+# A model folder's file that is there but not a readable file: its own reason, never "missing".
+cp -r "$dir/hf" "$dir/hfl" && rm "$dir/hfl/model.safetensors"
+ln -s loop "$dir/hfl/model.safetensors" && ln -s model.safetensors "$dir/hfl/loop"
+expect folder-file-loop 'hfl/model.safetensors: cannot open: Too many levels of symbolic links' \
+    info --model "$dir/hfl"
+cp -r "$dir/hf" "$dir/hfd" && rm "$dir/hfd/config.json" && mkdir "$dir/hfd/config.json"
+expect folder-config-folder 'hfd/config.json: is a folder; give the path of a file in it' \
+    info --model "$dir/hfd"
+
 [[ $fails == 0 ]] && echo "hostile values: all cases passed"
 exit $((fails != 0))
