@@ -51,24 +51,26 @@ class Reader {
     }
     std::int64_t integer(const json& v, const std::string& where, std::int64_t lo,
                          std::int64_t hi) const {
-        if (!v.is_number_integer()) fail(where, "not a whole number");
-        const bool negative = v.is_number_unsigned() ? false : v.get<std::int64_t>() < 0;
-        if (!negative && v.is_number_unsigned() &&
+        // The value as the file has it (1e+300, 18446744073709551615, "3") and the range.
+        const std::string range = " (" + std::to_string(lo) + ".." + std::to_string(hi) + ")";
+        if (!v.is_number_integer())
+            fail(where, json_excerpt(v, 40) + " is not a whole number" + range);
+        if (v.is_number_unsigned() &&
             v.get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
-            fail(where, "out of range");
+            fail(where, v.dump() + " is out of range" + range);
         const std::int64_t x = v.get<std::int64_t>();
-        if (x < lo || x > hi)
-            fail(where, std::to_string(x) + " is out of range (" + std::to_string(lo) + ".." +
-                            std::to_string(hi) + ")");
+        if (x < lo || x > hi) fail(where, std::to_string(x) + " is out of range" + range);
         return x;
     }
     int whole(const json& o, const char* key, const std::string& where, int lo, int hi) const {
         return static_cast<int>(integer(member(o, key, where), where + "." + key, lo, hi));
     }
     double number(const json& v, const std::string& where, double lo, double hi) const {
-        if (!v.is_number()) fail(where, "not a number");
+        if (!v.is_number()) fail(where, json_excerpt(v, 40) + " is not a number");
         const double x = v.get<double>();
-        if (!(x >= lo && x <= hi)) fail(where, "out of range");
+        if (!(x >= lo && x <= hi))
+            fail(where,
+                 v.dump() + " is out of range (" + json(lo).dump() + ".." + json(hi).dump() + ")");
         return x;
     }
     double real(const json& o, const char* key, const std::string& where, double lo,
