@@ -616,6 +616,11 @@ TEST_CASE("a JSON syntax error says where: byte, line and column, a bounded exce
           "expected '[', '{', or a literal; the input is empty");
     CHECK(problem("{\"a\": 1e999}") ==
           "f.json: not valid JSON: a number beyond a double's range ('1e999')");
+    std::string digits(100002, '9');  // [999...9]
+    digits.front() = '[';
+    digits.back() = ']';
+    CHECK(problem(digits) == "f.json: not valid JSON: a number beyond a double's range ('" +
+                                 std::string(40, '9') + "...')");
     // A megabyte-long string, then a control byte inside it: the excerpt is at most 40 bytes of
     // that line, escaped, and the message one line.
     const std::string long_value = "{\"k\": \"" + std::string(1 << 20, 'x') + "\x1b[2J\xe4\xb8";

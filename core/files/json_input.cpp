@@ -106,11 +106,12 @@ std::string json_syntax_problem(std::string_view text, const nlohmann::json::exc
     std::string_view what = e.what();
     if (const auto b = what.find("] "); b != std::string_view::npos) what.remove_prefix(b + 2);
     const auto* pe = dynamic_cast<const nlohmann::json::parse_error*>(&e);
-    if (!pe) {  // out_of_range 406: "number overflow parsing '1e999'"
-        std::string why(what.substr(0, 80));
-        if (const auto q = why.find('\''); q != std::string::npos) why = why.substr(q);
-        return "not valid JSON: a number beyond a double's range (" + escape_for_one_line(why) +
-               ")";
+    if (!pe) {  // out_of_range 406: "number overflow parsing '1e999'", the number at any length
+        std::string_view num = what.substr(std::min(what.find('\''), what.size()));
+        if (num.starts_with('\'')) num.remove_prefix(1);
+        if (num.ends_with('\'')) num.remove_suffix(1);
+        return "not valid JSON: a number beyond a double's range ('" +
+               escape_for_one_line(num.substr(0, 40)) + (num.size() > 40 ? "...')" : "')");
     }
     if (const auto c = what.find(": "); c != std::string_view::npos) what.remove_prefix(c + 2);
     if (const auto l = what.find("; last read"); l != std::string_view::npos)
