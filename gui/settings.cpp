@@ -271,15 +271,15 @@ Settings load_settings(const std::string& path, std::vector<std::string>* proble
                                 ": not a regular file; using the default settings");
         return Settings();
     }
+    // Read here, not by read_text_file: that notes the file as an input of this run, which no
+    // output may replace, and settings.txt is rewritten on the way out (parse_settings drops a
+    // byte order mark through the same without_bom).
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return Settings();
     // A settings file is a few hundred bytes; a huge one is not ours.
-    std::string text;
-    try {
-        text = read_text_file(path, 64 * 1024);
-    } catch (const Error& e) {
-        if (problems)
-            problems->push_back(escape_for_one_line(e.what()) + "; using the default settings");
-        return Settings();
-    }
+    std::string text(64 * 1024, '\0');
+    f.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(f.gcount()));
     return parse_settings(text, path, problems);
 }
 

@@ -279,4 +279,6 @@ TEST_CASE("settings: a byte order mark before the first setting is not part of i
     CHECK(problems.empty());
     CHECK(s.temperature == 0.5f);
     CHECK(s.lesson == 3);
+    // Read, it is still kvscope's own file to rewrite (not an input no output may replace).
+    CHECK(save_settings(s, path.string()).empty());
 }

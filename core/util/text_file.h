@@ -1,8 +1,9 @@
 #pragma once
 // Text a user writes in an editor and gives kvscope as a file: a prompt (-f, serve's --prompts),
-// settings.txt, a lesson. One reader for all of them, so that each treats the file's first bytes
-// alike: a UTF-8 byte order mark (Windows editors start files with one) is not text and is
-// dropped, never tokenised as three byte tokens or read as part of a title or a key.
+// a lesson. One reader for all of them, so that each treats the file's first bytes alike: a UTF-8
+// byte order mark (Windows editors start files with one) is not text and is dropped, never
+// tokenised as three byte tokens or read as part of a title. settings.txt, which kvscope rewrites
+// and so does not read as an input of the run, drops its mark through without_bom, as JSON does.
 #include <cstddef>
 #include <string>
 #include <string_view>
