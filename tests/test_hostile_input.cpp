@@ -653,7 +653,9 @@ TEST_CASE("a short, empty or foreign file is refused naming the format it was op
     CHECK(model_error(g0) == g0 + ": 0 bytes, too short for a GGUF header (needs at least 24)");
     const std::string gx = file("junk.gguf", "PK\x03\x04" + std::string(60, 'z'));
     CHECK(model_error(gx) ==
-          gx + ": named as a GGUF file, but it starts with \"PK\\x03\\x04\", not \"GGUF\"");
+          gx + ": named as a GGUF file, but it starts with \"PK\\x03\\x04\", not \"GGUF\"; as a "
+               "llama2.c checkpoint: not a usable llama2.c checkpoint: dim = 67324752 (must be "
+               "1..16384)");
     // By content: GGUF bytes named .bin are GGUF, and too short for its header.
     const std::string gb = file("gguf.bin", std::string("GGUF\x03\0\0\0", 8));
     CHECK(model_error(gb) == gb + ": 8 bytes, too short for a GGUF header (needs at least 24)");

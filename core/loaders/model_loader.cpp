@@ -174,7 +174,8 @@ std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& 
                                          std::uint64_t(mapped.weights.all.size()) * sizeof(float)),
                        c, limits);
         });
-    } catch (const Error&) {
+    } catch (const Error& e) {
+        refuse_misnamed(path, e.what());  // x.gguf that is neither GGUF nor a checkpoint
         // A tokenizer given as the model reads as a header of nonsense ("hidden_dim = 0"):
         // say what the file is instead.
         if (const int pieces = llama2c_tokenizer_pieces(path); pieces > 0)

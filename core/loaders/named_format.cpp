@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <string_view>
 #include <vector>
 
 #include "core/util/error.h"
@@ -42,12 +43,9 @@ bool model_file_is_gguf(const std::string& path) {
     const auto head = read_file_head(path, 4);
     if (head.size() == 4 && std::equal(head.begin(), head.end(), "GGUF")) return true;
     const std::string ext = extension_of(path);
-    if (ext == ".gguf") {
-        if (size < kGgufHeaderBytes)
-            refuse_too_short(path, size, "a GGUF header", kGgufHeaderBytes);
-        throw Error(path + ": named as a GGUF file, but it starts with " + quoted_start(head) +
-                    ", not \"GGUF\"");
-    }
+    // Shorter than a GGUF header is shorter than a llama2.c checkpoint's (28 bytes) too.
+    if (ext == ".gguf" && size < kGgufHeaderBytes)
+        refuse_too_short(path, size, "a GGUF header", kGgufHeaderBytes);
     if (ext == ".json")
         throw Error(path +
                     ": a JSON file, not a model: give a llama2.c .bin, a .gguf file or a Hugging "
@@ -57,6 +55,15 @@ bool model_file_is_gguf(const std::string& path) {
                     ": a SentencePiece tokenizer.model, not a model: it goes in a Hugging Face "
                     "model folder, or with --tokenizer");
     return false;
+}
+
+void refuse_misnamed(const std::string& path, const std::string& why) {
+    if (extension_of(path) != ".gguf") return;
+    std::string_view reason = why;
+    if (reason.starts_with(path + ": ")) reason.remove_prefix(path.size() + 2);
+    throw Error(path + ": named as a GGUF file, but it starts with " +
+                quoted_start(read_file_head(path, 4)) +
+                ", not \"GGUF\"; as a llama2.c checkpoint: " + std::string(reason));
 }
 
 void check_tokenizer_name(const std::string& path, bool hf) {
