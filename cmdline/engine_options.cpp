@@ -85,7 +85,13 @@ std::optional<std::string> prompt_from(const CommandLine& c) {
             c.fail(std::string("--file: ") + e.what());
         }
     }
-    if (path == "-") text = std::string(without_bom(text));
+    if (path == "-") {
+        try {
+            text = std::string(utf8_text(text, "standard input"));
+        } catch (const Error& e) {
+            c.fail(std::string("--file -: ") + e.what());
+        }
+    }
     if (!text.empty() && text.back() == '\n') text.pop_back();
     if (!text.empty() && text.back() == '\r') text.pop_back();
     return text;

@@ -231,7 +231,14 @@ std::vector<cmdline::OptionSpec> settings_options() {
 Settings parse_settings(std::string_view text, const std::string& name,
                         std::vector<std::string>* problems) {
     static const std::vector<cmdline::OptionSpec> options = settings_options();
-    std::vector<Line> lines = read_lines(without_bom(text));
+    try {
+        text = utf8_text(text, name);
+    } catch (const Error& e) {  // UTF-16: every line would be an unknown key, skipped unsaid
+        if (problems)
+            problems->push_back(escape_for_one_line(e.what()) + "; using the default settings");
+        return Settings();
+    }
+    std::vector<Line> lines = read_lines(text);
     Settings s;
     for (Line& l : lines) {
         const cmdline::OptionSpec* o = cmdline::find_option(options, l.name);
@@ -273,7 +280,7 @@ Settings load_settings(const std::string& path, std::vector<std::string>* proble
     }
     // Read here, not by read_text_file: that notes the file as an input of this run, which no
     // output may replace, and settings.txt is rewritten on the way out (parse_settings drops a
-    // byte order mark through the same without_bom).
+    // byte order mark through the same utf8_text).
     std::ifstream f(path, std::ios::binary);
     if (!f) return Settings();
     // A settings file is a few hundred bytes; a huge one is not ours.

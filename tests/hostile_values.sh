@@ -79,7 +79,7 @@ expect json-syntax-where \
     "config.json: not valid JSON at byte 22 (line 2, column 21): unexpected ','; expected string literal; near '  \"hidden_size\": 64,,'" \
     info --model "$dir/hfs"
 printf '\xff\xfe{\0}\0' >"$dir/t16.json"
-expect json-utf16 't16.json: UTF-16 text (it starts with a UTF-16 byte order mark)' replay "$dir/t16.json"
+expect json-utf16 't16.json: UTF-16 text (it starts with a UTF-16 byte order mark); kvscope reads UTF-8' replay "$dir/t16.json"
 
 # A file judged by its name and first bytes: what it was taken for is named.
 printf 'GGU' >"$dir/short.gguf"

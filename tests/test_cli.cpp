@@ -423,8 +423,12 @@ TEST_CASE("text files a user writes: a byte order mark is not text, for every re
     expect_error({"lesson", write("latin1.md", "# Title\n\n## Step\n@model toy\ncaf\xE9\n")},
                  "latin1.md:5: not UTF-8 text (byte 0xE9 at byte offset 31); save the lesson as "
                  "UTF-8");
-    // JSON: a UTF-8 mark is skipped, a UTF-16 one named.
+    // A UTF-16 mark (Notepad's "Unicode") is named, for JSON and text files alike.
     expect_error({"replay", write("t16.json", "\xFF\xFE{\0")},
                  "t16.json: UTF-16 text (it starts with a UTF-16 byte order mark); kvscope reads "
-                 "JSON as UTF-8");
+                 "UTF-8: save it as UTF-8");
+    expect_error({"generate", "--model", tiny_model(), "-f", write("p16.txt", "\xFF\xFEh\0")},
+                 "p16.txt: UTF-16 text (it starts with a UTF-16 byte order mark)");
+    expect_error({"lesson", write("l16.md", "\xFF\xFE#\0")},
+                 "l16.md: UTF-16 text (it starts with a UTF-16 byte order mark)");
 }

@@ -282,3 +282,15 @@ TEST_CASE("settings: a byte order mark before the first setting is not part of i
     // Read, it is still kvscope's own file to rewrite (not an input no output may replace).
     CHECK(save_settings(s, path.string()).empty());
 }
+
+TEST_CASE("settings: saved as UTF-16, one line says so and the defaults are used",
+          "[gui][settings][reliability]") {
+    std::vector<std::string> problems;
+    const Settings s =
+        parse_settings(std::string_view("\xFF\xFEt\0e\0m\0p\0", 10), "settings.txt", &problems);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0] ==
+          "settings.txt: UTF-16 text (it starts with a UTF-16 byte order mark); kvscope reads "
+          "UTF-8: save it as UTF-8; using the default settings");
+    CHECK(s.temperature == Settings().temperature);
+}

@@ -73,20 +73,8 @@ std::size_t json_too_deep_at(std::string_view text, int limit) {
     return std::string_view::npos;
 }
 
-std::string_view json_text(std::string_view text, const std::string& name) {
-    const auto starts = [&](std::string_view bom) { return text.starts_with(bom); };
-    using namespace std::string_view_literals;
-    const char* enc = starts("\xFF\xFE\0\0"sv) || starts("\0\0\xFE\xFF"sv) ? "UTF-32"
-                      : starts("\xFF\xFE"sv) || starts("\xFE\xFF"sv)       ? "UTF-16"
-                                                                           : nullptr;
-    if (enc)
-        throw Error(name + ": " + enc + " text (it starts with a " + enc +
-                    " byte order mark); kvscope reads JSON as UTF-8");
-    return without_bom(text);
-}
-
 nlohmann::json parse_json_input(std::string_view whole, const std::string& name) {
-    const std::string_view text = json_text(whole, name);
+    const std::string_view text = utf8_text(whole, name);
     if (const std::size_t at = json_too_deep_at(text, kMaxJsonDepth); at != std::string_view::npos)
         throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
                     " levels deep (at byte " + std::to_string(at + whole.size() - text.size()) +

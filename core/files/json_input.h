@@ -24,12 +24,8 @@ constexpr int kMaxJsonDepth = 64;
 // byte where it passes `limit`, or npos. Linear, no recursion: run before a recursive parser.
 std::size_t json_too_deep_at(std::string_view text, int limit);
 
-// `text` without a leading UTF-8 byte order mark, or Error "NAME: UTF-16 text (it starts with a
-// UTF-16 byte order mark); kvscope reads JSON as UTF-8" (UTF-32 the same): what an editor's
-// "Unicode" encoding gives, said so instead of as a syntax error at byte 0.
-std::string_view json_text(std::string_view text, const std::string& name);
-
-// The JSON value in `text` (json_text first), or Error naming `name`: "NAME: not valid JSON at byte
+// The JSON value in `text` (core/util/text_file.h's utf8_text first: a UTF-8 byte order mark
+// skipped, a UTF-16 or UTF-32 one refused), or Error naming `name`: "NAME: not valid JSON at byte
 // N (line L, column C): WHY; near 'EXCERPT'" (json_syntax_problem), "NAME: JSON nested more than 64
 // levels deep (at byte N)" or a key given twice (DuplicateKeyCheck).
 nlohmann::json parse_json_input(std::string_view text, const std::string& name);
