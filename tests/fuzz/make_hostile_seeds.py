@@ -5,8 +5,8 @@ their types (negative, 2^31, 2^64 - 1, 1e300, a product of two fields past 2^32)
 the depth bound and one level past it, NUL and bidi controls in names and values; and for every
 JSON reader (fuzz_hf's config.json and safetensors header, fuzz_tokenizer_json, fuzz_trace) a key
 given twice at the top level and inside a nested object, a UTF-8 and a UTF-16 byte order mark, the
-text cut short and junk after it; a byte order mark and bytes that are not UTF-8 in settings.txt
-and a lesson. Each is a valid seed with one thing changed, so the fuzzer starts next to every
+text cut short and junk after it; a UTF-8 and a UTF-16 byte order mark and bytes that are not
+UTF-8 in settings.txt and a lesson. Each is a valid seed with one thing changed, so the fuzzer starts next to every
 refusal."""
 import json
 import os
@@ -193,6 +193,8 @@ for name, b in json_classes(trace):
 settings = open(os.path.join(CORPUS, 'settings', 'saved.txt'), 'rb').read()
 put('settings', 'bom.txt', b'\xef\xbb\xbf' + settings)
 put('settings', 'latin1.txt', settings + b'prompt = caf\xe9\n')
+put('settings', 'utf16.txt', b'\xff\xfe' + settings.decode().encode('utf-16-le'))
 lesson = open(os.path.join(CORPUS, 'lesson', 'every-directive.md'), 'rb').read()
 put('lesson', 'bom.md', b'\xef\xbb\xbf' + lesson)
 put('lesson', 'latin1.md', lesson + b'caf\xe9 \xb5s\n')
+put('lesson', 'utf16.md', b'\xff\xfe' + lesson[:1000].decode('utf-8', 'ignore').encode('utf-16-le'))
