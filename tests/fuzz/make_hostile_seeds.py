@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Seeds of the hostile-input classes for fuzz_hf and fuzz_gguf, derived from their committed
-valid seeds (make_hf_corpus.sh and make_gguf_corpus.sh run this last): numbers at the edges of
-their types (negative, 2^31, 2^64 - 1, 1e300, a product of two fields past 2^32), JSON nested at
-the depth bound and one level past it, NUL and bidi controls in names and values; and for every
-JSON reader (fuzz_hf's config.json and safetensors header, fuzz_tokenizer_json, fuzz_trace) a key
-given twice at the top level and inside a nested object, a UTF-8 and a UTF-16 byte order mark, the
-text cut short and junk after it; a UTF-8 and a UTF-16 byte order mark and bytes that are not
-UTF-8 in settings.txt and a lesson. Each is a valid seed with one thing changed, so the fuzzer starts next to every
-refusal."""
+"""Seeds of the hostile-input classes, derived from committed valid seeds (make_hf_corpus.sh and
+make_gguf_corpus.sh run this last). fuzz_hf and fuzz_gguf: numbers at the edges of their types
+(negative, 2^31, 2^64 - 1, 1e300, a product of two fields past 2^32), JSON nested at the depth
+bound and one level past it, NUL and bidi controls in names and values. Every JSON reader
+(fuzz_hf's config.json and safetensors header, fuzz_tokenizer_json, fuzz_trace): a key given
+twice at the top level and inside a nested object, a UTF-8 and a UTF-16 byte order mark, the text
+cut short and junk after it. fuzz_settings and fuzz_lesson: a UTF-8 and a UTF-16 byte order mark
+and bytes that are not UTF-8. Each is a valid seed with one thing changed, so the fuzzer starts
+next to every refusal."""
 import json
 import os
 import struct
