@@ -9,7 +9,6 @@
 #include "core/serving/prompt_file.h"
 #include "core/serving/serve_run.h"
 #include "core/util/error.h"
-#include "core/util/file_bytes.h"
 #include "core/util/format.h"
 #include "core/util/utf8.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/util/error.h"
-#include "core/util/file_bytes.h"
+#include "core/util/text_file.h"
 #include "core/util/utf8.h"
 
 namespace kvs {
@@ -27,7 +27,8 @@ PromptLine parse_prompt_line(const std::string& path, int line_no, const std::st
 }  // namespace
 
 std::vector<PromptLine> read_prompt_file(const std::string& path) {
-    const std::vector<unsigned char> bytes = read_file_bytes(path, std::size_t(16) << 20);
+    // A UTF-8 byte order mark dropped, UTF-16 or UTF-32 refused by name (core/util/text_file.h).
+    const std::string bytes = read_text_file(path, std::size_t(16) << 20);
     std::vector<PromptLine> prompts;
     std::string line;
     int line_no = 0;
@@ -37,11 +38,11 @@ std::vector<PromptLine> read_prompt_file(const std::string& path) {
         if (!line.empty()) prompts.push_back(parse_prompt_line(path, line_no, line));
         line.clear();
     };
-    for (unsigned char c : bytes) {
+    for (char c : bytes) {
         if (c == '\n')
             end_line();
         else
-            line.push_back(static_cast<char>(c));
+            line.push_back(c);
     }
     end_line();
     if (prompts.empty()) throw Error(path + ": no prompts in the file (one a line)");
