@@ -560,6 +560,8 @@ TEST_CASE("the prompts file: one a line, blank lines skipped, none is an error",
     CHECK_THROWS_WITH(read_prompt_file(write("b.txt", "\n\r\n")),
                       Catch::Contains("no prompts in the file"));
     CHECK_THROWS_AS(read_prompt_file((dir / "none.txt").string()), Error);
+    // An editor's UTF-8 byte order mark is not part of the first prompt.
+    CHECK(read_prompt_file(write("bom.txt", "\xEF\xBB\xBFone\n"))[0].text == "one");
     const auto builtin = builtin_serve_prompts();
     REQUIRE(builtin.size() == 8);
     for (const auto& p : builtin) CHECK(p.text.rfind(builtin[0].text.substr(0, 60), 0) == 0);
