@@ -26,7 +26,8 @@ using namespace kvs;
 #if defined(__x86_64__)
 __attribute__((target("avx512f")))
 #endif
-std::uint64_t read_sum(const unsigned char* p, std::size_t n) {
+std::uint64_t
+read_sum(const unsigned char* p, std::size_t n) {
     std::uint64_t s[8] = {};
     for (std::size_t i = 0; i + 64 <= n; i += 64)
         for (int k = 0; k < 8; ++k) {

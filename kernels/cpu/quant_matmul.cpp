@@ -616,10 +616,11 @@ void dot_q45k(const unsigned char* w, const ActRow* a, int n, float* out) {
             const __m512i one = _mm512_set1_epi8(1);
             for (int m = 0; m < 2; ++m) {
                 // bytes 0..31 of u[2m] are chunk 2m's low nibbles, 32..63 chunk 2m+1's
-                const __m512i sh = _mm512_maskz_inserti64x4(
-                    0xff, _mm512_set1_epi16(short(4 * m)), _mm256_set1_epi16(short(4 * m + 2)), 1);
+                const __m512i sh = _mm512_maskz_inserti64x4(0xff, _mm512_set1_epi16(short(4 * m)),
+                                                            _mm256_set1_epi16(short(4 * m + 2)), 1);
                 const __m512i h = _mm512_srlv_epi16(qh, sh);
-                u[2 * m] = _mm512_or_si512(u[2 * m], _mm512_slli_epi16(_mm512_and_si512(h, one), 4));
+                u[2 * m] =
+                    _mm512_or_si512(u[2 * m], _mm512_slli_epi16(_mm512_and_si512(h, one), 4));
                 u[2 * m + 1] = _mm512_or_si512(
                     u[2 * m + 1],
                     _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(h, 1), one), 4));
