@@ -364,7 +364,9 @@ float dot_blocks32(const unsigned char* w, const ActRow& a, int n) {
 // The weights are one stream, row after row; the hardware prefetcher alone leaves a single
 // thread short of the read bandwidth while the arithmetic holds the loads back, so each block
 // asks for the lines kPrefetchBytes ahead of it (past a matrix's end the hint is dropped).
-constexpr std::size_t kPrefetchBytes = 2048;
+// Measured on a Zen 5 core (docs/bench/quant_matmul_step.cpp, Q4_K step, min of 300): 512
+// bytes ahead 2.25 ms, 2 KiB 1.74-1.80, 4 KiB 1.71-1.75, 8 KiB 1.68-1.70, 16 KiB 1.78.
+constexpr std::size_t kPrefetchBytes = 8192;
 inline void prefetch_ahead(const unsigned char* w, std::size_t bytes) {
     for (std::size_t o = 0; o < bytes; o += 64)
         _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchBytes + o), _MM_HINT_T0);
