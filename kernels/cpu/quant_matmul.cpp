@@ -325,6 +325,17 @@ inline std::uint32_t load32(const unsigned char* p) {
     return v;
 }
 
+// The weights are one stream, row after row; the hardware prefetcher alone leaves a single
+// thread short of the read bandwidth while the arithmetic holds the loads back, so each block
+// asks for the lines kPrefetchBytes ahead of it (past a matrix's end the hint is dropped).
+// Measured on a Zen 5 core (docs/bench/quant_matmul_step.cpp, Q4_K step, min of 300): 512
+// bytes ahead 2.25 ms, 2 KiB 1.74-1.80, 4 KiB 1.71-1.75, 8 KiB 1.68-1.70, 16 KiB 1.78.
+constexpr std::size_t kPrefetchBytes = 8192;
+inline void prefetch_ahead(const unsigned char* w, std::size_t bytes) {
+    for (std::size_t o = 0; o < bytes; o += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchBytes + o), _MM_HINT_T0);
+}
+
 // A Q8_0 or Q4_0 block's 32 weights as int8.
 template <GgmlType kT>
 inline __m256i block_weights(const unsigned char* blk) {
@@ -354,22 +365,12 @@ float dot_blocks32(const unsigned char* w, const ActRow& a, int n) {
                               _mm256_set1_ps(half_bits_to_float(blk) * a.d[i]), acc);
     };
     for (; b + 2 <= nb; b += 2) {
+        prefetch_ahead(w + b * kBytes, 2 * kBytes);
         one(b, acc0);
         one(b + 1, acc1);
     }
     if (b < nb) one(b, acc0);
     return hsum(_mm256_add_ps(acc0, acc1));
-}
-
-// The weights are one stream, row after row; the hardware prefetcher alone leaves a single
-// thread short of the read bandwidth while the arithmetic holds the loads back, so each block
-// asks for the lines kPrefetchBytes ahead of it (past a matrix's end the hint is dropped).
-// Measured on a Zen 5 core (docs/bench/quant_matmul_step.cpp, Q4_K step, min of 300): 512
-// bytes ahead 2.25 ms, 2 KiB 1.74-1.80, 4 KiB 1.71-1.75, 8 KiB 1.68-1.70, 16 KiB 1.78.
-constexpr std::size_t kPrefetchBytes = 8192;
-inline void prefetch_ahead(const unsigned char* w, std::size_t bytes) {
-    for (std::size_t o = 0; o < bytes; o += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchBytes + o), _MM_HINT_T0);
 }
 
 // A super-block unpacked: 8 x 32 codes in value order, 16 int16 group scales and offsets.
