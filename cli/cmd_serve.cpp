@@ -6,8 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "core/serving/scheduler.h"
-#include "core/serving/window_effect.h"
+#include "core/serving/serve_run.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/util/format.h"
@@ -16,9 +15,32 @@
 namespace kvs::cli {
 namespace {
 
-// The prompts of FILE, one a line (a line break inside a prompt cannot be given); blank lines are
-// skipped. At most 16 MiB.
-std::vector<std::string> read_prompts(const Args& a) {
+struct PromptLine {
+    std::string text;
+    int arrival = 0;  // the step at which the request arrives
+};
+
+// "@N text": arrives at step N (0..2^24); any other line arrives at step 0. A prompt that
+// begins with '@' is written after an arrival ("@0 @name").
+PromptLine parse_prompt_line(const Args& a, const std::string& path, int line_no,
+                             const std::string& line) {
+    if (line[0] != '@') return {line, 0};
+    const std::size_t space = line.find(' ');
+    const std::string step = line.substr(1, space == std::string::npos ? space : space - 1);
+    const bool digits =
+        !step.empty() && step.size() <= 8 &&
+        std::all_of(step.begin(), step.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const int n = digits ? std::stoi(step) : -1;
+    if (n < 0 || n > (1 << 24) || space == std::string::npos || space + 1 == line.size())
+        a.fail("--prompts " + path + " line " + std::to_string(line_no) + ": \"" +
+               escape_for_one_line(line.substr(0, 40)) +
+               "\" is not an arrival and a prompt (\"@N text\", N a step 0..16777216)");
+    return {line.substr(space + 1), n};
+}
+
+// The prompts of FILE, one a line (a line break inside a prompt cannot be given), each with its
+// arrival step; blank lines are skipped. At most 16 MiB.
+std::vector<PromptLine> read_prompts(const Args& a) {
     const std::string path = a.str("prompts");
     std::vector<unsigned char> bytes;
     try {
@@ -26,11 +48,13 @@ std::vector<std::string> read_prompts(const Args& a) {
     } catch (const Error& e) {
         a.fail(std::string("--prompts: ") + e.what());
     }
-    std::vector<std::string> prompts;
+    std::vector<PromptLine> prompts;
     std::string line;
+    int line_no = 0;
     const auto end_line = [&] {
+        ++line_no;
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (!line.empty()) prompts.push_back(line);
+        if (!line.empty()) prompts.push_back(parse_prompt_line(a, path, line_no, line));
         line.clear();
     };
     for (unsigned char c : bytes) {
@@ -58,6 +82,28 @@ void print_text(const Tokenizer& tok, const ServeRequest& r) {
     std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
+KvCacheType cache_type_from(const Args& a) {
+    if (!a.has("cache-type")) return KvCacheType::F32;
+    const std::string t = a.str("cache-type");
+    for (KvCacheType k : {KvCacheType::F32, KvCacheType::Int8, KvCacheType::Fp8})
+        if (t == kv_cache_type_name(k)) return k;
+    a.fail("--cache-type " + escape_for_one_line(t) + ": not a cache type (f32, int8 or fp8)");
+}
+
+// Each request's tokens again through the float32 cache and the quantised one, side by side.
+void print_cache_type_effect(const Model& m, Backend& be, const ServeRun& run) {
+    const ServeConfig& cfg = run.config;
+    const CacheTypeEffect all = serve_cache_type_effect(m, be, run);
+    const ServeStats& st = run.stats;
+    std::fprintf(stderr,
+                 "kvscope: %s cache against f32, on each request's tokens (teacher-forced): max "
+                 "|logit difference| %.6g; the same most likely next token at %d of %d passes "
+                 "(%.1f%%); a row of every layer's K and V takes %zu bytes (f32: %zu)\n",
+                 kv_cache_type_name(cfg.cache_type), all.max_logit_difference, all.same_next_token,
+                 all.passes, all.passes > 0 ? 100.0 * all.same_next_token / all.passes : 0.0,
+                 st.bytes_per_row, std::size_t(m.config().kv_bytes_per_token()));
+}
+
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
@@ -65,7 +111,8 @@ int cmd_serve(int argc, char** argv) {
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.insert(
         specs.end(),
-        {{"prompts", "FILE", "the requests: one prompt a line (blank lines skipped)"},
+        {{"prompts", "FILE",
+          "the requests: one prompt a line (blank lines skipped); \"@N text\"\narrives at step N"},
          cmdline::new_tokens_option("tokens to generate per request (default 256, within the "
                                     "context)"),
          {"block-size", "N", "K/V rows per block of the paged cache (default 16)"},
@@ -77,7 +124,10 @@ int cmd_serve(int argc, char** argv) {
          {"window", "N",
           "a bounded cache: each pass sees the last N cached rows (and the sinks);\nthe blocks "
           "before them are let go, and the effect on the next token is measured"},
-         {"sinks", "N", "with --window: the first N rows stay seen too (attention sinks)"}});
+         {"sinks", "N", "with --window: the first N rows stay seen too (attention sinks)"},
+         {"cache-type", "TYPE",
+          "how the pool stores K/V rows: f32 (default), int8 or fp8 (e4m3), one\nscale per row; "
+          "the effect on the next token is measured against f32"}});
     Args a("serve", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -89,7 +139,7 @@ int cmd_serve(int argc, char** argv) {
         return 0;
     }
     if (!a.has("prompts")) a.fail("--prompts FILE is required (one prompt a line)");
-    const std::vector<std::string> prompts = read_prompts(a);
+    const std::vector<PromptLine> prompts = read_prompts(a);
     ServeConfig cfg;
     cfg.block_size = a.integer("block-size", 16, 1, 1 << 20);
     cfg.batch_limit = a.integer("batch-limit", 8, 1, 64);
@@ -100,45 +150,44 @@ int cmd_serve(int argc, char** argv) {
     cfg.window = a.integer("window", 0, 1, 1 << 24);
     cfg.sinks = a.integer("sinks", 0, 0, 1 << 24);
     if (a.has("sinks") && !a.has("window")) a.fail("--sinks N needs --window N");
+    cfg.cache_type = cache_type_from(a);
     Opened o = open_from(a);
     const Model& m = *o.model;
-    Scheduler s(m, *o.backend.backend, cfg);
-    for (const std::string& p : prompts) s.submit(m.tokenizer().encode(p));
-    while (!s.finished()) s.step();
-    for (const ServeRequest& r : s.requests()) print_text(m.tokenizer(), r);
+    std::vector<std::vector<int>> tokens;
+    std::vector<int> arrivals;
+    for (const PromptLine& p : prompts) {
+        tokens.push_back(m.tokenizer().encode(p.text));
+        arrivals.push_back(p.arrival);
+    }
+    const ServeRun run = run_serve(m, *o.backend.backend, cfg, tokens, arrivals);
+    for (const ServeRequest& r : run.requests) print_text(m.tokenizer(), r);
     std::fflush(stdout);
 
-    const ServeStats& st = s.stats();
+    const ServeStats& st = run.stats;
     const double block_bytes = double(st.bytes_per_row) * st.block_size;
     std::fprintf(
         stderr,
-        "kvscope: serve: %s (%s), %zu requests in %zu steps, %d tokens generated; blocks in the "
-        "pool: %d of %d rows (%s); peak blocks used: %d (%s); internal fragmentation: %.1f%% "
+        "kvscope: serve: %s (%s, %s KV cache), %zu requests in %zu steps, %d tokens generated; "
+        "blocks in the pool: %d of %d rows (%s); peak blocks used: %d (%s); internal "
+        "fragmentation: %.1f%% "
         "(slots allocated but unused, summed over every step); prefix blocks shared: %d "
         "(+%d partly filled, %d copies on write; %d prompt rows not computed again); %.1f "
         "tokens per second (generated tokens / the steps' summed wall time, forward passes and "
         "sampling, steady clock, one run); a contiguous cache per request would reserve %d "
-        "requests x %d rows = %.0f blocks (%s); queued: %d requests; preempted: %d times\n",
+        "requests x %d rows = %.0f blocks (%s), %.0f blocks more than the peak; queued: %d "
+        "requests; preempted: %d times; steps with prefill and decode rows in one pass: %d\n",
         escape_for_one_line(m.name()).c_str(), o.backend.backend->device().c_str(),
-        s.requests().size(), s.steps().size(), st.generated, st.pool_blocks, st.block_size,
-        format_bytes(block_bytes * st.pool_blocks).c_str(), st.peak_blocks,
-        format_bytes(block_bytes * st.peak_blocks).c_str(), st.fragmentation_percent(),
-        st.shared_full_blocks, st.shared_partial_blocks, st.copies_on_write, st.shared_rows,
-        st.tokens_per_second(), st.peak_running, st.context, st.contiguous_blocks(),
-        format_bytes(double(st.bytes_per_row) * st.contiguous_rows()).c_str(), st.queued_requests,
-        st.preemptions);
+        kv_cache_type_name(cfg.cache_type), run.requests.size(), run.steps.size(), st.generated,
+        st.pool_blocks, st.block_size, format_bytes(block_bytes * st.pool_blocks).c_str(),
+        st.peak_blocks, format_bytes(block_bytes * st.peak_blocks).c_str(),
+        st.fragmentation_percent(), st.shared_full_blocks, st.shared_partial_blocks,
+        st.copies_on_write, st.shared_rows, st.tokens_per_second(), st.peak_running, st.context,
+        st.contiguous_blocks(),
+        format_bytes(double(st.bytes_per_row) * st.contiguous_rows()).c_str(), run.blocks_saved(),
+        st.queued_requests, st.preemptions, run.mixed_steps);
     if (cfg.window > 0) {
         // Each request's tokens again through the full cache and the bounded one, side by side.
-        WindowEffect all;
-        for (const ServeRequest& r : s.requests()) {
-            const std::span<const int> seen(
-                r.tokens.data(), std::min<std::size_t>(r.tokens.size(), m.config().seq_len));
-            const WindowEffect e = window_effect(m, *o.backend.backend, seen, r.prompt_len,
-                                                 cfg.sinks, cfg.window, cfg.block_size);
-            all.passes += e.passes;
-            all.same_next_token += e.same_next_token;
-            all.max_logit_difference = std::max(all.max_logit_difference, e.max_logit_difference);
-        }
+        const WindowEffect all = serve_window_effect(m, *o.backend.backend, run);
         std::fprintf(stderr,
                      "kvscope: window of %d rows and %d sinks against the full cache, on each "
                      "request's tokens (teacher-forced): max |logit difference| %.6g; the same "
@@ -146,6 +195,7 @@ int cmd_serve(int argc, char** argv) {
                      cfg.window, cfg.sinks, all.max_logit_difference, all.same_next_token,
                      all.passes, all.passes > 0 ? 100.0 * all.same_next_token / all.passes : 0.0);
     }
+    if (cfg.cache_type != KvCacheType::F32) print_cache_type_effect(m, *o.backend.backend, run);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/model/kv_what_if.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/util/format.h"
@@ -462,8 +463,10 @@ void App::draw_slot(FrameContext& f, const StageSlot& slot) {
                              ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus;
     if (ui_.presenter) flags |= ImGuiWindowFlags_NoTitleBar;
     // The attention panel's notes may go after its heatmaps, a wheel's scroll away: no scrollbar
-    // takes its width from the heatmaps (gui/panel_attention.cpp).
-    if (slot.id == "attention") flags |= ImGuiWindowFlags_NoScrollbar;
+    // takes its width from the heatmaps (gui/panel_attention.cpp). Shown alone, its heatmaps may
+    // be taller than the window at a large text: the scrollbar says so.
+    if (slot.id == "attention" && ui_.maximised != "attention")
+        flags |= ImGuiWindowFlags_NoScrollbar;
     ImGui::Begin(name.c_str(), nullptr, flags);
     // A double-click on the title bar maximises the panel, or restores the stage.
     ImGuiWindow* w = ImGui::GetCurrentWindow();
@@ -553,6 +556,7 @@ void App::draw_panels(FrameContext& f) {
     if (!f.snap.sessions.empty() && !f.snap.sessions[0].trace.empty())
         in.toy_rows = f.snap.sessions[0].trace.back().kv.len + 1;
     in.maximise = maximised;
+    if (f.model()) in.kv_variants = static_cast<int>(kv_what_if(f.model()->config()).size());
     // Just opened, the inside panel is the tab shown where it is one (a small screen at a large
     // text), whichever tab was chosen before.
     if (ui_.explain.open && !inside_was_open_) {

@@ -65,7 +65,11 @@ std::string LayoutRecord::to_json(int indent) const {
     for (const auto& pl : plots) {
         nlohmann::json series = nlohmann::json::object();
         for (const auto& [label, y] : pl.series) series[label] = y;
-        j["plots"].push_back({{"name", pl.name}, {"x", pl.x}, {"series", series}});
+        j["plots"].push_back(
+            {{"name", pl.name},
+             {"x", pl.x},
+             {"series", series},
+             {"rect", {{"x", pl.rect.x}, {"y", pl.rect.y}, {"w", pl.rect.w}, {"h", pl.rect.h}}}});
     }
     j["next_tokens_shown"] = next_tokens_shown;
     j["texts"] = nlohmann::json::array();

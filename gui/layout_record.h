@@ -41,6 +41,7 @@ struct PlotRecord {
     std::string name;
     std::vector<double> x;
     std::vector<std::pair<std::string, std::vector<double>>> series;
+    Rect rect;  // the plot's box (title, plot area and x labels); empty where not recorded
 };
 
 // One line of text as drawn (gui/text_record.h).

@@ -554,6 +554,13 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
         notes(ImVec2(top.x + room.x - col_w, top.y), col_w, true);
         avail.x -= col_w + gap;
     }  // After: under the heatmaps, once they are drawn
+    // Shown alone (key 2), the heatmaps keep the side they have alone at the design text height
+    // (f.reference): where the larger labels leave less height than that, the panel grows past
+    // the window and scrolls, rather than drawing them smaller.
+    if (f.ui.maximised == "attention" && ref > 0 && side_in(avail.x, avail.y) + 0.5f < ref) {
+        const float need = ref + fh * (1.3f + 4.5f + 0.5f);  // title, piece labels, margin
+        if (need > avail.y) avail.y = need;
+    }
     // The large heatmaps side by side, the small multiples and the legend in a column at the
     // right (gui/stage_layout.h: the same geometry the stage measured).
     const bool grid =
@@ -583,7 +590,7 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
     if (grid)
         small_multiples(f, m0, ImVec2(origin.x + avail.x - grid_w, origin.y),
                         ImVec2(grid_w, avail.y), recomputed);
-    float total_h = room.y;
+    float total_h = std::max(room.y, origin.y - top.y + avail.y);
     if (notes_at == NotesAt::After) {
         // Right under the heatmaps (the lower bound of either label frame main_heatmap may
         // pick), left of the small multiples' column.
@@ -598,7 +605,7 @@ void draw_attention(FrameContext& f, AttentionPanel& panel) {
         }
         const float w = grid ? avail.x - grid_w - fh * 0.5f : room.x;
         total_h =
-            std::max(room.y, heat_h + gap + notes(ImVec2(top.x, top.y + heat_h + gap), w, true));
+            std::max(total_h, heat_h + gap + notes(ImVec2(top.x, top.y + heat_h + gap), w, true));
     }
     ImGui::SetCursorScreenPos(top);
     ImGui::Dummy(ImVec2(room.x, total_h));

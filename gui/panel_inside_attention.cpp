@@ -795,12 +795,17 @@ void draw_inside_attention(FrameContext& f) {
         r.sessions = static_cast<int>(rows.size());
     }
     const ImVec2 o = ImGui::GetCursorScreenPos();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    // Side by side when each gets the width its columns need, else one above the other.
+    ImVec2 avail = ImGui::GetContentRegionAvail();
+    // Side by side when each gets the width its columns need, else one above the other (never
+    // two diagrams too narrow for their columns, drawn over each other).
     const int k = static_cast<int>(rows.size());
-    const bool side = k == 1 || avail.x + 1 >= inside_need_w(fh, k) ||
-                      avail.y + 1 < inside_need_h(fh, rows[0].e ? rows[0].e->n_keys : 1) * k;
+    const bool side = k == 1 || avail.x + 1 >= inside_need_w(fh, k);
     const float gap = fh;
+    // Every key's row keeps its numbers (a room reads them): where the panel is shorter than the
+    // diagrams need at this text size (a tab of a laptop's stage at a large text, compare mode's
+    // two rows), they take that height and the panel scrolls.
+    const float need = inside_need_h(fh, rows[0].e ? rows[0].e->n_keys : 1);
+    avail.y = std::max(avail.y, side ? need : need * k + gap * (k - 1));
     for (int i = 0; i < k; ++i) {
         const ImVec2 at = side ? ImVec2(o.x + i * (avail.x + gap) / k, o.y)
                                : ImVec2(o.x, o.y + i * (avail.y + gap) / k);

@@ -18,6 +18,9 @@
 namespace kvs::gui {
 namespace {
 
+void draw_bytes_and_what_if(FrameContext& f, Box area, const std::vector<KvVariant>& variants,
+                            const KvShape& kv);
+
 void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fh = f.font_px;
@@ -183,84 +186,97 @@ void draw_kv_cache(FrameContext& f, KvCachePanel& panel) {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const int views = static_cast<int>(f.snap.sessions.size());
+    const int n_var = static_cast<int>(variants.size());
     // Each grid: a title, the K and V rows, the read bar; the plot and the table below get what
-    // the stage measured for them.
-    const float grid_h = std::min(avail.y, grids_h);
+    // the stage measured for them. Shown alone (key 3), the grids never get smaller cells than
+    // the panel alone at the design text (f.reference): where the larger text's plot and table
+    // would take their share, those go beside the grids, else after them (the panel scrolls).
+    float grid_h = std::min(avail.y, grids_h);
+    float grid_w = avail.x;
+    Box rest{origin.x, origin.y + grid_h, avail.x, avail.y - grid_h};
+    const float floor_h = views * (f.reference.kv_grid + kv_grid_frame_h(fh));
+    if (f.ui.maximised == "kv" && f.reference.kv_grid > 0 && floor_h > grid_h + 0.5f) {
+        grid_h = floor_h;
+        // The grids' own width: a column per token, fh * 0.8 wide while they fit.
+        const float natural = fh * 1.4f + fh * 0.8f * std::max(kv.len, 1) + fh * 0.5f;
+        const float beside = avail.x - natural - fh * 0.6f;
+        // Beside one session's grid, under its title (a line as wide as it needs).
+        const float title = fh * 1.3f;
+        if (views == 1 && beside >= fh * 24 && avail.y >= kv_table_h(fh, n_var) + fh * 6 + title) {
+            grid_w = natural;
+            rest = {origin.x + natural + fh * 0.6f, origin.y + title, beside, avail.y - title};
+        } else {
+            rest = {origin.x, origin.y + grid_h, avail.x,
+                    std::max(avail.y - grid_h, kv_table_h(fh, n_var) + fh * 6)};
+        }
+    }
     if (s < 0) {
         ImGui::TextWrapped(
             "%s", tr("The cache is empty: the prefill writes one column per prompt token."));
     } else {
         for (int si = 0; si < views; ++si)
             kv_grid(f, si, layer, ImVec2(origin.x, origin.y + si * grid_h / views),
-                    ImVec2(avail.x, grid_h / views - fh * 0.3f));
+                    ImVec2(grid_w, grid_h / views - fh * 0.3f));
     }
-    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h));
-    if (avail.y - grid_h < fh * 3) {
+    ImGui::SetCursorScreenPos(ImVec2(rest.x, rest.y));
+    if (rest.h < fh * 3) {
         // The stage left no room for the bytes plot and the what-if table.
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
         ImGui::TextUnformatted(tr("(key 3: maximise for the bytes plot and the what-if table)"));
         ImGui::PopStyleColor();
         return;
     }
+    draw_bytes_and_what_if(f, rest, variants, kv);
+}
 
-    // KV bytes against tokens, for each live session and the other layouts of the same model.
-    const float plot_w = avail.x * 0.42f;
-    std::vector<PlotSeries> series;
-    PlotOptions o;
-    o.title = tr("KV bytes vs tokens");
-    o.fmt = [](double v) { return format_bytes(v); };
-    o.x_label = tr("tokens");
-    o.axis = f.theme.axis;
-    o.grid = f.theme.grid;
-    o.marker = f.theme.marker;
-    o.text = f.theme.muted_text;
-    o.marker_x = s;
-    PlotSeries bytes{tr("this"), {}, f.theme.series[0], false};
-    for (const auto& r : s0.trace.steps()) {
-        bytes.y.push_back(double(r.kv.bytes()));
-        o.x_values.push_back(r.kv.len);
-    }
-    series.push_back(bytes);
-    if (c.n_kv_heads != 1 && !o.x_values.empty()) {
-        PlotSeries mqa{"MQA", {}, f.theme.series_other, true};
-        for (double t : o.x_values) mqa.y.push_back(double(kv_bytes_per_token(c, 1)) * t);
-        series.push_back(mqa);
-    }
-    if (c.n_kv_heads != c.n_heads && !o.x_values.empty()) {
-        PlotSeries mha{"MHA", {}, f.theme.series[1], true};
-        for (double t : o.x_values) mha.y.push_back(double(kv_bytes_per_token(c, c.n_heads)) * t);
-        series.push_back(mha);
-    }
-    o.legend = false;
-    ImGui::BeginGroup();
-    draw_legend(series, f.theme.muted_text, plot_w);
-    draw_plot("##kvbytes", ImVec2(plot_w, ImGui::GetContentRegionAvail().y), series, o);
-    ImGui::EndGroup();
+namespace {
 
-    // What if the same model used more or fewer K/V heads.
-    ImGui::SetCursorScreenPos(ImVec2(origin.x + plot_w + fh * 0.6f, origin.y + grid_h));
-    ImGui::BeginGroup();
-    ImGui::PushTextWrapPos(origin.x + avail.x - ImGui::GetWindowPos().x);
-    ImGui::TextUnformatted(tr("Same model, other K/V head counts"));
-    ImGui::PopTextWrapPos();
-    const float table_w = avail.x - plot_w - fh * 0.6f;
+// The KV bytes plot and the what-if table in `area`: side by side where the table has its width
+// beside the plot, else the table above the plot.
+void draw_bytes_and_what_if(FrameContext& f, Box area, const std::vector<KvVariant>& variants,
+                            const KvShape& kv) {
+    const float fh = f.font_px;
+    const Model* model = f.model();
+    const ModelConfig& c = model->config();
+    const SessionView& s0 = f.snap.sessions[0];
+    const int s = shown_step(s0, f.step);
+    // The what-if table's columns at this text (the model's own row with its "(this)" mark).
     char at[32];
     std::snprintf(at, sizeof at, "T=%d", std::max(kv.len, 0));
-    // The model's own row says "(this)" where the table has room for it; where it has not
-    // (Chinese at a laptop's size: the cells cut the numbers), its layout is written in the
-    // colour the plot's legend gives "this" instead.
     const std::string mark = tr(" (this)");
     float cols[4] = {text_width(tr("layout"), fh), text_width("K/V", fh),
                      text_width(tr("per token"), fh), text_width(at, fh)};
+    float cols_nomark = 0;
     for (const KvVariant& v : variants) {
         cols[0] = std::max(cols[0], text_width(v.kind + (v.is_model ? mark : ""), fh));
+        cols_nomark = std::max(cols_nomark, text_width(v.kind, fh));
         cols[1] = std::max(cols[1], text_width(std::to_string(v.n_kv_heads), fh));
         cols[2] = std::max(cols[2], text_width(format_bytes(double(v.bytes_per_token)), fh));
         cols[3] =
             std::max(cols[3], text_width(format_bytes(double(v.bytes_per_token) * kv.len), fh));
     }
-    const bool mark_fits =
-        cols[0] + cols[1] + cols[2] + cols[3] + 8 * ImGui::GetStyle().CellPadding.x <= table_w;
+    const float pad = 8 * ImGui::GetStyle().CellPadding.x;
+    const float table_min =
+        std::max(text_width(tr("layout"), fh), cols_nomark) + cols[1] + cols[2] + cols[3] + pad;
+    // Side by side: the plot 42% of the width, the table the rest; where the table's columns
+    // would not fit there, the table above the plot, each the whole width.
+    float plot_w = area.w * 0.42f;
+    const bool stacked = area.w - plot_w - fh * 0.6f < table_min &&
+                         area.h >= kv_table_h(fh, static_cast<int>(variants.size())) + fh * 6;
+    if (stacked) plot_w = area.w;
+    const float table_x = stacked ? area.x : area.x + plot_w + fh * 0.6f;
+    const float table_w = stacked ? area.w : area.w - plot_w - fh * 0.6f;
+
+    // What if the same model used more or fewer K/V heads.
+    ImGui::SetCursorScreenPos(ImVec2(table_x, area.y));
+    ImGui::BeginGroup();
+    ImGui::PushTextWrapPos(table_x + table_w - ImGui::GetWindowPos().x);
+    ImGui::TextUnformatted(tr("Same model, other K/V head counts"));
+    ImGui::PopTextWrapPos();
+    // The model's own row says "(this)" where the table has room for it; where it has not
+    // (Chinese at a laptop's size: the cells cut the numbers), its layout is written in the
+    // colour the plot's legend gives "this" instead.
+    const bool mark_fits = cols[0] + cols[1] + cols[2] + cols[3] + pad <= table_w;
     if (ImGui::BeginTable("whatif", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg,
                           ImVec2(table_w, 0))) {
         ImGui::TableSetupColumn(tr("layout"));
@@ -288,6 +304,44 @@ void draw_kv_cache(FrameContext& f, KvCachePanel& panel) {
         ImGui::EndTable();
     }
     ImGui::EndGroup();
+    const float table_bottom = ImGui::GetItemRectMax().y + fh * 0.5f;
+
+    // KV bytes against tokens, for each live session and the other layouts of the same model.
+    std::vector<PlotSeries> series;
+    PlotOptions o;
+    o.title = tr("KV bytes vs tokens");
+    o.fmt = [](double v) { return format_bytes(v); };
+    o.x_label = tr("tokens");
+    o.axis = f.theme.axis;
+    o.grid = f.theme.grid;
+    o.marker = f.theme.marker;
+    o.text = f.theme.muted_text;
+    o.marker_x = s;
+    PlotSeries bytes{tr("this"), {}, f.theme.series[0], false};
+    for (const auto& r : s0.trace.steps()) {
+        bytes.y.push_back(double(r.kv.bytes()));
+        o.x_values.push_back(r.kv.len);
+    }
+    series.push_back(bytes);
+    if (c.n_kv_heads != 1 && !o.x_values.empty()) {
+        PlotSeries mqa{"MQA", {}, f.theme.series_other, true};
+        for (double t : o.x_values) mqa.y.push_back(double(kv_bytes_per_token(c, 1)) * t);
+        series.push_back(mqa);
+    }
+    if (c.n_kv_heads != c.n_heads && !o.x_values.empty()) {
+        PlotSeries mha{"MHA", {}, f.theme.series[1], true};
+        for (double t : o.x_values) mha.y.push_back(double(kv_bytes_per_token(c, c.n_heads)) * t);
+        series.push_back(mha);
+    }
+    o.legend = false;
+    const float plot_y = stacked ? table_bottom : area.y;
+    ImGui::SetCursorScreenPos(ImVec2(area.x, plot_y));
+    ImGui::BeginGroup();
+    draw_legend(series, f.theme.muted_text, plot_w);
+    const float plot_h = area.y + area.h - ImGui::GetCursorScreenPos().y;
+    draw_plot("##kvbytes", ImVec2(plot_w, std::max(plot_h, fh * 5)), series, o);
+    ImGui::EndGroup();
 }
 
+}  // namespace
 }  // namespace kvs::gui

@@ -168,7 +168,7 @@ void draw_batch(FrameContext& f, const BatchTable& t, ImVec2 plot = ImVec2(0, 0)
     draw_plot("##batchplot", ImVec2(w, plot_h), series, o);
     ImGui::EndGroup();
     if (f.layout) {
-        PlotRecord r{"batch", o.x_values, {}};
+        PlotRecord r{"batch", o.x_values, {}, {}};
         for (const auto& s : series) r.series.emplace_back(s.label, s.y);
         f.layout->plots.push_back(std::move(r));
     }

@@ -231,6 +231,10 @@ void draw_time(FrameContext& f) {
     const float w = (avail.x - (n_plots - 1) * fh * 0.5f) / n_plots;
     // The stage may cap the plot area's height (title above, x labels below it).
     if (f.caps.plot > 0) avail.y = std::min(avail.y, f.caps.plot + fh * 2.5f);
+    // Shown alone (key 4), the plots keep the height they have alone at the design text
+    // (f.reference): where the larger text's table and labels leave less, the panel scrolls.
+    if (f.ui.maximised == "time" && f.reference.plot > 0)
+        avail.y = std::max(avail.y, f.reference.plot + fh * 2.5f);
     PlotOptions o;
     o.legend = false;
     o.log_y = ui.settings.log_time;
@@ -243,6 +247,7 @@ void draw_time(FrameContext& f) {
     o.x_label = tr("position");
     o.x_values = positions;
     o.title = tr("time per step");
+    const ImVec2 time_at = ImGui::GetCursorScreenPos();
     draw_plot("##tstep", ImVec2(w, avail.y), per_step, o);
     if (four) {
         ImGui::SameLine(0, fh * 0.5f);
@@ -259,10 +264,10 @@ void draw_time(FrameContext& f) {
     o.legend = true;  // its own series: weights, and each session's K/V
     draw_plot("##bytes", ImVec2(w, avail.y), traffic, o);
     if (f.layout) {
-        PlotRecord rec{"bytes", positions, {}};
+        PlotRecord rec{"bytes", positions, {}, {}};
         for (const auto& s : traffic) rec.series.push_back({s.label, s.y});
         f.layout->plots.push_back(std::move(rec));
-        PlotRecord tr_rec{"time", positions, {}};
+        PlotRecord tr_rec{"time", positions, {}, Rect{time_at.x, time_at.y, w, avail.y}};
         for (const auto& s : per_step) tr_rec.series.push_back({s.label, s.y});
         f.layout->plots.push_back(std::move(tr_rec));
     }

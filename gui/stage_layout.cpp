@@ -202,12 +202,17 @@ float attention_heat_side(Box c, float fh, int views) {
     return heatmap_frame(main_w - fh * 0.5f, h, fh, true).side;
 }
 
+float kv_table_h(float fh, int variants) {
+    // The what-if table's title, header and a row per layout, all in view.
+    return (variants + 1) * fh * 1.45f + fh * 2.6f;
+}
+
 float kv_grids_h(Box c, float fh, int views, int variants) {
     // Above the grids: the layer row and two lines of the cache's shape; below: the bytes plot
-    // and the what-if table (a header and a row per layout, all in view).
+    // and the what-if table.
     const float above = frame_row_h(fh) + 2 * fh * 1.3125f;
     const float rest = c.h - above;
-    const float table = (variants + 1) * fh * 1.45f + fh * 2.6f;
+    const float table = kv_table_h(fh, variants);
     (void)views;
     // Too short for both: the grids only (maximised, the panel shows the rest too).
     if (rest - table < fh * 5) return std::max(0.0f, rest);
@@ -215,9 +220,13 @@ float kv_grids_h(Box c, float fh, int views, int variants) {
 }
 
 float kv_cells_h(Box c, float fh, int views, int variants) {
-    // Each session's grid: its title above, the bar of rows read below.
     const float per = kv_grids_h(c, fh, views, variants) / std::max(views, 1);
-    return std::max(0.0f, per - fh * 1.3f - fh * 0.9f);
+    return std::max(0.0f, per - kv_grid_frame_h(fh));
+}
+
+float kv_grid_frame_h(float fh) {
+    // Each session's grid: its title above, the bar of rows read below, the gap to the next.
+    return fh * (1.3f + 0.9f + 0.3f);
 }
 
 float time_plot_h(Box c, float fh, int views) {
@@ -430,23 +439,37 @@ StageLayout arrange(const StageInput& in) {
     }
 
     if (maximise) {
-        // The presenter view: alone in the window (the lesson column's place too).
+        // The presenter view: alone in the window (the lesson column's place too). Its graphic's
+        // reference is the panel alone in the same window at the design text height: a larger
+        // text never draws it smaller there either (the panel moves its text aside instead).
         L.arrangement = Arrangement::Maximised;
         L.slots.push_back({in.maximise, in.stage, {}});
+        L.reference = measure(L.slots, in, ref_fh);
         return L;
     }
     if (!in.focus.empty()) {
         // A lesson's panels beside the lesson text, held to what they draw at the design text
         // height: where the lesson column's width at this text would squeeze them, the column
-        // keeps the width it has at the design text (its text wraps more), and where even that
-        // does not hold them, the narrower of the two is used.
+        // takes the widest width between that and its design-text width that holds them (its
+        // text wraps more), and where even the narrower does not hold them, the narrower.
         L.reference = measure(focus_slots(design, ref_fh, -1), design, ref_fh);
         L.arrangement = Arrangement::Maximised;
         L.slots = focus_slots(in, fh, -1);
         if (in.lesson && !holds(measure(L.slots, in, fh), L.reference)) {
-            const float narrow = std::min(lesson_column_w(in, fh), lesson_column_w(in, ref_fh));
-            L.slots = focus_slots(in, fh, narrow);
+            // The widest column between the two that still holds them: its prose gets what
+            // the panels leave (a larger text wraps less), never their text-1 sizes.
+            const float wide = lesson_column_w(in, fh);
+            float lo = std::min(wide, lesson_column_w(in, ref_fh)), hi = wide;
+            L.slots = focus_slots(in, fh, lo);
             L.squeezed = !holds(measure(L.slots, in, fh), L.reference);
+            for (int i = 0; i < 12 && !L.squeezed && hi - lo > 1; ++i) {
+                const float mid = std::floor((lo + hi) * 0.5f);
+                if (holds(measure(focus_slots(in, fh, mid), in, fh), L.reference))
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            if (!L.squeezed) L.slots = focus_slots(in, fh, lo);
         }
         if (!in.focus_full) L.arrangement = Arrangement::ColumnTabs;
         return L;
@@ -475,6 +498,13 @@ StageLayout arrange(const StageInput& in) {
     auto share = [](float have, float want) {
         return want > 0 ? std::min(have / want, 1.0f) : 1.0f;
     };
+    // The share of the graphic kept least; between arrangements that keep the same least (none
+    // of one graphic in either), the one keeping more of the others.
+    auto graphics_score = [&](const GraphicCaps& g) {
+        const float a = share(g.heat_side, L.reference.heat_side),
+                    b = share(g.kv_grid, L.reference.kv_grid), c = share(g.plot, L.reference.plot);
+        return std::min({a, b, c}) + 0.01f * (a + b + c) / 3;
+    };
     for (const auto& [where, cap] : std::vector<std::pair<InsidePlace, float>>{
              {InsidePlace::Band, 0.55f}, {InsidePlace::Band, 0.7f}, {InsidePlace::Column, 0.7f}}) {
         if (where == InsidePlace::Column && !in.inside) continue;
@@ -482,9 +512,7 @@ StageLayout arrange(const StageInput& in) {
         for (auto& [a, slots] : arrangements(pl.stage, fh)) {
             if (!fits(slots, pl.stage, fh)) continue;
             const GraphicCaps g = measure(slots, pl.stage, fh);
-            float score =
-                std::min({share(g.heat_side, L.reference.heat_side),
-                          share(g.kv_grid, L.reference.kv_grid), share(g.plot, L.reference.plot)});
+            float score = graphics_score(g);
             for (const StageSlot& x : pl.extra)
                 if (x.id == "inside") {
                     const Box c = content_of(x.box, fh, in.titles);
@@ -504,6 +532,8 @@ StageLayout arrange(const StageInput& in) {
     // time, chosen first (a laptop's screen at a large text: the diagram alone wants the window's
     // height, and as a band it leaves the graphics a sliver): each graphic keeps more of its size
     // when shown, and the diagram has the whole stage.
+    // Where nothing fits (the tables' width beside a lesson at a large text), that too: the
+    // diagram and each graphic get the stage's whole height rather than a band's share of it.
     if (in.inside) {
         StageInput x = in;
         x.inside = false;
@@ -512,10 +542,8 @@ StageLayout arrange(const StageInput& in) {
         slots[0].tabs.insert(slots[0].tabs.begin(), "inside");
         slots[0].id = pick(slots[0].tabs, in.chosen);
         const GraphicCaps g = measure(slots, pl.stage, fh);
-        const float score =
-            std::min({share(g.heat_side, L.reference.heat_side),
-                      share(g.kv_grid, L.reference.kv_grid), share(g.plot, L.reference.plot)});
-        if (fits(slots, pl.stage, fh) && score > best + 1e-3f) {
+        const float score = graphics_score(g);
+        if ((best < 0 || fits(slots, pl.stage, fh)) && score > best + 1e-3f) {
             best = score;
             L.arrangement = Arrangement::OneAtATime;
             L.slots = std::move(slots);

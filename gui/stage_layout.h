@@ -105,6 +105,10 @@ float attention_heat_side(Box content, float fh, int views);
 // The KV panel's content: height of the grids' block (all sessions) and one session's cells.
 float kv_grids_h(Box content, float fh, int views, int variants);
 float kv_cells_h(Box content, float fh, int views, int variants);
+// One session's grid less its cells (its title, the read bar, the gap), and the what-if table's
+// height (title, header, a row per layout).
+float kv_grid_frame_h(float fh);
+float kv_table_h(float fh, int variants);
 // The time panel's content: the height of a plot's plot area.
 float time_plot_h(Box content, float fh, int views);
 

@@ -301,6 +301,15 @@ const std::vector<UiString>& ui_strings() {
         {"generation has finished (%s): press R to reset", "生成已经结束（%s）：按 R 重置"},
         {"Model", "模型"},
         {"Open file...", "打开文件……"},
+        // The web page's open button, in the bar under the window (web/web_loop.cpp).
+        {"Open a checkpoint or trace…", "打开模型文件或录制的运行……"},
+        {"a llama2.c checkpoint and its tokenizer (e.g. stories260K.bin and tok512.bin), a GGUF "
+         "file, or a recorded run (a trace .json from kvscope-cli generate --trace-json or the "
+         "window's Export); or drop them on the page",
+         "llama2.c 模型文件及其分词器（例如 stories260K.bin 和 tok512.bin）、GGUF "
+         "文件，或录制的运行"
+         "（由 kvscope-cli generate --trace-json 或窗口的“导出”写出的 JSON 文件）；"
+         "也可以把它们直接拖到页面上"},
         {"hand-made weights", "手工设定的权重"},
         {"of weights", "的权重"},
         {"%s of weights kept as %s; a decode token reads %s",

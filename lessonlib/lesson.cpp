@@ -29,7 +29,8 @@ constexpr DirectiveName kNames[] = {
     {"explain", DirectiveKind::Explain}, {"show", DirectiveKind::Show},
     {"whatif", DirectiveKind::WhatIf},   {"batch", DirectiveKind::Batch},
     {"scale", DirectiveKind::Scale},     {"gpu", DirectiveKind::Gpu},
-    {"ask", DirectiveKind::Ask},         {"expect", DirectiveKind::Expect},
+    {"serve", DirectiveKind::Serve},     {"ask", DirectiveKind::Ask},
+    {"expect", DirectiveKind::Expect},
 };
 // The lines that carry an @ask's words (translated, unlike the directives).
 constexpr const char* kAskParts[] = {"question", "why"};
@@ -268,6 +269,38 @@ void parse_arguments(Directive& d, const std::string& args) {
             // The context must fit the model: checked here so the file is wrong, not the run
             // (the loaded model's when the step plays).
             if (!loaded) scale_report(d.scale);
+            break;
+        }
+        case DirectiveKind::Serve: {
+            ServePlan& p = d.serve;
+            const auto kv = key_values(args, &p.prompts);
+            only_keys(kv, {"prompts", "new", "block", "pool", "batch", "sharing", "window", "sinks",
+                           "cache"});
+            if (p.prompts.empty() || p.prompts.size() > 16)
+                throw Error("@serve needs prompts=\"...\" | \"...\" (1 to 16 of them)");
+            for (const auto& t : p.prompts)
+                if (t.empty()) throw Error("@serve: a prompt is empty");
+            p.new_tokens = int_value(kv, "new", 32, 1, 256);
+            p.block_size = int_value(kv, "block", 16, 1, 1 << 16);
+            // Absent: 0 (the pool a batch limit of contexts takes; the full cache).
+            const auto given = [&](const char* key) {
+                return kv.count(key) ? int_value(kv, key, 1, 1, 1 << 16) : 0;
+            };
+            p.pool_blocks = given("pool");
+            p.batch_limit = int_value(kv, "batch", 8, 1, 64);
+            p.window = given("window");
+            p.sinks = int_value(kv, "sinks", 0, 0, 1 << 16);
+            if (kv.count("sinks") && !kv.count("window"))
+                throw Error("@serve: sinks= needs window=");
+            const auto sh = kv.find("sharing");
+            if (sh != kv.end() && sh->second != "on" && sh->second != "off")
+                throw Error("@serve: sharing is on or off, not '" + sh->second + "'");
+            p.prefix_sharing = sh == kv.end() || sh->second == "on";
+            const auto ct = kv.find("cache");
+            if (ct != kv.end() && ct->second != "f32" && ct->second != "int8" &&
+                ct->second != "fp8")
+                throw Error("@serve: cache is f32, int8 or fp8, not '" + ct->second + "'");
+            if (ct != kv.end()) p.cache = ct->second;
             break;
         }
         case DirectiveKind::Expect:

@@ -35,8 +35,10 @@ enum class DirectiveKind {
     Batch,      // @batch sizes=1,2,4,8 decode=N [repeats=R] prompts="A" | "B" ...
     Scale,      // @scale model=M context=C gpu=G [batch=B] [dtype=bf16|fp16|fp32]
     Gpu,        // @gpu                          a decode step as a CUDA device runs it
-    Ask,        // @ask EXPR [choices=A | B ...] [within=T], then @question TEXT and @why TEXT
-    Expect,     // @expect CHECK                 (lessonlib/lesson_expr.h)
+    Serve,   // @serve prompts="A" | "B" ... [new=N] [block=B] [pool=P] [batch=L] [sharing=on|off]
+             //        [window=W] [sinks=S] [cache=f32|int8|fp8]   many requests, one paged cache
+    Ask,     // @ask EXPR [choices=A | B ...] [within=T], then @question TEXT and @why TEXT
+    Expect,  // @expect CHECK                 (lessonlib/lesson_expr.h)
 };
 const char* directive_name(DirectiveKind k);
 
@@ -54,6 +56,19 @@ struct BatchPlan {
 // kMaxLessonBatchPasses, so a file cannot make a class wait for hours.
 long long batch_forward_passes(const BatchPlan& p);
 inline constexpr long long kMaxLessonBatchPasses = 20000;
+
+// @serve: the prompts run to their end by the serving scheduler (core/serving/serve_run.h) on the
+// lesson's model, greedy.
+struct ServePlan {
+    std::vector<std::string> prompts;  // one request each, submitted in order (1..16)
+    int new_tokens = 32;               // per request
+    int block_size = 16;               // rows per block
+    int pool_blocks = 0;               // 0: the batch limit's contexts' worth
+    int batch_limit = 8;               // requests running at once
+    bool prefix_sharing = true;
+    int window = 0, sinks = 0;  // a bounded cache; 0: the full cache
+    std::string cache = "f32";  // the cache's rows: f32, int8 or fp8 (core/model/kv_quant.h)
+};
 
 struct ScaleQuery {
     std::string model;  // a preset of lessonlib/scale_accounting.h, or kLoadedModel
@@ -84,6 +99,7 @@ struct Directive {
     CacheView cache = CacheView::On;
     BatchPlan batch;
     ScaleQuery scale;
+    ServePlan serve;
     Expectation expect;
     AskSpec ask;
 };

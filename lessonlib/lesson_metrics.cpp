@@ -17,12 +17,23 @@
 #include "core/tokenizers/toy_vocabulary.h"
 #include "core/util/error.h"
 #include "lessonlib/batch_sweep.h"
+#include "lessonlib/lesson_serve.h"
 #include "lessonlib/scale_accounting.h"
 
 namespace kvs {
 namespace {
 
 // Metrics that read one step of a session: name, help, value of the step.
+// serve("field")'s help: the fields of lessonlib/lesson_serve.h, one list.
+const char* serve_help() {
+    static const std::string h = [] {
+        std::string s = "a figure of the last @serve (core/serving/serve_run.h):";
+        for (const ServeField& f : serve_fields()) s += std::string(" ") + f.name;
+        return s;
+    }();
+    return h.c_str();
+}
+
 const std::vector<LessonMetric>& table() {
     static const std::vector<LessonMetric> t = {
         // The driven session, one step (index optional).
@@ -125,6 +136,11 @@ const std::vector<LessonMetric>& table() {
         {"gpu", 1, 1, "\"field\"",
          "a count of the last @gpu (the emulated CUDA backend): prefill_rows prefill_launches "
          "decode_launches decode_syncs decode_copies graph_launches graph_kernels fused_kernels",
+         false},
+        {"serve", 1, 1, "\"field\"", serve_help(), false},
+        {"serve_block", 2, 2, "request, position",
+         "the block holding a position (from 1) of a request (from 1) in the last @serve's "
+         "printed block tables: entry (position - 1) / block size",
          false},
         {"gpu_time", 1, 1, "\"cpu\"|\"device\"|\"graph\"|\"fused\"",
          "the last @gpu's measured decode step: on the CPU, on the GPU op by op, as a CUDA Graph, "
@@ -494,6 +510,15 @@ LessonValue read_lesson_metric(const LessonFacts& f, const std::string& name,
     if (base == "scale") {
         if (!f.scale) throw Error("scale() needs a @scale first");
         return scale_metric(*f.scale, str(args[0], "scale"));
+    }
+    if (base == "serve_block") {
+        if (!f.serve) throw Error("serve_block() needs a @serve first");
+        return LessonValue::number(
+            serve_block(*f.serve, whole(args[0], "request"), whole(args[1], "position")));
+    }
+    if (base == "serve") {
+        if (!f.serve) throw Error("serve() needs a @serve first");
+        return LessonValue::number(serve_field(*f.serve, str(args[0], "serve")));
     }
     if (base == "gpu" || base == "gpu_time") {
         if (!f.gpu) throw Error(name + "() needs a @gpu first");

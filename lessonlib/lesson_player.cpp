@@ -60,6 +60,9 @@ void act(const Directive& d, LessonTarget& t) {
         case DirectiveKind::Gpu:
             t.gpu();
             break;
+        case DirectiveKind::Serve:
+            t.serve(d.serve);
+            break;
         case DirectiveKind::Ask:
         case DirectiveKind::Expect:
             break;

@@ -15,6 +15,7 @@
 #include "core/util/numbering.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/engine_messages.h"
+#include "lessonlib/lesson_serve.h"
 #include "lessonlib/scale_accounting.h"
 
 namespace kvs {
@@ -449,6 +450,100 @@ void describe_batch(std::vector<std::string>& out, const BatchTable& t, const Wo
     }
 }
 
+// @serve: the figures serve("...") reads (the CLI's `serve` summary counts the same ServeStats),
+// and the block tables when the pool held the most blocks. Requests are numbered from 1 in the
+// prompts' order, as `kvscope-cli serve` names them; steps from 0.
+void describe_serve(std::vector<std::string>& out, const LessonServe& s, const Words& w) {
+    const auto n = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.0f", v);
+        return std::string(b);
+    };
+    const auto f = [&](const char* field) { return n(serve_field(s, field)); };
+    const auto pct = [&](const char* field) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.1f%%", serve_field(s, field));
+        return std::string(b);
+    };
+    const bool zh = w.zh();
+    out.push_back(zh ? "在" + zh_device(s.device) + "上服务了 " + f("requests") + " 个请求，共 " +
+                           f("steps") + " 步，生成 " + f("generated") + " 个 token；每块 " +
+                           f("block_size") + " 行，池里 " + f("pool_blocks") + " 块"
+                     : "served " + f("requests") + " requests in " + f("steps") + " steps on " +
+                           s.device + ", " + f("generated") + " tokens generated; blocks of " +
+                           f("block_size") + " rows, a pool of " + f("pool_blocks") + " blocks");
+    out.push_back(zh ? "最多同时占用 " + f("peak_blocks") + " 块（最多 " + f("peak_running") +
+                           " 个请求同时运行）；若每个请求连续预留整个上下文（" + f("context") +
+                           " 行），要 " + f("contiguous_blocks") + " 块：省下 " +
+                           f("blocks_saved") + " 块"
+                     : "peak blocks held: " + f("peak_blocks") + " (at most " + f("peak_running") +
+                           " requests at once); a contiguous cache per request (" + f("context") +
+                           " rows each) would reserve " + f("contiguous_blocks") +
+                           " blocks: " + f("blocks_saved") + " blocks saved");
+    out.push_back(zh ? "内部碎片：" + pct("fragmentation") + "（已分配却没用上的槽位，逐步累加）"
+                     : "internal fragmentation: " + pct("fragmentation") +
+                           " (slots allocated but unused, summed over every step)");
+    out.push_back(zh ? "共享的前缀块：" + f("shared_blocks") + " 个满块，另有 " +
+                           f("partial_blocks") + " 个半满块，写时复制 " + f("copies_on_write") +
+                           " 次；提示词共 " + f("prompt_rows") + " 行，实际计算 " +
+                           f("prefill_rows") + " 行，" + f("shared_rows") + " 行不再重算"
+                     : "prefix blocks shared: " + f("shared_blocks") + " (+" + f("partial_blocks") +
+                           " partly filled, " + f("copies_on_write") +
+                           " copies on write); prompt rows: " + f("prompt_rows") + ", computed " +
+                           f("prefill_rows") + ", not computed again " + f("shared_rows"));
+    out.push_back(zh ? "一次计算里同时有预填充行和解码行的步：" + f("mixed_steps") +
+                           " 步；排过队的请求 " + f("queued") + " 个；抢占 " + f("preemptions") +
+                           " 次"
+                     : "steps with prefill and decode rows in one pass: " + f("mixed_steps") +
+                           "; queued: " + f("queued") +
+                           " requests; preempted: " + f("preemptions") + " times");
+    out.push_back(zh ? "与各提示词单独服务时文本相同的请求：" + f("same_as_alone") + " 个（共 " +
+                           f("requests") + " 个）"
+                     : "the same text as each prompt served alone: " + f("same_as_alone") + " of " +
+                           f("requests") + " requests");
+    if (s.window.passes > 0) {
+        char d[32];
+        std::snprintf(d, sizeof d, "%.4g", s.window.max_logit_difference);
+        out.push_back(zh ? "窗口 " + n(s.plan.window) + " 行、汇点 " + n(s.plan.sinks) +
+                               " 行，对比完整缓存：最大 logit 差 " + d + "；" + f("window_passes") +
+                               " 次计算中有 " + f("window_same") + " 次最可能的下一个 token 相同"
+                         : "window of " + n(s.plan.window) + " rows and " + n(s.plan.sinks) +
+                               " sinks against the full cache: max |logit difference| " + d +
+                               "; the same most likely next token at " + f("window_same") + " of " +
+                               f("window_passes") + " passes");
+    }
+    if (s.cache.passes > 0) {
+        char d[32];
+        std::snprintf(d, sizeof d, "%.4g", s.cache.max_logit_difference);
+        const std::string type = s.plan.cache;
+        const std::string zh_type = type == "int8" ? "8 位整数" : "8 位浮点（e4m3）";
+        out.push_back(zh ? zh_type + "缓存对比单精度浮点缓存：一个位置的键和值占 " +
+                               f("row_bytes") + " 字节（单精度浮点：" + f("f32_row_bytes") +
+                               " 字节）；最大 logit 差 " + d + "；" + f("cache_passes") +
+                               " 次计算中有 " + f("cache_same") + " 次最可能的下一个 token 相同"
+                         : type + " cache against float32: a position's keys and values take " +
+                               f("row_bytes") + " bytes (float32: " + f("f32_row_bytes") +
+                               "); max |logit difference| " + d +
+                               "; the same most likely next token at " + f("cache_same") + " of " +
+                               f("cache_passes") + " passes");
+    }
+    if (s.run.fullest_tables.empty()) return;
+    out.push_back(zh ? "第 " + n(s.run.fullest_step) + " 步之后（占用的块最多时）各请求的块表："
+                     : "block tables after step " + n(s.run.fullest_step) +
+                           " (the most blocks held):");
+    for (const TableSnapshot& t : s.run.fullest_tables) {
+        std::string blocks;
+        for (int b : t.table) {
+            // Appended piece by piece: GCC 12 warns (-Wrestrict) about `"..." + s` here, wrongly.
+            if (!blocks.empty()) blocks.append(" ");
+            blocks.append(b < 0 ? std::string("-") : n(b));
+        }
+        out.push_back(zh ? "  请求 " + n(t.request + 1) + "：[" + blocks + "]，" + n(t.rows) + " 行"
+                         : "  request " + n(t.request + 1) + ": [" + blocks + "], " + n(t.rows) +
+                               " rows");
+    }
+}
+
 void describe_scale(std::vector<std::string>& out, const ScaleReport& r, const Words& w) {
     const ModelConfig& c = r.model.config;
     const ScaleQuery& q = r.query;
@@ -687,6 +782,9 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
             break;
         case DirectiveKind::Gpu:
             if (f.gpu) describe_gpu(out, *f.gpu, w);
+            break;
+        case DirectiveKind::Serve:
+            if (f.serve) describe_serve(out, *f.serve, w);
             break;
         case DirectiveKind::Ask:
         case DirectiveKind::Expect:

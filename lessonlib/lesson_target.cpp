@@ -40,6 +40,10 @@ void LessonTarget::gpu() {
     throw Error("@gpu: this front end has no GPU probe");
 }
 
+void LessonTarget::serve(const ServePlan&) {
+    throw Error("@serve: this front end has no serving scheduler");
+}
+
 void LessonTarget::explain(int layer, int head, int row) {
     require_explainable(facts().session, layer, head, row);
     highlight(layer, head);

@@ -17,6 +17,7 @@ class Session;
 struct BatchTable;
 struct ScaleReport;
 struct GpuStepView;
+struct LessonServe;
 
 // Everything the player may read after an action. Pointers are null when there is no such thing
 // yet (no model loaded, no @batch run, ...); they stay valid until the next call on the target.
@@ -28,6 +29,7 @@ struct LessonFacts {
     const BatchTable* batch = nullptr;   // the last @batch
     const ScaleReport* scale = nullptr;  // the last @scale
     const GpuStepView* gpu = nullptr;    // the last @gpu
+    const LessonServe* serve = nullptr;  // the last @serve
     int highlight_layer = 0;
     int highlight_head = 0;
     // The last @explain (-1: none): layer, head and query row of the session's latest step.
@@ -60,6 +62,9 @@ class LessonTarget {
     // the kernel launches counted, its time measured where a device answers. The default says that
     // this target cannot.
     virtual void gpu();
+    // @serve: the plan's prompts through the serving scheduler on the loaded model
+    // (lessonlib/lesson_serve.h). The default says that this target cannot.
+    virtual void serve(const ServePlan& plan);
     virtual LessonFacts facts() const = 0;
 };
 

@@ -13,9 +13,9 @@ namespace {
 // Templates: {0}..{3} an argument in words; {Nl} a layer (-1: the last one); {Nr} a query row
 // (-1: the last one); {Np} a number
 // counted from 1 (a key's position, a rank); {Nk} "prefill" or "decode" as a word; {Nf} a field
-// of @scale; {Ng} a count and {Nt} a time of @gpu; {Nv} a K/V layout ("mha", "mqa", "model");
-// {s} the optional step argument (nothing for the latest step); {t} the same after a layer
-// argument (its second).
+// of @scale; {Ne} a figure of @serve; {Ng} a count and {Nt} a time of @gpu; {Nv} a K/V layout
+// ("mha", "mqa", "model"); {s} the optional step argument (nothing for the latest step); {t} the
+// same after a layer argument (its second).
 struct Phrase {
     const char* name;
     const char* en;
@@ -114,6 +114,54 @@ const Phrase kPhrases[] = {
     {"scale", "{0f}", "{0f}"},
     {"gpu", "{0g}", "{0g}"},
     {"gpu_time", "{0t}", "{0t}"},
+    {"serve", "{0e}", "{0e}"},
+    {"serve_block", "the block holding position {1} of request {0}",
+     "请求 {0} 中位置 {1} 所在的块"},
+};
+
+// The figures of @serve (lessonlib/lesson_serve.h) in words.
+const Phrase kServeFields[] = {
+    {"requests", "the number of requests served", "服务的请求数"},
+    {"steps", "the number of scheduler steps", "调度器走的步数"},
+    {"generated", "the number of tokens generated", "生成的 token 总数"},
+    {"block_size", "the number of rows per block", "每块的行数"},
+    {"pool_blocks", "the number of blocks in the pool", "池里的块数"},
+    {"peak_blocks", "the most blocks held at once", "同时占用的最多块数"},
+    {"peak_running", "the most requests running at once", "同时运行的最多请求数"},
+    {"contiguous_blocks", "the number of blocks contiguous caches would reserve",
+     "按请求连续预留缓存时要占的块数"},
+    {"blocks_saved", "the number of blocks saved against contiguous caches",
+     "比连续预留省下的块数"},
+    {"context", "the model's context in rows", "模型上下文的行数"},
+    {"fragmentation", "the internal fragmentation in percent", "内部碎片的百分比"},
+    {"shared_blocks", "the number of full prefix blocks shared", "共享的满前缀块数"},
+    {"partial_blocks", "the number of partly filled prefix blocks shared", "共享的半满前缀块数"},
+    {"copies_on_write", "the number of copies on write", "写时复制的次数"},
+    {"shared_rows", "the number of prompt rows not computed again", "不再重算的提示词行数"},
+    {"prompt_rows", "the number of prompt rows of all requests", "所有请求的提示词行数"},
+    {"prefill_rows", "the number of rows computed in prefill passes", "预填充计算的行数"},
+    {"preemptions", "the number of preemptions", "抢占的次数"},
+    {"queued", "the number of requests that waited", "排过队的请求数"},
+    {"mixed_steps", "the number of steps holding prefill and decode rows together",
+     "一次计算里同时有预填充行和解码行的步数"},
+    {"same_as_alone", "the number of requests whose text equals their prompt served alone",
+     "文本与单独服务时相同的请求数"},
+    {"fullest_tables", "the number of block tables shown", "列出的块表个数"},
+    {"window_passes", "the number of passes compared against the full cache",
+     "与完整缓存对比的计算次数"},
+    {"window_same", "the number of passes with the full cache's most likely next token",
+     "最可能的下一个 token 与完整缓存相同的计算次数"},
+    {"window_max_logit_diff", "the largest logit difference against the full cache",
+     "与完整缓存相比最大的 logit 差"},
+    {"row_bytes", "the bytes of one position's keys and values", "一个位置的键和值所占的字节数"},
+    {"f32_row_bytes", "the bytes of one position's keys and values in float32",
+     "按单精度浮点数存时一个位置的键和值所占的字节数"},
+    {"cache_passes", "the number of passes compared against the float32 cache",
+     "与单精度浮点缓存对比的计算次数"},
+    {"cache_same", "the number of passes with the float32 cache's most likely next token",
+     "最可能的下一个 token 与单精度浮点缓存相同的计算次数"},
+    {"cache_max_logit_diff", "the largest logit difference against the float32 cache",
+     "与单精度浮点缓存相比最大的 logit 差"},
 };
 
 // The counts of @gpu (core/session/gpu_step_view.h) and its measured times, in words.
@@ -203,6 +251,12 @@ std::string fill(int which, char kind, const std::vector<std::string>& args,
         case 'f': {
             const std::string field = unquoted(a);
             for (const auto& f : kScaleFields)
+                if (field == f.name) return w(f.en, f.zh);
+            return w("the figure ", "数值 ") + a;
+        }
+        case 'e': {
+            const std::string field = unquoted(a);
+            for (const auto& f : kServeFields)
                 if (field == f.name) return w(f.en, f.zh);
             return w("the figure ", "数值 ") + a;
         }

@@ -24,6 +24,7 @@ void SessionLessonTarget::restart() {
     batch_.reset();
     scale_.reset();
     gpu_.reset();
+    serve_.reset();
     layer_ = head_ = 0;
     explain_layer_ = explain_head_ = explain_row_ = -1;
     panel_.clear();
@@ -133,6 +134,14 @@ void SessionLessonTarget::gpu() {
     gpu_ = std::make_shared<const GpuStepView>(gpu_probe_(model(), prompt));
 }
 
+void SessionLessonTarget::serve(const ServePlan& plan) {
+    // On the sessions' backend, like @batch. A @serve that fails leaves no figures of an
+    // earlier one to be read as its own.
+    serve_.reset();
+    serve_ =
+        std::make_shared<const LessonServe>(run_lesson_serve(model(), bench_.backend(0), plan));
+}
+
 LessonFacts SessionLessonTarget::facts() const {
     LessonFacts f;
     f.model = loaded_ ? bench_.model() : nullptr;
@@ -144,6 +153,7 @@ LessonFacts SessionLessonTarget::facts() const {
     f.batch = batch_.get();
     f.scale = scale_.get();
     f.gpu = gpu_.get();
+    f.serve = serve_.get();
     f.highlight_layer = layer_;
     f.highlight_head = head_;
     f.explain_layer = explain_layer_;

@@ -11,6 +11,7 @@
 #include "core/session/workbench.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson_observer.h"
+#include "lessonlib/lesson_serve.h"
 #include "lessonlib/lesson_target.h"
 #include "lessonlib/scale_accounting.h"
 
@@ -38,6 +39,7 @@ class SessionLessonTarget : public LessonTarget {
     void batch(const BatchPlan& plan) override;
     void scale(const ScaleQuery& query) override;
     void gpu() override;
+    void serve(const ServePlan& plan) override;
     LessonFacts facts() const override;
 
     const std::string& panel() const { return panel_; }
@@ -65,6 +67,7 @@ class SessionLessonTarget : public LessonTarget {
     std::shared_ptr<const BatchTable> batch_;
     std::shared_ptr<const ScaleReport> scale_;
     std::shared_ptr<const GpuStepView> gpu_;
+    std::shared_ptr<const LessonServe> serve_;
     GpuProbe gpu_probe_;
     int layer_ = 0, head_ = 0;
     int explain_layer_ = -1, explain_head_ = -1, explain_row_ = -1;

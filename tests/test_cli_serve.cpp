@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "core/loaders/model_loader.h"
+#include "core/util/format.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
@@ -144,4 +145,66 @@ TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
                  "--window: 0 is out of range");
     expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--sinks", "2"},
                  "--sinks N needs --window N");
+    expect_error(
+        {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type", "int4"},
+        "--cache-type int4: not a cache type (f32, int8 or fp8)");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type", "fp8",
+                  "--backend", "cuda-emulated"},
+                 "an fp8 KV cache runs on the CPU backend only");
+}
+
+TEST_CASE(
+    "serve with an int8 or fp8 cache: every request finishes, the pool shrinks, the effect "
+    "is measured",
+    "[cli][serving][kv_quant]") {
+    const std::vector<std::string> prompts{"the cat sat", "the cat at the", "a hat"};
+    const fs::path file = prompts_file(prompts, "quantised.txt");
+    const auto model = open_model(tiny_model());
+    const ModelConfig& c = model->config();
+    // Counted from the shapes: K and V x layers x kv_dim x 4 bytes a row in float32, x (kv_dim
+    // bytes + a 4-byte scale) quantised; the pool is 8 x 64 / 16 = 32 blocks of 16 rows.
+    const std::size_t f32_row = std::size_t(2) * c.n_layers * c.kv_dim() * 4,
+                      q_row = std::size_t(2) * c.n_layers * (c.kv_dim() + 4);
+    const auto f32 = run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "-n",
+                              "12", "--cache-type", "f32"});
+    REQUIRE(f32.exit_code == 0);
+    CHECK(f32.err.find(std::string("16 rows (") + format_bytes(double(f32_row) * 32 * 16) + ")") !=
+          std::string::npos);
+    CHECK(one_line(f32.err));  // no effect line for float32
+    for (const char* t : {"int8", "fp8"}) {
+        INFO(t);
+        const auto r = run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "-n",
+                                "12", "--cache-type", t});
+        INFO("stderr: " << r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 3);  // every request printed
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 2);  // the summary and the effect
+        CHECK(r.err.find(std::string(t) + " KV cache") != std::string::npos);
+        CHECK(r.err.find(std::string("blocks in the pool: 32 of 16 rows (") +
+                         format_bytes(double(q_row) * 32 * 16) + ")") != std::string::npos);
+        CHECK(figure(r.err, "takes") == q_row);
+        CHECK(figure(r.err, "f32") == f32_row);
+        const double diff = figure(r.err, "max \\|logit difference\\|");
+        CHECK(diff > 0);
+        CHECK(diff < 2);
+        CHECK(figure(r.err, "the same most likely next token at") > 0);
+    }
+}
+
+TEST_CASE(
+    "serve reads arrival steps (a line @N text joins at step N), each text as generate prints it",
+    "[cli][serving]") {
+    const fs::path file =
+        prompts_file({"@5 the cat sat", "", "a hat", "@0 @the mat", "@16777216 "}, "arrive.txt");
+    // The last line: "@16777216 " is an arrival with an empty prompt, refused.
+    expect_error({"serve", "--model", tiny_model(), "--prompts", file.string()},
+                 "arrive.txt line 5: ");
+    const fs::path ok = prompts_file({"@5 the cat sat", "", "a hat", "@0 @the mat"}, "arrive2.txt");
+    const auto r = run_cli({"serve", "--model", tiny_model(), "--prompts", ok.string(), "-n", "6"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    std::string expected;
+    for (const char* p : {"the cat sat", "a hat", "@the mat"})
+        expected += run_cli({"generate", "--model", tiny_model(), "--prompt", p, "-n", "6"}).out;
+    CHECK(r.out == expected);
 }

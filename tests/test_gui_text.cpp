@@ -45,12 +45,17 @@ std::string unescape(const std::string& lit) {
     return out;
 }
 
-// Every tr("...") and tr_later("...") in gui/*.cpp, adjacent literals joined.
+// Every tr("...") and tr_later("...") in gui/*.cpp and web/*.cpp (the page's own words),
+// adjacent literals joined.
 std::set<std::string> translated_in_sources() {
     std::set<std::string> keys;
     const std::regex call(R"re(\btr(?:_later)?\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)[,)])re");
     const std::regex literal(R"re("((?:[^"\\]|\\.)*)")re");
-    for (const auto& e : fs::directory_iterator(fs::path(KVSCOPE_SOURCE_DIR) / "gui")) {
+    std::vector<fs::directory_entry> files;
+    for (const char* dir : {"gui", "web"})
+        for (const auto& e : fs::directory_iterator(fs::path(KVSCOPE_SOURCE_DIR) / dir))
+            files.push_back(e);
+    for (const auto& e : files) {
         if (e.path().extension() != ".cpp") continue;
         const std::string src = slurp(e.path());
         for (std::sregex_iterator m(src.begin(), src.end(), call), end; m != end; ++m) {

@@ -351,3 +351,47 @@ TEST_CASE("@ask mistakes are errors with the file and line", "[lesson][parser][a
     CHECK(ask("@questoin Q?") ==
           "lessons/en/03-decode.md:5: unknown directive '@questoin' (did you mean @question?)");
 }
+
+TEST_CASE("@serve: its options parse, its mistakes are errors with the file and line",
+          "[lesson][parser]") {
+    const Lesson l = parse_lesson(
+        step_with("@serve new=12 block=4 pool=30 batch=3 sharing=off window=16 sinks=4 "
+                  "prompts=\"a b\" | \"c\""),
+        "x.md");
+    const ServePlan& p = l.steps.at(0).directives.at(0).serve;
+    CHECK(p.prompts == std::vector<std::string>{"a b", "c"});
+    CHECK(p.new_tokens == 12);
+    CHECK(p.block_size == 4);
+    CHECK(p.pool_blocks == 30);
+    CHECK(p.batch_limit == 3);
+    CHECK_FALSE(p.prefix_sharing);
+    CHECK(p.window == 16);
+    CHECK(p.sinks == 4);
+    const ServePlan d =
+        parse_lesson(step_with("@serve prompts=\"a\""), "x.md").steps.at(0).directives.at(0).serve;
+    CHECK(d.new_tokens == 32);
+    CHECK(d.block_size == 16);
+    CHECK(d.pool_blocks == 0);  // the scheduler's default: the batch limit's contexts
+    CHECK(d.prefix_sharing);
+    CHECK(d.window == 0);
+    const std::string at = "lessons/en/03-decode.md:5: ";
+    CHECK(error_of(step_with("@serve new=4")) ==
+          at + "@serve needs prompts=\"...\" | \"...\" (1 to 16 of them)");
+    CHECK(error_of(step_with("@serve block=0 prompts=\"a\"")) ==
+          at + "block=0 is not a whole number in 1..65536");
+    CHECK(error_of(step_with("@serve window=0 prompts=\"a\"")) ==
+          at + "window=0 is not a whole number in 1..65536");
+    CHECK(error_of(step_with("@serve sinks=4 prompts=\"a\"")) ==
+          at + "@serve: sinks= needs window=");
+    CHECK(error_of(step_with("@serve sharing=maybe prompts=\"a\"")) ==
+          at + "@serve: sharing is on or off, not 'maybe'");
+    CHECK(error_of(step_with("@serve new=1000 prompts=\"a\"")) ==
+          at + "new=1000 is not a whole number in 1..256");
+    CHECK(error_of(step_with("@serve prompts=\"\"")) == at + "@serve: a prompt is empty");
+    CHECK(error_of(step_with("@serve tokens=3 prompts=\"a\""))
+              .starts_with(at + "unknown key 'tokens' (known: "));
+    std::string many = "@serve prompts=\"a\"";
+    for (int i = 0; i < 16; ++i) many += " | \"a\"";
+    CHECK(error_of(step_with(many)) ==
+          at + "@serve needs prompts=\"...\" | \"...\" (1 to 16 of them)");
+}

@@ -396,3 +396,43 @@ TEST_CASE("bidirectional_ reads the session without the causal mask, and only in
           std::string::npos);
     CHECK(o.log.back().lines.at(0).find("left 4, right 4") != std::string::npos);
 }
+
+TEST_CASE("@serve runs the scheduler on the lesson's model, or says why not", "[lesson]") {
+    BackendChoice be = make_backend("cpu");
+    SessionLessonTarget t(*be.backend);
+    // serve() before any @serve, then a @serve on the toy, which has no batched forward pass.
+    const Lesson bad = parse_lesson(
+        "# X\n## S\n@model toy\n@expect serve(\"steps\") == 1\n@serve prompts=\"Today\"\n",
+        "serve.md");
+    const auto o = replay_to(bad, 0, t).at(0);
+    CHECK(o.failed == 1);
+    CHECK(o.error);
+    std::string log;
+    for (const auto& e : o.log)
+        for (const auto& line : e.lines) log += line + "\n";
+    INFO(log);
+    CHECK(log.find("serve() needs a @serve first") != std::string::npos);
+    CHECK(log.find("serve.md:5: @serve prompts=\"Today\": toy has no batched forward pass") !=
+          std::string::npos);
+    // The default model: a block size beyond its context is refused with the scheduler's reason;
+    // a run's figures are read by name, an unknown one refused.
+    const Lesson l = parse_lesson(
+        "# X\n## S\n@model default\n@serve new=3 batch=1 prompts=\"One day\" | \"One day Tom\"\n"
+        "@expect serve(\"requests\") == 2\n@expect serve(\"queued\") == 1\n"
+        "@expect serve(\"same_as_alone\") == 2\n@expect serve(\"peak_running\") == 1\n"
+        "@expect serve(\"colour\") == 1\n"
+        "@expect serve_block(1, 1) >= 0\n@expect serve_block(1, 99) == 0\n"
+        "## T\n@serve block=1000 prompts=\"One day\"\n",
+        "serve2.md");
+    const auto all = replay_to(l, 1, t);
+    CHECK(all.at(0).checks == 7);
+    CHECK(all.at(0).failed == 2);  // the unknown figure, a position the request does not hold
+    std::string first;
+    for (const auto& e : all.at(0).log)
+        for (const auto& line : e.lines) first += line + "\n";
+    INFO(first);
+    CHECK(first.find("request 1 holds positions 1 to ") != std::string::npos);
+    REQUIRE(t.facts().serve == nullptr);  // the failed @serve left none
+    CHECK(all.at(1).error);
+    CHECK(all.at(1).log.back().lines.at(0).find("block size 1000") != std::string::npos);
+}

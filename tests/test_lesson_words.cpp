@@ -11,6 +11,7 @@
 #include "lessonlib/lesson_expr.h"
 #include "lessonlib/lesson_files.h"
 #include "lessonlib/lesson_metrics.h"
+#include "lessonlib/lesson_serve.h"
 #include "lessonlib/metric_words.h"
 #include "tests/test_helpers.h"
 
@@ -69,6 +70,22 @@ TEST_CASE("every metric an @expect can read has words in English and Chinese", "
               std::string::npos);
         CHECK(metric_phrase("scale", args, nums, ReportLang::Zh).find("数值") == std::string::npos);
     }
+}
+
+TEST_CASE("every figure of @serve has words in both languages and a value", "[lesson][words]") {
+    LessonServe none;  // a run of nothing: every figure still reads (0, the block size aside)
+    none.run.stats.block_size = 16;
+    REQUIRE(serve_fields().size() > 20);
+    for (const ServeField& f : serve_fields()) {
+        INFO(f.name);
+        const std::vector<std::string> args = {"\"" + std::string(f.name) + "\""};
+        const std::vector<const double*> nums = {nullptr};
+        CHECK(metric_phrase("serve", args, nums, ReportLang::En).find("the figure") ==
+              std::string::npos);
+        CHECK(metric_phrase("serve", args, nums, ReportLang::Zh).find("数值") == std::string::npos);
+        CHECK(serve_field(none, f.name) == (std::string(f.name) == "block_size" ? 16 : 0));
+    }
+    CHECK_THROWS_AS(serve_field(none, "colour"), Error);
 }
 
 TEST_CASE("a check reads as a sentence: operators, brackets, rows and positions",

@@ -6,7 +6,9 @@
 
 #include "core/loaders/model_loader.h"
 #include "core/model/kv_blocks.h"
+#include "core/serving/cache_type_effect.h"
 #include "core/serving/scheduler.h"
+#include "core/serving/serve_run.h"
 #include "core/serving/window_effect.h"
 #include "core/session/session.h"
 #include "core/util/error.h"
@@ -261,4 +263,175 @@ TEST_CASE("a bounded cache lets blocks go, replays a preempted request, and meas
     ServeConfig bad;
     bad.sinks = 2;
     CHECK_THROWS_WITH(Scheduler(tiny(), be, bad), Catch::Contains("the window must be at least 1"));
+}
+
+TEST_CASE("one serving run to its end: what the CLI and the lessons read", "[serving]") {
+    // Batch limit 3 over the eight shared-prefix prompts: the second and third wait one step for
+    // the first to compute the prefix, the other five for a place; each joins while others
+    // decode, its prompt rows and their decode rows in one pass.
+    const auto prompts = shared_prefix_prompts();
+    ServeConfig cfg;
+    cfg.max_new_tokens = 6;
+    cfg.batch_limit = 3;
+    cfg.block_size = 4;
+    CpuBackend be;
+    const ServeRun run = run_serve(tiny(), be, cfg, prompts);
+    REQUIRE(run.requests.size() == 8);
+    CHECK(run.config.pool_blocks == 3 * 64 / 4);  // resolved: 3 contexts of 64 rows
+    CHECK(run.stats.queued_requests == 7);
+    CHECK(run.mixed_steps > 0);
+    int mixed = 0;
+    for (const ServeStep& s : run.steps) mixed += s.prefill_rows > 0 && s.decode_rows > 0;
+    CHECK(run.mixed_steps == mixed);
+    CHECK(run.blocks_saved() == run.stats.contiguous_blocks() - run.stats.peak_blocks);
+    // The fullest tables: the requests still running after that step, each table long enough
+    // for its rows, and the blocks they hold together at most the pool's.
+    REQUIRE(run.fullest_step >= 0);
+    REQUIRE(!run.fullest_tables.empty());
+    CHECK(int(run.fullest_tables.size()) <= cfg.batch_limit);
+    for (const TableSnapshot& t : run.fullest_tables)
+        CHECK(int(t.table.size()) == (t.rows + cfg.block_size - 1) / cfg.block_size);
+    CHECK(requests_same_as_alone(tiny(), be, run) == 8);
+    for (std::size_t i = 0; i < prompts.size(); ++i)
+        CHECK(run.requests[i].tokens == alone(prompts[i], 6));
+    // A run whose tokens are not what the prompt gives alone is counted out.
+    ServeRun changed = run;
+    changed.requests[2].tokens.back() ^= 1;
+    CHECK(requests_same_as_alone(tiny(), be, changed) == 7);
+    CHECK(serve_window_effect(tiny(), be, run).passes == 0);  // no window, nothing compared
+}
+
+TEST_CASE("a quantised cache serves every request, each row the same whatever pass computed it",
+          "[serving][kv_quant]") {
+    const auto prompts = shared_prefix_prompts();
+    const ModelConfig& c = tiny().config();
+    for (KvCacheType t : {KvCacheType::Int8, KvCacheType::Fp8}) {
+        INFO(kv_cache_type_name(t));
+        ServeConfig cfg;
+        cfg.max_new_tokens = 12;
+        cfg.cache_type = t;
+        ServeStats st;
+        const auto shared = serve(prompts, cfg, &st);
+        // K and V x layers x (kv_dim bytes + a 4-byte scale), from the shapes.
+        CHECK(st.bytes_per_row == std::size_t(2) * c.n_layers * (c.kv_dim() + 4));
+        CHECK(st.shared_full_blocks == 7);
+        for (const ServeRequest& r : shared) CHECK(r.finish != FinishReason::None);
+        // Attention reads every row as the cache holds it, so sharing a prefix, computing it
+        // apart, or a preempted request computed again in one pass give the same texts.
+        cfg.prefix_sharing = false;
+        cfg.block_size = 4;
+        const auto apart = serve(prompts, cfg);
+        for (std::size_t i = 0; i < prompts.size(); ++i) CHECK(apart[i].tokens == shared[i].tokens);
+        cfg.pool_blocks = 24;
+        cfg.batch_limit = 3;
+        ServeStats tight;
+        const auto replayed = serve(prompts, cfg, &tight);
+        CHECK(tight.preemptions > 0);
+        for (std::size_t i = 0; i < prompts.size(); ++i)
+            CHECK(replayed[i].tokens == shared[i].tokens);
+    }
+}
+
+TEST_CASE("a quantised cache's rows and logits do not depend on how the passes split them",
+          "[serving][kv_quant]") {
+    const ModelConfig& c = tiny().config();
+    const std::vector<int> tokens = ids(500, 12);
+    for (KvCacheType t : {KvCacheType::Int8, KvCacheType::Fp8}) {
+        INFO(kv_cache_type_name(t));
+        CpuBackend be;
+        KvBlockPool pool(be, c.n_layers, 6, 4, c.kv_dim(), t);
+        auto whole = tiny().make_paged_runner(be, 1, pool);
+        auto by_row = tiny().make_paged_runner(be, 1, pool);
+        const std::vector<int> a{pool.take(), pool.take(), pool.take()},
+            b{pool.take(), pool.take(), pool.take()};
+        // The 12 tokens in one pass, and one token a pass: the same last logits and rows.
+        ForwardResult x, y;
+        const SeqInput all{0, tokens};
+        whole->set_blocks(0, a, 0);
+        whole->forward_batch(std::span<const SeqInput>(&all, 1), Capture{},
+                             std::span<ForwardResult>(&x, 1));
+        for (int p = 0; p < 12; ++p) {
+            const SeqInput one{0, std::span<const int>(tokens).subspan(p, 1)};
+            by_row->set_blocks(0, b, p);
+            by_row->forward_batch(std::span<const SeqInput>(&one, 1), Capture{},
+                                  std::span<ForwardResult>(&y, 1));
+        }
+        CHECK(x.logits == y.logits);
+        std::vector<float> rows_a, rows_b;
+        whole->read_kv_rows(0, 0, 12, rows_a);
+        by_row->read_kv_rows(0, 0, 12, rows_b);
+        CHECK(rows_a == rows_b);
+    }
+}
+
+TEST_CASE("a quantised cache's effect on the next token is measured against float32",
+          "[serving][kv_quant]") {
+    CpuBackend be;
+    const std::vector<int> prompt = ids(400, 8);
+    const std::vector<int> tokens = alone(prompt, 40);
+    // Through float32 "quantised": the same cache, no difference.
+    const CacheTypeEffect same = cache_type_effect(tiny(), be, tokens, 8, KvCacheType::F32, 4);
+    CHECK(same.passes == int(tokens.size()) - 8 + 1);
+    CHECK(same.max_logit_difference == 0);
+    CHECK(same.same_next_token == same.passes);
+    for (KvCacheType t : {KvCacheType::Int8, KvCacheType::Fp8}) {
+        INFO(kv_cache_type_name(t));
+        const CacheTypeEffect e = cache_type_effect(tiny(), be, tokens, 8, t, 4);
+        CHECK(e.passes == same.passes);
+        CHECK(e.max_logit_difference > 0);
+    }
+    // On the default model, int8 moves the logits a little and keeps the greedy token.
+    const auto model = open_model("default");
+    const std::vector<int> story =
+        model->tokenizer().encode("Once upon a time, there was a little");
+    std::vector<int> seen = story;
+    {
+        SessionConfig cfg;
+        cfg.max_new_tokens = 30;
+        Session s(*model, be, cfg);
+        s.set_prompt_tokens(story);
+        while (!s.finished()) s.step();
+        seen = s.tokens();
+    }
+    const CacheTypeEffect e =
+        cache_type_effect(*model, be, seen, int(story.size()), KvCacheType::Int8, 16);
+    CHECK(e.max_logit_difference > 0);
+    CHECK(e.max_logit_difference < 0.5);
+    CHECK(e.same_next_token >= e.passes - 1);
+    CHECK_THROWS_WITH(cache_type_effect(tiny(), be, tokens, 0, KvCacheType::Int8, 4),
+                      Catch::Contains("effect measured on"));
+}
+
+TEST_CASE(
+    "requests join the queue at their arrival step, and steps with nothing to run are skipped",
+    "[serving]") {
+    CpuBackend be;
+    ServeConfig cfg;
+    cfg.max_new_tokens = 4;
+    Scheduler s(tiny(), be, cfg);
+    const auto a = ids(600, 5), b = ids(601, 7), c = ids(602, 3);
+    s.submit(a, 2);   // after two steps with nothing to run
+    s.submit(b, 20);  // after a has finished (4 steps from step 2)
+    s.submit(c, 3);   // while a runs
+    while (!s.finished()) s.step();
+    const auto when = [&](int id) {
+        for (const ServeStep& st : s.steps())
+            if (std::find(st.admitted.begin(), st.admitted.end(), id) != st.admitted.end()) {
+                CHECK(std::find(st.arrived.begin(), st.arrived.end(), id) != st.arrived.end());
+                return st.index;
+            }
+        return -1;
+    };
+    CHECK(when(0) == 2);
+    CHECK(when(1) == 20);
+    CHECK(when(2) == 3);
+    // Steps 0, 1 and those between c's end and b's arrival held nothing: skipped.
+    CHECK(s.steps().front().index == 2);
+    CHECK(s.steps().size() == 5 + 4);  // steps 2..6 (a, and c from 3), then 20..23 (b)
+    for (const ServeStep& st : s.steps()) CHECK(st.prefill_rows + st.decode_rows > 0);
+    CHECK(s.requests()[0].tokens == alone(a, 4));
+    CHECK(s.requests()[1].tokens == alone(b, 4));
+    CHECK(s.requests()[2].tokens == alone(c, 4));
+    CHECK(s.stats().queued_requests == 0);  // none waited for a place once it had arrived
+    CHECK_THROWS_WITH(s.submit(a, -1), Catch::Contains("request 4: arrives at step -1"));
 }

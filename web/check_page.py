@@ -267,6 +267,26 @@ class Page:
                          "{dataTransfer: dt, bubbles: true, cancelable: true})); "
                          "return dt.files.length; })()")
 
+    def page_boxes(self, w, h):
+        """At a viewport of w x h, after the page followed it (two frames): the canvas's and the
+        open button's rectangles, the canvas's pixel size and the viewport's."""
+        import time
+        self.cdp.call("Emulation.setDeviceMetricsOverride", session=self.s, width=w, height=h,
+                      deviceScaleFactor=1, mobile=False)
+        end = time.time() + 10
+        js = ("(() => { const r = (e) => { const b = e.getBoundingClientRect(); "
+              "return [b.left, b.top, b.right, b.bottom]; }; "
+              "const c = document.getElementById('canvas'); return JSON.stringify({"
+              "canvas: r(c), open: r(document.getElementById('open')), "
+              "pixels: [c.width, c.height], view: [innerWidth, innerHeight]}); })()")
+        boxes = None
+        while time.time() < end:
+            boxes = json.loads(self.eval(js))
+            if boxes["view"] == [w, h] and boxes["canvas"][2] == w:
+                break
+            time.sleep(0.2)
+        return boxes
+
     def close(self):
         self.cdp.close()
 
@@ -324,7 +344,9 @@ def check_pixels(layout, report, shot, params, failures):
         failures.append("the page printed no layout record")
         return
     w, h, rows = png_rows(shot)
-    if (w, h) != (layout["width"], layout["height"]) or layout["scale"] != [1, 1]:
+    # The canvas at the page's top left, the bar under it (web/index.html): the page is as wide
+    # as the window and taller by the bar.
+    if w != layout["width"] or h < layout["height"] or layout["scale"] != [1, 1]:
         failures.append(f"screenshot {w}x{h}, layout {layout['width']}x{layout['height']} at "
                         f"scale {layout['scale']}: pixels cannot be matched")
         return
@@ -387,6 +409,23 @@ def check_pixels(layout, report, shot, params, failures):
             failures.append(f"{mode}: something drawn past the KV grid's last column: {past}")
 
 
+def check_page_boxes(page, sizes, failures):
+    """The open button lies in the bar under the canvas at every size: no pixel of the window
+    under it, itself wholly in view, the canvas as wide as the page and ending above the bar."""
+    for size in sizes.split(","):
+        w, h = (int(x) for x in size.split("x"))
+        b = page.page_boxes(w, h)
+        c, o = b["canvas"], b["open"]
+        print(f"at {w}x{h}: canvas {c}, open button {o}")
+        overlap = min(c[2], o[2]) > max(c[0], o[0]) and min(c[3], o[3]) > max(c[1], o[1])
+        if overlap:
+            failures.append(f"at {w}x{h} the open button {o} lies over the canvas {c}")
+        if o[0] < 0 or o[1] < 0 or o[2] > w + 0.5 or o[3] > h + 0.5 or o[2] - o[0] < 40:
+            failures.append(f"at {w}x{h} the open button {o} is not wholly in view")
+        if c[0] != 0 or abs(c[2] - w) > 0.5 or c[3] > o[1] + 0.5:
+            failures.append(f"at {w}x{h} the canvas {c} does not fill the page above the bar")
+
+
 def site_mb(site):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(site)
                for f in fs) / 1e6
@@ -417,6 +456,8 @@ def main():
     ap.add_argument("--bench", help="kvscope-cli bench's options for the page's bench parameter: "
                     "it must finish (exit 0) with a decode_cached row")
     ap.add_argument("--size", default="1280,800")
+    ap.add_argument("--page-sizes", help="WxH,WxH...: at each viewport size, the open button "
+                    "must lie beside the canvas, not over it, and wholly in view")
     ap.add_argument("--report-ms", type=int, default=1000,
                     help="frames drawn after the engine went idle, before the report")
     ap.add_argument("--timeout-s", type=float, default=120, help="for the report to come")
@@ -453,6 +494,8 @@ def main():
                 f.write(shot)
             if report is not None and a.pixels:
                 check_pixels(layout, report, a.out, params, failures)
+            if report is not None and a.page_sizes:
+                check_page_boxes(page, a.page_sizes, failures)
             if report is not None and a.download:
                 page.press_ctrl("s")
                 import time

@@ -44,13 +44,18 @@ struct Loop {
     std::function<void()> save_settings;
     double saved_at_ms = 0;
     bool want_layout = false;  // the next frame records where it drew (kvscope_web_layout)
+    const char* bar_label =
+        nullptr;  // the open button's words as last set, in the window's language
 };
 Loop g_loop;
 
-// The canvas follows the browser window (the page has no window manager to resize it).
+// The canvas follows the browser window (the page has no window manager to resize it), less the
+// page's bar under it (web/index.html: the button that opens files, never over a panel).
 void follow_page_size() {
-    const int w = EM_ASM_INT({ return window.innerWidth; });
-    const int h = EM_ASM_INT({ return window.innerHeight; });
+    const int w = EM_ASM_INT(
+        { return window.kvscopeCanvasSize ? window.kvscopeCanvasSize()[0] : window.innerWidth; });
+    const int h = EM_ASM_INT(
+        { return window.kvscopeCanvasSize ? window.kvscopeCanvasSize()[1] : window.innerHeight; });
     int cw = 0, ch = 0;
     glfwGetWindowSize(g_loop.window->handle(), &cw, &ch);
     if (w > 0 && h > 0 && (w != cw || h != ch)) glfwSetWindowSize(g_loop.window->handle(), w, h);
@@ -65,6 +70,26 @@ void log_engine_error() {
     const char* context = failure_words(s.error_task);
     std::fprintf(stderr, "kvscope: error: %s%s%s\n", context, *context ? ": " : "",
                  s.error.c_str());
+}
+
+// The page's open button (web/index.html, in the bar under the canvas) speaks the window's
+// language: its words and its hover text, set again when the language changes.
+void label_open_button() {
+    const char* label = tr("Open a checkpoint or trace…");
+    if (label == g_loop.bar_label) return;
+    g_loop.bar_label = label;
+    const char* hint =
+        tr("a llama2.c checkpoint and its tokenizer (e.g. stories260K.bin and tok512.bin), a GGUF "
+           "file, or a recorded run (a trace .json from kvscope-cli generate --trace-json or the "
+           "window's Export); or drop them on the page");
+    EM_ASM(
+        {
+            const b = document.getElementById('open-words');
+            if (b) b.textContent = UTF8ToString($0);
+            const o = document.getElementById('open');
+            if (o) o.title = UTF8ToString($1);
+        },
+        label, hint);
 }
 
 void frame() {
@@ -85,6 +110,7 @@ void frame() {
     } else {
         g_loop.app->frame();
     }
+    label_open_button();
     const double t2 = emscripten_get_now();
     if (g_loop.first_frame_ms < 0) {
         g_loop.first_frame_ms = t2;

@@ -29,7 +29,8 @@ std::size_t probs_bucket(int n_keys, int capacity) {
 // so far. Runner is the one-sequence view (slot 0).
 class TransformerRunner final : public Runner, public BatchRunner {
   public:
-    TransformerRunner(const TransformerModel& m, Backend& be, int slots, const KvBlockPool* pool = nullptr)
+    TransformerRunner(const TransformerModel& m, Backend& be, int slots,
+                      const KvBlockPool* pool = nullptr)
         : m_(m), c_(m.config()), be_(be), W_(&m.weights()), paged_(pool != nullptr) {
         // Compact matrices (and a compact embedding table) are read by the backend where it keeps
         // them: the CPU in host memory, where they lie; a GPU in its own copy (adopt_compact). A
@@ -477,27 +478,23 @@ void TransformerRunner::read_rows(const KvCache& cache, int first, int n, std::v
     std::memcpy(out.data(), host_.data(), total * sizeof(float));
 }
 
-void TransformerRunner::through_table(const KvCache& cache, int l, int first, int n, DeviceSpan rows_k,
-                                DeviceSpan rows_v, Way way) {
+void TransformerRunner::through_table(const KvCache& cache, int l, int first, int n,
+                                      DeviceSpan rows_k, DeviceSpan rows_v, Way way) {
     const std::size_t kv = c_.kv_dim();
     const KvBlockPool& pool = *cache.pool();
     for_each_block_run(cache.table(), pool.block_size(), first, n, [&](int p, int row, int run) {
         if (row < 0) throw Error("K/V row " + std::to_string(p) + "'s block was let go");
         const std::size_t len = std::size_t(run) * kv, at = std::size_t(p - first) * kv;
-        const DeviceSpan bk = pool.k(l).at(std::size_t(row) * kv, len),
-                         bv = pool.v(l).at(std::size_t(row) * kv, len);
-        if (way == Way::FromBlocks) {
-            be_.copy_rows(rows_k.at(at, len), len, bk, len, 1, len);
-            be_.copy_rows(rows_v.at(at, len), len, bv, len, 1, len);
-        } else {
-            be_.copy_rows(bk, len, rows_k.at(at, len), len, 1, len);
-            be_.copy_rows(bv, len, rows_v.at(at, len), len, 1, len);
-        }
+        // A quantised pool dequantises as it loads and quantises as it stores.
+        if (way == Way::FromBlocks)
+            pool.load_rows(l, row, run, rows_k.at(at, len), rows_v.at(at, len));
+        else
+            pool.store_rows(l, row, run, rows_k.at(at, len), rows_v.at(at, len));
     });
 }
 
 void TransformerRunner::forward_batch(std::span<const SeqInput> seqs, const Capture& want,
-                                std::span<ForwardResult> out) {
+                                      std::span<ForwardResult> out) {
     const int B = static_cast<int>(seqs.size());
     if (B == 0 || B > max_batch() || static_cast<int>(out.size()) < B)
         throw Error("forward pass with " + std::to_string(B) + " sequences (runner holds " +
@@ -833,6 +830,13 @@ void TransformerRunner::attend(int l, KvCache& cache, const Pass& p, int i, cons
     op(OpKind::KvAppend, l, T, pos0);
     be_.kv_append(cache_k, cache_v, ki, vi, seen, T, c_.kv_dim());
     if (cache.paged()) through_table(cache, l, pos0, T, ki, vi, Way::ToBlocks);
+    if (cache.paged() && cache.pool()->quantised()) {
+        // Attention reads the pass's own rows as the quantised cache holds them too, so a row's
+        // value never depends on which pass computed it (a prompt in one pass or a row a pass,
+        // a shared prefix, a preempted request computed again: the same rows).
+        const std::size_t at = std::size_t(seen) * kv, n = std::size_t(T) * kv;
+        through_table(cache, l, pos0, T, cache_k.at(at, n), cache_v.at(at, n), Way::FromBlocks);
+    }
     if ((p.graph || cache.paged()) && want.kv_rows && p.kv_keep[i] > 0) {
         // The K/V rows just appended, from where they came (finish() would read them out of the
         // cache at a position-dependent place, which a recorded copy cannot follow, or through a
@@ -840,8 +844,10 @@ void TransformerRunner::attend(int l, KvCache& cache, const Pass& p, int i, cons
         const ConstKvRows kept_rows{nullptr, c_.n_layers, p.kv_keep[i], c_.kv_dim()};
         const std::size_t n = std::size_t(p.kv_keep[i]) * kv, from = std::size_t(T) * kv - n;
         const std::size_t at = p.stage.kv[i];
-        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.K), n), n, ki.at(from, n), n, 1, n);
-        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.V), n), n, vi.at(from, n), n, 1, n);
+        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.K), n), n, ki.at(from, n), n, 1,
+                      n);
+        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.V), n), n, vi.at(from, n), n, 1,
+                      n);
     }
     // One fused kernel: scores, softmax and weights . V share its measured time.
     op(OpKind::Scores, l, T, pos0);
@@ -943,7 +949,7 @@ std::unique_ptr<BatchRunner> TransformerModel::make_batch_runner(Backend& backen
 }
 
 std::unique_ptr<BatchRunner> TransformerModel::make_paged_runner(Backend& backend, int max_batch,
-                                                           const KvBlockPool& pool) const {
+                                                                 const KvBlockPool& pool) const {
     if (max_batch < 1 || max_batch > 64)
         throw Error("batch size " + std::to_string(max_batch) + " (must be 1..64)");
     return std::make_unique<TransformerRunner>(*this, backend, max_batch, &pool);

@@ -32,7 +32,7 @@ Scheduler::Scheduler(const Model& model, Backend& backend, ServeConfig config)
     if (cfg_.pool_blocks < 1)
         throw Error("a pool of " + std::to_string(cfg_.pool_blocks) + " KV blocks");
     pool_ = std::make_unique<KvBlockPool>(backend, c.n_layers, cfg_.pool_blocks, cfg_.block_size,
-                                          c.kv_dim());
+                                          c.kv_dim(), cfg_.cache_type);
     runner_ = model.make_paged_runner(backend, cfg_.batch_limit, *pool_);
     if (!runner_) throw Error(model.name() + " has no batched forward pass to serve with");
     if (cfg_.window > 0) runner_->set_window(cfg_.sinks, cfg_.window);
@@ -40,13 +40,14 @@ Scheduler::Scheduler(const Model& model, Backend& backend, ServeConfig config)
     stats_.pool_blocks = cfg_.pool_blocks;
     stats_.block_size = cfg_.block_size;
     stats_.context = c.seq_len;
-    stats_.bytes_per_row = c.kv_bytes_per_token();
+    stats_.bytes_per_row = pool_->bytes_per_row();
 }
 
-int Scheduler::submit(std::vector<int> prompt) {
+int Scheduler::submit(std::vector<int> prompt, int arrival) {
     const int id = static_cast<int>(reqs_.size()), ctx = model_.config().seq_len;
     const std::string which = "request " + std::to_string(id + 1);
     if (prompt.empty()) throw Error(which + ": the prompt is empty");
+    if (arrival < 0) throw Error(which + ": arrives at step " + std::to_string(arrival));
     if (static_cast<int>(prompt.size()) > ctx)
         throw Error(which + ": the prompt is " + std::to_string(prompt.size()) +
                     " tokens, longer than the model's context of " + std::to_string(ctx));
@@ -66,13 +67,14 @@ int Scheduler::submit(std::vector<int> prompt) {
                     std::to_string(cfg_.pool_blocks));
     ServeRequest r{id, std::move(prompt), 0, {}, 0, -1, FinishReason::None, Sampler(cfg_.sampler)};
     r.prompt_len = static_cast<int>(r.tokens.size());
+    r.arrival = arrival;
     reqs_.push_back(std::move(r));
-    waiting_.push_back(id);
+    arriving_.push_back(id);
     return id;
 }
 
 bool Scheduler::finished() const {
-    return waiting_.empty() && running_.empty();
+    return arriving_.empty() && waiting_.empty() && running_.empty();
 }
 
 int Scheduler::shareable_rows(const ServeRequest& r, const ServeRequest& other,
@@ -185,7 +187,22 @@ void Scheduler::preempt(int id, ServeStep& st) {
 const ServeStep& Scheduler::step() {
     if (finished()) throw Error("every request has finished");
     ServeStep st;
-    st.index = static_cast<int>(steps_.size());
+    // Nothing waits or runs: the clock goes on to the next arrival (no step without a pass).
+    if (waiting_.empty() && running_.empty()) {
+        int next = reqs_[arriving_.front()].arrival;
+        for (int id : arriving_) next = std::min(next, reqs_[id].arrival);
+        clock_ = std::max(clock_, next);
+    }
+    st.index = clock_++;
+    // Requests whose arrival step has come join the queue's end.
+    for (auto it = arriving_.begin(); it != arriving_.end();)
+        if (reqs_[*it].arrival <= st.index) {
+            waiting_.push_back(*it);
+            st.arrived.push_back(*it);
+            it = arriving_.erase(it);
+        } else {
+            ++it;
+        }
     admit(st);
     // Blocks for every running request's rows; when the pool is dry, the request admitted last
     // gives its blocks back (preempted) until the rest fit.

@@ -32,6 +32,9 @@ struct ServeConfig {
     // sharing is off under a window.
     int window = 0;
     int sinks = 0;
+    // How the pool stores K/V rows: float32, or int8 / fp8-e4m3 with a scale per row
+    // (core/model/kv_quant.h; the CPU backend only).
+    KvCacheType cache_type = KvCacheType::F32;
     SamplerConfig sampler;  // every request samples with it, from its own state
 };
 
@@ -47,14 +50,16 @@ struct ServeRequest {
     int shared_rows = 0;   // prompt rows found in another request's blocks at its admission
     int preempted = 0;     // times its blocks were taken back (computed again later)
     int waited_steps = 0;  // steps it spent in the queue
+    int arrival = 0;       // the step at which it joins the queue
     int generated() const { return static_cast<int>(tokens.size()) - prompt_len; }
 };
 
-// One step: the requests that joined, the rows computed (prefill chunks and decode rows in one
-// forward pass), the requests that finished or were preempted.
+// One step: the requests that arrived and joined, the rows computed (prefill chunks and decode
+// rows in one forward pass), the requests that finished or were preempted. A step at which
+// nothing has arrived and nothing runs is skipped: its index is then missing from steps().
 struct ServeStep {
-    int index = 0;
-    std::vector<int> admitted, retired, preempted;
+    int index = 0;  // the step's number, the clock arrivals are given in
+    std::vector<int> arrived, admitted, retired, preempted;
     int queued = 0;  // requests still waiting after admission
     int prefill_rows = 0, decode_rows = 0;
     int used_blocks = 0;      // after this step's blocks were added
@@ -66,9 +71,11 @@ class Scheduler {
     // Throws kvs::Error for a block size of 0 or beyond the context, or a batch limit or pool
     // size out of range.
     Scheduler(const Model& model, Backend& backend, ServeConfig config);
-    // Queues a request; its id (0, 1, ...). Throws for an empty prompt, one longer than the
-    // context, or one whose prompt and new tokens need more blocks than the pool has.
-    int submit(std::vector<int> prompt);
+    // Queues a request, to join the queue at step `arrival` (0: the first); its id (0, 1, ...).
+    // Requests arriving at one step queue in the order submitted. Throws for an empty prompt, one
+    // longer than the context, one whose prompt and new tokens need more blocks than the pool
+    // has, or a negative arrival.
+    int submit(std::vector<int> prompt, int arrival = 0);
     bool finished() const;
     const ServeStep& step();  // throws when every request has finished
     const std::vector<ServeRequest>& requests() const { return reqs_; }
@@ -100,10 +107,12 @@ class Scheduler {
     std::unique_ptr<KvBlockPool> pool_;
     std::unique_ptr<BatchRunner> runner_;
     std::vector<ServeRequest> reqs_;
-    std::vector<int> waiting_;  // ids, first in line first
-    std::vector<int> running_;  // ids, in the order they were admitted
+    std::vector<int> arriving_;  // ids not yet arrived, in the order submitted
+    std::vector<int> waiting_;   // ids, first in line first
+    std::vector<int> running_;   // ids, in the order they were admitted
     std::vector<bool> slot_used_;
     std::vector<ServeStep> steps_;
+    int clock_ = 0;  // the next step's index (steps with nothing to run are skipped)
     std::vector<ForwardResult> results_;
     ServeStats stats_;
 };

@@ -1,0 +1,44 @@
+#pragma once
+// @serve: a lesson's prompts run to their end by the serving scheduler (core/serving/serve_run.h),
+// greedy, on the lesson's model and backend, and what the lesson's serve("...") metrics read:
+// the run's cache figures (the same ServeStats the CLI's `serve` summary prints), each request's
+// text against its prompt served alone, and a bounded or quantised cache's measured effect.
+#include <string>
+#include <vector>
+
+#include "core/serving/serve_run.h"
+#include "lessonlib/lesson.h"
+
+namespace kvs {
+
+struct LessonServe {
+    ServePlan plan;
+    ServeRun run;
+    int same_as_alone = 0;     // requests whose tokens equal their prompt served alone
+    WindowEffect window;       // zero passes without a window
+    CacheTypeEffect cache;     // against float32; zero passes for a float32 cache
+    double f32_row_bytes = 0;  // one position's K and V, every layer, in float32
+    std::string device;
+};
+
+// Throws kvs::Error for options the scheduler refuses (a block size beyond the context, a pool too
+// small for one request).
+LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePlan& plan);
+
+// A figure of the run by name (serve_fields() lists them with their meaning); throws kvs::Error
+// for an unknown name.
+double serve_field(const LessonServe& s, const std::string& field);
+
+// The block that holds position `position` (from 1) of request `request` (from 1, the prompts'
+// order) in the block tables printed for the fullest step: entry (position - 1) / block size of
+// its table. Throws kvs::Error when the request was not running then, or does not hold that
+// position, or the window let the block go.
+int serve_block(const LessonServe& s, int request, int position);
+
+struct ServeField {
+    const char* name;
+    const char* help;
+};
+const std::vector<ServeField>& serve_fields();
+
+}  // namespace kvs
