@@ -295,17 +295,17 @@ inline __m256i dot_u8s8(__m256i acc, __m256i u, __m256i s) {
 #endif
 }
 
+#if KVS_DOT_LEVEL < 3  // the 256-bit paths' K-quant sum (avx512vnni has its own)
 // acc + per int32 lane: (u0 s0 + u1 s1) sc0 + (u2 s2 + u3 s3) sc1, sc the int16 scales.
 inline __m256i dot_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
     const __m256i pairs = _mm256_maddubs_epi16(u, s);  // |pair| <= 2 * 63 * 127: no saturation
 #if KVS_DOT_LEVEL == 1
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, sc));
-#elif KVS_DOT_LEVEL == 2
-    return _mm256_dpwssd_avx_epi32(acc, pairs, sc);
 #else
-    return _mm256_dpwssd_epi32(acc, pairs, sc);
+    return _mm256_dpwssd_avx_epi32(acc, pairs, sc);
 #endif
 }
+#endif
 
 inline float hsum(__m256 v) {
     const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
