@@ -10,6 +10,7 @@
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/util/format.h"
+#include "core/util/text_file.h"
 #include "core/util/utf8.h"
 
 namespace kvs::cli {
@@ -42,9 +43,9 @@ PromptLine parse_prompt_line(const Args& a, const std::string& path, int line_no
 // arrival step; blank lines are skipped. At most 16 MiB.
 std::vector<PromptLine> read_prompts(const Args& a) {
     const std::string path = a.str("prompts");
-    std::vector<unsigned char> bytes;
+    std::string bytes;
     try {
-        bytes = read_file_bytes(path, std::size_t(16) << 20);
+        bytes = read_text_file(path, std::size_t(16) << 20);
     } catch (const Error& e) {
         a.fail(std::string("--prompts: ") + e.what());
     }
@@ -57,11 +58,11 @@ std::vector<PromptLine> read_prompts(const Args& a) {
         if (!line.empty()) prompts.push_back(parse_prompt_line(a, path, line_no, line));
         line.clear();
     };
-    for (unsigned char c : bytes) {
+    for (char c : bytes) {
         if (c == '\n')
             end_line();
         else
-            line.push_back(static_cast<char>(c));
+            line.push_back(c);
     }
     end_line();
     if (prompts.empty()) a.fail("--prompts " + path + ": no prompts in the file (one a line)");

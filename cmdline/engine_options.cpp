@@ -7,6 +7,7 @@
 #include "core/model/compact_weights.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
+#include "core/util/text_file.h"
 #include "kernels/backend_factory.h"
 
 namespace kvs::cmdline {
@@ -79,10 +80,16 @@ std::optional<std::string> prompt_from(const CommandLine& c) {
         }
     } else {
         try {
-            const auto bytes = read_file_bytes(path, kLimit);
-            text.assign(bytes.begin(), bytes.end());
+            text = read_text_file(path, kLimit);
         } catch (const Error& e) {
             c.fail(std::string("--file: ") + e.what());
+        }
+    }
+    if (path == "-") {
+        try {
+            text = std::string(utf8_text(text, "standard input"));
+        } catch (const Error& e) {
+            c.fail(std::string("--file -: ") + e.what());
         }
     }
     if (!text.empty() && text.back() == '\n') text.pop_back();

@@ -12,6 +12,7 @@
 #include "core/session/cache_view.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
+#include "core/util/text_file.h"
 #include "core/util/utf8.h"
 #include "gui/options.h"
 #include "kernels/backend_factory.h"
@@ -230,6 +231,13 @@ std::vector<cmdline::OptionSpec> settings_options() {
 Settings parse_settings(std::string_view text, const std::string& name,
                         std::vector<std::string>* problems) {
     static const std::vector<cmdline::OptionSpec> options = settings_options();
+    try {
+        text = utf8_text(text, name);
+    } catch (const Error& e) {  // UTF-16: every line would be an unknown key, skipped unsaid
+        if (problems)
+            problems->push_back(escape_for_one_line(e.what()) + "; using the default settings");
+        return Settings();
+    }
     std::vector<Line> lines = read_lines(text);
     Settings s;
     for (Line& l : lines) {
@@ -270,6 +278,9 @@ Settings load_settings(const std::string& path, std::vector<std::string>* proble
                                 ": not a regular file; using the default settings");
         return Settings();
     }
+    // Read here, not by read_text_file: that notes the file as an input of this run, which no
+    // output may replace, and settings.txt is rewritten on the way out (parse_settings drops a
+    // byte order mark through the same utf8_text).
     std::ifstream f(path, std::ios::binary);
     if (!f) return Settings();
     // A settings file is a few hundred bytes; a huge one is not ours.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -10,6 +11,7 @@
 #include "core/util/closest_name.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
+#include "core/util/text_file.h"
 #include "lessonlib/lesson_ask.h"
 #include "lessonlib/lesson_metrics.h"
 #include "lessonlib/scale_accounting.h"
@@ -371,7 +373,7 @@ const std::vector<std::string>& lesson_panels() {
 Lesson parse_lesson(std::string_view text, const std::string& file) {
     Lesson lesson;
     // Editors on Windows start UTF-8 files with a byte order mark: it is not part of the title.
-    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+    text = without_bom(text);
     lesson.file = file;
     std::vector<std::string> lines;
     for (std::size_t a = 0; a <= text.size();) {
@@ -474,6 +476,14 @@ Lesson parse_lesson(std::string_view text, const std::string& file) {
         *prose += (!in_fence && l.rfind("\\@", 0) == 0 ? l.substr(1) : l) + "\n";
     }
     if (!have_title) fail(1, "a lesson starts with a '# Title' line (the file is empty)");
+    // Prose in another encoding (GBK, Latin-1) would show as escapes and '?' glyphs.
+    if (const std::size_t bad = first_bad_utf8(text); bad != std::string_view::npos) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+        fail(1 + static_cast<int>(std::count(text.begin(), text.begin() + bad, '\n')),
+             std::string("not UTF-8 text (byte ") + hex + " at byte offset " + std::to_string(bad) +
+                 "); save the lesson as UTF-8");
+    }
     if (in_fence) fail(static_cast<int>(lines.size()), "a ``` code block is not closed");
     if (lesson.steps.empty())
         fail(static_cast<int>(lines.size()), "no steps: each step starts with a '## ' heading");
@@ -493,9 +503,7 @@ Lesson parse_lesson(std::string_view text, const std::string& file) {
 }
 
 Lesson load_lesson(const std::string& path) {
-    const auto bytes = read_file_bytes(path, std::size_t(1) << 20);
-    Lesson l = parse_lesson(
-        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+    Lesson l = parse_lesson(read_text_file(path, std::size_t(1) << 20), path);
     l.lang = report_lang_from_code(std::filesystem::path(path).parent_path().filename().string());
     return l;
 }

@@ -62,7 +62,10 @@ std::string find_lesson(const std::string& spec, const std::string& lang) {
     if (spec.find('/') != std::string::npos || spec.ends_with(".md")) {
         std::error_code ec;
         if (fs::is_directory(spec, ec)) throw Error(spec + ": is a folder, not a lesson file");
-        if (!fs::exists(spec, ec)) throw Error(spec + ": no such lesson file");
+        // Missing is said so; a symlink loop or a folder without permission falls through to the
+        // reader's own reason ("Too many levels of symbolic links").
+        if (fs::status(spec, ec).type() == fs::file_type::not_found)
+            throw Error(spec + ": no such lesson file");
         regular_file_size(spec);  // a FIFO or a device: "is not a regular file", named
         return spec;
     }

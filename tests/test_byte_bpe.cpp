@@ -389,7 +389,8 @@ TEST_CASE("byte-level BPE files: vocab.json + merges.txt, tokenizer.json, and th
         [&] { ByteBpeTokenizer::from_vocab_and_merges(write("v2.json", "{\"a\":0,\"b\":0}"), mt); },
         "ids must be 0..1, each once");
     refused([&] { ByteBpeTokenizer::from_vocab_and_merges(write("v3.json", "{\"a\":0,"), mt); },
-            "not valid JSON");
+            "v3.json: not valid JSON at byte 7 (line 1, column 8): unexpected end of input; "
+            "expected string literal; near '{\"a\":0,'");
     refused([&] { ByteBpeTokenizer({"a", "b"}, {}, {}, "two"); }, "no token for byte 0x00");
     refused(
         [&] {

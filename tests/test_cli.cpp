@@ -160,10 +160,12 @@ TEST_CASE("folders, devices, empty, foreign and oversized files: one line, exit 
                  "/dev/zero: not a regular file (a device, pipe or socket); give a file");
 
     test::write_file(dir / "empty.bin", {});
-    expect_error({"info", "--model", (dir / "empty.bin").string()},
-                 "0 bytes is shorter than the 28-byte header");
-    expect_error({"generate", "--model", tiny_model(), "--tokenizer", (dir / "empty.bin").string()},
-                 "not a llama2.c tokenizer: file is shorter than its 4-byte header");
+    expect_error(
+        {"info", "--model", (dir / "empty.bin").string()},
+        "empty.bin: 0 bytes, too short for a llama2.c checkpoint's header (needs at least 28)");
+    expect_error(
+        {"generate", "--model", tiny_model(), "--tokenizer", (dir / "empty.bin").string()},
+        "empty.bin: 0 bytes, too short for a llama2.c tokenizer's header (needs at least 4)");
     const std::string text = "<html><body>not a model</body></html>\n";
     test::write_file(dir / "page.bin", std::vector<unsigned char>(text.begin(), text.end()));
     expect_error({"info", "--model", (dir / "page.bin").string()},
@@ -399,4 +401,34 @@ TEST_CASE("bench fits 100 columns unless --wide", "[cli][bench]") {
     const auto wide = run_cli(wide_args);
     CHECK(wide.exit_code == 0);
     CHECK(widest(wide.out) > 100);
+}
+
+TEST_CASE("text files a user writes: a byte order mark is not text, for every reader",
+          "[cli][hostile]") {
+    const auto dir = test::temp_dir("bom-files");
+    auto write = [&](const std::string& name, const std::string& text) {
+        test::write_file(dir / name, std::vector<unsigned char>(text.begin(), text.end()));
+        return (dir / name).string();
+    };
+    // -f: the prompt's tokens are those of the text without the mark (not three byte tokens).
+    auto tokens_of = [&](const std::string& file) {
+        const auto r = run_cli({"generate", "--model", tiny_model(), "-f", file, "--max-new-tokens",
+                                "1", "--trace-json", (dir / "t.json").string()});
+        REQUIRE(r.exit_code == 0);
+        return nlohmann::json::parse(test::slurp(dir / "t.json")).at("tokens");
+    };
+    CHECK(tokens_of(write("bom.txt", "\xEF\xBB\xBFthe cat\n")) ==
+          tokens_of(write("plain.txt", "the cat\n")));
+    // A lesson in another encoding than UTF-8: one line naming where.
+    expect_error({"lesson", write("latin1.md", "# Title\n\n## Step\n@model toy\ncaf\xE9\n")},
+                 "latin1.md:5: not UTF-8 text (byte 0xE9 at byte offset 31); save the lesson as "
+                 "UTF-8");
+    // A UTF-16 mark (Notepad's "Unicode") is named, for JSON and text files alike.
+    expect_error({"replay", write("t16.json", "\xFF\xFE{\0")},
+                 "t16.json: UTF-16 text (it starts with a UTF-16 byte order mark); kvscope reads "
+                 "UTF-8: save it as UTF-8");
+    expect_error({"generate", "--model", tiny_model(), "-f", write("p16.txt", "\xFF\xFEh\0")},
+                 "p16.txt: UTF-16 text (it starts with a UTF-16 byte order mark)");
+    expect_error({"lesson", write("l16.md", "\xFF\xFE#\0")},
+                 "l16.md: UTF-16 text (it starts with a UTF-16 byte order mark)");
 }

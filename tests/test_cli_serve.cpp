@@ -148,9 +148,37 @@ TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
     expect_error(
         {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type", "int4"},
         "--cache-type int4: not a cache type (f32, int8 or fp8)");
-    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type", "fp8",
-                  "--backend", "cuda-emulated"},
-                 "an fp8 KV cache runs on the CPU backend only");
+}
+
+TEST_CASE("serve runs its paged cache on the emulated CUDA backend as generate runs there",
+          "[cli][serving][kv_quant]") {
+    // The block table's gathers and scatters are the backend's copies (and, for a compact cache,
+    // its uploads and downloads), so the CUDA-shaped backend serves the same texts as it
+    // generates them.
+    const std::vector<std::string> prompts{"the cat sat", "the cat at the", "a hat"};
+    const fs::path file = prompts_file(prompts, "emulated.txt");
+    std::string expected;
+    for (const auto& p : prompts) {
+        const auto g = run_cli({"generate", "--model", tiny_model(), "--prompt", p,
+                                "--max-new-tokens", "8", "--backend", "cuda-emulated"});
+        REQUIRE(g.exit_code == 0);
+        expected += g.out;
+    }
+    const auto f32 =
+        run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "--max-new-tokens",
+                 "8", "--block-size", "3", "--backend", "cuda-emulated"});
+    INFO("f32: " << f32.err);
+    CHECK(f32.exit_code == 0);
+    CHECK(f32.out == expected);
+    for (const char* type : {"int8", "fp8"}) {
+        const auto q = run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(),
+                                "--max-new-tokens", "8", "--block-size", "3", "--cache-type", type,
+                                "--backend", "cuda-emulated"});
+        INFO(type << ": " << q.err);
+        CHECK(q.exit_code == 0);
+        CHECK(std::count(q.out.begin(), q.out.end(), '\n') == 3);
+        CHECK(q.err.find(std::string(type) + " KV cache") != std::string::npos);
+    }
 }
 
 TEST_CASE(

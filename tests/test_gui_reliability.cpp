@@ -268,3 +268,29 @@ TEST_CASE("quit signals: copies of one request are one, a repeat after the grace
     CHECK(quit_at_once(3, 0));
     CHECK(quit_at_once(7, 5));
 }
+
+TEST_CASE("settings: a byte order mark before the first setting is not part of its name",
+          "[gui][settings][reliability]") {
+    const fs::path path = test::temp_dir("settings-bom") / "settings.txt";
+    const std::string text = "\xEF\xBB\xBFtemperature = 0.5\nlesson = 3\n";
+    test::write_file(path, std::vector<unsigned char>(text.begin(), text.end()));
+    std::vector<std::string> problems;
+    const Settings s = load_settings(path.string(), &problems);
+    CHECK(problems.empty());
+    CHECK(s.temperature == 0.5f);
+    CHECK(s.lesson == 3);
+    // Read, it is still kvscope's own file to rewrite (not an input no output may replace).
+    CHECK(save_settings(s, path.string()).empty());
+}
+
+TEST_CASE("settings: saved as UTF-16, one line says so and the defaults are used",
+          "[gui][settings][reliability]") {
+    std::vector<std::string> problems;
+    const Settings s =
+        parse_settings(std::string_view("\xFF\xFEt\0e\0m\0p\0", 10), "settings.txt", &problems);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0] ==
+          "settings.txt: UTF-16 text (it starts with a UTF-16 byte order mark); kvscope reads "
+          "UTF-8: save it as UTF-8; using the default settings");
+    CHECK(s.temperature == Settings().temperature);
+}

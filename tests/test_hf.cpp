@@ -190,7 +190,8 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
         std::memcpy(huge.data(), &big, 8);
         refused(huge, config, "header length");
         refused(with_head("[1, 2]"), config, "not a JSON object");
-        refused(with_head("{\"a\": 1"), config, "header: not valid JSON");
+        refused(with_head("{\"a\": 1"), config,
+                "header: not valid JSON at byte 7 (line 1, column 8): unexpected end of input");
         refused(replaced("\"BF16\"", "\"I8\""), config, "dtype I8 is not supported");
         refused(replaced("\"shape\":[300,16]", "\"shape\":[300,17]"), config, "bytes, its dtype");
         refused(replaced("\"shape\":[300,16]", "\"shape\":[300,-16]"), config,
@@ -217,7 +218,9 @@ TEST_CASE("hostile HF folders and safetensors: one clear line each, nothing read
             return j.dump();
         };
         const nlohmann::json gone(nlohmann::json::value_t::discarded);
-        refused(good, "not json", "config.json: not valid JSON");
+        refused(
+            good, "not json",
+            "config.json: not valid JSON at byte 1 (line 1, column 2): invalid literal; near 'no'");
         refused(good, cfg("architectures", {"Qwen2ForCausalLM"}),
                 "no tensor 'model.layers.0.self_attn.q_proj.bias'");
         refused(good, cfg("architectures", {"GPTNeoXForCausalLM"}),

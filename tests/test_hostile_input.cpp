@@ -192,10 +192,10 @@ TEST_CASE("paths that are not files are refused before anything is read", "[host
     test::write_file(dir / "empty.bin", {});
     CHECK(error_of([&] { load_checkpoint((dir / "empty.bin").string()); }) ==
           (dir / "empty.bin").string() +
-              ": not a llama2.c checkpoint: 0 bytes is shorter than the 28-byte header");
-    CHECK(error_of([&] {
-              BpeTokenizer::load((dir / "empty.bin").string(), 300);
-          }).find("shorter than its 4-byte header") != std::string::npos);
+              ": 0 bytes, too short for a llama2.c checkpoint's header (needs at least 28)");
+    CHECK(error_of([&] { BpeTokenizer::load((dir / "empty.bin").string(), 300); }) ==
+          (dir / "empty.bin").string() +
+              ": 0 bytes, too short for a llama2.c tokenizer's header (needs at least 4)");
     if (fs::exists("/dev/zero")) {
         // Endless: reading it to the 2 GiB limit would take seconds and gigabytes.
         const auto t0 = std::chrono::steady_clock::now();
@@ -595,4 +595,88 @@ TEST_CASE("code points that reorder or hide text are escaped in every message",
                                "'Llama\\u202eevil\\u200bForCausalLM' is not supported (kvscope "
                                "runs LlamaForCausalLM, Qwen2ForCausalLM and GPT2LMHeadModel)");
     CHECK(r.err.find("\xe2\x80\xae") == std::string::npos);
+}
+
+TEST_CASE("a JSON syntax error says where: byte, line and column, a bounded excerpt, one line",
+          "[hostile][json]") {
+    auto problem = [](const std::string& text) {
+        try {
+            parse_json_input(text, "f.json");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        FAIL("accepted: " << text);
+        return std::string();
+    };
+    CHECK(problem("{\n  \"a\": 1,\n  \"b\": [1, 2,, 3]\n}") ==
+          "f.json: not valid JSON at byte 25 (line 3, column 14): unexpected ','; expected '[', "
+          "'{', or a literal; near '  \"b\": [1, 2,,'");
+    CHECK(problem("") ==
+          "f.json: not valid JSON at byte 0 (line 1, column 1): unexpected end of input; "
+          "expected '[', '{', or a literal; the input is empty");
+    CHECK(problem("{\"a\": 1e999}") ==
+          "f.json: not valid JSON: a number beyond a double's range ('1e999')");
+    std::string digits(100002, '9');  // [999...9]
+    digits.front() = '[';
+    digits.back() = ']';
+    CHECK(problem(digits) == "f.json: not valid JSON: a number beyond a double's range ('" +
+                                 std::string(40, '9') + "...')");
+    // A megabyte-long string, then a control byte inside it: the excerpt is at most 40 bytes of
+    // that line, escaped, and the message one line.
+    const std::string long_value = "{\"k\": \"" + std::string(1 << 20, 'x') + "\x1b[2J\xe4\xb8";
+    const std::string m = problem(long_value);
+    INFO(m);
+    const std::size_t esc = long_value.find('\x1b');  // a control byte inside a string
+    CHECK(m.starts_with("f.json: not valid JSON at byte " + std::to_string(esc) +
+                        " (line 1, column " + std::to_string(esc + 1) + "): invalid string: "));
+    CHECK(m.ends_with("xxxx\\x1b'"));
+    CHECK(m.size() < 300);
+    CHECK(m.find('\n') == std::string::npos);
+    CHECK(m.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("a short, empty or foreign file is refused naming the format it was opened as",
+          "[hostile][formats]") {
+    const auto dir = test::temp_dir("formats");
+    const std::string tiny_path = test::write_tiny_model(test::temp_dir("formats-tiny"));
+    auto file = [&](const std::string& name, const std::string& bytes) {
+        test::write_file(dir / name, bytes_of(bytes));
+        return (dir / name).string();
+    };
+    auto model_error = [&](const std::string& path, const std::string& tok = "") {
+        return error_of([&] { open_model(path, tok); });
+    };
+    // By name: what the name promises is named, with what was found.
+    const std::string g3 = file("three.gguf", "GGU");
+    CHECK(model_error(g3) == g3 + ": 3 bytes, too short for a GGUF header (needs at least 24)");
+    const std::string g0 = file("empty.gguf", "");
+    CHECK(model_error(g0) == g0 + ": 0 bytes, too short for a GGUF header (needs at least 24)");
+    const std::string gx = file("junk.gguf", "PK\x03\x04" + std::string(60, 'z'));
+    CHECK(model_error(gx) ==
+          gx + ": named as a GGUF file, but it starts with \"PK\\x03\\x04\", not \"GGUF\"; as a "
+               "llama2.c checkpoint: not a usable llama2.c checkpoint: dim = 67324752 (must be "
+               "1..16384)");
+    // By content: GGUF bytes named .bin are GGUF, and too short for its header.
+    const std::string gb = file("gguf.bin", std::string("GGUF\x03\0\0\0", 8));
+    CHECK(model_error(gb) == gb + ": 8 bytes, too short for a GGUF header (needs at least 24)");
+    const std::string b1 = file("one.bin", "x");
+    CHECK(model_error(b1) ==
+          b1 + ": 1 byte, too short for a llama2.c checkpoint's header (needs at least 28)");
+    const std::string tjson = file("t.json", "{}");
+    CHECK(model_error(tjson).find(tjson + ": a JSON file, not a model") == 0);
+    CHECK(model_error(file("tokenizer.model", ""))
+              .find("a SentencePiece tokenizer.model, not a model") != std::string::npos);
+    // Tokenizers: a Hugging Face tokenizer or a GGUF file beside a llama2.c checkpoint.
+    const std::string tj = file("tokenizer.json", "{}");
+    CHECK(model_error(tiny_path, tj) ==
+          tj + ": a Hugging Face tokenizer (.json), which kvscope reads with a Hugging Face model "
+               "folder; a llama2.c checkpoint takes a llama2.c tokenizer .bin");
+    CHECK(model_error(tiny_path, g3).find(g3 + ": a GGUF file as the tokenizer") == 0);
+    // A safetensors file shorter than its header's length, in a model folder.
+    const fs::path hf = test::hf_folder_with(dir, "hf", {{"model.safetensors", "abc"}});
+    CHECK(
+        model_error(hf.string())
+            .find(
+                "model.safetensors: 3 bytes, too short for a safetensors header's length (needs at "
+                "least 8)") != std::string::npos);
 }

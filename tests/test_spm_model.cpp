@@ -137,7 +137,10 @@ TEST_CASE("tokenizer.model files kvscope would encode otherwise are refused by n
             "normalization rule 'nmt_nfkc'");
     refused(train(dir, "ws", 400, "--remove_extra_whitespaces=true"), "extra whitespace");
     test::write_file(dir / "junk.model", {'n', 'o', 't', ' ', 'a', ' ', 'm', 'o', 'd', 'e', 'l'});
-    refused(dir / "junk.model", "not readable");
+    refused(dir / "junk.model",
+            "SentencePiece model: not one (its bytes do not parse as a SentencePiece ModelProto)");
+    test::write_file(dir / "empty.model", {});
+    refused(dir / "empty.model", "0 bytes, too short for a SentencePiece model (needs at least 1)");
     refused(dir / "absent.model", "absent.model");
     refused(dir, "");
     // Every cut of a real model: refused in one line or read whole, never a crash.

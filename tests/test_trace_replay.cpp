@@ -307,9 +307,10 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
     const int vocab = tiny()->config().vocab_size;
     expect_refused("", "not a kvscope trace");
     expect_refused("[1, 2]", "not a kvscope trace");
-    expect_refused(t.substr(0, t.size() / 2), "not valid JSON (at byte");
+    expect_refused(t.substr(0, t.size() / 2),
+                   "not valid JSON at byte " + std::to_string(t.size() / 2) + " (line ");
     expect_refused("{\"kvscope_trace\": 1e999}",
-                   "not valid JSON (a number beyond a double's range)");
+                   "not valid JSON: a number beyond a double's range ('1e999')");
     expect_refused(std::string(100000, '[') + std::string(100000, ']'), "not a kvscope trace");
     expect_refused("{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}",
                    "nested deeper than a kvscope trace");
@@ -351,7 +352,12 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
     expect_refused(edited(t, [](json& j) { j["steps"][1]["ops"][0]["op"] = "teleport"; }),
                    "not an op kvscope logs");
     expect_refused(edited(t, [](json& j) { j["steps"][1]["time"]["wall_s"] = -1; }),
-                   "steps[1].time.wall_s: out of range");
+                   "steps[1].time.wall_s: -1 is out of range (0");
+    // Numbers beyond their field's type are quoted as the file has them, with the range.
+    expect_refused(edited(t, [](json& j) { j["model"]["dim"] = 18446744073709551615ull; }),
+                   "model.dim: 18446744073709551615 is out of range (1..16384)");
+    expect_refused(edited(t, [](json& j) { j["model"]["dim"] = 1e300; }),
+                   "model.dim: 1e+300 is not a whole number (1..16384)");
     expect_refused(edited(t, [](json& j) { j["steps"][1]["index"] = 5; }), "steps[1].index");
     expect_refused(edited(t, [](json& j) { j["steps"][1]["phase"] = "prefill"; }),
                    "the prefill is step 0 and only step 0");

@@ -10,6 +10,7 @@
 #include "core/files/kquant_blocks.h"
 #include "core/util/checked.h"
 #include "core/util/error.h"
+#include "core/util/file_bytes.h"
 
 namespace kvs {
 namespace {
@@ -243,7 +244,7 @@ GgufFile GgufFile::parse(const unsigned char* data, std::size_t size, const std:
     Reader r{data, size, 0, name};
     if (size < 4 || std::memcmp(data, "GGUF", 4) != 0) r.fail("no \"GGUF\" magic");
     r.at = 4;
-    if (size < kHeaderBytes) r.fail("file is shorter than the 24-byte header");
+    if (size < kHeaderBytes) refuse_too_short(name, size, "a GGUF header", kHeaderBytes);
     f.version_ = r.get<std::uint32_t>("version");
     if (f.version_ == 1) r.fail("version 1 (32-bit counts) is not supported; convert to v3");
     if (f.version_ != 2 && f.version_ != 3)

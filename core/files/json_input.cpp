@@ -1,10 +1,13 @@
 #include "core/files/json_input.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "core/util/error.h"
+#include "core/util/text_file.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 namespace {
@@ -70,15 +73,55 @@ std::size_t json_too_deep_at(std::string_view text, int limit) {
     return std::string_view::npos;
 }
 
-nlohmann::json parse_json_input(std::string_view text, const std::string& name) {
+nlohmann::json parse_json_input(std::string_view whole, const std::string& name) {
+    const std::string_view text = utf8_text(whole, name);
     if (const std::size_t at = json_too_deep_at(text, kMaxJsonDepth); at != std::string_view::npos)
         throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
-                    " levels deep (at byte " + std::to_string(at) + "); kvscope reads at most " +
-                    std::to_string(kMaxJsonDepth));
-    auto j = nlohmann::json::parse(text.begin(), text.end(), DuplicateKeyCheck(name),
-                                   /*allow_exceptions=*/false);
-    if (j.is_discarded()) throw Error(name + ": not valid JSON");
-    return j;
+                    " levels deep (at byte " + std::to_string(at + whole.size() - text.size()) +
+                    "); kvscope reads at most " + std::to_string(kMaxJsonDepth));
+    try {
+        return nlohmann::json::parse(text.begin(), text.end(), DuplicateKeyCheck(name));
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(name + ": " + json_syntax_problem(whole, e, whole.size() - text.size()));
+    }
+}
+
+std::string json_syntax_problem(std::string_view text, const nlohmann::json::exception& e,
+                                std::size_t skipped) {
+    // nlohmann's what(): "[json.exception.parse_error.101] parse error at line 1, column 8:
+    // syntax error while parsing object - unexpected end of input; expected '}'" and, after a
+    // bad token, "; last read: 'TOKEN'" (any length: a whole string), which the excerpt replaces.
+    std::string_view what = e.what();
+    if (const auto b = what.find("] "); b != std::string_view::npos) what.remove_prefix(b + 2);
+    const auto* pe = dynamic_cast<const nlohmann::json::parse_error*>(&e);
+    if (!pe) {  // out_of_range 406: "number overflow parsing '1e999'", the number at any length
+        std::string_view num = what.substr(std::min(what.find('\''), what.size()));
+        if (num.starts_with('\'')) num.remove_prefix(1);
+        if (num.ends_with('\'')) num.remove_suffix(1);
+        return "not valid JSON: a number beyond a double's range ('" +
+               escape_for_one_line(num.substr(0, 40)) + (num.size() > 40 ? "...')" : "')");
+    }
+    if (const auto c = what.find(": "); c != std::string_view::npos) what.remove_prefix(c + 2);
+    if (const auto l = what.find("; last read"); l != std::string_view::npos)
+        what = what.substr(0, l);
+    if (const auto d = what.find(" - "); what.starts_with("syntax error") && d != what.npos)
+        what.remove_prefix(d + 3);  // "syntax error while parsing value - " says nothing more
+    what = what.substr(0, 120);
+    // pe->byte is 1-based, one past the end at the end of the input.
+    const std::size_t at =
+        std::min<std::size_t>(skipped + (pe->byte > 0 ? pe->byte - 1 : 0), text.size());
+    std::size_t line = 1, line_start = 0;
+    for (std::size_t i = 0; i < at; ++i)
+        if (text[i] == '\n') ++line, line_start = i + 1;
+    const std::size_t from = std::max(line_start, at >= 40 ? at - 39 : std::size_t(0));
+    // Up to and with the byte at fault, within its line.
+    const std::size_t end = at < text.size() && text[at] != '\n' ? at + 1 : at;
+    const std::string_view near = text.substr(from, end - from);
+    return "not valid JSON at byte " + std::to_string(at) + " (line " + std::to_string(line) +
+           ", column " + std::to_string(at - line_start + 1) + "): " + escape_for_one_line(what) +
+           (near.empty() ? std::string("; the input is empty")
+                         : "; near '" + std::string(from > line_start ? "..." : "") +
+                               escape_for_one_line(near) + "'");
 }
 
 DuplicateKeyCheck::DuplicateKeyCheck(std::string name) : name_(std::move(name)) {}

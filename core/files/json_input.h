@@ -24,9 +24,20 @@ constexpr int kMaxJsonDepth = 64;
 // byte where it passes `limit`, or npos. Linear, no recursion: run before a recursive parser.
 std::size_t json_too_deep_at(std::string_view text, int limit);
 
-// The JSON value in `text`, or Error naming `name`: "NAME: not valid JSON", "NAME: JSON nested
-// more than 64 levels deep (at byte N)" or a key given twice (DuplicateKeyCheck).
+// The JSON value in `text` (core/util/text_file.h's utf8_text first: a UTF-8 byte order mark
+// skipped, a UTF-16 or UTF-32 one refused), or Error naming `name`: "NAME: not valid JSON at byte
+// N (line L, column C): WHY; near 'EXCERPT'" (json_syntax_problem), "NAME: JSON nested more than 64
+// levels deep (at byte N)" or a key given twice (DuplicateKeyCheck).
 nlohmann::json parse_json_input(std::string_view text, const std::string& name);
+
+// What nlohmann's parse or number error `e` in `text` means, on one line and bounded whatever
+// the text holds: "not valid JSON at byte N (line L, column C): WHY; near 'EXCERPT'", N counted
+// from 0, L and C from 1, EXCERPT at most 40 bytes of the line up to the error, escaped. A number
+// beyond a double's range carries no position from nlohmann: "not valid JSON: a number beyond a
+// double's range (NUMBER)". Every JSON reader's syntax message (parse_json_input, the trace).
+// `skipped`: bytes of `text` before what was parsed (a byte order mark), counted in N.
+std::string json_syntax_problem(std::string_view text, const nlohmann::json::exception& e,
+                                std::size_t skipped = 0);
 
 // A parser callback for nlohmann::json::parse that refuses a key given twice in one object:
 // nlohmann and Python's json keep the last, other readers the first, so which value such a file

@@ -7,6 +7,7 @@
 #include "core/files/json_input.h"
 #include "core/util/checked.h"
 #include "core/util/error.h"
+#include "core/util/file_bytes.h"
 
 namespace kvs {
 namespace {
@@ -33,7 +34,7 @@ SafetensorsFile SafetensorsFile::parse(const unsigned char* data, std::size_t si
     auto fail = [&](const std::string& why) -> void {
         throw Error(name + ": not a usable safetensors file: " + why);
     };
-    if (size < 8) fail("shorter than its 8-byte header length");
+    if (size < 8) refuse_too_short(name, size, "a safetensors header's length", 8);
     std::uint64_t n = 0;
     for (int i = 7; i >= 0; --i) n = (n << 8) | data[i];
     if (n > kMaxHeader || n > size - 8)

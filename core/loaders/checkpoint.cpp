@@ -27,8 +27,7 @@ std::int32_t read_i32(const unsigned char* p) {
 ModelConfig config_from_header(const unsigned char* data, std::size_t avail, std::uintmax_t size,
                                const std::string& name) {
     if (avail < kHeaderBytes)
-        throw Error(name + ": not a llama2.c checkpoint: " + std::to_string(size) +
-                    " bytes is shorter than the 28-byte header");
+        refuse_too_short(name, size, "a llama2.c checkpoint's header", kHeaderBytes);
     if (static_cast<std::uint32_t>(read_i32(data)) == kMagicV1)
         throw Error(name + ": llama2.c export version 1+ (magic \"ak42\") is not supported; " +
                     "export the legacy version 0 format");

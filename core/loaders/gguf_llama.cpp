@@ -16,11 +16,6 @@
 #include "core/util/file_bytes.h"
 
 namespace kvs {
-bool is_gguf_file(const std::string& path) {
-    const auto head = read_file_head(path, 4);
-    return head.size() == 4 && head[0] == 'G' && head[1] == 'G' && head[2] == 'U' && head[3] == 'F';
-}
-
 GgufLlama parse_gguf_llama(const unsigned char* data, std::size_t size, const std::string& name,
                            const GgufDoneWith& done_with, const OpenLimits& limits,
                            WeightsWanted weights, std::shared_ptr<const void> keep) {

@@ -27,9 +27,6 @@ struct GgufLlama {
     std::string format;  // "GGUF v3, llama, tensors: 11 F32 35 Q8_0, matrices kept as stored ..."
 };
 
-// True when the file starts with the GGUF magic (the loader decides by content, not by name).
-bool is_gguf_file(const std::string& path);
-
 // Validates everything in place first (core/files/gguf_file.h), then dequantises tensor by tensor,
 // calling `done_with` on each tensor's bytes once they are copied (load_gguf_model lets those
 // pages of the mapping go, so the peak resident set is the float32 copy, not copy + file).

@@ -25,9 +25,14 @@ namespace {
 constexpr std::size_t kMaxConfigBytes = std::size_t(1) << 20;
 constexpr std::size_t kMaxShards = 1024;
 
-bool is_regular(const fs::path& p) {
+// Something is at `p`, whatever it is: a file, a folder, a pipe, a link that dangles or loops.
+// A folder's files are looked for by this, so that one present but unreadable is refused by the
+// reader with its reason ("is a folder", "Too many levels of symbolic links"), never taken for
+// missing.
+bool is_present(const fs::path& p) {
     std::error_code ec;
-    return fs::is_regular_file(p, ec);
+    const auto t = fs::symlink_status(p, ec).type();
+    return t != fs::file_type::not_found && t != fs::file_type::none;
 }
 
 }  // namespace
@@ -35,10 +40,10 @@ bool is_regular(const fs::path& p) {
 std::string hf_model_folder(const std::string& path) {
     std::error_code ec;
     const fs::path p(path);
-    if (fs::is_directory(p, ec)) return is_regular(p / "config.json") ? p.string() : std::string();
+    if (fs::is_directory(p, ec)) return is_present(p / "config.json") ? p.string() : std::string();
     const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    if (p.filename() == "config.json" && is_regular(p)) return dir.string();
-    if (p.extension() == ".safetensors" && is_regular(dir / "config.json")) return dir.string();
+    if (p.filename() == "config.json" && is_present(p)) return dir.string();
+    if (p.extension() == ".safetensors" && is_present(dir / "config.json")) return dir.string();
     return {};
 }
 
@@ -103,9 +108,8 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
 
     // The shards: the index's weight_map files (each once), or model.safetensors.
     std::vector<std::string> files;
-    std::error_code ec;
     // Present but not a regular file (a folder, a pipe): the readers below refuse it by name.
-    if (fs::exists(dir / "model.safetensors.index.json", ec)) {
+    if (is_present(dir / "model.safetensors.index.json")) {
         const std::string index = (dir / "model.safetensors.index.json").string();
         const auto bytes = read_file_bytes(index, kMaxConfigBytes * 64);
         const auto j = parse_json_input(
@@ -125,7 +129,7 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
         if (files.empty() || files.size() > kMaxShards)
             throw Error(index + ": " + std::to_string(files.size()) +
                         " shards (1 to 1024 are read)");
-    } else if (fs::exists(dir / "model.safetensors", ec)) {
+    } else if (is_present(dir / "model.safetensors")) {
         files.push_back("model.safetensors");
     } else {
         throw Error(folder + ": no model.safetensors or model.safetensors.index.json");
@@ -149,7 +153,7 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
 
     const int V = h.ck.config.vocab_size;
     std::string tok = tokenizer;
-    if (tok.empty() && is_regular(dir / "tokenizer.bin")) tok = (dir / "tokenizer.bin").string();
+    if (tok.empty() && is_present(dir / "tokenizer.bin")) tok = (dir / "tokenizer.bin").string();
     const std::string name = fs::path(folder).lexically_normal().filename().string();
     const auto ext = fs::path(tok).extension();
     if (!tok.empty() && ext != ".json" && ext != ".model") {
@@ -161,7 +165,7 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
     }
     // SentencePiece's own file (Llama 2's, TinyLlama's) before tokenizer.json: their
     // tokenizer.json is the SentencePiece-style one, which the byte-level reader refuses.
-    if (tok.empty() && is_regular(dir / "tokenizer.model") && reads_sentencepiece_models())
+    if (tok.empty() && is_present(dir / "tokenizer.model") && reads_sentencepiece_models())
         tok = (dir / "tokenizer.model").string();
     if (!tok.empty() && fs::path(tok).extension() == ".model") {
         auto t = std::make_unique<SpmTokenizer>(spm_tokenizer_from_model_file(tok, V));
@@ -172,7 +176,7 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
                                                   name,
                                                   h.format + ", tokenizer.model (SentencePiece)");
     }
-    if (tok.empty() && is_regular(dir / "tokenizer.json")) tok = (dir / "tokenizer.json").string();
+    if (tok.empty() && is_present(dir / "tokenizer.json")) tok = (dir / "tokenizer.json").string();
     if (tok.empty())
         throw Error(folder +
                     ": no tokenizer in the folder (looked for tokenizer.bin, tokenizer.model, "

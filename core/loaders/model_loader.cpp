@@ -8,6 +8,7 @@
 #include "core/loaders/checkpoint.h"
 #include "core/loaders/gguf_llama.h"
 #include "core/loaders/hf_llama.h"
+#include "core/loaders/named_format.h"
 #include "core/model/toy_model.h"
 #include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
@@ -139,7 +140,10 @@ std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& 
         if (path.empty()) throw Error("stories260K: ../shared/models/stories260K.bin not found");
     }
     // A Hugging Face folder (config.json + safetensors): its own layout and tokenizer files.
-    if (!hf_model_folder(path).empty()) return load_hf_model(path, tokenizer, limits, weights);
+    if (!hf_model_folder(path).empty()) {
+        if (!tokenizer.empty()) check_tokenizer_name(tokenizer, /*hf=*/true);
+        return load_hf_model(path, tokenizer, limits, weights);
+    }
     std::error_code ec;
     if (fs::is_directory(path, ec))
         throw Error(path +
@@ -149,8 +153,9 @@ std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& 
         throw Error(path +
                     ": no config.json beside it (a .safetensors file is read as part of a Hugging "
                     "Face model folder, with the folder's config.json)");
-    // By content, not by name: a GGUF file carries its own tokenizer.
-    if (is_gguf_file(path)) {
+    // By content, not by name: a GGUF file carries its own tokenizer. A name that says another
+    // format than the bytes is refused naming both (core/loaders/named_format.h).
+    if (model_file_is_gguf(path)) {
         if (!tokenizer.empty())
             throw Error(path + ": a GGUF file carries its own tokenizer; drop --tokenizer " +
                         tokenizer);
@@ -169,7 +174,8 @@ std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& 
                                          std::uint64_t(mapped.weights.all.size()) * sizeof(float)),
                        c, limits);
         });
-    } catch (const Error&) {
+    } catch (const Error& e) {
+        refuse_misnamed(path, e.what());  // x.gguf that is neither GGUF nor a checkpoint
         // A tokenizer given as the model reads as a header of nonsense ("hidden_dim = 0"):
         // say what the file is instead.
         if (const int pieces = llama2c_tokenizer_pieces(path); pieces > 0)
@@ -179,6 +185,7 @@ std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& 
         throw;
     }
     std::string tok_path = tokenizer;
+    if (!tok_path.empty()) check_tokenizer_name(tok_path, /*hf=*/false);
     if (tok_path.empty()) {
         auto found = find_tokenizer_beside(path);
         if (!found)

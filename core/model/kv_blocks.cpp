@@ -21,11 +21,8 @@ KvBlockPool::KvBlockPool(Backend& backend, int n_layers, int n_blocks, int block
         throw Error("a KV block pool of " + std::to_string(n_blocks) + " blocks of " +
                     std::to_string(block_size) + " rows");
     if (quantised()) {
-        // The conversions run where the rows are read, in host memory: the CPU backend's spans.
-        if (backend.name() != "cpu")
-            throw Error(std::string("an ") + kv_cache_type_name(type) +
-                        " KV cache runs on the CPU backend only (not " + backend.name() +
-                        "): --backend cpu");
+        // The compact rows live in host memory on every backend: load_rows and store_rows convert
+        // them there and move the float rows with the backend's upload and download.
         qk_.assign(layer_floats_ * n_layers, 0);
         qv_.assign(layer_floats_ * n_layers, 0);
         sk_.assign(std::size_t(n_blocks) * block_size * n_layers, 0.0f);
@@ -81,12 +78,17 @@ void KvBlockPool::load_rows(int layer, std::size_t row, int n, DeviceSpan k, Dev
         be_.copy_rows(v, len, this->v(layer).at(row * kv_dim_, len), len, 1, len);
         return;
     }
+    // host_: [2 (K, V), n, kv_dim], dequantised here, then one upload per side.
+    host_.resize(2 * len);
+    float *hk = host_.data(), *hv = hk + len;
     const std::size_t r0 = layer * std::size_t(n_blocks_) * block_size_ + row;
     for (int i = 0; i < n; ++i) {
         const std::size_t r = r0 + i;
-        dequantize(type_, &qk_[r * kv_dim_], sk_[r], kv_dim_, k.data + std::size_t(i) * kv_dim_);
-        dequantize(type_, &qv_[r * kv_dim_], sv_[r], kv_dim_, v.data + std::size_t(i) * kv_dim_);
+        dequantize(type_, &qk_[r * kv_dim_], sk_[r], kv_dim_, hk + std::size_t(i) * kv_dim_);
+        dequantize(type_, &qv_[r * kv_dim_], sv_[r], kv_dim_, hv + std::size_t(i) * kv_dim_);
     }
+    be_.upload(k, hk, len);
+    be_.upload(v, hv, len);
 }
 
 void KvBlockPool::store_rows(int layer, std::size_t row, int n, DeviceSpan k, DeviceSpan v) const {
@@ -96,11 +98,16 @@ void KvBlockPool::store_rows(int layer, std::size_t row, int n, DeviceSpan k, De
         be_.copy_rows(this->v(layer).at(row * kv_dim_, len), len, v, len, 1, len);
         return;
     }
+    // host_: [2 (K, V), n, kv_dim], downloaded, then quantised here.
+    host_.resize(2 * len);
+    float *hk = host_.data(), *hv = hk + len;
+    be_.download(hk, k, len);
+    be_.download(hv, v, len);
     const std::size_t r0 = layer * std::size_t(n_blocks_) * block_size_ + row;
     for (int i = 0; i < n; ++i) {
         const std::size_t r = r0 + i;
-        sk_[r] = quantize_row(type_, k.data + std::size_t(i) * kv_dim_, kv_dim_, &qk_[r * kv_dim_]);
-        sv_[r] = quantize_row(type_, v.data + std::size_t(i) * kv_dim_, kv_dim_, &qv_[r * kv_dim_]);
+        sk_[r] = quantize_row(type_, hk + std::size_t(i) * kv_dim_, kv_dim_, &qk_[r * kv_dim_]);
+        sv_[r] = quantize_row(type_, hv + std::size_t(i) * kv_dim_, kv_dim_, &qv_[r * kv_dim_]);
     }
 }
 

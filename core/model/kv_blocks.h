@@ -66,7 +66,8 @@ class KvBlockPool {
     // block_size]. mutable: a runner holds the pool const and writes rows through store_rows.
     mutable std::vector<std::uint8_t> qk_, qv_;
     mutable std::vector<float> sk_, sv_;
-    std::vector<int> free_;  // taken from the back: block 0 first
+    mutable std::vector<float> host_;  // float rows on their way to or from the backend
+    std::vector<int> free_;            // taken from the back: block 0 first
     std::vector<int> refs_;
 };
 

@@ -16,8 +16,7 @@ struct CacheTypeEffect {
 };
 
 // `tokens`: a prompt of prompt_len tokens, then the tokens that followed it (within the model's
-// context). Throws kvs::Error for a model without a paged runner, or a quantised type on a
-// backend that cannot hold one (the CPU backend only).
+// context). Throws kvs::Error for a model without a paged runner.
 CacheTypeEffect cache_type_effect(const Model& model, Backend& backend, std::span<const int> tokens,
                                   int prompt_len, KvCacheType type, int block_size);
 

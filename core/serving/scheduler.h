@@ -33,7 +33,7 @@ struct ServeConfig {
     int window = 0;
     int sinks = 0;
     // How the pool stores K/V rows: float32, or int8 / fp8-e4m3 with a scale per row
-    // (core/model/kv_quant.h; the CPU backend only).
+    // (core/model/kv_quant.h; kept and converted in host memory on every backend).
     KvCacheType cache_type = KvCacheType::F32;
     SamplerConfig sampler;  // every request samples with it, from its own state
 };

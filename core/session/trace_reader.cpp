@@ -17,6 +17,7 @@
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/util/format.h"
+#include "core/util/text_file.h"
 
 namespace kvs {
 namespace {
@@ -50,24 +51,26 @@ class Reader {
     }
     std::int64_t integer(const json& v, const std::string& where, std::int64_t lo,
                          std::int64_t hi) const {
-        if (!v.is_number_integer()) fail(where, "not a whole number");
-        const bool negative = v.is_number_unsigned() ? false : v.get<std::int64_t>() < 0;
-        if (!negative && v.is_number_unsigned() &&
+        // The value as the file has it (1e+300, 18446744073709551615, "3") and the range.
+        const std::string range = " (" + std::to_string(lo) + ".." + std::to_string(hi) + ")";
+        if (!v.is_number_integer())
+            fail(where, json_excerpt(v, 40) + " is not a whole number" + range);
+        if (v.is_number_unsigned() &&
             v.get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
-            fail(where, "out of range");
+            fail(where, v.dump() + " is out of range" + range);
         const std::int64_t x = v.get<std::int64_t>();
-        if (x < lo || x > hi)
-            fail(where, std::to_string(x) + " is out of range (" + std::to_string(lo) + ".." +
-                            std::to_string(hi) + ")");
+        if (x < lo || x > hi) fail(where, std::to_string(x) + " is out of range" + range);
         return x;
     }
     int whole(const json& o, const char* key, const std::string& where, int lo, int hi) const {
         return static_cast<int>(integer(member(o, key, where), where + "." + key, lo, hi));
     }
     double number(const json& v, const std::string& where, double lo, double hi) const {
-        if (!v.is_number()) fail(where, "not a number");
+        if (!v.is_number()) fail(where, json_excerpt(v, 40) + " is not a number");
         const double x = v.get<double>();
-        if (!(x >= lo && x <= hi)) fail(where, "out of range");
+        if (!(x >= lo && x <= hi))
+            fail(where,
+                 v.dump() + " is out of range (" + json(lo).dump() + ".." + json(hi).dump() + ")");
         return x;
     }
     double real(const json& o, const char* key, const std::string& where, double lo,
@@ -588,8 +591,9 @@ RecordedRun read_document(const Reader& rd, const json& doc) {
 
 }  // namespace
 
-RecordedRun read_trace_json(std::string_view text, const std::string& source) {
+RecordedRun read_trace_json(std::string_view whole, const std::string& source) {
     const Reader rd(source);
+    const std::string_view text = utf8_text(whole, source);
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos || text[first] != '{')
         rd.fail("", "not a kvscope trace (a trace JSON is one object)");
@@ -599,10 +603,8 @@ RecordedRun read_trace_json(std::string_view text, const std::string& source) {
     json doc;
     try {
         doc = json::parse(text.begin(), text.end(), DuplicateKeyCheck(source));
-    } catch (const json::parse_error& e) {
-        rd.fail("", "not valid JSON (at byte " + std::to_string(e.byte) + ")");
-    } catch (const json::exception&) {  // out_of_range: a number beyond a double's range
-        rd.fail("", "not valid JSON (a number beyond a double's range)");
+    } catch (const json::exception& e) {  // a syntax error, or a number beyond a double's range
+        rd.fail("", json_syntax_problem(whole, e, whole.size() - text.size()));
     }
     try {
         return read_document(rd, doc);
@@ -630,7 +632,8 @@ bool looks_like_trace(const std::string& path) {
     } catch (const Error&) {
         return false;
     }
-    const std::string_view s(reinterpret_cast<const char*>(head.data()), head.size());
+    const std::string_view s =
+        without_bom(std::string_view(reinterpret_cast<const char*>(head.data()), head.size()));
     const auto first = s.find_first_not_of(" \t\r\n");
     return first != std::string_view::npos && s[first] == '{' &&
            s.find("\"kvscope_trace\"") != std::string_view::npos;

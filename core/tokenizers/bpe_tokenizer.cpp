@@ -31,7 +31,7 @@ BpeTokenizer BpeTokenizer::parse(const unsigned char* data, std::size_t size, in
     };
     BpeTokenizer t;
     std::int32_t max_len = 0;
-    if (!read_i32(max_len)) fail("file is shorter than its 4-byte header");
+    if (!read_i32(max_len)) refuse_too_short(name, size, "a llama2.c tokenizer's header", 4);
     if (max_len <= 0 || max_len > kMaxPieceBytes)
         fail("max_token_length = " + std::to_string(max_len));
     t.max_token_length_ = max_len;

@@ -132,8 +132,15 @@ SpmTokenizer spm_tokenizer_from_model_file(const std::string& path, int vocab) {
     const std::uintmax_t size = regular_file_size(path);  // a missing file or a folder: one line
     if (size > kMaxModelBytes)
         fail(std::to_string(size) + " bytes, more than a tokenizer.model holds (64 MiB)");
+    if (size == 0) refuse_too_short(path, size, "a SentencePiece model", 1);
     sentencepiece::SentencePieceProcessor sp;
-    if (const auto st = sp.Load(path); !st.ok()) fail("not readable: " + one_line(st.ToString()));
+    if (const auto st = sp.Load(path); !st.ok()) {
+        // The library's message for bytes that are not its protobuf names its own source line.
+        const std::string why = st.ToString();
+        fail(why.find("ParseFromArray") != std::string::npos
+                 ? std::string("not one (its bytes do not parse as a SentencePiece ModelProto)")
+                 : "not readable: " + one_line(why));
+    }
     const SpecFields spec = spec_fields(std::string_view(sp.serialized_model_proto()));
     // SpmTokenizer merges pieces by score (BPE, as llama.cpp's and run.c's do), on the text as
     // given: a model that scores segmentations (Unigram) or rewrites the text first would encode

@@ -38,6 +38,12 @@ void read_up_to(FILE* f, const std::string& path, std::size_t n, std::vector<uns
 
 }  // namespace
 
+void refuse_too_short(const std::string& name, std::uintmax_t size, const std::string& header,
+                      std::size_t needs) {
+    throw Error(name + ": " + std::to_string(size) + (size == 1 ? " byte" : " bytes") +
+                ", too short for " + header + " (needs at least " + std::to_string(needs) + ")");
+}
+
 void check_path_text(const std::string& path) {
     if (path.find('\0') != std::string::npos)
         throw Error(path + ": a NUL byte inside the name; no file can be named so");

@@ -19,6 +19,11 @@ std::uintmax_t regular_file_size(const std::string& path);
 // `limit` guards against being handed a huge unrelated file: it is checked before reading.
 std::vector<unsigned char> read_file_bytes(const std::string& path, std::size_t limit);
 
+// Error "NAME: N bytes, too short for HEADER (needs at least M)": one message for every format
+// whose file is shorter than its fixed header (HEADER names the format: "a GGUF header").
+[[noreturn]] void refuse_too_short(const std::string& name, std::uintmax_t size,
+                                   const std::string& header, std::size_t needs);
+
 // The first min(n, size) bytes, for readers that check a header before reading the rest.
 std::vector<unsigned char> read_file_head(const std::string& path, std::size_t n);
 

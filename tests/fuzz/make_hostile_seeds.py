@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Seeds of the hostile-input classes for fuzz_hf and fuzz_gguf, derived from their committed
-valid seeds (make_hf_corpus.sh and make_gguf_corpus.sh run this last): numbers at the edges of
-their types (negative, 2^31, 2^64 - 1, 1e300, a product of two fields past 2^32), JSON nested at
-the depth bound and one level past it, NUL and bidi controls in names and values. Each is a valid
-seed with one thing changed, so the fuzzer starts next to every refusal."""
+"""Seeds of the hostile-input classes, derived from committed valid seeds (make_hf_corpus.sh and
+make_gguf_corpus.sh run this last). fuzz_hf and fuzz_gguf: numbers at the edges of their types
+(negative, 2^31, 2^64 - 1, 1e300, a product of two fields past 2^32), JSON nested at the depth
+bound and one level past it, NUL and bidi controls in names and values. Every JSON reader
+(fuzz_hf's config.json and safetensors header, fuzz_tokenizer_json, fuzz_trace): a key given
+twice at the top level and inside a nested object, a UTF-8 and a UTF-16 byte order mark, the text
+cut short and junk after it. fuzz_settings and fuzz_lesson: a UTF-8 and a UTF-16 byte order mark
+and bytes that are not UTF-8. Each is a valid seed with one thing changed, so the fuzzer starts
+next to every refusal."""
 import json
 import os
 import struct
@@ -128,3 +132,69 @@ name_at = bytes(g).index(b'token_embd.weight')
 nul = bytearray(g)
 nul[name_at + 5] = 0  # a NUL inside a tensor name
 put('gguf', 'nul-in-name.gguf', bytes(nul))
+
+
+# Every JSON reader: a key twice (top level, nested), byte order marks, cut short, junk after.
+def dump_dup(v, path):
+    """JSON text of `v` with the first key of the object at `path` (a list of keys) given twice;
+    path None: no key twice below here."""
+    if isinstance(v, dict):
+        items = list(v.items())
+        here = path == []
+        if here and items:
+            items = [items[0]] + items
+        return '{' + ','.join(
+            json.dumps(k) + ':' + dump_dup(x, path[1:] if path and path[0] == k and not here
+                                           else None) for k, x in items) + '}'
+    if isinstance(v, list):
+        return '[' + ','.join(dump_dup(x, None) for x in v) + ']'
+    return json.dumps(v)
+
+
+def nested_path(obj):  # the keys down to the first nested object with a member
+    for k, x in obj.items():
+        if isinstance(x, dict) and x:
+            return [k]
+    return None
+
+
+def json_classes(text):
+    """(name, bytes) of the hostile JSON classes derived from one valid JSON text."""
+    obj = json.loads(text)
+    out = [('key-twice-top', dump_dup(obj, []).encode())]
+    if nested_path(obj):
+        out.append(('key-twice-nested', dump_dup(obj, nested_path(obj)).encode()))
+    raw = text.encode()
+    out += [('bom-utf8', b'\xef\xbb\xbf' + raw),
+            ('bom-utf16', b'\xff\xfe' + text[:200].encode('utf-16-le')),
+            ('cut-short', raw[:len(raw) * 2 // 3]),
+            ('junk-after', raw + b' }]x')]
+    return out
+
+
+def join_hf_bytes(config_bytes, header_text, data):
+    return config_bytes + join_hf('', header_text, data)
+
+
+# config.json has no nested object of its own: one with a member is added.
+for name, b in json_classes(json.dumps(dict(cfg, notes={'a': 1}))):
+    put('hf', 'config-' + name + '.hf', join_hf_bytes(b, header, data))
+for name, b in json_classes(header):
+    if name in ('key-twice-top', 'key-twice-nested'):  # the header's length must stay right
+        put('hf', 'header-' + name + '.hf', join_hf(config, b.decode(), data))
+tok = open(os.path.join(CORPUS, 'tokenizer_json', 'gpt2.json')).read()
+for name, b in json_classes(tok):
+    put('tokenizer_json', name + '.json', b)
+trace = open(os.path.join(CORPUS, 'trace', 'cached.json')).read()
+for name, b in json_classes(trace):
+    put('trace', name + '.json', b)
+
+# Text a user writes: settings.txt and a lesson with a byte order mark, and in Latin-1.
+settings = open(os.path.join(CORPUS, 'settings', 'saved.txt'), 'rb').read()
+put('settings', 'bom.txt', b'\xef\xbb\xbf' + settings)
+put('settings', 'latin1.txt', settings + b'prompt = caf\xe9\n')
+put('settings', 'utf16.txt', b'\xff\xfe' + settings.decode().encode('utf-16-le'))
+lesson = open(os.path.join(CORPUS, 'lesson', 'every-directive.md'), 'rb').read()
+put('lesson', 'bom.md', b'\xef\xbb\xbf' + lesson)
+put('lesson', 'latin1.md', lesson + b'caf\xe9 \xb5s\n')
+put('lesson', 'utf16.md', b'\xff\xfe' + lesson[:1000].decode('utf-8', 'ignore').encode('utf-16-le'))
