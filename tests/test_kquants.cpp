@@ -15,6 +15,7 @@
 //    rounding of it.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -29,6 +30,7 @@
 #include "core/model/transformer_model.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/quant_dot.h"
 #include "kernels/cpu/thread_pool.h"
 #include "tests/float_diff.h"
@@ -332,4 +334,104 @@ TEST_CASE("compact weights on a backend that computes in float32: expanded for i
     const auto c = test::run_cli({"generate", "--model", path, "--backend", "cpu",
                                   "--max-new-tokens", "3", "--prompt", " a"});
     CHECK(c.exit_code == 0);
+}
+
+namespace {
+
+// Q4_0 blocks as Q5_0 or Q5_1 blocks of the same values: q5 = q4 + 8, its fifth bit at bit j of
+// the 32-bit qh for value j; Q5_0's x = d (q5 - 16), Q5_1's x = d q5 + m with m = -16 d.
+std::vector<unsigned char> q4_0_as_q5(const std::vector<unsigned char>& q4, bool q51) {
+    std::vector<unsigned char> out;
+    for (std::size_t b = 0; b < q4.size() / 18; ++b) {
+        const unsigned char* blk = q4.data() + 18 * b;
+        int q5[32];
+        for (int j = 0; j < 16; ++j)
+            q5[j] = (blk[2 + j] & 15) + 8, q5[j + 16] = (blk[2 + j] >> 4) + 8;
+        std::uint32_t qh = 0;
+        for (int j = 0; j < 32; ++j) qh |= std::uint32_t(q5[j] >> 4) << j;
+        out.insert(out.end(), blk, blk + 2);
+        if (q51) {
+            std::uint16_t d;
+            std::memcpy(&d, blk, 2);
+            const std::uint16_t m = float_to_half(-16 * half_to_float(d));
+            out.insert(out.end(), reinterpret_cast<const unsigned char*>(&m),
+                       reinterpret_cast<const unsigned char*>(&m) + 2);
+        }
+        out.insert(out.end(), reinterpret_cast<const unsigned char*>(&qh),
+                   reinterpret_cast<const unsigned char*>(&qh) + 4);
+        for (int j = 0; j < 16; ++j)
+            out.push_back(std::uint8_t((q5[j] & 15) | (q5[j + 16] & 15) << 4));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("Q5_0 and Q5_1 blocks are read as ggml lays them out", "[kquant][gguf]") {
+    CHECK(ggml_block_bytes(GgmlType::Q5_0) == 22);
+    CHECK(ggml_block_bytes(GgmlType::Q5_1) == 24);
+    CHECK(ggml_block_elements(GgmlType::Q5_0) == 32);
+    const int n = 32 * 40;
+    const auto x = random_floats(n, 41);
+    std::vector<unsigned char> q4(ggml_row_bytes(GgmlType::Q4_0, n));
+    encode_values(GgmlType::Q4_0, x.data(), n, q4.data());
+    std::vector<float> want(n), got(n);
+    dequantize_values(GgmlType::Q4_0, q4.data(), n, want.data());
+    for (const bool q51 : {false, true}) {
+        const GgmlType t = q51 ? GgmlType::Q5_1 : GgmlType::Q5_0;
+        const auto q5 = q4_0_as_q5(q4, q51);
+        REQUIRE(q5.size() == ggml_row_bytes(t, n));
+        dequantize_values(t, q5.data(), n, got.data());
+        INFO(ggml_type_name(t));
+        if (q51)  // d q5 - 16 d is +0 where Q4_0's d (q4 - 8) is -0 for a negative d
+            CHECK(got == want);
+        else
+            CHECK(same_bits(got, want));
+        // kept compact, multiplied on the float path: the float32 matmul of those values
+        const int T = 3, d = n / 128, k = 128;
+        const auto a = random_floats(std::size_t(T) * k, 42);
+        std::vector<float> ref(std::size_t(T) * d), out(ref.size());
+        for (cpu::Isa isa : cpu::available_isas()) {
+            const cpu::Kernels& kern = *cpu::kernels_for(isa);
+            kern.matmul(ref.data(), a.data(), got.data(), T, k, d, nullptr);
+            kern.matmul_compact(out.data(), a.data(), t, q5.data(), T, k, d, nullptr);
+            CHECK(same_bits(out, ref));
+        }
+    }
+    // value 0 takes qh bit 0 and byte 0's low nibble; value 31 bit 31 and byte 15's high nibble
+    std::vector<unsigned char> blk(22, 0);
+    const std::uint16_t one = float_to_half(1.0f);
+    std::memcpy(blk.data(), &one, 2);
+    const std::uint32_t qh = 0x80000001u;
+    std::memcpy(blk.data() + 2, &qh, 4);
+    blk[6] = 0x03, blk[6 + 15] = 0x50;
+    std::vector<float> v(32);
+    dequantize_values(GgmlType::Q5_0, blk.data(), 32, v.data());
+    CHECK(v[0] == 16 + 3 - 16);
+    CHECK(v[15] == -16);
+    CHECK(v[31] == 16 + 5 - 16);
+    CHECK(v[16] == -16);
+}
+
+TEST_CASE("Q5_0 and Q5_1 GGUF files open compact and give the Q4_0 file's logits",
+          "[kquant][gguf]") {
+    // tests/fuzz/make_gguf_corpus.sh's seeds: gqa-q4_0.gguf with its Q4_0 tensors as Q5_0 and
+    // Q5_1 of the same values
+    const std::string dir = std::string(KVSCOPE_SOURCE_DIR) + "/tests/fuzz/corpus/gguf/";
+    const std::vector<int> tokens = {1, 70, 80, 90, 100, 110};
+    const auto q4 = open_model(dir + "gqa-q4_0.gguf");
+    CpuBackend be;
+    be.set_dot_path(DotPath::float32);
+    const auto ref = logits_of(*q4, be, tokens);
+    for (const char* t : {"Q5_0", "Q5_1"}) {
+        std::string name = t;
+        for (char& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+        const auto m = open_model(dir + "gqa-" + name + ".gguf");
+        const auto& cw = dynamic_cast<const TransformerModel&>(*m).compact();
+        INFO(m->format());
+        CHECK(cw.types() == std::string(t) + " x 8");
+        CHECK(logits_of(*m, be, tokens) == ref);
+        CpuBackend be_default;  // the integer paths leave Q5_0 and Q5_1 to the float path
+        CHECK(logits_of(*m, be_default, tokens) == ref);
+    }
 }

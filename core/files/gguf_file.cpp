@@ -149,7 +149,8 @@ const char* known_type_name(std::uint32_t t) {
 }
 
 bool supported(std::uint32_t t) {
-    return t == 0 || t == 1 || t == 2 || t == 8 || (t >= 10 && t <= 15) || t == 30;
+    return t == 0 || t == 1 || t == 2 || t == 6 || t == 7 || t == 8 || (t >= 10 && t <= 15) ||
+           t == 30;
 }
 
 // The value at the reader's cursor, of type `t`, checked and skipped.
@@ -210,6 +211,10 @@ std::size_t ggml_block_bytes(GgmlType t) {
             return 2 + 32;  // f16 scale, 32 x int8
         case GgmlType::Q4_0:
             return 2 + 16;  // f16 scale, 32 x 4 bits
+        case GgmlType::Q5_0:
+            return 2 + 4 + 16;  // f16 d, the 32 fifth bits, 32 x 4 bits
+        case GgmlType::Q5_1:
+            return 2 + 2 + 4 + 16;  // f16 d and m, then as Q5_0
         case GgmlType::Q2_K:
             return sizeof(BlockQ2K);
         case GgmlType::Q3_K:
@@ -228,7 +233,9 @@ std::size_t ggml_block_bytes(GgmlType t) {
 
 std::size_t ggml_block_elements(GgmlType t) {
     if (is_kquant(t)) return kSuperBlock;
-    return t == GgmlType::Q8_0 || t == GgmlType::Q4_0 ? 32 : 1;
+    return t == GgmlType::Q8_0 || t == GgmlType::Q4_0 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1
+               ? 32
+               : 1;
 }
 
 GgufFile GgufFile::parse(const unsigned char* data, std::size_t size, const std::string& name) {
@@ -300,7 +307,8 @@ GgufFile GgufFile::parse(const unsigned char* data, std::size_t size, const std:
             const char* known = known_type_name(ty);
             r.fail("tensor '" + tn + "' has type " + std::to_string(ty) +
                    (known ? std::string(" (") + known + ")" : std::string()) +
-                   "; kvscope reads F32, F16, BF16, Q8_0, Q4_0 and Q2_K to Q6_K (and Q8_K)");
+                   "; kvscope reads F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1 and Q2_K to Q6_K (and "
+                   "Q8_K)");
         }
         t.type = static_cast<GgmlType>(ty);
         const std::size_t be = ggml_block_elements(t.type);
@@ -498,6 +506,35 @@ void dequantize_values(GgmlType type, const unsigned char* p, std::size_t n, flo
                 }
             }
             return;
+        case GgmlType::Q5_0:  // f16 d, u32 qh, 16 bytes: x = d * (q - 16), q 5 bits
+        case GgmlType::Q5_1:  // f16 d, f16 m, u32 qh, 16 bytes: x = d * q + m
+        {
+            // As ggml's dequantize_row_q5_0 / _q5_1: low nibbles are x[0..15], high x[16..31];
+            // bit j of qh is the fifth bit of x[j]. Products and sums rounded one at a time
+            // (this file is built without fused multiply-adds), so the floats are ggml's.
+            const bool q51 = type == GgmlType::Q5_1;
+            const std::size_t bytes = ggml_block_bytes(type);
+            for (std::size_t b = 0; b < n / 32; ++b, p += bytes) {
+                const float d = half_to_float(u16(p));
+                const float m = q51 ? half_to_float(u16(p + 2)) : 0.0f;
+                const unsigned char* h = p + (q51 ? 4 : 2);
+                std::uint32_t qh;
+                std::memcpy(&qh, h, 4);
+                const unsigned char* qs = h + 4;
+                for (int j = 0; j < 16; ++j) {
+                    const int x0 = (qs[j] & 0x0f) | (((qh >> j) << 4) & 0x10);
+                    const int x1 = (qs[j] >> 4) | ((qh >> (j + 12)) & 0x10);
+                    if (q51) {
+                        out[b * 32 + j] = static_cast<float>(x0) * d + m;
+                        out[b * 32 + j + 16] = static_cast<float>(x1) * d + m;
+                    } else {
+                        out[b * 32 + j] = static_cast<float>(x0 - 16) * d;
+                        out[b * 32 + j + 16] = static_cast<float>(x1 - 16) * d;
+                    }
+                }
+            }
+            return;
+        }
         case GgmlType::Q2_K:
         case GgmlType::Q3_K:
         case GgmlType::Q4_K:
@@ -561,7 +598,12 @@ void encode_values(GgmlType type, const float* data, std::size_t n, unsigned cha
         case GgmlType::Q6_K:
         case GgmlType::Q8_K:
             return encode_kquant(type, data, n, p);
+        case GgmlType::Q5_0:
+        case GgmlType::Q5_1:
+            break;
     }
+    throw Error(std::string("kvscope reads ") + ggml_type_name(type) +
+                " tensors but does not write them");
 }
 
 GgmlType ggml_type_from_name(const std::string& name) {

@@ -42,6 +42,8 @@ enum class GgmlType : std::uint32_t {
     F32 = 0,
     F16 = 1,
     Q4_0 = 2,
+    Q5_0 = 6,  // read and kept, multiplied on the float path; never written
+    Q5_1 = 7,
     Q8_0 = 8,
     Q2_K = 10,
     Q3_K = 11,

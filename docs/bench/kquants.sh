@@ -74,5 +74,7 @@ for t in "${types[@]}"; do
         "info_rss_kib=$(/usr/bin/time -f %M "$CLI" info --model "$g" 2>&1 >/dev/null | tail -1)" \
         "gen1_rss_kib=$(/usr/bin/time -f %M "$CLI" generate --model "$g" --max-new-tokens 1 2>&1 >/dev/null | tail -1)"
 done
+# The process's own floor: the program's code and the shared libraries it maps, no model.
+echo "rss-floor kvscope-cli --version rss_kib=$(/usr/bin/time -f %M "$CLI" --version 2>&1 >/dev/null | tail -1)"
 echo "## limits, after"
 "$CLI" bench --limits --repeats 7 | grep -E "read|load"

@@ -336,6 +336,8 @@ void matmul_compact(float* out, const float* x, GgmlType type, const unsigned ch
         case GgmlType::Q8_0:
             return matmul_rows(out, x, Q8Rows{w, n}, T, n, d, pool);
         case GgmlType::Q4_0:
+        case GgmlType::Q5_0:
+        case GgmlType::Q5_1:
             return matmul_rows(out, x, DecodedRows<32>{w, n, type, ggml_block_bytes(type)}, T, n, d,
                                pool);
         case GgmlType::Q2_K:

@@ -26,11 +26,11 @@
 // and 768) written F32 and quantised by llama.cpp's own quantizer (llama_model_quantize) to Q2_K,
 // Q3_K_M, Q4_K_M, Q5_K_M and Q6_K: every quantised tensor of those files dequantised by kvscope
 // and by ggml (its type traits' to_float) must be the same floats, bit for bit, and so must
-// random blocks of every K-quant type (Q8_K too); the activations kvscope's integer paths
-// quantise to Q8_K must be ggml's quantize_row_q8_K_ref's blocks; then the Q4_K_M, Q5_K_M and Q6_K
-// files through both, fed llama.cpp's greedy tokens: on kvscope's float path (the weights exactly
-// dequantised, float32 arithmetic) every step's logits correlate with llama.cpp's at r >= 0.99
-// (measured 0.9997 at least) and the first step's top token is among llama.cpp's top 3
+// random blocks of every K-quant type (Q8_K too), Q5_0 and Q5_1; the activations kvscope's integer
+// paths quantise to Q8_K must be ggml's quantize_row_q8_K_ref's blocks; then the Q4_K_M, Q5_K_M and
+// Q6_K files through both, fed llama.cpp's greedy tokens: on kvscope's float path (the weights
+// exactly dequantised, float32 arithmetic) every step's logits correlate with llama.cpp's at r >=
+// 0.99 (measured 0.9997 at least) and the first step's top token is among llama.cpp's top 3
 // (llama.cpp rounds the activations to 8 bits in these dot products, so the two differ by that
 // rounding: 0.04 to 0.06 at most here); on kvscope's integer path, which rounds them as ggml
 // does, the logits are within 2e-3 of llama.cpp's (measured 4.8e-7 to 1.1e-6: what remains is
@@ -186,17 +186,19 @@ bool same_dequantised(const std::string& path, std::vector<std::pair<std::string
     return ok;
 }
 
-// Random blocks of every K-quant type (finite half scales, every other byte random) through
-// both decoders.
+// Random blocks of every K-quant type, Q5_0 and Q5_1 (finite half scales, every other byte random)
+// through both decoders.
 bool same_dequantised_random() {
     std::uint64_t state = 99;
     auto next = [&] {
         return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33;
     };
     bool ok = true;
-    for (kvs::GgmlType t : {kvs::GgmlType::Q2_K, kvs::GgmlType::Q3_K, kvs::GgmlType::Q4_K,
-                            kvs::GgmlType::Q5_K, kvs::GgmlType::Q6_K, kvs::GgmlType::Q8_K}) {
-        const std::size_t blocks = 64, bytes = kvs::ggml_block_bytes(t), n = blocks * 256;
+    for (kvs::GgmlType t :
+         {kvs::GgmlType::Q2_K, kvs::GgmlType::Q3_K, kvs::GgmlType::Q4_K, kvs::GgmlType::Q5_K,
+          kvs::GgmlType::Q6_K, kvs::GgmlType::Q8_K, kvs::GgmlType::Q5_0, kvs::GgmlType::Q5_1}) {
+        const std::size_t n = 64 * 256, bytes = kvs::ggml_block_bytes(t);
+        const std::size_t blocks = n / kvs::ggml_block_elements(t);
         std::vector<unsigned char> b(blocks * bytes);
         for (auto& x : b) x = static_cast<unsigned char>(next());
         for (std::size_t i = 0; i < blocks; ++i) {  // the scales: finite values
@@ -219,6 +221,12 @@ bool same_dequantised_random() {
                     break;
                 case kvs::GgmlType::Q6_K:
                     half(208);
+                    break;
+                case kvs::GgmlType::Q5_0:
+                    half(0);
+                    break;
+                case kvs::GgmlType::Q5_1:
+                    half(0), half(2);
                     break;
                 default: {
                     const float d = float(int(next() % 2001) - 1000) * 1e-5f;
@@ -343,7 +351,7 @@ bool kquant_peer(const std::filesystem::path& out, const kvs::BpeTokenizer& tok)
                           dynamic_cast<const kvs::BpeTokenizer&>(src->tokenizer()),
                           kvs::GgmlType::F32, "kquant");
     bool ok = same_dequantised_random();
-    std::printf("peer: random blocks of Q2_K..Q6_K and Q8_K: %s\n",
+    std::printf("peer: random blocks of Q2_K..Q6_K, Q8_K, Q5_0 and Q5_1: %s\n",
                 ok ? "the same floats as ggml's" : "FAILED");
     const bool acts = same_q8k_activations();
     std::printf("peer: activations quantised to Q8_K on every integer path: %s\n",
