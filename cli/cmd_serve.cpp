@@ -52,7 +52,7 @@ KvCacheType cache_type_from(const Args& a) {
 // Each request's tokens again through the float32 cache and the quantised one, side by side.
 void print_cache_type_effect(const Model& m, Backend& be, const ServeRun& run) {
     const ServeConfig& cfg = run.config;
-    const CacheTypeEffect all = serve_cache_type_effect(m, be, run);
+    const CacheEffect all = serve_cache_type_effect(m, be, run);
     const ServeStats& st = run.stats;
     std::fprintf(stderr,
                  "kvscope: %s cache against f32, on each request's tokens (teacher-forced): max "
@@ -146,7 +146,7 @@ int cmd_serve(int argc, char** argv) {
         st.queued_requests, st.preemptions, run.mixed_steps);
     if (cfg.window > 0) {
         // Each request's tokens again through the full cache and the bounded one, side by side.
-        const WindowEffect all = serve_window_effect(m, *o.backend.backend, run);
+        const CacheEffect all = serve_window_effect(m, *o.backend.backend, run);
         std::fprintf(stderr,
                      "kvscope: window of %d rows and %d sinks against the full cache, on each "
                      "request's tokens (teacher-forced): max |logit difference| %.6g; the same "

@@ -15,8 +15,8 @@ struct LessonServe {
     ServePlan plan;
     ServeRun run;
     int same_as_alone = 0;     // requests whose tokens equal their prompt served alone
-    WindowEffect window;       // zero passes without a window
-    CacheTypeEffect cache;     // against float32; zero passes for a float32 cache
+    CacheEffect window;        // zero passes without a window
+    CacheEffect cache;         // against float32; zero passes for a float32 cache
     double f32_row_bytes = 0;  // one position's K and V, every layer, in float32
     std::string device;
 };

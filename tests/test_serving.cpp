@@ -7,12 +7,11 @@
 
 #include "core/loaders/model_loader.h"
 #include "core/model/kv_blocks.h"
-#include "core/serving/cache_type_effect.h"
+#include "core/serving/cache_effect.h"
 #include "core/serving/prompt_file.h"
 #include "core/serving/scheduler.h"
 #include "core/serving/serve_run.h"
 #include "core/serving/serve_trace.h"
-#include "core/serving/window_effect.h"
 #include "core/session/session.h"
 #include "core/util/error.h"
 #include "core/util/splitmix64.h"
@@ -257,10 +256,10 @@ TEST_CASE("a bounded cache lets blocks go, replays a preempted request, and meas
     CpuBackend be;
     const auto& t = roomy[0].tokens;
     const std::span<const int> seen(t.data(), t.size());
-    const WindowEffect same = window_effect(tiny(), be, seen, 6, 0, 64, 4);
+    const CacheEffect same = window_effect(tiny(), be, seen, 6, 0, 64, 4);
     CHECK(same.max_logit_difference == 0);
     CHECK(same.same_next_token == same.passes);
-    const WindowEffect e = window_effect(tiny(), be, seen, 6, 2, 8, 4);
+    const CacheEffect e = window_effect(tiny(), be, seen, 6, 2, 8, 4);
     CHECK(e.passes == int(t.size()) - 6 + 1);
     CHECK(e.max_logit_difference > 0);
     ServeConfig bad;
@@ -373,13 +372,13 @@ TEST_CASE("a quantised cache's effect on the next token is measured against floa
     const std::vector<int> prompt = ids(400, 8);
     const std::vector<int> tokens = alone(prompt, 40);
     // Through float32 "quantised": the same cache, no difference.
-    const CacheTypeEffect same = cache_type_effect(tiny(), be, tokens, 8, KvCacheType::F32, 4);
+    const CacheEffect same = cache_type_effect(tiny(), be, tokens, 8, KvCacheType::F32, 4);
     CHECK(same.passes == int(tokens.size()) - 8 + 1);
     CHECK(same.max_logit_difference == 0);
     CHECK(same.same_next_token == same.passes);
     for (KvCacheType t : {KvCacheType::Int8, KvCacheType::Fp8}) {
         INFO(kv_cache_type_name(t));
-        const CacheTypeEffect e = cache_type_effect(tiny(), be, tokens, 8, t, 4);
+        const CacheEffect e = cache_type_effect(tiny(), be, tokens, 8, t, 4);
         CHECK(e.passes == same.passes);
         CHECK(e.max_logit_difference > 0);
     }
@@ -396,7 +395,7 @@ TEST_CASE("a quantised cache's effect on the next token is measured against floa
         while (!s.finished()) s.step();
         seen = s.tokens();
     }
-    const CacheTypeEffect e =
+    const CacheEffect e =
         cache_type_effect(*model, be, seen, int(story.size()), KvCacheType::Int8, 16);
     CHECK(e.max_logit_difference > 0);
     CHECK(e.max_logit_difference < 0.5);

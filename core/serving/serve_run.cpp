@@ -47,34 +47,33 @@ int requests_same_as_alone(const Model& model, Backend& backend, const ServeRun&
     return same;
 }
 
-WindowEffect serve_window_effect(const Model& model, Backend& backend, const ServeRun& run) {
-    WindowEffect all;
-    if (run.config.window == 0) return all;
+namespace {
+// Each request's tokens (within the context) through the full cache and `variant`, summed.
+CacheEffect serve_effect(const Model& model, Backend& backend, const ServeRun& run,
+                         const CacheVariant& variant) {
+    CacheEffect all;
     const std::size_t ctx = model.config().seq_len;
     for (const ServeRequest& r : run.requests) {
         const std::span<const int> seen(r.tokens.data(), std::min(r.tokens.size(), ctx));
-        const WindowEffect e = window_effect(model, backend, seen, r.prompt_len, run.config.sinks,
-                                             run.config.window, run.config.block_size);
+        const CacheEffect e =
+            cache_effect(model, backend, seen, r.prompt_len, variant, run.config.block_size);
         all.passes += e.passes;
         all.same_next_token += e.same_next_token;
         all.max_logit_difference = std::max(all.max_logit_difference, e.max_logit_difference);
     }
     return all;
 }
+}  // namespace
 
-CacheTypeEffect serve_cache_type_effect(const Model& model, Backend& backend, const ServeRun& run) {
-    CacheTypeEffect all;
-    if (run.config.cache_type == KvCacheType::F32) return all;
-    const std::size_t ctx = model.config().seq_len;
-    for (const ServeRequest& r : run.requests) {
-        const std::span<const int> seen(r.tokens.data(), std::min(r.tokens.size(), ctx));
-        const CacheTypeEffect e = cache_type_effect(model, backend, seen, r.prompt_len,
-                                                    run.config.cache_type, run.config.block_size);
-        all.passes += e.passes;
-        all.same_next_token += e.same_next_token;
-        all.max_logit_difference = std::max(all.max_logit_difference, e.max_logit_difference);
-    }
-    return all;
+CacheEffect serve_window_effect(const Model& model, Backend& backend, const ServeRun& run) {
+    if (run.config.window == 0) return {};
+    return serve_effect(model, backend, run,
+                        {KvCacheType::F32, run.config.sinks, run.config.window});
+}
+
+CacheEffect serve_cache_type_effect(const Model& model, Backend& backend, const ServeRun& run) {
+    if (run.config.cache_type == KvCacheType::F32) return {};
+    return serve_effect(model, backend, run, {run.config.cache_type, 0, 0});
 }
 
 }  // namespace kvs

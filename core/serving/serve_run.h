@@ -5,9 +5,8 @@
 #include <span>
 #include <vector>
 
-#include "core/serving/cache_type_effect.h"
+#include "core/serving/cache_effect.h"
 #include "core/serving/scheduler.h"
-#include "core/serving/window_effect.h"
 
 namespace kvs {
 
@@ -49,10 +48,10 @@ int requests_same_as_alone(const Model& model, Backend& backend, const ServeRun&
 // A bounded run's window and sinks against the full cache on every request's tokens (teacher-
 // forced, window_effect): passes and agreements summed, the largest logit difference kept.
 // Zero passes when the run had no window.
-WindowEffect serve_window_effect(const Model& model, Backend& backend, const ServeRun& run);
+CacheEffect serve_window_effect(const Model& model, Backend& backend, const ServeRun& run);
 
 // A quantised run's cache type against float32 on every request's tokens (cache_type_effect),
 // summed the same way. Zero passes for a float32 run.
-CacheTypeEffect serve_cache_type_effect(const Model& model, Backend& backend, const ServeRun& run);
+CacheEffect serve_cache_type_effect(const Model& model, Backend& backend, const ServeRun& run);
 
 }  // namespace kvs
