@@ -561,9 +561,16 @@ void App::draw_panels(FrameContext& f) {
     }
 
     const float top = toolbar_h_;
-    if (ui_.show_serving) {  // the Serving view takes the stage
+    if (ui_.show_serving) {  // the Serving view takes the stage, beside the lesson column
         if (f.layout) f.layout->arrangement = "serving";
-        draw_slot(f, StageSlot{"serving", Box{0, top, vp.x, vp.y - top}, {}});
+        StageInput in;
+        in.stage = {0, top, vp.x, vp.y - top};
+        in.fh = fh;
+        in.lesson = lesson_open;
+        in.titles = !ui_.presenter;
+        in.focus = {"serving"};
+        in.focus_full = true;
+        for (const StageSlot& slot : layout_stage(in).slots) draw_slot(f, slot);
         f.toolbar_bottom = top;
         draw_messages(f);
         draw_help(f);
@@ -721,6 +728,7 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
             layout->font_chinese = fonts_.chinese;
             if (fonts_.chinese) layout->missing_glyphs = missing_glyphs();
         }
+        follow_lesson_serve(f, serving_, ui_.show_lesson, ui_.show_serving);
         handle_keys(f);
         play(f);
         draw_panels(f);

@@ -46,19 +46,23 @@ void EngineWorker::serve_open(const ServeSetup& setup) {
             model = snap_.model;
         }
         if (!model) throw Error("no model is open");
-        const std::vector<PromptLine> prompts = setup.prompts_file.empty()
-                                                    ? builtin_serve_prompts()
-                                                    : read_prompt_file(setup.prompts_file);
+        std::vector<PromptLine> prompts;
+        for (const std::string& p : setup.prompts) prompts.push_back({p, 0});
+        if (prompts.empty())
+            prompts = setup.prompts_file.empty() ? builtin_serve_prompts()
+                                                 : read_prompt_file(setup.prompts_file);
         if (static_cast<int>(prompts.size()) > kMaxServeRequests)
             throw Error(setup.prompts_file + ": " + std::to_string(prompts.size()) +
                         " prompts; the Serving view shows at most " +
                         std::to_string(kMaxServeRequests) + " (kvscope-cli serve runs more)");
         std::vector<std::vector<int>> tokens;
         for (const PromptLine& p : prompts) tokens.push_back(model->tokenizer().encode(p.text));
-        // The pool: the view's size, or what the longest request needs when that is more.
+        // The pool: the view's size, or what the longest request needs when that is more (0:
+        // the scheduler's, the batch limit's contexts' worth, as a lesson's @serve has it).
         ServeConfig cfg = setup.config;
         const int ctx = model->config().seq_len, bs = std::max(1, cfg.block_size);
         for (const auto& t : tokens) {
+            if (cfg.pool_blocks == 0) break;
             const int rows = std::min(static_cast<int>(t.size()) + cfg.max_new_tokens - 1, ctx);
             cfg.pool_blocks = std::max(cfg.pool_blocks, (rows + bs - 1) / bs);
         }

@@ -137,8 +137,11 @@ void EngineWorker::run_job(Job& job) {
         snap_.busy_since = now();
     }
     // Anything but a lesson step changes the sessions under the lesson: its next step
-    // then replays from the start instead of building on them.
-    if (!job.lesson) lesson_played_ = -1;
+    // then replays from the start instead of building on them. A serving run has its own
+    // scheduler and backend and leaves them alone.
+    const EngineTask task = job.request.task;
+    if (!job.lesson && task != EngineTask::ServeOpen && task != EngineTask::ServeStep)
+        lesson_played_ = -1;
     std::string err;
     bool partly = false;
     try {
@@ -449,6 +452,8 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.batch = lesson_.last_batch();
     r.scale = lesson_.last_scale();
     r.gpu = lesson_.last_gpu();
+    const auto& serve = lesson_.last_serve();
+    r.serve = serve ? std::shared_ptr<const ServePlan>(serve, &serve->plan) : nullptr;
     r.layer = f.highlight_layer;
     r.head = f.highlight_head;
     r.highlight_serial = highlight_serial_;

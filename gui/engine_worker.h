@@ -60,7 +60,9 @@ struct LessonRun {
     std::shared_ptr<const BatchTable> batch;   // the last @batch
     std::shared_ptr<const ScaleReport> scale;  // the last @scale
     std::shared_ptr<const GpuStepView> gpu;    // the last @gpu
-    int layer = 0, head = 0;                   // the last @highlight
+    // The last @serve's plan (one pointer per run of it): the window's Serving view runs it.
+    std::shared_ptr<const ServePlan> serve;
+    int layer = 0, head = 0;             // the last @highlight
     std::uint64_t highlight_serial = 0;  // bumped by each @highlight (a replay's last one counts)
     // The last @explain: layer, head and the row's query position (-1: the newest).
     int explain_layer = 0, explain_head = 0, explain_row = -1;
@@ -121,6 +123,8 @@ struct ExportFile {
 // built-in eight sharing a prefix) and the scheduler's settings.
 struct ServeSetup {
     std::string prompts_file;  // empty: builtin_serve_prompts()
+    // Non-empty: these prompts, in order, not the file's (a lesson's @serve).
+    std::vector<std::string> prompts;
     ServeConfig config = default_view_config();
     // Small blocks and a small pool, so the grid is readable and requests queue: 4 rows a block,
     // 4 requests at once, 16 new tokens each, a pool of 32 blocks (more when one request needs

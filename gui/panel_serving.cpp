@@ -17,6 +17,7 @@
 
 #include "core/util/format.h"
 #include "gui/serving_layout.h"
+#include "lessonlib/lesson_serve.h"
 
 namespace kvs::gui {
 namespace {
@@ -336,6 +337,26 @@ void restart_serving(FrameContext& f, ServingPanel& p) {
     p.asked_for = f.snap.model;
     p.view = -1;
     f.worker.serve_open(p.setup);
+}
+
+void follow_lesson_serve(FrameContext& f, ServingPanel& p, bool lesson_open, bool& show) {
+    const LessonRun& run = f.snap.lesson;
+    if (lesson_open && run.target >= 0) return;  // a step still playing: its @serve comes after
+    const std::shared_ptr<const ServePlan> plan = lesson_open ? run.serve : nullptr;
+    if (plan == p.lesson) return;
+    if (!p.lesson) p.own = p.setup;
+    p.lesson = plan;
+    if (plan) {
+        // The same scheduler settings as the run the lesson's figures come from.
+        p.setup = ServeSetup{};
+        p.setup.prompts = plan->prompts;
+        p.setup.config = serve_config(*plan);
+        show = true;
+    } else {
+        p.setup = p.own;
+        show = false;
+    }
+    if (f.snap.model && !f.snap.replay) restart_serving(f, p);
 }
 
 bool serving_key(FrameContext& f, ServingPanel& p, int key, int mods) {

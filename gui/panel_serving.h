@@ -14,7 +14,14 @@ struct ServingPanel {
     ServeSetup setup;  // the run asked for (the controls and --serve-* change it)
     std::shared_ptr<const Model> asked_for;  // the model a run was asked for; null: none yet
     int view = -1;  // the shot shown (0: before the first step); -1: newest
+    std::shared_ptr<const ServePlan> lesson;  // the lesson's @serve run shown; null: none
+    ServeSetup own;  // the view's own setup, while a lesson's plan is shown
 };
+
+// A lesson's latest @serve (once its step has played) shows this view on the lesson's plan, in
+// place of the view's own setup; leaving the lesson, or a lesson without one, gives the view its
+// own setup back and the stage its panels. `show`: the view on the stage (key V).
+void follow_lesson_serve(FrameContext& f, ServingPanel& p, bool lesson_open, bool& show);
 
 // Asks the engine for a new run on the open model, from before its first step.
 void restart_serving(FrameContext& f, ServingPanel& p);

@@ -351,6 +351,19 @@ int run(int argc, char** argv, Platform& platform) {
                 answer_headless(ui, worker, pass_over ? "skip" : o.answer);
                 settle(worker);
             }
+            // A step's @serve opens the Serving view's run on the window's first frame: set
+            // up (and stepped as --serve-steps asks) before the frames shown.
+            app.frame();
+            settle(worker);
+            bool serves = false;
+            {
+                auto lock = worker.lock();
+                serves = worker.snapshot().lesson.serve != nullptr;
+            }
+            if (o.serve_steps > 0 && serves) {
+                worker.serve_step(o.serve_steps);
+                settle(worker);
+            }
         }
         // As a user would: what goes wrong is shown in the window, not fatal.
         if (!o.open_file.empty()) {

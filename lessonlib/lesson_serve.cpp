@@ -5,7 +5,7 @@
 
 namespace kvs {
 
-LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePlan& plan) {
+ServeConfig serve_config(const ServePlan& plan) {
     ServeConfig c;
     c.block_size = plan.block_size;
     c.pool_blocks = plan.pool_blocks;
@@ -16,6 +16,11 @@ LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePl
     c.sinks = plan.sinks;
     for (KvCacheType t : {KvCacheType::F32, KvCacheType::Int8, KvCacheType::Fp8})
         if (plan.cache == kv_cache_type_name(t)) c.cache_type = t;
+    return c;
+}
+
+LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePlan& plan) {
+    const ServeConfig c = serve_config(plan);
     std::vector<std::vector<int>> prompts;
     for (const std::string& p : plan.prompts) prompts.push_back(model.tokenizer().encode(p));
     LessonServe s;

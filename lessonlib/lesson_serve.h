@@ -21,6 +21,10 @@ struct LessonServe {
     std::string device;
 };
 
+// The scheduler's settings a plan asks for (the run below, and the window's Serving view on a
+// lesson's @serve).
+ServeConfig serve_config(const ServePlan& plan);
+
 // Throws kvs::Error for options the scheduler refuses (a block size beyond the context, a pool too
 // small for one request).
 LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePlan& plan);

@@ -47,6 +47,7 @@ class SessionLessonTarget : public LessonTarget {
     const std::shared_ptr<const BatchTable>& last_batch() const { return batch_; }
     const std::shared_ptr<const ScaleReport>& last_scale() const { return scale_; }
     const std::shared_ptr<const GpuStepView>& last_gpu() const { return gpu_; }
+    const std::shared_ptr<const LessonServe>& last_serve() const { return serve_; }
     // What @gpu runs (kernels/gpu_step_probe.h: the front end links the backends; lessonlib
     // does not). Without one, @gpu fails with a reason.
     void set_gpu_probe(GpuProbe probe) { gpu_probe_ = std::move(probe); }

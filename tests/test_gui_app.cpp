@@ -561,6 +561,21 @@ TEST_CASE("lesson 8 plots time per step against batch size in the window",
     }
 }
 
+TEST_CASE("a lesson's @serve shows the Serving view on the lesson's plan",
+          "[gui][screenshot][lessons][serving]") {
+    // Lesson 12's first step serves eight prompts in blocks of 16 rows, sharing off.
+    const Shot s = screenshot({"--lesson", "12", "--lesson-step", "1"}, "serve12");
+    CHECK(s.layout.at("lesson").at("checks_failed") == 0);
+    CHECK(s.layout.at("arrangement") == "serving");
+    const json& v = s.layout.at("serving");
+    CHECK(v.at("open") == true);
+    CHECK(v.at("block_size") == 16);
+    CHECK(v.at("states").size() == 8);
+    // The pool the lesson's numbers count: its batch limit's contexts' worth (8 x 256 / 16).
+    CHECK(v.at("blocks") == 128);
+    CHECK(s.layout.at("panels").contains("lesson"));
+}
+
 // --- Bad input in the window ---
 
 TEST_CASE("a file that does not open shows why and the session goes on", "[gui][errors]") {
