@@ -87,7 +87,8 @@ std::vector<cmdline::OptionSpec> window_options() {
         {"presenter", "", "presenter mode: no toolbar, no title bars (F5)"},
         {"views", "V;V;...",
          "headless, with --layout-json FILE: then one more frame per view V\n(maximise=ID, "
-         "stage=N|all, presenter=0|1, explain=L:H:ROW|off,\nmask=causal|bidirectional), each "
+         "stage=N|all, presenter=0|1, explain=L:H:ROW|off,\nmask=causal|bidirectional, "
+         "lesson=off), each "
          "recorded to FILE-1.json, FILE-2.json, ..."},
         {"ops", "", "show the op strip (every op of the step shown)"},
         {"ops-fast", "",
@@ -154,6 +155,7 @@ std::string check_view(const std::string& view) {
         if (k == "stage" && (v == "all" || (v.size() == 1 && v[0] >= '1' && v[0] <= '7'))) continue;
         if (k == "presenter" && one_of({"0", "1"})) continue;
         if (k == "mask" && one_of({"causal", "bidirectional"})) continue;
+        if (k == "lesson" && v == "off") continue;
         if (k == "explain") {
             if (v == "off") continue;
             int l = 0, h = 0;

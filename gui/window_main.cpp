@@ -138,6 +138,7 @@ void apply_view(UiState& ui, EngineWorker& worker, const std::string& view) {
     for (const auto& [k, v] : view_settings(view)) {
         if (k == "maximise") ui.maximised = v;
         if (k == "presenter") ui.presenter = v == "1";
+        if (k == "lesson") close_lesson(ui);  // key L
         if (k == "stage") {
             ui.explain.stage = v == "all" ? -1 : std::stoi(v) - 1;
             ui.explain.stage_playing = false;

@@ -127,6 +127,7 @@ std::array<int, 3> rgb(const json& j) {
 struct Shot {
     Image image;
     json layout;
+    fs::path dir;  // s.png, s.json and --views' s-N.json
 };
 
 // Renders the tiny synthetic model (always available) after `steps` and loads both outputs.
@@ -140,6 +141,7 @@ Shot screenshot(const std::vector<std::string>& extra, const std::string& tag) {
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     Shot s;
+    s.dir = dir;
     s.image = load_png((dir / "s.png").string());
     s.layout = json::parse(slurp(dir / "s.json"));
     return s;
@@ -564,7 +566,8 @@ TEST_CASE("lesson 8 plots time per step against batch size in the window",
 TEST_CASE("a lesson's @serve shows the Serving view on the lesson's plan",
           "[gui][screenshot][lessons][serving]") {
     // Lesson 12's first step serves eight prompts in blocks of 16 rows, sharing off.
-    const Shot s = screenshot({"--lesson", "12", "--lesson-step", "1"}, "serve12");
+    const Shot s =
+        screenshot({"--lesson", "12", "--lesson-step", "1", "--views", "lesson=off"}, "serve12");
     CHECK(s.layout.at("lesson").at("checks_failed") == 0);
     CHECK(s.layout.at("arrangement") == "serving");
     const json& v = s.layout.at("serving");
@@ -574,6 +577,11 @@ TEST_CASE("a lesson's @serve shows the Serving view on the lesson's plan",
     // The pool the lesson's numbers count: its batch limit's contexts' worth (8 x 256 / 16).
     CHECK(v.at("blocks") == 128);
     CHECK(s.layout.at("panels").contains("lesson"));
+    // Leaving the lesson (key L) gives the stage its panels back.
+    const json off = json::parse(slurp(s.dir / "s-1.json"));
+    CHECK(off.at("arrangement") != "serving");
+    CHECK(off.at("serving").at("open") == false);
+    CHECK(off.at("panels").contains("attention"));
 }
 
 // --- Bad input in the window ---
