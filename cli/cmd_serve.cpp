@@ -44,8 +44,7 @@ void print_text(const Tokenizer& tok, const ServeRequest& r) {
 KvCacheType cache_type_from(const Args& a) {
     if (!a.has("cache-type")) return KvCacheType::F32;
     const std::string t = a.str("cache-type");
-    for (KvCacheType k : {KvCacheType::F32, KvCacheType::Int8, KvCacheType::Fp8})
-        if (t == kv_cache_type_name(k)) return k;
+    if (const auto k = kv_cache_type_named(t)) return *k;
     a.fail("--cache-type " + escape_for_one_line(t) + ": not a cache type (f32, int8 or fp8)");
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/model/kv_quant.h"
 #include "core/util/closest_name.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
@@ -299,8 +300,7 @@ void parse_arguments(Directive& d, const std::string& args) {
                 throw Error("@serve: sharing is on or off, not '" + sh->second + "'");
             p.prefix_sharing = sh == kv.end() || sh->second == "on";
             const auto ct = kv.find("cache");
-            if (ct != kv.end() && ct->second != "f32" && ct->second != "int8" &&
-                ct->second != "fp8")
+            if (ct != kv.end() && !kv_cache_type_named(ct->second))
                 throw Error("@serve: cache is f32, int8 or fp8, not '" + ct->second + "'");
             if (ct != kv.end()) p.cache = ct->second;
             break;

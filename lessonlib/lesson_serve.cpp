@@ -14,8 +14,7 @@ ServeConfig serve_config(const ServePlan& plan) {
     c.max_new_tokens = plan.new_tokens;
     c.window = plan.window;
     c.sinks = plan.sinks;
-    for (KvCacheType t : {KvCacheType::F32, KvCacheType::Int8, KvCacheType::Fp8})
-        if (plan.cache == kv_cache_type_name(t)) c.cache_type = t;
+    c.cache_type = kv_cache_type_named(plan.cache).value_or(KvCacheType::F32);
     return c;
 }
 

@@ -11,6 +11,8 @@
 // kernels' (kernels/cuda/portability.cuh), so a GPU kernel could call the same functions.
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
 #if defined(__CUDACC__)
 #define KVS_HOST_DEVICE __host__ __device__
@@ -24,6 +26,13 @@ enum class KvCacheType { F32, Int8, Fp8 };
 
 inline const char* kv_cache_type_name(KvCacheType t) {
     return t == KvCacheType::Int8 ? "int8" : t == KvCacheType::Fp8 ? "fp8" : "f32";
+}
+
+// The type a name (f32, int8, fp8) gives, or none for any other name.
+inline std::optional<KvCacheType> kv_cache_type_named(std::string_view name) {
+    for (KvCacheType t : {KvCacheType::F32, KvCacheType::Int8, KvCacheType::Fp8})
+        if (name == kv_cache_type_name(t)) return t;
+    return std::nullopt;
 }
 
 // Bytes one row of kv_dim values takes: 4 per value in float32; one per value and a 4-byte scale
