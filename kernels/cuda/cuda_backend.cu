@@ -30,6 +30,7 @@
 #include "kernels/cuda/fault_ledger.h"
 #include "kernels/cuda/fused_args.h"
 #include "kernels/cuda/kernel_launchers.h"
+#include "kernels/cuda/op_gate.h"
 
 #ifndef KVSCOPE_CUDA_ARCHS
 #define KVSCOPE_CUDA_ARCHS "the architectures it was configured with"
@@ -80,8 +81,9 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         check(cudaMallocHost(&step_host_, 2 * kMaxSequences * sizeof(int)), "cudaMallocHost");
         check(cudaMalloc(&tickets_, kMaxKvHeads * sizeof(int)), "cudaMalloc");
         check(cudaMemset(tickets_, 0, kMaxKvHeads * sizeof(int)), "cudaMemset");
-        // The gate's flag, where both the host and the device read it (none: no gate).
-        if (!env_off("KVSCOPE_CUDA_GATE") && p.canMapHostMemory &&
+        // The gate's flag, where both the host and the device read it (none: no gate, where a
+        // launch may wait for the device: kernels/cuda/op_gate.h).
+        if (op_gate_refusal(gate_environment()).empty() && p.canMapHostMemory &&
             cudaHostAlloc(&gate_host_, sizeof(int), cudaHostAllocMapped) == cudaSuccess) {
             *gate_host_ = 0;
             if (cudaHostGetDevicePointer(&gate_dev_, gate_host_, 0) != cudaSuccess) {
@@ -93,9 +95,12 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         if (!cublas_.ready()) cublas_note_ = cublas_.problem();
         warm_up();
     }
+    // Everything that may use the stream goes before it: cuBLAS's handle (bound to it by
+    // cublasSetStream) is closed before cudaStreamDestroy.
     ~CudaBackend() override {
         open_gate();
         cudaStreamSynchronize(stream_);
+        cublas_.close();
         for (const Pending& p : pending_) {
             cudaEventDestroy(p.start);
             cudaEventDestroy(p.stop);
@@ -515,6 +520,12 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
             const cudaError_t e = cudaStreamSynchronize(stream_);
             if (e != cudaSuccess) ledger_.keep_sync(cudaGetErrorString(e));
         }
+        // A fused attention cut short by a fault leaves its tickets part-counted: zeroed again,
+        // so the next launch starts from zero as the kernel assumes (fused_decode.cuh).
+        if (ledger_.broken() && !tickets_reset_) {
+            tickets_reset_ = true;
+            cudaMemset(tickets_, 0, kMaxKvHeads * sizeof(int));
+        }
         ledger_.report();
     }
 
@@ -559,16 +570,16 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     // Queues `work` (`kernels` launches) between two events; a refused launch surfaces here,
     // named by its op. With KVSCOPE_CUDA_SYNC=1 the stream is waited for after each op, so a
     // fault names it too. While every op is timed, the first op after a wait holds the stream
-    // behind the gate (hold_stream).
+    // behind the gate (hold_stream), unless `may_hold` is false (a call that may wait itself).
     template <class F>
-    void timed(Op op, F&& work, int kernels = 1) {
+    void timed(Op op, F&& work, int kernels = 1, bool may_hold = true) {
         if (capturing_) {  // recorded into the graph: no events, no waiting
             work();
             check(cudaGetLastError(), op_name(op));
             capture_kernels_ += kernels;
             return;
         }
-        if (op != Op::Transfer) hold_stream();
+        if (op != Op::Transfer && may_hold) hold_stream();
         Pending p{op, event(), event()};
         check(cudaEventRecord(p.start, stream_), "cudaEventRecord");
         work();
@@ -684,9 +695,13 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
             launched_ += 1;
             wf = widened_;
         }
+        // cuBLAS's first call of a shape may load its kernels and allocate a workspace, either of
+        // which may wait for the device: not behind the gate.
+        open_gate();
         std::string why;
-        timed(Op::Matmul,
-              [&] { why = cublas_.gemm(stream_, out.data, x.data, wf, T, n, d, gemm_); });
+        timed(
+            Op::Matmul, [&] { why = cublas_.gemm(stream_, out.data, x.data, wf, T, n, d, gemm_); },
+            1, false);
         if (!why.empty()) throw Error("CUDA error in matmul: " + why);
     }
 
@@ -733,6 +748,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     bool fused_on_ = true;
     bool dependent_launch_ = false;
     int* tickets_ = nullptr;
+    bool tickets_reset_ = false;  // zeroed after the fault the ledger keeps
     std::map<const unsigned char*, std::size_t> compact_;  // adopt_compact's copies
 
     // The op-timing gate (hold_stream): its flag in mapped host memory (null: no gate).

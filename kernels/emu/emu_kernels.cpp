@@ -131,9 +131,11 @@ void fused_norm_qkv(const LaunchShape& s, const kern::FusedQkvArgs& a) {
     });
 }
 
-void fused_attention(const LaunchShape& s, const kern::FusedAttentionArgs& a) {
+void fused_attention(const LaunchShape& s, const kern::FusedAttentionArgs& a, int blocks) {
     check_launch_shape(s, "fused_attention");
+    int ran = 0;
     for_each_block(s, [&](HostBlock& b) {
+        if (blocks >= 0 && ran++ >= blocks) return;
         auto sm = fresh_dynamic_shared(s);
         kern::fused_attention_block(b, a, sm.data());
     });

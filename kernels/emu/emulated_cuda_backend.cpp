@@ -104,6 +104,11 @@ void EmulatedCudaBackend::wait() {
     queued_ = 0;
     ++counts_.syncs;
     if (!device_fault_.empty()) ledger_.keep_sync(device_fault_);
+    // As the cuda backend: a fused attention cut short leaves its tickets part-counted.
+    if (ledger_.broken() && !tickets_reset_) {
+        tickets_reset_ = true;
+        std::fill(tickets_.begin(), tickets_.end(), 0);
+    }
     ledger_.report();
 }
 
@@ -115,8 +120,8 @@ bool EmulatedCudaBackend::record(std::function<void()> node, int kernels, int co
     return true;
 }
 
-template <class F>
-void EmulatedCudaBackend::launch(Op op, F&& kernel, int kernels) {
+template <class F, class G>
+void EmulatedCudaBackend::launch(Op op, F&& kernel, int kernels, G cut) {
     // While capturing: recorded, not run, not counted as a launch (a graph replay counts it).
     if (record(kernel, kernels, 0)) return;
     OpTimer timer(times_, op, each());
@@ -132,6 +137,7 @@ void EmulatedCudaBackend::launch(Op op, F&& kernel, int kernels) {
             if (f.kind == EmuFault::Kind::Launch)
                 throw Error(std::string("CUDA error in ") + op_name(op) + ": " + f.error);
             device_fault_ = f.error;
+            cut();
         }
     if (device_fault_.empty()) kernel();
     ledger_.queued(op_name(op));
@@ -461,7 +467,15 @@ void EmulatedCudaBackend::attention(const Attend& a) {
     at.max_keys = capture_keys_;
     const kern::FusedAttentionArgs k = kern::fused_attention_args(a, at);
     const kern::LaunchShape s = kern::fused_attention_launch(a, at);
-    launch(Op::Fused, [=] { emu::fused_attention(s, k); });
+    // A fault part-way: every block but the last ran, each taking its ticket.
+    const int before = static_cast<int>(s.grid.x * s.grid.y * s.grid.z) - 1;
+    launch(
+        Op::Fused, [=] { emu::fused_attention(s, k); }, 1,
+        [=] { emu::fused_attention(s, k, before); });
+}
+
+bool EmulatedCudaBackend::tickets_zero() const {
+    return std::all_of(tickets_.begin(), tickets_.end(), [](int t) { return t == 0; });
 }
 
 void EmulatedCudaBackend::matvec_add(DeviceSpan x, DeviceSpan in, const FusedMatrix& w, int n,

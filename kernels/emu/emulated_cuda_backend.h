@@ -136,6 +136,8 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
                       const FusedMatrix& w3, int dim, int hidden, float eps) override;
     void norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpan norm, const FusedMatrix& w,
                      int dim, int vocab, float eps) override;
+    // The fused attention's tickets are all zero, as the kernel expects them at a launch.
+    bool tickets_zero() const;
     // Another reduction order on purpose, for the test that shows the fused path's bit-for-bit
     // check can fail: matvec_add's lanes sum their chunks in reverse (kern::FusedMatvecAddArgs).
     void reverse_fused_sums_for_test(bool on) { reversed_sums_ = on; }
@@ -149,9 +151,13 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
   private:
     std::vector<OpCall>* each() { return record_calls_ ? &calls_ : nullptr; }
     // One op: counts its launches (`kernels` of them), plays an injected fault, runs `kernel`
-    // unless the device has faulted, and waits after it under KVSCOPE_CUDA_SYNC=1.
-    template <class F>
-    void launch(Op op, F&& kernel, int kernels = 1);
+    // unless the device has faulted, and waits after it under KVSCOPE_CUDA_SYNC=1. An injected
+    // fault of this very launch runs `cut` instead: what the kernel did before it faulted.
+    struct NoCut {
+        void operator()() const {}
+    };
+    template <class F, class G = NoCut>
+    void launch(Op op, F&& kernel, int kernels = 1, G cut = G{});
     void wait();  // a stream sync: reports a fault the device has hit (once)
 
     FaultLedger ledger_;
@@ -168,6 +174,7 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
     // The fused attention's tickets ([n_kv_heads], zero between launches), and the device's
     // copies of compact weights (adopt_compact).
     std::vector<int> tickets_ = std::vector<int>(kMaxKvHeads, 0);
+    bool tickets_reset_ = false;  // zeroed after the fault the ledger keeps
     static constexpr int kMaxKvHeads = 1024;
     std::map<const unsigned char*, std::vector<unsigned char>> compact_;
     bool fused_on_ = true;
