@@ -7,6 +7,7 @@
 
 #include "core/files/gguf_file.h"
 #include "core/util/error.h"
+#include "kernels/cuda/attention_plan.h"
 #include "kernels/cuda/fused_args.h"
 #include "kernels/emu/emu_kernels.h"
 
@@ -359,37 +360,18 @@ void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, Devi
 void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k,
                                     DeviceSpan cache_v, DeviceSpan probs, int T, int pos0,
                                     int n_heads, int n_kv_heads, int head_dim, bool causal) {
-    kern::AttentionArgs a{
-        out.data, q.data, cache_k.data, cache_v.data, probs.empty() ? nullptr : probs.data,
-        T,        pos0,   n_heads,      n_kv_heads,   head_dim,
-        nullptr};
-    a.causal = causal ? 1 : 0;
-    // Shapes first, as the cuda backend: one that does not fit throws before anything is queued.
-    if (!kern::attention_uses_decode(T)) {
-        if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");
-        const kern::LaunchShape s = kern::attention_prefill_shape(T, n_heads, n_kv_heads, head_dim);
-        launch(Op::Attention, [=] { emu::attention_prefill(s, a); });
-        return;
-    }
-    // Recorded (core/model/step_graphs.h): the position from the step, probs rows the stride the
-    // runner gave them, and a split grid for the most keys the replays see (position_of).
-    if (capturing_) {
-        a.pos_at = step_position();
-        a.probs_stride = probs.empty() ? 0 : static_cast<int>(probs.size / n_heads);
-    }
-    const kern::LaunchShape split = kern::attention_decode_split_shape(
-        capturing_ ? capture_keys_ : pos0 + 1, n_heads, n_kv_heads, head_dim);
-    const kern::LaunchShape combine =
-        kern::attention_decode_combine_shape(n_heads, blocks_.attention);
-    ensure_partial(cache_k.size, n_heads, n_kv_heads, head_dim);
-    a.partial = decode_partial_.data();
+    kern::AttentionPlan p = kern::plan_attention(
+        {out, q, cache_k, cache_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
+        {capturing_, capturing_ ? step_position() : nullptr, capture_keys_}, blocks_.attention);
+    if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
     launch(
         Op::Attention,
         [=] {
-            emu::attention_decode_split(split, a);
-            emu::attention_decode_combine(combine, a);
+            if (p.prefill) return emu::attention_prefill(p.prefill_shape, p.args);
+            emu::attention_decode_split(p.split, p.args);
+            emu::attention_decode_combine(p.combine, p.args);
         },
-        2);
+        p.kernels());
 }
 
 void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
@@ -424,17 +406,15 @@ void EmulatedCudaBackend::add_bias(DeviceSpan x, DeviceSpan b, int T, int n) {
     launch(Op::Add, [=] { emu::add(s, a); });
 }
 
-void EmulatedCudaBackend::ensure_partial(std::size_t cache_floats, int n_heads, int n_kv_heads,
-                                         int head_dim) {
+float* EmulatedCudaBackend::ensure_partial(std::size_t need) {
     // Sized for the whole cache, so it grows only when the cache does.
-    const std::size_t need =
-        kern::decode_partial_floats_for_cache(cache_floats, n_heads, n_kv_heads, head_dim);
-    if (need <= decode_partial_.size()) return;
+    if (need <= decode_partial_.size()) return decode_partial_.data();
     if (!decode_partial_.empty()) ++counts_.frees;
     ++counts_.allocs;
     decode_partial_.assign(need, 0.0f);
     ++partial_epoch_;  // a graph recorded before points at the old buffer
     recording_.epoch = partial_epoch_;
+    return decode_partial_.data();
 }
 
 bool EmulatedCudaBackend::fused_reads(GgmlType type) const {
@@ -459,10 +439,10 @@ void EmulatedCudaBackend::norm_qkv(const NormQkv& a) {
 }
 
 void EmulatedCudaBackend::attention(const Attend& a) {
-    ensure_partial(a.cache_k.size, a.n_heads, a.n_kv_heads, a.head_dim);
     kern::FusedPlaces at;
     at.pos_at = capturing_ ? step_position() : nullptr;
-    at.partial = decode_partial_.data();
+    at.partial = ensure_partial(
+        kern::decode_partial_floats_for_cache(a.cache_k.size, a.n_heads, a.n_kv_heads, a.head_dim));
     at.tickets = tickets_.data();
     at.max_keys = capture_keys_;
     const kern::FusedAttentionArgs k = kern::fused_attention_args(a, at);

@@ -169,8 +169,8 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
     // Decode attention's partial results (kern::decode_partial_floats), as the cuda backend's
     // device buffer: grown (one cudaMalloc, counted) when a longer cache needs more.
     std::vector<float> decode_partial_;
-    // Grows decode_partial_ for a cache of `cache_floats` floats; a graph recorded before is stale.
-    void ensure_partial(std::size_t cache_floats, int n_heads, int n_kv_heads, int head_dim);
+    // decode_partial_ grown to `need` floats (a graph recorded before is then stale).
+    float* ensure_partial(std::size_t need);
     // The fused attention's tickets ([n_kv_heads], zero between launches), and the device's
     // copies of compact weights (adopt_compact).
     std::vector<int> tickets_ = std::vector<int>(kMaxKvHeads, 0);
