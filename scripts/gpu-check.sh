@@ -131,8 +131,8 @@ step probe 5 "echo \"nvcc: ${NVCC:-not found (PATH, /usr/local/cuda*/bin, /opt/c
 step deps 10 "rm -rf '$DEPS/root' && mkdir -p '$DEPS/root' && for f in '$DEPS'/*.deb; do [ -e \"\$f\" ] || { echo 'no carried .deb files (gpu-deps/): the system packages are used'; exit 0; }; dpkg -x \"\$f\" '$DEPS/root' && echo \"unpacked \$(basename \"\$f\")\"; done"
 step configure 25 "cmake -S '$ROOT' -B '$BUILD' ${generator[*]} -DCMAKE_BUILD_TYPE=Release -DKVSCOPE_GUI=OFF -DCMAKE_CUDA_COMPILER='$NVCC' -DCMAKE_CUDA_ARCHITECTURES=$KVS_GPU_ARCH ${dep_args[*]@Q} $CMAKE_EXTRA ${KVS_GPU_CMAKE_ARGS:-}"
 step build 110 "cmake --build '$BUILD' -j \$(nproc) --target kvscope_gpu_tests kvscope-cli"
-# All 7 gpu tests must run and pass; a skipped one (no device) fails the step.
-step gpu-tests 45 "cd '$BUILD' && $GPU_TESTS_ENV CUDA_MODULE_LOADING=EAGER KVSCOPE_REQUIRE_GPU=1 '$ROOT/scripts/ctest_checked.sh' 7 0 -L gpu --output-on-failure -V"
+# All 8 gpu tests must run and pass; a skipped one (no device) fails the step.
+step gpu-tests 45 "cd '$BUILD' && $GPU_TESTS_ENV CUDA_MODULE_LOADING=EAGER KVSCOPE_REQUIRE_GPU=1 '$ROOT/scripts/ctest_checked.sh' 8 0 -L gpu --output-on-failure -V"
 # The same greedy tokens on cpu and cuda up to the first near tie (a cuBLAS prefill rounds otherwise).
 step text 15 "'$CLI' generate --backend cpu --prompt '$SHORT' --max-new-tokens 96 --trace-json '$LOG/text-cpu.json' > '$LOG/text-cpu.txt' && '$CLI' generate --backend $B --prompt '$SHORT' --max-new-tokens 96 --trace-json '$LOG/text-cuda.json' > '$LOG/text-cuda.txt' && python3 '$ROOT/scripts/gpu_compare.py' text '$LOG/text-cpu.json' '$LOG/text-cuda.json'"
 # Op by op (every op timed: the gate holds the stream only with modules loaded eagerly), then the

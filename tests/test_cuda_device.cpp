@@ -21,6 +21,7 @@
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/relative_difference.h"
+#include "tests/op_harness.h"
 #include "tests/random_floats.h"
 #include "tests/teacher_forced.h"
 #include "tests/test_helpers.h"
@@ -165,6 +166,21 @@ TEST_CASE("every CUDA op on the device matches the CPU backend", "[gpu]") {
 // and fused multiply-adds round differently from glibc and the CPU's loops (the emulator, which
 // runs the same kernel code with the CPU's maths, stays within 1e-4 absolute); 1e-3 of the logit
 // range is far below any gap between a greedy choice and its runner-up that matters for the text.
+// Every op of the harness's table (tests/op_harness.h) on the device: within each op's tolerance
+// of the reference (the device's expf and sqrtf round their own way), the fused kernels the bits of
+// their op-by-op kernels, no write outside a buffer.
+TEST_CASE("op harness: every op on the device", "[gpu]") {
+    auto gpu = cuda_or_skip();
+    if (!gpu) return;
+    const auto verdicts = test::run_op_harness({{gpu->name(), gpu.get(), ""}});
+    CHECK(verdicts.size() == test::op_table().size());
+    for (const test::OpVerdict& v : verdicts) {
+        INFO(v.op << " (" << v.shape << ") on " << v.impl << ": " << v.difference << " against "
+                  << v.tolerance << "; " << v.bits);
+        CHECK(v.ok);
+    }
+}
+
 TEST_CASE("the device's logits follow the CPU's at every step of the CPU's token sequence",
           "[gpu]") {
     const std::string stories = test::stories_model();

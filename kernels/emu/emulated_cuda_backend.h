@@ -17,6 +17,7 @@
 #include "core/model/step_graphs.h"
 #include "kernels/cuda/fault_ledger.h"
 #include "kernels/cuda/launch_shapes.h"
+#include "kernels/emu/kernel_runner.h"
 
 namespace kvs {
 
@@ -61,9 +62,10 @@ EmuFault parse_emu_fault(const std::string& spec);
 // positions) it reads from this backend's "device" copy of the step's scalars.
 class EmulatedCudaBackend final : public Backend, public StepGraphs, public FusedOps {
   public:
-    // Reads KVSCOPE_CUDA_SYNC (wait after every op) and KVSCOPE_EMU_FAULT (one inject()).
-    EmulatedCudaBackend();
-    std::string name() const override { return "cuda-emulated"; }
+    // Reads KVSCOPE_CUDA_SYNC (wait after every op) and KVSCOPE_EMU_FAULT (one inject()). The
+    // kernels run on the emulator, or on the CPU shim (kernels/shim/shim_runner.h, tests only).
+    explicit EmulatedCudaBackend(const KernelRunner& kernels = emulator_runner());
+    std::string name() const override { return k_->backend_name; }
     std::string device() const override;
 
     void inject(const EmuFault& f);
@@ -160,6 +162,7 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
     void launch(Op op, F&& kernel, int kernels = 1, G cut = G{});
     void wait();  // a stream sync: reports a fault the device has hit (once)
 
+    const KernelRunner* k_;
     FaultLedger ledger_;
     LaunchCounts counts_;
     std::vector<EmuFault> faults_;
