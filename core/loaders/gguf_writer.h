@@ -1,7 +1,7 @@
 #pragma once
 // Writes a llama2.c model (checkpoint + tokenizer.bin) as a GGUF v3 file of the `llama`
 // architecture that llama.cpp and core/loaders/gguf_llama.h read. The mapping (checked against
-// llama.cpp, see ../shared/BUILD-NOTES.md "llama.cpp as a peer"): no Q/K permutation (llama2.c's
+// llama.cpp by tests/peer/peer_llama_cpp.cpp): no Q/K permutation (llama2.c's
 // RoPE pairs are llama.cpp's normal mode); matrices [in, out] in GGUF's dimension order (the same
 // bytes as llama2.c's [out, in] rows); a shared classifier means no output.weight; the pieces'
 // spaces become '▁', ids 0/1/2 are <unk> (UNKNOWN), <s>, </s> (CONTROL), "<0xNN>" pieces are BYTE.
