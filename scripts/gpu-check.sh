@@ -90,15 +90,16 @@ SHORT='Once upon a time'
 LONG="$(for _ in $(seq 6); do printf 'Once upon a time there was a girl. She liked to play in the sun. '; done)"
 
 # What the rehearsal changes, and nothing else: the backend, --require-gpu, compute-sanitizer, the
-# peer's device, the 85M model's decode length (the emulator runs a token of it in seconds).
+# peer's device, the 85M model's decode length and its prefills' prompt (the emulator runs a token
+# of it in seconds, and the long prompt is about 400 tokens of its tokenizer).
 if [ "$rehearse" = 1 ]; then
-    B=cuda-emulated REQUIRE= PEER_DEVICE=cpu N85=3 RUNS85=1
+    B=cuda-emulated REQUIRE= PEER_DEVICE=cpu N85=3 RUNS85=1 P85="$SHORT"
     GPU_TESTS_ENV="KVSCOPE_GPU_TESTS_BACKEND=cuda-emulated"
     # Configured as on a bare GPU machine: the carried packages alone, none of the system's.
     [ -d "$DEPS" ] || [ "$dry" = 1 ] || bash "$0" --fetch-deps >&2 || exit 1
     CMAKE_EXTRA="-DCMAKE_IGNORE_PREFIX_PATH=/usr"
 else
-    B=cuda REQUIRE=--require-gpu PEER_DEVICE=cuda N85=128 RUNS85=9 GPU_TESTS_ENV= CMAKE_EXTRA=
+    B=cuda REQUIRE=--require-gpu PEER_DEVICE=cuda N85=128 RUNS85=9 P85="$LONG" GPU_TESTS_ENV= CMAKE_EXTRA=
 fi
 sanitize() {  # sanitize TOOL: the prefix that runs a command under compute-sanitizer's TOOL
     if [ "$rehearse" = 1 ]; then
@@ -139,7 +140,7 @@ step text 15 "'$CLI' generate --backend cpu --prompt '$SHORT' --max-new-tokens 9
 # graph and the fused path; then the fused path's kernels one by one and a step's fixed cost.
 step paths 25 "CUDA_MODULE_LOADING=EAGER '$CLI' generate --backend $B --prompt '$SHORT' --max-new-tokens 96 --op-times --timing-runs 9 && '$CLI' generate --backend $B --prompt '$SHORT' --max-new-tokens 96 --timing-runs 9"
 step model-85M 10 "rm -rf '$LOG/m85' && mkdir -p '$LOG/m85' && '$CLI' make-model --shape 85M --out '$LOG/m85/m85.bin' && '$CLI' info --model '$LOG/m85/m85.bin' && '$CLI' export --model '$LOG/m85/m85.bin' --hf '$LOG/m85/hf' && '$CLI' export --model default --hf '$LOG/default-hf'"
-step speed-85M 30 "for w in f32 bf16; do echo \"== --weights \$w\"; CUDA_MODULE_LOADING=EAGER '$CLI' generate --model '$LOG/m85/m85.bin' --backend $B --weights \$w --prompt '$SHORT' --max-new-tokens $N85 --op-times --timing-runs $RUNS85 >/dev/null || exit 1; done; '$CLI' generate --model '$LOG/m85/m85.bin' --backend $B --prompt '$LONG' --max-new-tokens 2 --gemm fp32 > /dev/null && '$CLI' generate --model '$LOG/m85/m85.bin' --backend $B --prompt '$LONG' --max-new-tokens 2 --gemm tf32 > /dev/null"
+step speed-85M 30 "for w in f32 bf16; do echo \"== --weights \$w\"; CUDA_MODULE_LOADING=EAGER '$CLI' generate --model '$LOG/m85/m85.bin' --backend $B --weights \$w --prompt '$SHORT' --max-new-tokens $N85 --op-times --timing-runs $RUNS85 >/dev/null || exit 1; done; '$CLI' generate --model '$LOG/m85/m85.bin' --backend $B --prompt '$P85' --max-new-tokens 2 --gemm fp32 > /dev/null && '$CLI' generate --model '$LOG/m85/m85.bin' --backend $B --prompt '$P85' --max-new-tokens 2 --gemm tf32 > /dev/null"
 # Each model's own prompt ids (its own tokenizer) and token count, from kvscope's trace of it.
 step peer 60 "set -e; '$CLI' generate --backend $B --prompt '$SHORT' --max-new-tokens 64 --trace-json '$LOG/peer-kvs-default.json' > /dev/null; '$CLI' generate --model '$LOG/m85/m85.bin' --backend $B --prompt '$SHORT' --max-new-tokens $N85 --trace-json '$LOG/peer-kvs-85M.json' > /dev/null; python3 '$ROOT/scripts/gpu_peer.py' --hf '$LOG/default-hf' --trace '$LOG/peer-kvs-default.json' --device $PEER_DEVICE > '$LOG/peer-default.json' || true; python3 '$ROOT/scripts/gpu_peer.py' --hf '$LOG/m85/hf' --trace '$LOG/peer-kvs-85M.json' --device $PEER_DEVICE --runs 3 > '$LOG/peer-85M.json' || true; python3 '$ROOT/scripts/gpu_compare.py' peer $([ "$rehearse" = 1 ] && echo --rehearsal) '$LOG/peer-kvs-default.json' '$LOG/peer-default.json' '$LOG/peer-kvs-85M.json' '$LOG/peer-85M.json'"
 step kernels 15 "'$CLI' kernels --repeats 20 $REQUIRE"
@@ -201,7 +202,7 @@ write_report() {
         printf '%s\n' "${results[@]}"
         echo
         echo "== gpu tests (device, agreement, times)"
-        grep -hE '^(device|model|  )' "$LOG/gpu-tests.log" 2>/dev/null | head -n 40
+        sed -n 's/^[0-9]*: \(device\|model\|rehearsal\|  \)/\1/p' "$LOG/gpu-tests.log" 2>/dev/null | head -n 40
         echo
         echo "== cpu against cuda, default model"
         grep -h '^text:' "$LOG/text.log" 2>/dev/null
