@@ -56,8 +56,7 @@ enum class LineEnd { Line, Eof, Interrupted };
 // One line from stdin, without its newline. Lines longer than kMaxLine are cut (the rest read and
 // dropped), so junk cannot grow memory; a cut line is no answer anyway.
 constexpr std::size_t kMaxLine = 256;
-LineEnd read_line(std::string& line) {
-    const InterruptWhileAsking guard;
+LineEnd read_line(const InterruptWhileAsking& guard, std::string& line) {
     line.clear();
     for (;;) {
         pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {guard.wake_fd(), POLLIN, 0}};
@@ -88,6 +87,8 @@ bool terminal_can_ask() {
 }
 
 AskEnd ask_reader(const AskSpec& a, ReportLang lang, LearnerAnswer& out) {
+    // Caught before the prompt is shown: a Ctrl+C the moment it appears ends the lesson too.
+    const InterruptWhileAsking guard;
     const Words w{lang};
     const int n = static_cast<int>(a.choices.size());
     std::printf("  %s  %s\n", w("PREDICT", "预测"), escape_for_terminal(a.question).c_str());
@@ -100,7 +101,7 @@ AskEnd ask_reader(const AskSpec& a, ReportLang lang, LearnerAnswer& out) {
                     keys.c_str());
         std::fflush(stdout);
         std::string line;
-        const LineEnd end = read_line(line);
+        const LineEnd end = read_line(guard, line);
         if (end != LineEnd::Line) {
             std::printf("\n");
             return end == LineEnd::Interrupted ? AskEnd::Interrupted : AskEnd::Quit;
