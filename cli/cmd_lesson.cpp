@@ -7,10 +7,10 @@
 #include "core/util/utf8.h"
 #include "kernels/gpu_step_probe.h"
 #include "lessonlib/engine_messages.h"
-#include "lessonlib/lesson.h"
 #include "lessonlib/lesson_ask.h"
 #include "lessonlib/lesson_files.h"
 #include "lessonlib/lesson_metrics.h"
+#include "lessonlib/lesson_parser.h"
 #include "lessonlib/lesson_player.h"
 #include "lessonlib/session_lesson_target.h"
 

@@ -4,6 +4,7 @@
 
 #include "core/util/error.h"
 #include "lessonlib/lesson_files.h"
+#include "lessonlib/lesson_parser.h"
 
 namespace kvs::gui {
 

@@ -8,8 +8,8 @@
 //   @model toy
 //   @prefill
 //   @expect token == "nice"
-// parses to a Lesson with one LessonStep per `## ` heading. Every problem is a kvs::Error that
-// starts with FILE:LINE:.
+// is a Lesson with one LessonStep per `## ` heading. These are the parsed lesson's types, which
+// the checks, questions, player and reports read; lessonlib/lesson_parser.h makes them from text.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +41,10 @@ enum class DirectiveKind {
     Expect,  // @expect CHECK                 (lessonlib/lesson_expr.h)
 };
 const char* directive_name(DirectiveKind k);
+// The directive named `name` (after the '@'); false when there is none.
+bool directive_named(std::string_view name, DirectiveKind& out);
+// Every directive's name, in the table's order (for "did you mean").
+std::vector<std::string> directive_names();
 
 // The panels a GUI can bring forward with @show.
 const std::vector<std::string>& lesson_panels();
@@ -125,10 +129,5 @@ struct Lesson {
     // overrides it.
     ReportLang lang = ReportLang::En;
 };
-
-// Parses lesson text; `file` names it in error messages.
-Lesson parse_lesson(std::string_view text, const std::string& file);
-// Reads and parses a lesson file.
-Lesson load_lesson(const std::string& path);
 
 }  // namespace kvs

@@ -20,8 +20,8 @@
 #include "core/session/batch_session.h"
 #include "core/session/session.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
+#include "lessonlib/lesson_parser.h"
 #include "tests/hostile_files.h"
 #include "tests/test_helpers.h"
 

@@ -5,7 +5,7 @@
 
 #include "gui/engine_worker.h"
 #include "gui/lesson_catalog.h"
-#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_parser.h"
 #include "lessonlib/lesson_player.h"
 
 using namespace kvs;

@@ -15,7 +15,7 @@
 #include "gui/lesson_catalog.h"
 #include "gui/markdown.h"
 #include "gui/strings.h"
-#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_parser.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

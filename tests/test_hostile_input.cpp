@@ -23,7 +23,7 @@
 #include "core/util/file_bytes.h"
 #include "core/util/utf8.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_parser.h"
 #include "tests/hostile_files.h"
 #include "tests/test_helpers.h"
 

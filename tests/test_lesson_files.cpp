@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/util/error.h"
-#include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
+#include "lessonlib/lesson_parser.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

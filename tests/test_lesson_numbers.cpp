@@ -13,8 +13,8 @@
 
 #include "kernels/backend_factory.h"
 #include "kernels/gpu_step_probe.h"
-#include "lessonlib/lesson.h"
 #include "lessonlib/lesson_files.h"
+#include "lessonlib/lesson_parser.h"
 #include "lessonlib/lesson_player.h"
 #include "lessonlib/session_lesson_target.h"
 #include "tests/test_helpers.h"

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/util/error.h"
-#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_parser.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

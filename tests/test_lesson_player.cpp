@@ -10,6 +10,7 @@
 #include "core/util/error.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/lesson_ask.h"
+#include "lessonlib/lesson_parser.h"
 #include "lessonlib/lesson_player.h"
 #include "lessonlib/session_lesson_target.h"
 #include "tests/test_helpers.h"

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "lessonlib/engine_messages.h"
-#include "lessonlib/lesson.h"
 #include "lessonlib/lesson_expr.h"
 #include "lessonlib/lesson_files.h"
 #include "lessonlib/lesson_metrics.h"
+#include "lessonlib/lesson_parser.h"
 #include "lessonlib/lesson_serve.h"
 #include "lessonlib/metric_words.h"
 #include "tests/test_helpers.h"

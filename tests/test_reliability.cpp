@@ -24,8 +24,8 @@
 #include "core/util/utf8.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "lessonlib/batch_sweep.h"
-#include "lessonlib/lesson.h"
 #include "lessonlib/lesson_metrics.h"
+#include "lessonlib/lesson_parser.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

@@ -7,7 +7,7 @@
 #include "core/loaders/model_loader.h"
 #include "core/model/counts.h"
 #include "core/util/error.h"
-#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_parser.h"
 #include "lessonlib/roofline.h"
 #include "lessonlib/scale_accounting.h"
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "core/util/error.h"
-#include "lessonlib/lesson.h"
+#include "lessonlib/lesson_parser.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace kvs;

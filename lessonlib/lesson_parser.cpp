@@ -1,0 +1,485 @@
+#include "lessonlib/lesson_parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "core/model/kv_quant.h"
+#include "core/util/closest_name.h"
+#include "core/util/error.h"
+#include "core/util/file_bytes.h"
+#include "core/util/text_file.h"
+#include "lessonlib/lesson_ask.h"
+#include "lessonlib/lesson_metrics.h"
+#include "lessonlib/scale_accounting.h"
+
+namespace kvs {
+namespace {
+
+// The lines that carry an @ask's words (translated, unlike the directives).
+constexpr const char* kAskParts[] = {"question", "why"};
+
+std::string trim(std::string_view s) {
+    std::size_t a = 0, b = s.size();
+    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+    return std::string(s.substr(a, b - a));
+}
+
+// Whole non-negative number, or nothing.
+bool parse_int(const std::string& s, int& out) {
+    if (s.empty() || s.size() > 9) return false;
+    for (char c : s)
+        if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    out = std::atoi(s.c_str());
+    return true;
+}
+
+// key=value pairs; a value may be "quoted", and prompts= takes "A" | "B" | ... to the end.
+std::map<std::string, std::string> key_values(const std::string& args,
+                                              std::vector<std::string>* prompts) {
+    std::map<std::string, std::string> kv;
+    std::size_t i = 0;
+    auto skip_space = [&] {
+        while (i < args.size() && std::isspace(static_cast<unsigned char>(args[i]))) ++i;
+    };
+    auto quoted = [&]() {
+        const auto close = args.find('"', i + 1);
+        if (close == std::string::npos) throw Error("unterminated string");
+        std::string v = args.substr(i + 1, close - i - 1);
+        i = close + 1;
+        return v;
+    };
+    for (skip_space(); i < args.size(); skip_space()) {
+        const auto eq = args.find('=', i);
+        const auto sp = args.find_first_of(" \t", i);
+        if (eq == std::string::npos || (sp != std::string::npos && sp < eq))
+            throw Error("expected key=value, got '" +
+                        args.substr(i, sp == std::string::npos ? std::string::npos : sp - i) + "'");
+        const std::string key = args.substr(i, eq - i);
+        if (kv.count(key)) throw Error("'" + key + "' given twice");
+        i = eq + 1;
+        if (key == "prompts" && prompts) {
+            for (;;) {
+                skip_space();
+                if (i >= args.size() || args[i] != '"')
+                    throw Error("prompts= takes \"quoted\" prompts separated by |");
+                prompts->push_back(quoted());
+                skip_space();
+                if (i >= args.size()) break;
+                if (args[i] != '|') throw Error("expected | between prompts");
+                ++i;
+            }
+            kv[key] = "";
+            continue;
+        }
+        if (i < args.size() && args[i] == '"') {
+            kv[key] = quoted();
+        } else {
+            const auto end = args.find_first_of(" \t", i);
+            kv[key] = args.substr(i, end == std::string::npos ? std::string::npos : end - i);
+            i = end == std::string::npos ? args.size() : end;
+        }
+    }
+    return kv;
+}
+
+void only_keys(const std::map<std::string, std::string>& kv,
+               std::initializer_list<const char*> allowed) {
+    for (const auto& [k, v] : kv) {
+        bool ok = false;
+        std::string list;
+        for (const char* a : allowed) {
+            ok = ok || k == a;
+            list += (list.empty() ? "" : ", ") + std::string(a);
+        }
+        if (!ok) throw Error("unknown key '" + k + "' (known: " + list + ")");
+    }
+}
+
+int int_value(const std::map<std::string, std::string>& kv, const char* key, int fallback, int lo,
+              int hi) {
+    const auto it = kv.find(key);
+    if (it == kv.end()) {
+        if (fallback < lo) throw Error(std::string("missing ") + key + "=N");
+        return fallback;
+    }
+    int v = 0;
+    if (!parse_int(it->second, v) || v < lo || v > hi)
+        throw Error(std::string(key) + "=" + it->second + " is not a whole number in " +
+                    std::to_string(lo) + ".." + std::to_string(hi));
+    return v;
+}
+
+// @explain LAYER HEAD ROW: three whole numbers, ROW may be 'last' (-1).
+void parse_explain(Directive& d, const std::string& args) {
+    std::vector<std::string> parts;
+    for (std::size_t a = 0; a < args.size();) {
+        const auto b = std::min(args.find_first_of(" \t", a), args.size());
+        if (b > a) parts.push_back(args.substr(a, b - a));
+        a = b + 1;
+    }
+    const bool last = parts.size() == 3 && parts[2] == "last";
+    if (last) d.row = -1;
+    if (parts.size() != 3 || !parse_int(parts[0], d.n) || !parse_int(parts[1], d.head) ||
+        (!last && !parse_int(parts[2], d.row)))
+        throw Error(
+            "@explain takes LAYER HEAD ROW: whole numbers, ROW may be 'last' "
+            "(e.g. @explain 0 0 3)");
+}
+
+// @show PANEL [PANEL ...] [size=large|full]: the panels and size, one space apart.
+std::string show_argument(const std::string& args) {
+    const auto& panels = lesson_panels();
+    std::istringstream words{std::string(args)};
+    std::string w, shown, size;
+    while (words >> w) {
+        if (w.rfind("size=", 0) == 0) {
+            size = w.substr(5);
+            if (size != "large" && size != "full")
+                throw Error("@show: size must be large or full, not '" + size + "'");
+            continue;
+        }
+        if (std::find(panels.begin(), panels.end(), w) == panels.end()) {
+            std::string list;
+            for (const auto& p : panels) list += (list.empty() ? "" : ", ") + p;
+            throw Error("@show: unknown panel '" + w + "' (panels: " + list + ")");
+        }
+        shown += (shown.empty() ? "" : " ") + w;
+    }
+    if (shown.empty()) throw Error("@show: which panel? (e.g. @show attention)");
+    return size.empty() ? shown : shown + " size=" + size;
+}
+
+BatchPlan batch_plan(const std::string& args) {
+    BatchPlan plan;
+    const auto kv = key_values(args, &plan.prompts);
+    only_keys(kv, {"sizes", "decode", "repeats", "prompts"});
+    const auto sizes = kv.find("sizes");
+    if (sizes == kv.end()) throw Error("@batch needs sizes=1,2,4,8");
+    std::string s = sizes->second;
+    for (std::size_t a = 0; a <= s.size();) {
+        const auto comma = std::min(s.find(',', a), s.size());
+        int b = 0;
+        if (!parse_int(s.substr(a, comma - a), b) || b < 1 || b > 8)
+            throw Error("sizes=" + s + ": each size is a whole number in 1..8");
+        plan.sizes.push_back(b);
+        a = comma + 1;
+    }
+    plan.decode_steps = int_value(kv, "decode", 8, 1, 4096);
+    plan.repeats = int_value(kv, "repeats", 3, 1, 100);
+    if (plan.prompts.empty()) throw Error("@batch needs prompts=\"...\" | \"...\"");
+    return plan;
+}
+
+ScaleQuery scale_query(const std::string& args) {
+    ScaleQuery q;
+    const auto kv = key_values(args, nullptr);
+    only_keys(kv, {"model", "gpu", "context", "batch", "dtype"});
+    auto need = [&](const char* key) {
+        const auto it = kv.find(key);
+        if (it == kv.end()) throw Error(std::string("@scale needs ") + key + "=...");
+        return it->second;
+    };
+    q.model = need("model");
+    q.gpu = need("gpu");
+    const bool loaded = q.model == kLoadedModel;
+    if (!loaded && !find_scale_model(q.model)) {
+        std::string list = kLoadedModel;
+        for (const auto& m : scale_models()) list += ", " + m.key;
+        throw Error("@scale: unknown model '" + q.model + "' (known: " + list + ")");
+    }
+    if (!find_scale_gpu(q.gpu)) {
+        std::string list;
+        for (const auto& g : scale_gpus()) list += (list.empty() ? "" : ", ") + g.key;
+        throw Error("@scale: unknown gpu '" + q.gpu + "' (known: " + list + ")");
+    }
+    q.context = int_value(kv, "context", 4096, 1, 1 << 24);
+    q.batch = int_value(kv, "batch", 1, 1, 1 << 16);
+    const auto dt = kv.find("dtype");
+    if (dt != kv.end() && dt->second != "bf16" && dt->second != "fp16")
+        throw Error("@scale dtype is bf16 or fp16 (the datasheet peaks are 16-bit)");
+    q.bytes_per_value = 2;
+    // The context must fit the model: checked here so the file is wrong, not the run (the loaded
+    // model's when the step plays).
+    if (!loaded) scale_report(q);
+    return q;
+}
+
+ServePlan serve_plan(const std::string& args) {
+    ServePlan p;
+    const auto kv = key_values(args, &p.prompts);
+    only_keys(kv,
+              {"prompts", "new", "block", "pool", "batch", "sharing", "window", "sinks", "cache"});
+    if (p.prompts.empty() || p.prompts.size() > 16)
+        throw Error("@serve needs prompts=\"...\" | \"...\" (1 to 16 of them)");
+    for (const auto& t : p.prompts)
+        if (t.empty()) throw Error("@serve: a prompt is empty");
+    p.new_tokens = int_value(kv, "new", 32, 1, 256);
+    p.block_size = int_value(kv, "block", 16, 1, 1 << 16);
+    // Absent: 0 (the pool a batch limit of contexts takes; the full cache).
+    const auto given = [&](const char* key) {
+        return kv.count(key) ? int_value(kv, key, 1, 1, 1 << 16) : 0;
+    };
+    p.pool_blocks = given("pool");
+    p.batch_limit = int_value(kv, "batch", 8, 1, 64);
+    p.window = given("window");
+    p.sinks = int_value(kv, "sinks", 0, 0, 1 << 16);
+    if (kv.count("sinks") && !kv.count("window")) throw Error("@serve: sinks= needs window=");
+    const auto sh = kv.find("sharing");
+    if (sh != kv.end() && sh->second != "on" && sh->second != "off")
+        throw Error("@serve: sharing is on or off, not '" + sh->second + "'");
+    p.prefix_sharing = sh == kv.end() || sh->second == "on";
+    const auto ct = kv.find("cache");
+    if (ct != kv.end() && !kv_cache_type_named(ct->second))
+        throw Error("@serve: cache is f32, int8 or fp8, not '" + ct->second + "'");
+    if (ct != kv.end()) p.cache = ct->second;
+    return p;
+}
+
+void parse_arguments(Directive& d, const std::string& args) {
+    auto no_args = [&] {
+        if (!args.empty())
+            throw Error(std::string("@") + directive_name(d.kind) + " takes no arguments");
+    };
+    switch (d.kind) {
+        case DirectiveKind::Model:
+            if (args.empty())
+                throw Error("@model needs a name: toy, default, stories260K or a path");
+            d.arg = args;
+            break;
+        case DirectiveKind::Prompt:
+            d.arg = args;
+            // Quotes keep leading or trailing spaces.
+            if (d.arg.size() >= 2 && d.arg.front() == '"' && d.arg.back() == '"')
+                d.arg = d.arg.substr(1, d.arg.size() - 2);
+            if (d.arg.empty()) throw Error("@prompt needs text");
+            break;
+        case DirectiveKind::Limit:
+            if (!parse_int(args, d.n) || d.n < 1)
+                throw Error("@limit needs a whole number of new tokens (1 or more)");
+            break;
+        case DirectiveKind::Cache:
+            if (const auto c = parse_cache_view(args))
+                d.cache = *c;
+            else
+                throw Error("@cache takes on, off, compare or bidirectional, not '" + args + "'");
+            break;
+        case DirectiveKind::Prefill:
+        case DirectiveKind::Reset:
+        case DirectiveKind::WhatIf:
+        case DirectiveKind::Gpu:
+            no_args();
+            break;
+        case DirectiveKind::Ask:
+            d.ask = parse_ask(args);
+            break;
+        case DirectiveKind::Decode:
+            if (args.empty())
+                d.n = 1;
+            else if (args == "all")
+                d.n = -1;
+            else if (!parse_int(args, d.n) || d.n < 1)
+                throw Error("@decode takes a number of steps (1 or more) or 'all', not '" + args +
+                            "'");
+            break;
+        case DirectiveKind::Highlight: {
+            const auto kv = key_values(args, nullptr);
+            only_keys(kv, {"layer", "head"});
+            d.n = int_value(kv, "layer", -1, 0, 1 << 10);
+            d.head = int_value(kv, "head", -1, 0, 1 << 10);
+            break;
+        }
+        case DirectiveKind::Explain:
+            parse_explain(d, args);
+            break;
+        case DirectiveKind::Show:
+            d.arg = show_argument(args);
+            break;
+        case DirectiveKind::Batch:
+            d.batch = batch_plan(args);
+            break;
+        case DirectiveKind::Scale:
+            d.scale = scale_query(args);
+            break;
+        case DirectiveKind::Serve:
+            d.serve = serve_plan(args);
+            break;
+        case DirectiveKind::Expect:
+            d.expect = Expectation::parse(args, validate_lesson_metric);
+            break;
+    }
+}
+
+// An @ask has its words, and an @expect after it in the step checks the answer it reveals: a
+// check whose left side is the @ask's expression (`@ask rows` ... `@expect rows == 1`), so the why
+// written beside it stays true.
+template <class Fail>
+void check_ask(const LessonStep& s, Fail& fail) {
+    const Directive* ask = s.ask();
+    if (!ask) return;
+    if (ask->ask.question.empty()) fail(ask->line, "@ask needs an @question line under it");
+    if (ask->ask.why.empty()) fail(ask->line, "@ask needs a @why line under it");
+    const auto squeeze = [](const std::string& t) {
+        std::string out;
+        for (char c : t)
+            if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+        return out;
+    };
+    const std::string answer = squeeze(ask->ask.answer.text());
+    bool after = false, checked = false;
+    for (const auto& d : s.directives) {
+        after = after || &d == ask;
+        if (!after || d.kind != DirectiveKind::Expect) continue;
+        const std::string e = squeeze(d.expect.text());
+        if (e.rfind(answer, 0) != 0) continue;
+        const char next = e.size() > answer.size() ? e[answer.size()] : 0;
+        // A comparison's answer is yes when the @expect of the same comparison holds.
+        checked = checked || next == '=' || next == '!' || next == '<' || next == '>' ||
+                  (ask->ask.answer.is_comparison() && e == answer);
+    }
+    if (!checked)
+        fail(ask->line, "@ask " + ask->ask.answer.text() +
+                            ": add an @expect on it after the @ask (e.g. @expect " +
+                            ask->ask.answer.text() +
+                            " == ...) so the answer it reveals is checked");
+}
+
+}  // namespace
+
+Lesson parse_lesson(std::string_view text, const std::string& file) {
+    Lesson lesson;
+    // Editors on Windows start UTF-8 files with a byte order mark: it is not part of the title.
+    text = without_bom(text);
+    lesson.file = file;
+    std::vector<std::string> lines;
+    for (std::size_t a = 0; a <= text.size();) {
+        auto nl = text.find('\n', a);
+        if (nl == std::string_view::npos) nl = text.size();
+        std::string l(text.substr(a, nl - a));
+        if (!l.empty() && l.back() == '\r') l.pop_back();
+        lines.push_back(std::move(l));
+        a = nl + 1;
+    }
+    if (lines.size() > 1 && lines.back().empty()) lines.pop_back();  // after the last newline
+    auto fail = [&](int line, const std::string& why) -> void {
+        throw Error(file + ":" + std::to_string(line) + ": " + why);
+    };
+
+    bool in_fence = false, have_title = false;
+    long long batch_passes = 0;  // over every @batch line so far
+    std::string* prose = &lesson.intro;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const int ln = static_cast<int>(i) + 1;
+        const std::string& l = lines[i];
+        if (!have_title) {
+            if (trim(l).empty()) continue;
+            if (l.rfind("# ", 0) != 0 || trim(l.substr(2)).empty())
+                fail(ln, "a lesson starts with a '# Title' line");
+            lesson.title = trim(l.substr(2));
+            have_title = true;
+            continue;
+        }
+        if (l.rfind("```", 0) == 0 || l.rfind("~~~", 0) == 0) in_fence = !in_fence;
+        if (!in_fence && l.rfind("## ", 0) == 0) {
+            LessonStep s;
+            s.title = trim(l.substr(3));
+            s.line = ln;
+            if (s.title.empty()) fail(ln, "a step heading needs a title");
+            lesson.steps.push_back(std::move(s));
+            prose = &lesson.steps.back().prose;
+            continue;
+        }
+        if (!in_fence && !l.empty() && l[0] == '@') {
+            const auto sp = l.find_first_of(" \t");
+            const std::string name =
+                l.substr(1, sp == std::string::npos ? std::string::npos : sp - 1);
+            const std::string rest = sp == std::string::npos ? std::string() : trim(l.substr(sp));
+            if (name == kAskParts[0] || name == kAskParts[1]) {
+                // @question / @why: the words of the @ask above, in this file's language.
+                Directive* ask = nullptr;
+                if (!lesson.steps.empty())
+                    for (auto& d : lesson.steps.back().directives)
+                        if (d.kind == DirectiveKind::Ask) ask = &d;
+                if (!ask) fail(ln, "@" + name + " belongs under an @ask in the same step");
+                std::string& slot = name == kAskParts[0] ? ask->ask.question : ask->ask.why;
+                if (!slot.empty()) fail(ln, "@" + name + " given twice for one @ask");
+                if (rest.empty()) fail(ln, "@" + name + " needs text");
+                slot = rest;
+                continue;
+            }
+            Directive d;
+            d.line = ln;
+            d.text = trim(l.substr(1));
+            if (!directive_named(name, d.kind)) {
+                std::vector<std::string> names = directive_names();
+                for (const char* n : kAskParts) names.emplace_back(n);
+                const std::string near = closest_name(name, names);
+                const std::string hint = near.empty() ? "" : " (did you mean @" + near + "?)";
+                fail(ln, "unknown directive '@" + name + "'" + hint);
+            }
+            if (lesson.steps.empty())
+                fail(ln, "directives belong in a step: put a '## Step title' line above it");
+            try {
+                parse_arguments(d, rest);
+            } catch (const Error& e) {
+                fail(ln, e.what());
+            }
+            if (d.kind == DirectiveKind::Ask) {
+                LessonStep& st = lesson.steps.back();
+                if (st.ask_at >= 0) fail(ln, "one @ask per step: this step has one already");
+                st.ask_at = static_cast<int>(prose->size());
+            }
+            if (d.kind == DirectiveKind::Batch) {
+                batch_passes += batch_forward_passes(d.batch);
+                if (batch_passes > kMaxLessonBatchPasses)
+                    fail(ln, "@batch: this lesson's @batch lines would run " +
+                                 std::to_string(batch_passes) +
+                                 " forward passes (repeats x sizes x (1 + decode), summed), at "
+                                 "most " +
+                                 std::to_string(kMaxLessonBatchPasses));
+            }
+            lesson.steps.back().directives.push_back(std::move(d));
+            continue;
+        }
+        // A leading backslash lets prose start with '@'.
+        *prose += (!in_fence && l.rfind("\\@", 0) == 0 ? l.substr(1) : l) + "\n";
+    }
+    if (!have_title) fail(1, "a lesson starts with a '# Title' line (the file is empty)");
+    // Prose in another encoding (GBK, Latin-1) would show as escapes and '?' glyphs.
+    if (const std::size_t bad = first_bad_utf8(text); bad != std::string_view::npos) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+        fail(1 + static_cast<int>(std::count(text.begin(), text.begin() + bad, '\n')),
+             std::string("not UTF-8 text (byte ") + hex + " at byte offset " + std::to_string(bad) +
+                 "); save the lesson as UTF-8");
+    }
+    if (in_fence) fail(static_cast<int>(lines.size()), "a ``` code block is not closed");
+    if (lesson.steps.empty())
+        fail(static_cast<int>(lines.size()), "no steps: each step starts with a '## ' heading");
+    lesson.intro = trim(lesson.intro);
+    for (auto& s : lesson.steps) {
+        // The @ask's place in the prose moves with the blank lines trimmed at its start.
+        std::size_t lead = 0;
+        while (lead < s.prose.size() && std::isspace(static_cast<unsigned char>(s.prose[lead])))
+            ++lead;
+        s.prose = trim(s.prose);
+        if (s.ask_at >= 0)
+            s.ask_at = static_cast<int>(std::min<std::size_t>(
+                s.prose.size(), static_cast<std::size_t>(s.ask_at) > lead ? s.ask_at - lead : 0));
+        check_ask(s, fail);
+    }
+    return lesson;
+}
+
+Lesson load_lesson(const std::string& path) {
+    Lesson l = parse_lesson(read_text_file(path, std::size_t(1) << 20), path);
+    l.lang = report_lang_from_code(std::filesystem::path(path).parent_path().filename().string());
+    return l;
+}
+
+}  // namespace kvs
