@@ -283,6 +283,247 @@ int print_limits(int threads, int repeats) {
     return 0;
 }
 
+// What the report's parts share: every cell measured so far, the CSV rows they add, the width
+// lines wrap at (0: --wide, no wrapping).
+struct Report {
+    std::vector<Cell> cells;
+    std::vector<CsvRow> csv;
+    bool wide = false;
+    std::size_t width = kColumns;
+    const Cell* find(Measure meas, int L) const {
+        for (const Cell& c : cells)
+            if (c.measure == meas && c.length == L) return &c;
+        return nullptr;
+    }
+};
+
+// The lines above the table (and atop the CSV): what was measured, on what, how busy it was.
+std::vector<std::string> bench_header(const Model& m, const Opened& o, const Bench& bench,
+                                      const std::string& prompt, bool trace, int warmup,
+                                      int repeats) {
+    Backend& be = *o.backend.backend;
+    const auto* cpu = dynamic_cast<const CpuBackend*>(&be);
+    const auto* llama = dynamic_cast<const TransformerModel*>(&m);
+    std::vector<std::string> header;
+    header.push_back("kvscope-cli bench: model " + m.name() + " (" + m.config().describe() + ")");
+    header.push_back("backend " + be.name() + " on " + be.device() + " (" + o.backend.note + ")");
+    if (cpu && !cpu->reference_ops())
+        header.push_back("CPU SIMD path: " + cpu::simd_path_summary());
+    header.push_back("machine: " + cpu_model_name() + ", " +
+                     std::to_string(std::thread::hardware_concurrency()) + " logical CPUs");
+    const CompactWeights none;
+    const CompactWeights& kept = llama ? llama->compact() : none;
+    const bool compact = kept.held();
+    const std::uint64_t weight_bytes = weight_bytes_per_token(m.config(), kept);
+    header.push_back(
+        "weights: " +
+        (compact ? "matrices kept " + kept.types() + ", embedding table " +
+                       (kept.embedding.data ? ggml_type_name(kept.embedding.type) : "F32") +
+                       ", norms F32"
+                 : std::string("float32")) +
+        "; " + format_mb(weight_bytes) +
+        " of weights read per decode token (counted from shapes; the table's MB and GB/s count "
+        "every weight in the type it is kept in, core/model/counts.h)");
+    if (cpu && !cpu->reference_ops() && compact)
+        header.push_back("quantised weights' dot products: " + cpu::dot_path_summary());
+    header.push_back("load average at start: " + load_average());
+    header.push_back(std::string("tracing ") +
+                     (trace ? "ON (attention, K/V rows, logits kept)" : "off") + "; warm-up " +
+                     std::to_string(warmup) + ", repeats " + std::to_string(repeats));
+    header.push_back(
+        "length L: prefill = a prompt of L tokens (the prompt text repeated), timed to the "
+        "first new token; decode = L new tokens after the " +
+        std::to_string(bench.decode_prompt_len()) + "-token prompt \"" + prompt +
+        "\": 1 from the prefill, L-1 decode steps (the rate counts those); no stop at the "
+        "end token");
+    return header;
+}
+
+// The table: every measure at each length, interleaved, a row as each length is done; then what
+// did not fit the context.
+void measure_lengths(Bench& bench, const std::vector<int>& lengths, bool trace, int context,
+                     ProgressLine& progress, Report& r) {
+    std::vector<std::string> skipped;
+    for (int L : lengths) {
+        std::vector<Bench::Job> jobs;
+        for (Measure meas : kMeasures) {
+            if (bench.fits(meas, L))
+                jobs.push_back({meas, {trace, true}});
+            else
+                skipped.push_back(std::string(measure_name(meas)) + " at L=" + std::to_string(L));
+        }
+        const std::vector<Cell> done = bench.interleaved(L, jobs);
+        progress.clear();
+        for (const Cell& c : done) {
+            r.cells.push_back(c);
+            print_cell(c, r.wide);
+            add_csv(r.csv, c);
+        }
+        std::fflush(stdout);
+    }
+    if (r.cells.empty()) throw Error("no length fits the model's context");
+    if (!skipped.empty()) {
+        std::string line = "not run (beyond the context of " + std::to_string(context) + "):";
+        for (const auto& sk : skipped) line += " " + sk + ";";
+        print_wrapped(line, r.width);
+    }
+}
+
+// Batched prefill against token by token, cached decode against uncached, length by length.
+void print_speedups(const Report& r, const std::vector<int>& lengths) {
+    char part[64];
+    std::string line =
+        "\nbatched prefill vs token by token (per-token speed-up, ratio of median rates):";
+    for (int L : lengths)
+        if (auto* b = r.find(Measure::PrefillBatched, L), *t = r.find(Measure::PrefillByToken, L);
+            b && t) {
+            std::snprintf(part, sizeof part, " L=%d %.2fx;", L, ratio(b->rate(), t->rate()));
+            line += part;
+        }
+    print_wrapped(line, r.width);
+    line = "cached vs uncached decode (ratio of median decode times):";
+    for (int L : lengths)
+        if (auto* c = r.find(Measure::DecodeCached, L), *u = r.find(Measure::DecodeUncached, L);
+            c && u) {
+            std::snprintf(part, sizeof part, " L=%d %.1fx;", L, ratio(u->seconds(), c->seconds()));
+            line += part;
+        }
+    print_wrapped(line, r.width);
+}
+
+// Growth of the whole generation's cost with L: time ~ L^k, k by least squares on logs.
+void print_growth(Report& r) {
+    print_wrapped(
+        "\ngrowth of total generation time with L (least squares on log time vs log L; "
+        "expect ~1 cached, ~2 uncached):",
+        r.width);
+    for (Measure meas : {Measure::DecodeCached, Measure::DecodeUncached}) {
+        std::vector<double> xs, ys;
+        for (const Cell& c : r.cells)
+            if (c.measure == meas) {
+                xs.push_back(c.length);
+                ys.push_back(c.total().median);
+            }
+        if (xs.size() < 2) {
+            std::printf("  %s: fewer than two lengths, no fit\n", measure_name(meas));
+            continue;
+        }
+        const PowerFit f = fit_power(xs, ys);
+        printw(r.width, "  %s: time ~ L^%.2f (r^2 %.3f, %d lengths %g..%g)\n", measure_name(meas),
+               f.exponent, f.r2, f.points, xs.front(), xs.back());
+        r.csv.push_back({"all",
+                         measure_name(meas),
+                         "growth_exponent",
+                         "",
+                         {f.exponent, f.exponent, f.exponent},
+                         f.points});
+        r.csv.push_back(
+            {"all", measure_name(meas), "growth_fit_r2", "", {f.r2, f.r2, f.r2}, f.points});
+    }
+}
+
+// On the CPU with float32 weights: what per-op timing costs, and the fast ops against the plain
+// loops in run.c's order (kernels/cpu/reference_ops.h) on the same machine, the same moments,
+// the same Session; cached decode at `longest`, in alternating runs.
+void print_cpu_costs(Bench& bench, int longest, bool trace, int repeats, ProgressLine& progress,
+                     Report& r) {
+    const auto timers = bench.interleaved(
+        longest, {{Measure::DecodeCached, {trace, true}}, {Measure::DecodeCached, {trace, false}}});
+    progress.clear();
+    const Cell &timed = timers[0], &untimed = timers[1];
+    const double op_cost = ratio(timed.seconds(), untimed.seconds()) - 1;
+    int calls = 0;
+    for (int c : timed.runs.front().ops.calls) calls += c;
+    const double per_call =
+        (timed.seconds().median - untimed.seconds().median) / std::max(calls, 1);
+    printw(r.width,
+           "per-op timing cost, cached decode L=%d (alternating runs): median %.3f "
+           "ms with op timers, %.3f ms without: %+.1f%% (%.0f ns per op call, %d "
+           "calls)\n",
+           longest, timed.seconds().median * 1e3, untimed.seconds().median * 1e3, 100 * op_cost,
+           per_call * 1e9, calls);
+    r.csv.push_back({std::to_string(longest),
+                     "decode_cached",
+                     "op_timing_cost_fraction",
+                     "",
+                     {op_cost, op_cost, op_cost},
+                     repeats});
+
+    const auto vs = bench.interleaved(longest, {{Measure::DecodeCached, {trace, true, false}},
+                                                {Measure::DecodeCached, {trace, true, true}}});
+    progress.clear();
+    const double speedup = ratio(vs[1].seconds(), vs[0].seconds());
+    printw(r.width,
+           "fast CPU ops vs the plain run.c-order ops, cached decode L=%d (alternating "
+           "runs): median %.1f tok/s vs %.1f tok/s: %.2fx\n",
+           longest, vs[0].rate().median, vs[1].rate().median, speedup);
+    r.csv.push_back({std::to_string(longest), "decode_cached_reference_ops", "tokens_per_s",
+                     "tok/s", vs[1].rate(), repeats});
+    r.csv.push_back({std::to_string(longest),
+                     "decode_cached",
+                     "speedup_over_reference_ops",
+                     "",
+                     {speedup, speedup, speedup},
+                     repeats});
+}
+
+// What the instruments cost: tracing (payload capture) and per-op timing, each measured on the
+// longest cached decode, with and without, in alternating runs.
+void print_instrument_costs(Bench& bench, bool on_cpu, bool compact, bool trace, int repeats,
+                            ProgressLine& progress, Report& r) {
+    int longest = 0;
+    for (const Cell& c : r.cells)
+        if (c.measure == Measure::DecodeCached) longest = c.length;
+    if (longest == 0) return;
+    const auto paired = bench.interleaved(
+        longest, {{Measure::DecodeCached, {true, true}}, {Measure::DecodeCached, {false, true}}});
+    progress.clear();
+    const Cell &with = paired[0], &without = paired[1];
+    const double cost = ratio(with.seconds(), without.seconds()) - 1;
+    printw(r.width,
+           "\ntracing cost, cached decode L=%d (alternating runs): median %.3f ms with "
+           "tracing, %.3f ms without: %+.1f%%\n",
+           longest, with.seconds().median * 1e3, without.seconds().median * 1e3, 100 * cost);
+    r.csv.push_back({std::to_string(longest),
+                     "decode_cached",
+                     "tracing_cost_fraction",
+                     "",
+                     {cost, cost, cost},
+                     repeats});
+    if (on_cpu && compact)
+        printw(r.width,
+               "per-op timing cost and fast vs plain ops: measured with float32 weights only "
+               "(the plain loops would dequantise every matrix at every step)\n");
+    else if (on_cpu)
+        print_cpu_costs(bench, longest, trace, repeats, progress, r);
+}
+
+// Accuracy beside the speed of compact weights: the same file with float32 matrices, the same
+// tokens.
+void print_weights_gap(const Model& m, const Model& f32, Backend& be, const Bench& bench, int steps,
+                       Report& r) {
+    const auto* llama = dynamic_cast<const TransformerModel*>(&m);
+    const WeightsGap gap = measure_weights_gap(m, f32, be, bench.decode_prompt(), steps);
+    printw(
+        r.width,
+        "\n%s weights against float32 (the same file; both fed float32's greedy tokens, "
+        "%d forward passes: the %d-token prompt, then one token each):\n"
+        "  max |logit difference| %.3g; next token (argmax) the same for the first %d of "
+        "%d%s\n  weights read per decode token: %s against %s in float32 (%.2fx fewer "
+        "bytes; counted from shapes)\n",
+        llama->compact().types().c_str(), gap.steps, bench.decode_prompt_len(), gap.max_logit_diff,
+        gap.same_greedy, gap.steps, gap.diverged ? "" : " (all: the greedy text is unchanged)",
+        format_mb(gap.bytes_per_token).c_str(), format_mb(gap.f32_bytes_per_token).c_str(),
+        double(gap.f32_bytes_per_token) / double(std::max<std::uint64_t>(1, gap.bytes_per_token)));
+    const double n = gap.steps, same = gap.same_greedy, diff = gap.max_logit_diff;
+    const double bytes = double(gap.bytes_per_token);
+    r.csv.push_back(
+        {"all", "weights", "max_logit_difference_vs_f32", "", {diff, diff, diff}, gap.steps});
+    r.csv.push_back({"all", "weights", "same_greedy_steps", "", {same, same, same}, gap.steps});
+    r.csv.push_back({"all", "weights", "compared_steps", "", {n, n, n}, gap.steps});
+    r.csv.push_back({"all", "weights", "weight_bytes_per_token", "B", {bytes, bytes, bytes}, 1});
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -325,237 +566,39 @@ int cmd_bench(int argc, char** argv) {
     // A bad --csv fails now, not after minutes of measuring (the model is an input by now).
     if (a.has("csv")) check_output_path(a.str("csv"));
     Backend& be = *o.backend.backend;
-    auto* cpu = dynamic_cast<CpuBackend*>(&be);
+    const bool on_cpu = dynamic_cast<CpuBackend*>(&be) != nullptr;
     const Model& m = *o.model;
     const auto* llama = dynamic_cast<const TransformerModel*>(&m);
+    const bool compact = llama && llama->compact().held();
     Bench bench(m, be, prompt, repeats, warmup);
-    const bool wide = a.has("wide");
-    const std::size_t width = wide ? 0 : kColumns;
+    Report r;
+    r.wide = a.has("wide");
+    r.width = r.wide ? 0 : kColumns;
     ProgressLine progress;
     bench.set_progress(
         [&](int L, Measure meas, int run, int total) { progress(L, meas, run, total); });
 
-    std::vector<std::string> header;
-    header.push_back("kvscope-cli bench: model " + m.name() + " (" + m.config().describe() + ")");
-    header.push_back("backend " + be.name() + " on " + be.device() + " (" + o.backend.note + ")");
-    if (cpu && !cpu->reference_ops())
-        header.push_back("CPU SIMD path: " + cpu::simd_path_summary());
-    header.push_back("machine: " + cpu_model_name() + ", " +
-                     std::to_string(std::thread::hardware_concurrency()) + " logical CPUs");
-    const CompactWeights none;
-    const CompactWeights& kept = llama ? llama->compact() : none;
-    const bool compact = kept.held();
-    const std::uint64_t weight_bytes = weight_bytes_per_token(m.config(), kept);
-    header.push_back(
-        "weights: " +
-        (compact ? "matrices kept " + kept.types() + ", embedding table " +
-                       (kept.embedding.data ? ggml_type_name(kept.embedding.type) : "F32") +
-                       ", norms F32"
-                 : std::string("float32")) +
-        "; " + format_mb(weight_bytes) +
-        " of weights read per decode token (counted from shapes; the table's MB and GB/s count "
-        "every weight in the type it is kept in, core/model/counts.h)");
-    if (cpu && !cpu->reference_ops() && compact)
-        header.push_back("quantised weights' dot products: " + cpu::dot_path_summary());
-    header.push_back("load average at start: " + load_average());
-    header.push_back(std::string("tracing ") +
-                     (trace ? "ON (attention, K/V rows, logits kept)" : "off") + "; warm-up " +
-                     std::to_string(warmup) + ", repeats " + std::to_string(repeats));
-    header.push_back(
-        "length L: prefill = a prompt of L tokens (the prompt text repeated), timed to the "
-        "first new token; decode = L new tokens after the " +
-        std::to_string(bench.decode_prompt_len()) + "-token prompt \"" + prompt +
-        "\": 1 from the prefill, L-1 decode steps (the rate counts those); no stop at the "
-        "end token");
-    for (const auto& h : header) print_wrapped(h, width);
+    std::vector<std::string> header = bench_header(m, o, bench, prompt, trace, warmup, repeats);
+    for (const auto& h : header) print_wrapped(h, r.width);
     print_wrapped(
         "rates: tokens / wall time of the timed steps (median of the repeats; --wide: min and "
         "max too); GFLOP/s and GB/s: counted FLOPs and bytes / forward time",
-        width);
+        r.width);
     std::printf("\n");
-    print_table_header(wide);
-
-    std::vector<Cell> cells;
-    std::vector<CsvRow> csv;
-    std::vector<std::string> skipped;
-    for (int L : lengths) {
-        std::vector<Bench::Job> jobs;
-        for (Measure meas : kMeasures) {
-            if (bench.fits(meas, L))
-                jobs.push_back({meas, {trace, true}});
-            else
-                skipped.push_back(std::string(measure_name(meas)) + " at L=" + std::to_string(L));
-        }
-        const std::vector<Cell> done = bench.interleaved(L, jobs);
-        progress.clear();
-        for (const Cell& c : done) {
-            cells.push_back(c);
-            print_cell(c, wide);
-            add_csv(csv, c);
-        }
-        std::fflush(stdout);
-    }
-    if (cells.empty()) throw Error("no length fits the model's context");
-    if (!skipped.empty()) {
-        std::string line =
-            "not run (beyond the context of " + std::to_string(m.config().seq_len) + "):";
-        for (const auto& sk : skipped) line += " " + sk + ";";
-        print_wrapped(line, width);
-    }
-    print_ops(cells, wide);
-
-    auto find = [&](Measure meas, int L) -> const Cell* {
-        for (const Cell& c : cells)
-            if (c.measure == meas && c.length == L) return &c;
-        return nullptr;
-    };
-    char part[64];
-    std::string line =
-        "\nbatched prefill vs token by token (per-token speed-up, ratio of median rates):";
-    for (int L : lengths)
-        if (auto* b = find(Measure::PrefillBatched, L), *t = find(Measure::PrefillByToken, L);
-            b && t) {
-            std::snprintf(part, sizeof part, " L=%d %.2fx;", L, ratio(b->rate(), t->rate()));
-            line += part;
-        }
-    print_wrapped(line, width);
-    line = "cached vs uncached decode (ratio of median decode times):";
-    for (int L : lengths)
-        if (auto* c = find(Measure::DecodeCached, L), *u = find(Measure::DecodeUncached, L);
-            c && u) {
-            std::snprintf(part, sizeof part, " L=%d %.1fx;", L, ratio(u->seconds(), c->seconds()));
-            line += part;
-        }
-    print_wrapped(line, width);
-
-    // Growth of the whole generation's cost with L: time ~ L^k, k by least squares on logs.
-    print_wrapped(
-        "\ngrowth of total generation time with L (least squares on log time vs log L; "
-        "expect ~1 cached, ~2 uncached):",
-        width);
-    for (Measure meas : {Measure::DecodeCached, Measure::DecodeUncached}) {
-        std::vector<double> xs, ys;
-        for (const Cell& c : cells)
-            if (c.measure == meas) {
-                xs.push_back(c.length);
-                ys.push_back(c.total().median);
-            }
-        if (xs.size() < 2) {
-            std::printf("  %s: fewer than two lengths, no fit\n", measure_name(meas));
-            continue;
-        }
-        const PowerFit f = fit_power(xs, ys);
-        printw(width, "  %s: time ~ L^%.2f (r^2 %.3f, %d lengths %g..%g)\n", measure_name(meas),
-               f.exponent, f.r2, f.points, xs.front(), xs.back());
-        csv.push_back({"all",
-                       measure_name(meas),
-                       "growth_exponent",
-                       "",
-                       {f.exponent, f.exponent, f.exponent},
-                       f.points});
-        csv.push_back(
-            {"all", measure_name(meas), "growth_fit_r2", "", {f.r2, f.r2, f.r2}, f.points});
-    }
-
-    // What the instruments cost: tracing (payload capture) and per-op timing, each measured on
-    // the longest cached decode, with and without, in alternating runs.
-    int longest = 0;
-    for (const Cell& c : cells)
-        if (c.measure == Measure::DecodeCached) longest = c.length;
-    if (longest > 0) {
-        const auto paired = bench.interleaved(longest, {{Measure::DecodeCached, {true, true}},
-                                                        {Measure::DecodeCached, {false, true}}});
-        progress.clear();
-        const Cell &with = paired[0], &without = paired[1];
-        const double cost = ratio(with.seconds(), without.seconds()) - 1;
-        printw(width,
-               "\ntracing cost, cached decode L=%d (alternating runs): median %.3f ms with "
-               "tracing, %.3f ms without: %+.1f%%\n",
-               longest, with.seconds().median * 1e3, without.seconds().median * 1e3, 100 * cost);
-        csv.push_back({std::to_string(longest),
-                       "decode_cached",
-                       "tracing_cost_fraction",
-                       "",
-                       {cost, cost, cost},
-                       repeats});
-        if (cpu && compact) {
-            printw(width,
-                   "per-op timing cost and fast vs plain ops: measured with float32 weights only "
-                   "(the plain loops would dequantise every matrix at every step)\n");
-        } else if (cpu) {
-            const auto timers = bench.interleaved(
-                longest,
-                {{Measure::DecodeCached, {trace, true}}, {Measure::DecodeCached, {trace, false}}});
-            progress.clear();
-            const Cell &timed = timers[0], &untimed = timers[1];
-            const double op_cost = ratio(timed.seconds(), untimed.seconds()) - 1;
-            int calls = 0;
-            for (int c : timed.runs.front().ops.calls) calls += c;
-            const double per_call =
-                (timed.seconds().median - untimed.seconds().median) / std::max(calls, 1);
-            printw(width,
-                   "per-op timing cost, cached decode L=%d (alternating runs): median %.3f "
-                   "ms with op timers, %.3f ms without: %+.1f%% (%.0f ns per op call, %d "
-                   "calls)\n",
-                   longest, timed.seconds().median * 1e3, untimed.seconds().median * 1e3,
-                   100 * op_cost, per_call * 1e9, calls);
-            csv.push_back({std::to_string(longest),
-                           "decode_cached",
-                           "op_timing_cost_fraction",
-                           "",
-                           {op_cost, op_cost, op_cost},
-                           repeats});
-
-            // The same machine, the same moments, the same Session: the fast ops against the
-            // plain loops in run.c's order (kernels/cpu/reference_ops.h).
-            const auto vs =
-                bench.interleaved(longest, {{Measure::DecodeCached, {trace, true, false}},
-                                            {Measure::DecodeCached, {trace, true, true}}});
-            progress.clear();
-            const double speedup = ratio(vs[1].seconds(), vs[0].seconds());
-            printw(width,
-                   "fast CPU ops vs the plain run.c-order ops, cached decode L=%d (alternating "
-                   "runs): median %.1f tok/s vs %.1f tok/s: %.2fx\n",
-                   longest, vs[0].rate().median, vs[1].rate().median, speedup);
-            csv.push_back({std::to_string(longest), "decode_cached_reference_ops", "tokens_per_s",
-                           "tok/s", vs[1].rate(), repeats});
-            csv.push_back({std::to_string(longest),
-                           "decode_cached",
-                           "speedup_over_reference_ops",
-                           "",
-                           {speedup, speedup, speedup},
-                           repeats});
-        }
-    }
+    print_table_header(r.wide);
+    measure_lengths(bench, lengths, trace, m.config().seq_len, progress, r);
+    print_ops(r.cells, r.wide);
+    print_speedups(r, lengths);
+    print_growth(r);
+    print_instrument_costs(bench, on_cpu, compact, trace, repeats, progress, r);
     if (compact) {
-        // Accuracy beside the speed: the same file with float32 matrices, the same tokens.
-        const int steps = std::min(128, lengths.back());
         const auto f32 = open_model(a.str("model", "default"), a.str("tokenizer"), GgmlType::F32);
-        const WeightsGap gap = measure_weights_gap(m, *f32, be, bench.decode_prompt(), steps);
-        printw(width,
-               "\n%s weights against float32 (the same file; both fed float32's greedy tokens, "
-               "%d forward passes: the %d-token prompt, then one token each):\n"
-               "  max |logit difference| %.3g; next token (argmax) the same for the first %d of "
-               "%d%s\n  weights read per decode token: %s against %s in float32 (%.2fx fewer "
-               "bytes; counted from shapes)\n",
-               kept.types().c_str(), gap.steps, bench.decode_prompt_len(), gap.max_logit_diff,
-               gap.same_greedy, gap.steps,
-               gap.diverged ? "" : " (all: the greedy text is unchanged)",
-               format_mb(gap.bytes_per_token).c_str(), format_mb(gap.f32_bytes_per_token).c_str(),
-               double(gap.f32_bytes_per_token) /
-                   double(std::max<std::uint64_t>(1, gap.bytes_per_token)));
-        const double n = gap.steps, same = gap.same_greedy, diff = gap.max_logit_diff;
-        const double bytes = double(gap.bytes_per_token);
-        csv.push_back(
-            {"all", "weights", "max_logit_difference_vs_f32", "", {diff, diff, diff}, gap.steps});
-        csv.push_back({"all", "weights", "same_greedy_steps", "", {same, same, same}, gap.steps});
-        csv.push_back({"all", "weights", "compared_steps", "", {n, n, n}, gap.steps});
-        csv.push_back({"all", "weights", "weight_bytes_per_token", "B", {bytes, bytes, bytes}, 1});
+        print_weights_gap(m, *f32, be, bench, std::min(128, lengths.back()), r);
     }
     header.push_back("load average at end: " + load_average());
     std::printf("\n%s\n", header.back().c_str());
     if (a.has("csv")) {
-        write_csv(a.str("csv"), header, csv);
+        write_csv(a.str("csv"), header, r.csv);
         std::printf("wrote %s\n", a.str("csv").c_str());
     }
     return 0;
