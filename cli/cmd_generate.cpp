@@ -12,6 +12,54 @@
 
 namespace kvs::cli {
 
+namespace {
+
+// Cached decode steps on a GPU backend: each path's forward time and kernel launches, over the
+// steps that ran or measured it, and the path the last step ran.
+struct PathSum {
+    int steps = 0;
+    double seconds = 0;
+    long long kernels = 0;
+    void add(double s, int k) { ++steps, seconds += s, kernels += k; }
+};
+struct DecodePaths {
+    PathSum per_op, graph, fused;
+    PassPath ran = PassPath::PerOp;
+    void add(const StepRecord& r) {
+        ran = r.path;
+        if (r.kernel_launches > 0 && r.path == PassPath::PerOp)
+            per_op.add(r.forward_seconds, r.kernel_launches);
+        if (r.graph_seconds > 0) graph.add(r.graph_seconds, r.graph_kernel_launches);
+        if (r.fused_seconds > 0) fused.add(r.fused_seconds, r.fused_kernel_launches);
+    }
+};
+
+// A GPU backend (its kernels counted): which path the decode steps ran, and each path's mean
+// forward time and kernel launches per decode token. Nothing on a backend that counts none.
+void print_decode_paths(const DecodePaths& d, bool one_graph) {
+    if (d.per_op.steps + d.graph.steps + d.fused.steps == 0) return;
+    std::string paths;
+    const auto say = [&](const char* name, const PathSum& p) {
+        if (p.steps == 0) return;
+        char b[160];
+        std::snprintf(b, sizeof b, "%s%s %.3f ms, %lld kernel launches per decode token",
+                      paths.empty() ? "" : "; ", name, p.seconds / p.steps * 1e3,
+                      p.kernels / p.steps);
+        paths += b;
+    };
+    say("op by op", d.per_op);
+    say("graph", d.graph);
+    say("fused", d.fused);
+    std::fprintf(stderr, "kvscope: decode steps ran %s%s; forward pass, mean of %d steps: %s\n",
+                 d.ran == PassPath::PerOp   ? "op by op, every op timed"
+                 : d.ran == PassPath::Fused ? "fused"
+                                            : "as one CUDA graph",
+                 d.ran == PassPath::Fused && one_graph ? ", one CUDA graph a step" : "",
+                 std::max({d.per_op.steps, d.graph.steps, d.fused.steps}), paths.c_str());
+}
+
+}  // namespace
+
 int cmd_generate(int argc, char** argv) {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
@@ -84,16 +132,7 @@ int cmd_generate(int argc, char** argv) {
     const std::size_t first = tok.bos() >= 0 && ids[0] == tok.bos() ? 1 : 0;
     double prefill_s = 0, decode_s = 0;
     int decode_steps = 0;
-    // Cached decode steps on a GPU backend: each path's forward time and kernel launches, over
-    // the steps that ran or measured it.
-    struct PathSum {
-        int steps = 0;
-        double seconds = 0;
-        long long kernels = 0;
-        void add(double s, int k) { ++steps, seconds += s, kernels += k; }
-    };
-    PathSum per_op, graph, fused;
-    PassPath ran = PassPath::PerOp;
+    DecodePaths paths;
     // The whole loop from the first decode step to the last token printed, as run.c times its
     // own: the forward passes, sampling, the trace's bookkeeping and the text written.
     using Clock = std::chrono::steady_clock;
@@ -107,11 +146,7 @@ int cmd_generate(int argc, char** argv) {
         } else {
             decode_s += r.wall_seconds;
             ++decode_steps;
-            ran = r.path;
-            if (r.kernel_launches > 0 && r.path == PassPath::PerOp)
-                per_op.add(r.forward_seconds, r.kernel_launches);
-            if (r.graph_seconds > 0) graph.add(r.graph_seconds, r.graph_kernel_launches);
-            if (r.fused_seconds > 0) fused.add(r.fused_seconds, r.fused_kernel_launches);
+            paths.add(r);
         }
         if (s.finish_reason() != FinishReason::EndToken) put(s.tokens().size() - 1);
         std::fflush(stdout);
@@ -132,29 +167,7 @@ int cmd_generate(int argc, char** argv) {
                  stopped.c_str(),
                  format_bytes(static_cast<double>(s.runner().kv().bytes())).c_str());
     std::fprintf(stderr, "kvscope: timed: %s\n", timing_words(cfg.timing).c_str());
-    // A GPU backend (its kernels counted): which path the decode steps ran, and each path's mean
-    // forward time and kernel launches per decode token.
-    if (per_op.steps + graph.steps + fused.steps > 0) {
-        std::string paths;
-        const auto say = [&](const char* name, const PathSum& p) {
-            if (p.steps == 0) return;
-            char b[160];
-            std::snprintf(b, sizeof b, "%s%s %.3f ms, %lld kernel launches per decode token",
-                          paths.empty() ? "" : "; ", name, p.seconds / p.steps * 1e3,
-                          p.kernels / p.steps);
-            paths += b;
-        };
-        say("op by op", per_op);
-        say("graph", graph);
-        say("fused", fused);
-        const bool one_graph = s.runner().records_graphs();
-        std::fprintf(stderr, "kvscope: decode steps ran %s%s; forward pass, mean of %d steps: %s\n",
-                     ran == PassPath::PerOp   ? "op by op, every op timed"
-                     : ran == PassPath::Fused ? "fused"
-                                              : "as one CUDA graph",
-                     ran == PassPath::Fused && one_graph ? ", one CUDA graph a step" : "",
-                     std::max({per_op.steps, graph.steps, fused.steps}), paths.c_str());
-    }
+    print_decode_paths(paths, s.runner().records_graphs());
     TraceJsonRun run;
     run.model = &m;
     run.sampler = cfg.sampler;

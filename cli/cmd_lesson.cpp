@@ -43,6 +43,70 @@ void print_metrics() {
     }
 }
 
+// Titles, prose and the log come from the lesson file and the tokenizer: escaped for the terminal
+// (an ESC sequence in a lesson must not clear the screen).
+std::string esc(const std::string& t) {
+    return escape_for_terminal(t);
+}
+
+// A step's log, each directive's lines and each check's verdict (the question apart: after it,
+// print_step_question). Returns the checks not judged (measured times in a sanitizer build).
+int print_step_log(const StepOutcome& o, const Words& w, bool quiet) {
+    int not_judged = 0;
+    for (const auto& e : o.log) {
+        using K = LessonLogEntry::Kind;
+        if (e.kind == K::Ask) continue;
+        if (e.kind == K::Check) {
+            not_judged += e.judged ? 0 : 1;
+            std::printf("  %s  @%s\n",
+                        e.pass     ? w("PASS", "通过")
+                        : e.judged ? w("FAIL", "失败")
+                                   : w("NOT JUDGED", "不评判"),
+                        esc(e.directive).c_str());
+            // The check in words, for a reader who does not read the check language.
+            if (!e.words.empty()) std::printf("        %s\n", esc(e.words).c_str());
+            if (!quiet || !e.pass)
+                for (const auto& l : e.lines) std::printf("        %s\n", esc(l).c_str());
+            continue;
+        }
+        if (e.kind == K::Error) {
+            std::printf("  %s %s\n", w("ERROR", "错误"),
+                        e.lines.empty() ? "" : esc(e.lines[0]).c_str());
+            continue;
+        }
+        if (quiet) continue;
+        std::printf("  @%s\n", esc(e.directive).c_str());
+        for (const auto& l : e.lines) std::printf("      %s\n", esc(l).c_str());
+    }
+    return not_judged;
+}
+
+// The step's question with the engine's answer, after the step's lines; when the reader was
+// asked (`asked`), their answer `mine` beside it, right or not.
+void print_step_question(const StepOutcome& o, const LessonStep& st, const Directive* asked,
+                         const LearnerAnswer& mine, ReportLang lang) {
+    const Words w{lang};
+    for (const auto& e : o.log) {
+        if (e.kind != LessonLogEntry::Kind::Ask) continue;
+        const Directive* d = st.ask();
+        const std::string choices = d ? ask_choices_line(d->ask, lang) : "";
+        std::printf("  %s  %s\n", e.pass ? w("QUESTION", "提问") : w("QUESTION FAILED", "提问失败"),
+                    esc(e.words).c_str());
+        if (!choices.empty()) std::printf("        %s\n", esc(choices).c_str());
+        if (asked) {
+            const std::string said = learner_answer_words(asked->ask, mine, lang);
+            std::string verdict;
+            if (mine.given() && !e.answer.is_none())
+                verdict = std::string(w(", ", "，")) +
+                          ask_verdict_words(learner_is_right(asked->ask, e.answer, mine), lang);
+            std::printf("        %s%s%s\n", w("your answer: ", "你的答案："),
+                        said.empty() ? w("none given", "未作答") : esc(said).c_str(),
+                        verdict.c_str());
+        }
+        for (const auto& l : e.lines) std::printf("        %s\n", esc(l).c_str());
+    }
+}
+
 }  // namespace
 
 int cmd_lesson(int argc, char** argv) {
@@ -100,9 +164,6 @@ int cmd_lesson(int argc, char** argv) {
     // or with --no-ask, nobody is asked and each answer is printed after its step.
     const bool asking = !a.has("no-ask") && terminal_can_ask();
 
-    // Titles, prose and the log come from the lesson file and the tokenizer: escaped for the
-    // terminal (an ESC sequence in a lesson must not clear the screen).
-    const auto esc = [](const std::string& t) { return escape_for_terminal(t); };
     std::printf(
         w("lesson %s: %s (%zu steps) on %s (%s)\n", "课程 %s：%s（共 %zu 步），运行在 %s（%s）\n"),
         esc(lesson.file).c_str(), esc(lesson.title).c_str(), lesson.steps.size(),
@@ -133,54 +194,8 @@ int cmd_lesson(int argc, char** argv) {
         checks += o.checks;
         failed += o.failed;
         error = o.error;
-        for (const auto& e : o.log) {
-            using K = LessonLogEntry::Kind;
-            if (e.kind == K::Ask) continue;  // after the step, below
-            if (e.kind == K::Check) {
-                not_judged += e.judged ? 0 : 1;
-                std::printf("  %s  @%s\n",
-                            e.pass     ? w("PASS", "通过")
-                            : e.judged ? w("FAIL", "失败")
-                                       : w("NOT JUDGED", "不评判"),
-                            esc(e.directive).c_str());
-                // The check in words, for a reader who does not read the check language.
-                if (!e.words.empty()) std::printf("        %s\n", esc(e.words).c_str());
-                if (!quiet || !e.pass)
-                    for (const auto& l : e.lines) std::printf("        %s\n", esc(l).c_str());
-                continue;
-            }
-            if (e.kind == K::Error) {
-                std::printf("  %s %s\n", w("ERROR", "错误"),
-                            e.lines.empty() ? "" : esc(e.lines[0]).c_str());
-                continue;
-            }
-            if (quiet) continue;
-            std::printf("  @%s\n", esc(e.directive).c_str());
-            for (const auto& l : e.lines) std::printf("      %s\n", esc(l).c_str());
-        }
-        // The step's question with the engine's answer, after the step's lines; when the reader
-        // was asked, their answer beside it, right or not.
-        for (const auto& e : o.log) {
-            if (e.kind != LessonLogEntry::Kind::Ask) continue;
-            const Directive* d = st.ask();
-            const std::string choices = d ? ask_choices_line(d->ask, lesson.lang) : "";
-            std::printf("  %s  %s\n",
-                        e.pass ? w("QUESTION", "提问") : w("QUESTION FAILED", "提问失败"),
-                        esc(e.words).c_str());
-            if (!choices.empty()) std::printf("        %s\n", esc(choices).c_str());
-            if (asked) {
-                const std::string said = learner_answer_words(asked->ask, mine, lesson.lang);
-                std::string verdict;
-                if (mine.given() && !e.answer.is_none())
-                    verdict = std::string(w(", ", "，")) +
-                              ask_verdict_words(learner_is_right(asked->ask, e.answer, mine),
-                                                lesson.lang);
-                std::printf("        %s%s%s\n", w("your answer: ", "你的答案："),
-                            said.empty() ? w("none given", "未作答") : esc(said).c_str(),
-                            verdict.c_str());
-            }
-            for (const auto& l : e.lines) std::printf("        %s\n", esc(l).c_str());
-        }
+        not_judged += print_step_log(o, w, quiet);
+        print_step_question(o, st, asked, mine, lesson.lang);
         if (asked && prose && st.prose.size() > before.size())
             std::printf("\n%s\n", esc(st.prose.substr(before.size())).c_str());
     }
