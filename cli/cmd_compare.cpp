@@ -12,17 +12,6 @@
 #include "core/util/utf8.h"
 
 namespace kvs::cli {
-namespace {
-
-// "length limit", with the context when that is why.
-std::string stopped_words(const Session& s) {
-    std::string w = finish_reason_name(s.finish_reason());
-    if (s.finish_reason() == FinishReason::ContextFull)
-        w += " (the model's context is " + std::to_string(s.model().config().seq_len) + " tokens)";
-    return w;
-}
-
-}  // namespace
 
 // The same prompt and sampler run twice, with the KV cache and without, step for step.
 int cmd_compare(int argc, char** argv) {

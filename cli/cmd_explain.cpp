@@ -9,11 +9,11 @@
 #include "cli/commands.h"
 #include "core/model/toy_model.h"
 #include "core/session/attention_explain.h"
-#include "core/session/why_not_q.h"
 #include "core/util/error.h"
 #include "core/util/json_writer.h"
 #include "core/util/numbering.h"
 #include "core/util/utf8.h"
+#include "lessonlib/why_not_q_words.h"
 
 namespace kvs::cli {
 namespace {
@@ -104,9 +104,9 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
                 vec(e.model_output.data(), e.model_output.size()).c_str());
     // Why K and V are cached and Q is not: what each layer's query rows were for.
     const int L = m.config().n_layers;
-    std::printf("  why not Q: %s\n", why_not_q_line(r, e.layer, L).c_str());
+    std::printf("  why not Q: %s\n", why_not_q_words(r, e.layer, L, ReportLang::En).c_str());
     for (const QueryRowUse& u : query_row_use(r, L))
-        std::printf("    %s\n", query_row_use_line(u).c_str());
+        std::printf("    %s\n", query_row_use_words(u, ReportLang::En).c_str());
     std::printf("numbering: positions from 1; layers, heads, steps and rows from 0\n");
 }
 
@@ -172,7 +172,7 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
         j.end_object();
     }
     j.end_array();
-    j.field("line", why_not_q_line(r, e.layer, m.config().n_layers));
+    j.field("line", why_not_q_words(r, e.layer, m.config().n_layers, ReportLang::En));
     j.end_object();
     j.end_object();
     std::cout << '\n';

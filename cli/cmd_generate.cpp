@@ -153,9 +153,7 @@ int cmd_generate(int argc, char** argv) {
     }
     const double loop_s = std::chrono::duration<double>(Clock::now() - loop_t0).count();
     std::fputs((screen.finish() + "\n").c_str(), stdout);
-    std::string stopped = finish_reason_name(s.finish_reason());
-    if (s.finish_reason() == FinishReason::ContextFull)
-        stopped += " (the model's context is " + std::to_string(m.config().seq_len) + " tokens)";
+    const std::string stopped = stopped_words(s);
 
     std::fprintf(stderr,
                  "kvscope: %s (%s), %s; %d prompt tokens, %d new; prefill %.3f ms; decode %.1f "

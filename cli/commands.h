@@ -59,4 +59,8 @@ Opened open_from(const Args& a);
 // an explicit value beyond it is an error.
 int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, int fallback);
 
+// Why a session stopped, in the trace's words: "length limit", with the context when that is why
+// ("context full (the model's context is 256 tokens)").
+std::string stopped_words(const Session& s);
+
 }  // namespace kvs::cli

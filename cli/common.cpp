@@ -73,4 +73,11 @@ int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, 
     return n;
 }
 
+std::string stopped_words(const Session& s) {
+    std::string w = finish_reason_name(s.finish_reason());
+    if (s.finish_reason() == FinishReason::ContextFull)
+        w += " (the model's context is " + std::to_string(s.model().config().seq_len) + " tokens)";
+    return w;
+}
+
 }  // namespace kvs::cli

@@ -22,6 +22,7 @@
 #include "gui/screenshot.h"
 #include "gui/strings.h"
 #include "gui/text_record.h"
+#include "lessonlib/finish_words.h"
 
 namespace kvs::gui {
 namespace {
@@ -71,17 +72,7 @@ std::vector<std::string> shown_panels(const std::string& arg, std::string* size)
 }
 
 const char* finish_message(FinishReason reason) {
-    switch (reason) {
-        case FinishReason::ContextFull:
-            return tr("Generation ended: the context of %d tokens is full.");
-        case FinishReason::EndToken:
-            return tr("Generation ended: the model chose its end token.");
-        case FinishReason::LengthLimit:
-            return tr("Generation ended: the limit of new tokens was reached.");
-        case FinishReason::None:
-            break;
-    }
-    return tr("Generation ended.");
+    return finish_sentence(reason, report_lang(language()));
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "gui/engine_words.h"
 #include "gui/inside_attention.h"
 #include "gui/panel_attention.h"
-#include "lessonlib/lesson_report.h"
+#include "lessonlib/why_not_q_words.h"
 
 namespace kvs::gui {
 namespace {

@@ -9,6 +9,7 @@
 #include "core/util/utf8.h"
 #include "gui/engine_words.h"
 #include "gui/panels.h"
+#include "lessonlib/finish_words.h"
 
 namespace kvs::gui {
 
@@ -84,17 +85,7 @@ std::string clipped(const std::string& s, float max_w, float px) {
 }
 
 const char* finish_reason_text(FinishReason reason) {
-    switch (reason) {
-        case FinishReason::ContextFull:
-            return tr("the context is full");
-        case FinishReason::EndToken:
-            return tr("end token");
-        case FinishReason::LengthLimit:
-            return tr("length limit");
-        case FinishReason::None:
-            break;
-    }
-    return finish_reason_name(reason);
+    return finish_words(reason, report_lang(language()));
 }
 
 int shown_step(const SessionView& s, int step) {

@@ -22,7 +22,7 @@
 #include "gui/engine_words.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
-#include "lessonlib/lesson_report.h"
+#include "lessonlib/why_not_q_words.h"
 
 namespace kvs::gui {
 namespace {

@@ -11,12 +11,13 @@
 #include "core/session/gpu_step_view.h"
 #include "core/session/logit_difference.h"
 #include "core/session/session.h"
-#include "core/session/why_not_q.h"
 #include "core/util/numbering.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/engine_messages.h"
+#include "lessonlib/finish_words.h"
 #include "lessonlib/lesson_serve.h"
 #include "lessonlib/scale_accounting.h"
+#include "lessonlib/why_not_q_words.h"
 
 namespace kvs {
 namespace {
@@ -82,20 +83,6 @@ const char* phase_words(Phase p, const Words& w) {
 }
 const char* mode_words(CacheMode m, const Words& w) {
     return m == CacheMode::Cached ? w("cached", "用缓存") : w("uncached", "不用缓存");
-}
-std::string finish_words(FinishReason r, const Words& w) {
-    if (!w.zh()) return finish_reason_name(r);
-    switch (r) {
-        case FinishReason::None:
-            return "仍在生成";
-        case FinishReason::EndToken:
-            return "遇到结束 token";
-        case FinishReason::ContextFull:
-            return "上下文已满";
-        case FinishReason::LengthLimit:
-            return "达到长度上限";
-    }
-    return "仍在生成";
 }
 const char* source_words(KvSource s, const Words& w) {
     if (!w.zh()) return kv_source_name(s);
@@ -312,8 +299,8 @@ void describe_steps(std::vector<std::string>& out, const LessonFacts& f, int bef
         }
     }
     if (s.finished())
-        out.push_back(w("generation finished: ", "生成结束：") +
-                      finish_words(s.finish_reason(), w));
+        out.push_back(std::string(w("generation finished: ", "生成结束：")) +
+                      finish_words(s.finish_reason(), w.lang));
 }
 
 void describe_highlight(std::vector<std::string>& out, const LessonFacts& f, const Words& w) {
@@ -659,44 +646,6 @@ void describe_gpu(std::vector<std::string>& out, const GpuStepView& g, const Wor
 
 }  // namespace
 
-// core's why_not_q_line in the report's language (the same counts, read from the step).
-std::string why_not_q_words(const StepRecord& r, int layer, int n_layers, ReportLang lang) {
-    const Words w{lang};
-    if (!w.zh()) return why_not_q_line(r, layer, n_layers);
-    std::string s;
-    const auto use = query_row_use(r, n_layers);
-    if (layer >= 0 && layer < static_cast<int>(use.size())) {
-        const QueryRowUse& u = use[layer];
-        const std::string next = "第 " + std::to_string(u.layer + 1) + " 层的 K/V 行";
-        s = "第 " + std::to_string(u.layer) + " 层：算了 " + std::to_string(u.computed) +
-            " 行查询：" + std::to_string(u.for_output) + " 行用于这个 token 的输出";
-        if (u.build_next_kv > 0)
-            s += "，" + std::to_string(u.build_next_kv) + " 行用来构建" + next + "（存进缓存）";
-        if (u.rebuild_next_kv > 0)
-            s += "，" + std::to_string(u.rebuild_next_kv) + " 行只为重建" + next +
-                 (u.rebuilt_changed ? "（没有因果掩码：每一行都变了，缓存留不住）"
-                                    : "（上一步也算过它们）");
-        if (u.thrown_away > 0)
-            s += "，" + std::to_string(u.thrown_away) + " 行被丢弃（最后一层：没有谁读它们的输出）";
-        if (u.computed == u.for_output) s += "；用不到任何更早 token 的查询";
-        s += "；";
-    }
-    if (r.kv_rows_recomputed == 0) {
-        const int read = r.kv.len - r.kv_rows_written;
-        if (read > 0) s += "从缓存读了 " + std::to_string(read) + " 行 K/V，";
-        return s + "新写入 " + std::to_string(r.kv_rows_written) + " 行 K/V";
-    }
-    s += "上一步算过的 " + std::to_string(r.kv_rows_recomputed) + " 行 K/V 又算了一遍，";
-    const double d = kv_recomputed_delta(r, layer);
-    if (d < 0)
-        s += "没有比较（记录里没留 K/V 行）";
-    else if (d == 0)
-        s += "与上一步的完全相同（最大 |Δ| = 0）";
-    else
-        s += fmt("与上一步的最多相差 |Δ| = %.3g", d);
-    return s + "，并新写入 " + std::to_string(r.kv_rows_written - r.kv_rows_recomputed) + " 行 K/V";
-}
-
 std::vector<std::string> describe_action(const Directive& d, const LessonFacts& f, int steps_before,
                                          int twin_steps_before, ReportLang lang) {
     const Words w{lang};
@@ -754,9 +703,9 @@ std::vector<std::string> describe_action(const Directive& d, const LessonFacts& 
             describe_steps(out, f, steps_before, twin_steps_before, w);
             if (d.kind == DirectiveKind::Decode &&
                 f.session->trace().steps().size() == static_cast<std::size_t>(steps_before))
-                out.push_back(
-                    w("no step taken: generation had finished (", "没有走这一步：生成已经结束（") +
-                    finish_words(f.session->finish_reason(), w) + w(")", "）"));
+                out.push_back(std::string(w("no step taken: generation had finished (",
+                                            "没有走这一步：生成已经结束（")) +
+                              finish_words(f.session->finish_reason(), w.lang) + w(")", "）"));
             break;
         case DirectiveKind::Reset:
             out.push_back(w("back to the prompt: cache emptied, trace cleared",

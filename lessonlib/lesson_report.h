@@ -18,10 +18,6 @@ namespace kvs {
 std::vector<std::string> describe_action(const Directive& d, const LessonFacts& f, int steps_before,
                                          int twin_steps_before, ReportLang lang = ReportLang::En);
 
-// core's why_not_q_line (layer `layer`'s query rows, then the step's K/V rows) in `lang`: the
-// same counts.
-std::string why_not_q_words(const StepRecord& r, int layer, int n_layers, ReportLang lang);
-
 // Numbers are formatted by core/util/format.h (format_seconds, format_bytes, format_flops,
 // format_si).
 

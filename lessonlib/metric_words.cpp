@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/util/utf8.h"
+#include "lessonlib/finish_words.h"
 #include "lessonlib/lesson_metrics.h"
 
 namespace kvs {
@@ -360,12 +361,9 @@ struct NamedValue {
     const char* en;
     const char* zh;
 };
-// The values a metric names (core's words for them), as a sentence in each language says them.
+// The values a metric names (core's words for them), as a sentence in each language says them;
+// finish's are lessonlib/finish_words.h's.
 const NamedValue kNamedValues[] = {
-    {"finish", "end token", "the end token", "遇到结束 token"},
-    {"finish", "length limit", "the length limit", "达到长度上限"},
-    {"finish", "context full", "a full context", "上下文已满"},
-    {"finish", "running", "still running", "仍在生成"},
     {"phase", "prefill", "prefill", "预填充"},
     {"phase", "decode", "decode", "解码"},
     {"_bound", "memory", "memory bandwidth", "访存带宽"},
@@ -376,6 +374,9 @@ std::string named_value(const std::string& metric, const std::string& arg, const
                         const Words& w) {
     if (!v.is_string()) return {};
     const std::string base = split_metric_name(metric).base;
+    FinishReason reason;
+    if (base == "finish" && finish_reason_named(v.str, reason))
+        return finish_value_words(reason, w.lang);
     const bool bound =
         base == "scale" && arg.size() > 6 && arg.compare(arg.size() - 6, 6, "_bound") == 0;
     for (const auto& n : kNamedValues)

@@ -1,12 +1,14 @@
 // What a reader sees of a lesson's checks and its engine: every @expect as a sentence in English
 // and Chinese (lessonlib/metric_words.h), the engine's English messages in Chinese
 // (lessonlib/engine_messages.h), and `kvscope-cli lesson --lang zh` reporting in Chinese.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "lessonlib/engine_messages.h"
+#include "lessonlib/finish_words.h"
 #include "lessonlib/lesson_expr.h"
 #include "lessonlib/lesson_files.h"
 #include "lessonlib/lesson_metrics.h"
@@ -147,6 +149,35 @@ TEST_CASE("every shipped check has words in its lesson's language, every metric 
                     CHECK(s.find('_') == std::string::npos);  // no metric left as its name
                 }
         }
+}
+
+TEST_CASE("why a generation stopped: one table of words, both languages, every reason",
+          "[lesson][words]") {
+    for (FinishReason r : {FinishReason::None, FinishReason::EndToken, FinishReason::ContextFull,
+                           FinishReason::LengthLimit}) {
+        INFO(finish_reason_name(r));
+        // The English label is the trace's word; each form has its Chinese, none left English.
+        CHECK(std::string(finish_words(r, ReportLang::En)) == finish_reason_name(r));
+        for (const char* zh :
+             {finish_words(r, ReportLang::Zh), finish_value_words(r, ReportLang::Zh),
+              finish_sentence(r, ReportLang::Zh)}) {
+            const std::string t = zh;
+            CHECK(std::any_of(t.begin(), t.end(), [](char c) { return (c & 0x80) != 0; }));
+            CHECK(std::string(zh) != finish_words(r, ReportLang::En));
+        }
+        // The sentence takes the context's length exactly where the context is why, in both.
+        const bool takes = r == FinishReason::ContextFull;
+        for (ReportLang l : {ReportLang::En, ReportLang::Zh})
+            CHECK((std::string(finish_sentence(r, l)).find("%d") != std::string::npos) == takes);
+        // A check's value in words reads the same table: finish == "length limit".
+        FinishReason back = FinishReason::None;
+        REQUIRE(finish_reason_named(finish_reason_name(r), back));
+        CHECK(back == r);
+        CHECK(value_words("finish", "", LessonValue::string(finish_reason_name(r)),
+                          ReportLang::Zh) == finish_value_words(r, ReportLang::Zh));
+    }
+    FinishReason none = FinishReason::None;
+    CHECK(!finish_reason_named("the end", none));
 }
 
 TEST_CASE("the engine's messages in Chinese, slots translated in turn", "[lesson][words]") {

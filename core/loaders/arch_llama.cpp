@@ -34,8 +34,6 @@ const TensorRow kTensors[] = {
 };
 // clang-format on
 
-}  // namespace
-
 const IntKey kLlamaInts[7] = {
     {&ModelConfig::dim, "embedding_length", "hidden_size"},
     {&ModelConfig::hidden_dim, "feed_forward_length", "intermediate_size"},
@@ -52,6 +50,8 @@ const FloatKey kLlamaFloats[2] = {
     {&ModelConfig::norm_eps, "attention.layer_norm_rms_epsilon", "rms_norm_eps", 1e-5f, 1e-6f},
     {&ModelConfig::rope_theta, "rope.freq_base", "rope_theta", 10000.0f, 10000.0f},
 };
+
+}  // namespace
 
 const ArchTable& llama_arch() {
     static const ArchTable t{

@@ -1,6 +1,7 @@
 #pragma once
-// The llama family's own steps of the loader pipeline (core/loaders/arch_table.h): Qwen2 is Llama
-// with q/k/v biases, and reads its files with these.
+// The llama family's own steps of the loader pipeline (core/loaders/arch_table.h): Qwen2's table
+// is a copy of llama's with its differences (core/loaders/arch_qwen2.cpp), these steps among what
+// it keeps.
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -17,9 +18,5 @@ void llama_gguf_shapes(const GgufFile& f, const std::string& key, ModelConfig& c
 void llama_gguf_checked(const GgufFile& f, const std::string& key, const ModelConfig& c,
                         const Refuse& fail);
 void llama_hf_write(const ModelConfig& c, nlohmann::ordered_json& config);
-
-// The llama family's tensors and hyper-parameters; Qwen2's table adds its biases.
-extern const IntKey kLlamaInts[7];
-extern const FloatKey kLlamaFloats[2];
 
 }  // namespace kvs

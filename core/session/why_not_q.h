@@ -10,8 +10,8 @@
 //   - at the last layer no layer above reads an earlier row's output and only the newest row
 //     reaches the logits: those rows are thrown away (at the prefill too).
 // A cached decode computes one row per layer, the newest: nothing is thrown away, and no earlier
-// token's query is ever needed again, which is why no cache keeps Q.
-#include <string>
+// token's query is ever needed again, which is why no cache keeps Q. These are the counts;
+// lessonlib/why_not_q_words.h says them in words.
 #include <vector>
 
 #include "core/session/trace.h"
@@ -33,24 +33,9 @@ struct QueryRowUse {
 // Each layer's accounting of step `r` of a model with `n_layers` layers: [n_layers].
 std::vector<QueryRowUse> query_row_use(const StepRecord& r, int n_layers);
 
-// One layer's accounting in one line, e.g. "layer 0: computed 8 query rows: 1 for this token's
-// output, 7 only to rebuild layer 1's K/V rows (the step before computed them too)".
-std::string query_row_use_line(const QueryRowUse& u);
-
 // The measured largest |recomputed - held| of layer `layer`'s K and V rows at step `r` (the
 // step's largest over every layer where the step kept no per-layer figures, or `layer` < 0); -1
 // when nothing was compared. Without the causal mask layer 0's is 0 and the layers above differ.
 double kv_recomputed_delta(const StepRecord& r, int layer);
-
-// What the step did with layer `layer`'s K/V rows (every layer's when `layer` < 0), from its counts
-// and its measured comparison: "read 7 cached K/V rows, wrote 1 new K/V row", or "recomputed 7
-// K/V rows the step before computed, all equal to that step's rows (max |Δ| = 0), and wrote 1 new
-// K/V row". An uncached step's words name the step before, not a cache: the bidirectional view has
-// none.
-std::string kv_reuse_line(const StepRecord& r, int layer);
-
-// Layer `layer`'s "why not Q" in one line: its query rows, then the step's K/V rows. For the
-// CLI, the window and lessons alike.
-std::string why_not_q_line(const StepRecord& r, int layer, int n_layers);
 
 }  // namespace kvs
