@@ -46,12 +46,12 @@ int cmd_compare(int argc, char** argv) {
     cfg.capture.vectors = out.wants_everything();
     cfg.capture.op_log = out.wants_ops();
     cfg.keep_logits = true;  // the logit difference between the sessions
-    Workbench bench(*o.backend.backend, cfg);
-    bench.set_view(CacheView::Compare);
-    bench.open(model, {});
-    bench.set_prompt(prompt);  // empty: BOS alone
-    const Session& cached = bench.session(0);
-    const Session& uncached = bench.session(1);
+    Workbench workbench(*o.backend.backend, cfg);
+    workbench.set_view(CacheView::Compare);
+    workbench.open(model, {});
+    workbench.set_prompt(prompt);  // empty: BOS alone
+    const Session& cached = workbench.session(0);
+    const Session& uncached = workbench.session(1);
 
     const bool quiet = a.has("quiet");
     std::printf("model %s on %s (%s)\n", escape_for_one_line(m.name()).c_str(),
@@ -63,10 +63,10 @@ int cmd_compare(int argc, char** argv) {
     double tc = 0, tu = 0, fc = 0, fu = 0, max_diff = 0;
     int steps = 0, diverged_at = -1;
     while (!cached.finished() && !uncached.finished()) {
-        bench.step();
+        workbench.step();
         const StepRecord& c = cached.trace().back();
         const StepRecord& u = uncached.trace().back();
-        const double diff = bench.logit_differences().back();
+        const double diff = workbench.logit_differences().back();
         if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
         if (c.token_out != u.token_out && diverged_at < 0) diverged_at = c.index;
         tc += c.wall_seconds;
@@ -104,7 +104,7 @@ int cmd_compare(int argc, char** argv) {
     run.recorded = recorded_here("kvscope-cli compare", o.backend.backend->name(),
                                  o.backend.backend->device(), cfg.timing.runs);
     run.sessions = {trace_json_session(cached), trace_json_session(uncached)};
-    run.logit_max_diff = bench.logit_differences();
+    run.logit_max_diff = workbench.logit_differences();
     write_run_outputs(out, run);
     return 0;
 }

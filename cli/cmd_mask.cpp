@@ -51,13 +51,13 @@ int cmd_mask(int argc, char** argv) {
     cfg.capture.attention = false;
     cfg.capture.vectors = false;
     cfg.capture.op_log = false;
-    Workbench bench(*o.backend.backend, cfg);
-    bench.set_view(CacheView::Bidirectional);
-    bench.open(model, {});
-    bench.set_prompt(prompt);  // empty: BOS alone
-    for (int k = 0; k <= steps; ++k) bench.step();
-    const StepRecord& c = bench.session(0).trace().back();
-    const StepRecord& b = bench.session(1).trace().back();
+    Workbench workbench(*o.backend.backend, cfg);
+    workbench.set_view(CacheView::Bidirectional);
+    workbench.open(model, {});
+    workbench.set_prompt(prompt);  // empty: BOS alone
+    for (int k = 0; k <= steps; ++k) workbench.step();
+    const StepRecord& c = workbench.session(0).trace().back();
+    const StepRecord& b = workbench.session(1).trace().back();
     const int L = m.config().n_layers;
     if (a.has("json")) {
         JsonWriter j(std::cout);

@@ -6,10 +6,10 @@
 namespace kvs {
 
 SessionLessonTarget::SessionLessonTarget(Backend& backend)
-    : own_(std::make_unique<Workbench>(backend)), bench_(*own_), observer_(&quiet_) {}
+    : own_(std::make_unique<Workbench>(backend)), workbench_(*own_), observer_(&quiet_) {}
 
-SessionLessonTarget::SessionLessonTarget(Workbench& bench, LessonObserver* observer)
-    : bench_(bench), observer_(observer ? observer : &quiet_) {}
+SessionLessonTarget::SessionLessonTarget(Workbench& workbench, LessonObserver* observer)
+    : workbench_(workbench), observer_(observer ? observer : &quiet_) {}
 
 SessionLessonTarget::~SessionLessonTarget() = default;
 
@@ -17,10 +17,10 @@ void SessionLessonTarget::restart() {
     loaded_ = false;
     // Lessons are written for greedy decoding, the cache on and no limit, and check earlier
     // steps: whatever the workbench had (the window's sampler), they start from the defaults.
-    bench_.set_view(CacheView::On);
-    bench_.set_limit(-1);
-    bench_.set_sampler(SamplerConfig());
-    bench_.set_trace_budget(Trace::kDefaultBudget);
+    workbench_.set_view(CacheView::On);
+    workbench_.set_limit(-1);
+    workbench_.set_sampler(SamplerConfig());
+    workbench_.set_trace_budget(Trace::kDefaultBudget);
     batch_.reset();
     scale_.reset();
     gpu_.reset();
@@ -31,64 +31,64 @@ void SessionLessonTarget::restart() {
 }
 
 const Model& SessionLessonTarget::model() const {
-    if (!loaded_ || !bench_.model()) throw Error("no model loaded yet (@model comes first)");
-    return *bench_.model();
+    if (!loaded_ || !workbench_.model()) throw Error("no model loaded yet (@model comes first)");
+    return *workbench_.model();
 }
 
 bool SessionLessonTarget::has_prompt() const {
-    return loaded_ && !bench_.prompt().empty() && bench_.sessions() > 0 &&
-           bench_.session(0).prompt_len() > 0;
+    return loaded_ && !workbench_.prompt().empty() && workbench_.sessions() > 0 &&
+           workbench_.session(0).prompt_len() > 0;
 }
 
 void SessionLessonTarget::load_model(const std::string& spec) {
     auto it = models_.find(spec);
     if (it == models_.end()) it = models_.emplace(spec, open_model(spec)).first;
     // A prompt belongs to a vocabulary: the new model starts without one.
-    bench_.open(it->second, {});
+    workbench_.open(it->second, {});
     loaded_ = true;
     layer_ = head_ = 0;
     observer_->model_loaded(spec);
 }
 
 void SessionLessonTarget::require_unstarted(const char* what) const {
-    if (loaded_ && bench_.prefilled())
+    if (loaded_ && workbench_.prefilled())
         throw Error(std::string(what) + " must come before @prefill (or after @reset)");
 }
 
 void SessionLessonTarget::set_prompt(const std::string& text) {
     model();
-    bench_.set_prompt(text);  // a prompt the model refuses changes nothing
+    workbench_.set_prompt(text);  // a prompt the model refuses changes nothing
 }
 
 void SessionLessonTarget::set_limit(int max_new_tokens) {
     require_unstarted("@limit");
-    bench_.set_limit(max_new_tokens);
+    workbench_.set_limit(max_new_tokens);
 }
 
 void SessionLessonTarget::set_cache(CacheView mode) {
-    if (mode == bench_.view()) return;
+    if (mode == workbench_.view()) return;
     // The twin must see the same steps from the start. On and off switch the running session
     // from its next step on; a twin is dropped.
     if (mode == CacheView::Compare) require_unstarted("@cache compare");
-    bench_.set_view(mode);
+    workbench_.set_view(mode);
 }
 
 void SessionLessonTarget::prefill() {
     model();
-    require_prompt_before_prefill(has_prompt(), has_prompt() && bench_.prefilled());
-    bench_.step();
+    require_prompt_before_prefill(has_prompt(), has_prompt() && workbench_.prefilled());
+    workbench_.step();
 }
 
 void SessionLessonTarget::decode(int n) {
-    require_prefill_before_decode(has_prompt() && bench_.prefilled());
-    for (int i = 0; (n < 0 || i < n) && !bench_.session(0).finished(); ++i) {
+    require_prefill_before_decode(has_prompt() && workbench_.prefilled());
+    for (int i = 0; (n < 0 || i < n) && !workbench_.session(0).finished(); ++i) {
         observer_->check_cancel();
-        bench_.step();
+        workbench_.step();
     }
 }
 
 void SessionLessonTarget::reset() {
-    bench_.reset();
+    workbench_.reset();
 }
 
 void SessionLessonTarget::highlight(int layer, int head) {
@@ -99,7 +99,7 @@ void SessionLessonTarget::highlight(int layer, int head) {
 }
 
 void SessionLessonTarget::explain(int layer, int head, int row) {
-    const Session* s = has_prompt() ? &bench_.session(0) : nullptr;
+    const Session* s = has_prompt() ? &workbench_.session(0) : nullptr;
     explain_row_ = require_explainable(s, layer, head, row);
     layer_ = explain_layer_ = layer;
     head_ = explain_head_ = head;
@@ -113,8 +113,8 @@ void SessionLessonTarget::show(const std::string& panel) {
 
 void SessionLessonTarget::batch(const BatchPlan& plan) {
     // On the sessions' backend, so the sweep runs where the lesson does.
-    batch_ = std::make_shared<const BatchTable>(
-        measure_batches(model(), bench_.backend(0), plan, [this] { observer_->check_cancel(); }));
+    batch_ = std::make_shared<const BatchTable>(measure_batches(
+        model(), workbench_.backend(0), plan, [this] { observer_->check_cancel(); }));
 }
 
 void SessionLessonTarget::scale(const ScaleQuery& query) {
@@ -129,7 +129,7 @@ void SessionLessonTarget::gpu() {
     if (!gpu_probe_) LessonTarget::gpu();
     model();
     if (!has_prompt()) throw Error("@gpu needs a @prompt (its tokens are the prefill counted)");
-    const Session& s = bench_.session(0);
+    const Session& s = workbench_.session(0);
     const std::vector<int> prompt(s.tokens().begin(), s.tokens().begin() + s.prompt_len());
     gpu_ = std::make_shared<const GpuStepView>(gpu_probe_(model(), prompt));
 }
@@ -139,17 +139,17 @@ void SessionLessonTarget::serve(const ServePlan& plan) {
     // earlier one to be read as its own.
     serve_.reset();
     serve_ =
-        std::make_shared<const LessonServe>(run_lesson_serve(model(), bench_.backend(0), plan));
+        std::make_shared<const LessonServe>(run_lesson_serve(model(), workbench_.backend(0), plan));
 }
 
 LessonFacts SessionLessonTarget::facts() const {
     LessonFacts f;
-    f.model = loaded_ ? bench_.model() : nullptr;
+    f.model = loaded_ ? workbench_.model() : nullptr;
     if (has_prompt()) {
-        f.session = &bench_.session(0);
-        f.uncached = bench_.twin();
+        f.session = &workbench_.session(0);
+        f.uncached = workbench_.twin();
     }
-    f.cache = bench_.view();
+    f.cache = workbench_.view();
     f.batch = batch_.get();
     f.scale = scale_.get();
     f.gpu = gpu_.get();

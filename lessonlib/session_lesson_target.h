@@ -22,7 +22,7 @@ class SessionLessonTarget : public LessonTarget {
     // Headless: a workbench of its own on `backend`.
     explicit SessionLessonTarget(Backend& backend);
     // Over someone else's workbench (the window's), telling `observer` (may be null).
-    SessionLessonTarget(Workbench& bench, LessonObserver* observer);
+    SessionLessonTarget(Workbench& workbench, LessonObserver* observer);
     ~SessionLessonTarget() override;
 
     void restart() override;
@@ -52,7 +52,7 @@ class SessionLessonTarget : public LessonTarget {
     // does not). Without one, @gpu fails with a reason.
     void set_gpu_probe(GpuProbe probe) { gpu_probe_ = std::move(probe); }
     // How the sessions time their steps (core/session/step_timing.h), from the next step on.
-    void set_timing(const TimingPolicy& t) { bench_.set_timing(t); }
+    void set_timing(const TimingPolicy& t) { workbench_.set_timing(t); }
 
   private:
     const Model& model() const;  // throws when no @model ran since the restart
@@ -60,7 +60,7 @@ class SessionLessonTarget : public LessonTarget {
     void require_unstarted(const char* what) const;
 
     std::unique_ptr<Workbench> own_;  // headless only
-    Workbench& bench_;
+    Workbench& workbench_;
     LessonObserver* observer_ = nullptr;
     LessonObserver quiet_;                                        // when nobody listens
     std::map<std::string, std::shared_ptr<const Model>> models_;  // kept across restarts

@@ -1,5 +1,5 @@
 #pragma once
-// The bench a class watches: one model on a backend, a prompt, a generation limit and a cache
+// The workbench a class watches: one model on a backend, a prompt, a generation limit and a cache
 // view (core/session/cache_view.h), running one Session (cache on, or off) or two side by side
 // (compare: the same prompt and sampler with the cache and without, stepped together). It keeps the
 // cached-versus-uncached comparison: max |logit difference| per step
