@@ -30,6 +30,7 @@
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/reference_ops.h"
 #include "kernels/cpu/thread_pool.h"
+#include "lessonlib/weight_types.h"
 #include "tests/float_diff.h"
 #include "tests/random_floats.h"
 #include "tests/test_helpers.h"
@@ -383,4 +384,35 @@ TEST_CASE(
                      format_bytes(double(kept_weight_bytes(c, GgmlType::Q8_0, w))) + ")") !=
           std::string::npos);
     ::unsetenv("KVSCOPE_MEM_AVAILABLE");
+}
+
+TEST_CASE(
+    "the weight types measured: each kept in its type, fewer bytes a decode token from f32 to "
+    "q4_K, each timed",
+    "[compact]") {
+    // The weight-types panel's table (lessonlib/weight_types.h): the default model (float32 in its
+    // file) in each type the panel lists, each row's matrices kept as it asked, its bytes a decode
+    // token counted from shapes, and its decode steps measured (no figure of time is judged).
+    const auto m = open_model("default");
+    const auto* llama = dynamic_cast<const TransformerModel*>(m.get());
+    REQUIRE(llama);
+    const std::vector<WeightsWanted> types = panel_weight_types(*llama);
+    REQUIRE(types.size() == 4);  // f32, f16, q8_0, q4_k: a float32 file has no "as stored" row
+    CpuBackend be;
+    int between = 0;
+    const auto runs = measure_weight_types(*llama, be, types, 3, [&] { ++between; });
+    REQUIRE(runs.size() == types.size());
+    // Q4_K's super-blocks are 256 wide: a narrower row is kept in Q4_0, as llama.cpp falls back.
+    const char* kept[] = {"F32", "F16", "Q8_0", "Q4_"};
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        INFO("type " << i << ": " << runs[i].kept);
+        CHECK(runs[i].asked == types[i]);
+        CHECK(runs[i].not_run.empty());
+        CHECK(runs[i].steps == 3);
+        CHECK(runs[i].step_seconds > 0);
+        CHECK(runs[i].kept.find(kept[i]) != std::string::npos);
+        if (i > 0) CHECK(runs[i].bytes_per_token < runs[i - 1].bytes_per_token);
+    }
+    CHECK(runs[0].bytes_per_token == weight_bytes_per_token(m->config(), CompactWeights{}));
+    CHECK(between >= int(types.size()));  // asked before each type (and each timed step)
 }
