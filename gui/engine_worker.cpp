@@ -20,6 +20,8 @@ namespace {
 SessionConfig worker_sessions() {
     SessionConfig c;
     c.trace_budget = 0;  // the newest step's payload only: the snapshot keeps the record
+    // Every query row an uncached step computed stays openable in Inside attention.
+    c.keep_every_query_row = true;
     return c;
 }
 }  // namespace
@@ -459,7 +461,7 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.highlight_serial = highlight_serial_;
     r.explain_layer = f.explain_layer;
     r.explain_head = f.explain_head;
-    r.explain_row = explain_q_pos_;
+    r.explain_q_pos = explain_q_pos_;
     r.explain_serial = explain_serial_;
     r.explain_step = explain_step_;
     r.panel = lesson_panel_;

@@ -45,7 +45,8 @@ std::string LayoutRecord::to_json(int indent) const {
                                  {"first", h.first},
                                  {"rect", rect(h.rect)},
                                  {"new_rows", {h.new_begin, h.new_end}},
-                                 {"recomputed_rows", {h.recomputed_begin, h.recomputed_end}}});
+                                 {"recomputed_rows", {h.recomputed_begin, h.recomputed_end}},
+                                 {"weights_hidden", h.weights_hidden}});
     j["kv_grids"] = nlohmann::json::array();
     for (const auto& g : kv_grids)
         j["kv_grids"].push_back({{"session", g.session},
@@ -131,7 +132,19 @@ std::string LayoutRecord::to_json(int indent) const {
                     {"op", explain.op},
                     {"op_layer", explain.op_layer},
                     {"stage", explain.stage},
-                    {"sessions", explain.sessions}};
+                    {"sessions", explain.sessions},
+                    {"position", explain.position},
+                    {"raw", explain.raw},
+                    {"scaled", explain.scaled},
+                    {"masked", explain.masked},
+                    {"weights", explain.weights},
+                    {"key_labels", explain.key_labels},
+                    {"matrix_rows", explain.matrix_rows},
+                    {"matrix_keys", explain.matrix_keys},
+                    {"matrix_first_position", explain.matrix_first_position},
+                    {"matrix_masked", explain.matrix_masked},
+                    {"matrix", explain.matrix},
+                    {"numbers", explain.numbers}};
     // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
     return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

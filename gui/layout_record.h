@@ -24,6 +24,8 @@ struct HeatmapRecord {
     // Rows the step shown recomputed without the cache (outlined in their own colour); equal
     // bounds: none.
     int recomputed_begin = 0, recomputed_end = 0;
+    // Covered while Inside attention builds this head's row before its softmax stage.
+    bool weights_hidden = false;
 };
 
 struct KvGridRecord {
@@ -89,6 +91,18 @@ struct ExplainRecord {
     int sessions = 1;  // rows drawn side by side (compare mode: 2)
     int op = -1;       // the op strip's highlighted op; -1: none
     int op_layer = -1;
+    int position = 0;  // the query's position (from 1), as the header says it
+    // The row's table as drawn (every key, masked ones included): q·k, ×1/√d_k, the mask and
+    // the softmax weights, and each key's label (its position and token).
+    std::vector<float> raw, scaled, weights;
+    std::vector<int> masked;
+    std::vector<std::string> key_labels;
+    // The stage's matrix beside it, as drawn (a stage of the scores with room for it):
+    // [matrix_rows, matrix_keys] cells (NaN: no number, a masked weight), the first row's
+    // position, and how many cells are masked.
+    int matrix_rows = 0, matrix_keys = 0, matrix_first_position = 0, matrix_masked = 0;
+    std::vector<float> matrix;
+    std::string numbers;  // this row's numbers as far as the stage has come, as drawn
 };
 
 // The Serving view as drawn (open false: closed): the pool grid's cells and what the step shown
