@@ -203,6 +203,8 @@ void print_json(const AttentionExplain& e, const std::optional<AttentionBlock>& 
             j.ints(flags);
         }
         j.end_array();
+        // Rows with no key to attend to (the toy's even head at position 1): no weights.
+        j.key("empty_rows").ints(std::vector<int>(b->empty_row.begin(), b->empty_row.end()));
         j.end_object();
     }
     j.end_object();

@@ -134,17 +134,23 @@ std::string LayoutRecord::to_json(int indent) const {
                     {"stage", explain.stage},
                     {"sessions", explain.sessions},
                     {"position", explain.position},
-                    {"raw", explain.raw},
-                    {"scaled", explain.scaled},
-                    {"masked", explain.masked},
-                    {"weights", explain.weights},
-                    {"key_labels", explain.key_labels},
-                    {"matrix_rows", explain.matrix_rows},
-                    {"matrix_keys", explain.matrix_keys},
-                    {"matrix_first_position", explain.matrix_first_position},
-                    {"matrix_masked", explain.matrix_masked},
-                    {"matrix", explain.matrix},
-                    {"numbers", explain.numbers}};
+                    {"drawn", nlohmann::json::array()}};
+    for (const ExplainRowRecord& d : explain.drawn)
+        j["explain"]["drawn"].push_back({{"session", d.session},
+                                         {"step", d.step},
+                                         {"position", d.position},
+                                         {"mask", d.mask},
+                                         {"raw", d.raw},
+                                         {"scaled", d.scaled},
+                                         {"masked", d.masked},
+                                         {"weights", d.weights},
+                                         {"key_labels", d.key_labels},
+                                         {"numbers", d.numbers},
+                                         {"matrix_rows", d.matrix_rows},
+                                         {"matrix_keys", d.matrix_keys},
+                                         {"matrix_first_position", d.matrix_first_position},
+                                         {"matrix_masked", d.matrix_masked},
+                                         {"matrix", d.matrix}});
     // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
     return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

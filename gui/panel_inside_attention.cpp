@@ -88,7 +88,7 @@ struct RowView {
     // Every kept row of the step at this layer and head (core/session/attention_explain.h): the
     // q column's rows and the stage's matrix, the same numbers as the row's.
     std::optional<AttentionBlock> block;
-    bool first = false;  // the session listed first (the one --layout-json records)
+    ExplainRowRecord* record = nullptr;  // where --layout-json records this row as drawn
     std::string why;
     std::vector<int> tokens;  // by position: the prompt, then each step's choice
 };
@@ -285,7 +285,7 @@ struct Diagram {
         const float line_w = std::max(1.0f, fh * 0.08f);
         // Recorded for --layout-json: the first session's row, each column as far as the stage
         // shows it.
-        ExplainRecord* record = f.layout && rv.first ? &f.layout->explain : nullptr;
+        ExplainRowRecord* record = rv.record;
         if (record) {
             record->key_labels.clear();
             record->raw.clear();
@@ -447,7 +447,7 @@ struct Diagram {
         if (cell < 2) return;
         const float num_px = std::min(fh * 0.85f, cell * 0.4f);
         // Recorded for --layout-json: the first session's matrix.
-        ExplainRecord* record = f.layout && rv.first ? &f.layout->explain : nullptr;
+        ExplainRowRecord* record = rv.record;
         if (record) record->matrix.clear();
         float mx = 1e-9f;
         for (int i = 0; i < rows; ++i)
@@ -648,10 +648,10 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
     // between their pieces.
     const std::vector<std::string> parts = explain_number_parts(e, stage);
     const int parts_shown = static_cast<int>(parts.size());
-    if (f.layout && rv.first) {
-        f.layout->explain.numbers.clear();
+    if (rv.record) {
+        rv.record->numbers.clear();
         for (const auto& p : parts)
-            f.layout->explain.numbers += (f.layout->explain.numbers.empty() ? "" : " ") + p;
+            rv.record->numbers += (rv.record->numbers.empty() ? "" : " ") + p;
     }
     {
         float nx = o.x, lines = parts_shown > 0 ? 1 : 0;
@@ -814,8 +814,19 @@ void draw_inside_attention(FrameContext& f) {
         if (i != x.session) order.push_back(i);
     std::vector<RowView> rows;
     for (int si : order) rows.push_back(row_view(f, si));
-    rows[0].first = true;
     if (f.layout) {
+        // Each session's row, as drawn.
+        f.layout->explain.drawn.assign(rows.size(), ExplainRowRecord{});
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            ExplainRowRecord& d = f.layout->explain.drawn[i];
+            rows[i].record = &d;
+            d.session = session_label(*rows[i].sv);
+            if (rows[i].e) {
+                d.step = rows[i].e->step;
+                d.position = position_of_index(rows[i].e->q_pos);
+                d.mask = mask_name(rows[i].e->mask);
+            }
+        }
         ExplainRecord& r = f.layout->explain;
         const RowView& rv = rows[0];
         r.session = session_label(*rv.sv);

@@ -1239,16 +1239,20 @@ std::vector<StageConfig> stage_matrix() {
 
 TEST_CASE("inside attention on the toy writes the formula with the tutorial's numbers",
           "[gui][screenshot][explain][toy]") {
-    // Head "even" at "so" (position 3): scores −∞ / 0, weights 0.5 on "weather" and "so", 12.5.
+    // Head "even" at "so" (position 4): scores −∞ / 0, weights 0.5 on "weather" and "so", 12.5.
     const Shot s = screenshot({"--model", "toy", "--prompt", "Today weather is so", "--prefill",
-                               "--explain", "0,0,3", "--theme", "light"},
+                               "--explain", "0,0,4", "--theme", "light"},
                               "explain-toy");
     const json& x = s.layout.at("explain");
     REQUIRE(x.at("open") == true);
     CHECK(x.at("why") == "");
     CHECK(x.at("step") == 0);
     CHECK(x.at("q_pos") == 3);
+    CHECK(x.at("position") == 4);
     CHECK(x.at("n_keys") == 4);
+    // One numbering: the header, the diagram's key labels and the option all say position 4.
+    CHECK(line_has(s.layout, "inside_attention", "the query at position 4 \"so\""));
+    CHECK(x.at("drawn").at(0).at("key_labels").back() == "4 so");
     CHECK(x.at("phase") == "prefill");
     CHECK(s.layout.at("panels").contains("inside_attention"));
     CHECK(has_text(s.layout, "inside_attention", "softmax(q·Kᵀ/√d_k + mask)·V"));
@@ -1263,7 +1267,7 @@ TEST_CASE("inside attention on the toy writes the formula with the tutorial's nu
 
     // Head "even" at the first token: every key masked, output none.
     const Shot n = screenshot(
-        {"--model", "toy", "--prompt", "Today weather is so", "--prefill", "--explain", "0,0,0"},
+        {"--model", "toy", "--prompt", "Today weather is so", "--prefill", "--explain", "0,0,1"},
         "explain-toy-none");
     CHECK(line_has(n.layout, "inside_attention", "= none"));
 }
@@ -1288,15 +1292,16 @@ TEST_CASE("inside attention draws the numbers explain_attention gives, prefill a
         more.insert(more.begin(), base.begin(), base.end());
         return more;
     };
-    const Shot s = screenshot(with({"--prefill", "--explain", "1,2,3"}), "explain-pre");
+    const Shot s = screenshot(with({"--prefill", "--explain", "1,2,4"}), "explain-pre");
     const json& x = s.layout.at("explain");
     CHECK(x.at("step") == 0);
     CHECK(x.at("row") == 3);
+    CHECK(x.at("position") == 4);
     CHECK(x.at("head_dim") == e->head_dim);
     const int T = e->n_keys, dk = e->head_dim;
     char shape[160];
     std::snprintf(shape, sizeof shape,
-                  "Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row 3 (position 4)",
+                  "Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: the query at position 4",
                   e->query_rows_computed, dk, dk, T, e->query_rows_computed, T);
     CHECK(has_text(s.layout, "inside_attention", shape));
     const auto w = column_texts(s.layout, "softmax w");
@@ -1477,16 +1482,18 @@ TEST_CASE(
     REQUIRE(static_cast<int>(nums.size()) >= 3 * T);
     for (const auto& t : nums) CHECK(t.at("rect").at("h").get<double>() >= 20);
 
-    // A laptop's screen at text 1: each key labelled with its token, every weight drawn.
+    // A laptop's screen at text 1: each key labelled with its position (from 1, as the header
+    // and every view number them) and its token, every weight drawn.
     const json lap = run("1280x800", "1", "lap");
     CHECK(static_cast<int>(column_texts(lap, "softmax w").size()) == T);
     for (int j = 0; j < T; ++j) {
         const std::string piece = e.at("keys").at(j).at("piece");
+        const int position = e.at("keys").at(j).at("position");
         bool labelled = false;
         for (const auto& t : panel_texts(lap, "inside_attention"))
-            labelled =
-                labelled || t.at("text").get<std::string>().rfind(std::to_string(j) + " ", 0) == 0;
-        INFO("key " << j << " \"" << piece << "\"");
+            labelled = labelled || t.at("text").get<std::string>().rfind(
+                                       std::to_string(position) + " ", 0) == 0;
+        INFO("key at position " << position << " \"" << piece << "\"");
         CHECK(labelled);
     }
 }

@@ -88,8 +88,9 @@ std::optional<HeadKeys> head_keys(const Trace& trace, const ModelConfig& c, int 
     h.k.resize(std::size_t(K) * hd);
     h.v.resize(std::size_t(K) * hd);
     h.source.resize(K);
+    const std::vector<KvAt> kv_at = kv_rows_at(steps, step);
     for (int j = 0; j < K; ++j) {
-        const KvAt ref = kv_row_at(steps, step, j);
+        const KvAt ref = j < static_cast<int>(kv_at.size()) ? kv_at[j] : KvAt{};
         if (!ref.step)
             return fail(why, "no step of the trace wrote the K/V row of position " +
                                  std::to_string(position_of_index(j)));

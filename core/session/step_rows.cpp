@@ -1,5 +1,7 @@
 #include "core/session/step_rows.h"
 
+#include <algorithm>
+
 #include "core/util/numbering.h"
 
 namespace kvs {
@@ -32,21 +34,29 @@ std::optional<QueryAt> query_row_at(std::span<const StepRecord> steps, int upto,
     return std::nullopt;
 }
 
-KvAt kv_row_at(std::span<const StepRecord> steps, int upto, int index) {
+std::vector<KvAt> kv_rows_at(std::span<const StepRecord> steps, int upto) {
     const int n = static_cast<int>(steps.size());
-    if (n == 0 || index < 0) return {};
+    if (n == 0) return {};
     if (upto < 0 || upto >= n) upto = n - 1;
     const StepRecord& at = steps[upto];
-    if (!at.kv_rows.empty() && index >= at.kv.len - at.kv_rows_kept && index < at.kv.len)
-        return {&at, index - (at.kv.len - at.kv_rows_kept)};
-    for (int s = 0; s <= upto; ++s) {
+    std::vector<KvAt> out(std::max(at.kv.len, 0));
+    const int len = static_cast<int>(out.size());
+    if (!at.kv_rows.empty())
+        for (int r = 0; r < at.kv_rows_kept; ++r) {
+            const int p = at.kv.len - at.kv_rows_kept + r;
+            if (p >= 0 && p < len) out[p] = {&at, r};
+        }
+    int introduced = 0;  // positions below it were introduced by an earlier step
+    for (int s = 0; s <= upto && introduced < len; ++s) {
         const StepRecord& r = steps[s];
-        if (r.kv.len <= index) continue;
         const int first = r.kv.len - r.kv_rows_kept;
-        if (r.kv_rows.empty() || index < first) return {&r, -1};
-        return {&r, index - first};
+        for (int p = introduced; p < std::min(r.kv.len, len); ++p) {
+            if (out[p].step) continue;
+            out[p] = {&r, r.kv_rows.empty() || p < first ? -1 : p - first};
+        }
+        introduced = std::max(introduced, r.kv.len);
     }
-    return {};
+    return out;
 }
 
 std::string no_query_row_words(std::span<const StepRecord> steps, int step, int index) {

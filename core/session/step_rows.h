@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/session/trace.h"
 
@@ -44,9 +45,10 @@ struct KvAt {
     const StepRecord* step = nullptr;
     int row = -1;
 };
-// Step `upto`'s own rows where it kept that position's (the bidirectional session keeps every
-// row: each one changed), else the step that introduced the position.
-KvAt kv_row_at(std::span<const StepRecord> steps, int upto, int index);
+// Every position of the cache after step `upto` (its kv.len of them), in one pass: step `upto`'s
+// own rows where it kept that position's (the bidirectional session keeps every row: each one
+// changed), else the step that introduced the position.
+std::vector<KvAt> kv_rows_at(std::span<const StepRecord> steps, int upto);
 
 // Why step `step` holds no query row at `index`, in one line a user can read: which rows it
 // holds, and which step holds the one asked for.
