@@ -76,9 +76,10 @@ std::vector<cmdline::OptionSpec> window_options() {
          "decode N steps, a frame after each, resetting with a new\nprompt whenever the "
          "context is full; prints VmRSS, exits"},
         {"soak-report", "N", "with --soak-steps: print VmRSS every N steps (250)"},
-        {"explain", "L,H,P",
+        {"explain", "L,H,P[,S]",
          "open Inside attention: layer L, head H, the query at position P\n(from 1, the "
-         "heatmap's row P; last: the newest row)"},
+         "heatmap's row P; last: the newest row); S: the session\ndrawn first (0, or 1: the "
+         "twin of compare or bidirectional)"},
         {"explain-stage", "N",
          "with --explain: the stage of the row's arithmetic shown, 1..7\n(q and K, q.k, scaled, "
          "mask, softmax, xV, output; all: every stage)"},
@@ -239,12 +240,15 @@ AppOptions parse_options(int argc, char** argv) {
     if (c.has("explain")) {
         const std::string v = c.str("explain");
         const auto c1 = v.find(','), c2 = c1 == std::string::npos ? c1 : v.find(',', c1 + 1);
-        if (c2 == std::string::npos || v.find(',', c2 + 1) != std::string::npos)
-            c.fail("--explain: '" + v + "' is not LAYER,HEAD,POSITION");
+        const auto c3 = c2 == std::string::npos ? c2 : v.find(',', c2 + 1);
+        if (c2 == std::string::npos ||
+            (c3 != std::string::npos && v.find(',', c3 + 1) != std::string::npos))
+            c.fail("--explain: '" + v + "' is not LAYER,HEAD,POSITION[,SESSION]");
         o.explain = true;
         o.explain_layer = c.whole("explain", v.substr(0, c1), 0, 1 << 16);
         o.explain_head = c.whole("explain", v.substr(c1 + 1, c2 - c1 - 1), 0, 1 << 16);
-        const std::string pos = v.substr(c2 + 1);
+        if (c3 != std::string::npos) o.explain_session = c.whole("explain", v.substr(c3 + 1), 0, 1);
+        const std::string pos = v.substr(c2 + 1, c3 == std::string::npos ? c3 : c3 - c2 - 1);
         o.explain_q_pos =
             pos == "last" ? -1 : index_of_position(c.whole("explain", pos, 1, 1 << 20));
     }

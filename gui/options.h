@@ -66,6 +66,7 @@ struct AppOptions {
     // N: with op N highlighted.
     bool explain = false;
     int explain_layer = 0, explain_head = 0, explain_q_pos = -1;
+    int explain_session = 0;  // drawn first: 0, or 1 the twin (compare, bidirectional)
     bool ops = false;
     bool ops_fast = false;      // the headless steps take the fast path even with the strip shown
     bool weight_types = false;  // the weight-types panel open (headless: measured before frames)

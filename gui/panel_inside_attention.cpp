@@ -468,11 +468,13 @@ struct Diagram {
                 else if (std::isnan(v) && !masked)
                     c = f.pal.empty_row;
                 dl->AddRectFilled(p0, p1, to_u32(c));
-                // The number where it fits the cell (3 significant digits, else 2).
+                // The number where it fits the cell (3 significant digits, else 2, else 1).
                 char t[24];
                 std::snprintf(t, sizeof t, "%.3g", static_cast<double>(v));
                 if (text_width(t, num_px) > cell - fh * 0.2f)
                     std::snprintf(t, sizeof t, "%.2g", static_cast<double>(v));
+                if (text_width(t, num_px) > cell - fh * 0.2f)
+                    std::snprintf(t, sizeof t, "%.1g", static_cast<double>(v));
                 const std::string txt = std::isinf(v) ? fmt_number(v) : std::string(t);
                 if (!std::isnan(v) && num_px >= fh * 0.5f &&
                     text_width(txt, num_px) <= cell - fh * 0.2f)

@@ -217,10 +217,11 @@ const std::vector<UiString>& ui_strings() {
         {"F1 or Esc", "F1 或 Esc"},
         {"this help", "本帮助"},
         {"Keys are ignored while a text field has the focus.", "文本框获得焦点时，按键不起作用。"},
-        {"Numbering: positions count from 1 (the first prompt token is at position 1); layers, "
-         "heads, K/V heads and steps count from 0 (step 0 is the prefill).",
-         "编号约定：位置从 1 数起（提示词的第一个 token 在位置 1）；层、头、K/V 头和步从 0 数起"
-         "（第 0 步是预填充）。"},
+        {"Numbering: positions count from 1 (the first prompt token is at position 1) and a query "
+         "row is named by its position; layers, heads, K/V heads and steps count from 0 (step 0 "
+         "is the prefill).",
+         "编号约定：位置从 1 数起（提示词的第一个 token 在位置 1），查询行用它的位置来称呼；层、"
+         "头、K/V 头和步从 0 数起（第 0 步是预填充）。"},
         {"%s: the prefill wrote %d columns; its last query read %d",
          "%s：预填充写入了 %d 列；它的最后一个查询读取了 %d 列"},
         {"%s: step %d wrote position %d, its query read %d",
