@@ -72,7 +72,7 @@ shot presenter-inside-1080 --model default --prompt "Once upon a time" --decode 
 # Every weight the model gave: the bidirectional row's matrix has the keys after the query too;
 # every row the why-not-Q count names opens (the query at position 3 at step 3, without the cache).
 shot inside-bidirectional-1080 --model default --prompt "Today's weather is so" --prefill \
-    --cache bidirectional --explain 1,0,3 --maximise inside --explain-stage 5 --font-scale 2 \
+    --cache bidirectional --explain 1,0,3,1 --maximise inside --explain-stage 5 --font-scale 2 \
     --size 1920x1080
 shot inside-uncached-row-1080 --model default --prompt "Once upon a time" --decode 3 --cache off \
     --explain 3,0,3 --maximise inside --explain-stage 4 --font-scale 2 --size 1920x1080
