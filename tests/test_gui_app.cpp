@@ -1771,27 +1771,30 @@ TEST_CASE(
 
 TEST_CASE("one query numbered alike: the window, the CLI, the JSON and lesson 3",
           "[gui][indexing]") {
-    // The toy's first decode step feeds "nice": row 0 of the step, position 5 (rows from 0,
-    // positions from 1, core/util/numbering.h).
+    // The toy's first decode step feeds "nice", the token at position 5: every front end names
+    // its query row by that position (core/util/numbering.h), and --explain / --row take it.
     const auto text = kvs::test::run_cli({"explain", "--model", "toy", "--step", "1"});
     REQUIRE(text.exit_code == 0);
-    CHECK(text.out.find("row 0 (position 5): query \"nice\"") != std::string::npos);
+    CHECK(text.out.find("the query at position 5 \"nice\"") != std::string::npos);
+    const auto by_row =
+        kvs::test::run_cli({"explain", "--model", "toy", "--step", "1", "--row", "5"});
+    CHECK(by_row.out == text.out);
     const auto js = kvs::test::run_cli({"explain", "--model", "toy", "--step", "1", "--json"});
     REQUIRE(js.exit_code == 0);
     const json j = json::parse(js.out);
-    CHECK(j.at("row") == 0);
+    CHECK(j.at("row") == 0);  // its index among the step's kept rows, which `indexing` names
     CHECK(j.at("position") == 5);
     CHECK(j.at("indexing").at("positions_from") == 1);
     CHECK(j.at("keys").at(4).at("position") == 5);
     CHECK(j.at("keys").at(4).at("piece") == "nice");
     const auto lesson = kvs::test::run_cli({"lesson", "3", "--backend", "cpu"});
-    CHECK(lesson.out.find("row 0 (position 5): query 'nice'") != std::string::npos);
+    CHECK(lesson.out.find("the query at position 5 'nice'") != std::string::npos);
     const std::string prose = slurp(kvs::find_lesson("3", "en"));
     CHECK(prose.find("\"nice\", the token at\nposition 5") != std::string::npos);
-    const Shot w =
-        screenshot({"--model", "toy", "--decode", "1", "--explain", "0,0,last", "--backend", "cpu"},
-                   "numbering");
-    CHECK(line_has(w.layout, "inside_attention", "row 0 (position 5): query \"nice\""));
+    const Shot w = screenshot(
+        {"--model", "toy", "--decode", "1", "--explain", "0,0,5", "--backend", "cpu"}, "numbering");
+    CHECK(line_has(w.layout, "inside_attention", "the query at position 5 \"nice\""));
+    CHECK(w.layout.at("explain").at("drawn").at(0).at("key_labels").back() == "5 nice");
 }
 
 namespace {
