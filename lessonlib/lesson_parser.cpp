@@ -115,7 +115,8 @@ int int_value(const std::map<std::string, std::string>& kv, const char* key, int
     return v;
 }
 
-// @explain LAYER HEAD ROW: three whole numbers, ROW may be 'last' (-1).
+// @explain LAYER HEAD POSITION: three whole numbers, the query's position (from 1) or 'last'
+// (-1).
 void parse_explain(Directive& d, const std::string& args) {
     std::vector<std::string> parts;
     for (std::size_t a = 0; a < args.size();) {
@@ -124,12 +125,12 @@ void parse_explain(Directive& d, const std::string& args) {
         a = b + 1;
     }
     const bool last = parts.size() == 3 && parts[2] == "last";
-    if (last) d.row = -1;
+    if (last) d.position = -1;
     if (parts.size() != 3 || !parse_int(parts[0], d.n) || !parse_int(parts[1], d.head) ||
-        (!last && !parse_int(parts[2], d.row)))
+        (!last && (!parse_int(parts[2], d.position) || d.position < 1)))
         throw Error(
-            "@explain takes LAYER HEAD ROW: whole numbers, ROW may be 'last' "
-            "(e.g. @explain 0 0 3)");
+            "@explain takes LAYER HEAD POSITION: whole numbers, the query's POSITION "
+            "from 1 or 'last' (e.g. @explain 0 0 4)");
 }
 
 // @show PANEL [PANEL ...] [size=large|full]: the panels and size, one space apart.
