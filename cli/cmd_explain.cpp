@@ -18,24 +18,11 @@
 #include "core/util/json_writer.h"
 #include "core/util/numbering.h"
 #include "core/util/utf8.h"
+#include "lessonlib/attention_row_words.h"
 #include "lessonlib/why_not_q_words.h"
 
 namespace kvs::cli {
 namespace {
-
-std::string num(float x) {
-    if (std::isnan(x)) return "none";
-    if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", static_cast<double>(x));
-    return std::string(buf) == "-0" ? "0" : buf;
-}
-
-std::string vec(const float* v, std::size_t n) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < n; ++i) s += (i ? ", " : "") + num(v[i]);
-    return s + "]";
-}
 
 std::string trimmed(const std::string& s) {
     const auto a = s.find_first_not_of(' ');
@@ -69,7 +56,7 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
     std::printf(", %s \"%s\" (%s mask)\n", query_row_words(e.q_pos).c_str(), piece(e.q_pos).c_str(),
                 mask_name(r.mask));
     std::printf("  out = softmax(q . K^T / sqrt(d_k) + mask) . V      d_k = %d, 1/sqrt(d_k) = %s\n",
-                e.head_dim, num(e.scale).c_str());
+                e.head_dim, attention_number(e.scale).c_str());
     const int T = e.n_keys, dk = e.head_dim;
     if (e.phase == Phase::Prefill || e.query_rows_computed > 1)
         std::printf(
@@ -88,25 +75,29 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
             "  the toy has no q vector: its head scores a key 0 where the rule selects it, -inf "
             "where not; K is the key's position, V its value\n");
     else
-        std::printf("  q (after RoPE) = %s\n", vec(e.q.data(), e.q.size()).c_str());
+        std::printf("  q (after RoPE) = %s\n", attention_numbers(e.q.data(), e.q.size()).c_str());
     std::printf("  %4s %-12s %-10s %10s %10s %8s %10s  %s\n", "pos", "token", "source", "q.k",
                 "x1/sqrt(dk)", "mask", "weight", m.is_toy() ? "K, V" : "K row | V row");
     for (int j = 0; j < T; ++j) {
         const std::size_t at = std::size_t(j) * dk;
         std::string token(1, '"');
         token.append(piece(j)).push_back('"');
-        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", position_of_index(j), token.c_str(),
-                    kv_source_name(e.source[j]), num(e.raw[j]).c_str(), num(e.scaled[j]).c_str(),
-                    e.masked[j] ? "-inf" : "", num(e.weights[j]).c_str());
+        const KeyCells c = key_cells(e, j, ReportLang::En);
+        std::printf("  %4d %-12s %-10s %10s %10s %8s %10s  ", c.position, token.c_str(),
+                    c.source.c_str(), c.raw.c_str(), c.scaled.c_str(), c.masked ? "-inf" : "",
+                    c.weight.c_str());
         if (m.is_toy())
-            std::printf("%s, %s\n", num(e.k[at]).c_str(), num(e.v[at]).c_str());
+            std::printf("%s, %s\n", attention_number(e.k[at]).c_str(),
+                        attention_number(e.v[at]).c_str());
         else
-            std::printf("%s | %s\n", vec(&e.k[at], dk).c_str(), vec(&e.v[at], dk).c_str());
+            std::printf("%s | %s\n", attention_numbers(&e.k[at], dk).c_str(),
+                        attention_numbers(&e.v[at], dk).c_str());
     }
     if (e.empty_row) std::printf("  every key is masked: no weights, no output (none)\n");
-    std::printf("  output sum_j w_j . v_j = %s\n", vec(e.output.data(), e.output.size()).c_str());
+    std::printf("  output sum_j w_j . v_j = %s\n",
+                attention_numbers(e.output.data(), e.output.size()).c_str());
     std::printf("  the model's attention output = %s\n",
-                vec(e.model_output.data(), e.model_output.size()).c_str());
+                attention_numbers(e.model_output.data(), e.model_output.size()).c_str());
     // Why K and V are cached and Q is not: what each layer's query rows were for.
     const int L = m.config().n_layers;
     std::printf("  why not Q: %s\n", why_not_q_words(r, e.layer, L, ReportLang::En).c_str());

@@ -5,16 +5,14 @@
 #include <cstdio>
 
 #include "gui/strings.h"
+#include "lessonlib/attention_row_words.h"
 
 namespace kvs::gui {
 
 std::string fmt_number(float v) {
-    if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";
-    if (std::isnan(v)) return "NaN";
-    if (v == 0) return "0";  // also -0: a score of 0 reads as 0
-    char b[32];
-    std::snprintf(b, sizeof b, "%.4g", static_cast<double>(v));
-    return b;
+    if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";  // the window's glyphs; the rest as everywhere
+    if (std::isnan(v)) return "NaN";                // also a kv delta's, not only a row's "none"
+    return attention_number(v);
 }
 
 std::string fmt_vector(std::span<const float> v, int max_items) {

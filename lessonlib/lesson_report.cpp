@@ -12,6 +12,7 @@
 #include "core/session/logit_difference.h"
 #include "core/session/session.h"
 #include "core/util/numbering.h"
+#include "lessonlib/attention_row_words.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/engine_messages.h"
 #include "lessonlib/finish_words.h"
@@ -83,18 +84,6 @@ const char* phase_words(Phase p, const Words& w) {
 }
 const char* mode_words(CacheMode m, const Words& w) {
     return m == CacheMode::Cached ? w("cached", "用缓存") : w("uncached", "不用缓存");
-}
-const char* source_words(KvSource s, const Words& w) {
-    if (!w.zh()) return kv_source_name(s);
-    switch (s) {
-        case KvSource::Cached:
-            return "来自缓存";
-        case KvSource::New:
-            return "本步新算";
-        case KvSource::Recomputed:
-            return "重新计算";
-    }
-    return "";
 }
 
 // The toy's per-token table: one line per row of the step, one column per head of layer 0.
@@ -374,15 +363,15 @@ void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const
                   (e->scores_by_rule
                        ? w("; the toy's scores come from its rule", "；玩具模型的分数来自它的规则")
                        : ""));
-    for (int j = std::max(0, e->n_keys - 12); j < e->n_keys; ++j)
-        out.push_back(w("  key at ", "  键，位置 ") +
-                      pad_left(std::to_string(position_of_index(j)), 3) + " " +
-                      pad_right(quoted_piece(m, toks.at(j)), 12) + " " +
-                      pad_right(source_words(e->source[j], w), 10) + " q.k " +
-                      pad_left(fmt("%.4g", e->raw[j]), 9) + w("  scaled ", "  缩放后 ") +
-                      pad_left(fmt("%.4g", e->scaled[j]), 9) +
-                      (e->masked[j] ? w("  masked", "  被掩码") : "        ") +
-                      w("  weight ", "  权重 ") + fmt("%.4g", e->weights[j]));
+    for (int j = std::max(0, e->n_keys - 12); j < e->n_keys; ++j) {
+        const KeyCells c = key_cells(*e, j, w.lang);
+        out.push_back(w("  key at ", "  键，位置 ") + pad_left(std::to_string(c.position), 3) +
+                      " " + pad_right(quoted_piece(m, toks.at(j)), 12) + " " +
+                      pad_right(c.source, 10) + " q.k " + pad_left(c.raw, 9) +
+                      w("  scaled ", "  缩放后 ") + pad_left(c.scaled, 9) +
+                      (c.masked ? w("  masked", "  被掩码") : "        ") +
+                      w("  weight ", "  权重 ") + c.weight);
+    }
     out.push_back(w("  sum of w.v = ", "  w.v 之和 = ") + floats(e->output, w) +
                   w("; the model's output ", "；模型的输出 ") + floats(e->model_output, w) +
                   (e->empty_row ? w(" (no key to attend to)", "（没有可以关注的键）") : ""));

@@ -3,10 +3,16 @@
 // (lessonlib/engine_messages.h), and `kvscope-cli lesson --lang zh` reporting in Chinese.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/loaders/model_loader.h"
+#include "core/session/session.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "lessonlib/attention_row_words.h"
 #include "lessonlib/engine_messages.h"
 #include "lessonlib/finish_words.h"
 #include "lessonlib/lesson_expr.h"
@@ -180,6 +186,53 @@ TEST_CASE("why a generation stopped: one table of words, both languages, every r
     }
     FinishReason none = FinishReason::None;
     CHECK(!finish_reason_named("the end", none));
+}
+
+TEST_CASE("one key of an attention row as text: the CLI's explain table writes its cells",
+          "[lesson][words][explain]") {
+    CHECK(attention_number(0.123456f) == "0.1235");
+    CHECK(attention_number(-0.0f) == "0");
+    CHECK(attention_number(-INFINITY) == "-inf");
+    CHECK(attention_number(NAN) == "none");
+    const float v[] = {1, 2.5f};
+    CHECK(attention_numbers(v, 2) == "[1, 2.5]");
+    CHECK(std::string(key_source_words(KvSource::Recomputed, ReportLang::En)) == "recomputed");
+
+    // The last query of a prefill, layer 0 head 1: each key's row of `kvscope-cli explain`
+    // holds key_cells' words, in order (the lesson log and the window take the same cells).
+    const auto m = open_model("default");
+    CpuBackend be;
+    Session s(*m, be, SessionConfig{});
+    s.set_prompt("The cat sat");
+    s.step();
+    const auto e = explain_query(s.trace(), m->config(), 0, 0, 1, -1, nullptr);
+    REQUIRE(e);
+    const auto r = test::run_cli({"explain", "--model", "default", "--backend", "cpu", "--prompt",
+                                  "The cat sat", "--layer", "0", "--head", "1"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::vector<std::string> rows;
+    for (std::size_t a = 0, b; a < r.out.size(); a = b + 1) {
+        b = std::min(r.out.find('\n', a), r.out.size());
+        const std::string line = r.out.substr(a, b - a);
+        if (line.size() > 8 && line.find('"') == 7)
+            rows.push_back(line);  // a key's row: '     1 "<s>" ...'
+    }
+    REQUIRE(static_cast<int>(rows.size()) == e->n_keys);
+    for (int j = 0; j < e->n_keys; ++j) {
+        const KeyCells c = key_cells(*e, j, ReportLang::En);
+        INFO(rows[j]);
+        std::istringstream words(rows[j].substr(rows[j].rfind('"') + 1));
+        std::string source, raw, scaled, weight;
+        words >> source >> raw >> scaled;
+        if (c.masked) words >> weight;  // the mask column's -inf
+        words >> weight;
+        CHECK(std::stoi(rows[j]) == c.position);
+        CHECK(source == c.source);
+        CHECK(raw == c.raw);
+        CHECK(scaled == c.scaled);
+        CHECK(weight == c.weight);
+    }
 }
 
 TEST_CASE("the engine's messages in Chinese, slots translated in turn", "[lesson][words]") {
