@@ -44,8 +44,8 @@ struct Live {
             s->trace().clear();
             int k = 0;
             for (StepRecord& r : steps) {
-                r.wall_seconds = r.forward_seconds = r.forward_min_seconds =
-                    r.forward_max_seconds = 1e-3 * ++k;
+                r.wall_seconds = r.forward_seconds = r.forward_min_seconds = r.forward_max_seconds =
+                    1e-3 * ++k;
                 r.op_times = {};
                 s->trace().push(std::move(r));
             }
