@@ -109,9 +109,14 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
     if (const nlohmann::json* t = json_member(m, "type");
         t && json_string(*t, field("model.type")) != "BPE")
         fail("model type '" + key_text(t->get_ref<const std::string&>()) + "' is not BPE");
-    if (json_member(m, "dropout")) fail("BPE dropout is not supported");
+    // The hub's files say "no dropout, no prefix, no suffix" as null, 0 and "" (the tokenizers
+    // library writes "dropout": null, "continuing_subword_prefix": "", "end_of_word_suffix": "").
+    if (const nlohmann::json* v = json_member(m, "dropout");
+        v && !(v->is_number() && v->get<double>() == 0))
+        fail("model.dropout " + json_excerpt(*v) + " is not supported (BPE dropout)");
     for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
-        if (const nlohmann::json* v = json_member(m, k); v && !(v->is_string() && v->empty()))
+        if (const nlohmann::json* v = json_member(m, k);
+            v && !(v->is_string() && v->get_ref<const std::string&>().empty()))
             fail(std::string("model.") + k + " " + json_excerpt(*v) + " is not supported");
 
     Options o;
@@ -221,10 +226,19 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
         }
     }
     // BOS as the post-processor adds it: TemplateProcessing whose single sequence starts
-    // with a special token. The template calls it a SpecialToken whatever its added_tokens
-    // entry says, so it decodes to no text: encode then decode gives the text back after it.
-    if (const nlohmann::json* post = json_member(j, "post_processor");
-        post && text_of(*post, "type") == "TemplateProcessing") {
+    // with a special token, alone or in a Sequence of processors (Llama 3's follows a ByteLevel
+    // one). The template calls it a SpecialToken whatever its added_tokens entry says, so it
+    // decodes to no text: encode then decode gives the text back after it.
+    const nlohmann::json* post = json_member(j, "post_processor");
+    if (const nlohmann::json* list = post && text_of(*post, "type") == "Sequence"
+                                         ? json_member(*post, "processors")
+                                         : nullptr;
+        list && list->is_array()) {
+        post = nullptr;
+        for (const nlohmann::json& p : *list)
+            if (text_of(p, "type") == "TemplateProcessing") post = &p;
+    }
+    if (post && text_of(*post, "type") == "TemplateProcessing") {
         const nlohmann::json* single = json_member(*post, "single");
         const nlohmann::json* first =
             single && single->is_array() && !single->empty() ? &(*single)[0] : nullptr;
