@@ -107,15 +107,28 @@ class Reader {
                 integer(v[i], where + "[" + std::to_string(i) + "]", 0, vocab - 1)));
         return out;
     }
-    // Exactly `count` numbers in [lo, hi]; null (a value JSON cannot hold: NaN, infinity) is
-    // `null_as` where the field allows it, else refused.
-    void floats(const json& v, const std::string& where, std::size_t count, float* out,
+    // Exactly `count` numbers in [lo, hi] into `out`, sized only once the file is seen to hold
+    // them (a few bytes claiming a shape must not allocate for it); null (a value JSON cannot
+    // hold: NaN, infinity) is `null_as` where the field allows it, else refused.
+    void floats(const json& v, const std::string& where, std::size_t count, std::vector<float>& out,
                 float lo = -std::numeric_limits<float>::max(),
                 float hi = std::numeric_limits<float>::max(),
                 std::optional<float> null_as = std::nullopt) const {
+        holds(v, where, count);
+        out.resize(count);
+        fill(v, where, out.data(), lo, hi, null_as);
+    }
+    // `v` is an array of exactly `count` values: checked before anything is sized from `count`.
+    void holds(const json& v, const std::string& where, std::size_t count) const {
         if (!v.is_array() || v.size() != count)
             fail(where, "not an array of " + std::to_string(count) + " numbers");
-        for (std::size_t i = 0; i < count; ++i) {
+    }
+    // The numbers of `v` (an array holds() has checked) into `out`.
+    void fill(const json& v, const std::string& where, float* out,
+              float lo = -std::numeric_limits<float>::max(),
+              float hi = std::numeric_limits<float>::max(),
+              std::optional<float> null_as = std::nullopt) const {
+        for (std::size_t i = 0; i < v.size(); ++i) {
             const json& x = v[i];
             if (x.is_null() && null_as) {
                 out[i] = *null_as;
@@ -228,42 +241,67 @@ void read_time(const Reader& rd, const json& s, const std::string& w, int versio
 }
 
 // The attention payload: weights (and scores) per layer, head and query row, each row as long
-// as the keys it sees.
-void read_attention(const Reader& rd, const json& a, const std::string& aw, int L, int H,
+// as the keys it sees. The nesting and every row's length are checked before the rows are sized
+// (the file holds every number it claims), and only the toy's rows may be null (no key to
+// attend to): a null row stands for a row of zeros, so elsewhere it would let a few bytes claim
+// megabytes.
+void read_attention(const Reader& rd, const json& a, const std::string& aw, int L, int H, bool toy,
                     StepRecord& r) {
     AttentionRows& ar = r.attention;
     const int rows = rd.whole(a, "rows", aw, 1, r.tokens_processed);
     const int q_pos0 = rd.whole(a, "q_pos0", aw, r.kv.len - rows, r.kv.len - rows);
     const json* every = rd.optional(a, "all_keys");  // bidirectional rows: every key
-    ar.resize(L, H, rows, q_pos0, every && every->is_boolean() && every->get<bool>());
+    const bool all_keys = every && every->is_boolean() && every->get<bool>();
     const json& weights = rd.member(a, "weights", aw);
     const json* scores = rd.optional(a, "scores");
+    const auto row_name = [&](int l, int h, int row) {
+        return aw + ".weights[" + std::to_string(l) + "][" + std::to_string(h) + "][" +
+               std::to_string(row) + "]";
+    };
+    // weights[l][h][row] (or scores'), once the nesting is seen to be [n_layers][n_heads][rows].
+    const auto cell = [&](const json& top, int l, int h, int row) -> const json& {
+        return top[std::size_t(l)][std::size_t(h)][std::size_t(row)];
+    };
+    for (const json* top : {&weights, scores}) {
+        if (!top) continue;
+        const std::string tw = aw + (top == scores ? ".scores" : ".weights");
+        if (!top->is_array() || int(top->size()) != L) rd.fail(tw, "not [n_layers]");
+        for (int l = 0; l < L; ++l) {
+            const json& lj = (*top)[std::size_t(l)];
+            if (!lj.is_array() || int(lj.size()) != H) rd.fail(at(tw, l), "not [n_heads]");
+            for (int h = 0; h < H; ++h) {
+                const json& hj = lj[std::size_t(h)];
+                if (!hj.is_array() || int(hj.size()) != rows)
+                    rd.fail(at(tw, l) + "[" + std::to_string(h) + "]", "not [rows]");
+                for (int row = 0; row < rows; ++row) {
+                    const json& x = hj[std::size_t(row)];
+                    if (x.is_null() && top == &weights) {
+                        if (!toy) rd.fail(row_name(l, h, row), "null: only the toy's rows are");
+                        continue;
+                    }
+                    rd.holds(x, row_name(l, h, row) + (top == scores ? " (scores)" : ""),
+                             all_keys ? std::size_t(q_pos0) + rows : std::size_t(q_pos0) + row + 1);
+                }
+            }
+        }
+    }
+    ar.resize(L, H, rows, q_pos0, all_keys);
     if (scores) ar.scores.assign(ar.p.size(), 0.0f);
     for (int l = 0; l < L; ++l)
         for (int h = 0; h < H; ++h)
             for (int row = 0; row < rows; ++row) {
-                const std::string rw = aw + ".weights[" + std::to_string(l) + "][" +
-                                       std::to_string(h) + "][" + std::to_string(row) + "]";
-                auto cell = [&](const json& top3) -> const json& {
-                    if (!top3.is_array() || int(top3.size()) != L) rd.fail(rw, "not [n_layers]");
-                    const json& lj = top3[l];
-                    if (!lj.is_array() || int(lj.size()) != H) rd.fail(rw, "not [n_heads]");
-                    const json& hj = lj[h];
-                    if (!hj.is_array() || int(hj.size()) != rows) rd.fail(rw, "not [rows]");
-                    return hj[row];
-                };
-                const std::size_t keys = ar.keys(row);
-                const json& wr = cell(weights);
+                const std::string rw = row_name(l, h, row);
+                const json& wr = cell(weights, l, h, row);
                 if (wr.is_null()) {
                     if (ar.empty_row.empty()) ar.empty_row.assign(std::size_t(L) * H * rows, 0);
                     ar.empty_row[(std::size_t(l) * H + h) * rows + row] = 1;
                 } else {
-                    rd.floats(wr, rw, keys, ar.row(l, h, row).data(), 0.0f, 1.001f);
+                    rd.fill(wr, rw, ar.row(l, h, row).data(), 0.0f, 1.001f);
                 }
                 if (scores)
-                    rd.floats(cell(*scores), rw + " (scores)", keys,
-                              ar.scores.data() + ar.row_offset(l, h, row), kLo, kHi,
-                              -std::numeric_limits<float>::infinity());
+                    rd.fill(cell(*scores, l, h, row), rw + " (scores)",
+                            ar.scores.data() + ar.row_offset(l, h, row), kLo, kHi,
+                            -std::numeric_limits<float>::infinity());
             }
 }
 
@@ -386,23 +424,22 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     for (auto [key, out] :
          {std::pair{"kv_delta_k", &r.kv_delta_k}, std::pair{"kv_delta_v", &r.kv_delta_v}})
         if (const json* d = rd.optional(q, key)) {
-            std::vector<float> v(d->is_array() ? d->size() : 0);
-            if (!d->is_array() || (v.size() != 0 && int(v.size()) != L))
+            if (!d->is_array() || (!d->empty() && int(d->size()) != L))
                 rd.fail(qw + "." + key, "not [] or [n_layers]");
-            rd.floats(*d, qw + "." + key, v.size(), v.data(), 0.0f, 1e30f);
+            std::vector<float> v;
+            rd.floats(*d, qw + "." + key, d->size(), v, 0.0f, 1e30f);
             out->assign(v.begin(), v.end());
         }
     r.payload_evicted = rd.boolean(s, "payload_evicted", w);
 
     // Payloads: every shape is the model's, every row inside the cache after the step.
     if (const json* a = rd.optional(s, "attention"))
-        read_attention(rd, *a, w + ".attention", L, H, r);
+        read_attention(rd, *a, w + ".attention", L, H, toy, r);
     const std::size_t rows = static_cast<std::size_t>(r.attention.rows);
     if (const json* h = rd.optional(s, "head_outputs")) {
         if (!toy || rows == 0)
             rd.fail(w + ".head_outputs", "only the toy's steps with attention have them");
-        r.head_outputs.resize(std::size_t(L) * H * rows);
-        rd.floats(*h, w + ".head_outputs", r.head_outputs.size(), r.head_outputs.data(), kLo, kHi,
+        rd.floats(*h, w + ".head_outputs", std::size_t(L) * H * rows, r.head_outputs, kLo, kHi,
                   kNaN);
     }
     const json* qr = rd.optional(s, "q_rows");
@@ -412,24 +449,21 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         if (toy || rows == 0)
             rd.fail(w + ".q_rows", "only a model's steps with attention have them");
         const std::size_t n = std::size_t(L) * rows * c.dim;
-        r.q_rows.resize(n);
-        r.attn_out.resize(n);
-        rd.floats(rd.member(*qr, "values", w + ".q_rows"), w + ".q_rows.values", n, r.q_rows.data(),
+        rd.floats(rd.member(*qr, "values", w + ".q_rows"), w + ".q_rows.values", n, r.q_rows, kLo,
+                  kHi, kNaN);
+        rd.floats(rd.member(*ao, "values", w + ".attn_out"), w + ".attn_out.values", n, r.attn_out,
                   kLo, kHi, kNaN);
-        rd.floats(rd.member(*ao, "values", w + ".attn_out"), w + ".attn_out.values", n,
-                  r.attn_out.data(), kLo, kHi, kNaN);
     }
     if (const json* ops_log = rd.optional(s, "ops")) read_ops_log(rd, *ops_log, w + ".ops", L, r);
     if (const json* lg = rd.optional(s, "logits")) {
-        r.logits.resize(std::size_t(V));
-        rd.floats(*lg, w + ".logits", r.logits.size(), r.logits.data(), kLo, kHi, kNaN);
+        rd.floats(*lg, w + ".logits", std::size_t(V), r.logits, kLo, kHi, kNaN);
     }
     if (const json* kr = rd.optional(s, "kv_rows")) {
         const std::string kw2 = w + ".kv_rows";
         r.kv_rows_kept = rd.whole(*kr, "rows", kw2, 1, r.kv.len);
-        r.kv_rows.resize(ConstKvRows{nullptr, L, r.kv_rows_kept, kv_dim}.size());
-        rd.floats(rd.member(*kr, "values", kw2), kw2 + ".values", r.kv_rows.size(),
-                  r.kv_rows.data(), kLo, kHi, kNaN);
+        rd.floats(rd.member(*kr, "values", kw2), kw2 + ".values",
+                  ConstKvRows{nullptr, L, r.kv_rows_kept, kv_dim}.size(), r.kv_rows, kLo, kHi,
+                  kNaN);
     }
     const bool has_payload = !r.attention.p.empty() || !r.logits.empty() || !r.kv_rows.empty() ||
                              !r.ops.ops.empty() || !r.q_rows.empty();
