@@ -27,9 +27,23 @@ using nlohmann::json;
 // The schema nests 9 deep (twin > steps > step > attention > weights > layer > head > row).
 constexpr int kMaxDepth = 16;
 constexpr std::size_t kMaxName = 4096;  // a model name, a piece, a device's words
-constexpr float kLo = -std::numeric_limits<float>::max(), kHi = std::numeric_limits<float>::max();
-// What the writer's null stands for in vectors a broken model may fill with NaN.
+// Values a model's arithmetic fills (logits, rows, weights) may be any float, NaN included: a
+// broken model's trace reads back as it was written.
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kLo = -kInf, kHi = kInf;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// A float field's value: a JSON number, or the text the writer puts for what a JSON number cannot
+// hold ("NaN", "Infinity", "-Infinity"; core/util/json_writer.h); nothing else.
+std::optional<double> float_of(const json& v) {
+    if (v.is_number()) return v.get<double>();
+    if (!v.is_string()) return std::nullopt;
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "Infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
+    return std::nullopt;
+}
 
 // Every read names where it is ("steps[3].kv.len") and fails with one line.
 class Reader {
@@ -65,17 +79,22 @@ class Reader {
     int whole(const json& o, const char* key, const std::string& where, int lo, int hi) const {
         return static_cast<int>(integer(member(o, key, where), where + "." + key, lo, hi));
     }
-    double number(const json& v, const std::string& where, double lo, double hi) const {
-        if (!v.is_number()) fail(where, json_excerpt(v, 40) + " is not a number");
-        const double x = v.get<double>();
-        if (!(x >= lo && x <= hi))
-            fail(where,
-                 v.dump() + " is out of range (" + json(lo).dump() + ".." + json(hi).dump() + ")");
-        return x;
+    // A number in [lo, hi]; NaN too where `nan` (a value a model's arithmetic gave).
+    double number(const json& v, const std::string& where, double lo, double hi,
+                  bool nan = false) const {
+        const std::optional<double> x = float_of(v);
+        if (!x) fail(where, json_excerpt(v, 40) + " is not a number");
+        if (!(*x >= lo && *x <= hi) && !(nan && std::isnan(*x)))
+            fail(where, json_excerpt(v, 40) + " is out of range (" + range_text(lo) + ".." +
+                            range_text(hi) + ")");
+        return *x;
     }
-    double real(const json& o, const char* key, const std::string& where, double lo,
-                double hi) const {
-        return number(member(o, key, where), where + "." + key, lo, hi);
+    double real(const json& o, const char* key, const std::string& where, double lo, double hi,
+                bool nan = false) const {
+        return number(member(o, key, where), where + "." + key, lo, hi, nan);
+    }
+    static std::string range_text(double x) {
+        return std::isinf(x) ? (x > 0 ? "Infinity" : "-Infinity") : json(x).dump();
     }
     std::string string(const json& v, const std::string& where, std::size_t max) const {
         if (!v.is_string()) fail(where, "not a string");
@@ -107,13 +126,12 @@ class Reader {
                 integer(v[i], where + "[" + std::to_string(i) + "]", 0, vocab - 1)));
         return out;
     }
-    // Exactly `count` numbers in [lo, hi] into `out`, sized only once the file is seen to hold
-    // them (a few bytes claiming a shape must not allocate for it); null (a value JSON cannot
-    // hold: NaN, infinity) is `null_as` where the field allows it, else refused.
+    // Exactly `count` numbers in [lo, hi] (or NaN) into `out`, sized only once the file is seen
+    // to hold them (a few bytes claiming a shape must not allocate for it); null is `null_as`
+    // (older writers put null for every value JSON cannot hold).
     void floats(const json& v, const std::string& where, std::size_t count, std::vector<float>& out,
                 float lo = -std::numeric_limits<float>::max(),
-                float hi = std::numeric_limits<float>::max(),
-                std::optional<float> null_as = std::nullopt) const {
+                float hi = std::numeric_limits<float>::max(), float null_as = kNaN) const {
         holds(v, where, count);
         out.resize(count);
         fill(v, where, out.data(), lo, hi, null_as);
@@ -124,20 +142,19 @@ class Reader {
             fail(where, "not an array of " + std::to_string(count) + " numbers");
     }
     // The numbers of `v` (an array holds() has checked) into `out`.
-    void fill(const json& v, const std::string& where, float* out,
-              float lo = -std::numeric_limits<float>::max(),
-              float hi = std::numeric_limits<float>::max(),
-              std::optional<float> null_as = std::nullopt) const {
+    void fill(const json& v, const std::string& where, float* out, float lo = kLo, float hi = kHi,
+              float null_as = kNaN) const {
         for (std::size_t i = 0; i < v.size(); ++i) {
             const json& x = v[i];
-            if (x.is_null() && null_as) {
-                out[i] = *null_as;
+            if (x.is_null()) {
+                out[i] = null_as;
                 continue;
             }
-            if (!x.is_number()) fail(where + "[" + std::to_string(i) + "]", "not a number");
-            const double d = x.get<double>();
-            if (!(d >= lo && d <= hi)) fail(where + "[" + std::to_string(i) + "]", "out of range");
-            out[i] = static_cast<float>(d);
+            const std::optional<double> d = float_of(x);
+            if (!d) fail(where + "[" + std::to_string(i) + "]", "not a number");
+            if (!(*d >= lo && *d <= hi) && !std::isnan(*d))
+                fail(where + "[" + std::to_string(i) + "]", "out of range");
+            out[i] = static_cast<float>(*d);
         }
     }
 
@@ -381,8 +398,8 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         const std::string tw = at(w + ".top", i);
         TopToken t;
         t.id = rd.whole(top[i], "id", tw, 0, V - 1);
-        t.prob = static_cast<float>(rd.real(top[i], "prob", tw, 0, 1));
-        t.logit = static_cast<float>(rd.real(top[i], "logit", tw, -3.4e38, 3.4e38));
+        t.prob = static_cast<float>(rd.real(top[i], "prob", tw, 0, 1, true));
+        t.logit = static_cast<float>(rd.real(top[i], "logit", tw, kLo, kHi, true));
         pieces.emplace(t.id, rd.text(top[i], "piece", tw));
         r.top.push_back(t);
     }
@@ -420,14 +437,14 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     r.kv_rows_recomputed = rd.whole(q, "kv_rows_recomputed", qw, 0, 1 << 30);
     const json& delta = rd.member(q, "kv_recomputed_max_delta", qw);
     r.kv_recomputed_max_delta =
-        delta.is_null() ? -1 : rd.number(delta, qw + ".kv_recomputed_max_delta", 0, 1e38);
+        delta.is_null() ? -1 : rd.number(delta, qw + ".kv_recomputed_max_delta", 0, kHi, true);
     for (auto [key, out] :
          {std::pair{"kv_delta_k", &r.kv_delta_k}, std::pair{"kv_delta_v", &r.kv_delta_v}})
         if (const json* d = rd.optional(q, key)) {
             if (!d->is_array() || (!d->empty() && int(d->size()) != L))
                 rd.fail(qw + "." + key, "not [] or [n_layers]");
             std::vector<float> v;
-            rd.floats(*d, qw + "." + key, d->size(), v, 0.0f, 1e30f);
+            rd.floats(*d, qw + "." + key, d->size(), v, 0.0f, kHi);
             out->assign(v.begin(), v.end());
         }
     r.payload_evicted = rd.boolean(s, "payload_evicted", w);
@@ -589,7 +606,7 @@ RecordedRun read_document(const Reader& rd, const json& doc) {
         for (std::size_t i = 0; i < diffs.size(); ++i)
             run.logit_max_diff.push_back(
                 diffs[i].is_null() ? std::numeric_limits<double>::quiet_NaN()
-                                   : rd.number(diffs[i], at("logit_max_diff", i), 0, 1e38));
+                                   : rd.number(diffs[i], at("logit_max_diff", i), 0, kHi, true));
     }
 
     if (run.version >= 2) {
