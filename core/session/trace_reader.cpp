@@ -644,7 +644,7 @@ RecordedRun read_document(const Reader& rd, const json& doc) {
 
 RecordedRun read_trace_json(std::string_view whole, const std::string& source) {
     const Reader rd(source);
-    const std::string_view text = utf8_text(whole, source);
+    const std::string_view text = json_text(whole, source);
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos || text[first] != '{')
         rd.fail("", "not a kvscope trace (a trace JSON is one object)");
