@@ -396,7 +396,7 @@ int run(int argc, char** argv, Platform& platform) {
         LayoutRecord layout;
         app.frame(o.screenshot, &layout);
         if (!o.layout_json.empty()) {
-            write_output_file(o.layout_json, layout.to_json() + "\n");
+            write_output_file(o.layout_json, layout.to_json() + "\n", layout_json_output());
         }
         // More views of the same engine state, each its own record (the overlap test renders
         // several views per start of the window).
@@ -406,7 +406,8 @@ int run(int argc, char** argv, Platform& platform) {
             app.frame();  // the toolbar's height settles (a view may hide it)
             app.frame();
             app.frame({}, &layout);
-            write_output_file(view_file(o.layout_json, i + 1), layout.to_json() + "\n");
+            write_output_file(view_file(o.layout_json, i + 1), layout.to_json() + "\n",
+                              layout_json_output());
         }
         return 0;
     }

@@ -9,7 +9,9 @@
 #include "core/util/error.h"
 #include "gui/engine_worker.h"
 #include "gui/font_check.h"
+#include "gui/layout_record.h"
 #include "gui/options.h"
+#include "gui/png_text.h"
 #include "gui/quit_signal.h"
 #include "gui/settings.h"
 #include "kernels/backend_factory.h"
@@ -293,4 +295,25 @@ TEST_CASE("settings: saved as UTF-16, one line says so and the defaults are used
           "settings.txt: UTF-16 text (it starts with a UTF-16 byte order mark); kvscope reads "
           "UTF-8: save it as UTF-8; using the default settings");
     CHECK(s.temperature == Settings().temperature);
+}
+
+TEST_CASE(
+    "the window's outputs are known by kvscope's own headers: a screenshot's PNG text "
+    "chunk, the layout record's first key",
+    "[gui][output]") {
+    // A PNG as an encoder writes it: the signature, IHDR (13 bytes of data), IEND.
+    std::string png = "\x89PNG\r\n\x1a\n";
+    png += std::string("\0\0\0\x0dIHDR", 8) + std::string(13, '\1') + "crc!";
+    png += std::string("\0\0\0\0IEND\xae\x42\x60\x82", 12);
+    const std::string marked = with_kvscope_text(png);
+    // tEXt "Software\0kvscope" after IHDR, with PNG's CRC-32 of its type and data.
+    REQUIRE(marked.size() == png.size() + 4 + 4 + 16 + 4);
+    CHECK(marked.substr(33, 24) == std::string("\0\0\0\x10tEXtSoftware\0kvscope", 24));
+    CHECK(marked.substr(57, 4) == "\x27\x49\xed\x13");  // zlib.crc32(b"tEXtSoftware\0kvscope")
+    CHECK(screenshot_output().own(marked));
+    CHECK_FALSE(screenshot_output().own(png));  // a PNG of the user's
+    LayoutRecord r;
+    CHECK(layout_json_output().own(r.to_json()));
+    CHECK(layout_json_output().own(r.to_json(-1)));
+    CHECK_FALSE(layout_json_output().own("{\"arrangement\": 1, \"kvscope_layout\": 1}"));
 }

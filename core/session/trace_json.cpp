@@ -97,6 +97,10 @@ void write_trace_json(std::ostream& os, const Session& s, const RecordedOn& reco
     write_trace_json(os, run);
 }
 
+OutputKind trace_json_output() {
+    return json_output_keyed("trace JSON", "kvscope_trace");
+}
+
 void write_trace_json(std::ostream& os, const TraceJsonRun& run) {
     const Model& m = *run.model;
     const ModelConfig& c = m.config();

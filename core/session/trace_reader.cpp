@@ -644,10 +644,11 @@ RecordedRun read_document(const Reader& rd, const json& doc) {
 
 RecordedRun read_trace_json(std::string_view whole, const std::string& source) {
     const Reader rd(source);
-    const std::string_view text = json_text(whole, source);
+    const std::string_view text = utf8_text(whole, source);
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos || text[first] != '{')
         rd.fail("", "not a kvscope trace (a trace JSON is one object)");
+    json_text(whole, source);  // no NUL byte (junk after one would not be read)
     if (json_too_deep_at(text, kMaxDepth) != std::string_view::npos)
         rd.fail("",
                 "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");
