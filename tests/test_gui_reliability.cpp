@@ -317,3 +317,33 @@ TEST_CASE(
     CHECK(layout_json_output().own(r.to_json(-1)));
     CHECK_FALSE(layout_json_output().own("{\"arrangement\": 1, \"kvscope_layout\": 1}"));
 }
+
+TEST_CASE(
+    "--views: every field is read by the one reader, a bad value is one line, never an "
+    "exception from a number",
+    "[gui][options]") {
+    const auto settings = read_view("maximise=inside,stage=3,explain=1:2:last,mask=bidirectional");
+    REQUIRE(settings.size() == 4);
+    CHECK(settings[0].panel == "inside");
+    CHECK(settings[1].stage == 2);
+    CHECK((settings[2].on && settings[2].layer == 1 && settings[2].head == 2 &&
+           settings[2].row == -1));
+    CHECK(settings[3].on);
+    CHECK(read_view("explain=0:0:7")[0].row == 7);
+    CHECK_FALSE(read_view("explain=off")[0].on);
+    // Each of these once passed the check and made the window's apply_view throw from std::stoi
+    // ("internal error: stoi", exit 1), or read a number sscanf wrapped.
+    for (const std::string v :
+         {"explain=0:0:abc", "explain=0:0:12345678901234", "explain=99999999999:0:1",
+          "explain=0:-1:1", "explain=0:0", "explain=0:0: 5", "explain=0x1:0:1", "stage=9",
+          "stage=08x", "maximise=nowhere", "presenter=2", "bogus=1"}) {
+        INFO(v);
+        const std::string why = check_view(v);
+        CHECK(why.starts_with("'" + v + "' in view '" + v + "' is not a view setting"));
+        char name[] = "kvscope", views[] = "--views", layout[] = "--layout-json", file[] = "v.json";
+        std::string value = v;
+        std::vector<char*> argv = {name, layout, file, views, value.data()};
+        CHECK_THROWS_WITH(parse_options(static_cast<int>(argv.size()), argv.data()),
+                          "--views: " + why + " (see kvscope --help)");
+    }
+}
