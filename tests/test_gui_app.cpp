@@ -876,8 +876,9 @@ bool line_has(const json& layout, const std::string& panel, const std::string& p
 }
 
 // The numbers drawn in the inside-attention diagram's column headed `header`, top to bottom.
-std::vector<std::string> column_texts(const json& layout, const std::string& header) {
-    const auto texts = panel_texts(layout, "inside_attention");
+std::vector<std::string> column_texts(const json& layout, const std::string& header,
+                                      const std::string& panel = "inside_attention") {
+    const auto texts = panel_texts(layout, panel);
     double x = -1, y = -1;
     for (const auto& t : texts)
         if (t.at("text") == header) {
@@ -1713,7 +1714,7 @@ TEST_CASE(
     "a lesson's question waits for the learner, the step runs on the answer, revealed "
     "beside theirs",
     "[gui][screenshot][lessons][ask]") {
-    // Lesson 3, step 1 asks how many rows its decode step pushes through the model (1).
+    // Lesson 3, step 1 asks how many keys the decode step's query meets (5, the third choice).
     const Shot wait =
         screenshot({"--lesson", "3", "--answer", "wait", "--backend", "cpu"}, "ask-wait");
     const json& w = wait.layout.at("lesson");
@@ -1727,11 +1728,11 @@ TEST_CASE(
     CHECK(line_has(wait.layout, "lesson", "Predict:"));
 
     const Shot right =
-        screenshot({"--lesson", "3", "--answer", "1", "--backend", "cpu"}, "ask-right");
+        screenshot({"--lesson", "3", "--answer", "3", "--backend", "cpu"}, "ask-right");
     const json& r = right.layout.at("lesson");
     CHECK(r.at("ask").at("state") == "revealed");
-    CHECK(r.at("ask").at("learner") == "1");
-    CHECK(r.at("ask").at("engine") == "1");
+    CHECK(r.at("ask").at("learner") == "5");
+    CHECK(r.at("ask").at("engine") == "5");
     CHECK(r.at("ask").at("right") == 1);
     CHECK(r.at("checks_failed") == 0);
     CHECK(right.layout.at("model") == "toy");
@@ -1739,8 +1740,8 @@ TEST_CASE(
     CHECK(line_has(right.layout, "lesson", "you predicted it"));
 
     const Shot wrong =
-        screenshot({"--lesson", "3", "--answer", "3", "--backend", "cpu"}, "ask-wrong");
-    CHECK(wrong.layout.at("lesson").at("ask").at("learner") == "5");
+        screenshot({"--lesson", "3", "--answer", "1", "--backend", "cpu"}, "ask-wrong");
+    CHECK(wrong.layout.at("lesson").at("ask").at("learner") == "1");
     CHECK(wrong.layout.at("lesson").at("ask").at("right") == 0);
     CHECK(line_has(wrong.layout, "lesson", "not what you predicted"));
 
@@ -1999,26 +2000,31 @@ TEST_CASE(
     CHECK(l.at("arrangement") == "one-at-a-time");
     CHECK(l.at("explain").at("open").get<bool>());
     const int T = l.at("explain").at("n_keys").get<int>();
-    int weights = 0;
-    for (const auto& t : l.at("texts")) {
-        const std::string x = t.at("text");
-        if ((t.at("panel") == "group-inside" || t.at("panel") == "inside_attention") &&
-            x.rfind("0.", 0) == 0 && x.find_first_not_of("0123456789.") == std::string::npos)
-            ++weights;
-    }
-    INFO(T << " keys, " << weights << " weights drawn");
+    // The weights column itself (another column's 0.5 is not a weight), beside the scores: each
+    // key row the tab draws shows its score and its weight; rows past the tab's height are
+    // reached by scrolling it.
+    const auto weights = column_texts(l, "softmax w", "group-inside");
+    const auto scores = column_texts(l, "q·k_j", "group-inside");
+    INFO(T << " keys, " << weights.size() << " weights drawn");
     CHECK(T == 8);
-    CHECK(weights >= T);
+    CHECK(!weights.empty());
+    CHECK(weights.size() == scores.size());
+    for (const auto& w : weights) CHECK((std::stod(w) >= 0 && std::stod(w) <= 1));
+    bool scrolls = false;
+    for (const auto& t : panel_texts(l, "group-inside")) scrolls = scrolls || t.at("scrolls_y");
+    if (static_cast<int>(weights.size()) < T) CHECK(scrolls);
     for (const auto& p : text_problems(l)) FAIL_CHECK(p);
 }
 
 TEST_CASE("a lesson's question and its choices fit at 1280x800 with text 2, both languages",
           "[gui][screenshot][lessons]") {
     // Waiting for the answer: the question, every choice and what to press, in view unscrolled.
-    // Lessons 12 and 13: their longest questions in English, and one in Chinese.
+    // Lessons 12 and 13: their longest questions in English, and one in Chinese; lessons 1, 8 and
+    // 10: the longest of the others.
     const std::vector<std::tuple<const char*, const char*, const char*>> asks = {
         {"3", "1", "en"},  {"11", "1", "en"}, {"10", "2", "zh"}, {"1", "2", "zh"},
-        {"12", "1", "en"}, {"13", "4", "en"}, {"13", "3", "zh"}};
+        {"12", "1", "en"}, {"13", "4", "en"}, {"13", "3", "zh"}, {"1", "4", "en"},
+        {"8", "1", "en"},  {"10", "3", "en"}};
     for (const auto& [lesson, step, lang] : asks) {
         const json l = layout_of({"--backend", "cpu", "--lesson", lesson, "--lesson-step", step,
                                   "--answer", "wait", "--lang", lang},
