@@ -319,7 +319,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "--views: every field is read by the one reader, a bad value is one line, never an "
+    "window views: every field is read by the one reader, a bad value is one line, never an "
     "exception from a number",
     "[gui][options]") {
     const auto settings = read_view("maximise=inside,stage=3,explain=1:2:last,mask=bidirectional");
