@@ -108,8 +108,9 @@ void write_steps_csv(std::ostream& os, const TraceJsonRun& run) {
                << r.timing_runs << ',' << (r.graph_seconds > 0 ? num(r.graph_seconds * 1e3) : "")
                << ',' << num(r.counts.flops) << ',' << num(r.counts.matmul_flops) << ','
                << num(r.counts.attention_flops) << ',' << num(r.counts.bytes) << ','
-               << r.kv_rows_written << ',' << r.kv_rows_recomputed << ',' << csv_field(r.backend)
-               << ',' << csv_field(r.device) << ','
+               << r.kv_rows_written << ',' << r.kv_rows_recomputed << ','
+               << csv_field(escape_for_one_line(r.backend)) << ','
+               << csv_field(escape_for_one_line(r.device)) << ','
                << (diff ? num(run.logit_max_diff[r.index]) : "") << '\n';
         }
     }

@@ -18,6 +18,7 @@
 #include "core/util/file_bytes.h"
 #include "core/util/format.h"
 #include "core/util/text_file.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 namespace {
@@ -106,6 +107,12 @@ class Reader {
                      std::size_t max = kMaxName) const {
         return string(member(o, key, where), where + "." + key, max);
     }
+    // A label the views and the CLI show as it is (a model's name, where and when the run was
+    // recorded): kept in its one-line escaped form (core/util/utf8.h), so no display can print
+    // a control byte or a reordering character a file put there. Pieces and the text stay bytes.
+    std::string label(const json& o, const char* key, const std::string& where) const {
+        return escape_for_one_line(text(o, key, where));
+    }
     bool boolean(const json& o, const char* key, const std::string& where) const {
         const json& v = member(o, key, where);
         if (!v.is_boolean()) fail(where + "." + key, "not true or false");
@@ -178,7 +185,7 @@ struct ModelBlock {
 ModelBlock read_model(const Reader& rd, const json& m, int version) {
     ModelBlock b;
     const std::string w = "model";
-    b.name = rd.text(m, "name", w);
+    b.name = rd.label(m, "name", w);
     b.toy = rd.boolean(m, "toy", w);
     ModelConfig& c = b.config;
     c.dim = rd.whole(m, "dim", w, 1, 1 << 14);
@@ -201,7 +208,7 @@ ModelBlock read_model(const Reader& rd, const json& m, int version) {
         c.shared_classifier = rd.boolean(m, "shared_classifier", w);
         c.qkv_bias = rd.boolean(m, "qkv_bias", w);
         c.n_positions = rd.whole(m, "n_positions", w, 0, 1 << 17);
-        b.format = rd.text(m, "format", w);
+        b.format = rd.label(m, "format", w);
         b.parameters = static_cast<std::size_t>(
             rd.integer(rd.member(m, "parameters", w), w + ".parameters", 0, std::int64_t(1) << 50));
         b.bos = rd.whole(m, "bos", w, -1, c.vocab_size - 1);
@@ -243,8 +250,8 @@ void read_time(const Reader& rd, const json& s, const std::string& w, int versio
     r.kernel_launches = launches("kernels");
     r.graph_kernel_launches = launches("graph_kernels");
     r.fused_kernel_launches = launches("fused_kernels");
-    r.backend = rd.text(time, "backend", tw);
-    r.device = rd.text(time, "device", tw);
+    r.backend = rd.label(time, "backend", tw);
+    r.device = rd.label(time, "device", tw);
     const json& ops = rd.member(time, "ops", tw);
     if (!ops.is_object() || ops.size() > kOpCount) rd.fail(tw + ".ops", "not an object of ops");
     const json* calls = version >= 2 ? &rd.member(time, "op_calls", tw) : nullptr;
@@ -612,12 +619,12 @@ RecordedRun read_document(const Reader& rd, const json& doc) {
     if (run.version >= 2) {
         const json& r = rd.member(doc, "recorded", "");
         RecordedOn& on = run.recorded;
-        on.program = rd.text(r, "program", "recorded");
-        on.version = rd.text(r, "version", "recorded");
-        on.date = rd.text(r, "date", "recorded");
-        on.backend = rd.text(r, "backend", "recorded");
-        on.device = rd.text(r, "device", "recorded");
-        on.host = rd.text(r, "host", "recorded");
+        on.program = rd.label(r, "program", "recorded");
+        on.version = rd.label(r, "version", "recorded");
+        on.date = rd.label(r, "date", "recorded");
+        on.backend = rd.label(r, "backend", "recorded");
+        on.device = rd.label(r, "device", "recorded");
+        on.host = rd.label(r, "host", "recorded");
         on.timing_runs = rd.whole(r, "timing_runs", "recorded", 1, 1000);
     } else if (!run.sessions[0].trace.empty()) {
         // Version 1 said where each step was timed, not where the run was recorded.
