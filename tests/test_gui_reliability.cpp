@@ -347,3 +347,41 @@ TEST_CASE(
                           "--views: " + why + " (see kvscope --help)");
     }
 }
+
+TEST_CASE(
+    "a serving run that cannot start says why, and a later step repeats it, in the CLI's words",
+    "[gui][worker][serving][reliability]") {
+    const std::string model = test::write_tiny_model(test::temp_dir("gui-serve-why"));
+    std::string long_prompt;
+    for (int i = 0; i < 80; ++i) long_prompt += "the cat ";  // beyond the context of 64
+    ServeSetup setup;
+    setup.prompts = {"the cat", long_prompt};
+    EngineWorker w;
+    w.open_model(model, {}, {}, "the cat");
+    w.serve_open(setup);
+    w.wait_idle();
+    const std::string why = "request 2: the prompt is";  // kvscope-cli serve's own message
+    {
+        auto lock = w.lock();
+        const EngineSnapshot& s = w.snapshot();
+        CHECK(s.error_task == EngineTask::ServeOpen);
+        CHECK(s.error.find(why) == 0);
+        CHECK(s.serving_error == s.error);  // kept for the Serving view
+        CHECK_FALSE(s.serving);
+    }
+    w.serve_step(1);
+    w.wait_idle();
+    {
+        auto lock = w.lock();
+        const EngineSnapshot& s = w.snapshot();
+        INFO(s.error);
+        CHECK(s.error.find("no serving run is open: it could not start: " + why) == 0);
+    }
+    // A run that starts clears it.
+    setup.prompts = {"the cat"};
+    w.serve_open(setup);
+    w.wait_idle();
+    auto lock = w.lock();
+    CHECK(w.snapshot().serving_error.empty());
+    CHECK(w.snapshot().serving);
+}
