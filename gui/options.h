@@ -61,10 +61,12 @@ struct AppOptions {
     int soak_report = 250;
     std::size_t trace_budget = 0;  // the window's trace budget in bytes (0: the default, 256 MiB)
     int timing_runs = 0;           // each step under 10 ms timed as the median of N runs (0: 3)
-    // --explain L,H,ROW: open the inside-attention panel on layer L, head H, query position ROW
-    // ("last": the newest row); --ops: the op strip, --op N: with op N highlighted.
+    // --explain L,H,P: open the inside-attention panel on layer L, head H, the query at position
+    // P (kept as its token index, P - 1; "last": -1, the newest row); --ops: the op strip, --op
+    // N: with op N highlighted.
     bool explain = false;
-    int explain_layer = 0, explain_head = 0, explain_row = -1;
+    int explain_layer = 0, explain_head = 0, explain_q_pos = -1;
+    int explain_session = 0;  // drawn first: 0, or 1 the twin (compare, bidirectional)
     bool ops = false;
     bool ops_fast = false;      // the headless steps take the fast path even with the strip shown
     bool weight_types = false;  // the weight-types panel open (headless: measured before frames)
@@ -96,7 +98,7 @@ struct ViewSetting {
     std::string panel;                  // maximise: the panel ("" for none)
     int stage = -1;                     // stage: 0..6, -1 for all
     bool on = false;                    // presenter=1, mask=bidirectional, explain (false: off)
-    int layer = 0, head = 0, row = -1;  // explain: row -1 is the last
+    int layer = 0, head = 0, row = -1;  // explain: the query's index (position - 1), -1 last
 };
 // A --views entry's settings in order; kvs::Error "'K=V' in view 'VIEW' is not a view setting"
 // (with why, for a number) for any other, so nothing is left for apply_view to misread.

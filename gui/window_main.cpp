@@ -19,6 +19,7 @@
 #include "core/serving/prompt_file.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
+#include "core/util/numbering.h"
 #include "core/util/output_file.h"
 #include "core/util/utf8.h"
 #include "core/util/version.h"
@@ -207,7 +208,9 @@ int run(int argc, char** argv, Platform& platform) {
     if (o.top_k) st.top_k = *o.top_k;
     if (o.top_p) st.top_p = *o.top_p;
     if (o.seed) st.seed = *o.seed;
-    if (o.explain) open_inside_attention(ui, 0, o.explain_layer, o.explain_head, o.explain_row);
+    if (o.explain)
+        open_inside_attention(ui, o.explain_session, o.explain_layer, o.explain_head,
+                              o.explain_q_pos);
     ui.explain.op_strip = o.ops;
     ui.show_weight_types = o.weight_types;
     ui.explain.op = o.op;

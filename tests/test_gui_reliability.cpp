@@ -329,14 +329,14 @@ TEST_CASE(
     CHECK((settings[2].on && settings[2].layer == 1 && settings[2].head == 2 &&
            settings[2].row == -1));
     CHECK(settings[3].on);
-    CHECK(read_view("explain=0:0:7")[0].row == 7);
+    CHECK(read_view("explain=0:0:7")[0].row == 6);  // position 7: the query at index 6
     CHECK_FALSE(read_view("explain=off")[0].on);
     // Each of these once passed the check and made the window's apply_view throw from std::stoi
     // ("internal error: stoi", exit 1), or read a number sscanf wrapped.
-    for (const std::string v :
-         {"explain=0:0:abc", "explain=0:0:12345678901234", "explain=99999999999:0:1",
-          "explain=0:-1:1", "explain=0:0", "explain=0:0: 5", "explain=0x1:0:1", "stage=9",
-          "stage=08x", "maximise=nowhere", "presenter=2", "bogus=1"}) {
+    for (const std::string v : {"explain=0:0:abc", "explain=0:0:12345678901234", "explain=0:0:0",
+                                "explain=99999999999:0:1", "explain=0:-1:1", "explain=0:0",
+                                "explain=0:0: 5", "explain=0x1:0:1", "stage=9", "stage=08x",
+                                "maximise=nowhere", "presenter=2", "bogus=1"}) {
         INFO(v);
         const std::string why = check_view(v);
         CHECK(why.starts_with("'" + v + "' in view '" + v + "' is not a view setting"));
