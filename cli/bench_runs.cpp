@@ -15,21 +15,23 @@ double seconds_since(Clock::time_point t) {
 
 class NoStopModel final : public Model {
   public:
-    explicit NoStopModel(const Model& m) : m_(m) {}
-    std::string name() const override { return m_.name(); }
-    const ModelConfig& config() const override { return m_.config(); }
-    const Tokenizer& tokenizer() const override { return m_.tokenizer(); }
-    std::unique_ptr<Runner> make_runner(Backend& b) const override { return m_.make_runner(b); }
+    explicit NoStopModel(const Model& m) : model_(m) {}
+    std::string name() const override { return model_.name(); }
+    const ModelConfig& config() const override { return model_.config(); }
+    const Tokenizer& tokenizer() const override { return model_.tokenizer(); }
+    std::unique_ptr<Runner> make_runner(Backend& b) const override { return model_.make_runner(b); }
     std::unique_ptr<BatchRunner> make_batch_runner(Backend& b, int max_batch) const override {
-        return m_.make_batch_runner(b, max_batch);
+        return model_.make_batch_runner(b, max_batch);
     }
     std::vector<int> stop_tokens() const override { return {}; }
-    StepCounts count_forward(int pos0, int T) const override { return m_.count_forward(pos0, T); }
-    std::size_t parameter_count() const override { return m_.parameter_count(); }
-    bool is_toy() const override { return m_.is_toy(); }
+    StepCounts count_forward(int pos0, int T) const override {
+        return model_.count_forward(pos0, T);
+    }
+    std::size_t parameter_count() const override { return model_.parameter_count(); }
+    bool is_toy() const override { return model_.is_toy(); }
 
   private:
-    const Model& m_;
+    const Model& model_;
 };
 
 void add_ops(OpTimes& sum, const OpTimes& t) {
@@ -81,7 +83,7 @@ std::vector<int> prompt_of_length(const Model& m, const std::string& text, int l
     return out;
 }
 
-MeasureRunner::MeasureRunner(Measure m, const RunSetup& setup) : m_(m) {
+MeasureRunner::MeasureRunner(Measure m, const RunSetup& setup) : measure_(m) {
     SessionConfig cfg;
     // Tracing off keeps no payload: copying q and the attention output of every row out of the
     // pass costs 9.4 MB for a 128-token prefill of the 85M model (the 'transfer' column's 8.6 ms in
@@ -110,7 +112,7 @@ RunSample MeasureRunner::run() {
     const auto t0 = Clock::now();
     const StepRecord& pre = s.step();
     out.first_token_s = seconds_since(t0);
-    if (is_prefill(m_)) {
+    if (is_prefill(measure_)) {
         out.tokens = s.prompt_len();
         out.seconds = out.first_token_s;
         out.forward_s = pre.forward_seconds;

@@ -57,7 +57,7 @@ class MeasureRunner {
     RunSample run();
 
   private:
-    Measure m_;
+    Measure measure_;  // what this runner times: a prefill or a decode
     std::unique_ptr<Session> session_;
 };
 

@@ -89,20 +89,23 @@ std::vector<Token> lex(std::string_view s) {
 
 class Parser {
   public:
-    Parser(std::vector<Token> toks, const MetricValidator& v) : t_(std::move(toks)), validate_(v) {}
+    Parser(std::vector<Token> toks, const MetricValidator& v)
+        : tokens_(std::move(toks)), validate_(v) {}
 
     bool at_punct(const char* p) const {
-        return t_[i_].kind == Token::Kind::Punct && t_[i_].text == p;
+        return tokens_[next_].kind == Token::Kind::Punct && tokens_[next_].text == p;
     }
     bool at_name(const char* n) const {
-        return t_[i_].kind == Token::Kind::Name && t_[i_].text == n;
+        return tokens_[next_].kind == Token::Kind::Name && tokens_[next_].text == n;
     }
-    bool at_end() const { return t_[i_].kind == Token::Kind::End; }
-    const Token& next() { return t_[i_++]; }
-    std::string where() const { return at_end() ? "at the end" : "at '" + t_[i_].text + "'"; }
+    bool at_end() const { return tokens_[next_].kind == Token::Kind::End; }
+    const Token& next() { return tokens_[next_++]; }
+    std::string where() const {
+        return at_end() ? "at the end" : "at '" + tokens_[next_].text + "'";
+    }
     void expect_punct(const char* p) {
         if (!at_punct(p)) throw Error(std::string("expected '") + p + "' " + where());
-        ++i_;
+        ++next_;
     }
 
     Node sum() {
@@ -132,18 +135,18 @@ class Parser {
     Node unary() {
         auto n = std::make_shared<ExprNode>();
         if (at_punct("-")) {
-            ++i_;
+            ++next_;
             n->op = ExprNode::Op::Neg;
             n->kids = {unary()};
             return n;
         }
         if (at_punct("(")) {
-            ++i_;
+            ++next_;
             Node inner = sum();
             expect_punct(")");
             return inner;
         }
-        const Token& t = t_[i_];
+        const Token& t = tokens_[next_];
         switch (t.kind) {
             case Token::Kind::Number:
                 n->value = LessonValue::number(next().num);
@@ -161,11 +164,11 @@ class Parser {
         if (n->name == "within") throw Error("expected a value before 'within'");
         n->op = ExprNode::Op::Metric;
         if (at_punct("(")) {
-            ++i_;
+            ++next_;
             if (!at_punct(")")) {
                 n->kids.push_back(sum());
                 while (at_punct(",")) {
-                    ++i_;
+                    ++next_;
                     n->kids.push_back(sum());
                 }
             }
@@ -178,8 +181,8 @@ class Parser {
         return n;
     }
 
-    std::vector<Token> t_;
-    std::size_t i_ = 0;
+    std::vector<Token> tokens_;
+    std::size_t next_ = 0;
     const MetricValidator& validate_;
 };
 

@@ -75,7 +75,7 @@ struct OpCount {
 };
 OpCount count_op(OpKind k, const ModelConfig& c, int rows, int pos0);
 
-// The ops one layer of `c`'s design issues, in order (core/model/transformer_model.cpp's forward
+// The ops one layer of `c`'s design issues, in order (core/model/transformer_runner.cpp's forward
 // passes; a test checks them against the op log).
 std::vector<OpKind> layer_ops(const ModelConfig& c);
 

@@ -1,8 +1,8 @@
 #pragma once
 // One sequence's cached decode step through a backend's fused kernels (core/model/fused_ops.h):
 // TransformerRunner::run_layers for one row, in 5 kernels a layer and 1 a token instead of 16
-// and 3. The runner (core/model/transformer_model.cpp) lays the step out and calls run_fused_decode
-// when the op-by-op path is not asked for (docs/cuda.md says when).
+// and 3. The runner (core/model/transformer_runner_graph.cpp) lays the step out and calls
+// run_fused_decode when the op-by-op path is not asked for (docs/cuda.md says when).
 #include <cstddef>
 #include <functional>
 

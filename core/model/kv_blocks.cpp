@@ -28,8 +28,8 @@ KvBlockPool::KvBlockPool(Backend& backend, int n_layers, int n_blocks, int block
         sk_.assign(std::size_t(n_blocks) * block_size * n_layers, 0.0f);
         sv_.assign(std::size_t(n_blocks) * block_size * n_layers, 0.0f);
     } else {
-        k_ = DeviceBuffer(backend, layer_floats_ * n_layers);
-        v_ = DeviceBuffer(backend, layer_floats_ * n_layers);
+        keys_ = DeviceBuffer(backend, layer_floats_ * n_layers);
+        values_ = DeviceBuffer(backend, layer_floats_ * n_layers);
     }
     refs_.assign(n_blocks, 0);
     for (int b = n_blocks - 1; b >= 0; --b) free_.push_back(b);
@@ -128,10 +128,10 @@ void KvBlockPool::copy_block(int from, int to, int rows) {
         return;
     }
     // One strided copy per K and V: a row of the copy is one layer's part of the block.
-    be_.copy_rows(k_.at(to * block, 0), layer_floats_, k_.at(from * block, 0), layer_floats_,
+    be_.copy_rows(keys_.at(to * block, 0), layer_floats_, keys_.at(from * block, 0), layer_floats_,
                   n_layers_, n);
-    be_.copy_rows(v_.at(to * block, 0), layer_floats_, v_.at(from * block, 0), layer_floats_,
-                  n_layers_, n);
+    be_.copy_rows(values_.at(to * block, 0), layer_floats_, values_.at(from * block, 0),
+                  layer_floats_, n_layers_, n);
 }
 
 }  // namespace kvs

@@ -36,10 +36,10 @@ class KvBlockPool {
     // Layer l's float32 rows of every block: [n_blocks * block_size, kv_dim] (empty when
     // quantised: its rows go through load_rows / store_rows).
     DeviceSpan k(int layer) const {
-        return quantised() ? DeviceSpan{} : k_.at(layer * layer_floats_, layer_floats_);
+        return quantised() ? DeviceSpan{} : keys_.at(layer * layer_floats_, layer_floats_);
     }
     DeviceSpan v(int layer) const {
-        return quantised() ? DeviceSpan{} : v_.at(layer * layer_floats_, layer_floats_);
+        return quantised() ? DeviceSpan{} : values_.at(layer * layer_floats_, layer_floats_);
     }
     // Storage rows [row, row + n) of layer l into contiguous float rows `k`, `v` ([n, kv_dim]),
     // dequantised; store_rows quantises them back (copies when float32).
@@ -60,8 +60,8 @@ class KvBlockPool {
     Backend& be_;
     int n_layers_, n_blocks_, block_size_, kv_dim_;
     KvCacheType type_;
-    std::size_t layer_floats_;  // n_blocks * block_size * kv_dim
-    DeviceBuffer k_, v_;        // float32: [n_layers, n_blocks * block_size, kv_dim]
+    std::size_t layer_floats_;    // n_blocks * block_size * kv_dim
+    DeviceBuffer keys_, values_;  // float32: [n_layers, n_blocks * block_size, kv_dim]
     // Quantised: bytes [n_layers, n_blocks * block_size, kv_dim], scales [n_layers, n_blocks *
     // block_size]. mutable: a runner holds the pool const and writes rows through store_rows.
     mutable std::vector<std::uint8_t> qk_, qv_;

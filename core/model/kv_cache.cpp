@@ -8,8 +8,8 @@ namespace kvs {
 KvCache::KvCache(Backend& backend, int n_layers, int capacity, int n_kv_heads, int head_dim) {
     shape_ = {n_layers, capacity, 0, n_kv_heads, head_dim, 4};
     layer_floats_ = static_cast<std::size_t>(capacity) * n_kv_heads * head_dim;
-    k_ = DeviceBuffer(backend, layer_floats_ * n_layers);
-    v_ = DeviceBuffer(backend, layer_floats_ * n_layers);
+    keys_ = DeviceBuffer(backend, layer_floats_ * n_layers);
+    values_ = DeviceBuffer(backend, layer_floats_ * n_layers);
 }
 
 KvCache::KvCache(const KvBlockPool& pool, int n_layers, int capacity, int n_kv_heads, int head_dim)
@@ -18,11 +18,11 @@ KvCache::KvCache(const KvBlockPool& pool, int n_layers, int capacity, int n_kv_h
 }
 
 DeviceSpan KvCache::k(int layer) const {
-    return pool_ ? pool_->k(layer) : k_.at(layer * layer_floats_, layer_floats_);
+    return pool_ ? pool_->k(layer) : keys_.at(layer * layer_floats_, layer_floats_);
 }
 
 DeviceSpan KvCache::v(int layer) const {
-    return pool_ ? pool_->v(layer) : v_.at(layer * layer_floats_, layer_floats_);
+    return pool_ ? pool_->v(layer) : values_.at(layer * layer_floats_, layer_floats_);
 }
 
 void KvCache::set_blocks(std::span<const int> table, int len) {

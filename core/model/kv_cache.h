@@ -42,8 +42,8 @@ class KvCache {
     DeviceSpan k(int layer) const;
     DeviceSpan v(int layer) const;
     // Every layer: [n_layers, capacity, kv_dim]
-    DeviceSpan k_all() const { return k_.span(); }
-    DeviceSpan v_all() const { return v_.span(); }
+    DeviceSpan k_all() const { return keys_.span(); }
+    DeviceSpan v_all() const { return values_.span(); }
     int len() const { return shape_.len; }
     void set_len(int len) { shape_.len = len; }
     const KvShape& shape() const { return shape_; }
@@ -51,7 +51,7 @@ class KvCache {
   private:
     KvShape shape_;
     std::size_t layer_floats_ = 0;  // capacity * kv_dim
-    DeviceBuffer k_, v_;
+    DeviceBuffer keys_, values_;
     const KvBlockPool* pool_ = nullptr;
     std::vector<int> table_;
 };

@@ -10,7 +10,8 @@
 
 namespace kvs {
 
-// The two block designs kvscope runs (core/model/transformer_model.cpp writes both forward passes).
+// The two block designs kvscope runs (core/model/transformer_runner.cpp writes both forward
+// passes).
 //   Llama: RMSNorm, RoPE on q and k, SwiGLU MLP (w1 gate, w3 up, w2 down), no biases (Qwen2:
 //          q/k/v biases).
 //   Gpt2:  LayerNorm with a bias, learned position embeddings added to the token's, biases on

@@ -6,9 +6,10 @@
 // position) goes through device memory instead: set_step() writes it, one host-to-device copy,
 // before each replay, and the recorded kernels read it there (kern::at_step_position).
 //
-// The runner (core/model/transformer_model.cpp, TransformerRunner::run_graph) decides whether its
-// graph still fits the pass (batch, slots, captures, its own buffers) and captures again when not;
-// the backend refuses (replay() == false) a graph whose device buffers it has itself moved since.
+// The runner (core/model/transformer_runner_graph.cpp, TransformerRunner::run_graph) decides
+// whether its graph still fits the pass (batch, slots, captures, its own buffers) and captures
+// again when not; the backend refuses (replay() == false) a graph whose device buffers it has
+// itself moved since.
 namespace kvs {
 
 class StepGraphs {

@@ -33,22 +33,22 @@ bool rule_selects(int h, float q, float k) {
 class ToyRunner final : public Runner {
   public:
     explicit ToyRunner(const ModelConfig& c)
-        : c_(c), k_(c.seq_len, std::nanf("")), v_(c.seq_len, std::nanf("")) {}
+        : config_(c), keys_(c.seq_len, std::nanf("")), values_(c.seq_len, std::nanf("")) {}
 
     void forward(std::span<const int> tokens, const Capture& want, ForwardResult& out) override;
     void reset() override {
         // Emptied for real: a stale row read by mistake would show up as NaN.
-        std::fill(k_.begin(), k_.end(), std::nanf(""));
-        std::fill(v_.begin(), v_.end(), std::nanf(""));
+        std::fill(keys_.begin(), keys_.end(), std::nanf(""));
+        std::fill(values_.begin(), values_.end(), std::nanf(""));
         len_ = 0;
     }
     void truncate(int len) override {
         if (len < 0 || len > len_) throw Error("truncate past the cache's rows");
-        std::fill(k_.begin() + len, k_.end(), std::nanf(""));
-        std::fill(v_.begin() + len, v_.end(), std::nanf(""));
+        std::fill(keys_.begin() + len, keys_.end(), std::nanf(""));
+        std::fill(values_.begin() + len, values_.end(), std::nanf(""));
         len_ = len;
     }
-    KvShape kv() const override { return {1, c_.seq_len, len_, 1, 1, 4}; }
+    KvShape kv() const override { return {1, config_.seq_len, len_, 1, 1, 4}; }
     void set_mask(AttentionMask m) override {
         if (m != AttentionMask::Causal)
             throw Error(
@@ -63,13 +63,13 @@ class ToyRunner final : public Runner {
         if (first < 0 || n < 0 || first + n > len_)
             throw Error("K/V rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
                         " are not in the toy's cache (" + std::to_string(len_) + " rows)");
-        out.assign(k_.begin() + first, k_.begin() + first + n);
-        out.insert(out.end(), v_.begin() + first, v_.begin() + first + n);
+        out.assign(keys_.begin() + first, keys_.begin() + first + n);
+        out.insert(out.end(), values_.begin() + first, values_.begin() + first + n);
     }
 
   private:
-    const ModelConfig& c_;
-    std::vector<float> k_, v_;  // the cache: [seq_len, n_kv_heads 1, head_dim 1] each
+    const ModelConfig& config_;
+    std::vector<float> keys_, values_;  // the cache: [seq_len, n_kv_heads 1, head_dim 1] each
     int len_ = 0;
     std::vector<float> scores_;  // [n_heads, T, n_keys]
 };
@@ -78,23 +78,23 @@ void ToyRunner::forward(std::span<const int> tokens, const Capture& want, Forwar
     const int T = static_cast<int>(tokens.size());
     const int pos0 = len_;
     if (T == 0) throw Error("forward pass with no tokens");
-    if (pos0 + T > c_.seq_len)
+    if (pos0 + T > config_.seq_len)
         throw Error("context is full: " + std::to_string(pos0 + T) + " positions needed, the " +
-                    "toy model's context is " + std::to_string(c_.seq_len));
+                    "toy model's context is " + std::to_string(config_.seq_len));
     const auto vocab = toy_vocabulary();
     for (int t : tokens)
-        if (t < 0 || t >= c_.vocab_size)
+        if (t < 0 || t >= config_.vocab_size)
             throw Error("token id " + std::to_string(t) + " is outside the toy vocabulary (" +
-                        std::to_string(c_.vocab_size) + ")");
+                        std::to_string(config_.vocab_size) + ")");
 
     // K and V of the new tokens, appended to the cache; earlier rows are only read.
     for (int t = 0; t < T; ++t) {
-        k_[pos0 + t] = static_cast<float>(pos0 + t + 1);
-        v_[pos0 + t] = vocab[tokens[t]].value;
+        keys_[pos0 + t] = static_cast<float>(pos0 + t + 1);
+        values_[pos0 + t] = vocab[tokens[t]].value;
     }
     len_ = pos0 + T;
 
-    const int H = c_.n_heads, n_keys = pos0 + T;
+    const int H = config_.n_heads, n_keys = pos0 + T;
     // Scores of every new query against every key in the cache, by each head's rule, then the
     // causal mask: scores: [H, T, n_keys].
     scores_.assign(std::size_t(H) * T * n_keys, 0.0f);
@@ -102,7 +102,7 @@ void ToyRunner::forward(std::span<const int> tokens, const Capture& want, Forwar
         for (int t = 0; t < T; ++t) {
             const float q = static_cast<float>(pos0 + t + 1);  // the query: its position
             float* s = scores_.data() + (std::size_t(h) * T + t) * n_keys;
-            for (int j = 0; j < n_keys; ++j) s[j] = rule_selects(h, q, k_[j]) ? 0.0f : kNegInf;
+            for (int j = 0; j < n_keys; ++j) s[j] = rule_selects(h, q, keys_[j]) ? 0.0f : kNegInf;
             for (int j = pos0 + t + 1; j < n_keys; ++j) s[j] = kNegInf;  // causal mask
         }
 
@@ -127,7 +127,7 @@ void ToyRunner::forward(std::span<const int> tokens, const Capture& want, Forwar
             float o = std::nanf("");  // "none" when no key may be attended to
             if (softmax(std::span<const float>(s, n), std::span<float>(w.data(), n))) {
                 o = 0.0f;
-                for (int j = 0; j < n; ++j) o += w[j] * v_[j];
+                for (int j = 0; j < n; ++j) o += w[j] * values_[j];
             }
             if (t == T - 1) context[h] = o;
             if (t < first_kept) continue;
@@ -141,8 +141,8 @@ void ToyRunner::forward(std::span<const int> tokens, const Capture& want, Forwar
     if (want.attention && !any_empty) a.empty_row.clear();
 
     // logits: [vocab] = projection [vocab, 4] . context [4]; a head with no output adds nothing.
-    out.logits.assign(c_.vocab_size, 0.0f);
-    for (int i = 0; i < c_.vocab_size; ++i)
+    out.logits.assign(config_.vocab_size, 0.0f);
+    for (int i = 0; i < config_.vocab_size; ++i)
         for (int h = 0; h < H; ++h)
             if (!std::isnan(context[h])) out.logits[i] += vocab[i].projection[h] * context[h];
 

@@ -33,22 +33,22 @@ float Sampler::random_f32() {
 
 Draw Sampler::sample(std::span<const float> logits) {
     const int n = static_cast<int>(logits.size());
-    if (c_.temperature == 0.0f || n == 1) return {argmax(logits), -1.0f};
+    if (config_.temperature == 0.0f || n == 1) return {argmax(logits), -1.0f};
 
     probs_.resize(n);
-    for (int i = 0; i < n; ++i) probs_[i] = logits[i] / c_.temperature;
+    for (int i = 0; i < n; ++i) probs_[i] = logits[i] / config_.temperature;
     softmax(probs_, probs_);
-    if (c_.top_k > 0 && c_.top_k < n) {
+    if (config_.top_k > 0 && config_.top_k < n) {
         // Zero all but the k largest, then renormalise.
         order_.resize(n);
         std::iota(order_.begin(), order_.end(), 0);
-        std::nth_element(order_.begin(), order_.begin() + (c_.top_k - 1), order_.end(),
+        std::nth_element(order_.begin(), order_.begin() + (config_.top_k - 1), order_.end(),
                          [&](int a, int b) { return probs_[a] > probs_[b]; });
-        const float kth = probs_[order_[c_.top_k - 1]];
+        const float kth = probs_[order_[config_.top_k - 1]];
         int kept = 0;
         float sum = 0.0f;
         for (int i = 0; i < n; ++i) {
-            if (probs_[i] > kth || (probs_[i] == kth && kept < c_.top_k)) {
+            if (probs_[i] > kth || (probs_[i] == kth && kept < config_.top_k)) {
                 ++kept;
                 sum += probs_[i];
             } else {
@@ -58,7 +58,7 @@ Draw Sampler::sample(std::span<const float> logits) {
         for (float& p : probs_) p /= sum;
     }
     const float coin = random_f32();
-    if (c_.top_p <= 0.0f || c_.top_p >= 1.0f) {
+    if (config_.top_p <= 0.0f || config_.top_p >= 1.0f) {
         float cdf = 0.0f;
         for (int i = 0; i < n; ++i) {
             cdf += probs_[i];
@@ -68,7 +68,7 @@ Draw Sampler::sample(std::span<const float> logits) {
     }
     // Nucleus: the smallest set of most likely tokens whose mass exceeds top_p. Tokens below
     // (1 - top_p) / (n - 1) cannot be in it, so they are dropped before sorting.
-    const float cutoff = (1.0f - c_.top_p) / (n - 1);
+    const float cutoff = (1.0f - config_.top_p) / (n - 1);
     order_.clear();
     for (int i = 0; i < n; ++i)
         if (probs_[i] >= cutoff) order_.push_back(i);
@@ -81,7 +81,7 @@ Draw Sampler::sample(std::span<const float> logits) {
     int last = static_cast<int>(order_.size()) - 1;
     for (int i = 0; i < static_cast<int>(order_.size()); ++i) {
         cum += probs_[order_[i]];
-        if (cum > c_.top_p) {
+        if (cum > config_.top_p) {
             last = i;
             break;
         }

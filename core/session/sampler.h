@@ -28,14 +28,14 @@ std::uint64_t sampler_state(std::uint64_t seed);
 
 class Sampler {
   public:
-    explicit Sampler(const SamplerConfig& c) : c_(c), state_(sampler_state(c.seed)) {}
+    explicit Sampler(const SamplerConfig& c) : config_(c), state_(sampler_state(c.seed)) {}
     Draw sample(std::span<const float> logits);
-    void reseed() { state_ = sampler_state(c_.seed); }
-    const SamplerConfig& config() const { return c_; }
+    void reseed() { state_ = sampler_state(config_.seed); }
+    const SamplerConfig& config() const { return config_; }
 
   private:
     float random_f32();
-    SamplerConfig c_;
+    SamplerConfig config_;
     std::uint64_t state_;
     std::vector<float> probs_;
     std::vector<int> order_;

@@ -42,17 +42,17 @@ struct SpecFields {
 
 class Wire {
   public:
-    explicit Wire(std::string_view b) : b_(b) {}
-    bool done() const { return at_ >= b_.size(); }
+    explicit Wire(std::string_view b) : bytes_(b) {}
+    bool done() const { return at_ >= bytes_.size(); }
     std::uint64_t varint() {
         std::uint64_t v = 0;
-        for (int shift = 0; shift < 64 && at_ < b_.size(); shift += 7) {
-            const auto c = static_cast<unsigned char>(b_[at_++]);
+        for (int shift = 0; shift < 64 && at_ < bytes_.size(); shift += 7) {
+            const auto c = static_cast<unsigned char>(bytes_[at_++]);
             v |= std::uint64_t(c & 0x7f) << shift;
             if (!(c & 0x80)) return v;
         }
         bad_ = true;
-        at_ = b_.size();
+        at_ = bytes_.size();
         return 0;
     }
     // The next field: its number, and its payload (a varint's value, or a length-delimited view).
@@ -70,8 +70,8 @@ class Wire {
                 return skip(4);
             case 2: {
                 const std::uint64_t n = varint();
-                if (bad_ || n > b_.size() - at_) return bad_ = true, false;
-                bytes = b_.substr(at_, n);
+                if (bad_ || n > bytes_.size() - at_) return bad_ = true, false;
+                bytes = bytes_.substr(at_, n);
                 at_ += n;
                 return true;
             }
@@ -82,11 +82,11 @@ class Wire {
 
   private:
     bool skip(std::size_t n) {
-        if (n > b_.size() - at_) return bad_ = true, false;
+        if (n > bytes_.size() - at_) return bad_ = true, false;
         at_ += n;
         return true;
     }
-    std::string_view b_;
+    std::string_view bytes_;
     std::size_t at_ = 0;
     bool bad_ = false;
 };

@@ -43,7 +43,7 @@ class CpuBackend final : public Backend {
     // The SIMD path of the fast ops (isa.h): active_isa() unless set here (the op harness runs
     // every path in one process). Throws kvs::Error for a path this binary or CPU lacks.
     void set_simd_path(cpu::Isa isa);
-    cpu::Isa simd_path() const { return k_->isa; }
+    cpu::Isa simd_path() const { return kernels_->isa; }
 
     DeviceSpan alloc(std::size_t n) override;
     void release(DeviceSpan s) noexcept override;
@@ -90,7 +90,7 @@ class CpuBackend final : public Backend {
     bool time_ops_;
     bool reference_ops_ = false;
     cpu::DotPath dot_;
-    const cpu::Kernels* k_;             // the fast ops of one SIMD path
+    const cpu::Kernels* kernels_;       // the fast ops of one SIMD path
     cpu::QuantMatmul quant_ = nullptr;  // dot_'s matmul, null for float
     int threads_ = 1;
     std::unique_ptr<cpu::ThreadPool> pool_;  // null for 1 thread

@@ -19,20 +19,20 @@ namespace {
 class OpTimer {
   public:
     OpTimer(OpTimes& t, Op op, std::vector<OpCall>* each = nullptr)
-        : t_(t), op_(op), each_(each), start_(std::chrono::steady_clock::now()) {}
+        : times_(t), op_(op), each_(each), start_(std::chrono::steady_clock::now()) {}
     ~OpTimer() {
         const auto i = static_cast<int>(op_);
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-        t_.seconds[i] += s;
-        t_.calls[i] += 1;
+        times_.seconds[i] += s;
+        times_.calls[i] += 1;
         if (each_) each_->push_back({op_, s});
     }
     OpTimer(const OpTimer&) = delete;
     OpTimer& operator=(const OpTimer&) = delete;
 
   private:
-    OpTimes& t_;
+    OpTimes& times_;
     Op op_;
     std::vector<OpCall>* each_;
     std::chrono::steady_clock::time_point start_;
@@ -75,7 +75,7 @@ EmuFault parse_emu_fault(const std::string& spec) {
     return f;
 }
 
-EmulatedCudaBackend::EmulatedCudaBackend(const KernelRunner& kernels) : k_(&kernels) {
+EmulatedCudaBackend::EmulatedCudaBackend(const KernelRunner& kernels) : kernels_(&kernels) {
     if (const char* spec = std::getenv("KVSCOPE_EMU_FAULT"); spec && *spec)
         inject(parse_emu_fault(spec));
     if (const char* g = std::getenv("KVSCOPE_CUDA_GRAPHS"); g && std::string(g) == "0")
@@ -85,7 +85,7 @@ EmulatedCudaBackend::EmulatedCudaBackend(const KernelRunner& kernels) : k_(&kern
 }
 
 std::string EmulatedCudaBackend::device() const {
-    return k_->device;
+    return kernels_->device;
 }
 
 void EmulatedCudaBackend::inject(const EmuFault& f) {
@@ -267,7 +267,7 @@ void EmulatedCudaBackend::synchronize() {
 
 // Each op's kernel is a closure over its arguments by value, so that a capture can keep it.
 void EmulatedCudaBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     // Recorded: the token ids are the step's, on the device already (set_step). Else they travel
     // to the device first.
     if (!capturing_) ++counts_.h2d;
@@ -278,14 +278,14 @@ void EmulatedCudaBackend::embed(DeviceSpan x, DeviceSpan table, const int* token
 
 void EmulatedCudaBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim,
                                   float eps) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const kern::RmsNormArgs a{out.data, x.data, w.data, T, dim, eps};
     const kern::LaunchShape s = kern::rmsnorm_shape(T, blocks_.rmsnorm);
     launch(Op::RmsNorm, [=] { run->rmsnorm(s, a); });
 }
 
 void EmulatedCudaBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const kern::MatmulArgs a{out.data, x.data, w.data, T, n, d};
     if (kern::matmul_uses_matvec(T)) {
         const kern::LaunchShape s = kern::matvec_shape(d, blocks_.matvec_rows);
@@ -304,7 +304,7 @@ bool EmulatedCudaBackend::runs_compact(GgmlType type) const {
 // float32 copy instead; the emulator keeps its own GEMM).
 void EmulatedCudaBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type,
                                          const unsigned char* w, int T, int n, int d) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     if (!runs_compact(type)) Backend::matmul_compact(out, x, type, w, T, n, d);
     const kern::MatmulArgs a{out.data, x.data, kern::MatrixRef(w, kern::weight_kind(type)),
                              T,        n,      d};
@@ -319,7 +319,7 @@ void EmulatedCudaBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType 
 
 void EmulatedCudaBackend::embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table,
                                         const int* tokens, int T, int dim) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     if (!runs_compact(type)) Backend::embed_compact(x, type, table, tokens, T, dim);
     if (!capturing_) ++counts_.h2d;  // the token ids, as embed's
     const kern::EmbedArgs a{x.data, kern::MatrixRef(table, kern::weight_kind(type)),
@@ -345,7 +345,7 @@ void EmulatedCudaBackend::release_compact(const unsigned char* adopted) noexcept
 
 void EmulatedCudaBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
                                int head_dim, DeviceSpan inv_freq) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const kern::RopeArgs a{q.data,   k.data,        T,
                            pos0,     dim,           kv_dim,
                            head_dim, inv_freq.data, capturing_ ? step_position() : nullptr};
@@ -355,7 +355,7 @@ void EmulatedCudaBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int 
 
 void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k,
                                     DeviceSpan v, int pos0, int T, int kv_dim) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const kern::KvAppendArgs a{cache_k.data, cache_v.data,
                                k.data,       v.data,
                                pos0,         T,
@@ -367,7 +367,7 @@ void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, Devi
 void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k,
                                     DeviceSpan cache_v, DeviceSpan probs, int T, int pos0,
                                     int n_heads, int n_kv_heads, int head_dim, bool causal) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     kern::AttentionPlan p = kern::plan_attention(
         {out, q, cache_k, cache_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
         {capturing_, capturing_ ? step_position() : nullptr, capture_keys_}, blocks_.attention);
@@ -383,7 +383,7 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
 }
 
 void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const kern::SwigluArgs a{h1.data, h3.data, n};
     const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
     launch(Op::SwiGLU, [=] { run->swiglu(s, a); });
@@ -391,28 +391,28 @@ void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
 
 void EmulatedCudaBackend::layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T,
                                     int dim, float eps) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const kern::LayerNormArgs a{out.data, x.data, w.data, b.data, T, dim, eps};
     const kern::LaunchShape s = kern::layernorm_shape(T, blocks_.layernorm);
     launch(Op::LayerNorm, [=] { run->layernorm(s, a); });
 }
 
 void EmulatedCudaBackend::gelu(DeviceSpan h, std::size_t n) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const kern::GeluArgs a{h.data, n};
     const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
     launch(Op::Gelu, [=] { run->gelu(s, a); });
 }
 
 void EmulatedCudaBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const kern::AddArgs a{x.data, y.data, n};
     const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
     launch(Op::Add, [=] { run->add(s, a); });
 }
 
 void EmulatedCudaBackend::add_bias(DeviceSpan x, DeviceSpan b, int T, int n) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const std::size_t all = std::size_t(T) * n;
     const kern::AddArgs a{x.data, b.data, all, std::size_t(n)};
     const kern::LaunchShape s = kern::elementwise_shape(all, blocks_.elementwise);
@@ -440,7 +440,7 @@ bool EmulatedCudaBackend::fused_fits(int n_heads, int n_kv_heads, int head_dim) 
 }
 
 void EmulatedCudaBackend::norm_qkv(const NormQkv& a) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     // Recorded: the token id and the position are the step's, on the device (set_step). Else the
     // token id travels to the device first, as embed's.
     if (!a.embed.empty() && !capturing_) ++counts_.h2d;
@@ -453,7 +453,7 @@ void EmulatedCudaBackend::norm_qkv(const NormQkv& a) {
 }
 
 void EmulatedCudaBackend::attention(const Attend& a) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     kern::FusedPlaces at;
     at.pos_at = capturing_ ? step_position() : nullptr;
     at.partial = ensure_partial(
@@ -475,7 +475,7 @@ bool EmulatedCudaBackend::tickets_zero() const {
 
 void EmulatedCudaBackend::matvec_add(DeviceSpan x, DeviceSpan in, const FusedMatrix& w, int n,
                                      int d) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     kern::FusedMatvecAddArgs k{x.data, in.data, kern::matrix_ref(w), n, d, reversed_sums_ ? 1 : 0};
     const kern::LaunchShape s = kern::fused_rows_shape(d);
     launch(Op::Fused, [=] { run->fused_matvec_add(s, k); });
@@ -484,7 +484,7 @@ void EmulatedCudaBackend::matvec_add(DeviceSpan x, DeviceSpan in, const FusedMat
 void EmulatedCudaBackend::norm_gate_up(DeviceSpan h, DeviceSpan x, DeviceSpan norm,
                                        const FusedMatrix& w1, const FusedMatrix& w3, int dim,
                                        int hidden, float eps) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const kern::FusedGateUpArgs k{
         x.data, norm.data, kern::matrix_ref(w1), kern::matrix_ref(w3), h.data, dim, hidden, eps};
     const kern::LaunchShape s = kern::fused_rows_shape(hidden, dim);
@@ -493,7 +493,7 @@ void EmulatedCudaBackend::norm_gate_up(DeviceSpan h, DeviceSpan x, DeviceSpan no
 
 void EmulatedCudaBackend::norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpan norm,
                                       const FusedMatrix& w, int dim, int vocab, float eps) {
-    const KernelRunner* run = k_;
+    const KernelRunner* run = kernels_;
     const kern::FusedLogitsArgs k{x.data, norm.data, kern::matrix_ref(w), logits.data, dim,
                                   vocab,  eps};
     const kern::LaunchShape s = kern::fused_rows_shape(vocab, dim);

@@ -65,7 +65,7 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
     // Reads KVSCOPE_CUDA_SYNC (wait after every op) and KVSCOPE_EMU_FAULT (one inject()). The
     // kernels run on the emulator, or on the CPU shim (kernels/shim/shim_runner.h, tests only).
     explicit EmulatedCudaBackend(const KernelRunner& kernels = emulator_runner());
-    std::string name() const override { return k_->backend_name; }
+    std::string name() const override { return kernels_->backend_name; }
     std::string device() const override;
 
     void inject(const EmuFault& f);
@@ -162,7 +162,7 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
     void launch(Op op, F&& kernel, int kernels = 1, G cut = G{});
     void wait();  // a stream sync: reports a fault the device has hit (once)
 
-    const KernelRunner* k_;
+    const KernelRunner* kernels_;
     FaultLedger ledger_;
     LaunchCounts counts_;
     std::vector<EmuFault> faults_;

@@ -32,12 +32,12 @@ unsigned block_order();
 template <class T>
 class HostLocal {
   public:
-    HostLocal(std::size_t threads, T init) : v_(threads, init) {}
-    T& operator()(const ThreadIndex& ix) { return v_[ix.flat_thread()]; }
-    std::vector<T>& lanes() { return v_; }  // by flat thread index
+    HostLocal(std::size_t threads, T init) : lanes_(threads, init) {}
+    T& operator()(const ThreadIndex& ix) { return lanes_[ix.flat_thread()]; }
+    std::vector<T>& lanes() { return lanes_; }  // by flat thread index
 
   private:
-    std::vector<T> v_;
+    std::vector<T> lanes_;
 };
 
 class HostBlock {
