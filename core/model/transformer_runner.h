@@ -39,48 +39,11 @@ inline std::size_t probs_bucket(int n_keys, int capacity) {
 // so far. Runner is the one-sequence view (slot 0).
 class TransformerRunner final : public Runner, public BatchRunner {
   public:
+    // The weights adopted by the backend (compact where it reads them), RoPE's frequencies, and
+    // `slots` KV caches: contiguous, or paged in `pool`'s blocks.
     TransformerRunner(const TransformerModel& m, Backend& be, int slots,
-                      const KvBlockPool* pool = nullptr)
-        : model_(m),
-          config_(m.config()),
-          be_(be),
-          float_weights_(&m.weights()),
-          paged_(pool != nullptr) {
-        // Compact matrices (and a compact embedding table) are read by the backend where it keeps
-        // them: the CPU in host memory, where they lie; a GPU in its own copy (adopt_compact). A
-        // backend that does not read their types gets them expanded into float32 instead: the
-        // same values.
-        const CompactWeights& cw = m.compact();
-        compact_ = cw.held();
-        for (const CompactMatrix& cm : cw.all()) compact_ = compact_ && be.runs_compact(cm.type);
-        if (cw.embedding.data) compact_ = compact_ && be.runs_compact(cw.embedding.type);
-        if (cw.held() && !compact_) expand(m);
-        if (compact_) adopt_compact(cw);
-        // The CPU computes on the model's (mapped) floats; other backends copy them once.
-        weights_ = DeviceBuffer::adopt(be, float_weights_->all.data(), float_weights_->all.size());
-        // RoPE's frequencies, worked out once for the model's base and scaling: [head_dim / 2]
-        if (!config_.gpt2()) {  // GPT-2 learns its positions instead
-            const std::vector<float> inv_freq = rope_inverse_frequencies(config_);
-            inv_freq_ = DeviceBuffer(be, inv_freq.size());
-            be.upload(inv_freq_.span(), inv_freq.data(), inv_freq.size());
-        }
-        for (int i = 0; i < slots; ++i)
-            caches_.push_back(
-                pool ? std::make_unique<KvCache>(*pool, config_.n_layers, config_.seq_len,
-                                                 config_.n_kv_heads, config_.head_dim())
-                     : std::make_unique<KvCache>(be, config_.n_layers, config_.seq_len,
-                                                 config_.n_kv_heads, config_.head_dim()));
-        if (pool) {
-            // A paged slot's rows gathered for one layer's attention: [seq_len, kv_dim] each.
-            gather_k_ = DeviceBuffer(be, std::size_t(config_.seq_len) * config_.kv_dim());
-            gather_v_ = DeviceBuffer(be, std::size_t(config_.seq_len) * config_.kv_dim());
-        }
-        be.synchronize();
-    }
-    ~TransformerRunner() override {
-        if (graph_ != 0) be_.graphs()->drop(graph_);
-        for (const unsigned char* p : adopted_) be_.release_compact(p);
-    }
+                      const KvBlockPool* pool = nullptr);
+    ~TransformerRunner() override;
     TransformerRunner(const TransformerRunner&) = delete;
     TransformerRunner& operator=(const TransformerRunner&) = delete;
 
