@@ -44,7 +44,7 @@ int index_or_name(const Args& a, const std::string& opt, int fallback, int lo, i
     if (!a.has(opt)) return fallback;
     const std::string v = a.str(opt);
     if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos)
-        return a.integer(opt, fallback, lo, hi);
+        return a.whole(opt, v, lo, hi);
     const int i = find(v);
     if (i < 0) throw Error("explain: --" + opt + ": no " + what + " '" + v + "'");
     return i;
@@ -180,20 +180,30 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
 
 }  // namespace
 
-int cmd_explain(int argc, char** argv) {
+std::vector<OptionSpec> explain_options() {
     auto specs = model_options();
     specs.insert(specs.end(),
                  {prompt_option("prompt text (the toy's default: \"Today weather is so\")"),
                   cmdline::file_option(),
-                  {"step", "S", "0 = the prefill (default), S = decode step S"},
-                  {"layer", "L", "layer (default 0)"},
-                  {"head", "H", "query head: a number, or the toy's even | last | first | all"},
-                  {"row", "R",
+                  {.name = "step",
+                   .value_name = "S",
+                   .help = "0 = the prefill (default), S = decode step S",
+                   .value = cmdline::whole_in(0, 1 << 20)},
+                  {.name = "layer",
+                   .value_name = "L",
+                   .help = "layer (default 0)",
+                   .value = cmdline::whole_in(0, 1 << 16)},
+                  {"head", "H|NAME", "query head: a number, or the toy's even | last | first | all"},
+                  {"row", "R|TOKEN",
                    "query row among the step's: a number, or the token's text "
                    "(default: the last row)"},
                   {"json", "", "print JSON instead of text"}});
     for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
-    Args a("explain", specs, argc, argv, 2);
+    return specs;
+}
+
+int cmd_explain(int argc, char** argv) {
+    const Args a = model_args("explain", explain_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "One attention row from the inside: q, the K rows with where each came from, "
@@ -203,11 +213,7 @@ int cmd_explain(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
-    const CacheView cache = cmdline::cache_from(a, CacheView::On);
-    if (cache == CacheView::Compare) a.fail("--cache compare: explain shows one session's row");
-    if (cache == CacheView::Bidirectional)
-        a.fail(
-            "--cache bidirectional: kvscope-cli mask runs causal and bidirectional side by side");
+    const CacheView cache = cmdline::cache_from(a, CacheView::On);  // on or off: the rule's
     const std::optional<std::string> given = cmdline::prompt_from(a);
     Opened o = open_from(a);
     const Model& m = *o.model;
@@ -216,8 +222,9 @@ int cmd_explain(int argc, char** argv) {
     const auto prompt_ids = m.tokenizer().encode(prompt);
     if (prompt_ids.empty()) throw Error("explain: the prompt is empty");
     const int max_step = c.seq_len - static_cast<int>(prompt_ids.size());
-    const int step = a.integer("step", 0, 0, std::max(0, max_step));
-    const int layer = a.integer("layer", 0, 0, c.n_layers - 1);
+    const int step = a.integer_within("step", 0, 0, std::max(0, max_step),
+                                      "the decode steps the context leaves after the prompt");
+    const int layer = a.integer_within("layer", 0, 0, c.n_layers - 1, "the model's layers");
     const int head =
         index_or_name(a, "head", 0, 0, c.n_heads - 1, "head", [&](const std::string& v) {
             for (int h = 0; m.is_toy() && h < c.n_heads; ++h)

@@ -21,20 +21,52 @@
 
 namespace kvs::cli {
 
-int cmd_export(int argc, char** argv) {
-    Args a("export",
-           {{"model", "NAME|FILE", "default | stories260K | a llama2.c checkpoint"},
+namespace {
+
+std::string export_type_problem(const std::string& name) {
+    try {
+        ggml_type_from_name(name);
+        return {};
+    } catch (const Error&) {
+    }
+    std::string list;
+    for (const auto& n : encodable_type_names()) list += (list.empty() ? "" : ", ") + n;
+    return "'" + name + "' is not one of " + list + " (--hf: f32, f16, bf16)";
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : " | ") + n;
+    return s;
+}
+
+}  // namespace
+
+std::vector<OptionSpec> export_options() {
+    OptionSpec model = cmdline::model_option();
+    model.help = "default | stories260K | a llama2.c checkpoint";
+    return {model,
             {"tokenizer", "FILE", "its tokenizer.bin (default: found beside it)"},
             {"gguf", "FILE.gguf", "the GGUF file to write"},
             {"hf", "FOLDER", "or a Hugging Face folder to write (config.json, safetensors)"},
-            {"shard-mb", "N", "--hf: safetensors shards of at most N MB (default: one file)"},
-            {"type", "T", "matrices' type: f32 | f16 | bf16 | q8_0 | q4_0 (default f32)"}},
-           argc, argv, 2);
+            {.name = "shard-mb",
+             .value_name = "N",
+             .help = "--hf: safetensors shards of at most N MB (0, the default: one\nfile)",
+             .value = cmdline::whole_in(0, 1 << 20)},
+            {.name = "type",
+             .value_name = "T",
+             .help = "the matrices' type (default f32; --hf: f32, f16 or bf16)",
+             .value = cmdline::checked_by(export_type_problem, joined(encodable_type_names()))}};
+}
+
+int cmd_export(int argc, char** argv) {
+    const Args a = model_args("export", export_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Write a llama2.c model as a GGUF v3 file (architecture llama) for llama.cpp and for "
-            "kvscope's own --model. Norms stay F32; a matrix whose rows are not whole 32-value "
-            "blocks is F16 in a q8_0/q4_0 file. Or, with --hf, as a Hugging Face "
+            "kvscope's own --model. Norms stay F32; a matrix whose rows are not whole blocks of "
+            "the type is kept as llama.cpp's quantizer keeps it (a K-quant falls back to q4_0 or "
+            "q8_0, a row not whole 32-value blocks to f16). Or, with --hf, as a Hugging Face "
             "LlamaForCausalLM folder (every tensor f32, f16 or bf16; q/k rows in HF's "
             "rotate-half order; tokenizer.bin beside).\n",
             stdout);
@@ -43,8 +75,8 @@ int cmd_export(int argc, char** argv) {
     }
     if (a.has("gguf") == a.has("hf"))
         throw Error("export: one of --gguf FILE.gguf and --hf FOLDER is required");
-    const GgmlType type = ggml_type_from_name(a.str("type", "f32"));
-    const int shard_mb = a.integer("shard-mb", 0, 0, 1 << 20);
+    const GgmlType type = ggml_type_from_name(a.checked("type", "f32"));
+    const int shard_mb = a.integer("shard-mb", 0);
     if (shard_mb && !a.has("hf")) throw Error("export: --shard-mb goes with --hf");
     // Every weight as float32: the writers read the float views (a GGUF kept compact has none).
     const auto m = open_model(a.str("model", "default"), a.str("tokenizer", ""), GgmlType::F32);

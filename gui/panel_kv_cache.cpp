@@ -156,16 +156,21 @@ void draw_kv_cache(FrameContext& f, KvCachePanel& panel) {
     const std::vector<KvVariant> variants = kv_what_if(c);
     const float grids_h = kv_grids_h(content, fh, static_cast<int>(f.snap.sessions.size()),
                                      static_cast<int>(variants.size()));
-    ImGui::SameLine();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     {
-        // What the outline and the bar under each grid mean.
-        const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float sq = fh * 0.7f, y = p.y + fh * 0.3f;
-        dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + sq, y + sq), to_u32(f.pal.highlight), 0, 0,
-                    std::max(2.0f, std::round(fh * 0.125f)));
+        // What the outline and the bar under each grid mean: beside the layer choice when the
+        // line has room for the whole legend, else on a line of its own (never cut at the edge).
         const char* written = tr("written");
         const char* read = tr("read by the query");
+        const float sq = fh * 0.7f;
+        const float legend_w = sq + 4 + ImGui::CalcTextSize(written).x + fh * 0.8f + sq * 1.5f +
+                               4 + ImGui::CalcTextSize(read).x;
+        ImGui::SameLine();
+        if (ImGui::GetContentRegionAvail().x < legend_w) ImGui::NewLine();
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float y = p.y + fh * 0.3f;
+        dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + sq, y + sq), to_u32(f.pal.highlight), 0, 0,
+                    std::max(2.0f, std::round(fh * 0.125f)));
         dl->AddText(ImVec2(p.x + sq + 4, p.y + fh * 0.15f), f.theme.muted_text, written);
         const float x2 = p.x + sq + 4 + ImGui::CalcTextSize(written).x + fh * 0.8f;
         dl->AddLine(ImVec2(x2, y + sq * 0.5f), ImVec2(x2 + sq * 1.5f, y + sq * 0.5f),

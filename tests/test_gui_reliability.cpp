@@ -115,6 +115,9 @@ TEST_CASE("settings and the command line check each option alike", "[gui][settin
             case Kind::Checked:
                 bad = "quantum";
                 break;
+            case Kind::WholeList:
+                bad = "1,x";
+                break;
             case Kind::Text:
                 continue;
         }

@@ -40,5 +40,8 @@ struct RunResult {
 // Runs kvscope-cli with `args` (shell-quoted here), capturing stdout and stderr; `input`, when
 // given, is its standard input.
 RunResult run_cli(const std::vector<std::string>& args, const std::string* input = nullptr);
+// The same with environment variables set for it ("NAME=VALUE").
+RunResult run_cli_env(const std::vector<std::string>& env, const std::vector<std::string>& args,
+                      const std::string* input = nullptr);
 
 }  // namespace kvs::test
