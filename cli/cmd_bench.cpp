@@ -256,16 +256,16 @@ int print_limits(int threads, int repeats) {
 std::vector<OptionSpec> bench_options() {
     auto specs = model_options();
     specs.insert(specs.end(),
-                 {{.name = "lengths",
+                 {OptionSpec{.name = "lengths",
                    .value_name = "L1,L2,..",
                    .help = "lengths to measure (default 32,64,128,256,512, those within\nthe "
                            "context)",
                    .value = cmdline::whole_list_in(1, 1 << 20)},
-                  {.name = "repeats",
+                  OptionSpec{.name = "repeats",
                    .value_name = "R",
                    .help = "timed runs per measurement (default 5)",
                    .value = cmdline::whole_in(1, 1000)},
-                  {.name = "warmup",
+                  OptionSpec{.name = "warmup",
                    .value_name = "W",
                    .help = "untimed runs before them (default 1)",
                    .value = cmdline::whole_in(0, 1000)},

@@ -207,11 +207,11 @@ std::vector<OptionSpec> kernels_options() {
             specs.push_back(o);
     specs.insert(
         specs.end(),
-        {{.name = "repeats",
+        {OptionSpec{.name = "repeats",
           .value_name = "N",
           .help = "timed runs per op and implementation; the median is shown (default 5)",
           .value = cmdline::whole_in(1, 1000)},
-         {.name = "keys",
+         OptionSpec{.name = "keys",
           .value_name = "K",
           .help = "cached keys of the decode attention (default: the whole context)",
           .value = cmdline::whole_in(1, 1 << 20)},

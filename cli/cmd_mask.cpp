@@ -27,7 +27,7 @@ std::vector<OptionSpec> mask_options() {
                       "tokens to generate: the prefill's, then one per decode step;\nthe last "
                       "step's move is shown (default 2)"),
                   // The older spelling: N decode steps after the prefill, -n N+1.
-                  {.name = "steps", .value_name = "N", .help = "", .hidden = true, .value = cmdline::whole_in(1, 1 << 20)},
+                  OptionSpec{.name = "steps", .value_name = "N", .help = "", .hidden = true, .value = cmdline::whole_in(1, 1 << 20)},
                   {"json", "", "print JSON instead of text"}});
     return specs;
 }

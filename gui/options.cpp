@@ -20,6 +20,12 @@ std::string size_problem(const std::string& v) {
     return h.empty() ? h : "height " + h;
 }
 
+std::string stage_problem(const std::string& v) {
+    if (v == "all") return {};
+    const std::string why = cmdline::value_problem(cmdline::whole_in(1, 7), v);
+    return why.empty() ? why : why + " (or all)";
+}
+
 std::string screenshot_problem(const std::string& v) {
     if (image_format_named(v) != ImageFormat::None) return {};
     return "'" + v + "' is written as .png or .jpg (JPEG): name it so";
@@ -119,9 +125,11 @@ std::vector<cmdline::OptionSpec> window_options() {
         {"explain", "L,H,ROW",
          "open Inside attention: layer L, head H, the query of the heatmap's\nrow ROW (from 0: "
          "the token at position ROW + 1; last: the newest row)"},
-        {"explain-stage", "N",
-         "with --explain: the stage of the row's arithmetic shown, 1..7\n(q and K, q.k, scaled, "
-         "mask, softmax, xV, output; all: every stage)"},
+        {.name = "explain-stage",
+         .value_name = "N",
+         .help = "with --explain: the stage of the row's arithmetic shown\n(q and K, q.k, scaled, "
+                 "mask, softmax, xV, output; all: every stage)",
+         .value = cmdline::checked_by(stage_problem, "1..7 or all")},
         {.name = "maximise",
          .value_name = "PANEL",
          .help = "that panel alone in the window (keys 1 to 9)",

@@ -165,8 +165,7 @@ void draw_kv_cache(FrameContext& f, KvCachePanel& panel) {
         const float sq = fh * 0.7f;
         const float legend_w = sq + 4 + ImGui::CalcTextSize(written).x + fh * 0.8f + sq * 1.5f +
                                4 + ImGui::CalcTextSize(read).x;
-        ImGui::SameLine();
-        if (ImGui::GetContentRegionAvail().x < legend_w) ImGui::NewLine();
+        same_line_or_wrap(legend_w);
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float y = p.y + fh * 0.3f;
         dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + sq, y + sq), to_u32(f.pal.highlight), 0, 0,

@@ -155,7 +155,7 @@ TEST_CASE("a GGUF repository in the cache gives its one GGUF file", "[stores]") 
     CHECK(two.find("2 GGUF files (tiny-F32.gguf, tiny-Q8_0.gguf)") != std::string::npos);
 }
 
-TEST_CASE("ollama:NAME[:TAG] resolves from Ollama's store", "[stores]") {
+TEST_CASE("ollama:NAME and ollama:NAME:TAG resolve from Ollama's store", "[stores]") {
     const fs::path root = test::temp_dir("stores-ollama");
     const fs::path store = root / "models";
     const fs::path blob = ollama_store_with(store, "library", "tiny", "latest", gguf_file());

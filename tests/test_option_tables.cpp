@@ -24,7 +24,7 @@ TEST_CASE("every command that takes a model takes -m and the model as its word",
         CHECK(std::find(m->aliases.begin(), m->aliases.end(), "-m") != m->aliases.end());
         REQUIRE(c.positional != nullptr);
         CHECK(std::string(c.positional) == "model");
-        CHECK(test::parse_problem(specs, {"some-model.gguf"}).empty());
+        CHECK(test::parse_problem(specs, {"some-model.gguf"}, c.positional).empty());
     }
-    CHECK(with_model == 11);  // all but toy, make-model (which write or run no file) and replay
+    CHECK(with_model == 10);  // all but toy and make-model (no file), lesson and replay (theirs)
 }
