@@ -103,3 +103,19 @@ add_test(NAME web_single_file_lesson_zh
           --params "lang=zh&lesson=4&lesson-step=2")
 set_tests_properties(web_single_file_compare web_single_file_lesson_zh PROPERTIES LABELS web
                      SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
+# The same file in Firefox, where it is installed (scripts/web.sh does not install it): on a virtual
+# display, as headless Firefox has no WebGL without a GPU (web/check_firefox.py).
+find_program(KVSCOPE_FIREFOX NAMES firefox-esr firefox)
+find_program(KVSCOPE_XVFB Xvfb)
+if(KVSCOPE_FIREFOX AND KVSCOPE_XVFB)
+  add_test(NAME web_single_file_firefox
+    COMMAND ${CMAKE_SOURCE_DIR}/tests/with-xvfb.sh ${Python3_EXECUTABLE}
+            ${CMAKE_SOURCE_DIR}/web/check_firefox.py --file ${KVSCOPE_WEB_SINGLE_FILE}
+            --firefox ${KVSCOPE_FIREFOX}
+            --out ${CMAKE_BINARY_DIR}/web-screenshots/single_file_firefox.png
+            --params "model=toy&decode=3")
+  set_tests_properties(web_single_file_firefox PROPERTIES LABELS web SKIP_RETURN_CODE 77
+                       RUN_SERIAL ON TIMEOUT 300 ENVIRONMENT "KVSCOPE_XVFB_SCREEN=1280x900x24")
+else()
+  message(STATUS "web_single_file_firefox not registered: it needs firefox-esr and Xvfb")
+endif()
