@@ -16,10 +16,10 @@ class Args : public cmdline::CommandLine {
     // the usage line as `word` ("[MODEL]", "TRACE.json").
     Args(const std::string& command, std::vector<OptionSpec> specs, int argc, char** argv,
          int first, const std::string& positional = {}, const std::string& word = {})
-        : CommandLine({"usage: kvscope-cli " + command + (word.empty() ? "" : " " + word) +
-                           " [options]",
-                       command + ": ", ""},
-                      std::move(specs), argc, argv, first, positional) {}
+        : CommandLine(
+              {"usage: kvscope-cli " + command + (word.empty() ? "" : " " + word) + " [options]",
+               command + ": ", ""},
+              std::move(specs), argc, argv, first, positional) {}
 };
 
 // The command line of a command that opens a model: the model as --model, -m or its one word.

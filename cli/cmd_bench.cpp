@@ -255,31 +255,32 @@ int print_limits(int threads, int repeats) {
 
 std::vector<OptionSpec> bench_options() {
     auto specs = model_options();
-    specs.insert(specs.end(),
-                 {OptionSpec{.name = "lengths",
-                   .value_name = "L1,L2,..",
-                   .help = "lengths to measure (default 32,64,128,256,512, those within\nthe "
-                           "context)",
-                   .value = cmdline::whole_list_in(1, 1 << 20)},
-                  OptionSpec{.name = "repeats",
-                   .value_name = "R",
-                   .help = "timed runs per measurement (default 5)",
-                   .value = cmdline::whole_in(1, 1000)},
-                  OptionSpec{.name = "warmup",
-                   .value_name = "W",
-                   .help = "untimed runs before them (default 1)",
-                   .value = cmdline::whole_in(0, 1000)},
-                  prompt_option("decode prompt; prefill prompts repeat it (default "
-                                "\"Once upon a time\")"),
-                  cmdline::file_option(),
-                  {"csv", "FILE", "write every figure as CSV"},
-                  {"limits", "",
-                   "measure this machine's FMA peak and read bandwidth (1 thread, then "
-                   "--threads), print them and exit"},
-                  {"trace", "", "measure with tracing on (attention, K/V rows, logits kept)"},
-                  {"wide", "",
-                   "every column: tok/s min and max, counted GFLOP and MB, each op\n(about 160 "
-                   "columns; the default fits 100)"}});
+    specs.insert(
+        specs.end(),
+        {OptionSpec{.name = "lengths",
+                    .value_name = "L1,L2,..",
+                    .help = "lengths to measure (default 32,64,128,256,512, those within\nthe "
+                            "context)",
+                    .value = cmdline::whole_list_in(1, 1 << 20)},
+         OptionSpec{.name = "repeats",
+                    .value_name = "R",
+                    .help = "timed runs per measurement (default 5)",
+                    .value = cmdline::whole_in(1, 1000)},
+         OptionSpec{.name = "warmup",
+                    .value_name = "W",
+                    .help = "untimed runs before them (default 1)",
+                    .value = cmdline::whole_in(0, 1000)},
+         prompt_option("decode prompt; prefill prompts repeat it (default "
+                       "\"Once upon a time\")"),
+         cmdline::file_option(),
+         {"csv", "FILE", "write every figure as CSV"},
+         {"limits", "",
+          "measure this machine's FMA peak and read bandwidth (1 thread, then "
+          "--threads), print them and exit"},
+         {"trace", "", "measure with tracing on (attention, K/V rows, logits kept)"},
+         {"wide", "",
+          "every column: tok/s min and max, counted GFLOP and MB, each op\n(about 160 "
+          "columns; the default fits 100)"}});
     return specs;
 }
 

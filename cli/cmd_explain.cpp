@@ -182,22 +182,23 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
 
 std::vector<OptionSpec> explain_options() {
     auto specs = model_options();
-    specs.insert(specs.end(),
-                 {prompt_option("prompt text (the toy's default: \"Today weather is so\")"),
-                  cmdline::file_option(),
-                  OptionSpec{.name = "step",
-                   .value_name = "S",
-                   .help = "0 = the prefill (default), S = decode step S",
-                   .value = cmdline::whole_in(0, 1 << 20)},
-                  OptionSpec{.name = "layer",
-                   .value_name = "L",
-                   .help = "layer (default 0)",
-                   .value = cmdline::whole_in(0, 1 << 16)},
-                  {"head", "H|NAME", "query head: a number, or the toy's even | last | first | all"},
-                  {"row", "R|TOKEN",
-                   "query row among the step's: a number, or the token's text "
-                   "(default: the last row)"},
-                  {"json", "", "print JSON instead of text"}});
+    specs.insert(
+        specs.end(),
+        {prompt_option("prompt text (the toy's default: \"Today weather is so\")"),
+         cmdline::file_option(),
+         OptionSpec{.name = "step",
+                    .value_name = "S",
+                    .help = "0 = the prefill (default), S = decode step S",
+                    .value = cmdline::whole_in(0, 1 << 20)},
+         OptionSpec{.name = "layer",
+                    .value_name = "L",
+                    .help = "layer (default 0)",
+                    .value = cmdline::whole_in(0, 1 << 16)},
+         {"head", "H|NAME", "query head: a number, or the toy's even | last | first | all"},
+         {"row", "R|TOKEN",
+          "query row among the step's: a number, or the token's text "
+          "(default: the last row)"},
+         {"json", "", "print JSON instead of text"}});
     for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
     return specs;
 }

@@ -208,13 +208,13 @@ std::vector<OptionSpec> kernels_options() {
     specs.insert(
         specs.end(),
         {OptionSpec{.name = "repeats",
-          .value_name = "N",
-          .help = "timed runs per op and implementation; the median is shown (default 5)",
-          .value = cmdline::whole_in(1, 1000)},
+                    .value_name = "N",
+                    .help = "timed runs per op and implementation; the median is shown (default 5)",
+                    .value = cmdline::whole_in(1, 1000)},
          OptionSpec{.name = "keys",
-          .value_name = "K",
-          .help = "cached keys of the decode attention (default: the whole context)",
-          .value = cmdline::whole_in(1, 1 << 20)},
+                    .value_name = "K",
+                    .help = "cached keys of the decode attention (default: the whole context)",
+                    .value = cmdline::whole_in(1, 1 << 20)},
          {"require-gpu", "",
           "fail (exit 2) unless a CUDA device runs the cuda rows (also\nKVSCOPE_REQUIRE_GPU=1): a "
           "GPU check that ran nothing must not pass"}});

@@ -53,7 +53,7 @@ std::vector<OptionSpec> lesson_options() {
              .value_name = "L",
              .help = "the language of a lesson given by number and of the report\n(default: en, "
                      "or the lesson's folder: lessons/zh reports in Chinese)",
-             .value = cmdline::one_of({"en", "zh"})},
+             .value = cmdline::one_of(lesson_languages())},
             backend_option(),
             threads_option(),
             {"list", "", "list the lessons in both languages"},

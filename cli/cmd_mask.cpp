@@ -27,7 +27,11 @@ std::vector<OptionSpec> mask_options() {
                       "tokens to generate: the prefill's, then one per decode step;\nthe last "
                       "step's move is shown (default 2)"),
                   // The older spelling: N decode steps after the prefill, -n N+1.
-                  OptionSpec{.name = "steps", .value_name = "N", .help = "", .hidden = true, .value = cmdline::whole_in(1, 1 << 20)},
+                  OptionSpec{.name = "steps",
+                             .value_name = "N",
+                             .help = "",
+                             .hidden = true,
+                             .value = cmdline::whole_in(1, 1 << 20)},
                   {"json", "", "print JSON instead of text"}});
     return specs;
 }
@@ -55,12 +59,14 @@ int cmd_mask(int argc, char** argv) {
     if (a.has("steps") && a.has("max-new-tokens"))
         a.fail("--steps N and --max-new-tokens N+1 say the same: give one");
     const int room = std::max(1, m.config().seq_len - int(ids.size()));
-    const int steps = a.has("steps") ? a.integer_within("steps", 1, 1, room, "the decode steps "
+    const int steps = a.has("steps") ? a.integer_within("steps", 1, 1, room,
+                                                        "the decode steps "
                                                         "the context leaves after the prompt")
                                      : std::max(2, max_new_from(a, m, ids, 2)) - 1;
     if (a.has("max-new-tokens") && a.integer("max-new-tokens", 2) < 2)
-        a.fail("--max-new-tokens 1 is the prefill alone: the move is measured at a decode step "
-               "(-n 2 or more)");
+        a.fail(
+            "--max-new-tokens 1 is the prefill alone: the move is measured at a decode step "
+            "(-n 2 or more)");
     SessionConfig cfg;
     cfg.timing = timing_from(a);
     cfg.max_new_tokens = steps + 1;

@@ -76,35 +76,39 @@ std::vector<OptionSpec> serve_options() {
          cmdline::new_tokens_option("tokens to generate per request (default 256, within the "
                                     "context)"),
          OptionSpec{.name = "block-size",
-          .value_name = "N",
-          .help = "K/V rows per block of the paged cache (default 16)",
-          .value = whole_in(1, 1 << 20)},
+                    .value_name = "N",
+                    .help = "K/V rows per block of the paged cache (default 16)",
+                    .value = whole_in(1, 1 << 20)},
          OptionSpec{.name = "batch-limit",
-          .value_name = "N",
-          .help = "requests running at once (default 8)",
-          .value = whole_in(1, 64)},
-         OptionSpec{.name = "pool-blocks",
-          .value_name = "N",
-          .help = "blocks in the pool (default: batch limit x the context's blocks);\na smaller "
-                  "pool queues requests and preempts running ones (computed again later)",
-          .value = whole_in(1, 1 << 24)},
+                    .value_name = "N",
+                    .help = "requests running at once (default 8)",
+                    .value = whole_in(1, 64)},
+         OptionSpec{
+             .name = "pool-blocks",
+             .value_name = "N",
+             .help = "blocks in the pool (default: batch limit x the context's blocks);\na smaller "
+                     "pool queues requests and preempts running ones (computed again later)",
+             .value = whole_in(1, 1 << 24)},
          {"no-prefix-sharing", "", "compute every prompt's prefix itself, shared or not"},
-         OptionSpec{.name = "window",
-          .value_name = "N",
-          .help = "a bounded cache: each pass sees the last N cached rows (and the sinks);\nthe "
-                  "blocks before them are let go, and the effect on the next token is measured",
-          .value = whole_in(1, 1 << 24)},
+         OptionSpec{
+             .name = "window",
+             .value_name = "N",
+             .help = "a bounded cache: each pass sees the last N cached rows (and the sinks);\nthe "
+                     "blocks before them are let go, and the effect on the next token is measured",
+             .value = whole_in(1, 1 << 24)},
          OptionSpec{.name = "sinks",
-          .value_name = "N",
-          .help = "with --window: the first N rows stay seen too (attention sinks)",
-          .value = whole_in(0, 1 << 24)},
-         OptionSpec{.name = "cache-type",
-          .value_name = "TYPE",
-          .help = "how the pool stores K/V rows (default f32; int8 and fp8 (e4m3):\none scale per "
-                  "row); the effect on the next token is measured against f32",
-          .value = cmdline::one_of({kv_cache_type_name(KvCacheType::F32),
-                                    kv_cache_type_name(KvCacheType::Int8),
-                                    kv_cache_type_name(KvCacheType::Fp8)})}});
+                    .value_name = "N",
+                    .help = "with --window: the first N rows stay seen too (attention sinks)",
+                    .value = whole_in(0, 1 << 24)},
+         OptionSpec{
+             .name = "cache-type",
+             .value_name = "TYPE",
+             .help =
+                 "how the pool stores K/V rows (default f32; int8 and fp8 (e4m3):\none scale per "
+                 "row); the effect on the next token is measured against f32",
+             .value = cmdline::one_of({kv_cache_type_name(KvCacheType::F32),
+                                       kv_cache_type_name(KvCacheType::Int8),
+                                       kv_cache_type_name(KvCacheType::Fp8)})}});
     return specs;
 }
 

@@ -36,27 +36,28 @@ double mib(std::size_t kib) {
 
 std::vector<OptionSpec> soak_options() {
     auto specs = model_options();
-    specs.insert(specs.end(),
-                 {OptionSpec{.name = "max-new-tokens",
-                   .value_name = "N",
-                   .help = "decode steps in all, over as many sessions as needed (default 2000)",
-                   .aliases = {"-n", "--n-predict", "--steps"},
-                   .value = cmdline::whole_in(1, 100000000)},
-                  OptionSpec{.name = "report-every",
-                   .value_name = "N",
-                   .help = "print a line every N decode steps (default 200)",
-                   .value = cmdline::whole_in(1, 100000000)},
-                  OptionSpec{.name = "temperature",
-                   .value_name = "T",
-                   .help = "sampling temperature (default 1: sessions differ)",
-                   .aliases = {"--temp"},
-                   .value = cmdline::number_in(0, 100)},
-                  OptionSpec{.name = "seed",
-                   .value_name = "S",
-                   .help = "seed of the first session; session i uses S + i (default 42)",
-                   .aliases = {"-s"},
-                   .value = cmdline::any_unsigned()},
-                  {"stop-at-end-token", "", "end a session at the end token, not at the context limit"}});
+    specs.insert(
+        specs.end(),
+        {OptionSpec{.name = "max-new-tokens",
+                    .value_name = "N",
+                    .help = "decode steps in all, over as many sessions as needed (default 2000)",
+                    .aliases = {"-n", "--n-predict", "--steps"},
+                    .value = cmdline::whole_in(1, 100000000)},
+         OptionSpec{.name = "report-every",
+                    .value_name = "N",
+                    .help = "print a line every N decode steps (default 200)",
+                    .value = cmdline::whole_in(1, 100000000)},
+         OptionSpec{.name = "temperature",
+                    .value_name = "T",
+                    .help = "sampling temperature (default 1: sessions differ)",
+                    .aliases = {"--temp"},
+                    .value = cmdline::number_in(0, 100)},
+         OptionSpec{.name = "seed",
+                    .value_name = "S",
+                    .help = "seed of the first session; session i uses S + i (default 42)",
+                    .aliases = {"-s"},
+                    .value = cmdline::any_unsigned()},
+         {"stop-at-end-token", "", "end a session at the end token, not at the context limit"}});
     for (auto& o : cmdline::trace_budget_options("4M")) specs.push_back(o);
     return specs;
 }

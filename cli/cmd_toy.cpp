@@ -146,7 +146,11 @@ std::vector<OptionSpec> toy_options() {
             "(default 2)",
             1 << 20),
         // The older spelling of N decode steps: -n N+1.
-        {.name = "decode", .value_name = "N", .help = "", .hidden = true, .value = cmdline::whole_in(0, 1 << 20)},
+        {.name = "decode",
+         .value_name = "N",
+         .help = "",
+         .hidden = true,
+         .value = cmdline::whole_in(0, 1 << 20)},
         timing_option()};
     for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
     for (auto& o : run_output_options()) specs.push_back(o);

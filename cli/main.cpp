@@ -19,9 +19,10 @@
 namespace {
 
 void usage(FILE* f) {
-    std::fputs("usage: kvscope-cli COMMAND [options]   (kvscope-cli COMMAND --help for more)\n"
-               "       kvscope-cli -m MODEL -p TEXT -n N   (as llama-cli: the generate command)\n",
-               f);
+    std::fputs(
+        "usage: kvscope-cli COMMAND [options]   (kvscope-cli COMMAND --help for more)\n"
+        "       kvscope-cli -m MODEL -p TEXT -n N   (as llama-cli: the generate command)\n",
+        f);
     for (const auto& c : kvs::cli::commands()) std::fprintf(f, "  %-10s %s\n", c.name, c.help);
 }
 
@@ -34,7 +35,8 @@ int run(const kvs::cli::Command& c, int argc, char** argv) {
         return c.run(argc, argv);
     } catch (const kvs::Error& e) {
         // Messages quote file names and file contents: one line, no escape sequences.
-        std::fprintf(stderr, "kvscope-cli: error: %s\n", kvs::escape_for_one_line(e.what()).c_str());
+        std::fprintf(stderr, "kvscope-cli: error: %s\n",
+                     kvs::escape_for_one_line(e.what()).c_str());
         return 2;
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "kvscope-cli: error: out of memory\n");
@@ -84,7 +86,8 @@ int main(int argc, char** argv) {
         std::vector<std::string> names;
         for (const auto& c : kvs::cli::commands()) names.emplace_back(c.name);
         const std::string near = kvs::closest_name(first, names);
-        hint = " (" + (near.empty() ? "see kvscope-cli --help" : "did you mean " + near + "?") + ")";
+        hint =
+            " (" + (near.empty() ? "see kvscope-cli --help" : "did you mean " + near + "?") + ")";
     } else {
         hint = ": " + hint;
     }

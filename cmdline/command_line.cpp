@@ -107,7 +107,8 @@ std::string accepted_values(const ValueRule& rule) {
             s << rule.accepts;
             break;
         case ValueRule::Kind::WholeList:
-            s << "N,N,... each " << static_cast<long>(rule.lo) << ".." << static_cast<long>(rule.hi);
+            s << "N,N,... each " << static_cast<long>(rule.lo) << ".."
+              << static_cast<long>(rule.hi);
             break;
     }
     return s.str();
@@ -161,7 +162,8 @@ std::string value_problem(const ValueRule& rule, const std::string& v) {
             std::stringstream ss(v);
             std::string item;
             while (std::getline(ss, item, ',')) {
-                const ValueRule one = whole_in(static_cast<int>(rule.lo), static_cast<int>(rule.hi));
+                const ValueRule one =
+                    whole_in(static_cast<int>(rule.lo), static_cast<int>(rule.hi));
                 if (std::string why = value_problem(one, item); !why.empty()) return why;
             }
             return {};
@@ -214,7 +216,8 @@ CommandLine::CommandLine(Voice voice, std::vector<OptionSpec> specs, int argc, c
     for (const std::string& a : app.remaining()) {
         if (a.size() > 1 && a[0] == '-') unknown_option(a);
         if (positional.empty() || has_word)
-            fail("unexpected argument '" + a + "'" + (voice_.suffix.empty() ? " (see --help)" : ""));
+            fail("unexpected argument '" + a + "'" +
+                 (voice_.suffix.empty() ? " (see --help)" : ""));
         word = a;
         has_word = true;
     }
@@ -243,8 +246,7 @@ CommandLine::CommandLine(Voice voice, std::vector<OptionSpec> specs, int argc, c
                  " both give the " + positional + ": give one");
         if (word.empty()) fail("an empty argument names no " + positional);
         if (const OptionSpec* spec = find_option(specs_, positional))
-            if (const std::string why = value_problem(spec->value, word); !why.empty())
-                fail(why);
+            if (const std::string why = value_problem(spec->value, word); !why.empty()) fail(why);
         values_[positional] = word;
     }
 }
@@ -284,7 +286,8 @@ std::vector<std::string> CommandLine::screened(const std::vector<std::string>& a
             }
             continue;
         }
-        const bool dashed = a.size() > 1 && a[0] == '-' && !std::isdigit(static_cast<unsigned char>(a[1])) && a[1] != '.';
+        const bool dashed = a.size() > 1 && a[0] == '-' &&
+                            !std::isdigit(static_cast<unsigned char>(a[1])) && a[1] != '.';
         if (dashed && !known_spelling(a)) {
             if (const ForeignOption* f = find_foreign_option(a)) {
                 const auto eq = a.find('=');
@@ -360,7 +363,7 @@ std::string CommandLine::usage() const {
             // Past about 72 columns the values take a line of their own.
             const std::string joint = values.size() + 2 + first.size() > 72 ? ":\n"
                                       : !o.help.empty() && o.help[0] == '(' ? " "
-                                                                             : ": ";
+                                                                            : ": ";
             text = o.help.empty() ? values : values + joint + o.help;
         }
         line(names + "--" + o.name + (o.value_name.empty() ? "" : " " + o.value_name), text);
@@ -396,7 +399,8 @@ std::vector<int> CommandLine::int_list(const std::string& name, std::vector<int>
     std::vector<int> out;
     std::stringstream ss(checked(name, {}));
     std::string item;
-    while (std::getline(ss, item, ',')) out.push_back(static_cast<int>(std::strtol(item.c_str(), nullptr, 10)));
+    while (std::getline(ss, item, ','))
+        out.push_back(static_cast<int>(std::strtol(item.c_str(), nullptr, 10)));
     return out;
 }
 

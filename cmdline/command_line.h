@@ -17,13 +17,13 @@ namespace kvs::cmdline {
 // rule (gui/settings.h), so a value one refuses the other refuses too.
 struct ValueRule {
     enum class Kind {
-        Text,      // any text
-        Whole,     // a whole number in lo..hi
-        Number,    // a finite number in lo..hi
-        Unsigned,  // a whole number from 0 to 2^64-1
-        OneOf,     // one of `choices`
-        Checked,   // what `check` accepts
-        WholeList, // whole numbers in lo..hi, comma-separated
+        Text,       // any text
+        Whole,      // a whole number in lo..hi
+        Number,     // a finite number in lo..hi
+        Unsigned,   // a whole number from 0 to 2^64-1
+        OneOf,      // one of `choices`
+        Checked,    // what `check` accepts
+        WholeList,  // whole numbers in lo..hi, comma-separated
     };
     Kind kind = Kind::Text;
     double lo = 0, hi = 0;
@@ -55,7 +55,7 @@ struct OptionSpec {
     // it ("auto | cpu | cuda | cuda-emulated (default auto)", "1..256: CPU backend threads").
     // May hold '\n': continuation lines are indented under the text.
     std::string help;
-    bool empty_ok = false;   // only a prompt may be "": for any other `--x ""` is an unset variable
+    bool empty_ok = false;  // only a prompt may be "": for any other `--x ""` is an unset variable
     // Other spellings of the same option, with their dashes ("-m", "--n-predict"): read as
     // `name` and listed on its help line (llama.cpp's short names, an older spelling).
     std::vector<std::string> aliases = {};
@@ -115,7 +115,7 @@ class CommandLine {
     // equivalent) or dropped (-no-cnv), and an option refused where a value belongs.
     std::vector<std::string> screened(const std::vector<std::string>& args) const;
     const OptionSpec* spelled(const std::string& name) const;  // by any of its spellings
-    bool known_spelling(const std::string& arg) const;           // an option here, or --help
+    bool known_spelling(const std::string& arg) const;         // an option here, or --help
     [[noreturn]] void unknown_option(const std::string& arg) const;
 
     Voice voice_;

@@ -63,7 +63,8 @@ std::string trace_budget_problem(const std::string& v) {
 // generate's --cache: a view of one session; the two-session views are other commands'.
 std::string one_session_cache_problem(const std::string& v) {
     if (v == "on" || v == "off") return {};
-    if (v == "compare") return "'compare' runs two sessions: kvscope-cli compare runs them side by side";
+    if (v == "compare")
+        return "'compare' runs two sessions: kvscope-cli compare runs them side by side";
     if (v == "bidirectional")
         return "'bidirectional' runs two sessions: kvscope-cli mask runs causal and bidirectional "
                "side by side";
@@ -82,19 +83,21 @@ std::vector<std::string> cache_words() {
 }  // namespace
 
 OptionSpec model_option() {
-    return {"model",
-            "M",
-            "default (ours) | toy | stories260K | FILE.bin | FILE.gguf |\nHF folder | ORG/NAME[@REV] "
-            "(the Hugging Face cache) |\nollama:NAME[:TAG] (Ollama's store)",
-            false,
-            {"-m"}};
+    return {
+        "model",
+        "M",
+        "default (ours) | toy | stories260K | FILE.bin | FILE.gguf |\nHF folder | ORG/NAME[@REV] "
+        "(the Hugging Face cache) |\nollama:NAME[:TAG] (Ollama's store)",
+        false,
+        {"-m"}};
 }
 
 OptionSpec weights_option() {
     return {.name = "weights",
             .value_name = "W",
-            .help = "the weight matrices in that type (default: as the file\nstores them; a "
-                    "quantised GGUF stays compact)",
+            .help =
+                "the weight matrices in that type (default: as the file\nstores them; a "
+                "quantised GGUF stays compact)",
             .value = checked_by(weights_problem, joined(encodable_type_names()))};
 }
 
@@ -172,16 +175,16 @@ OptionSpec new_tokens_option(const std::string& help, int most) {
 }
 
 std::vector<OptionSpec> cache_options(bool with_compare) {
-    return {{.name = "cache",
-             .value_name = "MODE",
-             .help = with_compare
-                         ? "the KV cache on, off, both side by side (compare), or\n"
-                           "causal and bidirectional side by side, both without it\n"
-                           "(default on)"
-                         : "decode with the KV cache, or recompute every row\n(default on)",
-             .value = with_compare ? one_of(cache_words())
-                                   : checked_by(one_session_cache_problem, "on | off")},
-            {"no-cache", "", "", false, {}, true}};
+    return {
+        {.name = "cache",
+         .value_name = "MODE",
+         .help = with_compare ? "the KV cache on, off, both side by side (compare), or\n"
+                                "causal and bidirectional side by side, both without it\n"
+                                "(default on)"
+                              : "decode with the KV cache, or recompute every row\n(default on)",
+         .value = with_compare ? one_of(cache_words())
+                               : checked_by(one_session_cache_problem, "on | off")},
+        {"no-cache", "", "", false, {}, true}};
 }
 
 CacheView cache_from(const CommandLine& c, CacheView fallback) {
@@ -230,8 +233,16 @@ std::vector<OptionSpec> trace_budget_options(const std::string& default_words) {
              .help = "memory for the steps' payloads, bytes or with K, M, G\n(default " +
                      default_words + "); past it the oldest steps keep only their numbers",
              .value = checked_by(trace_budget_problem, "1K..1024G")},
-            {.name = "trace-budget-mib", .value_name = "N", .help = "", .hidden = true, .value = whole_in(1, 1 << 20)},
-            {.name = "trace-budget-kib", .value_name = "K", .help = "", .hidden = true, .value = whole_in(1, 1 << 30)}};
+            {.name = "trace-budget-mib",
+             .value_name = "N",
+             .help = "",
+             .hidden = true,
+             .value = whole_in(1, 1 << 20)},
+            {.name = "trace-budget-kib",
+             .value_name = "K",
+             .help = "",
+             .hidden = true,
+             .value = whole_in(1, 1 << 30)}};
 }
 
 std::size_t trace_budget_from(const CommandLine& c, std::size_t fallback) {
@@ -245,7 +256,8 @@ std::size_t trace_budget_from(const CommandLine& c, std::size_t fallback) {
     if (!c.has("trace-budget")) return fallback;
     const std::string why = trace_budget_problem(c.str("trace-budget"));
     if (!why.empty()) c.fail("--trace-budget: " + why);
-    return static_cast<std::size_t>(std::min<std::uint64_t>(*trace_budget_bytes(c.str("trace-budget")), SIZE_MAX));
+    return static_cast<std::size_t>(
+        std::min<std::uint64_t>(*trace_budget_bytes(c.str("trace-budget")), SIZE_MAX));
 }
 
 OptionSpec context_option(const std::string& help, int most) {

@@ -33,11 +33,13 @@ std::string device(const std::string& v) {
 std::string dtype(const std::string& v) {
     const std::string d = lower(v);
     std::string w;
-    if (d == "float16" || d == "half" || d == "fp16" || d == "f16" || d == "torch.float16") w = "f16";
+    if (d == "float16" || d == "half" || d == "fp16" || d == "f16" || d == "torch.float16")
+        w = "f16";
     if (d == "bfloat16" || d == "bf16" || d == "torch.bfloat16") w = "bf16";
     if (d == "float32" || d == "float" || d == "fp32" || d == "f32" || d == "torch.float32")
         w = "f32";
-    if (d == "auto") return "kvscope keeps the weights as the file stores them unless --weights W asks";
+    if (d == "auto")
+        return "kvscope keeps the weights as the file stores them unless --weights W asks";
     return "kvscope's name is --weights " + (w.empty() ? std::string("W") : w) +
            " (the type the weight matrices are kept in: f32, f16, bf16, q8_0, q4_0, q2_k..q6_k)";
 }
@@ -52,7 +54,8 @@ std::string do_sample(const std::string&) {
 }
 
 std::string max_model_len(const std::string& v) {
-    return "kvscope's name is -c " + or_placeholder(v, "N") + " (--context: tokens a session may hold)";
+    return "kvscope's name is -c " + or_placeholder(v, "N") +
+           " (--context: tokens a session may hold)";
 }
 
 std::string tensor_parallel(const std::string&) {
@@ -102,7 +105,8 @@ std::string foreign_command_answer(const std::string& command) {
         return "kvscope-cli has no chat mode; generate runs one prompt: kvscope-cli generate -m "
                "MODEL -p TEXT -n N, or as llama-cli is typed, kvscope-cli -m MODEL -p TEXT -n N";
     if (command == "pull" || command == "download")
-        return "kvscope-cli reads models already on this machine (hf download ORG/NAME, ollama pull "
+        return "kvscope-cli reads models already on this machine (hf download ORG/NAME, ollama "
+               "pull "
                "NAME), then --model ORG/NAME or --model ollama:NAME";
     return {};
 }

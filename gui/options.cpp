@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "cmdline/engine_options.h"
-#include "gui/screenshot.h"
 #include "core/model/compact_weights.h"
+#include "gui/screenshot.h"
 
 namespace kvs::gui {
 namespace {
@@ -28,7 +28,7 @@ std::string stage_problem(const std::string& v) {
 
 std::string screenshot_problem(const std::string& v) {
     if (image_format_named(v) != ImageFormat::None) return {};
-    return "'" + v + "' is written as .png or .jpg (JPEG): name it so";
+    return "'" + v + "': a screenshot is written as PNG or JPEG (.jpg): name it so";
 }
 
 }  // namespace
@@ -49,7 +49,11 @@ std::vector<cmdline::OptionSpec> window_options() {
         cmdline::new_tokens_option("generate N tokens: the prefill, then N - 1 decode steps",
                                    1 << 20),
         // The older spelling of N decode steps: -n N+1.
-        {.name = "decode", .value_name = "N", .help = "", .hidden = true, .value = whole_in(0, 1 << 20)},
+        {.name = "decode",
+         .value_name = "N",
+         .help = "",
+         .hidden = true,
+         .value = whole_in(0, 1 << 20)},
         {"replay", "TRACE.json",
          "show a recorded run (kvscope-cli generate --trace-json, the\nwindow's export) instead "
          "of a model: no model file needed"},
@@ -87,7 +91,7 @@ std::vector<cmdline::OptionSpec> window_options() {
         {.name = "screenshot",
          .value_name = "FILE",
          .help = "render once after the steps above, save it as FILE.png or\nFILE.jpg, exit",
-         .value = cmdline::checked_by(screenshot_problem, "FILE.png | FILE.jpg | FILE.jpeg")},
+         .value = cmdline::checked_by(screenshot_problem, "FILE.png or FILE.jpg (JPEG)")},
         {"layout-json", "FILE",
          "render once after the steps above, write where each panel, heatmap and text was drawn "
          "(JSON), exit; with --screenshot, of the frame it saves"},
@@ -133,8 +137,8 @@ std::vector<cmdline::OptionSpec> window_options() {
         {.name = "maximise",
          .value_name = "PANEL",
          .help = "that panel alone in the window (keys 1 to 9)",
-         .value = one_of({"tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside",
-                          "ops"})},
+         .value = one_of(
+             {"tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside", "ops"})},
         {"presenter", "", "presenter mode: no toolbar, no title bars (F5)"},
         {"views", "V;V;...",
          "headless, with --layout-json FILE: then one more frame per view V\n(maximise=ID, "
@@ -176,8 +180,8 @@ std::vector<cmdline::OptionSpec> window_options() {
 namespace {
 
 cmdline::Voice voice() {
-    return {"usage: kvscope [options]       the window (kvscope-cli is the terminal version)", "",
-            " (see kvscope --help)"};
+    return {"usage: kvscope [MODEL] [options]   the window (kvscope-cli is the terminal version)",
+            "", " (see kvscope --help)"};
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     else
         std::snprintf(title, sizeof title, tr("%s: step %d rebuilt all %d columns, read %d"),
                       step_label(sv, s), s, written, g.query_pos + 1);
-    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), title);
+    // Within the grid's width, ended by ".." where it is narrower than the sentence.
+    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), clipped(title, size.x, fh).c_str());
 
     const float lab_w = fh * 1.4f, top = origin.y + fh * 1.3f;
     const float avail_w = size.x - lab_w - fh * 0.5f;
@@ -158,14 +159,20 @@ void draw_kv_cache(FrameContext& f, KvCachePanel& panel) {
                                      static_cast<int>(variants.size()));
     ImDrawList* dl = ImGui::GetWindowDrawList();
     {
-        // What the outline and the bar under each grid mean: beside the layer choice when the
-        // line has room for the whole legend, else on a line of its own (never cut at the edge).
+        // What the outline and the bar under each grid mean, beside the layer choice: in full
+        // when the line has room, else in short, else on a line of its own (never cut at the
+        // edge; a line more leaves the grids less room, so it is the last resort).
         const char* written = tr("written");
-        const char* read = tr("read by the query");
         const float sq = fh * 0.7f;
-        const float legend_w = sq + 4 + ImGui::CalcTextSize(written).x + fh * 0.8f + sq * 1.5f +
-                               4 + ImGui::CalcTextSize(read).x;
-        same_line_or_wrap(legend_w);
+        const auto legend_w = [&](const char* read_words) {
+            return sq + 4 + ImGui::CalcTextSize(written).x + fh * 0.8f + sq * 1.5f + 4 +
+                   ImGui::CalcTextSize(read_words).x;
+        };
+        ImGui::SameLine();
+        const float room = ImGui::GetContentRegionAvail().x;
+        const char* read =
+            room >= legend_w(tr("read by the query")) ? tr("read by the query") : tr("read");
+        if (room < legend_w(read)) ImGui::NewLine();
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float y = p.y + fh * 0.3f;
         dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + sq, y + sq), to_u32(f.pal.highlight), 0, 0,

@@ -14,7 +14,7 @@ namespace kvs::gui {
 void save_framebuffer(const std::string& path, int w, int h) {
     const ImageFormat format = image_format_named(path);
     if (format == ImageFormat::None)
-        throw Error(path + ": a screenshot is written as .png or .jpg (JPEG): name it so");
+        throw Error(path + ": a screenshot is written as PNG or JPEG (.jpg): name it so");
     if (w <= 0 || h <= 0) throw Error("the window has no pixels to save");
     const std::size_t row = std::size_t(w) * 4;
     std::vector<unsigned char> px(row * h), rgb(std::size_t(w) * 3 * h);

@@ -14,14 +14,15 @@ namespace kvs::test {
 // Why `args` (after a program name) do not parse, "" when they do; `positional` as the command
 // takes its one word.
 inline std::string parse_problem(const std::vector<cmdline::OptionSpec>& specs,
-                                 std::vector<std::string> args, const std::string& positional = {}) {
+                                 std::vector<std::string> args,
+                                 const std::string& positional = {}) {
     std::vector<char*> argv;
     static char program[] = "program";
     argv.push_back(program);
     for (auto& a : args) argv.push_back(a.data());
     try {
-        cmdline::CommandLine c({"usage", "", ""}, specs, static_cast<int>(argv.size()),
-                               argv.data(), 1, positional);
+        cmdline::CommandLine c({"usage", "", ""}, specs, static_cast<int>(argv.size()), argv.data(),
+                               1, positional);
         return {};
     } catch (const Error& e) {
         return e.what();

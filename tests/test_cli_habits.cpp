@@ -124,7 +124,8 @@ TEST_CASE("one dash and a word is never a short option with its value run on", "
 
 TEST_CASE("an option where a value belongs is refused by name", "[cli][habits]") {
     answers({"generate", "-m", tiny(), "--csv", "-p", "hi"}, {"--csv needs a value", "-p"});
-    answers({"generate", "-m", tiny(), "--trace-json", "--max-tokens"}, {"--trace-json needs a value"});
+    answers({"generate", "-m", tiny(), "--trace-json", "--max-tokens"},
+            {"--trace-json needs a value"});
     // A value that starts with a dash but is no option still passes: a negative number's message.
     answers({"generate", "-m", tiny(), "--temp", "-1"}, {"out of range"});
 }
@@ -189,7 +190,7 @@ TEST_CASE("long work shows progress on a terminal and is quiet when piped", "[cl
     test::write_file(dir / "p.txt", {'t', 'h', 'e', '\n', 'a', '\n'});
     const std::string trace = (dir / "run.trace.json").string();
     const std::vector<std::string> serve = {"serve", tiny(), "--prompts", (dir / "p.txt").string(),
-                                            "-n", "8"};
+                                            "-n",    "8"};
     const std::vector<std::string> write = {"generate", tiny(), "-n", "20", "--trace-json", trace};
     const std::vector<std::string> read = {"replay", trace};
     // Piped (here: into a file), with the delay at 0: nothing but the commands' own lines.

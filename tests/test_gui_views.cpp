@@ -369,8 +369,9 @@ TEST_CASE("command-line options: values, and one-line errors", "[gui][options]")
     }
 }
 
-// The window's help lists what each option takes, from the rule it is checked with; what kvscope-cli
-// takes the window takes too (-c), or refuses by name (--weights), and a model is its one word.
+// The window's help lists what each option takes, from the rule it is checked with; what
+// kvscope-cli takes the window takes too (-c), or refuses by name (--weights), and a model is its
+// one word.
 TEST_CASE("the window's help is what its command line takes", "[gui][options]") {
     test::check_option_table("kvscope", window_options());
     CHECK(usage().find("--weights") == std::string::npos);
@@ -390,11 +391,12 @@ TEST_CASE("the window's help is what its command line takes", "[gui][options]") 
     // A screenshot is written as its name says, or refused by name.
     CHECK(parse({"--screenshot", "x.jpg"}).screenshot == "x.jpg");
     CHECK(parse({"--screenshot", "x.JPEG"}).screenshot == "x.JPEG");
+    CHECK(parse({"--screenshot", "/dev/null"}).screenshot == "/dev/null");  // PNG
     try {
         parse({"--screenshot", "x.bmp"});
         FAIL("x.bmp was taken");
     } catch (const Error& e) {
-        CHECK(std::string(e.what()).find("'x.bmp' is written as .png or .jpg") !=
+        CHECK(std::string(e.what()).find("'x.bmp': a screenshot is written as PNG or JPEG") !=
               std::string::npos);
     }
 }

@@ -52,14 +52,17 @@ fs::path ollama_store_with(const fs::path& store, const std::string& ns, const s
     const fs::path blob = store / "blobs" / ("sha256-" + kDigest);
     fs::create_directories(blob.parent_path());
     fs::copy_file(gguf, blob, fs::copy_options::overwrite_existing);
-    write_text(store / "manifests" / "registry.ollama.ai" / ns / name / tag,
-               R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",)"
-               R"("config":{"mediaType":"application/vnd.docker.container.image.v1+json","digest":"sha256:)" +
-                   kDigest + R"(","size":485},"layers":[)"
-                   R"({"mediaType":"application/vnd.ollama.image.template","digest":"sha256:)" +
-                   std::string(64, 'e') + R"(","size":1429},)"
-                   R"({"mediaType":"application/vnd.ollama.image.model","digest":"sha256:)" +
-                   kDigest + R"(","size":1}]})");
+    write_text(
+        store / "manifests" / "registry.ollama.ai" / ns / name / tag,
+        R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",)"
+        R"("config":{"mediaType":"application/vnd.docker.container.image.v1+json","digest":"sha256:)" +
+            kDigest +
+            R"(","size":485},"layers":[)"
+            R"({"mediaType":"application/vnd.ollama.image.template","digest":"sha256:)" +
+            std::string(64, 'e') +
+            R"(","size":1429},)"
+            R"({"mediaType":"application/vnd.ollama.image.model","digest":"sha256:)" +
+            kDigest + R"(","size":1}]})");
     return blob;
 }
 
@@ -171,7 +174,8 @@ TEST_CASE("ollama:NAME and ollama:NAME:TAG resolve from Ollama's store", "[store
     StoreEnvironment by_home;
     by_home.home = (root / "home").string();
     by_home.system_ollama_stores.clear();
-    ollama_store_with(root / "home" / ".ollama" / "models", "library", "tiny", "latest", gguf_file());
+    ollama_store_with(root / "home" / ".ollama" / "models", "library", "tiny", "latest",
+                      gguf_file());
     CHECK(resolve_store_model("ollama:tiny", by_home).rfind((root / "home").string(), 0) == 0);
     // Not there, a blob missing, a name that is not one.
     const std::string missing = error_of("ollama:other:7b", env);

@@ -1,8 +1,8 @@
 // Every kvscope-cli command's option table: its help lists what each option accepts (generated
 // from the rule the command line checks with), every listed value is taken and nothing beside
 // them; a command that takes a model takes -m and the model as its one word.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "cli/commands.h"
 #include "tests/option_table_checks.h"

@@ -84,7 +84,8 @@ std::string resolve_hf(const std::string& spec, const StoreEnvironment& env) {
                     folder.string() + "; HF_HUB_CACHE or HF_HOME choose another cache)" + get);
     // A branch or tag is a file in refs/ naming its commit; a commit names its snapshot itself.
     std::string commit = rev;
-    if (plain_name(rev) && is_regular(folder / "refs" / rev)) commit = first_word(folder / "refs" / rev);
+    if (plain_name(rev) && is_regular(folder / "refs" / rev))
+        commit = first_word(folder / "refs" / rev);
     const fs::path snapshot = folder / "snapshots" / commit;
     if (!plain_name(commit) || !is_folder(snapshot))
         throw Error(spec + ": revision " + rev + " is not in the Hugging Face cache (looked for " +
@@ -95,14 +96,16 @@ std::string resolve_hf(const std::string& spec, const StoreEnvironment& env) {
     std::vector<std::string> ggufs;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(snapshot, ec))
-        if (e.path().extension() == ".gguf" && is_regular(e.path())) ggufs.push_back(e.path().string());
+        if (e.path().extension() == ".gguf" && is_regular(e.path()))
+            ggufs.push_back(e.path().string());
     std::sort(ggufs.begin(), ggufs.end());
     if (ggufs.size() == 1) return ggufs[0];
     if (ggufs.empty())
         throw Error(spec + ": the cached snapshot " + snapshot.string() +
                     " holds no config.json and no .gguf file (a download not finished?)" + get);
     std::string names;
-    for (const auto& g : ggufs) names += (names.empty() ? "" : ", ") + fs::path(g).filename().string();
+    for (const auto& g : ggufs)
+        names += (names.empty() ? "" : ", ") + fs::path(g).filename().string();
     throw Error(spec + ": the cached snapshot holds " + std::to_string(ggufs.size()) +
                 " GGUF files (" + names + "): give one as --model " + ggufs[0]);
 }
@@ -126,11 +129,12 @@ std::string resolve_ollama(const std::string& spec, const StoreEnvironment& env)
     std::vector<std::string> parts = split(name, '/');
     if (parts.size() == 1) parts.insert(parts.begin(), "library");
     if (parts.size() == 2) parts.insert(parts.begin(), "registry.ollama.ai");
-    const bool well_formed = parts.size() == 3 && plain_name(tag) &&
-                             std::all_of(parts.begin(), parts.end(), plain_name);
+    const bool well_formed =
+        parts.size() == 3 && plain_name(tag) && std::all_of(parts.begin(), parts.end(), plain_name);
     if (!well_formed)
-        throw Error(spec + ": not an Ollama model name (ollama:NAME, ollama:NAME:TAG, "
-                           "ollama:NAMESPACE/NAME:TAG)");
+        throw Error(spec +
+                    ": not an Ollama model name (ollama:NAME, ollama:NAME:TAG, "
+                    "ollama:NAMESPACE/NAME:TAG)");
     const std::string pull = "; get it with `ollama pull " + name + ":" + tag + "`";
     fs::path store, manifest;
     std::string looked;
@@ -148,7 +152,8 @@ std::string resolve_ollama(const std::string& spec, const StoreEnvironment& env)
                     "; OLLAMA_MODELS chooses another store)" + pull);
     const auto bytes = read_file_bytes(manifest.string(), std::size_t(1) << 20);
     const nlohmann::json doc = parse_json_input(
-        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), manifest.string());
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+        manifest.string());
     const nlohmann::json* layers = json_member(doc, "layers");
     if (layers && layers->is_array())
         for (const auto& layer : *layers) {
@@ -159,10 +164,12 @@ std::string resolve_ollama(const std::string& spec, const StoreEnvironment& env)
                 continue;
             // Only a sha256 digest names a blob (Ollama's own check): sha256:HEX -> sha256-HEX.
             std::string d = digest->get<std::string>();
-            const bool sha = d.size() == 71 && d.rfind("sha256", 0) == 0 && (d[6] == ':' || d[6] == '-') &&
-                             std::all_of(d.begin() + 7, d.end(),
-                                         [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
-            if (!sha) throw Error(manifest.string() + ": the model layer's digest is not sha256:HEX");
+            const bool sha =
+                d.size() == 71 && d.rfind("sha256", 0) == 0 && (d[6] == ':' || d[6] == '-') &&
+                std::all_of(d.begin() + 7, d.end(),
+                            [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+            if (!sha)
+                throw Error(manifest.string() + ": the model layer's digest is not sha256:HEX");
             d[6] = '-';
             const fs::path blob = store / "blobs" / d;
             if (!is_regular(blob))

@@ -5,7 +5,8 @@
 namespace kvs {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
-    // d[i][j]: edits from a's first i bytes to b's first j, three rows kept (a swap looks back two).
+    // d[i][j]: edits from a's first i bytes to b's first j, three rows kept (a swap looks back
+    // two).
     std::vector<std::size_t> before(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
     for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
     for (std::size_t i = 1; i <= a.size(); ++i) {
