@@ -876,8 +876,9 @@ bool line_has(const json& layout, const std::string& panel, const std::string& p
 }
 
 // The numbers drawn in the inside-attention diagram's column headed `header`, top to bottom.
-std::vector<std::string> column_texts(const json& layout, const std::string& header) {
-    const auto texts = panel_texts(layout, "inside_attention");
+std::vector<std::string> column_texts(const json& layout, const std::string& header,
+                                      const std::string& panel = "inside_attention") {
+    const auto texts = panel_texts(layout, panel);
     double x = -1, y = -1;
     for (const auto& t : texts)
         if (t.at("text") == header) {
@@ -1999,16 +2000,19 @@ TEST_CASE(
     CHECK(l.at("arrangement") == "one-at-a-time");
     CHECK(l.at("explain").at("open").get<bool>());
     const int T = l.at("explain").at("n_keys").get<int>();
-    int weights = 0;
-    for (const auto& t : l.at("texts")) {
-        const std::string x = t.at("text");
-        if ((t.at("panel") == "group-inside" || t.at("panel") == "inside_attention") &&
-            x.rfind("0.", 0) == 0 && x.find_first_not_of("0123456789.") == std::string::npos)
-            ++weights;
-    }
-    INFO(T << " keys, " << weights << " weights drawn");
+    // The weights column itself (another column's 0.5 is not a weight), beside the scores: each
+    // key row the tab draws shows its score and its weight; rows past the tab's height are
+    // reached by scrolling it.
+    const auto weights = column_texts(l, "softmax w", "group-inside");
+    const auto scores = column_texts(l, "q·k_j", "group-inside");
+    INFO(T << " keys, " << weights.size() << " weights drawn");
     CHECK(T == 8);
-    CHECK(weights >= T);
+    CHECK(!weights.empty());
+    CHECK(weights.size() == scores.size());
+    for (const auto& w : weights) CHECK((std::stod(w) >= 0 && std::stod(w) <= 1));
+    bool scrolls = false;
+    for (const auto& t : panel_texts(l, "group-inside")) scrolls = scrolls || t.at("scrolls_y");
+    if (static_cast<int>(weights.size()) < T) CHECK(scrolls);
     for (const auto& p : text_problems(l)) FAIL_CHECK(p);
 }
 
