@@ -133,6 +133,7 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the commands, run nothing")
     a = ap.parse_args()
     repo = os.path.abspath(a.repo)
+    a.cli = os.path.abspath(a.cli)  # the commands run in scratch folders
     ran = skipped = 0
     failures, skips = [], []
     # Stores of models the pages name as not there: empty here, whatever this machine holds.
