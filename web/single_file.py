@@ -2,8 +2,8 @@
 """The site as one HTML file (scripts/web.sh --single-file): index.html with kvscope.js inline,
 and the WebAssembly module and the data package (default model, lessons, fonts, recorded runs)
 inside it as base64. Opened from file://, a page cannot fetch the files beside it (Chromium
-refuses, Firefox too for a folder's other files), so the page hands them to Emscripten's loader
-itself: Module.wasmBinary (the loader then compiles these bytes instead of fetching kvscope.wasm)
+refuses; Firefox ESR 153 allows it, but the file must open in both), so the page hands them to
+Emscripten's loader itself: Module.wasmBinary (the loader then compiles these bytes instead of fetching kvscope.wasm)
 and Module.getPreloadedPackage (the file packager's hook: it returns the package instead of
 fetching kvscope.data). Nothing is served; the file can be sent by mail or put on a USB stick.
 
