@@ -819,8 +819,9 @@ void TransformerRunner::attend(int l, KvCache& cache, const Pass& p, int i, cons
     int seen = pos0;
     if (cache.paged()) {
         cache_k = gather_k_.span(), cache_v = gather_v_.span();
-        const int sinks = window_ > 0 ? std::min(sinks_, pos0) : pos0;
-        const int from = window_ > 0 ? std::max(sinks, pos0 - window_) : pos0;
+        const CachedRowsSeen rows_seen =
+            cached_rows_seen(KeyMask{AttentionMask::Causal, sinks_, window_}, pos0);
+        const int sinks = rows_seen.sinks_end, from = rows_seen.from;
         through_table(cache, l, 0, sinks, cache_k, cache_v, Way::FromBlocks);
         const std::size_t at = std::size_t(sinks) * kv;
         through_table(cache, l, from, pos0 - from, cache_k.at(at, cache_k.size - at),
