@@ -452,7 +452,7 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.batch = lesson_.last_batch();
     r.scale = lesson_.last_scale();
     r.gpu = lesson_.last_gpu();
-    const auto& serve = lesson_.last_serve();
+    const auto& serve = lesson_.shown_serve();
     r.serve = serve ? std::shared_ptr<const ServePlan>(serve, &serve->plan) : nullptr;
     r.layer = f.highlight_layer;
     r.head = f.highlight_head;

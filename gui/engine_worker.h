@@ -132,7 +132,7 @@ struct ServeSetup {
     static ServeConfig default_view_config() {
         ServeConfig c;
         c.block_size = 4;
-        c.batch_limit = 4;
+        c.max_num_seqs = 4;
         c.pool_blocks = 32;
         c.max_new_tokens = 16;
         return c;

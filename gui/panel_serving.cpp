@@ -124,7 +124,7 @@ float draw_memory(FrameContext& f, const ServeTrace& t, const ServeShot& s,
     float y = L.memory.y;
     std::snprintf(
         b, sizeof b, tr("Held now: %d blocks (%s), %d of them shared by several requests"),
-        s.used_blocks, format_bytes(s.used_blocks * block_bytes).c_str(), s.shared_blocks);
+        s.used_blocks, format_bytes(s.used_blocks * block_bytes).c_str(), s.multi_holder_blocks);
     y += put_wrapped(ImVec2(L.memory.x, y), text, b, L.memory.w);
     bar(f, ImVec2(L.memory.x, y), L.memory.w, float(s.used_blocks) / most, f.theme.series[0]);
     y += L.line_h;
@@ -302,7 +302,7 @@ void draw_controls(FrameContext& f, ServingPanel& p, const ServeTrace* t, int sh
         }
     }
     same_line_or_wrap(text_width(tr("prefix sharing"), f.font_px) + f.font_px * 2);
-    if (ImGui::Checkbox(tr("prefix sharing"), &p.setup.config.prefix_sharing))
+    if (ImGui::Checkbox(tr("prefix sharing"), &p.setup.config.prefix_caching))
         restart_serving(f, p);
     if (!t) return;
     char b[400];
@@ -311,7 +311,7 @@ void draw_controls(FrameContext& f, ServingPanel& p, const ServeTrace* t, int sh
         std::snprintf(b, sizeof b,
                       tr("Before the first step: %d requests wait in the queue (%d at most run "
                          "at once)."),
-                      static_cast<int>(t->prompts.size()), t->config.batch_limit);
+                      static_cast<int>(t->prompts.size()), t->config.max_num_seqs);
     } else {
         std::snprintf(b, sizeof b,
                       tr("Step %d of %d%s: %d joined the batch, %d finished, %d preempted, %d "
@@ -449,7 +449,7 @@ void draw_serving(FrameContext& f, ServingPanel& p) {
         r.shot = shown;
         r.shots = static_cast<int>(t->shots.size());
         r.used_blocks = s.used_blocks;
-        r.shared_blocks = s.shared_blocks;
+        r.shared_blocks = s.multi_holder_blocks;
         r.contiguous_blocks = s.contiguous_blocks;
         r.prefill_rows = s.step.prefill_rows;
         r.decode_rows = s.step.decode_rows;

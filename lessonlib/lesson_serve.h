@@ -16,8 +16,17 @@ struct LessonServe {
     ServeRun run;
     int same_as_alone = 0;     // requests whose tokens equal their prompt served alone
     CacheEffect window;        // zero passes without a window
+    StreamEffect stream;       // StreamingLLM's comparison; zero tokens without a window
     CacheEffect cache;         // against float32; zero passes for a float32 cache
     double f32_row_bytes = 0;  // one position's K and V, every layer, in float32
+    // Counted weight reads: passes over the weights this run made (its steps) against those the
+    // same tokens one request at a time make (a pass per token sampled); their ratio is what
+    // batching saves in weight traffic.
+    long long weight_passes = 0, alone_weight_passes = 0;
+    // Measured: generated tokens a second, batched (the run's steps, scheduling included) and
+    // one request at a time (the same prompts served alone, one after the other), each the
+    // median of plan.timing runs taken in turns.
+    double tokens_per_second = 0, alone_tokens_per_second = 0;
     std::string device;
 };
 

@@ -25,6 +25,7 @@ void SessionLessonTarget::restart() {
     scale_.reset();
     gpu_.reset();
     serve_.reset();
+    shown_serve_.reset();
     layer_ = head_ = 0;
     explain_layer_ = explain_head_ = explain_row_ = -1;
     panel_.clear();
@@ -140,6 +141,7 @@ void SessionLessonTarget::serve(const ServePlan& plan) {
     serve_.reset();
     serve_ =
         std::make_shared<const LessonServe>(run_lesson_serve(model(), bench_.backend(0), plan));
+    if (plan.shown) shown_serve_ = serve_;
 }
 
 LessonFacts SessionLessonTarget::facts() const {

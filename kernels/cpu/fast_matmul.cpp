@@ -283,14 +283,25 @@ void rows(float* out, const float* x, const W& w, int n, int d, int i_begin, int
         int i = i_begin;
         for (; i + R <= i_end; i += R) {
             int t = t_begin;
-            for (; t + C <= t_end; t += C) tile<W, R, C>(out, x, w, n, d, i, t);
+            // C + 2 tokens left: two tiles of C - 2 and 4 instead of a full one and a thin one
+            // (8 tokens in 6-wide tiles: 4 + 4, not 6 + 2).
+            for (; t + C <= t_end; t += C) {
+                if (C >= 6 && t_end - t == C + 2) break;
+                tile<W, R, C>(out, x, w, n, d, i, t);
+            }
+            if constexpr (C >= 6)
+                if (t_end - t > C) {
+                    tile<W, R, C - 2>(out, x, w, n, d, i, t);
+                    t += C - 2;
+                }
             if (t < t_end) tile_rest<W, R, C>(out, x, w, n, d, i, t, t_end - t);
         }
         for (; i < i_end; ++i)  // the last rows (d % R), one dot at a time
             for (int t = t_begin; t < t_end; ++t)
                 out[std::size_t(t) * d + i] = dot_row(w, i, x + std::size_t(t) * n, n);
     };
-    if (t_end - t_begin >= kTileCols)
+    // 4 or 5 tokens too in the wide tile (a 4 x 4 tile, not two 8 x 2).
+    if (t_end - t_begin >= std::min(kTileCols, 4))
         sweep.template operator()<kTileRows, kTileCols>();
     else
         sweep.template operator()<kRows, kCols>();
