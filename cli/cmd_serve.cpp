@@ -11,6 +11,7 @@
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/util/utf8.h"
+#include "kernels/cpu/cpu_backend.h"
 
 namespace kvs::cli {
 namespace {
@@ -175,6 +176,9 @@ int cmd_serve(int argc, char** argv) {
     if (a.has("cache-scales") && cfg.cache_type == KvCacheType::F32)
         a.fail("--cache-scales needs --cache-type int8 or fp8");
     Opened o = open_from(a);
+    // serve prints no op's time: the CPU backend's per-op clock (two reads an op) stays off, as
+    // in the window's Serving view.
+    if (auto* cpu = dynamic_cast<CpuBackend*>(o.backend.backend.get())) cpu->set_time_ops(false);
     const Model& m = *o.model;
     std::vector<std::vector<int>> tokens;
     std::vector<int> arrivals;

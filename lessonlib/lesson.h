@@ -72,7 +72,7 @@ struct ServePlan {
     std::string positions = "cache";  // the sinks' positions: cache or original
     std::string cache = "f32";        // the cache's rows: f32, int8 or fp8 (kv_quant.h)
     std::string scales = "token";     // a quantised cache's scales: token, tensor or channel
-    int timing = 1;  // runs of it and of its prompts one at a time, for the throughputs' medians
+    int timing = 1;  // runs of it and of its prompts one at a time; the throughputs' fastest
     // The run the window's Serving view shows for its step: the step's @serve marked view=on,
     // else its last @serve (set by the parser).
     bool shown = false;

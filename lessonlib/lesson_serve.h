@@ -25,7 +25,7 @@ struct LessonServe {
     long long weight_passes = 0, alone_weight_passes = 0;
     // Measured: generated tokens a second, batched (the run's steps, scheduling included) and
     // one request at a time (the same prompts served alone, one after the other), each the
-    // median of plan.timing runs taken in turns.
+    // fastest of plan.timing runs taken in turns (the one other programs disturbed least).
     double tokens_per_second = 0, alone_tokens_per_second = 0;
     std::string device;
 };

@@ -30,6 +30,13 @@ KvBlockPool::KvBlockPool(Backend& backend, int n_layers, int n_blocks, int block
     } else {
         k_ = DeviceBuffer(backend, layer_floats_ * n_layers);
         v_ = DeviceBuffer(backend, layer_floats_ * n_layers);
+        // Written now (zeros), so that the memory is the process's before the first pass: a
+        // host backend's allocation is only mapped at its first write, which would be paid by
+        // whichever pass first reaches each block.
+        const std::vector<float> zeros(layer_floats_, 0.0f);
+        for (int l = 0; l < n_layers; ++l)
+            for (const DeviceBuffer* b : {&k_, &v_})
+                be_.upload(b->at(l * layer_floats_, layer_floats_), zeros.data(), layer_floats_);
     }
 }
 

