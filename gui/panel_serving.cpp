@@ -48,6 +48,21 @@ const char* state_words(ServeState s) {
     return "";
 }
 
+// Why the requests still queued after a step wait, in a few words.
+const char* wait_words(WaitReason r) {
+    switch (r) {
+        case WaitReason::Places:
+            return tr(" (no place)");
+        case WaitReason::Budget:
+            return tr(" (budget spent)");
+        case WaitReason::Blocks:
+            return tr(" (no blocks)");
+        case WaitReason::Preemption:
+            return tr(" (a preempting step)");
+    }
+    return "";
+}
+
 int shown_shot(const ServeTrace& t, const ServingPanel& p) {
     const int n = static_cast<int>(t.shots.size());
     return p.view < 0 ? n - 1 : std::min(p.view, n - 1);
@@ -303,19 +318,21 @@ void draw_timeline(FrameContext& f, const ServeTrace& t, int shown, const Servin
         std::snprintf(b, sizeof b, tr("Step %d's pass: %d prefill rows + %d decode rows"), shown,
                       s.step.prefill_rows, s.step.decode_rows);
         // The prompts this pass computed only part of: the token budget left the rest.
-        int chunks = 0;
-        for (const ServeChunk& c : s.step.chunks)
-            if (c.prefill && c.first + c.rows < s.requests[c.request].prompt_len) ++chunks;
         char more[200];
-        if (chunks > 0) {
+        if (s.step.partial_prompts > 0) {
             std::snprintf(more, sizeof more,
-                          tr("; %d prompt chunks with more to come (token budget %d)"), chunks,
-                          t.config.max_num_batched_tokens);
+                          tr("; %d prompt chunks with more to come (token budget %d)"),
+                          s.step.partial_prompts, t.config.max_num_batched_tokens);
             std::strncat(b, more, sizeof b - std::strlen(b) - 1);
         }
         if (s.step.cached_blocks_found > 0) {
             std::snprintf(more, sizeof more, tr("; %d blocks found in the prefix cache"),
                           s.step.cached_blocks_found);
+            std::strncat(b, more, sizeof b - std::strlen(b) - 1);
+        }
+        if (s.step.queued > 0) {
+            std::snprintf(more, sizeof more, tr("; %d queued%s"), s.step.queued,
+                          wait_words(s.step.waited_for));
             std::strncat(b, more, sizeof b - std::strlen(b) - 1);
         }
     } else
@@ -350,8 +367,7 @@ void draw_timeline(FrameContext& f, const ServeTrace& t, int shown, const Servin
     put_text(ImVec2(c.x, base + 2), f.theme.muted_text, clipped(b, L.batch.w - (c.x - L.batch.x)));
 }
 
-// The controls: start again, the block size, the prefix cache, the token budget; then what the
-// step shown did.
+// The controls: start again, the block size, the prefix cache; then what the step shown did.
 void draw_controls(FrameContext& f, ServingPanel& p, const ServeTrace* t, int shown) {
     if (ImGui::Button(tr("Start again (R)"))) restart_serving(f, p);
     same_line_or_wrap(text_width(tr("block size"), f.font_px) + f.font_px * 8);
@@ -366,20 +382,6 @@ void draw_controls(FrameContext& f, ServingPanel& p, const ServeTrace* t, int sh
     }
     same_line_or_wrap(text_width(tr("prefix cache"), f.font_px) + f.font_px * 2);
     if (ImGui::Checkbox(tr("prefix cache"), &p.setup.config.prefix_caching)) restart_serving(f, p);
-    same_line_or_wrap(text_width(tr("token budget"), f.font_px) + f.font_px * 10);
-    ImGui::TextUnformatted(tr("token budget"));
-    for (int budget : {0, 8, 16}) {
-        ImGui::SameLine();
-        const std::string label =
-            (budget == 0 ? std::string(tr("none")) : std::to_string(budget)) + "##budget";
-        if (ImGui::RadioButton(label.c_str(), p.setup.config.max_num_batched_tokens == budget)) {
-            p.setup.config.max_num_batched_tokens = budget;
-            // A budget below one block is refused: the blocks follow it down.
-            p.setup.config.block_size = budget > 0 ? std::min(p.setup.config.block_size, budget)
-                                                   : p.setup.config.block_size;
-            restart_serving(f, p);
-        }
-    }
     if (!t) return;
     char b[400];
     const ServeShot& s = *t->shots[shown];
@@ -389,37 +391,21 @@ void draw_controls(FrameContext& f, ServingPanel& p, const ServeTrace* t, int sh
                          "at once)."),
                       static_cast<int>(t->prompts.size()), t->config.max_num_seqs);
     } else {
-        const char* why = "";
-        if (s.step.queued > 0) switch (s.step.waited_for) {
-                case WaitReason::Places:
-                    why = tr(" (no place free)");
-                    break;
-                case WaitReason::Budget:
-                    why = tr(" (the token budget is spent)");
-                    break;
-                case WaitReason::Blocks:
-                    why = tr(" (too few free blocks)");
-                    break;
-                case WaitReason::Preemption:
-                    why = tr(" (this step preempted: nobody joins)");
-                    break;
-            }
         std::snprintf(b, sizeof b,
                       tr("Step %d of %d%s: %d joined the batch, %d finished, %d preempted, %d "
-                         "still queued%s."),
+                         "still queued."),
                       shown, static_cast<int>(t->shots.size()) - 1,
                       t->finished ? tr(" (every request has finished)") : "",
                       static_cast<int>(s.step.admitted.size()),
                       static_cast<int>(s.step.retired.size()),
-                      static_cast<int>(s.step.preempted.size()), s.step.queued, why);
+                      static_cast<int>(s.step.preempted.size()), s.step.queued);
     }
     ImGui::TextWrapped("%s", b);
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextWrapped(
-        "%s", tr("Grid: a cell a block, coloured by the request holding it, its written rows "
-                 "solid; a block several requests hold is outlined with its reference count (x2); "
-                 "a free block still in the prefix cache is grey with a dashed edge. Right or "
-                 "Space: next step; [ or Shift+Left: back; V: close."));
+        "%s", tr("Grid: a cell a block, in its holder's colour, written rows solid; outlined "
+                 "(x2): held by several; grey, dashed: free, still cached. Right or Space: next "
+                 "step; [ or Shift+Left: back; V: close."));
     ImGui::PopStyleColor();
 }
 
@@ -448,7 +434,11 @@ void follow_lesson_serve(FrameContext& f, ServingPanel& p, bool lesson_open, boo
         p.setup = p.own;
         show = false;
     }
-    if (f.snap.model && !f.snap.replay) restart_serving(f, p);
+    if (f.snap.model && !f.snap.replay) {
+        restart_serving(f, p);
+        // On to the step whose block tables the lesson printed.
+        if (plan && run.serve_steps > 0) f.worker.serve_step(run.serve_steps);
+    }
 }
 
 bool serving_key(FrameContext& f, ServingPanel& p, int key, int mods) {
@@ -545,8 +535,7 @@ void draw_serving(FrameContext& f, ServingPanel& p) {
         r.cached_free_blocks = s.cached_free_blocks;
         r.cached_blocks_found = s.step.cached_blocks_found;
         r.budget = t->config.max_num_batched_tokens;
-        for (const ServeChunk& c : s.step.chunks)
-            if (c.prefill && c.first + c.rows < s.requests[c.request].prompt_len) ++r.prompt_chunks;
+        r.prompt_chunks = s.step.partial_prompts;
         for (const auto& q : s.requests)
             r.let_go_entries += static_cast<int>(std::count(q.table.begin(), q.table.end(), -1));
         r.contiguous_blocks = s.contiguous_blocks;

@@ -54,24 +54,22 @@ const std::vector<UiString>& ui_strings() {
         {"Start again (R)", "重新开始（R）"},
         {"block size", "块大小"},
         {"prefix cache", "前缀缓存"},
-        {"token budget", "token 预算"},
-        {"none", "不限"},
         {"Before the first step: %d requests wait in the queue (%d at most run at once).",
          "第一步之前：%d 个请求在队列中等待（最多同时运行 %d 个）。"},
-        {"Step %d of %d%s: %d joined the batch, %d finished, %d preempted, %d still queued%s.",
-         "第 %d 步（共 %d 步）%s：%d 个请求加入批次，%d 个完成，%d 个被抢占，%d 个仍在排队%s。"},
-        {" (no place free)", "（没有空位）"},
-        {" (the token budget is spent)", "（token 预算已用完）"},
-        {" (too few free blocks)", "（空闲的块不够）"},
-        {" (this step preempted: nobody joins)", "（这一步有抢占：没有请求加入）"},
+        {"Step %d of %d%s: %d joined the batch, %d finished, %d preempted, %d still queued.",
+         "第 %d 步（共 %d 步）%s：%d 个请求加入批次，%d 个完成，%d 个被抢占，%d 个仍在排队。"},
+        {"; %d queued%s", "；%d 个在排队%s"},
+        {" (no place)", "（没有空位）"},
+        {" (budget spent)", "（预算用完）"},
+        {" (no blocks)", "（块不够）"},
+        {" (a preempting step)", "（本步有抢占）"},
         {" (every request has finished)", "，所有请求都已完成"},
-        {"Grid: a cell a block, coloured by the request holding it, its written rows solid; a "
-         "block several requests hold is outlined with its reference count (x2); a free block "
-         "still in the prefix cache is grey with a dashed edge. Right or Space: next step; [ or "
+        {"Grid: a cell a block, in its holder's colour, written rows solid; outlined (x2): held "
+         "by several; grey, dashed: free, still cached. Right or Space: next step; [ or "
          "Shift+Left: back; V: close.",
-         "网格：每格是一个块，颜色表示持有它的请求，已写入的行是实心的；同时被多个请求持有的块带描"
-         "边，并标出它的引用计数（如 x2）；空闲但仍在前缀缓存中的块是灰色的，边框是虚线。右方向键或"
-         "空格：下一步；[ 或 Shift+左方向键：后退；V：关闭。"},
+         "网格：每格是一个块，颜色是持有者的，已写入的行是实心的；带描边（x2）：被多个请求持有；灰"
+         "色"
+         "虚线框：空闲但仍在缓存中。右方向键或空格：下一步；[ 或 Shift+左方向键：后退；V：关闭。"},
         {"A recorded run cannot serve requests.", "录制的运行不能处理服务请求。"},
         {"queueing the serving requests", "正在把服务请求放入队列"},
         {"serving step", "服务调度的一步"},

@@ -591,11 +591,13 @@ void describe_serve(std::vector<std::string>& out, const LessonServe& s, const W
                                "; the same most likely next token at " + f("cache_same") + " of " +
                                f("cache_passes") + " passes");
     }
-    if (s.run.fullest_tables.empty()) return;
-    out.push_back(zh ? "第 " + n(s.run.fullest_step) + " 步之后（占用的块最多时）各请求的块表："
-                     : "block tables after step " + n(s.run.fullest_step) +
-                           " (the most blocks held):");
-    for (const TableSnapshot& t : s.run.fullest_tables) {
+    if (s.run.shown_tables.empty()) return;
+    const bool window = s.plan.window > 0;
+    out.push_back(zh ? "第 " + n(s.run.shown_step) + " 步之后（" +
+                           (window ? "窗口还回的块最多时" : "占用的块最多时") + "）各请求的块表："
+                     : "block tables after step " + n(s.run.shown_step) +
+                           (window ? " (the most blocks let go):" : " (the most blocks held):"));
+    for (const TableSnapshot& t : s.run.shown_tables) {
         std::string blocks;
         for (int b : t.table) {
             // Appended piece by piece: GCC 12 warns (-Wrestrict) about `"..." + s` here, wrongly.

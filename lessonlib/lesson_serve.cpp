@@ -57,7 +57,7 @@ LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePl
 
 int serve_block(const LessonServe& s, int request, int position) {
     const int bs = s.run.stats.block_size;
-    for (const TableSnapshot& t : s.run.fullest_tables) {
+    for (const TableSnapshot& t : s.run.shown_tables) {
         if (t.request != request - 1) continue;
         if (position < 1 || position > t.rows)
             throw Error("request " + std::to_string(request) + " holds positions 1 to " +
@@ -68,7 +68,7 @@ int serve_block(const LessonServe& s, int request, int position) {
         return block;
     }
     throw Error("request " + std::to_string(request) +
-                " was not running when the most blocks were held (its table is not printed)");
+                " was not running at the step the block tables were printed for");
 }
 
 const std::vector<ServeField>& serve_fields() {
@@ -105,7 +105,9 @@ const std::vector<ServeField>& serve_fields() {
         {"chunked_steps", "steps whose pass held part of a prompt, the rest left for later"},
         {"budget", "rows a step's pass may hold (0: no budget)"},
         {"same_as_alone", "requests whose tokens equal their prompt served alone"},
-        {"fullest_tables", "requests running when the most blocks were held"},
+        {"shown_tables",
+         "block tables printed: the requests running when the most blocks were held (under a "
+         "window: let go)"},
         {"weight_passes", "passes over the weights: the run's steps (counted)"},
         {"alone_weight_passes",
          "passes the same tokens take one request at a time: one per token sampled (counted)"},
@@ -177,7 +179,7 @@ double serve_field(const LessonServe& s, const std::string& f) {
     if (f == "chunked_steps") return s.run.chunked_steps;
     if (f == "budget") return s.run.config.max_num_batched_tokens;
     if (f == "same_as_alone") return s.same_as_alone;
-    if (f == "fullest_tables") return double(s.run.fullest_tables.size());
+    if (f == "shown_tables") return double(s.run.shown_tables.size());
     if (f == "weight_passes") return double(s.weight_passes);
     if (f == "alone_weight_passes") return double(s.alone_weight_passes);
     if (f == "tokens_per_second") return s.tokens_per_second;

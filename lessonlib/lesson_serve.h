@@ -43,7 +43,7 @@ LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePl
 double serve_field(const LessonServe& s, const std::string& field);
 
 // The block that holds position `position` (from 1) of request `request` (from 1, the prompts'
-// order) in the block tables printed for the fullest step: entry (position - 1) / block size of
+// order) in the block tables printed (ServeRun::shown_tables): entry (position - 1) / block size of
 // its table. Throws kvs::Error when the request was not running then, or does not hold that
 // position, or the window let the block go.
 int serve_block(const LessonServe& s, int request, int position);

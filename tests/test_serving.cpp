@@ -256,10 +256,12 @@ TEST_CASE("one serving run to its end: what the CLI and the lessons read", "[ser
     CHECK(run.blocks_saved() == run.stats.contiguous_blocks() - run.stats.peak_blocks);
     // The fullest tables: the requests still running after that step, each table long enough
     // for its rows, and the blocks they hold together at most the pool's.
-    REQUIRE(run.fullest_step >= 0);
-    REQUIRE(!run.fullest_tables.empty());
-    CHECK(int(run.fullest_tables.size()) <= cfg.max_num_seqs);
-    for (const TableSnapshot& t : run.fullest_tables)
+    REQUIRE(run.shown_step >= 0);
+    REQUIRE(!run.shown_tables.empty());
+    CHECK(run.shown_steps_run >= 1);
+    CHECK(run.steps.at(run.shown_steps_run - 1).index == run.shown_step);
+    CHECK(int(run.shown_tables.size()) <= cfg.max_num_seqs);
+    for (const TableSnapshot& t : run.shown_tables)
         CHECK(int(t.table.size()) == (t.rows + cfg.block_size - 1) / cfg.block_size);
     CHECK(requests_same_as_alone(tiny(), be, run) == 8);
     for (std::size_t i = 0; i < prompts.size(); ++i)

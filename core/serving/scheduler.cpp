@@ -300,6 +300,7 @@ const ServeStep& Scheduler::step() {
         c.prefill = !(c.rows == 1 && r.len >= r.prompt_len &&
                       r.len + 1 == static_cast<int>(r.tokens.size()));
         (c.prefill ? st.prefill_rows : st.decode_rows) += c.rows;
+        if (c.prefill && c.first + c.rows < r.prompt_len) ++st.partial_prompts;
     }
     const auto& stops = model_.stop_tokens();
     if (!in.empty()) {

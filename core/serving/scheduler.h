@@ -95,6 +95,7 @@ struct ServeStep {
     int queued = 0;                              // requests still waiting after admission
     WaitReason waited_for = WaitReason::Places;  // why, when queued > 0
     int prefill_rows = 0, decode_rows = 0;
+    int partial_prompts = 0;      // prompts this pass computed part of (the budget left the rest)
     int cached_blocks_found = 0;  // blocks admitted requests found in the prefix cache
     int used_blocks = 0;          // held after the step
     int cached_free_blocks = 0;   // free after the step, still holding a cached prefix block

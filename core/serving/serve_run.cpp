@@ -17,26 +17,26 @@ ServeRun run_serve(const Model& model, Backend& backend, const ServeConfig& conf
     for (std::size_t i = 0; i < prompts.size(); ++i)
         s.submit(prompts[i], i < arrivals.size() ? arrivals[i] : 0);
     ServeRun run;
-    int fullest = -1, done = 0;
+    int most = -1, done = 0, run_so_far = 0;
     while (!s.finished()) {
         const ServeStep& st = s.step();
         if (st.prefill_rows > 0 && st.decode_rows > 0) ++run.mixed_steps;
-        for (const ServeChunk& c : st.chunks) {
-            const ServeRequest& r = s.requests()[c.request];
-            if (c.first + c.rows < r.prompt_len) {
-                ++run.chunked_steps;
-                break;
-            }
-        }
+        if (st.partial_prompts > 0) ++run.chunked_steps;
         run.longest_queue = std::max(run.longest_queue, st.queued);
         run.most_cached_free = std::max(run.most_cached_free, st.cached_free_blocks);
+        ++run_so_far;
         // Retired requests have given their blocks back: what is held now is what runs on.
-        if (s.blocks().used_blocks() > fullest) {
-            fullest = s.blocks().used_blocks();
-            run.fullest_step = st.index;
-            run.fullest_tables.clear();
+        int let_go = 0;
+        for (const ServeRequest& r : s.requests())
+            if (r.slot >= 0) let_go += int(std::count(r.table.begin(), r.table.end(), -1));
+        const int measure = config.window > 0 ? let_go : s.blocks().used_blocks();
+        if (measure > most) {
+            most = measure;
+            run.shown_step = st.index;
+            run.shown_steps_run = run_so_far;
+            run.shown_tables.clear();
             for (const ServeRequest& r : s.requests())
-                if (r.slot >= 0) run.fullest_tables.push_back({r.id, r.table, r.len});
+                if (r.slot >= 0) run.shown_tables.push_back({r.id, r.table, r.len});
         }
         done += static_cast<int>(st.retired.size());
         if (progress) progress(done, s.stats().generated);

@@ -24,9 +24,12 @@ struct ServeRun {
     ServeStats stats;
     std::vector<ServeRequest> requests;  // each request's tokens and why it stopped
     std::vector<ServeStep> steps;
-    // The block tables of the requests running after the step that left the most blocks held.
-    int fullest_step = -1;
-    std::vector<TableSnapshot> fullest_tables;
+    // The step whose block tables the lessons print and the window's Serving view opens on: the
+    // one that left the most blocks held, or under a window the one that left the most blocks
+    // let go (its tables' dashes); the tables of the requests running after it, and how many
+    // steps had run by then.
+    int shown_step = -1, shown_steps_run = 0;
+    std::vector<TableSnapshot> shown_tables;
     int mixed_steps = 0;       // steps whose one pass held prefill rows and decode rows together
     int chunked_steps = 0;     // steps whose pass held part of a prompt, the rest left for later
     int longest_queue = 0;     // most requests waiting after a step's admissions
