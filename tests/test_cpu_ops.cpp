@@ -86,12 +86,14 @@ TEST_CASE("fast matmul matches the reference on every tile and tail shape", "[cp
 
 TEST_CASE("a matmul row has the same bits alone, in a batch and on threads", "[cpu_ops]") {
     // T = 300: several cache blocks of tokens and the threaded path. 768 x 352: a matrix large
-    // enough (270,336 weights) that one token against it goes row by row, a batch in tiles (5:
-    // the few-token tiles; 13: two 4 x 6 batch tiles and one left over). n = 2048, T = 100: a
-    // token block shorter than the batch, and a row count (d = 70) that leaves rows after the
-    // 4-row tiles.
+    // enough (270,336 weights) that one token against it goes row by row, a few tokens in tiles
+    // of 3 rows (5, 8: on the 16-lane path; one row left after them), a batch in tiles (13: two
+    // 4 x 6 batch tiles and one left over). 1024 x 259: 2 tokens, two rows left after the 3-row
+    // tiles. n = 2048, T = 100: a token block shorter than the batch, and a row count (d = 70)
+    // that leaves rows after the 4-row tiles.
     for (const auto [T, n, d] :
          {std::array<int, 3>{300, 172, 100}, std::array<int, 3>{5, 768, 352},
+          std::array<int, 3>{8, 768, 352}, std::array<int, 3>{2, 1024, 259},
           std::array<int, 3>{13, 768, 352}, std::array<int, 3>{100, 2048, 70}})
         for (const cpu::Kernels* k : paths()) {
             const auto x = random_floats(std::size_t(T) * n, 7);

@@ -236,7 +236,6 @@ class TransformerRunner final : public Runner, public BatchRunner {
     // first `sinks` positions, then [from, pos0 + T) (the window's rows and the pass's own).
     struct SeenKeys {
         int sinks = 0, from = 0, count = 0;
-        int position(int key) const { return key < sinks ? key : from + key - sinks; }
     };
     SeenKeys seen_keys(int pos0, int T) const;
     // How far StreamingLLM's numbering moves the sinks forward for this pass (0: not at all).
@@ -980,11 +979,6 @@ void TransformerRunner::attend_paged(int l, KvCache& cache, const Pass& p, int i
     // they are read as the cache holds them whichever pass computed them.
     const SeenKeys keys = seen_keys(pos0, T);
     const int shift = sink_shift(keys), bs = pool.block_size();
-    const auto row_of = [&](int key) {
-        const int pos = keys.position(key), block = cache.table()[pos / bs];
-        if (block < 0) throw Error("K/V row " + std::to_string(pos) + "'s block was let go");
-        return std::size_t(block) * bs + pos % bs;
-    };
     op(OpKind::Scores, l, T, pos0);
     op(OpKind::Softmax, l, T, pos0, false);
     op(OpKind::WeightedSum, l, T, pos0, false);
@@ -992,22 +986,29 @@ void TransformerRunner::attend_paged(int l, KvCache& cache, const Pass& p, int i
     const bool causal = mask_ == AttentionMask::Causal;
     if (!pool.quantised() && be_.attends_rows_in_place()) {
         // Read in place: each key's row where its block holds it (the sinks moved forward from
-        // a copy).
+        // a copy), the table walked a block at a time.
         key_k_.resize(keys.count);
         key_v_.resize(keys.count);
         const float *pk = pool.k(l).data, *pv = pool.v(l).data;
-        for (int key = 0; key < keys.count; ++key) {
-            const std::size_t row = row_of(key);
-            key_k_[key] = pk + row * kv;
-            key_v_[key] = pv + row * kv;
-        }
+        int key = 0;
+        const auto name_rows = [&](int position, int row, int run) {
+            if (row < 0) throw Error("K/V row " + std::to_string(position) + "'s block was let go");
+            for (int j = 0; j < run; ++j, ++key) {
+                key_k_[key] = pk + std::size_t(row + j) * kv;
+                key_v_[key] = pv + std::size_t(row + j) * kv;
+            }
+        };
+        for_each_block_run(cache.table(), bs, 0, keys.sinks, name_rows);
+        for_each_block_run(cache.table(), bs, keys.from, keys.count - keys.sinks, name_rows);
         if (shift > 0) {
             if (sink_k_.size() < keys.sinks * kv) sink_k_ = DeviceBuffer(be_, keys.sinks * kv);
-            for (int key = 0; key < keys.sinks; ++key) {
-                be_.copy_rows(sink_k_.at(key * kv, kv), kv, pool.k(l).at(row_of(key) * kv, kv), kv,
-                              1, kv);
-                key_k_[key] = sink_k_.at(key * kv, kv).data;
-            }
+            int at = 0;
+            for_each_block_run(cache.table(), bs, 0, keys.sinks, [&](int, int row, int run) {
+                const std::size_t n = std::size_t(run) * kv;
+                be_.copy_rows(sink_k_.at(at * kv, n), n, pool.k(l).at(row * kv, n), n, 1, n);
+                at += run;
+            });
+            for (int s = 0; s < keys.sinks; ++s) key_k_[s] = sink_k_.at(s * kv, kv).data;
             shift_keys(l, sink_k_.span(), keys.sinks, shift);
         }
         be_.attention_rows(r.att, r.q, key_k_.data(), key_v_.data(), probs_target(l, p, i, want), T,

@@ -143,6 +143,9 @@ VEC_INLINE void tile(float* out, const float* x, const W& w, int n, int d, int i
     for (int r = 0; r < R; ++r) wr[r] = w.row(i0 + r);
     for (int c = 0; c < C; ++c) xr[c] = x + std::size_t(t0 + c) * n;
     int j = 0;
+    // Unrolled whole, so that the R x C sums stay in registers (a tile of 8 columns otherwise
+    // spills them, at a third of the speed).
+#pragma GCC unroll 32
     for (; j + W::kStep <= n; j += W::kStep) {
         typename W::Block blk[R];
         for (int r = 0; r < R; ++r) blk[r] = w.block(wr[r], j);
@@ -150,9 +153,12 @@ VEC_INLINE void tile(float* out, const float* x, const W& w, int n, int d, int i
             for (int r = 0; r < R; ++r) __builtin_prefetch(next + (j / kLanes * R + r) * kLanes);
         for (int s = j; s < j + W::kStep; s += kLanes) {
             Vec xv[C];
+#pragma GCC unroll 16
             for (int c = 0; c < C; ++c) xv[c] = load(xr[c] + s);
+#pragma GCC unroll 16
             for (int r = 0; r < R; ++r) {
                 const Vec wv = w.lanes(wr[r], blk[r], s);
+#pragma GCC unroll 16
                 for (int c = 0; c < C; ++c) acc[c][r] = wv * xv[c] + acc[c][r];
             }
         }
@@ -316,6 +322,30 @@ void rows(float* out, const float* x, const W& w, int n, int d, int i_begin, int
             for (int t = t_begin; t < t_end; ++t)
                 out[std::size_t(t) * d + i] = dot_row(w, i, x + std::size_t(t) * n, n);
     };
+    // 2 to 8 tokens against a float32 matrix from memory, on the 16-lane path: every token in one
+    // tile of 3 weight rows (three streams from memory; each weight read once for all the
+    // tokens): 8 tokens of the 85M model in 18.5 ms against 23.9 in 4 x 4 tiles, 2 tokens in 10.8
+    // against 15.9, one thread, interleaved on a shared machine.
+    if constexpr (kLanes == 16 && std::is_same_v<W, F32Rows>) {
+        if (kOneStream && fetch && t_end - t_begin >= 2 && t_end - t_begin <= 8) {
+            switch (t_end - t_begin) {
+                case 2:
+                    return sweep.template operator()<3, 2>();
+                case 3:
+                    return sweep.template operator()<3, 3>();
+                case 4:
+                    return sweep.template operator()<3, 4>();
+                case 5:
+                    return sweep.template operator()<3, 5>();
+                case 6:
+                    return sweep.template operator()<3, 6>();
+                case 7:
+                    return sweep.template operator()<3, 7>();
+                default:
+                    return sweep.template operator()<3, 8>();
+            }
+        }
+    }
     // 4 or 5 tokens too in the wide tile (a 4 x 4 tile, not two 8 x 2).
     if (t_end - t_begin >= std::min(kTileCols, 4))
         sweep.template operator()<kTileRows, kTileCols>();
