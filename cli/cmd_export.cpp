@@ -1,8 +1,10 @@
 // export: a llama2.c model (checkpoint + tokenizer.bin) written as a GGUF v3 `llama` file that
-// llama.cpp reads, its matrices in F32, F16, BF16, Q8_0 or Q4_0 (core/loaders/gguf_writer.h), or as
-// a Hugging Face LlamaForCausalLM folder of safetensors (core/loaders/hf_writer.h). A model with
-// q/k/v biases is written as qwen2 / Qwen2ForCausalLM, a GPT-2 one (say, a Hugging Face folder with
-// tokenizer.bin that an export wrote) as gpt2 / GPT2LMHeadModel.
+// llama.cpp reads, its matrices in F32, F16, BF16, Q8_0, Q4_0 or a K-quant
+// (core/loaders/gguf_writer.h), or as a Hugging Face LlamaForCausalLM folder of safetensors
+// (core/loaders/hf_writer.h). A model with q/k/v biases is written as qwen2 / Qwen2ForCausalLM, a
+// GPT-2 one (say, a Hugging Face folder with tokenizer.bin that an export wrote) as gpt2 /
+// GPT2LMHeadModel.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -21,6 +23,31 @@
 
 namespace kvs::cli {
 
+namespace {
+
+// "Q8_0 matrices", or where some rows were not whole blocks of the type asked "Q8_0 x 31, F16 x
+// 5 matrices (Q5_K asked; rows of 64, 172 values are not whole 256-value blocks of it)": the
+// types the file holds, as `info` reads them back.
+std::string written_matrices(const std::vector<WrittenMatrix>& ms, GgmlType asked) {
+    std::vector<GgmlType> types;
+    std::vector<std::uint64_t> short_rows;  // row lengths that fell back, each once
+    for (const WrittenMatrix& m : ms) {
+        types.push_back(m.type);
+        if (m.type != asked &&
+            std::find(short_rows.begin(), short_rows.end(), m.row) == short_rows.end())
+            short_rows.push_back(m.row);
+    }
+    if (short_rows.empty()) return std::string(ggml_type_name(asked)) + " matrices";
+    std::sort(short_rows.begin(), short_rows.end());
+    std::string rows;
+    for (const auto n : short_rows) rows += (rows.empty() ? "" : ", ") + std::to_string(n);
+    return ggml_type_counts(types) + " matrices (" + ggml_type_name(asked) + " asked; rows of " +
+           rows + " values are not whole " + std::to_string(ggml_block_elements(asked)) +
+           "-value blocks of it)";
+}
+
+}  // namespace
+
 int cmd_export(int argc, char** argv) {
     Args a("export",
            {{"model", "NAME|FILE", "default | stories260K | a llama2.c checkpoint"},
@@ -28,14 +55,16 @@ int cmd_export(int argc, char** argv) {
             {"gguf", "FILE.gguf", "the GGUF file to write"},
             {"hf", "FOLDER", "or a Hugging Face folder to write (config.json, safetensors)"},
             {"shard-mb", "N", "--hf: safetensors shards of at most N MB (default: one file)"},
-            {"type", "T", "matrices' type: f32 | f16 | bf16 | q8_0 | q4_0 (default f32)"}},
+            {"type", "T",
+             "matrices' type: f32 | f16 | bf16 | q8_0 | q4_0 | q2_k .. q6_k (default f32)"}},
            argc, argv, 2);
     if (a.help()) {
         std::fputs(
             "Write a llama2.c model as a GGUF v3 file (architecture llama) for llama.cpp and for "
-            "kvscope's own --model. Norms stay F32; a matrix whose rows are not whole 32-value "
-            "blocks is F16 in a q8_0/q4_0 file. Or, with --hf, as a Hugging Face "
-            "LlamaForCausalLM folder (every tensor f32, f16 or bf16; q/k rows in HF's "
+            "kvscope's own --model. Norms stay F32; a matrix whose rows are not whole blocks of "
+            "the type falls back (a K-quant to Q4_0 or Q8_0, then F16), and the summary names "
+            "every type written. Or, with --hf, as a Hugging Face LlamaForCausalLM folder (every "
+            "tensor f32, f16 or bf16; q/k rows in HF's "
             "rotate-half order; tokenizer.bin beside).\n",
             stdout);
         std::fputs(a.usage().c_str(), stdout);
@@ -69,7 +98,7 @@ int cmd_export(int argc, char** argv) {
         return 0;
     }
     const std::string out = a.str("gguf");
-    const Written w = write_gguf_llama(out, c, llama->weights(), *tok, type, m->name());
+    const GgufWritten w = write_gguf_llama(out, c, llama->weights(), *tok, type, m->name());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const char* arch = c.gpt2() ? "gpt2" : qwen2 ? "qwen2" : "llama";
     // Every byte was written and checked. A regular file's size is read back; on a device or a
@@ -81,8 +110,8 @@ int cmd_export(int argc, char** argv) {
                                              " to a device or pipe (all written; its size there "
                                              "cannot be read back)";
     std::fprintf(is_standard_output(out) ? stderr : stdout,
-                 "%s: GGUF v3, %s, %s matrices, %s, written in %.2f s\n",
-                 escape_for_one_line(out).c_str(), arch, ggml_type_name(type), size.c_str(), s);
+                 "%s: GGUF v3, %s, %s, %s, written in %.2f s\n", escape_for_one_line(out).c_str(),
+                 arch, written_matrices(w.matrices, type).c_str(), size.c_str(), s);
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "cli/commands.h"
+#include "cli/lesson_prompt.h"
 #include "core/util/error.h"
 #include "core/util/utf8.h"
 #include "kernels/gpu_step_probe.h"
@@ -60,6 +61,9 @@ int cmd_lesson(int argc, char** argv) {
             threads_option(),
             {"list", "", "list the lessons in both languages"},
             {"metrics", "", "list what @expect lines can read"},
+            {"no-ask", "",
+             "print each question's answer after its step, as in a pipe, instead of waiting in a "
+             "terminal for the reader's prediction"},
             {"prose", "", "print each step's text too"},
             {"quiet", "", "only step titles, checks and the result"},
             timing_option()},
@@ -92,6 +96,9 @@ int cmd_lesson(int argc, char** argv) {
     target.set_gpu_probe(
         [](const Model& m, const std::vector<int>& prompt) { return probe_gpu_step(m, prompt); });
     const bool quiet = a.has("quiet"), prose = a.has("prose");
+    // In a terminal each @ask waits for the reader's prediction before its step runs; in a pipe,
+    // or with --no-ask, nobody is asked and each answer is printed after its step.
+    const bool asking = !a.has("no-ask") && terminal_can_ask();
 
     // Titles, prose and the log come from the lesson file and the tokenizer: escaped for the
     // terminal (an ESC sequence in a lesson must not clear the screen).
@@ -104,10 +111,24 @@ int cmd_lesson(int argc, char** argv) {
     target.restart();
     int checks = 0, failed = 0, not_judged = 0;
     bool error = false;
+    AskEnd stopped = AskEnd::Answered;  // Quit or Interrupted: the reader ended the lesson
+    int stopped_at = 0;
     for (int k = 0; k < static_cast<int>(lesson.steps.size()) && !error; ++k) {
         const LessonStep& st = lesson.steps[k];
         std::printf("\n[%d/%zu] %s\n", k + 1, lesson.steps.size(), esc(st.title).c_str());
-        if (prose && !st.prose.empty()) std::printf("%s\n\n", esc(st.prose).c_str());
+        const Directive* asked = asking ? st.ask() : nullptr;
+        // Asking, the prose is split where the @ask stands: what comes after it explains the
+        // answer, so it is printed after the reveal.
+        const std::string before = asked ? st.prose.substr(0, st.ask_at) : st.prose;
+        if (prose && !before.empty()) std::printf("%s\n\n", esc(before).c_str());
+        LearnerAnswer mine;
+        if (asked) {
+            stopped = ask_reader(asked->ask, lesson.lang, mine);
+            if (stopped != AskEnd::Answered) {
+                stopped_at = k + 1;
+                break;
+            }
+        }
         const StepOutcome o = play_step(lesson, k, target);
         checks += o.checks;
         failed += o.failed;
@@ -137,20 +158,31 @@ int cmd_lesson(int argc, char** argv) {
             std::printf("  @%s\n", esc(e.directive).c_str());
             for (const auto& l : e.lines) std::printf("      %s\n", esc(l).c_str());
         }
-        // The step's question with its answer: nobody types here, so it comes after the step.
+        // The step's question with the engine's answer, after the step's lines; when the reader
+        // was asked, their answer beside it, right or not.
         for (const auto& e : o.log) {
             if (e.kind != LessonLogEntry::Kind::Ask) continue;
             const Directive* d = st.ask();
-            std::string choices;
-            for (int i = 0; d && i < static_cast<int>(d->ask.choices.size()); ++i)
-                choices += (i ? "  " : "") + std::to_string(i + 1) + ") " +
-                           ask_choice_words(d->ask, i, lesson.lang);
+            const std::string choices = d ? ask_choices_line(d->ask, lesson.lang) : "";
             std::printf("  %s  %s\n",
                         e.pass ? w("QUESTION", "提问") : w("QUESTION FAILED", "提问失败"),
                         esc(e.words).c_str());
             if (!choices.empty()) std::printf("        %s\n", esc(choices).c_str());
+            if (asked) {
+                const std::string said = learner_answer_words(asked->ask, mine, lesson.lang);
+                std::string verdict;
+                if (mine.given() && !e.answer.is_none())
+                    verdict = std::string(w(", ", "，")) +
+                              ask_verdict_words(learner_is_right(asked->ask, e.answer, mine),
+                                                lesson.lang);
+                std::printf("        %s%s%s\n", w("your answer: ", "你的答案："),
+                            said.empty() ? w("none given", "未作答") : esc(said).c_str(),
+                            verdict.c_str());
+            }
             for (const auto& l : e.lines) std::printf("        %s\n", esc(l).c_str());
         }
+        if (asked && prose && st.prose.size() > before.size())
+            std::printf("\n%s\n", esc(st.prose.substr(before.size())).c_str());
     }
     std::printf(w("\nresult: %d checks, %d passed, %d failed",
                   "\n结果：共 %d 项检查，%d 项通过，%d 项失败"),
@@ -159,9 +191,16 @@ int cmd_lesson(int argc, char** argv) {
         std::printf(w(", %d on measured times not judged (a sanitizer build)",
                       "，%d 项测时检查不评判（sanitizer 构建）"),
                     not_judged);
-    std::printf(
-        "%s%s\n", w("; ", "；"),
-        error ? w("stopped by an error", "因出错而中止") : w("ran to the end", "完整运行到结尾"));
+    if (stopped != AskEnd::Answered)
+        std::printf(w("; stopped by the reader before step %d of %zu\n",
+                      "；读者在第 %d 步（共 %zu 步）之前结束\n"),
+                    stopped_at, lesson.steps.size());
+    else
+        std::printf("%s%s\n", w("; ", "；"),
+                    error ? w("stopped by an error", "因出错而中止")
+                          : w("ran to the end", "完整运行到结尾"));
+    // Ctrl+C ends as an interrupted program does (128 + SIGINT), so a shell loop stops too.
+    if (stopped == AskEnd::Interrupted) return 130;
     return failed == 0 && !error ? 0 : 1;
 }
 

@@ -23,13 +23,6 @@ const Directive* shown_ask(UiState& ui, std::shared_ptr<const Lesson>& keep) {
     return keep->steps[L.step].ask();
 }
 
-// The learner's answer in words: a choice's label, the number typed, or that there was none.
-std::string learner_words(const AskSpec& a, const LearnerAnswer& l, ReportLang lang) {
-    if (l.choice >= 0) return ask_choice_words(a, l.choice, lang);
-    if (l.typed) return LessonValue::number(l.number).to_string();
-    return {};
-}
-
 const LessonLogEntry* ask_entry(const StepOutcome* out) {
     if (!out) return nullptr;
     for (const auto& e : out->log)
@@ -175,7 +168,7 @@ void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOut
         return;
     }
     const LearnerAnswer& mine = it->second;
-    const std::string mine_words = learner_words(a, mine, lang);
+    const std::string mine_words = learner_answer_words(a, mine, lang);
     if (rec) rec->ask_learner = mine_words;
     const LessonLogEntry* e = ask_entry(out);
     // Compact, so it stays in view beside the checks: the learner's answer and whether it is the
@@ -202,7 +195,7 @@ void draw_lesson_question(FrameContext& f, const LessonStep& step, const StepOut
         ImGui::PushStyleColor(ImGuiCol_Text, right ? f.theme.ok_text : f.theme.error_text);
         const std::string mark =
             std::string(right ? (marks ? "\xE2\x9C\x93 " : "") : (marks ? "\xE2\x9C\x97 " : "")) +
-            (right ? tr("you predicted it") : tr("not what you predicted"));
+            ask_verdict_words(right, lang);
         ImGui::TextUnformatted(mark.c_str());
         ImGui::PopStyleColor();
     }

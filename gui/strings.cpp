@@ -529,8 +529,6 @@ const std::vector<UiString>& ui_strings() {
         {"Your answer: %s", "你的答案：%s"},
         {"none given", "没有作答"},
         {"The engine: ", "引擎的答案："},
-        {"you predicted it", "你猜对了"},
-        {"not what you predicted", "和你的预测不同"},
         {"Why: %s", "原因：%s"},
         {"kernel launches per decode step (counted)", "每个解码步的内核启动次数（计数）"},
         {"%d for %d tokens", "%d 次，对应 %d 个 token"},

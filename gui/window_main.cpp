@@ -58,23 +58,8 @@ void answer_headless(UiState& ui, EngineWorker& worker, const std::string& a) {
                     std::to_string(ui.lesson.step + 1) + " asks no question");
     const AskSpec& ask = lesson->steps[ui.lesson.step].ask()->ask;
     LearnerAnswer l;
-    if (a != "skip") {
-        char* end = nullptr;
-        const double v = std::strtod(a.c_str(), &end);
-        const int n = static_cast<int>(ask.choices.size());
-        if (a.empty() || end != a.c_str() + a.size() || !std::isfinite(v) ||
-            (n > 0 && (v != std::floor(v) || v < 1 || v > n)))
-            throw Error(
-                "--answer '" + a + "': " +
-                (n > 0 ? "a choice from 1 to " + std::to_string(n) : std::string("a number")) +
-                ", or skip");
-        if (n > 0)
-            l.choice = static_cast<int>(v) - 1;
-        else {
-            l.typed = true;
-            l.number = v;
-        }
-    }
+    if (a != "skip" && !learner_answer_from(ask, a, l))
+        throw Error("--answer '" + a + "': " + ask_answer_hint(ask, ReportLang::En) + ", or skip");
     answer_lesson_question(ui, worker, l);
 }
 

@@ -121,6 +121,13 @@ std::string ask_choice_words(const AskSpec& a, int i, ReportLang lang) {
     return ask_answer_words(a, a.choices[static_cast<std::size_t>(i)], lang);
 }
 
+std::string ask_choices_line(const AskSpec& a, ReportLang lang) {
+    std::string line;
+    for (int i = 0; i < static_cast<int>(a.choices.size()); ++i)
+        line += (i ? "  " : "") + std::to_string(i + 1) + ") " + ask_choice_words(a, i, lang);
+    return line;
+}
+
 std::string ask_answer_words(const AskSpec& a, const LessonValue& answer, ReportLang lang) {
     const Words w{lang};
     if (a.yes_no && answer.is_number() && (answer.num == 1 || answer.num == 0))
@@ -137,6 +144,43 @@ bool learner_is_right(const AskSpec& a, const LessonValue& answer, const Learner
     const double shown = std::strtod(answer.to_string().c_str(), nullptr);  // never throws
     const double tol = std::max(a.within, std::fabs(shown - answer.num));
     return std::fabs(l.number - answer.num) <= tol + 1e-12 * std::max(1.0, std::fabs(answer.num));
+}
+
+bool learner_answer_from(const AskSpec& a, const std::string& text, LearnerAnswer& out) {
+    const std::string t = trim(text);
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v)) return false;
+    const int n = static_cast<int>(a.choices.size());
+    LearnerAnswer l;
+    if (n > 0) {
+        if (v != std::floor(v) || v < 1 || v > n) return false;
+        l.choice = static_cast<int>(v) - 1;
+    } else {
+        l.typed = true;
+        l.number = v;
+    }
+    out = l;
+    return true;
+}
+
+std::string ask_answer_hint(const AskSpec& a, ReportLang lang) {
+    const Words w{lang};
+    const std::string n = std::to_string(a.choices.size());
+    if (a.choices.empty()) return w("a number", "一个数");
+    return w.zh() ? "1 到 " + n + " 之间的一个选项" : "a choice from 1 to " + n;
+}
+
+std::string learner_answer_words(const AskSpec& a, const LearnerAnswer& l, ReportLang lang) {
+    if (l.choice >= 0) return ask_choice_words(a, l.choice, lang);
+    if (l.typed) return LessonValue::number(l.number).to_string();
+    return {};
+}
+
+const char* ask_verdict_words(bool right, ReportLang lang) {
+    const Words w{lang};
+    return right ? w("you predicted it", "你猜对了")
+                 : w("not what you predicted", "和你的预测不同");
 }
 
 }  // namespace kvs

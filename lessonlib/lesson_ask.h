@@ -25,6 +25,8 @@ int ask_choice_of(const AskSpec& a, const LessonValue& answer);
 // Choice `i` in words for the reader: a number as a number, yes and no, a named value (the end
 // token, decode, memory bandwidth) in the reader's language, a token quoted.
 std::string ask_choice_words(const AskSpec& a, int i, ReportLang lang);
+// The choices on one line, each after its key: "1) 1  2) 4  3) 5"; empty without choices.
+std::string ask_choices_line(const AskSpec& a, ReportLang lang);
 // The engine's answer in the same words.
 std::string ask_answer_words(const AskSpec& a, const LessonValue& answer, ReportLang lang);
 
@@ -38,5 +40,17 @@ struct LearnerAnswer {
 // Whether the learner's answer is the engine's: the same choice, or a typed number within `within`
 // of it (at least the answer's own rounding to 6 significant digits).
 bool learner_is_right(const AskSpec& a, const LessonValue& answer, const LearnerAnswer& l);
+
+// The learner's answer as typed (the window's --answer, a line at the CLI's prompt): a choice's
+// key, "1" to "4", when the question has choices, else a number. False, and `out` untouched, for
+// anything else; the caller says what it takes (ask_answer_hint).
+bool learner_answer_from(const AskSpec& a, const std::string& text, LearnerAnswer& out);
+// What learner_answer_from takes, in words: "a choice from 1 to 3" or "a number".
+std::string ask_answer_hint(const AskSpec& a, ReportLang lang);
+
+// The learner's answer in words: the choice's words, the number typed, or empty when none.
+std::string learner_answer_words(const AskSpec& a, const LearnerAnswer& l, ReportLang lang);
+// The reveal's verdict on a given answer: "you predicted it" or "not what you predicted".
+const char* ask_verdict_words(bool right, ReportLang lang);
 
 }  // namespace kvs

@@ -16,7 +16,8 @@ kvs_ctest 300 30 --output-on-failure -j "$(nproc)"
 # Against llama.cpp: installs npm's node-llama-cpp under build/peer the first time
 # (measured 24-43 s with the registry reachable), builds and runs the peer test (ctest -L peer).
 "$KVS_ROOT/scripts/peer.sh"
-# Reliability (docs/reliability.md): the suite again under ASan + UBSan, then each fuzzer for 22 s.
+# Reliability (docs/reliability.md): the suite again under ASan + UBSan, then each fuzzer for a
+# fixed number of inputs from a fixed seed (the same answer for the same code).
 "$KVS_ROOT/scripts/sanitize.sh"
 # The kernels' .cu files on the CPU shim under ThreadSanitizer, and the racy kernel it must catch.
 "$KVS_ROOT/scripts/tsan-shim.sh"

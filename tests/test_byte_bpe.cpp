@@ -370,6 +370,16 @@ TEST_CASE("byte-level BPE files: vocab.json + merges.txt, tokenizer.json, and th
     CHECK(h.vocab_size() == 259);
     CHECK(h.encode("ab ab") == std::vector<int>{256, 257});
     CHECK(h.decode(-1, 258).empty());  // a special token is not text
+    // The post-processor's BOS is a special token even when its added_tokens entry does not say
+    // so: it decodes to no text, so decoding the encoded text gives the text back after it.
+    const auto bos = ByteBpeTokenizer::from_hf_json(write(
+        "bos.json", "{" + model +
+                        ",\"added_tokens\":[{\"id\":258,\"content\":\"<|end|>\"}],"
+                        "\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},"
+                        "\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":["
+                        "{\"SpecialToken\":{\"id\":\"<|end|>\",\"type_id\":0}}]}}"));
+    CHECK(bos.encode("ab ab") == std::vector<int>{258, 256, 257});
+    CHECK(decode_all(bos, bos.encode("ab ab")) == "ab ab");
 
     auto refused = [&](auto&& load, const std::string& words) {
         try {

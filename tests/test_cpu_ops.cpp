@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_math.h"
 #include "tests/float_diff.h"
+#include "tests/op_harness.h"
 #include "tests/random_floats.h"
 
 using namespace kvs;
@@ -225,34 +227,30 @@ TEST_CASE("attention over keys named one by one gives the contiguous rows' bits"
         }
 }
 
-TEST_CASE("fast rmsnorm, swiglu, add and table RoPE match the reference", "[cpu_ops]") {
-    const int T = 3, dim = 36, kv_dim = 18, head_dim = 6;
-    const auto x = random_floats(T * dim, 21, 3.0f);
-    const auto w = random_floats(dim, 22);
-    for (const cpu::Kernels* k : paths()) {
-        INFO(cpu::isa_name(k->isa));
-        std::vector<float> a(T * dim), b(T * dim);
-        for (float eps : {1e-5f, 1e-6f, 0.01f}) {
-            k->rmsnorm(a.data(), x.data(), w.data(), T, dim, eps);
-            ref::rmsnorm(b.data(), x.data(), w.data(), T, dim, eps);
-            CHECK(max_abs_diff(a, b) <= 1e-6);
-        }
-
-        for (std::size_t n : {std::size_t(5), std::size_t(8), std::size_t(43)}) {
-            auto h1 = random_floats(n, 23, 10.0f), h1_ref = h1;
-            const auto h3 = random_floats(n, 24);
-            k->swiglu(h1.data(), h3.data(), n);
-            ref::swiglu(h1_ref.data(), h3.data(), n);
-            CHECK(max_abs_diff(h1, h1_ref) <= 1e-6);
-            auto s = random_floats(n, 25), s_ref = s;
-            k->add(s.data(), h3.data(), n);
-            ref::add(s_ref.data(), h3.data(), n);
-            CHECK(same_bits(s, s_ref));
-        }
+// Every op of the harness's table (tests/op_harness.h) on the CPU backend, once per SIMD path this
+// CPU has, against the plain reference ops: each within its tolerance, add bit for bit.
+TEST_CASE("op harness: every op on each SIMD path of the CPU backend", "[cpu_ops]") {
+    std::vector<std::unique_ptr<CpuBackend>> backends;
+    std::vector<test::OpImpl> impls;
+    for (cpu::Isa isa : cpu::available_isas()) {
+        backends.push_back(std::make_unique<CpuBackend>());
+        backends.back()->set_simd_path(isa);
+        impls.push_back({std::string("cpu ") + cpu::isa_name(isa), backends.back().get(), ""});
     }
+    const auto verdicts = test::run_op_harness(impls);
+    CHECK(!verdicts.empty());
+    for (const test::OpVerdict& v : verdicts) {
+        INFO(v.op << " (" << v.shape << ") on " << v.impl << ": " << v.difference << " against "
+                  << v.tolerance);
+        CHECK(v.ok);
+    }
+}
 
-    // RoPE at growing positions (the table grows) and back at early ones, then with another
-    // model's frequencies (the table starts over) and back.
+// The RoPE table: at growing positions (the table grows) and back at early ones, then with
+// another model's frequencies (the table starts over) and back.
+TEST_CASE("the RoPE table grows, starts over for other frequencies, and matches the reference",
+          "[cpu_ops]") {
+    const int T = 3, dim = 36, kv_dim = 18, head_dim = 6;
     ModelConfig llama2c, other;
     llama2c.dim = other.dim = dim;
     llama2c.n_heads = other.n_heads = dim / head_dim;

@@ -9,6 +9,7 @@
 #include "core/util/error.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cuda/op_gate.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "tests/gpt2_model.h"
 #include "tests/mask_deltas.h"
@@ -62,6 +63,25 @@ TEST_CASE("make_backend: cuda-emulated always, cuda only with a device, auto fal
             CHECK(msg.find(why) != std::string::npos);
         }
     }
+}
+
+// The op-timing gate holds the stream while the host queues a step; where a call it makes then
+// waits for the device, the gate waits out its 2 s timeout. So: eager module loading only, no
+// tool injected (compute-sanitizer), not turned off.
+TEST_CASE("the op-timing gate only where no launch can wait for the device", "[emulated]") {
+    GateEnvironment e;
+    e.module_loading = "EAGER";
+    CHECK(op_gate_refusal(e).empty());
+    for (const char* lazy : {"", "LAZY", "eager-ish"}) {
+        e.module_loading = lazy;
+        CHECK(op_gate_refusal(e).find("lazily") != std::string::npos);
+    }
+    e.module_loading = "EAGER";
+    e.tool_injected = true;
+    CHECK(op_gate_refusal(e).find("tool") != std::string::npos);
+    e.tool_injected = false;
+    e.turned_off = true;
+    CHECK(op_gate_refusal(e) == "KVSCOPE_CUDA_GATE=0");
 }
 
 TEST_CASE("emulated backend runs a tiny model's generation like the CPU backend",

@@ -133,6 +133,28 @@ TEST_CASE("a session whose device faults mid-step ends with one named error, no 
     }
 }
 
+// The fused attention's tickets count the split blocks done per kv head and must be zero at every
+// launch (kernels/cuda/fused_decode.cuh). A launch cut short by a fault leaves some counted: the
+// sync that reports the fault zeroes them again.
+TEST_CASE("a fused attention cut short by a fault: its tickets are zero again after the report",
+          "[emulated][faults][fused]") {
+    EmulatedCudaBackend be;
+    const int n_heads = 4, n_kv_heads = 2, head_dim = 16, pos = 149, capacity = 160;
+    DeviceBuffer out(be, n_heads * head_dim), q(be, n_heads * head_dim),
+        k(be, std::size_t(capacity) * n_kv_heads * head_dim),
+        v(be, std::size_t(capacity) * n_kv_heads * head_dim);
+    FusedOps::Attend a;
+    a.out = out.span(), a.q = q.span(), a.cache_k = k.span(), a.cache_v = v.span();
+    a.pos = pos, a.n_heads = n_heads, a.n_kv_heads = n_kv_heads, a.head_dim = head_dim;
+    be.attention(a);  // 150 keys: three chunks of 64 a kv head, each a block of the split
+    be.synchronize();
+    CHECK(be.tickets_zero());
+    be.inject(fault(EmuFault::Kind::Fault, Op::Fused, 1));
+    be.attention(a);  // every block but the last has taken its ticket when it faults
+    CHECK(error_of([&] { be.synchronize(); }).find("illegal memory access") != std::string::npos);
+    CHECK(be.tickets_zero());
+}
+
 TEST_CASE("KVSCOPE_EMU_FAULT: specs parse, bad ones are one-line errors", "[emulated][faults]") {
     const EmuFault f = parse_emu_fault("attention:3:fault");
     CHECK(f.op == Op::Attention);

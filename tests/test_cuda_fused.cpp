@@ -11,6 +11,7 @@
 
 #include "core/loaders/model_loader.h"
 #include "kernels/emu/emulated_cuda_backend.h"
+#include "kernels/emu/host_block.h"
 #include "tests/qwen2_model.h"
 #include "tests/test_helpers.h"
 
@@ -56,8 +57,10 @@ LaunchCounts minus(LaunchCounts a, const LaunchCounts& b) {
 
 // The prompt op by op on both backends, then `steps` greedy decode steps: on `fused` through
 // its fast path, on `per_op` with every op timed, the fast path's token fed to both.
+// persistent_grid > 0: the fused kernels' blocks in a persistent grid's order
+// (emu::set_block_order).
 Run greedy_both(const Model& m, EmulatedCudaBackend& fused, EmulatedCudaBackend& per_op,
-                const std::string& prompt, int steps) {
+                const std::string& prompt, int steps, unsigned persistent_grid = 0) {
     auto a = m.make_runner(fused), b = m.make_runner(per_op);
     ForwardResult x, y;
     const auto ids = m.tokenizer().encode(prompt);
@@ -67,7 +70,9 @@ Run greedy_both(const Model& m, EmulatedCudaBackend& fused, EmulatedCudaBackend&
     int tok = argmax(x.logits);
     for (int s = 0; s < steps && a->kv().len < m.config().seq_len; ++s) {
         const LaunchCounts before = fused.counts();
+        emu::set_block_order(persistent_grid);
         a->forward(std::span<const int>(&tok, 1), fast(), x);
+        emu::set_block_order(0);
         b->forward(std::span<const int>(&tok, 1), Capture{}, y);
         r.last = minus(fused.counts(), before);
         r.path = x.path;
@@ -149,6 +154,26 @@ TEST_CASE("the fused decode step gives the op-by-op path's bits at every step of
     const Run r = greedy_both(*qwen, fused, per_op, "Once upon a time", 8);
     CHECK(r.path == PassPath::Fused);
     CHECK(r.identical == r.steps);
+}
+
+// The persistent decode kernel's schedule (docs/cuda.md): each fused kernel's blocks run as a
+// persistent grid takes them, block b running b, b + grid, ... of every stage. The bits are the
+// op-by-op path's whatever the grid, the attention's last-block combine included.
+TEST_CASE("the fused step in a persistent grid's block order gives the op-by-op path's bits",
+          "[emulated][fused]") {
+    const auto model = open_model("default");
+    for (unsigned grid : {1u, 3u, 7u}) {
+        INFO("a persistent grid of " << grid << " blocks");
+        EmulatedCudaBackend fused, per_op;
+        // About 70 prompt tokens: attention over two chunks of 64 keys, combined by a last block.
+        std::string prompt;
+        for (int i = 0; i < 3; ++i)
+            prompt += "Once upon a time there was a girl. She liked the sun. ";
+        const Run r = greedy_both(*model, fused, per_op, prompt, 40, grid);
+        CHECK(r.path == PassPath::Fused);
+        CHECK(r.steps == 40);
+        CHECK(r.identical == r.steps);
+    }
 }
 
 TEST_CASE("a fused kernel summed in another order is caught by the bit-for-bit check",

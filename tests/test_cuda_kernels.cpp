@@ -1,7 +1,7 @@
-// Every CUDA kernel, run through the CPU emulator over its real launch shape, against the CPU
-// backend's op: sizes that leave partial blocks and tiles (T = 7, dim = 37, ...), guard cells
-// around every output (a missing bounds check writes into them), and both thread orders within a
-// phase (a kernel that reads what another thread writes in the same phase gives different bits).
+// The CUDA kernels through the CPU emulator: every op of the op harness (tests/op_harness.h: sizes
+// that leave partial blocks and tiles, guard cells around every buffer, both thread orders within
+// a phase), the emulator's own rules (phases, launches a GPU would refuse) and attention past
+// 12,000 keys.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
@@ -15,262 +15,31 @@
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "kernels/emu/host_block.h"
 #include "kernels/relative_difference.h"
+#include "tests/op_harness.h"
 
 using namespace kvs;
 
-namespace {
-
-constexpr std::size_t kGuard = 1 << 14;  // past a whole stray tile or block of rows
-constexpr float kSentinel = -12345.0f;
-
-// A host array with sentinel cells on both sides. Both backends keep tensors in host memory, so
-// the same array can be handed to either as a DeviceSpan.
-class Guarded {
-  public:
-    Guarded(std::size_t n, std::uint32_t seed, bool random = true)
-        : n_(n), v_(n + 2 * kGuard, kSentinel) {
-        std::mt19937 rng(seed);
-        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-        for (std::size_t i = 0; i < n; ++i) v_[kGuard + i] = random ? u(rng) : kSentinel;
-    }
-    DeviceSpan span() { return {v_.data() + kGuard, n_}; }
-    std::vector<float> values() const {
-        return {v_.begin() + kGuard, v_.begin() + static_cast<std::ptrdiff_t>(kGuard + n_)};
-    }
-    bool guards_intact() const {
-        for (std::size_t i = 0; i < kGuard; ++i)
-            if (v_[i] != kSentinel || v_[kGuard + n_ + i] != kSentinel) return false;
-        return true;
-    }
-
-  private:
-    std::size_t n_;
-    std::vector<float> v_;
-};
-
-// Runs `op` (which fills outputs from fresh inputs) on the CPU backend and on the emulated CUDA
-// backend in both thread orders; returns the outputs of each, output by output.
-struct Outputs {
-    std::vector<std::vector<float>> cpu, emu, emu_reverse;
-};
-using OpRun = std::function<std::vector<std::vector<float>>(Backend&)>;
-
-Outputs run_all(const OpRun& op) {
-    CpuBackend cpu;
-    EmulatedCudaBackend emu_be;
-    Outputs o;
-    o.cpu = op(cpu);
-    emu::set_thread_order(emu::ThreadOrder::Forward);
-    o.emu = op(emu_be);
-    emu::set_thread_order(emu::ThreadOrder::Reverse);
-    o.emu_reverse = op(emu_be);
-    emu::set_thread_order(emu::ThreadOrder::Forward);
-    return o;
-}
-
-void check_matches(const OpRun& op) {
-    const Outputs o = run_all(op);
-    REQUIRE(o.cpu.size() == o.emu.size());
-    for (std::size_t k = 0; k < o.cpu.size(); ++k) {
-        INFO("output " << k);
-        CHECK(relative_difference(o.emu[k], o.cpu[k]) <= 1e-5);
-        CHECK(o.emu[k] == o.emu_reverse[k]);  // same bits whatever the order within a phase
-    }
-}
-
-}  // namespace
-
-TEST_CASE("emulated embed gathers the rows of the CPU backend", "[emulated][kernels]") {
-    for (int T : {1, 7, 19}) {
-        for (int dim : {37, 300}) {
-            INFO("T=" << T << " dim=" << dim);
-            const int vocab = 23;
-            std::vector<int> tokens(T);
-            for (int t = 0; t < T; ++t) tokens[t] = (t * 7 + 3) % vocab;
-            check_matches([&](Backend& be) {
-                Guarded table(std::size_t(vocab) * dim, 1), x(std::size_t(T) * dim, 2, false);
-                be.embed(x.span(), table.span(), tokens.data(), T, dim);
-                CHECK(x.guards_intact());
-                return std::vector<std::vector<float>>{x.values()};
-            });
-        }
-    }
-}
-
-TEST_CASE("emulated rmsnorm matches the CPU backend", "[emulated][kernels]") {
-    for (int T : {1, 7}) {
-        for (int dim : {1, 37, 300}) {
-            INFO("T=" << T << " dim=" << dim);
-            check_matches([&](Backend& be) {
-                Guarded x(std::size_t(T) * dim, 3), w(dim, 4), out(std::size_t(T) * dim, 5, false);
-                be.rmsnorm(out.span(), x.span(), w.span(), T, dim, dim == 37 ? 1e-6f : 1e-5f);
-                CHECK(out.guards_intact());
-                return std::vector<std::vector<float>>{out.values()};
-            });
-        }
-    }
-}
-
-TEST_CASE("emulated layernorm matches the CPU backend's ref::layernorm", "[emulated][kernels]") {
-    // dim 1: a zero variance (out = b); 37 and 300: rows shorter than the block and not a multiple
-    // of it. offset moves every x away from 0, so the mean is large next to the spread (the case a
-    // one-pass E[x^2] - mean^2 gets wrong); in_place writes the output over x.
-    for (int T : {1, 7}) {
-        for (int dim : {1, 37, 300}) {
-            for (float offset : {0.0f, 20.0f}) {
-                for (bool in_place : {false, true}) {
-                    INFO("T=" << T << " dim=" << dim << " offset=" << offset
-                              << " in_place=" << in_place);
-                    check_matches([&](Backend& be) {
-                        const std::size_t n = std::size_t(T) * dim;
-                        Guarded x(n, 26), w(dim, 27), b(dim, 28), out(n, 29, false);
-                        for (std::size_t i = 0; i < n; ++i) x.span().data[i] += offset;
-                        Guarded& dst = in_place ? x : out;
-                        be.layernorm(dst.span(), x.span(), w.span(), b.span(), T, dim,
-                                     dim == 37 ? 1e-6f : 1e-5f);
-                        CHECK(dst.guards_intact());
-                        CHECK(w.guards_intact());
-                        CHECK(b.guards_intact());
-                        return std::vector<std::vector<float>>{dst.values()};
-                    });
-                }
-            }
-        }
-    }
-}
-
-TEST_CASE("emulated matmul (tiled and matrix-vector) matches the CPU backend",
-          "[emulated][kernels]") {
-    struct Case {
-        int T, n, d;
+// Every op of the harness's table (tests/op_harness.h) on the emulated backend, in both thread
+// orders within a phase (a kernel that reads what another thread writes in the same phase gives
+// other bits in the other order): within each op's tolerance of the reference, the fused kernels
+// the bits of their op-by-op kernels, no write outside a buffer.
+TEST_CASE("op harness: every op on cuda-emulated, both thread orders", "[emulated][kernels]") {
+    EmulatedCudaBackend forward, reverse;
+    auto order = [](bool reversed) {
+        return [reversed](bool on) {
+            emu::set_thread_order(on && reversed ? emu::ThreadOrder::Reverse
+                                                 : emu::ThreadOrder::Forward);
+        };
     };
-    // T == 1 takes the matrix-vector kernel; the rest the tiled one, with partial tiles in T, n, d.
-    for (Case c : {Case{1, 37, 53}, Case{1, 300, 513}, Case{1, 5, 1}, Case{7, 37, 53},
-                   Case{19, 64, 1}, Case{33, 300, 17}, Case{2, 15, 16}}) {
-        INFO("T=" << c.T << " n=" << c.n << " d=" << c.d);
-        check_matches([&](Backend& be) {
-            Guarded x(std::size_t(c.T) * c.n, 6), w(std::size_t(c.d) * c.n, 7),
-                out(std::size_t(c.T) * c.d, 8, false);
-            be.matmul(out.span(), x.span(), w.span(), c.T, c.n, c.d);
-            CHECK(out.guards_intact());
-            return std::vector<std::vector<float>>{out.values()};
-        });
+    const auto verdicts =
+        test::run_op_harness({{"cuda-emulated", &forward, "", order(false)},
+                              {"cuda-emulated, reversed", &reverse, "cuda-emulated", order(true)}});
+    CHECK(verdicts.size() >= 2 * test::op_table().size());
+    for (const test::OpVerdict& v : verdicts) {
+        INFO(v.op << " (" << v.shape << ") on " << v.impl << ": " << v.difference << " against "
+                  << v.tolerance << "; " << v.bits);
+        CHECK(v.ok);
     }
-}
-
-TEST_CASE("emulated RoPE matches the CPU backend, GQA-narrow k included", "[emulated][kernels]") {
-    struct Case {
-        int T, pos0, n_heads, n_kv_heads, head_dim;
-    };
-    for (Case c : {Case{1, 0, 4, 2, 8}, Case{7, 11, 5, 1, 6}, Case{3, 40, 27, 9, 10}}) {
-        const int dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
-        INFO("T=" << c.T << " pos0=" << c.pos0 << " dim=" << dim << " kv_dim=" << kv_dim);
-        check_matches([&](Backend& be) {
-            Guarded q(std::size_t(c.T) * dim, 9), k(std::size_t(c.T) * kv_dim, 10),
-                inv_freq(c.head_dim / 2, 11);  // any table: the kernel reads it as given
-            be.rope(q.span(), k.span(), c.T, c.pos0, dim, kv_dim, c.head_dim, inv_freq.span());
-            CHECK(q.guards_intact());
-            CHECK(k.guards_intact());
-            return std::vector<std::vector<float>>{q.values(), k.values()};
-        });
-    }
-}
-
-TEST_CASE("emulated KV append writes the same cache rows as the CPU backend",
-          "[emulated][kernels]") {
-    for (int T : {1, 7}) {
-        const int kv_dim = 37, capacity = 20, pos0 = 5;
-        INFO("T=" << T);
-        check_matches([&](Backend& be) {
-            Guarded ck(std::size_t(capacity) * kv_dim, 11), cv(std::size_t(capacity) * kv_dim, 12);
-            Guarded k(std::size_t(T) * kv_dim, 13), v(std::size_t(T) * kv_dim, 14);
-            be.kv_append(ck.span(), cv.span(), k.span(), v.span(), pos0, T, kv_dim);
-            CHECK(ck.guards_intact());
-            CHECK(cv.guards_intact());
-            return std::vector<std::vector<float>>{ck.values(), cv.values()};
-        });
-    }
-}
-
-TEST_CASE("emulated attention (prefill and decode) matches the CPU backend, probs included",
-          "[emulated][kernels]") {
-    struct Case {
-        int T, pos0, n_heads, n_kv_heads, head_dim;
-    };
-    // T == 1 takes the decode kernel (a block per kv head group). n_keys 1, 7, 12, 41, 201 and
-    // 169: fewer and more keys than the 128 threads of a block.
-    for (Case c : {Case{1, 0, 6, 2, 10}, Case{7, 0, 6, 2, 10}, Case{7, 5, 6, 3, 10},
-                   Case{1, 40, 6, 1, 10}, Case{1, 200, 4, 4, 6}, Case{19, 150, 2, 1, 6}}) {
-        const int dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
-        const int n_keys = c.pos0 + c.T, capacity = n_keys + 3;
-        for (bool with_probs : {false, true})
-            for (bool causal : {true, false}) {
-                INFO("T=" << c.T << " pos0=" << c.pos0 << " heads=" << c.n_heads << "/"
-                          << c.n_kv_heads << " head_dim=" << c.head_dim << " probs=" << with_probs
-                          << " causal=" << causal);
-                check_matches([&](Backend& be) {
-                    Guarded q(std::size_t(c.T) * dim, 15), out(std::size_t(c.T) * dim, 16, false);
-                    Guarded ck(std::size_t(capacity) * kv_dim, 17),
-                        cv(std::size_t(capacity) * kv_dim, 18);
-                    Guarded probs(with_probs ? std::size_t(c.n_heads) * c.T * n_keys : 0, 19,
-                                  false);
-                    be.attention(out.span(), q.span(), ck.span(), cv.span(), probs.span(), c.T,
-                                 c.pos0, c.n_heads, c.n_kv_heads, c.head_dim, causal);
-                    CHECK(out.guards_intact());
-                    CHECK(probs.guards_intact());
-                    return std::vector<std::vector<float>>{out.values(), probs.values()};
-                });
-            }
-    }
-}
-
-TEST_CASE("emulated SwiGLU and residual add match the CPU backend", "[emulated][kernels]") {
-    for (std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(1000)}) {
-        INFO("n=" << n);
-        check_matches([&](Backend& be) {
-            Guarded h1(n, 20), h3(n, 21);
-            be.swiglu(h1.span(), h3.span(), n);
-            CHECK(h1.guards_intact());
-            return std::vector<std::vector<float>>{h1.values()};
-        });
-        check_matches([&](Backend& be) {
-            Guarded x(n, 22), y(n, 23);
-            be.add(x.span(), y.span(), n);
-            CHECK(x.guards_intact());
-            return std::vector<std::vector<float>>{x.values()};
-        });
-    }
-}
-
-TEST_CASE("emulated GELU matches the CPU backend's ref::gelu", "[emulated][kernels]") {
-    // n 1, 37 and 1000: one partial block, four blocks with a partial last. scale 8 takes values
-    // out to where tanh saturates (gelu(h) ~ h above, ~ 0 below).
-    for (std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(1000)}) {
-        for (float scale : {1.0f, 8.0f}) {
-            INFO("n=" << n << " scale=" << scale);
-            check_matches([&](Backend& be) {
-                Guarded h(n, 30);
-                for (std::size_t i = 0; i < n; ++i) h.span().data[i] *= scale;
-                be.gelu(h.span(), n);
-                CHECK(h.guards_intact());
-                return std::vector<std::vector<float>>{h.values()};
-            });
-        }
-    }
-}
-
-TEST_CASE("emulated bias add (every row += b) matches the CPU backend", "[emulated][kernels]") {
-    for (int T : {1, 3, 7})
-        for (int n : {1, 37, 300}) {
-            INFO("T=" << T << " n=" << n);
-            check_matches([&](Backend& be) {
-                Guarded x(std::size_t(T) * n, 24), b(n, 25);
-                be.add_bias(x.span(), b.span(), T, n);
-                CHECK(x.guards_intact());
-                CHECK(b.guards_intact());
-                return std::vector<std::vector<float>>{x.values()};
-            });
-        }
 }
 
 TEST_CASE("the emulator runs every thread of a phase before the next phase starts",

@@ -13,7 +13,10 @@
 
 #include "kernels/cuda/kernel_launchers.h"
 #include "kernels/emu/emu_kernels.h"
+#include "kernels/emu/emulated_cuda_backend.h"
 #include "kernels/emu/host_block.h"
+#include "kernels/shim/shim_runner.h"
+#include "tests/op_harness.h"
 #include "tests/random_floats.h"
 #include "tests/shim/racy_max.cuh"
 
@@ -45,125 +48,19 @@ void check_same(const Buffers& start, const Run& run) {
 
 }  // namespace
 
-TEST_CASE("shim: embed, rope, kv append, swiglu, gelu and add give the emulator's bits", "[shim]") {
-    const int T = 3, dim = 37, vocab = 5;
-    std::vector<int> tokens = {4, 0, 2};
-    check_same({std::vector<float>(T * dim, 0.0f), random_floats(vocab * dim, 1)},
-               [&](Buffers& b, bool shim) {
-                   const kern::EmbedArgs a{b[0].data(), b[1].data(), tokens.data(), T, dim};
-                   const LaunchShape s = kern::embed_shape(T, dim);
-                   shim ? kern::launch_embed(s, nullptr, a) : emu::embed(s, a);
-               });
-    const int head_dim = 8, qdim = 32, kv_dim = 16, pos0 = 2;
-    const std::vector<float> inv_freq = {1.0f, 0.1f, 0.01f, 0.001f};  // [head_dim / 2]
-    check_same({random_floats(T * qdim, 2), random_floats(T * kv_dim, 3)},
-               [&](Buffers& b, bool shim) {
-                   const kern::RopeArgs a{b[0].data(), b[1].data(), T,        pos0,
-                                          qdim,        kv_dim,      head_dim, inv_freq.data()};
-                   const LaunchShape s = kern::rope_shape(T, qdim);
-                   shim ? kern::launch_rope(s, nullptr, a) : emu::rope(s, a);
-               });
-    const int capacity = 8;
-    check_same({random_floats(capacity * kv_dim, 4), random_floats(capacity * kv_dim, 5),
-                random_floats(T * kv_dim, 6), random_floats(T * kv_dim, 7)},
-               [&](Buffers& b, bool shim) {
-                   const kern::KvAppendArgs a{b[0].data(), b[1].data(), b[2].data(), b[3].data(),
-                                              pos0,        T,           kv_dim};
-                   const LaunchShape s = kern::kv_append_shape(T, kv_dim);
-                   shim ? kern::launch_kv_append(s, nullptr, a) : emu::kv_append(s, a);
-               });
-    const std::size_t n = 300;  // two blocks of 256, the second partial
-    check_same({random_floats(n, 8), random_floats(n, 9)}, [&](Buffers& b, bool shim) {
-        const kern::SwigluArgs a{b[0].data(), b[1].data(), n};
-        const LaunchShape s = kern::elementwise_shape(n);
-        shim ? kern::launch_swiglu(s, nullptr, a) : emu::swiglu(s, a);
-    });
-    check_same({random_floats(n, 20)}, [&](Buffers& b, bool shim) {
-        const kern::GeluArgs a{b[0].data(), n};
-        const LaunchShape s = kern::elementwise_shape(n);
-        shim ? kern::launch_gelu(s, nullptr, a) : emu::gelu(s, a);
-    });
-    check_same({random_floats(n, 10), random_floats(n, 11)}, [&](Buffers& b, bool shim) {
-        const kern::AddArgs a{b[0].data(), b[1].data(), n};
-        const LaunchShape s = kern::elementwise_shape(n);
-        shim ? kern::launch_add(s, nullptr, a) : emu::add(s, a);
-    });
-}
-
-TEST_CASE(
-    "shim: rmsnorm, layernorm and both matmuls (shared-memory reductions) give the emulator's bits",
-    "[shim]") {
-    const int T = 3, dim = 37;
-    check_same(
-        {std::vector<float>(T * dim, 0.0f), random_floats(T * dim, 12), random_floats(dim, 13)},
-        [&](Buffers& b, bool shim) {
-            const kern::RmsNormArgs a{b[0].data(), b[1].data(), b[2].data(), T, dim, 1e-5f};
-            const LaunchShape s = kern::rmsnorm_shape(T);
-            shim ? kern::launch_rmsnorm(s, nullptr, a) : emu::rmsnorm(s, a);
-        });
-    check_same({std::vector<float>(T * dim, 0.0f), random_floats(T * dim, 21),
-                random_floats(dim, 22), random_floats(dim, 23)},
-               [&](Buffers& b, bool shim) {
-                   const kern::LayerNormArgs a{b[0].data(), b[1].data(), b[2].data(), b[3].data(),
-                                               T,           dim,         1e-5f};
-                   const LaunchShape s = kern::layernorm_shape(T);
-                   shim ? kern::launch_layernorm(s, nullptr, a) : emu::layernorm(s, a);
-               });
-    const int n = 37, d = 19;
-    for (int rows : {1, 17}) {  // 1: matrix-vector; 17: tiled, a partial second row of tiles
-        INFO("rows " << rows);
-        check_same({std::vector<float>(rows * d, 0.0f), random_floats(rows * n, 14),
-                    random_floats(d * n, 15)},
-                   [&](Buffers& b, bool shim) {
-                       const kern::MatmulArgs a{b[0].data(), b[1].data(), b[2].data(), rows, n, d};
-                       if (kern::matmul_uses_matvec(rows)) {
-                           const LaunchShape s = kern::matvec_shape(d);
-                           shim ? kern::launch_matvec(s, nullptr, a) : emu::matvec(s, a);
-                       } else {
-                           const LaunchShape s = kern::matmul_tiled_shape(rows, d);
-                           shim ? kern::launch_matmul_tiled(s, nullptr, a)
-                                : emu::matmul_tiled(s, a);
-                       }
-                   });
-    }
-}
-
-TEST_CASE("shim: attention prefill and decode (GQA, probs) give the emulator's bits", "[shim]") {
-    const int n_heads = 4, n_kv_heads = 2, head_dim = 8, capacity = 160;
-    const int dim = n_heads * head_dim, kv_dim = n_kv_heads * head_dim;
-    // 3: prefill after 2 cached rows; 1: decode after 9 (one chunk of keys) and after 150 (three,
-    // the last partial)
-    for (auto [T, pos0] : {std::pair{3, 2}, std::pair{1, 9}, std::pair{1, 150}}) {
-        const int keys = pos0 + T;
-        INFO("T " << T << ", pos0 " << pos0);
-        const std::size_t partial = kern::decode_partial_floats_for_cache(
-            std::size_t(capacity) * kv_dim, n_heads, n_kv_heads, head_dim);
-        check_same(
-            {std::vector<float>(T * dim, 0.0f), std::vector<float>(n_heads * T * keys, 0.0f),
-             random_floats(T * dim, 16), random_floats(capacity * kv_dim, 17),
-             random_floats(capacity * kv_dim, 18), std::vector<float>(partial, 0.0f)},
-            [&](Buffers& b, bool shim) {
-                const kern::AttentionArgs a{b[0].data(), b[2].data(), b[3].data(), b[4].data(),
-                                            b[1].data(), T,           pos0,        n_heads,
-                                            n_kv_heads,  head_dim,    b[5].data()};
-                if (kern::attention_uses_decode(T)) {
-                    const LaunchShape split =
-                        kern::attention_decode_split_shape(pos0 + 1, n_heads, n_kv_heads, head_dim);
-                    const LaunchShape combine = kern::attention_decode_combine_shape(n_heads);
-                    if (shim) {
-                        kern::launch_attention_decode_split(split, nullptr, a);
-                        kern::launch_attention_decode_combine(combine, nullptr, a);
-                    } else {
-                        emu::attention_decode_split(split, a);
-                        emu::attention_decode_combine(combine, a);
-                    }
-                } else {
-                    const LaunchShape s =
-                        kern::attention_prefill_shape(T, n_heads, n_kv_heads, head_dim);
-                    shim ? kern::launch_attention_prefill(s, nullptr, a)
-                         : emu::attention_prefill(s, a);
-                }
-            });
+// Every op of the harness's table (tests/op_harness.h) through the emulated backend with the shim
+// as its kernel runner: the .cu files as C++, threads of a block at once, the emulator's bits
+// (and so within each op's tolerance of the reference).
+TEST_CASE("op harness: every op on cuda-shim, the emulator's bits", "[shim]") {
+    EmulatedCudaBackend emulated, shim(shim_runner());
+    REQUIRE(shim.name() == "cuda-shim");
+    const auto verdicts = test::run_op_harness(
+        {{"cuda-emulated", &emulated, ""}, {"cuda-shim", &shim, "cuda-emulated"}});
+    CHECK(verdicts.size() >= 2 * test::op_table().size());
+    for (const test::OpVerdict& v : verdicts) {
+        INFO(v.op << " (" << v.shape << ") on " << v.impl << ": " << v.difference << " against "
+                  << v.tolerance << "; " << v.bits);
+        CHECK(v.ok);
     }
 }
 

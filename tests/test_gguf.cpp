@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "core/files/gguf_file.h"
 #include "core/loaders/gguf_llama.h"
@@ -288,4 +289,63 @@ TEST_CASE("kvscope-cli: export, info and generate on GGUF, a broken file exits 2
     r = test::run_cli({"export", "--model", "default", "--gguf", out, "--type", "q5_1"});
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("is not one of f32") != std::string::npos);
+}
+
+TEST_CASE("kvscope-cli export: the summary names the matrix types the file holds, as info reads",
+          "[gguf][cli]") {
+    // A row that is not whole blocks of the type asked falls back (the default model's rows of
+    // 128 and 344 values, stories260K's of 64 and 172, against 256-value K-quant blocks and
+    // 32-value Q8_0/Q4_0 blocks): the summary must say what was written, not what was asked.
+    const auto dir = test::temp_dir("gguf-export-types");
+    std::vector<std::string> models = {"default"};
+    if (fs::exists(test::stories_model())) models.push_back(test::stories_model());
+    const auto between = [](const std::string& s, const std::string& a, const std::string& b) {
+        const auto i = s.find(a);
+        if (i == std::string::npos) return std::string("(no '" + a + "')");
+        const auto j = s.find(b, i + a.size());
+        return s.substr(i + a.size(), j == std::string::npos ? j : j - i - a.size());
+    };
+    int fell_back = 0;
+    for (const auto& model : models)
+        for (const char* type :
+             {"f32", "f16", "bf16", "q8_0", "q4_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"}) {
+            INFO(model << " --type " << type);
+            const auto out = (dir / (std::string(type) + ".gguf")).string();
+            const auto e =
+                test::run_cli({"export", "--model", model, "--gguf", out, "--type", type});
+            REQUIRE(e.exit_code == 0);
+            INFO(e.out);
+            const std::string listed = between(e.out, "GGUF v3, llama, ", " matrices");
+            const auto info = test::run_cli({"info", "--model", out});
+            REQUIRE(info.exit_code == 0);
+            INFO(info.out);
+            // What info finds: the matrices it keeps as stored ("Q8_0 x 25, F16 x 4"), or for a
+            // float32 file every tensor F32.
+            const bool f32 = std::string(type) == "f32";
+            const std::string found = f32 ? "F32" : between(info.out, "kept as stored (", ";");
+            if (f32) {  // "tensors: 38 F32": one type
+                const std::string tensors = between(info.out, "tensors: ", ",");
+                CHECK(tensors.find(" F32") != std::string::npos);
+                CHECK(std::count(tensors.begin(), tensors.end(), ' ') == 1);
+            }
+            if (listed.find(" x ") == std::string::npos) {  // one type: named alone
+                CHECK((found == listed || found.rfind(listed + " x ", 0) == 0));
+                CHECK(found.find(',') == std::string::npos);
+            } else {
+                ++fell_back;
+                CHECK(listed == found);
+                const std::string asked = ggml_type_name(ggml_type_from_name(type));
+                CHECK(e.out.find("(" + asked + " asked; rows of ") != std::string::npos);
+            }
+            // llama.cpp's file type for what was asked (its llama_ftype numbers).
+            const auto bytes = test::bytes_of(out);
+            const auto g = GgufFile::parse(bytes.data(), bytes.size(), out);
+            const std::map<std::string, std::uint64_t> ftype = {
+                {"f32", 0},   {"f16", 1},   {"bf16", 32}, {"q8_0", 7},  {"q4_0", 2},
+                {"q2_k", 10}, {"q3_k", 11}, {"q4_k", 14}, {"q5_k", 16}, {"q6_k", 18}};
+            CHECK(g.get_uint("general.file_type") == ftype.at(type));
+        }
+    // The default model's rows of 344 values are not whole 32-value blocks: every compact type
+    // but the 16-bit ones mixes.
+    CHECK(fell_back >= 7);
 }

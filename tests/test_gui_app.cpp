@@ -1735,7 +1735,7 @@ TEST_CASE(
     "a lesson's question waits for the learner, the step runs on the answer, revealed "
     "beside theirs",
     "[gui][screenshot][lessons][ask]") {
-    // Lesson 3, step 1 asks how many rows its decode step pushes through the model (1).
+    // Lesson 3, step 1 asks how many keys the decode step's query meets (5, the third choice).
     const Shot wait =
         screenshot({"--lesson", "3", "--answer", "wait", "--backend", "cpu"}, "ask-wait");
     const json& w = wait.layout.at("lesson");
@@ -1749,11 +1749,11 @@ TEST_CASE(
     CHECK(line_has(wait.layout, "lesson", "Predict:"));
 
     const Shot right =
-        screenshot({"--lesson", "3", "--answer", "1", "--backend", "cpu"}, "ask-right");
+        screenshot({"--lesson", "3", "--answer", "3", "--backend", "cpu"}, "ask-right");
     const json& r = right.layout.at("lesson");
     CHECK(r.at("ask").at("state") == "revealed");
-    CHECK(r.at("ask").at("learner") == "1");
-    CHECK(r.at("ask").at("engine") == "1");
+    CHECK(r.at("ask").at("learner") == "5");
+    CHECK(r.at("ask").at("engine") == "5");
     CHECK(r.at("ask").at("right") == 1);
     CHECK(r.at("checks_failed") == 0);
     CHECK(right.layout.at("model") == "toy");
@@ -1761,8 +1761,8 @@ TEST_CASE(
     CHECK(line_has(right.layout, "lesson", "you predicted it"));
 
     const Shot wrong =
-        screenshot({"--lesson", "3", "--answer", "3", "--backend", "cpu"}, "ask-wrong");
-    CHECK(wrong.layout.at("lesson").at("ask").at("learner") == "5");
+        screenshot({"--lesson", "3", "--answer", "1", "--backend", "cpu"}, "ask-wrong");
+    CHECK(wrong.layout.at("lesson").at("ask").at("learner") == "1");
     CHECK(wrong.layout.at("lesson").at("ask").at("right") == 0);
     CHECK(line_has(wrong.layout, "lesson", "not what you predicted"));
 
@@ -2037,10 +2037,12 @@ TEST_CASE(
 TEST_CASE("a lesson's question and its choices fit at 1280x800 with text 2, both languages",
           "[gui][screenshot][lessons]") {
     // Waiting for the answer: the question, every choice and what to press, in view unscrolled.
-    // Lessons 12 and 13: their longest questions in English, and one in Chinese.
+    // Lessons 12 and 13: their longest questions in English, and one in Chinese; lessons 1, 8 and
+    // 10: the longest of the others.
     const std::vector<std::tuple<const char*, const char*, const char*>> asks = {
         {"3", "1", "en"},  {"11", "1", "en"}, {"10", "2", "zh"}, {"1", "2", "zh"},
-        {"12", "1", "en"}, {"13", "4", "en"}, {"13", "3", "zh"}};
+        {"12", "1", "en"}, {"13", "4", "en"}, {"13", "3", "zh"}, {"1", "4", "en"},
+        {"8", "1", "en"},  {"10", "3", "en"}};
     for (const auto& [lesson, step, lang] : asks) {
         const json l = layout_of({"--backend", "cpu", "--lesson", lesson, "--lesson-step", step,
                                   "--answer", "wait", "--lang", lang},

@@ -104,7 +104,7 @@ TEST_CASE("K-quant block sizes and names are ggml's", "[kquant]") {
     CHECK(ggml_block_elements(GgmlType::Q5_K) == 256);
     CHECK(std::string(ggml_type_name(GgmlType::Q3_K)) == "Q3_K");
     CHECK(ggml_type_from_name("Q4_K") == GgmlType::Q4_K);
-    // A row that is not whole super-blocks falls back as llama.cpp's quantizer does.
+    // A row that is not whole super-blocks falls back to a 32-value type (compact_weights.h).
     CHECK(kept_type(GgmlType::Q4_K, 768) == GgmlType::Q4_K);
     CHECK(kept_type(GgmlType::Q4_K, 96) == GgmlType::Q4_0);
     CHECK(kept_type(GgmlType::Q6_K, 96) == GgmlType::Q8_0);

@@ -190,7 +190,9 @@ std::vector<Uncovered> uncovered_numbers(const std::string& path) {
         std::string said;
         for (const auto& d : lesson.steps[k].directives) said += d.text + "\n";
         for (const auto& e : o.log)
-            for (const auto& l : e.lines) said += l + "\n";
+            for (const auto& l : e.lines)
+                // An @ask's log ends with its own why: a why's figures must come from elsewhere.
+                if (e.kind != LessonLogEntry::Kind::Ask || &l != &e.lines.back()) said += l + "\n";
         // What a step printed stays true for the steps after it (lesson 9 quotes the ridge point
         // its first @scale printed).
         for (const Number& n : numbers_in(said, true)) all.push_back(n.value);

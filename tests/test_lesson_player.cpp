@@ -342,6 +342,49 @@ TEST_CASE("@ask reads the engine's answer where it stands and says which choice 
     CHECK_FALSE(learner_is_right(l.steps[3].ask()->ask, y.answer, LearnerAnswer{1, false, 0}));
 }
 
+TEST_CASE("A learner's answer is read as the window's --answer and the terminal's prompt take it",
+          "[lesson][ask]") {
+    const AskSpec three = parse_ask("rows choices=1 | 4 | 5");
+    LearnerAnswer l;
+    CHECK(learner_answer_from(three, "2", l));
+    CHECK(l.choice == 1);
+    CHECK_FALSE(l.typed);
+    CHECK(learner_answer_from(three, " 3 ", l));  // spaces around it, as typed
+    CHECK(l.choice == 2);
+    // Neither a key of a choice nor anything else: refused, the answer so far untouched.
+    for (const char* bad : {"", "0", "4", "1.5", "-1", "x", "1x", "inf", "nan", "1e999"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(learner_answer_from(three, bad, l));
+        CHECK(l.choice == 2);
+    }
+    CHECK(ask_answer_hint(three, ReportLang::En) == "a choice from 1 to 3");
+    CHECK(ask_answer_hint(three, ReportLang::Zh) ==
+          "1 \xE5\x88\xB0 3 "
+          "\xE4\xB9\x8B\xE9\x97\xB4\xE7\x9A\x84"
+          "\xE4\xB8\x80\xE4\xB8\xAA\xE9\x80\x89"
+          "\xE9\xA1\xB9");  // 1 到 3 之间的一个选项
+    CHECK(learner_answer_words(three, l, ReportLang::En) == "5");
+    // A typed number: any finite number, its words as typed.
+    const AskSpec typed = parse_ask("head(0, 3, 2) within=0.01");
+    LearnerAnswer n;
+    CHECK(learner_answer_from(typed, "-10.25", n));
+    CHECK(n.typed);
+    CHECK(n.number == -10.25);
+    CHECK(learner_answer_words(typed, n, ReportLang::En) == "-10.25");
+    CHECK_FALSE(learner_answer_from(typed, "ten", n));
+    CHECK(ask_answer_hint(typed, ReportLang::En) == "a number");
+    // None given: no words; the verdicts in both languages.
+    CHECK(learner_answer_words(typed, LearnerAnswer{}, ReportLang::En).empty());
+    const AskSpec yes_no = parse_ask("keys > rows choices=yes | no");
+    LearnerAnswer y;
+    CHECK(learner_answer_from(yes_no, "2", y));
+    CHECK(learner_answer_words(yes_no, y, ReportLang::En) == "no");
+    CHECK(std::string(ask_verdict_words(true, ReportLang::En)) == "you predicted it");
+    CHECK(std::string(ask_verdict_words(false, ReportLang::En)) == "not what you predicted");
+    CHECK(std::string(ask_verdict_words(true, ReportLang::Zh)) ==
+          "\xE4\xBD\xA0\xE7\x8C\x9C\xE5\xAF\xB9\xE4\xBA\x86");  // 你猜对了
+}
+
 TEST_CASE("kvscope-cli lesson prints each question with the engine's answer after its step",
           "[lesson][ask][cli]") {
     const auto dir = test::temp_dir("lesson-ask");

@@ -200,6 +200,23 @@ const char* ggml_type_name(GgmlType t) {
     return n ? n : "?";
 }
 
+std::string ggml_type_counts(const std::vector<GgmlType>& types) {
+    std::vector<std::pair<GgmlType, int>> counts;
+    for (const GgmlType t : types) {
+        auto it = std::find_if(counts.begin(), counts.end(), [&](auto& p) { return p.first == t; });
+        if (it == counts.end())
+            counts.push_back({t, 1});
+        else
+            ++it->second;
+    }
+    std::stable_sort(counts.begin(), counts.end(),
+                     [](auto& a, auto& b) { return a.second > b.second; });
+    std::string s;
+    for (const auto& [t, n] : counts)
+        s += (s.empty() ? "" : ", ") + std::string(ggml_type_name(t)) + " x " + std::to_string(n);
+    return s;
+}
+
 std::size_t ggml_block_bytes(GgmlType t) {
     switch (t) {
         case GgmlType::F32:

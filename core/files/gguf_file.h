@@ -54,6 +54,9 @@ enum class GgmlType : std::uint32_t {
     BF16 = 30
 };
 const char* ggml_type_name(GgmlType t);
+// "Q4_K x 61, Q6_K x 24": each type among `types` with how many times it occurs, the most
+// frequent first (ties in the order met); "" for none. How info and export name a mix of types.
+std::string ggml_type_counts(const std::vector<GgmlType>& types);
 
 // One metadata value, as a view into the file's bytes.
 struct GgufValue {

@@ -66,6 +66,33 @@ std::int32_t gguf_piece_type(const BpeTokenizer& tok, int id) {
     return 1;
 }
 
+// general.file_type: llama.cpp's llama_ftype for a file mostly of `type` (a K-quant as its
+// "_S" file type: Q3_K_S, Q4_K_S, Q5_K_S; Q2_K and Q6_K have one each).
+std::uint32_t llama_file_type(GgmlType type) {
+    switch (type) {
+        case GgmlType::F16:
+            return 1;
+        case GgmlType::Q4_0:
+            return 2;
+        case GgmlType::Q8_0:
+            return 7;
+        case GgmlType::Q2_K:
+            return 10;
+        case GgmlType::Q3_K:
+            return 11;
+        case GgmlType::Q4_K:
+            return 14;
+        case GgmlType::Q5_K:
+            return 16;
+        case GgmlType::Q6_K:
+            return 18;
+        case GgmlType::BF16:
+            return 32;
+        default:
+            return 0;
+    }
+}
+
 // One tensor's bytes in its type.
 void encode_tensor(const Tensor& t, std::vector<unsigned char>& out) {
     std::size_t n = 1;
@@ -105,8 +132,9 @@ void table_tensors(const ModelConfig& c, const LlamaWeights& w, GgmlType type,
 
 }  // namespace
 
-Written write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
-                         const BpeTokenizer& tok, GgmlType type, const std::string& model_name) {
+GgufWritten write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
+                             const BpeTokenizer& tok, GgmlType type,
+                             const std::string& model_name) {
     check_output_path(path);
     std::vector<Tensor> ts;
     std::deque<std::vector<float>> reordered;  // stable addresses for the tensors' floats
@@ -139,12 +167,7 @@ Written write_gguf_llama(const std::string& path, const ModelConfig& c, const Ll
     kv_str("general.architecture", arch);
     kv_str("general.name", model_name);
     kv_u32("general.alignment", kAlignment);
-    // llama.cpp's file types: 0 all F32, 1 mostly F16, 2 mostly Q4_0, 7 mostly Q8_0, 32 BF16.
-    kv_u32("general.file_type", type == GgmlType::F32    ? 0
-                                : type == GgmlType::F16  ? 1
-                                : type == GgmlType::Q4_0 ? 2
-                                : type == GgmlType::Q8_0 ? 7
-                                                         : 32);
+    kv_u32("general.file_type", llama_file_type(type));
     // GPT-2's context is its position table's rows (the session's may be shorter).
     kv_u32(arch + ".context_length", learned ? c.n_positions : c.seq_len);
     kv_u32(arch + ".embedding_length", c.dim);
@@ -193,7 +216,8 @@ Written write_gguf_llama(const std::string& path, const ModelConfig& c, const Ll
     head.b += h.b;
     head.b.resize((head.b.size() + kAlignment - 1) / kAlignment * kAlignment, '\0');
 
-    return write_output_file(path, [&](const OutputSink& put) {
+    GgufWritten done;
+    static_cast<Written&>(done) = write_output_file(path, [&](const OutputSink& put) {
         put(head.b);
         std::vector<unsigned char> buf;
         const std::string zeros(kAlignment, '\0');
@@ -203,6 +227,9 @@ Written write_gguf_llama(const std::string& path, const ModelConfig& c, const Ll
             put(std::string_view(zeros.data(), (kAlignment - t.bytes % kAlignment) % kAlignment));
         }
     });
+    for (const auto& t : ts)
+        if (t.dims.size() == 2) done.matrices.push_back({t.type, t.dims[0]});
+    return done;
 }
 
 }  // namespace kvs

@@ -80,21 +80,9 @@ std::vector<CompactMatrix> CompactWeights::all() const {
 }
 
 std::string CompactWeights::types() const {
-    std::vector<std::pair<GgmlType, int>> counts;
-    for (const CompactMatrix& m : all()) {
-        auto it =
-            std::find_if(counts.begin(), counts.end(), [&](auto& p) { return p.first == m.type; });
-        if (it == counts.end())
-            counts.push_back({m.type, 1});
-        else
-            ++it->second;
-    }
-    std::stable_sort(counts.begin(), counts.end(),
-                     [](auto& a, auto& b) { return a.second > b.second; });
-    std::string s;
-    for (const auto& [t, n] : counts)
-        s += (s.empty() ? "" : ", ") + std::string(ggml_type_name(t)) + " x " + std::to_string(n);
-    return s;
+    std::vector<GgmlType> types;
+    for (const CompactMatrix& m : all()) types.push_back(m.type);
+    return ggml_type_counts(types);
 }
 
 CompactWeights make_compact_weights(const ModelConfig& c, WeightsWanted want,

@@ -66,10 +66,11 @@ std::string weight_type_option_name(GgmlType t);
 std::string weights_wanted_name(const WeightsWanted& w);
 
 // The type a matrix with rows of n values is kept in when `want` is asked: `want` when the rows
-// are whole blocks of it; else a K-quant falls back as llama.cpp's quantizer does, to a 32-value
-// block type of about its bits (Q4_0 for Q2_K..Q4_K, Q8_0 for Q5_K and Q6_K), and a row that is
-// not whole 32-value blocks either is kept F16 (what core/loaders/gguf_writer.h writes for them
-// too).
+// are whole blocks of it; else a K-quant falls back to a 32-value block type of at least its
+// bits that kvscope writes (Q4_0 for Q2_K..Q4_K, Q8_0 for Q5_K and Q6_K; llama.cpp's quantizer
+// picks IQ4_NL, Q5_0 or Q5_1 for all but Q6_K, types kvscope does not write), and a row that is
+// not whole 32-value blocks either is kept F16, as llama.cpp does (what
+// core/loaders/gguf_writer.h writes for them too).
 GgmlType kept_type(GgmlType want, std::size_t n);
 
 // Where a matrix's values are now: `type` bytes, rows of ggml_row_bytes(type, n).

@@ -221,7 +221,8 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
         }
     }
     // BOS as the post-processor adds it: TemplateProcessing whose single sequence starts
-    // with a special token.
+    // with a special token. The template calls it a SpecialToken whatever its added_tokens
+    // entry says, so it decodes to no text: encode then decode gives the text back after it.
     if (const nlohmann::json* post = json_member(j, "post_processor");
         post && text_of(*post, "type") == "TemplateProcessing") {
         const nlohmann::json* single = json_member(*post, "single");
@@ -233,6 +234,7 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
             for (const Added& a : extra)
                 if (*a.content == name) o.bos = static_cast<int>(a.id);
             o.add_bos = o.bos >= 0;
+            if (o.add_bos) o.control[std::size_t(o.bos)] = true;
         }
     }
     return ByteBpeTokenizer(std::move(tokens), merges, std::move(o), path);

@@ -51,7 +51,16 @@ CpuBackend::CpuBackend(bool time_ops)
     : time_ops_(time_ops),
       // a bad KVSCOPE_ISA or KVSCOPE_DOT stops here, before any work, not mid-generation
       dot_((cpu::active_kernels(), cpu::active_dot_path())),
+      k_(&cpu::active_kernels()),
       quant_(cpu::quant_matmul_for(dot_)) {}
+
+void CpuBackend::set_simd_path(cpu::Isa isa) {
+    const cpu::Kernels* k = cpu::kernels_for(isa);
+    const auto have = cpu::available_isas();
+    if (!k || std::find(have.begin(), have.end(), isa) == have.end())
+        throw Error(std::string("SIMD path ") + cpu::isa_name(isa) + " is not available here");
+    k_ = k;
+}
 
 void CpuBackend::reset_op_times() {
     times_ = {};
@@ -128,7 +137,7 @@ void CpuBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int 
     if (reference_ops_)
         ref::rmsnorm(out.data, x.data, w.data, T, dim, eps);
     else
-        cpu::rmsnorm(out.data, x.data, w.data, T, dim, eps);
+        k_->rmsnorm(out.data, x.data, w.data, T, dim, eps);
 }
 
 void CpuBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
@@ -136,7 +145,7 @@ void CpuBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n
     if (reference_ops_)
         ref::matmul(out.data, x.data, w.data, T, n, d);
     else
-        cpu::matmul(out.data, x.data, w.data, T, n, d, pool_.get());
+        k_->matmul(out.data, x.data, w.data, T, n, d, pool_.get());
 }
 
 void CpuBackend::set_dot_path(cpu::DotPath p) {
@@ -171,7 +180,7 @@ void CpuBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type, con
     } else if (quant_ && cpu::integer_dot_reads(type)) {
         quant_(out.data, x.data, type, w, T, n, d, pool_.get());
     } else {
-        cpu::matmul_compact(out.data, x.data, type, w, T, n, d, pool_.get());
+        k_->matmul_compact(out.data, x.data, type, w, T, n, d, pool_.get());
     }
 }
 
@@ -201,8 +210,8 @@ void CpuBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, Dev
         ref::attention(out.data, q.data, cache_k.data, cache_v.data, p, T, pos0, n_heads,
                        n_kv_heads, head_dim, causal);
     else
-        cpu::attention(out.data, q.data, cache_k.data, cache_v.data, p, T, pos0, n_heads,
-                       n_kv_heads, head_dim, pool_.get(), scratch_, causal);
+        k_->attention(out.data, q.data, cache_k.data, cache_v.data, p, T, pos0, n_heads, n_kv_heads,
+                      head_dim, pool_.get(), scratch_, causal);
 }
 
 void CpuBackend::attention_rows(DeviceSpan out, DeviceSpan q, const float* const* k_rows,
@@ -229,7 +238,7 @@ void CpuBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
     if (reference_ops_)
         ref::swiglu(h1.data, h3.data, n);
     else
-        cpu::swiglu(h1.data, h3.data, n);
+        k_->swiglu(h1.data, h3.data, n);
 }
 
 // GPT-2's two ops: one implementation for both paths (kernels/cpu/reference_ops.h says why).
@@ -249,7 +258,7 @@ void CpuBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
     if (reference_ops_)
         ref::add(x.data, y.data, n);
     else
-        cpu::add(x.data, y.data, n);
+        k_->add(x.data, y.data, n);
 }
 
 void CpuBackend::add_bias(DeviceSpan x, DeviceSpan b, int T, int n) {
@@ -260,7 +269,7 @@ void CpuBackend::add_bias(DeviceSpan x, DeviceSpan b, int T, int n) {
         if (reference_ops_)
             ref::add(row, b.data, n);
         else
-            cpu::add(row, b.data, n);
+            k_->add(row, b.data, n);
     }
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/model/backend.h"
 #include "kernels/cpu/fast_ops.h"
+#include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/op_clock.h"
 #include "kernels/cpu/quant_dot.h"
 #include "kernels/cpu/thread_pool.h"
@@ -39,6 +40,10 @@ class CpuBackend final : public Backend {
     // dequantised matrix: for checking). Throws kvs::Error for a path this CPU lacks.
     void set_dot_path(cpu::DotPath p);
     cpu::DotPath dot_path() const { return dot_; }
+    // The SIMD path of the fast ops (isa.h): active_isa() unless set here (the op harness runs
+    // every path in one process). Throws kvs::Error for a path this binary or CPU lacks.
+    void set_simd_path(cpu::Isa isa);
+    cpu::Isa simd_path() const { return k_->isa; }
 
     DeviceSpan alloc(std::size_t n) override;
     void release(DeviceSpan s) noexcept override;
@@ -89,6 +94,7 @@ class CpuBackend final : public Backend {
     bool time_ops_;
     bool reference_ops_ = false;
     cpu::DotPath dot_;
+    const cpu::Kernels* k_;             // the fast ops of one SIMD path
     cpu::QuantMatmul quant_ = nullptr;  // dot_'s matmul, null for float
     int threads_ = 1;
     std::unique_ptr<cpu::ThreadPool> pool_;  // null for 1 thread

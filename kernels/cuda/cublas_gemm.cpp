@@ -53,7 +53,12 @@ CublasGemm::CublasGemm() {
 }
 
 CublasGemm::~CublasGemm() {
+    close();
+}
+
+void CublasGemm::close() noexcept {
     if (handle_) reinterpret_cast<DestroyFn>(destroy_)(static_cast<cublasHandle_t>(handle_));
+    handle_ = nullptr;
     // The library stays loaded: cuBLAS keeps state until the process ends.
 }
 

@@ -19,6 +19,8 @@ class CublasGemm {
     ~CublasGemm();
     CublasGemm(const CublasGemm&) = delete;
     CublasGemm& operator=(const CublasGemm&) = delete;
+    // Destroys the handle (it may wait for the stream it was last given): before that stream goes.
+    void close() noexcept;
     bool ready() const { return handle_ != nullptr; }
     const std::string& problem() const { return problem_; }
     // out[T, d] = x[T, n] w[d, n]^T, row-major float32 in device memory, queued on `stream`.

@@ -24,12 +24,14 @@
 #include "core/model/fused_ops.h"
 #include "core/model/step_graphs.h"
 #include "core/util/error.h"
+#include "kernels/cuda/attention_plan.h"
 #include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/cuda_entry.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/fault_ledger.h"
 #include "kernels/cuda/fused_args.h"
 #include "kernels/cuda/kernel_launchers.h"
+#include "kernels/cuda/op_gate.h"
 
 #ifndef KVSCOPE_CUDA_ARCHS
 #define KVSCOPE_CUDA_ARCHS "the architectures it was configured with"
@@ -80,8 +82,9 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         check(cudaMallocHost(&step_host_, 2 * kMaxSequences * sizeof(int)), "cudaMallocHost");
         check(cudaMalloc(&tickets_, kMaxKvHeads * sizeof(int)), "cudaMalloc");
         check(cudaMemset(tickets_, 0, kMaxKvHeads * sizeof(int)), "cudaMemset");
-        // The gate's flag, where both the host and the device read it (none: no gate).
-        if (!env_off("KVSCOPE_CUDA_GATE") && p.canMapHostMemory &&
+        // The gate's flag, where both the host and the device read it (none: no gate, where a
+        // launch may wait for the device: kernels/cuda/op_gate.h).
+        if (op_gate_refusal(gate_environment()).empty() && p.canMapHostMemory &&
             cudaHostAlloc(&gate_host_, sizeof(int), cudaHostAllocMapped) == cudaSuccess) {
             *gate_host_ = 0;
             if (cudaHostGetDevicePointer(&gate_dev_, gate_host_, 0) != cudaSuccess) {
@@ -93,9 +96,12 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         if (!cublas_.ready()) cublas_note_ = cublas_.problem();
         warm_up();
     }
+    // Everything that may use the stream goes before it: cuBLAS's handle (bound to it by
+    // cublasSetStream) is closed before cudaStreamDestroy.
     ~CudaBackend() override {
         open_gate();
         cudaStreamSynchronize(stream_);
+        cublas_.close();
         for (const Pending& p : pending_) {
             cudaEventDestroy(p.start);
             cudaEventDestroy(p.stop);
@@ -271,38 +277,19 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                    DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads, int head_dim,
                    bool causal) override {
-        kern::AttentionArgs a{
-            out.data, q.data, cache_k.data, cache_v.data, probs.empty() ? nullptr : probs.data,
-            T,        pos0,   n_heads,      n_kv_heads,   head_dim,
-            nullptr};
-        a.causal = causal ? 1 : 0;
-        // Shapes first: one that does not fit throws before anything is queued.
-        if (!kern::attention_uses_decode(T)) {
-            if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");
-            const kern::LaunchShape s =
-                kern::attention_prefill_shape(T, n_heads, n_kv_heads, head_dim);
-            timed(Op::Attention, [&] { kern::launch_attention_prefill(s, stream_, a); });
-            return;
-        }
-        // Recorded: the position from the step, probs rows the stride the runner gave them, and
-        // a split grid for the most keys the replays see (position_of).
-        if (capturing_) {
-            a.pos_at = step_position();
-            a.probs_stride = probs.empty() ? 0 : static_cast<int>(probs.size / n_heads);
-        }
-        const kern::LaunchShape split = kern::attention_decode_split_shape(
-            capturing_ ? capture_keys_ : pos0 + 1, n_heads, n_kv_heads, head_dim);
-        const kern::LaunchShape combine =
-            kern::attention_decode_combine_shape(n_heads, blocks_.attention);
-        ensure_partial(cache_k.size, n_heads, n_kv_heads, head_dim);
-        a.partial = decode_partial_;
+        kern::AttentionPlan p = kern::plan_attention(
+            {out, q, cache_k, cache_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
+            {capturing_, step_position(), capture_keys_}, blocks_.attention);
+        if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
         timed(
             Op::Attention,
             [&] {
-                kern::launch_attention_decode_split(split, stream_, a);
-                kern::launch_attention_decode_combine(combine, stream_, a);
+                if (p.prefill)
+                    return kern::launch_attention_prefill(p.prefill_shape, stream_, p.args);
+                kern::launch_attention_decode_split(p.split, stream_, p.args);
+                kern::launch_attention_decode_combine(p.combine, stream_, p.args);
             },
-            2);
+            p.kernels());
     }
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override {
         timed(Op::SwiGLU, [&] {
@@ -364,10 +351,10 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         });
     }
     void attention(const Attend& a) override {
-        ensure_partial(a.cache_k.size, a.n_heads, a.n_kv_heads, a.head_dim);
         kern::FusedPlaces at;
         at.pos_at = step_position();
-        at.partial = decode_partial_;
+        at.partial = ensure_partial(kern::decode_partial_floats_for_cache(
+            a.cache_k.size, a.n_heads, a.n_kv_heads, a.head_dim));
         at.tickets = tickets_;
         at.max_keys = capture_keys_;
         const kern::FusedAttentionArgs k = kern::fused_attention_args(a, at);
@@ -515,6 +502,12 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
             const cudaError_t e = cudaStreamSynchronize(stream_);
             if (e != cudaSuccess) ledger_.keep_sync(cudaGetErrorString(e));
         }
+        // A fused attention cut short by a fault leaves its tickets part-counted: zeroed again,
+        // so the next launch starts from zero as the kernel assumes (fused_decode.cuh).
+        if (ledger_.broken() && !tickets_reset_) {
+            tickets_reset_ = true;
+            cudaMemset(tickets_, 0, kMaxKvHeads * sizeof(int));
+        }
         ledger_.report();
     }
 
@@ -559,16 +552,16 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     // Queues `work` (`kernels` launches) between two events; a refused launch surfaces here,
     // named by its op. With KVSCOPE_CUDA_SYNC=1 the stream is waited for after each op, so a
     // fault names it too. While every op is timed, the first op after a wait holds the stream
-    // behind the gate (hold_stream).
+    // behind the gate (hold_stream), unless `may_hold` is false (a call that may wait itself).
     template <class F>
-    void timed(Op op, F&& work, int kernels = 1) {
+    void timed(Op op, F&& work, int kernels = 1, bool may_hold = true) {
         if (capturing_) {  // recorded into the graph: no events, no waiting
             work();
             check(cudaGetLastError(), op_name(op));
             capture_kernels_ += kernels;
             return;
         }
-        if (op != Op::Transfer) hold_stream();
+        if (op != Op::Transfer && may_hold) hold_stream();
         Pending p{op, event(), event()};
         check(cudaEventRecord(p.start, stream_), "cudaEventRecord");
         work();
@@ -636,11 +629,10 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
               "cudaMemcpyAsync (tokens)");
         return dev;
     }
-    // Decode attention's partial results, sized for the whole cache: grown only when it is.
-    void ensure_partial(std::size_t cache_floats, int n_heads, int n_kv_heads, int head_dim) {
-        const std::size_t need =
-            kern::decode_partial_floats_for_cache(cache_floats, n_heads, n_kv_heads, head_dim);
-        if (need <= decode_partial_cap_) return;
+    // Decode attention's partial results, `need` floats for the whole cache: grown only when the
+    // cache is.
+    float* ensure_partial(std::size_t need) {
+        if (need <= decode_partial_cap_) return decode_partial_;
         // cudaFree waits for the device, which a stream being captured may not: the old buffer
         // is then kept until the backend goes.
         open_gate();
@@ -653,6 +645,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         decode_partial_cap_ = need;
         ++partial_epoch_;  // a graph recorded before points at the old buffer
         capture_epoch_ = partial_epoch_;
+        return decode_partial_;
     }
     // One matmul: a single row by the matrix-vector kernel; more through cuBLAS in float32 (a
     // compact matrix widened first into a float32 scratch copy), or the tiled kernel without it.
@@ -684,9 +677,13 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
             launched_ += 1;
             wf = widened_;
         }
+        // cuBLAS's first call of a shape may load its kernels and allocate a workspace, either of
+        // which may wait for the device: not behind the gate.
+        open_gate();
         std::string why;
-        timed(Op::Matmul,
-              [&] { why = cublas_.gemm(stream_, out.data, x.data, wf, T, n, d, gemm_); });
+        timed(
+            Op::Matmul, [&] { why = cublas_.gemm(stream_, out.data, x.data, wf, T, n, d, gemm_); },
+            1, false);
         if (!why.empty()) throw Error("CUDA error in matmul: " + why);
     }
 
@@ -733,6 +730,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     bool fused_on_ = true;
     bool dependent_launch_ = false;
     int* tickets_ = nullptr;
+    bool tickets_reset_ = false;  // zeroed after the fault the ledger keeps
     std::map<const unsigned char*, std::size_t> compact_;  // adopt_compact's copies
 
     // The op-timing gate (hold_stream): its flag in mapped host memory (null: no gate).

@@ -12,6 +12,7 @@ namespace kvs::emu {
 namespace {
 
 thread_local ThreadOrder g_order = ThreadOrder::Forward;
+thread_local unsigned g_block_order = 0;
 
 using kern::check_launch_shape;
 
@@ -39,6 +40,13 @@ void set_thread_order(ThreadOrder order) {
 }
 ThreadOrder thread_order() {
     return g_order;
+}
+
+void set_block_order(unsigned persistent_grid) {
+    g_block_order = persistent_grid;
+}
+unsigned block_order() {
+    return g_block_order;
 }
 
 void embed(const LaunchShape& s, const kern::EmbedArgs& a) {
@@ -131,9 +139,11 @@ void fused_norm_qkv(const LaunchShape& s, const kern::FusedQkvArgs& a) {
     });
 }
 
-void fused_attention(const LaunchShape& s, const kern::FusedAttentionArgs& a) {
+void fused_attention(const LaunchShape& s, const kern::FusedAttentionArgs& a, int blocks) {
     check_launch_shape(s, "fused_attention");
+    int ran = 0;
     for_each_block(s, [&](HostBlock& b) {
+        if (blocks >= 0 && ran++ >= blocks) return;
         auto sm = fresh_dynamic_shared(s);
         kern::fused_attention_block(b, a, sm.data());
     });

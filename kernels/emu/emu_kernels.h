@@ -35,7 +35,9 @@ void gelu(const kern::LaunchShape& s, const kern::GeluArgs& a);
 void add(const kern::LaunchShape& s, const kern::AddArgs& a);
 // The fused decode kernels (kernels/cuda/fused_decode.cuh).
 void fused_norm_qkv(const kern::LaunchShape& s, const kern::FusedQkvArgs& a);
-void fused_attention(const kern::LaunchShape& s, const kern::FusedAttentionArgs& a);
+// blocks >= 0: only the first `blocks` blocks run (a fault part-way through the launch).
+void fused_attention(const kern::LaunchShape& s, const kern::FusedAttentionArgs& a,
+                     int blocks = -1);
 void fused_matvec_add(const kern::LaunchShape& s, const kern::FusedMatvecAddArgs& a);
 void fused_norm_gate_up(const kern::LaunchShape& s, const kern::FusedGateUpArgs& a);
 void fused_norm_logits(const kern::LaunchShape& s, const kern::FusedLogitsArgs& a);

@@ -7,6 +7,7 @@
 
 #include "core/files/gguf_file.h"
 #include "core/util/error.h"
+#include "kernels/cuda/attention_plan.h"
 #include "kernels/cuda/fused_args.h"
 #include "kernels/emu/emu_kernels.h"
 
@@ -74,7 +75,7 @@ EmuFault parse_emu_fault(const std::string& spec) {
     return f;
 }
 
-EmulatedCudaBackend::EmulatedCudaBackend() {
+EmulatedCudaBackend::EmulatedCudaBackend(const KernelRunner& kernels) : k_(&kernels) {
     if (const char* spec = std::getenv("KVSCOPE_EMU_FAULT"); spec && *spec)
         inject(parse_emu_fault(spec));
     if (const char* g = std::getenv("KVSCOPE_CUDA_GRAPHS"); g && std::string(g) == "0")
@@ -84,7 +85,7 @@ EmulatedCudaBackend::EmulatedCudaBackend() {
 }
 
 std::string EmulatedCudaBackend::device() const {
-    return "CPU emulating CUDA launches (one thread at a time; not GPU times)";
+    return k_->device;
 }
 
 void EmulatedCudaBackend::inject(const EmuFault& f) {
@@ -104,6 +105,11 @@ void EmulatedCudaBackend::wait() {
     queued_ = 0;
     ++counts_.syncs;
     if (!device_fault_.empty()) ledger_.keep_sync(device_fault_);
+    // As the cuda backend: a fused attention cut short leaves its tickets part-counted.
+    if (ledger_.broken() && !tickets_reset_) {
+        tickets_reset_ = true;
+        std::fill(tickets_.begin(), tickets_.end(), 0);
+    }
     ledger_.report();
 }
 
@@ -115,8 +121,8 @@ bool EmulatedCudaBackend::record(std::function<void()> node, int kernels, int co
     return true;
 }
 
-template <class F>
-void EmulatedCudaBackend::launch(Op op, F&& kernel, int kernels) {
+template <class F, class G>
+void EmulatedCudaBackend::launch(Op op, F&& kernel, int kernels, G cut) {
     // While capturing: recorded, not run, not counted as a launch (a graph replay counts it).
     if (record(kernel, kernels, 0)) return;
     OpTimer timer(times_, op, each());
@@ -132,6 +138,7 @@ void EmulatedCudaBackend::launch(Op op, F&& kernel, int kernels) {
             if (f.kind == EmuFault::Kind::Launch)
                 throw Error(std::string("CUDA error in ") + op_name(op) + ": " + f.error);
             device_fault_ = f.error;
+            cut();
         }
     if (device_fault_.empty()) kernel();
     ledger_.queued(op_name(op));
@@ -260,29 +267,32 @@ void EmulatedCudaBackend::synchronize() {
 
 // Each op's kernel is a closure over its arguments by value, so that a capture can keep it.
 void EmulatedCudaBackend::embed(DeviceSpan x, DeviceSpan table, const int* tokens, int T, int dim) {
+    const KernelRunner* run = k_;
     // Recorded: the token ids are the step's, on the device already (set_step). Else they travel
     // to the device first.
     if (!capturing_) ++counts_.h2d;
     const kern::EmbedArgs a{x.data, table.data, capturing_ ? step_.data() : tokens, T, dim};
     const kern::LaunchShape s = kern::embed_shape(T, dim);
-    launch(Op::Embed, [=] { emu::embed(s, a); });
+    launch(Op::Embed, [=] { run->embed(s, a); });
 }
 
 void EmulatedCudaBackend::rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim,
                                   float eps) {
+    const KernelRunner* run = k_;
     const kern::RmsNormArgs a{out.data, x.data, w.data, T, dim, eps};
     const kern::LaunchShape s = kern::rmsnorm_shape(T, blocks_.rmsnorm);
-    launch(Op::RmsNorm, [=] { emu::rmsnorm(s, a); });
+    launch(Op::RmsNorm, [=] { run->rmsnorm(s, a); });
 }
 
 void EmulatedCudaBackend::matmul(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int n, int d) {
+    const KernelRunner* run = k_;
     const kern::MatmulArgs a{out.data, x.data, w.data, T, n, d};
     if (kern::matmul_uses_matvec(T)) {
         const kern::LaunchShape s = kern::matvec_shape(d, blocks_.matvec_rows);
-        launch(Op::Matmul, [=] { emu::matvec(s, a); });
+        launch(Op::Matmul, [=] { run->matvec(s, a); });
     } else {
         const kern::LaunchShape s = kern::matmul_tiled_shape(T, d);
-        launch(Op::Matmul, [=] { emu::matmul_tiled(s, a); });
+        launch(Op::Matmul, [=] { run->matmul_tiled(s, a); });
     }
 }
 
@@ -294,26 +304,28 @@ bool EmulatedCudaBackend::runs_compact(GgmlType type) const {
 // float32 copy instead; the emulator keeps its own GEMM).
 void EmulatedCudaBackend::matmul_compact(DeviceSpan out, DeviceSpan x, GgmlType type,
                                          const unsigned char* w, int T, int n, int d) {
+    const KernelRunner* run = k_;
     if (!runs_compact(type)) Backend::matmul_compact(out, x, type, w, T, n, d);
     const kern::MatmulArgs a{out.data, x.data, kern::MatrixRef(w, kern::weight_kind(type)),
                              T,        n,      d};
     if (kern::matmul_uses_matvec(T)) {
         const kern::LaunchShape s = kern::matvec_shape(d, blocks_.matvec_rows);
-        launch(Op::Matmul, [=] { emu::matvec(s, a); });
+        launch(Op::Matmul, [=] { run->matvec(s, a); });
     } else {
         const kern::LaunchShape s = kern::matmul_tiled_shape(T, d);
-        launch(Op::Matmul, [=] { emu::matmul_tiled(s, a); });
+        launch(Op::Matmul, [=] { run->matmul_tiled(s, a); });
     }
 }
 
 void EmulatedCudaBackend::embed_compact(DeviceSpan x, GgmlType type, const unsigned char* table,
                                         const int* tokens, int T, int dim) {
+    const KernelRunner* run = k_;
     if (!runs_compact(type)) Backend::embed_compact(x, type, table, tokens, T, dim);
     if (!capturing_) ++counts_.h2d;  // the token ids, as embed's
     const kern::EmbedArgs a{x.data, kern::MatrixRef(table, kern::weight_kind(type)),
                             capturing_ ? step_.data() : tokens, T, dim};
     const kern::LaunchShape s = kern::embed_shape(T, dim);
-    launch(Op::Embed, [=] { emu::embed(s, a); });
+    launch(Op::Embed, [=] { run->embed(s, a); });
 }
 
 const unsigned char* EmulatedCudaBackend::adopt_compact(const unsigned char* host,
@@ -333,102 +345,89 @@ void EmulatedCudaBackend::release_compact(const unsigned char* adopted) noexcept
 
 void EmulatedCudaBackend::rope(DeviceSpan q, DeviceSpan k, int T, int pos0, int dim, int kv_dim,
                                int head_dim, DeviceSpan inv_freq) {
+    const KernelRunner* run = k_;
     const kern::RopeArgs a{q.data,   k.data,        T,
                            pos0,     dim,           kv_dim,
                            head_dim, inv_freq.data, capturing_ ? step_position() : nullptr};
     const kern::LaunchShape s = kern::rope_shape(T, dim);
-    launch(Op::Rope, [=] { emu::rope(s, a); });
+    launch(Op::Rope, [=] { run->rope(s, a); });
 }
 
 void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k,
                                     DeviceSpan v, int pos0, int T, int kv_dim) {
+    const KernelRunner* run = k_;
     const kern::KvAppendArgs a{cache_k.data, cache_v.data,
                                k.data,       v.data,
                                pos0,         T,
                                kv_dim,       capturing_ ? step_position() : nullptr};
     const kern::LaunchShape s = kern::kv_append_shape(T, kv_dim);
-    launch(Op::KvAppend, [=] { emu::kv_append(s, a); });
+    launch(Op::KvAppend, [=] { run->kv_append(s, a); });
 }
 
 void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k,
                                     DeviceSpan cache_v, DeviceSpan probs, int T, int pos0,
                                     int n_heads, int n_kv_heads, int head_dim, bool causal) {
-    kern::AttentionArgs a{
-        out.data, q.data, cache_k.data, cache_v.data, probs.empty() ? nullptr : probs.data,
-        T,        pos0,   n_heads,      n_kv_heads,   head_dim,
-        nullptr};
-    a.causal = causal ? 1 : 0;
-    // Shapes first, as the cuda backend: one that does not fit throws before anything is queued.
-    if (!kern::attention_uses_decode(T)) {
-        if (capturing_) throw Error("a prefill pass cannot be recorded into a decode graph");
-        const kern::LaunchShape s = kern::attention_prefill_shape(T, n_heads, n_kv_heads, head_dim);
-        launch(Op::Attention, [=] { emu::attention_prefill(s, a); });
-        return;
-    }
-    // Recorded (core/model/step_graphs.h): the position from the step, probs rows the stride the
-    // runner gave them, and a split grid for the most keys the replays see (position_of).
-    if (capturing_) {
-        a.pos_at = step_position();
-        a.probs_stride = probs.empty() ? 0 : static_cast<int>(probs.size / n_heads);
-    }
-    const kern::LaunchShape split = kern::attention_decode_split_shape(
-        capturing_ ? capture_keys_ : pos0 + 1, n_heads, n_kv_heads, head_dim);
-    const kern::LaunchShape combine =
-        kern::attention_decode_combine_shape(n_heads, blocks_.attention);
-    ensure_partial(cache_k.size, n_heads, n_kv_heads, head_dim);
-    a.partial = decode_partial_.data();
+    const KernelRunner* run = k_;
+    kern::AttentionPlan p = kern::plan_attention(
+        {out, q, cache_k, cache_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
+        {capturing_, capturing_ ? step_position() : nullptr, capture_keys_}, blocks_.attention);
+    if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
     launch(
         Op::Attention,
         [=] {
-            emu::attention_decode_split(split, a);
-            emu::attention_decode_combine(combine, a);
+            if (p.prefill) return run->attention_prefill(p.prefill_shape, p.args);
+            run->attention_decode_split(p.split, p.args);
+            run->attention_decode_combine(p.combine, p.args);
         },
-        2);
+        p.kernels());
 }
 
 void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
+    const KernelRunner* run = k_;
     const kern::SwigluArgs a{h1.data, h3.data, n};
     const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
-    launch(Op::SwiGLU, [=] { emu::swiglu(s, a); });
+    launch(Op::SwiGLU, [=] { run->swiglu(s, a); });
 }
 
 void EmulatedCudaBackend::layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T,
                                     int dim, float eps) {
+    const KernelRunner* run = k_;
     const kern::LayerNormArgs a{out.data, x.data, w.data, b.data, T, dim, eps};
     const kern::LaunchShape s = kern::layernorm_shape(T, blocks_.layernorm);
-    launch(Op::LayerNorm, [=] { emu::layernorm(s, a); });
+    launch(Op::LayerNorm, [=] { run->layernorm(s, a); });
 }
 
 void EmulatedCudaBackend::gelu(DeviceSpan h, std::size_t n) {
+    const KernelRunner* run = k_;
     const kern::GeluArgs a{h.data, n};
     const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
-    launch(Op::Gelu, [=] { emu::gelu(s, a); });
+    launch(Op::Gelu, [=] { run->gelu(s, a); });
 }
 
 void EmulatedCudaBackend::add(DeviceSpan x, DeviceSpan y, std::size_t n) {
+    const KernelRunner* run = k_;
     const kern::AddArgs a{x.data, y.data, n};
     const kern::LaunchShape s = kern::elementwise_shape(n, blocks_.elementwise);
-    launch(Op::Add, [=] { emu::add(s, a); });
+    launch(Op::Add, [=] { run->add(s, a); });
 }
 
 void EmulatedCudaBackend::add_bias(DeviceSpan x, DeviceSpan b, int T, int n) {
+    const KernelRunner* run = k_;
     const std::size_t all = std::size_t(T) * n;
     const kern::AddArgs a{x.data, b.data, all, std::size_t(n)};
     const kern::LaunchShape s = kern::elementwise_shape(all, blocks_.elementwise);
-    launch(Op::Add, [=] { emu::add(s, a); });
+    launch(Op::Add, [=] { run->add(s, a); });
 }
 
-void EmulatedCudaBackend::ensure_partial(std::size_t cache_floats, int n_heads, int n_kv_heads,
-                                         int head_dim) {
+float* EmulatedCudaBackend::ensure_partial(std::size_t need) {
     // Sized for the whole cache, so it grows only when the cache does.
-    const std::size_t need =
-        kern::decode_partial_floats_for_cache(cache_floats, n_heads, n_kv_heads, head_dim);
-    if (need <= decode_partial_.size()) return;
+    if (need <= decode_partial_.size()) return decode_partial_.data();
     if (!decode_partial_.empty()) ++counts_.frees;
     ++counts_.allocs;
     decode_partial_.assign(need, 0.0f);
     ++partial_epoch_;  // a graph recorded before points at the old buffer
     recording_.epoch = partial_epoch_;
+    return decode_partial_.data();
 }
 
 bool EmulatedCudaBackend::fused_reads(GgmlType type) const {
@@ -441,6 +440,7 @@ bool EmulatedCudaBackend::fused_fits(int n_heads, int n_kv_heads, int head_dim) 
 }
 
 void EmulatedCudaBackend::norm_qkv(const NormQkv& a) {
+    const KernelRunner* run = k_;
     // Recorded: the token id and the position are the step's, on the device (set_step). Else the
     // token id travels to the device first, as embed's.
     if (!a.embed.empty() && !capturing_) ++counts_.h2d;
@@ -449,43 +449,55 @@ void EmulatedCudaBackend::norm_qkv(const NormQkv& a) {
     at.pos_at = capturing_ ? step_position() : nullptr;
     const kern::FusedQkvArgs k = kern::fused_qkv_args(a, at);
     const kern::LaunchShape s = kern::fused_qkv_shape(a.dim, a.kv_dim);
-    launch(Op::Fused, [=] { emu::fused_norm_qkv(s, k); });
+    launch(Op::Fused, [=] { run->fused_norm_qkv(s, k); });
 }
 
 void EmulatedCudaBackend::attention(const Attend& a) {
-    ensure_partial(a.cache_k.size, a.n_heads, a.n_kv_heads, a.head_dim);
+    const KernelRunner* run = k_;
     kern::FusedPlaces at;
     at.pos_at = capturing_ ? step_position() : nullptr;
-    at.partial = decode_partial_.data();
+    at.partial = ensure_partial(
+        kern::decode_partial_floats_for_cache(a.cache_k.size, a.n_heads, a.n_kv_heads, a.head_dim));
     at.tickets = tickets_.data();
     at.max_keys = capture_keys_;
     const kern::FusedAttentionArgs k = kern::fused_attention_args(a, at);
     const kern::LaunchShape s = kern::fused_attention_launch(a, at);
-    launch(Op::Fused, [=] { emu::fused_attention(s, k); });
+    // A fault part-way: every block but the last ran, each taking its ticket.
+    const int before = static_cast<int>(s.grid.x * s.grid.y * s.grid.z) - 1;
+    launch(
+        Op::Fused, [=] { run->fused_attention(s, k, -1); }, 1,
+        [=] { run->fused_attention(s, k, before); });
+}
+
+bool EmulatedCudaBackend::tickets_zero() const {
+    return std::all_of(tickets_.begin(), tickets_.end(), [](int t) { return t == 0; });
 }
 
 void EmulatedCudaBackend::matvec_add(DeviceSpan x, DeviceSpan in, const FusedMatrix& w, int n,
                                      int d) {
+    const KernelRunner* run = k_;
     kern::FusedMatvecAddArgs k{x.data, in.data, kern::matrix_ref(w), n, d, reversed_sums_ ? 1 : 0};
     const kern::LaunchShape s = kern::fused_rows_shape(d);
-    launch(Op::Fused, [=] { emu::fused_matvec_add(s, k); });
+    launch(Op::Fused, [=] { run->fused_matvec_add(s, k); });
 }
 
 void EmulatedCudaBackend::norm_gate_up(DeviceSpan h, DeviceSpan x, DeviceSpan norm,
                                        const FusedMatrix& w1, const FusedMatrix& w3, int dim,
                                        int hidden, float eps) {
+    const KernelRunner* run = k_;
     const kern::FusedGateUpArgs k{
         x.data, norm.data, kern::matrix_ref(w1), kern::matrix_ref(w3), h.data, dim, hidden, eps};
     const kern::LaunchShape s = kern::fused_rows_shape(hidden, dim);
-    launch(Op::Fused, [=] { emu::fused_norm_gate_up(s, k); });
+    launch(Op::Fused, [=] { run->fused_norm_gate_up(s, k); });
 }
 
 void EmulatedCudaBackend::norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpan norm,
                                       const FusedMatrix& w, int dim, int vocab, float eps) {
+    const KernelRunner* run = k_;
     const kern::FusedLogitsArgs k{x.data, norm.data, kern::matrix_ref(w), logits.data, dim,
                                   vocab,  eps};
     const kern::LaunchShape s = kern::fused_rows_shape(vocab, dim);
-    launch(Op::Fused, [=] { emu::fused_norm_logits(s, k); });
+    launch(Op::Fused, [=] { run->fused_norm_logits(s, k); });
 }
 
 }  // namespace kvs

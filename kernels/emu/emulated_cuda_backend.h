@@ -17,6 +17,7 @@
 #include "core/model/step_graphs.h"
 #include "kernels/cuda/fault_ledger.h"
 #include "kernels/cuda/launch_shapes.h"
+#include "kernels/emu/kernel_runner.h"
 
 namespace kvs {
 
@@ -61,9 +62,10 @@ EmuFault parse_emu_fault(const std::string& spec);
 // positions) it reads from this backend's "device" copy of the step's scalars.
 class EmulatedCudaBackend final : public Backend, public StepGraphs, public FusedOps {
   public:
-    // Reads KVSCOPE_CUDA_SYNC (wait after every op) and KVSCOPE_EMU_FAULT (one inject()).
-    EmulatedCudaBackend();
-    std::string name() const override { return "cuda-emulated"; }
+    // Reads KVSCOPE_CUDA_SYNC (wait after every op) and KVSCOPE_EMU_FAULT (one inject()). The
+    // kernels run on the emulator, or on the CPU shim (kernels/shim/shim_runner.h, tests only).
+    explicit EmulatedCudaBackend(const KernelRunner& kernels = emulator_runner());
+    std::string name() const override { return k_->backend_name; }
     std::string device() const override;
 
     void inject(const EmuFault& f);
@@ -136,6 +138,8 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
                       const FusedMatrix& w3, int dim, int hidden, float eps) override;
     void norm_logits(DeviceSpan logits, DeviceSpan x, DeviceSpan norm, const FusedMatrix& w,
                      int dim, int vocab, float eps) override;
+    // The fused attention's tickets are all zero, as the kernel expects them at a launch.
+    bool tickets_zero() const;
     // Another reduction order on purpose, for the test that shows the fused path's bit-for-bit
     // check can fail: matvec_add's lanes sum their chunks in reverse (kern::FusedMatvecAddArgs).
     void reverse_fused_sums_for_test(bool on) { reversed_sums_ = on; }
@@ -149,11 +153,16 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
   private:
     std::vector<OpCall>* each() { return record_calls_ ? &calls_ : nullptr; }
     // One op: counts its launches (`kernels` of them), plays an injected fault, runs `kernel`
-    // unless the device has faulted, and waits after it under KVSCOPE_CUDA_SYNC=1.
-    template <class F>
-    void launch(Op op, F&& kernel, int kernels = 1);
+    // unless the device has faulted, and waits after it under KVSCOPE_CUDA_SYNC=1. An injected
+    // fault of this very launch runs `cut` instead: what the kernel did before it faulted.
+    struct NoCut {
+        void operator()() const {}
+    };
+    template <class F, class G = NoCut>
+    void launch(Op op, F&& kernel, int kernels = 1, G cut = G{});
     void wait();  // a stream sync: reports a fault the device has hit (once)
 
+    const KernelRunner* k_;
     FaultLedger ledger_;
     LaunchCounts counts_;
     std::vector<EmuFault> faults_;
@@ -163,11 +172,12 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
     // Decode attention's partial results (kern::decode_partial_floats), as the cuda backend's
     // device buffer: grown (one cudaMalloc, counted) when a longer cache needs more.
     std::vector<float> decode_partial_;
-    // Grows decode_partial_ for a cache of `cache_floats` floats; a graph recorded before is stale.
-    void ensure_partial(std::size_t cache_floats, int n_heads, int n_kv_heads, int head_dim);
+    // decode_partial_ grown to `need` floats (a graph recorded before is then stale).
+    float* ensure_partial(std::size_t need);
     // The fused attention's tickets ([n_kv_heads], zero between launches), and the device's
     // copies of compact weights (adopt_compact).
     std::vector<int> tickets_ = std::vector<int>(kMaxKvHeads, 0);
+    bool tickets_reset_ = false;  // zeroed after the fault the ledger keeps
     static constexpr int kMaxKvHeads = 1024;
     std::map<const unsigned char*, std::vector<unsigned char>> compact_;
     bool fused_on_ = true;

@@ -22,6 +22,13 @@ enum class ThreadOrder { Forward, Reverse };
 void set_thread_order(ThreadOrder order);
 ThreadOrder thread_order();
 
+// Order in which the blocks of a launch run: in index order (0), or as a persistent grid of
+// `grid` blocks takes them (block b runs blocks b, b + grid, b + 2 grid, ... of the launch, one
+// after another, grid blocks in turn): the order of the persistent decode kernel (docs/cuda.md).
+// Blocks of one launch that need no order give the same bits either way.
+void set_block_order(unsigned persistent_grid);
+unsigned block_order();
+
 template <class T>
 class HostLocal {
   public:
@@ -104,12 +111,13 @@ class HostBlock {
 // Calls block_fn(HostBlock&) for every block of the grid, x fastest.
 template <class F>
 void for_each_block(const LaunchShape& s, F&& block_fn) {
-    for (unsigned z = 0; z < s.grid.z; ++z)
-        for (unsigned y = 0; y < s.grid.y; ++y)
-            for (unsigned x = 0; x < s.grid.x; ++x) {
-                HostBlock b(s.grid, s.block, {x, y, z});
-                block_fn(b);
-            }
+    const unsigned n = s.grid.x * s.grid.y * s.grid.z, step = block_order() ? block_order() : n;
+    for (unsigned first = 0; first < step && first < n; ++first)
+        for (unsigned i = first; i < n; i += step) {
+            HostBlock b(s.grid, s.block,
+                        {i % s.grid.x, i / s.grid.x % s.grid.y, i / (s.grid.x * s.grid.y)});
+            block_fn(b);
+        }
 }
 
 // A kernel without barriers: every thread of every block, one phase each.

@@ -1,8 +1,10 @@
 // Fuzz target: a Hugging Face tokenizer.json's text -> ByteBpeTokenizer::from_hf_json_text (the
 // JSON depth bound, every id through core/util/checked.h against the file's own entry count, the
 // pre-tokenizer, added tokens, merges, the post-processor's BOS). Whatever parses encodes text
-// (fixed strings and the input's own bytes) to ids inside its vocabulary, and decoding those ids
-// gives the text's bytes back (byte-level BPE loses nothing) unless a special token is among them.
+// (fixed strings and the input's own bytes) to ids inside its vocabulary: the BOS first when the
+// post-processor adds one, decoding to no text (it is a special token, whatever its added_tokens
+// entry says), then ids whose decoding gives the text's bytes back (byte-level BPE loses nothing)
+// unless a merge reached a special token (an added token may take a vocabulary entry's id).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,9 +27,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
              {std::string_view("hello world 123"), std::string_view(""),
               std::string_view("\xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x98\x80"), own}) {
             const auto ids = t.encode(s);
+            std::size_t first = 0;
+            if (t.bos() >= 0) {
+                FUZZ_CHECK(!ids.empty() && ids[0] == t.bos());
+                FUZZ_CHECK(t.decode(-1, ids[0]).empty());
+                first = 1;
+            }
             std::string back;
-            bool special = false;  // a special token (BOS, or one a merge reached) is no text
-            for (std::size_t i = 0; i < ids.size(); ++i) {
+            bool special = false;  // a special token a merge reached is no text
+            for (std::size_t i = first; i < ids.size(); ++i) {
                 FUZZ_CHECK(ids[i] >= 0 && ids[i] < V);
                 const std::string piece = t.decode(i ? ids[i - 1] : -1, ids[i]);
                 special |= piece.empty();
