@@ -186,13 +186,15 @@ TEST_CASE("a pool's fixed scales: one per tensor or one per K channel, values be
     CHECK(k2[3] == Approx(4.0f));
     CHECK(k2[1] == Approx(-2.0f).margin(2.0f / 127));
     CHECK(v2[3] == Approx(2.0f));
-    // Per channel: channel 3's scale fits 8, the others 1: channel 1's -2 is clamped to -1.
+    // Per channel: channel 3's scale fits 8 (its 4 kept within half a step), the others 1:
+    // channel 1's -2 is clamped to -1.
     std::vector<float> ks(layers * kv_dim, 1.0f / 127);
     ks[kv_dim + 3] = 8.0f / 127;
     channel.set_scales({ks, {}});
-    channel.store_rows(1, 3, 1, {k.data(), 4}, {v.data(), 4});
+    const std::vector<float> kc{1.0f, -2.0f, 0.5f, 4.0f};
+    channel.store_rows(1, 3, 1, {const_cast<float*>(kc.data()), 4}, {v.data(), 4});
     channel.load_rows(1, 3, 1, {k2.data(), 4}, {v2.data(), 4});
-    CHECK(k2[3] == Approx(8.0f));
+    CHECK(k2[3] == Approx(4.0f).margin(4.0f / 127));
     CHECK(k2[1] == Approx(-1.0f));
     CHECK(k2[0] == Approx(1.0f));
     CHECK(v2[3] == Approx(2.0f));  // V: its row's own scale

@@ -114,6 +114,37 @@ TEST_CASE("nobody is admitted in a step that preempted, in any pool size", "[ser
     CHECK(preemptions > 0);
 }
 
+TEST_CASE("a step that preempts admits nobody, though a place and blocks are free after it",
+          "[serving][scheduler]") {
+    // Two places, a pool of 8 blocks of 4 rows. Request 1 (4 prompt tokens) runs; request 2 (12)
+    // and request 3 (4) arrive at step 1: 2 takes the second place, 3 waits for one. When 1
+    // needs a block the pool does not have, 2 (admitted last) is preempted: its blocks and its
+    // place come free, 1 takes one block, and 3 could start, but waits for the next step.
+    ServeConfig cfg;
+    cfg.block_size = 4;
+    cfg.pool_blocks = 8;
+    cfg.max_new_tokens = 20;  // request 2: 12 + 19 rows, 8 blocks at most
+    cfg.max_num_seqs = 2;
+    CpuBackend be;
+    Scheduler s(serving_model(), be, cfg);
+    s.submit(serving_ids(725, 4));
+    s.submit(serving_ids(726, 12), 1);
+    s.submit(serving_ids(727, 4), 1);
+    int seen = 0;
+    while (!s.finished()) {
+        const ServeStep& st = s.step();
+        if (st.preempted.empty()) continue;
+        INFO("step " << st.index);
+        CHECK(st.admitted.empty());
+        CHECK(st.waited_for == WaitReason::Preemption);
+        // Room for a first pass of 4 rows: a place and a block.
+        if (int(st.preempted.size()) == 1 && s.blocks().free_blocks() >= 1) ++seen;
+    }
+    CHECK(seen > 0);
+    CHECK(s.stats().waits[int(WaitReason::Preemption)] > 0);
+    for (int i = 0; i < 3; ++i) CHECK(s.requests()[i].finish != FinishReason::None);
+}
+
 TEST_CASE("a request preempted under a window is admitted again on what its first pass needs",
           "[serving][scheduler]") {
     // Under a window a request holds its sinks' and its window's blocks however long it grows,

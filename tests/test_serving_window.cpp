@@ -76,7 +76,7 @@ TEST_CASE(
     runner->set_window(2, 6, SinkPositions::Original);
 }
 
-TEST_CASE("a bounded cache serves past the model's context; the full cache stops at it",
+TEST_CASE("a bounded cache serves past the model's context, the full cache stops at it",
           "[serving][window]") {
     // Context 64: 100 new tokens after a 6-token prompt.
     const std::vector<int> prompt = serving_ids(810, 6);

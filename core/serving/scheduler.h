@@ -49,7 +49,8 @@ struct ServeConfig {
     // kv_quant.h; kept and converted in host memory on every backend).
     KvCacheType cache_type = KvCacheType::F32;
     KvScaleMode scale_mode = KvScaleMode::Token;
-    // Calibrated scales for KvScaleMode::Tensor and ChannelK (kv_scales.h), set before the run.
+    // Calibrated scales for KvScaleMode::Tensor and ChannelK (kv_calibration.h), set before the
+    // run.
     KvScales scales;
     SamplerConfig sampler;  // every request samples with it, from its own state
 };

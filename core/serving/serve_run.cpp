@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/serving/kv_scales.h"
+#include "core/serving/kv_calibration.h"
 
 namespace kvs {
 

@@ -1,4 +1,4 @@
-#include "core/serving/kv_scales.h"
+#include "core/serving/kv_calibration.h"
 
 #include <algorithm>
 #include <cmath>
