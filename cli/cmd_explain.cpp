@@ -1,5 +1,8 @@
 // kvscope-cli explain: one attention row from the inside (core/session/attention_explain.h), for a
 // chosen step, layer, head and query row, as text or JSON. Every number is read from the trace.
+// The sessions are the window's (core/session/workbench.h): with the cache, without it, or the
+// bidirectional one beside its causal twin; an uncached step keeps every query row it computed,
+// so each row its why-not-Q count names can be opened. A query row is named by its position.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -9,7 +12,9 @@
 #include "cli/commands.h"
 #include "core/model/toy_model.h"
 #include "core/session/attention_explain.h"
+#include "core/session/step_rows.h"
 #include "core/session/why_not_q.h"
+#include "core/session/workbench.h"
 #include "core/util/error.h"
 #include "core/util/json_writer.h"
 #include "core/util/numbering.h"
@@ -59,10 +64,10 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
                 escape_for_one_line(m.name()).c_str(), e.step, phase_name(e.phase),
                 mode_name(e.mode), e.layer, e.head);
     if (m.is_toy()) std::printf(" \"%s\" (%s)", toy_head_name(e.head), toy_head_rule(e.head));
-    // The numbering of the whole tool (core/util/numbering.h): positions from 1; layers, heads,
-    // steps and rows from 0.
-    std::printf(", %s: query \"%s\"\n", query_row_words(e.row, e.q_pos).c_str(),
-                piece(e.q_pos).c_str());
+    // The numbering of the whole tool (core/util/numbering.h): positions from 1, a query row
+    // named by its position; layers, heads and steps from 0.
+    std::printf(", %s \"%s\" (%s mask)\n", query_row_words(e.q_pos).c_str(), piece(e.q_pos).c_str(),
+                mask_name(r.mask));
     std::printf("  out = softmax(q . K^T / sqrt(d_k) + mask) . V      d_k = %d, 1/sqrt(d_k) = %s\n",
                 e.head_dim, num(e.scale).c_str());
     const int T = e.n_keys, dk = e.head_dim;
@@ -107,11 +112,11 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
     std::printf("  why not Q: %s\n", why_not_q_line(r, e.layer, L).c_str());
     for (const QueryRowUse& u : query_row_use(r, L))
         std::printf("    %s\n", query_row_use_line(u).c_str());
-    std::printf("numbering: positions from 1; layers, heads, steps and rows from 0\n");
+    std::printf("%s\n", kNumberingWords);
 }
 
-void print_json(const AttentionExplain& e, const Model& m, const std::vector<int>& seq,
-                const StepRecord& r) {
+void print_json(const AttentionExplain& e, const std::optional<AttentionBlock>& b, const Model& m,
+                const std::vector<int>& seq, const StepRecord& r) {
     JsonWriter j(std::cout);
     j.begin_object();
     j.field("kvscope_explain", 1).field("model", m.name());
@@ -124,8 +129,10 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
     // into the sequence (position - 1), the fields docs/trace-json.md's readers rely on.
     j.key("indexing").begin_object();
     j.field("positions_from", 1).field("layers_from", 0).field("heads_from", 0);
-    j.field("steps_from", 0).field("rows_from", 0);
+    j.field("steps_from", 0).field("query_rows", "named by their position");
+    j.field("row", "the query's row among the step's kept rows, from 0");
     j.end_object();
+    j.field("mask", mask_name(r.mask));
     j.field("row", e.row)
         .field("position", position_of_index(e.q_pos))
         .field("q_pos", e.q_pos)
@@ -174,6 +181,32 @@ void print_json(const AttentionExplain& e, const Model& m, const std::vector<int
     j.end_array();
     j.field("line", why_not_q_line(r, e.layer, m.config().n_layers));
     j.end_object();
+    // Every row the step kept at this layer and head, as Inside attention's matrix draws it: the
+    // same numbers as the row above (core/session/attention_explain.h).
+    if (b) {
+        j.key("matrix").begin_object();
+        j.field("first_position", position_of_index(b->q_pos0)).field("rows", b->rows);
+        j.field("keys", b->n_keys);
+        auto rows_of = [&](const char* name, const std::vector<float>& v) {
+            j.key(name).begin_array();
+            for (int row = 0; row < b->rows; ++row)
+                j.floats(std::span<const float>(v).subspan(b->at(row, 0), b->n_keys));
+            j.end_array();
+        };
+        rows_of("raw", b->raw);
+        rows_of("scaled", b->scaled);
+        rows_of("weights", b->weights);
+        j.key("masked").begin_array();
+        for (int row = 0; row < b->rows; ++row) {
+            const std::vector<int> flags(b->masked.begin() + b->at(row, 0),
+                                         b->masked.begin() + b->at(row, 0) + b->n_keys);
+            j.ints(flags);
+        }
+        j.end_array();
+        // Rows with no key to attend to (the toy's even head at position 1): no weights.
+        j.key("empty_rows").ints(std::vector<int>(b->empty_row.begin(), b->empty_row.end()));
+        j.end_object();
+    }
     j.end_object();
     std::cout << '\n';
 }
@@ -188,11 +221,18 @@ int cmd_explain(int argc, char** argv) {
                   {"step", "S", "0 = the prefill (default), S = decode step S"},
                   {"layer", "L", "layer (default 0)"},
                   {"head", "H", "query head: a number, or the toy's even | last | first | all"},
-                  {"row", "R",
-                   "query row among the step's: a number, or the token's text "
-                   "(default: the last row)"},
+                  {"row", "P",
+                   "the query row, named by its position (from 1): a number, the token's text, "
+                   "or last (default: the step's newest row)"},
                   {"json", "", "print JSON instead of text"}});
-    for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
+    for (auto o : cmdline::cache_options(false)) {
+        if (o.name == "cache")
+            o.help =
+                "on | off | bidirectional: decode with the KV cache, recompute every row, or "
+                "the\nsession without the causal mask (beside its causal twin, as the window "
+                "runs it)\n(default on)";
+        specs.push_back(o);
+    }
     Args a("explain", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -204,14 +244,15 @@ int cmd_explain(int argc, char** argv) {
         return 0;
     }
     const CacheView cache = cmdline::cache_from(a, CacheView::On);
-    if (cache == CacheView::Compare) a.fail("--cache compare: explain shows one session's row");
-    if (cache == CacheView::Bidirectional)
-        a.fail(
-            "--cache bidirectional: kvscope-cli mask runs causal and bidirectional side by side");
+    if (cache == CacheView::Compare)
+        a.fail("--cache compare: explain shows one session's row (on, off or bidirectional)");
     const std::optional<std::string> given = cmdline::prompt_from(a);
     Opened o = open_from(a);
-    const Model& m = *o.model;
+    std::shared_ptr<const Model> model = std::move(o.model);
+    const Model& m = *model;
     const ModelConfig& c = m.config();
+    if (cache == CacheView::Bidirectional && m.is_toy())
+        throw Error("explain: the toy's heads are rules that cannot run without the causal mask");
     const std::string prompt = given.value_or(m.is_toy() ? "Today weather is so" : "");
     const auto prompt_ids = m.tokenizer().encode(prompt);
     if (prompt_ids.empty()) throw Error("explain: the prompt is empty");
@@ -226,30 +267,43 @@ int cmd_explain(int argc, char** argv) {
         });
 
     SessionConfig cfg;
-    cfg.mode = cache == CacheView::Off ? CacheMode::Uncached : CacheMode::Cached;
     cfg.max_new_tokens = step + 1;
     cfg.stop_at_end_token = false;  // the step asked for is reached even past an end token
-    Session s(m, *o.backend.backend, cfg);
-    s.set_prompt_tokens(prompt_ids);
-    for (int i = 0; i <= step; ++i) s.step();
+    cfg.keep_every_query_row = true;
+    Workbench bench(*o.backend.backend, cfg);
+    bench.set_view(cache);
+    if (const std::string refused = bench.open(model, prompt); !refused.empty())
+        throw Error("explain: " + refused);
+    for (int i = 0; i <= step; ++i) bench.step();
+    // The bidirectional view's second session is the one without the mask.
+    const Session& s = bench.session(cache == CacheView::Bidirectional ? 1 : 0);
     const StepRecord& r = s.trace().steps().at(step);
     const std::vector<int>& seq = s.tokens();
 
-    const int rows = r.attention.rows;
-    const int row = index_or_name(
-        a, "row", rows - 1, 0, rows - 1, "query row with the token", [&](const std::string& v) {
-            int found = -1;
-            for (int i = 0; i < rows; ++i) {
-                const std::string p = m.tokenizer().piece(seq.at(r.attention.q_pos0 + i));
-                if (p == v || trimmed(p) == v) found = i;  // the last
+    const QueryRows rows = query_rows_of(r);
+    const int newest = rows.first + rows.count - 1;
+    int index = newest;
+    if (a.has("row") && a.str("row") != "last") {
+        const std::string v = a.str("row");
+        if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
+            index = index_of_position(a.integer("row", 1, 1, c.seq_len));
+        } else {
+            index = -1;
+            for (int i = rows.first; i < rows.first + rows.count; ++i) {
+                const std::string p = m.tokenizer().piece(seq.at(i));
+                if (p == v || trimmed(p) == v) index = i;  // the last
             }
-            return found;
-        });
+            if (index < 0)
+                throw Error("explain: --row: no query row with the token '" + v + "' at step " +
+                            std::to_string(step));
+        }
+    }
     std::string why;
-    const auto e = explain_attention(s.trace(), c, step, layer, head, row, &why);
-    if (!e) throw Error("explain: " + why);
+    const auto e = explain_query(s.trace(), c, step, layer, head, index, &why);
+    if (!e) throw Error("explain: --row " + std::to_string(position_of_index(index)) + ": " + why);
+    const auto b = explain_attention_block(s.trace(), c, step, layer, head, nullptr);
     if (a.has("json"))
-        print_json(*e, m, seq, r);
+        print_json(*e, b, m, seq, r);
     else
         print_text(*e, m, seq, r);
     return 0;

@@ -341,7 +341,7 @@ void App::follow_engine(const EngineSnapshot& snap) {
             seen_explain_ = snap.lesson.explain_serial;
             if (!stale) {
                 open_inside_attention(ui_, 0, snap.lesson.explain_layer, snap.lesson.explain_head,
-                                      snap.lesson.explain_row);
+                                      snap.lesson.explain_q_pos);
                 ui_.explain.from_lesson = true;
                 ui_.explain.stage = -1;
             }

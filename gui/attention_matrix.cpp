@@ -9,11 +9,16 @@ void attention_row_pixels(const AttentionMatrixRows& m, int layer, int head, int
     std::fill(out, out + width, pal.mask);
     if (q < 0 || q >= m.n) return;
     const RowRef& ref = m.rows[q];
-    const int keys = std::min(ref.rows && ref.rows->all_keys ? m.n : q + 1, width);
+    // The keys this row saw are the ones it kept (core's mask decided them); the rest stay masked.
     if (!ref.rows || layer >= ref.rows->n_layers || head >= ref.rows->n_heads) {
+        int keys = 0;
+        while (keys < std::min(m.n, width) &&
+               attention_cell(m, layer, head, q, keys).kind != CellKind::Masked)
+            ++keys;
         std::fill(out, out + keys, pal.missing);
         return;
     }
+    const int keys = std::min(static_cast<int>(ref.rows->keys(ref.r)), width);
     if (ref.rows->is_empty_row(layer, head, ref.r)) {
         std::fill(out, out + keys, pal.empty_row);
         return;

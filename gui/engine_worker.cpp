@@ -20,6 +20,8 @@ namespace {
 SessionConfig worker_sessions() {
     SessionConfig c;
     c.trace_budget = 0;  // the newest step's payload only: the snapshot keeps the record
+    // Every query row an uncached step computed stays openable in Inside attention.
+    c.keep_every_query_row = true;
     return c;
 }
 }  // namespace
@@ -460,7 +462,7 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.highlight_serial = highlight_serial_;
     r.explain_layer = f.explain_layer;
     r.explain_head = f.explain_head;
-    r.explain_row = explain_q_pos_;
+    r.explain_q_pos = explain_q_pos_;
     r.explain_serial = explain_serial_;
     r.explain_step = explain_step_;
     r.panel = lesson_panel_;
@@ -521,14 +523,22 @@ void EngineWorker::open_replay(const std::string& path) {
         RecordedRun run = read_trace_file(path);  // a bad file changes nothing shown
         bench_.drop_sessions();                   // the live sessions give way to the recording
         std::vector<SessionView> views;
+        bool bidirectional = false;  // a recording of the bidirectional view: its steps say so
         for (RecordedSession& rs : run.sessions) {
             SessionView v;
             v.mode = rs.mode;
             v.trace = std::move(rs.trace);
             v.prompt_tokens.assign(rs.tokens.begin(), rs.tokens.begin() + rs.prompt_len);
             v.finish_reason = rs.finish;
+            if (!v.trace.empty()) v.mask = v.trace.steps()[0].mask;
+            bidirectional |= v.mask == AttentionMask::Bidirectional;
             views.push_back(std::move(v));
         }
+        const CacheView view = bidirectional   ? CacheView::Bidirectional
+                               : run.compare() ? CacheView::Compare
+                               : run.sessions[0].mode == CacheMode::Cached ? CacheView::On
+                                                                           : CacheView::Off;
+        for (SessionView& v : views) v.view = view;
         const Tokenizer& tok = run.model->tokenizer();
         std::string prompt;
         for (int t : views[0].prompt_tokens)
@@ -548,9 +558,7 @@ void EngineWorker::open_replay(const std::string& path) {
             snap_.model = run.model;
             snap_.model_spec = path;
             snap_.model_note.clear();
-            snap_.cache = run.compare()                               ? CacheView::Compare
-                          : run.sessions[0].mode == CacheMode::Cached ? CacheView::On
-                                                                      : CacheView::Off;
+            snap_.cache = view;
             snap_.prompt = prompt;
             snap_.sampler = run.sampler;
             snap_.replay = source;

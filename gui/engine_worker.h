@@ -67,8 +67,8 @@ struct LessonRun {
     int serve_steps = 0;
     int layer = 0, head = 0;             // the last @highlight
     std::uint64_t highlight_serial = 0;  // bumped by each @highlight (a replay's last one counts)
-    // The last @explain: layer, head and the row's query position (-1: the newest).
-    int explain_layer = 0, explain_head = 0, explain_row = -1;
+    // The last @explain: layer, head and the query's token index (-1: the newest).
+    int explain_layer = 0, explain_head = 0, explain_q_pos = -1;
     std::uint64_t explain_serial = 0;  // bumped by each @explain: the window opens the panel
     int explain_step = -1;             // the lesson step whose @explain that was
     std::string panel;                 // the last @show of the step played last

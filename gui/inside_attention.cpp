@@ -8,37 +8,6 @@
 
 namespace kvs::gui {
 
-std::optional<StepRow> step_row_of(const std::vector<StepRecord>& steps, int upto, int q_pos) {
-    const int n = static_cast<int>(steps.size());
-    if (n == 0) return std::nullopt;
-    if (upto < 0 || upto >= n) upto = n - 1;
-    // The kept rows of a step: its attention rows, or, once its payload was dropped, the rows
-    // it would have kept (every prompt row at the prefill, the new row at a decode step).
-    auto rows_of = [](const StepRecord& r, int& first, int& count) {
-        if (r.attention.rows > 0) {
-            first = r.attention.q_pos0;
-            count = r.attention.rows;
-        } else if (r.phase == Phase::Prefill) {
-            first = 0;
-            count = r.kv.len;
-        } else {
-            first = r.kv.len - 1;
-            count = 1;
-        }
-    };
-    int first = 0, count = 0;
-    if (q_pos < 0) {
-        rows_of(steps[upto], first, count);
-        if (count <= 0) return std::nullopt;
-        return StepRow{upto, count - 1, first + count - 1};
-    }
-    for (int k = 0; k <= upto; ++k) {
-        rows_of(steps[k], first, count);
-        if (q_pos >= first && q_pos < first + count) return StepRow{k, q_pos - first, q_pos};
-    }
-    return std::nullopt;
-}
-
 std::string fmt_number(float v) {
     if (std::isinf(v)) return v < 0 ? "−∞" : "+∞";
     if (std::isnan(v)) return "NaN";
@@ -86,7 +55,7 @@ ExplainLines explain_lines(const AttentionExplain& e) {
     else
         L.scores = printf_string(tr("Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: %s"),
                                  e.query_rows_computed, dk, dk, T, e.query_rows_computed, T,
-                                 query_row_label(e.row, e.q_pos).c_str());
+                                 query_row_label(e.q_pos).c_str());
     L.output = printf_string(tr("weights [1, %d] · V [%d, %d] → output [1, %d]"), T, T, dv, dv);
     if (e.heads_sharing_kv.size() > 1) {
         std::string heads;
@@ -100,6 +69,31 @@ ExplainLines explain_lines(const AttentionExplain& e) {
         L.scale =
             printf_string(tr("×1/√d_k = 1/√%d = %s"), e.head_dim, fmt_number(e.scale).c_str());
     return L;
+}
+
+std::vector<std::string> explain_number_parts(const AttentionExplain& e, int stage) {
+    if (stage < 0 || stage > 6) return explain_lines(e).number_parts;
+    std::vector<std::string> parts;
+    if (stage >= 1) parts.push_back("q·Kᵀ = " + fmt_vector(e.raw, 6));
+    if (stage >= 2) parts.push_back("× " + fmt_number(e.scale) + " = " + fmt_vector(e.scaled, 6));
+    if (stage >= 3) {
+        std::vector<float> masked = e.scaled;
+        for (std::size_t j = 0; j < masked.size() && j < e.masked.size(); ++j)
+            if (e.masked[j]) masked[j] = -INFINITY;
+        parts.push_back("+ mask = " + fmt_vector(masked, 6));
+    }
+    if (stage >= 4) parts.push_back("softmax → " + fmt_vector(e.weights, 6));
+    if (stage >= 5) parts.push_back("·V");
+    if (stage >= 6)
+        parts.push_back("= " + (e.empty_row ? std::string(tr("none")) : fmt_vector(e.output, 6)));
+    return parts;
+}
+
+std::string explain_stage_note(const AttentionExplain& e, int stage) {
+    if (stage != 3 || std::find(e.masked.begin(), e.masked.end(), 1) != e.masked.end()) return {};
+    if (e.mask == AttentionMask::Bidirectional)
+        return tr("nothing to mask: this session runs without the causal mask, every key is seen");
+    return tr("nothing to mask: the query is the newest token, every key comes before it");
 }
 
 const char* explain_stage_name(int stage) {
@@ -127,7 +121,9 @@ std::string explain_stage_shape(const AttentionExplain& e, int stage) {
             return sh(R, T) + " × " + fmt_number(e.scale) + " → " + sh(R, T);
         case 3:
             return sh(R, T) + " + " + sh(R, T) +
-                   (R > 1 ? std::string(" ") + tr("(−∞ above the diagonal)") : std::string());
+                   (R > 1 && e.mask == AttentionMask::Causal
+                        ? std::string(" ") + tr("(−∞ above the diagonal)")
+                        : std::string());
         case 4:
             return "softmax " + sh(R, T) + " → " + sh(R, T) + " (Σ = 1)";
         case 5:

@@ -1,6 +1,6 @@
 #pragma once
 // What the "Inside attention" panel (gui/panel_inside_attention.cpp) writes, without a display:
-// which step and row a query position was computed at, the numbers as the panel prints them,
+// the numbers as the panel prints them,
 // the formula with this row's numbers and the shapes in the tutorials' notation. The numbers
 // all come from an AttentionExplain (core/session/attention_explain.h); nothing here does model
 // math.
@@ -13,15 +13,6 @@
 #include "core/session/trace.h"
 
 namespace kvs::gui {
-
-// The step (at or before `upto`) whose kept attention rows include query position `q_pos`, and
-// the row among them; q_pos < 0: the newest row of step `upto`. nullopt when no step has it.
-struct StepRow {
-    int step = 0;
-    int row = 0;
-    int q_pos = 0;
-};
-std::optional<StepRow> step_row_of(const std::vector<StepRecord>& steps, int upto, int q_pos);
 
 // A number as the panel prints it: 4 significant digits, "−∞" / "+∞" for infinities.
 std::string fmt_number(float v);
@@ -44,6 +35,16 @@ struct ExplainLines {
     std::vector<std::string> number_parts;
 };
 ExplainLines explain_lines(const AttentionExplain& e);
+
+// This row's numbers as far as stage `stage` has computed them (-1: every stage, the pieces of
+// ExplainLines::number_parts): nothing at stage 0 (q and K), then "q·Kᵀ = [scores]", the scaling,
+// the mask, the softmax's weights, ·V and the output, each stage adding its piece. A build that
+// reveals in order: no stage shows a number a later one computes.
+std::vector<std::string> explain_number_parts(const AttentionExplain& e, int stage);
+
+// Why a stage changes nothing this row shows, in the window's language; empty where it does. The
+// mask at a decode step (every key comes before the newest query) and without the causal mask.
+std::string explain_stage_note(const AttentionExplain& e, int stage);
 
 // The stages the panel steps through (gui/panels.h, kExplainStages): their names in English (for
 // tr()), and each stage's shapes in the tutorials' notation, e.g. "[1, 16] · [16, 8] → [1, 8]"

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/model/kv_rows.h"
+#include "core/session/step_rows.h"
 
 namespace kvs::gui {
 
@@ -20,20 +21,12 @@ KvGridColumns collect_kv_columns(std::span<const StepRecord> steps, int s) {
     g.written_begin = std::clamp(cur.pos0, 0, g.n);
     g.written_end = std::clamp(cur.pos0 + cur.tokens_processed, 0, g.n);
     g.query_pos = g.n - 1;
-    // A bidirectional step's rows are all its own (every one moved): only they are shown.
-    const int from =
-        cur.mask == AttentionMask::Bidirectional && cur.kv_rows_kept == cur.kv.len ? s : 0;
-    for (int k = from; k <= s; ++k) {
-        const StepRecord& st = steps[k];
-        const int kept = st.kv_rows_kept;
-        if (kept <= 0 || st.kv_rows.empty()) continue;
-        // kv_rows holds the last `kept` rows the step wrote, ending at its cache length.
-        const int first = st.kv.len - kept;
-        for (int r = 0; r < kept; ++r) {
-            const int p = first + r;
-            if (p >= 0 && p < g.n && !g.cols[p].rows) g.cols[p] = {st.kv_rows.data(), kept, r};
-        }
-    }
+    // Each column from the step that holds it (core/session/step_rows.h): the step's own rows
+    // where it kept them (a bidirectional step's every one moved), else the step that wrote it.
+    const std::vector<KvAt> at = kv_rows_at(steps, s);
+    for (int p = 0; p < g.n && p < static_cast<int>(at.size()); ++p)
+        if (at[p].step && at[p].row >= 0)
+            g.cols[p] = {at[p].step->kv_rows.data(), at[p].step->kv_rows_kept, at[p].row};
     return g;
 }
 

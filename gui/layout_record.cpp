@@ -45,7 +45,8 @@ std::string LayoutRecord::to_json(int indent) const {
                                  {"first", h.first},
                                  {"rect", rect(h.rect)},
                                  {"new_rows", {h.new_begin, h.new_end}},
-                                 {"recomputed_rows", {h.recomputed_begin, h.recomputed_end}}});
+                                 {"recomputed_rows", {h.recomputed_begin, h.recomputed_end}},
+                                 {"weights_hidden", h.weights_hidden}});
     j["kv_grids"] = nlohmann::json::array();
     for (const auto& g : kv_grids)
         j["kv_grids"].push_back({{"session", g.session},
@@ -136,7 +137,25 @@ std::string LayoutRecord::to_json(int indent) const {
                     {"op", explain.op},
                     {"op_layer", explain.op_layer},
                     {"stage", explain.stage},
-                    {"sessions", explain.sessions}};
+                    {"sessions", explain.sessions},
+                    {"position", explain.position},
+                    {"drawn", nlohmann::json::array()}};
+    for (const ExplainRowRecord& d : explain.drawn)
+        j["explain"]["drawn"].push_back({{"session", d.session},
+                                         {"step", d.step},
+                                         {"position", d.position},
+                                         {"mask", d.mask},
+                                         {"raw", d.raw},
+                                         {"scaled", d.scaled},
+                                         {"masked", d.masked},
+                                         {"weights", d.weights},
+                                         {"key_labels", d.key_labels},
+                                         {"numbers", d.numbers},
+                                         {"matrix_rows", d.matrix_rows},
+                                         {"matrix_keys", d.matrix_keys},
+                                         {"matrix_first_position", d.matrix_first_position},
+                                         {"matrix_masked", d.matrix_masked},
+                                         {"matrix", d.matrix}});
     // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
     return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

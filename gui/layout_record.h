@@ -24,6 +24,8 @@ struct HeatmapRecord {
     // Rows the step shown recomputed without the cache (outlined in their own colour); equal
     // bounds: none.
     int recomputed_begin = 0, recomputed_end = 0;
+    // Covered while Inside attention builds this head's row before its softmax stage.
+    bool weights_hidden = false;
 };
 
 struct KvGridRecord {
@@ -77,6 +79,23 @@ struct LessonRecord {
     bool ask_fits = true;
 };
 
+// One session's row as Inside attention drew it: its table (every key, masked ones included:
+// q·k, ×1/√d_k, the mask and the softmax weights, each column as far as the stage shows it),
+// each key's label (its position and token), the row's numbers line, and the stage's matrix
+// beside it (a stage of the scores with room for it: [matrix_rows, matrix_keys] cells, NaN where
+// a cell has no number, such as a masked weight).
+struct ExplainRowRecord {
+    std::string session;
+    int step = -1, position = 0;
+    std::string mask;  // "causal" or "bidirectional"
+    std::vector<float> raw, scaled, weights;
+    std::vector<int> masked;
+    std::vector<std::string> key_labels;
+    std::string numbers;
+    int matrix_rows = 0, matrix_keys = 0, matrix_first_position = 0, matrix_masked = 0;
+    std::vector<float> matrix;
+};
+
 // The row the inside-attention panel shows (open false: the panel is closed).
 struct ExplainRecord {
     bool open = false;
@@ -89,6 +108,8 @@ struct ExplainRecord {
     int sessions = 1;  // rows drawn side by side (compare mode: 2)
     int op = -1;       // the op strip's highlighted op; -1: none
     int op_layer = -1;
+    int position = 0;                     // the query's position (from 1), as the header says it
+    std::vector<ExplainRowRecord> drawn;  // each session's row, in the order drawn
 };
 
 // The Serving view as drawn (open false: closed): the pool grid's cells and what the step shown

@@ -6,6 +6,7 @@
 
 #include "cmdline/engine_options.h"
 #include "core/model/compact_weights.h"
+#include "core/util/numbering.h"
 
 namespace kvs::gui {
 
@@ -75,9 +76,10 @@ std::vector<cmdline::OptionSpec> window_options() {
          "decode N steps, a frame after each, resetting with a new\nprompt whenever the "
          "context is full; prints VmRSS, exits"},
         {"soak-report", "N", "with --soak-steps: print VmRSS every N steps (250)"},
-        {"explain", "L,H,ROW",
-         "open Inside attention: layer L, head H, the query of the heatmap's\nrow ROW (from 0: "
-         "the token at position ROW + 1; last: the newest row)"},
+        {"explain", "L,H,P[,S]",
+         "open Inside attention: layer L, head H, the query at position P\n(from 1, the "
+         "heatmap's row P; last: the newest row); S: the session\ndrawn first (0, or 1: the "
+         "twin of compare or bidirectional)"},
         {"explain-stage", "N",
          "with --explain: the stage of the row's arithmetic shown, 1..7\n(q and K, q.k, scaled, "
          "mask, softmax, xV, output; all: every stage)"},
@@ -87,7 +89,7 @@ std::vector<cmdline::OptionSpec> window_options() {
         {"presenter", "", "presenter mode: no toolbar, no title bars (F5)"},
         {"views", "V;V;...",
          "headless, with --layout-json FILE: then one more frame per view V\n(maximise=ID, "
-         "stage=N|all, presenter=0|1, explain=L:H:ROW|off,\nmask=causal|bidirectional, "
+         "stage=N|all, presenter=0|1, explain=L:H:P|off,\nmask=causal|bidirectional, "
          "lesson=off), each "
          "recorded to FILE-1.json, FILE-2.json, ..."},
         {"ops", "", "show the op strip (every op of the step shown)"},
@@ -238,18 +240,22 @@ AppOptions parse_options(int argc, char** argv) {
     if (c.has("explain")) {
         const std::string v = c.str("explain");
         const auto c1 = v.find(','), c2 = c1 == std::string::npos ? c1 : v.find(',', c1 + 1);
-        if (c2 == std::string::npos || v.find(',', c2 + 1) != std::string::npos)
-            c.fail("--explain: '" + v + "' is not LAYER,HEAD,ROW");
+        const auto c3 = c2 == std::string::npos ? c2 : v.find(',', c2 + 1);
+        if (c2 == std::string::npos ||
+            (c3 != std::string::npos && v.find(',', c3 + 1) != std::string::npos))
+            c.fail("--explain: '" + v + "' is not LAYER,HEAD,POSITION[,SESSION]");
         o.explain = true;
         o.explain_layer = c.whole("explain", v.substr(0, c1), 0, 1 << 16);
         o.explain_head = c.whole("explain", v.substr(c1 + 1, c2 - c1 - 1), 0, 1 << 16);
-        const std::string row = v.substr(c2 + 1);
-        o.explain_row = row == "last" ? -1 : c.whole("explain", row, 0, 1 << 20);
+        if (c3 != std::string::npos) o.explain_session = c.whole("explain", v.substr(c3 + 1), 0, 1);
+        const std::string pos = v.substr(c2 + 1, c3 == std::string::npos ? c3 : c3 - c2 - 1);
+        o.explain_q_pos =
+            pos == "last" ? -1 : index_of_position(c.whole("explain", pos, 1, 1 << 20));
     }
     if (c.has("explain-stage")) {
         const std::string v = c.str("explain-stage");
         o.explain_stage = v == "all" ? -1 : c.whole("explain-stage", v, 1, 7) - 1;
-        if (!o.explain) c.fail("--explain-stage needs --explain L,H,ROW");
+        if (!o.explain) c.fail("--explain-stage needs --explain L,H,P");
     }
     if (c.has("maximise"))
         o.maximise = c.choice(

@@ -61,10 +61,12 @@ struct AppOptions {
     int soak_report = 250;
     std::size_t trace_budget = 0;  // the window's trace budget in bytes (0: the default, 256 MiB)
     int timing_runs = 0;           // each step under 10 ms timed as the median of N runs (0: 3)
-    // --explain L,H,ROW: open the inside-attention panel on layer L, head H, query position ROW
-    // ("last": the newest row); --ops: the op strip, --op N: with op N highlighted.
+    // --explain L,H,P: open the inside-attention panel on layer L, head H, the query at position
+    // P (kept as its token index, P - 1; "last": -1, the newest row); --ops: the op strip, --op
+    // N: with op N highlighted.
     bool explain = false;
-    int explain_layer = 0, explain_head = 0, explain_row = -1;
+    int explain_layer = 0, explain_head = 0, explain_q_pos = -1;
+    int explain_session = 0;  // drawn first: 0, or 1 the twin (compare, bidirectional)
     bool ops = false;
     bool ops_fast = false;      // the headless steps take the fast path even with the strip shown
     bool weight_types = false;  // the weight-types panel open (headless: measured before frames)

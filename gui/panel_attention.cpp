@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "core/util/format.h"
+#include "core/util/numbering.h"
 #include "gui/attention_matrix.h"
 #include "gui/engine_words.h"
 #include "gui/inside_attention.h"
@@ -102,6 +103,14 @@ float legend(FrameContext& f, ImVec2 p, float w, bool any_empty, bool recomputed
     return y - p.y + fh * 1.2f;
 }
 
+// While Inside attention builds its row stage by stage, the weights of its (layer, head) come at
+// the softmax stage: before it the heatmaps of that head keep them covered, so no panel shows
+// an answer the build has not reached.
+bool weights_not_yet(const FrameContext& f, int layer, int head) {
+    const ExplainUi& x = f.ui.explain;
+    return x.open && x.stage >= 0 && x.stage < kSoftmaxStage && layer == x.layer && head == x.head;
+}
+
 // The large heatmap of session `si` in the box (origin, size), labels included. Zoomed in, it
 // shows the square of the newest tokens (positions first..n-1), where decode steps add rows.
 // Returns whether it outlined rows the step recomputed (the legend then names their colour).
@@ -156,9 +165,18 @@ bool main_heatmap(FrameContext& f, float& zoom, int si, const AttentionMatrixRow
         dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text),
                     clipped(title, size.x - fh * 0.3f).c_str());
     if (n == 0) return false;
-    AttentionTexture& tex = head_texture(f, si, m, layer, head);
-    dl->AddImage(tex.id(), a, b, ImVec2(tex.uv(first), tex.uv(first)),
-                 ImVec2(tex.uv(n), tex.uv(n)));
+    const bool hidden = weights_not_yet(f, layer, head);
+    if (hidden) {
+        dl->AddRectFilled(a, b, to_u32(f.pal.missing));
+        char b2[160];
+        std::snprintf(b2, sizeof b2, tr("the weights come at stage %d (softmax)"),
+                      kSoftmaxStage + 1);
+        put_wrapped(ImVec2(a.x + fh * 0.5f, a.y + fh * 0.5f), f.theme.muted_text, b2, side - fh);
+    } else {
+        AttentionTexture& tex = head_texture(f, si, m, layer, head);
+        dl->AddImage(tex.id(), a, b, ImVec2(tex.uv(first), tex.uv(first)),
+                     ImVec2(tex.uv(n), tex.uv(n)));
+    }
     const float cell = side / shown;
     auto tok = [&](int p) { return f.label(p < static_cast<int>(tokens.size()) ? tokens[p] : -1); };
 
@@ -166,7 +184,7 @@ bool main_heatmap(FrameContext& f, float& zoom, int si, const AttentionMatrixRow
     const bool toy = f.model() && f.model()->is_toy();
     // Numbers grow with the cells (no cap at the text size): a room reads the large ones.
     const float num_px = cell * 0.4f;
-    if (num_px >= fh * 0.6f || (toy && num_px >= 7)) {
+    if (!hidden && (num_px >= fh * 0.6f || (toy && num_px >= 7))) {
         for (int q = first; q < n; ++q)
             for (int k = first; k < n; ++k) {  // past the diagonal only without the mask
                 const CellValue v = attention_cell(m, layer, head, q, k);
@@ -222,7 +240,8 @@ bool main_heatmap(FrameContext& f, float& zoom, int si, const AttentionMatrixRow
             const bool on_top = mouse.y >= a.y - top_h && mouse.y < a.y &&
                                 mouse.x >= cx - cell * 0.5f && mouse.x < cx + cell * 0.5f;
             if (ImGui::IsWindowHovered() && (on_left || on_top))
-                ImGui::SetTooltip(tr("position %d: \"%s\""), first + i, full.c_str());
+                ImGui::SetTooltip(tr("position %d: \"%s\""), position_of_index(first + i),
+                                  full.c_str());
         }
     } else {
         const int k = label_stride(cell, fh * 2.2f);
@@ -265,7 +284,8 @@ bool main_heatmap(FrameContext& f, float& zoom, int si, const AttentionMatrixRow
 
     if (f.layout)
         f.layout->heatmaps.push_back({session_label(sv), true, layer, head, n, first,
-                                      Rect{a.x, a.y, side, side}, m.new_begin, m.new_end, rb, re});
+                                      Rect{a.x, a.y, side, side}, m.new_begin, m.new_end, rb, re,
+                                      hidden});
 
     // Hover: which query, which key, what weight; the wheel zooms into the newest tokens.
     if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
@@ -283,7 +303,10 @@ bool main_heatmap(FrameContext& f, float& zoom, int si, const AttentionMatrixRow
                     tok(q).c_str(), k + 1, tok(k).c_str());
         switch (v.kind) {
             case CellKind::Weight:
-                ImGui::Text(tr("weight %.4f"), v.weight);
+                if (hidden)
+                    ImGui::Text(tr("the weights come at stage %d (softmax)"), kSoftmaxStage + 1);
+                else
+                    ImGui::Text(tr("weight %.4f"), v.weight);
                 break;
             case CellKind::Masked:
                 ImGui::TextUnformatted(tr("masked: a query never sees tokens after it"));
@@ -380,8 +403,12 @@ void small_multiples(FrameContext& f, const AttentionMatrixRows& m, ImVec2 origi
                         f.theme.muted_text, t);
         for (int h = 0; h < H; ++h) {
             const ImVec2 a(head_x(h), g.y + l * (c + gap)), b(a.x + c, a.y + c);
-            AttentionTexture& tex = head_texture(f, 0, m, l, h);
-            dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
+            if (weights_not_yet(f, l, h)) {
+                dl->AddRectFilled(a, b, to_u32(f.pal.missing));
+            } else {
+                AttentionTexture& tex = head_texture(f, 0, m, l, h);
+                dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
+            }
             const bool sel = l == f.ui.settings.layer && h == f.ui.settings.head;
             if (sel)
                 dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2),

@@ -67,8 +67,10 @@ void draw_help(FrameContext& f) {
         ImGui::TextUnformatted(tr("Keys are ignored while a text field has the focus."));
         // The one indexing convention of the window, the CLI, the lessons and the trace JSON.
         ImGui::TextWrapped(
-            "%s", tr("Numbering: positions count from 1 (the first prompt token is at position 1); "
-                     "layers, heads, K/V heads and steps count from 0 (step 0 is the prefill)."));
+            "%s",
+            tr("Numbering: positions count from 1 (the first prompt token is at position 1) and "
+               "a query row is named by its position; layers, heads, K/V heads and steps "
+               "count from 0 (step 0 is the prefill)."));
         ImGui::PopStyleColor();
     }
     ImGui::End();

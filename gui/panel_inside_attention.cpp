@@ -17,8 +17,10 @@
 #include <cstdio>
 
 #include "core/model/toy_model.h"
+#include "core/session/step_rows.h"
 #include "core/session/why_not_q.h"
 #include "core/util/format.h"
+#include "core/util/numbering.h"
 #include "gui/engine_words.h"
 #include "gui/inside_attention.h"
 #include "gui/panels.h"
@@ -83,6 +85,10 @@ struct RowView {
     const SessionView* sv = nullptr;
     const StepRecord* step = nullptr;
     std::optional<AttentionExplain> e;
+    // Every kept row of the step at this layer and head (core/session/attention_explain.h): the
+    // q column's rows and the stage's matrix, the same numbers as the row's.
+    std::optional<AttentionBlock> block;
+    ExplainRowRecord* record = nullptr;  // where --layout-json records this row as drawn
     std::string why;
     std::vector<int> tokens;  // by position: the prompt, then each step's choice
 };
@@ -100,27 +106,34 @@ struct Diagram {
     std::string token_label(int j) const {
         return f.label(j < static_cast<int>(rv.tokens.size()) ? rv.tokens[j] : -1);
     }
+    // A key's line: its position (from 1, core/util/numbering.h) and its token, "8 ·was".
+    std::string key_label(int j) const {
+        return std::to_string(position_of_index(j)) + " " + token_label(j);
+    }
     bool shown(int c) const { return stage < 0 || stage >= kColStage[c]; }
     // The column the current stage adds (its header in the highlight colour).
     bool added(int c) const { return stage >= 0 && stage == kColStage[c]; }
 
+    // What the model did with the query at token index j at this step: the newest row leads to
+    // the next token (and every prefill row builds the cache); a cached step computed no other;
+    // an uncached step computed each earlier one again, to rebuild the next layer's K/V or for
+    // nothing (the last layer). The row shown is one of these too.
     QRowFate fate(int j) const {
         const AttentionExplain& x = e();
-        if (x.phase == Phase::Prefill || j == x.q_pos) return QRowFate::Computed;
+        const int newest = rv.step ? rv.step->kv.len - 1 : x.q_pos;
+        if (x.phase == Phase::Prefill || j == newest) return QRowFate::Computed;
         if (x.mode == CacheMode::Cached) return QRowFate::NeverKept;
         const int layers = f.model() ? f.model()->config().n_layers : 1;
         return x.layer + 1 < layers ? QRowFate::Rebuilt : QRowFate::ThrownAway;
     }
-    // q of query position j at this step, when the step kept that row (the prefill keeps all).
+    // q of the query at token index j at this step, where the step kept that row (the prefill
+    // and an uncached step keep every row): the block's row, as core gives it.
     const float* q_of(int j) const {
-        const StepRecord& r = *rv.step;
-        const AttentionExplain& x = e();
-        if (x.scores_by_rule || r.q_rows.empty()) return nullptr;
-        const int row = j - r.attention.q_pos0;
-        if (row < 0 || row >= r.attention.rows) return nullptr;
-        const ModelConfig& c = f.model()->config();
-        return r.q_rows.data() + (std::size_t(x.layer) * r.attention.rows + row) * c.dim +
-               std::size_t(x.head) * x.head_dim;
+        const auto& b = rv.block;
+        if (!b || b->q.empty()) return nullptr;
+        const int row = j - b->q_pos0;
+        if (row < 0 || row >= b->rows) return nullptr;
+        return b->q.data() + std::size_t(row) * b->head_dim;
     }
 
     // The height that draws every key's row with its numbers, `width` wide.
@@ -137,7 +150,7 @@ struct Diagram {
         const float rows_room = size.y - base * (0.75f * 2.4f + 4.2f);
         // A stage of the scores keeps a third of the width for its whole matrix (the prefill's
         // triangle).
-        const bool matrix = stage >= 1 && stage <= 4 && rv.step && rv.step->attention.rows > 1;
+        const bool matrix = stage >= 1 && stage <= 4 && rv.block && rv.block->rows > 1;
         const float width = matrix ? size.x * 0.66f : size.x;
         float z =
             std::clamp(std::min(rows_room / (keys * base * 1.35f), width / inside_need_w(base, 1)),
@@ -186,8 +199,7 @@ struct Diagram {
         float widths[kCols];
         float label_need = 0;
         for (int j = first; j < T && numbers; ++j)
-            label_need =
-                std::max(label_need, text_width(std::to_string(j) + " " + token_label(j), fh));
+            label_need = std::max(label_need, text_width(key_label(j), fh));
         widths[Label] = numbers ? std::min(label_need + pad, fh * 6.0f) : fh * 2.5f;
         widths[Raw] = widest(Raw, x.raw, fh);
         widths[Scaled] = widest(Scaled, x.scaled, fh);
@@ -248,8 +260,8 @@ struct Diagram {
                              fmt_number(vals[i]), fh);
                 if (hovered && inside(mouse, a, b)) {
                     char b2[160];
-                    std::snprintf(b2, sizeof b2, tr("%s row %d, channel %d: %s"), what, j, i,
-                                  fmt_number(vals[i]).c_str());
+                    std::snprintf(b2, sizeof b2, tr("%s at position %d, channel %d: %s"), what,
+                                  position_of_index(j), i, fmt_number(vals[i]).c_str());
                     tip = b2;
                 }
             }
@@ -263,38 +275,55 @@ struct Diagram {
                 put_text(ImVec2(a.x + pad * 0.5f, a.y + (rh - fh) * 0.5f), text_on(bg), text, fh);
             if (hovered && inside(mouse, a, b)) {
                 char b2[200];
-                std::snprintf(b2, sizeof b2, "%s, key %d \"%s\": %s", what, j,
-                              token_label(j).c_str(), fmt_number(v).c_str());
+                std::snprintf(b2, sizeof b2, tr("%s, key at position %d \"%s\": %s"), what,
+                              position_of_index(j), token_label(j).c_str(), fmt_number(v).c_str());
                 tip = b2;
             }
         };
 
         const float h = std::max(1.0f, numbers ? rh - 1 : rh);
         const float line_w = std::max(1.0f, fh * 0.08f);
+        // Recorded for --layout-json: the first session's row, each column as far as the stage
+        // shows it.
+        ExplainRowRecord* record = rv.record;
+        if (record) {
+            record->key_labels.clear();
+            record->raw.clear();
+            record->scaled.clear();
+            record->masked.clear();
+            record->weights.clear();
+        }
         for (int j = first; j < T; ++j) {
             const float y = row_y(j);
             const bool masked = j < static_cast<int>(x.masked.size()) && x.masked[j];
+            if (record) {
+                record->key_labels.push_back(key_label(j));
+                if (shown(Raw)) record->raw.push_back(x.raw[j]);
+                if (shown(Scaled)) record->scaled.push_back(x.scaled[j]);
+                if (shown(Mask)) record->masked.push_back(masked ? 1 : 0);
+                if (shown(Weight)) record->weights.push_back(x.weights[j]);
+            }
             // Key label: position and token; the query's own position marked.
             if (numbers) {
-                char lab[96];
-                std::snprintf(lab, sizeof lab, "%d %s", j, token_label(j).c_str());
                 put_text(ImVec2(o.x, y + (rh - fh) * 0.5f),
                          j == x.q_pos ? ImGui::GetColorU32(ImGuiCol_Text) : f.theme.muted_text,
-                         clipped(lab, widths[Label] - pad * 0.5f, fh), fh);
+                         clipped(key_label(j), widths[Label] - pad * 0.5f, fh), fh);
             } else if (j == first || j == T - 1 || (j % 50) == 0) {
                 put_text(ImVec2(o.x, std::min(y, y0 + area_h - fh)), f.theme.muted_text,
-                         std::to_string(j), fh);
+                         std::to_string(position_of_index(j)), fh);
             }
             // The query row of position j: the one shown; the others as this step left them.
             if (!x.scores_by_rule) {
                 const QRowFate fr = fate(j);
                 const ImVec2 a(col_x[QRows], y), b(col_x[QRows] + mat_w, y + h);
-                if (const float* q = fr == QRowFate::Computed ? q_of(j) : nullptr) {
-                    cells(a.x, a.y, mat_w, h, q, dk, q_scale, "q", j);
-                    if (j == x.q_pos && x.phase == Phase::Prefill)
-                        dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1),
-                                    to_u32(f.pal.highlight), 0, 0, line_w * 2);
-                } else if (fr == QRowFate::NeverKept) {
+                // Its values where the trace kept the row (an uncached step keeps the rows it
+                // recomputed: they are drawn, then hatched as what the model did with them).
+                const float* q = fr == QRowFate::NeverKept ? nullptr : q_of(j);
+                if (q) cells(a.x, a.y, mat_w, h, q, dk, q_scale, "q", j);
+                if (q && j == x.q_pos && rv.block && rv.block->rows > 1)
+                    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1),
+                                to_u32(f.pal.highlight), 0, 0, line_w * 2);
+                if (fr == QRowFate::NeverKept) {
                     // An empty outline: no cache keeps it, no later step reads it.
                     const float dash = std::max(3.0f, fh * 0.35f);
                     for (float xd = a.x; xd < b.x; xd += dash * 2) {
@@ -305,8 +334,8 @@ struct Diagram {
                                     line_w);
                     }
                 } else if (fr == QRowFate::Rebuilt || fr == QRowFate::ThrownAway) {
-                    // Computed again at this step and not kept: hatched in the recomputed colour
-                    // (crossed out where the output is thrown away).
+                    // Computed again at this step for the next layer's K/V or for nothing:
+                    // hatched in the recomputed colour (crossed out where it is thrown away).
                     const ImU32 rc = to_u32(f.pal.recomputed);
                     dl->AddRect(a, b, rc, 0, 0, line_w);
                     const float step_x = std::max(4.0f, fh * 0.5f);
@@ -316,7 +345,8 @@ struct Diagram {
                     if (fr == QRowFate::ThrownAway) dl->AddLine(a, b, rc, line_w * 2);
                 }
                 if (hovered && inside(mouse, a, b) && tip.empty())
-                    tip = std::string("q ") + std::to_string(j) + ": " + q_fate_words(fr);
+                    tip = std::string("q ") + std::to_string(position_of_index(j)) + ": " +
+                          q_fate_words(fr);
             } else if (j == x.q_pos) {
                 // Within its column (short of the K rows' source bar), abbreviated if need be.
                 put_text(ImVec2(col_x[QRows], y + (rh - fh) * 0.5f), f.theme.muted_text,
@@ -330,9 +360,12 @@ struct Diagram {
                 if (!shown(c)) continue;
                 dl->AddRectFilled(ImVec2(col_x[c] - bar_w - 1, y), ImVec2(col_x[c] - 1, y + h), sc);
                 if (hovered &&
-                    inside(mouse, ImVec2(col_x[c] - bar_w - 1, y), ImVec2(col_x[c], y + rh)))
-                    tip =
-                        std::string(tr("key")) + " " + std::to_string(j) + ": " + source_words(src);
+                    inside(mouse, ImVec2(col_x[c] - bar_w - 1, y), ImVec2(col_x[c], y + rh))) {
+                    char b2[200];
+                    std::snprintf(b2, sizeof b2, tr("key at position %d: %s"), position_of_index(j),
+                                  source_words(src));
+                    tip = b2;
+                }
             }
             cells(col_x[KRows], y, mat_w, h, x.k.data() + std::size_t(j) * dk, dk, k_scale, "K", j);
             if (shown(VRows))
@@ -369,7 +402,7 @@ struct Diagram {
         }
         if (first > 0) {
             char b[96];
-            std::snprintf(b, sizeof b, tr("keys 0..%d not drawn (no room)"), first - 1);
+            std::snprintf(b, sizeof b, tr("keys at positions 1..%d not drawn (no room)"), first);
             put_text(ImVec2(o.x, y0 + area_h + fh * 0.1f), f.theme.muted_text, b, fh);
         }
         // The stage's whole matrix beside the diagram, where there is room: [T, T] at the
@@ -397,13 +430,14 @@ struct Diagram {
         return "";
     }
 
-    // The matrix of the current stage for every query row the step kept (the prefill: all),
-    // keys across, in a square of `side` at `at`: q·k, scaled, masked, or the weights.
+    // The matrix of the current stage for every query row the step kept (the prefill and an
+    // uncached step: all), keys across, in a square of `side` at `at`: q·k, scaled, masked, or
+    // the weights, each cell the block's number (core's, the same as the row's table).
     void stage_matrix(ImVec2 at, float side) {
+        if (!rv.block) return;
+        const AttentionBlock& b = *rv.block;
         const AttentionExplain& x = e();
-        const StepRecord& r = *rv.step;
-        const AttentionRows& a = r.attention;
-        const int T = x.n_keys, rows = a.rows;
+        const int T = b.n_keys, rows = b.rows;
         if (rows <= 0 || T <= 0 || T > 256) return;
         char title[64];
         std::snprintf(title, sizeof title, "[%d, %d]", rows, T);
@@ -412,60 +446,51 @@ struct Diagram {
         const float cell = std::floor(std::min(side / T, (side - fh * 1.2f) / std::max(rows, 1)));
         if (cell < 2) return;
         const float num_px = std::min(fh * 0.85f, cell * 0.4f);
-        double mx = 1e-9;
-        std::vector<float> vals(std::size_t(rows) * T, NAN);
-        for (int i = 0; i < rows; ++i) {
-            const int qp = a.q_pos0 + i;
-            const float* q = q_of(qp);
-            const auto w = a.row(x.layer, x.head, i);
-            for (int j = 0; j < T; ++j) {
-                float v = NAN;
-                const bool masked = j > qp;
-                if (stage == 4) {
-                    v = masked ? NAN : w[j];
-                } else if (stage == 3 && masked) {
-                    v = -INFINITY;
-                } else if (!masked || stage < 3) {
-                    double dot = 0;
-                    if (q) {
-                        for (int d = 0; d < x.head_dim; ++d)
-                            dot += double(q[d]) * x.k[std::size_t(j) * x.head_dim + d];
-                    } else if (x.scores_by_rule) {
-                        const auto sr = a.score_row(x.layer, x.head, i);
-                        dot = j < static_cast<int>(sr.size()) ? sr[j] : -INFINITY;
-                    }
-                    v = static_cast<float>(stage >= 2 ? dot * x.scale : dot);
-                }
-                vals[std::size_t(i) * T + j] = v;
-                if (std::isfinite(v)) mx = std::max(mx, std::fabs(double(v)));
-            }
-        }
+        // Recorded for --layout-json: the first session's matrix.
+        ExplainRowRecord* record = rv.record;
+        if (record) record->matrix.clear();
+        float mx = 1e-9f;
+        for (int i = 0; i < rows; ++i)
+            for (int j = 0; j < T; ++j)
+                if (const float v = b.stage_value(stage, i, j); std::isfinite(v))
+                    mx = std::max(mx, std::fabs(v));
         for (int i = 0; i < rows; ++i)
             for (int j = 0; j < T; ++j) {
-                const float v = vals[std::size_t(i) * T + j];
+                const float v = b.stage_value(stage, i, j);
+                const bool masked = b.masked[b.at(i, j)] != 0;
                 const ImVec2 p0(at.x + j * cell, top + i * cell),
                     p1(p0.x + cell - 1, p0.y + cell - 1);
                 Rgba c = f.pal.mask;
                 if (stage == 4 && std::isfinite(v))
                     c = weight_colour(v, f.pal.scale);
                 else if (std::isfinite(v))
-                    c = signed_colour(v, static_cast<float>(mx));
-                else if (std::isnan(v) && j <= a.q_pos0 + i)
+                    c = signed_colour(v, mx);
+                else if (std::isnan(v) && !masked)
                     c = f.pal.empty_row;
                 dl->AddRectFilled(p0, p1, to_u32(c));
-                // The number where it fits the cell (3 significant digits, else 2).
+                // The number where it fits the cell (3 significant digits, else 2, else 1).
                 char t[24];
                 std::snprintf(t, sizeof t, "%.3g", static_cast<double>(v));
                 if (text_width(t, num_px) > cell - fh * 0.2f)
                     std::snprintf(t, sizeof t, "%.2g", static_cast<double>(v));
+                if (text_width(t, num_px) > cell - fh * 0.2f)
+                    std::snprintf(t, sizeof t, "%.1g", static_cast<double>(v));
                 const std::string txt = std::isinf(v) ? fmt_number(v) : std::string(t);
                 if (!std::isnan(v) && num_px >= fh * 0.5f &&
                     text_width(txt, num_px) <= cell - fh * 0.2f)
                     put_text(ImVec2(p0.x + fh * 0.1f, p0.y + (cell - num_px) * 0.5f), text_on(c),
                              txt, num_px);
+                if (record) record->matrix.push_back(v);
             }
+        if (record) {
+            record->matrix_rows = rows;
+            record->matrix_keys = T;
+            record->matrix_first_position = position_of_index(b.q_pos0);
+            record->matrix_masked =
+                static_cast<int>(std::count(b.masked.begin(), b.masked.end(), 1));
+        }
         // The row the diagram shows.
-        const int shown_row = x.q_pos - a.q_pos0;
+        const int shown_row = x.q_pos - b.q_pos0;
         if (shown_row >= 0 && shown_row < rows)
             dl->AddRect(ImVec2(at.x - 1, top + shown_row * cell - 1),
                         ImVec2(at.x + T * cell, top + (shown_row + 1) * cell),
@@ -526,13 +551,17 @@ RowView row_view(FrameContext& f, int si) {
     const SessionView& sv = f.snap.sessions[si];
     rv.sv = &sv;
     const int s = shown_step(sv, f.step);
-    const auto where = s < 0 ? std::nullopt : step_row_of(sv.trace.steps(), s, x.q_pos);
+    const auto where = s < 0 ? std::nullopt : query_row_at(sv.trace.steps(), s, x.q_pos);
     if (!where) {
-        rv.why = tr("Nothing computed yet: step the model (Space), then pick a row.");
+        rv.why = s < 0 ? tr("Nothing computed yet: step the model (Space), then pick a row.")
+                       : no_query_row_words(sv.trace.steps(), s, x.q_pos);
         return rv;
     }
     rv.e = explain_attention(sv.trace, c, where->step, x.layer, x.head, where->row, &rv.why);
-    if (rv.e) rv.step = &sv.trace.steps()[rv.e->step];
+    if (rv.e) {
+        rv.step = &sv.trace.steps()[rv.e->step];
+        rv.block = explain_attention_block(sv.trace, c, rv.e->step, x.layer, x.head, nullptr);
+    }
     rv.tokens = sv.prompt_tokens;
     for (const auto& r : sv.trace.steps()) rv.tokens.push_back(r.token_out);
     return rv;
@@ -558,9 +587,9 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
     else
         std::snprintf(head_name, sizeof head_name, "%d", e.head);
     char title[400];
-    std::snprintf(title, sizeof title, tr("layer %d, head %s, %s: query \"%s\": step %d (%s, %s)"),
-                  e.layer, head_name, query_row_label(e.row, e.q_pos).c_str(), q_tok.c_str(),
-                  e.step, e.phase == Phase::Prefill ? tr("prefill") : tr("decode"),
+    std::snprintf(title, sizeof title, tr("layer %d, head %s, %s \"%s\": step %d (%s, %s)"),
+                  e.layer, head_name, query_row_label(e.q_pos).c_str(), q_tok.c_str(), e.step,
+                  e.phase == Phase::Prefill ? tr("prefill") : tr("decode"),
                   e.mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"));
     std::string head = title;
     if (name_session) head = std::string(step_label(*rv.sv, e.step)) + ": " + head;
@@ -587,8 +616,13 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
         } else {
             char b[96];
             std::snprintf(b, sizeof b, tr("stage %d of %d"), stage + 1, kExplainStages);
-            line = std::string(b) + ": " + tr(explain_stage_name(stage)) + "   " +
-                   explain_stage_shape(e, stage);
+            const char* name = stage == 3 && e.mask == AttentionMask::Bidirectional
+                                   ? tr("the mask (none without the causal mask)")
+                                   : tr(explain_stage_name(stage));
+            line = std::string(b) + ": " + name + "   " + explain_stage_shape(e, stage);
+            // A stage that changes nothing this row shows says why.
+            if (const std::string note = explain_stage_note(e, stage); !note.empty())
+                line += "   " + note;
         }
         line += "   ";
         line += tr("S: stage, A: play, Up/Down: row, I: close");
@@ -612,12 +646,19 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
         room -= h;
         return true;
     };
-    // This row's numbers, as far as the stage has come, wrapped between their pieces.
-    const int parts_shown = stage < 0 ? 3 : stage >= 6 ? 3 : stage >= 4 ? 2 : stage >= 1 ? 1 : 0;
+    // This row's numbers, as far as the stage has come (no stage shows a later one's), wrapped
+    // between their pieces.
+    const std::vector<std::string> parts = explain_number_parts(e, stage);
+    const int parts_shown = static_cast<int>(parts.size());
+    if (rv.record) {
+        rv.record->numbers.clear();
+        for (const auto& p : parts)
+            rv.record->numbers += (rv.record->numbers.empty() ? "" : " ") + p;
+    }
     {
         float nx = o.x, lines = parts_shown > 0 ? 1 : 0;
-        for (int i = 0; i < parts_shown && i < static_cast<int>(L.number_parts.size()); ++i) {
-            const float w = text_width(L.number_parts[i], fh);
+        for (int i = 0; i < parts_shown; ++i) {
+            const float w = text_width(parts[i], fh);
             if (nx > o.x && nx + w > o.x + size.x) {
                 nx = o.x + fh;
                 ++lines;
@@ -626,8 +667,8 @@ void draw_row(FrameContext& f, const RowView& rv, ImVec2 o, ImVec2 size, bool na
         }
         if (parts_shown > 0 && fits(lines * fh * 1.25f)) {
             nx = o.x;
-            for (int i = 0; i < parts_shown && i < static_cast<int>(L.number_parts.size()); ++i) {
-                const std::string& part = L.number_parts[i];
+            for (int i = 0; i < parts_shown; ++i) {
+                const std::string& part = parts[i];
                 const float w = text_width(part, fh);
                 if (nx > o.x && nx + w > o.x + size.x) {
                     nx = o.x + fh;
@@ -740,11 +781,11 @@ void move_inside_attention_row(FrameContext& f, int delta) {
     const SessionView& sv =
         f.snap.sessions[std::clamp(x.session, 0, int(f.snap.sessions.size()) - 1)];
     const int s = shown_step(sv, f.step);
-    const auto cur = step_row_of(sv.trace.steps(), s, x.q_pos);
-    const auto newest = step_row_of(sv.trace.steps(), s, -1);
+    const auto cur = query_row_at(sv.trace.steps(), s, x.q_pos);
+    const auto newest = query_row_at(sv.trace.steps(), s, -1);
     if (!cur || !newest) return;
-    const int q = std::clamp(cur->q_pos + delta, 0, newest->q_pos);
-    x.q_pos = q == newest->q_pos ? -1 : q;
+    const int q = std::clamp(cur->index + delta, 0, newest->index);
+    x.q_pos = q == newest->index ? -1 : q;
 }
 
 void draw_inside_attention(FrameContext& f) {
@@ -776,6 +817,18 @@ void draw_inside_attention(FrameContext& f) {
     std::vector<RowView> rows;
     for (int si : order) rows.push_back(row_view(f, si));
     if (f.layout) {
+        // Each session's row, as drawn.
+        f.layout->explain.drawn.assign(rows.size(), ExplainRowRecord{});
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            ExplainRowRecord& d = f.layout->explain.drawn[i];
+            rows[i].record = &d;
+            d.session = session_label(*rows[i].sv);
+            if (rows[i].e) {
+                d.step = rows[i].e->step;
+                d.position = position_of_index(rows[i].e->q_pos);
+                d.mask = mask_name(rows[i].e->mask);
+            }
+        }
         ExplainRecord& r = f.layout->explain;
         const RowView& rv = rows[0];
         r.session = session_label(*rv.sv);
@@ -787,6 +840,7 @@ void draw_inside_attention(FrameContext& f) {
             r.step = rv.e->step;
             r.row = rv.e->row;
             r.q_pos = rv.e->q_pos;
+            r.position = position_of_index(rv.e->q_pos);
             r.n_keys = rv.e->n_keys;
             r.head_dim = rv.e->head_dim;
             r.phase = phase_name(rv.e->phase);

@@ -111,6 +111,18 @@ void draw_time(FrameContext& f) {
                               format_seconds(shown.forward_seconds).c_str(), shown.timing_runs,
                               format_seconds(shown.forward_min_seconds).c_str(),
                               format_seconds(shown.forward_max_seconds).c_str());
+        // Compare mode: the two prefills are the same work (the cache plays no part yet); say
+        // how they were timed, so a difference between them is read as the machine's.
+        if (views == 2 && sv.mode != f.snap.sessions[1].mode && !f.snap.sessions[1].trace.empty()) {
+            const bool in_turn = sv.trace.steps()[0].timed_in_turn &&
+                                 f.snap.sessions[1].trace.steps()[0].timed_in_turn;
+            ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+            ImGui::TextWrapped("%s", in_turn ? tr("the two prefills are the same work: timed in "
+                                                  "turn, the difference is the machine's")
+                                             : tr("the two prefills are the same work, timed at "
+                                                  "different moments (compare began mid-run)"));
+            ImGui::PopStyleColor();
+        }
         // A step on a GPU backend: which way it ran, with its kernel launches, and the other ways
         // a cached decode step was measured beside it (core/session/trace.h).
         if (shown.kernel_launches > 0) {
@@ -207,14 +219,13 @@ void draw_time(FrameContext& f) {
         const StepRecord& r =
             f.snap.sessions[0].trace.steps()[std::max(0, shown_step(f.snap.sessions[0], f.step))];
         const ModelConfig& c = model->config();
-        const double per_token = 4.0 * c.n_layers * 2 * c.kv_dim();
-        const double cross = per_token > 0 ? r.counts.weight_bytes / per_token : 0;
+        const double cross = kv_reads_pass_weights_at(r.counts, c);
         char line[320];
         std::snprintf(line, sizeof line,
                       tr("step %d reads %s of weights and %s of K/V (counted); K/V reads pass the "
                          "weights' at position %.0f%s"),
                       r.index, format_bytes(r.counts.weight_bytes).c_str(),
-                      format_bytes(r.counts.kv_read_bytes).c_str(), std::ceil(cross),
+                      format_bytes(r.counts.kv_read_bytes).c_str(), cross,
                       cross > c.seq_len ? tr(", beyond this model's context") : "");
         ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
         ImGui::TextWrapped("%s", line);

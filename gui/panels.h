@@ -219,6 +219,8 @@ void move_inside_attention_row(FrameContext& f, int delta);
 // The stages of one row's arithmetic the panel steps through: q and the K rows, q·k_j, ×1/√d_k,
 // the mask, the softmax, ×V, the output.
 inline constexpr int kExplainStages = 7;
+// The stage whose softmax gives the weights (from 0; the panel says it from 1).
+inline constexpr int kSoftmaxStage = 4;
 inline constexpr double kStagePlaySeconds = 1.5;
 // The next / previous stage (from every stage at once to the first, from the last back to all).
 void step_explain_stage(UiState& ui, int delta);

@@ -232,10 +232,11 @@ const std::vector<UiString>& ui_strings() {
         {"F1 or Esc", "F1 或 Esc"},
         {"this help", "本帮助"},
         {"Keys are ignored while a text field has the focus.", "文本框获得焦点时，按键不起作用。"},
-        {"Numbering: positions count from 1 (the first prompt token is at position 1); layers, "
-         "heads, K/V heads and steps count from 0 (step 0 is the prefill).",
-         "编号约定：位置从 1 数起（提示词的第一个 token 在位置 1）；层、头、K/V 头和步从 0 数起"
-         "（第 0 步是预填充）。"},
+        {"Numbering: positions count from 1 (the first prompt token is at position 1) and a query "
+         "row is named by its position; layers, heads, K/V heads and steps count from 0 (step 0 "
+         "is the prefill).",
+         "编号约定：位置从 1 数起（提示词的第一个 token 在位置 1），查询行用它的位置来称呼；层、"
+         "头、K/V 头和步从 0 数起（第 0 步是预填充）。"},
         {"%s: the prefill wrote %d columns; its last query read %d",
          "%s：预填充写入了 %d 列；它的最后一个查询读取了 %d 列"},
         {"%s: step %d wrote position %d, its query read %d",
@@ -520,7 +521,7 @@ const std::vector<UiString>& ui_strings() {
         {"click: this row's arithmetic (Inside attention)",
          "单击：查看这一行的计算过程（注意力内部）"},
         {"q [1, %d] · Kᵀ [%d, %d] → scores [1, %d]", "q [1, %d] · Kᵀ [%d, %d] → 分数 [1, %d]"},
-        {"row %d (position %d)", "第 %d 行（位置 %d）"},
+        {"the query at position %d", "位置 %d 的查询"},
         {"Predict: ", "先预测："},
         {"Keys 1-4 answer, Enter alone skips; then the step runs.",
          "按 1-4 作答，只按 Enter 就跳过；然后这一步运行。"},
@@ -558,18 +559,19 @@ const std::vector<UiString>& ui_strings() {
         {"new: written to the cache by this step", "新增：这一步写入缓存"},
         {"recomputed: no cache, computed again from the tokens",
          "重算：没有缓存，从 token 重新算出"},
-        {"%s row %d, channel %d: %s", "%s 第 %d 行，通道 %d：%s"},
+        {"%s at position %d, channel %d: %s", "%s，位置 %d，通道 %d：%s"},
+        {"%s, key at position %d \"%s\": %s", "%s，位置 %d 的键“%s”：%s"},
         {"(rule)", "（规则）"},
         {"output", "输出"},
-        {"key", "键"},
+        {"key at position %d: %s", "位置 %d 的键：%s"},
         {"scaled score", "缩放后的分数"},
         {"mask", "掩码"},
         {"weight", "权重"},
-        {"keys 0..%d not drawn (no room)", "键 0..%d 未画出（空间不够）"},
+        {"keys at positions 1..%d not drawn (no room)", "位置 1..%d 的键未画出（空间不够）"},
         {"Nothing computed yet: step the model (Space), then pick a row.",
          "还没有计算任何东西：先让模型走一步（空格键），再选一行。"},
-        {"layer %d, head %s, %s: query \"%s\": step %d (%s, %s)",
-         "第 %d 层，头 %s，%s的查询“%s”：第 %d 步（%s，%s）"},
+        {"layer %d, head %s, %s \"%s\": step %d (%s, %s)",
+         "第 %d 层，头 %s，%s“%s”：第 %d 步（%s，%s）"},
         {"S: stage, A: play, Up/Down: row, I: close", "S：分步，A：播放，上/下：换行，I：关闭"},
         {"every stage at once", "所有步骤一起显示"},
         {"stage %d of %d", "第 %d 步，共 %d 步"},
@@ -581,6 +583,16 @@ const std::vector<UiString>& ui_strings() {
         {"the weights times V", "权重乘以 V"},
         {"the output", "输出"},
         {"(−∞ above the diagonal)", "（对角线以上为 −∞）"},
+        {"the two prefills are the same work: timed in turn, the difference is the machine's",
+         "两次预填充是同样的工作：轮流计时，差别来自机器本身"},
+        {"the two prefills are the same work, timed at different moments (compare began mid-run)",
+         "两次预填充是同样的工作，在不同时刻计时（对比是中途开始的）"},
+        {"the weights come at stage %d (softmax)", "权重在第 %d 步（softmax）才出现"},
+        {"the mask (none without the causal mask)", "掩码（没有因果掩码时为空）"},
+        {"nothing to mask: this session runs without the causal mask, every key is seen",
+         "没有要掩盖的：这个会话不用因果掩码，每个键都看得到"},
+        {"nothing to mask: the query is the newest token, every key comes before it",
+         "没有要掩盖的：查询是最新的 token，每个键都在它之前"},
         {"earlier q rows", "更早的 q 行"},
         {"bidirectional", "双向"},
         {"query ↓", "查询 ↓"},
@@ -664,9 +676,9 @@ const char* tr(const char* en) {
     return tr(en, g_lang);
 }
 
-std::string query_row_label(int row, int token_index) {
+std::string query_row_label(int token_index) {
     char b[96];
-    std::snprintf(b, sizeof b, tr("row %d (position %d)"), row, position_of_index(token_index));
+    std::snprintf(b, sizeof b, tr("the query at position %d"), position_of_index(token_index));
     return b;
 }
 

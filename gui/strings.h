@@ -28,9 +28,9 @@ Lang language();
 const char* tr(const char* en);
 // `en` in language `l`.
 const char* tr(const char* en, Lang l);
-// A query row of a step and its token's position, in the current language, numbered as
-// everywhere (core/util/numbering.h): "row 0 (position 5)", 第 0 行（位置 5）.
-std::string query_row_label(int row, int token_index);
+// A query row named by its token's position, in the current language, numbered as everywhere
+// (core/util/numbering.h): "the query at position 5", 位置 5 的查询.
+std::string query_row_label(int token_index);
 
 // Marks a string that is stored in English and put through tr() where it is shown.
 constexpr const char* tr_later(const char* en) {

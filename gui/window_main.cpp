@@ -19,6 +19,7 @@
 #include "core/serving/prompt_file.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
+#include "core/util/numbering.h"
 #include "core/util/output_file.h"
 #include "core/util/utf8.h"
 #include "core/util/version.h"
@@ -135,7 +136,9 @@ void apply_view(UiState& ui, EngineWorker& worker, const std::string& view) {
                 ui.explain.open = false;
             } else if (std::sscanf(v.c_str(), "%d:%d:%15s", &l, &h, row) == 3) {
                 const std::string r = row;
-                open_inside_attention(ui, 0, l, h, r == "last" ? -1 : std::stoi(r));
+                // P: the query's position (from 1), as --explain takes it.
+                open_inside_attention(ui, 0, l, h,
+                                      r == "last" ? -1 : index_of_position(std::stoi(r)));
             }
         }
         if (k == "mask") {
@@ -201,7 +204,9 @@ int run(int argc, char** argv, Platform& platform) {
     if (o.top_k) st.top_k = *o.top_k;
     if (o.top_p) st.top_p = *o.top_p;
     if (o.seed) st.seed = *o.seed;
-    if (o.explain) open_inside_attention(ui, 0, o.explain_layer, o.explain_head, o.explain_row);
+    if (o.explain)
+        open_inside_attention(ui, o.explain_session, o.explain_layer, o.explain_head,
+                              o.explain_q_pos);
     ui.explain.op_strip = o.ops;
     ui.show_weight_types = o.weight_types;
     ui.explain.op = o.op;

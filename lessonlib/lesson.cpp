@@ -184,7 +184,7 @@ void parse_arguments(Directive& d, const std::string& args) {
             break;
         }
         case DirectiveKind::Explain: {
-            // Three whole numbers: layer, head, query row.
+            // Three whole numbers: layer, head, the query's position (from 1).
             std::vector<std::string> parts;
             for (std::size_t a = 0; a < args.size();) {
                 const auto b = std::min(args.find_first_of(" \t", a), args.size());
@@ -192,12 +192,12 @@ void parse_arguments(Directive& d, const std::string& args) {
                 a = b + 1;
             }
             const bool last = parts.size() == 3 && parts[2] == "last";
-            if (last) d.row = -1;
+            if (last) d.position = -1;
             if (parts.size() != 3 || !parse_int(parts[0], d.n) || !parse_int(parts[1], d.head) ||
-                (!last && !parse_int(parts[2], d.row)))
+                (!last && (!parse_int(parts[2], d.position) || d.position < 1)))
                 throw Error(
-                    "@explain takes LAYER HEAD ROW: whole numbers, ROW may be 'last' "
-                    "(e.g. @explain 0 0 3)");
+                    "@explain takes LAYER HEAD POSITION: whole numbers, the query's POSITION "
+                    "from 1 or 'last' (e.g. @explain 0 0 4)");
             break;
         }
         case DirectiveKind::Show: {

@@ -29,7 +29,7 @@ enum class DirectiveKind {
     Decode,     // @decode N | @decode all
     Reset,      // @reset                        back to the prompt, cache emptied
     Highlight,  // @highlight layer=L head=H
-    Explain,    // @explain LAYER HEAD ROW|last   inside one attention row of the latest step
+    Explain,    // @explain LAYER HEAD POSITION|last   inside one attention row of the latest step
     Show,       // @show PANEL [PANEL ...] [size=large|full]
     WhatIf,     // @whatif                       KV bytes per token as MHA / GQA / MQA
     Batch,      // @batch sizes=1,2,4,8 decode=N [repeats=R] prompts="A" | "B" ...
@@ -102,8 +102,8 @@ struct Directive {
     std::string text;  // as written, without the '@' (shown in logs; compared across languages)
     std::string arg;   // @model spec, @prompt text, @show panel
     int n = 0;  // @decode count (-1: until generation finishes), @limit, @highlight/@explain layer
-    int head = 0;  // @highlight, @explain
-    int row = 0;   // @explain: query row among the latest step's kept rows (-1: the last)
+    int head = 0;      // @highlight, @explain
+    int position = 0;  // @explain: the query's position (from 1); -1: the latest step's newest
     CacheView cache = CacheView::On;
     BatchPlan batch;
     ScaleQuery scale;

@@ -16,6 +16,7 @@
 #include "core/session/why_not_q.h"
 #include "core/tokenizers/toy_vocabulary.h"
 #include "core/util/error.h"
+#include "core/util/numbering.h"
 #include "lessonlib/batch_sweep.h"
 #include "lessonlib/lesson_serve.h"
 #include "lessonlib/scale_accounting.h"
@@ -63,19 +64,23 @@ const std::vector<LessonMetric>& table() {
         {"decode_time", 0, 0, "", "measured seconds of the decode steps", true, true},
         {"decode_flops", 0, 0, "", "counted FLOPs of the decode steps", true},
         {"decode_attn_flops", 0, 0, "", "counted attention FLOPs of the decode steps", true},
-        {"head", 3, 3, "layer, head, row",
-         "a head's scalar output at the latest step (toy model); none for an empty row", true},
-        {"weight", 4, 4, "layer, head, row, key", "an attention weight at the latest step", true},
+        {"head", 3, 3, "layer, head, position",
+         "a head's scalar output at the latest step (toy model) for the query at that position; "
+         "none for an empty row",
+         true},
+        {"weight", 4, 4, "layer, head, position, key position",
+         "an attention weight at the latest step", true},
         {"logit", 1, 1, "\"piece\"", "the logit of a vocabulary entry at the latest step", true},
         {"prob", 1, 1, "\"piece\"", "its probability (softmax at temperature 1)", true},
         {"top", 1, 1, "k", "the k-th most likely piece at the latest step (0 = best)", true},
         // Inside one attention row of the latest step (core/session/attention_explain.h).
-        {"score", 4, 4, "layer, head, row, key",
+        {"score", 4, 4, "layer, head, position, key position",
          "the raw score q.k (the toy: its rule's 0 or -inf) at the latest step", true},
-        {"scaled_score", 4, 4, "layer, head, row, key", "the score times 1/sqrt(d_k)", true},
-        {"softmax_error", 3, 3, "layer, head, row",
+        {"scaled_score", 4, 4, "layer, head, position, key position", "the score times 1/sqrt(d_k)",
+         true},
+        {"softmax_error", 3, 3, "layer, head, position",
          "largest |softmax of the shown scores - the weights the model used|", true},
-        {"output_error", 3, 3, "layer, head, row",
+        {"output_error", 3, 3, "layer, head, position",
          "largest |sum of w.v - the attention output the model used|", true},
         {"query_rows_computed", 0, 1, "[step]", "rows of Q the step computed", true},
         {"query_rows_used", 0, 1, "[step]", "rows of Q a cached run needs (prompt, then 1)", true},
@@ -187,6 +192,24 @@ int index_of(const LessonValue& v, int n, const char* what) {
     return j;
 }
 
+// A query or key named by its position (from 1, core/util/numbering.h), as its index among
+// `count` items whose first is at token index `first`; a negative value counts from the end
+// (-1: the newest row, the last key). Range-checked, saying which positions there are.
+int at_position(const LessonValue& v, int first, int count, const char* what) {
+    const int i = whole(v, what);
+    const int j = i < 0 ? count + i : index_of_position(i) - first;
+    if (j < 0 || j >= count) {
+        std::string held = count <= 0 ? std::string("none")
+                           : count == 1
+                               ? "position " + std::to_string(position_of_index(first))
+                               : "positions " + std::to_string(position_of_index(first)) + ".." +
+                                     std::to_string(position_of_index(first + count - 1));
+        throw Error(std::string(what) + " " + std::to_string(i) +
+                    " is not one the latest step holds (" + held + ")");
+    }
+    return j;
+}
+
 const StepRecord& step_of(const Session& s, const std::vector<LessonValue>& args) {
     const auto& steps = s.trace().steps();
     if (steps.empty()) throw Error("no step has run yet");
@@ -257,7 +280,7 @@ LessonValue session_metric(const std::string& name, const Session& s,
         if (rows == 0)
             throw Error(name == "head" ? "this model reports no per-head outputs (the toy does)"
                                        : "the latest step kept no attention weights");
-        const int row = index_of(args[2], rows, "row");
+        const int row = at_position(args[2], r.attention.q_pos0, rows, "query position");
         if (name == "head") {
             const float v =
                 r.head_outputs[(static_cast<std::size_t>(L) * c.n_heads + H) * rows + row];
@@ -265,7 +288,7 @@ LessonValue session_metric(const std::string& name, const Session& s,
             return V::number(v);
         }
         const auto w = r.attention.row(L, H, row);
-        const int key = index_of(args[3], static_cast<int>(w.size()), "key");
+        const int key = at_position(args[3], 0, static_cast<int>(w.size()), "key position");
         return V::number(w[key]);
     }
     if (name == "score" || name == "scaled_score" || name == "softmax_error" ||
@@ -277,13 +300,14 @@ LessonValue session_metric(const std::string& name, const Session& s,
         const ModelConfig& c = m.config();
         const int L = index_of(args[0], c.n_layers, "layer");
         const int H = index_of(args[1], c.n_heads, "head");
-        const int rows = steps.back().attention.rows;  // 0: dropped; explain_attention says so
-        const int row = rows > 0 ? index_of(args[2], rows, "row") : whole(args[2], "row");
+        const AttentionRows& a = steps.back().attention;  // no rows: dropped; explain says so
+        const int row = a.rows > 0 ? at_position(args[2], a.q_pos0, a.rows, "query position")
+                                   : whole(args[2], "query position");
         const auto e = explain_attention(s.trace(), c, step, L, H, row, &why);
         if (!e) throw Error(why);
         if (name == "softmax_error") return V::number(softmax_error(*e));
         if (name == "output_error") return V::number(output_error(*e));
-        const int key = index_of(args[3], e->n_keys, "key");
+        const int key = at_position(args[3], 0, e->n_keys, "key position");
         return V::number(name == "score" ? e->raw[key] : e->scaled[key]);
     }
     if (name == "logit" || name == "prob") {

@@ -42,7 +42,7 @@ void act(const Directive& d, LessonTarget& t) {
             t.highlight(d.n, d.head);
             break;
         case DirectiveKind::Explain:
-            t.explain(d.n, d.head, d.row);
+            t.explain(d.n, d.head, d.position);
             break;
         case DirectiveKind::Show:
             t.show(d.arg);

@@ -365,31 +365,32 @@ void describe_explain(std::vector<std::string>& out, const LessonFacts& f, const
     const Session& s = *f.session;
     const Model& m = s.model();
     const int step = static_cast<int>(s.trace().steps().size()) - 1;
-    const int row = d.row < 0 ? s.trace().back().attention.rows - 1 : d.row;
-    const auto e = explain_attention(s.trace(), m.config(), step, d.n, d.head, row, nullptr);
+    const int index = d.position < 0 ? -1 : index_of_position(d.position);
+    const auto e = explain_query(s.trace(), m.config(), step, d.n, d.head, index, nullptr);
     if (!e) return;
     const auto& toks = s.tokens();
     std::string head = w("head ", "头 ") + std::to_string(e->head);
     if (m.is_toy()) head += std::string(" \"") + toy_head_name(e->head) + "\"";
     const std::string query = quoted_piece(m, toks.at(e->q_pos));
-    // The row and its position as every front end says them (core/util/numbering.h).
-    const std::string row_no = std::to_string(e->row);
+    // The query named by its position, as every front end names it (core/util/numbering.h).
     const std::string pos = std::to_string(position_of_index(e->q_pos));
     if (w.zh())
         out.push_back("注意力内部：第 " + std::to_string(step) + " 步（" +
                       phase_words(e->phase, w) + "），第 " + std::to_string(e->layer) + " 层，" +
-                      head + "，第 " + row_no + " 行（位置 " + pos + "）的查询 " + query);
+                      head + "，位置 " + pos + " 的查询 " + query);
     else
         out.push_back("inside attention: step " + std::to_string(step) + " (" +
                       phase_words(e->phase, w) + "), layer " + std::to_string(e->layer) + ", " +
-                      head + ", " + query_row_words(e->row, e->q_pos) + ": query " + query);
+                      head + ", " + query_row_words(e->q_pos) + " " + query);
     out.push_back("  out = softmax(q.K^T / sqrt(d_k) + mask) . V" + std::string(w(" with ", "，")) +
                   "d_k = " + std::to_string(e->head_dim) + fmt(" (x %.4g)", e->scale) +
                   (e->scores_by_rule
                        ? w("; the toy's scores come from its rule", "；玩具模型的分数来自它的规则")
                        : ""));
     for (int j = std::max(0, e->n_keys - 12); j < e->n_keys; ++j)
-        out.push_back(w("  key ", "  键 ") + pad_right(quoted_piece(m, toks.at(j)), 12) + " " +
+        out.push_back(w("  key at ", "  键，位置 ") +
+                      pad_left(std::to_string(position_of_index(j)), 3) + " " +
+                      pad_right(quoted_piece(m, toks.at(j)), 12) + " " +
                       pad_right(source_words(e->source[j], w), 10) + " q.k " +
                       pad_left(fmt("%.4g", e->raw[j]), 9) + w("  scaled ", "  缩放后 ") +
                       pad_left(fmt("%.4g", e->scaled[j]), 9) +

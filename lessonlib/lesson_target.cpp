@@ -4,6 +4,7 @@
 #include "core/session/attention_explain.h"
 #include "core/session/session.h"
 #include "core/util/error.h"
+#include "core/util/numbering.h"
 
 namespace kvs {
 
@@ -25,15 +26,15 @@ void require_layer_and_head(const ModelConfig& c, int layer, int head) {
                     std::to_string(c.n_heads) + ")");
 }
 
-int require_explainable(const Session* s, int layer, int head, int row) {
+int require_explainable(const Session* s, int layer, int head, int position) {
     if (!s || !s->prefilled()) throw Error("@explain needs @prefill first");
     require_layer_and_head(s->model().config(), layer, head);
     std::string why;
     const int step = static_cast<int>(s->trace().steps().size()) - 1;
-    if (row < 0) row = s->trace().back().attention.rows - 1;
-    if (!explain_attention(s->trace(), s->model().config(), step, layer, head, row, &why))
-        throw Error(why);
-    return row;
+    const int index = position < 0 ? -1 : index_of_position(position);
+    const auto e = explain_query(s->trace(), s->model().config(), step, layer, head, index, &why);
+    if (!e) throw Error(why);
+    return e->q_pos;
 }
 
 void LessonTarget::gpu() {
@@ -44,8 +45,8 @@ void LessonTarget::serve(const ServePlan&) {
     throw Error("@serve: this front end has no serving scheduler");
 }
 
-void LessonTarget::explain(int layer, int head, int row) {
-    require_explainable(facts().session, layer, head, row);
+void LessonTarget::explain(int layer, int head, int position) {
+    require_explainable(facts().session, layer, head, position);
     highlight(layer, head);
 }
 

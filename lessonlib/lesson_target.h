@@ -32,8 +32,9 @@ struct LessonFacts {
     const LessonServe* serve = nullptr;  // the last @serve
     int highlight_layer = 0;
     int highlight_head = 0;
-    // The last @explain (-1: none): layer, head and query row of the session's latest step.
-    int explain_layer = -1, explain_head = -1, explain_row = -1;
+    // The last @explain (-1: none): layer, head and the query's token index (position - 1) at
+    // the session's latest step.
+    int explain_layer = -1, explain_head = -1, explain_q_pos = -1;
 };
 
 class LessonTarget {
@@ -54,7 +55,8 @@ class LessonTarget {
     // (core/session/attention_explain.h). The default checks the row can be explained and
     // highlights its layer and head, so a target without the panel still plays the lesson; a target
     // with one opens it.
-    virtual void explain(int layer, int head, int row);
+    // `position`: the query's position (from 1), -1 the step's newest row.
+    virtual void explain(int layer, int head, int position);
     virtual void show(const std::string& panel) = 0;
     virtual void batch(const BatchPlan& plan) = 0;
     virtual void scale(const ScaleQuery& query) = 0;
@@ -73,8 +75,8 @@ class LessonTarget {
 void require_prompt_before_prefill(bool has_prompt, bool prefilled);     // @prefill
 void require_prefill_before_decode(bool prefilled);                      // @decode
 void require_layer_and_head(const ModelConfig& c, int layer, int head);  // @highlight
-// @explain: a prefilled session whose latest step can be broken down at (layer, head, row);
-// returns the row, -1 resolved to the step's last kept row.
-int require_explainable(const Session* s, int layer, int head, int row);
+// @explain: a prefilled session whose latest step can be broken down at (layer, head) for the
+// query at `position` (from 1; -1: the step's newest row); returns the query's token index.
+int require_explainable(const Session* s, int layer, int head, int position);
 
 }  // namespace kvs

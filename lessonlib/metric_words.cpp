@@ -10,9 +10,9 @@
 namespace kvs {
 namespace {
 
-// Templates: {0}..{3} an argument in words; {Nl} a layer (-1: the last one); {Nr} a query row
-// (-1: the last one); {Np} a number
-// counted from 1 (a key's position, a rank); {Nk} "prefill" or "decode" as a word; {Nf} a field
+// Templates: {0}..{3} an argument in words; {Nl} a layer (-1: the last one); {Nr} a query named
+// by its position (-1: the newest); {Nq} a key named by its position (-1: the last); {Np} a
+// number counted from 1 (a rank); {Nk} "prefill" or "decode" as a word; {Nf} a field
 // of @scale; {Ne} a figure of @serve; {Ng} a count and {Nt} a time of @gpu; {Nv} a K/V layout
 // ("mha", "mqa", "model"); {s} the optional step argument (nothing for the latest step); {t} the
 // same after a layer argument (its second).
@@ -51,15 +51,15 @@ const Phrase kPhrases[] = {
     {"decode_attn_flops", "the attention FLOP count of the decode steps",
      "解码各步注意力的 FLOPs 之和"},
     {"head", "the output of layer {0}, head {1} for {2r}", "{0l}头 {1} 对{2r}的输出"},
-    {"weight", "the weight layer {0}, head {1} gives {2r} on the key at position {3p}",
-     "{0l}头 {1} 的{2r}给位置 {3p} 的键的权重"},
+    {"weight", "the weight layer {0}, head {1} gives {2r} on {3q}",
+     "{0l}头 {1} 的{2r}给{3q}的权重"},
     {"logit", "the logit of {0}", "{0} 的 logit"},
     {"prob", "the probability of {0}", "{0} 的概率"},
     {"top", "the token ranked {0p}", "概率排第 {0p} 的 token"},
-    {"score", "the raw score q.k of layer {0}, head {1}, {2r} on the key at position {3p}",
-     "{0l}头 {1} 的{2r}对位置 {3p} 的键的原始分数 q.k"},
-    {"scaled_score", "the scaled score of layer {0}, head {1}, {2r} on the key at position {3p}",
-     "{0l}头 {1} 的{2r}对位置 {3p} 的键缩放后的分数"},
+    {"score", "the raw score q.k of layer {0}, head {1}, {2r} on {3q}",
+     "{0l}头 {1} 的{2r}对{3q}的原始分数 q.k"},
+    {"scaled_score", "the scaled score of layer {0}, head {1}, {2r} on {3q}",
+     "{0l}头 {1} 的{2r}对{3q}缩放后的分数"},
     {"softmax_error",
      "the gap between softmax of the shown scores and the weights used (layer {0}, head {1}, {2r})",
      "按显示的分数重算 softmax 与模型所用权重之差（{0l}头 {1}，{2r}）"},
@@ -273,8 +273,16 @@ std::string fill(int which, char kind, const std::vector<std::string>& args,
                 return w("layer ", "倒数第 ") + number_text(-*v) + w(" from the end", " 层");
             return w("layer ", "第 ") + a + w("", " 层");
         case 'r':
-            if (v && *v == -1) return w("the last query row", "最后一行查询");
-            return w("query row ", "查询行 ") + a;
+            if (v && *v == -1) return w("the newest query", "最新的查询");
+            if (v && *v < 0)
+                return w("the query ", "倒数第 ") + number_text(-*v) +
+                       w(" from the newest", " 个查询");
+            return w("the query at position ", "位置 ") + a + w("", " 的查询");
+        case 'q':
+            if (v && *v == -1) return w("the last key", "最后一个键");
+            if (v && *v < 0)
+                return w("the key ", "倒数第 ") + number_text(-*v) + w(" from the last", " 个键");
+            return w("the key at position ", "位置 ") + a + w("", " 的键");
         case 'p':
             return v ? number_text(*v + 1) : a + " + 1";
         case 'k': {

@@ -5,8 +5,20 @@
 
 namespace kvs {
 
+namespace {
+// A lesson's sessions: every query row an uncached step computed is kept, so @explain and the
+// checks can open each row its why-not-Q count names.
+SessionConfig lesson_sessions() {
+    SessionConfig c;
+    c.keep_every_query_row = true;
+    return c;
+}
+}  // namespace
+
 SessionLessonTarget::SessionLessonTarget(Backend& backend)
-    : own_(std::make_unique<Workbench>(backend)), bench_(*own_), observer_(&quiet_) {}
+    : own_(std::make_unique<Workbench>(backend, lesson_sessions())),
+      bench_(*own_),
+      observer_(&quiet_) {}
 
 SessionLessonTarget::SessionLessonTarget(Workbench& bench, LessonObserver* observer)
     : bench_(bench), observer_(observer ? observer : &quiet_) {}
@@ -27,7 +39,7 @@ void SessionLessonTarget::restart() {
     serve_.reset();
     shown_serve_.reset();
     layer_ = head_ = 0;
-    explain_layer_ = explain_head_ = explain_row_ = -1;
+    explain_layer_ = explain_head_ = explain_q_pos_ = -1;
     panel_.clear();
 }
 
@@ -99,12 +111,12 @@ void SessionLessonTarget::highlight(int layer, int head) {
     observer_->highlighted(layer, head);
 }
 
-void SessionLessonTarget::explain(int layer, int head, int row) {
+void SessionLessonTarget::explain(int layer, int head, int position) {
     const Session* s = has_prompt() ? &bench_.session(0) : nullptr;
-    explain_row_ = require_explainable(s, layer, head, row);
+    explain_q_pos_ = require_explainable(s, layer, head, position);
     layer_ = explain_layer_ = layer;
     head_ = explain_head_ = head;
-    observer_->explained(layer, head, s->trace().back().attention.q_pos0 + explain_row_);
+    observer_->explained(layer, head, explain_q_pos_);
 }
 
 void SessionLessonTarget::show(const std::string& panel) {
@@ -160,7 +172,7 @@ LessonFacts SessionLessonTarget::facts() const {
     f.highlight_head = head_;
     f.explain_layer = explain_layer_;
     f.explain_head = explain_head_;
-    f.explain_row = explain_row_;
+    f.explain_q_pos = explain_q_pos_;
     return f;
 }
 

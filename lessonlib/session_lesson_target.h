@@ -34,7 +34,7 @@ class SessionLessonTarget : public LessonTarget {
     void decode(int n) override;
     void reset() override;
     void highlight(int layer, int head) override;
-    void explain(int layer, int head, int row) override;
+    void explain(int layer, int head, int position) override;
     void show(const std::string& panel) override;
     void batch(const BatchPlan& plan) override;
     void scale(const ScaleQuery& query) override;
@@ -72,7 +72,7 @@ class SessionLessonTarget : public LessonTarget {
     std::shared_ptr<const LessonServe> serve_, shown_serve_;
     GpuProbe gpu_probe_;
     int layer_ = 0, head_ = 0;
-    int explain_layer_ = -1, explain_head_ = -1, explain_row_ = -1;
+    int explain_layer_ = -1, explain_head_ = -1, explain_q_pos_ = -1;
     std::string panel_;
 };
 

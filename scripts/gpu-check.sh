@@ -84,8 +84,8 @@ if [ -z "${KVS_GPU_ARCH:-}" ]; then
 fi
 CLI="$BUILD/cli/kvscope-cli"
 SHORT='Once upon a time'
-# 141 tokens on the default model (context 256): its decode steps attend to more than two 64-key
-# chunks (the split and the combine), and its prefill walks three (flash-style). The rehearsal runs
+# 104 tokens on the default model (context 256): its decode steps attend to more than one 64-key
+# chunk (the split and the combine), and its prefill walks two (flash-style). The rehearsal runs
 # every command that uses it, so a prompt over a model's context fails there first.
 LONG="$(for _ in $(seq 6); do printf 'Once upon a time there was a girl. She liked to play in the sun. '; done)"
 

@@ -215,7 +215,7 @@ TEST_CASE("explain: the toy's even head at 'so', as text and JSON, bad choices e
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     // position (from 1), token, source, q.k, scaled, mask, weight, K, V
-    CHECK(r.out.find("row 3 (position 4): query \"so\"") != std::string::npos);
+    CHECK(r.out.find("the query at position 4 \"so\"") != std::string::npos);
     CHECK(r.out.find(
               "1 \"Today\"      new              -inf       -inf                   0  1, 10") !=
           std::string::npos);
@@ -262,9 +262,56 @@ TEST_CASE("explain: the toy's even head at 'so', as text and JSON, bad choices e
     expect_error({"explain", "--model", "toy", "--layer", "1"},
                  "--layer: 1 is out of range (0..0)");
     expect_error({"explain", "--model", "toy", "--head", "4"}, "out of range (0..3)");
-    expect_error({"explain", "--model", "toy", "--row", "7"}, "out of range (0..3)");
+    expect_error({"explain", "--model", "toy", "--row", "7"},
+                 "step 0 holds the queries at positions 1..4, not position 7");
+    expect_error({"explain", "--model", "toy", "--row", "0"}, "--row: 0 is out of range");
+    expect_error({"explain", "--model", "toy", "--cache", "compare"}, "one session's row");
     expect_error({"explain", "--model", "toy", "--step", "99"}, "--step: 99 is out of range");
     expect_error({"explain", "--model", "default", "--head", "even"}, "no head 'even'");
+}
+
+TEST_CASE("explain: every query row the why-not-Q count names opens, by its position",
+          "[cli][explain]") {
+    // Without the cache, step 3 computed 8 query rows (7 thrown away at the last layer): the
+    // query at position 3 is one of them, and its row is the one the step computed.
+    auto r = run_cli({"explain", "--model", "default", "--backend", "cpu", "--prompt",
+                      "Once upon a time", "--step", "3", "--layer", "3", "--cache", "off", "--row",
+                      "3", "--json"});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j.at("step") == 3);
+    CHECK(j.at("position") == 3);
+    CHECK(j.at("why_not_q").at("query_rows_computed") == 8);
+    CHECK(j.at("matrix").at("rows") == 8);
+    CHECK(j.at("matrix").at("first_position") == 1);
+    // The matrix's row of position 3 is the row's table, cell for cell.
+    for (int k = 0; k < 8; ++k) {
+        CHECK(j.at("matrix").at("weights").at(2).at(k) == j.at("keys").at(k).at("weight"));
+        CHECK(j.at("matrix").at("masked").at(2).at(k) == (k > 2 ? 1 : 0));
+    }
+    // With the cache the same step computed one row: position 3 is the prefill's, and said so.
+    r = run_cli({"explain", "--model", "default", "--backend", "cpu", "--prompt",
+                 "Once upon a time", "--step", "3", "--row", "3"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("step 3 holds the query at position 8 only, not position 3 (step 0 "
+                     "computed it)") != std::string::npos);
+
+    // Without the causal mask a row has a weight on every key, the ones after it included.
+    r = run_cli({"explain", "--model", "default", "--backend", "cpu", "--prompt",
+                 "Today's weather is so", "--cache", "bidirectional", "--layer", "1", "--row", "3",
+                 "--json"});
+    REQUIRE(r.exit_code == 0);
+    j = nlohmann::json::parse(r.out);
+    CHECK(j.at("mask") == "bidirectional");
+    double after = 0;
+    for (const auto& k : j.at("keys")) {
+        CHECK(k.at("masked") == false);
+        if (k.at("position").get<int>() > 3) after += k.at("weight").get<double>();
+    }
+    CHECK(after > 0);  // positions 4..6 have weights of their own
+    for (const auto& row : j.at("matrix").at("masked"))
+        for (const auto& m : row) CHECK(m == 0);
 }
 
 TEST_CASE("llama.cpp's spellings: -m -p -n -s -t -c --temp, -f FILE and -f - for the prompt",

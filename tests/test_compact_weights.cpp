@@ -312,6 +312,39 @@ TEST_CASE("a GGUF's F16 and Q8_0 tensors are used in place and match its float32
     }
 }
 
+TEST_CASE("a step's weight bytes are the weights as kept: what info says a decode token reads",
+          "[compact][gguf]") {
+    const auto dir = test::temp_dir("compact-bytes");
+    const auto src = open_model("default");
+    const auto& lm = dynamic_cast<const TransformerModel&>(*src);
+    const ModelConfig& c = lm.config();
+    // Float32: every weight once, and a pass of T tokens T rows of the table (shared: the table is
+    // the classifier, read whole once).
+    CHECK(lm.count_forward(5, 1).weight_bytes == double(weight_bytes_per_token(c, lm.compact())));
+    CHECK(weight_bytes_read(c, lm.compact(), 1) ==
+          4 * std::uint64_t(c.parameter_count()) -
+              (c.shared_classifier ? 0 : 4 * std::uint64_t(c.vocab_size) * c.dim) + 4 * c.dim);
+    for (GgmlType type : {GgmlType::Q8_0, GgmlType::F16}) {
+        const auto path = (dir / (std::string(ggml_type_name(type)) + ".gguf")).string();
+        write_gguf_llama(path, c, lm.weights(), dynamic_cast<const BpeTokenizer&>(src->tokenizer()),
+                         type, "tiny");
+        const auto kept = open_model(path);
+        const auto& km = dynamic_cast<const TransformerModel&>(*kept);
+        INFO(kept->format());
+        const double per_token = double(weight_bytes_per_token(km.config(), km.compact()));
+        // A decode step reads what info prints; a prefill of T tokens T - 1 more table rows.
+        const StepCounts d = kept->count_forward(7, 1), p = kept->count_forward(0, 6);
+        CHECK(d.weight_bytes == per_token);
+        CHECK(d.bytes == d.weight_bytes + d.kv_read_bytes + d.kv_write_bytes);
+        const CompactMatrix& table = km.compact().embedding;  // or float32 rows
+        const double row = table.data ? double(ggml_row_bytes(table.type, c.dim)) : 4.0 * c.dim;
+        CHECK(p.weight_bytes == per_token + 5 * row);
+        // Smaller than the float32 weights by about the type's ratio, never their float32 count.
+        CHECK(d.weight_bytes < 0.6 * lm.count_forward(7, 1).weight_bytes);
+        CHECK(d.weight_bytes >= double(km.compact().bytes));
+    }
+}
+
 TEST_CASE(
     "compact weights on the CUDA kernels: f16 and bf16 read on the device, q8_0 expanded to "
     "float32 for it, the CPU's greedy text",
@@ -365,7 +398,8 @@ TEST_CASE(
     const auto& kept = dynamic_cast<const TransformerModel&>(*q8).compact();
     CHECK(kept_weight_bytes(c, GgmlType::F32, w) == w);
     CHECK(kept_weight_bytes(c, GgmlType::Q8_0, w) == w - 4 * matrix_floats + kept.bytes);
-    CHECK(kept_weight_bytes(c, GgmlType::Q8_0, w) < w / 2);
+    // Q8_0 (34 bytes a 32 weights) keeps each matrix weight in well under half its 4 bytes.
+    CHECK(kept_weight_bytes(c, GgmlType::Q8_0, w) < w - 2 * matrix_floats);
 
     // A limit the float32 weights do not fit opens the same model kept Q8_0, and says the kept
     // size when even that does not fit.

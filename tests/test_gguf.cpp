@@ -94,7 +94,7 @@ TEST_CASE("Q4_0 exports load and generate, their logits stay near", "[gguf]") {
         const float d = test::max_logit_diff(ref, r);
         WARN(m->name() << " q4_0 GGUF: max |logit difference| = " << d
                        << ", same greedy text: " << (r.text == ref.text ? "yes" : "no"));
-        CHECK(d < 12.0f);  // 4 bits: coarse (measured 1.5 on the default model, 8.7 on stories260K)
+        CHECK(d < 12.0f);  // 4 bits: coarse (measured 1.6 on the default model, 8.7 on stories260K)
         CHECK(std::equal(ref.tokens.begin(), ref.tokens.begin() + 8, r.tokens.begin()));
     }
 }

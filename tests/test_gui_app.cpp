@@ -898,8 +898,9 @@ bool line_has(const json& layout, const std::string& panel, const std::string& p
 }
 
 // The numbers drawn in the inside-attention diagram's column headed `header`, top to bottom.
-std::vector<std::string> column_texts(const json& layout, const std::string& header) {
-    const auto texts = panel_texts(layout, "inside_attention");
+std::vector<std::string> column_texts(const json& layout, const std::string& header,
+                                      const std::string& panel = "inside_attention") {
+    const auto texts = panel_texts(layout, panel);
     double x = -1, y = -1;
     for (const auto& t : texts)
         if (t.at("text") == header) {
@@ -1261,16 +1262,20 @@ std::vector<StageConfig> stage_matrix() {
 
 TEST_CASE("inside attention on the toy writes the formula with the tutorial's numbers",
           "[gui][screenshot][explain][toy]") {
-    // Head "even" at "so" (position 3): scores −∞ / 0, weights 0.5 on "weather" and "so", 12.5.
+    // Head "even" at "so" (position 4): scores −∞ / 0, weights 0.5 on "weather" and "so", 12.5.
     const Shot s = screenshot({"--model", "toy", "--prompt", "Today weather is so", "--prefill",
-                               "--explain", "0,0,3", "--theme", "light"},
+                               "--explain", "0,0,4", "--theme", "light"},
                               "explain-toy");
     const json& x = s.layout.at("explain");
     REQUIRE(x.at("open") == true);
     CHECK(x.at("why") == "");
     CHECK(x.at("step") == 0);
     CHECK(x.at("q_pos") == 3);
+    CHECK(x.at("position") == 4);
     CHECK(x.at("n_keys") == 4);
+    // One numbering: the header, the diagram's key labels and the option all say position 4.
+    CHECK(line_has(s.layout, "inside_attention", "the query at position 4 \"so\""));
+    CHECK(x.at("drawn").at(0).at("key_labels").back() == "4 so");
     CHECK(x.at("phase") == "prefill");
     CHECK(s.layout.at("panels").contains("inside_attention"));
     CHECK(has_text(s.layout, "inside_attention", "softmax(q·Kᵀ/√d_k + mask)·V"));
@@ -1285,7 +1290,7 @@ TEST_CASE("inside attention on the toy writes the formula with the tutorial's nu
 
     // Head "even" at the first token: every key masked, output none.
     const Shot n = screenshot(
-        {"--model", "toy", "--prompt", "Today weather is so", "--prefill", "--explain", "0,0,0"},
+        {"--model", "toy", "--prompt", "Today weather is so", "--prefill", "--explain", "0,0,1"},
         "explain-toy-none");
     CHECK(line_has(n.layout, "inside_attention", "= none"));
 }
@@ -1310,15 +1315,16 @@ TEST_CASE("inside attention draws the numbers explain_attention gives, prefill a
         more.insert(more.begin(), base.begin(), base.end());
         return more;
     };
-    const Shot s = screenshot(with({"--prefill", "--explain", "1,2,3"}), "explain-pre");
+    const Shot s = screenshot(with({"--prefill", "--explain", "1,2,4"}), "explain-pre");
     const json& x = s.layout.at("explain");
     CHECK(x.at("step") == 0);
     CHECK(x.at("row") == 3);
+    CHECK(x.at("position") == 4);
     CHECK(x.at("head_dim") == e->head_dim);
     const int T = e->n_keys, dk = e->head_dim;
     char shape[160];
     std::snprintf(shape, sizeof shape,
-                  "Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: row 3 (position 4)",
+                  "Q [%d, %d] · Kᵀ [%d, %d] → scores [%d, %d]; shown: the query at position 4",
                   e->query_rows_computed, dk, dk, T, e->query_rows_computed, T);
     CHECK(has_text(s.layout, "inside_attention", shape));
     const auto w = column_texts(s.layout, "softmax w");
@@ -1499,16 +1505,18 @@ TEST_CASE(
     REQUIRE(static_cast<int>(nums.size()) >= 3 * T);
     for (const auto& t : nums) CHECK(t.at("rect").at("h").get<double>() >= 20);
 
-    // A laptop's screen at text 1: each key labelled with its token, every weight drawn.
+    // A laptop's screen at text 1: each key labelled with its position (from 1, as the header
+    // and every view number them) and its token, every weight drawn.
     const json lap = run("1280x800", "1", "lap");
     CHECK(static_cast<int>(column_texts(lap, "softmax w").size()) == T);
     for (int j = 0; j < T; ++j) {
         const std::string piece = e.at("keys").at(j).at("piece");
+        const int position = e.at("keys").at(j).at("position");
         bool labelled = false;
         for (const auto& t : panel_texts(lap, "inside_attention"))
-            labelled =
-                labelled || t.at("text").get<std::string>().rfind(std::to_string(j) + " ", 0) == 0;
-        INFO("key " << j << " \"" << piece << "\"");
+            labelled = labelled || t.at("text").get<std::string>().rfind(
+                                       std::to_string(position) + " ", 0) == 0;
+        INFO("key at position " << position << " \"" << piece << "\"");
         CHECK(labelled);
     }
 }
@@ -1786,27 +1794,30 @@ TEST_CASE(
 
 TEST_CASE("one query numbered alike: the window, the CLI, the JSON and lesson 3",
           "[gui][indexing]") {
-    // The toy's first decode step feeds "nice": row 0 of the step, position 5 (rows from 0,
-    // positions from 1, core/util/numbering.h).
+    // The toy's first decode step feeds "nice", the token at position 5: every front end names
+    // its query row by that position (core/util/numbering.h), and --explain / --row take it.
     const auto text = kvs::test::run_cli({"explain", "--model", "toy", "--step", "1"});
     REQUIRE(text.exit_code == 0);
-    CHECK(text.out.find("row 0 (position 5): query \"nice\"") != std::string::npos);
+    CHECK(text.out.find("the query at position 5 \"nice\"") != std::string::npos);
+    const auto by_row =
+        kvs::test::run_cli({"explain", "--model", "toy", "--step", "1", "--row", "5"});
+    CHECK(by_row.out == text.out);
     const auto js = kvs::test::run_cli({"explain", "--model", "toy", "--step", "1", "--json"});
     REQUIRE(js.exit_code == 0);
     const json j = json::parse(js.out);
-    CHECK(j.at("row") == 0);
+    CHECK(j.at("row") == 0);  // its index among the step's kept rows, which `indexing` names
     CHECK(j.at("position") == 5);
     CHECK(j.at("indexing").at("positions_from") == 1);
     CHECK(j.at("keys").at(4).at("position") == 5);
     CHECK(j.at("keys").at(4).at("piece") == "nice");
     const auto lesson = kvs::test::run_cli({"lesson", "3", "--backend", "cpu"});
-    CHECK(lesson.out.find("row 0 (position 5): query 'nice'") != std::string::npos);
+    CHECK(lesson.out.find("the query at position 5 'nice'") != std::string::npos);
     const std::string prose = slurp(kvs::find_lesson("3", "en"));
     CHECK(prose.find("\"nice\", the token at\nposition 5") != std::string::npos);
-    const Shot w =
-        screenshot({"--model", "toy", "--decode", "1", "--explain", "0,0,last", "--backend", "cpu"},
-                   "numbering");
-    CHECK(line_has(w.layout, "inside_attention", "row 0 (position 5): query \"nice\""));
+    const Shot w = screenshot(
+        {"--model", "toy", "--decode", "1", "--explain", "0,0,5", "--backend", "cpu"}, "numbering");
+    CHECK(line_has(w.layout, "inside_attention", "the query at position 5 \"nice\""));
+    CHECK(w.layout.at("explain").at("drawn").at(0).at("key_labels").back() == "5 nice");
 }
 
 namespace {
@@ -2021,16 +2032,19 @@ TEST_CASE(
     CHECK(l.at("arrangement") == "one-at-a-time");
     CHECK(l.at("explain").at("open").get<bool>());
     const int T = l.at("explain").at("n_keys").get<int>();
-    int weights = 0;
-    for (const auto& t : l.at("texts")) {
-        const std::string x = t.at("text");
-        if ((t.at("panel") == "group-inside" || t.at("panel") == "inside_attention") &&
-            x.rfind("0.", 0) == 0 && x.find_first_not_of("0123456789.") == std::string::npos)
-            ++weights;
-    }
-    INFO(T << " keys, " << weights << " weights drawn");
+    // The weights column itself (another column's 0.5 is not a weight), beside the scores: each
+    // key row the tab draws shows its score and its weight; rows past the tab's height are
+    // reached by scrolling it.
+    const auto weights = column_texts(l, "softmax w", "group-inside");
+    const auto scores = column_texts(l, "q·k_j", "group-inside");
+    INFO(T << " keys, " << weights.size() << " weights drawn");
     CHECK(T == 8);
-    CHECK(weights >= T);
+    CHECK(!weights.empty());
+    CHECK(weights.size() == scores.size());
+    for (const auto& w : weights) CHECK((std::stod(w) >= 0 && std::stod(w) <= 1));
+    bool scrolls = false;
+    for (const auto& t : panel_texts(l, "group-inside")) scrolls = scrolls || t.at("scrolls_y");
+    if (static_cast<int>(weights.size()) < T) CHECK(scrolls);
     for (const auto& p : text_problems(l)) FAIL_CHECK(p);
 }
 

@@ -1,5 +1,5 @@
 // What the inside-attention panel writes, without a display: the formula with a row's numbers,
-// the shapes in the tutorials' notation and which step a query row was computed at. The toy's
+// stage by stage, and the shapes in the tutorials' notation. The toy's
 // row is built by hand from the tutorial (head "even" at "so": values 10, 20, 1, 5; scores
 // −∞ / 0; weights 0.5 on "weather" and "so"; output 12.5).
 #include <catch2/catch.hpp>
@@ -53,7 +53,7 @@ TEST_CASE("inside attention: the toy's row writes the tutorial's numbers", "[gui
     CHECK(L.numbers == "= softmax([−∞, 0, −∞, 0] × 1 + mask)·V = [0, 0.5, 0, 0.5]·V = [12.5]");
     CHECK(L.number_parts == std::vector<std::string>{"= softmax([−∞, 0, −∞, 0] × 1 + mask)·V",
                                                      "= [0, 0.5, 0, 0.5]·V", "= [12.5]"});
-    CHECK(L.scores == "Q [4, 1] · Kᵀ [1, 4] → scores [4, 4]; shown: row 3 (position 4)");
+    CHECK(L.scores == "Q [4, 1] · Kᵀ [1, 4] → scores [4, 4]; shown: the query at position 4");
     CHECK(L.output == "weights [1, 4] · V [4, 1] → output [1, 1]");
     CHECK(L.scale.find("rule") != std::string::npos);
     CHECK(L.gqa == "grouped-query attention: K/V head 0 is read by query heads 0, 1, 2, 3");
@@ -107,31 +107,43 @@ TEST_CASE("inside attention: a decode row of a real model, with 1/√d_k and its
     CHECK(explain_lines(e).gqa.empty());
 }
 
-TEST_CASE("inside attention: a query position is found at the step that computed its row",
-          "[gui][explain]") {
-    std::vector<StepRecord> steps(3);
-    steps[0].phase = Phase::Prefill;
-    steps[0].attention.resize(1, 1, 4, 0);
-    steps[0].kv.len = 4;
-    for (int i : {1, 2}) {
-        steps[i].phase = Phase::Decode;
-        steps[i].attention.resize(1, 1, 1, 3 + i);
-        steps[i].kv.len = 4 + i;
-    }
-    auto at = [&](int upto, int q) { return step_row_of(steps, upto, q); };
-    REQUIRE(at(2, 2));
-    CHECK(at(2, 2)->step == 0);
-    CHECK(at(2, 2)->row == 2);
-    CHECK(at(2, 5)->step == 2);
-    CHECK(at(2, 5)->row == 0);
-    CHECK(at(0, -1)->row == 3);  // newest row of the prefill
-    CHECK(at(0, -1)->q_pos == 3);
-    CHECK(at(2, -1)->q_pos == 5);
-    CHECK_FALSE(at(1, 5));  // not computed yet at step 1
-    CHECK_FALSE(step_row_of({}, 0, -1));
-    // A step whose payload was dropped still places its rows (the panel then says why).
-    steps[1].drop_payload();
-    CHECK(at(2, 4)->step == 1);
+TEST_CASE("inside attention: the staged build shows no number before its stage", "[gui][explain]") {
+    set_language(Lang::En);
+    const AttentionExplain e = toy_even_at_so();
+    // Stage by stage (from 0): nothing at q and K; the scores; the scaling; the mask; the
+    // softmax's weights; ·V; the output. No piece names a later stage's numbers.
+    CHECK(explain_number_parts(e, 0).empty());
+    CHECK(explain_number_parts(e, 1) == std::vector<std::string>{"q·Kᵀ = [−∞, 0, −∞, 0]"});
+    const auto two = explain_number_parts(e, 2);
+    REQUIRE(two.size() == 2);
+    CHECK(two[1] == "× 1 = [−∞, 0, −∞, 0]");
+    for (int stage = 0; stage < 4; ++stage)
+        for (const auto& part : explain_number_parts(e, stage)) {
+            INFO("stage " << stage << ": " << part);
+            CHECK(part.find("softmax") == std::string::npos);
+            CHECK(part.find("0.5") == std::string::npos);   // the weights
+            CHECK(part.find("12.5") == std::string::npos);  // the output
+            CHECK((stage >= 3 || part.find("mask") == std::string::npos));
+        }
+    CHECK(explain_number_parts(e, 4).back() == "softmax → [0, 0.5, 0, 0.5]");
+    CHECK(explain_number_parts(e, 5).back() == "·V");
+    CHECK(explain_number_parts(e, 6).back() == "= [12.5]");
+    CHECK(explain_number_parts(e, -1) == explain_lines(e).number_parts);
+    // A masked key shows −∞ from the mask stage on.
+    AttentionExplain m = e;
+    m.raw = m.scaled = {1, 2, 3, 4};
+    m.masked = {0, 0, 0, 1};
+    CHECK(explain_number_parts(m, 3).back() == "+ mask = [1, 2, 3, −∞]");
+    CHECK(explain_stage_note(m, 3).empty());  // the mask does something here
+    // The mask stage that changes nothing says why: a decode row's keys all come before it, and
+    // without the causal mask nothing is masked.
+    AttentionExplain d = e;
+    d.phase = Phase::Decode;
+    CHECK(explain_stage_note(d, 3) ==
+          "nothing to mask: the query is the newest token, every key comes before it");
+    d.mask = AttentionMask::Bidirectional;
+    CHECK(explain_stage_note(d, 3).find("without the causal mask") != std::string::npos);
+    CHECK(explain_stage_note(d, 2).empty());
 }
 
 TEST_CASE("inside attention: numbers as the panel prints them", "[gui][explain]") {

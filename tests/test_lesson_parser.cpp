@@ -132,14 +132,17 @@ TEST_CASE("lesson errors name the file and the line", "[lesson]") {
     CHECK(error_of(step_with("@highlight layer=0 head=1 row=2")) ==
           "lessons/en/03-decode.md:5: unknown key 'row' (known: layer, head)");
     CHECK(error_of(step_with("@explain 0 0")) ==
-          "lessons/en/03-decode.md:5: @explain takes LAYER HEAD ROW: whole numbers, ROW may be "
-          "'last' (e.g. @explain 0 0 3)");
+          "lessons/en/03-decode.md:5: @explain takes LAYER HEAD POSITION: whole numbers, the "
+          "query's POSITION from 1 or 'last' (e.g. @explain 0 0 4)");
+    // Positions count from 1: 0 names no query.
+    CHECK(error_of(step_with("@explain 0 0 0"))
+              .starts_with("lessons/en/03-decode.md:5: @explain takes LAYER HEAD POSITION"));
     CHECK(error_of(step_with("@explain 0 zero 3"))
-              .starts_with("lessons/en/03-decode.md:5: @explain takes LAYER HEAD ROW"));
+              .starts_with("lessons/en/03-decode.md:5: @explain takes LAYER HEAD POSITION"));
     CHECK(error_of(step_with("@explain 0 0 first"))
-              .starts_with("lessons/en/03-decode.md:5: @explain takes LAYER HEAD ROW"));
+              .starts_with("lessons/en/03-decode.md:5: @explain takes LAYER HEAD POSITION"));
     CHECK(error_of(step_with("@explain 0 0 1 2"))
-              .starts_with("lessons/en/03-decode.md:5: @explain takes LAYER HEAD ROW"));
+              .starts_with("lessons/en/03-decode.md:5: @explain takes LAYER HEAD POSITION"));
     CHECK(error_of(step_with("@show heatmap"))
               .starts_with("lessons/en/03-decode.md:5: @show: unknown panel 'heatmap' (panels: "
                            "prompt, tokens"));
@@ -165,7 +168,7 @@ TEST_CASE("@expect lines are parsed when the lesson is loaded", "[lesson]") {
     CHECK(error_of(step_with("@expect tokn == \"nice\"")) ==
           "lessons/en/03-decode.md:5: unknown metric 'tokn'");
     CHECK(error_of(step_with("@expect head(0, 1) == 3")) ==
-          "lessons/en/03-decode.md:5: head takes (layer, head, row)");
+          "lessons/en/03-decode.md:5: head takes (layer, head, position)");
     CHECK(error_of(step_with("@expect steps(2) == 3")) ==
           "lessons/en/03-decode.md:5: steps takes no arguments");
     CHECK(error_of(step_with("@expect token")) ==

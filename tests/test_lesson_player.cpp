@@ -118,8 +118,8 @@ TEST_CASE("a toy lesson runs on the headless target", "[lesson][toy]") {
 @model toy
 @prompt Today weather is so
 @prefill
-@expect head(0, 0, 0) == none
-@expect head(0, 3, 2) == 31/3 within 1e-6
+@expect head(0, 0, 1) == none
+@expect head(0, 3, 3) == 31/3 within 1e-6
 @expect token == "nice"
 @expect logit("nice") > logit("delicious")
 @expect rows == 4
@@ -186,7 +186,7 @@ TEST_CASE("@explain opens one attention row of the latest step, or says why not"
     BackendChoice be = make_backend("cpu");
     SessionLessonTarget t(*be.backend);
     const Lesson early = parse_lesson(
-        "# X\n## Before\n@model toy\n@prompt Today weather is so\n@explain 0 0 3\n", "explain.md");
+        "# X\n## Before\n@model toy\n@prompt Today weather is so\n@explain 0 0 4\n", "explain.md");
     const Lesson l = parse_lesson(R"(# X
 ## Before
 @model toy
@@ -194,32 +194,33 @@ TEST_CASE("@explain opens one attention row of the latest step, or says why not"
 ## After
 @prefill
 @explain 0 0 last
-@expect score(0, 0, 3, 0) == -inf
-@expect score(0, 0, 3, 1) == 0
-@expect softmax_error(0, 0, 3) <= 1e-6
-@expect output_error(0, 0, 3) == 0
+@expect score(0, 0, 4, 1) == -inf
+@expect score(0, 0, 4, 2) == 0
+@expect softmax_error(0, 0, 4) <= 1e-6
+@expect output_error(0, 0, 4) == 0
 @expect query_rows_computed == 4
 @expect kv_recomputed_delta == none
 ## Bad row
-@explain 0 0 4
+@explain 0 0 5
 )",
                                   "explain.md");
     auto all = replay_to(early, 0, t);
     CHECK(all[0].error);
     CHECK(all[0].log.back().lines.at(0) ==
-          "explain.md:5: @explain 0 0 3: @explain needs @prefill first");
+          "explain.md:5: @explain 0 0 4: @explain needs @prefill first");
     all = replay_to(l, 2, t);
     REQUIRE(all.size() == 3);
     CHECK(all[1].ok());
     CHECK(all[1].checks == 6);
-    CHECK(t.facts().explain_row == 3);  // "last": the prefill's row 3
+    CHECK(t.facts().explain_q_pos == 3);  // "last": the prefill's newest row, position 4
     bool shown = false;
     for (const auto& line : all[1].log.at(1).lines)
         shown |= line.find("weight 0.5") != std::string::npos;
     CHECK(shown);
     CHECK(all[2].error);
-    CHECK(all[2].log.back().lines.at(0).find("row 4 does not exist") != std::string::npos);
-    CHECK(t.facts().explain_row == 3);  // a failed @explain leaves the last one
+    CHECK(all[2].log.back().lines.at(0).find(
+              "step 0 holds the queries at positions 1..4, not position 5") != std::string::npos);
+    CHECK(t.facts().explain_q_pos == 3);  // a failed @explain leaves the last one
 
     // A target without its own explain() gets the default: checked, then highlighted.
     RecordingTarget r;
@@ -278,10 +279,10 @@ TEST_CASE("@ask reads the engine's answer where it stands and says which choice 
 @expect token == "nice"
 ## Decode
 @decode 1
-@ask head(0, 3, 0) within=0.01
+@ask head(0, 3, 5) within=0.01
 @question The all head at "nice"?
 @why (10 + 20 + 1 + 5 + 8) / 5.
-@expect head(0, 3, 0) == 8.8 within 1e-6
+@expect head(0, 3, 5) == 8.8 within 1e-6
 ## Wrong choices
 @ask rows choices=4 | 5
 @question Rows?

@@ -100,11 +100,13 @@ TEST_CASE("a check reads as a sentence: operators, brackets, rows and positions"
           "The logit of \"warm\" minus the logit of \"delicious\" is 14.9, to within 0.0001");
     CHECK(words("logit(\"warm\") - logit(\"delicious\") == 14.9 within 1e-4", ReportLang::Zh) ==
           "“warm”的 logit 减“delicious”的 logit 等于 14.9（误差不超过 0.0001）");
-    // Keys are positions from 1 (key 0 is position 1); rows as written, -1 the last one.
-    CHECK(words("weight(0, 3, 1, 0) == 0.5", ReportLang::En) ==
-          "The weight layer 0, head 3 gives query row 1 on the key at position 1 is 0.5");
-    CHECK(words("head(0, 2, -1) == 10", ReportLang::Zh) ==
-          "第 0 层头 2 对最后一行查询的输出等于 10");
+    // Queries and keys are named by their positions, as written (from 1); -1 the newest / last.
+    CHECK(words("weight(0, 3, 2, 1) == 0.5", ReportLang::En) ==
+          "The weight layer 0, head 3 gives the query at position 2 on the key at position 1 is "
+          "0.5");
+    CHECK(words("weight(0, 3, 2, 1) == 0.5", ReportLang::Zh) ==
+          "第 0 层头 3 的位置 2 的查询给位置 1 的键的权重等于 0.5");
+    CHECK(words("head(0, 2, -1) == 10", ReportLang::Zh) == "第 0 层头 2 对最新的查询的输出等于 10");
     // A sum inside a product keeps its brackets; the twin of @cache compare is named.
     CHECK(words("uncached_attn_flops == attn_flops * (kv_len + 1) / 2", ReportLang::En) ==
           "Attention's FLOP count without the cache is attention's FLOP count times (the number "
@@ -120,8 +122,8 @@ TEST_CASE("a check reads as a sentence: operators, brackets, rows and positions"
           "第 0 步的实测时间小于 2 × 不用缓存时第 0 步的实测时间");
     CHECK(words("kv_bytes == n_layers * dim + prompt_len", ReportLang::Zh) ==
           "这一步之后缓存占的字节数等于层数 × 残差宽度加提示词的 token 数");
-    CHECK(words("head(0, 3, 2) == 31/3 within 1e-6", ReportLang::En) ==
-          "The output of layer 0, head 3 for query row 2 is 31/3, to within 1e-06");
+    CHECK(words("head(0, 3, 3) == 31/3 within 1e-6", ReportLang::En) ==
+          "The output of layer 0, head 3 for the query at position 3 is 31/3, to within 1e-06");
     // Named values in the reader's words, never English quoted inside Chinese.
     CHECK(words("scale(\"decode_bound\") == \"memory\"", ReportLang::Zh) ==
           "一个解码步的瓶颈是访存带宽");

@@ -77,25 +77,31 @@ TEST_CASE("every metric index: negative from the end, range-checked, huge or NaN
         }
         return std::string("no error");
     };
-    // Negative indices resolve to the same entry as their positive twin, in every position.
-    const int rows = s.trace().back().attention.rows;
-    REQUIRE(rows >= 1);
-    const int keys = static_cast<int>(s.trace().back().attention.row(1, 3, rows - 1).size());
+    // Negative indices resolve to the same entry as their positive twin, in every position (a
+    // query and a key are named by their positions, from 1).
+    const AttentionRows& a = s.trace().back().attention;
+    REQUIRE(a.rows >= 1);
+    const int newest = a.q_pos0 + a.rows;  // the newest query's position
+    const int keys = static_cast<int>(a.row(1, 3, a.rows - 1).size());
     REQUIRE(keys >= 2);
-    CHECK(read("weight", {n(-2), n(-4), n(-1), n(0)}).num ==
-          read("weight", {n(0), n(0), n(rows - 1), n(0)}).num);
+    CHECK(read("weight", {n(-2), n(-4), n(-1), n(1)}).num ==
+          read("weight", {n(0), n(0), n(newest), n(1)}).num);
     CHECK(read("weight", {n(-1), n(-1), n(-1), n(-1)}).num ==
-          read("weight", {n(1), n(3), n(rows - 1), n(keys - 1)}).num);
+          read("weight", {n(1), n(3), n(newest), n(keys)}).num);
     CHECK(read("token", {n(-2)}).str == read("token", {n(0)}).str);
     CHECK(read("top", {n(-1)}).is_string());
     // Out of range on either side names the index and the count.
     CHECK(error("weight", {n(-3), n(0), n(0), n(0)}) == "layer -3 does not exist (there are 2)");
     CHECK(error("weight", {n(2), n(0), n(0), n(0)}) == "layer 2 does not exist (there are 2)");
     CHECK(error("weight", {n(0), n(-5), n(0), n(0)}) == "head -5 does not exist (there are 4)");
-    CHECK(error("weight", {n(0), n(0), n(rows - 1), n(keys)}) == "key " + std::to_string(keys) +
-                                                                     " does not exist (there are " +
-                                                                     std::to_string(keys) + ")");
-    CHECK(error("weight", {n(0), n(0), n(0), n(-keys - 1)}).rfind("key -", 0) == 0);
+    CHECK(error("weight", {n(0), n(0), n(newest), n(keys + 1)}) ==
+          "key position " + std::to_string(keys + 1) +
+              " is not one the latest step holds (positions 1.." + std::to_string(keys) + ")");
+    CHECK(error("weight", {n(0), n(0), n(newest), n(-keys - 1)}).rfind("key position -", 0) == 0);
+    // A query the latest step did not compute (a cached decode step computed its newest only).
+    CHECK(error("weight", {n(0), n(0), n(1), n(1)}) ==
+          "query position 1 is not one the latest step holds (position " + std::to_string(newest) +
+              ")");
     CHECK(error("token", {n(-3)}) == "step -3 does not exist (there are 2)");
     // Numbers no int can hold, and not numbers at all: one message, no cast out of range.
     for (double bad : {1e300, -1e300, 2147483648.0, 1e10, std::nan(""), -HUGE_VAL, HUGE_VAL}) {
@@ -109,18 +115,21 @@ TEST_CASE("every metric index: negative from the end, range-checked, huge or NaN
     CHECK(error("token", {n(0.5)}).rfind("step must be a whole number", 0) == 0);
 }
 
-TEST_CASE("a lesson checking weight(-4,-8,0,0) on the default model gets one clear line",
+TEST_CASE("a lesson checking weight(-4,-8,1,1) on the default model gets one clear line",
           "[reliability][lesson][cli]") {
     const auto dir = test::temp_dir("reliability-lesson-index");
     const std::string lesson =
         "# Indices\n\n## Step\n@model default\n@prompt \"Today's weather is so\"\n@prefill\n"
-        "@expect weight(-4,-8,0,0) > 0\n@expect weight(-5,0,0,0) > 0\n@expect token(1e300) == "
-        "\"x\"\n";
+        "@expect weight(-4,-8,1,1) > 0\n@expect weight(-5,0,1,1) > 0\n@expect token(1e300) == "
+        "\"x\"\n@expect weight(0,0,0,1) > 0\n";
     test::write_file(dir / "i.md", bytes_of(lesson));
     const auto r = test::run_cli({"lesson", (dir / "i.md").string()});
     INFO(r.out << r.err);
-    CHECK(r.exit_code == 1);  // two checks fail; no signal
-    CHECK(r.out.find("PASS  @expect weight(-4,-8,0,0) > 0") != std::string::npos);
+    CHECK(r.exit_code == 1);  // three checks fail; no signal
+    CHECK(r.out.find("PASS  @expect weight(-4,-8,1,1) > 0") != std::string::npos);
+    // Positions count from 1: position 0 names no query, and the line says which there are.
+    CHECK(r.out.find("query position 0 is not one the latest step holds (positions 1..") !=
+          std::string::npos);
     CHECK(r.out.find("layer -5 does not exist (there are 4)") != std::string::npos);
     CHECK(r.out.find("step must be a whole number from -1e9 to 1e9, not 1e+300") !=
           std::string::npos);

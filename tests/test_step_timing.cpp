@@ -137,3 +137,33 @@ TEST_CASE("re-running a step for its time changes nothing it computed", "[timing
                 }
             }
 }
+
+TEST_CASE("time_in_turn: two equal steps measured alternately, each by its own median",
+          "[timing]") {
+    // The runs return made-up seconds (no clock is read): the order of the calls and which run
+    // each median takes are what is checked.
+    std::string order;
+    double a_next = 0.001, b_next = 0.010;
+    auto a = [&] {
+        order += 'a';
+        return a_next += 0.001;
+    };
+    auto b = [&] {
+        order += 'b';
+        return b_next += 0.001;
+    };
+    TimingPolicy p;  // 3 runs: rounded up to 4, two rounds each way
+    const InTurn t = time_in_turn(p, true, a, b);
+    // `a` ran first before: b starts, then they take turns leading.
+    CHECK(order == "baabbaab");
+    CHECK(t.a.runs == 4);
+    CHECK(t.b.runs == 4);
+    CHECK(t.a.median == Approx((0.003 + 0.004) / 2));
+    CHECK(t.a.min == Approx(0.002));
+    CHECK(t.b.max == Approx(0.014));
+    // A long step: one round each way.
+    order.clear();
+    const InTurn l = time_in_turn(p, false, a, b);
+    CHECK(order == "baab");
+    CHECK(l.a.runs == 2);
+}

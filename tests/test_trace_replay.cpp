@@ -143,6 +143,13 @@ void check_same_step(const StepRecord& a, const StepRecord& b) {
     CHECK(a.device == b.device);
     CHECK(near(a.counts.flops, b.counts.flops));
     CHECK(near(a.counts.bytes, b.counts.bytes));
+    // The bytes apart, as the model counted them from its weights as kept: a replay has no
+    // weights to count them again.
+    CHECK(near(a.counts.weight_bytes, b.counts.weight_bytes));
+    CHECK(near(a.counts.kv_read_bytes, b.counts.kv_read_bytes));
+    CHECK(near(a.counts.kv_write_bytes, b.counts.kv_write_bytes));
+    CHECK(b.counts.weight_bytes > 0);
+    CHECK(a.timed_in_turn == b.timed_in_turn);
 }
 
 // `text` with one edit, which must then be refused with a message holding `why`.
@@ -294,6 +301,26 @@ TEST_CASE("version 1 traces are read, a newer version is refused by name", "[tra
     CHECK(old.recorded.device == old.sessions[0].trace.back().device);
     CHECK(old.sessions[0].trace.steps().size() == 3);
     CHECK(old.model->tokenizer().bos() == tiny()->tokenizer().bos());  // from its "<s>" piece
+    // A trace written before the bytes were kept apart: the K/V bytes counted from the step's
+    // shapes, the weights the rest of the recorded bytes.
+    const RecordedRun whole = read_trace_json(v2, "new.json");
+    const RecordedRun apart = read_trace_json(
+        edited(v2,
+               [](json& j) {
+                   for (auto& s : j.at("steps"))
+                       for (const char* k : {"weight_bytes", "kv_read_bytes", "kv_write_bytes"})
+                           s.at("counts").erase(k);
+               }),
+        "older.json");
+    for (std::size_t k = 0; k < 3; ++k) {
+        const StepCounts &a = whole.sessions[0].trace.steps()[k].counts,
+                         &b = apart.sessions[0].trace.steps()[k].counts;
+        CHECK(a.weight_bytes == Approx(b.weight_bytes));
+        CHECK(a.kv_read_bytes == b.kv_read_bytes);
+        CHECK(a.kv_write_bytes == b.kv_write_bytes);
+    }
+    expect_refused(edited(v2, [](json& j) { j["steps"][1]["counts"]["weight_bytes"] = 1; }),
+                   "steps[1].counts: weight_bytes + kv_read_bytes + kv_write_bytes is not bytes");
     expect_refused(edited(v2, [](json& j) { j["kvscope_trace"] = 3; }),
                    "a trace of version 3, newer than this kvscope reads (2 and older)");
     expect_refused(edited(v2, [](json& j) { j.erase("kvscope_trace"); }),

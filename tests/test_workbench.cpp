@@ -64,12 +64,30 @@ TEST_CASE("compare mode steps the cached session and its uncached twin together"
     SessionConfig cfg;
     cfg.max_new_tokens = 4;
     Workbench wb(be, cfg);
+    // What whoever shows the sessions hears: each step's record as it is when it is told.
+    std::vector<std::pair<std::size_t, bool>> told;  // session, its newest step timed in turn
+    Workbench::Hooks hooks;
+    hooks.stepped = [&](std::size_t i) {
+        told.push_back({i, wb.session(i).trace().back().timed_in_turn});
+    };
+    wb.set_hooks(hooks);
     wb.set_view(CacheView::Compare);
     CHECK(wb.open(tiny(), "the cat").empty());
     REQUIRE(wb.sessions() == 2);
     CHECK(wb.session(0).config().mode == CacheMode::Cached);
     CHECK(wb.session(1).config().mode == CacheMode::Uncached);
-    int steps = 0;
+    // The two prefills are the same work: timed in turn, and told only once both times are in.
+    wb.step();
+    CHECK(told == std::vector<std::pair<std::size_t, bool>>{{0, true}, {1, true}});
+    for (std::size_t i = 0; i < 2; ++i) {
+        const StepRecord& p = wb.session(i).trace().back();
+        CHECK(p.timed_in_turn);
+        CHECK(p.timing_runs % 2 == 0);  // as many rounds led by each
+        CHECK(p.forward_min_seconds <= p.forward_seconds);
+        CHECK(p.forward_seconds <= p.forward_max_seconds);
+        CHECK(p.wall_seconds >= p.forward_seconds);
+    }
+    int steps = 1;
     while (!wb.finished()) {
         wb.step();
         ++steps;

@@ -10,6 +10,12 @@ run.c's forward pass, and prints:
   - greedy continuations of "The capital of X is" for every country
   - which (layer, head) attends most to " France" at the last position of
     "The capital of France is"
+  - the window's default run: 20 greedy tokens after "Once upon a time",
+    and how many of them are single letters
+  - how spread the next-token distributions are: entropy, the top token's
+    probability and the size of the top-p 0.9 nucleus at every step of a
+    few greedy runs and along validation text, and how many different
+    texts sampling (temperature 1, top-p 0.9) writes
 Because nothing here shares code with the trainer's model, good numbers are
 also a check that the export is right.
 
@@ -239,6 +245,136 @@ ADJECTIVES = set(mc.WEATHER_WORDS) | set(mc.FOOD_WORDS)
 TEN = ["France", "Japan", "Italy", "Germany", "Egypt", "Canada", "Greece",
        "Norway", "Kenya", "Peru"]
 
+# The window's default prompt and run (gui/settings.h: greedy), and the
+# prompts whose runs the spread figures are taken on.
+WINDOW_PROMPT = "Once upon a time"
+WINDOW_TOKENS = 20
+SPREAD_PROMPTS = [WINDOW_PROMPT, "One day Tom went to the park with his dog.",
+                  "Lily had a red ball.", "Today's weather is so",
+                  "The capital of France is"]
+
+
+def single_letters(tok, toks):
+    """(letters inside a longer word, one-letter tokens in all).  A piece
+    that is one letter spells part of a word when the token before or after
+    it continues the same word (no space between them): g-i-r-l.  The word
+    " a" on its own counts only in the second figure."""
+    def one_letter(t):
+        p = tok.pieces[t]
+        return len(p.lstrip(" ")) == 1 and p.lstrip(" ").isalpha()
+
+    def joins(a, b):  # b continues a's word
+        pa, pb = tok.pieces[a], tok.pieces[b]
+        return pa[-1:].isalpha() and pb[:1].isalpha()
+
+    inside = total = 0
+    for i, t in enumerate(toks):
+        if not one_letter(t):
+            continue
+        total += 1
+        if (i > 0 and joins(toks[i - 1], t)) or (i + 1 < len(toks) and joins(t, toks[i + 1])):
+            inside += 1
+    return inside, total
+
+
+def spread(p, top_p=0.9):
+    """Entropy (bits), top probability and the size of the smallest set of
+    tokens whose mass reaches top_p, for one distribution."""
+    nz = p[p > 0]
+    ent = float(-(nz * np.log2(nz)).sum())
+    srt = np.sort(p)[::-1]
+    nucleus = int(np.searchsorted(np.cumsum(srt), top_p) + 1)
+    return ent, float(srt[0]), nucleus
+
+
+def spread_summary(rows):
+    ent = np.array([r[0] for r in rows])
+    top = np.array([r[1] for r in rows])
+    nuc = np.array([r[2] for r in rows])
+    return {"steps": len(rows), "entropy_bits_median": float(np.median(ent)),
+            "entropy_bits_mean": float(ent.mean()),
+            "share_top_ge_0.99": float((top >= 0.99).mean()),
+            "share_top_lt_0.9": float((top < 0.9).mean()),
+            "share_top_lt_0.5": float((top < 0.5).mean()),
+            "nucleus_0.9_mean": float(nuc.mean()), "nucleus_0.9_max": int(nuc.max()),
+            "share_nucleus_gt_1": float((nuc > 1).mean())}
+
+
+def sample(ck, tok, prompt, n, rng, temperature=1.0, top_p=0.9):
+    """n tokens drawn as the app's sampler draws them (temperature, then the
+    top-p nucleus renormalised); stops at BOS."""
+    ids = tok.encode(prompt)
+    out = []
+    for _ in range(n):
+        logits, _ = forward(ck, ids)
+        p = softmax(logits[-1] / temperature)
+        order = np.argsort(-p)
+        keep = order[:int(np.searchsorted(np.cumsum(p[order]), top_p) + 1)]
+        q = p[keep] / p[keep].sum()
+        nxt = int(keep[rng.choice(len(keep), p=q)])
+        if nxt == kvtok.BOS:
+            break
+        out.append(nxt)
+        ids.append(nxt)
+    return out
+
+
+def window_report(ck, tok, res):
+    """The window's default run, token by token, and its single letters."""
+    toks = greedy(ck, tok, WINDOW_PROMPT, max_new=WINDOW_TOKENS, stop_at_period=False)
+    inside, total = single_letters(tok, toks)
+    res["window"] = {"prompt": WINDOW_PROMPT, "tokens": toks,
+                     "pieces": [tok.pieces[t] for t in toks], "text": tok.decode(toks),
+                     "letters_inside_words": inside, "one_letter_tokens": total}
+    print("\nthe window's default run: %r + %d greedy tokens" % (WINDOW_PROMPT, len(toks)))
+    print("  text: %r" % res["window"]["text"])
+    print("  tokens: %s" % " | ".join(repr(tok.pieces[t]) for t in toks))
+    print("  single letters spelling part of a word: %d of %d tokens; one-letter tokens in all "
+          "(the word ' a' included): %d" % (inside, len(toks), total))
+
+
+def spread_report(ck, tok, res, val_texts):
+    """How much choice the model's next-token distributions leave."""
+    runs = []
+    for prompt in SPREAD_PROMPTS:
+        ids = tok.encode(prompt)
+        for _ in range(30):
+            logits, _ = forward(ck, ids)
+            p = softmax(logits[-1])
+            runs.append(spread(p))
+            nxt = int(np.argmax(p))
+            if nxt == kvtok.BOS:
+                break
+            ids.append(nxt)
+    teacher = []
+    for t in val_texts:
+        logits, _ = forward(ck, tok.encode(t))
+        teacher += [spread(softmax(z)) for z in logits[1:]]
+    res["spread_greedy"] = spread_summary(runs)
+    res["spread_teacher_forced"] = spread_summary(teacher)
+    print("\nnext-token spread (entropy in bits; nucleus = the fewest tokens holding 90%):")
+    print("| where | steps | median entropy | mean entropy | top p >= 0.99 | top p < 0.9 "
+          "| top p < 0.5 | nucleus mean | nucleus > 1 token |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, key in (("greedy runs of %d prompts, 30 tokens each" % len(SPREAD_PROMPTS),
+                       "spread_greedy"),
+                      ("%d validation documents, every position" % len(val_texts),
+                       "spread_teacher_forced")):
+        r = res[key]
+        print("| %s | %d | %.2f | %.2f | %.0f%% | %.0f%% | %.0f%% | %.1f | %.0f%% |" % (
+            name, r["steps"], r["entropy_bits_median"], r["entropy_bits_mean"],
+            100 * r["share_top_ge_0.99"], 100 * r["share_top_lt_0.9"],
+            100 * r["share_top_lt_0.5"], r["nucleus_0.9_mean"],
+            100 * r["share_nucleus_gt_1"]))
+    rng = np.random.default_rng(EVAL_SEED)
+    texts = [tok.decode(sample(ck, tok, WINDOW_PROMPT, WINDOW_TOKENS, rng)) for _ in range(10)]
+    res["samples"] = texts
+    res["distinct_samples"] = len(set(texts))
+    print("\n10 samples of %d tokens after %r (temperature 1, top-p 0.9): %d different"
+          % (WINDOW_TOKENS, WINDOW_PROMPT, len(set(texts))))
+    for t in texts[:5]:
+        print("  %r" % t)
+
 
 def main():
     ap = argparse.ArgumentParser(description="evaluate kvscope-tiny")
@@ -351,12 +487,19 @@ def main():
     print("heads whose largest weight is on ' France' (layer, head, weight): %s"
           % ", ".join("(%d, %d, %.2f)" % (x["layer"], x["head"], x["weight"]) for x in heads))
 
+    # 5. the window's default run, and 6. the spread of the distributions
+    window_report(ck, tok, res)
+    val = mc.make_documents(40, mc.SEED + 1)
+    spread_report(ck, tok, res, val)
+
     ok = (max(res["weather_probs"][" nice"], res["weather_probs"][" warm"]) == float(max(p))
           and res["weather_probs"][" delicious"] < 0.01
-          and cont.strip().startswith("Paris") and n10 >= 8 and heads)
+          and cont.strip().startswith("Paris") and n10 >= 8 and heads
+          and res["window"]["letters_inside_words"] <= 2)
     res["all_checks_pass"] = bool(ok)
     print("\nchecks (nice/warm greedy, delicious < 1%%, Paris, >= 8/10 capitals, "
-          "a France head): %s" % ("PASS" if ok else "FAIL"))
+          "a France head, at most 2 letters spelling words in the window's run): %s"
+          % ("PASS" if ok else "FAIL"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=1)

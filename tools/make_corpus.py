@@ -7,7 +7,8 @@ simple English in four families:
   weather   - "Today's weather is so nice." and many other forms
   food      - "This soup is so delicious." ...
   capitals  - facts about the capitals of 40 countries, in several forms
-  stories   - short everyday stories built from sentence templates
+  stories   - short stories with a cast and a plot (corpus_stories.py), the
+              tutorials' sentences inside some of them
 
 The same seed always yields the same text.  Some sentence forms are kept
 out of training entirely (HELD-OUT forms); the evaluation script uses them
@@ -24,122 +25,8 @@ import random
 
 SEED = 20240604
 
-# ---------------------------------------------------------------- word lists
-
-# Weather adjectives with sampling weights.  " nice" and " warm" are the
-# most common continuations of "Today's weather is so".
-WEATHER_GOOD = [("nice", 30), ("warm", 24), ("sunny", 9), ("lovely", 4),
-                ("bright", 4), ("mild", 3), ("calm", 3), ("hot", 4),
-                ("clear", 2), ("pleasant", 2)]
-WEATHER_BAD = [("cold", 8), ("rainy", 6), ("windy", 6), ("cloudy", 4),
-               ("cool", 4), ("grey", 2), ("foggy", 2), ("chilly", 2),
-               ("stormy", 2), ("snowy", 2), ("wet", 2), ("dry", 1)]
-WEATHER_ALL = WEATHER_GOOD + WEATHER_BAD
-WEATHER_WORDS = sorted({w for w, _ in WEATHER_ALL})
-
-# Food words.  Food adjectives never overlap with weather adjectives, and
-# "weather is so" is never followed by one of them.
-FOOD_ADJ = [("delicious", 30), ("tasty", 18), ("sweet", 12), ("fresh", 10),
-            ("yummy", 6), ("salty", 4), ("spicy", 4), ("creamy", 4),
-            ("juicy", 3), ("crunchy", 3), ("sour", 2), ("soft", 3)]
-FOOD_WORDS = sorted({w for w, _ in FOOD_ADJ})
-FOODS = ["soup", "cake", "bread", "pie", "pizza", "salad", "apple", "pasta",
-         "rice", "cheese", "chocolate", "tea", "coffee", "juice", "cookie",
-         "orange", "pear", "sandwich", "fish", "stew", "curry", "tart",
-         "pudding", "lemonade", "banana", "carrot", "omelette", "mango"]
-# Foods that take "some" rather than "a"/"an".
-FOOD_MASS = {"soup", "bread", "rice", "cheese", "chocolate", "tea", "coffee",
-             "juice", "pasta", "salad", "fish", "stew", "curry", "pudding",
-             "lemonade"}
-
-# (country, capital).  Single-word capitals only, so that each capital is one
-# word of the lesson vocabulary.
-CAPITALS = [
-    ("France", "Paris"), ("Japan", "Tokyo"), ("Italy", "Rome"),
-    ("Spain", "Madrid"), ("Germany", "Berlin"), ("England", "London"),
-    ("Russia", "Moscow"), ("China", "Beijing"), ("Egypt", "Cairo"),
-    ("Kenya", "Nairobi"), ("Peru", "Lima"), ("Chile", "Santiago"),
-    ("Canada", "Ottawa"), ("Greece", "Athens"), ("Portugal", "Lisbon"),
-    ("Ireland", "Dublin"), ("Norway", "Oslo"), ("Sweden", "Stockholm"),
-    ("Finland", "Helsinki"), ("Denmark", "Copenhagen"), ("Poland", "Warsaw"),
-    ("Austria", "Vienna"), ("Hungary", "Budapest"), ("Turkey", "Ankara"),
-    ("Iran", "Tehran"), ("Thailand", "Bangkok"), ("Vietnam", "Hanoi"),
-    ("Cuba", "Havana"), ("Australia", "Canberra"), ("Belgium", "Brussels"),
-    ("Switzerland", "Bern"), ("Nigeria", "Abuja"), ("Ghana", "Accra"),
-    ("Morocco", "Rabat"), ("Colombia", "Bogota"), ("Venezuela", "Caracas"),
-    ("Romania", "Bucharest"), ("Ukraine", "Kyiv"), ("Nepal", "Kathmandu"),
-    ("Scotland", "Edinburgh"),
-]
-COUNTRIES = [c for c, _ in CAPITALS]
-CITIES = [k for _, k in CAPITALS]
-
-NAMES_M = ["Tom", "Ben", "Sam", "Max", "Leo", "Jack", "Noah", "Paul",
-           "Tim", "Dan", "Alex", "Oliver"]
-NAMES_F = ["Anna", "Lily", "Mia", "Emma", "Sara", "Lucy", "Zoe", "Kate",
-           "Ella", "Nina", "Rosa", "Amy"]
-RELATIONS = ["mother", "father", "sister", "brother", "friend", "dog",
-             "grandmother", "grandfather", "teacher", "cousin"]
-COLOURS = ["red", "blue", "green", "yellow", "big", "small", "new", "old"]
-OBJECTS = ["ball", "kite", "book", "hat", "box", "bike", "cup", "bag",
-           "boat", "car", "doll", "drum"]
-ANIMALS = ["cat", "dog", "bird", "duck", "horse", "cow", "fox", "rabbit",
-           "frog", "fish"]
-
-# Place -> things one does there (past tense).
-PLACES = {
-    "park": ["played with a ball", "flew a kite", "ran on the grass",
-             "fed the ducks", "sat under a tree"],
-    "beach": ["swam in the sea", "built a sand castle", "found a shell",
-              "walked by the water", "played in the sand"],
-    "market": ["bought some apples", "looked at the flowers",
-               "bought fresh bread", "met an old friend"],
-    "school": ["read a book", "painted a picture", "sang a song",
-               "learned about numbers", "played with friends"],
-    "library": ["read a book", "found a map", "read about animals",
-                "wrote a story"],
-    "garden": ["watered the flowers", "picked some pears",
-               "planted a tree", "saw a bird"],
-    "zoo": ["saw a lion", "fed the goats", "watched the monkeys",
-            "saw a big bear"],
-    "river": ["caught a fish", "threw stones in the water",
-              "watched the boats", "sat on the bank"],
-    "farm": ["fed the cows", "rode a horse", "collected eggs",
-             "helped in the field"],
-    "lake": ["went on a boat", "swam in the lake", "fed the ducks",
-             "watched the birds"],
-    "forest": ["walked under the trees", "saw a fox", "picked berries",
-               "found a big stick"],
-    "shop": ["bought a new hat", "bought some milk", "looked at toys",
-             "paid for a cake"],
-}
-PLACE_NAMES = sorted(PLACES)
-ENDINGS = ["had a long sleep", "ate a big dinner", "told everyone about it",
-           "went to bed early", "drew a picture of the day",
-           "had a warm bath", "read a story", "smiled all evening"]
-FEELINGS = ["happy", "tired", "glad", "excited", "sleepy", "proud"]
-
-
-def pick(rng, weighted):
-    """Weighted choice from a list of (item, weight)."""
-    total = sum(w for _, w in weighted)
-    r = rng.random() * total
-    for item, w in weighted:
-        r -= w
-        if r < 0:
-            return item
-    return weighted[-1][0]
-
-
-def article(word):
-    return ("an " if word[0] in "aeiou" else "a ") + word
-
-
-def some(food):
-    return "some " + food if food in FOOD_MASS else article(food)
-
-
-def cap(s):
-    return s[0].upper() + s[1:]
+from corpus_words import *  # noqa: E402,F401,F403  (the word lists)
+import corpus_stories  # noqa: E402
 
 
 # ------------------------------------------------------------ weather family
@@ -275,75 +162,6 @@ CAPITAL_HELDOUT = [
 ]
 
 
-# ------------------------------------------------------------- story family
-# A story is built from a few sentence templates that share a cast.
-
-class Cast:
-    def __init__(self, rng):
-        if rng.random() < 0.5:
-            self.name, self.he, self.his = rng.choice(NAMES_M), "he", "his"
-        else:
-            self.name, self.he, self.his = rng.choice(NAMES_F), "she", "her"
-        self.rel = rng.choice(RELATIONS)
-        self.place = rng.choice(PLACE_NAMES)
-        self.friend = rng.choice([n for n in NAMES_M + NAMES_F if n != self.name])
-        self.obj = rng.choice(OBJECTS)
-        self.colour = rng.choice(COLOURS)
-        self.animal = rng.choice(ANIMALS)
-
-
-def _act(rng, c):
-    return rng.choice(PLACES[c.place])
-
-
-STORY_OPEN = [
-    lambda r, c: "One day, %s went to the %s with %s %s." % (c.name, c.place, c.his, c.rel),
-    lambda r, c: "%s and %s went to the %s." % (c.name, c.friend, c.place),
-    lambda r, c: "In the morning, %s walked to the %s." % (c.name, c.place),
-    lambda r, c: "%s had %s %s." % (c.name, article(c.colour), c.obj),
-    lambda r, c: "Once upon a time, there was a girl named %s." % c.name if c.he == "she" else
-                 "Once upon a time, there was a boy named %s." % c.name,
-]
-
-STORY_MID = [
-    lambda r, c: "At the %s, %s %s." % (c.place, c.he, _act(r, c)),
-    lambda r, c: "%s %s with %s." % (cap(c.he), _act(r, c), c.friend),
-    lambda r, c: "They %s." % _act(r, c),
-    lambda r, c: "Then %s saw %s near the %s." % (c.he, article(c.animal), c.place),
-    lambda r, c: "The weather was so %s." % _adj(r),
-    lambda r, c: "They ate %s and it was %s." % (some(_food(r)), _fadj(r)),
-    lambda r, c: "%s %s said, \"This is fun!\"" % (cap(c.his), c.rel),
-    lambda r, c: "%s took %s %s %s to the %s." % (c.name, c.his, c.colour, c.obj, c.place),
-    lambda r, c: "%s felt very %s." % (c.name, r.choice(FEELINGS)),
-    lambda r, c: (lambda ck: "%s told %s about %s, the capital of %s." % (c.name, c.friend, ck[1], ck[0]))(_cc(r)),
-]
-
-STORY_END = [
-    lambda r, c: "In the evening, %s came home and %s." % (c.he, r.choice(ENDINGS)),
-    lambda r, c: "It was a good day for %s." % c.name,
-    lambda r, c: "At night, %s %s." % (c.name, r.choice(ENDINGS)),
-    lambda r, c: "%s wanted to go back to the %s soon." % (c.name, c.place),
-]
-
-# Held-out story sentence forms (never in training).
-STORY_HELDOUT_MID = [
-    lambda r, c: "After lunch, %s and %s decided to visit the %s." % (c.name, c.friend, c.place),
-    lambda r, c: "Near the %s, %s found %s %s." % (c.place, c.he, article(c.colour), c.obj),
-    lambda r, c: "Later that day, %s %s again." % (c.he, _act(r, c)),
-    lambda r, c: "Everyone at the %s was very %s." % (c.place, r.choice(FEELINGS)),
-]
-
-
-def make_story(rng, heldout=False):
-    c = Cast(rng)
-    parts = [rng.choice(STORY_OPEN)(rng, c)]
-    mids = STORY_HELDOUT_MID if heldout else STORY_MID
-    for _ in range(rng.randint(1, 3)):
-        parts.append(rng.choice(mids)(rng, c))
-    parts.append(rng.choice(STORY_END)(rng, c))
-    return " ".join(parts)
-
-
 # ------------------------------------------------------------- documents
 
 FAMILIES = {
@@ -351,16 +169,16 @@ FAMILIES = {
     "food": (FOOD_TRAIN, FOOD_HELDOUT),
     "capitals": (CAPITAL_TRAIN, CAPITAL_HELDOUT),
 }
-# Document weights.  Stories are about three times longer than the other
-# documents, so by tokens this is roughly weather 25%, food 18%,
-# capitals 32%, stories 25%.
-FAMILY_WEIGHTS = [("weather", 30), ("food", 23), ("capitals", 37), ("stories", 10)]
+# Document weights.  A story is about six times longer than the other
+# documents, so by tokens this is roughly stories 66%, weather 12%, food 7%,
+# capitals 15%.
+FAMILY_WEIGHTS = [("weather", 28), ("food", 18), ("capitals", 30), ("stories", 24)]
 
 
 def sentence(rng, family, heldout=False):
     """One sentence of `family` from the training or held-out forms."""
     if family == "stories":
-        return make_story(rng, heldout)
+        return corpus_stories.make_story(rng, heldout)
     forms = FAMILIES[family][1 if heldout else 0]
     name_fn = pick(rng, [((n, f), w) for n, w, f in forms])
     return name_fn[1](rng)
@@ -370,7 +188,7 @@ def make_document(rng):
     """One training document: 1-3 sentences from one family, or a story."""
     family = pick(rng, FAMILY_WEIGHTS)
     if family == "stories":
-        return make_story(rng)
+        return corpus_stories.make_story(rng)
     n = pick(rng, [(1, 55), (2, 30), (3, 15)])
     return " ".join(sentence(rng, family) for _ in range(n))
 

@@ -152,23 +152,17 @@ CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, 
     return make_compact_weights(c, want, source, nullptr, done_with);
 }
 
-std::uint64_t weight_bytes_per_token(const ModelConfig& c, const CompactWeights& cw) {
-    std::uint64_t matrices = 0;
+std::uint64_t weight_bytes_read(const ModelConfig& c, const CompactWeights& cw, int T) {
+    // Every weight once in its kept type, less what a pass reads only a row of per token: the
+    // embedding table where it is not also the classifier, and GPT-2's position table.
+    std::uint64_t b = kept_parameter_bytes(c, cw);
+    const std::uint64_t rows = std::uint64_t(std::max(T, 0));
     const std::uint64_t row =
         cw.embedding.data ? ggml_row_bytes(cw.embedding.type, c.dim) : std::uint64_t(c.dim) * 4;
-    if (cw.held()) {
-        matrices = cw.bytes;
-    } else {
-        for (MatrixKind k : {MatrixKind::wq, MatrixKind::wk, MatrixKind::wv, MatrixKind::wo,
-                             MatrixKind::w1, MatrixKind::w2, MatrixKind::w3}) {
-            const auto [rows, n] = matrix_shape(c, k);
-            matrices += std::uint64_t(c.n_layers) * rows * n * 4;
-        }
-        const auto [rows, n] = matrix_shape(c, MatrixKind::wcls);
-        matrices += std::uint64_t(rows) * n * 4;
-    }
-    const std::uint64_t norms = (2 * std::uint64_t(c.n_layers) + 1) * c.dim * 4;
-    return matrices + row + norms;
+    if (!c.shared_classifier) b -= std::uint64_t(c.vocab_size) * row;
+    b += rows * row;
+    if (c.gpt2()) b = b - std::uint64_t(c.n_positions) * c.dim * 4 + rows * c.dim * 4;
+    return b;
 }
 
 LlamaWeights expand_to_float32(const ModelConfig& c, const LlamaWeights& M,

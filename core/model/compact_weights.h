@@ -116,8 +116,15 @@ LlamaWeights expand_to_float32(const ModelConfig& c, const LlamaWeights& floats,
 // "every weight read once", core/model/counts.h), float32 ones at 4 bytes.
 std::uint64_t kept_parameter_bytes(const ModelConfig& c, const CompactWeights& cw);
 
-// Counted from shapes: the bytes of weights one decode token reads: every matrix (in its kept
-// type, or float32), one embedding row (in its kept type) and the norm vectors.
-std::uint64_t weight_bytes_per_token(const ModelConfig& c, const CompactWeights& cw);
+// Counted from shapes: the bytes of weights one forward pass of T tokens reads, as they are kept:
+// every matrix once (in its kept type, or float32; a shared classifier is the embedding table,
+// read once as the classifier), T rows of the embedding table (in its kept type; GPT-2 also T
+// rows of its position table) and the rest in float32 (norms, biases). What a step's
+// StepCounts::weight_bytes says (TransformerModel::count_forward) and `kvscope-cli info` prints.
+std::uint64_t weight_bytes_read(const ModelConfig& c, const CompactWeights& cw, int T);
+// The same for one decode token (T = 1).
+inline std::uint64_t weight_bytes_per_token(const ModelConfig& c, const CompactWeights& cw) {
+    return weight_bytes_read(c, cw, 1);
+}
 
 }  // namespace kvs

@@ -1,5 +1,7 @@
 #include "core/model/counts.h"
 
+#include <cmath>
+
 namespace kvs {
 
 const char* op_kind_name(OpKind k) {
@@ -229,6 +231,11 @@ StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T, double byt
     s.kv_write_bytes = kv_written;
     s.bytes = s.weight_bytes + kv_read + kv_written;
     return s;
+}
+
+double kv_reads_pass_weights_at(const StepCounts& counts, const ModelConfig& c) {
+    const double per_token = double(c.kv_bytes_per_token(4));
+    return per_token > 0 ? std::ceil(counts.weight_bytes / per_token) : 0;
 }
 
 StepCounts count_unmasked_pairs(const ModelConfig& c, int T) {

@@ -108,5 +108,8 @@ StepCounts count_llama_forward(const ModelConfig& c, int pos0, int T, double byt
 StepCounts count_unmasked_pairs(const ModelConfig& c, int T);
 // Bytes of the weights the forward pass reads once per call.
 double weight_bytes(const ModelConfig& c, double bytes_per_value = 4);
+// The position at which a step reading every cached K/V row (float32) reads as many K/V bytes as
+// the weights `counts` says a pass reads: past it the cache is most of a decode step's traffic.
+double kv_reads_pass_weights_at(const StepCounts& counts, const ModelConfig& c);
 
 }  // namespace kvs

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/model/kv_rows.h"
+#include "core/model/q_rows.h"
 
 namespace kvs {
 namespace {
@@ -53,13 +54,16 @@ StepCounts forward_token_by_token(Runner& runner, const Model& model, std::span<
         ops.append(one.ops);
         if (!one.q_rows.empty()) {
             // [n_layers, 1, dim] per pass -> row p of [n_layers, P, dim]
-            const std::size_t d = mc.dim;
-            q_rows.resize(std::size_t(mc.n_layers) * P * d);
+            const int H = mc.n_heads, hd = mc.head_dim();
+            const ConstQRows q_in{one.q_rows.data(), mc.n_layers, 1, H, hd},
+                out_in{one.attn_out.data(), mc.n_layers, 1, H, hd};
+            q_rows.resize(ConstQRows{nullptr, mc.n_layers, P, H, hd}.size());
             attn_out.resize(q_rows.size());
+            const QRows q_all{q_rows.data(), mc.n_layers, P, H, hd},
+                out_all{attn_out.data(), mc.n_layers, P, H, hd};
             for (int l = 0; l < mc.n_layers; ++l) {
-                const std::size_t to = (std::size_t(l) * P + p) * d;
-                std::copy_n(one.q_rows.begin() + l * d, d, q_rows.begin() + to);
-                std::copy_n(one.attn_out.begin() + l * d, d, attn_out.begin() + to);
+                std::ranges::copy(q_in.row(l, 0), q_all.row(l, p).begin());
+                std::ranges::copy(out_in.row(l, 0), out_all.row(l, p).begin());
             }
         }
     }

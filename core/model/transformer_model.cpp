@@ -233,7 +233,8 @@ class TransformerRunner final : public Runner, public BatchRunner {
     DeviceSpan probs_target(int l, const Pass& p, int i, const Capture& want) const;
     void keep_attention(int l, const Pass& p, int i, const Capture& want, const SeqRows& r);
     // The keys a paged pass of sequence i sees, in the order its attention counts them: the
-    // first `sinks` positions, then [from, pos0 + T) (the window's rows and the pass's own).
+    // cached rows [0, sinks) (every cached row without a window), then [from, pos0 + T) (the
+    // window's rows and the pass's own).
     struct SeenKeys {
         int sinks = 0, from = 0, count = 0;
     };
@@ -942,11 +943,12 @@ void TransformerRunner::store_paged(int l, KvCache& cache, const Pass& p, int i,
 }
 
 TransformerRunner::SeenKeys TransformerRunner::seen_keys(int pos0, int T) const {
+    // The cached rows the window keeps (all of them without one), then the pass's own.
+    const CachedRowsSeen c =
+        cached_rows_seen(KeyMask{AttentionMask::Causal, sinks_, window_}, pos0);
     SeenKeys k;
-    if (window_ > 0) {
-        k.sinks = std::min(sinks_, pos0);
-        k.from = std::max(k.sinks, pos0 - window_);
-    }
+    k.sinks = c.sinks_end;
+    k.from = c.from;
     k.count = k.sinks + (pos0 + T - k.from);
     return k;
 }

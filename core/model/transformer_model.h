@@ -34,10 +34,12 @@ class TransformerModel final : public Model {
     std::unique_ptr<BatchRunner> make_paged_runner(Backend& backend, int max_batch,
                                                    const KvBlockPool& pool) const override;
     std::vector<int> stop_tokens() const override { return stop_; }
-    // Every weight read once in the type it is kept in (compact matrices: their bytes).
+    // The weights a pass reads as they are kept (compact matrices in their types, the rows of
+    // the embedding table the tokens use: weight_bytes_read).
     StepCounts count_forward(int pos0, int T) const override {
         StepCounts s = count_llama_forward(ck_.config, pos0, T);
-        s.bytes += double(kept_parameter_bytes(ck_.config, ck_.compact)) - weight_bytes(ck_.config);
+        s.weight_bytes = double(weight_bytes_read(ck_.config, ck_.compact, T));
+        s.bytes = s.weight_bytes + s.kv_read_bytes + s.kv_write_bytes;
         return s;
     }
 

@@ -43,8 +43,9 @@ struct AttentionExplain {
     int q_pos = 0;         // the query's position in the sequence, 0-based
     Phase phase = Phase::Prefill;
     CacheMode mode = CacheMode::Cached;
-    int head_dim = 0;  // d_k (the toy: 1)
-    int n_keys = 0;    // keys shown: positions 0..n_keys-1 (masked ones included at prefill)
+    AttentionMask mask = AttentionMask::Causal;  // the step's (key_visible decides `masked`)
+    int head_dim = 0;                            // d_k (the toy: 1)
+    int n_keys = 0;               // keys shown: token indexes 0..n_keys-1 (masked ones included)
     int query_rows_computed = 0;  // rows of Q this step computed (1 cached decode, T otherwise)
     int query_rows_used = 0;      // rows of Q whose attention the step needed (1 at decode)
     // Uncached decode: keys the step recomputed although the cache held them. Their K/V rows
@@ -61,12 +62,42 @@ struct AttentionExplain {
     std::vector<float> raw;            // [n_keys] q · k_j (the toy: the rule's 0 / −∞)
     float scale = 1.0f;                // 1 / √d_k
     std::vector<float> scaled;         // [n_keys] raw · scale
-    std::vector<std::uint8_t> masked;  // [n_keys] 1: set to −∞ before the softmax
+    std::vector<std::uint8_t> masked;  // [n_keys] 1: set to −∞ before the softmax (key_visible)
     std::vector<float> weights;        // [n_keys] the softmax weights the model used (captured)
     std::vector<float> output;         // [d_v] Σ_j weights_j · v_j, from the numbers above
     std::vector<float> model_output;   // [d_v] the attention output the model used (captured)
     bool empty_row = false;            // every key masked: no output ("none"; the toy's even head)
 };
+
+// Every kept query row of one (step, layer, head) at once: the [rows, n_keys] block whose row r is
+// the query at token index q_pos0 + r, each cell the same number the row's breakdown shows
+// (explain_attention computes its row through the same code). The matrix Inside attention draws
+// beside the row at a stage of the scores: the prefill's [T, T], an uncached step's every row,
+// a cached decode step's one row; under the step's mask (causal, bidirectional: every key).
+struct AttentionBlock {
+    int step = 0, layer = 0, head = 0;
+    int q_pos0 = 0;  // the token index of row 0
+    int rows = 0;
+    int n_keys = 0;
+    int head_dim = 0;
+    bool scores_by_rule = false;
+    float scale = 1.0f;
+    std::vector<float> q;                 // [rows, d_k] (empty for the toy)
+    std::vector<float> raw;               // [rows, n_keys]
+    std::vector<float> scaled;            // [rows, n_keys]
+    std::vector<std::uint8_t> masked;     // [rows, n_keys]
+    std::vector<float> weights;           // [rows, n_keys] the weights the model used
+    std::vector<std::uint8_t> empty_row;  // [rows]
+
+    std::size_t at(int row, int key) const { return std::size_t(row) * n_keys + key; }
+    // A cell as a stage of the arithmetic shows it: 1 q·k, 2 ×1/√d_k, 3 + mask (−∞ where
+    // masked), 4 the weight (NaN where masked or the row is empty: no weight). Other stages: NaN.
+    float stage_value(int stage, int row, int key) const;
+};
+
+std::optional<AttentionBlock> explain_attention_block(const Trace& trace, const ModelConfig& config,
+                                                      int step, int layer, int head,
+                                                      std::string* why);
 
 // The breakdown of one query row of one step. nullopt, with *why set to one line a user can read,
 // when the step, layer, head or row does not exist, or when the payloads it needs were dropped
@@ -74,6 +105,13 @@ struct AttentionExplain {
 std::optional<AttentionExplain> explain_attention(const Trace& trace, const ModelConfig& config,
                                                   int step, int layer, int head, int row,
                                                   std::string* why);
+
+// The same for the query at token index `index` (position - 1) among step `step`'s kept rows;
+// index < 0: the step's newest row. nullopt, with *why, when the step holds no such row (and
+// which step does, when one does).
+std::optional<AttentionExplain> explain_query(const Trace& trace, const ModelConfig& config,
+                                              int step, int layer, int head, int index,
+                                              std::string* why);
 
 // The softmax of the shown scores (scaled, masked keys at -inf) computed afresh in double:
 // [n_keys], all 0 for an empty row. Equal to `weights` within float rounding when the breakdown is

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/session/step_rows.h"
+
 namespace kvs {
 
 AttentionMatrixRows collect_attention_rows(std::span<const StepRecord> steps, int s) {
@@ -17,25 +19,27 @@ AttentionMatrixRows collect_attention_rows(std::span<const StepRecord> steps, in
     for (int k = 0; k <= s; ++k) {
         const AttentionRows& a = steps[k].attention;
         if (a.rows == 0 || a.n_layers == 0) continue;
-        if (m.n_layers == 0) {
-            m.n_layers = a.n_layers;
-            m.n_heads = a.n_heads;
-        }
-        for (int r = 0; r < a.rows; ++r) {
-            const int q = a.q_pos0 + r;
-            // The first step that computed a position wins; later ones recompute the same row.
-            // Without the mask a later step's row differs: the latest wins.
-            if (q < m.n && (!m.rows[q].rows || a.all_keys)) m.rows[q] = {&a, r, k};
-        }
-        if (a.all_keys) m.all_keys_step = k;
+        m.n_layers = a.n_layers;
+        m.n_heads = a.n_heads;
+        break;
     }
+    // Each row from the step that holds it (core/session/step_rows.h): step s itself where it
+    // kept the row, else the first that computed it; without the mask only step s.
+    for (int q = 0; q < m.n; ++q) {
+        const auto at = query_row_at(steps, s, q);
+        if (!at || steps[at->step].attention.rows == 0) continue;
+        m.rows[q] = {&steps[at->step].attention, at->row, at->step};
+    }
+    if (steps[s].attention.all_keys) m.all_keys_step = s;
     return m;
 }
 
 CellValue attention_cell(const AttentionMatrixRows& m, int layer, int head, int q, int k) {
     if (q < 0 || q >= m.n || k < 0 || k >= m.n) return {CellKind::Masked, 0};
     const RowRef& ref = m.rows[q];
-    if (k > q && !(ref.rows && ref.rows->all_keys)) return {CellKind::Masked, 0};
+    const KeyMask mask{ref.rows && ref.rows->all_keys ? AttentionMask::Bidirectional
+                                                      : AttentionMask::Causal};
+    if (!key_visible(mask, q, k, 0, m.n)) return {CellKind::Masked, 0};
     if (!ref.rows || layer < 0 || layer >= ref.rows->n_layers || head < 0 ||
         head >= ref.rows->n_heads)
         return {CellKind::Missing, 0};

@@ -176,8 +176,10 @@ void Session::decode(StepRecord& r, Capture& want, const KvCheck& check) {
         runner_->reset();
         r.pos0 = 0;
         r.tokens_processed = static_cast<int>(tokens_.size());
-        // Bidirectional: every row changed, so every row is kept; causal: the new one.
-        want.last_rows = r.mask == AttentionMask::Bidirectional ? -1 : 1;
+        // Bidirectional: every row changed, so every row is kept; causal: the new one, or every
+        // row computed where the views open them all.
+        want.last_rows =
+            r.mask == AttentionMask::Bidirectional || config_.keep_every_query_row ? -1 : 1;
         want.all_kv_rows = check.on;
         runner_->forward(tokens_, want, fr_);
         r.counts = model_.count_forward(0, r.tokens_processed);
@@ -322,6 +324,35 @@ void Session::compare_recomputed_rows(StepRecord& r, const KvCheck& check) {
         keep_last_kv_rows(fr_.kv_rows, wrote, 1);
         fr_.kv_rows_kept = 1;
     }
+}
+
+double Session::rerun_prefill() {
+    if (trace_.steps().size() != 1) throw Error("only the prefill, before any decode step, reruns");
+    Backend* be = runner_->backend();
+    const Capture& want = config_.capture;
+    if (be) be->set_record_calls(false);  // the step's op log stays the first run's
+    const auto t0 = Clock::now();
+    if (config_.prefill_token_by_token) {
+        runner_->reset();
+        for (int p = 0; p < prompt_len_; ++p)
+            runner_->forward(std::span<const int>(&tokens_[p], 1), want, rerun_);
+    } else {
+        runner_->reset();
+        runner_->forward(std::span<const int>(tokens_.data(), prompt_len_), want, rerun_);
+    }
+    if (be) be->synchronize();
+    return seconds_since(t0);
+}
+
+void Session::retime_prefill(const StepTiming& t) {
+    StepRecord& r = trace_.back_for_timing();
+    const double sampling = r.wall_seconds - r.forward_seconds;
+    r.forward_seconds = t.median;
+    r.forward_min_seconds = t.min;
+    r.forward_max_seconds = t.max;
+    r.timing_runs = t.runs;
+    r.wall_seconds = t.median + sampling;
+    r.timed_in_turn = true;
 }
 
 void Session::time_fast_path(const StepRecord& r, const Capture& want, bool fused, double& seconds,

@@ -29,6 +29,11 @@ struct SessionConfig {
     SamplerConfig sampler;
     int max_new_tokens = -1;  // -1: until the context is full
     Capture capture;          // what each step keeps for the views
+    // An uncached decode step keeps every query row it computed (attention weights, q and the
+    // attention output of each), not only the newest: every row its why-not-Q count names can
+    // then be opened (the window, `kvscope-cli explain`, the lessons). Off, it keeps the newest,
+    // as a cached step does (a long uncached generation's trace stays linear in its length).
+    bool keep_every_query_row = false;
     bool keep_logits = true;
     int top_k_record = 10;
     bool prefill_token_by_token = false;  // feed the prompt one token per forward pass
@@ -66,6 +71,12 @@ class Session {
     void set_timing(const TimingPolicy& t) { config_.timing = t; }
     // Capture::time_each_op from the next step on: every op timed (op by op), or the fast path.
     void set_time_each_op(bool on) { config_.capture.time_each_op = on; }
+    // Right after the prefill (no decode step yet): its forward work once more from an empty
+    // cache, which leaves the cache as the prefill did; its seconds. For timing two sessions'
+    // equal prefills in turn (Workbench::step, core/session/step_timing.h's time_in_turn).
+    double rerun_prefill();
+    // The prefill's time from runs taken in turn with a twin's (StepRecord::timed_in_turn).
+    void retime_prefill(const StepTiming& t);
 
     const Trace& trace() const { return trace_; }
     Trace& trace() { return trace_; }

@@ -11,6 +11,40 @@ void before_timed_run() {
     std::this_thread::yield();
 }
 
+namespace {
+
+// The median (an even count: the mean of the middle two), fastest and slowest of some runs.
+StepTiming summarise(std::vector<double> s) {
+    std::sort(s.begin(), s.end());
+    const std::size_t n = s.size();
+    StepTiming t;
+    t.runs = static_cast<int>(n);
+    if (n == 0) return t;
+    t.min = s.front();
+    t.max = s.back();
+    t.median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    return t;
+}
+
+}  // namespace
+
+InTurn time_in_turn(const TimingPolicy& policy, bool short_step, const std::function<double()>& a,
+                    const std::function<double()>& b) {
+    const int rounds = short_step ? std::max(2, policy.runs + policy.runs % 2) : 2;
+    std::vector<double> ta, tb;
+    for (int r = 0; r < rounds; ++r) {
+        before_timed_run();
+        if (r % 2 == 0) {
+            tb.push_back(b());
+            ta.push_back(a());
+        } else {
+            ta.push_back(a());
+            tb.push_back(b());
+        }
+    }
+    return {summarise(std::move(ta)), summarise(std::move(tb))};
+}
+
 StepTiming retime_step(const TimingPolicy& policy, double first, const OpTimes& first_ops,
                        Backend* be, const std::function<void()>& again, double hint) {
     struct Run {

@@ -44,4 +44,16 @@ void before_timed_run();
 StepTiming retime_step(const TimingPolicy& policy, double first, const OpTimes& first_ops,
                        Backend* be, const std::function<void()>& again, double hint = -1);
 
+// Two steps that are the same work (compare mode's two prefills: the cache plays no part yet),
+// timed in turn so that neither the order of measuring nor a cache warmed by the other favours
+// one: `a` and `b` each run their step once more from its starting state and return its seconds;
+// they are called b a, a b, b a, ... (`a` ran first before). `short_step`: policy.runs rounds
+// (rounded up to even, at least 2), else 2. Each gets the median of its own runs; op times are
+// left to the first timing.
+struct InTurn {
+    StepTiming a, b;
+};
+InTurn time_in_turn(const TimingPolicy& policy, bool short_step, const std::function<double()>& a,
+                    const std::function<double()>& b);
+
 }  // namespace kvs

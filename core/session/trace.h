@@ -80,6 +80,9 @@ struct StepRecord {
     double forward_min_seconds = 0;  // the fastest run
     double forward_max_seconds = 0;  // the slowest run
     int timing_runs = 1;
+    // Compare mode's prefill: timed in turn with the twin's, the same work (step_timing.h's
+    // time_in_turn), so neither is favoured by the order of measuring.
+    bool timed_in_turn = false;
     // How the step's forward passes ran their kernels (core/model/model.h's PassPath): op by op,
     // each op timed (the op strip recorded), or a fast path: the fused decode kernels
     // (core/model/fused_ops.h), or the op-by-op kernels as one CUDA graph.
@@ -119,6 +122,9 @@ class Trace {
     const std::vector<StepRecord>& steps() const { return steps_; }
     bool empty() const { return steps_.empty(); }
     const StepRecord& back() const { return steps_.back(); }
+    // The newest step, for its times only (taken again after it was pushed: a twin's equal step
+    // timed in turn); its payload stays as counted.
+    StepRecord& back_for_timing() { return steps_.back(); }
     std::size_t payload_bytes() const { return payload_bytes_; }
     std::size_t budget() const { return budget_; }
     void set_budget(std::size_t b);

@@ -227,6 +227,7 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
         j.field("wall_s", r.wall_seconds).field("forward_s", r.forward_seconds);
         j.field("runs", r.timing_runs).field("forward_min_s", r.forward_min_seconds);
         j.field("forward_max_s", r.forward_max_seconds);
+        if (r.timed_in_turn) j.field("timed_in_turn", true);  // with the twin's equal prefill
         j.field("path", pass_path_name(r.path));
         if (r.kernel_launches > 0) j.field("kernels", r.kernel_launches);
         if (r.graph_seconds > 0)
@@ -247,6 +248,11 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
         j.key("counts").begin_object();
         j.field("flops", r.counts.flops).field("matmul_flops", r.counts.matmul_flops);
         j.field("attention_flops", r.counts.attention_flops).field("bytes", r.counts.bytes);
+        // bytes = weight_bytes + kv_read_bytes + kv_write_bytes, the weights as the model kept
+        // them (a replay has no weights to count them from)
+        j.field("weight_bytes", r.counts.weight_bytes);
+        j.field("kv_read_bytes", r.counts.kv_read_bytes);
+        j.field("kv_write_bytes", r.counts.kv_write_bytes);
         j.end_object();
         j.key("why_not_q").begin_object();
         j.field("query_rows_computed", r.query_rows_computed);

@@ -198,6 +198,7 @@ void read_time(const Reader& rd, const json& s, const std::string& w, int versio
     r.timing_runs = rd.whole(time, "runs", tw, 1, 1000);
     r.forward_min_seconds = rd.real(time, "forward_min_s", tw, 0, 1e9);
     r.forward_max_seconds = rd.real(time, "forward_max_s", tw, 0, 1e9);
+    if (rd.optional(time, "timed_in_turn")) r.timed_in_turn = rd.boolean(time, "timed_in_turn", tw);
     if (const json* g = rd.optional(time, "graph_s")) r.graph_seconds = rd.number(*g, tw, 0, 1e9);
     if (const json* f = rd.optional(time, "fused_s")) r.fused_seconds = rd.number(*f, tw, 0, 1e9);
     if (rd.optional(time, "path")) {
@@ -374,6 +375,23 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     r.counts.matmul_flops = rd.real(counts, "matmul_flops", cw, 0, 1e30);
     r.counts.attention_flops = rd.real(counts, "attention_flops", cw, 0, 1e30);
     r.counts.bytes = rd.real(counts, "bytes", cw, 0, 1e30);
+    // The bytes apart, as recorded; a trace written before they were: K/V counted from the
+    // step's shapes (float32 rows), the weights the rest of the recorded bytes.
+    if (rd.optional(counts, "weight_bytes")) {
+        r.counts.weight_bytes = rd.real(counts, "weight_bytes", cw, 0, 1e30);
+        r.counts.kv_read_bytes = rd.real(counts, "kv_read_bytes", cw, 0, 1e30);
+        r.counts.kv_write_bytes = rd.real(counts, "kv_write_bytes", cw, 0, 1e30);
+        // Written with 9 significant digits: equal to that precision.
+        const double sum = r.counts.weight_bytes + r.counts.kv_read_bytes + r.counts.kv_write_bytes;
+        if (std::fabs(sum - r.counts.bytes) > 1e-6 * std::max(1.0, r.counts.bytes))
+            rd.fail(cw, "weight_bytes + kv_read_bytes + kv_write_bytes is not bytes");
+    } else {
+        const StepCounts shapes = count_llama_forward(c, r.pos0, r.tokens_processed);
+        r.counts.kv_read_bytes = shapes.kv_read_bytes;
+        r.counts.kv_write_bytes = shapes.kv_write_bytes;
+        r.counts.weight_bytes =
+            std::max(0.0, r.counts.bytes - shapes.kv_read_bytes - shapes.kv_write_bytes);
+    }
     const json& q = rd.member(s, "why_not_q", w);
     const std::string qw = w + ".why_not_q";
     r.query_rows_computed = rd.whole(q, "query_rows_computed", qw, 0, 1 << 30);

@@ -181,6 +181,25 @@ bool Workbench::finished() const {
 
 void Workbench::step() {
     if (sessions_.empty()) throw Error("no model is open");
+    // Compare mode's two prefills are the same work: both run, then are timed in turn, before
+    // anyone is told of either, so every view shows the times taken alike.
+    if (view_ == CacheView::Compare && sessions_.size() == 2 && !sessions_[0]->prefilled() &&
+        !sessions_[1]->prefilled()) {
+        Session &a = *sessions_[0], &b = *sessions_[1];
+        a.step();
+        b.step();
+        const double first =
+            std::min(a.trace().back().forward_seconds, b.trace().back().forward_seconds);
+        const InTurn t = time_in_turn(
+            base_.timing, first < base_.timing.rerun_below_seconds,
+            [&] { return a.rerun_prefill(); }, [&] { return b.rerun_prefill(); });
+        a.retime_prefill(t.a);
+        b.retime_prefill(t.b);
+        record_difference();
+        stepped(0);
+        stepped(1);
+        return;
+    }
     for (std::size_t i = 0; i < sessions_.size(); ++i) {
         Session& s = *sessions_[i];
         if (s.finished()) continue;

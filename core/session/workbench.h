@@ -74,7 +74,8 @@ class Workbench {
     void reset();                              // every session back to its prompt
 
     // One step of each session that has not finished (the prefill first): cached, then its
-    // uncached twin. Throws kvs::Error when there is no session.
+    // uncached twin; compare mode's two prefills, the same work, are then timed again in turn
+    // (core/session/step_timing.h's time_in_turn). Throws kvs::Error when there is no session.
     void step();
 
     const Model* model() const { return model_.get(); }

@@ -31,7 +31,7 @@ shot stage-toy-numbers-1080 --model toy --decode 1 --size 1920x1080
 # Inside attention (I, or a click on a heatmap row): the toy's head "even" at "so" (prefill) and
 # head "all" at the decode step; the default model's layer 1, head 0 at "is" (prefill, "France"
 # takes the weight) and at a decode step with the op strip walked to an op of layer 1.
-shot explain-toy-prefill --model toy --prefill --explain 0,0,3 --size 1600x900
+shot explain-toy-prefill --model toy --prefill --explain 0,0,4 --size 1600x900
 shot explain-toy-decode --model toy --decode 1 --explain 0,3,last --size 1600x900
 shot explain-default-prefill --model default --prompt "The capital of France is" --prefill \
     --explain 1,0,last --size 1600x900
@@ -62,13 +62,20 @@ rm -rf "$g"
 # and bidirectional side by side (key M), and the memory traffic of each step against the position
 # in the time panel shown alone (key 4).
 shot stage-row-1-1080 --model default --prompt "The capital of France is" --prefill \
-    --explain 1,0,3 --maximise inside --explain-stage 1 --font-scale 1.5 --size 1920x1080
+    --explain 1,0,4 --maximise inside --explain-stage 1 --font-scale 1.5 --size 1920x1080
 shot stage-row-4-1080 --model default --prompt "The capital of France is" --prefill \
-    --explain 1,0,3 --maximise inside --explain-stage 4 --font-scale 1.5 --size 1920x1080
+    --explain 1,0,4 --maximise inside --explain-stage 4 --font-scale 1.5 --size 1920x1080
 shot stage-row-5-1080 --model default --prompt "The capital of France is" --prefill \
-    --explain 1,0,3 --maximise inside --explain-stage 5 --font-scale 1.5 --size 1920x1080
+    --explain 1,0,4 --maximise inside --explain-stage 5 --font-scale 1.5 --size 1920x1080
 shot presenter-inside-1080 --model default --prompt "Once upon a time" --decode 3 \
     --explain 1,0,last --maximise inside --font-scale 2 --size 1920x1080
+# Every weight the model gave: the bidirectional row's matrix has the keys after the query too;
+# every row the why-not-Q count names opens (the query at position 3 at step 3, without the cache).
+shot inside-bidirectional-1080 --model default --prompt "Today's weather is so" --prefill \
+    --cache bidirectional --explain 1,0,3,1 --maximise inside --explain-stage 5 --font-scale 2 \
+    --size 1920x1080
+shot inside-uncached-row-1080 --model default --prompt "Once upon a time" --decode 3 --cache off \
+    --explain 3,0,3 --maximise inside --explain-stage 4 --font-scale 2 --size 1920x1080
 shot causal-vs-bidirectional-1080 --model default --prompt "Once upon a time" --decode 3 \
     --cache bidirectional --size 1920x1080
 # Lesson 10: the causal and bidirectional sessions side by side after one token more, the measured
@@ -79,6 +86,13 @@ shot lesson-10-step-1-zh-text2-1080 --lesson 10 --lesson-step 1 --lang zh --font
     --size 1920x1080
 shot memory-traffic-1080 --model default --prompt "Once upon a time" --decode 60 --cache compare \
     --maximise time --size 1920x1080
+# The same panel for a Q8_0 file: the weights a step reads as the file keeps them (kvscope-cli info's
+# figure), at text 2.
+q=$(mktemp -d)
+"$cli" export --type q8_0 --gguf "$q/default-q8_0.gguf" >/dev/null
+shot memory-traffic-q8_0-1080 --model "$q/default-q8_0.gguf" --prompt "Once upon a time" --decode 20 \
+    --maximise time --font-scale 2 --size 1920x1080
+rm -rf "$q"
 # The Serving view (key V): the built-in eight prompts after 19 scheduler steps (the second four
 # requests running on the shared prefix blocks, the first four finished).
 shot serving-1080 --serve-steps 19 --size 1920x1080
