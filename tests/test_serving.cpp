@@ -254,7 +254,7 @@ TEST_CASE("one serving run to its end: what the CLI and the lessons read", "[ser
     for (const ServeStep& s : run.steps) mixed += s.prefill_rows > 0 && s.decode_rows > 0;
     CHECK(run.mixed_steps == mixed);
     CHECK(run.blocks_saved() == run.stats.contiguous_blocks() - run.stats.peak_blocks);
-    // The fullest tables: the requests still running after that step, each table long enough
+    // The tables shown: the requests still running after that step, each table long enough
     // for its rows, and the blocks they hold together at most the pool's.
     REQUIRE(run.shown_step >= 0);
     REQUIRE(!run.shown_tables.empty());
