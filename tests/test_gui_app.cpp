@@ -600,7 +600,7 @@ TEST_CASE("each lesson step's Serving view shows the @serve it names, at the ste
     CHECK(shared.at("multi_holder_blocks").get<int>() > 0);
     CHECK(shared.at("shot").get<int>() > 0);
     // Lesson 13 step 4: the window of sixteen rows, at the step the most blocks were let go (the
-    // tables' dashes), not the window of 300 that bounds nothing.
+    // tables' dashes), not the window of 800 that bounds nothing.
     const json window = view("13", "4", "v13-4");
     CHECK(window.at("let_go_entries").get<int>() > 0);
     CHECK(window.at("block_size") == 4);
