@@ -3,10 +3,8 @@
 // bytes beside the measured times, a per-op breakdown, the fitted growth of total cost with
 // length, what tracing and per-op timing themselves cost, and (CPU) the fast ops against the
 // plain reference loops on the same machine.
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -16,6 +14,7 @@
 #include "cli/bench_stats.h"
 #include "cli/bench_weights.h"
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "core/loaders/model_loader.h"
 #include "core/model/compact_weights.h"
 #include "core/model/transformer_model.h"
@@ -162,39 +161,6 @@ void print_ops(const std::vector<Cell>& cells, bool wide) {
     }
 }
 
-// What the bench is doing, on stderr, once it has run for a second: a line rewritten in place on
-// a terminal (at most 4 times a second), else a line every 5 seconds. Cleared before the tables
-// print, so they are never mixed with it.
-class ProgressLine {
-  public:
-    void operator()(int L, Measure m, int run, int total) {
-        const auto now = Clock::now();
-        const double t = std::chrono::duration<double>(now - start_).count();
-        if (t < 1.0) return;
-        if (shown_ && std::chrono::duration<double>(now - last_).count() < (tty_ ? 0.25 : 5.0))
-            return;
-        last_ = now;
-        char b[160];
-        std::snprintf(b, sizeof b, "kvscope-cli bench: L=%d %s, run %d of %d; %.0f s so far", L,
-                      measure_name(m), std::min(run, total), total, t);
-        if (tty_)
-            std::fprintf(stderr, "\r%-90s", b);
-        else
-            std::fprintf(stderr, "%s\n", b);
-        shown_ = true;
-    }
-    void clear() {
-        if (tty_ && shown_) std::fprintf(stderr, "\r%90s\r", "");
-        shown_ = false;
-    }
-
-  private:
-    using Clock = std::chrono::steady_clock;
-    Clock::time_point start_ = Clock::now(), last_ = start_;
-    bool tty_ = isatty(2) == 1;
-    bool shown_ = false;
-};
-
 void add_csv(std::vector<CsvRow>& rows, const Cell& c) {
     const std::string L = std::to_string(c.length), m = measure_name(c.measure);
     const int n = static_cast<int>(c.runs.size());
@@ -331,9 +297,14 @@ int cmd_bench(int argc, char** argv) {
     Bench bench(m, be, prompt, repeats, warmup);
     const bool wide = a.has("wide");
     const std::size_t width = wide ? 0 : kColumns;
-    ProgressLine progress;
-    bench.set_progress(
-        [&](int L, Measure meas, int run, int total) { progress(L, meas, run, total); });
+    // What the bench is doing, cleared before the tables print.
+    ProgressLine progress("bench");
+    bench.set_progress([&](int L, Measure meas, int run, int total) {
+        char b[96];
+        std::snprintf(b, sizeof b, "L=%d %s, run %d of %d", L, measure_name(meas),
+                      std::min(run, total), total);
+        progress.show(b);
+    });
 
     std::vector<std::string> header;
     header.push_back("kvscope-cli bench: model " + m.name() + " (" + m.config().describe() + ")");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "core/serving/prompt_file.h"
 #include "core/serving/serve_run.h"
 #include "core/util/error.h"
@@ -145,7 +146,11 @@ int cmd_serve(int argc, char** argv) {
          {"cache-scales", "S",
           "a quantised cache's scales: token (default: one per K and V row), tensor\n(one per "
           "layer's K and V) or channel (K one per channel, V per row); tensor\nand channel "
-          "scales are calibrated on the prompts first"}});
+          "scales are calibrated on the prompts first"},
+         {"progress-every", "S",
+          "a progress line on stderr (requests done, tokens generated) every S\nseconds, the "
+          "first after min(S, 1) s (default 5; 0: at every step); on a\nterminal one line "
+          "rewritten in place"}});
     Args a("serve", specs, argc, argv, 2);
     if (a.help()) {
         std::fputs(
@@ -186,7 +191,14 @@ int cmd_serve(int argc, char** argv) {
         tokens.push_back(m.tokenizer().encode(p.text));
         arrivals.push_back(p.arrival);
     }
-    const ServeRun run = run_serve(m, *o.backend.backend, cfg, tokens, arrivals);
+    ProgressLine progress("serve", a.number("progress-every", 5.0, 0.0, 3600.0));
+    const std::size_t requests = tokens.size();
+    const ServeRun run =
+        run_serve(m, *o.backend.backend, cfg, tokens, arrivals, [&](int done, int generated) {
+            progress.show(std::to_string(done) + " of " + std::to_string(requests) +
+                          " requests done, " + std::to_string(generated) + " tokens generated");
+        });
+    progress.clear();
     for (const ServeRequest& r : run.requests) print_text(m.tokenizer(), r);
     std::fflush(stdout);
 
