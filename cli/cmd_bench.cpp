@@ -3,8 +3,10 @@
 // bytes beside the measured times, a per-op breakdown, the fitted growth of total cost with
 // length, what tracing and per-op timing themselves cost, and (CPU) the fast ops against the
 // plain reference loops on the same machine.
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -251,24 +253,39 @@ int print_limits(int threads, int repeats) {
 
 }  // namespace
 
-int cmd_bench(int argc, char** argv) {
+std::vector<OptionSpec> bench_options() {
     auto specs = model_options();
-    specs.insert(specs.end(),
-                 {{"lengths", "L1,L2,..", "lengths to measure (default 32,64,128,256,512)"},
-                  {"repeats", "R", "timed runs per measurement (default 5)"},
-                  {"warmup", "W", "untimed runs before them (default 1)"},
-                  prompt_option("decode prompt; prefill prompts repeat it (default "
-                                "\"Once upon a time\")"),
-                  cmdline::file_option(),
-                  {"csv", "FILE", "write every figure as CSV"},
-                  {"limits", "",
-                   "measure this machine's FMA peak and read bandwidth (1 thread, then "
-                   "--threads), print them and exit"},
-                  {"trace", "", "measure with tracing on (attention, K/V rows, logits kept)"},
-                  {"wide", "",
-                   "every column: tok/s min and max, counted GFLOP and MB, each op\n(about 160 "
-                   "columns; the default fits 100)"}});
-    Args a("bench", specs, argc, argv, 2);
+    specs.insert(
+        specs.end(),
+        {OptionSpec{.name = "lengths",
+                    .value_name = "L1,L2,..",
+                    .help = "lengths to measure (default 32,64,128,256,512, those within\nthe "
+                            "context)",
+                    .value = cmdline::whole_list_in(1, 1 << 20)},
+         OptionSpec{.name = "repeats",
+                    .value_name = "R",
+                    .help = "timed runs per measurement (default 5)",
+                    .value = cmdline::whole_in(1, 1000)},
+         OptionSpec{.name = "warmup",
+                    .value_name = "W",
+                    .help = "untimed runs before them (default 1)",
+                    .value = cmdline::whole_in(0, 1000)},
+         prompt_option("decode prompt; prefill prompts repeat it (default "
+                       "\"Once upon a time\")"),
+         cmdline::file_option(),
+         {"csv", "FILE", "write every figure as CSV"},
+         {"limits", "",
+          "measure this machine's FMA peak and read bandwidth (1 thread, then "
+          "--threads), print them and exit"},
+         {"trace", "", "measure with tracing on (attention, K/V rows, logits kept)"},
+         {"wide", "",
+          "every column: tok/s min and max, counted GFLOP and MB, each op\n(about 160 "
+          "columns; the default fits 100)"}});
+    return specs;
+}
+
+int cmd_bench(int argc, char** argv) {
+    const Args a = model_args("bench", bench_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Measure prefill and decode throughput by length, with and without the KV "
@@ -280,8 +297,8 @@ int cmd_bench(int argc, char** argv) {
     std::vector<int> lengths = a.int_list("lengths", {32, 64, 128, 256, 512});
     std::sort(lengths.begin(), lengths.end());
     lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
-    const int repeats = a.integer("repeats", 5, 1, 1000);
-    const int warmup = a.integer("warmup", 1, 0, 1000);
+    const int repeats = a.integer("repeats", 5);
+    const int warmup = a.integer("warmup", 1);
     const bool trace = a.has("trace");
     const std::string prompt = cmdline::prompt_from(a).value_or("Once upon a time");
 
@@ -295,15 +312,24 @@ int cmd_bench(int argc, char** argv) {
     const Model& m = *o.model;
     const auto* llama = dynamic_cast<const TransformerModel*>(&m);
     Bench bench(m, be, prompt, repeats, warmup);
+    if (!a.has("lengths")) {
+        // The default lengths a run of every measure fits in the model's context: the default
+        // model's 256 tokens leave out 512 rather than half-running it.
+        std::vector<int> within;
+        for (int L : lengths)
+            if (std::all_of(std::begin(kMeasures), std::end(kMeasures),
+                            [&](Measure meas) { return bench.fits(meas, L); }))
+                within.push_back(L);
+        if (!within.empty()) lengths = within;
+    }
     const bool wide = a.has("wide");
     const std::size_t width = wide ? 0 : kColumns;
-    // What the bench is doing, cleared before the tables print.
-    ProgressLine progress("bench");
+    // What it is measuring, once it has run for a second; a line every 5 s in a log.
+    ProgressLine progress("kvscope-cli bench", {.after_s = 1.0, .piped_every_s = 5.0});
     bench.set_progress([&](int L, Measure meas, int run, int total) {
-        char b[96];
-        std::snprintf(b, sizeof b, "L=%d %s, run %d of %d", L, measure_name(meas),
-                      std::min(run, total), total);
-        progress.show(b);
+        if (!progress.due()) return;
+        progress.show("L=" + std::to_string(L) + " " + measure_name(meas) + ", run " +
+                      std::to_string(std::min(run, total)) + " of " + std::to_string(total));
     });
 
     std::vector<std::string> header;

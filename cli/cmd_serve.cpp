@@ -45,14 +45,14 @@ void print_text(const Tokenizer& tok, const ServeRequest& r) {
 
 KvCacheType cache_type_from(const Args& a) {
     if (!a.has("cache-type")) return KvCacheType::F32;
-    const std::string t = a.str("cache-type");
+    const std::string t = a.checked("cache-type", "f32");
     if (const auto k = kv_cache_type_named(t)) return *k;
     a.fail("--cache-type " + escape_for_one_line(t) + ": not a cache type (f32, int8 or fp8)");
 }
 
 KvScaleMode scale_mode_from(const Args& a) {
     if (!a.has("cache-scales")) return KvScaleMode::Token;
-    const std::string m = a.str("cache-scales");
+    const std::string m = a.checked("cache-scales", "token");
     if (const auto k = kv_scale_mode_named(m)) return *k;
     a.fail("--cache-scales " + escape_for_one_line(m) +
            ": not a way to scale the cache (token, tensor or channel)");
@@ -60,7 +60,7 @@ KvScaleMode scale_mode_from(const Args& a) {
 
 SinkPositions sink_positions_from(const Args& a) {
     if (!a.has("sink-positions")) return SinkPositions::Cache;
-    const std::string p = a.str("sink-positions");
+    const std::string p = a.checked("sink-positions", "cache");
     for (SinkPositions k : {SinkPositions::Cache, SinkPositions::Original})
         if (p == sink_positions_name(k)) return k;
     a.fail("--sink-positions " + escape_for_one_line(p) + ": not cache or original");
@@ -114,7 +114,8 @@ void print_window_effect(const Model& m, Backend& be, const ServeRun& run) {
 
 }  // namespace
 
-int cmd_serve(int argc, char** argv) {
+std::vector<OptionSpec> serve_options() {
+    using cmdline::whole_in;
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.insert(
@@ -123,35 +124,67 @@ int cmd_serve(int argc, char** argv) {
           "the requests: one prompt a line (blank lines skipped); \"@N text\"\narrives at step N"},
          cmdline::new_tokens_option("tokens to generate per request (default 256, within the "
                                     "context; past it under --window)"),
-         {"block-size", "N", "K/V rows per block of the paged cache (default 16)"},
-         {"max-num-seqs", "N", "requests running at once (default 8, 1..64)"},
-         {"max-num-batched-tokens", "N",
-          "rows a step's pass may hold, prompt chunks and decode rows together\n(default: no "
-          "budget); a longer prompt is computed in chunks over several steps"},
-         {"pool-blocks", "N",
-          "blocks in the pool (default: max-num-seqs x the context's blocks);\na smaller pool "
-          "queues requests and preempts running ones (computed again later)"},
+         OptionSpec{.name = "block-size",
+                    .value_name = "N",
+                    .help = "K/V rows per block of the paged cache (default 16)",
+                    .value = whole_in(1, 1 << 20)},
+         OptionSpec{.name = "max-num-seqs",
+                    .value_name = "N",
+                    .help = "requests running at once (default 8)",
+                    .value = whole_in(1, 64)},
+         OptionSpec{.name = "max-num-batched-tokens",
+                    .value_name = "N",
+                    .help = "rows a step's pass may hold, prompt chunks and decode rows "
+                            "together\n(default: no budget); a longer prompt is computed in "
+                            "chunks over several steps",
+                    .value = whole_in(1, 1 << 24)},
+         OptionSpec{.name = "pool-blocks",
+                    .value_name = "N",
+                    .help =
+                        "blocks in the pool (default: max-num-seqs x the context's blocks);\na "
+                        "smaller pool queues requests and preempts running ones (computed again "
+                        "later)",
+                    .value = whole_in(1, 1 << 24)},
          {"no-prefix-caching", "",
           "no prefix cache: every prompt computed whole, no block kept after its request"},
-         {"window", "N",
-          "a bounded cache: each pass sees the last N cached rows (and the sinks);\nthe blocks "
-          "before them are let go, and the effect on the next token is measured"},
-         {"sinks", "N", "with --window: the first N rows stay seen too (attention sinks)"},
-         {"sink-positions", "P",
-          "cache (default: StreamingLLM's, the sinks numbered by their place in the\ncache) or "
-          "original (the positions their tokens had)"},
-         {"cache-type", "TYPE",
-          "how the pool stores K/V rows: f32 (default), int8 or fp8 (e4m3); the\neffect on the "
-          "next token is measured against f32"},
-         {"cache-scales", "S",
-          "a quantised cache's scales: token (default: one per K and V row), tensor\n(one per "
-          "layer's K and V) or channel (K one per channel, V per row); tensor\nand channel "
-          "scales are calibrated on the prompts first"},
-         {"progress-every", "S",
-          "a progress line on stderr (requests done, tokens generated) every S\nseconds, the "
-          "first after min(S, 1) s (default 5; 0: at every step); on a\nterminal one line "
-          "rewritten in place"}});
-    Args a("serve", specs, argc, argv, 2);
+         OptionSpec{
+             .name = "window",
+             .value_name = "N",
+             .help = "a bounded cache: each pass sees the last N cached rows (and the sinks);\nthe "
+                     "blocks before them are let go, and the effect on the next token is measured",
+             .value = whole_in(1, 1 << 24)},
+         OptionSpec{.name = "sinks",
+                    .value_name = "N",
+                    .help = "with --window: the first N rows stay seen too (attention sinks)",
+                    .value = whole_in(0, 1 << 24)},
+         OptionSpec{.name = "sink-positions",
+                    .value_name = "P",
+                    .help = "cache (default: StreamingLLM's, the sinks numbered by their place in "
+                            "the\ncache) or original (the positions their tokens had)",
+                    .value = cmdline::one_of({sink_positions_name(SinkPositions::Cache),
+                                              sink_positions_name(SinkPositions::Original)})},
+         OptionSpec{
+             .name = "cache-type",
+             .value_name = "TYPE",
+             .help = "how the pool stores K/V rows: f32 (default), int8 or fp8 (e4m3); the\neffect "
+                     "on the next token is measured against f32",
+             .value = cmdline::one_of({kv_cache_type_name(KvCacheType::F32),
+                                       kv_cache_type_name(KvCacheType::Int8),
+                                       kv_cache_type_name(KvCacheType::Fp8)})},
+         OptionSpec{.name = "cache-scales",
+                    .value_name = "S",
+                    .help = "a quantised cache's scales: token (default: one per K and V row), "
+                            "tensor\n(one per layer's K and V) or channel (K one per channel, V "
+                            "per row); tensor\nand channel scales are calibrated on the prompts "
+                            "first",
+                    .value = cmdline::one_of({kv_scale_mode_name(KvScaleMode::Token),
+                                              kv_scale_mode_name(KvScaleMode::Tensor),
+                                              kv_scale_mode_name(KvScaleMode::ChannelK)})}});
+    return specs;
+}
+
+int cmd_serve(int argc, char** argv) {
+    const Args a = model_args("serve", serve_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Serve many prompts at once over a paged KV cache (continuous batching under a token "
@@ -164,15 +197,15 @@ int cmd_serve(int argc, char** argv) {
     if (!a.has("prompts")) a.fail("--prompts FILE is required (one prompt a line)");
     const std::vector<PromptLine> prompts = read_prompts(a);
     ServeConfig cfg;
-    cfg.block_size = a.integer("block-size", 16, 1, 1 << 20);
-    cfg.max_num_seqs = a.integer("max-num-seqs", 8, 1, 64);
-    cfg.max_num_batched_tokens = a.integer("max-num-batched-tokens", 0, 1, 1 << 24);
-    cfg.pool_blocks = a.integer("pool-blocks", 0, 1, 1 << 24);
+    cfg.block_size = a.integer("block-size", 16);
+    cfg.max_num_seqs = a.integer("max-num-seqs", 8);
+    cfg.max_num_batched_tokens = a.integer("max-num-batched-tokens", 0);
+    cfg.pool_blocks = a.integer("pool-blocks", 0);
     cfg.prefix_caching = !a.has("no-prefix-caching");
-    cfg.max_new_tokens = a.integer("max-new-tokens", 256, 1, 1 << 24);
+    cfg.max_new_tokens = a.integer("max-new-tokens", 256);
     cfg.sampler = sampler_from(a);
-    cfg.window = a.integer("window", 0, 1, 1 << 24);
-    cfg.sinks = a.integer("sinks", 0, 0, 1 << 24);
+    cfg.window = a.integer("window", 0);
+    cfg.sinks = a.integer("sinks", 0);
     if (a.has("sinks") && !a.has("window")) a.fail("--sinks N needs --window N");
     if (a.has("sink-positions") && !a.has("window")) a.fail("--sink-positions needs --window N");
     cfg.sink_positions = sink_positions_from(a);
@@ -191,12 +224,13 @@ int cmd_serve(int argc, char** argv) {
         tokens.push_back(m.tokenizer().encode(p.text));
         arrivals.push_back(p.arrival);
     }
-    ProgressLine progress("serve", a.number("progress-every", 5.0, 0.0, 3600.0));
-    const std::size_t requests = tokens.size();
+    ProgressLine progress("kvscope-cli serve");
     const ServeRun run =
-        run_serve(m, *o.backend.backend, cfg, tokens, arrivals, [&](int done, int generated) {
-            progress.show(std::to_string(done) + " of " + std::to_string(requests) +
-                          " requests done, " + std::to_string(generated) + " tokens generated");
+        run_serve(m, *o.backend.backend, cfg, tokens, arrivals, [&](const ServeProgress& p) {
+            if (!progress.due()) return;
+            progress.show(std::to_string(p.finished) + " of " + std::to_string(p.requests) +
+                          " requests done, " + std::to_string(p.generated) +
+                          " tokens generated, step " + std::to_string(p.step));
         });
     progress.clear();
     for (const ServeRequest& r : run.requests) print_text(m.tokenizer(), r);

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "core/loaders/model_loader.h"
 #include "core/util/format.h"
@@ -148,7 +147,7 @@ TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
                  "--sinks N needs --window N");
     expect_error(
         {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type", "int4"},
-        "--cache-type int4: not a cache type (f32, int8 or fp8)");
+        "--cache-type: 'int4' is not one of f32, int8, fp8");
     expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(),
                   "--max-num-batched-tokens", "0"},
                  "--max-num-batched-tokens: 0 is out of range");
@@ -161,7 +160,7 @@ TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
                  "pool's 6");
     expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--window", "8",
                   "--sink-positions", "middle"},
-                 "--sink-positions middle: not cache or original");
+                 "--sink-positions: 'middle' is not one of cache, original");
     expect_error(
         {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--sink-positions", "cache"},
         "--sink-positions needs --window N");
@@ -170,49 +169,7 @@ TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
         "--cache-scales needs --cache-type int8 or fp8");
     expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type",
                   "int8", "--cache-scales", "block"},
-                 "--cache-scales block: not a way to scale the cache (token, tensor or channel)");
-}
-
-TEST_CASE("serve says how far it has got on stderr, its texts unchanged", "[cli][serving]") {
-    const fs::path file = prompts_file({"the cat", "a red mat", "the hat"}, "progress.txt");
-    const std::vector<std::string> args{"serve",     "--model",        tiny_model(),
-                                        "--prompts", file.string(),    "--max-new-tokens",
-                                        "6",         "--max-num-seqs", "2"};
-    const auto plain = run_cli(args);
-    REQUIRE(plain.exit_code == 0);
-    // The default (every 5 s, the first after 1 s) prints none in a run this short.
-    CHECK(plain.err.find("kvscope-cli serve: ") == std::string::npos);
-    std::vector<std::string> each = args;
-    each.insert(each.end(), {"--progress-every", "0"});
-    const auto r = run_cli(each);
-    INFO("stderr: " << r.err);
-    REQUIRE(r.exit_code == 0);
-    CHECK(r.out == plain.out);
-    // stderr is a pipe here: one line a step, the requests done and the tokens so far, never
-    // fewer than the line before, the last one the run's whole count; then the summary.
-    const std::regex line(
-        "kvscope-cli serve: ([0-9]+) of 3 requests done, ([0-9]+) tokens "
-        "generated; [0-9]+ s so far");
-    int lines = 0, done = 0, tokens = 0;
-    std::istringstream in(r.err);
-    std::string l;
-    while (std::getline(in, l)) {
-        std::smatch m;
-        if (!std::regex_match(l, m, line)) continue;
-        ++lines;
-        CHECK(std::stoi(m[1]) >= done);
-        CHECK(std::stoi(m[2]) > tokens);
-        done = std::stoi(m[1]);
-        tokens = std::stoi(m[2]);
-    }
-    CHECK(lines == figure(r.err, "requests in"));  // "N requests in S steps": S lines
-    CHECK(done == 3);
-    CHECK(tokens == figure(r.err, "steps,"));  // "S steps, T tokens generated"
-    for (const char* bad : {"-1", "abc", "3601"}) {
-        std::vector<std::string> b = args;
-        b.insert(b.end(), {"--progress-every", bad});
-        expect_error(b, "--progress-every");
-    }
+                 "--cache-scales: 'block' is not one of token, tensor, channel");
 }
 
 TEST_CASE("serve under a token budget chunks prompts and prints what generate prints",

@@ -8,7 +8,7 @@ namespace kvs {
 
 ServeRun run_serve(const Model& model, Backend& backend, const ServeConfig& config,
                    std::span<const std::vector<int>> prompts, std::span<const int> arrivals,
-                   const ServeProgress& progress) {
+                   const std::function<void(const ServeProgress&)>& on_step) {
     ServeConfig cfg = config;
     if (cfg.cache_type != KvCacheType::F32 && cfg.scale_mode != KvScaleMode::Token &&
         cfg.scales.k.empty())
@@ -17,7 +17,7 @@ ServeRun run_serve(const Model& model, Backend& backend, const ServeConfig& conf
     for (std::size_t i = 0; i < prompts.size(); ++i)
         s.submit(prompts[i], i < arrivals.size() ? arrivals[i] : 0);
     ServeRun run;
-    int most = -1, done = 0, run_so_far = 0;
+    int most = -1, run_so_far = 0;
     while (!s.finished()) {
         const ServeStep& st = s.step();
         if (st.prefill_rows > 0 && st.decode_rows > 0) ++run.mixed_steps;
@@ -38,8 +38,14 @@ ServeRun run_serve(const Model& model, Backend& backend, const ServeConfig& conf
             for (const ServeRequest& r : s.requests())
                 if (r.slot >= 0) run.shown_tables.push_back({r.id, r.table, r.len});
         }
-        done += static_cast<int>(st.retired.size());
-        if (progress) progress(done, s.stats().generated);
+        if (on_step) {
+            ServeProgress p{st.index, 0, static_cast<int>(s.requests().size()), 0};
+            for (const ServeRequest& r : s.requests()) {
+                p.finished += r.finish != FinishReason::None;
+                p.generated += r.generated();
+            }
+            on_step(p);
+        }
     }
     run.config = s.config();
     run.stats = s.stats();

@@ -39,18 +39,23 @@ struct ServeRun {
     double blocks_saved() const { return stats.contiguous_blocks() - stats.peak_blocks; }
 };
 
-// Called after each step (requests finished so far, tokens generated so far), for progress on a
-// long run.
-using ServeProgress = std::function<void(int requests_done, int tokens)>;
+// Where a run is after a step, for a command's progress line: requests finished of all submitted,
+// tokens generated so far (preempted requests' tokens counted once).
+struct ServeProgress {
+    int step = 0;
+    int finished = 0, requests = 0;
+    long long generated = 0;
+};
 
 // Submits `prompts` in order (prompt i arriving at step arrivals[i]; all at step 0 when
-// `arrivals` is empty) and steps the scheduler until every request has finished. A quantised
-// cache with fixed scales (KvScaleMode::Tensor, ChannelK) has them calibrated on the prompts
-// first (calibrate_kv_scales). Throws what Scheduler throws (bad options, a prompt that cannot
-// fit, a negative arrival).
+// `arrivals` is empty) and steps the scheduler until every request has finished, calling
+// `on_step` (when given) after each step. A quantised cache with fixed scales
+// (KvScaleMode::Tensor, ChannelK) has them calibrated on the prompts first
+// (calibrate_kv_scales). Throws what Scheduler throws (bad options, a prompt that cannot fit, a
+// negative arrival).
 ServeRun run_serve(const Model& model, Backend& backend, const ServeConfig& config,
                    std::span<const std::vector<int>> prompts, std::span<const int> arrivals = {},
-                   const ServeProgress& progress = {});
+                   const std::function<void(const ServeProgress&)>& on_step = {});
 
 // Each request's prompt served alone, one after the other: a batch of one, the full float32
 // cache, no prefix cache, a pool that never runs dry, the same sampler settings (as `generate`).
