@@ -34,10 +34,15 @@ TransformerRunner::TransformerRunner(const TransformerModel& m, Backend& be, int
                                                            config_.n_kv_heads, config_.head_dim())
                                : std::make_unique<KvCache>(be, config_.n_layers, config_.seq_len,
                                                            config_.n_kv_heads, config_.head_dim()));
+    // A serving runner's scratch comes with its pool, before the first pass: a whole
+    // context's rows, written once so its memory is mapped (a run's passes are timed, its
+    // setup is not).
     if (pool) {
-        // A paged slot's rows gathered for one layer's attention: [seq_len, kv_dim] each.
-        gather_k_ = DeviceBuffer(be, std::size_t(config_.seq_len) * config_.kv_dim());
-        gather_v_ = DeviceBuffer(be, std::size_t(config_.seq_len) * config_.kv_dim());
+        ensure_scratch(config_.seq_len, 0, std::size_t(slots) * config_.vocab_size);
+        for (DeviceBuffer* b : {&x_, &xb_, &q_, &k_, &v_, &att_, &h1_, &h3_, &captures_}) {
+            const std::vector<float> zeros(b->size(), 0.0f);
+            if (b->size() > 0) be.upload(b->span(), zeros.data(), zeros.size());
+        }
     }
     be.synchronize();
 }
@@ -122,7 +127,10 @@ TransformerRunner::Pass TransformerRunner::plan(std::span<const SeqInput> seqs,
             if (seqs[j].slot == s.slot) throw Error("two sequences share a KV cache slot");
         const int T = static_cast<int>(s.tokens.size()), pos0 = caches_[s.slot]->len();
         if (T == 0) throw Error("forward pass with no tokens");
-        if (pos0 + T > config_.seq_len)
+        // A bounded paged cache sees at most its sinks, its window and the pass: its positions
+        // may run past the context where they are RoPE's (computed for any position).
+        const bool unbounded = paged_ && window_ > 0 && !config_.gpt2() && T <= config_.seq_len;
+        if (pos0 + T > config_.seq_len && !unbounded)
             throw Error("context is full: " + std::to_string(pos0 + T) +
                         " positions needed, the model's context is " +
                         std::to_string(config_.seq_len));
@@ -167,18 +175,17 @@ TransformerRunner::Pass TransformerRunner::plan(std::span<const SeqInput> seqs,
     // rows].
     const std::size_t L = config_.n_layers, H = config_.n_heads, d = config_.dim,
                       kv = config_.kv_dim();
-    CaptureLayout& layout = p.captures;
-    layout.total = p.B * std::size_t(config_.vocab_size);
+    CaptureLayout& st = p.captures;
+    st.total = p.B * std::size_t(config_.vocab_size);
     for (int i = 0; i < p.B; ++i) {
-        layout.probs.push_back(layout.total);
-        if (want.attention) layout.total += L * H * p.keep[i] * p.probs_row(i);
-        layout.q.push_back(layout.total);
-        if (want.vectors) layout.total += L * p.keep[i] * d;
-        layout.attn_out.push_back(layout.total);
-        if (want.vectors) layout.total += L * p.keep[i] * d;
-        layout.kv.push_back(layout.total);
-        if (want.kv_rows)
-            layout.total += ConstKvRows{nullptr, int(L), p.kv_keep[i], int(kv)}.size();
+        st.probs.push_back(st.total);
+        if (want.attention) st.total += L * H * p.keep[i] * p.probs_row(i);
+        st.q.push_back(st.total);
+        if (want.vectors) st.total += L * p.keep[i] * d;
+        st.attn_out.push_back(st.total);
+        if (want.vectors) st.total += L * p.keep[i] * d;
+        st.kv.push_back(st.total);
+        if (want.kv_rows) st.total += ConstKvRows{nullptr, int(L), p.kv_keep[i], int(kv)}.size();
     }
     return p;
 }
@@ -208,7 +215,7 @@ void TransformerRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p
             add_bias({K::VBias, l}, v, W.bv + l * kv, R, KV);
         }
         // RoPE, the cache append and attention, per sequence: att: [R, dim]
-        for (int i = 0; i < B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        attend_all(l, seqs, p, want);
         // x += att wo: [R, dim]
         matmul({K::OutProj, l}, xb, att, W.wo + l * d * d, at(C.wo, l), R, D, D);
         add({K::Residual, l}, x, xb, R);
@@ -259,7 +266,7 @@ void TransformerRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pa
         linear({K::KProj, l}, K::KBias, k, xb, W.wk + l * d * d, W.bk + l * d, D, D);
         linear({K::VProj, l}, K::VBias, v, xb, W.wv + l * d * d, W.bv + l * d, D, D);
         // The cache append and attention, per sequence (no RoPE): att: [R, dim]
-        for (int i = 0; i < B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        attend_all(l, seqs, p, want);
         // x += att wo + bo (attn.c_proj): [R, dim]
         linear({K::OutProj, l}, K::OutBias, xb, att, W.wo + l * d * d, W.bo + l * d, D, D);
         add({K::Residual, l}, x, xb, R);
@@ -279,61 +286,41 @@ void TransformerRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pa
            CompactMatrix{}, B, D, config_.vocab_size);
 }
 
+TransformerRunner::SeqRows TransformerRunner::rows_of(const Pass& p, int i) const {
+    const std::size_t d = config_.dim, kv = config_.kv_dim(), first = p.first[i], T = p.T[i];
+    return {q_.at(first * d, T * d), k_.at(first * kv, T * kv), v_.at(first * kv, T * kv),
+            att_.at(first * d, T * d)};
+}
+
+void TransformerRunner::rope_rows(int l, const Pass& p, int i, const SeqRows& r) {
+    if (config_.gpt2()) return;  // GPT-2's positions were added to x at the embedding instead
+    op(OpKind::Rope, l, p.T[i], p.pos0[i]);
+    be_.rope(r.q, r.k, p.T[i], p.pos0[i], config_.dim, config_.kv_dim(), config_.head_dim(),
+             inv_freq_.span());
+}
+
 void TransformerRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
-    op_seq_ = i;  // the ops below are counted at this sequence's position
-    struct Reset {
-        int& seq;
-        ~Reset() { seq = -1; }
-    } reset{op_seq_};
+    const CountedAt counted(op_seq_, i);
     const int T = p.T[i], pos0 = p.pos0[i];
-    const std::size_t d = config_.dim, kv = config_.kv_dim(), first = p.first[i];
-    // This sequence's rows: q, att: [T, dim]; k, v: [T, kv_dim], at positions pos0..pos0+T-1.
-    const DeviceSpan qi = q_.at(first * d, T * d), ki = k_.at(first * kv, T * kv),
-                     vi = v_.at(first * kv, T * kv), ai = att_.at(first * d, T * d);
+    const SeqRows r = rows_of(p, i);  // at positions pos0..pos0+T-1
     // Under a graph capture the next ops read this sequence's position from the device; the
     // recording serves up to probs_row(i) keys.
     if (p.graph) be_.graphs()->position_of(i, static_cast<int>(p.probs_row(i)));
-    // run.c's attention: RoPE on q and k, the new K/V rows into the cache, then attention over
-    // every row the cache holds for the query.
-    if (!config_.gpt2()) {  // GPT-2's positions were added to x at the embedding instead
-        op(OpKind::Rope, l, T, pos0);
-        be_.rope(qi, ki, T, pos0, config_.dim, config_.kv_dim(), config_.head_dim(),
-                 inv_freq_.span());
-    }
-    const SeenRows seen = rows_seen(cache, l, pos0);
+    rope_rows(l, p, i, r);
+    // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
     op(OpKind::KvAppend, l, T, pos0);
-    be_.kv_append(seen.k, seen.v, ki, vi, seen.n, T, config_.kv_dim());
-    if (cache.paged()) store_new_rows(cache, l, pos0, T, ki, vi, seen);
-    if ((p.graph || cache.paged()) && want.kv_rows && p.kv_keep[i] > 0)
-        capture_new_rows(p, i, l, ki, vi);
-    attention_over(p, i, l, want, ai, qi, seen);
-    if (want.vectors) {
-        // q as attention read it (after RoPE), the output before wo mixes the heads.
-        gather_rows(qi, p.captures.q[i], l, T, p.keep[i]);
-        gather_rows(ai, p.captures.attn_out[i], l, T, p.keep[i]);
-    }
-}
-
-void TransformerRunner::attention_over(const Pass& p, int i, int l, const Capture& want,
-                                       DeviceSpan out, DeviceSpan q, const SeenRows& seen) {
-    const int T = p.T[i], pos0 = p.pos0[i], keep = p.keep[i], H = config_.n_heads;
+    be_.kv_append(cache.k(l), cache.v(l), r.k, r.v, pos0, T, config_.kv_dim());
+    // (finish() reads the kept rows out of the cache, at a position-dependent place a recorded
+    // copy cannot follow: a graph keeps them here.)
+    if (p.graph) keep_new_kv(l, p, i, want, r);
     // One fused kernel: scores, softmax and weights . V share its measured time.
     op(OpKind::Scores, l, T, pos0);
     op(OpKind::Softmax, l, T, pos0, false);
     op(OpKind::WeightedSum, l, T, pos0, false);
-    // probs: [H, T, n_keys]. Every row kept (prefill, decode): written straight into
-    // the capture buffer; else into scratch, and the kept rows gathered there by one copy.
-    const std::size_t n_keys = pos0 + T, layer_probs = H * keep * p.probs_row(i);
-    const DeviceSpan kept = captures_.at(p.captures.probs[i] + l * layer_probs, layer_probs);
-    // (A graph pass that keeps no row writes none: its scratch would be position-sized.)
-    const DeviceSpan probs = !want.attention || (p.graph && keep < T) ? DeviceSpan{}
-                             : keep == T                              ? kept
-                                                                      : probs_.span();
-    be_.attention(out, q, seen.k, seen.v, probs, T, seen.n, H, config_.n_kv_heads,
-                  config_.head_dim(), mask_ == AttentionMask::Causal);
-    if (want.attention && keep < T)
-        be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,
-                      keep * n_keys);
+    be_.attention(r.att, r.q, cache.k(l), cache.v(l), probs_target(l, p, i, want), T, pos0,
+                  config_.n_heads, config_.n_kv_heads, config_.head_dim(),
+                  mask_ == AttentionMask::Causal);
+    keep_attention(l, p, i, want, r);
 }
 
 }  // namespace kvs

@@ -84,10 +84,12 @@ class TransformerRunner final : public Runner, public BatchRunner {
     void set_blocks(int slot, std::span<const int> table, int len) override {
         caches_.at(slot)->set_blocks(table, len);
     }
-    void set_window(int sinks, int window) override {
-        if (!paged_) BatchRunner::set_window(sinks, window);
+    void set_window(int sinks, int window, SinkPositions positions) override {
+        if (!paged_) BatchRunner::set_window(sinks, window, positions);
         if (sinks < 0 || window < 0) throw Error("a window or sinks below 0");
-        sinks_ = sinks, window_ = window;
+        if (config_.gpt2() && window > 0 && sinks > 0 && positions == SinkPositions::Cache)
+            throw Error("GPT-2 learns its positions: its sinks keep their original ones");
+        sinks_ = sinks, window_ = window, sink_positions_ = positions;
     }
     KvShape kv(int slot) const override { return caches_.at(slot)->shape(); }
     void read_kv_rows(int slot, int first, int n, std::vector<float>& out) override {
@@ -183,27 +185,42 @@ class TransformerRunner final : public Runner, public BatchRunner {
     // One sequence's decode step in the backend's fused kernels (core/model/fused_decode.h), its
     // captures written by the kernels straight into the capture buffer.
     void run_fused(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
+    // Layer l's attention for every sequence of the pass: attend() each on a contiguous cache;
+    // on a paged one, first every sequence's new rows into their blocks (store_paged), then each
+    // one's attention (attend_paged), so that a sequence reading blocks another computes in this
+    // same pass (a prefix found in the cache as it is computed) reads them written.
+    void attend_all(int l, std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
     // Layer l's attention for sequence i alone: RoPE at its positions, its cache, its captures.
     void attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
-    // The cache rows a pass attends to before its own, contiguous: k, v [n, kv_dim] each.
-    struct SeenRows {
-        DeviceSpan k, v;
-        int n = 0;
+    void store_paged(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
+    void attend_paged(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
+    // Sequence i's rows of this pass: q, att: [T, dim]; k, v: [T, kv_dim].
+    struct SeqRows {
+        DeviceSpan q, k, v, att;
     };
-    // Layer l's rows before position pos0 as attention reads them: the contiguous cache's own, or
-    // a paged cache's gathered through its block table (under a window, set_window, only the
-    // sinks' and the window's rows), so the append and attention are the same ops either way.
-    SeenRows rows_seen(KvCache& cache, int l, int pos0);
-    // A paged cache: the pass's T new rows (k, v: [T, kv_dim]) into their blocks; a quantised
-    // pool's read back as it holds them.
-    void store_new_rows(KvCache& cache, int l, int pos0, int T, DeviceSpan k, DeviceSpan v,
-                        const SeenRows& seen);
-    // The last kv_keep of the T rows just appended into the capture buffer, from where they came.
-    void capture_new_rows(const Pass& p, int i, int l, DeviceSpan k, DeviceSpan v);
-    // Each head's scores, softmax and weighted sum of V over the seen rows and the pass's own
-    // (out, q: [T, dim]); the weights of the kept rows into the capture buffer.
-    void attention_over(const Pass& p, int i, int l, const Capture& want, DeviceSpan out,
-                        DeviceSpan q, const SeenRows& seen);
+    SeqRows rows_of(const Pass& p, int i) const;
+    // RoPE on sequence i's q and k rows at their positions (none for GPT-2).
+    void rope_rows(int l, const Pass& p, int i, const SeqRows& r);
+    // The K/V rows just computed into the capture buffer, for a pass whose finish() cannot read
+    // them from a contiguous cache (a graph's, a paged one's): [L, 2, kv_keep, kv_dim].
+    void keep_new_kv(int l, const Pass& p, int i, const Capture& want, const SeqRows& r);
+    // Where layer l's attention weights of sequence i go: straight into the capture buffer,
+    // scratch, or nowhere; then, after the attention, the kept rows and vectors into the capture
+    // buffer.
+    DeviceSpan probs_target(int l, const Pass& p, int i, const Capture& want) const;
+    void keep_attention(int l, const Pass& p, int i, const Capture& want, const SeqRows& r);
+    // The keys a paged pass of sequence i sees, in the order its attention counts them: the
+    // cached rows [0, sinks) (every cached row without a window), then [from, pos0 + T) (the
+    // window's rows and the pass's own).
+    struct SeenKeys {
+        int sinks = 0, from = 0, count = 0;
+    };
+    SeenKeys seen_keys(int pos0, int T) const;
+    // How far StreamingLLM's numbering moves the sinks forward for this pass (0: not at all).
+    int sink_shift(const SeenKeys& keys) const;
+    // k rows [rows, kv_dim] turned by `shift` positions more (RoPE composes: a key rotated for
+    // position p, turned by d, is the key rotated for p + d).
+    void shift_keys(int l, DeviceSpan k, int rows, int shift);
     // Cache lengths, K/V rows gathered, one download, each sequence's results unpacked.
     void finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
                 std::span<ForwardResult> out);
@@ -291,10 +308,18 @@ class TransformerRunner final : public Runner, public BatchRunner {
     DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/model/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
     bool paged_ = false;
-    int sinks_ = 0, window_ = 0;        // paged: the earlier rows a pass sees (window 0: all)
-    DeviceBuffer gather_k_, gather_v_;  // paged: one slot's rows of one layer, [seq_len, kv_dim]
-    // The model's compact matrices, each pointing at the backend's copy.
-    CompactWeights device_compact_;
+    int sinks_ = 0, window_ = 0;  // paged: the earlier rows a pass sees (window 0: all)
+    SinkPositions sink_positions_ = SinkPositions::Cache;
+    // Paged, read in place: each key's K and V row address, [keys]; StreamingLLM's sinks moved
+    // forward, [sinks, kv_dim]; RoPE's q side for shift_keys, [dim] (its result unused).
+    std::vector<const float*> key_k_, key_v_;
+    DeviceBuffer sink_k_, shift_q_;
+    // Paged, on a backend that does not read rows in place or from a quantised pool: the rows a
+    // pass of one slot sees, of one layer, gathered (dequantised) into contiguous rows:
+    // [keys, kv_dim] each.
+    DeviceBuffer gather_k_, gather_v_;
+    CompactWeights
+        device_compact_;  // the model's compact matrices, each pointing at the backend's copy
     std::vector<const unsigned char*> adopted_;
     int scratch_rows_ = 0;
     // A pass's activations, the short names run.c's RunState gives them (x, xb, q, k, v): x_, xb_,
@@ -323,5 +348,12 @@ class TransformerRunner final : public Runner, public BatchRunner {
 inline std::size_t grown(std::size_t have, std::size_t need) {
     return need <= have ? have : std::max(need, 2 * have);
 }
+
+// Logs the ops below as counted at sequence i's position, until the scope ends.
+struct CountedAt {
+    int& seq;
+    CountedAt(int& s, int i) : seq(s) { seq = i; }
+    ~CountedAt() { seq = -1; }
+};
 
 }  // namespace kvs

@@ -4,17 +4,44 @@
 
 namespace kvs {
 
-void TransformerRunner::capture_new_rows(const Pass& p, int i, int l, DeviceSpan k, DeviceSpan v) {
-    // finish() would read them out of the cache at a position-dependent place, which a recorded
-    // copy cannot follow, or through a block table: [L, 2, kv_keep, kv_dim].
-    const std::size_t kv = config_.kv_dim();
+void TransformerRunner::keep_new_kv(int l, const Pass& p, int i, const Capture& want,
+                                    const SeqRows& r) {
+    if (!want.kv_rows || p.kv_keep[i] == 0) return;
     const ConstKvRows kept_rows{nullptr, config_.n_layers, p.kv_keep[i], config_.kv_dim()};
-    const std::size_t n = std::size_t(p.kv_keep[i]) * kv, from = std::size_t(p.T[i]) * kv - n;
-    const std::size_t at = p.captures.kv[i];
-    be_.copy_rows(captures_.at(at + kept_rows.offset(l, kept_rows.K), n), n, k.at(from, n), n, 1,
+    const std::size_t kv = config_.kv_dim(), n = std::size_t(p.kv_keep[i]) * kv;
+    const std::size_t from = std::size_t(p.T[i]) * kv - n, at = p.captures.kv[i];
+    be_.copy_rows(captures_.at(at + kept_rows.offset(l, kept_rows.K), n), n, r.k.at(from, n), n, 1,
                   n);
-    be_.copy_rows(captures_.at(at + kept_rows.offset(l, kept_rows.V), n), n, v.at(from, n), n, 1,
+    be_.copy_rows(captures_.at(at + kept_rows.offset(l, kept_rows.V), n), n, r.v.at(from, n), n, 1,
                   n);
+}
+
+DeviceSpan TransformerRunner::probs_target(int l, const Pass& p, int i, const Capture& want) const {
+    // probs: [H, T, n_keys]. Every row kept (prefill, decode): written straight into the capture
+    // buffer; else into scratch, and the kept rows gathered into the capture buffer by one copy
+    // (keep_attention). A graph pass that keeps no row writes none: its scratch would be
+    // position-sized.
+    const int T = p.T[i], keep = p.keep[i];
+    if (!want.attention || (p.graph && keep < T)) return {};
+    if (keep < T) return probs_.span();
+    const std::size_t layer_probs = std::size_t(config_.n_heads) * keep * p.probs_row(i);
+    return captures_.at(p.captures.probs[i] + l * layer_probs, layer_probs);
+}
+
+void TransformerRunner::keep_attention(int l, const Pass& p, int i, const Capture& want,
+                                       const SeqRows& r) {
+    const int T = p.T[i], keep = p.keep[i], H = config_.n_heads;
+    if (want.attention && keep < T) {
+        const std::size_t n_keys = p.pos0[i] + T, layer_probs = H * keep * p.probs_row(i);
+        const DeviceSpan kept = captures_.at(p.captures.probs[i] + l * layer_probs, layer_probs);
+        be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,
+                      keep * n_keys);
+    }
+    if (want.vectors) {
+        // q as attention read it (after RoPE), the output before wo mixes the heads.
+        gather_rows(r.q, p.captures.q[i], l, T, keep);
+        gather_rows(r.att, p.captures.attn_out[i], l, T, keep);
+    }
 }
 
 void TransformerRunner::gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep) {

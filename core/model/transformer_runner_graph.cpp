@@ -61,7 +61,7 @@ void TransformerRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p,
                                   const Capture& want) {
     const std::size_t d = config_.dim, L = config_.n_layers, H = config_.n_heads,
                       kv = config_.kv_dim();
-    const CaptureLayout& layout = p.captures;
+    const CaptureLayout& st = p.captures;
     const std::size_t stride = p.probs_row(0);
     if (p.graph) be_.graphs()->position_of(0, static_cast<int>(stride));
     FusedDecodeStep s{config_,
@@ -85,15 +85,15 @@ void TransformerRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p,
                       nullptr};
     // The captures of the one kept row, straight from the kernels into the capture buffer.
     if (want.attention && p.keep[0] == 1) {
-        s.probs = captures_.at(layout.probs[0], L * H * stride);
+        s.probs = captures_.at(st.probs[0], L * H * stride);
         s.probs_stride = stride;
     }
     if (want.vectors && p.keep[0] == 1) {
-        s.q_keep = captures_.at(layout.q[0], L * d);
-        s.out_keep = captures_.at(layout.attn_out[0], L * d);
+        s.q_keep = captures_.at(st.q[0], L * d);
+        s.out_keep = captures_.at(st.attn_out[0], L * d);
     }
     if (want.kv_rows && p.kv_keep[0] == 1)
-        s.kv_keep = captures_.at(layout.kv[0], ConstKvRows{nullptr, int(L), 1, int(kv)}.size());
+        s.kv_keep = captures_.at(st.kv[0], ConstKvRows{nullptr, int(L), 1, int(kv)}.size());
     s.log = log_;
     run_fused_decode(*be_.fused(), s);
     if (log_) log_seq_.assign(log_->ops.size(), 0);  // every op at sequence 0's position

@@ -1,34 +1,121 @@
-// A paged cache under the pass: its rows gathered through the block table into contiguous rows (a
-// window's sinks and recent rows only) and the new rows put back into their blocks.
+// A paged cache under the pass: every sequence's new rows stored into their blocks through the
+// block table, then each one's keys read in place (gathered, dequantised, where the backend
+// cannot), a window's sinks and recent rows only, StreamingLLM's sinks turned to sit before the
+// window.
 #include "core/model/transformer_runner.h"
 
 namespace kvs {
 
-TransformerRunner::SeenRows TransformerRunner::rows_seen(KvCache& cache, int l, int pos0) {
-    if (!cache.paged()) return {cache.k(l), cache.v(l), pos0};
-    // The sinks' rows, then the window's, gathered into contiguous rows [seen, kv_dim].
-    const std::size_t kv = config_.kv_dim();
-    const SeenRows out{gather_k_.span(), gather_v_.span(), 0};
-    const CachedRowsSeen rows =
-        cached_rows_seen(KeyMask{AttentionMask::Causal, sinks_, window_}, pos0);
-    const int sinks = rows.sinks_end, from = rows.from;
-    through_table(cache, l, 0, sinks, out.k, out.v, Way::FromBlocks);
-    const std::size_t at = std::size_t(sinks) * kv;
-    through_table(cache, l, from, pos0 - from, out.k.at(at, out.k.size - at),
-                  out.v.at(at, out.v.size - at), Way::FromBlocks);
-    return {out.k, out.v, sinks + pos0 - from};
+void TransformerRunner::attend_all(int l, std::span<const SeqInput> seqs, const Pass& p,
+                                   const Capture& want) {
+    if (!paged_) {
+        for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        return;
+    }
+    for (int i = 0; i < p.B; ++i) store_paged(l, *caches_[seqs[i].slot], p, i, want);
+    for (int i = 0; i < p.B; ++i) attend_paged(l, *caches_[seqs[i].slot], p, i, want);
 }
 
-void TransformerRunner::store_new_rows(KvCache& cache, int l, int pos0, int T, DeviceSpan k,
-                                       DeviceSpan v, const SeenRows& seen) {
-    through_table(cache, l, pos0, T, k, v, Way::ToBlocks);
-    if (!cache.pool()->quantised()) return;
-    // Attention reads the pass's own rows as the quantised cache holds them too, so a row's value
-    // never depends on which pass computed it (a prompt in one pass or a row a pass, a shared
-    // prefix, a preempted request computed again: the same rows).
+void TransformerRunner::store_paged(int l, KvCache& cache, const Pass& p, int i,
+                                    const Capture& want) {
+    const CountedAt counted(op_seq_, i);
+    const SeqRows r = rows_of(p, i);
+    rope_rows(l, p, i, r);
+    // The new rows into their blocks (a quantised pool quantises them as it stores).
+    op(OpKind::KvAppend, l, p.T[i], p.pos0[i]);
+    through_table(cache, l, p.pos0[i], p.T[i], r.k, r.v, Way::ToBlocks);
+    keep_new_kv(l, p, i, want, r);
+}
+
+TransformerRunner::SeenKeys TransformerRunner::seen_keys(int pos0, int T) const {
+    // The cached rows the window keeps (all of them without one), then the pass's own.
+    const CachedRowsSeen c =
+        cached_rows_seen(KeyMask{AttentionMask::Causal, sinks_, window_}, pos0);
+    SeenKeys k;
+    k.sinks = c.sinks_end;
+    k.from = c.from;
+    k.count = k.sinks + (pos0 + T - k.from);
+    return k;
+}
+
+int TransformerRunner::sink_shift(const SeenKeys& keys) const {
+    // StreamingLLM numbers the cache's rows 0, 1, ...: the sinks, then the window's rows right
+    // after them. Relative to the window (RoPE sees only differences), that puts the sinks just
+    // before `from` instead of at 0.
+    if (window_ == 0 || sink_positions_ != SinkPositions::Cache || keys.sinks == 0) return 0;
+    return keys.from - keys.sinks;
+}
+
+void TransformerRunner::shift_keys(int l, DeviceSpan k, int rows, int shift) {
     const std::size_t kv = config_.kv_dim();
-    const std::size_t at = std::size_t(seen.n) * kv, n = std::size_t(T) * kv;
-    through_table(cache, l, pos0, T, seen.k.at(at, n), seen.v.at(at, n), Way::FromBlocks);
+    if (shift_q_.size() < std::size_t(config_.dim)) shift_q_ = DeviceBuffer(be_, config_.dim);
+    op(OpKind::Rope, l, rows, shift);
+    for (int r = 0; r < rows; ++r)
+        be_.rope(shift_q_.span(), k.at(r * kv, kv), 1, shift, config_.dim, config_.kv_dim(),
+                 config_.head_dim(), inv_freq_.span());
+}
+
+void TransformerRunner::attend_paged(int l, KvCache& cache, const Pass& p, int i,
+                                     const Capture& want) {
+    const CountedAt counted(op_seq_, i);
+    const int T = p.T[i], pos0 = p.pos0[i];
+    const std::size_t kv = config_.kv_dim();
+    const SeqRows r = rows_of(p, i);
+    const KvBlockPool& pool = *cache.pool();
+    // Every key this pass sees is in the blocks now, the pass's own rows too (store_paged), so
+    // they are read as the cache holds them whichever pass computed them.
+    const SeenKeys keys = seen_keys(pos0, T);
+    const int shift = sink_shift(keys), bs = pool.block_size();
+    op(OpKind::Scores, l, T, pos0);
+    op(OpKind::Softmax, l, T, pos0, false);
+    op(OpKind::WeightedSum, l, T, pos0, false);
+    const int seen = keys.count - T;  // keys before the pass's own
+    const bool causal = mask_ == AttentionMask::Causal;
+    if (!pool.quantised() && be_.attends_rows_in_place()) {
+        // Read in place: each key's row where its block holds it (the sinks moved forward from
+        // a copy), the table walked a block at a time.
+        key_k_.resize(keys.count);
+        key_v_.resize(keys.count);
+        const float *pk = pool.k(l).data, *pv = pool.v(l).data;
+        int key = 0;
+        const auto name_rows = [&](int position, int row, int run) {
+            if (row < 0) throw Error("K/V row " + std::to_string(position) + "'s block was let go");
+            for (int j = 0; j < run; ++j, ++key) {
+                key_k_[key] = pk + std::size_t(row + j) * kv;
+                key_v_[key] = pv + std::size_t(row + j) * kv;
+            }
+        };
+        for_each_block_run(cache.table(), bs, 0, keys.sinks, name_rows);
+        for_each_block_run(cache.table(), bs, keys.from, keys.count - keys.sinks, name_rows);
+        if (shift > 0) {
+            if (sink_k_.size() < keys.sinks * kv) sink_k_ = DeviceBuffer(be_, keys.sinks * kv);
+            int at = 0;
+            for_each_block_run(cache.table(), bs, 0, keys.sinks, [&](int, int row, int run) {
+                const std::size_t n = std::size_t(run) * kv;
+                be_.copy_rows(sink_k_.at(at * kv, n), n, pool.k(l).at(row * kv, n), n, 1, n);
+                at += run;
+            });
+            for (int s = 0; s < keys.sinks; ++s) key_k_[s] = sink_k_.at(s * kv, kv).data;
+            shift_keys(l, sink_k_.span(), keys.sinks, shift);
+        }
+        be_.attention_rows(r.att, r.q, key_k_.data(), key_v_.data(), probs_target(l, p, i, want), T,
+                           seen, config_.n_heads, config_.n_kv_heads, config_.head_dim(), causal);
+    } else {
+        // Gathered into contiguous rows (dequantised from a quantised pool) through the table.
+        const std::size_t need = std::size_t(keys.count) * kv;
+        if (gather_k_.size() < need) {
+            gather_k_ = DeviceBuffer(be_, grown(gather_k_.size(), need));
+            gather_v_ = DeviceBuffer(be_, gather_k_.size());
+        }
+        through_table(cache, l, 0, keys.sinks, gather_k_.span(), gather_v_.span(), Way::FromBlocks);
+        const std::size_t at = std::size_t(keys.sinks) * kv, rest = need - at;
+        through_table(cache, l, keys.from, keys.count - keys.sinks, gather_k_.at(at, rest),
+                      gather_v_.at(at, rest), Way::FromBlocks);
+        if (shift > 0) shift_keys(l, gather_k_.span(), keys.sinks, shift);
+        be_.attention(r.att, r.q, gather_k_.span(), gather_v_.span(), probs_target(l, p, i, want),
+                      T, seen, config_.n_heads, config_.n_kv_heads, config_.head_dim(), causal);
+    }
+    keep_attention(l, p, i, want, r);
 }
 
 void TransformerRunner::through_table(const KvCache& cache, int l, int first, int n,
