@@ -477,6 +477,9 @@ TEST_CASE("@serve runs the scheduler on the lesson's model, or says why not", "[
         for (const auto& line : e.lines) first += line + "\n";
     INFO(first);
     CHECK(first.find("request 1 holds positions 1 to ") != std::string::npos);
+    // The block tables at the step the run is shown at, a line a request.
+    CHECK(first.find("block tables after step ") != std::string::npos);
+    CHECK(first.find("\n  request 1: [") != std::string::npos);
     REQUIRE(t.facts().serve == nullptr);  // the failed @serve left none
     CHECK(all.at(1).error);
     CHECK(all.at(1).log.back().lines.at(0).find("block size 1000") != std::string::npos);
