@@ -220,7 +220,10 @@ std::vector<ViewSetting> read_view(const std::string& view) {
     static const std::vector<std::string> panels = {"",     "tokens", "attention", "kv",     "time",
                                                     "next", "toy",    "lesson",    "inside", "ops"};
     std::vector<ViewSetting> out;
-    for (const auto& [k, v] : view_pairs(view)) {
+    for (const auto& pair : view_pairs(view)) {
+        // Named references, not a structured binding: clang before 16 (the web build's) does not
+        // let a lambda capture a binding.
+        const std::string &k = pair.first, &v = pair.second;
         auto refuse = [&](const std::string& why) {
             throw Error("'" + k + "=" + v + "' in view '" + view + "' is not a view setting" +
                         (why.empty() ? "" : " (" + why + ")"));

@@ -61,9 +61,16 @@ StepCounts forward_token_by_token(Runner& runner, const Model& model, std::span<
             attn_out.resize(q_rows.size());
             const QRows q_all{q_rows.data(), mc.n_layers, P, H, hd},
                 out_all{attn_out.data(), mc.n_layers, P, H, hd};
+            // std::copy: the web build's libc++ has no std::ranges algorithms.
             for (int l = 0; l < mc.n_layers; ++l) {
-                std::ranges::copy(q_in.row(l, 0), q_all.row(l, p).begin());
-                std::ranges::copy(out_in.row(l, 0), out_all.row(l, p).begin());
+                {
+                    const auto from = q_in.row(l, 0);
+                    std::copy(from.begin(), from.end(), q_all.row(l, p).begin());
+                }
+                {
+                    const auto from = out_in.row(l, 0);
+                    std::copy(from.begin(), from.end(), out_all.row(l, p).begin());
+                }
             }
         }
     }
