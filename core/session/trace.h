@@ -13,6 +13,7 @@
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
 #include "core/model/op_log.h"
+#include "core/session/sampling_stages.h"
 
 namespace kvs {
 
@@ -40,6 +41,9 @@ struct StepRecord {
     int token_out = 0;          // the token chosen
     float coin = -1.0f;         // the random draw when sampling, -1 when greedy
     std::vector<TopToken> top;  // most likely next tokens, best first
+    // The distribution the draw indexed, stage by stage (core/session/sampling_stages.h): the
+    // sampler's settings at this step, its most likely tokens at each stage and the drawn one.
+    SamplingStages sampling;
 
     // Payloads, dropped from old steps past the trace's budget (payload_evicted).
     std::vector<float> logits;  // [vocab]

@@ -306,6 +306,58 @@ void read_ops_log(const Reader& rd, const json& ops, const std::string& ow, int 
     }
 }
 
+// The step's sampling stages (core/session/sampling_stages.h): the settings, the bounded entries
+// with a probability at each stage, the mass of the rest; the drawn token is the step's unless
+// the session took its twin's.
+void read_sampling(const Reader& rd, const json& o, const std::string& w, int V,
+                   std::map<int, std::string>& pieces, StepRecord& r) {
+    SamplingStages& s = r.sampling;
+    s.vocab = V;
+    s.greedy = rd.boolean(o, "greedy", w);
+    s.temperature = static_cast<float>(rd.real(o, "temperature", w, 0, 1e6));
+    s.top_k = rd.whole(o, "top_k", w, 0, 1 << 30);
+    s.top_p = static_cast<float>(rd.real(o, "top_p", w, -1e6, 1e6));
+    s.kept_top_k = rd.whole(o, "kept_top_k", w, 0, V);
+    s.kept_top_p = rd.whole(o, "kept_top_p", w, 0, V);
+    s.nucleus_mass = static_cast<float>(rd.real(o, "nucleus_mass", w, 0, 1.001));
+    const std::string order = rd.text(o, "draw_order", w);
+    if (order != "token id" && order != "probability")
+        rd.fail(w + ".draw_order", "not \"token id\" or \"probability\"");
+    s.draw_by_id = order == "token id";
+    const json& coin = rd.member(o, "coin", w);
+    s.coin = coin.is_null() ? -1.0f : static_cast<float>(rd.number(coin, w + ".coin", 0, 1));
+    s.drawn = rd.whole(o, "drawn", w, -1, V - 1);
+    s.forced = rd.boolean(o, "forced", w);
+    if (!s.forced && s.drawn >= 0 && s.drawn != r.token_out)
+        rd.fail(w + ".drawn", "not the step's token_out, and the token was not forced");
+    const json& entries = rd.array(rd.member(o, "entries", w), w + ".entries",
+                                   std::size_t(std::min(kMaxSamplingEntries, V)) + 1);
+    std::vector<int> seen;  // the ids so far, sorted
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const json& e = entries[i];
+        const std::string ew = at(w + ".entries", i);
+        SamplingEntry x;
+        x.id = rd.whole(e, "id", ew, 0, V - 1);
+        const auto it = std::lower_bound(seen.begin(), seen.end(), x.id);
+        if (it != seen.end() && *it == x.id) rd.fail(ew + ".id", "listed twice");
+        seen.insert(it, x.id);
+        pieces.emplace(x.id, rd.text(e, "piece", ew));
+        x.logit = static_cast<float>(rd.real(e, "logit", ew, kLo, kHi));
+        x.scaled_logit = static_cast<float>(rd.real(e, "scaled_logit", ew, kLo, kHi));
+        x.p = static_cast<float>(rd.real(e, "p", ew, 0, 1.001));
+        x.p_tempered = static_cast<float>(rd.real(e, "p_tempered", ew, 0, 1.001));
+        x.p_top_k = static_cast<float>(rd.real(e, "p_top_k", ew, 0, 1.001));
+        x.p_final = static_cast<float>(rd.real(e, "p_final", ew, 0, 1.001));
+        x.cdf_from = static_cast<float>(rd.real(e, "cdf_from", ew, 0, 1.001));
+        s.entries.push_back(x);
+    }
+    const json& rest = rd.member(o, "rest", w);
+    s.rest_p = static_cast<float>(rd.real(rest, "p", w + ".rest", 0, 1.001));
+    s.rest_tempered = static_cast<float>(rd.real(rest, "p_tempered", w + ".rest", 0, 1.001));
+    s.rest_top_k = static_cast<float>(rd.real(rest, "p_top_k", w + ".rest", 0, 1.001));
+    s.rest_final = static_cast<float>(rd.real(rest, "p_final", w + ".rest", 0, 1.001));
+}
+
 // One step, checked against the model's shapes and the steps before it (`before`: the cache
 // length after the previous step, or 0).
 StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int index,
@@ -349,6 +401,8 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         pieces.emplace(t.id, rd.text(top[i], "piece", tw));
         r.top.push_back(t);
     }
+    if (const json* sm = rd.optional(s, "sampling"))
+        read_sampling(rd, *sm, w + ".sampling", V, pieces, r);
 
     // The cache after the step: the model's shapes, grown by the tokens that joined.
     const json& kv = rd.member(s, "kv", w);
