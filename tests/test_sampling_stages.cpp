@@ -48,9 +48,10 @@ const SamplingEntry* entry(const SamplingStages& s, int id) {
 
 }  // namespace
 
-TEST_CASE("the recorded stages are the distribution the draw indexed: every draw lands in its "
-          "token's interval, and draws follow p_final",
-          "[sampler][sampling stages]") {
+TEST_CASE(
+    "the recorded stages are the distribution the draw indexed: every draw lands in its "
+    "token's interval, and draws follow p_final",
+    "[sampler][sampling stages]") {
     const std::vector<float> l = some_logits(40, 5);
     const SamplerConfig configs[] = {
         {2.0f, 5, 0.0f, 1},   // top-k only: drawn by token id
@@ -97,9 +98,10 @@ TEST_CASE("the recorded stages are the distribution the draw indexed: every draw
     }
 }
 
-TEST_CASE("temperature 2 and top-k 5: the stages are softmax(l / 2), its 5 largest renormalised, "
-          "and nothing else is drawn",
-          "[sampler][sampling stages]") {
+TEST_CASE(
+    "temperature 2 and top-k 5: the stages are softmax(l / 2), its 5 largest renormalised, "
+    "and nothing else is drawn",
+    "[sampler][sampling stages]") {
     const std::vector<float> l = some_logits(50, 9);
     const SamplerConfig c{2.0f, 5, 0.0f, 7};
     const SamplingStages s = sampling_stages(l, c, 0.5f, 10);
@@ -149,9 +151,10 @@ TEST_CASE("greedy: the largest logit drawn with certainty, no coin", "[sampler][
     CHECK(s.entries[0].p_tempered == s.entries[0].p);  // no temperature applied
 }
 
-TEST_CASE("a session records the stages its draw used; a trace keeps them and refuses a drawn "
-          "token that is not the step's",
-          "[sampler][sampling stages][trace]") {
+TEST_CASE(
+    "a session records the stages its draw used; a trace keeps them and refuses a drawn "
+    "token that is not the step's",
+    "[sampler][sampling stages][trace]") {
     const auto model = open_model(test::write_tiny_model(test::temp_dir("sampling")));
     CpuBackend be;
     SessionConfig cfg;
@@ -215,9 +218,12 @@ TEST_CASE("a session records the stages its draw used; a trace keeps them and re
             "steps[1].sampling.drawn: not the step's token_out");
     refused([](nlohmann::json& j) { j["steps"][1]["sampling"]["entries"][0]["p_final"] = 2; },
             "steps[1].sampling.entries[0].p_final");
-    refused([](nlohmann::json& j) { j["steps"][1]["sampling"]["entries"][1]["id"] =
-                                        j["steps"][1]["sampling"]["entries"][0]["id"]; },
-            "listed twice");
+    refused(
+        [](nlohmann::json& j) {
+            j["steps"][1]["sampling"]["entries"][1]["id"] =
+                j["steps"][1]["sampling"]["entries"][0]["id"];
+        },
+        "listed twice");
     refused([](nlohmann::json& j) { j["steps"][1]["sampling"]["draw_order"] = "luck"; },
             "draw_order");
 }

@@ -27,7 +27,7 @@ CacheEffect cache_effect(const Model& model, Backend& backend, std::span<const i
     std::vector<int> table_full(blocks), table_variant(blocks);
     for (int& b : table_full) b = pool_full.take();
     for (int& b : table_variant) b = pool_variant.take();
-    const Capture none{false, false, -1, false, false, false, false, false};
+    const Capture none{false, false, -1, false, false, false, false, false, false};
     const auto top = [](const std::vector<float>& v) {
         return std::max_element(v.begin(), v.end()) - v.begin();
     };

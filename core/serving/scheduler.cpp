@@ -230,7 +230,7 @@ const ServeStep& Scheduler::step() {
     }
     st.used_blocks = pool_->used_blocks();
     results_.resize(in.size());
-    const Capture none{false, false, -1, false, false, false, false, false};
+    const Capture none{false, false, -1, false, false, false, false, false, false};
     const auto t0 = std::chrono::steady_clock::now();
     runner_->forward_batch(in, none, results_);
     backend_.synchronize();

@@ -78,7 +78,8 @@ const BatchStepRecord& BatchSession::step() {
     }
     r.active = static_cast<int>(in.size());
     results_.resize(in.size());
-    const Capture none{false, false, -1};
+    Capture none{false, false, -1};
+    none.projections = false;
     backend_.reset_op_times();
     const auto t0 = std::chrono::steady_clock::now();
     runner_->forward_batch(in, none, results_);

@@ -33,14 +33,14 @@ struct SamplingStages {
     int top_k = 0;
     float top_p = 0;
     int vocab = 0;
-    int kept_top_k = 0;          // tokens top-k kept (vocab when off)
-    int kept_top_p = 0;          // tokens in the nucleus (kept_top_k when top-p is off)
-    float nucleus_mass = 1.0f;   // the nucleus's mass before renormalising (1 when off)
-    bool draw_by_id = true;      // the draw walks the final distribution by token id (run.c
-                                 // without top-p), else by probability, best first
-    float coin = -1.0f;          // the uniform draw (-1: greedy, or a preview without a draw)
-    int drawn = -1;              // the token the draw picked (greedy: argmax; -1: no draw)
-    bool forced = false;         // the session took another token (a twin following its partner)
+    int kept_top_k = 0;         // tokens top-k kept (vocab when off)
+    int kept_top_p = 0;         // tokens in the nucleus (kept_top_k when top-p is off)
+    float nucleus_mass = 1.0f;  // the nucleus's mass before renormalising (1 when off)
+    bool draw_by_id = true;     // the draw walks the final distribution by token id (run.c
+                                // without top-p), else by probability, best first
+    float coin = -1.0f;         // the uniform draw (-1: greedy, or a preview without a draw)
+    int drawn = -1;             // the token the draw picked (greedy: argmax; -1: no draw)
+    bool forced = false;        // the session took another token (a twin following its partner)
     std::vector<SamplingEntry> entries;  // the most likely by logit, best first, then the drawn
     // The mass of every token not in entries, at each stage.
     float rest_p = 0, rest_tempered = 0, rest_top_k = 0, rest_final = 0;

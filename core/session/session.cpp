@@ -411,6 +411,7 @@ void Session::finish_step(StepRecord& r, const ForwardResult& fr) {
         r.q_rows = fr.q_rows;
         r.attn_out = fr.attn_out;
     }
+    if (config_.capture.projections) r.projections = fr.projections;
     r.kv = runner_->kv();
 }
 

@@ -56,6 +56,10 @@ struct StepRecord {
     // the toy, whose heads have no q.
     std::vector<float> q_rows;
     std::vector<float> attn_out;
+    // Where the kept rows' q, k and v came from (core/model/projection_rows.h): each layer's input,
+    // the norm's output, q and k before RoPE, v, k after RoPE: [n_layers, attention.rows, 3 dim +
+    // 3 kv_dim]; empty for the toy, and for a step through the fused decode kernels.
+    std::vector<float> projections;
     // Every op of the step's forward passes in order, then sampling (core/model/op_log.h); empty
     // for the toy, whose rule-based heads are not these ops.
     OpLog ops;

@@ -331,6 +331,15 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
             j.key("values").floats(r.attn_out);
             j.end_object();
         }
+        if (!r.projections.empty()) {
+            // Where the kept rows' q, k and v came from (core/model/projection_rows.h).
+            j.key("projections").begin_object();
+            j.field("layout",
+                    "[n_layers, attention.rows, x (dim) | x_norm (dim) | q (dim) | k (kv_dim) | v "
+                    "(kv_dim) | k_rope (kv_dim)]");
+            j.key("values").floats(r.projections);
+            j.end_object();
+        }
         if (!r.ops.ops.empty()) {
             // The op strip (core/model/op_log.h): seconds null where the op ran inside the call of
             // ops[timed_with], or the backend did not time calls one by one.

@@ -12,6 +12,7 @@
 #include "core/files/json_input.h"
 #include "core/loaders/memory_budget.h"
 #include "core/model/kv_rows.h"
+#include "core/model/projection_rows.h"
 #include "core/model/replay_model.h"
 #include "core/model/toy_model.h"
 #include "core/util/error.h"
@@ -491,6 +492,13 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         rd.floats(rd.member(*ao, "values", w + ".attn_out"), w + ".attn_out.values", n,
                   r.attn_out.data(), kLo, kHi, kNaN);
     }
+    if (const json* pr = rd.optional(s, "projections")) {
+        if (toy || rows == 0)
+            rd.fail(w + ".projections", "only a model's steps with attention have them");
+        r.projections.resize(ConstProjectionRows{nullptr, L, int(rows), c.dim, kv_dim}.size());
+        rd.floats(rd.member(*pr, "values", w + ".projections"), w + ".projections.values",
+                  r.projections.size(), r.projections.data(), kLo, kHi, kNaN);
+    }
     if (const json* ops_log = rd.optional(s, "ops")) read_ops_log(rd, *ops_log, w + ".ops", L, r);
     if (const json* lg = rd.optional(s, "logits")) {
         r.logits.resize(std::size_t(V));
@@ -504,7 +512,7 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
                   r.kv_rows.data(), kLo, kHi, kNaN);
     }
     const bool has_payload = !r.attention.p.empty() || !r.logits.empty() || !r.kv_rows.empty() ||
-                             !r.ops.ops.empty() || !r.q_rows.empty();
+                             !r.ops.ops.empty() || !r.q_rows.empty() || !r.projections.empty();
     if (r.payload_evicted && has_payload) rd.fail(w, "payload_evicted, yet a payload is there");
     return r;
 }
