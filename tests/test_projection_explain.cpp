@@ -4,6 +4,7 @@
 // the other way.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <numbers>
 
 #include "core/loaders/model_loader.h"
@@ -277,4 +278,72 @@ TEST_CASE("a weight strip is the head's rows of W_q, W_k or W_v, averaged in blo
     CHECK_FALSE(weight_strip(m, MatrixKind::w1, 0, 0, 8, &why));
     CHECK_FALSE(weight_strip(*open_model("toy"), MatrixKind::wq, 0, 0, 8, &why));
     CHECK(why.find("keeps no weights") != std::string::npos);
+}
+
+TEST_CASE(
+    "explain --json carries the projection, the map and the sampling stages; --show prints "
+    "each; sampling reshaped by --temperature and --top-k",
+    "[explain][projection][cli]") {
+    const std::vector<std::string> base = {
+        "explain", "--model", "default", "--backend", "cpu",    "--prompt", "The cat sat",
+        "--step",  "2",       "--layer", "1",         "--head", "2"};
+    auto with = [&](std::vector<std::string> more) {
+        std::vector<std::string> args = base;
+        args.insert(args.end(), more.begin(), more.end());
+        return test::run_cli(args);
+    };
+    const auto r = with({"--temperature", "2", "--top-k", "5", "--top-p", "1", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    // Where q came from ends as the q the row's scores used; its own K row is the key at its
+    // position.
+    const auto& p = j.at("projection");
+    REQUIRE(p.at("q_rope") == j.at("q"));
+    const int pos = p.at("q_pos");
+    CHECK(p.at("k_rope") == j.at("keys").at(pos).at("k"));
+    CHECK(p.at("v") == j.at("keys").at(pos).at("v"));
+    CHECK(double(p.at("q_len")) == Approx(double(p.at("q_rope_len"))).epsilon(1e-5));
+    REQUIRE(j.at("weights").size() == 3);
+    CHECK(j.at("weights").at(0).at("matrix") == "W_q");
+    // The map: every layer, the step ran cached.
+    const auto& map = j.at("map");
+    CHECK(map.at("ran") == "cached");
+    REQUIRE(map.at("layers").size() == std::size_t(open_model("default")->config().n_layers));
+    CHECK(map.at("layers").at(0).at("cached").at("kv_read").at("count") == map.at("held_before"));
+    // Sampling at T = 2, top-k 5: five tokens with mass, summing to 1, the drawn one among them
+    // and the step's next token.
+    const auto& s = j.at("sampling");
+    CHECK(s.at("temperature") == 2.0);
+    CHECK(s.at("kept_top_k") == 5);
+    double total = 0;
+    int with_mass = 0;
+    bool drawn_listed = false;
+    for (const auto& e : s.at("entries")) {
+        total += double(e.at("p_final"));
+        with_mass += double(e.at("p_final")) > 0;
+        drawn_listed |= e.at("id") == s.at("drawn") && double(e.at("p_final")) > 0;
+        CHECK(double(e.at("p_tempered")) <= 1.0);
+    }
+    CHECK(total == Approx(1.0).epsilon(1e-5));
+    CHECK(with_mass == 5);
+    CHECK(drawn_listed);
+    // Text: each part, and one line for a part that is not there.
+    const auto proj = with({"--show", "projection"});
+    CHECK(proj.exit_code == 0);
+    CHECK(proj.out.find("q = x_norm . W_q^T") != std::string::npos);
+    CHECK(proj.out.find("RoPE at position") != std::string::npos);
+    const auto mp = with({"--show", "map"});
+    CHECK(mp.exit_code == 0);
+    CHECK(mp.out.find("without the cache") != std::string::npos);
+    const auto sm = with({"--show", "sampling", "--temperature", "2", "--top-k", "5"});
+    CHECK(sm.exit_code == 0);
+    CHECK(sm.out.find("<- drawn") != std::string::npos);
+    CHECK(sm.out.find("top-k 5 (kept 5)") != std::string::npos);
+    const auto bad = with({"--show", "everything"});
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("--show") != std::string::npos);
+    const auto toy = test::run_cli({"explain", "--model", "toy", "--show", "projection"});
+    CHECK(toy.exit_code == 2);
+    CHECK(toy.err.find("kept no projections") != std::string::npos);
 }
