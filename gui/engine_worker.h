@@ -178,6 +178,9 @@ struct EngineSnapshot {
     // The serving run the Serving view shows (null: none yet), and the model it runs on.
     std::shared_ptr<const ServeTrace> serving;
     std::shared_ptr<const Model> serving_model;
+    // Why the last serving run asked for could not start, in the CLI's words (the scheduler's
+    // or the prompt file's message); "" while one is open or none was asked for.
+    std::string serving_error;
 
     int steps() const { return sessions.empty() ? 0 : int(sessions[0].trace.steps().size()); }
     bool finished() const {
@@ -294,6 +297,7 @@ class EngineWorker : private LessonObserver {
     // Worker-thread state.
     std::shared_ptr<ServingJob> serve_;  // the serving run (gui/engine_serving.cpp)
     void publish_serving();
+    void serve_start(const ServeSetup& setup);  // serve_open's work, on the worker thread
     // The recorded run shown: its sessions' tokens and text (their traces are the snapshot's),
     // sampler and origin; empty for live sessions.
     std::optional<RecordedRun> replay_;

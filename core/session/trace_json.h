@@ -10,6 +10,7 @@
 #include "core/session/finish_reason.h"
 #include "core/session/sampler.h"
 #include "core/session/trace.h"
+#include "core/util/output_file.h"
 
 namespace kvs {
 
@@ -58,6 +59,8 @@ void write_trace_json(std::ostream& os, const TraceJsonRun& run);
 // A step's sampling stages as the member "sampling" (docs/trace-json.md), each entry's piece
 // named by `tok`: the trace's and kvscope-cli explain's.
 void write_sampling_json(JsonWriter& j, const SamplingStages& s, const Tokenizer& tok);
+// The trace JSON as an output file: an earlier one (its first key is kvscope_trace) is replaced.
+OutputKind trace_json_output();
 // One session, as kvscope-cli generate and toy record it.
 void write_trace_json(std::ostream& os, const Session& s, const RecordedOn& recorded = {});
 
