@@ -281,8 +281,8 @@ TEST_CASE("a weight strip is the head's rows of W_q, W_k or W_v, averaged in blo
 }
 
 TEST_CASE(
-    "explain --json carries the projection, the map and the sampling stages; --show prints "
-    "each; sampling reshaped by --temperature and --top-k",
+    "explain --json carries the projection, the map and the sampling stages, --show prints "
+    "each, sampling reshaped by --temperature and --top-k",
     "[explain][projection][cli]") {
     const std::vector<std::string> base = {
         "explain", "--model", "default", "--backend", "cpu",    "--prompt", "The cat sat",

@@ -152,7 +152,7 @@ TEST_CASE("greedy: the largest logit drawn with certainty, no coin", "[sampler][
 }
 
 TEST_CASE(
-    "a session records the stages its draw used; a trace keeps them and refuses a drawn "
+    "a session records the stages its draw used, a trace keeps them and refuses a drawn "
     "token that is not the step's",
     "[sampler][sampling stages][trace]") {
     const auto model = open_model(test::write_tiny_model(test::temp_dir("sampling")));
