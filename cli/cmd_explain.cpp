@@ -288,6 +288,7 @@ int cmd_explain(int argc, char** argv) {
     cfg.stop_at_end_token = false;  // the step asked for is reached even past an end token
     cfg.keep_every_query_row = true;
     cfg.sampler = cmdline::sampler_from(a);
+    cfg.capture.projections = true;  // where q, k and v came from (--show projection, --json)
     Workbench bench(*o.backend.backend, cfg);
     bench.set_view(cache);
     if (const std::string refused = bench.open(model, prompt); !refused.empty())

@@ -50,7 +50,6 @@ int cmd_mask(int argc, char** argv) {
     cfg.stop_at_end_token = false;  // the steps asked for are taken even past an end token
     cfg.capture.attention = false;
     cfg.capture.vectors = false;
-    cfg.capture.projections = false;
     cfg.capture.op_log = false;
     Workbench bench(*o.backend.backend, cfg);
     bench.set_view(CacheView::Bidirectional);

@@ -133,6 +133,7 @@ std::unique_ptr<Session> run(const Model& m, Backend& be, CacheMode mode, int st
     cfg.max_new_tokens = steps + 1;
     cfg.stop_at_end_token = false;
     cfg.keep_every_query_row = every_row;
+    cfg.capture.projections = true;
     auto s = std::make_unique<Session>(m, be, cfg);
     s->set_prompt("the cat at the");
     for (int i = 0; i <= steps; ++i) s->step();

@@ -41,10 +41,11 @@ struct Capture {
     // (core/model/fused_ops.h); false: its op-by-op kernels (one CUDA graph where it has graphs).
     bool fused = true;
     // Where the kept rows' q, k and v came from, every layer (core/model/projection_rows.h): the
-    // layer's input, the norm's output, q and k before RoPE, v, k after RoPE. A pass through the
-    // fused decode kernels keeps none (they write only what `vectors` asks for).
+    // layer's input, the norm's output, q and k before RoPE, v, k after RoPE. Asked for by what
+    // shows them (explain, a full trace): on a GPU it costs 6 device copies a layer per pass. A
+    // pass through the fused decode kernels keeps none (they write only what `vectors` asks for).
     // (Last, so the captures spelt out position by position keep their meaning.)
-    bool projections = true;
+    bool projections = false;
 };
 
 // How a forward pass ran: each op issued as its own kernel(s) (op by op), those kernels replayed

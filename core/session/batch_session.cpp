@@ -78,8 +78,7 @@ const BatchStepRecord& BatchSession::step() {
     }
     r.active = static_cast<int>(in.size());
     results_.resize(in.size());
-    Capture none{false, false, -1};
-    none.projections = false;
+    const Capture none{false, false, -1};
     backend_.reset_op_times();
     const auto t0 = std::chrono::steady_clock::now();
     runner_->forward_batch(in, none, results_);
