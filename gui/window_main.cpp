@@ -260,7 +260,7 @@ int run(int argc, char** argv, Platform& platform) {
     ServeSetup& serve = app.serving().setup;
     serve.prompts_file = o.serve_prompts;
     serve.config.block_size = o.serve_block_size;
-    serve.config.prefix_sharing = o.serve_sharing;
+    serve.config.prefix_caching = o.serve_sharing;
 
     // A model asked for by name must open; the remembered or default one may fall back (the
     // default model may not be built yet), with the reason shown in the window.
