@@ -8,6 +8,7 @@
 #include "core/model/fused_ops.h"
 #include "core/model/kv_blocks.h"
 #include "core/model/kv_rows.h"
+#include "core/model/projection_rows.h"
 #include "core/model/rope_frequencies.h"
 #include "core/model/step_graphs.h"
 #include "core/util/error.h"
@@ -167,12 +168,13 @@ class TransformerRunner final : public Runner, public BatchRunner {
     FusedMatrix fused_matrix(MatrixKind kind, int layer) const;
     // Where one pass's results sit, in floats, in the device staging buffer and in its host copy:
     // [logits: B x vocab | per sequence: attention [L, H, keep, n_keys], q and attention output
-    // [L, keep, dim] each, K/V rows [L, 2, kv_keep, kv_dim]]. Everything a step returns is
-    // gathered there on the device and comes back in one download (one device-to-host copy, one
-    // stream sync per step on a GPU).
+    // [L, keep, dim] each, K/V rows [L, 2, kv_keep, kv_dim], projections [L, keep, 3 dim + 3
+    // kv_dim]]. Everything a step returns is gathered there on the device and comes back in one
+    // download (one device-to-host copy, one stream sync per step on a GPU).
     struct StageLayout {
-        std::vector<std::size_t> probs, q, attn_out, kv;  // per sequence: offsets of its regions
+        std::vector<std::size_t> probs, q, attn_out, kv, proj;  // per sequence: its regions
         std::size_t total = 0;
+        bool projections = false;  // the pass keeps them (asked for, and not fused)
     };
     // One pass's bookkeeping, beside the forward pass rather than inside it: sequence i's T[i]
     // tokens are rows [first[i], first[i] + T[i]) of the stacked activations, at positions
@@ -216,6 +218,10 @@ class TransformerRunner final : public Runner, public BatchRunner {
     void attend_all(int l, std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
     // Layer l's attention for sequence i alone: RoPE at its positions, its cache, its captures.
     void attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
+    // Sequence i's kept rows of layer l into its projection block in the stage
+    // (core/model/projection_rows.h): the layer's input, the norm's output, and q, k, v before
+    // RoPE (`rotated` false: x_, xb_, q_, k_, v_ as rope_rows finds them), or k after it (true).
+    void capture_projections(int l, const Pass& p, int i, bool rotated);
     void store_paged(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
     void attend_paged(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
     // Sequence i's rows of this pass: q, att: [T, dim]; k, v: [T, kv_dim].
@@ -489,6 +495,13 @@ void TransformerRunner::unpack(const StageLayout& at, int i, int keep, int kv_ke
         out.q_rows.assign(host + at.q[i], host + at.q[i] + n);
         out.attn_out.assign(host + at.attn_out[i], host + at.attn_out[i] + n);
     }
+    if (at.projections) {
+        const std::size_t n =
+            ConstProjectionRows{nullptr, c_.n_layers, keep, c_.dim, c_.kv_dim()}.size();
+        out.projections.assign(host + at.proj[i], host + at.proj[i] + n);
+    } else {
+        out.projections.clear();
+    }
     if (want.kv_rows) {
         const std::size_t n = ConstKvRows{nullptr, c_.n_layers, kv_keep, c_.kv_dim()}.size();
         out.kv_rows_kept = kv_keep;
@@ -639,6 +652,7 @@ TransformerRunner::Pass TransformerRunner::plan(std::span<const SeqInput> seqs,
     const std::size_t L = c_.n_layers, H = c_.n_heads, d = c_.dim, kv = c_.kv_dim();
     StageLayout& st = p.stage;
     st.total = p.B * std::size_t(c_.vocab_size);
+    st.projections = want.projections && !p.fused;
     for (int i = 0; i < p.B; ++i) {
         st.probs.push_back(st.total);
         if (want.attention) st.total += L * H * p.keep[i] * p.probs_row(i);
@@ -648,6 +662,9 @@ TransformerRunner::Pass TransformerRunner::plan(std::span<const SeqInput> seqs,
         if (want.vectors) st.total += L * p.keep[i] * d;
         st.kv.push_back(st.total);
         if (want.kv_rows) st.total += ConstKvRows{nullptr, int(L), p.kv_keep[i], int(kv)}.size();
+        st.proj.push_back(st.total);
+        if (st.projections)
+            st.total += ConstProjectionRows{nullptr, int(L), p.keep[i], int(d), int(kv)}.size();
     }
     return p;
 }
@@ -751,16 +768,13 @@ void TransformerRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p,
                                   const Capture& want) {
     StepGraphs& g = *be_.graphs();
     g.set_step(all_tokens_.data(), p.pos0.data(), p.B);
-    std::vector<std::size_t> key{std::size_t(p.B),
-                                 want.attention,
-                                 want.vectors,
-                                 want.kv_rows,
-                                 want.op_log,
-                                 p.fused,
-                                 reinterpret_cast<std::size_t>(stage_.span().data),
-                                 stage_.size(),
-                                 reinterpret_cast<std::size_t>(x_.span().data),
-                                 p.stage.total};
+    std::vector<std::size_t> key{
+        std::size_t(p.B), want.attention,
+        want.vectors,     want.kv_rows,
+        want.projections, want.op_log,
+        p.fused,          reinterpret_cast<std::size_t>(stage_.span().data),
+        stage_.size(),    reinterpret_cast<std::size_t>(x_.span().data),
+        p.stage.total};
     for (int i = 0; i < p.B; ++i)
         key.insert(key.end(), {std::size_t(seqs[i].slot), std::size_t(p.keep[i]),
                                std::size_t(p.kv_keep[i]), p.probs_row(i)});
@@ -849,9 +863,12 @@ TransformerRunner::SeqRows TransformerRunner::rows_of(const Pass& p, int i) cons
 }
 
 void TransformerRunner::rope_rows(int l, const Pass& p, int i, const SeqRows& r) {
-    if (c_.gpt2()) return;  // GPT-2's positions were added to x at the embedding instead
-    op(OpKind::Rope, l, p.T[i], p.pos0[i]);
-    be_.rope(r.q, r.k, p.T[i], p.pos0[i], c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
+    capture_projections(l, p, i, false);
+    if (!c_.gpt2()) {  // GPT-2's positions were added to x at the embedding instead
+        op(OpKind::Rope, l, p.T[i], p.pos0[i]);
+        be_.rope(r.q, r.k, p.T[i], p.pos0[i], c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
+    }
+    capture_projections(l, p, i, true);
 }
 
 void TransformerRunner::keep_new_kv(int l, const Pass& p, int i, const Capture& want,
@@ -1031,6 +1048,30 @@ void TransformerRunner::attend_paged(int l, KvCache& cache, const Pass& p, int i
                       T, seen, c_.n_heads, c_.n_kv_heads, c_.head_dim(), causal);
     }
     keep_attention(l, p, i, want, r);
+}
+
+void TransformerRunner::capture_projections(int l, const Pass& p, int i, bool rotated) {
+    const int T = p.T[i], keep = p.keep[i];
+    if (!p.stage.projections || keep == 0) return;
+    using Part = ProjectionRows::Part;
+    const ProjectionRows block{nullptr, c_.n_layers, keep, c_.dim, c_.kv_dim()};
+    const std::size_t width = block.width(), row0 = std::size_t(p.first[i] + T - keep);
+    // The last `keep` rows of the pass's [R, n] buffer into part `part` of each kept row.
+    const auto part = [&](const DeviceBuffer& rows, Part which) {
+        const std::size_t n = block.part_size(which);
+        be_.copy_rows(
+            stage_.at(p.stage.proj[i] + block.offset(l, 0, which), (keep - 1) * width + n), width,
+            rows.at(row0 * n, std::size_t(keep) * n), n, keep, n);
+    };
+    if (rotated) {
+        part(k_, Part::KRope);
+        return;
+    }
+    part(x_, Part::X);
+    part(xb_, Part::XNorm);
+    part(q_, Part::Q);
+    part(k_, Part::K);
+    part(v_, Part::V);
 }
 
 void TransformerRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
