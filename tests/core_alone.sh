@@ -142,7 +142,7 @@ if grep -rnE '#include *[<"](imgui|GLFW|cuda)' core; then
 fi
 # The engine worker hands the window codes (EngineRequest), never the window's words.
 if grep -nE '#include *"gui/(strings|engine_words)\.h"|\btr(_later)?\(' gui/engine_worker.*; then
-    echo "gui/engine_worker uses the window's words (lines above): gui/engine_words.h says them"
+    echo "gui/engine_worker uses the window's words (lines above): gui/views/engine_words.h says them"
     fail=1
 fi
 if find core -type f | grep -iE 'lesson|sweep|scale'; then

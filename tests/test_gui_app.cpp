@@ -868,7 +868,7 @@ bool has_text(const json& layout, const std::string& panel, const std::string& t
 }
 
 // Whether a recorded line of `panel` holds `part`: texts drawn one after another on a line are
-// recorded as one run (gui/text_record.h), so the formula's parts are pieces of one line.
+// recorded as one run (gui/draw/text_record.h), so the formula's parts are pieces of one line.
 bool line_has(const json& layout, const std::string& panel, const std::string& part) {
     for (const auto& t : panel_texts(layout, panel))
         if (t.at("text").get<std::string>().find(part) != std::string::npos) return true;
@@ -1017,7 +1017,7 @@ TEST_CASE("quit signals: timeout, SIGTERM to the window and its group, Ctrl+C tw
     // through its normal path and saves its settings (exit 0). A handler reset after the first
     // signal (SA_RESETHAND) lets the second copy kill it unsaved (143, 130): every Ctrl+C-twice
     // run and about one timeout run in three. A user's later repeat, or a third signal, still
-    // ends it at once (gui/quit_signal.h; the rule is tested in test_gui_reliability.cpp).
+    // ends it at once (gui/app/quit_signal.h; the rule is tested in test_gui_reliability.cpp).
     const fs::path dir = kvs::test::temp_dir("gui-signals");
     {
         std::ofstream f(dir / "drive.sh");

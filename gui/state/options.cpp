@@ -1,0 +1,304 @@
+#include "gui/state/options.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "cmdline/engine_options.h"
+#include "core/model/compact_weights.h"
+#include "core/util/numbering.h"
+
+namespace kvs::gui {
+
+std::vector<cmdline::OptionSpec> window_options() {
+    using cmdline::one_of;
+    using cmdline::OptionSpec;
+    using cmdline::whole_in;
+    std::vector<OptionSpec> s = cmdline::model_options();
+    std::vector<OptionSpec> own = {
+        cmdline::prompt_option("the prompt"),
+        cmdline::file_option(),
+        {"prefill", "", "run the prefill step"},
+        cmdline::new_tokens_option("generate N tokens: the prefill, then N - 1 decode steps"),
+        {"decode", "N", "", false, {}, true},  // the older spelling of N decode steps: -n N+1
+        {"replay", "TRACE.json",
+         "show a recorded run (kvscope-cli generate --trace-json, the\nwindow's export) instead "
+         "of a model: no model file needed"},
+        {"trace-json", "FILE", "when the window closes, write the run shown as trace JSON"},
+        {"trace-events", "FILE",
+         "when the window closes, write the run shown as Chrome / Perfetto\ntrace events"},
+        {.name = "layer",
+         .value_name = "L",
+         .help = "the layer of the attention head shown large",
+         .value = whole_in(0, 1 << 16)},
+        {.name = "head",
+         .value_name = "H",
+         .help = "the attention head shown large",
+         .value = whole_in(0, 1 << 16)},
+        {.name = "theme",
+         .value_name = "T",
+         .help = "light | dark",
+         .value = one_of({"light", "dark"})},
+        {.name = "font-scale",
+         .value_name = "S",
+         .help = "text size (1 = 16 px)",
+         .value = cmdline::number_in(0.5, 4)},
+        {.name = "weight-scale",
+         .value_name = "S",
+         .help = "attention colours: linear | sqrt | log",
+         .value = one_of({"linear", "sqrt", "log"})},
+        {"zoom", "Z", "large heatmap: the newest 1/Z of the tokens (1..64)"},
+        {"size", "WxH", "window size (default 1280x800)"},
+        {"screenshot", "FILE.png", "render once after the steps above, save a PNG, exit"},
+        {"layout-json", "FILE",
+         "render once after the steps above, write where each panel, heatmap and text was drawn "
+         "(JSON), exit; with --screenshot, of the frame it saves"},
+        {"frame-stats", "N", "render N frames, print frame time min/median/max, exit"},
+        {.name = "lesson",
+         .value_name = "N",
+         .help = "open lesson N in the lesson panel",
+         .value = whole_in(1, 99)},
+        {.name = "lesson-step",
+         .value_name = "K",
+         .help = "at its step K (from 1; the steps before it run too)",
+         .value = whole_in(1, 999)},
+        {"answer", "A",
+         "headless: that step's question (@ask) answered: a choice 1-4, a\nnumber, skip (the "
+         "engine's answer without one: the default), or\nwait (the question shown, the step "
+         "not run)"},
+        {.name = "lang",
+         .value_name = "L",
+         .help = "en | zh: the window's words and the lessons",
+         .value = one_of({"en", "zh"})},
+        {"open", "FILE", "headless: then open FILE as Open file... does"},
+        {"then-prompt", "TEXT", "headless: then type TEXT into the prompt field", true},
+        {"soak-steps", "N",
+         "decode N steps, a frame after each, resetting with a new\nprompt whenever the "
+         "context is full; prints VmRSS, exits"},
+        {"soak-report", "N", "with --soak-steps: print VmRSS every N steps (250)"},
+        {"explain", "L,H,P[,S]",
+         "open Inside attention: layer L, head H, the query at position P\n(from 1, the "
+         "heatmap's row P; last: the newest row); S: the session\ndrawn first (0, or 1: the "
+         "twin of compare or bidirectional)"},
+        {"explain-stage", "N",
+         "with --explain: the stage of the row's arithmetic shown, 1..7\n(q and K, q.k, scaled, "
+         "mask, softmax, xV, output; all: every stage)"},
+        {"maximise", "PANEL",
+         "that panel alone in the window: tokens | attention | kv | time |\nnext | toy | lesson | "
+         "inside | ops (keys 1 to 9)"},
+        {"presenter", "", "presenter mode: no toolbar, no title bars (F5)"},
+        {"views", "V;V;...",
+         "headless, with --layout-json FILE: then one more frame per view V\n(maximise=ID, "
+         "stage=N|all, presenter=0|1, explain=L:H:P|off,\nmask=causal|bidirectional, "
+         "lesson=off), each "
+         "recorded to FILE-1.json, FILE-2.json, ..."},
+        {"ops", "", "show the op strip (every op of the step shown)"},
+        {"ops-fast", "",
+         "headless: with --ops, the steps above run the fast path (on a\nGPU the fused kernels), "
+         "the strip listing each op in its kernel"},
+        {"weight-types", "",
+         "show the weight-types panel (key W), measured: the model in\nf32, f16, q8_0 and q4_K"},
+        {"op", "N", "with the op strip: op N highlighted (from 0)"},
+        {"serve", "",
+         "open the Serving view (key V): the built-in eight prompts over one\npaged KV cache"},
+        {"serve-prompts", "FILE", "the Serving view's prompts: one a line (opens the view)"},
+        {.name = "serve-block-size",
+         .value_name = "N",
+         .help = "the Serving view's rows per block (4; opens the view)",
+         .value = whole_in(1, 4096)},
+        {"no-serve-sharing", "", "the Serving view without prefix sharing (opens the view)"},
+        {.name = "serve-steps",
+         .value_name = "N",
+         .help = "the Serving view's scheduler steps run at the start (opens the view)",
+         .value = whole_in(0, 100000)},
+        cmdline::timing_option(),
+        {"no-settings", "", "do not read or write the settings file"},
+    };
+    for (auto& o : cmdline::cache_options(true)) own.push_back(o);
+    for (auto& o : cmdline::sampler_options()) own.push_back(o);
+    for (auto& o : cmdline::trace_budget_options("256M")) own.push_back(o);
+    s.insert(s.end(), own.begin(), own.end());
+    return s;
+}
+
+namespace {
+
+cmdline::Voice voice() {
+    return {"usage: kvscope [options]       the window (kvscope-cli is the terminal version)", "",
+            " (see kvscope --help)"};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> view_settings(const std::string& view) {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::size_t at = 0;
+    while (at <= view.size()) {
+        const auto end = view.find(',', at);
+        const std::string kv = view.substr(at, end == std::string::npos ? end : end - at);
+        const auto eq = kv.find('=');
+        if (!kv.empty())
+            out.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
+        if (end == std::string::npos) break;
+        at = end + 1;
+    }
+    return out;
+}
+
+std::string check_view(const std::string& view) {
+    static const std::vector<std::string> panels = {"",     "tokens", "attention", "kv",     "time",
+                                                    "next", "toy",    "lesson",    "inside", "ops"};
+    for (const auto& setting : view_settings(view)) {
+        const std::string &k = setting.first, &v = setting.second;
+        auto one_of = [&](const std::vector<std::string>& ok) {
+            return std::find(ok.begin(), ok.end(), v) != ok.end();
+        };
+        if (k == "maximise" && one_of(panels)) continue;
+        if (k == "stage" && (v == "all" || (v.size() == 1 && v[0] >= '1' && v[0] <= '7'))) continue;
+        if (k == "presenter" && one_of({"0", "1"})) continue;
+        if (k == "mask" && one_of({"causal", "bidirectional"})) continue;
+        if (k == "lesson" && v == "off") continue;
+        if (k == "explain") {
+            if (v == "off") continue;
+            int l = 0, h = 0;
+            char row[16] = {};
+            if (std::sscanf(v.c_str(), "%d:%d:%15s", &l, &h, row) == 3 && l >= 0 && h >= 0)
+                continue;
+        }
+        return "'" + k + "=" + v + "' in view '" + view + "' is not a view setting";
+    }
+    return {};
+}
+
+std::string usage() {
+    char name[] = "kvscope";
+    char* argv[] = {name};
+    return cmdline::CommandLine(voice(), window_options(), 1, argv, 1).usage() +
+           "keys: F1 shows them all (Space/Right step, P play, R reset, C cache mode, ...)\n";
+}
+
+AppOptions parse_options(int argc, char** argv) {
+    const cmdline::CommandLine c(voice(), window_options(), argc, argv, 1);
+    AppOptions o;
+    o.help = c.help();
+    o.version = c.version();
+    o.model = c.str("model");
+    o.tokenizer = c.str("tokenizer");
+    o.backend = cmdline::backend_from(c, "");
+    o.threads = cmdline::threads_from(c);
+    // The window opens every model with its weights as the file stores them (a quantised GGUF
+    // compact on the CPU, expanded for a backend that multiplies float32): no other choice.
+    if (const WeightsWanted w = cmdline::weights_from(c))
+        c.fail("--weights " + weight_type_option_name(*w) +
+               ": the window keeps a model's weights as the file stores them (kvscope-cli "
+               "generate, compare and bench take --weights)");
+    o.prompt = cmdline::prompt_from(c);
+    if (c.has("cache") || c.has("no-cache")) o.cache = cmdline::cache_from(c, CacheView::On);
+    o.prefill = c.has("prefill");
+    if (c.has("decode") && c.has("max-new-tokens"))
+        c.fail("--decode N and --max-new-tokens N+1 say the same: give one");
+    o.decode = c.integer("decode", 0, 0, 1 << 20);
+    if (c.has("max-new-tokens")) {
+        // N tokens: the prefill chooses the first, each decode step one more.
+        o.prefill = true;
+        o.decode = c.integer("max-new-tokens", 1, 1, 1 << 20) - 1;
+    }
+    o.replay = c.str("replay");
+    o.trace_json = c.str("trace-json");
+    o.trace_events = c.str("trace-events");
+    if (!o.replay.empty() && (!o.model.empty() || o.prefill || o.decode > 0 || o.prompt))
+        c.fail("--replay shows a recorded run: it takes no --model, prompt or steps");
+    o.layer = c.integer("layer", -1);
+    o.head = c.integer("head", -1);
+    if (c.has("theme")) o.theme = c.checked("theme", "");
+    if (c.has("font-scale")) o.font_scale = static_cast<float>(c.number("font-scale", 1));
+    if (c.has("weight-scale")) o.weight_scale = c.checked("weight-scale", "");
+    if (c.has("temperature")) o.temperature = static_cast<float>(c.number("temperature", 0));
+    if (c.has("top-k")) o.top_k = c.integer("top-k", 0);
+    if (c.has("top-p")) o.top_p = static_cast<float>(c.number("top-p", 0));
+    if (c.has("seed")) o.seed = c.unsigned_integer("seed", 0);
+    o.zoom = static_cast<float>(c.number("zoom", 1, 1, 64));
+    if (c.has("size")) {
+        const std::string v = c.str("size");
+        const auto x = v.find('x');
+        if (x == std::string::npos) c.fail("--size: '" + v + "' is not WxH");
+        o.width = c.whole("size", v.substr(0, x), 320, 8192);
+        o.height = c.whole("size", v.substr(x + 1), 240, 8192);
+    }
+    o.screenshot = c.str("screenshot");
+    o.layout_json = c.str("layout-json");
+    o.frame_stats = c.integer("frame-stats", 0, 1, 1000000);
+    o.lesson = c.integer("lesson", 0);
+    o.lesson_step = c.integer("lesson-step", 1);
+    if (c.has("lang")) o.lang = c.checked("lang", "");
+    o.answer = c.str("answer");
+    o.open_file = c.str("open");
+    if (c.has("then-prompt")) o.then_prompt = c.str("then-prompt");
+    o.soak_steps = c.integer("soak-steps", 0, 1, 100000000);
+    o.soak_report = c.integer("soak-report", o.soak_report, 1, 100000000);
+    o.trace_budget = cmdline::trace_budget_from(c, 0);
+    if (c.has("explain")) {
+        const std::string v = c.str("explain");
+        const auto c1 = v.find(','), c2 = c1 == std::string::npos ? c1 : v.find(',', c1 + 1);
+        const auto c3 = c2 == std::string::npos ? c2 : v.find(',', c2 + 1);
+        if (c2 == std::string::npos ||
+            (c3 != std::string::npos && v.find(',', c3 + 1) != std::string::npos))
+            c.fail("--explain: '" + v + "' is not LAYER,HEAD,POSITION[,SESSION]");
+        o.explain = true;
+        o.explain_layer = c.whole("explain", v.substr(0, c1), 0, 1 << 16);
+        o.explain_head = c.whole("explain", v.substr(c1 + 1, c2 - c1 - 1), 0, 1 << 16);
+        if (c3 != std::string::npos) o.explain_session = c.whole("explain", v.substr(c3 + 1), 0, 1);
+        const std::string pos = v.substr(c2 + 1, c3 == std::string::npos ? c3 : c3 - c2 - 1);
+        o.explain_q_pos =
+            pos == "last" ? -1 : index_of_position(c.whole("explain", pos, 1, 1 << 20));
+    }
+    if (c.has("explain-stage")) {
+        const std::string v = c.str("explain-stage");
+        o.explain_stage = v == "all" ? -1 : c.whole("explain-stage", v, 1, 7) - 1;
+        if (!o.explain) c.fail("--explain-stage needs --explain L,H,P");
+    }
+    if (c.has("maximise"))
+        o.maximise = c.choice(
+            "maximise", "",
+            {"tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside", "ops"});
+    o.presenter = c.has("presenter");
+    if (c.has("views")) {
+        const std::string v = c.str("views");
+        std::size_t at = 0;
+        while (at <= v.size()) {
+            const auto end = v.find(';', at);
+            const std::string one = v.substr(at, end == std::string::npos ? end : end - at);
+            if (!one.empty()) o.views.push_back(one);
+            if (end == std::string::npos) break;
+            at = end + 1;
+        }
+        for (const auto& one : o.views) {
+            const std::string why = check_view(one);
+            if (!why.empty()) c.fail("--views: " + why);
+        }
+        if (o.layout_json.empty()) c.fail("--views needs --layout-json FILE");
+    }
+    o.ops = c.has("ops") || c.has("op");
+    o.ops_fast = c.has("ops-fast");
+    o.weight_types = c.has("weight-types");
+    o.op = c.integer("op", -1, 0, 1 << 20);
+    o.serve_prompts = c.has("serve-prompts") ? c.str("serve-prompts") : "";
+    o.serve_block_size = c.integer("serve-block-size", 4, 1, 4096);
+    o.serve_sharing = !c.has("no-serve-sharing");
+    o.serve_steps = c.integer("serve-steps", 0, 0, 100000);
+    o.serve = c.has("serve") || c.has("serve-prompts") || c.has("serve-block-size") ||
+              c.has("no-serve-sharing") || c.has("serve-steps");
+    o.timing_runs = cmdline::timing_runs_from(c, 0);
+    o.no_settings = c.has("no-settings");
+    const bool one_frame = !o.screenshot.empty() || !o.layout_json.empty();
+    if (int(one_frame) + int(o.frame_stats > 0) + int(o.soak_steps > 0) > 1)
+        c.fail("--screenshot or --layout-json, --frame-stats and --soak-steps cannot be combined");
+    if (!o.answer.empty() && (o.lesson == 0 || !o.headless()))
+        c.fail("--answer answers the question of --lesson's step, in a headless run");
+    if ((!o.open_file.empty() || o.then_prompt) && !o.headless())
+        c.fail(
+            "--open and --then-prompt are for headless runs (with --screenshot or --layout-json)");
+    return o;
+}
+
+}  // namespace kvs::gui
