@@ -231,7 +231,7 @@ void write_csv(const std::string& path, const std::vector<std::string>& header,
                       r.s.max, r.n);
         f += buf;
     }
-    write_output_file(path, f);
+    write_output_file(path, f, output_starting("bench CSV", "# kvscope-cli bench: "));
 }
 
 // Bytes as "12.3 MB" (10^6), or kB below a megabyte.

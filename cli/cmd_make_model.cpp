@@ -122,7 +122,8 @@ int cmd_make_model(int argc, char** argv) {
     write_random_checkpoint(out.string(), c, seed);
     const auto bytes = tokenizer_bytes(c.vocab_size);
     write_output_file(tok.string(),
-                      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+                      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                      unmarked_output("llama2.c tokenizer"));
     std::printf("%s: %s, %zu parameters, %s\n%s: tokenizer, %d pieces\n", out.string().c_str(),
                 c.describe().c_str(), c.parameter_count(),
                 format_bytes(28.0 + 4.0 * c.stored_floats()).c_str(), tok.string().c_str(),

@@ -27,9 +27,11 @@ int cmd_replay(int argc, char** argv) {
     const Model& m = *run.model;
     const RunOutputs out = run_outputs_from(a, m.config());
     const RecordedOn& r = run.recorded;
-    std::printf("recorded by %s %s on %s\n", r.program.empty() ? "kvscope" : r.program.c_str(),
-                r.version.c_str(),
-                r.date.empty() ? "(no date: a version 1 trace)" : r.date.c_str());
+    std::printf(
+        "recorded by %s %s on %s\n",
+        r.program.empty() ? "kvscope" : escape_for_one_line(r.program).c_str(),
+        escape_for_one_line(r.version).c_str(),
+        r.date.empty() ? "(no date: a version 1 trace)" : escape_for_one_line(r.date).c_str());
     std::printf("model %s (%s) on %s (%s)%s%s; trace version %d\n",
                 escape_for_one_line(m.name()).c_str(),
                 escape_for_one_line(m.config().describe()).c_str(),

@@ -38,16 +38,17 @@ RunOutputs run_outputs_from(const Args& a, const ModelConfig& c) {
 }
 
 void write_run_outputs(const RunOutputs& o, const TraceJsonRun& run) {
-    auto write = [](const std::string& path, auto&& fill) {
+    auto write = [](const std::string& path, const OutputKind& kind, auto&& fill) {
         if (path.empty()) return;
         std::ostringstream s;
         fill(s);
-        write_output_file(path, s.str());
+        write_output_file(path, s.str(), kind);
     };
-    write(o.trace_json, [&](std::ostream& s) { write_trace_json(s, run); });
-    write(o.trace_events, [&](std::ostream& s) { write_trace_events(s, run); });
-    write(o.csv, [&](std::ostream& s) { write_steps_csv(s, run); });
-    write(o.attention_csv, [&](std::ostream& s) {
+    write(o.trace_json, trace_json_output(), [&](std::ostream& s) { write_trace_json(s, run); });
+    write(o.trace_events, trace_events_output(),
+          [&](std::ostream& s) { write_trace_events(s, run); });
+    write(o.csv, steps_csv_output(), [&](std::ostream& s) { write_steps_csv(s, run); });
+    write(o.attention_csv, attention_csv_output(), [&](std::ostream& s) {
         const auto& steps = run.sessions.at(0).trace->steps();
         write_attention_csv(s, steps, static_cast<int>(steps.size()) - 1, o.layer, o.head,
                             run.model->tokenizer());

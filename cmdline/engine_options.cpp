@@ -185,11 +185,13 @@ std::size_t trace_budget_from(const CommandLine& c, std::size_t fallback) {
         if (shift) v.pop_back();
     }
     const std::uint64_t n =
-        v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 12
+        v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 13
             ? 0
             : std::stoull(v);
-    const std::uint64_t bytes = n << shift;
-    if (n == 0 || bytes < 1024 || bytes > (std::uint64_t(1) << 40))
+    // The count against the bound before it is shifted: 17179869185G << 30 wraps to 1 GiB.
+    constexpr std::uint64_t kMost = std::uint64_t(1) << 40;
+    const std::uint64_t bytes = n <= (kMost >> shift) ? n << shift : 0;
+    if (n == 0 || bytes < 1024 || bytes > kMost)
         c.fail("--trace-budget: '" + c.str("trace-budget") +
                "' is not a size from 1K to 1024G (e.g. 512K, 256M)");
     return static_cast<std::size_t>(std::min<std::uint64_t>(bytes, SIZE_MAX));

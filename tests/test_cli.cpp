@@ -48,6 +48,10 @@ TEST_CASE("bad input is one line on stderr and exit code 2", "[cli]") {
                  "not a whole number");
     expect_error({"generate", "--model", tiny_model(), "--temperature", "-1"}, "out of range");
     expect_error({"generate", "--model", tiny_model(), "--backend", "quantum"}, "unknown backend");
+    // A size whose count is checked before it is shifted: 17179869185 x 2^30 wraps to 1 GiB.
+    for (const char* size : {"17179869185G", "1025G", "18446744073709551617K", "0K", "1023"})
+        expect_error({"soak", "--model", "toy", "--steps", "1", "--trace-budget", size},
+                     "--trace-budget: '" + std::string(size) + "' is not a size from 1K to 1024G");
 
     // Truncated checkpoint.
     auto ck = test::synthetic_checkpoint(test::tiny_config());

@@ -9,6 +9,8 @@
 #include "core/util/error.h"
 #include "gui/engine/engine_worker.h"
 #include "gui/draw/font_check.h"
+#include "gui/draw/png_text.h"
+#include "gui/views/layout_record.h"
 #include "gui/state/options.h"
 #include "gui/app/quit_signal.h"
 #include "gui/state/settings.h"
@@ -293,4 +295,93 @@ TEST_CASE("settings: saved as UTF-16, one line says so and the defaults are used
           "settings.txt: UTF-16 text (it starts with a UTF-16 byte order mark); kvscope reads "
           "UTF-8: save it as UTF-8; using the default settings");
     CHECK(s.temperature == Settings().temperature);
+}
+
+TEST_CASE(
+    "the window's outputs are known by kvscope's own headers: a screenshot's PNG text "
+    "chunk, the layout record's first key",
+    "[gui][output]") {
+    // A PNG as an encoder writes it: the signature, IHDR (13 bytes of data), IEND.
+    std::string png = "\x89PNG\r\n\x1a\n";
+    png += std::string("\0\0\0\x0dIHDR", 8) + std::string(13, '\1') + "crc!";
+    png += std::string("\0\0\0\0IEND\xae\x42\x60\x82", 12);
+    const std::string marked = with_kvscope_text(png);
+    // tEXt "Software\0kvscope" after IHDR, with PNG's CRC-32 of its type and data.
+    REQUIRE(marked.size() == png.size() + 4 + 4 + 16 + 4);
+    CHECK(marked.substr(33, 24) == std::string("\0\0\0\x10tEXtSoftware\0kvscope", 24));
+    CHECK(marked.substr(57, 4) == "\x27\x49\xed\x13");  // zlib.crc32(b"tEXtSoftware\0kvscope")
+    CHECK(screenshot_output().own(marked));
+    CHECK_FALSE(screenshot_output().own(png));  // a PNG of the user's
+    LayoutRecord r;
+    CHECK(layout_json_output().own(r.to_json()));
+    CHECK(layout_json_output().own(r.to_json(-1)));
+    CHECK_FALSE(layout_json_output().own("{\"arrangement\": 1, \"kvscope_layout\": 1}"));
+}
+
+TEST_CASE(
+    "window views: every field is read by the one reader, a bad value is one line, never an "
+    "exception from a number",
+    "[gui][options]") {
+    const auto settings = read_view("maximise=inside,stage=3,explain=1:2:last,mask=bidirectional");
+    REQUIRE(settings.size() == 4);
+    CHECK(settings[0].panel == "inside");
+    CHECK(settings[1].stage == 2);
+    CHECK((settings[2].on && settings[2].layer == 1 && settings[2].head == 2 &&
+           settings[2].row == -1));
+    CHECK(settings[3].on);
+    CHECK(read_view("explain=0:0:7")[0].row == 6);  // position 7: the query at index 6
+    CHECK_FALSE(read_view("explain=off")[0].on);
+    // Each of these once passed the check and made the window's apply_view throw from std::stoi
+    // ("internal error: stoi", exit 1), or read a number sscanf wrapped.
+    for (const std::string v : {"explain=0:0:abc", "explain=0:0:12345678901234", "explain=0:0:0",
+                                "explain=99999999999:0:1", "explain=0:-1:1", "explain=0:0",
+                                "explain=0:0: 5", "explain=0x1:0:1", "stage=9", "stage=08x",
+                                "maximise=nowhere", "presenter=2", "bogus=1"}) {
+        INFO(v);
+        const std::string why = check_view(v);
+        CHECK(why.starts_with("'" + v + "' in view '" + v + "' is not a view setting"));
+        char name[] = "kvscope", views[] = "--views", layout[] = "--layout-json", file[] = "v.json";
+        std::string value = v;
+        std::vector<char*> argv = {name, layout, file, views, value.data()};
+        CHECK_THROWS_WITH(parse_options(static_cast<int>(argv.size()), argv.data()),
+                          "--views: " + why + " (see kvscope --help)");
+    }
+}
+
+TEST_CASE(
+    "a serving run that cannot start says why, and a later step repeats it, in the CLI's words",
+    "[gui][worker][serving][reliability]") {
+    const std::string model = test::write_tiny_model(test::temp_dir("gui-serve-why"));
+    std::string long_prompt;
+    for (int i = 0; i < 80; ++i) long_prompt += "the cat ";  // beyond the context of 64
+    ServeSetup setup;
+    setup.prompts = {"the cat", long_prompt};
+    EngineWorker w;
+    w.open_model(model, {}, {}, "the cat");
+    w.serve_open(setup);
+    w.wait_idle();
+    const std::string why = "request 2: the prompt is";  // kvscope-cli serve's own message
+    {
+        auto lock = w.lock();
+        const EngineSnapshot& s = w.snapshot();
+        CHECK(s.error_task == EngineTask::ServeOpen);
+        CHECK(s.error.find(why) == 0);
+        CHECK(s.serving_error == s.error);  // kept for the Serving view
+        CHECK_FALSE(s.serving);
+    }
+    w.serve_step(1);
+    w.wait_idle();
+    {
+        auto lock = w.lock();
+        const EngineSnapshot& s = w.snapshot();
+        INFO(s.error);
+        CHECK(s.error.find("no serving run is open: it could not start: " + why) == 0);
+    }
+    // A run that starts clears it.
+    setup.prompts = {"the cat"};
+    w.serve_open(setup);
+    w.wait_idle();
+    auto lock = w.lock();
+    CHECK(w.snapshot().serving_error.empty());
+    CHECK(w.snapshot().serving);
 }

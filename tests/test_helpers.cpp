@@ -2,7 +2,11 @@
 
 #include "core/loaders/checkpoint_writer.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -137,6 +141,33 @@ RunResult run_cli(const std::vector<std::string>& args, const std::string* input
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r.out = slurp(dir / "out");
     r.err = slurp(dir / "err");
+    return r;
+}
+
+RunResult run_cli_measured(const std::vector<std::string>& args) {
+    const fs::path dir = temp_dir("cli");
+    const std::string out = (dir / "out").string(), err = (dir / "err").string();
+    std::vector<std::string> words = {KVSCOPE_CLI};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    RunResult r;
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, KVSCOPE_CLI, &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return r;
+    int status = 0;
+    struct rusage ru {};
+    if (wait4(pid, &status, 0, &ru) != pid) return r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.peak_rss_kib = ru.ru_maxrss;
+    r.out = slurp(out);
+    r.err = slurp(err);
     return r;
 }
 

@@ -36,9 +36,13 @@ std::string slurp(const std::filesystem::path& p);
 struct RunResult {
     int exit_code = -1;
     std::string out, err;
+    long peak_rss_kib = -1;  // run_cli_measured only: the CLI process's own peak resident memory
 };
 // Runs kvscope-cli with `args` (shell-quoted here), capturing stdout and stderr; `input`, when
 // given, is its standard input.
 RunResult run_cli(const std::vector<std::string>& args, const std::string* input = nullptr);
+// The same without a shell between (the CLI is this process's child), with its peak resident
+// memory from wait4's rusage: what a file made the CLI allocate.
+RunResult run_cli_measured(const std::vector<std::string>& args);
 
 }  // namespace kvs::test

@@ -633,6 +633,12 @@ TEST_CASE("a JSON syntax error says where: byte, line and column, a bounded exce
     CHECK(m.size() < 300);
     CHECK(m.find('\n') == std::string::npos);
     CHECK(m.find('\x1b') == std::string::npos);
+    // A NUL byte: nlohmann takes it for the end of the input, so junk after one was accepted.
+    using namespace std::string_literals;
+    CHECK(problem("{\"a\": 1}\0junk after a NUL"s) ==
+          "f.json: a NUL byte at byte 8: not JSON text (JSON holds none; what follows it would "
+          "not be read)");
+    CHECK(problem("\xEF\xBB\xBF{\"a\": \"x\0y\"}"s).starts_with("f.json: a NUL byte at byte 11:"));
 }
 
 TEST_CASE("a short, empty or foreign file is refused naming the format it was opened as",

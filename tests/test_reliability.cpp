@@ -350,6 +350,46 @@ TEST_CASE("generate, explain and lesson --prose print no escape sequence from fi
     CHECK(e.err.find('\x1b') == std::string::npos);
 }
 
+TEST_CASE("text from files is shown escaped: a trace's labels in replay and CSV, a model's name",
+          "[reliability][escape][cli]") {
+    const auto dir = test::temp_dir("reliability-escape-labels");
+    const std::string t = (dir / "t.json").string();
+    REQUIRE(test::run_cli({"generate", "--model", tiny_path(), "--prompt", "a", "--max-new-tokens",
+                           "1", "--trace-json", t})
+                .exit_code == 0);
+    // ESC sequences (clear screen, set title), BEL, a right-to-left override and a newline in
+    // every label a trace holds.
+    const std::string evil = "x\x1b[2J\x1b]0;pwned\x07\xe2\x80\xae\ny";
+    auto j = nlohmann::json::parse(test::slurp(t));
+    for (const char* k : {"program", "version", "date", "backend", "device", "host"})
+        j["recorded"][k] = evil;
+    j["model"]["name"] = evil;
+    j["model"]["format"] = evil;
+    for (auto& s : j["steps"]) s["time"]["backend"] = s["time"]["device"] = evil;
+    const std::string bad = (dir / "bad.json").string(), csv = (dir / "bad.csv").string();
+    test::write_file(bad, bytes_of(j.dump()));
+    const auto r = test::run_cli({"replay", bad, "--csv", csv});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    for (const std::string& out : {r.out, test::slurp(csv)}) {
+        CHECK(out.find('\x1b') == std::string::npos);
+        CHECK(out.find('\x07') == std::string::npos);
+        CHECK(out.find("\xe2\x80\xae") == std::string::npos);
+        CHECK(out.find("x\\x1b[2J\\x1b]0;pwned\\x07\\u202e\\x0ay") != std::string::npos);
+    }
+    CHECK(r.out.find("recorded by x\\x1b[2J") == 0);  // program, version and date: one line
+    // A model file named with an escape sequence: its name in info is escaped too.
+    const fs::path named = dir / "m\x1b[31m";
+    fs::copy_file(tiny_path(), named.string() + ".bin");
+    fs::copy_file(tiny_path().substr(0, tiny_path().size() - 4) + ".tok.bin",
+                  named.string() + ".tok.bin");
+    const auto i = test::run_cli({"info", "--model", named.string() + ".bin"});
+    INFO(i.out << i.err);
+    CHECK(i.exit_code == 0);
+    CHECK(i.out.find('\x1b') == std::string::npos);
+    CHECK(i.out.find("model m\\x1b[31m") != std::string::npos);
+}
+
 // ---- 7. silent wrong results and poor messages ----------------------------------------------
 
 TEST_CASE("seed 0 samples (no degenerate xorshift state), other seeds keep run.c's stream",

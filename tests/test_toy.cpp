@@ -266,7 +266,7 @@ TEST_CASE("open_model('toy') is the toy, with honest shapes", "[toy]") {
     CHECK_THROWS_AS(r->forward(ids, Capture{}, fr), Error);
 }
 
-TEST_CASE("toy trace renders through the trace JSON, none as null", "[toy]") {
+TEST_CASE("toy trace renders through the trace JSON, none as NaN", "[toy]") {
     CpuBackend be;
     SessionConfig cfg;
     cfg.max_new_tokens = 2;
@@ -285,19 +285,19 @@ TEST_CASE("toy trace renders through the trace JSON, none as null", "[toy]") {
     const auto& pre = j.at("steps").at(0);
     CHECK(pre.at("phase") == "prefill");
     CHECK(pre.at("token_out_piece") == "nice");
-    // head_outputs [1, 4, 4]: even@Today is null, the rest are numbers.
+    // head_outputs [1, 4, 4]: even@Today is "NaN" (none), the rest are numbers.
     const auto& ho = pre.at("head_outputs");
     REQUIRE(ho.size() == 16);
-    CHECK(ho[0].is_null());
+    CHECK(ho[0] == "NaN");
     CHECK(ho[3].get<double>() == Approx(12.5));
     CHECK(ho[12 + 2].get<double>() == Approx(31.0 / 3.0).margin(1e-6));
     for (std::size_t i = 1; i < ho.size(); ++i) CHECK(ho[i].is_number());
-    // The empty row is null in the weights; -inf scores are null.
+    // The empty row is null in the weights; -inf scores are "-Infinity".
     const auto& att = pre.at("attention");
     CHECK(att.at("weights").at(0).at(kEven).at(0).is_null());
     CHECK(att.at("weights").at(0).at(kEven).at(3) == nlohmann::json({0.0, 0.5, 0.0, 0.5}));
     CHECK(att.at("scores").at(0).at(kFirst).at(3) ==
-          nlohmann::json({0.0, nullptr, nullptr, nullptr}));
+          nlohmann::json({0.0, "-Infinity", "-Infinity", "-Infinity"}));
     CHECK(pre.at("kv_rows").at("rows") == 4);
     CHECK(pre.at("kv_rows").at("values") == nlohmann::json({1, 2, 3, 4, 10, 20, 1, 5}));
     const auto& dec = j.at("steps").at(1);

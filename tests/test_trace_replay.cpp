@@ -398,6 +398,9 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
     expect_refused(edited(t, [](json& j) { j["steps"][2]["payload_evicted"] = true; }),
                    "payload_evicted, yet a payload is there");
     expect_refused(edited(t, [](json& j) { j["twin"] = 5; }), "twin: not an object");
+    // Junk after a NUL byte (nlohmann's parser stops at one): refused, not ignored.
+    expect_refused(t + std::string("\0junk", 5),
+                   "a NUL byte at byte " + std::to_string(t.size()) + ": not JSON text");
     // A step whose payload the recording dropped is read without one.
     const RecordedRun evicted =
         read_trace_json(edited(t,

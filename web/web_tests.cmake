@@ -72,10 +72,11 @@ if(EXISTS "${_shared_models}/stories260K.bin" AND EXISTS "${_shared_models}/tok5
     --expect-device ${KVSCOPE_WEB_DEVICE} --tol 3e-5)
 endif()
 # A K-quant GGUF (rows of 256: Q4_K matrices, kept as the file stores them, the page's scalar
-# integer dot products), made by kvscope-cli, picked in the page's file input.
+# integer dot products), made by kvscope-cli afresh each run (make-model replaces no checkpoint), picked
+# in the page's file input.
 set(_kq "${CMAKE_BINARY_DIR}/web-kquant")
 add_test(NAME web_kquant_file
-  COMMAND sh -c "mkdir -p '${_kq}' && \"$0\" make-model --out '${_kq}/k.bin' --dim 256 --hidden 256 --layers 1 --heads 4 --vocab 300 --seq-len 64 >/dev/null && \"$0\" export --model '${_kq}/k.bin' --gguf '${_kq}/k-q4_k.gguf' --type q4_k >/dev/null"
+  COMMAND sh -c "rm -rf '${_kq}' && mkdir -p '${_kq}' && \"$0\" make-model --out '${_kq}/k.bin' --dim 256 --hidden 256 --layers 1 --heads 4 --vocab 300 --seq-len 64 >/dev/null && \"$0\" export --model '${_kq}/k.bin' --gguf '${_kq}/k-q4_k.gguf' --type q4_k >/dev/null"
           $<TARGET_FILE:kvscope-cli>)
 set_tests_properties(web_kquant_file PROPERTIES LABELS web FIXTURES_SETUP web_kquant)
 kvscope_web_test(open_kquant "model=toy" ${_cli} --open "${_kq}/k-q4_k.gguf")

@@ -73,8 +73,17 @@ std::size_t json_too_deep_at(std::string_view text, int limit) {
     return std::string_view::npos;
 }
 
-nlohmann::json parse_json_input(std::string_view whole, const std::string& name) {
+std::string_view json_text(std::string_view whole, const std::string& name) {
     const std::string_view text = utf8_text(whole, name);
+    if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos)
+        throw Error(name + ": a NUL byte at byte " +
+                    std::to_string(nul + whole.size() - text.size()) +
+                    ": not JSON text (JSON holds none; what follows it would not be read)");
+    return text;
+}
+
+nlohmann::json parse_json_input(std::string_view whole, const std::string& name) {
+    const std::string_view text = json_text(whole, name);
     if (const std::size_t at = json_too_deep_at(text, kMaxJsonDepth); at != std::string_view::npos)
         throw Error(name + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
                     " levels deep (at byte " + std::to_string(at + whole.size() - text.size()) +

@@ -24,8 +24,13 @@ constexpr int kMaxJsonDepth = 64;
 // byte where it passes `limit`, or npos. Linear, no recursion: run before a recursive parser.
 std::size_t json_too_deep_at(std::string_view text, int limit);
 
-// The JSON value in `text` (core/util/text_file.h's utf8_text first: a UTF-8 byte order mark
-// skipped, a UTF-16 or UTF-32 one refused), or Error naming `name`: "NAME: not valid JSON at byte
+// `text` as JSON text: core/util/text_file.h's utf8_text (a UTF-8 byte order mark skipped, a
+// UTF-16 or UTF-32 one refused), and no NUL byte anywhere: JSON text holds none (inside a string
+// it is written \u0000), and nlohmann's parser takes a NUL for the end of its input, so whatever
+// follows one (junk, a second document) would be read as if it were not there.
+std::string_view json_text(std::string_view text, const std::string& name);
+
+// The JSON value in `text` (json_text first), or Error naming `name`: "NAME: not valid JSON at byte
 // N (line L, column C): WHY; near 'EXCERPT'" (json_syntax_problem), "NAME: JSON nested more than 64
 // levels deep (at byte N)" or a key given twice (DuplicateKeyCheck).
 nlohmann::json parse_json_input(std::string_view text, const std::string& name);

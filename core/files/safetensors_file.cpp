@@ -108,9 +108,17 @@ const SafeTensor* SafetensorsFile::tensor(const std::string& n) const {
     return it != tensors_.end() && it->name == n ? &*it : nullptr;
 }
 
+OutputKind safetensors_output() {
+    return {"safetensors file", [](std::string_view head) {
+                return head.size() > 8 &&
+                       head.substr(8).starts_with(
+                           R"({"__metadata__":{"format":"pt","written_by":"kvscope"})");
+            }};
+}
+
 std::string safetensors_bytes(const std::vector<SafeTensorOut>& tensors) {
     nlohmann::ordered_json h = nlohmann::ordered_json::object();
-    h["__metadata__"] = {{"format", "pt"}};
+    h["__metadata__"] = {{"format", "pt"}, {"written_by", "kvscope"}};
     std::uint64_t at = 0;
     std::vector<std::uint64_t> begins;
     for (const auto& t : tensors) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/files/gguf_file.h"
+#include "core/util/output_file.h"
 
 namespace kvs {
 
@@ -50,5 +51,8 @@ struct SafeTensorOut {
     std::string bytes;
 };
 std::string safetensors_bytes(const std::vector<SafeTensorOut>& tensors);
+// Those files as outputs: their header's metadata says "written_by": "kvscope" first, which an
+// export over an earlier export checks before replacing it (any other safetensors file is kept).
+OutputKind safetensors_output();
 
 }  // namespace kvs

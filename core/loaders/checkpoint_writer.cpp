@@ -59,21 +59,25 @@ void write_random_checkpoint(const std::string& path, const ModelConfig& c, std:
     // this run (the model being read) is refused. Streamed in chunks: a checkpoint can be GiBs,
     // so the disk must have room for it first.
     check_output_space(path, sizeof header + c.stored_floats_exact() * sizeof(float));
-    write_output_file(path, [&](const OutputSink& put) {
-        put(std::string_view(reinterpret_cast<const char*>(header), sizeof header));
-        std::uint64_t rng = seed;
-        const float scale = 1.0f / std::sqrt(static_cast<float>(c.dim));
-        std::vector<float> chunk(1 << 16);
-        for (const auto& [n, fill] : tensors)
-            for (std::size_t done = 0; done < n;) {
-                const std::size_t m = std::min(chunk.size(), n - done);
-                for (std::size_t i = 0; i < m; ++i)
-                    chunk[i] = fill == Random ? uniform(rng, scale) : (fill == One ? 1.0f : 0.0f);
-                put(std::string_view(reinterpret_cast<const char*>(chunk.data()),
-                                     m * sizeof(float)));
-                done += m;
-            }
-    });
+    write_output_file(
+        path,
+        [&](const OutputSink& put) {
+            put(std::string_view(reinterpret_cast<const char*>(header), sizeof header));
+            std::uint64_t rng = seed;
+            const float scale = 1.0f / std::sqrt(static_cast<float>(c.dim));
+            std::vector<float> chunk(1 << 16);
+            for (const auto& [n, fill] : tensors)
+                for (std::size_t done = 0; done < n;) {
+                    const std::size_t m = std::min(chunk.size(), n - done);
+                    for (std::size_t i = 0; i < m; ++i)
+                        chunk[i] =
+                            fill == Random ? uniform(rng, scale) : (fill == One ? 1.0f : 0.0f);
+                    put(std::string_view(reinterpret_cast<const char*>(chunk.data()),
+                                         m * sizeof(float)));
+                    done += m;
+                }
+        },
+        unmarked_output("llama2.c checkpoint"));
 }
 
 std::vector<float> random_gpt2_weights(const ModelConfig& c, std::uint64_t seed) {

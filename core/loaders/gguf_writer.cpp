@@ -14,6 +14,10 @@
 #include "core/util/output_file.h"
 
 namespace kvs {
+
+namespace {
+constexpr std::string_view kWrittenBy = "written by kvscope";
+}  // namespace
 namespace {
 
 constexpr std::uint32_t kAlignment = 32;
@@ -132,6 +136,40 @@ void table_tensors(const ModelConfig& c, const LlamaWeights& w, GgmlType type,
 
 }  // namespace
 
+OutputKind gguf_output() {
+    return {"GGUF file", [](std::string_view head) {
+                // "GGUF", version 3, tensor and key counts, then two string keys.
+                std::size_t at = 24;
+                const auto u64 = [&](std::uint64_t& v) {
+                    if (at + 8 > head.size()) return false;
+                    std::memcpy(&v, head.data() + at, 8);
+                    at += 8;
+                    return true;
+                };
+                const auto str = [&](std::string_view& s) {
+                    std::uint64_t n = 0;
+                    if (!u64(n) || n > 256 || at + n > head.size()) return false;
+                    s = head.substr(at, n);
+                    at += n;
+                    return true;
+                };
+                const auto string_kv = [&](std::string_view key, std::string_view& value) {
+                    std::string_view k;
+                    std::uint32_t type = 0;
+                    if (!str(k) || k != key || at + 4 > head.size()) return false;
+                    std::memcpy(&type, head.data() + at, 4);
+                    at += 4;
+                    return type == std::uint32_t(GgufValueType::STRING) && str(value);
+                };
+                std::uint32_t version = 0;
+                if (head.size() < 24 || !head.starts_with("GGUF")) return false;
+                std::memcpy(&version, head.data() + 4, 4);
+                std::string_view arch, description;
+                return version == 3 && string_kv("general.architecture", arch) &&
+                       string_kv("general.description", description) && description == kWrittenBy;
+            }};
+}
+
 GgufWritten write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
                              const BpeTokenizer& tok, GgmlType type,
                              const std::string& model_name) {
@@ -165,6 +203,7 @@ GgufWritten write_gguf_llama(const std::string& path, const ModelConfig& c, cons
     const std::string arch = table.gguf_name;
     const bool learned = table.positions == PositionKind::learned;
     kv_str("general.architecture", arch);
+    kv_str("general.description", kWrittenBy);  // second: gguf_output() knows the file by it
     kv_str("general.name", model_name);
     kv_u32("general.alignment", kAlignment);
     kv_u32("general.file_type", llama_file_type(type));
@@ -217,16 +256,20 @@ GgufWritten write_gguf_llama(const std::string& path, const ModelConfig& c, cons
     head.b.resize((head.b.size() + kAlignment - 1) / kAlignment * kAlignment, '\0');
 
     GgufWritten done;
-    static_cast<Written&>(done) = write_output_file(path, [&](const OutputSink& put) {
-        put(head.b);
-        std::vector<unsigned char> buf;
-        const std::string zeros(kAlignment, '\0');
-        for (const auto& t : ts) {
-            encode_tensor(t, buf);
-            put(std::string_view(reinterpret_cast<const char*>(buf.data()), buf.size()));
-            put(std::string_view(zeros.data(), (kAlignment - t.bytes % kAlignment) % kAlignment));
-        }
-    });
+    static_cast<Written&>(done) = write_output_file(
+        path,
+        [&](const OutputSink& put) {
+            put(head.b);
+            std::vector<unsigned char> buf;
+            const std::string zeros(kAlignment, '\0');
+            for (const auto& t : ts) {
+                encode_tensor(t, buf);
+                put(std::string_view(reinterpret_cast<const char*>(buf.data()), buf.size()));
+                put(std::string_view(zeros.data(),
+                                     (kAlignment - t.bytes % kAlignment) % kAlignment));
+            }
+        },
+        gguf_output());
     for (const auto& t : ts)
         if (t.dims.size() == 2) done.matrices.push_back({t.type, t.dims[0]});
     return done;

@@ -37,6 +37,11 @@ struct GgufWritten : Written {
 // type is written in compact_weights.h's kept_type (Q4_0 or Q8_0 for a K-quant, else F16).
 // Written through core/util/output_file.h (temporary file renamed over `path`; an input of this
 // run is refused). Throws kvs::Error naming `path`.
+// The GGUF files kvscope writes start "GGUF", version 3, the counts, general.architecture and
+// then general.description "written by kvscope": an export over such a file replaces it, over
+// any other GGUF (a model of the user's) it is refused.
+OutputKind gguf_output();
+
 GgufWritten write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
                              const BpeTokenizer& tok, GgmlType type, const std::string& model_name);
 

@@ -17,6 +17,7 @@
 #include "core/util/checked.h"
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 namespace fs = std::filesystem;
@@ -154,14 +155,15 @@ std::unique_ptr<Model> load_hf_model(const std::string& path, const std::string&
     const int V = h.ck.config.vocab_size;
     std::string tok = tokenizer;
     if (tok.empty() && is_present(dir / "tokenizer.bin")) tok = (dir / "tokenizer.bin").string();
-    const std::string name = fs::path(folder).lexically_normal().filename().string();
+    const std::string name =
+        escape_for_one_line(fs::path(folder).lexically_normal().filename().string());
     const auto ext = fs::path(tok).extension();
     if (!tok.empty() && ext != ".json" && ext != ".model") {
         BpeTokenizer t = BpeTokenizer::load(tok, V);
         return std::make_unique<TransformerModel>(
             std::move(h.ck), std::make_unique<BpeTokenizer>(std::move(t)),
             std::vector<int>{BpeTokenizer::kBos}, name,
-            h.format + ", tokenizer " + fs::path(tok).filename().string());
+            h.format + ", tokenizer " + escape_for_one_line(fs::path(tok).filename().string()));
     }
     // SentencePiece's own file (Llama 2's, TinyLlama's) before tokenizer.json: their
     // tokenizer.json is the SentencePiece-style one, which the byte-level reader refuses.

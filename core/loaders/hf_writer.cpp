@@ -84,13 +84,16 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
         std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
         const std::string file = shards.size() == 1 ? "model.safetensors" : name;
         for (const auto& t : shards[i]) map[t.name] = file;
-        write_output_file((dir / file).string(), safetensors_bytes(shards[i]));
+        write_output_file((dir / file).string(), safetensors_bytes(shards[i]),
+                          safetensors_output());
     }
-    if (shards.size() > 1)
-        write_output_file((dir / "model.safetensors.index.json").string(),
-                          nlohmann::ordered_json{{"metadata", nlohmann::ordered_json::object()},
-                                                 {"weight_map", map}}
-                              .dump(2));
+    if (shards.size() > 1) {
+        const std::string index = nlohmann::ordered_json{
+            {"metadata", {{"written_by", "kvscope"}}},
+            {"weight_map", map}}.dump(2);
+        write_output_file((dir / "model.safetensors.index.json").string(), index,
+                          output_starting("shard index", index.substr(0, index.find('}'))));
+    }
 
     const char* dtype = type == GgmlType::F32   ? "float32"
                         : type == GgmlType::F16 ? "float16"
@@ -110,9 +113,11 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
     config["torch_dtype"] = dtype;
     const auto tb = tokenizer_file_bytes(tok);
     write_output_file((dir / "tokenizer.bin").string(),
-                      std::string_view(reinterpret_cast<const char*>(tb.data()), tb.size()));
+                      std::string_view(reinterpret_cast<const char*>(tb.data()), tb.size()),
+                      unmarked_output("llama2.c tokenizer"));
     // config.json last: a folder cut short by an error is not yet a model.
-    write_output_file((dir / "config.json").string(), config.dump(2) + "\n");
+    write_output_file((dir / "config.json").string(), config.dump(2) + "\n",
+                      unmarked_output("config.json"));
 }
 
 double config_number(float v) {

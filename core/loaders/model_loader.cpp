@@ -15,6 +15,7 @@
 #include "core/util/error.h"
 #include "core/util/file_bytes.h"
 #include "core/util/install_paths.h"
+#include "core/util/utf8.h"
 
 #ifndef KVSCOPE_SOURCE_DIR
 #define KVSCOPE_SOURCE_DIR "."
@@ -127,7 +128,8 @@ std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& 
                         ": the toy model has no weight matrices to keep compact");
         return std::make_unique<ToyModel>();
     }
-    std::string path = spec, name = fs::path(spec).stem().string();
+    // The name a view shows: the file's, escaped (core/util/utf8.h) as any text from a file is.
+    std::string path = spec, name = escape_for_one_line(fs::path(spec).stem().string());
     if (spec == "default") {
         path = default_model_path();
         name = "kvscope-tiny";

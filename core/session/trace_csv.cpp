@@ -65,9 +65,34 @@ void write_attention_csv(std::ostream& os, std::span<const StepRecord> steps, in
     }
 }
 
+// The steps CSV's first columns: its header line starts so whatever columns follow.
+constexpr char kStepsStart[] = "session,step,phase,mode,tokens_processed,forward_calls,";
+
+OutputKind steps_csv_output() {
+    return output_starting("steps CSV", kStepsStart);
+}
+
+// "position,token,1,2,..,n" and a newline, n >= 1.
+OutputKind attention_csv_output() {
+    return {"attention CSV", [](std::string_view head) {
+                constexpr std::string_view start = "position,token";
+                if (!head.starts_with(start)) return false;
+                std::size_t at = start.size();
+                for (int k = 1;; ++k) {
+                    if (at >= head.size()) return k > 1;  // a header longer than what was read
+                    std::string col(1, ',');
+                    col += std::to_string(k);
+                    if (head.substr(at, col.size()) != col)
+                        return k > 1 && head.substr(at, 1) == "\n";
+                    at += col.size();
+                }
+            }};
+}
+
 void write_steps_csv(std::ostream& os, const TraceJsonRun& run) {
     const Tokenizer& tok = run.model->tokenizer();
-    os << "session,step,phase,mode,tokens_processed,forward_calls,pos0,kv_len,kv_bytes,token_out,"
+    os << kStepsStart
+       << "pos0,kv_len,kv_bytes,token_out,"
           "token_piece,wall_ms,forward_ms,forward_min_ms,forward_max_ms,timing_runs,graph_ms,"
           "flops,matmul_flops,attention_flops,bytes,kv_rows_written,kv_rows_recomputed,backend,"
           "device,logit_max_diff\n";
@@ -83,8 +108,9 @@ void write_steps_csv(std::ostream& os, const TraceJsonRun& run) {
                << r.timing_runs << ',' << (r.graph_seconds > 0 ? num(r.graph_seconds * 1e3) : "")
                << ',' << num(r.counts.flops) << ',' << num(r.counts.matmul_flops) << ','
                << num(r.counts.attention_flops) << ',' << num(r.counts.bytes) << ','
-               << r.kv_rows_written << ',' << r.kv_rows_recomputed << ',' << csv_field(r.backend)
-               << ',' << csv_field(r.device) << ','
+               << r.kv_rows_written << ',' << r.kv_rows_recomputed << ','
+               << csv_field(escape_for_one_line(r.backend)) << ','
+               << csv_field(escape_for_one_line(r.device)) << ','
                << (diff ? num(run.logit_max_diff[r.index]) : "") << '\n';
         }
     }

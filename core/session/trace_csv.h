@@ -25,6 +25,10 @@ void write_attention_csv(std::ostream& os, std::span<const StepRecord> steps, in
 // logit difference between the two sessions.
 void write_steps_csv(std::ostream& os, const TraceJsonRun& run);
 
+// The two CSVs as output files: an earlier one of the same kind (its header line) is replaced.
+OutputKind attention_csv_output();
+OutputKind steps_csv_output();
+
 // A CSV field: quoted when it holds a comma, a quote or a line break.
 std::string csv_field(std::string_view s);
 

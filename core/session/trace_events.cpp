@@ -44,6 +44,14 @@ std::vector<Placed> place_ops(const OpLog& log, double start) {
 
 }  // namespace
 
+// What every trace events file kvscope writes starts with, up to the process's name.
+constexpr char kEventsStart[] =
+    R"({"traceEvents":[{"ph":"M","name":"process_name","pid":1,"tid":0,"args":{"name":"kvscope: )";
+
+OutputKind trace_events_output() {
+    return output_starting("trace events file", kEventsStart);
+}
+
 void write_trace_events(std::ostream& os, const TraceJsonRun& run) {
     const Model& m = *run.model;
     JsonWriter j(os);

@@ -14,5 +14,7 @@
 namespace kvs {
 
 void write_trace_events(std::ostream& os, const TraceJsonRun& run);
+// As an output file: an earlier one (it starts with kvscope's process-name event) is replaced.
+OutputKind trace_events_output();
 
 }  // namespace kvs

@@ -97,11 +97,17 @@ void write_trace_json(std::ostream& os, const Session& s, const RecordedOn& reco
     write_trace_json(os, run);
 }
 
+OutputKind trace_json_output() {
+    return json_output_keyed("trace JSON", "kvscope_trace");
+}
+
 void write_trace_json(std::ostream& os, const TraceJsonRun& run) {
     const Model& m = *run.model;
     const ModelConfig& c = m.config();
     const Tokenizer& tok = m.tokenizer();
-    JsonWriter j(os);
+    // NaN and the infinities a broken model computes are written as text, so they read back
+    // as themselves (docs/trace-json.md); null keeps its meanings (no draw, no row, not measured).
+    JsonWriter j(os, NonFinite::text);
     j.begin_object();
     j.field("kvscope_trace", kTraceJsonVersion);
     // How the numbers below index: arrays count from 0; tokens[i] is the token at position
@@ -147,7 +153,7 @@ void write_trace_json(std::ostream& os, const TraceJsonRun& run) {
         write_session(j, run.sessions[1], tok);
         j.end_object();
         j.key("logit_max_diff").begin_array();
-        for (double d : run.logit_max_diff) j.value(d);  // NaN (not compared) is null
+        for (double d : run.logit_max_diff) j.value(d);  // "NaN": not compared, or NaN logits
         j.end_array();
     }
     j.end_object();
@@ -178,7 +184,7 @@ void write_attention(JsonWriter& j, const AttentionRows& a) {
     }
     j.end_array();
     if (!a.scores.empty()) {
-        // scores[layer][head][row] before softmax, packed like weights; -inf is null
+        // scores[layer][head][row] before softmax, packed like weights ("-Infinity": masked)
         j.key("scores").begin_array();
         for (int l = 0; l < a.n_layers; ++l) {
             j.begin_array();
@@ -260,9 +266,10 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
         j.field("kv_rows_written", r.kv_rows_written);
         j.field("kv_rows_recomputed", r.kv_rows_recomputed);
         // null when nothing was recomputed, or the trace kept no K/V rows to compare with
-        j.field("kv_recomputed_max_delta", r.kv_recomputed_max_delta < 0
-                                               ? std::numeric_limits<double>::quiet_NaN()
-                                               : r.kv_recomputed_max_delta);
+        if (r.kv_recomputed_max_delta < 0)
+            j.key("kv_recomputed_max_delta").null();
+        else
+            j.field("kv_recomputed_max_delta", r.kv_recomputed_max_delta);
         // Per layer, K and V apart (measured; empty when nothing was compared).
         j.key("kv_delta_k").floats(std::vector<float>(r.kv_delta_k.begin(), r.kv_delta_k.end()));
         j.key("kv_delta_v").floats(std::vector<float>(r.kv_delta_v.begin(), r.kv_delta_v.end()));
@@ -303,8 +310,10 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
                 j.key("in").begin_array().value(o.in.rows).value(o.in.features).end_array();
                 j.key("out").begin_array().value(o.out.rows).value(o.out.features).end_array();
                 j.field("flops", o.flops);
-                j.field("seconds",
-                        o.seconds < 0 ? std::numeric_limits<double>::quiet_NaN() : o.seconds);
+                if (o.seconds < 0)
+                    j.key("seconds").null();
+                else
+                    j.field("seconds", o.seconds);
                 if (o.timed_with >= 0) j.field("timed_with", o.timed_with);
                 if (o.kernel) j.field("kernel", o.kernel);
                 j.end_object();

@@ -10,6 +10,7 @@
 #include "core/session/finish_reason.h"
 #include "core/session/sampler.h"
 #include "core/session/trace.h"
+#include "core/util/output_file.h"
 
 namespace kvs {
 
@@ -53,6 +54,8 @@ struct TraceJsonRun {
 };
 
 void write_trace_json(std::ostream& os, const TraceJsonRun& run);
+// The trace JSON as an output file: an earlier one (its first key is kvscope_trace) is replaced.
+OutputKind trace_json_output();
 // One session, as kvscope-cli generate and toy record it.
 void write_trace_json(std::ostream& os, const Session& s, const RecordedOn& recorded = {});
 

@@ -18,6 +18,7 @@
 #include "core/util/file_bytes.h"
 #include "core/util/format.h"
 #include "core/util/text_file.h"
+#include "core/util/utf8.h"
 
 namespace kvs {
 namespace {
@@ -27,9 +28,23 @@ using nlohmann::json;
 // The schema nests 9 deep (twin > steps > step > attention > weights > layer > head > row).
 constexpr int kMaxDepth = 16;
 constexpr std::size_t kMaxName = 4096;  // a model name, a piece, a device's words
-constexpr float kLo = -std::numeric_limits<float>::max(), kHi = std::numeric_limits<float>::max();
-// What the writer's null stands for in vectors a broken model may fill with NaN.
+// Values a model's arithmetic fills (logits, rows, weights) may be any float, NaN included: a
+// broken model's trace reads back as it was written.
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kLo = -kInf, kHi = kInf;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// A float field's value: a JSON number, or the text the writer puts for what a JSON number cannot
+// hold ("NaN", "Infinity", "-Infinity"; core/util/json_writer.h); nothing else.
+std::optional<double> float_of(const json& v) {
+    if (v.is_number()) return v.get<double>();
+    if (!v.is_string()) return std::nullopt;
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "Infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
+    return std::nullopt;
+}
 
 // Every read names where it is ("steps[3].kv.len") and fails with one line.
 class Reader {
@@ -65,17 +80,22 @@ class Reader {
     int whole(const json& o, const char* key, const std::string& where, int lo, int hi) const {
         return static_cast<int>(integer(member(o, key, where), where + "." + key, lo, hi));
     }
-    double number(const json& v, const std::string& where, double lo, double hi) const {
-        if (!v.is_number()) fail(where, json_excerpt(v, 40) + " is not a number");
-        const double x = v.get<double>();
-        if (!(x >= lo && x <= hi))
-            fail(where,
-                 v.dump() + " is out of range (" + json(lo).dump() + ".." + json(hi).dump() + ")");
-        return x;
+    // A number in [lo, hi]; NaN too where `nan` (a value a model's arithmetic gave).
+    double number(const json& v, const std::string& where, double lo, double hi,
+                  bool nan = false) const {
+        const std::optional<double> x = float_of(v);
+        if (!x) fail(where, json_excerpt(v, 40) + " is not a number");
+        if (!(*x >= lo && *x <= hi) && !(nan && std::isnan(*x)))
+            fail(where, json_excerpt(v, 40) + " is out of range (" + range_text(lo) + ".." +
+                            range_text(hi) + ")");
+        return *x;
     }
-    double real(const json& o, const char* key, const std::string& where, double lo,
-                double hi) const {
-        return number(member(o, key, where), where + "." + key, lo, hi);
+    double real(const json& o, const char* key, const std::string& where, double lo, double hi,
+                bool nan = false) const {
+        return number(member(o, key, where), where + "." + key, lo, hi, nan);
+    }
+    static std::string range_text(double x) {
+        return std::isinf(x) ? (x > 0 ? "Infinity" : "-Infinity") : json(x).dump();
     }
     std::string string(const json& v, const std::string& where, std::size_t max) const {
         if (!v.is_string()) fail(where, "not a string");
@@ -86,6 +106,12 @@ class Reader {
     std::string text(const json& o, const char* key, const std::string& where,
                      std::size_t max = kMaxName) const {
         return string(member(o, key, where), where + "." + key, max);
+    }
+    // A label the views and the CLI show as it is (a model's name, where and when the run was
+    // recorded): kept in its one-line escaped form (core/util/utf8.h), so no display can print
+    // a control byte or a reordering character a file put there. Pieces and the text stay bytes.
+    std::string label(const json& o, const char* key, const std::string& where) const {
+        return escape_for_one_line(text(o, key, where));
     }
     bool boolean(const json& o, const char* key, const std::string& where) const {
         const json& v = member(o, key, where);
@@ -107,24 +133,35 @@ class Reader {
                 integer(v[i], where + "[" + std::to_string(i) + "]", 0, vocab - 1)));
         return out;
     }
-    // Exactly `count` numbers in [lo, hi]; null (a value JSON cannot hold: NaN, infinity) is
-    // `null_as` where the field allows it, else refused.
-    void floats(const json& v, const std::string& where, std::size_t count, float* out,
+    // Exactly `count` numbers in [lo, hi] (or NaN) into `out`, sized only once the file is seen
+    // to hold them (a few bytes claiming a shape must not allocate for it); null is `null_as`
+    // (older writers put null for every value JSON cannot hold).
+    void floats(const json& v, const std::string& where, std::size_t count, std::vector<float>& out,
                 float lo = -std::numeric_limits<float>::max(),
-                float hi = std::numeric_limits<float>::max(),
-                std::optional<float> null_as = std::nullopt) const {
+                float hi = std::numeric_limits<float>::max(), float null_as = kNaN) const {
+        holds(v, where, count);
+        out.resize(count);
+        fill(v, where, out.data(), lo, hi, null_as);
+    }
+    // `v` is an array of exactly `count` values: checked before anything is sized from `count`.
+    void holds(const json& v, const std::string& where, std::size_t count) const {
         if (!v.is_array() || v.size() != count)
             fail(where, "not an array of " + std::to_string(count) + " numbers");
-        for (std::size_t i = 0; i < count; ++i) {
+    }
+    // The numbers of `v` (an array holds() has checked) into `out`.
+    void fill(const json& v, const std::string& where, float* out, float lo = kLo, float hi = kHi,
+              float null_as = kNaN) const {
+        for (std::size_t i = 0; i < v.size(); ++i) {
             const json& x = v[i];
-            if (x.is_null() && null_as) {
-                out[i] = *null_as;
+            if (x.is_null()) {
+                out[i] = null_as;
                 continue;
             }
-            if (!x.is_number()) fail(where + "[" + std::to_string(i) + "]", "not a number");
-            const double d = x.get<double>();
-            if (!(d >= lo && d <= hi)) fail(where + "[" + std::to_string(i) + "]", "out of range");
-            out[i] = static_cast<float>(d);
+            const std::optional<double> d = float_of(x);
+            if (!d) fail(where + "[" + std::to_string(i) + "]", "not a number");
+            if (!(*d >= lo && *d <= hi) && !std::isnan(*d))
+                fail(where + "[" + std::to_string(i) + "]", "out of range");
+            out[i] = static_cast<float>(*d);
         }
     }
 
@@ -148,7 +185,7 @@ struct ModelBlock {
 ModelBlock read_model(const Reader& rd, const json& m, int version) {
     ModelBlock b;
     const std::string w = "model";
-    b.name = rd.text(m, "name", w);
+    b.name = rd.label(m, "name", w);
     b.toy = rd.boolean(m, "toy", w);
     ModelConfig& c = b.config;
     c.dim = rd.whole(m, "dim", w, 1, 1 << 14);
@@ -171,7 +208,7 @@ ModelBlock read_model(const Reader& rd, const json& m, int version) {
         c.shared_classifier = rd.boolean(m, "shared_classifier", w);
         c.qkv_bias = rd.boolean(m, "qkv_bias", w);
         c.n_positions = rd.whole(m, "n_positions", w, 0, 1 << 17);
-        b.format = rd.text(m, "format", w);
+        b.format = rd.label(m, "format", w);
         b.parameters = static_cast<std::size_t>(
             rd.integer(rd.member(m, "parameters", w), w + ".parameters", 0, std::int64_t(1) << 50));
         b.bos = rd.whole(m, "bos", w, -1, c.vocab_size - 1);
@@ -214,8 +251,8 @@ void read_time(const Reader& rd, const json& s, const std::string& w, int versio
     r.kernel_launches = launches("kernels");
     r.graph_kernel_launches = launches("graph_kernels");
     r.fused_kernel_launches = launches("fused_kernels");
-    r.backend = rd.text(time, "backend", tw);
-    r.device = rd.text(time, "device", tw);
+    r.backend = rd.label(time, "backend", tw);
+    r.device = rd.label(time, "device", tw);
     const json& ops = rd.member(time, "ops", tw);
     if (!ops.is_object() || ops.size() > kOpCount) rd.fail(tw + ".ops", "not an object of ops");
     const json* calls = version >= 2 ? &rd.member(time, "op_calls", tw) : nullptr;
@@ -229,42 +266,67 @@ void read_time(const Reader& rd, const json& s, const std::string& w, int versio
 }
 
 // The attention payload: weights (and scores) per layer, head and query row, each row as long
-// as the keys it sees.
-void read_attention(const Reader& rd, const json& a, const std::string& aw, int L, int H,
+// as the keys it sees. The nesting and every row's length are checked before the rows are sized
+// (the file holds every number it claims), and only the toy's rows may be null (no key to
+// attend to): a null row stands for a row of zeros, so elsewhere it would let a few bytes claim
+// megabytes.
+void read_attention(const Reader& rd, const json& a, const std::string& aw, int L, int H, bool toy,
                     StepRecord& r) {
     AttentionRows& ar = r.attention;
     const int rows = rd.whole(a, "rows", aw, 1, r.tokens_processed);
     const int q_pos0 = rd.whole(a, "q_pos0", aw, r.kv.len - rows, r.kv.len - rows);
     const json* every = rd.optional(a, "all_keys");  // bidirectional rows: every key
-    ar.resize(L, H, rows, q_pos0, every && every->is_boolean() && every->get<bool>());
+    const bool all_keys = every && every->is_boolean() && every->get<bool>();
     const json& weights = rd.member(a, "weights", aw);
     const json* scores = rd.optional(a, "scores");
+    const auto row_name = [&](int l, int h, int row) {
+        return aw + ".weights[" + std::to_string(l) + "][" + std::to_string(h) + "][" +
+               std::to_string(row) + "]";
+    };
+    // weights[l][h][row] (or scores'), once the nesting is seen to be [n_layers][n_heads][rows].
+    const auto cell = [&](const json& top, int l, int h, int row) -> const json& {
+        return top[std::size_t(l)][std::size_t(h)][std::size_t(row)];
+    };
+    for (const json* top : {&weights, scores}) {
+        if (!top) continue;
+        const std::string tw = aw + (top == scores ? ".scores" : ".weights");
+        if (!top->is_array() || int(top->size()) != L) rd.fail(tw, "not [n_layers]");
+        for (int l = 0; l < L; ++l) {
+            const json& lj = (*top)[std::size_t(l)];
+            if (!lj.is_array() || int(lj.size()) != H) rd.fail(at(tw, l), "not [n_heads]");
+            for (int h = 0; h < H; ++h) {
+                const json& hj = lj[std::size_t(h)];
+                if (!hj.is_array() || int(hj.size()) != rows)
+                    rd.fail(at(tw, l) + "[" + std::to_string(h) + "]", "not [rows]");
+                for (int row = 0; row < rows; ++row) {
+                    const json& x = hj[std::size_t(row)];
+                    if (x.is_null() && top == &weights) {
+                        if (!toy) rd.fail(row_name(l, h, row), "null: only the toy's rows are");
+                        continue;
+                    }
+                    rd.holds(x, row_name(l, h, row) + (top == scores ? " (scores)" : ""),
+                             all_keys ? std::size_t(q_pos0) + rows : std::size_t(q_pos0) + row + 1);
+                }
+            }
+        }
+    }
+    ar.resize(L, H, rows, q_pos0, all_keys);
     if (scores) ar.scores.assign(ar.p.size(), 0.0f);
     for (int l = 0; l < L; ++l)
         for (int h = 0; h < H; ++h)
             for (int row = 0; row < rows; ++row) {
-                const std::string rw = aw + ".weights[" + std::to_string(l) + "][" +
-                                       std::to_string(h) + "][" + std::to_string(row) + "]";
-                auto cell = [&](const json& top3) -> const json& {
-                    if (!top3.is_array() || int(top3.size()) != L) rd.fail(rw, "not [n_layers]");
-                    const json& lj = top3[l];
-                    if (!lj.is_array() || int(lj.size()) != H) rd.fail(rw, "not [n_heads]");
-                    const json& hj = lj[h];
-                    if (!hj.is_array() || int(hj.size()) != rows) rd.fail(rw, "not [rows]");
-                    return hj[row];
-                };
-                const std::size_t keys = ar.keys(row);
-                const json& wr = cell(weights);
+                const std::string rw = row_name(l, h, row);
+                const json& wr = cell(weights, l, h, row);
                 if (wr.is_null()) {
                     if (ar.empty_row.empty()) ar.empty_row.assign(std::size_t(L) * H * rows, 0);
                     ar.empty_row[(std::size_t(l) * H + h) * rows + row] = 1;
                 } else {
-                    rd.floats(wr, rw, keys, ar.row(l, h, row).data(), 0.0f, 1.001f);
+                    rd.fill(wr, rw, ar.row(l, h, row).data(), 0.0f, 1.001f);
                 }
                 if (scores)
-                    rd.floats(cell(*scores), rw + " (scores)", keys,
-                              ar.scores.data() + ar.row_offset(l, h, row), kLo, kHi,
-                              -std::numeric_limits<float>::infinity());
+                    rd.fill(cell(*scores, l, h, row), rw + " (scores)",
+                            ar.scores.data() + ar.row_offset(l, h, row), kLo, kHi,
+                            -std::numeric_limits<float>::infinity());
             }
 }
 
@@ -344,8 +406,8 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         const std::string tw = at(w + ".top", i);
         TopToken t;
         t.id = rd.whole(top[i], "id", tw, 0, V - 1);
-        t.prob = static_cast<float>(rd.real(top[i], "prob", tw, 0, 1));
-        t.logit = static_cast<float>(rd.real(top[i], "logit", tw, -3.4e38, 3.4e38));
+        t.prob = static_cast<float>(rd.real(top[i], "prob", tw, 0, 1, true));
+        t.logit = static_cast<float>(rd.real(top[i], "logit", tw, kLo, kHi, true));
         pieces.emplace(t.id, rd.text(top[i], "piece", tw));
         r.top.push_back(t);
     }
@@ -400,27 +462,26 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
     r.kv_rows_recomputed = rd.whole(q, "kv_rows_recomputed", qw, 0, 1 << 30);
     const json& delta = rd.member(q, "kv_recomputed_max_delta", qw);
     r.kv_recomputed_max_delta =
-        delta.is_null() ? -1 : rd.number(delta, qw + ".kv_recomputed_max_delta", 0, 1e38);
+        delta.is_null() ? -1 : rd.number(delta, qw + ".kv_recomputed_max_delta", 0, kHi, true);
     for (auto [key, out] :
          {std::pair{"kv_delta_k", &r.kv_delta_k}, std::pair{"kv_delta_v", &r.kv_delta_v}})
         if (const json* d = rd.optional(q, key)) {
-            std::vector<float> v(d->is_array() ? d->size() : 0);
-            if (!d->is_array() || (v.size() != 0 && int(v.size()) != L))
+            if (!d->is_array() || (!d->empty() && int(d->size()) != L))
                 rd.fail(qw + "." + key, "not [] or [n_layers]");
-            rd.floats(*d, qw + "." + key, v.size(), v.data(), 0.0f, 1e30f);
+            std::vector<float> v;
+            rd.floats(*d, qw + "." + key, d->size(), v, 0.0f, kHi);
             out->assign(v.begin(), v.end());
         }
     r.payload_evicted = rd.boolean(s, "payload_evicted", w);
 
     // Payloads: every shape is the model's, every row inside the cache after the step.
     if (const json* a = rd.optional(s, "attention"))
-        read_attention(rd, *a, w + ".attention", L, H, r);
+        read_attention(rd, *a, w + ".attention", L, H, toy, r);
     const std::size_t rows = static_cast<std::size_t>(r.attention.rows);
     if (const json* h = rd.optional(s, "head_outputs")) {
         if (!toy || rows == 0)
             rd.fail(w + ".head_outputs", "only the toy's steps with attention have them");
-        r.head_outputs.resize(std::size_t(L) * H * rows);
-        rd.floats(*h, w + ".head_outputs", r.head_outputs.size(), r.head_outputs.data(), kLo, kHi,
+        rd.floats(*h, w + ".head_outputs", std::size_t(L) * H * rows, r.head_outputs, kLo, kHi,
                   kNaN);
     }
     const json* qr = rd.optional(s, "q_rows");
@@ -430,24 +491,21 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         if (toy || rows == 0)
             rd.fail(w + ".q_rows", "only a model's steps with attention have them");
         const std::size_t n = std::size_t(L) * rows * c.dim;
-        r.q_rows.resize(n);
-        r.attn_out.resize(n);
-        rd.floats(rd.member(*qr, "values", w + ".q_rows"), w + ".q_rows.values", n, r.q_rows.data(),
+        rd.floats(rd.member(*qr, "values", w + ".q_rows"), w + ".q_rows.values", n, r.q_rows, kLo,
+                  kHi, kNaN);
+        rd.floats(rd.member(*ao, "values", w + ".attn_out"), w + ".attn_out.values", n, r.attn_out,
                   kLo, kHi, kNaN);
-        rd.floats(rd.member(*ao, "values", w + ".attn_out"), w + ".attn_out.values", n,
-                  r.attn_out.data(), kLo, kHi, kNaN);
     }
     if (const json* ops_log = rd.optional(s, "ops")) read_ops_log(rd, *ops_log, w + ".ops", L, r);
     if (const json* lg = rd.optional(s, "logits")) {
-        r.logits.resize(std::size_t(V));
-        rd.floats(*lg, w + ".logits", r.logits.size(), r.logits.data(), kLo, kHi, kNaN);
+        rd.floats(*lg, w + ".logits", std::size_t(V), r.logits, kLo, kHi, kNaN);
     }
     if (const json* kr = rd.optional(s, "kv_rows")) {
         const std::string kw2 = w + ".kv_rows";
         r.kv_rows_kept = rd.whole(*kr, "rows", kw2, 1, r.kv.len);
-        r.kv_rows.resize(ConstKvRows{nullptr, L, r.kv_rows_kept, kv_dim}.size());
-        rd.floats(rd.member(*kr, "values", kw2), kw2 + ".values", r.kv_rows.size(),
-                  r.kv_rows.data(), kLo, kHi, kNaN);
+        rd.floats(rd.member(*kr, "values", kw2), kw2 + ".values",
+                  ConstKvRows{nullptr, L, r.kv_rows_kept, kv_dim}.size(), r.kv_rows, kLo, kHi,
+                  kNaN);
     }
     const bool has_payload = !r.attention.p.empty() || !r.logits.empty() || !r.kv_rows.empty() ||
                              !r.ops.ops.empty() || !r.q_rows.empty();
@@ -573,18 +631,18 @@ RecordedRun read_document(const Reader& rd, const json& doc) {
         for (std::size_t i = 0; i < diffs.size(); ++i)
             run.logit_max_diff.push_back(
                 diffs[i].is_null() ? std::numeric_limits<double>::quiet_NaN()
-                                   : rd.number(diffs[i], at("logit_max_diff", i), 0, 1e38));
+                                   : rd.number(diffs[i], at("logit_max_diff", i), 0, kHi, true));
     }
 
     if (run.version >= 2) {
         const json& r = rd.member(doc, "recorded", "");
         RecordedOn& on = run.recorded;
-        on.program = rd.text(r, "program", "recorded");
-        on.version = rd.text(r, "version", "recorded");
-        on.date = rd.text(r, "date", "recorded");
-        on.backend = rd.text(r, "backend", "recorded");
-        on.device = rd.text(r, "device", "recorded");
-        on.host = rd.text(r, "host", "recorded");
+        on.program = rd.label(r, "program", "recorded");
+        on.version = rd.label(r, "version", "recorded");
+        on.date = rd.label(r, "date", "recorded");
+        on.backend = rd.label(r, "backend", "recorded");
+        on.device = rd.label(r, "device", "recorded");
+        on.host = rd.label(r, "host", "recorded");
         on.timing_runs = rd.whole(r, "timing_runs", "recorded", 1, 1000);
     } else if (!run.sessions[0].trace.empty()) {
         // Version 1 said where each step was timed, not where the run was recorded.
@@ -615,6 +673,7 @@ RecordedRun read_trace_json(std::string_view whole, const std::string& source) {
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos || text[first] != '{')
         rd.fail("", "not a kvscope trace (a trace JSON is one object)");
+    json_text(whole, source);  // no NUL byte (junk after one would not be read)
     if (json_too_deep_at(text, kMaxDepth) != std::string_view::npos)
         rd.fail("",
                 "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");

@@ -68,6 +68,43 @@ std::vector<std::string> tokens_by_id(const nlohmann::json& vocab, const std::st
     return tokens;
 }
 
+// An added token: its id, its text, and whether added_tokens marks it special.
+struct Added {
+    std::size_t id;
+    const std::string* content;
+    bool special;
+};
+
+// BOS as the post-processor adds it: TemplateProcessing whose single sequence starts
+// with a special token, alone or in a Sequence of processors (Llama 3's follows a ByteLevel
+// one). The template calls it a SpecialToken whatever its added_tokens entry says, so it
+// decodes to no text: encode then decode gives the text back after it.
+void template_bos(const nlohmann::json& j, const std::vector<Added>& extra,
+                  ByteBpeTokenizer::Options& o) {
+    const nlohmann::json* post = json_member(j, "post_processor");
+    if (const nlohmann::json* list = post && text_of(*post, "type") == "Sequence"
+                                         ? json_member(*post, "processors")
+                                         : nullptr;
+        list && list->is_array()) {
+        post = nullptr;
+        for (const nlohmann::json& p : *list)
+            if (text_of(p, "type") == "TemplateProcessing") post = &p;
+    }
+    if (post && text_of(*post, "type") == "TemplateProcessing") {
+        const nlohmann::json* single = json_member(*post, "single");
+        const nlohmann::json* first =
+            single && single->is_array() && !single->empty() ? &(*single)[0] : nullptr;
+        const nlohmann::json* special = first ? json_member(*first, "SpecialToken") : nullptr;
+        if (special) {
+            const std::string_view name = text_of(*special, "id");
+            for (const Added& a : extra)
+                if (*a.content == name) o.bos = static_cast<int>(a.id);
+            o.add_bos = o.bos >= 0;
+            if (o.add_bos) o.control[std::size_t(o.bos)] = true;
+        }
+    }
+}
+
 }  // namespace
 
 ByteBpeTokenizer ByteBpeTokenizer::from_vocab_and_merges(const std::string& vocab_json,
@@ -109,9 +146,14 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
     if (const nlohmann::json* t = json_member(m, "type");
         t && json_string(*t, field("model.type")) != "BPE")
         fail("model type '" + key_text(t->get_ref<const std::string&>()) + "' is not BPE");
-    if (json_member(m, "dropout")) fail("BPE dropout is not supported");
+    // The hub's files say "no dropout, no prefix, no suffix" as null, 0 and "" (the tokenizers
+    // library writes "dropout": null, "continuing_subword_prefix": "", "end_of_word_suffix": "").
+    if (const nlohmann::json* v = json_member(m, "dropout");
+        v && !(v->is_number() && v->get<double>() == 0))
+        fail("model.dropout " + json_excerpt(*v) + " is not supported (BPE dropout)");
     for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
-        if (const nlohmann::json* v = json_member(m, k); v && !(v->is_string() && v->empty()))
+        if (const nlohmann::json* v = json_member(m, k);
+            v && !(v->is_string() && v->get_ref<const std::string&>().empty()))
             fail(std::string("model.") + k + " " + json_excerpt(*v) + " is not supported");
 
     Options o;
@@ -174,11 +216,6 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
     const std::int64_t max_id = std::min<std::int64_t>(std::int64_t(entries), kMaxVocabulary) - 1;
     const std::string ids_of_file =
         "a token id of its " + std::to_string(entries) + " vocab and added tokens";
-    struct Added {
-        std::size_t id;
-        const std::string* content;
-        bool special;
-    };
     std::vector<Added> extra;
     std::size_t n = vocab.is_object() ? vocab.size() : 0;
     for (std::size_t i = 0; i < added.size(); ++i) {
@@ -220,23 +257,7 @@ ByteBpeTokenizer ByteBpeTokenizer::from_hf_json_text(std::string_view text,
                      " is neither \"LEFT RIGHT\" nor [LEFT, RIGHT]");
         }
     }
-    // BOS as the post-processor adds it: TemplateProcessing whose single sequence starts
-    // with a special token. The template calls it a SpecialToken whatever its added_tokens
-    // entry says, so it decodes to no text: encode then decode gives the text back after it.
-    if (const nlohmann::json* post = json_member(j, "post_processor");
-        post && text_of(*post, "type") == "TemplateProcessing") {
-        const nlohmann::json* single = json_member(*post, "single");
-        const nlohmann::json* first =
-            single && single->is_array() && !single->empty() ? &(*single)[0] : nullptr;
-        const nlohmann::json* special = first ? json_member(*first, "SpecialToken") : nullptr;
-        if (special) {
-            const std::string_view name = text_of(*special, "id");
-            for (const Added& a : extra)
-                if (*a.content == name) o.bos = static_cast<int>(a.id);
-            o.add_bos = o.bos >= 0;
-            if (o.add_bos) o.control[std::size_t(o.bos)] = true;
-        }
-    }
+    template_bos(j, extra, o);
     return ByteBpeTokenizer(std::move(tokens), merges, std::move(o), path);
 }
 

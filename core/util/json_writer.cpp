@@ -86,7 +86,10 @@ JsonWriter& JsonWriter::value(std::string_view s) {
 JsonWriter& JsonWriter::value(double v) {
     separate();
     if (!std::isfinite(v)) {
-        os_.write("null", 4);
+        if (non_finite_ == NonFinite::null)
+            os_ << "null";
+        else
+            os_ << (std::isnan(v) ? "\"NaN\"" : v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
     } else {
         // printf's %.9g (to_chars with a precision is specified as printf in the C locale),
         // without printf's and ostream's per-call costs: a trace holds millions of floats.

@@ -8,9 +8,14 @@
 
 namespace kvs {
 
+// How a number JSON cannot hold (NaN, an infinity) is written: null, or as text ("NaN",
+// "Infinity", "-Infinity": JavaScript's spellings), which a reader can give back as that value.
+enum class NonFinite { null, text };
+
 class JsonWriter {
   public:
-    explicit JsonWriter(std::ostream& os) : os_(os) {}
+    explicit JsonWriter(std::ostream& os, NonFinite non_finite = NonFinite::null)
+        : os_(os), non_finite_(non_finite) {}
     JsonWriter& begin_object();
     JsonWriter& end_object();
     JsonWriter& begin_array();
@@ -35,6 +40,7 @@ class JsonWriter {
   private:
     void separate();
     std::ostream& os_;
+    NonFinite non_finite_;
     std::vector<bool> first_;  // per open container: nothing written yet
     bool after_key_ = false;
 };

@@ -22,8 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::size_t kSameStartBytes = 4;
-
 struct Inputs {
     std::mutex mu;
     std::vector<std::pair<dev_t, ino_t>> ids;  // (st_dev, st_ino) of every file read
@@ -86,21 +84,25 @@ int open_pipe_end(const std::string& path) {
     }
 }
 
-// Whether the regular file at `path` may be replaced by an output that starts with `head`: it is
-// empty, or it starts with the same bytes (an earlier output of the same kind: a trace JSON's
-// {"kv, a PNG's signature, a CSV's header, GGUF's magic). Anything else is the user's, and a
-// typo in an output's name must not cost it.
-bool replaceable(const std::string& path, std::string_view head) {
+// Whether the regular file at `path` may be replaced by an output of `kind`: it is empty, or
+// the kind knows its first bytes for kvscope's own. Anything else is the user's, and a typo in an
+// output's name must not cost it.
+bool replaceable(const std::string& path, const OutputKind& kind) {
+    if (kind.anything) return true;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return errno == ENOENT;  // gone since: nothing to lose
-    char old[kSameStartBytes];
-    ssize_t n = 0;
-    do {
-        n = ::read(fd, old, sizeof old);
-    } while (n < 0 && errno == EINTR);
+    std::string head(kOwnHeadBytes, '\0');
+    std::size_t got = 0;
+    while (got < head.size()) {
+        const ssize_t n = ::read(fd, head.data() + got, head.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += std::size_t(n);
+    }
     ::close(fd);
-    if (n <= 0) return n == 0;
-    return std::size_t(n) >= head.size() && std::string_view(old, head.size()) == head;
+    head.resize(got);
+    if (head.empty()) return true;
+    return kind.own && kind.own(head);
 }
 
 }  // namespace
@@ -133,9 +135,37 @@ void check_output_path(const std::string& path) {
     if (!parent.empty() && !fs::is_directory(parent, ec)) throw fail(path, "cannot write", ENOENT);
 }
 
-Written write_output_file(const std::string& path, std::string_view bytes, Replace replace) {
+Written write_output_file(const std::string& path, std::string_view bytes, const OutputKind& kind) {
     return write_output_file(
-        path, [bytes](const OutputSink& put) { put(bytes); }, replace);
+        path, [bytes](const OutputSink& put) { put(bytes); }, kind);
+}
+
+OutputKind unmarked_output(std::string what) {
+    return {std::move(what), nullptr, false};
+}
+
+OutputKind output_starting(std::string what, std::string header) {
+    return {std::move(what),
+            [h = std::move(header)](std::string_view head) { return head.starts_with(h); }};
+}
+
+OutputKind json_output_keyed(std::string what, std::string key) {
+    std::string quoted(1, '"');
+    quoted.append(key).push_back('"');
+    return {std::move(what), [k = std::move(quoted)](std::string_view head) {
+                const auto skip = [&](std::size_t i) {
+                    while (i < head.size() && (head[i] == ' ' || head[i] == '\n' ||
+                                               head[i] == '\r' || head[i] == '\t'))
+                        ++i;
+                    return i;
+                };
+                std::size_t i = skip(0);
+                if (i >= head.size() || head[i] != '{') return false;
+                i = skip(i + 1);
+                if (head.substr(i, k.size()) != k) return false;
+                i = skip(i + k.size());
+                return i < head.size() && head[i] == ':';
+            }};
 }
 
 void check_output_space(const std::string& path, std::uint64_t bytes) {
@@ -157,7 +187,8 @@ bool is_standard_output(const std::string& path) {
 }
 
 Written write_output_file(const std::string& path,
-                          const std::function<void(const OutputSink&)>& fill, Replace replace) {
+                          const std::function<void(const OutputSink&)>& fill,
+                          const OutputKind& kind) {
     check_output_path(path);
     Written w;
     struct stat st {};
@@ -189,7 +220,6 @@ Written write_output_file(const std::string& path,
     std::string tmp = (dir / name).string();
     const int fd = ::mkstemp(tmp.data());
     if (fd < 0) throw fail(path, "cannot write (temporary file beside it)", errno);
-    std::string head;  // the output's first kSameStartBytes bytes
     try {
         // mkstemp makes 0600; a new output gets the usual 0666 less the umask, an existing one
         // keeps its mode.
@@ -200,8 +230,7 @@ Written write_output_file(const std::string& path,
             mode = 0666 & ~mask;
         }
         ::fchmod(fd, mode);
-        fill([fd, &path, &w, &head](std::string_view b) {
-            head.append(b.substr(0, kSameStartBytes - std::min(head.size(), kSameStartBytes)));
+        fill([fd, &path, &w](std::string_view b) {
             write_all(fd, b, path);
             w.bytes += b.size();
         });
@@ -216,11 +245,13 @@ Written write_output_file(const std::string& path,
         ::unlink(tmp.c_str());
         throw;
     }
-    if (existed && replace == Replace::SameKind && !replaceable(path, head)) {
+    if (existed && !replaceable(path, kind)) {
         ::unlink(tmp.c_str());
-        throw Error(path +
-                    ": already holds something else (it does not start as this output does); "
-                    "not replaced: remove it first or give another name");
+        throw Error(path + ": already holds something else (" +
+                    (kind.own
+                         ? "not an earlier " + kind.what + " of kvscope's"
+                         : "kvscope replaces no file with a " + kind.what + " unless it is empty") +
+                    "); not replaced: remove it first or give another name");
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int e = errno;

@@ -8,9 +8,10 @@
 //   closed with its error checked, then renamed over the target: a run killed half-way (SIGPIPE
 //   from `| head`, Ctrl+C) leaves the old file as it was, and two runs writing the same target
 //   each leave a whole file (the last rename wins);
-// - an existing regular file is replaced only when it is empty or starts with the same 4 bytes as
-//   the new output (an earlier output of the same kind: {"kv of a trace JSON, a PNG's signature,
-//   a CSV's header, GGUF): anything else is the user's, kept, and the write refused by name;
+// - an existing regular file is replaced only when it is empty or its kind (OutputKind) knows
+//   it for kvscope's own earlier output of that kind by the whole header that output starts with
+//   (a trace JSON's first key, a CSV's header line, a PNG's kvscope text chunk, a GGUF's kvscope
+//   description): anything else is the user's, kept, and the write refused by name;
 // - an existing target that is not a regular file (/dev/stdout, a pipe, /dev/full) is written in
 //   place, never replaced, with every write, fsync and close checked: /dev/full is an error. A
 //   FIFO that no process reads is waited on for 10 s, then refused (nothing written).
@@ -42,20 +43,37 @@ struct Written {
 // leave a temporary file of that size behind if killed) is refused before it starts.
 void check_output_space(const std::string& path, std::uint64_t bytes);
 
-// Which existing regular file an output may replace: one that starts as the output does (or is
-// empty), or, for a file that is kvscope's own whatever it holds (the window's settings.txt), any.
-enum class Replace { SameKind, Any };
+// What an output is, and how an existing file is known for kvscope's own earlier output of that
+// kind: `own` judges the file's first bytes (at most kOwnHeadBytes) by the whole header every
+// such output starts with, never by a few bytes any file of that format has (a user's PNG or
+// GGUF is not a screenshot or an export). A kind without `own` replaces empty files only (the
+// llama2.c checkpoint has no header of kvscope's to know it by); `anything`: a file that is
+// kvscope's own whatever it holds (the window's settings.txt).
+struct OutputKind {
+    std::string what;  // "trace JSON", named when a file is kept
+    std::function<bool(std::string_view head)> own;
+    bool anything = false;
+};
+constexpr std::size_t kOwnHeadBytes = 4096;
+
+// An output without a header of kvscope's to know it by (a llama2.c checkpoint or tokenizer):
+// it replaces empty files only.
+OutputKind unmarked_output(std::string what);
+// Outputs that start with `header`, byte for byte (a CSV's header line, newline included).
+OutputKind output_starting(std::string what, std::string header);
+// A JSON object whose first key is `key` (any whitespace around the brace, key and colon).
+OutputKind json_output_keyed(std::string what, std::string key);
 
 // Writes `bytes` to `path` as described above (check_output_path first).
 Written write_output_file(const std::string& path, std::string_view bytes,
-                          Replace replace = Replace::SameKind);
+                          const OutputKind& kind = {});
 
 // The same for an output too large to hold in memory (make-model's checkpoint): `fill` is called
 // once and hands its bytes, in order and in pieces of any size, to `put`.
 using OutputSink = std::function<void(std::string_view)>;
 Written write_output_file(const std::string& path,
                           const std::function<void(const OutputSink&)>& fill,
-                          Replace replace = Replace::SameKind);
+                          const OutputKind& kind = {});
 
 // Whether `path` is this process's standard output (the same file as descriptor 1, e.g.
 // /dev/stdout or /proc/self/fd/1): a summary printed there would land inside the output.

@@ -121,33 +121,37 @@ std::string view_file(const std::string& base, std::size_t n) {
     return (json ? base.substr(0, base.size() - 5) : base) + "-" + std::to_string(n) + ".json";
 }
 
-// One --views entry, as the keys would set it.
+// One --views entry, as the keys would set it (read_view has read every value).
 void apply_view(UiState& ui, ExplainUi& explain, EngineWorker& worker, const std::string& view) {
-    for (const auto& [k, v] : view_settings(view)) {
-        if (k == "maximise") ui.maximised = v;
-        if (k == "presenter") ui.presenter = v == "1";
-        if (k == "lesson") close_lesson(ui);  // key L
-        if (k == "stage") {
-            explain.stage = v == "all" ? -1 : std::stoi(v) - 1;
-            explain.stage_playing = false;
-        }
-        if (k == "explain") {
-            int l = 0, h = 0;
-            char row[16] = {};
-            if (v == "off") {
-                explain.open = false;
-            } else if (std::sscanf(v.c_str(), "%d:%d:%15s", &l, &h, row) == 3) {
-                const std::string r = row;
-                // P: the query's position (from 1), as --explain takes it.
-                open_inside_attention(ui, explain, 0, l, h,
-                                      r == "last" ? -1 : index_of_position(std::stoi(r)));
+    using Key = ViewSetting::Key;
+    for (const ViewSetting& s : read_view(view)) {
+        switch (s.key) {
+            case Key::maximise:
+                ui.maximised = s.panel;
+                break;
+            case Key::presenter:
+                ui.presenter = s.on;
+                break;
+            case Key::lesson_off:
+                close_lesson(ui);  // key L
+                break;
+            case Key::stage:
+                explain.stage = s.stage;
+                explain.stage_playing = false;
+                break;
+            case Key::explain:
+                if (s.on)
+                    open_inside_attention(ui, explain, 0, s.layer, s.head, s.row);
+                else
+                    explain.open = false;
+                break;
+            case Key::mask: {
+                // The bidirectional view (its sessions replay the steps so far), or back.
+                const CacheView c = s.on ? CacheView::Bidirectional : CacheView::On;
+                ui.settings.cache = c;
+                worker.set_cache(c);
+                break;
             }
-        }
-        if (k == "mask") {
-            // The bidirectional view (its sessions replay the steps so far), or back.
-            const CacheView c = v == "bidirectional" ? CacheView::Bidirectional : CacheView::On;
-            ui.settings.cache = c;
-            worker.set_cache(c);
         }
     }
 }
@@ -390,7 +394,7 @@ int run(int argc, char** argv, Platform& platform) {
         LayoutRecord layout;
         app.frame(o.screenshot, &layout);
         if (!o.layout_json.empty()) {
-            write_output_file(o.layout_json, layout.to_json() + "\n");
+            write_output_file(o.layout_json, layout.to_json() + "\n", layout_json_output());
         }
         // More views of the same engine state, each its own record (the overlap test renders
         // several views per start of the window).
@@ -400,7 +404,8 @@ int run(int argc, char** argv, Platform& platform) {
             app.frame();  // the toolbar's height settles (a view may hide it)
             app.frame();
             app.frame({}, &layout);
-            write_output_file(view_file(o.layout_json, i + 1), layout.to_json() + "\n");
+            write_output_file(view_file(o.layout_json, i + 1), layout.to_json() + "\n",
+                              layout_json_output());
         }
         return 0;
     }

@@ -8,6 +8,7 @@
 
 #include "core/util/error.h"
 #include "core/util/output_file.h"
+#include "gui/draw/png_text.h"
 
 namespace kvs::gui {
 
@@ -35,7 +36,7 @@ void save_framebuffer_png(const std::string& path, int w, int h) {
     };
     if (!stbi_write_png_to_func(append, &png, w, h, 3, rgb.data(), w * 3))
         throw Error(path + ": cannot encode the PNG");
-    write_output_file(path, png);
+    write_output_file(path, with_kvscope_text(std::move(png)), screenshot_output());
 }
 
 }  // namespace kvs::gui

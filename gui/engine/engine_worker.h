@@ -139,6 +139,7 @@ class EngineWorker : private LessonObserver {
     // Worker-thread state.
     std::shared_ptr<ServingJob> serve_;  // the serving run (gui/engine/serving.cpp)
     void publish_serving();
+    void serve_start(const ServeSetup& setup);  // serve_open's work, on the worker thread
     // The recorded run shown: its sessions' tokens and text (their traces are the snapshot's),
     // sampler and origin; empty for live sessions.
     std::optional<RecordedRun> replay_;

@@ -123,17 +123,22 @@ void EngineWorker::export_run(std::vector<ExportFile> files) {
         std::vector<std::string> written;
         for (const ExportFile& f : files) {
             std::ostringstream out;
+            OutputKind kind;
             switch (f.kind) {
                 case ExportFile::Kind::TraceJson:
                     write_trace_json(out, run);
+                    kind = trace_json_output();
                     break;
                 case ExportFile::Kind::TraceEvents:
                     write_trace_events(out, run);
+                    kind = trace_events_output();
                     break;
                 case ExportFile::Kind::StepsCsv:
                     write_steps_csv(out, run);
+                    kind = steps_csv_output();
                     break;
                 case ExportFile::Kind::AttentionCsv: {
+                    kind = attention_csv_output();
                     const std::size_t i =
                         std::min<std::size_t>(std::max(f.session, 0), run.sessions.size() - 1);
                     write_attention_csv(out, run.sessions[i].trace->steps(), f.step, f.layer,
@@ -141,7 +146,7 @@ void EngineWorker::export_run(std::vector<ExportFile> files) {
                     break;
                 }
             }
-            write_output_file(f.path, out.str());
+            write_output_file(f.path, out.str(), kind);
             written.push_back(f.path);
         }
         std::lock_guard<std::mutex> lk(mu_);

@@ -39,6 +39,25 @@ void EngineWorker::publish_serving() {
 
 void EngineWorker::serve_open(const ServeSetup& setup) {
     post({EngineTask::ServeOpen, setup.prompts_file}, [this, setup] {
+        // Why it could not start stays with the Serving view (the notice under the toolbar
+        // goes after a while): the panel says it, and a step asked for later repeats it.
+        try {
+            serve_start(setup);
+        } catch (const Error& e) {
+            serve_.reset();
+            std::lock_guard<std::mutex> lk(mu_);
+            snap_.serving.reset();
+            snap_.serving_model.reset();
+            snap_.serving_error = e.what();
+            throw;
+        }
+        std::lock_guard<std::mutex> lk(mu_);
+        snap_.serving_error.clear();
+    });
+}
+
+void EngineWorker::serve_start(const ServeSetup& setup) {
+    {
         refuse_in_replay("a recorded run cannot serve requests (open a model to run them)");
         std::shared_ptr<const Model> model;
         {
@@ -78,7 +97,7 @@ void EngineWorker::serve_open(const ServeSetup& setup) {
         run->trace = trace;
         serve_ = run;
         publish_serving();  // the queue before the first step
-    });
+    }
 }
 
 void EngineWorker::serve_step(int n) {
@@ -90,7 +109,12 @@ void EngineWorker::serve_step(int n) {
     }
 #endif
     post({EngineTask::ServeStep, {}, n}, [this, n] {
-        if (!serve_) throw Error("no serving run is open");
+        if (!serve_) {
+            std::lock_guard<std::mutex> lk(mu_);
+            throw Error(snap_.serving_error.empty()
+                            ? std::string("no serving run is open")
+                            : "no serving run is open: it could not start: " + snap_.serving_error);
+        }
         {
             std::lock_guard<std::mutex> lk(mu_);
             snap_.busy_total = n;

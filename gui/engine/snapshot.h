@@ -160,6 +160,9 @@ struct EngineSnapshot {
     // The serving run the Serving view shows (null: none yet), and the model it runs on.
     std::shared_ptr<const ServeTrace> serving;
     std::shared_ptr<const Model> serving_model;
+    // Why the last serving run asked for could not start, in the CLI's words (the scheduler's
+    // or the prompt file's message); "" while one is open or none was asked for.
+    std::string serving_error;
 
     int steps() const { return sessions.empty() ? 0 : int(sessions[0].trace.steps().size()); }
     bool finished() const {

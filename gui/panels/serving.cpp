@@ -415,8 +415,13 @@ void draw_serving(FrameContext& f, ServingPanel& p) {
     const int shown = t ? shown_shot(*t, p) : 0;
     draw_controls(f, p, t, shown);
     if (!t) {
-        ImGui::TextUnformatted(f.snap.replay ? tr("A recorded run cannot serve requests.")
-                                             : tr("queueing the serving requests"));
+        if (f.snap.replay)
+            ImGui::TextUnformatted(tr("A recorded run cannot serve requests."));
+        else if (!f.snap.serving_error.empty() && !f.snap.busy)
+            ImGui::TextWrapped("%s: %s", tr("The serving run could not start"),
+                               f.snap.serving_error.c_str());
+        else
+            ImGui::TextUnformatted(tr("queueing the serving requests"));
         return;
     }
     const ServeShot& s = *t->shots[shown];

@@ -6,6 +6,7 @@
 
 #include "cmdline/engine_options.h"
 #include "core/model/compact_weights.h"
+#include "core/util/error.h"
 #include "core/util/numbering.h"
 
 namespace kvs::gui {
@@ -130,7 +131,10 @@ cmdline::Voice voice() {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> view_settings(const std::string& view) {
+namespace {
+
+// A view's KEY=VALUE pairs, split at ',' (empty pairs skipped).
+std::vector<std::pair<std::string, std::string>> view_pairs(const std::string& view) {
     std::vector<std::pair<std::string, std::string>> out;
     std::size_t at = 0;
     while (at <= view.size()) {
@@ -145,27 +149,75 @@ std::vector<std::pair<std::string, std::string>> view_settings(const std::string
     return out;
 }
 
-std::string check_view(const std::string& view) {
+// A whole number in lo..hi by the command line's rule ("" when it is), and its value.
+std::string whole_of(const std::string& text, int lo, int hi, int& out) {
+    const std::string why = cmdline::value_problem(cmdline::whole_in(lo, hi), text);
+    if (why.empty()) out = std::stoi(text);  // checked: digits, within an int's range
+    return why;
+}
+
+}  // namespace
+
+std::vector<ViewSetting> read_view(const std::string& view) {
     static const std::vector<std::string> panels = {"",     "tokens", "attention", "kv",     "time",
                                                     "next", "toy",    "lesson",    "inside", "ops"};
-    for (const auto& setting : view_settings(view)) {
-        const std::string &k = setting.first, &v = setting.second;
-        auto one_of = [&](const std::vector<std::string>& ok) {
-            return std::find(ok.begin(), ok.end(), v) != ok.end();
+    std::vector<ViewSetting> out;
+    for (const auto& [k, v] : view_pairs(view)) {
+        auto refuse = [&](const std::string& why) {
+            throw Error("'" + k + "=" + v + "' in view '" + view + "' is not a view setting" +
+                        (why.empty() ? "" : " (" + why + ")"));
         };
-        if (k == "maximise" && one_of(panels)) continue;
-        if (k == "stage" && (v == "all" || (v.size() == 1 && v[0] >= '1' && v[0] <= '7'))) continue;
-        if (k == "presenter" && one_of({"0", "1"})) continue;
-        if (k == "mask" && one_of({"causal", "bidirectional"})) continue;
-        if (k == "lesson" && v == "off") continue;
-        if (k == "explain") {
-            if (v == "off") continue;
-            int l = 0, h = 0;
-            char row[16] = {};
-            if (std::sscanf(v.c_str(), "%d:%d:%15s", &l, &h, row) == 3 && l >= 0 && h >= 0)
-                continue;
+        ViewSetting s;
+        std::string why;
+        if (k == "maximise" && std::find(panels.begin(), panels.end(), v) != panels.end()) {
+            s.key = ViewSetting::Key::maximise;
+            s.panel = v;
+        } else if (k == "stage" && v == "all") {
+            s.key = ViewSetting::Key::stage;
+        } else if (k == "stage") {
+            s.key = ViewSetting::Key::stage;
+            if (!(why = whole_of(v, 1, 7, s.stage)).empty()) refuse("stage " + why);
+            s.stage -= 1;
+        } else if (k == "presenter" && (v == "0" || v == "1")) {
+            s.key = ViewSetting::Key::presenter;
+            s.on = v == "1";
+        } else if (k == "mask" && (v == "causal" || v == "bidirectional")) {
+            s.key = ViewSetting::Key::mask;
+            s.on = v == "bidirectional";
+        } else if (k == "lesson" && v == "off") {
+            s.key = ViewSetting::Key::lesson_off;
+        } else if (k == "explain" && v == "off") {
+            s.key = ViewSetting::Key::explain;
+        } else if (k == "explain") {
+            // L:H:P, as --explain's L,H,P: layer and head from 0, P the query's position (from
+            // 1) or "last".
+            s.key = ViewSetting::Key::explain;
+            s.on = true;
+            const auto c1 = v.find(':'), c2 = c1 == std::string::npos ? c1 : v.find(':', c1 + 1);
+            if (c2 == std::string::npos) refuse("explain=LAYER:HEAD:POSITION");
+            const std::string pos = v.substr(c2 + 1);
+            if (!(why = whole_of(v.substr(0, c1), 0, 1 << 16, s.layer)).empty())
+                refuse("layer " + why);
+            if (!(why = whole_of(v.substr(c1 + 1, c2 - c1 - 1), 0, 1 << 16, s.head)).empty())
+                refuse("head " + why);
+            if (pos != "last") {
+                if (!(why = whole_of(pos, 1, 1 << 20, s.row)).empty())
+                    refuse("position " + why + ", or last");
+                s.row = index_of_position(s.row);
+            }
+        } else {
+            refuse("");
         }
-        return "'" + k + "=" + v + "' in view '" + view + "' is not a view setting";
+        out.push_back(s);
+    }
+    return out;
+}
+
+std::string check_view(const std::string& view) {
+    try {
+        read_view(view);
+    } catch (const Error& e) {
+        return e.what();
     }
     return {};
 }

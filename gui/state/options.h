@@ -91,8 +91,19 @@ struct AppOptions {
     }
 };
 
-// A --views entry as (setting, value) pairs, and the reason it is not a view ("" when it is).
-std::vector<std::pair<std::string, std::string>> view_settings(const std::string& view);
+// One setting of a --views entry ("KEY=VALUE"), read once: what apply_view (gui/window_main.cpp)
+// does with it, as the keys would.
+struct ViewSetting {
+    enum class Key { maximise, stage, presenter, mask, lesson_off, explain } key = Key::maximise;
+    std::string panel;                  // maximise: the panel ("" for none)
+    int stage = -1;                     // stage: 0..6, -1 for all
+    bool on = false;                    // presenter=1, mask=bidirectional, explain (false: off)
+    int layer = 0, head = 0, row = -1;  // explain: the query's index (position - 1), -1 last
+};
+// A --views entry's settings in order; kvs::Error "'K=V' in view 'VIEW' is not a view setting"
+// (with why, for a number) for any other, so nothing is left for apply_view to misread.
+std::vector<ViewSetting> read_view(const std::string& view);
+// "" when `view` reads, else read_view's message.
 std::string check_view(const std::string& view);
 
 // The window's options, each with its name, help and the rule its value follows

@@ -303,7 +303,7 @@ std::string save_settings(const Settings& s, const std::string& path) {
     if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
     try {
         // kvscope's own file: an older or hand-edited one is rewritten whatever it starts with.
-        write_output_file(path, settings_text(s), Replace::Any);
+        write_output_file(path, settings_text(s), {"settings file", nullptr, true});  // always ours
     } catch (const Error& e) {
         return e.what();
     }

@@ -57,6 +57,7 @@ const std::vector<UiString>& ui_strings() {
          "出它的引用计数（如 x2）。右方向键或空格：下一步；[ 或 Shift+左方向键：后退；V：关闭。"},
         {"A recorded run cannot serve requests.", "录制的运行不能处理服务请求。"},
         {"queueing the serving requests", "正在把服务请求放入队列"},
+        {"The serving run could not start", "服务运行未能开始"},
         {"serving step", "服务调度的一步"},
         {"serving %d steps", "正在运行服务调度的 %d 步"},
         {"could not start serving", "无法开始服务调度"},

@@ -14,8 +14,14 @@ nlohmann::json rgb(const Rgba& c) {
 
 }  // namespace
 
+OutputKind layout_json_output() {
+    return json_output_keyed("layout JSON", "kvscope_layout");
+}
+
 std::string LayoutRecord::to_json(int indent) const {
-    nlohmann::json j;
+    // kvscope_layout first, whatever the other keys' order: layout_json_output() knows an
+    // earlier record by it.
+    nlohmann::ordered_json j;
     j["kvscope_layout"] = 1;
     j["width"] = width;
     j["height"] = height;
@@ -152,7 +158,7 @@ std::string LayoutRecord::to_json(int indent) const {
                                          {"matrix_masked", d.matrix_masked},
                                          {"matrix", d.matrix}});
     // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
-    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+    return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace kvs::gui

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/util/output_file.h"
 #include "gui/views/colormap.h"
 
 namespace kvs::gui {
@@ -167,5 +168,9 @@ struct LayoutRecord {
     // indent -1: one line (the web page prints it to the console as one message).
     std::string to_json(int indent = 1) const;
 };
+
+// A layout record as an output file: an earlier one (its first key is kvscope_layout) is
+// replaced.
+OutputKind layout_json_output();
 
 }  // namespace kvs::gui

