@@ -13,8 +13,8 @@
 #include "core/util/format.h"
 #include "core/util/utf8.h"
 #include "gui/state/lesson_catalog.h"
-#include "gui/views/markdown.h"
 #include "gui/state/strings.h"
+#include "gui/views/markdown.h"
 #include "lessonlib/lesson.h"
 #include "tests/test_helpers.h"
 

@@ -6,8 +6,8 @@
 
 #include <cstdio>
 
-#include "gui/views/engine_words.h"
 #include "gui/state/strings.h"
+#include "gui/views/engine_words.h"
 
 namespace kvs::gui {
 

@@ -23,16 +23,16 @@
 #include "core/util/output_file.h"
 #include "core/util/utf8.h"
 #include "core/util/version.h"
-#include "gui/app/app.h"
-#include "gui/engine/engine_worker.h"
-#include "gui/app/gl_window.h"
-#include "gui/state/options.h"
 #include "gui/actions/open_model.h"
+#include "gui/app/app.h"
+#include "gui/app/gl_window.h"
+#include "gui/app/quit_signal.h"
+#include "gui/app/soak.h"
+#include "gui/engine/engine_worker.h"
 #include "gui/panels/inside_attention.h"
 #include "gui/panels/lesson.h"
-#include "gui/app/quit_signal.h"
+#include "gui/state/options.h"
 #include "gui/state/settings.h"
-#include "gui/app/soak.h"
 #ifdef __EMSCRIPTEN__
 // The page's frames run after run() has returned (Emscripten unwinds its stack when the browser
 // takes over the loop), so what they use is static there.
@@ -338,7 +338,8 @@ int run(int argc, char** argv, Platform& platform) {
             // over), then this one, which waits for its answer if it asks.
             if (o.lesson_step > 1) {
                 open_lesson(ui, lesson, worker, o.lesson, o.lesson_step - 2);
-                if (lesson_question_waits(ui, lesson)) answer_lesson_question(ui, lesson, worker, {});
+                if (lesson_question_waits(ui, lesson))
+                    answer_lesson_question(ui, lesson, worker, {});
                 settle(worker);
             }
             open_lesson(ui, lesson, worker, o.lesson, o.lesson_step - 1);

@@ -1,9 +1,9 @@
 #pragma once
-// Draws parsed Markdown (gui/views/markdown.h) into the current ImGui window at its width: text wraps
-// between words and between Chinese characters (never before closing punctuation), **bold** is
-// in the bold font (Chinese, which it lacks, is drawn twice, a fraction of a pixel apart), *italic*
-// is slanted, `code` is in the mono font on a tinted box, lists are indented with their markers,
-// tables are ImGui tables with wrapped cells.
+// Draws parsed Markdown (gui/views/markdown.h) into the current ImGui window at its width: text
+// wraps between words and between Chinese characters (never before closing punctuation), **bold**
+// is in the bold font (Chinese, which it lacks, is drawn twice, a fraction of a pixel apart),
+// *italic* is slanted, `code` is in the mono font on a tinted box, lists are indented with their
+// markers, tables are ImGui tables with wrapped cells.
 #include <imgui.h>
 
 #include <vector>

@@ -6,7 +6,6 @@
 
 #include "gui/draw/text.h"
 #include "gui/state/strings.h"
-#include "gui/state/strings.h"
 
 namespace kvs::gui {
 namespace {

@@ -125,8 +125,8 @@ void record_text(LayoutRecord& rec) {
                 }
                 i += 6;
                 const GlyphInfo& gi = found->second;
-                // The second copy is line size / 28 px to the right (gui/draw/markdown_view.cpp; the
-                // line's size may be up to 1.5x the glyph's): under 2 px for a heading at text
+                // The second copy is line size / 28 px to the right (gui/draw/markdown_view.cpp;
+                // the line's size may be up to 1.5x the glyph's): under 2 px for a heading at text
                 // 2. The size drawn: the font's, scaled as the quad is.
                 const float glyph_h = gi.y1 - gi.y0;
                 const float drawn_size =

@@ -27,7 +27,7 @@ void EngineWorker::end_replay() {
 void EngineWorker::open_replay(const std::string& path) {
     post({EngineTask::OpenReplay, path}, [this, path] {
         RecordedRun run = read_trace_file(path);  // a bad file changes nothing shown
-        workbench_.drop_sessions();                   // the live sessions give way to the recording
+        workbench_.drop_sessions();               // the live sessions give way to the recording
         std::vector<SessionView> views;
         bool bidirectional = false;  // a recording of the bidirectional view: its steps say so
         for (RecordedSession& rs : run.sessions) {

@@ -11,14 +11,14 @@
 
 #include "core/util/format.h"
 #include "core/util/numbering.h"
+#include "gui/draw/text.h"
+#include "gui/panels/attention.h"
+#include "gui/state/strings.h"
 #include "gui/views/attention_matrix.h"
 #include "gui/views/engine_words.h"
 #include "gui/views/inside_attention_text.h"
-#include "gui/panels/attention.h"
-#include "lessonlib/lesson_report.h"
 #include "gui/views/panel_layout.h"
-#include "gui/state/strings.h"
-#include "gui/draw/text.h"
+#include "lessonlib/lesson_report.h"
 
 namespace kvs::gui {
 namespace {
@@ -118,8 +118,8 @@ bool weights_not_yet(const ExplainUi& x, int layer, int head) {
 // Returns whether it outlined rows the step recomputed (the legend then names their colour).
 // `name_session`: the title starts with the session's label (off for two heads of one session).
 // `zoom`: the panel's (the mouse wheel changes it).
-bool main_heatmap(FrameContext& f, ExplainUi& x, float& zoom, int si, const AttentionMatrixRows& m, int layer,
-                  int head, ImVec2 origin, ImVec2 size, const std::vector<int>& tokens,
+bool main_heatmap(FrameContext& f, ExplainUi& x, float& zoom, int si, const AttentionMatrixRows& m,
+                  int layer, int head, ImVec2 origin, ImVec2 size, const std::vector<int>& tokens,
                   bool name_session) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fh = f.font_px;
@@ -614,8 +614,8 @@ void draw_attention(FrameContext& f, AttentionPanel& panel, ExplainUi& explain, 
                                   : ImVec2(origin.x + i * main_w, origin.y);
         const ImVec2 box = stacked ? ImVec2(all_w, avail.y / n_views - fh * 0.5f)
                                    : ImVec2(main_w - fh * 0.5f, avail.y);
-        recomputed |=
-            main_heatmap(f, explain, panel.zoom, v.si, m, v.layer, v.head, at, box, tokens, !heads_mode);
+        recomputed |= main_heatmap(f, explain, panel.zoom, v.si, m, v.layer, v.head, at, box,
+                                   tokens, !heads_mode);
     }
     if (grid)
         small_multiples(f, explain, m0, ImVec2(origin.x + avail.x - grid_w, origin.y),

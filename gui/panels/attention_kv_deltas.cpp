@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "gui/views/inside_attention_text.h"
-#include "gui/panels/attention.h"
 #include "gui/draw/text.h"
+#include "gui/panels/attention.h"
 #include "gui/state/strings.h"
 #include "gui/views/engine_words.h"
+#include "gui/views/inside_attention_text.h"
 
 namespace kvs::gui {
 

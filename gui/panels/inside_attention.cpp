@@ -21,13 +21,13 @@
 #include "core/session/why_not_q.h"
 #include "core/util/format.h"
 #include "core/util/numbering.h"
+#include "gui/draw/text.h"
+#include "gui/panels/inside_attention.h"
+#include "gui/state/strings.h"
 #include "gui/views/engine_words.h"
 #include "gui/views/inside_attention_text.h"
-#include "gui/panels/inside_attention.h"
-#include "gui/draw/text.h"
-#include "gui/state/strings.h"
-#include "lessonlib/lesson_report.h"
 #include "gui/views/panel_layout.h"
+#include "lessonlib/lesson_report.h"
 
 namespace kvs::gui {
 namespace {
@@ -713,8 +713,7 @@ void draw_row(FrameContext& f, const RowView& rv, int stage, ImVec2 o, ImVec2 si
 
 }  // namespace
 
-void open_inside_attention(UiState& ui, ExplainUi& x, int session, int layer, int head,
-                           int q_pos) {
+void open_inside_attention(UiState& ui, ExplainUi& x, int session, int layer, int head, int q_pos) {
     x.open = true;
     x.from_lesson = false;
     x.session = session;

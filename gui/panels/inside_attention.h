@@ -25,8 +25,7 @@ struct ExplainUi {
 
 // Opens the panel on (layer, head) at query position q_pos (-1: the newest) of session
 // `session`; the heatmap shown large follows (the settings' layer and head).
-void open_inside_attention(UiState& ui, ExplainUi& x, int session, int layer, int head,
-                           int q_pos);
+void open_inside_attention(UiState& ui, ExplainUi& x, int session, int layer, int head, int q_pos);
 // The query row above / below (delta -1 / +1), clamped to the rows computed.
 void move_inside_attention_row(FrameContext& f, ExplainUi& x, int delta);
 // The next / previous stage (from every stage at once to the first, from the last back to all).

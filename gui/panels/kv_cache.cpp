@@ -10,13 +10,13 @@
 
 #include "core/model/kv_what_if.h"
 #include "core/util/format.h"
+#include "gui/draw/plot.h"
+#include "gui/draw/text.h"
+#include "gui/panels/kv_cache.h"
+#include "gui/state/strings.h"
 #include "gui/views/engine_words.h"
 #include "gui/views/kv_grid.h"
-#include "gui/panels/kv_cache.h"
-#include "gui/draw/plot.h"
 #include "gui/views/panel_layout.h"
-#include "gui/state/strings.h"
-#include "gui/draw/text.h"
 
 namespace kvs::gui {
 namespace {

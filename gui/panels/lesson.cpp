@@ -11,16 +11,15 @@
 #include "core/session/gpu_step_view.h"
 #include "core/util/format.h"
 #include "gui/draw/markdown_view.h"
-#include "gui/panels/lesson.h"
 #include "gui/draw/plot.h"
+#include "gui/panels/lesson.h"
+#include "gui/state/strings.h"
 #include "lessonlib/lesson_report.h"
 #include "lessonlib/metric_words.h"
 #include "lessonlib/roofline.h"
-#include "gui/state/strings.h"
 
 namespace kvs::gui {
 namespace {
-
 
 bool step_has(const LessonStep& s, DirectiveKind k) {
     return std::any_of(s.directives.begin(), s.directives.end(),

@@ -10,13 +10,13 @@
 #include <memory>
 #include <string>
 
-#include "gui/views/kv_grid.h"
-#include "gui/panels/lesson.h"
 #include "gui/draw/text.h"
 #include "gui/panels/kv_cache.h"
+#include "gui/panels/lesson.h"
 #include "gui/state/strings.h"
-#include "lessonlib/batch_sweep.h"
 #include "gui/views/engine_words.h"
+#include "gui/views/kv_grid.h"
+#include "lessonlib/batch_sweep.h"
 
 namespace kvs::gui {
 

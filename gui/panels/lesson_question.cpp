@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "gui/panels/lesson.h"
 #include "gui/draw/text.h"
+#include "gui/panels/lesson.h"
 #include "gui/state/strings.h"
 
 namespace kvs::gui {

@@ -9,8 +9,8 @@
 #include <cstdio>
 
 #include "core/util/format.h"
-#include "gui/panels/lesson.h"
 #include "gui/draw/text.h"
+#include "gui/panels/lesson.h"
 #include "gui/state/strings.h"
 #include "lessonlib/roofline.h"
 

@@ -8,8 +8,8 @@
 #include <cstdio>
 
 #include "core/util/format.h"
-#include "gui/panels/next_token.h"
 #include "gui/draw/text.h"
+#include "gui/panels/next_token.h"
 #include "gui/state/strings.h"
 #include "gui/views/engine_words.h"
 

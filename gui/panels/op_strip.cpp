@@ -10,10 +10,10 @@
 #include <cstdio>
 
 #include "core/util/format.h"
-#include "gui/panels/op_strip.h"
-#include "gui/views/engine_words.h"
-#include "gui/state/strings.h"
 #include "gui/draw/text.h"
+#include "gui/panels/op_strip.h"
+#include "gui/state/strings.h"
+#include "gui/views/engine_words.h"
 
 namespace kvs::gui {
 namespace {

@@ -16,10 +16,10 @@
 #include <string>
 
 #include "core/util/format.h"
+#include "gui/draw/text.h"
+#include "gui/state/strings.h"
 #include "gui/views/serving_layout.h"
 #include "lessonlib/lesson_serve.h"
-#include "gui/state/strings.h"
-#include "gui/draw/text.h"
 
 namespace kvs::gui {
 namespace {

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "core/util/format.h"
-#include "gui/views/engine_words.h"
-#include "gui/panels/time.h"
-#include "gui/draw/text.h"
-#include "gui/state/strings.h"
 #include "gui/draw/plot.h"
+#include "gui/draw/text.h"
+#include "gui/panels/time.h"
+#include "gui/state/strings.h"
+#include "gui/views/engine_words.h"
 
 namespace kvs::gui {
 namespace {

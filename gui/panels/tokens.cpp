@@ -9,10 +9,10 @@
 #include <unordered_map>
 
 #include "core/util/format.h"
-#include "gui/panels/tokens.h"
 #include "gui/actions/actions.h"
-#include "gui/views/engine_words.h"
+#include "gui/panels/tokens.h"
 #include "gui/state/strings.h"
+#include "gui/views/engine_words.h"
 
 namespace kvs::gui {
 namespace {

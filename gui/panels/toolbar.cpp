@@ -13,14 +13,14 @@
 #include "core/session/trace_reader.h"
 #include "core/util/format.h"
 #include "core/util/install_paths.h"
-#include "gui/views/engine_words.h"
-#include "gui/panels/toolbar.h"
 #include "gui/actions/actions.h"
 #include "gui/actions/export.h"
 #include "gui/actions/open_model.h"
 #include "gui/draw/text.h"
 #include "gui/panels/messages.h"
+#include "gui/panels/toolbar.h"
 #include "gui/state/strings.h"
+#include "gui/views/engine_words.h"
 #include "lessonlib/engine_messages.h"
 
 namespace kvs::gui {

@@ -9,8 +9,8 @@
 #include "core/model/toy_model.h"
 #include "core/tokenizers/toy_vocabulary.h"
 #include "core/util/format.h"
-#include "gui/panels/toy.h"
 #include "gui/draw/text.h"
+#include "gui/panels/toy.h"
 #include "gui/state/strings.h"
 #include "gui/views/engine_words.h"
 

@@ -17,10 +17,10 @@
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "gui/panels/weight_types.h"
+#include "gui/state/strings.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/machine_limits.h"
 #include "lessonlib/weight_types.h"
-#include "gui/state/strings.h"
 
 namespace kvs::gui {
 namespace {

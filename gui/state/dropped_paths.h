@@ -1,7 +1,7 @@
 #pragma once
 // What the window opens when files or folders are dropped on it (GLFW's drop callback, in
-// gui/app/gl_window.cpp): the model among them. A llama2.c checkpoint's tokenizer dropped with it is
-// found beside it by the loader, so it is skipped here; a Hugging Face folder or a GGUF file is
+// gui/app/gl_window.cpp): the model among them. A llama2.c checkpoint's tokenizer dropped with it
+// is found beside it by the loader, so it is skipped here; a Hugging Face folder or a GGUF file is
 // the model itself.
 #include <string>
 #include <vector>
