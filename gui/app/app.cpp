@@ -46,11 +46,6 @@ std::string timestamped_png() {
     return b;
 }
 
-// Keys 1..9 show these alone in the window (the presenter view) and restore the stage when
-// pressed again.
-constexpr const char* kMaximiseKeys[] = {"tokens", "attention", "kv",     "time", "next",
-                                         "toy",    "lesson",    "inside", "ops"};
-
 // The stage's panel a lesson's @show names.
 const char* panel_for_show(const std::string& show) {
     if (show == "prompt" || show == "tokens") return "tokens";
@@ -96,11 +91,7 @@ const char* finish_message(FinishReason reason) {
 }  // namespace
 
 App::App(GlWindow& window, EngineWorker& worker, UiState& ui, Platform& platform, bool headless)
-    : window_(window),
-      worker_(worker),
-      ui_(ui),
-      platform_(platform),
-      headless_(headless) {}
+    : window_(window), worker_(worker), ui_(ui), platform_(platform), headless_(headless) {}
 
 const std::string& App::glyph_text() {
     if (glyph_text_read_) return glyph_text_;
@@ -141,173 +132,134 @@ std::vector<std::uint32_t> App::missing_glyphs() {
 }
 
 void App::handle_keys(FrameContext& f) {
-    ImGuiIO& io = ImGui::GetIO();
-    const int n = f.snap.steps();
-    auto scrub = [&](int delta) {
-        if (n == 0) return;
-        const int cur = f.step < 0 ? n - 1 : f.step;
-        const int next = std::clamp(cur + delta, 0, n - 1);
-        ui_.view_step = next >= n - 1 ? -1 : next;
-        ui_.playing = false;
-    };
-    auto font = [&](float delta) {
-        ui_.settings.font_scale = std::clamp(ui_.settings.font_scale + delta, 0.5f, 4.0f);
-    };
+    const bool typing = ImGui::GetIO().WantTextInput;  // typing in the prompt or a number field
     for (const KeyPress& k : take_key_presses()) {
         const bool ctrl = k.mods & GLFW_MOD_CONTROL;
-        const bool mod = k.mods & (GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT);
-        if (ctrl && k.key == GLFW_KEY_S) want_screenshot_ = true;
-        if (ctrl && k.key == GLFW_KEY_E) export_shown(f, ExportWhat::All);
-        if (k.key == GLFW_KEY_F1) ui_.show_help = !ui_.show_help;
-        if (k.key == GLFW_KEY_F5) ui_.presenter = !ui_.presenter;
-        if (io.WantTextInput) continue;  // typing in the prompt or a number field
-        if (!ctrl && lesson_question_key(f, lesson_ui_, k.key)) continue;  // a lesson's question waits
-        if (!ctrl && k.key == GLFW_KEY_V) {
-            ui_.show_serving = !ui_.show_serving;
+        const KeyBinding* b = binding_for(k.key, k.mods, typing);
+        if (typing || (b && b->while_typing)) {
+            if (b) do_key(f, *b, k.mods);
             continue;
         }
-        if (ui_.show_serving && k.key == GLFW_KEY_ESCAPE && !ui_.show_help) {
-            ui_.show_serving = false;
-            continue;
-        }
-        // The Serving view steps its own run with the stage's keys.
+        // A panel that asks for keys takes them first: a lesson's question waiting for its
+        // answer, the Serving view stepping its own run with the stage's keys.
+        if (!ctrl && lesson_question_key(f, lesson_ui_, k.key)) continue;
         if (ui_.show_serving && !ctrl && serving_key(f, serving_, k.key, k.mods)) continue;
-        if (!mod && k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_9)
-            toggle_maximise(kMaximiseKeys[k.key - GLFW_KEY_1]);
-        switch (k.key) {
-            case GLFW_KEY_ESCAPE:
-                // Esc closes the help, else restores a maximised panel, else leaves presenter
-                // mode: one layer of the stage at a time.
-                if (ui_.show_help)
-                    ui_.show_help = false;
-                else if (!ui_.maximised.empty())
-                    ui_.maximised.clear();
-                else
-                    ui_.presenter = false;
-                break;
-            case GLFW_KEY_0:
-                ui_.maximised.clear();
-                break;
-            case GLFW_KEY_SPACE:
-                if (!mod) request_step(f);
-                break;
-            case GLFW_KEY_RIGHT:
-                if (mod)
-                    scrub(+1);
-                else
-                    request_step(f);
-                break;
-            case GLFW_KEY_LEFT:
-                if (mod) scrub(-1);
-                break;
-            case GLFW_KEY_LEFT_BRACKET:
-                scrub(-1);
-                break;
-            case GLFW_KEY_RIGHT_BRACKET:
-                scrub(+1);
-                break;
-            case GLFW_KEY_HOME:
-                if (n > 0) ui_.view_step = 0;
-                break;
-            case GLFW_KEY_END:
-                ui_.view_step = -1;
-                break;
-            case GLFW_KEY_PAGE_DOWN:
-                lesson_next(f, lesson_ui_);
-                break;
-            case GLFW_KEY_PAGE_UP:
-                lesson_back(f, lesson_ui_);
-                break;
-            case GLFW_KEY_EQUAL:
-            case GLFW_KEY_KP_ADD:
-                font(+0.125f);
-                break;
-            case GLFW_KEY_MINUS:
-            case GLFW_KEY_KP_SUBTRACT:
-                font(-0.125f);
-                break;
-            default:
-                break;
-        }
-        if (ctrl) continue;  // Ctrl+letter is not the letter's shortcut
-        switch (k.key) {
-            case GLFW_KEY_P:
-                ui_.playing = !ui_.playing && !f.snap.finished();
-                ui_.view_step = -1;
-                break;
-            case GLFW_KEY_R:
-                request_reset(f);
-                break;
-            case GLFW_KEY_C:
-                cycle_cache(f);
-                break;
-            case GLFW_KEY_M:
-                toggle_bidirectional(f);
-                break;
-            case GLFW_KEY_T:
-                ui_.settings.theme = ui_.settings.theme == "dark" ? "light" : "dark";
-                break;
-            case GLFW_KEY_F:
-                toggle_fullscreen_ = true;
-                break;
-            case GLFW_KEY_N:
-                if (!mod) lesson_next(f, lesson_ui_);
-                break;
-            case GLFW_KEY_B:
-                if (!mod) lesson_back(f, lesson_ui_);
-                break;
-            case GLFW_KEY_I:
-                if (explain_.open) {
-                    explain_.open = false;
-                    if (ui_.maximised == "inside") ui_.maximised.clear();
-                } else
-                    open_inside_attention(ui_, explain_, 0, ui_.settings.layer, ui_.settings.head, -1);
-                break;
-            case GLFW_KEY_O:
-                explain_.op_strip = !explain_.op_strip;
-                if (!explain_.op_strip && ui_.maximised == "ops") ui_.maximised.clear();
-                break;
-            case GLFW_KEY_PERIOD:
-                walk_ops(f, explain_, +1);
-                break;
-            case GLFW_KEY_COMMA:
-                walk_ops(f, explain_, -1);
-                break;
-            case GLFW_KEY_S:
-                // The stages of the inside-attention row: the next one (Shift: the one before).
-                if (!explain_.open)
-                    open_inside_attention(ui_, explain_, 0, ui_.settings.layer, ui_.settings.head, -1);
-                explain_.stage_playing = false;
-                step_explain_stage(explain_, (k.mods & GLFW_MOD_SHIFT) ? -1 : +1);
-                break;
-            case GLFW_KEY_A:
-                // Plays the stages from the first, one every kStagePlaySeconds.
-                if (!explain_.open)
-                    open_inside_attention(ui_, explain_, 0, ui_.settings.layer, ui_.settings.head, -1);
-                explain_.stage_playing = !explain_.stage_playing;
-                if (explain_.stage_playing) {
-                    explain_.stage = -1;
-                    step_explain_stage(explain_, +1);
-                }
-                break;
-            case GLFW_KEY_UP:
-                if (!mod) move_inside_attention_row(f, explain_, -1);
-                break;
-            case GLFW_KEY_DOWN:
-                if (!mod) move_inside_attention_row(f, explain_, +1);
-                break;
-            case GLFW_KEY_W:
-                ui_.show_weight_types = !ui_.show_weight_types;
-                break;
-            case GLFW_KEY_L:
-                if (ui_.show_lesson)
-                    close_lesson(ui_);
-                else
-                    open_lesson(ui_, lesson_ui_, worker_, std::max(1, lesson_ui_.number), lesson_ui_.step);
-                break;
-            default:
-                break;
-        }
+        if (b) do_key(f, *b, k.mods);
+    }
+}
+
+void App::scrub(FrameContext& f, int delta) {
+    const int n = f.snap.steps();
+    if (n == 0) return;
+    const int cur = f.step < 0 ? n - 1 : f.step;
+    const int next = std::clamp(cur + delta, 0, n - 1);
+    ui_.view_step = next >= n - 1 ? -1 : next;
+    ui_.playing = false;
+}
+
+void App::change_text_size(float delta) {
+    ui_.settings.font_scale = std::clamp(ui_.settings.font_scale + delta, 0.5f, 4.0f);
+}
+
+// Esc closes one layer of the stage at a time: the help, the Serving view, a panel shown alone,
+// presenter mode.
+void App::back_one_layer() {
+    if (ui_.show_help)
+        ui_.show_help = false;
+    else if (ui_.show_serving)
+        ui_.show_serving = false;
+    else if (!ui_.maximised.empty())
+        ui_.maximised.clear();
+    else
+        ui_.presenter = false;
+}
+
+void App::do_key(FrameContext& f, const KeyBinding& b, int mods) {
+    using A = KeyAction;
+    switch (b.action) {
+        case A::Step:
+            return request_step(f);
+        case A::Play:
+            ui_.playing = !ui_.playing && !f.snap.finished();
+            ui_.view_step = -1;
+            return;
+        case A::Reset:
+            return request_reset(f);
+        case A::CycleCache:
+            return cycle_cache(f);
+        case A::ScrubBack:
+            return scrub(f, -1);
+        case A::ScrubForward:
+            return scrub(f, +1);
+        case A::FirstStep:
+            if (f.snap.steps() > 0) ui_.view_step = 0;
+            return;
+        case A::NewestStep:
+            ui_.view_step = -1;
+            return;
+        case A::TextLarger:
+            return change_text_size(+0.125f);
+        case A::TextSmaller:
+            return change_text_size(-0.125f);
+        case A::Theme:
+            ui_.settings.theme = ui_.settings.theme == "dark" ? "light" : "dark";
+            return;
+        case A::FullScreen:
+            toggle_fullscreen_ = true;
+            return;
+        case A::Maximise:
+            return toggle_maximise(b.panel);
+        case A::Restore:
+            ui_.maximised.clear();
+            return;
+        case A::Presenter:
+            ui_.presenter = !ui_.presenter;
+            return;
+        case A::Screenshot:
+            want_screenshot_ = true;
+            return;
+        case A::Export:
+            return export_shown(f, ExportWhat::All);
+        case A::Lesson:
+            if (ui_.show_lesson)
+                close_lesson(ui_);
+            else
+                open_lesson(ui_, lesson_ui_, worker_, std::max(1, lesson_ui_.number),
+                            lesson_ui_.step);
+            return;
+        case A::LessonNext:
+            return lesson_next(f, lesson_ui_);
+        case A::LessonBack:
+            return lesson_back(f, lesson_ui_);
+        case A::Inside:
+            return toggle_inside_attention(ui_, explain_);
+        case A::InsideRowUp:
+            return move_inside_attention_row(f, explain_, -1);
+        case A::InsideRowDown:
+            return move_inside_attention_row(f, explain_, +1);
+        case A::InsideStage:
+            return explain_stage_key(ui_, explain_, mods & GLFW_MOD_SHIFT);
+        case A::InsidePlay:
+            return play_explain_stages(ui_, explain_);
+        case A::Bidirectional:
+            return toggle_bidirectional(f);
+        case A::OpStrip:
+            return toggle_op_strip(ui_, explain_);
+        case A::OpBack:
+            return walk_ops(f, explain_, -1);
+        case A::OpNext:
+            return walk_ops(f, explain_, +1);
+        case A::WeightTypes:
+            ui_.show_weight_types = !ui_.show_weight_types;
+            return;
+        case A::Serving:
+            ui_.show_serving = !ui_.show_serving;
+            return;
+        case A::Help:
+            ui_.show_help = !ui_.show_help;
+            return;
+        case A::Back:
+            return back_one_layer();
     }
 }
 
@@ -343,8 +295,8 @@ void App::follow_engine(const EngineSnapshot& snap) {
         if (snap.lesson.explain_serial != seen_explain_) {
             seen_explain_ = snap.lesson.explain_serial;
             if (!stale) {
-                open_inside_attention(ui_, explain_, 0, snap.lesson.explain_layer, snap.lesson.explain_head,
-                                      snap.lesson.explain_q_pos);
+                open_inside_attention(ui_, explain_, 0, snap.lesson.explain_layer,
+                                      snap.lesson.explain_head, snap.lesson.explain_q_pos);
                 explain_.from_lesson = true;
                 explain_.stage = -1;
             }

@@ -25,6 +25,7 @@
 #include "gui/panels/serving.h"
 #include "gui/panels/tokens.h"
 #include "gui/panels/weight_types.h"
+#include "gui/state/shortcuts.h"
 #include "gui/state/ui_state.h"
 #include "gui/views/layout_record.h"
 
@@ -58,7 +59,13 @@ class App {
     LessonUi& lesson() { return lesson_ui_; }
 
   private:
+    // Each key press: the shortcut table's action (gui/state/shortcuts.h), unless a panel
+    // asking for keys takes it first.
     void handle_keys(FrameContext& f);
+    void do_key(FrameContext& f, const KeyBinding& b, int mods);
+    void scrub(FrameContext& f, int delta);
+    void change_text_size(float delta);
+    void back_one_layer();
     void play(FrameContext& f);
     void follow_engine(const EngineSnapshot& snap);
     void draw_panels(FrameContext& f);

@@ -724,6 +724,36 @@ void open_inside_attention(UiState& ui, ExplainUi& x, int session, int layer, in
     ui.settings.head = head;
 }
 
+void toggle_inside_attention(UiState& ui, ExplainUi& x) {
+    if (x.open) {
+        x.open = false;
+        if (ui.maximised == "inside") ui.maximised.clear();
+    } else {
+        open_inside_attention(ui, x, 0, ui.settings.layer, ui.settings.head, -1);
+    }
+}
+
+void explain_stage_key(UiState& ui, ExplainUi& x, bool back) {
+    if (!x.open) open_inside_attention(ui, x, 0, ui.settings.layer, ui.settings.head, -1);
+    x.stage_playing = false;
+    step_explain_stage(x, back ? -1 : +1);
+}
+
+void play_explain_stages(UiState& ui, ExplainUi& x) {
+    // From the first stage, one every kStagePlaySeconds.
+    if (!x.open) open_inside_attention(ui, x, 0, ui.settings.layer, ui.settings.head, -1);
+    x.stage_playing = !x.stage_playing;
+    if (x.stage_playing) {
+        x.stage = -1;
+        step_explain_stage(x, +1);
+    }
+}
+
+void toggle_op_strip(UiState& ui, ExplainUi& x) {
+    x.op_strip = !x.op_strip;
+    if (!x.op_strip && ui.maximised == "ops") ui.maximised.clear();
+}
+
 void step_explain_stage(ExplainUi& x, int delta) {
     if (!x.open) return;
     // -1 (all) -> 0 -> ... -> 6 -> -1, and back.

@@ -30,6 +30,13 @@ void open_inside_attention(UiState& ui, ExplainUi& x, int session, int layer, in
 void move_inside_attention_row(FrameContext& f, ExplainUi& x, int delta);
 // The next / previous stage (from every stage at once to the first, from the last back to all).
 void step_explain_stage(ExplainUi& x, int delta);
+// The panel's keys (gui/state/shortcuts.h): I opens it on the settings' layer and head or closes
+// it; S shows the next stage (back: the one before) and A plays them from the first, each opening
+// the panel first; O opens or closes the op strip.
+void toggle_inside_attention(UiState& ui, ExplainUi& x);
+void explain_stage_key(UiState& ui, ExplainUi& x, bool back);
+void play_explain_stages(UiState& ui, ExplainUi& x);
+void toggle_op_strip(UiState& ui, ExplainUi& x);
 void draw_inside_attention(FrameContext& f, ExplainUi& x);
 
 }  // namespace kvs::gui
