@@ -156,6 +156,212 @@ void apply_view(UiState& ui, ExplainUi& explain, EngineWorker& worker, const std
     }
 }
 
+// What the command line says over the settings file (kept, like a toolbar change, unless the
+// settings are not saved).
+void settings_from_options(const AppOptions& o, Settings& st) {
+    if (o.lang) st.lang = *o.lang;
+    if (o.theme) st.theme = *o.theme;
+    if (o.font_scale) st.font_scale = *o.font_scale;
+    if (o.weight_scale) st.weight_scale = *o.weight_scale;
+    // cuda-emulated, the CUDA kernels run on the CPU, is for tests and lessons: not remembered.
+    if (!o.backend.empty() && o.backend != "cuda-emulated") st.backend = o.backend;
+    if (o.cache) st.cache = *o.cache;
+    if (o.prompt) st.prompt = *o.prompt;
+    if (o.layer >= 0) st.layer = o.layer;
+    if (o.head >= 0) st.head = o.head;
+    if (o.temperature) st.temperature = *o.temperature;
+    if (o.top_k) st.top_k = *o.top_k;
+    if (o.top_p) st.top_p = *o.top_p;
+    if (o.seed) st.seed = *o.seed;
+}
+
+// A prompts file that cannot be read or holds none: one line and exit 2, before a window.
+void check_serve_prompts(const AppOptions& o) {
+    if (o.serve_prompts.empty()) return;
+    try {
+        read_prompt_file(o.serve_prompts);
+    } catch (const Error& e) {
+        std::string why = "--serve-prompts ";
+        why += e.what();
+        throw Error(why);
+    }
+}
+
+// The model to open: the command line's, else the remembered one, else the default.
+std::string model_to_open(const AppOptions& o, Settings& st) {
+    const std::string saved_model = st.model;
+    std::string spec = st.model == "file" ? st.model_path : st.model;
+    if (!o.model.empty()) {
+        spec = o.model;
+        st.model = o.model;
+    }
+    if (spec.empty()) spec = "default";
+    // The toy reads only its own words: unless a prompt was given (or remembered from the toy
+    // itself), it gets the tutorial's sentence.
+    if (spec == "toy" && !o.prompt && saved_model != "toy") st.prompt = kToyPrompt;
+    return spec;
+}
+
+// The worker's first requests: the backend, cache, sampler and the model (or recorded run), then
+// the Serving view's run asked on the command line.
+void start_engine(const AppOptions& o, UiState& ui, EngineWorker& worker, const std::string& spec,
+                  const std::string& backend, bool op_strip, const ServeSetup& serve) {
+    const Settings& st = ui.settings;
+    // A model asked for by name must open; the remembered or default one may fall back (the
+    // default model may not be built yet), with the reason shown in the window.
+    std::vector<std::string> fallbacks;
+    if (o.model.empty())
+        for (const char* fb : {"default", "stories260K", "toy"})
+            if (spec != fb) fallbacks.push_back(fb);
+    SamplerConfig sc;
+    sc.temperature = st.temperature;
+    sc.top_k = st.top_k;
+    sc.top_p = st.top_p;
+    sc.seed = st.seed;
+    if (o.trace_budget > 0) worker.set_trace_budget(o.trace_budget);
+    if (o.timing_runs > 0) worker.set_timing_runs(o.timing_runs);
+    // Every op timed while the op strip is open; App::frame keeps this in step with the key
+    // (--ops-fast: the steps asked for here take the fast path, and the strip shows its kernels).
+    worker.set_time_each_op(op_strip && !o.ops_fast);
+    worker.set_backend(backend, o.threads);
+    worker.set_cache(st.cache);
+    worker.set_sampler(sc);
+    if (o.replay.empty())
+        worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);
+    else
+        open_replay_file(ui, worker, o.replay);
+    // The Serving view's run asked on the command line, queued after the model.
+    if (o.serve && o.replay.empty()) {
+        worker.serve_open(serve);
+        if (o.serve_steps > 0) worker.serve_step(o.serve_steps);
+    }
+}
+
+// The run shown, written when the window closes (headless: after its steps). Returns why it
+// could not be, or "".
+std::string write_run(const AppOptions& o, EngineWorker& worker) {
+    std::vector<ExportFile> files;
+    if (!o.trace_json.empty()) files.push_back({ExportFile::Kind::TraceJson, o.trace_json});
+    if (!o.trace_events.empty()) files.push_back({ExportFile::Kind::TraceEvents, o.trace_events});
+    if (files.empty()) return {};
+    const std::uint64_t before = [&] {
+        auto lock = worker.lock();
+        return worker.snapshot().error_serial;
+    }();
+    worker.export_run(std::move(files));
+    worker.wait_idle();
+    auto lock = worker.lock();
+    return worker.snapshot().error_serial != before ? worker.snapshot().error : "";
+}
+
+// --lesson N --lesson-step S without a display: the lesson opened at that step.
+void open_headless_lesson(const AppOptions& o, UiState& ui, App& app, EngineWorker& worker) {
+    // As a learner gets there: the step before played (its question, if any, passed
+    // over), then this one, which waits for its answer if it asks.
+    if (o.lesson_step > 1) {
+        open_lesson(ui, app.lesson(), worker, o.lesson, o.lesson_step - 2);
+        if (lesson_question_waits(ui, app.lesson()))
+            answer_lesson_question(ui, app.lesson(), worker, {});
+        settle(worker);
+    }
+    open_lesson(ui, app.lesson(), worker, o.lesson, o.lesson_step - 1);
+    settle(worker);
+    // A question the step asks: answered as --answer says (by default passed over, so
+    // the step runs), or left waiting with --answer wait.
+    const bool pass_over = o.answer.empty() || o.answer == "skip";
+    if (o.answer != "wait" && (!pass_over || lesson_question_waits(ui, app.lesson()))) {
+        answer_headless(ui, app.lesson(), worker, pass_over ? "skip" : o.answer);
+        settle(worker);
+    }
+    // A step's @serve opens the Serving view's run on the window's first frame: set
+    // up (and stepped as --serve-steps asks) before the frames shown.
+    app.frame();
+    settle(worker);
+    bool serves = false;
+    {
+        auto lock = worker.lock();
+        serves = worker.snapshot().lesson.serve != nullptr;
+    }
+    if (o.serve_steps > 0 && serves) {
+        worker.serve_step(o.serve_steps);
+        settle(worker);
+    }
+}
+
+// The headless frames: settled, then recorded (--screenshot, --layout-json, each --views).
+int record_frames(const AppOptions& o, UiState& ui, App& app, EngineWorker& worker) {
+    // Auto-sized windows and the toolbar's height settle over the first frames (the full
+    // toolbar measured, then its compact form where it is too tall, each a frame late).
+    for (int i = 0; i < 6; ++i) app.frame();
+    LayoutRecord layout;
+    app.frame(o.screenshot, &layout);
+    if (!o.layout_json.empty()) {
+        write_output_file(o.layout_json, layout.to_json() + "\n", layout_json_output());
+    }
+    // More views of the same engine state, each its own record (the overlap test renders
+    // several views per start of the window).
+    for (std::size_t i = 0; i < o.views.size(); ++i) {
+        apply_view(ui, app.explain(), worker, o.views[i]);
+        settle(worker);
+        app.frame();  // the toolbar's height settles (a view may hide it)
+        app.frame();
+        app.frame({}, &layout);
+        write_output_file(view_file(o.layout_json, i + 1), layout.to_json() + "\n",
+                          layout_json_output());
+    }
+    return 0;
+}
+
+// A run without a display (docs, tests): the steps asked for, then the frames recorded.
+int run_headless(const AppOptions& o, UiState& ui, App& app, EngineWorker& worker,
+                 GlWindow& window) {
+    settle(worker);
+    {
+        auto lock = worker.lock();
+        const EngineSnapshot& snap = worker.snapshot();
+        if (snap.error_task == EngineTask::ServeOpen || snap.error_task == EngineTask::ServeStep) {
+            std::string why = "the Serving view's run: ";
+            why += snap.error;
+            throw Error(why);
+        }
+    }
+    // The model and tokenizer are open (inputs of the run): an output naming one of them,
+    // or a folder, fails now rather than after the frames.
+    for (const std::string* out : {&o.screenshot, &o.layout_json, &o.trace_json, &o.trace_events})
+        if (!out->empty()) check_output_path(*out);
+    if (o.decode > 0)
+        worker.decode(o.decode);
+    else if (o.prefill)
+        worker.prefill();
+    settle(worker);
+    if (o.lesson > 0) open_headless_lesson(o, ui, app, worker);
+    // As a user would: what goes wrong is shown in the window, not fatal.
+    if (!o.open_file.empty()) {
+        open_model_file(ui, worker, o.open_file);
+        worker.wait_idle();
+    }
+    if (o.then_prompt) {
+        ui.prompt = *o.then_prompt;
+        ui.settings.prompt = *o.then_prompt;
+        worker.set_prompt(*o.then_prompt);
+        worker.wait_idle();
+    }
+    // The layout record alone needs no pixels.
+    app.set_draw_pixels(!o.screenshot.empty() || o.frame_stats > 0 || o.soak_steps > 0);
+    if (const std::string why = write_run(o, worker); !why.empty()) throw Error(why);
+    if (o.weight_types) {  // measured before the frames, so the screenshot has the table
+        std::shared_ptr<const Model> model;
+        {
+            const auto lock = worker.lock();
+            model = worker.snapshot().model;
+        }
+        app.measure_weight_types(model);
+    }
+    if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
+    if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);
+    return record_frames(o, ui, app, worker);
+}
+
 int run(int argc, char** argv, Platform& platform) {
     const AppOptions o = parse_options(argc, argv);
     if (o.help) {
@@ -194,46 +400,16 @@ int run(int argc, char** argv, Platform& platform) {
         st.lesson = 1;
         st.lesson_step = 0;
     }
-    if (o.lang) st.lang = *o.lang;
-    if (o.theme) st.theme = *o.theme;
-    if (o.font_scale) st.font_scale = *o.font_scale;
-    if (o.weight_scale) st.weight_scale = *o.weight_scale;
-    // The command line's backend runs this session; the settings remember it when the toolbar
-    // offers it too (cuda-emulated, the CUDA kernels run on the CPU, is for tests and lessons).
+    // The command line's backend runs this session (the settings keep it only where the toolbar
+    // offers it too).
     const std::string backend = o.backend.empty() ? st.backend : o.backend;
-    if (!o.backend.empty() && o.backend != "cuda-emulated") st.backend = o.backend;
-    if (o.cache) st.cache = *o.cache;
-    if (o.prompt) st.prompt = *o.prompt;
-    if (o.layer >= 0) st.layer = o.layer;
-    if (o.head >= 0) st.head = o.head;
-    if (o.temperature) st.temperature = *o.temperature;
-    if (o.top_k) st.top_k = *o.top_k;
-    if (o.top_p) st.top_p = *o.top_p;
-    if (o.seed) st.seed = *o.seed;
+    settings_from_options(o, st);
     ui.show_weight_types = o.weight_types;
     ui.maximised = o.maximise;
     ui.show_serving = o.serve;
-    // A prompts file that cannot be read or holds none: one line and exit 2, before a window.
-    if (!o.serve_prompts.empty()) {
-        try {
-            read_prompt_file(o.serve_prompts);
-        } catch (const Error& e) {
-            std::string why = "--serve-prompts ";
-            why += e.what();
-            throw Error(why);
-        }
-    }
+    check_serve_prompts(o);
     ui.presenter = o.presenter;
-    const std::string saved_model = st.model;
-    std::string spec = st.model == "file" ? st.model_path : st.model;
-    if (!o.model.empty()) {
-        spec = o.model;
-        st.model = o.model;
-    }
-    if (spec.empty()) spec = "default";
-    // The toy reads only its own words: unless a prompt was given (or remembered from the toy
-    // itself), it gets the tutorial's sentence.
-    if (spec == "toy" && !o.prompt && saved_model != "toy") st.prompt = kToyPrompt;
+    const std::string spec = model_to_open(o, st);
     ui.prompt = st.prompt;
     ui.model_path = st.model_path;
 
@@ -266,150 +442,8 @@ int run(int argc, char** argv, Platform& platform) {
     serve.config.block_size = o.serve_block_size;
     serve.config.prefix_sharing = o.serve_sharing;
 
-    // A model asked for by name must open; the remembered or default one may fall back (the
-    // default model may not be built yet), with the reason shown in the window.
-    std::vector<std::string> fallbacks;
-    if (o.model.empty())
-        for (const char* fb : {"default", "stories260K", "toy"})
-            if (spec != fb) fallbacks.push_back(fb);
-    SamplerConfig sc;
-    sc.temperature = st.temperature;
-    sc.top_k = st.top_k;
-    sc.top_p = st.top_p;
-    sc.seed = st.seed;
-    if (o.trace_budget > 0) worker.set_trace_budget(o.trace_budget);
-    if (o.timing_runs > 0) worker.set_timing_runs(o.timing_runs);
-    // Every op timed while the op strip is open; App::frame keeps this in step with the key
-    // (--ops-fast: the steps asked for here take the fast path, and the strip shows its kernels).
-    worker.set_time_each_op(explain.op_strip && !o.ops_fast);
-    worker.set_backend(backend, o.threads);
-    worker.set_cache(st.cache);
-    worker.set_sampler(sc);
-    if (o.replay.empty())
-        worker.open_model(spec, o.tokenizer, fallbacks, st.prompt);
-    else
-        open_replay_file(ui, worker, o.replay);
-    // The Serving view's run asked on the command line, queued after the model.
-    if (o.serve && o.replay.empty()) {
-        worker.serve_open(serve);
-        if (o.serve_steps > 0) worker.serve_step(o.serve_steps);
-    }
-    // The run shown, written when the window closes (headless: after its steps). Returns why
-    // it could not be, or "".
-    auto write_run = [&]() -> std::string {
-        std::vector<ExportFile> files;
-        if (!o.trace_json.empty()) files.push_back({ExportFile::Kind::TraceJson, o.trace_json});
-        if (!o.trace_events.empty())
-            files.push_back({ExportFile::Kind::TraceEvents, o.trace_events});
-        if (files.empty()) return {};
-        const std::uint64_t before = [&] {
-            auto lock = worker.lock();
-            return worker.snapshot().error_serial;
-        }();
-        worker.export_run(std::move(files));
-        worker.wait_idle();
-        auto lock = worker.lock();
-        return worker.snapshot().error_serial != before ? worker.snapshot().error : "";
-    };
-    if (headless) {
-        settle(worker);
-        {
-            auto lock = worker.lock();
-            const EngineSnapshot& snap = worker.snapshot();
-            if (snap.error_task == EngineTask::ServeOpen ||
-                snap.error_task == EngineTask::ServeStep) {
-                std::string why = "the Serving view's run: ";
-                why += snap.error;
-                throw Error(why);
-            }
-        }
-        // The model and tokenizer are open (inputs of the run): an output naming one of them,
-        // or a folder, fails now rather than after the frames.
-        for (const std::string* out :
-             {&o.screenshot, &o.layout_json, &o.trace_json, &o.trace_events})
-            if (!out->empty()) check_output_path(*out);
-        if (o.decode > 0)
-            worker.decode(o.decode);
-        else if (o.prefill)
-            worker.prefill();
-        settle(worker);
-        if (o.lesson > 0) {
-            // As a learner gets there: the step before played (its question, if any, passed
-            // over), then this one, which waits for its answer if it asks.
-            if (o.lesson_step > 1) {
-                open_lesson(ui, lesson, worker, o.lesson, o.lesson_step - 2);
-                if (lesson_question_waits(ui, lesson))
-                    answer_lesson_question(ui, lesson, worker, {});
-                settle(worker);
-            }
-            open_lesson(ui, lesson, worker, o.lesson, o.lesson_step - 1);
-            settle(worker);
-            // A question the step asks: answered as --answer says (by default passed over, so
-            // the step runs), or left waiting with --answer wait.
-            const bool pass_over = o.answer.empty() || o.answer == "skip";
-            if (o.answer != "wait" && (!pass_over || lesson_question_waits(ui, lesson))) {
-                answer_headless(ui, lesson, worker, pass_over ? "skip" : o.answer);
-                settle(worker);
-            }
-            // A step's @serve opens the Serving view's run on the window's first frame: set
-            // up (and stepped as --serve-steps asks) before the frames shown.
-            app.frame();
-            settle(worker);
-            bool serves = false;
-            {
-                auto lock = worker.lock();
-                serves = worker.snapshot().lesson.serve != nullptr;
-            }
-            if (o.serve_steps > 0 && serves) {
-                worker.serve_step(o.serve_steps);
-                settle(worker);
-            }
-        }
-        // As a user would: what goes wrong is shown in the window, not fatal.
-        if (!o.open_file.empty()) {
-            open_model_file(ui, worker, o.open_file);
-            worker.wait_idle();
-        }
-        if (o.then_prompt) {
-            ui.prompt = *o.then_prompt;
-            ui.settings.prompt = *o.then_prompt;
-            worker.set_prompt(*o.then_prompt);
-            worker.wait_idle();
-        }
-        // The layout record alone needs no pixels.
-        app.set_draw_pixels(!o.screenshot.empty() || o.frame_stats > 0 || o.soak_steps > 0);
-        if (const std::string why = write_run(); !why.empty()) throw Error(why);
-        if (o.weight_types) {  // measured before the frames, so the screenshot has the table
-            std::shared_ptr<const Model> model;
-            {
-                const auto lock = worker.lock();
-                model = worker.snapshot().model;
-            }
-            app.measure_weight_types(model);
-        }
-        if (o.soak_steps > 0) return run_soak(app, worker, o.soak_steps, o.soak_report);
-        if (o.frame_stats > 0) return frame_stats(app, worker, window, o.frame_stats);
-        // Auto-sized windows and the toolbar's height settle over the first frames (the full
-        // toolbar measured, then its compact form where it is too tall, each a frame late).
-        for (int i = 0; i < 6; ++i) app.frame();
-        LayoutRecord layout;
-        app.frame(o.screenshot, &layout);
-        if (!o.layout_json.empty()) {
-            write_output_file(o.layout_json, layout.to_json() + "\n", layout_json_output());
-        }
-        // More views of the same engine state, each its own record (the overlap test renders
-        // several views per start of the window).
-        for (std::size_t i = 0; i < o.views.size(); ++i) {
-            apply_view(ui, explain, worker, o.views[i]);
-            settle(worker);
-            app.frame();  // the toolbar's height settles (a view may hide it)
-            app.frame();
-            app.frame({}, &layout);
-            write_output_file(view_file(o.layout_json, i + 1), layout.to_json() + "\n",
-                              layout_json_output());
-        }
-        return 0;
-    }
+    start_engine(o, ui, worker, spec, backend, explain.op_strip, serve);
+    if (headless) return run_headless(o, ui, app, worker, window);
     if (o.decode > 0)
         worker.decode(o.decode);
     else if (o.prefill)
@@ -451,7 +485,7 @@ int run(int argc, char** argv, Platform& platform) {
     // joins promptly and the settings below are saved even when a signal ended the loop.
     worker.cancel();
     worker.wait_idle();
-    if (const std::string why = write_run(); !why.empty())
+    if (const std::string why = write_run(o, worker); !why.empty())
         std::fprintf(stderr, "kvscope: could not write the run: %s\n",
                      escape_for_one_line(why).c_str());
     save_now();

@@ -52,6 +52,55 @@ void draw_legend(const std::vector<PlotSeries>& series, ImU32 text, float max_w)
     }
 }
 
+namespace {
+
+// The y axis's grid lines: decades on a log scale, halves on a linear one, no more than fit the
+// plot's height.
+std::vector<double> y_ticks(bool log_y, double lo, double hi, float size_y, float fh) {
+    std::vector<double> ticks;
+    if (log_y) {
+        for (double d = lo; d <= hi * 1.0001; d *= 10) ticks.push_back(d);
+        while (ticks.size() > 5) {  // thin out many decades
+            std::vector<double> t2;
+            for (std::size_t i = 0; i < ticks.size(); i += 2) t2.push_back(ticks[i]);
+            ticks = t2;
+        }
+    } else {
+        for (int i = 0; i <= 2; ++i) ticks.push_back(lo + (hi - lo) * i / 2);
+    }
+    // No more labels than fit the height (the plot is about 1.3 + 1.2 lines shorter).
+    const std::size_t fit =
+        std::max<std::size_t>(2, std::size_t((size_y - fh * 2.5f) / (fh * 1.05f)) + 1);
+    while (ticks.size() > fit) {
+        std::vector<double> t2;
+        for (std::size_t i = 0; i < ticks.size(); i += 2) t2.push_back(ticks[i]);
+        if (t2.back() != ticks.back()) t2.push_back(ticks.back());
+        if (t2.size() >= ticks.size()) break;
+        ticks = t2;
+        if (ticks.size() == 2) break;
+    }
+    return ticks;
+}
+
+// The legend, top right inside the plot area (x, y, z, w: left, top, right, bottom).
+void draw_plot_legend(ImDrawList* dl, const std::vector<PlotSeries>& series, const PlotOptions& o,
+                      ImVec4 area, float fh) {
+    const float left = area.x, top = area.y, right = area.z, bottom = area.w;
+    float ly = top + 2;
+    for (const auto& s : series) {
+        if (!o.legend || ly + fh > bottom) break;  // a line that would run past the plot area
+        const float w = ImGui::CalcTextSize(s.label.c_str()).x;
+        const float x = right - w - fh * 1.2f;
+        if (x - fh * 0.2f < left + fh * 0.3f) break;  // wider than the plot: no legend line
+        dl->AddLine(ImVec2(x - fh * 0.2f, ly + fh * 0.5f), ImVec2(x + fh * 0.8f, ly + fh * 0.5f),
+                    s.colour, 3);
+        dl->AddText(ImVec2(x + fh, ly), o.text, s.label.c_str());
+        ly += fh;
+    }
+}
+
+}  // namespace
+
 void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& series,
                const PlotOptions& o) {
     auto fmt = o.fmt ? o.fmt : default_fmt;
@@ -88,29 +137,7 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
         if (hi <= 0) hi = 1;
         hi *= 1.05;
     }
-    // Grid and y labels: decades on a log scale, halves on a linear one.
-    std::vector<double> ticks;
-    if (o.log_y) {
-        for (double d = lo; d <= hi * 1.0001; d *= 10) ticks.push_back(d);
-        while (ticks.size() > 5) {  // thin out many decades
-            std::vector<double> t2;
-            for (std::size_t i = 0; i < ticks.size(); i += 2) t2.push_back(ticks[i]);
-            ticks = t2;
-        }
-    } else {
-        for (int i = 0; i <= 2; ++i) ticks.push_back(lo + (hi - lo) * i / 2);
-    }
-    // No more labels than fit the height (the plot is about 1.3 + 1.2 lines shorter).
-    const std::size_t fit =
-        std::max<std::size_t>(2, std::size_t((size.y - fh * 2.5f) / (fh * 1.05f)) + 1);
-    while (ticks.size() > fit) {
-        std::vector<double> t2;
-        for (std::size_t i = 0; i < ticks.size(); i += 2) t2.push_back(ticks[i]);
-        if (t2.back() != ticks.back()) t2.push_back(ticks.back());
-        if (t2.size() >= ticks.size()) break;
-        ticks = t2;
-        if (ticks.size() == 2) break;
-    }
+    const std::vector<double> ticks = y_ticks(o.log_y, lo, hi, size.y, fh);
     std::vector<std::string> labels;
     float label_w = 0;
     for (double t : ticks) {
@@ -205,18 +232,7 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
         }
     }
     dl->PopClipRect();
-    // Legend, top right inside the plot.
-    float ly = top + 2;
-    for (const auto& s : series) {
-        if (!o.legend || ly + fh > bottom) break;  // a line that would run past the plot area
-        const float w = ImGui::CalcTextSize(s.label.c_str()).x;
-        const float x = right - w - fh * 1.2f;
-        if (x - fh * 0.2f < left + fh * 0.3f) break;  // wider than the plot: no legend line
-        dl->AddLine(ImVec2(x - fh * 0.2f, ly + fh * 0.5f), ImVec2(x + fh * 0.8f, ly + fh * 0.5f),
-                    s.colour, 3);
-        dl->AddText(ImVec2(x + fh, ly), o.text, s.label.c_str());
-        ly += fh;
-    }
+    draw_plot_legend(dl, series, o, ImVec4(left, top, right, bottom), fh);
     if (hovered) {
         const float mx = ImGui::GetIO().MousePos.x;
         const auto x = static_cast<std::size_t>(

@@ -303,6 +303,50 @@ void draw_gpu(FrameContext& f, const GpuStepView& g) {
     (void)f;
 }
 
+// What a step that ran did: its measurements (on the stage instead when the step put them
+// there), then its checks and the engine's log.
+void draw_step_outcome(FrameContext& f, const LessonStep& step, const StepOutcome& out,
+                       LessonRecord* rec) {
+    const LessonRun& run = f.snap.lesson;
+    const float fh = f.font_px;
+    // Measurements first (they are what the step is about), then the checks; on the stage
+    // instead when the step put them there.
+    if (step_has(step, DirectiveKind::Batch) && run.batch && !f.lesson_stage) {
+        draw_batch(f, *run.batch);
+        ImGui::Spacing();
+    }
+    if (step_has(step, DirectiveKind::Scale) && run.scale && !f.lesson_stage) {
+        draw_scale(f, *run.scale);
+        ImGui::Spacing();
+    }
+    if (step_has(step, DirectiveKind::Gpu) && run.gpu) {
+        draw_gpu(f, *run.gpu);
+        ImGui::Spacing();
+    }
+    if (out.checks > 0) {
+        char b[96];
+        std::snprintf(b, sizeof b, tr("%d of %d checks hold"), out.checks - out.failed, out.checks);
+        ImGui::PushStyleColor(ImGuiCol_Text, out.failed ? f.theme.error_text : f.theme.muted_text);
+        ImGui::TextUnformatted(b);
+        ImGui::PopStyleColor();
+    }
+    draw_checks(f, step, out, rec);
+    bool any_action = false;
+    for (const auto& e : out.log)
+        any_action = any_action || (e.kind == LessonLogEntry::Kind::Action && !e.lines.empty());
+    if (any_action && ImGui::CollapsingHeader(tr("What the engine did (numbers)"))) {
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        for (const auto& e : out.log) {
+            if (e.kind != LessonLogEntry::Kind::Action) continue;
+            ImGui::TextWrapped("@%s", e.directive.c_str());
+            ImGui::Indent(fh);
+            for (const auto& l : e.lines) ImGui::TextWrapped("%s", l.c_str());
+            ImGui::Unindent(fh);
+        }
+        ImGui::PopStyleColor();
+    }
+}
+
 }  // namespace
 
 std::vector<std::pair<int, int>> lesson_step_heads(FrameContext& f, LessonUi& L) {
@@ -521,44 +565,7 @@ void draw_lesson(FrameContext& f, LessonPanel& panel, LessonUi& L) {
                     run.cancelled ? "" : dots[int(ImGui::GetTime() * 3) % 4]);
         ImGui::PopStyleColor();
     } else {
-        // Measurements first (they are what the step is about), then the checks; on the stage
-        // instead when the step put them there.
-        if (step_has(step, DirectiveKind::Batch) && run.batch && !f.lesson_stage) {
-            draw_batch(f, *run.batch);
-            ImGui::Spacing();
-        }
-        if (step_has(step, DirectiveKind::Scale) && run.scale && !f.lesson_stage) {
-            draw_scale(f, *run.scale);
-            ImGui::Spacing();
-        }
-        if (step_has(step, DirectiveKind::Gpu) && run.gpu) {
-            draw_gpu(f, *run.gpu);
-            ImGui::Spacing();
-        }
-        if (out->checks > 0) {
-            char b[96];
-            std::snprintf(b, sizeof b, tr("%d of %d checks hold"), out->checks - out->failed,
-                          out->checks);
-            ImGui::PushStyleColor(ImGuiCol_Text,
-                                  out->failed ? f.theme.error_text : f.theme.muted_text);
-            ImGui::TextUnformatted(b);
-            ImGui::PopStyleColor();
-        }
-        draw_checks(f, step, *out, rec);
-        bool any_action = false;
-        for (const auto& e : out->log)
-            any_action = any_action || (e.kind == LessonLogEntry::Kind::Action && !e.lines.empty());
-        if (any_action && ImGui::CollapsingHeader(tr("What the engine did (numbers)"))) {
-            ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-            for (const auto& e : out->log) {
-                if (e.kind != LessonLogEntry::Kind::Action) continue;
-                ImGui::TextWrapped("@%s", e.directive.c_str());
-                ImGui::Indent(fh);
-                for (const auto& l : e.lines) ImGui::TextWrapped("%s", l.c_str());
-                ImGui::Unindent(fh);
-            }
-            ImGui::PopStyleColor();
-        }
+        draw_step_outcome(f, step, *out, rec);
     }
     // How tall the results were, for next frame's split.
     panel.results_h = ImGui::GetCursorPosY() + ImGui::GetStyle().WindowPadding.y;
