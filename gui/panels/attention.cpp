@@ -113,6 +113,90 @@ bool weights_not_yet(const ExplainUi& x, int layer, int head) {
     return x.open && x.stage >= 0 && x.stage < kSoftmaxStage && layer == x.layer && head == x.head;
 }
 
+// The weight in each cell of the shown square (positions first..n-1, origin a) when the cells are
+// large enough to read it (the toy's always).
+void draw_cell_weights(FrameContext& f, const AttentionMatrixRows& m, int layer, int head,
+                       int first, ImVec2 a, float cell) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float fh = f.font_px;
+    const int n = m.n;
+    const bool toy = f.model() && f.model()->is_toy();
+    // Numbers grow with the cells (no cap at the text size): a room reads the large ones.
+    const float num_px = cell * 0.4f;
+    if (num_px >= fh * 0.6f || (toy && num_px >= 7)) {
+        for (int q = first; q < n; ++q)
+            for (int k = first; k < n; ++k) {  // past the diagonal only without the mask
+                const CellValue v = attention_cell(m, layer, head, q, k);
+                if (v.kind != CellKind::Weight) continue;
+                char t[16];
+                std::snprintf(t, sizeof t, "%.2f", v.weight);
+                const char* shown_t = t[0] == '0' && t[1] == '.' ? t + 1 : t;  // ".42"
+                if (std::string(shown_t) == "1.00") shown_t = "1";
+                const float tw = text_width(shown_t, num_px);
+                if (tw > cell - 2) continue;
+                const Rgba c = sequential_colour(scale_weight(v.weight, f.pal.scale));
+                const bool dark = 0.299f * c.r + 0.587f * c.g + 0.114f * c.b < 140;
+                dl->AddText(ImGui::GetFont(), num_px,
+                            ImVec2(a.x + cell * (k - first + 0.5f) - tw * 0.5f,
+                                   a.y + cell * (q - first + 0.5f) - num_px * 0.5f),
+                            dark ? IM_COL32(255, 255, 255, 255) : IM_COL32(0, 0, 0, 255), shown_t);
+            }
+    }
+}
+
+// The corner between the axis labels names the axes where it has room.
+void draw_axis_names(FrameContext& f, ImVec2 a, float left_w, float top_h) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float fh = f.font_px;
+    const ImU32 lab = f.theme.muted_text;
+    const std::string qw = tr("query ↓"), kw = tr("key →");
+    const float room_w = left_w - fh * 0.4f, room_h = top_h;
+    const float px =
+        std::min({fh, room_h / 2.3f,
+                  room_w / std::max({text_width(qw, fh) / fh, text_width(kw, fh) / fh, 1.0f})});
+    if (px >= fh * 0.6f) {
+        dl->AddText(ImGui::GetFont(), px,
+                    ImVec2(a.x - fh * 0.25f - text_width(kw, px), a.y - px * 2.2f), lab,
+                    kw.c_str());
+        dl->AddText(ImGui::GetFont(), px,
+                    ImVec2(a.x - fh * 0.25f - text_width(qw, px), a.y - px * 1.1f), lab,
+                    qw.c_str());
+    }
+}
+
+// The tooltip of cell (q, k): which query, which key, what weight, and where the row came from.
+void cell_tooltip(FrameContext& f, const AttentionMatrixRows& m, int layer, int head, int q, int k,
+                  bool hidden, const std::vector<int>& tokens) {
+    auto tok = [&](int p) { return f.label(p < static_cast<int>(tokens.size()) ? tokens[p] : -1); };
+    const CellValue v = attention_cell(m, layer, head, q, k);
+    ImGui::BeginTooltip();
+    ImGui::Text(tr("query at position %d \"%s\"  ->  key at position %d \"%s\""), q + 1,
+                tok(q).c_str(), k + 1, tok(k).c_str());
+    switch (v.kind) {
+        case CellKind::Weight:
+            if (hidden)
+                ImGui::Text(tr("the weights come at stage %d (softmax)"), kSoftmaxStage + 1);
+            else
+                ImGui::Text(tr("weight %.4f"), v.weight);
+            break;
+        case CellKind::Masked:
+            ImGui::TextUnformatted(tr("masked: a query never sees tokens after it"));
+            break;
+        case CellKind::EmptyRow:
+            ImGui::TextUnformatted(tr("no key this head may attend to: output none"));
+            break;
+        case CellKind::Missing:
+            ImGui::TextUnformatted(tr("not in the trace any more (dropped to save memory)"));
+            break;
+    }
+    if (m.rows[q].step >= 0)
+        ImGui::Text(tr("row computed at step %d (%s)"), m.rows[q].step,
+                    m.rows[q].step == 0 ? tr("prefill") : tr("decode"));
+    ImGui::TextDisabled("%s", tr("click: this row's arithmetic (Inside attention)"));
+    ImGui::TextDisabled("%s", tr("mouse wheel: zoom into the newest tokens; double-click: all"));
+    ImGui::EndTooltip();
+}
+
 // The large heatmap of session `si` in the box (origin, size), labels included. Zoomed in, it
 // shows the square of the newest tokens (positions first..n-1), where decode steps add rows.
 // Returns whether it outlined rows the step recomputed (the legend then names their colour).
@@ -182,48 +266,11 @@ bool main_heatmap(FrameContext& f, ExplainUi& x, float& zoom, int si, const Atte
     const float cell = side / shown;
     auto tok = [&](int p) { return f.label(p < static_cast<int>(tokens.size()) ? tokens[p] : -1); };
 
-    // The weight in each cell when the cells are large enough to read it (the toy's always).
-    const bool toy = f.model() && f.model()->is_toy();
-    // Numbers grow with the cells (no cap at the text size): a room reads the large ones.
-    const float num_px = cell * 0.4f;
-    if (!hidden && (num_px >= fh * 0.6f || (toy && num_px >= 7))) {
-        for (int q = first; q < n; ++q)
-            for (int k = first; k < n; ++k) {  // past the diagonal only without the mask
-                const CellValue v = attention_cell(m, layer, head, q, k);
-                if (v.kind != CellKind::Weight) continue;
-                char t[16];
-                std::snprintf(t, sizeof t, "%.2f", v.weight);
-                const char* shown_t = t[0] == '0' && t[1] == '.' ? t + 1 : t;  // ".42"
-                if (std::string(shown_t) == "1.00") shown_t = "1";
-                const float tw = text_width(shown_t, num_px);
-                if (tw > cell - 2) continue;
-                const Rgba c = sequential_colour(scale_weight(v.weight, f.pal.scale));
-                const bool dark = 0.299f * c.r + 0.587f * c.g + 0.114f * c.b < 140;
-                dl->AddText(ImGui::GetFont(), num_px,
-                            ImVec2(a.x + cell * (k - first + 0.5f) - tw * 0.5f,
-                                   a.y + cell * (q - first + 0.5f) - num_px * 0.5f),
-                            dark ? IM_COL32(255, 255, 255, 255) : IM_COL32(0, 0, 0, 255), shown_t);
-            }
-    }
+    if (!hidden) draw_cell_weights(f, m, layer, head, first, a, cell);
 
-    // Axis labels: queries down the left, keys across the top; the corner between them names
-    // the axes where it has room.
+    // Axis labels: queries down the left, keys across the top.
     const ImU32 lab = f.theme.muted_text;
-    {
-        const std::string qw = tr("query ↓"), kw = tr("key →");
-        const float room_w = left_w - fh * 0.4f, room_h = top_h;
-        const float px =
-            std::min({fh, room_h / 2.3f,
-                      room_w / std::max({text_width(qw, fh) / fh, text_width(kw, fh) / fh, 1.0f})});
-        if (px >= fh * 0.6f) {
-            dl->AddText(ImGui::GetFont(), px,
-                        ImVec2(a.x - fh * 0.25f - text_width(kw, px), a.y - px * 2.2f), lab,
-                        kw.c_str());
-            dl->AddText(ImGui::GetFont(), px,
-                        ImVec2(a.x - fh * 0.25f - text_width(qw, px), a.y - px * 1.1f), lab,
-                        qw.c_str());
-        }
-    }
+    draw_axis_names(f, a, left_w, top_h);
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     if (pieces) {
         const float px = std::min(fh, cell * 0.9f);
@@ -299,34 +346,7 @@ bool main_heatmap(FrameContext& f, ExplainUi& x, float& zoom, int si, const Atte
         const int k = first + std::clamp(int((mouse.x - a.x) / cell), 0, shown - 1);
         // A click opens the arithmetic of this query row.
         if (ImGui::IsMouseClicked(0)) open_inside_attention(f.ui, x, si, layer, head, q);
-        const CellValue v = attention_cell(m, layer, head, q, k);
-        ImGui::BeginTooltip();
-        ImGui::Text(tr("query at position %d \"%s\"  ->  key at position %d \"%s\""), q + 1,
-                    tok(q).c_str(), k + 1, tok(k).c_str());
-        switch (v.kind) {
-            case CellKind::Weight:
-                if (hidden)
-                    ImGui::Text(tr("the weights come at stage %d (softmax)"), kSoftmaxStage + 1);
-                else
-                    ImGui::Text(tr("weight %.4f"), v.weight);
-                break;
-            case CellKind::Masked:
-                ImGui::TextUnformatted(tr("masked: a query never sees tokens after it"));
-                break;
-            case CellKind::EmptyRow:
-                ImGui::TextUnformatted(tr("no key this head may attend to: output none"));
-                break;
-            case CellKind::Missing:
-                ImGui::TextUnformatted(tr("not in the trace any more (dropped to save memory)"));
-                break;
-        }
-        if (m.rows[q].step >= 0)
-            ImGui::Text(tr("row computed at step %d (%s)"), m.rows[q].step,
-                        m.rows[q].step == 0 ? tr("prefill") : tr("decode"));
-        ImGui::TextDisabled("%s", tr("click: this row's arithmetic (Inside attention)"));
-        ImGui::TextDisabled("%s",
-                            tr("mouse wheel: zoom into the newest tokens; double-click: all"));
-        ImGui::EndTooltip();
+        cell_tooltip(f, m, layer, head, q, k, hidden, tokens);
     }
     return re > rb;
 }
@@ -435,22 +455,11 @@ void small_multiples(FrameContext& f, ExplainUi& x, const AttentionMatrixRows& m
     }
 }
 
-}  // namespace
-
-void draw_attention(FrameContext& f, AttentionPanel& panel, ExplainUi& explain, LessonUi& lesson) {
+// The layer, head and colour scale, each label with its control; a pair that no longer fits goes
+// to the next line.
+void draw_attention_controls(FrameContext& f, const ModelConfig& c) {
     const float fh = f.font_px;
-    const EngineSnapshot& snap = f.snap;
-    const Model* model = f.model();
-    if (!model || snap.sessions.empty()) {
-        ImGui::TextUnformatted(tr("No model open."));
-        return;
-    }
-    const ModelConfig& c = model->config();
     UiState& ui = f.ui;
-    ui.settings.layer = std::clamp(ui.settings.layer, 0, c.n_layers - 1);
-    ui.settings.head = std::clamp(ui.settings.head, 0, c.n_heads - 1);
-
-    // Each label with its control; a pair that no longer fits goes to the next line.
     const float sp = ImGui::GetStyle().ItemSpacing.x;
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(tr("Layer"));
@@ -472,6 +481,76 @@ void draw_attention(FrameContext& f, AttentionPanel& panel, ExplainUi& explain, 
     const char* scale_names[] = {tr("linear"), tr("sqrt"), tr("log")};
     int sc = static_cast<int>(f.pal.scale);
     if (ImGui::Combo("##scale", &sc, scale_names, 3)) ui.settings.weight_scale = scales[sc];
+}
+
+// What the step shown computed: the prefill's rows at once, or a decode step's one new row.
+void draw_step_rows(FrameContext& f, const StepRecord& st) {
+    const float fh = f.font_px;
+    char what[200];
+    if (st.phase == Phase::Prefill)
+        std::snprintf(what, sizeof what, tr("prefill: %d rows at once"), st.kv.len);
+    else
+        std::snprintf(what, sizeof what, tr("decode: 1 new row (%d keys)"), st.kv.len);
+    same_line_or_wrap(text_width(what, fh), fh);
+    ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+    ImGui::TextUnformatted(what);
+    ImGui::PopStyleColor();
+}
+
+// One large heatmap: the session, layer and head it shows.
+struct HeatmapView {
+    int si, layer, head;
+};
+
+// One large heatmap per session (compare mode: cached and uncached side by side); or, one
+// session, the heads a lesson step compares side by side (lesson 7) while the head chosen is one
+// of them.
+std::vector<HeatmapView> attention_views(FrameContext& f, LessonUi& lesson, const ModelConfig& c) {
+    const EngineSnapshot& snap = f.snap;
+    std::vector<HeatmapView> views;
+    for (int si = 0; si < static_cast<int>(snap.sessions.size()); ++si)
+        views.push_back({si, f.ui.settings.layer, f.ui.settings.head});
+    if (views.size() == 1) {
+        const auto heads = lesson_step_heads(f, lesson);
+        const bool chosen =
+            std::find(heads.begin(), heads.end(),
+                      std::make_pair(f.ui.settings.layer, f.ui.settings.head)) != heads.end();
+        if (chosen) {
+            views.clear();
+            for (const auto& [l, h] : heads)
+                if (l < c.n_layers && h < c.n_heads && views.size() < 2) views.push_back({0, l, h});
+        }
+    }
+    return views;
+}
+
+// How tall heatmaps side by side, each main_w wide, are drawn: the lower bound of either label
+// frame main_heatmap may pick, within the panel's height.
+float heatmaps_height(float main_w, float avail_h, float room_h, float fh) {
+    float heat_h = 0;
+    for (bool pieces : {true, false}) {
+        const HeatmapFrame hf = heatmap_frame(main_w - fh * 0.5f, avail_h, fh, pieces);
+        heat_h = std::max(heat_h, hf.title_h + hf.top_h + hf.side + fh * 0.5f);
+    }
+    return std::min(heat_h, room_h);
+}
+
+}  // namespace
+
+void draw_attention(FrameContext& f, AttentionPanel& panel, ExplainUi& explain, LessonUi& lesson) {
+    const float fh = f.font_px;
+    const EngineSnapshot& snap = f.snap;
+    const Model* model = f.model();
+    if (!model || snap.sessions.empty()) {
+        ImGui::TextUnformatted(tr("No model open."));
+        return;
+    }
+    const ModelConfig& c = model->config();
+    UiState& ui = f.ui;
+    ui.settings.layer = std::clamp(ui.settings.layer, 0, c.n_layers - 1);
+    ui.settings.head = std::clamp(ui.settings.head, 0, c.n_heads - 1);
+
+    draw_attention_controls(f, c);
 
     const SessionView& s0 = snap.sessions[0];
     const int s = shown_step(s0, f.step);
@@ -484,15 +563,7 @@ void draw_attention(FrameContext& f, AttentionPanel& panel, ExplainUi& explain, 
         return;
     }
     const StepRecord& st = s0.trace.steps()[s];
-    char what[200];
-    if (st.phase == Phase::Prefill)
-        std::snprintf(what, sizeof what, tr("prefill: %d rows at once"), st.kv.len);
-    else
-        std::snprintf(what, sizeof what, tr("decode: 1 new row (%d keys)"), st.kv.len);
-    same_line_or_wrap(text_width(what, fh), fh);
-    ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-    ImGui::TextUnformatted(what);
-    ImGui::PopStyleColor();
+    draw_step_rows(f, st);
 
     // Why K and V are cached and Q is not, measured at this step: without the cache (and in
     // compare mode for both sessions) a line per session.
@@ -530,26 +601,7 @@ void draw_attention(FrameContext& f, AttentionPanel& panel, ExplainUi& explain, 
 
     const ImVec2 top = ImGui::GetCursorScreenPos();
     const ImVec2 room = ImGui::GetContentRegionAvail();
-    // One large heatmap per session (compare mode: cached and uncached side by side); or, one
-    // session, the heads a lesson step compares side by side (lesson 7) while the head chosen is
-    // one of them.
-    struct View {
-        int si, layer, head;
-    };
-    std::vector<View> views;
-    for (int si = 0; si < static_cast<int>(snap.sessions.size()); ++si)
-        views.push_back({si, ui.settings.layer, ui.settings.head});
-    if (views.size() == 1) {
-        const auto heads = lesson_step_heads(f, lesson);
-        const bool chosen =
-            std::find(heads.begin(), heads.end(),
-                      std::make_pair(ui.settings.layer, ui.settings.head)) != heads.end();
-        if (chosen) {
-            views.clear();
-            for (const auto& [l, h] : heads)
-                if (l < c.n_layers && h < c.n_heads && views.size() < 2) views.push_back({0, l, h});
-        }
-    }
+    const std::vector<HeatmapView> views = attention_views(f, lesson, c);
     const int n_views = static_cast<int>(views.size());
     // Where the notes go: above the heatmaps while that leaves them their size at the design
     // text height (f.reference); else in a column beside them when that does; else after them,
@@ -606,7 +658,7 @@ void draw_attention(FrameContext& f, AttentionPanel& panel, ExplainUi& explain, 
     const AttentionMatrixRows m0 = collect_attention_rows(s0.trace.steps(), s);
     bool recomputed = false;
     for (int i = 0; i < n_views; ++i) {
-        const View& v = views[i];
+        const HeatmapView& v = views[i];
         const SessionView& sv = snap.sessions[v.si];
         const int ss = shown_step(sv, f.step);
         const AttentionMatrixRows m = v.si == 0 ? m0 : collect_attention_rows(sv.trace.steps(), ss);
@@ -624,15 +676,7 @@ void draw_attention(FrameContext& f, AttentionPanel& panel, ExplainUi& explain, 
     if (notes_at == NotesAt::After) {
         // Right under the heatmaps (the lower bound of either label frame main_heatmap may
         // pick), left of the small multiples' column.
-        float heat_h = room.y;
-        if (!stacked) {
-            heat_h = 0;
-            for (bool pieces : {true, false}) {
-                const HeatmapFrame hf = heatmap_frame(main_w - fh * 0.5f, avail.y, fh, pieces);
-                heat_h = std::max(heat_h, hf.title_h + hf.top_h + hf.side + fh * 0.5f);
-            }
-            heat_h = std::min(heat_h, room.y);
-        }
+        const float heat_h = stacked ? room.y : heatmaps_height(main_w, avail.y, room.y, fh);
         const float w = grid ? avail.x - grid_w - fh * 0.5f : room.x;
         total_h =
             std::max(total_h, heat_h + gap + notes(ImVec2(top.x, top.y + heat_h + gap), w, true));

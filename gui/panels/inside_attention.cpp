@@ -168,28 +168,19 @@ struct Diagram {
         return draw_at(o, size);
     }
 
-    float draw_at(ImVec2 o, ImVec2 size) {
+    // Where each column goes: its x and width, the width q, K, V and the output share, and the
+    // width all take.
+    struct ColumnLayout {
+        float widths[kCols];
+        float x[kCols];
+        float mat_w = 0, used_w = 0;
+    };
+    ColumnLayout layout_columns(const std::vector<ExplainColumn>& cols, float x0, int first,
+                                float hp, float gap) const {
         const AttentionExplain& x = e();
         const int T = x.n_keys, dk = x.head_dim;
         const int dv = T > 0 ? static_cast<int>(x.v.size()) / T : 0;
-        if (T <= 0 || dv <= 0) return 0;
-        const std::vector<ExplainColumn> cols = explain_columns(x);
-        // Headers and shapes a little smaller than the numbers; the numbers at the text size.
-        const float hp = fh * 0.75f;
-        const float header_h = hp * 2.4f;
-        const float legend_h = legend(ImVec2(o.x, o.y), size.x, false) + fh * 0.3f;
-        const float area_h = size.y - header_h - legend_h;
-        if (area_h < fh * 2) return 0;
-        // Rows tall enough to read (numbers in every cell), else thin rows of colour only (hover
-        // for the numbers); past one pixel a row, only the newest keys.
-        const bool numbers = T * fh * 1.15f <= area_h;
-        float rh = numbers ? std::min(fh * 1.35f, area_h / T) : area_h / T;
-        int first = 0;
-        if (rh < 1.5f) {
-            rh = 1.5f;
-            first = T - static_cast<int>(area_h / rh);
-        }
-        const float gap = fh * 0.35f, pad = fh * 0.4f;
+        ColumnLayout lay;
         // Widths: each number column as wide as its widest number or header; the label column
         // as its widest label (at most 6 text heights); q, K, V and the output share the rest.
         auto widest = [&](int c, const std::vector<float>& vals, float px) {
@@ -199,7 +190,7 @@ struct Diagram {
                     w = std::max(w, text_width(fmt_number(vals[j]), px));
             return w + pad;
         };
-        float widths[kCols];
+        float* widths = lay.widths;
         float label_need = 0;
         for (int j = first; j < T && numbers; ++j)
             label_need = std::max(label_need, text_width(key_label(j), fh));
@@ -220,16 +211,210 @@ struct Diagram {
                                 text_width(cols[c - 1].shape, hp) + pad});
         if (scalar) mat_min = std::max(mat_min, text_width("-00.00", fh) + pad);
         // Narrower than the headers want only when the panel is: the headers are then cut short.
-        const float mat_w =
-            std::clamp((budget_w - fixed) / 4, std::min(mat_min, fh * 1.5f), fh * 6.0f);
-        widths[QRows] = widths[KRows] = widths[VRows] = widths[Out] = mat_w;
-        float col_x[kCols];
-        float xx = o.x;
+        lay.mat_w = std::clamp((budget_w - fixed) / 4, std::min(mat_min, fh * 1.5f), fh * 6.0f);
+        widths[QRows] = widths[KRows] = widths[VRows] = widths[Out] = lay.mat_w;
+        float* col_x = lay.x;
+        float xx = x0;
         for (int c = 0; c < kCols; ++c) {
             col_x[c] = xx;
             xx += widths[c] + gap;
         }
-        const float used_w = xx - gap - o.x;
+        lay.used_w = xx - gap - x0;
+        return lay;
+    }
+
+    // How the query row at [a, b] was left by this step: an empty outline where no cache keeps it,
+    // hatched where it was computed again (crossed out where it is thrown away).
+    void mark_q_fate(QRowFate fr, ImVec2 a, ImVec2 b, float line_w) {
+        if (fr == QRowFate::NeverKept) {
+            // An empty outline: no cache keeps it, no later step reads it.
+            const float dash = std::max(3.0f, fh * 0.35f);
+            for (float xd = a.x; xd < b.x; xd += dash * 2) {
+                const float x1 = std::min(xd + dash, b.x);
+                dl->AddLine(ImVec2(xd, a.y + 0.5f), ImVec2(x1, a.y + 0.5f), f.theme.axis, line_w);
+                dl->AddLine(ImVec2(xd, b.y - 0.5f), ImVec2(x1, b.y - 0.5f), f.theme.axis, line_w);
+            }
+        } else if (fr == QRowFate::Rebuilt || fr == QRowFate::ThrownAway) {
+            // Computed again at this step for the next layer's K/V or for nothing:
+            // hatched in the recomputed colour (crossed out where it is thrown away).
+            const ImU32 rc = to_u32(f.pal.recomputed);
+            dl->AddRect(a, b, rc, 0, 0, line_w);
+            const float step_x = std::max(4.0f, fh * 0.5f);
+            for (float xd = a.x; xd < b.x; xd += step_x)
+                dl->AddLine(ImVec2(xd, b.y), ImVec2(std::min(xd + (b.y - a.y), b.x), a.y), rc,
+                            line_w);
+            if (fr == QRowFate::ThrownAway) dl->AddLine(a, b, rc, line_w * 2);
+        }
+    }
+
+    // Where the rows of draw_at go: the columns, the first row's top, each row's pitch and the
+    // height drawn, the bars and lines, the first key drawn, the colour scales of q, K and V.
+    struct RowGeometry {
+        ColumnLayout lay;
+        ImVec2 o;
+        float y0, rh, h, area_h, bar_w, line_w;
+        int first;
+        float q_scale, k_scale, v_scale;
+        float gap;
+        float row_y(int j) const { return y0 + (j - first) * rh; }
+    };
+    // The hover of this frame (the tooltip collects what is under the mouse) and whether rows
+    // are tall enough for their numbers, with the cells' padding.
+    ImVec2 mouse = {};
+    bool hovered = false;
+    std::string tip = {};
+    bool numbers = false;
+    float pad = 0;
+
+    // A strip of values: `n` channels across `w`, coloured by sign and size; with one
+    // channel, the number itself.
+    void cells(float cx, float cy, float w, float h, const float* vals, int n, float scale,
+               const char* what, int j) {
+        const float cw = w / n;
+        for (int i = 0; i < n; ++i) {
+            const ImVec2 a(cx + i * cw, cy), b(cx + (i + 1) * cw, cy + h);
+            const Rgba c = signed_colour(vals[i], scale);
+            dl->AddRectFilled(a, ImVec2(std::max(b.x, a.x + 1), b.y), to_u32(c));
+            if (n == 1 && numbers)
+                put_text(ImVec2(a.x + pad * 0.5f, a.y + (h - fh) * 0.5f), text_on(c),
+                         fmt_number(vals[i]), fh);
+            if (hovered && inside(mouse, a, b)) {
+                char b2[160];
+                std::snprintf(b2, sizeof b2, tr("%s at position %d, channel %d: %s"), what,
+                              position_of_index(j), i, fmt_number(vals[i]).c_str());
+                tip = b2;
+            }
+        }
+    }
+
+    // A column of one number per key, on a background colour.
+    void number_cell(const RowGeometry& g, int c, int j, float v, Rgba bg, const std::string& text,
+                     const char* what) {
+        const ImVec2 a(g.lay.x[c], g.row_y(j)), b(g.lay.x[c] + g.lay.widths[c], g.row_y(j) + g.rh);
+        dl->AddRectFilled(a, ImVec2(b.x, std::max(b.y - 1, a.y + 1)), to_u32(bg));
+        if (numbers)
+            put_text(ImVec2(a.x + pad * 0.5f, a.y + (g.rh - fh) * 0.5f), text_on(bg), text, fh);
+        if (hovered && inside(mouse, a, b)) {
+            char b2[200];
+            std::snprintf(b2, sizeof b2, tr("%s, key at position %d \"%s\": %s"), what,
+                          position_of_index(j), token_label(j).c_str(), fmt_number(v).c_str());
+            tip = b2;
+        }
+    }
+
+    // The row of the key at token index j: its label, the query row of that position as the step
+    // left it, its K and V with where they came from, then its score, scaled score, mask and
+    // weight, as far as the stage shows them.
+    void draw_key_row(int j, const RowGeometry& g) {
+        const AttentionExplain& x = e();
+        const int T = x.n_keys, dk = x.head_dim;
+        const int dv = static_cast<int>(x.v.size()) / T;
+        ExplainRowRecord* record = rv.record;
+        const float y = g.row_y(j);
+        const bool masked = j < static_cast<int>(x.masked.size()) && x.masked[j];
+        if (record) {
+            record->key_labels.push_back(key_label(j));
+            if (shown(Raw)) record->raw.push_back(x.raw[j]);
+            if (shown(Scaled)) record->scaled.push_back(x.scaled[j]);
+            if (shown(Mask)) record->masked.push_back(masked ? 1 : 0);
+            if (shown(Weight)) record->weights.push_back(x.weights[j]);
+        }
+        // Key label: position and token; the query's own position marked.
+        if (numbers) {
+            put_text(ImVec2(g.o.x, y + (g.rh - fh) * 0.5f),
+                     j == x.q_pos ? ImGui::GetColorU32(ImGuiCol_Text) : f.theme.muted_text,
+                     clipped(key_label(j), g.lay.widths[Label] - pad * 0.5f, fh), fh);
+        } else if (j == g.first || j == T - 1 || (j % 50) == 0) {
+            put_text(ImVec2(g.o.x, std::min(y, g.y0 + g.area_h - fh)), f.theme.muted_text,
+                     std::to_string(position_of_index(j)), fh);
+        }
+        // The query row of position j: the one shown; the others as this step left them.
+        if (!x.scores_by_rule) {
+            const QRowFate fr = fate(j);
+            const ImVec2 a(g.lay.x[QRows], y), b(g.lay.x[QRows] + g.lay.mat_w, y + g.h);
+            // Its values where the trace kept the row (an uncached step keeps the rows it
+            // recomputed: they are drawn, then hatched as what the model did with them).
+            const float* q = fr == QRowFate::NeverKept ? nullptr : q_of(j);
+            if (q) cells(a.x, a.y, g.lay.mat_w, g.h, q, dk, g.q_scale, "q", j);
+            if (q && j == x.q_pos && rv.block && rv.block->rows > 1)
+                dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1),
+                            to_u32(f.pal.highlight), 0, 0, g.line_w * 2);
+            mark_q_fate(fr, a, b, g.line_w);
+            if (hovered && inside(mouse, a, b) && tip.empty())
+                tip = std::string("q ") + std::to_string(position_of_index(j)) + ": " +
+                      q_fate_words(fr);
+        } else if (j == x.q_pos) {
+            // Within its column (short of the K rows' source bar), abbreviated if need be.
+            put_text(ImVec2(g.lay.x[QRows], y + (g.rh - fh) * 0.5f), f.theme.muted_text,
+                     clipped(tr("(rule)"), g.lay.widths[QRows] + g.gap - g.bar_w - 2, fh), fh);
+        }
+        // K and V rows, each with a bar in the colour of where it came from.
+        const KvSource src = j < static_cast<int>(x.source.size()) ? x.source[j] : KvSource::Cached;
+        const ImU32 sc = to_u32(source_colour(f.pal, src));
+        for (int c : {int(KRows), int(VRows)}) {
+            if (!shown(c)) continue;
+            dl->AddRectFilled(ImVec2(g.lay.x[c] - g.bar_w - 1, y), ImVec2(g.lay.x[c] - 1, y + g.h),
+                              sc);
+            if (hovered &&
+                inside(mouse, ImVec2(g.lay.x[c] - g.bar_w - 1, y), ImVec2(g.lay.x[c], y + g.rh))) {
+                char b2[200];
+                std::snprintf(b2, sizeof b2, tr("key at position %d: %s"), position_of_index(j),
+                              source_words(src));
+                tip = b2;
+            }
+        }
+        cells(g.lay.x[KRows], y, g.lay.mat_w, g.h, x.k.data() + std::size_t(j) * dk, dk, g.k_scale,
+              "K", j);
+        if (shown(VRows))
+            cells(g.lay.x[VRows], y, g.lay.mat_w, g.h, x.v.data() + std::size_t(j) * dv, dv,
+                  g.v_scale, "V", j);
+        // Scores, scaled scores, mask, weights.
+        const float raw = x.raw[j], scaled = x.scaled[j];
+        const Rgba neutral = f.theme.dark ? Rgba{45, 45, 50, 255} : Rgba{235, 235, 238, 255};
+        if (shown(Raw))
+            number_cell(g, Raw, j, raw, std::isinf(raw) ? f.pal.mask : neutral, fmt_number(raw),
+                        "q·k_j");
+        if (shown(Scaled))
+            number_cell(g, Scaled, j, scaled, std::isinf(scaled) ? f.pal.mask : neutral,
+                        fmt_number(scaled), tr("scaled score"));
+        if (shown(Mask))
+            number_cell(g, Mask, j, masked ? -INFINITY : 0.0f, masked ? f.pal.mask : neutral,
+                        masked ? "−∞" : "+0", tr("mask"));
+        if (shown(Weight)) {
+            const float w = x.weights[j];
+            number_cell(g, Weight, j, w,
+                        masked || x.empty_row ? f.pal.mask : weight_colour(w, f.pal.scale),
+                        fmt_number(w), tr("weight"));
+        }
+    }
+
+    float draw_at(ImVec2 o, ImVec2 size) {
+        const AttentionExplain& x = e();
+        const int T = x.n_keys;
+        const int dv = T > 0 ? static_cast<int>(x.v.size()) / T : 0;
+        if (T <= 0 || dv <= 0) return 0;
+        const std::vector<ExplainColumn> cols = explain_columns(x);
+        // Headers and shapes a little smaller than the numbers; the numbers at the text size.
+        const float hp = fh * 0.75f;
+        const float header_h = hp * 2.4f;
+        const float legend_h = legend(ImVec2(o.x, o.y), size.x, false) + fh * 0.3f;
+        const float area_h = size.y - header_h - legend_h;
+        if (area_h < fh * 2) return 0;
+        // Rows tall enough to read (numbers in every cell), else thin rows of colour only (hover
+        // for the numbers); past one pixel a row, only the newest keys.
+        numbers = T * fh * 1.15f <= area_h;
+        pad = fh * 0.4f;
+        float rh = numbers ? std::min(fh * 1.35f, area_h / T) : area_h / T;
+        int first = 0;
+        if (rh < 1.5f) {
+            rh = 1.5f;
+            first = T - static_cast<int>(area_h / rh);
+        }
+        const float gap = fh * 0.35f;
+        const ColumnLayout lay = layout_columns(cols, o.x, first, hp, gap);
+        const float* widths = lay.widths;
+        const float* col_x = lay.x;
+        const float mat_w = lay.mat_w, used_w = lay.used_w;
         const float bar_w = std::max(3.0f, fh * 0.4f);
         // Headers: the quantity and its shape in the tutorials' notation.
         for (int c = 1; c < kCols; ++c) {
@@ -242,50 +427,24 @@ struct Diagram {
         }
         const float y0 = o.y + header_h;
         auto row_y = [&](int j) { return y0 + (j - first) * rh; };
-        const float q_scale = std::max(max_abs(x.q), 1e-6f);
-        const float k_scale = max_abs(x.k), v_scale = max_abs(x.v);
         const float out_scale = max_abs(x.output);
-        const ImVec2 mouse = ImGui::GetIO().MousePos;
-        const bool hovered = ImGui::IsWindowHovered();
-        std::string tip;
+        mouse = ImGui::GetIO().MousePos;
+        hovered = ImGui::IsWindowHovered();
+        tip.clear();
 
-        // A strip of values: `n` channels across `w`, coloured by sign and size; with one
-        // channel, the number itself.
-        auto cells = [&](float cx, float cy, float w, float h, const float* vals, int n,
-                         float scale, const char* what, int j) {
-            const float cw = w / n;
-            for (int i = 0; i < n; ++i) {
-                const ImVec2 a(cx + i * cw, cy), b(cx + (i + 1) * cw, cy + h);
-                const Rgba c = signed_colour(vals[i], scale);
-                dl->AddRectFilled(a, ImVec2(std::max(b.x, a.x + 1), b.y), to_u32(c));
-                if (n == 1 && numbers)
-                    put_text(ImVec2(a.x + pad * 0.5f, a.y + (h - fh) * 0.5f), text_on(c),
-                             fmt_number(vals[i]), fh);
-                if (hovered && inside(mouse, a, b)) {
-                    char b2[160];
-                    std::snprintf(b2, sizeof b2, tr("%s at position %d, channel %d: %s"), what,
-                                  position_of_index(j), i, fmt_number(vals[i]).c_str());
-                    tip = b2;
-                }
-            }
-        };
-        // A column of one number per key, on a background colour.
-        auto number_cell = [&](int c, int j, float v, Rgba bg, const std::string& text,
-                               const char* what) {
-            const ImVec2 a(col_x[c], row_y(j)), b(col_x[c] + widths[c], row_y(j) + rh);
-            dl->AddRectFilled(a, ImVec2(b.x, std::max(b.y - 1, a.y + 1)), to_u32(bg));
-            if (numbers)
-                put_text(ImVec2(a.x + pad * 0.5f, a.y + (rh - fh) * 0.5f), text_on(bg), text, fh);
-            if (hovered && inside(mouse, a, b)) {
-                char b2[200];
-                std::snprintf(b2, sizeof b2, tr("%s, key at position %d \"%s\": %s"), what,
-                              position_of_index(j), token_label(j).c_str(), fmt_number(v).c_str());
-                tip = b2;
-            }
-        };
-
-        const float h = std::max(1.0f, numbers ? rh - 1 : rh);
-        const float line_w = std::max(1.0f, fh * 0.08f);
+        const RowGeometry g{lay,
+                            o,
+                            y0,
+                            rh,
+                            std::max(1.0f, numbers ? rh - 1 : rh),
+                            area_h,
+                            bar_w,
+                            std::max(1.0f, fh * 0.08f),
+                            first,
+                            std::max(max_abs(x.q), 1e-6f),
+                            max_abs(x.k),
+                            max_abs(x.v),
+                            gap};
         // Recorded for --layout-json: the first session's row, each column as far as the stage
         // shows it.
         ExplainRowRecord* record = rv.record;
@@ -296,103 +455,7 @@ struct Diagram {
             record->masked.clear();
             record->weights.clear();
         }
-        for (int j = first; j < T; ++j) {
-            const float y = row_y(j);
-            const bool masked = j < static_cast<int>(x.masked.size()) && x.masked[j];
-            if (record) {
-                record->key_labels.push_back(key_label(j));
-                if (shown(Raw)) record->raw.push_back(x.raw[j]);
-                if (shown(Scaled)) record->scaled.push_back(x.scaled[j]);
-                if (shown(Mask)) record->masked.push_back(masked ? 1 : 0);
-                if (shown(Weight)) record->weights.push_back(x.weights[j]);
-            }
-            // Key label: position and token; the query's own position marked.
-            if (numbers) {
-                put_text(ImVec2(o.x, y + (rh - fh) * 0.5f),
-                         j == x.q_pos ? ImGui::GetColorU32(ImGuiCol_Text) : f.theme.muted_text,
-                         clipped(key_label(j), widths[Label] - pad * 0.5f, fh), fh);
-            } else if (j == first || j == T - 1 || (j % 50) == 0) {
-                put_text(ImVec2(o.x, std::min(y, y0 + area_h - fh)), f.theme.muted_text,
-                         std::to_string(position_of_index(j)), fh);
-            }
-            // The query row of position j: the one shown; the others as this step left them.
-            if (!x.scores_by_rule) {
-                const QRowFate fr = fate(j);
-                const ImVec2 a(col_x[QRows], y), b(col_x[QRows] + mat_w, y + h);
-                // Its values where the trace kept the row (an uncached step keeps the rows it
-                // recomputed: they are drawn, then hatched as what the model did with them).
-                const float* q = fr == QRowFate::NeverKept ? nullptr : q_of(j);
-                if (q) cells(a.x, a.y, mat_w, h, q, dk, q_scale, "q", j);
-                if (q && j == x.q_pos && rv.block && rv.block->rows > 1)
-                    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1),
-                                to_u32(f.pal.highlight), 0, 0, line_w * 2);
-                if (fr == QRowFate::NeverKept) {
-                    // An empty outline: no cache keeps it, no later step reads it.
-                    const float dash = std::max(3.0f, fh * 0.35f);
-                    for (float xd = a.x; xd < b.x; xd += dash * 2) {
-                        const float x1 = std::min(xd + dash, b.x);
-                        dl->AddLine(ImVec2(xd, a.y + 0.5f), ImVec2(x1, a.y + 0.5f), f.theme.axis,
-                                    line_w);
-                        dl->AddLine(ImVec2(xd, b.y - 0.5f), ImVec2(x1, b.y - 0.5f), f.theme.axis,
-                                    line_w);
-                    }
-                } else if (fr == QRowFate::Rebuilt || fr == QRowFate::ThrownAway) {
-                    // Computed again at this step for the next layer's K/V or for nothing:
-                    // hatched in the recomputed colour (crossed out where it is thrown away).
-                    const ImU32 rc = to_u32(f.pal.recomputed);
-                    dl->AddRect(a, b, rc, 0, 0, line_w);
-                    const float step_x = std::max(4.0f, fh * 0.5f);
-                    for (float xd = a.x; xd < b.x; xd += step_x)
-                        dl->AddLine(ImVec2(xd, b.y), ImVec2(std::min(xd + (b.y - a.y), b.x), a.y),
-                                    rc, line_w);
-                    if (fr == QRowFate::ThrownAway) dl->AddLine(a, b, rc, line_w * 2);
-                }
-                if (hovered && inside(mouse, a, b) && tip.empty())
-                    tip = std::string("q ") + std::to_string(position_of_index(j)) + ": " +
-                          q_fate_words(fr);
-            } else if (j == x.q_pos) {
-                // Within its column (short of the K rows' source bar), abbreviated if need be.
-                put_text(ImVec2(col_x[QRows], y + (rh - fh) * 0.5f), f.theme.muted_text,
-                         clipped(tr("(rule)"), widths[QRows] + gap - bar_w - 2, fh), fh);
-            }
-            // K and V rows, each with a bar in the colour of where it came from.
-            const KvSource src =
-                j < static_cast<int>(x.source.size()) ? x.source[j] : KvSource::Cached;
-            const ImU32 sc = to_u32(source_colour(f.pal, src));
-            for (int c : {int(KRows), int(VRows)}) {
-                if (!shown(c)) continue;
-                dl->AddRectFilled(ImVec2(col_x[c] - bar_w - 1, y), ImVec2(col_x[c] - 1, y + h), sc);
-                if (hovered &&
-                    inside(mouse, ImVec2(col_x[c] - bar_w - 1, y), ImVec2(col_x[c], y + rh))) {
-                    char b2[200];
-                    std::snprintf(b2, sizeof b2, tr("key at position %d: %s"), position_of_index(j),
-                                  source_words(src));
-                    tip = b2;
-                }
-            }
-            cells(col_x[KRows], y, mat_w, h, x.k.data() + std::size_t(j) * dk, dk, k_scale, "K", j);
-            if (shown(VRows))
-                cells(col_x[VRows], y, mat_w, h, x.v.data() + std::size_t(j) * dv, dv, v_scale, "V",
-                      j);
-            // Scores, scaled scores, mask, weights.
-            const float raw = x.raw[j], scaled = x.scaled[j];
-            const Rgba neutral = f.theme.dark ? Rgba{45, 45, 50, 255} : Rgba{235, 235, 238, 255};
-            if (shown(Raw))
-                number_cell(Raw, j, raw, std::isinf(raw) ? f.pal.mask : neutral, fmt_number(raw),
-                            "q·k_j");
-            if (shown(Scaled))
-                number_cell(Scaled, j, scaled, std::isinf(scaled) ? f.pal.mask : neutral,
-                            fmt_number(scaled), tr("scaled score"));
-            if (shown(Mask))
-                number_cell(Mask, j, masked ? -INFINITY : 0.0f, masked ? f.pal.mask : neutral,
-                            masked ? "−∞" : "+0", tr("mask"));
-            if (shown(Weight)) {
-                const float w = x.weights[j];
-                number_cell(Weight, j, w,
-                            masked || x.empty_row ? f.pal.mask : weight_colour(w, f.pal.scale),
-                            fmt_number(w), tr("weight"));
-            }
-        }
+        for (int j = first; j < T; ++j) draw_key_row(j, g);
         // The output: one strip, level with the query's own key.
         if (shown(Out)) {
             const float oy = row_y(std::clamp(x.q_pos, first, T - 1));
@@ -400,7 +463,7 @@ struct Diagram {
                 put_text(ImVec2(col_x[Out], oy + (rh - fh) * 0.5f), f.theme.muted_text, tr("none"),
                          fh);
             else if (static_cast<int>(x.output.size()) == dv)
-                cells(col_x[Out], oy, mat_w, std::max(h, numbers ? h : fh), x.output.data(), dv,
+                cells(col_x[Out], oy, mat_w, std::max(g.h, numbers ? g.h : fh), x.output.data(), dv,
                       out_scale, tr("output"), x.q_pos);
         }
         if (first > 0) {

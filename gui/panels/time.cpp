@@ -30,17 +30,10 @@ std::string kv_moved_label(const char* whose) {
     return b;
 }
 
-}  // namespace
-
-void draw_time(FrameContext& f) {
-    const float fh = f.font_px;
-    const Model* model = f.model();
-    if (!model || f.snap.sessions.empty()) return;
-    UiState& ui = f.ui;
+// Each session's row: its name, then the time to the first token, per token, in total, and the
+// counted FLOPs.
+void draw_time_table(FrameContext& f) {
     const int views = static_cast<int>(f.snap.sessions.size());
-
-    // Each session's row: its name, then the time to the first token, per token, in total, and
-    // the counted FLOPs.
     const char* heads[4] = {tr("first token"), tr("per token"), tr("total"), tr("FLOPs")};
     std::vector<std::array<std::string, 5>> rows;
     for (int si = 0; si < views; ++si) {
@@ -95,6 +88,11 @@ void draw_time(FrameContext& f) {
         }
         ImGui::EndTable();
     }
+}
+
+// Where and how the times were measured, and which way a GPU step ran.
+void draw_measured_on(FrameContext& f) {
+    const int views = static_cast<int>(f.snap.sessions.size());
     // Where the times were measured: a line of its own (a table column would cut it off).
     // How: each step's time is the median of several runs of that step
     // (core/session/step_timing.h); hover for the shown step's spread.
@@ -147,6 +145,40 @@ void draw_time(FrameContext& f) {
             ImGui::PopStyleColor();
         }
     }
+}
+
+// Where the K/V rows a step reads pass the weights it reads (counted from the shapes): past it
+// the cache's bytes are most of a decode step's memory traffic.
+void draw_kv_passes_weights(FrameContext& f, const Model& model) {
+    if (!f.snap.sessions[0].trace.empty()) {
+        const StepRecord& r =
+            f.snap.sessions[0].trace.steps()[std::max(0, shown_step(f.snap.sessions[0], f.step))];
+        const ModelConfig& c = model.config();
+        const double cross = kv_reads_pass_weights_at(r.counts, c);
+        char line[320];
+        std::snprintf(line, sizeof line,
+                      tr("step %d reads %s of weights and %s of K/V (counted); K/V reads pass the "
+                         "weights' at position %.0f%s"),
+                      r.index, format_bytes(r.counts.weight_bytes).c_str(),
+                      format_bytes(r.counts.kv_read_bytes).c_str(), cross,
+                      cross > c.seq_len ? tr(", beyond this model's context") : "");
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        ImGui::TextWrapped("%s", line);
+        ImGui::PopStyleColor();
+    }
+}
+
+}  // namespace
+
+void draw_time(FrameContext& f) {
+    const float fh = f.font_px;
+    const Model* model = f.model();
+    if (!model || f.snap.sessions.empty()) return;
+    UiState& ui = f.ui;
+    const int views = static_cast<int>(f.snap.sessions.size());
+
+    draw_time_table(f);
+    draw_measured_on(f);
 
     std::vector<PlotSeries> per_step, cumulative, flops, traffic;
     std::vector<double> positions;  // the position each step reached (its cache length)
@@ -215,24 +247,7 @@ void draw_time(FrameContext& f) {
         traffic.insert(traffic.begin() + 1, std::move(other_kv));
     }
 
-    // Where the K/V rows a step reads pass the weights it reads (counted from the shapes): past
-    // it the cache's bytes are most of a decode step's memory traffic.
-    if (!f.snap.sessions[0].trace.empty()) {
-        const StepRecord& r =
-            f.snap.sessions[0].trace.steps()[std::max(0, shown_step(f.snap.sessions[0], f.step))];
-        const ModelConfig& c = model->config();
-        const double cross = kv_reads_pass_weights_at(r.counts, c);
-        char line[320];
-        std::snprintf(line, sizeof line,
-                      tr("step %d reads %s of weights and %s of K/V (counted); K/V reads pass the "
-                         "weights' at position %.0f%s"),
-                      r.index, format_bytes(r.counts.weight_bytes).c_str(),
-                      format_bytes(r.counts.kv_read_bytes).c_str(), cross,
-                      cross > c.seq_len ? tr(", beyond this model's context") : "");
-        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
-        ImGui::TextWrapped("%s", line);
-        ImGui::PopStyleColor();
-    }
+    draw_kv_passes_weights(f, *model);
 
     ImGui::Checkbox(tr("log scale"), &ui.settings.log_time);
     ImGui::SameLine(0, fh);

@@ -388,6 +388,88 @@ std::vector<StageSlot> focus_slots(const StageInput& in, float fh, float lesson_
     return slots;
 }
 
+// The inside panel under the stage while that leaves the stage most of the window, else in a
+// column beside it first (a short stage would leave its graphics small beside empty room).
+std::vector<InsidePlace> inside_places(const StageInput& x, float h) {
+    const float band = inside_need_h(h, x.inside_keys) + chrome_h(h, x.titles);
+    if (!x.inside || band <= x.stage.h * 0.45f)
+        return std::vector<InsidePlace>{InsidePlace::Band, InsidePlace::Column};
+    return std::vector<InsidePlace>{InsidePlace::Column, InsidePlace::Band};
+}
+
+// The stage at the design text height ref_fh, below a toolbar of that text height (the
+// toolbar's rows grow with the text), so that it depends on the window and what is open only.
+StageInput design_input(const StageInput& in, float ref_fh) {
+    StageInput design = in;
+    design.fh = ref_fh;
+    const float bottom = in.stage.y + in.stage.h;
+    design.stage.y = in.stage.y * ref_fh / std::max(in.fh, 1.0f);
+    design.stage.h = bottom - design.stage.y;
+    return design;
+}
+
+// The graphics' sizes at the design text height (ref_fh), below a toolbar of that text height:
+// the first arrangement that fits there, the inside panel where it has what it needs if it can
+// have it (else the bands' older share of the window).
+GraphicCaps reference_caps(const StageInput& in, float ref_fh) {
+    GraphicCaps reference;
+    const StageInput design = design_input(in, ref_fh);
+    bool found = false;
+    for (const InsidePlace where : inside_places(design, ref_fh)) {
+        if (where == InsidePlace::Column && !design.inside) continue;
+        const Placed pl = place_bands(design, ref_fh, where, 0.7f);
+        if (!pl.inside_ok) continue;
+        for (const auto& [a, slots] : arrangements(pl.stage, ref_fh))
+            if (fits(slots, pl.stage, ref_fh)) {
+                reference = measure(slots, pl.stage, ref_fh);
+                found = true;
+                break;
+            }
+        if (found) break;
+    }
+    if (!found) {
+        const Placed pl = place_bands(design, ref_fh, InsidePlace::Band, 0.55f);
+        for (const auto& [a, slots] : arrangements(pl.stage, ref_fh))
+            if (!found && fits(slots, pl.stage, ref_fh)) {
+                reference = measure(slots, pl.stage, ref_fh);
+                found = true;
+            }
+        if (!found) reference = measure(one_at_a_time(pl.stage, ref_fh), pl.stage, ref_fh);
+    }
+    return reference;
+}
+
+// A lesson's panels beside the lesson text, held to what they draw at the design text height:
+// where the lesson column's width at this text would squeeze them, the column takes the widest
+// width between that and its design-text width that holds them (its text wraps more), and where
+// even the narrower does not hold them, the narrower.
+StageLayout arrange_focus(const StageInput& in, float ref_fh) {
+    const float fh = in.fh;
+    StageLayout L;
+    const StageInput design = design_input(in, ref_fh);
+    L.reference = measure(focus_slots(design, ref_fh, -1), design, ref_fh);
+    L.arrangement = Arrangement::Maximised;
+    L.slots = focus_slots(in, fh, -1);
+    if (in.lesson && !holds(measure(L.slots, in, fh), L.reference)) {
+        // The widest column between the two that still holds them: its prose gets what
+        // the panels leave (a larger text wraps less), never their text-1 sizes.
+        const float wide = lesson_column_w(in, fh);
+        float lo = std::min(wide, lesson_column_w(in, ref_fh)), hi = wide;
+        L.slots = focus_slots(in, fh, lo);
+        L.squeezed = !holds(measure(L.slots, in, fh), L.reference);
+        for (int i = 0; i < 12 && !L.squeezed && hi - lo > 1; ++i) {
+            const float mid = std::floor((lo + hi) * 0.5f);
+            if (holds(measure(focus_slots(in, fh, mid), in, fh), L.reference))
+                lo = mid;
+            else
+                hi = mid;
+        }
+        if (!L.squeezed) L.slots = focus_slots(in, fh, lo);
+    }
+    if (!in.focus_full) L.arrangement = Arrangement::ColumnTabs;
+    return L;
+}
+
 StageLayout arrange(const StageInput& in) {
     StageLayout L;
     const float fh = in.fh;
@@ -398,45 +480,7 @@ StageLayout arrange(const StageInput& in) {
     // own 13 px font when DejaVu is missing) is its own reference: the promise is only that a
     // larger text never shrinks a graphic.
     const float ref_fh = std::min(fh, kDesignFh);
-    // The inside panel under the stage while that leaves the stage most of the window, else in
-    // a column beside it first (a short stage would leave its graphics small beside empty room).
-    auto places = [&](const StageInput& x, float h) {
-        const float band = inside_need_h(h, x.inside_keys) + chrome_h(h, x.titles);
-        if (!x.inside || band <= x.stage.h * 0.45f)
-            return std::vector<InsidePlace>{InsidePlace::Band, InsidePlace::Column};
-        return std::vector<InsidePlace>{InsidePlace::Column, InsidePlace::Band};
-    };
-    StageInput design = in;
-    design.fh = ref_fh;
-    const float bottom = in.stage.y + in.stage.h;
-    design.stage.y = in.stage.y * ref_fh / std::max(fh, 1.0f);
-    design.stage.h = bottom - design.stage.y;
-    {
-        // The first arrangement that fits at that text height, the inside panel where it has
-        // what it needs if it can have it (else the bands' older share of the window).
-        bool found = false;
-        for (const InsidePlace where : places(design, ref_fh)) {
-            if (where == InsidePlace::Column && !design.inside) continue;
-            const Placed pl = place_bands(design, ref_fh, where, 0.7f);
-            if (!pl.inside_ok) continue;
-            for (const auto& [a, slots] : arrangements(pl.stage, ref_fh))
-                if (fits(slots, pl.stage, ref_fh)) {
-                    L.reference = measure(slots, pl.stage, ref_fh);
-                    found = true;
-                    break;
-                }
-            if (found) break;
-        }
-        if (!found) {
-            const Placed pl = place_bands(design, ref_fh, InsidePlace::Band, 0.55f);
-            for (const auto& [a, slots] : arrangements(pl.stage, ref_fh))
-                if (!found && fits(slots, pl.stage, ref_fh)) {
-                    L.reference = measure(slots, pl.stage, ref_fh);
-                    found = true;
-                }
-            if (!found) L.reference = measure(one_at_a_time(pl.stage, ref_fh), pl.stage, ref_fh);
-        }
-    }
+    L.reference = reference_caps(in, ref_fh);
 
     if (maximise) {
         // The presenter view: alone in the window (the lesson column's place too). Its graphic's
@@ -447,37 +491,11 @@ StageLayout arrange(const StageInput& in) {
         L.reference = measure(L.slots, in, ref_fh);
         return L;
     }
-    if (!in.focus.empty()) {
-        // A lesson's panels beside the lesson text, held to what they draw at the design text
-        // height: where the lesson column's width at this text would squeeze them, the column
-        // takes the widest width between that and its design-text width that holds them (its
-        // text wraps more), and where even the narrower does not hold them, the narrower.
-        L.reference = measure(focus_slots(design, ref_fh, -1), design, ref_fh);
-        L.arrangement = Arrangement::Maximised;
-        L.slots = focus_slots(in, fh, -1);
-        if (in.lesson && !holds(measure(L.slots, in, fh), L.reference)) {
-            // The widest column between the two that still holds them: its prose gets what
-            // the panels leave (a larger text wraps less), never their text-1 sizes.
-            const float wide = lesson_column_w(in, fh);
-            float lo = std::min(wide, lesson_column_w(in, ref_fh)), hi = wide;
-            L.slots = focus_slots(in, fh, lo);
-            L.squeezed = !holds(measure(L.slots, in, fh), L.reference);
-            for (int i = 0; i < 12 && !L.squeezed && hi - lo > 1; ++i) {
-                const float mid = std::floor((lo + hi) * 0.5f);
-                if (holds(measure(focus_slots(in, fh, mid), in, fh), L.reference))
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            if (!L.squeezed) L.slots = focus_slots(in, fh, lo);
-        }
-        if (!in.focus_full) L.arrangement = Arrangement::ColumnTabs;
-        return L;
-    }
+    if (!in.focus.empty()) return arrange_focus(in, ref_fh);
 
     // The first arrangement that draws every graphic at its reference size and gives the inside
     // panel what it needs: under the stage, then beside it.
-    for (const InsidePlace where : places(in, fh)) {
+    for (const InsidePlace where : inside_places(in, fh)) {
         if (where == InsidePlace::Column && !in.inside) continue;
         const Placed pl = place_bands(in, fh, where, 0.7f);
         if (!pl.inside_ok) continue;
