@@ -12,10 +12,20 @@ using cmdline::OptionSpec;
 
 class Args : public cmdline::CommandLine {
   public:
+    // `positional`: the option one word without a dash gives (cmdline::CommandLine), shown in
+    // the usage line as `word` ("[MODEL]", "TRACE.json").
     Args(const std::string& command, std::vector<OptionSpec> specs, int argc, char** argv,
-         int first)
-        : CommandLine({"usage: kvscope-cli " + command + " [options]", command + ": ", ""},
-                      std::move(specs), argc, argv, first) {}
+         int first, const std::string& positional = {}, const std::string& word = {})
+        : CommandLine(
+              {"usage: kvscope-cli " + command + (word.empty() ? "" : " " + word) + " [options]",
+               command + ": ", ""},
+              std::move(specs), argc, argv, first, positional) {}
 };
+
+// The command line of a command that opens a model: the model as --model, -m or its one word.
+inline Args model_args(const std::string& command, std::vector<OptionSpec> specs, int argc,
+                       char** argv) {
+    return Args(command, std::move(specs), argc, argv, 2, "model", "[MODEL]");
+}
 
 }  // namespace kvs::cli

@@ -16,6 +16,7 @@
 #include "cli/bench_stats.h"
 #include "cli/bench_weights.h"
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "core/loaders/model_loader.h"
 #include "core/model/compact_weights.h"
 #include "core/model/transformer_model.h"
@@ -162,39 +163,6 @@ void print_ops(const std::vector<Cell>& cells, bool wide) {
     }
 }
 
-// What the bench is doing, on stderr, once it has run for a second: a line rewritten in place on
-// a terminal (at most 4 times a second), else a line every 5 seconds. Cleared before the tables
-// print, so they are never mixed with it.
-class ProgressLine {
-  public:
-    void operator()(int L, Measure m, int run, int total) {
-        const auto now = Clock::now();
-        const double t = std::chrono::duration<double>(now - start_).count();
-        if (t < 1.0) return;
-        if (shown_ && std::chrono::duration<double>(now - last_).count() < (tty_ ? 0.25 : 5.0))
-            return;
-        last_ = now;
-        char b[160];
-        std::snprintf(b, sizeof b, "kvscope-cli bench: L=%d %s, run %d of %d; %.0f s so far", L,
-                      measure_name(m), std::min(run, total), total, t);
-        if (tty_)
-            std::fprintf(stderr, "\r%-90s", b);
-        else
-            std::fprintf(stderr, "%s\n", b);
-        shown_ = true;
-    }
-    void clear() {
-        if (tty_ && shown_) std::fprintf(stderr, "\r%90s\r", "");
-        shown_ = false;
-    }
-
-  private:
-    using Clock = std::chrono::steady_clock;
-    Clock::time_point start_ = Clock::now(), last_ = start_;
-    bool tty_ = isatty(2) == 1;
-    bool shown_ = false;
-};
-
 void add_csv(std::vector<CsvRow>& rows, const Cell& c) {
     const std::string L = std::to_string(c.length), m = measure_name(c.measure);
     const int n = static_cast<int>(c.runs.size());
@@ -285,24 +253,39 @@ int print_limits(int threads, int repeats) {
 
 }  // namespace
 
-int cmd_bench(int argc, char** argv) {
+std::vector<OptionSpec> bench_options() {
     auto specs = model_options();
-    specs.insert(specs.end(),
-                 {{"lengths", "L1,L2,..", "lengths to measure (default 32,64,128,256,512)"},
-                  {"repeats", "R", "timed runs per measurement (default 5)"},
-                  {"warmup", "W", "untimed runs before them (default 1)"},
-                  prompt_option("decode prompt; prefill prompts repeat it (default "
-                                "\"Once upon a time\")"),
-                  cmdline::file_option(),
-                  {"csv", "FILE", "write every figure as CSV"},
-                  {"limits", "",
-                   "measure this machine's FMA peak and read bandwidth (1 thread, then "
-                   "--threads), print them and exit"},
-                  {"trace", "", "measure with tracing on (attention, K/V rows, logits kept)"},
-                  {"wide", "",
-                   "every column: tok/s min and max, counted GFLOP and MB, each op\n(about 160 "
-                   "columns; the default fits 100)"}});
-    Args a("bench", specs, argc, argv, 2);
+    specs.insert(
+        specs.end(),
+        {OptionSpec{.name = "lengths",
+                    .value_name = "L1,L2,..",
+                    .help = "lengths to measure (default 32,64,128,256,512, those within\nthe "
+                            "context)",
+                    .value = cmdline::whole_list_in(1, 1 << 20)},
+         OptionSpec{.name = "repeats",
+                    .value_name = "R",
+                    .help = "timed runs per measurement (default 5)",
+                    .value = cmdline::whole_in(1, 1000)},
+         OptionSpec{.name = "warmup",
+                    .value_name = "W",
+                    .help = "untimed runs before them (default 1)",
+                    .value = cmdline::whole_in(0, 1000)},
+         prompt_option("decode prompt; prefill prompts repeat it (default "
+                       "\"Once upon a time\")"),
+         cmdline::file_option(),
+         {"csv", "FILE", "write every figure as CSV"},
+         {"limits", "",
+          "measure this machine's FMA peak and read bandwidth (1 thread, then "
+          "--threads), print them and exit"},
+         {"trace", "", "measure with tracing on (attention, K/V rows, logits kept)"},
+         {"wide", "",
+          "every column: tok/s min and max, counted GFLOP and MB, each op\n(about 160 "
+          "columns; the default fits 100)"}});
+    return specs;
+}
+
+int cmd_bench(int argc, char** argv) {
+    const Args a = model_args("bench", bench_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Measure prefill and decode throughput by length, with and without the KV "
@@ -314,8 +297,8 @@ int cmd_bench(int argc, char** argv) {
     std::vector<int> lengths = a.int_list("lengths", {32, 64, 128, 256, 512});
     std::sort(lengths.begin(), lengths.end());
     lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
-    const int repeats = a.integer("repeats", 5, 1, 1000);
-    const int warmup = a.integer("warmup", 1, 0, 1000);
+    const int repeats = a.integer("repeats", 5);
+    const int warmup = a.integer("warmup", 1);
     const bool trace = a.has("trace");
     const std::string prompt = cmdline::prompt_from(a).value_or("Once upon a time");
 
@@ -329,11 +312,25 @@ int cmd_bench(int argc, char** argv) {
     const Model& m = *o.model;
     const auto* llama = dynamic_cast<const TransformerModel*>(&m);
     Bench bench(m, be, prompt, repeats, warmup);
+    if (!a.has("lengths")) {
+        // The default lengths a run of every measure fits in the model's context: the default
+        // model's 256 tokens leave out 512 rather than half-running it.
+        std::vector<int> within;
+        for (int L : lengths)
+            if (std::all_of(std::begin(kMeasures), std::end(kMeasures),
+                            [&](Measure meas) { return bench.fits(meas, L); }))
+                within.push_back(L);
+        if (!within.empty()) lengths = within;
+    }
     const bool wide = a.has("wide");
     const std::size_t width = wide ? 0 : kColumns;
-    ProgressLine progress;
-    bench.set_progress(
-        [&](int L, Measure meas, int run, int total) { progress(L, meas, run, total); });
+    // What it is measuring, once it has run for a second; a line every 5 s in a log.
+    ProgressLine progress("kvscope-cli bench", {.after_s = 1.0, .piped_every_s = 5.0});
+    bench.set_progress([&](int L, Measure meas, int run, int total) {
+        if (!progress.due()) return;
+        progress.show("L=" + std::to_string(L) + " " + measure_name(meas) + ", run " +
+                      std::to_string(std::min(run, total)) + " of " + std::to_string(total));
+    });
 
     std::vector<std::string> header;
     header.push_back("kvscope-cli bench: model " + m.name() + " (" + m.config().describe() + ")");

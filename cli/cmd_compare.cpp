@@ -24,8 +24,7 @@ std::string stopped_words(const Session& s) {
 
 }  // namespace
 
-// The same prompt and sampler run twice, with the KV cache and without, step for step.
-int cmd_compare(int argc, char** argv) {
+std::vector<OptionSpec> compare_options() {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.push_back(timing_option());
@@ -34,7 +33,12 @@ int cmd_compare(int argc, char** argv) {
                                cmdline::new_tokens_option("tokens to generate (default 64)"),
                                {"quiet", "", "totals only, no per-step rows"}});
     for (auto& o : run_output_options()) specs.push_back(o);
-    Args a("compare", specs, argc, argv, 2);
+    return specs;
+}
+
+// The same prompt and sampler run twice, with the KV cache and without, step for step.
+int cmd_compare(int argc, char** argv) {
+    const Args a = model_args("compare", compare_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Run the same generation with and without the KV cache and compare time, "

@@ -49,7 +49,7 @@ int index_or_name(const Args& a, const std::string& opt, int fallback, int lo, i
     if (!a.has(opt)) return fallback;
     const std::string v = a.str(opt);
     if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos)
-        return a.integer(opt, fallback, lo, hi);
+        return a.whole(opt, v, lo, hi);
     const int i = find(v);
     if (i < 0) throw Error("explain: --" + opt + ": no " + what + " '" + v + "'");
     return i;
@@ -211,29 +211,50 @@ void print_json(const AttentionExplain& e, const std::optional<AttentionBlock>& 
     std::cout << '\n';
 }
 
+// explain's --cache: one session's row, with the cache or without it, or the session without the
+// causal mask (beside its causal twin, as the window runs it).
+std::string explain_cache_problem(const std::string& v) {
+    if (v == "on" || v == "off" || v == "bidirectional") return {};
+    if (v == "compare")
+        return "'compare': explain shows one session's row (on, off or bidirectional)";
+    return "'" + v + "' is not one of on, off, bidirectional";
+}
+
 }  // namespace
 
-int cmd_explain(int argc, char** argv) {
+std::vector<OptionSpec> explain_options() {
     auto specs = model_options();
-    specs.insert(specs.end(),
-                 {prompt_option("prompt text (the toy's default: \"Today weather is so\")"),
-                  cmdline::file_option(),
-                  {"step", "S", "0 = the prefill (default), S = decode step S"},
-                  {"layer", "L", "layer (default 0)"},
-                  {"head", "H", "query head: a number, or the toy's even | last | first | all"},
-                  {"row", "P",
-                   "the query row, named by its position (from 1): a number, the token's text, "
-                   "or last (default: the step's newest row)"},
-                  {"json", "", "print JSON instead of text"}});
+    specs.insert(
+        specs.end(),
+        {prompt_option("prompt text (the toy's default: \"Today weather is so\")"),
+         cmdline::file_option(),
+         OptionSpec{.name = "step",
+                    .value_name = "S",
+                    .help = "0 = the prefill (default), S = decode step S",
+                    .value = cmdline::whole_in(0, 1 << 20)},
+         OptionSpec{.name = "layer",
+                    .value_name = "L",
+                    .help = "layer (default 0)",
+                    .value = cmdline::whole_in(0, 1 << 16)},
+         {"head", "H|NAME", "query head: a number, or the toy's even | last | first | all"},
+         {"row", "P|TOKEN",
+          "the query row, named by its position (from 1): a number, the token's text, "
+          "or last (default: the step's newest row)"},
+         {"json", "", "print JSON instead of text"}});
     for (auto o : cmdline::cache_options(false)) {
-        if (o.name == "cache")
+        if (o.name == "cache") {
             o.help =
-                "on | off | bidirectional: decode with the KV cache, recompute every row, or "
-                "the\nsession without the causal mask (beside its causal twin, as the window "
-                "runs it)\n(default on)";
+                "decode with the KV cache, recompute every row, or the\nsession without the "
+                "causal mask (beside its causal twin, as the window runs it)\n(default on)";
+            o.value = cmdline::checked_by(explain_cache_problem, "on | off | bidirectional");
+        }
         specs.push_back(o);
     }
-    Args a("explain", specs, argc, argv, 2);
+    return specs;
+}
+
+int cmd_explain(int argc, char** argv) {
+    const Args a = model_args("explain", explain_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "One attention row from the inside: q, the K rows with where each came from, "
@@ -243,9 +264,7 @@ int cmd_explain(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
-    const CacheView cache = cmdline::cache_from(a, CacheView::On);
-    if (cache == CacheView::Compare)
-        a.fail("--cache compare: explain shows one session's row (on, off or bidirectional)");
+    const CacheView cache = cmdline::cache_from(a, CacheView::On);  // the rule's: not compare
     const std::optional<std::string> given = cmdline::prompt_from(a);
     Opened o = open_from(a);
     std::shared_ptr<const Model> model = std::move(o.model);
@@ -257,8 +276,9 @@ int cmd_explain(int argc, char** argv) {
     const auto prompt_ids = m.tokenizer().encode(prompt);
     if (prompt_ids.empty()) throw Error("explain: the prompt is empty");
     const int max_step = c.seq_len - static_cast<int>(prompt_ids.size());
-    const int step = a.integer("step", 0, 0, std::max(0, max_step));
-    const int layer = a.integer("layer", 0, 0, c.n_layers - 1);
+    const int step = a.integer_within("step", 0, 0, std::max(0, max_step),
+                                      "the decode steps the context leaves after the prompt");
+    const int layer = a.integer_within("layer", 0, 0, c.n_layers - 1, "the model's layers");
     const int head =
         index_or_name(a, "head", 0, 0, c.n_heads - 1, "head", [&](const std::string& v) {
             for (int h = 0; m.is_toy() && h < c.n_heads; ++h)
@@ -286,7 +306,7 @@ int cmd_explain(int argc, char** argv) {
     if (a.has("row") && a.str("row") != "last") {
         const std::string v = a.str("row");
         if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
-            index = index_of_position(a.integer("row", 1, 1, c.seq_len));
+            index = index_of_position(a.whole("row", v, 1, c.seq_len));
         } else {
             index = -1;
             for (int i = rows.first; i < rows.first + rows.count; ++i) {

@@ -46,18 +46,44 @@ std::string written_matrices(const std::vector<WrittenMatrix>& ms, GgmlType aske
            "-value blocks of it)";
 }
 
+std::string export_type_problem(const std::string& name) {
+    try {
+        ggml_type_from_name(name);
+        return {};
+    } catch (const Error&) {
+    }
+    std::string list;
+    for (const auto& n : encodable_type_names()) list += (list.empty() ? "" : ", ") + n;
+    return "'" + name + "' is not one of " + list + " (--hf: f32, f16, bf16)";
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : " | ") + n;
+    return s;
+}
+
 }  // namespace
 
-int cmd_export(int argc, char** argv) {
-    Args a("export",
-           {{"model", "NAME|FILE", "default | stories260K | a llama2.c checkpoint"},
+std::vector<OptionSpec> export_options() {
+    OptionSpec model = cmdline::model_option();
+    model.help = "default | stories260K | a llama2.c checkpoint";
+    return {model,
             {"tokenizer", "FILE", "its tokenizer.bin (default: found beside it)"},
             {"gguf", "FILE.gguf", "the GGUF file to write"},
             {"hf", "FOLDER", "or a Hugging Face folder to write (config.json, safetensors)"},
-            {"shard-mb", "N", "--hf: safetensors shards of at most N MB (default: one file)"},
-            {"type", "T",
-             "matrices' type: f32 | f16 | bf16 | q8_0 | q4_0 | q2_k .. q6_k (default f32)"}},
-           argc, argv, 2);
+            {.name = "shard-mb",
+             .value_name = "N",
+             .help = "--hf: safetensors shards of at most N MB (0, the default: one\nfile)",
+             .value = cmdline::whole_in(0, 1 << 20)},
+            {.name = "type",
+             .value_name = "T",
+             .help = "the matrices' type (default f32; --hf: f32, f16 or bf16)",
+             .value = cmdline::checked_by(export_type_problem, joined(encodable_type_names()))}};
+}
+
+int cmd_export(int argc, char** argv) {
+    const Args a = model_args("export", export_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Write a llama2.c model as a GGUF v3 file (architecture llama) for llama.cpp and for "
@@ -72,8 +98,8 @@ int cmd_export(int argc, char** argv) {
     }
     if (a.has("gguf") == a.has("hf"))
         throw Error("export: one of --gguf FILE.gguf and --hf FOLDER is required");
-    const GgmlType type = ggml_type_from_name(a.str("type", "f32"));
-    const int shard_mb = a.integer("shard-mb", 0, 0, 1 << 20);
+    const GgmlType type = ggml_type_from_name(a.checked("type", "f32"));
+    const int shard_mb = a.integer("shard-mb", 0);
     if (shard_mb && !a.has("hf")) throw Error("export: --shard-mb goes with --hf");
     // Every weight as float32: the writers read the float views (a GGUF kept compact has none).
     const auto m = open_model(a.str("model", "default"), a.str("tokenizer", ""), GgmlType::F32);

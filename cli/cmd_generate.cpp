@@ -12,7 +12,7 @@
 
 namespace kvs::cli {
 
-int cmd_generate(int argc, char** argv) {
+std::vector<OptionSpec> generate_options() {
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.push_back(timing_option(1));
@@ -27,7 +27,11 @@ int cmd_generate(int argc, char** argv) {
           "the graph and fused paths are timed beside it"}});
     for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
     for (auto& o : run_output_options()) specs.push_back(o);
-    Args a("generate", specs, argc, argv, 2);
+    return specs;
+}
+
+int cmd_generate(int argc, char** argv) {
+    const Args a = model_args("generate", generate_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Generate text, printing it as llama2.c's run.c does; a summary goes to "
@@ -36,12 +40,7 @@ int cmd_generate(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
-    const CacheView cache = cmdline::cache_from(a, CacheView::On);
-    if (cache == CacheView::Compare)
-        a.fail("--cache compare: kvscope-cli compare runs both side by side");
-    if (cache == CacheView::Bidirectional)
-        a.fail(
-            "--cache bidirectional: kvscope-cli mask runs causal and bidirectional side by side");
+    const CacheView cache = cmdline::cache_from(a, CacheView::On);  // on or off: the rule's
     const std::string prompt = cmdline::prompt_from(a).value_or("");
     Opened o = open_from(a);
     const Model& m = *o.model;

@@ -13,8 +13,12 @@
 
 namespace kvs::cli {
 
+std::vector<OptionSpec> info_options() {
+    return model_options();
+}
+
 int cmd_info(int argc, char** argv) {
-    Args a("info", model_options(), argc, argv, 2);
+    const Args a = model_args("info", info_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Print a model's architecture, file format, shapes, tokenizer and what the KV cache "
@@ -30,12 +34,9 @@ int cmd_info(int argc, char** argv) {
     const Model& m = *o.model;
     const ModelConfig& c = m.config();
     std::printf("model %s: %s\n", escape_for_one_line(m.name()).c_str(), c.describe().c_str());
-    // Where a named model was found (the assets beside an install, or the source tree).
-    const std::string spec = a.str("model", "default");
-    const std::string file = spec == "default"       ? default_model_path()
-                             : spec == "stories260K" ? stories260k_path()
-                             : spec == "toy"         ? std::string()
-                                                     : spec;
+    // Where a named model was found (the assets beside an install, the source tree, the
+    // Hugging Face cache, Ollama's store).
+    const std::string file = model_path_of(a.str("model", "default"));
     if (!file.empty()) std::printf("file: %s\n", escape_for_one_line(file).c_str());
     std::printf("architecture: %s\n", m.is_toy()   ? "toy (hand-made heads)"
                                       : c.gpt2()   ? architecture_name(c.arch)

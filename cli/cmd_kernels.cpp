@@ -198,7 +198,7 @@ Result run_backend(const OpCase& oc, Backend& be, int repeats) {
 
 }  // namespace
 
-int cmd_kernels(int argc, char** argv) {
+std::vector<OptionSpec> kernels_options() {
     // Every implementation runs, so no --backend; the ops run on float32 at the model's shapes,
     // so no --weights; --keys, not --context, sets the length.
     std::vector<OptionSpec> specs;
@@ -207,12 +207,22 @@ int cmd_kernels(int argc, char** argv) {
             specs.push_back(o);
     specs.insert(
         specs.end(),
-        {{"repeats", "N", "timed runs per op and implementation; the median is shown (default 5)"},
-         {"keys", "K", "cached keys of the decode attention (default: the whole context)"},
+        {OptionSpec{.name = "repeats",
+                    .value_name = "N",
+                    .help = "timed runs per op and implementation; the median is shown (default 5)",
+                    .value = cmdline::whole_in(1, 1000)},
+         OptionSpec{.name = "keys",
+                    .value_name = "K",
+                    .help = "cached keys of the decode attention (default: the whole context)",
+                    .value = cmdline::whole_in(1, 1 << 20)},
          {"require-gpu", "",
           "fail (exit 2) unless a CUDA device runs the cuda rows (also\nKVSCOPE_REQUIRE_GPU=1): a "
           "GPU check that ran nothing must not pass"}});
-    Args a("kernels", specs, argc, argv, 2);
+    return specs;
+}
+
+int cmd_kernels(int argc, char** argv) {
+    const Args a = model_args("kernels", kernels_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Run each op at the model's shapes on every implementation this build has (CPU "
@@ -222,10 +232,10 @@ int cmd_kernels(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
-    const int repeats = a.integer("repeats", 5, 1, 1000);
+    const int repeats = a.integer("repeats", 5);
     auto model = open_model(a.str("model", "default"), a.str("tokenizer"));
     const ModelConfig& c = model->config();
-    const int keys = a.integer("keys", c.seq_len, 1, c.seq_len);
+    const int keys = a.integer_within("keys", c.seq_len, 1, c.seq_len, "the model's context");
     const int prefill_rows = std::min(16, c.seq_len);
 
     struct Impl {

@@ -45,18 +45,16 @@ void print_metrics() {
 
 }  // namespace
 
-int cmd_lesson(int argc, char** argv) {
-    // The lesson is the one positional argument: kvscope-cli lesson FILE|N [options].
-    std::string spec;
-    int first = 2;
-    if (argc > 2 && argv[2][0] != '-') {
-        spec = argv[2];
-        first = 3;
-    }
-    Args a("lesson",
-           {{"lang", "L",
-             "en | zh: the language of a lesson given by number and of the report (default: en, "
-             "or the lesson's folder: lessons/zh reports in Chinese)"},
+std::vector<OptionSpec> lesson_options() {
+    return {{.name = "lesson",
+             .value_name = "FILE|N",
+             .help = "the lesson: its file, or its number in lessons/LANG/",
+             .hidden = true},  // given as the one word: kvscope-cli lesson 5
+            {.name = "lang",
+             .value_name = "L",
+             .help = "the language of a lesson given by number and of the report\n(default: en, "
+                     "or the lesson's folder: lessons/zh reports in Chinese)",
+             .value = cmdline::one_of(lesson_languages())},
             backend_option(),
             threads_option(),
             {"list", "", "list the lessons in both languages"},
@@ -66,13 +64,17 @@ int cmd_lesson(int argc, char** argv) {
              "terminal for the reader's prediction"},
             {"prose", "", "print each step's text too"},
             {"quiet", "", "only step titles, checks and the result"},
-            timing_option()},
-           argc, argv, first);
+            timing_option()};
+}
+
+int cmd_lesson(int argc, char** argv) {
+    // The lesson is the one word: kvscope-cli lesson FILE|N [options], anywhere on the line.
+    const Args a("lesson", lesson_options(), argc, argv, 2, "lesson", "FILE|N");
     if (a.help()) {
         std::fputs(
             "Run a lesson headless: every step's directives on the live engine, with the "
-            "numbers they produce and each @expect checked.\nkvscope-cli lesson FILE|N "
-            "[options]   (N: the lesson's number in lessons/LANG/)\n",
+            "numbers they produce and each @expect checked (N: the lesson's number in "
+            "lessons/LANG/).\n",
             stdout);
         std::fputs(a.usage().c_str(), stdout);
         return 0;
@@ -85,8 +87,9 @@ int cmd_lesson(int argc, char** argv) {
         print_metrics();
         return 0;
     }
+    const std::string spec = a.str("lesson");
     if (spec.empty()) throw Error("lesson: which lesson? give a FILE or a number (see --list)");
-    const std::string lang = a.str("lang", "en");
+    const std::string lang = a.checked("lang", "en");
     Lesson lesson = load_lesson(find_lesson(spec, lang));
     if (a.has("lang")) lesson.lang = report_lang_from_code(lang);
     const Words w{lesson.lang};

@@ -55,21 +55,47 @@ void write_gpt2(const std::string& out, const ModelConfig& c, std::uint64_t seed
 
 }  // namespace
 
+std::vector<OptionSpec> make_model_options() {
+    using cmdline::whole_in;
+    return {
+        {"out", "FILE.bin", "checkpoint to write; FILE.tok.bin goes beside it (gpt2: FILE.gguf)"},
+        {.name = "arch",
+         .value_name = "NAME",
+         .help = "(default llama)",
+         .value = cmdline::one_of({"llama", "gpt2"})},
+        {.name = "shape",
+         .value_name = "NAME",
+         .help = "(default 85M); the options below override",
+         .value = cmdline::one_of({"85M", "1GB", "small"})},
+        {.name = "dim", .value_name = "N", .help = "residual width", .value = whole_in(1, 1 << 16)},
+        {.name = "hidden",
+         .value_name = "N",
+         .help = "MLP inner width (default for gpt2: 4 x dim)",
+         .value = whole_in(1, 1 << 18)},
+        {.name = "layers", .value_name = "N", .help = "layers", .value = whole_in(1, 1024)},
+        {.name = "heads", .value_name = "N", .help = "query heads", .value = whole_in(1, 1024)},
+        {.name = "kv-heads",
+         .value_name = "N",
+         .help = "key/value heads (default: heads)",
+         .value = whole_in(1, 1024)},
+        {.name = "vocab",
+         .value_name = "N",
+         .help = "vocabulary (from 259: the byte pieces)",
+         .value = whole_in(259, 1 << 20)},
+        {.name = "context",
+         .value_name = "N",
+         .help = "context length",
+         .aliases = {"-c", "--ctx-size", "--seq-len"},
+         .value = whole_in(1, 1 << 20)},
+        {.name = "seed",
+         .value_name = "S",
+         .help = "weights' random seed (default 1)",
+         .aliases = {"-s"},
+         .value = cmdline::any_unsigned()}};
+}
+
 int cmd_make_model(int argc, char** argv) {
-    Args a(
-        "make-model",
-        {{"out", "FILE.bin", "checkpoint to write; FILE.tok.bin goes beside it (gpt2: FILE.gguf)"},
-         {"arch", "NAME", "llama | gpt2 (default llama)"},
-         {"shape", "NAME", "85M | 1GB | small (default 85M); flags below override"},
-         {"dim", "N", "residual width"},
-         {"hidden", "N", "MLP inner width (default for gpt2: 4 x dim)"},
-         {"layers", "N", "layers"},
-         {"heads", "N", "query heads"},
-         {"kv-heads", "N", "key/value heads (default: heads)"},
-         {"vocab", "N", "vocabulary (>= 259: the byte pieces)"},
-         {"context", "N", "context length", false, {"-c", "--ctx-size", "--seq-len"}},
-         {"seed", "S", "weights' random seed (default 1)", false, {"-s"}}},
-        argc, argv, 2);
+    const Args a("make-model", make_model_options(), argc, argv, 2);
     if (a.help()) {
         std::fputs(
             "Write a llama2.c checkpoint with random weights (uniform, scale 1/sqrt(dim)) "
@@ -80,7 +106,7 @@ int cmd_make_model(int argc, char** argv) {
         return 0;
     }
     if (!a.has("out")) throw Error("make-model: --out FILE.bin is required");
-    const std::string arch = a.choice("arch", "llama", {"llama", "gpt2"});
+    const std::string arch = a.checked("arch", "llama");
     // The file's name says what is in it: a GPT-2 model is a GGUF file, a Llama one a llama2.c
     // checkpoint (kvscope-cli export --gguf makes a GGUF of it).
     const std::filesystem::path named(a.str("out"));
@@ -91,19 +117,19 @@ int cmd_make_model(int argc, char** argv) {
         a.fail(
             "--arch llama writes a llama2.c checkpoint: name it .bin (kvscope-cli export "
             "--gguf converts one to GGUF)");
-    ModelConfig c = preset(a.str("shape", "85M"));
-    c.dim = a.integer("dim", c.dim, 1, 1 << 16);
+    ModelConfig c = preset(a.checked("shape", "85M"));
+    c.dim = a.integer("dim", c.dim);
     if (arch == "gpt2") {  // GPT-2's design: a 4 x dim MLP, every K/V head its own
         c.arch = Architecture::Gpt2;
         c.hidden_dim = 4 * c.dim;
         c.qkv_bias = true;
     }
-    c.hidden_dim = a.integer("hidden", c.hidden_dim, 1, 1 << 18);
-    c.n_layers = a.integer("layers", c.n_layers, 1, 1024);
-    c.n_heads = a.integer("heads", c.n_heads, 1, 1024);
-    c.n_kv_heads = a.integer("kv-heads", a.has("heads") ? c.n_heads : c.n_kv_heads, 1, 1024);
-    c.vocab_size = a.integer("vocab", c.vocab_size, 259, 1 << 20);
-    c.seq_len = a.integer("context", c.seq_len, 1, 1 << 20);
+    c.hidden_dim = a.integer("hidden", c.hidden_dim);
+    c.n_layers = a.integer("layers", c.n_layers);
+    c.n_heads = a.integer("heads", c.n_heads);
+    c.n_kv_heads = a.integer("kv-heads", a.has("heads") ? c.n_heads : c.n_kv_heads);
+    c.vocab_size = a.integer("vocab", c.vocab_size);
+    c.seq_len = a.integer("context", c.seq_len);
     const std::uint64_t seed = a.unsigned_integer("seed", 1);
     if (c.gpt2()) {
         if (c.n_kv_heads != c.n_heads)

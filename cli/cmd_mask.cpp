@@ -18,13 +18,26 @@
 
 namespace kvs::cli {
 
-int cmd_mask(int argc, char** argv) {
+std::vector<OptionSpec> mask_options() {
     auto specs = model_options();
     specs.push_back(timing_option());
-    specs.insert(specs.end(), {prompt_option("prompt text (default empty: BOS only)"),
-                               {"steps", "N", "decode steps after the prefill (default 1)"},
-                               {"json", "", "print JSON instead of text"}});
-    Args a("mask", specs, argc, argv, 2);
+    specs.insert(specs.end(),
+                 {prompt_option("prompt text (default empty: BOS only)"),
+                  cmdline::new_tokens_option(
+                      "tokens to generate: the prefill's, then one per decode step;\nthe last "
+                      "step's move is shown (default 2)"),
+                  // The older spelling: N decode steps after the prefill, -n N+1.
+                  OptionSpec{.name = "steps",
+                             .value_name = "N",
+                             .help = "",
+                             .hidden = true,
+                             .value = cmdline::whole_in(1, 1 << 20)},
+                  {"json", "", "print JSON instead of text"}});
+    return specs;
+}
+
+int cmd_mask(int argc, char** argv) {
+    const Args a = model_args("mask", mask_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Causal against bidirectional attention on the same model, both without the KV "
@@ -43,10 +56,20 @@ int cmd_mask(int argc, char** argv) {
             "with q and K vectors (the default model)");
     const std::string prompt = a.str("prompt");
     const auto ids = m.tokenizer().encode(prompt);
-    const int steps = a.integer("steps", 1, 1, std::max(1, m.config().seq_len - int(ids.size())));
+    if (a.has("steps") && a.has("max-new-tokens"))
+        a.fail("--steps N and --max-new-tokens N+1 say the same: give one");
+    const int room = std::max(1, m.config().seq_len - int(ids.size()));
+    const int steps = a.has("steps") ? a.integer_within("steps", 1, 1, room,
+                                                        "the decode steps "
+                                                        "the context leaves after the prompt")
+                                     : std::max(2, max_new_from(a, m, ids, 2)) - 1;
+    if (a.has("max-new-tokens") && a.integer("max-new-tokens", 2) < 2)
+        a.fail(
+            "--max-new-tokens 1 is the prefill alone: the move is measured at a decode step "
+            "(-n 2 or more)");
     SessionConfig cfg;
     cfg.timing = timing_from(a);
-    cfg.max_new_tokens = max_new_from(a, m, ids, steps + 1);
+    cfg.max_new_tokens = steps + 1;
     cfg.stop_at_end_token = false;  // the steps asked for are taken even past an end token
     cfg.capture.attention = false;
     cfg.capture.vectors = false;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "cli/run_outputs.h"
 #include "core/session/trace_reader.h"
 #include "core/util/format.h"
@@ -12,18 +13,37 @@
 
 namespace kvs::cli {
 
+std::vector<OptionSpec> replay_options() {
+    std::vector<OptionSpec> specs = {{.name = "trace",
+                                      .value_name = "TRACE.json",
+                                      .help = "the recorded run",
+                                      .hidden = true}};  // given as the one word
+    for (auto& o : run_output_options()) specs.push_back(o);
+    return specs;
+}
+
 int cmd_replay(int argc, char** argv) {
-    Args a("replay", run_output_options(), argc, argv, 3);
-    if (a.help() || argc < 3 || argv[2][0] == '-') {
+    const Args a("replay", replay_options(), argc, argv, 2, "trace", "TRACE.json");
+    if (a.help()) {
         std::fputs(
             "Read a recorded run (kvscope-cli generate/compare --trace-json, the window's "
-            "export) without its model and print it; write it as CSV or trace events.\n"
-            "usage: kvscope-cli replay TRACE.json [options]\n",
-            a.help() ? stdout : stderr);
-        std::fputs(a.usage().c_str(), a.help() ? stdout : stderr);
-        return a.help() ? 0 : 2;
+            "export) without its model and print it; write it as CSV or trace events.\n",
+            stdout);
+        std::fputs(a.usage().c_str(), stdout);
+        return 0;
     }
-    const RecordedRun run = read_trace_file(argv[2]);
+    if (!a.has("trace"))
+        a.fail("which run? give the trace JSON file (kvscope-cli replay TRACE.json)");
+    const std::string path = a.str("trace");
+    RecordedRun run;
+    {
+        ProgressLine progress("kvscope-cli replay");
+        run = read_trace_file(path, [&](std::uint64_t done, std::uint64_t total) {
+            if (progress.due())
+                progress.show(path + ": " + bytes_of(done, total) + " read" +
+                              (done == total ? "; building the steps" : ""));
+        });
+    }
     const Model& m = *run.model;
     const RunOutputs out = run_outputs_from(a, m.config());
     const RecordedOn& r = run.recorded;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "core/serving/prompt_file.h"
 #include "core/serving/serve_run.h"
 #include "core/util/error.h"
@@ -43,7 +44,7 @@ void print_text(const Tokenizer& tok, const ServeRequest& r) {
 
 KvCacheType cache_type_from(const Args& a) {
     if (!a.has("cache-type")) return KvCacheType::F32;
-    const std::string t = a.str("cache-type");
+    const std::string t = a.checked("cache-type", "f32");
     if (const auto k = kv_cache_type_named(t)) return *k;
     a.fail("--cache-type " + escape_for_one_line(t) + ": not a cache type (f32, int8 or fp8)");
 }
@@ -64,7 +65,8 @@ void print_cache_type_effect(const Model& m, Backend& be, const ServeRun& run) {
 
 }  // namespace
 
-int cmd_serve(int argc, char** argv) {
+std::vector<OptionSpec> serve_options() {
+    using cmdline::whole_in;
     auto specs = model_options();
     for (auto& o : sampler_options()) specs.push_back(o);
     specs.insert(
@@ -73,20 +75,45 @@ int cmd_serve(int argc, char** argv) {
           "the requests: one prompt a line (blank lines skipped); \"@N text\"\narrives at step N"},
          cmdline::new_tokens_option("tokens to generate per request (default 256, within the "
                                     "context)"),
-         {"block-size", "N", "K/V rows per block of the paged cache (default 16)"},
-         {"batch-limit", "N", "requests running at once (default 8, 1..64)"},
-         {"pool-blocks", "N",
-          "blocks in the pool (default: batch limit x the context's blocks);\na smaller pool "
-          "queues requests and preempts running ones (computed again later)"},
+         OptionSpec{.name = "block-size",
+                    .value_name = "N",
+                    .help = "K/V rows per block of the paged cache (default 16)",
+                    .value = whole_in(1, 1 << 20)},
+         OptionSpec{.name = "batch-limit",
+                    .value_name = "N",
+                    .help = "requests running at once (default 8)",
+                    .value = whole_in(1, 64)},
+         OptionSpec{
+             .name = "pool-blocks",
+             .value_name = "N",
+             .help = "blocks in the pool (default: batch limit x the context's blocks);\na smaller "
+                     "pool queues requests and preempts running ones (computed again later)",
+             .value = whole_in(1, 1 << 24)},
          {"no-prefix-sharing", "", "compute every prompt's prefix itself, shared or not"},
-         {"window", "N",
-          "a bounded cache: each pass sees the last N cached rows (and the sinks);\nthe blocks "
-          "before them are let go, and the effect on the next token is measured"},
-         {"sinks", "N", "with --window: the first N rows stay seen too (attention sinks)"},
-         {"cache-type", "TYPE",
-          "how the pool stores K/V rows: f32 (default), int8 or fp8 (e4m3), one\nscale per row; "
-          "the effect on the next token is measured against f32"}});
-    Args a("serve", specs, argc, argv, 2);
+         OptionSpec{
+             .name = "window",
+             .value_name = "N",
+             .help = "a bounded cache: each pass sees the last N cached rows (and the sinks);\nthe "
+                     "blocks before them are let go, and the effect on the next token is measured",
+             .value = whole_in(1, 1 << 24)},
+         OptionSpec{.name = "sinks",
+                    .value_name = "N",
+                    .help = "with --window: the first N rows stay seen too (attention sinks)",
+                    .value = whole_in(0, 1 << 24)},
+         OptionSpec{
+             .name = "cache-type",
+             .value_name = "TYPE",
+             .help =
+                 "how the pool stores K/V rows (default f32; int8 and fp8 (e4m3):\none scale per "
+                 "row); the effect on the next token is measured against f32",
+             .value = cmdline::one_of({kv_cache_type_name(KvCacheType::F32),
+                                       kv_cache_type_name(KvCacheType::Int8),
+                                       kv_cache_type_name(KvCacheType::Fp8)})}});
+    return specs;
+}
+
+int cmd_serve(int argc, char** argv) {
+    const Args a = model_args("serve", serve_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Serve many prompts at once over a paged KV cache (continuous batching, shared prefix "
@@ -99,14 +126,14 @@ int cmd_serve(int argc, char** argv) {
     if (!a.has("prompts")) a.fail("--prompts FILE is required (one prompt a line)");
     const std::vector<PromptLine> prompts = read_prompts(a);
     ServeConfig cfg;
-    cfg.block_size = a.integer("block-size", 16, 1, 1 << 20);
-    cfg.batch_limit = a.integer("batch-limit", 8, 1, 64);
-    cfg.pool_blocks = a.integer("pool-blocks", 0, 1, 1 << 24);
+    cfg.block_size = a.integer("block-size", 16);
+    cfg.batch_limit = a.integer("batch-limit", 8);
+    cfg.pool_blocks = a.integer("pool-blocks", 0);
     cfg.prefix_sharing = !a.has("no-prefix-sharing");
-    cfg.max_new_tokens = a.integer("max-new-tokens", 256, 1, 1 << 24);
+    cfg.max_new_tokens = a.integer("max-new-tokens", 256);
     cfg.sampler = sampler_from(a);
-    cfg.window = a.integer("window", 0, 1, 1 << 24);
-    cfg.sinks = a.integer("sinks", 0, 0, 1 << 24);
+    cfg.window = a.integer("window", 0);
+    cfg.sinks = a.integer("sinks", 0);
     if (a.has("sinks") && !a.has("window")) a.fail("--sinks N needs --window N");
     cfg.cache_type = cache_type_from(a);
     Opened o = open_from(a);
@@ -117,7 +144,15 @@ int cmd_serve(int argc, char** argv) {
         tokens.push_back(m.tokenizer().encode(p.text));
         arrivals.push_back(p.arrival);
     }
-    const ServeRun run = run_serve(m, *o.backend.backend, cfg, tokens, arrivals);
+    ProgressLine progress("kvscope-cli serve");
+    const ServeRun run =
+        run_serve(m, *o.backend.backend, cfg, tokens, arrivals, [&](const ServeProgress& p) {
+            if (!progress.due()) return;
+            progress.show(std::to_string(p.finished) + " of " + std::to_string(p.requests) +
+                          " requests done, " + std::to_string(p.generated) +
+                          " tokens generated, step " + std::to_string(p.step));
+        });
+    progress.clear();
     for (const ServeRequest& r : run.requests) print_text(m.tokenizer(), r);
     std::fflush(stdout);
 

@@ -34,29 +34,36 @@ double mib(std::size_t kib) {
 
 }  // namespace
 
-int cmd_soak(int argc, char** argv) {
+std::vector<OptionSpec> soak_options() {
     auto specs = model_options();
     specs.insert(
         specs.end(),
-        {{"max-new-tokens",
-          "N",
-          "decode steps in all, over as many sessions as needed (default 2000)",
-          false,
-          {"-n", "--n-predict", "--steps"}},
-         {"report-every", "N", "print a line every N decode steps (default 200)"},
-         {"temperature",
-          "T",
-          "sampling temperature (default 1: sessions differ)",
-          false,
-          {"--temp"}},
-         {"seed",
-          "S",
-          "seed of the first session; session i uses S + i (default 42)",
-          false,
-          {"-s"}},
+        {OptionSpec{.name = "max-new-tokens",
+                    .value_name = "N",
+                    .help = "decode steps in all, over as many sessions as needed (default 2000)",
+                    .aliases = {"-n", "--n-predict", "--steps"},
+                    .value = cmdline::whole_in(1, 100000000)},
+         OptionSpec{.name = "report-every",
+                    .value_name = "N",
+                    .help = "print a line every N decode steps (default 200)",
+                    .value = cmdline::whole_in(1, 100000000)},
+         OptionSpec{.name = "temperature",
+                    .value_name = "T",
+                    .help = "sampling temperature (default 1: sessions differ)",
+                    .aliases = {"--temp"},
+                    .value = cmdline::number_in(0, 100)},
+         OptionSpec{.name = "seed",
+                    .value_name = "S",
+                    .help = "seed of the first session; session i uses S + i (default 42)",
+                    .aliases = {"-s"},
+                    .value = cmdline::any_unsigned()},
          {"stop-at-end-token", "", "end a session at the end token, not at the context limit"}});
     for (auto& o : cmdline::trace_budget_options("4M")) specs.push_back(o);
-    Args a("soak", specs, argc, argv, 2);
+    return specs;
+}
+
+int cmd_soak(int argc, char** argv) {
+    const Args a = model_args("soak", soak_options(), argc, argv);
     if (a.help()) {
         std::fputs(
             "Run sessions back to back (reset, new prompt, run to the end of the context) "
@@ -66,11 +73,11 @@ int cmd_soak(int argc, char** argv) {
         std::fputs(a.usage().c_str(), stdout);
         return 0;
     }
-    const int total = a.integer("max-new-tokens", 2000, 1, 100000000);
-    const int every = a.integer("report-every", 200, 1, 100000000);
+    const int total = a.integer("max-new-tokens", 2000);
+    const int every = a.integer("report-every", 200);
     const std::size_t budget = cmdline::trace_budget_from(a, std::size_t(4) << 20);
     SamplerConfig sampler;
-    sampler.temperature = static_cast<float>(a.number("temperature", 1.0, 0.0, 100.0));
+    sampler.temperature = static_cast<float>(a.number("temperature", 1.0));
     const std::uint64_t seed0 = a.unsigned_integer("seed", 42);
     Opened o = open_from(a);
     const Model& m = *o.model;

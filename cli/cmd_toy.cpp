@@ -137,18 +137,28 @@ void print_decode(const View& v, const StepRecord& r) {
 
 }  // namespace
 
-int cmd_toy(int argc, char** argv) {
+std::vector<OptionSpec> toy_options() {
     std::vector<OptionSpec> specs = {
         prompt_option("words of the toy vocabulary (default \"Today weather is so\")"),
         cmdline::file_option(),
         cmdline::new_tokens_option(
             "tokens to generate: the prefill chooses the first, each decode\nstep one more "
-            "(default 2)"),
-        {"decode", "N", "", false, {}, true},  // the older spelling of N decode steps: -n N+1
+            "(default 2)",
+            1 << 20),
+        // The older spelling of N decode steps: -n N+1.
+        {.name = "decode",
+         .value_name = "N",
+         .help = "",
+         .hidden = true,
+         .value = cmdline::whole_in(0, 1 << 20)},
         timing_option()};
     for (auto& o : cmdline::cache_options(false)) specs.push_back(o);
     for (auto& o : run_output_options()) specs.push_back(o);
-    Args a("toy", specs, argc, argv, 2);
+    return specs;
+}
+
+int cmd_toy(int argc, char** argv) {
+    const Args a("toy", toy_options(), argc, argv, 2);
     ToyModel m;
     if (a.help()) {
         std::fputs(
@@ -159,12 +169,7 @@ int cmd_toy(int argc, char** argv) {
         std::printf("vocabulary: %s\n", m.toy_tokenizer().vocabulary_list().c_str());
         return 0;
     }
-    const CacheView cache = cmdline::cache_from(a, CacheView::On);
-    if (cache == CacheView::Compare)
-        a.fail("--cache compare: kvscope-cli compare --model toy runs both side by side");
-    if (cache == CacheView::Bidirectional)
-        a.fail(
-            "--cache bidirectional: kvscope-cli mask runs causal and bidirectional side by side");
+    const CacheView cache = cmdline::cache_from(a, CacheView::On);  // on or off: the rule's
     const auto prompt =
         m.tokenizer().encode(cmdline::prompt_from(a).value_or("Today weather is so"));
     const int ctx = m.config().seq_len, P = static_cast<int>(prompt.size());
@@ -173,8 +178,8 @@ int cmd_toy(int argc, char** argv) {
                     std::to_string(ctx));
     if (a.has("decode") && a.has("max-new-tokens"))
         a.fail("--decode N and --max-new-tokens N+1 say the same: give one");
-    const int new_tokens = a.has("decode") ? a.integer("decode", 1, 0, 1 << 20) + 1
-                                           : a.integer("max-new-tokens", 2, 1, 1 << 20);
+    const int new_tokens =
+        a.has("decode") ? a.integer("decode", 1) + 1 : a.integer("max-new-tokens", 2);
     if (new_tokens - 1 > ctx - P)
         throw Error("--max-new-tokens " + std::to_string(new_tokens) +
                     " does not fit: the prompt is " + std::to_string(P) +

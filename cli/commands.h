@@ -13,6 +13,24 @@
 
 namespace kvs::cli {
 
+// Each subcommand's option table (what its --help lists and its command line reads), and the
+// command itself. A command whose table has --model takes the model as its one positional word
+// too (`kvscope-cli info model.gguf`).
+std::vector<OptionSpec> generate_options();
+std::vector<OptionSpec> compare_options();
+std::vector<OptionSpec> info_options();
+std::vector<OptionSpec> bench_options();
+std::vector<OptionSpec> lesson_options();
+std::vector<OptionSpec> toy_options();
+std::vector<OptionSpec> soak_options();
+std::vector<OptionSpec> explain_options();
+std::vector<OptionSpec> mask_options();
+std::vector<OptionSpec> make_model_options();
+std::vector<OptionSpec> kernels_options();
+std::vector<OptionSpec> export_options();
+std::vector<OptionSpec> replay_options();
+std::vector<OptionSpec> serve_options();
+
 int cmd_generate(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
 int cmd_info(int argc, char** argv);
@@ -27,6 +45,17 @@ int cmd_kernels(int argc, char** argv);
 int cmd_export(int argc, char** argv);
 int cmd_replay(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
+
+// A subcommand: its name, what runs it, one line of help, its option table and the option its
+// positional word gives (model, lesson, trace; null for none).
+struct Command {
+    const char* name;
+    int (*run)(int, char**);
+    const char* help;
+    std::vector<OptionSpec> (*options)();
+    const char* positional;
+};
+const std::vector<Command>& commands();
 
 // The option groups the window takes too (--model, --tokenizer, --backend, --threads, --prompt,
 // --timing-runs, the sampler): defined once, in cmdline/engine_options.h.

@@ -15,12 +15,14 @@ namespace kvs::cli {
 std::vector<OptionSpec> model_options() {
     auto specs = cmdline::model_options();
     specs.push_back(cmdline::context_option(
-        "tokens a session may hold, 1..131072 (default: the model's context);\nthe KV "
-        "cache is allocated for this many"));
+        "tokens a session may hold (default: the model's context);\nthe KV cache is allocated "
+        "for this many"));
     specs.push_back(cmdline::verbose_option());
-    specs.push_back({"gemm", "P",
-                     "fp32 | tf32 | bf16: matmuls of more than one row on a GPU\n(cuBLAS; default "
-                     "fp32; tf32 and bf16 on tensor cores,\nfloat32 in and out)"});
+    specs.push_back({.name = "gemm",
+                     .value_name = "P",
+                     .help = "matmuls of more than one row on a GPU (cuBLAS; default\nfp32; tf32 "
+                             "and bf16 on tensor cores, float32 in and out)",
+                     .value = cmdline::one_of({"fp32", "tf32", "bf16"})});
     return specs;
 }
 
@@ -46,12 +48,12 @@ Opened open_from(const Args& a) {
     if (a.has("verbose") && !o.backend.detail.empty())
         o.backend.note += " (" + o.backend.detail + ")";
     GemmPrecision gemm = GemmPrecision::F32;
-    if (a.has("gemm") && !gemm_precision_from_name(a.str("gemm"), gemm))
+    if (a.has("gemm") && !gemm_precision_from_name(a.checked("gemm", {}), gemm))
         a.fail("--gemm: '" + a.str("gemm") + "' is not one of fp32, tf32, bf16");
     if (const std::string note = set_gemm(*o.backend.backend, gemm); !note.empty())
         o.backend.note += "; " + note;
     OpenLimits limits;
-    limits.context = a.integer("context", 0, 1, 1 << 17);
+    limits.context = a.integer("context", 0);
     limits.budgets = budgets_for(*o.backend.backend);
     o.model = open_model(a.str("model", "default"), a.str("tokenizer"), limits, weights_from(a));
     return o;
@@ -64,7 +66,7 @@ int max_new_from(const Args& a, const Model& m, const std::vector<int>& prompt, 
                     " tokens, longer than the model's context of " +
                     std::to_string(m.config().seq_len) + " tokens");
     if (!a.has("max-new-tokens")) return std::min(fallback, allowed);
-    const int n = a.integer("max-new-tokens", fallback, 1, 1 << 24);
+    const int n = a.integer("max-new-tokens", fallback);
     if (n > allowed)
         throw Error("--max-new-tokens " + std::to_string(n) +
                     " is beyond the context: the prompt is " + std::to_string(prompt.size()) +

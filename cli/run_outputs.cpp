@@ -1,6 +1,10 @@
 #include "cli/run_outputs.h"
 
-#include <sstream>
+#include <ostream>
+#include <streambuf>
+#include <string>
+
+#include "cli/progress_line.h"
 
 #include "core/model/model.h"
 #include "core/session/trace_csv.h"
@@ -18,8 +22,14 @@ std::vector<OptionSpec> run_output_options() {
         {"csv", "FILE", "write one line per step as CSV (times, counted FLOPs, KV bytes)"},
         {"attention-csv", "FILE",
          "write one head's attention matrix after the last step as CSV\n(--layer, --head)"},
-        {"layer", "L", "the layer of --attention-csv (default 0)"},
-        {"head", "H", "the head of --attention-csv (default 0)"}};
+        {.name = "layer",
+         .value_name = "L",
+         .help = "the layer of --attention-csv (default 0)",
+         .value = cmdline::whole_in(0, 1 << 16)},
+        {.name = "head",
+         .value_name = "H",
+         .help = "the head of --attention-csv (default 0)",
+         .value = cmdline::whole_in(0, 1 << 16)}};
 }
 
 RunOutputs run_outputs_from(const Args& a, const ModelConfig& c) {
@@ -28,8 +38,8 @@ RunOutputs run_outputs_from(const Args& a, const ModelConfig& c) {
     o.trace_events = a.str("trace-events");
     o.csv = a.str("csv");
     o.attention_csv = a.str("attention-csv");
-    o.layer = a.integer("layer", 0, 0, c.n_layers - 1);
-    o.head = a.integer("head", 0, 0, c.n_heads - 1);
+    o.layer = a.integer_within("layer", 0, 0, c.n_layers - 1, "the model's layers");
+    o.head = a.integer_within("head", 0, 0, c.n_heads - 1, "the model's heads");
     if ((a.has("layer") || a.has("head")) && o.attention_csv.empty())
         a.fail("--layer and --head choose the head of --attention-csv FILE");
     for (const std::string* p : {&o.trace_json, &o.trace_events, &o.csv, &o.attention_csv})
@@ -37,12 +47,64 @@ RunOutputs run_outputs_from(const Args& a, const ModelConfig& c) {
     return o;
 }
 
+namespace {
+
+// A stream into a string through a 64 KiB buffer, telling a progress line how many bytes it
+// holds each time the buffer is emptied: a long run's trace JSON is hundreds of MB, seconds of
+// writing.
+class CountingBuffer : public std::streambuf {
+  public:
+    CountingBuffer(std::string& out, ProgressLine& line, std::string what)
+        : out_(out), line_(line), what_(std::move(what)) {
+        setp(buffer_, buffer_ + sizeof buffer_);
+    }
+    // The whole file made, before it is written out.
+    void done() {
+        empty();
+        show();
+    }
+
+  protected:
+    int_type overflow(int_type c) override {
+        empty();
+        if (!traits_type::eq_int_type(c, traits_type::eof())) {
+            *pptr() = traits_type::to_char_type(c);
+            pbump(1);
+        }
+        show();
+        return traits_type::not_eof(c);
+    }
+    int sync() override {
+        empty();
+        return 0;
+    }
+
+  private:
+    void empty() {
+        out_.append(pbase(), static_cast<std::size_t>(pptr() - pbase()));
+        setp(buffer_, buffer_ + sizeof buffer_);
+    }
+    void show() {
+        if (line_.due()) line_.show(what_ + ": " + bytes_of(out_.size(), 0) + " written");
+    }
+    std::string& out_;
+    ProgressLine& line_;
+    std::string what_;
+    char buffer_[64 << 10];
+};
+
+}  // namespace
+
 void write_run_outputs(const RunOutputs& o, const TraceJsonRun& run) {
-    auto write = [](const std::string& path, const OutputKind& kind, auto&& fill) {
+    ProgressLine progress("kvscope-cli");
+    auto write = [&](const std::string& path, const OutputKind& kind, auto&& fill) {
         if (path.empty()) return;
-        std::ostringstream s;
+        std::string bytes;
+        CountingBuffer buffer(bytes, progress, path);
+        std::ostream s(&buffer);
         fill(s);
-        write_output_file(path, s.str(), kind);
+        buffer.done();
+        write_output_file(path, bytes, kind);
     };
     write(o.trace_json, trace_json_output(), [&](std::ostream& s) { write_trace_json(s, run); });
     write(o.trace_events, trace_events_output(),

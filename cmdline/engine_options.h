@@ -16,6 +16,9 @@ namespace kvs::cmdline {
 
 // What opens a model on a backend: --model, --tokenizer, --backend, --threads, --weights.
 std::vector<OptionSpec> model_options();
+// --model M (-m) alone, and --weights W alone (export names its own --type).
+OptionSpec model_option();
+OptionSpec weights_option();
 OptionSpec backend_option();
 // --threads alone, for a command that runs on a backend without --model (lesson).
 OptionSpec threads_option();
@@ -28,8 +31,8 @@ OptionSpec file_option();
 // 16 MiB.
 std::optional<std::string> prompt_from(const CommandLine& c);
 // --max-new-tokens N (-n, --n-predict as llama.cpp spells it): the tokens to generate, the
-// prefill's choice being the first.
-OptionSpec new_tokens_option(const std::string& help);
+// prefill's choice being the first; 1..most.
+OptionSpec new_tokens_option(const std::string& help, int most = 1 << 24);
 // --cache on|off (or compare, where the command has it): the KV cache; --no-cache, the older
 // spelling of --cache off, is read too.
 std::vector<OptionSpec> cache_options(bool with_compare);
@@ -43,8 +46,8 @@ SamplerConfig sampler_from(const CommandLine& c);
 // --trace-budget-kib K, the older spellings, are read too.
 std::vector<OptionSpec> trace_budget_options(const std::string& default_words);
 std::size_t trace_budget_from(const CommandLine& c, std::size_t fallback);
-// --context N (-c, --ctx-size): tokens a session may hold, with the command's words.
-OptionSpec context_option(const std::string& help);
+// --context N (-c, --ctx-size): tokens a session may hold, 1..most, with the command's words.
+OptionSpec context_option(const std::string& help, int most = 1 << 17);
 // --verbose: the details behind a short message (why no GPU was used).
 OptionSpec verbose_option();
 // --timing-runs N: how many runs of a short step its measured time is the median of; the

@@ -1,5 +1,6 @@
 #include "kernels/backend_factory.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -117,8 +118,14 @@ BackendChoice choose(const std::string& name) {
 
 }  // namespace
 
+const std::vector<std::string>& backend_names() {
+    static const std::vector<std::string> names = {"auto", "cpu", "cuda", "cuda-emulated"};
+    return names;
+}
+
 bool is_backend_name(const std::string& name) {
-    return name == "auto" || name == "cpu" || name == "cuda" || name == "cuda-emulated";
+    const auto& n = backend_names();
+    return std::find(n.begin(), n.end(), name) != n.end();
 }
 
 std::string backend_choices() {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/model/backend.h"
 #include "kernels/cuda/gemm_precision.h"
@@ -41,6 +42,7 @@ BackendChoice make_backend(const std::string& name, int cpu_threads = 1);
 // The names make_backend takes, and them as a sentence ("auto, cpu, cuda or cuda-emulated").
 bool is_backend_name(const std::string& name);
 std::string backend_choices();
+const std::vector<std::string>& backend_names();
 // Whether this build has the CUDA backend compiled in.
 bool cuda_compiled();
 // Whether `problem` (cuda_unavailable_reason's) means there is no NVIDIA GPU here: no device

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # Builds kvscope as a web page: a static folder (index.html, kvscope.js, kvscope.wasm,
 # kvscope.data) that any static host serves, in build-web/site (KVSCOPE_WEB_BUILD to change).
-#   scripts/web.sh          install what is missing, fetch Dear ImGui's sources, build the site
-#   scripts/web.sh --test   then build kvscope-cli in build/ and run ctest -L web there
-#   scripts/web.sh --serve  then serve the site on http://127.0.0.1:8000/ (Ctrl+C ends it)
+#   scripts/web.sh                install what building needs, fetch Dear ImGui's sources, build
+#   scripts/web.sh --single-file  ... and the same page as one file, build-web/kvscope.html, that
+#                                 opens from file:// with no server (web/single_file.py)
+#   scripts/web.sh --test         ... both, then (installing chromium) build kvscope-cli in build/
+#                                 and run ctest -L web there
+#   scripts/web.sh --serve        ... then serve the site on http://127.0.0.1:8000/ (Ctrl+C ends it)
 # Dear ImGui's sources come from Debian's imgui source package (through a private deb-src list:
 # the system's apt sources are not changed), checksum-verified, into the build folder only.
 source "$(dirname "$0")/setup.sh"
 mode="${1:-}"
-case "$mode" in "" | --test | --serve) ;; *)
-    echo "usage: scripts/web.sh [--test | --serve]" >&2
+case "$mode" in "" | --single-file | --test | --serve) ;; *)
+    echo "usage: scripts/web.sh [--single-file | --test | --serve]" >&2
     exit 2
     ;;
 esac
-kvs_require_packages emscripten chromium cmake make python3 fonts-dejavu-core fonts-wqy-microhei \
-    libstb-dev nlohmann-json3-dev libcli11-dev python3-fonttools unicode-data
+# What building needs; debian-archive-keyring signs the Debian source list below (Ubuntu does not
+# have it installed). The browser is the tests' only.
+kvs_require_packages emscripten cmake make python3 fonts-dejavu-core fonts-wqy-microhei \
+    libstb-dev nlohmann-json3-dev libcli11-dev python3-fonttools unicode-data debian-archive-keyring
+[ "$mode" = --test ] && kvs_require_packages chromium
 BUILD="${KVSCOPE_WEB_BUILD:-$KVS_ROOT/build-web}"
 DEPS="$BUILD/deps"
 # Debian bookworm's imgui 1.86+ds-1 (the version of libimgui-dev the desktop build links).
@@ -75,15 +81,19 @@ for f in kvscope.js kvscope.wasm kvscope.data; do
 done
 echo "kvscope: site in $site ($(du -sh "$site" | cut -f1)):" >&2
 ls -l "$site" >&2
+# The page as one file: what a teacher sends when there is no web server.
+if [ "$mode" = --single-file ] || [ "$mode" = --test ]; then
+    python3 "$KVS_ROOT/web/single_file.py" "$site" "$BUILD/kvscope.html"
+fi
 
 case "$mode" in
 --test)
     # Configured again with the site (and chromium, installed above, found): the web tests are
     # registered even when test.sh configured build/ first. Every one must run, none skipped (the
-    # site was just built): 10 tests, 13 with ../shared's stories260K (tests/docs_check.py counts
-    # them in web/web_tests.cmake).
+    # site and the one file were just built): 12 tests, 15 with ../shared's stories260K
+    # (tests/docs_check.py counts them in web/web_tests.cmake; Firefox's, where installed, besides).
     kvs_build "$KVS_ROOT/build" -DKVSCOPE_WEB_SITE="$site"
-    cd "$KVS_ROOT/build" && kvs_ctest 10 0 -L web --output-on-failure
+    cd "$KVS_ROOT/build" && kvs_ctest 12 0 -L web --output-on-failure
     ;;
 --serve)
     echo "kvscope: http://127.0.0.1:8000/  (e.g. ?model=toy&decode=3)" >&2

@@ -264,7 +264,7 @@ TEST_CASE("explain: the toy's even head at 'so', as text and JSON, bad choices e
     expect_error({"explain", "--model", "toy", "--row", "rain"},
                  "no query row with the token 'rain'");
     expect_error({"explain", "--model", "toy", "--layer", "1"},
-                 "--layer: 1 is out of range (0..0)");
+                 "--layer: 1 is out of range (0..0: the model's layers)");
     expect_error({"explain", "--model", "toy", "--head", "4"}, "out of range (0..3)");
     expect_error({"explain", "--model", "toy", "--row", "7"},
                  "step 0 holds the queries at positions 1..4, not position 7");
@@ -414,7 +414,7 @@ TEST_CASE("replay prints a recorded run without its model, and the CLI writes CS
     CHECK(r.out.find("\nstopped: length limit\n") != std::string::npos);
     expect_error({"replay", tiny_model()}, "not a kvscope trace");
     expect_error({"generate", "-m", tiny_model(), "--attention-csv", a, "--layer", "9"},
-                 "--layer: 9 is out of range (0..1)");
+                 "--layer: 9 is out of range (0..1: the model's layers)");
 }
 
 TEST_CASE("make-model names its file for what it holds, and a tokenizer given as the model says so",

@@ -147,7 +147,7 @@ TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
                  "--sinks N needs --window N");
     expect_error(
         {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type", "int4"},
-        "--cache-type int4: not a cache type (f32, int8 or fp8)");
+        "--cache-type: 'int4' is not one of f32, int8, fp8");
 }
 
 TEST_CASE("serve runs its paged cache on the emulated CUDA backend as generate runs there",

@@ -117,6 +117,9 @@ TEST_CASE("settings and the command line check each option alike", "[gui][settin
             case Kind::Checked:
                 bad = "quantum";
                 break;
+            case Kind::WholeList:
+                bad = "1,x";
+                break;
             case Kind::Text:
                 continue;
         }
@@ -299,7 +302,7 @@ TEST_CASE("settings: saved as UTF-16, one line says so and the defaults are used
 
 TEST_CASE(
     "the window's outputs are known by kvscope's own headers: a screenshot's PNG text "
-    "chunk, the layout record's first key",
+    "chunk or JPEG comment, the layout record's first key",
     "[gui][output]") {
     // A PNG as an encoder writes it: the signature, IHDR (13 bytes of data), IEND.
     std::string png = "\x89PNG\r\n\x1a\n";
@@ -312,6 +315,14 @@ TEST_CASE(
     CHECK(marked.substr(57, 4) == "\x27\x49\xed\x13");  // zlib.crc32(b"tEXtSoftware\0kvscope")
     CHECK(screenshot_output().own(marked));
     CHECK_FALSE(screenshot_output().own(png));  // a PNG of the user's
+    // A JPEG as stb writes it starts FF D8 then its first segment; kvscope's carries a comment
+    // segment "kvscope" before it.
+    const std::string jpeg("\xFF\xD8\xFF\xE0\x00\x10JFIF", 10);
+    const std::string jmarked = with_kvscope_comment(jpeg);
+    CHECK(jmarked == std::string("\xFF\xD8\xFF\xFE\x00\x09kvscope\xFF\xE0\x00\x10JFIF", 21));
+    CHECK(jpeg_screenshot_output().own(jmarked));
+    CHECK_FALSE(jpeg_screenshot_output().own(jpeg));  // a photo of the user's
+    CHECK_FALSE(screenshot_output().own(jmarked));
     LayoutRecord r;
     CHECK(layout_json_output().own(r.to_json()));
     CHECK(layout_json_output().own(r.to_json(-1)));

@@ -26,6 +26,7 @@
 #include "gui/views/panel_layout.h"
 #include "gui/views/serving_layout.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/option_table_checks.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
@@ -365,6 +366,38 @@ TEST_CASE("command-line options: values, and one-line errors", "[gui][options]")
     } catch (const Error& e) {
         CHECK(std::string(e.what()).find('\n') == std::string::npos);
         CHECK(std::string(e.what()).find("light, dark") != std::string::npos);
+    }
+}
+
+// The window's help lists what each option takes, from the rule it is checked with; what
+// kvscope-cli takes the window takes too (-c), or refuses by name (--weights), and a model is its
+// one word.
+TEST_CASE("the window's help is what its command line takes", "[gui][options]") {
+    test::check_option_table("kvscope", window_options());
+    CHECK(usage().find("--weights") == std::string::npos);
+    try {
+        parse({"--weights", "f16"});
+        FAIL("--weights was taken");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("the window keeps a model's weights as the file stores "
+                                         "them") != std::string::npos);
+    }
+    CHECK(parse({"-c", "64"}).context == 64);
+    CHECK(parse({"--ctx-size", "128"}).context == 128);
+    CHECK_THROWS_AS(parse({"-c", "0"}), Error);
+    CHECK(parse({"model.gguf"}).model == "model.gguf");
+    CHECK(parse({"--decode", "2", "toy"}).model == "toy");
+    CHECK_THROWS_AS(parse({"toy", "--model", "default"}), Error);
+    // A screenshot is written as its name says, or refused by name.
+    CHECK(parse({"--screenshot", "x.jpg"}).screenshot == "x.jpg");
+    CHECK(parse({"--screenshot", "x.JPEG"}).screenshot == "x.JPEG");
+    CHECK(parse({"--screenshot", "/dev/null"}).screenshot == "/dev/null");  // PNG
+    try {
+        parse({"--screenshot", "x.bmp"});
+        FAIL("x.bmp was taken");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("'x.bmp': a screenshot is written as PNG or JPEG") !=
+              std::string::npos);
     }
 }
 

@@ -128,8 +128,16 @@ std::string write_tiny_model(const fs::path& dir) {
 }
 
 RunResult run_cli(const std::vector<std::string>& args, const std::string* input) {
+    return run_cli_env({}, args, input);
+}
+
+RunResult run_cli_env(const std::vector<std::string>& env, const std::vector<std::string>& args,
+                      const std::string* input) {
     const fs::path dir = temp_dir("cli");
-    std::string cmd = quote(KVSCOPE_CLI);
+    std::string cmd = env.empty() ? "" : "env";
+    for (const auto& e : env) cmd.append(" ").append(quote(e));
+    if (!cmd.empty()) cmd += ' ';
+    cmd += quote(KVSCOPE_CLI);
     for (const auto& a : args) cmd.append(" ").append(quote(a));
     if (input) {
         write_file(dir / "in", std::vector<unsigned char>(input->begin(), input->end()));

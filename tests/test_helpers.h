@@ -44,5 +44,8 @@ RunResult run_cli(const std::vector<std::string>& args, const std::string* input
 // The same without a shell between (the CLI is this process's child), with its peak resident
 // memory from wait4's rusage: what a file made the CLI allocate.
 RunResult run_cli_measured(const std::vector<std::string>& args);
+// The same with environment variables set for it ("NAME=VALUE").
+RunResult run_cli_env(const std::vector<std::string>& env, const std::vector<std::string>& args,
+                      const std::string* input = nullptr);
 
 }  // namespace kvs::test

@@ -150,7 +150,7 @@ TEST_CASE("kvscope-cli lesson: exit 0 when every check holds, 1 when one fails, 
     CHECK(r.exit_code == 2);
     r = run_cli({"lesson", "1", "--lang", "fr"});
     CHECK(r.exit_code == 2);
-    CHECK(r.err.find("unknown lesson language 'fr'") != std::string::npos);
+    CHECK(r.err.find("--lang: 'fr' is not one of en, zh") != std::string::npos);
 }
 
 TEST_CASE("the seed tutorials' points table names lesson steps that exist", "[lesson]") {

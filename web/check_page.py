@@ -9,8 +9,9 @@ computed:
   - with --pixels: the pixels the desktop's screenshot tests check (the lower triangle, one row
     per decode step, one KV column per token), where the page's layout record says it drew;
   - with --open or --drop: a checkpoint from disk, picked or dropped, opens as in kvscope-cli.
-Prints the figures it read (first frame, frame time) so the log has them. Exit 0: passed, 1:
-failed, 77: skipped (no site built: run scripts/web.sh)."""
+With --file, the page is the one-file build (scripts/web.sh --single-file) opened from file://,
+no server at all. Prints the figures it read (first frame, frame time) so the log has them.
+Exit 0: passed, 1: failed, 77: skipped (no site built: run scripts/web.sh)."""
 import argparse
 import functools
 import http.server
@@ -452,7 +453,8 @@ def check_serving(layout, steps, failures):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--site", required=True)
+    ap.add_argument("--site", help="the site folder, served on 127.0.0.1")
+    ap.add_argument("--file", help="or the one-file page, opened from file://")
     ap.add_argument("--chromium", required=True)
     ap.add_argument("--out", required=True, help="the screenshot to write")
     ap.add_argument("--params", required=True, help="URL query, e.g. model=toy&decode=3")
@@ -483,18 +485,25 @@ def main():
                     help="frames drawn after the engine went idle, before the report")
     ap.add_argument("--timeout-s", type=float, default=120, help="for the report to come")
     a = ap.parse_args()
-    if not os.path.isfile(os.path.join(a.site, "kvscope.wasm")):
+    if a.file and not os.path.isfile(a.file):
+        print(f"skipped: no {a.file}: build it with scripts/web.sh --single-file")
+        return 77
+    if not a.file and not os.path.isfile(os.path.join(a.site, "kvscope.wasm")):
         print(f"skipped: no site in {a.site}: build it with scripts/web.sh")
         return 77
     params = dict(urllib.parse.parse_qsl(a.params, keep_blank_values=True))
     failures = []
     if a.max_site_mb is not None:
-        mb = site_mb(a.site)
-        print(f"site {a.site}: {mb:.2f} MB (budget {a.max_site_mb} MB)")
+        mb = os.path.getsize(a.file) / 1e6 if a.file else site_mb(a.site)
+        print(f"{a.file or 'site ' + a.site}: {mb:.2f} MB (budget {a.max_site_mb} MB)")
         if mb > a.max_site_mb:
-            failures.append(f"the site is {mb:.2f} MB, over its budget of {a.max_site_mb} MB")
-    httpd = serve(a.site)
-    base = f"http://127.0.0.1:{httpd.server_address[1]}/index.html?"
+            failures.append(f"the page is {mb:.2f} MB, over its budget of {a.max_site_mb} MB")
+    if a.file:
+        httpd = None
+        base = "file://" + urllib.parse.quote(os.path.abspath(a.file)) + "?"
+    else:
+        httpd = serve(a.site)
+        base = f"http://127.0.0.1:{httpd.server_address[1]}/index.html?"
     # The settings test keeps them; every other test leaves localStorage alone.
     url = f"{base}{a.params}{'' if a.settings else '&no-settings'}&report={a.report_ms}"
     if a.bench:
@@ -578,7 +587,8 @@ def main():
                                             f"{params[k]}")
         finally:
             page.close()
-            httpd.shutdown()
+            if httpd:
+                httpd.shutdown()
     console = page.cdp.console
     errors = [c for c in console if re.search(r"error|abort|exception|uncaught", c, re.I)
               and not c.startswith(("kvscope-web-report:", LAYOUT))]

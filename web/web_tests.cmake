@@ -86,3 +86,37 @@ set_tests_properties(web_open_kquant PROPERTIES FIXTURES_REQUIRED web_kquant)
 kvscope_web_test(serving "model=default&serve-steps=12" --serving 12)
 # A lesson in Chinese: the lesson file and the Chinese font are in the page.
 kvscope_web_test(lesson_zh "lang=zh&lesson=4&lesson-step=2")
+# The page as one file (scripts/web.sh --single-file), opened from file:// with no server: the
+# WebAssembly, the data package (the default model, the lessons, the fonts) inside it. Both
+# sessions against the CLI with the pixels checked, and a lesson in Chinese (the cut font inside).
+set(KVSCOPE_WEB_SINGLE_FILE "${CMAKE_SOURCE_DIR}/build-web/kvscope.html" CACHE FILEPATH
+    "The one-file page scripts/web.sh --single-file built, for ctest -L web")
+add_test(NAME web_single_file_compare
+  COMMAND Python3::Interpreter ${CMAKE_SOURCE_DIR}/web/check_page.py
+          --file ${KVSCOPE_WEB_SINGLE_FILE} --chromium ${KVSCOPE_CHROMIUM}
+          --out ${CMAKE_BINARY_DIR}/web-screenshots/single_file_compare.png
+          --params "model=default&cache=compare&prompt=Once%20upon%20a%20time&decode=8"
+          ${_cli} --pixels --size 1280,828 --max-site-mb 20)
+add_test(NAME web_single_file_lesson_zh
+  COMMAND Python3::Interpreter ${CMAKE_SOURCE_DIR}/web/check_page.py
+          --file ${KVSCOPE_WEB_SINGLE_FILE} --chromium ${KVSCOPE_CHROMIUM}
+          --out ${CMAKE_BINARY_DIR}/web-screenshots/single_file_lesson_zh.png
+          --params "lang=zh&lesson=4&lesson-step=2")
+set_tests_properties(web_single_file_compare web_single_file_lesson_zh PROPERTIES LABELS web
+                     SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
+# The same file in Firefox, where it is installed (scripts/web.sh does not install it): on a virtual
+# display, as headless Firefox has no WebGL without a GPU (web/check_firefox.py).
+find_program(KVSCOPE_FIREFOX NAMES firefox-esr firefox)
+find_program(KVSCOPE_XVFB Xvfb)
+if(KVSCOPE_FIREFOX AND KVSCOPE_XVFB)
+  add_test(NAME web_single_file_firefox
+    COMMAND ${CMAKE_SOURCE_DIR}/tests/with-xvfb.sh ${Python3_EXECUTABLE}
+            ${CMAKE_SOURCE_DIR}/web/check_firefox.py --file ${KVSCOPE_WEB_SINGLE_FILE}
+            --firefox ${KVSCOPE_FIREFOX}
+            --out ${CMAKE_BINARY_DIR}/web-screenshots/single_file_firefox.png
+            --params "model=toy&decode=3")
+  set_tests_properties(web_single_file_firefox PROPERTIES LABELS web SKIP_RETURN_CODE 77
+                       RUN_SERIAL ON TIMEOUT 300 ENVIRONMENT "KVSCOPE_XVFB_SCREEN=1280x900x24")
+else()
+  message(STATUS "web_single_file_firefox not registered: it needs firefox-esr and Xvfb")
+endif()

@@ -623,21 +623,25 @@ void encode_values(GgmlType type, const float* data, std::size_t n, unsigned cha
                 " tensors but does not write them");
 }
 
+const std::vector<std::string>& encodable_type_names() {
+    static const std::vector<std::string> names = {"f32",  "f16",  "bf16", "q8_0", "q4_0",
+                                                   "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"};
+    return names;
+}
+
 GgmlType ggml_type_from_name(const std::string& name) {
+    static const GgmlType types[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,
+                                     GgmlType::Q4_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
+                                     GgmlType::Q5_K, GgmlType::Q6_K};
     std::string n;
     for (char ch : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (n == "f32") return GgmlType::F32;
-    if (n == "f16") return GgmlType::F16;
-    if (n == "bf16") return GgmlType::BF16;
-    if (n == "q8_0") return GgmlType::Q8_0;
-    if (n == "q4_0") return GgmlType::Q4_0;
-    if (n == "q2_k") return GgmlType::Q2_K;
-    if (n == "q3_k") return GgmlType::Q3_K;
-    if (n == "q4_k") return GgmlType::Q4_K;
-    if (n == "q5_k") return GgmlType::Q5_K;
-    if (n == "q6_k") return GgmlType::Q6_K;
-    throw Error("GGUF type '" + name +
-                "' is not one of f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k, q6_k");
+    const auto& names = encodable_type_names();
+    std::string list;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (n == names[i]) return types[i];
+        list += (i ? ", " : "") + names[i];
+    }
+    throw Error("GGUF type '" + name + "' is not one of " + list);
 }
 
 }  // namespace kvs

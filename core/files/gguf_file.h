@@ -156,5 +156,7 @@ void encode_values(GgmlType type, const float* data, std::size_t n, unsigned cha
 // The type named "f32", "f16", "bf16", "q8_0", "q4_0", "q2_k" .. "q6_k" (any case); throws
 // kvs::Error otherwise.
 GgmlType ggml_type_from_name(const std::string& name);
+// Those names, in that order: what encode_values writes (--weights, export --type).
+const std::vector<std::string>& encodable_type_names();
 
 }  // namespace kvs

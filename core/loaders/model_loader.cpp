@@ -8,6 +8,7 @@
 #include "core/loaders/checkpoint.h"
 #include "core/loaders/gguf_llama.h"
 #include "core/loaders/hf_llama.h"
+#include "core/loaders/model_stores.h"
 #include "core/loaders/named_format.h"
 #include "core/model/toy_model.h"
 #include "core/model/transformer_model.h"
@@ -77,6 +78,15 @@ int llama2c_tokenizer_pieces(const std::string& path) {
 }
 }  // namespace
 
+std::string model_path_of(const std::string& spec) {
+    if (spec == "toy") return {};
+    if (spec == "default") return default_model_path();
+    if (spec == "stories260K") return stories260k_path();
+    std::error_code ec;
+    if (!fs::exists(spec, ec) && names_store_model(spec)) return resolve_store_model(spec);
+    return spec;
+}
+
 std::vector<std::string> available_model_names() {
     std::vector<std::string> names{"toy"};
     if (!default_model_path().empty()) names.push_back("default");
@@ -140,6 +150,9 @@ std::unique_ptr<Model> open_checked(const std::string& spec, const std::string& 
     } else if (spec == "stories260K") {
         path = stories260k_path();
         if (path.empty()) throw Error("stories260K: ../shared/models/stories260K.bin not found");
+    } else if (std::error_code ec; !fs::exists(spec, ec) && names_store_model(spec)) {
+        path = resolve_store_model(spec);  // the Hugging Face cache, Ollama's store
+        name = spec;
     }
     // A Hugging Face folder (config.json + safetensors): its own layout and tokenizer files.
     if (!hf_model_folder(path).empty()) {

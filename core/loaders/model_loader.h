@@ -1,7 +1,9 @@
 #pragma once
 // Finding and opening models by name or path. Names: "default" (our embedded model in assets/),
-// "toy" (the tutorials' four hand-made heads), "stories260K" (../shared/models when present);
-// anything else is a path: a Hugging Face folder (config.json + safetensors,
+// "toy" (the tutorials' four hand-made heads), "stories260K" (../shared/models when present),
+// ORG/NAME[@REV] and ollama:NAME[:TAG] (the Hugging Face cache, Ollama's store:
+// core/loaders/model_stores.h) when no such path exists; anything else is a path: a Hugging Face
+// folder (config.json + safetensors,
 // core/loaders/hf_llama.h), a GGUF file (by its magic, see core/loaders/gguf_llama.h) or a llama2.c
 // checkpoint.
 #include <memory>
@@ -35,6 +37,10 @@ std::optional<std::string> find_tokenizer_beside(const std::string& checkpoint);
 std::string default_model_path();
 // stories260K.bin when a ../shared/models (from the working directory or the source tree) has it.
 std::string stories260k_path();
+
+// The file or folder `spec` opens (a name or a store's model resolved; "" for the toy, which has
+// none, and for a named model not found); throws kvs::Error for a store's model not there.
+std::string model_path_of(const std::string& spec);
 
 // Names the app offers in its model menu that resolve on this machine.
 std::vector<std::string> available_model_names();

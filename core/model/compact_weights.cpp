@@ -35,8 +35,9 @@ GgmlType weight_type_from_name(const std::string& name) {
         return ggml_type_from_name(name);  // the GGUF writer's one name parser
     } catch (const Error&) {
     }
-    throw Error("--weights: '" + name +
-                "' is not one of f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k, q6_k");
+    std::string list;
+    for (const auto& n : encodable_type_names()) list += (list.empty() ? "" : ", ") + n;
+    throw Error("--weights: '" + name + "' is not one of " + list);
 }
 
 std::string weight_type_option_name(GgmlType t) {

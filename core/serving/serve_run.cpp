@@ -5,7 +5,8 @@
 namespace kvs {
 
 ServeRun run_serve(const Model& model, Backend& backend, const ServeConfig& config,
-                   std::span<const std::vector<int>> prompts, std::span<const int> arrivals) {
+                   std::span<const std::vector<int>> prompts, std::span<const int> arrivals,
+                   const std::function<void(const ServeProgress&)>& on_step) {
     Scheduler s(model, backend, config);
     for (std::size_t i = 0; i < prompts.size(); ++i)
         s.submit(prompts[i], i < arrivals.size() ? arrivals[i] : 0);
@@ -22,6 +23,14 @@ ServeRun run_serve(const Model& model, Backend& backend, const ServeConfig& conf
             run.fullest_tables.clear();
             for (const ServeRequest& r : s.requests())
                 if (r.slot >= 0) run.fullest_tables.push_back({r.id, r.table, r.len});
+        }
+        if (on_step) {
+            ServeProgress p{st.index, 0, static_cast<int>(s.requests().size()), 0};
+            for (const ServeRequest& r : s.requests()) {
+                p.finished += r.finish != FinishReason::None;
+                p.generated += r.generated();
+            }
+            on_step(p);
         }
     }
     run.config = s.config();

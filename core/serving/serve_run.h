@@ -2,6 +2,7 @@
 // One serving run from first admission to last retirement, and what it cost: the one place the
 // CLI's `serve` summary and the lessons' serve("...") metrics read their numbers from, so both
 // print the same figures for the same prompts and options.
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -33,11 +34,21 @@ struct ServeRun {
     double blocks_saved() const { return stats.contiguous_blocks() - stats.peak_blocks; }
 };
 
+// Where a run is after a step, for a command's progress line: requests finished of all submitted,
+// tokens generated so far (preempted requests' tokens counted once).
+struct ServeProgress {
+    int step = 0;
+    int finished = 0, requests = 0;
+    long long generated = 0;
+};
+
 // Submits `prompts` in order (prompt i arriving at step arrivals[i]; all at step 0 when
-// `arrivals` is empty) and steps the scheduler until every request has finished. Throws what
-// Scheduler throws (bad options, a prompt that cannot fit, a negative arrival).
+// `arrivals` is empty) and steps the scheduler until every request has finished, calling
+// `on_step` (when given) after each step. Throws what Scheduler throws (bad options, a prompt that
+// cannot fit, a negative arrival).
 ServeRun run_serve(const Model& model, Backend& backend, const ServeConfig& config,
-                   std::span<const std::vector<int>> prompts, std::span<const int> arrivals = {});
+                   std::span<const std::vector<int>> prompts, std::span<const int> arrivals = {},
+                   const std::function<void(const ServeProgress&)>& on_step = {});
 
 // How many requests of `run` produced exactly the tokens of their prompt served alone: a batch
 // of one, the full float32 cache, no shared prefix, a pool that never runs dry, the same sampler

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -667,7 +668,38 @@ RecordedRun read_document(const Reader& rd, const json& doc) {
 
 }  // namespace
 
-RecordedRun read_trace_json(std::string_view whole, const std::string& source) {
+namespace {
+
+// The text's bytes for nlohmann's parser, telling `progress` every MiB how far it has read.
+class CountingIterator {
+  public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+    CountingIterator(const char* p, std::string_view text, const ByteProgress* progress)
+        : p_(p), text_(text), progress_(progress) {}
+    reference operator*() const { return *p_; }
+    CountingIterator& operator++() {
+        ++p_;
+        const auto done = static_cast<std::uint64_t>(p_ - text_.data());
+        if ((done & 0xFFFFF) == 0) (*progress_)(done, text_.size());
+        return *this;
+    }
+    bool operator==(const CountingIterator& o) const { return p_ == o.p_; }
+    bool operator!=(const CountingIterator& o) const { return p_ != o.p_; }
+
+  private:
+    const char* p_;
+    std::string_view text_;
+    const ByteProgress* progress_;
+};
+
+}  // namespace
+
+RecordedRun read_trace_json(std::string_view whole, const std::string& source,
+                            const ByteProgress& progress) {
     const Reader rd(source);
     const std::string_view text = utf8_text(whole, source);
     const auto first = text.find_first_not_of(" \t\r\n");
@@ -679,7 +711,14 @@ RecordedRun read_trace_json(std::string_view whole, const std::string& source) {
                 "nested deeper than a kvscope trace (" + std::to_string(kMaxDepth) + " levels)");
     json doc;
     try {
-        doc = json::parse(text.begin(), text.end(), DuplicateKeyCheck(source));
+        if (progress) {
+            const char* end = text.data() + text.size();
+            doc = json::parse(CountingIterator(text.data(), text, &progress),
+                              CountingIterator(end, text, &progress), DuplicateKeyCheck(source));
+            progress(text.size(), text.size());
+        } else {
+            doc = json::parse(text.begin(), text.end(), DuplicateKeyCheck(source));
+        }
     } catch (const json::exception& e) {  // a syntax error, or a number beyond a double's range
         rd.fail("", json_syntax_problem(whole, e, whole.size() - text.size()));
     }
@@ -690,7 +729,7 @@ RecordedRun read_trace_json(std::string_view whole, const std::string& source) {
     }
 }
 
-RecordedRun read_trace_file(const std::string& path) {
+RecordedRun read_trace_file(const std::string& path, const ByteProgress& progress) {
     const std::uintmax_t size = regular_file_size(path);
     const std::uint64_t limit = max_trace_bytes();
     if (size > limit)
@@ -699,7 +738,8 @@ RecordedRun read_trace_file(const std::string& path) {
                     ": a third of the memory available, at most 4 GiB)");
     const std::vector<unsigned char> bytes = read_file_bytes(path, static_cast<std::size_t>(limit));
     return read_trace_json(
-        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path,
+        progress);
 }
 
 bool looks_like_trace(const std::string& path) {

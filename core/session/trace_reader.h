@@ -16,6 +16,7 @@
 #include "core/session/sampler.h"
 #include "core/session/trace.h"
 #include "core/session/trace_json.h"
+#include "core/util/progress.h"
 
 namespace kvs {
 
@@ -47,8 +48,10 @@ struct RecordedRun {
 std::uint64_t max_trace_bytes();
 
 // Throws kvs::Error "SOURCE: ..." (one line) for anything that is not a trace this build reads.
-RecordedRun read_trace_json(std::string_view text, const std::string& source);
-RecordedRun read_trace_file(const std::string& path);
+// `progress`, when given, hears the bytes parsed so far (every MiB) and then their total.
+RecordedRun read_trace_json(std::string_view text, const std::string& source,
+                            const ByteProgress& progress = {});
+RecordedRun read_trace_file(const std::string& path, const ByteProgress& progress = {});
 
 // Whether the file at `path` starts like a trace JSON ('{' and "kvscope_trace" in its first
 // bytes): what a window or page dropped is a trace to replay, not a model to open.

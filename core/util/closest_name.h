@@ -6,7 +6,8 @@
 
 namespace kvs {
 
-// Insertions, deletions and substitutions between a and b (bytes).
+// Insertions, deletions, substitutions and swaps of two neighbours between a and b (bytes): a
+// typed "lenghts" is one edit from "lengths", nearer than "weights".
 std::size_t edit_distance(const std::string& a, const std::string& b);
 
 // The candidate nearest `word` within `max_distance` edits (the first of equals); "" when none

@@ -1,18 +1,15 @@
 // llama.cpp's own quantizer on a GGUF file (its C API, llama_model_quantize, in the prebuilt
 // library of npm's node-llama-cpp that scripts/peer.sh installs): how docs/bench/kquants.sh makes
 // the Q8_0, Q4_K_M, Q5_K_M and Q6_K files it compares kvscope and llama.cpp on, from an F32 GGUF
-// that `kvscope-cli export --gguf` wrote. Ours, not part of the build; built like
-// llama_cpp_decode.cpp:
-//
-//   P=build/peer; B=$P/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64
-//   g++ -O2 -std=c++20 -I$P/llama-src/include -I$P/llama-src/ggml/include \
-//       docs/bench/llama_cpp_quantize.cpp $B/libllama.v0.5.0.so $B/libggml.v0.5.0.so \
-//       $B/libggml-base.so -Wl,-rpath,$B -o /tmp/llama_cpp_quantize
-//   /tmp/llama_cpp_quantize $B in-f32.gguf out.gguf q4_k_m
+// that `kvscope-cli export --gguf` wrote. Ours, not part of the build; how to build and run it
+// (an absolute rpath, so it runs from any folder) is in docs/kquants.md, "Making a K-quant file",
+// which the docs test runs in the peer step.
 //
 // Types: q8_0 (ftype 7), q4_k_m (15), q5_k_m (17), q6_k (18), q2_k (10), q3_k_m (12). Rows must
-// be whole 256-value super-blocks for the K-quants (an 85M-shaped model's are; llama.cpp falls
-// back to Q5_0 / Q8_0 otherwise, and kvscope reads neither Q5_0 nor Q5_1).
+// be whole 256-value super-blocks for the K-quants (an 85M-shaped model's are); for other rows
+// llama.cpp's quantizer falls back, Q4_K to Q5_0, Q5_K to Q5_1 and Q6_K to Q8_0 (all three read
+// by kvscope), Q2_K and Q3_K to IQ4_NL (which kvscope does not read), and to F16 where the rows
+// are not whole blocks of those either.
 #include <ggml-backend.h>
 #include <llama.h>
 

@@ -707,12 +707,12 @@ void App::frame(const std::string& screenshot, LayoutRecord* layout) {
     glClearColor(theme_.clear.x, theme_.clear.y, theme_.clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (!screenshot.empty()) save_framebuffer_png(screenshot, fw, fhgt);
+    if (!screenshot.empty()) save_framebuffer(screenshot, fw, fhgt);
     if (want_screenshot_) {
         want_screenshot_ = false;
         const std::string path = timestamped_png();
         try {
-            save_framebuffer_png(path, fw, fhgt);
+            save_framebuffer(path, fw, fhgt);
             ui_.notice = std::string(tr("saved")) + " " + path;
             platform_.screenshot_saved(path);
         } catch (const Error& e) {

@@ -219,6 +219,7 @@ void start_engine(const AppOptions& o, UiState& ui, EngineWorker& worker, const 
     sc.top_p = st.top_p;
     sc.seed = st.seed;
     if (o.trace_budget > 0) worker.set_trace_budget(o.trace_budget);
+    worker.set_context(o.context);
     if (o.timing_runs > 0) worker.set_timing_runs(o.timing_runs);
     // Every op timed while the op strip is open; App::frame keeps this in step with the key
     // (--ops-fast: the steps asked for here take the fast path, and the strip shows its kernels).

@@ -56,4 +56,18 @@ OutputKind screenshot_output() {
             }};
 }
 
+// A JPEG's comment segment (marker FF FE, a big-endian length that counts itself, the text)
+// right after the start-of-image marker FF D8.
+constexpr std::string_view kJpegComment{"\xFF\xD8\xFF\xFE\x00\x09kvscope", 13};
+
+std::string with_kvscope_comment(std::string jpeg) {
+    if (!std::string_view(jpeg).starts_with(kJpegComment.substr(0, 2))) return jpeg;
+    jpeg.insert(2, kJpegComment.substr(2));
+    return jpeg;
+}
+
+OutputKind jpeg_screenshot_output() {
+    return {"screenshot", [](std::string_view head) { return head.starts_with(kJpegComment); }};
+}
+
 }  // namespace kvs::gui

@@ -61,6 +61,9 @@ class EngineWorker : private LessonObserver {
     // The memory budget of the traces the window draws (Trace::kDefaultBudget unless set): past
     // it the oldest steps lose their payloads.
     void set_trace_budget(std::size_t bytes);
+    // Tokens a session may hold in every model opened from now on (0: each model's own context;
+    // kvscope --context N, as kvscope-cli's): the KV cache is allocated for this many.
+    void set_context(int tokens) { context_ = tokens; }
     // Each step under 10 ms is timed as the median of `runs` runs of it
     // (core/session/step_timing.h).
     void set_timing_runs(int runs);
@@ -145,6 +148,7 @@ class EngineWorker : private LessonObserver {
     std::optional<RecordedRun> replay_;
     std::string backend_name_ = "auto";
     int cpu_threads_ = 1;
+    std::atomic<int> context_{0};  // set by the window's thread, read by the worker's
     std::size_t view_budget_ = Trace::kDefaultBudget;  // the snapshot's traces
     bool progress_from_twin_ = false;  // compare mode catching up: the twin's steps are progress
     // Declared before the workbench: its sessions run on these until it is gone.

@@ -106,14 +106,15 @@ void EngineWorker::open_model(const std::string& spec, const std::string& tokeni
                               const std::vector<std::string>& fallbacks,
                               const std::string& prompt) {
     post({EngineTask::OpenModel, spec}, [this, spec, tokenizer, fallbacks, prompt] {
+        const OpenLimits limits{context_, {host_memory_budget()}};
         std::unique_ptr<Model> m;
         std::string note;
         try {
-            m = kvs::open_model(spec, tokenizer);
+            m = kvs::open_model(spec, tokenizer, limits);
         } catch (const Error& first) {
             for (const auto& fb : fallbacks) {
                 try {
-                    m = kvs::open_model(fb);
+                    m = kvs::open_model(fb, {}, limits);
                     note = std::string(first.what()) + "; showing " + fb + " instead";
                     break;
                 } catch (const Error&) {

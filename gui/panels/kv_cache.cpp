@@ -45,7 +45,8 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     else
         std::snprintf(title, sizeof title, tr("%s: step %d rebuilt all %d columns, read %d"),
                       step_label(sv, s), s, written, g.query_pos + 1);
-    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), title);
+    // Within the grid's width, ended by ".." where it is narrower than the sentence.
+    dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), clipped(title, size.x, fh).c_str());
 
     const float lab_w = fh * 1.4f, top = origin.y + fh * 1.3f;
     const float avail_w = size.x - lab_w - fh * 0.5f;
@@ -159,16 +160,26 @@ void draw_kv_cache(FrameContext& f, KvCachePanel& panel) {
     const std::vector<KvVariant> variants = kv_what_if(c);
     const float grids_h = kv_grids_h(content, fh, static_cast<int>(f.snap.sessions.size()),
                                      static_cast<int>(variants.size()));
-    ImGui::SameLine();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     {
-        // What the outline and the bar under each grid mean.
+        // What the outline and the bar under each grid mean, beside the layer choice: in full
+        // when the line has room, else in short, else on a line of its own (never cut at the
+        // edge; a line more leaves the grids less room, so it is the last resort).
+        const char* written = tr("written");
+        const float sq = fh * 0.7f;
+        const auto legend_w = [&](const char* read_words) {
+            return sq + 4 + ImGui::CalcTextSize(written).x + fh * 0.8f + sq * 1.5f + 4 +
+                   ImGui::CalcTextSize(read_words).x;
+        };
+        ImGui::SameLine();
+        const float room = ImGui::GetContentRegionAvail().x;
+        const char* read =
+            room >= legend_w(tr("read by the query")) ? tr("read by the query") : tr("read");
+        if (room < legend_w(read)) ImGui::NewLine();
         const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float sq = fh * 0.7f, y = p.y + fh * 0.3f;
+        const float y = p.y + fh * 0.3f;
         dl->AddRect(ImVec2(p.x, y), ImVec2(p.x + sq, y + sq), to_u32(f.pal.highlight), 0, 0,
                     std::max(2.0f, std::round(fh * 0.125f)));
-        const char* written = tr("written");
-        const char* read = tr("read by the query");
         dl->AddText(ImVec2(p.x + sq + 4, p.y + fh * 0.15f), f.theme.muted_text, written);
         const float x2 = p.x + sq + 4 + ImGui::CalcTextSize(written).x + fh * 0.8f;
         dl->AddLine(ImVec2(x2, y + sq * 0.5f), ImVec2(x2 + sq * 1.5f, y + sq * 0.5f),

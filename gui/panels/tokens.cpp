@@ -10,6 +10,7 @@
 
 #include "core/util/format.h"
 #include "gui/actions/actions.h"
+#include "gui/draw/text.h"
 #include "gui/panels/tokens.h"
 #include "gui/state/strings.h"
 #include "gui/views/engine_words.h"
@@ -63,12 +64,14 @@ void draw_tokens(FrameContext& f, TokensPanel& panel) {
     if (ImGui::Button(tr("Use prompt"), ImVec2(-1, 0))) apply_prompt(f);
     ImGui::EndDisabled();
 
+    // Each swatch beside the last while it fits, else on the next line: never cut at the edge.
+    const auto swatch_w = [&](const char* label) { return fh + 4 + text_width(label, fh); };
     legend_swatch(f.theme.chip_prompt, tr("prompt (prefill)"), false, f.theme.muted_text);
-    ImGui::SameLine(0, fh);
+    same_line_or_wrap(swatch_w(tr("generated")), fh);
     legend_swatch(f.theme.chip_generated, tr("generated"), false, f.theme.muted_text);
-    ImGui::SameLine(0, fh);
+    same_line_or_wrap(swatch_w(tr("going in at this step")), fh);
     legend_swatch(f.theme.chip_current, tr("going in at this step"), false, f.theme.muted_text);
-    ImGui::SameLine(0, fh);
+    same_line_or_wrap(swatch_w(tr("chosen at this step")), fh);
     legend_swatch(f.theme.chip_chosen, tr("chosen at this step"), true, f.theme.muted_text);
     if (ui.prompt_dirty) {
         ImGui::SameLine(0, fh);

@@ -8,20 +8,54 @@
 #include "core/model/compact_weights.h"
 #include "core/util/error.h"
 #include "core/util/numbering.h"
+#include "gui/state/image_format.h"
 
 namespace kvs::gui {
+namespace {
+
+std::string size_problem(const std::string& v) {
+    const auto x = v.find('x');
+    if (x == std::string::npos) return "'" + v + "' is not WxH";
+    const std::string w = cmdline::value_problem(cmdline::whole_in(320, 8192), v.substr(0, x));
+    if (!w.empty()) return "width " + w;
+    const std::string h = cmdline::value_problem(cmdline::whole_in(240, 8192), v.substr(x + 1));
+    return h.empty() ? h : "height " + h;
+}
+
+std::string stage_problem(const std::string& v) {
+    if (v == "all") return {};
+    const std::string why = cmdline::value_problem(cmdline::whole_in(1, 7), v);
+    return why.empty() ? why : why + " (or all)";
+}
+
+std::string screenshot_problem(const std::string& v) {
+    if (image_format_named(v) != ImageFormat::None) return {};
+    return "'" + v + "': a screenshot is written as PNG or JPEG (.jpg): name it so";
+}
+
+}  // namespace
 
 std::vector<cmdline::OptionSpec> window_options() {
     using cmdline::one_of;
     using cmdline::OptionSpec;
     using cmdline::whole_in;
     std::vector<OptionSpec> s = cmdline::model_options();
+    for (OptionSpec& o : s)
+        if (o.name == "weights") o.hidden = true;  // refused by name below: the file's own types
     std::vector<OptionSpec> own = {
+        cmdline::context_option("tokens a session may hold (default: the model's context);\nthe "
+                                "KV cache is allocated for this many"),
         cmdline::prompt_option("the prompt"),
         cmdline::file_option(),
         {"prefill", "", "run the prefill step"},
-        cmdline::new_tokens_option("generate N tokens: the prefill, then N - 1 decode steps"),
-        {"decode", "N", "", false, {}, true},  // the older spelling of N decode steps: -n N+1
+        cmdline::new_tokens_option("generate N tokens: the prefill, then N - 1 decode steps",
+                                   1 << 20),
+        // The older spelling of N decode steps: -n N+1.
+        {.name = "decode",
+         .value_name = "N",
+         .help = "",
+         .hidden = true,
+         .value = whole_in(0, 1 << 20)},
         {"replay", "TRACE.json",
          "show a recorded run (kvscope-cli generate --trace-json, the\nwindow's export) instead "
          "of a model: no model file needed"},
@@ -48,13 +82,25 @@ std::vector<cmdline::OptionSpec> window_options() {
          .value_name = "S",
          .help = "attention colours: linear | sqrt | log",
          .value = one_of({"linear", "sqrt", "log"})},
-        {"zoom", "Z", "large heatmap: the newest 1/Z of the tokens (1..64)"},
-        {"size", "WxH", "window size (default 1280x800)"},
-        {"screenshot", "FILE.png", "render once after the steps above, save a PNG, exit"},
+        {.name = "zoom",
+         .value_name = "Z",
+         .help = "large heatmap: the newest 1/Z of the tokens",
+         .value = cmdline::number_in(1, 64)},
+        {.name = "size",
+         .value_name = "WxH",
+         .help = "window size (default 1280x800)",
+         .value = cmdline::checked_by(size_problem, "320x240..8192x8192")},
+        {.name = "screenshot",
+         .value_name = "FILE",
+         .help = "render once after the steps above, save it as FILE.png or\nFILE.jpg, exit",
+         .value = cmdline::checked_by(screenshot_problem, "FILE.png or FILE.jpg (JPEG)")},
         {"layout-json", "FILE",
          "render once after the steps above, write where each panel, heatmap and text was drawn "
          "(JSON), exit; with --screenshot, of the frame it saves"},
-        {"frame-stats", "N", "render N frames, print frame time min/median/max, exit"},
+        {.name = "frame-stats",
+         .value_name = "N",
+         .help = "render N frames, print frame time min/median/max, exit",
+         .value = whole_in(1, 1000000)},
         {.name = "lesson",
          .value_name = "N",
          .help = "open lesson N in the lesson panel",
@@ -73,20 +119,29 @@ std::vector<cmdline::OptionSpec> window_options() {
          .value = one_of({"en", "zh"})},
         {"open", "FILE", "headless: then open FILE as Open file... does"},
         {"then-prompt", "TEXT", "headless: then type TEXT into the prompt field", true},
-        {"soak-steps", "N",
-         "decode N steps, a frame after each, resetting with a new\nprompt whenever the "
-         "context is full; prints VmRSS, exits"},
-        {"soak-report", "N", "with --soak-steps: print VmRSS every N steps (250)"},
+        {.name = "soak-steps",
+         .value_name = "N",
+         .help = "decode N steps, a frame after each, resetting with a new\nprompt whenever the "
+                 "context is full; prints VmRSS, exits",
+         .value = whole_in(1, 100000000)},
+        {.name = "soak-report",
+         .value_name = "N",
+         .help = "with --soak-steps: print VmRSS every N steps (250)",
+         .value = whole_in(1, 100000000)},
         {"explain", "L,H,P[,S]",
          "open Inside attention: layer L, head H, the query at position P\n(from 1, the "
          "heatmap's row P; last: the newest row); S: the session\ndrawn first (0, or 1: the "
          "twin of compare or bidirectional)"},
-        {"explain-stage", "N",
-         "with --explain: the stage of the row's arithmetic shown, 1..7\n(q and K, q.k, scaled, "
-         "mask, softmax, xV, output; all: every stage)"},
-        {"maximise", "PANEL",
-         "that panel alone in the window: tokens | attention | kv | time |\nnext | toy | lesson | "
-         "inside | ops (keys 1 to 9)"},
+        {.name = "explain-stage",
+         .value_name = "N",
+         .help = "with --explain: the stage of the row's arithmetic shown\n(q and K, q.k, scaled, "
+                 "mask, softmax, xV, output; all: every stage)",
+         .value = cmdline::checked_by(stage_problem, "1..7 or all")},
+        {.name = "maximise",
+         .value_name = "PANEL",
+         .help = "that panel alone in the window (keys 1 to 9)",
+         .value = one_of(
+             {"tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside", "ops"})},
         {"presenter", "", "presenter mode: no toolbar, no title bars (F5)"},
         {"views", "V;V;...",
          "headless, with --layout-json FILE: then one more frame per view V\n(maximise=ID, "
@@ -99,7 +154,10 @@ std::vector<cmdline::OptionSpec> window_options() {
          "the strip listing each op in its kernel"},
         {"weight-types", "",
          "show the weight-types panel (key W), measured: the model in\nf32, f16, q8_0 and q4_K"},
-        {"op", "N", "with the op strip: op N highlighted (from 0)"},
+        {.name = "op",
+         .value_name = "N",
+         .help = "with the op strip: op N highlighted (from 0)",
+         .value = whole_in(0, 1 << 20)},
         {"serve", "",
          "open the Serving view (key V): the built-in eight prompts over one\npaged KV cache"},
         {"serve-prompts", "FILE", "the Serving view's prompts: one a line (opens the view)"},
@@ -125,8 +183,8 @@ std::vector<cmdline::OptionSpec> window_options() {
 namespace {
 
 cmdline::Voice voice() {
-    return {"usage: kvscope [options]       the window (kvscope-cli is the terminal version)", "",
-            " (see kvscope --help)"};
+    return {"usage: kvscope [MODEL] [options]   the window (kvscope-cli is the terminal version)",
+            "", " (see kvscope --help)"};
 }
 
 }  // namespace
@@ -225,12 +283,12 @@ std::string check_view(const std::string& view) {
 std::string usage() {
     char name[] = "kvscope";
     char* argv[] = {name};
-    return cmdline::CommandLine(voice(), window_options(), 1, argv, 1).usage() +
+    return cmdline::CommandLine(voice(), window_options(), 1, argv, 1, "model").usage() +
            "keys: F1 shows them all (Space/Right step, P play, R reset, C cache mode, ...)\n";
 }
 
 AppOptions parse_options(int argc, char** argv) {
-    const cmdline::CommandLine c(voice(), window_options(), argc, argv, 1);
+    const cmdline::CommandLine c(voice(), window_options(), argc, argv, 1, "model");
     AppOptions o;
     o.help = c.help();
     o.version = c.version();
@@ -249,12 +307,13 @@ AppOptions parse_options(int argc, char** argv) {
     o.prefill = c.has("prefill");
     if (c.has("decode") && c.has("max-new-tokens"))
         c.fail("--decode N and --max-new-tokens N+1 say the same: give one");
-    o.decode = c.integer("decode", 0, 0, 1 << 20);
+    o.decode = c.integer("decode", 0);
     if (c.has("max-new-tokens")) {
         // N tokens: the prefill chooses the first, each decode step one more.
         o.prefill = true;
-        o.decode = c.integer("max-new-tokens", 1, 1, 1 << 20) - 1;
+        o.decode = c.integer("max-new-tokens", 1) - 1;
     }
+    o.context = c.integer("context", 0);
     o.replay = c.str("replay");
     o.trace_json = c.str("trace-json");
     o.trace_events = c.str("trace-events");
@@ -269,25 +328,24 @@ AppOptions parse_options(int argc, char** argv) {
     if (c.has("top-k")) o.top_k = c.integer("top-k", 0);
     if (c.has("top-p")) o.top_p = static_cast<float>(c.number("top-p", 0));
     if (c.has("seed")) o.seed = c.unsigned_integer("seed", 0);
-    o.zoom = static_cast<float>(c.number("zoom", 1, 1, 64));
-    if (c.has("size")) {
+    o.zoom = static_cast<float>(c.number("zoom", 1));
+    if (c.has("size")) {  // checked by its rule: WxH within the ranges
         const std::string v = c.str("size");
         const auto x = v.find('x');
-        if (x == std::string::npos) c.fail("--size: '" + v + "' is not WxH");
         o.width = c.whole("size", v.substr(0, x), 320, 8192);
         o.height = c.whole("size", v.substr(x + 1), 240, 8192);
     }
     o.screenshot = c.str("screenshot");
     o.layout_json = c.str("layout-json");
-    o.frame_stats = c.integer("frame-stats", 0, 1, 1000000);
+    o.frame_stats = c.integer("frame-stats", 0);
     o.lesson = c.integer("lesson", 0);
     o.lesson_step = c.integer("lesson-step", 1);
     if (c.has("lang")) o.lang = c.checked("lang", "");
     o.answer = c.str("answer");
     o.open_file = c.str("open");
     if (c.has("then-prompt")) o.then_prompt = c.str("then-prompt");
-    o.soak_steps = c.integer("soak-steps", 0, 1, 100000000);
-    o.soak_report = c.integer("soak-report", o.soak_report, 1, 100000000);
+    o.soak_steps = c.integer("soak-steps", 0);
+    o.soak_report = c.integer("soak-report", o.soak_report);
     o.trace_budget = cmdline::trace_budget_from(c, 0);
     if (c.has("explain")) {
         const std::string v = c.str("explain");
@@ -309,10 +367,7 @@ AppOptions parse_options(int argc, char** argv) {
         o.explain_stage = v == "all" ? -1 : c.whole("explain-stage", v, 1, 7) - 1;
         if (!o.explain) c.fail("--explain-stage needs --explain L,H,P");
     }
-    if (c.has("maximise"))
-        o.maximise = c.choice(
-            "maximise", "",
-            {"tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside", "ops"});
+    o.maximise = c.checked("maximise", "");
     o.presenter = c.has("presenter");
     if (c.has("views")) {
         const std::string v = c.str("views");
@@ -333,11 +388,11 @@ AppOptions parse_options(int argc, char** argv) {
     o.ops = c.has("ops") || c.has("op");
     o.ops_fast = c.has("ops-fast");
     o.weight_types = c.has("weight-types");
-    o.op = c.integer("op", -1, 0, 1 << 20);
+    o.op = c.integer("op", -1);
     o.serve_prompts = c.has("serve-prompts") ? c.str("serve-prompts") : "";
-    o.serve_block_size = c.integer("serve-block-size", 4, 1, 4096);
+    o.serve_block_size = c.integer("serve-block-size", 4);
     o.serve_sharing = !c.has("no-serve-sharing");
-    o.serve_steps = c.integer("serve-steps", 0, 0, 100000);
+    o.serve_steps = c.integer("serve-steps", 0);
     o.serve = c.has("serve") || c.has("serve-prompts") || c.has("serve-block-size") ||
               c.has("no-serve-sharing") || c.has("serve-steps");
     o.timing_runs = cmdline::timing_runs_from(c, 0);

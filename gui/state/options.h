@@ -21,6 +21,7 @@ struct AppOptions {
     std::string tokenizer;
     std::string backend;  // empty: the settings' choice, else "auto"
     int threads = 1;      // the CPU backend's threads
+    int context = 0;      // tokens a session may hold (0: the model's context)
     std::optional<std::string> prompt;
     std::optional<CacheView> cache;
     bool prefill = false;

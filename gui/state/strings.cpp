@@ -237,6 +237,7 @@ const std::vector<UiString>& ui_strings() {
         {"as the attention panel", "同注意力面板"},
         {"written", "已写入"},
         {"read by the query", "被查询读取"},
+        {"read", "被读取"},
         {"K and V, each layer: [B=1, T=%d, n_kv_heads=%d, head_dim=%d] float32 = %s each. All: %s; "
          "full context (%d): %s",
          "每层的 K 和 V：[B=1, T=%d, n_kv_heads=%d, head_dim=%d] float32，各 "

@@ -34,6 +34,7 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
                std::vector<float>& scratch, bool causal);
 
 // out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w         out, x: [T, dim], w: [dim]
+// (the squares summed in double, as ggml's rms_norm sums them: vec_math.h's sum_squares)
 void rmsnorm(float* out, const float* x, const float* w, int T, int dim, float eps);
 // h1 = silu(h1) * h3                    h1, h3: [n]
 void swiglu(float* h1, const float* h3, std::size_t n);

@@ -10,8 +10,10 @@ void rmsnorm(float* out, const float* x, const float* w, int T, int dim, float e
     for (int t = 0; t < T; ++t) {
         const float* xr = x + std::size_t(t) * dim;
         float* o = out + std::size_t(t) * dim;
-        float ss = dot(xr, xr, dim) / dim + eps;
-        ss = 1.0f / std::sqrt(ss);
+        // ggml's rms_norm: the mean of the squares (summed in double) rounded to float, then the
+        // scale in float, so the integer paths round the same row to Q8_K as llama.cpp does.
+        const float mean = float(sum_squares(xr, dim) / dim);
+        const float ss = 1.0f / std::sqrt(mean + eps);
         for (int j = 0; j < dim; ++j) o[j] = w[j] * (ss * xr[j]);
     }
 }

@@ -163,6 +163,30 @@ VEC_INLINE float dot(const float* a, const float* b, int n) {
     return sum_lanes(dot_lanes(a, b, n));
 }
 
+// sum_j a[j]^2, j < n, as ggml's rms_norm sums it: each square rounded to float, the squares
+// added in double. A float sum of the lanes moves the mean by an ulp now and then; the RMSNorm's
+// scale then moves the normed row by an ulp, and where a value of that row, scaled for Q8_K, lies
+// at a tie (63.4999962 for ggml, 63.5 for the float sum) the integer paths' int8 is one step off
+// (tests/test_kquants.cpp). kLanes double partial sums, added in one fixed order: a double sum
+// of float squares differs from ggml's sequential one only far below the float the mean is
+// rounded to.
+VEC_INLINE double sum_squares(const float* a, int n) {
+    using VecD = double __attribute__((vector_size(kLanes * sizeof(double))));
+    VecD acc = {};
+    int j = 0;
+    for (; j + kLanes <= n; j += kLanes) {
+        const Vec v = load(a + j);
+        acc += __builtin_convertvector(v * v, VecD);  // the product rounded to float first
+    }
+    if (j < n) {
+        const Vec v = load_partial(a + j, n - j);
+        acc += __builtin_convertvector(v * v, VecD);
+    }
+    double s = 0;
+    for (int k = 0; k < kLanes; ++k) s += acc[k];
+    return s;
+}
+
 // sum_j a[j], j < n, in lanes.
 VEC_INLINE float sum(const float* a, int n) {
     Vec acc = {};

@@ -33,9 +33,18 @@
 // 0.99 (measured 0.9997 at least) and the first step's top token is among llama.cpp's top 3
 // (llama.cpp rounds the activations to 8 bits in these dot products, so the two differ by that
 // rounding: 0.04 to 0.06 at most here); on kvscope's integer path, which rounds them as ggml
-// does, the logits are within 2e-3 of llama.cpp's (measured 4.8e-7 to 1.1e-6: what remains is
-// the order of float sums).
-// Usage: peer_llama_cpp BINS_DIR OUT_DIR MODEL... (default, stories260K or a llama2.c file)
+// does, every activation a quantised matmul reads is compared as Q8_K codes with llama.cpp's own
+// (its graph's tensors, kept by an eval callback; kvscope's kept by
+// tests/peer/recording_backend.h), and the logits are within 2e-3 of llama.cpp's (measured 4.8e-7
+// to 1.2e-6: what remains is the order of float sums) at every step where all those codes are the
+// same. The activations themselves differ by float rounding where kvscope's ops are its own
+// (attention's and SiLU's exp, the order of sums; layer 0's normed row must be llama.cpp's floats),
+// and a value whose scaled form lies at a half then rounds to another int8 (a SwiGLU value
+// at 70.49998 against 70.50005 here): one code, 0.007 to 0.04 in the logits, and in the KV rows
+// from then on. So a code may differ only at such a tie (within 1e-3 of a half on both sides, one
+// step apart; anything else fails); from that step on the run is held to the float path's r >=
+// 0.99, and at least 3/4 of all steps must be compared at 2e-3 (130 of 144 here). Usage:
+// peer_llama_cpp BINS_DIR OUT_DIR MODEL... (default, stories260K or a llama2.c file)
 #include <ggml-backend.h>
 #include <llama.h>
 
@@ -62,6 +71,7 @@
 #include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/gpt2_model.h"
+#include "tests/peer/recording_backend.h"
 #include "tests/qwen2_model.h"
 
 // ggml's own Q8_K routines, exported by libggml-base (its type traits give Q8_K no to_float):
@@ -253,15 +263,130 @@ struct Agreement {
     int steps = 0;
     double min_r = 1, max_diff = 0;
     int top3_misses = 0;  // the first step's: kvscope's top token not among llama.cpp's top 3
+    // With the activations compared (the integer path): the steps before the first one where an
+    // activation kvscope multiplies has another Q8_K code than ggml's (all steps when none has),
+    // their largest |logit difference|, that step (-1: none) and what differed there; codes that
+    // differ other than at a rounding tie.
+    int strict_steps = 0;
+    double strict_max_diff = 0;
+    int parted_at = -1;
+    std::string tie;
+    int not_ties = 0;
 };
+
+// llama.cpp's activations at the inputs of the quantised matmuls (its graph's tensor names), the
+// last token's row of each, kept by the eval callback.
+struct GgmlActivations {
+    std::vector<std::pair<std::string, std::vector<float>>> rows;
+    const std::vector<float>* find(const std::string& name) const {
+        for (const auto& [n, v] : rows)
+            if (n == name) return &v;
+        return nullptr;
+    }
+};
+
+bool matmul_input(const char* name) {
+    for (const char* p : {"attn_norm-", "kqv_out-", "ffn_norm-", "ffn_swiglu-", "result_norm"})
+        if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
+    return false;
+}
+
+bool keep_activation(ggml_tensor* t, bool ask, void* user) {
+    if (!matmul_input(t->name) || t->type != GGML_TYPE_F32) return !ask;  // not needed
+    if (ask) return true;
+    const std::size_t n = static_cast<std::size_t>(t->ne[0]), rows = ggml_nrows(t);
+    std::vector<float> last(n);
+    ggml_backend_tensor_get(t, last.data(), (rows - 1) * t->nb[1], n * sizeof(float));
+    auto& acts = *static_cast<GgmlActivations*>(user);
+    acts.rows.emplace_back(t->name, std::move(last));
+    return true;
+}
+
+// Q8_K's scaled value of x[i] in its block of 256, -127 x[i] / max (ggml's iscale * x).
+float q8k_scaled(const float* block, int i) {
+    float amax = 0, max = 0;
+    for (int j = 0; j < 256; ++j)
+        if (std::abs(block[j]) > amax) amax = std::abs(block[j]), max = block[j];
+    return -127.0f / max * block[i];
+}
+
+// kvscope's matmul inputs of one step (RecordingBackend: per layer q, k, v, wo, w1, w3, w2, then
+// the classifier) against ggml's, as Q8_K codes, in the order the pass computed them, up to the
+// first input whose codes differ: there each differing code must be at a rounding tie (the two
+// scaled values within 1e-3 of each other, on either side of a half; the first is described in
+// a.tie), any other counts in a.not_ties. Returns whether every code is the same.
+bool same_codes(const kvs::test::RecordingBackend& rec, const GgmlActivations& theirs, int layers,
+                Agreement& a) {
+    std::vector<std::string> names;
+    for (int l = 0; l < layers; ++l)
+        for (const char* n : {"attn_norm-", "attn_norm-", "attn_norm-", "kqv_out-", "ffn_norm-",
+                              "ffn_norm-", "ffn_swiglu-"})
+            names.push_back(n + std::to_string(l));
+    names.push_back("result_norm");
+    if (rec.inputs.size() != names.size()) {
+        std::printf("  %zu quantised matmuls in kvscope's pass, %zu expected\n", rec.inputs.size(),
+                    names.size());
+        ++a.not_ties;
+        return false;
+    }
+    bool same = true;
+    for (std::size_t c = 0; c < names.size(); ++c) {
+        const std::vector<float>& ours = rec.inputs[c];
+        const std::vector<float>* them = theirs.find(names[c]);
+        if (!them || them->size() != ours.size() || ours.size() % 256) {
+            std::printf("  llama.cpp's %s: not kept, or not kvscope's length\n", names[c].c_str());
+            ++a.not_ties;
+            return false;
+        }
+        // Layer 0's normed row is ggml's bit for bit (the embedding rows decode to the same
+        // floats, and RMSNorm sums as ggml's does): no tie can part the two there.
+        if (c == 0 && std::memcmp(ours.data(), them->data(), ours.size() * sizeof(float)) != 0) {
+            std::printf("  attn_norm-0: kvscope's normed row is not llama.cpp's floats\n");
+            ++a.not_ties;
+            return false;
+        }
+        for (std::size_t b = 0; b < ours.size(); b += 256) {
+            kvs::BlockQ8K q_ours, q_them;
+            kvs::quantize_q8k_block(ours.data() + b, q_ours);
+            quantize_row_q8_K_ref(them->data() + b, &q_them, 256);
+            for (int i = 0; i < 256; ++i) {
+                if (q_ours.qs[i] == q_them.qs[i]) continue;
+                same = false;
+                const float so = q8k_scaled(ours.data() + b, i);
+                const float st = q8k_scaled(them->data() + b, i);
+                if (std::abs(so - st) < 1e-3f && std::abs(q_ours.qs[i] - q_them.qs[i]) == 1) {
+                    if (a.tie.empty()) {
+                        char buf[200];
+                        std::snprintf(buf, sizeof buf,
+                                      "%s[%zu] scaled %.7g in kvscope, %.7g in llama.cpp: %d, %d",
+                                      names[c].c_str(), b + i, so, st, q_ours.qs[i], q_them.qs[i]);
+                        a.tie = buf;
+                    }
+                } else {
+                    ++a.not_ties;
+                    std::printf(
+                        "  %s[%zu]: Q8_K code %d in kvscope, %d in llama.cpp (scaled %.7g, "
+                        "%.7g): not a tie\n",
+                        names[c].c_str(), b + i, q_ours.qs[i], q_them.qs[i], so, st);
+                }
+            }
+        }
+        // The matmuls after this one read what it computed (a code one off moved its output):
+        // from here on the step's activations differ as a consequence, not at their own rounding.
+        if (!same) return false;
+    }
+    return true;
+}
 
 // `m` fed llama.cpp's greedy tokens after `prompt` (so that one near tie does not part the two
 // texts), every step's logits compared: Pearson r, kvscope's argmax among llama.cpp's top 3, the
-// largest |difference|.
-Agreement teacher_forced(const kvs::Model& m, llama_model* lm, kvs::CpuBackend& be,
-                         const std::string& prompt, int steps) {
+// largest |difference|. With `compare_codes` (the integer path) each step's activations at the
+// quantised matmuls are compared too, as Q8_K codes (same_codes).
+Agreement teacher_forced(const kvs::Model& m, llama_model* lm, kvs::CpuBackend& cpu,
+                         const std::string& prompt, int steps, bool compare_codes) {
     Agreement a;
     const std::vector<int> ids = m.tokenizer().encode(prompt);
+    GgmlActivations acts;
     llama_context_params cp = llama_context_default_params();
     cp.n_ctx = static_cast<std::uint32_t>(m.config().seq_len);
     cp.n_batch = cp.n_ubatch = cp.n_ctx;
@@ -269,8 +394,10 @@ Agreement teacher_forced(const kvs::Model& m, llama_model* lm, kvs::CpuBackend& 
     cp.type_k = cp.type_v = GGML_TYPE_F32;
     cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
     cp.no_perf = true;
+    if (compare_codes) cp.cb_eval = keep_activation, cp.cb_eval_user_data = &acts;
     llama_context* ctx = llama_init_from_model(lm, cp);
     if (!ctx) return a;
+    kvs::test::RecordingBackend be(cpu);
     auto runner = m.make_runner(be);
     kvs::Capture want;
     want.attention = want.kv_rows = want.vectors = false;
@@ -280,15 +407,26 @@ Agreement teacher_forced(const kvs::Model& m, llama_model* lm, kvs::CpuBackend& 
     std::vector<int> ours = ids;
     const int V = m.config().vocab_size;
     for (int s = 0; s < steps; ++s) {
+        acts.rows.clear();
+        be.clear();
         if (llama_decode(ctx, llama_batch_get_one(feed.data(), static_cast<int>(feed.size()))))
             break;
         runner->forward(ours, want, out);
         const float* lg = llama_get_logits_ith(ctx, -1);
-        double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+        double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, d = 0;
         for (int i = 0; i < V; ++i) {
             const double x = lg[i], y = out.logits[i];
             sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y;
-            a.max_diff = std::max(a.max_diff, std::abs(x - y));
+            d = std::max(d, std::abs(x - y));
+        }
+        a.max_diff = std::max(a.max_diff, d);
+        if (compare_codes && a.parted_at < 0) {
+            if (same_codes(be, acts, m.config().n_layers, a)) {
+                ++a.strict_steps;
+                a.strict_max_diff = std::max(a.strict_max_diff, d);
+            } else {
+                a.parted_at = s;
+            }
         }
         const double r = (V * sxy - sx * sy) / std::sqrt((V * sxx - sx * sx) * (V * syy - sy * sy));
         a.min_r = std::min(a.min_r, r);
@@ -358,6 +496,7 @@ bool kquant_peer(const std::filesystem::path& out, const kvs::BpeTokenizer& tok)
                 acts ? "the same blocks as ggml's quantize_row_q8_K_ref" : "FAILED");
     ok = ok && acts;
     std::vector<std::pair<std::string, int>> seen;
+    int strict_steps = 0, int_steps = 0;
     for (const auto& [name, ftype, run] : std::vector<std::tuple<std::string, llama_ftype, bool>>{
              {"q2_k", LLAMA_FTYPE_MOSTLY_Q2_K, false},
              {"q3_k_m", LLAMA_FTYPE_MOSTLY_Q3_K_M, false},
@@ -388,27 +527,44 @@ bool kquant_peer(const std::filesystem::path& out, const kvs::BpeTokenizer& tok)
         for (const std::string prompt : {"Once upon a time", ""}) {
             kvs::CpuBackend be(false);
             be.set_dot_path(kvs::cpu::DotPath::float32);
-            const Agreement fl = teacher_forced(*m, lm, be, prompt, 24);
+            const Agreement fl = teacher_forced(*m, lm, be, prompt, 24, false);
             be.set_dot_path(kvs::cpu::active_dot_path());
-            const Agreement in = teacher_forced(*m, lm, be, prompt, 24);
+            const Agreement in = teacher_forced(*m, lm, be, prompt, 24, true);
+            const bool kept = m->format().find("kept as stored") != std::string::npos;
+            // The integer path: strict (2e-3) up to the step where an activation's code differs,
+            // which may only be at a rounding tie; from there on, the float path's r >= 0.99.
             const bool good = fl.steps == 24 && in.steps == 24 && fl.min_r >= 0.99 &&
-                              fl.top3_misses == 0 && in.max_diff <= 2e-3 &&
-                              m->format().find("kept as stored") != std::string::npos;
+                              fl.top3_misses == 0 && in.not_ties == 0 &&
+                              in.strict_max_diff <= 2e-3 && in.min_r >= 0.99 && kept;
+            strict_steps += in.strict_steps;
+            int_steps += in.steps;
+            std::string parted;
+            if (in.not_ties > 0)
+                parted = "; at step " + std::to_string(in.parted_at) +
+                         " an activation differs other than at a rounding tie (above)";
+            else if (in.parted_at >= 0)
+                parted = "; parted from step " + std::to_string(in.parted_at) +
+                         " on at a Q8_K rounding tie (" + in.tie +
+                         "): r >= " + std::to_string(in.min_r).substr(0, 6) +
+                         ", max |logit difference| " + std::to_string(in.max_diff).substr(0, 6);
             std::printf(
                 "peer: %s %s, prompt '%s', %d steps fed llama.cpp's tokens: float path r >= "
                 "%.4f, first top token in llama.cpp's top 3 %s, max |logit difference| %.3g; "
-                "integer "
-                "path (%s) max |logit difference| %.3g (bound 2e-3)%s\n",
-                m->name().c_str(),
-                m->format().find("kept as stored") != std::string::npos ? "kept as stored"
-                                                                        : "NOT KEPT",
-                prompt.c_str(), fl.steps, fl.min_r, fl.top3_misses ? "no" : "yes", fl.max_diff,
-                kvs::cpu::dot_path_name(kvs::cpu::active_dot_path()), in.max_diff,
-                good ? "" : ": FAILED");
+                "integer path (%s): %d steps with every Q8_K code of the activations llama.cpp's, "
+                "max |logit difference| there %.3g (bound 2e-3)%s%s\n",
+                m->name().c_str(), kept ? "kept as stored" : "NOT KEPT", prompt.c_str(), fl.steps,
+                fl.min_r, fl.top3_misses ? "no" : "yes", fl.max_diff,
+                kvs::cpu::dot_path_name(kvs::cpu::active_dot_path()), in.strict_steps,
+                in.strict_max_diff, parted.c_str(), good ? "" : ": FAILED");
             ok = ok && good;
         }
         llama_model_free(lm);
     }
+    // A test that parted early everywhere would compare almost nothing strictly.
+    const bool enough = 4 * strict_steps >= 3 * int_steps;
+    std::printf("peer: K-quant integer path: %d of %d steps compared at 2e-3 (at least 3/4)%s\n",
+                strict_steps, int_steps, enough ? "" : ": FAILED");
+    ok = ok && enough;
     std::string types;
     for (const auto& [t, n] : seen) types += " " + t + " x " + std::to_string(n);
     std::printf(
