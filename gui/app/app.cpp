@@ -286,25 +286,7 @@ void App::follow_engine(const EngineSnapshot& snap) {
             st.layer = snap.lesson.layer;
             st.head = snap.lesson.head;
         }
-        // @explain: the inside-attention panel opens on its layer, head and row. A row a
-        // lesson's earlier step opened closes when the lesson moves on without one.
-        // (A lesson played to its end in one go, a replay, shows the @explain of the step it
-        // stopped at only.)
-        const bool stale =
-            snap.lesson.target < 0 && snap.lesson.explain_step != snap.lesson.played();
-        if (snap.lesson.explain_serial != seen_explain_) {
-            seen_explain_ = snap.lesson.explain_serial;
-            if (!stale) {
-                open_inside_attention(ui_, explain_, 0, snap.lesson.explain_layer,
-                                      snap.lesson.explain_head, snap.lesson.explain_q_pos);
-                explain_.from_lesson = true;
-                explain_.stage = -1;
-            }
-        } else if (explain_.from_lesson && stale) {
-            explain_.open = false;
-            explain_.from_lesson = false;
-            if (ui_.maximised == "inside") ui_.maximised.clear();
-        }
+        follow_lesson_explain(ui_, explain_, snap.lesson);
     }
     // A recorded run's prompt shows in the prompt field (it cannot be changed there).
     if (snap.replay && seen_replay_generation_ != snap.generation) {

@@ -128,7 +128,7 @@ class App {
     std::uint64_t seen_replay_generation_ = 0;
     std::uint64_t seen_generation_ = 0;
     std::uint64_t announced_finish_ = 0;  // generation whose end was announced
-    std::uint64_t seen_lesson_serial_ = 0, seen_highlight_ = 0, seen_explain_ = 0;
+    std::uint64_t seen_lesson_serial_ = 0, seen_highlight_ = 0;
 };
 
 }  // namespace kvs::gui

@@ -817,6 +817,22 @@ void toggle_op_strip(UiState& ui, ExplainUi& x) {
     if (!x.op_strip && ui.maximised == "ops") ui.maximised.clear();
 }
 
+void follow_lesson_explain(UiState& ui, ExplainUi& x, const LessonRun& run) {
+    const bool stale = run.target < 0 && run.explain_step != run.played();
+    if (run.explain_serial != x.seen_lesson_explain) {
+        x.seen_lesson_explain = run.explain_serial;
+        if (!stale) {
+            open_inside_attention(ui, x, 0, run.explain_layer, run.explain_head, run.explain_q_pos);
+            x.from_lesson = true;
+            x.stage = -1;
+        }
+    } else if (x.from_lesson && stale) {
+        x.open = false;
+        x.from_lesson = false;
+        if (ui.maximised == "inside") ui.maximised.clear();
+    }
+}
+
 void step_explain_stage(ExplainUi& x, int delta) {
     if (!x.open) return;
     // -1 (all) -> 0 -> ... -> 6 -> -1, and back.

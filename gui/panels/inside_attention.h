@@ -4,6 +4,8 @@
 // is which row it shows and how far its stages have gone (ExplainUi), shared with the op strip
 // (gui/panels/op_strip.h), which highlights one op of the step and moves the row's layer with it.
 // Opened by a click on a heatmap, the keys, a lesson's @explain or --explain.
+#include <cstdint>
+
 #include "gui/draw/frame_context.h"
 
 namespace kvs::gui {
@@ -20,7 +22,8 @@ struct ExplainUi {
     bool stage_playing = false;
     double stage_shown_at = 0;
     bool op_strip = false;
-    int op = -1;  // the op highlighted in the op strip; -1: none
+    int op = -1;                            // the op highlighted in the op strip; -1: none
+    std::uint64_t seen_lesson_explain = 0;  // the lesson's last @explain followed (its serial)
 };
 
 // Opens the panel on (layer, head) at query position q_pos (-1: the newest) of session
@@ -37,6 +40,10 @@ void toggle_inside_attention(UiState& ui, ExplainUi& x);
 void explain_stage_key(UiState& ui, ExplainUi& x, bool back);
 void play_explain_stages(UiState& ui, ExplainUi& x);
 void toggle_op_strip(UiState& ui, ExplainUi& x);
+// A lesson's @explain opens the panel on its layer, head and row; a row a lesson's earlier step
+// opened closes when the lesson moves on without one. (A lesson played to its end in one go, a
+// replay, shows the @explain of the step it stopped at only.)
+void follow_lesson_explain(UiState& ui, ExplainUi& x, const LessonRun& run);
 void draw_inside_attention(FrameContext& f, ExplainUi& x);
 
 }  // namespace kvs::gui
