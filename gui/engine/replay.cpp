@@ -2,6 +2,8 @@
 // replayed, written as trace JSON, trace events or CSV.
 #include "gui/engine/engine_worker.h"
 
+#include <sstream>
+
 #include "core/session/trace_csv.h"
 #include "core/session/trace_events.h"
 #include "core/util/error.h"
