@@ -277,32 +277,74 @@ void parse_arguments(Directive& d, const std::string& args) {
         case DirectiveKind::Serve: {
             ServePlan& p = d.serve;
             const auto kv = key_values(args, &p.prompts);
-            only_keys(kv, {"prompts", "new", "block", "pool", "batch", "sharing", "window", "sinks",
-                           "cache"});
+            only_keys(kv,
+                      {"prompts", "arrive", "new", "block", "pool", "batch", "budget", "sharing",
+                       "window", "sinks", "positions", "cache", "scales", "view", "timing"});
             if (p.prompts.empty() || p.prompts.size() > 16)
                 throw Error("@serve needs prompts=\"...\" | \"...\" (1 to 16 of them)");
             for (const auto& t : p.prompts)
                 if (t.empty()) throw Error("@serve: a prompt is empty");
-            p.new_tokens = int_value(kv, "new", 32, 1, 256);
+            p.new_tokens = int_value(kv, "new", 32, 1, 2048);
             p.block_size = int_value(kv, "block", 16, 1, 1 << 16);
-            // Absent: 0 (the pool a batch limit of contexts takes; the full cache).
+            // Absent: 0 (the pool max_num_seqs contexts take; no budget; the full cache).
             const auto given = [&](const char* key) {
                 return kv.count(key) ? int_value(kv, key, 1, 1, 1 << 16) : 0;
             };
             p.pool_blocks = given("pool");
-            p.batch_limit = int_value(kv, "batch", 8, 1, 64);
+            p.max_num_seqs = int_value(kv, "batch", 8, 1, 64);
+            p.budget = given("budget");
+            p.timing = int_value(kv, "timing", 1, 1, 9);
             p.window = given("window");
             p.sinks = int_value(kv, "sinks", 0, 0, 1 << 16);
             if (kv.count("sinks") && !kv.count("window"))
                 throw Error("@serve: sinks= needs window=");
-            const auto sh = kv.find("sharing");
-            if (sh != kv.end() && sh->second != "on" && sh->second != "off")
-                throw Error("@serve: sharing is on or off, not '" + sh->second + "'");
-            p.prefix_sharing = sh == kv.end() || sh->second == "on";
-            const auto ct = kv.find("cache");
-            if (ct != kv.end() && !kv_cache_type_named(ct->second))
-                throw Error("@serve: cache is f32, int8 or fp8, not '" + ct->second + "'");
-            if (ct != kv.end()) p.cache = ct->second;
+            const auto on_off = [&](const char* key) {
+                const auto it = kv.find(key);
+                if (it != kv.end() && it->second != "on" && it->second != "off")
+                    throw Error(std::string("@serve: ") + key + " is on or off, not '" +
+                                it->second + "'");
+                return it == kv.end() ? std::string() : it->second;
+            };
+            p.prefix_caching = on_off("sharing") != "off";
+            p.shown = on_off("view") == "on";
+            const auto pick = [&](const char* key, std::string& into,
+                                  std::initializer_list<const char*> names) {
+                const auto it = kv.find(key);
+                if (it == kv.end()) return;
+                std::string all;
+                for (const char* n : names) {
+                    if (it->second == n) {
+                        into = n;
+                        return;
+                    }
+                    all += all.empty() ? n : std::string(", ") + n;
+                }
+                throw Error(std::string("@serve: ") + key + " is one of " + all + ", not '" +
+                            it->second + "'");
+            };
+            pick("positions", p.positions, {"cache", "original"});
+            pick("cache", p.cache, {"f32", "int8", "fp8"});
+            pick("scales", p.scales, {"token", "tensor", "channel"});
+            if (kv.count("positions") && !kv.count("window"))
+                throw Error("@serve: positions= needs window=");
+            if (kv.count("scales") && p.cache == "f32")
+                throw Error("@serve: scales= needs cache=int8 or cache=fp8");
+            if (const auto ar = kv.find("arrive"); ar != kv.end()) {
+                // One step a prompt, comma-separated: arrive=0,60
+                for (std::size_t a = 0; a <= ar->second.size();) {
+                    const auto comma = std::min(ar->second.find(',', a), ar->second.size());
+                    int step = 0;
+                    if (!parse_int(ar->second.substr(a, comma - a), step) || step < 0 ||
+                        step > (1 << 24))
+                        throw Error("@serve: arrive= takes one step (0.." +
+                                    std::to_string(1 << 24) + ") a prompt, comma-separated");
+                    p.arrivals.push_back(step);
+                    a = comma + 1;
+                }
+                if (p.arrivals.size() != p.prompts.size())
+                    throw Error("@serve: arrive= gives " + std::to_string(p.arrivals.size()) +
+                                " steps for " + std::to_string(p.prompts.size()) + " prompts");
+            }
             break;
         }
         case DirectiveKind::Expect:
@@ -498,6 +540,15 @@ Lesson parse_lesson(std::string_view text, const std::string& file) {
             s.ask_at = static_cast<int>(std::min<std::size_t>(
                 s.prose.size(), static_cast<std::size_t>(s.ask_at) > lead ? s.ask_at - lead : 0));
         check_ask(s, fail);
+        // The step's Serving view: its @serve marked view=on (at most one), else its last.
+        Directive* shown = nullptr;
+        for (Directive& d : s.directives) {
+            if (d.kind != DirectiveKind::Serve) continue;
+            if (shown && shown->serve.shown && d.serve.shown)
+                fail(d.line, "@serve: one view=on per step (the run its Serving view shows)");
+            if (!shown || !shown->serve.shown) shown = &d;
+        }
+        if (shown) shown->serve.shown = true;
     }
     return lesson;
 }

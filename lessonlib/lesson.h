@@ -61,13 +61,21 @@ inline constexpr long long kMaxLessonBatchPasses = 20000;
 // lesson's model, greedy.
 struct ServePlan {
     std::vector<std::string> prompts;  // one request each, submitted in order (1..16)
+    std::vector<int> arrivals;         // the step each arrives at; empty: all at step 0
     int new_tokens = 32;               // per request
     int block_size = 16;               // rows per block
-    int pool_blocks = 0;               // 0: the batch limit's contexts' worth
-    int batch_limit = 8;               // requests running at once
-    bool prefix_sharing = true;
-    int window = 0, sinks = 0;  // a bounded cache; 0: the full cache
-    std::string cache = "f32";  // the cache's rows: f32, int8 or fp8 (core/model/kv_quant.h)
+    int pool_blocks = 0;               // 0: max_num_seqs contexts' worth
+    int max_num_seqs = 8;              // requests running at once
+    int budget = 0;                    // rows a step's pass may hold (0: no budget)
+    bool prefix_caching = true;
+    int window = 0, sinks = 0;        // a bounded cache; 0: the full cache
+    std::string positions = "cache";  // the sinks' positions: cache or original
+    std::string cache = "f32";        // the cache's rows: f32, int8 or fp8 (kv_quant.h)
+    std::string scales = "token";     // a quantised cache's scales: token, tensor or channel
+    int timing = 1;  // runs of it and of its prompts one at a time; the throughputs' fastest
+    // The run the window's Serving view shows for its step: the step's @serve marked view=on,
+    // else its last @serve (set by the parser).
+    bool shown = false;
 };
 
 struct ScaleQuery {

@@ -476,22 +476,56 @@ void describe_serve(std::vector<std::string>& out, const LessonServe& s, const W
     out.push_back(zh ? "最多同时占用 " + f("peak_blocks") + " 块（最多 " + f("peak_running") +
                            " 个请求同时运行）；若每个请求连续预留整个上下文（" + f("context") +
                            " 行），要 " + f("contiguous_blocks") + " 块：省下 " +
-                           f("blocks_saved") + " 块"
+                           f("blocks_saved") + " 块；若按各自提示词加新 token 上限预留，要 " +
+                           f("capped_blocks") + " 块"
                      : "peak blocks held: " + f("peak_blocks") + " (at most " + f("peak_running") +
                            " requests at once); a contiguous cache per request (" + f("context") +
                            " rows each) would reserve " + f("contiguous_blocks") +
-                           " blocks: " + f("blocks_saved") + " blocks saved");
+                           " blocks: " + f("blocks_saved") +
+                           " blocks saved; sized to each "
+                           "prompt and its new-token cap instead: " +
+                           f("capped_blocks") + " blocks");
     out.push_back(zh ? "内部碎片：" + pct("fragmentation") + "（已分配却没用上的槽位，逐步累加）"
                      : "internal fragmentation: " + pct("fragmentation") +
                            " (slots allocated but unused, summed over every step)");
-    out.push_back(zh ? "共享的前缀块：" + f("shared_blocks") + " 个满块，另有 " +
-                           f("partial_blocks") + " 个半满块，写时复制 " + f("copies_on_write") +
-                           " 次；提示词共 " + f("prompt_rows") + " 行，实际计算 " +
-                           f("prefill_rows") + " 行，" + f("shared_rows") + " 行不再重算"
-                     : "prefix blocks shared: " + f("shared_blocks") + " (+" + f("partial_blocks") +
-                           " partly filled, " + f("copies_on_write") +
-                           " copies on write); prompt rows: " + f("prompt_rows") + ", computed " +
-                           f("prefill_rows") + ", not computed again " + f("shared_rows"));
+    out.push_back(
+        zh ? "前缀缓存：准入时在缓存里找到 " + f("shared_blocks") + " 个满块（" + f("cached_rows") +
+                 " 行不再计算；最多有 " + f("most_cached_free") + " 个空闲块仍留在缓存里；" +
+                 f("evictions") + " 个缓存块被挪作他用）；提示词共 " + f("prompt_rows") +
+                 " 行，预填充计算了 " + f("prefill_rows") + " 行"
+           : "prefix blocks shared: " + f("shared_blocks") +
+                 " (full blocks found in the prefix cache at admission, " + f("cached_rows") +
+                 " rows not computed again; at most " + f("most_cached_free") +
+                 " free blocks still cached; " + f("evictions") +
+                 " cached blocks taken for other rows); prompt rows: " + f("prompt_rows") +
+                 ", prefill rows computed: " + f("prefill_rows"));
+    if (serve_field(s, "budget") > 0)
+        out.push_back(zh ? "每步 token 预算 " + f("budget") + " 行：有 " + f("chunked_steps") +
+                               " 步只算了某个提示词的一段"
+                         : "a token budget of " + f("budget") + " rows a step: " +
+                               f("chunked_steps") + " steps computed part of a prompt");
+    out.push_back(zh ? "排队等待的步数（按原因，逐个请求累加）：没有空位 " + f("waits_places") +
+                           "，预算用完 " + f("waits_budget") + "，块不够 " + f("waits_blocks") +
+                           "，该步有抢占 " + f("waits_preemption")
+                     : "steps waited, summed over requests, by reason: places " +
+                           f("waits_places") + ", budget " + f("waits_budget") + ", blocks " +
+                           f("waits_blocks") + ", preemption " + f("waits_preemption"));
+    {
+        char b[200];
+        std::snprintf(b, sizeof b, "%.0f", serve_field(s, "tokens_per_second"));
+        const std::string batched = b;
+        std::snprintf(b, sizeof b, "%.0f", serve_field(s, "alone_tokens_per_second"));
+        const std::string alone = b;
+        out.push_back(
+            zh ? "权重读取（按步计数）：一起服务 " + f("weight_passes") + " 次，逐个服务 " +
+                     f("alone_weight_passes") + " 次；测得吞吐：一起服务每秒 " + batched +
+                     " 个 token，逐个服务每秒 " + alone + " 个（各取 " + n(s.plan.timing) +
+                     " 次运行中最快的一次）"
+               : "passes over the weights (counted): " + f("weight_passes") + " together, " +
+                     f("alone_weight_passes") + " one request at a time; measured: " + batched +
+                     " tokens per second together, " + alone + " one at a time (the fastest of " +
+                     n(s.plan.timing) + " runs each)");
+    }
     out.push_back(zh ? "一次计算里同时有预填充行和解码行的步：" + f("mixed_steps") +
                            " 步；排过队的请求 " + f("queued") + " 个；抢占 " + f("preemptions") +
                            " 次"
@@ -513,13 +547,43 @@ void describe_serve(std::vector<std::string>& out, const LessonServe& s, const W
                                "; the same most likely next token at " + f("window_same") + " of " +
                                f("window_passes") + " passes");
     }
+    if (s.stream.tokens > 0) {
+        const auto ppl = [](double v) {
+            char b[32];
+            std::snprintf(b, sizeof b, "%.2f", v);
+            return std::string(b);
+        };
+        const StreamEffect& e = s.stream;
+        out.push_back(
+            zh ? "把各请求用完整缓存写出的文本连成一段（" + n(e.tokens) + " 个 token，上下文 " +
+                     n(e.context) +
+                     "），逐个 token 计算困惑度（上下文内 / 超出上下文）：完整缓存 " +
+                     ppl(e.full.within) + " / -；汇点按缓存中的位置编号 " +
+                     ppl(e.sinks_cache.within) + " / " + ppl(e.sinks_cache.past) +
+                     "；汇点保留原位置 " + ppl(e.sinks_original.within) + " / " +
+                     ppl(e.sinks_original.past) + "；没有汇点、窗口 " + n(e.window + e.sinks) +
+                     " 行 " + ppl(e.no_sinks.within) + " / " + ppl(e.no_sinks.past)
+               : "the requests' full-cache texts joined into one (" + n(e.tokens) +
+                     " tokens, context " + n(e.context) +
+                     "), one token a pass, perplexity within the context / past it: full cache " +
+                     ppl(e.full.within) + " / -; sinks at cache positions " +
+                     ppl(e.sinks_cache.within) + " / " + ppl(e.sinks_cache.past) +
+                     "; at original positions " + ppl(e.sinks_original.within) + " / " +
+                     ppl(e.sinks_original.past) + "; no sinks, a window of " +
+                     n(e.window + e.sinks) + " rows " + ppl(e.no_sinks.within) + " / " +
+                     ppl(e.no_sinks.past));
+    }
     if (s.cache.passes > 0) {
         char d[32];
         std::snprintf(d, sizeof d, "%.4g", s.cache.max_logit_difference);
-        const std::string type = s.plan.cache;
-        const std::string zh_type = type == "int8" ? "8 位整数" : "8 位浮点（e4m3）";
-        out.push_back(zh ? zh_type + "缓存对比单精度浮点缓存：一个位置的键和值占 " +
-                               f("row_bytes") + " 字节（单精度浮点：" + f("f32_row_bytes") +
+        const std::string type = s.plan.cache + " (" + s.plan.scales + " scales)";
+        const std::string zh_scales = s.plan.scales == "tensor"    ? "每层一个缩放系数"
+                                      : s.plan.scales == "channel" ? "K 按通道缩放"
+                                                                   : "每行一个缩放系数";
+        const std::string zh_type = (s.plan.cache == "int8" ? "8 位整数" : "8 位浮点（e4m3）") +
+                                    std::string("，") + zh_scales + "，";
+        out.push_back(zh ? zh_type + "对比单精度浮点缓存：一个位置的键和值占 " + f("row_bytes") +
+                               " 字节（单精度浮点：" + f("f32_row_bytes") +
                                " 字节）；最大 logit 差 " + d + "；" + f("cache_passes") +
                                " 次计算中有 " + f("cache_same") + " 次最可能的下一个 token 相同"
                          : type + " cache against float32: a position's keys and values take " +
@@ -528,11 +592,13 @@ void describe_serve(std::vector<std::string>& out, const LessonServe& s, const W
                                "; the same most likely next token at " + f("cache_same") + " of " +
                                f("cache_passes") + " passes");
     }
-    if (s.run.fullest_tables.empty()) return;
-    out.push_back(zh ? "第 " + n(s.run.fullest_step) + " 步之后（占用的块最多时）各请求的块表："
-                     : "block tables after step " + n(s.run.fullest_step) +
-                           " (the most blocks held):");
-    for (const TableSnapshot& t : s.run.fullest_tables) {
+    if (s.run.shown_tables.empty()) return;
+    const bool window = s.plan.window > 0;
+    out.push_back(zh ? "第 " + n(s.run.shown_step) + " 步之后（" +
+                           (window ? "窗口还回的块最多时" : "占用的块最多时") + "）各请求的块表："
+                     : "block tables after step " + n(s.run.shown_step) +
+                           (window ? " (the most blocks let go):" : " (the most blocks held):"));
+    for (const TableSnapshot& t : s.run.shown_tables) {
         std::string blocks;
         for (int b : t.table) {
             // Appended piece by piece: GCC 12 warns (-Wrestrict) about `"..." + s` here, wrongly.

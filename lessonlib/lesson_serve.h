@@ -16,8 +16,17 @@ struct LessonServe {
     ServeRun run;
     int same_as_alone = 0;     // requests whose tokens equal their prompt served alone
     CacheEffect window;        // zero passes without a window
+    StreamEffect stream;       // StreamingLLM's comparison; zero tokens without a window
     CacheEffect cache;         // against float32; zero passes for a float32 cache
     double f32_row_bytes = 0;  // one position's K and V, every layer, in float32
+    // Counted weight reads: passes over the weights this run made (its steps) against those the
+    // same tokens one request at a time make (a pass per token sampled); their ratio is what
+    // batching saves in weight traffic.
+    long long weight_passes = 0, alone_weight_passes = 0;
+    // Measured: generated tokens a second, batched (the run's steps, scheduling included) and
+    // one request at a time (the same prompts served alone, one after the other), each the
+    // fastest of plan.timing runs taken in turns (the one other programs disturbed least).
+    double tokens_per_second = 0, alone_tokens_per_second = 0;
     std::string device;
 };
 
@@ -34,7 +43,7 @@ LessonServe run_lesson_serve(const Model& model, Backend& backend, const ServePl
 double serve_field(const LessonServe& s, const std::string& field);
 
 // The block that holds position `position` (from 1) of request `request` (from 1, the prompts'
-// order) in the block tables printed for the fullest step: entry (position - 1) / block size of
+// order) in the block tables printed (ServeRun::shown_tables): entry (position - 1) / block size of
 // its table. Throws kvs::Error when the request was not running then, or does not hold that
 // position, or the window let the block go.
 int serve_block(const LessonServe& s, int request, int position);

@@ -37,6 +37,7 @@ void SessionLessonTarget::restart() {
     scale_.reset();
     gpu_.reset();
     serve_.reset();
+    shown_serve_.reset();
     layer_ = head_ = 0;
     explain_layer_ = explain_head_ = explain_q_pos_ = -1;
     panel_.clear();
@@ -152,6 +153,7 @@ void SessionLessonTarget::serve(const ServePlan& plan) {
     serve_.reset();
     serve_ =
         std::make_shared<const LessonServe>(run_lesson_serve(model(), bench_.backend(0), plan));
+    if (plan.shown) shown_serve_ = serve_;
 }
 
 LessonFacts SessionLessonTarget::facts() const {

@@ -47,7 +47,8 @@ class SessionLessonTarget : public LessonTarget {
     const std::shared_ptr<const BatchTable>& last_batch() const { return batch_; }
     const std::shared_ptr<const ScaleReport>& last_scale() const { return scale_; }
     const std::shared_ptr<const GpuStepView>& last_gpu() const { return gpu_; }
-    const std::shared_ptr<const LessonServe>& last_serve() const { return serve_; }
+    // The @serve the window's Serving view shows: the one its step names (ServePlan::shown).
+    const std::shared_ptr<const LessonServe>& shown_serve() const { return shown_serve_; }
     // What @gpu runs (kernels/gpu_step_probe.h: the front end links the backends; lessonlib
     // does not). Without one, @gpu fails with a reason.
     void set_gpu_probe(GpuProbe probe) { gpu_probe_ = std::move(probe); }
@@ -68,7 +69,7 @@ class SessionLessonTarget : public LessonTarget {
     std::shared_ptr<const BatchTable> batch_;
     std::shared_ptr<const ScaleReport> scale_;
     std::shared_ptr<const GpuStepView> gpu_;
-    std::shared_ptr<const LessonServe> serve_;
+    std::shared_ptr<const LessonServe> serve_, shown_serve_;
     GpuProbe gpu_probe_;
     int layer_ = 0, head_ = 0;
     int explain_layer_ = -1, explain_head_ = -1, explain_q_pos_ = -1;

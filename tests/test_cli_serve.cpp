@@ -82,7 +82,7 @@ TEST_CASE("serve prints every request as generate prints it alone", "[cli][servi
     // Without sharing: the same texts, nothing shared.
     const auto apart =
         run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "--max-new-tokens",
-                 "10", "--no-prefix-sharing", "--block-size", "5", "--batch-limit", "3"});
+                 "10", "--no-prefix-caching", "--block-size", "5", "--max-num-seqs", "3"});
     CHECK(apart.exit_code == 0);
     CHECK(apart.out == expected);
     CHECK(figure(apart.err, "prefix blocks shared") == 0);
@@ -139,8 +139,8 @@ TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
                   prompts_file({"the cat", std::string(100, 'x')}, "long.txt").string()},
                  "request 2: the prompt is");
     expect_error(
-        {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--batch-limit", "65"},
-        "--batch-limit");
+        {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--max-num-seqs", "65"},
+        "--max-num-seqs");
     expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--window", "0"},
                  "--window: 0 is out of range");
     expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--sinks", "2"},
@@ -148,6 +148,75 @@ TEST_CASE("serve's bad input is one line and exit code 2", "[cli][serving]") {
     expect_error(
         {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type", "int4"},
         "--cache-type: 'int4' is not one of f32, int8, fp8");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(),
+                  "--max-num-batched-tokens", "0"},
+                 "--max-num-batched-tokens: 0 is out of range");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(),
+                  "--max-num-batched-tokens", "8", "--block-size", "16"},
+                 "a token budget of 8 rows a step, less than one block of 16 rows");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--window", "40",
+                  "--sinks", "4", "--block-size", "8", "--pool-blocks", "6"},
+                 "a window of 40 rows and 4 sinks needs 8 blocks of 8 rows, more than the "
+                 "pool's 6");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--window", "8",
+                  "--sink-positions", "middle"},
+                 "--sink-positions: 'middle' is not one of cache, original");
+    expect_error(
+        {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--sink-positions", "cache"},
+        "--sink-positions needs --window N");
+    expect_error(
+        {"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-scales", "tensor"},
+        "--cache-scales needs --cache-type int8 or fp8");
+    expect_error({"serve", "--model", tiny_model(), "--prompts", ok.string(), "--cache-type",
+                  "int8", "--cache-scales", "block"},
+                 "--cache-scales: 'block' is not one of token, tensor, channel");
+}
+
+TEST_CASE("serve under a token budget chunks prompts and prints what generate prints",
+          "[cli][serving]") {
+    const std::vector<std::string> prompts{"the cat sat by a red mat in the hat and the cat",
+                                           "a hat", "the cat at the hat in the mat"};
+    const fs::path file = prompts_file(prompts, "budget.txt");
+    std::string expected;
+    for (const auto& p : prompts)
+        expected += run_cli({"generate", "--model", tiny_model(), "--prompt", p, "-n", "10"}).out;
+    const auto r = run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "-n",
+                            "10", "--block-size", "4", "--max-num-batched-tokens", "4"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == expected);
+    CHECK(figure(r.err, "steps with a prompt chunk") > 0);
+    CHECK(r.err.find("token budget 4 a step") != std::string::npos);
+    CHECK(figure(r.err, "budget") > 0);  // steps spent waiting for the budget
+}
+
+TEST_CASE("serve keeps a prefix after its request: a later arrival finds it", "[cli][serving]") {
+    // The second prompt arrives at step 40, after the first has finished.
+    const fs::path file = prompts_file({"@0 the cat sat by a red mat in the hat and",
+                                        "@40 the cat sat by a red mat in the hat ran"},
+                                       "late.txt");
+    const auto r = run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "-n", "8",
+                            "--block-size", "4"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(figure(r.err, "prefix blocks shared") > 0);
+    const auto none = run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "-n",
+                               "8", "--block-size", "4", "--no-prefix-caching"});
+    CHECK(figure(none.err, "prefix blocks shared") == 0);
+    CHECK(none.out == r.out);
+}
+
+TEST_CASE("serve with a window past the context measures StreamingLLM's comparison",
+          "[cli][serving]") {
+    const fs::path file = prompts_file({"the cat sat", "a hat"}, "stream.txt");
+    const auto r = run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "-n",
+                            "100", "--block-size", "4", "--window", "12", "--sinks", "4"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 3);  // summary, window, perplexity
+    CHECK(r.err.find("(cache positions)") != std::string::npos);
+    CHECK(r.err.find("perplexity within the context / past it") != std::string::npos);
+    CHECK(figure(r.err, "4 sinks at cache positions") > 1);
 }
 
 TEST_CASE("serve runs its paged cache on the emulated CUDA backend as generate runs there",

@@ -88,12 +88,14 @@ TEST_CASE("fast matmul matches the reference on every tile and tail shape", "[cp
 
 TEST_CASE("a matmul row has the same bits alone, in a batch and on threads", "[cpu_ops]") {
     // T = 300: several cache blocks of tokens and the threaded path. 768 x 352: a matrix large
-    // enough (270,336 weights) that one token against it goes row by row, a batch in tiles (5:
-    // the few-token tiles; 13: two 4 x 6 batch tiles and one left over). n = 2048, T = 100: a
-    // token block shorter than the batch, and a row count (d = 70) that leaves rows after the
-    // 4-row tiles.
+    // enough (270,336 weights) that one token against it goes row by row, a few tokens in tiles
+    // of 3 rows (5, 8: on the 16-lane path; one row left after them), a batch in tiles (13: two
+    // 4 x 6 batch tiles and one left over). 1024 x 259: 2 tokens, two rows left after the 3-row
+    // tiles. n = 2048, T = 100: a token block shorter than the batch, and a row count (d = 70)
+    // that leaves rows after the 4-row tiles.
     for (const auto [T, n, d] :
          {std::array<int, 3>{300, 172, 100}, std::array<int, 3>{5, 768, 352},
+          std::array<int, 3>{8, 768, 352}, std::array<int, 3>{2, 1024, 259},
           std::array<int, 3>{13, 768, 352}, std::array<int, 3>{100, 2048, 70}})
         for (const cpu::Kernels* k : paths()) {
             const auto x = random_floats(std::size_t(T) * n, 7);
@@ -186,6 +188,42 @@ TEST_CASE(
                               sh.n_heads, sh.n_kv_heads, sh.head_dim, &pool, scratch, causal);
                 CHECK(same_bits(out, threaded));
             }
+        }
+}
+
+TEST_CASE("attention over keys named one by one gives the contiguous rows' bits", "[cpu_ops]") {
+    // A paged cache read in place: each key's K and V row wherever its block put it (here every
+    // row of a shuffled copy), the same sums in the same order as the contiguous rows.
+    const int T = 3, pos0 = 21, n_heads = 4, n_kv_heads = 2, head_dim = 12;
+    const int dim = n_heads * head_dim, kv_dim = n_kv_heads * head_dim, n_keys = pos0 + T;
+    const auto q = random_floats(std::size_t(T) * dim, 31, 2.0f);
+    const auto k = random_floats(std::size_t(n_keys) * kv_dim, 32, 2.0f);
+    const auto v = random_floats(std::size_t(n_keys) * kv_dim, 33);
+    // Key s at row (7 s + 3) % n_keys of the copies.
+    std::vector<float> k_moved(k.size()), v_moved(v.size());
+    std::vector<const float*> k_rows(n_keys), v_rows(n_keys);
+    for (int s = 0; s < n_keys; ++s) {
+        const std::size_t to = std::size_t((7 * s + 3) % n_keys) * kv_dim;
+        std::copy_n(k.begin() + std::size_t(s) * kv_dim, kv_dim, k_moved.begin() + to);
+        std::copy_n(v.begin() + std::size_t(s) * kv_dim, kv_dim, v_moved.begin() + to);
+        k_rows[s] = k_moved.data() + to;
+        v_rows[s] = v_moved.data() + to;
+    }
+    for (const cpu::Kernels* kp : paths())
+        for (bool causal : {true, false}) {
+            INFO(cpu::isa_name(kp->isa) << " causal " << causal);
+            const std::size_t np = std::size_t(n_heads) * T * n_keys;
+            std::vector<float> a(std::size_t(T) * dim), b(a.size()), pa(np), pb(np), scratch;
+            kp->attention(a.data(), q.data(), k.data(), v.data(), pa.data(), T, pos0, n_heads,
+                          n_kv_heads, head_dim, nullptr, scratch, causal);
+            kp->attention_rows(b.data(), q.data(), k_rows.data(), v_rows.data(), pb.data(), T, pos0,
+                               n_heads, n_kv_heads, head_dim, nullptr, scratch, causal);
+            CHECK(same_bits(a, b));
+            CHECK(same_bits(pa, pb));
+            cpu::ThreadPool pool(2);
+            kp->attention_rows(b.data(), q.data(), k_rows.data(), v_rows.data(), nullptr, T, pos0,
+                               n_heads, n_kv_heads, head_dim, &pool, scratch, causal);
+            CHECK(same_bits(a, b));
         }
 }
 

@@ -282,7 +282,7 @@ TEST_CASE(
                 CHECK(l->at("arrangement") == "serving");
                 CHECK(s.at("shot").get<int>() == 12);
                 CHECK(s.at("states").size() == 8);
-                CHECK(s.at("shared_blocks").get<int>() > 0);
+                CHECK(s.at("multi_holder_blocks").get<int>() > 0);
                 CHECK(s.at("used_blocks").get<int>() < s.at("contiguous_blocks").get<int>());
                 CHECK(s.at("blocks").get<int>() <=
                       s.at("cols").get<int>() *

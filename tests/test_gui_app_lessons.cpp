@@ -110,6 +110,28 @@ TEST_CASE("a lesson's @serve shows the Serving view on the lesson's plan",
     CHECK(off.at("panels").contains("attention"));
 }
 
+TEST_CASE("each lesson step's Serving view shows the @serve it names, at the step it printed",
+          "[gui][screenshot][lessons][serving]") {
+    const auto view = [](const char* lesson, const char* step, const std::string& name) {
+        const Shot s = screenshot({"--lesson", lesson, "--lesson-step", step}, name);
+        CHECK(s.layout.at("lesson").at("checks_failed") == 0);
+        return s.layout.at("serving");
+    };
+    // Lesson 12 step 4 asks about blocks of four rows, then runs blocks of one: the view shows
+    // the four-row run (view=on), not the last.
+    CHECK(view("12", "4", "v12-4").at("block_size") == 4);
+    // Lesson 13 step 1: the prefix cache on (its first @serve), the found block held by every
+    // running request, not the comparison without it.
+    const json shared = view("13", "1", "v13-1");
+    CHECK(shared.at("multi_holder_blocks").get<int>() > 0);
+    CHECK(shared.at("shot").get<int>() > 0);
+    // Lesson 13 step 4: the window of sixteen rows, at the step the most blocks were let go (the
+    // tables' dashes), not the window of 800 that bounds nothing.
+    const json window = view("13", "4", "v13-4");
+    CHECK(window.at("let_go_entries").get<int>() > 0);
+    CHECK(window.at("block_size") == 4);
+}
+
 TEST_CASE("a first run opens lesson 1, N goes to the next step, and the place is remembered",
           "[gui][keys][lessons]") {
     REQUIRE(std::system("command -v xdotool >/dev/null") == 0);

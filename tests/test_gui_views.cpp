@@ -783,7 +783,7 @@ TEST_CASE("the Serving view's worker run is the scheduler's, shot by shot",
     std::ofstream(file) << "the cat sat on\nthe cat sat down\nthe cat ran\n\n@2 the dog\n";
     ServeSetup setup;
     setup.prompts_file = file.string();
-    setup.config.batch_limit = 2;
+    setup.config.max_num_seqs = 2;
     setup.config.max_new_tokens = 5;
     EngineWorker w;
     w.open_model(tiny_path(), {}, {}, "the cat sat");

@@ -159,3 +159,43 @@ TEST_CASE("a quantised block pool holds a byte a value and a scale a row", "[kv_
     CHECK(k3 == k2);
     CHECK(v3 == v2);
 }
+
+TEST_CASE("a pool's fixed scales: one per tensor or one per K channel, values beyond them clamped",
+          "[kv_quant]") {
+    CpuBackend be;
+    const int layers = 2, blocks = 3, bs = 2, kv_dim = 4;
+    const std::size_t rows = std::size_t(blocks) * bs;
+    KvBlockPool tensor(be, layers, blocks, bs, kv_dim, KvCacheType::Int8, KvScaleMode::Tensor);
+    KvBlockPool channel(be, layers, blocks, bs, kv_dim, KvCacheType::Int8, KvScaleMode::ChannelK);
+    // Counted from the shapes: a byte a value; per row no scale (tensor) or V's (channel); the
+    // fixed scales apart: 2 x layers floats, or layers x kv_dim.
+    CHECK(tensor.bytes_per_row() == std::size_t(2) * layers * kv_dim);
+    CHECK(channel.bytes_per_row() == std::size_t(layers) * (2 * kv_dim + 4));
+    CHECK(tensor.bytes() == tensor.bytes_per_row() * rows + 2 * layers * 4);
+    CHECK(channel.bytes() == channel.bytes_per_row() * rows + layers * kv_dim * 4);
+    std::vector<float> k{1.0f, -2.0f, 0.5f, 8.0f}, v{0.25f, 0.5f, -1.0f, 2.0f};
+    std::vector<float> k2(4), v2(4);
+    // Stored before its scales: refused.
+    CHECK_THROWS_WITH(tensor.store_rows(1, 3, 1, {k.data(), 4}, {v.data(), 4}),
+                      Catch::Contains("before its scales are set"));
+    CHECK_THROWS_WITH(tensor.set_scales({{1.0f}, {1.0f}}), Catch::Contains("wrong shape"));
+    // K's scale puts 4 on 127: 8 is clamped to 4. V's puts 2 on 127.
+    tensor.set_scales({{4.0f / 127, 4.0f / 127}, {2.0f / 127, 2.0f / 127}});
+    tensor.store_rows(1, 3, 1, {k.data(), 4}, {v.data(), 4});
+    tensor.load_rows(1, 3, 1, {k2.data(), 4}, {v2.data(), 4});
+    CHECK(k2[3] == Approx(4.0f));
+    CHECK(k2[1] == Approx(-2.0f).margin(2.0f / 127));
+    CHECK(v2[3] == Approx(2.0f));
+    // Per channel: channel 3's scale fits 8 (its 4 kept within half a step), the others 1:
+    // channel 1's -2 is clamped to -1.
+    std::vector<float> ks(layers * kv_dim, 1.0f / 127);
+    ks[kv_dim + 3] = 8.0f / 127;
+    channel.set_scales({ks, {}});
+    const std::vector<float> kc{1.0f, -2.0f, 0.5f, 4.0f};
+    channel.store_rows(1, 3, 1, {const_cast<float*>(kc.data()), 4}, {v.data(), 4});
+    channel.load_rows(1, 3, 1, {k2.data(), 4}, {v2.data(), 4});
+    CHECK(k2[3] == Approx(4.0f).margin(4.0f / 127));
+    CHECK(k2[1] == Approx(-1.0f));
+    CHECK(k2[0] == Approx(1.0f));
+    CHECK(v2[3] == Approx(2.0f));  // V: its row's own scale
+}

@@ -359,24 +359,44 @@ TEST_CASE("@serve: its options parse, its mistakes are errors with the file and 
           "[lesson][parser]") {
     const Lesson l = parse_lesson(
         step_with("@serve new=12 block=4 pool=30 batch=3 sharing=off window=16 sinks=4 "
-                  "prompts=\"a b\" | \"c\""),
+                  "positions=original budget=8 arrive=0,5 prompts=\"a b\" | \"c\""),
         "x.md");
     const ServePlan& p = l.steps.at(0).directives.at(0).serve;
     CHECK(p.prompts == std::vector<std::string>{"a b", "c"});
     CHECK(p.new_tokens == 12);
     CHECK(p.block_size == 4);
     CHECK(p.pool_blocks == 30);
-    CHECK(p.batch_limit == 3);
-    CHECK_FALSE(p.prefix_sharing);
+    CHECK(p.max_num_seqs == 3);
+    CHECK_FALSE(p.prefix_caching);
     CHECK(p.window == 16);
     CHECK(p.sinks == 4);
+    CHECK(p.positions == "original");
+    CHECK(p.budget == 8);
+    CHECK(p.arrivals == std::vector<int>{0, 5});
+    CHECK(p.shown);  // the step's only @serve: the one its Serving view shows
     const ServePlan d =
         parse_lesson(step_with("@serve prompts=\"a\""), "x.md").steps.at(0).directives.at(0).serve;
     CHECK(d.new_tokens == 32);
     CHECK(d.block_size == 16);
-    CHECK(d.pool_blocks == 0);  // the scheduler's default: the batch limit's contexts
-    CHECK(d.prefix_sharing);
+    CHECK(d.pool_blocks == 0);  // the scheduler's default: max_num_seqs contexts
+    CHECK(d.prefix_caching);
     CHECK(d.window == 0);
+    CHECK(d.budget == 0);
+    CHECK(d.positions == "cache");
+    CHECK(d.scales == "token");
+    CHECK(d.arrivals.empty());
+    // Of several, the one marked view=on, else the last.
+    const Lesson two = parse_lesson(
+        step_with("@serve view=on prompts=\"a\"\n@serve prompts=\"b\"\n@serve prompts=\"c\""),
+        "x.md");
+    const auto& ds = two.steps.at(0).directives;
+    CHECK(ds.at(0).serve.shown);
+    CHECK_FALSE(ds.at(1).serve.shown);
+    CHECK_FALSE(ds.at(2).serve.shown);
+    const Lesson last =
+        parse_lesson(step_with("@serve prompts=\"a\"\n@serve prompts=\"b\""), "x.md");
+    CHECK_FALSE(last.steps.at(0).directives.at(0).serve.shown);
+    CHECK(last.steps.at(0).directives.at(1).serve.shown);
     const std::string at = "lessons/en/03-decode.md:5: ";
     CHECK(error_of(step_with("@serve new=4")) ==
           at + "@serve needs prompts=\"...\" | \"...\" (1 to 16 of them)");
@@ -388,8 +408,19 @@ TEST_CASE("@serve: its options parse, its mistakes are errors with the file and 
           at + "@serve: sinks= needs window=");
     CHECK(error_of(step_with("@serve sharing=maybe prompts=\"a\"")) ==
           at + "@serve: sharing is on or off, not 'maybe'");
-    CHECK(error_of(step_with("@serve new=1000 prompts=\"a\"")) ==
-          at + "new=1000 is not a whole number in 1..256");
+    CHECK(error_of(step_with("@serve new=3000 prompts=\"a\"")) ==
+          at + "new=3000 is not a whole number in 1..2048");
+    CHECK(error_of(step_with("@serve arrive=0 prompts=\"a\" | \"b\"")) ==
+          at + "@serve: arrive= gives 1 steps for 2 prompts");
+    CHECK(error_of(step_with("@serve positions=cache prompts=\"a\"")) ==
+          at + "@serve: positions= needs window=");
+    CHECK(error_of(step_with("@serve window=8 positions=mid prompts=\"a\"")) ==
+          at + "@serve: positions is one of cache, original, not 'mid'");
+    CHECK(error_of(step_with("@serve scales=tensor prompts=\"a\"")) ==
+          at + "@serve: scales= needs cache=int8 or cache=fp8");
+    CHECK(error_of(step_with("@serve view=on prompts=\"a\"\n@serve view=on prompts=\"b\"")) ==
+          "lessons/en/03-decode.md:6: @serve: one view=on per step (the run its Serving view "
+          "shows)");
     CHECK(error_of(step_with("@serve prompts=\"\"")) == at + "@serve: a prompt is empty");
     CHECK(error_of(step_with("@serve tokens=3 prompts=\"a\""))
               .starts_with(at + "unknown key 'tokens' (known: "));

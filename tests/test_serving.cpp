@@ -14,58 +14,26 @@
 #include "core/serving/serve_trace.h"
 #include "core/session/session.h"
 #include "core/util/error.h"
-#include "core/util/splitmix64.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/serving_fixtures.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;
 
 namespace {
-// dim 16, 4 heads over 2 kv heads (GQA), 2 layers, context 64.
 const Model& tiny() {
-    static auto m = open_model(test::write_tiny_model(test::temp_dir("serving")));
-    return *m;
+    return test::serving_model();
 }
-
-// n token ids of the tiny vocabulary (300), none of them BOS (1), which ends generation.
 std::vector<int> ids(std::uint64_t seed, int n) {
-    std::vector<int> out;
-    std::uint64_t s = seed;
-    for (int i = 0; i < n; ++i) out.push_back(3 + int(splitmix64_next(s) % 290));
-    return out;
+    return test::serving_ids(seed, n);
 }
-
 std::vector<int> alone(const std::vector<int>& prompt, int max_new) {
-    CpuBackend be;
-    SessionConfig cfg;
-    cfg.max_new_tokens = max_new;
-    Session s(tiny(), be, cfg);
-    s.set_prompt_tokens(prompt);
-    while (!s.finished()) s.step();
-    return s.tokens();
+    return test::serving_alone(prompt, max_new);
 }
-
-// Eight prompts: one 20-token prefix, then 1..8 tokens of their own.
-std::vector<std::vector<int>> shared_prefix_prompts() {
-    std::vector<std::vector<int>> out;
-    const std::vector<int> prefix = ids(7, 20);
-    for (int i = 0; i < 8; ++i) {
-        std::vector<int> p = prefix;
-        for (int t : ids(100 + i, i + 1)) p.push_back(t);
-        out.push_back(p);
-    }
-    return out;
-}
-
+using test::shared_prefix_prompts;
 std::vector<ServeRequest> serve(const std::vector<std::vector<int>>& prompts, ServeConfig cfg,
                                 ServeStats* stats = nullptr) {
-    CpuBackend be;
-    Scheduler s(tiny(), be, cfg);
-    for (const auto& p : prompts) s.submit(p);
-    while (!s.finished()) s.step();
-    CHECK(s.pool().free_blocks() == s.pool().n_blocks());  // every block back in the free list
-    if (stats) *stats = s.stats();
-    return s.requests();
+    return test::serve_all(prompts, cfg, stats);
 }
 }  // namespace
 
@@ -81,9 +49,8 @@ TEST_CASE("a paged KV cache gives the contiguous cache's results bit for bit", "
         KvBlockPool pool(be, c.n_layers, n_blocks + 3, bs, c.kv_dim());
         auto paged = tiny().make_paged_runner(be, 1, pool);
         // A table of blocks out of order, so a row's place differs from its position.
-        std::vector<int> all;
-        for (int b = 0; b < n_blocks + 3; ++b) all.push_back(pool.take());
-        std::vector<int> table(all.rbegin(), all.rend());
+        std::vector<int> table;
+        for (int b = n_blocks + 2; b >= 0; --b) table.push_back(b);
         std::vector<int> tokens = prompt;
         int len = 0;
         Capture want;  // every capture: attention rows, K/V rows, q and the attention output
@@ -123,7 +90,7 @@ TEST_CASE("a paged slot refuses a table too short for its rows", "[serving]") {
     CpuBackend be;
     KvBlockPool pool(be, c.n_layers, 4, 4, c.kv_dim());
     auto paged = tiny().make_paged_runner(be, 1, pool);
-    const std::vector<int> table{pool.take()};
+    const std::vector<int> table{0};
     paged->set_blocks(0, table, 0);
     const std::vector<int> prompt = ids(1, 5);
     ForwardResult r;
@@ -141,7 +108,7 @@ TEST_CASE("requests sharing a prefix generate what each generates alone", "[serv
     cfg.max_new_tokens = 12;
     for (const bool sharing : {true, false}) {
         INFO("prefix sharing " << sharing);
-        cfg.prefix_sharing = sharing;
+        cfg.prefix_caching = sharing;
         ServeStats st;
         const auto reqs = serve(prompts, cfg, &st);
         for (std::size_t i = 0; i < prompts.size(); ++i) {
@@ -149,15 +116,13 @@ TEST_CASE("requests sharing a prefix generate what each generates alone", "[serv
             CHECK(reqs[i].tokens == alone(prompts[i], 12));
         }
         if (sharing) {
-            // The 20-token prefix: one full block of 16 and a partly filled one (4 rows), held by
-            // the 7 requests after the first, each copying the partly filled one as it writes.
-            CHECK(st.shared_full_blocks == 7);
-            CHECK(st.shared_partial_blocks == 7);
-            CHECK(st.shared_rows == 7 * 20);
-            CHECK(st.copies_on_write >= 7);
+            // The 20-token prefix: one full block of 16 found in the cache by the 7 requests
+            // after the first, in the step the first computes it (the partly filled block
+            // after it is no prefix block: each request computes those rows itself).
+            CHECK(st.cached_blocks_found == 7);
+            CHECK(st.cached_rows == 7 * 16);
         } else {
-            CHECK(st.shared_full_blocks == 0);
-            CHECK(st.copies_on_write == 0);
+            CHECK(st.cached_blocks_found == 0);
         }
         CHECK(st.peak_blocks < st.contiguous_blocks());
         CHECK(st.generated == 8 * 12);
@@ -171,7 +136,7 @@ TEST_CASE("a request admitted after another retires reuses its blocks at once", 
     for (int i = 0; i < 5; ++i) prompts.push_back(ids(50 + i, 6 + i));
     ServeConfig cfg;
     cfg.max_new_tokens = 5 + 3;
-    cfg.batch_limit = 2;
+    cfg.max_num_seqs = 2;
     cfg.block_size = 4;
     ServeStats st;
     const auto reqs = serve(prompts, cfg, &st);
@@ -212,9 +177,9 @@ TEST_CASE("serving refuses what cannot run, one reason each", "[serving]") {
     cfg.block_size = 65;
     refuse(cfg, "block size 65");
     cfg.block_size = 16;
-    cfg.batch_limit = 0;
-    refuse(cfg, "batch limit 0");
-    cfg.batch_limit = 8;
+    cfg.max_num_seqs = 0;
+    refuse(cfg, "max-num-seqs 0");
+    cfg.max_num_seqs = 8;
     cfg.pool_blocks = 2;
     cfg.max_new_tokens = 30;
     Scheduler s(tiny(), be, cfg);
@@ -268,30 +233,35 @@ TEST_CASE("a bounded cache lets blocks go, replays a preempted request, and meas
 }
 
 TEST_CASE("one serving run to its end: what the CLI and the lessons read", "[serving]") {
-    // Batch limit 3 over the eight shared-prefix prompts: the second and third wait one step for
-    // the first to compute the prefix, the other five for a place; each joins while others
-    // decode, its prompt rows and their decode rows in one pass.
+    // Three places for the eight shared-prefix prompts arriving a step apart: the first three
+    // start as they arrive, the other five wait for a place; each joins while others decode, its
+    // prompt rows and their decode rows in one pass.
     const auto prompts = shared_prefix_prompts();
     ServeConfig cfg;
     cfg.max_new_tokens = 6;
-    cfg.batch_limit = 3;
+    cfg.max_num_seqs = 3;
     cfg.block_size = 4;
     CpuBackend be;
-    const ServeRun run = run_serve(tiny(), be, cfg, prompts);
+    const std::vector<int> arrivals{0, 1, 2, 3, 4, 5, 6, 7};
+    const ServeRun run = run_serve(tiny(), be, cfg, prompts, arrivals);
     REQUIRE(run.requests.size() == 8);
     CHECK(run.config.pool_blocks == 3 * 64 / 4);  // resolved: 3 contexts of 64 rows
-    CHECK(run.stats.queued_requests == 7);
+    CHECK(run.stats.queued_requests == 5);
+    CHECK(run.stats.waits[int(WaitReason::Places)] > 0);
+    CHECK(run.steps.front().admitted.size() == 1);
     CHECK(run.mixed_steps > 0);
     int mixed = 0;
     for (const ServeStep& s : run.steps) mixed += s.prefill_rows > 0 && s.decode_rows > 0;
     CHECK(run.mixed_steps == mixed);
     CHECK(run.blocks_saved() == run.stats.contiguous_blocks() - run.stats.peak_blocks);
-    // The fullest tables: the requests still running after that step, each table long enough
+    // The tables shown: the requests still running after that step, each table long enough
     // for its rows, and the blocks they hold together at most the pool's.
-    REQUIRE(run.fullest_step >= 0);
-    REQUIRE(!run.fullest_tables.empty());
-    CHECK(int(run.fullest_tables.size()) <= cfg.batch_limit);
-    for (const TableSnapshot& t : run.fullest_tables)
+    REQUIRE(run.shown_step >= 0);
+    REQUIRE(!run.shown_tables.empty());
+    CHECK(run.shown_steps_run >= 1);
+    CHECK(run.steps.at(run.shown_steps_run - 1).index == run.shown_step);
+    CHECK(int(run.shown_tables.size()) <= cfg.max_num_seqs);
+    for (const TableSnapshot& t : run.shown_tables)
         CHECK(int(t.table.size()) == (t.rows + cfg.block_size - 1) / cfg.block_size);
     CHECK(requests_same_as_alone(tiny(), be, run) == 8);
     for (std::size_t i = 0; i < prompts.size(); ++i)
@@ -316,16 +286,16 @@ TEST_CASE("a quantised cache serves every request, each row the same whatever pa
         const auto shared = serve(prompts, cfg, &st);
         // K and V x layers x (kv_dim bytes + a 4-byte scale), from the shapes.
         CHECK(st.bytes_per_row == std::size_t(2) * c.n_layers * (c.kv_dim() + 4));
-        CHECK(st.shared_full_blocks == 7);
+        CHECK(st.cached_blocks_found == 7);
         for (const ServeRequest& r : shared) CHECK(r.finish != FinishReason::None);
         // Attention reads every row as the cache holds it, so sharing a prefix, computing it
         // apart, or a preempted request computed again in one pass give the same texts.
-        cfg.prefix_sharing = false;
+        cfg.prefix_caching = false;
         cfg.block_size = 4;
         const auto apart = serve(prompts, cfg);
         for (std::size_t i = 0; i < prompts.size(); ++i) CHECK(apart[i].tokens == shared[i].tokens);
         cfg.pool_blocks = 24;
-        cfg.batch_limit = 3;
+        cfg.max_num_seqs = 3;
         ServeStats tight;
         const auto replayed = serve(prompts, cfg, &tight);
         CHECK(tight.preemptions > 0);
@@ -344,8 +314,7 @@ TEST_CASE("a quantised cache's rows and logits do not depend on how the passes s
         KvBlockPool pool(be, c.n_layers, 6, 4, c.kv_dim(), t);
         auto whole = tiny().make_paged_runner(be, 1, pool);
         auto by_row = tiny().make_paged_runner(be, 1, pool);
-        const std::vector<int> a{pool.take(), pool.take(), pool.take()},
-            b{pool.take(), pool.take(), pool.take()};
+        const std::vector<int> a{0, 1, 2}, b{3, 4, 5};
         // The 12 tokens in one pass, and one token a pass: the same last logits and rows.
         ForwardResult x, y;
         const SeqInput all{0, tokens};
@@ -443,10 +412,10 @@ TEST_CASE("a serving shot holds each block's holders and rows as the pool and ta
     for (const bool sharing : {true, false}) {
         ServeConfig cfg;
         cfg.block_size = 4;
-        cfg.batch_limit = 4;
+        cfg.max_num_seqs = 4;
         cfg.pool_blocks = 40;
         cfg.max_new_tokens = 6;
-        cfg.prefix_sharing = sharing;
+        cfg.prefix_caching = sharing;
         CpuBackend be;
         Scheduler s(tiny(), be, cfg);
         for (const auto& p : shared_prefix_prompts()) s.submit(p);
@@ -461,29 +430,33 @@ TEST_CASE("a serving shot holds each block's holders and rows as the pool and ta
             INFO("sharing " << sharing << ", step " << shot.step.index);
             // Each block's holders are its reference count; a free block has none.
             int used = 0, running = 0, queued = 0;
-            for (int b = 0; b < s.pool().n_blocks(); ++b) {
+            for (int b = 0; b < s.blocks().n_blocks(); ++b) {
                 const ServeBlockShot& blk = shot.blocks[b];
                 const bool free =
                     std::find(blk.holders.begin(), blk.holders.end(), -1) != blk.holders.end();
                 CHECK_FALSE(free);
+                CHECK(blk.cached == s.blocks().cached(b));
                 if (!blk.holders.empty()) {
                     ++used;
-                    CHECK(s.pool().refs(b) == static_cast<int>(blk.holders.size()));
+                    CHECK(s.blocks().refs(b) == static_cast<int>(blk.holders.size()));
                 }
                 CHECK(blk.rows >= 0);
                 CHECK(blk.rows <= cfg.block_size);
             }
             CHECK(used == shot.used_blocks);
             // A block's written rows: the most any holder has in it (position p in row
-            // p % block_size of block table[p / block_size]).
-            std::vector<int> want(s.pool().n_blocks(), 0);
+            // p % block_size of block table[p / block_size]); a cached block no one holds, full.
+            std::vector<int> want(s.blocks().n_blocks(), 0);
+            for (int b = 0; b < s.blocks().n_blocks(); ++b)
+                if (s.blocks().refs(b) == 0 && s.blocks().cached(b)) want[b] = cfg.block_size;
             for (const ServeRequest& r : s.requests())
                 for (int p = 0; p < r.len; ++p) {
                     const int b = r.table[p / cfg.block_size];
                     want[b] = std::max(want[b], p % cfg.block_size + 1);
                 }
-            for (int b = 0; b < s.pool().n_blocks(); ++b) CHECK(shot.blocks[b].rows == want[b]);
-            CHECK(used == s.pool().used_blocks());
+            for (int b = 0; b < s.blocks().n_blocks(); ++b) CHECK(shot.blocks[b].rows == want[b]);
+            CHECK(used == s.blocks().used_blocks());
+            CHECK(shot.cached_free_blocks == s.blocks().cached_free_blocks());
             for (std::size_t i = 0; i < shot.requests.size(); ++i) {
                 const ServeRequestShot& q = shot.requests[i];
                 const ServeRequest& r = s.requests()[i];
@@ -503,7 +476,7 @@ TEST_CASE("a serving shot holds each block's holders and rows as the pool and ta
             CHECK(running == shot.running);
             CHECK(shot.contiguous_blocks == running * (64 / cfg.block_size));
             if (running > 0 && queued > 0) ++saw_queued_and_running;
-            most_shared = std::max(most_shared, shot.shared_blocks);
+            most_shared = std::max(most_shared, shot.multi_holder_blocks);
         }
         // Eight requests, four places: some wait while others run.
         CHECK(saw_queued_and_running > 0);
@@ -519,10 +492,10 @@ TEST_CASE("a serving shot holds each block's holders and rows as the pool and ta
 TEST_CASE("a preempted request shows as preempted in its step's shot", "[serving][serve_trace]") {
     ServeConfig cfg;
     cfg.block_size = 2;
-    cfg.batch_limit = 4;
+    cfg.max_num_seqs = 4;
     cfg.pool_blocks = 24;
     cfg.max_new_tokens = 20;
-    cfg.prefix_sharing = false;
+    cfg.prefix_caching = false;
     CpuBackend be;
     Scheduler s(tiny(), be, cfg);
     for (int i = 0; i < 4; ++i) s.submit(ids(40 + i, 8));

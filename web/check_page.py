@@ -444,7 +444,7 @@ def check_serving(layout, steps, failures):
     if s["shot"] != steps or len(s["states"]) != 8:
         failures.append(f"the Serving view shows step {s['shot']} of {len(s['states'])} "
                         f"requests, not step {steps} of 8")
-    if s["shared_blocks"] < 1 or s["used_blocks"] >= s["contiguous_blocks"]:
+    if s["multi_holder_blocks"] < 1 or s["used_blocks"] >= s["contiguous_blocks"]:
         failures.append("the Serving view shares no prefix block, or holds as many blocks as "
                         "contiguous caches")
     if s["cell"] < 40:

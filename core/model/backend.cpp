@@ -20,6 +20,11 @@ void Backend::embed_compact(DeviceSpan x, GgmlType type, const unsigned char* w,
     matmul_compact(x, x, type, w, 0, dim, 0);  // refuses, with the same line
 }
 
+void Backend::attention_rows(DeviceSpan, DeviceSpan, const float* const*, const float* const*,
+                             DeviceSpan, int, int, int, int, int, bool) {
+    throw Error("the " + name() + " backend reads K/V rows from a contiguous cache only");
+}
+
 const char* op_name(Op op) {
     switch (op) {
         case Op::Embed:

@@ -131,6 +131,16 @@ class Backend {
     virtual void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                            DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
                            int head_dim, bool causal) = 0;
+    // The same attention over keys named one by one instead of a cache's rows 0..pos0+T-1: key s
+    // (s < pos0 + T, in the order the mask counts them) has its K row at k_rows[s] and its V row
+    // at v_rows[s], [n_kv_heads * head_dim] floats each in this backend's memory (host arrays of
+    // addresses). A paged cache is read this way in place, through its block table (vLLM's
+    // PagedAttention), where attends_rows_in_place(); elsewhere the runner gathers the rows into
+    // contiguous ones first, and the default here refuses.
+    virtual bool attends_rows_in_place() const { return false; }
+    virtual void attention_rows(DeviceSpan out, DeviceSpan q, const float* const* k_rows,
+                                const float* const* v_rows, DeviceSpan probs, int T, int pos0,
+                                int n_heads, int n_kv_heads, int head_dim, bool causal);
     // h1 = silu(h1) * h3                      h1, h3: [n]
     virtual void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) = 0;
     // GPT-2's GELU, the tanh form ("gelu_new"):                  h: [n]

@@ -1,6 +1,5 @@
 #include "core/model/kv_blocks.h"
 
-#include <algorithm>
 #include <array>
 #include <string>
 
@@ -9,13 +8,14 @@
 namespace kvs {
 
 KvBlockPool::KvBlockPool(Backend& backend, int n_layers, int n_blocks, int block_size, int kv_dim,
-                         KvCacheType type)
+                         KvCacheType type, KvScaleMode mode)
     : be_(backend),
       n_layers_(n_layers),
       n_blocks_(n_blocks),
       block_size_(block_size),
       kv_dim_(kv_dim),
       type_(type),
+      mode_(type == KvCacheType::F32 ? KvScaleMode::Token : mode),
       layer_floats_(std::size_t(n_blocks) * block_size * kv_dim) {
     if (n_blocks < 1 || block_size < 1)
         throw Error("a KV block pool of " + std::to_string(n_blocks) + " blocks of " +
@@ -30,27 +30,42 @@ KvBlockPool::KvBlockPool(Backend& backend, int n_layers, int n_blocks, int block
     } else {
         k_ = DeviceBuffer(backend, layer_floats_ * n_layers);
         v_ = DeviceBuffer(backend, layer_floats_ * n_layers);
+        // Written now (zeros), so that the memory is the process's before the first pass: a
+        // host backend's allocation is only mapped at its first write, which would be paid by
+        // whichever pass first reaches each block.
+        const std::vector<float> zeros(layer_floats_, 0.0f);
+        for (int l = 0; l < n_layers; ++l)
+            for (const DeviceBuffer* b : {&k_, &v_})
+                be_.upload(b->at(l * layer_floats_, layer_floats_), zeros.data(), layer_floats_);
     }
-    refs_.assign(n_blocks, 0);
-    for (int b = n_blocks - 1; b >= 0; --b) free_.push_back(b);
 }
 
-int KvBlockPool::take() {
-    if (free_.empty()) return -1;
-    const int b = free_.back();
-    free_.pop_back();
-    refs_[b] = 1;
-    return b;
+std::size_t KvBlockPool::bytes_per_row() const {
+    if (!quantised()) return std::size_t(2) * n_layers_ * 4 * kv_dim_;
+    const std::size_t row_scales = mode_ == KvScaleMode::Token    ? 2
+                                   : mode_ == KvScaleMode::Tensor ? 0
+                                                                  : 1;
+    return std::size_t(n_layers_) * (2 * std::size_t(kv_dim_) + 4 * row_scales);
 }
 
-void KvBlockPool::share(int block) {
-    if (refs_.at(block) < 1) throw Error("sharing a free KV block");
-    ++refs_[block];
+std::size_t KvBlockPool::scale_bytes() const {
+    if (!quantised()) return 0;
+    if (mode_ == KvScaleMode::Tensor) return std::size_t(2) * n_layers_ * 4;
+    if (mode_ == KvScaleMode::ChannelK) return std::size_t(n_layers_) * kv_dim_ * 4;
+    return 0;
 }
 
-void KvBlockPool::drop(int block) {
-    if (refs_.at(block) < 1) throw Error("letting go of a free KV block");
-    if (--refs_[block] == 0) free_.push_back(block);
+void KvBlockPool::set_scales(const KvScales& s) {
+    const std::size_t L = n_layers_;
+    const bool fits = (mode_ == KvScaleMode::Tensor && s.k.size() == L && s.v.size() == L) ||
+                      (mode_ == KvScaleMode::ChannelK && s.k.size() == L * kv_dim_);
+    if (!quantised() || !fits)
+        throw Error(std::string("scales of the wrong shape for a ") + kv_cache_type_name(type_) +
+                    " pool with " + kv_scale_mode_name(mode_) + " scales");
+    fixed_ = s;
+    inverse_ = s;
+    for (auto* list : {&inverse_.k, &inverse_.v})
+        for (float& x : *list) x = x > 0 ? 1.0f / x : 0.0f;
 }
 
 namespace {
@@ -64,10 +79,12 @@ const std::array<float, 256>& fp8_values() {
     return table;
 }
 
-void dequantize(KvCacheType type, const std::uint8_t* q, float scale, int n, float* x) {
-    if (type != KvCacheType::Fp8) return dequantize_row(type, q, scale, n, x);
+// dequantize_fixed, fp8 by the table.
+void dequantize(KvCacheType type, const std::uint8_t* q, const float* scale, int stride, int n,
+                float* x) {
+    if (type != KvCacheType::Fp8) return dequantize_fixed(type, q, scale, stride, n, x);
     const std::array<float, 256>& value = fp8_values();
-    for (int i = 0; i < n; ++i) x[i] = value[q[i]] * scale;
+    for (int i = 0; i < n; ++i) x[i] = value[q[i]] * scale[i * stride];
 }
 }  // namespace
 
@@ -84,8 +101,22 @@ void KvBlockPool::load_rows(int layer, std::size_t row, int n, DeviceSpan k, Dev
     const std::size_t r0 = layer * std::size_t(n_blocks_) * block_size_ + row;
     for (int i = 0; i < n; ++i) {
         const std::size_t r = r0 + i;
-        dequantize(type_, &qk_[r * kv_dim_], sk_[r], kv_dim_, hk + std::size_t(i) * kv_dim_);
-        dequantize(type_, &qv_[r * kv_dim_], sv_[r], kv_dim_, hv + std::size_t(i) * kv_dim_);
+        float *xk = hk + std::size_t(i) * kv_dim_, *xv = hv + std::size_t(i) * kv_dim_;
+        const std::uint8_t *ck = &qk_[r * kv_dim_], *cv = &qv_[r * kv_dim_];
+        switch (mode_) {
+            case KvScaleMode::Token:
+                dequantize(type_, ck, &sk_[r], 0, kv_dim_, xk);
+                dequantize(type_, cv, &sv_[r], 0, kv_dim_, xv);
+                break;
+            case KvScaleMode::Tensor:
+                dequantize(type_, ck, &fixed_.k[layer], 0, kv_dim_, xk);
+                dequantize(type_, cv, &fixed_.v[layer], 0, kv_dim_, xv);
+                break;
+            case KvScaleMode::ChannelK:
+                dequantize(type_, ck, &fixed_.k[std::size_t(layer) * kv_dim_], 1, kv_dim_, xk);
+                dequantize(type_, cv, &sv_[r], 0, kv_dim_, xv);
+                break;
+        }
     }
     be_.upload(k, hk, len);
     be_.upload(v, hv, len);
@@ -98,6 +129,8 @@ void KvBlockPool::store_rows(int layer, std::size_t row, int n, DeviceSpan k, De
         be_.copy_rows(this->v(layer).at(row * kv_dim_, len), len, v, len, 1, len);
         return;
     }
+    if (mode_ != KvScaleMode::Token && fixed_.k.empty())
+        throw Error("a quantised pool with fixed scales stores rows before its scales are set");
     // host_: [2 (K, V), n, kv_dim], downloaded, then quantised here.
     host_.resize(2 * len);
     float *hk = host_.data(), *hv = hk + len;
@@ -106,32 +139,24 @@ void KvBlockPool::store_rows(int layer, std::size_t row, int n, DeviceSpan k, De
     const std::size_t r0 = layer * std::size_t(n_blocks_) * block_size_ + row;
     for (int i = 0; i < n; ++i) {
         const std::size_t r = r0 + i;
-        sk_[r] = quantize_row(type_, hk + std::size_t(i) * kv_dim_, kv_dim_, &qk_[r * kv_dim_]);
-        sv_[r] = quantize_row(type_, hv + std::size_t(i) * kv_dim_, kv_dim_, &qv_[r * kv_dim_]);
-    }
-}
-
-void KvBlockPool::copy_block(int from, int to, int rows) {
-    const std::size_t n = std::size_t(rows) * kv_dim_, block = std::size_t(block_size_) * kv_dim_;
-    if (n == 0) return;
-    if (quantised()) {
-        // Each layer's bytes and scales of the block's first `rows` rows.
-        const std::size_t layer_rows = std::size_t(n_blocks_) * block_size_;
-        for (int l = 0; l < n_layers_; ++l) {
-            const std::size_t src = l * layer_rows + std::size_t(from) * block_size_,
-                              dst = l * layer_rows + std::size_t(to) * block_size_;
-            std::copy_n(&qk_[src * kv_dim_], n, &qk_[dst * kv_dim_]);
-            std::copy_n(&qv_[src * kv_dim_], n, &qv_[dst * kv_dim_]);
-            std::copy_n(&sk_[src], rows, &sk_[dst]);
-            std::copy_n(&sv_[src], rows, &sv_[dst]);
+        const float *xk = hk + std::size_t(i) * kv_dim_, *xv = hv + std::size_t(i) * kv_dim_;
+        std::uint8_t *ck = &qk_[r * kv_dim_], *cv = &qv_[r * kv_dim_];
+        switch (mode_) {
+            case KvScaleMode::Token:
+                sk_[r] = quantize_row(type_, xk, kv_dim_, ck);
+                sv_[r] = quantize_row(type_, xv, kv_dim_, cv);
+                break;
+            case KvScaleMode::Tensor:
+                quantize_fixed(type_, xk, kv_dim_, &inverse_.k[layer], 0, ck);
+                quantize_fixed(type_, xv, kv_dim_, &inverse_.v[layer], 0, cv);
+                break;
+            case KvScaleMode::ChannelK:
+                quantize_fixed(type_, xk, kv_dim_, &inverse_.k[std::size_t(layer) * kv_dim_], 1,
+                               ck);
+                sv_[r] = quantize_row(type_, xv, kv_dim_, cv);
+                break;
         }
-        return;
     }
-    // One strided copy per K and V: a row of the copy is one layer's part of the block.
-    be_.copy_rows(k_.at(to * block, 0), layer_floats_, k_.at(from * block, 0), layer_floats_,
-                  n_layers_, n);
-    be_.copy_rows(v_.at(to * block, 0), layer_floats_, v_.at(from * block, 0), layer_floats_,
-                  n_layers_, n);
 }
 
 }  // namespace kvs

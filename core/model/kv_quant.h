@@ -1,7 +1,8 @@
 #pragma once
 // A quantised KV cache's element conversions: each K or V row (one token's kv_dim values of one
-// layer) stored as kv_dim bytes and one float scale, symmetric around 0, the scale chosen so the
-// row's largest |x| lands on the format's largest value.
+// layer) stored as kv_dim bytes, symmetric around 0, each value with a scale: the row's own
+// (chosen so its largest |x| lands on the format's largest value), or one fixed in advance for a
+// layer or for a channel (KvScaleMode).
 //   int8:        q = round(x / scale), scale = max|x| / 127, x' = q * scale
 //   fp8 (e4m3):  c = e4m3(x / scale),  scale = max|x| / 448, x' = e4m3_value(c) * scale
 // e4m3 is OCP's E4M3FN: 1 sign, 4 exponent (bias 7) and 3 mantissa bits; no infinities, only
@@ -35,10 +36,21 @@ inline std::optional<KvCacheType> kv_cache_type_named(std::string_view name) {
     return std::nullopt;
 }
 
-// Bytes one row of kv_dim values takes: 4 per value in float32; one per value and a 4-byte scale
-// quantised.
-inline unsigned long long kv_row_bytes(KvCacheType t, int kv_dim) {
-    return t == KvCacheType::F32 ? 4ull * kv_dim : kv_dim + 4ull;
+// Where a quantised cache's scales come from. Token: each K or V row its own, found as the row
+// is stored (its largest |x| on the format's largest value). Tensor: one for each layer's K and
+// one for its V, fixed before the run (vLLM's fp8 cache with calibrated k_scale and v_scale).
+// ChannelK: K one per channel of each layer, fixed before the run (the axis KIVI quantises K
+// along, for the few channels whose values run far larger than the rest), V one per row.
+enum class KvScaleMode { Token, Tensor, ChannelK };
+
+inline const char* kv_scale_mode_name(KvScaleMode m) {
+    return m == KvScaleMode::Tensor ? "tensor" : m == KvScaleMode::ChannelK ? "channel" : "token";
+}
+
+inline std::optional<KvScaleMode> kv_scale_mode_named(std::string_view name) {
+    for (KvScaleMode m : {KvScaleMode::Token, KvScaleMode::Tensor, KvScaleMode::ChannelK})
+        if (name == kv_scale_mode_name(m)) return m;
+    return std::nullopt;
 }
 
 // v rounded to the nearest integer, ties to even (exact for |v| < 2^23; no rounding-mode state).
@@ -94,38 +106,66 @@ KVS_HOST_DEVICE inline std::int8_t int8_encode(float x, float inv_scale) {
     return static_cast<std::int8_t>(q);
 }
 
-// One row: x [n] into q [n] bytes and its scale (0 for a row of zeros, whose bytes are all 0).
+// The format's largest value, where a scale puts the largest |x| it is made for.
+KVS_HOST_DEVICE inline float kv_type_top(KvCacheType t) {
+    return t == KvCacheType::Int8 ? 127.0f : 448.0f;
+}
+
+// x [n] into q [n] bytes with scales given by their inverses: value i is x[i] * inv[i * stride]
+// (stride 0: one scale for the row; 1: one per value), rounded as above; int8 beyond +-127
+// clamped, fp8 beyond +-448 saturated (a scale fixed in advance may meet larger values).
+KVS_HOST_DEVICE inline void quantize_fixed(KvCacheType t, const float* x, int n, const float* inv,
+                                           int stride, std::uint8_t* q) {
+    for (int i = 0; i < n; ++i) {
+        if (t == KvCacheType::Int8) {
+            const std::int8_t s = int8_encode(x[i], inv[i * stride]);
+            std::memcpy(&q[i], &s, 1);
+        } else {
+            q[i] = fp8_e4m3_encode(x[i] * inv[i * stride]);
+        }
+    }
+}
+
+// q [n] bytes back into x [n]: value i times scale[i * stride].
+KVS_HOST_DEVICE inline void dequantize_fixed(KvCacheType t, const std::uint8_t* q,
+                                             const float* scale, int stride, int n, float* x) {
+    for (int i = 0; i < n; ++i) {
+        if (t == KvCacheType::Int8) {
+            std::int8_t s;
+            std::memcpy(&s, &q[i], 1);
+            x[i] = s * scale[i * stride];
+        } else {
+            x[i] = fp8_e4m3_decode(q[i]) * scale[i * stride];
+        }
+    }
+}
+
+// The scale that puts `amax` on the format's largest value, and its inverse (0 and 0 for 0: a
+// row of zeros, whose bytes are all 0).
+KVS_HOST_DEVICE inline float kv_scale_for(KvCacheType t, float amax, float* inverse) {
+    const float top = kv_type_top(t);
+    *inverse = amax > 0 ? top / amax : 0.0f;
+    return amax / top;
+}
+
+// One row with its own scale: x [n] into q [n] bytes, the row's largest |x| on the format's
+// largest value; returns the scale.
 KVS_HOST_DEVICE inline float quantize_row(KvCacheType t, const float* x, int n, std::uint8_t* q) {
     float amax = 0;
     for (int i = 0; i < n; ++i) {
         const float a = x[i] < 0 ? -x[i] : x[i];
         if (a > amax) amax = a;
     }
-    const float top = t == KvCacheType::Int8 ? 127.0f : 448.0f;
-    const float scale = amax / top, inv = amax > 0 ? top / amax : 0.0f;
-    for (int i = 0; i < n; ++i) {
-        if (t == KvCacheType::Int8) {
-            const std::int8_t s = int8_encode(x[i], inv);
-            std::memcpy(&q[i], &s, 1);
-        } else {
-            q[i] = fp8_e4m3_encode(x[i] * inv);
-        }
-    }
+    float inv;
+    const float scale = kv_scale_for(t, amax, &inv);
+    quantize_fixed(t, x, n, &inv, 0, q);
     return scale;
 }
 
 // One row back: q [n] bytes and their scale into x [n].
 KVS_HOST_DEVICE inline void dequantize_row(KvCacheType t, const std::uint8_t* q, float scale, int n,
                                            float* x) {
-    for (int i = 0; i < n; ++i) {
-        if (t == KvCacheType::Int8) {
-            std::int8_t s;
-            std::memcpy(&s, &q[i], 1);
-            x[i] = s * scale;
-        } else {
-            x[i] = fp8_e4m3_decode(q[i]) * scale;
-        }
-    }
+    dequantize_fixed(t, q, &scale, 0, n, x);
 }
 
 }  // namespace kvs

@@ -105,6 +105,16 @@ struct SeqInput {
 // A runner for up to max_batch() sequences, each with its own KV cache. forward_batch stacks
 // the sequences' rows for the dense ops (norms, matmuls, FFN: [sum of T, dim]), which is where
 // batching pays; RoPE, the cache append and attention stay per sequence.
+// Where a bounded cache's attention sinks sit for RoPE. Cache: as StreamingLLM numbers them,
+// by their place in the cache, so they sit just before the window's rows (keys rotated as if the
+// cache were the whole text); a query is then never farther from a key than the cache is long,
+// whatever its position. Original: at the positions their tokens had, ever farther behind the
+// window as the text grows.
+enum class SinkPositions { Cache, Original };
+inline const char* sink_positions_name(SinkPositions p) {
+    return p == SinkPositions::Cache ? "cache" : "original";
+}
+
 class BatchRunner {
   public:
     virtual ~BatchRunner() = default;
@@ -127,10 +137,11 @@ class BatchRunner {
     // A bounded cache on a paged runner (StreamingLLM's sinks and window): a pass's queries see,
     // of the rows cached before it, the first `sinks` and the last `window` (0: every row), and
     // every row of the pass up to their own. A decode row is then exactly sliding-window
-    // attention with sinks; a prompt in one pass attends to itself whole. Attention weights are
-    // not captured under a window.
-    virtual void set_window(int sinks, int window) {
-        (void)sinks, (void)window;
+    // attention with sinks; a prompt in one pass attends to itself whole. `positions` says where
+    // the sinks sit (SinkPositions). Under a window a RoPE model's positions may run past its
+    // context (the cache stays bounded). Attention weights are not captured under a window.
+    virtual void set_window(int sinks, int window, SinkPositions positions) {
+        (void)sinks, (void)window, (void)positions;
         throw Error("this runner's KV caches are not paged");
     }
 };

@@ -55,10 +55,15 @@ class TransformerRunner final : public Runner, public BatchRunner {
                                                                c_.n_kv_heads, c_.head_dim())
                                    : std::make_unique<KvCache>(be, c_.n_layers, c_.seq_len,
                                                                c_.n_kv_heads, c_.head_dim()));
+        // A serving runner's scratch comes with its pool, before the first pass: a whole
+        // context's rows, written once so its memory is mapped (a run's passes are timed, its
+        // setup is not).
         if (pool) {
-            // A paged slot's rows gathered for one layer's attention: [seq_len, kv_dim] each.
-            gather_k_ = DeviceBuffer(be, std::size_t(c_.seq_len) * c_.kv_dim());
-            gather_v_ = DeviceBuffer(be, std::size_t(c_.seq_len) * c_.kv_dim());
+            ensure_scratch(c_.seq_len, 0, std::size_t(slots) * c_.vocab_size);
+            for (DeviceBuffer* b : {&x_, &xb_, &q_, &k_, &v_, &att_, &h1_, &h3_, &stage_}) {
+                const std::vector<float> zeros(b->size(), 0.0f);
+                if (b->size() > 0) be.upload(b->span(), zeros.data(), zeros.size());
+            }
         }
         be.synchronize();
     }
@@ -106,10 +111,12 @@ class TransformerRunner final : public Runner, public BatchRunner {
     void set_blocks(int slot, std::span<const int> table, int len) override {
         caches_.at(slot)->set_blocks(table, len);
     }
-    void set_window(int sinks, int window) override {
-        if (!paged_) BatchRunner::set_window(sinks, window);
+    void set_window(int sinks, int window, SinkPositions positions) override {
+        if (!paged_) BatchRunner::set_window(sinks, window, positions);
         if (sinks < 0 || window < 0) throw Error("a window or sinks below 0");
-        sinks_ = sinks, window_ = window;
+        if (c_.gpt2() && window > 0 && sinks > 0 && positions == SinkPositions::Cache)
+            throw Error("GPT-2 learns its positions: its sinks keep their original ones");
+        sinks_ = sinks, window_ = window, sink_positions_ = positions;
     }
     KvShape kv(int slot) const override { return caches_.at(slot)->shape(); }
     void read_kv_rows(int slot, int first, int n, std::vector<float>& out) override {
@@ -202,8 +209,41 @@ class TransformerRunner final : public Runner, public BatchRunner {
     // One sequence's decode step in the backend's fused kernels (core/model/fused_decode.h), its
     // captures written by the kernels straight into the stage.
     void run_fused(std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
+    // Layer l's attention for every sequence of the pass: attend() each on a contiguous cache;
+    // on a paged one, first every sequence's new rows into their blocks (store_paged), then each
+    // one's attention (attend_paged), so that a sequence reading blocks another computes in this
+    // same pass (a prefix found in the cache as it is computed) reads them written.
+    void attend_all(int l, std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
     // Layer l's attention for sequence i alone: RoPE at its positions, its cache, its captures.
     void attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
+    void store_paged(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
+    void attend_paged(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
+    // Sequence i's rows of this pass: q, att: [T, dim]; k, v: [T, kv_dim].
+    struct SeqRows {
+        DeviceSpan q, k, v, att;
+    };
+    SeqRows rows_of(const Pass& p, int i) const;
+    // RoPE on sequence i's q and k rows at their positions (none for GPT-2).
+    void rope_rows(int l, const Pass& p, int i, const SeqRows& r);
+    // The K/V rows just computed into the stage, for a pass whose finish() cannot read them from
+    // a contiguous cache (a graph's, a paged one's): [L, 2, kv_keep, kv_dim].
+    void keep_new_kv(int l, const Pass& p, int i, const Capture& want, const SeqRows& r);
+    // Where layer l's attention weights of sequence i go: straight into the stage, scratch, or
+    // nowhere; then, after the attention, the kept rows and vectors into the stage.
+    DeviceSpan probs_target(int l, const Pass& p, int i, const Capture& want) const;
+    void keep_attention(int l, const Pass& p, int i, const Capture& want, const SeqRows& r);
+    // The keys a paged pass of sequence i sees, in the order its attention counts them: the
+    // cached rows [0, sinks) (every cached row without a window), then [from, pos0 + T) (the
+    // window's rows and the pass's own).
+    struct SeenKeys {
+        int sinks = 0, from = 0, count = 0;
+    };
+    SeenKeys seen_keys(int pos0, int T) const;
+    // How far StreamingLLM's numbering moves the sinks forward for this pass (0: not at all).
+    int sink_shift(const SeenKeys& keys) const;
+    // k rows [rows, kv_dim] turned by `shift` positions more (RoPE composes: a key rotated for
+    // position p, turned by d, is the key rotated for p + d).
+    void shift_keys(int l, DeviceSpan k, int rows, int shift);
     // Cache lengths, K/V rows gathered, one download, each sequence's results unpacked.
     void finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,
                 std::span<ForwardResult> out);
@@ -290,8 +330,16 @@ class TransformerRunner final : public Runner, public BatchRunner {
     DeviceBuffer inv_freq_;  // [head_dim / 2]: RoPE's frequencies (core/model/rope_frequencies.h)
     std::vector<std::unique_ptr<KvCache>> caches_;
     bool paged_ = false;
-    int sinks_ = 0, window_ = 0;        // paged: the earlier rows a pass sees (window 0: all)
-    DeviceBuffer gather_k_, gather_v_;  // paged: one slot's rows of one layer, [seq_len, kv_dim]
+    int sinks_ = 0, window_ = 0;  // paged: the earlier rows a pass sees (window 0: all)
+    SinkPositions sink_positions_ = SinkPositions::Cache;
+    // Paged, read in place: each key's K and V row address, [keys]; StreamingLLM's sinks moved
+    // forward, [sinks, kv_dim]; RoPE's q side for shift_keys, [dim] (its result unused).
+    std::vector<const float*> key_k_, key_v_;
+    DeviceBuffer sink_k_, shift_q_;
+    // Paged, on a backend that does not read rows in place or from a quantised pool: the rows a
+    // pass of one slot sees, of one layer, gathered (dequantised) into contiguous rows:
+    // [keys, kv_dim] each.
+    DeviceBuffer gather_k_, gather_v_;
     CompactWeights C_;  // the model's compact matrices, each pointing at the backend's copy
     std::vector<const unsigned char*> adopted_;
     int scratch_rows_ = 0;
@@ -545,7 +593,10 @@ TransformerRunner::Pass TransformerRunner::plan(std::span<const SeqInput> seqs,
             if (seqs[j].slot == s.slot) throw Error("two sequences share a KV cache slot");
         const int T = static_cast<int>(s.tokens.size()), pos0 = caches_[s.slot]->len();
         if (T == 0) throw Error("forward pass with no tokens");
-        if (pos0 + T > c_.seq_len)
+        // A bounded paged cache sees at most its sinks, its window and the pass: its positions
+        // may run past the context where they are RoPE's (computed for any position).
+        const bool unbounded = paged_ && window_ > 0 && !c_.gpt2() && T <= c_.seq_len;
+        if (pos0 + T > c_.seq_len && !unbounded)
             throw Error("context is full: " + std::to_string(pos0 + T) +
                         " positions needed, the model's context is " + std::to_string(c_.seq_len));
         const KvCache& cache = *caches_[s.slot];
@@ -626,7 +677,7 @@ void TransformerRunner::run_layers(std::span<const SeqInput> seqs, const Pass& p
             add_bias({K::VBias, l}, v, W.bv + l * kv, R, KV);
         }
         // RoPE, the cache append and attention, per sequence: att: [R, dim]
-        for (int i = 0; i < B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        attend_all(l, seqs, p, want);
         // x += att wo: [R, dim]
         matmul({K::OutProj, l}, xb, att, W.wo + l * d * d, at(C.wo, l), R, D, D);
         add({K::Residual, l}, x, xb, R);
@@ -676,7 +727,7 @@ void TransformerRunner::run_gpt2_layers(std::span<const SeqInput> seqs, const Pa
         linear({K::KProj, l}, K::KBias, k, xb, W.wk + l * d * d, W.bk + l * d, D, D);
         linear({K::VProj, l}, K::VBias, v, xb, W.wv + l * d * d, W.bv + l * d, D, D);
         // The cache append and attention, per sequence (no RoPE): att: [R, dim]
-        for (int i = 0; i < B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        attend_all(l, seqs, p, want);
         // x += att wo + bo (attn.c_proj): [R, dim]
         linear({K::OutProj, l}, K::OutBias, xb, att, W.wo + l * d * d, W.bo + l * d, D, D);
         add({K::Residual, l}, x, xb, R);
@@ -791,87 +842,195 @@ void TransformerRunner::run_fused(std::span<const SeqInput> seqs, const Pass& p,
     if (log_) log_seq_.assign(log_->ops.size(), 0);  // every op at sequence 0's position
 }
 
+TransformerRunner::SeqRows TransformerRunner::rows_of(const Pass& p, int i) const {
+    const std::size_t d = c_.dim, kv = c_.kv_dim(), first = p.first[i], T = p.T[i];
+    return {q_.at(first * d, T * d), k_.at(first * kv, T * kv), v_.at(first * kv, T * kv),
+            att_.at(first * d, T * d)};
+}
+
+void TransformerRunner::rope_rows(int l, const Pass& p, int i, const SeqRows& r) {
+    if (c_.gpt2()) return;  // GPT-2's positions were added to x at the embedding instead
+    op(OpKind::Rope, l, p.T[i], p.pos0[i]);
+    be_.rope(r.q, r.k, p.T[i], p.pos0[i], c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
+}
+
+void TransformerRunner::keep_new_kv(int l, const Pass& p, int i, const Capture& want,
+                                    const SeqRows& r) {
+    if (!want.kv_rows || p.kv_keep[i] == 0) return;
+    const ConstKvRows kept_rows{nullptr, c_.n_layers, p.kv_keep[i], c_.kv_dim()};
+    const std::size_t kv = c_.kv_dim(), n = std::size_t(p.kv_keep[i]) * kv;
+    const std::size_t from = std::size_t(p.T[i]) * kv - n, at = p.stage.kv[i];
+    be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.K), n), n, r.k.at(from, n), n, 1, n);
+    be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.V), n), n, r.v.at(from, n), n, 1, n);
+}
+
+DeviceSpan TransformerRunner::probs_target(int l, const Pass& p, int i, const Capture& want) const {
+    // probs: [H, T, n_keys]. Every row kept (prefill, decode): written straight into the stage;
+    // else into scratch, and the kept rows gathered into the stage by one copy (keep_attention).
+    // A graph pass that keeps no row writes none: its scratch would be position-sized.
+    const int T = p.T[i], keep = p.keep[i];
+    if (!want.attention || (p.graph && keep < T)) return {};
+    if (keep < T) return probs_.span();
+    const std::size_t layer_probs = std::size_t(c_.n_heads) * keep * p.probs_row(i);
+    return stage_.at(p.stage.probs[i] + l * layer_probs, layer_probs);
+}
+
+void TransformerRunner::keep_attention(int l, const Pass& p, int i, const Capture& want,
+                                       const SeqRows& r) {
+    const int T = p.T[i], keep = p.keep[i], H = c_.n_heads;
+    if (want.attention && keep < T) {
+        const std::size_t n_keys = p.pos0[i] + T, layer_probs = H * keep * p.probs_row(i);
+        const DeviceSpan kept = stage_.at(p.stage.probs[i] + l * layer_probs, layer_probs);
+        be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,
+                      keep * n_keys);
+    }
+    if (want.vectors) {
+        // q as attention read it (after RoPE), the output before wo mixes the heads.
+        gather_rows(r.q, p.stage.q[i], l, T, keep);
+        gather_rows(r.att, p.stage.attn_out[i], l, T, keep);
+    }
+}
+
+void TransformerRunner::attend_all(int l, std::span<const SeqInput> seqs, const Pass& p,
+                                   const Capture& want) {
+    if (!paged_) {
+        for (int i = 0; i < p.B; ++i) attend(l, *caches_[seqs[i].slot], p, i, want);
+        return;
+    }
+    for (int i = 0; i < p.B; ++i) store_paged(l, *caches_[seqs[i].slot], p, i, want);
+    for (int i = 0; i < p.B; ++i) attend_paged(l, *caches_[seqs[i].slot], p, i, want);
+}
+
+// Logs the ops below as counted at sequence i's position, until the scope ends.
+struct CountedAt {
+    int& seq;
+    CountedAt(int& s, int i) : seq(s) { seq = i; }
+    ~CountedAt() { seq = -1; }
+};
+
 void TransformerRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {
-    op_seq_ = i;  // the ops below are counted at this sequence's position
-    struct Reset {
-        int& seq;
-        ~Reset() { seq = -1; }
-    } reset{op_seq_};
-    const int T = p.T[i], pos0 = p.pos0[i], keep = p.keep[i], H = c_.n_heads;
-    const std::size_t d = c_.dim, kv = c_.kv_dim(), first = p.first[i];
-    // This sequence's rows: q, att: [T, dim]; k, v: [T, kv_dim], at positions pos0..pos0+T-1.
-    const DeviceSpan qi = q_.at(first * d, T * d), ki = k_.at(first * kv, T * kv),
-                     vi = v_.at(first * kv, T * kv), ai = att_.at(first * d, T * d);
+    const CountedAt counted(op_seq_, i);
+    const int T = p.T[i], pos0 = p.pos0[i];
+    const SeqRows r = rows_of(p, i);  // at positions pos0..pos0+T-1
     // Under a graph capture the next ops read this sequence's position from the device; the
     // recording serves up to probs_row(i) keys.
     if (p.graph) be_.graphs()->position_of(i, static_cast<int>(p.probs_row(i)));
-    if (!c_.gpt2()) {  // GPT-2's positions were added to x at the embedding instead
-        op(OpKind::Rope, l, T, pos0);
-        be_.rope(qi, ki, T, pos0, c_.dim, c_.kv_dim(), c_.head_dim(), inv_freq_.span());
-    }
-    // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it. A paged cache's
-    // earlier rows are first gathered through its block table into contiguous rows, so the append
-    // and the attention below are the contiguous cache's ops on the same rows; the new rows then
-    // go into their blocks.
-    // Under a window (set_window) only the sinks and the window's rows are gathered, and the
-    // attention runs over those `seen` rows and the pass's own.
-    DeviceSpan cache_k = cache.k(l), cache_v = cache.v(l);
-    int seen = pos0;
-    if (cache.paged()) {
-        cache_k = gather_k_.span(), cache_v = gather_v_.span();
-        const CachedRowsSeen rows_seen =
-            cached_rows_seen(KeyMask{AttentionMask::Causal, sinks_, window_}, pos0);
-        const int sinks = rows_seen.sinks_end, from = rows_seen.from;
-        through_table(cache, l, 0, sinks, cache_k, cache_v, Way::FromBlocks);
-        const std::size_t at = std::size_t(sinks) * kv;
-        through_table(cache, l, from, pos0 - from, cache_k.at(at, cache_k.size - at),
-                      cache_v.at(at, cache_v.size - at), Way::FromBlocks);
-        seen = sinks + pos0 - from;
-    }
+    rope_rows(l, p, i, r);
+    // The cache grows by T rows; attention then reads rows 0..pos0+T-1 of it.
     op(OpKind::KvAppend, l, T, pos0);
-    be_.kv_append(cache_k, cache_v, ki, vi, seen, T, c_.kv_dim());
-    if (cache.paged()) through_table(cache, l, pos0, T, ki, vi, Way::ToBlocks);
-    if (cache.paged() && cache.pool()->quantised()) {
-        // Attention reads the pass's own rows as the quantised cache holds them too, so a row's
-        // value never depends on which pass computed it (a prompt in one pass or a row a pass,
-        // a shared prefix, a preempted request computed again: the same rows).
-        const std::size_t at = std::size_t(seen) * kv, n = std::size_t(T) * kv;
-        through_table(cache, l, pos0, T, cache_k.at(at, n), cache_v.at(at, n), Way::FromBlocks);
-    }
-    if ((p.graph || cache.paged()) && want.kv_rows && p.kv_keep[i] > 0) {
-        // The K/V rows just appended, from where they came (finish() would read them out of the
-        // cache at a position-dependent place, which a recorded copy cannot follow, or through a
-        // block table): [L, 2, kv_keep, kv_dim].
-        const ConstKvRows kept_rows{nullptr, c_.n_layers, p.kv_keep[i], c_.kv_dim()};
-        const std::size_t n = std::size_t(p.kv_keep[i]) * kv, from = std::size_t(T) * kv - n;
-        const std::size_t at = p.stage.kv[i];
-        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.K), n), n, ki.at(from, n), n, 1,
-                      n);
-        be_.copy_rows(stage_.at(at + kept_rows.offset(l, kept_rows.V), n), n, vi.at(from, n), n, 1,
-                      n);
-    }
+    be_.kv_append(cache.k(l), cache.v(l), r.k, r.v, pos0, T, c_.kv_dim());
+    // (finish() reads the kept rows out of the cache, at a position-dependent place a recorded
+    // copy cannot follow: a graph keeps them here.)
+    if (p.graph) keep_new_kv(l, p, i, want, r);
     // One fused kernel: scores, softmax and weights . V share its measured time.
     op(OpKind::Scores, l, T, pos0);
     op(OpKind::Softmax, l, T, pos0, false);
     op(OpKind::WeightedSum, l, T, pos0, false);
-    // probs: [H, T, n_keys]. Every row kept (prefill, decode): written straight into the
-    // stage; else into scratch, and the kept rows gathered into the stage by one copy.
-    const std::size_t n_keys = pos0 + T, layer_probs = H * keep * p.probs_row(i);
-    const DeviceSpan kept = stage_.at(p.stage.probs[i] + l * layer_probs, layer_probs);
-    // (A graph pass that keeps no row writes none: its scratch would be position-sized.)
-    const DeviceSpan probs = !want.attention || (p.graph && keep < T) ? DeviceSpan{}
-                             : keep == T                              ? kept
-                                                                      : probs_.span();
-    be_.attention(ai, qi, cache_k, cache_v, probs, T, seen, H, c_.n_kv_heads, c_.head_dim(),
-                  mask_ == AttentionMask::Causal);
-    if (want.attention && keep < T)
-        be_.copy_rows(kept, keep * n_keys, probs_.at((T - keep) * n_keys, 0), T * n_keys, H,
-                      keep * n_keys);
-    if (want.vectors) {
-        // q as attention read it (after RoPE), the output before wo mixes the heads.
-        gather_rows(qi, p.stage.q[i], l, T, keep);
-        gather_rows(ai, p.stage.attn_out[i], l, T, keep);
+    be_.attention(r.att, r.q, cache.k(l), cache.v(l), probs_target(l, p, i, want), T, pos0,
+                  c_.n_heads, c_.n_kv_heads, c_.head_dim(), mask_ == AttentionMask::Causal);
+    keep_attention(l, p, i, want, r);
+}
+
+void TransformerRunner::store_paged(int l, KvCache& cache, const Pass& p, int i,
+                                    const Capture& want) {
+    const CountedAt counted(op_seq_, i);
+    const SeqRows r = rows_of(p, i);
+    rope_rows(l, p, i, r);
+    // The new rows into their blocks (a quantised pool quantises them as it stores).
+    op(OpKind::KvAppend, l, p.T[i], p.pos0[i]);
+    through_table(cache, l, p.pos0[i], p.T[i], r.k, r.v, Way::ToBlocks);
+    keep_new_kv(l, p, i, want, r);
+}
+
+TransformerRunner::SeenKeys TransformerRunner::seen_keys(int pos0, int T) const {
+    // The cached rows the window keeps (all of them without one), then the pass's own.
+    const CachedRowsSeen c =
+        cached_rows_seen(KeyMask{AttentionMask::Causal, sinks_, window_}, pos0);
+    SeenKeys k;
+    k.sinks = c.sinks_end;
+    k.from = c.from;
+    k.count = k.sinks + (pos0 + T - k.from);
+    return k;
+}
+
+int TransformerRunner::sink_shift(const SeenKeys& keys) const {
+    // StreamingLLM numbers the cache's rows 0, 1, ...: the sinks, then the window's rows right
+    // after them. Relative to the window (RoPE sees only differences), that puts the sinks just
+    // before `from` instead of at 0.
+    if (window_ == 0 || sink_positions_ != SinkPositions::Cache || keys.sinks == 0) return 0;
+    return keys.from - keys.sinks;
+}
+
+void TransformerRunner::shift_keys(int l, DeviceSpan k, int rows, int shift) {
+    const std::size_t kv = c_.kv_dim();
+    if (shift_q_.size() < std::size_t(c_.dim)) shift_q_ = DeviceBuffer(be_, c_.dim);
+    op(OpKind::Rope, l, rows, shift);
+    for (int r = 0; r < rows; ++r)
+        be_.rope(shift_q_.span(), k.at(r * kv, kv), 1, shift, c_.dim, c_.kv_dim(), c_.head_dim(),
+                 inv_freq_.span());
+}
+
+void TransformerRunner::attend_paged(int l, KvCache& cache, const Pass& p, int i,
+                                     const Capture& want) {
+    const CountedAt counted(op_seq_, i);
+    const int T = p.T[i], pos0 = p.pos0[i];
+    const std::size_t kv = c_.kv_dim();
+    const SeqRows r = rows_of(p, i);
+    const KvBlockPool& pool = *cache.pool();
+    // Every key this pass sees is in the blocks now, the pass's own rows too (store_paged), so
+    // they are read as the cache holds them whichever pass computed them.
+    const SeenKeys keys = seen_keys(pos0, T);
+    const int shift = sink_shift(keys), bs = pool.block_size();
+    op(OpKind::Scores, l, T, pos0);
+    op(OpKind::Softmax, l, T, pos0, false);
+    op(OpKind::WeightedSum, l, T, pos0, false);
+    const int seen = keys.count - T;  // keys before the pass's own
+    const bool causal = mask_ == AttentionMask::Causal;
+    if (!pool.quantised() && be_.attends_rows_in_place()) {
+        // Read in place: each key's row where its block holds it (the sinks moved forward from
+        // a copy), the table walked a block at a time.
+        key_k_.resize(keys.count);
+        key_v_.resize(keys.count);
+        const float *pk = pool.k(l).data, *pv = pool.v(l).data;
+        int key = 0;
+        const auto name_rows = [&](int position, int row, int run) {
+            if (row < 0) throw Error("K/V row " + std::to_string(position) + "'s block was let go");
+            for (int j = 0; j < run; ++j, ++key) {
+                key_k_[key] = pk + std::size_t(row + j) * kv;
+                key_v_[key] = pv + std::size_t(row + j) * kv;
+            }
+        };
+        for_each_block_run(cache.table(), bs, 0, keys.sinks, name_rows);
+        for_each_block_run(cache.table(), bs, keys.from, keys.count - keys.sinks, name_rows);
+        if (shift > 0) {
+            if (sink_k_.size() < keys.sinks * kv) sink_k_ = DeviceBuffer(be_, keys.sinks * kv);
+            int at = 0;
+            for_each_block_run(cache.table(), bs, 0, keys.sinks, [&](int, int row, int run) {
+                const std::size_t n = std::size_t(run) * kv;
+                be_.copy_rows(sink_k_.at(at * kv, n), n, pool.k(l).at(row * kv, n), n, 1, n);
+                at += run;
+            });
+            for (int s = 0; s < keys.sinks; ++s) key_k_[s] = sink_k_.at(s * kv, kv).data;
+            shift_keys(l, sink_k_.span(), keys.sinks, shift);
+        }
+        be_.attention_rows(r.att, r.q, key_k_.data(), key_v_.data(), probs_target(l, p, i, want), T,
+                           seen, c_.n_heads, c_.n_kv_heads, c_.head_dim(), causal);
+    } else {
+        // Gathered into contiguous rows (dequantised from a quantised pool) through the table.
+        const std::size_t need = std::size_t(keys.count) * kv;
+        if (gather_k_.size() < need) {
+            gather_k_ = DeviceBuffer(be_, grown(gather_k_.size(), need));
+            gather_v_ = DeviceBuffer(be_, gather_k_.size());
+        }
+        through_table(cache, l, 0, keys.sinks, gather_k_.span(), gather_v_.span(), Way::FromBlocks);
+        const std::size_t at = std::size_t(keys.sinks) * kv, rest = need - at;
+        through_table(cache, l, keys.from, keys.count - keys.sinks, gather_k_.at(at, rest),
+                      gather_v_.at(at, rest), Way::FromBlocks);
+        if (shift > 0) shift_keys(l, gather_k_.span(), keys.sinks, shift);
+        be_.attention(r.att, r.q, gather_k_.span(), gather_v_.span(), probs_target(l, p, i, want),
+                      T, seen, c_.n_heads, c_.n_kv_heads, c_.head_dim(), causal);
     }
+    keep_attention(l, p, i, want, r);
 }
 
 void TransformerRunner::finish(std::span<const SeqInput> seqs, const Pass& p, const Capture& want,

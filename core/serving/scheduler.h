@@ -1,13 +1,19 @@
 #pragma once
-// Continuous batching over a paged KV cache, as a server runs many requests at once: a request
-// waits in a queue, is admitted when a batch place and the blocks for its prompt are free, has
-// its remaining prompt rows (prefill) and then one row a step (decode) computed in the same
-// passes as every other running request, and is retired when it stops, its blocks free for the
-// next request at once. Requests with a common prompt prefix share the blocks that hold it
-// (reference counts; a shared, partly filled block is copied before a holder writes into it), so
-// the prefix is computed once. When the pool runs dry mid-run, the request admitted last is
-// preempted: its blocks go back, and it waits at the front of the queue to be computed again
-// from its tokens (the same rows, so the same text).
+// Continuous batching over a paged KV cache, scheduled as vLLM's (v1) scheduler does. Each step
+// is one forward pass; its rows are chosen, within a budget of tokens per step, first for the
+// running requests (each its next rows: a decode row, or its prompt's next chunk), oldest first,
+// then for waiting requests admitted in arrival order while a batch place, the budget and the
+// blocks for their first rows allow (taken at admission). A request whose prompt begins with
+// blocks in the prefix cache (BlockCache: kept after their requests retire, found by the hash
+// of their tokens) holds those and computes the rest. A full block is remembered in the cache
+// when the pass that fills it is scheduled, so a request admitted in the same step finds it
+// (its owner writes its rows before anyone reads them: the runner stores every sequence's new
+// rows of a layer before any attention of that layer). When the pool runs dry for a running
+// request, the request admitted last is preempted: its blocks go back (still cached), it waits
+// at the front of the queue to be computed again from its tokens (the same rows, so the same
+// text), and nobody is admitted in that step. A request that finishes leaves at once.
+#include <array>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -15,6 +21,7 @@
 
 #include "core/model/kv_blocks.h"
 #include "core/model/model.h"
+#include "core/serving/block_cache.h"
 #include "core/serving/serve_stats.h"
 #include "core/session/finish_reason.h"
 #include "core/session/sampler.h"
@@ -22,19 +29,29 @@
 namespace kvs {
 
 struct ServeConfig {
-    int block_size = 16;  // rows per block
-    int pool_blocks = 0;  // blocks in the pool; 0: batch_limit contexts' worth
-    int batch_limit = 8;  // requests running at once (1..64)
-    bool prefix_sharing = true;
-    int max_new_tokens = 256;  // per request, within the context
+    int block_size = 16;   // rows per block
+    int pool_blocks = 0;   // blocks in the pool; 0: max_num_seqs contexts' worth
+    int max_num_seqs = 8;  // requests running at once (1..64), vLLM's --max-num-seqs
+    // Rows a step's pass may hold, prefill chunks and decode rows together (vLLM's
+    // --max-num-batched-tokens): a prompt longer than what is left is computed in chunks over
+    // several steps. 0: no budget (every prompt in one pass).
+    int max_num_batched_tokens = 0;
+    bool prefix_caching = true;
+    int max_new_tokens = 256;  // per request, within the context (past it under a window)
     // A bounded cache (BatchRunner::set_window): each pass sees the first `sinks` and the last
-    // `window` cached rows; the blocks wholly between them are let go. 0: the full cache. Prefix
-    // sharing is off under a window.
+    // `window` cached rows; the blocks wholly between them are let go. 0: the full cache. No
+    // prefix caching under a window (a row depends on what its pass saw), and a prompt is not
+    // chunked.
     int window = 0;
     int sinks = 0;
-    // How the pool stores K/V rows: float32, or int8 / fp8-e4m3 with a scale per row
-    // (core/model/kv_quant.h; kept and converted in host memory on every backend).
+    SinkPositions sink_positions = SinkPositions::Cache;
+    // How the pool stores K/V rows: float32, or int8 / fp8-e4m3 with scales (core/model/
+    // kv_quant.h; kept and converted in host memory on every backend).
     KvCacheType cache_type = KvCacheType::F32;
+    KvScaleMode scale_mode = KvScaleMode::Token;
+    // Calibrated scales for KvScaleMode::Tensor and ChannelK (kv_calibration.h), set before the
+    // run.
+    KvScales scales;
     SamplerConfig sampler;  // every request samples with it, from its own state
 };
 
@@ -47,11 +64,26 @@ struct ServeRequest {
     int slot = -1;           // its place in the runner while running
     FinishReason finish = FinishReason::None;
     Sampler sampler;
-    int shared_rows = 0;   // prompt rows found in another request's blocks at its admission
+    int cached_rows = 0;   // rows found in the prefix cache at its first admission
     int preempted = 0;     // times its blocks were taken back (computed again later)
     int waited_steps = 0;  // steps it spent in the queue
     int arrival = 0;       // the step at which it joins the queue
     int generated() const { return static_cast<int>(tokens.size()) - prompt_len; }
+};
+
+// Why requests still wait after a step's admissions: every place taken (max_num_seqs), the
+// budget spent, too few free blocks for the first in line, or a step that preempted.
+enum class WaitReason { Places, Budget, Blocks, Preemption };
+constexpr int kWaitReasons = 4;
+// "places", "budget", "blocks", "preemption"
+const char* wait_reason_name(WaitReason r);
+
+// One request's rows in a step's pass: positions [first, first + rows). Prefill: prompt rows, or
+// a preempted request's tokens computed again; decode: the one row that samples its next token.
+struct ServeChunk {
+    int request = 0;
+    int first = 0, rows = 0;
+    bool prefill = true;
 };
 
 // One step: the requests that arrived and joined, the rows computed (prefill chunks and decode
@@ -60,51 +92,54 @@ struct ServeRequest {
 struct ServeStep {
     int index = 0;  // the step's number, the clock arrivals are given in
     std::vector<int> arrived, admitted, retired, preempted;
-    int queued = 0;  // requests still waiting after admission
+    std::vector<ServeChunk> chunks;              // the pass's rows, request by request
+    int queued = 0;                              // requests still waiting after admission
+    WaitReason waited_for = WaitReason::Places;  // why, when queued > 0
     int prefill_rows = 0, decode_rows = 0;
-    int used_blocks = 0;      // after this step's blocks were added
-    double wall_seconds = 0;  // measured: the forward pass and sampling
+    int partial_prompts = 0;      // prompts this pass computed part of (the budget left the rest)
+    int cached_blocks_found = 0;  // blocks admitted requests found in the prefix cache
+    int used_blocks = 0;          // held after the step
+    int cached_free_blocks = 0;   // free after the step, still holding a cached prefix block
+    double wall_seconds = 0;      // measured: the whole step, scheduling, pass and sampling
 };
 
 class Scheduler {
   public:
-    // Throws kvs::Error for a block size of 0 or beyond the context, or a batch limit or pool
-    // size out of range.
+    // Throws kvs::Error for a block size of 0 or beyond the context, max_num_seqs, a pool size
+    // or a token budget out of range, or a window the pool cannot hold.
     Scheduler(const Model& model, Backend& backend, ServeConfig config);
     // Queues a request, to join the queue at step `arrival` (0: the first); its id (0, 1, ...).
     // Requests arriving at one step queue in the order submitted. Throws for an empty prompt, one
     // longer than the context, one whose prompt and new tokens need more blocks than the pool
-    // has, or a negative arrival.
+    // has, a prompt a window would have to chunk beyond the budget, or a negative arrival.
     int submit(std::vector<int> prompt, int arrival = 0);
     bool finished() const;
     const ServeStep& step();  // throws when every request has finished
     const std::vector<ServeRequest>& requests() const { return reqs_; }
     const std::vector<ServeStep>& steps() const { return steps_; }
     const ServeStats& stats() const { return stats_; }
-    const KvBlockPool& pool() const { return *pool_; }
+    const BlockCache& blocks() const { return cache_; }
     const ServeConfig& config() const { return cfg_; }
 
   private:
-    // The longest run of `r`'s prompt rows that `other`'s blocks hold computed.
-    int shareable_rows(const ServeRequest& r, const ServeRequest& other, bool computed) const;
-    void admit(ServeStep& st);
-    // Blocks for the rows `r` computes this step (a shared last block copied first); false when
-    // the pool has too few free.
-    bool reserve(ServeRequest& r);
-    // Where this step's pass for `r` ends: every row not yet computed; under a window, the prompt
-    // in one pass and then one row a pass, also when a preempted request is computed again (so
-    // its rows are the ones first computed).
-    int pass_end(const ServeRequest& r) const;
+    // The rows `r` would compute in this step's pass with `budget` rows left (0: none fit).
+    int rows_wanted(const ServeRequest& r, int budget) const;
+    // Blocks for r's rows [len, len + rows), taken from the pool, the full ones remembered in
+    // the prefix cache; false (nothing taken) when too few are free.
+    bool allocate(ServeRequest& r, int rows);
+    void schedule_running(ServeStep& st, std::vector<ServeChunk>& pass, int& budget);
+    void admit(ServeStep& st, std::vector<ServeChunk>& pass, int& budget);
     // Under a window: the blocks of `r` no later pass reads, back to the pool (-1 in its table).
     void let_go_outside_window(ServeRequest& r);
     void release(ServeRequest& r);
     void preempt(int id, ServeStep& st);
-    void count_use();
+    int context_limit() const;  // positions a request may reach (past the context under a window)
 
     const Model& model_;
     Backend& backend_;
     ServeConfig cfg_;
     std::unique_ptr<KvBlockPool> pool_;
+    BlockCache cache_;
     std::unique_ptr<BatchRunner> runner_;
     std::vector<ServeRequest> reqs_;
     std::vector<int> arriving_;  // ids not yet arrived, in the order submitted

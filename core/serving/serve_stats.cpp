@@ -1,7 +1,6 @@
 #include "core/serving/serve_stats.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace kvs {
 
@@ -12,21 +11,25 @@ double ServeStats::fragmentation_percent() const {
 
 void count_blocks(ServeStats& stats, std::span<const std::vector<int>* const> tables,
                   std::span<const int> lens) {
-    std::unordered_map<int, int> filled;  // block -> rows in it
+    // Each distinct block once, filled to the most rows any holder has in it.
+    std::vector<int> filled(stats.pool_blocks, -1);
+    int held = 0;
     for (std::size_t i = 0; i < tables.size(); ++i) {
         const std::vector<int>& t = *tables[i];
         for (std::size_t b = 0; b < t.size(); ++b) {
             if (t[b] < 0) continue;  // let go under a window
             const int rows = std::clamp(lens[i] - int(b) * stats.block_size, 0, stats.block_size);
-            int& f = filled[t[b]];
+            int& f = filled.at(t[b]);
+            if (f < 0) ++held;
             f = std::max(f, rows);
         }
     }
-    stats.peak_blocks = std::max(stats.peak_blocks, int(filled.size()));
-    for (const auto& [block, rows] : filled) {
-        stats.slots_allocated += stats.block_size;
-        stats.slots_filled += rows;
-    }
+    stats.peak_blocks = std::max(stats.peak_blocks, held);
+    for (int f : filled)
+        if (f >= 0) {
+            stats.slots_allocated += stats.block_size;
+            stats.slots_filled += f;
+        }
 }
 
 }  // namespace kvs

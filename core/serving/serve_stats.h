@@ -1,7 +1,8 @@
 #pragma once
 // What a serving run's KV cache cost, counted from the block tables step by step: the pool, its
-// peak use, the slots allocated but unused, the blocks shared through a common prefix, and what a
+// peak use, the slots allocated but unused, the blocks found in the prefix cache, and what a
 // contiguous cache per request (a context's rows reserved up front) would have held instead.
+#include <array>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -16,14 +17,21 @@ struct ServeStats {
     int peak_running = 0;           // most requests running at once
     // Summed over steps: rows the held blocks could take, and rows they hold.
     long long slots_allocated = 0, slots_filled = 0;
-    int shared_full_blocks = 0;     // full prefix blocks taken from another request
-    int shared_partial_blocks = 0;  // partly filled ones (copied before the first write)
-    int shared_rows = 0;            // prompt rows not computed again
-    int copies_on_write = 0;
+    // The prefix cache: blocks requests found in it at admission instead of computing them
+    // (each block counted once per admission that found it, a preempted request's again too),
+    // those blocks' rows, and cached blocks taken for other rows (evicted).
+    int cached_blocks_found = 0;
+    long long cached_rows = 0;
+    long long evictions = 0;
     int preemptions = 0;
-    int queued_requests = 0;  // requests that waited at least one step for a place or blocks
+    int queued_requests = 0;  // requests that waited at least one step
+    // Waiting, by reason (WaitReason: places, budget, blocks, preemption): a request counted once
+    // for each step it was still queued after that step's admissions.
+    std::array<long long, 4> waits{};
     int generated = 0;
-    double seconds = 0;  // summed step wall times (forward passes and sampling)
+    // Summed step wall times: each whole step, the scheduler's own work (admission, block
+    // tables, the prefix cache) with its forward pass and sampling.
+    double seconds = 0;
 
     // Unused slots of the held blocks, % of the slots allocated, over every step.
     double fragmentation_percent() const;

@@ -26,8 +26,9 @@ ServeShot serve_shot(const Scheduler& s) {
         shot.step = s.steps().back();
     else
         shot.step.index = -1;
-    const int bs = s.pool().block_size();
-    shot.blocks.resize(s.pool().n_blocks());
+    const int bs = s.blocks().block_size();
+    shot.blocks.resize(s.blocks().n_blocks());
+    for (int b = 0; b < s.blocks().n_blocks(); ++b) shot.blocks[b].cached = s.blocks().cached(b);
     const auto& pre = shot.step.preempted;
     for (const ServeRequest& r : s.requests()) {
         ServeRequestShot q;
@@ -35,7 +36,7 @@ ServeShot serve_shot(const Scheduler& s) {
         q.len = r.len;
         q.prompt_len = r.prompt_len;
         q.generated = r.generated();
-        q.shared_rows = r.shared_rows;
+        q.cached_rows = r.cached_rows;
         // A running request holds a runner slot; a finished one has its reason; the rest wait,
         // those whose blocks this step took back marked so, those whose arrival step is still
         // to come apart (before the first step, the ones arriving at step 0 wait in line).
@@ -58,9 +59,14 @@ ServeShot serve_shot(const Scheduler& s) {
         }
         shot.requests.push_back(std::move(q));
     }
-    for (const ServeBlockShot& b : shot.blocks) {
+    for (ServeBlockShot& b : shot.blocks) {
         if (!b.holders.empty()) ++shot.used_blocks;
-        if (b.holders.size() > 1) ++shot.shared_blocks;
+        if (b.holders.size() > 1) ++shot.multi_holder_blocks;
+        // A cached block no one holds keeps its rows: all of them, being a full block.
+        if (b.holders.empty() && b.cached) {
+            ++shot.cached_free_blocks;
+            b.rows = bs;
+        }
     }
     const int ctx = s.stats().context;
     shot.contiguous_blocks = shot.running * ((ctx + bs - 1) / bs);

@@ -15,11 +15,14 @@ enum class ServeState { NotArrived, Queued, Running, Finished, Preempted };
 // "not arrived", "queued", "running", "finished", "preempted"
 const char* serve_state_name(ServeState s);
 
-// One pool block after a step: the requests whose tables name it (several: a shared prefix block,
-// its reference count) and the rows written into it (the most any holder has in it).
+// One pool block after a step: the requests whose tables name it (several: a prefix block found
+// in the cache by later requests, its reference count) and the rows written into it (the most any
+// holder has in it). A block no request holds may still keep a prefix block in the cache,
+// waiting to be found again or taken for other rows (`cached`).
 struct ServeBlockShot {
     std::vector<int> holders;  // request ids, in request order
     int rows = 0;              // 0..block_size
+    bool cached = false;       // remembered in the prefix cache
 };
 
 struct ServeRequestShot {
@@ -27,7 +30,7 @@ struct ServeRequestShot {
     std::vector<int> table;                 // pool block per logical block; -1: let go (window)
     int len = 0;                            // K/V rows computed
     int prompt_len = 0, generated = 0;
-    int shared_rows = 0;  // prompt rows found in another request's blocks at its admission
+    int cached_rows = 0;  // rows found in the prefix cache at its first admission
 };
 
 // The pool and requests after step `step.index`.
@@ -35,8 +38,9 @@ struct ServeShot {
     ServeStep step;
     std::vector<ServeBlockShot> blocks;  // [pool blocks]
     std::vector<ServeRequestShot> requests;
-    int used_blocks = 0;    // blocks with a holder
-    int shared_blocks = 0;  // blocks with more than one holder
+    int used_blocks = 0;          // blocks with a holder
+    int multi_holder_blocks = 0;  // blocks with more than one holder now
+    int cached_free_blocks = 0;   // blocks with no holder that keep a prefix in the cache
     int running = 0;
     // Counted: what contiguous caches for the requests running now would reserve, a context
     // each, in blocks of the pool's size (rounded up).

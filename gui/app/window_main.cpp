@@ -441,7 +441,7 @@ int run(int argc, char** argv, Platform& platform) {
     ServeSetup& serve = app.serving().setup;
     serve.prompts_file = o.serve_prompts;
     serve.config.block_size = o.serve_block_size;
-    serve.config.prefix_sharing = o.serve_sharing;
+    serve.config.prefix_caching = o.serve_sharing;
 
     start_engine(o, ui, worker, spec, backend, explain.op_strip, serve);
     if (headless) return run_headless(o, ui, app, worker, window);

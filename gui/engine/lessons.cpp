@@ -25,8 +25,9 @@ void EngineWorker::publish_lesson(const std::vector<StepOutcome>* outcomes, int 
     r.batch = lesson_.last_batch();
     r.scale = lesson_.last_scale();
     r.gpu = lesson_.last_gpu();
-    const auto& serve = lesson_.last_serve();
+    const auto& serve = lesson_.shown_serve();
     r.serve = serve ? std::shared_ptr<const ServePlan>(serve, &serve->plan) : nullptr;
+    r.serve_steps = serve ? serve->run.shown_steps_run : 0;
     r.layer = f.highlight_layer;
     r.head = f.highlight_head;
     r.highlight_serial = highlight_serial_;

@@ -42,8 +42,11 @@ struct LessonRun {
     std::shared_ptr<const BatchTable> batch;   // the last @batch
     std::shared_ptr<const ScaleReport> scale;  // the last @scale
     std::shared_ptr<const GpuStepView> gpu;    // the last @gpu
-    // The last @serve's plan (one pointer per run of it): the window's Serving view runs it.
+    // The @serve the step names (ServePlan::shown; one pointer per run of it): the window's
+    // Serving view runs it, `serve_steps` steps at once (to the step whose tables the lesson
+    // printed).
     std::shared_ptr<const ServePlan> serve;
+    int serve_steps = 0;
     int layer = 0, head = 0;             // the last @highlight
     std::uint64_t highlight_serial = 0;  // bumped by each @highlight (a replay's last one counts)
     // The last @explain: layer, head and the query's token index (-1: the newest).
@@ -114,7 +117,7 @@ struct ServeSetup {
     static ServeConfig default_view_config() {
         ServeConfig c;
         c.block_size = 4;
-        c.batch_limit = 4;
+        c.max_num_seqs = 4;
         c.pool_blocks = 32;
         c.max_new_tokens = 16;
         return c;

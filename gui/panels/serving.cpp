@@ -1,10 +1,11 @@
 // The Serving view: many requests over one paged KV cache, step by step (the engine's serving
 // shots, core/serving/serve_trace.h; nothing here computes a value). At the left the block pool,
 // one cell a block, coloured by the request holding it, its filled rows solid; a block several
-// requests share is outlined with its reference count; under it the blocks held against what a
+// requests hold is outlined with its reference count; a free block still in the prefix cache,
+// waiting for a later request, grey with a dashed edge; under it the blocks held against what a
 // contiguous cache per request would reserve. At the right each request's state and block table
 // (logical block -> pool block), every request's state per step, and the batch's rows per step
-// (prefill chunks and decode rows of one forward pass).
+// (prefill chunks and decode rows of one forward pass, the prompt chunks a token budget left).
 #include "gui/panels/serving.h"
 
 #include <GLFW/glfw3.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "core/util/format.h"
@@ -48,19 +50,61 @@ const char* state_words(ServeState s) {
     return "";
 }
 
+// Why the requests still queued after a step wait, in a few words.
+const char* wait_words(WaitReason r) {
+    switch (r) {
+        case WaitReason::Places:
+            return tr(" (no place)");
+        case WaitReason::Budget:
+            return tr(" (budget spent)");
+        case WaitReason::Blocks:
+            return tr(" (no blocks)");
+        case WaitReason::Preemption:
+            return tr(" (a preempting step)");
+    }
+    return "";
+}
+
 int shown_shot(const ServeTrace& t, const ServingPanel& p) {
     const int n = static_cast<int>(t.shots.size());
     return p.view < 0 ? n - 1 : std::min(p.view, n - 1);
 }
 
+// A dashed rectangle: the edge of a free block still in the prefix cache.
+void dashed_rect(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 col, float dash, float t) {
+    const auto line = [&](ImVec2 a, ImVec2 b) {
+        const float len = std::hypot(b.x - a.x, b.y - a.y);
+        for (float s = 0; s < len; s += 2 * dash) {
+            const float e = std::min(len, s + dash);
+            dl->AddLine(ImVec2(a.x + (b.x - a.x) * s / len, a.y + (b.y - a.y) * s / len),
+                        ImVec2(a.x + (b.x - a.x) * e / len, a.y + (b.y - a.y) * e / len), col, t);
+        }
+    };
+    line(p0, ImVec2(p1.x, p0.y));
+    line(ImVec2(p1.x, p0.y), p1);
+    line(p1, ImVec2(p0.x, p1.y));
+    line(ImVec2(p0.x, p1.y), p0);
+}
+
 // A cell of the pool: its holders' colours side by side, the rows not written dimmed, the block's
-// number and, when shared, its outline (in the text colour) and reference count.
+// number and, when several hold it, its outline (in the text colour) and reference count; a free
+// block still in the prefix cache grey, its edge dashed.
 void draw_block(FrameContext& f, const ServeBlockShot& b, int index, int bs, ImVec2 a, float side) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float pad = std::max(1.0f, side * 0.06f);
     const ImVec2 p0(a.x + pad, a.y + pad), p1(a.x + side - pad, a.y + side - pad);
     dl->AddRectFilled(p0, p1, f.theme.panel_bg);
     const int k = static_cast<int>(b.holders.size());
+    if (k == 0 && b.cached) {
+        dl->AddRectFilled(p0, p1, f.theme.series_other);
+        dashed_rect(dl, p0, p1, ImGui::GetColorU32(ImGuiCol_Text), std::max(2.0f, side * 0.08f),
+                    std::max(1.0f, side * 0.04f));
+        const float small = f.font_px * 0.85f;
+        if (side >= small * 1.6f + 4)
+            put_text(ImVec2(p0.x + 3, p0.y + 2), IM_COL32(0, 0, 0, 255), std::to_string(index),
+                     small);
+        return;
+    }
     const float row_h = (p1.y - p0.y) / bs, w = (p1.x - p0.x) / std::max(1, k);
     for (int h = 0; h < k; ++h)
         for (int r = 0; r < bs; ++r)
@@ -99,9 +143,16 @@ void draw_pool(FrameContext& f, const ServeTrace& t, const ServeShot& s, const S
                 who += ' ';
                 who += std::to_string(h + 1);
             }
-            std::snprintf(b, sizeof b, tr("block %d: %d of %d rows written; held by requests:%s"),
-                          i, s.blocks[i].rows, t.config.block_size,
-                          who.empty() ? " -" : who.c_str());
+            if (who.empty() && s.blocks[i].cached)
+                std::snprintf(b, sizeof b,
+                              tr("block %d: no holder; its %d rows stay in the prefix cache until "
+                                 "a later request finds them or the pool takes the block (least "
+                                 "recently freed first)"),
+                              i, t.config.block_size);
+            else
+                std::snprintf(
+                    b, sizeof b, tr("block %d: %d of %d rows written; held by requests:%s"), i,
+                    s.blocks[i].rows, t.config.block_size, who.empty() ? " -" : who.c_str());
             ImGui::SetTooltip("%s", b);
         }
     }
@@ -125,11 +176,21 @@ float draw_memory(FrameContext& f, const ServeTrace& t, const ServeShot& s,
     char b[400];
     float y = L.memory.y;
     std::snprintf(
-        b, sizeof b, tr("Held now: %d blocks (%s), %d of them shared by several requests"),
-        s.used_blocks, format_bytes(s.used_blocks * block_bytes).c_str(), s.shared_blocks);
+        b, sizeof b, tr("Held now: %d blocks (%s), %d of them by several requests at once"),
+        s.used_blocks, format_bytes(s.used_blocks * block_bytes).c_str(), s.multi_holder_blocks);
     y += put_wrapped(ImVec2(L.memory.x, y), text, b, L.memory.w);
     bar(f, ImVec2(L.memory.x, y), L.memory.w, float(s.used_blocks) / most, f.theme.series[0]);
     y += L.line_h;
+    if (s.cached_free_blocks > 0) {
+        std::snprintf(b, sizeof b,
+                      tr("Free but cached: %d blocks keep their prefix rows for later requests "
+                         "(dashed)"),
+                      s.cached_free_blocks);
+        y += put_wrapped(ImVec2(L.memory.x, y), text, b, L.memory.w);
+        bar(f, ImVec2(L.memory.x, y), L.memory.w, float(s.cached_free_blocks) / most,
+            f.theme.series_other);
+        y += L.line_h;
+    }
     const int ctx_blocks = (t.context + bs - 1) / bs;
     std::snprintf(b, sizeof b,
                   tr("A contiguous cache per request would reserve %d running x %d rows = %d "
@@ -254,11 +315,29 @@ void draw_timeline(FrameContext& f, const ServeTrace& t, int shown, const Servin
     }
     // The batch: a bar a step, its height the rows of the pass.
     const ServeShot& s = *t.shots[shown];
-    char b[200];
-    if (shown > 0)
+    char b[400];
+    if (shown > 0) {
         std::snprintf(b, sizeof b, tr("Step %d's pass: %d prefill rows + %d decode rows"), shown,
                       s.step.prefill_rows, s.step.decode_rows);
-    else
+        // The prompts this pass computed only part of: the token budget left the rest.
+        char more[200];
+        if (s.step.partial_prompts > 0) {
+            std::snprintf(more, sizeof more,
+                          tr("; %d prompt chunks with more to come (token budget %d)"),
+                          s.step.partial_prompts, t.config.max_num_batched_tokens);
+            std::strncat(b, more, sizeof b - std::strlen(b) - 1);
+        }
+        if (s.step.cached_blocks_found > 0) {
+            std::snprintf(more, sizeof more, tr("; %d blocks found in the prefix cache"),
+                          s.step.cached_blocks_found);
+            std::strncat(b, more, sizeof b - std::strlen(b) - 1);
+        }
+        if (s.step.queued > 0) {
+            std::snprintf(more, sizeof more, tr("; %d queued%s"), s.step.queued,
+                          wait_words(s.step.waited_for));
+            std::strncat(b, more, sizeof b - std::strlen(b) - 1);
+        }
+    } else
         std::snprintf(b, sizeof b, "%s", tr("The batch's rows per step (no step run yet)"));
     put_text(ImVec2(L.batch.x, L.batch.y - L.line_h * 2), text, clipped(b, L.batch.w));
     // The key: a swatch and the words for each part of a bar.
@@ -290,7 +369,7 @@ void draw_timeline(FrameContext& f, const ServeTrace& t, int shown, const Servin
     put_text(ImVec2(c.x, base + 2), f.theme.muted_text, clipped(b, L.batch.w - (c.x - L.batch.x)));
 }
 
-// The controls: start again, the block size, prefix sharing; then what the step shown did.
+// The controls: start again, the block size, the prefix cache; then what the step shown did.
 void draw_controls(FrameContext& f, ServingPanel& p, const ServeTrace* t, int shown) {
     if (ImGui::Button(tr("Start again (R)"))) restart_serving(f, p);
     same_line_or_wrap(text_width(tr("block size"), f.font_px) + f.font_px * 8);
@@ -303,9 +382,8 @@ void draw_controls(FrameContext& f, ServingPanel& p, const ServeTrace* t, int sh
             restart_serving(f, p);
         }
     }
-    same_line_or_wrap(text_width(tr("prefix sharing"), f.font_px) + f.font_px * 2);
-    if (ImGui::Checkbox(tr("prefix sharing"), &p.setup.config.prefix_sharing))
-        restart_serving(f, p);
+    same_line_or_wrap(text_width(tr("prefix cache"), f.font_px) + f.font_px * 2);
+    if (ImGui::Checkbox(tr("prefix cache"), &p.setup.config.prefix_caching)) restart_serving(f, p);
     if (!t) return;
     char b[400];
     const ServeShot& s = *t->shots[shown];
@@ -313,7 +391,7 @@ void draw_controls(FrameContext& f, ServingPanel& p, const ServeTrace* t, int sh
         std::snprintf(b, sizeof b,
                       tr("Before the first step: %d requests wait in the queue (%d at most run "
                          "at once)."),
-                      static_cast<int>(t->prompts.size()), t->config.batch_limit);
+                      static_cast<int>(t->prompts.size()), t->config.max_num_seqs);
     } else {
         std::snprintf(b, sizeof b,
                       tr("Step %d of %d%s: %d joined the batch, %d finished, %d preempted, %d "
@@ -327,9 +405,9 @@ void draw_controls(FrameContext& f, ServingPanel& p, const ServeTrace* t, int sh
     ImGui::TextWrapped("%s", b);
     ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
     ImGui::TextWrapped(
-        "%s", tr("Grid: a cell a block, coloured by the request holding it, its written rows "
-                 "solid; a shared prefix block is outlined with its reference count (x2). Right "
-                 "or Space: next step; [ or Shift+Left: back; V: close."));
+        "%s", tr("Grid: a cell a block, in its holder's colour, written rows solid; outlined "
+                 "(x2): held by several; grey, dashed: free, still cached. Right or Space: next "
+                 "step; [ or Shift+Left: back; V: close."));
     ImGui::PopStyleColor();
 }
 
@@ -358,7 +436,11 @@ void follow_lesson_serve(FrameContext& f, ServingPanel& p, bool lesson_open, boo
         p.setup = p.own;
         show = false;
     }
-    if (f.snap.model && !f.snap.replay) restart_serving(f, p);
+    if (f.snap.model && !f.snap.replay) {
+        restart_serving(f, p);
+        // On to the step whose block tables the lesson printed.
+        if (plan && run.serve_steps > 0) f.worker.serve_step(run.serve_steps);
+    }
 }
 
 bool serving_key(FrameContext& f, ServingPanel& p, int key, int mods) {
@@ -456,7 +538,13 @@ void draw_serving(FrameContext& f, ServingPanel& p) {
         r.shot = shown;
         r.shots = static_cast<int>(t->shots.size());
         r.used_blocks = s.used_blocks;
-        r.shared_blocks = s.shared_blocks;
+        r.multi_holder_blocks = s.multi_holder_blocks;
+        r.cached_free_blocks = s.cached_free_blocks;
+        r.cached_blocks_found = s.step.cached_blocks_found;
+        r.budget = t->config.max_num_batched_tokens;
+        r.prompt_chunks = s.step.partial_prompts;
+        for (const auto& q : s.requests)
+            r.let_go_entries += static_cast<int>(std::count(q.table.begin(), q.table.end(), -1));
         r.contiguous_blocks = s.contiguous_blocks;
         r.prefill_rows = s.step.prefill_rows;
         r.decode_rows = s.step.decode_rows;

@@ -165,7 +165,7 @@ std::vector<cmdline::OptionSpec> window_options() {
          .value_name = "N",
          .help = "the Serving view's rows per block (4; opens the view)",
          .value = whole_in(1, 4096)},
-        {"no-serve-sharing", "", "the Serving view without prefix sharing (opens the view)"},
+        {"no-serve-sharing", "", "the Serving view without the prefix cache (opens the view)"},
         {.name = "serve-steps",
          .value_name = "N",
          .help = "the Serving view's scheduler steps run at the start (opens the view)",

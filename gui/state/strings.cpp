@@ -23,8 +23,14 @@ const std::vector<UiString>& ui_strings() {
         {"Block pool: %d blocks of %d rows", "块池：%d 个块，每块 %d 行"},
         {"block %d: %d of %d rows written; held by requests:%s",
          "块 %d：已写入 %d 行（共 %d 行）；持有它的请求：%s"},
-        {"Held now: %d blocks (%s), %d of them shared by several requests",
-         "当前占用：%d 个块（%s），其中 %d 个由多个请求共享"},
+        {"block %d: no holder; its %d rows stay in the prefix cache until a later request finds "
+         "them or the pool takes the block (least recently freed first)",
+         "块 %d：没有持有者；它的 %d 行留在前缀缓存里，直到后来的请求找到它们，或者池把这个块拿去"
+         "另作他用（最久没用的先被拿走）"},
+        {"Held now: %d blocks (%s), %d of them by several requests at once",
+         "当前占用：%d 个块（%s），其中 %d 个同时被多个请求持有"},
+        {"Free but cached: %d blocks keep their prefix rows for later requests (dashed)",
+         "空闲但仍在缓存中：%d 个块保留着前缀的行，等待后来的请求（虚线框）"},
         {"A contiguous cache per request would reserve %d running x %d rows = %d blocks (%s)",
          "若每个请求用连续缓存，将预留 %d 个运行中请求 × %d 行 = %d 个块（%s）"},
         {"Counted from the block tables after the step, not measured.",
@@ -38,23 +44,32 @@ const std::vector<UiString>& ui_strings() {
          "每一步的请求状态：空框表示排队，实心表示运行，红色表示被抢占，空白表示已完成或尚未到达"},
         {"Step %d's pass: %d prefill rows + %d decode rows",
          "第 %d 步的前向计算：%d 个预填充行加 %d 个解码行"},
+        {"; %d prompt chunks with more to come (token budget %d)",
+         "；其中 %d 段提示词还没算完（每步 token 预算 %d）"},
+        {"; %d blocks found in the prefix cache", "；在前缀缓存中找到 %d 个块"},
         {"The batch's rows per step (no step run yet)", "每一步批次中的行数（还没有运行任何一步）"},
         {"prefill rows", "预填充行"},
         {"decode rows", "解码行"},
         {"steps %d to %d", "第 %d 步到第 %d 步"},
         {"Start again (R)", "重新开始（R）"},
         {"block size", "块大小"},
-        {"prefix sharing", "共享前缀"},
+        {"prefix cache", "前缀缓存"},
         {"Before the first step: %d requests wait in the queue (%d at most run at once).",
          "第一步之前：%d 个请求在队列中等待（最多同时运行 %d 个）。"},
         {"Step %d of %d%s: %d joined the batch, %d finished, %d preempted, %d still queued.",
          "第 %d 步（共 %d 步）%s：%d 个请求加入批次，%d 个完成，%d 个被抢占，%d 个仍在排队。"},
+        {"; %d queued%s", "；%d 个在排队%s"},
+        {" (no place)", "（没有空位）"},
+        {" (budget spent)", "（预算用完）"},
+        {" (no blocks)", "（块不够）"},
+        {" (a preempting step)", "（本步有抢占）"},
         {" (every request has finished)", "，所有请求都已完成"},
-        {"Grid: a cell a block, coloured by the request holding it, its written rows solid; a "
-         "shared prefix block is outlined with its reference count (x2). Right or Space: next "
-         "step; [ or Shift+Left: back; V: close.",
-         "网格：每格是一个块，颜色表示持有它的请求，已写入的行是实心的；被共享的前缀块带描边，并标"
-         "出它的引用计数（如 x2）。右方向键或空格：下一步；[ 或 Shift+左方向键：后退；V：关闭。"},
+        {"Grid: a cell a block, in its holder's colour, written rows solid; outlined (x2): held "
+         "by several; grey, dashed: free, still cached. Right or Space: next step; [ or "
+         "Shift+Left: back; V: close.",
+         "网格：每格是一个块，颜色是持有者的，已写入的行是实心的；带描边（x2）：被多个请求持有；灰"
+         "色"
+         "虚线框：空闲但仍在缓存中。右方向键或空格：下一步；[ 或 Shift+左方向键：后退；V：关闭。"},
         {"A recorded run cannot serve requests.", "录制的运行不能处理服务请求。"},
         {"queueing the serving requests", "正在把服务请求放入队列"},
         {"The serving run could not start", "服务运行未能开始"},

@@ -121,7 +121,13 @@ struct ServingRecord {
     Rect grid;  // the cells: cols x cell wide
     float cell = 0;
     int shot = -1, shots = 0;  // the step shown (0: before the first) of those run
-    int used_blocks = 0, shared_blocks = 0, contiguous_blocks = 0;
+    int used_blocks = 0, contiguous_blocks = 0;
+    int multi_holder_blocks = 0;  // held by several requests now
+    int cached_free_blocks = 0;   // no holder, kept in the prefix cache
+    int cached_blocks_found = 0;  // found in the prefix cache at this step's admissions
+    int prompt_chunks = 0;        // prompts this step's pass computed part of
+    int budget = 0;               // the token budget (0: none)
+    int let_go_entries = 0;       // block table entries a window let go (drawn as dashes)
     int prefill_rows = 0, decode_rows = 0;
     std::vector<std::string> states;  // each request's, as serve_state_name says it
 };

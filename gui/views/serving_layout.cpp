@@ -18,7 +18,8 @@ ServingLayout place(const ServingInput& in, float fh, float min_cell) {
     const float left_w = std::floor((c.w - gap) * 0.5f), right_x = c.x + left_w + gap;
     const float right_w = c.w - left_w - gap;
     L.pool_title = {c.x, c.y, left_w, L.line_h};
-    // Under the grid: three lines of memory words and two bars, each a line high.
+    // Under the grid: three lines of memory words and two bars, each a line high (the cached
+    // blocks' line and bar, when there are any, below them: the view scrolls).
     const float memory_h = 5 * L.line_h + fh * 0.5f;
     const float grid_h = std::max(fh * 2, c.h - L.pool_title.h - memory_h - fh * 0.5f);
     const int n = std::max(1, in.blocks);

@@ -214,6 +214,25 @@ void CpuBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, Dev
                       head_dim, pool_.get(), scratch_, causal);
 }
 
+void CpuBackend::attention_rows(DeviceSpan out, DeviceSpan q, const float* const* k_rows,
+                                const float* const* v_rows, DeviceSpan probs, int T, int pos0,
+                                int n_heads, int n_kv_heads, int head_dim, bool causal) {
+    OpTimer timer(clock_, ticks_, times_.calls, Op::Attention, time_ops_, each());
+    float* p = probs.empty() ? nullptr : probs.data;
+    if (!reference_ops_)
+        return cpu::attention_rows(out.data, q.data, k_rows, v_rows, p, T, pos0, n_heads,
+                                   n_kv_heads, head_dim, pool_.get(), scratch_, causal);
+    // The plain loop reads contiguous rows: the listed ones copied into gathered_ first.
+    const std::size_t kv = std::size_t(n_kv_heads) * head_dim, n = std::size_t(pos0) + T;
+    gathered_.resize(2 * n * kv);
+    float *k = gathered_.data(), *v = k + n * kv;
+    for (std::size_t s = 0; s < n; ++s) {
+        std::memcpy(k + s * kv, k_rows[s], kv * sizeof(float));
+        std::memcpy(v + s * kv, v_rows[s], kv * sizeof(float));
+    }
+    ref::attention(out.data, q.data, k, v, p, T, pos0, n_heads, n_kv_heads, head_dim, causal);
+}
+
 void CpuBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::SwiGLU, time_ops_, each());
     if (reference_ops_)

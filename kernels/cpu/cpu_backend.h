@@ -73,6 +73,10 @@ class CpuBackend final : public Backend {
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                    DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads, int head_dim,
                    bool causal) override;
+    bool attends_rows_in_place() const override { return true; }
+    void attention_rows(DeviceSpan out, DeviceSpan q, const float* const* k_rows,
+                        const float* const* v_rows, DeviceSpan probs, int T, int pos0, int n_heads,
+                        int n_kv_heads, int head_dim, bool causal) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T, int dim,
                    float eps) override;
@@ -96,6 +100,7 @@ class CpuBackend final : public Backend {
     std::unique_ptr<cpu::ThreadPool> pool_;  // null for 1 thread
     std::vector<float> scratch_;             // attention rows, one per thread
     std::vector<float> dequantised_;         // reference ops on compact weights: one matrix
+    std::vector<float> gathered_;            // reference ops on listed K/V rows: [2, keys, kv_dim]
     cpu::RopeTable rope_;
     cpu::OpClock clock_;
     std::array<std::uint64_t, kOpCount> ticks_{};           // per op, since reset_op_times()

@@ -10,6 +10,10 @@
 // take the keys s % 4 = 0..3 in order (so consecutive keys do not wait on each other's
 // multiply-add). Rows are independent, so a batched prefill, a single decode row and a threaded
 // run give the same bits.
+//
+// The keys are either a contiguous cache's rows (a stride apart) or rows named one by one (a
+// paged cache read in place through its block table: attention_rows). Only the address of key s
+// differs; every sum is the same, so a paged cache gives the contiguous cache's bits.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -34,6 +38,22 @@ struct Shape {
     int blocks() const { return (head_dim + kLanes - 1) / kLanes; }  // kLanes-wide dim blocks
 };
 
+// Key s's K and V rows ([kv_dim] each): a contiguous cache's, `stride` floats apart.
+struct StridedKeys {
+    const float* k;
+    const float* v;
+    std::size_t stride;
+    const float* k_row(int s) const { return k + std::size_t(s) * stride; }
+    const float* v_row(int s) const { return v + std::size_t(s) * stride; }
+};
+// Key s's rows named one by one (k[s], v[s]): a paged cache's, wherever its blocks lie.
+struct ListedKeys {
+    const float* const* k;
+    const float* const* v;
+    const float* k_row(int s) const { return k[s]; }
+    const float* v_row(int s) const { return v[s]; }
+};
+
 float max_of(const float* a, int n) {
     Vec acc = splat(a[0]);
     int j = 0;
@@ -47,21 +67,24 @@ float max_of(const float* a, int n) {
     return mx;
 }
 
-// Eight keys' scores at once: lane sums of q * k[u] over the head's dimensions, reduced
-// together; per key the same arithmetic as dot(qh, k[u], head_dim).   k: 8 rows, stride kv_dim
-VEC_INLINE Vec8 eight_scores(const float* qh, const float* k, int kv_dim, int head_dim) {
+// Eight keys' scores at once: lane sums of q * k over the head's dimensions for keys s..s+7,
+// reduced together; per key the same arithmetic as dot(qh, k, head_dim). `head`: the head's
+// offset into a K row.
+template <class Keys>
+VEC_INLINE Vec8 eight_scores(const float* qh, const Keys& keys, int s, std::size_t head,
+                             int head_dim) {
+    const float* k[8];
+    for (int u = 0; u < 8; ++u) k[u] = keys.k_row(s + u) + head;
     Vec parts[8] = {};
     int i = 0;
     for (; i + kLanes <= head_dim; i += kLanes) {
         const Vec qv = load(qh + i);
-        for (int u = 0; u < 8; ++u)
-            parts[u] = qv * load(k + std::size_t(u) * kv_dim + i) + parts[u];
+        for (int u = 0; u < 8; ++u) parts[u] = qv * load(k[u] + i) + parts[u];
     }
     if (i < head_dim) {
         const int rest = head_dim - i;
         const Vec qv = load_partial(qh + i, rest);
-        for (int u = 0; u < 8; ++u)
-            parts[u] = qv * load_partial(k + std::size_t(u) * kv_dim + i, rest) + parts[u];
+        for (int u = 0; u < 8; ++u) parts[u] = qv * load_partial(k[u] + i, rest) + parts[u];
     }
     return sum_lanes8(parts);
 }
@@ -90,13 +113,13 @@ void softmax_row(float* att, int n) {
 }
 
 // acc[u] += att[s] * v[s] for keys s in [s0, s1) with s % 4 == u, over one kLanes-wide block
-// of a head (width floats of it; Partial when width < kLanes).   acc_mem: [4, kLanes], carried
-// between key blocks; v: rows with stride kv_dim
-template <bool Partial>
-void accumulate_values(float* acc_mem, const float* att, const float* v, int s0, int s1, int kv_dim,
-                       int width) {
+// of a head (width floats of it at `at` into a V row; Partial when width < kLanes).
+// acc_mem: [4, kLanes], carried between key blocks
+template <bool Partial, class Keys>
+void accumulate_values(float* acc_mem, const float* att, const Keys& keys, std::size_t at, int s0,
+                       int s1, int width) {
     auto v_at = [&](int key) __attribute__((always_inline)) {
-        const float* p = v + std::size_t(key) * kv_dim;
+        const float* p = keys.v_row(key) + at;
         return Partial ? load_partial(p, width) : load(p);
     };
     Vec acc[4];
@@ -111,12 +134,13 @@ void accumulate_values(float* acc_mem, const float* att, const float* v, int s0,
 // Query row t, heads [h0, h1) (whole kv groups), keys 0..n_keys-1.
 // q_row, out_row: [dim]; att: [h1 - h0, n_keys] scratch, left holding the probabilities;
 // acc: [h1 - h0, blocks, 4, kLanes] scratch.
-void row_heads(float* out_row, const float* q_row, const float* k_cache, const float* v_cache,
-               float* att, float* acc, int h0, int h1, int n_keys, const Shape& sh) {
+template <class Keys>
+void row_heads(float* out_row, const float* q_row, const Keys& keys, float* att, float* acc, int h0,
+               int h1, int n_keys, const Shape& sh) {
     const int key_block = std::max<int>(8, int(kBlockBytes / (sizeof(float) * sh.kv_dim)) / 8 * 8);
     const float sqrt_d = std::sqrt(static_cast<float>(sh.head_dim));  // scores are q.k / sqrt_d
-    auto k_of = [&](int h) { return k_cache + std::size_t(h / sh.kv_mul) * sh.head_dim; };
-    auto v_of = [&](int h) { return v_cache + std::size_t(h / sh.kv_mul) * sh.head_dim; };
+    // Head h's floats within a K or V row: its kv head's.
+    auto head_of = [&](int h) { return std::size_t(h / sh.kv_mul) * sh.head_dim; };
     auto att_of = [&](int h) { return att + std::size_t(h - h0) * n_keys; };
 
     // Scores: eight keys at a time, every head over one key block before the next block.
@@ -126,19 +150,16 @@ void row_heads(float* out_row, const float* q_row, const float* k_cache, const f
         const int b1 = std::min(n8, b0 + key_block);
         for (int h = h0; h < h1; ++h) {
             const float* qh = q_row + h * sh.head_dim;
-            const float* kh = k_of(h);
+            const std::size_t head = head_of(h);
             float* ah = att_of(h);
             for (int s = b0; s < b1; s += 8)
-                store8(ah + s,
-                       eight_scores(qh, kh + std::size_t(s) * sh.kv_dim, sh.kv_dim, sh.head_dim) /
-                           sqrt_d8);
+                store8(ah + s, eight_scores(qh, keys, s, head, sh.head_dim) / sqrt_d8);
         }
     }
     for (int h = h0; h < h1; ++h)
         for (int s = n8; s < n_keys; ++s)
             att_of(h)[s] =
-                dot(q_row + h * sh.head_dim, k_of(h) + std::size_t(s) * sh.kv_dim, sh.head_dim) /
-                sqrt_d;
+                dot(q_row + h * sh.head_dim, keys.k_row(s) + head_of(h), sh.head_dim) / sqrt_d;
 
     for (int h = h0; h < h1; ++h) softmax_row(att_of(h), n_keys);
 
@@ -152,11 +173,11 @@ void row_heads(float* out_row, const float* q_row, const float* k_cache, const f
             for (int ib = 0; ib < blocks; ++ib) {
                 const int i = ib * kLanes, width = std::min(kLanes, sh.head_dim - i);
                 if (width == kLanes)
-                    accumulate_values<false>(acc_of(h, ib), att_of(h), v_of(h) + i, b0, b1,
-                                             sh.kv_dim, width);
+                    accumulate_values<false>(acc_of(h, ib), att_of(h), keys, head_of(h) + i, b0, b1,
+                                             width);
                 else
-                    accumulate_values<true>(acc_of(h, ib), att_of(h), v_of(h) + i, b0, b1,
-                                            sh.kv_dim, width);
+                    accumulate_values<true>(acc_of(h, ib), att_of(h), keys, head_of(h) + i, b0, b1,
+                                            width);
             }
     }
     for (int h = h0; h < h1; ++h)
@@ -169,11 +190,11 @@ void row_heads(float* out_row, const float* q_row, const float* k_cache, const f
         }
 }
 
-}  // namespace
-
-void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
-               int T, int pos0, int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
-               std::vector<float>& scratch, bool causal) {
+// Every query row over `keys` (attention's and attention_rows' shared body).
+template <class Keys>
+void attend_rows(float* out, const float* q, const Keys& keys, float* probs, int T, int pos0,
+                 int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
+                 std::vector<float>& scratch, bool causal) {
     const Shape sh{n_heads,
                    n_kv_heads,
                    head_dim,
@@ -203,8 +224,8 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
         const int h0 = g0 * sh.kv_mul, h1 = g1 * sh.kv_mul;
         float* att = mine;
         float* acc = mine + att_floats;
-        row_heads(out + std::size_t(t) * sh.dim, q + std::size_t(t) * sh.dim, k_cache, v_cache, att,
-                  acc, h0, h1, visible, sh);
+        row_heads(out + std::size_t(t) * sh.dim, q + std::size_t(t) * sh.dim, keys, att, acc, h0,
+                  h1, visible, sh);
         if (probs)
             for (int h = h0; h < h1; ++h) {
                 float* p = probs + (std::size_t(h) * T + t) * n_keys;
@@ -217,6 +238,23 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
         return;
     }
     pool->run(items, [&](int item, int slot) { run(item, scratch.data() + slot * per_worker); });
+}
+
+}  // namespace
+
+void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
+               int T, int pos0, int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
+               std::vector<float>& scratch, bool causal) {
+    const StridedKeys keys{k_cache, v_cache, std::size_t(n_kv_heads) * head_dim};
+    attend_rows(out, q, keys, probs, T, pos0, n_heads, n_kv_heads, head_dim, pool, scratch, causal);
+}
+
+void attention_rows(float* out, const float* q, const float* const* k_rows,
+                    const float* const* v_rows, float* probs, int T, int pos0, int n_heads,
+                    int n_kv_heads, int head_dim, ThreadPool* pool, std::vector<float>& scratch,
+                    bool causal) {
+    const ListedKeys keys{k_rows, v_rows};
+    attend_rows(out, q, keys, probs, T, pos0, n_heads, n_kv_heads, head_dim, pool, scratch, causal);
 }
 
 }  // namespace kvs::cpu::KVS_ISA_NS

@@ -25,7 +25,10 @@
 //    at the core's full read bandwidth and eight interleaved rows at about 70% of it (measured on
 //    the 85M model's matrices: 27-28 GB/s row by row, 19-20 GB/s in 8-row tiles, 14-16 GB/s in 2-
 //    and 4-row tiles; docs/bench/cpu-perf-quiet-2cpu.txt), on the paths with FMA. A matrix in
-//    cache keeps the tiles, whose eight independent sums hide the FMA latency.
+//    cache keeps the tiles, whose eight independent sums hide the FMA latency. A few tokens
+//    against such a matrix go in tiles (the weights read once for all of them), and each tile's
+//    first pass fetches the next tile's rows as one sequential stream (8 tokens of the 85M model:
+//    24.0-25.5 ms against 26.2-27.5 for its matmuls, three interleaved pairs, a shared machine).
 // Every element is the same lane sum in the same order whatever the tile, block, T or thread
 // count, so batched and single-token passes agree bit for bit. The weights may be compact (F16,
 // BF16, Q8_0, Q4_0, K-quants: weight_rows.h): they are widened to float32 as they are loaded, and
@@ -127,8 +130,11 @@ VEC_INLINE void store_tile(float* out, int d, int i0, int t0, const Vec (&acc)[C
 // out[t0 + c, i0 + r] for c < C, r < R.   x: [T, n], w: [d, n] read through W (weight_rows.h),
 // out: [T, d]. The weight rows are read a step at a time (kLanes values, or one Q8_0 block),
 // and each lane's sum takes its elements in increasing j whatever the step or the tile.
+// `next`: float32 rows to fetch into the caches meanwhile (the next tile's R rows from memory,
+// as one sequential stream), or null.
 template <class W, int R, int C>
-VEC_INLINE void tile(float* out, const float* x, const W& w, int n, int d, int i0, int t0) {
+VEC_INLINE void tile(float* out, const float* x, const W& w, int n, int d, int i0, int t0,
+                     const float* next = nullptr) {
     Vec acc[C][R];  // zeroed one by one: `= {}` on the array compiles to a rep stos on the stack
     for (int c = 0; c < C; ++c)
         for (int r = 0; r < R; ++r) acc[c][r] = Vec{};
@@ -137,14 +143,22 @@ VEC_INLINE void tile(float* out, const float* x, const W& w, int n, int d, int i
     for (int r = 0; r < R; ++r) wr[r] = w.row(i0 + r);
     for (int c = 0; c < C; ++c) xr[c] = x + std::size_t(t0 + c) * n;
     int j = 0;
+    // Unrolled whole, so that the R x C sums stay in registers (a tile of 8 columns otherwise
+    // spills them, at a third of the speed).
+#pragma GCC unroll 32
     for (; j + W::kStep <= n; j += W::kStep) {
         typename W::Block blk[R];
         for (int r = 0; r < R; ++r) blk[r] = w.block(wr[r], j);
+        if (next)  // R cache lines a step, the next rows' R x n floats by the tile's end
+            for (int r = 0; r < R; ++r) __builtin_prefetch(next + (j / kLanes * R + r) * kLanes);
         for (int s = j; s < j + W::kStep; s += kLanes) {
             Vec xv[C];
+#pragma GCC unroll 16
             for (int c = 0; c < C; ++c) xv[c] = load(xr[c] + s);
+#pragma GCC unroll 16
             for (int r = 0; r < R; ++r) {
                 const Vec wv = w.lanes(wr[r], blk[r], s);
+#pragma GCC unroll 16
                 for (int c = 0; c < C; ++c) acc[c][r] = wv * xv[c] + acc[c][r];
             }
         }
@@ -160,10 +174,11 @@ VEC_INLINE void tile(float* out, const float* x, const W& w, int n, int d, int i
 
 // The last count < C tokens of a block against R rows: one tile of that many columns.
 template <class W, int R, int C>
-void tile_rest(float* out, const float* x, const W& w, int n, int d, int i0, int t0, int count) {
+void tile_rest(float* out, const float* x, const W& w, int n, int d, int i0, int t0, int count,
+               const float* next = nullptr) {
     if constexpr (C > 1) {
-        if (count == C - 1) return tile<W, R, C - 1>(out, x, w, n, d, i0, t0);
-        return tile_rest<W, R, C - 1>(out, x, w, n, d, i0, t0, count);
+        if (count == C - 1) return tile<W, R, C - 1>(out, x, w, n, d, i0, t0, next);
+        return tile_rest<W, R, C - 1>(out, x, w, n, d, i0, t0, count, next);
     }
 }
 
@@ -279,18 +294,60 @@ void rows(float* out, const float* x, const W& w, int n, int d, int i_begin, int
             return;
         }
     }
+    // A float32 matrix from memory: the first tile of each R rows fetches the next R rows.
+    const bool fetch = std::is_same_v<W, F32Rows> && double(n) * d >= kStreamWeights;
     const auto sweep = [&]<int R, int C>() {  // R-row tiles over the tokens, C at a time
         int i = i_begin;
         for (; i + R <= i_end; i += R) {
             int t = t_begin;
-            for (; t + C <= t_end; t += C) tile<W, R, C>(out, x, w, n, d, i, t);
-            if (t < t_end) tile_rest<W, R, C>(out, x, w, n, d, i, t, t_end - t);
+            const float* next = nullptr;
+            if constexpr (std::is_same_v<W, F32Rows>)
+                if (fetch && i + 2 * R <= i_end) next = w.row(i + R);
+            // C + 2 tokens left: two tiles of C - 2 and 4 instead of a full one and a thin one
+            // (8 tokens in 6-wide tiles: 4 + 4, not 6 + 2: a default-model step's matmuls in
+            // 85-89 us against 124-125, thread CPU time, a shared machine).
+            for (; t + C <= t_end; t += C, next = nullptr) {
+                if (C >= 6 && t_end - t == C + 2) break;
+                tile<W, R, C>(out, x, w, n, d, i, t, next);
+            }
+            if constexpr (C >= 6)
+                if (t_end - t > C) {
+                    tile<W, R, C - 2>(out, x, w, n, d, i, t, next);
+                    t += C - 2;
+                    next = nullptr;
+                }
+            if (t < t_end) tile_rest<W, R, C>(out, x, w, n, d, i, t, t_end - t, next);
         }
         for (; i < i_end; ++i)  // the last rows (d % R), one dot at a time
             for (int t = t_begin; t < t_end; ++t)
                 out[std::size_t(t) * d + i] = dot_row(w, i, x + std::size_t(t) * n, n);
     };
-    if (t_end - t_begin >= kTileCols)
+    // 2 to 8 tokens against a float32 matrix from memory, on the 16-lane path: every token in one
+    // tile of 3 weight rows (three streams from memory; each weight read once for all the
+    // tokens): 8 tokens of the 85M model in 18.5 ms against 23.9 in 4 x 4 tiles, 2 tokens in 10.8
+    // against 15.9, one thread, interleaved on a shared machine.
+    if constexpr (kLanes == 16 && std::is_same_v<W, F32Rows>) {
+        if (kOneStream && fetch && t_end - t_begin >= 2 && t_end - t_begin <= 8) {
+            switch (t_end - t_begin) {
+                case 2:
+                    return sweep.template operator()<3, 2>();
+                case 3:
+                    return sweep.template operator()<3, 3>();
+                case 4:
+                    return sweep.template operator()<3, 4>();
+                case 5:
+                    return sweep.template operator()<3, 5>();
+                case 6:
+                    return sweep.template operator()<3, 6>();
+                case 7:
+                    return sweep.template operator()<3, 7>();
+                default:
+                    return sweep.template operator()<3, 8>();
+            }
+        }
+    }
+    // 4 or 5 tokens too in the wide tile (a 4 x 4 tile, not two 8 x 2).
+    if (t_end - t_begin >= std::min(kTileCols, 4))
         sweep.template operator()<kTileRows, kTileCols>();
     else
         sweep.template operator()<kRows, kCols>();

@@ -86,6 +86,14 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
                                head_dim, pool, scratch, causal);
 }
 
+void attention_rows(float* out, const float* q, const float* const* k_rows,
+                    const float* const* v_rows, float* probs, int T, int pos0, int n_heads,
+                    int n_kv_heads, int head_dim, ThreadPool* pool, std::vector<float>& scratch,
+                    bool causal) {
+    active_kernels().attention_rows(out, q, k_rows, v_rows, probs, T, pos0, n_heads, n_kv_heads,
+                                    head_dim, pool, scratch, causal);
+}
+
 void rmsnorm(float* out, const float* x, const float* w, int T, int dim, float eps) {
     active_kernels().rmsnorm(out, x, w, T, dim, eps);
 }

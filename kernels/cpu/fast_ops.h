@@ -32,6 +32,13 @@ void matmul_compact(float* out, const float* x, GgmlType type, const unsigned ch
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache, float* probs,
                int T, int pos0, int n_heads, int n_kv_heads, int head_dim, ThreadPool* pool,
                std::vector<float>& scratch, bool causal);
+// The same over keys named one by one: key s (s < pos0 + T) has its K row at k_rows[s] and its V
+// row at v_rows[s], [n_kv_heads * head_dim] each (a paged cache read in place). The same sums in
+// the same order as attention() over those rows laid out contiguously, so the same bits.
+void attention_rows(float* out, const float* q, const float* const* k_rows,
+                    const float* const* v_rows, float* probs, int T, int pos0, int n_heads,
+                    int n_kv_heads, int head_dim, ThreadPool* pool, std::vector<float>& scratch,
+                    bool causal);
 
 // out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w         out, x: [T, dim], w: [dim]
 // (the squares summed in double, as ggml's rms_norm sums them: vec_math.h's sum_squares)

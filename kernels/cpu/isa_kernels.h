@@ -20,6 +20,7 @@ struct Kernels {
     decltype(&kvs::cpu::matmul) matmul;
     decltype(&kvs::cpu::matmul_compact) matmul_compact;
     decltype(&kvs::cpu::attention) attention;
+    decltype(&kvs::cpu::attention_rows) attention_rows;
     decltype(&kvs::cpu::rmsnorm) rmsnorm;
     decltype(&kvs::cpu::swiglu) swiglu;
     decltype(&kvs::cpu::add) add;
@@ -41,6 +42,7 @@ namespace KVS_ISA_NS {
 decltype(kvs::cpu::matmul) matmul;
 decltype(kvs::cpu::matmul_compact) matmul_compact;
 decltype(kvs::cpu::attention) attention;
+decltype(kvs::cpu::attention_rows) attention_rows;
 decltype(kvs::cpu::rmsnorm) rmsnorm;
 decltype(kvs::cpu::swiglu) swiglu;
 decltype(kvs::cpu::add) add;

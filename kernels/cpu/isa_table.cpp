@@ -5,7 +5,8 @@
 namespace kvs::cpu::KVS_ISA_NS {
 
 extern const Kernels table;
-const Kernels table = {Isa::KVS_ISA_NS, kLanes,  &matmul, &matmul_compact, &attention,
-                       &rmsnorm,        &swiglu, &add,    &fma_chains,     &read_stream};
+const Kernels table = {
+    Isa::KVS_ISA_NS, kLanes,  &matmul, &matmul_compact, &attention,  &attention_rows,
+    &rmsnorm,        &swiglu, &add,    &fma_chains,     &read_stream};
 
 }  // namespace kvs::cpu::KVS_ISA_NS
