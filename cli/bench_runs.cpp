@@ -92,6 +92,7 @@ MeasureRunner::MeasureRunner(Measure m, const RunSetup& setup) : measure_(m) {
     cfg.capture.attention = setup.trace;
     cfg.capture.kv_rows = setup.trace;
     cfg.capture.vectors = setup.trace;
+    cfg.capture.projections = setup.trace;
     cfg.keep_logits = setup.trace;
     cfg.mode = m == Measure::DecodeUncached ? CacheMode::Uncached : CacheMode::Cached;
     cfg.prefill_token_by_token = m == Measure::PrefillByToken;

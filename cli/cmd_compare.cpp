@@ -48,6 +48,7 @@ int cmd_compare(int argc, char** argv) {
     cfg.capture.attention = out.wants_attention();
     cfg.capture.kv_rows = out.wants_everything();
     cfg.capture.vectors = out.wants_everything();
+    cfg.capture.projections = out.wants_everything();
     cfg.capture.op_log = out.wants_ops();
     cfg.keep_logits = true;  // the logit difference between the sessions
     Workbench workbench(*o.backend.backend, cfg);

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/explain_stages.h"
 #include "core/model/toy_model.h"
 #include "core/session/attention_explain.h"
+#include "core/session/projection_explain.h"
+#include "core/session/step_map.h"
 #include "core/session/step_rows.h"
 #include "core/session/workbench.h"
 #include "core/util/error.h"
@@ -106,8 +109,16 @@ void print_text(const AttentionExplain& e, const Model& m, const std::vector<int
     std::printf("%s\n", kNumberingWords);
 }
 
+// The stages around the row (cli/explain_stages.h): where q, k and v came from, the map of the
+// step, the next token's sampling.
+struct AroundTheRow {
+    std::optional<ProjectionExplain> projection;
+    std::string projection_missing;
+    StepMap map;
+};
+
 void print_json(const AttentionExplain& e, const std::optional<AttentionBlock>& b, const Model& m,
-                const std::vector<int>& seq, const StepRecord& r) {
+                const std::vector<int>& seq, const StepRecord& r, const AroundTheRow& around) {
     JsonWriter j(std::cout);
     j.begin_object();
     j.field("kvscope_explain", 1).field("model", m.name());
@@ -198,6 +209,9 @@ void print_json(const AttentionExplain& e, const std::optional<AttentionBlock>& 
         j.key("empty_rows").ints(std::vector<int>(b->empty_row.begin(), b->empty_row.end()));
         j.end_object();
     }
+    write_projection_json(j, around.projection, around.projection_missing, m);
+    write_map_json(j, around.map);
+    write_sampling_json(j, r, m);
     j.end_object();
     std::cout << '\n';
 }
@@ -231,7 +245,15 @@ std::vector<OptionSpec> explain_options() {
          {"row", "P|TOKEN",
           "the query row, named by its position (from 1): a number, the token's text, "
           "or last (default: the step's newest row)"},
+         OptionSpec{.name = "show",
+                    .value_name = "PART",
+                    .help = "attention (default): the row; projection: where its q, k and v "
+                            "came from;\nmap: the step through every layer, with and without "
+                            "the cache;\nsampling: the next token's distribution, stage by "
+                            "stage (--json has all)",
+                    .value = cmdline::one_of({"attention", "projection", "map", "sampling"})},
          {"json", "", "print JSON instead of text"}});
+    for (auto& o : cmdline::sampler_options()) specs.push_back(o);
     for (auto o : cmdline::cache_options(false)) {
         if (o.name == "cache") {
             o.help =
@@ -256,6 +278,7 @@ int cmd_explain(int argc, char** argv) {
         return 0;
     }
     const CacheView cache = cmdline::cache_from(a, CacheView::On);  // the rule's: not compare
+    const std::string show = a.checked("show", "attention");
     const std::optional<std::string> given = cmdline::prompt_from(a);
     Opened o = open_from(a);
     std::shared_ptr<const Model> model = std::move(o.model);
@@ -281,6 +304,8 @@ int cmd_explain(int argc, char** argv) {
     cfg.max_new_tokens = step + 1;
     cfg.stop_at_end_token = false;  // the step asked for is reached even past an end token
     cfg.keep_every_query_row = true;
+    cfg.sampler = cmdline::sampler_from(a);
+    cfg.capture.projections = true;  // where q, k and v came from (--show projection, --json)
     Workbench bench(*o.backend.backend, cfg);
     bench.set_view(cache);
     if (const std::string refused = bench.open(model, prompt); !refused.empty())
@@ -313,8 +338,20 @@ int cmd_explain(int argc, char** argv) {
     const auto e = explain_query(s.trace(), c, step, layer, head, index, &why);
     if (!e) throw Error("explain: --row " + std::to_string(position_of_index(index)) + ": " + why);
     const auto b = explain_attention_block(s.trace(), c, step, layer, head, nullptr);
+    AroundTheRow around;
+    around.projection = explain_projection_query(s.trace(), c, step, layer, head, index,
+                                                 &around.projection_missing);
+    around.map = step_map(r, c.n_layers);
     if (a.has("json"))
-        print_json(*e, b, m, seq, r);
+        print_json(*e, b, m, seq, r, around);
+    else if (show == "projection") {
+        if (!around.projection)
+            throw Error("explain: --show projection: " + around.projection_missing);
+        print_projection_text(*around.projection, m, seq);
+    } else if (show == "map")
+        print_map_text(around.map, seq, m);
+    else if (show == "sampling")
+        print_sampling_text(r, m);
     else
         print_text(*e, m, seq, r);
     return 0;

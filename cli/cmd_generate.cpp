@@ -114,6 +114,7 @@ int cmd_generate(int argc, char** argv) {
     cfg.capture.attention = out.wants_attention();
     cfg.capture.kv_rows = out.wants_everything();
     cfg.capture.vectors = out.wants_everything();
+    cfg.capture.projections = out.wants_everything();
     cfg.capture.op_log = out.wants_ops() || op_times;
     cfg.capture.time_each_op = op_times;
     cfg.keep_logits = out.wants_everything();

@@ -14,7 +14,7 @@ namespace kvs::cmdline {
 
 // What an option's value must be, stated once with the option: the typed readers below check a
 // given value against it, and the window's settings file reads its saved values through the same
-// rule (gui/settings.h), so a value one refuses the other refuses too.
+// rule (gui/state/settings.h), so a value one refuses the other refuses too.
 struct ValueRule {
     enum class Kind {
         Text,       // any text

@@ -1,14 +1,14 @@
-// kvscope on the desktop: the window's program (gui/window_main.h) with a frame loop that sleeps
-// until something happens, and dropped files opened as models.
+// kvscope on the desktop: the window's program (gui/app/window_main.h) with a frame loop that
+// sleeps until something happens, and dropped files opened as models.
 #include <GLFW/glfw3.h>
 
-#include "gui/app.h"
-#include "gui/dropped_paths.h"
-#include "gui/engine_worker.h"
-#include "gui/gl_window.h"
-#include "gui/panels.h"
-#include "gui/platform.h"
-#include "gui/window_main.h"
+#include "gui/actions/open_model.h"
+#include "gui/app/app.h"
+#include "gui/app/gl_window.h"
+#include "gui/app/platform.h"
+#include "gui/app/window_main.h"
+#include "gui/engine/engine_worker.h"
+#include "gui/state/dropped_paths.h"
 
 namespace {
 using namespace kvs::gui;

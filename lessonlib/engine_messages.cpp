@@ -22,11 +22,11 @@ const std::vector<MessageForm>& engine_message_forms() {
         {"%s; --threads %s applies to the CPU backend only", "%s；--threads %s 只对 CPU 后端有效"},
         {"--backend cuda: no usable CUDA device (%s)",
          "--backend cuda：没有可用的 CUDA 设备（%s）"},
-        // gui/engine_worker.cpp: opening a model, a fallback, a failure.
+        // gui/engine/sessions.cpp: opening a model, a fallback, a failure.
         {"%s; showing %s instead", "%s；改为显示 %s"},
         {"%s (still showing the recorded run)", "%s（仍显示录制的运行）"},
         {"%s (still showing %s)", "%s（仍显示 %s）"},
-        // gui/engine_worker.cpp: a recorded run (a replay) cannot run.
+        // gui/engine/replay.cpp: a recorded run (a replay) cannot run.
         {"a recorded run shows the cache mode it was recorded in (open a model to switch it)",
          "录制的运行只显示录制时的缓存模式（要切换，请打开一个模型）"},
         {"a recorded run keeps its prompt (open a model to try another)",

@@ -2,7 +2,7 @@
 // The language a lesson's report is written in (the log under a step, `kvscope-cli lesson`):
 // English or Simplified Chinese. Each sentence is written in both at the place that builds it
 // (words() picks one), so a sentence and its translation are read and changed together; the
-// window's own words are gui/strings.h, which lessonlib cannot reach (layering).
+// window's own words are gui/state/strings.h, which lessonlib cannot reach (layering).
 #include <string>
 
 namespace kvs {

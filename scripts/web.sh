@@ -51,7 +51,7 @@ SRC
 fi
 
 # The Chinese font cut to the characters the window and the lessons use (web/cjk_glyphs.py: what
-# gui/fonts.cpp merges on the desktop): 5 MB whole. Debian's fontTools, under Debian's python.
+# gui/draw/fonts.cpp merges on the desktop): 5 MB whole. Debian's fontTools, under Debian's python.
 CJK="$BUILD/fonts/wqy-microhei-cut.ttf"
 mkdir -p "$BUILD/fonts"
 python3 "$KVS_ROOT/web/cjk_glyphs.py" "$IMGUI/imgui_draw.cpp" "$KVS_ROOT" >"$BUILD/fonts/unicodes.txt"

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The tree layers as DESIGN.md's "Rooms" says, read from its two order lines:
+# The tree layers as DESIGN.md's "Rooms" says, read from its three order lines:
 #   folders:    core → kernels lessonlib → ...     (groups of folders, lowest first)
 #   core rooms: util → files → ...                 (core/'s rooms, lowest first)
+#   gui rooms:  state engine → views → ...         (gui/'s rooms, groups lowest first)
 # Every #include of a folder in the order names its own folder or one in an earlier group (never
-# one beside it or after it, never tests/ or tools/); every #include in a room of core/ names its
-# own room or an earlier one; neither the folders, nor the rooms, nor the header files include one
-# another in a circle. Also: core/ is rooms (at most 4 files at its top, at least 4 rooms, each in
-# the order) linked only downward in CMake, knows no ImGui, GLFW or CUDA, and holds no lesson file;
-# the window's engine worker uses none of the window's words.
+# one beside it or after it, never tests/ or tools/); every #include in a room of core/ or gui/
+# names its own room or one in an earlier group; neither the folders, nor the rooms, nor the
+# header files include one another in a circle. Also: core/ (at most 4 files at its top) and gui/
+# (at most 6) are rooms (at least 4, each in the order), each room a library linked only to rooms
+# before it in CMake; core/ knows no ImGui, GLFW or CUDA and holds no lesson file; the window's
+# engine worker uses none of the window's words.
 set -uo pipefail
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
 design="$root/DESIGN.md"
@@ -16,41 +18,51 @@ cd "$root" || exit 1
 
 folders_line="$(grep -m1 '^folders:' "$design" | sed 's/^folders://')"
 rooms_line="$(grep -m1 '^core rooms:' "$design" | sed 's/^core rooms://')"
-if [ -z "$folders_line" ] || [ -z "$rooms_line" ]; then
-    echo "DESIGN.md: no 'folders:' or 'core rooms:' order line"
+gui_rooms_line="$(grep -m1 '^gui rooms:' "$design" | sed 's/^gui rooms://')"
+if [ -z "$folders_line" ] || [ -z "$rooms_line" ] || [ -z "$gui_rooms_line" ]; then
+    echo "DESIGN.md: no 'folders:', 'core rooms:' or 'gui rooms:' order line"
     exit 1
 fi
 # "a → b c → d" as lines "name rank".
 ranks() { printf '%s\n' "$1" | sed 's/→/\n/g' | awk 'NF { for (i = 1; i <= NF; i++) print $i, NR - 1 }'; }
 folder_ranks="$(ranks "$folders_line")"
 room_ranks="$(ranks "$rooms_line")"
-for list in "$folder_ranks" "$room_ranks"; do
+gui_room_ranks="$(ranks "$gui_rooms_line")"
+for list in "$folder_ranks" "$room_ranks" "$gui_room_ranks"; do
     dup="$(printf '%s\n' "$list" | awk '{print $1}' | sort | uniq -d)"
     [ -z "$dup" ] || { echo "DESIGN.md: $dup named twice in an order line"; fail=1; }
 done
 
-# core/ is rooms: each a folder named in the order, at least 4 of them, at most 4 files at its top.
-n_rooms=0
-while read -r room _; do
-    if [ -d "core/$room" ]; then n_rooms=$((n_rooms + 1)); else
-        echo "DESIGN.md names core room '$room', which is not a folder of core/"
-        fail=1
-    fi
-done <<<"$room_ranks"
-for d in core/*/; do
-    d="${d%/}"
-    if ! grep -q "^${d#core/} " <<<"$room_ranks"; then
-        echo "$d/ is not in DESIGN.md's core room order"
+# core/ and gui/ are rooms: each a folder named in the order, at least 4 of them, few files at
+# their top (core: 4, gui: 6).
+rooms_of() { [ "$1" = core ] && printf '%s\n' "$room_ranks" || printf '%s\n' "$gui_room_ranks"; }
+for top in core gui; do
+    ranks_here="$(rooms_of "$top")"
+    max_top=4
+    [ "$top" = gui ] && max_top=6
+    n=0
+    while read -r room _; do
+        if [ -d "$top/$room" ]; then n=$((n + 1)); else
+            echo "DESIGN.md names $top room '$room', which is not a folder of $top/"
+            fail=1
+        fi
+    done <<<"$ranks_here"
+    for d in "$top"/*/; do
+        d="${d%/}"
+        if ! grep -q "^${d#"$top"/} " <<<"$ranks_here"; then
+            echo "$d/ is not in DESIGN.md's $top room order"
+            fail=1
+        fi
+    done
+    [ "$n" -ge 4 ] || { echo "$top/ has $n rooms (at least 4 expected)"; fail=1; }
+    [ "$top" = core ] && n_rooms=$n || n_gui_rooms=$n
+    top_files="$(find "$top" -maxdepth 1 -type f | sort)"
+    if [ "$(printf '%s' "$top_files" | grep -c .)" -gt "$max_top" ]; then
+        echo "$top/ holds more than $max_top files at its top (they belong in its rooms):"
+        printf '%s\n' "$top_files"
         fail=1
     fi
 done
-[ "$n_rooms" -ge 4 ] || { echo "core/ has $n_rooms rooms (at least 4 expected)"; fail=1; }
-top_files="$(find core -maxdepth 1 -type f | sort)"
-if [ "$(printf '%s' "$top_files" | grep -c .)" -gt 4 ]; then
-    echo "core/ holds more than 4 files at its top (they belong in its rooms):"
-    printf '%s\n' "$top_files"
-    fail=1
-fi
 
 # Every #include of the ordered folders: "file:line:target".
 mapfile -t ordered < <(printf '%s\n' "$folder_ranks" | awk '{print $1}')
@@ -62,16 +74,17 @@ top_dirs="$(find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' -printf '%f\n')"
 
 # The layering rule, and the edges between folders/rooms ("unit") and between files for tsort.
 checked="$(printf '%s\n' "$includes" | awk -F: -v folder_ranks="$folder_ranks" \
-    -v room_ranks="$room_ranks" -v top_dirs="$top_dirs" '
+    -v room_ranks="$room_ranks" -v gui_room_ranks="$gui_room_ranks" -v top_dirs="$top_dirs" '
     BEGIN {
         n = split(folder_ranks, a, "\n"); for (i = 1; i <= n; i++) { split(a[i], f, " "); fr[f[1]] = f[2] }
-        n = split(room_ranks, a, "\n"); for (i = 1; i <= n; i++) { split(a[i], f, " "); rr[f[1]] = f[2] }
+        n = split(room_ranks, a, "\n"); for (i = 1; i <= n; i++) { split(a[i], f, " "); rr["core/" f[1]] = f[2] }
+        n = split(gui_room_ranks, a, "\n"); for (i = 1; i <= n; i++) { split(a[i], f, " "); rr["gui/" f[1]] = f[2] }
         n = split(top_dirs, a, "\n"); for (i = 1; i <= n; i++) dirs[a[i]] = 1
     }
-    # "core/<room>" for a file in a room of core/, else its top folder.
+    # "core/<room>" or "gui/<room>" for a file in a room of core/ or gui/, else its top folder.
     function unit(path,   p) {
         split(path, p, "/")
-        return (p[1] == "core" && p[3] != "") ? "core/" p[2] : p[1]
+        return ((p[1] == "core" || p[1] == "gui") && p[3] != "") ? p[1] "/" p[2] : p[1]
     }
     {
         src = $1; line = $2; dst = $3
@@ -90,14 +103,14 @@ checked="$(printf '%s\n' "$includes" | awk -F: -v folder_ranks="$folder_ranks" \
                     (fr[d[1]] == fr[s[1]] ? "beside" : "after") " " s[1] "/ in the folder order"
             next
         }
-        # Within core/: from one room (or the top of core/) to another.
-        if (us == "core") next  # an umbrella header at the top of core/ may include every room
-        if (ud == "core") { print "bad", src ":" line ": includes " dst ", which is in no room"; next }
-        rs = substr(us, 6); rd = substr(ud, 6)
-        if (!(rd in rr) || !(rs in rr)) next  # reported above: a folder not in the order
-        if (rr[rd] > rr[rs])
-            print "bad", src ":" line ": includes " dst ": room " rd " is after room " rs
-    }')"
+        # Within core/ or gui/: from one room (or the top) to another.
+        if (us == s[1]) next  # a file at the top (the umbrella header, main.cpp) may include every room
+        if (ud == s[1]) { print "bad", src ":" line ": includes " dst ", which is in no room"; next }
+        if (!(ud in rr) || !(us in rr)) next  # reported above: a folder not in the order
+        if (rr[ud] >= rr[us])
+            print "bad", src ":" line ": includes " dst ": room " ud " is " \
+                (rr[ud] == rr[us] ? "beside" : "after") " room " us
+    }')" || { echo "the include check could not run"; exit 1; }
 bad="$(printf '%s\n' "$checked" | sed -n 's/^bad //p')"
 if [ -n "$bad" ]; then
     printf '%s\n' "$bad"
@@ -140,19 +153,22 @@ if ! loop="$(printf '%s\n' "$unit_edges" | tsort 2>&1 >/dev/null)" || [ -n "$loo
 fi
 
 # CMake: a room links only rooms before it; nothing in core/ links a library above the engine.
-while read -r room rank; do
-    cm="core/$room/CMakeLists.txt"
-    [ -f "$cm" ] || { echo "$cm is missing: each room is its own library"; fail=1; continue; }
-    for dep in $(grep -A3 'target_link_libraries' "$cm" | grep -oE 'kvscope_core_[a-z0-9_]+' |
-        sed 's/^kvscope_core_//' | sort -u); do
-        [ "$dep" = "$room" ] && continue
-        dep_rank="$(printf '%s\n' "$room_ranks" | awk -v r="$dep" '$1 == r { print $2 }')"
-        if [ -z "$dep_rank" ] || [ "$dep_rank" -ge "$rank" ]; then
-            echo "$cm links kvscope_core_$dep, which is not a room before $room"
-            fail=1
-        fi
-    done
-done <<<"$room_ranks"
+for top in core gui; do
+    ranks_here="$(rooms_of "$top")"
+    while read -r room rank; do
+        cm="$top/$room/CMakeLists.txt"
+        [ -f "$cm" ] || { echo "$cm is missing: each room is its own library"; fail=1; continue; }
+        for dep in $(grep -A3 'target_link_libraries' "$cm" | grep -oE "kvscope_${top}_[a-z0-9_]+" |
+            sed "s/^kvscope_${top}_//" | sort -u); do
+            [ "$dep" = "$room" ] && continue
+            dep_rank="$(printf '%s\n' "$ranks_here" | awk -v r="$dep" '$1 == r { print $2 }')"
+            if [ -z "$dep_rank" ] || [ "$dep_rank" -ge "$rank" ]; then
+                echo "$cm links kvscope_${top}_$dep, which is not a room before $room"
+                fail=1
+            fi
+        done
+    done <<<"$ranks_here"
+done
 if grep -rnE 'kvscope_(lessons|kernels|gui|cmdline|cli)' --include=CMakeLists.txt core; then
     echo "core/ links a target above the engine (lines above)"
     fail=1
@@ -162,13 +178,13 @@ if grep -rnE '#include *[<"](imgui|GLFW|cuda)' core; then
     fail=1
 fi
 # The engine worker hands the window codes (EngineRequest), never the window's words.
-if grep -nE '#include *"gui/(strings|engine_words)\.h"|\btr(_later)?\(' gui/engine_worker.*; then
-    echo "gui/engine_worker uses the window's words (lines above): gui/engine_words.h says them"
+if grep -rnE '#include *"gui/(state/strings|views/engine_words)\.h"|\btr(_later)?\(' gui/engine; then
+    echo "gui/engine/ uses the window's words (lines above): gui/views/engine_words.h says them"
     fail=1
 fi
 if find core -type f | grep -iE 'lesson|sweep|scale'; then
     echo "core/ holds lesson-library files (above): they belong in lessonlib/"
     fail=1
 fi
-[ "$fail" = 0 ] && echo "the folders and core's $n_rooms rooms layer as DESIGN.md says"
+[ "$fail" = 0 ] && echo "the folders, core's $n_rooms rooms and gui's $n_gui_rooms rooms layer as DESIGN.md says"
 exit "$fail"

@@ -7,30 +7,15 @@
 # trailing return type) opens a function body unless it follows if/for/while/switch/catch; a body's
 # own lambdas and blocks count toward the function that holds them. Prints each long function as
 # FILE:LINE and exits 1.
-#
-# PENDING, the window's long functions, to be split with gui/'s rooms: each is allowed while it is
-# on this list and still long; once split, its line must go (a stale line fails too), and the list
-# ends empty.
 set -uo pipefail
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
 limit="${2:-150}"
-pending=(
-    "gui/app.cpp App::handle_keys"
-    "gui/panel_attention.cpp main_heatmap"
-    "gui/panel_attention.cpp draw_attention"
-    "gui/panel_inside_attention.cpp draw_at"
-    "gui/panel_lesson.cpp draw_lesson"
-    "gui/panel_time.cpp draw_time"
-    "gui/plot.cpp draw_plot"
-    "gui/stage_layout.cpp arrange"
-    "gui/window_main.cpp run"
-)
 folders=(core kernels lessonlib cmdline cli gui web)
 cd "$root" || exit 1
 mapfile -t files < <(find "${folders[@]}" -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' \
     -o -name '*.cuh' \) | sort)
 [ "${#files[@]}" -gt 0 ] || { echo "function_length: no C++ files under ${folders[*]}"; exit 1; }
-long="$(awk -v limit="$limit" '
+awk -v limit="$limit" '
 FNR == 1 { in_block = 0; depth = 0; body = -1; head = ""; head_line = 0 }
 {
     line = $0
@@ -83,7 +68,10 @@ FNR == 1 { in_block = 0; depth = 0; body = -1; head = ""; head_line = 0 }
             depth--
             if (body >= 0 && depth == body) {
                 len = FNR - start + 1
-                if (len > limit && name !~ /_strings$/) print FILENAME, start, name, len
+                if (len > limit && name !~ /_strings$/) {
+                    printf "%s:%d: %s is %d lines (at most %d)\n", FILENAME, start, name, len, limit
+                    bad = 1
+                }
                 body = -1
             }
             head = ""
@@ -98,19 +86,8 @@ FNR == 1 { in_block = 0; depth = 0; body = -1; head = ""; head_line = 0 }
     }
     if (head_line) head = head " "
 }
-' "${files[@]}")"
-status=0
-while read -r file line name len; do
-    [ -n "$file" ] || continue
-    if printf '%s\n' "${pending[@]}" | grep -qxF "$file $name"; then continue; fi
-    echo "$file:$line: $name is $len lines (at most $limit)"
-    status=1
-done <<<"$long"
-for p in "${pending[@]}"; do
-    if ! printf '%s\n' "$long" | awk '{ print $1, $3 }' | grep -qxF "$p"; then
-        echo "function_length: '$p' is no longer over $limit lines: take it off the pending list"
-        status=1
-    fi
-done
-[ "$status" -eq 0 ] && echo "function_length: every function in ${folders[*]} (${#files[@]} files) is at most $limit lines, but the ${#pending[@]} of gui/ pending"
+END { exit bad ? 1 : 0 }
+' "${files[@]}"
+status=$?
+[ "$status" -eq 0 ] && echo "function_length: every function in ${folders[*]} (${#files[@]} files) is at most $limit lines"
 exit "$status"

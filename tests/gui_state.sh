@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The window keeps no state in function statics: a panel's state between frames is a struct beside
-# the panel (gui/panel_*.h), owned by the App; what several places share is the UiState. This
+# the panel (gui/panels/*.h), owned by the App; what several places share is the UiState. This
 # fails on every function-local `static` in gui/ that is not `static const` or `static constexpr`
 # (immutable tables and names stay allowed).
 #
@@ -105,7 +105,7 @@ found="$(awk '
 ' "${files[@]}")"
 if [ -n "$found" ]; then
     printf '%s\n' "$found"
-    echo "state between frames belongs in the panel's struct (gui/panel_*.h, owned by the App) or in"
+    echo "state between frames belongs in the panel's struct (gui/panels/*.h, owned by the App) or in"
     echo "UiState when several places share it, not in a function static"
     exit 1
 fi

@@ -6,8 +6,6 @@
 #
 # ALLOWED (a file pattern and a name): the forward pass's activations keep run.c's RunState names
 # (x, q, k, v), so the pass reads beside run.c.
-# PENDING: the window's, to be renamed with gui/'s rooms; each entry is allowed while it is found
-# and fails once stale, so the list ends empty.
 set -uo pipefail
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
 allowed=(
@@ -15,12 +13,6 @@ allowed=(
     "core/model/transformer_runner* q_"
     "core/model/transformer_runner* k_"
     "core/model/transformer_runner* v_"
-)
-pending=(
-    "gui/gl_textures.h w_"
-    "gui/gl_textures.h h_"
-    "gui/gl_textures.cpp w_"
-    "gui/gl_textures.cpp h_"
 )
 folders=(core kernels lessonlib cmdline cli gui web)
 cd "$root" || exit 1
@@ -43,14 +35,6 @@ found="$(awk '
     }
 }' "${files[@]}")"
 status=0
-in_list() {  # in_list "FILE NAME" entries...
-    local key="$1"
-    shift
-    local e
-    for e in "$@"; do [ "$e" = "$key" ] && return 0; done
-    return 1
-}
-seen=()
 while read -r at name; do
     [ -n "$at" ] || continue
     key="${at%%:*} $name"
@@ -58,18 +42,8 @@ while read -r at name; do
         # shellcheck disable=SC2053  # the entry's file part is a pattern
         [[ "$key" == ${e% *}" ${e##* }" ]] && continue 2
     done
-    if in_list "$key" "${pending[@]}"; then
-        seen+=("$key")
-        continue
-    fi
     echo "member_names: $at: '$name' is one letter; name what it holds"
     status=1
 done <<<"$found"
-for e in "${pending[@]}"; do
-    if ! in_list "$e" "${seen[@]}"; then
-        echo "member_names: pending entry '$e' no longer found: take it off the list"
-        status=1
-    fi
-done
 [ "$status" -eq 0 ] && echo "member_names: no one-letter names in ${folders[*]}"
 exit "$status"

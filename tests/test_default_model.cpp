@@ -177,7 +177,7 @@ TEST_CASE("on the window's default prompt the default model writes words, not le
 TEST_CASE("the default model's next-token choices leave sampling something to draw",
           "[default-model]") {
     // Along the window's default run, how many steps keep more than one token in the top-p 0.9
-    // nucleus the sampler draws from (gui/settings.h: top-p 0.9).
+    // nucleus the sampler draws from (gui/state/settings.h: top-p 0.9).
     CpuBackend be;
     SessionConfig cfg;
     cfg.max_new_tokens = 20;

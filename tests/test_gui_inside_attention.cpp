@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "gui/inside_attention.h"
-#include "gui/strings.h"
+#include "gui/state/strings.h"
+#include "gui/views/inside_attention_text.h"
 
 using namespace kvs;
 using namespace kvs::gui;

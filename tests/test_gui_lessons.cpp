@@ -3,8 +3,8 @@
 // builds on the steps played, Back and any other request replay from the start; errors say where.
 #include <catch2/catch.hpp>
 
-#include "gui/engine_worker.h"
-#include "gui/lesson_catalog.h"
+#include "gui/engine/engine_worker.h"
+#include "gui/state/lesson_catalog.h"
 #include "lessonlib/lesson_parser.h"
 #include "lessonlib/lesson_player.h"
 

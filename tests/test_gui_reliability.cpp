@@ -7,13 +7,13 @@
 #include <random>
 
 #include "core/util/error.h"
-#include "gui/engine_worker.h"
-#include "gui/font_check.h"
-#include "gui/layout_record.h"
-#include "gui/options.h"
-#include "gui/png_text.h"
-#include "gui/quit_signal.h"
-#include "gui/settings.h"
+#include "gui/app/quit_signal.h"
+#include "gui/draw/font_check.h"
+#include "gui/draw/png_text.h"
+#include "gui/engine/engine_worker.h"
+#include "gui/state/options.h"
+#include "gui/state/settings.h"
+#include "gui/views/layout_record.h"
 #include "kernels/backend_factory.h"
 #include "tests/test_helpers.h"
 

@@ -8,9 +8,9 @@
 
 #include "core/loaders/model_loader.h"
 #include "core/session/attention_explain.h"
-#include "gui/attention_matrix.h"
-#include "gui/engine_worker.h"
-#include "gui/kv_grid.h"
+#include "gui/engine/engine_worker.h"
+#include "gui/views/attention_matrix.h"
+#include "gui/views/kv_grid.h"
 #include "tests/test_helpers.h"
 
 using namespace kvs;

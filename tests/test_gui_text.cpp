@@ -12,9 +12,9 @@
 #include "core/model/counts.h"
 #include "core/util/format.h"
 #include "core/util/utf8.h"
-#include "gui/lesson_catalog.h"
-#include "gui/markdown.h"
-#include "gui/strings.h"
+#include "gui/state/lesson_catalog.h"
+#include "gui/state/strings.h"
+#include "gui/views/markdown.h"
 #include "lessonlib/lesson_parser.h"
 #include "tests/test_helpers.h"
 
@@ -45,15 +45,15 @@ std::string unescape(const std::string& lit) {
     return out;
 }
 
-// Every tr("...") and tr_later("...") in gui/*.cpp and web/*.cpp (the page's own words),
-// adjacent literals joined.
+// Every tr("...") and tr_later("...") in gui/'s .cpp files (every room) and web/*.cpp (the page's
+// own words), adjacent literals joined.
 std::set<std::string> translated_in_sources() {
     std::set<std::string> keys;
     const std::regex call(R"re(\btr(?:_later)?\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)[,)])re");
     const std::regex literal(R"re("((?:[^"\\]|\\.)*)")re");
     std::vector<fs::directory_entry> files;
     for (const char* dir : {"gui", "web"})
-        for (const auto& e : fs::directory_iterator(fs::path(KVSCOPE_SOURCE_DIR) / dir))
+        for (const auto& e : fs::recursive_directory_iterator(fs::path(KVSCOPE_SOURCE_DIR) / dir))
             files.push_back(e);
     for (const auto& e : files) {
         if (e.path().extension() != ".cpp") continue;

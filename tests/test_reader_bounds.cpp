@@ -91,7 +91,8 @@ TEST_CASE("a trace claiming huge attention or K/V rows is refused before they ar
                         {"n_kv_heads", H},
                         {"head_dim", hd},
                         {"bytes", 2.0 * L * T * H * hd * 4}});
-        for (const char* k : {"attention", "q_rows", "attn_out", "ops", "logits", "kv_rows"})
+        for (const char* k :
+             {"attention", "q_rows", "attn_out", "projections", "ops", "logits", "kv_rows"})
             s.erase(k);
         // Every layer and head present, each with one short row of the 512 claimed.
         if (payload == "attention")

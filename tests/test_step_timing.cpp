@@ -44,49 +44,51 @@ TEST_CASE("retime_step: the median of the runs, a long step measured once", "[ti
 
     p.runs = p.max_runs = 4;  // an even count: the mean of the middle two
     calls = 0;
-    t = retime_step(p, 0.0, {}, nullptr, [&] {
-        ++calls;
-        std::this_thread::sleep_for(std::chrono::milliseconds(calls == 3 ? 30 : 2));
-    });
+    t = retime_step_timed(p, 0.0, {}, nullptr, [&] { return ++calls == 3 ? 0.030 : 0.002; });
     CHECK(t.runs == 4);
     CHECK(t.min == 0.0);
-    CHECK(t.max >= 0.030);
-    CHECK(t.median >= 0.001);
-    CHECK(t.median < 0.020);
+    CHECK(t.max == 0.030);
+    CHECK(t.median == 0.002);  // runs 0, 2, 2, 30 ms
+}
+
+TEST_CASE("retime_step times each re-run of the step with the clock", "[timing]") {
+    TimingPolicy p;
+    p.max_runs = 3;
+    int calls = 0;
+    const StepTiming t = retime_step(p, 0.050, {}, nullptr, [&] {
+        ++calls;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    });
+    CHECK(calls == 2);
+    CHECK(t.runs == 3);
+    CHECK(t.max == 0.050);
+    CHECK(t.median >= 0.002);  // a sleep lasts at least what it asks
+    CHECK(t.median <= 0.050);
 }
 
 TEST_CASE("retime_step: a median slowed by the machine gets more runs, up to a bound", "[timing]") {
     TimingPolicy p;  // 3 runs below 10 ms, up to 9 when the median run is over 1.5x the fastest
     // Runs 2 and 3 disturbed (30 ms against a 2 ms step), the rest not: the median of three
-    // would be a disturbed run; two more runs at a time until the median is an undisturbed one
-    // (five, unless the machine slows a 2 ms sleep past 3 ms too).
+    // would be a disturbed run; two more runs, and the median of five is an undisturbed one.
     int calls = 0;
     const std::vector<double> seconds = {0.030, 0.030, 0.002, 0.002, 0.002, 0.002, 0.002, 0.002};
-    StepTiming t = retime_step(p, 0.002, {}, nullptr, [&] {
-        std::this_thread::sleep_for(std::chrono::duration<double>(seconds.at(calls++)));
-    });
-    CHECK(t.runs >= 5);
-    CHECK(calls == t.runs - 1);
-    CHECK(t.median < 0.010);
-    CHECK(t.max >= 0.030);
+    StepTiming t = retime_step_timed(p, 0.002, {}, nullptr, [&] { return seconds.at(calls++); });
+    CHECK(t.runs == 5);
+    CHECK(calls == 4);
+    CHECK(t.median == 0.002);
+    CHECK(t.max == 0.030);
 
     // Every re-run disturbed: stops at max_runs, and says so by the spread it keeps.
     calls = 0;
-    t = retime_step(p, 0.001, {}, nullptr, [&] {
-        ++calls;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    });
+    t = retime_step_timed(p, 0.001, {}, nullptr, [&] { return ++calls, 0.005; });
     CHECK(t.runs == 9);
     CHECK(calls == 8);
     CHECK(t.min == 0.001);
-    CHECK(t.median >= 0.005);
+    CHECK(t.median == 0.005);
 
     // Undisturbed runs: three, as before.
     calls = 0;
-    t = retime_step(p, 0.008, {}, nullptr, [&] {
-        ++calls;
-        std::this_thread::sleep_for(std::chrono::milliseconds(8));
-    });
+    t = retime_step_timed(p, 0.008, {}, nullptr, [&] { return ++calls, 0.008; });
     CHECK(t.runs == 3);
     CHECK(calls == 2);
 }

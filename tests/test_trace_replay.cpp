@@ -407,7 +407,7 @@ TEST_CASE("hostile traces: every id, count and shape is checked, one line, never
                                [](json& j) {
                                    auto& s = j.at("steps").at(1);
                                    for (const char* k : {"attention", "logits", "kv_rows", "q_rows",
-                                                         "attn_out", "ops"})
+                                                         "attn_out", "projections", "ops"})
                                        s.erase(k);
                                    s["payload_evicted"] = true;
                                }),

@@ -245,7 +245,7 @@ ADJECTIVES = set(mc.WEATHER_WORDS) | set(mc.FOOD_WORDS)
 TEN = ["France", "Japan", "Italy", "Germany", "Egypt", "Canada", "Greece",
        "Norway", "Kenya", "Peru"]
 
-# The window's default prompt and run (gui/settings.h: greedy), and the
+# The window's default prompt and run (gui/state/settings.h: greedy), and the
 # prompts whose runs the spread figures are taken on.
 WINDOW_PROMPT = "Once upon a time"
 WINDOW_TOKENS = 20

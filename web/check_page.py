@@ -242,7 +242,7 @@ class Page:
                       files=[os.path.abspath(p) for p in paths])
 
     def layout(self, timeout_s):
-        """The layout record (gui/layout_record.h) of the next frame the page draws."""
+        """The layout record (gui/views/layout_record.h) of the next frame the page draws."""
         import time
         self.eval("Module._kvscope_web_layout()")
         end = time.time() + timeout_s

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The characters the page needs from the Chinese font (scripts/web.sh cuts the font to them with
-pyftsubset): what the desktop window merges from it (gui/fonts.cpp), i.e. Dear ImGui's
+pyftsubset): what the desktop window merges from it (gui/draw/fonts.cpp), i.e. Dear ImGui's
 GetGlyphRangesChineseSimplifiedCommon() -- read from the same imgui_draw.cpp the page compiles --
 plus every character of the window's strings and lessons (App::glyph_text). The strings are taken
 as every non-ASCII character of the sources that hold them (a superset of their Chinese text:

@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "core/util/json_writer.h"
-#include "gui/app.h"
-#include "gui/engine_words.h"
-#include "gui/engine_worker.h"
-#include "gui/gl_window.h"
-#include "gui/layout_record.h"
-#include "gui/panels.h"
-#include "gui/settings.h"
-#include "gui/strings.h"
+#include "gui/actions/open_model.h"
+#include "gui/app/app.h"
+#include "gui/app/gl_window.h"
+#include "gui/engine/engine_worker.h"
+#include "gui/state/settings.h"
+#include "gui/state/strings.h"
+#include "gui/views/engine_words.h"
+#include "gui/views/layout_record.h"
 #include "web/web_files.h"
 
 namespace kvs::gui {
@@ -167,8 +167,8 @@ extern "C" EMSCRIPTEN_KEEPALIVE void kvscope_web_open_model(const char* path) {
     kvs::gui::open_model_file(*g_loop.ui, *g_loop.worker, path);
 }
 
-// The next frame prints "kvscope-web-layout: {JSON}" (gui/layout_record.h: heatmaps, KV grids,
-// colours, texts) on the console.
+// The next frame prints "kvscope-web-layout: {JSON}" (gui/views/layout_record.h: heatmaps, KV
+// grids, colours, texts) on the console.
 extern "C" EMSCRIPTEN_KEEPALIVE void kvscope_web_layout() {
     g_loop.want_layout = true;
 }

@@ -13,9 +13,9 @@ class GlWindow;
 struct UiState;
 
 // Hands the loop to the browser; never returns (Emscripten unwinds the caller's stack, so the
-// arguments must outlive it: gui/window_main.cpp keeps them static in the page). `save_settings`
-// writes the settings file (the desktop does so once, at the end; a page has no end, so every few
-// seconds), which then goes to the browser's localStorage (web_files.h).
+// arguments must outlive it: gui/app/window_main.cpp keeps them static in the page).
+// `save_settings` writes the settings file (the desktop does so once, at the end; a page has no
+// end, so every few seconds), which then goes to the browser's localStorage (web_files.h).
 [[noreturn]] void run_web_loop(GlWindow& window, App& app, EngineWorker& worker, UiState& ui,
                                std::function<void()> save_settings);
 

@@ -1,10 +1,10 @@
-// kvscope as a web page: the window's program (gui/window_main.h) with the browser calling the
+// kvscope as a web page: the window's program (gui/app/window_main.h) with the browser calling the
 // frames (web_loop.h) and screenshots offered as downloads (web_files.h).
 #include <string>
 #include <utility>
 
-#include "gui/platform.h"
-#include "gui/window_main.h"
+#include "gui/app/platform.h"
+#include "gui/app/window_main.h"
 #include "web/web_files.h"
 #include "web/web_loop.h"
 

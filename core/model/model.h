@@ -40,6 +40,12 @@ struct Capture {
     // A pass not timed op by op: through the backend's fused decode kernels where it has them
     // (core/model/fused_ops.h); false: its op-by-op kernels (one CUDA graph where it has graphs).
     bool fused = true;
+    // Where the kept rows' q, k and v came from, every layer (core/model/projection_rows.h): the
+    // layer's input, the norm's output, q and k before RoPE, v, k after RoPE. Asked for by what
+    // shows them (explain, a full trace): on a GPU it costs 6 device copies a layer per pass. A
+    // pass through the fused decode kernels keeps none (they write only what `vectors` asks for).
+    // (Last, so the captures spelt out position by position keep their meaning.)
+    bool projections = false;
 };
 
 // How a forward pass ran: each op issued as its own kernel(s) (op by op), those kernels replayed
@@ -56,6 +62,9 @@ struct ForwardResult {
     // Capture::vectors: [n_layers, kept rows, n_heads * head_dim]; empty for the toy (no q).
     std::vector<float> q_rows;    // q after RoPE, as the attention kernel read it
     std::vector<float> attn_out;  // attention output (heads concatenated), before wo
+    // Capture::projections: [n_layers, kept rows, 3 dim + 3 kv_dim] (core/model/projection_rows.h);
+    // empty for the toy and for a pass through the fused decode kernels.
+    std::vector<float> projections;
     // Capture::op_log: the ops in the order they ran (times filled in by Session, once the
     // backend has synchronized). A batched pass logs into out[0], for all its sequences.
     OpLog ops;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/model/kv_rows.h"
+#include "core/model/projection_rows.h"
 #include "core/model/q_rows.h"
 
 namespace kvs {
@@ -34,6 +35,7 @@ StepCounts forward_token_by_token(Runner& runner, const Model& model, std::span<
     std::vector<float> kv_rows,
         heads;  // kv_rows: [P][n_layers][2][kv_dim]; heads: [n_layers, n_heads, P]
     std::vector<float> q_rows, attn_out;  // [n_layers, P, dim]
+    std::vector<float> projections;       // [n_layers, P, 3 dim + 3 kv_dim]
     OpLog ops;                            // every pass's ops, in order
     for (int p = 0; p < P; ++p) {
         runner.forward(tokens.subspan(p, 1), want, one);
@@ -61,10 +63,28 @@ StepCounts forward_token_by_token(Runner& runner, const Model& model, std::span<
             attn_out.resize(q_rows.size());
             const QRows q_all{q_rows.data(), mc.n_layers, P, H, hd},
                 out_all{attn_out.data(), mc.n_layers, P, H, hd};
+            // std::copy: the web build's libc++ has no std::ranges algorithms.
             for (int l = 0; l < mc.n_layers; ++l) {
-                std::ranges::copy(q_in.row(l, 0), q_all.row(l, p).begin());
-                std::ranges::copy(out_in.row(l, 0), out_all.row(l, p).begin());
+                {
+                    const auto from = q_in.row(l, 0);
+                    std::copy(from.begin(), from.end(), q_all.row(l, p).begin());
+                }
+                {
+                    const auto from = out_in.row(l, 0);
+                    std::copy(from.begin(), from.end(), out_all.row(l, p).begin());
+                }
             }
+        }
+        if (!one.projections.empty()) {
+            // [n_layers, 1, width] per pass -> row p of [n_layers, P, width]
+            const ConstProjectionRows in{one.projections.data(), mc.n_layers, 1, mc.dim,
+                                         mc.kv_dim()};
+            projections.resize(
+                ConstProjectionRows{nullptr, mc.n_layers, P, mc.dim, mc.kv_dim()}.size());
+            const ProjectionRows all_rows{projections.data(), mc.n_layers, P, mc.dim, mc.kv_dim()};
+            for (int l = 0; l < mc.n_layers; ++l)
+                std::copy_n(one.projections.data() + in.offset(l, 0, in.X), in.width(),
+                            projections.begin() + all_rows.offset(l, p, all_rows.X));
         }
     }
     out = std::move(one);
@@ -73,6 +93,7 @@ StepCounts forward_token_by_token(Runner& runner, const Model& model, std::span<
     out.q_rows = std::move(q_rows);
     out.ops = std::move(ops);
     out.attn_out = std::move(attn_out);
+    out.projections = std::move(projections);
     // Each pass's K/V rows arrive as [n_layers, 2, 1, kv_dim], one after another; the trace wants
     // one block [n_layers, 2, P, kv_dim].
     const int L = mc.n_layers, kv = mc.kv_dim();

@@ -177,6 +177,7 @@ TransformerRunner::Pass TransformerRunner::plan(std::span<const SeqInput> seqs,
                       kv = config_.kv_dim();
     CaptureLayout& st = p.captures;
     st.total = p.B * std::size_t(config_.vocab_size);
+    st.projections = want.projections && !p.fused;
     for (int i = 0; i < p.B; ++i) {
         st.probs.push_back(st.total);
         if (want.attention) st.total += L * H * p.keep[i] * p.probs_row(i);
@@ -186,6 +187,9 @@ TransformerRunner::Pass TransformerRunner::plan(std::span<const SeqInput> seqs,
         if (want.vectors) st.total += L * p.keep[i] * d;
         st.kv.push_back(st.total);
         if (want.kv_rows) st.total += ConstKvRows{nullptr, int(L), p.kv_keep[i], int(kv)}.size();
+        st.proj.push_back(st.total);
+        if (st.projections)
+            st.total += ConstProjectionRows{nullptr, int(L), p.keep[i], int(d), int(kv)}.size();
     }
     return p;
 }
@@ -293,10 +297,13 @@ TransformerRunner::SeqRows TransformerRunner::rows_of(const Pass& p, int i) cons
 }
 
 void TransformerRunner::rope_rows(int l, const Pass& p, int i, const SeqRows& r) {
-    if (config_.gpt2()) return;  // GPT-2's positions were added to x at the embedding instead
-    op(OpKind::Rope, l, p.T[i], p.pos0[i]);
-    be_.rope(r.q, r.k, p.T[i], p.pos0[i], config_.dim, config_.kv_dim(), config_.head_dim(),
-             inv_freq_.span());
+    capture_projections(l, p, i, false);
+    if (!config_.gpt2()) {  // GPT-2's positions were added to x at the embedding instead
+        op(OpKind::Rope, l, p.T[i], p.pos0[i]);
+        be_.rope(r.q, r.k, p.T[i], p.pos0[i], config_.dim, config_.kv_dim(), config_.head_dim(),
+                 inv_freq_.span());
+    }
+    capture_projections(l, p, i, true);
 }
 
 void TransformerRunner::attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want) {

@@ -18,6 +18,7 @@
 #include "core/model/fused_ops.h"
 #include "core/model/kv_blocks.h"
 #include "core/model/kv_rows.h"
+#include "core/model/projection_rows.h"
 #include "core/model/rope_frequencies.h"
 #include "core/model/step_graphs.h"
 #include "core/model/transformer_model.h"
@@ -143,12 +144,13 @@ class TransformerRunner final : public Runner, public BatchRunner {
     FusedMatrix fused_matrix(MatrixKind kind, int layer) const;
     // Where one pass's results sit, in floats, in the device capture buffer and in its host copy:
     // [logits: B x vocab | per sequence: attention [L, H, keep, n_keys], q and attention output
-    // [L, keep, dim] each, K/V rows [L, 2, kv_keep, kv_dim]]. Everything a step returns is
-    // gathered there on the device and comes back in one download (one device-to-host copy, one
-    // stream sync per step on a GPU).
+    // [L, keep, dim] each, K/V rows [L, 2, kv_keep, kv_dim], projections [L, keep, 3 dim + 3
+    // kv_dim]]. Everything a step returns is gathered there on the device and comes back in one
+    // download (one device-to-host copy, one stream sync per step on a GPU).
     struct CaptureLayout {
-        std::vector<std::size_t> probs, q, attn_out, kv;  // per sequence: offsets of its regions
+        std::vector<std::size_t> probs, q, attn_out, kv, proj;  // per sequence: its regions
         std::size_t total = 0;
+        bool projections = false;  // the pass keeps them (asked for, and not fused)
     };
     // One pass's bookkeeping, beside the forward pass rather than inside it: sequence i's T[i]
     // tokens are rows [first[i], first[i] + T[i]) of the stacked activations, at positions
@@ -192,6 +194,10 @@ class TransformerRunner final : public Runner, public BatchRunner {
     void attend_all(int l, std::span<const SeqInput> seqs, const Pass& p, const Capture& want);
     // Layer l's attention for sequence i alone: RoPE at its positions, its cache, its captures.
     void attend(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
+    // Sequence i's kept rows of layer l into its projection block in the capture buffer
+    // (core/model/projection_rows.h): the layer's input, the norm's output, and q, k, v before
+    // RoPE (`rotated` false: x_, xb_, q_, k_, v_ as rope_rows finds them), or k after it (true).
+    void capture_projections(int l, const Pass& p, int i, bool rotated);
     void store_paged(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
     void attend_paged(int l, KvCache& cache, const Pass& p, int i, const Capture& want);
     // Sequence i's rows of this pass: q, att: [T, dim]; k, v: [T, kv_dim].

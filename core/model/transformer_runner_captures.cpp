@@ -44,6 +44,30 @@ void TransformerRunner::keep_attention(int l, const Pass& p, int i, const Captur
     }
 }
 
+void TransformerRunner::capture_projections(int l, const Pass& p, int i, bool rotated) {
+    const int T = p.T[i], keep = p.keep[i];
+    if (!p.captures.projections || keep == 0) return;
+    using Part = ProjectionRows::Part;
+    const ProjectionRows block{nullptr, config_.n_layers, keep, config_.dim, config_.kv_dim()};
+    const std::size_t width = block.width(), row0 = std::size_t(p.first[i] + T - keep);
+    // The last `keep` rows of the pass's [R, n] buffer into part `part` of each kept row.
+    const auto part = [&](const DeviceBuffer& rows, Part which) {
+        const std::size_t n = block.part_size(which);
+        be_.copy_rows(
+            captures_.at(p.captures.proj[i] + block.offset(l, 0, which), (keep - 1) * width + n),
+            width, rows.at(row0 * n, std::size_t(keep) * n), n, keep, n);
+    };
+    if (rotated) {
+        part(k_, Part::KRope);
+        return;
+    }
+    part(x_, Part::X);
+    part(xb_, Part::XNorm);
+    part(q_, Part::Q);
+    part(k_, Part::K);
+    part(v_, Part::V);
+}
+
 void TransformerRunner::gather_rows(DeviceSpan rows, std::size_t at, int layer, int T, int keep) {
     const std::size_t d = config_.dim, n = std::size_t(keep) * d;
     be_.copy_rows(captures_.at(at + layer * n, n), n, rows.at(std::size_t(T - keep) * d, n), n, 1,
@@ -97,6 +121,14 @@ void TransformerRunner::unpack(const CaptureLayout& at, int i, int keep, int kv_
         const std::size_t n = std::size_t(config_.n_layers) * keep * config_.dim;
         out.q_rows.assign(host + at.q[i], host + at.q[i] + n);
         out.attn_out.assign(host + at.attn_out[i], host + at.attn_out[i] + n);
+    }
+    if (at.projections) {
+        const std::size_t n =
+            ConstProjectionRows{nullptr, config_.n_layers, keep, config_.dim, config_.kv_dim()}
+                .size();
+        out.projections.assign(host + at.proj[i], host + at.proj[i] + n);
+    } else {
+        out.projections.clear();
     }
     if (want.kv_rows) {
         const std::size_t n =

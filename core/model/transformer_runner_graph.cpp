@@ -7,16 +7,13 @@ void TransformerRunner::run_graph(std::span<const SeqInput> seqs, const Pass& p,
                                   const Capture& want) {
     StepGraphs& g = *be_.graphs();
     g.set_step(all_tokens_.data(), p.pos0.data(), p.B);
-    std::vector<std::size_t> key{std::size_t(p.B),
-                                 want.attention,
-                                 want.vectors,
-                                 want.kv_rows,
-                                 want.op_log,
-                                 p.fused,
-                                 reinterpret_cast<std::size_t>(captures_.span().data),
-                                 captures_.size(),
-                                 reinterpret_cast<std::size_t>(x_.span().data),
-                                 p.captures.total};
+    std::vector<std::size_t> key{
+        std::size_t(p.B), want.attention,
+        want.vectors,     want.kv_rows,
+        want.projections, want.op_log,
+        p.fused,          reinterpret_cast<std::size_t>(captures_.span().data),
+        captures_.size(), reinterpret_cast<std::size_t>(x_.span().data),
+        p.captures.total};
     for (int i = 0; i < p.B; ++i)
         key.insert(key.end(), {std::size_t(seqs[i].slot), std::size_t(p.keep[i]),
                                std::size_t(p.kv_keep[i]), p.probs_row(i)});

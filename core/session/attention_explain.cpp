@@ -80,10 +80,6 @@ std::optional<HeadKeys> head_keys(const Trace& trace, const ModelConfig& c, int 
     h.head_dim = static_cast<int>(hd);
     h.scale = 1.0f / std::sqrt(static_cast<float>(hd));
     h.mask = KeyMask{r.mask};
-    // Provenance: the rows this step wrote that the cache did not hold are new; before them, the
-    // rows it recomputed; before those, rows read from the cache.
-    const int new_from = r.kv.len - (r.kv_rows_written - r.kv_rows_recomputed);
-    const int recomputed_from = new_from - r.kv_rows_recomputed;
     const int K = h.n_keys;
     h.k.resize(std::size_t(K) * hd);
     h.v.resize(std::size_t(K) * hd);
@@ -105,9 +101,7 @@ std::optional<HeadKeys> head_keys(const Trace& trace, const ModelConfig& c, int 
                     h.k.begin() + std::size_t(j) * hd);
         std::copy_n(rows.row(layer, rows.V, ref.row).data() + kv_head_at, hd,
                     h.v.begin() + std::size_t(j) * hd);
-        h.source[j] = j >= new_from          ? KvSource::New
-                      : j >= recomputed_from ? KvSource::Recomputed
-                                             : KvSource::Cached;
+        h.source[j] = kv_source_of(r, j);
     }
     return h;
 }
@@ -157,6 +151,14 @@ const char* kv_source_name(KvSource s) {
             return "recomputed";
     }
     return "?";
+}
+
+KvSource kv_source_of(const StepRecord& r, int key) {
+    const int new_from = r.kv.len - (r.kv_rows_written - r.kv_rows_recomputed);
+    const int recomputed_from = new_from - r.kv_rows_recomputed;
+    return key >= new_from          ? KvSource::New
+           : key >= recomputed_from ? KvSource::Recomputed
+                                    : KvSource::Cached;
 }
 
 std::optional<AttentionExplain> explain_attention(const Trace& trace, const ModelConfig& c,

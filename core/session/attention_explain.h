@@ -31,6 +31,9 @@ enum class KvSource : std::uint8_t {
     Recomputed,  // uncached mode: recomputed from the tokens at this step
 };
 const char* kv_source_name(KvSource s);  // "cached", "new", "recomputed"
+// Where step r's key at token index `key` came from: the rows the step wrote that the cache did
+// not hold are new; before them, the rows it recomputed; before those, rows read from the cache.
+KvSource kv_source_of(const StepRecord& r, int key);
 
 struct AttentionExplain {
     int step = 0;  // index into the trace (0: prefill)

@@ -294,7 +294,9 @@ void Session::time_forward(StepRecord& r, const Capture& want, const TimedRun& r
 Draw Session::choose_token(StepRecord& r) {
     const auto t_sample = Clock::now();
     Draw d = sampler_.sample(fr_.logits);
-    if (forced_next_ >= 0) {
+    const float coin = d.coin;
+    const bool forced = forced_next_ >= 0;
+    if (forced) {
         d.token = forced_next_;
         d.coin = -1;
         forced_next_ = -1;
@@ -305,6 +307,10 @@ Draw Session::choose_token(StepRecord& r) {
         fr_.ops.add_host(OpKind::Sampling, model_.config(), 1, sample_seconds);
     r.token_out = d.token;
     r.coin = d.coin;
+    // The stages of the distribution the draw indexed, shaped again outside the timed region by
+    // the sampler's own function: the same numbers, and the draw's coin lands on the same token.
+    r.sampling = sampling_stages(fr_.logits, sampler_.config(), coin, config_.sampling_entries);
+    r.sampling.forced = forced;
     return d;
 }
 
@@ -405,6 +411,7 @@ void Session::finish_step(StepRecord& r, const ForwardResult& fr) {
         r.q_rows = fr.q_rows;
         r.attn_out = fr.attn_out;
     }
+    if (config_.capture.projections) r.projections = fr.projections;
     r.kv = runner_->kv();
 }
 

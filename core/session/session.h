@@ -36,6 +36,8 @@ struct SessionConfig {
     bool keep_every_query_row = false;
     bool keep_logits = true;
     int top_k_record = 10;
+    // Tokens each step's sampling stages show (StepRecord::sampling), besides the drawn one.
+    int sampling_entries = 16;
     bool prefill_token_by_token = false;  // feed the prompt one token per forward pass
     bool stop_at_end_token = true;  // false: generate on past the end token, to the context limit
     std::size_t trace_budget = Trace::kDefaultBudget;

@@ -47,6 +47,21 @@ InTurn time_in_turn(const TimingPolicy& policy, bool short_step, const std::func
 
 StepTiming retime_step(const TimingPolicy& policy, double first, const OpTimes& first_ops,
                        Backend* be, const std::function<void()>& again, double hint) {
+    return retime_step_timed(
+        policy, first, first_ops, be,
+        [&] {
+            if (be) be->reset_op_times();
+            before_timed_run();
+            const auto t0 = std::chrono::steady_clock::now();
+            again();
+            if (be) be->synchronize();
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        },
+        hint);
+}
+
+StepTiming retime_step_timed(const TimingPolicy& policy, double first, const OpTimes& first_ops,
+                             Backend* be, const std::function<double()>& timed_again, double hint) {
     struct Run {
         double seconds;
         OpTimes ops;
@@ -75,14 +90,8 @@ StepTiming retime_step(const TimingPolicy& policy, double first, const OpTimes& 
             target = std::min(target + 2, policy.max_runs);
             continue;
         }
-        if (be) be->reset_op_times();
-        before_timed_run();
-        const auto t0 = std::chrono::steady_clock::now();
-        again();
-        if (be) be->synchronize();
-        runs.push_back(
-            {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-             be ? be->op_times() : OpTimes{}});
+        const double seconds = timed_again();
+        runs.push_back({seconds, be ? be->op_times() : OpTimes{}});
         fastest = std::min(fastest, runs.back().seconds);
     }
     std::sort(runs.begin(), runs.end(),

@@ -43,6 +43,12 @@ void before_timed_run();
 // be null (the toy): then no op times and no device synchronisation.
 StepTiming retime_step(const TimingPolicy& policy, double first, const OpTimes& first_ops,
                        Backend* be, const std::function<void()>& again, double hint = -1);
+// The same rule with the timing handed in: `timed_again` repeats the step and returns its
+// seconds (retime_step's clock around `again`; a test's fixed seconds, so the rule is checked
+// without depending on how busy the machine is). `be`, when given, gives each run's op times.
+StepTiming retime_step_timed(const TimingPolicy& policy, double first, const OpTimes& first_ops,
+                             Backend* be, const std::function<double()>& timed_again,
+                             double hint = -1);
 
 // Two steps that are the same work (compare mode's two prefills: the cache plays no part yet),
 // timed in turn so that neither the order of measuring nor a cache warmed by the other favours

@@ -14,7 +14,8 @@ const char* mode_name(CacheMode m) {
 std::size_t StepRecord::payload_bytes() const {
     return logits.capacity() * sizeof(float) + attention.bytes() +
            kv_rows.capacity() * sizeof(float) + head_outputs.capacity() * sizeof(float) +
-           (q_rows.capacity() + attn_out.capacity()) * sizeof(float) + ops.bytes();
+           (q_rows.capacity() + attn_out.capacity() + projections.capacity()) * sizeof(float) +
+           ops.bytes();
 }
 
 void StepRecord::drop_payload() {
@@ -26,6 +27,7 @@ void StepRecord::drop_payload() {
     head_outputs = std::vector<float>();
     q_rows = std::vector<float>();
     attn_out = std::vector<float>();
+    projections = std::vector<float>();
     ops = OpLog();
     payload_evicted = true;
 }

@@ -13,6 +13,7 @@
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
 #include "core/model/op_log.h"
+#include "core/session/sampling_stages.h"
 
 namespace kvs {
 
@@ -40,6 +41,9 @@ struct StepRecord {
     int token_out = 0;          // the token chosen
     float coin = -1.0f;         // the random draw when sampling, -1 when greedy
     std::vector<TopToken> top;  // most likely next tokens, best first
+    // The distribution the draw indexed, stage by stage (core/session/sampling_stages.h): the
+    // sampler's settings at this step, its most likely tokens at each stage and the drawn one.
+    SamplingStages sampling;
 
     // Payloads, dropped from old steps past the trace's budget (payload_evicted).
     std::vector<float> logits;  // [vocab]
@@ -52,6 +56,10 @@ struct StepRecord {
     // the toy, whose heads have no q.
     std::vector<float> q_rows;
     std::vector<float> attn_out;
+    // Where the kept rows' q, k and v came from (core/model/projection_rows.h): each layer's input,
+    // the norm's output, q and k before RoPE, v, k after RoPE: [n_layers, attention.rows, 3 dim +
+    // 3 kv_dim]; empty for the toy, and for a step through the fused decode kernels.
+    std::vector<float> projections;
     // Every op of the step's forward passes in order, then sampling (core/model/op_log.h); empty
     // for the toy, whose rule-based heads are not these ops.
     OpLog ops;

@@ -224,6 +224,7 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
             j.end_object();
         }
         j.end_array();
+        if (r.sampling.vocab > 0) write_sampling_json(j, r.sampling, tok);
         j.key("kv").begin_object();
         j.field("n_layers", r.kv.n_layers).field("len", r.kv.len).field("capacity", r.kv.capacity);
         j.field("n_kv_heads", r.kv.n_kv_heads).field("head_dim", r.kv.head_dim);
@@ -300,6 +301,15 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
             j.key("values").floats(r.attn_out);
             j.end_object();
         }
+        if (!r.projections.empty()) {
+            // Where the kept rows' q, k and v came from (core/model/projection_rows.h).
+            j.key("projections").begin_object();
+            j.field("layout",
+                    "[n_layers, attention.rows, x (dim) | x_norm (dim) | q (dim) | k (kv_dim) | v "
+                    "(kv_dim) | k_rope (kv_dim)]");
+            j.key("values").floats(r.projections);
+            j.end_object();
+        }
         if (!r.ops.ops.empty()) {
             // The op strip (core/model/op_log.h): seconds null where the op ran inside the call of
             // ops[timed_with], or the backend did not time calls one by one.
@@ -332,4 +342,42 @@ void write_steps(JsonWriter& j, const Trace& trace, const Tokenizer& tok) {
 }
 
 }  // namespace
+
+// The distribution the step's draw indexed, stage by stage (core/session/sampling_stages.h).
+void write_sampling_json(JsonWriter& j, const SamplingStages& s, const Tokenizer& tok) {
+    j.key("sampling").begin_object();
+    j.field("greedy", s.greedy).field("temperature", static_cast<double>(s.temperature));
+    j.field("top_k", s.top_k).field("top_p", static_cast<double>(s.top_p));
+    j.field("kept_top_k", s.kept_top_k).field("kept_top_p", s.kept_top_p);
+    j.field("nucleus_mass", static_cast<double>(s.nucleus_mass));
+    j.field("draw_order", s.draw_by_id ? "token id" : "probability");
+    if (s.coin >= 0)
+        j.field("coin", static_cast<double>(s.coin));
+    else
+        j.key("coin").null();
+    j.field("drawn", s.drawn).field("forced", s.forced);
+    j.key("entries").begin_array();
+    for (const SamplingEntry& e : s.entries) {
+        j.begin_object();
+        j.field("id", e.id).field("piece", tok.piece(e.id));
+        j.field("logit", static_cast<double>(e.logit));
+        j.field("scaled_logit", static_cast<double>(e.scaled_logit));
+        j.field("p", static_cast<double>(e.p));
+        j.field("p_tempered", static_cast<double>(e.p_tempered));
+        j.field("p_top_k", static_cast<double>(e.p_top_k));
+        j.field("p_final", static_cast<double>(e.p_final));
+        j.field("cdf_from", static_cast<double>(e.cdf_from));
+        j.end_object();
+    }
+    j.end_array();
+    // The mass of every token not listed, at each stage.
+    j.key("rest").begin_object();
+    j.field("p", static_cast<double>(s.rest_p));
+    j.field("p_tempered", static_cast<double>(s.rest_tempered));
+    j.field("p_top_k", static_cast<double>(s.rest_top_k));
+    j.field("p_final", static_cast<double>(s.rest_final));
+    j.end_object();
+    j.end_object();
+}
+
 }  // namespace kvs

@@ -14,8 +14,10 @@
 
 namespace kvs {
 
+class JsonWriter;
 class Model;
 class Session;
+class Tokenizer;
 
 // The version this build writes; core/trace_reader.h reads it and every one before it.
 inline constexpr int kTraceJsonVersion = 2;
@@ -54,6 +56,9 @@ struct TraceJsonRun {
 };
 
 void write_trace_json(std::ostream& os, const TraceJsonRun& run);
+// A step's sampling stages as the member "sampling" (docs/trace-json.md), each entry's piece
+// named by `tok`: the trace's and kvscope-cli explain's.
+void write_sampling_json(JsonWriter& j, const SamplingStages& s, const Tokenizer& tok);
 // The trace JSON as an output file: an earlier one (its first key is kvscope_trace) is replaced.
 OutputKind trace_json_output();
 // One session, as kvscope-cli generate and toy record it.

@@ -13,6 +13,7 @@
 #include "core/files/json_input.h"
 #include "core/loaders/memory_budget.h"
 #include "core/model/kv_rows.h"
+#include "core/model/projection_rows.h"
 #include "core/model/replay_model.h"
 #include "core/model/toy_model.h"
 #include "core/util/error.h"
@@ -369,6 +370,84 @@ void read_ops_log(const Reader& rd, const json& ops, const std::string& ow, int 
     }
 }
 
+// The step's sampling stages (core/session/sampling_stages.h): the settings, the bounded entries
+// with a probability at each stage, the mass of the rest; the drawn token is the step's unless
+// the session took its twin's.
+void read_sampling(const Reader& rd, const json& o, const std::string& w, int V,
+                   std::map<int, std::string>& pieces, StepRecord& r) {
+    SamplingStages& s = r.sampling;
+    s.vocab = V;
+    s.greedy = rd.boolean(o, "greedy", w);
+    s.temperature = static_cast<float>(rd.real(o, "temperature", w, 0, 1e6));
+    s.top_k = rd.whole(o, "top_k", w, 0, 1 << 30);
+    s.top_p = static_cast<float>(rd.real(o, "top_p", w, -1e6, 1e6));
+    s.kept_top_k = rd.whole(o, "kept_top_k", w, 0, V);
+    s.kept_top_p = rd.whole(o, "kept_top_p", w, 0, V);
+    s.nucleus_mass = static_cast<float>(rd.real(o, "nucleus_mass", w, 0, 1.001, true));
+    const std::string order = rd.text(o, "draw_order", w);
+    if (order != "token id" && order != "probability")
+        rd.fail(w + ".draw_order", "not \"token id\" or \"probability\"");
+    s.draw_by_id = order == "token id";
+    const json& coin = rd.member(o, "coin", w);
+    s.coin = coin.is_null() ? -1.0f : static_cast<float>(rd.number(coin, w + ".coin", 0, 1));
+    s.drawn = rd.whole(o, "drawn", w, -1, V - 1);
+    s.forced = rd.boolean(o, "forced", w);
+    if (!s.forced && s.drawn >= 0 && s.drawn != r.token_out)
+        rd.fail(w + ".drawn", "not the step's token_out, and the token was not forced");
+    const json& entries = rd.array(rd.member(o, "entries", w), w + ".entries",
+                                   std::size_t(std::min(kMaxSamplingEntries, V)) + 1);
+    std::vector<int> seen;  // the ids so far, sorted
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const json& e = entries[i];
+        const std::string ew = at(w + ".entries", i);
+        SamplingEntry x;
+        x.id = rd.whole(e, "id", ew, 0, V - 1);
+        const auto it = std::lower_bound(seen.begin(), seen.end(), x.id);
+        if (it != seen.end() && *it == x.id) rd.fail(ew + ".id", "listed twice");
+        seen.insert(it, x.id);
+        pieces.emplace(x.id, rd.text(e, "piece", ew));
+        x.logit = static_cast<float>(rd.real(e, "logit", ew, kLo, kHi, true));
+        x.scaled_logit = static_cast<float>(rd.real(e, "scaled_logit", ew, kLo, kHi, true));
+        x.p = static_cast<float>(rd.real(e, "p", ew, 0, 1.001, true));
+        x.p_tempered = static_cast<float>(rd.real(e, "p_tempered", ew, 0, 1.001, true));
+        x.p_top_k = static_cast<float>(rd.real(e, "p_top_k", ew, 0, 1.001, true));
+        x.p_final = static_cast<float>(rd.real(e, "p_final", ew, 0, 1.001, true));
+        x.cdf_from = static_cast<float>(rd.real(e, "cdf_from", ew, 0, 1.001, true));
+        s.entries.push_back(x);
+    }
+    const json& rest = rd.member(o, "rest", w);
+    s.rest_p = static_cast<float>(rd.real(rest, "p", w + ".rest", 0, 1.001, true));
+    s.rest_tempered = static_cast<float>(rd.real(rest, "p_tempered", w + ".rest", 0, 1.001, true));
+    s.rest_top_k = static_cast<float>(rd.real(rest, "p_top_k", w + ".rest", 0, 1.001, true));
+    s.rest_final = static_cast<float>(rd.real(rest, "p_final", w + ".rest", 0, 1.001, true));
+}
+
+// The kept rows' vectors (q after RoPE, the attention output, where q, k and v came from), each
+// [n_layers, rows, ...] of the step's kept rows.
+void read_row_vectors(const Reader& rd, const json& s, const std::string& w, const ModelConfig& c,
+                      bool toy, std::size_t rows, StepRecord& r) {
+    const int L = c.n_layers;
+    const json* qr = rd.optional(s, "q_rows");
+    const json* ao = rd.optional(s, "attn_out");
+    if ((qr != nullptr) != (ao != nullptr)) rd.fail(w, "q_rows without attn_out, or the reverse");
+    if (qr) {
+        if (toy || rows == 0)
+            rd.fail(w + ".q_rows", "only a model's steps with attention have them");
+        const std::size_t n = std::size_t(L) * rows * c.dim;
+        rd.floats(rd.member(*qr, "values", w + ".q_rows"), w + ".q_rows.values", n, r.q_rows, kLo,
+                  kHi, kNaN);
+        rd.floats(rd.member(*ao, "values", w + ".attn_out"), w + ".attn_out.values", n, r.attn_out,
+                  kLo, kHi, kNaN);
+    }
+    if (const json* pr = rd.optional(s, "projections")) {
+        if (toy || rows == 0)
+            rd.fail(w + ".projections", "only a model's steps with attention have them");
+        rd.floats(rd.member(*pr, "values", w + ".projections"), w + ".projections.values",
+                  ConstProjectionRows{nullptr, L, int(rows), c.dim, c.kv_dim()}.size(),
+                  r.projections, kLo, kHi, kNaN);
+    }
+}
+
 // One step, checked against the model's shapes and the steps before it (`before`: the cache
 // length after the previous step, or 0).
 StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int index,
@@ -412,6 +491,8 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         pieces.emplace(t.id, rd.text(top[i], "piece", tw));
         r.top.push_back(t);
     }
+    if (const json* sm = rd.optional(s, "sampling"))
+        read_sampling(rd, *sm, w + ".sampling", V, pieces, r);
 
     // The cache after the step: the model's shapes, grown by the tokens that joined.
     const json& kv = rd.member(s, "kv", w);
@@ -485,18 +566,7 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
         rd.floats(*h, w + ".head_outputs", std::size_t(L) * H * rows, r.head_outputs, kLo, kHi,
                   kNaN);
     }
-    const json* qr = rd.optional(s, "q_rows");
-    const json* ao = rd.optional(s, "attn_out");
-    if ((qr != nullptr) != (ao != nullptr)) rd.fail(w, "q_rows without attn_out, or the reverse");
-    if (qr) {
-        if (toy || rows == 0)
-            rd.fail(w + ".q_rows", "only a model's steps with attention have them");
-        const std::size_t n = std::size_t(L) * rows * c.dim;
-        rd.floats(rd.member(*qr, "values", w + ".q_rows"), w + ".q_rows.values", n, r.q_rows, kLo,
-                  kHi, kNaN);
-        rd.floats(rd.member(*ao, "values", w + ".attn_out"), w + ".attn_out.values", n, r.attn_out,
-                  kLo, kHi, kNaN);
-    }
+    read_row_vectors(rd, s, w, c, toy, rows, r);
     if (const json* ops_log = rd.optional(s, "ops")) read_ops_log(rd, *ops_log, w + ".ops", L, r);
     if (const json* lg = rd.optional(s, "logits")) {
         rd.floats(*lg, w + ".logits", std::size_t(V), r.logits, kLo, kHi, kNaN);
@@ -509,7 +579,7 @@ StepRecord read_step(const Reader& rd, const json& s, const std::string& w, int 
                   kNaN);
     }
     const bool has_payload = !r.attention.p.empty() || !r.logits.empty() || !r.kv_rows.empty() ||
-                             !r.ops.ops.empty() || !r.q_rows.empty();
+                             !r.ops.ops.empty() || !r.q_rows.empty() || !r.projections.empty();
     if (r.payload_evicted && has_payload) rd.fail(w, "payload_evicted, yet a payload is there");
     return r;
 }

@@ -1,10 +1,10 @@
-// Parse time of every lesson file, the own parser (gui/markdown.cpp) against md4c (Debian's
+// Parse time of every lesson file, the own parser (gui/views/markdown.cpp) against md4c (Debian's
 // libmd4c-dev) with the features the lesson panel needs (tables; emphasis, code spans,
 // headings, lists and fenced code are CommonMark), docs/decisions.md "Lesson Markdown".
 // md4c is timed with callbacks that only count blocks and spans: the lower bound of an md4c
 // parser, which would still have to build MdBlock/MdSpan from the callbacks.
-// Build (from the repo root, after building kvscope_gui_model):
-//   g++ -O2 -std=c++20 -I. docs/bench/markdown_md4c.cpp build/gui/libkvscope_gui_model.a
+// Build (from the repo root, after building kvscope_gui_views):
+//   g++ -O2 -std=c++20 -I. docs/bench/markdown_md4c.cpp build/gui/views/libkvscope_gui_views.a
 //       -lmd4c -o /tmp/markdown_bench
 // Run: /tmp/markdown_bench lessons/*/*.md
 #include <md4c.h>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/markdown.h"
+#include "gui/views/markdown.h"
 
 namespace {
 int blocks = 0, spans = 0;

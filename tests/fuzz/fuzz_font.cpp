@@ -1,6 +1,6 @@
 // Fuzz target: arbitrary bytes as a font file -> font_problem(), the check the window runs before
-// ImGui sees a font (gui/font_check.cpp). It must never read outside the bytes (ASan), and what it
-// accepts must pass stb_truetype's own init on the same bytes and give glyph metrics.
+// ImGui sees a font (gui/draw/font_check.cpp). It must never read outside the bytes (ASan), and
+// what it accepts must pass stb_truetype's own init on the same bytes and give glyph metrics.
 #include <stb_truetype.h>
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/font_check.h"
+#include "gui/draw/font_check.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

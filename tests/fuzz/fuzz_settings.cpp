@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gui/settings.h"
+#include "gui/state/settings.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace kvs::gui;

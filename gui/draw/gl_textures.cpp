@@ -1,0 +1,123 @@
+#include "gui/draw/gl_textures.h"
+
+#include <GL/gl.h>
+
+#include <algorithm>
+
+namespace kvs::gui {
+namespace {
+
+int capacity_for(int n) {
+    int c = 16;
+    while (c < n) c *= 2;
+    return c;
+}
+
+}  // namespace
+
+GlTexture::~GlTexture() {
+    if (id_) glDeleteTextures(1, &id_);
+}
+
+void GlTexture::allocate(int w, int h, Rgba fill) {
+    if (!id_) glGenTextures(1, &id_);
+    width_ = w;
+    height_ = h;
+    std::vector<Rgba> px(static_cast<std::size_t>(w) * h, fill);
+    glBindTexture(GL_TEXTURE_2D, id_);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+}
+
+void GlTexture::upload(int x, int y, int w, int h, const Rgba* px) {
+    if (!id_ || w <= 0 || h <= 0) return;
+    glBindTexture(GL_TEXTURE_2D, id_);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, x, y, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px);
+}
+
+ImTextureID GlTexture::id() const {
+    return reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(id_));
+}
+
+std::uint64_t texture_key(std::initializer_list<std::uint64_t> parts) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the parts' bytes
+    for (std::uint64_t p : parts)
+        for (int i = 0; i < 8; ++i) {
+            h ^= (p >> (8 * i)) & 0xff;
+            h *= 1099511628211ull;
+        }
+    return h;
+}
+
+void AttentionTexture::update(const AttentionMatrixRows& m, int layer, int head,
+                              const HeatmapPalette& pal, std::uint64_t key) {
+    const int n = m.n;
+    if (key != key_ || n > cap_ || cap_ == 0) {
+        cap_ = capacity_for(n);
+        tex_.allocate(cap_, cap_, pal.mask);
+        key_ = key;
+        rows_ = 0;
+    }
+    buf_.resize(static_cast<std::size_t>(cap_) * std::max(1, std::abs(n - rows_)));
+    if (n > rows_) {
+        // New rows (a decode step adds one): cells past each row's diagonal stay masked.
+        for (int q = rows_; q < n; ++q)
+            attention_row_pixels(m, layer, head, q, cap_, pal,
+                                 buf_.data() + std::size_t(q - rows_) * cap_);
+        tex_.upload(0, rows_, cap_, n - rows_, buf_.data());
+        uploads_ += n - rows_;
+    } else if (n < rows_) {
+        // Scrubbed back: rows past the step shown go back to the mask colour.
+        std::fill(buf_.begin(), buf_.begin() + std::size_t(rows_ - n) * cap_, pal.mask);
+        tex_.upload(0, n, cap_, rows_ - n, buf_.data());
+        uploads_ += rows_ - n;
+    }
+    rows_ = n;
+}
+
+ImVec2 AttentionTexture::uv_max() const {
+    return cap_ ? ImVec2(float(rows_) / cap_, float(rows_) / cap_) : ImVec2(0, 0);
+}
+
+void KvTexture::update(const KvGridColumns& g, int layer, Rgba missing, std::uint64_t key) {
+    const int n = g.n, h = 2 * g.kv_dim;
+    if (h <= 0) return;
+    if (key != key_ || n > cap_ || h != height_ || cap_ == 0) {
+        cap_ = capacity_for(n);
+        height_ = h;
+        tex_.allocate(cap_, h, missing);
+        key_ = key;
+        cols_ = 0;
+        // One colour scale per key, from the values present now, so columns added later keep
+        // the same meaning (larger values saturate).
+        scale_ = kv_colour_scale(g, layer);
+    }
+    if (n > cols_) {
+        // Column-major pixels of the new columns, then transposed into texture rows.
+        const int w = n - cols_;
+        std::vector<Rgba> col(h);
+        buf_.assign(static_cast<std::size_t>(w) * h, missing);
+        for (int p = cols_; p < n; ++p) {
+            kv_column_pixels(g, layer, p, scale_, missing, col.data());
+            for (int y = 0; y < h; ++y) buf_[std::size_t(y) * w + (p - cols_)] = col[y];
+        }
+        tex_.upload(cols_, 0, w, h, buf_.data());
+    } else if (n < cols_) {
+        buf_.assign(static_cast<std::size_t>(cols_ - n) * h, missing);
+        tex_.upload(n, 0, cols_ - n, h, buf_.data());
+    }
+    cols_ = n;
+}
+
+ImVec2 KvTexture::uv_max() const {
+    return cap_ ? ImVec2(float(cols_) / cap_, 1.0f) : ImVec2(0, 0);
+}
+
+}  // namespace kvs::gui

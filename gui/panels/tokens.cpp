@@ -1,0 +1,199 @@
+// Prompt and tokens: the editable prompt, then every token as a chip coloured by what happened
+// to it at the step shown (processed at the prefill, generated earlier, going in now, just
+// chosen). Hovering a chip shows its position, id and piece.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+#include "core/util/format.h"
+#include "gui/actions/actions.h"
+#include "gui/draw/text.h"
+#include "gui/panels/tokens.h"
+#include "gui/state/strings.h"
+#include "gui/views/engine_words.h"
+
+namespace kvs::gui {
+namespace {
+
+// One token chip; what it says under the mouse is written only for the chip hovered.
+struct Chip {
+    int pos, id;
+    ImU32 fill;
+    bool outline;
+    int step;  // the step that chose it; -1: a prompt token
+    bool going_in = false;
+};
+
+void legend_swatch(ImU32 c, const char* label, bool outline, ImU32 text) {
+    const float fh = ImGui::GetFontSize();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(ImVec2(p.x, p.y + fh * 0.15f), ImVec2(p.x + fh * 0.9f, p.y + fh * 0.95f),
+                      outline ? 0 : c, 3);
+    if (outline)
+        dl->AddRect(ImVec2(p.x, p.y + fh * 0.15f), ImVec2(p.x + fh * 0.9f, p.y + fh * 0.95f), c, 3,
+                    0, 2);
+    ImGui::Dummy(ImVec2(fh, fh));
+    ImGui::SameLine(0, 4);
+    ImGui::PushStyleColor(ImGuiCol_Text, text);
+    ImGui::TextUnformatted(label);
+    ImGui::PopStyleColor();
+}
+
+}  // namespace
+
+void draw_tokens(FrameContext& f, TokensPanel& panel) {
+    UiState& ui = f.ui;
+    const float fh = f.font_px;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(tr("Prompt"));
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-fh * 7);
+    if (ImGui::InputText("##prompt", &ui.prompt, ImGuiInputTextFlags_EnterReturnsTrue))
+        apply_prompt(f);
+    if (ImGui::IsItemEdited()) ui.prompt_dirty = true;
+    if (f.layout) {
+        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+        f.layout->panels.emplace_back("prompt_field", Rect{a.x, a.y, b.x - a.x, b.y - a.y});
+    }
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!ui.prompt_dirty);
+    if (ImGui::Button(tr("Use prompt"), ImVec2(-1, 0))) apply_prompt(f);
+    ImGui::EndDisabled();
+
+    // Each swatch beside the last while it fits, else on the next line: never cut at the edge.
+    const auto swatch_w = [&](const char* label) { return fh + 4 + text_width(label, fh); };
+    legend_swatch(f.theme.chip_prompt, tr("prompt (prefill)"), false, f.theme.muted_text);
+    same_line_or_wrap(swatch_w(tr("generated")), fh);
+    legend_swatch(f.theme.chip_generated, tr("generated"), false, f.theme.muted_text);
+    same_line_or_wrap(swatch_w(tr("going in at this step")), fh);
+    legend_swatch(f.theme.chip_current, tr("going in at this step"), false, f.theme.muted_text);
+    same_line_or_wrap(swatch_w(tr("chosen at this step")), fh);
+    legend_swatch(f.theme.chip_chosen, tr("chosen at this step"), true, f.theme.muted_text);
+    if (ui.prompt_dirty) {
+        ImGui::SameLine(0, fh);
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
+        ImGui::TextUnformatted(tr("Enter uses the edited prompt (and resets)"));
+        ImGui::PopStyleColor();
+    } else if (f.snap.finished()) {
+        // Generation ended: say why where the tokens are, as long as it stays ended.
+        const SessionView& s0 = f.snap.sessions[0];
+        char b[200];
+        if (s0.finish_reason == FinishReason::ContextFull && f.model())
+            std::snprintf(b, sizeof b, tr("finished: the context of %d tokens is full"),
+                          f.model()->config().seq_len);
+        else
+            std::snprintf(b, sizeof b, tr("finished: %s"), finish_reason_text(s0.finish_reason));
+        // A line of its own: beside the legend it would be cut off in a narrow panel.
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.warning_text);
+        ImGui::TextUnformatted(b);
+        ImGui::PopStyleColor();
+        if (f.layout) f.layout->finish = b;
+    }
+
+    if (f.snap.sessions.empty()) return;
+    const SessionView& sv = f.snap.sessions[0];
+    const auto& steps = sv.trace.steps();
+    const int s = shown_step(sv, f.step);
+    const int P = static_cast<int>(sv.prompt_tokens.size());
+
+    // The sequence as it stood after step s: the prompt, then each step's chosen token.
+    std::vector<Chip> chips;
+    chips.reserve(P + s + 2);
+    const int in_begin = s < 0 ? -1 : s == 0 ? 0 : steps[s].kv.len - 1;
+    const int in_end = s < 0 ? -1 : steps[s].kv.len;
+    for (int p = 0; p < P; ++p)
+        chips.push_back({p, sv.prompt_tokens[p], s < 0 ? f.theme.chip_pending : f.theme.chip_prompt,
+                         false, -1});
+    for (int k = 0; k <= s; ++k) {
+        Chip c{P + k, steps[k].token_out, f.theme.chip_generated, false, k};
+        if (k == s) {
+            c.fill = f.theme.chip_chosen;
+            c.outline = true;
+        }
+        chips.push_back(c);
+    }
+    for (auto& c : chips)
+        if (c.pos >= in_begin && c.pos < in_end) {
+            c.fill = f.theme.chip_current;
+            c.going_in = true;
+        }
+    auto why = [&](const Chip& c) {
+        char b[200];
+        if (c.step < 0)
+            std::snprintf(b, sizeof b, "%s",
+                          s < 0 ? tr("prompt token: not processed yet (press Prefill)")
+                                : tr("prompt token: processed at the prefill (step 0)"));
+        else if (c.step == s)
+            std::snprintf(b, sizeof b, tr("chosen at this step (%d); goes in at the next step"),
+                          c.step);
+        else
+            std::snprintf(b, sizeof b, tr("chosen at step %d, fed in at step %d"), c.step,
+                          c.step + 1);
+        return c.going_in ? std::string(b) + " " + tr("(going in now)") : std::string(b);
+    };
+    // Each token's label and width once per frame (thousands of chips share a few hundred ids).
+    std::unordered_map<int, std::pair<std::string, float>> labels;
+    auto label_of = [&](int id) -> const std::pair<std::string, float>& {
+        auto it = labels.find(id);
+        if (it == labels.end()) {
+            std::string t = f.label(id);
+            const float w = ImGui::CalcTextSize(t.c_str()).x;
+            it = labels.emplace(id, std::make_pair(std::move(t), w)).first;
+        }
+        return it->second;
+    };
+
+    ImGui::BeginChild("chips", ImVec2(0, 0), false);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float right = origin.x + ImGui::GetContentRegionAvail().x;
+    const float pad = fh * 0.3f, gap = fh * 0.25f, h = fh + 2 * pad;
+    const float clip_top = ImGui::GetWindowPos().y,
+                clip_bottom = clip_top + ImGui::GetWindowHeight();
+    float x = origin.x, y = origin.y;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const bool window_hovered = ImGui::IsWindowHovered();
+    float last_y = y;
+    for (const Chip& c : chips) {
+        const auto& [text, text_w] = label_of(c.id);
+        if (f.layout) f.layout->tokens.push_back(text);
+        const float w = text_w + 2 * pad;
+        if (x + w > right && x > origin.x) {
+            x = origin.x;
+            y += h + gap;
+        }
+        if (y + h >= clip_top && y <= clip_bottom) {
+            const ImVec2 a(x, y), b(x + w, y + h);
+            if (c.outline) {
+                dl->AddRect(a, b, c.fill, 4, 0, 2.5f);
+                dl->AddText(ImVec2(x + pad, y + pad), ImGui::GetColorU32(ImGuiCol_Text),
+                            text.c_str());
+            } else {
+                dl->AddRectFilled(a, b, c.fill, 4);
+                dl->AddText(ImVec2(x + pad, y + pad), f.theme.chip_text, text.c_str());
+            }
+            if (window_hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
+                mouse.y < b.y) {
+                ImGui::BeginTooltip();
+                ImGui::Text(tr("position %d, token id %d"), c.pos + 1, c.id);  // positions from 1
+                ImGui::Text(tr("piece: \"%s\""), f.label(c.id).c_str());
+                ImGui::TextUnformatted(why(c).c_str());
+                ImGui::EndTooltip();
+            }
+        }
+        last_y = y;
+        x += w + gap;
+    }
+    ImGui::Dummy(ImVec2(right - origin.x, last_y + h - origin.y));
+    // Following the newest step: keep the newest token in view.
+    if (ui.view_step < 0 && static_cast<int>(chips.size()) != panel.chips_drawn)
+        ImGui::SetScrollHereY(1.0f);
+    panel.chips_drawn = static_cast<int>(chips.size());
+    ImGui::EndChild();
+}
+
+}  // namespace kvs::gui

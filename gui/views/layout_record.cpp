@@ -1,0 +1,169 @@
+#include "gui/views/layout_record.h"
+
+#include <nlohmann/json.hpp>
+
+namespace kvs::gui {
+namespace {
+
+nlohmann::json rect(const Rect& r) {
+    return {{"x", r.x}, {"y", r.y}, {"w", r.w}, {"h", r.h}};
+}
+nlohmann::json rgb(const Rgba& c) {
+    return {c.r, c.g, c.b};
+}
+
+}  // namespace
+
+OutputKind layout_json_output() {
+    return json_output_keyed("layout JSON", "kvscope_layout");
+}
+
+std::string LayoutRecord::to_json(int indent) const {
+    // kvscope_layout first, whatever the other keys' order: layout_json_output() knows an
+    // earlier record by it.
+    nlohmann::ordered_json j;
+    j["kvscope_layout"] = 1;
+    j["width"] = width;
+    j["height"] = height;
+    j["scale"] = {scale_x, scale_y};
+    j["model"] = model;
+    j["theme"] = theme;
+    j["backend"] = backend;
+    j["step"] = step;
+    j["steps"] = steps;
+    j["colours"] = {{"mask", rgb(mask)},
+                    {"missing", rgb(missing)},
+                    {"empty_row", rgb(empty_row)},
+                    {"highlight", rgb(highlight)},
+                    {"recomputed", rgb(recomputed)},
+                    {"background", rgb(background)}};
+    nlohmann::json p = nlohmann::json::object();
+    for (const auto& [name, r] : panels) p[name] = rect(r);
+    j["panels"] = p;
+    j["arrangement"] = arrangement;
+    j["heatmaps"] = nlohmann::json::array();
+    for (const auto& h : heatmaps)
+        j["heatmaps"].push_back({{"session", h.session},
+                                 {"main", h.main},
+                                 {"layer", h.layer},
+                                 {"head", h.head},
+                                 {"n", h.n},
+                                 {"first", h.first},
+                                 {"rect", rect(h.rect)},
+                                 {"new_rows", {h.new_begin, h.new_end}},
+                                 {"recomputed_rows", {h.recomputed_begin, h.recomputed_end}},
+                                 {"weights_hidden", h.weights_hidden}});
+    j["kv_grids"] = nlohmann::json::array();
+    for (const auto& g : kv_grids)
+        j["kv_grids"].push_back({{"session", g.session},
+                                 {"layer", g.layer},
+                                 {"columns", g.columns},
+                                 {"rows", g.rows},
+                                 {"rect", rect(g.rect)},
+                                 {"cell", {g.cell_w, g.cell_h}},
+                                 {"written", {g.written_begin, g.written_end}}});
+    j["lang"] = lang;
+    j["fonts"] = {
+        {"dejavu", font_dejavu}, {"chinese", font_chinese}, {"missing_glyphs", missing_glyphs}};
+    j["messages"] = messages;
+    j["tokens"] = tokens;
+    j["finish"] = finish;
+    j["plots"] = nlohmann::json::array();
+    for (const auto& pl : plots) {
+        nlohmann::json series = nlohmann::json::object();
+        for (const auto& [label, y] : pl.series) series[label] = y;
+        j["plots"].push_back(
+            {{"name", pl.name},
+             {"x", pl.x},
+             {"series", series},
+             {"rect", {{"x", pl.rect.x}, {"y", pl.rect.y}, {"w", pl.rect.w}, {"h", pl.rect.h}}}});
+    }
+    j["next_tokens_shown"] = next_tokens_shown;
+    j["texts"] = nlohmann::json::array();
+    for (const auto& t : texts)
+        j["texts"].push_back({{"panel", t.panel},
+                              {"text", t.text},
+                              {"rect", rect(t.rect)},
+                              {"clip", rect(t.clip)},
+                              {"clipped_x", t.clipped_x},
+                              {"clipped_y", t.clipped_y},
+                              {"scrolls_x", t.scrolls_x},
+                              {"scrolls_y", t.scrolls_y},
+                              {"overlay", t.overlay},
+                              {"vertical", t.vertical}});
+    if (lesson.number > 0)
+        j["lesson"] = {{"number", lesson.number},
+                       {"title", lesson.title},
+                       {"step", lesson.step},
+                       {"steps", lesson.steps},
+                       {"step_title", lesson.step_title},
+                       {"checks_passed", lesson.checks_passed},
+                       {"checks_failed", lesson.checks_failed},
+                       {"running", lesson.running},
+                       {"shown_panel", lesson.shown_panel},
+                       {"errors", lesson.errors},
+                       {"ask",
+                        {{"state", lesson.ask},
+                         {"question", lesson.ask_question},
+                         {"learner", lesson.ask_learner},
+                         {"engine", lesson.ask_engine},
+                         {"right", lesson.ask_right},
+                         {"fits", lesson.ask_fits}}}};
+    j["serving"] = {{"open", serving.open},
+                    {"blocks", serving.blocks},
+                    {"cols", serving.cols},
+                    {"block_size", serving.block_size},
+                    {"grid", rect(serving.grid)},
+                    {"cell", serving.cell},
+                    {"shot", serving.shot},
+                    {"shots", serving.shots},
+                    {"used_blocks", serving.used_blocks},
+                    {"multi_holder_blocks", serving.multi_holder_blocks},
+                    {"cached_free_blocks", serving.cached_free_blocks},
+                    {"cached_blocks_found", serving.cached_blocks_found},
+                    {"prompt_chunks", serving.prompt_chunks},
+                    {"budget", serving.budget},
+                    {"let_go_entries", serving.let_go_entries},
+                    {"contiguous_blocks", serving.contiguous_blocks},
+                    {"prefill_rows", serving.prefill_rows},
+                    {"decode_rows", serving.decode_rows},
+                    {"states", serving.states}};
+    j["explain"] = {{"open", explain.open},
+                    {"session", explain.session},
+                    {"step", explain.step},
+                    {"layer", explain.layer},
+                    {"head", explain.head},
+                    {"row", explain.row},
+                    {"q_pos", explain.q_pos},
+                    {"n_keys", explain.n_keys},
+                    {"head_dim", explain.head_dim},
+                    {"phase", explain.phase},
+                    {"mode", explain.mode},
+                    {"why", explain.why},
+                    {"op", explain.op},
+                    {"op_layer", explain.op_layer},
+                    {"stage", explain.stage},
+                    {"sessions", explain.sessions},
+                    {"position", explain.position},
+                    {"drawn", nlohmann::json::array()}};
+    for (const ExplainRowRecord& d : explain.drawn)
+        j["explain"]["drawn"].push_back({{"session", d.session},
+                                         {"step", d.step},
+                                         {"position", d.position},
+                                         {"mask", d.mask},
+                                         {"raw", d.raw},
+                                         {"scaled", d.scaled},
+                                         {"masked", d.masked},
+                                         {"weights", d.weights},
+                                         {"key_labels", d.key_labels},
+                                         {"numbers", d.numbers},
+                                         {"matrix_rows", d.matrix_rows},
+                                         {"matrix_keys", d.matrix_keys},
+                                         {"matrix_first_position", d.matrix_first_position},
+                                         {"matrix_masked", d.matrix_masked},
+                                         {"matrix", d.matrix}});
+    // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
+    return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace kvs::gui
