@@ -505,9 +505,15 @@ std::string validate_lesson_metric(const std::string& name, int n_args) {
     return {};
 }
 
-bool is_timed_lesson_metric(const std::string& name) {
-    const LessonMetric* m = find(split_metric_name(name).base);
-    return m && m->timed;
+bool is_timed_lesson_metric(const std::string& name, const std::vector<LessonValue>& args) {
+    const std::string base = split_metric_name(name).base;
+    const LessonMetric* m = find(base);
+    if (m && m->timed) return true;
+    // A metric that reads a figure by name reads a time when that figure is one.
+    if (base == "serve" && args.size() == 1 && args[0].is_string())
+        for (const ServeField& f : serve_fields())
+            if (args[0].str == f.name) return f.timed;
+    return false;
 }
 
 LessonValue read_lesson_metric(const LessonFacts& f, const std::string& name,

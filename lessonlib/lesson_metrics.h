@@ -37,8 +37,9 @@ MetricName split_metric_name(const std::string& name);
 // Empty when `name` with `n_args` arguments is a known metric, else a one-line reason.
 std::string validate_lesson_metric(const std::string& name, int n_args);
 
-// Whether `name` (or its twin form) reads a measured time, not a count.
-bool is_timed_lesson_metric(const std::string& name);
+// Whether `name` (or its twin form) reads a measured time, not a count; with `args`, also a
+// metric whose argument names a measured figure (serve("tokens_per_second")).
+bool is_timed_lesson_metric(const std::string& name, const std::vector<LessonValue>& args = {});
 
 // Throws kvs::Error when the metric cannot be read now (no step yet, unknown word, ...).
 LessonValue read_lesson_metric(const LessonFacts& facts, const std::string& name,

@@ -82,7 +82,7 @@ LessonLogEntry ask_entry(const Directive& d, const LessonFacts& f, ReportLang la
     bool reads_time = false;
     try {
         e.answer = a.answer.evaluate([&](const std::string& name, const auto& args) {
-            reads_time = reads_time || is_timed_lesson_metric(name);
+            reads_time = reads_time || is_timed_lesson_metric(name, args);
             return read_lesson_metric(f, name, args);
         });
         e.choice = ask_choice_of(a, e.answer);
@@ -130,7 +130,7 @@ StepOutcome play_step(const Lesson& lesson, int step, LessonTarget& target,
             const LessonFacts f = target.facts();
             bool reads_time = false;
             const auto o = d.expect.evaluate([&](const std::string& name, const auto& args) {
-                reads_time = reads_time || is_timed_lesson_metric(name);
+                reads_time = reads_time || is_timed_lesson_metric(name, args);
                 return read_lesson_metric(f, name, args);
             });
             const Words w{lesson.lang};

@@ -51,6 +51,7 @@ int serve_block(const LessonServe& s, int request, int position);
 struct ServeField {
     const char* name;
     const char* help;
+    bool timed = false;  // a measured time, not a count: see is_timed_lesson_metric
 };
 const std::vector<ServeField>& serve_fields();
 

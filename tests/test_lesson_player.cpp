@@ -10,8 +10,10 @@
 #include "core/util/error.h"
 #include "kernels/backend_factory.h"
 #include "lessonlib/lesson_ask.h"
+#include "lessonlib/lesson_metrics.h"
 #include "lessonlib/lesson_parser.h"
 #include "lessonlib/lesson_player.h"
+#include "lessonlib/lesson_serve.h"
 #include "lessonlib/session_lesson_target.h"
 #include "tests/test_helpers.h"
 
@@ -265,6 +267,39 @@ TEST_CASE("a failed check on measured times is not judged where times mean nothi
         }
     CHECK(not_judged == 2);
     CHECK(o.log.back().pass);
+}
+
+TEST_CASE("a figure read by name is a measured time when it names one: serve's throughput",
+          "[lesson]") {
+    CHECK(is_timed_lesson_metric("serve", {LessonValue::string("tokens_per_second")}));
+    CHECK(is_timed_lesson_metric("serve", {LessonValue::string("alone_tokens_per_second")}));
+    CHECK_FALSE(is_timed_lesson_metric("serve", {LessonValue::string("peak_blocks")}));
+    CHECK_FALSE(is_timed_lesson_metric("serve"));
+    // Every figure whose meaning says it is measured is marked a time, and only those.
+    for (const ServeField& f : serve_fields())
+        CHECK(f.timed == (std::string(f.help).find("measured") != std::string::npos));
+    // Played where times mean nothing, a failed throughput check is logged and not counted; a
+    // failed count is.
+    const Lesson l = parse_lesson(R"(# T
+## S
+@model default
+@serve new=4 block=4 sharing=off prompts="Once upon a time" | "One day Tom went to the park"
+@expect serve("tokens_per_second") > serve("alone_tokens_per_second") * 1000
+@expect serve("requests") == 3
+)",
+                                  "serve-times.md");
+    BackendChoice be = make_backend("cpu");
+    SessionLessonTarget t(*be.backend);
+    t.restart();
+    auto o = play_step(l, 0, t, PlayOptions{false});
+    CHECK(o.checks == 2);
+    CHECK(o.failed == 1);
+    REQUIRE(o.log.size() >= 2);
+    CHECK_FALSE(o.log[o.log.size() - 2].judged);
+    CHECK(o.log.back().judged);
+    t.restart();
+    o = play_step(l, 0, t, PlayOptions{true});
+    CHECK(o.failed == 2);
 }
 
 TEST_CASE("@ask reads the engine's answer where it stands and says which choice it is",
