@@ -24,6 +24,7 @@
 #include "gui/views/engine_words.h"
 #include "gui/views/kv_grid.h"
 #include "gui/views/panel_layout.h"
+#include "gui/views/plot_scale.h"
 #include "gui/views/serving_layout.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/option_table_checks.h"
@@ -472,7 +473,7 @@ TEST_CASE("settings persist in the folder the environment names", "[gui][setting
     s.temperature = 0.7f;
     s.top_p = 0.95f;
     s.seed = 1234567;
-    s.log_time = false;
+    s.log_time = true;
     s.lang = "zh";
     s.lesson = 4;
     s.lesson_step = 2;
@@ -861,4 +862,19 @@ TEST_CASE("the Serving view's grid is never smaller at a larger text, its pieces
                     CHECK(L.bottom >= L.batch.y + L.batch.h);
                 }
             }
+}
+
+TEST_CASE("a plot's scale is chosen from its data: linear for a 128x gap, log past 1000x",
+          "[gui][views][present]") {
+    // The weights a decode step reads (3.48 MiB) against its K/V rows (27 KiB): 128x, which a log
+    // axis squeezes into two gridlines; a linear one shows it.
+    const std::vector<double> weights(20, 3.48 * 1024 * 1024), kv = {10e3, 18e3, 27e3};
+    CHECK_FALSE(choose_log_y({&weights, &kv}));
+    // Past three decades a linear axis presses the smaller line onto the floor: log.
+    const std::vector<double> small = {100, 200};
+    CHECK(choose_log_y({&weights, &small}));
+    // NaN, zero and negative values are not data; nothing is linear.
+    const std::vector<double> odd = {NAN, 0, -5, 3.0};
+    CHECK_FALSE(choose_log_y({&odd}));
+    CHECK_FALSE(choose_log_y({}));
 }

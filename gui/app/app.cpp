@@ -439,7 +439,18 @@ void App::draw_slot(FrameContext& f, const StageSlot& slot) {
         ImGui::EndTabBar();
     }
     f.record_panel(d->record);
+    // Shown alone, the panel's text (and what is measured in it) grows with the window.
+    const float base_px = f.font_px;
+    const bool zoomed = alone_zoom_ > 1 && slot.id == ui_.maximised;
+    if (zoomed) {
+        ImGui::SetWindowFontScale(alone_zoom_);
+        f.font_px = base_px * alone_zoom_;
+    }
     draw_panel(f, slot.id);
+    if (zoomed) {
+        ImGui::SetWindowFontScale(1);
+        f.font_px = base_px;
+    }
     ImGui::End();
 }
 
@@ -489,6 +500,7 @@ void App::draw_panels(FrameContext& f) {
     }
 
     const float top = toolbar_h_;
+    alone_zoom_ = 1;
     if (ui_.show_serving) {  // the Serving view takes the stage, beside the lesson column
         if (f.layout) f.layout->arrangement = "serving";
         StageInput in;
@@ -544,6 +556,7 @@ void App::draw_panels(FrameContext& f) {
         }
     }
     const StageLayout stage = layout_stage(in);
+    alone_zoom_ = stage.arrangement == Arrangement::Maximised ? stage.text_zoom : 1;
     f.caps = stage.caps;
     f.reference = stage.reference;
     if (f.layout) f.layout->arrangement = arrangement_name(stage.arrangement);

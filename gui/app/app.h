@@ -98,6 +98,7 @@ class App {
     bool draw_pixels_ = true;
     std::array<SessionTextures, 2> textures_;
     std::map<std::string, ImVec4> panel_rects_;  // this frame's panels: x, y, w, h
+    float alone_zoom_ = 1;                       // the panel shown alone: its text's scale
     std::string glyph_text_;
     bool glyph_text_read_ = false;
     // Whether every op is timed, as the worker was last told (window_main tells it first, and

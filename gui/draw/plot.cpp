@@ -6,6 +6,7 @@
 
 #include "gui/draw/text.h"
 #include "gui/state/strings.h"
+#include "gui/views/plot_scale.h"
 
 namespace kvs::gui {
 namespace {
@@ -82,27 +83,70 @@ std::vector<double> y_ticks(bool log_y, double lo, double hi, float size_y, floa
     return ticks;
 }
 
-// The legend, top right inside the plot area (x, y, z, w: left, top, right, bottom).
-void draw_plot_legend(ImDrawList* dl, const std::vector<PlotSeries>& series, const PlotOptions& o,
-                      ImVec4 area, float fh) {
-    const float left = area.x, top = area.y, right = area.z, bottom = area.w;
-    float ly = top + 2;
+// Each series' legend entry: its label in lines, where it goes and its width.
+struct LegendEntry {
+    std::vector<std::string> lines;
+    float w = 0;
+};
+
+// The legend laid out for a plot area `area_w` wide and `area_h` high inside a box `box_w` wide:
+// top right in the area where every label fits there on one line and all of them take at most
+// 40% of its height; else a band over the area, each label wrapped to the box's width (a
+// projector's text size in a narrow column). Returns the band's height (0: inside the area).
+float layout_legend(const std::vector<PlotSeries>& series, float area_w, float area_h, float box_w,
+                    float fh, std::vector<LegendEntry>& out) {
+    out.clear();
+    const float swatch = fh * 1.2f;
+    bool inside = series.size() * fh <= area_h * 0.4f;
     for (const auto& s : series) {
-        if (!o.legend || ly + fh > bottom) break;  // a line that would run past the plot area
         const float w = ImGui::CalcTextSize(s.label.c_str()).x;
-        const float x = right - w - fh * 1.2f;
-        if (x - fh * 0.2f < left + fh * 0.3f) break;  // wider than the plot: no legend line
-        dl->AddLine(ImVec2(x - fh * 0.2f, ly + fh * 0.5f), ImVec2(x + fh * 0.8f, ly + fh * 0.5f),
-                    s.colour, 3);
-        dl->AddText(ImVec2(x + fh, ly), o.text, s.label.c_str());
-        ly += fh;
+        if (w + swatch + fh * 0.5f > area_w) inside = false;
+        out.push_back({{s.label}, w});
     }
+    if (inside) return 0;
+    float h = 0;
+    for (auto& e : out) {
+        e.lines = wrapped_lines(e.lines.front(), box_w - swatch);
+        e.w = 0;
+        for (const auto& l : e.lines) e.w = std::max(e.w, ImGui::CalcTextSize(l.c_str()).x);
+        h += e.lines.size() * fh;
+    }
+    return h + fh * 0.6f;  // and the top y label's half line
+}
+
+// Draws the legend: from (x_right, top) right-aligned inside the area, or left-aligned from
+// (x_left, top) in its band; returns each entry's rectangle.
+std::vector<std::pair<std::string, Rect>> draw_plot_legend(ImDrawList* dl,
+                                                           const std::vector<PlotSeries>& series,
+                                                           const std::vector<LegendEntry>& entries,
+                                                           bool band, ImVec2 at, float right,
+                                                           ImU32 text, float fh) {
+    std::vector<std::pair<std::string, Rect>> drawn;
+    float y = at.y;
+    const float swatch = fh * 1.2f;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        const LegendEntry& e = entries[i];
+        const float x = band ? at.x + swatch : right - e.w - fh * 0.2f;
+        const ImVec2 a(x - fh * 1.1f, y + fh * 0.5f), b(x - fh * 0.2f, y + fh * 0.5f);
+        if (series[i].dashed)
+            dashed_line(dl, a, b, series[i].colour, 4, 3);
+        else
+            dl->AddLine(a, b, series[i].colour, 3);
+        float ly = y;
+        for (const auto& line : e.lines) {
+            dl->AddText(ImVec2(x, ly), text, line.c_str());
+            ly += fh;
+        }
+        drawn.push_back({series[i].label, Rect{a.x, y, x + e.w - a.x, ly - y}});
+        y = ly;
+    }
+    return drawn;
 }
 
 }  // namespace
 
-void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& series,
-               const PlotOptions& o) {
+PlotDrawn draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& series,
+                    const PlotOptions& o) {
     auto fmt = o.fmt ? o.fmt : default_fmt;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fh = ImGui::GetFontSize();
@@ -110,25 +154,51 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
     ImGui::InvisibleButton(id, ImVec2(std::max(size.x, 40.0f), std::max(size.y, 40.0f)));
     const bool hovered = ImGui::IsItemHovered();
     const ImVec2 p1(p0.x + std::max(size.x, 40.0f), p0.y + std::max(size.y, 40.0f));
-    // A title wider than its plot ends in ".." (the column may be narrow at a projector's text
-    // size); the axes say the rest.
-    dl->AddText(p0, o.text, o.title ? clipped(o.title, p1.x - p0.x).c_str() : "");
+    PlotDrawn drawn;
+    drawn.rect = Rect{p0.x, p0.y, p1.x - p0.x, p1.y - p0.y};
+    bool log_y = o.log_y;
+    if (o.choose_scale) {
+        std::vector<const std::vector<double>*> ys;
+        for (const auto& s : series) ys.push_back(&s.y);
+        log_y = choose_log_y(ys);
+    }
+    drawn.log_y = log_y;
+    // The title, and the scale where it was chosen from the data; a title wider than its plot
+    // takes a second line, and past that ends in ".." (the axes say the rest).
+    std::string title = o.title ? o.title : "";
+    if (o.choose_scale) {
+        char b[256];
+        std::snprintf(b, sizeof b, log_y ? tr("%s, log scale") : tr("%s, linear scale"),
+                      title.c_str());
+        title = b;
+    }
+    std::vector<std::string> title_lines = wrapped_lines(title, p1.x - p0.x);
+    if (title_lines.size() > 2) {
+        title_lines[1] = clipped(title_lines[1] + " " + title_lines[2] + "..", p1.x - p0.x);
+        title_lines.resize(2);
+    }
+    for (std::size_t i = 0; i < title_lines.size(); ++i)
+        dl->AddText(ImVec2(p0.x, p0.y + i * fh), o.text,
+                    clipped(title_lines[i], p1.x - p0.x).c_str());
+    // Room under it for the top y label, which is centred on the plot area's top edge.
+    const float title_h = std::max<std::size_t>(1, title_lines.size()) * fh + fh * 0.6f;
     std::size_t n = 0;
     double lo = INFINITY, hi = -INFINITY;
     for (const auto& s : series) {
         n = std::max(n, s.y.size());
         for (double v : s.y) {
-            if (!std::isfinite(v) || (o.log_y && v <= 0)) continue;
+            if (!std::isfinite(v) || (log_y && v <= 0)) continue;
             lo = std::min(lo, v);
             hi = std::max(hi, v);
         }
     }
     if (n == 0 || !std::isfinite(lo)) {
-        dl->AddRect(ImVec2(p0.x, p0.y + fh * 1.3f), p1, o.axis);
-        dl->AddText(ImVec2(p0.x + fh * 0.5f, p0.y + fh * 1.8f), o.text, tr("no steps yet"));
-        return;
+        dl->AddRect(ImVec2(p0.x, p0.y + title_h), p1, o.axis);
+        dl->AddText(ImVec2(p0.x + fh * 0.5f, p0.y + title_h + fh * 0.5f), o.text,
+                    tr("no steps yet"));
+        return drawn;
     }
-    if (o.log_y) {
+    if (log_y) {
         lo = std::pow(10.0, std::floor(std::log10(lo)));
         hi = std::pow(10.0, std::ceil(std::log10(hi)));
         if (hi <= lo) hi = lo * 10;
@@ -137,7 +207,16 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
         if (hi <= 0) hi = 1;
         hi *= 1.05;
     }
-    const std::vector<double> ticks = y_ticks(o.log_y, lo, hi, size.y, fh);
+    // The legend's band over the plot area, where its labels do not fit inside it (a first
+    // guess of the area's width: the box less a y label's room).
+    std::vector<LegendEntry> legend;
+    float band_h = 0;
+    if (o.legend)
+        band_h = layout_legend(series, (p1.x - p0.x) - fh * 4.5f,
+                               (p1.y - p0.y) - title_h - fh * 1.2f, p1.x - p0.x, fh, legend);
+    const float above = title_h + band_h;
+    const std::vector<double> ticks =
+        y_ticks(log_y, lo, hi, size.y - band_h - (title_h - fh * 1.3f), fh);
     std::vector<std::string> labels;
     float label_w = 0;
     for (double t : ticks) {
@@ -145,12 +224,22 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
         label_w = std::max(label_w, ImGui::CalcTextSize(labels.back().c_str()).x);
     }
     // Plot area: below the title, above the x labels, right of the widest y label.
-    const float left = p0.x + label_w + fh * 0.4f, top = p0.y + fh * 1.3f;
+    const float left = p0.x + label_w + fh * 0.4f, top = p0.y + above;
     const float right = p1.x - fh * 0.3f, bottom = p1.y - fh * 1.2f;
-    if (right - left < 10 || bottom - top < 10) return;
+    // Drawn last, over the lines.
+    auto put_legend = [&] {
+        if (o.legend)
+            drawn.legend = draw_plot_legend(dl, series, legend, band_h > 0,
+                                            ImVec2(p0.x, band_h > 0 ? p0.y + title_h : top + 2),
+                                            right, o.text, fh);
+    };
+    if (right - left < 10 || bottom - top < 10) {
+        put_legend();
+        return drawn;
+    }
     dl->AddRect(ImVec2(left, top), ImVec2(right, bottom), o.axis);
     auto ty = [&](double v) -> float {
-        const double f = o.log_y
+        const double f = log_y
                              ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo))
                              : (v - lo) / (hi - lo);
         return static_cast<float>(bottom - f * (bottom - top));
@@ -213,7 +302,7 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
             std::size_t lo_x = x0, hi_x = x0;
             for (std::size_t x = x0; x < std::min(s.y.size(), x0 + per_px); ++x) {
                 const double v = s.y[x];
-                if (!std::isfinite(v) || (o.log_y && v <= 0)) continue;
+                if (!std::isfinite(v) || (log_y && v <= 0)) continue;
                 if (v < lo_v) lo_v = v, lo_x = x;
                 if (v > hi_v) hi_v = v, hi_x = x;
             }
@@ -232,7 +321,7 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
         }
     }
     dl->PopClipRect();
-    draw_plot_legend(dl, series, o, ImVec4(left, top, right, bottom), fh);
+    put_legend();
     if (hovered) {
         const float mx = ImGui::GetIO().MousePos.x;
         const auto x = static_cast<std::size_t>(
@@ -244,6 +333,7 @@ void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& serie
                 ImGui::Text("%s: %s", s.label.c_str(), fmt(s.y[x]).c_str());
         ImGui::EndTooltip();
     }
+    return drawn;
 }
 
 }  // namespace kvs::gui

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "gui/views/layout_record.h"
+
 namespace kvs::gui {
 
 struct PlotSeries {
@@ -18,6 +20,9 @@ struct PlotSeries {
 struct PlotOptions {
     const char* title = "";
     bool log_y = false;
+    // The scale chosen from the data (gui/views/plot_scale.h) instead of log_y, and the title
+    // says which ("..., linear scale").
+    bool choose_scale = false;
     int marker_x = -1;                     // vertical line at the step shown
     std::string (*fmt)(double) = nullptr;  // y labels
     const char* x_label = "step";
@@ -26,14 +31,25 @@ struct PlotOptions {
     // is), else the first and last.
     bool label_every_x = false;
     ImU32 axis = 0, grid = 0, marker = 0, text = 0;
-    bool legend = true;  // series labels inside the plot
+    // Series labels inside the plot's box: top right in the plot area where every label fits
+    // there on one line, else in lines of their own over the plot area, each label wrapped to the
+    // box's width (never left out).
+    bool legend = true;
+};
+
+// What draw_plot drew: its box, its scale and where each legend entry went (for the layout
+// record).
+struct PlotDrawn {
+    Rect rect;
+    bool log_y = false;
+    std::vector<std::pair<std::string, Rect>> legend;
 };
 
 // Legend items (a line swatch and the label each), for plots drawn without theirs: on one line
 // while they fit in `max_w` (0: the space left in the window), then on the next.
 void draw_legend(const std::vector<PlotSeries>& series, ImU32 text, float max_w = 0);
 
-void draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& series,
-               const PlotOptions& o);
+PlotDrawn draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& series,
+                    const PlotOptions& o);
 
 }  // namespace kvs::gui

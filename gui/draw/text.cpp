@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <vector>
 
 namespace kvs::gui {
 
@@ -13,16 +14,18 @@ void put_text(ImVec2 p, ImU32 col, const std::string& text, float size) {
 
 namespace {
 
-// Lays `text` out wrapped at word boundaries to `width`, drawing each line when `draw`.
-float wrap_lines(ImVec2 p, ImU32 col, const std::string& text, float width, bool draw) {
+// `text` in lines at word boundaries, each at most `width` wide (at least four text heights).
+std::vector<std::string> split_lines(const std::string& text, float width) {
     ImFont* font = ImGui::GetFont();
-    const float px = ImGui::GetFontSize(), line_h = ImGui::GetTextLineHeightWithSpacing();
+    const float px = ImGui::GetFontSize();
     const char* s = text.c_str();
     const char* end = s + text.size();
-    float y = p.y;
+    std::vector<std::string> lines;
     while (s < end) {
         const float w = std::max(width, px * 4);
-        const char* cut = font->CalcWordWrapPositionA(1.0f, s, end, w);
+        // The font's own wrap measures at its atlas size: scaled to the text height drawn (a
+        // panel shown alone draws its text larger than the atlas's).
+        const char* cut = font->CalcWordWrapPositionA(px / font->FontSize, s, end, w);
         if (cut == s) cut = end;  // nothing fits: the rest on one line rather than loop
         // A word wider than the line (a Chinese sentence has no spaces to break at): cut it
         // between characters instead, at least one per line.
@@ -32,22 +35,31 @@ float wrap_lines(ImVec2 p, ImU32 col, const std::string& text, float width, bool
             if (prev == s) break;
             cut = prev;
         }
-        if (draw) put_text(ImVec2(p.x, y), col, std::string(s, cut));
-        y += line_h;
+        lines.emplace_back(s, cut);
         s = cut;
         while (s < end && *s == ' ') ++s;
     }
-    return y - p.y;
+    return lines;
 }
 
 }  // namespace
 
 float put_wrapped(ImVec2 p, ImU32 col, const std::string& text, float width) {
-    return wrap_lines(p, col, text, width, true);
+    const float line_h = ImGui::GetTextLineHeightWithSpacing();
+    float y = p.y;
+    for (const std::string& line : split_lines(text, width)) {
+        put_text(ImVec2(p.x, y), col, line);
+        y += line_h;
+    }
+    return y - p.y;
 }
 
 float wrapped_height(const std::string& text, float width) {
-    return wrap_lines(ImVec2(0, 0), 0, text, width, false);
+    return split_lines(text, width).size() * ImGui::GetTextLineHeightWithSpacing();
+}
+
+std::vector<std::string> wrapped_lines(const std::string& text, float width) {
+    return split_lines(text, width);
 }
 
 void same_line_or_wrap(float w, float spacing) {

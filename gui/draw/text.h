@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <string>
+#include <vector>
 
 namespace kvs::gui {
 
@@ -14,6 +15,8 @@ void put_text(ImVec2 p, ImU32 col, const std::string& text, float size = 0);
 float put_wrapped(ImVec2 p, ImU32 col, const std::string& text, float width);
 // The height put_wrapped would take.
 float wrapped_height(const std::string& text, float width);
+// The lines put_wrapped would draw.
+std::vector<std::string> wrapped_lines(const std::string& text, float width);
 
 // SameLine when an item `w` wide still fits on the line, else the next line (a narrow panel or
 // large text wraps a row of controls instead of cutting it off, or drawing text under one).

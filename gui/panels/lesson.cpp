@@ -159,10 +159,10 @@ void draw_batch(FrameContext& f, const BatchTable& t, ImVec2 plot = ImVec2(0, 0)
     const float w = plot.x > 0 ? plot.x : ImGui::GetContentRegionAvail().x;
     const float plot_h = plot.y > 0 ? plot.y : std::max(fh * 8, w * 0.45f);
     ImGui::BeginGroup();
-    draw_plot("##batchplot", ImVec2(w, plot_h), series, o);
+    const PlotDrawn drawn = draw_plot("##batchplot", ImVec2(w, plot_h), series, o);
     ImGui::EndGroup();
     if (f.layout) {
-        PlotRecord r{"batch", o.x_values, {}, {}};
+        PlotRecord r{"batch", o.x_values, {}, drawn.rect, drawn.log_y, drawn.legend};
         for (const auto& s : series) r.series.emplace_back(s.label, s.y);
         f.layout->plots.push_back(std::move(r));
     }

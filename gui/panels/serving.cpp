@@ -26,6 +26,9 @@
 namespace kvs::gui {
 namespace {
 
+// A block number in a block table, in text heights.
+constexpr float kNumberPx = 0.85f;
+
 // Request i's colour: eight hues apart, lighter on the dark theme; `a` its alpha.
 ImU32 request_colour(const FrameContext& f, int i, float a = 1) {
     const float h = std::fmod(i * 0.125f + (i / 8) * 0.0625f, 1.0f);
@@ -208,16 +211,17 @@ float draw_memory(FrameContext& f, const ServeTrace& t, const ServeShot& s,
 
 // Each request's name, state and block table: its logical blocks in order, each the pool block
 // it names (its number when it fits), coloured as in the grid.
-void draw_tables(FrameContext& f, const ServeTrace& t, const ServeShot& s, const ServingLayout& L) {
+void draw_tables(FrameContext& f, const ServeTrace& t, const ServeShot& s, const ServingLayout& L,
+                 ServingRecord* record) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fh = f.font_px;
     put_text(ImVec2(L.tables.x, L.tables.y - L.line_h), ImGui::GetColorU32(ImGuiCol_Text),
              clipped(tr("Each request's block table (logical block -> pool block)"), L.tables.w));
-    const float name_w = fh * 5.5f, state_w = fh * 5.5f;
+    const float name_w = L.table_name_w, state_w = L.table_state_w;
     char b[96];
     for (int i = 0; i < static_cast<int>(s.requests.size()); ++i) {
         const ServeRequestShot& q = s.requests[i];
-        const float y = L.tables.y + i * L.table_row_h;
+        const float y = L.table_y[i];
         std::snprintf(b, sizeof b, tr("request %d"), i + 1);
         dl->AddRectFilled(ImVec2(L.tables.x, y + fh * 0.2f),
                           ImVec2(L.tables.x + fh * 0.5f, y + fh * 1.1f), request_colour(f, i));
@@ -228,12 +232,12 @@ void draw_tables(FrameContext& f, const ServeTrace& t, const ServeShot& s, const
                                                           : f.theme.muted_text;
         put_text(ImVec2(L.tables.x + name_w, y), sc, clipped(state_words(q.state), state_w - 4));
         const int n = static_cast<int>(q.table.size());
-        if (n == 0) continue;
-        const float x0 = L.tables.x + name_w + state_w, avail = L.tables.w - name_w - state_w;
-        const float w = std::min(fh * 2.2f, avail / n), h = L.table_row_h - fh * 0.25f;
-        const float small = fh * 0.85f;
+        const float x0 = L.tables.x + name_w + state_w;
+        const float w = L.table_cell_w, h = L.table_row_h - fh * 0.25f;
         for (int j = 0; j < n; ++j) {
-            const ImVec2 a(x0 + j * w, y);
+            // Entry j on line j / per_line of the request's table.
+            const ImVec2 a(x0 + (j % L.table_per_line) * w,
+                           y + (j / L.table_per_line) * L.table_row_h);
             const int blk = q.table[j];
             if (blk < 0) {
                 dl->AddRect(a, ImVec2(a.x + w - 1, a.y + h), f.theme.grid);
@@ -246,10 +250,9 @@ void draw_tables(FrameContext& f, const ServeTrace& t, const ServeShot& s, const
             if (shared)
                 dl->AddRect(a, ImVec2(a.x + w - 1, a.y + h), ImGui::GetColorU32(ImGuiCol_Text), 0,
                             0, std::max(2.0f, fh * 0.12f));
-            const std::string num = std::to_string(blk);
-            if (text_width(num, small) + 4 <= w)
-                put_text(ImVec2(a.x + 2, a.y + (h - small) * 0.5f), IM_COL32(0, 0, 0, 255), num,
-                         small);
+            put_text(ImVec2(a.x + 2, a.y + (h - kNumberPx * fh) * 0.5f), IM_COL32(0, 0, 0, 255),
+                     std::to_string(blk), kNumberPx * fh);
+            if (record) record->table_cells.push_back({blk, Rect{a.x, a.y, w - 1, h}});
         }
     }
 }
@@ -519,12 +522,15 @@ void draw_serving(FrameContext& f, ServingPanel& p) {
     in.fh = f.font_px;
     in.blocks = static_cast<int>(s.blocks.size());
     in.requests = static_cast<int>(s.requests.size());
+    for (const auto& q : s.requests) in.table_lens.push_back(static_cast<int>(q.table.size()));
+    in.number_w =
+        text_width(std::to_string(std::max<int>(0, in.blocks - 1)), kNumberPx * f.font_px);
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     in.window = {vp->Pos.x, vp->Pos.y - scroll, vp->Size.x, vp->Size.y};
     const ServingLayout L = layout_serving(in);
     draw_pool(f, *t, s, L);
     const float memory_end = draw_memory(f, *t, s, L);
-    draw_tables(f, *t, s, L);
+    draw_tables(f, *t, s, L, f.layout ? &f.layout->serving : nullptr);
     draw_timeline(f, *t, shown, L);
     ImGui::Dummy(ImVec2(avail.x, std::max(memory_end, L.bottom) - at.y));
     if (f.layout) {
@@ -543,8 +549,10 @@ void draw_serving(FrameContext& f, ServingPanel& p) {
         r.cached_blocks_found = s.step.cached_blocks_found;
         r.budget = t->config.max_num_batched_tokens;
         r.prompt_chunks = s.step.partial_prompts;
-        for (const auto& q : s.requests)
+        for (const auto& q : s.requests) {
             r.let_go_entries += static_cast<int>(std::count(q.table.begin(), q.table.end(), -1));
+        }
+        r.tables = {L.tables.x, L.tables.y, L.tables.w, L.tables.h};
         r.contiguous_blocks = s.contiguous_blocks;
         r.prefill_rows = s.step.prefill_rows;
         r.decode_rows = s.step.decode_rows;

@@ -249,7 +249,7 @@ void draw_time(FrameContext& f) {
 
     draw_kv_passes_weights(f, *model);
 
-    ImGui::Checkbox(tr("log scale"), &ui.settings.log_time);
+    ImGui::Checkbox(tr("always log scale"), &ui.settings.log_time);
     ImGui::SameLine(0, fh);
     draw_legend(flops, f.theme.muted_text);
     ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -263,9 +263,15 @@ void draw_time(FrameContext& f) {
     // (f.reference): where the larger text's table and labels leave less, the panel scrolls.
     if (f.ui.maximised == "time" && f.reference.plot > 0)
         avail.y = std::max(avail.y, f.reference.plot + fh * 2.5f);
+    // Never shorter than its title, legend and a few lines' plot: a short panel scrolls to it.
+    avail.y = std::max(avail.y, fh * 12);
     PlotOptions o;
     o.legend = false;
-    o.log_y = ui.settings.log_time;
+    // Each plot linear where that shows its lines' gaps as they are (the weights' 128x the K/V
+    // rows' is a line near the floor), log where its values span more (gui/views/plot_scale.h);
+    // its title says which.
+    o.log_y = true;
+    o.choose_scale = !ui.settings.log_time;
     o.axis = f.theme.axis;
     o.grid = f.theme.grid;
     o.marker = f.theme.marker;
@@ -275,8 +281,7 @@ void draw_time(FrameContext& f) {
     o.x_label = tr("position");
     o.x_values = positions;
     o.title = tr("time per step");
-    const ImVec2 time_at = ImGui::GetCursorScreenPos();
-    draw_plot("##tstep", ImVec2(w, avail.y), per_step, o);
+    const PlotDrawn step_plot = draw_plot("##tstep", ImVec2(w, avail.y), per_step, o);
     if (four) {
         ImGui::SameLine(0, fh * 0.5f);
         o.title = tr("time so far");
@@ -290,12 +295,12 @@ void draw_time(FrameContext& f) {
     o.title = tr("bytes per step (counted)");
     o.fmt = [](double v) { return format_bytes(v); };
     o.legend = true;  // its own series: weights, and each session's K/V
-    draw_plot("##bytes", ImVec2(w, avail.y), traffic, o);
+    const PlotDrawn bytes = draw_plot("##bytes", ImVec2(w, avail.y), traffic, o);
     if (f.layout) {
-        PlotRecord rec{"bytes", positions, {}, {}};
+        PlotRecord rec{"bytes", positions, {}, bytes.rect, bytes.log_y, bytes.legend};
         for (const auto& s : traffic) rec.series.push_back({s.label, s.y});
         f.layout->plots.push_back(std::move(rec));
-        PlotRecord tr_rec{"time", positions, {}, Rect{time_at.x, time_at.y, w, avail.y}};
+        PlotRecord tr_rec{"time", positions, {}, step_plot.rect, step_plot.log_y, {}};
         for (const auto& s : per_step) tr_rec.series.push_back({s.label, s.y});
         f.layout->plots.push_back(std::move(tr_rec));
     }

@@ -25,7 +25,8 @@ struct Settings {
     float play_speed = 4.0f;  // steps per second
     int layer = 0, head = 0;
     std::string weight_scale = "sqrt";
-    bool log_time = true;
+    bool log_time =
+        false;  // the Time panel's plots all on a log scale (else each as its data asks)
     float temperature = 0.0f;
     int top_k = 0;
     float top_p = 0.9f;

@@ -72,11 +72,16 @@ std::string LayoutRecord::to_json(int indent) const {
     for (const auto& pl : plots) {
         nlohmann::json series = nlohmann::json::object();
         for (const auto& [label, y] : pl.series) series[label] = y;
+        nlohmann::json legend = nlohmann::json::array();
+        for (const auto& [label, r] : pl.legend)
+            legend.push_back({{"label", label}, {"rect", rect(r)}});
         j["plots"].push_back(
             {{"name", pl.name},
              {"x", pl.x},
              {"series", series},
-             {"rect", {{"x", pl.rect.x}, {"y", pl.rect.y}, {"w", pl.rect.w}, {"h", pl.rect.h}}}});
+             {"rect", {{"x", pl.rect.x}, {"y", pl.rect.y}, {"w", pl.rect.w}, {"h", pl.rect.h}}},
+             {"log_y", pl.log_y},
+             {"legend", legend}});
     }
     j["next_tokens_shown"] = next_tokens_shown;
     j["texts"] = nlohmann::json::array();
@@ -109,6 +114,9 @@ std::string LayoutRecord::to_json(int indent) const {
                          {"engine", lesson.ask_engine},
                          {"right", lesson.ask_right},
                          {"fits", lesson.ask_fits}}}};
+    nlohmann::json cells = nlohmann::json::array();
+    for (const auto& [block, r] : serving.table_cells)
+        cells.push_back({{"block", block}, {"rect", rect(r)}});
     j["serving"] = {{"open", serving.open},
                     {"blocks", serving.blocks},
                     {"cols", serving.cols},
@@ -124,6 +132,8 @@ std::string LayoutRecord::to_json(int indent) const {
                     {"prompt_chunks", serving.prompt_chunks},
                     {"budget", serving.budget},
                     {"let_go_entries", serving.let_go_entries},
+                    {"tables", rect(serving.tables)},
+                    {"table_cells", cells},
                     {"contiguous_blocks", serving.contiguous_blocks},
                     {"prefill_rows", serving.prefill_rows},
                     {"decode_rows", serving.decode_rows},

@@ -44,7 +44,11 @@ struct PlotRecord {
     std::string name;
     std::vector<double> x;
     std::vector<std::pair<std::string, std::vector<double>>> series;
-    Rect rect;  // the plot's box (title, plot area and x labels); empty where not recorded
+    Rect rect;           // the plot's box (title, plot area and x labels); empty where not recorded
+    bool log_y = false;  // its y axis on a log scale (else linear); the title says which
+    // Each series' legend entry as drawn (its label, the lines it took), inside `rect`; none
+    // where the plot draws no legend of its own.
+    std::vector<std::pair<std::string, Rect>> legend;
 };
 
 // One line of text as drawn (gui/draw/text_record.h).
@@ -128,6 +132,10 @@ struct ServingRecord {
     int prompt_chunks = 0;        // prompts this step's pass computed part of
     int budget = 0;               // the token budget (0: none)
     int let_go_entries = 0;       // block table entries a window let go (drawn as dashes)
+    Rect tables;                  // the requests' block tables
+    // Each block table entry naming a pool block: its cell (its number drawn in it) and the
+    // number.
+    std::vector<std::pair<int, Rect>> table_cells;
     int prefill_rows = 0, decode_rows = 0;
     std::vector<std::string> states;  // each request's, as serve_state_name says it
 };

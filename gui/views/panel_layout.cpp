@@ -9,6 +9,10 @@ namespace {
 // The text height of the reference stage: text scale 1 (the 16 px font). Its graphics are the
 // sizes no larger text may undercut; beyond it the stage shows fewer panels at once.
 constexpr float kDesignFh = 16.0f;
+// A panel shown alone: its text at most this much larger than the window's, and at most this
+// many text heights across a 16:9 window's width (a 1920-pixel wide screen: 40 px text).
+constexpr float kAloneMaxZoom = 2.5f;
+constexpr float kAloneLinesAcross = 48.0f;
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
@@ -269,9 +273,33 @@ StageLayout arrange(const StageInput& in);
 StageLayout layout_stage(const StageInput& in) {
     StageLayout L = arrange(in);
     // What the graphic panels draw: each as large as its panel allows (no cap: a graphic takes
-    // the free space).
-    L.drawn = measure(L.slots, in, in.fh);
+    // the free space), at the text height they draw.
+    L.drawn = measure(L.slots, in, in.fh * L.text_zoom);
     return L;
+}
+
+bool zooms_alone(const std::string& id) {
+    return id == "tokens" || id == "attention" || id == "kv" || id == "time" || id == "next" ||
+           id == "toy";
+}
+
+float alone_zoom(const StageInput& in, float fh) {
+    if (!zooms_alone(in.maximise)) return 1;
+    // The panel's place on the stage with every panel open, at the design text height.
+    StageInput grid = in;
+    grid.maximise.clear();
+    grid.focus.clear();
+    grid.fh = std::min(fh, kDesignFh);
+    const StageLayout g = arrange(grid);
+    const Box* tiled = nullptr;
+    for (const auto& slot : g.slots)
+        if (slot.id == in.maximise ||
+            std::find(slot.tabs.begin(), slot.tabs.end(), in.maximise) != slot.tabs.end())
+            tiled = &slot.box;
+    if (!tiled || tiled->w <= 0 || tiled->h <= 0) return 1;
+    const float grows = std::sqrt(in.stage.w * in.stage.h / (tiled->w * tiled->h));
+    const float cap_px = std::min(in.stage.w, in.stage.h * 16 / 9) / kAloneLinesAcross;
+    return std::max(1.0f, std::min({grows, kAloneMaxZoom, cap_px / fh}));
 }
 
 namespace {
@@ -488,7 +516,10 @@ StageLayout arrange(const StageInput& in) {
         // text never draws it smaller there either (the panel moves its text aside instead).
         L.arrangement = Arrangement::Maximised;
         L.slots.push_back({in.maximise, in.stage, {}});
-        L.reference = measure(L.slots, in, ref_fh);
+        // Its text grows with the room it has (alone_zoom); the reference is taken at the design
+        // text grown the same way.
+        L.text_zoom = alone_zoom(in, fh);
+        L.reference = measure(L.slots, in, ref_fh * alone_zoom(in, ref_fh));
         return L;
     }
     if (!in.focus.empty()) return arrange_focus(in, ref_fh);

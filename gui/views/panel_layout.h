@@ -77,10 +77,21 @@ struct StageLayout {
     GraphicCaps reference;  // the tiled sizes at the design text height
     GraphicCaps drawn;      // what the graphic panels draw (in their slot or tab), caps applied
     bool squeezed = false;  // even one panel at a time cannot hold every graphic's reference
+    // Maximised: the panel draws its text this much larger than the window's (alone_zoom).
+    float text_zoom = 1;
     const StageSlot* find(const std::string& id) const;
 };
 
 StageLayout layout_stage(const StageInput& in);
+
+// A panel shown alone (the presenter view) scales its text, and with it its numbers, labels
+// and cells' numbers, to the room it has: by the square root of the window's area over the area
+// the panel has on the stage with every panel open at the design text height, at most 2.5x and
+// at most a 48th of a 16:9 window's width, never below the window's text height `fh`. A larger
+// text never draws it smaller: fh x zoom grows with fh. Panels that keep their own scale (Inside
+// attention, the op strip, the lesson) get 1.
+bool zooms_alone(const std::string& id);
+float alone_zoom(const StageInput& in, float fh);
 
 // The geometry the panels share with the layout (one implementation of each): what a panel's
 // content area holds at text height fh.

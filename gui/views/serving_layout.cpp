@@ -42,7 +42,24 @@ ServingLayout place(const ServingInput& in, float fh, float min_cell) {
     // the batch's bars (7 lines high) and their axis line.
     const int R = std::max(1, in.requests);
     L.table_row_h = std::ceil(fh * 1.5f);
-    L.tables = {right_x, c.y + L.line_h, right_w, R * L.table_row_h};
+    L.table_name_w = fh * 5.5f;
+    L.table_state_w = fh * 5.5f;
+    const float avail = right_w - L.table_name_w - L.table_state_w;
+    int longest = 1;
+    for (int len : in.table_lens) longest = std::max(longest, len);
+    // As wide as the longest table lets every entry be (at most 2.2 text heights), never
+    // narrower than a block number.
+    L.table_cell_w = std::max(in.number_w + 4, std::min(fh * 2.2f, avail / longest));
+    L.table_per_line = std::max(1, static_cast<int>(avail / L.table_cell_w));
+    float y = c.y + L.line_h;
+    for (int i = 0; i < R; ++i) {
+        const int len = i < static_cast<int>(in.table_lens.size()) ? in.table_lens[i] : 0;
+        const int lines = std::max(1, (len + L.table_per_line - 1) / L.table_per_line);
+        L.table_y.push_back(y);
+        L.table_lines.push_back(lines);
+        y += lines * L.table_row_h;
+    }
+    L.tables = {right_x, c.y + L.line_h, right_w, y - (c.y + L.line_h)};
     L.timeline_row_h = std::ceil(fh * 1.1f);
     L.timeline = {right_x, L.tables.y + L.tables.h + L.line_h + fh * 0.5f, right_w,
                   R * L.timeline_row_h};

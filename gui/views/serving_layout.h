@@ -4,6 +4,8 @@
 // controls: the block pool's grid over the memory bar at the left; each request's block table,
 // the requests' states step by step and the batch's rows per step at the right. The grid's cells
 // are never smaller at a larger text than at the design text height (the view then scrolls).
+#include <vector>
+
 #include "gui/views/panel_layout.h"
 
 namespace kvs::gui {
@@ -17,6 +19,11 @@ struct ServingInput {
     // controls, padding, the scrollbar) grow with the text, and at the design text height would
     // be that x design / fh.
     Box window;
+    // Each request's block table: its entries at the step shown, and the widest block number's
+    // width as drawn (at 0.85 of the text height): every number is drawn, a table wraps onto
+    // more lines instead of leaving numbers out.
+    std::vector<int> table_lens;
+    float number_w = 0;
 };
 
 struct ServingLayout {
@@ -28,6 +35,11 @@ struct ServingLayout {
     Box memory;  // the memory lines and bars under the grid
     Box tables;  // one row per request: its name, state and block table
     float table_row_h = 0;
+    float table_name_w = 0, table_state_w = 0;  // the name's and the state's columns
+    float table_cell_w = 0;                     // an entry of a block table
+    int table_per_line = 1;                     // entries on a line of a table
+    std::vector<float> table_y;                 // where each request's table starts
+    std::vector<int> table_lines;               // and its lines
     Box timeline;  // one row per request, one column per step: its state
     float timeline_row_h = 0;
     Box batch;         // a bar per step: prefill rows and decode rows
