@@ -13,6 +13,7 @@
 #include "core/model/kv_what_if.h"
 #include "core/serving/serve_trace.h"
 #include "core/session/session.h"
+#include "core/session/step_rows.h"
 #include "core/util/error.h"
 #include "gui/draw/theme.h"
 #include "gui/engine/engine_worker.h"
@@ -877,4 +878,37 @@ TEST_CASE("a plot's scale is chosen from its data: linear for a 128x gap, log pa
     const std::vector<double> odd = {NAN, 0, -5, 3.0};
     CHECK_FALSE(choose_log_y({&odd}));
     CHECK_FALSE(choose_log_y({}));
+}
+
+TEST_CASE(
+    "the attention matrix's rows come from the steps query_row_at names, in one pass: cached, "
+    "uncached keeping every row, payloads dropped by the trace budget",
+    "[gui][attention][present]") {
+    for (const bool uncached : {false, true})
+        for (const std::size_t budget : {std::size_t(0), std::size_t(3000)}) {
+            CpuBackend be;
+            SessionConfig c;
+            if (uncached) {
+                c.mode = CacheMode::Uncached;
+                c.keep_every_query_row = true;
+            }
+            if (budget) c.trace_budget = budget;  // the oldest steps keep only their numbers
+            Session s(tiny(), be, c);
+            s.set_prompt("a cat in the hat");
+            for (int i = 0; i < 8; ++i) s.step();
+            const auto steps = s.trace().steps();
+            for (int at = 0; at < static_cast<int>(steps.size()); ++at) {
+                const auto m = collect_attention_rows(steps, at);
+                INFO("uncached " << uncached << ", budget " << budget << ", step " << at);
+                for (int q = 0; q < m.n; ++q) {
+                    const auto want = kvs::query_row_at(steps, at, q);
+                    const bool held = want && steps[want->step].attention.rows > 0;
+                    CHECK((m.rows[q].rows != nullptr) == held);
+                    if (held && m.rows[q].rows) {
+                        CHECK(m.rows[q].step == want->step);
+                        CHECK(m.rows[q].r == want->row);
+                    }
+                }
+            }
+        }
 }

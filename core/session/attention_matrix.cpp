@@ -1,6 +1,8 @@
 #include "core/session/attention_matrix.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "core/session/step_rows.h"
 
@@ -23,13 +25,34 @@ AttentionMatrixRows collect_attention_rows(std::span<const StepRecord> steps, in
         m.n_heads = a.n_heads;
         break;
     }
-    // Each row from the step that holds it (core/session/step_rows.h): step s itself where it
-    // kept the row, else the first that computed it; without the mask only step s.
-    for (int q = 0; q < m.n; ++q) {
-        const auto at = query_row_at(steps, s, q);
-        if (!at || steps[at->step].attention.rows == 0) continue;
-        m.rows[q] = {&steps[at->step].attention, at->row, at->step};
+    // Each row from the step that holds it, as query_row_at says (core/session/step_rows.h):
+    // step s itself where it kept the row, else the first earlier step that kept it; without the
+    // mask only step s. One pass over the steps' row ranges, each position filled once (asking
+    // query_row_at per position scans the steps again for each: T x steps a frame).
+    const QueryRows own = query_rows_of(steps[s]);
+    if (steps[s].mask != AttentionMask::Bidirectional) {
+        // next_free[p]: the first position >= p not yet filled (m.n: none), path-compressed.
+        std::vector<int> next_free(m.n + 1);
+        for (int p = 0; p <= m.n; ++p) next_free[p] = p;
+        auto find = [&](int p) {
+            int root = p;
+            while (next_free[root] != root) root = next_free[root];
+            while (next_free[p] != root) p = std::exchange(next_free[p], root);
+            return root;
+        };
+        for (int k = 0; k < s; ++k) {
+            if (steps[k].attention.rows == 0) continue;  // a dropped payload holds no row
+            const QueryRows rows = query_rows_of(steps[k]);
+            const int lo = std::max(rows.first, 0), hi = std::min(rows.first + rows.count, m.n);
+            for (int q = find(lo); q < hi; q = find(q)) {
+                if (!own.has(q)) m.rows[q] = {&steps[k].attention, q - rows.first, k};
+                next_free[q] = q + 1;
+            }
+        }
     }
+    if (steps[s].attention.rows > 0)
+        for (int q = std::max(own.first, 0); q < std::min(own.first + own.count, m.n); ++q)
+            m.rows[q] = {&steps[s].attention, q - own.first, s};
     if (steps[s].attention.all_keys) m.all_keys_step = s;
     return m;
 }
