@@ -912,3 +912,41 @@ TEST_CASE(
             }
         }
 }
+
+TEST_CASE(
+    "a long context's heatmap folds a square of positions into a texel: its largest weight, "
+    "else what its cells are",
+    "[gui][attention][present]") {
+    CpuBackend be;
+    Session s(tiny(), be);
+    s.set_prompt("the cat sat in the hat");
+    for (int i = 0; i < 6; ++i) s.step();
+    const auto m = collect_attention_rows(s.trace().steps(), 5);
+    const HeatmapPalette pal = palette_for(true, WeightScale::Sqrt);
+    const int n = m.n, stride = 2, width = (n + stride - 1) / stride + 3;
+    for (int l = 0; l < m.n_layers; ++l)
+        for (int h = 0; h < m.n_heads; ++h)
+            for (int q0 = 0; q0 < n; q0 += stride) {
+                std::vector<Rgba> px(width);
+                attention_block_pixels(m, l, h, q0, q0 + stride, stride, width, pal, px.data());
+                for (int c = 0; c < width; ++c) {
+                    float best = -1;
+                    for (int q = q0; q < std::min(q0 + stride, n); ++q)
+                        for (int k = c * stride; k < std::min((c + 1) * stride, n); ++k) {
+                            const CellValue v = attention_cell(m, l, h, q, k);
+                            if (v.kind == CellKind::Weight) best = std::max(best, v.weight);
+                        }
+                    INFO("layer " << l << " head " << h << " rows " << q0 << " texel " << c);
+                    CHECK(px[c] == (best >= 0 ? weight_colour(best, pal.scale) : pal.mask));
+                }
+                // One row a texel: the row's own pixels.
+                std::vector<Rgba> one(n), row(n);
+                attention_block_pixels(m, l, h, q0, q0 + 1, 1, n, pal, one.data());
+                for (int k = 0; k < n; ++k) {
+                    const CellValue v = attention_cell(m, l, h, q0, k);
+                    row[k] =
+                        v.kind == CellKind::Weight ? weight_colour(v.weight, pal.scale) : pal.mask;
+                }
+                CHECK(one == row);
+            }
+}

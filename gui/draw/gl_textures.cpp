@@ -59,31 +59,35 @@ std::uint64_t texture_key(std::initializer_list<std::uint64_t> parts) {
 void AttentionTexture::update(const AttentionMatrixRows& m, int layer, int head,
                               const HeatmapPalette& pal, std::uint64_t key) {
     const int n = m.n;
-    if (key != key_ || n > cap_ || cap_ == 0) {
-        cap_ = capacity_for(n);
+    // Positions per texel: the matrix at most kMaxSide texels across, whatever the context.
+    int stride = 1;
+    while ((n + stride - 1) / stride > kMaxSide) stride *= 2;
+    const int texels = (n + stride - 1) / stride;
+    if (key != key_ || stride != stride_ || texels > cap_ || cap_ == 0) {
+        stride_ = stride;
+        cap_ = capacity_for(texels);
         tex_.allocate(cap_, cap_, pal.mask);
         key_ = key;
         rows_ = 0;
     }
-    buf_.resize(static_cast<std::size_t>(cap_) * std::max(1, std::abs(n - rows_)));
-    if (n > rows_) {
-        // New rows (a decode step adds one): cells past each row's diagonal stay masked.
-        for (int q = rows_; q < n; ++q)
-            attention_row_pixels(m, layer, head, q, cap_, pal,
-                                 buf_.data() + std::size_t(q - rows_) * cap_);
-        tex_.upload(0, rows_, cap_, n - rows_, buf_.data());
-        uploads_ += n - rows_;
-    } else if (n < rows_) {
-        // Scrubbed back: rows past the step shown go back to the mask colour.
-        std::fill(buf_.begin(), buf_.begin() + std::size_t(rows_ - n) * cap_, pal.mask);
-        tex_.upload(0, n, cap_, rows_ - n, buf_.data());
-        uploads_ += rows_ - n;
+    // The texel rows whose query rows changed: from the one holding the first row that came (or
+    // went) to the last one that holds any row.
+    const int first = std::min(n, rows_) / stride_;
+    const int last = (std::max(n, rows_) + stride_ - 1) / stride_;
+    if (n != rows_ && last > first) {
+        buf_.resize(static_cast<std::size_t>(cap_) * (last - first));
+        for (int t = first; t < last; ++t)
+            attention_block_pixels(m, layer, head, t * stride_, std::min(n, (t + 1) * stride_),
+                                   stride_, cap_, pal, buf_.data() + std::size_t(t - first) * cap_);
+        tex_.upload(0, first, cap_, last - first, buf_.data());
+        uploads_ += last - first;
     }
     rows_ = n;
 }
 
 ImVec2 AttentionTexture::uv_max() const {
-    return cap_ ? ImVec2(float(rows_) / cap_, float(rows_) / cap_) : ImVec2(0, 0);
+    const float u = uv(rows_);
+    return ImVec2(u, u);
 }
 
 void KvTexture::update(const KvGridColumns& g, int layer, Rgba missing, std::uint64_t key) {

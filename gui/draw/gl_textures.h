@@ -34,22 +34,26 @@ class GlTexture {
 
 // One (layer, head) attention matrix. `key` names what the rows mean (session generation,
 // layer, head, colours): rows of one key never change once computed, so only rows that appeared
-// or disappeared (scrubbing back) are uploaded.
+// or disappeared (scrubbing back) are uploaded. Past kMaxSide positions a texel holds a square of
+// positions (attention_block_pixels: its largest weight), so a long context costs the texture's
+// side, not its length squared (32,768 positions as 32 x 32 cells a texel, 4 MiB a head).
 class AttentionTexture {
   public:
+    static constexpr int kMaxSide = 1024;
     void update(const AttentionMatrixRows& m, int layer, int head, const HeatmapPalette& pal,
                 std::uint64_t key);
     ImTextureID id() const { return tex_.id(); }
     // UV of the bottom-right corner of the n x n matrix inside the texture.
     ImVec2 uv_max() const;
     // UV of position p along either axis (rows and columns share the texture's size).
-    float uv(int p) const { return cap_ ? float(p) / cap_ : 0.0f; }
+    float uv(int p) const { return cap_ ? float(p) / (float(cap_) * stride_) : 0.0f; }
     int rows_uploaded_total() const { return uploads_; }
 
   private:
     GlTexture tex_;
     std::uint64_t key_ = 0;
     int cap_ = 0, rows_ = 0, uploads_ = 0;
+    int stride_ = 1;  // positions per texel along each axis
     std::vector<Rgba> buf_;
 };
 

@@ -49,7 +49,7 @@ ServingLayout place(const ServingInput& in, float fh, float min_cell) {
     for (int len : in.table_lens) longest = std::max(longest, len);
     // As wide as the longest table lets every entry be (at most 2.2 text heights), never
     // narrower than a block number.
-    L.table_cell_w = std::max(in.number_w + 4, std::min(fh * 2.2f, avail / longest));
+    L.table_cell_w = std::max(in.number_w + fh * 0.3f, std::min(fh * 2.2f, avail / longest));
     L.table_per_line = std::max(1, static_cast<int>(avail / L.table_cell_w));
     float y = c.y + L.line_h;
     for (int i = 0; i < R; ++i) {
