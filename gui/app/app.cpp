@@ -410,6 +410,32 @@ void App::draw_slot(FrameContext& f, const StageSlot& slot) {
         flags |= ImGuiWindowFlags_NoScrollbar;
     // The Serving view's width does not change when its content grows past the window.
     if (slot.id == "serving") flags |= ImGuiWindowFlags_AlwaysVerticalScrollbar;
+    // Shown alone, the panel is drawn as at a text alone_zoom_ times the window's: its title,
+    // text and spacing alike (what gui/views/panel_layout.h measures it at).
+    const bool zoomed = alone_zoom_ > 1 && slot.id == ui_.maximised;
+    const float base_px = f.font_px;
+    int pushed = 0;
+    if (zoomed) {
+        const ImGuiStyle& st = ImGui::GetStyle();
+        const float z = alone_zoom_;
+        for (auto [var, v] : {std::pair{ImGuiStyleVar_WindowPadding, st.WindowPadding},
+                              std::pair{ImGuiStyleVar_FramePadding, st.FramePadding},
+                              std::pair{ImGuiStyleVar_ItemSpacing, st.ItemSpacing},
+                              std::pair{ImGuiStyleVar_ItemInnerSpacing, st.ItemInnerSpacing},
+                              std::pair{ImGuiStyleVar_CellPadding, st.CellPadding}}) {
+            ImGui::PushStyleVar(var, ImVec2(v.x * z, v.y * z));
+            ++pushed;
+        }
+        for (auto [var, v] : {std::pair{ImGuiStyleVar_ScrollbarSize, st.ScrollbarSize},
+                              std::pair{ImGuiStyleVar_GrabMinSize, st.GrabMinSize},
+                              std::pair{ImGuiStyleVar_IndentSpacing, st.IndentSpacing}}) {
+            ImGui::PushStyleVar(var, v * z);
+            ++pushed;
+        }
+        ImGui::GetIO().FontGlobalScale = z;
+        ImGui::PushFont(ImGui::GetFont());  // the font's size read again, scaled
+        f.font_px = base_px * z;
+    }
     ImGui::Begin(name.c_str(), nullptr, flags);
     // A double-click on the title bar maximises the panel, or restores the stage.
     ImGuiWindow* w = ImGui::GetCurrentWindow();
@@ -439,19 +465,14 @@ void App::draw_slot(FrameContext& f, const StageSlot& slot) {
         ImGui::EndTabBar();
     }
     f.record_panel(d->record);
-    // Shown alone, the panel's text (and what is measured in it) grows with the window.
-    const float base_px = f.font_px;
-    const bool zoomed = alone_zoom_ > 1 && slot.id == ui_.maximised;
-    if (zoomed) {
-        ImGui::SetWindowFontScale(alone_zoom_);
-        f.font_px = base_px * alone_zoom_;
-    }
     draw_panel(f, slot.id);
+    ImGui::End();
     if (zoomed) {
-        ImGui::SetWindowFontScale(1);
+        ImGui::PopFont();
+        ImGui::GetIO().FontGlobalScale = 1;
+        ImGui::PopStyleVar(pushed);
         f.font_px = base_px;
     }
-    ImGui::End();
 }
 
 void App::draw_panels(FrameContext& f) {

@@ -261,7 +261,9 @@ void draw_time(FrameContext& f) {
     if (f.caps.plot > 0) avail.y = std::min(avail.y, f.caps.plot + fh * 2.5f);
     // Shown alone (key 4), the plots keep the height they have alone at the design text
     // (f.reference): where the larger text's table and labels leave less, the panel scrolls.
-    if (f.ui.maximised == "time" && f.reference.plot > 0)
+    // Text grown to the room (alone_zoom) is what the room holds: no floor then.
+    const bool zoomed = ImGui::GetFontSize() > ImGui::GetFont()->FontSize + 0.5f;
+    if (f.ui.maximised == "time" && f.reference.plot > 0 && !zoomed)
         avail.y = std::max(avail.y, f.reference.plot + fh * 2.5f);
     // Never shorter than its title, legend and a few lines' plot: a short panel scrolls to it.
     avail.y = std::max(avail.y, fh * 12);
