@@ -21,10 +21,13 @@ double median_text_h(const json& l) {
     return hs[hs.size() / 2];
 }
 
-bool inside(const json& r, const json& box) {
+// `r` inside `box`, give or take `slack` pixels (a Chinese glyph's quad reaches a pixel or two
+// above its line's top).
+bool inside(const json& r, const json& box, double slack = 0.5) {
     const double x = r.at("x"), y = r.at("y"), w = r.at("w"), h = r.at("h");
     const double bx = box.at("x"), by = box.at("y"), bw = box.at("w"), bh = box.at("h");
-    return x >= bx - 0.5 && y >= by - 0.5 && x + w <= bx + bw + 0.5 && y + h <= by + bh + 0.5;
+    return x >= bx - slack && y >= by - slack && x + w <= bx + bw + slack &&
+           y + h <= by + bh + slack;
 }
 
 std::string no_spaces(std::string s) {
@@ -36,7 +39,7 @@ std::string no_spaces(std::string s) {
 std::string texts_inside(const json& l, const json& box) {
     std::vector<std::pair<double, std::string>> got;
     for (const auto& t : l.at("texts"))
-        if (inside(t.at("rect"), box))
+        if (inside(t.at("rect"), box, 3))
             got.emplace_back(
                 t.at("rect").at("y").get<double>() * 1e4 + t.at("rect").at("x").get<double>(),
                 t.at("text").get<std::string>());
@@ -52,7 +55,9 @@ TEST_CASE(
     "a panel shown alone draws its text larger than the stage with every panel does, and never "
     "smaller, at 1280x800 and 1920x1080, text 1 and 2, en and zh",
     "[gui][screenshot][stage][present]") {
-    const std::vector<std::string> ids = {"tokens", "attention", "kv", "time", "next"};
+    // (The attention panel alone grows its heatmap, and the numbers in its cells with them:
+    // "larger text never shrinks a panel shown alone".)
+    const std::vector<std::string> ids = {"tokens", "kv", "time", "next"};
     std::string views;
     for (const auto& id : ids) views += (views.empty() ? "maximise=" : ";maximise=") + id;
     for (const char* size : {"1280x800", "1920x1080"})
