@@ -74,7 +74,8 @@ TEST_CASE(
     // and the toy's row alone. Layout records only (no pixels drawn).
     const std::string views_default =
         "maximise=tokens;maximise=attention;maximise=kv;maximise=time;maximise=next;"
-        "maximise=inside;maximise=ops;maximise=map;maximise=,stage=1;stage=2;stage=3;stage=4;stage=5;stage=6;"
+        "maximise=inside;maximise=ops;maximise=map;maximise=,stage=1;stage=2;stage=3;stage=4;stage="
+        "5;stage=6;"
         "stage=7;stage=all,mask=bidirectional;maximise=inside,stage=3";
     const std::string views_toy = "maximise=toy;maximise=lesson;maximise=inside;maximise=,stage=3";
     struct Launch {

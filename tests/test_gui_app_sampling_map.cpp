@@ -14,10 +14,11 @@ namespace {
 const char* kPrompt = "The capital of France is";
 
 json explain_sampling(const std::string& t, const std::string& k, const std::string& p) {
-    const auto r = kvs::test::run_cli({"explain", "--model", "default", "--backend", "cpu",
-                                       "--prompt", kPrompt, "--step", "0", "--show", "sampling",
-                                       "--json", "--temperature", t, "--top-k", k, "--top-p", p,
-                                       "--seed", "42"});
+    const auto r = kvs::test::run_cli(
+        {"explain",       "--model", "default", "--backend", "cpu",      "--prompt",
+         kPrompt,         "--step",  "0",       "--show",    "sampling", "--json",
+         "--temperature", t,         "--top-k", k,           "--top-p",  p,
+         "--seed",        "42"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     return json::parse(r.out).at("sampling");
@@ -75,16 +76,35 @@ void check_stages(const json& drawn, const json& cli, bool preview) {
 
 }  // namespace
 
-TEST_CASE("the Next token panel draws the stages kvscope-cli explain prints, and a preview that "
-          "reshapes as the controls move",
-          "[gui][sampling]") {
+TEST_CASE(
+    "the Next token panel draws the stages kvscope-cli explain prints, and a preview that "
+    "reshapes as the controls move",
+    "[gui][sampling]") {
     const fs::path dir = kvs::test::temp_dir("gui-sampling");
     const std::string l = (dir / "l.json").string();
-    const Run r =
-        run_app({"--model", "default", "--backend", "cpu", "--prompt", kPrompt, "--prefill",
-                 "--temperature", "2", "--top-k", "5", "--top-p", "1", "--seed", "42", "--maximise",
-                 "next", "--size", "1280x800", "--layout-json", l, "--views",
-                 "temperature=0.5;top-k=3;top-p=0.5;temperature=0"});
+    const Run r = run_app({"--model",
+                           "default",
+                           "--backend",
+                           "cpu",
+                           "--prompt",
+                           kPrompt,
+                           "--prefill",
+                           "--temperature",
+                           "2",
+                           "--top-k",
+                           "5",
+                           "--top-p",
+                           "1",
+                           "--seed",
+                           "42",
+                           "--maximise",
+                           "next",
+                           "--size",
+                           "1280x800",
+                           "--layout-json",
+                           l,
+                           "--views",
+                           "temperature=0.5;top-k=3;top-p=0.5;temperature=0"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     // The draw the step made, at the command line's settings.
@@ -95,8 +115,8 @@ TEST_CASE("the Next token panel draws the stages kvscope-cli explain prints, and
     for (std::size_t i = 0; i < 5; ++i) {
         const float p = drawn.at("sampling").at("final")[i].get<float>();
         if (p > 0) CHECK(line_has(drawn, "next", probability_text(p)));
-        CHECK(line_has(drawn, "next",
-                       logit_text(drawn.at("sampling").at("logit")[i].get<float>())));
+        CHECK(
+            line_has(drawn, "next", logit_text(drawn.at("sampling").at("logit")[i].get<float>())));
     }
     CHECK(line_has(drawn, "next", "--temperature 2 --top-k 5 --top-p 1 --seed 42"));
     CHECK(line_has(drawn, "next", "walks the cumulative mass"));
@@ -120,8 +140,8 @@ TEST_CASE("the Next token panel draws the stages kvscope-cli explain prints, and
 TEST_CASE("a click on a layer's column of the map opens Inside attention at that layer",
           "[gui][map][keys]") {
     REQUIRE(std::system("command -v xdotool >/dev/null") == 0);
-    const std::vector<std::string> args = {"--model",  "default", "--backend", "cpu",
-                                           "--prompt", kPrompt,   "--decode",  "2",
+    const std::vector<std::string> args = {"--model",    "default", "--backend", "cpu",
+                                           "--prompt",   kPrompt,   "--decode",  "2",
                                            "--maximise", "map"};
     // Where the columns are: the same window drawn headless.
     std::vector<std::string> where = args;
@@ -146,7 +166,7 @@ TEST_CASE("a click on a layer's column of the map opens Inside attention at that
                       " && KVSCOPE_CONFIG_DIR=" + quote((dir / "cfg").string()) + " " +
                       quote(KVSCOPE_WITH_XVFB) + " bash " + quote(script.string()) + " " +
                       quote(KVSCOPE_GUI_BIN);
-    for (const auto& a : args) cmd += " " + quote(a);
+    for (const auto& a : args) cmd.append(" ").append(quote(a));
     cmd += " >out 2>err";
     const int status = drive_window(
         cmd, dir,
@@ -162,9 +182,10 @@ TEST_CASE("a click on a layer's column of the map opens Inside attention at that
     CHECK(slurp(dir / "cfg" / "settings.txt").find("layer = 2\n") != std::string::npos);
 }
 
-TEST_CASE("no text of the sampling stages or the map overlaps or is cut, at 1280x800 and "
-          "1920x1080, text 1 and 2, English and Chinese",
-          "[gui][overlap][sampling][map]") {
+TEST_CASE(
+    "no text of the sampling stages or the map overlaps or is cut, at 1280x800 and "
+    "1920x1080, text 1 and 2, English and Chinese",
+    "[gui][overlap][sampling][map]") {
     // The stage tiled (or tabbed) with the stages drawn, then each view alone, the preview, and
     // the map beside Inside attention after a click's worth of settings.
     const std::string views =
@@ -177,14 +198,16 @@ TEST_CASE("no text of the sampling stages or the map overlaps or is cut, at 1280
                 const std::string tag = std::string(size) + "-" + scale + "-" + lang;
                 const fs::path dir = kvs::test::temp_dir("gui-sampling-map-" + tag);
                 const std::string l = (dir / "l.json").string();
-                const Run r = run_app({"--model", "default", "--backend", "cpu", "--prompt",
-                                       kPrompt, "--decode", "3", "--temperature", "2", "--top-k",
-                                       "5", "--top-p", "1", "--size", size, "--font-scale", scale,
-                                       "--lang", lang, "--layout-json", l, "--views", views});
+                const Run r =
+                    run_app({"--model",  "default", "--backend",     "cpu", "--prompt",     kPrompt,
+                             "--decode", "3",       "--temperature", "2",   "--top-k",      "5",
+                             "--top-p",  "1",       "--size",        size,  "--font-scale", scale,
+                             "--lang",   lang,      "--layout-json", l,     "--views",      views});
                 INFO(tag << ": " << r.err);
                 REQUIRE(r.exit_code == 0);
                 for (int v = 0; v <= 4; ++v) {
-                    const fs::path file = v == 0 ? fs::path(l) : dir / ("l-" + std::to_string(v) + ".json");
+                    const fs::path file =
+                        v == 0 ? fs::path(l) : dir / ("l-" + std::to_string(v)).append(".json");
                     INFO(file);
                     const json layout = json::parse(slurp(file));
                     if (v == 1 || v == 3) CHECK(layout.at("sampling").at("drawn").get<bool>());

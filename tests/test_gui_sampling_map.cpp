@@ -88,9 +88,10 @@ void check_view_is_stages(const SamplingView& v, const SamplingStages& s) {
 
 }  // namespace
 
-TEST_CASE("the Next token panel's stages are core's sampling stages, the drawn token's row "
-          "holds the coin",
-          "[gui][sampling]") {
+TEST_CASE(
+    "the Next token panel's stages are core's sampling stages, the drawn token's row "
+    "holds the coin",
+    "[gui][sampling]") {
     Sampled run;
     for (const StepRecord& r : run.session->trace().steps()) {
         INFO("step " << r.index);
@@ -119,7 +120,8 @@ TEST_CASE("the Next token panel's stages are core's sampling stages, the drawn t
     }
 }
 
-TEST_CASE("temperature, top-k and top-p changed in the window reshape the preview", "[gui][sampling]") {
+TEST_CASE("temperature, top-k and top-p changed in the window reshape the preview",
+          "[gui][sampling]") {
     Sampled run;
     const StepRecord& r = run.session->trace().back();
     SamplerConfig c;
@@ -139,8 +141,7 @@ TEST_CASE("temperature, top-k and top-p changed in the window reshape the previe
     c.top_k = 3;
     const SamplingView k3 = sampling_view(sampling_stages(r.logits, c, -1, 16));
     CHECK(k3.columns[3].head == "top-k 3");
-    for (std::size_t i = 0; i < k3.ids.size(); ++i)
-        CHECK((k3.columns[3].value[i] > 0) == (i < 3));
+    for (std::size_t i = 0; i < k3.ids.size(); ++i) CHECK((k3.columns[3].value[i] > 0) == (i < 3));
     c.top_p = 0.5f;
     const SamplingView p5 = sampling_view(sampling_stages(r.logits, c, -1, 16));
     CHECK(p5.columns[4].head == "top-p 0.5");

@@ -191,8 +191,7 @@ void nudge_sampler(FrameContext& f, SamplerKnob knob, bool down) {
     switch (knob) {
         case SamplerKnob::Temperature:
             // In tenths, so that repeated presses land on 1.0 and 2.0 exactly.
-            st.temperature =
-                std::clamp(std::round(st.temperature * 10 + sign) / 10.0f, 0.0f, 2.0f);
+            st.temperature = std::clamp(std::round(st.temperature * 10 + sign) / 10.0f, 0.0f, 2.0f);
             break;
         case SamplerKnob::TopK:
             st.top_k = std::max(0, st.top_k + (down ? -1 : 1));

@@ -186,8 +186,8 @@ void draw_sampling_stages(FrameContext& f, NextTokenPanel& p, const StepRecord& 
     for (int i = 0; i <= rows; ++i, y += row_h) {
         const bool rest = i == rows, drawn = i == v.drawn_row;
         if (drawn)
-            dl->AddRectFilled(ImVec2(o.x, y), ImVec2(o.x + width, y + row_h),
-                              f.theme.chip_pending, 3);
+            dl->AddRectFilled(ImVec2(o.x, y), ImVec2(o.x + width, y + row_h), f.theme.chip_pending,
+                              3);
         const std::string label = rest ? tr("the rest") : f.label(v.ids[i]);
         put_text(ImVec2(o.x, y + (row_h - fh) * 0.5f), drawn ? ink : muted,
                  clipped(label, g.lab_w - fh * 0.3f));
@@ -204,8 +204,8 @@ void draw_sampling_stages(FrameContext& f, NextTokenPanel& p, const StepRecord& 
             const bool final_col = c.kind == SamplingColumnKind::Final;
             const ImU32 bar = drawn && final_col ? f.theme.chip_chosen : f.theme.series[0];
             if (c.probability && !c.cut[i])
-                draw_bar_cell(dl, at, w, row_h, fh, c.value[i], c.text[i], bar,
-                              drawn ? ink : muted, g.bars);
+                draw_bar_cell(dl, at, w, row_h, fh, c.value[i], c.text[i], bar, drawn ? ink : muted,
+                              g.bars);
             else
                 put_text(ImVec2(at.x, y + (row_h - fh) * 0.5f), muted, c.text[i]);
         }

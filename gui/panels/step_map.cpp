@@ -37,8 +37,7 @@ float draw_way(FrameContext& f, const MapWay& w, const MapColumns& cols, ImVec2 
     const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), muted = f.theme.muted_text;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float row_h = fh * 1.3f;
-    dl->AddRectFilled(ImVec2(o.x, y + fh * 0.25f), ImVec2(o.x + fh * 0.5f, y + fh * 0.95f),
-                      colour);
+    dl->AddRectFilled(ImVec2(o.x, y + fh * 0.25f), ImVec2(o.x + fh * 0.5f, y + fh * 0.95f), colour);
     put_text(ImVec2(o.x + fh * 0.8f, y), w.ran ? ink : muted,
              clipped(w.title, cols.width() - fh * 0.8f));
     y += row_h;
@@ -150,16 +149,15 @@ void draw_step_map(FrameContext& f, StepMapPanel& p, ExplainUi& x) {
             dl->AddRect(a, b, k == hovered ? f.theme.marker : f.theme.axis, 4, 0, 2);
         if (f.layout) {
             const LayerMap& l = m.layers[k];
-            f.layout->map.columns.push_back(
-                {k,
-                 {a.x, a.y, cols.col_w, col_h},
-                 l.cached.queries.count,
-                 l.cached.queries_needed,
-                 l.cached.kv_read.count,
-                 l.cached.kv_written.count,
-                 l.uncached.queries.count,
-                 l.uncached.queries_needed,
-                 l.uncached.kv_recomputed.count});
+            f.layout->map.columns.push_back({k,
+                                             {a.x, a.y, cols.col_w, col_h},
+                                             l.cached.queries.count,
+                                             l.cached.queries_needed,
+                                             l.cached.kv_read.count,
+                                             l.cached.kv_written.count,
+                                             l.uncached.queries.count,
+                                             l.uncached.queries_needed,
+                                             l.uncached.kv_recomputed.count});
         }
     }
     p.hovered = hovered;

@@ -140,14 +140,14 @@ std::vector<cmdline::OptionSpec> window_options() {
         {.name = "maximise",
          .value_name = "PANEL",
          .help = "that panel alone in the window (keys 1 to 9; Y the map)",
-         .value = one_of(
-             {"tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside", "ops",
-              "map"})},
+         .value = one_of({"tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside",
+                          "ops", "map"})},
         {"presenter", "", "presenter mode: no toolbar, no title bars (F5)"},
         {"views", "V;V;...",
          "headless, with --layout-json FILE: then one more frame per view V\n(maximise=ID, "
          "stage=N|all, presenter=0|1, explain=L:H:P|off,\nmask=causal|bidirectional, "
-         "lesson=off, temperature=T, top-k=N, top-p=P: the controls moved,\nthe Next token panel's preview), each "
+         "lesson=off, temperature=T, top-k=N, top-p=P: the controls moved,\nthe Next token panel's "
+         "preview), each "
          "recorded to FILE-1.json, FILE-2.json, ..."},
         {"ops", "", "show the op strip (every op of the step shown)"},
         {"ops-fast", "",
@@ -218,9 +218,8 @@ std::string whole_of(const std::string& text, int lo, int hi, int& out) {
 }  // namespace
 
 std::vector<ViewSetting> read_view(const std::string& view) {
-    static const std::vector<std::string> panels = {"",       "tokens", "attention", "kv",
-                                                    "time",   "next",   "toy",       "lesson",
-                                                    "inside", "ops",    "map"};
+    static const std::vector<std::string> panels = {
+        "", "tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside", "ops", "map"};
     std::vector<ViewSetting> out;
     for (const auto& pair : view_pairs(view)) {
         // Named references, not a structured binding: clang before 16 (the web build's) does not

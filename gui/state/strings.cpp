@@ -380,7 +380,8 @@ const std::vector<UiString>& ui_strings() {
         {"map of the step: every layer as a column, the K/V rows read and written and the queries "
          "needed, with and without the cache, alone in the window (click a layer: inside "
          "attention there)",
-         "这一步的全景图：每一层一列，读取和写入的 K/V 行以及需要的查询，使用和不用缓存，单独占满窗口"
+         "这一步的全景图：每一层一列，读取和写入的 K/V "
+         "行以及需要的查询，使用和不用缓存，单独占满窗口"
          "（点击某一层：打开该层的注意力内部）"},
         {"without cache: \"%s\"; largest |logit difference| %s",
          "不用缓存：\"%s\"；最大 |logit 差| %s"},

@@ -42,31 +42,21 @@ SamplingView sampling_view(const SamplingStages& s) {
     const bool top_p_on = !s.greedy && s.top_p > 0 && s.top_p < 1;
     using K = SamplingColumnKind;
     SamplingColumn logit{K::Logit, tr("logit"), false, {}, {}, {}, 0, {}};
-    SamplingColumn scaled{K::Scaled,
-                          s.greedy ? tr("÷ T (greedy)") : "÷ " + setting_text(s.temperature),
-                          false,
-                          {},
-                          {},
-                          {},
-                          0,
-                          {}};
+    SamplingColumn scaled{
+        K::Scaled, s.greedy ? tr("÷ T (greedy)") : "÷ " + setting_text(s.temperature),
+        false,     {},
+        {},        {},
+        0,         {}};
     SamplingColumn tempered{K::Tempered, tr("softmax"), true, {}, {}, {}, s.rest_tempered, {}};
-    SamplingColumn topk{K::TopK,
-                        top_k_on ? format(tr("top-k %d"), s.top_k) : tr("top-k off"),
-                        true,
-                        {},
-                        {},
-                        {},
-                        s.rest_top_k,
-                        {}};
-    SamplingColumn final_col{K::Final,
-                             top_p_on ? "top-p " + setting_text(s.top_p) : tr("top-p off"),
-                             true,
-                             {},
-                             {},
-                             {},
-                             s.rest_final,
-                             {}};
+    SamplingColumn topk{K::TopK,      top_k_on ? format(tr("top-k %d"), s.top_k) : tr("top-k off"),
+                        true,         {},
+                        {},           {},
+                        s.rest_top_k, {}};
+    SamplingColumn final_col{
+        K::Final,     top_p_on ? "top-p " + setting_text(s.top_p) : tr("top-p off"),
+        true,         {},
+        {},           {},
+        s.rest_final, {}};
     for (std::size_t i = 0; i < s.entries.size(); ++i) {
         const SamplingEntry& e = s.entries[i];
         v.ids.push_back(e.id);
@@ -76,8 +66,8 @@ SamplingView sampling_view(const SamplingStages& s) {
         auto put = [](SamplingColumn& c, float value, bool cut, bool out, bool prob) {
             c.value.push_back(value);
             c.cut.push_back(cut || out);
-            c.text.push_back(cut   ? tr("cut")
-                             : out ? "-"
+            c.text.push_back(cut    ? tr("cut")
+                             : out  ? "-"
                              : prob ? probability_text(value)
                                     : logit_text(value));
         };
@@ -90,7 +80,8 @@ SamplingView sampling_view(const SamplingStages& s) {
         if (e.p_final > 0 && !s.greedy)
             v.strip.push_back({static_cast<int>(i), e.cdf_from, e.p_final});
     }
-    for (SamplingColumn* c : {&tempered, &topk, &final_col}) c->rest_text = probability_text(c->rest);
+    for (SamplingColumn* c : {&tempered, &topk, &final_col})
+        c->rest_text = probability_text(c->rest);
     v.columns = {logit, scaled, tempered, topk, final_col};
     if (s.greedy) {
         v.rule = tr("temperature 0: the largest logit is taken (greedy), no draw");
@@ -98,8 +89,9 @@ SamplingView sampling_view(const SamplingStages& s) {
         v.rule = format(tr("logits ÷ %s → softmax → %s (kept %d) → %s (kept %d) → renormalised"),
                         setting_text(s.temperature).c_str(), topk.head.c_str(), s.kept_top_k,
                         final_col.head.c_str(), s.kept_top_p);
-        const char* walk = s.draw_by_id ? tr(" → a coin %.4f walks the cumulative mass by token id")
-                                        : tr(" → a coin %.4f walks the cumulative mass, best first");
+        const char* walk = s.draw_by_id
+                               ? tr(" → a coin %.4f walks the cumulative mass by token id")
+                               : tr(" → a coin %.4f walks the cumulative mass, best first");
         v.rule += s.coin >= 0 ? format(walk, static_cast<double>(s.coin))
                               : std::string(tr(" → no draw (a preview)"));
     }

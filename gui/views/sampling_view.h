@@ -16,9 +16,9 @@ enum class SamplingColumnKind { Logit, Scaled, Tempered, TopK, Final };
 
 struct SamplingColumn {
     SamplingColumnKind kind = SamplingColumnKind::Logit;
-    std::string head;          // its title, in the window's language ("top-k 5", "÷ 2")
-    bool probability = false;  // a distribution (bars), else logits
-    std::vector<float> value;  // [entries]
+    std::string head;               // its title, in the window's language ("top-k 5", "÷ 2")
+    bool probability = false;       // a distribution (bars), else logits
+    std::vector<float> value;       // [entries]
     std::vector<std::string> text;  // [entries] as drawn ("cut" where the stage dropped it)
     std::vector<bool> cut;          // [entries] dropped by this stage (0 after it)
     float rest = 0;                 // the mass of the tokens not listed (probabilities)
@@ -34,7 +34,7 @@ struct DrawSegment {
 
 struct SamplingView {
     bool greedy = false;
-    std::string rule;  // "logits ÷ 2 → softmax → top-k 5 (kept 5) → top-p off → draw"
+    std::string rule;      // "logits ÷ 2 → softmax → top-k 5 (kept 5) → top-p off → draw"
     std::vector<int> ids;  // [entries] the tokens, most likely first, then the drawn one
     int drawn_row = -1;    // the drawn token's row; -1: no draw (a preview)
     float coin = -1;       // where the coin fell; -1: none

@@ -48,11 +48,15 @@ StepMapView step_map_view(const StepMap& m, const std::string& token) {
                                   : tr("without the cache (how this step ran)");
     v.cached.ran = ran_cached;
     v.uncached.ran = !ran_cached;
-    MapLine cq = line(tr_later("query rows computed")), cn = line(tr_later("query rows needed"), true),
-            cr = line(tr_later("K/V rows read from the cache")), cw = line(tr_later("K/V rows written"));
-    MapLine uq = line(tr_later("query rows computed")), un = line(tr_later("query rows needed"), true),
-            ub = line(tr_later("…only to rebuild the next layer's K/V")), ut = line(tr_later("…thrown away")),
-            ur = line(tr_later("K/V rows recomputed")), uw = line(tr_later("K/V rows written"));
+    MapLine cq = line(tr_later("query rows computed")),
+            cn = line(tr_later("query rows needed"), true),
+            cr = line(tr_later("K/V rows read from the cache")),
+            cw = line(tr_later("K/V rows written"));
+    MapLine uq = line(tr_later("query rows computed")),
+            un = line(tr_later("query rows needed"), true),
+            ub = line(tr_later("…only to rebuild the next layer's K/V")),
+            ut = line(tr_later("…thrown away")), ur = line(tr_later("K/V rows recomputed")),
+            uw = line(tr_later("K/V rows written"));
     MapLine ud = line(tr_later("recomputed − held, largest"));
     bool measured = false;
     for (const LayerMap& l : m.layers) {
@@ -73,15 +77,17 @@ StepMapView step_map_view(const StepMap& m, const std::string& token) {
         ud.cells.push_back(u.kv_delta >= 0 ? format("%.3g", u.kv_delta) : "-");
     }
     if (!v.cached.possible)
-        v.cached.title = tr("with the cache: not possible without the causal mask (the new "
-                            "token changes every earlier row)");
+        v.cached.title =
+            tr("with the cache: not possible without the causal mask (the new "
+               "token changes every earlier row)");
     v.cached.lines = {cq, cn, cr, cw};
     v.uncached.lines = {uq, un, ub, ut, ur, uw};
     if (measured) v.uncached.lines.push_back(ud);
-    v.note = tr("needed: the query rows whose output something reads. Without the cache each "
-                "layer below the last needs every earlier query, only to rebuild the next "
-                "layer's K/V rows; the last layer needs only the newest, and with the cache no "
-                "layer needs an earlier query: that is why K and V are kept and Q is not.");
+    v.note =
+        tr("needed: the query rows whose output something reads. Without the cache each "
+           "layer below the last needs every earlier query, only to rebuild the next "
+           "layer's K/V rows; the last layer needs only the newest, and with the cache no "
+           "layer needs an earlier query: that is why K and V are kept and Q is not.");
     return v;
 }
 

@@ -21,13 +21,13 @@ struct MapLine {
 // One way of running the step: its title and lines.
 struct MapWay {
     std::string title;
-    bool ran = false;       // the way the step ran (else counted from the same shapes)
-    bool possible = true;   // false: the cached way without the causal mask
+    bool ran = false;      // the way the step ran (else counted from the same shapes)
+    bool possible = true;  // false: the cached way without the causal mask
     std::vector<MapLine> lines;
 };
 
 struct StepMapView {
-    std::string title;             // the step, what the cache held and which tokens joined
+    std::string title;               // the step, what the cache held and which tokens joined
     std::vector<std::string> heads;  // [n_layers] "layer 0", ...
     MapWay cached, uncached;
     std::string note;  // why the last layer needs only the newest query
