@@ -208,7 +208,7 @@ TEST_CASE("a point in the map's column is that column's layer", "[gui][map]") {
     CHECK(map_columns(40, 800, 200, 100).col_w == 100);
 }
 
-TEST_CASE("keys move the sampler and open the map; --views moves the controls", "[gui][keys]") {
+TEST_CASE("keys move the sampler and open the map, --views moves the controls", "[gui][keys]") {
     const KeyBinding* e = binding_for(GLFW_KEY_E, GLFW_MOD_SHIFT, false);
     REQUIRE(e != nullptr);
     CHECK(e->action == KeyAction::Temperature);

@@ -125,7 +125,10 @@ void draw_top_table(FrameContext& f, const StepRecord& r) {
         // Weights that are NaN (a broken model file) give NaN probabilities: no bar, "n/a".
         const float p = std::isfinite(t.prob) ? std::clamp(t.prob, 0.0f, 1.0f) : 0.0f;
         const ImU32 bar_col = chosen ? f.theme.chip_chosen : f.theme.series[0];
-        const std::string pct = probability_text(t.prob);
+        // One decimal, as the toy's ten always were (0.0% for the least likely).
+        char pct_b[24] = "n/a";
+        if (std::isfinite(t.prob)) std::snprintf(pct_b, sizeof pct_b, "%.1f%%", 100.0f * t.prob);
+        const std::string pct = pct_b;
         if (bars_under) {
             const float span = col_w - lab_w;
             dl->AddRectFilled(ImVec2(x + lab_w, y + row_h - fh * 0.2f),

@@ -36,7 +36,7 @@ float draw_way(FrameContext& f, const MapWay& w, const MapColumns& cols, ImVec2 
                float fh, ImU32 colour) {
     const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), muted = f.theme.muted_text;
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float row_h = fh * 1.3f;
+    const float row_h = fh * 1.2f;
     dl->AddRectFilled(ImVec2(o.x, y + fh * 0.25f), ImVec2(o.x + fh * 0.5f, y + fh * 0.95f), colour);
     put_text(ImVec2(o.x + fh * 0.8f, y), w.ran ? ink : muted,
              clipped(w.title, cols.width() - fh * 0.8f));
@@ -69,10 +69,8 @@ namespace {
 // lines, more of them), at most 2.5.
 float map_growth(const StepMapView& v, float w, float h, float fh, float table_w) {
     const float rows = static_cast<float>(v.cached.lines.size() + v.uncached.lines.size() + 2);
-    const float fixed = fh * (1.6f + 1.3f * rows + 0.6f);
-    const float wrapped = wrapped_height(v.title, w) + wrapped_height(v.note, w) +
-                          wrapped_height(tr("click a layer: Inside attention at that layer"), w) +
-                          fh * 1.5f;
+    const float fixed = fh * (1.6f + 1.2f * rows + 0.6f);
+    const float wrapped = wrapped_height(v.title, w) + wrapped_height(v.note, w) + fh * 0.5f;
     float g = std::min(2.5f, w / table_w);
     while (g > 1.0f && fixed * g + wrapped * g * g > h) g -= 0.05f;
     return std::max(g, 1.0f);
@@ -164,7 +162,6 @@ void draw_step_map(FrameContext& f, StepMapPanel& p, ExplainUi& x) {
     ImGui::SetCursorScreenPos(ImVec2(o.x, y + fh * 0.3f));
     ImGui::PushStyleColor(ImGuiCol_Text, muted);
     ImGui::TextWrapped("%s", v.note.c_str());
-    ImGui::TextWrapped("%s", tr("click a layer: Inside attention at that layer"));
     ImGui::PopStyleColor();
     ImGui::SetWindowFontScale(1.0f);
     if (f.layout) {

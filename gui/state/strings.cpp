@@ -364,11 +364,10 @@ const std::vector<UiString>& ui_strings() {
         {"needed: the query rows whose output something reads. Without the cache each layer below "
          "the last needs every earlier query, only to rebuild the next layer's K/V rows; the last "
          "layer needs only the newest, and with the cache no layer needs an earlier query: that "
-         "is why K and V are kept and Q is not.",
+         "is why K and V are kept and Q is not. Click a layer: Inside attention at that layer.",
          "需要的：其输出会被读取的查询行。不用缓存时，最后一层以下的每一层都需要之前所有的查询，"
          "只为重建下一层的 K/V 行；最后一层只需要最新的一行；使用缓存时没有哪一层需要之前的查询："
-         "这就是保留 K 和 V 而不保留 Q 的原因。"},
-        {"click a layer: Inside attention at that layer", "点击某一层：打开该层的注意力内部"},
+         "这就是保留 K 和 V 而不保留 Q 的原因。点击某一层：打开该层的注意力内部。"},
         {"E / Shift+E", "E / Shift+E"},
         {"K / Shift+K", "K / Shift+K"},
         {"U / Shift+U", "U / Shift+U"},

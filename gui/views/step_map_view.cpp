@@ -83,11 +83,12 @@ StepMapView step_map_view(const StepMap& m, const std::string& token) {
     v.cached.lines = {cq, cn, cr, cw};
     v.uncached.lines = {uq, un, ub, ut, ur, uw};
     if (measured) v.uncached.lines.push_back(ud);
-    v.note =
-        tr("needed: the query rows whose output something reads. Without the cache each "
-           "layer below the last needs every earlier query, only to rebuild the next "
-           "layer's K/V rows; the last layer needs only the newest, and with the cache no "
-           "layer needs an earlier query: that is why K and V are kept and Q is not.");
+    v.note = tr(
+        "needed: the query rows whose output something reads. Without the cache each "
+        "layer below the last needs every earlier query, only to rebuild the next "
+        "layer's K/V rows; the last layer needs only the newest, and with the cache no "
+        "layer needs an earlier query: that is why K and V are kept and Q is not. Click a layer: "
+        "Inside attention at that layer.");
     return v;
 }
 
