@@ -25,7 +25,7 @@ json explain_sampling(const std::string& t, const std::string& k, const std::str
 }
 
 // Numbers as the panel writes them (gui/views/sampling_view.h): a logit with two decimals, a
-// probability in percent, small ones with two significant digits.
+// probability in percent, small ones with two significant digits, below a millionth 0.0%.
 std::string logit_text(float v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.2f", static_cast<double>(v));
@@ -34,7 +34,7 @@ std::string logit_text(float v) {
 std::string probability_text(float p) {
     char b[32];
     const double pct = 100.0 * p;
-    std::snprintf(b, sizeof b, pct >= 0.1 || pct == 0 ? "%.1f%%" : "%.2g%%", pct);
+    std::snprintf(b, sizeof b, pct >= 0.1 || pct < 1e-4 ? "%.1f%%" : "%.2g%%", pct);
     return b;
 }
 

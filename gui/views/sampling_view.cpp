@@ -30,7 +30,9 @@ std::string logit_text(float v) {
 std::string probability_text(float p) {
     if (!std::isfinite(p)) return "n/a";
     const double pct = 100.0 * p;
-    if (pct >= 0.1 || pct == 0) return format("%.1f%%", pct);
+    // Below a millionth: float rounding (a rest of 6e-8 after every kept token is listed) or
+    // too small to tell, written as none at this precision.
+    if (pct >= 0.1 || pct < 1e-4) return format("%.1f%%", pct);
     return format("%.2g%%", pct);  // 0.026%: a small share still says how small
 }
 

@@ -42,7 +42,8 @@ struct SamplingView {
     std::vector<DrawSegment> strip;       // in the draw's order
 };
 
-// Numbers as the panel writes them: a logit with two decimals, a probability in percent.
+// Numbers as the panel writes them: a logit with two decimals, a probability in percent (one
+// decimal; below 0.1% two significant digits; below a millionth 0.0%).
 std::string logit_text(float v);
 std::string probability_text(float p);
 
