@@ -351,13 +351,13 @@ const std::vector<UiString>& ui_strings() {
         {"with the cache: not possible without the causal mask (the new token changes every "
          "earlier row)",
          "使用缓存：没有因果掩码时不可能（新 token 会改变之前的每一行）"},
-        {"query rows computed", "计算的查询行"},
-        {"query rows needed", "需要的查询行"},
-        {"K/V rows read from the cache", "从缓存读取的 K/V 行"},
-        {"K/V rows written", "写入的 K/V 行"},
+        {"queries computed: positions", "计算查询的位置"},
+        {"queries needed: how many", "需要的查询：行数"},
+        {"K/V read from the cache: positions", "从缓存读取 K/V 的位置"},
+        {"K/V written: positions", "写入 K/V 的位置"},
         {"…only to rebuild the next layer's K/V", "…只为重建下一层的 K/V"},
         {"…thrown away", "…被丢弃"},
-        {"K/V rows recomputed", "重新计算的 K/V 行"},
+        {"K/V recomputed: positions", "重新计算 K/V 的位置"},
         {"recomputed − held, largest", "重算值与缓存值之差的最大值"},
         {"layer %d", "第 %d 层"},
         {"the new token's path", "新 token 的路径"},
@@ -366,7 +366,7 @@ const std::vector<UiString>& ui_strings() {
          "layer needs only the newest, and with the cache no layer needs an earlier query: that "
          "is why K and V are kept and Q is not. Click a layer: Inside attention at that layer.",
          "需要的：其输出会被读取的查询行。不用缓存时，最后一层以下的每一层都需要之前所有的查询，"
-         "只为重建下一层的 K/V 行；最后一层只需要最新的一行；使用缓存时没有哪一层需要之前的查询："
+         "只为重建下一层的K/V行；最后一层只需要最新的一行；使用缓存时没有哪一层需要之前的查询："
          "这就是保留 K 和 V 而不保留 Q 的原因。点击某一层：打开该层的注意力内部。"},
         {"E / Shift+E", "E / Shift+E"},
         {"K / Shift+K", "K / Shift+K"},

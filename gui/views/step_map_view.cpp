@@ -48,15 +48,15 @@ StepMapView step_map_view(const StepMap& m, const std::string& token) {
                                   : tr("without the cache (how this step ran)");
     v.cached.ran = ran_cached;
     v.uncached.ran = !ran_cached;
-    MapLine cq = line(tr_later("query rows computed")),
-            cn = line(tr_later("query rows needed"), true),
-            cr = line(tr_later("K/V rows read from the cache")),
-            cw = line(tr_later("K/V rows written"));
-    MapLine uq = line(tr_later("query rows computed")),
-            un = line(tr_later("query rows needed"), true),
+    MapLine cq = line(tr_later("queries computed: positions")),
+            cn = line(tr_later("queries needed: how many"), true),
+            cr = line(tr_later("K/V read from the cache: positions")),
+            cw = line(tr_later("K/V written: positions"));
+    MapLine uq = line(tr_later("queries computed: positions")),
+            un = line(tr_later("queries needed: how many"), true),
             ub = line(tr_later("…only to rebuild the next layer's K/V")),
-            ut = line(tr_later("…thrown away")), ur = line(tr_later("K/V rows recomputed")),
-            uw = line(tr_later("K/V rows written"));
+            ut = line(tr_later("…thrown away")), ur = line(tr_later("K/V recomputed: positions")),
+            uw = line(tr_later("K/V written: positions"));
     MapLine ud = line(tr_later("recomputed − held, largest"));
     bool measured = false;
     for (const LayerMap& l : m.layers) {
