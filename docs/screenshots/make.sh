@@ -102,9 +102,9 @@ shot sampling-stages-zh-1280x800 --model default --prompt "The capital of France
     --temperature 2 --top-k 5 --top-p 1 --maximise next --lang zh --size 1280x800
 # The map of the step (key Y): a decode step with the cache (its one query per layer) and one
 # without it (every earlier query needed below the last layer, the recomputed rows measured).
-shot step-map-1080 --model default --prompt "The capital of France is" --decode 3 --maximise map \
+shot step-map-1080 --model default --prompt "The capital of France is" --decode 1 --maximise map \
     --font-scale 2 --size 1920x1080
-shot step-map-uncached-zh-1280x800 --model default --prompt "The capital of France is" --decode 3 \
+shot step-map-uncached-zh-1280x800 --model default --prompt "The capital of France is" --decode 1 \
     --cache off --maximise map --lang zh --size 1280x800
 # The Serving view (key V): the built-in eight prompts after 19 scheduler steps (the second four
 # requests running on the shared prefix blocks, the first four finished).
