@@ -80,7 +80,8 @@ void draw_bar_cell(ImDrawList* dl, ImVec2 at, float w, float row_h, float fh, fl
     const float pct_w = text_width(text, fh) + fh * 0.3f;
     const float span = std::max(0.0f, w - pct_w - fh * 0.6f);
     const float bw = std::isfinite(value) ? span * std::clamp(value, 0.0f, 1.0f) : 0;
-    if (bw > 0)
+    // Below a millionth the text says 0.0% (gui/views/sampling_view.h): no bar either.
+    if (bw > 0 && value >= 1e-6f)
         dl->AddRectFilled(ImVec2(at.x, at.y + row_h * 0.15f),
                           ImVec2(at.x + std::max(bw, 1.0f), at.y + row_h * 0.85f), bar, 2);
     put_text(ImVec2(at.x + bw + fh * 0.25f, ty), ink, text);
