@@ -114,7 +114,7 @@ std::vector<StepRecord> drive(const Model& m, CacheMode mode, int runs, bool by_
 }  // namespace
 
 TEST_CASE("re-running a step for its time changes nothing it computed", "[timing]") {
-    const auto tiny = open_model(test::write_tiny_model(test::temp_dir("timing")));
+    const auto tiny = test::open_tiny_model("timing");
     ToyModel toy;
     for (const Model* m : {static_cast<const Model*>(tiny.get()), static_cast<const Model*>(&toy)})
         for (const CacheMode mode : {CacheMode::Cached, CacheMode::Uncached})
