@@ -89,8 +89,8 @@ StageLayout layout_stage(const StageInput& in);
 // the panel has on the stage with every panel open at the design text height, at most 2.5x and
 // at most a 48th of a 16:9 window's width, never below the window's text height `fh`. A larger
 // text never draws it smaller: fh x zoom grows with fh. Panels that keep their own scale (the
-// attention heatmap, whose numbers grow with its cells; Inside attention, the op strip, the
-// lesson) get 1.
+// attention heatmap, whose numbers grow with its cells; the Next token panel; Inside attention,
+// the op strip, the lesson) get 1.
 bool zooms_alone(const std::string& id);
 float alone_zoom(const StageInput& in, float fh);
 
