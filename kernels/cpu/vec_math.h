@@ -164,8 +164,8 @@ VEC_INLINE Vec sum_lanes16(const Vec (&v)[16]) {
     for (int i = 0; i < 8; ++i)
         x[i] = __builtin_shufflevector(v[i], v[i + 8], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20,
                                        21, 22, 23) +
-               __builtin_shufflevector(v[i], v[i + 8], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26,
-                                       27, 28, 29, 30, 31);
+               __builtin_shufflevector(v[i], v[i + 8], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27,
+                                       28, 29, 30, 31);
     // sum_lanes8's pairs(a, b) in each 8-lane half
     auto pairs = [](const Vec& a, const Vec& b) __attribute__((always_inline)) {
         return __builtin_shufflevector(a, b, 0, 2, 16, 18, 4, 6, 20, 22, 8, 10, 24, 26, 12, 14, 28,
