@@ -171,6 +171,7 @@ std::string LayoutRecord::to_json(int indent) const {
                     {"cached_blocks_found", serving.cached_blocks_found},
                     {"prompt_chunks", serving.prompt_chunks},
                     {"budget", serving.budget},
+                    {"prefix_cache", serving.prefix_cache},
                     {"let_go_entries", serving.let_go_entries},
                     {"tables", rect(serving.tables)},
                     {"table_cells", cells},

@@ -131,6 +131,7 @@ struct ServingRecord {
     int cached_blocks_found = 0;  // found in the prefix cache at this step's admissions
     int prompt_chunks = 0;        // prompts this step's pass computed part of
     int budget = 0;               // the token budget (0: none)
+    bool prefix_cache = false;    // the "prefix cache" box as drawn (what the engine ran)
     int let_go_entries = 0;       // block table entries a window let go (drawn as dashes)
     Rect tables;                  // the requests' block tables
     // Each block table entry naming a pool block: its cell (its number drawn in it) and the
