@@ -143,6 +143,73 @@ std::vector<std::pair<std::string, Rect>> draw_plot_legend(ImDrawList* dl,
     return drawn;
 }
 
+// The title, and the scale where it was chosen from the data; a title wider than its plot
+// takes a second line, and past that ends in ".." (the axes say the rest). Returns its height,
+// with room under it for the top y label, which is centred on the plot area's top edge.
+float draw_title(ImDrawList* dl, const PlotOptions& o, bool log_y, ImVec2 p0, float w, float fh) {
+    std::string title = o.title ? o.title : "";
+    if (o.choose_scale) {
+        char b[256];
+        std::snprintf(b, sizeof b, log_y ? tr("%s, log scale") : tr("%s, linear scale"),
+                      title.c_str());
+        title = b;
+    }
+    std::vector<std::string> lines = wrapped_lines(title, w);
+    if (lines.size() > 2) {
+        lines[1] = clipped(lines[1] + " " + lines[2] + "..", w);
+        lines.resize(2);
+    }
+    for (std::size_t i = 0; i < lines.size(); ++i)
+        dl->AddText(ImVec2(p0.x, p0.y + i * fh), o.text, clipped(lines[i], w).c_str());
+    return std::max<std::size_t>(1, lines.size()) * fh + fh * 0.6f;
+}
+
+// Each series' line. More points than pixels (thousands of steps): each pixel column draws
+// its points' lowest and highest value, so the line costs the plot's width, not the number of
+// steps, and keeps every spike.
+template <class Tx, class Ty>
+void draw_lines(ImDrawList* dl, const std::vector<PlotSeries>& series, bool log_y, std::size_t n,
+                float width, const Tx& tx, const Ty& ty) {
+    const std::size_t per_px =
+        std::max<std::size_t>(1, n / std::max<std::size_t>(1, std::size_t(width)));
+    for (const auto& s : series) {
+        ImVec2 prev;
+        bool have = false;
+        auto to = [&](ImVec2 p) {
+            if (have) {
+                if (s.dashed)
+                    dashed_line(dl, prev, p, s.colour, 5, 4);
+                else
+                    dl->AddLine(prev, p, s.colour, 2);
+            }
+            prev = p;
+            have = true;
+        };
+        for (std::size_t x0 = 0; x0 < s.y.size(); x0 += per_px) {
+            double lo_v = INFINITY, hi_v = -INFINITY;
+            std::size_t lo_x = x0, hi_x = x0;
+            for (std::size_t x = x0; x < std::min(s.y.size(), x0 + per_px); ++x) {
+                const double v = s.y[x];
+                if (!std::isfinite(v) || (log_y && v <= 0)) continue;
+                if (v < lo_v) lo_v = v, lo_x = x;
+                if (v > hi_v) hi_v = v, hi_x = x;
+            }
+            if (!std::isfinite(lo_v)) {
+                have = false;
+                continue;
+            }
+            if (lo_x <= hi_x) {
+                to(ImVec2(tx(lo_x), ty(lo_v)));
+                if (hi_x != lo_x) to(ImVec2(tx(hi_x), ty(hi_v)));
+            } else {
+                to(ImVec2(tx(hi_x), ty(hi_v)));
+                to(ImVec2(tx(lo_x), ty(lo_v)));
+            }
+            if (s.y.size() < 40) dl->AddCircleFilled(prev, 2.5f, s.colour);
+        }
+    }
+}
+
 }  // namespace
 
 PlotDrawn draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& series,
@@ -163,25 +230,7 @@ PlotDrawn draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& 
         log_y = choose_log_y(ys);
     }
     drawn.log_y = log_y;
-    // The title, and the scale where it was chosen from the data; a title wider than its plot
-    // takes a second line, and past that ends in ".." (the axes say the rest).
-    std::string title = o.title ? o.title : "";
-    if (o.choose_scale) {
-        char b[256];
-        std::snprintf(b, sizeof b, log_y ? tr("%s, log scale") : tr("%s, linear scale"),
-                      title.c_str());
-        title = b;
-    }
-    std::vector<std::string> title_lines = wrapped_lines(title, p1.x - p0.x);
-    if (title_lines.size() > 2) {
-        title_lines[1] = clipped(title_lines[1] + " " + title_lines[2] + "..", p1.x - p0.x);
-        title_lines.resize(2);
-    }
-    for (std::size_t i = 0; i < title_lines.size(); ++i)
-        dl->AddText(ImVec2(p0.x, p0.y + i * fh), o.text,
-                    clipped(title_lines[i], p1.x - p0.x).c_str());
-    // Room under it for the top y label, which is centred on the plot area's top edge.
-    const float title_h = std::max<std::size_t>(1, title_lines.size()) * fh + fh * 0.6f;
+    const float title_h = draw_title(dl, o, log_y, p0, p1.x - p0.x, fh);
     std::size_t n = 0;
     double lo = INFINITY, hi = -INFINITY;
     for (const auto& s : series) {
@@ -279,47 +328,7 @@ PlotDrawn draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& 
     dl->PushClipRect(ImVec2(left, top - 1), ImVec2(right + 1, bottom + 1), true);
     if (o.marker_x >= 0 && static_cast<std::size_t>(o.marker_x) < n)
         dl->AddLine(ImVec2(tx(o.marker_x), top), ImVec2(tx(o.marker_x), bottom), o.marker, 2);
-    // More points than pixels (thousands of steps): each pixel column draws its points' lowest
-    // and highest value, so the line costs the plot's width, not the number of steps, and keeps
-    // every spike.
-    const std::size_t per_px =
-        std::max<std::size_t>(1, n / std::max<std::size_t>(1, std::size_t(right - left)));
-    for (const auto& s : series) {
-        ImVec2 prev;
-        bool have = false;
-        auto to = [&](ImVec2 p) {
-            if (have) {
-                if (s.dashed)
-                    dashed_line(dl, prev, p, s.colour, 5, 4);
-                else
-                    dl->AddLine(prev, p, s.colour, 2);
-            }
-            prev = p;
-            have = true;
-        };
-        for (std::size_t x0 = 0; x0 < s.y.size(); x0 += per_px) {
-            double lo_v = INFINITY, hi_v = -INFINITY;
-            std::size_t lo_x = x0, hi_x = x0;
-            for (std::size_t x = x0; x < std::min(s.y.size(), x0 + per_px); ++x) {
-                const double v = s.y[x];
-                if (!std::isfinite(v) || (log_y && v <= 0)) continue;
-                if (v < lo_v) lo_v = v, lo_x = x;
-                if (v > hi_v) hi_v = v, hi_x = x;
-            }
-            if (!std::isfinite(lo_v)) {
-                have = false;
-                continue;
-            }
-            if (lo_x <= hi_x) {
-                to(ImVec2(tx(lo_x), ty(lo_v)));
-                if (hi_x != lo_x) to(ImVec2(tx(hi_x), ty(hi_v)));
-            } else {
-                to(ImVec2(tx(hi_x), ty(hi_v)));
-                to(ImVec2(tx(lo_x), ty(lo_v)));
-            }
-            if (s.y.size() < 40) dl->AddCircleFilled(prev, 2.5f, s.colour);
-        }
-    }
+    draw_lines(dl, series, log_y, n, right - left, tx, ty);
     dl->PopClipRect();
     put_legend();
     if (hovered) {

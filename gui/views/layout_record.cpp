@@ -50,6 +50,25 @@ nlohmann::ordered_json map_json(const MapRecord& m) {
     return j;
 }
 
+nlohmann::json plots_json(const std::vector<PlotRecord>& plots) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& pl : plots) {
+        nlohmann::json series = nlohmann::json::object();
+        for (const auto& [label, y] : pl.series) series[label] = y;
+        nlohmann::json legend = nlohmann::json::array();
+        for (const auto& [label, r] : pl.legend)
+            legend.push_back({{"label", label}, {"rect", rect(r)}});
+        out.push_back(
+            {{"name", pl.name},
+             {"x", pl.x},
+             {"series", series},
+             {"rect", {{"x", pl.rect.x}, {"y", pl.rect.y}, {"w", pl.rect.w}, {"h", pl.rect.h}}},
+             {"log_y", pl.log_y},
+             {"legend", legend}});
+    }
+    return out;
+}
+
 }  // namespace
 
 OutputKind layout_json_output() {
@@ -106,21 +125,7 @@ std::string LayoutRecord::to_json(int indent) const {
     j["messages"] = messages;
     j["tokens"] = tokens;
     j["finish"] = finish;
-    j["plots"] = nlohmann::json::array();
-    for (const auto& pl : plots) {
-        nlohmann::json series = nlohmann::json::object();
-        for (const auto& [label, y] : pl.series) series[label] = y;
-        nlohmann::json legend = nlohmann::json::array();
-        for (const auto& [label, r] : pl.legend)
-            legend.push_back({{"label", label}, {"rect", rect(r)}});
-        j["plots"].push_back(
-            {{"name", pl.name},
-             {"x", pl.x},
-             {"series", series},
-             {"rect", {{"x", pl.rect.x}, {"y", pl.rect.y}, {"w", pl.rect.w}, {"h", pl.rect.h}}},
-             {"log_y", pl.log_y},
-             {"legend", legend}});
-    }
+    j["plots"] = plots_json(plots);
     j["next_tokens_shown"] = next_tokens_shown;
     j["sampling"] = sampling_json(sampling);
     j["map"] = map_json(map);
