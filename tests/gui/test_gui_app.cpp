@@ -382,7 +382,7 @@ TEST_CASE("the window's outputs: never over an input, errors reported, no empty 
          {std::tuple<std::string, std::string, std::string>{"--trace-json", user.string(),
                                                             "already holds something else"},
           {"--trace-events", dir.string(), "is a folder"},
-          {"--screenshot", user.string(), "a screenshot is written as PNG or JPEG"}}) {
+          {"--screenshot", user.string(), "not an earlier screenshot of kvscope's"}}) {
         const Run r = run_app({"--model", "toy", opt, target}, false, "env -u DISPLAY");
         INFO(r.err);
         CHECK(r.exit_code == 2);
