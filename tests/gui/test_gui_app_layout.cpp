@@ -74,7 +74,8 @@ TEST_CASE(
     // and the toy's row alone. Layout records only (no pixels drawn).
     const std::string views_default =
         "maximise=tokens;maximise=attention;maximise=kv;maximise=time;maximise=next;"
-        "maximise=inside;maximise=ops;maximise=,stage=1;stage=2;stage=3;stage=4;stage=5;stage=6;"
+        "maximise=inside;maximise=ops;maximise=map;maximise=,stage=1;stage=2;stage=3;stage=4;stage="
+        "5;stage=6;"
         "stage=7;stage=all,mask=bidirectional;maximise=inside,stage=3";
     const std::string views_toy = "maximise=toy;maximise=lesson;maximise=inside;maximise=,stage=3";
     struct Launch {
@@ -89,7 +90,7 @@ TEST_CASE(
                 const std::string tag = std::string(size) + "-" + scale + "-" + lang;
                 const std::vector<std::string> common = {"--size", size, "--font-scale", scale,
                                                          "--lang", lang, "--backend",    "cpu"};
-                Launch d{tag + "-default", common, 16};
+                Launch d{tag + "-default", common, 17};
                 d.args.insert(d.args.end(), {"--model", "default", "--decode", "3", "--explain",
                                              "1,0,last", "--views", views_default});
                 Launch t{tag + "-toy", common, 4};
@@ -132,7 +133,7 @@ TEST_CASE(
             for (const auto& p : text_problems(layout)) FAIL_CHECK(p);
             ++checked;
         }
-    CHECK(checked == 18 * (17 + 5));
+    CHECK(checked == 18 * (18 + 5));
 }
 
 TEST_CASE("larger text never shrinks lesson 10's heatmaps, nor the stage's with Inside attention",
