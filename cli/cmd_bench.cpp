@@ -187,6 +187,11 @@ void add_csv(std::vector<CsvRow>& rows, const Cell& c) {
     }
 }
 
+// A bench CSV starts with its first comment line's words, byte for byte.
+OutputKind bench_csv_output() {
+    return output_starting("bench CSV", "# kvscope-cli bench: ");
+}
+
 void write_csv(const std::string& path, const std::vector<std::string>& header,
                const std::vector<CsvRow>& rows) {
     std::string f;
@@ -199,7 +204,7 @@ void write_csv(const std::string& path, const std::vector<std::string>& header,
                       r.s.max, r.n);
         f += buf;
     }
-    write_output_file(path, f, output_starting("bench CSV", "# kvscope-cli bench: "));
+    write_output_file(path, f, bench_csv_output());
 }
 
 // Bytes as "12.3 MB" (10^6), or kB below a megabyte.
@@ -547,7 +552,7 @@ int cmd_bench(int argc, char** argv) {
 
     Opened o = open_from(a);
     // A bad --csv fails now, not after minutes of measuring (the model is an input by now).
-    if (a.has("csv")) check_output_path(a.str("csv"));
+    if (a.has("csv")) check_output_path(a.str("csv"), bench_csv_output());
     Backend& be = *o.backend.backend;
     const bool on_cpu = dynamic_cast<CpuBackend*>(&be) != nullptr;
     const Model& m = *o.model;

@@ -45,6 +45,7 @@ std::vector<unsigned char> tokenizer_bytes(int vocab) {
 // --arch gpt2: random GPT-2 weights (core/loaders/checkpoint_writer.h) and the tokenizer, as one
 // GGUF.
 void write_gpt2(const std::string& out, const ModelConfig& c, std::uint64_t seed) {
+    check_output_path(out, gguf_output());  // before the weights are drawn
     auto all = std::make_shared<std::vector<float>>(random_gpt2_weights(c, seed));
     LlamaWeights w;
     point_llama_weights(w, all->data(), c, false);
@@ -144,12 +145,15 @@ int cmd_make_model(int argc, char** argv) {
 
     const std::filesystem::path out(a.str("out"));
     const auto tok = out.parent_path() / (out.stem().string() + ".tok.bin");
-    check_output_path(tok.string());
+    // Both files checked before either is written: a refused tokenizer must not leave a new
+    // checkpoint beside an old one.
+    check_output_path(out.string(), checkpoint_output());
+    check_output_path(tok.string(), tokenizer_bin_output());
     write_random_checkpoint(out.string(), c, seed);
     const auto bytes = tokenizer_bytes(c.vocab_size);
     write_output_file(tok.string(),
                       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                      unmarked_output("llama2.c tokenizer"));
+                      tokenizer_bin_output());
     std::printf("%s: %s, %zu parameters, %s\n%s: tokenizer, %d pieces\n", out.string().c_str(),
                 c.describe().c_str(), c.parameter_count(),
                 format_bytes(28.0 + 4.0 * c.stored_floats()).c_str(), tok.string().c_str(),

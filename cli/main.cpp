@@ -92,6 +92,6 @@ int main(int argc, char** argv) {
         hint = ": " + hint;
     }
     std::fprintf(stderr, "kvscope-cli: error: unknown command '%s'%s\n",
-                 kvs::escape_for_one_line(first).c_str(), hint.c_str());
+                 kvs::message_for_one_line(first).c_str(), hint.c_str());
     return 2;
 }

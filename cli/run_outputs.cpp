@@ -3,6 +3,7 @@
 #include <ostream>
 #include <streambuf>
 #include <string>
+#include <utility>
 
 #include "cli/progress_line.h"
 
@@ -42,8 +43,14 @@ RunOutputs run_outputs_from(const Args& a, const ModelConfig& c) {
     o.head = a.integer_within("head", 0, 0, c.n_heads - 1, "the model's heads");
     if ((a.has("layer") || a.has("head")) && o.attention_csv.empty())
         a.fail("--layer and --head choose the head of --attention-csv FILE");
-    for (const std::string* p : {&o.trace_json, &o.trace_events, &o.csv, &o.attention_csv})
-        if (!p->empty()) check_output_path(*p);
+    // Each path as its kind: a user's file or a read-only one is refused before the run.
+    const std::pair<const std::string*, OutputKind> outputs[] = {
+        {&o.trace_json, trace_json_output()},
+        {&o.trace_events, trace_events_output()},
+        {&o.csv, steps_csv_output()},
+        {&o.attention_csv, attention_csv_output()}};
+    for (const auto& [path, kind] : outputs)
+        if (!path->empty()) check_output_path(*path, kind);
     return o;
 }
 

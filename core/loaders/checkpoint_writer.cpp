@@ -58,7 +58,8 @@ void write_random_checkpoint(const std::string& path, const ModelConfig& c, std:
     // Through core/output_file like every output: temporary file, fsync, rename; an input of
     // this run (the model being read) is refused. Streamed in chunks: a checkpoint can be GiBs,
     // so the disk must have room for it first.
-    check_output_space(path, sizeof header + c.stored_floats_exact() * sizeof(float));
+    check_output_space(path, sizeof header + c.stored_floats_exact() * sizeof(float),
+                       checkpoint_output());
     write_output_file(
         path,
         [&](const OutputSink& put) {
@@ -77,7 +78,15 @@ void write_random_checkpoint(const std::string& path, const ModelConfig& c, std:
                     done += m;
                 }
         },
-        unmarked_output("llama2.c checkpoint"));
+        checkpoint_output());
+}
+
+OutputKind checkpoint_output() {
+    return unmarked_output("llama2.c checkpoint");
+}
+
+OutputKind tokenizer_bin_output() {
+    return unmarked_output("llama2.c tokenizer");
 }
 
 std::vector<float> random_gpt2_weights(const ModelConfig& c, std::uint64_t seed) {

@@ -17,6 +17,12 @@ namespace kvs {
 // Throws kvs::Error naming `path` when `c` is not a valid model or the write fails.
 void write_random_checkpoint(const std::string& path, const ModelConfig& c, std::uint64_t seed);
 
+// What the two llama2.c files are as outputs: neither has a header of kvscope's to know an
+// earlier one by, so each replaces only an empty file (core/util/output_file.h).
+struct OutputKind;
+OutputKind checkpoint_output();
+OutputKind tokenizer_bin_output();
+
 // A GPT-2-shaped model's weights (ModelConfig::gpt2(); no llama2.c file holds one, so they are
 // returned for a GGUF or Hugging Face writer): matrices and embeddings as above, LayerNorm gains 1
 // and biases 0, in point_llama_weights's order. Throws kvs::Error when `c` is not valid.

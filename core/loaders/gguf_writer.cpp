@@ -173,7 +173,7 @@ OutputKind gguf_output() {
 GgufWritten write_gguf_llama(const std::string& path, const ModelConfig& c, const LlamaWeights& w,
                              const BpeTokenizer& tok, GgmlType type,
                              const std::string& model_name) {
-    check_output_path(path);
+    check_output_path(path, gguf_output());
     std::vector<Tensor> ts;
     std::deque<std::vector<float>> reordered;  // stable addresses for the tensors' floats
     table_tensors(c, w, type, ts, reordered);

@@ -78,11 +78,19 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
         in_shard += t.bytes.size();
         shards.back().push_back(std::move(t));
     }
-    nlohmann::ordered_json map = nlohmann::ordered_json::object();
-    for (std::size_t i = 0; i < shards.size(); ++i) {
+    const auto shard_file = [&](std::size_t i) {
         char name[64];
         std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
-        const std::string file = shards.size() == 1 ? "model.safetensors" : name;
+        return shards.size() == 1 ? std::string("model.safetensors") : std::string(name);
+    };
+    // Every file the folder gets is checked before the first is written: one the user keeps
+    // there must not stop the export half-way.
+    for (std::size_t i = 0; i < shards.size(); ++i)
+        check_output_path((dir / shard_file(i)).string(), safetensors_output());
+    check_output_path((dir / "tokenizer.bin").string(), tokenizer_bin_output());
+    nlohmann::ordered_json map = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        const std::string file = shard_file(i);
         for (const auto& t : shards[i]) map[t.name] = file;
         write_output_file((dir / file).string(), safetensors_bytes(shards[i]),
                           safetensors_output());
@@ -114,7 +122,7 @@ void write_hf_llama(const std::string& folder, const ModelConfig& c, const Llama
     const auto tb = tokenizer_file_bytes(tok);
     write_output_file((dir / "tokenizer.bin").string(),
                       std::string_view(reinterpret_cast<const char*>(tb.data()), tb.size()),
-                      unmarked_output("llama2.c tokenizer"));
+                      tokenizer_bin_output());
     // config.json last: a folder cut short by an error is not yet a model.
     write_output_file((dir / "config.json").string(), config.dump(2) + "\n",
                       unmarked_output("config.json"));

@@ -105,6 +105,23 @@ bool replaceable(const std::string& path, const OutputKind& kind) {
     return kind.own && kind.own(head);
 }
 
+// The refusals an existing regular file earns, before any work and again just before the rename:
+// a file marked read-only (no write permission for this process, or none for anyone: root may
+// write anything) is the user's way of saying keep it, which a rename beside it would not ask;
+// and a file that is not kvscope's own earlier output of `kind` is the user's.
+void refuse_to_replace(const std::string& path, const OutputKind& kind) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+    if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || ::access(path.c_str(), W_OK) != 0)
+        throw Error(path + ": is read-only; not replaced: make it writable or give another name");
+    if (!replaceable(path, kind))
+        throw Error(path + ": already holds something else (" +
+                    (kind.own
+                         ? "not an earlier " + kind.what + " of kvscope's"
+                         : "kvscope replaces no file with a " + kind.what + " unless it is empty") +
+                    "); not replaced: remove it first or give another name");
+}
+
 }  // namespace
 
 void note_input_file(int fd) {
@@ -133,6 +150,11 @@ void check_output_path(const std::string& path) {
     const fs::path parent = fs::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty() && !fs::is_directory(parent, ec)) throw fail(path, "cannot write", ENOENT);
+}
+
+void check_output_path(const std::string& path, const OutputKind& kind) {
+    check_output_path(path);
+    refuse_to_replace(path, kind);
 }
 
 Written write_output_file(const std::string& path, std::string_view bytes, const OutputKind& kind) {
@@ -168,8 +190,8 @@ OutputKind json_output_keyed(std::string what, std::string key) {
             }};
 }
 
-void check_output_space(const std::string& path, std::uint64_t bytes) {
-    check_output_path(path);
+void check_output_space(const std::string& path, std::uint64_t bytes, const OutputKind& kind) {
+    check_output_path(path, kind);
     const fs::path parent = fs::path(path).parent_path();
     struct statvfs vfs {};
     if (::statvfs(parent.empty() ? "." : parent.c_str(), &vfs) != 0) return;  // not known: try
@@ -189,7 +211,7 @@ bool is_standard_output(const std::string& path) {
 Written write_output_file(const std::string& path,
                           const std::function<void(const OutputSink&)>& fill,
                           const OutputKind& kind) {
-    check_output_path(path);
+    check_output_path(path, kind);
     Written w;
     struct stat st {};
     const bool existed = ::stat(path.c_str(), &st) == 0;
@@ -245,13 +267,12 @@ Written write_output_file(const std::string& path,
         ::unlink(tmp.c_str());
         throw;
     }
-    if (existed && !replaceable(path, kind)) {
+    // Again: the file may have changed while the output was written.
+    try {
+        refuse_to_replace(path, kind);
+    } catch (...) {
         ::unlink(tmp.c_str());
-        throw Error(path + ": already holds something else (" +
-                    (kind.own
-                         ? "not an earlier " + kind.what + " of kvscope's"
-                         : "kvscope replaces no file with a " + kind.what + " unless it is empty") +
-                    "); not replaced: remove it first or give another name");
+        throw;
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int e = errno;

@@ -11,7 +11,10 @@
 // - an existing regular file is replaced only when it is empty or its kind (OutputKind) knows
 //   it for kvscope's own earlier output of that kind by the whole header that output starts with
 //   (a trace JSON's first key, a CSV's header line, a PNG's kvscope text chunk, a GGUF's kvscope
-//   description): anything else is the user's, kept, and the write refused by name;
+//   description): anything else is the user's, kept, and the write refused by name; a file
+//   marked read-only is kept too (a rename beside it would not ask its permission);
+// - each of these refusals is made before the work that makes the output
+//   (check_output_path with the output's kind), not only when it is written;
 // - an existing target that is not a regular file (/dev/stdout, a pipe, /dev/full) is written in
 //   place, never replaced, with every write, fsync and close checked: /dev/full is an error. A
 //   FIFO that no process reads is waited on for 10 s, then refused (nothing written).
@@ -29,6 +32,12 @@ void note_input_file(int fd);
 // Throws when `path` cannot be an output: a folder, a folder that does not exist, an input of
 // this run. Called before long work so a bad path fails at once.
 void check_output_path(const std::string& path);
+struct OutputKind;
+// The same, and every refusal the write of an output of `kind` would make over an existing
+// file: one marked read-only, or one that is not kvscope's own earlier output of that kind.
+// Every output is checked with it before the work that makes it (a long run, the window's
+// session, the first of two files written together).
+void check_output_path(const std::string& path, const OutputKind& kind);
 
 // What a write did: the bytes handed over (every write checked), and whether the target is a
 // regular file (whose size can then be read back) or a device or pipe (where what becomes of the
@@ -41,7 +50,7 @@ struct Written {
 // Throws "PATH: needs 3.00 TiB, the file system there has 79.0 GiB free" when an output of
 // `bytes` cannot fit where `path` goes: an output that would run until the disk is full (and
 // leave a temporary file of that size behind if killed) is refused before it starts.
-void check_output_space(const std::string& path, std::uint64_t bytes);
+void check_output_space(const std::string& path, std::uint64_t bytes, const OutputKind& kind);
 
 // What an output is, and how an existing file is known for kvscope's own earlier output of that
 // kind: `own` judges the file's first bytes (at most kOwnHeadBytes) by the whole header every

@@ -134,4 +134,18 @@ std::string TerminalText::finish() {
     return out;
 }
 
+std::string message_for_one_line(std::string_view s) {
+    std::string e = escape_for_one_line(s);
+    if (e.size() <= kMaxMessageBytes) return e;
+    // Back to the start of a character (over UTF-8 continuation bytes).
+    const auto boundary = [&](std::size_t i) {
+        while (i > 0 && (static_cast<unsigned char>(e[i]) & 0xC0) == 0x80) --i;
+        return i;
+    };
+    const std::size_t head = boundary(kMaxMessageBytes * 3 / 4);
+    const std::size_t tail = boundary(e.size() - kMaxMessageBytes / 4);
+    return e.substr(0, head) + " ... [" + std::to_string(tail - head) + " bytes left out] ... " +
+           e.substr(tail);
+}
+
 }  // namespace kvs

@@ -20,6 +20,14 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
 // sequences). Idempotent: the escapes themselves are printable ASCII.
 std::string escape_for_one_line(std::string_view s);
 
+// escape_for_one_line, at most about kMaxMessageBytes long: a longer text keeps its start (where
+// a message names the file, line and what is wrong) and its end (the hint after the value),
+// the middle replaced by " ... [N bytes left out] ... ", cut between characters. Every message
+// goes through it (kvs::Error): a value quoted from a 100 KB line of a file must not become a
+// 100 KB message on the terminal or in the window.
+constexpr std::size_t kMaxMessageBytes = 2048;
+std::string message_for_one_line(std::string_view s);
+
 // The same for text printed on a terminal that may span lines (generated text, lesson prose):
 // newline and tab are kept, every other control (ESC sequences: clear screen, set title), the
 // C1 controls and broken UTF-8 are shown as \xNN, bidi controls and invisible characters as \uXXXX.

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "core/serving/prompt_file.h"
+#include "core/session/trace_events.h"
+#include "core/session/trace_json.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/util/numbering.h"
@@ -28,6 +30,7 @@
 #include "gui/app/gl_window.h"
 #include "gui/app/quit_signal.h"
 #include "gui/app/soak.h"
+#include "gui/draw/screenshot.h"
 #include "gui/engine/engine_worker.h"
 #include "gui/panels/inside_attention.h"
 #include "gui/panels/lesson.h"
@@ -211,6 +214,17 @@ std::string model_to_open(const AppOptions& o, Settings& st) {
     return spec;
 }
 
+// Every output the options name, as its kind: a folder, a missing folder, a read-only file or a
+// file of the user's fails at the start with one line and exit 2, not when the window closes
+// (the session's run lost) or after the frames. Checked again once the model is open, an input
+// then too.
+void check_outputs(const AppOptions& o) {
+    if (!o.screenshot.empty()) check_screenshot_path(o.screenshot);
+    if (!o.layout_json.empty()) check_output_path(o.layout_json, layout_json_output());
+    if (!o.trace_json.empty()) check_output_path(o.trace_json, trace_json_output());
+    if (!o.trace_events.empty()) check_output_path(o.trace_events, trace_events_output());
+}
+
 // The worker's first requests: the backend, cache, sampler and the model (or recorded run), then
 // the Serving view's run asked on the command line.
 void start_engine(const AppOptions& o, UiState& ui, EngineWorker& worker, const std::string& spec,
@@ -335,10 +349,9 @@ int run_headless(const AppOptions& o, UiState& ui, App& app, EngineWorker& worke
             throw Error(why);
         }
     }
-    // The model and tokenizer are open (inputs of the run): an output naming one of them,
-    // or a folder, fails now rather than after the frames.
-    for (const std::string* out : {&o.screenshot, &o.layout_json, &o.trace_json, &o.trace_events})
-        if (!out->empty()) check_output_path(*out);
+    // The model and tokenizer are open (inputs of the run): an output naming one of them fails
+    // now rather than after the frames.
+    check_outputs(o);
     if (o.decode > 0)
         worker.decode(o.decode);
     else if (o.prefill)
@@ -383,6 +396,7 @@ int run(int argc, char** argv, Platform& platform) {
         return 0;
     }
     const bool headless = o.headless();
+    check_outputs(o);
     if (!headless) {
         // Interactive runs only (headless ones have no settings to save: the default ends them),
         // from the start, so a signal while the model or a lesson opens is not lost. The loop

@@ -12,10 +12,24 @@
 
 namespace kvs::gui {
 
-void save_framebuffer(const std::string& path, int w, int h) {
+namespace {
+
+ImageFormat format_of(const std::string& path) {
     const ImageFormat format = image_format_named(path);
     if (format == ImageFormat::None)
         throw Error(path + ": a screenshot is written as PNG or JPEG (.jpg): name it so");
+    return format;
+}
+
+}  // namespace
+
+void check_screenshot_path(const std::string& path) {
+    check_output_path(
+        path, format_of(path) == ImageFormat::Png ? screenshot_output() : jpeg_screenshot_output());
+}
+
+void save_framebuffer(const std::string& path, int w, int h) {
+    const ImageFormat format = format_of(path);
     if (w <= 0 || h <= 0) throw Error("the window has no pixels to save");
     const std::size_t row = std::size_t(w) * 4;
     std::vector<unsigned char> px(row * h), rgb(std::size_t(w) * 3 * h);

@@ -10,4 +10,9 @@ namespace kvs::gui {
 // at quality 90); throws kvs::Error on failure or for a name that is neither.
 void save_framebuffer(const std::string& path, int w, int h);
 
+// Throws what save_framebuffer would for `path` before anything is drawn: a name that is neither
+// format, and every refusal of core/util/output_file.h (a folder, a read-only file, a file that
+// is not an earlier screenshot of kvscope's).
+void check_screenshot_path(const std::string& path);
+
 }  // namespace kvs::gui

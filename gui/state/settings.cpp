@@ -84,6 +84,12 @@ bool path_fits(const std::string& p) {
     return !p.empty() && p.find_first_of("\r\n") == std::string::npos;
 }
 
+// What load_settings reads of a file; a larger one is not kvscope's (its lines past the bound
+// would be lost, or a value cut mid-way). A prompt longer than kMaxPromptBytes is not remembered,
+// so what the window writes (a model path is at most PATH_MAX, 4 KiB) always reads back whole.
+constexpr std::size_t kMaxSettingsBytes = 64 * 1024;
+constexpr std::size_t kMaxPromptBytes = 16 * 1024;
+
 const std::vector<Field>& fields() {
     static const std::vector<Field> f = {
         {"theme", [](Settings& s, const std::string& v) { s.theme = v; },
@@ -112,6 +118,7 @@ const std::vector<Field>& fields() {
         // Kept on one line: newlines inside the prompt become spaces.
         {"prompt", [](Settings& s, const std::string& v) { s.prompt = v; },
          [](const Settings& s) -> std::optional<std::string> {
+             if (s.prompt.size() > kMaxPromptBytes) return std::nullopt;
              std::string p = s.prompt;
              for (char& c : p)
                  if (c == '\n' || c == '\r') c = ' ';
@@ -283,10 +290,18 @@ Settings load_settings(const std::string& path, std::vector<std::string>* proble
     // byte order mark through the same utf8_text).
     std::ifstream f(path, std::ios::binary);
     if (!f) return Settings();
-    // A settings file is a few hundred bytes; a huge one is not ours.
-    std::string text(64 * 1024, '\0');
+    // A settings file is a few hundred bytes; a huge one is not ours, and is not read in part.
+    std::string text(kMaxSettingsBytes + 1, '\0');
     f.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<std::size_t>(f.gcount()));
+    if (text.size() > kMaxSettingsBytes) {
+        if (problems)
+            problems->push_back(escape_for_one_line(path) + ": more than " +
+                                std::to_string(kMaxSettingsBytes / 1024) +
+                                " KiB, more than a settings file of kvscope's holds; using the "
+                                "default settings");
+        return Settings();
+    }
     return parse_settings(text, path, problems);
 }
 

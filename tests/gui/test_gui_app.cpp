@@ -2,6 +2,7 @@
 // keys, files that do not open, hostile input, fonts, memory over a long session, outputs, quit
 // signals.
 #include <catch2/catch.hpp>
+#include <tuple>
 
 #include "tests/gui/gui_app_helpers.h"
 
@@ -373,6 +374,22 @@ TEST_CASE("the window's outputs: never over an input, errors reported, no empty 
     const Run layout = run_app(
         {"--model", "toy", "--screenshot", (dir / "s.png").string(), "--layout-json", "/dev/full"});
     CHECK(layout.exit_code == 2);
+    // The run written when the window closes: a path it will refuse fails at the start, before
+    // any display is opened (here none is), not after the session, whose run it would lose.
+    const fs::path user = dir / "user.json";
+    { std::ofstream(user) << "{\"my\": \"data\"}\n"; }
+    for (const auto& [opt, target, why] :
+         {std::tuple<std::string, std::string, std::string>{"--trace-json", user.string(),
+                                                            "already holds something else"},
+          {"--trace-events", dir.string(), "is a folder"},
+          {"--screenshot", user.string(), "not an earlier screenshot of kvscope's"}}) {
+        const Run r = run_app({"--model", "toy", opt, target}, false, "env -u DISPLAY");
+        INFO(r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.find(why) != std::string::npos);
+        CHECK(r.err.find("no display") == std::string::npos);
+    }
+    CHECK(slurp(user) == "{\"my\": \"data\"}\n");
     // `--screenshot ""` (an unset variable) is an error, not an interactive window.
     for (const std::string opt : {"--screenshot", "--model", "--layout-json", "--open"}) {
         const Run r = run_app({opt, ""}, false);

@@ -288,6 +288,37 @@ TEST_CASE("settings: a byte order mark before the first setting is not part of i
     CHECK(save_settings(s, path.string()).empty());
 }
 
+// Read in part (the first 64 KiB), such a file lost the lines past the bound without a word and
+// could take a value cut mid-way; and the window wrote a long prompt that made its own file such
+// a one.
+TEST_CASE("settings: a file past the bound is not read in part; the window writes none",
+          "[gui][settings][reliability]") {
+    const fs::path path = test::temp_dir("settings-long") / "settings.txt";
+    const std::string text =
+        "theme = light\nprompt = " + std::string(70000, 'a') + "\nfont-scale = 2\nlang = zh\n";
+    test::write_file(path, std::vector<unsigned char>(text.begin(), text.end()));
+    std::vector<std::string> problems;
+    const Settings s = load_settings(path.string(), &problems);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0] == path.string() +
+                             ": more than 64 KiB, more than a settings file of kvscope's holds; "
+                             "using the default settings");
+    CHECK(s.theme == Settings().theme);  // all defaults, none of the file taken in part
+    CHECK(s.prompt.empty());
+    // What the window writes reads back whole: a prompt too long to keep is not remembered.
+    Settings w;
+    w.prompt = std::string(20000, 'b');
+    w.font_scale = 2;
+    CHECK(settings_text(w).size() < 64 * 1024);
+    CHECK(settings_text(w).find("prompt = ") == std::string::npos);
+    w.prompt = std::string(1000, 'c');
+    problems.clear();
+    const Settings back = parse_settings(settings_text(w), "settings.txt", &problems);
+    CHECK(problems.empty());
+    CHECK(back.prompt == w.prompt);
+    CHECK(back.font_scale == 2);
+}
+
 TEST_CASE("settings: saved as UTF-16, one line says so and the defaults are used",
           "[gui][settings][reliability]") {
     std::vector<std::string> problems;

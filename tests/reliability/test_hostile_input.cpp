@@ -594,6 +594,46 @@ TEST_CASE("code points that reorder or hide text are escaped in every message",
     CHECK(r.err.find("\xe2\x80\xae") == std::string::npos);
 }
 
+// A lesson's 100 KB word (a directive name, a panel, a metric, a @cache mode) or an option's
+// 100 KB value was quoted whole: a 100 KB error line on the terminal and in the lesson panel.
+TEST_CASE("a message quoting a huge value is bounded: its start and its end kept",
+          "[hostile][cli][escape]") {
+    const std::string huge(100000, 'y');
+    const auto bounded = [](const std::string& m) {
+        return m.size() <= kMaxMessageBytes + 64 &&
+               m.find(" bytes left out] ... ") != std::string::npos;
+    };
+    for (const std::string line :
+         {"@" + huge, "@show " + huge, "@cache " + huge, "@expect " + huge + " == 1"}) {
+        const std::string m = error_of([&] { parse_lesson("# T\n## S\n" + line + "\n", "l.md"); });
+        INFO(m.substr(0, 200));
+        CHECK(m.starts_with("l.md:3: "));
+        CHECK(bounded(m));
+    }
+    CHECK(error_of([&] {
+              parse_lesson("# T\n## S\n@" + huge + "\n", "l.md");
+          }).starts_with("l.md:3: unknown directive '@yyyy"));
+    // The end of the message survives the cut: the hint after the value.
+    const std::string m =
+        error_of([&] { parse_lesson("# T\n## S\n@show " + huge + "\n", "l.md"); });
+    CHECK(m.find("(panels: ") != std::string::npos);
+    // A UTF-8 character is never cut in two.
+    std::string chinese;
+    for (int i = 0; i < 20000; ++i) chinese += "\xe4\xb8\xad";  // U+4E2D
+    const std::string han = Error("x" + chinese).what();
+    CHECK(han.size() <= kMaxMessageBytes + 64);
+    for (std::size_t i = 0; i < han.size();) {
+        const std::size_t n = utf8_sequence_length(han, i);
+        REQUIRE(n > 0);
+        i += n;
+    }
+    // Through the CLI: an option's value, one bounded line.
+    const auto r = test::run_cli({"serve", "--prompts", "x", "--cache-type", huge});
+    INFO(r.err.substr(0, 200));
+    CHECK(one_line_error(r));
+    CHECK(bounded(message_of(r)));
+}
+
 TEST_CASE("a JSON syntax error says where: byte, line and column, a bounded excerpt, one line",
           "[hostile][json]") {
     auto problem = [](const std::string& text) {

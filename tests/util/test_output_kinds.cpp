@@ -5,6 +5,7 @@
 // its outputs (trace JSON, trace events, both CSVs, GGUF, Hugging Face files, make-model's
 // checkpoint), and the window's two (a screenshot's PNG text chunk, the layout record's first
 // key) through their kinds.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
@@ -15,6 +16,7 @@
 #include "core/session/trace_csv.h"
 #include "core/session/trace_events.h"
 #include "core/session/trace_json.h"
+#include "core/util/error.h"
 #include "core/util/output_file.h"
 #include "tests/support/test_helpers.h"
 
@@ -35,6 +37,17 @@ void kept(const std::vector<std::string>& args, const fs::path& path, const std:
     CHECK(r.err.find(path.filename().string() + ": already holds something else") !=
           std::string::npos);
     CHECK(test::slurp(path) == before);
+}
+
+// check_output_path with `kind` throws for `path`, naming `why`.
+bool check_output_path_refuses(const fs::path& path, const OutputKind& kind,
+                               const std::string& why) {
+    try {
+        check_output_path(path.string(), kind);
+    } catch (const Error& e) {
+        return std::string(e.what()).find(why) != std::string::npos;
+    }
+    return false;
 }
 
 }  // namespace
@@ -125,4 +138,62 @@ TEST_CASE("output kinds know kvscope's own headers and nothing shorter", "[relia
                       Catch::Contains("f: already holds something else (kvscope replaces no "
                                       "file with a thing unless it is empty)"));
     CHECK(test::slurp(p) == "x");
+}
+
+// Every refusal an output's write would make is made before the work that makes it: the run
+// (generate printed its text and timings, then refused the CSV), the second of two files (make-
+// model wrote the checkpoint, then refused the tokenizer beside it; export --hf wrote the
+// safetensors, then refused tokenizer.bin). A file marked read-only is kept too: the write goes
+// to a temporary file renamed over the target, which the file's own mode never stopped.
+TEST_CASE("an output that will be refused is refused before the work, a read-only file kept",
+          "[reliability][output][cli]") {
+    const auto dir = test::temp_dir("output-before");
+    const std::string model = test::write_tiny_model(dir);
+    const auto lines = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
+
+    const fs::path notes = dir / "notes.txt";
+    write(notes, "my notes\n");
+    const auto gen = test::run_cli({"generate", "--model", model, "--prompt", "a",
+                                    "--max-new-tokens", "3", "--csv", notes.string()});
+    INFO(gen.err);
+    CHECK(gen.exit_code == 2);
+    CHECK(lines(gen.err) == 1);  // the refusal alone: no run before it
+    CHECK(gen.out.empty());
+    CHECK(check_output_path_refuses(notes, steps_csv_output(), "already holds something else"));
+
+    // make-model: the tokenizer beside the checkpoint is the user's; no checkpoint is written.
+    write(dir / "pair.tok.bin", "my tokenizer\n");
+    const auto made =
+        test::run_cli({"make-model", "--out", (dir / "pair.bin").string(), "--shape", "small"});
+    INFO(made.err);
+    CHECK(made.exit_code == 2);
+    CHECK(made.err.find("pair.tok.bin: already holds something else") != std::string::npos);
+    CHECK(!fs::exists(dir / "pair.bin"));
+
+    // export --hf: a folder with the user's tokenizer.bin gets no safetensors file.
+    const fs::path hf = dir / "hf";
+    fs::create_directories(hf);
+    write(hf / "tokenizer.bin", "mine\n");
+    const auto ex = test::run_cli({"export", "--model", model, "--hf", hf.string()});
+    INFO(ex.err);
+    CHECK(ex.exit_code == 2);
+    CHECK(!fs::exists(hf / "model.safetensors"));
+
+    // A read-only earlier output of kvscope's own: kept, before the run.
+    const fs::path csv = dir / "run.csv";
+    REQUIRE(test::run_cli({"generate", "--model", model, "--prompt", "a", "--max-new-tokens", "1",
+                           "--csv", csv.string()})
+                .exit_code == 0);
+    const std::string before = test::slurp(csv);
+    fs::permissions(csv, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    const auto ro = test::run_cli({"generate", "--model", model, "--prompt", "a",
+                                   "--max-new-tokens", "2", "--csv", csv.string()});
+    INFO(ro.err);
+    CHECK(ro.exit_code == 2);
+    CHECK(lines(ro.err) == 1);
+    CHECK(ro.err.find("run.csv: is read-only; not replaced") != std::string::npos);
+    CHECK(test::slurp(csv) == before);
+    CHECK_THROWS_WITH(write_output_file(csv.string(), "x", steps_csv_output()),
+                      Catch::Contains("is read-only"));
+    CHECK(test::slurp(csv) == before);
 }
