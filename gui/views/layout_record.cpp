@@ -161,7 +161,37 @@ std::string LayoutRecord::to_json(int indent) const {
                                          {"matrix_keys", d.matrix_keys},
                                          {"matrix_first_position", d.matrix_first_position},
                                          {"matrix_masked", d.matrix_masked},
-                                         {"matrix", d.matrix}});
+                                         {"matrix", d.matrix},
+                                         {"number_px", d.number_px}});
+    const ProjectionRecord& pr = explain.projection;
+    j["explain"]["projection"] = {{"stage", pr.stage},
+                                  {"why", pr.why},
+                                  {"weights_why", pr.weights_why},
+                                  {"x", pr.x},
+                                  {"x_norm", pr.x_norm},
+                                  {"q", pr.q},
+                                  {"k", pr.k},
+                                  {"v", pr.v},
+                                  {"q_rope", pr.q_rope},
+                                  {"k_rope", pr.k_rope},
+                                  {"q_angle", pr.q_angle},
+                                  {"k_angle", pr.k_angle},
+                                  {"x_mean", pr.x_mean},
+                                  {"x_rms", pr.x_rms},
+                                  {"q_len", pr.q_len},
+                                  {"q_rope_len", pr.q_rope_len},
+                                  {"k_len", pr.k_len},
+                                  {"k_rope_len", pr.k_rope_len},
+                                  {"cache_row", pr.cache_row},
+                                  {"keys_read", pr.keys_read},
+                                  {"read_cached", pr.read_cached},
+                                  {"read_new", pr.read_new},
+                                  {"read_recomputed", pr.read_recomputed},
+                                  {"strip_rows", pr.strip_rows},
+                                  {"strip_cols", pr.strip_cols},
+                                  {"strip_block", pr.strip_block},
+                                  {"strip_first_row", pr.strip_first_row},
+                                  {"number_px", pr.number_px}};
     // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
     return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
