@@ -12,10 +12,9 @@ using namespace kvs::gui_app_test;
 
 namespace {
 
-const std::vector<std::string> kFrance = {"--backend", "cpu",       "--model",
-                                          "default",   "--prompt",  "The capital of France is",
-                                          "--decode",  "3",         "--explain",
-                                          "1,0,last"};
+const std::vector<std::string> kFrance = {
+    "--backend", "cpu", "--model",   "default", "--prompt", "The capital of France is",
+    "--decode",  "3",   "--explain", "1,0,last"};
 
 bool same_float(const json& a, const json& b) {
     return static_cast<float>(a.get<double>()) == static_cast<float>(b.get<double>());
@@ -62,10 +61,10 @@ TEST_CASE(
     for (int v = 1; v <= 7; ++v)
         stage[v] = json::parse(slurp(dir / ("l-" + std::to_string(v) + ".json")));
     const int step = stage[1].at("explain").at("step");
-    const auto cli = kvs::test::run_cli({"explain", "--model", "default", "--backend", "cpu",
-                                         "--prompt", "The capital of France is", "--step",
-                                         std::to_string(step), "--layer", "1", "--head", "0",
-                                         "--show", "projection", "--json"});
+    const auto cli =
+        kvs::test::run_cli({"explain", "--model", "default", "--backend", "cpu", "--prompt",
+                            "The capital of France is", "--step", std::to_string(step), "--layer",
+                            "1", "--head", "0", "--show", "projection", "--json"});
     REQUIRE(cli.exit_code == 0);
     const json e = json::parse(cli.out);
     const json& p = e.at("projection");
@@ -111,9 +110,9 @@ TEST_CASE(
 
     // The toy keeps no projections: the stage says why, in one line, and draws no number.
     const fs::path toy = kvs::test::temp_dir("gui-projection-toy");
-    const Run t = run_app({"--backend", "cpu", "--model", "toy", "--decode", "1", "--explain",
-                           "0,0,last", "--explain-stage", "3", "--layout-json",
-                           (toy / "l.json").string()});
+    const Run t =
+        run_app({"--backend", "cpu", "--model", "toy", "--decode", "1", "--explain", "0,0,last",
+                 "--explain-stage", "3", "--layout-json", (toy / "l.json").string()});
     INFO(t.err);
     REQUIRE(t.exit_code == 0);
     const json tl = json::parse(slurp(toy / "l.json"));

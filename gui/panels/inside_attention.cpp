@@ -158,9 +158,9 @@ struct Diagram {
         // triangle).
         const bool matrix = stage >= 1 && stage <= 4 && rv.block && rv.block->rows > 1;
         const float width = matrix ? size.x * 0.66f : size.x;
-        float z = std::clamp(
-            std::min(rows_room / (keys * base * 1.35f), width / inside_need_w(base, 1)), 1.0f,
-            std::max(max_z, 1.0f));
+        float z =
+            std::clamp(std::min(rows_room / (keys * base * 1.35f), width / inside_need_w(base, 1)),
+                       1.0f, std::max(max_z, 1.0f));
         // Smaller until every row keeps its numbers (the legend grows with it too) and the
         // columns their width.
         const std::vector<ExplainColumn> cols = explain_columns(e());
@@ -697,8 +697,8 @@ ProjectionInput projection_input(FrameContext& f, const RowView& rv, ExplainUi& 
     in.pe = explain_projection(rv.sv->trace, f.model()->config(), e.step, e.layer, e.head, e.row,
                                &in.why);
     if (const auto kind = projection_stage_matrix(stage); kind && in.pe)
-        in.strip = cached_weight_strip(x.strips, *f.model(), *kind, e.layer, e.head, 256,
-                                       &in.strip_why);
+        in.strip =
+            cached_weight_strip(x.strips, *f.model(), *kind, e.layer, e.head, 256, &in.strip_why);
     in.sources = e.source;
     return in;
 }
@@ -758,9 +758,9 @@ void draw_row(FrameContext& f, const RowView& rv, ExplainUi& x, ImVec2 o, ImVec2
             line.clear();
         if (!line.empty() && !room_for(wrapped_height(line, size.x))) return;
         if (!line.empty())
-            y += put_wrapped(ImVec2(o.x, y), stage < 0 ? f.theme.muted_text
-                                                       : to_u32(f.pal.highlight),
-                             line, size.x);
+            y +=
+                put_wrapped(ImVec2(o.x, y),
+                            stage < 0 ? f.theme.muted_text : to_u32(f.pal.highlight), line, size.x);
     }
     if (is_projection_stage(stage)) {
         y += fh * 0.4f;
@@ -784,9 +784,9 @@ void draw_row(FrameContext& f, const RowView& rv, ExplainUi& x, ImVec2 o, ImVec2
         const float win_w = ImGui::GetWindowWidth();
         diagram_w = std::min(size.x, win_w - std::max(0.0f, win_w - size.x) * ref);
     }
-    float room = bottom - y - fh * 0.4f -
-                 (alone ? diagram.fit(ImVec2(diagram_w, diagram_room), 4.0f)
-                        : diagram.need_h(size.x));
+    float room =
+        bottom - y - fh * 0.4f -
+        (alone ? diagram.fit(ImVec2(diagram_w, diagram_room), 4.0f) : diagram.need_h(size.x));
     auto fits = [&](float h) {
         if (h > room) return false;
         room -= h;
@@ -847,10 +847,10 @@ void draw_row(FrameContext& f, const RowView& rv, ExplainUi& x, ImVec2 o, ImVec2
     if (astage < 0) pair_line(L.scores, L.output);
     if (astage < 0 || astage == 2) pair_line(L.scale, astage < 0 ? L.gqa : std::string());
     // Why not Q, for this layer: what its query rows were for, and the step's K/V rows.
-    const std::string wq = astage <= 0 ? why_not_q_words(*rv.step, e.layer,
-                                                          model->config().n_layers,
-                                                          report_lang(f.ui.lang))
-                                       : std::string();
+    const std::string wq =
+        astage <= 0
+            ? why_not_q_words(*rv.step, e.layer, model->config().n_layers, report_lang(f.ui.lang))
+            : std::string();
     if (!wq.empty() && fits(wrapped_height(wq, size.x)))
         y += put_wrapped(
             ImVec2(o.x, y),
@@ -1018,8 +1018,8 @@ void draw_inside_attention(FrameContext& f, ExplainUi& x) {
     for (int i = 0; i < k; ++i) {
         const ImVec2 at = side ? ImVec2(o.x + i * (avail.x + gap) / k, o.y)
                                : ImVec2(o.x, o.y + i * (avail.y + gap) / k);
-        const ImVec2 box = side ? ImVec2(row_w, avail.y)
-                                : ImVec2(avail.x, (avail.y - gap * (k - 1)) / k);
+        const ImVec2 box =
+            side ? ImVec2(row_w, avail.y) : ImVec2(avail.x, (avail.y - gap * (k - 1)) / k);
         draw_row(f, rows[i], x, at, box, k > 1, alone,
                  i == 0 && f.layout ? &f.layout->explain.projection : nullptr);
     }

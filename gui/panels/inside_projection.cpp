@@ -89,8 +89,8 @@ struct Stage {
 
     // A labelled strip of `v`'s values across the width; each cell its number where every number
     // fits its cell, else the values on a line below.
-    void strip(const std::string& label, const std::vector<float>& v, float scale,
-               const char* name, bool numbers_line = true) {
+    void strip(const std::string& label, const std::vector<float>& v, float scale, const char* name,
+               bool numbers_line = true) {
         const int n = static_cast<int>(v.size());
         if (n == 0) return;
         const float lw = label_w(), x0 = o.x + lw, cw = (width - lw) / n;
@@ -148,14 +148,13 @@ struct Stage {
                 if (s && r < s->rows)
                     for (int c = 0; c < s->cols; ++c) {
                         const float v = s->cells[std::size_t(r) * s->cols + c];
-                        dl->AddRectFilled(
-                            ImVec2(block_x + c * block_w / s->cols, ry),
-                            ImVec2(block_x + (c + 1) * block_w / s->cols, ry + rh - (compact ? 0 : 1)),
-                            to_u32(signed_colour(v, s->abs_max)));
+                        dl->AddRectFilled(ImVec2(block_x + c * block_w / s->cols, ry),
+                                          ImVec2(block_x + (c + 1) * block_w / s->cols,
+                                                 ry + rh - (compact ? 0 : 1)),
+                                          to_u32(signed_colour(v, s->abs_max)));
                     }
                 const Rgba c = signed_colour(result[r], rs);
-                dl->AddRectFilled(ImVec2(res_x, ry), ImVec2(res_x + res_w, ry + rh - 1),
-                                  to_u32(c));
+                dl->AddRectFilled(ImVec2(res_x, ry), ImVec2(res_x + res_w, ry + rh - 1), to_u32(c));
                 if (!compact)
                     put_text(ImVec2(res_x + pad(), ry + (rh - fh) * 0.5f), to_u32(ink_on(c)),
                              fmt_number(result[r]), fh);
@@ -168,14 +167,14 @@ struct Stage {
         if (compact) line(projection_numbers(out, result, rows), f.theme.muted_text);
         line(projection_stage_shape(pe(), p), f.theme.muted_text);
         if (s) {
-            line(s->block > 1 ? printf_string(tr("%s rows %d–%d: this head's %d rows of %d, each "
-                                                 "cell the mean of %d weights"),
-                                              w_name, s->first_row, s->first_row + s->rows - 1,
-                                              s->rows, s->row_len, s->block)
-                              : printf_string(tr("%s rows %d–%d: this head's %d rows, each cell "
-                                                 "one weight"),
-                                              w_name, s->first_row, s->first_row + s->rows - 1,
-                                              s->rows),
+            line(s->block > 1
+                     ? printf_string(tr("%s rows %d–%d: this head's %d rows of %d, each "
+                                        "cell the mean of %d weights"),
+                                     w_name, s->first_row, s->first_row + s->rows - 1, s->rows,
+                                     s->row_len, s->block)
+                     : printf_string(tr("%s rows %d–%d: this head's %d rows, each cell "
+                                        "one weight"),
+                                     w_name, s->first_row, s->first_row + s->rows - 1, s->rows),
                  f.theme.muted_text);
         }
         if (pe().bias) line(tr("then + the bias"), f.theme.muted_text);
@@ -215,8 +214,9 @@ struct Stage {
         const float s = std::max(largest(e.k_rope), largest(e.v));
         strip(tr("K row"), e.k_rope, s, "k");
         strip(tr("V row"), e.v, s, "v");
-        const char* how = e.own == KvSource::Recomputed ? tr("recomputed: the step ran without the cache")
-                                                        : tr("new");
+        const char* how = e.own == KvSource::Recomputed
+                              ? tr("recomputed: the step ran without the cache")
+                              : tr("new");
         line(printf_string(tr("written as row %d of layer %d's cache (%s)"), e.cache_row + 1,
                            e.layer, how),
              to_u32(f.pal.highlight));
@@ -231,7 +231,8 @@ struct Stage {
                 dl->AddRectFilled(a, b, to_u32(c));
                 if (j == e.cache_row)
                     dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1),
-                                ImGui::GetColorU32(ImGuiCol_Text), 0, 0, std::max(2.0f, fh * 0.15f));
+                                ImGui::GetColorU32(ImGuiCol_Text), 0, 0,
+                                std::max(2.0f, fh * 0.15f));
                 if (labels)
                     put_text(ImVec2(a.x + pad() * 0.5f, a.y + (bh - fh) * 0.5f), to_u32(ink_on(c)),
                              std::to_string(j + 1), fh);

@@ -102,8 +102,8 @@ struct ExplainRowRecord {
 // draws (empty where it draws none), its numbers, the weight strip's shape, and the text size its
 // numbers were drawn at.
 struct ProjectionRecord {
-    int stage = -1;                 // 0 .. kProjectionStages - 1 (gui/views/inside_attention_text.h)
-    std::string why, weights_why;   // why nothing (or no weight strip) is drawn
+    int stage = -1;                // 0 .. kProjectionStages - 1 (gui/views/inside_attention_text.h)
+    std::string why, weights_why;  // why nothing (or no weight strip) is drawn
     std::vector<float> x, x_norm, q, k, v, q_rope, k_rope, q_angle, k_angle;
     double x_mean = 0, x_rms = 0, q_len = 0, q_rope_len = 0, k_len = 0, k_rope_len = 0;
     int cache_row = -1, keys_read = 0, read_cached = 0, read_new = 0, read_recomputed = 0;
