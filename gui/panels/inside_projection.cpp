@@ -1,7 +1,8 @@
 // Inside attention's projection stages: one stage at a time, its vectors as strips of coloured
 // cells (blue negative, red positive) with their numbers, x·W as the head's weight rows beside
-// the values they make, RoPE as the vectors before and after with their lengths and angles, and
-// the cache as one box per key read. Laid out top to bottom in a box; every text recorded.
+// the values they make (the stage line above says the shapes), RoPE as the vectors before and after
+// with their lengths and angles, and the cache as one box per key read. Laid out top to bottom in a
+// box; every text recorded.
 #include "gui/panels/inside_projection.h"
 
 #include <imgui.h>
@@ -51,7 +52,7 @@ struct Stage {
     ImVec2 o;
     float width;
     float fh;
-    bool compact = false;  // the weight rows thin, their values on a line below
+    bool compact = false;  // the weight rows thinner, their values smaller
     bool draw = false;
     float y = 0;
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -138,7 +139,8 @@ struct Stage {
         }
         y += fh * 1.3f;
         const int rows = static_cast<int>(result.size());
-        const float rh = compact ? std::max(2.0f, fh * 0.45f) : fh * 1.25f;
+        // Short of room, rows of 0.8 text heights, their values at 0.68 of the text size.
+        const float rh = compact ? fh * 0.8f : fh * 1.15f, num_px = compact ? fh * 0.68f : fh;
         if (draw) {
             put_text(ImVec2(o.x, o.y + y), ImGui::GetColorU32(ImGuiCol_Text),
                      clipped(s ? std::string(w_name) + "ᵀ" : std::string(), lw - pad(), fh), fh);
@@ -155,17 +157,14 @@ struct Stage {
                     }
                 const Rgba c = signed_colour(result[r], rs);
                 dl->AddRectFilled(ImVec2(res_x, ry), ImVec2(res_x + res_w, ry + rh - 1), to_u32(c));
-                if (!compact)
-                    put_text(ImVec2(res_x + pad(), ry + (rh - fh) * 0.5f), to_u32(ink_on(c)),
-                             fmt_number(result[r]), fh);
+                put_text(ImVec2(res_x + pad(), ry + (rh - num_px) * 0.5f), to_u32(ink_on(c)),
+                         fmt_number(result[r]), num_px);
             }
             if (!s)
                 put_text(ImVec2(block_x, o.y + y), f.theme.muted_text,
                          clipped(in.strip_why, block_w, fh), fh);
         }
         y += rows * rh + fh * 0.3f;
-        if (compact) line(projection_numbers(out, result, rows), f.theme.muted_text);
-        line(projection_stage_shape(pe(), p), f.theme.muted_text);
         if (s) {
             line(s->block > 1
                      ? printf_string(tr("%s rows %d–%d: this head's %d rows of %d, each "
@@ -212,8 +211,9 @@ struct Stage {
     void cache() {
         const ProjectionExplain& e = pe();
         const float s = std::max(largest(e.k_rope), largest(e.v));
-        strip(tr("K row"), e.k_rope, s, "k");
-        strip(tr("V row"), e.v, s, "v");
+        // Short of room, their values are left to the stages that computed them.
+        strip(tr("K row"), e.k_rope, s, "k", !compact);
+        strip(tr("V row"), e.v, s, "v", !compact);
         const char* how = e.own == KvSource::Recomputed
                               ? tr("recomputed: the step ran without the cache")
                               : tr("new");
@@ -277,7 +277,6 @@ struct Stage {
                                    e.layer, fmt_number(float(e.x_mean)).c_str(),
                                    fmt_number(float(e.x_rms)).c_str()),
                      ImGui::GetColorU32(ImGuiCol_Text));
-                line(projection_stage_shape(e, p), f.theme.muted_text);
                 break;
             case 1:
                 strip("x", e.x, largest(e.x), "x");
@@ -288,7 +287,6 @@ struct Stage {
                                                   fmt_number(float(e.x_rms)).c_str()),
                      to_u32(f.pal.highlight));
                 strip("x_norm", e.x_norm, largest(e.x_norm), "x_norm");
-                line(projection_stage_shape(e, p), f.theme.muted_text);
                 break;
             case 2:
                 matmul("W_q", "q", e.q);
