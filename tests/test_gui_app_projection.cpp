@@ -35,7 +35,8 @@ void check_same(const json& drawn, const json& cli, const char* what) {
 void check_written(const json& layout, const json& v, const char* what) {
     std::string all;
     for (const auto& t : layout.at("texts"))
-        if (t.at("panel") == "inside_attention") all += " " + t.at("text").get<std::string>() + " ";
+        if (t.at("panel") == "inside_attention")
+            all.append(" ").append(t.at("text").get<std::string>()).append(" ");
     for (std::size_t i = 0; i < v.size(); ++i) {
         const std::string n = kvs::attention_number(static_cast<float>(v[i].get<double>()));
         INFO(what << "[" << i << "] = " << n);
@@ -155,8 +156,8 @@ TEST_CASE(
         // Every number of the diagram (q·k, scaled, mask, weight of each key) in the window,
         // and each key's weight recorded as drawn.
         const std::string panel = alone ? "inside_attention" : "group-inside";
-        const int T = l.at("explain").at("n_keys");
-        CHECK(static_cast<int>(l.at("explain").at("drawn").at(0).at("weights").size()) == T);
+        const int keys = l.at("explain").at("n_keys");
+        CHECK(static_cast<int>(l.at("explain").at("drawn").at(0).at("weights").size()) == keys);
         const double W = l.at("width"), H = l.at("height");
         int numbers = 0;
         for (const auto& t : panel_texts(l, panel)) {
@@ -171,7 +172,7 @@ TEST_CASE(
             CHECK(r.at("x").get<double>() + r.at("w").get<double>() <= W);
             CHECK_FALSE(t.at("clipped_y").get<bool>());
         }
-        CHECK(numbers >= 4 * T);
+        CHECK(numbers >= 4 * keys);
         for (const auto& p : text_problems(l)) FAIL_CHECK(p);
     }
 }

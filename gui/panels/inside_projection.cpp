@@ -160,11 +160,9 @@ struct Stage {
                 put_text(ImVec2(res_x + pad(), ry + (rh - num_px) * 0.5f), to_u32(ink_on(c)),
                          fmt_number(result[r]), num_px);
             }
-            if (!s)
-                put_text(ImVec2(block_x, o.y + y), f.theme.muted_text,
-                         clipped(in.strip_why, block_w, fh), fh);
         }
         y += rows * rh + fh * 0.3f;
+        if (!s) line(in.strip_why, f.theme.muted_text);  // a replay, the toy: no weights
         if (s) {
             line(s->block > 1
                      ? printf_string(tr("%s rows %d–%d: this head's %d rows of %d, each "
@@ -259,11 +257,13 @@ struct Stage {
                                 : src == KvSource::New
                                     ? tr("new: written to the cache by this step")
                                     : tr("recomputed: no cache, computed again from the tokens");
+            // The words wrapped beside the swatch.
             const float x0 = sw + fh * 0.3f;
-            if (draw)
-                put_text(ImVec2(o.x + x0, o.y + y), f.theme.muted_text,
-                         clipped(words, width - x0, fh), fh);
-            y += fh * 1.25f;
+            o.x += x0;
+            width -= x0;
+            line(words, f.theme.muted_text);
+            o.x -= x0;
+            width += x0;
         }
     }
 

@@ -190,9 +190,9 @@ const std::vector<UiString>& ui_strings() {
         {"full screen", "全屏"},
         {"1 to 9", "1 到 9"},
         {"S / Shift+S", "S / Shift+S"},
-        {"inside attention: the next / previous stage of the row (q and K, q·k, ×1/√d_k, mask, "
-         "softmax, ×V, output; then all)",
-         "注意力内部：这一行的下一步 / 上一步（q 和 "
+        {"inside attention: the next / previous stage of the row (x, norm, x·W_q, x·W_k, x·W_v, "
+         "RoPE, the cache; q and K, q·k, ×1/√d_k, mask, softmax, ×V, output; then all)",
+         "注意力内部：这一行的下一步 / 上一步（x、归一化、x·W_q、x·W_k、x·W_v、RoPE、缓存；q 和 "
          "K、q·k、×1/√d_k、掩码、softmax、×V、输出；然后全部）"},
         {"inside attention: play the stages one after another", "注意力内部：逐步播放各个步骤"},
         {"causal vs bidirectional: the same model without its causal mask beside it",
