@@ -17,7 +17,7 @@ Pure Python (no numpy): it runs wherever the script does.
 import json
 import sys
 
-LOGIT_TOL = 1e-3  # of the step's largest |logit|, as tests/test_cuda_device.cpp
+LOGIT_TOL = 1e-3  # of the step's largest |logit|, as tests/cuda/test_cuda_device.cpp
 TIE_TOL = 2e-3
 
 

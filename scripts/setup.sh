@@ -13,7 +13,7 @@ KVS_BUILD_PACKAGES=(cmake g++ make pkg-config catch2 nlohmann-json3-dev libcli11
                     libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core fonts-wqy-microhei)
 # What the test suite needs on top: a virtual display for the GUI tests (and xdotool to type
 # into the window), clang for the fuzzers, clang-format for the formatting check, python3 for the
-# check that every Catch2 test case has a ctest entry that runs it (tests/ctest_names.py).
+# check that every Catch2 test case has a ctest entry that runs it (tests/design/ctest_names.py).
 KVS_TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri xdotool clang libclang-rt-14-dev clang-format python3)
 
 kvs_missing_packages() {

@@ -91,7 +91,7 @@ case "$mode" in
     # Configured again with the site (and chromium, installed above, found): the web tests are
     # registered even when test.sh configured build/ first. Every one must run, none skipped (the
     # site and the one file were just built): 12 tests, 15 with ../shared's stories260K
-    # (tests/docs_check.py counts them in web/web_tests.cmake; Firefox's, where installed, besides).
+    # (tests/design/docs_check.py counts them in web/web_tests.cmake; Firefox's, where installed, besides).
     kvs_build "$KVS_ROOT/build" -DKVSCOPE_WEB_SITE="$site"
     cd "$KVS_ROOT/build" && kvs_ctest 12 0 -L web --output-on-failure
     ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The one-file page (scripts/web.sh --single-file) in Firefox, from file:// (ctest
 web_single_file_firefox, where Firefox is installed; run on a virtual display by
-tests/with-xvfb.sh: headless Firefox has no WebGL on a machine without a GPU, Firefox on Xvfb
+tests/gui/with-xvfb.sh: headless Firefox has no WebGL on a machine without a GPU, Firefox on Xvfb
 draws it with Mesa). Firefox is driven through Marionette, its own remote protocol (length-prefixed
 JSON over a local socket, nothing to install): the page is opened with the window's options as URL
 parameters, and must reach its report (the engine idle, frames drawn) with no error shown and a

@@ -334,7 +334,7 @@ def compare_with_cli(a, params, report, failures):
 
 
 def check_pixels(layout, report, shot, params, failures):
-    """What the desktop's screenshot tests check (tests/test_gui_app.cpp), on the page's own
+    """What the desktop's screenshot tests check (tests/gui/test_gui_app.cpp), on the page's own
     screenshot, where the page's layout record says it drew: each main heatmap has one row per
     token in the cache (the prompt's, plus one per decode step); cells above the diagonal are
     exactly the mask colour and no other cell is; the step's new rows are the last one after a

@@ -110,7 +110,7 @@ find_program(KVSCOPE_FIREFOX NAMES firefox-esr firefox)
 find_program(KVSCOPE_XVFB Xvfb)
 if(KVSCOPE_FIREFOX AND KVSCOPE_XVFB)
   add_test(NAME web_single_file_firefox
-    COMMAND ${CMAKE_SOURCE_DIR}/tests/with-xvfb.sh ${Python3_EXECUTABLE}
+    COMMAND ${CMAKE_SOURCE_DIR}/tests/gui/with-xvfb.sh ${Python3_EXECUTABLE}
             ${CMAKE_SOURCE_DIR}/web/check_firefox.py --file ${KVSCOPE_WEB_SINGLE_FILE}
             --firefox ${KVSCOPE_FIREFOX}
             --out ${CMAKE_BINARY_DIR}/web-screenshots/single_file_firefox.png

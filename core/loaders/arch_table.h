@@ -82,7 +82,8 @@ struct ArchTable {
     const char* hf_label;
     const char* hf_owner;
     // The forward pass's differences. The forward pass selects by ModelConfig's arch and
-    // qkv_bias, which the loaders set from here; tests/test_arch_table.cpp keeps the two agreeing.
+    // qkv_bias, which the loaders set from here; tests/loaders/test_arch_table.cpp keeps the two
+    // agreeing.
     NormKind norm;
     PositionKind positions;
     FfnKind ffn;

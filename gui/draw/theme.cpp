@@ -20,7 +20,7 @@ ThemeColours apply_theme(bool dark, float scale) {
     style.ItemSpacing = ImVec2(8, 5);
     style.WindowBorderSize = 1;
     if (!dark) {
-        // WCAG AA on the light background (tests/test_gui_views.cpp measures it): text at
+        // WCAG AA on the light background (tests/gui/test_gui_views.cpp measures it): text at
         // 4.5:1 (ImGui's default disabled grey gives 2.7:1), and every control outlined at 3:1
         // (ImGui's default filled frames and buttons are all but the background's colour).
         ImVec4* c = style.Colors;

@@ -83,7 +83,7 @@ HeatmapPalette palette_for(bool dark_theme, WeightScale scale) {
     p.missing = dark_theme ? Rgba{40, 70, 60, 255} : Rgba{170, 210, 190, 255};
     p.empty_row = dark_theme ? Rgba{30, 90, 120, 255} : Rgba{120, 190, 230, 255};
     // On the light background the marks (also drawn as text) are darker, to keep WCAG AA's
-    // contrast: 4.5:1 for text, 3:1 for the marks (tests/test_gui_views.cpp measures it).
+    // contrast: 4.5:1 for text, 3:1 for the marks (tests/gui/test_gui_views.cpp measures it).
     p.highlight = dark_theme ? Rgba{0, 220, 255, 255} : Rgba{0, 115, 165, 255};
     p.read = dark_theme ? Rgba{60, 200, 90, 255} : Rgba{25, 135, 55, 255};
     p.recomputed = dark_theme ? Rgba{255, 120, 40, 255} : Rgba{185, 75, 0, 255};

@@ -1,6 +1,6 @@
 #pragma once
 // The plain ops, loop for loop in llama2.c's run.c arithmetic order: the readable definition of
-// each op, and what tests/test_cpu_ops.cpp checks the fast ops against. Shapes as in
+// each op, and what tests/kernels/test_cpu_ops.cpp checks the fast ops against. Shapes as in
 // core/model/backend.h; all float32, row-major, host memory.
 #include <cstddef>
 

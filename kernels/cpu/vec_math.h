@@ -167,8 +167,8 @@ VEC_INLINE float dot(const float* a, const float* b, int n) {
 // added in double. A float sum of the lanes moves the mean by an ulp now and then; the RMSNorm's
 // scale then moves the normed row by an ulp, and where a value of that row, scaled for Q8_K, lies
 // at a tie (63.4999962 for ggml, 63.5 for the float sum) the integer paths' int8 is one step off
-// (tests/test_kquants.cpp). kLanes double partial sums, added in one fixed order: a double sum
-// of float squares differs from ggml's sequential one only far below the float the mean is
+// (tests/files/test_kquants.cpp). kLanes double partial sums, added in one fixed order: a double
+// sum of float squares differs from ggml's sequential one only far below the float the mean is
 // rounded to.
 VEC_INLINE double sum_squares(const float* a, int n) {
     using VecD = double __attribute__((vector_size(kLanes * sizeof(double))));
@@ -200,7 +200,7 @@ VEC_INLINE float sum(const float* a, int n) {
 // exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln2 / 2, exp(r) by its Taylor polynomial
 // to degree 7 (truncation error below 1e-8). Inputs are clamped to [-87, 88] so 2^n stays a
 // normal float: below -87 the result is 1.6e-38 where std::exp gives a denormal or 0, which
-// changes a softmax or SiLU by less than 1e-37. tests/test_cpu_ops.cpp measures the error
+// changes a softmax or SiLU by less than 1e-37. tests/kernels/test_cpu_ops.cpp measures the error
 // against std::exp.
 VEC_INLINE Vec exp_approx(const Vec& in) {
     Vec x = in;

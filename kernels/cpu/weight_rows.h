@@ -6,7 +6,7 @@
 // Every type's values come out exactly as core/files/gguf_file.h's dequantize_values gives them (a
 // half or bfloat16 widens to float exactly; a Q8_0 value is d * q, a product of an 11-bit and an
 // 8-bit integer, also exact), so a compact matmul is bit for bit the float32 matmul of the
-// dequantised matrix: tests/test_compact_weights.cpp checks that.
+// dequantised matrix: tests/model/test_compact_weights.cpp checks that.
 //  - F32:  the floats;
 //  - F16:  F16C's vcvtph2ps where the path has it (avx2, avx512), else core's half_to_float a
 //          value at a time (sse, plain: the scalar fallback);

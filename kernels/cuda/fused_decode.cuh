@@ -9,7 +9,7 @@
 // Each is built from the op-by-op kernels' own bodies, in their order: RMSNorm's slots and tree
 // (rmsnorm.cuh), a matrix row's lane sums and warp_sum (weight_dot.cuh), rope's rotation, the
 // decode chunk pass and combine (attention.cuh), SwiGLU's expression. So every value equals the
-// op-by-op path's bit for bit (tests/test_cuda_fused.cpp checks logits, attention rows, q, the
+// op-by-op path's bit for bit (tests/cuda/test_cuda_fused.cpp checks logits, attention rows, q, the
 // attention output and K/V over 40 greedy tokens on the emulator; test_cuda_shim.cpp each kernel
 // on the CPU shim; test_cuda_device.cpp on a GPU). The normalised row is never stored in device
 // memory: each block recomputes the row's sum of squares (dim / 128 terms a slot and a 7-step

@@ -129,7 +129,7 @@ __host__ __device__ inline float weight_row_lane_sum_of(const void* row, int n, 
 // Lane `lane`'s share of one row's dot product with x, in the order above; xat(j) gives x[j] (a
 // plain read, or a value computed on the fly, e.g. RMSNorm's output). `reversed` (a test switch,
 // never set by the backends) sums the lane's chunks in decreasing order instead: another
-// reduction order, which tests/test_cuda_fused.cpp uses to show its bit-for-bit check failing.
+// reduction order, which tests/cuda/test_cuda_fused.cpp uses to show its bit-for-bit check failing.
 template <class X>
 __host__ __device__ inline float weight_row_lane_sum(const void* row, int kind, int n,
                                                      unsigned lane, const X& xat,

@@ -18,8 +18,8 @@
 #include "core/tokenizers/byte_bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/splitmix64.h"
-#include "tests/hub_files.h"
 #include "tests/peer/tokenizer_corpus.h"
+#include "tests/support/hub_files.h"
 
 namespace fs = std::filesystem;
 using kvs::ByteBpeTokenizer;
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
         const auto ours = ByteBpeTokenizer::from_vocab_and_merges((pkg / "encoder.json").string(),
                                                                   (pkg / "vocab.bpe").string());
         // The same vocabulary and merges as a Hugging Face tokenizer.json in the form the hub's
-        // tokenizers library writes it (tests/hub_files.h: "continuing_subword_prefix": "",
+        // tokenizers library writes it (tests/support/hub_files.h: "continuing_subword_prefix": "",
         // "dropout": null, ...), once with merges as "LEFT RIGHT" strings and once as pairs.
         const fs::path dir = fs::temp_directory_path() /
                              ("kvscope-peer-gpt2-" + std::to_string(static_cast<long>(getpid())));

@@ -12,20 +12,20 @@
 // model is also written with other hyper-parameters (RoPE base 500000, Llama 3's rope scaling as
 // rope_freqs, RMSNorm epsilon 1e-6), strict like F32: the same weights then give other logits, and
 // both must give the same ones. And as a Qwen2-shaped model (the weights with q/k/v biases added,
-// tests/qwen2_model.h) in a GGUF of architecture qwen2, whose q/k rows llama.cpp rotates as NEOX
-// (rotate-half) pairs. And as a GPT-2-shaped model (random weights of GPT-2's design in the model's
-// shapes, with its tokenizer: tests/gpt2_model.h) in a GGUF of architecture gpt2: LayerNorm,
-// learned positions, fused q/k/v with biases, GELU. Its bound is looser, and held up to where the
-// tokens part, as for F16: ggml's CPU GELU looks its value up in a table indexed by the input
-// rounded to F16 and holding F16 outputs (GGML_GELU_FP16), where kvscope computes tanh in float32.
-// Measured: 0.97e-3 to 1.3e-3 on 80-step runs, a near tie parting the tokens in 2 of 6; with
-// kvscope's GELU rounded the same way (an experiment, not kept) 3.4e-4 to 5.9e-4 and every token
-// the same. So the same GPT-2 is run again with its MLP's output zeroed (f32-gpt2-no-mlp), strict
-// at 1e-5: positions, LayerNorms, the fused q/k/v and every bias but the MLP's, attention, the
-// classifier. And K-quants (kquant_peer below): a small random model of K-quant shapes (rows of 256
-// and 768) written F32 and quantised by llama.cpp's own quantizer (llama_model_quantize) to Q2_K,
-// Q3_K_M, Q4_K_M, Q5_K_M and Q6_K: every quantised tensor of those files dequantised by kvscope
-// and by ggml (its type traits' to_float) must be the same floats, bit for bit, and so must
+// tests/support/qwen2_model.h) in a GGUF of architecture qwen2, whose q/k rows llama.cpp rotates as
+// NEOX (rotate-half) pairs. And as a GPT-2-shaped model (random weights of GPT-2's design in the
+// model's shapes, with its tokenizer: tests/support/gpt2_model.h) in a GGUF of architecture gpt2:
+// LayerNorm, learned positions, fused q/k/v with biases, GELU. Its bound is looser, and held up to
+// where the tokens part, as for F16: ggml's CPU GELU looks its value up in a table indexed by the
+// input rounded to F16 and holding F16 outputs (GGML_GELU_FP16), where kvscope computes tanh in
+// float32. Measured: 0.97e-3 to 1.3e-3 on 80-step runs, a near tie parting the tokens in 2 of 6;
+// with kvscope's GELU rounded the same way (an experiment, not kept) 3.4e-4 to 5.9e-4 and every
+// token the same. So the same GPT-2 is run again with its MLP's output zeroed (f32-gpt2-no-mlp),
+// strict at 1e-5: positions, LayerNorms, the fused q/k/v and every bias but the MLP's, attention,
+// the classifier. And K-quants (kquant_peer below): a small random model of K-quant shapes (rows of
+// 256 and 768) written F32 and quantised by llama.cpp's own quantizer (llama_model_quantize) to
+// Q2_K, Q3_K_M, Q4_K_M, Q5_K_M and Q6_K: every quantised tensor of those files dequantised by
+// kvscope and by ggml (its type traits' to_float) must be the same floats, bit for bit, and so must
 // random blocks of every K-quant type (Q8_K too), Q5_0 and Q5_1; the activations kvscope's integer
 // paths quantise to Q8_K must be ggml's quantize_row_q8_K_ref's blocks; then the Q4_K_M, Q5_K_M and
 // Q6_K files through both, fed llama.cpp's greedy tokens: on kvscope's float path (the weights
@@ -70,9 +70,9 @@
 #include "core/tokenizers/bpe_tokenizer.h"
 #include "core/util/error.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "tests/gpt2_model.h"
 #include "tests/peer/recording_backend.h"
-#include "tests/qwen2_model.h"
+#include "tests/support/gpt2_model.h"
+#include "tests/support/qwen2_model.h"
 
 // ggml's own Q8_K routines, exported by libggml-base (its type traits give Q8_K no to_float):
 // the decoder, and the activations' quantiser of the K-quant dot products.
