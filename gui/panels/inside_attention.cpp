@@ -374,6 +374,11 @@ struct Diagram {
         }
         cells(g.lay.x[KRows], y, g.lay.mat_w, g.h, x.k.data() + std::size_t(j) * dk, dk, g.k_scale,
               "K", j);
+        // The stage of the K rows outlines the one this step wrote to the cache.
+        if (added(KRows) && src == KvSource::New)
+            dl->AddRect(ImVec2(g.lay.x[KRows] - 1, y - 1),
+                        ImVec2(g.lay.x[KRows] + g.lay.mat_w + 1, y + g.h + 1), sc, 0, 0,
+                        g.line_w * 2);
         if (shown(VRows))
             cells(g.lay.x[VRows], y, g.lay.mat_w, g.h, x.v.data() + std::size_t(j) * dv, dv,
                   g.v_scale, "V", j);
