@@ -30,6 +30,42 @@ std::pair<std::size_t, std::size_t> matrix_shape(const ModelConfig& c, MatrixKin
     return {0, 0};
 }
 
+const float* float_matrix(const ModelConfig& c, const LlamaWeights& w, MatrixKind k, int layer) {
+    const float* base = nullptr;
+    switch (k) {
+        case MatrixKind::wq:
+            base = w.wq;
+            break;
+        case MatrixKind::wk:
+            base = w.wk;
+            break;
+        case MatrixKind::wv:
+            base = w.wv;
+            break;
+        case MatrixKind::wo:
+            base = w.wo;
+            break;
+        case MatrixKind::w1:
+            base = w.w1;
+            break;
+        case MatrixKind::w2:
+            base = w.w2;
+            break;
+        case MatrixKind::w3:
+            base = w.w3;
+            break;
+        case MatrixKind::wcls:
+            base = w.wcls;
+            break;
+        case MatrixKind::embedding:
+            base = w.token_embedding;
+            break;
+    }
+    if (!base) return nullptr;
+    const auto [rows, n] = matrix_shape(c, k);
+    return base + std::size_t(layer) * rows * n;
+}
+
 GgmlType weight_type_from_name(const std::string& name) {
     try {
         return ggml_type_from_name(name);  // the GGUF writer's one name parser
@@ -66,18 +102,52 @@ struct Store {
     std::vector<std::vector<unsigned char>> copies;
 };
 
-constexpr MatrixKind kLayerKinds[] = {MatrixKind::wq, MatrixKind::wk, MatrixKind::wv,
-                                      MatrixKind::wo, MatrixKind::w1, MatrixKind::w2,
-                                      MatrixKind::w3};
+// The list of a layer kind in `cw` (CompactWeights or a const one); null for wcls and embedding.
+template <class Weights>
+auto layer_list(Weights& cw, MatrixKind k) -> decltype(&cw.wq) {
+    switch (k) {
+        case MatrixKind::wq:
+            return &cw.wq;
+        case MatrixKind::wk:
+            return &cw.wk;
+        case MatrixKind::wv:
+            return &cw.wv;
+        case MatrixKind::wo:
+            return &cw.wo;
+        case MatrixKind::w1:
+            return &cw.w1;
+        case MatrixKind::w2:
+            return &cw.w2;
+        case MatrixKind::w3:
+            return &cw.w3;
+        case MatrixKind::wcls:
+        case MatrixKind::embedding:
+            break;
+    }
+    return nullptr;
+}
 
 }  // namespace
 
 std::vector<CompactMatrix> CompactWeights::all() const {
     std::vector<CompactMatrix> out;
-    for (const auto* list : {&wq, &wk, &wv, &wo, &w1, &w2, &w3})
-        out.insert(out.end(), list->begin(), list->end());
+    for (MatrixKind k : kLayerMatrixKinds) {
+        const auto& list = *layer_list(*this, k);
+        out.insert(out.end(), list.begin(), list.end());
+    }
     if (held()) out.push_back(wcls);
     return out;
+}
+
+std::vector<CompactMatrix>* CompactWeights::layers(MatrixKind k) {
+    return layer_list(*this, k);
+}
+
+CompactMatrix CompactWeights::matrix(MatrixKind k, int layer) const {
+    if (k == MatrixKind::wcls) return wcls;
+    if (k == MatrixKind::embedding) return embedding;
+    const auto* list = layer_list(*this, k);
+    return list->empty() ? CompactMatrix{} : (*list)[layer];
 }
 
 std::string CompactWeights::types() const {
@@ -94,7 +164,7 @@ CompactWeights make_compact_weights(const ModelConfig& c, WeightsWanted want,
     if (!want) {  // as stored: nothing to keep compact when everything is float32 already
         bool any = source(MatrixKind::embedding, 0).type != GgmlType::F32 ||
                    source(MatrixKind::wcls, 0).type != GgmlType::F32;
-        for (MatrixKind k : kLayerKinds)
+        for (MatrixKind k : kLayerMatrixKinds)
             for (int l = 0; l < c.n_layers && !any; ++l) any = source(k, l).type != GgmlType::F32;
         if (!any) return cw;
     }
@@ -118,14 +188,8 @@ CompactWeights make_compact_weights(const ModelConfig& c, WeightsWanted want,
         if (done_with) done_with(src.data, rows * ggml_row_bytes(src.type, n));
         return CompactMatrix{t, out.data()};
     };
-    for (auto [kind, list] : {std::pair{MatrixKind::wq, &cw.wq},
-                              {MatrixKind::wk, &cw.wk},
-                              {MatrixKind::wv, &cw.wv},
-                              {MatrixKind::wo, &cw.wo},
-                              {MatrixKind::w1, &cw.w1},
-                              {MatrixKind::w2, &cw.w2},
-                              {MatrixKind::w3, &cw.w3}})
-        for (int l = 0; l < c.n_layers; ++l) list->push_back(one(kind, l));
+    for (MatrixKind k : kLayerMatrixKinds)
+        for (int l = 0; l < c.n_layers; ++l) cw.layers(k)->push_back(one(k, l));
     cw.wcls = one(MatrixKind::wcls, 0);
     if (!want) {  // the file's own table, when quantised: a token dequantises its one row
         const MatrixBytes e = source(MatrixKind::embedding, 0);
@@ -138,16 +202,7 @@ CompactWeights make_compact_weights(const ModelConfig& c, WeightsWanted want,
 CompactWeights compact_from_floats(const ModelConfig& c, const LlamaWeights& w, GgmlType want,
                                    const SourceDoneWith& done_with) {
     auto source = [&](MatrixKind k, int layer) {
-        const auto [rows, n] = matrix_shape(c, k);
-        const float* base = k == MatrixKind::wq   ? w.wq
-                            : k == MatrixKind::wk ? w.wk
-                            : k == MatrixKind::wv ? w.wv
-                            : k == MatrixKind::wo ? w.wo
-                            : k == MatrixKind::w1 ? w.w1
-                            : k == MatrixKind::w2 ? w.w2
-                            : k == MatrixKind::w3 ? w.w3
-                                                  : w.wcls;
-        const float* p = base + std::size_t(layer) * rows * n;
+        const float* p = float_matrix(c, w, k, layer);
         return MatrixBytes{GgmlType::F32, reinterpret_cast<const unsigned char*>(p)};
     };
     return make_compact_weights(c, want, source, nullptr, done_with);
@@ -197,15 +252,9 @@ LlamaWeights expand_to_float32(const ModelConfig& c, const LlamaWeights& M,
         const auto [rows, n] = matrix_shape(c, k);
         if (m.data) dequantize_values(m.type, m.data, rows * n, const_cast<float*>(at));
     };
-    for (std::size_t l = 0; kept && l < L; ++l) {
-        put(cw.wq[l], E.wq + l * d * d, MatrixKind::wq);
-        put(cw.wk[l], E.wk + l * kv * d, MatrixKind::wk);
-        put(cw.wv[l], E.wv + l * kv * d, MatrixKind::wv);
-        put(cw.wo[l], E.wo + l * d * d, MatrixKind::wo);
-        put(cw.w1[l], E.w1 + l * hd * d, MatrixKind::w1);
-        put(cw.w2[l], E.w2 + l * d * hd, MatrixKind::w2);
-        put(cw.w3[l], E.w3 + l * hd * d, MatrixKind::w3);
-    }
+    for (MatrixKind k : kLayerMatrixKinds)
+        for (int l = 0; kept && l < c.n_layers; ++l)
+            put(cw.matrix(k, l), float_matrix(c, E, k, l), k);
     put(cw.embedding, E.token_embedding, MatrixKind::embedding);
     if (kept && !c.shared_classifier) put(cw.wcls, E.wcls, MatrixKind::wcls);
     E.owner = std::move(store);
@@ -215,7 +264,7 @@ LlamaWeights expand_to_float32(const ModelConfig& c, const LlamaWeights& M,
 std::uint64_t kept_parameter_bytes(const ModelConfig& c, const CompactWeights& cw) {
     std::uint64_t b = 4 * std::uint64_t(c.parameter_count());
     if (!cw.held()) return b;
-    for (MatrixKind k : kLayerKinds) {
+    for (MatrixKind k : kLayerMatrixKinds) {
         const auto [rows, n] = matrix_shape(c, k);
         b -= 4 * std::uint64_t(c.n_layers) * rows * n;
     }
@@ -235,7 +284,7 @@ std::uint64_t kept_weight_bytes(const ModelConfig& c, std::uint64_t float32_byte
         kept_in += std::uint64_t(rows) * ggml_row_bytes(kept(k, layer), n);
         if (has_own_floats) floats_out += std::uint64_t(rows) * n * sizeof(float);
     };
-    for (MatrixKind k : kLayerKinds)
+    for (MatrixKind k : kLayerMatrixKinds)
         for (int l = 0; l < c.n_layers; ++l) add(k, l, true);
     // A shared classifier is the embedding table: float32 in the copy, or kept compact once.
     const bool table_kept = kept(MatrixKind::embedding, 0) != GgmlType::F32;

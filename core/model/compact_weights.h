@@ -36,6 +36,19 @@ struct CompactMatrix {
 // matrix to it (compact_weights.h's kept_type where its blocks do not fit a row).
 using WeightsWanted = std::optional<GgmlType>;
 
+// The matrix kinds, in llama2.c's order; wcls has layer 0 only; embedding (the token table, the
+// same shape as wcls) only where a source keeps it compact.
+enum class MatrixKind { wq, wk, wv, wo, w1, w2, w3, wcls, embedding };
+// [rows, n] of one matrix of the kind.
+std::pair<std::size_t, std::size_t> matrix_shape(const ModelConfig& c, MatrixKind k);
+// The kinds each layer has one of, in llama2.c's order.
+inline constexpr MatrixKind kLayerMatrixKinds[] = {MatrixKind::wq, MatrixKind::wk, MatrixKind::wv,
+                                                   MatrixKind::wo, MatrixKind::w1, MatrixKind::w2,
+                                                   MatrixKind::w3};
+// Layer `layer`'s float32 matrix of a kind in `w` ([rows, n] as matrix_shape says; wcls and
+// embedding take layer 0): null where `w` holds no float32 copy of it.
+const float* float_matrix(const ModelConfig& c, const LlamaWeights& w, MatrixKind k, int layer);
+
 // The matrices the forward pass multiplies by, one per layer (and the classifier), and the
 // embedding table when it is kept compact too.
 struct CompactWeights {
@@ -49,13 +62,12 @@ struct CompactWeights {
     std::string types() const;
     // Each matrix, wcls last: for walking them all.
     std::vector<CompactMatrix> all() const;
+    // The [n_layers] list of a layer kind; null for wcls and embedding.
+    std::vector<CompactMatrix>* layers(MatrixKind k);
+    // Layer `layer`'s matrix of a kind (wcls and embedding take layer 0): data null when none is
+    // kept compact.
+    CompactMatrix matrix(MatrixKind k, int layer) const;
 };
-
-// The matrix kinds, in llama2.c's order; wcls has layer 0 only; embedding (the token table, the
-// same shape as wcls) only where a source keeps it compact.
-enum class MatrixKind { wq, wk, wv, wo, w1, w2, w3, wcls, embedding };
-// [rows, n] of one matrix of the kind.
-std::pair<std::size_t, std::size_t> matrix_shape(const ModelConfig& c, MatrixKind k);
 
 // --weights: "f32", "f16", "bf16", "q8_0", "q4_0", "q2_k" .. "q6_k" (any case); throws
 // kvs::Error with one line otherwise.

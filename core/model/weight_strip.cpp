@@ -15,32 +15,17 @@ bool matrix_rows(const Model& m, MatrixKind kind, int layer, int first, int n,
     const auto [rows, len] = matrix_shape(c, kind);
     if (layer < 0 || layer >= c.n_layers || first < 0 || n < 0 || std::size_t(first + n) > rows)
         return false;
-    const LlamaWeights& W = tm->weights();
-    const CompactWeights& C = tm->compact();
-    const float* floats = nullptr;
-    const std::vector<CompactMatrix>* compact = nullptr;
-    switch (kind) {
-        case MatrixKind::wq:
-            floats = W.wq, compact = &C.wq;
-            break;
-        case MatrixKind::wk:
-            floats = W.wk, compact = &C.wk;
-            break;
-        case MatrixKind::wv:
-            floats = W.wv, compact = &C.wv;
-            break;
-        default:
-            return false;
-    }
+    if (kind != MatrixKind::wq && kind != MatrixKind::wk && kind != MatrixKind::wv) return false;
     out.resize(std::size_t(n) * len);
-    if (!compact->empty() && (*compact)[layer].data) {
-        const CompactMatrix& cm = (*compact)[layer];
+    const CompactMatrix cm = tm->compact().matrix(kind, layer);
+    if (cm.data) {
         dequantize_values(cm.type, cm.data + std::size_t(first) * ggml_row_bytes(cm.type, len),
                           out.size(), out.data());
         return true;
     }
+    const float* floats = float_matrix(c, tm->weights(), kind, layer);
     if (!floats) return false;
-    std::copy_n(floats + (std::size_t(layer) * rows + first) * len, out.size(), out.begin());
+    std::copy_n(floats + std::size_t(first) * len, out.size(), out.begin());
     return true;
 }
 

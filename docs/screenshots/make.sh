@@ -107,6 +107,19 @@ q=$(mktemp -d)
 shot memory-traffic-q8_0-1080 --model "$q/default-q8_0.gguf" --prompt "Once upon a time" --decode 20 \
     --maximise time --font-scale 2 --size 1920x1080
 rm -rf "$q"
+# Sampling, stage by stage (the Next token panel alone, key 5): the prefill's draw at temperature
+# 2 and top-k 5 ("The capital of France is": " Paris" from 99.8% at temperature 1 to 64% at 2, 95%
+# after top-k), in English at text 2 and in Chinese at a laptop's size.
+shot sampling-stages-1080 --model default --prompt "The capital of France is" --prefill \
+    --temperature 2 --top-k 5 --top-p 1 --maximise next --font-scale 2 --size 1920x1080
+shot sampling-stages-zh-1280x800 --model default --prompt "The capital of France is" --prefill \
+    --temperature 2 --top-k 5 --top-p 1 --maximise next --lang zh --size 1280x800
+# The map of the step (key Y): a decode step with the cache (its one query per layer) and one
+# without it (every earlier query needed below the last layer, the recomputed rows measured).
+shot step-map-1080 --model default --prompt "The capital of France is" --decode 1 --maximise map \
+    --font-scale 2 --size 1920x1080
+shot step-map-uncached-zh-1280x800 --model default --prompt "The capital of France is" --decode 1 \
+    --cache off --maximise map --lang zh --size 1280x800
 # The Serving view (key V): the built-in eight prompts after 19 scheduler steps (the second four
 # requests running on the shared prefix blocks, the first four finished).
 shot serving-1080 --serve-steps 19 --size 1920x1080

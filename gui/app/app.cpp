@@ -240,6 +240,12 @@ void App::do_key(FrameContext& f, const KeyBinding& b, int mods) {
             return walk_ops(f, explain_, -1);
         case A::OpNext:
             return walk_ops(f, explain_, +1);
+        case A::Temperature:
+            return nudge_sampler(f, SamplerKnob::Temperature, mods & GLFW_MOD_SHIFT);
+        case A::TopK:
+            return nudge_sampler(f, SamplerKnob::TopK, mods & GLFW_MOD_SHIFT);
+        case A::TopP:
+            return nudge_sampler(f, SamplerKnob::TopP, mods & GLFW_MOD_SHIFT);
         case A::WeightTypes:
             ui_.show_weight_types = !ui_.show_weight_types;
             return;
@@ -342,6 +348,7 @@ const PanelDef* panel_def(const std::string& id) {
         {"kv", tr_later("KV cache"), "kv_cache"},
         {"time", tr_later("Time"), "time"},
         {"next", tr_later("Next token"), "next_token"},
+        {"map", tr_later("Map of the step"), "step_map"},
         {"lesson", tr_later("Lesson"), "lesson"},
         {"stage", tr_later("Lesson: what this step measured"), "lesson_stage"},
         {"inside", tr_later("Inside attention"), "inside_attention"},
@@ -373,7 +380,9 @@ void App::draw_panel(FrameContext& f, const std::string& id) {
     else if (id == "time")
         draw_time(f);
     else if (id == "next")
-        draw_next_token(f);
+        draw_next_token(f, next_);
+    else if (id == "map")
+        draw_step_map(f, map_, explain_);
     else if (id == "lesson" && ui_.show_lesson)
         draw_lesson(f, lesson_, lesson_ui_);
     else if (id == "stage")

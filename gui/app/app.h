@@ -21,8 +21,10 @@
 #include "gui/panels/inside_attention.h"
 #include "gui/panels/kv_cache.h"
 #include "gui/panels/lesson.h"
+#include "gui/panels/next_token.h"
 #include "gui/panels/op_strip.h"
 #include "gui/panels/serving.h"
+#include "gui/panels/step_map.h"
 #include "gui/panels/tokens.h"
 #include "gui/panels/weight_types.h"
 #include "gui/state/shortcuts.h"
@@ -117,6 +119,8 @@ class App {
     LessonStagePanel lesson_stage_;
     WeightTypesPanel weight_types_;
     ServingPanel serving_;
+    NextTokenPanel next_;
+    StepMapPanel map_;
 
     // The frame's bookkeeping: what the keys asked for after this frame, and which of the
     // engine's publications (by their serials) the window has followed.

@@ -145,6 +145,15 @@ void apply_view(UiState& ui, ExplainUi& explain, EngineWorker& worker, const std
                 else
                     explain.open = false;
                 break;
+            case Key::temperature:
+                ui.settings.temperature = s.number;
+                break;
+            case Key::top_k:
+                ui.settings.top_k = static_cast<int>(s.number);
+                break;
+            case Key::top_p:
+                ui.settings.top_p = s.number;
+                break;
             case Key::mask: {
                 // The bidirectional view (its sessions replay the steps so far), or back.
                 const CacheView c = s.on ? CacheView::Bidirectional : CacheView::On;

@@ -140,14 +140,15 @@ std::vector<cmdline::OptionSpec> window_options() {
          .value = cmdline::checked_by(stage_problem, "1..14 or all")},
         {.name = "maximise",
          .value_name = "PANEL",
-         .help = "that panel alone in the window (keys 1 to 9)",
-         .value = one_of(
-             {"tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside", "ops"})},
+         .help = "that panel alone in the window (keys 1 to 9; Y the map)",
+         .value = one_of({"tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside",
+                          "ops", "map"})},
         {"presenter", "", "presenter mode: no toolbar, no title bars (F5)"},
         {"views", "V;V;...",
          "headless, with --layout-json FILE: then one more frame per view V\n(maximise=ID, "
          "stage=N|all, presenter=0|1, explain=L:H:P|off,\nmask=causal|bidirectional, "
-         "lesson=off), each "
+         "lesson=off, temperature=T, top-k=N, top-p=P: the controls moved,\nthe Next token panel's "
+         "preview), each "
          "recorded to FILE-1.json, FILE-2.json, ..."},
         {"ops", "", "show the op strip (every op of the step shown)"},
         {"ops-fast", "",
@@ -218,8 +219,8 @@ std::string whole_of(const std::string& text, int lo, int hi, int& out) {
 }  // namespace
 
 std::vector<ViewSetting> read_view(const std::string& view) {
-    static const std::vector<std::string> panels = {"",     "tokens", "attention", "kv",     "time",
-                                                    "next", "toy",    "lesson",    "inside", "ops"};
+    static const std::vector<std::string> panels = {
+        "", "tokens", "attention", "kv", "time", "next", "toy", "lesson", "inside", "ops", "map"};
     std::vector<ViewSetting> out;
     for (const auto& pair : view_pairs(view)) {
         // Named references, not a structured binding: clang before 16 (the web build's) does not
@@ -240,6 +241,17 @@ std::vector<ViewSetting> read_view(const std::string& view) {
             s.key = ViewSetting::Key::stage;
             if (!(why = whole_of(v, 1, kPanelStages, s.stage)).empty()) refuse("stage " + why);
             s.stage -= 1;
+        } else if (k == "temperature" || k == "top-p") {
+            // The controls moved, not yet applied: the Next token panel's preview.
+            s.key = k == "temperature" ? ViewSetting::Key::temperature : ViewSetting::Key::top_p;
+            const double hi = k == "temperature" ? 2 : 1;
+            if (!(why = cmdline::value_problem(cmdline::number_in(0, hi), v)).empty()) refuse(why);
+            s.number = std::stof(v);
+        } else if (k == "top-k") {
+            s.key = ViewSetting::Key::top_k;
+            int n = 0;
+            if (!(why = whole_of(v, 0, 1 << 20, n)).empty()) refuse(why);
+            s.number = static_cast<float>(n);
         } else if (k == "presenter" && (v == "0" || v == "1")) {
             s.key = ViewSetting::Key::presenter;
             s.on = v == "1";

@@ -98,11 +98,22 @@ struct AppOptions {
 // One setting of a --views entry ("KEY=VALUE"), read once: what apply_view (gui/window_main.cpp)
 // does with it, as the keys would.
 struct ViewSetting {
-    enum class Key { maximise, stage, presenter, mask, lesson_off, explain } key = Key::maximise;
+    enum class Key {
+        maximise,
+        stage,
+        presenter,
+        mask,
+        lesson_off,
+        explain,
+        temperature,
+        top_k,
+        top_p
+    } key = Key::maximise;
     std::string panel;                  // maximise: the panel ("" for none)
     int stage = -1;                     // stage: 0..6, -1 for all
     bool on = false;                    // presenter=1, mask=bidirectional, explain (false: off)
     int layer = 0, head = 0, row = -1;  // explain: the query's index (position - 1), -1 last
+    float number = 0;                   // temperature, top-k, top-p: the control's value
 };
 // A --views entry's settings in order; kvs::Error "'K=V' in view 'VIEW' is not a view setting"
 // (with why, for a number) for any other, so nothing is left for apply_view to misread.

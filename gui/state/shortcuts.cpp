@@ -127,6 +127,21 @@ const std::vector<Shortcut>& shortcuts() {
         {tr_later(", and ."),
          tr_later("op strip: previous / next op (the panel follows its layer)"),
          {key(GLFW_KEY_COMMA, M::NoCtrl, A::OpBack), key(GLFW_KEY_PERIOD, M::NoCtrl, A::OpNext)}},
+        {"Y",
+         tr_later("map of the step: every layer as a column, the K/V rows read and written and "
+                  "the queries needed, with and without the cache, alone in the window (click a "
+                  "layer: inside attention there)"),
+         {maximise_key(GLFW_KEY_Y, "map")}},
+        {tr_later("E / Shift+E"),
+         tr_later("sampling: temperature up / down by 0.1 (the Next token panel reshapes at "
+                  "once)"),
+         {key(GLFW_KEY_E, M::NoCtrl, A::Temperature)}},
+        {tr_later("K / Shift+K"),
+         tr_later("sampling: top-k one more / one fewer (0: off)"),
+         {key(GLFW_KEY_K, M::NoCtrl, A::TopK)}},
+        {tr_later("U / Shift+U"),
+         tr_later("sampling: top-p up / down by 0.05 (0 or 1: off)"),
+         {key(GLFW_KEY_U, M::NoCtrl, A::TopP)}},
         {"W",
          tr_later("weight types: bytes per token and decode speed in f32, f16, q8_0 and q4_K, "
                   "measured"),

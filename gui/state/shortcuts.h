@@ -38,6 +38,9 @@ enum class KeyAction {
     OpStrip,        // the op strip open / closed
     OpBack,         // the op before
     OpNext,         // the op after
+    Temperature,    // the sampler's temperature + 0.1 (Shift: - 0.1)
+    TopK,           // its top-k + 1 (Shift: - 1)
+    TopP,           // its top-p + 0.05 (Shift: - 0.05)
     WeightTypes,    // the weight-types panel open / closed
     Serving,        // the Serving view in place of the stage, or back
     Help,           // this table as an overlay

@@ -81,6 +81,44 @@ nlohmann::ordered_json explain_json(const ExplainRecord& x) {
     return e;
 }
 
+// The Next token panel's stages and the map of the step, as drawn.
+nlohmann::ordered_json sampling_json(const SamplingRecord& s) {
+    return {{"drawn", s.drawn},
+            {"preview", s.preview},
+            {"step", s.step},
+            {"temperature", s.temperature},
+            {"top_k", s.top_k},
+            {"top_p", s.top_p},
+            {"coin", s.coin},
+            {"drawn_id", s.drawn_id},
+            {"ids", s.ids},
+            {"logit", s.logit},
+            {"scaled", s.scaled},
+            {"tempered", s.tempered},
+            {"top_k_p", s.top_k_p},
+            {"final", s.final_p},
+            {"rest", {s.rest_tempered, s.rest_top_k, s.rest_final}},
+            {"columns", s.columns}};
+}
+
+nlohmann::ordered_json map_json(const MapRecord& m) {
+    nlohmann::ordered_json j = {{"drawn", m.drawn},
+                                {"step", m.step},
+                                {"ran", m.ran},
+                                {"columns", nlohmann::ordered_json::array()}};
+    for (const MapColumnRecord& c : m.columns)
+        j["columns"].push_back({{"layer", c.layer},
+                                {"rect", rect(c.rect)},
+                                {"cached_queries", c.cached_queries},
+                                {"cached_needed", c.cached_needed},
+                                {"kv_read", c.kv_read},
+                                {"kv_written", c.kv_written},
+                                {"uncached_queries", c.uncached_queries},
+                                {"uncached_needed", c.uncached_needed},
+                                {"kv_recomputed", c.kv_recomputed}});
+    return j;
+}
+
 }  // namespace
 
 OutputKind layout_json_output() {
@@ -148,6 +186,8 @@ std::string LayoutRecord::to_json(int indent) const {
              {"rect", {{"x", pl.rect.x}, {"y", pl.rect.y}, {"w", pl.rect.w}, {"h", pl.rect.h}}}});
     }
     j["next_tokens_shown"] = next_tokens_shown;
+    j["sampling"] = sampling_json(sampling);
+    j["map"] = map_json(map);
     j["texts"] = nlohmann::json::array();
     for (const auto& t : texts)
         j["texts"].push_back({{"panel", t.panel},

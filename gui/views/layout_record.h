@@ -147,6 +147,38 @@ struct ServingRecord {
     std::vector<std::string> states;  // each request's, as serve_state_name says it
 };
 
+// The Next token panel's stages as drawn (gui/views/sampling_view.h): the settings they were
+// shaped at, whether that was a preview (the controls' settings over the step's logits, no draw)
+// or the draw the step made, and each stage's numbers per token, best first.
+struct SamplingRecord {
+    bool drawn = false;  // the panel drew stages (greedy draws its table of tokens instead)
+    bool preview = false;
+    int step = -1;
+    float temperature = 0, top_p = 0;
+    int top_k = 0;
+    float coin = -1;
+    int drawn_id = -1;
+    std::vector<int> ids;
+    std::vector<float> logit, scaled, tempered, top_k_p, final_p;
+    float rest_tempered = 0, rest_top_k = 0, rest_final = 0;
+    std::vector<std::string> columns;  // the stage columns drawn, by their titles
+};
+
+// The map of the step as drawn: a column per layer, where it was drawn (a click there opens Inside
+// attention at that layer), and the counts each shows.
+struct MapColumnRecord {
+    int layer = 0;
+    Rect rect;
+    int cached_queries = 0, cached_needed = 0, kv_read = 0, kv_written = 0;
+    int uncached_queries = 0, uncached_needed = 0, kv_recomputed = 0;
+};
+struct MapRecord {
+    bool drawn = false;
+    int step = -1;
+    std::string ran;  // "cached" or "uncached"
+    std::vector<MapColumnRecord> columns;
+};
+
 struct LayoutRecord {
     int width = 0, height = 0;       // framebuffer pixels
     float scale_x = 1, scale_y = 1;  // framebuffer pixels per window coordinate
@@ -171,9 +203,13 @@ struct LayoutRecord {
     std::vector<TextRecord> texts;
     ExplainRecord explain;
     ServingRecord serving;
+    SamplingRecord sampling;
+    MapRecord map;
 
     void clear_frame() {
         explain = ExplainRecord();
+        sampling = SamplingRecord();
+        map = MapRecord();
         serving = ServingRecord();
         panels.clear();
         heatmaps.clear();

@@ -95,7 +95,7 @@ std::vector<StageSlot> column_tabs(const StageInput& in, float fh, float lesson_
     const Columns c = columns(in, fh, lesson_w);
     std::vector<std::string> left = {"attention", "tokens"};
     if (in.toy) left.push_back("toy");
-    const std::vector<std::string> right = {"kv", "time", "next"};
+    const std::vector<std::string> right = {"kv", "time", "next", "map"};
     std::vector<StageSlot> out = {{pick(left, in.chosen), c.left, left},
                                   {pick(right, in.chosen), c.right, right}};
     if (in.lesson) out.push_back({"lesson", c.lesson, {}});
@@ -104,7 +104,7 @@ std::vector<StageSlot> column_tabs(const StageInput& in, float fh, float lesson_
 
 std::vector<StageSlot> one_at_a_time(const StageInput& in, float fh) {
     const Columns c = columns(in, fh);
-    std::vector<std::string> all = {"attention", "kv", "time", "next", "tokens"};
+    std::vector<std::string> all = {"attention", "kv", "time", "next", "map", "tokens"};
     if (in.toy) all.push_back("toy");
     const Box main{c.left.x, c.left.y, c.right.x + c.right.w - c.left.x, c.left.h};
     std::vector<StageSlot> out = {{pick(all, in.chosen), main, all}};

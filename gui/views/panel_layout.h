@@ -24,8 +24,8 @@ struct Box {
 };
 
 // The panels of the stage, by id (also the ids --layout-json records).
-inline constexpr const char* kPanelIds[] = {"tokens", "toy",    "attention", "kv",     "time",
-                                            "next",   "lesson", "stage",     "inside", "ops"};
+inline constexpr const char* kPanelIds[] = {
+    "tokens", "toy", "attention", "kv", "time", "next", "map", "lesson", "stage", "inside", "ops"};
 
 enum class Arrangement { Tiled, ColumnTabs, OneAtATime, Maximised };
 const char* arrangement_name(Arrangement a);

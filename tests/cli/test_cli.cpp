@@ -17,14 +17,11 @@ std::string tiny_model() {
     static const std::string p = test::write_tiny_model(test::temp_dir("cli-model"));
     return p;
 }
-bool one_line(const std::string& s) {
-    return !s.empty() && s.find('\n') == s.size() - 1;
-}
 void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
     const auto r = run_cli(args);
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 2);
-    CHECK(one_line(r.err));
+    CHECK(test::one_line(r.err));
     CHECK(r.err.find(fragment) != std::string::npos);
 }
 }  // namespace
@@ -154,7 +151,7 @@ TEST_CASE("folders, devices, empty, foreign and oversized files: one line, exit 
             run_cli({"generate", "--model", tiny_model(), "--prompt", "the", "--trace-json", out});
         CHECK(r.exit_code == 2);
         CHECK(r.out.empty());
-        CHECK(one_line(r.err));
+        CHECK(test::one_line(r.err));
     }
     expect_error({"toy", "--trace-json", dir.string()},
                  dir.string() + ": is a folder; give the name of a file to write");
@@ -205,12 +202,12 @@ TEST_CASE("user text in an error message is escaped: still one line, no terminal
     const auto r = run_cli({"generate", "--model", "bad\nname\x1b[31m\xff.bin"});
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 2);
-    CHECK(one_line(r.err));
+    CHECK(test::one_line(r.err));
     CHECK(r.err.find("bad\\x0aname\\x1b[31m\\xff.bin: cannot open") != std::string::npos);
     CHECK(r.err.find('\x1b') == std::string::npos);
     const auto o = run_cli({"generate", "--bo\ngus"});
     CHECK(o.exit_code == 2);
-    CHECK(one_line(o.err));
+    CHECK(test::one_line(o.err));
 }
 
 TEST_CASE("explain: the toy's even head at 'so', as text and JSON, bad choices exit 2",

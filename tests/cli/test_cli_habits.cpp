@@ -18,10 +18,6 @@ std::string tiny() {
     return p;
 }
 
-bool one_line(const std::string& s) {
-    return !s.empty() && s.find('\n') == s.size() - 1;
-}
-
 bool has(const std::string& s, const std::string& part) {
     return s.find(part) != std::string::npos;
 }
@@ -33,7 +29,7 @@ void answers(const std::vector<std::string>& args, const std::vector<std::string
     for (const auto& a : args) line += a + " ";
     INFO("kvscope-cli " << line << "-> " << r.err);
     CHECK(r.exit_code == 2);
-    CHECK(one_line(r.err));
+    CHECK(test::one_line(r.err));
     for (const auto& f : fragments) CHECK(has(r.err, f));
 }
 

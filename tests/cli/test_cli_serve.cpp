@@ -25,14 +25,11 @@ fs::path prompts_file(const std::vector<std::string>& lines, const std::string& 
     for (const auto& l : lines) f << l << "\n";
     return dir / name;
 }
-bool one_line(const std::string& s) {
-    return !s.empty() && s.find('\n') == s.size() - 1;
-}
 void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
     const auto r = run_cli(args);
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 2);
-    CHECK(one_line(r.err));
+    CHECK(test::one_line(r.err));
     CHECK(r.err.find(fragment) != std::string::npos);
 }
 // The number after `label` in the summary line.
@@ -69,7 +66,7 @@ TEST_CASE("serve prints every request as generate prints it alone", "[cli][servi
         expected += g.out;
     }
     CHECK(r.out == expected);
-    CHECK(one_line(r.err));
+    CHECK(test::one_line(r.err));
     CHECK(figure(r.err, "prefix blocks shared") > 0);
     const double peak = figure(r.err, "peak blocks used");
     std::smatch m;
@@ -267,7 +264,7 @@ TEST_CASE(
     REQUIRE(f32.exit_code == 0);
     CHECK(f32.err.find(std::string("16 rows (") + format_bytes(double(f32_row) * 32 * 16) + ")") !=
           std::string::npos);
-    CHECK(one_line(f32.err));  // no effect line for float32
+    CHECK(test::one_line(f32.err));  // no effect line for float32
     for (const char* t : {"int8", "fp8"}) {
         INFO(t);
         const auto r = run_cli({"serve", "--model", tiny_model(), "--prompts", file.string(), "-n",

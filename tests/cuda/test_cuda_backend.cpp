@@ -20,10 +20,6 @@ using namespace kvs;
 
 namespace {
 
-bool one_line(const std::string& s) {
-    return !s.empty() && s.find('\n') == s.size() - 1;
-}
-
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
     REQUIRE(a.size() == b.size());
     double d = 0;
@@ -86,7 +82,7 @@ TEST_CASE("the op-timing gate only where no launch can wait for the device", "[e
 
 TEST_CASE("emulated backend runs a tiny model's generation like the CPU backend",
           "[emulated][backend]") {
-    const auto model = open_model(test::write_tiny_model(test::temp_dir("emu-tiny")));
+    const auto model = test::open_tiny_model("emu-tiny");
     for (CacheMode mode : {CacheMode::Cached, CacheMode::Uncached}) {
         SessionConfig cfg;
         cfg.mode = mode;
@@ -122,7 +118,7 @@ TEST_CASE("bidirectional through the emulated kernels: K/V rows move from layer 
 // harness itself runs in CI: the CPU's greedy tokens fed to both, logits compared at every step.
 TEST_CASE("teacher-forced: the emulated kernels' logits follow the CPU's at every step",
           "[emulated][backend]") {
-    const auto model = open_model(test::write_tiny_model(test::temp_dir("emu-forced")));
+    const auto model = test::open_tiny_model("emu-forced");
     CpuBackend cpu;
     EmulatedCudaBackend emu;
     const auto gap = test::teacher_forced_gap(*model, cpu, emu, "ab", 40);
@@ -217,7 +213,7 @@ TEST_CASE("kvscope-cli --backend: cuda without a device is exit 2, auto says why
     } else {
         INFO("stderr: " << cuda.err);
         CHECK(cuda.exit_code == 2);
-        CHECK(one_line(cuda.err));
+        CHECK(test::one_line(cuda.err));
         CHECK(cuda.err.find(why) != std::string::npos);
         if (no_nvidia_gpu(why)) {
             CHECK(autob.err.find("no NVIDIA GPU found: running on the CPU;") != std::string::npos);

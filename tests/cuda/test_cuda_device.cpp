@@ -185,9 +185,8 @@ TEST_CASE("the device's logits follow the CPU's at every step of the CPU's token
           "[gpu]") {
     const std::string stories = test::stories_model();
     const bool have_stories = std::filesystem::exists(stories);
-    const auto model = have_stories
-                           ? open_model(stories, test::stories_tokenizer())
-                           : open_model(test::write_tiny_model(test::temp_dir("gpu-tiny")));
+    const auto model = have_stories ? open_model(stories, test::stories_tokenizer())
+                                    : test::open_tiny_model("gpu-tiny");
     auto gpu = cuda_or_skip();
     if (!gpu) return;
     std::printf("model %s on %s\n", model->name().c_str(), gpu->device().c_str());
@@ -206,9 +205,8 @@ TEST_CASE("the device's logits follow the CPU's at every step of the CPU's token
 TEST_CASE("generation on the device, cached and uncached: times printed", "[gpu]") {
     const std::string stories = test::stories_model();
     const bool have_stories = std::filesystem::exists(stories);
-    const auto model = have_stories
-                           ? open_model(stories, test::stories_tokenizer())
-                           : open_model(test::write_tiny_model(test::temp_dir("gpu-tiny")));
+    const auto model = have_stories ? open_model(stories, test::stories_tokenizer())
+                                    : test::open_tiny_model("gpu-tiny");
     auto gpu = cuda_or_skip();
     if (!gpu) return;
     std::printf("model %s on %s\n", model->name().c_str(), gpu->device().c_str());

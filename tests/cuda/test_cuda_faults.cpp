@@ -50,7 +50,7 @@ EmuFault fault(EmuFault::Kind kind, Op op, int call) {
 
 // One decode-sized forward pass of the tiny model on `be`, as a Session runs it.
 std::string run_tiny(Backend& be) {
-    const auto model = open_model(test::write_tiny_model(test::temp_dir("faults")));
+    const auto model = test::open_tiny_model("faults");
     return error_of([&] {
         SessionConfig cfg;
         cfg.max_new_tokens = 4;

@@ -210,7 +210,7 @@ TEST_CASE("a graph whose device buffer moved is refused and recorded again (anot
     // Two models on one backend: decode attention's partial-results buffer is sized for the
     // largest cache so far; a model with a longer context grows it, and the other model's graph,
     // which points at the old buffer, must not be replayed.
-    const auto small = open_model(test::write_tiny_model(test::temp_dir("graph-cap")));
+    const auto small = test::open_tiny_model("graph-cap");
     const auto large = open_model("default");
     REQUIRE(small->config().seq_len < large->config().seq_len);
     EmulatedCudaBackend graph, per_op;

@@ -52,7 +52,7 @@ void print(const char* what, const LaunchCounts& c) {
 TEST_CASE("a cached decode step: one device-to-host copy, one sync, 3 + 16 L launches",
           "[emulated][counts]") {
     std::vector<std::pair<std::string, std::unique_ptr<Model>>> models;
-    models.emplace_back("tiny", open_model(test::write_tiny_model(test::temp_dir("counts"))));
+    models.emplace_back("tiny", test::open_tiny_model("counts"));
     if (std::filesystem::exists(test::stories_model()))
         models.emplace_back("stories260K",
                             open_model(test::stories_model(), test::stories_tokenizer()));
@@ -74,7 +74,7 @@ TEST_CASE(
     "an uncached decode step: one copy back and one sync for the step, one more for the "
     "trace's comparison of the held K/V rows",
     "[emulated][counts]") {
-    const auto model = open_model(test::write_tiny_model(test::temp_dir("counts-nc")));
+    const auto model = test::open_tiny_model("counts-nc");
     const LaunchCounts c = decode_step_counts(*model, CacheMode::Uncached, "ab");
     print("tiny, uncached", c);
     // The session reads the rows the cache held before recomputing them (outside the timed

@@ -15,7 +15,7 @@ using namespace kvs;
 
 TEST_CASE("the sweep's last run keeps each sequence's cache as the BatchSession holds it",
           "[batch][lessons]") {
-    const auto model = open_model(test::write_tiny_model(test::temp_dir("batch-sweep")));
+    const auto model = test::open_tiny_model("batch-sweep");
     const ModelConfig& c = model->config();
     CpuBackend be;
     BatchPlan plan;

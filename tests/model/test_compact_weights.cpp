@@ -17,12 +17,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
+#include <utility>
 #include <vector>
 
 #include "core/files/gguf_file.h"
 #include "core/loaders/gguf_writer.h"
 #include "core/loaders/model_loader.h"
 #include "core/model/compact_weights.h"
+#include "core/model/llama_weights.h"
 #include "core/model/transformer_model.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
@@ -90,6 +93,84 @@ int row_length(GgmlType type) {
 }
 
 }  // namespace
+
+TEST_CASE("each matrix kind reads its own field: float32 views, compact copies, expanded back",
+          "[compact]") {
+    ModelConfig c;
+    c.dim = 32, c.hidden_dim = 64, c.n_layers = 2, c.n_heads = 4, c.n_kv_heads = 2;
+    c.vocab_size = 48, c.seq_len = 8, c.shared_classifier = false;
+    // Written out here, apart from the code under test: kind -> the field that holds it.
+    const std::pair<MatrixKind, const float * LlamaWeights::*> fields[] = {
+        {MatrixKind::wq, &LlamaWeights::wq},
+        {MatrixKind::wk, &LlamaWeights::wk},
+        {MatrixKind::wv, &LlamaWeights::wv},
+        {MatrixKind::wo, &LlamaWeights::wo},
+        {MatrixKind::w1, &LlamaWeights::w1},
+        {MatrixKind::w2, &LlamaWeights::w2},
+        {MatrixKind::w3, &LlamaWeights::w3},
+        {MatrixKind::wcls, &LlamaWeights::wcls},
+        {MatrixKind::embedding, &LlamaWeights::token_embedding}};
+    const std::pair<MatrixKind, std::vector<CompactMatrix> CompactWeights::*> lists[] = {
+        {MatrixKind::wq, &CompactWeights::wq}, {MatrixKind::wk, &CompactWeights::wk},
+        {MatrixKind::wv, &CompactWeights::wv}, {MatrixKind::wo, &CompactWeights::wo},
+        {MatrixKind::w1, &CompactWeights::w1}, {MatrixKind::w2, &CompactWeights::w2},
+        {MatrixKind::w3, &CompactWeights::w3}};
+    // Field f's layer l holds the one value 10 f + l + 1 (exact in F16): a kind read from another
+    // field, or another layer, reads another value.   each field: [layers, rows, n]
+    const auto value = [](std::size_t f, int l) { return float(10 * f + l + 1); };
+    const auto layers_of = [&](MatrixKind k) {
+        return k == MatrixKind::wcls || k == MatrixKind::embedding ? 1 : c.n_layers;
+    };
+    std::vector<std::vector<float>> store;
+    LlamaWeights w;
+    for (std::size_t f = 0; f < std::size(fields); ++f) {
+        const auto [rows, n] = matrix_shape(c, fields[f].first);
+        auto& buf = store.emplace_back(layers_of(fields[f].first) * rows * n);
+        for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = value(f, int(i / (rows * n)));
+        w.*fields[f].second = buf.data();
+    }
+    for (std::size_t f = 0; f < std::size(fields); ++f)
+        for (int l = 0; l < layers_of(fields[f].first); ++l) {
+            INFO("float32 field " << f << " layer " << l);
+            const auto [rows, n] = matrix_shape(c, fields[f].first);
+            CHECK(float_matrix(c, w, fields[f].first, l) == w.*fields[f].second + l * rows * n);
+        }
+    CHECK(std::size(kLayerMatrixKinds) == std::size(lists));
+    for (std::size_t i = 0; i < std::size(lists); ++i)
+        CHECK(kLayerMatrixKinds[i] == lists[i].first);
+
+    // Compact copies made from the float32 views: each kind's list is its own field and holds that
+    // field's values.
+    CompactWeights cw = compact_from_floats(c, w, GgmlType::F16);
+    REQUIRE(cw.held());
+    for (std::size_t f = 0; f < std::size(lists); ++f) {
+        const MatrixKind k = lists[f].first;
+        CHECK(cw.layers(k) == &(cw.*lists[f].second));
+        for (int l = 0; l < c.n_layers; ++l) {
+            INFO("compact field " << f << " layer " << l);
+            const CompactMatrix m = cw.matrix(k, l);
+            CHECK(m.data == (cw.*lists[f].second)[l].data);
+            CHECK(m.type == GgmlType::F16);
+            const auto [rows, n] = matrix_shape(c, k);
+            std::vector<float> got(rows * n);
+            dequantize_values(m.type, m.data, got.size(), got.data());
+            CHECK(std::all_of(got.begin(), got.end(), [&](float v) { return v == value(f, l); }));
+        }
+    }
+    CHECK(cw.layers(MatrixKind::wcls) == nullptr);
+    CHECK(cw.matrix(MatrixKind::wcls, 0).data == cw.wcls.data);
+    CHECK(cw.matrix(MatrixKind::embedding, 0).data == nullptr);  // the float32 table is kept
+
+    // Expanded back to float32: every kind's field holds its own values again.
+    const LlamaWeights e = expand_to_float32(c, w, cw);
+    for (std::size_t f = 0; f < std::size(fields); ++f)
+        for (int l = 0; l < layers_of(fields[f].first); ++l) {
+            INFO("expanded field " << f << " layer " << l);
+            const auto [rows, n] = matrix_shape(c, fields[f].first);
+            const float* at = e.*fields[f].second + l * rows * n;
+            CHECK(std::all_of(at, at + rows * n, [&](float v) { return v == value(f, l); }));
+        }
+}
 
 TEST_CASE("compact matmul = float32 matmul of the dequantised matrix, bit for bit, every path",
           "[compact]") {

@@ -31,10 +31,6 @@ using namespace kvs;
 namespace fs = std::filesystem;
 
 namespace {
-const Model& tiny() {
-    static auto m = open_model(test::write_tiny_model(test::temp_dir("hostile")));
-    return *m;
-}
 std::vector<unsigned char> bytes_of(const std::string& s) {
     return {s.begin(), s.end()};
 }
@@ -71,9 +67,10 @@ TEST_CASE("any bytes as a prompt: byte fallback, a working session, valid trace 
         INFO("prompt bytes: " << escape_for_one_line(prompt));
         SessionConfig cfg;
         cfg.max_new_tokens = 3;
-        Session s(tiny(), be, cfg);
+        Session s(test::shared_tiny_model(), be, cfg);
         s.set_prompt(prompt);
-        for (int id : s.tokens()) CHECK((id >= 0 && id < tiny().config().vocab_size));
+        for (int id : s.tokens())
+            CHECK((id >= 0 && id < test::shared_tiny_model().config().vocab_size));
         // Every byte has a piece of its own: the prompt is one token per byte at most, plus BOS
         // and the leading space, and none of it is <unk>.
         CHECK(s.prompt_len() <= static_cast<int>(prompt.size()) + 2);
@@ -93,8 +90,8 @@ TEST_CASE("any bytes as a prompt: byte fallback, a working session, valid trace 
 TEST_CASE("a prompt longer than the context names the limit, reaching it ends generation",
           "[hostile]") {
     CpuBackend be;
-    const int ctx = tiny().config().seq_len;
-    Session s(tiny(), be);
+    const int ctx = test::shared_tiny_model().config().seq_len;
+    Session s(test::shared_tiny_model(), be);
     CHECK_THROWS_WITH(s.set_prompt(std::string(3 * ctx, '\xff')),
                       "the prompt is " + std::to_string(3 * ctx + 2) +
                           " tokens, longer than the model's context of " + std::to_string(ctx) +
@@ -124,7 +121,7 @@ TEST_CASE("a prompt longer than the context names the limit, reaching it ends ge
     past.sampler.temperature = 1.0f;
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
         past.sampler.seed = seed;
-        Session u(tiny(), be, past);
+        Session u(test::shared_tiny_model(), be, past);
         u.set_prompt("the cat");
         while (!u.finished()) u.step();
         CHECK(u.finish_reason() == FinishReason::ContextFull);
@@ -133,14 +130,14 @@ TEST_CASE("a prompt longer than the context names the limit, reaching it ends ge
     }
     // A limit equal to what the context allows also ends as "context full": that is why it stops.
     SessionConfig cfg;
-    Session t(tiny(), be, cfg);
+    Session t(test::shared_tiny_model(), be, cfg);
     t.set_prompt("the cat");
     SessionConfig exact;
     exact.max_new_tokens = t.max_new_tokens_allowed();
     exact.sampler.temperature = 1.0f;
     for (std::uint64_t seed = 1; seed < 20; ++seed) {
         exact.sampler.seed = seed;
-        Session u(tiny(), be, exact);
+        Session u(test::shared_tiny_model(), be, exact);
         u.set_prompt("the cat");
         while (!u.finished()) u.step();
         if (u.finish_reason() == FinishReason::EndToken) continue;
@@ -307,7 +304,7 @@ TEST_CASE("a lesson check nested a hundred thousand deep is refused, not a stack
 namespace {
 
 bool one_line_error(const test::RunResult& r) {
-    return r.exit_code == 2 && !r.err.empty() && r.err.find('\n') == r.err.size() - 1;
+    return r.exit_code == 2 && test::one_line(r.err);
 }
 
 // The first line of stderr without "kvscope-cli: error: " and the newline.

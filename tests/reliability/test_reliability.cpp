@@ -42,10 +42,6 @@ std::vector<unsigned char> bytes_of(const std::string& s) {
     return {s.begin(), s.end()};
 }
 
-bool one_line(const std::string& s) {
-    return !s.empty() && s.find('\n') == s.size() - 1;
-}
-
 }  // namespace
 
 // ---- 1. lesson check indices ----------------------------------------------------------------
@@ -152,7 +148,7 @@ TEST_CASE("an output naming an input of the run is refused, by inode, and the in
             {"generate", "--model", model, "--prompt", "the", "--trace-json", target});
         CHECK(r.exit_code == 2);
         CHECK(r.err.find("is an input of this run") != std::string::npos);
-        CHECK(one_line(r.err));
+        CHECK(test::one_line(r.err));
     }
     const auto lesson_dir = test::temp_dir("reliability-inputs-lesson");
     CHECK(test::slurp(model) == before);
@@ -418,7 +414,7 @@ TEST_CASE("options and files that could give silent or wrong results are one-lin
     auto error_of = [](const std::vector<std::string>& args) {
         const auto r = test::run_cli(args);
         CHECK(r.exit_code == 2);
-        CHECK(one_line(r.err));
+        CHECK(test::one_line(r.err));
         return r.err;
     };
     for (const std::string seed : {"1.5", "-1", "1e3", "18446744073709551616", "0x10", ""}) {

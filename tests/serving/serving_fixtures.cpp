@@ -11,8 +11,7 @@
 namespace kvs::test {
 
 const Model& serving_model() {
-    static auto m = open_model(write_tiny_model(temp_dir("serving")));
-    return *m;
+    return shared_tiny_model();
 }
 
 std::vector<int> serving_ids(std::uint64_t seed, int n) {

@@ -10,17 +10,10 @@
 
 using namespace kvs;
 
-namespace {
-const Model& tiny() {
-    static auto m = open_model(test::write_tiny_model(test::temp_dir("batch")));
-    return *m;
-}
-}  // namespace
-
 TEST_CASE("a batch of prompts generates what each prompt generates alone", "[batch]") {
     CpuBackend be;
     const std::vector<std::string> prompts{"the cat", "a", "the the cat at", "cat"};
-    BatchSession b(tiny(), be, 12);
+    BatchSession b(test::shared_tiny_model(), be, 12);
     b.set_prompts(prompts);
     const BatchStepRecord& pre = b.step();
     CHECK(pre.phase == Phase::Prefill);
@@ -29,8 +22,10 @@ TEST_CASE("a batch of prompts generates what each prompt generates alone", "[bat
     for (int i = 0; i < 4; ++i) prompt_rows += b.prompt_len(i);
     CHECK(pre.rows == prompt_rows);
     // One matmul call per linear layer for the whole batch, not one per sequence.
-    CHECK(pre.op_times.calls[static_cast<int>(Op::Matmul)] == tiny().config().n_layers * 7 + 1);
-    CHECK(pre.op_times.calls[static_cast<int>(Op::Attention)] == tiny().config().n_layers * 4);
+    CHECK(pre.op_times.calls[static_cast<int>(Op::Matmul)] ==
+          test::shared_tiny_model().config().n_layers * 7 + 1);
+    CHECK(pre.op_times.calls[static_cast<int>(Op::Attention)] ==
+          test::shared_tiny_model().config().n_layers * 4);
     while (!b.finished()) {
         const BatchStepRecord& r = b.step();
         CHECK(r.phase == Phase::Decode);
@@ -39,7 +34,7 @@ TEST_CASE("a batch of prompts generates what each prompt generates alone", "[bat
     for (int i = 0; i < 4; ++i) {
         SessionConfig cfg;
         cfg.max_new_tokens = 12;
-        Session s(tiny(), be, cfg);
+        Session s(test::shared_tiny_model(), be, cfg);
         s.set_prompt(prompts[i]);
         while (!s.finished()) s.step();
         INFO("sequence " << i);
@@ -50,7 +45,7 @@ TEST_CASE("a batch of prompts generates what each prompt generates alone", "[bat
 
 TEST_CASE("batch limits", "[batch]") {
     CpuBackend be;
-    BatchSession b(tiny(), be, 4);
+    BatchSession b(test::shared_tiny_model(), be, 4);
     CHECK_THROWS_AS(b.set_prompts({}), Error);
     CHECK_THROWS_AS(b.set_prompts(std::vector<std::string>(9, "a")), Error);
     CHECK_THROWS_WITH(b.set_prompts({std::string(80, 'x')}), Catch::Contains("do not fit"));
@@ -62,15 +57,15 @@ TEST_CASE("a batch that reaches its limit and the context together ends as Sessi
     // both rules hold at once; Session says "context full" (that is why it stopped).
     CpuBackend be;
     SessionConfig cfg;
-    Session s(tiny(), be, cfg);
+    Session s(test::shared_tiny_model(), be, cfg);
     s.set_prompt("a");
     const int limit = s.max_new_tokens_allowed();
     cfg.max_new_tokens = limit;
     cfg.stop_at_end_token = false;
-    Session alone(tiny(), be, cfg);
+    Session alone(test::shared_tiny_model(), be, cfg);
     alone.set_prompt("a");
     while (!alone.finished()) alone.step();
-    BatchSession b(tiny(), be, limit);
+    BatchSession b(test::shared_tiny_model(), be, limit);
     b.set_prompts({"a"});
     while (!b.finished()) b.step();
     if (alone.finish_reason() != FinishReason::EndToken &&

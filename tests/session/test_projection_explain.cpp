@@ -147,7 +147,7 @@ TEST_CASE(
     "position x omega keeping their length, and they end as the q and K/V rows attention "
     "read",
     "[explain][projection]") {
-    const auto model = open_model(test::write_tiny_model(test::temp_dir("projection")));
+    const auto model = test::open_tiny_model("projection");
     for (const std::string backend : {"cpu", "cuda-emulated"}) {
         auto be = make_backend(backend);
         for (CacheMode mode : {CacheMode::Cached, CacheMode::Uncached}) {
@@ -159,7 +159,7 @@ TEST_CASE(
 
 TEST_CASE("projections: the newest row by index, and what is missing says why",
           "[explain][projection]") {
-    const auto model = open_model(test::write_tiny_model(test::temp_dir("projection")));
+    const auto model = test::open_tiny_model("projection");
     const ModelConfig& c = model->config();
     auto be = make_backend("cpu");
     const auto s = run(*model, *be.backend, CacheMode::Cached, 2);
@@ -188,7 +188,7 @@ TEST_CASE(
     "the map of a step: the way it ran matches its record, the other way matches a "
     "session run that way",
     "[explain][step map]") {
-    const auto model = open_model(test::write_tiny_model(test::temp_dir("step_map")));
+    const auto model = test::open_tiny_model("step_map");
     const int L = model->config().n_layers;
     auto be = make_backend("cpu");
     const auto cached = run(*model, *be.backend, CacheMode::Cached, 3);
@@ -238,7 +238,7 @@ TEST_CASE(
 
 TEST_CASE("a weight strip is the head's rows of W_q, W_k or W_v, averaged in blocks when wide",
           "[explain][weight strip]") {
-    const auto model = open_model(test::write_tiny_model(test::temp_dir("strip")));
+    const auto model = test::open_tiny_model("strip");
     const auto& m = dynamic_cast<const TransformerModel&>(*model);
     const ModelConfig& c = m.config();
     const int hd = c.head_dim(), dim = c.dim, kv = c.kv_dim();

@@ -155,7 +155,7 @@ TEST_CASE(
     "a session records the stages its draw used, a trace keeps them and refuses a drawn "
     "token that is not the step's",
     "[sampler][sampling stages][trace]") {
-    const auto model = open_model(test::write_tiny_model(test::temp_dir("sampling")));
+    const auto model = test::open_tiny_model("sampling");
     CpuBackend be;
     SessionConfig cfg;
     cfg.max_new_tokens = 6;

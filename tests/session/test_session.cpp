@@ -13,22 +13,15 @@
 
 using namespace kvs;
 
-namespace {
-const Model& tiny() {
-    static auto m = open_model(test::write_tiny_model(test::temp_dir("session")));
-    return *m;
-}
-}  // namespace
-
 TEST_CASE("prefill records the full causal block, decode one row per layer and head", "[session]") {
     CpuBackend be;
     SessionConfig cfg;
     cfg.max_new_tokens = 5;
-    Session s(tiny(), be, cfg);
+    Session s(test::shared_tiny_model(), be, cfg);
     s.set_prompt("the cat");
     const int P = s.prompt_len();
     REQUIRE(P >= 3);
-    const ModelConfig& c = tiny().config();
+    const ModelConfig& c = test::shared_tiny_model().config();
 
     const StepRecord& pre = s.step();
     CHECK(pre.phase == Phase::Prefill);
@@ -73,9 +66,9 @@ TEST_CASE("KV rows written at decode are the rows an uncached recomputation prod
     CpuBackend be;
     SessionConfig cfg;
     cfg.max_new_tokens = 4;
-    Session a(tiny(), be, cfg);
+    Session a(test::shared_tiny_model(), be, cfg);
     cfg.mode = CacheMode::Uncached;
-    Session b(tiny(), be, cfg);
+    Session b(test::shared_tiny_model(), be, cfg);
     a.set_prompt("the");
     b.set_prompt("the");
     while (!a.finished()) {
@@ -90,8 +83,8 @@ TEST_CASE("KV rows written at decode are the rows an uncached recomputation prod
 
 TEST_CASE("limits: context, prompt length, max new tokens", "[session]") {
     CpuBackend be;
-    const int ctx = tiny().config().seq_len;
-    Session s(tiny(), be);
+    const int ctx = test::shared_tiny_model().config().seq_len;
+    Session s(test::shared_tiny_model(), be);
     std::string long_prompt;
     for (int i = 0; i < ctx + 5; ++i) long_prompt += "x";
     CHECK_THROWS_WITH(s.set_prompt(long_prompt),
@@ -109,7 +102,7 @@ TEST_CASE("limits: context, prompt length, max new tokens", "[session]") {
 
     SessionConfig too_many;
     too_many.max_new_tokens = ctx;
-    Session t(tiny(), be, too_many);
+    Session t(test::shared_tiny_model(), be, too_many);
     CHECK_THROWS_WITH(t.set_prompt("the cat"), Catch::Contains("does not fit"));
 }
 
@@ -118,7 +111,7 @@ TEST_CASE("reset returns to the prompt and replays the same steps", "[session]")
     SessionConfig cfg;
     cfg.max_new_tokens = 6;
     cfg.sampler.temperature = 1.0f;
-    Session s(tiny(), be, cfg);
+    Session s(test::shared_tiny_model(), be, cfg);
     s.set_prompt("the");
     while (!s.finished()) s.step();
     const auto first = s.tokens();
@@ -133,7 +126,7 @@ TEST_CASE("switching cache mode mid-generation keeps the same tokens", "[session
     CpuBackend be;
     SessionConfig cfg;
     cfg.max_new_tokens = 8;
-    Session a(tiny(), be, cfg), b(tiny(), be, cfg);
+    Session a(test::shared_tiny_model(), be, cfg), b(test::shared_tiny_model(), be, cfg);
     a.set_prompt("the cat");
     b.set_prompt("the cat");
     int i = 0;
@@ -150,9 +143,9 @@ TEST_CASE("K/V rows through one view: a step's rows are the cache's rows at thei
     CpuBackend be;
     SessionConfig cfg;
     cfg.max_new_tokens = 3;
-    Session s(tiny(), be, cfg);
+    Session s(test::shared_tiny_model(), be, cfg);
     s.set_prompt("the cat");
-    const ModelConfig& c = tiny().config();
+    const ModelConfig& c = test::shared_tiny_model().config();
     const int P = s.prompt_len();
     s.step();
     s.step();

@@ -61,9 +61,11 @@ TEST_CASE("retime_step times each re-run of the step with the clock", "[timing]"
     });
     CHECK(calls == 2);
     CHECK(t.runs == 3);
-    CHECK(t.max == 0.050);
-    CHECK(t.median >= 0.002);  // a sleep lasts at least what it asks
-    CHECK(t.median <= 0.050);
+    // A sleep lasts at least what it asks; how much longer depends on the machine's load, so
+    // nothing here bounds a measured time from above.
+    CHECK(t.max >= 0.050);
+    CHECK(t.min >= 0.002);
+    CHECK(t.median >= 0.002);
 }
 
 TEST_CASE("retime_step: a median slowed by the machine gets more runs, up to a bound", "[timing]") {
@@ -114,7 +116,7 @@ std::vector<StepRecord> drive(const Model& m, CacheMode mode, int runs, bool by_
 }  // namespace
 
 TEST_CASE("re-running a step for its time changes nothing it computed", "[timing]") {
-    const auto tiny = open_model(test::write_tiny_model(test::temp_dir("timing")));
+    const auto tiny = test::open_tiny_model("timing");
     ToyModel toy;
     for (const Model* m : {static_cast<const Model*>(tiny.get()), static_cast<const Model*>(&toy)})
         for (const CacheMode mode : {CacheMode::Cached, CacheMode::Uncached})

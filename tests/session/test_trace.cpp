@@ -16,19 +16,12 @@
 
 using namespace kvs;
 
-namespace {
-const Model& tiny() {
-    static auto m = open_model(test::write_tiny_model(test::temp_dir("trace")));
-    return *m;
-}
-}  // namespace
-
 TEST_CASE("payloads beyond the budget are dropped oldest first, scalars stay", "[trace]") {
     CpuBackend be;
     SessionConfig cfg;
     cfg.max_new_tokens = 40;
     cfg.trace_budget = 64 * 1024;
-    Session s(tiny(), be, cfg);
+    Session s(test::shared_tiny_model(), be, cfg);
     s.set_prompt("the cat");
     while (!s.finished()) s.step();
     const Trace& t = s.trace();
@@ -52,7 +45,7 @@ TEST_CASE("the trace JSON holds every step, attention rows and KV shape", "[trac
     CpuBackend be;
     SessionConfig cfg;
     cfg.max_new_tokens = 3;
-    Session s(tiny(), be, cfg);
+    Session s(test::shared_tiny_model(), be, cfg);
     s.set_prompt("the \xF0\x9F\x98\x80 cat");
     while (!s.finished()) s.step();
     std::ostringstream os;

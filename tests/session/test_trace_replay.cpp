@@ -30,8 +30,7 @@ using nlohmann::json;
 namespace {
 
 std::shared_ptr<const Model> tiny() {
-    static std::shared_ptr<const Model> m =
-        open_model(test::write_tiny_model(test::temp_dir("replay")));
+    static std::shared_ptr<const Model> m = test::open_tiny_model("replay");
     return m;
 }
 

@@ -16,8 +16,7 @@ using namespace kvs;
 
 namespace {
 std::shared_ptr<const Model> tiny() {
-    static std::shared_ptr<const Model> m =
-        open_model(test::write_tiny_model(test::temp_dir("workbench")));
+    static std::shared_ptr<const Model> m = test::open_tiny_model("workbench");
     return m;
 }
 }  // namespace

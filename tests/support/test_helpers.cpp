@@ -1,6 +1,7 @@
 #include "tests/support/test_helpers.h"
 
 #include "core/loaders/checkpoint_writer.h"
+#include "core/loaders/model_loader.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -58,6 +59,19 @@ void put_f32(std::vector<unsigned char>& b, float v) {
     put4(b, v);
 }
 }  // namespace
+
+std::unique_ptr<Model> open_tiny_model(const std::string& tag) {
+    return open_model(write_tiny_model(temp_dir(tag)));
+}
+
+const Model& shared_tiny_model() {
+    static const auto m = open_tiny_model("tiny");
+    return *m;
+}
+
+bool one_line(const std::string& s) {
+    return !s.empty() && s.find('\n') == s.size() - 1;
+}
 
 std::string quote(const std::string& s) {
     std::string q = "'";

@@ -2,9 +2,11 @@
 // Shared test fixtures: synthetic llama2.c files, temporary directories, running the CLI.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/model/model.h"
 #include "core/model/model_config.h"
 
 namespace kvs::test {
@@ -26,8 +28,14 @@ std::vector<unsigned char> synthetic_tokenizer(const std::vector<std::string>& p
                                                int total_vocab);
 // Writes tiny_config() model + tokenizer to DIR/tiny.bin and DIR/tiny.tok.bin; returns model path.
 std::string write_tiny_model(const std::filesystem::path& dir);
+// That model written under temp_dir(tag) and opened: the fixture most suites start from.
+std::unique_ptr<Model> open_tiny_model(const std::string& tag);
+// One such model for the whole process, opened on first use (the suites only read it).
+const Model& shared_tiny_model();
 void write_file(const std::filesystem::path& p, const std::vector<unsigned char>& bytes);
 
+// Whether `s` is one line ending in '\n': what a refusal prints on stderr.
+bool one_line(const std::string& s);
 // `s` in single quotes for sh, so any bytes pass through a command line unchanged.
 std::string quote(const std::string& s);
 // A whole file as bytes ("" when it cannot be read).
