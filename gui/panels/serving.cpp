@@ -383,7 +383,21 @@ void draw_controls(FrameContext& f, ServingPanel& p, const ServeTrace* t, int sh
         }
     }
     same_line_or_wrap(text_width(tr("prefix cache"), f.font_px) + f.font_px * 2);
-    if (ImGui::Checkbox(tr("prefix cache"), &p.setup.config.prefix_caching)) restart_serving(f, p);
+    // The box shows what the engine ran: under a window the scheduler turns the prefix cache off
+    // (a row depends on what its pass saw, so it is no other request's row), whatever was asked.
+    const bool windowed = t && t->config.window > 0;
+    bool ran = windowed ? t->config.prefix_caching : p.setup.config.prefix_caching;
+    ImGui::BeginDisabled(windowed);
+    if (ImGui::Checkbox(tr("prefix cache"), windowed ? &ran : &p.setup.config.prefix_caching))
+        restart_serving(f, p);
+    ImGui::EndDisabled();
+    if (windowed) {
+        same_line_or_wrap(text_width(tr("(off under a window)"), f.font_px));
+        ImGui::PushStyleColor(ImGuiCol_Text, f.theme.muted_text);
+        ImGui::TextUnformatted(tr("(off under a window)"));
+        ImGui::PopStyleColor();
+    }
+    if (f.layout) f.layout->serving.prefix_cache = ran;
     if (!t) return;
     char b[400];
     const ServeShot& s = *t->shots[shown];

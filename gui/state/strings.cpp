@@ -54,6 +54,7 @@ const std::vector<UiString>& ui_strings() {
         {"Start again (R)", "重新开始（R）"},
         {"block size", "块大小"},
         {"prefix cache", "前缀缓存"},
+        {"(off under a window)", "（窗口下关闭）"},
         {"Before the first step: %d requests wait in the queue (%d at most run at once).",
          "第一步之前：%d 个请求在队列中等待（最多同时运行 %d 个）。"},
         {"Step %d of %d%s: %d joined the batch, %d finished, %d preempted, %d still queued.",

@@ -232,6 +232,7 @@ std::string LayoutRecord::to_json(int indent) const {
                     {"cached_blocks_found", serving.cached_blocks_found},
                     {"prompt_chunks", serving.prompt_chunks},
                     {"budget", serving.budget},
+                    {"prefix_cache", serving.prefix_cache},
                     {"let_go_entries", serving.let_go_entries},
                     {"contiguous_blocks", serving.contiguous_blocks},
                     {"prefill_rows", serving.prefill_rows},

@@ -142,6 +142,7 @@ struct ServingRecord {
     int cached_blocks_found = 0;  // found in the prefix cache at this step's admissions
     int prompt_chunks = 0;        // prompts this step's pass computed part of
     int budget = 0;               // the token budget (0: none)
+    bool prefix_cache = false;    // the "prefix cache" box as drawn (what the engine ran)
     int let_go_entries = 0;       // block table entries a window let go (drawn as dashes)
     int prefill_rows = 0, decode_rows = 0;
     std::vector<std::string> states;  // each request's, as serve_state_name says it

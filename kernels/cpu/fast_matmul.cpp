@@ -5,8 +5,10 @@
 //  - register tiles: a tile computes R weight rows x C tokens at once, so each loaded weight
 //    vector is used C times, each token vector R times, and R * C independent sums keep the FMA
 //    units busy instead of waiting on one chain; the sums are reduced eight at a time
-//    (sum_lanes8). A batch of at least kTileCols tokens uses the widest tile the path's registers
-//    hold (AVX-512: 4 x 6, 24 accumulators of its 32 registers; AVX2: 4 x 3 of 16); fewer tokens
+//    (sum_lanes8), sixteen on the 16-lane path where a tile holds a multiple of 16 (sum_lanes16;
+//    8 tokens, a serve step of eight requests, go in 4 x 4 tiles). A batch of at least
+//    kTileCols tokens uses the widest tile the path's registers hold (AVX-512: 4 x 6, 24
+//    accumulators of its 32 registers; AVX2: 4 x 3 of 16); fewer tokens
 //    (a decode step from the caches) use 8 x 1 or 8 x 2, whose eight rows share one reduction,
 //    and one token against float32 rows a tile of 8 whose sums stay in registers
 //    (tile8_f32_one: stories260K's 64 x 64 in 82 ns, a whole step's 36 matmuls in 13.5 us,
@@ -110,6 +112,22 @@ VEC_INLINE Vec8 half(const V& v) {
 // sum_lanes: eight at a time in sum_lanes8, taken in the order c * R + r.
 template <int R, int C>
 VEC_INLINE void store_tile(float* out, int d, int i0, int t0, const Vec (&acc)[C][R]) {
+#if KVS_LANES == 16
+    // Sixteen sums at a time where the tile has a multiple of 16, each token's R in one piece:
+    // the same lane trees (sum_lanes16), in fewer instructions.
+    if constexpr ((R * C) % 16 == 0 && 16 % R == 0) {
+        for (int g = 0; g < R * C / 16; ++g) {
+            Vec group[16];
+            for (int k = 0; k < 16; ++k) group[k] = acc[(16 * g + k) / R][(16 * g + k) % R];
+            float s[16];
+            store(s, sum_lanes16(group));
+            for (int c = 0; c < 16 / R; ++c)
+                std::memcpy(out + std::size_t(t0 + 16 * g / R + c) * d + i0, s + c * R,
+                            R * sizeof(float));
+        }
+        return;
+    }
+#endif
     if constexpr (R == 8) {
         for (int c = 0; c < C; ++c) store8(out + std::size_t(t0 + c) * d + i0, sum_lanes8(acc[c]));
     } else {
@@ -346,6 +364,13 @@ void rows(float* out, const float* x, const W& w, int n, int d, int i_begin, int
             }
         }
     }
+    // 8 tokens (a decode step of 8 requests, in cache) on the 16-lane path: two 4 x 4 tiles
+    // straight, not the 4 x 6 sweep's split into 4 + 4 (the second through tile_rest): the
+    // default model's step of 29 matmuls in 88-95 us against 100-104 us, with the wide
+    // reduction of store_tile (interleaved on a shared machine; docs/bench/matmul_decode_step.cpp
+    // with T = 8, docs/serving.md).
+    if constexpr (kLanes == 16 && std::is_same_v<W, F32Rows>)
+        if (t_end - t_begin == 8) return sweep.template operator()<4, 4>();
     // 4 or 5 tokens too in the wide tile (a 4 x 4 tile, not two 8 x 2).
     if (t_end - t_begin >= std::min(kTileCols, 4))
         sweep.template operator()<kTileRows, kTileCols>();

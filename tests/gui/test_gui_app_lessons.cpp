@@ -125,11 +125,14 @@ TEST_CASE("each lesson step's Serving view shows the @serve it names, at the ste
     const json shared = view("13", "1", "v13-1");
     CHECK(shared.at("multi_holder_blocks").get<int>() > 0);
     CHECK(shared.at("shot").get<int>() > 0);
+    CHECK(shared.at("prefix_cache") == true);
     // Lesson 13 step 4: the window of sixteen rows, at the step the most blocks were let go (the
     // tables' dashes), not the window of 800 that bounds nothing.
     const json window = view("13", "4", "v13-4");
     CHECK(window.at("let_go_entries").get<int>() > 0);
     CHECK(window.at("block_size") == 4);
+    // A window turns the prefix cache off in the scheduler: the box says so, not what was asked.
+    CHECK(window.at("prefix_cache") == false);
 }
 
 TEST_CASE("a first run opens lesson 1, N goes to the next step, and the place is remembered",

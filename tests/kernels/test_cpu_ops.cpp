@@ -92,9 +92,13 @@ TEST_CASE("a matmul row has the same bits alone, in a batch and on threads", "[c
     // of 3 rows (5, 8: on the 16-lane path; one row left after them), a batch in tiles (13: two
     // 4 x 6 batch tiles and one left over). 1024 x 259: 2 tokens, two rows left after the 3-row
     // tiles. n = 2048, T = 100: a token block shorter than the batch, and a row count (d = 70)
-    // that leaves rows after the 4-row tiles.
+    // that leaves rows after the 4-row tiles. 8 tokens against matrices in cache (a decode step
+    // of 8 requests on the default model's shapes: 128 x 344, and 344 x 130 with a tail of 8
+    // floats and two rows after the 4-row tiles): two 4 x 4 tiles on the 16-lane path, whose
+    // sums are reduced sixteen at a time (sum_lanes16).
     for (const auto [T, n, d] :
-         {std::array<int, 3>{300, 172, 100}, std::array<int, 3>{5, 768, 352},
+         {std::array<int, 3>{300, 172, 100}, std::array<int, 3>{8, 128, 344},
+          std::array<int, 3>{8, 344, 130}, std::array<int, 3>{5, 768, 352},
           std::array<int, 3>{8, 768, 352}, std::array<int, 3>{2, 1024, 259},
           std::array<int, 3>{13, 768, 352}, std::array<int, 3>{100, 2048, 70}})
         for (const cpu::Kernels* k : paths()) {
