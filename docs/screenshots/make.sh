@@ -62,20 +62,34 @@ rm -rf "$g"
 # and bidirectional side by side (key M), and the memory traffic of each step against the position
 # in the time panel shown alone (key 4).
 shot stage-row-1-1080 --model default --prompt "The capital of France is" --prefill \
-    --explain 1,0,4 --maximise inside --explain-stage 1 --font-scale 1.5 --size 1920x1080
+    --explain 1,0,4 --maximise inside --explain-stage 8 --font-scale 1.5 --size 1920x1080
 shot stage-row-4-1080 --model default --prompt "The capital of France is" --prefill \
-    --explain 1,0,4 --maximise inside --explain-stage 4 --font-scale 1.5 --size 1920x1080
+    --explain 1,0,4 --maximise inside --explain-stage 11 --font-scale 1.5 --size 1920x1080
 shot stage-row-5-1080 --model default --prompt "The capital of France is" --prefill \
-    --explain 1,0,4 --maximise inside --explain-stage 5 --font-scale 1.5 --size 1920x1080
+    --explain 1,0,4 --maximise inside --explain-stage 12 --font-scale 1.5 --size 1920x1080
 shot presenter-inside-1080 --model default --prompt "Once upon a time" --decode 3 \
     --explain 1,0,last --maximise inside --font-scale 2 --size 1920x1080
+# Where q, k and v come from (the first seven stages): at 1920x1080 text 2, x·W_q beside the
+# head's W_q rows and RoPE's turn; at 1280x800 text 1 in Chinese the norm, and at text 2 the K/V
+# row written to the cache; Inside attention alone (key 8) at text 1 after the prefill and three
+# decode steps, its numbers grown to the window.
+shot proj-wq-1080-text2 --model default --prompt "The capital of France is" --decode 3 \
+    --explain 1,0,last --explain-stage 3 --font-scale 2 --size 1920x1080
+shot proj-rope-1080-text2 --model default --prompt "The capital of France is" --decode 3 \
+    --explain 1,0,last --maximise inside --explain-stage 6 --font-scale 2 --size 1920x1080
+shot proj-norm-1280-zh --model default --prompt "The capital of France is" --decode 3 \
+    --explain 1,0,last --explain-stage 2 --lang zh --size 1280x800
+shot proj-cache-1280-text2 --model default --prompt "The capital of France is" --decode 3 \
+    --explain 1,0,last --explain-stage 7 --font-scale 2 --size 1280x800
+shot presenter-inside-fill-1080 --model default --prompt "The capital of France is" --decode 3 \
+    --explain 1,0,last --maximise inside --size 1920x1080
 # Every weight the model gave: the bidirectional row's matrix has the keys after the query too;
 # every row the why-not-Q count names opens (the query at position 3 at step 3, without the cache).
 shot inside-bidirectional-1080 --model default --prompt "Today's weather is so" --prefill \
-    --cache bidirectional --explain 1,0,3,1 --maximise inside --explain-stage 5 --font-scale 2 \
+    --cache bidirectional --explain 1,0,3,1 --maximise inside --explain-stage 12 --font-scale 2 \
     --size 1920x1080
 shot inside-uncached-row-1080 --model default --prompt "Once upon a time" --decode 3 --cache off \
-    --explain 3,0,3 --maximise inside --explain-stage 4 --font-scale 2 --size 1920x1080
+    --explain 3,0,3 --maximise inside --explain-stage 11 --font-scale 2 --size 1920x1080
 shot causal-vs-bidirectional-1080 --model default --prompt "Once upon a time" --decode 3 \
     --cache bidirectional --size 1920x1080
 # Lesson 10: the causal and bidirectional sessions side by side after one token more, the measured

@@ -16,6 +16,10 @@ SessionConfig worker_sessions() {
     c.trace_budget = 0;  // the newest step's payload only: the snapshot keeps the record
     // Every query row an uncached step computed stays openable in Inside attention.
     c.keep_every_query_row = true;
+    // Where q, k and v came from, for Inside attention's first stages: copied with the rest of
+    // the step's captures (on a GPU 6 device copies a layer, in the step's one download; a pass
+    // through the fused decode kernels keeps none, and the panel says so).
+    c.capture.projections = true;
     return c;
 }
 }  // namespace

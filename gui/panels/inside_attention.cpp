@@ -17,12 +17,15 @@
 #include <cstdio>
 
 #include "core/model/toy_model.h"
+#include "core/session/projection_explain.h"
 #include "core/session/step_rows.h"
 #include "core/session/why_not_q.h"
 #include "core/util/format.h"
 #include "core/util/numbering.h"
 #include "gui/draw/text.h"
 #include "gui/panels/inside_attention.h"
+#include "gui/panels/inside_projection.h"
+#include "gui/state/options.h"
 #include "gui/state/strings.h"
 #include "gui/views/engine_words.h"
 #include "gui/views/inside_attention_text.h"
@@ -30,6 +33,7 @@
 #include "lessonlib/why_not_q_words.h"
 
 namespace kvs::gui {
+static_assert(kExplainStages == kPanelStages, "the options' stage numbers are the panel's");
 namespace {
 
 Rgba source_colour(const HeatmapPalette& pal, KvSource s) {
@@ -56,10 +60,8 @@ const char* source_words(KvSource s) {
     return "";
 }
 
-// Black or white, whichever reads on `bg`.
 ImU32 text_on(Rgba bg) {
-    const float l = 0.299f * bg.r + 0.587f * bg.g + 0.114f * bg.b;
-    return l > 140 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+    return to_u32(ink_on(bg));
 }
 
 float max_abs(const float* v, std::size_t n) {
@@ -145,9 +147,10 @@ struct Diagram {
                fh * 0.3f;
     }
 
-    // In a panel with room to spare (shown alone), the diagram grows with it: rows, columns and
-    // numbers up to twice the text size.
-    float draw(ImVec2 o, ImVec2 size) {
+    // The diagram grows with the room it has (a panel shown alone: the whole window), its
+    // rows, columns and numbers up to `max_z` times the text size, as long as every row keeps
+    // its numbers. Returns the height it then needs, `size.x` wide.
+    float fit(ImVec2 size, float max_z) {
         const float base = f.font_px;
         const int keys = std::max(e().n_keys, 1);
         const float rows_room = size.y - base * (0.75f * 2.4f + 4.2f);
@@ -157,15 +160,21 @@ struct Diagram {
         const float width = matrix ? size.x * 0.66f : size.x;
         float z =
             std::clamp(std::min(rows_room / (keys * base * 1.35f), width / inside_need_w(base, 1)),
-                       1.0f, 2.0f);
-        // Smaller until every row keeps its numbers (the legend grows with it too).
-        for (; z > 1.0f; z = std::max(1.0f, z - 0.125f)) {
+                       1.0f, std::max(max_z, 1.0f));
+        // Smaller until every row keeps its numbers (the legend grows with it too) and the
+        // columns their width.
+        const std::vector<ExplainColumn> cols = explain_columns(e());
+        for (; z > 1.0f; z = std::max(1.0f, z - 1.0f / base)) {  // a pixel at a time
             fh = base * z;
-            if (need_h(size.x) + fh * 0.2f * keys <= size.y) break;
+            numbers = true;
+            pad = fh * 0.4f;
+            budget_w = width;
+            const float used = layout_columns(cols, 0, 0, fh * 0.75f, fh * 0.35f).used_w;
+            if (need_h(size.x) + fh * 0.2f * keys <= size.y && used <= width) break;
         }
         fh = base * z;
         budget_w = width;
-        return draw_at(o, size);
+        return need_h(size.x) + (z > 1.0f ? fh * 0.2f * keys : 0.0f);
     }
 
     // Where each column goes: its x and width, the width q, K, V and the output share, and the
@@ -365,6 +374,11 @@ struct Diagram {
         }
         cells(g.lay.x[KRows], y, g.lay.mat_w, g.h, x.k.data() + std::size_t(j) * dk, dk, g.k_scale,
               "K", j);
+        // The stage of the K rows outlines the one this step wrote to the cache.
+        if (added(KRows) && src == KvSource::New)
+            dl->AddRect(ImVec2(g.lay.x[KRows] - 1, y - 1),
+                        ImVec2(g.lay.x[KRows] + g.lay.mat_w + 1, y + g.h + 1), sc, 0, 0,
+                        g.line_w * 2);
         if (shown(VRows))
             cells(g.lay.x[VRows], y, g.lay.mat_w, g.h, x.v.data() + std::size_t(j) * dv, dv,
                   g.v_scale, "V", j);
@@ -449,6 +463,7 @@ struct Diagram {
         // shows it.
         ExplainRowRecord* record = rv.record;
         if (record) {
+            record->number_px = fh;
             record->key_labels.clear();
             record->raw.clear();
             record->scaled.clear();
@@ -632,22 +647,13 @@ RowView row_view(FrameContext& f, const ExplainUi& x, int si) {
     return rv;
 }
 
-// The lines above the diagram of one row and the diagram, in the box (o, size). Returns nothing;
-// the row's text is recorded as drawn.
-void draw_row(FrameContext& f, const RowView& rv, int stage, ImVec2 o, ImVec2 size,
-              bool name_session) {
-    const float fh = f.font_px;
-    const Model* model = f.model();
-    if (!rv.e) {
-        put_wrapped(o, f.theme.muted_text, rv.why, size.x);
-        return;
-    }
+// Where this row is: layer, head (the toy's by its rule's name), query, step, phase and cache.
+std::string row_title(FrameContext& f, const RowView& rv, bool name_session) {
     const AttentionExplain& e = *rv.e;
     const std::string q_tok =
         f.label(e.q_pos < static_cast<int>(rv.tokens.size()) ? rv.tokens[e.q_pos] : -1);
-    // Where this row is: layer, head (the toy's by its rule's name), query, step.
     char head_name[64];
-    if (model->is_toy())
+    if (f.model()->is_toy())
         std::snprintf(head_name, sizeof head_name, "%d (%s)", e.head, toy_head_name(e.head));
     else
         std::snprintf(head_name, sizeof head_name, "%d", e.head);
@@ -658,54 +664,134 @@ void draw_row(FrameContext& f, const RowView& rv, int stage, ImVec2 o, ImVec2 si
                   e.mode == CacheMode::Cached ? tr("with KV cache") : tr("without KV cache"));
     std::string head = title;
     if (name_session) head = std::string(step_label(*rv.sv, e.step)) + ": " + head;
+    return head;
+}
+
+// The stage line: every stage at once, or the stage shown (what it adds, its shape, why it
+// changes nothing where it does not), then the keys.
+std::string stage_line(const RowView& rv, const ProjectionInput& pin, int stage) {
+    const AttentionExplain& e = *rv.e;
+    std::string line;
+    if (stage < 0) {
+        line = tr("every stage at once");
+    } else {
+        char b[96];
+        std::snprintf(b, sizeof b, tr("stage %d of %d"), stage + 1, kExplainStages);
+        line = b;
+        if (is_projection_stage(stage)) {
+            line += std::string(": ") + tr(projection_stage_name(stage));
+            if (pin.pe) line += "   " + projection_stage_shape(*pin.pe, stage);
+        } else {
+            const int a = attention_stage(stage);
+            const char* name = a == 3 && e.mask == AttentionMask::Bidirectional
+                                   ? tr("the mask (none without the causal mask)")
+                                   : tr(explain_stage_name(a));
+            line += std::string(": ") + name + "   " + explain_stage_shape(e, a);
+            if (const std::string note = explain_stage_note(e, a); !note.empty())
+                line += "   " + note;
+        }
+    }
+    return line + "   " + tr("S: stage, A: play, Up/Down: row, I: close");
+}
+
+// What the projection stages draw for this row: core's projection of the row, the weight rows
+// of the stage's matrix, and each key's source and label.
+ProjectionInput projection_input(FrameContext& f, const RowView& rv, ExplainUi& x, int stage) {
+    ProjectionInput in;
+    const AttentionExplain& e = *rv.e;
+    in.pe = explain_projection(rv.sv->trace, f.model()->config(), e.step, e.layer, e.head, e.row,
+                               &in.why);
+    if (const auto kind = projection_stage_matrix(stage); kind && in.pe)
+        in.strip =
+            cached_weight_strip(x.strips, *f.model(), *kind, e.layer, e.head, 256, &in.strip_why);
+    in.sources = e.source;
+    return in;
+}
+
+// The least height of one row's lines and diagram at the text size, `width` wide: what the panel
+// keeps for it (more scrolls).
+float row_need_h(FrameContext& f, const RowView& rv, ExplainUi& x, int stage, float width,
+                 bool name_session) {
+    const float fh = f.font_px;
+    if (!rv.e) return wrapped_height(rv.why, width);
+    const ProjectionInput pin =
+        is_projection_stage(stage) ? projection_input(f, rv, x, stage) : ProjectionInput{};
+    float h = wrapped_height(row_title(f, rv, name_session), width) + fh * 1.55f;
+    if (stage >= 0) h += wrapped_height(stage_line(rv, pin, stage), width);
+    if (is_projection_stage(stage))
+        return h + fh * 0.4f + projection_stage_need(f, pin, stage, width);
+    Diagram probe{f, rv, attention_stage(stage)};
+    return h + fh * 0.4f + probe.need_h(width);
+}
+
+// The lines above the diagram of one row and the diagram (or a projection stage), in the box
+// (o, size). Shown alone, the diagram takes the room first and grows up to 4 times the text
+// size, the lines that repeat it following where room is left; else up to twice, after them.
+void draw_row(FrameContext& f, const RowView& rv, ExplainUi& x, ImVec2 o, ImVec2 size,
+              bool name_session, bool alone, ProjectionRecord* proj_record) {
+    const float fh = f.font_px;
+    const Model* model = f.model();
+    const int stage = x.stage;
+    if (!rv.e) {
+        put_wrapped(o, f.theme.muted_text, rv.why, size.x);
+        return;
+    }
+    const AttentionExplain& e = *rv.e;
     float y = o.y;
     const float bottom = o.y + size.y;
     // Lines past the box's bottom (a squeezed stage) are left out, never cut.
     auto room_for = [&](float h) { return y + h <= bottom; };
+    const std::string head = row_title(f, rv, name_session);
     if (!room_for(wrapped_height(head, size.x))) return;
     y += put_wrapped(ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text), head, size.x);
     if (!room_for(fh * 1.55f)) return;
     put_text(ImVec2(o.x, y), ImGui::GetColorU32(ImGuiCol_Text),
              clipped(kAttentionFormula, size.x, fh * 1.3f), fh * 1.3f);
     y += fh * 1.55f;
-    // Why not Q, for this layer: what its query rows were for, and the step's K/V rows.
-    const std::string wq = stage <= 0 ? why_not_q_words(*rv.step, e.layer, model->config().n_layers,
-                                                        report_lang(f.ui.lang))
-                                      : std::string();
-    const float wq_h = wq.empty() ? 0 : wrapped_height(wq, size.x);
-    // The stages: every one at once, or the one shown (and what it adds) with its shape.
+    const ProjectionInput pin =
+        is_projection_stage(stage) ? projection_input(f, rv, x, stage) : ProjectionInput{};
+    const int astage = attention_stage(stage);
+    Diagram diagram{f, rv, astage};
     {
-        std::string line;
-        if (stage < 0) {
-            line = tr("every stage at once");
-        } else {
-            char b[96];
-            std::snprintf(b, sizeof b, tr("stage %d of %d"), stage + 1, kExplainStages);
-            const char* name = stage == 3 && e.mask == AttentionMask::Bidirectional
-                                   ? tr("the mask (none without the causal mask)")
-                                   : tr(explain_stage_name(stage));
-            line = std::string(b) + ": " + name + "   " + explain_stage_shape(e, stage);
-            // A stage that changes nothing this row shows says why.
-            if (const std::string note = explain_stage_note(e, stage); !note.empty())
-                line += "   " + note;
-        }
-        line += "   ";
-        line += tr("S: stage, A: play, Up/Down: row, I: close");
         // Every stage at once, the line is a hint only: left out where the diagram needs the
-        // height for its numbers (a stage shown keeps it: it says which).
-        Diagram probe{f, rv, stage};
-        const float need_below = probe.need_h(size.x) + wq_h + fh * 0.4f;
-        if (stage < 0 && y + wrapped_height(line, size.x) + need_below > bottom) line.clear();
+        // height for its numbers, and shown alone (a stage shown keeps it: it says which).
+        std::string line = stage_line(rv, pin, stage);
+        const float need_below = is_projection_stage(stage)
+                                     ? projection_stage_need(f, pin, stage, size.x)
+                                     : diagram.need_h(size.x) + fh * 0.4f;
+        if (stage < 0 && (alone || y + wrapped_height(line, size.x) + need_below > bottom))
+            line.clear();
         if (!line.empty() && !room_for(wrapped_height(line, size.x))) return;
-        y += put_wrapped(ImVec2(o.x, y), stage < 0 ? f.theme.muted_text : to_u32(f.pal.highlight),
-                         line, size.x);
+        if (!line.empty())
+            y +=
+                put_wrapped(ImVec2(o.x, y),
+                            stage < 0 ? f.theme.muted_text : to_u32(f.pal.highlight), line, size.x);
     }
-    const ExplainLines L = explain_lines(e);
-    // The lines the diagram also shows (this row's numbers, the shapes) only where the diagram
-    // keeps room for every key's numbers under them.
-    Diagram diagram{f, rv, stage};
-    const float diagram_need = diagram.need_h(size.x) + fh * 0.4f;
-    float room = o.y + size.y - y - wq_h - diagram_need;
+    if (is_projection_stage(stage)) {
+        y += fh * 0.4f;
+        draw_projection_stage(f, pin, stage, ImVec2(o.x, y), ImVec2(size.x, bottom - y),
+                              alone ? 4.0f : 2.0f, proj_record);
+        return;
+    }
+    // Alone, the diagram's size first; else the lines first at the text size, the diagram
+    // growing into what is left.
+    // Alone, the diagram's room is the window less the lines above it and the window's frame as
+    // they are at text 2 (at least), so that a larger text never draws it smaller.
+    float diagram_room = bottom - y - fh * 0.4f, diagram_w = size.x;
+    if (alone) {
+        const float ref = std::max(1.0f, 2.0f / std::max(f.ui.settings.font_scale, 0.1f));
+        auto at_ref = [&](const std::string& t) { return wrapped_height(t, size.x / ref) * ref; };
+        const float above = at_ref(head) + fh * ref * 1.95f +
+                            (stage >= 0 ? at_ref(stage_line(rv, pin, stage)) : 0.0f);
+        // The window's title and padding too, as they are at text 2.
+        const float win_h = ImGui::GetWindowHeight(), chrome = std::max(0.0f, win_h - size.y);
+        diagram_room = std::min(diagram_room, win_h - chrome * ref - above);
+        const float win_w = ImGui::GetWindowWidth();
+        diagram_w = std::min(size.x, win_w - std::max(0.0f, win_w - size.x) * ref);
+    }
+    float room =
+        bottom - y - fh * 0.4f -
+        (alone ? diagram.fit(ImVec2(diagram_w, diagram_room), 4.0f) : diagram.need_h(size.x));
     auto fits = [&](float h) {
         if (h > room) return false;
         room -= h;
@@ -713,7 +799,7 @@ void draw_row(FrameContext& f, const RowView& rv, int stage, ImVec2 o, ImVec2 si
     };
     // This row's numbers, as far as the stage has come (no stage shows a later one's), wrapped
     // between their pieces.
-    const std::vector<std::string> parts = explain_number_parts(e, stage);
+    const std::vector<std::string> parts = explain_number_parts(e, astage);
     const int parts_shown = static_cast<int>(parts.size());
     if (rv.record) {
         rv.record->numbers.clear();
@@ -746,6 +832,7 @@ void draw_row(FrameContext& f, const RowView& rv, int stage, ImVec2 o, ImVec2 si
             y += fh * 1.25f;
         }
     }
+    const ExplainLines L = explain_lines(e);
     // The shapes: two per line where the width allows.
     auto pair_line = [&](const std::string& a, const std::string& b) {
         if (a.empty() && b.empty()) return;
@@ -762,16 +849,21 @@ void draw_row(FrameContext& f, const RowView& rv, int stage, ImVec2 o, ImVec2 si
         put_text(ImVec2(o.x + wa + fh * 2, y), f.theme.muted_text, b);
         y += fh * 1.2f;
     };
-    if (stage < 0) pair_line(L.scores, L.output);
-    if (stage < 0 || stage == 2) pair_line(L.scale, stage < 0 ? L.gqa : std::string());
-    if (!wq.empty() && !room_for(wq_h)) return;
-    if (!wq.empty())
+    if (astage < 0) pair_line(L.scores, L.output);
+    if (astage < 0 || astage == 2) pair_line(L.scale, astage < 0 ? L.gqa : std::string());
+    // Why not Q, for this layer: what its query rows were for, and the step's K/V rows.
+    const std::string wq =
+        astage <= 0
+            ? why_not_q_words(*rv.step, e.layer, model->config().n_layers, report_lang(f.ui.lang))
+            : std::string();
+    if (!wq.empty() && fits(wrapped_height(wq, size.x)))
         y += put_wrapped(
             ImVec2(o.x, y),
             e.mode == CacheMode::Uncached ? to_u32(f.pal.recomputed) : f.theme.muted_text, wq,
             size.x);
     y += fh * 0.4f;
-    diagram.draw(ImVec2(o.x, y), ImVec2(size.x, o.y + size.y - y));
+    if (!alone) diagram.fit(ImVec2(size.x, bottom - y), 2.0f);
+    diagram.draw_at(ImVec2(o.x, y), ImVec2(size.x, bottom - y));
 }
 
 }  // namespace
@@ -922,14 +1014,19 @@ void draw_inside_attention(FrameContext& f, ExplainUi& x) {
     // Every key's row keeps its numbers (a room reads them): where the panel is shorter than the
     // diagrams need at this text size (a tab of a laptop's stage at a large text, compare mode's
     // two rows), they take that height and the panel scrolls.
-    const float need = inside_need_h(fh, rows[0].e ? rows[0].e->n_keys : 1);
+    const float row_w = side ? (avail.x - gap * (k - 1)) / k : avail.x;
+    float need = 0;
+    for (const RowView& rv : rows)
+        need = std::max(need, row_need_h(f, rv, x, x.stage, row_w, k > 1));
     avail.y = std::max(avail.y, side ? need : need * k + gap * (k - 1));
+    const bool alone = f.ui.maximised == "inside";
     for (int i = 0; i < k; ++i) {
         const ImVec2 at = side ? ImVec2(o.x + i * (avail.x + gap) / k, o.y)
                                : ImVec2(o.x, o.y + i * (avail.y + gap) / k);
-        const ImVec2 box = side ? ImVec2((avail.x - gap * (k - 1)) / k, avail.y)
-                                : ImVec2(avail.x, (avail.y - gap * (k - 1)) / k);
-        draw_row(f, rows[i], x.stage, at, box, k > 1);
+        const ImVec2 box =
+            side ? ImVec2(row_w, avail.y) : ImVec2(avail.x, (avail.y - gap * (k - 1)) / k);
+        draw_row(f, rows[i], x, at, box, k > 1, alone,
+                 i == 0 && f.layout ? &f.layout->explain.projection : nullptr);
     }
 
     ImGui::Dummy(avail);

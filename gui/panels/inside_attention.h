@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "gui/draw/frame_context.h"
+#include "gui/panels/inside_projection.h"
 
 namespace kvs::gui {
 
@@ -16,7 +17,8 @@ struct ExplainUi {
     int session = 0;           // whose trace (compare mode: the heatmap clicked)
     int layer = 0, head = 0;
     int q_pos = -1;  // the query's position; -1: the newest row of the step shown
-    // The stage of the row's arithmetic shown (kExplainStages); -1: every stage at once. Played:
+    // The stage shown (kExplainStages: where q, k and v come from, then the row's arithmetic);
+    // -1: every stage of the arithmetic at once. Played:
     // the next stage every kStagePlaySeconds.
     int stage = -1;
     bool stage_playing = false;
@@ -24,6 +26,7 @@ struct ExplainUi {
     bool op_strip = false;
     int op = -1;                            // the op highlighted in the op strip; -1: none
     std::uint64_t seen_lesson_explain = 0;  // the lesson's last @explain followed (its serial)
+    WeightStripCache strips;                // the weight rows a projection stage shows
 };
 
 // Opens the panel on (layer, head) at query position q_pos (-1: the newest) of session

@@ -24,7 +24,7 @@ std::string size_problem(const std::string& v) {
 
 std::string stage_problem(const std::string& v) {
     if (v == "all") return {};
-    const std::string why = cmdline::value_problem(cmdline::whole_in(1, 7), v);
+    const std::string why = cmdline::value_problem(cmdline::whole_in(1, kPanelStages), v);
     return why.empty() ? why : why + " (or all)";
 }
 
@@ -134,9 +134,10 @@ std::vector<cmdline::OptionSpec> window_options() {
          "twin of compare or bidirectional)"},
         {.name = "explain-stage",
          .value_name = "N",
-         .help = "with --explain: the stage of the row's arithmetic shown\n(q and K, q.k, scaled, "
-                 "mask, softmax, xV, output; all: every stage)",
-         .value = cmdline::checked_by(stage_problem, "1..7 or all")},
+         .help = "with --explain: the stage shown (1 x, 2 norm, 3-5 x.W -> q, k, v,\n6 RoPE, 7 the "
+                 "cache, 8 q and K, 9 q.k, 10 scaled, 11 mask,\n12 softmax, 13 xV, 14 output; all: "
+                 "every stage of the arithmetic)",
+         .value = cmdline::checked_by(stage_problem, "1..14 or all")},
         {.name = "maximise",
          .value_name = "PANEL",
          .help = "that panel alone in the window (keys 1 to 9; Y the map)",
@@ -238,7 +239,7 @@ std::vector<ViewSetting> read_view(const std::string& view) {
             s.key = ViewSetting::Key::stage;
         } else if (k == "stage") {
             s.key = ViewSetting::Key::stage;
-            if (!(why = whole_of(v, 1, 7, s.stage)).empty()) refuse("stage " + why);
+            if (!(why = whole_of(v, 1, kPanelStages, s.stage)).empty()) refuse("stage " + why);
             s.stage -= 1;
         } else if (k == "temperature" || k == "top-p") {
             // The controls moved, not yet applied: the Next token panel's preview.
@@ -379,7 +380,7 @@ AppOptions parse_options(int argc, char** argv) {
     }
     if (c.has("explain-stage")) {
         const std::string v = c.str("explain-stage");
-        o.explain_stage = v == "all" ? -1 : c.whole("explain-stage", v, 1, 7) - 1;
+        o.explain_stage = v == "all" ? -1 : c.whole("explain-stage", v, 1, kPanelStages) - 1;
         if (!o.explain) c.fail("--explain-stage needs --explain L,H,P");
     }
     o.maximise = c.checked("maximise", "");

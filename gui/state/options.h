@@ -15,6 +15,9 @@ namespace kvs::gui {
 
 // The tutorial's sentence, the toy's default prompt (its vocabulary knows few words).
 inline constexpr const char* kToyPrompt = "Today weather is so";
+// Inside attention's stages, as --explain-stage and --views stage=N number them from 1
+// (kExplainStages of gui/views/inside_attention_text.h, which checks that they agree).
+inline constexpr int kPanelStages = 14;
 
 struct AppOptions {
     std::string model;  // empty: the settings' choice, else the default model

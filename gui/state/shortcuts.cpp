@@ -111,8 +111,9 @@ const std::vector<Shortcut>& shortcuts() {
          {key(GLFW_KEY_UP, M::None, A::InsideRowUp),
           key(GLFW_KEY_DOWN, M::None, A::InsideRowDown)}},
         {tr_later("S / Shift+S"),
-         tr_later("inside attention: the next / previous stage of the row (q and "
-                  "K, q·k, ×1/√d_k, mask, softmax, ×V, output; then all)"),
+         tr_later("inside attention: the next / previous stage of the row (x, norm, "
+                  "x·W_q, x·W_k, x·W_v, RoPE, the cache; q and K, q·k, ×1/√d_k, mask, "
+                  "softmax, ×V, output; then all)"),
          {key(GLFW_KEY_S, M::NoCtrl, A::InsideStage)}},
         {"A",
          tr_later("inside attention: play the stages one after another"),

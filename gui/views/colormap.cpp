@@ -91,4 +91,9 @@ HeatmapPalette palette_for(bool dark_theme, WeightScale scale) {
     return p;
 }
 
+Rgba ink_on(Rgba bg) {
+    const float l = 0.299f * bg.r + 0.587f * bg.g + 0.114f * bg.b;
+    return l > 140 ? Rgba{0, 0, 0, 255} : Rgba{255, 255, 255, 255};
+}
+
 }  // namespace kvs::gui

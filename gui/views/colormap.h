@@ -35,5 +35,7 @@ Rgba weight_colour(float w, WeightScale s);
 // Diverging map for signed values: v / scale in [-1, 1] goes blue, through a light neutral, to
 // red (clamped).
 Rgba signed_colour(float v, float scale);
+// Black or white, whichever reads on `bg` (numbers drawn in a coloured cell).
+Rgba ink_on(Rgba bg);
 
 }  // namespace kvs::gui

@@ -149,4 +149,41 @@ std::vector<ExplainColumn> explain_columns(const AttentionExplain& e) {
     };
 }
 
+const char* projection_stage_name(int p) {
+    static const char* names[] = {tr_later("the layer's input x"),
+                                  tr_later("the norm: x → x_norm"),
+                                  tr_later("x_norm · W_q → q"),
+                                  tr_later("x_norm · W_k → k"),
+                                  tr_later("x_norm · W_v → v"),
+                                  tr_later("RoPE turns q and k"),
+                                  tr_later("K and V written to the cache")};
+    return p >= 0 && p < kProjectionStages ? names[p] : "";
+}
+
+std::string projection_stage_shape(const ProjectionExplain& pe, int p) {
+    auto sh = [](int a, int b) { return printf_string("[%d, %d]", a, b); };
+    const int d = pe.dim, hd = pe.head_dim;
+    switch (p) {
+        case 0:
+            return "x " + sh(1, d);
+        case 1:
+            return sh(1, d) + " → " + sh(1, d);
+        case 2:
+        case 3:
+        case 4:
+            return sh(1, d) + " · " + sh(d, hd) + " → " + sh(1, hd);
+        case 5:
+            return sh(1, hd) + " → " + sh(1, hd);
+        case 6:
+            return "K, V " + sh(1, hd) + " → " + tr("cache row") + " " +
+                   std::to_string(pe.cache_row + 1);
+        default:
+            return "";
+    }
+}
+
+std::string projection_numbers(const char* name, const std::vector<float>& v, int max_items) {
+    return std::string(name) + " = " + fmt_vector(v, max_items);
+}
+
 }  // namespace kvs::gui

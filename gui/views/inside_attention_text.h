@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/session/attention_explain.h"
+#include "core/session/projection_explain.h"
 #include "core/session/trace.h"
 
 namespace kvs::gui {
@@ -46,14 +47,27 @@ std::vector<std::string> explain_number_parts(const AttentionExplain& e, int sta
 // mask at a decode step (every key comes before the newest query) and without the causal mask.
 std::string explain_stage_note(const AttentionExplain& e, int stage);
 
-// The stages of one row's arithmetic the panel steps through: q and the K rows, q·k_j, ×1/√d_k,
-// the mask, the softmax, ×V, the output.
-inline constexpr int kExplainStages = 7;
+// The panel's stages, from 0: first where q, k and v come from (kProjectionStages: the layer's
+// input x, the norm, x·W_q → q, x·W_k → k, x·W_v → v, RoPE, the K/V row written to the cache),
+// then the row's arithmetic (kAttentionStages: q and the K rows, q·k_j, ×1/√d_k, the mask, the
+// softmax, ×V, the output). The functions below that take a `stage` of the arithmetic count it
+// from its own 0 (attention_stage()).
+inline constexpr int kProjectionStages = 7;
+inline constexpr int kAttentionStages = 7;
+inline constexpr int kExplainStages = kProjectionStages + kAttentionStages;
 // The stage whose softmax gives the weights (from 0; the panel says it from 1).
-inline constexpr int kSoftmaxStage = 4;
+inline constexpr int kSoftmaxStage = kProjectionStages + 4;
 inline constexpr double kStagePlaySeconds = 1.5;
+// A panel stage (-1: every stage of the arithmetic at once) as a stage of the arithmetic: -1 for
+// all, else stage - kProjectionStages (negative for a projection stage).
+inline constexpr int attention_stage(int stage) {
+    return stage < 0 ? -1 : stage - kProjectionStages;
+}
+inline constexpr bool is_projection_stage(int stage) {
+    return stage >= 0 && stage < kProjectionStages;
+}
 
-// The stages the panel steps through (kExplainStages): their names in English (for
+// The stages of the arithmetic (kAttentionStages): their names in English (for
 // tr()), and each stage's shapes in the tutorials' notation, e.g. "[1, 16] · [16, 8] → [1, 8]"
 // at a decode step, "[5, 16] · [16, 5] → [5, 5]" at the prefill.
 const char* explain_stage_name(int stage);
@@ -64,5 +78,14 @@ struct ExplainColumn {
     std::string name, shape;
 };
 std::vector<ExplainColumn> explain_columns(const AttentionExplain& e);
+
+// The projection stages (0 .. kProjectionStages - 1): their names in English (for tr()), and
+// each one's shapes in the tutorials' notation, from the row's sizes: "[1, 128]" for x,
+// "[1, 128] · [128, 16] → [1, 16]" for x·W_qᵀ, "[1, 16] → [1, 16]" for RoPE.
+const char* projection_stage_name(int p);
+std::string projection_stage_shape(const ProjectionExplain& pe, int p);
+// "q = [1.755, 0.5617, …]": a vector as the stage's numbers line writes it (every value where
+// there are at most `max_items`).
+std::string projection_numbers(const char* name, const std::vector<float>& v, int max_items);
 
 }  // namespace kvs::gui

@@ -12,6 +12,75 @@ nlohmann::json rgb(const Rgba& c) {
     return {c.r, c.g, c.b};
 }
 
+// Inside attention's record: the row shown, each session's row as drawn, the projection stage.
+nlohmann::ordered_json explain_json(const ExplainRecord& x) {
+    nlohmann::ordered_json e = {{"open", x.open},
+                                {"session", x.session},
+                                {"step", x.step},
+                                {"layer", x.layer},
+                                {"head", x.head},
+                                {"row", x.row},
+                                {"q_pos", x.q_pos},
+                                {"n_keys", x.n_keys},
+                                {"head_dim", x.head_dim},
+                                {"phase", x.phase},
+                                {"mode", x.mode},
+                                {"why", x.why},
+                                {"op", x.op},
+                                {"op_layer", x.op_layer},
+                                {"stage", x.stage},
+                                {"sessions", x.sessions},
+                                {"position", x.position},
+                                {"drawn", nlohmann::json::array()}};
+    for (const ExplainRowRecord& d : x.drawn)
+        e["drawn"].push_back({{"session", d.session},
+                              {"step", d.step},
+                              {"position", d.position},
+                              {"mask", d.mask},
+                              {"raw", d.raw},
+                              {"scaled", d.scaled},
+                              {"masked", d.masked},
+                              {"weights", d.weights},
+                              {"key_labels", d.key_labels},
+                              {"numbers", d.numbers},
+                              {"matrix_rows", d.matrix_rows},
+                              {"matrix_keys", d.matrix_keys},
+                              {"matrix_first_position", d.matrix_first_position},
+                              {"matrix_masked", d.matrix_masked},
+                              {"matrix", d.matrix},
+                              {"number_px", d.number_px}});
+    const ProjectionRecord& pr = x.projection;
+    e["projection"] = {{"stage", pr.stage},
+                       {"why", pr.why},
+                       {"weights_why", pr.weights_why},
+                       {"x", pr.x},
+                       {"x_norm", pr.x_norm},
+                       {"q", pr.q},
+                       {"k", pr.k},
+                       {"v", pr.v},
+                       {"q_rope", pr.q_rope},
+                       {"k_rope", pr.k_rope},
+                       {"q_angle", pr.q_angle},
+                       {"k_angle", pr.k_angle},
+                       {"x_mean", pr.x_mean},
+                       {"x_rms", pr.x_rms},
+                       {"q_len", pr.q_len},
+                       {"q_rope_len", pr.q_rope_len},
+                       {"k_len", pr.k_len},
+                       {"k_rope_len", pr.k_rope_len},
+                       {"cache_row", pr.cache_row},
+                       {"keys_read", pr.keys_read},
+                       {"read_cached", pr.read_cached},
+                       {"read_new", pr.read_new},
+                       {"read_recomputed", pr.read_recomputed},
+                       {"strip_rows", pr.strip_rows},
+                       {"strip_cols", pr.strip_cols},
+                       {"strip_block", pr.strip_block},
+                       {"strip_first_row", pr.strip_first_row},
+                       {"number_px", pr.number_px}};
+    return e;
+}
+
 // The Next token panel's stages and the map of the step, as drawn.
 nlohmann::ordered_json sampling_json(const SamplingRecord& s) {
     return {{"drawn", s.drawn},
@@ -184,40 +253,7 @@ std::string LayoutRecord::to_json(int indent) const {
                     {"prefill_rows", serving.prefill_rows},
                     {"decode_rows", serving.decode_rows},
                     {"states", serving.states}};
-    j["explain"] = {{"open", explain.open},
-                    {"session", explain.session},
-                    {"step", explain.step},
-                    {"layer", explain.layer},
-                    {"head", explain.head},
-                    {"row", explain.row},
-                    {"q_pos", explain.q_pos},
-                    {"n_keys", explain.n_keys},
-                    {"head_dim", explain.head_dim},
-                    {"phase", explain.phase},
-                    {"mode", explain.mode},
-                    {"why", explain.why},
-                    {"op", explain.op},
-                    {"op_layer", explain.op_layer},
-                    {"stage", explain.stage},
-                    {"sessions", explain.sessions},
-                    {"position", explain.position},
-                    {"drawn", nlohmann::json::array()}};
-    for (const ExplainRowRecord& d : explain.drawn)
-        j["explain"]["drawn"].push_back({{"session", d.session},
-                                         {"step", d.step},
-                                         {"position", d.position},
-                                         {"mask", d.mask},
-                                         {"raw", d.raw},
-                                         {"scaled", d.scaled},
-                                         {"masked", d.masked},
-                                         {"weights", d.weights},
-                                         {"key_labels", d.key_labels},
-                                         {"numbers", d.numbers},
-                                         {"matrix_rows", d.matrix_rows},
-                                         {"matrix_keys", d.matrix_keys},
-                                         {"matrix_first_position", d.matrix_first_position},
-                                         {"matrix_masked", d.matrix_masked},
-                                         {"matrix", d.matrix}});
+    j["explain"] = explain_json(explain);
     // Token pieces and messages may hold any bytes: replace what is not UTF-8 rather than throw.
     return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

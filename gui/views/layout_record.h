@@ -99,6 +99,20 @@ struct ExplainRowRecord {
     std::string numbers;
     int matrix_rows = 0, matrix_keys = 0, matrix_first_position = 0, matrix_masked = 0;
     std::vector<float> matrix;
+    float number_px = 0;  // the text size the diagram drew its numbers at
+};
+
+// A projection stage of Inside attention as drawn (stage -1: none shown): the vectors that stage
+// draws (empty where it draws none), its numbers, the weight strip's shape, and the text size its
+// numbers were drawn at.
+struct ProjectionRecord {
+    int stage = -1;                // 0 .. kProjectionStages - 1 (gui/views/inside_attention_text.h)
+    std::string why, weights_why;  // why nothing (or no weight strip) is drawn
+    std::vector<float> x, x_norm, q, k, v, q_rope, k_rope, q_angle, k_angle;
+    double x_mean = 0, x_rms = 0, q_len = 0, q_rope_len = 0, k_len = 0, k_rope_len = 0;
+    int cache_row = -1, keys_read = 0, read_cached = 0, read_new = 0, read_recomputed = 0;
+    int strip_rows = 0, strip_cols = 0, strip_block = 0, strip_first_row = -1;
+    float number_px = 0;
 };
 
 // The row the inside-attention panel shows (open false: the panel is closed).
@@ -115,6 +129,7 @@ struct ExplainRecord {
     int op_layer = -1;
     int position = 0;                     // the query's position (from 1), as the header says it
     std::vector<ExplainRowRecord> drawn;  // each session's row, in the order drawn
+    ProjectionRecord projection;          // the first session's, at a projection stage
 };
 
 // The Serving view as drawn (open false: closed): the pool grid's cells and what the step shown

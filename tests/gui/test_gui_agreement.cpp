@@ -172,10 +172,10 @@ TEST_CASE("the window's numbers are the engine's: explain, the trace and info, l
                 fs::create_directories(run);
                 const std::string trace = (run / "t.json").string();
                 const std::vector<std::string> shown = {"--explain",       layer + ",0,last",
-                                                        "--explain-stage", "5",
+                                                        "--explain-stage", "12",
                                                         "--maximise",      "inside",
                                                         "--size",          "1920x1080",
-                                                        "--views",         "stage=2;maximise=time"};
+                                                        "--views",         "stage=9;maximise=time"};
                 std::vector<std::string> live = {
                     "--backend",    "cpu",  "--model",       model,
                     "--prompt",     prompt, "--cache",       cache,
@@ -214,7 +214,7 @@ TEST_CASE("the window's numbers are the engine's: explain, the trace and info, l
                     for (std::size_t i = 0; i < cli.size(); ++i) {
                         INFO("session " << i);
                         check_row(drawn[i], cli[i], 4);
-                        // Stage 2 of 7, the scores: q·k in the table and in the matrix, no
+                        // Stage 9 of 14, the scores: q·k in the table and in the matrix, no
                         // weight anywhere yet.
                         check_row(scores.at("explain").at("drawn")[i], cli[i], 1);
                     }

@@ -69,15 +69,18 @@ TEST_CASE(
     "the row, causal and bidirectional, at every size, text size and language",
     "[gui][overlap][matrix][stage]") {
     // One start of the window per size x text x language and model, several views each
-    // (--views): each panel shown alone, the row's seven stages, the bidirectional view, the
-    // inside panel alone at a stage; and on the toy with lesson 1 open, its table, the lesson
-    // and the toy's row alone. Layout records only (no pixels drawn).
+    // (--views): each panel shown alone (the map of the step too), the row's fourteen stages (where q, k and v come from,
+    // then the arithmetic), the bidirectional view, the inside panel alone at three stages; and
+    // on the toy with lesson 1 open, its table, the lesson, the toy's row alone, a stage of its
+    // arithmetic and a projection stage (which the toy has not). Layout records only.
     const std::string views_default =
         "maximise=tokens;maximise=attention;maximise=kv;maximise=time;maximise=next;"
-        "maximise=inside;maximise=ops;maximise=map;maximise=,stage=1;stage=2;stage=3;stage=4;stage="
-        "5;stage=6;"
-        "stage=7;stage=all,mask=bidirectional;maximise=inside,stage=3";
-    const std::string views_toy = "maximise=toy;maximise=lesson;maximise=inside;maximise=,stage=3";
+        "maximise=inside;maximise=ops;maximise=map;maximise=,stage=1;stage=2;stage=3;stage=4;"
+        "stage=5;stage=6;stage=7;stage=8;stage=9;stage=10;stage=11;stage=12;stage=13;stage=14;"
+        "stage=all,mask=bidirectional;maximise=inside,stage=10;maximise=inside,stage=3;"
+        "maximise=inside,stage=6";
+    const std::string views_toy =
+        "maximise=toy;maximise=lesson;maximise=inside;maximise=,stage=10;stage=3";
     struct Launch {
         std::string tag;
         std::vector<std::string> args;
@@ -90,10 +93,10 @@ TEST_CASE(
                 const std::string tag = std::string(size) + "-" + scale + "-" + lang;
                 const std::vector<std::string> common = {"--size", size, "--font-scale", scale,
                                                          "--lang", lang, "--backend",    "cpu"};
-                Launch d{tag + "-default", common, 17};
+                Launch d{tag + "-default", common, 26};
                 d.args.insert(d.args.end(), {"--model", "default", "--decode", "3", "--explain",
                                              "1,0,last", "--views", views_default});
-                Launch t{tag + "-toy", common, 4};
+                Launch t{tag + "-toy", common, 5};
                 t.args.insert(t.args.end(), {"--model", "toy", "--lesson", "1", "--lesson-step",
                                              "3", "--views", views_toy});
                 launches.push_back(d);
@@ -133,7 +136,7 @@ TEST_CASE(
             for (const auto& p : text_problems(layout)) FAIL_CHECK(p);
             ++checked;
         }
-    CHECK(checked == 18 * (18 + 5));
+    CHECK(checked == 18 * (27 + 6));
 }
 
 TEST_CASE("larger text never shrinks lesson 10's heatmaps, nor the stage's with Inside attention",

@@ -155,3 +155,36 @@ TEST_CASE("inside attention: numbers as the panel prints them", "[gui][explain]"
     CHECK(fmt_vector(v) == "[1, 2, 3]");
     CHECK(fmt_vector(v, 2) == "[1, …, 3]");
 }
+
+TEST_CASE("inside attention: where q, k and v come from are the first stages, with their shapes",
+          "[gui][explain][projection]") {
+    set_language(Lang::En);
+    // Fourteen stages: seven of the projections, then the arithmetic's seven, the softmax the
+    // twelfth (from 1).
+    CHECK(kExplainStages == 14);
+    CHECK(kSoftmaxStage == 11);
+    CHECK(attention_stage(-1) == -1);
+    CHECK(attention_stage(kProjectionStages) == 0);
+    for (int s = 0; s < kExplainStages; ++s) CHECK(is_projection_stage(s) == (s < 7));
+    CHECK(std::string(explain_stage_name(attention_stage(kSoftmaxStage))) ==
+          "softmax: the weights");
+    ProjectionExplain pe;
+    pe.dim = 128;
+    pe.head_dim = 16;
+    pe.cache_row = 7;
+    CHECK(projection_stage_shape(pe, 0) == "x [1, 128]");
+    CHECK(projection_stage_shape(pe, 1) == "[1, 128] → [1, 128]");
+    for (int p : {2, 3, 4})
+        CHECK(projection_stage_shape(pe, p) == "[1, 128] · [128, 16] → [1, 16]");
+    CHECK(projection_stage_shape(pe, 5) == "[1, 16] → [1, 16]");
+    CHECK(projection_stage_shape(pe, 6) == "K, V [1, 16] → cache row 8");
+    CHECK(projection_numbers("q", {1.5f, -2.0f}, 8) == "q = [1.5, -2]");
+    // Every stage named, in both languages.
+    for (int p = 0; p < kProjectionStages; ++p) {
+        INFO("stage " << p + 1);
+        CHECK(std::string(projection_stage_name(p)) != "");
+        CHECK(std::string(tr(projection_stage_name(p), Lang::Zh)) != "");
+    }
+    CHECK(std::string(tr(projection_stage_name(5), Lang::Zh)) == "RoPE 旋转 q 和 k");
+    CHECK(std::string(tr(projection_stage_name(0), Lang::Zh)) != projection_stage_name(0));
+}

@@ -377,7 +377,7 @@ TEST_CASE(
     // ("internal error: stoi", exit 1), or read a number sscanf wrapped.
     for (const std::string v : {"explain=0:0:abc", "explain=0:0:12345678901234", "explain=0:0:0",
                                 "explain=99999999999:0:1", "explain=0:-1:1", "explain=0:0",
-                                "explain=0:0: 5", "explain=0x1:0:1", "stage=9", "stage=08x",
+                                "explain=0:0: 5", "explain=0x1:0:1", "stage=15", "stage=08x",
                                 "maximise=nowhere", "presenter=2", "bogus=1"}) {
         INFO(v);
         const std::string why = check_view(v);
