@@ -603,7 +603,7 @@ TEST_CASE("a message quoting a huge value is bounded: its start and its end kept
         return m.size() <= kMaxMessageBytes + 64 &&
                m.find(" bytes left out] ... ") != std::string::npos;
     };
-    for (const std::string line :
+    for (const std::string& line :
          {"@" + huge, "@show " + huge, "@cache " + huge, "@expect " + huge + " == 1"}) {
         const std::string m = error_of([&] { parse_lesson("# T\n## S\n" + line + "\n", "l.md"); });
         INFO(m.substr(0, 200));
