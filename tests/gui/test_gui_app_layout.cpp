@@ -69,10 +69,11 @@ TEST_CASE(
     "the row, causal and bidirectional, at every size, text size and language",
     "[gui][overlap][matrix][stage]") {
     // One start of the window per size x text x language and model, several views each
-    // (--views): each panel shown alone (the map of the step too), the row's fourteen stages (where q, k and v come from,
-    // then the arithmetic), the bidirectional view, the inside panel alone at three stages; and
-    // on the toy with lesson 1 open, its table, the lesson, the toy's row alone, a stage of its
-    // arithmetic and a projection stage (which the toy has not). Layout records only.
+    // (--views): each panel shown alone (the map of the step too), the row's fourteen stages (where
+    // q, k and v come from, then the arithmetic), the bidirectional view, the inside panel alone at
+    // three stages; and on the toy with lesson 1 open, its table, the lesson, the toy's row alone,
+    // a stage of its arithmetic and a projection stage (which the toy has not). Layout records
+    // only.
     const std::string views_default =
         "maximise=tokens;maximise=attention;maximise=kv;maximise=time;maximise=next;"
         "maximise=inside;maximise=ops;maximise=map;maximise=,stage=1;stage=2;stage=3;stage=4;"
