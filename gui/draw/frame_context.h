@@ -18,15 +18,18 @@
 #include "gui/views/colormap.h"
 #include "gui/views/layout_record.h"
 #include "gui/views/panel_layout.h"
+#include "gui/views/time_series.h"
 
 namespace kvs::gui {
 
-// Heatmap textures of one session: one per (layer, head); the large view reuses its head's.
+// What one session's views keep between frames: heatmap textures, one per (layer, head) (the
+// large view reuses its head's), the KV grid's, and the Time panel's series.
 struct SessionTextures {
     std::vector<std::unique_ptr<AttentionTexture>> heads;  // [n_layers * n_heads]
     std::unique_ptr<KvTexture> kv = std::make_unique<KvTexture>();
     // Lesson 8's batch: one KV grid per sequence of the sweep's last run (textures[0] only).
     std::vector<std::unique_ptr<KvTexture>> batch_kv;
+    TimeSeries time;  // extended by each frame's new steps
 };
 
 struct FrameContext {

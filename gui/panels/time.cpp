@@ -19,6 +19,7 @@
 #include "gui/panels/time.h"
 #include "gui/state/strings.h"
 #include "gui/views/engine_words.h"
+#include "gui/views/time_series.h"
 
 namespace kvs::gui {
 namespace {
@@ -180,71 +181,44 @@ void draw_time(FrameContext& f) {
     draw_time_table(f);
     draw_measured_on(f);
 
+    // Each session's values, extended by the steps since the last frame (gui/views/time_series.h):
+    // a frame costs the new steps, not the whole trace.
+    for (int si = 0; si < views; ++si)
+        update_time_series(f.textures[si].time, f.snap.generation, *model, f.snap.sessions[si].mode,
+                           f.snap.sessions[si].trace.steps());
+    auto kept = [&](int si) -> const TimeSeries& { return f.textures[si].time; };
     std::vector<PlotSeries> per_step, cumulative, flops, traffic;
-    std::vector<double> positions;  // the position each step reached (its cache length)
-    for (const auto& r : f.snap.sessions[0].trace.steps()) positions.push_back(r.kv.len);
+    const std::vector<double>& positions = kept(0).positions;  // the cache length each step reached
     for (int si = 0; si < views; ++si) {
         const SessionView& sv = f.snap.sessions[si];
-        PlotSeries t{tr(session_label(sv)), {}, f.theme.series[si], false};
-        PlotSeries cum{tr(session_label(sv)), {}, f.theme.series[si], false};
-        PlotSeries fl{tr(session_label(sv)), {}, f.theme.series[si], false};
+        const TimeSeries& ts = kept(si);
+        per_step.push_back({tr(session_label(sv)), ts.wall, f.theme.series[si], false});
+        cumulative.push_back({tr(session_label(sv)), ts.total, f.theme.series[si], false});
+        flops.push_back({tr(session_label(sv)), ts.flops, f.theme.series[si], false});
         // Bytes of K/V a step moves: the rows of every key it reads and the rows it writes
         // (core/model/counts.h). A cached decode step reads the T cached rows and writes one; the
         // uncached step reads as many but writes all T again: each session its own series.
-        PlotSeries kv{kv_moved_label(tr(session_label(sv))), {}, f.theme.series[si], false};
-        double acc = 0;
-        for (const auto& r : sv.trace.steps()) {
-            t.y.push_back(r.wall_seconds);
-            acc += r.wall_seconds;
-            cum.y.push_back(acc);
-            fl.y.push_back(r.counts.flops);
-            kv.y.push_back(r.counts.kv_read_bytes + r.counts.kv_write_bytes);
-        }
-        per_step.push_back(std::move(t));
-        cumulative.push_back(std::move(cum));
-        flops.push_back(std::move(fl));
+        PlotSeries kv{kv_moved_label(tr(session_label(sv))), ts.kv_bytes, f.theme.series[si],
+                      false};
         // Sessions that move the same bytes (the bidirectional view's two uncached sessions)
         // would hide one another's line: the later one is drawn dashed over the earlier.
         for (const PlotSeries& earlier : traffic)
             if (earlier.y == kv.y) kv.dashed = true;
         traffic.push_back(std::move(kv));
     }
-    if (!f.snap.sessions[0].trace.empty()) {
-        PlotSeries w{tr("weights read"), {}, f.theme.series_other, true};
-        for (const auto& r : f.snap.sessions[0].trace.steps()) w.y.push_back(r.counts.weight_bytes);
-        traffic.push_back(std::move(w));
-    }
+    if (!f.snap.sessions[0].trace.empty())
+        traffic.push_back({tr("weights read"), kept(0).weight_bytes, f.theme.series_other, true});
     if (views == 1 && !f.snap.sessions[0].trace.empty()) {
-        // The mode that did not run, counted (not measured) from the same shapes.
-        const SessionView& sv = f.snap.sessions[0];
-        const bool cached = sv.mode == CacheMode::Cached;
-        PlotSeries other{cached ? tr("without cache (counted)") : tr("with cache (counted)"),
-                         {},
-                         f.theme.series_other,
-                         true};
-        for (const auto& r : sv.trace.steps()) {
-            if (r.phase == Phase::Prefill)
-                other.y.push_back(r.counts.flops);
-            else if (cached)
-                other.y.push_back(model->count_forward(0, r.kv.len).flops);
-            else
-                other.y.push_back(model->count_forward(r.kv.len - 1, 1).flops);
-        }
-        flops.push_back(std::move(other));
-        // Its K/V traffic too: the uncached step at position T reads and writes T rows, the
-        // cached one reads T and writes 1.
-        PlotSeries other_kv{
-            kv_moved_label(cached ? tr("without cache (counted)") : tr("with cache (counted)")),
-            {},
-            f.theme.series[cached ? 1 : 0],
-            true};
-        for (const auto& r : sv.trace.steps()) {
-            const StepCounts c = r.phase == Phase::Prefill ? r.counts
-                                 : cached                  ? model->count_forward(0, r.kv.len)
-                                                           : model->count_forward(r.kv.len - 1, 1);
-            other_kv.y.push_back(c.kv_read_bytes + c.kv_write_bytes);
-        }
-        traffic.insert(traffic.begin() + 1, std::move(other_kv));
+        // The mode that did not run, counted (not measured) from the same shapes: its FLOPs and
+        // its K/V traffic (the uncached step at position T reads and writes T rows, the cached
+        // one reads T and writes 1).
+        const bool cached = f.snap.sessions[0].mode == CacheMode::Cached;
+        flops.push_back({cached ? tr("without cache (counted)") : tr("with cache (counted)"),
+                         kept(0).other_flops, f.theme.series_other, true});
+        traffic.insert(
+            traffic.begin() + 1,
+            {kv_moved_label(cached ? tr("without cache (counted)") : tr("with cache (counted)")),
+             kept(0).other_kv, f.theme.series[cached ? 1 : 0], true});
     }
 
     draw_kv_passes_weights(f, *model);

@@ -27,6 +27,7 @@
 #include "gui/views/panel_layout.h"
 #include "gui/views/plot_scale.h"
 #include "gui/views/serving_layout.h"
+#include "gui/views/time_series.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/support/option_table_checks.h"
 #include "tests/support/test_helpers.h"
@@ -295,6 +296,62 @@ TEST_CASE("a cache read whole from its slot is the same grid: one column per row
     // Rows that are not the whole cache are never read: an empty grid.
     rows.pop_back();
     CHECK(kv_columns_of_cache(kv, rows, 4, 5, 4).n == 0);
+}
+
+TEST_CASE("the Time panel's series extended step by step equal the series built at once",
+          "[gui][time]") {
+    CpuBackend be;
+    Session s(tiny(), be);
+    s.set_prompt("the cat sat in the hat");
+    for (int i = 0; i < 6; ++i) s.step();
+    std::vector<StepRecord> steps(s.trace().steps().begin(), s.trace().steps().end());
+    const auto whole = [&](std::span<const StepRecord> st, CacheMode mode) {
+        TimeSeries t;
+        update_time_series(t, 7, tiny(), mode, st);
+        return t;
+    };
+    const auto same = [](const TimeSeries& a, const TimeSeries& b) {
+        CHECK(a.positions == b.positions);
+        CHECK(a.wall == b.wall);
+        CHECK(a.total == b.total);
+        CHECK(a.flops == b.flops);
+        CHECK(a.kv_bytes == b.kv_bytes);
+        CHECK(a.weight_bytes == b.weight_bytes);
+        CHECK(a.other_flops == b.other_flops);
+        CHECK(a.other_kv == b.other_kv);
+    };
+    // One step more each frame, as the window sees the trace grow.
+    TimeSeries grown;
+    for (std::size_t n = 0; n <= steps.size(); ++n) {
+        const std::span<const StepRecord> first(steps.data(), n);
+        update_time_series(grown, 7, tiny(), CacheMode::Cached, first);
+        same(grown, whole(first, CacheMode::Cached));
+    }
+    // Each value is the step's own, or counted from the model at the step's position.
+    const TimeSeries& t = grown;
+    REQUIRE(t.wall.size() == steps.size());
+    double acc = 0;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+        acc += steps[k].wall_seconds;
+        CHECK(t.total[k] == acc);
+        CHECK(t.positions[k] == steps[k].kv.len);
+        const StepCounts c = k == 0 ? steps[k].counts : tiny().count_forward(0, steps[k].kv.len);
+        CHECK(t.other_flops[k] == c.flops);
+        CHECK(t.other_kv[k] == c.kv_read_bytes + c.kv_write_bytes);
+    }
+    // The last step held is read again (the engine may have filled it in since).
+    steps.back().wall_seconds += 1.0;
+    update_time_series(grown, 7, tiny(), CacheMode::Cached, steps);
+    same(grown, whole(steps, CacheMode::Cached));
+    // A new generation, another mode or fewer steps start over.
+    steps[1].wall_seconds += 2.0;
+    update_time_series(grown, 8, tiny(), CacheMode::Cached, steps);
+    same(grown, whole(steps, CacheMode::Cached));
+    update_time_series(grown, 8, tiny(), CacheMode::Uncached, steps);
+    same(grown, whole(steps, CacheMode::Uncached));
+    const std::span<const StepRecord> fewer(steps.data(), 3);
+    update_time_series(grown, 8, tiny(), CacheMode::Uncached, fewer);
+    same(grown, whole(fewer, CacheMode::Uncached));
 }
 
 TEST_CASE("KV what-if: bytes per token for MHA, GQA and MQA from the config", "[gui][kv]") {
