@@ -5,14 +5,18 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <unordered_map>
 
 #include "core/util/format.h"
 #include "gui/actions/actions.h"
+#include "gui/draw/gl_textures.h"
 #include "gui/draw/text.h"
 #include "gui/panels/tokens.h"
 #include "gui/state/strings.h"
+#include "gui/views/chip_flow.h"
 #include "gui/views/engine_words.h"
 
 namespace kvs::gui {
@@ -154,18 +158,32 @@ void draw_tokens(FrameContext& f, TokensPanel& panel) {
     const float pad = fh * 0.3f, gap = fh * 0.25f, h = fh + 2 * pad;
     const float clip_top = ImGui::GetWindowPos().y,
                 clip_bottom = clip_top + ImGui::GetWindowHeight();
-    float x = origin.x, y = origin.y;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const bool window_hovered = ImGui::IsWindowHovered();
-    float last_y = y;
-    for (const Chip& c : chips) {
+    // Where each chip goes, kept between frames (gui/views/chip_flow.h): the chips are the
+    // prompt's tokens then each step's, the same in one generation, so only new ones are
+    // measured; the lines in view are drawn.
+    std::uint64_t key =
+        texture_key({f.snap.generation, std::uint64_t(P),
+                     std::uint64_t(reinterpret_cast<std::uintptr_t>(ImGui::GetFont())),
+                     std::uint64_t(fh * 64)});
+    for (int id : sv.prompt_tokens) key = texture_key({key, std::uint64_t(id)});
+    ChipFlow& flow = panel.flow;
+    reset_chip_flow(flow, key, right - origin.x, gap);
+    for (std::size_t k = flow.x.size(); k < chips.size(); ++k)
+        add_chip(flow, label_of(chips[k].id).second + 2 * pad);
+    if (f.layout)
+        for (const Chip& c : chips) f.layout->tokens.push_back(label_of(c.id).first);
+    const float line_h = h + gap;
+    const int n = static_cast<int>(chips.size());
+    const auto [first, last] = chips_on_lines(
+        flow, n, static_cast<int>(std::floor((clip_top - origin.y - h) / line_h)) - 1,
+        static_cast<int>(std::floor((clip_bottom - origin.y) / line_h)) + 1);
+    for (int k = first; k < last; ++k) {
+        const Chip& c = chips[k];
         const auto& [text, text_w] = label_of(c.id);
-        if (f.layout) f.layout->tokens.push_back(text);
         const float w = text_w + 2 * pad;
-        if (x + w > right && x > origin.x) {
-            x = origin.x;
-            y += h + gap;
-        }
+        const float x = origin.x + flow.x[k], y = origin.y + flow.line[k] * line_h;
         if (y + h >= clip_top && y <= clip_bottom) {
             const ImVec2 a(x, y), b(x + w, y + h);
             if (c.outline) {
@@ -185,9 +203,8 @@ void draw_tokens(FrameContext& f, TokensPanel& panel) {
                 ImGui::EndTooltip();
             }
         }
-        last_y = y;
-        x += w + gap;
     }
+    const float last_y = origin.y + (n > 0 ? flow.line[n - 1] : 0) * line_h;
     ImGui::Dummy(ImVec2(right - origin.x, last_y + h - origin.y));
     // Following the newest step: keep the newest token in view.
     if (ui.view_step < 0 && static_cast<int>(chips.size()) != panel.chips_drawn)

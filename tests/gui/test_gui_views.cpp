@@ -21,6 +21,7 @@
 #include "gui/state/options.h"
 #include "gui/state/settings.h"
 #include "gui/views/attention_matrix.h"
+#include "gui/views/chip_flow.h"
 #include "gui/views/colormap.h"
 #include "gui/views/engine_words.h"
 #include "gui/views/kv_grid.h"
@@ -352,6 +353,44 @@ TEST_CASE("the Time panel's series extended step by step equal the series built 
     const std::span<const StepRecord> fewer(steps.data(), 3);
     update_time_series(grown, 8, tiny(), CacheMode::Uncached, fewer);
     same(grown, whole(fewer, CacheMode::Uncached));
+}
+
+TEST_CASE("chips laid out a few at a time go where one pass puts them, and the lines in view",
+          "[gui][tokens]") {
+    const std::vector<float> widths = {30, 50, 20, 90, 100, 10, 10, 120, 40, 40, 60};
+    // One pass, as the strip laid its chips out each frame: a chip on the line while it fits
+    // (a line's first always does), else on the next.
+    std::vector<float> xs;
+    std::vector<int> lines;
+    float x = 0;
+    int line = 0;
+    for (float w : widths) {
+        if (x + w > 100 && x > 0) x = 0, ++line;
+        xs.push_back(x);
+        lines.push_back(line);
+        x += w + 5;
+    }
+    ChipFlow flow;
+    reset_chip_flow(flow, 1, 100, 5);
+    for (std::size_t n = 0; n < widths.size(); n += 3) {
+        reset_chip_flow(flow, 1, 100, 5);  // the same key: kept
+        for (std::size_t k = flow.x.size(); k < std::min(widths.size(), n + 3); ++k)
+            add_chip(flow, widths[k]);
+    }
+    CHECK(flow.x == xs);
+    CHECK(flow.line == lines);
+    CHECK(lines == std::vector<int>{0, 0, 1, 2, 3, 4, 4, 5, 6, 6, 7});
+    // Lines 1..3 hold chips 2..4; of the first 4 chips, 2..3.
+    CHECK(chips_on_lines(flow, 11, 1, 3) == std::pair<int, int>{2, 5});
+    CHECK(chips_on_lines(flow, 4, 1, 3) == std::pair<int, int>{2, 4});
+    CHECK(chips_on_lines(flow, 11, -4, -1) == std::pair<int, int>{0, 0});
+    CHECK(chips_on_lines(flow, 11, 8, 9) == std::pair<int, int>{11, 11});
+    // Another key or width starts over.
+    reset_chip_flow(flow, 2, 100, 5);
+    CHECK(flow.x.empty());
+    add_chip(flow, 10);
+    reset_chip_flow(flow, 2, 80, 5);
+    CHECK(flow.x.empty());
 }
 
 TEST_CASE("KV what-if: bytes per token for MHA, GQA and MQA from the config", "[gui][kv]") {
