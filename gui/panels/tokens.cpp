@@ -47,9 +47,8 @@ void legend_swatch(ImU32 c, const char* label, bool outline, ImU32 text) {
     ImGui::PopStyleColor();
 }
 
-}  // namespace
-
-void draw_tokens(FrameContext& f, TokensPanel& panel) {
+// The prompt's field, the chips' legend and, once generation ended, why it ended.
+void draw_prompt_and_legend(FrameContext& f) {
     UiState& ui = f.ui;
     const float fh = f.font_px;
     ImGui::AlignTextToFramePadding();
@@ -97,6 +96,14 @@ void draw_tokens(FrameContext& f, TokensPanel& panel) {
         ImGui::PopStyleColor();
         if (f.layout) f.layout->finish = b;
     }
+}
+
+}  // namespace
+
+void draw_tokens(FrameContext& f, TokensPanel& panel) {
+    UiState& ui = f.ui;
+    const float fh = f.font_px;
+    draw_prompt_and_legend(f);
 
     if (f.snap.sessions.empty()) return;
     const SessionView& sv = f.snap.sessions[0];
