@@ -276,9 +276,12 @@ inline json text_item(const std::string& text, double x, double y, double w, dou
             {"vertical", false}};
 }
 
+// A start of the window: its name, its arguments and how many --views it records after its first
+// frame.
 struct StageConfig {
     std::string tag;
     std::vector<std::string> args;
+    int views = 0;
 };
 
 // The window's configurations a class meets: 3 window sizes x 3 text sizes x English and
