@@ -69,6 +69,14 @@ const Model& shared_tiny_model() {
     return *m;
 }
 
+std::vector<std::unique_ptr<Model>> llama2c_models() {
+    std::vector<std::unique_ptr<Model>> ms;
+    ms.push_back(open_model("default"));
+    if (std::filesystem::exists(stories_model()))  // GQA: 8 query heads, 4 K/V heads
+        ms.push_back(open_model(stories_model(), stories_tokenizer()));
+    return ms;
+}
+
 bool one_line(const std::string& s) {
     return !s.empty() && s.find('\n') == s.size() - 1;
 }
