@@ -530,11 +530,14 @@ void App::draw_panels(FrameContext& f) {
     }
 
     const float top = toolbar_h_;
+    // Without a toolbar the messages of the moment take a strip at the window's bottom while they
+    // show: the stage ends above it, so they cover no panel's contents.
+    const float bottom = vp.y - (toolbar_h_ > 0 ? 0 : message_strip_height(f));
     alone_zoom_ = 1;
     if (ui_.show_serving) {  // the Serving view takes the stage, beside the lesson column
         if (f.layout) f.layout->arrangement = "serving";
         StageInput in;
-        in.stage = {0, top, vp.x, vp.y - top};
+        in.stage = {0, top, vp.x, bottom - top};
         in.fh = fh;
         in.lesson = lesson_open;
         in.titles = !ui_.presenter;
@@ -547,7 +550,7 @@ void App::draw_panels(FrameContext& f) {
         return;
     }
     StageInput in;
-    in.stage = {0, top, vp.x, vp.y - top};
+    in.stage = {0, top, vp.x, bottom - top};
     in.fh = fh;
     in.views = std::max<int>(1, static_cast<int>(f.snap.sessions.size()));
     in.toy = f.model() && f.model()->is_toy();

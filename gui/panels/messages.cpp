@@ -3,6 +3,9 @@
 
 #include <imgui.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "gui/state/strings.h"
 #include "gui/views/engine_words.h"
 #include "lessonlib/engine_messages.h"
@@ -29,26 +32,61 @@ std::vector<MessageLine> message_lines(FrameContext& f) {
     return lines;
 }
 
+namespace {
+
+constexpr float kMargin = 4;  // between the strip's box and the window's bottom edge
+constexpr float kGap = 2;     // between the stage's last panel and the box
+
+// Where the lines wrap: at most 78% of the window's width, as wide as the longest line.
+float wrap_width(float window_w) {
+    return window_w * 0.78f - ImGui::GetStyle().WindowPadding.x;
+}
+
+// The box the lines take: [w, h] with the window padding around them.
+ImVec2 box_size(const std::vector<MessageLine>& lines, float window_w) {
+    const ImGuiStyle& st = ImGui::GetStyle();
+    float w = 0, h = 0;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const ImVec2 t =
+            ImGui::CalcTextSize(lines[i].text.c_str(), nullptr, false, wrap_width(window_w));
+        w = std::max(w, t.x);
+        h += t.y + (i > 0 ? st.ItemSpacing.y : 0);
+    }
+    return ImVec2(std::ceil(w + 2 * st.WindowPadding.x),
+                  std::ceil(std::max(h + 2 * st.WindowPadding.y, st.WindowMinSize.y)));
+}
+
+}  // namespace
+
+float message_strip_height(FrameContext& f) {
+    const auto lines = message_lines(f);
+    if (lines.empty()) return 0;
+    return box_size(lines, ImGui::GetMainViewport()->Size.x).y + kMargin + kGap;
+}
+
 void draw_messages(FrameContext& f) {
     // Errors, notices and missing fonts show for a few seconds in the toolbar, in its status
-    // line's place. Without a toolbar (a panel alone, presenter mode) they float at the bottom
-    // of the window, over the end of a panel's contents, never over a title or a tab.
+    // line's place. Without a toolbar (a panel alone, presenter mode) they show in a strip at
+    // the bottom of the window, below the stage (App::draw_panels leaves it the strip's height,
+    // message_strip_height), over no panel's contents.
     const auto lines = message_lines(f);
     if (f.layout)
         for (const MessageLine& l : lines) f.layout->messages.push_back(l.text);
     if (lines.empty() || f.toolbar_bottom > 0) return;
     using Line = MessageLine;
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
-    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y - 4), ImGuiCond_Always, ImVec2(0.5f, 1.0f));
+    const ImVec2 box = box_size(lines, vp.x);
+    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y - kMargin), ImGuiCond_Always,
+                            ImVec2(0.5f, 1.0f));
+    ImGui::SetNextWindowSize(box, ImGuiCond_Always);
     ImGui::SetNextWindowBgAlpha(0.97f);
-    ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(vp.x * 0.8f, vp.y * 0.5f));
     ImGui::Begin("##messages", nullptr,
-                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
-                     ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoSavedSettings |
-                     ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoInputs |
+                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
+                     ImGuiWindowFlags_NoNav);
     for (const Line& l : lines) {
         ImGui::PushStyleColor(ImGuiCol_Text, l.colour);
-        ImGui::PushTextWrapPos(vp.x * 0.78f);
+        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap_width(vp.x));
         ImGui::TextUnformatted(l.text.c_str());
         ImGui::PopTextWrapPos();
         ImGui::PopStyleColor();

@@ -286,14 +286,14 @@ struct StageConfig {
 
 // The window's configurations a class meets: 3 window sizes x 3 text sizes x English and
 // Chinese x the toy and the default model x the cache on and compare x a lesson open and closed,
-// all 144 (about a minute on two idle cores). KVSCOPE_STAGE_MATRIX=quick runs a covering subset
-// of 18 instead: every window size with every text size, twice, and for the four two-way
-// factors the rows of a 2^(4-1) design (each pair of them meets in all four combinations),
-// cycled over the 9 size x text pairs. With a lesson open the lesson picks the model: lesson 1
-// step 3 (the toy) or lesson 4 step 2 (the default model); its cache mode is the lesson's. The
-// whole matrix is the default because the subset misses cases only it has: the KV panel squeezed
-// to its title under the inside-attention band at 1920x1080, the what-if table's numbers cut in
-// Chinese at 1280x800.
+// all 144 (about a minute on two idle cores), then the named cases below.
+// KVSCOPE_STAGE_MATRIX=quick runs a covering subset of 18 of the 144 instead: every window size
+// with every text size, twice, and for the four two-way factors the rows of a 2^(4-1) design (each
+// pair of them meets in all four combinations), cycled over the 9 size x text pairs. With a lesson
+// open the lesson picks the model: lesson 1 step 3 (the toy) or lesson 4 step 2 (the default
+// model); its cache mode is the lesson's. The whole matrix is the default because the subset misses
+// cases only it has: the KV panel squeezed to its title under the inside-attention band at
+// 1920x1080, the what-if table's numbers cut in Chinese at 1280x800.
 inline std::vector<StageConfig> stage_matrix() {
     // lang zh, default model, compare, lesson: the fourth is the parity of the other three.
     static const int design[8][4] = {{0, 0, 0, 0}, {0, 0, 1, 1}, {0, 1, 0, 1}, {0, 1, 1, 0},
@@ -373,6 +373,17 @@ inline std::vector<StageConfig> stage_matrix() {
     out.push_back({"3840x2160-2-en-default-explain",
                    {"--size", "3840x2160", "--font-scale", "2", "--backend", "cpu", "--model",
                     "default", "--decode", "3", "--explain", "1,0,last"}});
+    // The end of generation's notice with no toolbar to hold it: a panel alone (Inside attention,
+    // its legend at the window's bottom; Next token at large Chinese text) and presenter mode.
+    out.push_back({"1280x800-1-en-lesson4-end-inside",
+                   {"--size", "1280x800", "--backend", "cpu", "--lesson", "4", "--lesson-step", "3",
+                    "--maximise", "inside"}});
+    out.push_back({"1920x1080-2-zh-lesson4-end-next",
+                   {"--size", "1920x1080", "--font-scale", "2", "--lang", "zh", "--backend", "cpu",
+                    "--lesson", "4", "--lesson-step", "3", "--maximise", "next"}});
+    out.push_back({"1280x800-1.5-en-lesson4-end-presenter",
+                   {"--size", "1280x800", "--font-scale", "1.5", "--backend", "cpu", "--lesson",
+                    "4", "--lesson-step", "3", "--presenter"}});
     return out;
 }
 
