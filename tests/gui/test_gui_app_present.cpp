@@ -57,7 +57,7 @@ TEST_CASE(
     "[gui][screenshot][stage][present]") {
     // (The attention panel alone grows its heatmap, and the numbers in its cells with them:
     // "larger text never shrinks a panel shown alone".)
-    const std::vector<std::string> ids = {"tokens", "kv", "time"};
+    const std::vector<std::string> ids = {"tokens", "kv", "time", "next"};
     std::string views;
     for (const auto& id : ids) views += (views.empty() ? "maximise=" : ";maximise=") + id;
     for (const char* size : {"1280x800", "1920x1080"})
