@@ -30,6 +30,7 @@ namespace kvs::gui_app_test {
 
 using kvs::test::quote;
 using kvs::test::slurp;
+using kvs::test::tiny_model;
 
 struct Run {
     int exit_code = -1;
@@ -160,11 +161,6 @@ inline std::pair<double, double> cell_centre(const json& rect, int n, int q, int
     const double x = rect.at("x").get<double>(), y = rect.at("y").get<double>();
     const double w = rect.at("w").get<double>(), h = rect.at("h").get<double>();
     return {x + (k + 0.5) * w / n, y + (q + 0.5) * h / n};
-}
-
-inline std::string tiny_model() {
-    static const std::string p = kvs::test::write_tiny_model(kvs::test::temp_dir("gui-app-model"));
-    return p;
 }
 
 // The tiny model with a prompt of several tokens, head (1, 2) shown large, and `more`.

@@ -64,8 +64,13 @@ std::unique_ptr<Model> open_tiny_model(const std::string& tag) {
     return open_model(write_tiny_model(temp_dir(tag)));
 }
 
+const std::string& tiny_model() {
+    static const std::string p = write_tiny_model(temp_dir("tiny-model"));
+    return p;
+}
+
 const Model& shared_tiny_model() {
-    static const auto m = open_tiny_model("tiny");
+    static const auto m = open_model(tiny_model());
     return *m;
 }
 
