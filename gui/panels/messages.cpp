@@ -58,27 +58,51 @@ ImVec2 box_size(const std::vector<MessageLine>& lines, float window_w) {
 
 }  // namespace
 
+bool messages_fit_title_bar(FrameContext& f, const TitleBarRoom& room) {
+    const auto lines = message_lines(f);
+    if (lines.size() != 1) return false;
+    const float pad = ImGui::GetStyle().WindowPadding.x;
+    const ImVec2 t = ImGui::CalcTextSize(lines[0].text.c_str());
+    return t.y <= room.height &&
+           room.from + t.x + 2 * pad + kMargin <= ImGui::GetMainViewport()->Size.x;
+}
+
 float message_strip_height(FrameContext& f) {
     const auto lines = message_lines(f);
     if (lines.empty()) return 0;
     return box_size(lines, ImGui::GetMainViewport()->Size.x).y + kMargin + kGap;
 }
 
-void draw_messages(FrameContext& f) {
+void draw_messages(FrameContext& f, const TitleBarRoom* title_bar) {
     // Errors, notices and missing fonts show for a few seconds in the toolbar, in its status
-    // line's place. Without a toolbar (a panel alone, presenter mode) they show in a strip at
-    // the bottom of the window, below the stage (App::draw_panels leaves it the strip's height,
-    // message_strip_height), over no panel's contents.
+    // line's place. Without a toolbar (a panel alone, presenter mode) they show on the right of
+    // the panel's title bar, or in a strip at the bottom of the window, below the stage
+    // (App::draw_panels leaves it the strip's height, message_strip_height): over no panel's
+    // contents.
     const auto lines = message_lines(f);
     if (f.layout)
         for (const MessageLine& l : lines) f.layout->messages.push_back(l.text);
     if (lines.empty() || f.toolbar_bottom > 0) return;
     using Line = MessageLine;
     const ImVec2 vp = ImGui::GetMainViewport()->Size;
-    const ImVec2 box = box_size(lines, vp.x);
-    ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y - kMargin), ImGuiCond_Always,
-                            ImVec2(0.5f, 1.0f));
-    ImGui::SetNextWindowSize(box, ImGuiCond_Always);
+    int pushed = 0;
+    if (title_bar) {
+        // One line, as tall as the title bar, ending a margin before the window's right edge.
+        const ImGuiStyle& st = ImGui::GetStyle();
+        const ImVec2 t = ImGui::CalcTextSize(lines[0].text.c_str());
+        const float pad_y = (title_bar->height - t.y) * 0.5f;
+        ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(st.WindowPadding.x, pad_y));
+        ImGui::PushStyleVar(ImGuiStyleVar_WindowMinSize, ImVec2(1, 1));
+        pushed = 2;
+        ImGui::SetNextWindowPos(ImVec2(vp.x - kMargin, title_bar->top), ImGuiCond_Always,
+                                ImVec2(1.0f, 0.0f));
+        ImGui::SetNextWindowSize(ImVec2(std::ceil(t.x + 2 * st.WindowPadding.x), title_bar->height),
+                                 ImGuiCond_Always);
+    } else {
+        ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y - kMargin), ImGuiCond_Always,
+                                ImVec2(0.5f, 1.0f));
+        ImGui::SetNextWindowSize(box_size(lines, vp.x), ImGuiCond_Always);
+    }
     ImGui::SetNextWindowBgAlpha(0.97f);
     ImGui::Begin("##messages", nullptr,
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoInputs |
@@ -92,6 +116,7 @@ void draw_messages(FrameContext& f) {
         ImGui::PopStyleColor();
     }
     ImGui::End();
+    ImGui::PopStyleVar(pushed);
 }
 
 }  // namespace kvs::gui
