@@ -429,6 +429,17 @@ inline const json& plot_named(const json& layout, const std::string& name) {
     return none;
 }
 
+// The median glyph height of the stage's lines (not the toolbar's, nor an overlay's).
+inline double median_text_h(const json& l) {
+    std::vector<double> hs;
+    for (const auto& t : l.at("texts"))
+        if (t.at("panel") != "toolbar" && !t.at("overlay").get<bool>())
+            hs.push_back(t.at("rect").at("h").get<double>());
+    if (hs.empty()) return 0;
+    std::nth_element(hs.begin(), hs.begin() + hs.size() / 2, hs.end());
+    return hs[hs.size() / 2];
+}
+
 // The size of what a panel shown alone draws (keys 1-9): the heatmap's side, the KV grids'
 // height, the time plot's area; for the text panels, the median height of their lines' glyphs.
 inline double presenter_visual(const json& l, const std::string& id) {
@@ -445,13 +456,7 @@ inline double presenter_visual(const json& l, const std::string& id) {
         const double fh = 16 * l.at("scale").at(0).get<double>();
         return plot_named(l, "time").at("rect").at("h").get<double>() - 2.5 * fh;
     }
-    std::vector<double> hs;
-    for (const auto& t : l.at("texts"))
-        if (t.at("panel") != "toolbar" && !t.at("overlay").get<bool>())
-            hs.push_back(t.at("rect").at("h").get<double>());
-    if (hs.empty()) return 0;
-    std::nth_element(hs.begin(), hs.begin() + hs.size() / 2, hs.end());
-    return hs[hs.size() / 2];
+    return median_text_h(l);
 }
 
 }  // namespace kvs::gui_app_test
