@@ -215,10 +215,10 @@ TEST_CASE("a paged decode step on cuda-emulated copies no K/V row, whatever the 
     for (auto [bs, len] : {std::pair{1, 40}, std::pair{4, 37}, std::pair{16, 20}}) {
         INFO("block size " << bs << ", " << len << " cached rows");
         const LaunchCounts flat = decode_counts(0, len), paged = decode_counts(bs, len);
-        std::printf("decode token after %d rows: contiguous %d launches, %d D2D, %d H2D; paged "
-                    "(block size %d) %d launches, %d D2D, %d H2D\n",
-                    len, flat.launches, flat.d2d, flat.h2d, bs, paged.launches, paged.d2d,
-                    paged.h2d);
+        std::printf(
+            "decode token after %d rows: contiguous %d launches, %d D2D, %d H2D; paged "
+            "(block size %d) %d launches, %d D2D, %d H2D\n",
+            len, flat.launches, flat.d2d, flat.h2d, bs, paged.launches, paged.d2d, paged.h2d);
         CHECK(paged.launches == flat.launches);
         CHECK(paged.d2d == 0);
         CHECK(flat.d2d == 0);
