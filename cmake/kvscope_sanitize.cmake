@@ -18,10 +18,15 @@ if(KVSCOPE_SANITIZE OR KVSCOPE_FUZZ)
     endif()
     # Coverage feedback for libFuzzer in every engine file; its main() comes with the targets.
     set(KVSCOPE_SANITIZERS fuzzer-no-link,${KVSCOPE_SANITIZERS})
+    # Without the stack-depth feature (on by default on Linux): it counts how far below the
+    # first frame the stack reached, and where the first frame sits moves with the size of the
+    # environment and command line (and with stack randomisation), so the same seed explored
+    # differently under another shell or folder. The check must give one answer per commit.
+    set(KVSCOPE_FUZZ_FLAGS -fno-sanitize-coverage=stack-depth)
   endif()
   target_compile_options(kvscope_flags INTERFACE
-    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${KVSCOPE_SANITIZERS} -fno-omit-frame-pointer
-                              -fno-sanitize-recover=all>)
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${KVSCOPE_SANITIZERS} ${KVSCOPE_FUZZ_FLAGS}
+                              -fno-omit-frame-pointer -fno-sanitize-recover=all>)
   target_link_options(kvscope_flags INTERFACE -fsanitize=address,undefined)
   message(STATUS "kvscope: sanitizers ON (${KVSCOPE_SANITIZERS})")
 endif()

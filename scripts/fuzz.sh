@@ -24,13 +24,16 @@
 # What makes the check reproducible: libFuzzer's -seed and -runs instead of a time limit; the corpus
 # given as a sorted list of files (-seed_inputs: a folder's order is the file system's); no output
 # folder (nothing is reloaded, nothing written back); address space layout randomisation off
-# (setarch -R); no mutation from compared values (-use_cmp=0: libFuzzer's table of the values a
+# (setarch -R); the same command line and environment bytes on every start (run from build-fuzz/
+# with relative paths under `env -i`; and the build leaves out libFuzzer's stack-depth feature,
+# cmake/kvscope_sanitize.cmake: measured, fuzz_lesson_expr's features changed with the length of
+# one environment variable, 2399 or 2454 at 60,000 runs); no mutation from compared values (-use_cmp=0: libFuzzer's table of the values a
 # comparison saw holds heap pointers, which it writes into inputs, and where the heap puts a chunk
 # follows every allocation before it: a path's length on the command line, the source path a
 # newly covered function is printed with; measured, fuzz_lesson ended at ft 5250 and 5665 in two
 # runs of one commit, 5760 with longer paths; with it, 5886 whatever the paths and environment);
-# the engine's memory budget and SIMD path fixed (KVSCOPE_MEM_AVAILABLE, KVSCOPE_ISA: the budget
-# is read from /proc/meminfo otherwise, the path from the CPU). Each target prints its coverage,
+# the engine's memory budget and SIMD path fixed (KVSCOPE_MEM_AVAILABLE: the budget is read from
+# /proc/meminfo otherwise; the build has one SIMD path, where another would be chosen by the CPU). Each target prints its coverage,
 # features and corpus size at the end: two runs of one commit print the same lines.
 source "$(dirname "$0")/setup.sh"
 kvs_require_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}"
@@ -52,15 +55,17 @@ elif [ $# -gt 0 ]; then
     exit 2
 fi
 # Configured every time with these options (setup.sh's kvs_configure explains why).
+# One portable SIMD path (kernels/CMakeLists.txt): the inputs exercise the readers, and the path a
+# run takes is then fixed by the build.
 kvs_configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-    -DKVSCOPE_FUZZ=ON -DKVSCOPE_GUI=OFF -DKVSCOPE_TESTS=OFF -DCMAKE_CUDA_COMPILER=OFF
+    -DKVSCOPE_FUZZ=ON -DKVSCOPE_GUI=OFF -DKVSCOPE_TESTS=OFF -DCMAKE_CUDA_COMPILER=OFF \
+    -DKVSCOPE_ONE_SIMD_PATH=ON
 cmake --build "$dir" -j "$(nproc)" --target kvscope_fuzzers >&2
 built=$SECONDS
 export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-# The engine's two readings of the machine, fixed (see the top).
+# The engine's memory budget, fixed (see the top).
 export KVSCOPE_MEM_AVAILABLE=4294967296
-[ "$(uname -m)" = x86_64 ] && export KVSCOPE_ISA=sse
 
 # target:max_len:runs. Inputs are capped so a run explores shapes, not sizes. The runs give each
 # target about 20 s of one core (eleven targets, two at a time on two cores: about 2 min in all,
@@ -100,21 +105,28 @@ if ! "${fixed_layout[@]}" true 2>/dev/null; then
 fi
 rm -rf "$dir/artifacts"
 mkdir -p "$dir/artifacts"
+# The check's process sees the same bytes wherever the clone is and however the script was
+# started: run from build-fuzz/ with paths relative to it, and an environment of only these.
+fixed_env=(PATH=/usr/bin:/bin "ASAN_OPTIONS=$ASAN_OPTIONS" "UBSAN_OPTIONS=$UBSAN_OPTIONS"
+           "KVSCOPE_MEM_AVAILABLE=$KVSCOPE_MEM_AVAILABLE")
+symbolizer=$(command -v llvm-symbolizer || true)
+[ -n "$symbolizer" ] && fixed_env+=("ASAN_SYMBOLIZER_PATH=$symbolizer")
 run_one() {
-    local t="$1" len="$2" runs="$3" corpus="$KVS_ROOT/tests/fuzz/corpus/$1" list
-    list="$dir/seeds_$t.txt"
-    # Names are ours (tests/fuzz/make_*.py, found-*): no comma, which would split the list.
-    (cd "$corpus" && LC_ALL=C ls -1 | sed "s|^|$corpus/|" | paste -sd, -) >"$list"
+    local t="$1" len="$2" runs="$3" corpus="$KVS_ROOT/tests/fuzz/corpus/$1"
     local common=(-max_len="$len" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
-                  -artifact_prefix="$dir/artifacts/$t-")
+                  -artifact_prefix="artifacts/$t-")
     if [ "$explore" = 1 ]; then
         rm -rf "$dir/explore/$t"
         mkdir -p "$dir/explore/$t"
-        "$dir/tests/fuzz/fuzz_$t" "${common[@]}" -max_total_time="$seconds" \
-            "$dir/explore/$t" "$corpus" >"$dir/fuzz_$t.log" 2>&1
+        (cd "$dir" && "./tests/fuzz/fuzz_$t" "${common[@]}" -max_total_time="$seconds" \
+            "explore/$t" "$corpus") >"$dir/fuzz_$t.log" 2>&1
     else
-        "${fixed_layout[@]}" "$dir/tests/fuzz/fuzz_$t" "${common[@]}" -seed="$seed" -runs="$runs" \
-            -reload=0 -use_cmp=0 -seed_inputs=@"$list" >"$dir/fuzz_$t.log" 2>&1
+        # Names are ours (tests/fuzz/make_*.py, found-*): no comma, which would split the list.
+        (cd "$corpus" && LC_ALL=C ls -1 | sed "s|^|../tests/fuzz/corpus/$t/|" | paste -sd, -) \
+            >"$dir/seeds_$t.txt"
+        (cd "$dir" && "${fixed_layout[@]}" env -i "${fixed_env[@]}" "./tests/fuzz/fuzz_$t" \
+            "${common[@]}" -seed="$seed" -runs="$runs" -reload=0 -use_cmp=0 \
+            -seed_inputs=@"seeds_$t.txt") >"$dir/fuzz_$t.log" 2>&1
     fi
 }
 # The end of a run as two runs of one commit print it alike: no times, no speeds.

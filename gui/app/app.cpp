@@ -12,6 +12,7 @@
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/model/kv_what_if.h"
@@ -530,11 +531,15 @@ void App::draw_panels(FrameContext& f) {
     }
 
     const float top = toolbar_h_;
+    // Without a toolbar the messages of the moment take the right of a panel alone's title bar,
+    // or a strip at the window's bottom while they show (the stage ends above it): they cover no
+    // panel's contents.
+    const float strip = toolbar_h_ > 0 ? 0 : message_strip_height(f);
     alone_zoom_ = 1;
     if (ui_.show_serving) {  // the Serving view takes the stage, beside the lesson column
         if (f.layout) f.layout->arrangement = "serving";
         StageInput in;
-        in.stage = {0, top, vp.x, vp.y - top};
+        in.stage = {0, top, vp.x, vp.y - top - strip};
         in.fh = fh;
         in.lesson = lesson_open;
         in.titles = !ui_.presenter;
@@ -585,7 +590,26 @@ void App::draw_panels(FrameContext& f) {
             f.lesson_stage = std::find(ids.begin(), ids.end(), "stage") != ids.end();
         }
     }
-    const StageLayout stage = layout_stage(in);
+    StageLayout stage = layout_stage(in);
+    std::optional<TitleBarRoom> title_bar;
+    if (strip > 0) {
+        // The title bar of the panel alone, its text zoomed as draw_slot draws it.
+        if (stage.arrangement == Arrangement::Maximised && in.titles) {
+            const PanelDef* d = panel_def(maximised);
+            const ImGuiStyle& st = ImGui::GetStyle();
+            const float z = stage.text_zoom;
+            TitleBarRoom room;
+            room.top = top;
+            room.height = (fh + 2 * st.FramePadding.y) * z;
+            room.from =
+                (st.FramePadding.x + (d ? ImGui::CalcTextSize(tr(d->title)).x : 0)) * z + fh;
+            if (messages_fit_title_bar(f, room)) title_bar = room;
+        }
+        if (!title_bar) {
+            in.stage.h -= strip;
+            stage = layout_stage(in);
+        }
+    }
     alone_zoom_ = stage.arrangement == Arrangement::Maximised ? stage.text_zoom : 1;
     f.caps = stage.caps;
     f.reference = stage.reference;
@@ -594,7 +618,7 @@ void App::draw_panels(FrameContext& f) {
 
     frame_shown_panel(f);
     f.toolbar_bottom = top;
-    draw_messages(f);
+    draw_messages(f, title_bar ? &*title_bar : nullptr);
     draw_help(f);
     draw_weight_types(f, weight_types_);
 }

@@ -30,6 +30,8 @@ struct SessionTextures {
     // Lesson 8's batch: one KV grid per sequence of the sweep's last run (textures[0] only).
     std::vector<std::unique_ptr<KvTexture>> batch_kv;
     TimeSeries time;  // extended by each frame's new steps
+    // [earlier session] how far this session's K/V bytes series equals that one's
+    std::vector<SeriesAgreement> kv_same;
 };
 
 struct FrameContext {

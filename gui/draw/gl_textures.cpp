@@ -91,37 +91,22 @@ ImVec2 AttentionTexture::uv_max() const {
 }
 
 void KvTexture::update(const KvGridColumns& g, int layer, Rgba missing, std::uint64_t key) {
-    const int n = g.n, h = 2 * g.kv_dim;
-    if (h <= 0) return;
-    if (key != key_ || n > cap_ || h != height_ || cap_ == 0) {
-        cap_ = capacity_for(n);
-        height_ = h;
-        tex_.allocate(cap_, h, missing);
-        key_ = key;
-        cols_ = 0;
-        // One colour scale per key, from the values present now, so columns added later keep
-        // the same meaning (larger values saturate).
-        scale_ = kv_colour_scale(g, layer);
-    }
-    if (n > cols_) {
-        // Column-major pixels of the new columns, then transposed into texture rows.
-        const int w = n - cols_;
-        std::vector<Rgba> col(h);
-        buf_.assign(static_cast<std::size_t>(w) * h, missing);
-        for (int p = cols_; p < n; ++p) {
-            kv_column_pixels(g, layer, p, scale_, missing, col.data());
-            for (int y = 0; y < h; ++y) buf_[std::size_t(y) * w + (p - cols_)] = col[y];
-        }
-        tex_.upload(cols_, 0, w, h, buf_.data());
-    } else if (n < cols_) {
-        buf_.assign(static_cast<std::size_t>(cols_ - n) * h, missing);
-        tex_.upload(n, 0, cols_ - n, h, buf_.data());
-    }
-    cols_ = n;
+    const KvTexelChange c = update_kv_texels(texels_, g, layer, missing, key);
+    const KvTexels& t = texels_;
+    if (c.restarted) tex_.allocate(t.cap, t.height, missing);
+    const int w = c.last - c.first, h = t.height;
+    if (w <= 0) return;
+    // The texels keep columns; the texture takes rows.
+    buf_.resize(std::size_t(w) * h);
+    for (int x = 0; x < w; ++x)
+        for (int y = 0; y < h; ++y)
+            buf_[std::size_t(y) * w + x] = t.px[std::size_t(c.first + x) * h + y];
+    tex_.upload(c.first, 0, w, h, buf_.data());
 }
 
 ImVec2 KvTexture::uv_max() const {
-    return cap_ ? ImVec2(float(cols_) / cap_, 1.0f) : ImVec2(0, 0);
+    const KvTexels& t = texels_;
+    return t.cap ? ImVec2(float(t.cols) / (float(t.cap) * t.stride), 1.0f) : ImVec2(0, 0);
 }
 
 }  // namespace kvs::gui

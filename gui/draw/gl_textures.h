@@ -57,19 +57,24 @@ class AttentionTexture {
     std::vector<Rgba> buf_;
 };
 
-// One layer of the KV cache: column p = token p, K channels above V channels.
+// One layer of the KV cache: column p = token p, K channels above V channels; past
+// KvTexels::kMaxColumns tokens a texel column holds a block of them (gui/views/kv_grid.h). Only
+// the texel columns that changed are uploaded.
 class KvTexture {
   public:
     void update(const KvGridColumns& g, int layer, Rgba missing, std::uint64_t key);
     ImTextureID id() const { return tex_.id(); }
     ImVec2 uv_max() const;
-    float scale() const { return scale_; }  // |value| drawn at full colour
+    // Whether it holds grid `g` under `key` already (kv_texels_current): update would do nothing.
+    bool current(const KvGridColumns& g, std::uint64_t key) const {
+        return kv_texels_current(texels_, g, key);
+    }
+    float scale() const { return texels_.scale; }  // |value| drawn at full colour
+    int stride() const { return texels_.stride; }  // positions per texel column
 
   private:
     GlTexture tex_;
-    std::uint64_t key_ = 0;
-    int cap_ = 0, cols_ = 0, height_ = 0;
-    float scale_ = 1;
+    KvTexels texels_;
     std::vector<Rgba> buf_;
 };
 

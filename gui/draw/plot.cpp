@@ -225,8 +225,8 @@ PlotDrawn draw_plot(const char* id, ImVec2 size, const std::vector<PlotSeries>& 
     drawn.rect = Rect{p0.x, p0.y, p1.x - p0.x, p1.y - p0.y};
     bool log_y = o.log_y;
     if (o.choose_scale) {
-        std::vector<const std::vector<double>*> ys;
-        for (const auto& s : series) ys.push_back(&s.y);
+        std::vector<std::span<const double>> ys;
+        for (const auto& s : series) ys.push_back(s.y);
         log_y = choose_log_y(ys);
     }
     drawn.log_y = log_y;

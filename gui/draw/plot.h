@@ -3,6 +3,7 @@
 // optional log scale, a marker at the step shown, and the values under the mouse.
 #include <imgui.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -10,9 +11,11 @@
 
 namespace kvs::gui {
 
+// A series' values are the caller's (a kept series, or a vector alive while the plot is drawn):
+// a frame does not copy them.
 struct PlotSeries {
     std::string label;
-    std::vector<double> y;  // y[x] for x = 0, 1, ...; NaN: no value there
+    std::span<const double> y;  // y[x] for x = 0, 1, ...; NaN: no value there
     ImU32 colour = 0;
     bool dashed = false;  // counted only, not run
 };
@@ -26,7 +29,7 @@ struct PlotOptions {
     int marker_x = -1;                     // vertical line at the step shown
     std::string (*fmt)(double) = nullptr;  // y labels
     const char* x_label = "step";
-    std::vector<double> x_values;  // what x means, for labels (e.g. tokens); empty: x itself
+    std::span<const double> x_values;  // what x means, for labels (e.g. tokens); empty: x itself
     // A label under every x (few points; x_label then only in the tooltip: the title says what x
     // is), else the first and last.
     bool label_every_x = false;

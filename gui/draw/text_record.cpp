@@ -76,7 +76,7 @@ void record_text(LayoutRecord& rec) {
         const ImDrawList* dl = w->DrawList;
         const bool overlay =
             (w->Flags & (ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_Popup)) != 0 ||
-            std::strstr(w->Name, "##messages") != nullptr || std::strstr(w->Name, "###keys");
+            std::strstr(w->Name, "###keys");
         // Text cut at an edge the window scrolls past is expected (the rest is a scroll away);
         // cut at the right of a window that only scrolls down, it is not.
         const bool scrolls_x = w->ScrollMax.x > 0, scrolls_y = w->ScrollMax.y > 0;

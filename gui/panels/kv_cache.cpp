@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "core/model/kv_what_if.h"
 #include "core/util/format.h"
@@ -17,6 +18,7 @@
 #include "gui/views/engine_words.h"
 #include "gui/views/kv_grid.h"
 #include "gui/views/panel_layout.h"
+#include "gui/views/time_series.h"
 
 namespace kvs::gui {
 namespace {
@@ -30,7 +32,9 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     const SessionView& sv = f.snap.sessions[si];
     const int s = shown_step(sv, f.step);
     if (s < 0) return;
-    const KvGridColumns g = collect_kv_columns(sv.trace.steps(), s);
+    // The grid's size and marks from step s; its columns only when the texture needs them
+    // (draw_kv_cells): collecting them is a pass over every step.
+    const KvGridColumns g = kv_grid_shape(sv.trace.steps(), s);
     if (g.n == 0 || g.kv_dim == 0) return;
     const StepRecord& st = sv.trace.steps()[s];
     char title[200];
@@ -45,6 +49,13 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
     else
         std::snprintf(title, sizeof title, tr("%s: step %d rebuilt all %d columns, read %d"),
                       step_label(sv, s), s, written, g.query_pos + 1);
+    // Past KvTexels::kMaxColumns tokens a drawn column is a block of positions: the title says
+    // how many (gui/views/kv_grid.h).
+    if (const int stride = kv_texel_stride(g.n); stride > 1) {
+        const std::size_t used = std::strlen(title);
+        std::snprintf(title + used, sizeof title - used,
+                      tr("; a column: %d tokens, largest |value|"), stride);
+    }
     // Within the grid's width, ended by ".." where it is narrower than the sentence.
     dl->AddText(origin, ImGui::GetColorU32(ImGuiCol_Text), clipped(title, size.x, fh).c_str());
 
@@ -64,19 +75,26 @@ void kv_grid(FrameContext& f, int si, int layer, ImVec2 origin, ImVec2 size) {
         texture_key({f.snap.generation, std::uint64_t(si), std::uint64_t(layer), f.palette_id(), 77,
                      // a bidirectional step's columns all change
                      st.mask == AttentionMask::Bidirectional ? std::uint64_t(s) + 1 : 0}),
-        ImVec2(origin.x, top), lab_w, cell_w, cell_h, session_label(sv));
+        ImVec2(origin.x, top), lab_w, cell_w, cell_h, session_label(sv),
+        [&] { return collect_kv_columns(sv.trace.steps(), s); });
 }
 
 }  // namespace
 
-KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, KvTexture& tex,
+KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& shape, int layer, KvTexture& tex,
                           std::uint64_t key, ImVec2 at, float lab_w, float cell_w, float cell_h,
-                          const std::string& who) {
+                          const std::string& who, const std::function<KvGridColumns()>& collect) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float fh = f.font_px;
-    const int rows = 2 * g.kv_dim;
+    const int rows = 2 * shape.kv_dim;
     const ImVec2 a(at.x + lab_w, at.y);
-    const ImVec2 b(a.x + cell_w * g.n, a.y + cell_h * rows);
+    const ImVec2 b(a.x + cell_w * shape.n, a.y + cell_h * rows);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const bool hovered = ImGui::IsWindowHovered() && shape.n > 0 && rows > 0 && mouse.x >= a.x &&
+                         mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y;
+    KvGridColumns collected;
+    if (collect && (hovered || !tex.current(shape, key))) collected = collect();
+    const KvGridColumns& g = collected.n > 0 ? collected : shape;
     tex.update(g, layer, f.pal.missing, key);
     dl->AddImage(tex.id(), a, b, ImVec2(0, 0), tex.uv_max());
     const float mid = a.y + cell_h * g.kv_dim;
@@ -108,9 +126,7 @@ KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, Kv
     if (f.layout)
         f.layout->kv_grids.push_back({who, layer, g.n, rows, Rect{a.x, a.y, b.x - a.x, b.y - a.y},
                                       cell_w, cell_h, g.written_begin, g.written_end});
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
-    if (ImGui::IsWindowHovered() && g.n > 0 && rows > 0 && mouse.x >= a.x && mouse.x < b.x &&
-        mouse.y >= a.y && mouse.y < b.y) {
+    if (hovered) {
         const int p = std::clamp(int((mouse.x - a.x) / cell_w), 0, g.n - 1);
         const int r = std::clamp(int((mouse.y - a.y) / cell_h), 0, rows - 1);
         const int kv = r / g.kv_dim, ch = r % g.kv_dim;
@@ -124,6 +140,11 @@ KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, Kv
         else
             ImGui::TextUnformatted(tr("not in the trace any more"));
         ImGui::Text(tr("colour scale: +-%.3g"), tex.scale());
+        if (tex.stride() > 1) {
+            const int p0 = p / tex.stride() * tex.stride();
+            ImGui::Text(tr("this column: positions %d-%d, each channel its largest |value|"),
+                        p0 + 1, std::min(g.n, p0 + tex.stride()));
+        }
         ImGui::EndTooltip();
     }
     return {a, b, cell_w, cell_h};
@@ -331,22 +352,16 @@ void draw_bytes_and_what_if(FrameContext& f, Box area, const std::vector<KvVaria
     o.marker = f.theme.marker;
     o.text = f.theme.muted_text;
     o.marker_x = s;
-    PlotSeries bytes{tr("this"), {}, f.theme.series[0], false};
-    for (const auto& r : s0.trace.steps()) {
-        bytes.y.push_back(double(r.kv.bytes()));
-        o.x_values.push_back(r.kv.len);
-    }
-    series.push_back(bytes);
-    if (c.n_kv_heads != 1 && !o.x_values.empty()) {
-        PlotSeries mqa{"MQA", {}, f.theme.series_other, true};
-        for (double t : o.x_values) mqa.y.push_back(double(kv_bytes_per_token(c, 1)) * t);
-        series.push_back(mqa);
-    }
-    if (c.n_kv_heads != c.n_heads && !o.x_values.empty()) {
-        PlotSeries mha{"MHA", {}, f.theme.series[1], true};
-        for (double t : o.x_values) mha.y.push_back(double(kv_bytes_per_token(c, c.n_heads)) * t);
-        series.push_back(mha);
-    }
+    // Session 0's kept series (gui/views/time_series.h), brought up to its steps: a frame costs
+    // the new steps, not the whole trace.
+    TimeSeries& kept = f.textures[0].time;
+    update_time_series(kept, f.snap.generation, *model, s0.mode, s0.trace.steps());
+    series.push_back({tr("this"), kept.cache_bytes, f.theme.series[0], false});
+    o.x_values = kept.positions;
+    if (c.n_kv_heads != 1 && !o.x_values.empty())
+        series.push_back({"MQA", kept.mqa_bytes, f.theme.series_other, true});
+    if (c.n_kv_heads != c.n_heads && !o.x_values.empty())
+        series.push_back({"MHA", kept.mha_bytes, f.theme.series[1], true});
     o.legend = false;
     const float plot_y = stacked ? table_bottom : area.y;
     ImGui::SetCursorScreenPos(ImVec2(area.x, plot_y));

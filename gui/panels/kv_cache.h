@@ -1,6 +1,7 @@
 #pragma once
 // The KV cache panel (gui/panels/kv_cache.cpp) and what it keeps between frames.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "gui/draw/frame_context.h"
@@ -25,8 +26,12 @@ struct KvCellsView {
     ImVec2 a, b;  // top left and bottom right of the cells
     float cell_w = 0, cell_h = 0;
 };
+// `g` may come without its columns (kv_grid_shape) and `collect` make them (collect_kv_columns):
+// called only when the texture lacks columns or a cell is hovered, so a frame that changes
+// nothing collects nothing.
 KvCellsView draw_kv_cells(FrameContext& f, const KvGridColumns& g, int layer, KvTexture& tex,
                           std::uint64_t key, ImVec2 at, float lab_w, float cell_w, float cell_h,
-                          const std::string& who);
+                          const std::string& who,
+                          const std::function<KvGridColumns()>& collect = nullptr);
 
 }  // namespace kvs::gui

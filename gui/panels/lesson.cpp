@@ -137,16 +137,18 @@ void draw_batch(FrameContext& f, const BatchTable& t, ImVec2 plot = ImVec2(0, 0)
     ImGui::TextWrapped(tr("measured on %s, the fastest of %d runs"), t.device.c_str(),
                        t.plan.repeats);
     ImGui::PopStyleColor();
-    std::vector<PlotSeries> series = {{tr("prefill"), {}, f.theme.series[0], false},
-                                      {tr("decode step"), {}, f.theme.series[1], false}};
-    PlotOptions o;
+    std::vector<double> sizes, prefill, decode;
     for (int b : t.plan.sizes) {
-        o.x_values.push_back(b);
+        sizes.push_back(b);
         const BatchRow* p = t.find(Phase::Prefill, b);
         const BatchRow* d = t.find(Phase::Decode, b);
-        series[0].y.push_back(p ? p->seconds_per_step : NAN);
-        series[1].y.push_back(d ? d->seconds_per_step : NAN);
+        prefill.push_back(p ? p->seconds_per_step : NAN);
+        decode.push_back(d ? d->seconds_per_step : NAN);
     }
+    std::vector<PlotSeries> series = {{tr("prefill"), prefill, f.theme.series[0], false},
+                                      {tr("decode step"), decode, f.theme.series[1], false}};
+    PlotOptions o;
+    o.x_values = sizes;
     o.title = "";
     o.log_y = true;
     o.fmt = [](double v) { return format_seconds(v); };
@@ -162,8 +164,9 @@ void draw_batch(FrameContext& f, const BatchTable& t, ImVec2 plot = ImVec2(0, 0)
     const PlotDrawn drawn = draw_plot("##batchplot", ImVec2(w, plot_h), series, o);
     ImGui::EndGroup();
     if (f.layout) {
-        PlotRecord r{"batch", o.x_values, {}, drawn.rect, drawn.log_y, drawn.legend};
-        for (const auto& s : series) r.series.emplace_back(s.label, s.y);
+        PlotRecord r{"batch", sizes, {}, drawn.rect, drawn.log_y, drawn.legend};
+        for (const auto& s : series)
+            r.series.emplace_back(s.label, std::vector<double>(s.y.begin(), s.y.end()));
         f.layout->plots.push_back(std::move(r));
     }
     if (beside) ImGui::SameLine(0, fh);

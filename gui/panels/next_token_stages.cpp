@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "gui/draw/text.h"
 #include "gui/panels/next_token.h"
@@ -13,6 +14,22 @@
 
 namespace kvs::gui {
 namespace {
+
+// The rule line a stage at a time: it wraps before an arrow, between stages, and inside a stage
+// only where the stage alone is wider than the panel.
+void rule_line(const std::string& rule, float fh) {
+    const std::string arrow = "→";
+    for (std::size_t start = 0; start < rule.size();) {
+        const std::size_t next = rule.find(arrow, start + arrow.size());
+        const std::string piece = rule.substr(start, next - start);
+        if (start > 0) {
+            ImGui::SameLine(0, 0);
+            if (ImGui::GetContentRegionAvail().x < text_width(piece, fh)) ImGui::NewLine();
+        }
+        ImGui::TextWrapped("%s", piece.c_str());
+        start = next;
+    }
+}
 
 // The stages to draw, made again only when what they come from changed. Without the step's
 // logits (dropped by the trace budget) only the draw's own record is there.
@@ -164,7 +181,7 @@ void draw_sampling_stages(FrameContext& f, NextTokenPanel& p, const StepRecord& 
     }
     const SamplingView v = sampling_view(*st);
     ImGui::PushStyleColor(ImGuiCol_Text, muted);
-    ImGui::TextWrapped("%s", v.rule.c_str());
+    rule_line(v.rule, fh);
     ImGui::PopStyleColor();
     float lab_need = std::max({text_width(tr("token"), fh), text_width(tr("the rest"), fh),
                                text_width(tr("the draw"), fh)});

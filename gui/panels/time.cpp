@@ -32,31 +32,20 @@ std::string kv_moved_label(const char* whose) {
 }
 
 // Each session's row: its name, then the time to the first token, per token, in total, and the
-// counted FLOPs.
+// counted FLOPs, read from the kept series' running sums (update_time_series first).
 void draw_time_table(FrameContext& f) {
     const int views = static_cast<int>(f.snap.sessions.size());
     const char* heads[4] = {tr("first token"), tr("per token"), tr("total"), tr("FLOPs")};
     std::vector<std::array<std::string, 5>> rows;
     for (int si = 0; si < views; ++si) {
         const SessionView& sv = f.snap.sessions[si];
-        const int s = shown_step(sv, f.step);
-        double ttft = NAN, decode = 0, total = 0, flops = 0;
-        int n_dec = 0;
-        for (int k = 0; k <= s; ++k) {
-            const StepRecord& r = sv.trace.steps()[k];
-            total += r.wall_seconds;
-            flops += r.counts.flops;
-            if (r.phase == Phase::Prefill)
-                ttft = r.wall_seconds;
-            else {
-                decode += r.wall_seconds;
-                ++n_dec;
-            }
-        }
-        rows.push_back({tr(session_label(sv)), format_seconds(ttft),
-                        n_dec ? format_seconds(decode / n_dec) : "n/a",
-                        s >= 0 ? format_seconds(total) : "n/a",
-                        s >= 0 ? format_flops(flops) : "n/a"});
+        const TimeSeries& t = f.textures[si].time;
+        const int s = std::min(shown_step(sv, f.step), static_cast<int>(t.total.size()) - 1);
+        const int n_dec = s >= 0 ? t.decode_steps[s] : 0;
+        rows.push_back({tr(session_label(sv)), format_seconds(s >= 0 ? t.first_token[s] : NAN),
+                        n_dec ? format_seconds(t.decode_total[s] / n_dec) : "n/a",
+                        s >= 0 ? format_seconds(t.total[s]) : "n/a",
+                        s >= 0 ? format_flops(t.flops_total[s]) : "n/a"});
     }
     // The numbers keep their width; where the names beside them would not fit (the bidirectional
     // view's longer names in a narrow column), the names wrap instead of the numbers being cut.
@@ -178,14 +167,13 @@ void draw_time(FrameContext& f) {
     UiState& ui = f.ui;
     const int views = static_cast<int>(f.snap.sessions.size());
 
-    draw_time_table(f);
-    draw_measured_on(f);
-
     // Each session's values, extended by the steps since the last frame (gui/views/time_series.h):
-    // a frame costs the new steps, not the whole trace.
+    // a frame costs the new steps, not the whole trace. The table reads their running sums.
     for (int si = 0; si < views; ++si)
         update_time_series(f.textures[si].time, f.snap.generation, *model, f.snap.sessions[si].mode,
                            f.snap.sessions[si].trace.steps());
+    draw_time_table(f);
+    draw_measured_on(f);
     auto kept = [&](int si) -> const TimeSeries& { return f.textures[si].time; };
     std::vector<PlotSeries> per_step, cumulative, flops, traffic;
     const std::vector<double>& positions = kept(0).positions;  // the cache length each step reached
@@ -201,9 +189,12 @@ void draw_time(FrameContext& f) {
         PlotSeries kv{kv_moved_label(tr(session_label(sv))), ts.kv_bytes, f.theme.series[si],
                       false};
         // Sessions that move the same bytes (the bidirectional view's two uncached sessions)
-        // would hide one another's line: the later one is drawn dashed over the earlier.
-        for (const PlotSeries& earlier : traffic)
-            if (earlier.y == kv.y) kv.dashed = true;
+        // would hide one another's line: the later one is drawn dashed over the earlier
+        // (compared as the series grow, not each frame: same_kv_bytes).
+        std::vector<SeriesAgreement>& same = f.textures[si].kv_same;
+        same.resize(si);
+        for (int e = 0; e < si; ++e)
+            if (same_kv_bytes(same[e], kept(e), ts)) kv.dashed = true;
         traffic.push_back(std::move(kv));
     }
     if (!f.snap.sessions[0].trace.empty())
@@ -274,10 +265,12 @@ void draw_time(FrameContext& f) {
     const PlotDrawn bytes = draw_plot("##bytes", ImVec2(w, avail.y), traffic, o);
     if (f.layout) {
         PlotRecord rec{"bytes", positions, {}, bytes.rect, bytes.log_y, bytes.legend};
-        for (const auto& s : traffic) rec.series.push_back({s.label, s.y});
+        for (const auto& s : traffic)
+            rec.series.push_back({s.label, std::vector<double>(s.y.begin(), s.y.end())});
         f.layout->plots.push_back(std::move(rec));
         PlotRecord tr_rec{"time", positions, {}, step_plot.rect, step_plot.log_y, {}};
-        for (const auto& s : per_step) tr_rec.series.push_back({s.label, s.y});
+        for (const auto& s : per_step)
+            tr_rec.series.push_back({s.label, std::vector<double>(s.y.begin(), s.y.end())});
         f.layout->plots.push_back(std::move(tr_rec));
     }
 }

@@ -18,18 +18,10 @@
 #include "gui/state/strings.h"
 #include "gui/views/chip_flow.h"
 #include "gui/views/engine_words.h"
+#include "gui/views/token_chips.h"
 
 namespace kvs::gui {
 namespace {
-
-// One token chip; what it says under the mouse is written only for the chip hovered.
-struct Chip {
-    int pos, id;
-    ImU32 fill;
-    bool outline;
-    int step;  // the step that chose it; -1: a prompt token
-    bool going_in = false;
-};
 
 void legend_swatch(ImU32 c, const char* label, bool outline, ImU32 text) {
     const float fh = ImGui::GetFontSize();
@@ -111,28 +103,25 @@ void draw_tokens(FrameContext& f, TokensPanel& panel) {
     const int s = shown_step(sv, f.step);
     const int P = static_cast<int>(sv.prompt_tokens.size());
 
-    // The sequence as it stood after step s: the prompt, then each step's chosen token.
-    std::vector<Chip> chips;
-    chips.reserve(P + s + 2);
-    const int in_begin = s < 0 ? -1 : s == 0 ? 0 : steps[s].kv.len - 1;
-    const int in_end = s < 0 ? -1 : steps[s].kv.len;
-    for (int p = 0; p < P; ++p)
-        chips.push_back({p, sv.prompt_tokens[p], s < 0 ? f.theme.chip_pending : f.theme.chip_prompt,
-                         false, -1});
-    for (int k = 0; k <= s; ++k) {
-        Chip c{P + k, steps[k].token_out, f.theme.chip_generated, false, k};
-        if (k == s) {
-            c.fill = f.theme.chip_chosen;
-            c.outline = true;
+    // The sequence as it stood after step s: the prompt, then each step's chosen token; each
+    // chip made when drawn (gui/views/token_chips.h).
+    const int n = token_chip_count(P, s);
+    auto chip = [&](int k) { return token_chip(sv.prompt_tokens, steps, s, k); };
+    auto fill_of = [&](const TokenChip& c) {
+        if (c.going_in) return f.theme.chip_current;
+        switch (c.kind) {
+            case ChipKind::Pending:
+                return f.theme.chip_pending;
+            case ChipKind::Prompt:
+                return f.theme.chip_prompt;
+            case ChipKind::Generated:
+                return f.theme.chip_generated;
+            case ChipKind::Chosen:
+                return f.theme.chip_chosen;
         }
-        chips.push_back(c);
-    }
-    for (auto& c : chips)
-        if (c.pos >= in_begin && c.pos < in_end) {
-            c.fill = f.theme.chip_current;
-            c.going_in = true;
-        }
-    auto why = [&](const Chip& c) {
+        return f.theme.chip_generated;
+    };
+    auto why = [&](const TokenChip& c) {
         char b[200];
         if (c.step < 0)
             std::snprintf(b, sizeof b, "%s",
@@ -177,28 +166,28 @@ void draw_tokens(FrameContext& f, TokensPanel& panel) {
     for (int id : sv.prompt_tokens) key = texture_key({key, std::uint64_t(id)});
     ChipFlow& flow = panel.flow;
     reset_chip_flow(flow, key, right - origin.x, gap);
-    for (std::size_t k = flow.x.size(); k < chips.size(); ++k)
-        add_chip(flow, label_of(chips[k].id).second + 2 * pad);
+    for (int k = static_cast<int>(flow.x.size()); k < n; ++k)
+        add_chip(flow, label_of(chip(k).id).second + 2 * pad);
     if (f.layout)
-        for (const Chip& c : chips) f.layout->tokens.push_back(label_of(c.id).first);
+        for (int k = 0; k < n; ++k) f.layout->tokens.push_back(label_of(chip(k).id).first);
     const float line_h = h + gap;
-    const int n = static_cast<int>(chips.size());
     const auto [first, last] = chips_on_lines(
         flow, n, static_cast<int>(std::floor((clip_top - origin.y - h) / line_h)) - 1,
         static_cast<int>(std::floor((clip_bottom - origin.y) / line_h)) + 1);
     for (int k = first; k < last; ++k) {
-        const Chip& c = chips[k];
+        const TokenChip c = chip(k);
+        const ImU32 fill = fill_of(c);
         const auto& [text, text_w] = label_of(c.id);
         const float w = text_w + 2 * pad;
         const float x = origin.x + flow.x[k], y = origin.y + flow.line[k] * line_h;
         if (y + h >= clip_top && y <= clip_bottom) {
             const ImVec2 a(x, y), b(x + w, y + h);
-            if (c.outline) {
-                dl->AddRect(a, b, c.fill, 4, 0, 2.5f);
+            if (c.kind == ChipKind::Chosen) {
+                dl->AddRect(a, b, fill, 4, 0, 2.5f);
                 dl->AddText(ImVec2(x + pad, y + pad), ImGui::GetColorU32(ImGuiCol_Text),
                             text.c_str());
             } else {
-                dl->AddRectFilled(a, b, c.fill, 4);
+                dl->AddRectFilled(a, b, fill, 4);
                 dl->AddText(ImVec2(x + pad, y + pad), f.theme.chip_text, text.c_str());
             }
             if (window_hovered && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
@@ -214,9 +203,8 @@ void draw_tokens(FrameContext& f, TokensPanel& panel) {
     const float last_y = origin.y + (n > 0 ? flow.line[n - 1] : 0) * line_h;
     ImGui::Dummy(ImVec2(right - origin.x, last_y + h - origin.y));
     // Following the newest step: keep the newest token in view.
-    if (ui.view_step < 0 && static_cast<int>(chips.size()) != panel.chips_drawn)
-        ImGui::SetScrollHereY(1.0f);
-    panel.chips_drawn = static_cast<int>(chips.size());
+    if (ui.view_step < 0 && n != panel.chips_drawn) ImGui::SetScrollHereY(1.0f);
+    panel.chips_drawn = n;
     ImGui::EndChild();
 }
 

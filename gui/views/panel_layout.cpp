@@ -279,9 +279,8 @@ StageLayout layout_stage(const StageInput& in) {
 }
 
 bool zooms_alone(const std::string& id) {
-    // The attention panel's numbers are in its heatmap's cells, which grow with the cells;
-    // the Next token panel lays out its own stages.
-    return id == "tokens" || id == "kv" || id == "time" || id == "toy";
+    // The attention panel's numbers are in its heatmap's cells, which grow with the cells.
+    return id == "tokens" || id == "kv" || id == "time" || id == "next" || id == "toy";
 }
 
 float alone_zoom(const StageInput& in, float fh) {

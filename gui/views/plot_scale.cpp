@@ -5,10 +5,10 @@
 
 namespace kvs::gui {
 
-bool choose_log_y(const std::vector<const std::vector<double>*>& series) {
+bool choose_log_y(const std::vector<std::span<const double>>& series) {
     double lo = INFINITY, hi = 0;
-    for (const std::vector<double>* ys : series)
-        for (double v : *ys)
+    for (std::span<const double> ys : series)
+        for (double v : ys)
             if (std::isfinite(v) && v > 0) {
                 lo = std::min(lo, v);
                 hi = std::max(hi, v);

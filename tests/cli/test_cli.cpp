@@ -10,13 +10,10 @@
 
 using namespace kvs;
 using test::run_cli;
+using test::tiny_model;
 namespace fs = std::filesystem;
 
 namespace {
-std::string tiny_model() {
-    static const std::string p = test::write_tiny_model(test::temp_dir("cli-model"));
-    return p;
-}
 void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
     const auto r = run_cli(args);
     INFO("stderr: " << r.err);

@@ -9,14 +9,10 @@
 
 using namespace kvs;
 using test::run_cli;
+using test::tiny_model;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string tiny() {
-    static const std::string p = test::write_tiny_model(test::temp_dir("habits-model"));
-    return p;
-}
 
 bool has(const std::string& s, const std::string& part) {
     return s.find(part) != std::string::npos;
@@ -36,16 +32,16 @@ void answers(const std::vector<std::string>& args, const std::vector<std::string
 }  // namespace
 
 TEST_CASE("llama-cli's line without a command runs generate", "[cli][habits]") {
-    const auto plain = run_cli({"generate", "-m", tiny(), "-p", "the cat", "-n", "4"});
+    const auto plain = run_cli({"generate", "-m", tiny_model(), "-p", "the cat", "-n", "4"});
     REQUIRE(plain.exit_code == 0);
     // As llama-cli is typed, its chat switch included; and the model as the first word.
     for (const auto& args : std::vector<std::vector<std::string>>{
-             {"-m", tiny(), "-p", "the cat", "-n", "4"},
-             {"-m", tiny(), "-p", "the cat", "-n", "4", "-no-cnv"},
-             {"--model", tiny(), "--prompt", "the cat", "--n-predict", "4"},
-             {tiny(), "-p", "the cat", "-n", "4"},
-             {"generate", tiny(), "-p", "the cat", "-n", "4"},
-             {"generate", "-p", "the cat", tiny(), "-n", "4"}}) {
+             {"-m", tiny_model(), "-p", "the cat", "-n", "4"},
+             {"-m", tiny_model(), "-p", "the cat", "-n", "4", "-no-cnv"},
+             {"--model", tiny_model(), "--prompt", "the cat", "--n-predict", "4"},
+             {tiny_model(), "-p", "the cat", "-n", "4"},
+             {"generate", tiny_model(), "-p", "the cat", "-n", "4"},
+             {"generate", "-p", "the cat", tiny_model(), "-n", "4"}}) {
         const auto r = run_cli(args);
         INFO(args.front() << ": " << r.err);
         CHECK(r.exit_code == 0);
@@ -61,20 +57,20 @@ static std::string info_of(const std::vector<std::string>& args) {
 }
 
 TEST_CASE("a model as the first word of the commands that take one", "[cli][habits]") {
-    CHECK(info_of({"info", tiny()}) == info_of({"info", "--model", tiny()}));
-    CHECK(info_of({"info", tiny()}).find("file: " + tiny()) != std::string::npos);
-    const auto c = run_cli({"compare", tiny(), "-p", "the", "-n", "3", "--quiet"});
+    CHECK(info_of({"info", tiny_model()}) == info_of({"info", "--model", tiny_model()}));
+    CHECK(info_of({"info", tiny_model()}).find("file: " + tiny_model()) != std::string::npos);
+    const auto c = run_cli({"compare", tiny_model(), "-p", "the", "-n", "3", "--quiet"});
     CHECK(c.exit_code == 0);
     CHECK(run_cli({"explain", "toy", "--head", "even"}).exit_code == 0);
-    CHECK(run_cli({"mask", tiny(), "-n", "2", "--json"}).exit_code == 0);
+    CHECK(run_cli({"mask", tiny_model(), "-n", "2", "--json"}).exit_code == 0);
     // Both ways at once, or two words: refused by name.
-    answers({"info", tiny(), "--model", "toy"}, {"both give the model"});
-    answers({"info", tiny(), tiny()}, {"unexpected argument"});
+    answers({"info", tiny_model(), "--model", "toy"}, {"both give the model"});
+    answers({"info", tiny_model(), tiny_model()}, {"unexpected argument"});
 }
 
 TEST_CASE("the -m option on every command that takes a model, export included", "[cli][habits]") {
     const fs::path dir = test::temp_dir("habits-export");
-    const auto r = run_cli({"export", "--gguf", (dir / "t.gguf").string(), "-m", tiny()});
+    const auto r = run_cli({"export", "--gguf", (dir / "t.gguf").string(), "-m", tiny_model()});
     INFO(r.err);
     CHECK(r.exit_code == 0);
     CHECK(fs::exists(dir / "t.gguf"));
@@ -82,12 +78,12 @@ TEST_CASE("the -m option on every command that takes a model, export included", 
     // export's --type takes what its help lists: the K-quants too.
     const auto help = run_cli({"export", "--help"});
     CHECK(has(help.out, "q6_k"));
-    CHECK(run_cli({"export", tiny(), "--gguf", (dir / "k.gguf").string(), "--type", "q4_k"})
+    CHECK(run_cli({"export", tiny_model(), "--gguf", (dir / "k.gguf").string(), "--type", "q4_k"})
               .exit_code == 0);
 }
 
 TEST_CASE("other programs' options answer with the kvscope equivalent", "[cli][habits]") {
-    const std::string m = tiny();
+    const std::string m = tiny_model();
     // llama.cpp
     answers({"-m", m, "-p", "hi", "-ngl", "99"}, {"-ngl 99", "--backend cuda"});
     answers({"generate", "-m", m, "-ngl"}, {"-ngl", "--backend cuda"});
@@ -113,17 +109,17 @@ TEST_CASE("other programs' options answer with the kvscope equivalent", "[cli][h
 
 TEST_CASE("one dash and a word is never a short option with its value run on", "[cli][habits]") {
     // -ngl would read as -n gl, -no-cnv as -n o-cnv: unknown, or understood, never misread.
-    answers({"generate", "-m", tiny(), "-nx"}, {"unknown option '-nx'"});
-    const auto r = run_cli({"generate", "-m", tiny(), "-p", "the", "-n", "2", "-no-cnv"});
+    answers({"generate", "-m", tiny_model(), "-nx"}, {"unknown option '-nx'"});
+    const auto r = run_cli({"generate", "-m", tiny_model(), "-p", "the", "-n", "2", "-no-cnv"});
     CHECK(r.exit_code == 0);
 }
 
 TEST_CASE("an option where a value belongs is refused by name", "[cli][habits]") {
-    answers({"generate", "-m", tiny(), "--csv", "-p", "hi"}, {"--csv needs a value", "-p"});
-    answers({"generate", "-m", tiny(), "--trace-json", "--max-tokens"},
+    answers({"generate", "-m", tiny_model(), "--csv", "-p", "hi"}, {"--csv needs a value", "-p"});
+    answers({"generate", "-m", tiny_model(), "--trace-json", "--max-tokens"},
             {"--trace-json needs a value"});
     // A value that starts with a dash but is no option still passes: a negative number's message.
-    answers({"generate", "-m", tiny(), "--temp", "-1"}, {"out of range"});
+    answers({"generate", "-m", tiny_model(), "--temp", "-1"}, {"out of range"});
 }
 
 TEST_CASE("the rough edges of a first try", "[cli][habits]") {
@@ -146,19 +142,19 @@ TEST_CASE("the rough edges of a first try", "[cli][habits]") {
     answers({"replay"}, {"which run?"});
     // mask: -n N is the one name (N tokens: the prefill's, then N-1 decode steps); --steps, the
     // older spelling, is N-1; both at once is an error.
-    const auto n = run_cli({"mask", tiny(), "-n", "3", "--json"});
-    const auto steps = run_cli({"mask", tiny(), "--steps", "2", "--json"});
+    const auto n = run_cli({"mask", tiny_model(), "-n", "3", "--json"});
+    const auto steps = run_cli({"mask", tiny_model(), "--steps", "2", "--json"});
     REQUIRE(n.exit_code == 0);
     REQUIRE(steps.exit_code == 0);
     CHECK(has(n.out, "\"step\":2"));
     CHECK(has(steps.out, "\"step\":2"));
-    answers({"mask", tiny(), "-n", "3", "--steps", "2"}, {"say the same"});
+    answers({"mask", tiny_model(), "-n", "3", "--steps", "2"}, {"say the same"});
     CHECK(has(run_cli({"mask", "--help"}).out, "-n, --n-predict, --max-new-tokens N"));
 }
 
 TEST_CASE("bench's default lengths stay within the model's context", "[cli][habits]") {
     // The tiny model's context is 64: of 32, 64, 128, 256, 512 only 32 fits every measure.
-    const auto r = run_cli({"bench", tiny(), "--repeats", "1", "--warmup", "0"});
+    const auto r = run_cli({"bench", tiny_model(), "--repeats", "1", "--warmup", "0"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(has(r.out, " 32 "));
@@ -185,9 +181,10 @@ TEST_CASE("long work shows progress on a terminal and is quiet when piped", "[cl
     const fs::path dir = test::temp_dir("habits-progress");
     test::write_file(dir / "p.txt", {'t', 'h', 'e', '\n', 'a', '\n'});
     const std::string trace = (dir / "run.trace.json").string();
-    const std::vector<std::string> serve = {"serve", tiny(), "--prompts", (dir / "p.txt").string(),
-                                            "-n",    "8"};
-    const std::vector<std::string> write = {"generate", tiny(), "-n", "20", "--trace-json", trace};
+    const std::vector<std::string> serve = {
+        "serve", tiny_model(), "--prompts", (dir / "p.txt").string(), "-n", "8"};
+    const std::vector<std::string> write = {"generate", tiny_model(),   "-n",
+                                            "20",       "--trace-json", trace};
     const std::vector<std::string> read = {"replay", trace};
     // Piped (here: into a file), with the delay at 0: nothing but the commands' own lines.
     const auto piped_serve = test::run_cli_env({"KVSCOPE_PROGRESS_AFTER=0"}, serve);

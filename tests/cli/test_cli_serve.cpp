@@ -12,13 +12,10 @@
 
 using namespace kvs;
 using test::run_cli;
+using test::tiny_model;
 namespace fs = std::filesystem;
 
 namespace {
-std::string tiny_model() {
-    static const std::string p = test::write_tiny_model(test::temp_dir("serve-model"));
-    return p;
-}
 fs::path prompts_file(const std::vector<std::string>& lines, const std::string& name) {
     static const fs::path dir = test::temp_dir("serve-prompts");
     std::ofstream f(dir / name, std::ios::binary);

@@ -23,6 +23,7 @@
 #include "kernels/relative_difference.h"
 #include "tests/cuda/teacher_forced.h"
 #include "tests/support/op_harness.h"
+#include "tests/support/pass_compare.h"
 #include "tests/support/random_floats.h"
 #include "tests/support/test_helpers.h"
 
@@ -77,6 +78,52 @@ void print_times(const char* what, const StepRecord& r) {
             std::printf(" %s %.3f ms/%d", op_name(static_cast<Op>(i)), r.op_times.seconds[i] * 1e3,
                         r.op_times.calls[i]);
     std::printf("\n");
+}
+
+struct DecodeRun {
+    int steps = 0, identical = 0, fused = 0;  // steps; the same bits; the fast pass fused
+    int tok = 0;                              // the last token chosen
+};
+
+// Greedy decode steps after the prompt both runners have taken (`x`, `y` its results): `a`
+// with `fast`, `b` with `per_op`, `b`'s token fed to both, at most `max_steps` or until the
+// context is full. A step is identical when logits, attention rows, K/V rows and q rows (and,
+// with `attn_out`, the attention output) have the same bits.
+DecodeRun decode_both(const Model& m, Runner& a, Runner& b, const Capture& fast,
+                      const Capture& per_op, ForwardResult& x, ForwardResult& y, int max_steps,
+                      bool attn_out) {
+    using test::same_bits;
+    DecodeRun r;
+    r.tok = test::argmax(x.logits);
+    for (; r.steps < max_steps && a.kv().len < m.config().seq_len; ++r.steps) {
+        a.forward(std::span<const int>(&r.tok, 1), fast, x);
+        b.forward(std::span<const int>(&r.tok, 1), per_op, y);
+        r.fused += x.path == PassPath::Fused;
+        r.identical += same_bits(x.logits, y.logits) && same_bits(x.attention.p, y.attention.p) &&
+                       same_bits(x.kv_rows, y.kv_rows) && same_bits(x.q_rows, y.q_rows) &&
+                       (!attn_out || same_bits(x.attn_out, y.attn_out));
+        r.tok = test::argmax(y.logits);
+    }
+    return r;
+}
+
+// The same decode step of `r` (token `tok`, with `want`) 200 times from the same cache length:
+// the median time in microseconds, and the kernels launched a step.
+std::pair<double, double> median_step_us(Backend& gpu, Runner& r, int tok, const Capture& want,
+                                         ForwardResult& x) {
+    std::vector<double> t;
+    const int len = r.kv().len;
+    const std::uint64_t k0 = gpu.kernel_launches();
+    for (int k = 0; k < 200; ++k) {
+        r.truncate(len);
+        const auto t0 = std::chrono::steady_clock::now();
+        r.forward(std::span<const int>(&tok, 1), want, x);
+        gpu.synchronize();
+        t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                        .count());
+    }
+    std::sort(t.begin(), t.end());
+    return {t[t.size() / 2], double(gpu.kernel_launches() - k0) / 200};
 }
 
 }  // namespace
@@ -260,40 +307,12 @@ TEST_CASE("the decode graph on the device: the per-op path's bits, both times pr
     ForwardResult x, y;
     a->forward(prompt, per_op, x);
     b->forward(prompt, per_op, y);
-    int tok = 0, identical = 0, steps = 0;
-    auto argmax = [](const std::vector<float>& v) {
-        return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
-    };
-    auto same = [](const std::vector<float>& p, const std::vector<float>& q) {
-        return p.size() == q.size() && std::memcmp(p.data(), q.data(), p.size() * 4) == 0;
-    };
-    tok = argmax(x.logits);
-    for (; steps < 64 && a->kv().len < model->config().seq_len; ++steps) {
-        a->forward(std::span<const int>(&tok, 1), graph, x);
-        b->forward(std::span<const int>(&tok, 1), per_op, y);
-        identical += same(x.logits, y.logits) && same(x.attention.p, y.attention.p) &&
-                     same(x.kv_rows, y.kv_rows) && same(x.q_rows, y.q_rows);
-        tok = argmax(y.logits);
-    }
-    CHECK(identical == steps);
+    const DecodeRun r = decode_both(*model, *a, *b, graph, per_op, x, y, 64, false);
+    CHECK(r.identical == r.steps);
     // The same decode step 200 times each way, from the same cache length: medians.
-    auto median_ms = [&](Runner& r, const Capture& want) {
-        std::vector<double> t;
-        const int len = r.kv().len;
-        for (int k = 0; k < 200; ++k) {
-            r.truncate(len);
-            const auto t0 = std::chrono::steady_clock::now();
-            r.forward(std::span<const int>(&tok, 1), want, x);
-            gpu->synchronize();
-            t.push_back(
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                    .count());
-        }
-        std::sort(t.begin(), t.end());
-        return t[t.size() / 2];
-    };
     std::printf("  decode step, default model, median of 200: %.3f ms op by op, %.3f ms graph\n",
-                median_ms(*b, per_op), median_ms(*a, graph));
+                median_step_us(*gpu, *b, r.tok, per_op, x).first / 1000,
+                median_step_us(*gpu, *a, r.tok, graph, x).first / 1000);
 }
 
 // The fused decode step on the device (core/model/fused_ops.h): the op-by-op path's bits at every
@@ -315,42 +334,13 @@ TEST_CASE("the fused decode step on the device: the op-by-op path's bits, three 
     ForwardResult x, y;
     a->forward(prompt, per_op, x);
     b->forward(prompt, per_op, y);
-    auto argmax = [](const std::vector<float>& v) {
-        return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
-    };
-    auto same = [](const std::vector<float>& p, const std::vector<float>& q) {
-        return p.size() == q.size() && std::memcmp(p.data(), q.data(), p.size() * 4) == 0;
-    };
-    int tok = argmax(x.logits), identical = 0, steps = 0;
-    for (; steps < 40 && a->kv().len < model->config().seq_len; ++steps) {
-        a->forward(std::span<const int>(&tok, 1), fused, x);
-        b->forward(std::span<const int>(&tok, 1), per_op, y);
-        CHECK(x.path == PassPath::Fused);
-        identical += same(x.logits, y.logits) && same(x.attention.p, y.attention.p) &&
-                     same(x.kv_rows, y.kv_rows) && same(x.q_rows, y.q_rows) &&
-                     same(x.attn_out, y.attn_out);
-        tok = argmax(y.logits);
-    }
-    CHECK(identical == steps);
-    auto median_us = [&](Runner& r, const Capture& want) {
-        std::vector<double> t;
-        const int len = r.kv().len;
-        const std::uint64_t k0 = gpu->kernel_launches();
-        for (int k = 0; k < 200; ++k) {
-            r.truncate(len);
-            const auto t0 = std::chrono::steady_clock::now();
-            r.forward(std::span<const int>(&tok, 1), want, x);
-            gpu->synchronize();
-            t.push_back(
-                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                    .count());
-        }
-        std::sort(t.begin(), t.end());
-        return std::pair{t[t.size() / 2], double(gpu->kernel_launches() - k0) / 200};
-    };
-    const auto [po, po_k] = median_us(*b, per_op);
-    const auto [gr, gr_k] = median_us(*b, graph);
-    const auto [fu, fu_k] = median_us(*a, fused);
+    const DecodeRun r = decode_both(*model, *a, *b, fused, per_op, x, y, 40, true);
+    CHECK(r.fused == r.steps);
+    CHECK(r.identical == r.steps);
+    const int tok = r.tok;
+    const auto [po, po_k] = median_step_us(*gpu, *b, tok, per_op, x);
+    const auto [gr, gr_k] = median_step_us(*gpu, *b, tok, graph, x);
+    const auto [fu, fu_k] = median_step_us(*gpu, *a, tok, fused, x);
     std::printf(
         "  decode step, default model, median of 200: op by op %.1f us (%.0f kernels), graph "
         "%.1f us (%.0f kernels), fused %.1f us (%.0f kernels)\n",

@@ -12,26 +12,15 @@
 #include "core/loaders/model_loader.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "kernels/emu/host_block.h"
+#include "tests/support/pass_compare.h"
 #include "tests/support/qwen2_model.h"
 #include "tests/support/test_helpers.h"
 
 using namespace kvs;
+using test::argmax;
+using test::same_pass;
 
 namespace {
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-bool same_pass(const ForwardResult& a, const ForwardResult& b) {
-    return same_bits(a.logits, b.logits) && same_bits(a.attention.p, b.attention.p) &&
-           same_bits(a.q_rows, b.q_rows) && same_bits(a.attn_out, b.attn_out) &&
-           same_bits(a.kv_rows, b.kv_rows) && a.kv_rows_kept == b.kv_rows_kept;
-}
-
-int argmax(const std::vector<float>& v) {
-    return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
-}
 
 // Every capture the trace takes, per-op timing off: the fast path.
 Capture fast() {
@@ -45,15 +34,6 @@ struct Run {
     PassPath path = PassPath::PerOp;
     LaunchCounts last;  // the fused backend's counts of the last step
 };
-
-LaunchCounts minus(LaunchCounts a, const LaunchCounts& b) {
-    a.launches -= b.launches, a.graph_launches -= b.graph_launches;
-    a.graph_kernels -= b.graph_kernels, a.graph_copies -= b.graph_copies;
-    a.h2d -= b.h2d, a.d2h -= b.d2h, a.d2d -= b.d2d, a.syncs -= b.syncs;
-    a.d2h_floats -= b.d2h_floats;
-    a.captures -= b.captures, a.allocs -= b.allocs, a.frees -= b.frees;
-    return a;
-}
 
 // The prompt op by op on both backends, then `steps` greedy decode steps: on `fused` through
 // its fast path, on `per_op` with every op timed, the fast path's token fed to both.
@@ -74,7 +54,7 @@ Run greedy_both(const Model& m, EmulatedCudaBackend& fused, EmulatedCudaBackend&
         a->forward(std::span<const int>(&tok, 1), fast(), x);
         emu::set_block_order(0);
         b->forward(std::span<const int>(&tok, 1), Capture{}, y);
-        r.last = minus(fused.counts(), before);
+        r.last = test::counts_since(fused.counts(), before);
         r.path = x.path;
         ++r.steps;
         r.identical += same_pass(x, y);
@@ -83,20 +63,12 @@ Run greedy_both(const Model& m, EmulatedCudaBackend& fused, EmulatedCudaBackend&
     return r;
 }
 
-std::vector<std::pair<std::string, std::unique_ptr<Model>>> models() {
-    std::vector<std::pair<std::string, std::unique_ptr<Model>>> ms;
-    ms.emplace_back("default", open_model("default"));
-    if (std::filesystem::exists(test::stories_model()))
-        ms.emplace_back("stories260K",
-                        open_model(test::stories_model(), test::stories_tokenizer()));
-    return ms;
-}
-
 }  // namespace
 
 TEST_CASE("a fused decode step: 5 kernels a layer, 1 a token, one graph launch, no copies",
           "[emulated][fused]") {
-    for (const auto& [name, model] : models()) {
+    for (const auto& model : test::llama2c_models()) {
+        const std::string name = model->name();
         INFO(name);
         const int L = model->config().n_layers;
         for (bool graphs : {true, false}) {
@@ -126,7 +98,8 @@ TEST_CASE("a fused decode step: 5 kernels a layer, 1 a token, one graph launch, 
 
 TEST_CASE("the fused decode step gives the op-by-op path's bits at every step of a greedy run",
           "[emulated][fused]") {
-    for (const auto& [name, model] : models()) {
+    for (const auto& model : test::llama2c_models()) {
+        const std::string name = model->name();
         INFO(name);
         // As one graph a step, 40 tokens; launched one by one, a few.
         for (bool graphs : {true, false}) {
@@ -207,7 +180,7 @@ TEST_CASE(
     for (int s = 0; s < 10; ++s) {  // keys 61 .. 70: buckets of 64, then 128
         const LaunchCounts before = be.counts();
         run->forward(std::span<const int>(&tok, 1), fast(), x);
-        const LaunchCounts d = minus(be.counts(), before);
+        const LaunchCounts d = test::counts_since(be.counts(), before);
         captures.push_back(d.captures);
         most = std::max(most, d.d2h_floats);
     }

@@ -12,9 +12,12 @@
 #include "core/loaders/model_loader.h"
 #include "core/session/session.h"
 #include "kernels/emu/emulated_cuda_backend.h"
+#include "tests/support/pass_compare.h"
 #include "tests/support/test_helpers.h"
 
 using namespace kvs;
+using test::argmax;
+using test::same_pass;
 
 namespace {
 
@@ -25,21 +28,6 @@ Capture graph_capture() {
     c.op_log = false;
     c.fused = false;
     return c;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-// Bit-identical results of one pass: logits and every capture.
-bool same_pass(const ForwardResult& a, const ForwardResult& b) {
-    return same_bits(a.logits, b.logits) && same_bits(a.attention.p, b.attention.p) &&
-           same_bits(a.q_rows, b.q_rows) && same_bits(a.attn_out, b.attn_out) &&
-           same_bits(a.kv_rows, b.kv_rows) && a.kv_rows_kept == b.kv_rows_kept;
-}
-
-int argmax(const std::vector<float>& v) {
-    return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
 struct GreedyRun {
@@ -65,12 +53,7 @@ GreedyRun greedy_both(const Model& m, EmulatedCudaBackend& graph, EmulatedCudaBa
         const LaunchCounts before = graph.counts();
         a->forward(std::span<const int>(&tok, 1), graph_capture(), x);
         b->forward(std::span<const int>(&tok, 1), graph_capture(), y);
-        LaunchCounts c = graph.counts();
-        c.launches -= before.launches, c.graph_launches -= before.graph_launches;
-        c.graph_kernels -= before.graph_kernels, c.graph_copies -= before.graph_copies;
-        c.h2d -= before.h2d, c.d2h -= before.d2h, c.d2d -= before.d2d, c.syncs -= before.syncs;
-        c.captures -= before.captures, c.allocs -= before.allocs, c.frees -= before.frees;
-        r.per_token = c;
+        r.per_token = test::counts_since(graph.counts(), before);
         ++r.steps;
         r.identical += same_pass(x, y);
         tok = argmax(x.logits);
@@ -87,20 +70,12 @@ void print(const char* name, const LaunchCounts& c) {
         c.captures);
 }
 
-std::vector<std::pair<std::string, std::unique_ptr<Model>>> models() {
-    std::vector<std::pair<std::string, std::unique_ptr<Model>>> ms;
-    ms.emplace_back("default", open_model("default"));
-    if (std::filesystem::exists(test::stories_model()))
-        ms.emplace_back("stories260K",
-                        open_model(test::stories_model(), test::stories_tokenizer()));
-    return ms;
-}
-
 }  // namespace
 
 TEST_CASE("a greedy run through the decode graph gives the per-op path's bits at every step",
           "[emulated][graphs]") {
-    for (const auto& [name, model] : models()) {
+    for (const auto& model : test::llama2c_models()) {
+        const std::string name = model->name();
         INFO(name);
         EmulatedCudaBackend graph, per_op;
         const auto prompt = model->tokenizer().encode("Once upon a time");

@@ -30,6 +30,7 @@ namespace kvs::gui_app_test {
 
 using kvs::test::quote;
 using kvs::test::slurp;
+using kvs::test::tiny_model;
 
 struct Run {
     int exit_code = -1;
@@ -162,11 +163,6 @@ inline std::pair<double, double> cell_centre(const json& rect, int n, int q, int
     return {x + (k + 0.5) * w / n, y + (q + 0.5) * h / n};
 }
 
-inline std::string tiny_model() {
-    static const std::string p = kvs::test::write_tiny_model(kvs::test::temp_dir("gui-app-model"));
-    return p;
-}
-
 // The tiny model with a prompt of several tokens, head (1, 2) shown large, and `more`.
 inline std::vector<std::string> tiny_with(const std::vector<std::string>& more) {
     std::vector<std::string> a = {"--model",   tiny_model(), "--prompt", "the cat sat in the hat",
@@ -276,21 +272,24 @@ inline json text_item(const std::string& text, double x, double y, double w, dou
             {"vertical", false}};
 }
 
+// A start of the window: its name, its arguments and how many --views it records after its first
+// frame.
 struct StageConfig {
     std::string tag;
     std::vector<std::string> args;
+    int views = 0;
 };
 
 // The window's configurations a class meets: 3 window sizes x 3 text sizes x English and
 // Chinese x the toy and the default model x the cache on and compare x a lesson open and closed,
-// all 144 (about a minute on two idle cores). KVSCOPE_STAGE_MATRIX=quick runs a covering subset
-// of 18 instead: every window size with every text size, twice, and for the four two-way
-// factors the rows of a 2^(4-1) design (each pair of them meets in all four combinations),
-// cycled over the 9 size x text pairs. With a lesson open the lesson picks the model: lesson 1
-// step 3 (the toy) or lesson 4 step 2 (the default model); its cache mode is the lesson's. The
-// whole matrix is the default because the subset misses cases only it has: the KV panel squeezed
-// to its title under the inside-attention band at 1920x1080, the what-if table's numbers cut in
-// Chinese at 1280x800.
+// all 144 (about a minute on two idle cores), then the named cases below.
+// KVSCOPE_STAGE_MATRIX=quick runs a covering subset of 18 of the 144 instead: every window size
+// with every text size, twice, and for the four two-way factors the rows of a 2^(4-1) design (each
+// pair of them meets in all four combinations), cycled over the 9 size x text pairs. With a lesson
+// open the lesson picks the model: lesson 1 step 3 (the toy) or lesson 4 step 2 (the default
+// model); its cache mode is the lesson's. The whole matrix is the default because the subset misses
+// cases only it has: the KV panel squeezed to its title under the inside-attention band at
+// 1920x1080, the what-if table's numbers cut in Chinese at 1280x800.
 inline std::vector<StageConfig> stage_matrix() {
     // lang zh, default model, compare, lesson: the fourth is the parity of the other three.
     static const int design[8][4] = {{0, 0, 0, 0}, {0, 0, 1, 1}, {0, 1, 0, 1}, {0, 1, 1, 0},
@@ -370,6 +369,17 @@ inline std::vector<StageConfig> stage_matrix() {
     out.push_back({"3840x2160-2-en-default-explain",
                    {"--size", "3840x2160", "--font-scale", "2", "--backend", "cpu", "--model",
                     "default", "--decode", "3", "--explain", "1,0,last"}});
+    // The end of generation's notice with no toolbar to hold it: a panel alone (Inside attention,
+    // its legend at the window's bottom; Next token at large Chinese text) and presenter mode.
+    out.push_back({"1280x800-1-en-lesson4-end-inside",
+                   {"--size", "1280x800", "--backend", "cpu", "--lesson", "4", "--lesson-step", "3",
+                    "--maximise", "inside"}});
+    out.push_back({"1920x1080-2-zh-lesson4-end-next",
+                   {"--size", "1920x1080", "--font-scale", "2", "--lang", "zh", "--backend", "cpu",
+                    "--lesson", "4", "--lesson-step", "3", "--maximise", "next"}});
+    out.push_back({"1280x800-1.5-en-lesson4-end-presenter",
+                   {"--size", "1280x800", "--font-scale", "1.5", "--backend", "cpu", "--lesson",
+                    "4", "--lesson-step", "3", "--presenter"}});
     return out;
 }
 
@@ -419,6 +429,17 @@ inline const json& plot_named(const json& layout, const std::string& name) {
     return none;
 }
 
+// The median glyph height of the stage's lines (not the toolbar's, nor an overlay's).
+inline double median_text_h(const json& l) {
+    std::vector<double> hs;
+    for (const auto& t : l.at("texts"))
+        if (t.at("panel") != "toolbar" && !t.at("overlay").get<bool>())
+            hs.push_back(t.at("rect").at("h").get<double>());
+    if (hs.empty()) return 0;
+    std::nth_element(hs.begin(), hs.begin() + hs.size() / 2, hs.end());
+    return hs[hs.size() / 2];
+}
+
 // The size of what a panel shown alone draws (keys 1-9): the heatmap's side, the KV grids'
 // height, the time plot's area; for the text panels, the median height of their lines' glyphs.
 inline double presenter_visual(const json& l, const std::string& id) {
@@ -435,13 +456,7 @@ inline double presenter_visual(const json& l, const std::string& id) {
         const double fh = 16 * l.at("scale").at(0).get<double>();
         return plot_named(l, "time").at("rect").at("h").get<double>() - 2.5 * fh;
     }
-    std::vector<double> hs;
-    for (const auto& t : l.at("texts"))
-        if (t.at("panel") != "toolbar" && !t.at("overlay").get<bool>())
-            hs.push_back(t.at("rect").at("h").get<double>());
-    if (hs.empty()) return 0;
-    std::nth_element(hs.begin(), hs.begin() + hs.size() / 2, hs.end());
-    return hs[hs.size() / 2];
+    return median_text_h(l);
 }
 
 }  // namespace kvs::gui_app_test

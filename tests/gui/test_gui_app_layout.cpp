@@ -26,42 +26,56 @@ TEST_CASE("the text checker finds overlapping and clipped labels", "[gui][overla
     CHECK(text_problems(l)[0] == "clipped in p: \"a long line\"");
 }
 
-TEST_CASE("no text overlaps another or is cut off, at every size, text size, language and mode",
-          "[gui][overlap][matrix]") {
-    // One virtual display for all of them, two windows at a time (the machine has two cores).
-    const fs::path dir = kvs::test::temp_dir("gui-stage-matrix");
-    const auto configs = stage_matrix();
+namespace {
+
+// Runs each configuration's window on one virtual display, two at a time (the machine has two
+// cores), writing layout records only (a 4K PNG's compression takes a third of each run's time):
+// the first frame's TAG.json, then TAG-N.json for each of its --views. Checks that every record
+// has more than `min_texts` texts and none overlapping or cut; returns how many it checked.
+int check_layouts(const std::vector<StageConfig>& configs, const std::string& name,
+                  std::size_t min_texts) {
+    const fs::path dir = kvs::test::temp_dir(name);
     std::ofstream list(dir / "runs");
     for (const auto& c : configs) {
         std::string cmd = quote(KVSCOPE_GUI_BIN);
         for (const auto& a : c.args) cmd.append(" ").append(quote(a));
         const std::string base = (dir / c.tag).string();
-        // The layout record only: a 4K PNG's compression takes a third of each run's time.
         cmd += " --layout-json " + quote(base + ".json") + " >" + quote(base + ".err") + " 2>&1";
         list << cmd << "\n";
     }
     list.close();
     const std::string script = "xargs -d '\\n' -P 2 -n 1 sh -c < " + quote((dir / "runs").string());
-    Run r;
+    std::string err;
     for (int attempt = 0; attempt < 3; ++attempt) {
         const std::string cmd = "KVSCOPE_XVFB_SCREEN=3840x2160x24 " + quote(KVSCOPE_WITH_XVFB) +
                                 " sh -c " + quote(script) + " 2>" + quote((dir / "err").string());
-        const int status = std::system(cmd.c_str());
-        r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        r.err = slurp(dir / "err");
-        if (!xvfb_trouble(r.err)) break;
+        (void)std::system(cmd.c_str());
+        err = slurp(dir / "err");
+        if (!xvfb_trouble(err)) break;
     }
-    INFO(r.err);
+    INFO(err);
     int checked = 0;
-    for (const auto& c : configs) {
-        INFO(c.tag << ": " << slurp(dir / (c.tag + ".err")));
-        REQUIRE(fs::exists(dir / (c.tag + ".json")));
-        const json layout = json::parse(slurp(dir / (c.tag + ".json")));
-        REQUIRE(layout.at("texts").size() > 20);
-        for (const auto& p : text_problems(layout)) FAIL_CHECK(p);
-        ++checked;
-    }
-    CHECK(checked == static_cast<int>(configs.size()));
+    for (const auto& c : configs)
+        for (int v = 0; v <= c.views; ++v) {
+            std::string file = c.tag;
+            if (v > 0) file.append("-").append(std::to_string(v));
+            file.append(".json");
+            INFO(file << ": " << slurp(dir / (c.tag + ".err")));
+            REQUIRE(fs::exists(dir / file));
+            const json layout = json::parse(slurp(dir / file));
+            REQUIRE(layout.at("texts").size() > min_texts);
+            for (const auto& p : text_problems(layout)) FAIL_CHECK(p);
+            ++checked;
+        }
+    return checked;
+}
+
+}  // namespace
+
+TEST_CASE("no text overlaps another or is cut off, at every size, text size, language and mode",
+          "[gui][overlap][matrix]") {
+    const auto configs = stage_matrix();
+    CHECK(check_layouts(configs, "gui-stage-matrix", 20) == static_cast<int>(configs.size()));
 }
 
 TEST_CASE(
@@ -82,62 +96,23 @@ TEST_CASE(
         "maximise=inside,stage=6";
     const std::string views_toy =
         "maximise=toy;maximise=lesson;maximise=inside;maximise=,stage=10;stage=3";
-    struct Launch {
-        std::string tag;
-        std::vector<std::string> args;
-        int views;
-    };
-    std::vector<Launch> launches;
+    std::vector<StageConfig> launches;
     for (const char* size : {"1280x800", "1920x1080", "3840x2160"})
         for (const char* scale : {"1", "1.5", "2"})
             for (const char* lang : {"en", "zh"}) {
                 const std::string tag = std::string(size) + "-" + scale + "-" + lang;
                 const std::vector<std::string> common = {"--size", size, "--font-scale", scale,
                                                          "--lang", lang, "--backend",    "cpu"};
-                Launch d{tag + "-default", common, 26};
+                StageConfig d{tag + "-default", common, 26};
                 d.args.insert(d.args.end(), {"--model", "default", "--decode", "3", "--explain",
                                              "1,0,last", "--views", views_default});
-                Launch t{tag + "-toy", common, 5};
+                StageConfig t{tag + "-toy", common, 5};
                 t.args.insert(t.args.end(), {"--model", "toy", "--lesson", "1", "--lesson-step",
                                              "3", "--views", views_toy});
                 launches.push_back(d);
                 launches.push_back(t);
             }
-    const fs::path dir = kvs::test::temp_dir("gui-stage-views");
-    std::ofstream list(dir / "runs");
-    for (const auto& l : launches) {
-        std::string cmd = quote(KVSCOPE_GUI_BIN);
-        for (const auto& a : l.args) cmd.append(" ").append(quote(a));
-        const std::string b = (dir / l.tag).string();
-        cmd += " --layout-json " + quote(b + ".json") + " >" + quote(b + ".err") + " 2>&1";
-        list << cmd << "\n";
-    }
-    list.close();
-    const std::string script = "xargs -d '\\n' -P 2 -n 1 sh -c < " + quote((dir / "runs").string());
-    Run r;
-    for (int attempt = 0; attempt < 3; ++attempt) {
-        const std::string cmd = "KVSCOPE_XVFB_SCREEN=3840x2160x24 " + quote(KVSCOPE_WITH_XVFB) +
-                                " sh -c " + quote(script) + " 2>" + quote((dir / "err").string());
-        const int status = std::system(cmd.c_str());
-        r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        r.err = slurp(dir / "err");
-        if (!xvfb_trouble(r.err)) break;
-    }
-    INFO(r.err);
-    int checked = 0;
-    for (const auto& l : launches)
-        for (int v = 0; v <= l.views; ++v) {
-            std::string file = l.tag;  // the first frame's record, then FILE-N.json per view
-            if (v > 0) file.append("-").append(std::to_string(v));
-            file.append(".json");
-            INFO(file << ": " << slurp(dir / (l.tag + ".err")));
-            REQUIRE(fs::exists(dir / file));
-            const json layout = json::parse(slurp(dir / file));
-            REQUIRE(layout.at("texts").size() > 10);
-            for (const auto& p : text_problems(layout)) FAIL_CHECK(p);
-            ++checked;
-        }
-    CHECK(checked == 18 * (27 + 6));
+    CHECK(check_layouts(launches, "gui-stage-views", 10) == 18 * (27 + 6));
 }
 
 TEST_CASE("larger text never shrinks lesson 10's heatmaps, nor the stage's with Inside attention",

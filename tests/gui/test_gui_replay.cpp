@@ -14,14 +14,10 @@
 #include "tests/support/test_helpers.h"
 
 using namespace kvs;
+using test::tiny_model;
 using namespace kvs::gui;
 
 namespace {
-
-const std::string& tiny_path() {
-    static const std::string p = test::write_tiny_model(test::temp_dir("gui-replay"));
-    return p;
-}
 
 bool same(double a, double b) {
     return a == b || (std::isnan(a) && std::isnan(b)) ||
@@ -108,7 +104,7 @@ TEST_CASE("a replayed run shows every view's numbers as the live run showed them
     const auto dir = test::temp_dir("gui-replay-run");
     const std::string trace = (dir / "run.trace.json").string();
     EngineWorker live;
-    live.open_model(tiny_path(), {}, {}, "the cat sat");
+    live.open_model(tiny_model(), {}, {}, "the cat sat");
     live.set_cache(CacheView::Compare);
     live.decode(4);
     live.export_run({{ExportFile::Kind::TraceJson, trace}});
@@ -155,7 +151,7 @@ TEST_CASE("a replayed run shows every view's numbers as the live run showed them
         CHECK(replay.snapshot().steps() == 5);
         CHECK(replay.snapshot().cache == CacheView::Compare);
     }
-    replay.open_model(tiny_path(), {}, {}, "the cat");
+    replay.open_model(tiny_model(), {}, {}, "the cat");
     replay.prefill();
     replay.wait_idle();
     auto lock = replay.lock();
@@ -171,7 +167,7 @@ TEST_CASE(
     const auto dir = test::temp_dir("gui-replay-bad");
     EngineWorker w;
     w.export_run({{ExportFile::Kind::StepsCsv, (dir / "x.csv").string()}});
-    w.open_replay(tiny_path());  // a model file, not a trace
+    w.open_replay(tiny_model());  // a model file, not a trace
     w.wait_idle();
     auto lock = w.lock();
     CHECK(w.snapshot().error.find("not a kvscope trace") != std::string::npos);

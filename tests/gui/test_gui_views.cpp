@@ -966,13 +966,13 @@ TEST_CASE("a plot's scale is chosen from its data: linear for a 128x gap, log pa
     // The weights a decode step reads (3.48 MiB) against its K/V rows (27 KiB): 128x, which a log
     // axis squeezes into two gridlines; a linear one shows it.
     const std::vector<double> weights(20, 3.48 * 1024 * 1024), kv = {10e3, 18e3, 27e3};
-    CHECK_FALSE(choose_log_y({&weights, &kv}));
+    CHECK_FALSE(choose_log_y({weights, kv}));
     // Past three decades a linear axis presses the smaller line onto the floor: log.
     const std::vector<double> small = {100, 200};
-    CHECK(choose_log_y({&weights, &small}));
+    CHECK(choose_log_y({weights, small}));
     // NaN, zero and negative values are not data; nothing is linear.
     const std::vector<double> odd = {NAN, 0, -5, 3.0};
-    CHECK_FALSE(choose_log_y({&odd}));
+    CHECK_FALSE(choose_log_y({odd}));
     CHECK_FALSE(choose_log_y({}));
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "core/files/gguf_file.h"
@@ -57,6 +58,17 @@ std::unique_ptr<TransformerModel> untied(const TransformerModel& g) {
                                               g.stop_tokens(), g.name() + "-untied", "in memory");
 }
 
+// `check` on `g` as it is (its classifier the embedding table) and on `g` with a separate
+// classifier (untied), each under an INFO naming which.
+void each_classifier(const TransformerModel& g,
+                     const std::function<void(const TransformerModel&, bool tied)>& check) {
+    for (const bool tied : {true, false}) {
+        const auto src = tied ? std::unique_ptr<TransformerModel>() : untied(g);
+        INFO((tied ? "tied" : "separate classifier"));
+        check(tied ? g : *src, tied);
+    }
+}
+
 // Every float of `b`'s weights is `a`'s, bit for bit, in the same layout.
 void check_same_floats(const TransformerModel& a, const TransformerModel& b) {
     REQUIRE(a.config().describe() == b.config().describe());
@@ -100,14 +112,10 @@ void refused_with(const std::function<void()>& open, const std::string& name,
 
 TEST_CASE("GPT-2 as GGUF: F32 reads back bit for bit, its layout is llama.cpp's", "[gpt2][gguf]") {
     const auto dir = test::temp_dir("gpt2-gguf");
-    const auto base = open_model("default");
-    const auto g = test::random_gpt2(*base, 11);
+    const auto g = test::default_gpt2(11);
     const ModelConfig& c = g->config();
     const std::size_t d = c.dim, hd = c.hidden_dim;
-    for (const bool tied : {true, false}) {
-        const auto src = tied ? std::unique_ptr<TransformerModel>() : untied(*g);
-        const TransformerModel& m = tied ? *g : *src;
-        INFO((tied ? "tied" : "separate classifier"));
+    each_classifier(*g, [&](const TransformerModel& m, bool tied) {
         const auto path = (dir / (tied ? "tied.gguf" : "untied.gguf")).string();
         write_gguf_llama(path, m.config(), m.weights(), bpe(m), GgmlType::F32, "g");
         const auto r = open_model(path);
@@ -141,7 +149,7 @@ TEST_CASE("GPT-2 as GGUF: F32 reads back bit for bit, its layout is llama.cpp's"
         CHECK(f.tensor("blk.0.attn_norm.bias") != nullptr);
         CHECK(f.tensor("output_norm.bias") != nullptr);
         CHECK((f.tensor("output.weight") == nullptr) == tied);
-    }
+    });
     // The same logits as the model written (the forward pass: tests/model/test_gpt2.cpp).
     const auto path = (dir / "tied.gguf").string();
     CHECK(test::max_logit_diff(test::greedy_run(*g, kPrompt, 20),
@@ -151,14 +159,10 @@ TEST_CASE("GPT-2 as GGUF: F32 reads back bit for bit, its layout is llama.cpp's"
 TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D layout (in, out)",
           "[gpt2][hf]") {
     const auto dir = test::temp_dir("gpt2-hf");
-    const auto base = open_model("default");
-    const auto g = test::random_gpt2(*base, 12);
+    const auto g = test::default_gpt2(12);
     const ModelConfig& c = g->config();
     const std::size_t d = c.dim, hd = c.hidden_dim;
-    for (const bool tied : {true, false}) {
-        const auto src = tied ? std::unique_ptr<TransformerModel>() : untied(*g);
-        const TransformerModel& m = tied ? *g : *src;
-        INFO((tied ? "tied" : "separate classifier"));
+    each_classifier(*g, [&](const TransformerModel& m, bool tied) {
         const auto folder = (dir / (tied ? "tied" : "untied")).string();
         write_hf_llama(folder, m.config(), m.weights(), bpe(m), GgmlType::F32, 0);
         std::ifstream in(fs::path(folder) / "config.json");
@@ -198,7 +202,7 @@ TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D la
         CHECK(f.tensor("transformer.wpe.weight")->shape ==
               std::vector<std::uint64_t>{std::uint64_t(c.n_positions), d});
         CHECK((f.tensor("lm_head.weight") == nullptr) == tied);
-    }
+    });
     // Shards read back as one file; the same logits as the model written.
     const auto sharded = (dir / "sharded").string();
     write_hf_llama(sharded, c, g->weights(), bpe(*g), GgmlType::F32, std::uint64_t(256) << 10);
@@ -212,8 +216,7 @@ TEST_CASE("GPT-2 as a Hugging Face folder: F32 reads back bit for bit, Conv1D la
 TEST_CASE("GPT-2 folders as the hub has them: no transformer. prefix, mask buffers, n_inner null",
           "[gpt2][hf]") {
     const auto dir = test::temp_dir("gpt2-hub");
-    const auto base = open_model("default");
-    const auto g = test::random_gpt2(*base, 13);
+    const auto g = test::default_gpt2(13);
     const ModelConfig& c = g->config();
     const auto folder = (dir / "g").string();
     write_hf_llama(folder, c, g->weights(), bpe(*g), GgmlType::F32, 0);
@@ -251,8 +254,7 @@ TEST_CASE("GPT-2 folders as the hub has them: no transformer. prefix, mask buffe
 
 TEST_CASE("GPT-2 in 16, 8 and 4 bits reads back within the type's rounding", "[gpt2][gguf][hf]") {
     const auto dir = test::temp_dir("gpt2-narrow");
-    const auto base = open_model("default");
-    const auto g = test::random_gpt2(*base, 14);
+    const auto g = test::default_gpt2(14);
     const ModelConfig& c = g->config();
     // The largest value of a matrix or embedding (random_gpt2: uniform in +-1/sqrt(dim)); gains
     // and biases stay F32 in GGUF, and round like the matrices in HF's one dtype.
@@ -302,8 +304,7 @@ TEST_CASE("GPT-2 in 16, 8 and 4 bits reads back within the type's rounding", "[g
 TEST_CASE("kvscope-cli: info names a GPT-2 model's architecture, export writes it as GGUF",
           "[gpt2][cli]") {
     const auto dir = test::temp_dir("gpt2-cli");
-    const auto base = open_model("default");
-    const auto g = test::random_gpt2(*base, 15);
+    const auto g = test::default_gpt2(15);
     const auto folder = (dir / "hf").string();
     write_hf_llama(folder, g->config(), g->weights(), bpe(*g), GgmlType::F32, 0);
     auto r = test::run_cli({"info", "--model", folder});
@@ -325,8 +326,7 @@ TEST_CASE("kvscope-cli: info names a GPT-2 model's architecture, export writes i
 
 TEST_CASE("hostile GPT-2 GGUF files: one clear line each", "[gpt2][gguf]") {
     const auto dir = test::temp_dir("gpt2-gguf-hostile");
-    const auto base = open_model("default");
-    const auto g = test::random_gpt2(*base, 16);
+    const auto g = test::default_gpt2(16);
     const ModelConfig& c = g->config();
     const auto path = (dir / "g.gguf").string();
     write_gguf_llama(path, c, g->weights(), bpe(*g), GgmlType::Q8_0, "g");
@@ -389,8 +389,7 @@ TEST_CASE("hostile GPT-2 GGUF files: one clear line each", "[gpt2][gguf]") {
 
 TEST_CASE("hostile GPT-2 Hugging Face folders: one clear line each", "[gpt2][hf]") {
     const auto dir = test::temp_dir("gpt2-hf-hostile");
-    const auto base = open_model("default");
-    const auto g = test::random_gpt2(*base, 17);
+    const auto g = test::default_gpt2(17);
     const ModelConfig& c = g->config();
     const auto folder = (dir / "g").string();
     write_hf_llama(folder, c, g->weights(), bpe(*g), GgmlType::BF16, 0);

@@ -11,17 +11,13 @@
 
 using namespace kvs;
 using test::run_cli;
+using test::tiny_model;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kCommit = "0123456789abcdef0123456789abcdef01234567";
 const std::string kDigest = "6a0746a1ec1aef3e7ec53868f220ff6e389f6f8ef87a01d77c96807de94ca2aa";
-
-std::string tiny() {
-    static const std::string p = test::write_tiny_model(test::temp_dir("stores-model"));
-    return p;
-}
 
 void write_text(const fs::path& p, const std::string& text) {
     fs::create_directories(p.parent_path());
@@ -69,7 +65,7 @@ fs::path ollama_store_with(const fs::path& store, const std::string& ns, const s
 fs::path hf_folder() {
     static const fs::path dir = [] {
         const fs::path d = test::temp_dir("stores-hf") / "folder";
-        REQUIRE(run_cli({"export", tiny(), "--hf", d.string()}).exit_code == 0);
+        REQUIRE(run_cli({"export", tiny_model(), "--hf", d.string()}).exit_code == 0);
         return d;
     }();
     return dir;
@@ -78,7 +74,7 @@ fs::path hf_folder() {
 fs::path gguf_file() {
     static const fs::path f = [] {
         const fs::path p = test::temp_dir("stores-gguf") / "tiny.gguf";
-        REQUIRE(run_cli({"export", tiny(), "--gguf", p.string()}).exit_code == 0);
+        REQUIRE(run_cli({"export", tiny_model(), "--gguf", p.string()}).exit_code == 0);
         return p;
     }();
     return f;

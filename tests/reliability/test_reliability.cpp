@@ -29,14 +29,10 @@
 #include "tests/support/test_helpers.h"
 
 using namespace kvs;
+using test::tiny_model;
 namespace fs = std::filesystem;
 
 namespace {
-
-const std::string& tiny_path() {
-    static const std::string p = test::write_tiny_model(test::temp_dir("reliability-model"));
-    return p;
-}
 
 std::vector<unsigned char> bytes_of(const std::string& s) {
     return {s.begin(), s.end()};
@@ -48,7 +44,7 @@ std::vector<unsigned char> bytes_of(const std::string& s) {
 
 TEST_CASE("every metric index: negative from the end, range-checked, huge or NaN refused",
           "[reliability][lesson]") {
-    const auto m = open_model(tiny_path());  // 2 layers, 4 heads, context 64
+    const auto m = open_model(tiny_model());  // 2 layers, 4 heads, context 64
     CpuBackend be;
     SessionConfig cfg;
     cfg.capture.attention = true;
@@ -177,7 +173,7 @@ TEST_CASE("outputs: a killed run leaves the old file, /dev/full is an error, two
         ::dup2(fds[1], 1);
         const int null = ::open("/dev/null", O_WRONLY);
         ::dup2(null, 2);
-        const std::string model = tiny_path();
+        const std::string model = tiny_model();
         ::execl(KVSCOPE_CLI, "kvscope-cli", "generate", "--model", model.c_str(), "--prompt",
                 "the cat", "--trace-json", trace.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
@@ -198,8 +194,8 @@ TEST_CASE("outputs: a killed run leaves the old file, /dev/full is an error, two
     // A full disk: every writer says so and exits 2.
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"toy", "--trace-json", "/dev/full"},
-             {"generate", "--model", tiny_path(), "--trace-json", "/dev/full"},
-             {"bench", "--model", tiny_path(), "--lengths", "4", "--repeats", "1", "--warmup", "0",
+             {"generate", "--model", tiny_model(), "--trace-json", "/dev/full"},
+             {"bench", "--model", tiny_model(), "--lengths", "4", "--repeats", "1", "--warmup", "0",
               "--csv", "/dev/full"}}) {
         const auto r = test::run_cli(args);
         INFO(args[0] << ": " << r.err);
@@ -211,7 +207,7 @@ TEST_CASE("outputs: a killed run leaves the old file, /dev/full is an error, two
     // Two runs writing one trace at the same time: the file is one of them, whole.
     const std::string both = (dir / "both.json").string();
     const std::string one = test::quote(KVSCOPE_CLI) + " generate --model " +
-                            test::quote(tiny_path()) + " --prompt 'the cat' --trace-json " +
+                            test::quote(tiny_model()) + " --prompt 'the cat' --trace-json " +
                             test::quote(both) + " >/dev/null 2>&1";
     for (int round = 0; round < 3; ++round) {
         REQUIRE(std::system(("(" + one + " & " + one + " & wait)").c_str()) == 0);
@@ -252,7 +248,7 @@ TEST_CASE("a lesson's @batch work is bounded, over all its @batch lines", "[reli
 }
 
 TEST_CASE("a @batch sweep can be stopped between forward passes", "[reliability][lesson]") {
-    const auto m = open_model(tiny_path());
+    const auto m = open_model(tiny_model());
     CpuBackend be;
     BatchPlan plan;
     plan.sizes = {1, 2};
@@ -350,7 +346,7 @@ TEST_CASE("text from files is shown escaped: a trace's labels in replay and CSV,
           "[reliability][escape][cli]") {
     const auto dir = test::temp_dir("reliability-escape-labels");
     const std::string t = (dir / "t.json").string();
-    REQUIRE(test::run_cli({"generate", "--model", tiny_path(), "--prompt", "a", "--max-new-tokens",
+    REQUIRE(test::run_cli({"generate", "--model", tiny_model(), "--prompt", "a", "--max-new-tokens",
                            "1", "--trace-json", t})
                 .exit_code == 0);
     // ESC sequences (clear screen, set title), BEL, a right-to-left override and a newline in
@@ -376,8 +372,8 @@ TEST_CASE("text from files is shown escaped: a trace's labels in replay and CSV,
     CHECK(r.out.find("recorded by x\\x1b[2J") == 0);  // program, version and date: one line
     // A model file named with an escape sequence: its name in info is escaped too.
     const fs::path named = dir / "m\x1b[31m";
-    fs::copy_file(tiny_path(), named.string() + ".bin");
-    fs::copy_file(tiny_path().substr(0, tiny_path().size() - 4) + ".tok.bin",
+    fs::copy_file(tiny_model(), named.string() + ".bin");
+    fs::copy_file(tiny_model().substr(0, tiny_model().size() - 4) + ".tok.bin",
                   named.string() + ".tok.bin");
     const auto i = test::run_cli({"info", "--model", named.string() + ".bin"});
     INFO(i.out << i.err);
@@ -422,7 +418,7 @@ TEST_CASE("options and files that could give silent or wrong results are one-lin
         CHECK(error_of({"generate", "--model", "toy", "--seed", seed}).find("--seed") !=
               std::string::npos);
     }
-    CHECK(test::run_cli({"generate", "--model", tiny_path(), "--seed", "0", "--temperature", "1",
+    CHECK(test::run_cli({"generate", "--model", tiny_model(), "--seed", "0", "--temperature", "1",
                          "--max-new-tokens", "3"})
               .exit_code == 0);
     for (const std::string opt : {"--model", "--tokenizer", "--trace-json", "--backend"})

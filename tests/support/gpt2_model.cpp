@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/loaders/checkpoint.h"
+#include "core/loaders/model_loader.h"
 #include "core/tokenizers/bpe_tokenizer.h"
 
 namespace kvs::test {
@@ -50,6 +51,10 @@ std::unique_ptr<TransformerModel> random_gpt2(const Model& m, std::uint64_t seed
         std::move(ck),
         std::make_unique<BpeTokenizer>(dynamic_cast<const BpeTokenizer&>(m.tokenizer())),
         m.stop_tokens(), m.name() + "-gpt2", "in memory, random GPT-2-shaped weights");
+}
+
+std::unique_ptr<TransformerModel> default_gpt2(std::uint64_t seed) {
+    return random_gpt2(*open_model("default"), seed);
 }
 
 }  // namespace kvs::test

@@ -16,5 +16,7 @@ namespace kvs::test {
 // (the peer test's check of everything but GELU, which llama.cpp computes through F16).
 std::unique_ptr<TransformerModel> random_gpt2(const Model& m, std::uint64_t seed,
                                               bool mlp_output = true);
+// That model in the default model's shapes, with its tokenizer: the suites' usual GPT-2.
+std::unique_ptr<TransformerModel> default_gpt2(std::uint64_t seed);
 
 }  // namespace kvs::test

@@ -35,14 +35,6 @@ float max_logit_diff(const GreedyRun& a, const GreedyRun& b) {
     return d;
 }
 
-std::vector<std::unique_ptr<Model>> llama2c_models() {
-    std::vector<std::unique_ptr<Model>> ms;
-    ms.push_back(open_model("default"));
-    if (std::filesystem::exists(stories_model()))  // GQA: 8 query heads, 4 K/V heads
-        ms.push_back(open_model(stories_model(), stories_tokenizer()));
-    return ms;
-}
-
 std::vector<unsigned char> bytes_of(const std::filesystem::path& path) {
     std::ifstream f(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};

@@ -22,9 +22,6 @@ GreedyRun greedy_run(const Model& m, const std::string& prompt, int max_new);
 // The largest |logit difference| over the steps both runs have (their vocabularies must agree).
 float max_logit_diff(const GreedyRun& a, const GreedyRun& b);
 
-// The llama2.c models to check: the default model always, stories260K when ../shared has it.
-std::vector<std::unique_ptr<Model>> llama2c_models();
-
 std::vector<unsigned char> bytes_of(const std::filesystem::path& path);
 
 }  // namespace kvs::test

@@ -64,9 +64,22 @@ std::unique_ptr<Model> open_tiny_model(const std::string& tag) {
     return open_model(write_tiny_model(temp_dir(tag)));
 }
 
+const std::string& tiny_model() {
+    static const std::string p = write_tiny_model(temp_dir("tiny-model"));
+    return p;
+}
+
 const Model& shared_tiny_model() {
-    static const auto m = open_tiny_model("tiny");
+    static const auto m = open_model(tiny_model());
     return *m;
+}
+
+std::vector<std::unique_ptr<Model>> llama2c_models() {
+    std::vector<std::unique_ptr<Model>> ms;
+    ms.push_back(open_model("default"));
+    if (std::filesystem::exists(stories_model()))  // GQA: 8 query heads, 4 K/V heads
+        ms.push_back(open_model(stories_model(), stories_tokenizer()));
+    return ms;
 }
 
 bool one_line(const std::string& s) {

@@ -30,8 +30,12 @@ std::vector<unsigned char> synthetic_tokenizer(const std::vector<std::string>& p
 std::string write_tiny_model(const std::filesystem::path& dir);
 // That model written under temp_dir(tag) and opened: the fixture most suites start from.
 std::unique_ptr<Model> open_tiny_model(const std::string& tag);
-// One such model for the whole process, opened on first use (the suites only read it).
+// That model written once for the whole process, on first use: its path (the suites only read it).
+const std::string& tiny_model();
+// That model opened once for the whole process, on first use (the suites only read it).
 const Model& shared_tiny_model();
+// The llama2.c models to check: the default model always, stories260K when ../shared has it.
+std::vector<std::unique_ptr<Model>> llama2c_models();
 void write_file(const std::filesystem::path& p, const std::vector<unsigned char>& bytes);
 
 // Whether `s` is one line ending in '\n': what a refusal prints on stderr.
