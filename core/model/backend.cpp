@@ -1,5 +1,7 @@
 #include "core/model/backend.h"
 
+#include <algorithm>
+
 #include "core/files/gguf_file.h"
 #include "core/util/error.h"
 
@@ -20,8 +22,20 @@ void Backend::embed_compact(DeviceSpan x, GgmlType type, const unsigned char* w,
     matmul_compact(x, x, type, w, 0, dim, 0);  // refuses, with the same line
 }
 
-void Backend::attention_rows(DeviceSpan, DeviceSpan, const float* const*, const float* const*,
-                             DeviceSpan, int, int, int, int, int, bool) {
+void Backend::kv_append_paged(DeviceSpan pool_k, DeviceSpan pool_v, DeviceSpan k, DeviceSpan v,
+                              int pos0, int T, int kv_dim, const BlockTable& table) {
+    const std::size_t kv = std::size_t(kv_dim);
+    for (int p = pos0; p < pos0 + T;) {
+        const int run = std::min(table.block_size - p % table.block_size, pos0 + T - p);
+        const std::size_t len = std::size_t(run) * kv, at = std::size_t(p - pos0) * kv;
+        copy_rows(pool_k.at(table.row(p) * kv, len), len, k.at(at, len), len, 1, len);
+        copy_rows(pool_v.at(table.row(p) * kv, len), len, v.at(at, len), len, 1, len);
+        p += run;
+    }
+}
+
+void Backend::attention_paged(DeviceSpan, DeviceSpan, DeviceSpan, DeviceSpan, DeviceSpan, int, int,
+                              int, int, int, bool, const PagedKeys&) {
     throw Error("the " + name() + " backend reads K/V rows from a contiguous cache only");
 }
 

@@ -57,6 +57,30 @@ struct OpTimes {
 // device's time).
 enum class OpTiming { HostClock, Emulator, EventsAroundLaunches, EventsHeldStream };
 
+// A sequence's block table in a paged KV cache (core/model/kv_blocks.h): `blocks` [size] names
+// the pool's block for each of its logical blocks (host memory; a backend takes it to its own),
+// so position p is pool row blocks[p / block_size] * block_size + p % block_size.
+struct BlockTable {
+    const int* blocks = nullptr;
+    int size = 0;
+    int block_size = 0;
+    std::size_t row(int p) const {
+        return std::size_t(blocks[p / block_size]) * block_size + p % block_size;
+    }
+};
+
+// The keys of a paged attention (Backend::attention_paged): key s is at position s below
+// `sinks` and s + skip from there (StreamingLLM's window: its rows past the sinks), in the rows
+// `table` gives it. sink_k, when not empty: the sinks' K rows [sinks, kv_dim] (moved by RoPE) in
+// place of the pool's.
+struct PagedKeys {
+    BlockTable table;
+    int sinks = 0, skip = 0;
+    DeviceSpan sink_k;
+    int position(int s) const { return s < sinks ? s : s + skip; }
+    std::size_t row(int s) const { return table.row(position(s)); }
+};
+
 class StepGraphs;  // core/model/step_graphs.h
 class FusedOps;    // core/model/fused_ops.h
 
@@ -123,6 +147,11 @@ class Backend {
     // cache[pos0 + t, :] = new[t, :] for K and V.   cache: [capacity, kv_dim], new: [T, kv_dim]
     virtual void kv_append(DeviceSpan cache_k, DeviceSpan cache_v, DeviceSpan k, DeviceSpan v,
                            int pos0, int T, int kv_dim) = 0;
+    // The same through a block table: pool rows of positions pos0..pos0+T-1 = new[t, :], for
+    // K and V (vLLM's reshape_and_cache).  pool: [n_blocks * block_size, kv_dim] (one layer of a
+    // KvBlockPool), new: [T, kv_dim]. The default copies a run of rows within a block at a time.
+    virtual void kv_append_paged(DeviceSpan pool_k, DeviceSpan pool_v, DeviceSpan k, DeviceSpan v,
+                                 int pos0, int T, int kv_dim, const BlockTable& table);
     // Attention of T queries at positions pos0.. over cache rows 0..pos0+T-1, GQA mapping
     // query head h -> kv head h / (n_heads / n_kv_heads), scale 1/sqrt(head_dim). causal: query
     // t sees keys 0..pos0+t (a decoder's mask); else every key (an encoder's: BERT, T5).
@@ -131,16 +160,16 @@ class Backend {
     virtual void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                            DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
                            int head_dim, bool causal) = 0;
-    // The same attention over keys named one by one instead of a cache's rows 0..pos0+T-1: key s
-    // (s < pos0 + T, in the order the mask counts them) has its K row at k_rows[s] and its V row
-    // at v_rows[s], [n_kv_heads * head_dim] floats each in this backend's memory (host arrays of
-    // addresses). A paged cache is read this way in place, through its block table (vLLM's
-    // PagedAttention), where attends_rows_in_place(); elsewhere the runner gathers the rows into
-    // contiguous ones first, and the default here refuses.
-    virtual bool attends_rows_in_place() const { return false; }
-    virtual void attention_rows(DeviceSpan out, DeviceSpan q, const float* const* k_rows,
-                                const float* const* v_rows, DeviceSpan probs, int T, int pos0,
-                                int n_heads, int n_kv_heads, int head_dim, bool causal);
+    // The same attention over a paged cache read in place through a sequence's block table
+    // (vLLM's PagedAttention): key s (s < pos0 + T, in the order the mask counts them) is at
+    // position keys.position(s), whose K and V rows are row keys.row(s) of pool_k and pool_v
+    // ([n_blocks * block_size, n_kv_heads * head_dim], one layer of a KvBlockPool), nothing
+    // copied together first. Where attends_paged_in_place(); elsewhere the runner gathers the rows
+    // into contiguous ones first, and the default here refuses.
+    virtual bool attends_paged_in_place() const { return false; }
+    virtual void attention_paged(DeviceSpan out, DeviceSpan q, DeviceSpan pool_k, DeviceSpan pool_v,
+                                 DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
+                                 int head_dim, bool causal, const PagedKeys& keys);
     // h1 = silu(h1) * h3                      h1, h3: [n]
     virtual void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) = 0;
     // GPT-2's GELU, the tanh form ("gelu_new"):                  h: [n]

@@ -316,9 +316,8 @@ class TransformerRunner final : public Runner, public BatchRunner {
     bool paged_ = false;
     int sinks_ = 0, window_ = 0;  // paged: the earlier rows a pass sees (window 0: all)
     SinkPositions sink_positions_ = SinkPositions::Cache;
-    // Paged, read in place: each key's K and V row address, [keys]; StreamingLLM's sinks moved
-    // forward, [sinks, kv_dim]; RoPE's q side for shift_keys, [dim] (its result unused).
-    std::vector<const float*> key_k_, key_v_;
+    // Paged, read in place: StreamingLLM's sinks moved forward, [sinks, kv_dim]; RoPE's q side
+    // for shift_keys, [dim] (its result unused).
     DeviceBuffer sink_k_, shift_q_;
     // Paged, on a backend that does not read rows in place or from a quantised pool: the rows a
     // pass of one slot sees, of one layer, gathered (dequantised) into contiguous rows:

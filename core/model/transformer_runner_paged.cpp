@@ -1,10 +1,24 @@
 // A paged cache under the pass: every sequence's new rows stored into their blocks through the
-// block table, then each one's keys read in place (gathered, dequantised, where the backend
-// cannot), a window's sinks and recent rows only, StreamingLLM's sinks turned to sit before the
-// window.
+// block table, then each one's keys read in place through the table (gathered, dequantised,
+// where the backend cannot), a window's sinks and recent rows only, StreamingLLM's sinks turned to
+// sit before the window.
 #include "core/model/transformer_runner.h"
 
 namespace kvs {
+
+namespace {
+
+// A run of rows for_each_block_run names: refused when its block was let go (a window's).
+void held_row(int position, int row, int) {
+    if (row < 0) throw Error("K/V row " + std::to_string(position) + "'s block was let go");
+}
+
+BlockTable block_table(const KvCache& cache) {
+    const std::span<const int> t = cache.table();
+    return {t.data(), static_cast<int>(t.size()), cache.pool()->block_size()};
+}
+
+}  // namespace
 
 void TransformerRunner::attend_all(int l, std::span<const SeqInput> seqs, const Pass& p,
                                    const Capture& want) {
@@ -23,7 +37,14 @@ void TransformerRunner::store_paged(int l, KvCache& cache, const Pass& p, int i,
     rope_rows(l, p, i, r);
     // The new rows into their blocks (a quantised pool quantises them as it stores).
     op(OpKind::KvAppend, l, p.T[i], p.pos0[i]);
-    through_table(cache, l, p.pos0[i], p.T[i], r.k, r.v, Way::ToBlocks);
+    const KvBlockPool& pool = *cache.pool();
+    if (pool.quantised()) {
+        through_table(cache, l, p.pos0[i], p.T[i], r.k, r.v, Way::ToBlocks);
+    } else {
+        for_each_block_run(cache.table(), pool.block_size(), p.pos0[i], p.T[i], held_row);
+        be_.kv_append_paged(pool.k(l), pool.v(l), r.k, r.v, p.pos0[i], p.T[i], config_.kv_dim(),
+                            block_table(cache));
+    }
     keep_new_kv(l, p, i, want, r);
 }
 
@@ -71,35 +92,29 @@ void TransformerRunner::attend_paged(int l, KvCache& cache, const Pass& p, int i
     op(OpKind::WeightedSum, l, T, pos0, false);
     const int seen = keys.count - T;  // keys before the pass's own
     const bool causal = mask_ == AttentionMask::Causal;
-    if (!pool.quantised() && be_.attends_rows_in_place()) {
-        // Read in place: each key's row where its block holds it (the sinks moved forward from
-        // a copy), the table walked a block at a time.
-        key_k_.resize(keys.count);
-        key_v_.resize(keys.count);
-        const float *pk = pool.k(l).data, *pv = pool.v(l).data;
-        int key = 0;
-        const auto name_rows = [&](int position, int row, int run) {
-            if (row < 0) throw Error("K/V row " + std::to_string(position) + "'s block was let go");
-            for (int j = 0; j < run; ++j, ++key) {
-                key_k_[key] = pk + std::size_t(row + j) * kv;
-                key_v_[key] = pv + std::size_t(row + j) * kv;
-            }
-        };
-        for_each_block_run(cache.table(), bs, 0, keys.sinks, name_rows);
-        for_each_block_run(cache.table(), bs, keys.from, keys.count - keys.sinks, name_rows);
+    if (!pool.quantised() && be_.attends_paged_in_place()) {
+        // Read in place through the table: key s at position s among the sinks, then the
+        // window's rows from `from` on (the sinks' K moved forward from a copy).
+        const std::span<const int> table = cache.table();
+        PagedKeys pk;
+        pk.table = block_table(cache);
+        pk.sinks = keys.sinks;
+        pk.skip = keys.from - keys.sinks;
+        for_each_block_run(table, bs, 0, keys.sinks, held_row);
+        for_each_block_run(table, bs, keys.from, keys.count - keys.sinks, held_row);
         if (shift > 0) {
             if (sink_k_.size() < keys.sinks * kv) sink_k_ = DeviceBuffer(be_, keys.sinks * kv);
             int at = 0;
-            for_each_block_run(cache.table(), bs, 0, keys.sinks, [&](int, int row, int run) {
+            for_each_block_run(table, bs, 0, keys.sinks, [&](int, int row, int run) {
                 const std::size_t n = std::size_t(run) * kv;
                 be_.copy_rows(sink_k_.at(at * kv, n), n, pool.k(l).at(row * kv, n), n, 1, n);
                 at += run;
             });
-            for (int s = 0; s < keys.sinks; ++s) key_k_[s] = sink_k_.at(s * kv, kv).data;
-            shift_keys(l, sink_k_.span(), keys.sinks, shift);
+            pk.sink_k = sink_k_.at(0, std::size_t(keys.sinks) * kv);
+            shift_keys(l, pk.sink_k, keys.sinks, shift);
         }
-        be_.attention_rows(r.att, r.q, key_k_.data(), key_v_.data(), probs_target(l, p, i, want), T,
-                           seen, config_.n_heads, config_.n_kv_heads, config_.head_dim(), causal);
+        be_.attention_paged(r.att, r.q, pool.k(l), pool.v(l), probs_target(l, p, i, want), T, seen,
+                            config_.n_heads, config_.n_kv_heads, config_.head_dim(), causal, pk);
     } else {
         // Gathered into contiguous rows (dequantised from a quantised pool) through the table.
         const std::size_t need = std::size_t(keys.count) * kv;
@@ -123,7 +138,7 @@ void TransformerRunner::through_table(const KvCache& cache, int l, int first, in
     const std::size_t kv = config_.kv_dim();
     const KvBlockPool& pool = *cache.pool();
     for_each_block_run(cache.table(), pool.block_size(), first, n, [&](int p, int row, int run) {
-        if (row < 0) throw Error("K/V row " + std::to_string(p) + "'s block was let go");
+        held_row(p, row, run);
         const std::size_t len = std::size_t(run) * kv, at = std::size_t(p - first) * kv;
         // A quantised pool dequantises as it loads and quantises as it stores.
         if (way == Way::FromBlocks)

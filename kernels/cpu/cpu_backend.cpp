@@ -214,16 +214,32 @@ void CpuBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, Dev
                             n_kv_heads, head_dim, pool_.get(), scratch_, causal);
 }
 
-void CpuBackend::attention_rows(DeviceSpan out, DeviceSpan q, const float* const* k_rows,
-                                const float* const* v_rows, DeviceSpan probs, int T, int pos0,
-                                int n_heads, int n_kv_heads, int head_dim, bool causal) {
+void CpuBackend::attention_paged(DeviceSpan out, DeviceSpan q, DeviceSpan pool_k, DeviceSpan pool_v,
+                                 DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
+                                 int head_dim, bool causal, const PagedKeys& keys) {
     OpTimer timer(clock_, ticks_, times_.calls, Op::Attention, time_ops_, each());
     float* p = probs.empty() ? nullptr : probs.data;
+    // Each key's K and V row named where its block holds it (a moved sink's K where it was moved).
+    const std::size_t kv = std::size_t(n_kv_heads) * head_dim;
+    const int n_keys = pos0 + T;
+    key_k_.resize(n_keys);
+    key_v_.resize(n_keys);
+    for (int s = 0; s < n_keys; ++s) {
+        const std::size_t row = keys.row(s);
+        key_k_[s] = s < keys.sinks && !keys.sink_k.empty() ? keys.sink_k.data + std::size_t(s) * kv
+                                                           : pool_k.data + row * kv;
+        key_v_[s] = pool_v.data + row * kv;
+    }
+    const float* const* k_rows = key_k_.data();
+    const float* const* v_rows = key_v_.data();
+    if (!reference_ops_)
+        return cpu::attention_rows(out.data, q.data, k_rows, v_rows, p, T, pos0, n_heads,
+                                   n_kv_heads, head_dim, pool_.get(), scratch_, causal);
     if (!reference_ops_)
         return cpu::attention_rows(out.data, q.data, k_rows, v_rows, p, T, pos0, n_heads,
                                    n_kv_heads, head_dim, pool_.get(), scratch_, causal);
     // The plain loop reads contiguous rows: the listed ones copied into gathered_ first.
-    const std::size_t kv = std::size_t(n_kv_heads) * head_dim, n = std::size_t(pos0) + T;
+    const std::size_t n = std::size_t(n_keys);
     gathered_.resize(2 * n * kv);
     float *k = gathered_.data(), *v = k + n * kv;
     for (std::size_t s = 0; s < n; ++s) {

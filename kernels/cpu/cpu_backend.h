@@ -73,10 +73,12 @@ class CpuBackend final : public Backend {
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                    DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads, int head_dim,
                    bool causal) override;
-    bool attends_rows_in_place() const override { return true; }
-    void attention_rows(DeviceSpan out, DeviceSpan q, const float* const* k_rows,
-                        const float* const* v_rows, DeviceSpan probs, int T, int pos0, int n_heads,
-                        int n_kv_heads, int head_dim, bool causal) override;
+    // A paged cache read in place: each key's row address through the table, then the
+    // attention over keys named one by one (fast_ops.h's attention_rows).
+    bool attends_paged_in_place() const override { return true; }
+    void attention_paged(DeviceSpan out, DeviceSpan q, DeviceSpan pool_k, DeviceSpan pool_v,
+                         DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
+                         int head_dim, bool causal, const PagedKeys& keys) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T, int dim,
                    float eps) override;
@@ -101,6 +103,7 @@ class CpuBackend final : public Backend {
     std::vector<float> scratch_;             // attention rows, one per thread
     std::vector<float> dequantised_;         // reference ops on compact weights: one matrix
     std::vector<float> gathered_;            // reference ops on listed K/V rows: [2, keys, kv_dim]
+    std::vector<const float*> key_k_, key_v_;  // attention_paged: each key's K and V row, [keys]
     cpu::RopeTable rope_;
     cpu::OpClock clock_;
     std::array<std::uint64_t, kOpCount> ticks_{};           // per op, since reset_op_times()

@@ -19,6 +19,8 @@
 //   and output in shared memory (rescaled by exp(old max - new max)); the raw scores go to the
 //   probs row and are normalised at the end. Shared memory holds one chunk, whatever the
 //   number of keys: no limit on the context.
+// A paged cache (AttentionArgs::block_table, vLLM's paged_attention) is read in place: only where
+// a key's row is staged from differs (key_row), so its bits are the contiguous cache's.
 // Every order is fixed, so the bits are the same at every run, on the emulator, the CPU shim and
 // the device. Dot products and weighted sums are explicit fmaf.
 // The softmax here is not core/model/softmax.h's: it is folded into the chunked pass (a running
@@ -30,6 +32,7 @@
 
 #include "kernels/cuda/block_phases.cuh"
 #include "kernels/cuda/grid_order.cuh"
+#include "kernels/cuda/paged_rows.cuh"
 
 namespace kvs::kern {
 
@@ -58,7 +61,28 @@ struct AttentionArgs {
     // 1: query row t sees keys 0..pos0+t (a decoder's causal mask); 0: every key (an encoder's).
     // A decode row (T == 1) sees every key either way.
     int causal = 1;
+    // A paged cache read in place (vLLM's PagedAttention), when block_table is set: cache_k and
+    // cache_v are one layer of a block pool [n_blocks * block_size, kv_dim], and key s is at
+    // position s below `sinks`, s + skip from there (a window past its sinks); position p's row
+    // is block_table[p / block_size] * block_size + p % block_size (paged_row). sink_k, when set:
+    // the sinks' K rows [sinks, kv_dim], moved by RoPE, read in place of the pool's.
+    const int* block_table = nullptr;  // [the sequence's blocks]: physical block per logical one
+    int block_size = 0;
+    int sinks = 0;
+    int skip = 0;
+    const float* sink_k = nullptr;
 };
+
+// Key s's row of `cache` (cache_k when `keys`, else cache_v): row s of a contiguous cache, or the
+// row its position's block holds in a paged one.
+__host__ __device__ inline const float* key_row(const AttentionArgs& a, const float* cache,
+                                                bool keys, int s) {
+    const std::size_t kv_dim = std::size_t(a.n_kv_heads) * a.head_dim;
+    if (!a.block_table) return cache + std::size_t(s) * kv_dim;
+    if (keys && a.sink_k && s < a.sinks) return a.sink_k + std::size_t(s) * kv_dim;
+    const int p = s < a.sinks ? s : s + a.skip;
+    return cache + paged_row(a.block_table, a.block_size, p) * kv_dim;
+}
 
 // ---- one chunk of keys ----
 // Keys per chunk: kChunkThreads, halved until one chunk's K rows (padded), scores, the warps'
@@ -112,15 +136,16 @@ __host__ __device__ inline ChunkShared chunk_shared(float* base, unsigned keys, 
     return {base, scores, warp_mx, warp_mx + std::size_t(group) * warps, keys};
 }
 
-// kv[r, i] = cache[s0 + r, kvh, i], rows head_dim + 1 apart: thread t copies floats t,
-// t + threads, ... of the chunk (consecutive threads, consecutive floats: coalesced).
+// kv[r, i] = key s0 + r's row of `cache` (key_row), kv head kvh, float i; rows head_dim + 1
+// apart: thread t copies floats t, t + threads, ... of the chunk (consecutive threads,
+// consecutive floats: coalesced within a row, and within a block of a paged cache).
 __host__ __device__ inline void stage_rows(const ThreadIndex& ix, const AttentionArgs& a,
-                                           const KeyChunk& j, const float* cache, ChunkShared sm) {
-    const int kv_dim = a.n_kv_heads * a.head_dim, total = j.n * a.head_dim;
+                                           const KeyChunk& j, const float* cache, bool keys,
+                                           ChunkShared sm) {
+    const int total = j.n * a.head_dim;
     for (int e = static_cast<int>(ix.thread.x); e < total; e += static_cast<int>(ix.block_dim.x)) {
         const int r = e / a.head_dim, i = e % a.head_dim;
-        sm.kv[r * (a.head_dim + 1) + i] =
-            cache[std::size_t(j.s0 + r) * kv_dim + j.kvh * a.head_dim + i];
+        sm.kv[r * (a.head_dim + 1) + i] = key_row(a, cache, keys, j.s0 + r)[j.kvh * a.head_dim + i];
     }
 }
 
@@ -173,7 +198,7 @@ __host__ __device__ void chunk_pass(Block& b, const AttentionArgs& a, const KeyC
                                     const float* q_row, float* probs, std::size_t stride,
                                     ChunkShared sm, Part& part) {
     const unsigned warps = kChunkThreads / kWarpSize;
-    b.phase([&](const ThreadIndex& ix) { stage_rows(ix, a, j, a.cache_k, sm); });
+    b.phase([&](const ThreadIndex& ix) { stage_rows(ix, a, j, a.cache_k, true, sm); });
     b.phase([&](const ThreadIndex& ix) { chunk_scores(ix, a, j, q_row, probs, stride, sm); });
     for (int g = 0; g < j.group; ++g) {
         b.phase([&](const ThreadIndex& ix) {
@@ -193,7 +218,7 @@ __host__ __device__ void chunk_pass(Block& b, const AttentionArgs& a, const KeyC
             float& e = sm.scores[g * sm.keys + r];
             e = expf(e - chunk_max(sm, g));
         }
-        stage_rows(ix, a, j, a.cache_v, sm);
+        stage_rows(ix, a, j, a.cache_v, false, sm);
     });
     for (int g = 0; g < j.group; ++g) {
         b.phase([&](const ThreadIndex& ix) {

@@ -40,4 +40,15 @@ AttentionPlan plan_attention(const AttentionCall& c, const Recording& rec,
     return p;
 }
 
+void plan_paged(AttentionPlan& p, const PagedKeys& keys, const int* device_table) {
+    if (keys.table.block_size <= 0 || keys.table.size <= 0 || keys.sinks < 0 || keys.skip < 0)
+        throw Error("a paged attention needs a block table and a block size");
+    AttentionArgs& a = p.args;
+    a.block_table = device_table;
+    a.block_size = keys.table.block_size;
+    a.sinks = keys.sinks;
+    a.skip = keys.skip;
+    a.sink_k = keys.sink_k.empty() ? nullptr : keys.sink_k.data;
+}
+
 }  // namespace kvs::kern

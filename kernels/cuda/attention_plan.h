@@ -41,4 +41,8 @@ struct AttentionPlan {
 AttentionPlan plan_attention(const AttentionCall& c, const Recording& rec,
                              unsigned combine_threads);
 
+// A paged attention (Backend::attention_paged): the plan reads keys through the block table, which
+// the backend has copied to `device_table` (keys.table.size ints) before the launch.
+void plan_paged(AttentionPlan& p, const PagedKeys& keys, const int* device_table);
+
 }  // namespace kvs::kern

@@ -208,7 +208,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
             }
             // The token ids come from the host; they travel in the embed op's time.
             kern::launch_embed(kern::embed_shape(T, dim), stream_,
-                               {x.data, table.data, tokens_to_device(tokens, T), T, dim});
+                               {x.data, table.data, ints_to_device(tokens, T), T, dim});
         });
     }
     void rmsnorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, int T, int dim, float eps) override {
@@ -235,7 +235,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         timed(Op::Embed, [&] {
             kern::launch_embed(
                 kern::embed_shape(T, dim), stream_,
-                {x.data, t, capturing_ ? step_dev_ : tokens_to_device(tokens, T), T, dim});
+                {x.data, t, capturing_ ? step_dev_ : ints_to_device(tokens, T), T, dim});
         });
     }
     const unsigned char* adopt_compact(const unsigned char* host, std::size_t bytes) override {
@@ -274,12 +274,46 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
                 {cache_k.data, cache_v.data, k.data, v.data, pos0, T, kv_dim, step_position()});
         });
     }
+    // The new rows into their blocks through the table, copied to the device first.
+    void kv_append_paged(DeviceSpan pool_k, DeviceSpan pool_v, DeviceSpan k, DeviceSpan v, int pos0,
+                         int T, int kv_dim, const BlockTable& table) override {
+        if (capturing_) throw Error("a paged K/V append cannot be recorded into a decode graph");
+        if (table.block_size <= 0 || table.size <= 0)
+            throw Error("a paged op needs a block table and a block size");
+        kern::KvAppendArgs a{pool_k.data, pool_v.data, k.data, v.data, pos0, T, kv_dim};
+        a.block_table = ints_to_device(table.blocks, table.size);
+        a.block_size = table.block_size;
+        timed(Op::KvAppend,
+              [&] { kern::launch_kv_append(kern::kv_append_shape(T, kv_dim), stream_, a); });
+    }
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                    DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads, int head_dim,
                    bool causal) override {
         kern::AttentionPlan p = kern::plan_attention(
             {out, q, cache_k, cache_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
             {capturing_, step_position(), capture_keys_}, blocks_.attention);
+        if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
+        timed(
+            Op::Attention,
+            [&] {
+                if (p.prefill)
+                    return kern::launch_attention_prefill(p.prefill_shape, stream_, p.args);
+                kern::launch_attention_decode_split(p.split, stream_, p.args);
+                kern::launch_attention_decode_combine(p.combine, stream_, p.args);
+            },
+            p.kernels());
+    }
+    // A paged cache read in place: the attention kernels through the block table, copied to the
+    // device first (attention.cuh's key_row).
+    bool attends_paged_in_place() const override { return true; }
+    void attention_paged(DeviceSpan out, DeviceSpan q, DeviceSpan pool_k, DeviceSpan pool_v,
+                         DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
+                         int head_dim, bool causal, const PagedKeys& keys) override {
+        if (capturing_) throw Error("a paged attention cannot be recorded into a decode graph");
+        kern::AttentionPlan p = kern::plan_attention(
+            {out, q, pool_k, pool_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
+            {false, nullptr, 0}, blocks_.attention);
+        kern::plan_paged(p, keys, ints_to_device(keys.table.blocks, keys.table.size));
         if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
         timed(
             Op::Attention,
@@ -342,7 +376,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         kern::FusedPlaces at;
         at.token = a.embed.empty() ? nullptr
                    : capturing_    ? step_dev_ + capture_seq_
-                                   : tokens_to_device(a.token, 1);
+                                   : ints_to_device(a.token, 1);
         at.pos_at = step_position();
         const kern::FusedQkvArgs k = kern::fused_qkv_args(a, at);
         timed(Op::Fused, [&] {
@@ -607,11 +641,11 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         *static_cast<volatile int*>(gate_host_) = gate_ticket_;
         gated_ops_ = 0;
     }
-    // The token ids on the device: copied into page-locked memory first (a copy from pageable
-    // memory may wait for the stream, which the gate may be holding), each call of a pass into
-    // its own part of the staging buffers (the copies run only when the stream gets to them); the
-    // parts are reused after the next wait. Grown as needed, after a wait.
-    const int* tokens_to_device(const int* tokens, int T) {
+    // Token ids (or a block table) on the device: copied into page-locked memory first (a copy from
+    // pageable memory may wait for the stream, which the gate may be holding), each call of a pass
+    // into its own part of the staging buffers (the copies run only when the stream gets to them);
+    // the parts are reused after the next wait. Grown as needed, after a wait.
+    const int* ints_to_device(const int* tokens, int T) {
         if (tokens_used_ + std::size_t(T) > tokens_cap_) {
             wait();
             if (tokens_) check(cudaFree(tokens_), "cudaFree");

@@ -364,6 +364,27 @@ void EmulatedCudaBackend::kv_append(DeviceSpan cache_k, DeviceSpan cache_v, Devi
     launch(Op::KvAppend, [=] { run->kv_append(s, a); });
 }
 
+void EmulatedCudaBackend::kv_append_paged(DeviceSpan pool_k, DeviceSpan pool_v, DeviceSpan k,
+                                          DeviceSpan v, int pos0, int T, int kv_dim,
+                                          const BlockTable& table) {
+    const KernelRunner* run = kernels_;
+    if (capturing_) throw Error("a paged K/V append cannot be recorded into a decode graph");
+    kern::KvAppendArgs a{pool_k.data, pool_v.data, k.data, v.data, pos0, T, kv_dim};
+    a.block_table = table_to_device(table);
+    a.block_size = table.block_size;
+    const kern::LaunchShape s = kern::kv_append_shape(T, kv_dim);
+    launch(Op::KvAppend, [=] { run->kv_append(s, a); });
+}
+
+const int* EmulatedCudaBackend::table_to_device(const BlockTable& table) {
+    // One host-to-device copy of its ints, as the cuda backend's.
+    if (table.block_size <= 0 || table.size <= 0)
+        throw Error("a paged op needs a block table and a block size");
+    ++counts_.h2d;
+    paged_table_.assign(table.blocks, table.blocks + table.size);
+    return paged_table_.data();
+}
+
 void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k,
                                     DeviceSpan cache_v, DeviceSpan probs, int T, int pos0,
                                     int n_heads, int n_kv_heads, int head_dim, bool causal) {
@@ -371,6 +392,28 @@ void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cac
     kern::AttentionPlan p = kern::plan_attention(
         {out, q, cache_k, cache_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
         {capturing_, capturing_ ? step_position() : nullptr, capture_keys_}, blocks_.attention);
+    if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
+    launch(
+        Op::Attention,
+        [=] {
+            if (p.prefill) return run->attention_prefill(p.prefill_shape, p.args);
+            run->attention_decode_split(p.split, p.args);
+            run->attention_decode_combine(p.combine, p.args);
+        },
+        p.kernels());
+}
+
+void EmulatedCudaBackend::attention_paged(DeviceSpan out, DeviceSpan q, DeviceSpan pool_k,
+                                          DeviceSpan pool_v, DeviceSpan probs, int T, int pos0,
+                                          int n_heads, int n_kv_heads, int head_dim, bool causal,
+                                          const PagedKeys& keys) {
+    const KernelRunner* run = kernels_;
+    // Not recorded (a paged pass runs op by op), so the plan reads no step position.
+    kern::AttentionPlan p = kern::plan_attention(
+        {out, q, pool_k, pool_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
+        {false, nullptr, 0}, blocks_.attention);
+    if (capturing_) throw Error("a paged attention cannot be recorded into a decode graph");
+    kern::plan_paged(p, keys, table_to_device(keys.table));
     if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
     launch(
         Op::Attention,

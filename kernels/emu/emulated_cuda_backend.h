@@ -95,6 +95,14 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                    DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads, int head_dim,
                    bool causal) override;
+    // A paged cache written and read in place: the K/V append and attention kernels through the
+    // block table (kv_append.cuh, attention.cuh).
+    void kv_append_paged(DeviceSpan pool_k, DeviceSpan pool_v, DeviceSpan k, DeviceSpan v, int pos0,
+                         int T, int kv_dim, const BlockTable& table) override;
+    bool attends_paged_in_place() const override { return true; }
+    void attention_paged(DeviceSpan out, DeviceSpan q, DeviceSpan pool_k, DeviceSpan pool_v,
+                         DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
+                         int head_dim, bool causal, const PagedKeys& keys) override;
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override;
     void layernorm(DeviceSpan out, DeviceSpan x, DeviceSpan w, DeviceSpan b, int T, int dim,
                    float eps) override;
@@ -172,6 +180,10 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
     // Decode attention's partial results (kern::decode_partial_floats), as the cuda backend's
     // device buffer: grown (one cudaMalloc, counted) when a longer cache needs more.
     std::vector<float> decode_partial_;
+    // A paged op's block table on the "device" (an emulated launch runs before its call
+    // returns, so one at a time).
+    std::vector<int> paged_table_;
+    const int* table_to_device(const BlockTable& table);
     // decode_partial_ grown to `need` floats (a graph recorded before is then stale).
     float* ensure_partial(std::size_t need);
     // The fused attention's tickets ([n_kv_heads], zero between launches), and the device's

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/attention_plan.h"
 #include "kernels/cuda/kernel_launchers.h"
 #include "kernels/emu/emu_kernels.h"
 #include "kernels/emu/emulated_cuda_backend.h"
@@ -153,6 +154,49 @@ TEST_CASE("shim: the fused decode kernels give the emulator's bits", "[shim]") {
                    shim ? kern::launch_fused_norm_logits(s, nullptr, a, false)
                         : emu::fused_norm_logits(s, a);
                });
+}
+
+TEST_CASE("shim: attention through a shuffled block table gives the emulator's bits", "[shim]") {
+    // A paged pool of 8 blocks of 3 rows, 4 query heads on 2 kv heads of size 10; 20 keys (a
+    // partial last block), decode (split, combine) and a 4-row prefill; keys 0..1 are sinks, the
+    // rest 2 positions further on.
+    const int n_heads = 4, n_kv_heads = 2, head_dim = 10, dim = 40, kv_dim = 20, bs = 3;
+    const int pool_rows = 8 * bs;
+    const std::vector<int> table = {5, 2, 7, 0, 3, 6, 1, 4};
+    for (const int T : {1, 4}) {
+        INFO("T " << T);
+        const int pos0 = 20 - T;
+        kern::AttentionCall call;
+        call.cache_k = {nullptr, std::size_t(pool_rows) * kv_dim};
+        call.T = T, call.pos0 = pos0, call.n_heads = n_heads, call.n_kv_heads = n_kv_heads;
+        call.head_dim = head_dim;
+        kern::AttentionPlan p = kern::plan_attention(call, {}, 32);
+        PagedKeys keys;
+        keys.table = {table.data(), static_cast<int>(table.size()), bs};
+        keys.sinks = 2;
+        keys.skip = 2;
+        kern::plan_paged(p, keys, table.data());
+        check_same({std::vector<float>(T * dim, 0.0f), random_floats(T * dim, 70),
+                    random_floats(pool_rows * kv_dim, 71), random_floats(pool_rows * kv_dim, 72),
+                    std::vector<float>(p.partial_floats + 1, 0.0f),
+                    std::vector<float>(n_heads * T * 20, 0.0f)},
+                   [&](Buffers& b, bool shim) {
+                       kern::AttentionArgs a = p.args;
+                       a.out = b[0].data(), a.q = b[1].data();
+                       a.cache_k = b[2].data(), a.cache_v = b[3].data();
+                       a.partial = b[4].data(), a.probs = b[5].data();
+                       if (p.prefill)
+                           return shim ? kern::launch_attention_prefill(p.prefill_shape, nullptr, a)
+                                       : emu::attention_prefill(p.prefill_shape, a);
+                       if (shim) {
+                           kern::launch_attention_decode_split(p.split, nullptr, a);
+                           kern::launch_attention_decode_combine(p.combine, nullptr, a);
+                       } else {
+                           emu::attention_decode_split(p.split, a);
+                           emu::attention_decode_combine(p.combine, a);
+                       }
+                   });
+    }
 }
 
 TEST_CASE("shim: a launch shape a GPU would refuse is refused", "[shim]") {

@@ -107,6 +107,40 @@ void plain_ops(std::vector<OpCase>& t) {
                      },
                      {}});
     }
+    // A paged cache's ops through a block table out of order (5 blocks of 3 rows, 13 positions:
+    // a partial last block), as vLLM's reshape_and_cache and paged_attention; the reference
+    // gathers the rows first.
+    static const std::vector<int> kBlocks = {3, 0, 4, 2, 1};
+    const BlockTable table{kBlocks.data(), 5, 3};
+    t.push_back({"kv_append_paged",
+                 "3 rows at 10, kv 20, blocks of 3",
+                 {n(15, 20), n(15, 20), n(3, 20), n(3, 20)},
+                 {0, 1},
+                 0.0,
+                 false,
+                 [=](Backend& be, Bufs& b) {
+                     be.kv_append_paged(b[0], b[1], b[2], b[3], 10, 3, 20, table);
+                 },
+                 {}});
+    for (Att a : {Att{"prefill", 4, 9, 6, 2, 10, true}, Att{"decode", 1, 12, 4, 2, 16, true}}) {
+        const int dim = a.H * a.HD, kv = a.KVH * a.HD, keys = a.pos0 + a.T;
+        PagedKeys pk;
+        pk.table = table;
+        t.push_back({std::string("attention_paged ") + a.what,
+                     std::to_string(a.T) + (a.T == 1 ? " row" : " rows") + " after " +
+                         std::to_string(a.pos0) + ", " + std::to_string(a.H) + "/" +
+                         std::to_string(a.KVH) + " heads of " + std::to_string(a.HD) +
+                         ", blocks of 3",
+                     {n(a.T, dim), n(a.T, dim), n(15, kv), n(15, kv), n(a.H, a.T * keys)},
+                     {0, 4},
+                     1e-5,
+                     false,
+                     [=](Backend& be, Bufs& b) {
+                         be.attention_paged(b[0], b[1], b[2], b[3], b[4], a.T, a.pos0, a.H, a.KVH,
+                                            a.HD, a.causal, pk);
+                     },
+                     {}});
+    }
     t.push_back({"swiglu",
                  "1000",
                  {1000, 1000},
