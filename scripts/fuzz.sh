@@ -26,15 +26,16 @@
 # folder (nothing is reloaded, nothing written back); address space layout randomisation off
 # (setarch -R); the same command line and environment bytes on every start (run from build-fuzz/
 # with relative paths under `env -i`; and the build leaves out libFuzzer's stack-depth feature,
-# cmake/kvscope_sanitize.cmake: measured, fuzz_lesson_expr's features changed with the length of
-# one environment variable, 2399 or 2454 at 60,000 runs); no mutation from compared values (-use_cmp=0: libFuzzer's table of the values a
-# comparison saw holds heap pointers, which it writes into inputs, and where the heap puts a chunk
-# follows every allocation before it: a path's length on the command line, the source path a
-# newly covered function is printed with; measured, fuzz_lesson ended at ft 5250 and 5665 in two
-# runs of one commit, 5760 with longer paths; with it, 5886 whatever the paths and environment);
-# the engine's memory budget and SIMD path fixed (KVSCOPE_MEM_AVAILABLE: the budget is read from
-# /proc/meminfo otherwise; the build has one SIMD path, where another would be chosen by the CPU). Each target prints its coverage,
-# features and corpus size at the end: two runs of one commit print the same lines.
+# cmake/kvscope_sanitize.cmake: measured, fuzz_lesson_expr's features changed with the length of one
+# environment variable, 2399 or 2454 at 60,000 runs); no mutation from compared values (-use_cmp=0:
+# libFuzzer's table of the values a comparison saw holds heap pointers, which it writes into inputs,
+# and where the heap puts a chunk follows every allocation before it: a path's length on the command
+# line, the source path a newly covered function is printed with; measured, fuzz_lesson ended at ft
+# 5250 and 5665 in two runs of one commit, 5760 with longer paths; with it, 5886 whatever the paths
+# and environment); the engine's memory budget and SIMD path fixed (KVSCOPE_MEM_AVAILABLE: the
+# budget is read from /proc/meminfo otherwise; the build has one SIMD path, where another would be
+# chosen by the CPU). Each target prints its coverage, features and corpus size at the end: two runs
+# of one commit print the same lines.
 source "$(dirname "$0")/setup.sh"
 kvs_require_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}"
 start=$SECONDS
@@ -64,8 +65,10 @@ cmake --build "$dir" -j "$(nproc)" --target kvscope_fuzzers >&2
 built=$SECONDS
 export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-# The engine's memory budget, fixed (see the top).
+# The engine's memory budget, fixed (see the top); the build's one SIMD path, whatever the caller
+# asked for (the check runs under env -i anyway; --explore inherits the caller's environment).
 export KVSCOPE_MEM_AVAILABLE=4294967296
+unset KVSCOPE_ISA
 
 # target:max_len:runs. Inputs are capped so a run explores shapes, not sizes. The runs give each
 # target about 20 s of one core (eleven targets, two at a time on two cores: about 2 min in all,

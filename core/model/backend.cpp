@@ -22,8 +22,19 @@ void Backend::embed_compact(DeviceSpan x, GgmlType type, const unsigned char* w,
     matmul_compact(x, x, type, w, 0, dim, 0);  // refuses, with the same line
 }
 
+void BlockTable::check() const {
+    if (!blocks || size <= 0 || block_size <= 0)
+        throw Error("a paged op needs a block table and a block size");
+}
+
+void PagedKeys::check() const {
+    table.check();
+    if (sinks < 0 || skip < 0) throw Error("a paged attention needs sinks and skip not negative");
+}
+
 void Backend::kv_append_paged(DeviceSpan pool_k, DeviceSpan pool_v, DeviceSpan k, DeviceSpan v,
                               int pos0, int T, int kv_dim, const BlockTable& table) {
+    table.check();
     const std::size_t kv = std::size_t(kv_dim);
     for (int p = pos0; p < pos0 + T;) {
         const int run = std::min(table.block_size - p % table.block_size, pos0 + T - p);

@@ -67,6 +67,9 @@ struct BlockTable {
     std::size_t row(int p) const {
         return std::size_t(blocks[p / block_size]) * block_size + p % block_size;
     }
+    // Throws kvs::Error unless there is a table and a block size: every backend's paged op calls
+    // it before it reads or copies the table.
+    void check() const;
 };
 
 // The keys of a paged attention (Backend::attention_paged): key s is at position s below
@@ -78,6 +81,7 @@ struct PagedKeys {
     int sinks = 0, skip = 0;
     DeviceSpan sink_k;
     int position(int s) const { return s < sinks ? s : s + skip; }
+    void check() const;  // the table's check, and sinks and skip not negative
     std::size_t row(int s) const { return table.row(position(s)); }
 };
 

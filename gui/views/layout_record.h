@@ -62,7 +62,7 @@ struct TextRecord {
     bool clipped_x = false, clipped_y = false;
     // Drawn in a window that scrolls that way: text cut at that edge is a scroll away from view.
     bool scrolls_x = false, scrolls_y = false;
-    bool overlay = false;  // a floating overlay (messages, help, tooltips)
+    bool overlay = false;  // a floating overlay (help, tooltips, popups)
     bool vertical = false;
 };
 

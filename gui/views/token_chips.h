@@ -3,7 +3,6 @@
 // marked by what happened to it at step s. A chip is made when it is asked for, so a frame makes
 // the chips it draws, not one per token in the cache.
 #include <span>
-#include <vector>
 
 #include "core/session/trace.h"
 

@@ -217,6 +217,7 @@ void CpuBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, Dev
 void CpuBackend::attention_paged(DeviceSpan out, DeviceSpan q, DeviceSpan pool_k, DeviceSpan pool_v,
                                  DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
                                  int head_dim, bool causal, const PagedKeys& keys) {
+    keys.check();
     OpTimer timer(clock_, ticks_, times_.calls, Op::Attention, time_ops_, each());
     float* p = probs.empty() ? nullptr : probs.data;
     // Each key's K and V row named where its block holds it (a moved sink's K where it was moved).
@@ -232,9 +233,6 @@ void CpuBackend::attention_paged(DeviceSpan out, DeviceSpan q, DeviceSpan pool_k
     }
     const float* const* k_rows = key_k_.data();
     const float* const* v_rows = key_v_.data();
-    if (!reference_ops_)
-        return cpu::attention_rows(out.data, q.data, k_rows, v_rows, p, T, pos0, n_heads,
-                                   n_kv_heads, head_dim, pool_.get(), scratch_, causal);
     if (!reference_ops_)
         return cpu::attention_rows(out.data, q.data, k_rows, v_rows, p, T, pos0, n_heads,
                                    n_kv_heads, head_dim, pool_.get(), scratch_, causal);

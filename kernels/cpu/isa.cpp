@@ -82,9 +82,10 @@ Isa choose_isa(const char* requested, const std::vector<Isa>& have) {
         runs += std::string(runs.empty() ? "" : ", ") + isa_name(isa);
     }
     const bool x86_name = want == "sse" || want == "avx2" || want == "avx512";
+    // An x86-64 build made with -DKVSCOPE_ONE_SIMD_PATH=ON (the fuzz build) has only `plain`.
     const char* why = !x86_name ? "unknown SIMD path"
                       : kX86    ? "this CPU lacks it"
-                                : "an x86-64 path, and this is not an x86-64 build";
+                                : "an x86-64 path, which this build does not have";
     throw Error("KVSCOPE_ISA=" + want + ": " + why + " (this CPU runs: " + runs + ")");
 }
 

@@ -41,8 +41,7 @@ AttentionPlan plan_attention(const AttentionCall& c, const Recording& rec,
 }
 
 void plan_paged(AttentionPlan& p, const PagedKeys& keys, const int* device_table) {
-    if (keys.table.block_size <= 0 || keys.table.size <= 0 || keys.sinks < 0 || keys.skip < 0)
-        throw Error("a paged attention needs a block table and a block size");
+    keys.check();
     AttentionArgs& a = p.args;
     a.block_table = device_table;
     a.block_size = keys.table.block_size;

@@ -278,13 +278,13 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     void kv_append_paged(DeviceSpan pool_k, DeviceSpan pool_v, DeviceSpan k, DeviceSpan v, int pos0,
                          int T, int kv_dim, const BlockTable& table) override {
         if (capturing_) throw Error("a paged K/V append cannot be recorded into a decode graph");
-        if (table.block_size <= 0 || table.size <= 0)
-            throw Error("a paged op needs a block table and a block size");
+        table.check();
         kern::KvAppendArgs a{pool_k.data, pool_v.data, k.data, v.data, pos0, T, kv_dim};
-        a.block_table = ints_to_device(table.blocks, table.size);
         a.block_size = table.block_size;
-        timed(Op::KvAppend,
-              [&] { kern::launch_kv_append(kern::kv_append_shape(T, kv_dim), stream_, a); });
+        timed(Op::KvAppend, [&] {  // the table's copy is part of the op's time
+            a.block_table = ints_to_device(table.blocks, table.size);
+            kern::launch_kv_append(kern::kv_append_shape(T, kv_dim), stream_, a);
+        });
     }
     void attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k, DeviceSpan cache_v,
                    DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads, int head_dim,
@@ -310,14 +310,16 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
                          DeviceSpan probs, int T, int pos0, int n_heads, int n_kv_heads,
                          int head_dim, bool causal, const PagedKeys& keys) override {
         if (capturing_) throw Error("a paged attention cannot be recorded into a decode graph");
+        keys.check();
         kern::AttentionPlan p = kern::plan_attention(
             {out, q, pool_k, pool_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
             {false, nullptr, 0}, blocks_.attention);
-        kern::plan_paged(p, keys, ints_to_device(keys.table.blocks, keys.table.size));
+        kern::plan_paged(p, keys, nullptr);
         if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
         timed(
             Op::Attention,
-            [&] {
+            [&] {  // the table's copy is part of the op's time
+                p.args.block_table = ints_to_device(keys.table.blocks, keys.table.size);
                 if (p.prefill)
                     return kern::launch_attention_prefill(p.prefill_shape, stream_, p.args);
                 kern::launch_attention_decode_split(p.split, stream_, p.args);
@@ -660,7 +662,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         tokens_used_ += std::size_t(T);
         std::copy(tokens, tokens + T, host);
         check(cudaMemcpyAsync(dev, host, T * sizeof(int), cudaMemcpyHostToDevice, stream_),
-              "cudaMemcpyAsync (tokens)");
+              "cudaMemcpyAsync (token ids or a block table)");
         return dev;
     }
     // Decode attention's partial results, `need` floats for the whole cache: grown only when the
@@ -727,7 +729,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     cudaStream_t stream_ = nullptr;
     std::vector<cudaEvent_t> pool_;
     std::vector<Pending> pending_;
-    int* tokens_ = nullptr;       // device copies of embed's token ids (tokens_to_device)
+    int* tokens_ = nullptr;       // device copies of token ids and block tables (ints_to_device)
     int* tokens_host_ = nullptr;  // their page-locked staging
     std::size_t tokens_cap_ = 0, tokens_used_ = 0;
     float* decode_partial_ = nullptr;  // decode attention's partial results (attention.cuh)

@@ -378,8 +378,7 @@ void EmulatedCudaBackend::kv_append_paged(DeviceSpan pool_k, DeviceSpan pool_v, 
 
 const int* EmulatedCudaBackend::table_to_device(const BlockTable& table) {
     // One host-to-device copy of its ints, as the cuda backend's.
-    if (table.block_size <= 0 || table.size <= 0)
-        throw Error("a paged op needs a block table and a block size");
+    table.check();
     ++counts_.h2d;
     paged_table_.assign(table.blocks, table.blocks + table.size);
     return paged_table_.data();

@@ -16,6 +16,7 @@
 #include "core/serving/scheduler.h"
 #include "core/session/session.h"
 #include "core/util/splitmix64.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/reference_ops.h"
 #include "kernels/emu/emulated_cuda_backend.h"
 #include "tests/serving/serving_fixtures.h"
@@ -249,5 +250,29 @@ TEST_CASE("serve on cuda-emulated: every text is generate's on that backend",
         alone.set_prompt_tokens(prompts[i]);
         while (!alone.finished()) alone.step();
         CHECK(served[i].tokens == alone.tokens());
+    }
+}
+
+TEST_CASE("a paged op without a table or with a block size of 0 is a kvs::Error on every backend",
+          "[paged]") {
+    std::vector<float> pool(64, 0.0f), row(4, 1.0f), out(4), probs(16);
+    const int blocks[2] = {1, 0};
+    const DeviceSpan P{pool.data(), pool.size()}, R{row.data(), row.size()};
+    const DeviceSpan O{out.data(), out.size()}, Pr{probs.data(), probs.size()};
+    CpuBackend cpu;
+    EmulatedCudaBackend emu;
+    for (Backend* be : {static_cast<Backend*>(&cpu), static_cast<Backend*>(&emu)}) {
+        INFO(be->name());
+        for (const BlockTable& t : {BlockTable{blocks, 2, 0}, BlockTable{nullptr, 2, 4},
+                                    BlockTable{blocks, 0, 4}, BlockTable{blocks, -1, 4}}) {
+            CHECK_THROWS_AS(be->kv_append_paged(P, P, R, R, 0, 1, 4, t), Error);
+            PagedKeys keys;
+            keys.table = t;
+            CHECK_THROWS_AS(be->attention_paged(O, R, P, P, Pr, 1, 0, 1, 1, 4, true, keys), Error);
+        }
+        PagedKeys negative;
+        negative.table = BlockTable{blocks, 2, 4};
+        negative.skip = -1;
+        CHECK_THROWS_AS(be->attention_paged(O, R, P, P, Pr, 1, 0, 1, 1, 4, true, negative), Error);
     }
 }
