@@ -292,16 +292,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
         kern::AttentionPlan p = kern::plan_attention(
             {out, q, cache_k, cache_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
             {capturing_, step_position(), capture_keys_}, blocks_.attention);
-        if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
-        timed(
-            Op::Attention,
-            [&] {
-                if (p.prefill)
-                    return kern::launch_attention_prefill(p.prefill_shape, stream_, p.args);
-                kern::launch_attention_decode_split(p.split, stream_, p.args);
-                kern::launch_attention_decode_combine(p.combine, stream_, p.args);
-            },
-            p.kernels());
+        launch_attention(p, nullptr);
     }
     // A paged cache read in place: the attention kernels through the block table, copied to the
     // device first (attention.cuh's key_row).
@@ -315,17 +306,7 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
             {out, q, pool_k, pool_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
             {false, nullptr, 0}, blocks_.attention);
         kern::plan_paged(p, keys, nullptr);
-        if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
-        timed(
-            Op::Attention,
-            [&] {  // the table's copy is part of the op's time
-                p.args.block_table = ints_to_device(keys.table.blocks, keys.table.size);
-                if (p.prefill)
-                    return kern::launch_attention_prefill(p.prefill_shape, stream_, p.args);
-                kern::launch_attention_decode_split(p.split, stream_, p.args);
-                kern::launch_attention_decode_combine(p.combine, stream_, p.args);
-            },
-            p.kernels());
+        launch_attention(p, &keys.table);
     }
     void swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) override {
         timed(Op::SwiGLU, [&] {
@@ -667,6 +648,21 @@ class CudaBackend final : public Backend, public StepGraphs, public FusedOps {
     }
     // Decode attention's partial results, `need` floats for the whole cache: grown only when the
     // cache is.
+    // The planned attention's kernels (prefill, or decode split and combine), its scratch first;
+    // a paged one's block table copied to the device inside the op's time.
+    void launch_attention(kern::AttentionPlan& p, const BlockTable* table) {
+        if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
+        timed(
+            Op::Attention,
+            [&] {
+                if (table) p.args.block_table = ints_to_device(table->blocks, table->size);
+                if (p.prefill)
+                    return kern::launch_attention_prefill(p.prefill_shape, stream_, p.args);
+                kern::launch_attention_decode_split(p.split, stream_, p.args);
+                kern::launch_attention_decode_combine(p.combine, stream_, p.args);
+            },
+            p.kernels());
+    }
     float* ensure_partial(std::size_t need) {
         if (need <= decode_partial_cap_) return decode_partial_;
         // cudaFree waits for the device, which a stream being captured may not: the old buffer

@@ -387,10 +387,14 @@ const int* EmulatedCudaBackend::table_to_device(const BlockTable& table) {
 void EmulatedCudaBackend::attention(DeviceSpan out, DeviceSpan q, DeviceSpan cache_k,
                                     DeviceSpan cache_v, DeviceSpan probs, int T, int pos0,
                                     int n_heads, int n_kv_heads, int head_dim, bool causal) {
-    const KernelRunner* run = kernels_;
     kern::AttentionPlan p = kern::plan_attention(
         {out, q, cache_k, cache_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
         {capturing_, capturing_ ? step_position() : nullptr, capture_keys_}, blocks_.attention);
+    launch_attention(p);
+}
+
+void EmulatedCudaBackend::launch_attention(kern::AttentionPlan p) {
+    const KernelRunner* run = kernels_;
     if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
     launch(
         Op::Attention,
@@ -406,22 +410,13 @@ void EmulatedCudaBackend::attention_paged(DeviceSpan out, DeviceSpan q, DeviceSp
                                           DeviceSpan pool_v, DeviceSpan probs, int T, int pos0,
                                           int n_heads, int n_kv_heads, int head_dim, bool causal,
                                           const PagedKeys& keys) {
-    const KernelRunner* run = kernels_;
     // Not recorded (a paged pass runs op by op), so the plan reads no step position.
     kern::AttentionPlan p = kern::plan_attention(
         {out, q, pool_k, pool_v, probs, T, pos0, n_heads, n_kv_heads, head_dim, causal},
         {false, nullptr, 0}, blocks_.attention);
     if (capturing_) throw Error("a paged attention cannot be recorded into a decode graph");
     kern::plan_paged(p, keys, table_to_device(keys.table));
-    if (!p.prefill) p.args.partial = ensure_partial(p.partial_floats);
-    launch(
-        Op::Attention,
-        [=] {
-            if (p.prefill) return run->attention_prefill(p.prefill_shape, p.args);
-            run->attention_decode_split(p.split, p.args);
-            run->attention_decode_combine(p.combine, p.args);
-        },
-        p.kernels());
+    launch_attention(p);
 }
 
 void EmulatedCudaBackend::swiglu(DeviceSpan h1, DeviceSpan h3, std::size_t n) {

@@ -21,6 +21,10 @@
 
 namespace kvs {
 
+namespace kern {
+struct AttentionPlan;  // kernels/cuda/attention_plan.h
+}
+
 // What the cuda backend would ask of the CUDA runtime, counted call by call.
 struct LaunchCounts {
     int launches = 0;            // kernel launches
@@ -186,6 +190,8 @@ class EmulatedCudaBackend final : public Backend, public StepGraphs, public Fuse
     const int* table_to_device(const BlockTable& table);
     // decode_partial_ grown to `need` floats (a graph recorded before is then stale).
     float* ensure_partial(std::size_t need);
+    // The planned attention's kernels (prefill, or decode split and combine), its scratch first.
+    void launch_attention(kern::AttentionPlan p);
     // The fused attention's tickets ([n_kv_heads], zero between launches), and the device's
     // copies of compact weights (adopt_compact).
     std::vector<int> tickets_ = std::vector<int>(kMaxKvHeads, 0);
