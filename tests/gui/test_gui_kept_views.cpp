@@ -21,11 +21,6 @@ using namespace kvs::gui;
 
 namespace {
 
-const Model& tiny() {
-    static auto m = open_model(test::write_tiny_model(test::temp_dir("gui-kept-views")));
-    return *m;
-}
-
 // A cache of `len` tokens whose values are a function of (layer, kv, position, channel), so
 // caches of different lengths agree on the positions they share: [n_layers, 2, len, kv_dim].
 struct SyntheticCache {
@@ -120,15 +115,15 @@ TEST_CASE("a long cache's grid is at most 1,024 texel columns, each its block's 
 TEST_CASE("the Time panel's running sums and K/V bytes equal the sums over the steps",
           "[gui][time]") {
     CpuBackend be;
-    Session s(tiny(), be);
+    Session s(test::shared_tiny_model(), be);
     s.set_prompt("the cat sat in the hat");
     for (int i = 0; i < 6; ++i) s.step();
     std::vector<StepRecord> steps(s.trace().steps().begin(), s.trace().steps().end());
-    const ModelConfig& c = tiny().config();
+    const ModelConfig& c = test::shared_tiny_model().config();
     TimeSeries grown;
     for (std::size_t n = 0; n <= steps.size(); ++n) {
         const std::span<const StepRecord> first(steps.data(), n);
-        update_time_series(grown, 3, tiny(), CacheMode::Cached, first);
+        update_time_series(grown, 3, test::shared_tiny_model(), CacheMode::Cached, first);
         // From scratch, as the table summed them: every step up to the one shown.
         double flops = 0, decode = 0, ttft = NAN;
         int n_dec = 0;
@@ -153,11 +148,11 @@ TEST_CASE("the Time panel's running sums and K/V bytes equal the sums over the s
     // The last step read again after the engine filled it in.
     steps.back().wall_seconds += 1.0;
     const double before = grown.decode_total.back();
-    update_time_series(grown, 3, tiny(), CacheMode::Cached, steps);
+    update_time_series(grown, 3, test::shared_tiny_model(), CacheMode::Cached, steps);
     CHECK(grown.decode_total.back() == Approx(before + 1.0));
     // Starting over is a new epoch.
     const std::uint64_t epoch = grown.epoch;
-    update_time_series(grown, 4, tiny(), CacheMode::Cached, steps);
+    update_time_series(grown, 4, test::shared_tiny_model(), CacheMode::Cached, steps);
     CHECK(grown.epoch == epoch + 1);
 }
 
@@ -166,7 +161,8 @@ TEST_CASE("two sessions' K/V bytes compared as they grow agree with comparing th
     CpuBackend b1, b2, b3;
     SessionConfig cu;
     cu.mode = CacheMode::Uncached;
-    Session a(tiny(), b1, cu), b(tiny(), b2, cu), cached(tiny(), b3);
+    Session a(test::shared_tiny_model(), b1, cu), b(test::shared_tiny_model(), b2, cu),
+        cached(test::shared_tiny_model(), b3);
     for (Session* s : {&a, &b, &cached}) {
         s->set_prompt("the cat sat");
         for (int i = 0; i < 5; ++i) s->step();
@@ -177,19 +173,21 @@ TEST_CASE("two sessions' K/V bytes compared as they grow agree with comparing th
         SeriesAgreement m;
         for (std::size_t n = 0; n <= x.size(); ++n) {
             const std::size_t my = n > ny_lag ? n - ny_lag : 0;
-            update_time_series(tx, 1, tiny(), CacheMode::Uncached, std::span(x.data(), n));
-            update_time_series(ty, 1, tiny(), CacheMode::Uncached, std::span(y.data(), my));
+            update_time_series(tx, 1, test::shared_tiny_model(), CacheMode::Uncached,
+                               std::span(x.data(), n));
+            update_time_series(ty, 1, test::shared_tiny_model(), CacheMode::Uncached,
+                               std::span(y.data(), my));
             CHECK(same_kv_bytes(m, tx, ty) == (tx.kv_bytes == ty.kv_bytes));
         }
         // The last step held changes (filled in since): compared again.
         std::vector<StepRecord> y2 = y;
         y2.back().counts.kv_read_bytes += 8;
-        update_time_series(ty, 1, tiny(), CacheMode::Uncached, y2);
+        update_time_series(ty, 1, test::shared_tiny_model(), CacheMode::Uncached, y2);
         CHECK(same_kv_bytes(m, tx, ty) == (tx.kv_bytes == ty.kv_bytes));
         CHECK_FALSE(same_kv_bytes(m, tx, ty));
         // Started over with other steps: compared from the start.
-        update_time_series(ty, 2, tiny(), CacheMode::Uncached, x);
-        update_time_series(tx, 2, tiny(), CacheMode::Uncached, x);
+        update_time_series(ty, 2, test::shared_tiny_model(), CacheMode::Uncached, x);
+        update_time_series(tx, 2, test::shared_tiny_model(), CacheMode::Uncached, x);
         CHECK(same_kv_bytes(m, tx, ty));
     };
     const std::vector<StepRecord> sa(a.trace().steps().begin(), a.trace().steps().end());
@@ -203,7 +201,7 @@ TEST_CASE("two sessions' K/V bytes compared as they grow agree with comparing th
 TEST_CASE("the token strip's chips made one by one are the sequence after the step shown",
           "[gui][tokens]") {
     CpuBackend be;
-    Session s(tiny(), be);
+    Session s(test::shared_tiny_model(), be);
     s.set_prompt("the cat sat");
     const int P = s.prompt_len();
     const std::vector<int> prompt(s.tokens().begin(), s.tokens().begin() + P);
@@ -235,7 +233,7 @@ TEST_CASE("the token strip's chips made one by one are the sequence after the st
 
 TEST_CASE("the KV grid's shape is the collected grid without its columns", "[gui][kv]") {
     CpuBackend be;
-    Session s(tiny(), be);
+    Session s(test::shared_tiny_model(), be);
     s.set_prompt("the cat sat");
     for (int i = 0; i < 3; ++i) s.step();
     for (int k = -1; k <= 3; ++k) {

@@ -38,15 +38,6 @@ using namespace kvs::gui;
 
 namespace {
 
-const std::string& tiny_path() {
-    static const std::string p = test::write_tiny_model(test::temp_dir("gui-views"));
-    return p;
-}
-const Model& tiny() {
-    static auto m = open_model(tiny_path());
-    return *m;
-}
-
 std::vector<Rgba> row_pixels(const AttentionMatrixRows& m, int l, int h, int q, int width,
                              const HeatmapPalette& pal) {
     std::vector<Rgba> px(width);
@@ -109,12 +100,13 @@ TEST_CASE("a weight never takes the mask colour, in either theme and any scale",
 TEST_CASE("prefill gives the causal triangle and each decode step adds exactly one row",
           "[gui][attention]") {
     CpuBackend be;
-    Session s(tiny(), be);
+    Session s(test::shared_tiny_model(), be);
     s.set_prompt("the cat sat in the hat");
     const int P = s.prompt_len();
     REQUIRE(P >= 4);
     const HeatmapPalette pal = palette_for(true, WeightScale::Sqrt);
-    const int L = tiny().config().n_layers, H = tiny().config().n_heads;
+    const int L = test::shared_tiny_model().config().n_layers,
+              H = test::shared_tiny_model().config().n_heads;
 
     s.step();
     const auto m0 = collect_attention_rows(s.trace().steps(), 0);
@@ -171,7 +163,7 @@ TEST_CASE("uncached decode steps rebuild the same matrix from their single new r
     CpuBackend b1, b2;
     SessionConfig cu;
     cu.mode = CacheMode::Uncached;
-    Session cached(tiny(), b1), uncached(tiny(), b2, cu);
+    Session cached(test::shared_tiny_model(), b1), uncached(test::shared_tiny_model(), b2, cu);
     for (Session* s : {&cached, &uncached}) {
         s->set_prompt("a cat in the hat");
         for (int i = 0; i < 4; ++i) s->step();
@@ -190,7 +182,7 @@ TEST_CASE("rows whose payload was dropped are reported missing, not invented", "
     CpuBackend be;
     SessionConfig cfg;
     cfg.trace_budget = 1;  // keep only the newest step's payload
-    Session s(tiny(), be, cfg);
+    Session s(test::shared_tiny_model(), be, cfg);
     s.set_prompt("the cat");
     for (int i = 0; i < 3; ++i) s.step();
     const auto m = collect_attention_rows(s.trace().steps(), 2);
@@ -219,8 +211,8 @@ TEST_CASE("the KV grid has one column per cached token, from the steps that wrot
     CpuBackend b1, b2;
     SessionConfig cu;
     cu.mode = CacheMode::Uncached;
-    Session cached(tiny(), b1), uncached(tiny(), b2, cu);
-    const ModelConfig& c = tiny().config();
+    Session cached(test::shared_tiny_model(), b1), uncached(test::shared_tiny_model(), b2, cu);
+    const ModelConfig& c = test::shared_tiny_model().config();
     for (Session* s : {&cached, &uncached}) {
         s->set_prompt("the cat sat");
         for (int i = 0; i < 3; ++i) s->step();
@@ -266,7 +258,7 @@ TEST_CASE("the KV grid has one column per cached token, from the steps that wrot
 TEST_CASE("a cache read whole from its slot is the same grid: one column per row it holds",
           "[gui][kv]") {
     // The rows of one cache, [n_layers, 2, len, kv_dim], as lesson 8's batch keeps them.
-    const ModelConfig& c = tiny().config();
+    const ModelConfig& c = test::shared_tiny_model().config();
     KvShape kv;
     kv.n_layers = c.n_layers;
     kv.capacity = c.seq_len;
@@ -302,13 +294,13 @@ TEST_CASE("a cache read whole from its slot is the same grid: one column per row
 TEST_CASE("the Time panel's series extended step by step equal the series built at once",
           "[gui][time]") {
     CpuBackend be;
-    Session s(tiny(), be);
+    Session s(test::shared_tiny_model(), be);
     s.set_prompt("the cat sat in the hat");
     for (int i = 0; i < 6; ++i) s.step();
     std::vector<StepRecord> steps(s.trace().steps().begin(), s.trace().steps().end());
     const auto whole = [&](std::span<const StepRecord> st, CacheMode mode) {
         TimeSeries t;
-        update_time_series(t, 7, tiny(), mode, st);
+        update_time_series(t, 7, test::shared_tiny_model(), mode, st);
         return t;
     };
     const auto same = [](const TimeSeries& a, const TimeSeries& b) {
@@ -325,7 +317,7 @@ TEST_CASE("the Time panel's series extended step by step equal the series built 
     TimeSeries grown;
     for (std::size_t n = 0; n <= steps.size(); ++n) {
         const std::span<const StepRecord> first(steps.data(), n);
-        update_time_series(grown, 7, tiny(), CacheMode::Cached, first);
+        update_time_series(grown, 7, test::shared_tiny_model(), CacheMode::Cached, first);
         same(grown, whole(first, CacheMode::Cached));
     }
     // Each value is the step's own, or counted from the model at the step's position.
@@ -336,22 +328,23 @@ TEST_CASE("the Time panel's series extended step by step equal the series built 
         acc += steps[k].wall_seconds;
         CHECK(t.total[k] == acc);
         CHECK(t.positions[k] == steps[k].kv.len);
-        const StepCounts c = k == 0 ? steps[k].counts : tiny().count_forward(0, steps[k].kv.len);
+        const StepCounts c =
+            k == 0 ? steps[k].counts : test::shared_tiny_model().count_forward(0, steps[k].kv.len);
         CHECK(t.other_flops[k] == c.flops);
         CHECK(t.other_kv[k] == c.kv_read_bytes + c.kv_write_bytes);
     }
     // The last step held is read again (the engine may have filled it in since).
     steps.back().wall_seconds += 1.0;
-    update_time_series(grown, 7, tiny(), CacheMode::Cached, steps);
+    update_time_series(grown, 7, test::shared_tiny_model(), CacheMode::Cached, steps);
     same(grown, whole(steps, CacheMode::Cached));
     // A new generation, another mode or fewer steps start over.
     steps[1].wall_seconds += 2.0;
-    update_time_series(grown, 8, tiny(), CacheMode::Cached, steps);
+    update_time_series(grown, 8, test::shared_tiny_model(), CacheMode::Cached, steps);
     same(grown, whole(steps, CacheMode::Cached));
-    update_time_series(grown, 8, tiny(), CacheMode::Uncached, steps);
+    update_time_series(grown, 8, test::shared_tiny_model(), CacheMode::Uncached, steps);
     same(grown, whole(steps, CacheMode::Uncached));
     const std::span<const StepRecord> fewer(steps.data(), 3);
-    update_time_series(grown, 8, tiny(), CacheMode::Uncached, fewer);
+    update_time_series(grown, 8, test::shared_tiny_model(), CacheMode::Uncached, fewer);
     same(grown, whole(fewer, CacheMode::Uncached));
 }
 
@@ -415,10 +408,11 @@ TEST_CASE("KV what-if: bytes per token for MHA, GQA and MQA from the config", "[
     CHECK(c.kv_bytes_per_token(2) == 2 * 5 * 4 * 8 * 2);
     // The model's own layout agrees with what its KV cache reports.
     CpuBackend be;
-    Session s(tiny(), be);
+    Session s(test::shared_tiny_model(), be);
     s.set_prompt("the cat");
     s.step();
-    CHECK(kv_bytes_per_token(tiny().config(), tiny().config().n_kv_heads) ==
+    CHECK(kv_bytes_per_token(test::shared_tiny_model().config(),
+                             test::shared_tiny_model().config().n_kv_heads) ==
           s.trace().back().kv.bytes_per_token());
 }
 
@@ -595,11 +589,11 @@ TEST_CASE("settings persist in the folder the environment names", "[gui][setting
 
 TEST_CASE("the engine worker steps on its thread and publishes the same trace", "[gui][worker]") {
     EngineWorker w;
-    w.open_model(tiny_path(), {}, {}, "the cat sat");
+    w.open_model(test::tiny_model(), {}, {}, "the cat sat");
     w.decode(3);
     w.wait_idle();
     CpuBackend be;
-    Session direct(tiny(), be);
+    Session direct(test::shared_tiny_model(), be);
     direct.set_prompt("the cat sat");
     for (int i = 0; i < 4; ++i) direct.step();
     {
@@ -633,7 +627,7 @@ TEST_CASE("the engine worker steps on its thread and publishes the same trace", 
 
 TEST_CASE("compare mode runs both sessions to the same step, logits equal", "[gui][worker]") {
     EngineWorker w;
-    w.open_model(tiny_path(), {}, {}, "the cat");
+    w.open_model(test::tiny_model(), {}, {}, "the cat");
     w.decode(2);
     w.set_cache(CacheView::Compare);  // the uncached twin replays the steps so far
     w.decode(2);
@@ -884,16 +878,16 @@ TEST_CASE("the Serving view's worker run is the scheduler's, shot by shot",
     setup.config.max_num_seqs = 2;
     setup.config.max_new_tokens = 5;
     EngineWorker w;
-    w.open_model(tiny_path(), {}, {}, "the cat sat");
+    w.open_model(test::tiny_model(), {}, {}, "the cat sat");
     w.serve_open(setup);
     w.serve_step(6);
     w.wait_idle();
     CpuBackend be;
     ServeConfig cfg = setup.config;
-    Scheduler direct(tiny(), be, cfg);
+    Scheduler direct(test::shared_tiny_model(), be, cfg);
     for (const char* p : {"the cat sat on", "the cat sat down", "the cat ran"})
-        direct.submit(tiny().tokenizer().encode(p));
-    direct.submit(tiny().tokenizer().encode("the dog"), 2);
+        direct.submit(test::shared_tiny_model().tokenizer().encode(p));
+    direct.submit(test::shared_tiny_model().tokenizer().encode("the dog"), 2);
     auto lock = w.lock();
     const EngineSnapshot& s = w.snapshot();
     INFO(s.error);
@@ -989,7 +983,7 @@ TEST_CASE(
                 c.keep_every_query_row = true;
             }
             if (budget) c.trace_budget = budget;  // the oldest steps keep only their numbers
-            Session s(tiny(), be, c);
+            Session s(test::shared_tiny_model(), be, c);
             s.set_prompt("a cat in the hat");
             for (int i = 0; i < 8; ++i) s.step();
             const auto steps = s.trace().steps();
@@ -1014,7 +1008,7 @@ TEST_CASE(
     "else what its cells are",
     "[gui][attention][present]") {
     CpuBackend be;
-    Session s(tiny(), be);
+    Session s(test::shared_tiny_model(), be);
     s.set_prompt("the cat sat in the hat");
     for (int i = 0; i < 6; ++i) s.step();
     const auto m = collect_attention_rows(s.trace().steps(), 5);
